@@ -7,10 +7,10 @@
 #include <stddef.h>
 
 struct krc_buf {
-    char *data;  /* NULL until the first append */
-    size_t len;  /* bytes used, excluding the terminating NUL */
-    size_t cap;  /* bytes allocated */
-    size_t max;  /* hard limit on len */
+    char *data; /* NULL until the first append */
+    size_t len; /* bytes used, excluding the terminating NUL */
+    size_t cap; /* bytes allocated */
+    size_t max; /* hard limit on len */
 };
 
 /* Embedded init/cleanup. `max` is the largest length the buffer may reach. */

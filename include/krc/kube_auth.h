@@ -14,17 +14,17 @@
 #define KRC_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct krc_kube_auth_options {
-    const char *kubeconfig;  /* --kubeconfig; NULL: $KUBECONFIG, then ~/.kube/config */
-    const char *context;     /* --context; NULL: current-context */
-    const char *sa_dir;      /* NULL: KRC_SA_DIR (tests point it elsewhere) */
+    const char *kubeconfig; /* --kubeconfig; NULL: $KUBECONFIG, then ~/.kube/config */
+    const char *context;    /* --context; NULL: current-context */
+    const char *sa_dir;     /* NULL: KRC_SA_DIR (tests point it elsewhere) */
 };
 
 /* Everything needed to reach the API server. All strings and blobs owned;
  * free with krc_kube_auth_config_cleanup. */
 struct krc_kube_auth_config {
-    char *server;            /* "https://host:port" without trailing slash */
-    char *ca_file;           /* path, or NULL */
-    unsigned char *ca_pem;   /* PEM bytes (decoded certificate-authority-data), or NULL */
+    char *server;          /* "https://host:port" without trailing slash */
+    char *ca_file;         /* path, or NULL */
+    unsigned char *ca_pem; /* PEM bytes (decoded certificate-authority-data), or NULL */
     size_t ca_pem_len;
     char *client_cert_file;
     unsigned char *client_cert_pem;
@@ -32,13 +32,13 @@ struct krc_kube_auth_config {
     char *client_key_file;
     unsigned char *client_key_pem;
     size_t client_key_pem_len;
-    char *token;             /* static bearer token, or NULL */
-    char *token_file;        /* token file re-read periodically (wins over token), or NULL */
+    char *token;      /* static bearer token, or NULL */
+    char *token_file; /* token file re-read periodically (wins over token), or NULL */
     int insecure_skip_tls_verify;
-    char *tls_server_name;   /* or NULL */
-    char *namespace;         /* context namespace / in-cluster namespace file; NULL if unknown */
+    char *tls_server_name; /* or NULL */
+    char *namespace;       /* context namespace / in-cluster namespace file; NULL if unknown */
     int in_cluster;
-    char *source;            /* for messages: "in-cluster" or "kubeconfig FILE context NAME" */
+    char *source; /* for messages: "in-cluster" or "kubeconfig FILE context NAME" */
 };
 
 /* Resolve the configuration: an explicit kubeconfig (option or $KUBECONFIG)

@@ -16,37 +16,46 @@
 /* One entry of status.containerStatuses or status.initContainerStatuses. */
 struct krc_container_info {
     const char *name;
-    int is_init;           /* from initContainerStatuses */
-    int is_sidecar;        /* init container whose spec has restartPolicy: Always */
-    int restart_count;     /* restartCount */
+    int is_init;       /* from initContainerStatuses */
+    int is_sidecar;    /* init container whose spec has restartPolicy: Always */
+    int restart_count; /* restartCount */
     int ready;
     /* state: exactly one of these is set when known */
     int state_running;
     int state_waiting;
     int state_terminated;
-    const char *state_reason;     /* waiting/terminated reason, or NULL */
-    int state_exit_code;          /* when state_terminated */
+    const char *state_reason; /* waiting/terminated reason, or NULL */
+    int state_exit_code;      /* when state_terminated */
     /* lastState.terminated, when present */
     int has_last_terminated;
     int last_exit_code;
-    int last_signal;              /* 0 when absent */
-    const char *last_reason;      /* may be NULL */
-    int64_t last_started_at;      /* unix seconds; 0 when absent or null */
-    int64_t last_finished_at;     /* unix seconds; 0 when absent or null */
+    int last_signal;          /* 0 when absent */
+    const char *last_reason;  /* may be NULL */
+    int64_t last_started_at;  /* unix seconds; 0 when absent or null */
+    int64_t last_finished_at; /* unix seconds; 0 when absent or null */
 };
 
+struct krc_pod_init_spec {
+    const char *name;
+    int sidecar;
+};
+
+/* Strings below point into the struct's arena and stay valid until the next
+ * parse into the same struct or its cleanup. uid, namespace and name are
+ * never NULL after a successful pod parse; resource_version is "" when the
+ * object has none. */
 struct krc_pod_info {
     const char *uid;
     const char *namespace;
     const char *name;
     const char *resource_version;
-    const char *node_name;        /* spec.nodeName, may be NULL */
-    const char *phase;            /* status.phase, may be NULL */
-    int64_t creation_timestamp;   /* unix seconds, 0 when absent */
-    int deleting;                 /* metadata.deletionTimestamp is set */
-    int ignore;                   /* annotation krc.io/ignore is "true" */
-    const char *slack_channel;    /* annotation, else label, alert-slack-channel; may be NULL */
-    size_t n_containers;          /* containers first (in status order), then init containers */
+    const char *node_name;      /* spec.nodeName, may be NULL */
+    const char *phase;          /* status.phase, may be NULL */
+    int64_t creation_timestamp; /* unix seconds, 0 when absent */
+    int deleting;               /* metadata.deletionTimestamp is set */
+    int ignore;                 /* annotation krc.io/ignore is "true" */
+    const char *slack_channel;  /* annotation, else label, alert-slack-channel; may be NULL */
+    size_t n_containers;        /* containers first (in status order), then init containers */
     struct krc_container_info *containers;
 
     /* private: storage behind the pointers above */
@@ -54,6 +63,11 @@ struct krc_pod_info {
     size_t arena_len;
     size_t arena_cap;
     size_t containers_cap;
+    /* private: spec.initContainers[] (name, restartPolicy Always), used to set
+     * is_sidecar whatever the order of spec and status in the object */
+    struct krc_pod_init_spec *init_specs;
+    size_t n_init_specs;
+    size_t init_specs_cap;
 };
 
 enum krc_watch_event_type {
@@ -66,11 +80,11 @@ enum krc_watch_event_type {
 
 /* A Kubernetes Status object (watch ERROR events, error responses). */
 struct krc_kube_status {
-    int code;                /* "code", 0 when absent */
-    const char *reason;      /* may be NULL */
-    const char *message;     /* may be NULL */
+    int code;                   /* "code", 0 when absent */
+    const char *reason;         /* may be NULL */
+    const char *message;        /* may be NULL */
     const char *continue_token; /* metadata.continue of a 410 list Status, may be NULL */
-    int retry_after_seconds; /* details.retryAfterSeconds */
+    int retry_after_seconds;    /* details.retryAfterSeconds */
 };
 
 /* One decoded watch event. For ADDED/MODIFIED/DELETED `pod` is filled; for
@@ -95,13 +109,20 @@ void krc_watch_event_cleanup(struct krc_watch_event *ev);
 int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
                        struct krc_error *err);
 
-/* Parse one watch event line {"type":...,"object":...}. KRC_EPARSE on
- * malformed JSON, an unknown type or a missing object. */
+/* Parse one watch event line {"type":...,"object":...} (keys in any order).
+ * KRC_EPARSE on malformed JSON, an unknown type, a missing or null object,
+ * a duplicate "type"/"object" key, or a pod without uid/name/namespace.
+ * A BOOKMARK needs only metadata.resourceVersion (spec/status are skipped,
+ * not validated as a pod beyond JSON syntax). On failure `ret` is left
+ * empty (type 0). JSON null counts as absent for every field. */
 int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 
-/* Parse a Status object body; fields point into `ret`'s own storage, valid
- * until the next parse or cleanup. */
+/* Parse a Status object body into ret->status (ret->type becomes
+ * KRC_WATCH_ERROR); fields point into `ret`'s own storage, valid until the
+ * next parse or cleanup. KRC_EPARSE on malformed JSON or a "kind" other than
+ * "Status" (a missing kind is accepted). An empty metadata.continue gives
+ * continue_token NULL. */
 int krc_kube_status_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 

@@ -1,0 +1,86 @@
+/* Configuration: one table of options, each settable from the YAML file
+ * (--config), its environment variable, and a command-line flag. Precedence:
+ * built-in default < file < environment < flag. The Go tool's environment
+ * variables keep their names and meaning. */
+#ifndef KRC_CONFIG_H
+#define KRC_CONFIG_H
+
+#include <stddef.h>
+
+#include "krc/error.h"
+
+struct krc_config {
+    /* cluster and API access */
+    char *kubeconfig;
+    char *context;
+    char *config_file;
+    char *cluster_name;
+    /* filters (Go tool) */
+    char *watched_namespaces;
+    char *ignored_namespaces;
+    char *watched_pod_name_prefixes;
+    char *ignored_pod_name_prefixes;
+    long ignore_restart_count;
+    int ignore_restarts_with_exit_code_zero;
+    /* filters (krc) */
+    char *label_selector;
+    /* Slack (Go tool names) */
+    char *slack_webhook_url;
+    char *slack_channel;
+    char *slack_username;
+    long mute_seconds;
+    /* watch */
+    long startup_window_s;
+    long watch_idle_timeout_s;
+    long list_page_size;
+    int streaming_list;
+    /* logging */
+    char *log_level;
+    char *log_format;
+};
+
+enum krc_config_type {
+    KRC_CONFIG_STRING,
+    KRC_CONFIG_SECRET, /* a string that is never printed */
+    KRC_CONFIG_INT,
+    KRC_CONFIG_DURATION, /* seconds; accepts 90, 90s, 10m, 1h, 1h30m */
+    KRC_CONFIG_BOOL,
+};
+
+struct krc_config_option {
+    const char *key;  /* YAML key */
+    const char *env;  /* environment variable, or NULL */
+    const char *flag; /* command-line flag without "--", or NULL */
+    enum krc_config_type type;
+    size_t offset;
+    const char *default_value;
+    long min;
+    long max;
+    const char *allowed; /* for enumerations: "a|b|c", else NULL */
+    const char *help;
+};
+
+/* The option table, terminated by an entry with key NULL. */
+const struct krc_config_option *krc_config_options(void);
+
+void krc_config_init(struct krc_config *cfg); /* sets defaults; cannot fail but on ENOMEM */
+void krc_config_cleanup(struct krc_config *cfg);
+
+/* Apply a YAML file. Errors name the file, line and column and the key:
+ * "krc.yaml:3:1: unknown key \"watchedNamespace\"". Every error is appended
+ * to `errors` (one per line) when it is non-NULL; the return value is the
+ * first error code. */
+int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                         struct krc_error *err);
+/* Apply the environment variables of the table. */
+int krc_config_load_env(struct krc_config *cfg, struct krc_error *err);
+/* Set one option by flag name ("label-selector") from a string value. */
+int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
+                        struct krc_error *err);
+/* Find the option a flag names; NULL if none. */
+const struct krc_config_option *krc_config_find_flag(const char *flag);
+
+/* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds. */
+int krc_config_parse_duration(const char *s, long *ret_seconds);
+
+#endif

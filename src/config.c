@@ -1,0 +1,428 @@
+#include "krc/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "krc/buf.h"
+#include "krc/mem.h"
+
+#define OFF(field) offsetof(struct krc_config, field)
+
+static const struct krc_config_option options[] = {
+    {"clusterName", "CLUSTER_NAME", "cluster-name", KRC_CONFIG_STRING, OFF(cluster_name), "", 0, 0,
+     NULL, "Cluster name shown in alerts"},
+    {"watchedNamespaces", "WATCHED_NAMESPACES", "watched-namespaces", KRC_CONFIG_STRING,
+     OFF(watched_namespaces), "", 0, 0, NULL,
+     "Comma-separated namespaces (names or regexes) to watch; empty: all"},
+    {"ignoredNamespaces", "IGNORED_NAMESPACES", "ignored-namespaces", KRC_CONFIG_STRING,
+     OFF(ignored_namespaces), "", 0, 0, NULL,
+     "Comma-separated namespaces (names or regexes) to ignore"},
+    {"watchedPodNamePrefixes", "WATCHED_POD_NAME_PREFIXES", "watched-pod-name-prefixes",
+     KRC_CONFIG_STRING, OFF(watched_pod_name_prefixes), "", 0, 0, NULL,
+     "Comma-separated pod name prefixes (or regexes) to watch; empty: all"},
+    {"ignoredPodNamePrefixes", "IGNORED_POD_NAME_PREFIXES", "ignored-pod-name-prefixes",
+     KRC_CONFIG_STRING, OFF(ignored_pod_name_prefixes), "", 0, 0, NULL,
+     "Comma-separated pod name prefixes (or regexes) to ignore"},
+    {"ignoreRestartCount", "IGNORE_RESTART_COUNT", "ignore-restart-count", KRC_CONFIG_INT,
+     OFF(ignore_restart_count), "30", 0, 1000000000, NULL,
+     "Skip pods whose total restart count exceeds this"},
+    {"ignoreRestartsWithExitCodeZero", "IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO",
+     "ignore-restarts-with-exit-code-zero", KRC_CONFIG_BOOL,
+     OFF(ignore_restarts_with_exit_code_zero), "false", 0, 0, NULL,
+     "Skip restarts whose previous container exited with code 0"},
+    {"labelSelector", "KRC_LABEL_SELECTOR", "label-selector", KRC_CONFIG_STRING,
+     OFF(label_selector), "", 0, 0, NULL, "Kubernetes label selector applied server-side"},
+    {"slackWebhookUrl", "SLACK_WEBHOOK_URL", NULL, KRC_CONFIG_SECRET, OFF(slack_webhook_url), "", 0,
+     0, NULL, "Slack incoming webhook URL (secret)"},
+    {"slackChannel", "SLACK_CHANNEL", "slack-channel", KRC_CONFIG_STRING, OFF(slack_channel), "", 0,
+     0, NULL, "Default Slack channel (legacy webhooks and Web API)"},
+    {"slackUsername", "SLACK_USERNAME", "slack-username", KRC_CONFIG_STRING, OFF(slack_username),
+     "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
+    {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
+     31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+    {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
+     OFF(startup_window_s), "10m", 0, 604800, NULL,
+     "At start-up, report restarts that finished this recently"},
+    {"watchIdleTimeout", "KRC_WATCH_IDLE_TIMEOUT", "watch-idle-timeout", KRC_CONFIG_DURATION,
+     OFF(watch_idle_timeout_s), "3m", 1, 86400, NULL,
+     "Drop and resume a watch stream silent (no event, no bookmark) for this long"},
+    {"listPageSize", "KRC_LIST_PAGE_SIZE", "list-page-size", KRC_CONFIG_INT, OFF(list_page_size),
+     "500", 1, 100000, NULL, "Page size (limit) of pod LIST requests"},
+    {"streamingList", "KRC_STREAMING_LIST", "streaming-list", KRC_CONFIG_BOOL, OFF(streaming_list),
+     "true", 0, 0, NULL, "Try a streaming list (sendInitialEvents) before paginated LIST"},
+    {"logLevel", "KRC_LOG_LEVEL", "log-level", KRC_CONFIG_STRING, OFF(log_level), "info", 0, 0,
+     "debug|info|warn|error", "Log level"},
+    {"logFormat", "KRC_LOG_FORMAT", "log-format", KRC_CONFIG_STRING, OFF(log_format), "text", 0, 0,
+     "text|json", "Log format: text or JSON lines"},
+    {NULL, NULL, NULL, KRC_CONFIG_STRING, 0, NULL, 0, 0, NULL, NULL},
+};
+
+const struct krc_config_option *krc_config_options(void)
+{
+    return options;
+}
+
+int krc_config_parse_duration(const char *s, long *ret_seconds)
+{
+    long total = 0;
+    const char *p = s;
+    int any = 0;
+
+    if (s == NULL || *s == '\0') {
+        return KRC_EINVAL;
+    }
+    while (*p != '\0') {
+        char *end;
+        long v;
+        long mult = 1;
+        errno = 0;
+        if (*p < '0' || *p > '9') {
+            return KRC_EINVAL;
+        }
+        v = strtol(p, &end, 10);
+        if (errno != 0 || v < 0) {
+            return KRC_EINVAL;
+        }
+        switch (*end) {
+        case '\0':
+            if (any) {
+                return KRC_EINVAL; /* "1h30" is ambiguous */
+            }
+            mult = 1;
+            break;
+        case 's':
+            mult = 1;
+            end++;
+            break;
+        case 'm':
+            mult = 60;
+            end++;
+            break;
+        case 'h':
+            mult = 3600;
+            end++;
+            break;
+        case 'd':
+            mult = 86400;
+            end++;
+            break;
+        default:
+            return KRC_EINVAL;
+        }
+        if (v > 100000000L / mult) {
+            return KRC_EINVAL;
+        }
+        total += v * mult;
+        any = 1;
+        p = end;
+    }
+    *ret_seconds = total;
+    return 0;
+}
+
+static int parse_bool(const char *v, int *ret)
+{
+    if (strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0 ||
+        strcasecmp(v, "on") == 0) {
+        *ret = 1;
+        return 0;
+    }
+    if (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcmp(v, "0") == 0 ||
+        strcasecmp(v, "off") == 0 || *v == '\0') {
+        *ret = 0;
+        return 0;
+    }
+    return KRC_EINVAL;
+}
+
+static int allowed_value(const char *allowed, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = allowed;
+    while (p != NULL && *p != '\0') {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        if (l == n && strncasecmp(p, v, n) == 0) {
+            return 1;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Set one option from text; `where` names the source for messages. */
+static int set_value(struct krc_config *cfg, const struct krc_config_option *o, const char *v,
+                     const char *where, struct krc_error *err)
+{
+    char *base = (char *)cfg;
+
+    switch (o->type) {
+    case KRC_CONFIG_STRING:
+    case KRC_CONFIG_SECRET: {
+        char **dst = (char **)(base + o->offset);
+        char *copy;
+        if (o->allowed != NULL && !allowed_value(o->allowed, v)) {
+            return krc_error_set(err, KRC_EINVAL, "%s: %s must be one of %s, not \"%s\"", where,
+                                 o->key, o->allowed, v);
+        }
+        copy = krc_strdup(v);
+        if (copy == NULL) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+        krc_free(*dst);
+        *dst = copy;
+        return 0;
+    }
+    case KRC_CONFIG_INT: {
+        char *end;
+        long n;
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno != 0 || end == v || *end != '\0' || n < o->min || n > o->max) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s: %s must be a whole number from %ld to %ld, not \"%s\"", where,
+                                 o->key, o->min, o->max, v);
+        }
+        *(long *)(base + o->offset) = n;
+        return 0;
+    }
+    case KRC_CONFIG_DURATION: {
+        long n;
+        if (krc_config_parse_duration(v, &n) < 0 || n < o->min || n > o->max) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s: %s must be a duration (e.g. 90s, 10m, 1h) from %lds to "
+                                 "%lds, not \"%s\"",
+                                 where, o->key, o->min, o->max, v);
+        }
+        *(long *)(base + o->offset) = n;
+        return 0;
+    }
+    case KRC_CONFIG_BOOL: {
+        int b;
+        if (parse_bool(v, &b) < 0) {
+            return krc_error_set(err, KRC_EINVAL, "%s: %s must be true or false, not \"%s\"", where,
+                                 o->key, v);
+        }
+        *(int *)(base + o->offset) = b;
+        return 0;
+    }
+    }
+    return KRC_EINVAL;
+}
+
+void krc_config_init(struct krc_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        set_value(cfg, o, o->default_value, "default", NULL);
+    }
+}
+
+void krc_config_cleanup(struct krc_config *cfg)
+{
+    char *base = (char *)cfg;
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET) {
+            char **p = (char **)(base + o->offset);
+            krc_free(*p);
+            *p = NULL;
+        }
+    }
+    krc_free(cfg->kubeconfig);
+    krc_free(cfg->context);
+    krc_free(cfg->config_file);
+    cfg->kubeconfig = cfg->context = cfg->config_file = NULL;
+}
+
+int krc_config_load_env(struct krc_config *cfg, struct krc_error *err)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        const char *v;
+        char where[128];
+        int rc;
+        if (o->env == NULL) {
+            continue;
+        }
+        v = getenv(o->env);
+        if (v == NULL) {
+            continue;
+        }
+        snprintf(where, sizeof(where), "environment variable %s", o->env);
+        rc = set_value(cfg, o, v, where, err);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+const struct krc_config_option *krc_config_find_flag(const char *flag)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (o->flag != NULL && strcmp(o->flag, flag) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
+                        struct krc_error *err)
+{
+    const struct krc_config_option *o = krc_config_find_flag(flag);
+    char where[128];
+
+    if (o == NULL) {
+        return krc_error_set(err, KRC_EINVAL, "unknown option --%s", flag);
+    }
+    snprintf(where, sizeof(where), "option --%s", flag);
+    return set_value(cfg, o, value, where, err);
+}
+
+/* --- YAML file ------------------------------------------------------------ */
+
+struct file_errors {
+    struct krc_buf text;
+    int first;
+    int count;
+};
+
+static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
+{
+    char msg[KRC_ERROR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (fe->count == 0) {
+        fe->first = code;
+        krc_error_set(err, code, "%s", msg);
+    }
+    fe->count++;
+    krc_buf_printf(&fe->text, "%s\n", msg);
+}
+
+static const struct krc_config_option *find_key(const char *key)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (strcmp(o->key, key) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                         struct krc_error *err)
+{
+    FILE *fp;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_node_t *root;
+    struct file_errors fe;
+    int rc = 0;
+
+    memset(&fe, 0, sizeof(fe));
+    krc_buf_init(&fe.text, 64 * 1024);
+    fp = fopen(path, "rb");
+    if (fp == NULL) {
+        add_error(&fe, KRC_EIO, err, "%s: cannot open: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(fp);
+        add_error(&fe, KRC_ENOMEM, err, "%s: cannot initialise the YAML parser", path);
+        goto out;
+    }
+    yaml_parser_set_input_file(&parser, fp);
+    if (!yaml_parser_load(&parser, &doc)) {
+        add_error(&fe, KRC_EPARSE, err, "%s:%zu:%zu: invalid YAML: %s", path,
+                  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                  parser.problem ? parser.problem : "syntax error");
+        yaml_parser_delete(&parser);
+        fclose(fp);
+        goto out;
+    }
+    root = yaml_document_get_root_node(&doc);
+    if (root == NULL) {
+        /* An empty file sets nothing. */
+    } else if (root->type != YAML_MAPPING_NODE) {
+        add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: the configuration must be a mapping of keys",
+                  path, root->start_mark.line + 1, root->start_mark.column + 1);
+    } else {
+        for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+             pair < root->data.mapping.pairs.top; pair++) {
+            yaml_node_t *k = yaml_document_get_node(&doc, pair->key);
+            yaml_node_t *v = yaml_document_get_node(&doc, pair->value);
+            const struct krc_config_option *o;
+            char where[512];
+            const char *key;
+            struct krc_error e;
+
+            if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE) {
+                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: keys must be plain strings", path,
+                          k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0);
+                continue;
+            }
+            key = (const char *)k->data.scalar.value;
+            o = find_key(key);
+            if (o == NULL) {
+                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: unknown key \"%s\"", path,
+                          k->start_mark.line + 1, k->start_mark.column + 1, key);
+                continue;
+            }
+            snprintf(where, sizeof(where), "%s:%zu:%zu", path, v->start_mark.line + 1,
+                     v->start_mark.column + 1);
+            krc_error_clear(&e);
+            if (v->type == YAML_SCALAR_NODE) {
+                rc = set_value(cfg, o, (const char *)v->data.scalar.value, where, &e);
+            } else if (v->type == YAML_SEQUENCE_NODE && o->type == KRC_CONFIG_STRING &&
+                       o->allowed == NULL) {
+                /* A list is accepted where the Go tool took a comma-separated string. */
+                struct krc_buf joined;
+                krc_buf_init(&joined, 64 * 1024);
+                rc = 0;
+                for (yaml_node_item_t *it = v->data.sequence.items.start;
+                     it < v->data.sequence.items.top && rc == 0; it++) {
+                    yaml_node_t *item = yaml_document_get_node(&doc, *it);
+                    if (item == NULL || item->type != YAML_SCALAR_NODE) {
+                        rc = krc_error_set(&e, KRC_EINVAL, "%s: %s: list items must be strings",
+                                           where, key);
+                        break;
+                    }
+                    if (joined.len > 0) {
+                        krc_buf_append_char(&joined, ',');
+                    }
+                    rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
+                }
+                if (rc == 0) {
+                    rc = set_value(cfg, o, krc_buf_str(&joined), where, &e);
+                }
+                krc_buf_cleanup(&joined);
+            } else {
+                rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a single value", where, key);
+            }
+            if (rc < 0) {
+                add_error(&fe, rc, err, "%s", e.msg);
+            }
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    fclose(fp);
+out:
+    if (ret_errors != NULL) {
+        *ret_errors = fe.count > 0 ? krc_buf_take(&fe.text) : NULL;
+    }
+    krc_buf_cleanup(&fe.text);
+    return fe.count > 0 ? fe.first : 0;
+}
