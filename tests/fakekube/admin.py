@@ -1,0 +1,447 @@
+"""Client for the fakekube admin API, used by integration tests and benchmarks.
+
+    with FakeKube() as fk:
+        fk.create_pod("payments", "web-1", containers=["app", "sidecar"])
+        fk.restart("payments", "web-1", "app", exit_code=137, reason="OOMKilled",
+                   logs="out of memory\\n")
+        subprocess.run(["kubectl", "get", "pods", "-A"],
+                       env=dict(os.environ, KUBECONFIG=fk.kubeconfig))
+
+Standard library only.  See README.md in this directory for the admin API itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import datetime, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "fakekube.py")
+
+
+class FakeKubeError(RuntimeError):
+    """An admin call failed (non-2xx); .status and .body carry the details."""
+
+    def __init__(self, method, path, status, body):
+        super().__init__("fakekube admin %s %s -> %d: %s" % (method, path, status, body))
+        self.status = status
+        self.body = body
+
+
+def _now():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _fields(names):
+    return {"f:" + n: {} for n in names}
+
+
+def _container_fields(c):
+    f = {".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}, "f:resources": {
+        ".": {}, "f:limits": {".": {}, "f:memory": {}}, "f:requests": {
+            ".": {}, "f:cpu": {}, "f:memory": {}}},
+        "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}
+    if c.get("livenessProbe"):
+        f["f:livenessProbe"] = {".": {}, "f:failureThreshold": {}, "f:httpGet": {
+            ".": {}, "f:path": {}, "f:port": {}, "f:scheme": {}}, "f:periodSeconds": {},
+            "f:successThreshold": {}, "f:timeoutSeconds": {}}
+    if c.get("readinessProbe"):
+        f["f:readinessProbe"] = {".": {}, "f:failureThreshold": {}, "f:httpGet": {
+            ".": {}, "f:path": {}, "f:port": {}, "f:scheme": {}}, "f:periodSeconds": {},
+            "f:successThreshold": {}, "f:timeoutSeconds": {}}
+    if c.get("ports"):
+        f["f:ports"] = {".": {}, 'k:{"containerPort":%d,"protocol":"TCP"}' % c["ports"][0][
+            "containerPort"]: {".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {}}}
+    return f
+
+
+def _container(spec, i):
+    """A realistic container spec from a name or a partial dict."""
+    c = {"name": spec} if isinstance(spec, str) else dict(spec)
+    name = c["name"]
+    c.setdefault("image", "registry.example.com/team/%s:1.%d.%d" % (name, 4 + i, 2))
+    c.setdefault("ports", [{"name": "http", "containerPort": 8080 + i, "protocol": "TCP"}])
+    c.setdefault("resources", {"limits": {"memory": "512Mi"},
+                               "requests": {"cpu": "100m", "memory": "256Mi"}})
+    port = c["ports"][0]["containerPort"] if c["ports"] else 8080
+    c.setdefault("livenessProbe", {"httpGet": {"path": "/healthz", "port": port,
+                                               "scheme": "HTTP"},
+                                   "timeoutSeconds": 1, "periodSeconds": 10,
+                                   "successThreshold": 1, "failureThreshold": 3})
+    c.setdefault("readinessProbe", {"httpGet": {"path": "/ready", "port": port,
+                                                "scheme": "HTTP"},
+                                    "timeoutSeconds": 1, "periodSeconds": 5,
+                                    "successThreshold": 1, "failureThreshold": 3})
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("imagePullPolicy", "IfNotPresent")
+    return c
+
+
+def build_pod(namespace, name, containers=("app",), labels=None, annotations=None,
+              init_containers=None, node="fake-node-1", owner=True, status=None, spec=None,
+              metadata=None):
+    """A realistic partial Pod (metadata.managedFields, ownerReferences, resources, probes);
+    the server fills uid, resourceVersion, creationTimestamp and the status.
+
+    node="" (or None) creates an unscheduled (Pending) pod.  status/spec/metadata are merged
+    over the generated parts (status: e.g. {"containerStatuses": [{"name": "app",
+    "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]})."""
+    ts = _now()
+    base = name.rsplit("-", 1)[0] if "-" in name else name
+    tmpl_hash = hashlib.sha1(("%s/%s" % (namespace, base)).encode()).hexdigest()[:10]
+    lab = {"app.kubernetes.io/name": base, "pod-template-hash": tmpl_hash}
+    lab.update(labels or {})
+    ann = {"kubectl.kubernetes.io/restartedAt": ts}
+    ann.update(annotations or {})
+    cs = [_container(c, i) for i, c in enumerate(containers)]
+    ics = [_container(c, i) for i, c in enumerate(init_containers or [])]
+    for c in ics:
+        c.pop("readinessProbe", None)
+        if c.get("restartPolicy") != "Always":
+            c.pop("livenessProbe", None)
+            c["ports"] = []
+    md = {"name": name, "namespace": namespace, "labels": lab, "annotations": ann,
+          "generateName": base + "-"}
+    if owner:
+        rs = "%s-%s" % (base, tmpl_hash)
+        md["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                                  "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, namespace + "/" + rs)),
+                                  "controller": True, "blockOwnerDeletion": True}]
+    spec_fields = {"f:containers": {'k:{"name":"%s"}' % c["name"]: _container_fields(c)
+                                    for c in cs},
+                   "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {},
+                   "f:schedulerName": {}, "f:securityContext": {},
+                   "f:terminationGracePeriodSeconds": {}}
+    md["managedFields"] = [
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
+         "time": ts, "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/"
+                                                              "restartedAt": {}},
+                                     "f:generateName": {},
+                                     "f:labels": dict({".": {}}, **_fields(lab)),
+                                     "f:ownerReferences": {".": {}}},
+                      "f:spec": spec_fields}},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": ts,
+         "fieldsType": "FieldsV1", "subresource": "status",
+         "fieldsV1": {"f:status": {"f:conditions": {
+             'k:{"type":"%s"}' % t: {".": {}, "f:lastProbeTime": {},
+                                     "f:lastTransitionTime": {}, "f:status": {},
+                                     "f:type": {}}
+             for t in ("ContainersReady", "Initialized", "PodReadyToStartContainers", "Ready")},
+             "f:containerStatuses": {}, "f:hostIP": {}, "f:hostIPs": {}, "f:phase": {},
+             "f:podIP": {}, "f:podIPs": {".": {}}, "f:startTime": {}}}},
+    ]
+    md.update(metadata or {})
+    sp = {"containers": cs, "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
+          "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
+          "serviceAccount": "default", "securityContext": {},
+          "schedulerName": "default-scheduler", "enableServiceLinks": True,
+          "volumes": [{"name": "kube-api-access-" + tmpl_hash[:5], "projected": {
+              "defaultMode": 420, "sources": [
+                  {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                  {"configMap": {"name": "kube-root-ca.crt",
+                                 "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                  {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                      "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]}
+    for c in cs + ics:
+        c["volumeMounts"] = [{"name": sp["volumes"][0]["name"], "readOnly": True,
+                              "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
+    if ics:
+        sp["initContainers"] = ics
+    if node:
+        sp["nodeName"] = node
+    sp.update(spec or {})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": sp}
+    if status:
+        pod["status"] = status
+    return pod
+
+
+class FakeKube:
+    """Starts fakekube.py in a temporary state dir; stops it (and removes the dir) on exit."""
+
+    def __init__(self, token=None, tls=True, state_dir=None, config=None, start_timeout=20.0,
+                 keep_state=False, log_path=None):
+        self._owns_dir = state_dir is None
+        self.state_dir = state_dir or tempfile.mkdtemp(prefix="fakekube-")
+        self.token = token
+        self.tls = tls
+        self.initial_config = config
+        self.start_timeout = start_timeout
+        self.keep_state = keep_state
+        self.log_path = log_path or os.path.join(self.state_dir, "fakekube.log")
+        self.proc = None
+        self.api_port = None
+        self.admin_port = None
+
+    # ---- lifecycle ----
+
+    @property
+    def kubeconfig(self):
+        return os.path.join(self.state_dir, "kubeconfig")
+
+    @property
+    def ca(self):
+        return os.path.join(self.state_dir, "ca.crt")
+
+    @property
+    def token_path(self):
+        return os.path.join(self.state_dir, "token")
+
+    @property
+    def api_url(self):
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.api_port)
+
+    def current_token(self):
+        with open(self.token_path) as f:
+            return f.read().strip()
+
+    def start(self):
+        cmd = [sys.executable, SERVER, "--state-dir", self.state_dir]
+        if self.token:
+            cmd += ["--token", self.token]
+        if not self.tls:
+            cmd.append("--no-tls")
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        ready = os.path.join(self.state_dir, "ready.json")
+        deadline = time.monotonic() + self.start_timeout
+        delay = 0.01
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError("fakekube exited with %s during startup; log: %s\n%s"
+                                   % (self.proc.returncode, self.log_path, self.log_tail()))
+            try:
+                with open(ready) as f:
+                    info = json.load(f)
+                if info.get("pid") == self.proc.pid:
+                    break
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("fakekube did not become ready within %.0f s; log:\n%s"
+                                   % (self.start_timeout, self.log_tail()))
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        self.api_port = info["api_port"]
+        self.admin_port = info["admin_port"]
+        if self.initial_config:
+            self.config(**self.initial_config)
+        return self
+
+    def log_tail(self, n=4000):
+        try:
+            with open(self.log_path, "rb") as f:
+                data = f.read()
+            return data[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
+            self._log = None
+        if self._owns_dir and not self.keep_state:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    # ---- raw admin calls ----
+
+    def call(self, method, path, body=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=timeout)
+        try:
+            data = None if body is None else json.dumps(body).encode()
+            headers = {"Content-Type": "application/json"} if data is not None else {}
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        finally:
+            conn.close()
+        try:
+            out = json.loads(raw) if raw else None
+        except ValueError:
+            out = raw.decode("utf-8", "replace")
+        if resp.status >= 300:
+            raise FakeKubeError(method, path, resp.status, out)
+        return out
+
+    # ---- objects ----
+
+    def create_pod(self, namespace, name, containers=("app",), labels=None, annotations=None,
+                   init_containers=None, node="fake-node-1", **kw):
+        """Create one realistic pod (see build_pod); returns the stored Pod."""
+        return self.call("POST", "/admin/pods",
+                         build_pod(namespace, name, containers, labels, annotations,
+                                   init_containers, node, **kw))
+
+    def create_pods(self, pods):
+        """Bulk creation in one request: pods is a list of Pod dicts (build_pod) or of dicts of
+        create_pod keyword arguments.  One resourceVersion and one ADDED event per pod.
+        Returns a summary per pod: {"namespace", "name", "uid", "resourceVersion"}."""
+        objs = [p if "metadata" in p else build_pod(**p) for p in pods]
+        return self.call("POST", "/admin/pods", objs, timeout=300)
+
+    def bulk_pods(self, namespace, count, prefix="pod", containers=("app",), start=0, **kw):
+        """Create count realistic pods named prefix-00000... (server-side copies of one
+        template, one resourceVersion and ADDED event each); returns the server's summary
+        {"created", "first", "last"}."""
+        tmpl = build_pod(namespace, "%s-%05d" % (prefix, start), containers, **kw)
+        return self.call("POST", "/admin/pods/bulk",
+                         {"template": tmpl, "count": count, "prefix": prefix,
+                          "namespace": namespace, "start": start}, timeout=300)
+
+    def get_pod(self, namespace, name):
+        return self.call("GET", "/admin/pods/%s/%s" % (namespace, name))
+
+    def update_pod(self, namespace, name, patch):
+        """JSON merge patch (RFC 7386) into the stored pod; emits MODIFIED."""
+        return self.call("PUT", "/admin/pods/%s/%s" % (namespace, name), patch)
+
+    def set_container_status(self, namespace, name, container, patch):
+        """Merge patch into one container's status (containerStatuses or
+        initContainerStatuses), keeping the other containers untouched."""
+        pod = self.get_pod(namespace, name)
+        st = pod.get("status", {})
+        for key in ("containerStatuses", "initContainerStatuses"):
+            lst = st.get(key) or []
+            for i, s in enumerate(lst):
+                if s.get("name") == container:
+                    lst[i] = _merge(s, patch)
+                    return self.update_pod(namespace, name, {"status": {key: lst}})
+        raise KeyError("pod %s/%s has no container status %s" % (namespace, name, container))
+
+    def restart(self, namespace, name, container, exit_code=1, reason="Error", message=None,
+                finished_at=None, started_at=None, waiting=False, logs=None, signal_num=None):
+        """The container died and was restarted: restartCount+1, lastState.terminated set,
+        MODIFIED.  logs (text) becomes that container's previous log (default: its current
+        log).  waiting=True leaves it in CrashLoopBackOff instead of running."""
+        body = {"container": container, "exitCode": exit_code, "reason": reason,
+                "waiting": waiting}
+        for k, v in (("message", message), ("finishedAt", finished_at),
+                     ("startedAt", started_at), ("logs", logs), ("signal", signal_num)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/pods/%s/%s/restart" % (namespace, name), body)
+
+    def delete_pod(self, namespace, name):
+        return self.call("DELETE", "/admin/pods/%s/%s" % (namespace, name))
+
+    def add_event(self, event=None, **kw):
+        """core/v1 Event, partial (server fills metadata, timestamps, count, source).
+        Keyword form: add_event(namespace=..., involvedObject={...}, reason=..., message=...,
+        type="Warning")."""
+        ev = dict(event or {})
+        ns = kw.pop("namespace", None)
+        ev.update(kw)
+        if ns:
+            ev.setdefault("metadata", {})["namespace"] = ns
+        return self.call("POST", "/admin/events", ev)
+
+    def add_pod_event(self, pod, reason, message, type_="Warning", container=None,
+                      component="kubelet", **kw):
+        """A kubelet-style event about a stored Pod object."""
+        md = pod["metadata"]
+        io = {"kind": "Pod", "namespace": md["namespace"], "name": md["name"],
+              "uid": md["uid"], "apiVersion": "v1", "resourceVersion": md["resourceVersion"]}
+        if container:
+            io["fieldPath"] = "spec.containers{%s}" % container
+        host = (pod.get("spec") or {}).get("nodeName", "")
+        ev = {"involvedObject": io, "reason": reason, "message": message, "type": type_,
+              "source": {"component": component, "host": host}}
+        ev.update(kw)
+        return self.call("POST", "/admin/events", ev)
+
+    def add_node(self, node_or_name, labels=None, **kw):
+        node = {"metadata": {"name": node_or_name, "labels": labels or {}}} if isinstance(
+            node_or_name, str) else node_or_name
+        node.update(kw)
+        return self.call("POST", "/admin/nodes", node)
+
+    def set_logs(self, namespace, pod, container, text, previous=False, append=False):
+        return self.call("POST", "/admin/logs", {"namespace": namespace, "pod": pod,
+                                                 "container": container, "text": text,
+                                                 "previous": previous, "append": append})
+
+    def get_lease(self, namespace, name):
+        return self.call("GET", "/admin/leases/%s/%s" % (namespace, name))
+
+    def put_lease(self, lease):
+        return self.call("POST", "/admin/leases", lease)
+
+    # ---- control ----
+
+    def compact(self, rv=None, close_watches=True):
+        body = {"close_watches": close_watches}
+        if rv is not None:
+            body["rv"] = rv
+        return self.call("POST", "/admin/compact", body)
+
+    def fault(self, **kw):
+        """fault(type="drop_watches"), fault(type="http_error", status=503, count=2,
+        path_regex="^/api/v1/pods$"), ... see README."""
+        return self.call("POST", "/admin/faults", kw)
+
+    def clear_faults(self):
+        return self.fault(type="clear")
+
+    def config(self, **kw):
+        return self.call("POST", "/admin/config", kw)
+
+    def requests(self):
+        return self.call("GET", "/admin/requests")
+
+    def clear_requests(self):
+        return self.call("DELETE", "/admin/requests")
+
+    def state(self):
+        return self.call("GET", "/admin/state")
+
+    def wait_for(self, predicate, timeout=10.0, interval=0.02, what="condition"):
+        """Poll predicate() until truthy (returns its value) or raise TimeoutError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = predicate()
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise TimeoutError("timed out after %.1f s waiting for %s" % (timeout, what))
+            time.sleep(interval)
+
+
+def _merge(target, patch):
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge(out.get(k), v)
+    return out

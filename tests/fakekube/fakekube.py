@@ -1,0 +1,2547 @@
+#!/usr/bin/env python3
+"""fakekube: a small, honest fake Kubernetes API server for integration tests.
+
+Standard library only (Python >= 3.11).  See tests/fakekube/README.md for what is implemented,
+the admin API and the deliberate deviations from a real kube-apiserver.  The wire behaviour
+follows /work/shared/protocols.md (Part 1, Part 5 and Part 6).
+
+Run:  python3 fakekube.py --state-dir DIR [--port 0] [--admin-port 0] [--token T] [--no-tls]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import bisect
+import collections
+import copy
+import hmac
+import http.server
+import json
+import logging
+import os
+import random
+import re
+import secrets
+import select
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+import uuid
+from datetime import datetime, timezone
+
+LOG = logging.getLogger("fakekube")
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.4",
+    "gitCommit": "59526cd4867447956156ae3a602fcbac10a2c335",
+    "gitTreeState": "clean",
+    "buildDate": "2025-04-22T16:02:27Z",
+    "goVersion": "go1.23.6",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+# resource name -> static description
+RESOURCES = {
+    "pods": {"kind": "Pod", "apiVersion": "v1", "group": "", "namespaced": True,
+             "singular": "pod", "short": ["po"]},
+    "events": {"kind": "Event", "apiVersion": "v1", "group": "", "namespaced": True,
+               "singular": "event", "short": ["ev"]},
+    "nodes": {"kind": "Node", "apiVersion": "v1", "group": "", "namespaced": False,
+              "singular": "node", "short": ["no"]},
+    "namespaces": {"kind": "Namespace", "apiVersion": "v1", "group": "", "namespaced": False,
+                   "singular": "namespace", "short": ["ns"]},
+    "leases": {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+               "group": "coordination.k8s.io", "namespaced": True, "singular": "lease",
+               "short": []},
+}
+
+# what the fake implements, per resource (also what discovery advertises)
+VERBS = {
+    "pods": ["get", "list", "watch"],
+    "events": ["get", "list", "watch"],
+    "nodes": ["get", "list", "watch"],
+    "namespaces": ["get", "list", "watch"],
+    "leases": ["create", "get", "list", "update", "watch"],
+}
+
+# empty shells used for BOOKMARK events (what a Go zero value of the kind encodes to)
+BOOKMARK_BODY = {
+    "pods": {"spec": {"containers": None}, "status": {}},
+    "events": {"involvedObject": {}, "reason": "", "source": {}, "firstTimestamp": None,
+               "lastTimestamp": None, "eventTime": None, "reportingComponent": "",
+               "reportingInstance": ""},
+    "nodes": {"spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+                                     "nodeInfo": {"machineID": "", "systemUUID": "",
+                                                  "bootID": "", "kernelVersion": "",
+                                                  "osImage": "", "containerRuntimeVersion": "",
+                                                  "kubeletVersion": "", "kubeProxyVersion": "",
+                                                  "operatingSystem": "", "architecture": ""}}},
+    "namespaces": {"spec": {}, "status": {}},
+    "leases": {"spec": {}},
+}
+
+TRUE_STRINGS = {"1", "t", "T", "true", "TRUE", "True"}
+FALSE_STRINGS = {"0", "f", "F", "false", "FALSE", "False"}
+
+CONTINUE_VERSION = "meta.k8s.io/v1"
+EXPIRED_CONTINUE_LONG = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list.")
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+
+def now_time() -> str:
+    """metav1.Time: second precision, UTC, Z."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_micro() -> str:
+    """metav1.MicroTime: exactly six fractional digits."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def nano_stamp(t: float) -> str:
+    """RFC3339Nano with a fixed 9-digit fraction, as the kubelet prefixes log lines."""
+    sec = int(t)
+    ns = int(round((t - sec) * 1e9))
+    if ns >= 1000000000:
+        sec += 1
+        ns -= 1000000000
+    base = datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return "%s.%09dZ" % (base, ns)
+
+
+def go_json(obj) -> str:
+    """JSON the way Go's encoder writes it: compact, UTF-8, HTML characters escaped."""
+    s = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    if "<" in s or ">" in s or "&" in s or "\u2028" in s or "\u2029" in s:
+        s = (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return s
+
+
+def parse_bool(name: str, value):
+    if value is None:
+        return None
+    if value in TRUE_STRINGS:
+        return True
+    if value in FALSE_STRINGS:
+        return False
+    raise ApiError(400, "BadRequest",
+                   'strconv.ParseBool: parsing "%s": invalid syntax (query parameter %s)'
+                   % (value, name))
+
+
+def parse_int(name: str, value):
+    if value is None or value == "":
+        return None
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise ApiError(400, "BadRequest",
+                       'strconv.ParseInt: parsing "%s": invalid syntax (query parameter %s)'
+                       % (value, name)) from None
+
+
+def go_duration(seconds: int) -> str:
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    if h:
+        return "%dh%dm%ds" % (h, m, s)
+    if m:
+        return "%dm%ds" % (m, s)
+    return "%ds" % s
+
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch: objects merge recursively, null deletes, anything else
+    (including lists) replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    out = dict(target)
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def status_obj(code: int, reason: str, message: str, details=None, metadata=None) -> dict:
+    obj = {"kind": "Status", "apiVersion": "v1", "metadata": metadata or {},
+           "status": "Failure", "message": message}
+    if reason:
+        obj["reason"] = reason
+    if details is not None:
+        obj["details"] = details
+    obj["code"] = code
+    return obj
+
+
+class ApiError(Exception):
+    """An error answered as a Status object (or plain text when plain_text is set)."""
+
+    def __init__(self, code, reason, message, details=None, headers=None, metadata=None,
+                 plain_text=None):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+        self.headers = headers or {}
+        self.metadata = metadata
+        self.plain_text = plain_text
+
+    def status(self) -> dict:
+        return status_obj(self.code, self.reason, self.message, self.details, self.metadata)
+
+
+class AbortConnection(Exception):
+    """Raised to drop the connection without a proper HTTP ending (fault injection)."""
+
+
+def invalid_list_options(errors):
+    """422 for ListOptions validation errors. errors: list of (field, type, detail, value)."""
+    causes = []
+    texts = []
+    for field, etype, detail, value in errors:
+        if etype == "Forbidden":
+            msg = "Forbidden: %s" % detail
+            reason = "FieldValueForbidden"
+        elif etype == "NotSupported":
+            msg = 'Unsupported value: "%s": supported values: %s' % (value, detail)
+            reason = "FieldValueNotSupported"
+        else:
+            msg = "Invalid value: %s: %s" % (json.dumps(value), detail)
+            reason = "FieldValueInvalid"
+        causes.append({"reason": reason, "message": msg, "field": field})
+        texts.append("%s: %s" % (field, msg))
+    agg = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return ApiError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: %s' % agg,
+                    details={"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes})
+
+
+def not_found(resource: str, name: str) -> ApiError:
+    group = RESOURCES[resource]["group"]
+    qual = resource + ("." + group if group else "")
+    details = {"name": name, "kind": resource}
+    if group:
+        details = {"name": name, "group": group, "kind": resource}
+    return ApiError(404, "NotFound", '%s "%s" not found' % (qual, name), details=details)
+
+
+def path_not_found() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    details={})
+
+
+# --------------------------------------------------------------------------------------------
+# selectors
+
+_LABEL_KEY = r"[A-Za-z0-9][-A-Za-z0-9_./]*"
+_LABEL_VAL = r"[-A-Za-z0-9_.]*"
+_RE_NOT_EXISTS = re.compile(r"^\s*!\s*(%s)\s*$" % _LABEL_KEY)
+_RE_EXISTS = re.compile(r"^\s*(%s)\s*$" % _LABEL_KEY)
+_RE_EQ = re.compile(r"^\s*(%s)\s*(==|=|!=)\s*(%s)\s*$" % (_LABEL_KEY, _LABEL_VAL))
+_RE_SET = re.compile(r"^\s*(%s)\s+(in|notin)\s*\(([^()]*)\)\s*$" % _LABEL_KEY)
+_RE_CMP = re.compile(r"^\s*(%s)\s*(<|>)\s*(-?\d+)\s*$" % _LABEL_KEY)
+
+
+def parse_label_selector(text):
+    """Returns a list of (key, op, values); op in exists, !exists, =, !=, in, notin, <, >."""
+    if text is None or text.strip() == "":
+        return []
+    parts = []
+    depth = 0
+    cur = []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    reqs = []
+    for p in parts:
+        m = _RE_NOT_EXISTS.match(p)
+        if m:
+            reqs.append((m.group(1), "!exists", None))
+            continue
+        m = _RE_SET.match(p)
+        if m:
+            vals = [v.strip() for v in m.group(3).split(",")]
+            if any(not re.fullmatch(_LABEL_VAL, v) for v in vals) or vals == [""]:
+                raise ApiError(400, "BadRequest",
+                               "unable to parse requirement: %r: invalid value list" % p.strip())
+            reqs.append((m.group(1), m.group(2), set(vals)))
+            continue
+        m = _RE_EQ.match(p)
+        if m:
+            op = "!=" if m.group(2) == "!=" else "="
+            reqs.append((m.group(1), op, m.group(3)))
+            continue
+        m = _RE_CMP.match(p)
+        if m:
+            reqs.append((m.group(1), m.group(2), int(m.group(3))))
+            continue
+        m = _RE_EXISTS.match(p)
+        if m:
+            reqs.append((m.group(1), "exists", None))
+            continue
+        raise ApiError(400, "BadRequest",
+                       "unable to parse requirement: %r: not a valid label selector term"
+                       % p.strip())
+    return reqs
+
+
+def label_match(reqs, labels) -> bool:
+    labels = labels or {}
+    for key, op, val in reqs:
+        present = key in labels
+        v = labels.get(key)
+        if op == "exists":
+            ok = present
+        elif op == "!exists":
+            ok = not present
+        elif op == "=":
+            ok = present and v == val
+        elif op == "!=":
+            ok = (not present) or v != val
+        elif op == "in":
+            ok = present and v in val
+        elif op == "notin":
+            ok = (not present) or v not in val
+        else:
+            try:
+                iv = int(v) if present else None
+            except ValueError:
+                iv = None
+            ok = iv is not None and (iv > val if op == ">" else iv < val)
+        if not ok:
+            return False
+    return True
+
+
+def _dig(obj, *path):
+    for p in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(p)
+    return obj
+
+
+def _s(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+FIELD_GETTERS = {
+    "pods": {
+        "metadata.name": lambda o: _dig(o, "metadata", "name"),
+        "metadata.namespace": lambda o: _dig(o, "metadata", "namespace"),
+        "spec.nodeName": lambda o: _dig(o, "spec", "nodeName"),
+        "spec.restartPolicy": lambda o: _dig(o, "spec", "restartPolicy"),
+        "spec.schedulerName": lambda o: _dig(o, "spec", "schedulerName"),
+        "spec.serviceAccountName": lambda o: _dig(o, "spec", "serviceAccountName"),
+        "spec.hostNetwork": lambda o: bool(_dig(o, "spec", "hostNetwork")),
+        "status.phase": lambda o: _dig(o, "status", "phase"),
+        "status.podIP": lambda o: _dig(o, "status", "podIP"),
+        "status.nominatedNodeName": lambda o: _dig(o, "status", "nominatedNodeName"),
+    },
+    "events": {
+        "metadata.name": lambda o: _dig(o, "metadata", "name"),
+        "metadata.namespace": lambda o: _dig(o, "metadata", "namespace"),
+        "involvedObject.kind": lambda o: _dig(o, "involvedObject", "kind"),
+        "involvedObject.namespace": lambda o: _dig(o, "involvedObject", "namespace"),
+        "involvedObject.name": lambda o: _dig(o, "involvedObject", "name"),
+        "involvedObject.uid": lambda o: _dig(o, "involvedObject", "uid"),
+        "involvedObject.apiVersion": lambda o: _dig(o, "involvedObject", "apiVersion"),
+        "involvedObject.resourceVersion": lambda o: _dig(o, "involvedObject",
+                                                         "resourceVersion"),
+        "involvedObject.fieldPath": lambda o: _dig(o, "involvedObject", "fieldPath"),
+        "reason": lambda o: o.get("reason"),
+        "reportingComponent": lambda o: o.get("reportingComponent"),
+        "source": lambda o: _dig(o, "source", "component"),
+        "type": lambda o: o.get("type"),
+    },
+    "nodes": {
+        "metadata.name": lambda o: _dig(o, "metadata", "name"),
+        "spec.unschedulable": lambda o: bool(_dig(o, "spec", "unschedulable")),
+    },
+    "namespaces": {
+        "metadata.name": lambda o: _dig(o, "metadata", "name"),
+        "status.phase": lambda o: _dig(o, "status", "phase"),
+    },
+    "leases": {
+        "metadata.name": lambda o: _dig(o, "metadata", "name"),
+        "metadata.namespace": lambda o: _dig(o, "metadata", "namespace"),
+    },
+}
+
+
+def _split_unescaped(text, sep):
+    out, cur, esc = [], [], False
+    for ch in text:
+        if esc:
+            cur.append("\\" + ch)
+            esc = False
+        elif ch == "\\":
+            esc = True
+        elif ch == sep:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if esc:
+        cur.append("\\")
+    out.append("".join(cur))
+    return out
+
+
+def _unescape_field_value(v):
+    out, esc = [], False
+    for ch in v:
+        if esc:
+            if ch not in "\\,=":
+                raise ApiError(400, "BadRequest",
+                               "invalid field selector: invalid escape sequence \\%s" % ch)
+            out.append(ch)
+            esc = False
+        elif ch == "\\":
+            esc = True
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def parse_field_selector(resource, text):
+    """Returns a list of (getter, op, value) with op in '=', '!='."""
+    if text is None or text.strip() == "":
+        return []
+    getters = FIELD_GETTERS[resource]
+    reqs = []
+    for term in _split_unescaped(text, ","):
+        if term == "":
+            continue
+        m = re.match(r"^([^=!]+)(!=|==|=)(.*)$", term)
+        if not m:
+            raise ApiError(400, "BadRequest",
+                           "invalid field selector: %r: expected an operator" % term)
+        field, op, value = m.group(1).strip(), m.group(2), _unescape_field_value(m.group(3))
+        if field not in getters:
+            raise ApiError(400, "BadRequest", "field label not supported: %s" % field)
+        reqs.append((getters[field], "!=" if op == "!=" else "=", value))
+    return reqs
+
+
+def field_match(reqs, obj) -> bool:
+    for getter, op, value in reqs:
+        v = _s(getter(obj))
+        if (v == value) != (op == "="):
+            return False
+    return True
+
+
+def obj_key(resource, obj) -> str:
+    md = obj.get("metadata") or {}
+    if RESOURCES[resource]["namespaced"]:
+        return "%s/%s" % (md.get("namespace", ""), md.get("name", ""))
+    return md.get("name", "")
+
+
+# --------------------------------------------------------------------------------------------
+# the store
+
+
+class HistoryEntry:
+    __slots__ = ("rv", "etype", "resource", "key", "obj", "old")
+
+    def __init__(self, rv, etype, resource, key, obj, old):
+        self.rv = rv
+        self.etype = etype
+        self.resource = resource
+        self.key = key
+        self.obj = obj
+        self.old = old
+
+
+class Watcher:
+    def __init__(self, resource, namespace, lsel, fsel, name, rv):
+        self.resource = resource
+        self.namespace = namespace
+        self.lsel = lsel
+        self.fsel = fsel
+        self.name = name
+        self.rv = rv
+        self.dropped = False
+        self.expired = None  # Status dict to send as ERROR, then close
+        self.prefixes = []  # raw lines to write before the next event
+
+    def matches(self, obj) -> bool:
+        md = obj.get("metadata") or {}
+        if self.namespace is not None and md.get("namespace") != self.namespace:
+            return False
+        if self.name is not None and md.get("name") != self.name:
+            return False
+        return label_match(self.lsel, md.get("labels")) and field_match(self.fsel, obj)
+
+
+class Config:
+    def __init__(self):
+        self.bookmark_interval = 1.0
+        self.streaming_list = True
+        self.chunk_size = 0
+        self.default_watch_timeout = 1800.0
+        self.max_page_size = 0
+        self.rv0_ignores_limit = True
+        self.bookmark_before_timeout = 2.0
+        self.user = "system:serviceaccount:krc:krc"
+
+    NUMERIC = {"bookmark_interval", "default_watch_timeout", "bookmark_before_timeout"}
+    INTS = {"chunk_size", "max_page_size"}
+    BOOLS = {"streaming_list", "rv0_ignores_limit"}
+    STRINGS = {"user"}
+
+    def as_dict(self):
+        keys = self.NUMERIC | self.INTS | self.BOOLS | self.STRINGS
+        return {k: getattr(self, k) for k in sorted(keys)}
+
+
+class Store:
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
+        self.rv = 1000
+        self.compacted_rv = 0
+        self.objects = {r: {} for r in RESOURCES}
+        self.history = []
+        self.history_rvs = []
+        self.watchers = set()
+        self.logs = {}  # (pod uid, container) -> {"current": [...], "previous": [...]}
+        self.snap_cache = collections.OrderedDict()
+        self.config = Config()
+        self.token = ""
+        self.token_path = None
+        # faults
+        self.stall_until = 0.0
+        self.refuse_until = 0.0
+        self.http_errors = []  # dicts with remaining count
+        self.forbids = []
+        self.short_watches = 0
+        # request log
+        self.requests = []
+        self.requests_lock = threading.Lock()
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            self._ensure_namespace(ns)
+
+    # ---- writes (caller holds no lock; each takes it) ----
+
+    def _append(self, etype, resource, key, obj, old):
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        if etype == "DELETED":
+            self.objects[resource].pop(key, None)
+        else:
+            self.objects[resource][key] = obj
+        self.history.append(HistoryEntry(self.rv, etype, resource, key, obj, old))
+        self.history_rvs.append(self.rv)
+
+    def _ensure_namespace(self, ns):
+        if not ns or ns in self.objects["namespaces"]:
+            return
+        obj = {"metadata": {"name": ns, "uid": str(uuid.uuid4()), "resourceVersion": "",
+                            "creationTimestamp": now_time(),
+                            "labels": {"kubernetes.io/metadata.name": ns}},
+               "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+        self._append("ADDED", "namespaces", ns, obj, None)
+
+    def put(self, resource, obj):
+        """Create or replace; returns (etype, stored object). obj must not be shared."""
+        with self.cond:
+            key = obj_key(resource, obj)
+            if RESOURCES[resource]["namespaced"]:
+                self._ensure_namespace(obj["metadata"].get("namespace"))
+            old = self.objects[resource].get(key)
+            etype = "MODIFIED" if old is not None else "ADDED"
+            self._append(etype, resource, key, obj, old)
+            self.cond.notify_all()
+            return etype, obj
+
+    def put_many(self, resource, objs):
+        with self.cond:
+            for obj in objs:
+                key = obj_key(resource, obj)
+                if RESOURCES[resource]["namespaced"]:
+                    self._ensure_namespace(obj["metadata"].get("namespace"))
+                old = self.objects[resource].get(key)
+                self._append("MODIFIED" if old is not None else "ADDED", resource, key, obj, old)
+            self.cond.notify_all()
+
+    def delete(self, resource, key):
+        with self.cond:
+            old = self.objects[resource].get(key)
+            if old is None:
+                return None
+            gone = dict(old)
+            gone["metadata"] = dict(old["metadata"])
+            self._append("DELETED", resource, key, gone, old)
+            if resource == "pods":
+                uid = old["metadata"].get("uid")
+                for k in [k for k in self.logs if k[0] == uid]:
+                    del self.logs[k]
+            self.cond.notify_all()
+            return gone
+
+    def get(self, resource, key):
+        with self.lock:
+            return self.objects[resource].get(key)
+
+    # ---- snapshots for LIST ----
+
+    def snapshot(self, resource, rv):
+        """Sorted keys and key->object map of `resource` as of rv (rv >= compacted_rv).
+        Caller holds the lock."""
+        ck = (resource, rv)
+        hit = self.snap_cache.get(ck)
+        if hit is not None:
+            self.snap_cache.move_to_end(ck)
+            return hit
+        state = dict(self.objects[resource])
+        if rv < self.rv:
+            i = len(self.history) - 1
+            while i >= 0 and self.history[i].rv > rv:
+                e = self.history[i]
+                if e.resource == resource:
+                    if e.old is None:
+                        state.pop(e.key, None)
+                    else:
+                        state[e.key] = e.old
+                i -= 1
+        snap = (sorted(state), state)
+        self.snap_cache[ck] = snap
+        while len(self.snap_cache) > 8:
+            self.snap_cache.popitem(last=False)
+        return snap
+
+    # ---- compaction ----
+
+    def compact(self, rv=None, close_watches=True):
+        with self.cond:
+            target = self.rv if rv is None else max(self.compacted_rv, min(int(rv), self.rv))
+            self.compacted_rv = target
+            idx = bisect.bisect_right(self.history_rvs, target)
+            del self.history[:idx]
+            del self.history_rvs[:idx]
+            for k in [k for k in self.snap_cache if k[1] < target]:
+                del self.snap_cache[k]
+            n = 0
+            if close_watches:
+                for w in self.watchers:
+                    if w.expired is None:
+                        w.expired = status_obj(
+                            410, "Expired",
+                            "too old resource version: %d (%d)" % (w.rv, target))
+                        n += 1
+            self.cond.notify_all()
+            return {"compacted_rv": target, "watches_closed": n}
+
+    # ---- request log ----
+
+    def record_request(self, entry):
+        with self.requests_lock:
+            self.requests.append(entry)
+            if len(self.requests) > 200000:
+                del self.requests[:100000]
+
+
+# --------------------------------------------------------------------------------------------
+# continue tokens
+
+
+def encode_continue(rv: int, start: str) -> str:
+    raw = json.dumps({"v": CONTINUE_VERSION, "rv": rv, "start": start},
+                     separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_continue(token: str):
+    try:
+        pad = "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(token + pad))
+        if data.get("v") != CONTINUE_VERSION:
+            raise ValueError("unexpected version %r" % data.get("v"))
+        rv = data["rv"]
+        start = data["start"]
+        if not isinstance(rv, int) or not isinstance(start, str) or rv == 0 or rv < -1:
+            raise ValueError("bad rv/start")
+        return rv, start
+    except Exception as e:  # noqa: BLE001 - every decode failure is the same client error
+        raise ApiError(400, "BadRequest", "continue key is not valid: %s" % e) from None
+
+
+# --------------------------------------------------------------------------------------------
+# object defaulting (admin side)
+
+
+def _hex(n):
+    return secrets.token_hex(n // 2)
+
+
+def _container_id():
+    return "containerd://" + _hex(64)
+
+
+def _image_id(image):
+    base = image.split("@")[0]
+    if ":" in base.rsplit("/", 1)[-1]:
+        base = base.rsplit(":", 1)[0]
+    if "/" not in base:
+        base = "docker.io/library/" + base
+    return "%s@sha256:%s" % (base, _hex(64))
+
+
+def _qos_class(containers):
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        res = c.get("resources") or {}
+        req = res.get("requests") or {}
+        lim = res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and req[r] != lim[r]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _default_container_spec(c):
+    c = dict(c)
+    c.setdefault("image", "registry.example.com/app:1.0")
+    c.setdefault("resources", {})
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    tag = c["image"].rsplit("/", 1)[-1]
+    c.setdefault("imagePullPolicy", "Always" if (":" not in tag or tag.endswith(":latest"))
+                 else "IfNotPresent")
+    return c
+
+
+def default_pod(obj, ts=None):
+    """Fills a partial pod the way the API server + scheduler + kubelet would have."""
+    ts = ts or now_time()
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "pod must be a JSON object")
+    md = dict(obj.get("metadata") or {})
+    if not md.get("name"):
+        raise ApiError(400, "BadRequest", "pod metadata.name is required")
+    md.setdefault("namespace", "default")
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", ts)
+    md["resourceVersion"] = ""
+    spec = dict(obj.get("spec") or {})
+    containers = spec.get("containers") or [{"name": "app"}]
+    if not isinstance(containers, list) or any(
+            not isinstance(c, dict) or not c.get("name") for c in containers):
+        raise ApiError(400, "BadRequest", "pod spec.containers must be a list of objects with "
+                       "a name")
+    spec["containers"] = [_default_container_spec(c) for c in containers]
+    if spec.get("initContainers"):
+        spec["initContainers"] = [_default_container_spec(c) for c in spec["initContainers"]]
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    spec.setdefault("tolerations", [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300}])
+    scheduled = bool(spec.get("nodeName"))
+    given = dict(obj.get("status") or {})
+    status = {}
+    phase = given.get("phase") or ("Running" if scheduled else "Pending")
+    status["phase"] = phase
+
+    def cstatus(c, init):
+        st = {"name": c["name"]}
+        sidecar = init and c.get("restartPolicy") == "Always"
+        if not scheduled:
+            return None
+        if init and not sidecar:
+            st["state"] = {"terminated": {"exitCode": 0, "reason": "Completed",
+                                          "startedAt": ts, "finishedAt": ts,
+                                          "containerID": _container_id()}}
+            st["ready"] = True
+            st["started"] = False
+        else:
+            st["state"] = {"running": {"startedAt": ts}}
+            st["ready"] = True
+            st["started"] = True
+        st["lastState"] = {}
+        st["restartCount"] = 0
+        st["image"] = c["image"]
+        st["imageID"] = _image_id(c["image"])
+        st["containerID"] = _container_id()
+        return st
+
+    def merge_statuses(specs, given_list, init):
+        given_by_name = {s.get("name"): s for s in (given_list or []) if isinstance(s, dict)}
+        out = []
+        for c in specs:
+            base = cstatus(c, init)
+            g = given_by_name.get(c["name"])
+            if base is None and g is None:
+                continue
+            st = merge_patch(base or {"name": c["name"], "lastState": {}, "restartCount": 0,
+                                      "ready": False, "image": c["image"],
+                                      "imageID": ""}, g or {})
+            if g and "state" in g:
+                st["state"] = g["state"]  # replace, never mix running+waiting
+                if "running" not in g["state"]:
+                    st.setdefault("ready", False)
+                    if "ready" not in g:
+                        st["ready"] = False
+                    if "started" not in g:
+                        st["started"] = False
+            term = (st.get("lastState") or {}).get("terminated")
+            if isinstance(term, dict) and not term.get("containerID"):
+                term["containerID"] = _container_id()
+            out.append(st)
+        return out
+
+    init_specs = spec.get("initContainers") or []
+    cs = merge_statuses(spec["containers"], given.get("containerStatuses"), False)
+    ics = merge_statuses(init_specs, given.get("initContainerStatuses"), True)
+    all_ready = scheduled and phase == "Running" and all(s.get("ready") for s in cs) and len(
+        cs) == len(spec["containers"])
+    unready = [s["name"] for s in cs if not s.get("ready")]
+    if scheduled:
+        conds = [
+            {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts},
+            {"type": "Initialized", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts},
+            {"type": "Ready", "status": "True" if all_ready else "False",
+             "lastProbeTime": None, "lastTransitionTime": ts},
+            {"type": "ContainersReady", "status": "True" if all_ready else "False",
+             "lastProbeTime": None, "lastTransitionTime": ts},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": ts},
+        ]
+        if not all_ready:
+            for c in conds[2:4]:
+                c["reason"] = "ContainersNotReady"
+                c["message"] = "containers with unready status: [%s]" % " ".join(unready)
+        status["conditions"] = conds
+        status["hostIP"] = "10.0.%d.%d" % (random.randint(0, 255), random.randint(1, 254))
+        status["hostIPs"] = [{"ip": status["hostIP"]}]
+        status["podIP"] = "10.244.%d.%d" % (random.randint(0, 255), random.randint(1, 254))
+        status["podIPs"] = [{"ip": status["podIP"]}]
+        status["startTime"] = ts
+        if ics:
+            status["initContainerStatuses"] = ics
+        status["containerStatuses"] = cs
+    else:
+        status["conditions"] = [{"type": "PodScheduled", "status": "False",
+                                 "lastProbeTime": None, "lastTransitionTime": ts,
+                                 "reason": "Unschedulable",
+                                 "message": "0/1 nodes are available: 1 node(s) didn't match "
+                                            "Pod's node affinity/selector."}]
+    status["qosClass"] = _qos_class(spec["containers"])
+    extra = {k: v for k, v in given.items()
+             if k not in ("containerStatuses", "initContainerStatuses")}
+    status = merge_patch(status, extra)
+    out = {"metadata": md, "spec": spec, "status": status}
+    for k, v in obj.items():
+        if k not in out and k not in ("kind", "apiVersion"):
+            out[k] = v
+    return out
+
+
+def default_event(obj, ts=None):
+    ts = ts or now_time()
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "event must be a JSON object")
+    io = dict(obj.get("involvedObject") or {})
+    md = dict(obj.get("metadata") or {})
+    ns = md.get("namespace") or io.get("namespace") or "default"
+    md["namespace"] = ns
+    if not md.get("name"):
+        md["name"] = "%s.%x" % (io.get("name") or "event", time.time_ns() + random.randint(
+            0, 1 << 20))
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", ts)
+    md["resourceVersion"] = ""
+    out = {"metadata": md, "involvedObject": io}
+    out["reason"] = obj.get("reason", "")
+    out["message"] = obj.get("message", "")
+    new_api = obj.get("eventTime") is not None
+    source = obj.get("source")
+    if source is None:
+        if new_api:  # events.k8s.io writers leave deprecatedSource empty
+            source = {}
+        else:
+            source = {"component": obj.get("reportingComponent") or "kubelet"}
+            if obj.get("reportingInstance"):
+                source["host"] = obj["reportingInstance"]
+    out["source"] = source
+    if new_api:
+        out["firstTimestamp"] = obj.get("firstTimestamp")
+        out["lastTimestamp"] = obj.get("lastTimestamp")
+        if "count" in obj:
+            out["count"] = obj["count"]
+    else:
+        out["firstTimestamp"] = obj.get("firstTimestamp") or ts
+        out["lastTimestamp"] = obj.get("lastTimestamp") or out["firstTimestamp"]
+        out["count"] = obj.get("count", 1)
+    out["type"] = obj.get("type", "Normal")
+    out["eventTime"] = obj.get("eventTime")
+    for k in ("series", "action", "related"):
+        if obj.get(k) is not None:
+            out[k] = obj[k]
+    out["reportingComponent"] = obj.get("reportingComponent", source.get("component", "")
+                                        if not new_api else "")
+    out["reportingInstance"] = obj.get("reportingInstance", source.get("host", "")
+                                       if not new_api else "")
+    return out
+
+
+def default_node(obj, ts=None):
+    ts = ts or now_time()
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "node must be a JSON object")
+    md = dict(obj.get("metadata") or {})
+    if not md.get("name"):
+        raise ApiError(400, "BadRequest", "node metadata.name is required")
+    md.pop("namespace", None)
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", ts)
+    md["resourceVersion"] = ""
+    labels = dict(md.get("labels") or {})
+    labels.setdefault("kubernetes.io/hostname", md["name"])
+    labels.setdefault("kubernetes.io/os", "linux")
+    labels.setdefault("kubernetes.io/arch", "amd64")
+    md["labels"] = labels
+    status = {
+        "capacity": {"cpu": "8", "memory": "32870112Ki", "pods": "110",
+                     "ephemeral-storage": "101430960Ki"},
+        "allocatable": {"cpu": "7910m", "memory": "31719136Ki", "pods": "110",
+                        "ephemeral-storage": "93478772582"},
+        "conditions": [
+            {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": ts,
+             "lastTransitionTime": ts, "reason": "KubeletHasSufficientMemory",
+             "message": "kubelet has sufficient memory available"},
+            {"type": "DiskPressure", "status": "False", "lastHeartbeatTime": ts,
+             "lastTransitionTime": ts, "reason": "KubeletHasNoDiskPressure",
+             "message": "kubelet has no disk pressure"},
+            {"type": "PIDPressure", "status": "False", "lastHeartbeatTime": ts,
+             "lastTransitionTime": ts, "reason": "KubeletHasSufficientPID",
+             "message": "kubelet has sufficient PID available"},
+            {"type": "Ready", "status": "True", "lastHeartbeatTime": ts,
+             "lastTransitionTime": ts, "reason": "KubeletReady",
+             "message": "kubelet is posting ready status"}],
+        "addresses": [{"type": "InternalIP", "address": "10.0.0.%d" % random.randint(2, 250)},
+                      {"type": "Hostname", "address": md["name"]}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {"machineID": _hex(32), "systemUUID": str(uuid.uuid4()),
+                     "bootID": str(uuid.uuid4()), "kernelVersion": "6.1.0-25-cloud-amd64",
+                     "osImage": "Debian GNU/Linux 12 (bookworm)",
+                     "containerRuntimeVersion": "containerd://1.7.22",
+                     "kubeletVersion": SERVER_VERSION["gitVersion"],
+                     "kubeProxyVersion": SERVER_VERSION["gitVersion"],
+                     "operatingSystem": "linux", "architecture": "amd64"},
+    }
+    given = obj.get("status") or {}
+    if "conditions" in given:
+        status["conditions"] = given["conditions"]
+    status = merge_patch(status, {k: v for k, v in given.items() if k != "conditions"})
+    return {"metadata": md, "spec": dict(obj.get("spec") or {}), "status": status}
+
+
+def default_lease(obj):
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "lease must be a JSON object")
+    md = dict(obj.get("metadata") or {})
+    if not md.get("name"):
+        raise ApiError(400, "BadRequest", "lease metadata.name is required")
+    md.setdefault("namespace", "default")
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", now_time())
+    md["resourceVersion"] = ""
+    return {"metadata": md, "spec": dict(obj.get("spec") or {})}
+
+
+DEFAULTERS = {"pods": default_pod, "events": default_event, "nodes": default_node,
+              "leases": lambda o, ts=None: default_lease(o)}
+
+
+def log_lines(text, start_time=None):
+    """Split text into (timestamp, bytes) lines, keeping newlines."""
+    if isinstance(text, str):
+        data = text.encode("utf-8", "surrogateescape")
+    else:
+        data = bytes(text)
+    t = time.time() if start_time is None else start_time
+    out = []
+    for i, line in enumerate(data.splitlines(keepends=True)):
+        out.append((t + i * 1e-6, line))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP handlers
+
+
+class HandlerBase(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakekube/1.0"
+    sys_version = ""
+    timeout = 300
+    disable_nagle_algorithm = True
+
+    def log_message(self, format, *args):  # noqa: A002 - signature from the base class
+        LOG.debug("%s %s", self.address_string(), format % args)
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+    def log_error(self, format, *args):  # noqa: A002
+        LOG.info("%s %s", self.address_string(), format % args)
+
+    @property
+    def store(self) -> Store:
+        return self.server.store
+
+    def read_body(self):
+        te = self.headers.get("Transfer-Encoding", "")
+        if te.lower() == "chunked":
+            chunks = []
+            while True:
+                line = self.rfile.readline(65537)
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline(65537)
+            return b"".join(chunks)
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def read_json(self):
+        body = self.read_body()
+        if not body:
+            raise ApiError(400, "BadRequest", "request body is empty, expected JSON")
+        try:
+            return json.loads(body)
+        except ValueError as e:
+            raise ApiError(400, "BadRequest", "invalid JSON in request body: %s" % e) from None
+
+    def send_bytes(self, code, body: bytes, ctype="application/json", headers=None):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Cache-Control", "no-cache, private")
+        for k, v in (headers or {}).items():
+            self.send_header(k, str(v))
+        if code != 204:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if code != 204 and self.command != "HEAD":
+            self.wfile.write(body)
+
+    def send_json(self, code, obj, headers=None):
+        self.send_bytes(code, go_json(obj).encode("utf-8"), headers=headers)
+
+    def send_api_error(self, e: ApiError):
+        headers = dict(e.headers)
+        if e.plain_text is not None:
+            self.send_bytes(e.code, e.plain_text.encode(), "text/plain; charset=utf-8",
+                            dict(headers, **{"X-Content-Type-Options": "nosniff"}))
+        else:
+            ra = (e.details or {}).get("retryAfterSeconds")
+            if ra and "Retry-After" not in headers:
+                headers["Retry-After"] = str(ra)
+            self.send_json(e.code, e.status(), headers)
+
+
+class ApiHandler(HandlerBase):
+    """The Kubernetes API (TLS unless --no-tls)."""
+
+    def handle(self):
+        store = self.store
+        if time.monotonic() < store.refuse_until:
+            LOG.info("refusing connection from %s (fault)", self.client_address)
+            self._abrupt_close()
+            self.close_connection = True
+            return
+        if isinstance(self.connection, ssl.SSLSocket):
+            try:
+                self.connection.do_handshake()
+            except (OSError, ssl.SSLError) as e:
+                LOG.info("TLS handshake with %s failed: %s", self.client_address, e)
+                self.close_connection = True
+                return
+        try:
+            super().handle()
+        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
+            LOG.debug("connection %s ended: %s", self.client_address, e)
+
+    def finish(self):
+        try:
+            super().finish()
+        except (OSError, ssl.SSLError):
+            pass
+
+    def _peer_gone(self):
+        """True when the client closed or reset its side (an idle watch never reads)."""
+        try:
+            p = select.poll()
+            p.register(self.connection.fileno(),
+                       select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+            return any(ev & (select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+                       for _, ev in p.poll(0))
+        except (OSError, ValueError):
+            return True
+
+    def _abrupt_close(self):
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        except OSError:
+            pass
+        try:
+            socket.socket.shutdown(self.connection, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def send_response(self, code, message=None):
+        super().send_response(code, message)
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+        if getattr(self, "_recorded", True) is False:
+            self._recorded = True
+            q = {}
+            for k, v in urllib.parse.parse_qsl(self._query, keep_blank_values=True):
+                if k in q:
+                    q[k] = q[k] + [v] if isinstance(q[k], list) else [q[k], v]
+                else:
+                    q[k] = v
+            self.store.record_request({
+                "time": time.time(), "method": self.command, "path": self._path,
+                "query": q, "status": code, "user_agent": self.headers.get("User-Agent", ""),
+                "accept": self.headers.get("Accept", ""),
+                "authorization": bool(self.headers.get("Authorization")),
+            })
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def do_DELETE(self):
+        self.dispatch()
+
+    def do_PATCH(self):
+        self.dispatch()
+
+    def do_HEAD(self):
+        self.dispatch()
+
+    def dispatch(self):
+        parsed = urllib.parse.urlsplit(self.path)
+        self._path = parsed.path
+        self._query = parsed.query
+        self._recorded = False
+        try:
+            self.q = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+            self.check_auth()
+            self.check_http_error_faults()
+            self.route(parsed.path)
+        except ApiError as e:
+            LOG.info("%s %s -> %d %s", self.command, self.path, e.code, e.message[:200])
+            try:
+                self.send_api_error(e)
+            except (OSError, ssl.SSLError):
+                self.close_connection = True
+        except AbortConnection:
+            self.close_connection = True
+        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
+            LOG.info("%s %s: client went away: %s", self.command, self.path, e)
+            self.close_connection = True
+        except Exception as e:  # noqa: BLE001 - a handler bug must not kill the server
+            LOG.error("%s %s: internal error: %s\n%s", self.command, self.path, e,
+                      traceback.format_exc())
+            try:
+                self.send_api_error(ApiError(500, "InternalError",
+                                             "Internal error occurred: %s" % e,
+                                             details={"causes": [{"message": str(e)}]}))
+            except Exception:  # noqa: BLE001
+                pass
+            self.close_connection = True
+
+    # ---- auth and faults ----
+
+    def check_auth(self):
+        auth = self.headers.get("Authorization", "")
+        token = self.store.token
+        ok = False
+        if auth[:7].lower() == "bearer ":
+            given = auth[7:].strip()
+            ok = bool(given) and hmac.compare_digest(given.encode(), token.encode())
+        if not ok:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def check_http_error_faults(self):
+        store = self.store
+        with store.lock:
+            for f in store.http_errors:
+                if f["count"] <= 0:
+                    continue
+                if f["path_re"] and not f["path_re"].search(self._path):
+                    continue
+                if f["query_re"] and not f["query_re"].search(self._query):
+                    continue
+                if f["method"] and f["method"] != self.command:
+                    continue
+                f["count"] -= 1
+                fault = f
+                break
+            else:
+                return
+            store.http_errors = [f for f in store.http_errors if f["count"] > 0]
+        st = fault["status"]
+        headers = {}
+        if fault.get("retry_after") is not None:
+            headers["Retry-After"] = str(fault["retry_after"])
+        if st == 429:
+            headers.setdefault("Retry-After", "1")
+            headers["X-Kubernetes-PF-FlowSchema-UID"] = "e4f6a1d2-0000-4000-8000-fakekube0001"
+            headers["X-Kubernetes-PF-PriorityLevel-UID"] = "e4f6a1d2-0000-4000-8000-fakekube0002"
+            plain = fault.get("plain_text", True)
+            if plain:
+                raise ApiError(429, "", "", headers=headers,
+                               plain_text="Too many requests, please try again later.\n")
+            raise ApiError(429, "TooManyRequests",
+                           "Too many requests, please try again later.",
+                           details={"retryAfterSeconds": int(headers["Retry-After"])},
+                           headers=headers)
+        msg = fault.get("message")
+        if fault.get("plain_text"):
+            raise ApiError(st, "", "", headers=headers,
+                           plain_text=(msg or "injected fault") + "\n")
+        if st == 500:
+            err = msg or "injected fault"
+            raise ApiError(500, "InternalError", "Internal error occurred: %s" % err,
+                           details={"causes": [{"message": err}]}, headers=headers)
+        if st == 503:
+            raise ApiError(503, "ServiceUnavailable", msg or "the server is currently unable "
+                           "to handle the request", headers=headers)
+        if st == 504:
+            raise ApiError(504, "Timeout", msg or "Timeout: request did not complete within "
+                           "the allotted timeout", headers=headers)
+        raise ApiError(st, fault.get("reason") or "InternalError", msg or "injected fault",
+                       headers=headers)
+
+    def check_forbidden(self, verb, resource, namespace, name=None, subresource=None):
+        store = self.store
+        res_full = resource + ("/" + subresource if subresource else "")
+        with store.lock:
+            hit = any(f["verb"] == verb and f["resource"] == res_full and
+                      (f.get("namespace") is None or f.get("namespace") == namespace)
+                      for f in store.forbids)
+        if not hit:
+            return
+        group = RESOURCES[resource]["group"]
+        qual = resource + ("." + group if group else "")
+        user = store.config.user
+        if namespace:
+            why = 'User "%s" cannot %s resource "%s" in API group "%s" in the namespace "%s"' % (
+                user, verb, res_full, group, namespace)
+        else:
+            why = 'User "%s" cannot %s resource "%s" in API group "%s" at the cluster scope' % (
+                user, verb, res_full, group)
+        details = {"kind": resource}
+        if group:
+            details = {"group": group, "kind": resource}
+        if name:
+            msg = '%s "%s" is forbidden: %s' % (qual, name, why)
+            details = dict(details, name=name)
+        else:
+            msg = "%s is forbidden: %s" % (qual, why)
+        raise ApiError(403, "Forbidden", msg, details=details)
+
+    # ---- routing ----
+
+    def route(self, path):
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")] if path.strip(
+            "/") else []
+        m = self.command
+        if m == "HEAD":
+            m = "GET"
+        if parts == ["version"]:
+            return self.ensure_get(m) or self.send_json(200, SERVER_VERSION)
+        if parts == ["api"]:
+            return self.ensure_get(m) or self.send_json(200, {
+                "kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
+                                                "serverAddress": "127.0.0.1:%d"
+                                                % self.server.server_address[1]}]})
+        if parts == ["apis"]:
+            return self.ensure_get(m) or self.send_json(200, {
+                "kind": "APIGroupList", "apiVersion": "v1",
+                "groups": [self.group_info("coordination.k8s.io")]})
+        if parts == ["apis", "coordination.k8s.io"]:
+            return self.ensure_get(m) or self.send_json(
+                200, dict({"kind": "APIGroup", "apiVersion": "v1"},
+                          **self.group_info("coordination.k8s.io")))
+        if parts == ["api", "v1"]:
+            return self.ensure_get(m) or self.send_json(200, self.resource_list("v1"))
+        if parts == ["apis", "coordination.k8s.io", "v1"]:
+            return self.ensure_get(m) or self.send_json(
+                200, self.resource_list("coordination.k8s.io/v1"))
+        if parts[:2] == ["api", "v1"]:
+            rest, group = parts[2:], ""
+        elif parts[:3] == ["apis", "coordination.k8s.io", "v1"]:
+            rest, group = parts[3:], "coordination.k8s.io"
+        else:
+            raise path_not_found()
+        ns = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            ns, rest = rest[1], rest[2:]
+        elif len(rest) == 2 and rest[0] == "namespaces":
+            return self.serve_object(m, "namespaces", None, rest[1])
+        if not rest or rest[0] not in RESOURCES or RESOURCES[rest[0]]["group"] != group:
+            raise path_not_found()
+        resource = rest[0]
+        info = RESOURCES[resource]
+        if ns is not None and not info["namespaced"]:
+            raise path_not_found()
+        if len(rest) == 1:
+            if m == "GET":
+                return self.serve_collection(resource, ns)
+            if m == "POST" and resource == "leases" and ns is not None:
+                return self.create_lease(ns)
+            raise self.method_not_allowed()
+        if info["namespaced"] and ns is None:
+            raise path_not_found()
+        if len(rest) == 2:
+            return self.serve_object(m, resource, ns, rest[1])
+        if len(rest) == 3 and resource == "pods" and rest[2] == "log":
+            if m != "GET":
+                raise self.method_not_allowed()
+            return self.serve_log(ns, rest[1])
+        raise path_not_found()
+
+    def ensure_get(self, m):
+        if m != "GET":
+            raise self.method_not_allowed()
+        return None
+
+    def method_not_allowed(self):
+        return ApiError(405, "MethodNotAllowed",
+                        "the server does not allow this method on the requested resource",
+                        details={})
+
+    def group_info(self, group):
+        gv = {"groupVersion": group + "/v1", "version": "v1"}
+        return {"name": group, "versions": [gv], "preferredVersion": gv}
+
+    def resource_list(self, gv):
+        res = []
+        for name, info in RESOURCES.items():
+            if info["apiVersion"] != gv:
+                continue
+            r = {"name": name, "singularName": info["singular"],
+                 "namespaced": info["namespaced"], "kind": info["kind"],
+                 "verbs": VERBS[name]}
+            if info["short"]:
+                r["shortNames"] = info["short"]
+            if name == "pods":
+                r["categories"] = ["all"]
+            res.append(r)
+            if name == "pods":
+                res.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                            "kind": "Pod", "verbs": ["get"]})
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+                "resources": res}
+
+    # ---- single objects ----
+
+    def serve_object(self, m, resource, ns, name):
+        if m == "GET":
+            if parse_bool("watch", self.q.get("watch")):
+                self.check_forbidden("watch", resource, ns, None)
+                return self.serve_watch(resource, ns, name)
+            self.check_forbidden("get", resource, ns, name)
+            key = "%s/%s" % (ns, name) if RESOURCES[resource]["namespaced"] else name
+            obj = self.store.get(resource, key)
+            if obj is None:
+                raise not_found(resource, name)
+            return self.send_json(200, self.full(resource, obj))
+        if m == "PUT" and resource == "leases":
+            return self.update_lease(ns, name)
+        raise self.method_not_allowed()
+
+    @staticmethod
+    def full(resource, obj):
+        info = RESOURCES[resource]
+        out = {"kind": info["kind"], "apiVersion": info["apiVersion"]}
+        out.update(obj)
+        return out
+
+    # ---- leases ----
+
+    def _lease_body(self, ns, name=None):
+        obj = self.read_json()
+        if not isinstance(obj, dict):
+            raise ApiError(400, "BadRequest", "request body must be a JSON object")
+        if obj.get("kind") not in (None, "Lease") or obj.get("apiVersion") not in (
+                None, "coordination.k8s.io/v1"):
+            raise ApiError(400, "BadRequest", "the body of the request was in an unknown "
+                           "format - accepted media types include: application/json")
+        md = obj.get("metadata") or {}
+        if not isinstance(md, dict) or not isinstance(obj.get("spec", {}), dict):
+            raise ApiError(400, "BadRequest", "metadata and spec must be JSON objects")
+        if md.get("namespace") and md["namespace"] != ns:
+            raise ApiError(400, "BadRequest", "the namespace of the provided object does not "
+                           "match the namespace sent on the request")
+        if name is not None and md.get("name") and md["name"] != name:
+            raise ApiError(400, "BadRequest", "the name of the object (%s) does not match the "
+                           "name on the URL (%s)" % (md["name"], name))
+        lname = name or md.get("name")
+        if not lname:
+            raise ApiError(422, "Invalid", 'Lease.coordination.k8s.io "" is invalid: '
+                           "metadata.name: Required value: name or generateName is required",
+                           details={"group": "coordination.k8s.io", "kind": "Lease",
+                                    "causes": [{"reason": "FieldValueRequired",
+                                                "message": "Required value: name or "
+                                                           "generateName is required",
+                                                "field": "metadata.name"}]})
+        ldur = (obj.get("spec") or {}).get("leaseDurationSeconds")
+        if ldur is not None and (not isinstance(ldur, int) or ldur <= 0):
+            raise ApiError(422, "Invalid", 'Lease.coordination.k8s.io "%s" is invalid: '
+                           "spec.leaseDurationSeconds: Invalid value: %s: must be greater than 0"
+                           % (lname, json.dumps(ldur)),
+                           details={"name": lname, "group": "coordination.k8s.io",
+                                    "kind": "Lease",
+                                    "causes": [{"reason": "FieldValueInvalid",
+                                                "message": "Invalid value: %s: must be greater "
+                                                           "than 0" % json.dumps(ldur),
+                                                "field": "spec.leaseDurationSeconds"}]})
+        return obj, lname, md
+
+    def _new_lease(self, ns, lname, obj, md):
+        lease = {"metadata": {}, "spec": copy.deepcopy(obj.get("spec") or {})}
+        newmd = {k: copy.deepcopy(v) for k, v in md.items()
+                 if k in ("labels", "annotations", "ownerReferences")}
+        lease["metadata"] = dict({"name": lname, "namespace": ns, "uid": str(uuid.uuid4()),
+                                  "resourceVersion": "", "creationTimestamp": now_time()},
+                                 **newmd)
+        return lease
+
+    def create_lease(self, ns):
+        self.check_forbidden("create", "leases", ns)
+        obj, lname, md = self._lease_body(ns)
+        store = self.store
+        with store.cond:
+            key = "%s/%s" % (ns, lname)
+            if key in store.objects["leases"]:
+                raise ApiError(409, "AlreadyExists",
+                               'leases.coordination.k8s.io "%s" already exists' % lname,
+                               details={"name": lname, "group": "coordination.k8s.io",
+                                        "kind": "leases"})
+            _, stored = store.put("leases", self._new_lease(ns, lname, obj, md))
+        return self.send_json(201, self.full("leases", stored))
+
+    def update_lease(self, ns, name):
+        self.check_forbidden("update", "leases", ns, name)
+        obj, lname, md = self._lease_body(ns, name)
+        store = self.store
+        rv = md.get("resourceVersion") or ""
+        with store.cond:
+            key = "%s/%s" % (ns, name)
+            cur = store.objects["leases"].get(key)
+            if cur is None:
+                if rv:
+                    raise not_found("leases", name)
+                _, stored = store.put("leases", self._new_lease(ns, name, obj, md))
+                return self.send_json(201, self.full("leases", stored))
+            if not rv:
+                raise ApiError(422, "Invalid", 'Lease.coordination.k8s.io "%s" is invalid: '
+                               "metadata.resourceVersion: Invalid value: 0x0: must be "
+                               "specified for an update" % name,
+                               details={"name": name, "group": "coordination.k8s.io",
+                                        "kind": "Lease",
+                                        "causes": [{"reason": "FieldValueInvalid",
+                                                    "message": "Invalid value: 0x0: must be "
+                                                               "specified for an update",
+                                                    "field": "metadata.resourceVersion"}]})
+            if rv != cur["metadata"]["resourceVersion"]:
+                raise ApiError(409, "Conflict",
+                               'Operation cannot be fulfilled on leases.coordination.k8s.io '
+                               '"%s": the object has been modified; please apply your changes '
+                               'to the latest version and try again' % name,
+                               details={"name": name, "group": "coordination.k8s.io",
+                                        "kind": "leases"})
+            new = {"metadata": dict(cur["metadata"]),
+                   "spec": copy.deepcopy(obj.get("spec") or {})}
+            for k in ("labels", "annotations", "ownerReferences"):
+                if k in md:
+                    new["metadata"][k] = copy.deepcopy(md[k])
+                else:
+                    new["metadata"].pop(k, None)
+            _, stored = store.put("leases", new)
+        return self.send_json(200, self.full("leases", stored))
+
+    # ---- collections: list and watch ----
+
+    def serve_collection(self, resource, ns):
+        watch = parse_bool("watch", self.q.get("watch"))
+        self.check_forbidden("watch" if watch else "list", resource, ns)
+        if watch:
+            return self.serve_watch(resource, ns, None)
+        return self.serve_list(resource, ns)
+
+    def validate_list_options(self, watch):
+        q = self.q
+        rv = q.get("resourceVersion", "")
+        rvm = q.get("resourceVersionMatch", "")
+        cont = q.get("continue", "")
+        sie = parse_bool("sendInitialEvents", q.get("sendInitialEvents"))
+        errs = []
+        if watch:
+            if sie is not None:
+                if rvm != "NotOlderThan":
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 "sendInitialEvents requires setting resourceVersionMatch to "
+                                 "NotOlderThan", None))
+                if not self.store.config.streaming_list:
+                    errs.append(("sendInitialEvents", "Forbidden",
+                                 "sendInitialEvents is forbidden for watch unless the WatchList "
+                                 "feature gate is enabled", None))
+            if rvm:
+                if sie is None:
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 "resourceVersionMatch is forbidden for watch unless "
+                                 "sendInitialEvents is provided", None))
+                if rvm != "NotOlderThan":
+                    errs.append(("resourceVersionMatch", "NotSupported", '"NotOlderThan"', rvm))
+                if cont:
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 "resourceVersionMatch is forbidden when continue is provided",
+                                 None))
+        else:
+            if rvm:
+                if not rv:
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 "resourceVersionMatch is forbidden unless resourceVersion is "
+                                 "provided", None))
+                if cont:
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 "resourceVersionMatch is forbidden when continue is provided",
+                                 None))
+                if rvm not in ("Exact", "NotOlderThan"):
+                    errs.append(("resourceVersionMatch", "NotSupported",
+                                 '"Exact", "NotOlderThan", ""', rvm))
+                if rvm == "Exact" and rv == "0":
+                    errs.append(("resourceVersionMatch", "Forbidden",
+                                 'resourceVersionMatch "exact" is forbidden for resourceVersion '
+                                 '"0"', None))
+            if sie is not None:
+                errs.append(("sendInitialEvents", "Forbidden",
+                             "sendInitialEvents is forbidden for list", None))
+        if errs:
+            raise invalid_list_options(errs)
+        return rv, rvm, cont, sie
+
+    def parse_rv(self, rv):
+        try:
+            n = int(rv, 10)
+            if n < 0:
+                raise ValueError
+            return n
+        except ValueError:
+            raise ApiError(400, "BadRequest", 'invalid resource version: "%s"' % rv) from None
+
+    def too_large(self, n):
+        return ApiError(504, "Timeout",
+                        "Timeout: Too large resource version: %d, current: %d"
+                        % (n, self.store.rv),
+                        details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                             "message": "Too large resource version"}],
+                                 "retryAfterSeconds": 1})
+
+    def serve_list(self, resource, ns):
+        store = self.store
+        info = RESOURCES[resource]
+        rv, rvm, cont, _ = self.validate_list_options(False)
+        lsel = parse_label_selector(self.q.get("labelSelector"))
+        fsel = parse_field_selector(resource, self.q.get("fieldSelector"))
+        limit = parse_int("limit", self.q.get("limit"))
+        if limit is not None and limit <= 0:
+            limit = None
+        if limit is not None and store.config.max_page_size > 0:
+            limit = min(limit, store.config.max_page_size)
+        start = ""
+        with store.lock:
+            if cont:
+                if rv and rv != "0":
+                    raise ApiError(400, "BadRequest",
+                                   "specifying resource version is not allowed when using "
+                                   "continue")
+                trv, start = decode_continue(cont)
+                if trv == -1:
+                    list_rv = store.rv
+                elif trv < store.compacted_rv:
+                    raise ApiError(410, "Expired", EXPIRED_CONTINUE_LONG,
+                                   metadata={"continue": encode_continue(-1, start)})
+                else:
+                    if trv > store.rv:
+                        raise ApiError(400, "BadRequest", "continue key is not valid: resource "
+                                       "version %d is in the future" % trv)
+                    list_rv = trv
+            elif rv == "":
+                list_rv = store.rv
+            elif rv == "0":
+                list_rv = store.rv
+                if store.config.rv0_ignores_limit:
+                    limit = None
+            else:
+                n = self.parse_rv(rv)
+                if n > store.rv:
+                    raise self.too_large(n)
+                if rvm == "Exact" or (rvm == "" and limit is not None):
+                    if n < store.compacted_rv:
+                        raise ApiError(410, "Expired",
+                                       "The resourceVersion for the provided list is too old.")
+                    list_rv = n
+                else:
+                    list_rv = store.rv
+            keys, state = store.snapshot(resource, list_rv)
+        prefix = ns + "/" if (ns is not None and info["namespaced"]) else ""
+        lo = max(start, prefix)
+        i = bisect.bisect_left(keys, lo)
+        items = []
+        nkeys = len(keys)
+        more = False
+        last_key = None
+        while i < nkeys:
+            k = keys[i]
+            if prefix and not k.startswith(prefix):
+                break
+            if limit is not None and len(items) >= limit:
+                more = True
+                break
+            obj = state[k]
+            i += 1
+            if (lsel or fsel) and not (label_match(lsel, obj["metadata"].get("labels"))
+                                       and field_match(fsel, obj)):
+                continue
+            items.append(obj)
+            last_key = k
+        md = {"resourceVersion": str(list_rv)}
+        if more and last_key is not None:
+            md["continue"] = encode_continue(list_rv, last_key + "\x00")
+            if not lsel and not fsel:
+                if prefix:
+                    end = bisect.bisect_left(keys, prefix[:-1] + "0")  # '/'+1 == '0'
+                else:
+                    end = nkeys
+                md["remainingItemCount"] = end - i
+        body = {"kind": info["kind"] + "List", "apiVersion": info["apiVersion"], "metadata": md,
+                "items": items}
+        self.send_json(200, body)
+
+    # ---- watch ----
+
+    def serve_watch(self, resource, ns, name):
+        store = self.store
+        cfg = store.config
+        rv, rvm, _, sie = self.validate_list_options(True)
+        lsel = parse_label_selector(self.q.get("labelSelector"))
+        fsel = parse_field_selector(resource, self.q.get("fieldSelector"))
+        bookmarks = bool(parse_bool("allowWatchBookmarks", self.q.get("allowWatchBookmarks")))
+        tmo = parse_int("timeoutSeconds", self.q.get("timeoutSeconds"))
+        if tmo is None or tmo <= 0:
+            tmo = cfg.default_watch_timeout
+        if rv not in ("", "0"):
+            n = self.parse_rv(rv)
+        else:
+            n = None
+        initial = []
+        end_marker = False
+        expired = None
+        w = Watcher(resource, ns if RESOURCES[resource]["namespaced"] else None, lsel, fsel,
+                    name, 0)
+        with store.lock:
+            short = store.short_watches > 0
+            if short:
+                store.short_watches -= 1
+            if n is not None and n > store.rv:
+                raise self.too_large(n)
+            if sie:
+                # streaming list: NotOlderThan n (or consistent read): current state
+                keys, state = store.snapshot(resource, store.rv)
+                initial = [state[k] for k in keys if w.matches(state[k])]
+                w.rv = store.rv
+                end_marker = bookmarks
+            elif sie is None and n is None:
+                keys, state = store.snapshot(resource, store.rv)
+                initial = [state[k] for k in keys if w.matches(state[k])]
+                w.rv = store.rv
+            elif n is None:
+                w.rv = store.rv  # sendInitialEvents=false, no RV: from now on
+            elif n < store.compacted_rv:
+                expired = status_obj(410, "Expired", "too old resource version: %d (%d)"
+                                     % (n, store.compacted_rv))
+            else:
+                w.rv = n
+            if expired is None and not short:
+                store.watchers.add(w)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Cache-Control", "no-cache, private")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if expired is not None:
+                self.write_events([self.event_line("ERROR", expired)])
+                self.end_chunked()
+                return
+            if short:
+                self.end_chunked()
+                return
+            LOG.info("watch start %s (from rv %d, %d initial events, timeout %ss)", self.path,
+                     w.rv, len(initial), tmo)
+            self.watch_loop(w, resource, initial, end_marker, bookmarks, tmo)
+        finally:
+            with store.lock:
+                store.watchers.discard(w)
+
+    def event_line(self, etype, obj) -> bytes:
+        return (go_json({"type": etype, "object": obj}) + "\n").encode("utf-8")
+
+    def bookmark_line(self, resource, rv, end_marker=False):
+        info = RESOURCES[resource]
+        md = {"resourceVersion": str(rv), "creationTimestamp": None}
+        if end_marker:
+            md["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": info["kind"], "apiVersion": info["apiVersion"], "metadata": md}
+        obj.update(copy.deepcopy(BOOKMARK_BODY[resource]))
+        return self.event_line("BOOKMARK", obj)
+
+    def write_chunk(self, data: bytes):
+        if not data:
+            return
+        cs = self.store.config.chunk_size
+        if cs and cs > 0:
+            for i in range(0, len(data), cs):
+                piece = data[i:i + cs]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        else:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def write_events(self, lines):
+        for line in lines:
+            self.write_chunk(line)
+
+    def end_chunked(self):
+        self.wfile.write(b"0\r\n\r\n")
+
+    def translate(self, w: Watcher, e: HistoryEntry):
+        """History entry -> (type, object) for this watcher, or None."""
+        if e.etype == "ADDED":
+            return ("ADDED", e.obj) if w.matches(e.obj) else None
+        if e.etype == "DELETED":
+            return ("DELETED", e.obj) if w.matches(e.old) else None
+        old_m = e.old is not None and w.matches(e.old)
+        new_m = w.matches(e.obj)
+        if old_m and new_m:
+            return ("MODIFIED", e.obj)
+        if new_m:
+            return ("ADDED", e.obj)
+        if old_m:
+            gone = dict(e.old)
+            gone["metadata"] = dict(e.old["metadata"],
+                                    resourceVersion=e.obj["metadata"]["resourceVersion"])
+            return ("DELETED", gone)
+        return None
+
+    def watch_loop(self, w, resource, initial, end_marker, bookmarks, tmo):
+        store = self.store
+        cfg = store.config
+        start = time.monotonic()
+        deadline = start + tmo
+        pre_bm = deadline - cfg.bookmark_before_timeout if (
+            bookmarks and tmo > cfg.bookmark_before_timeout) else None
+        next_bm = start + cfg.bookmark_interval if bookmarks and cfg.bookmark_interval > 0 \
+            else None
+        pending = [("ADDED", o) for o in initial]
+        if end_marker:
+            pending.append(self.bookmark_line(resource, w.rv, True))
+        finish = None  # None: keep going; "error": send pending then end; "timeout": end
+        while True:
+            with store.cond:
+                while True:
+                    now = time.monotonic()
+                    if w.dropped:
+                        LOG.info("dropping watch %s (fault)", self.path)
+                        self._abrupt_close()
+                        raise AbortConnection()
+                    if store.stall_until > now:
+                        # a stall holds back everything, even events already computed
+                        store.cond.wait(store.stall_until - now)
+                        continue
+                    if w.expired is not None:
+                        pending = [self.event_line("ERROR", w.expired)]
+                        finish = "error"
+                        break
+                    if now >= deadline:
+                        finish = "timeout"
+                        break
+                    if pending:
+                        break
+                    idx = bisect.bisect_right(store.history_rvs, w.rv)
+                    hist = store.history
+                    stop = min(len(hist), idx + 2000)
+                    for j in range(idx, stop):
+                        e = hist[j]
+                        if e.resource == resource:
+                            ev = self.translate(w, e)
+                            if ev is not None:
+                                pending.append(ev)  # serialized outside the lock
+                        w.rv = e.rv
+                    if stop == len(hist) and w.rv < store.rv:
+                        w.rv = store.rv
+                    if pending:
+                        break
+                    if next_bm is not None and now >= next_bm:
+                        pending.append(self.bookmark_line(resource, w.rv))
+                        next_bm = now + cfg.bookmark_interval
+                        break
+                    if pre_bm is not None and now >= pre_bm:
+                        pending.append(self.bookmark_line(resource, w.rv))
+                        pre_bm = None
+                        break
+                    if self._peer_gone():
+                        LOG.info("watch %s: client went away", self.path)
+                        self.close_connection = True
+                        return
+                    wake = deadline
+                    if next_bm is not None:
+                        wake = min(wake, next_bm)
+                    if pre_bm is not None:
+                        wake = min(wake, pre_bm)
+                    # wake at least once a second to notice clients that hung up
+                    store.cond.wait(min(1.0, max(0.001, wake - now)))
+                prefixes, w.prefixes = (w.prefixes, []) if pending else ([], w.prefixes)
+            if finish == "timeout":
+                # server-side timeout: terminating chunk, no event
+                LOG.info("watch timeout %s", self.path)
+                self.end_chunked()
+                return
+            for p in prefixes:
+                self.write_chunk(p)
+            self.write_events(ln if isinstance(ln, bytes) else
+                              self.event_line(ln[0], self.full(resource, ln[1]))
+                              for ln in pending)
+            pending = []
+            if finish == "error":
+                self.end_chunked()
+                return
+
+    # ---- logs ----
+
+    def serve_log(self, ns, name):
+        self.check_forbidden("get", "pods", ns, name, subresource="log")
+        q = self.q
+        store = self.store
+        container = q.get("container", "")
+        previous = bool(parse_bool("previous", q.get("previous")))
+        timestamps = bool(parse_bool("timestamps", q.get("timestamps")))
+        tail = parse_int("tailLines", q.get("tailLines"))
+        limit_bytes = parse_int("limitBytes", q.get("limitBytes"))
+        since_s = parse_int("sinceSeconds", q.get("sinceSeconds"))
+        since_t = q.get("sinceTime")
+        errs = []
+        if tail is not None and tail < 0:
+            errs.append(("tailLines", tail, "must be greater than or equal to 0"))
+        if limit_bytes is not None and limit_bytes < 1:
+            errs.append(("limitBytes", limit_bytes, "must be greater than 0"))
+        if since_s is not None and since_s < 1:
+            errs.append(("sinceSeconds", since_s, "must be greater than 0"))
+        if errs or (since_s is not None and since_t):
+            causes = [{"reason": "FieldValueInvalid",
+                       "message": "Invalid value: %d: %s" % (v, d), "field": f}
+                      for f, v, d in errs]
+            texts = ["%s: Invalid value: %d: %s" % (f, v, d) for f, v, d in errs]
+            if since_s is not None and since_t:
+                causes.append({"reason": "FieldValueForbidden",
+                               "message": "Forbidden: at most one of sinceTime or "
+                                          "sinceSeconds may be specified", "field": ""})
+                texts.append("Forbidden: at most one of sinceTime or sinceSeconds may be "
+                             "specified")
+            agg = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+            raise ApiError(422, "Invalid", 'PodLogOptions "%s" is invalid: %s' % (name, agg),
+                           details={"name": name, "kind": "PodLogOptions", "causes": causes})
+        with store.lock:
+            pod = store.objects["pods"].get("%s/%s" % (ns, name))
+            if pod is None:
+                raise not_found("pods", name)
+            spec = pod.get("spec") or {}
+            names = [c["name"] for c in spec.get("containers") or []]
+            init_names = [c["name"] for c in spec.get("initContainers") or []]
+            eph_names = [c["name"] for c in spec.get("ephemeralContainers") or []]
+            if not container:
+                if len(names) == 1:
+                    container = names[0]
+                else:
+                    msg = "a container name must be specified for pod %s, choose one of: [%s]" % (
+                        name, " ".join(names))
+                    if init_names:
+                        msg += " or one of the init containers: [%s]" % " ".join(init_names)
+                    if eph_names:
+                        msg += " or one of the ephemeral containers: [%s]" % " ".join(eph_names)
+                    raise ApiError(400, "BadRequest", msg)
+            elif container not in names + init_names + eph_names:
+                raise ApiError(400, "BadRequest",
+                               "container %s is not valid for pod %s" % (container, name))
+            if not spec.get("nodeName"):
+                # the API server has no kubelet location: 204 No Content, empty body
+                self.send_bytes(204, b"", "text/plain")
+                return
+            st = None
+            status = pod.get("status") or {}
+            for key in ("containerStatuses", "initContainerStatuses",
+                        "ephemeralContainerStatuses"):
+                for s in status.get(key) or []:
+                    if s.get("name") == container:
+                        st = s
+            uid = pod["metadata"].get("uid")
+            logs = store.logs.get((uid, container), {})
+            which = self.kubelet_pick(st, container, name, previous)
+            lines = list(logs.get(which) or [])
+        if since_s is not None:
+            cut = time.time() - since_s
+            lines = [ln for ln in lines if ln[0] >= cut]
+        elif since_t:
+            try:
+                cut = datetime.strptime(since_t.replace("Z", "+0000"),
+                                        "%Y-%m-%dT%H:%M:%S%z").timestamp()
+            except ValueError:
+                raise ApiError(400, "BadRequest", "invalid sinceTime %r" % since_t) from None
+            lines = [ln for ln in lines if ln[0] >= cut]
+        if tail is not None:
+            lines = lines[len(lines) - tail:] if tail < len(lines) else lines
+            if tail == 0:
+                lines = []
+        if timestamps:
+            body = b"".join(nano_stamp(t).encode() + b" " + ln for t, ln in lines)
+        else:
+            body = b"".join(ln for _, ln in lines)
+        if limit_bytes is not None:
+            body = body[:limit_bytes]
+        self.send_bytes(200, body, "text/plain")
+
+    @staticmethod
+    def kubelet_pick(st, container, pod, previous):
+        """The kubelet's validateContainerLogStatus: which instance's log, or a 400."""
+        if st is None:
+            raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: '
+                           "ContainerCreating" % (container, pod))
+        state = st.get("state") or {}
+        last = (st.get("lastState") or {}).get("terminated")
+        if previous:
+            if not last or not last.get("containerID"):
+                raise ApiError(400, "BadRequest", 'previous terminated container "%s" in pod '
+                               '"%s" not found' % (container, pod))
+            return "previous"
+        if state.get("running"):
+            return "current"
+        if state.get("terminated"):
+            if not state["terminated"].get("containerID"):
+                raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is terminated'
+                               % (container, pod))
+            return "current"
+        if last and last.get("containerID"):
+            return "previous"
+        waiting = state.get("waiting") or {}
+        reason = waiting.get("reason") or "ContainerCreating"
+        if reason in ("ErrImagePull", "ImagePullBackOff"):
+            raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: '
+                           "image can't be pulled" % (container, pod))
+        raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: %s'
+                       % (container, pod, reason))
+
+
+# --------------------------------------------------------------------------------------------
+# admin API
+
+
+def summary(obj):
+    md = obj["metadata"]
+    return {"namespace": md.get("namespace"), "name": md.get("name"), "uid": md.get("uid"),
+            "resourceVersion": md.get("resourceVersion")}
+
+
+class AdminError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class AdminHandler(HandlerBase):
+    timeout = 120
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def do_DELETE(self):
+        self.dispatch()
+
+    def dispatch(self):
+        parsed = urllib.parse.urlsplit(self.path)
+        try:
+            parts = [urllib.parse.unquote(p) for p in parsed.path.strip("/").split("/")]
+            if not parts or parts[0] != "admin":
+                raise AdminError(404, "unknown admin path %s" % parsed.path)
+            code, out = self.route(parts[1:])
+            self.send_json(code, out)
+        except AdminError as e:
+            LOG.info("admin %s %s -> %d %s", self.command, self.path, e.code, e.message)
+            self.send_json(e.code, {"error": e.message})
+        except ApiError as e:
+            LOG.info("admin %s %s -> %d %s", self.command, self.path, e.code, e.message)
+            self.send_json(e.code, {"error": e.message})
+        except (ConnectionError, BrokenPipeError, socket.timeout) as e:
+            LOG.info("admin client went away: %s", e)
+            self.close_connection = True
+        except Exception as e:  # noqa: BLE001
+            LOG.error("admin %s %s failed: %s\n%s", self.command, self.path, e,
+                      traceback.format_exc())
+            try:
+                self.send_json(500, {"error": "internal error: %s" % e})
+            except Exception:  # noqa: BLE001
+                pass
+            self.close_connection = True
+
+    def body(self):
+        raw = self.read_body()
+        if not raw:
+            return {}
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise AdminError(400, "invalid JSON body: %s" % e) from None
+
+    def route(self, p):
+        m = self.command
+        store = self.store
+        if p == ["state"] and m == "GET":
+            with store.lock:
+                return 200, {"resource_version": store.rv, "compacted_rv": store.compacted_rv,
+                             "pods": len(store.objects["pods"]),
+                             "events": len(store.objects["events"]),
+                             "nodes": len(store.objects["nodes"]),
+                             "leases": len(store.objects["leases"]),
+                             "namespaces": len(store.objects["namespaces"]),
+                             "open_watches": len(store.watchers),
+                             "history": len(store.history)}
+        if p == ["requests"]:
+            if m == "GET":
+                with store.requests_lock:
+                    return 200, list(store.requests)
+            if m == "DELETE":
+                with store.requests_lock:
+                    store.requests = []
+                return 200, {}
+        if p == ["compact"] and m == "POST":
+            b = self.body()
+            return 200, store.compact(b.get("rv"), b.get("close_watches", True))
+        if p == ["faults"] and m == "POST":
+            return 200, self.fault(self.body())
+        if p == ["config"]:
+            if m == "POST":
+                return 200, self.set_config(self.body())
+            if m == "GET":
+                return 200, store.config.as_dict()
+        if p == ["logs"] and m == "POST":
+            return 200, self.set_logs(self.body())
+        if p and p[0] in ("pods", "events", "nodes", "leases"):
+            return self.objects(m, p[0], p[1:])
+        raise AdminError(404, "unknown admin endpoint %s %s" % (m, "/".join(p)))
+
+    # ---- objects ----
+
+    def key_from(self, resource, rest):
+        if RESOURCES[resource]["namespaced"]:
+            if len(rest) != 2:
+                raise AdminError(404, "expected /admin/%s/{namespace}/{name}" % resource)
+            return "%s/%s" % (rest[0], rest[1])
+        if len(rest) != 1:
+            raise AdminError(404, "expected /admin/%s/{name}" % resource)
+        return rest[0]
+
+    def objects(self, m, resource, rest):
+        store = self.store
+        if not rest:
+            if m != "POST":
+                raise AdminError(405, "use POST /admin/%s" % resource)
+            body = self.body()
+            ts = now_time()
+            many = isinstance(body, list)
+            objs = [DEFAULTERS[resource](o, ts) for o in (body if many else [body])]
+            with store.lock:
+                for o in objs:  # a replaced object keeps its identity
+                    cur = store.objects[resource].get(obj_key(resource, o))
+                    if cur is not None:
+                        for k in ("uid", "creationTimestamp"):
+                            o["metadata"][k] = cur["metadata"][k]
+                store.put_many(resource, objs)
+            if many:  # bulk: a summary keeps big creations fast
+                return 201, [summary(o) for o in objs]
+            return 201, ApiHandler.full(resource, objs[0])
+        if rest == ["bulk"] and m == "POST":
+            return 201, self.bulk(resource, self.body())
+        if resource == "pods" and len(rest) == 3 and rest[2] == "restart" and m == "POST":
+            return 200, self.restart(rest[0], rest[1], self.body())
+        key = self.key_from(resource, rest)
+        if m == "GET":
+            obj = store.get(resource, key)
+            if obj is None:
+                raise AdminError(404, "%s %s not found" % (resource, key))
+            return 200, ApiHandler.full(resource, obj)
+        if m == "DELETE":
+            gone = store.delete(resource, key)
+            if gone is None:
+                raise AdminError(404, "%s %s not found" % (resource, key))
+            return 200, ApiHandler.full(resource, gone)
+        if m == "PUT":
+            patch = self.body()
+            if not isinstance(patch, dict):
+                raise AdminError(400, "PUT body must be a JSON object (merge patch)")
+            with store.cond:
+                cur = store.objects[resource].get(key)
+                if cur is None:
+                    raise AdminError(404, "%s %s not found" % (resource, key))
+                new = merge_patch(cur, patch)
+                md = new.setdefault("metadata", {})
+                for k in ("name", "namespace", "uid", "creationTimestamp"):
+                    if k in cur["metadata"]:
+                        md[k] = cur["metadata"][k]
+                new = copy.deepcopy(new)
+                store.put(resource, new)
+            return 200, ApiHandler.full(resource, new)
+        raise AdminError(405, "method %s not supported here" % m)
+
+    def bulk(self, resource, b):
+        """{"template": obj, "count": N, "prefix": P, "namespace": NS, "start": 0}: N copies
+        named P-00000.. (5 digits, or "width")."""
+        tmpl = b.get("template")
+        count = b.get("count")
+        if not isinstance(tmpl, dict) or not isinstance(count, int) or count < 0:
+            raise AdminError(400, "bulk needs \"template\" (object) and \"count\" (int)")
+        prefix = b.get("prefix", "pod")
+        width = int(b.get("width", 5))
+        start = int(b.get("start", 0))
+        raw = json.dumps(tmpl)
+        ts = now_time()
+        objs = []
+        for i in range(start, start + count):
+            o = json.loads(raw)
+            md = o.setdefault("metadata", {})
+            md["name"] = "%s-%0*d" % (prefix, width, i)
+            if b.get("namespace"):
+                md["namespace"] = b["namespace"]
+            md.pop("uid", None)
+            objs.append(DEFAULTERS[resource](o, ts))
+        self.store.put_many(resource, objs)
+        return {"created": len(objs), "first": summary(objs[0]) if objs else None,
+                "last": summary(objs[-1]) if objs else None}
+
+    def restart(self, ns, name, b):
+        store = self.store
+        container = b.get("container")
+        if not container:
+            raise AdminError(400, "restart needs \"container\"")
+        with store.cond:
+            cur = store.objects["pods"].get("%s/%s" % (ns, name))
+            if cur is None:
+                raise AdminError(404, "pod %s/%s not found" % (ns, name))
+            pod = copy.deepcopy(cur)
+            status = pod.setdefault("status", {})
+            st = None
+            for key in ("containerStatuses", "initContainerStatuses"):
+                for s in status.get(key) or []:
+                    if s.get("name") == container:
+                        st = s
+            if st is None:
+                raise AdminError(404, "pod %s/%s has no status for container %s"
+                                 % (ns, name, container))
+            ts = now_time()
+            state = st.get("state") or {}
+            started = b.get("startedAt") or (state.get("running") or {}).get("startedAt") or (
+                state.get("terminated") or {}).get("startedAt") or pod["metadata"].get(
+                "creationTimestamp")
+            term = {"exitCode": int(b.get("exitCode", 1)),
+                    "reason": b.get("reason") or "Error"}
+            if b.get("signal") is not None:
+                term["signal"] = int(b["signal"])
+            if b.get("message"):
+                term["message"] = b["message"]
+            term["startedAt"] = started
+            term["finishedAt"] = b.get("finishedAt") or ts
+            term["containerID"] = st.get("containerID") or _container_id()
+            st["lastState"] = {"terminated": term}
+            st["restartCount"] = int(st.get("restartCount", 0)) + 1
+            if b.get("waiting"):
+                backoff = min(10 * (2 ** (st["restartCount"] - 1)), 300)
+                st["state"] = {"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": "back-off %s restarting failed container=%s pod=%s_%s(%s)"
+                               % (go_duration(backoff), container, name, ns,
+                                  pod["metadata"]["uid"])}}
+                st["ready"] = False
+                st["started"] = False
+            else:
+                st["state"] = {"running": {"startedAt": ts}}
+                st["containerID"] = _container_id()
+                st["ready"] = True
+                st["started"] = True
+            self._recompute_ready(pod, ts)
+            uid = pod["metadata"]["uid"]
+            logs = store.logs.setdefault((uid, container), {"current": [], "previous": []})
+            if b.get("logs") is not None:
+                logs["previous"] = log_lines(b["logs"])
+            else:
+                logs["previous"] = logs.get("current") or []
+            logs["current"] = []
+            store.put("pods", pod)
+            return ApiHandler.full("pods", pod)
+
+    @staticmethod
+    def _recompute_ready(pod, ts):
+        status = pod["status"]
+        cs = status.get("containerStatuses") or []
+        unready = [s["name"] for s in cs if not s.get("ready")]
+        ready = not unready and status.get("phase") == "Running"
+        for c in status.get("conditions") or []:
+            if c.get("type") in ("Ready", "ContainersReady"):
+                want = "True" if ready else "False"
+                if c.get("status") != want:
+                    c["status"] = want
+                    c["lastTransitionTime"] = ts
+                if ready:
+                    c.pop("reason", None)
+                    c.pop("message", None)
+                else:
+                    c["reason"] = "ContainersNotReady"
+                    c["message"] = "containers with unready status: [%s]" % " ".join(unready)
+
+    def set_logs(self, b):
+        store = self.store
+        for f in ("namespace", "pod", "container", "text"):
+            if f not in b:
+                raise AdminError(400, "logs body needs \"%s\"" % f)
+        with store.lock:
+            pod = store.objects["pods"].get("%s/%s" % (b["namespace"], b["pod"]))
+            if pod is None:
+                raise AdminError(404, "pod %s/%s not found" % (b["namespace"], b["pod"]))
+            uid = pod["metadata"]["uid"]
+            logs = store.logs.setdefault((uid, b["container"]), {"current": [], "previous": []})
+            which = "previous" if b.get("previous") else "current"
+            lines = log_lines(b["text"])
+            if b.get("append"):
+                logs[which] = logs[which] + lines
+            else:
+                logs[which] = lines
+            return {"lines": len(logs[which])}
+
+    # ---- faults and config ----
+
+    def fault(self, b):
+        store = self.store
+        t = b.get("type")
+        now = time.monotonic()
+        with store.cond:
+            if t == "drop_watches":
+                for w in store.watchers:
+                    w.dropped = True
+                n = len(store.watchers)
+                store.cond.notify_all()
+                return {"dropped": n}
+            if t == "stall_watches":
+                store.stall_until = now + float(b.get("seconds", 5))
+                store.cond.notify_all()
+                return {"stalled_for": float(b.get("seconds", 5))}
+            if t == "http_error":
+                st = int(b.get("status", 500))
+                try:
+                    path_re = re.compile(b["path_regex"]) if b.get("path_regex") else None
+                    query_re = re.compile(b["query_regex"]) if b.get("query_regex") else None
+                except re.error as e:
+                    raise AdminError(400, "bad regex: %s" % e) from None
+                store.http_errors.append({
+                    "status": st, "count": int(b.get("count", 1)), "path_re": path_re,
+                    "query_re": query_re, "method": b.get("method"),
+                    "retry_after": b.get("retry_after"), "plain_text": b.get(
+                        "plain_text", True if st == 429 else False),
+                    "message": b.get("message"), "reason": b.get("reason")})
+                return {"queued": len(store.http_errors)}
+            if t == "malformed_line":
+                line = (b.get("text", "{not json") + "\n").encode()
+                for w in store.watchers:
+                    w.prefixes.append(line)
+                return {"watches": len(store.watchers)}
+            if t == "oversize_line":
+                n = int(b.get("bytes", 1 << 20))
+                head = b'{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1",' \
+                       b'"metadata":{"name":"'
+                line = (head + b"x" * max(0, n - len(head)))[:n] + b"\n"
+                for w in store.watchers:
+                    w.prefixes.append(line)
+                return {"watches": len(store.watchers)}
+            if t == "forbid":
+                verb, res = b.get("verb"), b.get("resource")
+                if verb not in ("get", "list", "watch", "create", "update") or res not in (
+                        "pods", "pods/log", "events", "nodes", "leases", "namespaces"):
+                    raise AdminError(400, "forbid needs verb get|list|watch|create|update and "
+                                     "resource pods|pods/log|events|nodes|leases|namespaces")
+                store.forbids.append({"verb": verb, "resource": res,
+                                      "namespace": b.get("namespace")})
+                return {"forbids": len(store.forbids)}
+            if t == "refuse_connections":
+                store.refuse_until = now + float(b.get("seconds", 5))
+                return {"refusing_for": float(b.get("seconds", 5))}
+            if t == "short_watches":
+                store.short_watches = int(b.get("count", 1))
+                return {"short_watches": store.short_watches}
+            if t == "clear":
+                store.stall_until = 0.0
+                store.refuse_until = 0.0
+                store.http_errors = []
+                store.forbids = []
+                store.short_watches = 0
+                for w in store.watchers:
+                    w.prefixes = []
+                store.cond.notify_all()
+                return {}
+        raise AdminError(400, "unknown fault type %r" % t)
+
+    def set_config(self, b):
+        store = self.store
+        cfg = store.config
+        if not isinstance(b, dict):
+            raise AdminError(400, "config body must be an object")
+        for k, v in b.items():
+            if k == "token":
+                if not isinstance(v, str) or not v or any(c.isspace() for c in v):
+                    raise AdminError(400, "token must be a non-empty string without spaces")
+                write_atomic(store.token_path, v.encode())
+                store.token = v
+            elif k in Config.NUMERIC:
+                setattr(cfg, k, float(v))
+            elif k in Config.INTS:
+                setattr(cfg, k, int(v))
+            elif k in Config.BOOLS:
+                if not isinstance(v, bool):
+                    raise AdminError(400, "config %s must be a boolean" % k)
+                setattr(cfg, k, v)
+            elif k in Config.STRINGS:
+                setattr(cfg, k, str(v))
+            else:
+                raise AdminError(400, "unknown config key %r" % k)
+        with store.cond:
+            store.cond.notify_all()
+        return cfg.as_dict()
+
+
+# --------------------------------------------------------------------------------------------
+# startup
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, addr, handler, store, ssl_ctx=None):
+        super().__init__(addr, handler)
+        self.store = store
+        self.ssl_ctx = ssl_ctx
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        if self.ssl_ctx is not None:
+            # handshake happens in the handler thread, never in the accept loop
+            sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
+                                            do_handshake_on_connect=False)
+        return sock, addr
+
+    def handle_error(self, request, client_address):
+        LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
+
+
+def write_atomic(path, data: bytes, mode=0o600):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def run_openssl(args, cwd):
+    r = subprocess.run(["openssl"] + args, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("openssl %s failed (%d): %s" % (args[0], r.returncode,
+                                                          r.stderr.strip()))
+
+
+def make_certs(state_dir):
+    """CA + server cert for 127.0.0.1/localhost, EC P-256 (fast to generate)."""
+    ext = os.path.join(state_dir, "server.ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run_openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-keyout", "ca.key", "-out", "ca.crt.tmp", "-days", "3650",
+                 "-subj", "/CN=fakekube-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"], state_dir)
+    run_openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                 "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+                state_dir)
+    run_openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt.tmp", "-CAkey", "ca.key",
+                 "-set_serial", "0x" + secrets.token_hex(16), "-out", "server.crt",
+                 "-days", "825", "-extfile", "server.ext"], state_dir)
+    os.replace(os.path.join(state_dir, "ca.crt.tmp"), os.path.join(state_dir, "ca.crt"))
+    for f in ("server.csr", "server.ext"):
+        os.unlink(os.path.join(state_dir, f))
+
+
+def kubeconfig_text(server_url, ca_path, token_path):
+    q = json.dumps
+    lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: fake", "  cluster:",
+             "    server: %s" % q(server_url)]
+    if ca_path:
+        lines.append("    certificate-authority: %s" % q(ca_path))
+    lines += ["users:", "- name: fake", "  user:", "    tokenFile: %s" % q(token_path),
+              "contexts:", "- name: fake", "  context:", "    cluster: fake",
+              "    user: fake", "    namespace: default", "current-context: fake",
+              "preferences: {}", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="fake Kubernetes API server for tests")
+    ap.add_argument("--state-dir", required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--admin-port", type=int, default=0)
+    ap.add_argument("--token", default=None)
+    ap.add_argument("--no-tls", action="store_true")
+    ap.add_argument("--log-level", default=os.environ.get("FAKEKUBE_LOG_LEVEL", "INFO"))
+    args = ap.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper(),
+                                                         logging.INFO),
+                        format="%(asctime)s fakekube %(levelname)s %(message)s")
+    state_dir = os.path.abspath(args.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    ready_path = os.path.join(state_dir, "ready.json")
+    if os.path.exists(ready_path):
+        os.unlink(ready_path)
+    store = Store()
+    store.token = args.token or secrets.token_urlsafe(32)
+    store.token_path = os.path.join(state_dir, "token")
+    ssl_ctx = None
+    ca_path = None
+    if not args.no_tls:
+        make_certs(state_dir)
+        ca_path = os.path.join(state_dir, "ca.crt")
+        ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
+                                os.path.join(state_dir, "server.key"))
+        ssl_ctx.set_alpn_protocols(["http/1.1"])
+    api = Server(("127.0.0.1", args.port), ApiHandler, store, ssl_ctx)
+    admin = Server(("127.0.0.1", args.admin_port), AdminHandler, store)
+    api_port = api.server_address[1]
+    admin_port = admin.server_address[1]
+    write_atomic(store.token_path, store.token.encode())
+    scheme = "http" if args.no_tls else "https"
+    write_atomic(os.path.join(state_dir, "kubeconfig"),
+                 kubeconfig_text("%s://127.0.0.1:%d" % (scheme, api_port), ca_path,
+                                 store.token_path).encode())
+    for srv in (api, admin):
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2},
+                         daemon=True).start()
+    write_atomic(ready_path, json.dumps({"api_port": api_port, "admin_port": admin_port,
+                                         "pid": os.getpid()}).encode(), 0o644)
+    LOG.info("ready: api %s://127.0.0.1:%d admin http://127.0.0.1:%d state %s", scheme,
+             api_port, admin_port, state_dir)
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop.wait(0.5):
+        pass
+    LOG.info("shutting down")
+    for srv in (api, admin):
+        srv.shutdown()
+        srv.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
