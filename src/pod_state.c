@@ -260,9 +260,8 @@ static void detect(const struct krc_pod_state *st, const struct pod_rec *old,
             continue;
         }
         d.previous_count = -1;
-        if (fin != 0
-                ? fin >= st->report_since
-                : (pod->creation_timestamp != 0 && pod->creation_timestamp >= st->start_time)) {
+        if (fin != 0 ? fin >= st->report_since
+                     : (pod->creation_timestamp != 0 && pod->creation_timestamp > st->start_time)) {
             cb(&d, userdata);
         }
     }

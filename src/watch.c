@@ -423,6 +423,9 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
         if (cancelled(&w) || rc == KRC_ECANCELED) {
             break;
         }
+        if (w.synced) {
+            what = "pod watch";
+        }
         if (rc == 0) {
             /* The server closed the stream (timeoutSeconds). A watch that ends
              * at once without any event is treated as an error, like client-go. */
@@ -471,11 +474,15 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             break;
         case KRC_EPARSE:
         case KRC_ETOOBIG:
-            krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what, scope(&w),
-                    e.msg, w.rv[0] ? w.rv : "(none)");
-            /* Resume at once the first time; repeated bad lines back off. */
-            if (krc_clock_mono_ms() - started < 1000 && sleep_backoff(&w, what, &e, 0)) {
-                goto out;
+            /* Resume at once when the stream had been healthy for a while; a
+             * server that keeps sending bad lines gets backoff. */
+            if (krc_clock_mono_ms() - started < 1000) {
+                if (sleep_backoff(&w, what, &e, 0)) {
+                    goto out;
+                }
+            } else {
+                krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what,
+                        scope(&w), e.msg, w.rv[0] ? w.rv : "(none)");
             }
             break;
         case KRC_ERATELIMIT:

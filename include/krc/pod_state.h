@@ -31,7 +31,7 @@ struct krc_restart_delta {
 typedef void (*krc_restart_cb)(const struct krc_restart_delta *delta, void *userdata);
 
 /* report_since: unix seconds; terminations of first-seen pods that finished
- * before it are not reported. start_time: pods created at or after it report
+ * before it are not reported. start_time: pods created after it report
  * restarts even without a finishedAt. Caller frees with krc_pod_state_free. */
 struct krc_pod_state *krc_pod_state_new(int64_t report_since, int64_t start_time);
 void krc_pod_state_free(struct krc_pod_state *st);

@@ -1,0 +1,161 @@
+"""Helpers for integration tests that run the real krc binary.
+
+Tests are plain unittest modules run by ctest as
+    python3 test_x.py --krc /path/to/build/krc
+Nothing here sleeps for a fixed time to "let things settle": every wait is
+for a condition, with a deadline.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fakekube"))
+
+KRC = None
+
+
+def krc_binary():
+    global KRC
+    if KRC is None:
+        KRC = os.environ.get("KRC_BINARY") or os.path.join(ROOT, "build", "krc")
+    return KRC
+
+
+def main():
+    """unittest.main() that understands --krc PATH."""
+    global KRC
+    argv = list(sys.argv)
+    if "--krc" in argv:
+        i = argv.index("--krc")
+        KRC = os.path.abspath(argv[i + 1])
+        del argv[i:i + 2]
+    unittest.main(argv=argv, verbosity=2)
+
+
+def wait_until(predicate, timeout=20.0, interval=0.05, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class Krc:
+    """A running `krc run` with JSON logs captured line by line."""
+
+    def __init__(self, kubeconfig=None, args=(), env=None, log_level="debug"):
+        self.lines = []
+        self.raw = []
+        self._lock = threading.Lock()
+        cmd = [krc_binary(), "run", "--log-format", "json", "--log-level", log_level]
+        if kubeconfig is not None:
+            cmd += ["--kubeconfig", kubeconfig]
+        cmd += list(args)
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("KUBERNETES_SERVICE")
+                    and k not in ("KUBECONFIG",)}
+        full_env.update(env or {})
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=full_env)
+        self._threads = [threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True),
+                         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _read(self, stream):
+        for raw in iter(stream.readline, b""):
+            text = raw.decode("utf-8", "replace").rstrip("\n")
+            with self._lock:
+                self.raw.append(text)
+                try:
+                    obj = json.loads(text)
+                    if isinstance(obj, dict):
+                        self.lines.append(obj)
+                except ValueError:
+                    pass
+
+    def logs(self, msg=None, contains=None):
+        with self._lock:
+            out = list(self.lines)
+        if msg is not None:
+            out = [l for l in out if l.get("msg") == msg]
+        if contains is not None:
+            out = [l for l in out if contains in l.get("msg", "")]
+        return out
+
+    def text(self):
+        with self._lock:
+            return "\n".join(self.raw)
+
+    def restarts(self):
+        return self.logs(msg="restart detected")
+
+    def wait_log(self, contains, timeout=20.0, count=1):
+        return wait_until(lambda: len(self.logs(contains=contains)) >= count and
+                          self.logs(contains=contains), timeout,
+                          what="log line containing %r (have:\n%s)" % (contains, self.tail()))
+
+    def wait_restarts(self, n, timeout=30.0):
+        def enough():
+            r = self.restarts()
+            return r if len(r) >= n else None
+        try:
+            return wait_until(enough, timeout, what="%d restart reports" % n)
+        except AssertionError:
+            raise AssertionError("expected %d restart reports, got %d; log tail:\n%s"
+                                 % (n, len(self.restarts()), self.tail(60)))
+
+    def wait_synced(self, count=1, timeout=20.0):
+        return self.wait_log("sync complete", timeout, count)
+
+    def tail(self, n=30):
+        with self._lock:
+            return "\n".join(self.raw[-n:])
+
+    def exited(self):
+        return self.proc.poll() is not None
+
+    def wait_exit(self, timeout=20.0):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("krc did not exit; log tail:\n%s" % self.tail())
+        self._close()
+        return self.proc.returncode
+
+    def _close(self):
+        for t in self._threads:
+            t.join(2)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def stop(self, timeout=20.0):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.wait_exit(timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self._close()
+
+
+def restart_keys(reports):
+    """(namespace, pod, container, restart_count) of each report."""
+    return [(r["namespace"], r["pod"], r["container"], r["restart_count"]) for r in reports]
