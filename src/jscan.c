@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Why a string scan stopped. */
 enum {
     STR_OK = 0,
@@ -55,6 +59,24 @@ static int scan_string(const char *b, size_t n, size_t *pp, int *ret_escaped)
         /* 8 bytes at a time until one of '"', '\\' or a control byte. The
          * test has no false negatives; on little endian the lowest flagged
          * byte is exact, elsewhere the byte loop below sorts it out. */
+#ifdef __SSE2__
+        while (p + 16 <= n) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + p));
+            __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                       _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+            int mask;
+
+            /* unsigned x <= 0x1f  <=>  max(x, 0x1f) == 0x1f */
+            hit = _mm_or_si128(
+                hit, _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f)));
+            mask = _mm_movemask_epi8(hit);
+            if (mask != 0) {
+                p += (size_t)__builtin_ctz((unsigned)mask);
+                goto special;
+            }
+            p += 16;
+        }
+#endif
         while (p + 8 <= n) {
             uint64_t x;
             uint64_t t;
@@ -72,6 +94,9 @@ static int scan_string(const char *b, size_t n, size_t *pp, int *ret_escaped)
             }
             p += 8;
         }
+#ifdef __SSE2__
+    special:
+#endif
         for (;;) {
             unsigned char c;
 

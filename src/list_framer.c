@@ -1,6 +1,7 @@
 #include "krc/list_framer.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,6 +175,32 @@ static void value_start(struct krc_list_framer *lf, unsigned char c)
     }
 }
 
+/* Offset of the first '"' or '\\' in p[i..n), or n. Strings in Kubernetes
+ * objects are short, so a word-at-a-time loop beats two memchr calls. */
+static size_t find_quote_or_backslash(const char *p, size_t n, size_t i)
+{
+    static const uint64_t ones = 0x0101010101010101ULL;
+    static const uint64_t highs = 0x8080808080808080ULL;
+
+    while (i + 8 <= n) {
+        uint64_t x;
+        uint64_t q;
+        uint64_t b;
+
+        memcpy(&x, p + i, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        if ((((q - ones) & ~q) | ((b - ones) & ~b)) & highs) {
+            break;
+        }
+        i += 8;
+    }
+    while (i < n && p[i] != '"' && p[i] != '\\') {
+        i++;
+    }
+    return i;
+}
+
 /* Find where the value being accumulated ends, looking only at strings and
  * bracket depth (the grammar is checked afterwards). Returns the number of
  * bytes of p that belong to the value; *done when it is complete. */
@@ -191,25 +218,21 @@ static size_t light_scan(struct krc_list_framer *lf, const char *p, size_t n, in
     }
     while (i < n) {
         if (lf->vin_str) {
-            const char *q;
-            const char *bs;
-
             if (lf->vesc) {
                 lf->vesc = 0;
                 i++;
                 continue;
             }
-            q = memchr(p + i, '"', n - i);
-            bs = memchr(p + i, '\\', (size_t)((q != NULL ? q : p + n) - (p + i)));
-            if (bs != NULL) {
-                lf->vesc = 1;
-                i = (size_t)(bs - p) + 1;
-                continue;
-            }
-            if (q == NULL) {
+            i = find_quote_or_backslash(p, n, i);
+            if (i >= n) {
                 return n;
             }
-            i = (size_t)(q - p) + 1;
+            if (p[i] == '\\') {
+                lf->vesc = 1;
+                i++;
+                continue;
+            }
+            i++;
             lf->vin_str = 0;
             if (lf->vkind == VK_STRING) {
                 *done = 1;
