@@ -1,0 +1,17 @@
+/* `krc explain`: diagnose a restart offline from saved kubectl output.
+ *
+ *   krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]
+ *               [--container NAME] [--format text|json|slack]
+ *
+ * FILE "-" reads standard input (at most one of them). Output goes to
+ * stdout, errors to stderr. Exit status: 0 success, 1 bad input (unreadable
+ * file, not JSON, not a Pod, unknown container, nothing to explain), 2 usage
+ * error. The slack format is a minimal Block Kit message (header, cause and
+ * summary, evidence); the full formatter lives in slack_format later. */
+#ifndef KRC_EXPLAIN_H
+#define KRC_EXPLAIN_H
+
+/* argv[0] is "explain". Returns the process exit status. */
+int krc_explain_main(int argc, char **argv);
+
+#endif

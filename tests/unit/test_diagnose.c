@@ -1,0 +1,1092 @@
+/* diagnose: the whole corpus (every case directory under
+ * KRC_FIXTURES/corpus) and one focused test per rule on small synthetic
+ * pods, events and logs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "krc/buf.h"
+#include "krc/diagnose.h"
+#include "krc/error.h"
+#include "krc/kube_parse.h"
+#include "krc/mem.h"
+#include "krc/report.h"
+
+#define POD_UID "7d1c0f8e-1111-4aaa-9bbb-000000000001"
+#define OTHER_UID "7d1c0f8e-2222-4aaa-9bbb-000000000002"
+#define STARTED "2025-01-01T10:00:00Z"
+#define FINISHED "2025-01-01T10:05:00Z"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    if (f == NULL) {
+        return NULL;
+    }
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    /* exact size, no NUL: ASan catches any read past the end */
+    data = malloc(n > 0 ? (size_t)n : 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    struct krc_buf b;
+    va_list ap;
+    char *s;
+
+    krc_buf_init(&b, 1 << 22);
+    va_start(ap, f);
+    assert_int_equal(krc_buf_vprintf(&b, f, ap), 0);
+    va_end(ap);
+    s = krc_buf_take(&b);
+    assert_non_null(s);
+    return s;
+}
+
+/* A pod with one container "app" (or `cname`), whose lastState.terminated
+ * is given by the arguments. `extra_term` is appended inside terminated
+ * (e.g. ",\"message\":\"...\""), `limits` is a JSON object. */
+static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
+                      const char *extra_term, const char *limits)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
+               "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\",\"ownerReferences\":[{\"kind\":"
+               "\"StatefulSet\",\"name\":\"web\",\"controller\":true}]},"
+               "\"spec\":{\"nodeName\":\"node-1\",\"restartPolicy\":\"Always\",\"containers\":[{"
+               "\"name\":\"%s\",\"image\":\"img:1\",\"livenessProbe\":{\"httpGet\":{\"path\":"
+               "\"/healthz\",\"port\":8080}},\"resources\":{\"limits\":%s}}]},"
+               "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"%s\","
+               "\"ready\":false,\"restartCount\":3,\"image\":\"img:1\",\"imageID\":\"\","
+               "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off "
+               "40s\"}},\"lastState\":{\"terminated\":{\"exitCode\":%d,\"reason\":\"%s\","
+               "\"startedAt\":\"%s\",\"finishedAt\":\"" FINISHED "\"%s}}}]}}",
+               cname, limits ? limits : "{\"memory\":\"1Gi\"}", cname, exit_code, reason, started,
+               extra_term ? extra_term : "");
+}
+
+struct ev {
+    const char *uid;
+    const char *field_path; /* NULL: none */
+    const char *reason;
+    const char *message;
+    const char *last;       /* NULL: lastTimestamp null */
+    const char *event_time; /* NULL: null */
+};
+
+static char *make_events(const struct ev *evs, size_t n)
+{
+    struct krc_buf b;
+    size_t i;
+    char *s;
+
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":"
+                                            "{\"resourceVersion\":\"\"},\"items\":["),
+                     0);
+    for (i = 0; i < n; i++) {
+        char fp[128] = "";
+        char last[64] = "null";
+        char et[64] = "null";
+        if (evs[i].field_path != NULL) {
+            snprintf(fp, sizeof(fp), ",\"fieldPath\":\"%s\"", evs[i].field_path);
+        }
+        if (evs[i].last != NULL) {
+            snprintf(last, sizeof(last), "\"%s\"", evs[i].last);
+        }
+        if (evs[i].event_time != NULL) {
+            snprintf(et, sizeof(et), "\"%s\"", evs[i].event_time);
+        }
+        assert_int_equal(
+            krc_buf_printf(&b,
+                           "%s{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                           "\"web-0.%zu\",\"namespace\":\"shop\"},\"involvedObject\":{\"kind\":"
+                           "\"Pod\",\"namespace\":\"shop\",\"name\":\"web-0\",\"uid\":\"%s\"%s},"
+                           "\"reason\":\"%s\",\"message\":\"%s\",\"source\":{\"component\":"
+                           "\"kubelet\",\"host\":\"node-1\"},\"firstTimestamp\":%s,"
+                           "\"lastTimestamp\":%s,\"eventTime\":%s,\"count\":2,\"type\":\"Normal\"}",
+                           i ? "," : "", i, evs[i].uid, fp, evs[i].reason, evs[i].message, last,
+                           last, et),
+            0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "]}"), 0);
+    s = krc_buf_take(&b);
+    assert_non_null(s);
+    return s;
+}
+
+/* Parse pod (+ events, + log) into r and diagnose; returns the cause. */
+static enum krc_cause run(struct krc_report *r, struct krc_diagnosis *d, char *pod, char *events,
+                          const void *log, size_t log_len)
+{
+    struct krc_error err;
+
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), r, &err), 0);
+    if (events != NULL) {
+        if (krc_kube_parse_events(events, strlen(events), r, &err) != 0) {
+            fail_msg("events: %s", err.msg);
+        }
+    }
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(r, NULL, log, log_len, 0, &err), 0);
+    }
+    if (krc_diagnose(r, NULL, d, &err) != 0) {
+        fail_msg("diagnose: %s", err.msg);
+    }
+    krc_free(pod);
+    krc_free(events);
+    return d->cause;
+}
+
+static void done(struct krc_report *r, struct krc_diagnosis *d)
+{
+    krc_diagnosis_cleanup(d);
+    krc_report_cleanup(r);
+}
+
+static int evidence_has(const struct krc_diagnosis *d, const char *needle)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_evidence; i++) {
+        if (strstr(d->evidence[i], needle) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Valid UTF-8 and no control characters. */
+static int clean_text(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        if (*p < 0x20 || *p == 0x7f) {
+            return 0;
+        }
+        if (*p < 0x80) {
+            p++;
+        } else if ((*p & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
+            p += 2;
+        } else if ((*p & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
+            p += 3;
+        } else if ((*p & 0xf8) == 0xf0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+                   (p[3] & 0xc0) == 0x80) {
+            p += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the corpus ---------------------------------------------------------- */
+
+static int run_case(const char *dir, char *why, size_t whysz)
+{
+    char path[1024];
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    char *data;
+    size_t len;
+    cJSON *exp;
+    const cJSON *j;
+    int ok = 1;
+
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    krc_error_clear(&err);
+    snprintf(path, sizeof(path), "%s/pod.json", dir);
+    data = read_file(path, &len);
+    assert_non_null(data);
+    if (krc_kube_parse_pod(data, len, &r, &err) != 0) {
+        fail_msg("%s: %s", path, err.msg);
+    }
+    free(data);
+    snprintf(path, sizeof(path), "%s/events.json", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        if (krc_kube_parse_events(data, len, &r, &err) != 0) {
+            fail_msg("%s: %s", path, err.msg);
+        }
+        free(data);
+    }
+    snprintf(path, sizeof(path), "%s/node.json", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        if (krc_kube_parse_node(data, len, &r, &err) != 0) {
+            fail_msg("%s: %s", path, err.msg);
+        }
+        free(data);
+    }
+    krc_report_retain_pod_events(&r);
+    snprintf(path, sizeof(path), "%s/logs.txt", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        assert_int_equal(krc_report_set_log(&r, NULL, data, len, 0, &err), 0);
+        free(data);
+    }
+    if (krc_diagnose(&r, NULL, &d, &err) != 0) {
+        fail_msg("%s: diagnose: %s", dir, err.msg);
+    }
+    snprintf(path, sizeof(path), "%s/expected.json", dir);
+    data = read_file(path, &len);
+    assert_non_null(data);
+    exp = cJSON_ParseWithLength(data, len);
+    free(data);
+    assert_non_null(exp);
+
+    j = cJSON_GetObjectItemCaseSensitive(exp, "cause");
+    if (!cJSON_IsString(j) || strcmp(j->valuestring, krc_cause_name(d.cause)) != 0) {
+        snprintf(why, whysz, "cause %s, expected %s", krc_cause_name(d.cause),
+                 cJSON_IsString(j) ? j->valuestring : "?");
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "container");
+    if (ok &&
+        (!cJSON_IsString(j) || d.container == NULL || strcmp(j->valuestring, d.container) != 0)) {
+        snprintf(why, whysz, "container %s, expected %s", d.container ? d.container : "(none)",
+                 cJSON_IsString(j) ? j->valuestring : "?");
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "restart_count");
+    if (ok && cJSON_IsNumber(j) && j->valueint != d.restart_count) {
+        snprintf(why, whysz, "restart_count %d, expected %d", d.restart_count, j->valueint);
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "exit_code");
+    if (ok && cJSON_IsNumber(j) && j->valueint != d.exit_code) {
+        snprintf(why, whysz, "exit_code %d, expected %d", d.exit_code, j->valueint);
+        ok = 0;
+    }
+    if (ok && (!clean_text(d.summary) || d.n_evidence == 0)) {
+        snprintf(why, whysz, "summary not clean or no evidence");
+        ok = 0;
+    }
+    cJSON_Delete(exp);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+    return ok;
+}
+
+static void test_corpus(void **state)
+{
+    const char *root = KRC_FIXTURES "/corpus";
+    DIR *dir = opendir(root);
+    struct dirent *e;
+    int cases = 0;
+    int failed = 0;
+
+    (void)state;
+    assert_non_null(dir);
+    while ((e = readdir(dir)) != NULL) {
+        char path[1024];
+        char why[256] = "";
+        struct stat st;
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s/pod.json", root, e->d_name);
+        if (stat(path, &st) != 0) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
+        cases++;
+        if (!run_case(path, why, sizeof(why))) {
+            print_error("corpus case %s: %s\n", e->d_name, why);
+            failed++;
+        }
+    }
+    closedir(dir);
+    print_message("corpus: %d/%d cases correct\n", cases - failed, cases);
+    assert_true(cases >= 20);
+    assert_int_equal(failed, 0);
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+static void test_liveness_kill_in_window(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 503", "2025-01-01T10:04:20Z",
+         NULL},
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_string_equal(d.signal_name, "SIGKILL");
+    assert_non_null(strstr(d.summary, "statuscode: 503"));
+    assert_true(evidence_has(&d, "failed liveness probe"));
+    done(&r, &d);
+}
+
+static void test_liveness_kill_with_exit_0_and_combined(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "(combined from similar events): Container app failed liveness probe, will be restarted",
+         "2025-01-01T10:04:50Z", NULL},
+    };
+
+    (void)state;
+    /* The application handles SIGTERM and exits 0: still a probe kill. */
+    assert_int_equal(run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_outside_window_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* an earlier instance, before T.startedAt */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T08:10:00Z", NULL},
+        /* more than 60 s after T.finishedAt */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:06:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_window_upper_edge(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:06:00Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_STARTUP_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_event_time_only(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* events.k8s.io-style writer: lastTimestamp null, eventTime set */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", NULL,
+         "2025-01-01T10:04:58.123456Z"},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_other_pod_same_container_name_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {OTHER_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+        /* same pod, another container */
+        {POD_UID, "spec.containers{sidecar}", "Killing",
+         "Container sidecar failed liveness probe, will be restarted", "2025-01-01T10:04:30Z",
+         NULL},
+        /* same pod, but the init container namespace of field paths */
+        {POD_UID, "spec.initContainers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 3), NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    assert_string_equal(d.signal_name, "SIGTERM");
+    done(&r, &d);
+}
+
+static void test_readiness_never_counts(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Readiness probe failed: Get \\\"http://10.0.0.1:8080/ready\\\": dial tcp "
+         "10.0.0.1:8080: connect: connection refused",
+         "2025-01-01T10:04:30Z", NULL},
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 500", "2025-01-01T10:04:30Z",
+         NULL},
+    };
+
+    (void)state;
+    /* Unhealthy events alone (no Killing) never make a probe kill. */
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    done(&r, &d);
+}
+
+static void test_definition_changed_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app definition changed, will be restarted", "2025-01-01T10:04:55Z", NULL},
+        {POD_UID, "spec.containers{app}", "Killing", "Stopping container app",
+         "2025-01-01T10:04:56Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+}
+
+static void test_oom_killed_cgroup_v1_exit_1(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* OOMKilled wins over everything, even a probe kill */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "OOMKilled", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_int_equal(d.exit_code, 1);
+    assert_null(d.signal_name);
+    assert_non_null(strstr(d.summary, "memory limit 1Gi"));
+    assert_non_null(strstr(d.summary, "after 5m0s"));
+    assert_non_null(strstr(d.summary, "3 restarts"));
+    done(&r, &d);
+}
+
+static void test_start_error_not_found(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"failed to create containerd task: failed to create shim "
+                     "task: OCI runtime create failed: runc create failed: unable to start "
+                     "container process: exec: \\\"gunicorn\\\": executable file not found in "
+                     "$PATH: unknown\"",
+                     NULL),
+            NULL, "", 0),
+        KRC_CAUSE_COMMAND_NOT_FOUND);
+    assert_int_equal(d.started_at, 0);
+    assert_true(evidence_has(&d, "executable file not found"));
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"OCI runtime create failed: runc create failed: unable to "
+                     "start container process: exec: \\\"/app/run.sh\\\": stat /app/run.sh: no "
+                     "such file or directory: unknown\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_COMMAND_NOT_FOUND);
+    done(&r, &d);
+
+    /* exit 127 from a shell */
+    assert_int_equal(run(&r, &d, make_pod("app", 127, "Error", STARTED, NULL, NULL), NULL,
+                         "sh: 1: celery: not found\n", 25),
+                     KRC_CAUSE_COMMAND_NOT_FOUND);
+    done(&r, &d);
+}
+
+static void test_start_error_permission_denied(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "/bin/sh: 1: /app/entrypoint.sh: Permission denied\n";
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"failed to create containerd task: failed to create shim "
+                     "task: OCI runtime create failed: runc create failed: unable to start "
+                     "container process: exec: \\\"/entrypoint.sh\\\": permission denied: "
+                     "unknown\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_PERMISSION_DENIED);
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 126, "Error", STARTED, NULL, NULL), NULL, log, sizeof(log) - 1),
+        KRC_CAUSE_PERMISSION_DENIED);
+    assert_true(evidence_has(&d, "Permission denied"));
+    done(&r, &d);
+
+    /* A start error about a mount is neither. */
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"runc create failed: error mounting \\\"/var/lib/x\\\" to "
+                     "rootfs at \\\"/etc/cfg\\\": no such file or directory\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+}
+
+static void test_signals(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.signal_name, "SIGABRT");
+    assert_int_equal(d.signal, 6);
+    assert_non_null(strstr(d.summary, "SIGABRT"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_SEGFAULT);
+    assert_string_equal(d.signal_name, "SIGSEGV");
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 135, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.signal_name, "SIGBUS");
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL, 0),
+        KRC_CAUSE_COMPLETED);
+    assert_null(d.signal_name);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 255, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_null(d.signal_name);
+    done(&r, &d);
+
+    assert_string_equal(krc_signal_name(9), "SIGKILL");
+    assert_string_equal(krc_signal_name(15), "SIGTERM");
+    assert_string_equal(krc_signal_name(4), "SIGILL");
+    assert_string_equal(krc_signal_name(8), "SIGFPE");
+    assert_null(krc_signal_name(0));
+    assert_null(krc_signal_name(65));
+}
+
+static void test_cuda_oom_line_3_of_5000(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_buf b;
+    int i;
+
+    (void)state;
+    krc_buf_init(&b, 1 << 22);
+    assert_int_equal(krc_buf_append_str(&b, "rank0: starting\nrank3: loading shard\n"), 0);
+    assert_int_equal(krc_buf_append_str(&b, "[rank3]: torch.OutOfMemoryError: CUDA out of "
+                                            "memory. Tried to allocate 2.00 GiB.\n"),
+                     0);
+    for (i = 3; i < 5000; i++) {
+        assert_int_equal(
+            krc_buf_printf(&b, "rank0: step %d loss=%.3f (waiting for peers)\n", i, 1.0 / (i + 1)),
+            0);
+    }
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 1, "Error", STARTED, NULL, "{\"nvidia.com/gpu\":\"8\"}"),
+            NULL, b.data, b.len),
+        KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_int_equal(d.gpus, 8);
+    assert_non_null(strstr(d.summary, "8 GPUs"));
+    assert_true(evidence_has(&d, "CUDA out of memory"));
+    done(&r, &d);
+
+    /* Exit 0 with the same log: the log only decides non-zero exits. */
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 0, "Completed", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_COMPLETED);
+    done(&r, &d);
+    krc_buf_cleanup(&b);
+}
+
+static void test_gpu_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char xid[] = "loading model\n"
+                              "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the "
+                              "bus.\nRuntimeError: CUDA error: unknown error\n";
+    static const char drv[] = "Failed to initialize NVML: Driver/library version mismatch\n";
+    static const char not_xid[] = "id=aXid7 mixidx=3\nValueError: bad input\n";
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, xid, sizeof(xid) - 1),
+        KRC_CAUSE_GPU_ERROR);
+    done(&r, &d);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 255, "Error", STARTED, NULL, NULL), NULL, drv, sizeof(drv) - 1),
+        KRC_CAUSE_GPU_ERROR);
+    done(&r, &d);
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, not_xid,
+                         sizeof(not_xid) - 1),
+                     KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+}
+
+static void test_dependency_at_the_end(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char *const logs[] = {
+        /* Go */
+        "starting\nredis ping failed (attempt 1/3): dial tcp 10.0.0.5:6379: connect: connection "
+        "refused\nfatal: could not connect to redis: dial tcp 10.0.0.5:6379: connect: "
+        "connection refused\n",
+        /* Node, with a stack and the error object after the message */
+        "listening\nError: getaddrinfo ENOTFOUND postgres.db.svc\n    at "
+        "GetAddrInfoReqWrap.onlookup (node:dns:109:26) {\n  errno: -3008,\n  code: "
+        "'ENOTFOUND',\n  syscall: 'getaddrinfo',\n  hostname: 'postgres.db.svc'\n}\n\nNode.js "
+        "v20.11.0\n",
+        /* asyncpg */
+        "Traceback (most recent call last):\n  File \"/app/main.py\", line 3, in <module>\n"
+        "ConnectionRefusedError: [Errno 111] Connect call failed ('10.1.2.3', 5432)\n",
+        /* JDBC */
+        "org.postgresql.util.PSQLException: Connection to db:5432 refused. Check that the "
+        "hostname and port are correct and that the postmaster is accepting TCP/IP "
+        "connections.\n\tat org.postgresql.core.v3.ConnectionFactoryImpl.openConnectionImpl("
+        "ConnectionFactoryImpl.java:346)\nCaused by: java.net.ConnectException: Connection "
+        "refused\n\tat java.base/sun.nio.ch.Net.pollConnect(Native Method)\n",
+        /* kafka */
+        "[2025-01-01 10:04:59,000] WARN [AdminClient clientId=adminclient-1] Connection to node "
+        "-1 (kafka/10.0.0.9:9092) could not be established. Broker may not be available.\n"
+        "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node "
+        "assignment. Call: listTopics\n",
+        /* grpc */
+        "E0101 10:04:59 rpc error: code = Unavailable desc = connection error: desc = "
+        "\"transport: Error while dialing: dial tcp 10.0.0.7:50051: i/o timeout\"\nexit status "
+        "1\n",
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+        enum krc_cause c = run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                               logs[i], strlen(logs[i]));
+        if (c != KRC_CAUSE_DEPENDENCY_UNREACHABLE) {
+            fail_msg("log %zu: cause %s", i, krc_cause_name(c));
+        }
+        done(&r, &d);
+    }
+}
+
+static void test_dependency_retried_successfully_is_not_the_cause(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_buf b;
+    int i;
+
+    (void)state;
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b, "connecting to postgres at db:5432\n"
+                                            "connection failed: dial tcp 10.0.0.3:5432: connect: "
+                                            "connection refused, retrying in 2s\n"
+                                            "connected to postgres\n"),
+                     0);
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(krc_buf_printf(&b, "GET /items/%d 200 3ms\n", i), 0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "panic: assignment to entry in nil map\n\n"
+                                            "goroutine 1 [running]:\nmain.main()\n"
+                                            "\t/src/main.go:12 +0x1d\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "panic: assignment to entry in nil map"));
+    done(&r, &d);
+
+    /* kubectl --timestamps prefixes and CRLF line ends: the panic after the
+     * network error is still recognised as a different error. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "2025-01-01T10:04:58.000000001Z dial tcp "
+                                            "10.0.0.3:5432: connect: connection refused\r\n"
+                                            "2025-01-01T10:04:59.123456789Z panic: boom\r\n"
+                                            "2025-01-01T10:04:59.123456789Z \r\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, ": panic: boom"));
+    done(&r, &d);
+
+    /* Within the last lines, but the dependency answered afterwards. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "kafka: dial tcp 10.0.0.9:9092: i/o timeout\n"
+                                            "reconnected to kafka-0\n"
+                                            "consumer group joined\n"
+                                            "worker exiting: unexpected state\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+
+    /* The same early error far above a long healthy run, exit 1 without a
+     * message at the end. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "redis: connection refused, retrying\n"), 0);
+    for (i = 0; i < 100; i++) {
+        assert_int_equal(krc_buf_printf(&b, "processed batch %d\n", i), 0);
+    }
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    krc_buf_cleanup(&b);
+}
+
+static void test_non_utf8_log(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "\xff\xfe binary \x00\x01\x02 garbage \xc3\x28\n"
+                              "progress  10%\r progress  50%\r progress 100%\n"
+                              "\x1b[31mERROR\x1b[0m redis \xe2\x9c\x97 \x80\x81: Error 111 "
+                              "connecting to redis:6379. Connection refused. <&>\n";
+    size_t i;
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, sizeof(log) - 1),
+        KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    assert_true(clean_text(d.summary));
+    for (i = 0; i < d.n_evidence; i++) {
+        assert_true(clean_text(d.evidence[i]));
+        assert_null(strstr(d.evidence[i], "[31m"));
+    }
+    assert_true(evidence_has(&d, "Connection refused. <&>"));
+    assert_true(evidence_has(&d, "\xe2\x9c\x97 \xef\xbf\xbd\xef\xbf\xbd:"));
+    done(&r, &d);
+}
+
+static void test_huge_line_and_bounded_work(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    size_t len = 64 * 1024;
+    char *log = malloc(len);
+    clock_t t0;
+    double secs;
+    size_t i;
+
+    (void)state;
+    assert_non_null(log);
+    /* one 64 KiB line of letters with no match anywhere: the worst case */
+    for (i = 0; i < len; i++) {
+        log[i] = (char)('a' + (i * 7) % 26);
+    }
+    t0 = clock();
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, len),
+                     KRC_CAUSE_APP_ERROR);
+    secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    done(&r, &d);
+    print_message("64 KiB log without matches: %.3f s\n", secs);
+    assert_true(secs < 2.0); /* sanitizer builds included */
+
+    /* a match in the middle of a huge line gives a short evidence line */
+    memcpy(log + 40000, "CUDA out of memory", 18);
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, len),
+                     KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_true(evidence_has(&d, "CUDA out of memory"));
+    for (i = 0; i < d.n_evidence; i++) {
+        assert_true(strlen(d.evidence[i]) < KRC_DIAG_EVIDENCE_MAX);
+    }
+    assert_true(strlen(d.summary) < 1024);
+    done(&r, &d);
+    free(log);
+}
+
+static void test_termination_message_as_log(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    /* FallbackToLogsOnError: the log tail is in T.message, no log file. */
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 1, "Error", STARTED,
+                     ",\"message\":\"RuntimeError: CUDA error: out of memory\\nexiting\\n\"", NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    done(&r, &d);
+}
+
+static const char two_containers_pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\","
+    "\"uid\":\"u1\"},\"spec\":{\"restartPolicy\":\"Always\",\"initContainers\":["
+    "{\"name\":\"migrate\",\"image\":\"i\"},{\"name\":\"proxy\",\"image\":\"i\","
+    "\"restartPolicy\":\"Always\"}],\"containers\":[{\"name\":\"main\",\"image\":\"i\"},"
+    "{\"name\":\"worker\",\"image\":\"i\"}]},\"status\":{"
+    "\"initContainerStatuses\":["
+    /* completed ordinary init container with an old failure: never chosen */
+    "{\"name\":\"migrate\",\"ready\":true,\"restartCount\":1,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\",\"startedAt\":"
+    "\"2025-01-01T11:00:00Z\",\"finishedAt\":\"2025-01-01T11:00:01Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":1,\"reason\":\"Error\",\"startedAt\":\"2025-01-01T11:59:00Z\","
+    "\"finishedAt\":\"2025-01-01T11:59:59Z\"}}},"
+    "{\"name\":\"proxy\",\"ready\":true,\"restartCount\":2,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\",\"startedAt\":"
+    "\"2025-01-01T09:00:00Z\",\"finishedAt\":\"2025-01-01T09:30:00Z\"}}}],"
+    "\"containerStatuses\":["
+    "{\"name\":\"main\",\"ready\":true,\"restartCount\":9,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":137,\"reason\":\"OOMKilled\",\"startedAt\":"
+    "\"2025-01-01T09:00:00Z\",\"finishedAt\":\"2025-01-01T09:10:00Z\"}}},"
+    "{\"name\":\"worker\",\"ready\":false,\"restartCount\":1,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"startedAt\":"
+    "\"2025-01-01T09:40:00Z\",\"finishedAt\":\"2025-01-01T09:45:00Z\"}}}]}}";
+
+static void test_pick_container(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+
+    (void)state;
+    krc_error_clear(&err);
+    /* worker finished last (09:45) though main has more restarts; migrate's
+     * later failure belongs to a completed init container */
+    assert_int_equal(run(&r, &d, krc_strdup(two_containers_pod), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.container, "worker");
+    assert_int_equal(d.restart_count, 1);
+    assert_int_equal(d.exit_code, 2);
+
+    /* an explicit container */
+    assert_int_equal(krc_diagnose(&r, "main", &d, &err), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
+    assert_int_equal(krc_diagnose(&r, "proxy", &d, &err), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_COMPLETED);
+    assert_true(d.is_sidecar);
+
+    /* unknown container */
+    assert_int_equal(krc_diagnose(&r, "nope", &d, &err), KRC_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "\"nope\" not found"));
+    assert_non_null(strstr(err.msg, "worker"));
+    done(&r, &d);
+}
+
+static void test_nothing_to_explain(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char pod[] =
+        "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\"}]},\"status\":{\"containerStatuses\":[{"
+        "\"name\":\"c\",\"ready\":true,\"restartCount\":0,\"image\":\"i\",\"imageID\":\"\","
+        "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{}}]}}";
+
+    (void)state;
+    assert_int_equal(run(&r, &d, krc_strdup(pod), NULL, NULL, 0), KRC_CAUSE_UNKNOWN);
+    assert_false(d.has_termination);
+    assert_null(d.container);
+    assert_non_null(d.summary);
+    done(&r, &d);
+}
+
+static void test_node_evidence(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    static const char node[] =
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-1\"},"
+        "\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"8\"},\"allocatable\":{"
+        "\"nvidia.com/gpu\":\"7\"},\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":"
+        "\"True\",\"reason\":\"KubeletHasInsufficientMemory\",\"message\":\"low\"},{\"type\":"
+        "\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\"},{\"type\":\"DiskPressure\","
+        "\"status\":\"False\"}]}}";
+
+    (void)state;
+    krc_error_clear(&err);
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_int_equal(krc_kube_parse_node(node, sizeof(node) - 1, &r, &err), 0);
+    assert_int_equal(krc_diagnose(&r, NULL, &d, &err), 0);
+    assert_true(evidence_has(&d, "MemoryPressure=True"));
+    assert_true(evidence_has(&d, "Ready=False"));
+    assert_false(evidence_has(&d, "DiskPressure"));
+    assert_true(evidence_has(&d, "allocatable 7 < capacity 8"));
+    done(&r, &d);
+}
+
+static void test_sanitize_and_names(void **state)
+{
+    char out[16];
+    enum krc_cause c;
+    int i;
+
+    (void)state;
+    assert_int_equal(krc_diagnose_sanitize("  a\tb\r\n", 7, out, sizeof(out)), 3);
+    assert_string_equal(out, "a b");
+    krc_diagnose_sanitize("0123456789abcdefghij", 20, out, sizeof(out));
+    assert_string_equal(out, "0123456789ab...");
+    krc_diagnose_sanitize("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 15, out,
+                          sizeof(out));
+    assert_true(clean_text(out));
+    for (i = 0; i < KRC_CAUSE_COUNT; i++) {
+        assert_int_equal(krc_cause_parse(krc_cause_name((enum krc_cause)i), &c), 0);
+        assert_int_equal((int)c, i);
+    }
+    assert_int_equal(krc_cause_parse("bogus", &c), KRC_EINVAL);
+    krc_diagnose_format_duration(3725, out, sizeof(out));
+    assert_string_equal(out, "1h2m5s");
+    krc_diagnose_format_duration(42, out, sizeof(out));
+    assert_string_equal(out, "42s");
+}
+
+/* Every allocation failure during parse + diagnose is reported cleanly
+ * and leaks nothing (ASan's leak checker runs at exit). */
+static void test_allocation_failures(void **state)
+{
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    char *pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
+    char *events = make_events(evs, 1);
+    static const char log[] = "line\nError: connect ECONNREFUSED 1.2.3.4:5\n";
+    long n;
+
+    (void)state;
+    for (n = 0; n < 10000; n++) {
+        struct krc_report r;
+        struct krc_diagnosis d;
+        int rc;
+        krc_report_init(&r);
+        krc_diagnosis_init(&d);
+        krc_mem_fail_after(n);
+        rc = krc_kube_parse_pod(pod, strlen(pod), &r, NULL);
+        if (rc == 0) {
+            rc = krc_kube_parse_events(events, strlen(events), &r, NULL);
+        }
+        if (rc == 0) {
+            rc = krc_report_set_log(&r, NULL, log, sizeof(log) - 1, 0, NULL);
+        }
+        if (rc == 0) {
+            rc = krc_diagnose(&r, NULL, &d, NULL);
+        }
+        krc_mem_fail_after(-1);
+        krc_diagnosis_cleanup(&d);
+        krc_report_cleanup(&r);
+        if (rc == 0) {
+            break;
+        }
+        assert_true(rc == KRC_ENOMEM || rc == KRC_EPARSE);
+    }
+    assert_true(n < 10000);
+    krc_free(pod);
+    krc_free(events);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_liveness_kill_in_window),
+        cmocka_unit_test(test_liveness_kill_with_exit_0_and_combined),
+        cmocka_unit_test(test_probe_kill_outside_window_ignored),
+        cmocka_unit_test(test_probe_kill_window_upper_edge),
+        cmocka_unit_test(test_probe_kill_event_time_only),
+        cmocka_unit_test(test_other_pod_same_container_name_ignored),
+        cmocka_unit_test(test_readiness_never_counts),
+        cmocka_unit_test(test_definition_changed_ignored),
+        cmocka_unit_test(test_oom_killed_cgroup_v1_exit_1),
+        cmocka_unit_test(test_start_error_not_found),
+        cmocka_unit_test(test_start_error_permission_denied),
+        cmocka_unit_test(test_signals),
+        cmocka_unit_test(test_cuda_oom_line_3_of_5000),
+        cmocka_unit_test(test_gpu_error),
+        cmocka_unit_test(test_dependency_at_the_end),
+        cmocka_unit_test(test_dependency_retried_successfully_is_not_the_cause),
+        cmocka_unit_test(test_non_utf8_log),
+        cmocka_unit_test(test_huge_line_and_bounded_work),
+        cmocka_unit_test(test_termination_message_as_log),
+        cmocka_unit_test(test_pick_container),
+        cmocka_unit_test(test_nothing_to_explain),
+        cmocka_unit_test(test_node_evidence),
+        cmocka_unit_test(test_sanitize_and_names),
+        cmocka_unit_test(test_allocation_failures),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
