@@ -5,87 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/kube_pod.h"
 #include "krc/mem.h"
 
 /* ---- time ------------------------------------------------------------- */
 
-static int digits(const char *s, size_t n, int *ret)
-{
-    int v = 0;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return -1;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    *ret = v;
-    return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    int64_t era;
-    int64_t yoe;
-    int64_t doy;
-    int64_t doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
+/* One RFC 3339 parser for the whole program: kube_pod's. */
 int krc_kube_parse_time(const char *s, size_t len, int64_t *ret_seconds)
 {
-    int y, mo, d, h, mi, sec;
-    size_t p = 19;
-    int64_t t;
-    int off = 0;
-
-    if (len < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) || s[7] != '-' ||
-        digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
-        digits(s + 17, 2, &sec)) {
-        return KRC_EINVAL;
-    }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) {
-        return KRC_EINVAL;
-    }
-    if (s[p] == '.') {
-        p++;
-        if (p >= len || s[p] < '0' || s[p] > '9') {
-            return KRC_EINVAL;
-        }
-        while (p < len && s[p] >= '0' && s[p] <= '9') {
-            p++;
-        }
-    }
-    if (p < len && (s[p] == 'Z' || s[p] == 'z')) {
-        p++;
-    } else if (p + 6 <= len && (s[p] == '+' || s[p] == '-') && s[p + 3] == ':') {
-        int oh, om;
-        if (digits(s + p + 1, 2, &oh) || digits(s + p + 4, 2, &om) || oh > 23 || om > 59) {
-            return KRC_EINVAL;
-        }
-        off = (oh * 60 + om) * 60;
-        if (s[p] == '-') {
-            off = -off;
-        }
-        p += 6;
-    } else {
-        return KRC_EINVAL;
-    }
-    if (p != len) {
-        return KRC_EINVAL;
-    }
-    t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
-    *ret_seconds = t;
-    return 0;
+    return krc_parse_rfc3339(s, len, ret_seconds);
 }
 
 /* ---- JSON helpers ----------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include "krc/config.h"
 #include "krc/daemon.h"
 #include "krc/error.h"
+#include "krc/explain.h"
 #include "krc/http.h"
 #include "krc/log.h"
 #include "krc/mem.h"
@@ -21,6 +22,9 @@ static void usage(FILE *out)
             "Usage:\n"
             "  krc run [--kubeconfig FILE] [--context NAME] [--config FILE] [OPTIONS]\n"
             "      Watch pods and report every container restart.\n"
+            "  krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
+            "              [--container NAME] [--format text|json|slack]\n"
+            "      Explain a restart offline from saved kubectl output (--pod - reads stdin).\n"
             "  krc version\n"
             "  krc help\n"
             "\n"
@@ -181,6 +185,9 @@ int main(int argc, char **argv)
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "explain") == 0) {
+        return krc_explain_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("krc %s\n", KRC_VERSION);

@@ -90,6 +90,9 @@ static int on_line(const char *line, size_t len, void *userdata)
     struct krc_error perr;
     int rc;
 
+    if (w->stop != 0) {
+        return 1; /* an oversize line in this chunk already ended the stream */
+    }
     krc_error_clear(&perr);
     rc = krc_watch_event_parse(line, len, &w->ev, &perr);
     if (rc < 0) {
@@ -163,7 +166,13 @@ static int on_watch_data(const char *data, size_t len, void *userdata)
     struct wctx *w = userdata;
     atomic_fetch_add(&w->stats->bytes, (long long)len);
     atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
-    krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w);
+    if (krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w) == KRC_ENOMEM &&
+        w->stop == 0) {
+        /* A line was lost: abandon the stream and resume from the last good
+         * resourceVersion, which delivers it again. */
+        krc_error_set(&w->stop_err, KRC_ENOMEM, "out of memory buffering a watch line");
+        w->stop = KRC_ENOMEM;
+    }
     return w->stop != 0;
 }
 
