@@ -20,6 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fakekube"))
 
 KRC = None
+# Deadlines stretch when krc runs under a slow wrapper such as valgrind.
+SLOWDOWN = float(os.environ.get("KRC_SLOWDOWN", "3" if os.environ.get("KRC_WRAPPER") else "1"))
 
 
 def krc_binary():
@@ -58,7 +60,9 @@ class Krc:
         self.lines = []
         self.raw = []
         self._lock = threading.Lock()
-        cmd = [krc_binary(), "run", "--log-format", "json", "--log-level", log_level]
+        # KRC_WRAPPER runs krc under a tool, e.g. "valgrind --error-exitcode=99 --leak-check=full"
+        wrapper = os.environ.get("KRC_WRAPPER", "").split()
+        cmd = wrapper + [krc_binary(), "run", "--log-format", "json", "--log-level", log_level]
         if kubeconfig is not None:
             cmd += ["--kubeconfig", kubeconfig]
         cmd += list(args)
@@ -103,11 +107,13 @@ class Krc:
         return self.logs(msg="restart detected")
 
     def wait_log(self, contains, timeout=20.0, count=1):
+        timeout *= SLOWDOWN
         return wait_until(lambda: len(self.logs(contains=contains)) >= count and
                           self.logs(contains=contains), timeout,
                           what="log line containing %r (have:\n%s)" % (contains, self.tail()))
 
     def wait_restarts(self, n, timeout=30.0):
+        timeout *= SLOWDOWN
         def enough():
             r = self.restarts()
             return r if len(r) >= n else None

@@ -26,9 +26,14 @@ class WatchTest(unittest.TestCase):
 
     def tearDown(self):
         if self.krc is not None:
-            self.krc.kill()
             if self._outcome_failed():
                 print("---- krc log tail ----\n" + self.krc.tail(80))
+            # Every test ends with a clean SIGTERM shutdown (exit 0; under valgrind,
+            # --error-exitcode makes any leak or memory error fail here).
+            code = self.krc.stop(timeout=60)
+            self.kube.stop()
+            self.assertEqual(code, 0, "krc did not shut down cleanly:\n" + self.krc.tail(20))
+            return
         self.kube.stop()
 
     def _outcome_failed(self):
@@ -230,6 +235,18 @@ class WatchTest(unittest.TestCase):
         self.kube.delete_pod("default", "d-0")
         self.kube.compact()  # forces a relist whose summary counts the table
         self.krc.wait_log("tracking 1 pods")
+
+    def test_api_rate_limit_honours_retry_after(self):
+        self.kube.create_pod("default", "rl-0")
+        self.start_krc()
+        self.kube.fault(type="http_error", status=429, count=1, retry_after=2, plain_text=True,
+                        path_regex="^/api/v1/pods$")
+        self.kube.fault(type="drop_watches")
+        self.kube.restart("default", "rl-0", "app")
+        line = self.krc.wait_log("429")[0]["msg"]
+        self.assertIn("Too many requests, please try again later.", line)
+        self.assertIn("retrying in 2.0s", line)
+        self.assert_exactly([("default", "rl-0", "app", 1)], settle=1)
 
     def test_sigterm_exits_cleanly(self):
         self.start_krc()
