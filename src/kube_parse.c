@@ -597,6 +597,9 @@ static int parse_pod_object(const cJSON *pod, struct krc_report *r, struct krc_e
             return rc;
         }
     }
+    if (krc_report_resolve_workload(r) < 0) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
     if ((rc = slack_channel_from(&r->annotations, &r->slack_channel)) < 0 ||
         (r->slack_channel == NULL &&
          (rc = slack_channel_from(&r->labels, &r->slack_channel)) < 0)) {

@@ -1,5 +1,8 @@
 #include "krc/report.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +129,9 @@ void krc_report_clear_pod(struct krc_report *r)
     krc_free(r->node_name);
     krc_free(r->owner_kind);
     krc_free(r->owner_name);
+    krc_free(r->workload_kind);
+    krc_free(r->workload_name);
+    r->workload_kind = r->workload_name = NULL;
     krc_free(r->phase);
     krc_free(r->pod_reason);
     krc_free(r->pod_message);
@@ -192,8 +198,85 @@ void krc_report_clear_log(struct krc_report *r)
     r->log_flags = KRC_REPORT_LOG_ABSENT;
 }
 
+int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
+{
+    char line[512];
+    char **n;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    n = krc_realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
+    if (n == NULL) {
+        return KRC_ENOMEM;
+    }
+    r->notes = n;
+    r->notes[r->n_notes] = krc_strdup(line);
+    if (r->notes[r->n_notes] == NULL) {
+        return KRC_ENOMEM;
+    }
+    r->n_notes++;
+    return 0;
+}
+
+void krc_report_clear_notes(struct krc_report *r)
+{
+    for (size_t i = 0; i < r->n_notes; i++) {
+        krc_free(r->notes[i]);
+    }
+    krc_free(r->notes);
+    r->notes = NULL;
+    r->n_notes = 0;
+}
+
+int krc_report_resolve_workload(struct krc_report *r)
+{
+    const char *kind = r->owner_kind;
+    const char *name = r->owner_name;
+    char *wk;
+    char *wn;
+
+    krc_free(r->workload_kind);
+    krc_free(r->workload_name);
+    r->workload_kind = r->workload_name = NULL;
+    if (kind == NULL || name == NULL) {
+        return 0;
+    }
+    wk = krc_strdup(kind);
+    wn = krc_strdup(name);
+    if (wk == NULL || wn == NULL) {
+        krc_free(wk);
+        krc_free(wn);
+        return KRC_ENOMEM;
+    }
+    if (strcmp(kind, "ReplicaSet") == 0) {
+        /* The Deployment controller names its ReplicaSets NAME-HASH, where
+         * HASH is the pod-template-hash label of their pods. */
+        const char *hash = krc_kv_list_get(&r->labels, "pod-template-hash");
+        size_t nl = strlen(name);
+        size_t hl = hash != NULL ? strlen(hash) : 0;
+        if (hl > 0 && nl > hl + 1 && name[nl - hl - 1] == '-' &&
+            strcmp(name + nl - hl, hash) == 0) {
+            char *dk = krc_strdup("Deployment");
+            if (dk == NULL) {
+                krc_free(wk);
+                krc_free(wn);
+                return KRC_ENOMEM;
+            }
+            krc_free(wk);
+            wk = dk;
+            wn[nl - hl - 1] = '\0';
+        }
+    }
+    r->workload_kind = wk;
+    r->workload_name = wn;
+    return 0;
+}
+
 void krc_report_cleanup(struct krc_report *r)
 {
+    krc_report_clear_notes(r);
     krc_report_clear_pod(r);
     krc_report_clear_events(r);
     krc_report_clear_node(r);

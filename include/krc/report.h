@@ -126,6 +126,11 @@ struct krc_report {
     char *node_name;
     char *owner_kind; /* controller ownerReference (else the first one) */
     char *owner_name;
+    /* The workload an operator knows: a ReplicaSet owned through the
+     * pod-template-hash convention is shown as its Deployment (no extra RBAC
+     * needed); otherwise the owner itself. NULL for bare pods. */
+    char *workload_kind;
+    char *workload_name;
     int64_t created_at;
     char *phase;
     char *pod_reason;     /* status.reason (Evicted, ...) */
@@ -145,6 +150,11 @@ struct krc_report {
     size_t events_cap;
 
     struct krc_report_node node;
+
+    /* What the collector could not get, for the reader ("no previous log: the
+     * container has not terminated before", "node gpu-3 not found", ...). */
+    char **notes;
+    size_t n_notes;
 
     /* previous log of log_container: raw bytes, not NUL-terminated, maybe
      * not UTF-8; NULL when absent or empty */
@@ -173,6 +183,15 @@ void krc_report_clear_log(struct krc_report *r);
  * `truncated` adds that flag (the producer cut it already). */
 int krc_report_set_log(struct krc_report *r, const char *container, const void *data, size_t len,
                        int truncated, struct krc_error *err);
+
+/* Append a note (printf-style, one line). KRC_ENOMEM on failure. */
+int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void krc_report_clear_notes(struct krc_report *r);
+
+/* Set workload_kind/workload_name from owner_kind/owner_name and the
+ * pod-template-hash label (called by the pod parser). */
+int krc_report_resolve_workload(struct krc_report *r);
 
 /* Append an empty container / event and return it (borrowed, valid until
  * the next append); NULL on allocation failure. */
