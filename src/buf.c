@@ -116,7 +116,22 @@ int krc_buf_printf(struct krc_buf *b, const char *fmt, ...)
     return rc;
 }
 
+static int append_json_str(struct krc_buf *b, const char *s, size_t len);
+
+/* All or nothing: on failure the buffer is as it was. */
 int krc_buf_append_json_str(struct krc_buf *b, const char *s, size_t len)
+{
+    size_t before = b->len;
+    int rc = append_json_str(b, s, len);
+
+    if (rc < 0 && b->data != NULL) {
+        b->len = before;
+        b->data[before] = '\0';
+    }
+    return rc;
+}
+
+static int append_json_str(struct krc_buf *b, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     size_t start = 0;

@@ -384,7 +384,16 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
                      v->start_mark.column + 1);
             krc_error_clear(&e);
             if (v->type == YAML_SCALAR_NODE) {
-                rc = set_value(cfg, o, (const char *)v->data.scalar.value, where, &e);
+                const char *text = (const char *)v->data.scalar.value;
+                /* A plain (unquoted) null means "unset", as in any YAML reader. */
+                if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                    (strcmp(text, "~") == 0 || strcmp(text, "null") == 0 ||
+                     strcmp(text, "Null") == 0 || strcmp(text, "NULL") == 0)) {
+                    text = o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET
+                               ? ""
+                               : o->default_value;
+                }
+                rc = set_value(cfg, o, text, where, &e);
             } else if (v->type == YAML_SEQUENCE_NODE && o->type == KRC_CONFIG_STRING &&
                        o->allowed == NULL) {
                 /* A list is accepted where the Go tool took a comma-separated string. */

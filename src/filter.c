@@ -67,28 +67,35 @@ static int is_plain(const char *s, int allow_dot)
     return 1;
 }
 
-/* Translate Go/Perl shorthand classes, which POSIX ERE lacks. */
+/* Translate Go/Perl shorthand classes, which POSIX ERE lacks. Inside a
+ * bracket expression only the class body is emitted ("[\\d.]" -> "[0-9.]"). */
 static int translate_regex(const char *in, struct krc_buf *out)
 {
     int rc = 0;
+    int in_bracket = 0;
+
     for (const char *p = in; *p != '\0' && rc == 0; p++) {
         if (p[0] == '\\' && p[1] != '\0') {
             const char *rep = NULL;
+            const char *inner = NULL;
             switch (p[1]) {
             case 'd':
                 rep = "[0-9]";
+                inner = "0-9";
                 break;
             case 'D':
                 rep = "[^0-9]";
                 break;
             case 'w':
                 rep = "[A-Za-z0-9_]";
+                inner = "A-Za-z0-9_";
                 break;
             case 'W':
                 rep = "[^A-Za-z0-9_]";
                 break;
             case 's':
                 rep = "[[:space:]]";
+                inner = "[:space:]";
                 break;
             case 'S':
                 rep = "[^[:space:]]";
@@ -96,13 +103,39 @@ static int translate_regex(const char *in, struct krc_buf *out)
             default:
                 break;
             }
-            if (rep != NULL) {
+            if (in_bracket && inner != NULL) {
+                rc = krc_buf_append_str(out, inner);
+            } else if (rep != NULL && !in_bracket) {
                 rc = krc_buf_append_str(out, rep);
             } else {
                 rc = krc_buf_append(out, p, 2);
             }
             p++;
             continue;
+        }
+        if (!in_bracket && p[0] == '[') {
+            in_bracket = 1;
+            rc = krc_buf_append_char(out, *p);
+            /* a ']' right after '[' or '[^' is a literal member */
+            if (rc == 0 && p[1] == '^') {
+                rc = krc_buf_append_char(out, *++p);
+            }
+            if (rc == 0 && p[1] == ']') {
+                rc = krc_buf_append_char(out, *++p);
+            }
+            continue;
+        }
+        if (in_bracket && p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+            /* [:class:] inside a bracket: copy through its closing ":]" */
+            const char *end = strstr(p + 2, (char[]){p[1], ']', '\0'});
+            if (end != NULL) {
+                rc = krc_buf_append(out, p, (size_t)(end + 2 - p));
+                p = end + 1;
+                continue;
+            }
+        }
+        if (in_bracket && p[0] == ']') {
+            in_bracket = 0;
         }
         rc = krc_buf_append_char(out, *p);
     }
@@ -154,9 +187,13 @@ static int parse_list(const char *var, const char *value, int pod_names, struct 
                 struct krc_buf rx;
                 int rrc;
                 krc_buf_init(&rx, 4096);
-                if (translate_regex(tok, &rx) < 0) {
+                rrc = translate_regex(tok, &rx);
+                if (rrc < 0) {
                     krc_buf_cleanup(&rx);
                     krc_free(tok);
+                    if (rrc == KRC_ENOMEM) {
+                        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+                    }
                     return krc_error_set(err, KRC_EINVAL, "%s: entry \"%.200s\" is too long", var,
                                          p);
                 }

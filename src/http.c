@@ -20,6 +20,8 @@ struct blob {
 
 struct krc_http {
     CURL *curl;
+    CURLM *multi;                      /* for krc_http_do_many, created on first use */
+    CURL *pool[KRC_HTTP_MAX_PARALLEL]; /* easy handles of do_many (keep their connections) */
     char *ca_file;
     char *cert_file;
     char *key_file;
@@ -82,6 +84,14 @@ void krc_http_free(struct krc_http *h)
 {
     if (h == NULL) {
         return;
+    }
+    for (size_t i = 0; i < KRC_HTTP_MAX_PARALLEL; i++) {
+        if (h->pool[i] != NULL) {
+            curl_easy_cleanup(h->pool[i]);
+        }
+    }
+    if (h->multi != NULL) {
+        curl_multi_cleanup(h->multi);
     }
     if (h->curl != NULL) {
         curl_easy_cleanup(h->curl);
@@ -255,10 +265,8 @@ static void set_blob(CURL *c, CURLoption opt, const struct blob *b)
     curl_easy_setopt(c, opt, &cb);
 }
 
-static void apply_tls(struct krc_http *h)
+static void apply_tls(struct krc_http *h, CURL *c)
 {
-    CURL *c = h->curl;
-
     if (h->ca.data != NULL) {
         set_blob(c, CURLOPT_CAINFO_BLOB, &h->ca);
     } else if (h->ca_file != NULL) {
@@ -285,35 +293,38 @@ static void apply_tls(struct krc_http *h)
     }
 }
 
-int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
-                struct krc_http_response *resp, struct krc_error *err)
-{
+/* Everything one transfer needs besides its easy handle. */
+struct xfer_slot {
     struct xfer x;
-    struct curl_slist *headers = NULL;
+    struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
-    CURLcode rc;
-    CURL *c = h->curl;
+};
+
+static int setup_easy(struct krc_http *h, CURL *c, const struct krc_http_request *req,
+                      struct krc_http_response *resp, struct xfer_slot *slot, struct krc_error *err)
+{
     const char *method = req->method != NULL ? req->method : "GET";
-    int ret = 0;
 
     krc_http_response_cleanup(resp);
     krc_http_response_init(resp);
-    memset(&x, 0, sizeof(x));
-    x.req = req;
-    x.resp = resp;
-    x.curl = c;
-    x.last_data_ms = krc_clock_mono_ms();
-    krc_buf_init(&x.body, req->max_body ? req->max_body : DEFAULT_MAX_BODY);
-    errbuf[0] = '\0';
+    memset(&slot->x, 0, sizeof(slot->x));
+    slot->headers = NULL;
+    slot->x.req = req;
+    slot->x.resp = resp;
+    slot->x.curl = c;
+    slot->x.last_data_ms = krc_clock_mono_ms();
+    krc_buf_init(&slot->x.body, req->max_body ? req->max_body : DEFAULT_MAX_BODY);
+    slot->errbuf[0] = '\0';
 
     if (req->headers != NULL) {
         for (const char *const *hp = req->headers; *hp != NULL; hp++) {
-            struct curl_slist *n = curl_slist_append(headers, *hp);
+            struct curl_slist *n = curl_slist_append(slot->headers, *hp);
             if (n == NULL) {
-                ret = krc_error_set(err, KRC_ENOMEM, "out of memory building request headers");
-                goto out;
+                curl_slist_free_all(slot->headers);
+                slot->headers = NULL;
+                return krc_error_set(err, KRC_ENOMEM, "out of memory building request headers");
             }
-            headers = n;
+            slot->headers = n;
         }
     }
 
@@ -324,7 +335,7 @@ int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, slot->errbuf);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                      req->connect_timeout_ms > 0 ? req->connect_timeout_ms
                                                  : DEFAULT_CONNECT_TIMEOUT_MS);
@@ -332,15 +343,16 @@ int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms);
     }
     curl_easy_setopt(c, CURLOPT_USERAGENT, "krc/" KRC_VERSION);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, slot->headers);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &slot->x);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &slot->x);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
-    apply_tls(h);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &slot->x);
+    curl_easy_setopt(c, CURLOPT_PRIVATE, slot);
+    apply_tls(h, c);
     if (strcmp(method, "GET") != 0) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     }
@@ -348,47 +360,133 @@ int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
     }
+    return 0;
+}
 
-    rc = curl_easy_perform(c);
-    update_status(&x);
+/* Turn curl's result into ours and release the slot. */
+static int finish_easy(struct xfer_slot *slot, CURLcode rc, struct krc_error *err)
+{
+    struct xfer *x = &slot->x;
+    const struct krc_http_request *req = x->req;
+    struct krc_http_response *resp = x->resp;
+    int ret = 0;
+
+    update_status(x);
     if (rc != CURLE_OK) {
-        if (x.canceled) {
+        const char *msg = slot->errbuf[0] ? slot->errbuf : curl_easy_strerror(rc);
+        if (x->canceled) {
             ret = krc_error_set(err, KRC_ECANCELED, "request canceled");
-        } else if (x.cb_aborted) {
+        } else if (x->cb_aborted) {
             ret = KRC_ECANCELED;
             if (err != NULL && err->code == 0) {
                 krc_error_set(err, KRC_ECANCELED, "transfer stopped by the consumer");
             }
-        } else if (x.idle_expired) {
+        } else if (x->idle_expired) {
             ret = krc_error_set(err, KRC_ETIMEOUT, "no data received for %ld ms",
                                 req->idle_timeout_ms);
         } else if (rc == CURLE_OPERATION_TIMEDOUT) {
-            ret = krc_error_set(err, KRC_ETIMEOUT, "%s", errbuf[0] ? errbuf : "timed out");
+            ret = krc_error_set(err, KRC_ETIMEOUT, "%s", msg);
         } else {
-            ret = krc_error_set(err, KRC_EIO, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+            ret = krc_error_set(err, KRC_EIO, "%s", msg);
         }
-        goto out;
-    }
-    if (x.body.len > 0) {
-        resp->body_len = x.body.len;
-        resp->body = krc_buf_take(&x.body);
+    } else if (x->body.len > 0) {
+        resp->body_len = x->body.len;
+        resp->body = krc_buf_take(&x->body);
         if (resp->body == NULL) {
             resp->body_len = 0;
             ret = krc_error_set(err, KRC_ENOMEM, "out of memory reading response body");
-            goto out;
         }
     }
-
-out:
-    /* Do not leave pointers to our stack/headers in the handle. */
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-    curl_slist_free_all(headers);
-    krc_buf_cleanup(&x.body);
+    /* Do not leave pointers to the slot or its headers in the handle. */
+    curl_easy_setopt(x->curl, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(x->curl, CURLOPT_ERRORBUFFER, NULL);
+    curl_slist_free_all(slot->headers);
+    slot->headers = NULL;
+    krc_buf_cleanup(&x->body);
     if (err != NULL && ret < 0) {
         err->http_status = (int)resp->status;
     }
     return ret;
+}
+
+int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
+                struct krc_http_response *resp, struct krc_error *err)
+{
+    struct xfer_slot slot;
+    int rc = setup_easy(h, h->curl, req, resp, &slot, err);
+
+    if (rc < 0) {
+        krc_buf_cleanup(&slot.x.body);
+        return rc;
+    }
+    return finish_easy(&slot, curl_easy_perform(h->curl), err);
+}
+
+int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, size_t n,
+                     struct krc_http_response *resps, int *rets, struct krc_error *errs)
+{
+    struct xfer_slot slots[KRC_HTTP_MAX_PARALLEL];
+    size_t started = 0;
+    int running = 0;
+
+    if (n > KRC_HTTP_MAX_PARALLEL) {
+        return KRC_EINVAL;
+    }
+    if (h->multi == NULL) {
+        h->multi = curl_multi_init();
+        if (h->multi == NULL) {
+            return KRC_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        rets[i] = KRC_EIO;
+        if (h->pool[i] == NULL) {
+            h->pool[i] = curl_easy_init();
+            if (h->pool[i] == NULL) {
+                rets[i] = krc_error_set(&errs[i], KRC_ENOMEM, "curl_easy_init failed");
+                continue;
+            }
+        }
+        rets[i] = setup_easy(h, h->pool[i], &reqs[i], &resps[i], &slots[i], &errs[i]);
+        if (rets[i] < 0) {
+            krc_buf_cleanup(&slots[i].x.body);
+            continue;
+        }
+        rets[i] = 1; /* in flight */
+        curl_multi_add_handle(h->multi, h->pool[i]);
+        started++;
+    }
+    while (started > 0) {
+        CURLMsg *msg;
+        int left;
+        CURLMcode mc = curl_multi_perform(h->multi, &running);
+        if (mc != CURLM_OK) {
+            break;
+        }
+        while ((msg = curl_multi_info_read(h->multi, &left)) != NULL) {
+            struct xfer_slot *slot = NULL;
+            size_t i;
+            if (msg->msg != CURLMSG_DONE) {
+                continue;
+            }
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&slot);
+            i = (size_t)(slot - slots);
+            curl_multi_remove_handle(h->multi, msg->easy_handle);
+            rets[i] = finish_easy(slot, msg->data.result, &errs[i]);
+            started--;
+        }
+        if (started > 0 && running > 0) {
+            curl_multi_poll(h->multi, NULL, 0, 100, NULL);
+        }
+    }
+    /* A multi-level failure leaves transfers in flight: fail them cleanly. */
+    for (size_t i = 0; i < n; i++) {
+        if (rets[i] == 1) {
+            curl_multi_remove_handle(h->multi, h->pool[i]);
+            rets[i] = finish_easy(&slots[i], CURLE_SEND_ERROR, &errs[i]);
+        }
+    }
+    return 0;
 }
 
 char *krc_http_escape(const char *s)

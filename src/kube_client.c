@@ -250,6 +250,12 @@ static void status_fields(const char *body, size_t body_len, const char *content
         }
         if (cJSON_IsString(m)) {
             snprintf(message, message_sz, "%s", m->valuestring);
+            /* error messages are one line */
+            for (char *p = message; *p != '\0'; p++) {
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+                    *p = ' ';
+                }
+            }
         }
         cJSON_Delete(root);
         return;
@@ -532,4 +538,82 @@ int krc_kube_write(struct krc_kube_client *c, const char *method, const char *pa
     }
     krc_http_response_cleanup(&resp);
     return rc;
+}
+
+int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_t n,
+                      size_t max_body, struct krc_http_response *resps, int *rets,
+                      struct krc_error *errs)
+{
+    struct krc_http_request reqs[KRC_HTTP_MAX_PARALLEL];
+    struct krc_buf urls[KRC_HTTP_MAX_PARALLEL];
+    const char *headers[3];
+    struct auth_header ah;
+    struct krc_error e;
+    int rc = 0;
+
+    if (n > KRC_HTTP_MAX_PARALLEL) {
+        return KRC_EINVAL;
+    }
+    krc_error_clear(&e);
+    rc = build_auth(c, &ah, &e);
+    for (size_t i = 0; i < n; i++) {
+        krc_buf_init(&urls[i], 16384);
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++) {
+            rets[i] = rc;
+            errs[i] = e;
+        }
+        goto out;
+    }
+    headers[0] = "Accept: application/json, */*";
+    headers[1] = ah.have ? ah.line : NULL;
+    headers[2] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        memset(&reqs[i], 0, sizeof(reqs[i]));
+        if (krc_buf_append_str(&urls[i], c->server) < 0 ||
+            krc_buf_append_str(&urls[i], paths[i]) < 0) {
+            rc = KRC_ETOOBIG;
+            break;
+        }
+        reqs[i].url = krc_buf_str(&urls[i]);
+        reqs[i].headers = headers;
+        reqs[i].timeout_ms = c->timeout_ms;
+        reqs[i].max_body = max_body;
+    }
+    if (rc == 0) {
+        rc = krc_http_do_many(c->http, reqs, n, resps, rets, errs);
+    }
+    memset(ah.line, 0, sizeof(ah.line));
+    if (rc < 0) {
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char p[512];
+        path_only(paths[i], p, sizeof(p));
+        if (rets[i] < 0) {
+            krc_error_prefix(&errs[i], "GET %s%s", c->server, p);
+        } else if (resps[i].status == 401) {
+            /* The token may have rotated: re-read it and retry this one alone. */
+            krc_token_source_invalidate(c->ts);
+            rets[i] = krc_kube_get_raw(c, paths[i], max_body, &resps[i], &errs[i]);
+        }
+    }
+out:
+    for (size_t i = 0; i < n; i++) {
+        krc_buf_cleanup(&urls[i]);
+    }
+    return rc;
+}
+
+void krc_kube_status_message(const struct krc_http_response *resp, char *out, size_t outsz)
+{
+    char reason[128];
+
+    status_fields(resp->body, resp->body_len, resp->content_type, reason, sizeof(reason), out,
+                  outsz);
+    if (out[0] == '\0') {
+        snprintf(out, outsz, "HTTP %ld %s", resp->status,
+                 reason[0] ? reason : status_text(resp->status));
+    }
 }

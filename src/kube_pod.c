@@ -788,6 +788,8 @@ static void pod_reset(struct krc_pod_info *p)
     p->deleting = 0;
     p->ignore = 0;
     p->slack_channel = NULL;
+    p->raw = NULL;
+    p->raw_len = 0;
     p->n_containers = 0;
     p->n_init_specs = 0;
     p->arena_len = 0;
@@ -854,6 +856,7 @@ static int parse_pod_object(struct pctx *c, int bookmark)
 {
     struct krc_jscan_str k;
     int t = krc_jscan_peek(c->s, c->err);
+    size_t start;
     int rc;
 
     if (t < 0) {
@@ -863,6 +866,7 @@ static int parse_pod_object(struct pctx *c, int bookmark)
         return krc_jscan_fail(c->s, c->err, "expected a pod object, got %s",
                               krc_jscan_type_name(t));
     }
+    start = c->s->pos; /* peek left the scanner on the '{' */
     rc = krc_jscan_object_begin(c->s, c->err);
     if (rc < 0) {
         return rc;
@@ -885,6 +889,8 @@ static int parse_pod_object(struct pctx *c, int bookmark)
         return rc;
     }
     c->section = NULL;
+    c->p->raw = c->s->buf + start;
+    c->p->raw_len = c->s->pos - start;
     if (bookmark) {
         if (c->p->resource_version == NULL) {
             return missing(c, "metadata.resourceVersion");

@@ -113,11 +113,11 @@ static void redact_locked(const char *s, char *out, size_t outsz)
     }
     while (*s != '\0' && o + 1 < outsz) {
         size_t matched = 0;
+        /* the longest secret wins: one may be a prefix of another */
         for (size_t i = 0; i < n_secrets; i++) {
             size_t l = strlen(secrets[i]);
-            if (strncmp(s, secrets[i], l) == 0) {
+            if (l > matched && strncmp(s, secrets[i], l) == 0) {
                 matched = l;
-                break;
             }
         }
         if (matched > 0) {
@@ -186,6 +186,7 @@ static void emit(enum krc_log_level level, const char *msg, const struct krc_log
     size_t need;
 
     timestamp(ts, sizeof(ts));
+    /* Content may use up LINE_MAX_BYTES; the line ending always fits. */
     krc_buf_init(&line, LINE_MAX_BYTES);
     if (log_format == KRC_LOG_JSON) {
         krc_buf_printf(&line, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts, level_names[level]);
@@ -204,6 +205,7 @@ static void emit(enum krc_log_level level, const char *msg, const struct krc_log
                 krc_buf_append_char(&line, '"');
             }
         }
+        line.max = LINE_MAX_BYTES + 2;
         krc_buf_append_str(&line, "}\n");
     } else {
         krc_buf_printf(&line, "%s %-5s ", ts, level_names[level]);
@@ -215,6 +217,7 @@ static void emit(enum krc_log_level level, const char *msg, const struct krc_log
             krc_buf_printf(&line, " %s=", fields[i].key);
             append_text_value(&line, fields[i].value != NULL ? fields[i].value : "");
         }
+        line.max = LINE_MAX_BYTES + 1;
         krc_buf_append_char(&line, '\n');
     }
     if (line.data == NULL) {

@@ -41,6 +41,14 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d)
         krc_restart_free(r);
         return NULL;
     }
+    if (p->raw != NULL && p->raw_len > 0) {
+        r->pod_json = krc_strndup(p->raw, p->raw_len);
+        if (r->pod_json == NULL) {
+            krc_restart_free(r);
+            return NULL;
+        }
+        r->pod_json_len = p->raw_len;
+    }
     r->is_init = c->is_init;
     r->is_sidecar = c->is_sidecar;
     r->restart_count = c->restart_count;
@@ -69,5 +77,6 @@ void krc_restart_free(struct krc_restart *r)
     krc_free(r->node);
     krc_free(r->reason);
     krc_free(r->slack_channel);
+    krc_free(r->pod_json);
     krc_free(r);
 }

@@ -25,7 +25,8 @@ enum {
 #define KRC_ERROR_MSG_MAX 512
 
 /* Detail for an error: the code, the HTTP status if one was involved, the
- * server's Retry-After in seconds (0 when absent) and a one-line message. */
+ * server's Retry-After in seconds (-1 or 0 when absent: test > 0) and a
+ * one-line message. */
 struct krc_error {
     int code;
     int http_status;

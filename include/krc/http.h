@@ -75,6 +75,17 @@ void krc_http_free(struct krc_http *h);
 int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
                 struct krc_http_response *resp, struct krc_error *err);
 
+/* Most requests krc_http_do_many runs at once. */
+#define KRC_HTTP_MAX_PARALLEL 8
+
+/* Run n (<= KRC_HTTP_MAX_PARALLEL) requests concurrently over the client's
+ * own connection pool, each with its own timeouts. rets[i] gets what
+ * krc_http_do would have returned for request i (errs[i] its detail, each
+ * cleared by the caller). Returns 0, or KRC_EINVAL/KRC_ENOMEM when nothing
+ * could be started. */
+int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, size_t n,
+                     struct krc_http_response *resps, int *rets, struct krc_error *errs);
+
 void krc_http_response_init(struct krc_http_response *resp);
 void krc_http_response_cleanup(struct krc_http_response *resp);
 

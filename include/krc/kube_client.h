@@ -43,6 +43,13 @@ int krc_kube_get(struct krc_kube_client *c, const char *path, size_t max_body, c
 int krc_kube_get_raw(struct krc_kube_client *c, const char *path, size_t max_body,
                      struct krc_http_response *resp, struct krc_error *err);
 
+/* Several GETs at once (n <= KRC_HTTP_MAX_PARALLEL), each handled like
+ * krc_kube_get_raw: rets[i]/errs[i] per request (errs cleared by the
+ * caller), statuses and bodies in resps[i] untranslated. */
+int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_t n,
+                      size_t max_body, struct krc_http_response *resps, int *rets,
+                      struct krc_error *errs);
+
 /* Streamed GET (LIST bodies and WATCH streams): the 2xx body goes to on_data
  * piece by piece. idle_timeout_ms aborts a stream that stays silent. Returns 0
  * when the server ended the response normally. */
@@ -55,6 +62,10 @@ int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeo
 int krc_kube_write(struct krc_kube_client *c, const char *method, const char *path,
                    const char *json, size_t json_len, char **ret_body, size_t *ret_len,
                    struct krc_error *err);
+
+/* The message of an error response: the Status `message`, a plain-text
+ * body trimmed to one line, or "HTTP 503 Service Unavailable". */
+void krc_kube_status_message(const struct krc_http_response *resp, char *out, size_t outsz);
 
 /* Translate a non-2xx response into err (exposed for tests). Returns the code. */
 int krc_kube_translate_error(const char *method, const char *path, long status, const char *body,

@@ -55,7 +55,12 @@ struct krc_pod_info {
     int deleting;               /* metadata.deletionTimestamp is set */
     int ignore;                 /* annotation krc.io/ignore is "true" */
     const char *slack_channel;  /* annotation, else label, alert-slack-channel; may be NULL */
-    size_t n_containers;        /* containers first (in status order), then init containers */
+    /* The pod object's JSON text inside the parsed input (borrowed from the
+     * caller's buffer: valid only as long as that buffer, e.g. during a watch
+     * callback). Lets a restart carry the full pod without another GET. */
+    const char *raw;
+    size_t raw_len;
+    size_t n_containers; /* containers first (in status order), then init containers */
     struct krc_container_info *containers;
 
     /* private: storage behind the pointers above */

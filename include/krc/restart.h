@@ -27,12 +27,15 @@ struct krc_restart {
     int signal;
     int64_t started_at;
     int64_t finished_at;
+    char *pod_json; /* the pod object as the watch delivered it, or NULL */
+    size_t pod_json_len;
     int64_t detected_at; /* unix seconds */
     int64_t detected_mono_ms;
 };
 
-/* Build an owned restart from a detector delta. Caller frees with
- * krc_restart_free. NULL on allocation failure. */
+/* Build an owned restart from a detector delta, with a copy of the pod's
+ * JSON when the delta has it (so the collector needs no GET). Caller frees
+ * with krc_restart_free. NULL on allocation failure. */
 struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d);
 void krc_restart_free(struct krc_restart *r);
 

@@ -199,7 +199,7 @@ static void test_json_escaping(void **state)
  * KRC_ETOOBIG"). BUG (src/buf.c krc_buf_append_json_str): the escaped text is
  * appended piece by piece, so a value that does not fit leaves its first
  * pieces behind, e.g. a JSON string cut in the middle. */
-static void test_bug_json_str_too_big_leaves_buffer_unchanged(void **state)
+static void test_fixed_json_str_too_big_leaves_buffer_unchanged(void **state)
 {
     struct krc_buf b;
     int rc;
@@ -323,7 +323,7 @@ int main(void)
         cmocka_unit_test(test_reset_keeps_allocation),
         cmocka_unit_test(test_take),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
-        cmocka_unit_test(test_bug_json_str_too_big_leaves_buffer_unchanged),
+        cmocka_unit_test(test_fixed_json_str_too_big_leaves_buffer_unchanged),
     };
     const char *v = getenv("KRC_BUG_TESTS");
 

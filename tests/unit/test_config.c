@@ -487,7 +487,7 @@ static void test_file_structure_errors(void **state)
  * "null". BUG (src/config.c krc_config_load_file): the scalar text is used as
  * is, so "labelSelector: null" selects pods labelled "null" (nothing), and
  * "clusterName: ~" shows "~" in alerts. A quoted "null" stays a string. */
-static void test_bug_yaml_null_is_literal_text(void **state)
+static void test_fixed_yaml_null_is_literal_text(void **state)
 {
     struct krc_config *cfg = *state;
     struct krc_error err;
@@ -718,7 +718,7 @@ int main(void)
         cmocka_unit_test(test_init_cleanup_reuse),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
-        cmocka_unit_test_setup_teardown(test_bug_yaml_null_is_literal_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixed_yaml_null_is_literal_text, setup, teardown),
     };
     select_bug_tests();
     return cmocka_run_group_tests(tests, NULL, NULL);

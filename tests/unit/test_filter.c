@@ -169,7 +169,7 @@ static void test_shorthand_classes(void **state)
 /* BUG (src/filter.c translate_regex): \d inside a bracket expression is
  * replaced by "[0-9]", giving "[[0-9]]" which POSIX reads as the class
  * {'[', 0-9} followed by a literal ']'. Go accepts "[\d]" and "[\d-]". */
-static void test_bug_shorthand_inside_brackets(void **state)
+static void test_fixed_shorthand_inside_brackets(void **state)
 {
     struct krc_filter *f = NULL;
     struct krc_error err;
@@ -197,7 +197,7 @@ static void test_bug_shorthand_inside_brackets(void **state)
  * allocation failed, the error is reported as KRC_EINVAL "entry ... is too
  * long" instead of KRC_ENOMEM. Allocations of krc_filter_new("team-\d"):
  * 1 filter, 2 entry array, 3 entry copy, 4 the translated regex buffer. */
-static void test_bug_translate_enomem_reported_as_too_long(void **state)
+static void test_fixed_translate_enomem_reported_as_too_long(void **state)
 {
     struct krc_filter *f = NULL;
     struct krc_error err;
@@ -409,8 +409,8 @@ int main(void)
         cmocka_unit_test(test_entry_too_long),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
-        cmocka_unit_test(test_bug_shorthand_inside_brackets),
-        cmocka_unit_test(test_bug_translate_enomem_reported_as_too_long),
+        cmocka_unit_test(test_fixed_shorthand_inside_brackets),
+        cmocka_unit_test(test_fixed_translate_enomem_reported_as_too_long),
     };
     select_bug_tests();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,7 +352,7 @@ static void test_empty_body(void **state)
  * the plain-text branch folds control characters, but a Status "message"
  * (admission webhooks often send several lines) is copied as is, so err->msg
  * holds raw newlines. */
-static void test_bug_status_message_newlines_not_folded(void **state)
+static void test_fixed_status_message_newlines_not_folded(void **state)
 {
     struct krc_error err;
     (void)state;
@@ -436,7 +436,7 @@ int main(void)
         cmocka_unit_test(test_query_add),
         cmocka_unit_test(test_query_add_limits),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
-        cmocka_unit_test(test_bug_status_message_newlines_not_folded),
+        cmocka_unit_test(test_fixed_status_message_newlines_not_folded),
     };
     select_bug_tests();
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -384,7 +384,7 @@ static void test_secret_limit_drops_oldest(void **state)
 /* BUG (src/log.c redact_locked): the first registered secret that matches
  * wins, not the longest, so when one secret is a prefix of another the
  * longer one's tail is printed. Minor: secrets rarely prefix each other. */
-static void test_bug_secret_prefix_of_another_leaks_tail(void **state)
+static void test_fixed_secret_prefix_of_another_leaks_tail(void **state)
 {
     char out[128];
     (void)state;
@@ -485,7 +485,7 @@ static void test_threads_whole_lines(void **state)
  * limit, the final "\n" (text) or "}\n" (JSON) append fails with ETOOBIG and
  * is silently dropped; the line is written without its newline and the next
  * event continues on the same line. */
-static void test_bug_line_at_cap_loses_newline(void **state)
+static void test_fixed_line_at_cap_loses_newline(void **state)
 {
     int fd = tmpfile_fd();
     char *val = malloc(70000);
@@ -554,9 +554,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secret_limit_drops_oldest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_whole_lines, setup, teardown),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
-        cmocka_unit_test_setup_teardown(test_bug_secret_prefix_of_another_leaks_tail, setup,
+        cmocka_unit_test_setup_teardown(test_fixed_secret_prefix_of_another_leaks_tail, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_bug_line_at_cap_loses_newline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fixed_line_at_cap_loses_newline, setup, teardown),
     };
     select_bug_tests();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,39 @@
+/* Collection: everything about one restart that the analyser and the alert
+ * need, gathered from the API in parallel (each request with its own
+ * timeout): the pod (from the watch, else a GET), the pod's events (by
+ * involvedObject.uid), the node and the node's warning events, and the
+ * previous container's last log lines. A piece that cannot be had (no
+ * previous log, a deleted pod, a gone node, a 403) becomes a note in the
+ * report, never a failure of the whole collection. */
+#ifndef KRC_COLLECTOR_H
+#define KRC_COLLECTOR_H
+
+#include "krc/error.h"
+#include "krc/kube_client.h"
+#include "krc/report.h"
+#include "krc/restart.h"
+
+struct krc_collector_options {
+    int tail_lines;   /* previous log: tailLines (default 50) */
+    long limit_bytes; /* previous log: limitBytes (default 65536) */
+    int timestamps;   /* previous log with timestamps (default 1) */
+    int fetch_logs;   /* default 1 */
+    int fetch_events; /* default 1 */
+    int fetch_node;   /* default 1 */
+};
+
+void krc_collector_options_defaults(struct krc_collector_options *o);
+
+/* Fill `rep` (initialized, empty) for restart `r`. Returns 0 whenever a
+ * report could be built, even with notes about missing parts; KRC_ENOMEM
+ * otherwise. `c` is used by the calling thread only. */
+int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
+                const struct krc_collector_options *o, struct krc_report *rep,
+                struct krc_error *err);
+
+/* Fill `rep` from the restart record alone (no API request): used for
+ * restarts that are muted or grouped into a storm summary, which are
+ * recorded and counted but do not cost any request. */
+int krc_collect_minimal(const struct krc_restart *r, struct krc_report *rep, struct krc_error *err);
+
+#endif
