@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "krc/buf.h"
@@ -13,13 +15,11 @@
 #include "krc/error.h"
 #include "krc/kube_parse.h"
 #include "krc/mem.h"
+#include "krc/redact.h"
 #include "krc/report.h"
+#include "krc/slack_format.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
-
-/* Slack limits: header plain_text 150 chars, section text 3000. */
-#define SLACK_HEADER_MAX 150
-#define SLACK_SECTION_MAX 3000
 
 static void usage(FILE *f)
 {
@@ -250,122 +250,33 @@ static void print_text(const struct krc_report *r, const struct krc_diagnosis *d
     }
 }
 
-/* mrkdwn escaping: & < > become entities. */
-static int append_mrkdwn(struct krc_buf *b, const char *s)
-{
-    int rc = 0;
-
-    for (; *s && rc == 0; s++) {
-        switch (*s) {
-        case '&':
-            rc = krc_buf_append_str(b, "&amp;");
-            break;
-        case '<':
-            rc = krc_buf_append_str(b, "&lt;");
-            break;
-        case '>':
-            rc = krc_buf_append_str(b, "&gt;");
-            break;
-        default:
-            rc = krc_buf_append_char(b, *s);
-        }
-    }
-    return rc;
-}
-
-static cJSON *text_obj(const char *type, const char *text)
-{
-    cJSON *t = cJSON_CreateObject();
-
-    if (t == NULL || !cJSON_AddStringToObject(t, "type", type) ||
-        !cJSON_AddStringToObject(t, "text", text)) {
-        cJSON_Delete(t);
-        return NULL;
-    }
-    return t;
-}
-
-static int add_section(cJSON *blocks, const char *mrkdwn)
-{
-    cJSON *sec = cJSON_CreateObject();
-    cJSON *t = text_obj("mrkdwn", mrkdwn);
-
-    if (sec == NULL || t == NULL || !cJSON_AddStringToObject(sec, "type", "section") ||
-        !cJSON_AddItemToObject(sec, "text", t)) {
-        cJSON_Delete(sec);
-        cJSON_Delete(t);
-        return 0;
-    }
-    return cJSON_AddItemToArray(blocks, sec);
-}
-
-/* Minimal Block Kit message; the full formatter (budgets, links, mentions)
- * is slack_format's job. */
+/* The Slack alert exactly as the daemon would post it (cluster name from
+ * $CLUSTER_NAME, ages relative to now, built-in redaction). */
 static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON *blocks = o ? cJSON_AddArrayToObject(o, "blocks") : NULL;
-    cJSON *hdr = NULL;
-    struct krc_buf b;
-    char header[SLACK_HEADER_MAX + 1];
-    char *text = NULL;
-    size_t i;
-    int ok = blocks != NULL;
+    struct krc_slack_options o;
+    struct krc_redactor *rd = NULL;
+    struct krc_error err;
+    const char *cluster = getenv("CLUSTER_NAME");
+    char *json = NULL;
+    int rc;
 
-    krc_buf_init(&b, SLACK_SECTION_MAX);
-    snprintf(header, sizeof(header), "Restart: %s/%s (%s)", r->namespace ? r->namespace : "?",
-             r->name ? r->name : "?", d->container ? d->container : "?");
-    if (ok) {
-        hdr = cJSON_CreateObject();
-        cJSON *ht = text_obj("plain_text", header);
-        ok = hdr != NULL && ht != NULL && cJSON_AddStringToObject(hdr, "type", "header") &&
-             cJSON_AddItemToObject(hdr, "text", ht) && cJSON_AddItemToArray(blocks, hdr);
-        if (!ok) {
-            cJSON_Delete(ht);
-            cJSON_Delete(hdr);
-        }
+    krc_error_clear(&err);
+    krc_slack_options_init(&o);
+    o.cluster = cluster != NULL && cluster[0] != '\0' ? cluster : NULL;
+    o.now = (int64_t)time(NULL);
+    rc = krc_redact_new(NULL, 0, &rd, &err);
+    if (rc == 0) {
+        o.redactor = rd;
+        rc = krc_slack_format_restart(r, d, &o, &json, NULL, &err);
     }
-    /* fallback notification text */
-    if (ok) {
-        ok = krc_buf_append_str(&b, "Restart in ") == 0 &&
-             append_mrkdwn(&b, r->namespace ? r->namespace : "?") == 0 &&
-             krc_buf_append_str(&b, "/") == 0 && append_mrkdwn(&b, r->name ? r->name : "?") == 0 &&
-             krc_buf_append_str(&b, ": ") == 0 &&
-             krc_buf_append_str(&b, krc_cause_name(d->cause)) == 0;
-        ok = ok && cJSON_AddStringToObject(o, "text", krc_buf_str(&b)) != NULL;
-        krc_buf_reset(&b);
-    }
-    if (ok) {
-        if (krc_buf_printf(&b, "*Cause:* `%s`\n", krc_cause_name(d->cause)) < 0 ||
-            append_mrkdwn(&b, d->summary) < 0) {
-            /* the summary is bounded well below the section budget */
-        }
-        ok = add_section(blocks, krc_buf_str(&b));
-        krc_buf_reset(&b);
-    }
-    if (ok && d->n_evidence > 0) {
-        krc_buf_append_str(&b, "*Evidence:*");
-        for (i = 0; i < d->n_evidence; i++) {
-            size_t mark = b.len;
-            if (krc_buf_append_str(&b, "\n\xe2\x80\xa2 ") < 0 ||
-                append_mrkdwn(&b, d->evidence[i]) < 0) {
-                /* over budget: drop the partial line and stop */
-                b.len = mark;
-                b.data[mark] = '\0';
-                break;
-            }
-        }
-        ok = add_section(blocks, krc_buf_str(&b));
-    }
-    krc_buf_cleanup(&b);
-    text = ok ? cJSON_Print(o) : NULL;
-    cJSON_Delete(o);
-    if (text == NULL) {
-        fprintf(stderr, "krc explain: out of memory\n");
+    krc_redact_free(rd);
+    if (rc < 0) {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
         return 1;
     }
-    printf("%s\n", text);
-    cJSON_free(text);
+    printf("%s\n", json);
+    krc_free(json);
     return 0;
 }
 

@@ -6,7 +6,7 @@
 
 #include "krc/mem.h"
 
-struct krc_redact {
+struct krc_redactor {
     regex_t *extra;
     size_t n_extra;
 };
@@ -574,7 +574,7 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
 
 /* Apply every extra regex to the line in `cur` (NUL-terminated, no NUL
  * inside), each on the result of the previous one. */
-static int extra_line(const struct krc_redact *rd, struct krc_buf *cur, int *count)
+static int extra_line(const struct krc_redactor *rd, struct krc_buf *cur, int *count)
 {
     size_t r;
     int rc = 0;
@@ -618,7 +618,7 @@ static int extra_line(const struct krc_redact *rd, struct krc_buf *cur, int *cou
     return rc;
 }
 
-static int extras(const struct krc_redact *rd, const char *s, size_t len, struct krc_buf *b,
+static int extras(const struct krc_redactor *rd, const char *s, size_t len, struct krc_buf *b,
                   int *count)
 {
     struct krc_buf cur;
@@ -655,10 +655,10 @@ static int extras(const struct krc_redact *rd, const char *s, size_t len, struct
 
 /* ---- public -------------------------------------------------------------------- */
 
-int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redact **ret,
+int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redactor **ret,
                    struct krc_error *err)
 {
-    struct krc_redact *rd;
+    struct krc_redactor *rd;
     size_t i;
 
     if (n_extra > KRC_REDACT_MAX_EXTRA) {
@@ -705,7 +705,7 @@ int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redact *
     return 0;
 }
 
-void krc_redact_free(struct krc_redact *rd)
+void krc_redact_free(struct krc_redactor *rd)
 {
     size_t i;
 
@@ -719,8 +719,8 @@ void krc_redact_free(struct krc_redact *rd)
     krc_free(rd);
 }
 
-int krc_redact_apply(const struct krc_redact *rd, const void *data, size_t len, struct krc_buf *out,
-                     struct krc_error *err)
+int krc_redact_apply(const struct krc_redactor *rd, const void *data, size_t len,
+                     struct krc_buf *out, struct krc_error *err)
 {
     struct krc_buf tmp;
     int count = 0;

@@ -40,23 +40,23 @@
 #define KRC_REDACT_MARK "[REDACTED]"
 #define KRC_REDACT_MAX_EXTRA 64 /* extra regexes accepted */
 
-struct krc_redact;
+struct krc_redactor;
 
 /* Build a redactor with the built-in patterns and `n_extra` extra POSIX ERE
  * patterns (may be 0 / NULL; borrowed, compiled here). KRC_EINVAL naming the
  * pattern index and regerror() text when one does not compile, or when a
  * pattern matches the empty string; KRC_ENOMEM. Caller frees *ret with
  * krc_redact_free(). */
-int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redact **ret,
+int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redactor **ret,
                    struct krc_error *err);
 /* Accepts NULL. */
-void krc_redact_free(struct krc_redact *rd);
+void krc_redact_free(struct krc_redactor *rd);
 
 /* Append a redacted copy of data[0..len) to `out`. Returns the number of
  * redactions made (>= 0), or KRC_ETOOBIG when `out` reaches its maximum
  * (out keeps what was appended so far), or KRC_ENOMEM. `rd` may be NULL:
  * the built-in patterns only. */
-int krc_redact_apply(const struct krc_redact *rd, const void *data, size_t len, struct krc_buf *out,
-                     struct krc_error *err);
+int krc_redact_apply(const struct krc_redactor *rd, const void *data, size_t len,
+                     struct krc_buf *out, struct krc_error *err);
 
 #endif

@@ -23,6 +23,47 @@ KRC = None
 TIMEOUT = 10
 
 
+def slack_texts(msg):
+    """Every text of a Block Kit message (blocks at the top or in attachments)."""
+    blocks = msg.get("blocks") or msg["attachments"][0]["blocks"]
+    for b in blocks:
+        if "text" in b:
+            yield b["text"]["text"]
+        for f in b.get("fields", []):
+            yield f["text"]
+        for e in b.get("elements", []):
+            yield e["text"]
+
+
+def units(s):
+    return len(s.encode("utf-16-le")) // 2
+
+
+def check_slack(test, msg):
+    """Slack's limits and our escaping rules."""
+    test.assertLessEqual(units(msg["text"]), 4000)
+    blocks = msg.get("blocks") or msg["attachments"][0]["blocks"]
+    test.assertLessEqual(len(blocks), 50)
+    for b in blocks:
+        if b["type"] == "header":
+            test.assertEqual(b["text"]["type"], "plain_text")
+            test.assertLessEqual(units(b["text"]["text"]), 150)
+        elif b["type"] == "section":
+            if "text" in b:
+                test.assertEqual(b["text"]["type"], "mrkdwn")
+                test.assertLessEqual(units(b["text"]["text"]), 3000)
+            test.assertLessEqual(len(b.get("fields", [])), 10)
+            for f in b.get("fields", []):
+                test.assertLessEqual(units(f["text"]), 2000)
+        else:
+            test.assertEqual(b["type"], "context")
+            test.assertLessEqual(len(b["elements"]), 10)
+    for t in slack_texts(msg):
+        test.assertNotIn("<", t)
+        test.assertNotIn(">", t)
+        test.assertEqual(t.count("```") % 2, 0, t)
+
+
 def run(args, stdin=None):
     return subprocess.run([KRC, "explain"] + args, input=stdin, capture_output=True,
                           timeout=TIMEOUT)
@@ -79,31 +120,44 @@ class CorpusTest(unittest.TestCase):
         self.assertIn("Cause:", text)
         self.assertIn("Summary:", text)
 
-        p = run(corpus_args(d) + ["--format", "slack"])
+        for name, d in case_dirs():
+            with self.subTest(case=name):
+                p = run(corpus_args(d) + ["--format", "slack"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                msg = json.loads(p.stdout)
+                check_slack(self, msg)
+                self.assertEqual(msg["blocks"][0]["type"], "header")
+                self.assertIn(":", msg["text"])
+
+    def test_slack_cluster_name(self):
+        name, d = next(iter(case_dirs()))
+        env = dict(os.environ, CLUSTER_NAME="prod-eu")
+        p = subprocess.run([KRC, "explain"] + corpus_args(d) + ["--format", "slack"],
+                           capture_output=True, timeout=TIMEOUT, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         msg = json.loads(p.stdout)
-        self.assertIsInstance(msg["blocks"], list)
-        self.assertEqual(msg["blocks"][0]["type"], "header")
-        self.assertLessEqual(len(msg["blocks"][0]["text"]["text"]), 150)
-        for block in msg["blocks"][1:]:
-            self.assertEqual(block["text"]["type"], "mrkdwn")
-            self.assertLessEqual(len(block["text"]["text"]), 3000)
+        self.assertTrue(msg["blocks"][0]["text"]["text"].startswith("[prod-eu] "))
+        self.assertIn("[prod-eu]", msg["text"])
 
     def test_slack_escapes_mrkdwn(self):
-        # a log line with & < > ends up in the evidence, escaped
+        # a log line with & < > and a mention ends up in the log tail, escaped;
+        # a secret in it is redacted and the message says so
         d = os.path.join(CORPUS, "13-notifier-redis-refused")
         with tempfile.TemporaryDirectory() as tmp:
             logs = os.path.join(tmp, "logs.txt")
             with open(logs, "wb") as f:
-                f.write(b"fatal: <redis> & co: dial tcp 10.0.0.1:6379: connect: "
-                        b"connection refused\n")
+                f.write(b"fatal: <redis> & co <!channel> ```x``` password=hunter2: dial tcp "
+                        b"10.0.0.1:6379: connect: connection refused\n")
             p = run(["--pod", os.path.join(d, "pod.json"), "--events",
                      os.path.join(d, "events.json"), "--logs", logs, "--format", "slack"])
             self.assertEqual(p.returncode, 0, p.stderr)
             msg = json.loads(p.stdout)
-            body = "\n".join(b["text"]["text"] for b in msg["blocks"][1:])
-            self.assertIn("&lt;redis&gt; &amp; co", body)
+            check_slack(self, msg)
+            body = "\n".join(slack_texts(msg))
+            self.assertIn("&lt;redis&gt; &amp; co &lt;!channel&gt;", body)
             self.assertNotIn("<redis>", body)
+            self.assertNotIn("hunter2", body)
+            self.assertIn("secret redacted", body)
 
     def test_pod_from_stdin(self):
         name, d = next(iter(case_dirs()))

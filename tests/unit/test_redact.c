@@ -21,7 +21,7 @@
 
 /* Redact `len` bytes (copied to an exact-size heap block so ASan sees any
  * over-read); returns the output (caller frees) and the count. */
-static char *red_n(const struct krc_redact *rd, const char *in, size_t len, int *ret_count)
+static char *red_n(const struct krc_redactor *rd, const char *in, size_t len, int *ret_count)
 {
     struct krc_buf b;
     struct krc_error err;
@@ -45,7 +45,7 @@ static char *red_n(const struct krc_redact *rd, const char *in, size_t len, int 
     return s;
 }
 
-static void expect(const struct krc_redact *rd, const char *in, const char *want, int count)
+static void expect(const struct krc_redactor *rd, const char *in, const char *want, int count)
 {
     int n = -1;
     char *s = red_n(rd, in, strlen(in), &n);
@@ -230,7 +230,7 @@ static void test_raw_bytes(void **state)
 static void test_extra_patterns(void **state)
 {
     const char *pats[] = {"CUST-[0-9]{6}", "internal-[a-z]+\\.corp"};
-    struct krc_redact *rd = NULL;
+    struct krc_redactor *rd = NULL;
     struct krc_error err;
 
     (void)state;
@@ -255,7 +255,7 @@ static void test_extra_pattern_errors(void **state)
     const char *bad[] = {"ok", "a(b"};
     const char *empty[] = {"x*"};
     const char *blank[] = {""};
-    struct krc_redact *rd = NULL;
+    struct krc_redactor *rd = NULL;
     struct krc_error err;
 
     (void)state;
@@ -300,7 +300,7 @@ static void test_speed(void **state)
     static const char *const units[] = {"eyJ-",    "xoxb-",       "a-",   "password-", "://",
                                         "bearer ", "-----BEGIN ", "AKIA", "ghp_",      "x:y"};
     const char *pats[] = {"SECRET-[0-9]+"};
-    struct krc_redact *rd = NULL;
+    struct krc_redactor *rd = NULL;
     size_t u;
     size_t len = 64 * 1024;
     char *in = malloc(len);
@@ -360,7 +360,7 @@ static void test_alloc_failures(void **state)
 
     (void)state;
     for (n = 0; n < 200; n++) {
-        struct krc_redact *rd = NULL;
+        struct krc_redactor *rd = NULL;
         struct krc_buf b;
         long used;
         int rc;
