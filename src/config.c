@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <regex.h>
 #include <yaml.h>
 
 #include "krc/buf.h"
+#include "krc/kube_pod.h"
 #include "krc/mem.h"
 
 #define OFF(field) offsetof(struct krc_config, field)
@@ -45,6 +47,40 @@ static const struct krc_config_option options[] = {
      "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
     {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
      31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+    {"slackBotToken", "SLACK_BOT_TOKEN", NULL, KRC_CONFIG_SECRET, OFF(slack_bot_token), "", 0, 0,
+     NULL, "Slack bot token (xoxb-...): Web API mode with threads, log files, recovered replies"},
+    {"slackApiUrl", "KRC_SLACK_API_URL", "slack-api-url", KRC_CONFIG_STRING, OFF(slack_api_url),
+     "https://slack.com/api", 0, 0, NULL, "Slack Web API base URL"},
+    {"slackIcon", "SLACK_ICON", "slack-icon", KRC_CONFIG_STRING, OFF(slack_icon), "", 0, 0, NULL,
+     "Icon (:emoji: or URL) for legacy webhooks"},
+    {"stormThreshold", "KRC_STORM_THRESHOLD", "storm-threshold", KRC_CONFIG_INT,
+     OFF(storm_threshold), "5", 0, 100000, NULL,
+     "More restarts than this within stormWindow for one destination start an alert storm: "
+     "further restarts are grouped into one summary (0: off)"},
+    {"stormWindow", "KRC_STORM_WINDOW", "storm-window", KRC_CONFIG_DURATION, OFF(storm_window_s),
+     "30s", 1, 86400, NULL, "Sliding window of the storm guard, and the interval of summaries"},
+    {"stormSummaryDelay", "KRC_STORM_SUMMARY_DELAY", "storm-summary-delay", KRC_CONFIG_DURATION,
+     OFF(storm_summary_delay_s), "10s", 0, 3600, NULL,
+     "The first storm summary is posted this long after the storm starts"},
+    {"recoveredAfter", "KRC_RECOVERED_AFTER", "recovered-after", KRC_CONFIG_DURATION,
+     OFF(recovered_after_s), "10m", 0, 604800, NULL,
+     "Web API: reply \"recovered\" once the container ran ready this long (0: off)"},
+    {"logTailLines", "KRC_LOG_TAIL_LINES", "log-tail-lines", KRC_CONFIG_INT, OFF(log_tail_lines),
+     "50", 1, 100000, NULL, "Previous-log lines fetched and shown"},
+    {"logLimitBytes", "KRC_LOG_LIMIT_BYTES", "log-limit-bytes", KRC_CONFIG_INT,
+     OFF(log_limit_bytes), "65536", 1024, 67108864, NULL, "Previous-log bytes fetched at most"},
+    {"workers", "KRC_WORKERS", "workers", KRC_CONFIG_INT, OFF(workers), "4", 1, 64, NULL,
+     "Restarts collected in parallel"},
+    {"redactPatterns", "KRC_REDACT_PATTERNS", NULL, KRC_CONFIG_LIST, OFF(redact_patterns), "", 0, 0,
+     NULL, "Extra regular expressions redacted from logs and events (list)"},
+    {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_LIST,
+     OFF(log_ignore_patterns), "", 0, 0, NULL,
+     "Regular expressions: a restart whose previous log matches is recorded, not alerted (list)"},
+    {"routes", NULL, NULL, KRC_CONFIG_ROUTES, OFF(routes), "", 0, 0, NULL,
+     "Routes: [{namespace, pod, container, webhookUrl | webhookUrlEnv, channel}], first match "
+     "wins"},
+    {"silences", NULL, NULL, KRC_CONFIG_SILENCES, OFF(silences), "", 0, 0, NULL,
+     "Silences: [{namespace, pod, container, start, end, daily: \"22:00-06:00\", reason}]"},
     {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
      OFF(startup_window_s), "10m", 0, 604800, NULL,
      "At start-up, report restarts that finished this recently"},
@@ -162,7 +198,15 @@ static int set_value(struct krc_config *cfg, const struct krc_config_option *o, 
     char *base = (char *)cfg;
 
     switch (o->type) {
+    case KRC_CONFIG_ROUTES:
+    case KRC_CONFIG_SILENCES:
+        if (*v == '\0') {
+            return 0;
+        }
+        return krc_error_set(err, KRC_EINVAL, "%s: %s can only be set in the configuration file",
+                             where, o->key);
     case KRC_CONFIG_STRING:
+    case KRC_CONFIG_LIST:
     case KRC_CONFIG_SECRET: {
         char **dst = (char **)(base + o->offset);
         char *copy;
@@ -223,11 +267,43 @@ void krc_config_init(struct krc_config *cfg)
     }
 }
 
+static void routes_free(struct krc_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        struct krc_route *r = &cfg->routes[i];
+        krc_free(r->namespace);
+        krc_free(r->pod);
+        krc_free(r->container);
+        krc_free(r->webhook_url);
+        krc_free(r->channel);
+    }
+    krc_free(cfg->routes);
+    cfg->routes = NULL;
+    cfg->n_routes = 0;
+}
+
+static void silences_free(struct krc_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_silences; i++) {
+        struct krc_silence *x = &cfg->silences[i];
+        krc_free(x->namespace);
+        krc_free(x->pod);
+        krc_free(x->container);
+        krc_free(x->reason);
+    }
+    krc_free(cfg->silences);
+    cfg->silences = NULL;
+    cfg->n_silences = 0;
+}
+
 void krc_config_cleanup(struct krc_config *cfg)
 {
     char *base = (char *)cfg;
+    routes_free(cfg);
+    silences_free(cfg);
     for (const struct krc_config_option *o = options; o->key != NULL; o++) {
-        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET) {
+        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET ||
+            o->type == KRC_CONFIG_LIST) {
             char **p = (char **)(base + o->offset);
             krc_free(*p);
             *p = NULL;
@@ -321,6 +397,265 @@ static const struct krc_config_option *find_key(const char *key)
     return NULL;
 }
 
+/* Validate a route/silence pattern: plain text or a regular expression. */
+static int check_pattern(const char *p, char *why, size_t whysz)
+{
+    regex_t re;
+    int rc = regcomp(&re, p, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        regerror(rc, &re, why, whysz);
+        return KRC_EINVAL;
+    }
+    regfree(&re);
+    return 0;
+}
+
+/* Scalar value of `key` in mapping `m`; NULL when absent. Errors on a
+ * non-scalar and on unknown keys are reported by the callers' key walk. */
+static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *key,
+                              yaml_node_t **ret_node)
+{
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+        yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+        if (k != NULL && k->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, key) == 0) {
+            if (ret_node != NULL) {
+                *ret_node = v;
+            }
+            return v != NULL && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value
+                                                            : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Every key of mapping `m` must be in `allowed` ("a|b|c") and scalar. */
+static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed, const char *path,
+                      const char *what, size_t index, struct file_errors *fe, struct krc_error *err)
+{
+    int bad = 0;
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+        yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+        const char *key =
+            k != NULL && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+        if (!allowed_value(allowed, key)) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu]: unknown key \"%s\" (allowed: %s)",
+                      path, k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, what,
+                      index, key, allowed);
+            bad = 1;
+        } else if (v == NULL || v->type != YAML_SCALAR_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu].%s must be a single value", path,
+                      v ? v->start_mark.line + 1 : 0, v ? v->start_mark.column + 1 : 0, what, index,
+                      key);
+            bad = 1;
+        }
+    }
+    return bad ? KRC_EINVAL : 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? krc_strdup(s) : NULL;
+}
+
+static int pattern_field(yaml_document_t *doc, yaml_node_t *m, const char *key, char **dst,
+                         const char *path, const char *what, size_t index, struct file_errors *fe,
+                         struct krc_error *err)
+{
+    yaml_node_t *vn = NULL;
+    const char *v = map_scalar(doc, m, key, &vn);
+    char why[128];
+
+    if (v == NULL || v[0] == '\0') {
+        return 0;
+    }
+    if (check_pattern(v, why, sizeof(why)) < 0) {
+        add_error(fe, KRC_EINVAL, err,
+                  "%s:%zu:%zu: %s[%zu].%s: invalid regular expression \"%s\": %s", path,
+                  vn->start_mark.line + 1, vn->start_mark.column + 1, what, index, key, v, why);
+        return KRC_EINVAL;
+    }
+    *dst = krc_strdup(v);
+    return *dst == NULL ? KRC_ENOMEM : 0;
+}
+
+static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
+                       const char *path, struct file_errors *fe, struct krc_error *err)
+{
+    size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    size_t idx = 0;
+
+    routes_free(cfg);
+    if (n == 0) {
+        return 0;
+    }
+    cfg->routes = krc_calloc(n, sizeof(struct krc_route));
+    if (cfg->routes == NULL) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++, idx++) {
+        yaml_node_t *m = yaml_document_get_node(doc, *it);
+        struct krc_route *r = &cfg->routes[cfg->n_routes];
+        const char *hook;
+        const char *hook_env;
+        const char *channel;
+        yaml_node_t *hn = NULL;
+
+        if (m == NULL || m->type != YAML_MAPPING_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: routes[%zu] must be a mapping", path,
+                      m ? m->start_mark.line + 1 : 0, m ? m->start_mark.column + 1 : 0, idx);
+            continue;
+        }
+        if (check_keys(doc, m, "namespace|pod|container|webhookUrl|webhookUrlEnv|channel", path,
+                       "routes", idx, fe, err) < 0) {
+            continue;
+        }
+        memset(r, 0, sizeof(*r));
+        if (pattern_field(doc, m, "namespace", &r->namespace, path, "routes", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "pod", &r->pod, path, "routes", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "container", &r->container, path, "routes", idx, fe, err) < 0) {
+            krc_free(r->namespace);
+            krc_free(r->pod);
+            krc_free(r->container);
+            memset(r, 0, sizeof(*r));
+            continue;
+        }
+        hook = map_scalar(doc, m, "webhookUrl", &hn);
+        hook_env = map_scalar(doc, m, "webhookUrlEnv", &hn);
+        channel = map_scalar(doc, m, "channel", NULL);
+        if (hook_env != NULL && hook_env[0] != '\0') {
+            hook = getenv(hook_env);
+            if (hook == NULL || hook[0] == '\0') {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: routes[%zu].webhookUrlEnv: environment variable %s is not "
+                          "set",
+                          path, hn->start_mark.line + 1, hn->start_mark.column + 1, idx, hook_env);
+            }
+        }
+        if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0')) {
+            add_error(fe, KRC_EINVAL, err,
+                      "%s:%zu:%zu: routes[%zu] needs webhookUrl, webhookUrlEnv or channel", path,
+                      m->start_mark.line + 1, m->start_mark.column + 1, idx);
+        }
+        r->webhook_url = dup_or_null(hook);
+        r->channel = dup_or_null(channel);
+        cfg->n_routes++;
+    }
+    return 0;
+}
+
+static int parse_hhmm(const char *s, int *ret_minutes)
+{
+    int h;
+    int m;
+    if (strlen(s) != 5 || s[2] != ':' || s[0] < '0' || s[0] > '2' || s[1] < '0' || s[1] > '9' ||
+        s[3] < '0' || s[3] > '5' || s[4] < '0' || s[4] > '9') {
+        return KRC_EINVAL;
+    }
+    h = (s[0] - '0') * 10 + (s[1] - '0');
+    m = (s[3] - '0') * 10 + (s[4] - '0');
+    if (h > 23) {
+        return KRC_EINVAL;
+    }
+    *ret_minutes = h * 60 + m;
+    return 0;
+}
+
+static int load_silences(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
+                         const char *path, struct file_errors *fe, struct krc_error *err)
+{
+    size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    size_t idx = 0;
+
+    silences_free(cfg);
+    if (n == 0) {
+        return 0;
+    }
+    cfg->silences = krc_calloc(n, sizeof(struct krc_silence));
+    if (cfg->silences == NULL) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++, idx++) {
+        yaml_node_t *m = yaml_document_get_node(doc, *it);
+        struct krc_silence *x = &cfg->silences[cfg->n_silences];
+        const char *names[2] = {"start", "end"};
+        int64_t *dst[2];
+        const char *daily;
+        yaml_node_t *vn = NULL;
+        int bad = 0;
+
+        if (m == NULL || m->type != YAML_MAPPING_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: silences[%zu] must be a mapping", path,
+                      m ? m->start_mark.line + 1 : 0, m ? m->start_mark.column + 1 : 0, idx);
+            continue;
+        }
+        if (check_keys(doc, m, "namespace|pod|container|start|end|daily|reason", path, "silences",
+                       idx, fe, err) < 0) {
+            continue;
+        }
+        memset(x, 0, sizeof(*x));
+        dst[0] = &x->start;
+        dst[1] = &x->end;
+        for (int k = 0; k < 2; k++) {
+            const char *t = map_scalar(doc, m, names[k], &vn);
+            if (t != NULL && t[0] != '\0' && krc_parse_rfc3339(t, strlen(t), dst[k]) < 0) {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: silences[%zu].%s must be an RFC 3339 time such as "
+                          "2026-12-24T18:00:00Z, not \"%s\"",
+                          path, vn->start_mark.line + 1, vn->start_mark.column + 1, idx, names[k],
+                          t);
+                bad = 1;
+            }
+        }
+        daily = map_scalar(doc, m, "daily", &vn);
+        if (daily != NULL && daily[0] != '\0') {
+            char a[8];
+            char b[8];
+            const char *dash = strchr(daily, '-');
+            if (dash == NULL || dash - daily > 5 || strlen(dash + 1) > 5) {
+                bad = 2;
+            } else {
+                snprintf(a, sizeof(a), "%.*s", (int)(dash - daily), daily);
+                snprintf(b, sizeof(b), "%s", dash + 1);
+                if (parse_hhmm(a, &x->daily_from) < 0 || parse_hhmm(b, &x->daily_to) < 0 ||
+                    x->daily_from == x->daily_to) {
+                    bad = 2;
+                }
+            }
+            if (bad == 2) {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: silences[%zu].daily must look like \"22:00-06:00\" (UTC), "
+                          "not \"%s\"",
+                          path, vn->start_mark.line + 1, vn->start_mark.column + 1, idx, daily);
+            }
+        }
+        if (!bad && x->start != 0 && x->end != 0 && x->end <= x->start) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: silences[%zu]: end is not after start",
+                      path, m->start_mark.line + 1, m->start_mark.column + 1, idx);
+            bad = 1;
+        }
+        if (bad ||
+            pattern_field(doc, m, "namespace", &x->namespace, path, "silences", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "pod", &x->pod, path, "silences", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "container", &x->container, path, "silences", idx, fe, err) < 0) {
+            krc_free(x->namespace);
+            krc_free(x->pod);
+            krc_free(x->container);
+            memset(x, 0, sizeof(*x));
+            continue;
+        }
+        x->reason = dup_or_null(map_scalar(doc, m, "reason", NULL));
+        cfg->n_silences++;
+    }
+    return 0;
+}
+
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err)
 {
@@ -383,7 +718,16 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
             snprintf(where, sizeof(where), "%s:%zu:%zu", path, v->start_mark.line + 1,
                      v->start_mark.column + 1);
             krc_error_clear(&e);
-            if (v->type == YAML_SCALAR_NODE) {
+            if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+                if (v->type != YAML_SEQUENCE_NODE) {
+                    rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a list of mappings", where,
+                                       key);
+                } else {
+                    rc = o->type == KRC_CONFIG_ROUTES ? load_routes(cfg, &doc, v, path, &fe, err)
+                                                      : load_silences(cfg, &doc, v, path, &fe, err);
+                    continue; /* errors were added per entry */
+                }
+            } else if (v->type == YAML_SCALAR_NODE) {
                 const char *text = (const char *)v->data.scalar.value;
                 /* A plain (unquoted) null means "unset", as in any YAML reader. */
                 if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
@@ -394,7 +738,8 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
                                : o->default_value;
                 }
                 rc = set_value(cfg, o, text, where, &e);
-            } else if (v->type == YAML_SEQUENCE_NODE && o->type == KRC_CONFIG_STRING &&
+            } else if (v->type == YAML_SEQUENCE_NODE &&
+                       (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST) &&
                        o->allowed == NULL) {
                 /* A list is accepted where the Go tool took a comma-separated string. */
                 struct krc_buf joined;
@@ -409,7 +754,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
                         break;
                     }
                     if (joined.len > 0) {
-                        krc_buf_append_char(&joined, ',');
+                        krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
                     }
                     rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
                 }

@@ -1,11 +1,17 @@
 #include "krc/daemon.h"
 
 #include <pthread.h>
+#include <regex.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "krc/clock.h"
+#include "krc/collector.h"
+#include "krc/diagnose.h"
+#include "krc/notify.h"
+#include "krc/redact.h"
 #include "krc/filter.h"
 #include "krc/kube_auth.h"
 #include "krc/kube_client.h"
@@ -17,6 +23,7 @@
 #include "krc/watch.h"
 
 #define QUEUE_CAPACITY 4096
+#define DRAIN_MS 10000
 
 struct daemon;
 
@@ -31,6 +38,13 @@ struct scope {
     int started;
 };
 
+struct worker {
+    struct daemon *d;
+    struct krc_kube_client *client;
+    pthread_t thread;
+    int started;
+};
+
 struct daemon {
     const struct krc_config *cfg;
     volatile int cancel;
@@ -40,8 +54,15 @@ struct daemon {
     struct krc_queue queue;
     struct scope *scopes;
     size_t n_scopes;
-    pthread_t worker;
-    int worker_started;
+    struct worker *workers;
+    size_t n_workers;
+    struct krc_notifier *notifier;
+    struct krc_redactor *redactor;
+    regex_t *log_ignore;
+    size_t n_log_ignore;
+    struct krc_kube_client *recovery_client;
+    pthread_t sender;
+    int sender_started;
     atomic_llong restarts_detected;
     atomic_llong restarts_ignored;
 };
@@ -165,18 +186,17 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-/* --- the worker ---------------------------------------------------------- */
+/* --- the workers: collect, diagnose, decide, hand over to the sender ------ */
 
-static void report_restart(const struct krc_restart *r)
+static void log_detected(const struct krc_restart *r)
 {
-    char count[16], prev[16], exit_code[16], sig[16], fin[32], missed[16];
+    char count[16], prev[16], exit_code[16], fin[32], missed[16];
     struct krc_log_field f[12];
     size_t n = 0;
 
     snprintf(count, sizeof(count), "%d", r->restart_count);
     snprintf(prev, sizeof(prev), "%d", r->previous_count);
     snprintf(exit_code, sizeof(exit_code), "%d", r->exit_code);
-    snprintf(sig, sizeof(sig), "%d", r->signal);
     snprintf(missed, sizeof(missed), "%d", r->missed);
     if (r->finished_at != 0) {
         krc_clock_format_rfc3339(r->finished_at, fin, sizeof(fin));
@@ -202,21 +222,288 @@ static void report_restart(const struct krc_restart *r)
     krc_log_fields(KRC_LOG_INFO, "restart detected", f, n);
 }
 
+static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosis *dg,
+                          enum krc_notify_decision decision, int64_t collect_ms)
+{
+    char ms[24];
+    char gpus[24];
+    struct krc_log_field f[9];
+    size_t n = 0;
+
+    snprintf(ms, sizeof(ms), "%lld", (long long)collect_ms);
+    snprintf(gpus, sizeof(gpus), "%ld", dg->gpus);
+    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
+    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
+    f[n++] = (struct krc_log_field){"container", r->container, 0};
+    f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
+    f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
+    f[n++] = (struct krc_log_field){"decision", krc_notify_decision_name(decision), 0};
+    f[n++] = (struct krc_log_field){"collect_ms", ms, 1};
+    if (dg->gpus > 0) {
+        f[n++] = (struct krc_log_field){"gpus", gpus, 1};
+    }
+    krc_log_fields(KRC_LOG_INFO, "restart diagnosed", f, n);
+}
+
+/* Web API threads get the whole previous log as a file, not only the tail. */
+static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_t *ret_len)
+{
+    struct krc_buf path;
+    struct krc_buf q;
+    struct krc_http_response resp;
+    struct krc_error e;
+    char *out = NULL;
+
+    krc_buf_init(&path, 4096);
+    krc_buf_init(&q, 4096);
+    krc_http_response_init(&resp);
+    krc_error_clear(&e);
+    if (krc_kube_query_add(&q, "container", r->container) == 0 &&
+        krc_kube_query_add(&q, "previous", "true") == 0 &&
+        krc_kube_query_add(&q, "limitBytes", "4194304") == 0 &&
+        krc_kube_query_add(&q, "timestamps", "true") == 0 &&
+        krc_buf_printf(&path, "/api/v1/namespaces/%s/pods/%s/log?%s", r->namespace, r->pod,
+                       krc_buf_str(&q)) == 0 &&
+        krc_kube_get_raw(w->client, krc_buf_str(&path), 4 * 1024 * 1024 + 1, &resp, &e) == 0 &&
+        resp.status == 200 && resp.body != NULL) {
+        out = resp.body;
+        *ret_len = resp.body_len;
+        resp.body = NULL;
+    }
+    krc_http_response_cleanup(&resp);
+    krc_buf_cleanup(&path);
+    krc_buf_cleanup(&q);
+    return out;
+}
+
+static void process_restart(struct worker *w, struct krc_restart *r)
+{
+    struct daemon *d = w->d;
+    enum krc_notify_decision decision = KRC_NOTIFY_NO_DESTINATION;
+    struct krc_collector_options co;
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    char *full_log = NULL;
+    size_t full_log_len = 0;
+    struct krc_error e;
+    int64_t t0 = krc_clock_mono_ms();
+    int rc;
+
+    log_detected(r);
+    if (rep == NULL || dg == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
+                r->pod);
+        krc_report_free(rep);
+        krc_free(dg);
+        return;
+    }
+    krc_diagnosis_init(dg);
+    krc_error_clear(&e);
+    if (d->notifier != NULL) {
+        decision = krc_notifier_decide(d->notifier, r);
+    }
+    krc_collector_options_defaults(&co);
+    co.tail_lines = (int)d->cfg->log_tail_lines;
+    co.limit_bytes = d->cfg->log_limit_bytes;
+    if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
+        decision == KRC_NOTIFY_NO_DESTINATION) {
+        rc = krc_collect(w->client, r, &co, rep, &e);
+        if (rc == 0 && d->notifier != NULL && krc_notifier_wants_full_log(d->notifier) &&
+            decision != KRC_NOTIFY_NO_DESTINATION && rep->log != NULL) {
+            full_log = fetch_full_log(w, r, &full_log_len);
+        }
+    } else {
+        /* muted, grouped or silenced: recorded from what the watch saw, no requests */
+        rc = krc_collect_minimal(r, rep, &e);
+    }
+    if (rc < 0) {
+        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e.msg);
+    }
+    if (krc_diagnose(rep, r->container, dg, &e) < 0 && krc_diagnose(rep, NULL, dg, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
+                r->pod, r->container, e.msg);
+    }
+    if (d->notifier != NULL) {
+        /* ownership of rep, dg and full_log moves to the notifier */
+        log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
+        krc_notifier_submit(d->notifier, r, decision, rep, dg, full_log, full_log_len);
+        return;
+    }
+    log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    krc_free(full_log);
+}
+
 static void *worker_main(void *arg)
 {
-    struct daemon *d = arg;
+    struct worker *w = arg;
     for (;;) {
         void *item;
-        int rc = krc_queue_pop(&d->queue, &item, -1);
+        int rc = krc_queue_pop(&w->d->queue, &item, -1);
         if (rc == KRC_ECANCELED) {
             break;
         }
         if (rc == 0) {
-            report_restart(item);
+            process_restart(w, item);
             krc_restart_free(item);
         }
     }
     return NULL;
+}
+
+static void *sender_main(void *arg)
+{
+    krc_notifier_run(arg);
+    return NULL;
+}
+
+/* Regular expressions of a '\n'-separated list, compiled; errors name the key. */
+static int compile_list(const char *list, const char *key, regex_t **ret, size_t *ret_n,
+                        struct krc_error *err)
+{
+    size_t cap = 0;
+    const char *p = list;
+
+    *ret = NULL;
+    *ret_n = 0;
+    while (p != NULL && *p != '\0') {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > 0) {
+            char *pat = krc_strndup(p, len);
+            int rc;
+            if (pat == NULL) {
+                return krc_error_set(err, KRC_ENOMEM, "out of memory");
+            }
+            if (*ret_n == cap) {
+                regex_t *nr = krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(regex_t));
+                if (nr == NULL) {
+                    krc_free(pat);
+                    return krc_error_set(err, KRC_ENOMEM, "out of memory");
+                }
+                *ret = nr;
+                cap = cap ? cap * 2 : 4;
+            }
+            rc = regcomp(&(*ret)[*ret_n], pat, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
+            if (rc != 0) {
+                char why[128];
+                regerror(rc, &(*ret)[*ret_n], why, sizeof(why));
+                krc_error_set(err, KRC_EINVAL, "%s: invalid regular expression \"%s\": %s", key,
+                              pat, why);
+                krc_free(pat);
+                return KRC_EINVAL;
+            }
+            krc_free(pat);
+            (*ret_n)++;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Split a '\n'-separated list into borrowed pointers of a copy. */
+static int split_lines(const char *list, char **ret_copy, const char ***ret_items, size_t *ret_n)
+{
+    char *copy = krc_strdup(list != NULL ? list : "");
+    const char **items;
+    size_t n = 0;
+
+    if (copy == NULL) {
+        return KRC_ENOMEM;
+    }
+    items = krc_calloc(strlen(copy) / 2 + 2, sizeof(char *));
+    if (items == NULL) {
+        krc_free(copy);
+        return KRC_ENOMEM;
+    }
+    for (char *p = copy; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        if (*p != '\0') {
+            items[n++] = p;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    *ret_copy = copy;
+    *ret_items = items;
+    *ret_n = n;
+    return 0;
+}
+
+static int setup_notifier(struct daemon *d, struct krc_error *err)
+{
+    const struct krc_config *cfg = d->cfg;
+    struct krc_notify_options no;
+    char *copy = NULL;
+    const char **items = NULL;
+    size_t n_items = 0;
+    int rc;
+
+    rc = split_lines(cfg->redact_patterns, &copy, &items, &n_items);
+    if (rc == 0) {
+        rc = krc_redact_new(items, n_items, &d->redactor, err);
+        if (rc < 0) {
+            krc_error_prefix(err, "redactPatterns");
+        }
+    } else {
+        krc_error_set(err, rc, "out of memory");
+    }
+    krc_free(items);
+    krc_free(copy);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = compile_list(cfg->log_ignore_patterns, "logIgnorePatterns", &d->log_ignore,
+                      &d->n_log_ignore, err);
+    if (rc < 0) {
+        return rc;
+    }
+    memset(&no, 0, sizeof(no));
+    no.cluster_name = cfg->cluster_name;
+    no.webhook_url = cfg->slack_webhook_url;
+    no.channel = cfg->slack_channel;
+    no.username = cfg->slack_username;
+    no.icon_emoji = cfg->slack_icon;
+    no.bot_token = cfg->slack_bot_token;
+    no.api_url = cfg->slack_api_url;
+    no.ca_file = getenv("KRC_SLACK_CA_FILE");
+    no.mute_seconds = cfg->mute_seconds;
+    no.storm_threshold = (int)cfg->storm_threshold;
+    no.storm_window_s = cfg->storm_window_s;
+    no.storm_delay_s = cfg->storm_summary_delay_s;
+    no.recovered_after_s = cfg->recovered_after_s;
+    no.max_log_lines = (int)cfg->log_tail_lines;
+    no.routes = cfg->routes;
+    no.n_routes = cfg->n_routes;
+    no.silences = cfg->silences;
+    no.n_silences = cfg->n_silences;
+    no.log_ignore = d->log_ignore;
+    no.n_log_ignore = d->n_log_ignore;
+    no.redactor = d->redactor;
+    no.kube = d->recovery_client;
+    no.cancel = &d->cancel;
+    d->notifier = krc_notifier_new(&no, err);
+    if (d->notifier == NULL) {
+        return err != NULL && err->code ? err->code : KRC_ENOMEM;
+    }
+    if (!krc_notifier_has_destination(d->notifier)) {
+        krc_log(KRC_LOG_WARN, "no Slack destination configured (SLACK_WEBHOOK_URL, or "
+                              "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes): restarts are "
+                              "detected, diagnosed and logged, but nothing will be posted");
+    } else if (cfg->slack_bot_token != NULL && cfg->slack_bot_token[0] != '\0') {
+        krc_log(KRC_LOG_INFO, "posting to Slack with the Web API (threads per pod, log files)");
+    } else {
+        char origin[256];
+        krc_http_url_origin(cfg->slack_webhook_url ? cfg->slack_webhook_url : "", origin,
+                            sizeof(origin));
+        krc_log(KRC_LOG_INFO, "posting to Slack through the incoming webhook at %s", origin);
+    }
+    return 0;
 }
 
 /* --- lifecycle ------------------------------------------------------------ */
@@ -309,11 +596,41 @@ int krc_daemon_run(const struct krc_config *cfg)
     } else {
         krc_log(KRC_LOG_INFO, "watching pods in all namespaces");
     }
-    if (pthread_create(&d.worker, NULL, worker_main, &d) != 0) {
-        krc_log(KRC_LOG_ERROR, "cannot start the worker thread");
+    d.recovery_client = krc_kube_client_new(&d.auth, d.tokens, &e);
+    if (d.recovery_client == NULL) {
+        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
         goto out;
     }
-    d.worker_started = 1;
+    if (setup_notifier(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
+        goto out;
+    }
+    d.n_workers = (size_t)cfg->workers;
+    d.workers = krc_calloc(d.n_workers, sizeof(struct worker));
+    if (d.workers == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < d.n_workers; i++) {
+        struct worker *w = &d.workers[i];
+        w->d = &d;
+        w->client = krc_kube_client_new(&d.auth, d.tokens, &e);
+        if (w->client == NULL) {
+            krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
+            goto out;
+        }
+        krc_kube_client_set_timeout(w->client, 10000);
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            krc_log(KRC_LOG_ERROR, "cannot start a worker thread");
+            goto out;
+        }
+        w->started = 1;
+    }
+    if (pthread_create(&d.sender, NULL, sender_main, d.notifier) != 0) {
+        krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
+        goto out;
+    }
+    d.sender_started = 1;
     for (size_t i = 0; i < d.n_scopes; i++) {
         if (pthread_create(&d.scopes[i].thread, NULL, watch_main, &d.scopes[i]) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start a watch thread");
@@ -349,10 +666,35 @@ out:
             pthread_join(d.scopes[i].thread, NULL);
         }
     }
-    if (d.worker_started) {
+    /* Drain: the workers finish what was detected, the sender posts what is
+     * queued, for at most DRAIN_MS; what is left is logged as not sent. */
+    if (d.queue.items != NULL) {
         krc_queue_close(&d.queue);
-        pthread_join(d.worker, NULL);
     }
+    for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
+        if (d.workers[i].started) {
+            pthread_join(d.workers[i].thread, NULL);
+        }
+    }
+    if (d.sender_started) {
+        int64_t deadline = krc_clock_mono_ms() + DRAIN_MS;
+        while (krc_notifier_pending(d.notifier) > 0 && krc_clock_mono_ms() < deadline) {
+            krc_clock_sleep_ms(50, NULL);
+        }
+        krc_notifier_abort(d.notifier);
+        pthread_join(d.sender, NULL);
+    }
+    for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
+        krc_kube_client_free(d.workers[i].client);
+    }
+    krc_free(d.workers);
+    krc_notifier_free(d.notifier);
+    krc_redact_free(d.redactor);
+    for (size_t i = 0; i < d.n_log_ignore; i++) {
+        regfree(&d.log_ignore[i]);
+    }
+    krc_free(d.log_ignore);
+    krc_kube_client_free(d.recovery_client);
     for (size_t i = 0; d.scopes != NULL && i < d.n_scopes; i++) {
         krc_kube_client_free(d.scopes[i].client);
         krc_pod_state_free(d.scopes[i].state);

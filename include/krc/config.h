@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "krc/error.h"
+#include "krc/notify.h"
 
 struct krc_config {
     /* cluster and API access */
@@ -30,6 +31,23 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
+    char *slack_bot_token;
+    char *slack_api_url;
+    char *slack_icon;
+    long storm_threshold;
+    long storm_window_s;
+    long storm_summary_delay_s;
+    long recovered_after_s;
+    long log_tail_lines;
+    long log_limit_bytes;
+    long workers;
+    char *redact_patterns;     /* KRC_CONFIG_LIST: '\n'-separated */
+    char *log_ignore_patterns; /* KRC_CONFIG_LIST */
+    struct krc_route *routes;
+    size_t n_routes;
+    struct krc_silence *silences;
+    size_t n_silences;
+    /* watch */
     long startup_window_s;
     long watch_idle_timeout_s;
     long list_page_size;
@@ -45,6 +63,9 @@ enum krc_config_type {
     KRC_CONFIG_INT,
     KRC_CONFIG_DURATION, /* seconds; accepts 90, 90s, 10m, 1h, 1h30m */
     KRC_CONFIG_BOOL,
+    KRC_CONFIG_LIST,     /* strings; YAML sequence, or newline-separated in env/flags */
+    KRC_CONFIG_ROUTES,   /* YAML sequence of route mappings (file only) */
+    KRC_CONFIG_SILENCES, /* YAML sequence of silence mappings (file only) */
 };
 
 struct krc_config_option {

@@ -6,8 +6,8 @@
  * FILE "-" reads standard input (at most one of them). Output goes to
  * stdout, errors to stderr. Exit status: 0 success, 1 bad input (unreadable
  * file, not JSON, not a Pod, unknown container, nothing to explain), 2 usage
- * error. The slack format is a minimal Block Kit message (header, cause and
- * summary, evidence); the full formatter lives in slack_format later. */
+ * error. The slack format prints the alert exactly as the daemon would post
+ * it (slack_format), with $CLUSTER_NAME as the cluster. */
 #ifndef KRC_EXPLAIN_H
 #define KRC_EXPLAIN_H
 

@@ -136,6 +136,12 @@ static void test_option_table_consistent(void **state)
 
         assert_non_null(o->default_value);
         assert_non_null(o->help);
+        if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+            /* structured lists exist only in the file */
+            assert_null(o->env);
+            assert_null(o->flag);
+            continue;
+        }
         assert_true(o->env != NULL || o->flag != NULL);
         for (const struct krc_config_option *p = o + 1; p->key != NULL; p++) {
             assert_string_not_equal(o->key, p->key);

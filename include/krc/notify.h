@@ -1,0 +1,143 @@
+/* Notification policy and the alert sender: where each restart goes
+ * (routes, the alert-slack-channel annotation/label, defaults), what is said
+ * (an alert, a thread reply, a grouped storm summary, a "recovered" reply)
+ * and what is held back (mute, silences, log-ignore patterns, storms).
+ *
+ * Restarts are decided on before any collection, so a storm or a muted pod
+ * costs no log fetch; nothing held back is lost: it is counted and logged
+ * (and recorded by the store once it exists).
+ *
+ * Threads: pipeline workers call krc_notifier_decide() and
+ * krc_notifier_submit(); one sender thread runs krc_notifier_run(). */
+#ifndef KRC_NOTIFY_H
+#define KRC_NOTIFY_H
+
+#include <regex.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/diagnose.h"
+#include "krc/error.h"
+#include "krc/filter.h"
+#include "krc/kube_client.h"
+#include "krc/redact.h"
+#include "krc/report.h"
+#include "krc/restart.h"
+
+/* A route: restarts whose namespace/pod/container match go to a webhook
+ * and/or channel. Patterns follow the filter syntax (plain: exact namespace /
+ * pod-name prefix / exact container; otherwise a regular expression); NULL
+ * matches anything. */
+struct krc_route {
+    char *namespace;
+    char *pod;
+    char *container;
+    char *webhook_url; /* NULL: the default webhook */
+    char *channel;     /* NULL: the default channel */
+};
+
+/* A silence: matching restarts are recorded but not alerted while it is
+ * active: between start and end (unix seconds, 0 = open), and, when
+ * daily_from != daily_to, only between those minutes of the day (UTC,
+ * wrapping past midnight). */
+struct krc_silence {
+    char *namespace;
+    char *pod;
+    char *container;
+    int64_t start;
+    int64_t end;
+    int daily_from; /* minutes after 00:00 UTC */
+    int daily_to;
+    char *reason;
+};
+
+struct krc_notify_options {
+    const char *cluster_name;
+    const char *webhook_url; /* default incoming webhook */
+    const char *channel;     /* default channel (legacy webhooks, Web API) */
+    const char *username;
+    const char *icon_emoji;
+    const char *bot_token; /* Web API mode when set */
+    const char *api_url;   /* Web API base URL */
+    const char *ca_file;   /* extra CA for Slack (tests) */
+    long mute_seconds;
+    int storm_threshold; /* more restarts than this within storm_window_s start a storm */
+    long storm_window_s;
+    long storm_delay_s;     /* first summary this long after a storm starts */
+    long recovered_after_s; /* Web API: "recovered" reply after running ready this long (0: off) */
+    int max_log_lines;
+    const struct krc_route *routes;
+    size_t n_routes;
+    const struct krc_silence *silences;
+    size_t n_silences;
+    const regex_t *log_ignore; /* compiled patterns; a matching previous log suppresses the alert */
+    size_t n_log_ignore;
+    const struct krc_redactor *redactor; /* may be NULL */
+    struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
+    const volatile int *cancel;
+};
+
+enum krc_notify_decision {
+    KRC_NOTIFY_ALERT = 0,      /* collect fully and post a new alert */
+    KRC_NOTIFY_THREAD,         /* Web API: collect and post as a reply in the pod's thread */
+    KRC_NOTIFY_MUTED,          /* within MUTE_SECONDS of the pod's last alert */
+    KRC_NOTIFY_GROUPED,        /* part of an alert storm: counted into the summary */
+    KRC_NOTIFY_SILENCED,       /* a silence matches */
+    KRC_NOTIFY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
+};
+
+const char *krc_notify_decision_name(enum krc_notify_decision d);
+
+struct krc_notify_stats {
+    atomic_llong alerts_sent;
+    atomic_llong replies_sent;
+    atomic_llong summaries_sent;
+    atomic_llong recovered_sent;
+    atomic_llong failed;
+    atomic_llong muted;
+    atomic_llong grouped;
+    atomic_llong silenced;
+    atomic_llong log_ignored;
+    atomic_llong rate_limited; /* 429s from Slack */
+    atomic_llong files_uploaded;
+};
+
+struct krc_notifier;
+
+/* Options are copied (strings and arrays stay borrowed: keep them alive).
+ * Caller frees with krc_notifier_free. */
+struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err);
+void krc_notifier_free(struct krc_notifier *n);
+const struct krc_notify_stats *krc_notifier_stats(const struct krc_notifier *n);
+int krc_notifier_has_destination(const struct krc_notifier *n);
+/* Web API mode wants the full previous log for the thread. */
+int krc_notifier_wants_full_log(const struct krc_notifier *n);
+
+/* Decide what happens to a restart, before collecting anything. */
+enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struct krc_restart *r);
+
+/* Hand over a collected and diagnosed restart (takes ownership of rep and
+ * diag, and of full_log when non-NULL) with the decision decide() gave.
+ * ALERT/THREAD are queued for the sender unless a log-ignore pattern matches
+ * or a storm began in the meantime; GROUPED/MUTED/SILENCED count into
+ * summaries and statistics. Returns the final decision for the record. */
+enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
+                                             enum krc_notify_decision d, struct krc_report *rep,
+                                             struct krc_diagnosis *diag, char *full_log,
+                                             size_t full_log_len);
+
+/* The sender loop: posts queued alerts, storm summaries and recovered
+ * replies until krc_notifier_abort(). Once *options.cancel is set, owed
+ * storm summaries are posted at once; the caller waits for
+ * krc_notifier_pending() to reach 0 (bounded), then aborts. */
+void krc_notifier_run(struct krc_notifier *n);
+void krc_notifier_abort(struct krc_notifier *n);
+
+/* Number of messages waiting to be sent. */
+size_t krc_notifier_pending(struct krc_notifier *n);
+
+/* Does a restart match a route/silence pattern triple? (exposed for tests) */
+int krc_notify_pattern_match(const char *pattern, const char *value, int prefix);
+
+#endif
