@@ -1,0 +1,778 @@
+#!/usr/bin/env python3
+"""benchserver: a lightweight TLS Kubernetes API server for krc's performance benchmarks.
+
+Unlike tests/fakekube (which stores every object), this server stores no pods: it synthesises
+N pods from a ~10 KB template (bench/podgen.py: labels, annotations, ownerReferences, a large
+managedFields block, two containers and a sidecar) with a unique name, uid and resourceVersion
+per pod, and only keeps one restart counter per pod (a few bytes) so that LIST pages, the
+streaming list and watch events stay consistent with each other.
+
+It serves:
+  GET /version, /api, /apis, /api/v1           (legacy discovery, enough for kubectl 1.27+)
+  GET /api/v1/pods?limit=&continue=            paginated LIST (all pages share one resourceVersion)
+  GET /api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan
+                                               streaming list: N ADDED events, then the
+                                               initial-events-end BOOKMARK, then the watch
+  GET /api/v1/pods?watch=true&resourceVersion=RV   plain watch
+A watch stays open (a BOOKMARK every --bookmark-interval seconds) until timeoutSeconds, until the
+admin API tells it to stream events or to expire (in-band ERROR 410), or until shutdown.
+
+Admin API (plain HTTP on 127.0.0.1, for run_bench.py):
+  GET  /stats                                   counters, open watches, resourceVersion
+  POST /events?count=M&restart_every=K&type=MODIFIED&prerender=0|1
+                                                every open watch streams M MODIFIED events as fast
+                                                as its client reads; every Kth event (and the last
+                                                one) raises the app container's restartCount;
+                                                prerender=1 renders them all first (M x 10 KB of
+                                                memory) so that the server is never the bottleneck
+  POST /expire                                  every open watch gets ERROR 410 Expired and ends
+  POST /config?streaming=0|1                    0: answer streaming-list requests with 422
+  POST /reset                                   all restart counters back to 0
+
+Run:  python3 benchserver.py --state-dir DIR --pods 10000
+The state directory receives ca.crt, token, kubeconfig and ready.json ({"api_port",
+"admin_port", "pid"}) once the server listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import base64
+import hmac
+import http.server
+import json
+import logging
+import os
+import queue
+import secrets
+import select
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import podgen  # noqa: E402  (bench/podgen.py, the shared realistic pod generator)
+
+LOG = logging.getLogger("benchserver")
+
+SERVER_VERSION = {
+    "major": "1", "minor": "32", "gitVersion": "v1.32.4",
+    "gitCommit": "59526cd4867447956156ae3a602fcbac10a2c335", "gitTreeState": "clean",
+    "buildDate": "2025-04-22T16:02:27Z", "goVersion": "go1.23.6", "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+POD_RESOURCES = {
+    "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1",
+    "resources": [{"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod",
+                   "verbs": ["get", "list", "watch"], "shortNames": ["po"],
+                   "categories": ["all"]}],
+}
+
+TABLE_COLUMNS = json.dumps([
+    {"name": n, "type": t, "format": f, "description": d, "priority": p}
+    for n, t, f, d, p in (
+        ("Name", "string", "name", "Name must be unique within a namespace.", 0),
+        ("Ready", "string", "", "The aggregate readiness state of this pod.", 0),
+        ("Status", "string", "", "The aggregate status of the containers in this pod.", 0),
+        ("Restarts", "string", "", "The number of times the containers in this pod have been "
+         "restarted and when the last container in this pod has restarted.", 0),
+        ("Age", "string", "", "CreationTimestamp is a timestamp representing the server time "
+         "when this object was created.", 0),
+        ("IP", "string", "", "IP address allocated to the pod.", 1),
+        ("Node", "string", "", "Name of the node this pod is assigned to.", 1),
+        ("Nominated Node", "string", "", "Name of the node nominated by the scheduler.", 1),
+        ("Readiness Gates", "string", "", "Pod readiness gates.", 1))],
+    separators=(",", ":"))
+
+BATCH_BYTES = 64 * 1024  # bytes rendered before one chunked write (larger buffers hit
+# mmap-backed allocations whose page faults make join/encode ten times slower)
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def status_obj(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+# --------------------------------------------------------------------------------------------
+# pod templates
+
+
+class PodTemplates:
+    """%-format templates of one pod, rendered with a dict per pod.
+
+    Built once from podgen.py with sentinel strings in the fields that differ between pods,
+    so rendering a 10 KB pod is one C-level string format (a few microseconds)."""
+
+    SENTINELS = {
+        "@@NAME@@": "name", "@@UID@@": "uid", "@@RV@@": "rv", "@@NS@@": "ns",
+        "@@NODE@@": "node",
+    }
+
+    def __init__(self, size, namespaces, nodes):
+        self.namespaces = max(1, namespaces)
+        self.nodes = max(1, nodes)
+        self.item = {}   # restarted (0/1) -> list item template (no kind/apiVersion)
+        self.event = {}  # restarted (0/1) -> watch line template, %(type)s for the type
+        self.row = {}  # restarted (0/1) -> Table row template
+        for restarted in (0, 1):
+            pod = podgen.pod_with_size(0, "ns-000", 1000, restarted, size)
+            del pod["kind"]
+            del pod["apiVersion"]
+            md = pod["metadata"]
+            md["name"], md["uid"], md["resourceVersion"], md["namespace"] = (
+                "@@NAME@@", "@@UID@@", "@@RV@@", "@@NS@@")
+            pod["spec"]["nodeName"] = "@@NODE@@"
+            app = pod["status"]["containerStatuses"][0]
+            assert app["name"] == "app"
+            app["restartCount"] = "@@RC@@"
+            if restarted:
+                # the CrashLoopBackOff message names the pod
+                app["state"]["waiting"]["message"] = (
+                    "back-off 2m40s restarting failed container=app pod=@@NAME@@_@@NS@@(@@UID@@)")
+            text = dumps(pod).replace("%", "%%").replace('"@@RC@@"', "%(rc)d")
+            for s, key in self.SENTINELS.items():
+                text = text.replace(s, "%%(%s)s" % key)
+            self.item[restarted] = text
+            self.event[restarted] = ('{"type":"%(type)s","object":{"kind":"Pod",'
+                                     '"apiVersion":"v1",' + text[1:] + "}\n")
+            # server-side printing (kubectl's default output): one Table row whose object
+            # is the pod's PartialObjectMetadata, as kube-apiserver sends by default
+            meta = dumps({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                          "metadata": md}).replace("%", "%%")
+            for s, key in self.SENTINELS.items():
+                meta = meta.replace(s, "%%(%s)s" % key)
+            cells = ('["%%(name)s","%s","%s","%%(rc)d%s","125d","10.244.3.17","%%(node)s",'
+                     '"<none>","<none>"]' % ("1/2" if restarted else "2/2",
+                                             "CrashLoopBackOff" if restarted else "Running",
+                                             " (5m ago)" if restarted else ""))
+            self.row[restarted] = '{"cells":%s,"object":%s}' % (cells, meta)
+
+    def fields(self, i, rv, rc, etype="ADDED"):
+        u = (i * 0x9E3779B97F4A7C15F39CC0605CEDC835 + 0x1234567) & ((1 << 128) - 1)
+        h = "%032x" % u
+        return {
+            "name": "web-%06d-7d9c8b6f5-x7k2p" % i,
+            "uid": "%s-%s-4%s-8%s-%s" % (h[0:8], h[8:12], h[13:16], h[17:20], h[20:32]),
+            "rv": rv, "ns": "ns-%03d" % (i % self.namespaces),
+            "node": "node-%03d" % (i % self.nodes), "rc": rc, "type": etype,
+        }
+
+    def render_item(self, i, rv, rc):
+        return self.item[1 if rc else 0] % self.fields(i, rv, rc)
+
+    def render_event(self, etype, i, rv, rc):
+        return self.event[1 if rc else 0] % self.fields(i, rv, rc, etype)
+
+    def render_row(self, i, rv, rc):
+        return self.row[1 if rc else 0] % self.fields(i, rv, rc)
+
+    def render_table_event(self, etype, i, rv, rc, with_columns):
+        return '{"type":"%s","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1",' \
+            '"metadata":{"resourceVersion":"%d"},"columnDefinitions":%s,"rows":[%s]}}\n' % (
+                etype, rv, TABLE_COLUMNS if with_columns else "null", self.render_row(i, rv, rc))
+
+
+def bookmark_line(rv, end_marker=False):
+    md = {"resourceVersion": str(rv)}
+    if end_marker:
+        md["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return dumps({"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
+                                                 "metadata": md, "spec": {"containers": None},
+                                                 "status": {}}}) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# shared state
+
+
+class State:
+    def __init__(self, n_pods, templates, bookmark_interval):
+        self.n = n_pods
+        self.tpl = templates
+        self.bookmark_interval = bookmark_interval
+        self.lock = threading.Lock()
+        self.rc = array.array("i", bytes(4 * n_pods))  # app restartCount per pod
+        self.pod_rv = array.array("q", range(1000, 1000 + n_pods))  # last change per pod
+        self.rv = 1000 + n_pods  # current resourceVersion
+        self.streaming = True
+        self.token = ""
+        self.watches = {}  # id -> queue.Queue of commands
+        self.next_watch = 0
+        self.counters = {"list_requests": 0, "list_items": 0, "streaming_lists": 0,
+                         "streaming_rejected": 0, "watch_requests": 0, "events_sent": 0,
+                         "restart_events_sent": 0, "expired_sent": 0, "event_rounds_done": 0,
+                         "bytes_sent": 0, "table_requests": 0, "json_requests": 0}
+        self.shutdown = threading.Event()
+
+    def count(self, key, n=1):
+        with self.lock:
+            self.counters[key] += n
+
+    def stats(self):
+        with self.lock:
+            return dict(self.counters, open_watches=len(self.watches), resource_version=self.rv,
+                        pods=self.n, streaming=self.streaming)
+
+    def register_watch(self):
+        q = queue.Queue()
+        with self.lock:
+            wid = self.next_watch
+            self.next_watch += 1
+            self.watches[wid] = q
+        return wid, q
+
+    def unregister_watch(self, wid):
+        with self.lock:
+            self.watches.pop(wid, None)
+
+    def broadcast(self, cmd):
+        with self.lock:
+            qs = list(self.watches.values())
+        for q in qs:
+            q.put(cmd)
+        return len(qs)
+
+
+# --------------------------------------------------------------------------------------------
+# API handler
+
+
+class ApiError(Exception):
+    def __init__(self, code, reason, message):
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+
+
+class ApiHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "benchserver"
+    sys_version = ""
+
+    def log_message(self, format, *args):  # noqa: A002 - base class signature
+        LOG.debug("%s " + format, self.client_address, *args)
+
+    @property
+    def st(self) -> State:
+        return self.server.state
+
+    def handle(self):
+        if isinstance(self.connection, ssl.SSLSocket):
+            try:
+                self.connection.do_handshake()
+            except (OSError, ssl.SSLError) as e:
+                LOG.info("TLS handshake with %s failed: %s", self.client_address, e)
+                self.close_connection = True
+                return
+        try:
+            super().handle()
+        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
+            LOG.debug("connection %s ended: %s", self.client_address, e)
+
+    def finish(self):
+        try:
+            super().finish()
+        except (OSError, ssl.SSLError):
+            pass
+
+    def do_GET(self):
+        parsed = urllib.parse.urlsplit(self.path)
+        try:
+            self.q = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+            if parsed.path != "/version":
+                self.check_auth()
+            self.route(parsed.path)
+        except ApiError as e:
+            LOG.info("GET %s -> %d %s", self.path, e.code, e.message)
+            self.send_json(e.code, status_obj(e.code, e.reason, e.message))
+        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
+            LOG.info("GET %s: client went away: %s", parsed.path, e)
+            self.close_connection = True
+
+    def check_auth(self):
+        auth = self.headers.get("Authorization", "")
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        if not given or not hmac.compare_digest(given.encode(), self.st.token.encode()):
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def send_json(self, code, obj):
+        body = dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def start_chunked(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    @staticmethod
+    def frame(text: str) -> bytes:
+        """One HTTP chunk. (bytes %-formatting of a large payload is slow: join instead.)"""
+        data = text.encode()
+        return b"".join((b"%x\r\n" % len(data), data, b"\r\n"))
+
+    def write_chunk(self, text: str):
+        self.write_framed(self.frame(text))
+
+    def write_framed(self, framed: bytes):
+        self.wfile.write(framed)
+        self.st.count("bytes_sent", len(framed))
+
+    def end_chunked(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def wants_table(self):
+        return "as=Table" in self.headers.get("Accept", "")
+
+    def route(self, path):
+        if path == "/version":
+            return self.send_json(200, SERVER_VERSION)
+        if path == "/api":
+            return self.send_json(200, {"kind": "APIVersions", "versions": ["v1"],
+                                        "serverAddressByClientCIDRs": []})
+        if path == "/apis":
+            return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1",
+                                        "groups": []})
+        if path == "/api/v1":
+            return self.send_json(200, POD_RESOURCES)
+        if path == "/api/v1/pods":
+            if self.q.get("watch") in ("true", "1"):
+                return self.serve_watch()
+            return self.serve_list()
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    # ---- LIST ----
+
+    def serve_list(self):
+        st = self.st
+        if "sendInitialEvents" in self.q:
+            raise ApiError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: "
+                           "sendInitialEvents: Forbidden: sendInitialEvents is forbidden "
+                           "for list")
+        try:
+            limit = int(self.q.get("limit") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid limit %r" % self.q.get("limit"))
+        start, list_rv = 0, None
+        cont = self.q.get("continue")
+        if cont:
+            try:
+                tok = json.loads(base64.urlsafe_b64decode(cont.encode()))
+                start, list_rv = int(tok["start"]), int(tok["rv"])
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(400, "BadRequest", "invalid continue token")
+        with st.lock:
+            if list_rv is None:
+                list_rv = st.rv
+        end = st.n if limit <= 0 else min(st.n, start + limit)
+        meta = {"resourceVersion": str(list_rv)}
+        if end < st.n:
+            meta["continue"] = base64.urlsafe_b64encode(
+                dumps({"v": "meta.k8s.io/v1", "rv": list_rv, "start": end}).encode()).decode()
+            meta["remainingItemCount"] = st.n - end
+        st.count("list_requests")
+        st.count("list_items", end - start)
+        st.count("table_requests" if self.wants_table() else "json_requests")
+        self.start_chunked()
+        if self.wants_table():
+            render = st.tpl.render_row
+            buf = ['{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":%s,'
+                   '"columnDefinitions":%s,"rows":[' % (dumps(meta), TABLE_COLUMNS)]
+        else:
+            render = st.tpl.render_item
+            buf = ['{"kind":"PodList","apiVersion":"v1","metadata":%s,"items":[' % dumps(meta)]
+        size = 0
+        for i in range(start, end):
+            item = render(i, st.pod_rv[i], st.rc[i])
+            buf.append(item if i == start else "," + item)
+            size += len(item)
+            if size >= BATCH_BYTES:
+                self.write_chunk("".join(buf))
+                buf, size = [], 0
+        buf.append("]}\n")
+        self.write_chunk("".join(buf))
+        self.end_chunked()
+
+    # ---- WATCH ----
+
+    def serve_watch(self):
+        st = self.st
+        streaming = self.q.get("sendInitialEvents") in ("true", "1")
+        try:
+            timeout = int(self.q.get("timeoutSeconds") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid timeoutSeconds")
+        if streaming:
+            if not st.streaming:
+                st.count("streaming_rejected")
+                raise ApiError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: "
+                               "sendInitialEvents: Forbidden: sendInitialEvents is not "
+                               "supported by this server (benchmark: streaming list off)")
+            if self.q.get("resourceVersionMatch") != "NotOlderThan":
+                raise ApiError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: "
+                               "resourceVersionMatch: Forbidden: sendInitialEvents requires "
+                               "resourceVersionMatch=NotOlderThan")
+            st.count("streaming_lists")
+        st.count("watch_requests")
+        st.count("table_requests" if self.wants_table() else "json_requests")
+        self.table_columns_sent = False
+        self.bookmarks = self.q.get("allowWatchBookmarks") in ("true", "1")
+        if streaming and not self.bookmarks:
+            LOG.info("streaming list without allowWatchBookmarks: no end marker will be sent")
+        wid, cmds = st.register_watch()
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        try:
+            self.start_chunked()
+            if streaming:
+                self.send_initial_events()
+            self.watch_loop(cmds, deadline)
+        finally:
+            st.unregister_watch(wid)
+
+    def send_initial_events(self):
+        st = self.st
+        tpl = st.tpl
+        buf, size = [], 0
+        for i in range(st.n):
+            line = tpl.render_event("ADDED", i, st.pod_rv[i], st.rc[i])
+            buf.append(line)
+            size += len(line)
+            if size >= BATCH_BYTES:
+                self.write_chunk("".join(buf))
+                buf, size = [], 0
+        with st.lock:
+            rv = st.rv
+        if self.bookmarks:
+            buf.append(bookmark_line(rv, end_marker=True))
+        self.write_chunk("".join(buf))
+        self.wfile.flush()
+
+    def peer_gone(self):
+        """True once the client closed or reset the connection (an idle watch never reads)."""
+        try:
+            p = select.poll()
+            p.register(self.connection.fileno(),
+                       select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+            return bool(p.poll(0))
+        except (OSError, ValueError):
+            return True
+
+    def watch_loop(self, cmds, deadline):
+        st = self.st
+        next_bookmark = time.monotonic() + st.bookmark_interval
+        while not st.shutdown.is_set():
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                self.end_chunked()  # server-side timeout: the stream just ends
+                return
+            if self.peer_gone():
+                LOG.debug("watch client %s went away", self.client_address)
+                self.close_connection = True
+                return
+            if now >= next_bookmark:
+                next_bookmark = now + st.bookmark_interval
+                if self.bookmarks:
+                    with st.lock:
+                        rv = st.rv
+                    self.write_chunk(bookmark_line(rv))
+                    self.wfile.flush()
+            try:
+                cmd = cmds.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if cmd[0] == "expire":
+                with st.lock:
+                    rv = st.rv
+                line = dumps({"type": "ERROR", "object": status_obj(
+                    410, "Expired", "too old resource version: 1 (%d)" % rv)}) + "\n"
+                self.write_chunk(line)
+                self.end_chunked()
+                st.count("expired_sent")
+                return
+            if cmd[0] == "events":
+                self.send_events(cmd[1], cmd[2], cmd[3], cmd[4])
+        self.end_chunked()
+
+    def send_events(self, count, restart_every, etype, prerender):
+        """count events round-robin over the pods; every restart_every-th (and the last) one
+        raises a restartCount. Written as fast as the client reads: with prerender, all events
+        are rendered first (count x ~10 KB of memory) so the client, not this Python server,
+        is the bottleneck; without, rendering and writing alternate in 64 KB batches."""
+        st = self.st
+        tpl = st.tpl
+        n = st.n
+        table = self.wants_table()
+        buf, size, restarts = [], 0, 0
+        chunks = []
+        t0 = time.monotonic()
+        if prerender:
+            def out(text):
+                chunks.append(self.frame(text))
+        else:
+            out = self.write_chunk
+        for k in range(count):
+            i = k % n
+            bump = (k + 1) % restart_every == 0 or k == count - 1
+            with st.lock:
+                st.rv += 1
+                rv = st.rv
+                if bump:
+                    st.rc[i] += 1
+                rc = st.rc[i]
+                st.pod_rv[i] = rv
+            restarts += bump
+            if table:
+                line = tpl.render_table_event(etype, i, rv, rc, not self.table_columns_sent)
+                self.table_columns_sent = True
+            else:
+                line = tpl.render_event(etype, i, rv, rc)
+            buf.append(line)
+            size += len(line)
+            if size >= BATCH_BYTES:
+                out("".join(buf))
+                buf, size = [], 0
+        if buf:
+            out("".join(buf))
+        t1 = time.monotonic()
+        for c in chunks:
+            self.write_framed(c)
+        self.wfile.flush()
+        t2 = time.monotonic()
+        LOG.info("%d events (%s) sent in %.2fs%s", count, "prerendered" if prerender else "live",
+                 t2 - t0, " (rendering %.2fs, writing %.2fs)" % (t1 - t0, t2 - t1)
+                 if prerender else "")
+        with st.lock:
+            st.counters["events_sent"] += count
+            st.counters["restart_events_sent"] += restarts
+            st.counters["event_rounds_done"] += 1
+
+
+# --------------------------------------------------------------------------------------------
+# admin handler
+
+
+class AdminHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # noqa: A002
+        LOG.debug("admin " + format, *args)
+
+    def reply(self, code, obj):
+        body = (dumps(obj) + "\n").encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if urllib.parse.urlsplit(self.path).path == "/stats":
+            return self.reply(200, self.server.state.stats())
+        return self.reply(404, {"error": "unknown path %s" % self.path})
+
+    def do_POST(self):
+        st: State = self.server.state
+        parsed = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(parsed.query))
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        try:
+            if parsed.path == "/events":
+                count = int(q.get("count", "1000"))
+                every = int(q.get("restart_every", "1"))
+                etype = q.get("type", "MODIFIED")
+                if count < 1 or every < 1 or etype not in ("MODIFIED", "ADDED"):
+                    raise ValueError("count and restart_every must be >= 1, type "
+                                     "MODIFIED or ADDED")
+                restarts = sum(1 for k in range(count)
+                               if (k + 1) % every == 0 or k == count - 1)
+                prerender = q.get("prerender", "0") == "1"
+                w = st.broadcast(("events", count, every, etype, prerender))
+                return self.reply(200, {"watches": w, "events": count,
+                                        "restart_events": restarts})
+            if parsed.path == "/expire":
+                return self.reply(200, {"watches": st.broadcast(("expire",))})
+            if parsed.path == "/config":
+                if "streaming" in q:
+                    if q["streaming"] not in ("0", "1"):
+                        raise ValueError("streaming must be 0 or 1")
+                    with st.lock:
+                        st.streaming = q["streaming"] == "1"
+                return self.reply(200, st.stats())
+            if parsed.path == "/reset":
+                with st.lock:
+                    for i in range(st.n):
+                        st.rc[i] = 0
+                return self.reply(200, st.stats())
+        except ValueError as e:
+            return self.reply(400, {"error": str(e)})
+        return self.reply(404, {"error": "unknown path %s" % parsed.path})
+
+
+# --------------------------------------------------------------------------------------------
+# startup
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(self, addr, handler, state, ssl_ctx=None):
+        super().__init__(addr, handler)
+        self.state = state
+        self.ssl_ctx = ssl_ctx
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        if self.ssl_ctx is not None:
+            sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
+                                            do_handshake_on_connect=False)
+        return sock, addr
+
+    def handle_error(self, request, client_address):
+        LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
+
+
+def write_file(path, data: bytes, mode=0o600):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def run_openssl(args, cwd):
+    r = subprocess.run(["openssl"] + args, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("openssl %s failed (%d): %s" % (args[0], r.returncode,
+                                                          r.stderr.strip()))
+
+
+def make_certs(state_dir):
+    """CA + server certificate for 127.0.0.1/localhost (EC P-256, as fakekube does)."""
+    ext = os.path.join(state_dir, "server.ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run_openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
+                 "-subj", "/CN=benchserver-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"], state_dir)
+    run_openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                 "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+                state_dir)
+    run_openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                 "-set_serial", "0x" + secrets.token_hex(16), "-out", "server.crt",
+                 "-days", "825", "-extfile", "server.ext"], state_dir)
+    for f in ("server.csr", "server.ext"):
+        os.unlink(os.path.join(state_dir, f))
+
+
+def kubeconfig_text(server_url, ca_path, token_path):
+    q = json.dumps
+    return "\n".join([
+        "apiVersion: v1", "kind: Config", "clusters:", "- name: bench", "  cluster:",
+        "    server: %s" % q(server_url), "    certificate-authority: %s" % q(ca_path),
+        "users:", "- name: bench", "  user:", "    tokenFile: %s" % q(token_path),
+        "contexts:", "- name: bench", "  context:", "    cluster: bench", "    user: bench",
+        "current-context: bench", "preferences: {}", ""])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--state-dir", required=True, help="where certs, token, kubeconfig go")
+    ap.add_argument("--pods", type=int, default=10000, help="number of pods (default 10000)")
+    ap.add_argument("--pod-size", type=int, default=10240,
+                    help="approximate bytes per pod (default 10240)")
+    ap.add_argument("--namespaces", type=int, default=200, help="namespaces (default 200)")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="nodes the pods spread over (default: pods/100, at least 1)")
+    ap.add_argument("--bookmark-interval", type=float, default=5.0,
+                    help="seconds between BOOKMARKs on an idle watch (default 5)")
+    ap.add_argument("--no-streaming", action="store_true",
+                    help="answer streaming-list requests with 422 (LIST+WATCH path)")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--admin-port", type=int, default=0)
+    ap.add_argument("--log-level", default="INFO")
+    a = ap.parse_args(argv)
+    if a.pods < 1 or a.pod_size < 0 or a.namespaces < 1 or a.bookmark_interval <= 0:
+        ap.error("--pods and --namespaces must be >= 1, --pod-size >= 0, "
+                 "--bookmark-interval > 0")
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, a.log_level.upper(),
+                                                         logging.INFO),
+                        format="%(asctime)s benchserver %(levelname)s %(message)s")
+    state_dir = os.path.abspath(a.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    ready_path = os.path.join(state_dir, "ready.json")
+    if os.path.exists(ready_path):
+        os.unlink(ready_path)
+
+    tpl = PodTemplates(a.pod_size, a.namespaces, a.nodes or max(1, a.pods // 100))
+    st = State(a.pods, tpl, a.bookmark_interval)
+    st.streaming = not a.no_streaming
+    st.token = secrets.token_urlsafe(32)
+    token_path = os.path.join(state_dir, "token")
+    write_file(token_path, st.token.encode())
+
+    make_certs(state_dir)
+    ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
+                            os.path.join(state_dir, "server.key"))
+    ssl_ctx.set_alpn_protocols(["http/1.1"])
+    api = Server(("127.0.0.1", a.port), ApiHandler, st, ssl_ctx)
+    admin = Server(("127.0.0.1", a.admin_port), AdminHandler, st)
+    api_port, admin_port = api.server_address[1], admin.server_address[1]
+    write_file(os.path.join(state_dir, "kubeconfig"),
+               kubeconfig_text("https://127.0.0.1:%d" % api_port,
+                               os.path.join(state_dir, "ca.crt"), token_path).encode())
+    for srv in (api, admin):
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2},
+                         daemon=True).start()
+    item_bytes = len(tpl.render_item(0, 1000, 0))
+    write_file(ready_path, dumps({"api_port": api_port, "admin_port": admin_port,
+                                  "pid": os.getpid(), "pod_bytes": item_bytes,
+                                  "event_bytes": len(tpl.render_event("MODIFIED", 0, 1000, 1))
+                                  }).encode(), 0o644)
+    LOG.info("ready: https://127.0.0.1:%d admin http://127.0.0.1:%d, %d pods of ~%d bytes",
+             api_port, admin_port, a.pods, item_bytes)
+
+    def on_signal(signum, frame):
+        st.shutdown.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not st.shutdown.wait(0.5):
+        pass
+    LOG.info("shutting down")
+    for srv in (api, admin):
+        srv.shutdown()
+        srv.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,637 @@
+#!/usr/bin/env python3
+"""run_bench: memory and CPU benchmarks of the krc daemon against bench/benchserver.py.
+
+For each pod count it starts benchserver (synthetic ~10 KB pods, TLS) and measures krc:
+
+  streaming path   krc syncs with a streaming list (watch + sendInitialEvents); then
+                   VmHWM (peak RSS during the sync) and VmRSS at steady state; then M MODIFIED
+                   events that each raise a restartCount (one "restart detected" line each) and
+                   M events of which 1 in 100 does, with krc's CPU time (utime+stime of all its
+                   threads, /proc/PID/stat) per phase; then an in-band ERROR 410 forces a relist
+                   and the peak RSS during the relist is read (VmHWM after resetting it through
+                   /proc/PID/clear_refs).
+  list path        the server answers the streaming list with 422, krc falls back to
+                   paginated LIST (limit 500) + WATCH; peak RSS during the sync and a relist.
+  kubectl          (smallest pod count only) `kubectl get pods -A -w -o name` and the default
+                   (server-side Table) output consume the same kind of event stream; their CPU
+                   time per event is compared with krc's.
+
+No timing is asserted anywhere except in the summary's pass/fail column against the targets of
+the "Core daemon" issue. Results go to bench/out/bench-<timestamp>.json and bench/out/latest.json.
+
+  python3 bench/run_bench.py                       # 10000 and 150000 pods (several minutes)
+  python3 bench/run_bench.py --quick               # 2000 pods, 20000 events, well under a minute
+  python3 bench/run_bench.py --pods 50000 --events 200000 --no-kubectl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+MIB = 1024 * 1024
+
+
+class BenchError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------------------------
+# /proc helpers
+
+
+def proc_status(pid) -> dict:
+    """VmRSS, VmHWM, RssAnon, RssFile, VmSize in KiB from /proc/PID/status."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "VmSize", "Threads"):
+                out[k] = int(v.split()[0])
+    return out
+
+
+def proc_cpu_split(pid):
+    """(utime, stime) of all threads of pid, in seconds (10 ms resolution)."""
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def proc_cpu(pid) -> float:
+    """utime + stime of all threads of pid, in seconds."""
+    return sum(proc_cpu_split(pid))
+
+
+def reset_hwm(pid):
+    """Reset VmHWM to the current RSS (Linux >= 4.0: write 5 to clear_refs)."""
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")
+
+
+def wait_for(pred, timeout, what, poll=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(poll)
+    raise BenchError("timed out after %.0fs waiting for %s" % (timeout, what))
+
+
+# --------------------------------------------------------------------------------------------
+# the server
+
+
+class Server:
+    def __init__(self, pods, workdir, pod_size, log_path):
+        self.dir = os.path.join(workdir, "server-%d" % pods)
+        os.makedirs(self.dir, exist_ok=True)
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "benchserver.py"), "--state-dir", self.dir,
+             "--pods", str(pods), "--pod-size", str(pod_size)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        ready = os.path.join(self.dir, "ready.json")
+
+        def is_ready():
+            if self.proc.poll() is not None:
+                raise BenchError("benchserver exited with %d (log: %s)"
+                                 % (self.proc.returncode, log_path))
+            return os.path.exists(ready)
+        wait_for(is_ready, 30, "benchserver to start")
+        with open(ready) as f:
+            self.info = json.load(f)
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        self.admin = "http://127.0.0.1:%d" % self.info["admin_port"]
+
+    def call(self, path, method="GET"):
+        req = urllib.request.Request(self.admin + path, method=method,
+                                     data=b"" if method == "POST" else None)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.load(r)
+
+    def stats(self):
+        return self.call("/stats")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# --------------------------------------------------------------------------------------------
+# consumers
+
+
+class Consumer:
+    """A child process whose output lines are read by a thread and counted."""
+
+    def __init__(self, argv, stream, log_path, classify):
+        self.log = open(log_path, "w")
+        self.lock = threading.Condition()
+        self.counts = {}
+        self.last = {}
+        self.lines = 0
+        self.classify = classify
+        kw = {"stdout": subprocess.PIPE, "stderr": self.log} if stream == "stdout" else \
+            {"stdout": self.log, "stderr": subprocess.PIPE}
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, **kw)
+        self.pid = self.proc.pid
+        pipe = self.proc.stdout if stream == "stdout" else self.proc.stderr
+        self.reader = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.reader.start()
+
+    def _read(self, pipe):
+        keep = 0
+        for raw in pipe:
+            line = raw.decode("utf-8", "replace")
+            kind, detail = self.classify(line)
+            with self.lock:
+                self.lines += 1
+                if kind:
+                    self.counts[kind] = self.counts.get(kind, 0) + 1
+                    self.last[kind] = detail
+            # keep the log small: everything but the per-event lines, and the first few of those
+            if kind not in ("restart", "event") or keep < 20:
+                self.log.write(line)
+                if kind in ("restart", "event"):
+                    keep += 1
+        self.log.flush()
+
+    def count(self, kind):
+        with self.lock:
+            return self.counts.get(kind, 0)
+
+    def last_detail(self, kind):
+        with self.lock:
+            return self.last.get(kind)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def check_alive(self, what):
+        if not self.alive():
+            raise BenchError("%s exited with %d while waiting (see %s)"
+                             % (what, self.proc.returncode, self.log.name))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(5)
+        self.log.close()
+
+
+def classify_krc(line):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        return "other", line.strip()
+    msg = o.get("msg", "")
+    if msg == "restart detected":
+        return "restart", None
+    if msg.startswith("tracking "):
+        return "tracking", msg
+    if msg.startswith("pod sync complete"):
+        return "sync", msg
+    if msg.startswith("streaming list not available"):
+        return "fallback", msg
+    if msg.startswith("restart ignored"):
+        return "ignored", msg
+    if o.get("level") in ("warn", "error"):
+        return "problem", msg
+    return "info", msg
+
+
+def classify_kubectl(line):
+    if "web-" in line:
+        return "event", None
+    return "other", line.strip()
+
+
+def wait_consumer(c, pred, timeout, what):
+    def p():
+        c.check_alive(what)
+        return pred()
+    return wait_for(p, timeout, what)
+
+
+# --------------------------------------------------------------------------------------------
+# scenarios
+
+
+def mem_sample(pid):
+    s = proc_status(pid)
+    return {"rss_kib": s["VmRSS"], "hwm_kib": s["VmHWM"], "anon_kib": s.get("RssAnon"),
+            "file_kib": s.get("RssFile"), "threads": s.get("Threads")}
+
+
+def start_krc(krc, server, outdir, tag):
+    argv = [krc, "run", "--kubeconfig", server.kubeconfig, "--log-format", "json",
+            "--ignore-restart-count", "1000000000"]
+    return Consumer(argv, "stderr", os.path.join(outdir, "krc-%s.log" % tag), classify_krc)
+
+
+def krc_sync(k, server, pods, expect_fallback, timeout):
+    """Wait for the first 'tracking N pods'; return sync figures."""
+    t0 = time.monotonic()
+    wait_consumer(k, lambda: k.count("tracking") >= 1, timeout, "krc's initial pod sync")
+    wall = time.monotonic() - t0
+    cpu = proc_cpu(k.pid)
+    m = mem_sample(k.pid)
+    tracking = k.last_detail("tracking")
+    if ("tracking %d pods" % pods) not in tracking:
+        raise BenchError("krc synced but says %r, expected %d pods" % (tracking, pods))
+    if expect_fallback and k.count("fallback") == 0:
+        raise BenchError("krc did not fall back to paginated LIST after the 422")
+    if not expect_fallback and k.count("fallback") != 0:
+        raise BenchError("krc fell back to LIST although the streaming list was offered")
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "sync_message": k.last_detail("sync"),
+            "peak_rss_kib": m["hwm_kib"], "rss_at_sync_kib": m["rss_kib"]}
+
+
+def settle(pid, seconds=1.0):
+    time.sleep(seconds)
+    return mem_sample(pid)
+
+
+def no_watches(server):
+    """The previous consumer's watch must be gone before the next one starts."""
+    wait_for(lambda: server.stats()["open_watches"] == 0, 30, "old watches to close")
+
+
+def krc_events(k, server, count, restart_every, timeout, prerender=True):
+    """Stream events to krc's open watch; CPU seconds until the last restart line.
+    prerender: the server renders all events before writing (krc is the bottleneck);
+    otherwise the Python server renders as it writes and krc often waits for data."""
+    wait_consumer(k, lambda: server.stats()["open_watches"] >= 1, 30, "krc's watch")
+    before = k.count("restart")
+    u0, s0 = proc_cpu_split(k.pid)
+    cpu0 = u0 + s0
+    t0 = time.monotonic()
+    r = server.call("/events?count=%d&restart_every=%d&prerender=%d"
+                    % (count, restart_every, 1 if prerender else 0), "POST")
+    if r["watches"] != 1:
+        raise BenchError("expected one open watch, server has %d" % r["watches"])
+    want = before + r["restart_events"]
+    wait_consumer(k, lambda: k.count("restart") >= want, timeout,
+                  "%d restart lines from krc" % r["restart_events"])
+    u1, s1 = proc_cpu_split(k.pid)
+    cpu = u1 + s1 - cpu0
+    wall = time.monotonic() - t0
+    got = k.count("restart") - before
+    return {"events": count, "restart_every": restart_every, "restart_lines": got,
+            "producer": "prerendered" if prerender else "live",
+            "cpu_s": round(cpu, 3), "user_s": round(u1 - u0, 3), "sys_s": round(s1 - s0, 3),
+            "wall_s": round(wall, 3),
+            "events_per_cpu_s": round(count / cpu) if cpu > 0 else None,
+            "events_per_wall_s": round(count / wall) if wall > 0 else None}
+
+
+def krc_relist(k, server, pods, timeout):
+    """ERROR 410 on the open watch; peak RSS while krc relists."""
+    wait_consumer(k, lambda: server.stats()["open_watches"] >= 1, 30, "krc's watch")
+    n = k.count("tracking")
+    restarts = k.count("restart")
+    before = mem_sample(k.pid)
+    reset_hwm(k.pid)
+    t0 = time.monotonic()
+    r = server.call("/expire", "POST")
+    if r["watches"] != 1:
+        raise BenchError("expected one open watch, server has %d" % r["watches"])
+    wait_consumer(k, lambda: k.count("tracking") > n, timeout, "krc's relist")
+    wall = time.monotonic() - t0
+    peak = mem_sample(k.pid)["hwm_kib"]
+    after = settle(k.pid)
+    if ("tracking %d pods" % pods) not in k.last_detail("tracking"):
+        raise BenchError("after the relist krc says %r" % k.last_detail("tracking"))
+    return {"wall_s": round(wall, 3), "rss_before_kib": before["rss_kib"], "peak_rss_kib": peak,
+            "rss_after_kib": after["rss_kib"],
+            "spurious_restarts": k.count("restart") - restarts}
+
+
+def run_krc_streaming(krc, server, pods, events, outdir, timeout):
+    server.call("/reset", "POST")
+    server.call("/config?streaming=1", "POST")
+    no_watches(server)
+    k = start_krc(krc, server, outdir, "%d-streaming" % pods)
+    try:
+        res = {"path": "streaming list"}
+        res["sync"] = krc_sync(k, server, pods, False, timeout)
+        res["steady_after_sync"] = settle(k.pid)
+        res["events"] = [krc_events(k, server, events, 1, timeout),
+                         krc_events(k, server, events, 100, timeout),
+                         krc_events(k, server, events, 100, timeout, prerender=False)]
+        res["steady_after_events"] = settle(k.pid)
+        res["relist"] = krc_relist(k, server, pods, timeout)
+        res["problems"] = k.count("problem")
+        return res
+    finally:
+        k.stop()
+
+
+def run_krc_list(krc, server, pods, outdir, timeout):
+    server.call("/reset", "POST")
+    server.call("/config?streaming=0", "POST")
+    no_watches(server)
+    k = start_krc(krc, server, outdir, "%d-list" % pods)
+    try:
+        res = {"path": "paginated LIST (streaming list answered 422)"}
+        res["sync"] = krc_sync(k, server, pods, True, timeout)
+        res["steady_after_sync"] = settle(k.pid)
+        res["relist"] = krc_relist(k, server, pods, timeout)
+        res["problems"] = k.count("problem")
+        return res
+    finally:
+        k.stop()
+        server.call("/config?streaming=1", "POST")
+
+
+def run_kubectl(kubectl, server, pods, events, output, outdir, timeout):
+    server.call("/reset", "POST")
+    argv = [kubectl, "--kubeconfig", server.kubeconfig, "get", "pods", "-A", "-w"]
+    if output == "name":
+        argv += ["-o", "name"]
+    tag = "name" if output == "name" else "default"
+    no_watches(server)
+    c = Consumer(argv, "stdout", os.path.join(outdir, "kubectl-%d-%s.log" % (pods, tag)),
+                 classify_kubectl)
+    try:
+        t0 = time.monotonic()
+        wait_consumer(c, lambda: c.count("event") >= pods and server.stats()["open_watches"] >= 1,
+                      timeout, "kubectl to print the pod list and start watching")
+        list_wall = time.monotonic() - t0
+        list_cpu = proc_cpu(c.pid)
+        time.sleep(0.5)
+        u0, s0 = proc_cpu_split(c.pid)
+        cpu0 = u0 + s0
+        t1 = time.monotonic()
+        r = server.call("/events?count=%d&restart_every=1&prerender=1" % events, "POST")
+        if r["watches"] != 1:
+            raise BenchError("expected one open watch, server has %d" % r["watches"])
+        wait_consumer(c, lambda: c.count("event") >= pods + events, timeout,
+                      "kubectl to print %d events" % events)
+        u1, s1 = proc_cpu_split(c.pid)
+        cpu = u1 + s1 - cpu0
+        wall = time.monotonic() - t1
+        m = mem_sample(c.pid)
+        return {"argv": " ".join(argv[:1] + argv[3:]), "output": tag, "events": events,
+                "list_wall_s": round(list_wall, 3), "list_cpu_s": round(list_cpu, 3),
+                "cpu_s": round(cpu, 3), "user_s": round(u1 - u0, 3), "sys_s": round(s1 - s0, 3),
+                "wall_s": round(wall, 3),
+                "events_per_cpu_s": round(events / cpu) if cpu > 0 else None,
+                "peak_rss_kib": m["hwm_kib"]}
+    finally:
+        c.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def rss_limit_mib(pods):
+    if pods <= 10000:
+        return 16
+    if pods <= 150000:
+        return 64
+    return None
+
+
+def verdicts(result):
+    """(check, measured, target, ok) rows from the issue's acceptance targets."""
+    rows = []
+    for run in result["runs"]:
+        n = run["pods"]
+        lim = rss_limit_mib(n)
+        s = run.get("streaming")
+        lst = run.get("list")
+        if s:
+            steady = max(s["steady_after_sync"]["rss_kib"], s["steady_after_events"]["rss_kib"],
+                         s["relist"]["rss_after_kib"])
+            if lim:
+                rows.append(("%d pods: steady RSS (streaming path)" % n, steady / 1024,
+                             "<= %d MiB" % lim, steady <= lim * 1024))
+                peak = max(s["sync"]["peak_rss_kib"], s["relist"]["peak_rss_kib"])
+                rows.append(("%d pods: peak RSS, sync and relist (streaming)" % n, peak / 1024,
+                             "<= %d MiB" % lim, peak <= lim * 1024))
+            base = s["steady_after_sync"]["rss_kib"]
+            rows.append(("%d pods: peak during streaming sync / steady" % n,
+                         s["sync"]["peak_rss_kib"] / base, "<= 1.5x",
+                         s["sync"]["peak_rss_kib"] <= 1.5 * base))
+            rb = s["relist"]["rss_before_kib"]
+            rows.append(("%d pods: peak during relist / RSS before" % n,
+                         s["relist"]["peak_rss_kib"] / rb, "< 1.5x (no doubling)",
+                         s["relist"]["peak_rss_kib"] < 1.5 * rb))
+            for e in s["events"]:
+                rows.append(("%d pods: events/CPU-s, 1 restart/%d, %s" %
+                             (n, e["restart_every"], e["producer"]), e["events_per_cpu_s"],
+                             ">= 25000", (e["events_per_cpu_s"] or 0) >= 25000))
+        if lst:
+            base = lst["steady_after_sync"]["rss_kib"]
+            if lim:
+                rows.append(("%d pods: steady RSS (LIST path)" % n, base / 1024,
+                             "<= %d MiB" % lim, base <= lim * 1024))
+            rows.append(("%d pods: peak during LIST sync / steady" % n,
+                         lst["sync"]["peak_rss_kib"] / base, "<= 1.5x",
+                         lst["sync"]["peak_rss_kib"] <= 1.5 * base))
+            rb = lst["relist"]["rss_before_kib"]
+            rows.append(("%d pods: peak during LIST relist / RSS before" % n,
+                         lst["relist"]["peak_rss_kib"] / rb, "< 1.5x (no doubling)",
+                         lst["relist"]["peak_rss_kib"] < 1.5 * rb))
+    for kc in result.get("kubectl", []):
+        krc_rate = kc.get("krc_events_per_cpu_s")  # same stream: all restarts, prerendered
+        if krc_rate and kc["events_per_cpu_s"]:
+            ratio = krc_rate / kc["events_per_cpu_s"]
+            rows.append(("krc vs kubectl -w (%s output), events/CPU-s" % kc["output"], ratio,
+                         ">= 10x", ratio >= 10))
+    return rows
+
+
+def fmt(v):
+    if isinstance(v, float):
+        return "%.2f" % v if v < 100 else "%.0f" % v
+    return str(v)
+
+
+def print_report(result):
+    print()
+    print("%-8s %-10s %10s %10s %10s %10s %10s" % ("pods", "path", "sync s", "sync CPU",
+                                                   "peak MiB", "steady MiB", "relist pk"))
+    for run in result["runs"]:
+        for key in ("streaming", "list"):
+            r = run.get(key)
+            if not r:
+                continue
+            print("%-8d %-10s %10.2f %10.2f %10.2f %10.2f %10.2f" % (
+                run["pods"], key, r["sync"]["wall_s"], r["sync"]["cpu_s"],
+                r["sync"]["peak_rss_kib"] / 1024, r["steady_after_sync"]["rss_kib"] / 1024,
+                r["relist"]["peak_rss_kib"] / 1024))
+    print()
+    print("%-8s %-32s %8s %7s %7s %7s %12s %12s" % (
+        "pods", "consumer", "events", "CPU s", "user s", "sys s", "events/CPU-s",
+        "events/wall-s"))
+    for run in result["runs"]:
+        s = run.get("streaming")
+        for e in (s["events"] if s else []):
+            print("%-8d %-32s %8d %7.2f %7.2f %7.2f %12s %12s" % (
+                run["pods"], "krc 1 restart/%d, %s" % (e["restart_every"], e["producer"]),
+                e["events"], e["cpu_s"], e["user_s"], e["sys_s"],
+                fmt(e["events_per_cpu_s"]), fmt(e["events_per_wall_s"])))
+    for kc in result.get("kubectl", []):
+        print("%-8d %-32s %8d %7.2f %7.2f %7.2f %12s %12s" % (
+            kc["pods"], "kubectl -w (%s), prerendered" % kc["output"], kc["events"],
+            kc["cpu_s"], kc["user_s"], kc["sys_s"],
+            fmt(kc["events_per_cpu_s"]), fmt(round(kc["events"] / kc["wall_s"]))))
+    print()
+    print("%-52s %12s %-22s %s" % ("target", "measured", "required", "result"))
+    for name, val, target, ok in result["verdicts"]:
+        print("%-52s %12s %-22s %s" % (name, fmt(val), target, "PASS" if ok else "FAIL"))
+
+
+def machine_info():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1])
+    return {"nproc": os.cpu_count(), "cpu_model": model, "mem_total_kib": mem,
+            "kernel": platform.release(), "python": platform.python_version()}
+
+
+def find_kubectl(arg):
+    if arg:
+        return arg if os.access(arg, os.X_OK) else None
+    # the gcloud dispatcher (/usr/bin/kubectl) calls /version and then runs kubectl.1.NN;
+    # run the binary for the server's version (1.32) directly so its CPU time is measured
+    for p in ("/usr/lib/google-cloud-sdk/bin/kubectl.1.32", shutil.which("kubectl") or ""):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--krc", default=os.path.join(ROOT, "build-bench", "krc"),
+                    help="krc binary, a Release build (default build-bench/krc)")
+    ap.add_argument("--pods", type=int, nargs="+", default=[10000, 150000],
+                    help="pod counts (default 10000 150000)")
+    ap.add_argument("--events", type=int, default=100000,
+                    help="watch events per krc phase (default 100000)")
+    ap.add_argument("--kubectl-events", type=int, default=20000,
+                    help="watch events for each kubectl run (default 20000)")
+    ap.add_argument("--kubectl", default=None,
+                    help="kubectl binary (default: /usr/lib/google-cloud-sdk/bin/kubectl.1.32)")
+    ap.add_argument("--no-kubectl", action="store_true", help="skip the kubectl comparison")
+    ap.add_argument("--no-list-path", action="store_true",
+                    help="skip the paginated-LIST run (422 for the streaming list)")
+    ap.add_argument("--pod-size", type=int, default=10240, help="bytes per pod (default 10240)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: 2000 pods, 20000 events, 2000 kubectl events")
+    ap.add_argument("--out", default=os.path.join(HERE, "out"), help="result directory")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per step")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.pods, a.events, a.kubectl_events = [2000], 20000, 2000
+    if min(a.pods) < 1 or a.events < 1 or a.kubectl_events < 1:
+        ap.error("--pods, --events and --kubectl-events must be >= 1")
+    if not os.access(a.krc, os.X_OK):
+        ap.error("krc binary %s not found: build it with cmake -S . -B build-bench "
+                 "-DCMAKE_BUILD_TYPE=Release -DKRC_TESTS=OFF && cmake --build build-bench"
+                 % a.krc)
+    kubectl = None if a.no_kubectl else find_kubectl(a.kubectl)
+    if not a.no_kubectl and kubectl is None:
+        print("kubectl not found: skipping the kubectl comparison", file=sys.stderr)
+
+    os.makedirs(a.out, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    workdir = tempfile.mkdtemp(prefix="krc-bench-")
+    logdir = os.path.join(a.out, "logs-" + stamp)
+    os.makedirs(logdir, exist_ok=True)
+    result = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "machine": machine_info(), "krc": os.path.abspath(a.krc),
+              "options": {"pods": a.pods, "events": a.events,
+                          "kubectl_events": a.kubectl_events, "pod_size": a.pod_size,
+                          "quick": a.quick},
+              "runs": [], "kubectl": []}
+    rc = 0
+    try:
+        for i, pods in enumerate(a.pods):
+            print("== %d pods" % pods, flush=True)
+            srv = Server(pods, workdir, a.pod_size, os.path.join(logdir, "server-%d.log" % pods))
+            try:
+                run = {"pods": pods, "pod_bytes": srv.info["pod_bytes"],
+                       "event_bytes": srv.info["event_bytes"],
+                       "list_bytes": pods * (srv.info["pod_bytes"] + 1)}
+                print("   krc, streaming list ...", flush=True)
+                run["streaming"] = run_krc_streaming(a.krc, srv, pods, a.events, logdir,
+                                                     a.timeout)
+                if not a.no_list_path:
+                    print("   krc, paginated LIST ...", flush=True)
+                    run["list"] = run_krc_list(a.krc, srv, pods, logdir, a.timeout)
+                result["runs"].append(run)
+                if kubectl and i == 0:
+                    krc_rate = run["streaming"]["events"][0]["events_per_cpu_s"]
+                    for output in ("name", "default"):
+                        print("   kubectl -w (%s output) ..." % output, flush=True)
+                        kc = run_kubectl(kubectl, srv, pods, a.kubectl_events, output, logdir,
+                                         a.timeout)
+                        kc["pods"] = pods
+                        kc["krc_events_per_cpu_s"] = krc_rate
+                        result["kubectl"].append(kc)
+                run["server_stats"] = srv.stats()
+            finally:
+                srv.stop()
+    except BenchError as e:
+        print("benchmark failed: %s (logs in %s)" % (e, logdir), file=sys.stderr)
+        result["error"] = str(e)
+        rc = 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["verdicts"] = verdicts(result)
+    result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    path = os.path.join(a.out, "bench-%s.json" % stamp)
+    for p in (path, os.path.join(a.out, "latest.json")):
+        with open(p, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    print_report(result)
+    print("\nresults: %s (logs: %s)" % (path, logdir))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
