@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 #include "krc/log.h"
 
 #include <pthread.h>
@@ -20,6 +21,7 @@ static enum krc_log_level log_min = KRC_LOG_INFO;
 static enum krc_log_format log_format = KRC_LOG_TEXT;
 static int log_fd = 2;
 static char *secrets[MAX_SECRETS];
+static size_t secret_lens[MAX_SECRETS];
 static size_t n_secrets;
 
 static const char *level_names[] = {"debug", "info", "warn", "error"};
@@ -84,10 +86,12 @@ void krc_log_add_secret(const char *secret)
         /* Oldest secret (e.g. a rotated token) makes room. */
         krc_free(secrets[0]);
         memmove(secrets, secrets + 1, (MAX_SECRETS - 1) * sizeof(secrets[0]));
+        memmove(secret_lens, secret_lens + 1, (MAX_SECRETS - 1) * sizeof(secret_lens[0]));
         n_secrets--;
     }
     secrets[n_secrets] = krc_strdup(secret);
     if (secrets[n_secrets] != NULL) {
+        secret_lens[n_secrets] = strlen(secret);
         n_secrets++;
     }
     pthread_mutex_unlock(&log_lock);
@@ -103,32 +107,45 @@ void krc_log_clear_secrets(void)
     pthread_mutex_unlock(&log_lock);
 }
 
-/* Caller holds log_lock. */
+/* Caller holds log_lock. Finds each secret with memmem (fast even on long
+ * lines); at the same position the longest secret wins, since one secret may
+ * be a prefix of another. */
 static void redact_locked(const char *s, char *out, size_t outsz)
 {
+    static const char mark[] = "[REDACTED]";
+    size_t len = strlen(s);
+    size_t pos = 0;
     size_t o = 0;
 
     if (outsz == 0) {
         return;
     }
-    while (*s != '\0' && o + 1 < outsz) {
-        size_t matched = 0;
-        /* the longest secret wins: one may be a prefix of another */
+    while (pos < len && o + 1 < outsz) {
+        const char *best = NULL;
+        size_t best_len = 0;
+        size_t copy;
         for (size_t i = 0; i < n_secrets; i++) {
-            size_t l = strlen(secrets[i]);
-            if (l > matched && strncmp(s, secrets[i], l) == 0) {
-                matched = l;
+            const char *hit = memmem(s + pos, len - pos, secrets[i], secret_lens[i]);
+            if (hit != NULL &&
+                (best == NULL || hit < best || (hit == best && secret_lens[i] > best_len))) {
+                best = hit;
+                best_len = secret_lens[i];
             }
         }
-        if (matched > 0) {
-            const char *r = "[REDACTED]";
-            while (*r != '\0' && o + 1 < outsz) {
-                out[o++] = *r++;
-            }
-            s += matched;
-        } else {
-            out[o++] = *s++;
+        copy = (best != NULL ? (size_t)(best - s) : len) - pos;
+        if (copy > outsz - 1 - o) {
+            copy = outsz - 1 - o;
         }
+        memcpy(out + o, s + pos, copy);
+        o += copy;
+        pos += copy;
+        if (best == NULL || o + 1 >= outsz) {
+            break;
+        }
+        for (const char *r = mark; *r != '\0' && o + 1 < outsz; r++) {
+            out[o++] = *r;
+        }
+        pos += best_len;
     }
     out[o] = '\0';
 }

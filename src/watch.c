@@ -423,6 +423,11 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             } else {
                 what = "pod list";
                 rc = run_list(&w, &e);
+                if (rc == 0) {
+                    /* synced: watch from the list's resourceVersion at once */
+                    krc_backoff_reset(&w.backoff);
+                    continue;
+                }
             }
         } else {
             what = "pod watch";
