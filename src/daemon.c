@@ -4,6 +4,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,6 +159,12 @@ static void h_sync_end(void *userdata)
             removed ? "; pods deleted while the watch was down were dropped" : "");
 }
 
+/* Thread names show in top -H, ps -L and /proc/PID/task/TID/comm. */
+static void name_thread(const char *name)
+{
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 static void *watch_main(void *arg)
 {
     struct scope *s = arg;
@@ -165,6 +172,7 @@ static void *watch_main(void *arg)
     struct krc_watch_handler h;
     struct krc_error e;
 
+    name_thread("krc-watch");
     krc_watch_options_defaults(&o);
     o.namespace = s->namespace;
     o.label_selector = s->d->cfg->label_selector;
@@ -340,6 +348,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
+    name_thread("krc-worker");
     for (;;) {
         void *item;
         int rc = krc_queue_pop(&w->d->queue, &item, -1);
@@ -356,6 +365,7 @@ static void *worker_main(void *arg)
 
 static void *sender_main(void *arg)
 {
+    name_thread("krc-sender");
     krc_notifier_run(arg);
     return NULL;
 }
