@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""Run the real `krc history` against databases written by a fixture writer
+that follows the store's schema (version 1, src/store.c).
+
+    python3 test_history.py --krc /path/to/krc [unittest options]
+"""
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+KRC = None
+TIMEOUT = 20
+
+SCHEMA_V1 = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version (version) VALUES (1);
+CREATE TABLE restarts (
+  id INTEGER PRIMARY KEY, pod_uid TEXT NOT NULL, container TEXT NOT NULL,
+  restart_count INTEGER NOT NULL, namespace TEXT NOT NULL, pod TEXT NOT NULL,
+  workload_kind TEXT, workload_name TEXT, node TEXT, cause TEXT NOT NULL,
+  exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0, reason TEXT,
+  started_at INTEGER NOT NULL DEFAULT 0, finished_at INTEGER NOT NULL DEFAULT 0,
+  detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT, message TEXT,
+  report_json TEXT, UNIQUE (pod_uid, container, restart_count));
+CREATE INDEX restarts_detected ON restarts (detected_at);
+CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);
+CREATE INDEX restarts_cause ON restarts (cause, detected_at);
+CREATE TABLE outbox (
+  id INTEGER PRIMARY KEY, restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, destination TEXT NOT NULL, channel TEXT, thread_key TEXT,
+  body TEXT NOT NULL, fallback TEXT, state TEXT NOT NULL DEFAULT 'pending',
+  attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, delivered_at INTEGER, slack_ts TEXT);
+CREATE INDEX outbox_restart ON outbox (restart_id);
+CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';
+CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS NOT NULL;
+"""
+
+
+def report_doc(ns, pod, container, cause, log_lines=40):
+    return {
+        "version": 1,
+        "pod": {"namespace": ns, "name": pod, "uid": "uid-" + pod, "node": "node-1",
+                "owner": {"kind": "ReplicaSet", "name": "web-5d9f"},
+                "workload": {"kind": "Deployment", "name": "web"}, "created_at": None,
+                "phase": "Running", "reason": None, "message": None,
+                "restart_policy": "Always", "grace_period": 30, "slack_channel": None,
+                "labels": {"app": "web"}, "annotations": {}},
+        "diagnosis": {"container": container, "is_init": False, "is_sidecar": False,
+                      "cause": cause, "has_termination": True, "exit_code": 137,
+                      "signal": 9, "signal_name": "SIGKILL", "reason": "OOMKilled",
+                      "restart_count": 3, "started_at": "2026-12-02T17:20:00Z",
+                      "finished_at": "2026-12-02T17:30:00Z", "gpus": 0,
+                      "summary": "container %s was OOM-killed" % container,
+                      "evidence": ["lastState.terminated.reason is OOMKilled",
+                                   "memory limit 256Mi"]},
+        "containers": [{"name": container, "is_init": False, "is_sidecar": False,
+                        "image": "shop/web:1.2", "ready": False, "restart_count": 3,
+                        "state": "waiting", "state_reason": "CrashLoopBackOff",
+                        "state_message": "back-off 40s restarting failed container",
+                        "state_started_at": None,
+                        "last": {"exit_code": 137, "signal": 0, "reason": "OOMKilled",
+                                 "message": None, "started_at": None, "finished_at": None,
+                                 "container_id": "containerd://abc"},
+                        "limits": {"memory": "256Mi"}, "requests": {},
+                        "probes": {"liveness": True, "readiness": False, "startup": False},
+                        "termination_message_policy": "File"}],
+        "events": [{"type": "Warning", "reason": "BackOff",
+                    "message": "Back-off restarting failed container", "count": 5,
+                    "first": "2026-12-02T17:00:00Z", "last": "2026-12-02T17:30:00Z",
+                    "object": {"kind": "Pod", "namespace": ns, "name": pod},
+                    "field_path": "spec.containers{%s}" % container,
+                    "source": {"component": "kubelet", "host": "node-1"}}],
+        "node": {"name": "node-1",
+                 "conditions": [{"type": "MemoryPressure", "status": "True",
+                                 "reason": "KubeletHasInsufficientMemory",
+                                 "message": "kubelet has insufficient memory available"}],
+                 "capacity": {}, "allocatable": {}, "kubelet_version": "v1.31.2",
+                 "container_runtime_version": None, "kernel_version": None,
+                 "os_image": None, "unschedulable": False},
+        "notes": ["previous log cut to the last 1000 lines"],
+        "log": {"container": container, "bytes": 4000, "absent": False, "empty": False,
+                "truncated": True, "omitted_bytes": 0,
+                "text": "\n".join("line %d of the log tail" % i for i in range(log_lines))},
+    }
+
+
+class Fixture:
+    """Writes a krc database the way `krc run` would."""
+
+    def __init__(self, path, schema_version=1):
+        self.db = sqlite3.connect(path)
+        self.db.executescript(SCHEMA_V1)
+        if schema_version != 1:
+            self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.commit()
+
+    def restart(self, ns, pod, container="app", count=1, detected=None, cause="oom_killed",
+                decision="alert", exit_code=137, signal=9, message=None, report=True,
+                delivery=None, attempts=0, last_error=None):
+        detected = int(time.time()) if detected is None else detected
+        doc = json.dumps(report_doc(ns, pod, container, cause)) if report else None
+        cur = self.db.execute(
+            "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, "
+            "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "
+            "finished_at, detected_at, decision, summary, message, report_json) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
+             exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
+             "container %s was OOM-killed" % container, message, doc))
+        rid = cur.lastrowid
+        if delivery is not None:
+            self.db.execute(
+                "INSERT INTO outbox (restart_id, kind, destination, channel, thread_key, body, "
+                "fallback, state, attempts, last_error, created_at, updated_at, delivered_at, "
+                "slack_ts) VALUES (?, 'alert', 'webhook:default', '#alerts', ?, ?, NULL, ?, ?, "
+                "?, ?, ?, ?, ?)",
+                (rid, ns + "/" + pod, json.dumps({"text": message or "alert"}), delivery,
+                 attempts, last_error, detected, detected + 5,
+                 detected + 5 if delivery == "delivered" else None,
+                 "1700000000.000100" if delivery == "delivered" else None))
+        return rid
+
+    def close(self):
+        self.db.commit()
+        self.db.close()
+
+
+def run(args, env=None, check_rc=None):
+    e = dict(os.environ)
+    e.pop("KRC_DB", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([KRC, "history"] + args, capture_output=True, text=True,
+                       timeout=TIMEOUT, env=e)
+    if check_rc is not None and p.returncode != check_rc:
+        raise AssertionError("krc history %s: exit %d, expected %d\nstdout: %s\nstderr: %s" %
+                             (args, p.returncode, check_rc, p.stdout, p.stderr))
+    return p
+
+
+class HistoryTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="krc-history-")
+        self.path = os.path.join(self.tmp.name, "krc.db")
+        self.now = int(time.time())
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def populate(self):
+        f = Fixture(self.path)
+        ids = {}
+        ids["old"] = f.restart("shop", "web-1", count=1, detected=self.now - 3 * 86400,
+                               delivery="delivered")
+        ids["web"] = f.restart("shop", "web-1", count=2, detected=self.now - 1800,
+                               message="*OOMKilled* web-1 &amp; friends &lt;3",
+                               delivery="delivered", attempts=2)
+        ids["job"] = f.restart("batch", "job-7", count=4, detected=self.now - 600,
+                               cause="app_error", exit_code=1, signal=0, decision="muted")
+        ids["worker"] = f.restart("shop", "worker-2", count=9, detected=self.now - 60,
+                                  cause="liveness_probe_failed", delivery="pending", attempts=3,
+                                  last_error="HTTP 500 from Slack, retrying")
+        f.close()
+        return ids
+
+    def test_table_newest_first(self):
+        ids = self.populate()
+        p = run(["--db", self.path], check_rc=0)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["ID", "TIME", "(UTC)", "NAMESPACE/POD", "CONTAINER",
+                                            "RESTARTS", "EXIT", "CAUSE", "DECISION/DELIVERY"])
+        rows = [ln.split() for ln in lines[1:]]
+        self.assertEqual([int(r[0]) for r in rows],
+                         [ids["worker"], ids["job"], ids["web"], ids["old"]])
+        worker = lines[1]
+        self.assertIn("shop/worker-2", worker)
+        self.assertIn("liveness_probe_failed", worker)
+        self.assertIn("alert/pending (3 attempts)", worker)
+        self.assertIn("137 (SIGKILL)", lines[3])
+        self.assertIn("alert/delivered", lines[3])
+        self.assertIn("muted", lines[2])
+        # time column: "YYYY-MM-DD HH:MM:SS" in UTC
+        t = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.now - 60))
+        self.assertIn(t, worker)
+
+    def test_filters_json(self):
+        ids = self.populate()
+
+        def ids_of(*args):
+            p = run(["--db", self.path, "--format", "json"] + list(args), check_rc=0)
+            return [r["id"] for r in json.loads(p.stdout)]
+
+        self.assertEqual(ids_of(), [ids["worker"], ids["job"], ids["web"], ids["old"]])
+        self.assertEqual(ids_of("--namespace", "shop"), [ids["worker"], ids["web"], ids["old"]])
+        self.assertEqual(ids_of("--namespace=batch"), [ids["job"]])
+        self.assertEqual(ids_of("--pod", "w"), [ids["worker"], ids["web"], ids["old"]])
+        self.assertEqual(ids_of("--pod", "web"), [ids["web"], ids["old"]])
+        self.assertEqual(ids_of("--pod", "eb"), [])
+        self.assertEqual(ids_of("--cause", "app_error"), [ids["job"]])
+        self.assertEqual(ids_of("--since", "1h"), [ids["worker"], ids["job"], ids["web"]])
+        self.assertEqual(ids_of("--since", "15m"), [ids["worker"], ids["job"]])
+        self.assertEqual(ids_of("--since", "1h30m", "--namespace", "shop"),
+                         [ids["worker"], ids["web"]])
+        self.assertEqual(ids_of("--limit", "2"), [ids["worker"], ids["job"]])
+        self.assertEqual(ids_of("--since", "1d", "--cause", "oom_killed"), [ids["web"]])
+        p = run(["--db", self.path, "--format", "json", "--pod", "worker"], check_rc=0)
+        row = json.loads(p.stdout)[0]
+        self.assertEqual(row["namespace"], "shop")
+        self.assertEqual(row["restart_count"], 9)
+        self.assertEqual(row["delivery"], "pending")
+        self.assertEqual(row["attempts"], 3)
+        self.assertEqual(row["decision"], "alert")
+        self.assertEqual(row["workload"], {"kind": "Deployment", "name": "web"})
+        self.assertEqual(row["detected_at"], self.now - 60)
+        self.assertTrue(row["time"].endswith("Z"))
+        p = run(["--db", self.path, "--namespace", "nope"], check_rc=0)
+        self.assertIn("no restarts recorded that match", p.stdout)
+
+    def test_show_text(self):
+        ids = self.populate()
+        p = run(["show", str(ids["web"]), "--db", self.path], check_rc=0)
+        out = p.stdout
+        self.assertIn("Restart #%d" % ids["web"], out)
+        self.assertIn("shop/web-1 container app, restart 2", out)
+        # the Slack text, mrkdwn entities decoded
+        self.assertIn("*OOMKilled* web-1 & friends <3", out)
+        self.assertIn("Cause:      oom_killed", out)
+        self.assertIn("lastState.terminated.reason is OOMKilled", out)  # evidence
+        self.assertIn("Back-off restarting failed container", out)  # events
+        self.assertIn("MemoryPressure=True", out)  # node
+        self.assertIn("previous log cut to the last 1000 lines", out)  # notes
+        self.assertIn("line 39 of the log tail", out)  # log
+        self.assertIn("delivered", out)
+        self.assertIn("2 attempts", out)
+        self.assertIn("webhook:default", out)
+        p = run(["show", str(ids["worker"]), "--db", self.path], check_rc=0)
+        self.assertIn("pending, 3 attempts", p.stdout)
+        self.assertIn("last error: HTTP 500 from Slack, retrying", p.stdout)
+        p = run(["show", str(ids["job"]), "--db", self.path], check_rc=0)
+        self.assertIn("nothing to send (decision muted)", p.stdout)
+
+    def test_show_json(self):
+        ids = self.populate()
+        p = run(["show", str(ids["worker"]), "--db", self.path, "--format", "json"], check_rc=0)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["id"], ids["worker"])
+        self.assertEqual(doc["report"]["diagnosis"]["cause"], "liveness_probe_failed")
+        self.assertEqual(len(doc["notifications"]), 1)
+        n = doc["notifications"][0]
+        self.assertEqual(n["state"], "pending")
+        self.assertEqual(n["attempts"], 3)
+        self.assertEqual(n["destination"], "webhook:default")
+        self.assertEqual(n["body"], {"text": "alert"})
+
+    def test_errors(self):
+        missing = os.path.join(self.tmp.name, "nothing", "krc.db")
+        p = run(["--db", missing], check_rc=1)
+        self.assertIn("no history at %s: krc run has not recorded anything yet" % missing,
+                      p.stderr)
+        self.assertFalse(os.path.exists(os.path.dirname(missing)))  # read-only: creates nothing
+        # KRC_DB is the default
+        p = run([], env={"KRC_DB": missing}, check_rc=1)
+        self.assertIn(missing, p.stderr)
+        garbage = os.path.join(self.tmp.name, "garbage.db")
+        with open(garbage, "wb") as fh:
+            fh.write(os.urandom(4096))
+        p = run(["--db", garbage], check_rc=1)
+        self.assertIn(garbage, p.stderr)
+        self.assertIn("corrupt", p.stderr)
+        newer = os.path.join(self.tmp.name, "newer.db")
+        Fixture(newer, schema_version=7).close()
+        p = run(["--db", newer], check_rc=1)
+        self.assertIn("newer", p.stderr)
+        self.assertIn(newer, p.stderr)
+        self.populate()
+        p = run(["show", "999", "--db", self.path], check_rc=1)
+        self.assertIn("no restart with id 999", p.stderr)
+        for args in (["--limit", "0"], ["--limit", "x"], ["--cause", "oom"],
+                     ["--since", "soon"], ["--since", "0"], ["--format", "yaml"],
+                     ["--bogus"], ["--db"], ["show"], ["show", "abc"], ["show", "1", "2"],
+                     ["show", "1", "--format", "table"], ["show", "1", "--pod", "x"],
+                     ["extra"], ["--pod", "a", "--pod", "b"], ["--namespace="]):
+            p = run(["--db", self.path] + args)
+            self.assertEqual(p.returncode, 2, "%s: %s" % (args, p.stderr))
+            self.assertTrue(p.stderr.strip(), args)
+        p = run(["--cause", "oom", "--db", self.path], check_rc=2)
+        self.assertIn("oom_killed", p.stderr)  # lists the valid codes
+
+    def test_terminal_safe_and_read_only(self):
+        f = Fixture(self.path)
+        f.restart("shop", "evil\x1b]0;pwned\x07-pod", message="hi \x1b[2J there")
+        f.close()
+        before = os.stat(self.path)
+        p = run(["--db", self.path], check_rc=0)
+        self.assertNotIn("\x1b", p.stdout)
+        p = run(["show", "1", "--db", self.path], check_rc=0)
+        self.assertNotIn("\x1b", p.stdout)
+        self.assertIn("hi  there", p.stdout)
+        after = os.stat(self.path)
+        self.assertEqual(before.st_mtime_ns, after.st_mtime_ns)
+        self.assertEqual(before.st_size, after.st_size)
+
+    def test_reads_while_a_writer_holds_the_lock(self):
+        self.populate()
+        writer = sqlite3.connect(self.path)
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM restarts")  # not committed: readers see the old rows
+        try:
+            p = run(["--db", self.path, "--format", "json"], check_rc=0)
+            self.assertEqual(len(json.loads(p.stdout)), 4)
+        finally:
+            writer.rollback()
+            writer.close()
+
+    def test_since_1h_over_10000_rows(self):
+        f = Fixture(self.path)
+        doc = json.dumps(report_doc("shop", "web", "app", "oom_killed", log_lines=200))
+        rows = []
+        for i in range(10000):
+            rows.append(("uid-%d" % (i % 500), "app", i, "ns-%d" % (i % 20), "web-%d" % (i % 500),
+                         "oom_killed" if i % 3 else "app_error", self.now - (10000 - i) * 30 + 15,
+                         doc))
+        f.db.executemany(
+            "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, cause, "
+            "detected_at, decision, report_json) VALUES (?,?,?,?,?,?,?, 'alert', ?)", rows)
+        f.close()
+        best = None
+        for _ in range(3):
+            t0 = time.monotonic()
+            p = run(["--db", self.path, "--since", "1h", "--limit", "1000", "--format", "json"],
+                    check_rc=0)
+            elapsed = time.monotonic() - t0
+            best = elapsed if best is None else min(best, elapsed)
+        self.assertEqual(len(json.loads(p.stdout)), 120)  # 30 s apart, the last hour
+        # the whole process, sanitizers included; bench_store measures the query alone
+        self.assertLess(best, 1.0)
+        print("  krc history --since 1h over 10,000 rows: %.0f ms (whole process)" %
+              (best * 1000), file=sys.stderr)
+
+
+def main():
+    global KRC
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--krc", required=True)
+    args, rest = ap.parse_known_args()
+    KRC = os.path.abspath(args.krc)
+    unittest.main(argv=[sys.argv[0]] + rest)
+
+
+if __name__ == "__main__":
+    main()
