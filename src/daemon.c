@@ -507,11 +507,16 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
                               "detected, diagnosed and logged, but nothing will be posted");
     } else if (cfg->slack_bot_token != NULL && cfg->slack_bot_token[0] != '\0') {
         krc_log(KRC_LOG_INFO, "posting to Slack with the Web API (threads per pod, log files)");
-    } else {
+    } else if (cfg->slack_webhook_url != NULL && cfg->slack_webhook_url[0] != '\0') {
         char origin[256];
-        krc_http_url_origin(cfg->slack_webhook_url ? cfg->slack_webhook_url : "", origin,
-                            sizeof(origin));
-        krc_log(KRC_LOG_INFO, "posting to Slack through the incoming webhook at %s", origin);
+        krc_http_url_origin(cfg->slack_webhook_url, origin, sizeof(origin));
+        krc_log(KRC_LOG_INFO, "posting to Slack through the incoming webhook at %s%s", origin,
+                cfg->n_routes > 0 ? " and the configured routes" : "");
+    } else {
+        krc_log(KRC_LOG_INFO,
+                "posting to Slack through %zu configured route(s) only; restarts no route "
+                "matches are diagnosed but not posted",
+                cfg->n_routes);
     }
     return 0;
 }
