@@ -43,13 +43,18 @@ static const char *const migrations[] = {
     "  detected_at INTEGER NOT NULL,"
     "  decision TEXT NOT NULL,"
     "  summary TEXT,"
-    "  message TEXT,"
-    "  report_json TEXT,"
     "  UNIQUE (pod_uid, container, restart_count)"
     ");"
     "CREATE INDEX restarts_detected ON restarts (detected_at);"
     "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
     "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
+    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
+    /* the large texts live apart so that scans of restarts stay small */
+    "CREATE TABLE reports ("
+    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  message TEXT,"
+    "  report_json TEXT"
+    ");"
     "CREATE TABLE outbox ("
     "  id INTEGER PRIMARY KEY,"
     "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
@@ -104,7 +109,9 @@ enum stmt {
     ST_INSERT_RESTART,
     ST_FIND_RESTART,
     ST_RESTART_EXISTS,
+    ST_INSERT_REPORT,
     ST_SET_DECISION,
+    ST_SET_MESSAGE,
     ST_INSERT_OUTBOX,
     ST_MARK_DELIVERED,
     ST_MARK_ATTEMPT,
@@ -136,14 +143,17 @@ static const char *const sql_text[N_STMT] = {
     [ST_INSERT_RESTART] =
         "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, workload_kind, "
         "workload_name, node, cause, exit_code, signal, reason, started_at, finished_at, "
-        "detected_at, decision, summary, message, report_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
+        "detected_at, decision, summary) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+        "?12, ?13, ?14, ?15, ?16, ?17) "
         "ON CONFLICT (pod_uid, container, restart_count) DO NOTHING",
     [ST_FIND_RESTART] =
         "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND restart_count = ?3",
     [ST_RESTART_EXISTS] = "SELECT 1 FROM restarts WHERE id = ?1",
-    [ST_SET_DECISION] =
-        "UPDATE restarts SET decision = ?2, message = coalesce(?3, message) WHERE id = ?1",
+    [ST_INSERT_REPORT] =
+        "INSERT INTO reports (restart_id, message, report_json) VALUES (?1, ?2, ?3)",
+    [ST_SET_DECISION] = "UPDATE restarts SET decision = ?2 WHERE id = ?1",
+    [ST_SET_MESSAGE] = "INSERT INTO reports (restart_id, message) VALUES (?1, ?2) "
+                       "ON CONFLICT (restart_id) DO UPDATE SET message = excluded.message",
     [ST_INSERT_OUTBOX] = "INSERT INTO outbox (restart_id, kind, destination, channel, thread_key, "
                          "body, fallback, created_at, updated_at) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
@@ -157,8 +167,8 @@ static const char *const sql_text[N_STMT] = {
     [ST_THREAD_TS] = "SELECT slack_ts, channel FROM outbox WHERE thread_key = ?1 AND kind = "
                      "'alert' AND state = 'delivered' AND slack_ts IS NOT NULL "
                      "ORDER BY delivered_at DESC, id DESC LIMIT 1",
-    [ST_GET_RESTART] =
-        "SELECT " RESTART_COLS ", r.message, r.report_json FROM restarts r WHERE r.id = ?1",
+    [ST_GET_RESTART] = "SELECT " RESTART_COLS ", p.message, p.report_json FROM restarts r "
+                       "LEFT JOIN reports p ON p.restart_id = r.id WHERE r.id = ?1",
     [ST_GET_MESSAGES] = "SELECT " OUTBOX_COLS " FROM outbox WHERE restart_id = ?1 ORDER BY id",
     [ST_PRUNE_AGE] = "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
                      "r.detected_at < ?1 AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT ?2)",
@@ -177,7 +187,8 @@ static const char *const sql_text[N_STMT] = {
 /* Pieces of the list query, appended to ST_LIST_BASE for the filters in use
  * (so that SQLite picks the index of the filter that is present). */
 #define LIST_NAMESPACE " AND r.namespace = ?1"
-#define LIST_POD " AND substr(r.pod, 1, length(?2)) = ?2"
+/* every string with prefix P sorts in [P, P || U+10FFFF) */
+#define LIST_POD " AND r.pod >= ?2 AND r.pod < ?2 || char(1114111)"
 #define LIST_CAUSE " AND r.cause = ?3"
 #define LIST_SINCE " AND r.detected_at >= ?4"
 #define LIST_ORDER " ORDER BY r.detected_at DESC, r.id DESC LIMIT ?5"
@@ -289,7 +300,7 @@ static int run_done(struct krc_store *s, sqlite3_stmt *st, const char *what, str
 
 static int run_simple(struct krc_store *s, enum stmt id, const char *what, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, id, &st, err);
     return rc < 0 ? rc : run_done(s, st, what, err);
 }
@@ -298,7 +309,7 @@ static int run_simple(struct krc_store *s, enum stmt id, const char *what, struc
 static int query_int(struct krc_store *s, enum stmt id, int64_t arg, int64_t *ret, const char *what,
                      struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, id, &st, err);
     if (rc < 0) {
         return rc;
@@ -456,13 +467,13 @@ static int exec_sql(struct krc_store *s, const char *sql, const char *what, stru
 
 static int read_version(struct krc_store *s, int64_t *ret, struct krc_error *err)
 {
-    int64_t has;
+    int64_t has = 0;
     int rc = query_int(s, ST_VERSION_TABLE, 0, &has, "reading the schema version", err);
     if (rc < 0) {
         return rc;
     }
     if (!has) {
-        int64_t tables;
+        int64_t tables = 0;
         rc = query_int(s, ST_USER_TABLES, 0, &tables, "reading the schema", err);
         if (rc < 0) {
             return rc;
@@ -492,7 +503,7 @@ static int check_newer(const struct krc_store *s, int64_t v, struct krc_error *e
 
 static int migrate(struct krc_store *s, struct krc_error *err)
 {
-    int64_t v;
+    int64_t v = 0;
     int rc = read_version(s, &v, err);
 
     if (rc < 0 || (rc = check_newer(s, v, err)) < 0) {
@@ -527,7 +538,7 @@ static int migrate(struct krc_store *s, struct krc_error *err)
     }
     for (; v < KRC_STORE_SCHEMA_VERSION; v++) {
         char what[64];
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         snprintf(what, sizeof(what), "migrating the schema to version %lld", (long long)v + 1);
         if ((rc = exec_sql(s, migrations[v], what, err)) < 0) {
             goto rollback;
@@ -560,11 +571,10 @@ static int set_pragmas(struct krc_store *s, struct krc_error *err)
     if (s->flags & KRC_STORE_READONLY) {
         return 0;
     }
-    /* auto_vacuum only takes effect on a database without tables (a new
-     * one): freed pages can then be given back after pruning. */
-    rc = exec_sql(s,
-                  "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
-                  "PRAGMA journal_size_limit = 67108864;",
+    /* No auto_vacuum: pages freed by pruning are reused by new rows, so
+     * retention bounds the file at its high-water mark without the cost
+     * of moving pages inside the writers' lock. */
+    rc = exec_sql(s, "PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 67108864;",
                   "switching to WAL", err);
     if (rc < 0) {
         return rc;
@@ -838,7 +848,7 @@ static int check_outbox(const struct krc_store_outbox *m, struct krc_error *err)
 static int insert_outbox(struct krc_store *s, int64_t restart_id, const struct krc_store_outbox *m,
                          int64_t *ret_id, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, ST_INSERT_OUTBOX, &st, err);
 
     if (rc < 0) {
@@ -867,7 +877,7 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                      const struct krc_store_outbox *msg, int64_t *ret_restart_id,
                      int64_t *ret_outbox_id, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int64_t rid = 0;
     int64_t oid = 0;
     int rc;
@@ -899,8 +909,6 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
     sqlite3_bind_int64(st, 15, rec->detected_at);
     bind_text(st, 16, rec->decision);
     bind_text(st, 17, rec->summary);
-    bind_text(st, 18, rec->message);
-    bind_text(st, 19, rec->report_json);
     if ((rc = run_done(s, st, "recording a restart", err)) < 0) {
         goto rollback;
     }
@@ -929,6 +937,15 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
         return KRC_STORE_EXISTS;
     }
     rid = sqlite3_last_insert_rowid(s->db);
+    if ((rc = stmt_get(s, ST_INSERT_REPORT, &st, err)) < 0) {
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, rid);
+    bind_text(st, 2, rec->message);
+    bind_text(st, 3, rec->report_json);
+    if ((rc = run_done(s, st, "recording a restart report", err)) < 0) {
+        goto rollback;
+    }
     if (msg != NULL && (rc = insert_outbox(s, rid, msg, &oid, err)) < 0) {
         goto rollback;
     }
@@ -950,26 +967,42 @@ rollback:
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
                            const char *message, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc;
 
     if (!nonempty(decision)) {
         return krc_error_set(err, KRC_EINVAL, "decision is required");
     }
-    if ((rc = stmt_get(s, ST_SET_DECISION, &st, err)) < 0) {
+    if ((rc = stmt_get(s, ST_SET_DECISION, &st, err)) < 0 || (rc = tx_begin(s, err)) < 0) {
         return rc;
     }
     sqlite3_bind_int64(st, 1, restart_id);
     bind_text(st, 2, decision);
-    bind_text(st, 3, message);
     if ((rc = run_done(s, st, "updating a decision", err)) < 0) {
-        return rc;
+        goto rollback;
     }
     if (sqlite3_changes(s->db) == 0) {
-        return krc_error_set(err, KRC_ENOTFOUND, "%s: no restart with id %lld", s->path,
-                             (long long)restart_id);
+        rc = krc_error_set(err, KRC_ENOTFOUND, "%s: no restart with id %lld", s->path,
+                           (long long)restart_id);
+        goto rollback;
+    }
+    if (message != NULL) {
+        if ((rc = stmt_get(s, ST_SET_MESSAGE, &st, err)) < 0) {
+            goto rollback;
+        }
+        sqlite3_bind_int64(st, 1, restart_id);
+        bind_text(st, 2, message);
+        if ((rc = run_done(s, st, "updating a message", err)) < 0) {
+            goto rollback;
+        }
+    }
+    if ((rc = tx_commit(s, err)) < 0) {
+        goto rollback;
     }
     return 0;
+rollback:
+    tx_rollback(s);
+    return rc;
 }
 
 int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
@@ -986,7 +1019,7 @@ int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
         return rc;
     }
     if (restart_id > 0) {
-        int64_t found;
+        int64_t found = 0;
         if ((rc = query_int(s, ST_RESTART_EXISTS, restart_id, &found, "looking up a restart",
                             err)) < 0) {
             return rc;
@@ -1009,7 +1042,7 @@ int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
 int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
                              struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, ST_MARK_DELIVERED, &st, err);
 
     if (rc < 0) {
@@ -1031,7 +1064,7 @@ int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_
 int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_text, int final,
                            struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, ST_MARK_ATTEMPT, &st, err);
 
     if (rc < 0) {
@@ -1160,7 +1193,7 @@ int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, st
     for (;;) {
         struct krc_store_message m;
         struct strings k;
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int rc = stmt_get(s, ST_PENDING_NEXT, &st, err);
 
         if (rc < 0) {
@@ -1195,7 +1228,7 @@ int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, st
 int krc_store_thread_ts(struct krc_store *s, const char *thread_key, char **ret_ts,
                         char **ret_channel, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     char *ts = NULL;
     char *ch = NULL;
     int rc;
@@ -1319,7 +1352,7 @@ int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
 {
     struct krc_store_entry *e = NULL;
     struct strings k;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     size_t cap = 0;
     int rc;
 
@@ -1397,7 +1430,7 @@ fail:
 static int prune_batch(struct krc_store *s, enum stmt id, int64_t a1, int64_t a2, int nargs,
                        int64_t *ret_n, struct krc_error *err)
 {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     int rc = stmt_get(s, id, &st, err);
 
     if (rc < 0 || (rc = tx_begin(s, err)) < 0) {
@@ -1423,7 +1456,7 @@ int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_ro
                     int64_t *ret_deleted, struct krc_error *err)
 {
     int64_t deleted = 0;
-    int64_t n;
+    int64_t n = 0;
     int rc = 0;
 
     if (batch <= 0 || max_age_seconds < 0 || max_rows < 0) {
@@ -1445,7 +1478,7 @@ int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_ro
     }
     if (max_rows > 0) {
         for (;;) {
-            int64_t count;
+            int64_t count = 0;
             int64_t excess;
             if ((rc = query_int(s, ST_COUNT_RESTARTS, 0, &count, "counting restarts", err)) < 0) {
                 goto out;
@@ -1464,10 +1497,6 @@ int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_ro
             }
         }
     }
-    if (deleted > 0) {
-        /* give some freed pages back to the file system (bounded work) */
-        rc = exec_sql(s, "PRAGMA incremental_vacuum(2048)", "shrinking the file", err);
-    }
 out:
     if (rc == 0 && ret_deleted != NULL) {
         *ret_deleted = deleted;
@@ -1478,7 +1507,7 @@ out:
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err)
 {
     struct krc_store_stats out;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st = NULL;
     struct stat sb;
     int rc;
 

@@ -26,11 +26,15 @@ CREATE TABLE restarts (
   workload_kind TEXT, workload_name TEXT, node TEXT, cause TEXT NOT NULL,
   exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0, reason TEXT,
   started_at INTEGER NOT NULL DEFAULT 0, finished_at INTEGER NOT NULL DEFAULT 0,
-  detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT, message TEXT,
-  report_json TEXT, UNIQUE (pod_uid, container, restart_count));
+  detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT,
+  UNIQUE (pod_uid, container, restart_count));
 CREATE INDEX restarts_detected ON restarts (detected_at);
 CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);
 CREATE INDEX restarts_cause ON restarts (cause, detected_at);
+CREATE INDEX restarts_pod ON restarts (pod, detected_at);
+CREATE TABLE reports (
+  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,
+  message TEXT, report_json TEXT);
 CREATE TABLE outbox (
   id INTEGER PRIMARY KEY, restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,
   kind TEXT NOT NULL, destination TEXT NOT NULL, channel TEXT, thread_key TEXT,
@@ -110,12 +114,14 @@ class Fixture:
         cur = self.db.execute(
             "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, "
             "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "
-            "finished_at, detected_at, decision, summary, message, report_json) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "finished_at, detected_at, decision, summary) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
              exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
-             "container %s was OOM-killed" % container, message, doc))
+             "container %s was OOM-killed" % container))
         rid = cur.lastrowid
+        self.db.execute("INSERT INTO reports (restart_id, message, report_json) VALUES (?,?,?)",
+                        (rid, message, doc))
         if delivery is not None:
             self.db.execute(
                 "INSERT INTO outbox (restart_id, kind, destination, channel, thread_key, body, "
@@ -328,9 +334,13 @@ class HistoryTest(unittest.TestCase):
             rows.append(("uid-%d" % (i % 500), "app", i, "ns-%d" % (i % 20), "web-%d" % (i % 500),
                          "oom_killed" if i % 3 else "app_error", self.now - (10000 - i) * 30 + 15,
                          doc))
-        f.db.executemany(
-            "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, cause, "
-            "detected_at, decision, report_json) VALUES (?,?,?,?,?,?,?, 'alert', ?)", rows)
+        for i, row in enumerate(rows):
+            f.db.execute(
+                "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
+                "cause, detected_at, decision) VALUES (?,?,?,?,?,?,?,?, 'alert')",
+                (i + 1,) + row[:-1])
+            f.db.execute("INSERT INTO reports (restart_id, report_json) VALUES (?, ?)",
+                         (i + 1, row[-1]))
         f.close()
         best = None
         for _ in range(3):

@@ -6,6 +6,7 @@
  * file with SQLite directly (to fake a newer schema or hold a lock); krc
  * itself only reaches SQLite through store.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -196,6 +197,19 @@ static void test_record_and_duplicate(void **state)
 
     /* set_decision */
     assert_int_equal(krc_store_set_decision(s, rid, "grouped", NULL, NULL), 0);
+    {
+        struct krc_store_entry *en = NULL;
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.decision, "grouped");
+        assert_string_equal(en->message, "web-1 OOMKilled &amp; restarted");
+        krc_store_entry_free(en);
+        assert_int_equal(krc_store_set_decision(s, rid, "alert", "new text", NULL), 0);
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.decision, "alert");
+        assert_string_equal(en->message, "new text");
+        assert_string_equal(en->report_json, "{\"version\":1}");
+        krc_store_entry_free(en);
+    }
     assert_int_equal(krc_store_set_decision(s, 99999, "grouped", NULL, &e), KRC_ENOTFOUND);
     krc_store_close(s);
 }
@@ -1025,6 +1039,69 @@ static void test_default_path(void **state)
     assert_non_null(strstr(e.msg, "--db"));
 }
 
+/* Several connections (threads) on one file record the same restarts at
+ * once: each identity is stored exactly once, no write is lost to "database
+ * is locked". */
+struct writer {
+    const char *path;
+    int inserted;
+    int existed;
+    int failed;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    struct krc_store *s = NULL;
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, NULL);
+
+    if (krc_store_open(w->path, 0, &s, NULL) != 0) {
+        w->failed = 1000;
+        return NULL;
+    }
+    for (int i = 0; i < 150; i++) {
+        char uid[32];
+        struct krc_store_restart r;
+        int rc;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        r = mkrec(uid, "ns", "pod", 1, NOW);
+        rc = krc_store_record(s, &r, &m, NULL, NULL, NULL);
+        w->inserted += rc == 0;
+        w->existed += rc == KRC_STORE_EXISTS;
+        w->failed += rc < 0;
+    }
+    krc_store_close(s);
+    return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+    char path[512];
+    pthread_t th[4];
+    struct writer w[4];
+    struct krc_store *s = NULL;
+    int inserted = 0;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "concurrent.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0); /* create before the race */
+    for (int i = 0; i < 4; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].path = path;
+        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(w[i].failed, 0);
+        assert_int_equal(w[i].inserted + w[i].existed, 150);
+        inserted += w[i].inserted;
+    }
+    assert_int_equal(inserted, 150);
+    assert_int_equal(stat_of(s, 0), 150);
+    assert_int_equal(stat_of(s, 1), 150); /* one alert per restart */
+    krc_store_close(s);
+}
+
 /* ---- allocation failures ---------------------------------------------------------------- */
 
 static int scenario_ok;
@@ -1250,6 +1327,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_read_only_file_and_dir),
         cmocka_unit_test(test_locked),
+        cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_alloc_failures),
