@@ -14,6 +14,17 @@ It serves:
                                                streaming list: N ADDED events, then the
                                                initial-events-end BOOKMARK, then the watch
   GET /api/v1/pods?watch=true&resourceVersion=RV   plain watch
+and what krc's collector asks for when it diagnoses a restart (answered from templates in a few
+microseconds each, so that a restart storm measures krc rather than this server):
+  GET /api/v1/namespaces/NS/events?fieldSelector=involvedObject.uid=UID
+                                               EventList: five kubelet/scheduler events of that
+                                               pod (Scheduled, Pulled, Created, Started, BackOff)
+  GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=Node,...
+                                               an empty EventList (any selector without a uid)
+  GET /api/v1/nodes/NODE                       a ~8 KB Node (labels, managedFields, images)
+  GET /api/v1/namespaces/NS/pods/POD/log       200 text/plain: the last tailLines (default all
+                                               50) timestamped lines of an OOM-killed JVM
+  GET /api/v1/namespaces/NS/pods/POD           the pod as it is now
 A watch stays open (a BOOKMARK every --bookmark-interval seconds) until timeoutSeconds, until the
 admin API tells it to stream events or to expire (in-band ERROR 410), or until shutdown.
 
@@ -107,6 +118,14 @@ def status_obj(code, reason, message):
 # --------------------------------------------------------------------------------------------
 # pod templates
 
+# pod i has uid bits i * UID_MUL + UID_ADD (mod 2^128): odd multiplier, so pod_index_by_uid()
+# can invert it from the low bits the uid string keeps
+UID_MUL = 0x9E3779B97F4A7C15F39CC0605CEDC835
+UID_ADD = 0x1234567
+UID_LOW_BITS = 60  # the uid string keeps the low 60 bits of the 128-bit value intact
+UID_LOW_MASK = (1 << UID_LOW_BITS) - 1
+UID_MUL_INV = pow(UID_MUL & UID_LOW_MASK, -1, 1 << UID_LOW_BITS)
+
 
 class PodTemplates:
     """%-format templates of one pod, rendered with a dict per pod.
@@ -159,7 +178,7 @@ class PodTemplates:
             self.row[restarted] = '{"cells":%s,"object":%s}' % (cells, meta)
 
     def fields(self, i, rv, rc, etype="ADDED"):
-        u = (i * 0x9E3779B97F4A7C15F39CC0605CEDC835 + 0x1234567) & ((1 << 128) - 1)
+        u = (i * UID_MUL + UID_ADD) & ((1 << 128) - 1)
         h = "%032x" % u
         return {
             "name": "web-%06d-7d9c8b6f5-x7k2p" % i,
@@ -183,6 +202,244 @@ class PodTemplates:
                 etype, rv, TABLE_COLUMNS if with_columns else "null", self.render_row(i, rv, rc))
 
 
+# --------------------------------------------------------------------------------------------
+# what krc's collector GETs after a restart: pod events, the node, node events, previous log
+
+
+
+def event_item(ns, name, uid, node, reason, message, etype, count, first, last, component,
+               seq):
+    """One core/v1 Event as kube-apiserver returns it (managedFields included)."""
+    ev_name = "%s.%016x" % (name, 0x1807d3ad1141fde8 + seq)
+    src = {"component": component}
+    if component == "kubelet":
+        src["host"] = node
+    io = {"kind": "Pod", "namespace": ns, "name": name, "uid": uid, "apiVersion": "v1",
+          "resourceVersion": "1000"}
+    if component == "kubelet":
+        io["fieldPath"] = "spec.containers{app}"
+    return {
+        "metadata": {
+            "name": ev_name, "namespace": ns, "uid": "7c0e%04x-52a1-4f7b-9d3e-%012x" % (seq, seq),
+            "resourceVersion": str(2000 + seq), "creationTimestamp": first,
+            "managedFields": [{"manager": component, "operation": "Update",
+                               "apiVersion": "v1", "time": last, "fieldsType": "FieldsV1",
+                               "fieldsV1": {"f:count": {}, "f:firstTimestamp": {},
+                                            "f:involvedObject": {}, "f:lastTimestamp": {},
+                                            "f:message": {}, "f:reason": {},
+                                            "f:reportingComponent": {},
+                                            "f:reportingInstance": {}, "f:source": {
+                                                "f:component": {}, "f:host": {}},
+                                            "f:type": {}}}]},
+        "involvedObject": io, "reason": reason, "message": message, "source": src,
+        "firstTimestamp": first, "lastTimestamp": last, "count": count, "type": etype,
+        "eventTime": None, "reportingComponent": component,
+        "reportingInstance": node if component == "kubelet" else "",
+    }
+
+
+class CollectorTemplates:
+    """Pre-rendered answers to the collector's four GETs. Events and the node are %-format
+    templates (one C-level format per request); the log is fixed bytes."""
+
+    def __init__(self, created=1785394800):
+        def iso(t):
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+        started, finished = created + 602, created + 702  # podgen's OOMKilled lastState
+        sent = {"ns": "@@NS@@", "name": "@@NAME@@", "uid": "@@UID@@", "node": "@@NODE@@"}
+        items = [
+            event_item(sent["ns"], sent["name"], sent["uid"], sent["node"], "Scheduled",
+                       "Successfully assigned %s/%s to %s" % (sent["ns"], sent["name"],
+                                                              sent["node"]),
+                       "Normal", 1, iso(created), iso(created), "default-scheduler", 1),
+            event_item(sent["ns"], sent["name"], sent["uid"], sent["node"], "Pulled",
+                       'Container image "registry.local/web:1.4.2" already present on machine',
+                       "Normal", "@@RC1@@", iso(created + 2), iso(finished + 40), "kubelet", 2),
+            event_item(sent["ns"], sent["name"], sent["uid"], sent["node"], "Created",
+                       "Created container app", "Normal", "@@RC1@@", iso(created + 2),
+                       iso(finished + 40), "kubelet", 3),
+            event_item(sent["ns"], sent["name"], sent["uid"], sent["node"], "Started",
+                       "Started container app", "Normal", "@@RC1@@", iso(created + 2),
+                       iso(finished + 40), "kubelet", 4),
+            event_item(sent["ns"], sent["name"], sent["uid"], sent["node"], "BackOff",
+                       "Back-off restarting failed container app in pod %s_%s(%s)"
+                       % (sent["name"], sent["ns"], sent["uid"]),
+                       "Warning", "@@RC@@", iso(finished + 1), iso(finished + 1), "kubelet", 5),
+        ]
+        text = dumps({"kind": "EventList", "apiVersion": "v1",
+                      "metadata": {"resourceVersion": "@@RV@@"}, "items": items})
+        text = text.replace("%", "%%").replace('"@@RC1@@"', "%(rc1)d") \
+            .replace('"@@RC@@"', "%(rc)d")
+        for s, key in PodTemplates.SENTINELS.items():
+            text = text.replace(s, "%%(%s)s" % key)
+        self.pod_events = text
+        self.empty_events = '{"kind":"EventList","apiVersion":"v1","metadata":' \
+            '{"resourceVersion":"%d"},"items":[]}'
+        self.node = self.node_template(created, iso)
+        lines = []
+        t = started
+        for k in range(47):
+            t += 2
+            lines.append("%s.%03dZ  INFO 1 --- [web] [nio-8080-exec-%d] c.e.web.RequestLogFilter"
+                         "                : GET /api/v1/orders?customerId=%d&page=0&size=20 -> "
+                         "200 (%d ms)" % (iso(t)[:-1], (k * 37) % 1000, k % 40 + 1,
+                                           60000 + k * 131, 9 + k % 23))
+        lines.append("%s.512Z  WARN 1 --- [web] [nio-8080-exec-12] c.e.web.CacheWarmer"
+                     "                     : heap usage 97%% of 512Mi after full GC"
+                     % iso(finished - 3)[:-1])
+        lines.append("%s.020Z ERROR 1 --- [web] [nio-8080-exec-3] o.a.c.c.C.[.[.[/]."
+                     "[dispatcherServlet]    : Servlet.service() threw exception: "
+                     "java.lang.OutOfMemoryError: Java heap space" % iso(finished - 1)[:-1])
+        lines.append("%s.021Z ERROR 1 --- [web] [nio-8080-exec-3] o.a.c.c.C.[.[.[/]."
+                     "[dispatcherServlet]    :     at java.base/java.util.Arrays.copyOf"
+                     "(Arrays.java:3537)" % iso(finished - 1)[:-1])
+        # timestamps=true: the kubelet prefixes each line with its RFC 3339 receive time
+        self.log_lines = {
+            True: ["%s.%09dZ %s\n" % (iso(finished - 100 + k * 2)[:-1], 1000 * k + 17, ln)
+                   for k, ln in enumerate(lines)],
+            False: [ln + "\n" for ln in lines]}
+        self.log_tails = {}
+
+    @staticmethod
+    def node_template(created, iso):
+        images = []
+        for k, (repo, tag, size) in enumerate((
+                ("registry.local/web", "1.4.2", 318224761),
+                ("registry.local/exporter", "0.9", 24117248),
+                ("docker.io/fluent/fluent-bit", "3.1", 37381822),
+                ("registry.k8s.io/kube-proxy", "v1.32.4", 30897112),
+                ("registry.k8s.io/pause", "3.10", 320368),
+                ("docker.io/calico/node", "v3.28.1", 118402251),
+                ("docker.io/calico/cni", "v3.28.1", 94535610),
+                ("registry.k8s.io/coredns/coredns", "v1.11.3", 18562039),
+                ("quay.io/prometheus/node-exporter", "v1.8.2", 12034157),
+                ("registry.k8s.io/metrics-server/metrics-server", "v0.7.2", 19494617),
+                ("docker.io/library/redis", "7.4.1", 45123987),
+                ("docker.io/library/postgres", "16.4", 155672034))):
+            digest = ("%064x" % ((k + 1) * 0x9E3779B97F4A7C15F39CC0605CEDC835))[-64:]
+            images.append({"names": ["%s@sha256:%s" % (repo, digest), "%s:%s" % (repo, tag)],
+                           "sizeBytes": size})
+        hb = iso(created + 86400 * 30)
+        conds = [{"type": t, "status": s, "lastHeartbeatTime": hb,
+                  "lastTransitionTime": iso(created - 3600), "reason": r, "message": m}
+                 for t, s, r, m in (
+                     ("NetworkUnavailable", "False", "CalicoIsUp", "Calico is running on this node"),
+                     ("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                      "kubelet has sufficient memory available"),
+                     ("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                      "kubelet has no disk pressure"),
+                     ("PIDPressure", "False", "KubeletHasSufficientPID",
+                      "kubelet has sufficient PID available"),
+                     ("Ready", "True", "KubeletReady", "kubelet is posting ready status"))]
+        node = {
+            "kind": "Node", "apiVersion": "v1",
+            "metadata": {
+                "name": "@@NODE@@", "uid": "3f8d2c1a-6b7e-4d5f-9a0b-1c2d3e4f5a6b",
+                "resourceVersion": "@@RV@@", "creationTimestamp": iso(created - 3600),
+                "labels": {
+                    "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                    "beta.kubernetes.io/instance-type": "m6i.2xlarge",
+                    "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": "@@NODE@@",
+                    "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "m6i.2xlarge",
+                    "topology.kubernetes.io/region": "eu-west-1",
+                    "topology.kubernetes.io/zone": "eu-west-1b",
+                    "node-role.kubernetes.io/worker": "", "pool": "general"},
+                "annotations": {
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                    "kubeadm.alpha.kubernetes.io/cri-socket":
+                        "unix:///var/run/containerd/containerd.sock",
+                    "projectcalico.org/IPv4Address": "10.0.3.17/24",
+                    "projectcalico.org/IPv4IPIPTunnelAddr": "10.244.3.1"},
+                "managedFields": [
+                    {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                     "time": iso(created - 3600), "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:metadata": {"f:annotations": {
+                         ".": {}, "f:node.alpha.kubernetes.io/ttl": {},
+                         "f:volumes.kubernetes.io/controller-managed-attach-detach": {}},
+                         "f:labels": {".": {}, "f:beta.kubernetes.io/arch": {},
+                                      "f:beta.kubernetes.io/os": {}, "f:kubernetes.io/arch": {},
+                                      "f:kubernetes.io/hostname": {}, "f:kubernetes.io/os": {}}},
+                         "f:spec": {"f:podCIDR": {}, "f:podCIDRs": {}}}},
+                    {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                     "time": hb, "fieldsType": "FieldsV1", "subresource": "status",
+                     "fieldsV1": {"f:status": {
+                         "f:allocatable": {"f:cpu": {}, "f:memory": {}, "f:pods": {}},
+                         "f:conditions": {'k:{"type":"%s"}' % c["type"]: {
+                             "f:lastHeartbeatTime": {}, "f:lastTransitionTime": {},
+                             "f:message": {}, "f:reason": {}, "f:status": {}}
+                             for c in conds},
+                         "f:images": {}, "f:nodeInfo": {"f:bootID": {},
+                                                        "f:kubeletVersion": {}}}}}]},
+            "spec": {"podCIDR": "10.244.3.0/24", "podCIDRs": ["10.244.3.0/24"],
+                     "providerID": "aws:///eu-west-1b/i-0a1b2c3d4e5f60718"},
+            "status": {
+                "capacity": {"cpu": "8", "ephemeral-storage": "104845292Ki",
+                             "hugepages-1Gi": "0", "hugepages-2Mi": "0",
+                             "memory": "32459578Ki", "pods": "110"},
+                "allocatable": {"cpu": "7910m", "ephemeral-storage": "95551679124",
+                                "hugepages-1Gi": "0", "hugepages-2Mi": "0",
+                                "memory": "31442746Ki", "pods": "110"},
+                "conditions": conds,
+                "addresses": [{"type": "InternalIP", "address": "10.0.3.17"},
+                              {"type": "Hostname", "address": "@@NODE@@"}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {"machineID": "5d76a4abca7999d540c3d586ef6432dc",
+                             "systemUUID": "4d9e23e1-02f9-47fa-87b3-4345e0765f09",
+                             "bootID": "ef59c245-3af8-4cb9-8456-b6ce278af350",
+                             "kernelVersion": "6.1.0-25-cloud-amd64",
+                             "osImage": "Debian GNU/Linux 12 (bookworm)",
+                             "containerRuntimeVersion": "containerd://1.7.22",
+                             "kubeletVersion": "v1.32.4", "kubeProxyVersion": "v1.32.4",
+                             "operatingSystem": "linux", "architecture": "amd64"},
+                "images": images}}
+        text = dumps(node).replace("%", "%%")
+        for s, key in PodTemplates.SENTINELS.items():
+            text = text.replace(s, "%%(%s)s" % key)
+        return text
+
+    def render_pod_events(self, f, rv):
+        return self.pod_events % dict(f, rc1=f["rc"] + 1, rv=rv)
+
+    def render_node(self, name, rv):
+        return self.node % {"node": name, "rv": rv}
+
+    def log_tail(self, n, timestamps):
+        """The last n lines (all for n <= 0), cached per (n, timestamps)."""
+        lines = self.log_lines[bool(timestamps)]
+        n = len(lines) if n <= 0 else min(n, len(lines))
+        out = self.log_tails.get((n, bool(timestamps)))
+        if out is None:
+            out = self.log_tails[(n, bool(timestamps))] = "".join(lines[-n:]).encode()
+        return out
+
+
+def pod_index_by_uid(uid, tpl, n):
+    """The pod index whose synthetic uid this is, or None (uids are i*UID_MUL+UID_ADD)."""
+    parts = uid.split("-")
+    if len(parts) != 5 or len(parts[3]) != 4 or len(parts[4]) != 12:
+        return None
+    try:
+        low = int(parts[3][1:] + parts[4], 16)
+    except ValueError:
+        return None
+    i = ((low - UID_ADD) * UID_MUL_INV) & UID_LOW_MASK
+    if i >= n or tpl.fields(i, 0, 0)["uid"] != uid:
+        return None
+    return i
+
+
+def pod_index_by_name(ns, name, tpl, n):
+    """The pod index of web-NNNNNN-7d9c8b6f5-x7k2p in its namespace, or None."""
+    if not name.startswith("web-") or not name[4:10].isdigit():
+        return None
+    i = int(name[4:10])
+    if i >= n:
+        return None
+    f = tpl.fields(i, 0, 0)
+    return i if f["name"] == name and f["ns"] == ns else None
+
+
 def bookmark_line(rv, end_marker=False):
     md = {"resourceVersion": str(rv)}
     if end_marker:
@@ -200,6 +457,7 @@ class State:
     def __init__(self, n_pods, templates, bookmark_interval):
         self.n = n_pods
         self.tpl = templates
+        self.ctpl = CollectorTemplates()
         self.bookmark_interval = bookmark_interval
         self.lock = threading.Lock()
         self.rc = array.array("i", bytes(4 * n_pods))  # app restartCount per pod
@@ -212,7 +470,9 @@ class State:
         self.counters = {"list_requests": 0, "list_items": 0, "streaming_lists": 0,
                          "streaming_rejected": 0, "watch_requests": 0, "events_sent": 0,
                          "restart_events_sent": 0, "expired_sent": 0, "event_rounds_done": 0,
-                         "bytes_sent": 0, "table_requests": 0, "json_requests": 0}
+                         "bytes_sent": 0, "table_requests": 0, "json_requests": 0,
+                         "get_pod_events": 0, "get_other_events": 0, "get_node": 0,
+                         "get_log": 0, "get_pod": 0, "get_not_found": 0, "connections": 0}
         self.shutdown = threading.Event()
 
     def count(self, key, n=1):
@@ -355,7 +615,101 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
             if self.q.get("watch") in ("true", "1"):
                 return self.serve_watch()
             return self.serve_list()
+        parts = path.split("/")
+        # /api/v1/nodes/NAME
+        if len(parts) == 5 and parts[3] == "nodes":
+            return self.serve_node(parts[4])
+        # /api/v1/namespaces/NS/events, /api/v1/namespaces/NS/pods/NAME[/log]
+        if len(parts) >= 6 and parts[3] == "namespaces":
+            ns = parts[4]
+            if len(parts) == 6 and parts[5] == "events":
+                return self.serve_events(ns)
+            if len(parts) in (7, 8) and parts[5] == "pods":
+                if len(parts) == 7:
+                    return self.serve_pod(ns, parts[6])
+                if parts[7] == "log":
+                    return self.serve_log(ns, parts[6])
+        self.st.count("get_not_found")
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    # ---- what krc's collector asks for after a restart ----
+
+    def send_raw(self, code, ctype, body: bytes):
+        """Status line, headers and body in one write (one TLS record for small answers)."""
+        head = ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+                "Cache-Control: no-cache, private\r\n\r\n"
+                % (code, self.responses.get(code, ("",))[0], ctype, len(body))).encode()
+        self.wfile.write(head + body)
+        self.st.count("bytes_sent", len(head) + len(body))
+
+    def current_rv(self):
+        with self.st.lock:
+            return self.st.rv
+
+    def pod_or_404(self, ns, name):
+        i = pod_index_by_name(ns, name, self.st.tpl, self.st.n)
+        if i is None:
+            self.st.count("get_not_found")
+            raise ApiError(404, "NotFound", 'pods "%s" not found' % name)
+        return i
+
+    def serve_events(self, ns):
+        st = self.st
+        sel = self.q.get("fieldSelector", "")
+        uid = None
+        for term in sel.split(","):
+            k, _, v = term.partition("=")
+            if k == "involvedObject.uid":
+                uid = v
+        i = pod_index_by_uid(uid, st.tpl, st.n) if uid else None
+        if i is not None and st.tpl.fields(i, 0, 0)["ns"] == ns:
+            st.count("get_pod_events")
+            f = st.tpl.fields(i, 0, st.rc[i])
+            body = st.ctpl.render_pod_events(f, self.current_rv())
+        else:  # node events in "default", or a uid we never made: nothing recorded
+            st.count("get_other_events")
+            body = st.ctpl.empty_events % self.current_rv()
+        self.send_raw(200, "application/json", body.encode())
+
+    def serve_node(self, name):
+        st = self.st
+        nodes = st.tpl.nodes
+        if not (name.startswith("node-") and name[5:].isdigit() and int(name[5:]) < nodes
+                and name == "node-%03d" % int(name[5:])):
+            st.count("get_not_found")
+            raise ApiError(404, "NotFound", 'nodes "%s" not found' % name)
+        st.count("get_node")
+        self.send_raw(200, "application/json",
+                      st.ctpl.render_node(name, self.current_rv()).encode())
+
+    def serve_pod(self, ns, name):
+        st = self.st
+        i = self.pod_or_404(ns, name)
+        st.count("get_pod")
+        body = '{"kind":"Pod","apiVersion":"v1",' + \
+            st.tpl.render_item(i, st.pod_rv[i], st.rc[i])[1:]
+        self.send_raw(200, "application/json", body.encode())
+
+    def serve_log(self, ns, name):
+        st = self.st
+        i = self.pod_or_404(ns, name)
+        container = self.q.get("container", "app")
+        if container not in ("app", "metrics", "log-shipper"):
+            raise ApiError(400, "BadRequest", 'container %s is not valid for pod %s'
+                           % (container, name))
+        if self.q.get("previous") in ("true", "1") and (container != "app" or st.rc[i] == 0):
+            raise ApiError(400, "BadRequest", 'previous terminated container "%s" in pod "%s" '
+                           'not found' % (container, name))
+        try:
+            tail = int(self.q.get("tailLines") or 0)
+            limit = int(self.q.get("limitBytes") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid tailLines or limitBytes")
+        body = st.ctpl.log_tail(tail, self.q.get("timestamps") in ("true", "1"))
+        if limit > 0:
+            body = body[:limit]  # the API server cuts the first limit bytes
+        st.count("get_log")
+        self.send_raw(200, "text/plain", body)
 
     # ---- LIST ----
 
@@ -642,6 +996,7 @@ class Server(http.server.ThreadingHTTPServer):
 
     def get_request(self):
         sock, addr = super().get_request()
+        self.state.count("connections")
         if self.ssl_ctx is not None:
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
                                             do_handshake_on_connect=False)
