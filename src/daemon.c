@@ -1,5 +1,6 @@
 #include "krc/daemon.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -20,10 +21,14 @@
 #include "krc/mem.h"
 #include "krc/pod_state.h"
 #include "krc/queue.h"
+#include "krc/report_json.h"
 #include "krc/restart.h"
+#include "krc/store.h"
 #include "krc/watch.h"
 
-#define QUEUE_CAPACITY 4096
+/* Each queued restart carries its pod's JSON (~10 KB): 1024 bound the backlog to
+ * ~10 MB; beyond it the watch thread waits (back-pressure), nothing is dropped. */
+#define QUEUE_CAPACITY 1024
 #define DRAIN_MS 10000
 
 struct daemon;
@@ -42,6 +47,7 @@ struct scope {
 struct worker {
     struct daemon *d;
     struct krc_kube_client *client;
+    struct krc_store *store; /* this thread's connection, or NULL (history unavailable) */
     pthread_t thread;
     int started;
 };
@@ -64,6 +70,11 @@ struct daemon {
     struct krc_kube_client *recovery_client;
     pthread_t sender;
     int sender_started;
+    char db_path[4096];
+    struct krc_store *store; /* main thread: resume at start-up, retention */
+    pthread_t pruner;
+    int pruner_started;
+    atomic_llong store_errors;
     atomic_llong restarts_detected;
     atomic_llong restarts_ignored;
 };
@@ -284,6 +295,83 @@ static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_
     return out;
 }
 
+/* Store the restart (and its pending message). Returns KRC_STORE_EXISTS when
+ * it was already recorded; store errors are logged and counted, and the
+ * alert goes out anyway (the daemon keeps working without its history). */
+static int record(struct worker *w, const struct krc_restart *r, const struct krc_report *rep,
+                  const struct krc_diagnosis *dg, enum krc_notify_decision decision,
+                  const struct krc_notify_message *msg, int64_t *ret_outbox_id)
+{
+    struct krc_store_restart rec;
+    struct krc_store_outbox ob;
+    struct krc_error e;
+    char *json = NULL;
+    int64_t restart_id = 0;
+    int64_t outbox_id = 0;
+    int rc;
+
+    if (w->store == NULL) {
+        return 0;
+    }
+    krc_error_clear(&e);
+    if (krc_report_json_build(rep, dg, w->d->redactor, &json, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "history: report of %s/%s not serialised: %s", r->namespace, r->pod,
+                e.msg);
+        json = NULL;
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.pod_uid = r->uid;
+    rec.container = r->container;
+    rec.restart_count = r->restart_count;
+    rec.namespace = r->namespace;
+    rec.pod = r->pod;
+    rec.workload_kind = rep->workload_kind;
+    rec.workload_name = rep->workload_name;
+    rec.node = r->node;
+    rec.cause = dg->cause;
+    rec.has_exit_code = r->has_exit_code;
+    rec.exit_code = r->exit_code;
+    rec.signal = dg->signal;
+    rec.reason = r->reason;
+    rec.started_at = r->started_at;
+    rec.finished_at = r->finished_at;
+    rec.detected_at = r->detected_at;
+    rec.decision = krc_notify_decision_name(decision);
+    rec.summary = dg->summary;
+    rec.message = msg != NULL ? msg->body : NULL;
+    rec.report_json = json;
+    if (msg != NULL && msg->body != NULL) {
+        memset(&ob, 0, sizeof(ob));
+        ob.kind = msg->kind;
+        ob.destination = msg->destination;
+        ob.channel = msg->channel[0] ? msg->channel : NULL;
+        ob.thread_key = msg->thread_key;
+        ob.body = msg->body;
+        ob.fallback = msg->fallback;
+    }
+    krc_error_clear(&e);
+    rc = krc_store_record(w->store, &rec, msg != NULL && msg->body != NULL ? &ob : NULL,
+                          &restart_id, &outbox_id, &e);
+    krc_free(json);
+    if (rc == KRC_STORE_EXISTS) {
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s (count %d) already recorded; not "
+                "alerted again",
+                r->namespace, r->pod, r->container, r->restart_count);
+        return rc;
+    }
+    if (rc < 0) {
+        atomic_fetch_add(&w->d->store_errors, 1);
+        krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
+                r->namespace, r->pod, e.msg);
+        return 0;
+    }
+    if (ret_outbox_id != NULL) {
+        *ret_outbox_id = outbox_id;
+    }
+    return 0;
+}
+
 static void process_restart(struct worker *w, struct krc_restart *r)
 {
     struct daemon *d = w->d;
@@ -298,6 +386,26 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     int rc;
 
     log_detected(r);
+    if (w->store != NULL) {
+        int64_t id = 0;
+        int found =
+            krc_store_find_restart(w->store, r->uid, r->container, r->restart_count, &id, &e);
+        if (found == 1) {
+            /* e.g. re-detected after a restart of krc: it was handled then */
+            krc_log(KRC_LOG_INFO,
+                    "restart of %s/%s container %s (count %d) already recorded as "
+                    "#%lld; not alerted again",
+                    r->namespace, r->pod, r->container, r->restart_count, (long long)id);
+            krc_report_free(rep);
+            krc_free(dg);
+            return;
+        }
+        if (found < 0) {
+            atomic_fetch_add(&d->store_errors, 1);
+            krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
+        }
+        krc_error_clear(&e);
+    }
     if (rep == NULL || dg == NULL) {
         krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
                 r->pod);
@@ -333,12 +441,29 @@ static void process_restart(struct worker *w, struct krc_restart *r)
                 r->pod, r->container, e.msg);
     }
     if (d->notifier != NULL) {
-        /* ownership of rep, dg and full_log moves to the notifier */
+        struct krc_notify_message msg;
+        int64_t outbox_id = 0;
+        decision = krc_notifier_prepare(d->notifier, r, decision, rep, dg, &msg);
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
-        krc_notifier_submit(d->notifier, r, decision, rep, dg, full_log, full_log_len);
-        return;
+        /* Recorded with its pending notification in one transaction before
+         * anything is sent: a crash cannot lose or repeat it. */
+        if (record(w, r, rep, dg, decision, &msg, &outbox_id) == KRC_STORE_EXISTS) {
+            krc_notify_message_cleanup(&msg);
+            krc_report_free(rep);
+            krc_diagnosis_cleanup(dg);
+            krc_free(dg);
+            krc_free(full_log);
+            return;
+        }
+        if (msg.body != NULL) {
+            /* ownership of rep, dg and full_log moves to the notifier */
+            krc_notifier_enqueue(d->notifier, &msg, outbox_id, rep, dg, full_log, full_log_len);
+            return;
+        }
+    } else {
+        log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
+        record(w, r, rep, dg, decision, NULL, NULL);
     }
-    log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
     krc_report_free(rep);
     krc_diagnosis_cleanup(dg);
     krc_free(dg);
@@ -358,9 +483,91 @@ static void *worker_main(void *arg)
         if (rc == 0) {
             process_restart(w, item);
             krc_restart_free(item);
+            /* After a burst, hand the freed memory back to the system. */
+            if (krc_queue_length(&w->d->queue) == 0) {
+                malloc_trim(0);
+            }
         }
     }
     return NULL;
+}
+
+/* Retention without blocking the watch or the workers: small batches, each
+ * its own short transaction, once a minute. */
+static void *pruner_main(void *arg)
+{
+    struct daemon *d = arg;
+    struct krc_store *st = NULL;
+    struct krc_error e;
+
+    name_thread("krc-store");
+    krc_error_clear(&e);
+    if (krc_store_open(d->db_path, 0, &st, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "history retention disabled: %s", e.msg);
+        return NULL;
+    }
+    while (!d->cancel) {
+        int64_t deleted = 0;
+        int64_t total = 0;
+        do {
+            krc_error_clear(&e);
+            deleted = 0;
+            if (krc_store_prune(st, d->cfg->history_max_age_s, d->cfg->history_max_rows, 100,
+                                &deleted, &e) < 0) {
+                atomic_fetch_add(&d->store_errors, 1);
+                krc_log(KRC_LOG_ERROR, "history retention: %s", e.msg);
+                break;
+            }
+            total += deleted;
+        } while (deleted > 0 && !d->cancel && !krc_clock_sleep_ms(20, &d->cancel));
+        if (total > 0) {
+            krc_log(KRC_LOG_INFO, "history retention: %lld old restart(s) pruned",
+                    (long long)total);
+        }
+        krc_clock_sleep_ms(60000, &d->cancel);
+    }
+    krc_store_close(st);
+    return NULL;
+}
+
+static int resume_one(const struct krc_store_message *m, void *ud)
+{
+    struct daemon *d = ud;
+    int rc = krc_notifier_resume(d->notifier, m);
+    if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
+        krc_log(KRC_LOG_WARN,
+                "outbox message #%lld: destination %s is no longer configured; "
+                "marked failed",
+                (long long)m->id, m->destination);
+        krc_store_mark_attempt(d->store, m->id, "destination no longer configured", 1, NULL);
+    }
+    return 0;
+}
+
+static void open_history(struct daemon *d)
+{
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (d->cfg->db != NULL && d->cfg->db[0] != '\0') {
+        snprintf(d->db_path, sizeof(d->db_path), "%s", d->cfg->db);
+    } else if (krc_store_default_path(d->db_path, sizeof(d->db_path), &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "history unavailable: %s; restarts are alerted but not recorded",
+                e.msg);
+        d->db_path[0] = '\0';
+        return;
+    }
+    if (krc_store_open(d->db_path, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
+        atomic_fetch_add(&d->store_errors, 1);
+        krc_log(KRC_LOG_ERROR,
+                "history database unavailable: %s; restarts are still detected and alerted "
+                "(in memory only)",
+                e.msg);
+        d->store = NULL;
+        d->db_path[0] = '\0';
+        return;
+    }
+    krc_log(KRC_LOG_INFO, "history database %s", d->db_path);
 }
 
 static void *sender_main(void *arg)
@@ -496,6 +703,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.n_log_ignore = d->n_log_ignore;
     no.redactor = d->redactor;
     no.kube = d->recovery_client;
+    no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.cancel = &d->cancel;
     d->notifier = krc_notifier_new(&no, err);
     if (d->notifier == NULL) {
@@ -616,6 +824,7 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
         goto out;
     }
+    open_history(&d);
     if (setup_notifier(&d, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
         goto out;
@@ -635,11 +844,29 @@ int krc_daemon_run(const struct krc_config *cfg)
             goto out;
         }
         krc_kube_client_set_timeout(w->client, 10000);
+        if (d.store != NULL && krc_store_open(d.db_path, 0, &w->store, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
+            w->store = NULL;
+        }
         if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start a worker thread");
             goto out;
         }
         w->started = 1;
+    }
+    if (d.store != NULL) {
+        /* Undelivered notifications from before: send them first. */
+        size_t before = krc_notifier_pending(d.notifier);
+        krc_error_clear(&e);
+        if (krc_store_pending(d.store, resume_one, &d, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
+        } else if (krc_notifier_pending(d.notifier) > before) {
+            krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
+                    krc_notifier_pending(d.notifier) - before);
+        }
+        if (pthread_create(&d.pruner, NULL, pruner_main, &d) == 0) {
+            d.pruner_started = 1;
+        }
     }
     if (pthread_create(&d.sender, NULL, sender_main, d.notifier) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
@@ -699,9 +926,14 @@ out:
         krc_notifier_abort(d.notifier);
         pthread_join(d.sender, NULL);
     }
+    if (d.pruner_started) {
+        pthread_join(d.pruner, NULL);
+    }
     for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
         krc_kube_client_free(d.workers[i].client);
+        krc_store_close(d.workers[i].store);
     }
+    krc_store_close(d.store);
     krc_free(d.workers);
     krc_notifier_free(d.notifier);
     krc_redact_free(d.redactor);

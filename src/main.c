@@ -8,6 +8,7 @@
 #include "krc/daemon.h"
 #include "krc/error.h"
 #include "krc/explain.h"
+#include "krc/history.h"
 #include "krc/http.h"
 #include "krc/log.h"
 #include "krc/mem.h"
@@ -25,6 +26,10 @@ static void usage(FILE *out)
             "  krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
             "              [--container NAME] [--format text|json|slack]\n"
             "      Explain a restart offline from saved kubectl output (--pod - reads stdin).\n"
+            "  krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE] [--since 2h]\n"
+            "              [--limit N] [--format table|json]\n"
+            "  krc history show ID [--db FILE] [--format text|json]\n"
+            "      The recorded restarts (default database: $KRC_DB, else the default path).\n"
             "  krc version\n"
             "  krc help\n"
             "\n"
@@ -185,6 +190,9 @@ int main(int argc, char **argv)
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "history") == 0) {
+        return krc_history_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "explain") == 0) {
         return krc_explain_main(argc - 1, argv + 1);

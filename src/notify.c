@@ -12,6 +12,9 @@
 #include "krc/mem.h"
 #include "krc/slack_format.h"
 #include "krc/slack_send.h"
+#include "krc/store.h"
+#include <cjson/cJSON.h>
+#include <stdlib.h>
 
 #define MAX_DESTS 64
 #define MAX_MUTES 4096
@@ -28,7 +31,12 @@ struct dest;
 struct item {
     enum item_kind kind;
     struct dest *dest;
-    char pod_key[512]; /* namespace/pod */
+    char pod_key[512];     /* namespace/pod */
+    char *body;            /* formatted JSON, thread_ts added at send time for replies */
+    char *fallback;        /* text-only JSON, or NULL */
+    char what[300];        /* for logs: "alert for ns/pod container c (cause)" */
+    int64_t outbox_id;     /* store row, 0 when not stored */
+    int64_t not_before_ms; /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
     char *full_log;
@@ -59,6 +67,8 @@ struct dest {
     char *webhook_url; /* borrowed from options/routes */
     char *channel;
     char key[1024];
+    char store_key[64]; /* "webhook:default", "route:N", "api": never a URL */
+    char channel_buf[256];
     int64_t arrivals[256]; /* ring of recent arrival times (mono ms) */
     size_t n_arrivals;
     size_t arrivals_head;
@@ -116,7 +126,8 @@ struct krc_notifier {
     struct recovery *recov;
     size_t n_recov;
     int web_api;
-    volatile int abort; /* set by krc_notifier_abort: stop sending at once */
+    volatile int abort;      /* set by krc_notifier_abort: stop sending at once */
+    struct krc_store *store; /* the sender thread's connection, or NULL */
 };
 
 const char *krc_notify_decision_name(enum krc_notify_decision d)
@@ -230,6 +241,8 @@ static void item_free(struct item *it)
     if (it == NULL) {
         return;
     }
+    krc_free(it->body);
+    krc_free(it->fallback);
     krc_report_free(it->rep);
     if (it->diag != NULL) {
         krc_diagnosis_cleanup(it->diag);
@@ -302,20 +315,47 @@ size_t krc_notifier_pending(struct krc_notifier *n)
 
 /* --- routing ------------------------------------------------------------- */
 
+static struct dest *dest_get(struct krc_notifier *n, const char *webhook, const char *channel,
+                             const char *store_key)
+{
+    struct dest *d;
+    char key[1024];
+
+    snprintf(key, sizeof(key), "%s|%s", n->web_api ? "api" : webhook, channel ? channel : "");
+    for (size_t i = 0; i < n->n_dests; i++) {
+        if (strcmp(n->dests[i].key, key) == 0) {
+            return &n->dests[i];
+        }
+    }
+    if (n->n_dests == MAX_DESTS) {
+        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
+    }
+    d = &n->dests[n->n_dests++];
+    memset(d, 0, sizeof(*d));
+    d->webhook_url = n->web_api ? NULL : (char *)webhook;
+    if (channel != NULL) {
+        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", channel);
+        d->channel = d->channel_buf;
+    }
+    snprintf(d->key, sizeof(d->key), "%s", key);
+    snprintf(d->store_key, sizeof(d->store_key), "%s", store_key);
+    return d;
+}
+
 /* The destination of a restart, or NULL when nothing is configured for it.
  * Caller holds the lock. */
 static struct dest *route(struct krc_notifier *n, const struct krc_restart *r)
 {
     const char *webhook = n->o.webhook_url;
     const char *channel = n->o.channel;
-    struct dest *d;
-    char key[1024];
+    char store_key[64] = "webhook:default";
 
     for (size_t i = 0; i < n->o.n_routes; i++) {
         const struct krc_route *rt = &n->o.routes[i];
         if (triple_match(rt->namespace, rt->pod, rt->container, r)) {
             if (rt->webhook_url != NULL) {
                 webhook = rt->webhook_url;
+                snprintf(store_key, sizeof(store_key), "route:%zu", i);
             }
             if (rt->channel != NULL) {
                 channel = rt->channel;
@@ -338,21 +378,7 @@ static struct dest *route(struct krc_notifier *n, const struct krc_restart *r)
     if (n->web_api ? channel == NULL : webhook == NULL) {
         return NULL;
     }
-    snprintf(key, sizeof(key), "%s|%s", n->web_api ? "api" : webhook, channel ? channel : "");
-    for (size_t i = 0; i < n->n_dests; i++) {
-        if (strcmp(n->dests[i].key, key) == 0) {
-            return &n->dests[i];
-        }
-    }
-    if (n->n_dests == MAX_DESTS) {
-        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
-    }
-    d = &n->dests[n->n_dests++];
-    memset(d, 0, sizeof(*d));
-    d->webhook_url = n->web_api ? NULL : (char *)webhook;
-    d->channel = (char *)channel;
-    snprintf(d->key, sizeof(d->key), "%s", key);
-    return d;
+    return dest_get(n, webhook, channel, n->web_api ? "api" : store_key);
 }
 
 static int silenced(const struct krc_notifier *n, const struct krc_restart *r, int64_t now)
@@ -576,48 +602,74 @@ static int log_ignored(const struct krc_notifier *n, const struct krc_report *re
     return hit;
 }
 
-enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
-                                             enum krc_notify_decision d, struct krc_report *rep,
-                                             struct krc_diagnosis *diag, char *full_log,
-                                             size_t full_log_len)
-{
-    struct item *it = NULL;
-    struct dest *dest;
+static void fill_format_options(const struct krc_notifier *n, const struct dest *d,
+                                struct krc_slack_options *fo);
 
+enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const struct krc_restart *r,
+                                              enum krc_notify_decision d,
+                                              const struct krc_report *rep,
+                                              const struct krc_diagnosis *diag,
+                                              struct krc_notify_message *ret)
+{
+    struct dest *dest;
+    struct krc_slack_options fo;
+    struct krc_error e;
+
+    memset(ret, 0, sizeof(*ret));
     pthread_mutex_lock(&n->lock);
     dest = route(n, r);
     if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && dest != NULL && dest->storm) {
         d = KRC_NOTIFY_GROUPED; /* the storm began while this one was collected */
-        atomic_fetch_add(&n->stats.grouped, 1);
-        dest_group(dest, rep, diag, r);
-        goto release;
     }
     if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && log_ignored(n, rep)) {
         atomic_fetch_add(&n->stats.log_ignored, 1);
         d = KRC_NOTIFY_SILENCED;
-        goto release;
     }
     if (d == KRC_NOTIFY_GROUPED && dest != NULL) {
         atomic_fetch_add(&n->stats.grouped, 1);
         dest_group(dest, rep, diag, r);
-        goto release;
     }
     if ((d != KRC_NOTIFY_ALERT && d != KRC_NOTIFY_THREAD) || dest == NULL) {
-        goto release;
+        pthread_mutex_unlock(&n->lock);
+        ret->decision = d;
+        return d;
     }
-    it = krc_calloc(1, sizeof(*it));
-    if (it == NULL) {
-        krc_log(KRC_LOG_ERROR, "out of memory: alert for %s/%s dropped", r->namespace, r->pod);
+    fill_format_options(n, dest, &fo);
+    ret->kind = d == KRC_NOTIFY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
+    snprintf(ret->destination, sizeof(ret->destination), "%s", dest->store_key);
+    snprintf(ret->channel, sizeof(ret->channel), "%s", dest->channel ? dest->channel : "");
+    snprintf(ret->thread_key, sizeof(ret->thread_key), "%s/%s", r->namespace, r->pod);
+    ret->dest = dest;
+    pthread_mutex_unlock(&n->lock);
+
+    krc_error_clear(&e);
+    if (krc_slack_format_restart(rep, diag, &fo, &ret->body, NULL, &e) < 0 ||
+        krc_slack_format_text_only(rep, diag, &fo, &ret->fallback, NULL, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s: %s", r->namespace, r->pod,
+                e.msg);
         atomic_fetch_add(&n->stats.failed, 1);
-        goto release;
+        krc_notify_message_cleanup(ret);
+        ret->decision = d;
+        return d;
     }
-    it->kind = d == KRC_NOTIFY_THREAD ? ITEM_REPLY : ITEM_ALERT;
-    it->dest = dest;
-    snprintf(it->pod_key, sizeof(it->pod_key), "%s/%s", r->namespace, r->pod);
-    it->rep = rep;
-    it->diag = diag;
-    it->full_log = full_log;
-    it->full_log_len = full_log_len;
+    snprintf(ret->what, sizeof(ret->what), "%s for %s/%s container %s (%s)",
+             d == KRC_NOTIFY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
+             diag->container ? diag->container : r->container, krc_cause_name(diag->cause));
+    ret->decision = d;
+    return d;
+}
+
+void krc_notify_message_cleanup(struct krc_notify_message *m)
+{
+    krc_free(m->body);
+    krc_free(m->fallback);
+    m->body = NULL;
+    m->fallback = NULL;
+}
+
+static void queue_item(struct krc_notifier *n, struct item *it)
+{
+    pthread_mutex_lock(&n->lock);
     if (n->tail != NULL) {
         n->tail->next = it;
     } else {
@@ -627,10 +679,55 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
     n->n_items++;
     pthread_cond_signal(&n->wake);
     pthread_mutex_unlock(&n->lock);
-    return d;
+}
 
-release:
-    pthread_mutex_unlock(&n->lock);
+void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg, int64_t outbox_id,
+                          struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
+                          size_t full_log_len)
+{
+    struct item *it = NULL;
+
+    if (msg->body == NULL || msg->dest == NULL || (it = krc_calloc(1, sizeof(*it))) == NULL) {
+        if (msg->body != NULL) {
+            krc_log(KRC_LOG_ERROR, "out of memory: %s dropped", msg->what);
+            atomic_fetch_add(&n->stats.failed, 1);
+        }
+        krc_notify_message_cleanup(msg);
+        krc_report_free(rep);
+        if (diag != NULL) {
+            krc_diagnosis_cleanup(diag);
+            krc_free(diag);
+        }
+        krc_free(full_log);
+        return;
+    }
+    it->kind = msg->kind == KRC_STORE_KIND_REPLY ? ITEM_REPLY : ITEM_ALERT;
+    it->dest = msg->dest;
+    snprintf(it->pod_key, sizeof(it->pod_key), "%s", msg->thread_key);
+    snprintf(it->what, sizeof(it->what), "%s", msg->what);
+    it->body = msg->body;
+    it->fallback = msg->fallback;
+    msg->body = msg->fallback = NULL;
+    it->outbox_id = outbox_id;
+    it->rep = rep;
+    it->diag = diag;
+    it->full_log = full_log;
+    it->full_log_len = full_log_len;
+    queue_item(n, it);
+}
+
+enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
+                                             enum krc_notify_decision d, struct krc_report *rep,
+                                             struct krc_diagnosis *diag, char *full_log,
+                                             size_t full_log_len)
+{
+    struct krc_notify_message msg;
+
+    d = krc_notifier_prepare(n, r, d, rep, diag, &msg);
+    if (msg.body != NULL) {
+        krc_notifier_enqueue(n, &msg, 0, rep, diag, full_log, full_log_len);
+        return d;
+    }
     krc_report_free(rep);
     if (diag != NULL) {
         krc_diagnosis_cleanup(diag);
@@ -638,6 +735,57 @@ release:
     }
     krc_free(full_log);
     return d;
+}
+
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m)
+{
+    const char *webhook = NULL;
+    struct item *it;
+    struct dest *d;
+    const char *channel = m->channel != NULL && m->channel[0] != '\0' ? m->channel : NULL;
+
+    if (strcmp(m->destination, "api") == 0) {
+        if (!n->web_api) {
+            return KRC_EINVAL;
+        }
+    } else if (strcmp(m->destination, "webhook:default") == 0) {
+        webhook = n->o.webhook_url;
+    } else if (strncmp(m->destination, "route:", 6) == 0) {
+        char *end;
+        long i = strtol(m->destination + 6, &end, 10);
+        if (*end == '\0' && i >= 0 && (size_t)i < n->o.n_routes) {
+            webhook = n->o.routes[i].webhook_url;
+        }
+    }
+    if (!n->web_api && (webhook == NULL || webhook[0] == '\0')) {
+        return KRC_ENOTFOUND; /* the configuration no longer has that destination */
+    }
+    /* channel strings must outlive the item: keep them in the options or
+     * routes when they match, else in the dest table's own copy */
+    it = krc_calloc(1, sizeof(*it));
+    if (it == NULL) {
+        return KRC_ENOMEM;
+    }
+    it->body = krc_strdup(m->body);
+    it->fallback = m->fallback != NULL ? krc_strdup(m->fallback) : NULL;
+    if (it->body == NULL || (m->fallback != NULL && it->fallback == NULL)) {
+        item_free(it);
+        return KRC_ENOMEM;
+    }
+    pthread_mutex_lock(&n->lock);
+    d = dest_get(n, webhook, channel, m->destination);
+    pthread_mutex_unlock(&n->lock);
+    it->kind = m->kind == KRC_STORE_KIND_REPLY       ? ITEM_REPLY
+               : m->kind == KRC_STORE_KIND_RECOVERED ? ITEM_RECOVERED
+               : m->kind == KRC_STORE_KIND_SUMMARY   ? ITEM_SUMMARY
+                                                     : ITEM_ALERT;
+    it->dest = d;
+    it->outbox_id = m->id;
+    snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
+    snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",
+             krc_store_kind_name(m->kind), (long long)m->id);
+    queue_item(n, it);
+    return 0;
 }
 
 /* --- the sender ----------------------------------------------------------- */
@@ -716,163 +864,233 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
     return 0;
 }
 
-static void send_one(struct krc_notifier *n, struct item *it)
+/* Replies go into the pod's thread: set thread_ts (and the parent's channel
+ * id) in an already formatted body. Returns a new string or NULL. */
+static char *with_thread(const char *body, const char *ts, const char *channel)
 {
-    struct krc_slack_options fo;
+    cJSON *root = cJSON_Parse(body);
+    char *out = NULL;
+
+    if (root == NULL) {
+        return NULL;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "thread_ts");
+    if (cJSON_AddStringToObject(root, "thread_ts", ts) != NULL) {
+        if (channel != NULL && channel[0] != '\0') {
+            cJSON_DeleteItemFromObjectCaseSensitive(root, "channel");
+            cJSON_AddStringToObject(root, "channel", channel);
+        }
+        out = cJSON_PrintUnformatted(root);
+    }
+    cJSON_Delete(root);
+    return out;
+}
+
+/* The thread parent of a pod: from memory, else from the store (threads
+ * survive a daemon restart). */
+static void thread_parent(struct krc_notifier *n, const char *pod_key, char *ts, size_t tssz,
+                          char *channel, size_t chsz)
+{
+    struct mute *mt;
+
+    ts[0] = '\0';
+    channel[0] = '\0';
+    pthread_mutex_lock(&n->lock);
+    mt = find_mute(n, pod_key, 0, 0);
+    if (mt != NULL && mt->ts[0] != '\0') {
+        snprintf(ts, tssz, "%s", mt->ts);
+        snprintf(channel, chsz, "%s", mt->channel);
+    }
+    pthread_mutex_unlock(&n->lock);
+    if (ts[0] == '\0' && n->store != NULL) {
+        char *t = NULL;
+        char *c = NULL;
+        if (krc_store_thread_ts(n->store, pod_key, &t, &c, NULL) == 0 && t != NULL) {
+            snprintf(ts, tssz, "%s", t);
+            snprintf(channel, chsz, "%s", c ? c : "");
+        }
+        krc_free(t);
+        krc_free(c);
+    }
+}
+
+enum send_result { SENT, RETRY_LATER, GIVEN_UP };
+
+static void remember_thread(struct krc_notifier *n, struct item *it,
+                            const struct krc_slack_result *res)
+{
+    struct mute *mt;
+
+    pthread_mutex_lock(&n->lock);
+    mt = find_mute(n, it->pod_key, 1, krc_clock_now());
+    snprintf(mt->ts, sizeof(mt->ts), "%s", res->ts);
+    snprintf(mt->channel, sizeof(mt->channel), "%s", res->channel);
+    if (n->o.recovered_after_s > 0 && n->n_recov < MAX_RECOVERY && it->rep != NULL &&
+        it->rep->uid != NULL && it->diag != NULL) {
+        struct recovery *rv = &n->recov[n->n_recov++];
+        memset(rv, 0, sizeof(*rv));
+        snprintf(rv->namespace, sizeof(rv->namespace), "%s", it->rep->namespace);
+        snprintf(rv->pod, sizeof(rv->pod), "%s", it->rep->name);
+        snprintf(rv->uid, sizeof(rv->uid), "%s", it->rep->uid);
+        snprintf(rv->container, sizeof(rv->container), "%s",
+                 it->diag->container ? it->diag->container : "");
+        rv->restart_count = it->diag->restart_count;
+        rv->alerted_s = krc_clock_now();
+        rv->next_check_s = rv->alerted_s + n->o.recovered_after_s;
+        snprintf(rv->ts, sizeof(rv->ts), "%s", res->ts);
+        snprintf(rv->channel, sizeof(rv->channel), "%s", res->channel);
+        rv->dest = it->dest;
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+static void upload_log(struct krc_notifier *n, struct item *it, const char *channel,
+                       const char *thread)
+{
+    char fname[300];
+    struct krc_buf red;
+    struct krc_error e;
+    const char *data = it->full_log;
+    size_t len = it->full_log_len;
+
+    krc_buf_init(&red, it->full_log_len * 2 + 1024);
+    /* Always redact (built-in patterns at least): the file leaves the cluster. */
+    if (krc_redact_apply(n->o.redactor, it->full_log, it->full_log_len, &red, NULL) >= 0) {
+        data = krc_buf_str(&red);
+        len = red.len;
+    }
+    snprintf(fname, sizeof(fname), "%s-%s-previous.log",
+             it->rep != NULL && it->rep->name ? it->rep->name : "pod",
+             it->diag != NULL && it->diag->container ? it->diag->container : "container");
+    krc_error_clear(&e);
+    if (krc_slack_upload(n->sender, channel, thread, fname, "Previous container log", data, len,
+                         &e) == 0) {
+        atomic_fetch_add(&n->stats.files_uploaded, 1);
+    } else {
+        krc_log(KRC_LOG_WARN, "log file for %s not uploaded: %s", it->pod_key, e.msg);
+    }
+    krc_buf_cleanup(&red);
+}
+
+static enum send_result send_one(struct krc_notifier *n, struct item *it)
+{
     struct krc_slack_message m;
     struct krc_slack_result res;
     struct krc_error e;
-    char *body = NULL;
-    char *fallback = NULL;
-    char what[600];
+    char *owned = NULL;
+    const char *body = it->body;
     char parent_ts[64] = "";
     char parent_channel[64] = "";
     int rc;
 
     krc_error_clear(&e);
-    fill_format_options(n, it->dest, &fo);
+    if (it->kind == ITEM_RECOVERED && body == NULL) {
+        struct krc_slack_options fo;
+        fill_format_options(n, it->dest, &fo);
+        if (krc_slack_format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
+            atomic_fetch_add(&n->stats.failed, 1);
+            return GIVEN_UP;
+        }
+        body = owned;
+    }
     if (it->kind == ITEM_REPLY || it->kind == ITEM_RECOVERED) {
-        struct mute *mt;
-        pthread_mutex_lock(&n->lock);
-        mt = find_mute(n, it->pod_key, 0, 0);
-        if (mt != NULL) {
-            snprintf(parent_ts, sizeof(parent_ts), "%s", mt->ts);
-            snprintf(parent_channel, sizeof(parent_channel), "%s", mt->channel);
+        thread_parent(n, it->pod_key, parent_ts, sizeof(parent_ts), parent_channel,
+                      sizeof(parent_channel));
+        if (parent_ts[0] != '\0') {
+            char *t = with_thread(body, parent_ts, parent_channel);
+            if (t != NULL) {
+                krc_free(owned);
+                owned = t;
+                body = owned;
+            }
         }
-        pthread_mutex_unlock(&n->lock);
-        fo.thread_ts = parent_ts[0] ? parent_ts : NULL;
-        if (parent_channel[0] != '\0') {
-            fo.channel = parent_channel;
-        }
-    }
-    switch (it->kind) {
-    case ITEM_ALERT:
-    case ITEM_REPLY:
-        rc = krc_slack_format_restart(it->rep, it->diag, &fo, &body, NULL, &e);
-        if (rc == 0) {
-            rc = krc_slack_format_text_only(it->rep, it->diag, &fo, &fallback, NULL, &e);
-        }
-        snprintf(what, sizeof(what), "%s for %s container %s (%s)",
-                 it->kind == ITEM_ALERT ? "alert" : "thread reply", it->pod_key,
-                 it->diag->container ? it->diag->container : "?", krc_cause_name(it->diag->cause));
-        break;
-    case ITEM_RECOVERED:
-        rc = krc_slack_format_recovered(&it->recovered, &fo, &body, &e);
-        snprintf(what, sizeof(what), "recovered reply for %s", it->pod_key);
-        break;
-    default:
-        rc = KRC_EINVAL;
-        what[0] = '\0';
-        break;
-    }
-    if (rc < 0) {
-        krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", what, e.msg);
-        atomic_fetch_add(&n->stats.failed, 1);
-        goto out;
     }
     memset(&m, 0, sizeof(m));
     m.webhook_url = it->dest->webhook_url;
-    m.channel = m.webhook_url == NULL ? fo.channel : NULL;
+    m.channel =
+        m.webhook_url == NULL ? (parent_channel[0] ? parent_channel : it->dest->channel) : NULL;
     m.body = body;
-    m.fallback = fallback;
+    m.fallback = it->fallback;
     rc = krc_slack_send(n->sender, &m, &res, &e);
+    krc_free(owned);
     atomic_fetch_add(&n->stats.rate_limited, res.rate_limited);
-    if (rc < 0) {
-        if (rc != KRC_ECANCELED) {
-            atomic_fetch_add(&n->stats.failed, 1);
-            krc_log(KRC_LOG_ERROR, "%s not delivered: %s", what, e.msg);
-        }
-        goto out;
+    if (rc == KRC_ECANCELED) {
+        return RETRY_LATER; /* shutdown: it stays pending in the outbox */
     }
-    krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", what,
+    if (rc < 0) {
+        /* Slack refused it for good (4xx) or kept failing: a 4xx will never
+         * succeed; anything else is tried again later, the outbox keeps it. */
+        int final = rc == KRC_EHTTP && res.http_status >= 400 && res.http_status < 500;
+        if (n->store != NULL && it->outbox_id > 0) {
+            krc_store_mark_attempt(n->store, it->outbox_id, e.msg, final, NULL);
+        }
+        atomic_fetch_add(&n->stats.failed, 1);
+        krc_log(KRC_LOG_ERROR, "%s not delivered: %s%s", it->what, e.msg,
+                final ? "" : "; it stays in the outbox and is retried in 60s");
+        return final ? GIVEN_UP : RETRY_LATER;
+    }
+    if (n->store != NULL && it->outbox_id > 0) {
+        struct krc_error se;
+        krc_error_clear(&se);
+        if (krc_store_mark_delivered(n->store, it->outbox_id, res.ts[0] ? res.ts : NULL, &se) < 0) {
+            krc_log(KRC_LOG_ERROR, "%s was posted but could not be marked delivered: %s", it->what,
+                    se.msg);
+        }
+    }
+    krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
             res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
     switch (it->kind) {
-    case ITEM_ALERT: {
+    case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, 1);
         if (n->web_api && res.ts[0] != '\0') {
-            struct mute *mt;
-            pthread_mutex_lock(&n->lock);
-            mt = find_mute(n, it->pod_key, 1, krc_clock_now());
-            snprintf(mt->ts, sizeof(mt->ts), "%s", res.ts);
-            snprintf(mt->channel, sizeof(mt->channel), "%s", res.channel);
-            if (n->o.recovered_after_s > 0 && n->n_recov < MAX_RECOVERY && it->rep->uid) {
-                struct recovery *rv = &n->recov[n->n_recov++];
-                memset(rv, 0, sizeof(*rv));
-                snprintf(rv->namespace, sizeof(rv->namespace), "%s", it->rep->namespace);
-                snprintf(rv->pod, sizeof(rv->pod), "%s", it->rep->name);
-                snprintf(rv->uid, sizeof(rv->uid), "%s", it->rep->uid);
-                snprintf(rv->container, sizeof(rv->container), "%s",
-                         it->diag->container ? it->diag->container : "");
-                rv->restart_count = it->diag->restart_count;
-                rv->alerted_s = krc_clock_now();
-                rv->next_check_s = rv->alerted_s + n->o.recovered_after_s;
-                snprintf(rv->ts, sizeof(rv->ts), "%s", res.ts);
-                snprintf(rv->channel, sizeof(rv->channel), "%s", res.channel);
-                rv->dest = it->dest;
-            }
-            pthread_mutex_unlock(&n->lock);
+            remember_thread(n, it, &res);
         }
         break;
-    }
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, 1);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, 1);
         break;
-    default:
+    case ITEM_SUMMARY:
+        atomic_fetch_add(&n->stats.summaries_sent, 1);
         break;
     }
     /* Web API: the full previous log goes into the thread as a file. */
     if (n->web_api && it->full_log != NULL && it->full_log_len > 0 &&
         (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
         const char *thread = it->kind == ITEM_ALERT ? res.ts : parent_ts;
-        const char *chan = res.channel[0] ? res.channel : fo.channel;
-        char fname[300];
-        struct krc_buf red;
-        const char *data = it->full_log;
-        size_t len = it->full_log_len;
-        krc_buf_init(&red, it->full_log_len * 2 + 1024);
-        /* Always redact (built-in patterns at least): the file leaves the cluster. */
-        if (krc_redact_apply(n->o.redactor, it->full_log, it->full_log_len, &red, NULL) >= 0) {
-            data = krc_buf_str(&red);
-            len = red.len;
-        }
-        snprintf(fname, sizeof(fname), "%s-%s-previous.log", it->rep->name ? it->rep->name : "pod",
-                 it->diag->container ? it->diag->container : "container");
-        krc_error_clear(&e);
-        if (krc_slack_upload(n->sender, chan, thread, fname, "Previous container log", data, len,
-                             &e) == 0) {
-            atomic_fetch_add(&n->stats.files_uploaded, 1);
-        } else {
-            krc_log(KRC_LOG_WARN, "log file for %s not uploaded: %s", it->pod_key, e.msg);
-        }
-        krc_buf_cleanup(&red);
+        const char *chan = res.channel[0] ? res.channel : m.channel;
+        upload_log(n, it, chan, thread);
     }
-out:
-    krc_free(body);
-    krc_free(fallback);
+    return SENT;
 }
 
 static void send_summary(struct krc_notifier *n, struct dest *d, char *body, long total)
 {
-    struct krc_slack_message m;
-    struct krc_slack_result res;
-    struct krc_error e;
+    struct item it;
+    int64_t id = 0;
 
-    krc_error_clear(&e);
-    memset(&m, 0, sizeof(m));
-    m.webhook_url = d->webhook_url;
-    m.channel = d->webhook_url == NULL ? d->channel : NULL;
-    m.body = body;
-    if (krc_slack_send(n->sender, &m, &res, &e) == 0) {
-        atomic_fetch_add(&n->stats.summaries_sent, 1);
-        krc_log(KRC_LOG_INFO, "storm summary of %ld restarts posted", total);
-    } else if (e.code != KRC_ECANCELED) {
-        atomic_fetch_add(&n->stats.failed, 1);
-        krc_log(KRC_LOG_ERROR, "storm summary of %ld restarts not delivered: %s", total, e.msg);
+    memset(&it, 0, sizeof(it));
+    it.kind = ITEM_SUMMARY;
+    it.dest = d;
+    it.body = body;
+    snprintf(it.what, sizeof(it.what), "storm summary of %ld restarts", total);
+    if (n->store != NULL) {
+        struct krc_store_outbox ob;
+        memset(&ob, 0, sizeof(ob));
+        ob.kind = KRC_STORE_KIND_SUMMARY;
+        ob.destination = d->store_key;
+        ob.channel = d->channel;
+        ob.body = body;
+        if (krc_store_add_outbox(n->store, 0, &ob, &id, NULL) == 0) {
+            it.outbox_id = id;
+        }
     }
-    atomic_fetch_add(&n->stats.rate_limited, res.rate_limited);
+    if (send_one(n, &it) == RETRY_LATER && it.outbox_id > 0) {
+        krc_log(KRC_LOG_WARN, "storm summary kept in the outbox for a later retry");
+    }
 }
 
 /* A due storm summary, if any (caller holds the lock); the storm ends once
@@ -987,6 +1205,16 @@ void krc_notifier_run(struct krc_notifier *n)
 {
     int64_t last_recovery_check = 0;
 
+    if (n->o.store_path != NULL) {
+        struct krc_error e;
+        krc_error_clear(&e);
+        if (krc_store_open(n->o.store_path, 0, &n->store, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
+                    e.msg);
+            n->store = NULL;
+        }
+    }
+
     while (!n->abort) {
         struct item *it = NULL;
         struct dest *d = NULL;
@@ -1010,13 +1238,26 @@ void krc_notifier_run(struct krc_notifier *n)
                 summary = NULL;
             }
             d->next_summary_ms = now_ms + n->o.storm_window_s * 1000;
-        } else if (n->head != NULL) {
+        } else if (n->head != NULL && n->head->not_before_ms <= now_ms) {
             it = n->head;
             n->head = it->next;
             if (n->head == NULL) {
                 n->tail = NULL;
             }
+            it->next = NULL;
             n->n_items--;
+        } else if (n->head != NULL && n->head->next != NULL) {
+            /* the head waits for a retry: rotate it to the back */
+            struct item *h = n->head;
+            n->head = h->next;
+            h->next = NULL;
+            n->tail->next = h;
+            n->tail = h;
+            if (n->head->not_before_ms > now_ms) {
+                pthread_mutex_unlock(&n->lock);
+                krc_clock_sleep_ms(100, &n->abort);
+                continue;
+            }
         } else {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -1033,18 +1274,26 @@ void krc_notifier_run(struct krc_notifier *n)
             krc_free(summary);
         }
         if (it != NULL) {
-            send_one(n, it);
-            item_free(it);
+            if (send_one(n, it) == RETRY_LATER && !n->abort) {
+                it->not_before_ms = krc_clock_mono_ms() + 60000;
+                queue_item(n, it);
+            } else {
+                item_free(it);
+            }
         }
         if (!stopping && n->o.recovered_after_s > 0 && now_ms - last_recovery_check > 5000) {
             last_recovery_check = now_ms;
             check_recoveries(n);
         }
     }
-    /* What could not be sent in time is reported, not silently dropped. */
+    /* What could not be sent in time is reported, not silently dropped: with
+     * a store it stays in the outbox and is sent at the next start. */
     pthread_mutex_lock(&n->lock);
     if (n->n_items > 0) {
-        krc_log(KRC_LOG_WARN, "shutdown: %zu Slack message(s) were not sent", n->n_items);
+        krc_log(KRC_LOG_WARN, "shutdown: %zu Slack message(s) not sent%s", n->n_items,
+                n->store != NULL ? "; they stay in the outbox for the next start" : "");
     }
     pthread_mutex_unlock(&n->lock);
+    krc_store_close(n->store);
+    n->store = NULL;
 }

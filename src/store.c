@@ -1225,6 +1225,31 @@ int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, st
     }
 }
 
+int krc_store_find_restart(struct krc_store *s, const char *pod_uid, const char *container,
+                           int restart_count, int64_t *ret_id, struct krc_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if ((rc = stmt_get(s, ST_FIND_RESTART, &st, err)) < 0) {
+        return rc;
+    }
+    bind_text(st, 1, pod_uid);
+    bind_text(st, 2, container);
+    sqlite3_bind_int64(st, 3, restart_count);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *ret_id = sqlite3_column_int64(st, 0);
+        stmt_done(st);
+        return 1;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_DONE) {
+        return db_fail(s, rc, "looking up a restart", err);
+    }
+    return 0;
+}
+
 int krc_store_thread_ts(struct krc_store *s, const char *thread_key, char **ret_ts,
                         char **ret_channel, struct krc_error *err)
 {

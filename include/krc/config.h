@@ -31,6 +31,9 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
+    char *db; /* history database path ("" = default) */
+    long history_max_age_s;
+    long history_max_rows;
     char *slack_bot_token;
     char *slack_api_url;
     char *slack_icon;

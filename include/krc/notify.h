@@ -24,6 +24,7 @@
 #include "krc/redact.h"
 #include "krc/report.h"
 #include "krc/restart.h"
+#include "krc/store.h"
 
 /* A route: restarts whose namespace/pod/container match go to a webhook
  * and/or channel. Patterns follow the filter syntax (plain: exact namespace /
@@ -75,6 +76,7 @@ struct krc_notify_options {
     size_t n_log_ignore;
     const struct krc_redactor *redactor; /* may be NULL */
     struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
+    const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
     const volatile int *cancel;
 };
 
@@ -116,6 +118,40 @@ int krc_notifier_wants_full_log(const struct krc_notifier *n);
 
 /* Decide what happens to a restart, before collecting anything. */
 enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struct krc_restart *r);
+
+/* A message ready to be recorded in the outbox and then queued. */
+struct krc_notify_message {
+    enum krc_notify_decision decision;
+    enum krc_store_kind kind; /* alert or reply */
+    char destination[64];     /* store key: "webhook:default", "route:N", "api" */
+    char channel[256];
+    char thread_key[512]; /* namespace/pod */
+    char what[300];       /* for logs */
+    char *body;           /* owned; NULL when nothing is to be posted */
+    char *fallback;       /* owned, may be NULL */
+    void *dest;           /* private */
+};
+
+/* Apply the late checks (a storm began, a log-ignore pattern matches),
+ * count grouped restarts, and format the message when one is to be posted
+ * (ret->body != NULL). Returns the final decision. Does not take ownership
+ * of rep/diag. */
+enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const struct krc_restart *r,
+                                              enum krc_notify_decision d,
+                                              const struct krc_report *rep,
+                                              const struct krc_diagnosis *diag,
+                                              struct krc_notify_message *ret);
+void krc_notify_message_cleanup(struct krc_notify_message *m);
+
+/* Queue a prepared message (takes its bodies, rep, diag and full_log);
+ * outbox_id is its store row (0: not stored), marked delivered when sent. */
+void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg, int64_t outbox_id,
+                          struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
+                          size_t full_log_len);
+
+/* Queue an undelivered outbox row from before a restart of the daemon.
+ * KRC_ENOTFOUND when its destination is no longer configured. */
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m);
 
 /* Hand over a collected and diagnosed restart (takes ownership of rep and
  * diag, and of full_log when non-NULL) with the decision decide() gave.

@@ -146,6 +146,11 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
 
 /* Change the decision (and the message text when non-NULL) of a stored
  * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
+/* Is this restart already recorded? 1 with *ret_id when it is, 0 when not,
+ * < 0 on a database error. */
+int krc_store_find_restart(struct krc_store *s, const char *pod_uid, const char *container,
+                           int restart_count, int64_t *ret_id, struct krc_error *err);
+
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
                            const char *message, struct krc_error *err);
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -69,7 +70,17 @@ class Krc:
         full_env = {k: v for k, v in os.environ.items()
                     if not k.startswith("KUBERNETES_SERVICE")
                     and k not in ("KUBECONFIG",)}
-        full_env.update(env or {})
+        # A value of None removes the variable (e.g. a SLACK_WEBHOOK_URL of the outer shell).
+        for key, value in (env or {}).items():
+            if value is None:
+                full_env.pop(key, None)
+            else:
+                full_env[key] = value
+        if "KRC_DB" not in full_env and not any(a == "--db" or a.startswith("--db=")
+                                                for a in args):
+            # every krc gets its own history database, never the user's
+            self.dbdir = tempfile.mkdtemp(prefix="krc-test-db-")
+            full_env["KRC_DB"] = os.path.join(self.dbdir, "krc.db")
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=full_env)
@@ -105,6 +116,23 @@ class Krc:
 
     def restarts(self):
         return self.logs(msg="restart detected")
+
+    def diagnosed(self, **fields):
+        """The "restart diagnosed" lines whose fields equal the given ones."""
+        return [l for l in self.logs(msg="restart diagnosed")
+                if all(l.get(k) == v for k, v in fields.items())]
+
+    def wait_diagnosed(self, n, timeout=30.0, **fields):
+        """Wait for at least n "restart diagnosed" lines matching fields; returns them."""
+        timeout *= SLOWDOWN
+        try:
+            return wait_until(lambda: len(self.diagnosed(**fields)) >= n and
+                              self.diagnosed(**fields), timeout,
+                              what="%d diagnosed restarts %r" % (n, fields))
+        except AssertionError:
+            raise AssertionError("expected %d 'restart diagnosed' lines matching %r, got %d; "
+                                 "log tail:\n%s" % (n, fields, len(self.diagnosed(**fields)),
+                                                    self.tail(60)))
 
     def wait_log(self, contains, timeout=20.0, count=1):
         timeout *= SLOWDOWN
