@@ -47,6 +47,8 @@ static const struct krc_config_option options[] = {
      "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
     {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
      31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+    {"listen", "KRC_LISTEN", "listen", KRC_CONFIG_STRING, OFF(listen), "0.0.0.0:8080", 0, 0, NULL,
+     "Address of /healthz, /readyz and /metrics (HOST:PORT; \"off\" disables it)"},
     {"db", "KRC_DB", "db", KRC_CONFIG_STRING, OFF(db), "", 0, 0, NULL,
      "History database (default /var/lib/krc/krc.db in a cluster, else "
      "~/.local/state/krc/krc.db)"},

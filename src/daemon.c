@@ -15,6 +15,8 @@
 #include "krc/notify.h"
 #include "krc/redact.h"
 #include "krc/filter.h"
+#include "krc/http_server.h"
+#include "krc/metrics.h"
 #include "krc/kube_auth.h"
 #include "krc/kube_client.h"
 #include "krc/log.h"
@@ -40,6 +42,7 @@ struct scope {
     struct krc_kube_client *client;
     struct krc_pod_state *state;
     struct krc_watch_stats stats;
+    atomic_llong pods_tracked; /* written by the watch thread, read by /metrics */
     pthread_t thread;
     int started;
 };
@@ -75,6 +78,16 @@ struct daemon {
     pthread_t pruner;
     int pruner_started;
     atomic_llong store_errors;
+    atomic_llong not_posted;
+    struct krc_metrics *metrics;
+    struct krc_metrics_std std;
+    struct krc_http_server *http;
+    /* last values copied into the Prometheus counters (collector deltas) */
+    long long seen_watch[5];
+    long long seen_restarts[5];
+    long long seen_notify[7];
+    long long seen_store_errors;
+    pthread_mutex_t metrics_lock;
     atomic_llong restarts_detected;
     atomic_llong restarts_ignored;
 };
@@ -151,6 +164,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
 
     if (type == KRC_WATCH_DELETED) {
         krc_pod_state_delete(s->state, pod->uid);
+        atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
     }
     if (!krc_filter_pod_allowed(s->d->filter, pod->namespace, pod->name)) {
@@ -159,12 +173,14 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     if (krc_pod_state_apply(s->state, pod, on_restart, s) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
+    atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
 static void h_sync_end(void *userdata)
 {
     struct scope *s = userdata;
     size_t removed = krc_pod_state_sync_end(s->state);
+    atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
     krc_log(KRC_LOG_INFO, "tracking %zu pods (%s)%s", krc_pod_state_count(s->state),
             s->namespace ? s->namespace : "all namespaces",
             removed ? "; pods deleted while the watch was down were dropped" : "");
@@ -440,10 +456,17 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
                 r->pod, r->container, e.msg);
     }
+    if (d->metrics != NULL) {
+        krc_metric_inc(d->std.restarts_detected,
+                       (const char *[]){r->namespace, krc_cause_name(dg->cause)});
+    }
     if (d->notifier != NULL) {
         struct krc_notify_message msg;
         int64_t outbox_id = 0;
         decision = krc_notifier_prepare(d->notifier, r, decision, rep, dg, &msg);
+        if (decision == KRC_NOTIFY_NO_DESTINATION) {
+            atomic_fetch_add(&d->not_posted, 1);
+        }
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
         /* Recorded with its pending notification in one transaction before
          * anything is sent: a crash cannot lose or repeat it. */
@@ -652,6 +675,8 @@ static int split_lines(const char *list, char **ret_copy, const char ***ret_item
     return 0;
 }
 
+static void on_delivered(double seconds, void *userdata);
+
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
@@ -704,6 +729,8 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.redactor = d->redactor;
     no.kube = d->recovery_client;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
+    no.on_delivered = on_delivered;
+    no.on_delivered_userdata = d;
     no.cancel = &d->cancel;
     d->notifier = krc_notifier_new(&no, err);
     if (d->notifier == NULL) {
@@ -726,6 +753,156 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
                 "matches are diagnosed but not posted",
                 cfg->n_routes);
     }
+    return 0;
+}
+
+/* --- health and metrics --------------------------------------------------- */
+
+static void add_delta(struct krc_metric *mt, const char *label, long long now, long long *seen)
+{
+    if (now > *seen) {
+        krc_metric_add(mt, label ? (const char *[]){label} : NULL, (double)(now - *seen));
+        *seen = now;
+    }
+}
+
+/* Scrape time: copy the loops' atomic counters into the registry. */
+static void collect(struct krc_metrics *m, void *userdata)
+{
+    struct daemon *d = userdata;
+    long long ev[5] = {0}, wr[5] = {0}, pods = 0;
+    static const char *ev_names[5] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+    static const char *wr_names[5] = {"timeout", "expired", "error", "silent", "malformed"};
+    static const char *nt_names[7] = {"sent",     "failed",     "muted",       "grouped",
+                                      "silenced", "not_posted", "rate_limited"};
+    long long nt[7] = {0};
+    (void)m;
+
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        struct krc_watch_stats *st = &d->scopes[i].stats;
+        ev[0] += atomic_load(&st->events_added);
+        ev[1] += atomic_load(&st->events_modified);
+        ev[2] += atomic_load(&st->events_deleted);
+        ev[3] += atomic_load(&st->events_bookmark);
+        ev[4] += atomic_load(&st->events_error);
+        /* a clean reconnect after the server's timeoutSeconds is "timeout" */
+        wr[0] += atomic_load(&st->reconnects);
+        wr[1] += atomic_load(&st->expired);
+        wr[2] += atomic_load(&st->request_errors);
+        wr[3] += atomic_load(&st->silent_streams);
+        wr[4] += atomic_load(&st->malformed_lines) + atomic_load(&st->oversized_lines);
+        pods += atomic_load(&d->scopes[i].pods_tracked);
+    }
+    if (d->notifier != NULL) {
+        const struct krc_notify_stats *ns = krc_notifier_stats(d->notifier);
+        nt[0] = atomic_load(&ns->alerts_sent) + atomic_load(&ns->replies_sent) +
+                atomic_load(&ns->summaries_sent) + atomic_load(&ns->recovered_sent);
+        nt[1] = atomic_load(&ns->failed);
+        nt[2] = atomic_load(&ns->muted);
+        nt[3] = atomic_load(&ns->grouped);
+        nt[4] = atomic_load(&ns->silenced) + atomic_load(&ns->log_ignored);
+        nt[6] = atomic_load(&ns->rate_limited);
+    }
+    nt[5] = atomic_load(&d->not_posted);
+    pthread_mutex_lock(&d->metrics_lock);
+    for (int i = 0; i < 5; i++) {
+        add_delta(d->std.watch_events, ev_names[i], ev[i], &d->seen_watch[i]);
+        add_delta(d->std.watch_restarts, wr_names[i], wr[i], &d->seen_restarts[i]);
+    }
+    for (int i = 0; i < 7; i++) {
+        add_delta(d->std.notifications, nt_names[i], nt[i], &d->seen_notify[i]);
+    }
+    add_delta(d->std.store_errors, NULL, atomic_load(&d->store_errors), &d->seen_store_errors);
+    pthread_mutex_unlock(&d->metrics_lock);
+    krc_metric_set(d->std.pods_tracked, NULL, (double)pods);
+}
+
+static void on_delivered(double seconds, void *userdata)
+{
+    struct daemon *d = userdata;
+    krc_metric_observe(d->std.restart_to_notification, NULL, seconds);
+}
+
+/* /healthz: the loops are alive. A watch loop iterates or receives data at
+ * least every watchIdleTimeout plus the longest backoff; the sender loop
+ * wakes every 200 ms unless it is busy delivering (retries included). */
+static int check_live(void *userdata, char *reason, size_t size)
+{
+    struct daemon *d = userdata;
+    int64_t now = krc_clock_mono_ms();
+    int64_t watch_limit = d->cfg->watch_idle_timeout_s * 1000 + 120000;
+
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        int64_t hb = atomic_load(&d->scopes[i].stats.heartbeat_mono_ms);
+        if (hb != 0 && now - hb > watch_limit) {
+            snprintf(reason, size, "watch loop (%s) stuck for %llds",
+                     d->scopes[i].namespace ? d->scopes[i].namespace : "all namespaces",
+                     (long long)((now - hb) / 1000));
+            return 0;
+        }
+    }
+    if (d->notifier != NULL) {
+        int64_t hb = krc_notifier_heartbeat(d->notifier);
+        if (hb != 0 && now - hb > 15 * 60 * 1000) {
+            snprintf(reason, size, "Slack sender stuck for %llds", (long long)((now - hb) / 1000));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* /readyz: every watch scope synced and the API server answering. */
+static int check_ready(void *userdata, char *reason, size_t size)
+{
+    struct daemon *d = userdata;
+
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        struct krc_watch_stats *st = &d->scopes[i].stats;
+        const char *scope = d->scopes[i].namespace ? d->scopes[i].namespace : "all namespaces";
+        if (!atomic_load(&st->synced)) {
+            snprintf(reason, size, "pods (%s) not synced yet", scope);
+            krc_metric_set(d->std.ready, NULL, 0);
+            return 0;
+        }
+        if (atomic_load(&st->last_error_mono_ms) > atomic_load(&st->last_ok_mono_ms)) {
+            snprintf(reason, size, "Kubernetes API unreachable (%s)", scope);
+            krc_metric_set(d->std.ready, NULL, 0);
+            return 0;
+        }
+    }
+    krc_metric_set(d->std.ready, NULL, 1);
+    return 1;
+}
+
+static int setup_http(struct daemon *d, struct krc_error *err)
+{
+    struct krc_http_server_config hc;
+    int rc;
+
+    pthread_mutex_init(&d->metrics_lock, NULL);
+    if ((rc = krc_metrics_new(&d->metrics, err)) < 0 ||
+        (rc = krc_metrics_register_std(d->metrics, KRC_VERSION, &d->std, err)) < 0 ||
+        (rc = krc_metrics_register_process(d->metrics, err)) < 0 ||
+        (rc = krc_metrics_add_collector(d->metrics, collect, d, err)) < 0) {
+        return rc;
+    }
+    if (d->cfg->listen == NULL || d->cfg->listen[0] == '\0' || strcmp(d->cfg->listen, "off") == 0) {
+        krc_log(KRC_LOG_INFO, "health and metrics endpoint disabled (listen: off)");
+        return 0;
+    }
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = d->cfg->listen;
+    hc.metrics = d->metrics;
+    hc.liveness = check_live;
+    hc.liveness_userdata = d;
+    hc.readiness = check_ready;
+    hc.readiness_userdata = d;
+    if ((rc = krc_http_server_new(&hc, &d->http, err)) < 0 ||
+        (rc = krc_http_server_start(d->http, err)) < 0) {
+        return rc;
+    }
+    krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics",
+            d->cfg->listen, krc_http_server_port(d->http));
     return 0;
 }
 
@@ -824,6 +1001,10 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
         goto out;
     }
+    if (setup_http(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
+        goto out;
+    }
     open_history(&d);
     if (setup_notifier(&d, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
@@ -903,6 +1084,9 @@ int krc_daemon_run(const struct krc_config *cfg)
 
 out:
     d.cancel = 1;
+    if (d.http != NULL) {
+        krc_http_server_stop(d.http);
+    }
     for (size_t i = 0; i < d.n_scopes; i++) {
         if (d.scopes[i].started) {
             pthread_join(d.scopes[i].thread, NULL);
@@ -942,6 +1126,8 @@ out:
     }
     krc_free(d.log_ignore);
     krc_kube_client_free(d.recovery_client);
+    krc_http_server_free(d.http);
+    krc_metrics_free(d.metrics);
     for (size_t i = 0; d.scopes != NULL && i < d.n_scopes; i++) {
         krc_kube_client_free(d.scopes[i].client);
         krc_pod_state_free(d.scopes[i].state);

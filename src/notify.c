@@ -31,12 +31,13 @@ struct dest;
 struct item {
     enum item_kind kind;
     struct dest *dest;
-    char pod_key[512];     /* namespace/pod */
-    char *body;            /* formatted JSON, thread_ts added at send time for replies */
-    char *fallback;        /* text-only JSON, or NULL */
-    char what[300];        /* for logs: "alert for ns/pod container c (cause)" */
-    int64_t outbox_id;     /* store row, 0 when not stored */
-    int64_t not_before_ms; /* retry time after a transient failure */
+    char pod_key[512];        /* namespace/pod */
+    char *body;               /* formatted JSON, thread_ts added at send time for replies */
+    char *fallback;           /* text-only JSON, or NULL */
+    char what[300];           /* for logs: "alert for ns/pod container c (cause)" */
+    int64_t outbox_id;        /* store row, 0 when not stored */
+    int64_t detected_mono_ms; /* 0: unknown (resumed from the outbox) */
+    int64_t not_before_ms;    /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
     char *full_log;
@@ -128,6 +129,7 @@ struct krc_notifier {
     int web_api;
     volatile int abort;      /* set by krc_notifier_abort: stop sending at once */
     struct krc_store *store; /* the sender thread's connection, or NULL */
+    atomic_llong heartbeat_ms;
 };
 
 const char *krc_notify_decision_name(enum krc_notify_decision d)
@@ -655,6 +657,7 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     snprintf(ret->what, sizeof(ret->what), "%s for %s/%s container %s (%s)",
              d == KRC_NOTIFY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
              diag->container ? diag->container : r->container, krc_cause_name(diag->cause));
+    ret->detected_mono_ms = r->detected_mono_ms;
     ret->decision = d;
     return d;
 }
@@ -709,6 +712,7 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     it->fallback = msg->fallback;
     msg->body = msg->fallback = NULL;
     it->outbox_id = outbox_id;
+    it->detected_mono_ms = msg->detected_mono_ms;
     it->rep = rep;
     it->diag = diag;
     it->full_log = full_log;
@@ -1040,6 +1044,11 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
     }
     krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
             res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
+    if (n->o.on_delivered != NULL && it->detected_mono_ms > 0 &&
+        (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+        n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
+                          n->o.on_delivered_userdata);
+    }
     switch (it->kind) {
     case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, 1);
@@ -1193,6 +1202,11 @@ static void check_recoveries(struct krc_notifier *n)
     }
 }
 
+int64_t krc_notifier_heartbeat(const struct krc_notifier *n)
+{
+    return atomic_load(&n->heartbeat_ms);
+}
+
 void krc_notifier_abort(struct krc_notifier *n)
 {
     n->abort = 1;
@@ -1217,6 +1231,7 @@ void krc_notifier_run(struct krc_notifier *n)
 
     while (!n->abort) {
         struct item *it = NULL;
+        atomic_store(&n->heartbeat_ms, krc_clock_mono_ms());
         struct dest *d = NULL;
         char *summary = NULL;
         long total = 0;

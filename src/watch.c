@@ -166,6 +166,7 @@ static int on_watch_data(const char *data, size_t len, void *userdata)
     struct wctx *w = userdata;
     atomic_fetch_add(&w->stats->bytes, (long long)len);
     atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
     if (krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w) == KRC_ENOMEM &&
         w->stop == 0) {
         /* A line was lost: abandon the stream and resume from the last good
@@ -408,6 +409,8 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
         int64_t started = krc_clock_mono_ms();
         const char *what;
 
+        atomic_store(&w.stats->heartbeat_mono_ms, started);
+
         krc_error_clear(&e);
         if (!w.synced) {
             atomic_store(&w.stats->synced, 0);
@@ -454,6 +457,11 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             continue;
         }
         atomic_fetch_add(&w.stats->request_errors, 1);
+        if (rc != KRC_EPARSE && rc != KRC_ETOOBIG && rc != KRC_EGONE &&
+            !(rc == KRC_ETIMEOUT && w.synced)) {
+            /* the API server could not be reached or refused us */
+            atomic_store(&w.stats->last_error_mono_ms, krc_clock_mono_ms());
+        }
         if (!w.synced && streaming && w.mode == MODE_STREAMING_LIST &&
             (rc == KRC_EUNSUPPORTED || e.http_status == 400 || e.http_status == 422 ||
              (rc == KRC_ETIMEOUT && ++streaming_failures >= STREAMING_LIST_ATTEMPTS))) {

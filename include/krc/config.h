@@ -31,7 +31,8 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
-    char *db; /* history database path ("" = default) */
+    char *db;     /* history database path ("" = default) */
+    char *listen; /* health/metrics endpoint HOST:PORT, "" or "off": none */
     long history_max_age_s;
     long history_max_rows;
     char *slack_bot_token;

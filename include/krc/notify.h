@@ -77,6 +77,10 @@ struct krc_notify_options {
     const struct krc_redactor *redactor; /* may be NULL */
     struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
     const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
+    /* called by the sender after an alert or reply was accepted by Slack, with
+     * the seconds since the restart was detected (for the latency histogram) */
+    void (*on_delivered)(double seconds, void *userdata);
+    void *on_delivered_userdata;
     const volatile int *cancel;
 };
 
@@ -129,7 +133,8 @@ struct krc_notify_message {
     char what[300];       /* for logs */
     char *body;           /* owned; NULL when nothing is to be posted */
     char *fallback;       /* owned, may be NULL */
-    void *dest;           /* private */
+    int64_t detected_mono_ms;
+    void *dest; /* private */
 };
 
 /* Apply the late checks (a storm began, a log-ignore pattern matches),
@@ -169,6 +174,8 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
  * krc_notifier_pending() to reach 0 (bounded), then aborts. */
 void krc_notifier_run(struct krc_notifier *n);
 void krc_notifier_abort(struct krc_notifier *n);
+/* Monotonic ms of the sender loop's last iteration (liveness). */
+int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
 
 /* Number of messages waiting to be sent. */
 size_t krc_notifier_pending(struct krc_notifier *n);

@@ -41,7 +41,9 @@ struct krc_watch_stats {
     atomic_llong bytes;          /* body bytes received */
     atomic_int synced;           /* 1 once the current sync completed */
     atomic_llong last_sync_mono_ms;
-    atomic_llong last_ok_mono_ms; /* last successful response (liveness of the API) */
+    atomic_llong last_ok_mono_ms;    /* last data from the API server */
+    atomic_llong last_error_mono_ms; /* last failed list/watch request */
+    atomic_llong heartbeat_mono_ms;  /* the loop is alive: each data chunk and iteration */
 };
 
 struct krc_watch_handler {

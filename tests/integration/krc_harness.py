@@ -76,6 +76,8 @@ class Krc:
                 full_env.pop(key, None)
             else:
                 full_env[key] = value
+        if "KRC_LISTEN" not in full_env and not any(a.startswith("--listen") for a in args):
+            full_env["KRC_LISTEN"] = "127.0.0.1:0"  # tests run in parallel: any free port
         if "KRC_DB" not in full_env and not any(a == "--db" or a.startswith("--db=")
                                                 for a in args):
             # every krc gets its own history database, never the user's
