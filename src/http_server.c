@@ -102,7 +102,7 @@ int krc_http_server_parse_listen(const char *listen, char *ret_host, size_t host
     const char *host;
     size_t host_len;
     const char *port_str;
-    int port;
+    int port = 0;
     int rc;
 
     if (listen == NULL || *listen == '\0') {
