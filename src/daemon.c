@@ -79,6 +79,8 @@ struct daemon {
     int pruner_started;
     atomic_llong store_errors;
     atomic_llong not_posted;
+    atomic_int store_fault; /* 1 while the history database is unusable */
+    char store_fault_msg[256];
     struct krc_metrics *metrics;
     struct krc_metrics_std std;
     struct krc_http_server *http;
@@ -311,12 +313,20 @@ static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_
     return out;
 }
 
+/* A history fault is shown on /readyz until a later write succeeds. */
+static void store_failed(struct daemon *d, const char *msg)
+{
+    atomic_fetch_add(&d->store_errors, 1);
+    snprintf(d->store_fault_msg, sizeof(d->store_fault_msg), "%s", msg);
+    atomic_store(&d->store_fault, 1);
+}
+
 /* Store the restart (and its pending message). Returns KRC_STORE_EXISTS when
  * it was already recorded; store errors are logged and counted, and the
  * alert goes out anyway (the daemon keeps working without its history). */
 static int record(struct worker *w, const struct krc_restart *r, const struct krc_report *rep,
                   const struct krc_diagnosis *dg, enum krc_notify_decision decision,
-                  const struct krc_notify_message *msg, int64_t *ret_outbox_id)
+                  struct krc_notify_message *msg, int64_t *ret_outbox_id)
 {
     struct krc_store_restart rec;
     struct krc_store_outbox ob;
@@ -377,13 +387,17 @@ static int record(struct worker *w, const struct krc_restart *r, const struct kr
         return rc;
     }
     if (rc < 0) {
-        atomic_fetch_add(&w->d->store_errors, 1);
+        store_failed(w->d, e.msg);
         krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
                 r->namespace, r->pod, e.msg);
         return 0;
     }
+    atomic_store(&w->d->store_fault, 0);
     if (ret_outbox_id != NULL) {
         *ret_outbox_id = outbox_id;
+    }
+    if (msg != NULL) {
+        msg->restart_id = restart_id;
     }
     return 0;
 }
@@ -581,7 +595,7 @@ static void open_history(struct daemon *d)
         return;
     }
     if (krc_store_open(d->db_path, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
-        atomic_fetch_add(&d->store_errors, 1);
+        store_failed(d, e.msg);
         krc_log(KRC_LOG_ERROR,
                 "history database unavailable: %s; restarts are still detected and alerted "
                 "(in memory only)",
@@ -869,6 +883,12 @@ static int check_ready(void *userdata, char *reason, size_t size)
             krc_metric_set(d->std.ready, NULL, 0);
             return 0;
         }
+    }
+    if (atomic_load(&d->store_fault)) {
+        /* restarts are still detected and alerted; the history is not kept */
+        snprintf(reason, size, "history database unavailable: %s", d->store_fault_msg);
+        krc_metric_set(d->std.ready, NULL, 0);
+        return 0;
     }
     krc_metric_set(d->std.ready, NULL, 1);
     return 1;

@@ -23,7 +23,7 @@
 #define MAX_RECOVERY 1024
 #define RECOVERY_GIVE_UP_S (24 * 3600)
 
-enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED };
+enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED, ITEM_WITHDRAWN };
 
 struct dest;
 
@@ -37,6 +37,7 @@ struct item {
     char what[300];           /* for logs: "alert for ns/pod container c (cause)" */
     int64_t outbox_id;        /* store row, 0 when not stored */
     int64_t detected_mono_ms; /* 0: unknown (resumed from the outbox) */
+    int64_t restart_id;       /* store row of the restart, 0 when unknown */
     int64_t not_before_ms;    /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
@@ -81,6 +82,8 @@ struct dest {
     long alerted_before_storm; /* alerts already posted in the storm's window */
     long storm_total;          /* since the storm began */
     int64_t summary_since_ms;  /* start of the current summary's window */
+    int64_t sent_ms[16];       /* when the last alerts to this destination were posted */
+    size_t n_sent;
     struct group by_node[MAX_GROUPS];
     size_t n_by_node;
     struct group by_workload[MAX_GROUPS];
@@ -511,6 +514,12 @@ static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms
     }
     d->storm = 1;
     d->storm_started_ms = now_ms;
+    d->alerted_before_storm = 0;
+    for (size_t i = 0; i < d->n_sent; i++) {
+        if (now_ms - d->sent_ms[i] <= window_ms) {
+            d->alerted_before_storm++;
+        }
+    }
     d->summary_since_ms = now_ms - window_ms < d->arrivals[d->arrivals_head]
                               ? d->arrivals[d->arrivals_head]
                               : now_ms - window_ms;
@@ -527,12 +536,13 @@ static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms
         while (*pp != NULL) {
             struct item *it = *pp;
             if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
-                *pp = it->next;
+                /* Not posted: counted into the summary. The item stays queued as
+                 * WITHDRAWN so the sender settles its outbox row (it must not be
+                 * resent after a restart of krc). */
                 dest_group(d, it->rep, it->diag, NULL);
                 atomic_fetch_add(&n->stats.grouped, 1);
-                n->n_items--;
-                item_free(it);
-                continue;
+                krc_log(KRC_LOG_INFO, "%s withdrawn: grouped into the storm summary", it->what);
+                it->kind = ITEM_WITHDRAWN;
             }
             n->tail = it;
             pp = &it->next;
@@ -713,6 +723,7 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     msg->body = msg->fallback = NULL;
     it->outbox_id = outbox_id;
     it->detected_mono_ms = msg->detected_mono_ms;
+    it->restart_id = msg->restart_id;
     it->rep = rep;
     it->diag = diag;
     it->full_log = full_log;
@@ -785,6 +796,7 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
                                                      : ITEM_ALERT;
     it->dest = d;
     it->outbox_id = m->id;
+    it->restart_id = m->restart_id;
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",
              krc_store_kind_name(m->kind), (long long)m->id);
@@ -801,8 +813,8 @@ static void fill_format_options(const struct krc_notifier *n, const struct dest 
     fo->cluster = n->o.cluster_name != NULL && n->o.cluster_name[0] ? n->o.cluster_name : NULL;
     fo->now = krc_clock_now();
     fo->channel = d->channel;
-    fo->username = n->o.username;
-    fo->icon = n->o.icon_emoji;
+    fo->username = n->o.username != NULL && n->o.username[0] ? n->o.username : NULL;
+    fo->icon = n->o.icon_emoji != NULL && n->o.icon_emoji[0] ? n->o.icon_emoji : NULL;
     fo->redactor = n->o.redactor;
     if (n->o.max_log_lines > 0) {
         fo->max_log_lines = n->o.max_log_lines;
@@ -840,7 +852,7 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
         ex[i].node = x->node[0] ? x->node : NULL;
         ex[i].restart_count = x->restart_count;
     }
-    s.restarts = (size_t)d->grouped_total;
+    s.restarts = (size_t)(d->grouped_total + d->alerted_before_storm);
     s.window_seconds = (krc_clock_mono_ms() - d->summary_since_ms) / 1000;
     s.alerted = (size_t)d->alerted_before_storm;
     s.by_node = nodes;
@@ -948,6 +960,27 @@ static void remember_thread(struct krc_notifier *n, struct item *it,
     pthread_mutex_unlock(&n->lock);
 }
 
+/* A later restart in the thread: the "recovered" reply waits for this one. */
+static void rearm_recovery(struct krc_notifier *n, struct item *it)
+{
+    if (n->o.recovered_after_s <= 0 || it->rep == NULL || it->rep->uid == NULL ||
+        it->diag == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&n->lock);
+    for (size_t i = 0; i < n->n_recov; i++) {
+        struct recovery *rv = &n->recov[i];
+        if (strcmp(rv->uid, it->rep->uid) == 0 &&
+            strcmp(rv->container, it->diag->container ? it->diag->container : "") == 0) {
+            rv->restart_count = it->diag->restart_count;
+            rv->next_check_s = krc_clock_now() + n->o.recovered_after_s;
+            pthread_mutex_unlock(&n->lock);
+            return;
+        }
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
 static void upload_log(struct krc_notifier *n, struct item *it, const char *channel,
                        const char *thread)
 {
@@ -988,6 +1021,16 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
     int rc;
 
     krc_error_clear(&e);
+    if (it->kind == ITEM_WITHDRAWN) {
+        if (n->store != NULL && it->outbox_id > 0) {
+            krc_store_mark_attempt(n->store, it->outbox_id,
+                                   "withdrawn: grouped into an alert-storm summary", 1, NULL);
+        }
+        if (n->store != NULL && it->restart_id > 0) {
+            krc_store_set_decision(n->store, it->restart_id, "grouped", NULL, NULL);
+        }
+        return GIVEN_UP;
+    }
     if (it->kind == ITEM_RECOVERED && body == NULL) {
         struct krc_slack_options fo;
         fill_format_options(n, it->dest, &fo);
@@ -1049,6 +1092,16 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
                           n->o.on_delivered_userdata);
     }
+    if (it->kind == ITEM_ALERT) {
+        pthread_mutex_lock(&n->lock);
+        it->dest->sent_ms[it->dest->n_sent % 16] = krc_clock_mono_ms();
+        it->dest->n_sent = it->dest->n_sent < 16 ? it->dest->n_sent + 1 : 16;
+        if (it->dest->storm) {
+            /* it was already being sent when the storm began */
+            it->dest->alerted_before_storm++;
+        }
+        pthread_mutex_unlock(&n->lock);
+    }
     switch (it->kind) {
     case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, 1);
@@ -1058,12 +1111,15 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
         break;
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, 1);
+        rearm_recovery(n, it);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, 1);
         break;
     case ITEM_SUMMARY:
         atomic_fetch_add(&n->stats.summaries_sent, 1);
+        break;
+    case ITEM_WITHDRAWN:
         break;
     }
     /* Web API: the full previous log goes into the thread as a file. */
@@ -1157,7 +1213,10 @@ static void check_recoveries(struct krc_notifier *n)
             done = e.code == KRC_ENOTFOUND || (rep.uid != NULL && strcmp(rep.uid, rv.uid) != 0);
         } else if ((c = krc_report_container_get(&rep, rv.container, -1)) != NULL) {
             if (c->restart_count != rv.restart_count) {
-                done = 1; /* it restarted again: that restart has its own alert */
+                /* it restarted again: wait for this restart to settle too */
+                pthread_mutex_lock(&n->lock);
+                n->recov[i].restart_count = c->restart_count;
+                pthread_mutex_unlock(&n->lock);
             } else if (c->ready && c->state == KRC_REPORT_STATE_RUNNING &&
                        c->state_started_at != 0 &&
                        now - c->state_started_at >= n->o.recovered_after_s) {
@@ -1173,6 +1232,8 @@ static void check_recoveries(struct krc_notifier *n)
                     it->recovered.pod = it->rec_pod;
                     it->recovered.container = it->rec_container;
                     it->recovered.ready_seconds = now - c->state_started_at;
+                    snprintf(it->what, sizeof(it->what), "recovered reply for %s/%s", rv.namespace,
+                             rv.pod);
                     it->recovered.restart_count = c->restart_count;
                     pthread_mutex_lock(&n->lock);
                     if (n->tail != NULL) {
@@ -1195,7 +1256,11 @@ static void check_recoveries(struct krc_notifier *n)
         if (done || now - n->recov[i].alerted_s > RECOVERY_GIVE_UP_S) {
             n->recov[i] = n->recov[--n->n_recov];
         } else {
-            n->recov[i].next_check_s = now + 60;
+            /* not yet: look again when it could first qualify, at most a minute later */
+            n->recov[i].next_check_s =
+                now + (n->o.recovered_after_s < 60
+                           ? (n->o.recovered_after_s > 1 ? n->o.recovered_after_s : 1)
+                           : 60);
             i++;
         }
         pthread_mutex_unlock(&n->lock);

@@ -1907,11 +1907,15 @@ int krc_slack_format_summary(const struct krc_slack_summary *s, const struct krc
     }
     litf(&f, &sec, " in the last *%s*. ", win);
     if (s->alerted > 0) {
-        litf(&f, &sec, "%zu were alerted one by one before the storm began; ", s->alerted);
+        litf(&f, &sec,
+             "%zu %s alerted one by one before the storm began; the other %zu restarts are "
+             "grouped here instead of one message each. ",
+             s->alerted, s->alerted == 1 ? "was" : "were",
+             s->restarts > s->alerted ? s->restarts - s->alerted : 0);
+    } else {
+        lit(&f, &sec, "They are grouped here instead of one message each. ");
     }
-    lit(&f, &sec,
-        "the rest are grouped here instead of one message each. Every restart is still "
-        "diagnosed and recorded.");
+    lit(&f, &sec, "Every restart is still diagnosed and recorded.");
     block_section(&f, &bl, &sec);
 
     group_field(&f, &fields[0], "By cause", s->by_cause, s->n_by_cause);

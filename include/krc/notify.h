@@ -134,7 +134,8 @@ struct krc_notify_message {
     char *body;           /* owned; NULL when nothing is to be posted */
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
-    void *dest; /* private */
+    int64_t restart_id; /* set by the caller after recording (0: not recorded) */
+    void *dest;         /* private */
 };
 
 /* Apply the late checks (a storm began, a log-ignore pattern matches),
