@@ -7,7 +7,16 @@
  *
  * Restarts are spread one per 30 s back from now, so `--since 1h` matches
  * 120 of them whatever N is. 99% of the alerts are marked delivered. Prints
- * one block per size; nothing is asserted (see docs/performance.md). */
+ * one block per size; nothing is asserted (see docs/performance.md).
+ *
+ *   bench_store --soak [--dir DIR] [--restarts 100000] [--max-rows 10000]
+ *
+ * Retention soak: records the restarts as the daemon does, with the
+ * daemon's prune loop (batch 100, max_rows, a 365-day max_age) after every
+ * 1,000 records, and exits 1 unless the row count stays within max_rows +
+ * 1,000, the file size at the end is within 10% of its size after 2 x
+ * max_rows restarts, and the 50 oldest restarts, whose alerts stay
+ * pending, are all still stored. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,8 +46,9 @@ static void die(const char *what, const struct krc_error *e)
     exit(1);
 }
 
-/* A report like the collector builds for a crash-looping pod. */
-static char *make_report_json(int variant)
+/* A report like the collector builds for a crash-looping pod, with about
+ * log_cap bytes of previous log (6000 gives 10.9 KB of JSON). */
+static char *make_report_json(int variant, size_t log_cap)
 {
     struct krc_report r;
     struct krc_diagnosis d;
@@ -47,7 +57,6 @@ static char *make_report_json(int variant)
     char line[200];
     char *log;
     size_t log_len = 0;
-    size_t log_cap = 6000;
 
     krc_report_init(&r);
     krc_diagnosis_init(&d);
@@ -360,27 +369,379 @@ static void run_sync_full(const char *dir, long n, const char *json, const char 
     }
 }
 
+/* ---- retention soak (issue 4) -------------------------------------------- */
+
+#define SOAK_INTERVAL 1000 /* records between two prune loops: the once-a-minute thread */
+#define SOAK_PRINT 5000    /* records between two progress lines */
+#define SOAK_PENDING 50    /* restarts whose alert stays pending to the end */
+#define SOAK_BATCH 100     /* as pruner_main in src/daemon.c */
+#define SOAK_MAX_AGE ((int64_t)365 * 86400)
+#define SOAK_VARIANTS 8
+
+static char *make_body(size_t len)
+{
+    char *b = krc_malloc(len + 1);
+    if (b == NULL) {
+        fprintf(stderr, "bench_store: out of memory\n");
+        exit(1);
+    }
+    memset(b, 'x', len);
+    memcpy(b, "{\"text\":\"", 9);
+    memcpy(b + len - 2, "\"}", 2);
+    b[len] = '\0';
+    return b;
+}
+
+/* The retention loop of pruner_main (src/daemon.c), without its 20 ms pauses
+ * between calls: prune until a call deletes nothing. Returns milliseconds. */
+static double prune_loop(struct krc_store *s, int64_t max_rows, int64_t *ret_total)
+{
+    struct krc_error e;
+    int64_t deleted;
+    int64_t total = 0;
+    double t0 = now_ms();
+
+    do {
+        deleted = 0;
+        if (krc_store_prune(s, SOAK_MAX_AGE, max_rows, SOAK_BATCH, &deleted, &e) < 0) {
+            die("prune", &e);
+        }
+        total += deleted;
+    } while (deleted > 0);
+    *ret_total = total;
+    return now_ms() - t0;
+}
+
+static int within(long value, long ref, double frac)
+{
+    double d = (double)value - (double)ref;
+    return (d < 0 ? -d : d) <= frac * (double)ref;
+}
+
+/* Record n restarts as the daemon does (restart + pending alert in one
+ * transaction, then mark it delivered), with retention max_rows and the
+ * daemon's prune loop after every SOAK_INTERVAL records. The first
+ * SOAK_PENDING alerts (the oldest restarts, the first that retention would
+ * take) are never delivered. Returns the number of failed checks. */
+static int run_soak(const char *dir, long n, long max_rows)
+{
+    char path[1024];
+    char side[1100];
+    char *json[SOAK_VARIANTS];
+    char *body[SOAK_VARIANTS];
+    int64_t pending_id[SOAK_PENDING];
+    struct krc_store *s = NULL;
+    struct krc_store *ro = NULL;
+    struct krc_store_stats st;
+    struct krc_store_filter f;
+    struct krc_error e;
+    int64_t now = (int64_t)time(NULL);
+    int64_t peak_rows = 0;
+    int64_t worst_after = 0;
+    long ref_at = 2 * max_rows;
+    long ref_db = 0;
+    long ref_total = 0;
+    long db = 0;
+    long wal = 0;
+    long max_db = 0;
+    long max_total = 0;
+    long rows;
+    double worst_prune = 0;
+    double prune_sum = 0;
+    double t_start = now_ms();
+    double t_block = t_start;
+    double dt;
+    uint32_t rnd = 12345;
+    size_t json_min = SIZE_MAX;
+    size_t json_max = 0;
+    size_t json_sum = 0;
+    int failures = 0;
+    int lost = 0;
+
+    for (int v = 0; v < SOAK_VARIANTS; v++) {
+        json[v] = make_report_json(v, 2000 + (size_t)v * 860);
+        body[v] = make_body(3000 + (size_t)v * 285);
+        json_sum += strlen(json[v]);
+        json_min = strlen(json[v]) < json_min ? strlen(json[v]) : json_min;
+        json_max = strlen(json[v]) > json_max ? strlen(json[v]) : json_max;
+    }
+    snprintf(path, sizeof(path), "%s/bench-soak.db", dir);
+    unlink(path);
+    if (krc_store_open(path, 0, &s, &e) < 0) {
+        die("open", &e);
+    }
+    printf("== retention soak: %ld restarts, max_rows %ld, max_age %lld d, prune loop (batch %d) "
+           "every %d records\n",
+           n, max_rows, (long long)(SOAK_MAX_AGE / 86400), SOAK_BATCH, SOAK_INTERVAL);
+    printf("report JSON %zu-%zu bytes (mean %zu), alert body 3000-4995 bytes, %d alerts kept "
+           "pending\n",
+           json_min, json_max, json_sum / SOAK_VARIANTS, SOAK_PENDING);
+    printf("%8s %13s %7s %9s %8s %9s %10s %9s\n", "records", "rows (before)", "pending", "db MiB",
+           "WAL MiB", "total MiB", "prune ms", "records/s");
+    for (long i = 0; i < n; i++) {
+        char uid[64];
+        char pod[64];
+        char ns[32];
+        char key[128];
+        struct krc_store_restart r;
+        struct krc_store_outbox m;
+        int64_t rid;
+        int64_t oid;
+        int jv;
+        int bv;
+
+        rnd = rnd * 1103515245u + 12345u;
+        jv = (int)((rnd >> 16) % SOAK_VARIANTS);
+        bv = (int)((rnd >> 24) % SOAK_VARIANTS);
+        snprintf(uid, sizeof(uid), "uid-%ld", i % 5000);
+        snprintf(pod, sizeof(pod), "web-%ld", i % 5000);
+        snprintf(ns, sizeof(ns), "ns-%ld", i % 40);
+        snprintf(key, sizeof(key), "%s/%s", ns, pod);
+        memset(&r, 0, sizeof(r));
+        r.pod_uid = uid;
+        r.container = "app";
+        r.restart_count = (int)(i / 5000) + 1;
+        r.namespace = ns;
+        r.pod = pod;
+        r.workload_kind = "Deployment";
+        r.workload_name = "web";
+        r.node = "ip-10-0-12-34";
+        r.cause = (i % 7 == 0) ? KRC_CAUSE_APP_ERROR : KRC_CAUSE_OOM_KILLED;
+        r.has_exit_code = 1;
+        r.exit_code = 137;
+        r.signal = 9;
+        r.reason = "OOMKilled";
+        r.started_at = now - (n - i) * 30 - 300;
+        r.finished_at = now - (n - i) * 30 - 1;
+        r.detected_at = now - (n - i) * 30 + 15;
+        r.decision = "alert";
+        r.summary = "container app was OOM-killed (limit 512Mi)";
+        r.message = "OOMKilled: shop/web container app";
+        r.report_json = json[jv];
+        memset(&m, 0, sizeof(m));
+        m.kind = KRC_STORE_KIND_ALERT;
+        m.destination = "webhook:default";
+        m.thread_key = key;
+        m.body = body[bv];
+        if (krc_store_record(s, &r, &m, &rid, &oid, &e) != 0) {
+            die("record", &e);
+        }
+        if (i < SOAK_PENDING) {
+            pending_id[i] = rid;
+        } else if (krc_store_mark_delivered(s, oid, NULL, &e) < 0) {
+            die("mark", &e);
+        }
+        if ((i + 1) % SOAK_INTERVAL == 0) {
+            int64_t before;
+            int64_t deleted;
+
+            if (krc_store_stats(s, &st, &e) < 0) {
+                die("stats", &e);
+            }
+            before = st.restarts;
+            peak_rows = before > peak_rows ? before : peak_rows;
+            dt = prune_loop(s, max_rows, &deleted);
+            worst_prune = dt > worst_prune ? dt : worst_prune;
+            prune_sum += dt;
+            if (krc_store_stats(s, &st, &e) < 0) {
+                die("stats", &e);
+            }
+            worst_after = st.restarts > worst_after ? st.restarts : worst_after;
+            db = file_size(path);
+            wal = (long)st.wal_bytes;
+            max_db = db > max_db ? db : max_db;
+            max_total = db + wal > max_total ? db + wal : max_total;
+            if (i + 1 == ref_at) {
+                ref_db = db;
+                ref_total = db + wal;
+            }
+            if ((i + 1) % SOAK_PRINT == 0) {
+                double now_t = now_ms();
+                printf("%8ld %6lld (%5lld) %7lld %9.1f %8.1f %9.1f %10.0f %9.0f\n", i + 1,
+                       (long long)st.restarts, (long long)before, (long long)st.pending,
+                       (double)db / 1048576.0, (double)wal / 1048576.0,
+                       (double)(db + wal) / 1048576.0, dt, SOAK_PRINT * 1000.0 / (now_t - t_block));
+                fflush(stdout);
+                t_block = now_t;
+            }
+        }
+    }
+    dt = now_ms() - t_start;
+    printf("total: %.0f s, %.0f restarts/s including retention; prune loop mean %.0f ms, worst "
+           "%.0f ms (%ld loops)\n",
+           dt / 1000.0, (double)n * 1000.0 / dt, prune_sum / (double)(n / SOAK_INTERVAL),
+           worst_prune, n / SOAK_INTERVAL);
+    printf("database file after %ld restarts: %.1f MiB (with WAL %.1f MiB); after %ld: %.1f MiB "
+           "(with WAL %.1f MiB); largest seen: %.1f MiB (with WAL %.1f MiB)\n",
+           ref_at, (double)ref_db / 1048576.0, (double)ref_total / 1048576.0, n,
+           (double)db / 1048576.0, (double)(db + wal) / 1048576.0, (double)max_db / 1048576.0,
+           (double)max_total / 1048576.0);
+
+    /* checks */
+    if (peak_rows > max_rows + SOAK_INTERVAL) {
+        printf("FAIL: %lld rows before a prune loop, more than max_rows + %d = %ld\n",
+               (long long)peak_rows, SOAK_INTERVAL, max_rows + SOAK_INTERVAL);
+        failures++;
+    } else {
+        printf("ok: at most %lld rows (max_rows + one interval = %ld)\n", (long long)peak_rows,
+               max_rows + SOAK_INTERVAL);
+    }
+    if (worst_after > max_rows) {
+        printf("FAIL: %lld rows after a prune loop, more than max_rows %ld\n",
+               (long long)worst_after, max_rows);
+        failures++;
+    } else {
+        printf("ok: at most %lld rows after every prune loop\n", (long long)worst_after);
+    }
+    if (!within(db, ref_db, 0.10) || !within(db + wal, ref_total, 0.10)) {
+        printf("FAIL: file size after %ld restarts (%ld bytes, with WAL %ld) is not within 10%% "
+               "of its size after %ld (%ld bytes, with WAL %ld)\n",
+               n, db, db + wal, ref_at, ref_db, ref_total);
+        failures++;
+    } else {
+        printf("ok: file size after %ld restarts differs by %+.2f%% (with WAL %+.2f%%) from its "
+               "size after %ld\n",
+               n, ((double)db / (double)ref_db - 1.0) * 100.0,
+               ((double)(db + wal) / (double)ref_total - 1.0) * 100.0, ref_at);
+    }
+    if (st.pending != SOAK_PENDING) {
+        printf("FAIL: %lld pending alerts at the end, expected %d\n", (long long)st.pending,
+               SOAK_PENDING);
+        failures++;
+    }
+    for (int k = 0; k < SOAK_PENDING; k++) {
+        struct krc_store_entry *ent = NULL;
+        int rc = krc_store_get(s, pending_id[k], &ent, &e);
+        if (rc == KRC_ENOTFOUND) {
+            printf("FAIL: restart %lld with a pending alert was pruned\n",
+                   (long long)pending_id[k]);
+            lost++;
+        } else if (rc < 0) {
+            die("get", &e);
+        } else if (ent->n_messages != 1 || ent->messages[0].state != KRC_STORE_PENDING ||
+                   ent->report_json == NULL) {
+            printf("FAIL: restart %lld lost its pending alert or its report\n",
+                   (long long)pending_id[k]);
+            lost++;
+        }
+        krc_store_entry_free(ent);
+    }
+    failures += lost;
+    if (st.pending == SOAK_PENDING && lost == 0) {
+        printf("ok: all %d restarts with a pending alert (the oldest) are still stored\n",
+               SOAK_PENDING);
+    }
+
+    /* what `krc history --since 1h` runs, on its own read-only connection */
+    if (krc_store_open(path, KRC_STORE_READONLY, &ro, &e) < 0) {
+        die("open read-only", &e);
+    }
+    memset(&f, 0, sizeof(f));
+    f.since = now - 3600;
+    f.limit = 50;
+    dt = time_list(ro, &f, &rows);
+    printf("list --since 1h (limit 50):  %.2f ms, %ld rows\n", dt, rows);
+    f.limit = 0;
+    dt = time_list(ro, &f, &rows);
+    printf("list --since 1h (no limit):  %.2f ms, %ld rows\n", dt, rows);
+    if (rows != 120) {
+        printf("FAIL: list --since 1h found %ld rows, expected 120\n", rows);
+        failures++;
+    }
+    krc_store_close(ro);
+    krc_store_close(s);
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+    for (int v = 0; v < SOAK_VARIANTS; v++) {
+        krc_free(json[v]);
+        krc_free(body[v]);
+    }
+    if (failures == 0) {
+        printf("soak: PASS\n");
+    } else {
+        printf("soak: FAIL (%d checks)\n", failures);
+    }
+    return failures;
+}
+
+static int parse_count(const char *opt, const char *text, long min, long *ret)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min) {
+        fprintf(stderr, "bench_store: %s: '%s' is not a number >= %ld\n", opt, text, min);
+        return -1;
+    }
+    *ret = v;
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_store [--dir DIR] [--sizes N,M] [--full-sync N]\n"
+                    "       bench_store --soak [--dir DIR] [--restarts N] [--max-rows N]\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = "/tmp";
     const char *sizes = "10000,100000";
     long full_n = 1000;
+    long soak_n = 100000;
+    long soak_rows = 10000;
+    int soak = 0;
     char *json;
     char body[4096];
 
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--soak") == 0) {
+            soak = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            usage();
+            return 2;
+        }
         if (strcmp(argv[i], "--dir") == 0) {
             dir = argv[i + 1];
         } else if (strcmp(argv[i], "--sizes") == 0) {
             sizes = argv[i + 1];
         } else if (strcmp(argv[i], "--full-sync") == 0) {
-            full_n = strtol(argv[i + 1], NULL, 10);
+            if (parse_count(argv[i], argv[i + 1], 0, &full_n) < 0) {
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--restarts") == 0) {
+            if (parse_count(argv[i], argv[i + 1], SOAK_INTERVAL, &soak_n) < 0) {
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--max-rows") == 0) {
+            if (parse_count(argv[i], argv[i + 1], 2 * SOAK_PENDING, &soak_rows) < 0) {
+                return 2;
+            }
         } else {
-            fprintf(stderr, "usage: bench_store [--dir DIR] [--sizes N,M] [--full-sync N]\n");
+            usage();
             return 2;
         }
+        i++;
     }
-    json = make_report_json(1);
+    if (soak) {
+        if (soak_n % SOAK_INTERVAL != 0 || soak_n < 2 * soak_rows ||
+            2 * soak_rows % SOAK_INTERVAL != 0) {
+            fprintf(stderr,
+                    "bench_store: --soak needs --restarts a multiple of %d and at least twice "
+                    "--max-rows, and 2 x --max-rows a multiple of %d\n",
+                    SOAK_INTERVAL, SOAK_INTERVAL);
+            return 2;
+        }
+        return run_soak(dir, soak_n, soak_rows) == 0 ? 0 : 1;
+    }
+    json = make_report_json(1, 6000);
     memset(body, 'x', sizeof(body) - 1);
     body[sizeof(body) - 1] = '\0';
     memcpy(body, "{\"text\":\"", 9);
