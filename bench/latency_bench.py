@@ -172,7 +172,9 @@ class Run:
         self.krc_log_path = os.path.join(self.dir, "krc.log")
         self.krc = self.start([a.krc, "run", "--kubeconfig",
                                os.path.join(self.dir, "api", "kubeconfig"), "--config", cfg,
-                               "--log-format", "json"], "krc.log", env=env, stderr_same=True)
+                               "--log-format", "json", "--listen", "127.0.0.1:0",
+                               "--db", os.path.join(self.dir, "krc.db")],
+                              "krc.log", env=env, stderr_same=True)
         self.log = KrcLog(self.krc_log_path)
 
     def start(self, argv, logname, env=None, stderr_same=False):

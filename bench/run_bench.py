@@ -328,7 +328,8 @@ def mem_sample(pid):
 
 def start_krc(krc, server, outdir, tag):
     argv = [krc, "run", "--kubeconfig", server.kubeconfig, "--log-format", "json",
-            "--ignore-restart-count", "1000000000"]
+            "--ignore-restart-count", "1000000000", "--listen", "127.0.0.1:0",
+            "--db", os.path.join(outdir, "krc-%s.db" % tag)]
     return Consumer(argv, "stderr", os.path.join(outdir, "krc-%s.log" % tag), classify_krc)
 
 

@@ -946,6 +946,9 @@ int krc_daemon_run(const struct krc_config *cfg)
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
+    /* Few threads and little churn: two malloc arenas are plenty, and each
+     * further arena would keep its own free memory resident. */
+    mallopt(M_ARENA_MAX, 2);
     krc_error_clear(&e);
 
     /* Signals are taken by sigwait in this thread only. */
@@ -1068,6 +1071,9 @@ int krc_daemon_run(const struct krc_config *cfg)
         if (pthread_create(&d.pruner, NULL, pruner_main, &d) == 0) {
             d.pruner_started = 1;
         }
+        /* The main thread needs the database only at start-up. */
+        krc_store_close(d.store);
+        d.store = NULL;
     }
     if (pthread_create(&d.sender, NULL, sender_main, d.notifier) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");

@@ -563,7 +563,11 @@ static int set_pragmas(struct krc_store *s, struct krc_error *err)
     char sql[160];
     int rc;
 
-    snprintf(sql, sizeof(sql), "PRAGMA busy_timeout = %d; PRAGMA foreign_keys = ON;",
+    /* A small page cache per connection (the default is 2 MB each, and the
+     * daemon holds one connection per thread): the working set is a few
+     * index pages and the rows being written. */
+    snprintf(sql, sizeof(sql),
+             "PRAGMA busy_timeout = %d; PRAGMA foreign_keys = ON; PRAGMA cache_size = -256;",
              KRC_STORE_BUSY_MS);
     if ((rc = exec_sql(s, sql, "configuring the connection", err)) < 0) {
         return rc;
