@@ -520,10 +520,13 @@ static void *worker_main(void *arg)
         if (rc == 0) {
             process_restart(w, item);
             krc_restart_free(item);
-            /* After a burst, hand the freed memory back to the system. */
+            /* After a burst, hand the freed memory back to the system (glibc's
+             * allocator only: under AddressSanitizer it is not the allocator). */
+#ifndef __SANITIZE_ADDRESS__
             if (krc_queue_length(&w->d->queue) == 0) {
                 malloc_trim(0);
             }
+#endif
         }
     }
     return NULL;
@@ -948,7 +951,9 @@ int krc_daemon_run(const struct krc_config *cfg)
     d.cfg = cfg;
     /* Few threads and little churn: two malloc arenas are plenty, and each
      * further arena would keep its own free memory resident. */
+#ifndef __SANITIZE_ADDRESS__
     mallopt(M_ARENA_MAX, 2);
+#endif
     krc_error_clear(&e);
 
     /* Signals are taken by sigwait in this thread only. */
