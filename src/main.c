@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "krc/config.h"
+#include "krc/config_cmd.h"
 #include "krc/daemon.h"
 #include "krc/error.h"
 #include "krc/explain.h"
@@ -30,6 +31,8 @@ static void usage(FILE *out)
             "              [--limit N] [--format table|json]\n"
             "  krc history show ID [--db FILE] [--format text|json]\n"
             "      The recorded restarts (default database: $KRC_DB, else the default path).\n"
+            "  krc config check FILE | print [--config FILE] | keys\n"
+            "      Validate a configuration file; show the effective configuration.\n"
             "  krc version\n"
             "  krc help\n"
             "\n"
@@ -190,6 +193,9 @@ int main(int argc, char **argv)
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "config") == 0) {
+        return krc_config_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "history") == 0) {
         return krc_history_main(argc - 1, argv + 1);
