@@ -60,6 +60,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import podgen  # noqa: E402  (bench/podgen.py: realistic ~10 KB pods)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests/lib'))
+from testtls import make_certs, run_openssl  # noqa: E402
 
 LOG = logging.getLogger("latency_server")
 
@@ -807,35 +809,6 @@ def write_file(path, data: bytes, mode=0o600):
     os.replace(tmp, path)
 
 
-def run_openssl(args, cwd):
-    r = subprocess.run(["openssl"] + args, cwd=cwd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("openssl %s failed (%d): %s" % (args[0], r.returncode,
-                                                          r.stderr.strip()))
-
-
-def make_certs(state_dir):
-    """Test CA + server certificate for 127.0.0.1/localhost (EC P-256)."""
-    ext = os.path.join(state_dir, "server.ext")
-    with open(ext, "w") as f:
-        f.write("basicConstraints=critical,CA:FALSE\n"
-                "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                "extendedKeyUsage=serverAuth\n"
-                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    run_openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                 "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
-                 "-subj", "/CN=latency-bench-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"], state_dir)
-    run_openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                 "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
-                state_dir)
-    run_openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                 "-set_serial", "0x" + secrets.token_hex(16), "-out", "server.crt",
-                 "-days", "825", "-extfile", "server.ext"], state_dir)
-    for f in ("server.csr", "server.ext"):
-        os.unlink(os.path.join(state_dir, f))
-
-
 def kubeconfig_text(server_url, ca_path, token_path):
     q = json.dumps
     return "\n".join([
@@ -903,7 +876,7 @@ def main(argv=None):
         LOG.info("slack sink on 127.0.0.1:%d", srv.server_address[1])
         serve_forever([srv], ready_path, {"port": srv.server_address[1], "pid": os.getpid()})
         return 0
-    make_certs(a.state_dir)
+    make_certs(a.state_dir, 'latency-bench-ca')
     st = State(a)
     token_path = os.path.join(a.state_dir, "token")
     write_file(token_path, st.token.encode())

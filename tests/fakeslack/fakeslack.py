@@ -34,6 +34,8 @@ import sys
 import threading
 import time
 import urllib.parse
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from testtls import make_certs, run_openssl, write_atomic  # noqa: E402
 
 LOG = logging.getLogger("fakeslack")
 
@@ -1523,47 +1525,6 @@ class Server(http.server.ThreadingHTTPServer):
         LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
 
 
-def write_atomic(path, data: bytes, mode=0o600):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def run_openssl(args, cwd):
-    r = subprocess.run(["openssl"] + args, cwd=cwd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("openssl %s failed (%d): %s" % (args[0], r.returncode,
-                                                          r.stderr.strip()))
-
-
-def make_certs(state_dir):
-    """Self-signed test CA + server certificate for 127.0.0.1/localhost (EC P-256)."""
-    ext = os.path.join(state_dir, "server.ext")
-    with open(ext, "w") as f:
-        f.write("basicConstraints=critical,CA:FALSE\n"
-                "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                "extendedKeyUsage=serverAuth\n"
-                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    run_openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                 "-nodes", "-keyout", "ca.key", "-out", "ca.crt.tmp", "-days", "3650",
-                 "-subj", "/CN=fakeslack-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"], state_dir)
-    run_openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                 "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
-                state_dir)
-    run_openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt.tmp", "-CAkey", "ca.key",
-                 "-set_serial", "0x" + secrets.token_hex(16), "-out", "server.crt",
-                 "-days", "825", "-extfile", "server.ext"], state_dir)
-    os.replace(os.path.join(state_dir, "ca.crt.tmp"), os.path.join(state_dir, "ca.crt"))
-    for f in ("server.csr", "server.ext"):
-        os.unlink(os.path.join(state_dir, f))
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description="strict fake Slack (webhooks + Web API) for tests")
     ap.add_argument("--state-dir", required=True)
@@ -1586,7 +1547,7 @@ def main(argv=None):
     state = State(token)
     ssl_ctx = None
     if args.tls:
-        make_certs(state_dir)
+        make_certs(state_dir, 'fakeslack-ca')
         ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
