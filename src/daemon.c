@@ -90,8 +90,6 @@ struct daemon {
     long long seen_notify[7];
     long long seen_store_errors;
     pthread_mutex_t metrics_lock;
-    atomic_llong restarts_detected;
-    atomic_llong restarts_ignored;
 };
 
 /* --- detection (watch threads) ------------------------------------------ */
@@ -116,19 +114,16 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
     int total;
 
     if (d->pod->ignore) {
-        atomic_fetch_add(&s->d->restarts_ignored, 1);
         log_ignored(d, "restart ignored: pod has annotation krc.io/ignore=true");
         return;
     }
     total = krc_restart_pod_total(d->pod);
     if (total > cfg->ignore_restart_count) {
-        atomic_fetch_add(&s->d->restarts_ignored, 1);
         log_ignored(d, "restart ignored: pod restart count exceeds IGNORE_RESTART_COUNT");
         return;
     }
     if (cfg->ignore_restarts_with_exit_code_zero && d->container->has_last_terminated &&
         d->container->last_exit_code == 0) {
-        atomic_fetch_add(&s->d->restarts_ignored, 1);
         log_ignored(d, "restart ignored: exit code 0 (IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO)");
         return;
     }
@@ -138,7 +133,6 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
                 d->pod->namespace, d->pod->name, d->container->name);
         return;
     }
-    atomic_fetch_add(&s->d->restarts_detected, 1);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);

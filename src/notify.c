@@ -75,7 +75,6 @@ struct dest {
     size_t n_arrivals;
     size_t arrivals_head;
     int storm;
-    int64_t storm_started_ms;
     int64_t next_summary_ms;
     int64_t last_arrival_ms;
     long grouped_total;        /* in the current summary */
@@ -513,7 +512,6 @@ static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms
         return;
     }
     d->storm = 1;
-    d->storm_started_ms = now_ms;
     d->alerted_before_storm = 0;
     for (size_t i = 0; i < d->n_sent; i++) {
         if (now_ms - d->sent_ms[i] <= window_ms) {
