@@ -102,6 +102,27 @@ static const struct krc_config_option options[] = {
      "500", 1, 100000, NULL, "Page size (limit) of pod LIST requests"},
     {"streamingList", "KRC_STREAMING_LIST", "streaming-list", KRC_CONFIG_BOOL, OFF(streaming_list),
      "true", 0, 0, NULL, "Try a streaming list (sendInitialEvents) before paginated LIST"},
+    {"leaderElect", "KRC_LEADER_ELECT", "leader-elect", KRC_CONFIG_BOOL, OFF(leader_elect), "false",
+     0, 0, NULL,
+     "Elect a leader among replicas with a coordination.k8s.io/v1 Lease; only the leader "
+     "watches and alerts"},
+    {"leaseNamespace", "KRC_LEASE_NAMESPACE", "lease-namespace", KRC_CONFIG_STRING,
+     OFF(lease_namespace), "", 0, 0, NULL,
+     "Namespace of the Lease (default: the pod's namespace, from POD_NAMESPACE or the service "
+     "account)"},
+    {"leaseName", "KRC_LEASE_NAME", "lease-name", KRC_CONFIG_STRING, OFF(lease_name), "krc", 0, 0,
+     NULL, "Name of the Lease"},
+    {"leaseDuration", "KRC_LEASE_DURATION", "lease-duration", KRC_CONFIG_DURATION,
+     OFF(lease_duration_s), "15s", 2, 3600, NULL,
+     "A standby takes over when the leader has not renewed the Lease for this long"},
+    {"leaseRenewDeadline", "KRC_LEASE_RENEW_DEADLINE", "lease-renew-deadline", KRC_CONFIG_DURATION,
+     OFF(lease_renew_deadline_s), "10s", 1, 3600, NULL,
+     "The leader gives up (and exits) when it could not renew for this long; less than "
+     "leaseDuration"},
+    {"leaseRetryPeriod", "KRC_LEASE_RETRY_PERIOD", "lease-retry-period", KRC_CONFIG_DURATION,
+     OFF(lease_retry_period_s), "2s", 1, 600, NULL,
+     "Interval of Lease renewals and of a standby's acquisition attempts; less than "
+     "leaseRenewDeadline"},
     {"logLevel", "KRC_LOG_LEVEL", "log-level", KRC_CONFIG_STRING, OFF(log_level), "info", 0, 0,
      "debug|info|warn|error", "Log level"},
     {"logFormat", "KRC_LOG_FORMAT", "log-format", KRC_CONFIG_STRING, OFF(log_format), "text", 0, 0,
@@ -790,4 +811,154 @@ out:
     }
     krc_buf_cleanup(&fe.text);
     return fe.count > 0 ? fe.first : 0;
+}
+
+/* --- krc run arguments ----------------------------------------------------- */
+
+struct flag_value {
+    const char *name; /* the option table's static flag name */
+    const char *value;
+};
+
+static int is_bool_word(const char *v)
+{
+    int b;
+    return v != NULL && *v != '\0' && parse_bool(v, &b) == 0;
+}
+
+/* Cross-field rules that a single option's range cannot express. */
+int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
+{
+    if (cfg->leader_elect) {
+        if (cfg->lease_renew_deadline_s >= cfg->lease_duration_s) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "leaseRenewDeadline (%lds) must be less than leaseDuration "
+                                 "(%lds)",
+                                 cfg->lease_renew_deadline_s, cfg->lease_duration_s);
+        }
+        if (cfg->lease_retry_period_s >= cfg->lease_renew_deadline_s) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "leaseRetryPeriod (%lds) must be less than leaseRenewDeadline "
+                                 "(%lds)",
+                                 cfg->lease_retry_period_s, cfg->lease_renew_deadline_s);
+        }
+        if (cfg->lease_name == NULL || cfg->lease_name[0] == '\0') {
+            return krc_error_set(err, KRC_EINVAL, "leaseName must not be empty");
+        }
+    }
+    return 0;
+}
+
+int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **ret_errors,
+                         struct krc_error *err)
+{
+    struct flag_value *flags = krc_calloc((size_t)argc + 1, sizeof(*flags));
+    struct krc_buf msg;
+    size_t n_flags = 0;
+    const char *config_file = NULL;
+    int rc = 0;
+
+    *ret_errors = NULL;
+    krc_buf_init(&msg, 1 << 20);
+    if (flags == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    cfg->run_argc = argc;
+    cfg->run_argv = argv;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const struct krc_config_option *o;
+        const char *value = NULL;
+        char name[128];
+        const char *eq;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            krc_free(flags);
+            krc_buf_cleanup(&msg);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            krc_buf_printf(&msg, "krc run: unexpected argument \"%s\" (see krc help)\n", a);
+            rc = KRC_EINVAL;
+            goto out;
+        }
+        eq = strchr(a + 2, '=');
+        if (eq != NULL) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - a - 2), a + 2);
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a + 2);
+        }
+        o = krc_config_find_flag(name);
+        if (strcmp(name, "kubeconfig") != 0 && strcmp(name, "context") != 0 &&
+            strcmp(name, "config") != 0 && o == NULL) {
+            krc_buf_printf(&msg, "krc run: unknown option --%s (see krc help)\n", name);
+            rc = KRC_EINVAL;
+            goto out;
+        }
+        if (value == NULL && o != NULL && o->type == KRC_CONFIG_BOOL) {
+            /* a switch: "--leader-elect", or "--leader-elect false" */
+            value = (i + 1 < argc && is_bool_word(argv[i + 1])) ? argv[++i] : "true";
+        }
+        if (value == NULL) {
+            if (i + 1 >= argc) {
+                krc_buf_printf(&msg, "krc run: option --%s needs a value\n", name);
+                rc = KRC_EINVAL;
+                goto out;
+            }
+            value = argv[++i];
+        }
+        if (strcmp(name, "kubeconfig") == 0) {
+            krc_free(cfg->kubeconfig);
+            cfg->kubeconfig = krc_strdup(value);
+        } else if (strcmp(name, "context") == 0) {
+            krc_free(cfg->context);
+            cfg->context = krc_strdup(value);
+        } else if (strcmp(name, "config") == 0) {
+            config_file = value;
+        } else {
+            flags[n_flags].name = o->flag;
+            flags[n_flags].value = value;
+            n_flags++;
+        }
+    }
+    if (config_file != NULL) {
+        char *errors = NULL;
+        krc_free(cfg->config_file);
+        cfg->config_file = krc_strdup(config_file);
+        rc = krc_config_load_file(cfg, config_file, &errors, err);
+        if (rc < 0) {
+            krc_buf_printf(&msg, "krc run: invalid configuration:\n%s", errors ? errors : err->msg);
+            krc_free(errors);
+            goto out;
+        }
+    }
+    if ((rc = krc_config_load_env(cfg, err)) < 0) {
+        krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        goto out;
+    }
+    for (size_t i = 0; i < n_flags; i++) {
+        if ((rc = krc_config_set_flag(cfg, flags[i].name, flags[i].value, err)) < 0) {
+            krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+            goto out;
+        }
+    }
+    if ((rc = krc_config_validate(cfg, err)) < 0) {
+        krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        goto out;
+    }
+out:
+    krc_free(flags);
+    if (rc < 0) {
+        if (msg.len == 0) {
+            krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        }
+        if (err->code == 0) {
+            krc_error_set(err, rc, "invalid arguments");
+        }
+        *ret_errors = msg.data; /* handed to the caller */
+        msg.data = NULL;
+    }
+    krc_buf_cleanup(&msg);
+    return rc;
 }

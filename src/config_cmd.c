@@ -202,6 +202,11 @@ static int cmd_check(int argc, char **argv)
     krc_config_init(&cfg);
     krc_error_clear(&e);
     rc = krc_config_load_file(&cfg, argv[1], &errors, &e);
+    if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0) {
+        char where[KRC_ERROR_MSG_MAX];
+        snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
+        krc_error_set(&e, rc, "%s", where);
+    }
     krc_config_cleanup(&cfg);
     if (rc < 0) {
         fputs(errors != NULL ? errors : e.msg, stderr);

@@ -5,6 +5,8 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "krc/metrics.h"
 #include "krc/kube_auth.h"
 #include "krc/kube_client.h"
+#include "krc/leader.h"
 #include "krc/log.h"
 #include "krc/mem.h"
 #include "krc/pod_state.h"
@@ -55,8 +58,19 @@ struct worker {
     int started;
 };
 
+/* What SIGHUP replaced: kept until exit, since threads and the notifier's
+ * destinations may still point into them (a few KB per reload). */
+struct retired {
+    struct krc_config *cfg;
+    struct krc_filter *filter;
+    struct retired *next;
+};
+
 struct daemon {
-    const struct krc_config *cfg;
+    const struct krc_config *cfg;             /* as started: the settings a reload cannot change */
+    _Atomic(const struct krc_config *) live;  /* reloadable settings (SIGHUP) */
+    _Atomic(struct krc_filter *) live_filter; /* reloadable filters */
+    struct retired *retired;
     volatile int cancel;
     struct krc_kube_auth_config auth;
     struct krc_token_source *tokens;
@@ -90,7 +104,18 @@ struct daemon {
     long long seen_notify[7];
     long long seen_store_errors;
     pthread_mutex_t metrics_lock;
+    struct krc_leader *leader; /* NULL unless leaderElect */
+    pthread_t leader_thread;
+    int leader_started;
+    int watching; /* watch threads started */
+    struct krc_metric *m_reloads;
+    struct krc_metric *m_leader; /* NULL unless leaderElect */
 };
+
+static const struct krc_config *live_cfg(struct daemon *d)
+{
+    return atomic_load(&d->live);
+}
 
 /* --- detection (watch threads) ------------------------------------------ */
 
@@ -109,7 +134,7 @@ static void log_ignored(const struct krc_restart_delta *d, const char *why)
 static void on_restart(const struct krc_restart_delta *d, void *userdata)
 {
     struct scope *s = userdata;
-    const struct krc_config *cfg = s->d->cfg;
+    const struct krc_config *cfg = live_cfg(s->d);
     struct krc_restart *r;
     int total;
 
@@ -163,8 +188,13 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
         atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
     }
-    if (!krc_filter_pod_allowed(s->d->filter, pod->namespace, pod->name)) {
-        return; /* not tracked at all: costs no memory */
+    if (!krc_filter_pod_allowed(atomic_load(&s->d->live_filter), pod->namespace, pod->name)) {
+        /* not tracked at all: costs no memory (and a pod a reload filtered
+         * out leaves the table) */
+        if (krc_pod_state_forget(s->state, pod->uid)) {
+            atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+        }
+        return;
     }
     if (krc_pod_state_apply(s->state, pod, on_restart, s) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
@@ -410,6 +440,17 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     int rc;
 
     log_detected(r);
+    if (d->leader != NULL &&
+        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count)) {
+        /* re-detected by a new leader: its predecessor handled it */
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s (count %d) already handled by the previous "
+                "leader; not alerted again",
+                r->namespace, r->pod, r->container, r->restart_count);
+        krc_report_free(rep);
+        krc_free(dg);
+        return;
+    }
     if (w->store != NULL) {
         int64_t id = 0;
         int found =
@@ -443,8 +484,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         decision = krc_notifier_decide(d->notifier, r);
     }
     krc_collector_options_defaults(&co);
-    co.tail_lines = (int)d->cfg->log_tail_lines;
-    co.limit_bytes = d->cfg->log_limit_bytes;
+    co.tail_lines = (int)live_cfg(d)->log_tail_lines;
+    co.limit_bytes = live_cfg(d)->log_limit_bytes;
     if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
         decision == KRC_NOTIFY_NO_DESTINATION) {
         rc = krc_collect(w->client, r, &co, rep, &e);
@@ -478,7 +519,11 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
         /* Recorded with its pending notification in one transaction before
          * anything is sent: a crash cannot lose or repeat it. */
-        if (record(w, r, rep, dg, decision, &msg, &outbox_id) == KRC_STORE_EXISTS) {
+        rc = record(w, r, rep, dg, decision, &msg, &outbox_id);
+        if (d->leader != NULL) {
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+        }
+        if (rc == KRC_STORE_EXISTS) {
             krc_notify_message_cleanup(&msg);
             krc_report_free(rep);
             krc_diagnosis_cleanup(dg);
@@ -494,6 +539,9 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     } else {
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
         record(w, r, rep, dg, decision, NULL, NULL);
+        if (d->leader != NULL) {
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+        }
     }
     krc_report_free(rep);
     krc_diagnosis_cleanup(dg);
@@ -826,6 +874,9 @@ static void collect(struct krc_metrics *m, void *userdata)
     add_delta(d->std.store_errors, NULL, atomic_load(&d->store_errors), &d->seen_store_errors);
     pthread_mutex_unlock(&d->metrics_lock);
     krc_metric_set(d->std.pods_tracked, NULL, (double)pods);
+    if (d->leader != NULL && d->m_leader != NULL) {
+        krc_metric_set(d->m_leader, NULL, krc_leader_role(d->leader) == KRC_LEADER_LEADING);
+    }
 }
 
 static void on_delivered(double seconds, void *userdata)
@@ -867,6 +918,19 @@ static int check_ready(void *userdata, char *reason, size_t size)
 {
     struct daemon *d = userdata;
 
+    if (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING) {
+        char holder[256], why[256];
+        krc_leader_holder(d->leader, holder, sizeof(holder));
+        krc_leader_last_error(d->leader, why, sizeof(why));
+        if (why[0] != '\0') {
+            snprintf(reason, size, "standby: lease unavailable: %s", why);
+        } else {
+            snprintf(reason, size, "standby: the lease is held by %s",
+                     holder[0] ? holder : "nobody yet");
+        }
+        krc_metric_set(d->std.ready, NULL, 0);
+        return 0;
+    }
     for (size_t i = 0; i < d->n_scopes; i++) {
         struct krc_watch_stats *st = &d->scopes[i].stats;
         const char *scope = d->scopes[i].namespace ? d->scopes[i].namespace : "all namespaces";
@@ -903,6 +967,24 @@ static int setup_http(struct daemon *d, struct krc_error *err)
         (rc = krc_metrics_add_collector(d->metrics, collect, d, err)) < 0) {
         return rc;
     }
+    {
+        static const char *const results[] = {"success", "failure", NULL};
+        const struct krc_metric_label result = {.name = "result", .values = results};
+        const struct krc_metric_desc reloads = {.type = KRC_METRIC_COUNTER,
+                                                .name = "krc_config_reloads_total",
+                                                .help = "Configuration reloads (SIGHUP) by result.",
+                                                .labels = &result,
+                                                .n_labels = 1};
+        const struct krc_metric_desc leader = {
+            .type = KRC_METRIC_GAUGE,
+            .name = "krc_leader",
+            .help = "1 while this replica holds the leader-election Lease, 0 on a standby."};
+        if ((rc = krc_metrics_add(d->metrics, &reloads, &d->m_reloads, err)) < 0 ||
+            (d->cfg->leader_elect &&
+             (rc = krc_metrics_add(d->metrics, &leader, &d->m_leader, err)) < 0)) {
+            return rc;
+        }
+    }
     if (d->cfg->listen == NULL || d->cfg->listen[0] == '\0' || strcmp(d->cfg->listen, "off") == 0) {
         krc_log(KRC_LOG_INFO, "health and metrics endpoint disabled (listen: off)");
         return 0;
@@ -920,6 +1002,276 @@ static int setup_http(struct daemon *d, struct krc_error *err)
     }
     krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics",
             d->cfg->listen, krc_http_server_port(d->http));
+    return 0;
+}
+
+/* --- SIGHUP: reload ------------------------------------------------------- */
+
+/* Options a reload applies; every other option keeps its running value
+ * until krc is restarted (a warning names each one that changed). */
+static const char *const reloadable[] = {
+    "clusterName",
+    "watchedNamespaces",
+    "ignoredNamespaces",
+    "watchedPodNamePrefixes",
+    "ignoredPodNamePrefixes",
+    "ignoreRestartCount",
+    "ignoreRestartsWithExitCodeZero",
+    "slackChannel",
+    "slackUsername",
+    "slackIcon",
+    "muteSeconds",
+    "stormThreshold",
+    "stormWindow",
+    "stormSummaryDelay",
+    "logTailLines",
+    "logLimitBytes",
+    "routes",
+    "silences",
+    "logLevel",
+    NULL,
+};
+
+static int is_reloadable(const char *key)
+{
+    for (size_t i = 0; reloadable[i] != NULL; i++) {
+        if (strcmp(reloadable[i], key) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int option_changed(const struct krc_config *a, const struct krc_config *b,
+                          const struct krc_config_option *o)
+{
+    const char *pa = (const char *)a + o->offset;
+    const char *pb = (const char *)b + o->offset;
+
+    switch (o->type) {
+    case KRC_CONFIG_STRING:
+    case KRC_CONFIG_SECRET:
+    case KRC_CONFIG_LIST: {
+        const char *x = *(char *const *)(const void *)pa;
+        const char *y = *(char *const *)(const void *)pb;
+        return strcmp(x ? x : "", y ? y : "") != 0;
+    }
+    case KRC_CONFIG_INT:
+    case KRC_CONFIG_DURATION:
+        return *(const long *)(const void *)pa != *(const long *)(const void *)pb;
+    case KRC_CONFIG_BOOL:
+        return *(const int *)(const void *)pa != *(const int *)(const void *)pb;
+    case KRC_CONFIG_ROUTES:
+    case KRC_CONFIG_SILENCES:
+        return 0; /* reloadable anyway */
+    }
+    return 0;
+}
+
+/* The plain namespaces are the watch scopes: changing them needs new watch
+ * loops (and maybe other permissions), which a reload does not start. */
+static int same_scopes(const struct krc_filter *a, const struct krc_filter *b)
+{
+    const char *const *na = NULL, *const *nb = NULL;
+    size_t ca = krc_filter_plain_namespaces(a, &na);
+    size_t cb = krc_filter_plain_namespaces(b, &nb);
+    if (ca != cb) {
+        return 0;
+    }
+    for (size_t i = 0; i < ca; i++) {
+        if (strcmp(na[i], nb[i]) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void reload_rejected(const char *why)
+{
+    krc_log(KRC_LOG_ERROR, "configuration reload rejected; the running configuration is kept: %s",
+            why);
+}
+
+static void reload_failed(struct daemon *d, const char *why)
+{
+    if (why != NULL) {
+        reload_rejected(why);
+    }
+    if (d->m_reloads != NULL) {
+        krc_metric_inc(d->m_reloads, (const char *[]){"failure"});
+    }
+}
+
+static void reload(struct daemon *d)
+{
+    const struct krc_config *old = live_cfg(d);
+    struct krc_config *cfg = krc_calloc(1, sizeof(*cfg));
+    struct krc_filter *filter = NULL;
+    struct retired *ret = krc_calloc(1, sizeof(*ret));
+    struct krc_notify_options no;
+    struct krc_error e;
+    char *errors = NULL;
+    size_t changed = 0;
+    int rc;
+
+    krc_log(KRC_LOG_INFO, "SIGHUP received; reloading the configuration%s%s",
+            d->cfg->config_file ? " from " : "", d->cfg->config_file ? d->cfg->config_file : "");
+    if (cfg == NULL || ret == NULL) {
+        krc_free(cfg);
+        krc_free(ret);
+        reload_failed(d, "out of memory");
+        return;
+    }
+    krc_config_init(cfg);
+    krc_error_clear(&e);
+    rc = krc_config_from_args(cfg, d->cfg->run_argc, d->cfg->run_argv, &errors, &e);
+    if (rc != 0) {
+        /* one line per mistake, as krc config check prints them */
+        char *p = errors;
+        while (p != NULL && *p != '\0') {
+            char *nl = strchr(p, '\n');
+            if (nl != NULL) {
+                *nl = '\0';
+            }
+            if (*p != '\0' && strcmp(p, "krc run: invalid configuration:") != 0) {
+                reload_rejected(strncmp(p, "krc run: ", 9) == 0 ? p + 9 : p);
+            }
+            p = nl ? nl + 1 : NULL;
+        }
+        reload_failed(d, errors == NULL ? e.msg : NULL);
+        krc_free(errors);
+        goto fail;
+    }
+    if (krc_filter_new(cfg->watched_namespaces, cfg->ignored_namespaces,
+                       cfg->watched_pod_name_prefixes, cfg->ignored_pod_name_prefixes, &filter,
+                       &e) < 0) {
+        reload_failed(d, e.msg);
+        goto fail;
+    }
+    if (!same_scopes(filter, atomic_load(&d->live_filter))) {
+        reload_failed(d, "watchedNamespaces changes which namespaces are watched; restart krc "
+                         "to apply it");
+        goto fail;
+    }
+    for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+        if (option_changed(old, cfg, o)) {
+            changed++;
+            if (!is_reloadable(o->key)) {
+                krc_log(KRC_LOG_WARN,
+                        "configuration reload: %s changed; it takes effect when krc is "
+                        "restarted (the running value is kept)",
+                        o->key);
+            }
+        }
+    }
+    /* Apply: the notifier first (under its lock), then the watch side. */
+    if (d->notifier != NULL) {
+        memset(&no, 0, sizeof(no));
+        no.cluster_name = cfg->cluster_name;
+        no.channel = cfg->slack_channel;
+        no.username = cfg->slack_username;
+        no.icon_emoji = cfg->slack_icon;
+        no.mute_seconds = cfg->mute_seconds;
+        no.storm_threshold = (int)cfg->storm_threshold;
+        no.storm_window_s = cfg->storm_window_s;
+        no.storm_delay_s = cfg->storm_summary_delay_s;
+        no.max_log_lines = (int)cfg->log_tail_lines;
+        no.routes = cfg->routes;
+        no.n_routes = cfg->n_routes;
+        no.silences = cfg->silences;
+        no.n_silences = cfg->n_silences;
+        krc_notifier_reconfigure(d->notifier, &no);
+    }
+    {
+        enum krc_log_level level = KRC_LOG_INFO;
+        if (krc_log_parse_level(cfg->log_level, &level) == 0) {
+            krc_log_set_level(level);
+        }
+    }
+    ret->cfg = (struct krc_config *)old;
+    ret->filter = atomic_load(&d->live_filter);
+    atomic_store(&d->live_filter, filter);
+    atomic_store(&d->live, cfg);
+    ret->next = d->retired;
+    d->retired = ret;
+    if (d->m_reloads != NULL) {
+        krc_metric_inc(d->m_reloads, (const char *[]){"success"});
+    }
+    krc_log(KRC_LOG_INFO,
+            "configuration reloaded (%zu option(s) differ from the running ones; %zu route(s), "
+            "%zu silence(s))",
+            changed, cfg->n_routes, cfg->n_silences);
+    return;
+fail:
+    krc_filter_free(filter);
+    krc_config_cleanup(cfg);
+    krc_free(cfg);
+    krc_free(ret);
+}
+
+/* --- leader election ------------------------------------------------------- */
+
+static void *leader_main(void *arg)
+{
+    name_thread("krc-leader");
+    krc_leader_run(arg);
+    return NULL;
+}
+
+static int setup_leader(struct daemon *d, struct krc_error *err)
+{
+    const struct krc_config *cfg = d->cfg;
+    struct krc_leader_options lo;
+    struct krc_kube_client *client;
+    char host[256];
+    const char *ns = cfg->lease_namespace;
+    const char *id = getenv("POD_NAME");
+
+    if (ns == NULL || ns[0] == '\0') {
+        ns = getenv("POD_NAMESPACE");
+    }
+    if (ns == NULL || ns[0] == '\0') {
+        ns = d->auth.namespace; /* in-cluster namespace file, or the context's */
+    }
+    if (ns == NULL || ns[0] == '\0') {
+        ns = "default";
+    }
+    if (id == NULL || id[0] == '\0') {
+        if (gethostname(host, sizeof(host)) != 0) {
+            return krc_error_set(err, KRC_EIO,
+                                 "leader election needs an identity: set POD_NAME (no host name)");
+        }
+        host[sizeof(host) - 1] = '\0';
+        id = host;
+    }
+    client = krc_kube_client_new(&d->auth, d->tokens, err);
+    if (client == NULL) {
+        return err->code ? err->code : KRC_ENOMEM;
+    }
+    krc_kube_client_set_timeout(client, (cfg->lease_renew_deadline_s * 1000) / 2);
+    memset(&lo, 0, sizeof(lo));
+    lo.namespace = ns;
+    lo.name = cfg->lease_name;
+    lo.identity = id;
+    lo.lease_duration_s = cfg->lease_duration_s;
+    lo.renew_deadline_s = cfg->lease_renew_deadline_s;
+    lo.retry_period_s = cfg->lease_retry_period_s;
+    /* a new leader reports the restarts of the last startupWindow: the
+     * hand-over list must cover them */
+    lo.handled_retention_s = cfg->startup_window_s + 300;
+    return krc_leader_new(client, &lo, &d->leader, err);
+}
+
+static int start_watches(struct daemon *d)
+{
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        if (pthread_create(&d->scopes[i].thread, NULL, watch_main, &d->scopes[i]) != 0) {
+            krc_log(KRC_LOG_ERROR, "cannot start a watch thread");
+            return KRC_ENOMEM;
+        }
+        d->scopes[i].started = 1;
+    }
+    d->watching = 1;
     return 0;
 }
 
@@ -943,6 +1295,8 @@ int krc_daemon_run(const struct krc_config *cfg)
 
     memset(&d, 0, sizeof(d));
     d.cfg = cfg;
+    atomic_init(&d.live, cfg);
+    atomic_init(&d.live_filter, NULL);
     /* Few threads and little churn: two malloc arenas are plenty, and each
      * further arena would keep its own free memory resident. */
 #ifndef __SANITIZE_ADDRESS__
@@ -986,6 +1340,7 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "invalid filter: %s", e.msg);
         goto out;
     }
+    atomic_store(&d.live_filter, d.filter);
     if (krc_queue_init(&d.queue, QUEUE_CAPACITY) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory");
         goto out;
@@ -1074,35 +1429,58 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_store_close(d.store);
         d.store = NULL;
     }
+    /* The sender runs on a standby too: what is in this replica's outbox was
+     * decided while it led. */
     if (pthread_create(&d.sender, NULL, sender_main, d.notifier) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
         goto out;
     }
     d.sender_started = 1;
-    for (size_t i = 0; i < d.n_scopes; i++) {
-        if (pthread_create(&d.scopes[i].thread, NULL, watch_main, &d.scopes[i]) != 0) {
-            krc_log(KRC_LOG_ERROR, "cannot start a watch thread");
-            d.cancel = 1;
+    if (cfg->leader_elect) {
+        if (setup_leader(&d, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
             goto out;
         }
-        d.scopes[i].started = 1;
+        if (pthread_create(&d.leader_thread, NULL, leader_main, d.leader) != 0) {
+            krc_log(KRC_LOG_ERROR, "cannot start the leader election thread");
+            goto out;
+        }
+        d.leader_started = 1;
+    } else if (start_watches(&d) < 0) {
+        d.cancel = 1;
+        goto out;
     }
-    krc_log(KRC_LOG_INFO, "krc %s started (start-up window %lds)", KRC_VERSION,
-            cfg->startup_window_s);
+    krc_log(KRC_LOG_INFO, "krc %s started (start-up window %lds)%s", KRC_VERSION,
+            cfg->startup_window_s, cfg->leader_elect ? "; waiting to lead" : "");
 
-    /* Wait for a signal, or for a watch loop to give up (it sets cancel). */
+    /* Wait for a signal, for leadership (then watch), for its loss, or for a
+     * watch loop to give up (it sets cancel). */
     while (!d.cancel) {
-        struct timespec ts = {1, 0};
+        struct timespec ts = {0, 200 * 1000000L};
         siginfo_t si;
         sig = sigtimedwait(&sigs, &si, &ts);
         if (sig == SIGHUP) {
-            krc_log(KRC_LOG_INFO, "SIGHUP received; configuration reload is not implemented yet");
+            reload(&d);
             continue;
         }
         if (sig == SIGTERM || sig == SIGINT) {
             krc_log(KRC_LOG_INFO, "%s received; shutting down",
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
             break;
+        }
+        if (d.leader != NULL) {
+            enum krc_leader_role role = krc_leader_role(d.leader);
+            if (role == KRC_LEADER_LEADING && !d.watching) {
+                krc_log(KRC_LOG_INFO, "leading: watching pods and alerting");
+                if (start_watches(&d) < 0) {
+                    break;
+                }
+            } else if (role == KRC_LEADER_LOST) {
+                /* a fresh process starts as a clean standby */
+                krc_log(KRC_LOG_ERROR, "leadership lost; exiting so that this replica restarts "
+                                       "as a standby");
+                break;
+            }
         }
     }
     exit_code = (sig == SIGTERM || sig == SIGINT) ? 0 : 1;
@@ -1138,6 +1516,16 @@ out:
     if (d.pruner_started) {
         pthread_join(d.pruner, NULL);
     }
+    /* Last: hand over with the complete list of handled restarts. */
+    if (d.leader_started) {
+        krc_leader_stop(d.leader);
+        pthread_join(d.leader_thread, NULL);
+        krc_error_clear(&e);
+        if (krc_leader_release(d.leader, &e) < 0) {
+            krc_log(KRC_LOG_WARN, "leader election: releasing the lease failed: %s", e.msg);
+        }
+    }
+    krc_leader_free(d.leader);
     for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
         krc_kube_client_free(d.workers[i].client);
         krc_store_close(d.workers[i].store);
@@ -1160,6 +1548,26 @@ out:
     krc_free(d.scopes);
     krc_queue_cleanup(&d.queue, free_restart_item);
     krc_filter_free(d.filter);
+    while (d.retired != NULL) {
+        struct retired *r = d.retired;
+        d.retired = r->next;
+        if (r->cfg != cfg) {
+            krc_config_cleanup(r->cfg);
+            krc_free(r->cfg);
+        }
+        if (r->filter != d.filter) {
+            krc_filter_free(r->filter);
+        }
+        krc_free(r);
+    }
+    if (atomic_load(&d.live) != cfg) {
+        struct krc_config *live = (struct krc_config *)atomic_load(&d.live);
+        krc_config_cleanup(live);
+        krc_free(live);
+    }
+    if (atomic_load(&d.live_filter) != d.filter) {
+        krc_filter_free(atomic_load(&d.live_filter));
+    }
     krc_token_source_free(d.tokens);
     krc_kube_auth_config_cleanup(&d.auth);
     if (exit_code == 0) {

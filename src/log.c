@@ -2,6 +2,7 @@
 #include "krc/log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 #define LINE_MAX_BYTES (64 * 1024)
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static enum krc_log_level log_min = KRC_LOG_INFO;
+static atomic_int log_min = KRC_LOG_INFO; /* SIGHUP may change it */
 static enum krc_log_format log_format = KRC_LOG_TEXT;
 static int log_fd = 2;
 static char *secrets[MAX_SECRETS];
@@ -29,10 +30,15 @@ static const char *level_names[] = {"debug", "info", "warn", "error"};
 void krc_log_setup(enum krc_log_level min_level, enum krc_log_format format, int fd)
 {
     pthread_mutex_lock(&log_lock);
-    log_min = min_level;
+    atomic_store(&log_min, (int)min_level);
     log_format = format;
     log_fd = fd;
     pthread_mutex_unlock(&log_lock);
+}
+
+void krc_log_set_level(enum krc_log_level min_level)
+{
+    atomic_store(&log_min, (int)min_level);
 }
 
 int krc_log_parse_level(const char *s, enum krc_log_level *ret_level)
@@ -67,7 +73,7 @@ int krc_log_parse_format(const char *s, enum krc_log_format *ret_format)
 
 int krc_log_enabled(enum krc_log_level level)
 {
-    return level >= log_min;
+    return (int)level >= atomic_load(&log_min);
 }
 
 void krc_log_add_secret(const char *secret)
@@ -277,7 +283,7 @@ void krc_log(enum krc_log_level level, const char *fmt, ...)
     char msg[4096];
     va_list ap;
 
-    if (level < log_min) {
+    if ((int)level < atomic_load(&log_min)) {
         return;
     }
     va_start(ap, fmt);
@@ -289,7 +295,7 @@ void krc_log(enum krc_log_level level, const char *fmt, ...)
 void krc_log_fields(enum krc_log_level level, const char *msg, const struct krc_log_field *fields,
                     size_t n_fields)
 {
-    if (level < log_min) {
+    if ((int)level < atomic_load(&log_min)) {
         return;
     }
     emit(level, msg, fields, n_fields);

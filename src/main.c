@@ -53,120 +53,27 @@ static void usage(FILE *out)
     }
 }
 
-struct flag_value {
-    const char *name;
-    const char *value;
-};
-
-/* Parse `krc run` arguments into cfg with the precedence default < file <
- * environment < flags. Returns 0, or an exit code. */
-static int parse_run_args(int argc, char **argv, struct krc_config *cfg)
-{
-    struct flag_value *flags = krc_calloc((size_t)argc + 1, sizeof(*flags));
-    size_t n_flags = 0;
-    const char *config_file = NULL;
-    struct krc_error e;
-    int rc = 0;
-
-    if (flags == NULL) {
-        fprintf(stderr, "krc: out of memory\n");
-        return 1;
-    }
-    krc_error_clear(&e);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *name;
-        const char *value = NULL;
-        char namebuf[128];
-        const char *eq;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            krc_free(flags);
-            return -1;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "krc run: unexpected argument \"%s\" (see krc help)\n", a);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        eq = strchr(a + 2, '=');
-        if (eq != NULL) {
-            snprintf(namebuf, sizeof(namebuf), "%.*s", (int)(eq - a - 2), a + 2);
-            value = eq + 1;
-        } else {
-            snprintf(namebuf, sizeof(namebuf), "%s", a + 2);
-        }
-        name = namebuf;
-        if (strcmp(name, "kubeconfig") != 0 && strcmp(name, "context") != 0 &&
-            strcmp(name, "config") != 0 && krc_config_find_flag(name) == NULL) {
-            fprintf(stderr, "krc run: unknown option --%s (see krc help)\n", name);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        if (value == NULL) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "krc run: option --%s needs a value\n", name);
-                rc = EXIT_USAGE;
-                goto out;
-            }
-            value = argv[++i];
-        }
-        if (strcmp(name, "kubeconfig") == 0) {
-            krc_free(cfg->kubeconfig);
-            cfg->kubeconfig = krc_strdup(value);
-        } else if (strcmp(name, "context") == 0) {
-            krc_free(cfg->context);
-            cfg->context = krc_strdup(value);
-        } else if (strcmp(name, "config") == 0) {
-            config_file = value;
-        } else {
-            /* the option table's flag names are static strings */
-            flags[n_flags].name = krc_config_find_flag(name)->flag;
-            flags[n_flags].value = value;
-            n_flags++;
-        }
-    }
-    if (config_file != NULL) {
-        char *errors = NULL;
-        cfg->config_file = krc_strdup(config_file);
-        if (krc_config_load_file(cfg, config_file, &errors, &e) < 0) {
-            fprintf(stderr, "krc run: invalid configuration:\n%s", errors ? errors : e.msg);
-            krc_free(errors);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-    if (krc_config_load_env(cfg, &e) < 0) {
-        fprintf(stderr, "krc run: %s\n", e.msg);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    for (size_t i = 0; i < n_flags; i++) {
-        if (krc_config_set_flag(cfg, flags[i].name, flags[i].value, &e) < 0) {
-            fprintf(stderr, "krc run: %s\n", e.msg);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-out:
-    krc_free(flags);
-    return rc;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     struct krc_config cfg;
     struct krc_error e;
+    char *errors = NULL;
     enum krc_log_level level = KRC_LOG_INFO;
     enum krc_log_format format = KRC_LOG_TEXT;
     int rc;
 
     krc_config_init(&cfg);
-    rc = parse_run_args(argc, argv, &cfg);
+    krc_error_clear(&e);
+    rc = krc_config_from_args(&cfg, argc, argv, &errors, &e);
     if (rc != 0) {
+        if (rc == 1) {
+            usage(stdout);
+        } else {
+            fputs(errors != NULL ? errors : e.msg, stderr);
+        }
+        krc_free(errors);
         krc_config_cleanup(&cfg);
-        return rc < 0 ? 0 : rc;
+        return rc == 1 ? 0 : EXIT_USAGE;
     }
     krc_log_parse_level(cfg.log_level, &level);
     krc_log_parse_format(cfg.log_format, &format);

@@ -297,6 +297,30 @@ int krc_notifier_has_destination(const struct krc_notifier *n)
     return 0;
 }
 
+void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_options *o)
+{
+    for (size_t i = 0; i < o->n_routes; i++) {
+        if (o->routes[i].webhook_url != NULL) {
+            krc_log_add_secret(o->routes[i].webhook_url);
+        }
+    }
+    pthread_mutex_lock(&n->lock);
+    n->o.cluster_name = o->cluster_name;
+    n->o.channel = o->channel;
+    n->o.username = o->username;
+    n->o.icon_emoji = o->icon_emoji;
+    n->o.mute_seconds = o->mute_seconds;
+    n->o.storm_threshold = o->storm_threshold;
+    n->o.storm_window_s = o->storm_window_s;
+    n->o.storm_delay_s = o->storm_delay_s;
+    n->o.max_log_lines = o->max_log_lines;
+    n->o.routes = o->routes;
+    n->o.n_routes = o->n_routes;
+    n->o.silences = o->silences;
+    n->o.n_silences = o->n_silences;
+    pthread_mutex_unlock(&n->lock);
+}
+
 int krc_notifier_wants_full_log(const struct krc_notifier *n)
 {
     return n->web_api;

@@ -56,6 +56,17 @@ struct krc_config {
     long watch_idle_timeout_s;
     long list_page_size;
     int streaming_list;
+    /* high availability */
+    int leader_elect;
+    char *lease_namespace; /* "" = the pod's namespace */
+    char *lease_name;
+    long lease_duration_s;
+    long lease_renew_deadline_s;
+    long lease_retry_period_s;
+    /* the `krc run` arguments the configuration was built from (borrowed from
+     * main's argv; SIGHUP rebuilds the configuration from them) */
+    int run_argc;
+    char **run_argv;
     /* logging */
     char *log_level;
     char *log_format;
@@ -104,6 +115,18 @@ int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *va
                         struct krc_error *err);
 /* Find the option a flag names; NULL if none. */
 const struct krc_config_option *krc_config_find_flag(const char *flag);
+
+/* Build the configuration of `krc run` from its arguments (argv[0] is "run";
+ * argv is borrowed for cfg's lifetime: SIGHUP rebuilds from it) with the
+ * precedence default < file (--config) < environment < flags; "--flag" alone
+ * sets a boolean option. Returns 0; 1 when --help was asked; or a negative
+ * code with every message ("krc run: ..." lines) in *ret_errors (caller
+ * frees). cfg must come from krc_config_init. */
+int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **ret_errors,
+                         struct krc_error *err);
+
+/* Rules between options (lease timings). Error names the keys. */
+int krc_config_validate(const struct krc_config *cfg, struct krc_error *err);
 
 /* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds. */
 int krc_config_parse_duration(const char *s, long *ret_seconds);

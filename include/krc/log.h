@@ -27,6 +27,8 @@ struct krc_log_field {
 };
 
 void krc_log_setup(enum krc_log_level min_level, enum krc_log_format format, int fd);
+/* Change the minimum level at run time (configuration reload). */
+void krc_log_set_level(enum krc_log_level min_level);
 /* Parse "debug|info|warn|error" / "text|json"; 0 or KRC_EINVAL. */
 int krc_log_parse_level(const char *s, enum krc_log_level *ret_level);
 int krc_log_parse_format(const char *s, enum krc_log_format *ret_format);

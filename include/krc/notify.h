@@ -116,6 +116,12 @@ struct krc_notifier;
 struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err);
 void krc_notifier_free(struct krc_notifier *n);
 const struct krc_notify_stats *krc_notifier_stats(const struct krc_notifier *n);
+/* SIGHUP: take the reloadable settings of o (cluster name, default channel,
+ * user name, icon, mute, storm guard, log lines, routes, silences); the rest
+ * of o is ignored. The strings and arrays o points to must outlive n (the
+ * daemon keeps every configuration it loaded until it exits), because
+ * destinations already in use keep pointing into them. */
+void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_options *o);
 int krc_notifier_has_destination(const struct krc_notifier *n);
 /* Web API mode wants the full previous log for the thread. */
 int krc_notifier_wants_full_log(const struct krc_notifier *n);

@@ -638,6 +638,79 @@ static void test_secret_stored_not_echoed(void **state)
                         "https://hooks.slack.com/services/T9/B9/FILESECRET");
 }
 
+/* krc run arguments: switches, precedence, --help, and every error as a line. */
+static void test_from_args(void **state)
+{
+    struct krc_config cfg;
+    struct krc_error e;
+    char *errors = NULL;
+    (void)state;
+
+    {
+        char *argv[] = {"run",      "--leader-elect",   "--lease-name",
+                        "krc-prod", "--mute-seconds=5", NULL};
+        krc_config_init(&cfg);
+        krc_error_clear(&e);
+        assert_int_equal(krc_config_from_args(&cfg, 5, argv, &errors, &e), 0);
+        assert_null(errors);
+        assert_int_equal(cfg.leader_elect, 1);
+        assert_string_equal(cfg.lease_name, "krc-prod");
+        assert_int_equal(cfg.mute_seconds, 5);
+        assert_int_equal(cfg.lease_duration_s, 15);
+        assert_int_equal(cfg.run_argc, 5);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        /* a switch takes an explicit boolean word after it, and only that */
+        char *argv[] = {"run", "--leader-elect", "false", "--streaming-list", "--workers", "3",
+                        NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 6, argv, &errors, &e), 0);
+        assert_int_equal(cfg.leader_elect, 0);
+        assert_int_equal(cfg.streaming_list, 1);
+        assert_int_equal(cfg.workers, 3);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--help", NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 2, argv, &errors, &e), 1);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--no-such-option", "x", NULL};
+        krc_config_init(&cfg);
+        assert_true(krc_config_from_args(&cfg, 3, argv, &errors, &e) < 0);
+        assert_non_null(errors);
+        assert_non_null(strstr(errors, "unknown option --no-such-option"));
+        krc_free(errors);
+        errors = NULL;
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--leader-elect",         "--lease-duration",
+                        "10s", "--lease-renew-deadline", "10s",
+                        NULL};
+        krc_config_init(&cfg);
+        krc_error_clear(&e);
+        assert_true(krc_config_from_args(&cfg, 6, argv, &errors, &e) < 0);
+        assert_non_null(strstr(errors, "leaseRenewDeadline (10s) must be less than leaseDuration"));
+        krc_free(errors);
+        errors = NULL;
+        krc_config_cleanup(&cfg);
+    }
+    {
+        /* without leader election the lease timings are not checked */
+        char *argv[] = {"run", "--lease-duration", "30s", "--lease-retry-period", "20s", NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 5, argv, &errors, &e), 0);
+        cfg.leader_elect = 1;
+        assert_int_equal(krc_config_validate(&cfg, &e), KRC_EINVAL);
+        assert_non_null(strstr(e.msg, "leaseRetryPeriod (20s) must be less than"));
+        krc_config_cleanup(&cfg);
+    }
+}
+
 static void test_init_cleanup_reuse(void **state)
 {
     struct krc_config cfg;
@@ -721,6 +794,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_errors_name_variable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_secret_stored_not_echoed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_args, setup, teardown),
         cmocka_unit_test(test_init_cleanup_reuse),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */

@@ -1,0 +1,84 @@
+/* Leader election on a coordination.k8s.io/v1 Lease, with client-go's
+ * semantics: a replica takes the Lease when it is free or when its holder has
+ * not renewed it for leaseDuration (measured on this replica's own clock from
+ * the moment it last saw the record change, so clock skew between nodes does
+ * not matter); the leader renews every retryPeriod with an optimistic update
+ * (metadata.resourceVersion; 409 Conflict = somebody else wrote first); a
+ * leader that cannot renew for renewDeadline, or finds another holder, has
+ * lost. On shutdown the leader releases the Lease so a standby takes over at
+ * once.
+ *
+ * Hand-over: the leader also publishes in the Lease (annotation
+ * krc.io/handled-restarts) the restarts it has handled recently, so that a
+ * new leader, which reports the restarts of the last startupWindow when it
+ * starts, does not alert again what its predecessor already handled. */
+#ifndef KRC_LEADER_H
+#define KRC_LEADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/error.h"
+#include "krc/kube_client.h"
+
+#define KRC_LEADER_ANNOTATION "krc.io/handled-restarts"
+
+struct krc_leader_options {
+    const char *namespace; /* of the Lease */
+    const char *name;      /* of the Lease */
+    const char *identity;  /* this replica: POD_NAME or the host name */
+    long lease_duration_s;
+    long renew_deadline_s;
+    long retry_period_s;
+    long handled_retention_s; /* publish handled restarts this long (>= startupWindow) */
+    size_t handled_max;       /* and at most this many (0: 1000) */
+};
+
+enum krc_leader_role {
+    KRC_LEADER_STANDBY = 0,
+    KRC_LEADER_LEADING = 1,
+    KRC_LEADER_LOST = 2, /* was leading and lost the Lease: the process should stop */
+};
+
+struct krc_leader;
+
+/* The client is owned by the leader from here on (also on failure); strings
+ * of o are copied. */
+int krc_leader_new(struct krc_kube_client *client, const struct krc_leader_options *o,
+                   struct krc_leader **ret, struct krc_error *err);
+void krc_leader_free(struct krc_leader *l);
+
+/* The election loop, for a thread of its own: acquires, then renews, until
+ * krc_leader_stop or until leadership is lost. */
+void krc_leader_run(struct krc_leader *l);
+void krc_leader_stop(struct krc_leader *l);
+
+/* After krc_leader_run returned: if still leading, publish the handled
+ * restarts one last time and release the Lease (holder cleared). */
+int krc_leader_release(struct krc_leader *l, struct krc_error *err);
+
+enum krc_leader_role krc_leader_role(struct krc_leader *l);
+/* The current holder as last seen ("" if none), for messages. */
+void krc_leader_holder(struct krc_leader *l, char *out, size_t outsz);
+/* Why the last attempt failed ("" if it did not), for messages. */
+void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
+
+/* A restart (pod uid, container, restartCount) was handled by this replica. */
+void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
+                             int restart_count);
+/* 1 if this replica or a previous leader already handled it. */
+int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *container,
+                           int restart_count);
+
+/* The annotation's format, exposed for tests: one "UNIXTIME UID CONTAINER
+ * COUNT" line per restart. Parsing skips malformed lines. */
+struct krc_leader_handled {
+    int64_t at;
+    char key[320]; /* "uid/container/count" */
+};
+size_t krc_leader_parse_handled(const char *text, struct krc_leader_handled *out, size_t max);
+
+/* MicroTime as the API writes it: 2026-12-02T19:36:00.123456Z. */
+void krc_leader_format_microtime(int64_t unix_us, char *out, size_t outsz);
+
+#endif
