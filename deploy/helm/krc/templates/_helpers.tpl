@@ -1,0 +1,239 @@
+{{/* Chart name, at most 63 characters. */}}
+{{- define "krc.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name of the release's objects: RELEASE-krc, or RELEASE when it already contains krc. */}}
+{{- define "krc.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "krc.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "krc.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "krc.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "krc.labels" -}}
+helm.sh/chart: {{ include "krc.chart" . }}
+{{ include "krc.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "krc.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "krc.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when leader election is on: leaderElection.enabled, or more than one replica. */}}
+{{- define "krc.leaderElection" -}}
+{{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "krc.leaseName" -}}
+{{- default (include "krc.fullname" .) .Values.leaderElection.leaseName -}}
+{{- end -}}
+
+{{/* "true" when the value is set: not null and not the empty string (0 and false are set). */}}
+{{- define "krc.isSet" -}}
+{{- if and (not (kindIs "invalid" .)) (ne (toString .) "") -}}true{{- end -}}
+{{- end -}}
+
+{{/* A string or a list as the comma-separated string the Go tool's variables take. */}}
+{{- define "krc.csv" -}}
+{{- if kindIs "slice" . -}}
+{{- join "," . -}}
+{{- else if not (kindIs "invalid" .) -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A whole number as decimal digits. Helm reads values files into float64, and a float64 prints
+as 1e+06 from one million on; krc wants digits. A fraction is an error; a string is passed on
+for krc to validate (krc refuses a bad value at start-up, naming the variable).
+Argument: (list "muteSeconds" VALUE).
+*/}}
+{{- define "krc.integer" -}}
+{{- $name := index . 0 -}}
+{{- $v := index . 1 -}}
+{{- if or (kindIs "float64" $v) (kindIs "float32" $v) -}}
+{{- if ne (float64 (int64 $v)) (float64 $v) -}}
+{{- fail (printf "%s must be a whole number, not %v" $name $v) -}}
+{{- end -}}
+{{- int64 $v -}}
+{{- else -}}
+{{- toString $v -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The watched namespaces as a JSON list when every entry is a plain namespace name (krc then
+watches each with namespaced requests, so namespaced Roles suffice); empty otherwise (nothing
+watched = all namespaces, or a regular expression among them: a ClusterRole is needed).
+"Plain" is krc's own rule (src/filter.c): only a-z, 0-9 and "-". The top-level value wins over
+config.watchedNamespaces, as the environment variable wins over the file in krc.
+*/}}
+{{- define "krc.plainWatchedNamespaces" -}}
+{{- $raw := include "krc.csv" .Values.watchedNamespaces -}}
+{{- if and (eq $raw "") (hasKey .Values.config "watchedNamespaces") -}}
+{{- $raw = include "krc.csv" (get .Values.config "watchedNamespaces") -}}
+{{- end -}}
+{{- $names := list -}}
+{{- $plain := true -}}
+{{- range splitList "," $raw -}}
+{{- $n := trim . -}}
+{{- if $n -}}
+{{- if regexMatch "^[a-z0-9-]+$" $n -}}
+{{- $names = append $names $n -}}
+{{- else -}}
+{{- $plain = false -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and $plain $names -}}
+{{- $names | uniq | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret with the chart-managed Slack credentials. */}}
+{{- define "krc.secretName" -}}
+{{- include "krc.fullname" . -}}
+{{- end -}}
+
+{{/* "true" when the chart creates its Secret (a credential given inline, not by reference). */}}
+{{- define "krc.createSecret" -}}
+{{- if or (and .Values.slackWebhookUrl (not .Values.slackWebhookUrlSecretKeyRef)) (and .Values.slackBotToken (not .Values.slackBotTokenSecretKeyRef)) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The krc configuration file: .Values.config with the chart's db default; refuses what belongs
+elsewhere (listen is fixed by the probes and the Service, secrets do not go in a ConfigMap).
+*/}}
+{{- define "krc.configFile" -}}
+{{- $cfg := deepCopy .Values.config -}}
+{{- if hasKey $cfg "listen" -}}
+{{- fail "config.listen: the chart's probes and Service use 0.0.0.0:8080; do not set listen" -}}
+{{- end -}}
+{{- range $k := list "slackWebhookUrl" "slackBotToken" -}}
+{{- if hasKey $cfg $k -}}
+{{- fail (printf "config.%s: a secret does not belong in a ConfigMap; use the value %s or %sSecretKeyRef" $k $k $k) -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $r := (get $cfg "routes" | default list) -}}
+{{- if and (kindIs "map" $r) (hasKey $r "webhookUrl") -}}
+{{- fail (printf "config.routes[%d].webhookUrl: a secret does not belong in a ConfigMap; use webhookUrlEnv and extraEnv with a secretKeyRef" $i) -}}
+{{- end -}}
+{{- end -}}
+{{- if not (hasKey $cfg "db") -}}
+{{- $_ := set $cfg "db" "/var/lib/krc/krc.db" -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+The container's environment: the Go tool's variables for the values that are set, the Slack
+credentials from a Secret, and the Lease identity with leader election.
+*/}}
+{{- define "krc.env" -}}
+{{- $leader := include "krc.leaderElection" . -}}
+# The history database of the config file (the image sets KRC_DB, which would win over it).
+- name: KRC_DB
+  value: {{ get (include "krc.configFile" . | fromYaml) "db" | quote }}
+{{- if $leader }}
+# Holder identity and namespace of the Lease.
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end }}
+{{- if include "krc.isSet" .Values.clusterName }}
+- name: CLUSTER_NAME
+  value: {{ .Values.clusterName | toString | quote }}
+{{- end }}
+{{- if .Values.slackWebhookUrlSecretKeyRef }}
+- name: SLACK_WEBHOOK_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "slackWebhookUrlSecretKeyRef.name is required" (get .Values.slackWebhookUrlSecretKeyRef "name") | quote }}
+      key: {{ required "slackWebhookUrlSecretKeyRef.key is required" (get .Values.slackWebhookUrlSecretKeyRef "key") | quote }}
+{{- else if .Values.slackWebhookUrl }}
+- name: SLACK_WEBHOOK_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "krc.secretName" . | quote }}
+      key: slackWebhookUrl
+{{- end }}
+{{- if .Values.slackBotTokenSecretKeyRef }}
+- name: SLACK_BOT_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "slackBotTokenSecretKeyRef.name is required" (get .Values.slackBotTokenSecretKeyRef "name") | quote }}
+      key: {{ required "slackBotTokenSecretKeyRef.key is required" (get .Values.slackBotTokenSecretKeyRef "key") | quote }}
+{{- else if .Values.slackBotToken }}
+- name: SLACK_BOT_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "krc.secretName" . | quote }}
+      key: slackBotToken
+{{- end }}
+{{- if include "krc.isSet" .Values.slackChannel }}
+- name: SLACK_CHANNEL
+  value: {{ .Values.slackChannel | toString | quote }}
+{{- end }}
+{{- if include "krc.isSet" .Values.slackUsername }}
+- name: SLACK_USERNAME
+  value: {{ .Values.slackUsername | toString | quote }}
+{{- end }}
+{{- if include "krc.isSet" .Values.muteSeconds }}
+- name: MUTE_SECONDS
+  value: {{ include "krc.integer" (list "muteSeconds" .Values.muteSeconds) | quote }}
+{{- end }}
+{{- if include "krc.isSet" .Values.ignoreRestartCount }}
+- name: IGNORE_RESTART_COUNT
+  value: {{ include "krc.integer" (list "ignoreRestartCount" .Values.ignoreRestartCount) | quote }}
+{{- end }}
+{{- with include "krc.csv" .Values.ignoredNamespaces }}
+- name: IGNORED_NAMESPACES
+  value: {{ . | quote }}
+{{- end }}
+{{- with include "krc.csv" .Values.ignoredPodNamePrefixes }}
+- name: IGNORED_POD_NAME_PREFIXES
+  value: {{ . | quote }}
+{{- end }}
+{{- with include "krc.csv" .Values.watchedNamespaces }}
+- name: WATCHED_NAMESPACES
+  value: {{ . | quote }}
+{{- end }}
+{{- with include "krc.csv" .Values.watchedPodNamePrefixes }}
+- name: WATCHED_POD_NAME_PREFIXES
+  value: {{ . | quote }}
+{{- end }}
+{{- if include "krc.isSet" .Values.ignoreRestartsWithExitCodeZero }}
+- name: IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO
+  value: {{ .Values.ignoreRestartsWithExitCodeZero | toString | quote }}
+{{- end }}
+{{- with .Values.extraEnv }}
+{{- toYaml . | nindent 0 }}
+{{- end }}
+{{- end -}}
