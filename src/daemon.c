@@ -35,6 +35,7 @@
  * ~10 MB; beyond it the watch thread waits (back-pressure), nothing is dropped. */
 #define QUEUE_CAPACITY 1024
 #define DRAIN_MS 10000
+#define SENDER_GRACE_MS 5000
 
 struct daemon;
 
@@ -87,6 +88,7 @@ struct daemon {
     struct krc_kube_client *recovery_client;
     pthread_t sender;
     int sender_started;
+    atomic_int sender_done;
     char db_path[4096];
     struct krc_store *store; /* main thread: resume at start-up, retention */
     pthread_t pruner;
@@ -654,8 +656,10 @@ static void open_history(struct daemon *d)
 
 static void *sender_main(void *arg)
 {
+    struct daemon *d = arg;
     name_thread("krc-sender");
-    krc_notifier_run(arg);
+    krc_notifier_run(d->notifier);
+    atomic_store(&d->sender_done, 1);
     return NULL;
 }
 
@@ -1431,7 +1435,7 @@ int krc_daemon_run(const struct krc_config *cfg)
     }
     /* The sender runs on a standby too: what is in this replica's outbox was
      * decided while it led. */
-    if (pthread_create(&d.sender, NULL, sender_main, d.notifier) != 0) {
+    if (pthread_create(&d.sender, NULL, sender_main, &d) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
         goto out;
     }
@@ -1510,7 +1514,20 @@ out:
         while (krc_notifier_pending(d.notifier) > 0 && krc_clock_mono_ms() < deadline) {
             krc_clock_sleep_ms(50, NULL);
         }
+        /* The message in flight may finish (Slack may be processing it
+         * already); a hung one is cut after SENDER_GRACE_MS. */
         krc_notifier_abort(d.notifier);
+        deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
+        while (!atomic_load(&d.sender_done) && krc_clock_mono_ms() < deadline) {
+            krc_clock_sleep_ms(20, NULL);
+        }
+        if (!atomic_load(&d.sender_done)) {
+            krc_log(KRC_LOG_WARN,
+                    "shutdown: the Slack request in flight did not finish in %ds; "
+                    "aborted (it stays in the outbox)",
+                    SENDER_GRACE_MS / 1000);
+            krc_notifier_abort_transfers(d.notifier);
+        }
         pthread_join(d.sender, NULL);
     }
     if (d.pruner_started) {

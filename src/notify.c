@@ -129,7 +129,8 @@ struct krc_notifier {
     struct recovery *recov;
     size_t n_recov;
     int web_api;
-    volatile int abort;      /* set by krc_notifier_abort: stop sending at once */
+    volatile int abort;      /* set by krc_notifier_abort: no new message, no waiting */
+    volatile int abort_hard; /* krc_notifier_abort_transfers: the one in flight too */
     struct krc_store *store; /* the sender thread's connection, or NULL */
     atomic_llong heartbeat_ms;
 };
@@ -232,6 +233,7 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
     so.bot_token = o->bot_token;
     so.ca_file = o->ca_file;
     so.cancel = &n->abort;
+    so.cancel_transfer = &n->abort_hard;
     n->sender = krc_slack_sender_new(&so, err);
     if (n->sender == NULL) {
         krc_notifier_free(n);
@@ -1292,6 +1294,12 @@ static void check_recoveries(struct krc_notifier *n)
 int64_t krc_notifier_heartbeat(const struct krc_notifier *n)
 {
     return atomic_load(&n->heartbeat_ms);
+}
+
+void krc_notifier_abort_transfers(struct krc_notifier *n)
+{
+    n->abort_hard = 1;
+    krc_notifier_abort(n);
 }
 
 void krc_notifier_abort(struct krc_notifier *n)

@@ -97,6 +97,14 @@ struct krc_slack_sender *krc_slack_sender_new(const struct krc_slack_sender_opti
     return s;
 }
 
+/* A request in flight is aborted only on the hard cancel: at shutdown a
+ * message Slack may already be processing is better finished than sent
+ * again from the outbox at the next start. */
+static const volatile int *transfer_cancel(const struct krc_slack_sender *s)
+{
+    return s->o.cancel_transfer != NULL ? s->o.cancel_transfer : s->o.cancel;
+}
+
 static uint64_t key_of(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -177,7 +185,7 @@ static int post_once(struct krc_slack_sender *s, const struct krc_slack_message 
     req.body_len = strlen(body);
     req.timeout_ms = s->o.timeout_ms;
     req.max_body = RESPONSE_MAX;
-    req.cancel = s->o.cancel;
+    req.cancel = transfer_cancel(s);
     rc = krc_http_do(s->http, &req, resp, err);
     res->http_status = resp->status;
     res->error[0] = '\0';
@@ -349,7 +357,7 @@ static int api_call(struct krc_slack_sender *s, const char *method, const char *
     req.body_len = body_len;
     req.timeout_ms = s->o.timeout_ms;
     req.max_body = RESPONSE_MAX;
-    req.cancel = s->o.cancel;
+    req.cancel = transfer_cancel(s);
     krc_http_response_init(&resp);
     rc = krc_http_do(s->http, &req, &resp, err);
     if (rc < 0) {
@@ -418,7 +426,7 @@ int krc_slack_upload(struct krc_slack_sender *s, const char *channel, const char
         req2.body = data;
         req2.body_len = len;
         req2.timeout_ms = s->o.timeout_ms * 4;
-        req2.cancel = s->o.cancel;
+        req2.cancel = transfer_cancel(s);
         krc_http_response_init(&resp);
         rc = krc_http_do(s->http, &req2, &resp, err);
         if (rc == 0 && resp.status != 200) {

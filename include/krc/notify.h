@@ -181,6 +181,9 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
  * krc_notifier_pending() to reach 0 (bounded), then aborts. */
 void krc_notifier_run(struct krc_notifier *n);
 void krc_notifier_abort(struct krc_notifier *n);
+/* Stop at once: also abort the request in flight (a hung Slack). After
+ * krc_notifier_abort, the loop ends when the message in flight is done. */
+void krc_notifier_abort_transfers(struct krc_notifier *n);
 /* Monotonic ms of the sender loop's last iteration (liveness). */
 int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
 

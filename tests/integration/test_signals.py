@@ -189,6 +189,18 @@ class SigtermUnderLoadTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return json.loads(p.stdout)
 
+    def test_a_hung_slack_request_is_cut_after_the_grace(self):
+        self.kube.create_pod("load", "job-00")
+        k = self.start()
+        self.slack.fault(type="hang", seconds=60, count=-1)
+        self.kube.restart("load", "job-00", "app", exit_code=1, logs="x\n")
+        h.wait_until(lambda: "fault: hanging" in self.slack.log_tail(), 30, what="the hung request")
+        t0 = time.monotonic()
+        self.assertEqual(k.stop(timeout=40), 0)
+        self.assertLess(time.monotonic() - t0, 10 + 5 + 3)
+        self.assertIn("did not finish in 5s; aborted", k.text())
+        self.assertEqual([r.get("delivery") for r in self.history()], ["pending"])
+
     def test_sigterm_under_load_loses_nothing(self):
         n = 30
         for i in range(n):
@@ -203,8 +215,8 @@ class SigtermUnderLoadTest(unittest.TestCase):
         t0 = time.monotonic()
         self.assertEqual(k.stop(timeout=40), 0)
         took = time.monotonic() - t0
-        # bounded drain: 10 s, plus the request in flight when it ended
-        self.assertLess(took, 10 + 15 + 3, "shutdown took %.1fs" % took)
+        # bounded drain: 10 s, plus up to 5 s for the request in flight when it ended
+        self.assertLess(took, 10 + 5 + 3, "shutdown took %.1fs" % took)
         sent_before = len(self.slack.messages())
         self.assertLess(sent_before, n, "the test needs messages left at SIGTERM")
         rows = self.history()
@@ -224,9 +236,9 @@ class SigtermUnderLoadTest(unittest.TestCase):
         for m in self.slack.messages():
             pods.extend(set(re.findall(r"job-\d\d", json.dumps(m.get("body")))))
         self.assertEqual(sorted(set(pods)), ["job-%02d" % i for i in range(n)])
-        # At most the one message in flight when the drain budget ran out is sent twice
-        # (canceled mid-request: Slack may already have it; the outbox cannot know).
-        self.assertLessEqual(len(pods) - n, 1, sorted(pods))
+        # The message in flight when the drain budget ran out was allowed to finish (Slack
+        # answers within 1.5 s here), so nothing is sent twice.
+        self.assertEqual(len(pods), n, sorted(pods))
         self.assertEqual(k2.stop(), 0)
 
 
