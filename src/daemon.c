@@ -917,21 +917,54 @@ static int check_live(void *userdata, char *reason, size_t size)
     return 1;
 }
 
+static int check_ready(void *userdata, char *reason, size_t size);
+
+/* A standby's state for messages; returns 1 when it can reach the Lease. */
+static int standby_state(struct daemon *d, char *reason, size_t size)
+{
+    char holder[256], why[256];
+    krc_leader_holder(d->leader, holder, sizeof(holder));
+    krc_leader_last_error(d->leader, why, sizeof(why));
+    if (why[0] != '\0') {
+        snprintf(reason, size, "standby: lease unavailable: %s", why);
+        return 0;
+    }
+    snprintf(reason, size, "standby: the lease is held by %s", holder[0] ? holder : "nobody yet");
+    return 1;
+}
+
+/* /readyz/replica, the readiness probe of replicas with leader election: a
+ * standby that can reach its Lease is ready to take over, so a rolling
+ * update can proceed (with /readyz, which reflects the role, a new standby
+ * would never become ready and the rollout would wait forever). */
+static int handle_replica_ready(const struct krc_http_server_request *req,
+                                struct krc_http_server_response *resp, void *userdata)
+{
+    struct daemon *d = userdata;
+    char reason[512];
+    int ok;
+    (void)req;
+
+    reason[0] = '\0';
+    if (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING) {
+        ok = standby_state(d, reason, sizeof(reason));
+    } else {
+        ok = check_ready(d, reason, sizeof(reason));
+        if (ok) {
+            snprintf(reason, sizeof(reason), "%s", d->leader != NULL ? "leader" : "ready");
+        }
+    }
+    resp->status = ok ? 200 : 503;
+    return krc_buf_printf(&resp->body, "%s%s\n", ok ? "ok: " : "", reason) < 0 ? KRC_ENOMEM : 0;
+}
+
 /* /readyz: every watch scope synced and the API server answering. */
 static int check_ready(void *userdata, char *reason, size_t size)
 {
     struct daemon *d = userdata;
 
     if (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING) {
-        char holder[256], why[256];
-        krc_leader_holder(d->leader, holder, sizeof(holder));
-        krc_leader_last_error(d->leader, why, sizeof(why));
-        if (why[0] != '\0') {
-            snprintf(reason, size, "standby: lease unavailable: %s", why);
-        } else {
-            snprintf(reason, size, "standby: the lease is held by %s",
-                     holder[0] ? holder : "nobody yet");
-        }
+        standby_state(d, reason, size);
         krc_metric_set(d->std.ready, NULL, 0);
         return 0;
     }
@@ -1001,6 +1034,9 @@ static int setup_http(struct daemon *d, struct krc_error *err)
     hc.readiness = check_ready;
     hc.readiness_userdata = d;
     if ((rc = krc_http_server_new(&hc, &d->http, err)) < 0 ||
+        (rc = krc_http_server_route(d->http, "/readyz/replica",
+                                    KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_HEAD, 0, 4096,
+                                    handle_replica_ready, d, err)) < 0 ||
         (rc = krc_http_server_start(d->http, err)) < 0) {
         return rc;
     }

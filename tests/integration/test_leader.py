@@ -101,6 +101,10 @@ class LeaderTest(unittest.TestCase):
         self.assertIn("standby", body)
         self.assertIn("krc-a", body)
         self.assertEqual(get(b.port, "/healthz")[0], 200)
+        # the pods' readiness probe: a standby that reaches its Lease is ready to take over
+        self.assertEqual(get(b.port, "/readyz/replica"),
+                         (200, "ok: standby: the lease is held by krc-a\n"))
+        self.assertEqual(get(a.port, "/readyz/replica"), (200, "ok: leader\n"))
         self.assertIn("krc_leader 0", get(b.port, "/metrics")[1])
         self.assertIn("krc_leader 1", get(a.port, "/metrics")[1])
         self.assertFalse(b.logs(contains="sync complete"))
