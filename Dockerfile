@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # krc container image: built on Debian bookworm-slim, run from scratch (no shell).
 #   docker build -t krc .
 # Every RUN calls scripts/image-build, and tests/image/test_image.py executes these
