@@ -1113,14 +1113,14 @@ def run_image(plan, image, work, mounts):
 # --------------------------------------------------------------------------------------
 
 
-def preconditions():
+def preconditions(suite):
     problems = []
     if os.geteuid() != 0:
         problems.append("it must run as root (debootstrap, chroot, mount)")
     for tool in ("debootstrap", "unshare", "mount", "chroot"):
         if shutil.which(tool) is None:
             problems.append("`%s` is not installed (apt-get install debootstrap)" % tool)
-    url = MIRROR.rstrip("/") + "/dists/bookworm/Release"
+    url = MIRROR.rstrip("/") + "/dists/%s/Release" % suite
     try:
         urllib.request.urlopen(url, timeout=15).close()
     except Exception as e:  # noqa: BLE001 - any failure means no mirror
@@ -1134,7 +1134,7 @@ def main():
     if os.environ.get("KRC_SKIP_IMAGE_TEST") == "1":
         log("SKIPPED the image build and run (KRC_SKIP_IMAGE_TEST=1); static checks passed")
         return 0
-    problems = preconditions()
+    problems = preconditions(plan["suite"])
     if problems:
         raise TestFailure("cannot check the image build: " + "; ".join(problems) +
                           ". Set KRC_SKIP_IMAGE_TEST=1 to skip this test explicitly.")
