@@ -28,6 +28,12 @@ from datetime import datetime, timezone
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "fakekube.py")
 
+# The RBAC a FakeKube enforces when the test does not say (rbac=None): None (nothing
+# enforced), a path, a list of objects, or a callable returning one of those (evaluated at
+# start).  tests/integration/krc_harness.py sets it to the rules rendered from
+# deploy/manifests, so every integration test runs krc under the shipped RBAC.
+DEFAULT_RBAC = None
+
 
 class FakeKubeError(RuntimeError):
     """An admin call failed (non-2xx); .status and .body carry the details."""
@@ -172,7 +178,13 @@ class FakeKube:
     """Starts fakekube.py in a temporary state dir; stops it (and removes the dir) on exit."""
 
     def __init__(self, token=None, tls=True, state_dir=None, config=None, start_timeout=20.0,
-                 keep_state=False, log_path=None):
+                 keep_state=False, log_path=None, rbac=None, token_subject=None):
+        """rbac: RBAC objects to enforce for the token (a path to JSON/YAML as `kubectl
+        kustomize` renders it, or a list of Role/ClusterRole/RoleBinding/ClusterRoleBinding
+        dicts); None: DEFAULT_RBAC; False: nothing enforced.  token_subject: the user the
+        token authenticates as (default: the only ServiceAccount subject of the bindings)."""
+        self.rbac = rbac
+        self.token_subject = token_subject
         self._owns_dir = state_dir is None
         self.state_dir = state_dir or tempfile.mkdtemp(prefix="fakekube-")
         self.token = token
@@ -211,6 +223,18 @@ class FakeKube:
         cmd = [sys.executable, SERVER, "--state-dir", self.state_dir]
         if self.token:
             cmd += ["--token", self.token]
+        rbac = DEFAULT_RBAC if self.rbac is None else self.rbac
+        if callable(rbac):
+            rbac = rbac()
+        if rbac is not None and rbac is not False:
+            if not isinstance(rbac, str):
+                path = os.path.join(self.state_dir, "rbac.json")
+                with open(path, "w") as f:
+                    json.dump(rbac, f)
+                rbac = path
+            cmd += ["--rbac", rbac]
+        if self.token_subject:
+            cmd += ["--token-subject", self.token_subject]
         if not self.tls:
             cmd.append("--no-tls")
         self._log = open(self.log_path, "ab")
@@ -221,8 +245,10 @@ class FakeKube:
         delay = 0.01
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError("fakekube exited with %s during startup; log: %s\n%s"
-                                   % (self.proc.returncode, self.log_path, self.log_tail()))
+                msg = "fakekube exited with %s during startup; log: %s\n%s" % (
+                    self.proc.returncode, self.log_path, self.log_tail())
+                self.stop()
+                raise RuntimeError(msg)
             try:
                 with open(ready) as f:
                     info = json.load(f)
@@ -415,7 +441,21 @@ class FakeKube:
         return self.call("POST", "/admin/config", kw)
 
     def requests(self):
+        """Every API request: method, path, query, status, user_agent, accept, and authz
+        (the authorization attributes verb, apiGroup, resource, subresource, namespace,
+        name, or verb and path for a non-resource URL, and whether RBAC allowed it)."""
         return self.call("GET", "/admin/requests")
+
+    def rbac_state(self):
+        """{"enabled", "user", "objects"}: the RBAC being enforced."""
+        return self.call("GET", "/admin/rbac")
+
+    def set_rbac(self, objects, user=None):
+        """Replace the enforced RBAC objects (None: enforce nothing); user: the token's."""
+        body = {"objects": objects}
+        if user:
+            body["user"] = user
+        return self.call("PUT", "/admin/rbac", body)
 
     def clear_requests(self):
         return self.call("DELETE", "/admin/requests")

@@ -555,6 +555,10 @@ class Store:
         self.http_errors = []  # dicts with remaining count
         self.forbids = []
         self.short_watches = 0
+        # RBAC (--rbac): None = every authenticated request is allowed
+        self.rbac = None
+        self.audit_path = None
+        self.audit_lock = threading.Lock()
         # request log
         self.requests = []
         self.requests_lock = threading.Lock()
@@ -1025,6 +1029,356 @@ def log_lines(text, start_time=None):
 
 
 # --------------------------------------------------------------------------------------------
+# RBAC (--rbac FILE): the request attributes and the rule evaluation of the real
+# kube-apiserver (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go, plugin/pkg/auth/
+# authorizer/rbac/rbac.go, pkg/apis/rbac/v1/evaluation_helpers.go)
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+# What the default bootstrap policy grants every authenticated user (ClusterRoles
+# system:discovery, system:public-info-viewer and system:basic-user, bound to the group
+# system:authenticated), so discovery works for any token, as on a real cluster.
+BOOTSTRAP_RULES = [
+    {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
+                                          "/livez", "/openapi", "/openapi/*", "/readyz",
+                                          "/version", "/version/"]},
+    {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+     "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
+     "resources": ["selfsubjectreviews"]},
+]
+
+
+class RequestAttributes:
+    """authorizer.Attributes of one request, as RequestInfoFactory derives them."""
+
+    def __init__(self):
+        self.resource_request = False
+        self.path = ""
+        self.verb = ""
+        self.api_group = ""
+        self.api_version = ""
+        self.namespace = ""
+        self.resource = ""
+        self.subresource = ""
+        self.name = ""
+
+    def as_dict(self):
+        if not self.resource_request:
+            return {"verb": self.verb, "path": self.path}
+        return {"verb": self.verb, "apiGroup": self.api_group, "resource": self.resource,
+                "subresource": self.subresource, "namespace": self.namespace,
+                "name": self.name}
+
+
+def _field_selector_name(text):
+    """fields.Selector.RequiresExactMatch("metadata.name") of a field selector, or ""."""
+    if not text:
+        return ""
+    try:
+        for term in _split_unescaped(text, ","):
+            m = re.match(r"^([^=!]+)(!=|==|=)(.*)$", term)
+            if m is None:
+                if term == "":
+                    continue
+                return ""  # unparseable: the server resets the options, no name
+            if m.group(1).strip() == "metadata.name" and m.group(2) != "!=":
+                return _unescape_field_value(m.group(3))
+    except ApiError:
+        return ""
+    return ""
+
+
+def _valid_path_segment_name(name):
+    return name not in (".", "..") and "/" not in name and "%" not in name
+
+
+def request_attributes(method, path, query_pairs):
+    """RequestInfoFactory.NewRequestInfo: verb, API group, namespace, resource, subresource
+    and name of a request (query_pairs: list of (key, value))."""
+    a = RequestAttributes()
+    a.path = path
+    a.verb = method.lower()
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")] if path.strip(
+        "/") else []
+    if len(parts) < 3 or parts[0] not in ("api", "apis"):
+        return a
+    prefix, parts = parts[0], parts[1:]
+    if prefix == "apis":
+        if len(parts) < 3:
+            return a
+        a.api_group, parts = parts[0], parts[1:]
+    a.resource_request = True
+    a.api_version, parts = parts[0], parts[1:]
+    if parts[0] in ("proxy", "watch"):
+        if len(parts) < 2:
+            a.resource_request = False
+            return a
+        a.verb, parts = parts[0], parts[1:]
+    else:
+        a.verb = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
+                  "PATCH": "patch", "DELETE": "delete"}.get(method, "")
+    if parts[0] == "namespaces":
+        if len(parts) > 1:
+            a.namespace = parts[1]
+            if len(parts) > 2 and parts[2] not in ("status", "finalize"):
+                parts = parts[2:]
+    if len(parts) >= 3 and a.verb != "proxy":
+        a.subresource = parts[2]
+    if len(parts) >= 2:
+        a.name = parts[1]
+    if len(parts) >= 1:
+        a.resource = parts[0]
+    if not a.name and a.verb == "get":
+        q = {}
+        for k, v in query_pairs:
+            q.setdefault(k, v)
+        w = q.get("watch")
+        if w is None:
+            watch = False
+        elif w in TRUE_STRINGS or w in FALSE_STRINGS:
+            watch = w in TRUE_STRINGS
+        else:
+            watch = w.lower() not in ("false", "0")
+        a.verb = "watch" if watch else "list"
+        name = _field_selector_name(q.get("fieldSelector"))
+        if name and _valid_path_segment_name(name):
+            a.name = name
+    if not a.name and a.verb == "delete":
+        a.verb = "deletecollection"
+    return a
+
+
+def _has(values, want):
+    return "*" in values or want in values
+
+
+def rule_allows(rule, a: RequestAttributes) -> bool:
+    """rbac/v1 RuleAllows."""
+    if a.resource_request:
+        if not _has(rule.get("verbs") or [], a.verb):
+            return False
+        if not _has(rule.get("apiGroups") or [], a.api_group):
+            return False
+        combined = a.resource + ("/" + a.subresource if a.subresource else "")
+        ok = False
+        for r in rule.get("resources") or []:
+            if r == "*" or r == combined or (a.subresource and r == "*/" + a.subresource):
+                ok = True
+                break
+        if not ok:
+            return False
+        names = rule.get("resourceNames") or []
+        return not names or a.name in names
+    if not _has(rule.get("verbs") or [], a.verb):
+        return False
+    for u in rule.get("nonResourceURLs") or []:
+        if u == "*" or u == a.path or (u.endswith("*") and a.path.startswith(u[:-1])):
+            return True
+    return False
+
+
+def user_groups(user):
+    """The groups the API server gives a service-account token (or any authenticated user)."""
+    groups = ["system:authenticated"]
+    parts = user.split(":")
+    if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
+        groups = ["system:serviceaccounts", "system:serviceaccounts:" + parts[2]] + groups
+    return groups
+
+
+class Rbac:
+    """Role/ClusterRole/RoleBinding/ClusterRoleBinding objects and the RBAC authorizer."""
+
+    def __init__(self, objects):
+        self.roles = {}          # (namespace, name) -> rules
+        self.cluster_roles = {}  # name -> rules
+        self.role_bindings = []  # binding objects (namespaced)
+        self.cluster_role_bindings = []
+        self.objects = []
+        for obj in objects:
+            self._add(obj)
+
+    def _add(self, obj):
+        if not isinstance(obj, dict):
+            raise ValueError("RBAC object is not a mapping: %r" % (obj,))
+        kind = obj.get("kind")
+        if kind in ("List", "RoleList", "ClusterRoleList", "RoleBindingList",
+                    "ClusterRoleBindingList"):
+            for item in obj.get("items") or []:
+                self._add(item)
+            return
+        if kind not in RBAC_KINDS:
+            return  # other objects of a rendered kustomization are ignored
+        api = obj.get("apiVersion", "")
+        if api.split("/")[0] != RBAC_GROUP:
+            raise ValueError("%s %r: apiVersion %r is not %s/v1" % (
+                kind, (obj.get("metadata") or {}).get("name"), api, RBAC_GROUP))
+        md = obj.get("metadata") or {}
+        name, ns = md.get("name"), md.get("namespace")
+        if not name:
+            raise ValueError("%s without metadata.name" % kind)
+        if kind in ("Role", "RoleBinding") and not ns:
+            raise ValueError("%s %s without metadata.namespace" % (kind, name))
+        if kind in ("RoleBinding", "ClusterRoleBinding"):
+            ref = obj.get("roleRef") or {}
+            if ref.get("kind") not in (("Role", "ClusterRole") if kind == "RoleBinding"
+                                       else ("ClusterRole",)):
+                raise ValueError("%s %s: roleRef.kind %r not allowed" % (kind, name,
+                                                                        ref.get("kind")))
+            if ref.get("apiGroup") != RBAC_GROUP or not ref.get("name"):
+                raise ValueError("%s %s: roleRef needs apiGroup %s and a name" % (
+                    kind, name, RBAC_GROUP))
+        rules = obj.get("rules") or []
+        if kind in ("Role", "ClusterRole"):
+            for r in rules:
+                if not isinstance(r, dict) or not r.get("verbs"):
+                    raise ValueError("%s %s: every rule needs verbs" % (kind, name))
+                if r.get("nonResourceURLs") and kind == "Role":
+                    raise ValueError("Role %s: nonResourceURLs only in a ClusterRole" % name)
+                if not r.get("nonResourceURLs") and not r.get("resources"):
+                    raise ValueError("%s %s: a rule needs resources or nonResourceURLs"
+                                     % (kind, name))
+                if r.get("resources") and "apiGroups" not in r:
+                    raise ValueError("%s %s: a resource rule needs apiGroups" % (kind, name))
+        if kind == "Role":
+            self.roles[(ns, name)] = rules
+        elif kind == "ClusterRole":
+            if obj.get("aggregationRule"):
+                LOG.warning("ClusterRole %s: aggregationRule is not evaluated", name)
+            self.cluster_roles[name] = rules
+        elif kind == "RoleBinding":
+            self.role_bindings.append(obj)
+        else:
+            self.cluster_role_bindings.append(obj)
+        self.objects.append(obj)
+
+    @staticmethod
+    def load(path):
+        """JSON (an object, a list or a v1 List) or YAML documents (as `kubectl kustomize`
+        renders them; needs PyYAML)."""
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            try:
+                import yaml  # noqa: PLC0415 - optional, only for YAML input
+            except ImportError:
+                raise ValueError("%s is not JSON and PyYAML is not installed (Debian: "
+                                 "python3-yaml); give JSON instead" % path) from None
+            data = [d for d in yaml.safe_load_all(text) if d is not None]
+        if isinstance(data, dict):
+            data = [data]
+        if not isinstance(data, list):
+            raise ValueError("%s: expected RBAC objects" % path)
+        return Rbac(data)
+
+    def service_accounts(self):
+        """system:serviceaccount:NS:NAME of every ServiceAccount subject, in order."""
+        out = []
+        for b in self.role_bindings + self.cluster_role_bindings:
+            bns = b["metadata"].get("namespace", "")
+            for s in b.get("subjects") or []:
+                if s.get("kind") == "ServiceAccount":
+                    u = "system:serviceaccount:%s:%s" % (s.get("namespace") or bns,
+                                                         s.get("name"))
+                    if u not in out:
+                        out.append(u)
+        return out
+
+    @staticmethod
+    def _subject_matches(s, binding_ns, user, groups):
+        kind = s.get("kind")
+        if kind == "User":
+            return s.get("name") == user
+        if kind == "Group":
+            return s.get("name") in groups
+        if kind == "ServiceAccount":
+            ns = s.get("namespace") or binding_ns
+            return user == "system:serviceaccount:%s:%s" % (ns, s.get("name"))
+        return False
+
+    def authorize(self, user, a: RequestAttributes):
+        """(allowed, reason): RBACAuthorizer.Authorize; reason names roles that bindings
+        refer to but that do not exist, as the real one does."""
+        groups = user_groups(user)
+        for rule in BOOTSTRAP_RULES:
+            if rule_allows(rule, a):
+                return True, ""
+        errors = []
+        for b in self.cluster_role_bindings:
+            if not any(self._subject_matches(s, "", user, groups)
+                       for s in b.get("subjects") or []):
+                continue
+            name = b["roleRef"]["name"]
+            rules = self.cluster_roles.get(name)
+            if rules is None:
+                errors.append('clusterrole.rbac.authorization.k8s.io "%s" not found' % name)
+                continue
+            if any(rule_allows(r, a) for r in rules):
+                return True, ""
+        if a.namespace:
+            for b in self.role_bindings:
+                bns = b["metadata"]["namespace"]
+                if bns != a.namespace or not any(
+                        self._subject_matches(s, bns, user, groups)
+                        for s in b.get("subjects") or []):
+                    continue
+                ref = b["roleRef"]
+                if ref["kind"] == "Role":
+                    rules = self.roles.get((bns, ref["name"]))
+                    missing = 'role.rbac.authorization.k8s.io "%s" not found' % ref["name"]
+                else:
+                    rules = self.cluster_roles.get(ref["name"])
+                    missing = 'clusterrole.rbac.authorization.k8s.io "%s" not found' % ref[
+                        "name"]
+                if rules is None:
+                    errors.append(missing)
+                    continue
+                if any(rule_allows(r, a) for r in rules):
+                    return True, ""
+        if not errors:
+            return False, ""
+        if len(errors) == 1:
+            return False, "RBAC: " + errors[0]
+        return False, "RBAC: [" + ", ".join(errors) + "]"
+
+
+def forbidden_error(user, a: RequestAttributes, reason=""):
+    """The 403 the API server's authorization filter writes (responsewriters.Forbidden)."""
+    if not a.resource_request:
+        msg = 'User "%s" cannot %s path "%s"' % (user, a.verb, a.path)
+    else:
+        res = a.resource + ("/" + a.subresource if a.subresource else "")
+        if a.namespace:
+            msg = 'User "%s" cannot %s resource "%s" in API group "%s" in the namespace "%s"' % (
+                user, a.verb, res, a.api_group, a.namespace)
+        else:
+            msg = 'User "%s" cannot %s resource "%s" in API group "%s" at the cluster scope' % (
+                user, a.verb, res, a.api_group)
+    if reason:
+        msg = "%s: %s" % (msg, reason)
+    details = {}
+    if a.resource_request:
+        qual = a.resource + ("." + a.api_group if a.api_group else "")
+        if a.name:
+            message = '%s "%s" is forbidden: %s' % (qual, a.name, msg)
+        else:
+            message = "%s is forbidden: %s" % (qual, msg)
+        if a.name:
+            details["name"] = a.name
+        if a.api_group:
+            details["group"] = a.api_group
+        if a.resource:
+            details["kind"] = a.resource
+    else:
+        message = "forbidden: %s" % msg
+    return ApiError(403, "Forbidden", message, details=details)
+
+
+# --------------------------------------------------------------------------------------------
 # HTTP handlers
 
 
@@ -1049,6 +1403,7 @@ class HandlerBase(http.server.BaseHTTPRequestHandler):
         return self.server.store
 
     def read_body(self):
+        self._body_read = True
         te = self.headers.get("Transfer-Encoding", "")
         if te.lower() == "chunked":
             chunks = []
@@ -1167,6 +1522,7 @@ class ApiHandler(HandlerBase):
                 "query": q, "status": code, "user_agent": self.headers.get("User-Agent", ""),
                 "accept": self.headers.get("Accept", ""),
                 "authorization": bool(self.headers.get("Authorization")),
+                "authz": getattr(self, "_authz", None),
             })
 
     def do_GET(self):
@@ -1192,14 +1548,18 @@ class ApiHandler(HandlerBase):
         self._path = parsed.path
         self._query = parsed.query
         self._recorded = False
+        self._authz = None
+        self._body_read = False
         try:
             self.q = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
             self.check_auth()
             self.check_http_error_faults()
+            self.check_rbac(parsed.path, parsed.query)
             self.route(parsed.path)
         except ApiError as e:
             LOG.info("%s %s -> %d %s", self.command, self.path, e.code, e.message[:200])
             try:
+                self._discard_body()
                 self.send_api_error(e)
             except (OSError, ssl.SSLError):
                 self.close_connection = True
@@ -1219,6 +1579,22 @@ class ApiHandler(HandlerBase):
                 pass
             self.close_connection = True
 
+    def _discard_body(self):
+        """An error answered before the handler read the request body (401, 403, faults):
+        read and drop the body, as Go's server does for small bodies, so the next request on
+        this keep-alive connection is not parsed from its bytes; close after a large one."""
+        if self._body_read:
+            return
+        chunked = self.headers.get("Transfer-Encoding", "").lower() == "chunked"
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n > 256 * 1024 or n < 0:
+            self.close_connection = True
+        elif n > 0 or chunked:
+            self.read_body()
+
     # ---- auth and faults ----
 
     def check_auth(self):
@@ -1230,6 +1606,25 @@ class ApiHandler(HandlerBase):
             ok = bool(given) and hmac.compare_digest(given.encode(), token.encode())
         if not ok:
             raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def check_rbac(self, path, query):
+        """The authorization filter: with --rbac, the token's user needs a rule for this
+        request; 403 Forbidden as the real API server writes it otherwise.  The request's
+        attributes (verb, group, resource, ...) go to the request log either way."""
+        store = self.store
+        rbac = store.rbac
+        user = store.config.user
+        a = request_attributes(self.command, path,
+                               urllib.parse.parse_qsl(query, keep_blank_values=True))
+        allowed, reason = rbac.authorize(user, a) if rbac is not None else (True, "")
+        self._authz = dict(a.as_dict(), allowed=allowed)
+        if store.audit_path:
+            line = json.dumps(dict(self._authz, user=user, time=time.time(),
+                                   user_agent=self.headers.get("User-Agent", "")))
+            with store.audit_lock, open(store.audit_path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+        if not allowed:
+            raise forbidden_error(user, a, reason)
 
     def check_http_error_faults(self):
         store = self.store
@@ -2114,6 +2509,23 @@ class AdminHandler(HandlerBase):
                 return 200, store.config.as_dict()
         if p == ["logs"] and m == "POST":
             return 200, self.set_logs(self.body())
+        if p == ["rbac"]:
+            if m == "GET":
+                rbac = store.rbac
+                return 200, {"enabled": rbac is not None, "user": store.config.user,
+                             "objects": rbac.objects if rbac is not None else []}
+            if m == "PUT":
+                b = self.body()
+                objs = b.get("objects") if isinstance(b, dict) else None
+                if objs is not None and not isinstance(objs, list):
+                    raise AdminError(400, "rbac body: {\"objects\": [...] or null}")
+                try:
+                    store.rbac = Rbac(objs) if objs is not None else None
+                except ValueError as e:
+                    raise AdminError(400, "rbac: %s" % e) from None
+                if b.get("user"):
+                    store.config.user = str(b["user"])
+                return 200, {"enabled": store.rbac is not None, "user": store.config.user}
         if p and p[0] in ("pods", "events", "nodes", "leases"):
             return self.objects(m, p[0], p[1:])
         raise AdminError(404, "unknown admin endpoint %s %s" % (m, "/".join(p)))
@@ -2449,6 +2861,17 @@ def main(argv=None):
     ap.add_argument("--admin-port", type=int, default=0)
     ap.add_argument("--token", default=None)
     ap.add_argument("--no-tls", action="store_true")
+    ap.add_argument("--rbac", default=None, metavar="FILE",
+                    help="enforce the Role/ClusterRole/RoleBinding/ClusterRoleBinding objects "
+                         "in FILE (JSON, or YAML documents as `kubectl kustomize` renders "
+                         "them) for the token's user")
+    ap.add_argument("--token-subject", default=None, metavar="USER",
+                    help="the user the token authenticates as (default: with --rbac, the only "
+                         "ServiceAccount subject of the bindings; if there is none, or "
+                         "without --rbac, system:serviceaccount:krc:krc)")
+    ap.add_argument("--audit-log", default=os.environ.get("FAKEKUBE_AUDIT_LOG"),
+                    metavar="FILE", help="append each request's authorization attributes "
+                                         "and decision to FILE (JSON lines)")
     ap.add_argument("--log-level", default=os.environ.get("FAKEKUBE_LOG_LEVEL", "INFO"))
     args = ap.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, args.log_level.upper(),
@@ -2460,6 +2883,25 @@ def main(argv=None):
     if os.path.exists(ready_path):
         os.unlink(ready_path)
     store = Store()
+    if args.rbac:
+        try:
+            store.rbac = Rbac.load(args.rbac)
+        except (OSError, ValueError) as e:
+            LOG.error("--rbac %s: %s", args.rbac, e)
+            return 2
+    subject = args.token_subject
+    if subject is None and store.rbac is not None:
+        sas = store.rbac.service_accounts()
+        if len(sas) == 1:
+            subject = sas[0]
+        elif len(sas) > 1:
+            LOG.error("--rbac %s: the bindings name %d service accounts (%s); say which one "
+                      "the token is with --token-subject", args.rbac, len(sas),
+                      ", ".join(sas))
+            return 2
+    if subject:
+        store.config.user = subject
+    store.audit_path = args.audit_log
     store.token = args.token or secrets.token_urlsafe(32)
     store.token_path = os.path.join(state_dir, "token")
     ssl_ctx = None
@@ -2488,6 +2930,9 @@ def main(argv=None):
                                          "pid": os.getpid()}).encode(), 0o644)
     LOG.info("ready: api %s://127.0.0.1:%d admin http://127.0.0.1:%d state %s", scheme,
              api_port, admin_port, state_dir)
+    if store.rbac is not None:
+        LOG.info("RBAC enforced for %s (%d objects from %s)", store.config.user,
+                 len(store.rbac.objects), args.rbac)
     stop = threading.Event()
 
     def on_signal(signum, frame):
