@@ -29,6 +29,7 @@ struct krc_http {
     struct blob cert;
     struct blob key;
     int insecure;
+    struct curl_slist *connect_to;
 };
 
 struct xfer {
@@ -102,6 +103,7 @@ void krc_http_free(struct krc_http *h)
     krc_free(h->ca.data);
     krc_free(h->cert.data);
     krc_free(h->key.data);
+    curl_slist_free_all(h->connect_to);
     krc_free(h);
 }
 
@@ -125,6 +127,14 @@ struct krc_http *krc_http_new(const struct krc_http_tls *tls, struct krc_error *
             return NULL;
         }
         h->insecure = tls->insecure;
+        if (tls->connect_to != NULL) {
+            h->connect_to = curl_slist_append(NULL, tls->connect_to);
+            if (h->connect_to == NULL) {
+                krc_error_set(err, KRC_ENOMEM, "out of memory creating HTTP client");
+                krc_http_free(h);
+                return NULL;
+            }
+        }
     }
     h->curl = curl_easy_init();
     if (h->curl == NULL) {
@@ -267,6 +277,9 @@ static void set_blob(CURL *c, CURLoption opt, const struct blob *b)
 
 static void apply_tls(struct krc_http *h, CURL *c)
 {
+    if (h->connect_to != NULL) {
+        curl_easy_setopt(c, CURLOPT_CONNECT_TO, h->connect_to);
+    }
     if (h->ca.data != NULL) {
         set_blob(c, CURLOPT_CAINFO_BLOB, &h->ca);
     } else if (h->ca_file != NULL) {

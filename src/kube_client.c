@@ -31,12 +31,63 @@ void krc_kube_client_free(struct krc_kube_client *c)
     krc_free(c);
 }
 
+/* "https://10.0.0.1:6443" + "api.example" -> "https://api.example:6443" and
+ * the CONNECT_TO entry "api.example:6443:10.0.0.1:6443". */
+static int server_with_name(const char *server, const char *name, char *out, size_t outsz,
+                            char *connect_to, size_t ctsz)
+{
+    const char *host;
+    const char *end;
+    const char *port = "443";
+    size_t plen = 3;
+    size_t hlen;
+
+    if (strncmp(server, "https://", 8) != 0 || name[strcspn(name, ":/[]")] != '\0') {
+        return KRC_EINVAL;
+    }
+    host = server + 8;
+    end = host + strcspn(host, "/");
+    if (*end != '\0' && strcmp(end, "/") != 0) {
+        return KRC_EINVAL; /* a server URL with a path is not supported here */
+    }
+    if (*host == '[') { /* IPv6 literal */
+        const char *rb = memchr(host, ']', (size_t)(end - host));
+        if (rb == NULL) {
+            return KRC_EINVAL;
+        }
+        hlen = (size_t)(rb + 1 - host);
+        if (rb + 1 < end && rb[1] == ':') {
+            port = rb + 2;
+            plen = (size_t)(end - port);
+        }
+    } else {
+        const char *colon = memchr(host, ':', (size_t)(end - host));
+        hlen = (size_t)((colon ? colon : end) - host);
+        if (colon != NULL) {
+            port = colon + 1;
+            plen = (size_t)(end - port);
+        }
+    }
+    if (hlen == 0 || plen == 0 || plen > 5) {
+        return KRC_EINVAL;
+    }
+    if ((size_t)snprintf(out, outsz, "https://%s:%.*s", name, (int)plen, port) >= outsz ||
+        (size_t)snprintf(connect_to, ctsz, "%s:%.*s:%.*s:%.*s", name, (int)plen, port, (int)hlen,
+                         host, (int)plen, port) >= ctsz) {
+        return KRC_EINVAL;
+    }
+    return 0;
+}
+
 struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *cfg,
                                             struct krc_token_source *ts, struct krc_error *err)
 {
     struct krc_kube_client *c;
     struct krc_http_tls tls;
     char origin[512];
+    char server_buf[600];
+    char connect_to[1200];
+    const char *server = cfg->server;
 
     c = krc_calloc(1, sizeof(*c));
     if (c == NULL) {
@@ -54,6 +105,21 @@ struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *c
     tls.key_pem = cfg->client_key_pem;
     tls.key_pem_len = cfg->client_key_pem_len;
     tls.insecure = cfg->insecure_skip_tls_verify;
+    if (cfg->tls_server_name != NULL && cfg->tls_server_name[0] != '\0') {
+        /* kubeconfig tls-server-name: SNI and certificate check use that name,
+         * the connection goes to the server's address */
+        if (server_with_name(cfg->server, cfg->tls_server_name, server_buf, sizeof(server_buf),
+                             connect_to, sizeof(connect_to)) < 0) {
+            krc_error_set(err, KRC_EINVAL,
+                          "%s: server \"%s\" cannot be combined with "
+                          "tls-server-name \"%s\"",
+                          cfg->source, cfg->server, cfg->tls_server_name);
+            krc_kube_client_free(c);
+            return NULL;
+        }
+        tls.connect_to = connect_to;
+        server = server_buf;
+    }
     c->http = krc_http_new(&tls, err);
     if (c->http == NULL) {
         krc_kube_client_free(c);
@@ -68,7 +134,7 @@ struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *c
     } else {
         snprintf(origin, sizeof(origin), "no credentials (%s has none)", cfg->source);
     }
-    c->server = krc_strdup(cfg->server);
+    c->server = krc_strdup(server);
     c->token_origin = krc_strdup(origin);
     if (c->server == NULL || c->token_origin == NULL) {
         krc_error_set(err, KRC_ENOMEM, "out of memory creating the Kubernetes client");

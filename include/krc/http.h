@@ -26,6 +26,10 @@ struct krc_http_tls {
     const unsigned char *key_pem;
     size_t key_pem_len;
     int insecure; /* skip server certificate verification */
+    /* curl CONNECT_TO entry "HOST:PORT:CONNECT-HOST:CONNECT-PORT": requests to
+     * HOST:PORT go to CONNECT-HOST:CONNECT-PORT, while SNI and certificate
+     * verification use HOST (kubeconfig tls-server-name); or NULL */
+    const char *connect_to;
 };
 
 /* Streaming consumer: called with each piece of a 2xx response body as it

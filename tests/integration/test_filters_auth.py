@@ -2,6 +2,7 @@
 opt-out, and the messages for credentials and permissions that do not work."""
 
 import os
+import re
 import tempfile
 import time
 import unittest
@@ -209,6 +210,28 @@ contexts:
             self.assertIn("https://127.0.0.1:", line)
             self.assertIn("Failed to connect to 127.0.0.1", line)
             self.assertIsNone(self.krc.proc.poll())
+
+    def kubeconfig_with_server_name(self, d, name):
+        with open(self.kube.kubeconfig) as f:
+            text = f.read()
+        cfg = os.path.join(d, "config")
+        with open(cfg, "w") as f:
+            f.write(re.sub(r"(\n    server: [^\n]*\n)", r"\1    tls-server-name: %s\n" % name,
+                           text, count=1))
+        return cfg
+
+    def test_tls_server_name_is_used_for_the_certificate_check(self):
+        # the fake's certificate names localhost (and 127.0.0.1); the kubeconfig connects to
+        # 127.0.0.1 and asks for the name given in tls-server-name
+        self.kube.create_pod("default", "tls-0")
+        with tempfile.TemporaryDirectory() as d:
+            self.krc = h.Krc(self.kubeconfig_with_server_name(d, "localhost"), FAST)
+            self.krc.wait_synced()
+            self.assertEqual(self.krc.stop(), 0)
+            self.krc = h.Krc(self.kubeconfig_with_server_name(d, "wrong.example"), FAST)
+            line = self.krc.wait_log("retrying in")[0]["msg"]
+        self.assertRegex(line, r"(?i)certificate|SSL|subject")
+        self.assertIn("wrong.example", line)
 
     def test_unknown_option_and_bad_values(self):
         self.krc = h.Krc(self.kube.kubeconfig, ["--no-such-option", "1"])
