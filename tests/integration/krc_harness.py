@@ -4,8 +4,14 @@ Tests are plain unittest modules run by ctest as
     python3 test_x.py --krc /path/to/build/krc
 Nothing here sleeps for a fixed time to "let things settle": every wait is
 for a condition, with a deadline.
+
+Every FakeKube a test starts enforces the RBAC rendered from deploy/manifests
+(`kubectl kustomize`, once per process) for krc's token, so the whole suite
+proves the shipped rules sufficient; tests/integration/test_rbac.py proves them
+minimal.
 """
 
+import atexit
 import json
 import os
 import signal
@@ -19,6 +25,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fakekube"))
+import admin  # noqa: E402
 
 KRC = None
 # Deadlines stretch when krc runs under a slow wrapper such as valgrind.
@@ -30,6 +37,51 @@ def krc_binary():
     if KRC is None:
         KRC = os.environ.get("KRC_BINARY") or os.path.join(ROOT, "build", "krc")
     return KRC
+
+
+MANIFESTS = os.path.join(ROOT, "deploy", "manifests")
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+_rendered = {}
+_render_lock = threading.Lock()
+
+
+def render_manifests(path=MANIFESTS):
+    """The objects `kubectl kustomize PATH` renders (kubectl and PyYAML are needed)."""
+    import yaml  # noqa: PLC0415 - Debian python3-yaml; only tests that render need it
+    r = subprocess.run(["kubectl", "kustomize", path], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError("kubectl kustomize %s failed (%d): %s" % (path, r.returncode,
+                                                                     r.stderr.strip()))
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def shipped_rbac_objects(path=MANIFESTS):
+    """The Role/ClusterRole/RoleBinding/ClusterRoleBinding objects of deploy/manifests."""
+    with _render_lock:
+        if path not in _rendered:
+            _rendered[path] = [o for o in render_manifests(path)
+                               if o.get("kind") in RBAC_KINDS]
+        return _rendered[path]
+
+
+def shipped_rbac():
+    """A JSON file with the shipped RBAC, rendered once per test process; every FakeKube a
+    test starts enforces it for krc's token unless the test says otherwise (rbac=False or
+    its own objects).  KRC_TEST_RBAC=off turns this off, KRC_TEST_RBAC=DIR renders DIR."""
+    objects = shipped_rbac_objects(os.environ.get("KRC_TEST_RBAC") or MANIFESTS)
+    with _render_lock:
+        if "file" not in _rendered:
+            fd, name = tempfile.mkstemp(prefix="krc-test-rbac-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump(objects, f)
+            atexit.register(os.unlink, name)
+            _rendered["file"] = name
+        return _rendered["file"]
+
+
+if os.environ.get("KRC_TEST_RBAC", "") != "off":
+    admin.DEFAULT_RBAC = shipped_rbac
 
 
 def main():
