@@ -459,8 +459,12 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(env["POD_NAME"]["valueFrom"], {"fieldRef": {"fieldPath": "metadata.name"}})
         self.assertEqual(env["POD_NAMESPACE"]["valueFrom"],
                          {"fieldRef": {"fieldPath": "metadata.namespace"}})
-        # a standby answers /readyz with 503: a rolling update would never finish
-        self.assertEqual(dep["spec"]["strategy"], {"type": "Recreate"})
+        # new pods come up as standbys, ready through /readyz/replica (/readyz is 503 on a
+        # standby and would stall the rollout); the old leader then releases the Lease
+        self.assertEqual(dep["spec"]["strategy"], {"type": "RollingUpdate", "rollingUpdate": {
+            "maxSurge": 1, "maxUnavailable": 0}})
+        self.assertEqual(c["readinessProbe"]["httpGet"], {"path": "/readyz/replica",
+                                                          "port": "http"})
         self.assertIn("podAntiAffinity", dep["spec"]["template"]["spec"]["affinity"])
         lease_roles = [r for r in by_kind(docs, "Role") if r["metadata"]["name"] == "krc-leader-election"]
         self.assertEqual(len(lease_roles), 1)
