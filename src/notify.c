@@ -131,6 +131,7 @@ struct krc_notifier {
     int web_api;
     volatile int abort;      /* set by krc_notifier_abort: no new message, no waiting */
     volatile int abort_hard; /* krc_notifier_abort_transfers: the one in flight too */
+    int recovery_warned;     /* sender thread only: a failing recovered check was logged */
     struct krc_store *store; /* the sender thread's connection, or NULL */
     atomic_llong heartbeat_ms;
 };
@@ -1235,6 +1236,12 @@ static void check_recoveries(struct krc_notifier *n)
             krc_kube_parse_pod(body, len, &rep, &e) < 0 || rep.uid == NULL ||
             strcmp(rep.uid, rv.uid) != 0) {
             done = e.code == KRC_ENOTFOUND || (rep.uid != NULL && strcmp(rep.uid, rv.uid) != 0);
+            if (!done && e.code != 0 && !n->recovery_warned) {
+                /* e.g. 403 without "get pods": said once, then retried quietly */
+                krc_log(KRC_LOG_WARN, "recovered check of %s/%s: %s (retried later)", rv.namespace,
+                        rv.pod, e.msg);
+                n->recovery_warned = 1;
+            }
         } else if ((c = krc_report_container_get(&rep, rv.container, -1)) != NULL) {
             if (c->restart_count != rv.restart_count) {
                 /* it restarted again: wait for this restart to settle too */
