@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -679,10 +680,27 @@ static int can_read_immutable(const struct krc_store *s)
     return absent;
 }
 
+/* Process-wide SQLite settings, applied once before the first connection.
+ * By default SQLite's page cache gives every connection an up-front block of
+ * 20 pages (87 KB), used or not. The daemon keeps one connection per thread
+ * and some of them are idle most of the time (retention once a minute, the
+ * sender only when there is something to send), so pages are allocated one
+ * by one as a connection needs them instead, up to its cache_size: 76 KB
+ * less per connection that reads little. bench_store: same speed. */
+static void configure_sqlite(void)
+{
+    /* SQLITE_MISUSE if SQLite was initialised before (not by us): then the
+     * default stays, which is only a matter of memory. */
+    (void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)NULL, 0, 0);
+}
+
 int krc_store_open(const char *path, unsigned flags, struct krc_store **ret, struct krc_error *err)
 {
+    static pthread_once_t configured = PTHREAD_ONCE_INIT;
     struct krc_store *s;
     int rc;
+
+    pthread_once(&configured, configure_sqlite);
 
     if (path == NULL || path[0] == '\0') {
         return krc_error_set(err, KRC_EINVAL, "database path is empty");
@@ -1527,6 +1545,11 @@ int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_ro
         }
     }
 out:
+    if (rc == 0 && deleted == 0) {
+        /* Nothing (more) to prune: the pass is over and the next one is a
+         * minute away, so the pages it cached are not worth keeping. */
+        sqlite3_db_release_memory(s->db);
+    }
     if (rc == 0 && ret_deleted != NULL) {
         *ret_deleted = deleted;
     }
