@@ -564,13 +564,17 @@ static void *worker_main(void *arg)
         if (rc == 0) {
             process_restart(w, item);
             krc_restart_free(item);
-            /* After a burst, hand the freed memory back to the system (glibc's
-             * allocator only: under AddressSanitizer it is not the allocator). */
-#ifndef __SANITIZE_ADDRESS__
+            /* After a burst, hand the freed memory back to the system: the
+             * SQLite pages this worker cached (the next restart may be hours
+             * away and reads them again from the OS page cache), then
+             * glibc's free pages (not under AddressSanitizer, where glibc
+             * is not the allocator). */
             if (krc_queue_length(&w->d->queue) == 0) {
+                krc_store_release_memory(w->store);
+#ifndef __SANITIZE_ADDRESS__
                 malloc_trim(0);
-            }
 #endif
+            }
         }
     }
     return NULL;
@@ -1337,10 +1341,13 @@ int krc_daemon_run(const struct krc_config *cfg)
     d.cfg = cfg;
     atomic_init(&d.live, cfg);
     atomic_init(&d.live_filter, NULL);
-    /* Few threads and little churn: two malloc arenas are plenty, and each
-     * further arena would keep its own free memory resident. */
+    /* One malloc arena for all threads: the watch thread allocates nothing
+     * per event once warm and most small blocks come from per-thread caches,
+     * so there is little lock contention, and memory one thread frees (a
+     * worker's collection, the pruner's pages) is reused by the others
+     * instead of staying resident in a second arena. */
 #ifndef __SANITIZE_ADDRESS__
-    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_ARENA_MAX, 1);
 #endif
     krc_error_clear(&e);
 

@@ -1556,6 +1556,13 @@ out:
     return rc;
 }
 
+void krc_store_release_memory(struct krc_store *s)
+{
+    if (s != NULL && s->db != NULL) {
+        sqlite3_db_release_memory(s->db);
+    }
+}
+
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err)
 {
     struct krc_store_stats out;

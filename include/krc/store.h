@@ -279,6 +279,10 @@ void krc_store_entry_free(struct krc_store_entry *e);
 int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
                     int64_t *ret_deleted, struct krc_error *err);
 
+/* Free the pages the connection caches (they are read again when needed),
+ * e.g. when its thread goes idle. Accepts NULL. */
+void krc_store_release_memory(struct krc_store *s);
+
 struct krc_store_stats {
     int64_t restarts;
     int64_t pending;
