@@ -742,6 +742,30 @@ static int split_lines(const char *list, char **ret_copy, const char ***ret_item
     return 0;
 }
 
+/* The notifier's options a configuration gives (the reloadable ones and the
+ * rest); the daemon adds what is not configuration (redactor, clients, ...). */
+static void notify_options_from(const struct krc_config *cfg, struct krc_notify_options *no)
+{
+    memset(no, 0, sizeof(*no));
+    no->cluster_name = cfg->cluster_name;
+    no->webhook_url = cfg->slack_webhook_url;
+    no->channel = cfg->slack_channel;
+    no->username = cfg->slack_username;
+    no->icon_emoji = cfg->slack_icon;
+    no->bot_token = cfg->slack_bot_token;
+    no->api_url = cfg->slack_api_url;
+    no->mute_seconds = cfg->mute_seconds;
+    no->storm_threshold = (int)cfg->storm_threshold;
+    no->storm_window_s = cfg->storm_window_s;
+    no->storm_delay_s = cfg->storm_summary_delay_s;
+    no->recovered_after_s = cfg->recovered_after_s;
+    no->max_log_lines = (int)cfg->log_tail_lines;
+    no->routes = cfg->routes;
+    no->n_routes = cfg->n_routes;
+    no->silences = cfg->silences;
+    no->n_silences = cfg->n_silences;
+}
+
 static void on_delivered(double seconds, void *userdata);
 
 static int setup_notifier(struct daemon *d, struct krc_error *err)
@@ -772,25 +796,8 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     if (rc < 0) {
         return rc;
     }
-    memset(&no, 0, sizeof(no));
-    no.cluster_name = cfg->cluster_name;
-    no.webhook_url = cfg->slack_webhook_url;
-    no.channel = cfg->slack_channel;
-    no.username = cfg->slack_username;
-    no.icon_emoji = cfg->slack_icon;
-    no.bot_token = cfg->slack_bot_token;
-    no.api_url = cfg->slack_api_url;
+    notify_options_from(cfg, &no);
     no.ca_file = getenv("KRC_SLACK_CA_FILE");
-    no.mute_seconds = cfg->mute_seconds;
-    no.storm_threshold = (int)cfg->storm_threshold;
-    no.storm_window_s = cfg->storm_window_s;
-    no.storm_delay_s = cfg->storm_summary_delay_s;
-    no.recovered_after_s = cfg->recovered_after_s;
-    no.max_log_lines = (int)cfg->log_tail_lines;
-    no.routes = cfg->routes;
-    no.n_routes = cfg->n_routes;
-    no.silences = cfg->silences;
-    no.n_silences = cfg->n_silences;
     no.log_ignore = d->log_ignore;
     no.n_log_ignore = d->n_log_ignore;
     no.redactor = d->redactor;
@@ -1210,20 +1217,7 @@ static void reload(struct daemon *d)
     }
     /* Apply: the notifier first (under its lock), then the watch side. */
     if (d->notifier != NULL) {
-        memset(&no, 0, sizeof(no));
-        no.cluster_name = cfg->cluster_name;
-        no.channel = cfg->slack_channel;
-        no.username = cfg->slack_username;
-        no.icon_emoji = cfg->slack_icon;
-        no.mute_seconds = cfg->mute_seconds;
-        no.storm_threshold = (int)cfg->storm_threshold;
-        no.storm_window_s = cfg->storm_window_s;
-        no.storm_delay_s = cfg->storm_summary_delay_s;
-        no.max_log_lines = (int)cfg->log_tail_lines;
-        no.routes = cfg->routes;
-        no.n_routes = cfg->n_routes;
-        no.silences = cfg->silences;
-        no.n_silences = cfg->n_silences;
+        notify_options_from(cfg, &no); /* the notifier takes the reloadable ones */
         krc_notifier_reconfigure(d->notifier, &no);
     }
     {
