@@ -106,6 +106,18 @@ def wait_until(predicate, timeout=20.0, interval=0.05, what="condition"):
         time.sleep(interval)
 
 
+def http_get(port, path, timeout=5):
+    """(status, body) of GET http://127.0.0.1:PORT/PATH; 4xx/5xx are answers, not errors."""
+    import urllib.error  # noqa: PLC0415
+    import urllib.request  # noqa: PLC0415
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+                                    timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
 class Krc:
     """A running `krc run` with JSON logs captured line by line."""
 
@@ -204,6 +216,12 @@ class Krc:
         except AssertionError:
             raise AssertionError("expected %d restart reports, got %d; log tail:\n%s"
                                  % (n, len(self.restarts()), self.tail(60)))
+
+    def http_port(self, timeout=20.0):
+        """The port of the health/metrics endpoint, from krc's start-up line."""
+        import re  # noqa: PLC0415
+        line = self.wait_log("health and metrics on", timeout)[0]["msg"]
+        return int(re.search(r"\(port (\d+)\)", line).group(1))
 
     def wait_synced(self, count=1, timeout=20.0):
         return self.wait_log("sync complete", timeout, count)

@@ -9,8 +9,6 @@ import re
 import sys
 import time
 import unittest
-import urllib.error
-import urllib.request
 
 import krc_harness as h
 from admin import FakeKube, FakeKubeError
@@ -25,12 +23,7 @@ ELECT = ["--leader-elect", "--lease-namespace", LEASE_NS, "--lease-name", LEASE_
          "--lease-retry-period", "%ds" % RETRY, "--watch-idle-timeout", "3s"]
 
 
-def get(port, path):
-    try:
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+get = h.http_get
 
 
 class LeaderTest(unittest.TestCase):
@@ -52,8 +45,7 @@ class LeaderTest(unittest.TestCase):
         env = {"SLACK_WEBHOOK_URL": self.slack.webhook_url("alerts"), "CLUSTER_NAME": "ha",
                "MUTE_SECONDS": "0", "KRC_STORM_THRESHOLD": "0", "POD_NAME": name}
         k = h.Krc(self.kube.kubeconfig, ELECT + list(extra), env)
-        line = k.wait_log("health and metrics on")[0]["msg"]
-        k.port = int(re.search(r"\(port (\d+)\)", line).group(1))
+        k.port = k.http_port()
         k.name = name
         self.procs.append(k)
         return k

@@ -11,7 +11,6 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.request
 
 import krc_harness as h
 from admin import FakeKube
@@ -23,8 +22,9 @@ FAST = ["--watch-idle-timeout", "3s"]
 
 
 def metrics(port):
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        return r.read().decode()
+    status, body = h.http_get(port, "/metrics")
+    assert status == 200, (status, body)
+    return body
 
 
 class ReloadTest(unittest.TestCase):
@@ -57,8 +57,7 @@ class ReloadTest(unittest.TestCase):
 
     def start(self):
         self.krc = h.Krc(self.kube.kubeconfig, FAST + ["--config", self.cfg], {})
-        line = self.krc.wait_log("health and metrics on")[0]["msg"]
-        self.port = int(re.search(r"\(port (\d+)\)", line).group(1))
+        self.port = self.krc.http_port()
         self.krc.wait_synced()
         return self.krc
 
