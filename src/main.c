@@ -9,6 +9,7 @@
 #include "krc/daemon.h"
 #include "krc/error.h"
 #include "krc/explain.h"
+#include "krc/gnutls_noinit.h"
 #include "krc/history.h"
 #include "krc/http.h"
 #include "krc/log.h"
@@ -81,6 +82,9 @@ static int cmd_run(int argc, char **argv)
     if (cfg.slack_webhook_url != NULL && cfg.slack_webhook_url[0] != '\0') {
         krc_log_add_secret(cfg.slack_webhook_url);
     }
+    KRC_DEBUG("GnuTLS (loaded by libcurl and libmicrohttpd, unused) left uninitialised: "
+              "%d load-time initialisation(s) skipped",
+              krc_gnutls_noinit_skipped());
     krc_error_clear(&e);
     if (krc_http_global_init(&e) < 0) {
         krc_log(KRC_LOG_ERROR, "%s", e.msg);
