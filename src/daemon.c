@@ -36,6 +36,7 @@
 #define QUEUE_CAPACITY 1024
 #define DRAIN_MS 10000
 #define SENDER_GRACE_MS 5000
+#define WORKER_IDLE_RELEASE_MS 500 /* a worker idle this long releases its memory */
 
 struct daemon;
 
@@ -554,27 +555,33 @@ static void process_restart(struct worker *w, struct krc_restart *r)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
+    int worked = 0; /* restarts processed since memory was last released */
     name_thread("krc-worker");
     for (;;) {
         void *item;
-        int rc = krc_queue_pop(&w->d->queue, &item, -1);
+        int rc = krc_queue_pop(&w->d->queue, &item, worked ? WORKER_IDLE_RELEASE_MS : -1);
         if (rc == KRC_ECANCELED) {
             break;
+        }
+        if (rc == KRC_ETIMEOUT) {
+            /* A burst is over (no restart for WORKER_IDLE_RELEASE_MS): hand
+             * the memory it used back to the system, the SQLite pages this
+             * worker cached (the next restart may be hours away and reads
+             * them again from the OS page cache), then glibc's free pages
+             * (not under AddressSanitizer, where glibc is not the
+             * allocator). Not after every restart: under a steady trickle
+             * that cost ~0.7 ms of CPU per restart (docs/performance.md). */
+            krc_store_release_memory(w->store);
+#ifndef __SANITIZE_ADDRESS__
+            malloc_trim(0);
+#endif
+            worked = 0;
+            continue;
         }
         if (rc == 0) {
             process_restart(w, item);
             krc_restart_free(item);
-            /* After a burst, hand the freed memory back to the system: the
-             * SQLite pages this worker cached (the next restart may be hours
-             * away and reads them again from the OS page cache), then
-             * glibc's free pages (not under AddressSanitizer, where glibc
-             * is not the allocator). */
-            if (krc_queue_length(&w->d->queue) == 0) {
-                krc_store_release_memory(w->store);
-#ifndef __SANITIZE_ADDRESS__
-                malloc_trim(0);
-#endif
-            }
+            worked = 1;
         }
     }
     return NULL;
