@@ -80,8 +80,9 @@ static const struct krc_config_option options[] = {
      "50", 1, 100000, NULL, "Previous-log lines fetched and shown"},
     {"logLimitBytes", "KRC_LOG_LIMIT_BYTES", "log-limit-bytes", KRC_CONFIG_INT,
      OFF(log_limit_bytes), "65536", 1024, 67108864, NULL, "Previous-log bytes fetched at most"},
-    {"workers", "KRC_WORKERS", "workers", KRC_CONFIG_INT, OFF(workers), "2", 1, 64, NULL,
-     "Restarts collected in parallel (each worker keeps its own connections, ~0.6 MiB)"},
+    {"workers", "KRC_WORKERS", "workers", KRC_CONFIG_INT, OFF(workers), "1", 1, 64, NULL,
+     "Restarts collected in parallel (each further worker: own connections and "
+     "database handle, ~0.4 MiB)"},
     {"redactPatterns", "KRC_REDACT_PATTERNS", NULL, KRC_CONFIG_LIST, OFF(redact_patterns), "", 0, 0,
      NULL, "Extra regular expressions redacted from logs and events (list)"},
     {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_LIST,
