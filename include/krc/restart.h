@@ -27,7 +27,8 @@ struct krc_restart {
     int signal;
     int64_t started_at;
     int64_t finished_at;
-    char *pod_json; /* the pod object as the watch delivered it, or NULL */
+    char *pod_json; /* the pod object as the watch delivered it minus
+                     * metadata.managedFields, or NULL */
     size_t pod_json_len;
     int64_t detected_at; /* unix seconds */
     int64_t detected_mono_ms;
