@@ -1,6 +1,7 @@
 /* Restart detection: a table keyed by pod UID holding only what detection
- * needs (namespace, name, and per container its restartCount and the
- * finishedAt of its last termination), never whole pod objects.
+ * needs (per container its name, restartCount and the finishedAt of its last
+ * termination), never whole pod objects. Namespace and name are not kept: the
+ * UID fixes them and every report carries the pod being applied.
  *
  * A restart is an increase of a container's restartCount (regular, init and
  * sidecar containers alike) or, at an unchanged count, a newer
@@ -37,7 +38,10 @@ struct krc_pod_state *krc_pod_state_new(int64_t report_since, int64_t start_time
 void krc_pod_state_free(struct krc_pod_state *st);
 
 /* ADDED/MODIFIED or a list item. KRC_ENOMEM leaves the table unchanged for
- * that pod (the restart, if any, is still reported). */
+ * that pod (the restart, if any, is still reported); so does KRC_ETOOBIG
+ * for a pod with more than 65535 containers. KRC_EINVAL when uid, namespace
+ * or name is NULL. finishedAt is kept as 32-bit unix seconds (until 2106;
+ * later times compare as equal, times <= 0 as absent). */
 int krc_pod_state_apply(struct krc_pod_state *st, const struct krc_pod_info *pod, krc_restart_cb cb,
                         void *userdata);
 /* DELETED: the pod leaves the table. Returns 1 if it was there. */
@@ -51,7 +55,8 @@ void krc_pod_state_sync_begin(struct krc_pod_state *st);
 size_t krc_pod_state_sync_end(struct krc_pod_state *st);
 
 size_t krc_pod_state_count(const struct krc_pod_state *st);
-/* Approximate heap bytes held by the table. */
+/* Approximate heap bytes held by the table, malloc's chunk headers and
+ * rounding (glibc's) and the interned container names included. */
 size_t krc_pod_state_memory(const struct krc_pod_state *st);
 
 #endif

@@ -791,6 +791,584 @@ static void test_enomem_leaves_pod_unchanged(void **state)
     assert_int_equal(krc_pod_state_delete(st, "u2"), 0);
 }
 
+/* --- compact storage: uids, interned names, 32-bit times ------------------ */
+
+/* A pod shaped like bench/podgen.py's: two containers and a sidecar. */
+static void make_web_pod(struct tpod *p, const char *uid, int i, int app_count, int64_t fin)
+{
+    char name[48];
+    struct krc_container_info *side;
+
+    snprintf(name, sizeof(name), "web-7d9c8b6f5-%05d", i);
+    tpod_init(p, uid, "ns-003", name);
+    tpod_add(p, "app", 0, app_count, fin);
+    tpod_add(p, "metrics", 0, 0, 0);
+    side = tpod_add(p, "log-shipper", 1, 0, 0);
+    side->is_sidecar = 1;
+}
+
+static void web_uid(char *buf, size_t len, int i)
+{
+    snprintf(buf, len, "5e1c7d0a-8f8e-4a55-9d3e-%012x", (unsigned)i * 2654435761u);
+}
+
+/* Uids that are not canonical UUIDs are stored as text and work the same. */
+static void test_non_uuid_uids(void **state)
+{
+    static const char *const uids[] = {
+        "uid-1",
+        "",
+        "5e1c7d0a-8f8e-4a55-9d3e-0f1d2c3b4a5",   /* one digit short */
+        "5e1c7d0a-8f8e-4a55-9d3e-0f1d2c3b4a590", /* one digit long */
+        "5e1c7d0a8f8e-4a55-9d3e-0f1d2c3b4a59-",  /* dash misplaced */
+        "5e1c7d0a-8f8e-4a55-9d3e-0f1d2c3b4a5g",  /* not hex */
+        "{5e1c7d0a-8f8e-4a55-9d3e-0f1d2c3b4a5}",
+    };
+    enum { N = sizeof(uids) / sizeof(uids[0]) };
+    struct krc_pod_state *st = *state;
+    size_t m0 = krc_pod_state_memory(st);
+    struct tpod p;
+    struct sink s;
+
+    for (int i = 0; i < N; i++) {
+        make_web_pod(&p, uids[i], i, i, OLD);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_int_equal(s.n, 0);
+    }
+    assert_int_equal(krc_pod_state_count(st), N);
+    for (int i = 0; i < N; i++) {
+        make_web_pod(&p, uids[i], i, i + 1, START + i);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_one(&s, "app", 0, i, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_int_equal(s.n, 0);
+    }
+    /* a uid that is a prefix of a stored one is another pod */
+    assert_int_equal(krc_pod_state_delete(st, "uid-"), 0);
+    assert_int_equal(krc_pod_state_delete(st, "uid-10"), 0);
+    assert_int_equal(krc_pod_state_delete(st, uids[0]), 1);
+    assert_int_equal(krc_pod_state_delete(st, uids[0]), 0);
+    assert_int_equal(krc_pod_state_forget(st, uids[1]), 1);
+    for (int i = 2; i < N; i++) {
+        assert_int_equal(krc_pod_state_delete(st, uids[i]), 1);
+    }
+    assert_int_equal(krc_pod_state_count(st), 0);
+    assert_int_equal(krc_pod_state_memory(st), m0);
+}
+
+/* Kubernetes compares uids as strings: an uppercase UUID and its lowercase
+ * twin (which is stored as 16 bytes) are two pods. */
+static void test_uuid_case_twins_are_different_pods(void **state)
+{
+    struct krc_pod_state *st = *state;
+    const char *lower = "0b6c5f0e-abcd-4c1e-9d3e-0123456789ef";
+    const char *upper = "0B6C5F0E-ABCD-4C1E-9D3E-0123456789EF";
+    const char *mixed = "0b6c5f0e-ABCD-4c1e-9d3e-0123456789ef";
+    struct tpod p;
+    struct sink s;
+
+    make_web_pod(&p, lower, 1, 1, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    make_web_pod(&p, upper, 2, 5, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    make_web_pod(&p, mixed, 3, 9, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(krc_pod_state_count(st), 3);
+
+    /* each restart is compared with its own pod's count */
+    make_web_pod(&p, upper, 2, 6, START + 1);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 5, 0);
+    make_web_pod(&p, lower, 1, 2, START + 2);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+    make_web_pod(&p, mixed, 3, 10, START + 3);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 9, 0);
+
+    /* deleting one spelling leaves the others */
+    assert_int_equal(krc_pod_state_delete(st, lower), 1);
+    assert_int_equal(krc_pod_state_delete(st, lower), 0);
+    assert_int_equal(krc_pod_state_count(st), 2);
+    make_web_pod(&p, upper, 2, 7, START + 4);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 6, 0);
+    assert_int_equal(krc_pod_state_forget(st, upper), 1);
+    assert_int_equal(krc_pod_state_forget(st, upper), 0);
+    assert_int_equal(krc_pod_state_forget(st, mixed), 1);
+    assert_int_equal(krc_pod_state_count(st), 0);
+
+    /* the lowercase one comes back as a new pod */
+    make_web_pod(&p, lower, 1, 3, RECENT);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, -1, 0);
+}
+
+/* Container names are interned: pods sharing them cost no more than their
+ * record, and the last pod to go takes the pool with it. */
+static void test_interning_many_pods_one_namespace(void **state)
+{
+    struct krc_pod_state *st = *state;
+    enum { N = 3000 };
+    size_t m_empty = krc_pod_state_memory(st);
+    size_t m100 = 0;
+    size_t m600;
+    char uid[48];
+    struct tpod p;
+    struct sink s;
+
+    for (int i = 0; i < N; i++) {
+        web_uid(uid, sizeof(uid), i);
+        make_web_pod(&p, uid, i, i % 3, OLD);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_int_equal(s.n, 0);
+        if (i == 99) {
+            m100 = krc_pod_state_memory(st);
+        } else if (i == 599) {
+            /* no slot growth in between: the difference is the records alone */
+            m600 = krc_pod_state_memory(st);
+            assert_true(m600 > m100);
+            assert_true((m600 - m100) / 500 <= 64);
+        }
+    }
+    assert_int_equal(krc_pod_state_count(st), N);
+    assert_true(krc_pod_state_memory(st) / N <= 100);
+    for (int i = 0; i < N; i++) {
+        web_uid(uid, sizeof(uid), i);
+        make_web_pod(&p, uid, i, i % 3 + 1, START + 1);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_one(&s, "app", 0, i % 3, 0);
+    }
+    for (int i = 0; i < N; i++) {
+        web_uid(uid, sizeof(uid), i);
+        assert_int_equal(krc_pod_state_delete(st, uid), 1);
+    }
+    assert_int_equal(krc_pod_state_count(st), 0);
+    /* pool empty, slot array back to its initial size */
+    assert_int_equal(krc_pod_state_memory(st), m_empty);
+
+    /* the names come back after being freed */
+    web_uid(uid, sizeof(uid), 7);
+    make_web_pod(&p, uid, 7, 2, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    assert_true(krc_pod_state_memory(st) > m_empty);
+    make_web_pod(&p, uid, 7, 3, START + 1);
+    tpod_set(&p.c[2], 1, START + 1);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.r[0].container, "app");
+    assert_int_equal(s.r[0].previous, 2);
+    assert_string_equal(s.r[1].container, "log-shipper");
+    assert_int_equal(s.r[1].is_init, 1);
+    assert_int_equal(s.r[1].previous, 0);
+    assert_int_equal(krc_pod_state_delete(st, uid), 1);
+    assert_int_equal(krc_pod_state_memory(st), m_empty);
+}
+
+/* Many distinct names: the pool grows, ids are reused, and removals in any
+ * order keep every other name findable. */
+static void test_interning_many_names(void **state)
+{
+    struct krc_pod_state *st = *state;
+    enum { N = 400 };
+    size_t m_empty = krc_pod_state_memory(st);
+    char cname[32];
+    struct tpod p;
+    struct sink s;
+
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            char uid[16];
+            snprintf(uid, sizeof(uid), "pod-%d", i);
+            snprintf(cname, sizeof(cname), "c-%d-%d", i, round);
+            tpod_init(&p, uid, "ns", uid);
+            tpod_add(&p, "app", 0, 1, OLD);
+            tpod_add(&p, cname, 0, 1, OLD);
+            assert_int_equal(apply(st, &p, &s), 0);
+            assert_int_equal(s.n, 0);
+        }
+        /* remove every third pod, then check the others still match */
+        for (int i = 0; i < N; i += 3) {
+            char uid[16];
+            snprintf(uid, sizeof(uid), "pod-%d", i);
+            assert_int_equal(krc_pod_state_delete(st, uid), 1);
+        }
+        for (int i = 0; i < N; i++) {
+            char uid[16];
+            snprintf(uid, sizeof(uid), "pod-%d", i);
+            snprintf(cname, sizeof(cname), "c-%d-%d", i, round);
+            tpod_init(&p, uid, "ns", uid);
+            tpod_add(&p, "app", 0, 1, OLD);
+            tpod_add(&p, cname, 0, 2, START + 1);
+            assert_int_equal(apply(st, &p, &s), 0);
+            if (i % 3 == 0) {
+                assert_one(&s, cname, 0, -1, 0); /* new again */
+            } else {
+                assert_one(&s, cname, 0, 1, 0);
+            }
+        }
+        krc_pod_state_sync_begin(st);
+        assert_int_equal(krc_pod_state_sync_end(st), N);
+        assert_int_equal(krc_pod_state_memory(st), m_empty);
+    }
+}
+
+/* A MODIFIED event whose containers differ from the record's: detection as
+ * before, and names no pod uses any more leave the pool. */
+static void test_container_rename_frees_name(void **state)
+{
+    struct krc_pod_state *st = *state;
+    size_t m_empty = krc_pod_state_memory(st);
+    size_t m_one;
+    struct tpod p;
+    struct sink s;
+
+    tpod_init(&p, "u1", "ns", "a");
+    tpod_add(&p, "app", 0, 1, OLD);
+    tpod_add(&p, "old-sidecar", 1, 4, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    m_one = krc_pod_state_memory(st);
+
+    /* renamed sidecar: first sight, its old termination is quiet; app restarts */
+    tpod_init(&p, "u1", "ns", "a");
+    tpod_add(&p, "app", 0, 2, START + 1);
+    tpod_add(&p, "new-sidecar", 1, 4, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+    /* same-length name: the old one was released, nothing accumulates */
+    assert_int_equal(krc_pod_state_memory(st), m_one);
+
+    /* the init flag is part of the identity: same name, now regular */
+    tpod_init(&p, "u1", "ns", "a");
+    tpod_add(&p, "app", 0, 2, START + 1);
+    tpod_add(&p, "new-sidecar", 0, 1, START + 2);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "new-sidecar", 0, -1, 0);
+
+    /* the old name is back: new to the table again */
+    tpod_init(&p, "u1", "ns", "a");
+    tpod_add(&p, "app", 0, 2, START + 1);
+    tpod_add(&p, "old-sidecar", 1, 5, START + 3);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "old-sidecar", 1, -1, 0);
+    assert_int_equal(krc_pod_state_memory(st), m_one);
+
+    assert_int_equal(krc_pod_state_delete(st, "u1"), 1);
+    assert_int_equal(krc_pod_state_memory(st), m_empty);
+}
+
+/* A relist that no longer has pods removes them and their names. */
+static void test_sync_end_frees_names(void **state)
+{
+    struct krc_pod_state *st = *state;
+    size_t m_empty = krc_pod_state_memory(st);
+    size_t m_kept;
+    size_t m_after;
+    char uid[48];
+    char cname[32];
+    struct tpod p;
+    struct sink s;
+
+    web_uid(uid, sizeof(uid), 0);
+    make_web_pod(&p, uid, 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    m_kept = krc_pod_state_memory(st);
+    for (int i = 1; i <= 50; i++) {
+        web_uid(uid, sizeof(uid), i);
+        make_web_pod(&p, uid, i, 0, 0);
+        snprintf(cname, sizeof(cname), "job-%d", i);
+        tpod_add(&p, cname, 1, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    krc_pod_state_sync_begin(st);
+    web_uid(uid, sizeof(uid), 0);
+    make_web_pod(&p, uid, 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_sync_end(st), 50);
+    assert_int_equal(krc_pod_state_count(st), 1);
+    /* the 50 names are gone (each took a 32-byte chunk); the pool's arrays
+     * keep their size while it is not empty */
+    m_after = krc_pod_state_memory(st);
+    assert_true(m_after >= m_kept);
+    assert_true(m_after < m_kept + 50 * 32);
+    /* the same pods again and the same relist: nothing accumulates */
+    for (int i = 1; i <= 50; i++) {
+        web_uid(uid, sizeof(uid), i);
+        make_web_pod(&p, uid, i, 0, 0);
+        snprintf(cname, sizeof(cname), "job-%d", i);
+        tpod_add(&p, cname, 1, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    krc_pod_state_sync_begin(st);
+    web_uid(uid, sizeof(uid), 0);
+    make_web_pod(&p, uid, 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_sync_end(st), 50);
+    assert_int_equal(krc_pod_state_memory(st), m_after);
+    krc_pod_state_sync_begin(st);
+    assert_int_equal(krc_pod_state_sync_end(st), 1);
+    assert_int_equal(krc_pod_state_memory(st), m_empty);
+}
+
+/* A relist that starts again before it ended (the list failed midway): only
+ * pods applied since the last sync_begin are kept. */
+static void test_sync_begin_twice(void **state)
+{
+    struct krc_pod_state *st = *state;
+    struct tpod p;
+    struct sink s;
+
+    for (int i = 0; i < 6; i++) {
+        make_pod(&p, i, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    krc_pod_state_sync_begin(st);
+    for (int i = 0; i < 3; i++) {
+        make_pod(&p, i, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    krc_pod_state_sync_begin(st);
+    make_pod(&p, 4, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_sync_end(st), 5);
+    assert_int_equal(krc_pod_state_count(st), 1);
+    assert_int_equal(krc_pod_state_delete(st, p.info.uid), 1);
+}
+
+/* finishedAt is kept as 32-bit unix seconds. */
+static void test_finished_at_32_bits(void **state)
+{
+    struct krc_pod_state *st = *state;
+    const int64_t y2106 = (int64_t)UINT32_MAX;
+    struct tpod p;
+    struct sink s;
+    struct krc_container_info *app;
+
+    tpod_init(&p, "u1", "ns", "a");
+    app = tpod_add(&p, "app", 0, 1, START);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, -1, 0);
+
+    /* the full range up to 2106 is kept exactly */
+    tpod_set(app, 1, y2106 - 1);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+    tpod_set(app, 1, y2106);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+    /* beyond: clamped, so the same object repeated never re-reports */
+    tpod_set(app, 1, y2106 + 100);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    /* counts are unaffected */
+    tpod_set(app, 2, y2106 + 200);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+
+    /* a time before 1970 counts as no termination */
+    tpod_set(app, 2, -5);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    tpod_set(app, 2, START + 9);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0); /* nothing known to compare with, as with fin 0 */
+    tpod_set(app, 2, START + 10);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 2, 0);
+}
+
+/* KRC_ENOMEM in the middle of interning a changed pod's names: the names
+ * taken so far are released and the pod keeps its previous state. */
+static void test_enomem_while_interning(void **state)
+{
+    struct krc_pod_state *st = *state;
+    const char *uids[] = {"0b6c5f0e-abcd-4c1e-9d3e-0123456789ef", "not-a-uuid"};
+    struct tpod p;
+    struct sink s;
+
+    for (int u = 0; u < 2; u++) {
+        size_t m_empty = krc_pod_state_memory(st);
+        size_t m_before;
+        long n;
+
+        make_web_pod(&p, uids[u], 1, 1, OLD);
+        assert_int_equal(apply(st, &p, &s), 0);
+        m_before = krc_pod_state_memory(st);
+        /* the record, then two new names (and maybe pool growth) */
+        for (n = 0;; n++) {
+            int rc;
+            make_web_pod(&p, uids[u], 1, 2, START + 1);
+            tpod_add(&p, "extra-1", 0, 0, 0);
+            tpod_add(&p, "extra-2", 1, 0, 0);
+            krc_mem_fail_after(n);
+            rc = apply(st, &p, &s);
+            krc_mem_fail_after(-1);
+            assert_one(&s, "app", 0, 1, 0); /* reported either way */
+            if (rc == 0) {
+                break;
+            }
+            assert_int_equal(rc, KRC_ENOMEM);
+            assert_int_equal(krc_pod_state_memory(st), m_before);
+            assert_int_equal(krc_pod_state_count(st), 1);
+        }
+        assert_true(n >= 3);
+        assert_true(krc_pod_state_memory(st) > m_before);
+        assert_int_equal(apply(st, &p, &s), 0);
+        assert_int_equal(s.n, 0);
+        assert_int_equal(krc_pod_state_delete(st, uids[u]), 1);
+        assert_int_equal(krc_pod_state_memory(st), m_empty);
+    }
+
+    /* a first pod failing while the pool is empty leaves no pool behind */
+    {
+        size_t m_empty = krc_pod_state_memory(st);
+        for (long n = 0; n < 3; n++) {
+            make_web_pod(&p, uids[0], 1, 1, RECENT);
+            krc_mem_fail_after(n);
+            assert_int_equal(apply(st, &p, &s), KRC_ENOMEM);
+            krc_mem_fail_after(-1);
+            assert_one(&s, "app", 0, -1, 0);
+            assert_int_equal(krc_pod_state_count(st), 0);
+            assert_int_equal(krc_pod_state_memory(st), m_empty);
+        }
+    }
+}
+
+/* Removing names from the pool's hash index (backward shift, no tombstones)
+ * must keep every other name findable: a pod using names that are already
+ * interned costs exactly its record, never a duplicate name. */
+static void test_interning_lookup_after_removals(void **state)
+{
+    struct krc_pod_state *st = *state;
+    enum { N = 2000 };
+    char uid[48];
+    char cname[32];
+    char gone[N] = {0};
+    struct tpod p;
+    struct sink s;
+    size_t m;
+    size_t per_pod = 0;
+
+    for (int i = 0; i < N; i++) {
+        snprintf(uid, sizeof(uid), "a-%d", i);
+        snprintf(cname, sizeof(cname), "n-%d", i);
+        tpod_init(&p, uid, "ns", uid);
+        tpod_add(&p, cname, 0, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    for (int k = 0; k < 6; k++) {
+        /* remove names in a scattered order */
+        for (int i = k; i < N; i += 7) {
+            int victim = (i * 37) % N;
+            snprintf(uid, sizeof(uid), "a-%d", victim);
+            assert_int_equal(krc_pod_state_delete(st, uid), !gone[victim]);
+            gone[victim] = 1;
+        }
+        /* a second pod for each name still there: only its record is new */
+        for (int i = 0; i < N; i++) {
+            if (gone[i]) {
+                continue;
+            }
+            snprintf(uid, sizeof(uid), "0b6c5f0e-0000-4c1e-9d3e-%012d", i);
+            snprintf(cname, sizeof(cname), "n-%d", i);
+            tpod_init(&p, uid, "ns", uid);
+            tpod_add(&p, cname, 0, 0, 0);
+            m = krc_pod_state_memory(st);
+            assert_int_equal(apply(st, &p, &s), 0);
+            if (per_pod == 0) {
+                per_pod = krc_pod_state_memory(st) - m;
+            }
+            assert_int_equal(krc_pod_state_memory(st) - m, per_pod);
+            assert_int_equal(krc_pod_state_delete(st, uid), 1);
+            assert_int_equal(krc_pod_state_memory(st), m);
+        }
+    }
+}
+
+/* White-box: the pool's index starts with 32 slots and FNV-1a 32 hashes.
+ * Names whose probe sequence wraps from the last slot to the first must stay
+ * findable when the one before them is removed (if the hash or size change,
+ * this test still passes but no longer covers the wrap). */
+static uint32_t fnv1a32(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static void test_interning_index_wraps(void **state)
+{
+    struct krc_pod_state *st = *state;
+    char names[4][16];
+    int found[2] = {0, 0}; /* home slot 31, home slot 0 */
+    struct tpod p;
+    struct sink s;
+    size_t m;
+    size_t per_pod;
+
+    for (int i = 0; found[0] < 3 || found[1] < 1; i++) {
+        char n[16];
+        uint32_t home;
+        snprintf(n, sizeof(n), "w-%d", i);
+        home = fnv1a32(n) & 31;
+        if (home == 31 && found[0] < 3) {
+            snprintf(names[found[0]++], sizeof(names[0]), "%s", n);
+        } else if (home == 0 && found[1] < 1) {
+            snprintf(names[3], sizeof(names[3]), "%s", n);
+            found[1]++;
+        }
+    }
+    /* slots: names[0] 31, names[1] 0, names[2] 1, names[3] 2 */
+    tpod_init(&p, "first", "ns", "first");
+    for (int i = 0; i < 4; i++) {
+        tpod_add(&p, names[i], 0, 0, 0);
+    }
+    assert_int_equal(apply(st, &p, &s), 0);
+    m = krc_pod_state_memory(st);
+    tpod_init(&p, "0b6c5f0e-0000-4c1e-9d3e-000000000001", "ns", "second");
+    for (int i = 1; i < 4; i++) {
+        tpod_add(&p, names[i], 0, 0, 0);
+    }
+    assert_int_equal(apply(st, &p, &s), 0);
+    per_pod = krc_pod_state_memory(st) - m;
+    /* names[0] leaves: the other three shift back across the wrap */
+    assert_int_equal(krc_pod_state_delete(st, "first"), 1);
+    m = krc_pod_state_memory(st);
+    tpod_init(&p, "0b6c5f0e-0000-4c1e-9d3e-000000000002", "ns", "third");
+    for (int i = 1; i < 4; i++) {
+        tpod_add(&p, names[i], 0, 0, 0);
+    }
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_memory(st) - m, per_pod); /* no duplicate names */
+
+    /* an empty pool starts again at 32 slots: names[0] at 31, names[3] at 0 */
+    krc_pod_state_sync_begin(st);
+    assert_int_equal(krc_pod_state_sync_end(st), 2);
+    tpod_init(&p, "first", "ns", "first");
+    tpod_add(&p, names[0], 0, 0, 0);
+    tpod_add(&p, names[3], 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    m = krc_pod_state_memory(st);
+    tpod_init(&p, "0b6c5f0e-0000-4c1e-9d3e-000000000001", "ns", "second");
+    tpod_add(&p, names[3], 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    per_pod = krc_pod_state_memory(st) - m;
+    /* names[0] leaves: names[3] is at its home slot and must stay there */
+    assert_int_equal(krc_pod_state_delete(st, "first"), 1);
+    m = krc_pod_state_memory(st);
+    tpod_init(&p, "0b6c5f0e-0000-4c1e-9d3e-000000000002", "ns", "third");
+    tpod_add(&p, names[3], 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_memory(st) - m, per_pod);
+}
+
 static void test_new_free_null(void **state)
 {
     struct krc_pod_state *st;
@@ -829,6 +1407,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_enomem_leaves_pod_unchanged, setup, teardown),
         cmocka_unit_test(test_alloc_failure_sweep),
         cmocka_unit_test(test_new_free_null),
+        cmocka_unit_test_setup_teardown(test_non_uuid_uids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_uuid_case_twins_are_different_pods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interning_many_pods_one_namespace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interning_many_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interning_lookup_after_removals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interning_index_wraps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_container_rename_frees_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_end_frees_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_begin_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finished_at_32_bits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enomem_while_interning, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
