@@ -1059,6 +1059,29 @@ static void test_container_rename_frees_name(void **state)
     assert_int_equal(krc_pod_state_memory(st), m_empty);
 }
 
+/* 50 pods with a container name each of their own, then a relist that only
+ * has pod 0: the 50 leave the table. */
+static void add_jobs_then_relist_without_them(struct krc_pod_state *st)
+{
+    char uid[48];
+    char cname[32];
+    struct tpod p;
+    struct sink s;
+
+    for (int i = 1; i <= 50; i++) {
+        web_uid(uid, sizeof(uid), i);
+        make_web_pod(&p, uid, i, 0, 0);
+        snprintf(cname, sizeof(cname), "job-%d", i);
+        tpod_add(&p, cname, 1, 0, 0);
+        assert_int_equal(apply(st, &p, &s), 0);
+    }
+    krc_pod_state_sync_begin(st);
+    web_uid(uid, sizeof(uid), 0);
+    make_web_pod(&p, uid, 0, 0, 0);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(krc_pod_state_sync_end(st), 50);
+}
+
 /* A relist that no longer has pods removes them and their names. */
 static void test_sync_end_frees_names(void **state)
 {
@@ -1067,7 +1090,6 @@ static void test_sync_end_frees_names(void **state)
     size_t m_kept;
     size_t m_after;
     char uid[48];
-    char cname[32];
     struct tpod p;
     struct sink s;
 
@@ -1075,18 +1097,7 @@ static void test_sync_end_frees_names(void **state)
     make_web_pod(&p, uid, 0, 0, 0);
     assert_int_equal(apply(st, &p, &s), 0);
     m_kept = krc_pod_state_memory(st);
-    for (int i = 1; i <= 50; i++) {
-        web_uid(uid, sizeof(uid), i);
-        make_web_pod(&p, uid, i, 0, 0);
-        snprintf(cname, sizeof(cname), "job-%d", i);
-        tpod_add(&p, cname, 1, 0, 0);
-        assert_int_equal(apply(st, &p, &s), 0);
-    }
-    krc_pod_state_sync_begin(st);
-    web_uid(uid, sizeof(uid), 0);
-    make_web_pod(&p, uid, 0, 0, 0);
-    assert_int_equal(apply(st, &p, &s), 0);
-    assert_int_equal(krc_pod_state_sync_end(st), 50);
+    add_jobs_then_relist_without_them(st);
     assert_int_equal(krc_pod_state_count(st), 1);
     /* the 50 names are gone (each took a 32-byte chunk); the pool's arrays
      * keep their size while it is not empty */
@@ -1094,18 +1105,7 @@ static void test_sync_end_frees_names(void **state)
     assert_true(m_after >= m_kept);
     assert_true(m_after < m_kept + 50 * 32);
     /* the same pods again and the same relist: nothing accumulates */
-    for (int i = 1; i <= 50; i++) {
-        web_uid(uid, sizeof(uid), i);
-        make_web_pod(&p, uid, i, 0, 0);
-        snprintf(cname, sizeof(cname), "job-%d", i);
-        tpod_add(&p, cname, 1, 0, 0);
-        assert_int_equal(apply(st, &p, &s), 0);
-    }
-    krc_pod_state_sync_begin(st);
-    web_uid(uid, sizeof(uid), 0);
-    make_web_pod(&p, uid, 0, 0, 0);
-    assert_int_equal(apply(st, &p, &s), 0);
-    assert_int_equal(krc_pod_state_sync_end(st), 50);
+    add_jobs_then_relist_without_them(st);
     assert_int_equal(krc_pod_state_memory(st), m_after);
     krc_pod_state_sync_begin(st);
     assert_int_equal(krc_pod_state_sync_end(st), 1);
