@@ -15,6 +15,9 @@ integration test does: krc_harness makes each FakeKube enforce it for krc's toke
 3. The fake's authorizer itself: request attributes (verb, subresource, resourceNames from a
    metadata.name field selector), RoleBinding-to-ClusterRole scoping, the exact 403 texts the
    real kube-apiserver writes, and what the real kubectl prints for them.
+4. The chart's namespaced variant (plain watchedNamespaces: a Role per namespace) runs the
+   real krc against the enforcing fake: both namespaces alerted with logs, events and node,
+   no 403, and every pod permission check namespaced.
 
 The minimal set and why each grant is there:
 
@@ -40,6 +43,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -826,6 +830,62 @@ class FakeAuthorizer(unittest.TestCase):
         e = fakekube.forbidden_error(SA, self.attrs("GET", "/logs"))
         self.assertEqual(e.status()["message"], 'forbidden: User "%s" cannot get path "/logs"'
                          % SA)
+
+
+class ChartNamespacedRoles(unittest.TestCase):
+    """The chart's namespaced variant is enough for the real krc: with plain
+    watchedNamespaces the chart grants pods/log/events in a Role per namespace, events in
+    "default" (node warnings) and only nodes get in a ClusterRole. krc watches each namespace
+    on its own, collects everything and never needs a cluster-scoped pod permission."""
+
+    def test_plain_namespaces_chart_rbac_runs_krc(self):
+        import test_deploy_yaml as dy  # renders the chart with tests/tools/helmrender
+        docs = dy.render_set("plain-namespaces")
+        objects = [d for d in docs if d["kind"] in h.RBAC_KINDS]
+        self.assertEqual(sorted(o["kind"] for o in objects),
+                         ["ClusterRole", "ClusterRoleBinding", "Role", "Role", "Role",
+                          "RoleBinding", "RoleBinding", "RoleBinding"])
+        slack = FakeSlack()
+        slack.start()
+        self.addCleanup(slack.stop)
+        with Run("chart-namespaced", objects, slack) as run:
+            kube = run.kube
+            kube.add_node("fake-node-1")
+            kube.add_event(namespace="default", involvedObject={
+                "kind": "Node", "name": "fake-node-1", "uid": "fake-node-1"},
+                reason="NodeHasDiskPressure", message="disk pressure on fake-node-1",
+                type="Warning", source={"component": "kubelet", "host": "fake-node-1"})
+            pods = {ns: kube.create_pod(ns, "web-1") for ns in ("shop", "payments", "other")}
+            for pod in pods.values():
+                kube.add_pod_event(pod, "BackOff", "Back-off restarting failed container app",
+                                   container="app")
+            webhook = slack.webhook_url("rbac-chart-namespaced")
+            run.start_krc({"SLACK_WEBHOOK_URL": webhook, "MUTE_SECONDS": "0",
+                           "WATCHED_NAMESPACES": dy.env_of(docs)["WATCHED_NAMESPACES"]["value"]})
+            h.wait_until(lambda: len(run.krc.logs(contains="sync complete")) >= 2,
+                         15 * h.SLOWDOWN, what="both namespaces synced (log:\n%s)"
+                         % run.krc.tail())
+            for ns in ("other", "shop", "payments"):
+                kube.restart(ns, "web-1", "app", exit_code=137, reason="OOMKilled",
+                             logs="allocating buffer\nboom: out of memory in %s\n" % ns)
+            msgs = slack.wait_messages(2, timeout=30 * h.SLOWDOWN,
+                                       webhook=slack.webhook_path("rbac-chart-namespaced"))
+            texts = [json.dumps(m["body"], ensure_ascii=False) for m in msgs]
+            for ns in ("shop", "payments"):
+                text = [t for t in texts if "boom: out of memory in %s" % ns in t]
+                self.assertEqual(len(text), 1, "no alert with the log of %s: %s" % (ns, texts))
+                obs = {"synced": True, "message": text[0],
+                       "forbidden": run.forbidden_requests()}
+                expect_collect_ok(self, obs)
+            time.sleep(1.5)  # "other" is not watched: no alert may follow
+            self.assertEqual(len(slack.messages(webhook=slack.webhook_path(
+                "rbac-chart-namespaced"))), 2)
+            self.assertEqual(run.forbidden_requests(), [])
+            # every pod permission used was a namespaced one, in a watched namespace
+            pod_checks = [r["authz"] for r in run.kube.requests()
+                          if r.get("authz") and r["authz"].get("resource") == "pods"]
+            self.assertTrue(pod_checks)
+            self.assertEqual({a.get("namespace") for a in pod_checks}, {"shop", "payments"})
 
 
 if __name__ == "__main__":
