@@ -103,11 +103,15 @@ def renderer():
     out = os.path.join(outdir, "helmrender")
     env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode", GOFLAGS="",
                GOCACHE=os.path.join(outdir, "gocache"))
-    p = subprocess.run(["go", "build", "-o", out, "./tests/tools/helmrender"], cwd=ROOT, env=env,
+    # built under a name of this process's own, then renamed into place: test_rbac.py may
+    # build it at the same time (ctest -j2), and must never run a half-written binary
+    tmp = "%s.%d" % (out, os.getpid())
+    p = subprocess.run(["go", "build", "-o", tmp, "./tests/tools/helmrender"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise AssertionError("building tests/tools/helmrender failed (packages: %s):\n%s"
                              % (GO_PACKAGES, p.stderr))
+    os.replace(tmp, out)
     _renderer.append(out)
     return out
 
