@@ -294,10 +294,8 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     int is_auth;
 
     *ret_skip = kend;
-    if (!is_secret_key(p + i, kend - i)) {
-        return 0;
-    }
-    is_auth = kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization");
+    /* The separator first: most words are not followed by one, and it is
+     * cheaper than comparing the word with every secret name. */
     /* "key": closing quote of a quoted key */
     if (i > 0 && (p[i - 1] == '"' || p[i - 1] == '\'') && j < len && p[j] == p[i - 1]) {
         j++;
@@ -320,6 +318,10 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     } else {
         return 0;
     }
+    if (!is_secret_key(p + i, kend - i)) {
+        return 0;
+    }
+    is_auth = kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization");
     while (j < len && is_blank(p[j])) {
         j++;
     }
