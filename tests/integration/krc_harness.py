@@ -25,11 +25,26 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fakekube"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fakeslack"))
 import admin  # noqa: E402
+import client as fakeslack_client  # noqa: E402
 
 KRC = None
 # Deadlines stretch when krc runs under a slow wrapper such as valgrind.
 SLOWDOWN = float(os.environ.get("KRC_SLOWDOWN", "3" if os.environ.get("KRC_WRAPPER") else "1"))
+
+
+def start_fakes(case):
+    """Start a FakeKube (a bookmark every second) and a FakeSlack as case.kube and case.slack.
+    Both are stopped by the test case's cleanups, which run after its tearDown (so krc is
+    stopped first) and also when setUp fails half-way."""
+    case.kube = admin.FakeKube()
+    case.kube.start()
+    case.addCleanup(case.kube.stop)
+    case.kube.config(bookmark_interval=1)
+    case.slack = fakeslack_client.FakeSlack()
+    case.slack.start()
+    case.addCleanup(case.slack.stop)
 
 
 def krc_binary():

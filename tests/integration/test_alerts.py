@@ -14,17 +14,13 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import unittest
 from datetime import datetime, timedelta, timezone
 
 import krc_harness as h
-from admin import FakeKube
 
-sys.path.insert(0, os.path.join(h.ROOT, "tests", "fakeslack"))
-from client import FakeSlack  # noqa: E402
 
 # Settings of the outer shell that would change krc's behaviour are removed.
 SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN",
@@ -113,11 +109,7 @@ def write_file(text, suffix=".yaml"):
 
 class AlertTestBase(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.krc = None
         self.secrets = []  # strings that must never appear in krc's output
         self.tmpfiles = []
@@ -134,8 +126,6 @@ class AlertTestBase(unittest.TestCase):
                 for s in self.secrets:
                     self.assertNotIn(s, out, "a secret appeared in krc's output")
         finally:
-            self.slack.stop()
-            self.kube.stop()
             for p in self.tmpfiles:
                 try:
                     os.unlink(p)

@@ -1,21 +1,14 @@
 """The health and metrics endpoint of the real daemon: /healthz, /readyz flipping while the API
 server is away, /metrics counting what happened (checked by promtool when installed)."""
 
-import os
 import re
 import shutil
 import subprocess
-import sys
-import time
 import unittest
 import urllib.error
 import urllib.request
 
 import krc_harness as h
-from admin import FakeKube
-
-sys.path.insert(0, os.path.join(h.ROOT, "tests", "fakeslack"))
-from client import FakeSlack  # noqa: E402
 
 
 def get(port, path):
@@ -34,18 +27,12 @@ def metric(text, name, labels=""):
 
 class EndpointTest(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.krc = None
 
     def tearDown(self):
         if self.krc is not None:
             self.krc.kill()
-        self.slack.stop()
-        self.kube.stop()
 
     def start(self):
         self.krc = h.Krc(self.kube.kubeconfig, ["--watch-idle-timeout", "3s"],

@@ -4,17 +4,13 @@ of the leader hands over within the lease duration and every restart is alerted 
 SIGTERM releases the Lease; a leader that finds another holder stops; readiness shows the role."""
 
 import json
-import os
 import re
-import sys
 import time
 import unittest
 
 import krc_harness as h
-from admin import FakeKube, FakeKubeError
+from admin import FakeKubeError
 
-sys.path.insert(0, os.path.join(h.ROOT, "tests", "fakeslack"))
-from client import FakeSlack  # noqa: E402
 
 LEASE_NS, LEASE_NAME = "krc", "krc"
 DURATION, DEADLINE, RETRY = 3, 2, 1
@@ -28,18 +24,12 @@ get = h.http_get
 
 class LeaderTest(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.procs = []
 
     def tearDown(self):
         for k in self.procs:
             k.kill()
-        self.slack.stop()
-        self.kube.stop()
 
     def start(self, name, extra=()):
         env = {"SLACK_WEBHOOK_URL": self.slack.webhook_url("alerts"), "CLUSTER_NAME": "ha",

@@ -10,22 +10,14 @@ import time
 import unittest
 
 import krc_harness as h
-from admin import FakeKube
 
-import sys
-sys.path.insert(0, os.path.join(h.ROOT, "tests", "fakeslack"))
-from client import FakeSlack  # noqa: E402
 
 FAST = ["--watch-idle-timeout", "3s"]
 
 
 class OutboxTest(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.tmp = tempfile.TemporaryDirectory()
         self.db = os.path.join(self.tmp.name, "krc.db")
         self.url = self.slack.webhook_url("alerts")
@@ -34,8 +26,6 @@ class OutboxTest(unittest.TestCase):
     def tearDown(self):
         for k in self.procs:
             k.kill()
-        self.slack.stop()
-        self.kube.stop()
         self.tmp.cleanup()
 
     def start(self, extra_env=None):

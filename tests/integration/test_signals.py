@@ -7,16 +7,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
 
 import krc_harness as h
-from admin import FakeKube
 
-sys.path.insert(0, os.path.join(h.ROOT, "tests", "fakeslack"))
-from client import FakeSlack  # noqa: E402
 
 FAST = ["--watch-idle-timeout", "3s"]
 
@@ -29,11 +25,7 @@ def metrics(port):
 
 class ReloadTest(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.tmp = tempfile.TemporaryDirectory()
         self.cfg = os.path.join(self.tmp.name, "krc.yaml")
         self.default = self.slack.webhook_url("alerts")
@@ -44,8 +36,6 @@ class ReloadTest(unittest.TestCase):
     def tearDown(self):
         if self.krc is not None:
             self.krc.kill()
-        self.slack.stop()
-        self.kube.stop()
         self.tmp.cleanup()
 
     def write(self, text):
@@ -158,11 +148,7 @@ class ReloadTest(unittest.TestCase):
 
 class SigtermUnderLoadTest(unittest.TestCase):
     def setUp(self):
-        self.kube = FakeKube()
-        self.kube.start()
-        self.kube.config(bookmark_interval=1)
-        self.slack = FakeSlack()
-        self.slack.start()
+        h.start_fakes(self)
         self.tmp = tempfile.TemporaryDirectory()
         self.db = os.path.join(self.tmp.name, "krc.db")
         self.procs = []
@@ -170,8 +156,6 @@ class SigtermUnderLoadTest(unittest.TestCase):
     def tearDown(self):
         for k in self.procs:
             k.kill()
-        self.slack.stop()
-        self.kube.stop()
         self.tmp.cleanup()
 
     def start(self):
