@@ -34,6 +34,10 @@
 /* Each queued restart carries its pod's JSON (~10 KB): 1024 bound the backlog to
  * ~10 MB; beyond it the watch thread waits (back-pressure), nothing is dropped. */
 #define QUEUE_CAPACITY 1024
+/* Pod copies in the queue are capped by bytes: past this backlog a restart is
+ * queued without one and its worker GETs the pod instead, so a restart storm
+ * costs API requests, not ~7 KB of memory per queued restart. */
+#define QUEUE_POD_BYTES (512 * 1024)
 #define DRAIN_MS 10000
 #define SENDER_GRACE_MS 5000
 #define WORKER_IDLE_RELEASE_MS 500 /* a worker idle this long releases its memory */
@@ -74,6 +78,7 @@ struct daemon {
     _Atomic(struct krc_filter *) live_filter; /* reloadable filters */
     struct retired *retired;
     volatile int cancel;
+    atomic_size_t queued_pod_bytes; /* pod_json bytes of the restarts in the queue */
     struct krc_kube_auth_config auth;
     struct krc_token_source *tokens;
     struct krc_filter *filter;
@@ -122,7 +127,8 @@ static const struct krc_config *live_cfg(struct daemon *d)
 
 /* --- detection (watch threads) ------------------------------------------ */
 
-static void log_ignored(const struct krc_restart_delta *d, const char *why)
+static void log_restart_line(enum krc_log_level level, const struct krc_restart_delta *d,
+                             const char *why)
 {
     char count[16];
     struct krc_log_field f[4];
@@ -131,7 +137,12 @@ static void log_ignored(const struct krc_restart_delta *d, const char *why)
     f[1] = (struct krc_log_field){"pod", d->pod->name, 0};
     f[2] = (struct krc_log_field){"container", d->container->name, 0};
     f[3] = (struct krc_log_field){"restart_count", count, 1};
-    krc_log_fields(KRC_LOG_INFO, why, f, 4);
+    krc_log_fields(level, why, f, 4);
+}
+
+static void log_ignored(const struct krc_restart_delta *d, const char *why)
+{
+    log_restart_line(KRC_LOG_INFO, d, why);
 }
 
 static void on_restart(const struct krc_restart_delta *d, void *userdata)
@@ -155,12 +166,19 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
         log_ignored(d, "restart ignored: exit code 0 (IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO)");
         return;
     }
-    r = krc_restart_from_delta(d);
+    r = krc_restart_from_delta(d, atomic_load(&s->d->queued_pod_bytes) + d->pod->raw_len <=
+                                      QUEUE_POD_BYTES);
     if (r == NULL) {
         krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s container %s not queued",
                 d->pod->namespace, d->pod->name, d->container->name);
         return;
     }
+    if (r->pod_json == NULL && d->pod->raw_len > 0 && krc_log_enabled(KRC_LOG_DEBUG)) {
+        log_restart_line(KRC_LOG_DEBUG, d,
+                         "restart queued without a copy of its pod (backlog over the pod budget): "
+                         "the worker will GET the pod");
+    }
+    atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);
@@ -168,6 +186,7 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
             return;
         }
         if (rc == KRC_ECANCELED || s->d->cancel) {
+            atomic_fetch_sub(&s->d->queued_pod_bytes, r->pod_json_len);
             krc_restart_free(r);
             return;
         }
@@ -579,6 +598,7 @@ static void *worker_main(void *arg)
             continue;
         }
         if (rc == 0) {
+            atomic_fetch_sub(&w->d->queued_pod_bytes, ((struct krc_restart *)item)->pod_json_len);
             process_restart(w, item);
             krc_restart_free(item);
             worked = 1;

@@ -119,7 +119,7 @@ static char *copy_pod_json(const char *json, size_t len, size_t *ret_len)
     return out;
 }
 
-struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d)
+struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, int copy_pod)
 {
     const struct krc_pod_info *p = d->pod;
     const struct krc_container_info *c = d->container;
@@ -136,7 +136,7 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d)
         krc_restart_free(r);
         return NULL;
     }
-    if (p->raw != NULL && p->raw_len > 0) {
+    if (copy_pod && p->raw != NULL && p->raw_len > 0) {
         r->pod_json = copy_pod_json(p->raw, p->raw_len, &r->pod_json_len);
         if (r->pod_json == NULL) {
             krc_restart_free(r);

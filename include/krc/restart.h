@@ -34,10 +34,11 @@ struct krc_restart {
     int64_t detected_mono_ms;
 };
 
-/* Build an owned restart from a detector delta, with a copy of the pod's
- * JSON when the delta has it (so the collector needs no GET). Caller frees
- * with krc_restart_free. NULL on allocation failure. */
-struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d);
+/* Build an owned restart from a detector delta. With copy_pod, and when the
+ * delta has the pod's JSON, the restart carries a copy of it (so the
+ * collector needs no GET); without, pod_json is NULL and the collector GETs
+ * the pod. Caller frees with krc_restart_free. NULL on allocation failure. */
+struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, int copy_pod);
 void krc_restart_free(struct krc_restart *r);
 
 /* Sum of restartCount over a pod's regular containers (the Go tool's

@@ -553,6 +553,7 @@ class Store:
         self.stall_until = 0.0
         self.refuse_until = 0.0
         self.http_errors = []  # dicts with remaining count
+        self.slow = []  # slow_requests faults: dicts with remaining count
         self.forbids = []
         self.short_watches = 0
         # RBAC (--rbac): None = every authenticated request is allowed
@@ -1554,6 +1555,7 @@ class ApiHandler(HandlerBase):
             self.q = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
             self.check_auth()
             self.check_http_error_faults()
+            self.check_slow_faults()
             self.check_rbac(parsed.path, parsed.query)
             self.route(parsed.path)
         except ApiError as e:
@@ -1625,6 +1627,21 @@ class ApiHandler(HandlerBase):
                 f.write(line + "\n")
         if not allowed:
             raise forbidden_error(user, a, reason)
+
+    def check_slow_faults(self):
+        """slow_requests: the next N matching requests are answered `seconds` late (an API
+        server under load); other requests are not held up."""
+        store = self.store
+        with store.lock:
+            for f in store.slow:
+                if f["count"] > 0 and f["path_re"].search(self._path):
+                    f["count"] -= 1
+                    delay = f["seconds"]
+                    break
+            else:
+                return
+            store.slow = [f for f in store.slow if f["count"] > 0]
+        time.sleep(delay)
 
     def check_http_error_faults(self):
         store = self.store
@@ -2747,6 +2764,14 @@ class AdminHandler(HandlerBase):
                         "plain_text", True if st == 429 else False),
                     "message": b.get("message"), "reason": b.get("reason")})
                 return {"queued": len(store.http_errors)}
+            if t == "slow_requests":
+                try:
+                    path_re = re.compile(b.get("path_regex") or ".")
+                except re.error as e:
+                    raise AdminError(400, "bad regex: %s" % e) from None
+                store.slow.append({"seconds": float(b.get("seconds", 1)),
+                                   "count": int(b.get("count", 1)), "path_re": path_re})
+                return {"queued": len(store.slow)}
             if t == "malformed_line":
                 line = (b.get("text", "{not json") + "\n").encode()
                 for w in store.watchers:
@@ -2779,6 +2804,7 @@ class AdminHandler(HandlerBase):
                 store.stall_until = 0.0
                 store.refuse_until = 0.0
                 store.http_errors = []
+                store.slow = []
                 store.forbids = []
                 store.short_watches = 0
                 for w in store.watchers:

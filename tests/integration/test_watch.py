@@ -3,6 +3,7 @@ restart detection through list/watch, bookmarks, 410 relists, dropped and
 stalled streams, 5xx bursts and outages, without losing or duplicating a
 restart."""
 
+import re
 import time
 import unittest
 from datetime import datetime, timedelta, timezone
@@ -77,6 +78,35 @@ class WatchTest(unittest.TestCase):
         # GnuTLS (loaded by Debian's libcurl and libmicrohttpd) was not initialised
         # at load: libmicrohttpd's call and GnuTLS's own constructor were skipped.
         self.krc.wait_log("left uninitialised: 2 load-time initialisation(s) skipped", timeout=1)
+        self.assertEqual(self.krc.stop(), 0)
+
+    def test_backlog_beyond_the_pod_budget_gets_pods_instead_of_copying_them(self):
+        # 40 pods of ~25 KB (a large annotation): queued copies of all of them would pass the
+        # queue's 512 KiB pod budget. The previous-log requests are slowed down so that the
+        # worker falls behind while the 40 restarts arrive.
+        pad = "x" * 25000
+        self.kube.create_pods([{"namespace": "batch", "name": "job-%02d" % i,
+                                "annotations": {"example.com/pad": pad}} for i in range(40)])
+        self.start_krc()
+        self.kube.fault(type="slow_requests", seconds=0.2, count=1000, path_regex="/log$")
+        for i in range(40):
+            self.kube.restart("batch", "job-%02d" % i, "app", exit_code=137, reason="OOMKilled")
+        diagnosed = self.krc.wait_diagnosed(40, timeout=90)
+        self.assertEqual(sorted(d["pod"] for d in diagnosed), ["job-%02d" % i for i in range(40)])
+        # queued without a copy once the budget was spent, but not from the start
+        without = sorted(x["pod"] for x in self.krc.logs(
+            contains="restart queued without a copy of its pod"))
+        self.assertGreater(len(without), 0, self.krc.tail(20))
+        self.assertLess(len(without), 30)
+        # exactly those were fetched with a GET of the pod
+        got = sorted(r["path"].rsplit("/", 1)[1] for r in self.kube.requests()
+                     if r["method"] == "GET" and
+                     re.fullmatch(r"/api/v1/namespaces/batch/pods/job-\d+", r["path"]))
+        self.assertEqual(got, without)
+        # and every diagnosis still had the pod's spec (the memory limit is in the summary)
+        for d in diagnosed:
+            self.assertEqual(d["cause"], "oom_killed", d)
+            self.assertIn("memory limit", d["summary"], d)
         self.assertEqual(self.krc.stop(), 0)
 
     def test_410_in_the_middle_relists_without_loss_or_duplicates(self):

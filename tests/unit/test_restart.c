@@ -10,7 +10,7 @@
 
 #include "krc/restart.h"
 
-static struct krc_restart *restart_with_raw(const char *raw)
+static struct krc_restart *restart_with_raw(const char *raw, int copy_pod)
 {
     static struct krc_container_info c;
     static struct krc_pod_info p;
@@ -31,14 +31,14 @@ static struct krc_restart *restart_with_raw(const char *raw)
     d.pod = &p;
     d.container = &c;
     d.previous_count = 2;
-    return krc_restart_from_delta(&d);
+    return krc_restart_from_delta(&d, copy_pod);
 }
 
 /* The copy parses, has the same metadata minus managedFields, and the rest
  * of the object unchanged. */
 static void check_stripped(const char *raw, const char *expect)
 {
-    struct krc_restart *r = restart_with_raw(raw);
+    struct krc_restart *r = restart_with_raw(raw, 1);
     assert_non_null(r);
     assert_non_null(r->pod_json);
     assert_int_equal(r->pod_json_len, strlen(r->pod_json));
@@ -112,9 +112,27 @@ static void test_no_raw_json(void **state)
 {
     struct krc_restart *r;
     (void)state;
-    r = restart_with_raw("");
+    r = restart_with_raw("", 1);
     assert_non_null(r);
     assert_null(r->pod_json);
+    krc_restart_free(r);
+}
+
+/* Without a pod copy (the queue's pod budget is spent) the restart still
+ * carries everything detection saw; the collector GETs the pod. */
+static void test_without_pod_copy(void **state)
+{
+    struct krc_restart *r;
+    (void)state;
+    r = restart_with_raw("{\"metadata\":{\"name\":\"web-1\"}}", 0);
+    assert_non_null(r);
+    assert_null(r->pod_json);
+    assert_int_equal(r->pod_json_len, 0);
+    assert_string_equal(r->namespace, "shop");
+    assert_string_equal(r->pod, "web-1");
+    assert_string_equal(r->container, "app");
+    assert_int_equal(r->restart_count, 3);
+    assert_int_equal(r->previous_count, 2);
     krc_restart_free(r);
 }
 
@@ -128,6 +146,7 @@ int main(void)
         cmocka_unit_test(test_escaped_key_is_the_same_member),
         cmocka_unit_test(test_kept_when_absent_elsewhere_or_malformed),
         cmocka_unit_test(test_no_raw_json),
+        cmocka_unit_test(test_without_pod_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
