@@ -37,7 +37,7 @@
 /* Pod copies in the queue are capped by bytes: past this backlog a restart is
  * queued without one and its worker GETs the pod instead, so a restart storm
  * costs API requests, not ~7 KB of memory per queued restart. */
-#define QUEUE_POD_BYTES (512 * 1024)
+#define QUEUE_POD_BYTES (256 * 1024)
 #define DRAIN_MS 10000
 #define SENDER_GRACE_MS 5000
 #define WORKER_IDLE_RELEASE_MS 500 /* a worker idle this long releases its memory */
@@ -229,6 +229,12 @@ static void h_sync_end(void *userdata)
     struct scope *s = userdata;
     size_t removed = krc_pod_state_sync_end(s->state);
     atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+    /* A (re)list churned through thousands of pod objects: hand the free
+     * heap top back now (the thresholds keep up to 512 KiB of it), once per
+     * sync, not per event. */
+#ifndef __SANITIZE_ADDRESS__
+    malloc_trim(0);
+#endif
     krc_log(KRC_LOG_INFO, "tracking %zu pods (%s)%s", krc_pod_state_count(s->state),
             s->namespace ? s->namespace : "all namespaces",
             removed ? "; pods deleted while the watch was down were dropped" : "");
