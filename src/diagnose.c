@@ -25,7 +25,40 @@ static const char *const cause_names[KRC_CAUSE_COUNT] = {
     "completed",
     "killed",
     "terminated",
+    "start_failed",
+    "exec_format_error",
+    "illegal_instruction",
+    "aborted",
+    "app_out_of_memory",
+    "disk_full",
+    "evicted",
 };
+
+const char *krc_confidence_name(enum krc_confidence c)
+{
+    switch (c) {
+    case KRC_CONFIDENCE_HIGH:
+        return "high";
+    case KRC_CONFIDENCE_MEDIUM:
+        return "medium";
+    case KRC_CONFIDENCE_LOW:
+    default:
+        return "low";
+    }
+}
+
+int krc_confidence_parse(const char *name, enum krc_confidence *ret)
+{
+    static const enum krc_confidence all[] = {KRC_CONFIDENCE_LOW, KRC_CONFIDENCE_MEDIUM,
+                                              KRC_CONFIDENCE_HIGH};
+    for (size_t i = 0; name != NULL && i < sizeof(all) / sizeof(all[0]); i++) {
+        if (strcmp(name, krc_confidence_name(all[i])) == 0) {
+            *ret = all[i];
+            return 0;
+        }
+    }
+    return KRC_EINVAL;
+}
 
 const char *krc_cause_name(enum krc_cause cause)
 {
@@ -1159,6 +1192,15 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d)
         krc_free(d->evidence[i]);
     }
     krc_free(d->evidence);
+    krc_free(d->next_step);
+    for (i = 0; i < d->n_commands; i++) {
+        krc_free(d->commands[i]);
+    }
+    krc_free(d->commands);
+    for (i = 0; i < d->n_unchecked; i++) {
+        krc_free(d->unchecked[i]);
+    }
+    krc_free(d->unchecked);
     krc_diagnosis_init(d);
 }
 

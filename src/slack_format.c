@@ -95,6 +95,13 @@ const char *krc_slack_cause_title(enum krc_cause cause)
         "Completed",
         "Killed",
         "Terminated",
+        "Container failed to start",
+        "Exec format error",
+        "Illegal instruction",
+        "Aborted",
+        "Application out of memory",
+        "Disk full",
+        "Evicted",
     };
 
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

@@ -55,8 +55,23 @@ enum krc_cause {
     KRC_CAUSE_COMPLETED,
     KRC_CAUSE_KILLED,
     KRC_CAUSE_TERMINATED,
+    /* issue 11: appended so that stored enum values keep their meaning */
+    KRC_CAUSE_START_FAILED,        /* the runtime could not start the process */
+    KRC_CAUSE_EXEC_FORMAT_ERROR,   /* binary for another CPU architecture */
+    KRC_CAUSE_ILLEGAL_INSTRUCTION, /* SIGILL / exit 132 */
+    KRC_CAUSE_ABORTED,             /* SIGABRT / exit 134 */
+    KRC_CAUSE_APP_OUT_OF_MEMORY,   /* the language runtime's own heap limit */
+    KRC_CAUSE_DISK_FULL,           /* "No space left on device" */
+    KRC_CAUSE_EVICTED,             /* kubelet eviction / node pressure */
 };
-#define KRC_CAUSE_COUNT 14
+#define KRC_CAUSE_COUNT 21
+
+/* How sure a diagnosis is, given what it could see. */
+enum krc_confidence {
+    KRC_CONFIDENCE_LOW = 0,
+    KRC_CONFIDENCE_MEDIUM,
+    KRC_CONFIDENCE_HIGH,
+};
 
 struct krc_diagnosis {
     char *container; /* NULL when the pod has no container to diagnose */
@@ -76,6 +91,12 @@ struct krc_diagnosis {
     char *summary; /* one line, never NULL after success */
     char **evidence;
     size_t n_evidence;
+    enum krc_confidence confidence;
+    char *next_step;  /* one actionable line, never NULL after success */
+    char **commands;  /* kubectl commands to look further (complete, runnable) */
+    size_t n_commands;
+    char **unchecked; /* what could not be seen, and what that leaves open */
+    size_t n_unchecked;
 };
 
 void krc_diagnosis_init(struct krc_diagnosis *d);
@@ -83,6 +104,11 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d);
 
 /* "oom_killed", ... ("unknown" for out-of-range values). */
 const char *krc_cause_name(enum krc_cause cause);
+/* "low", "medium", "high". */
+const char *krc_confidence_name(enum krc_confidence c);
+/* Inverse of krc_confidence_name; KRC_EINVAL for an unknown name. */
+int krc_confidence_parse(const char *name, enum krc_confidence *ret);
+
 /* Inverse of krc_cause_name; KRC_EINVAL for an unknown name. */
 int krc_cause_parse(const char *name, enum krc_cause *ret_cause);
 
