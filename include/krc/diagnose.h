@@ -92,8 +92,8 @@ struct krc_diagnosis {
     char **evidence;
     size_t n_evidence;
     enum krc_confidence confidence;
-    char *next_step;  /* one actionable line, never NULL after success */
-    char **commands;  /* kubectl commands to look further (complete, runnable) */
+    char *next_step; /* one actionable line, never NULL after success */
+    char **commands; /* kubectl commands to look further (complete, runnable) */
     size_t n_commands;
     char **unchecked; /* what could not be seen, and what that leaves open */
     size_t n_unchecked;
