@@ -12,12 +12,17 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.normpath(os.path.join(HERE, "..", "fixtures", "corpus"))
 CAUSES = {
     "oom_killed", "liveness_probe_failed", "startup_probe_failed", "command_not_found",
     "permission_denied", "segfault", "gpu_out_of_memory", "gpu_error",
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
+    # issue 11
+    "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
+    "disk_full", "evicted", "unknown",
 }
 KRC = None
 TIMEOUT = 10
@@ -159,6 +164,87 @@ class CorpusTest(unittest.TestCase):
             self.assertNotIn("hunter2", body)
             self.assertIn("secret redacted", body)
 
+    def test_yaml_inputs_give_the_same_json(self):
+        # every case with its pod, events and node converted to YAML the way
+        # kubectl -o yaml writes them: the same report, field for field
+        for name, d in case_dirs():
+            with self.subTest(case=name), tempfile.TemporaryDirectory() as tmp:
+                args = corpus_args(d)
+                yargs = list(args)
+                for i, a in enumerate(args):
+                    if a.endswith(".json"):
+                        with open(a, encoding="utf-8") as f:
+                            doc = json.load(f)
+                        out = os.path.join(tmp, os.path.basename(a)[:-5] + ".txt")
+                        with open(out, "w", encoding="utf-8") as f:
+                            yaml.safe_dump(doc, f, default_flow_style=False,
+                                           allow_unicode=True)
+                        yargs[i] = out
+                pj = run(args + ["--format", "json"])
+                py = run(yargs + ["--format", "json"])
+                self.assertEqual(pj.returncode, 0, pj.stderr)
+                self.assertEqual(py.returncode, 0, py.stderr)
+                self.assertEqual(json.loads(py.stdout), json.loads(pj.stdout))
+
+    def test_yaml_list_and_documents(self):
+        d = os.path.join(CORPUS, "01-orders-api-oomkilled")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        with open(os.path.join(d, "events.json"), encoding="utf-8") as f:
+            events = json.load(f)
+        ref = run(["--pod", os.path.join(d, "pod.json"), "--events",
+                   os.path.join(d, "events.json"), "--format", "json"])
+        self.assertEqual(ref.returncode, 0, ref.stderr)
+        service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "orders"}}
+        items = events["items"]
+        variants = {
+            # kubectl get pod -o yaml with a selector: a List holding the Pod
+            "list": (yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [pod]}),
+                     yaml.safe_dump({"apiVersion": "v1", "kind": "EventList",
+                                     "items": items})),
+            # several documents: the Pod among other manifests, one Event each
+            "documents": ("---\n" + yaml.safe_dump(service) + "---\n" + yaml.safe_dump(pod),
+                          "".join("---\n" + yaml.safe_dump(dict(e, kind="Event"))
+                                  for e in items)),
+        }
+        for label, (py, ey) in variants.items():
+            with self.subTest(variant=label), tempfile.TemporaryDirectory() as tmp:
+                pp = os.path.join(tmp, "pod")
+                ep = os.path.join(tmp, "events")
+                with open(pp, "w", encoding="utf-8") as f:
+                    f.write(py)
+                with open(ep, "w", encoding="utf-8") as f:
+                    f.write(ey)
+                p = run(["--pod", pp, "--events", ep, "--format", "json"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(json.loads(p.stdout), json.loads(ref.stdout))
+        # YAML on stdin
+        p = run(["--pod", "-", "--events", os.path.join(d, "events.json"), "--format", "json"],
+                stdin=yaml.safe_dump(pod).encode())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout), json.loads(ref.stdout))
+
+    def test_new_fields_in_every_format(self):
+        name, d = next(iter(case_dirs()))
+        p = run(corpus_args(d) + ["--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertIn(out["confidence"], ("low", "medium", "high"))
+        self.assertTrue(out["next_step"] is None or isinstance(out["next_step"], str))
+        for key in ("commands", "unchecked"):
+            self.assertIsInstance(out[key], list)
+            self.assertTrue(all(isinstance(e, str) for e in out[key]))
+        p = run(corpus_args(d))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = p.stdout.decode()
+        self.assertIn(f"Cause:      {out['cause']} (confidence: {out['confidence']})", text)
+        if out["next_step"] is not None:
+            self.assertIn("Next step:  " + out["next_step"], text)
+        for c in out["commands"]:
+            self.assertIn("  $ " + c, text)
+        for u in out["unchecked"]:
+            self.assertIn("  - " + u, text)
+
     def test_pod_from_stdin(self):
         name, d = next(iter(case_dirs()))
         with open(os.path.join(d, "pod.json"), "rb") as f:
@@ -202,7 +288,54 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", bad, "--format", "json"]), 1, bad, "not JSON at line")
         bad = self.write("events.json", b"<html>502 Bad Gateway</html>")
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", bad,
-                              "--format", "json"]), 1, bad, "not JSON at line 1")
+                              "--format", "json"]), 1, bad,
+                         "not JSON or YAML: line 1 is plain text")
+
+    def test_bad_yaml(self):
+        pod = os.path.join(self.case, "pod.json")
+        # invalid YAML: the line is named
+        bad = self.write("pod.yaml", b"apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {a: b\n"
+                                     b"spec:\n  containers: []\n")
+        self.assertFails(run(["--pod", bad]), 1, "--pod " + bad, "not valid YAML at line 5")
+        bad = self.write("events.yaml", b"items:\n- reason: Killing\n  message: a: b\n")
+        self.assertFails(run(["--pod", pod, "--events", bad]), 1, "--events " + bad,
+                         "not valid YAML at line 3")
+        bad = self.write("node.yaml", b"kind: Node\nmetadata: &m {name: n}\nspec: *m\n")
+        self.assertFails(run(["--pod", pod, "--node", bad]), 1, "--node " + bad,
+                         "aliases (*name) are not supported")
+
+    def test_binary_garbage(self):
+        for name, data in (("nul.bin", b"\x7fELF\x02\x01\x01\x00\x00\x00garbage"),
+                           ("latin1.bin", b"kind: Pod\nname: caf\xe9\n"),
+                           ("gzip.bin", b"\x1f\x8b\x08\x00\xa3\x9e\x01\x02\xff")):
+            with self.subTest(name=name):
+                bad = self.write(name, data)
+                self.assertFails(run(["--pod", bad]), 1, "--pod " + bad, "binary data",
+                                 "not JSON or YAML")
+
+    def test_empty_file(self):
+        pod = os.path.join(self.case, "pod.json")
+        for opt in ("--pod", "--events", "--node"):
+            for data in (b"", b" \n\n"):
+                with self.subTest(opt=opt, data=data):
+                    empty = self.write("empty", data)
+                    args = ["--pod", empty] if opt == "--pod" else ["--pod", pod, opt, empty]
+                    self.assertFails(run(args), 1, f"{opt} {empty}", "the file is empty")
+        only_comment = self.write("comment.yaml", b"# kubectl get pod web -o yaml\n---\n")
+        self.assertFails(run(["--pod", only_comment]), 1, only_comment, "no document")
+
+    def test_not_a_pod(self):
+        deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": "web", "namespace": "shop"},
+                      "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                          {"name": "app", "image": "shop/web:1"}]}}}}
+        for label, data in (("json", json.dumps(deployment).encode()),
+                            ("yaml", yaml.safe_dump(deployment).encode())):
+            with self.subTest(format=label):
+                bad = self.write("deploy." + label, data)
+                self.assertFails(run(["--pod", bad]), 1, bad, 'not a Pod (kind "Deployment")')
+        two = self.write("two.yaml", b"kind: Pod\nspec: {}\n---\nkind: Pod\nspec: {}\n")
+        self.assertFails(run(["--pod", two]), 1, two, "a List of 2 items")
 
     def test_node_given_as_pod(self):
         node = os.path.join(self.case, "node.json")
