@@ -228,7 +228,7 @@ static int add_strings(cJSON *o, const char *k, char *const *v, size_t n)
     return a != NULL;
 }
 
-static int print_json(const struct krc_report *r, const struct krc_diagnosis *d)
+int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d)
 {
     cJSON *o = cJSON_CreateObject();
     char ts[40];
@@ -261,60 +261,59 @@ static int print_json(const struct krc_report *r, const struct krc_diagnosis *d)
     text = ok ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (text == NULL) {
-        fprintf(stderr, "krc explain: out of memory\n");
-        return 1;
+        return KRC_ENOMEM;
     }
-    printf("%s\n", text);
+    fprintf(out, "%s\n", text);
     cJSON_free(text);
     return 0;
 }
 
-static void print_list(const char *title, char *const *v, size_t n, const char *bullet)
+static void print_list(FILE *out, const char *title, char *const *v, size_t n, const char *bullet)
 {
     size_t i;
 
     if (n > 0) {
-        printf("%s\n", title);
+        fprintf(out, "%s\n", title);
         for (i = 0; i < n; i++) {
-            printf("%s%s\n", bullet, v[i]);
+            fprintf(out, "%s%s\n", bullet, v[i]);
         }
     }
 }
 
-static void print_text(const struct krc_report *r, const struct krc_diagnosis *d)
+void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d)
 {
     char ts[40];
 
-    printf("Pod:        %s/%s", r->namespace ? r->namespace : "?", r->name ? r->name : "?");
+    fprintf(out, "Pod:        %s/%s", r->namespace ? r->namespace : "?", r->name ? r->name : "?");
     if (r->owner_kind != NULL && r->owner_name != NULL) {
-        printf(" (%s %s)", r->owner_kind, r->owner_name);
+        fprintf(out, " (%s %s)", r->owner_kind, r->owner_name);
     }
     if (r->node_name != NULL) {
-        printf(" on node %s", r->node_name);
+        fprintf(out, " on node %s", r->node_name);
     }
-    printf("\nContainer:  %s%s, %d restart%s\n", d->container,
-           d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
-           d->restart_count == 1 ? "" : "s");
+    fprintf(out, "\nContainer:  %s%s, %d restart%s\n", d->container,
+            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
+            d->restart_count == 1 ? "" : "s");
     if (d->has_termination) {
         time_str(d->finished_at, ts, sizeof(ts));
-        printf("Last exit:  code %d", d->exit_code);
+        fprintf(out, "Last exit:  code %d", d->exit_code);
         if (d->signal_name != NULL) {
-            printf(" (%s)", d->signal_name);
+            fprintf(out, " (%s)", d->signal_name);
         }
-        printf(", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
+        fprintf(out, ", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
     } else {
-        printf("Last exit:  not in the given files%s%s\n", d->reason ? ", reason " : "",
-               d->reason ? d->reason : "");
+        fprintf(out, "Last exit:  not in the given files%s%s\n", d->reason ? ", reason " : "",
+                d->reason ? d->reason : "");
     }
-    printf("Cause:      %s (confidence: %s)\n", krc_cause_name(d->cause),
-           krc_confidence_name(d->confidence));
-    printf("Summary:    %s\n", d->summary);
-    print_list("Evidence:", d->evidence, d->n_evidence, "  - ");
-    print_list("Not checked:", d->unchecked, d->n_unchecked, "  - ");
+    fprintf(out, "Cause:      %s (confidence: %s)\n", krc_cause_name(d->cause),
+            krc_confidence_name(d->confidence));
+    fprintf(out, "Summary:    %s\n", d->summary);
+    print_list(out, "Evidence:", d->evidence, d->n_evidence, "  - ");
+    print_list(out, "Not checked:", d->unchecked, d->n_unchecked, "  - ");
     if (d->next_step != NULL) {
-        printf("Next step:  %s\n", d->next_step);
+        fprintf(out, "Next step:  %s\n", d->next_step);
     }
-    print_list("Commands:", d->commands, d->n_commands, "  $ ");
+    print_list(out, "Commands:", d->commands, d->n_commands, "  $ ");
 }
 
 /* The Slack alert exactly as the daemon would post it (cluster name from
@@ -501,13 +500,18 @@ int krc_explain_main(int argc, char **argv)
     }
     switch (fmt) {
     case FMT_JSON:
-        status = print_json(&r, &d);
+        if (krc_explain_write_json(stdout, &r, &d) < 0) {
+            fprintf(stderr, "krc explain: out of memory\n");
+            status = 1;
+        } else {
+            status = 0;
+        }
         break;
     case FMT_SLACK:
         status = print_slack(&r, &d);
         break;
     default:
-        print_text(&r, &d);
+        krc_explain_write_text(stdout, &r, &d);
         status = 0;
         break;
     }

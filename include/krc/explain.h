@@ -11,7 +11,20 @@
 #ifndef KRC_EXPLAIN_H
 #define KRC_EXPLAIN_H
 
+#include <stdio.h>
+
+#include "krc/diagnose.h"
+#include "krc/report.h"
+
 /* argv[0] is "explain". Returns the process exit status. */
 int krc_explain_main(int argc, char **argv);
+
+/* The text report of a diagnosis of r: pod, container, last exit (or that
+ * the files hold none), "Cause: CODE (confidence: C)", summary, evidence,
+ * "Not checked:", "Next step:" and the commands. d->container must be set. */
+void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d);
+
+/* The same as one JSON object (the keys README.md lists). KRC_ENOMEM. */
+int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d);
 
 #endif
