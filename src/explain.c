@@ -13,6 +13,7 @@
 #include "krc/buf.h"
 #include "krc/diagnose.h"
 #include "krc/error.h"
+#include "krc/kube_describe.h"
 #include "krc/kube_parse.h"
 #include "krc/mem.h"
 #include "krc/redact.h"
@@ -27,7 +28,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
                "                   [--container NAME] [--format text|json|slack]\n"
                "  Diagnose the last restart of a pod from saved kubectl output:\n"
-               "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin)\n"
+               "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin),\n"
+               "                     or kubectl describe pod POD (then --events may be left\n"
+               "                     out: its Events table is used)\n"
                "    --events FILE    kubectl get events -n NS -o json|yaml\n"
                "    --node FILE      kubectl get node NODE -o json|yaml\n"
                "                     (JSON or YAML, told apart by the content)\n"
@@ -140,11 +143,33 @@ static int only_space(const char *data, size_t len)
     return 1;
 }
 
+/* `kubectl describe pod` text: the pod, and its Events table unless
+ * --events was given. */
+static int load_describe(const char *data, size_t len, int events_given, struct krc_report *r,
+                         struct krc_error *err)
+{
+    char *pod = NULL;
+    char *events = NULL;
+    int rc = krc_kube_describe_pod(data, len, &pod, &events, err);
+
+    if (rc == 0) {
+        rc = krc_kube_parse_pod(pod, strlen(pod), r, err);
+    }
+    if (rc == 0 && events != NULL && !events_given) {
+        rc = krc_kube_parse_events(events, strlen(events), r, err);
+    }
+    krc_free(pod);
+    krc_free(events);
+    return rc;
+}
+
 /* Read kubectl output in JSON or YAML (told apart by content, not by the
  * file name) and decode it with fn. `kind` picks the document of that kind
- * from a multi-document YAML file; `what` names the expected command. */
+ * from a multi-document YAML file; `what` names the expected command. For
+ * --pod (fn is krc_kube_parse_pod), `kubectl describe pod` text is read
+ * too; events_given tells whether its Events table is wanted. */
 static int load_doc(const char *opt, const char *path, parse_fn fn, const char *kind,
-                    const char *what, struct krc_report *r)
+                    const char *what, int events_given, struct krc_report *r)
 {
     struct krc_error err;
     const char *name = strcmp(path, "-") ? path : "<stdin>";
@@ -167,6 +192,9 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     }
     if (krc_yaml_json_is_json(data, len)) {
         rc = fn(data, len, r, &err);
+    } else if (fn == krc_kube_parse_pod && memchr(data, '\0', len) == NULL &&
+               krc_kube_describe_is_pod(data, len)) {
+        rc = load_describe(data, len, events_given, r, &err);
     } else {
         size_t jlen = 0;
         rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
@@ -454,16 +482,16 @@ int krc_explain_main(int argc, char **argv)
     krc_report_init(&r);
     krc_diagnosis_init(&d);
     krc_error_clear(&err);
-    if (load_doc("--pod", pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml", &r) <
-        0) {
+    if (load_doc("--pod", pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
+                 events != NULL, &r) < 0) {
         goto out;
     }
     if (events != NULL && load_doc("--events", events, krc_kube_parse_events, NULL,
-                                   "kubectl get events -o json|yaml", &r) < 0) {
+                                   "kubectl get events -o json|yaml", 0, &r) < 0) {
         goto out;
     }
     if (node != NULL && load_doc("--node", node, krc_kube_parse_node, "Node",
-                                 "kubectl get node NODE -o json|yaml", &r) < 0) {
+                                 "kubectl get node NODE -o json|yaml", 0, &r) < 0) {
         goto out;
     }
     krc_report_retain_pod_events(&r);

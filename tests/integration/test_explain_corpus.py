@@ -69,6 +69,118 @@ def check_slack(test, msg):
         test.assertEqual(t.count("```") % 2, 0, t)
 
 
+# ---- kubectl describe pod, rendered from a Pod object as kubectl prints it ----
+
+def rfc1123(ts):
+    """'2024-10-22T09:02:31Z' -> 'Tue, 22 Oct 2024 09:02:31 +0000' (kubectl's format)."""
+    import datetime
+    t = datetime.datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")
+    return t.strftime("%a, %d %b %Y %H:%M:%S +0000")
+
+
+def describe_probe(p):
+    if "httpGet" in p:
+        h = p["httpGet"]
+        s = "http-get %s://:%s%s" % (h.get("scheme", "HTTP").lower(), h.get("port", ""),
+                                     h.get("path", ""))
+    elif "exec" in p:
+        s = "exec [%s]" % " ".join(p["exec"].get("command", []))
+    elif "tcpSocket" in p:
+        s = "tcp-socket :%s" % p["tcpSocket"].get("port", "")
+    elif "grpc" in p:
+        s = "grpc <pod>:%s %s" % (p["grpc"].get("port", ""), p["grpc"].get("service", ""))
+    else:
+        s = "unknown"
+    return s + " delay=%ds timeout=%ds period=%ds #success=%d #failure=%d" % (
+        p.get("initialDelaySeconds", 0), p.get("timeoutSeconds", 1), p.get("periodSeconds", 10),
+        p.get("successThreshold", 1), p.get("failureThreshold", 3))
+
+
+def describe_state(out, label, st):
+    if not st:
+        return
+    kind, v = next(iter(st.items()))
+    out.append("    %-16s%s" % (label + ":", kind.capitalize()))
+    for key, name in (("reason", "Reason"), ("message", "Message"), ("exitCode", "Exit Code"),
+                      ("signal", "Signal"), ("startedAt", "Started"),
+                      ("finishedAt", "Finished")):
+        if key in v and v[key] is not None:
+            val = v[key]
+            if key in ("startedAt", "finishedAt"):
+                val = rfc1123(val)
+            if key == "message":
+                val = str(val).replace("\n", " ")
+            out.append("      %-14s%s" % (name + ":", val))
+
+
+def describe_pod(pod, events=None):
+    md, spec, status = pod["metadata"], pod.get("spec", {}), pod.get("status", {})
+    out = ["Name:         " + md["name"], "Namespace:    " + md.get("namespace", "default"),
+           "Priority:     0"]
+    if spec.get("nodeName"):
+        out.append("Node:         %s/%s" % (spec["nodeName"], status.get("hostIP", "10.0.0.1")))
+    if md.get("labels"):
+        items = ["%s=%s" % kv for kv in md["labels"].items()]
+        out.append("Labels:       " + items[0])
+        out += ["              " + i for i in items[1:]]
+    out.append("Status:       " + status.get("phase", "Unknown"))
+    if status.get("reason"):
+        out.append("Reason:       " + status["reason"])
+    refs = [r for r in md.get("ownerReferences", []) if r.get("controller")]
+    if refs:
+        out.append("Controlled By:  %s/%s" % (refs[0]["kind"], refs[0]["name"]))
+    for section, sk, stk in (("Init Containers:", "initContainers", "initContainerStatuses"),
+                             ("Containers:", "containers", "containerStatuses")):
+        if not spec.get(sk):
+            continue
+        out.append(section)
+        stats = {c["name"]: c for c in status.get(stk, [])}
+        for c in spec[sk]:
+            st = stats.get(c["name"], {})
+            out.append("  %s:" % c["name"])
+            if st.get("containerID"):
+                out.append("    Container ID:   " + st["containerID"])
+            out.append("    Image:          " + c.get("image", ""))
+            for key, label in (("command", "Command"), ("args", "Args")):
+                if c.get(key):
+                    out.append("    %s:" % label)
+                    out += ["      " + a for a in c[key]]
+            describe_state(out, "State", st.get("state"))
+            describe_state(out, "Last State", st.get("lastState"))
+            if "ready" in st:
+                out.append("    Ready:          " + ("True" if st["ready"] else "False"))
+            if "restartCount" in st:
+                out.append("    Restart Count:  %d" % st["restartCount"])
+            res = c.get("resources", {})
+            for key, label in (("limits", "Limits"), ("requests", "Requests")):
+                if res.get(key):
+                    out.append("    %s:" % label)
+                    out += ["      %s:  %s" % kv for kv in res[key].items()]
+            for key, label in (("livenessProbe", "Liveness"), ("readinessProbe", "Readiness"),
+                               ("startupProbe", "Startup")):
+                if c.get(key):
+                    out.append("    %-14s%s" % (label + ":", describe_probe(c[key])))
+            out.append("    Environment:    <none>")
+    out += ["Conditions:", "  Type              Status", "  Ready             False",
+            "QoS Class:       Burstable"]
+    if events is None:
+        out.append("Events:          <none>")
+    else:
+        rows = [("Type", "Reason", "Age", "From", "Message"),
+                ("----", "------", "----", "----", "-------")]
+        for e in events:
+            n = e.get("count") or 1
+            age = "2m (x%d over 10m)" % n if n > 1 else "2m"
+            rows.append((e.get("type", ""), e.get("reason", ""), age,
+                         (e.get("source") or {}).get("component", ""),
+                         e.get("message", "").replace("\n", " ")))
+        w = [max(len(r[k]) for r in rows) + 2 for k in range(4)]
+        out.append("Events:")
+        for r in rows:
+            out.append("  " + "".join(r[k].ljust(w[k]) for k in range(4)) + r[4])
+    return "\n".join(out) + "\n"
+
+
 def run(args, stdin=None):
     return subprocess.run([KRC, "explain"] + args, input=stdin, capture_output=True,
                           timeout=TIMEOUT)
@@ -245,6 +357,56 @@ class CorpusTest(unittest.TestCase):
         for u in out["unchecked"]:
             self.assertIn("  - " + u, text)
 
+    def test_describe_pod_text(self):
+        # every case's Pod as `kubectl describe pod` prints it, with the
+        # events given as JSON: the same diagnosis as from the Pod JSON
+        for name, d in case_dirs():
+            with self.subTest(case=name), tempfile.TemporaryDirectory() as tmp:
+                with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+                    pod = json.load(f)
+                text = os.path.join(tmp, "describe.txt")
+                with open(text, "w", encoding="utf-8") as f:
+                    f.write("$ kubectl describe pod %s\n" % pod["metadata"]["name"])
+                    f.write(describe_pod(pod))
+                args = corpus_args(d)
+                pj = run(args + ["--format", "json"])
+                pd = run(["--pod", text] + args[2:] + ["--format", "json"])
+                self.assertEqual(pj.returncode, 0, pj.stderr)
+                self.assertEqual(pd.returncode, 0, pd.stderr)
+                want, got = json.loads(pj.stdout), json.loads(pd.stdout)
+                for key in ("namespace", "pod", "node", "container", "init_container",
+                            "restart_count", "exit_code", "signal", "reason", "cause",
+                            "started_at", "finished_at"):
+                    self.assertEqual(got[key], want[key], key)
+                self.assertIsNone(got["uid"])  # describe does not show it
+
+    def test_describe_pod_events_table(self):
+        # without --events, the Events table of the describe text is used
+        d = os.path.join(CORPUS, "13-notifier-redis-refused")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        with open(os.path.join(d, "events.json"), encoding="utf-8") as f:
+            events = [e for e in json.load(f)["items"]
+                      if e["involvedObject"].get("name") == pod["metadata"]["name"]]
+        self.assertTrue(events)
+        with tempfile.TemporaryDirectory() as tmp:
+            text = os.path.join(tmp, "describe.txt")
+            with open(text, "w", encoding="utf-8") as f:
+                f.write(describe_pod(pod, events))
+            p = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format",
+                     "slack"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            msg = json.loads(p.stdout)
+            check_slack(self, msg)
+            body = "\n".join(slack_texts(msg))
+            # the table's reasons reach the message's events section
+            for e in events:
+                if e.get("type") == "Warning":
+                    self.assertIn(e["reason"], body)
+            ref = run(corpus_args(d) + ["--format", "json"])
+            got = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format", "json"])
+            self.assertEqual(json.loads(got.stdout)["cause"], json.loads(ref.stdout)["cause"])
+
     def test_pod_from_stdin(self):
         name, d = next(iter(case_dirs()))
         with open(os.path.join(d, "pod.json"), "rb") as f:
@@ -323,6 +485,18 @@ class BadInputTest(unittest.TestCase):
                     self.assertFails(run(args), 1, f"{opt} {empty}", "the file is empty")
         only_comment = self.write("comment.yaml", b"# kubectl get pod web -o yaml\n---\n")
         self.assertFails(run(["--pod", only_comment]), 1, only_comment, "no document")
+
+    def test_bad_describe(self):
+        two = self.write("two.txt", b"Name: a\nNamespace: x\nContainers:\n  app:\n"
+                                    b"    Image: i\n\nName: b\nNamespace: x\nContainers:\n"
+                                    b"  app:\n    Image: i\n")
+        self.assertFails(run(["--pod", two]), 1, two, "2 pods")
+        empty = self.write("nocont.txt", b"Name: a\nNamespace: x\nContainers:\nEvents: <none>\n")
+        self.assertFails(run(["--pod", empty]), 1, empty, "without containers")
+        # describe text is only understood for --pod
+        node = self.write("node.txt", b"Name: a\nContainers:\n  app:\n    Image: i\n")
+        self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--node", node]), 1,
+                         "--node " + node, "metadata is missing")
 
     def test_not_a_pod(self):
         deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
