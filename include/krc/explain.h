@@ -3,9 +3,13 @@
  *   krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]
  *               [--container NAME] [--format text|json|slack]
  *
- * FILE "-" reads standard input (at most one of them). Output goes to
- * stdout, errors to stderr. Exit status: 0 success, 1 bad input (unreadable
- * file, not JSON, not a Pod, unknown container, nothing to explain), 2 usage
+ * FILE "-" reads standard input (at most one of them). --pod, --events and
+ * --node take kubectl's JSON or YAML (yaml_json), told apart by content;
+ * --pod also takes `kubectl describe pod` text (kube_describe), whose Events
+ * table is used when --events is not given. Output goes to stdout, errors
+ * to stderr naming the option and the file. Exit status: 0 success, 1 bad
+ * input (unreadable or empty file, binary data, not JSON/YAML, invalid YAML,
+ * not a Pod, unknown container, a pod that never restarted), 2 usage
  * error. The slack format prints the alert exactly as the daemon would post
  * it (slack_format), with $CLUSTER_NAME as the cluster. */
 #ifndef KRC_EXPLAIN_H
