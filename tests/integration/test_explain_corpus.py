@@ -407,6 +407,30 @@ class CorpusTest(unittest.TestCase):
             got = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format", "json"])
             self.assertEqual(json.loads(got.stdout)["cause"], json.loads(ref.stdout)["cause"])
 
+    def test_restarted_pod_without_last_state(self):
+        # CrashLoopBackOff pasted without lastState: a report (at worst
+        # `unknown`), not a refusal; no exit code is made up
+        d = os.path.join(CORPUS, "03-checkout-liveness-503")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        for st in pod["status"]["containerStatuses"]:
+            st["lastState"] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pod.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                yaml.safe_dump(pod, f)
+            p = run(["--pod", path, "--events", os.path.join(d, "events.json"), "--container",
+                     "checkout", "--format", "json"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual(out["container"], "checkout")
+            self.assertEqual(out["restart_count"], 4)
+            self.assertIsNone(out["exit_code"])
+            self.assertIn(out["cause"], CAUSES)
+            p = run(["--pod", path, "--container", "checkout"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(b"Last exit:  not in the given files", p.stdout)
+
     def test_pod_from_stdin(self):
         name, d = next(iter(case_dirs()))
         with open(os.path.join(d, "pod.json"), "rb") as f:
