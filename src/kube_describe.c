@@ -654,6 +654,98 @@ static char *events_json(struct doc *d, size_t sec, const char *name, const char
 
 /* ---- the pod ----------------------------------------------------------------------------- */
 
+/* A "Key:" line whose key reads like kubectl's: "Restart Count", "QoS Class". */
+static int describe_key(const struct line *l)
+{
+    if (l->key_len == 0 || l->p[0] < 'A' || l->p[0] > 'Z') {
+        return 0;
+    }
+    for (size_t i = 1; i < l->key_len; i++) {
+        char c = l->p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == ' ' || c == '-')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int top_key(const struct line *l)
+{
+    static const char *const keys[] = {"Name",
+                                       "Namespace",
+                                       "Priority",
+                                       "Priority Class Name",
+                                       "Runtime Class Name",
+                                       "Service Account",
+                                       "Node",
+                                       "Start Time",
+                                       "Labels",
+                                       "Annotations",
+                                       "Status",
+                                       "Reason",
+                                       "Message",
+                                       "IP",
+                                       "IPs",
+                                       "Controlled By",
+                                       "Init Containers",
+                                       "Containers",
+                                       "Ephemeral Containers",
+                                       "Readiness Gates",
+                                       "Conditions",
+                                       "Volumes",
+                                       "QoS Class",
+                                       "Node-Selectors",
+                                       "Tolerations",
+                                       "Events",
+                                       "Nominated Node Name",
+                                       "SeccompProfile",
+                                       "Topology Spread Constraints",
+                                       NULL};
+
+    for (size_t i = 0; keys[i] != NULL; i++) {
+        if (key_is(l, keys[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* kubectl prints a multi-line message (a termination message, a stack
+ * trace) as it is, so its later lines start anywhere, often at column 0.
+ * Join them to their "Message:" line until a line that is one of
+ * describe's own: a known top-level key at column 0, or a key line at an
+ * even indentation no deeper than the message's. Other lines at column 0
+ * that are not describe's (a shell prompt after the output) are dropped. */
+static void join_messages(struct doc *d)
+{
+    size_t out = 0;
+    size_t msg = SIZE_MAX;
+
+    for (size_t i = 0; i < d->n; i++) {
+        struct line *l = &d->l[i];
+        if (msg != SIZE_MAX) {
+            const struct line *m = &d->l[msg];
+            int ends = l->indent == 0
+                           ? top_key(l)
+                           : describe_key(l) && l->indent % 2 == 0 && l->indent <= m->indent;
+            if (!ends) {
+                d->l[msg].val_len = (size_t)(l->p + l->len - m->val);
+                continue;
+            }
+            msg = SIZE_MAX;
+        }
+        if (l->indent == 0 && !top_key(l)) {
+            continue;
+        }
+        d->l[out] = *l;
+        if (key_is(l, "Message") && l->val_len > 0) {
+            msg = out;
+        }
+        out++;
+    }
+    d->n = out;
+}
+
 int krc_kube_describe_is_pod(const char *text, size_t len)
 {
     int name = 0;
@@ -745,6 +837,9 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
     d.n -= first;
     for (size_t i = 0; i < d.n; i++) {
         d.l[i].indent = d.l[i].indent > base ? d.l[i].indent - base : 0;
+    }
+    join_messages(&d);
+    for (size_t i = 0; i < d.n; i++) {
         if (d.l[i].indent == 0) {
             sec_c = key_is(&d.l[i], "Containers") ? i : sec_c;
             sec_i = key_is(&d.l[i], "Init Containers") ? i : sec_i;

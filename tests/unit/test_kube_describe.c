@@ -311,6 +311,54 @@ static void test_partial_and_errors(void **state)
     assert_null(pod);
 }
 
+/* kubectl prints a multi-line termination message as it is: its lines
+ * start at column 0 or with tabs, and must not end the container. */
+static void test_multiline_message(void **state)
+{
+    static const char text[] = "Name:         relay-0\n"
+                               "Namespace:    hooks\n"
+                               "Containers:\n"
+                               "  relay:\n"
+                               "    Image:          hooks/relay:4\n"
+                               "    State:          Waiting\n"
+                               "      Reason:       CrashLoopBackOff\n"
+                               "    Last State:     Terminated\n"
+                               "      Reason:       Error\n"
+                               "      Message:      panic: runtime error: index out of range\n"
+                               "\n"
+                               "goroutine 1 [running]:\n"
+                               "main.main()\n"
+                               "\t/src/main.go:12 +0x1d\n"
+                               "Error: exit status 2\n"
+                               "      Exit Code:    2\n"
+                               "    Ready:          False\n"
+                               "    Restart Count:  6\n"
+                               "  sidecar:\n"
+                               "    Image:          envoy:1\n"
+                               "Events:          <none>\n"
+                               "$ \n";
+    struct krc_error err;
+    char *pod;
+    char *events;
+    cJSON *p;
+
+    (void)state;
+    convert(text, &pod, &events, &err, 0);
+    p = cJSON_Parse(pod);
+    expect_str(p, "status.containerStatuses.0.lastState.terminated.message",
+               "panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.main()\n"
+               "\t/src/main.go:12 +0x1d\nError: exit status 2");
+    expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 2);
+    expect_num(p, "status.containerStatuses.0.restartCount", 6);
+    expect_str(p, "spec.containers.1.name", "sidecar");
+    expect_str(p, "spec.containers.1.image", "envoy:1");
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers")), 2);
+    cJSON_Delete(p);
+    assert_string_equal(events, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}");
+    krc_free(pod);
+    krc_free(events);
+}
+
 static void test_alloc_failures(void **state)
 {
     long n;
@@ -347,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_partial_and_errors),
+        cmocka_unit_test(test_multiline_message),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
