@@ -198,6 +198,13 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     } else {
         size_t jlen = 0;
         rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
+        if (rc == KRC_EPARSE) {
+            /* e.g. kubectl's default table output: say what is expected */
+            fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
+                    err.msg, what, fn == krc_kube_parse_pod ? " or kubectl describe pod" : "");
+            krc_free(data);
+            return rc;
+        }
         if (rc == 0) {
             rc = fn(json, jlen, r, &err);
         }

@@ -476,6 +476,12 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", bad,
                               "--format", "json"]), 1, bad,
                          "not JSON or YAML: line 1 is plain text")
+        # kubectl's default table instead of -o yaml: the message says what to run
+        table = self.write("events.txt", b"LAST SEEN   TYPE      REASON    OBJECT      MESSAGE\n"
+                                         b"2m          Warning   BackOff   pod/web-1   Back-off\n")
+        self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", table]),
+                         1, "--events " + table,
+                         "expected the output of kubectl get events -o json|yaml")
 
     def test_bad_yaml(self):
         pod = os.path.join(self.case, "pod.json")
