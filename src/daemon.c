@@ -416,6 +416,7 @@ static int record(struct worker *w, const struct krc_restart *r, const struct kr
     rec.detected_at = r->detected_at;
     rec.decision = krc_notify_decision_name(decision);
     rec.summary = dg->summary;
+    rec.confidence = dg->confidence;
     rec.message = msg != NULL ? msg->body : NULL;
     rec.report_json = json;
     if (msg != NULL && msg->body != NULL) {

@@ -13,11 +13,13 @@
 #include "krc/buf.h"
 #include "krc/diagnose.h"
 #include "krc/error.h"
+#include "krc/kube_describe.h"
 #include "krc/kube_parse.h"
 #include "krc/mem.h"
 #include "krc/redact.h"
 #include "krc/report.h"
 #include "krc/slack_format.h"
+#include "krc/yaml_json.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
 
@@ -26,9 +28,12 @@ static void usage(FILE *f)
     fprintf(f, "usage: krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
                "                   [--container NAME] [--format text|json|slack]\n"
                "  Diagnose the last restart of a pod from saved kubectl output:\n"
-               "    --pod FILE       kubectl get pod POD -o json   (\"-\" reads stdin)\n"
-               "    --events FILE    kubectl get events -n NS -o json\n"
-               "    --node FILE      kubectl get node NODE -o json\n"
+               "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin),\n"
+               "                     or kubectl describe pod POD (then --events may be left\n"
+               "                     out: its Events table is used)\n"
+               "    --events FILE    kubectl get events -n NS -o json|yaml\n"
+               "    --node FILE      kubectl get node NODE -o json|yaml\n"
+               "                     (JSON or YAML, told apart by the content)\n"
                "    --logs FILE      kubectl logs POD -c CONTAINER --previous\n"
                "    --container NAME diagnose this container (default: the one that\n"
                "                     terminated last)\n"
@@ -123,24 +128,91 @@ close:
 
 typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
 
-static int load_json(const char *opt, const char *path, parse_fn fn, struct krc_report *r)
+static int only_space(const char *data, size_t len)
+{
+    size_t i = 0;
+
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+        i = 3;
+    }
+    for (; i < len; i++) {
+        if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r' && data[i] != '\n') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* `kubectl describe pod` text: the pod, and its Events table unless
+ * --events was given. */
+static int load_describe(const char *data, size_t len, int events_given, struct krc_report *r,
+                         struct krc_error *err)
+{
+    char *pod = NULL;
+    char *events = NULL;
+    int rc = krc_kube_describe_pod(data, len, &pod, &events, err);
+
+    if (rc == 0) {
+        rc = krc_kube_parse_pod(pod, strlen(pod), r, err);
+    }
+    if (rc == 0 && events != NULL && !events_given) {
+        rc = krc_kube_parse_events(events, strlen(events), r, err);
+    }
+    krc_free(pod);
+    krc_free(events);
+    return rc;
+}
+
+/* Read kubectl output in JSON or YAML (told apart by content, not by the
+ * file name) and decode it with fn. `kind` picks the document of that kind
+ * from a multi-document YAML file; `what` names the expected command. For
+ * --pod (fn is krc_kube_parse_pod), `kubectl describe pod` text is read
+ * too; events_given tells whether its Events table is wanted. */
+static int load_doc(const char *opt, const char *path, parse_fn fn, const char *kind,
+                    const char *what, int events_given, struct krc_report *r)
 {
     struct krc_error err;
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
     char *data = NULL;
+    char *json = NULL;
     size_t len = 0;
     int rc;
 
     krc_error_clear(&err);
     rc = read_input(path, KRC_KUBE_PARSE_MAX, 0, &data, &len, NULL, &err);
     if (rc < 0) {
-        fprintf(stderr, "krc explain: %s %s: %s\n", opt, path, err.msg);
+        fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
         return rc;
     }
-    rc = fn(data, len, r, &err);
+    if (only_space(data, len)) {
+        fprintf(stderr, "krc explain: %s %s: the file is empty (expected the output of %s)\n", opt,
+                name, what);
+        krc_free(data);
+        return KRC_EPARSE;
+    }
+    if (krc_yaml_json_is_json(data, len)) {
+        rc = fn(data, len, r, &err);
+    } else if (fn == krc_kube_parse_pod && memchr(data, '\0', len) == NULL &&
+               krc_kube_describe_is_pod(data, len)) {
+        rc = load_describe(data, len, events_given, r, &err);
+    } else {
+        size_t jlen = 0;
+        rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
+        if (rc == KRC_EPARSE) {
+            /* e.g. kubectl's default table output: say what is expected */
+            fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
+                    err.msg, what, fn == krc_kube_parse_pod ? " or kubectl describe pod" : "");
+            krc_free(data);
+            return rc;
+        }
+        if (rc == 0) {
+            rc = fn(json, jlen, r, &err);
+        }
+    }
+    krc_free(json);
     krc_free(data);
     if (rc < 0) {
-        fprintf(stderr, "krc explain: %s %s: %s\n", opt, strcmp(path, "-") ? path : "<stdin>",
-                err.msg);
+        fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
     }
     return rc;
 }
@@ -176,13 +248,26 @@ static cJSON *add_str_or_null(cJSON *o, const char *k, const char *v)
     return v != NULL ? cJSON_AddStringToObject(o, k, v) : cJSON_AddNullToObject(o, k);
 }
 
-static int print_json(const struct krc_report *r, const struct krc_diagnosis *d)
+static int add_strings(cJSON *o, const char *k, char *const *v, size_t n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, k);
+    size_t i;
+
+    for (i = 0; a != NULL && i < n; i++) {
+        cJSON *s = cJSON_CreateString(v[i]);
+        if (s == NULL || !cJSON_AddItemToArray(a, s)) {
+            cJSON_Delete(s);
+            return 0;
+        }
+    }
+    return a != NULL;
+}
+
+int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *ev;
     char ts[40];
     char *text;
-    size_t i;
     int ok = o != NULL;
 
     ok = ok && add_str_or_null(o, "namespace", r->namespace);
@@ -192,62 +277,78 @@ static int print_json(const struct krc_report *r, const struct krc_diagnosis *d)
     ok = ok && add_str_or_null(o, "container", d->container);
     ok = ok && cJSON_AddBoolToObject(o, "init_container", d->is_init);
     ok = ok && cJSON_AddNumberToObject(o, "restart_count", d->restart_count);
-    ok = ok && cJSON_AddNumberToObject(o, "exit_code", d->exit_code);
+    ok = ok && (d->has_termination ? cJSON_AddNumberToObject(o, "exit_code", d->exit_code)
+                                   : cJSON_AddNullToObject(o, "exit_code"));
     ok = ok && add_str_or_null(o, "signal", d->signal_name);
     ok = ok && add_str_or_null(o, "reason", d->reason);
     ok = ok && cJSON_AddStringToObject(o, "cause", krc_cause_name(d->cause));
+    ok = ok && cJSON_AddStringToObject(o, "confidence", krc_confidence_name(d->confidence));
     ok = ok && cJSON_AddStringToObject(o, "summary", d->summary);
     time_str(d->started_at, ts, sizeof(ts));
     ok = ok && add_str_or_null(o, "started_at", d->started_at > 0 ? ts : NULL);
     time_str(d->finished_at, ts, sizeof(ts));
     ok = ok && add_str_or_null(o, "finished_at", d->finished_at > 0 ? ts : NULL);
     ok = ok && cJSON_AddNumberToObject(o, "gpus", (double)d->gpus);
-    ev = ok ? cJSON_AddArrayToObject(o, "evidence") : NULL;
-    ok = ev != NULL;
-    for (i = 0; ok && i < d->n_evidence; i++) {
-        cJSON *s = cJSON_CreateString(d->evidence[i]);
-        ok = s != NULL && cJSON_AddItemToArray(ev, s);
-    }
+    ok = ok && add_strings(o, "evidence", d->evidence, d->n_evidence);
+    ok = ok && add_strings(o, "unchecked", d->unchecked, d->n_unchecked);
+    ok = ok && add_str_or_null(o, "next_step", d->next_step);
+    ok = ok && add_strings(o, "commands", d->commands, d->n_commands);
     text = ok ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (text == NULL) {
-        fprintf(stderr, "krc explain: out of memory\n");
-        return 1;
+        return KRC_ENOMEM;
     }
-    printf("%s\n", text);
+    fprintf(out, "%s\n", text);
     cJSON_free(text);
     return 0;
 }
 
-static void print_text(const struct krc_report *r, const struct krc_diagnosis *d)
+static void print_list(FILE *out, const char *title, char *const *v, size_t n, const char *bullet)
 {
-    char ts[40];
     size_t i;
 
-    printf("Pod:        %s/%s", r->namespace ? r->namespace : "?", r->name ? r->name : "?");
-    if (r->owner_kind != NULL && r->owner_name != NULL) {
-        printf(" (%s %s)", r->owner_kind, r->owner_name);
-    }
-    if (r->node_name != NULL) {
-        printf(" on node %s", r->node_name);
-    }
-    printf("\nContainer:  %s%s, %d restart%s\n", d->container,
-           d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
-           d->restart_count == 1 ? "" : "s");
-    time_str(d->finished_at, ts, sizeof(ts));
-    printf("Last exit:  code %d", d->exit_code);
-    if (d->signal_name != NULL) {
-        printf(" (%s)", d->signal_name);
-    }
-    printf(", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
-    printf("Cause:      %s\n", krc_cause_name(d->cause));
-    printf("Summary:    %s\n", d->summary);
-    if (d->n_evidence > 0) {
-        printf("Evidence:\n");
-        for (i = 0; i < d->n_evidence; i++) {
-            printf("  - %s\n", d->evidence[i]);
+    if (n > 0) {
+        fprintf(out, "%s\n", title);
+        for (i = 0; i < n; i++) {
+            fprintf(out, "%s%s\n", bullet, v[i]);
         }
     }
+}
+
+void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct krc_diagnosis *d)
+{
+    char ts[40];
+
+    fprintf(out, "Pod:        %s/%s", r->namespace ? r->namespace : "?", r->name ? r->name : "?");
+    if (r->owner_kind != NULL && r->owner_name != NULL) {
+        fprintf(out, " (%s %s)", r->owner_kind, r->owner_name);
+    }
+    if (r->node_name != NULL) {
+        fprintf(out, " on node %s", r->node_name);
+    }
+    fprintf(out, "\nContainer:  %s%s, %d restart%s\n", d->container,
+            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
+            d->restart_count == 1 ? "" : "s");
+    if (d->has_termination) {
+        time_str(d->finished_at, ts, sizeof(ts));
+        fprintf(out, "Last exit:  code %d", d->exit_code);
+        if (d->signal_name != NULL) {
+            fprintf(out, " (%s)", d->signal_name);
+        }
+        fprintf(out, ", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
+    } else {
+        fprintf(out, "Last exit:  not in the given files%s%s\n", d->reason ? ", reason " : "",
+                d->reason ? d->reason : "");
+    }
+    fprintf(out, "Cause:      %s (confidence: %s)\n", krc_cause_name(d->cause),
+            krc_confidence_name(d->confidence));
+    fprintf(out, "Summary:    %s\n", d->summary);
+    print_list(out, "Evidence:", d->evidence, d->n_evidence, "  - ");
+    print_list(out, "Not checked:", d->unchecked, d->n_unchecked, "  - ");
+    if (d->next_step != NULL) {
+        fprintf(out, "Next step:  %s\n", d->next_step);
+    }
+    print_list(out, "Commands:", d->commands, d->n_commands, "  $ ");
 }
 
 /* The Slack alert exactly as the daemon would post it (cluster name from
@@ -388,13 +489,16 @@ int krc_explain_main(int argc, char **argv)
     krc_report_init(&r);
     krc_diagnosis_init(&d);
     krc_error_clear(&err);
-    if (load_json("--pod", pod, krc_kube_parse_pod, &r) < 0) {
+    if (load_doc("--pod", pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
+                 events != NULL, &r) < 0) {
         goto out;
     }
-    if (events != NULL && load_json("--events", events, krc_kube_parse_events, &r) < 0) {
+    if (events != NULL && load_doc("--events", events, krc_kube_parse_events, NULL,
+                                   "kubectl get events -o json|yaml", 0, &r) < 0) {
         goto out;
     }
-    if (node != NULL && load_json("--node", node, krc_kube_parse_node, &r) < 0) {
+    if (node != NULL && load_doc("--node", node, krc_kube_parse_node, "Node",
+                                 "kubectl get node NODE -o json|yaml", 0, &r) < 0) {
         goto out;
     }
     krc_report_retain_pod_events(&r);
@@ -418,7 +522,11 @@ int krc_explain_main(int argc, char **argv)
                 err.msg);
         goto out;
     }
-    if (!d.has_termination) {
+    /* A diagnosis without a termination is still worth showing when the
+     * container did restart or the engine named a cause from the logs or
+     * events; a pod that never restarted has nothing to explain. */
+    if (d.container == NULL ||
+        (!d.has_termination && d.cause == KRC_CAUSE_UNKNOWN && d.restart_count == 0)) {
         fprintf(stderr,
                 "krc explain: nothing to explain: %s (is this the pod after a restart? "
                 "lastState.terminated is empty in %s)\n",
@@ -427,13 +535,18 @@ int krc_explain_main(int argc, char **argv)
     }
     switch (fmt) {
     case FMT_JSON:
-        status = print_json(&r, &d);
+        if (krc_explain_write_json(stdout, &r, &d) < 0) {
+            fprintf(stderr, "krc explain: out of memory\n");
+            status = 1;
+        } else {
+            status = 0;
+        }
         break;
     case FMT_SLACK:
         status = print_slack(&r, &d);
         break;
     default:
-        print_text(&r, &d);
+        krc_explain_write_text(stdout, &r, &d);
         status = 0;
         break;
     }

@@ -129,6 +129,7 @@ static cJSON *row_json(const struct krc_store_row *r)
     ok = ok && put(o, "signal", json_str(krc_signal_name(r->signal)));
     ok = ok && put(o, "reason", json_str(r->reason));
     ok = ok && put(o, "cause", json_str(r->cause));
+    ok = ok && put(o, "confidence", json_str(r->confidence));
     ok = ok && put(o, "summary", json_str(r->summary));
     ok = ok && put(o, "started_at", json_time(r->started_at));
     ok = ok && put(o, "finished_at", json_time(r->finished_at));
@@ -144,7 +145,7 @@ static cJSON *row_json(const struct krc_store_row *r)
 
 /* ---- list ------------------------------------------------------------------------- */
 
-#define N_COLS 8
+#define N_COLS 9
 
 struct table {
     char **cells; /* N_COLS per row */
@@ -194,12 +195,13 @@ static int collect_row(const struct krc_store_row *r, void *ud)
         snprintf(buf[5], CELL_MAX, "-");
     }
     snprintf(buf[6], CELL_MAX, "%s", r->cause ? r->cause : "-");
+    snprintf(buf[7], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
     if (r->delivery == NULL) {
-        snprintf(buf[7], CELL_MAX, "%s", r->decision ? r->decision : "-");
+        snprintf(buf[8], CELL_MAX, "%s", r->decision ? r->decision : "-");
     } else if (strcmp(r->delivery, "delivered") == 0) {
-        snprintf(buf[7], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
+        snprintf(buf[8], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
     } else {
-        snprintf(buf[7], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
+        snprintf(buf[8], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
                  r->delivery, r->attempts, r->attempts == 1 ? "" : "s");
     }
     for (int i = 0; i < N_COLS; i++) {
@@ -229,9 +231,9 @@ static size_t width(const char *s)
 
 static void print_table(const struct table *t)
 {
-    static const char *const head[N_COLS] = {"ID",        "TIME (UTC)",       "NAMESPACE/POD",
-                                             "CONTAINER", "RESTARTS",         "EXIT",
-                                             "CAUSE",     "DECISION/DELIVERY"};
+    static const char *const head[N_COLS] = {"ID",        "TIME (UTC)", "NAMESPACE/POD",
+                                             "CONTAINER", "RESTARTS",   "EXIT",
+                                             "CAUSE",     "CONFIDENCE", "DECISION/DELIVERY"};
     size_t w[N_COLS];
 
     for (int i = 0; i < N_COLS; i++) {
@@ -342,6 +344,22 @@ static void print_message(const struct krc_store_entry *e)
     cJSON_Delete(body);
 }
 
+static void print_strings(const char *title, const cJSON *a, const char *bullet)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(a) == 0) {
+        return;
+    }
+    printf("%s\n", title);
+    cJSON_ArrayForEach(it, a)
+    {
+        if (cJSON_IsString(it)) {
+            print_block(bullet, it->valuestring, 4096);
+        }
+    }
+}
+
 static void print_report(const cJSON *rep)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
@@ -360,6 +378,10 @@ static void print_report(const cJSON *rep)
                 print_block("  - ", it->valuestring, 4096);
             }
         }
+    }
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "unchecked")) > 0) {
+        printf("\n");
+        print_strings("Not checked:", cJSON_GetObjectItemCaseSensitive(d, "unchecked"), "  - ");
     }
     a = cJSON_GetObjectItemCaseSensitive(rep, "containers");
     if (cJSON_GetArraySize(a) > 0) {
@@ -475,6 +497,16 @@ static void print_delivery(const struct krc_store_entry *e)
     }
 }
 
+/* The next step and the commands, from the stored diagnosis (restarts
+ * recorded before issue 11 have none). */
+static void print_next_step(const cJSON *rep)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
+
+    print_field("Next step:", jstr(d, "next_step"));
+    print_strings("Commands:", cJSON_GetObjectItemCaseSensitive(d, "commands"), "  $ ");
+}
+
 static void print_show_text(const struct krc_store_entry *e)
 {
     const struct krc_store_row *r = &e->row;
@@ -507,8 +539,14 @@ static void print_show_text(const struct krc_store_entry *e)
         snprintf(line, sizeof(line), "unknown");
     }
     print_field("Last exit:", line);
-    print_field("Cause:", r->cause);
+    if (r->confidence != NULL && r->cause != NULL) {
+        snprintf(line, sizeof(line), "%s (confidence: %s)", r->cause, r->confidence);
+        print_field("Cause:", line);
+    } else {
+        print_field("Cause:", r->cause);
+    }
     print_field("Summary:", r->summary);
+    print_next_step(rep);
     print_field("Decision:", r->decision);
     print_message(e);
     if (rep != NULL) {

@@ -292,10 +292,18 @@ static void add_pod(struct ctx *c, cJSON *root, const struct krc_report *r)
     add_kv(c, p, "annotations", &r->annotations, 1);
 }
 
+/* An array of redacted, cleaned texts. */
+static void add_texts(struct ctx *c, cJSON *o, const char *k, char *const *v, size_t n)
+{
+    cJSON *a = arr(c, o, k);
+    for (size_t i = 0; c->rc == 0 && i < n; i++) {
+        add_text(c, a, NULL, v[i], 1);
+    }
+}
+
 static void add_diagnosis(struct ctx *c, cJSON *root, const struct krc_diagnosis *d)
 {
     cJSON *o;
-    cJSON *ev;
 
     if (d == NULL) {
         attach(c, root, "diagnosis", cJSON_CreateNull());
@@ -315,11 +323,12 @@ static void add_diagnosis(struct ctx *c, cJSON *root, const struct krc_diagnosis
     add_time(c, o, "started_at", d->started_at);
     add_time(c, o, "finished_at", d->finished_at);
     add_num(c, o, "gpus", (double)d->gpus);
+    add_text(c, o, "confidence", krc_confidence_name(d->confidence), 0);
     add_text(c, o, "summary", d->summary, 1);
-    ev = arr(c, o, "evidence");
-    for (size_t i = 0; c->rc == 0 && i < d->n_evidence; i++) {
-        add_text(c, ev, NULL, d->evidence[i], 1);
-    }
+    add_texts(c, o, "evidence", d->evidence, d->n_evidence);
+    add_texts(c, o, "unchecked", d->unchecked, d->n_unchecked);
+    add_text(c, o, "next_step", d->next_step, 1);
+    add_texts(c, o, "commands", d->commands, d->n_commands);
 }
 
 static const char *state_name(enum krc_report_state s)

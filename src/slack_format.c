@@ -24,6 +24,8 @@
 #define NOTE_MAX 400
 #define NAME_MAX_UNITS 300
 #define MORE_RESERVE 60 /* room kept for an "… and K more" line */
+#define NEXT_STEP_MAX 600
+#define COMMAND_MAX 400 /* one kubectl command */
 
 /* escape flags */
 enum {
@@ -836,40 +838,105 @@ static void cause_section(struct fmt *f, struct blocks *bl, const struct krc_dia
     lit(f, &b, krc_slack_cause_title(d->cause));
     lit(f, &b, "* `");
     lit(f, &b, krc_cause_name(d->cause));
-    lit(f, &b, "`\n");
+    lit(f, &b, "`" DOT "confidence: *");
+    lit(f, &b, krc_confidence_name(d->confidence));
+    lit(f, &b, "*\n");
     put_red(f, &b, d->summary, KRC_SLACK_SECTION_MAX - 200);
     block_section(f, bl, &b);
     krc_buf_cleanup(&b);
 }
 
-static void evidence_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d)
+/* "*Title*" and one bullet per item, as many as fit, then "… and K more". */
+static void list_section(struct fmt *f, struct blocks *bl, const char *title, char *const *items,
+                         size_t n)
 {
     struct krc_buf sec;
     struct krc_buf line;
     size_t i;
 
-    if (d->n_evidence == 0) {
+    if (n == 0) {
         return;
     }
     krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
     krc_buf_init(&line, BYTES_FOR(EVIDENCE_LINE_MAX + 10));
-    lit(f, &sec, "*Evidence*");
-    for (i = 0; i < d->n_evidence && f->rc == 0; i++) {
+    lit(f, &sec, title);
+    for (i = 0; i < n && f->rc == 0; i++) {
         krc_buf_reset(&line);
         lit(f, &line, BULLET " ");
-        put_red(f, &line, d->evidence[i], EVIDENCE_LINE_MAX);
+        put_red(f, &line, items[i], EVIDENCE_LINE_MAX);
         if (!add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
             break;
         }
     }
-    if (i < d->n_evidence) {
+    if (i < n) {
         krc_buf_reset(&line);
-        litf(f, &line, "_" ELLIPSIS " and %zu more_", d->n_evidence - i);
+        litf(f, &line, "_" ELLIPSIS " and %zu more_", n - i);
         add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
     }
     block_section(f, bl, &sec);
     krc_buf_cleanup(&line);
     krc_buf_cleanup(&sec);
+}
+
+static void evidence_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d)
+{
+    list_section(f, bl, "*Evidence*", d->evidence, d->n_evidence);
+    list_section(f, bl, "*Not checked*", d->unchecked, d->n_unchecked);
+}
+
+/* The commands as one code block of whole lines (those that fit in
+ * budget units), appended to b; returns how many were left out. */
+static size_t commands_block(struct fmt *f, struct krc_buf *b, const struct krc_diagnosis *d,
+                             size_t max_commands, size_t line_max, size_t budget)
+{
+    struct krc_buf code;
+    struct krc_buf line;
+    size_t i;
+
+    krc_buf_init(&code, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_buf_init(&line, BYTES_FOR(line_max + 10));
+    for (i = 0; i < d->n_commands && i < max_commands && f->rc == 0; i++) {
+        krc_buf_reset(&line);
+        put_red(f, &line, d->commands[i], line_max);
+        if (!add_line(f, &code, &line, budget > 8 ? budget - 8 : 0, 0)) {
+            break;
+        }
+    }
+    if (code.len > 0) {
+        lit(f, b, FENCE "\n");
+        fail(f, krc_buf_append(b, krc_buf_str(&code), code.len));
+        lit(f, b, "\n" FENCE);
+    }
+    krc_buf_cleanup(&line);
+    krc_buf_cleanup(&code);
+    return d->n_commands - i;
+}
+
+static void next_step_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d)
+{
+    struct krc_buf b;
+    size_t left;
+
+    if (d->next_step == NULL && d->n_commands == 0) {
+        return;
+    }
+    krc_buf_init(&b, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    if (d->next_step != NULL) {
+        lit(f, &b, "*Next step:* ");
+        put_red(f, &b, d->next_step, NEXT_STEP_MAX);
+    } else {
+        lit(f, &b, "*To look further:*");
+    }
+    if (d->n_commands > 0) {
+        lit(f, &b, "\n");
+        left = commands_block(f, &b, d, SIZE_MAX, COMMAND_MAX,
+                              KRC_SLACK_SECTION_MAX - buf_units(&b) - MORE_RESERVE);
+        if (left > 0) {
+            litf(f, &b, "\n_" ELLIPSIS " and %zu more command%s_", left, left == 1 ? "" : "s");
+        }
+    }
+    block_section(f, bl, &b);
+    krc_buf_cleanup(&b);
 }
 
 static void put_kv_list(struct fmt *f, struct krc_buf *b, const struct krc_kv_list *l)
@@ -1723,6 +1790,7 @@ int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagno
     block_header(&f, &bl, krc_buf_str(&hdr));
     cause_section(&f, &bl, d);
     evidence_section(&f, &bl, d);
+    next_step_section(&f, &bl, d);
     fields_section(&f, &bl, r, d);
     pod_section(&f, &bl, r);
     events_section(&f, &bl, r);
@@ -1762,11 +1830,29 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     headline(&f, &text, r, d);
     lit(&f, &part, "\n");
     put_red(&f, &part, d->summary, 1000);
+    litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
     add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
     for (i = 0; i < d->n_evidence && i < 5; i++) {
         krc_buf_reset(&part);
         lit(&f, &part, BULLET " ");
         put_red(&f, &part, d->evidence[i], 300);
+        add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    for (i = 0; i < d->n_unchecked && i < 3; i++) {
+        krc_buf_reset(&part);
+        lit(&f, &part, BULLET " not checked: ");
+        put_red(&f, &part, d->unchecked[i], 300);
+        add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    if (d->next_step != NULL) {
+        krc_buf_reset(&part);
+        lit(&f, &part, "*Next step:* ");
+        put_red(&f, &part, d->next_step, 400);
+        add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    if (d->n_commands > 0) {
+        krc_buf_reset(&part);
+        commands_block(&f, &part, d, 3, 300, 1000);
         add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
     }
     if (!o->omit_log && r->log != NULL && r->log_len > 0) {

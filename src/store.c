@@ -78,6 +78,9 @@ static const char *const migrations[] = {
     "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
     "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
     "  WHERE slack_ts IS NOT NULL;",
+    /* 1 -> 2: how sure the diagnosis was (issue 11); NULL for restarts
+     * recorded before */
+    "ALTER TABLE restarts ADD COLUMN confidence TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VERSION,
@@ -88,8 +91,9 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VE
     "r.workload_name, r.node, r.cause, r.exit_code, r.signal, r.reason, r.started_at, "            \
     "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
     "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "        \
-    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1)"
-#define N_RESTART_COLS 20
+    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "     \
+    "r.confidence"
+#define N_RESTART_COLS 21
 
 #define OUTBOX_COLS                                                                                \
     "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
@@ -144,8 +148,8 @@ static const char *const sql_text[N_STMT] = {
     [ST_INSERT_RESTART] =
         "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, workload_kind, "
         "workload_name, node, cause, exit_code, signal, reason, started_at, finished_at, "
-        "detected_at, decision, summary) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-        "?12, ?13, ?14, ?15, ?16, ?17) "
+        "detected_at, decision, summary, confidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+        "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
         "ON CONFLICT (pod_uid, container, restart_count) DO NOTHING",
     [ST_FIND_RESTART] =
         "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND restart_count = ?3",
@@ -931,6 +935,7 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
     sqlite3_bind_int64(st, 15, rec->detected_at);
     bind_text(st, 16, rec->decision);
     bind_text(st, 17, rec->summary);
+    bind_text(st, 18, krc_confidence_name(rec->confidence));
     if ((rc = run_done(s, st, "recording a restart", err)) < 0) {
         goto rollback;
     }
@@ -1205,6 +1210,7 @@ static void read_row(sqlite3_stmt *st, struct krc_store_row *r, struct strings *
     r->summary = TXT(17);
     r->delivery = TXT(18);
     r->attempts = sqlite3_column_int(st, 19);
+    r->confidence = TXT(20);
 #undef TXT
 }
 

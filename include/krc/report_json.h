@@ -9,7 +9,9 @@
  *             slack_channel, labels{}, annotations{}},
  *     "diagnosis": {container, is_init, is_sidecar, cause, has_termination,
  *             exit_code, signal, signal_name, reason, restart_count, started_at,
- *             finished_at, gpus, summary, evidence[]},
+ *             finished_at, gpus, confidence ("low"|"medium"|"high"), summary,
+ *             evidence[], unchecked[] (what could not be seen), next_step (null
+ *             when none), commands[] (kubectl commands to look further)},
  *     "containers": [{name, is_init, is_sidecar, image, ready, restart_count, state,
  *             state_reason, state_message, state_started_at, last{exit_code, signal,
  *             reason, message, started_at, finished_at, container_id} | null,
@@ -27,10 +29,10 @@
  * start; "omitted_bytes" says how much was left out, "truncated" that the
  * collector already cut it), other free texts KRC_REPORT_JSON_TEXT_MAX bytes,
  * the kubectl last-applied-configuration annotation is left out.
- * Safe: free texts (log, messages, notes, evidence, summary, annotation values)
- * go through the redactor (built-in patterns when rd is NULL), then ANSI
- * escapes and control characters other than \n and \t are removed and invalid
- * UTF-8 becomes U+FFFD, so the document is valid UTF-8 JSON. */
+ * Safe: free texts (log, messages, notes, evidence, summary, unchecked, next
+ * step, commands, annotation values) go through the redactor (built-in patterns when rd is NULL),
+ * then ANSI escapes and control characters other than \n and \t are removed and invalid UTF-8
+ * becomes U+FFFD, so the document is valid UTF-8 JSON. */
 #ifndef KRC_REPORT_JSON_H
 #define KRC_REPORT_JSON_H
 

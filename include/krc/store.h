@@ -41,7 +41,7 @@
 #include "krc/error.h"
 
 /* Schema version this binary writes (migrations up to it are built in). */
-#define KRC_STORE_SCHEMA_VERSION 1
+#define KRC_STORE_SCHEMA_VERSION 2
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -99,8 +99,9 @@ struct krc_store_restart {
     int64_t detected_at;  /* required (> 0) */
     const char *decision; /* required: krc_notify_decision_name() text */
     const char *summary;
-    const char *message;     /* the alert text as posted (or to be posted) */
-    const char *report_json; /* full diagnostics (krc_report_json_build) */
+    enum krc_confidence confidence; /* of the diagnosis (stored as its name) */
+    const char *message;            /* the alert text as posted (or to be posted) */
+    const char *report_json;        /* full diagnostics (krc_report_json_build) */
 };
 
 enum krc_store_kind {
@@ -232,6 +233,7 @@ struct krc_store_row {
     /* latest outbox row of this restart: delivery NULL when it has none */
     const char *delivery; /* "pending", "delivered", "failed" */
     int attempts;
+    const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
 };
 
 typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);

@@ -12,12 +12,17 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.normpath(os.path.join(HERE, "..", "fixtures", "corpus"))
 CAUSES = {
     "oom_killed", "liveness_probe_failed", "startup_probe_failed", "command_not_found",
     "permission_denied", "segfault", "gpu_out_of_memory", "gpu_error",
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
+    # issue 11
+    "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
+    "disk_full", "evicted", "unknown",
 }
 KRC = None
 TIMEOUT = 10
@@ -62,6 +67,118 @@ def check_slack(test, msg):
         test.assertNotIn("<", t)
         test.assertNotIn(">", t)
         test.assertEqual(t.count("```") % 2, 0, t)
+
+
+# ---- kubectl describe pod, rendered from a Pod object as kubectl prints it ----
+
+def rfc1123(ts):
+    """'2024-10-22T09:02:31Z' -> 'Tue, 22 Oct 2024 09:02:31 +0000' (kubectl's format)."""
+    import datetime
+    t = datetime.datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")
+    return t.strftime("%a, %d %b %Y %H:%M:%S +0000")
+
+
+def describe_probe(p):
+    if "httpGet" in p:
+        h = p["httpGet"]
+        s = "http-get %s://:%s%s" % (h.get("scheme", "HTTP").lower(), h.get("port", ""),
+                                     h.get("path", ""))
+    elif "exec" in p:
+        s = "exec [%s]" % " ".join(p["exec"].get("command", []))
+    elif "tcpSocket" in p:
+        s = "tcp-socket :%s" % p["tcpSocket"].get("port", "")
+    elif "grpc" in p:
+        s = "grpc <pod>:%s %s" % (p["grpc"].get("port", ""), p["grpc"].get("service", ""))
+    else:
+        s = "unknown"
+    return s + " delay=%ds timeout=%ds period=%ds #success=%d #failure=%d" % (
+        p.get("initialDelaySeconds", 0), p.get("timeoutSeconds", 1), p.get("periodSeconds", 10),
+        p.get("successThreshold", 1), p.get("failureThreshold", 3))
+
+
+def describe_state(out, label, st):
+    if not st:
+        return
+    kind, v = next(iter(st.items()))
+    out.append("    %-16s%s" % (label + ":", kind.capitalize()))
+    for key, name in (("reason", "Reason"), ("message", "Message"), ("exitCode", "Exit Code"),
+                      ("signal", "Signal"), ("startedAt", "Started"),
+                      ("finishedAt", "Finished")):
+        if key in v and v[key] is not None:
+            val = v[key]
+            if key in ("startedAt", "finishedAt"):
+                val = rfc1123(val)
+            if key == "message":
+                val = str(val).replace("\n", " ")
+            out.append("      %-14s%s" % (name + ":", val))
+
+
+def describe_pod(pod, events=None):
+    md, spec, status = pod["metadata"], pod.get("spec", {}), pod.get("status", {})
+    out = ["Name:         " + md["name"], "Namespace:    " + md.get("namespace", "default"),
+           "Priority:     0"]
+    if spec.get("nodeName"):
+        out.append("Node:         %s/%s" % (spec["nodeName"], status.get("hostIP", "10.0.0.1")))
+    if md.get("labels"):
+        items = ["%s=%s" % kv for kv in md["labels"].items()]
+        out.append("Labels:       " + items[0])
+        out += ["              " + i for i in items[1:]]
+    out.append("Status:       " + status.get("phase", "Unknown"))
+    if status.get("reason"):
+        out.append("Reason:       " + status["reason"])
+    refs = [r for r in md.get("ownerReferences", []) if r.get("controller")]
+    if refs:
+        out.append("Controlled By:  %s/%s" % (refs[0]["kind"], refs[0]["name"]))
+    for section, sk, stk in (("Init Containers:", "initContainers", "initContainerStatuses"),
+                             ("Containers:", "containers", "containerStatuses")):
+        if not spec.get(sk):
+            continue
+        out.append(section)
+        stats = {c["name"]: c for c in status.get(stk, [])}
+        for c in spec[sk]:
+            st = stats.get(c["name"], {})
+            out.append("  %s:" % c["name"])
+            if st.get("containerID"):
+                out.append("    Container ID:   " + st["containerID"])
+            out.append("    Image:          " + c.get("image", ""))
+            for key, label in (("command", "Command"), ("args", "Args")):
+                if c.get(key):
+                    out.append("    %s:" % label)
+                    out += ["      " + a for a in c[key]]
+            describe_state(out, "State", st.get("state"))
+            describe_state(out, "Last State", st.get("lastState"))
+            if "ready" in st:
+                out.append("    Ready:          " + ("True" if st["ready"] else "False"))
+            if "restartCount" in st:
+                out.append("    Restart Count:  %d" % st["restartCount"])
+            res = c.get("resources", {})
+            for key, label in (("limits", "Limits"), ("requests", "Requests")):
+                if res.get(key):
+                    out.append("    %s:" % label)
+                    out += ["      %s:  %s" % kv for kv in res[key].items()]
+            for key, label in (("livenessProbe", "Liveness"), ("readinessProbe", "Readiness"),
+                               ("startupProbe", "Startup")):
+                if c.get(key):
+                    out.append("    %-14s%s" % (label + ":", describe_probe(c[key])))
+            out.append("    Environment:    <none>")
+    out += ["Conditions:", "  Type              Status", "  Ready             False",
+            "QoS Class:       Burstable"]
+    if events is None:
+        out.append("Events:          <none>")
+    else:
+        rows = [("Type", "Reason", "Age", "From", "Message"),
+                ("----", "------", "----", "----", "-------")]
+        for e in events:
+            n = e.get("count") or 1
+            age = "2m (x%d over 10m)" % n if n > 1 else "2m"
+            rows.append((e.get("type", ""), e.get("reason", ""), age,
+                         (e.get("source") or {}).get("component", ""),
+                         e.get("message", "").replace("\n", " ")))
+        w = [max(len(r[k]) for r in rows) + 2 for k in range(4)]
+        out.append("Events:")
+        for r in rows:
+            out.append("  " + "".join(r[k].ljust(w[k]) for k in range(4)) + r[4])
+    return "\n".join(out) + "\n"
 
 
 def run(args, stdin=None):
@@ -159,6 +276,161 @@ class CorpusTest(unittest.TestCase):
             self.assertNotIn("hunter2", body)
             self.assertIn("secret redacted", body)
 
+    def test_yaml_inputs_give_the_same_json(self):
+        # every case with its pod, events and node converted to YAML the way
+        # kubectl -o yaml writes them: the same report, field for field
+        for name, d in case_dirs():
+            with self.subTest(case=name), tempfile.TemporaryDirectory() as tmp:
+                args = corpus_args(d)
+                yargs = list(args)
+                for i, a in enumerate(args):
+                    if a.endswith(".json"):
+                        with open(a, encoding="utf-8") as f:
+                            doc = json.load(f)
+                        out = os.path.join(tmp, os.path.basename(a)[:-5] + ".txt")
+                        with open(out, "w", encoding="utf-8") as f:
+                            yaml.safe_dump(doc, f, default_flow_style=False,
+                                           allow_unicode=True)
+                        yargs[i] = out
+                pj = run(args + ["--format", "json"])
+                py = run(yargs + ["--format", "json"])
+                self.assertEqual(pj.returncode, 0, pj.stderr)
+                self.assertEqual(py.returncode, 0, py.stderr)
+                self.assertEqual(json.loads(py.stdout), json.loads(pj.stdout))
+
+    def test_yaml_list_and_documents(self):
+        d = os.path.join(CORPUS, "01-orders-api-oomkilled")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        with open(os.path.join(d, "events.json"), encoding="utf-8") as f:
+            events = json.load(f)
+        ref = run(["--pod", os.path.join(d, "pod.json"), "--events",
+                   os.path.join(d, "events.json"), "--format", "json"])
+        self.assertEqual(ref.returncode, 0, ref.stderr)
+        service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "orders"}}
+        items = events["items"]
+        variants = {
+            # kubectl get pod -o yaml with a selector: a List holding the Pod
+            "list": (yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [pod]}),
+                     yaml.safe_dump({"apiVersion": "v1", "kind": "EventList",
+                                     "items": items})),
+            # several documents: the Pod among other manifests, one Event each
+            "documents": ("---\n" + yaml.safe_dump(service) + "---\n" + yaml.safe_dump(pod),
+                          "".join("---\n" + yaml.safe_dump(dict(e, kind="Event"))
+                                  for e in items)),
+        }
+        for label, (py, ey) in variants.items():
+            with self.subTest(variant=label), tempfile.TemporaryDirectory() as tmp:
+                pp = os.path.join(tmp, "pod")
+                ep = os.path.join(tmp, "events")
+                with open(pp, "w", encoding="utf-8") as f:
+                    f.write(py)
+                with open(ep, "w", encoding="utf-8") as f:
+                    f.write(ey)
+                p = run(["--pod", pp, "--events", ep, "--format", "json"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(json.loads(p.stdout), json.loads(ref.stdout))
+        # YAML on stdin
+        p = run(["--pod", "-", "--events", os.path.join(d, "events.json"), "--format", "json"],
+                stdin=yaml.safe_dump(pod).encode())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout), json.loads(ref.stdout))
+
+    def test_new_fields_in_every_format(self):
+        name, d = next(iter(case_dirs()))
+        p = run(corpus_args(d) + ["--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertIn(out["confidence"], ("low", "medium", "high"))
+        self.assertTrue(out["next_step"] is None or isinstance(out["next_step"], str))
+        for key in ("commands", "unchecked"):
+            self.assertIsInstance(out[key], list)
+            self.assertTrue(all(isinstance(e, str) for e in out[key]))
+        p = run(corpus_args(d))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = p.stdout.decode()
+        self.assertIn(f"Cause:      {out['cause']} (confidence: {out['confidence']})", text)
+        if out["next_step"] is not None:
+            self.assertIn("Next step:  " + out["next_step"], text)
+        for c in out["commands"]:
+            self.assertIn("  $ " + c, text)
+        for u in out["unchecked"]:
+            self.assertIn("  - " + u, text)
+
+    def test_describe_pod_text(self):
+        # every case's Pod as `kubectl describe pod` prints it, with the
+        # events given as JSON: the same diagnosis as from the Pod JSON
+        for name, d in case_dirs():
+            with self.subTest(case=name), tempfile.TemporaryDirectory() as tmp:
+                with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+                    pod = json.load(f)
+                text = os.path.join(tmp, "describe.txt")
+                with open(text, "w", encoding="utf-8") as f:
+                    f.write("$ kubectl describe pod %s\n" % pod["metadata"]["name"])
+                    f.write(describe_pod(pod))
+                args = corpus_args(d)
+                pj = run(args + ["--format", "json"])
+                pd = run(["--pod", text] + args[2:] + ["--format", "json"])
+                self.assertEqual(pj.returncode, 0, pj.stderr)
+                self.assertEqual(pd.returncode, 0, pd.stderr)
+                want, got = json.loads(pj.stdout), json.loads(pd.stdout)
+                for key in ("namespace", "pod", "node", "container", "init_container",
+                            "restart_count", "exit_code", "signal", "reason", "cause",
+                            "started_at", "finished_at"):
+                    self.assertEqual(got[key], want[key], key)
+                self.assertIsNone(got["uid"])  # describe does not show it
+
+    def test_describe_pod_events_table(self):
+        # without --events, the Events table of the describe text is used
+        d = os.path.join(CORPUS, "13-notifier-redis-refused")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        with open(os.path.join(d, "events.json"), encoding="utf-8") as f:
+            events = [e for e in json.load(f)["items"]
+                      if e["involvedObject"].get("name") == pod["metadata"]["name"]]
+        self.assertTrue(events)
+        with tempfile.TemporaryDirectory() as tmp:
+            text = os.path.join(tmp, "describe.txt")
+            with open(text, "w", encoding="utf-8") as f:
+                f.write(describe_pod(pod, events))
+            p = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format",
+                     "slack"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            msg = json.loads(p.stdout)
+            check_slack(self, msg)
+            body = "\n".join(slack_texts(msg))
+            # the table's reasons reach the message's events section
+            for e in events:
+                if e.get("type") == "Warning":
+                    self.assertIn(e["reason"], body)
+            ref = run(corpus_args(d) + ["--format", "json"])
+            got = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format", "json"])
+            self.assertEqual(json.loads(got.stdout)["cause"], json.loads(ref.stdout)["cause"])
+
+    def test_restarted_pod_without_last_state(self):
+        # CrashLoopBackOff pasted without lastState: a report (at worst
+        # `unknown`), not a refusal; no exit code is made up
+        d = os.path.join(CORPUS, "03-checkout-liveness-503")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        for st in pod["status"]["containerStatuses"]:
+            st["lastState"] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pod.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                yaml.safe_dump(pod, f)
+            p = run(["--pod", path, "--events", os.path.join(d, "events.json"), "--container",
+                     "checkout", "--format", "json"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual(out["container"], "checkout")
+            self.assertEqual(out["restart_count"], 4)
+            self.assertIsNone(out["exit_code"])
+            self.assertIn(out["cause"], CAUSES)
+            p = run(["--pod", path, "--container", "checkout"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(b"Last exit:  not in the given files", p.stdout)
+
     def test_pod_from_stdin(self):
         name, d = next(iter(case_dirs()))
         with open(os.path.join(d, "pod.json"), "rb") as f:
@@ -202,7 +474,72 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", bad, "--format", "json"]), 1, bad, "not JSON at line")
         bad = self.write("events.json", b"<html>502 Bad Gateway</html>")
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", bad,
-                              "--format", "json"]), 1, bad, "not JSON at line 1")
+                              "--format", "json"]), 1, bad,
+                         "not JSON or YAML: line 1 is plain text")
+        # kubectl's default table instead of -o yaml: the message says what to run
+        table = self.write("events.txt", b"LAST SEEN   TYPE      REASON    OBJECT      MESSAGE\n"
+                                         b"2m          Warning   BackOff   pod/web-1   Back-off\n")
+        self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", table]),
+                         1, "--events " + table,
+                         "expected the output of kubectl get events -o json|yaml")
+
+    def test_bad_yaml(self):
+        pod = os.path.join(self.case, "pod.json")
+        # invalid YAML: the line is named
+        bad = self.write("pod.yaml", b"apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {a: b\n"
+                                     b"spec:\n  containers: []\n")
+        self.assertFails(run(["--pod", bad]), 1, "--pod " + bad, "not valid YAML at line 5")
+        bad = self.write("events.yaml", b"items:\n- reason: Killing\n  message: a: b\n")
+        self.assertFails(run(["--pod", pod, "--events", bad]), 1, "--events " + bad,
+                         "not valid YAML at line 3")
+        bad = self.write("node.yaml", b"kind: Node\nmetadata: &m {name: n}\nspec: *m\n")
+        self.assertFails(run(["--pod", pod, "--node", bad]), 1, "--node " + bad,
+                         "aliases (*name) are not supported")
+
+    def test_binary_garbage(self):
+        for name, data in (("nul.bin", b"\x7fELF\x02\x01\x01\x00\x00\x00garbage"),
+                           ("latin1.bin", b"kind: Pod\nname: caf\xe9\n"),
+                           ("gzip.bin", b"\x1f\x8b\x08\x00\xa3\x9e\x01\x02\xff")):
+            with self.subTest(name=name):
+                bad = self.write(name, data)
+                self.assertFails(run(["--pod", bad]), 1, "--pod " + bad, "binary data",
+                                 "not JSON or YAML")
+
+    def test_empty_file(self):
+        pod = os.path.join(self.case, "pod.json")
+        for opt in ("--pod", "--events", "--node"):
+            for data in (b"", b" \n\n"):
+                with self.subTest(opt=opt, data=data):
+                    empty = self.write("empty", data)
+                    args = ["--pod", empty] if opt == "--pod" else ["--pod", pod, opt, empty]
+                    self.assertFails(run(args), 1, f"{opt} {empty}", "the file is empty")
+        only_comment = self.write("comment.yaml", b"# kubectl get pod web -o yaml\n---\n")
+        self.assertFails(run(["--pod", only_comment]), 1, only_comment, "no document")
+
+    def test_bad_describe(self):
+        two = self.write("two.txt", b"Name: a\nNamespace: x\nContainers:\n  app:\n"
+                                    b"    Image: i\n\nName: b\nNamespace: x\nContainers:\n"
+                                    b"  app:\n    Image: i\n")
+        self.assertFails(run(["--pod", two]), 1, two, "2 pods")
+        empty = self.write("nocont.txt", b"Name: a\nNamespace: x\nContainers:\nEvents: <none>\n")
+        self.assertFails(run(["--pod", empty]), 1, empty, "without containers")
+        # describe text is only understood for --pod
+        node = self.write("node.txt", b"Name: a\nContainers:\n  app:\n    Image: i\n")
+        self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--node", node]), 1,
+                         "--node " + node, "metadata is missing")
+
+    def test_not_a_pod(self):
+        deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": "web", "namespace": "shop"},
+                      "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                          {"name": "app", "image": "shop/web:1"}]}}}}
+        for label, data in (("json", json.dumps(deployment).encode()),
+                            ("yaml", yaml.safe_dump(deployment).encode())):
+            with self.subTest(format=label):
+                bad = self.write("deploy." + label, data)
+                self.assertFails(run(["--pod", bad]), 1, bad, 'not a Pod (kind "Deployment")')
+        two = self.write("two.yaml", b"kind: Pod\nspec: {}\n---\nkind: Pod\nspec: {}\n")
+        self.assertFails(run(["--pod", two]), 1, two, "a List of 2 items")
 
     def test_node_given_as_pod(self):
         node = os.path.join(self.case, "node.json")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 1, src/store.c).
+that follows the store's schema (version 2, src/store.c).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """
@@ -45,6 +45,14 @@ CREATE INDEX outbox_restart ON outbox (restart_id);
 CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';
 CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS NOT NULL;
 """
+
+# migration 1 -> 2 (issue 11)
+SCHEMA_V2 = SCHEMA_V1 + """
+ALTER TABLE restarts ADD COLUMN confidence TEXT;
+UPDATE schema_version SET version = 2;
+"""
+
+NEXT_STEP = "Raise the memory limit of %s or find what grows its memory"
 
 
 def report_doc(ns, pod, container, cause, log_lines=40):
@@ -95,30 +103,50 @@ def report_doc(ns, pod, container, cause, log_lines=40):
     }
 
 
+def add_next_step(doc, confidence):
+    """The issue-11 keys of the diagnosis, as report_json writes them."""
+    d = doc["diagnosis"]
+    d["confidence"] = confidence
+    d["unchecked"] = ["no pod events were available, so a liveness kill cannot be ruled out"]
+    d["next_step"] = NEXT_STEP % d["container"]
+    d["commands"] = ["kubectl logs -n %s %s -c %s --previous"
+                     % (doc["pod"]["namespace"], doc["pod"]["name"], d["container"]),
+                     "kubectl describe node node-1"]
+    return doc
+
+
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=1):
+    def __init__(self, path, schema_version=2):
         self.db = sqlite3.connect(path)
-        self.db.executescript(SCHEMA_V1)
-        if schema_version != 1:
+        self.db.executescript(SCHEMA_V1 if schema_version == 1 else SCHEMA_V2)
+        if schema_version not in (1, 2):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
 
     def restart(self, ns, pod, container="app", count=1, detected=None, cause="oom_killed",
                 decision="alert", exit_code=137, signal=9, message=None, report=True,
-                delivery=None, attempts=0, last_error=None):
+                delivery=None, attempts=0, last_error=None, confidence="high"):
+        """confidence None: a restart recorded before schema 2 (no column
+        value, no next step in its report)."""
         detected = int(time.time()) if detected is None else detected
-        doc = json.dumps(report_doc(ns, pod, container, cause)) if report else None
-        cur = self.db.execute(
-            "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, "
-            "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "
-            "finished_at, detected_at, decision, summary) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
-             exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
-             "container %s was OOM-killed" % container))
+        doc = report_doc(ns, pod, container, cause)
+        if confidence is not None:
+            add_next_step(doc, confidence)
+        doc = json.dumps(doc) if report else None
+        cols = ("pod_uid, container, restart_count, namespace, pod, workload_kind, "
+                "workload_name, node, cause, exit_code, signal, reason, started_at, "
+                "finished_at, detected_at, decision, summary")
+        vals = ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
+                exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
+                "container %s was OOM-killed" % container)
+        if confidence is not None:
+            cols += ", confidence"
+            vals += (confidence,)
+        cur = self.db.execute("INSERT INTO restarts (%s) VALUES (%s)"
+                              % (cols, ",".join("?" * len(vals))), vals)
         rid = cur.lastrowid
         self.db.execute("INSERT INTO reports (restart_id, message, report_json) VALUES (?,?,?)",
                         (rid, message, doc))
@@ -165,12 +193,13 @@ class HistoryTest(unittest.TestCase):
         f = Fixture(self.path)
         ids = {}
         ids["old"] = f.restart("shop", "web-1", count=1, detected=self.now - 3 * 86400,
-                               delivery="delivered")
+                               delivery="delivered", confidence=None)
         ids["web"] = f.restart("shop", "web-1", count=2, detected=self.now - 1800,
                                message="*OOMKilled* web-1 &amp; friends &lt;3",
                                delivery="delivered", attempts=2)
         ids["job"] = f.restart("batch", "job-7", count=4, detected=self.now - 600,
-                               cause="app_error", exit_code=1, signal=0, decision="muted")
+                               cause="app_error", exit_code=1, signal=0, decision="muted",
+                               confidence="medium")
         ids["worker"] = f.restart("shop", "worker-2", count=9, detected=self.now - 60,
                                   cause="liveness_probe_failed", delivery="pending", attempts=3,
                                   last_error="HTTP 500 from Slack, retrying")
@@ -182,10 +211,14 @@ class HistoryTest(unittest.TestCase):
         p = run(["--db", self.path], check_rc=0)
         lines = p.stdout.splitlines()
         self.assertEqual(lines[0].split(), ["ID", "TIME", "(UTC)", "NAMESPACE/POD", "CONTAINER",
-                                            "RESTARTS", "EXIT", "CAUSE", "DECISION/DELIVERY"])
+                                            "RESTARTS", "EXIT", "CAUSE", "CONFIDENCE",
+                                            "DECISION/DELIVERY"])
         rows = [ln.split() for ln in lines[1:]]
         self.assertEqual([int(r[0]) for r in rows],
                          [ids["worker"], ids["job"], ids["web"], ids["old"]])
+        conf = lines[0].index("CONFIDENCE")
+        self.assertEqual([ln[conf:].split()[0] for ln in lines[1:]],
+                         ["high", "medium", "high", "-"])
         worker = lines[1]
         self.assertIn("shop/worker-2", worker)
         self.assertIn("liveness_probe_failed", worker)
@@ -224,6 +257,7 @@ class HistoryTest(unittest.TestCase):
         self.assertEqual(row["delivery"], "pending")
         self.assertEqual(row["attempts"], 3)
         self.assertEqual(row["decision"], "alert")
+        self.assertEqual(row["confidence"], "high")
         self.assertEqual(row["workload"], {"kind": "Deployment", "name": "web"})
         self.assertEqual(row["detected_at"], self.now - 60)
         self.assertTrue(row["time"].endswith("Z"))
@@ -238,7 +272,12 @@ class HistoryTest(unittest.TestCase):
         self.assertIn("shop/web-1 container app, restart 2", out)
         # the Slack text, mrkdwn entities decoded
         self.assertIn("*OOMKilled* web-1 & friends <3", out)
-        self.assertIn("Cause:      oom_killed", out)
+        self.assertIn("Cause:      oom_killed (confidence: high)\n", out)
+        self.assertIn("Next step:  " + NEXT_STEP % "app" + "\n", out)
+        self.assertIn("Commands:\n  $ kubectl logs -n shop web-1 -c app --previous\n"
+                      "  $ kubectl describe node node-1\n", out)
+        self.assertIn("Not checked:\n  - no pod events were available, so a liveness kill "
+                      "cannot be ruled out\n", out)
         self.assertIn("lastState.terminated.reason is OOMKilled", out)  # evidence
         self.assertIn("Back-off restarting failed container", out)  # events
         self.assertIn("MemoryPressure=True", out)  # node
@@ -252,6 +291,13 @@ class HistoryTest(unittest.TestCase):
         self.assertIn("last error: HTTP 500 from Slack, retrying", p.stdout)
         p = run(["show", str(ids["job"]), "--db", self.path], check_rc=0)
         self.assertIn("nothing to send (decision muted)", p.stdout)
+        self.assertIn("Cause:      app_error (confidence: medium)\n", p.stdout)
+        # recorded before schema 2: no confidence, no next step, and no claim of one
+        p = run(["show", str(ids["old"]), "--db", self.path], check_rc=0)
+        self.assertIn("Cause:      oom_killed\n", p.stdout)
+        self.assertNotIn("confidence", p.stdout)
+        self.assertNotIn("Next step", p.stdout)
+        self.assertNotIn("Commands:", p.stdout)
 
     def test_show_json(self):
         ids = self.populate()
@@ -259,6 +305,9 @@ class HistoryTest(unittest.TestCase):
         doc = json.loads(p.stdout)
         self.assertEqual(doc["id"], ids["worker"])
         self.assertEqual(doc["report"]["diagnosis"]["cause"], "liveness_probe_failed")
+        self.assertEqual(doc["confidence"], "high")
+        self.assertEqual(doc["report"]["diagnosis"]["next_step"], NEXT_STEP % "app")
+        self.assertEqual(len(doc["report"]["diagnosis"]["commands"]), 2)
         self.assertEqual(len(doc["notifications"]), 1)
         n = doc["notifications"][0]
         self.assertEqual(n["state"], "pending")
@@ -286,6 +335,13 @@ class HistoryTest(unittest.TestCase):
         p = run(["--db", newer], check_rc=1)
         self.assertIn("newer", p.stderr)
         self.assertIn(newer, p.stderr)
+        # a version-1 database that krc run has not migrated yet: read-only
+        # history cannot migrate it and says so
+        older = os.path.join(self.tmp.name, "v1.db")
+        Fixture(older, schema_version=1).close()
+        p = run(["--db", older], check_rc=1)
+        self.assertIn("older", p.stderr)
+        self.assertIn(older, p.stderr)
         self.populate()
         p = run(["show", "999", "--db", self.path], check_rc=1)
         self.assertIn("no restart with id 999", p.stderr)

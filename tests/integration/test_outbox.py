@@ -155,6 +155,19 @@ class OutboxTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("trainer-0", p.stdout)
         self.assertIn("allocating 40GiB", p.stdout)
+        # the daemon stored the diagnosis' confidence (schema 2), the same the alert showed
+        self.assertIn(row["confidence"], ("low", "medium", "high"))
+        self.assertIn("Cause:      oom_killed (confidence: %s)" % row["confidence"], p.stdout)
+        alert = json.dumps(self.slack.messages()[0])
+        self.assertIn("confidence: *%s*" % row["confidence"], alert)
+        p = subprocess.run([h.krc_binary(), "history", "show", str(row["id"]), "--db", self.db,
+                            "--format", "json"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        diag = json.loads(p.stdout)["report"]["diagnosis"]
+        self.assertEqual(diag["confidence"], row["confidence"])
+        for key in ("commands", "unchecked"):
+            self.assertIsInstance(diag[key], list)
+        self.assertIn("next_step", diag)
 
 
 if __name__ == "__main__":

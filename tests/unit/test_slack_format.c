@@ -892,6 +892,165 @@ static void test_text_only_budget(void **state)
     unload(&r, &d);
 }
 
+/* ---- confidence, next step, commands, what was not checked ------------------- */
+
+static char *xstrdup(const char *s)
+{
+    char *c = krc_strdup(s);
+    assert_non_null(c);
+    return c;
+}
+
+/* Replace the engine's next step, commands and unchecked list with ours,
+ * so that these tests do not depend on what the engine writes. */
+static void set_next(struct krc_diagnosis *d, enum krc_confidence conf, const char *next,
+                     const char *const *cmds, size_t n_cmds, const char *const *unchecked,
+                     size_t n_unchecked)
+{
+    size_t i;
+
+    krc_free(d->next_step);
+    for (i = 0; i < d->n_commands; i++) {
+        krc_free(d->commands[i]);
+    }
+    krc_free(d->commands);
+    for (i = 0; i < d->n_unchecked; i++) {
+        krc_free(d->unchecked[i]);
+    }
+    krc_free(d->unchecked);
+    d->confidence = conf;
+    d->next_step = next != NULL ? xstrdup(next) : NULL;
+    d->commands = n_cmds ? krc_calloc(n_cmds, sizeof(char *)) : NULL;
+    d->n_commands = n_cmds;
+    for (i = 0; i < n_cmds; i++) {
+        d->commands[i] = xstrdup(cmds[i]);
+    }
+    d->unchecked = n_unchecked ? krc_calloc(n_unchecked, sizeof(char *)) : NULL;
+    d->n_unchecked = n_unchecked;
+    for (i = 0; i < n_unchecked; i++) {
+        d->unchecked[i] = xstrdup(unchecked[i]);
+    }
+}
+
+static void test_next_step_and_commands(void **state)
+{
+    static const char *const cmds[] = {
+        "kubectl logs -n shop orders-api-7c9d8b6f5-x2k4p -c orders-api --previous",
+        "kubectl describe node ip-10-42-17-201.ec2.internal",
+    };
+    static const char *const unchecked[] = {
+        "no node was given, so node memory pressure cannot be ruled out",
+    };
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options o;
+    char *json = NULL;
+    char *text;
+    cJSON *root;
+    const char *t;
+
+    (void)state;
+    load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
+    set_next(&d, KRC_CONFIDENCE_HIGH,
+             "Raise the memory limit of orders-api above 1Gi or find what grows the heap", cmds, 2,
+             unchecked, 1);
+    golden_options(&o, &d, NULL);
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_non_null(strstr(text, "`oom_killed`"
+                                 " \xc2\xb7 confidence: *high*"));
+    assert_non_null(strstr(text,
+                           "*Not checked*\n" BULLET_TEXT
+                           " no node was given, so node memory pressure cannot be ruled out"));
+    assert_non_null(strstr(text, "*Next step:* Raise the memory limit of orders-api above 1Gi or "
+                                 "find what grows the heap\n```\nkubectl logs -n shop "
+                                 "orders-api-7c9d8b6f5-x2k4p -c orders-api --previous\n"
+                                 "kubectl describe node ip-10-42-17-201.ec2.internal\n```"));
+    krc_free(text);
+    cJSON_Delete(root);
+    assert_int_equal(krc_slack_format_restart(&r, &d, &o, &json, NULL, NULL), 0);
+    compare_golden("variant-next-step", json);
+    krc_free(json);
+
+    /* the text-only fallback carries them too */
+    assert_int_equal(krc_slack_format_text_only(&r, &d, &o, &json, NULL, NULL), 0);
+    root = cJSON_Parse(json);
+    assert_null(check_message(root));
+    t = get_str(root, "text");
+    assert_non_null(strstr(t, "_(confidence: high)_"));
+    assert_non_null(strstr(t, BULLET_TEXT " not checked: no node was given"));
+    assert_non_null(strstr(t, "*Next step:* Raise the memory limit"));
+    assert_non_null(strstr(t, "```\nkubectl logs -n shop"));
+    cJSON_Delete(root);
+    krc_free(json);
+
+    /* commands alone */
+    set_next(&d, KRC_CONFIDENCE_MEDIUM, NULL, cmds, 1, NULL, 0);
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_non_null(strstr(text, "confidence: *medium*"));
+    assert_non_null(strstr(text, "*To look further:*\n```\nkubectl logs"));
+    assert_null(strstr(text, "Not checked"));
+    krc_free(text);
+    cJSON_Delete(root);
+
+    /* nothing: no section */
+    set_next(&d, KRC_CONFIDENCE_LOW, NULL, NULL, 0, NULL, 0);
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_null(strstr(text, "Next step"));
+    assert_null(strstr(text, "To look further"));
+    krc_free(text);
+    cJSON_Delete(root);
+    unload(&r, &d);
+}
+
+/* Hostile and oversized next steps, commands and unchecked lines stay inside
+ * Slack's limits and escaped (check_message), with "and K more". */
+static void test_next_step_budget(void **state)
+{
+    static const char *cmds[200];
+    static const char *unchecked[100];
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options o;
+    char big[3000];
+    char *text;
+    char *json = NULL;
+    cJSON *root;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i + 1 < sizeof(big); i++) {
+        big[i] = "kubectl `` <!channel> & get pod "[i % 32];
+    }
+    big[sizeof(big) - 1] = '\0';
+    for (i = 0; i < 200; i++) {
+        cmds[i] = big;
+    }
+    for (i = 0; i < 100; i++) {
+        unchecked[i] = big;
+    }
+    load_case(CORPUS "/08-geo-tiler-segfault", &r, &d);
+    set_next(&d, KRC_CONFIDENCE_HIGH, big, cmds, 200, unchecked, 100);
+    golden_options(&o, &d, NULL);
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_null(strstr(text, "<!channel>"));
+    assert_non_null(strstr(text, "&lt;!channel&gt;"));
+    assert_non_null(strstr(text, " more command"));
+    assert_non_null(strstr(text, " and 9"));
+    krc_free(text);
+    cJSON_Delete(root);
+    assert_int_equal(krc_slack_format_text_only(&r, &d, &o, &json, NULL, NULL), 0);
+    root = cJSON_Parse(json);
+    assert_null(check_message(root));
+    assert_null(strstr(get_str(root, "text"), "<!channel>"));
+    cJSON_Delete(root);
+    krc_free(json);
+    unload(&r, &d);
+}
+
 static void test_no_log_and_omitted_log(void **state)
 {
     struct krc_report r;
@@ -977,6 +1136,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_corpus),
         cmocka_unit_test(test_golden_variants),
+        cmocka_unit_test(test_next_step_and_commands),
+        cmocka_unit_test(test_next_step_budget),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_recovered),
         cmocka_unit_test(test_one_megabyte_line),

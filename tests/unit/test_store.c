@@ -710,7 +710,7 @@ static void test_migrations_and_versions(void **state)
     struct krc_error e;
 
     (void)state;
-    /* an empty (0-byte) file becomes a version-1 database */
+    /* an empty (0-byte) file becomes a current database */
     path_in_tmp(path, sizeof(path), "empty.db");
     write_file(path, "", 0);
     krc_error_clear(&e);
@@ -768,6 +768,169 @@ static void test_migrations_and_versions(void **state)
     path_in_tmp(path, sizeof(path), "");
     assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EIO); /* a directory */
     assert_non_null(strstr(e.msg, "directory"));
+}
+
+/* The schema of version 1 exactly as krc 1 created it (a copy of
+ * migrations[0], frozen here so that the test does not follow later edits). */
+static const char schema_v1[] =
+    "CREATE TABLE restarts ("
+    "  id INTEGER PRIMARY KEY,"
+    "  pod_uid TEXT NOT NULL,"
+    "  container TEXT NOT NULL,"
+    "  restart_count INTEGER NOT NULL,"
+    "  namespace TEXT NOT NULL,"
+    "  pod TEXT NOT NULL,"
+    "  workload_kind TEXT,"
+    "  workload_name TEXT,"
+    "  node TEXT,"
+    "  cause TEXT NOT NULL,"
+    "  exit_code INTEGER,"
+    "  signal INTEGER NOT NULL DEFAULT 0,"
+    "  reason TEXT,"
+    "  started_at INTEGER NOT NULL DEFAULT 0,"
+    "  finished_at INTEGER NOT NULL DEFAULT 0,"
+    "  detected_at INTEGER NOT NULL,"
+    "  decision TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  UNIQUE (pod_uid, container, restart_count)"
+    ");"
+    "CREATE INDEX restarts_detected ON restarts (detected_at);"
+    "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
+    "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
+    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
+    /* the large texts live apart so that scans of restarts stay small */
+    "CREATE TABLE reports ("
+    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  message TEXT,"
+    "  report_json TEXT"
+    ");"
+    "CREATE TABLE outbox ("
+    "  id INTEGER PRIMARY KEY,"
+    "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
+    "  destination TEXT NOT NULL,"
+    "  channel TEXT,"
+    "  thread_key TEXT,"
+    "  body TEXT NOT NULL,"
+    "  fallback TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'pending'"
+    "    CHECK (state IN ('pending', 'delivered', 'failed')),"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  last_error TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  delivered_at INTEGER,"
+    "  slack_ts TEXT"
+    ");"
+    "CREATE INDEX outbox_restart ON outbox (restart_id);"
+    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
+    "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
+    "  WHERE slack_ts IS NOT NULL;";
+
+static int64_t schema_version_of(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static int on_confidence(const struct krc_store_row *r, void *ud)
+{
+    char(*out)[16] = ud;
+    snprintf(out[r->id - 1], sizeof(out[0]), "%s", r->confidence ? r->confidence : "(null)");
+    return 0;
+}
+
+/* A version-1 database with a restart and a pending alert (what krc before
+ * issue 11 left behind) migrates to version 2: the old row reads with no
+ * confidence, its alert is still pending, new rows store their confidence. */
+static void test_migration_v1_to_v2(void **state)
+{
+    char path[512];
+    char sql[8192];
+    char conf[2][16];
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_restart r = mkrec("uid-2", "shop", "web-2", 4, NOW);
+    struct krc_error e;
+    struct listed l;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v1.db");
+    snprintf(sql, sizeof(sql),
+             "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+             "INSERT INTO schema_version VALUES (1);%s"
+             "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, cause, "
+             "exit_code, detected_at, decision, summary) VALUES ('uid-1', 'app', 3, 'shop', "
+             "'web-1', 'oom_killed', 137, %lld, 'alert', 'old one');"
+             "INSERT INTO outbox (restart_id, kind, destination, body, created_at, updated_at) "
+             "VALUES (1, 'alert', 'webhook:default', '{}', %lld, %lld);",
+             schema_v1, (long long)NOW - 60, (long long)NOW - 60, (long long)NOW - 60);
+    sql_poke(path, sql);
+    assert_int_equal(schema_version_of(path), 1);
+
+    /* a reader cannot migrate */
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_non_null(strstr(e.msg, "older"));
+    assert_int_equal(schema_version_of(path), 1);
+
+    /* a writer does, once */
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(schema_version_of(path), 2);
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    assert_int_equal(stat_of(s, 1), 1);
+    r.confidence = KRC_CONFIDENCE_MEDIUM;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), 0);
+    assert_int_equal(krc_store_get(s, 1, &en, &e), 0);
+    assert_null(en->row.confidence);
+    assert_string_equal(en->row.summary, "old one");
+    assert_string_equal(en->row.delivery, "pending");
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_get(s, 2, &en, &e), 0);
+    assert_string_equal(en->row.confidence, "medium");
+    krc_store_entry_free(en);
+    memset(conf, 0, sizeof(conf));
+    assert_int_equal(krc_store_list(s, NULL, on_confidence, conf, NULL), 0);
+    assert_string_equal(conf[0], "(null)");
+    assert_string_equal(conf[1], "medium");
+    assert_int_equal(list(s, "shop", NULL, NULL, 0, 0, &l), 2);
+    krc_store_close(s);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    krc_store_close(s);
+}
+
+/* Every confidence is stored under its name. */
+static void test_confidence_stored(void **state)
+{
+    static const enum krc_confidence all[] = {KRC_CONFIDENCE_LOW, KRC_CONFIDENCE_MEDIUM,
+                                              KRC_CONFIDENCE_HIGH};
+    struct krc_store *s = open_mem();
+    struct krc_store_entry *en = NULL;
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        struct krc_store_restart r = mkrec("uid-c", "shop", "web-1", i + 1, NOW);
+        int64_t id = 0;
+        r.confidence = all[i];
+        assert_int_equal(krc_store_record(s, &r, NULL, &id, NULL, NULL), 0);
+        assert_int_equal(krc_store_get(s, id, &en, NULL), 0);
+        assert_string_equal(en->row.confidence, krc_confidence_name(all[i]));
+        krc_store_entry_free(en);
+    }
+    krc_store_close(s);
 }
 
 static void test_corrupt_files(void **state)
@@ -1241,6 +1404,15 @@ static void fill_report(struct krc_report *r, struct krc_diagnosis *d, size_t lo
     d->has_termination = 1;
     d->exit_code = 137;
     d->summary = krc_strdup("OOM");
+    d->confidence = KRC_CONFIDENCE_HIGH;
+    d->next_step = krc_strdup("Raise the limit \x1b[1mnow\x1b[0m; password=hunter22");
+    d->commands = krc_calloc(2, sizeof(char *));
+    d->commands[0] = krc_strdup("kubectl logs -n shop web-1 -c app --previous");
+    d->commands[1] = krc_strdup("kubectl describe node gpu-3");
+    d->n_commands = 2;
+    d->unchecked = krc_calloc(1, sizeof(char *));
+    d->unchecked[0] = krc_strdup("no node was given, so node pressure cannot be ruled out");
+    d->n_unchecked = 1;
 }
 
 static void test_report_json(void **state)
@@ -1263,6 +1435,21 @@ static void test_report_json(void **state)
     assert_string_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "diagnosis"), "cause")->valuestring,
         "oom_killed");
+    {
+        const cJSON *dg = cJSON_GetObjectItem(doc, "diagnosis");
+        const cJSON *cmds = cJSON_GetObjectItem(dg, "commands");
+        const char *next = cJSON_GetObjectItem(dg, "next_step")->valuestring;
+        assert_string_equal(cJSON_GetObjectItem(dg, "confidence")->valuestring, "high");
+        assert_non_null(strstr(next, "Raise the limit now; password="));
+        assert_null(strstr(next, "hunter22"));
+        assert_int_equal(cJSON_GetArraySize(cmds), 2);
+        assert_string_equal(cJSON_GetArrayItem(cmds, 1)->valuestring,
+                            "kubectl describe node gpu-3");
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(dg, "unchecked")), 1);
+        assert_string_equal(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(dg, "unchecked"), 0)->valuestring,
+            "no node was given, so node pressure cannot be ruled out");
+    }
     assert_null(
         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "pod"), "annotations"),
                             "kubectl.kubernetes.io/last-applied-configuration"));
@@ -1324,6 +1511,8 @@ int main(void)
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_prune_age_and_count),
         cmocka_unit_test(test_migrations_and_versions),
+        cmocka_unit_test(test_migration_v1_to_v2),
+        cmocka_unit_test(test_confidence_stored),
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_read_only_file_and_dir),
         cmocka_unit_test(test_locked),
