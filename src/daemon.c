@@ -514,6 +514,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     krc_collector_options_defaults(&co);
     co.tail_lines = (int)live_cfg(d)->log_tail_lines;
     co.limit_bytes = live_cfg(d)->log_limit_bytes;
+    co.transfer_limit_bytes = live_cfg(d)->log_transfer_limit_bytes;
     if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
         decision == KRC_NOTIFY_NO_DESTINATION) {
         rc = krc_collect(w->client, r, &co, rep, &e);
@@ -1110,6 +1111,7 @@ static const char *const reloadable[] = {
     "stormSummaryDelay",
     "logTailLines",
     "logLimitBytes",
+    "logTransferLimitBytes",
     "routes",
     "silences",
     "logLevel",

@@ -196,6 +196,7 @@ void krc_report_clear_log(struct krc_report *r)
     r->log_container = NULL;
     r->log_len = 0;
     r->log_flags = KRC_REPORT_LOG_ABSENT;
+    memset(&r->log_cut, 0, sizeof(r->log_cut));
 }
 
 int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
@@ -341,6 +342,17 @@ int krc_report_set_log(struct krc_report *r, const char *container, const void *
     r->log_flags = flags;
     r->log_container = name;
     return 0;
+}
+
+void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut)
+{
+    r->log_cut = *cut;
+    if (cut->dropped > 0 || cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_TRUNCATED;
+    }
+    if (cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_CAPPED;
+    }
 }
 
 struct krc_report_container *krc_report_add_container(struct krc_report *r)

@@ -13,13 +13,20 @@
 #include "krc/report.h"
 #include "krc/restart.h"
 
+/* The previous log: the last `tail_lines` lines are requested with
+ * limitBytes = transfer_limit_bytes + 1 (the API server counts limitBytes from
+ * the start of that window, so it only bounds the transfer) and streamed
+ * through a krc_logtail that keeps their last `limit_bytes` bytes; a window
+ * longer than transfer_limit_bytes is not read further. */
 struct krc_collector_options {
-    int tail_lines;   /* previous log: tailLines (default 50) */
-    long limit_bytes; /* previous log: limitBytes (default 65536) */
-    int timestamps;   /* previous log with timestamps (default 1) */
-    int fetch_logs;   /* default 1 */
-    int fetch_events; /* default 1 */
-    int fetch_node;   /* default 1 */
+    int tail_lines;            /* previous log: tailLines (default 50) */
+    long limit_bytes;          /* previous log: bytes kept, the end (default 65536) */
+    long transfer_limit_bytes; /* previous log: bytes read at most (default 4 MiB; at
+                                  least limit_bytes) */
+    int timestamps;            /* previous log with timestamps (default 1) */
+    int fetch_logs;            /* default 1 */
+    int fetch_events;          /* default 1 */
+    int fetch_node;            /* default 1 */
 };
 
 void krc_collector_options_defaults(struct krc_collector_options *o);
