@@ -242,7 +242,8 @@ static int clock_at(const unsigned char *p, size_t len, size_t at)
            digits(p, len, at + 3, 2) && p[at + 5] == ':' && digits(p, len, at + 6, 2);
 }
 
-size_t krc_logtail_stamp_len(const unsigned char *p, size_t len)
+/* Index of the zone ("Z" or "+hh:mm") of a kubelet stamp at p, 0 if none. */
+static size_t stamp_zone(const unsigned char *p, size_t len)
 {
     size_t i = 19;
 
@@ -259,10 +260,42 @@ size_t krc_logtail_stamp_len(const unsigned char *p, size_t len)
             return 0;
         }
     }
-    if (i + 1 < len && p[i] == 'Z' && p[i + 1] == ' ') {
-        return i + 2;
+    return i;
+}
+
+size_t krc_logtail_stamp_len(const unsigned char *p, size_t len)
+{
+    size_t z = stamp_zone(p, len);
+
+    if (z == 0) {
+        return 0;
+    }
+    if (z + 1 < len && p[z] == 'Z' && p[z + 1] == ' ') {
+        return z + 2;
+    }
+    /* a node whose runtime writes local time: "-05:00" */
+    if ((p[z] == '+' || p[z] == '-') && digits(p, len, z + 1, 2) && z + 6 < len &&
+        p[z + 3] == ':' && digits(p, len, z + 4, 2) && p[z + 6] == ' ') {
+        return z + 7;
     }
     return 0;
+}
+
+size_t krc_logtail_stamp_short(const unsigned char *p, size_t stamp_len, char *out, size_t outsz)
+{
+    size_t z = stamp_len > 0 ? stamp_zone(p, stamp_len) : 0;
+    int n;
+
+    if (outsz == 0) {
+        return 0;
+    }
+    out[0] = '\0';
+    if (z == 0 || stamp_len < z + 2) {
+        return 0;
+    }
+    n = snprintf(out, outsz, "%.8s%.*s", (const char *)p + 11, (int)(stamp_len - 1 - z),
+                 (const char *)p + z);
+    return n < 0 ? 0 : ((size_t)n < outsz ? (size_t)n : outsz - 1);
 }
 
 static int starts_with(const unsigned char *p, size_t len, const char *s)

@@ -1423,7 +1423,7 @@ struct log_tail {
  * One time stamp per line: in a log fetched with timestamps=true (`stamps`),
  * the kubelet's prefix ("2026-07-30T07:43:51.123456789Z ") is dropped when
  * the application's line starts with a time of its own, else shown as its
- * UTC time of day ("07:43:51Z"). Other logs are shown as they are. */
+ * time of day and zone ("07:43:51Z"). Other logs are shown as they are. */
 static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p, size_t len,
                      int stamps)
 {
@@ -1444,8 +1444,10 @@ static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p,
         }
     }
     if (stamp_len > 0 && !krc_logtail_has_app_stamp(p, len)) {
-        put_n(f, out, stamp + 11, 8, ESC_MRKDWN, 8);
-        lit(f, out, "Z ");
+        char hms[24];
+        if (krc_logtail_stamp_short(stamp, stamp_len, hms, sizeof(hms)) > 0) {
+            litf(f, out, "%s ", hms);
+        }
     }
     if (put_n(f, out, p, len, ESC_MRKDWN, KRC_SLACK_LOG_LINE_MAX)) {
         lit(f, out, " [line cut]");

@@ -72,9 +72,15 @@ size_t krc_logtail_describe(const struct krc_logtail_cut *cut, char *out, size_t
 
 /* Length of the kubelet's timestamp prefix of a log line ("2026-07-30T07:
  * 43:51.123456789Z " as `timestamps=true` and `kubectl logs --timestamps`
- * write it: RFC 3339, UTC, 0 to 9 fraction digits, one space), 0 when the
- * line does not start with one. */
+ * write it: RFC 3339, 0 to 9 fraction digits, "Z" or a "-05:00" offset when
+ * the node's runtime writes local time, one space), 0 when the line does not
+ * start with one. */
 size_t krc_logtail_stamp_len(const unsigned char *p, size_t len);
+
+/* The compact form of a stamp of stamp_len bytes (from
+ * krc_logtail_stamp_len): time of day and zone as written, "07:43:51Z" or
+ * "16:10:22-05:00". Returns the length written ("" when p holds no stamp). */
+size_t krc_logtail_stamp_short(const unsigned char *p, size_t stamp_len, char *out, size_t outsz);
 
 /* Does the text start with the application's own time stamp? Recognised:
  * an ISO 8601 date and time ("2026-07-30T07:43:51", "2026-07-30 07:43:51",

@@ -325,7 +325,10 @@ static void test_kubelet_stamp(void **state)
         {"2026-07-30T07:43:51.123456789Z", 0},    /* no space */
         {"2026-07-30T07:43:51.1234567891Z x", 0}, /* ten digits */
         {"2026-07-30T07:43:51.Z x", 0},
-        {"2026-07-30T07:43:51+02:00 x", 0}, /* the kubelet writes UTC */
+        {"2022-10-29T16:10:22.592603036-05:00 x", 36}, /* a runtime writing local time */
+        {"2026-07-30T07:43:51+02:00 x", 26},
+        {"2026-07-30T07:43:51+02:0 x", 0},
+        {"2026-07-30T07:43:51+02:00", 0},
         {"2026-07-30 07:43:51Z x", 0},
         {"2026/07/30T07:43:51Z x", 0},
         {"hello", 0},
@@ -340,6 +343,31 @@ static void test_kubelet_stamp(void **state)
             fail_msg("%s: %zu, want %zu", l, got, cases[i].want);
         }
     }
+}
+
+static void test_stamp_short(void **state)
+{
+    static const struct {
+        const char *line;
+        const char *want;
+    } cases[] = {
+        {"2026-07-30T07:43:51.123456789Z hello", "07:43:51Z"},
+        {"2026-07-30T07:43:51Z x", "07:43:51Z"},
+        {"2022-10-29T16:10:22.592603036-05:00 x", "16:10:22-05:00"},
+        {"not a stamp", ""},
+    };
+    char out[32];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const unsigned char *p = (const unsigned char *)cases[i].line;
+        size_t n = krc_logtail_stamp_len(p, strlen(cases[i].line));
+        assert_int_equal(krc_logtail_stamp_short(p, n, out, sizeof(out)), strlen(cases[i].want));
+        assert_string_equal(out, cases[i].want);
+    }
+    /* a small buffer is cut, NUL-terminated */
+    assert_int_equal(krc_logtail_stamp_short((const unsigned char *)cases[0].line, 31, out, 4), 3);
+    assert_string_equal(out, "07:");
 }
 
 static void test_app_stamp(void **state)
@@ -397,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_describe_unknown_and_small_buffers),
         cmocka_unit_test(test_kubelet_stamp),
+        cmocka_unit_test(test_stamp_short),
         cmocka_unit_test(test_app_stamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
