@@ -89,6 +89,19 @@ class LiveLogTail(ta.AlertTestBase):
         self.assertIn("fatal: boom", shown)
         self.assertIn("dropped to keep the last", shown)
 
+    def test_log_retried_after_401_is_streamed_the_same_way(self):
+        url = self.webhook("alerts")
+        self.kube.create_pod("shop", "api-0")
+        self.start_krc({"SLACK_WEBHOOK_URL": url})
+        self.kube.fault(type="http_error", status=401, count=1, path_regex="/log$")
+        log = "starting worker\n" + "x" * LONG + "\n" + "fatal: boom\n"
+        self.kube.restart("shop", "api-0", "app", exit_code=1, reason="Error", logs=log)
+        msg = self.only_message()
+        self.assertIn("fatal: boom", ta.log_code(msg))
+        self.assertIn("dropped to keep the last", log_header(msg))
+        statuses = [r["status"] for r in self.kube.requests() if r["path"].endswith("/log")]
+        self.assertEqual(statuses, [401, 200])
+
     def test_only_one_long_line_keeps_its_end(self):
         log = "y" * (200 * 1024) + " the-end-of-the-line\n"
         msg = self.restart_with(log)
@@ -113,6 +126,9 @@ class LiveLogTail(ta.AlertTestBase):
         code = ta.log_code(msg)
         # truthful: what was not fetched is not shown, what was is
         self.assertNotIn("never fetched", ta.full_text(msg))
+        self.assertIn("the previous log was read only up to the transfer cap; its last lines "
+                      "were not seen", ta.full_text(msg))
+        self.assertNotIn("only its end was analysed", ta.full_text(msg))
         self.assertIn("line 00031", code)
         cut = self.stored_report()["log"]["cut"]
         self.assertTrue(cut["transfer_limit_hit"])
