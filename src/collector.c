@@ -339,3 +339,66 @@ out:
     krc_logtail_cleanup(&sink.tail);
     return rc;
 }
+
+int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
+                         long cap, unsigned char **ret, size_t *ret_len,
+                         struct krc_logtail_cut *ret_cut, struct krc_error *err)
+{
+    char num[32];
+    const char *kv[] = {"container", r->container, "previous", "true", "limitBytes",
+                        num,         "timestamps", "true",     NULL};
+    struct krc_buf p;
+    struct krc_buf path;
+    struct krc_http_response resp;
+    struct log_sink sink;
+    krc_http_data_cb cb = log_on_data;
+    void *ud = &sink;
+    const char *path_ptr;
+    int ret_rc = 0;
+    int rc;
+
+    if (cap < (long)keep) {
+        cap = (long)keep;
+    }
+    snprintf(num, sizeof(num), "%ld", cap + 1);
+    memset(&sink, 0, sizeof(sink));
+    krc_logtail_init(&sink.tail, keep, (uint64_t)cap);
+    krc_http_response_init(&resp);
+    krc_buf_init(&p, PATH_MAX_LEN);
+    krc_buf_init(&path, PATH_MAX_LEN);
+    if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) < 0 ||
+        add_query_path(&path, "%s", krc_buf_str(&p), kv) < 0) {
+        rc = krc_error_set(err, KRC_ETOOBIG, "log request path too long");
+        goto out;
+    }
+    path_ptr = krc_buf_str(&path);
+    if (krc_kube_get_many_stream(c, &path_ptr, 1, JSON_MAX, &cb, &ud, &resp, &ret_rc, err) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = ret_rc;
+    if (rc == KRC_ECANCELED && sink.over && !sink.nomem) {
+        rc = 0; /* stopped at the cap: what came is kept */
+    }
+    if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
+        char msg[KRC_ERROR_MSG_MAX];
+        krc_kube_status_message(&resp, msg, sizeof(msg));
+        rc = krc_error_set(err, KRC_EHTTP, "previous log: %s", msg);
+    }
+    if (rc == 0 && resp.body != NULL && resp.body_len > 0 && sink.tail.received == 0 &&
+        krc_logtail_feed(&sink.tail, resp.body, resp.body_len) < 0) {
+        sink.nomem = 1;
+    }
+    if (rc == 0 && sink.nomem) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+    }
+    if (rc == 0) {
+        krc_logtail_finish(&sink.tail, ret, ret_len, ret_cut);
+    }
+out:
+    krc_logtail_cleanup(&sink.tail);
+    krc_http_response_cleanup(&resp);
+    krc_buf_cleanup(&p);
+    krc_buf_cleanup(&path);
+    return rc;
+}

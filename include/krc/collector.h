@@ -10,6 +10,7 @@
 
 #include "krc/error.h"
 #include "krc/kube_client.h"
+#include "krc/logtail.h"
 #include "krc/report.h"
 #include "krc/restart.h"
 
@@ -37,6 +38,15 @@ void krc_collector_options_defaults(struct krc_collector_options *o);
 int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
                 const struct krc_collector_options *o, struct krc_report *rep,
                 struct krc_error *err);
+
+/* The end of the whole previous log of r's container (Web API log files):
+ * no tailLines, limitBytes = cap + 1, streamed through a krc_logtail that
+ * keeps the last `keep` bytes. *ret (caller frees with krc_free; NULL when
+ * empty), *ret_len and what was cut. Errors: the request's (a non-2xx
+ * status gives KRC_EHTTP or the translated code), KRC_ENOMEM. */
+int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
+                         long cap, unsigned char **ret, size_t *ret_len,
+                         struct krc_logtail_cut *ret_cut, struct krc_error *err);
 
 /* Fill `rep` from the restart record alone (no API request): used for
  * restarts that are muted or grouped into a storm summary, which are

@@ -166,6 +166,32 @@ class LiveLogTail(ta.AlertTestBase):
         self.assertEqual(len(KUBELET_STAMP.findall(text)), 4, text)
 
 
+class WebApiLogFile(ta.AlertTestBase):
+    def test_log_file_keeps_the_end_of_a_long_log(self):
+        self.kube.create_pod("shop", "cart-0")
+        self.start_krc({"SLACK_BOT_TOKEN": self.slack.token, "SLACK_CHANNEL": "#alerts",
+                        "KRC_SLACK_API_URL": self.slack.api_url})
+        self.wait_log("Web API")
+        # 6 MB of lines, more than the 4 MiB the file keeps, then the fatal line
+        full = "".join("request %06d served in 12ms %s\n" % (i, "p" * 100)
+                       for i in range(1, 45001))
+        full += "fatal: boom at the very end\n"
+        self.kube.restart("shop", "cart-0", "app", exit_code=2, reason="Error", logs=full)
+        files = self.slack.wait_for(lambda: [f for f in self.slack.files() if f["completed"]],
+                                    30, what="a completed file upload")
+        text = files[0]["text"]
+        # (not assertIn: a failure would print megabytes)
+        self.assertTrue("fatal: boom at the very end" in text,
+                        "the fatal line is missing; the file ends with %r" % text[-200:])
+        self.assertFalse("request 000001 served" in text, "the file holds the log's start")
+        self.assertLessEqual(len(text.encode()), 4 * 1024 * 1024)
+        # the file starts at a line
+        self.assertRegex(text.split("\n", 1)[0], r"^\d{4}-\d\d-\d\dT[\d:.]+Z request \d{6} served")
+        (req,) = [r for r in self.kube.requests()
+                  if r["path"].endswith("/log") and "tailLines" not in r["query"]]
+        self.assertEqual(req["query"].get("limitBytes"), str(16 * 1024 * 1024 + 1))
+
+
 class ExplainLogTail(h.unittest.TestCase):
     def explain(self, log_bytes, fmt):
         with tempfile.NamedTemporaryFile(prefix="krc-logtail-", suffix=".log") as f:
