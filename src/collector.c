@@ -119,8 +119,7 @@ static int store_log(struct log_sink *s, struct krc_report *rep, const char *con
         return krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
     }
     krc_logtail_finish(&s->tail, &data, &len, &cut);
-    rc = krc_report_set_log(rep, container, data, len, 0, err);
-    krc_free(data);
+    rc = krc_report_take_log(rep, container, data, len, err);
     if (rc == 0) {
         krc_report_set_log_cut(rep, &cut);
     }

@@ -449,13 +449,11 @@ int krc_explain_main(int argc, char **argv)
             fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
             goto out;
         }
-        if (krc_report_set_log(&r, container, data, len, 0, &err) < 0) {
-            krc_free(data);
+        if (krc_report_take_log(&r, container, data, len, &err) < 0) {
             fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
             goto out;
         }
         krc_report_set_log_cut(&r, &cut);
-        krc_free(data);
     }
     if (krc_diagnose(&r, container, &d, &err) < 0) {
         fprintf(stderr, "krc explain: %s%s\n", err.code == KRC_ENOTFOUND ? "--container: " : "",

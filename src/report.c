@@ -344,6 +344,32 @@ int krc_report_set_log(struct krc_report *r, const char *container, const void *
     return 0;
 }
 
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err)
+{
+    char *name = NULL;
+
+    if (len > KRC_REPORT_LOG_MAX) {
+        int rc = krc_report_set_log(r, container, data, len, 0, err);
+        krc_free(data);
+        return rc;
+    }
+    if (container != NULL && (name = krc_strdup(container)) == NULL) {
+        krc_free(data);
+        return krc_error_set(err, KRC_ENOMEM, "log: out of memory");
+    }
+    krc_report_clear_log(r);
+    if (len == 0) {
+        krc_free(data);
+        data = NULL;
+    }
+    r->log = data;
+    r->log_len = len;
+    r->log_flags = len == 0 ? KRC_REPORT_LOG_EMPTY : 0;
+    r->log_container = name;
+    return 0;
+}
+
 void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut)
 {
     r->log_cut = *cut;

@@ -192,6 +192,12 @@ void krc_report_clear_log(struct krc_report *r);
 int krc_report_set_log(struct krc_report *r, const char *container, const void *data, size_t len,
                        int truncated, struct krc_error *err);
 
+/* Like krc_report_set_log without a copy: takes ownership of `data`
+ * (krc_malloc'd, len <= KRC_REPORT_LOG_MAX, NULL when len is 0), also when
+ * it fails. */
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err);
+
 /* Record what was cut before the log was kept (after krc_report_set_log):
  * sets log_cut, and KRC_REPORT_LOG_TRUNCATED when bytes were dropped or
  * KRC_REPORT_LOG_CAPPED (with TRUNCATED) when reading stopped at the cap. */
