@@ -272,7 +272,11 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
         char msg[KRC_ERROR_MSG_MAX];
         int ok = rets[i] == 0 && resp->status >= 200 && resp->status < 300;
 
-        if (which[i] == REQ_LOGS && rets[i] == KRC_ECANCELED && sink.over && !sink.nomem) {
+        if (which[i] == REQ_LOGS && sink.nomem) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+            goto out;
+        }
+        if (which[i] == REQ_LOGS && rets[i] == KRC_ECANCELED && sink.over) {
             ok = 1; /* we stopped it at the transfer cap: what came is kept */
         }
 

@@ -68,7 +68,7 @@ int krc_logtail_feed(struct krc_logtail *t, const void *data, size_t len)
     int over = 0;
 
     if (t->cap > 0 && t->received + len > t->cap) {
-        len = (size_t)(t->cap - t->received);
+        len = t->received < t->cap ? (size_t)(t->cap - t->received) : 0;
         over = 1;
         t->capped = 1;
     }
