@@ -7,6 +7,7 @@
 #include "krc/http.h"
 #include "krc/kube_parse.h"
 #include "krc/log.h"
+#include "krc/logtail.h"
 #include "krc/mem.h"
 
 #define JSON_MAX (8 * 1024 * 1024)
@@ -18,6 +19,7 @@ void krc_collector_options_defaults(struct krc_collector_options *o)
 {
     o->tail_lines = 50;
     o->limit_bytes = 64 * 1024;
+    o->transfer_limit_bytes = 4 * 1024 * 1024;
     o->timestamps = 1;
     o->fetch_logs = 1;
     o->fetch_events = 1;
@@ -76,6 +78,54 @@ int krc_collect_minimal(const struct krc_restart *r, struct krc_report *rep, str
     return 0;
 }
 
+/* The previous log's streamed body goes through a bounded tail. */
+struct log_sink {
+    struct krc_logtail tail;
+    int nomem;
+    int over; /* stopped at the transfer cap */
+};
+
+static int log_on_data(const char *data, size_t len, void *ud)
+{
+    struct log_sink *s = ud;
+    int rc = krc_logtail_feed(&s->tail, data, len);
+
+    if (rc < 0) {
+        s->nomem = 1;
+        return 1;
+    }
+    if (rc == 1) {
+        s->over = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Keep what the tail holds as the report's log, with what was cut. */
+static int store_log(struct log_sink *s, struct krc_report *rep, const char *container,
+                     const struct krc_http_response *resp, struct krc_error *err)
+{
+    unsigned char *data = NULL;
+    size_t len = 0;
+    struct krc_logtail_cut cut;
+    int rc;
+
+    /* a body that was collected instead of streamed still goes through the tail */
+    if (resp->body != NULL && resp->body_len > 0 && s->tail.received == 0 &&
+        krc_logtail_feed(&s->tail, resp->body, resp->body_len) < 0) {
+        s->nomem = 1;
+    }
+    if (s->nomem) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
+    }
+    krc_logtail_finish(&s->tail, &data, &len, &cut);
+    rc = krc_report_take_log(rep, container, data, len, err);
+    if (rc == 0) {
+        krc_report_set_log_cut(rep, &cut);
+    }
+    return rc;
+}
+
 static int add_query_path(struct krc_buf *b, const char *fmt_path, const char *a,
                           const char *const *kv)
 {
@@ -102,6 +152,11 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
     const char *path_ptrs[REQ_COUNT];
     int which[REQ_COUNT];
     struct krc_http_response resps[REQ_COUNT];
+    krc_http_data_cb on_data[REQ_COUNT];
+    void *userdata[REQ_COUNT];
+    struct log_sink sink;
+    size_t keep;
+    long cap;
     struct krc_error errs[REQ_COUNT];
     int rets[REQ_COUNT];
     size_t n = 0;
@@ -116,7 +171,16 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
         krc_buf_init(&paths[i], PATH_MAX_LEN);
         krc_http_response_init(&resps[i]);
         krc_error_clear(&errs[i]);
+        on_data[i] = NULL;
+        userdata[i] = NULL;
     }
+    keep = o->limit_bytes > 0 ? (size_t)o->limit_bytes : 1;
+    if (keep > KRC_REPORT_LOG_MAX) {
+        keep = KRC_REPORT_LOG_MAX;
+    }
+    cap = o->transfer_limit_bytes > (long)keep ? o->transfer_limit_bytes : (long)keep;
+    memset(&sink, 0, sizeof(sink));
+    krc_logtail_init(&sink.tail, keep, (uint64_t)cap);
     krc_error_clear(&pe);
 
     /* 1. The pod: as the watch saw it at the restart, else a GET. */
@@ -177,10 +241,14 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
             NULL};
         struct krc_buf p;
         snprintf(num, sizeof(num), "%d", o->tail_lines);
-        snprintf(num2, sizeof(num2), "%ld", o->limit_bytes);
+        /* one byte more than we read: a server that sends it shows the
+         * window goes on past the cap */
+        snprintf(num2, sizeof(num2), "%ld", cap + 1);
         krc_buf_init(&p, PATH_MAX_LEN);
         if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) == 0 &&
             add_query_path(&paths[n], "%s", krc_buf_str(&p), kv) == 0) {
+            on_data[n] = log_on_data;
+            userdata[n] = &sink;
             which[n++] = REQ_LOGS;
         }
         krc_buf_cleanup(&p);
@@ -190,7 +258,8 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
     for (size_t i = 0; i < n; i++) {
         path_ptrs[i] = krc_buf_str(&paths[i]);
     }
-    if (n > 0 && krc_kube_get_many(c, path_ptrs, n, JSON_MAX, resps, rets, errs) < 0) {
+    if (n > 0 && krc_kube_get_many_stream(c, path_ptrs, n, JSON_MAX, on_data, userdata, resps, rets,
+                                          errs) < 0) {
         for (size_t i = 0; i < n; i++) {
             rets[i] = KRC_ENOMEM;
             krc_error_set(&errs[i], KRC_ENOMEM, "out of memory");
@@ -202,6 +271,14 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
         const struct krc_http_response *resp = &resps[i];
         char msg[KRC_ERROR_MSG_MAX];
         int ok = rets[i] == 0 && resp->status >= 200 && resp->status < 300;
+
+        if (which[i] == REQ_LOGS && sink.nomem) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+            goto out;
+        }
+        if (which[i] == REQ_LOGS && rets[i] == KRC_ECANCELED && sink.over) {
+            ok = 1; /* we stopped it at the transfer cap: what came is kept */
+        }
 
         if (rets[i] == 0 && !ok) {
             krc_kube_status_message(resp, msg, sizeof(msg));
@@ -240,12 +317,12 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
             if (ok && resp->status == 204) {
                 krc_report_add_note(rep, "no previous log: the pod has no node");
             } else if (ok) {
-                int truncated = resp->body_truncated ||
-                                (o->limit_bytes > 0 && (long)resp->body_len >= o->limit_bytes);
-                if (krc_report_set_log(rep, r->container, resp->body, resp->body_len, truncated,
-                                       &pe) < 0) {
+                if (store_log(&sink, rep, r->container, resp, &pe) < 0) {
                     rc = krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
                     goto out;
+                }
+                if (o->timestamps) {
+                    rep->log_flags |= KRC_REPORT_LOG_TIMESTAMPS;
                 }
             } else if (rets[i] == 0 && resp->status == 400) {
                 krc_report_add_note(rep, "no previous log: %s", msg);
@@ -262,5 +339,69 @@ out:
         krc_buf_cleanup(&paths[i]);
         krc_http_response_cleanup(&resps[i]);
     }
+    krc_logtail_cleanup(&sink.tail);
+    return rc;
+}
+
+int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
+                         long cap, unsigned char **ret, size_t *ret_len,
+                         struct krc_logtail_cut *ret_cut, struct krc_error *err)
+{
+    char num[32];
+    const char *kv[] = {"container", r->container, "previous", "true", "limitBytes",
+                        num,         "timestamps", "true",     NULL};
+    struct krc_buf p;
+    struct krc_buf path;
+    struct krc_http_response resp;
+    struct log_sink sink;
+    krc_http_data_cb cb = log_on_data;
+    void *ud = &sink;
+    const char *path_ptr;
+    int ret_rc = 0;
+    int rc;
+
+    if (cap < (long)keep) {
+        cap = (long)keep;
+    }
+    snprintf(num, sizeof(num), "%ld", cap + 1);
+    memset(&sink, 0, sizeof(sink));
+    krc_logtail_init(&sink.tail, keep, (uint64_t)cap);
+    krc_http_response_init(&resp);
+    krc_buf_init(&p, PATH_MAX_LEN);
+    krc_buf_init(&path, PATH_MAX_LEN);
+    if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) < 0 ||
+        add_query_path(&path, "%s", krc_buf_str(&p), kv) < 0) {
+        rc = krc_error_set(err, KRC_ETOOBIG, "log request path too long");
+        goto out;
+    }
+    path_ptr = krc_buf_str(&path);
+    if (krc_kube_get_many_stream(c, &path_ptr, 1, JSON_MAX, &cb, &ud, &resp, &ret_rc, err) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = ret_rc;
+    if (rc == KRC_ECANCELED && sink.over && !sink.nomem) {
+        rc = 0; /* stopped at the cap: what came is kept */
+    }
+    if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
+        char msg[KRC_ERROR_MSG_MAX];
+        krc_kube_status_message(&resp, msg, sizeof(msg));
+        rc = krc_error_set(err, KRC_EHTTP, "previous log: %s", msg);
+    }
+    if (rc == 0 && resp.body != NULL && resp.body_len > 0 && sink.tail.received == 0 &&
+        krc_logtail_feed(&sink.tail, resp.body, resp.body_len) < 0) {
+        sink.nomem = 1;
+    }
+    if (rc == 0 && sink.nomem) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+    }
+    if (rc == 0) {
+        krc_logtail_finish(&sink.tail, ret, ret_len, ret_cut);
+    }
+out:
+    krc_logtail_cleanup(&sink.tail);
+    krc_http_response_cleanup(&resp);
+    krc_buf_cleanup(&p);
+    krc_buf_cleanup(&path);
     return rc;
 }

@@ -79,7 +79,12 @@ static const struct krc_config_option options[] = {
     {"logTailLines", "KRC_LOG_TAIL_LINES", "log-tail-lines", KRC_CONFIG_INT, OFF(log_tail_lines),
      "50", 1, 100000, NULL, "Previous-log lines fetched and shown"},
     {"logLimitBytes", "KRC_LOG_LIMIT_BYTES", "log-limit-bytes", KRC_CONFIG_INT,
-     OFF(log_limit_bytes), "65536", 1024, 67108864, NULL, "Previous-log bytes fetched at most"},
+     OFF(log_limit_bytes), "65536", 1024, 67108864, NULL,
+     "Previous-log bytes kept: the end of the last logTailLines lines (at most 8 MiB are kept)"},
+    {"logTransferLimitBytes", "KRC_LOG_TRANSFER_LIMIT_BYTES", "log-transfer-limit-bytes",
+     KRC_CONFIG_INT, OFF(log_transfer_limit_bytes), "4194304", 1024, 1073741824, NULL,
+     "Previous-log bytes read at most (raised to logLimitBytes when lower): a window of "
+     "logTailLines lines longer than this is not read to its end"},
     {"workers", "KRC_WORKERS", "workers", KRC_CONFIG_INT, OFF(workers), "1", 1, 64, NULL,
      "Restarts collected in parallel (each further worker: own connections and "
      "database handle, ~0.4 MiB)"},

@@ -334,35 +334,32 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
     krc_log_fields(KRC_LOG_INFO, "restart diagnosed", f, n);
 }
 
-/* Web API threads get the whole previous log as a file, not only the tail. */
+/* Web API threads get the previous log as a file, not only the tail: its
+ * last FULL_LOG_KEEP bytes, reading at most FULL_LOG_CAP (the kubelet
+ * rotates container logs at 10 MiB by default). */
+#define FULL_LOG_KEEP (4u * 1024u * 1024u)
+#define FULL_LOG_CAP (16L * 1024L * 1024L)
+
 static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_t *ret_len)
 {
-    struct krc_buf path;
-    struct krc_buf q;
-    struct krc_http_response resp;
+    unsigned char *out = NULL;
+    struct krc_logtail_cut cut;
     struct krc_error e;
-    char *out = NULL;
 
-    krc_buf_init(&path, 4096);
-    krc_buf_init(&q, 4096);
-    krc_http_response_init(&resp);
     krc_error_clear(&e);
-    if (krc_kube_query_add(&q, "container", r->container) == 0 &&
-        krc_kube_query_add(&q, "previous", "true") == 0 &&
-        krc_kube_query_add(&q, "limitBytes", "4194304") == 0 &&
-        krc_kube_query_add(&q, "timestamps", "true") == 0 &&
-        krc_buf_printf(&path, "/api/v1/namespaces/%s/pods/%s/log?%s", r->namespace, r->pod,
-                       krc_buf_str(&q)) == 0 &&
-        krc_kube_get_raw(w->client, krc_buf_str(&path), 4 * 1024 * 1024 + 1, &resp, &e) == 0 &&
-        resp.status == 200 && resp.body != NULL) {
-        out = resp.body;
-        *ret_len = resp.body_len;
-        resp.body = NULL;
+    if (krc_collect_full_log(w->client, r, FULL_LOG_KEEP, FULL_LOG_CAP, &out, ret_len, &cut, &e) <
+        0) {
+        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s", r->namespace,
+                r->pod, r->container, e.msg);
+        return NULL;
     }
-    krc_http_response_cleanup(&resp);
-    krc_buf_cleanup(&path);
-    krc_buf_cleanup(&q);
-    return out;
+    if (cut.dropped > 0 || cut.capped) {
+        char note[320];
+        krc_logtail_describe(&cut, note, sizeof(note));
+        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, note);
+    }
+    return (char *)out;
 }
 
 /* A history fault is shown on /readyz until a later write succeeds. */
@@ -515,6 +512,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     krc_collector_options_defaults(&co);
     co.tail_lines = (int)live_cfg(d)->log_tail_lines;
     co.limit_bytes = live_cfg(d)->log_limit_bytes;
+    co.transfer_limit_bytes = live_cfg(d)->log_transfer_limit_bytes;
     if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
         decision == KRC_NOTIFY_NO_DESTINATION) {
         rc = krc_collect(w->client, r, &co, rep, &e);
@@ -1111,6 +1109,7 @@ static const char *const reloadable[] = {
     "stormSummaryDelay",
     "logTailLines",
     "logLimitBytes",
+    "logTransferLimitBytes",
     "routes",
     "silences",
     "logLevel",

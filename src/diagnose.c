@@ -1692,7 +1692,10 @@ finish:
         }
     }
     node_evidence(&b, r);
-    if (r->log_flags & KRC_REPORT_LOG_TRUNCATED) {
+    if (r->log_flags & KRC_REPORT_LOG_CAPPED) {
+        add_evidence(&b, "the previous log was read only up to the transfer cap; its last "
+                         "lines were not seen");
+    } else if (r->log_flags & KRC_REPORT_LOG_TRUNCATED) {
         add_evidence(&b, "the previous log was truncated; only its end was analysed");
     }
     summary_set(&b, &s);

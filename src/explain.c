@@ -15,6 +15,7 @@
 #include "krc/error.h"
 #include "krc/kube_describe.h"
 #include "krc/kube_parse.h"
+#include "krc/logtail.h"
 #include "krc/mem.h"
 #include "krc/redact.h"
 #include "krc/report.h"
@@ -40,65 +41,64 @@ static void usage(FILE *f)
                "    --format F       text (default), json or slack\n");
 }
 
-/* Read a whole file (or stdin for "-") into memory, up to `max` bytes; with
- * keep_tail, larger regular files keep their last `max` bytes. */
-static int read_input(const char *path, size_t max, int keep_tail, char **ret, size_t *ret_len,
-                      int *ret_truncated, struct krc_error *err)
+/* Open a file (or stdin for "-") for reading; directories are refused. */
+static int open_input(const char *path, int *ret_fd, struct stat *st, struct krc_error *err)
 {
-    struct krc_buf b;
-    char chunk[65536];
-    int fd;
-    int rc = 0;
-    struct stat st;
-    int truncated = 0;
+    int fd = STDIN_FILENO;
 
-    if (strcmp(path, "-") == 0) {
-        fd = STDIN_FILENO;
-    } else {
+    if (strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             return krc_error_set(err, KRC_EIO, "cannot open: %s", strerror(errno));
         }
     }
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = krc_error_set(err, KRC_EIO, "is a directory");
-        goto close;
-    }
-    if (keep_tail && fd != STDIN_FILENO && S_ISREG(st.st_mode) && (size_t)st.st_size > max) {
-        if (lseek(fd, st.st_size - (off_t)max, SEEK_SET) < 0) {
-            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", strerror(errno));
-            goto close;
+    if (fstat(fd, st) != 0) {
+        memset(st, 0, sizeof(*st));
+    } else if (S_ISDIR(st->st_mode)) {
+        if (fd != STDIN_FILENO) {
+            close(fd);
         }
-        truncated = 1;
+        return krc_error_set(err, KRC_EIO, "is a directory");
+    }
+    *ret_fd = fd;
+    return 0;
+}
+
+/* Read into buf: 0 at the end, the byte count, or a negative code. */
+static ssize_t read_chunk(int fd, char *buf, size_t n, struct krc_error *err)
+{
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0) {
+            return got;
+        }
+        if (errno != EINTR) {
+            return krc_error_set(err, KRC_EIO, "read error: %s", strerror(errno));
+        }
+    }
+}
+
+/* Read a whole file (or stdin for "-") into memory, up to `max` bytes. */
+static int read_input(const char *path, size_t max, char **ret, size_t *ret_len,
+                      struct krc_error *err)
+{
+    struct krc_buf b;
+    char chunk[65536];
+    struct stat st;
+    int fd;
+    int rc = open_input(path, &fd, &st, err);
+
+    if (rc < 0) {
+        return rc;
     }
     krc_buf_init(&b, max);
     for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            rc = krc_error_set(err, KRC_EIO, "read error: %s", strerror(errno));
-            break;
-        }
-        if (n == 0) {
+        ssize_t n = read_chunk(fd, chunk, sizeof(chunk), err);
+        if (n <= 0) {
+            rc = (int)n;
             break;
         }
         rc = krc_buf_append(&b, chunk, (size_t)n);
-        if (rc == KRC_ETOOBIG && keep_tail) {
-            /* stdin or a growing file: keep the newest `max` bytes */
-            size_t un = (size_t)n;
-            size_t drop = b.len + un - max;
-            const char *from = chunk;
-            if (drop > b.len) {
-                from += un - max;
-                un = max;
-                drop = b.len;
-            }
-            krc_buf_consume(&b, drop);
-            rc = krc_buf_append(&b, from, un);
-            truncated = 1;
-        }
         if (rc == KRC_ETOOBIG) {
             rc = krc_error_set(err, KRC_ETOOBIG, "larger than the %zu byte limit", max);
             break;
@@ -114,12 +114,55 @@ static int read_input(const char *path, size_t max, int keep_tail, char **ret, s
         if (*ret == NULL) {
             rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
-        if (ret_truncated != NULL) {
-            *ret_truncated = truncated;
-        }
     }
     krc_buf_cleanup(&b);
+    if (fd != STDIN_FILENO) {
+        close(fd);
+    }
+    return rc;
+}
+
+/* Read the end of a log file (or stdin): its last `max` bytes, from a line
+ * start when one is kept, and what was cut (a large regular file is not
+ * read before its last max + 1 bytes). *ret: caller frees with krc_free. */
+static int read_log(const char *path, size_t max, unsigned char **ret, size_t *ret_len,
+                    struct krc_logtail_cut *ret_cut, struct krc_error *err)
+{
+    struct krc_logtail tail;
+    char chunk[65536];
+    struct stat st;
+    int fd;
+    int rc = open_input(path, &fd, &st, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    krc_logtail_init(&tail, max, 0);
+    if (fd != STDIN_FILENO && S_ISREG(st.st_mode) && (uint64_t)st.st_size > (uint64_t)max + 1) {
+        /* the byte before the kept ones tells whether they start a line */
+        off_t skip = st.st_size - (off_t)max - 1;
+        if (lseek(fd, skip, SEEK_SET) < 0) {
+            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", strerror(errno));
+            goto close;
+        }
+        krc_logtail_skip(&tail, (uint64_t)skip);
+    }
+    for (;;) {
+        ssize_t n = read_chunk(fd, chunk, sizeof(chunk), err);
+        if (n <= 0) {
+            rc = (int)n;
+            break;
+        }
+        if (krc_logtail_feed(&tail, chunk, (size_t)n) < 0) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    if (rc == 0) {
+        krc_logtail_finish(&tail, ret, ret_len, ret_cut);
+    }
 close:
+    krc_logtail_cleanup(&tail);
     if (fd != STDIN_FILENO) {
         close(fd);
     }
@@ -179,7 +222,7 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     int rc;
 
     krc_error_clear(&err);
-    rc = read_input(path, KRC_KUBE_PARSE_MAX, 0, &data, &len, NULL, &err);
+    rc = read_input(path, KRC_KUBE_PARSE_MAX, &data, &len, &err);
     if (rc < 0) {
         fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
         return rc;
@@ -503,19 +546,18 @@ int krc_explain_main(int argc, char **argv)
     }
     krc_report_retain_pod_events(&r);
     if (logs != NULL) {
-        char *data = NULL;
+        unsigned char *data = NULL;
         size_t len = 0;
-        int truncated = 0;
-        if (read_input(logs, KRC_REPORT_LOG_MAX, 1, &data, &len, &truncated, &err) < 0) {
+        struct krc_logtail_cut cut;
+        if (read_log(logs, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err) < 0) {
             fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
             goto out;
         }
-        if (krc_report_set_log(&r, container, data, len, truncated, &err) < 0) {
-            krc_free(data);
+        if (krc_report_take_log(&r, container, data, len, &err) < 0) {
             fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
             goto out;
         }
-        krc_free(data);
+        krc_report_set_log_cut(&r, &cut);
     }
     if (krc_diagnose(&r, container, &d, &err) < 0) {
         fprintf(stderr, "krc explain: %s%s\n", err.code == KRC_ENOTFOUND ? "--container: " : "",

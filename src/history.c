@@ -459,6 +459,10 @@ static void print_report(const cJSON *rep)
                        ? ", cut by the collector"
                        : "",
                    omitted > 0 ? ", earlier part not stored" : "");
+            const cJSON *cut = cJSON_GetObjectItemCaseSensitive(log, "cut");
+            if (cJSON_IsObject(cut) && jstr(cut, "note") != NULL) {
+                printf("  (%s)\n", jstr(cut, "note"));
+            }
             print_block("  | ", text, KRC_REPORT_JSON_LOG_MAX + 1024);
         } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "empty"))) {
             printf("\nPrevious log: empty\n");

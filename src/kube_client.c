@@ -610,6 +610,14 @@ int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_
                       size_t max_body, struct krc_http_response *resps, int *rets,
                       struct krc_error *errs)
 {
+    return krc_kube_get_many_stream(c, paths, n, max_body, NULL, NULL, resps, rets, errs);
+}
+
+int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths, size_t n,
+                             size_t max_body, const krc_http_data_cb *on_data,
+                             void *const *userdata, struct krc_http_response *resps, int *rets,
+                             struct krc_error *errs)
+{
     struct krc_http_request reqs[KRC_HTTP_MAX_PARALLEL];
     struct krc_buf urls[KRC_HTTP_MAX_PARALLEL];
     const char *headers[3];
@@ -646,6 +654,10 @@ int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_
         reqs[i].headers = headers;
         reqs[i].timeout_ms = c->timeout_ms;
         reqs[i].max_body = max_body;
+        if (on_data != NULL && on_data[i] != NULL) {
+            reqs[i].on_data = on_data[i];
+            reqs[i].userdata = userdata != NULL ? userdata[i] : NULL;
+        }
     }
     if (rc == 0) {
         rc = krc_http_do_many(c->http, reqs, n, resps, rets, errs);
@@ -662,7 +674,12 @@ int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_
         } else if (resps[i].status == 401) {
             /* The token may have rotated: re-read it and retry this one alone. */
             krc_token_source_invalidate(c->ts);
-            rets[i] = krc_kube_get_raw(c, paths[i], max_body, &resps[i], &errs[i]);
+            rets[i] =
+                perform(c, "GET", paths[i], "Accept: application/json, */*", NULL, 0, c->timeout_ms,
+                        0, reqs[i].on_data, reqs[i].userdata, NULL, max_body, &resps[i], &errs[i]);
+            if (rets[i] == 0 && resps[i].status == 401) {
+                rets[i] = finish(c, "GET", paths[i], &resps[i], &errs[i]);
+            }
         }
     }
 out:

@@ -196,6 +196,7 @@ void krc_report_clear_log(struct krc_report *r)
     r->log_container = NULL;
     r->log_len = 0;
     r->log_flags = KRC_REPORT_LOG_ABSENT;
+    memset(&r->log_cut, 0, sizeof(r->log_cut));
 }
 
 int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
@@ -341,6 +342,43 @@ int krc_report_set_log(struct krc_report *r, const char *container, const void *
     r->log_flags = flags;
     r->log_container = name;
     return 0;
+}
+
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err)
+{
+    char *name = NULL;
+
+    if (len > KRC_REPORT_LOG_MAX) {
+        int rc = krc_report_set_log(r, container, data, len, 0, err);
+        krc_free(data);
+        return rc;
+    }
+    if (container != NULL && (name = krc_strdup(container)) == NULL) {
+        krc_free(data);
+        return krc_error_set(err, KRC_ENOMEM, "log: out of memory");
+    }
+    krc_report_clear_log(r);
+    if (len == 0) {
+        krc_free(data);
+        data = NULL;
+    }
+    r->log = data;
+    r->log_len = len;
+    r->log_flags = len == 0 ? KRC_REPORT_LOG_EMPTY : 0;
+    r->log_container = name;
+    return 0;
+}
+
+void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut)
+{
+    r->log_cut = *cut;
+    if (cut->dropped > 0 || cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_TRUNCATED;
+    }
+    if (cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_CAPPED;
+    }
 }
 
 struct krc_report_container *krc_report_add_container(struct krc_report *r)

@@ -7,6 +7,7 @@
 
 #include "krc/buf.h"
 #include "krc/clock.h"
+#include "krc/logtail.h"
 #include "krc/mem.h"
 #include "krc/report_json.h"
 
@@ -457,6 +458,19 @@ static void add_log(struct ctx *c, cJSON *root, const struct krc_report *r)
     add_bool(c, o, "absent", (r->log_flags & KRC_REPORT_LOG_ABSENT) != 0);
     add_bool(c, o, "empty", (r->log_flags & KRC_REPORT_LOG_EMPTY) != 0);
     add_bool(c, o, "truncated", (r->log_flags & KRC_REPORT_LOG_TRUNCATED) != 0);
+    add_bool(c, o, "kubelet_timestamps", (r->log_flags & KRC_REPORT_LOG_TIMESTAMPS) != 0);
+    if (r->log_cut.known) {
+        /* what the collector (or krc explain) cut before keeping the log */
+        char note[320];
+        cJSON *cut = obj(c, o, "cut");
+        add_num(c, cut, "received_bytes", (double)r->log_cut.received);
+        add_num(c, cut, "dropped_bytes", (double)r->log_cut.dropped);
+        add_bool(c, cut, "head_line_cut", r->log_cut.head_cut);
+        add_num(c, cut, "transfer_limit_bytes", (double)r->log_cut.cap);
+        add_bool(c, cut, "transfer_limit_hit", r->log_cut.capped);
+        krc_logtail_describe(&r->log_cut, note, sizeof(note));
+        add_text(c, cut, "note", note[0] != '\0' ? note : NULL, 0);
+    }
     if (len > KRC_REPORT_JSON_LOG_MAX) {
         /* keep the end, starting at a line when one starts soon enough */
         size_t start = len - KRC_REPORT_JSON_LOG_MAX;

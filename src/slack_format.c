@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "krc/logtail.h"
 #include "krc/mem.h"
 
 #define ELLIPSIS "\xe2\x80\xa6"
@@ -1485,11 +1486,20 @@ struct log_tail {
 };
 
 /* One log line for display: after the last carriage return (what a
- * terminal shows of a progress bar), escaped, cut at KRC_SLACK_LOG_LINE_MAX. */
-static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p, size_t len)
+ * terminal shows of a progress bar), escaped, cut at KRC_SLACK_LOG_LINE_MAX.
+ * One time stamp per line: in a log fetched with timestamps=true (`stamps`),
+ * the kubelet's prefix ("2026-07-30T07:43:51.123456789Z ") is dropped when
+ * the application's line starts with a time of its own, else shown as its
+ * time of day and zone ("07:43:51Z"). Other logs are shown as they are. */
+static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p, size_t len,
+                     int stamps)
 {
     size_t i;
+    const unsigned char *stamp = p;
+    size_t stamp_len = stamps ? krc_logtail_stamp_len(p, len) : 0;
 
+    p += stamp_len;
+    len -= stamp_len;
     while (len > 0 && p[len - 1] == '\r') {
         len--;
     }
@@ -1498,6 +1508,12 @@ static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p,
             p += i;
             len -= i;
             break;
+        }
+    }
+    if (stamp_len > 0 && !krc_logtail_has_app_stamp(p, len)) {
+        char hms[24];
+        if (krc_logtail_stamp_short(stamp, stamp_len, hms, sizeof(hms)) > 0) {
+            litf(f, out, "%s ", hms);
         }
     }
     if (put_n(f, out, p, len, ESC_MRKDWN, KRC_SLACK_LOG_LINE_MAX)) {
@@ -1564,6 +1580,9 @@ static void log_tail_build(struct fmt *f, const struct krc_report *r, size_t max
             partial_head = 1;
         }
     }
+    if (start == 0 && r->log_cut.known && r->log_cut.head_cut) {
+        partial_head = 1; /* the collector kept only the end of this line */
+    }
     for (i = 0; i < start; i++) {
         before += p[i] == '\n';
     }
@@ -1595,7 +1614,7 @@ static void log_tail_build(struct fmt *f, const struct krc_report *r, size_t max
         if (k == 0 && partial_head) {
             lit(f, &t->lines[k], ELLIPSIS);
         }
-        log_line(f, &t->lines[k], rp + s, e - s);
+        log_line(f, &t->lines[k], rp + s, e - s, (r->log_flags & KRC_REPORT_LOG_TIMESTAMPS) != 0);
         u = buf_units(&t->lines[k]) + 1;
         if (used + u > per_section) {
             if (t->n_sections == sections || used == 0) {
@@ -1699,8 +1718,11 @@ static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report
             litf(f, &head, DOT "_" ELLIPSIS " %zu earlier line%s omitted_", t.omitted,
                  t.omitted == 1 ? "" : "s");
         }
-        if (r->log_flags & KRC_REPORT_LOG_TRUNCATED) {
-            lit(f, &head, DOT "_the log was cut at collection, older lines are lost_");
+        char cut[320];
+        if (krc_logtail_describe(&r->log_cut, cut, sizeof(cut)) > 0) {
+            litf(f, &head, DOT "_%s_", cut);
+        } else if (r->log_flags & KRC_REPORT_LOG_TRUNCATED) {
+            lit(f, &head, DOT "_only the end of the log was kept_");
         }
         if (t.redactions > 0) {
             litf(f, &head, DOT ":lock: %d secret%s redacted", t.redactions,

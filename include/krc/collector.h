@@ -10,16 +10,24 @@
 
 #include "krc/error.h"
 #include "krc/kube_client.h"
+#include "krc/logtail.h"
 #include "krc/report.h"
 #include "krc/restart.h"
 
+/* The previous log: the last `tail_lines` lines are requested with
+ * limitBytes = transfer_limit_bytes + 1 (the API server counts limitBytes from
+ * the start of that window, so it only bounds the transfer) and streamed
+ * through a krc_logtail that keeps their last `limit_bytes` bytes; a window
+ * longer than transfer_limit_bytes is not read further. */
 struct krc_collector_options {
-    int tail_lines;   /* previous log: tailLines (default 50) */
-    long limit_bytes; /* previous log: limitBytes (default 65536) */
-    int timestamps;   /* previous log with timestamps (default 1) */
-    int fetch_logs;   /* default 1 */
-    int fetch_events; /* default 1 */
-    int fetch_node;   /* default 1 */
+    int tail_lines;            /* previous log: tailLines (default 50) */
+    long limit_bytes;          /* previous log: bytes kept, the end (default 65536) */
+    long transfer_limit_bytes; /* previous log: bytes read at most (default 4 MiB; at
+                                  least limit_bytes) */
+    int timestamps;            /* previous log with timestamps (default 1) */
+    int fetch_logs;            /* default 1 */
+    int fetch_events;          /* default 1 */
+    int fetch_node;            /* default 1 */
 };
 
 void krc_collector_options_defaults(struct krc_collector_options *o);
@@ -30,6 +38,15 @@ void krc_collector_options_defaults(struct krc_collector_options *o);
 int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
                 const struct krc_collector_options *o, struct krc_report *rep,
                 struct krc_error *err);
+
+/* The end of the whole previous log of r's container (Web API log files):
+ * no tailLines, limitBytes = cap + 1, streamed through a krc_logtail that
+ * keeps the last `keep` bytes. *ret (caller frees with krc_free; NULL when
+ * empty), *ret_len and what was cut. Errors: the request's (a non-2xx
+ * status gives KRC_EHTTP or the translated code), KRC_ENOMEM. */
+int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
+                         long cap, unsigned char **ret, size_t *ret_len,
+                         struct krc_logtail_cut *ret_cut, struct krc_error *err);
 
 /* Fill `rep` from the restart record alone (no API request): used for
  * restarts that are muted or grouped into a storm summary, which are

@@ -44,6 +44,7 @@ struct krc_config {
     long recovered_after_s;
     long log_tail_lines;
     long log_limit_bytes;
+    long log_transfer_limit_bytes;
     long workers;
     char *redact_patterns;     /* KRC_CONFIG_LIST: '\n'-separated */
     char *log_ignore_patterns; /* KRC_CONFIG_LIST */

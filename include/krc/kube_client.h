@@ -50,6 +50,16 @@ int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_
                       size_t max_body, struct krc_http_response *resps, int *rets,
                       struct krc_error *errs);
 
+/* krc_kube_get_many where the 2xx body of request i goes to on_data[i]
+ * (with userdata[i]) piece by piece instead of being collected, when
+ * on_data and on_data[i] are not NULL (a callback that returns non-zero
+ * stops its transfer: rets[i] KRC_ECANCELED). Error bodies are still
+ * collected. A request retried after a 401 streams to the same callback. */
+int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths, size_t n,
+                             size_t max_body, const krc_http_data_cb *on_data,
+                             void *const *userdata, struct krc_http_response *resps, int *rets,
+                             struct krc_error *errs);
+
 /* Streamed GET (LIST bodies and WATCH streams): the 2xx body goes to on_data
  * piece by piece. idle_timeout_ms aborts a stream that stays silent. Returns 0
  * when the server ended the response normally. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "krc/error.h"
+#include "krc/logtail.h"
 
 /* Hard limit on the previous log kept in a report (bytes). */
 #define KRC_REPORT_LOG_MAX (8u * 1024u * 1024u)
@@ -113,9 +114,13 @@ struct krc_report_node {
 
 /* Log flags (bit set). A report starts with KRC_REPORT_LOG_ABSENT. */
 enum {
-    KRC_REPORT_LOG_ABSENT = 1u << 0,    /* no previous log was captured */
-    KRC_REPORT_LOG_EMPTY = 1u << 1,     /* captured, zero bytes */
-    KRC_REPORT_LOG_TRUNCATED = 1u << 2, /* only the last part was kept */
+    KRC_REPORT_LOG_ABSENT = 1u << 0,     /* no previous log was captured */
+    KRC_REPORT_LOG_EMPTY = 1u << 1,      /* captured, zero bytes */
+    KRC_REPORT_LOG_TRUNCATED = 1u << 2,  /* something was cut: see log_cut */
+    KRC_REPORT_LOG_CAPPED = 1u << 3,     /* reading stopped at the transfer cap: the end
+                                            of the log may not have been read */
+    KRC_REPORT_LOG_TIMESTAMPS = 1u << 4, /* fetched with timestamps=true: every line
+                                            starts with the kubelet's time stamp */
 };
 
 struct krc_report {
@@ -162,6 +167,9 @@ struct krc_report {
     size_t log_len;
     unsigned log_flags;
     char *log_container;
+    /* what was cut before the log was kept, when its producer counted it
+     * (the collector, krc explain); log_cut.known 0 otherwise */
+    struct krc_logtail_cut log_cut;
 };
 
 /* Embedded lifecycle. cleanup releases everything and leaves an initialized
@@ -183,6 +191,17 @@ void krc_report_clear_log(struct krc_report *r);
  * `truncated` adds that flag (the producer cut it already). */
 int krc_report_set_log(struct krc_report *r, const char *container, const void *data, size_t len,
                        int truncated, struct krc_error *err);
+
+/* Like krc_report_set_log without a copy: takes ownership of `data`
+ * (krc_malloc'd, len <= KRC_REPORT_LOG_MAX, NULL when len is 0), also when
+ * it fails. */
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err);
+
+/* Record what was cut before the log was kept (after krc_report_set_log):
+ * sets log_cut, and KRC_REPORT_LOG_TRUNCATED when bytes were dropped or
+ * KRC_REPORT_LOG_CAPPED (with TRUNCATED) when reading stopped at the cap. */
+void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut);
 
 /* Append a note (printf-style, one line). KRC_ENOMEM on failure. */
 int krc_report_add_note(struct krc_report *r, const char *fmt, ...)

@@ -23,16 +23,19 @@
  *             allocatable{}, kubelet_version, container_runtime_version,
  *             kernel_version, os_image, unschedulable},
  *     "notes": [...],
- *     "log": {container, bytes, absent, empty, truncated, omitted_bytes, text} }
+ *     "log": {container, bytes, absent, empty, truncated, kubelet_timestamps, omitted_bytes,
+ *             cut{received_bytes, dropped_bytes, head_line_cut, transfer_limit_bytes,
+ *             transfer_limit_hit, note} (only when the producer counted what it cut),
+ *             text} }
  *
  * Bounded: the log keeps its last KRC_REPORT_JSON_LOG_MAX bytes (cut at a line
  * start; "omitted_bytes" says how much was left out, "truncated" that the
- * collector already cut it), other free texts KRC_REPORT_JSON_TEXT_MAX bytes,
- * the kubectl last-applied-configuration annotation is left out.
- * Safe: free texts (log, messages, notes, evidence, summary, unchecked, next
- * step, commands, annotation values) go through the redactor (built-in patterns when rd is NULL),
- * then ANSI escapes and control characters other than \n and \t are removed and invalid UTF-8
- * becomes U+FFFD, so the document is valid UTF-8 JSON. */
+ * collector already cut it, "cut" how: see krc_logtail_describe), other free texts
+ * KRC_REPORT_JSON_TEXT_MAX bytes, the kubectl last-applied-configuration annotation is left out.
+ * Safe: free texts (log, messages, notes, evidence, summary, unchecked, next step, commands,
+ * annotation values) go through the redactor (built-in patterns when rd is NULL), then ANSI
+ * escapes and control characters other than \n and \t are removed and invalid UTF-8 becomes
+ * U+FFFD, so the document is valid UTF-8 JSON. */
 #ifndef KRC_REPORT_JSON_H
 #define KRC_REPORT_JSON_H
 

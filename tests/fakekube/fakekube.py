@@ -2392,6 +2392,8 @@ class ApiHandler(HandlerBase):
         else:
             body = b"".join(ln for _, ln in lines)
         if limit_bytes is not None:
+            # as the kubelet's LimitWriter: from the start of the tailLines window, time stamps
+            # included (one long early line hides the later ones)
             body = body[:limit_bytes]
         self.send_bytes(200, body, "text/plain")
 

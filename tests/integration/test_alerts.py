@@ -27,6 +27,7 @@ SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKE
          "SLACK_ICON", "CLUSTER_NAME", "MUTE_SECONDS", "KRC_SLACK_API_URL",
          "KRC_STORM_THRESHOLD", "KRC_STORM_WINDOW", "KRC_STORM_SUMMARY_DELAY",
          "KRC_RECOVERED_AFTER", "KRC_LOG_TAIL_LINES", "KRC_LOG_LIMIT_BYTES",
+         "KRC_LOG_TRANSFER_LIMIT_BYTES",
          "KRC_REDACT_PATTERNS", "KRC_LOG_IGNORE_PATTERNS", "KRC_SLACK_CA_FILE",
          "WATCHED_NAMESPACES", "IGNORED_NAMESPACES", "WATCHED_POD_NAME_PREFIXES",
          "IGNORED_POD_NAME_PREFIXES", "IGNORE_RESTART_COUNT",
@@ -302,7 +303,7 @@ class DiagnosisAlerts(AlertTestBase):
         q = logs[0]["query"]
         self.assertEqual((q.get("container"), q.get("previous"), q.get("tailLines"),
                           q.get("limitBytes"), q.get("timestamps")),
-                         ("app", "true", "50", "65536", "true"))
+                         ("app", "true", "50", str(4 * 1024 * 1024 + 1), "true"))
         ev = [r for r in self.kube.requests() if r["path"] == "/api/v1/namespaces/shop/events"]
         self.assertTrue(ev and "involvedObject.uid=" + pod["metadata"]["uid"] in
                         ev[0]["query"].get("fieldSelector", ""), ev)
@@ -428,14 +429,15 @@ class SafetyAndDelivery(AlertTestBase):
         self.start_krc({"SLACK_WEBHOOK_URL": url})
         hostile = "ping <!channel> and <!here> and <@U123> ``` closing fence <https://evil|click>"
         self.kube.add_pod_event(pod, "Failed", "probe said: " + hostile, container="app")
-        # The tail comes from the start of the last 50 lines cut at limitBytes (64 KiB),
-        # so the hostile short lines come first and the 1 MB line last.
-        log = ("bad bytes \udcff\udcfe\udcc3( in the middle\n"
+        # The collector keeps the end (64 KiB) of the last 50 lines: the 1 MB line comes
+        # first and is dropped, the hostile short lines and a long line after it are shown.
+        log = ("<!channel> " + "A" * (1024 * 1024) + " end-of-huge-line\n"
+               + "bad bytes \udcff\udcfe\udcc3( in the middle\n"
                + hostile + "\n"
                + "```\n"
                + "triple ``` fence `inline` and ````` five\n"
                + "\x1b[31mred ansi\x1b[0m and a\ttab\n"
-               + "<!channel> " + "A" * (1024 * 1024) + " end-of-huge-line\n")
+               + "<!channel> " + "B" * 5000 + " end-of-long-line\n")
         self.kube.restart("web", "front-0", "app", exit_code=1, reason="Error", logs=log)
         msg = self.only_message()
         self.wait_log("posted (1 attempt)")
@@ -448,7 +450,8 @@ class SafetyAndDelivery(AlertTestBase):
         self.assertIn("\ufffd", log_code(msg), "invalid UTF-8 should show as U+FFFD")
         self.assertIn("bad bytes", log_code(msg))
         self.assertNotIn("\x1b", json.dumps(msg["body"]))
-        self.assertIn("AAAAAAAAAA", log_code(msg))
+        self.assertIn("BBBBBBBBBB", log_code(msg))
+        self.assertIn("[line cut]", log_code(msg))
         self.assertLessEqual(msg["counts"]["total_chars"], 40000)
         # the event message is escaped too
         ev = find_block(msg, "probe said")

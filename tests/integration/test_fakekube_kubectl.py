@@ -734,6 +734,14 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(body, b"a\nb")
         code, _, body = self.raw.request("GET", base + q(timestamps="true", tailLines=1))
         self.assertRegex(body.decode(), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z c\n$")
+        # as the kubelet: limitBytes counts from the start of the tailLines window, time
+        # stamps included, so a long line early in the window hides the lines after it
+        self.fk.set_logs(ns, "one", "app", "a\n" + "L" * 10 + "\nz\n")
+        code, _, body = self.raw.request("GET", base + q(tailLines=2, limitBytes=5))
+        self.assertEqual((code, body), (200, b"LLLLL"))
+        code, _, body = self.raw.request("GET", base + q(tailLines=1, limitBytes=10,
+                                                          timestamps="true"))
+        self.assertRegex(body.decode(), r"^\d{4}-\d\d-\d\d$")
         code, _, st = self.raw.json("GET", base + q(container="nope"))
         self.assertEqual((code, st["message"]), (400, "container nope is not valid for pod one"))
         code, _, st = self.raw.json("GET", "/api/v1/namespaces/lg/pods/ghost/log")

@@ -634,6 +634,52 @@ static void test_one_megabyte_line(void **state)
     unload(&r, &d);
 }
 
+/* Issue 11 item 6: one time stamp per line in a log fetched with
+ * timestamps=true, and a cut note that says what was cut. */
+static void test_log_stamps_and_cut_note(void **state)
+{
+    static const char log[] = "2026-07-30T07:43:51.123456789Z 2026-07-30T07:43:51.120Z INFO own\n"
+                              "2026-07-30T07:43:52.5Z plain line\n"
+                              "2026-07-30T07:43:53.000000001Z fatal: boom\n";
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options o;
+    struct krc_logtail_cut cut;
+    char *text;
+    cJSON *root;
+
+    (void)state;
+    load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
+    set_log(&r, log, sizeof(log) - 1);
+    memset(&cut, 0, sizeof(cut));
+    cut.known = 1;
+    cut.received = 320000;
+    cut.dropped = 320000 - (sizeof(log) - 1);
+    krc_report_set_log_cut(&r, &cut);
+    r.log_flags |= KRC_REPORT_LOG_TIMESTAMPS;
+    golden_options(&o, &d, NULL);
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_non_null(strstr(text, "\n2026-07-30T07:43:51.120Z INFO own\n"));
+    assert_null(strstr(text, "51.123456789Z"));
+    assert_non_null(strstr(text, "\n07:43:52Z plain line\n"));
+    assert_non_null(strstr(text, "\n07:43:53Z fatal: boom\n"));
+    assert_non_null(strstr(text, "_first 312 KB of the 313 KB read dropped to keep the last "
+                                 "142 bytes, from a line start_"));
+    assert_null(strstr(text, "older lines are lost"));
+    krc_free(text);
+    cJSON_Delete(root);
+
+    /* the same log not fetched with timestamps=true is shown as it is */
+    r.log_flags &= ~(unsigned)KRC_REPORT_LOG_TIMESTAMPS;
+    root = format_ok(&r, &d, &o, NULL);
+    text = all_text(root);
+    assert_non_null(strstr(text, "\n2026-07-30T07:43:52.5Z plain line\n"));
+    krc_free(text);
+    cJSON_Delete(root);
+    unload(&r, &d);
+}
+
 static void test_ten_thousand_lines(void **state)
 {
     struct krc_report r;
@@ -1151,6 +1197,7 @@ int main(void)
         cmocka_unit_test(test_no_log_and_omitted_log),
         cmocka_unit_test(test_escape_helper),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_log_stamps_and_cut_note),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
