@@ -418,11 +418,9 @@ int krc_explain_main(int argc, char **argv)
                 err.msg);
         goto out;
     }
-    if (!d.has_termination) {
-        fprintf(stderr,
-                "krc explain: nothing to explain: %s (is this the pod after a restart? "
-                "lastState.terminated is empty in %s)\n",
-                d.summary, pod);
+    if (d.container == NULL) {
+        /* A Pod without any container status to read: nothing to render. */
+        fprintf(stderr, "krc explain: nothing to explain: %s (in %s)\n", d.summary, pod);
         goto out;
     }
     switch (fmt) {

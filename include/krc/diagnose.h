@@ -126,6 +126,20 @@ const struct krc_report_container *krc_diagnose_pick(const struct krc_report *r)
 int krc_diagnose(const struct krc_report *r, const char *container, struct krc_diagnosis *ret,
                  struct krc_error *err);
 
+/* The rule table in precedence order, for tests and documentation: the
+ * number of rules, the name and cause of rule i (NULL / unknown past the
+ * end). */
+size_t krc_diagnose_rule_count(void);
+const char *krc_diagnose_rule_name(size_t i);
+enum krc_cause krc_diagnose_rule_cause(size_t i);
+
+/* Does rule `rule` (a name from krc_diagnose_rule_name) hold on its own for
+ * `container` (NULL: krc_diagnose_pick) of r? 1 (and *ret_confidence, may be
+ * NULL), 0, KRC_EINVAL for an unknown rule, KRC_ENOTFOUND without a
+ * container. */
+int krc_diagnose_rule_matches(const struct krc_report *r, const char *container, const char *rule,
+                              enum krc_confidence *ret_confidence, struct krc_error *err);
+
 /* Format seconds like Go's time.Duration: "45s", "2m42s", "1h0m5s". out >= 32. */
 void krc_diagnose_format_duration(int64_t seconds, char *out, size_t outsz);
 

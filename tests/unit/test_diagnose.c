@@ -70,22 +70,29 @@ static char *fmt(const char *f, ...)
 /* A pod with one container "app" (or `cname`), whose lastState.terminated
  * is given by the arguments. `extra_term` is appended inside terminated
  * (e.g. ",\"message\":\"...\""), `limits` is a JSON object. */
-static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
-                      const char *extra_term, const char *limits)
+static char *make_pod_probes(const char *cname, int exit_code, const char *reason,
+                             const char *started, const char *extra_term, const char *limits,
+                             const char *probes)
 {
     return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
                "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\",\"ownerReferences\":[{\"kind\":"
                "\"StatefulSet\",\"name\":\"web\",\"controller\":true}]},"
                "\"spec\":{\"nodeName\":\"node-1\",\"restartPolicy\":\"Always\",\"containers\":[{"
-               "\"name\":\"%s\",\"image\":\"img:1\",\"livenessProbe\":{\"httpGet\":{\"path\":"
-               "\"/healthz\",\"port\":8080}},\"resources\":{\"limits\":%s}}]},"
+               "\"name\":\"%s\",\"image\":\"img:1\"%s,\"resources\":{\"limits\":%s}}]},"
                "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"%s\","
                "\"ready\":false,\"restartCount\":3,\"image\":\"img:1\",\"imageID\":\"\","
                "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off "
                "40s\"}},\"lastState\":{\"terminated\":{\"exitCode\":%d,\"reason\":\"%s\","
                "\"startedAt\":\"%s\",\"finishedAt\":\"" FINISHED "\"%s}}}]}}",
-               cname, limits ? limits : "{\"memory\":\"1Gi\"}", cname, exit_code, reason, started,
-               extra_term ? extra_term : "");
+               cname, probes ? probes : "", limits ? limits : "{\"memory\":\"1Gi\"}", cname,
+               exit_code, reason, started, extra_term ? extra_term : "");
+}
+
+/* The same pod without probes. */
+static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
+                      const char *extra_term, const char *limits)
+{
+    return make_pod_probes(cname, exit_code, reason, started, extra_term, limits, NULL);
 }
 
 struct ev {
@@ -576,7 +583,7 @@ static void test_start_error_permission_denied(void **state)
     assert_true(evidence_has(&d, "Permission denied"));
     done(&r, &d);
 
-    /* A start error about a mount is neither. */
+    /* A start error about a mount is neither: the runtime could not start it. */
     assert_int_equal(
         run(&r, &d,
             make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
@@ -584,7 +591,7 @@ static void test_start_error_permission_denied(void **state)
                      "rootfs at \\\"/etc/cfg\\\": no such file or directory\"",
                      NULL),
             NULL, NULL, 0),
-        KRC_CAUSE_APP_ERROR);
+        KRC_CAUSE_START_FAILED);
     done(&r, &d);
 }
 
@@ -595,7 +602,7 @@ static void test_signals(void **state)
 
     (void)state;
     assert_int_equal(run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
-                     KRC_CAUSE_APP_ERROR);
+                     KRC_CAUSE_ABORTED);
     assert_string_equal(d.signal_name, "SIGABRT");
     assert_int_equal(d.signal, 6);
     assert_non_null(strstr(d.summary, "SIGABRT"));
