@@ -2319,23 +2319,24 @@ static int m_terminated(struct dctx *x)
     return x->has_exit && x->exit_code == 143;
 }
 
-/* What the diagnosis looked at to rule out other killers. */
+/* What the diagnosis looked at to rule out other killers, and what it
+ * could not see. */
 static void say_checked(struct dctx *x, struct krc_buf *s, int want_node)
 {
-    if (x->window_events > 0) {
+    int no_events = x->window_events == 0;
+    int no_node = want_node && !x->r->node.present;
+
+    if (!no_events) {
         krc_buf_printf(s,
                        "; no probe kill or eviction among the %zu event%s of the pod from that "
                        "time",
                        x->window_events, x->window_events == 1 ? "" : "s");
     }
-    if (x->window_events == 0 || (want_node && !x->r->node.present)) {
-        krc_buf_printf(s, "; %s cannot be ruled out: no %s%s%s given",
+    if (no_events || no_node) {
+        krc_buf_printf(s, "; %s cannot be ruled out: no %s%s%s %s given",
                        want_node ? "the OOM killer or a probe kill" : "a probe kill",
-                       x->window_events == 0 ? "events" : "",
-                       x->window_events == 0 && want_node && !x->r->node.present ? "/" : "",
-                       want_node && !x->r->node.present ? "node" : "");
-        krc_buf_append_str(s, x->window_events == 0 && want_node && !x->r->node.present ? " were"
-                                                                                        : " was");
+                       no_events ? "events" : "", no_events && no_node ? "/" : "",
+                       no_node ? "node" : "", no_events && no_node ? "were" : "was");
     }
 }
 
