@@ -2619,7 +2619,9 @@ static void add_common_evidence(struct builder *b, const struct dctx *x)
     add_evidence(b, "%s: reason=%s %s, started %s, finished %s%s%s",
                  x->from_last ? "lastState.terminated" : "state.terminated",
                  x->t->reason ? x->t->reason : "(none)", code,
-                 x->t->started_at > 0 ? when_s : "unknown",
+                 x->t->started_at > 0 ? when_s
+                 : x->start_error     ? "never (a start error)"
+                                      : "unknown",
                  x->t->finished_at > 0 ? when_f : "unknown", x->dur[0] ? ", ran " : "", x->dur);
 }
 
