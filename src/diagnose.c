@@ -1509,7 +1509,6 @@ static const struct pattern app_oom_patterns[] = {
     {"system.outofmemoryexception", NULL},
     {"nomemoryerror", NULL},
     {"allowed memory size of", "exhausted"}, /* PHP */
-    {"out of memory", "erlang"},
 };
 
 static const struct pattern segv_patterns[] = {
