@@ -1607,12 +1607,13 @@ static void s_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *s)
 /* 2. evicted, from direct evidence */
 static int m_evicted(struct dctx *x)
 {
+    /* The kubelet's own eviction wording (T.message may otherwise be the
+     * application's log tail, where "evicted" means anything). */
     static const struct pattern evict_words[] = {
-        {"ephemeral local storage", NULL},
-        {"ephemeral-storage", NULL},
         {"the node was low on resource", NULL},
-        {"evicted", NULL},
-        {"eviction", NULL},
+        {"pod ephemeral local storage usage exceeds", NULL},
+        {"exceeded its local ephemeral storage limit", NULL},
+        {"usage of emptydir volume", "exceeds the limit"},
     };
     size_t i;
 

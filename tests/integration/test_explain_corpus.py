@@ -18,6 +18,9 @@ CAUSES = {
     "oom_killed", "liveness_probe_failed", "startup_probe_failed", "command_not_found",
     "permission_denied", "segfault", "gpu_out_of_memory", "gpu_error",
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
+    # issue 11
+    "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
+    "disk_full", "evicted", "unknown",
 }
 KRC = None
 TIMEOUT = 10

@@ -1244,6 +1244,22 @@ static void test_rule_evicted(void **state)
                      HIGH);
     assert_int_equal(
         rule_holds("evicted", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    /* an application's log tail (FallbackToLogsOnError) talking about evictions is not one */
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 1, "Error", STARTED,
+                            ",\"message\":\"cache: evicted 30 keys\\nfatal: eviction failed\"",
+                            NULL),
+                   NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 137, "Error", STARTED,
+                            ",\"message\":\"Pod ephemeral local storage usage exceeds the total "
+                            "limit of containers 1Gi.\"",
+                            NULL),
+                   NULL, NULL),
+        HIGH);
 
     /* the whole diagnosis: the pod-level reason names the cause */
     assert_int_equal(run(&r, &d,
