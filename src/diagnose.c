@@ -1461,6 +1461,19 @@ static void say_exit(const struct dctx *x, struct krc_buf *s)
                    x->signal_name ? x->signal_name : "", "");
 }
 
+/* "exited 137 (SIGKILL)" / "stopped (exit code unknown)" */
+static void say_exited(const struct dctx *x, struct krc_buf *s)
+{
+    if (!x->has_exit) {
+        krc_buf_append_str(s, "stopped (exit code unknown)");
+        return;
+    }
+    krc_buf_printf(s, "exited %d", x->exit_code);
+    if (x->signal_name != NULL) {
+        krc_buf_printf(s, " (%s)", x->signal_name);
+    }
+}
+
 static void say_after(const struct dctx *x, struct krc_buf *s)
 {
     if (x->dur[0]) {
@@ -1723,8 +1736,10 @@ static void s_probe_event(struct dctx *x, struct builder *b, struct krc_buf *s, 
     if (!liveness) {
         krc_buf_append_str(s, " before it finished starting");
     }
-    krc_buf_append_str(s, "; ");
-    say_exit(x, s);
+    if (x->has_exit) {
+        krc_buf_printf(s, "; exit %d%s%s%s", x->exit_code, x->signal_name ? " (" : "",
+                       x->signal_name ? x->signal_name : "", x->signal_name ? ")" : "");
+    }
     say_after(x, s);
     evidence_event(b, x->ev);
     if (x->ev2 != NULL) {
@@ -1945,14 +1960,7 @@ static void s_text_cause(struct dctx *x, struct builder *b, struct krc_buf *s, c
 
     hit_short(x, line, sizeof(line));
     krc_buf_printf(s, "Container %s %s and ", x->c->name, what);
-    if (x->has_exit) {
-        krc_buf_printf(s, "exited %d", x->exit_code);
-        if (x->signal_name != NULL) {
-            krc_buf_printf(s, " (%s)", x->signal_name);
-        }
-    } else {
-        krc_buf_append_str(s, "stopped (exit code unknown)");
-    }
+    say_exited(x, s);
     say_after(x, s);
     krc_buf_printf(s, " (%s)", line);
     evidence_hit(b, x);
@@ -1978,7 +1986,8 @@ static int m_app_oom(struct dctx *x)
 
 static void s_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    s_text_cause(x, b, s, "ran out of heap in its language runtime (not the kernel OOM killer)");
+    s_text_cause(x, b, s,
+                 "hit its language runtime's own heap limit (the kernel did not report OOMKilled)");
 }
 
 /* 12-14. fatal signals: the exit code names the signal; a log line alone
@@ -2250,7 +2259,7 @@ static void s_probe_spec(struct dctx *x, struct builder *b, struct krc_buf *s, i
         return;
     }
     krc_buf_printf(s, "Container %s ", x->c->name);
-    say_exit(x, s);
+    say_exited(x, s);
     krc_buf_printf(s,
                    "%s%s; a %s probe is configured (%s, first possible kill after %ds) and "
                    "fits the run time: probe configured; no kill event seen",
