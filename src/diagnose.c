@@ -150,6 +150,20 @@ static unsigned char lower(unsigned char c)
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
+static int strncasecmp_ascii(const char *a, const char *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned char x = lower((unsigned char)a[i]);
+        unsigned char y = lower((unsigned char)b[i]);
+        if (x != y || x == '\0') {
+            return x - y;
+        }
+    }
+    return 0;
+}
+
 /* Case-insensitive search of the lowercase ASCII `needle` in h[0..hl).
  * Returns the offset or SIZE_MAX. */
 static size_t find_ci(const unsigned char *h, size_t hl, const char *needle)
@@ -981,9 +995,16 @@ static const char *strip_combined(const char *msg)
 
 /* Is the event inside [lo, hi]? hi == 0 means "no window known" (a status
  * without a termination): every event counts. */
+static int ev_undated(const struct krc_report_event *e)
+{
+    return e->first_timestamp == 0 && e->last_timestamp == 0;
+}
+
+/* An undated event (pasted from kubectl describe, which shows ages only)
+ * also counts: the confidence of a rule that relies on one says so. */
 static int64_t ev_in_window(const struct krc_report_event *e, int64_t lo, int64_t hi)
 {
-    if (hi == 0) {
+    if (hi == 0 || ev_undated(e)) {
         return 1;
     }
     return (e->last_timestamp >= lo && e->last_timestamp <= hi) ||
@@ -1004,6 +1025,51 @@ static void evidence_event(struct builder *b, const struct krc_report_event *e)
     }
 }
 
+/* Does the message name container `name` ("Container NAME failed liveness
+ * probe", "Stopping container NAME")? */
+static int msg_names_container(const char *msg, const char *name)
+{
+    size_t nl = name != NULL ? strlen(name) : 0;
+    const char *p = msg;
+
+    while (nl > 0 && p != NULL && (p = strstr(p, name)) != NULL) {
+        char after = p[nl];
+        if (p - msg >= 10 && strncasecmp_ascii(p - 10, "container ", 10) == 0 &&
+            (after == '\0' || after == ' ' || after == ',' || after == '"' || after == ':')) {
+            return 1;
+        }
+        p += nl;
+    }
+    return 0;
+}
+
+/* Does event e concern container c? By fieldPath; an event without one (as
+ * pasted from kubectl describe) when its message names the container or the
+ * pod has only this container. */
+static int ev_about(const struct krc_report *r, const struct krc_report_event *e,
+                    const struct krc_report_container *c)
+{
+    size_t i;
+    size_t regular = 0;
+
+    if (krc_report_event_matches(r, e, c)) {
+        return 1;
+    }
+    if (e->field_path != NULL || !krc_report_event_is_pod(r, e)) {
+        return 0;
+    }
+    if (msg_names_container(strip_combined(e->message), c->name)) {
+        return 1;
+    }
+    if (str_has_ci(e->message, "container ")) {
+        return 0; /* names another container */
+    }
+    for (i = 0; i < r->n_containers; i++) {
+        regular += !r->containers[i].is_init;
+    }
+    return regular == 1 && !c->is_init;
+}
+
 /* Killing event naming `probe` ("liveness" / "startup") for container c in W. */
 static const struct krc_report_event *find_probe_kill(const struct krc_report *r,
                                                       const struct krc_report_container *c,
@@ -1019,7 +1085,7 @@ static const struct krc_report_event *find_probe_kill(const struct krc_report *r
     for (i = 0; i < r->n_events; i++) {
         const struct krc_report_event *e = &r->events[i];
         const char *msg = strip_combined(e->message);
-        if (!str_eq(e->reason, "Killing") || !krc_report_event_matches(r, e, c)) {
+        if (!str_eq(e->reason, "Killing") || !ev_about(r, e, c)) {
             continue;
         }
         if (!str_has_ci(msg, a) && !str_has_ci(msg, bb)) {
@@ -1047,7 +1113,7 @@ static const struct krc_report_event *find_unhealthy(const struct krc_report *r,
     for (i = 0; i < r->n_events; i++) {
         const struct krc_report_event *e = &r->events[i];
         const char *msg = strip_combined(e->message);
-        if (!str_eq(e->reason, "Unhealthy") || !krc_report_event_matches(r, e, c) ||
+        if (!str_eq(e->reason, "Unhealthy") || !ev_about(r, e, c) ||
             strncmp(msg, probe_cap, pl) != 0 || msg[pl] != ' ') {
             continue;
         }
@@ -1283,7 +1349,7 @@ static void ctx_init(struct dctx *x, const struct krc_report *r,
         const struct krc_report_event *e = &r->events[i];
         if (krc_report_event_is_pod(r, e)) {
             x->pod_events++;
-            if (x->hi > 0 && event_of(x, e) && ev_in_window(e, x->lo, x->hi)) {
+            if (x->hi > 0 && !ev_undated(e) && event_of(x, e) && ev_in_window(e, x->lo, x->hi)) {
                 x->window_events++;
             }
         }
@@ -1692,9 +1758,11 @@ static void s_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
 /* 3-4. probe kills named by a Killing event */
 static int m_probe_event(struct dctx *x, const char *probe, const char *cap)
 {
-    x->conf = KRC_CONFIDENCE_HIGH;
     x->ev = find_probe_kill(x->r, x->c, probe, x->lo, x->hi);
     x->ev2 = x->ev != NULL ? find_unhealthy(x->r, x->c, cap, x->lo, x->hi) : NULL;
+    /* An undated kill event may belong to an earlier instance. */
+    x->conf = x->ev != NULL && x->hi > 0 && ev_undated(x->ev) ? KRC_CONFIDENCE_MEDIUM
+                                                              : KRC_CONFIDENCE_HIGH;
     return x->ev != NULL;
 }
 
@@ -1791,7 +1859,7 @@ static const char *start_text(struct dctx *x)
     }
     for (i = 0; i < x->r->n_events; i++) {
         const struct krc_report_event *e = &x->r->events[i];
-        if (str_eq(e->reason, "Failed") && krc_report_event_matches(x->r, e, x->c) &&
+        if (str_eq(e->reason, "Failed") && ev_about(x->r, e, x->c) &&
             (x->hi == 0 || ev_in_window(e, x->t->finished_at - 120, x->hi)) &&
             (best == NULL || e->last_timestamp > best->last_timestamp)) {
             best = e;

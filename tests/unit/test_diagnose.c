@@ -1307,6 +1307,34 @@ static void test_rule_probe_events_confidence(void **state)
                      0);
 }
 
+/* Events as pasted from kubectl describe: no fieldPath, no timestamps. */
+static void test_rule_probe_events_undated(void **state)
+{
+    struct ev kill[] = {
+        {POD_UID, NULL, "Killing", "Container app failed liveness probe, will be restarted", NULL,
+         NULL},
+    };
+    struct ev other[] = {
+        {POD_UID, NULL, "Killing", "Container sidecar failed liveness probe, will be restarted",
+         NULL, NULL},
+    };
+
+    (void)state;
+    /* dated termination, undated kill: it may be an earlier instance's */
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(kill, 1), NULL),
+                     MEDIUM);
+    /* no termination at all: the kill is the best evidence there is */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(kill, 1), NULL),
+                     HIGH);
+    /* the message names another container */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(other, 1), NULL),
+                     0);
+}
+
 static void test_rule_exec_format_error(void **state)
 {
     struct krc_report r;
@@ -1751,6 +1779,7 @@ int main(void)
         cmocka_unit_test(test_rule_oom_killed),
         cmocka_unit_test(test_rule_evicted),
         cmocka_unit_test(test_rule_probe_events_confidence),
+        cmocka_unit_test(test_rule_probe_events_undated),
         cmocka_unit_test(test_rule_exec_format_error),
         cmocka_unit_test(test_rule_disk_full),
         cmocka_unit_test(test_rule_start_failed),
