@@ -1990,6 +1990,31 @@ static int m_start_failed(struct dctx *x)
     return find_text(x, start_patterns, NPAT(start_patterns), IN_RUNTIME | IN_EVENTS);
 }
 
+/* The specific end of a nested runtime error ("failed to create containerd
+ * task: ...: error during container init: error mounting ...: unknown"). */
+static const char *runtime_core(const char *msg)
+{
+    static const char *const layers[] = {
+        "error during container init: ",
+        "unable to start container process: ",
+        "runc create failed: ",
+        "oci runtime create failed: ",
+        "failed to create shim task: ",
+        "failed to create containerd task: ",
+        "failed to start containerd task: ",
+        "error: ",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
+        size_t at = find_ci((const unsigned char *)msg, strlen(msg), layers[i]);
+        if (at != SIZE_MAX && msg[at + strlen(layers[i])] != '\0') {
+            return msg + at + strlen(layers[i]);
+        }
+    }
+    return msg;
+}
+
 static void s_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     const char *reason = x->t != NULL && is_start_reason(x->t->reason) ? x->t->reason
@@ -2004,7 +2029,12 @@ static void s_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s)
         krc_buf_append_str(s, " (exit 128, the code a start error reports)");
     }
     if (x->detail != NULL) {
-        krc_diagnose_sanitize(x->detail, strlen(x->detail), line, sizeof(line));
+        const char *core = runtime_core(x->detail);
+        size_t n = strlen(core);
+        if (n >= 9 && strcmp(core + n - 9, ": unknown") == 0) {
+            n -= 9; /* runc's error class, not information */
+        }
+        krc_diagnose_sanitize(core, n, line, sizeof(line));
         krc_buf_printf(s, ": %s", line);
         add_evidence(b, "runtime: %s", x->detail);
     } else if (x->h.found || x->ev != NULL) {
