@@ -1263,6 +1263,7 @@ struct dctx {
     const struct krc_report_event *ev2;
     const struct krc_report_probe *probe;
     const char *detail;
+    int runc_log; /* the hit is runc's own exec error, written to the log */
 };
 
 static const struct krc_report_term *term_of(const struct krc_report_container *c, int *from_last)
@@ -1876,6 +1877,42 @@ static int m_exec_log(struct dctx *x, const char *word)
            (x->where = "log") != NULL;
 }
 
+/* runc's exec error as it reaches the container's log (runc >= 1.1:
+ * "exec /entrypoint.sh: no such file or directory"; older:
+ * "standard_init_linux.go:228: exec user process caused: no such file or
+ * directory"). */
+static int find_runc_exec_error(struct dctx *x, const char *what)
+{
+    struct tail *t;
+    size_t i;
+    int found = 0;
+
+    x->runc_log = 0;
+    if (x->log == NULL || !failed_or_unknown(x)) {
+        return 0;
+    }
+    t = krc_malloc(sizeof(*t));
+    if (t == NULL) {
+        return 0;
+    }
+    collect_tail(x->log, x->log_len, KRC_DIAG_TAIL_LINES, t);
+    for (i = t->n; i > 0 && !found; i--) {
+        struct span l = strip_ts(t->lines[i - 1]);
+        size_t at = find_ci(l.p, l.len, what);
+        if (at != SIZE_MAX &&
+            (starts_with(l.p, l.len, "exec ") || has_ci(l.p, l.len, "exec user process caused"))) {
+            memset(&x->h, 0, sizeof(x->h));
+            x->h.found = 1;
+            x->h.line = t->lines[i - 1];
+            x->h.at = (size_t)(l.p - t->lines[i - 1].p) + at;
+            x->where = "log";
+            x->runc_log = found = 1;
+        }
+    }
+    krc_free(t);
+    return found;
+}
+
 static int m_not_found(struct dctx *x)
 {
     const char *st = start_text(x);
@@ -1883,9 +1920,14 @@ static int m_not_found(struct dctx *x)
     memset(&x->h, 0, sizeof(x->h));
     x->ev = NULL;
     x->detail = NULL;
+    x->runc_log = 0;
     if (st != NULL && msg_not_found(st)) {
         x->conf = KRC_CONFIDENCE_HIGH;
         x->detail = st;
+        return 1;
+    }
+    if (find_runc_exec_error(x, "no such file or directory")) {
+        x->conf = KRC_CONFIDENCE_HIGH;
         return 1;
     }
     if (x->has_exit && x->exit_code == 127) {
@@ -1900,6 +1942,14 @@ static void s_not_found(struct dctx *x, struct builder *b, struct krc_buf *s)
     if (x->detail != NULL) {
         krc_buf_printf(s, "Container %s could not start: the command was not found", x->c->name);
         add_evidence(b, "runtime: %s", x->detail);
+    } else if (x->runc_log) {
+        char line[200];
+        hit_short(x, line, sizeof(line));
+        krc_buf_printf(s,
+                       "Container %s could not execute its entrypoint, a file was not found "
+                       "(the runtime's message in the log: %s)",
+                       x->c->name, line);
+        evidence_hit(b, x);
     } else {
         krc_buf_printf(s, "Container %s exited 127, the shell's code for \"command not found\"",
                        x->c->name);
@@ -1914,9 +1964,14 @@ static int m_permission(struct dctx *x)
     memset(&x->h, 0, sizeof(x->h));
     x->ev = NULL;
     x->detail = NULL;
+    x->runc_log = 0;
     if (st != NULL && msg_permission(st)) {
         x->conf = KRC_CONFIDENCE_HIGH;
         x->detail = st;
+        return 1;
+    }
+    if (find_runc_exec_error(x, "permission denied")) {
+        x->conf = KRC_CONFIDENCE_HIGH;
         return 1;
     }
     if (x->has_exit && x->exit_code == 126) {
@@ -1932,6 +1987,14 @@ static void s_permission(struct dctx *x, struct builder *b, struct krc_buf *s)
         krc_buf_printf(s, "Container %s could not start: permission denied on the entrypoint",
                        x->c->name);
         add_evidence(b, "runtime: %s", x->detail);
+    } else if (x->runc_log) {
+        char line[200];
+        hit_short(x, line, sizeof(line));
+        krc_buf_printf(s,
+                       "Container %s could not execute its entrypoint: permission denied (the "
+                       "runtime's message in the log: %s)",
+                       x->c->name, line);
+        evidence_hit(b, x);
     } else {
         krc_buf_printf(s,
                        "Container %s exited 126, the shell's code for a command that could not "
@@ -2078,8 +2141,11 @@ static int m_app_oom(struct dctx *x)
     x->conf = x->has_exit && (x->exit_code == 137 || x->exit_code == 143) ? KRC_CONFIDENCE_MEDIUM
                                                                           : KRC_CONFIDENCE_HIGH;
     x->ev = NULL;
-    return find_text(x, app_oom_patterns, NPAT(app_oom_patterns), IN_MSG | IN_LOG_TAIL) ||
-           find_python_memory_error(x);
+    if (find_text(x, app_oom_patterns, NPAT(app_oom_patterns), IN_MSG | IN_LOG_TAIL)) {
+        /* "OutOfMemoryError: unable to create native thread" is a thread limit */
+        return !has_ci(x->h.line.p, x->h.line.len, "native thread");
+    }
+    return find_python_memory_error(x);
 }
 
 static void s_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
@@ -2116,7 +2182,18 @@ static int m_segfault(struct dctx *x)
 
 static int m_sigill(struct dctx *x)
 {
-    return m_signal(x, 4, sigill_patterns, NPAT(sigill_patterns));
+    static const struct pattern cpu_check[] = {
+        {"compiled to use avx", NULL},
+        {"instructions, but these aren't available", NULL},
+    };
+
+    if (m_signal(x, 4, sigill_patterns, NPAT(sigill_patterns))) {
+        return 1;
+    }
+    /* A library that checks the CPU first and then calls abort() (exit 134). */
+    x->conf = KRC_CONFIDENCE_MEDIUM;
+    return failed_or_unknown(x) && !(x->has_exit && (x->exit_code == 137 || x->exit_code == 143)) &&
+           find_text(x, cpu_check, NPAT(cpu_check), IN_MSG | IN_LOG_TAIL);
 }
 
 static int m_abort(struct dctx *x)
@@ -2146,6 +2223,10 @@ static void s_segfault(struct dctx *x, struct builder *b, struct krc_buf *s)
 
 static void s_sigill(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
+    if (x->signal != 4 && x->h.found && !has_ci(x->h.line.p, x->h.line.len, "illegal instr")) {
+        s_signal(x, b, s, "stopped after reporting a CPU instruction set the node lacks");
+        return;
+    }
     s_signal(x, b, s,
              "died on an illegal instruction (SIGILL: usually a CPU feature, e.g. AVX, that "
              "the node lacks)");

@@ -1370,6 +1370,49 @@ static void test_rule_exec_format_error(void **state)
     done(&r, &d);
 }
 
+/* runc's exec errors that reach the log, and a JVM thread limit. */
+static void test_rule_runc_log_and_native_thread(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "exec /docker-entrypoint.sh: no such file or directory\n", SIZE_MAX),
+                     KRC_CAUSE_COMMAND_NOT_FOUND);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "could not execute its entrypoint"));
+    assert_null(strstr(d.summary, "exited 127"));
+    assert_bounded(&d);
+    done(&r, &d);
+    assert_int_equal(rule_holds("permission_denied",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "standard_init_linux.go:228: exec user process caused: permission "
+                                "denied\n"),
+                     HIGH);
+    /* an application's own "no such file" is not an exec error */
+    assert_int_equal(rule_holds("command_not_found",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "open /etc/app.yaml: no such file or directory\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+            "Exception in thread \"main\" java.lang.OutOfMemoryError: unable to create native "
+            "thread: possibly out of memory or process/resource limits reached\n",
+            SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    /* TensorFlow's CPU check, then abort() */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL,
+            "The TensorFlow library was compiled to use AVX instructions, but these aren't "
+            "available on your machine.\nAborted (core dumped)\n",
+            SIZE_MAX),
+        KRC_CAUSE_ILLEGAL_INSTRUCTION);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    done(&r, &d);
+}
+
 static void test_rule_disk_full(void **state)
 {
     (void)state;
@@ -1781,6 +1824,7 @@ int main(void)
         cmocka_unit_test(test_rule_probe_events_confidence),
         cmocka_unit_test(test_rule_probe_events_undated),
         cmocka_unit_test(test_rule_exec_format_error),
+        cmocka_unit_test(test_rule_runc_log_and_native_thread),
         cmocka_unit_test(test_rule_disk_full),
         cmocka_unit_test(test_rule_start_failed),
         cmocka_unit_test(test_rule_app_out_of_memory),
