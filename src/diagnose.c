@@ -2485,7 +2485,9 @@ static void s_completed(struct dctx *x, struct builder *b, struct krc_buf *s)
     krc_buf_printf(s, "Container %s exited 0 (%s)", x->c->name,
                    x->t->reason ? x->t->reason : "no reason given");
     say_after(x, s);
-    if (x->c->is_sidecar) {
+    if (!x->from_last) {
+        krc_buf_append_str(s, " (its current state)");
+    } else if (x->c->is_sidecar) {
         krc_buf_append_str(s, " and was restarted: sidecars (restartPolicy Always) always restart");
     } else if (!x->c->is_init) {
         krc_buf_printf(s, " and was restarted (restartPolicy %s)",
@@ -2774,12 +2776,18 @@ static void add_missing(struct builder *b, const struct dctx *x, const struct ru
                          "not checked");
     }
     if (x->log == NULL && !x->start_error) {
-        add_unchecked(b, "%s",
-                      (r->log_flags & KRC_REPORT_LOG_EMPTY) || (r->log != NULL)
-                          ? "the previous log was empty: the application's last "
-                            "messages could not be read"
-                          : "no previous log was available: the application's last "
-                            "messages could not be read");
+        if (r->log != NULL && r->log_len > 0) {
+            add_unchecked(b,
+                          "the previous log given is of container %s: the last messages of "
+                          "container %s were not read",
+                          r->log_container ? r->log_container : "?", x->c->name);
+        } else if (r->log_flags & KRC_REPORT_LOG_EMPTY) {
+            add_unchecked(b, "the previous log was empty: the application's last messages could "
+                             "not be read");
+        } else {
+            add_unchecked(b, "no previous log was available: the application's last messages "
+                             "could not be read");
+        }
     }
     if (!x->c->has_spec) {
         add_unchecked(b, "the container spec was not given: probes and resource limits could "
@@ -2885,10 +2893,10 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
     for (i = 0; i < r->n_containers; i++) {
         const struct krc_report_container *c = &r->containers[i];
         int score = 0;
-        if (c->is_init && !c->is_sidecar && c->state == KRC_REPORT_STATE_TERMINATED &&
-            c->state_term.present && !c->state_term.exit_code_missing &&
-            c->state_term.exit_code == 0) {
-            continue; /* a completed init container */
+        if (c->state == KRC_REPORT_STATE_TERMINATED && c->state_term.present &&
+            !c->state_term.exit_code_missing && c->state_term.exit_code == 0 &&
+            ((c->is_init && !c->is_sidecar) || c->restart_count == 0)) {
+            continue; /* finished successfully, never restarted */
         }
         if (c->state == KRC_REPORT_STATE_TERMINATED && c->state_term.present) {
             score = 4;

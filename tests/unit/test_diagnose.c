@@ -1799,6 +1799,18 @@ static void test_partial_input(void **state)
     assert_string_equal(d.container, "app");
     done(&r, &d);
 
+    /* a pod that finished successfully has nothing to explain */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"Completed\"}},\"lastState\":{}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_null(d.container);
+    assert_non_null(d.next_step);
+    done(&r, &d);
+
     /* names that are not Kubernetes names give no command */
     assert_int_equal(run(&r, &d,
                          fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a b;rm\",\"namespace\":"
