@@ -2150,8 +2150,7 @@ static int m_app_oom(struct dctx *x)
 
 static void s_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    s_text_cause(x, b, s,
-                 "hit its language runtime's own heap limit (the kernel did not report OOMKilled)");
+    s_text_cause(x, b, s, "hit its language runtime's own heap limit");
 }
 
 /* 12-14. fatal signals: the exit code names the signal; a log line alone
@@ -2556,7 +2555,6 @@ static int m_unknown(struct dctx *x)
 
 static void s_unknown(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    (void)b;
     krc_buf_printf(s, "Not enough evidence to name a cause for container %s", x->c->name);
     if (x->t == NULL) {
         krc_buf_printf(s, " (state %s%s%s, %d restart%s; no terminated state was given)",
@@ -2568,6 +2566,21 @@ static void s_unknown(struct dctx *x, struct builder *b, struct krc_buf *s)
     } else if (!x->has_exit) {
         krc_buf_printf(s, " (terminated, reason %s, no exitCode given)",
                        x->t->reason ? x->t->reason : "none");
+    }
+    if (x->log != NULL) {
+        struct tail *t = krc_malloc(sizeof(*t));
+        char line[KRC_DIAG_EVIDENCE_MAX];
+        if (t == NULL) {
+            b->oom = 1;
+            return;
+        }
+        collect_tail(x->log, x->log_len, 1, t);
+        if (t->n > 0) {
+            struct span l = strip_ts(t->lines[t->n - 1]);
+            krc_diagnose_sanitize(l.p, l.len, line, sizeof(line) - 40);
+            add_evidence(b, "the log ends with: %s", line);
+        }
+        krc_free(t);
     }
 }
 

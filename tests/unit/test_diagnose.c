@@ -1752,6 +1752,13 @@ static void test_partial_input(void **state)
     assert_bounded(&d);
     done(&r, &d);
 
+    /* a log that names nothing: still unknown, and the evidence shows its end */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                         "2025-01-01T10:00:00.5Z serving on :8080\n", SIZE_MAX),
+                     KRC_CAUSE_UNKNOWN);
+    assert_true(evidence_has(&d, "the log ends with: serving on :8080"));
+    done(&r, &d);
+
     assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, js, sizeof(js) - 1),
                      KRC_CAUSE_APP_OUT_OF_MEMORY);
     assert_non_null(strstr(d.summary, "exit code unknown"));
