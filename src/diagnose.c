@@ -1855,12 +1855,15 @@ static const char *start_text(struct dctx *x)
     if (x->runtime != NULL) {
         return x->runtime;
     }
-    if (!x->start_error) {
+    /* A Failed event carries the start error; with a termination that is
+     * not a start error, its Failed events belong to other attempts. */
+    if (!x->start_error && x->has_exit) {
         return NULL;
     }
     for (i = 0; i < x->r->n_events; i++) {
         const struct krc_report_event *e = &x->r->events[i];
         if (str_eq(e->reason, "Failed") && ev_about(x->r, e, x->c) &&
+            !str_has_ci(e->message, "pull") && !str_has_ci(e->message, "ErrImage") &&
             (x->hi == 0 || ev_in_window(e, x->t->finished_at - 120, x->hi)) &&
             (best == NULL || e->last_timestamp > best->last_timestamp)) {
             best = e;
@@ -2100,7 +2103,12 @@ static void s_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s)
         krc_diagnose_sanitize(core, n, line, sizeof(line));
         krc_buf_printf(s, ": %s", line);
         add_evidence(b, "runtime: %s", x->detail);
-    } else if (x->h.found || x->ev != NULL) {
+    } else if (x->ev != NULL) {
+        const char *core = runtime_core(strip_combined(x->ev->message));
+        krc_diagnose_sanitize(core, strlen(core), line, sizeof(line));
+        krc_buf_printf(s, ": %s", line);
+        evidence_hit(b, x);
+    } else if (x->h.found) {
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s, ": %s", line);
         evidence_hit(b, x);
@@ -2557,12 +2565,12 @@ static void s_unknown(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     krc_buf_printf(s, "Not enough evidence to name a cause for container %s", x->c->name);
     if (x->t == NULL) {
-        krc_buf_printf(s, " (state %s%s%s, %d restart%s; no terminated state was given)",
+        krc_buf_printf(s, " (state %s%s%s; no terminated state was given)",
                        x->c->state == KRC_REPORT_STATE_RUNNING   ? "running"
                        : x->c->state == KRC_REPORT_STATE_WAITING ? "waiting"
                                                                  : "unknown",
-                       x->c->state_reason ? ": " : "", x->c->state_reason ? x->c->state_reason : "",
-                       x->c->restart_count, x->c->restart_count == 1 ? "" : "s");
+                       x->c->state_reason ? ": " : "",
+                       x->c->state_reason ? x->c->state_reason : "");
     } else if (!x->has_exit) {
         krc_buf_printf(s, " (terminated, reason %s, no exitCode given)",
                        x->t->reason ? x->t->reason : "none");
