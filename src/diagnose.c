@@ -1263,7 +1263,7 @@ struct dctx {
     const struct krc_report_event *ev2;
     const struct krc_report_probe *probe;
     const char *detail;
-    int runc_log; /* the hit is runc's own exec error, written to the log */
+    int runc_log; /* the hit is an exec error in the log: 1 runc's, 2 a shell's */
 };
 
 static const struct krc_report_term *term_of(const struct krc_report_container *c, int *from_last)
@@ -1916,8 +1916,51 @@ static int find_runc_exec_error(struct dctx *x, const char *what)
     return found;
 }
 
+/* A shell that could not run a command, among the last lines of the log
+ * ("/bin/sh: 1: celery: not found", "bash: /app/run.sh: Permission
+ * denied", "/usr/bin/env: 'python': No such file or directory"). */
+static int find_shell_error(struct dctx *x, const char *const *what, size_t n_what)
+{
+    static const char *const shells[] = {
+        "/bin/sh: ", "sh: ", "/bin/bash: ", "bash: ", "/bin/ash: ", "/usr/bin/env: ", "env: "};
+    struct tail *t;
+    size_t i;
+    size_t j;
+    size_t k;
+    int found = 0;
+
+    if (x->log == NULL || (t = krc_malloc(sizeof(*t))) == NULL) {
+        return 0;
+    }
+    collect_tail(x->log, x->log_len, 3, t);
+    for (i = t->n; i > 0 && !found; i--) {
+        struct span l = strip_ts(t->lines[i - 1]);
+        for (j = 0; j < sizeof(shells) / sizeof(shells[0]) && !found; j++) {
+            if (!starts_with(l.p, l.len, shells[j])) {
+                continue;
+            }
+            for (k = 0; k < n_what && !found; k++) {
+                size_t at = find_ci(l.p, l.len, what[k]);
+                if (at != SIZE_MAX) {
+                    memset(&x->h, 0, sizeof(x->h));
+                    x->h.found = 1;
+                    x->h.line = t->lines[i - 1];
+                    x->h.at = (size_t)(l.p - t->lines[i - 1].p);
+                    x->where = "log";
+                    found = 1;
+                }
+            }
+        }
+    }
+    krc_free(t);
+    return found;
+}
+
 static int m_not_found(struct dctx *x)
 {
+    static const char *const shell_not_found[] = {": not found", "command not found",
+                                                  "no such file or directory"};
+
     const char *st = start_text(x);
 
     memset(&x->h, 0, sizeof(x->h));
@@ -1931,6 +1974,11 @@ static int m_not_found(struct dctx *x)
     }
     if (find_runc_exec_error(x, "no such file or directory")) {
         x->conf = KRC_CONFIDENCE_HIGH;
+        return 1;
+    }
+    if (!x->has_exit && find_shell_error(x, shell_not_found, 3)) {
+        x->conf = KRC_CONFIDENCE_MEDIUM;
+        x->runc_log = 2;
         return 1;
     }
     if (x->has_exit && x->exit_code == 127) {
@@ -1950,8 +1998,8 @@ static void s_not_found(struct dctx *x, struct builder *b, struct krc_buf *s)
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s,
                        "Container %s could not execute its entrypoint, a file was not found "
-                       "(the runtime's message in the log: %s)",
-                       x->c->name, line);
+                       "(the %s message in the log: %s)",
+                       x->c->name, x->runc_log == 2 ? "shell's" : "runtime's", line);
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s, "Container %s exited 127, the shell's code for \"command not found\"",
@@ -1962,6 +2010,8 @@ static void s_not_found(struct dctx *x, struct builder *b, struct krc_buf *s)
 
 static int m_permission(struct dctx *x)
 {
+    static const char *const shell_denied[] = {": permission denied"};
+
     const char *st = start_text(x);
 
     memset(&x->h, 0, sizeof(x->h));
@@ -1975,6 +2025,11 @@ static int m_permission(struct dctx *x)
     }
     if (find_runc_exec_error(x, "permission denied")) {
         x->conf = KRC_CONFIDENCE_HIGH;
+        return 1;
+    }
+    if (!x->has_exit && find_shell_error(x, shell_denied, 1)) {
+        x->conf = KRC_CONFIDENCE_MEDIUM;
+        x->runc_log = 2;
         return 1;
     }
     if (x->has_exit && x->exit_code == 126) {
@@ -1995,8 +2050,8 @@ static void s_permission(struct dctx *x, struct builder *b, struct krc_buf *s)
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s,
                        "Container %s could not execute its entrypoint: permission denied (the "
-                       "runtime's message in the log: %s)",
-                       x->c->name, line);
+                       "%s message in the log: %s)",
+                       x->c->name, x->runc_log == 2 ? "shell's" : "runtime's", line);
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s,

@@ -1412,6 +1412,17 @@ static void test_rule_runc_log_and_native_thread(void **state)
                                 "standard_init_linux.go:228: exec user process caused: permission "
                                 "denied\n"),
                      HIGH);
+    /* no exit code: a shell's exec error ending the log */
+    assert_int_equal(rule_holds("permission_denied", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: /app/entrypoint.sh: Permission denied\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\nstarted worker\nready\n"
+                                "serving\n"),
+                     0); /* not among the last lines */
     /* an application's own "no such file" is not an exec error */
     assert_int_equal(rule_holds("command_not_found",
                                 make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
