@@ -1830,8 +1830,10 @@ static void s_startup_event(struct dctx *x, struct builder *b, struct krc_buf *s
 static int m_exec_format(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
+    /* the log and the termination message decide only a failure */
     return find_text(x, exec_format_patterns, NPAT(exec_format_patterns),
-                     IN_RUNTIME | IN_POD | IN_EVENTS | IN_MSG | IN_LOG);
+                     IN_RUNTIME | IN_POD | IN_EVENTS |
+                         (failed_or_unknown(x) ? (unsigned)(IN_MSG | IN_LOG) : 0u));
 }
 
 static void s_exec_format(struct dctx *x, struct builder *b, struct krc_buf *s)

@@ -1383,6 +1383,9 @@ static void test_rule_exec_format_error(void **state)
                                 make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
                                 "error: bad format in config\n"),
                      0);
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, log),
+                     0); /* the log decides only a failure */
     /* precedence: exec format error beats start_failed and app_error */
     assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, log, sizeof(log) - 1),
                      KRC_CAUSE_EXEC_FORMAT_ERROR);
