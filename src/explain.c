@@ -192,7 +192,9 @@ static int print_json(const struct krc_report *r, const struct krc_diagnosis *d)
     ok = ok && add_str_or_null(o, "container", d->container);
     ok = ok && cJSON_AddBoolToObject(o, "init_container", d->is_init);
     ok = ok && cJSON_AddNumberToObject(o, "restart_count", d->restart_count);
-    ok = ok && cJSON_AddNumberToObject(o, "exit_code", d->exit_code);
+    /* null when no termination with an exitCode was seen (partial input) */
+    ok = ok && (d->has_termination ? cJSON_AddNumberToObject(o, "exit_code", d->exit_code)
+                                   : cJSON_AddNullToObject(o, "exit_code")) != NULL;
     ok = ok && add_str_or_null(o, "signal", d->signal_name);
     ok = ok && add_str_or_null(o, "reason", d->reason);
     ok = ok && cJSON_AddStringToObject(o, "cause", krc_cause_name(d->cause));
@@ -235,11 +237,15 @@ static void print_text(const struct krc_report *r, const struct krc_diagnosis *d
            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
            d->restart_count == 1 ? "" : "s");
     time_str(d->finished_at, ts, sizeof(ts));
-    printf("Last exit:  code %d", d->exit_code);
-    if (d->signal_name != NULL) {
-        printf(" (%s)", d->signal_name);
+    if (d->has_termination) {
+        printf("Last exit:  code %d", d->exit_code);
+        if (d->signal_name != NULL) {
+            printf(" (%s)", d->signal_name);
+        }
+        printf(", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
+    } else {
+        printf("Last exit:  unknown (no terminated state with an exitCode was given)\n");
     }
-    printf(", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
     printf("Cause:      %s\n", krc_cause_name(d->cause));
     printf("Summary:    %s\n", d->summary);
     if (d->n_evidence > 0) {

@@ -93,6 +93,8 @@ class PartialInputTest(unittest.TestCase):
                         for t in texts:
                             for phrase in FORBIDDEN:
                                 self.assertNotIn(phrase, t)
+                        if variant in ("no-lastState", "no-exitCode"):
+                            self.assertIsNone(out["exit_code"])  # not a made-up 0
                         if variant == "no-lastState":
                             # nothing says how the previous instance ended, so only causes
                             # read from text or events can be named
