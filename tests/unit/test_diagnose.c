@@ -1616,6 +1616,78 @@ static void test_rule_signals(void **state)
                      0); /* the exit code names another signal */
 }
 
+/* The rules not covered on their own above, through the rule API. */
+static void test_rule_remaining_on_their_own(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    enum krc_confidence conf;
+    char *pod;
+    static const char node[] =
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-1\"},"
+        "\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"True\"}]}}";
+
+    (void)state;
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     0);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: No CUDA GPUs are available\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "all good\n"),
+                     0);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     0);
+    assert_int_equal(rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL,
+                                "ValueError: bad port\n"),
+                     MEDIUM);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL),
+        MEDIUM);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("unknown", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+
+    /* evicted_node_pressure needs the node */
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "evicted_node_pressure", &conf, &err), 0);
+    assert_int_equal(krc_kube_parse_node(node, sizeof(node) - 1, &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, "app", "evicted_node_pressure", &conf, &err), 1);
+    assert_int_equal(conf, KRC_CONFIDENCE_LOW);
+    krc_report_cleanup(&r);
+    krc_free(pod);
+}
+
 /* A probe in the spec stands in for missing events. */
 static void test_rule_probe_from_spec(void **state)
 {
@@ -1884,6 +1956,7 @@ int main(void)
         cmocka_unit_test(test_rule_start_failed),
         cmocka_unit_test(test_rule_app_out_of_memory),
         cmocka_unit_test(test_rule_signals),
+        cmocka_unit_test(test_rule_remaining_on_their_own),
         cmocka_unit_test(test_rule_probe_from_spec),
         cmocka_unit_test(test_rule_completed_killed_terminated_wording),
         cmocka_unit_test(test_partial_input),
