@@ -564,15 +564,9 @@ int krc_explain_main(int argc, char **argv)
                 err.msg);
         goto out;
     }
-    /* A diagnosis without a termination is still worth showing when the
-     * container did restart or the engine named a cause from the logs or
-     * events; a pod that never restarted has nothing to explain. */
-    if (d.container == NULL ||
-        (!d.has_termination && d.cause == KRC_CAUSE_UNKNOWN && d.restart_count == 0)) {
-        fprintf(stderr,
-                "krc explain: nothing to explain: %s (is this the pod after a restart? "
-                "lastState.terminated is empty in %s)\n",
-                d.summary, pod);
+    if (d.container == NULL) {
+        /* A Pod without any container status to read: nothing to render. */
+        fprintf(stderr, "krc explain: nothing to explain: %s (in %s)\n", d.summary, pod);
         goto out;
     }
     switch (fmt) {

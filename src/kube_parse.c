@@ -328,9 +328,8 @@ static int parse_term(struct ctx *cx, const cJSON *t, struct krc_report_term *ou
     int has;
 
     out->present = 1;
-    if (member(t, "exitCode") == NULL) {
-        return krc_error_set(cx->err, KRC_EINVAL, "%s: exitCode is missing", cx->path);
-    }
+    /* A pasted status often lacks exitCode: keep the rest, diagnose says so. */
+    out->exit_code_missing = is_absent(member(t, "exitCode"));
     if ((rc = get_int(cx, t, "exitCode", &out->exit_code)) < 0 ||
         (rc = get_int(cx, t, "signal", &out->signal)) < 0 ||
         (rc = get_str(cx, t, "reason", &out->reason)) < 0 ||
@@ -355,6 +354,48 @@ static struct krc_report_container *find_container(struct krc_report *r, const c
         }
     }
     return NULL;
+}
+
+/* A probe with the Kubernetes defaults applied; only what diagnose needs. */
+static int parse_probe(struct ctx *cx, const cJSON *js, const char *key, const char *base,
+                       struct krc_report_probe *p)
+{
+    static const char *const handlers[] = {"exec", "httpGet", "tcpSocket", "grpc"};
+    const cJSON *o;
+    int grace = -1;
+    int rc;
+    size_t i;
+
+    memset(p, 0, sizeof(*p));
+    if ((rc = get_obj(cx, js, key, &o)) < 0 || o == NULL) {
+        return rc;
+    }
+    p->present = 1;
+    p->handler = "unknown";
+    p->period = 10;
+    p->timeout = 1;
+    p->failure_threshold = 3;
+    snprintf(cx->path, sizeof(cx->path), "%s.%s", base, key);
+    if ((rc = get_int(cx, o, "initialDelaySeconds", &p->initial_delay)) < 0 ||
+        (rc = get_int(cx, o, "periodSeconds", &p->period)) < 0 ||
+        (rc = get_int(cx, o, "timeoutSeconds", &p->timeout)) < 0 ||
+        (rc = get_int(cx, o, "failureThreshold", &p->failure_threshold)) < 0 ||
+        (rc = get_int(cx, o, "terminationGracePeriodSeconds", &grace)) < 0) {
+        return rc;
+    }
+    for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        if (!is_absent(member(o, handlers[i]))) {
+            p->handler = handlers[i];
+            break;
+        }
+    }
+    /* Nonsense values (hand-edited YAML) fall back to the defaults. */
+    p->initial_delay = p->initial_delay < 0 ? 0 : p->initial_delay;
+    p->period = p->period < 1 ? 10 : p->period;
+    p->timeout = p->timeout < 1 ? 1 : p->timeout;
+    p->failure_threshold = p->failure_threshold < 1 ? 3 : p->failure_threshold;
+    p->grace_period = grace;
+    return 0;
 }
 
 static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, struct krc_report *r)
@@ -387,9 +428,16 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, st
     }
     c->is_sidecar = is_init && policy != NULL && strcmp(policy, "Always") == 0;
     krc_free(policy);
-    c->has_liveness = !is_absent(member(js, "livenessProbe"));
+    c->has_spec = 1;
     c->has_readiness = !is_absent(member(js, "readinessProbe"));
-    c->has_startup = !is_absent(member(js, "startupProbe"));
+    memcpy(base, cx->path, sizeof(base));
+    if ((rc = parse_probe(cx, js, "livenessProbe", base, &c->liveness)) < 0 ||
+        (rc = parse_probe(cx, js, "startupProbe", base, &c->startup)) < 0) {
+        return rc;
+    }
+    memcpy(cx->path, base, sizeof(base));
+    c->has_liveness = c->liveness.present;
+    c->has_startup = c->startup.present;
     if ((rc = get_obj(cx, js, "resources", &res)) < 0) {
         return rc;
     }

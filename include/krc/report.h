@@ -35,12 +35,26 @@ struct krc_kv_list {
 struct krc_report_term {
     int present;
     int exit_code;
-    int signal;          /* "signal" field, 0 when absent (never set with CRI runtimes) */
-    char *reason;        /* OOMKilled, Error, Completed, StartError, ... */
-    char *message;       /* runtime error or FallbackToLogsOnError log tail */
-    int64_t started_at;  /* 0 when absent or 1970 (StartError) */
-    int64_t finished_at; /* 0 when absent */
+    int exit_code_missing; /* the terminated state had no exitCode (a pasted, partial status) */
+    int signal;            /* "signal" field, 0 when absent (never set with CRI runtimes) */
+    char *reason;          /* OOMKilled, Error, Completed, StartError, ... */
+    char *message;         /* runtime error or FallbackToLogsOnError log tail */
+    int64_t started_at;    /* 0 when absent or 1970 (StartError) */
+    int64_t finished_at;   /* 0 when absent */
     char *container_id;
+};
+
+/* A liveness or startup probe of the container spec, Kubernetes defaults
+ * applied (initialDelaySeconds 0, periodSeconds 10, timeoutSeconds 1,
+ * failureThreshold 3). */
+struct krc_report_probe {
+    int present;
+    const char *handler; /* static "exec", "httpGet", "tcpSocket", "grpc" or "unknown" */
+    int initial_delay;
+    int period;
+    int timeout;
+    int failure_threshold;
+    int64_t grace_period; /* probe-level terminationGracePeriodSeconds, -1 when absent */
 };
 
 enum krc_report_state {
@@ -66,9 +80,12 @@ struct krc_report_container {
     struct krc_report_term last;       /* lastState.terminated */
     struct krc_kv_list limits;         /* resources.limits: name -> quantity string */
     struct krc_kv_list requests;       /* resources.requests */
+    int has_spec;                      /* declared in spec.containers / spec.initContainers */
     int has_liveness;
     int has_readiness;
     int has_startup;
+    struct krc_report_probe liveness; /* present == has_liveness */
+    struct krc_report_probe startup;  /* present == has_startup */
     char *termination_message_policy; /* File / FallbackToLogsOnError */
 };
 

@@ -70,22 +70,29 @@ static char *fmt(const char *f, ...)
 /* A pod with one container "app" (or `cname`), whose lastState.terminated
  * is given by the arguments. `extra_term` is appended inside terminated
  * (e.g. ",\"message\":\"...\""), `limits` is a JSON object. */
-static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
-                      const char *extra_term, const char *limits)
+static char *make_pod_probes(const char *cname, int exit_code, const char *reason,
+                             const char *started, const char *extra_term, const char *limits,
+                             const char *probes)
 {
     return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
                "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\",\"ownerReferences\":[{\"kind\":"
                "\"StatefulSet\",\"name\":\"web\",\"controller\":true}]},"
                "\"spec\":{\"nodeName\":\"node-1\",\"restartPolicy\":\"Always\",\"containers\":[{"
-               "\"name\":\"%s\",\"image\":\"img:1\",\"livenessProbe\":{\"httpGet\":{\"path\":"
-               "\"/healthz\",\"port\":8080}},\"resources\":{\"limits\":%s}}]},"
+               "\"name\":\"%s\",\"image\":\"img:1\"%s,\"resources\":{\"limits\":%s}}]},"
                "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"%s\","
                "\"ready\":false,\"restartCount\":3,\"image\":\"img:1\",\"imageID\":\"\","
                "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off "
                "40s\"}},\"lastState\":{\"terminated\":{\"exitCode\":%d,\"reason\":\"%s\","
                "\"startedAt\":\"%s\",\"finishedAt\":\"" FINISHED "\"%s}}}]}}",
-               cname, limits ? limits : "{\"memory\":\"1Gi\"}", cname, exit_code, reason, started,
-               extra_term ? extra_term : "");
+               cname, probes ? probes : "", limits ? limits : "{\"memory\":\"1Gi\"}", cname,
+               exit_code, reason, started, extra_term ? extra_term : "");
+}
+
+/* The same pod without probes. */
+static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
+                      const char *extra_term, const char *limits)
+{
+    return make_pod_probes(cname, exit_code, reason, started, extra_term, limits, NULL);
 }
 
 struct ev {
@@ -154,6 +161,9 @@ static enum krc_cause run(struct krc_report *r, struct krc_diagnosis *d, char *p
         }
     }
     if (log != NULL) {
+        if (log_len == SIZE_MAX) {
+            log_len = strlen(log); /* a C string */
+        }
         assert_int_equal(krc_report_set_log(r, NULL, log, log_len, 0, &err), 0);
     }
     if (krc_diagnose(r, NULL, d, &err) != 0) {
@@ -576,7 +586,7 @@ static void test_start_error_permission_denied(void **state)
     assert_true(evidence_has(&d, "Permission denied"));
     done(&r, &d);
 
-    /* A start error about a mount is neither. */
+    /* A start error about a mount is neither: the runtime could not start it. */
     assert_int_equal(
         run(&r, &d,
             make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
@@ -584,7 +594,7 @@ static void test_start_error_permission_denied(void **state)
                      "rootfs at \\\"/etc/cfg\\\": no such file or directory\"",
                      NULL),
             NULL, NULL, 0),
-        KRC_CAUSE_APP_ERROR);
+        KRC_CAUSE_START_FAILED);
     done(&r, &d);
 }
 
@@ -595,7 +605,7 @@ static void test_signals(void **state)
 
     (void)state;
     assert_int_equal(run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
-                     KRC_CAUSE_APP_ERROR);
+                     KRC_CAUSE_ABORTED);
     assert_string_equal(d.signal_name, "SIGABRT");
     assert_int_equal(d.signal, 6);
     assert_non_null(strstr(d.summary, "SIGABRT"));
@@ -1014,6 +1024,44 @@ static void test_sanitize_and_names(void **state)
     assert_string_equal(out, "42s");
 }
 
+/* Parse + diagnose with every allocation failing in turn until one run
+ * succeeds: each failure is reported cleanly and leaks nothing. */
+static void alloc_loop(const char *pod, const char *events, const char *log)
+{
+    long n;
+
+    for (n = 0; n < 10000; n++) {
+        struct krc_report r;
+        struct krc_diagnosis d;
+        int rc;
+        krc_report_init(&r);
+        krc_diagnosis_init(&d);
+        krc_mem_fail_after(n);
+        rc = krc_kube_parse_pod(pod, strlen(pod), &r, NULL);
+        if (rc == 0 && events != NULL) {
+            rc = krc_kube_parse_events(events, strlen(events), &r, NULL);
+        }
+        if (rc == 0 && log != NULL) {
+            rc = krc_report_set_log(&r, NULL, log, strlen(log), 0, NULL);
+        }
+        if (rc == 0) {
+            rc = krc_diagnose(&r, NULL, &d, NULL);
+        }
+        krc_mem_fail_after(-1);
+        if (rc == 0) {
+            assert_non_null(d.summary);
+            assert_non_null(d.next_step);
+        }
+        krc_diagnosis_cleanup(&d);
+        krc_report_cleanup(&r);
+        if (rc == 0) {
+            break;
+        }
+        assert_true(rc == KRC_ENOMEM || rc == KRC_EPARSE);
+    }
+    assert_true(n < 10000);
+}
+
 /* Every allocation failure during parse + diagnose is reported cleanly
  * and leaks nothing (ASan's leak checker runs at exit). */
 static void test_allocation_failures(void **state)
@@ -1024,38 +1072,849 @@ static void test_allocation_failures(void **state)
     };
     char *pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
     char *events = make_events(evs, 1);
-    static const char log[] = "line\nError: connect ECONNREFUSED 1.2.3.4:5\n";
-    long n;
+    char *probe = make_pod_probes("app", 137, "Error", STARTED, NULL, NULL,
+                                  ",\"livenessProbe\":{\"exec\":{\"command\":[\"x\"]}}");
+    char *waiting = fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
+                        "\"spec\":{\"nodeName\":\"x\",\"containers\":[{\"name\":\"c\"}]},"
+                        "\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":2,"
+                        "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}}]}}");
 
     (void)state;
-    for (n = 0; n < 10000; n++) {
-        struct krc_report r;
-        struct krc_diagnosis d;
-        int rc;
-        krc_report_init(&r);
-        krc_diagnosis_init(&d);
-        krc_mem_fail_after(n);
-        rc = krc_kube_parse_pod(pod, strlen(pod), &r, NULL);
-        if (rc == 0) {
-            rc = krc_kube_parse_events(events, strlen(events), &r, NULL);
-        }
-        if (rc == 0) {
-            rc = krc_report_set_log(&r, NULL, log, sizeof(log) - 1, 0, NULL);
-        }
-        if (rc == 0) {
-            rc = krc_diagnose(&r, NULL, &d, NULL);
-        }
-        krc_mem_fail_after(-1);
-        krc_diagnosis_cleanup(&d);
-        krc_report_cleanup(&r);
-        if (rc == 0) {
-            break;
-        }
-        assert_true(rc == KRC_ENOMEM || rc == KRC_EPARSE);
-    }
-    assert_true(n < 10000);
+    alloc_loop(pod, events, "line\nError: connect ECONNREFUSED 1.2.3.4:5\n");
+    alloc_loop(probe, NULL, NULL);
+    alloc_loop(waiting, NULL, "exec /app: exec format error\n");
+    alloc_loop(waiting, NULL, NULL);
     krc_free(pod);
     krc_free(events);
+    krc_free(probe);
+    krc_free(waiting);
+}
+
+/* ---- issue 11: the rule table, one rule at a time ---------------------- */
+
+/* A pod "web-0" in "shop" on node-1 with one container "app": `spec_extra`
+ * is appended inside the container spec, `status` is the whole container
+ * status object after the name, `pod_status` is appended inside status. */
+static char *raw_pod(const char *spec_extra, const char *status, const char *pod_status)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
+               "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\"},\"spec\":{\"nodeName\":\"node-1\","
+               "\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"app\",\"image\":\"img:1\""
+               "%s}]},\"status\":{\"phase\":\"Running\"%s,\"containerStatuses\":[{\"name\":"
+               "\"app\",\"ready\":false,\"image\":\"img:1\",\"imageID\":\"\"%s}]}}",
+               spec_extra ? spec_extra : "", pod_status ? pod_status : "", status);
+}
+
+#define WAITING_ONLY                                                                               \
+    ",\"restartCount\":7,\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":"     \
+    "\"back-off 5m0s restarting failed container=app\"}},\"lastState\":{}"
+
+/* Does rule `name` hold on its own for this pod/events/log? Returns the
+ * confidence + 1, or 0 when it does not hold. */
+static int rule_holds(const char *name, char *pod, char *events, const char *log)
+{
+    struct krc_report r;
+    struct krc_error err;
+    enum krc_confidence conf = KRC_CONFIDENCE_LOW;
+    int rc;
+
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    if (events != NULL) {
+        assert_int_equal(krc_kube_parse_events(events, strlen(events), &r, &err), 0);
+    }
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(&r, NULL, log, strlen(log), 0, &err), 0);
+    }
+    rc = krc_diagnose_rule_matches(&r, NULL, name, &conf, &err);
+    if (rc < 0) {
+        fail_msg("rule %s: %s", name, err.msg);
+    }
+    krc_report_cleanup(&r);
+    krc_free(pod);
+    krc_free(events);
+    return rc == 1 ? (int)conf + 1 : 0;
+}
+
+#define HIGH (KRC_CONFIDENCE_HIGH + 1)
+#define MEDIUM (KRC_CONFIDENCE_MEDIUM + 1)
+#define LOW (KRC_CONFIDENCE_LOW + 1)
+
+/* No statement may claim what was not checked. */
+static void assert_bounded(const struct krc_diagnosis *d)
+{
+    static const char *const forbidden[] = {
+        "not the OOM killer", "no probe kill)",     "(no probe kill",
+        "did not start",      "never (the process", "consider a Job",
+    };
+    size_t i;
+    size_t j;
+
+    assert_non_null(d->summary);
+    assert_non_null(d->next_step);
+    assert_true(clean_text(d->summary));
+    for (i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
+        if (strstr(d->summary, forbidden[i]) != NULL) {
+            fail_msg("summary says \"%s\": %s", forbidden[i], d->summary);
+        }
+        for (j = 0; j < d->n_evidence; j++) {
+            if (strstr(d->evidence[j], forbidden[i]) != NULL) {
+                fail_msg("evidence says \"%s\": %s", forbidden[i], d->evidence[j]);
+            }
+        }
+    }
+}
+
+static int unchecked_has(const struct krc_diagnosis *d, const char *needle)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_unchecked; i++) {
+        if (strstr(d->unchecked[i], needle) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int command_is(const struct krc_diagnosis *d, const char *cmd)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_commands; i++) {
+        if (strcmp(d->commands[i], cmd) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_rule_table(void **state)
+{
+    size_t n = krc_diagnose_rule_count();
+    size_t i;
+    size_t j;
+    struct krc_report r;
+    struct krc_error err;
+    int seen[KRC_CAUSE_COUNT] = {0};
+
+    (void)state;
+    assert_true(n >= KRC_CAUSE_COUNT);
+    for (i = 0; i < n; i++) {
+        assert_non_null(krc_diagnose_rule_name(i));
+        seen[krc_diagnose_rule_cause(i)] = 1;
+        for (j = 0; j < i; j++) {
+            assert_string_not_equal(krc_diagnose_rule_name(i), krc_diagnose_rule_name(j));
+        }
+    }
+    for (i = 0; i < KRC_CAUSE_COUNT; i++) {
+        assert_true(seen[i]); /* every cause has a rule */
+    }
+    assert_null(krc_diagnose_rule_name(n));
+    assert_string_equal(krc_diagnose_rule_name(n - 1), "unknown");
+    /* precedence of neighbours the issue names */
+    for (i = 0; i < n; i++) {
+        if (strcmp(krc_diagnose_rule_name(i), "app_out_of_memory") == 0) {
+            for (j = i; j < n; j++) {
+                assert_string_not_equal(krc_diagnose_rule_name(j), "oom_killed");
+            }
+        }
+    }
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "nope", NULL, &err), KRC_EINVAL);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "unknown", NULL, &err), KRC_ENOTFOUND);
+    krc_report_cleanup(&r);
+}
+
+static void test_rule_oom_killed(void **state)
+{
+    (void)state;
+    assert_int_equal(rule_holds("oom_killed",
+                                make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL), NULL, NULL),
+                     HIGH);
+    assert_int_equal(
+        rule_holds("oom_killed", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL),
+        0);
+}
+
+static void test_rule_evicted(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, NULL, "Evicted",
+         "The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 0.",
+         "2025-01-01T10:04:50Z", NULL},
+    };
+    static const char csu[] =
+        ",\"restartCount\":1,\"state\":{\"terminated\":{\"exitCode\":137,\"reason\":"
+        "\"ContainerStatusUnknown\",\"message\":\"The container could not be located when the pod "
+        "was terminated\",\"startedAt\":null,\"finishedAt\":null}},\"lastState\":{}";
+
+    (void)state;
+    assert_int_equal(rule_holds("evicted",
+                                raw_pod(NULL, csu,
+                                        ",\"reason\":\"Evicted\",\"message\":\"The node "
+                                        "was low on resource: memory.\""),
+                                NULL, NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("evicted", raw_pod(NULL, csu, NULL), NULL, NULL), MEDIUM);
+    assert_int_equal(rule_holds("evicted", make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(evs, 1), NULL),
+                     HIGH);
+    assert_int_equal(
+        rule_holds("evicted", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    /* an application's log tail (FallbackToLogsOnError) talking about evictions is not one */
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 1, "Error", STARTED,
+                            ",\"message\":\"cache: evicted 30 keys\\nfatal: eviction failed\"",
+                            NULL),
+                   NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 137, "Error", STARTED,
+                            ",\"message\":\"Pod ephemeral local storage usage exceeds the total "
+                            "limit of containers 1Gi.\"",
+                            NULL),
+                   NULL, NULL),
+        HIGH);
+
+    /* the whole diagnosis: the pod-level reason names the cause */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL, csu,
+                                 ",\"reason\":\"Evicted\",\"message\":\"Pod ephemeral local "
+                                 "storage usage exceeds the total limit of containers 1Gi.\""),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_EVICTED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "ephemeral local storage"));
+    assert_true(command_is(&d, "kubectl describe node node-1"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* OOMKilled stays first */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+}
+
+static void test_rule_probe_events_confidence(void **state)
+{
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    struct ev st[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(evs, 1), NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("startup_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(st, 1), NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(st, 1), NULL),
+                     0);
+}
+
+/* Events as pasted from kubectl describe: no fieldPath, no timestamps. */
+static void test_rule_probe_events_undated(void **state)
+{
+    struct ev kill[] = {
+        {POD_UID, NULL, "Killing", "Container app failed liveness probe, will be restarted", NULL,
+         NULL},
+    };
+    struct ev other[] = {
+        {POD_UID, NULL, "Killing", "Container sidecar failed liveness probe, will be restarted",
+         NULL, NULL},
+    };
+
+    (void)state;
+    /* dated termination, undated kill: it may be an earlier instance's */
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(kill, 1), NULL),
+                     MEDIUM);
+    /* no termination at all: the kill is the best evidence there is */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(kill, 1), NULL),
+                     HIGH);
+    /* the message names another container */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(other, 1), NULL),
+                     0);
+}
+
+static void test_rule_exec_format_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "exec /usr/local/bin/server: exec format error\n";
+
+    (void)state;
+    /* in the log, exit 1 */
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log),
+                     HIGH);
+    /* in a start error */
+    assert_int_equal(
+        rule_holds("exec_format_error",
+                   make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                            ",\"message\":\"failed to create containerd task: failed to create "
+                            "shim task: OCI runtime create failed: runc create failed: unable to "
+                            "start container process: exec: \\\"/app\\\": exec format error: "
+                            "unknown\"",
+                            NULL),
+                   NULL, NULL),
+        HIGH);
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "error: bad format in config\n"),
+                     0);
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, log),
+                     0); /* the log decides only a failure */
+    /* precedence: exec format error beats start_failed and app_error */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, log, sizeof(log) - 1),
+                     KRC_CAUSE_EXEC_FORMAT_ERROR);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_true(command_is(&d, "kubectl get node node-1 -L kubernetes.io/arch"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+/* runc's exec errors that reach the log, and a JVM thread limit. */
+static void test_rule_runc_log_and_native_thread(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "exec /docker-entrypoint.sh: no such file or directory\n", SIZE_MAX),
+                     KRC_CAUSE_COMMAND_NOT_FOUND);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "could not execute its entrypoint"));
+    assert_null(strstr(d.summary, "exited 127"));
+    assert_bounded(&d);
+    done(&r, &d);
+    assert_int_equal(rule_holds("permission_denied",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "standard_init_linux.go:228: exec user process caused: permission "
+                                "denied\n"),
+                     HIGH);
+    /* no exit code: a shell's exec error ending the log */
+    assert_int_equal(rule_holds("permission_denied", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: /app/entrypoint.sh: Permission denied\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\nstarted worker\nready\n"
+                                "serving\n"),
+                     0); /* not among the last lines */
+    /* an application's own "no such file" is not an exec error */
+    assert_int_equal(rule_holds("command_not_found",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "open /etc/app.yaml: no such file or directory\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+            "Exception in thread \"main\" java.lang.OutOfMemoryError: unable to create native "
+            "thread: possibly out of memory or process/resource limits reached\n",
+            SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    /* TensorFlow's CPU check, then abort() */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL,
+            "The TensorFlow library was compiled to use AVX instructions, but these aren't "
+            "available on your machine.\nAborted (core dumped)\n",
+            SIZE_MAX),
+        KRC_CAUSE_ILLEGAL_INSTRUCTION);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    done(&r, &d);
+}
+
+static void test_rule_disk_full(void **state)
+{
+    (void)state;
+    assert_int_equal(rule_holds("disk_full", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "writing segment\nOSError: [Errno 28] No space left on device: "
+                                "'/data/seg-7'\n"),
+                     MEDIUM);
+    assert_int_equal(
+        rule_holds("disk_full",
+                   make_pod("app", 1, "Error", STARTED,
+                            ",\"message\":\"Error: ENOSPC: no space left on device, write\"", NULL),
+                   NULL, NULL),
+        HIGH);
+    /* exit 0: the log does not decide */
+    assert_int_equal(rule_holds("disk_full", make_pod("app", 0, "Completed", STARTED, NULL, NULL),
+                                NULL, "No space left on device\n"),
+                     0);
+}
+
+static void test_rule_start_failed(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Failed",
+         "Error: failed to create containerd task: failed to create shim task: OCI runtime create "
+         "failed: runc create failed: unable to start container process: error during container "
+         "init: error mounting \\\"/etc/app.conf\\\" to rootfs: not a directory: unknown",
+         "2025-01-01T10:05:00Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(
+        rule_holds("start_failed", make_pod("app", 128, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(
+        rule_holds("start_failed",
+                   raw_pod(NULL,
+                           ",\"restartCount\":2,\"state\":{\"waiting\":{\"reason\":"
+                           "\"RunContainerError\",\"message\":\"failed to create containerd task: "
+                           "cgroup: failed to write 1 to cpu.max\"}},\"lastState\":{}",
+                           NULL),
+                   NULL, NULL),
+        HIGH);
+    assert_int_equal(rule_holds("start_failed", make_pod("app", 1, "Error", STARTED, NULL, NULL),
+                                NULL, "mount: failed to read config\n"),
+                     0);
+    /* exit 128 and a mount error in a Failed event: start_failed, not app_error */
+    assert_int_equal(run(&r, &d,
+                         make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z", NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_START_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "error mounting"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+static void test_rule_app_out_of_memory(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char node_oom[] =
+        "<--- Last few GCs --->\n"
+        "[1:0x5d5e3c0]   512 ms: Mark-Compact 2043.1 (2083.4) -> 2041.9 (2084.2) MB\n"
+        "<--- JS stacktrace --->\n"
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+        " 1: 0xb7b3e0 node::Abort() [node]\n"
+        " 2: 0xa8e823  [node]\n";
+
+    (void)state;
+    /* exit 139 with the Node heap message: the runtime's heap, not a segfault */
+    assert_int_equal(run(&r, &d, make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, node_oom,
+                         sizeof(node_oom) - 1),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "JavaScript heap out of memory"));
+    assert_bounded(&d);
+    done(&r, &d);
+    /* but never over the kernel's OOMKilled */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL), NULL,
+                         node_oom, sizeof(node_oom) - 1),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+
+    assert_int_equal(
+        rule_holds("app_out_of_memory", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                   "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n"
+                   "\tat java.base/java.util.Arrays.copyOf(Arrays.java:3512)\n"),
+        HIGH);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL,
+                                "fatal error: runtime: out of memory\n\nruntime stack:\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "Traceback (most recent call last):\n  File \"x.py\", line 3, in "
+                                "<module>\nMemoryError\n"),
+                     HIGH);
+    /* 137 with the message: inferred only */
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL,
+                                "java.lang.OutOfMemoryError: Java heap space\n"),
+                     MEDIUM);
+    /* CUDA's OutOfMemoryError is the GPU's */
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "torch.OutOfMemoryError: CUDA out of memory.\n"),
+                     0);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "MemoryError\n"),
+                     0);
+}
+
+static void test_rule_signals(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(
+        rule_holds("segfault", make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(rule_holds("segfault", make_pod("app", 139, "Error", STARTED, NULL, NULL),
+                                NULL, "Segmentation fault (core dumped)\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("segfault", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "run.sh: line 3:    7 Segmentation fault      ./worker\n"),
+                     MEDIUM);
+    /* a Go nil dereference is a panic (app_error), not a segfault */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL,
+            "panic: runtime error: invalid memory address or nil pointer "
+            "dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0]\n",
+            SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+
+    assert_int_equal(rule_holds("illegal_instruction",
+                                make_pod("app", 132, "Error", STARTED, NULL, NULL), NULL, NULL),
+                     LOW);
+    assert_int_equal(run(&r, &d, make_pod("app", 132, "Error", STARTED, NULL, NULL), NULL,
+                         "loading model\nIllegal instruction (core dumped)\n", SIZE_MAX),
+                     KRC_CAUSE_ILLEGAL_INSTRUCTION);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_string_equal(d.signal_name, "SIGILL");
+    assert_bounded(&d);
+    done(&r, &d);
+
+    assert_int_equal(
+        rule_holds("aborted", make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "free(): double free detected in tcache 2\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL,
+                                "terminate called after throwing an instance of "
+                                "'std::runtime_error'\n  what():  boom\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "server: main.c:12: main: Assertion `fd >= 0' failed.\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL,
+                                "double free or corruption (out)\n"),
+                     0); /* the exit code names another signal */
+}
+
+/* The rules not covered on their own above, through the rule API. */
+static void test_rule_remaining_on_their_own(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    enum krc_confidence conf;
+    char *pod;
+    static const char node[] =
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-1\"},"
+        "\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"True\"}]}}";
+
+    (void)state;
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     0);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: No CUDA GPUs are available\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "all good\n"),
+                     0);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     0);
+    assert_int_equal(rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL,
+                                "ValueError: bad port\n"),
+                     MEDIUM);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL),
+        MEDIUM);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("unknown", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+
+    /* evicted_node_pressure needs the node */
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "evicted_node_pressure", &conf, &err), 0);
+    assert_int_equal(krc_kube_parse_node(node, sizeof(node) - 1, &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, "app", "evicted_node_pressure", &conf, &err), 1);
+    assert_int_equal(conf, KRC_CONFIDENCE_LOW);
+    krc_report_cleanup(&r);
+    krc_free(pod);
+}
+
+/* A probe in the spec stands in for missing events. */
+static void test_rule_probe_from_spec(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char http_probe[] =
+        ",\"livenessProbe\":{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
+        "\"periodSeconds\":10,\"failureThreshold\":3}";
+    static const char exec_probe[] =
+        ",\"livenessProbe\":{\"exec\":{\"command\":[\"/bin/false\"]},\"initialDelaySeconds\":30}";
+    static const char late_probe[] =
+        ",\"livenessProbe\":{\"httpGet\":{\"port\":8080},\"initialDelaySeconds\":600}";
+    static const char startup_probe[] =
+        ",\"startupProbe\":{\"httpGet\":{\"port\":8080},\"periodSeconds\":10,"
+        "\"failureThreshold\":30}";
+    struct ev backoff[] = {
+        {POD_UID, "spec.containers{app}", "BackOff",
+         "Back-off restarting failed container app in pod web-0_shop(" POD_UID ")",
+         "2025-01-01T10:05:20Z", NULL},
+    };
+
+    (void)state;
+    /* exit 137, no events: the probe cause, medium, and it says so */
+    assert_int_equal(run(&r, &d,
+                         make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, http_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "probe configured; no kill event seen"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* exit 0 killed by a failing exec liveness probe: not "completed" */
+    assert_int_equal(run(&r, &d,
+                         make_pod_probes("app", 0, "Completed", STARTED, NULL, NULL, exec_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_true(evidence_has(&d, "liveness probe: exec"));
+    done(&r, &d);
+
+    /* the timing does not fit (5 min run, first probe after 10 min) */
+    assert_int_equal(
+        rule_holds("liveness_probe_configured",
+                   make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, late_probe), NULL,
+                   NULL),
+        0);
+    /* events of the time were seen and none is a kill: no inference */
+    assert_int_equal(
+        rule_holds("liveness_probe_configured",
+                   make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, http_probe),
+                   make_events(backoff, 1), NULL),
+        0);
+    /* an app error is not turned into a probe kill */
+    assert_int_equal(rule_holds("liveness_probe_configured",
+                                make_pod_probes("app", 1, "Error", STARTED, NULL, NULL, http_probe),
+                                NULL, NULL),
+                     0);
+    /* startup probe: killed at the end of its budget (30 x 10 s = 290 s .. 5 min) */
+    assert_int_equal(
+        rule_holds("startup_probe_configured",
+                   make_pod_probes("app", 143, "Error", STARTED, NULL, NULL, startup_probe), NULL,
+                   NULL),
+        MEDIUM);
+    /* without a start time the timing cannot be checked: low */
+    assert_int_equal(rule_holds("liveness_probe_configured",
+                                make_pod_probes("app", 137, "Error", "", NULL, NULL, http_probe),
+                                NULL, NULL),
+                     LOW);
+}
+
+static void test_rule_completed_killed_terminated_wording(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    /* exit 137, reason Error, no events, no node: killed, low, nothing negated */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_non_null(strstr(d.summary, "cannot be ruled out"));
+    assert_non_null(strstr(d.summary, "no events/node were given"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_true(unchecked_has(&d, "no node object was given"));
+    assert_true(unchecked_has(&d, "no previous log"));
+    assert_true(command_is(&d, "kubectl logs -n shop web-0 -c app --previous"));
+    assert_true(command_is(&d, "kubectl describe node node-1"));
+    assert_non_null(d.next_step);
+    assert_bounded(&d);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_non_null(strstr(d.summary, "a probe kill cannot be ruled out"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* exit 0 without probes: completed, and no advice passed off as evidence */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL, 0),
+        KRC_CAUSE_COMPLETED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.next_step, "Job"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a missing start time is "unknown", never "did not start" */
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", "", NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "started unknown"));
+    assert_true(unchecked_has(&d, "start time unknown"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+/* Partial input: a waiting state only, no exitCode, pod status only. */
+static void test_partial_input(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev unhealthy[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 500", "2025-01-01T10:04:30Z",
+         NULL},
+    };
+    struct ev kill[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    static const char js[] = "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation "
+                             "failed - JavaScript heap out of memory\n";
+    static const char dns[] = "connecting to db\npanic: dial tcp: lookup postgres on "
+                              "10.96.0.10:53: no such host\n";
+
+    (void)state;
+    /* waiting only, nothing else: unknown, low, says what is missing */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    assert_false(d.has_termination);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_true(unchecked_has(&d, "lastState.terminated"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_non_null(d.next_step);
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a log that names nothing: still unknown, and the evidence shows its end */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                         "2025-01-01T10:00:00.5Z serving on :8080\n", SIZE_MAX),
+                     KRC_CAUSE_UNKNOWN);
+    assert_true(evidence_has(&d, "the log ends with: serving on :8080"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, js, sizeof(js) - 1),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_non_null(strstr(d.summary, "exit code unknown"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, dns, sizeof(dns) - 1),
+                     KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(kill, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(unhealthy, 1), NULL, 0),
+        KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "no kill event seen"));
+    done(&r, &d);
+
+    /* a terminated state without exitCode */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":3,\"state\":{\"waiting\":{\"reason\":"
+                                 "\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{"
+                                 "\"reason\":\"Error\",\"finishedAt\":\"" FINISHED "\"}}",
+                                 NULL),
+                         NULL, "starting\npanic: config: missing key \"port\"\n", SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_false(d.has_termination);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_true(evidence_has(&d, "exitCode missing"));
+    assert_true(unchecked_has(&d, "no exitCode"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a pod status reason only */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL, ",\"restartCount\":0,\"state\":{},\"lastState\":{}",
+                                 ",\"reason\":\"Evicted\",\"message\":\"The node was low on "
+                                 "resource: memory.\""),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_EVICTED);
+    assert_string_equal(d.container, "app");
+    done(&r, &d);
+
+    /* a pod that finished successfully has nothing to explain */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"Completed\"}},\"lastState\":{}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_null(d.container);
+    assert_non_null(d.next_step);
+    done(&r, &d);
+
+    /* names that are not Kubernetes names give no command */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a b;rm\",\"namespace\":"
+                             "\"x\"},\"status\":{\"containerStatuses\":[{\"name\":\"c\","
+                             "\"restartCount\":1,\"lastState\":{\"terminated\":{\"exitCode\":1}}}"
+                             "]}}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_int_equal(d.n_commands, 0);
+    assert_true(unchecked_has(&d, "container spec was not given"));
+    done(&r, &d);
 }
 
 int main(void)
@@ -1086,6 +1945,21 @@ int main(void)
         cmocka_unit_test(test_node_evidence),
         cmocka_unit_test(test_sanitize_and_names),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_rule_table),
+        cmocka_unit_test(test_rule_oom_killed),
+        cmocka_unit_test(test_rule_evicted),
+        cmocka_unit_test(test_rule_probe_events_confidence),
+        cmocka_unit_test(test_rule_probe_events_undated),
+        cmocka_unit_test(test_rule_exec_format_error),
+        cmocka_unit_test(test_rule_runc_log_and_native_thread),
+        cmocka_unit_test(test_rule_disk_full),
+        cmocka_unit_test(test_rule_start_failed),
+        cmocka_unit_test(test_rule_app_out_of_memory),
+        cmocka_unit_test(test_rule_signals),
+        cmocka_unit_test(test_rule_remaining_on_their_own),
+        cmocka_unit_test(test_rule_probe_from_spec),
+        cmocka_unit_test(test_rule_completed_killed_terminated_wording),
+        cmocka_unit_test(test_partial_input),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

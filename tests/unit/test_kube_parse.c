@@ -238,8 +238,45 @@ static void test_field_errors(void **state)
                   "\"containerStatuses\":[{\"name\":\"a\",\"lastState\":{\"terminated\":{"
                   "\"reason\":\"Error\"}}}]}}",
                   &r, &err),
+        0);
+    /* a pasted status without exitCode is kept, marked as such (issue 11) */
+    assert_int_equal(r.n_containers, 1);
+    assert_true(r.containers[0].last.present);
+    assert_true(r.containers[0].last.exit_code_missing);
+    assert_string_equal(r.containers[0].last.reason, "Error");
+    krc_report_cleanup(&r);
+    krc_report_init(&r);
+
+    /* probes: defaults applied, explicit values kept, a bad type named */
+    assert_int_equal(
+        parse_pod("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{"
+                  "\"name\":\"a\",\"livenessProbe\":{\"exec\":{\"command\":[\"true\"]},"
+                  "\"periodSeconds\":5,\"failureThreshold\":6,\"terminationGracePeriodSeconds\":"
+                  "7},\"startupProbe\":{\"httpGet\":{\"port\":80}}}]}}",
+                  &r, &err),
+        0);
+    assert_true(r.containers[0].has_spec);
+    assert_true(r.containers[0].has_liveness);
+    assert_string_equal(r.containers[0].liveness.handler, "exec");
+    assert_int_equal(r.containers[0].liveness.period, 5);
+    assert_int_equal(r.containers[0].liveness.failure_threshold, 6);
+    assert_int_equal(r.containers[0].liveness.initial_delay, 0);
+    assert_int_equal(r.containers[0].liveness.grace_period, 7);
+    assert_true(r.containers[0].has_startup);
+    assert_string_equal(r.containers[0].startup.handler, "httpGet");
+    assert_int_equal(r.containers[0].startup.period, 10);
+    assert_int_equal(r.containers[0].startup.timeout, 1);
+    assert_int_equal(r.containers[0].startup.failure_threshold, 3);
+    assert_int_equal(r.containers[0].startup.grace_period, -1);
+    assert_false(r.containers[0].has_readiness);
+    assert_int_equal(
+        parse_pod("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{"
+                  "\"name\":\"a\",\"livenessProbe\":{\"periodSeconds\":\"5\"}}]}}",
+                  &r, &err),
         KRC_EINVAL);
-    assert_non_null(strstr(err.msg, "lastState.terminated: exitCode is missing"));
+    assert_string_equal(err.msg,
+                        "spec.containers[0].livenessProbe.periodSeconds: expected a number, got a "
+                        "string");
 
     assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{}}", &r, &err), KRC_EINVAL);
     assert_string_equal(err.msg, "metadata.name is missing");
