@@ -63,10 +63,20 @@ def load_case(d):
     if not case["accept"] or not set(case["accept"]) <= CAUSES:
         raise ValueError(f"{d}/case.json: \"accept\" must list known cause codes, "
                          f"got {case['accept']!r}")
+    inputs = ""
+    for name in sorted(os.listdir(d)):
+        if name != "case.json":
+            with open(os.path.join(d, name), "rb") as f:
+                inputs += f.read().decode("utf-8", errors="replace").lower()
     for phrase in case["forbidden"]:
         if phrase != phrase.lower() or not phrase.strip():
             raise ValueError(f"{d}/case.json: forbidden phrase {phrase!r} must be "
                              f"non-empty lowercase")
+        # krc may quote the inputs (log tail, messages): a phrase that is in them
+        # cannot mark a false claim
+        if phrase in inputs:
+            raise ValueError(f"{d}/case.json: forbidden phrase {phrase!r} occurs in the "
+                             f"case's own files")
     return case
 
 
