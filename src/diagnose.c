@@ -220,6 +220,25 @@ static int is_alnum(unsigned char c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+static int is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Case-sensitive search of `needle` in h[0..hl). Offset or SIZE_MAX. */
+static size_t find_bytes(const unsigned char *h, size_t hl, const char *needle)
+{
+    size_t nl = strlen(needle);
+    size_t i;
+
+    for (i = 0; nl > 0 && i + nl <= hl; i++) {
+        if (h[i] == (unsigned char)needle[0] && memcmp(h + i, needle, nl) == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
 static int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -467,6 +486,10 @@ static const struct pattern gpu_error_patterns[] = {
     {"busy or unavailable", "cuda"},
     {"busy or unavailable", "gpu"},
     {"failed to initialize nvml", NULL},
+    {"could not load nvml library", NULL},
+    {"nvml_error_library_not_found", NULL},
+    {"libnvidia-ml.so", "cannot open"},
+    {"libnvidia-ml.so", "not found"},
     {"couldn't communicate with the nvidia driver", NULL},
     {"nvidia-smi has failed", NULL},
     {"unable to determine the device handle for gpu", NULL},
@@ -739,14 +762,43 @@ static int is_frame(struct span l)
     return 0;
 }
 
+/* A line logged at a level that ends the process in the common logging
+ * libraries: klog "F0210 01:36:39.123645 ..." (klog.Fatal exits 255),
+ * "[FATAL]" (CoreDNS, log.Fatal wrappers), logrus/zap "level=fatal" and
+ * "\"level\":\"fatal\"", and nginx's "[emerg]" (nginx stops on it at start). */
+static int is_fatal_level(struct span l)
+{
+    static const char *const marks[] = {"[FATAL]", "level=fatal", "\"level\":\"fatal\"", "[emerg]",
+                                        " FATAL "};
+    size_t i;
+
+    if (l.len > 6 && l.p[0] == 'F' && is_digit(l.p[1]) && is_digit(l.p[2]) && is_digit(l.p[3]) &&
+        is_digit(l.p[4]) && l.p[5] == ' ') {
+        return 1;
+    }
+    if (starts_with(l.p, l.len, "FATAL") || starts_with(l.p, l.len, "fatal: ")) {
+        return 1;
+    }
+    for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        if (find_bytes(l.p, l.len, marks[i]) != SIZE_MAX) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* An exception or crash header at the start of a line: "panic: ...",
- * "TypeError: ...", "java.lang.IllegalStateException: ...". */
+ * "TypeError: ...", "java.lang.IllegalStateException: ...", or a line
+ * logged at a fatal level. */
 static int is_error_header(struct span l)
 {
     size_t i;
     size_t tok;
 
     l = strip_ts(l);
+    if (is_fatal_level(l)) {
+        return 1;
+    }
     if (starts_with(l.p, l.len, "panic: ") || starts_with(l.p, l.len, "fatal error: ") ||
         starts_with(l.p, l.len, "Exception in thread ") || starts_with(l.p, l.len, "Uncaught ") ||
         starts_with(l.p, l.len, "Segmentation fault") ||
@@ -865,6 +917,25 @@ static int find_dependency(const unsigned char *buf, size_t len, struct hit *h)
 
 /* The most telling error line of the tail (for app errors): the last
  * exception/panic header, else the last line mentioning an error. */
+/* Is `l` the last line of buf that counts (not blank, not a frame)? */
+static int is_last_line(const unsigned char *buf, size_t len, struct span l)
+{
+    struct tail *t = krc_malloc(sizeof(*t));
+    int last;
+
+    if (t == NULL || buf == NULL) {
+        krc_free(t);
+        return 0;
+    }
+    collect_tail(buf, len, 1, t);
+    while (t->n > 0 && is_frame(t->lines[t->n - 1])) {
+        t->n--;
+    }
+    last = t->n > 0 && t->lines[t->n - 1].p == l.p;
+    krc_free(t);
+    return last;
+}
+
 static int find_error_line(const unsigned char *buf, size_t len, struct hit *h)
 {
     struct tail *t = krc_malloc(sizeof(*t));
@@ -1564,6 +1635,9 @@ static const struct pattern disk_full_patterns[] = {
 static const struct pattern start_patterns[] = {
     {"oci runtime create failed", NULL},
     {"oci runtime start failed", NULL},
+    {"oci runtime error", NULL},
+    {"starting container process caused", NULL},
+    {"container init caused", NULL},
     {"failed to create containerd task", NULL},
     {"failed to create shim task", NULL},
     {"failed to start containerd task", NULL},
@@ -1663,7 +1737,7 @@ static void s_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *s)
     if (lim != NULL) {
         krc_buf_printf(s, ", memory limit %s)", lim);
     } else if (x->c->has_spec) {
-        krc_buf_append_str(s, ", no memory limit set)");
+        krc_buf_append_str(s, ", no memory limit in the pod spec)");
     } else {
         krc_buf_append_str(s, ")");
     }
@@ -2368,9 +2442,20 @@ static int m_app_error(struct dctx *x)
         x->conf = line ? KRC_CONFIDENCE_MEDIUM : KRC_CONFIDENCE_LOW;
         return 1;
     }
-    /* No exit code: a crash header ending the log is the best there is. */
+    /* No exit code: a crash header ending the log is the best there is;
+     * or, for a container that shows it restarted (CrashLoopBackOff, a
+     * restart count, a previous state), an error as the very last line the
+     * previous instance wrote. */
     x->conf = KRC_CONFIDENCE_LOW;
-    return !x->has_exit && line && is_error_header(x->h.line);
+    if (x->has_exit || !line) {
+        return 0;
+    }
+    return is_error_header(x->h.line) ||
+           ((str_eq(x->c->state_reason, "CrashLoopBackOff") || x->c->restart_count > 0 ||
+             x->c->last.present) &&
+            is_last_line(x->where != NULL && strcmp(x->where, "log") == 0 ? x->log : x->msg,
+                         x->where != NULL && strcmp(x->where, "log") == 0 ? x->log_len : x->msg_len,
+                         x->h.line));
 }
 
 static void s_app_error(struct dctx *x, struct builder *b, struct krc_buf *s)
@@ -2996,6 +3081,26 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
             best_score = score;
         }
     }
+    if (best == NULL && (r->log != NULL || (r->log_flags & KRC_REPORT_LOG_EMPTY) ||
+                         r->n_events > 0 || r->pod_reason != NULL)) {
+        /* Nothing in the status says which container restarted, but the
+         * files hold evidence of a restart (a previous log, the pod's
+         * events, a pod status reason): the container the log belongs to,
+         * else the first app container. */
+        for (i = 0; i < r->n_containers && best == NULL; i++) {
+            if (r->log_container != NULL && str_eq(r->containers[i].name, r->log_container)) {
+                best = &r->containers[i];
+            }
+        }
+        for (i = 0; i < r->n_containers && best == NULL; i++) {
+            if (!r->containers[i].is_init) {
+                best = &r->containers[i];
+            }
+        }
+        if (best == NULL && r->n_containers > 0) {
+            best = &r->containers[0];
+        }
+    }
     return best;
 }
 
@@ -3114,6 +3219,7 @@ static int diagnose_with(const struct krc_report *r, const struct krc_report_con
     ret->is_init = c->is_init;
     ret->is_sidecar = c->is_sidecar;
     ret->restart_count = c->restart_count;
+    ret->restart_count_known = c->restart_count_known;
     ctx_init(&x, r, c);
     if (x.t != NULL) {
         ret->has_termination = x.has_exit;

@@ -319,7 +319,9 @@ int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct k
     ok = ok && add_str_or_null(o, "node", r->node_name);
     ok = ok && add_str_or_null(o, "container", d->container);
     ok = ok && cJSON_AddBoolToObject(o, "init_container", d->is_init);
-    ok = ok && cJSON_AddNumberToObject(o, "restart_count", d->restart_count);
+    ok = ok &&
+         (d->restart_count_known ? cJSON_AddNumberToObject(o, "restart_count", d->restart_count)
+                                 : cJSON_AddNullToObject(o, "restart_count")) != NULL;
     ok = ok && (d->has_termination ? cJSON_AddNumberToObject(o, "exit_code", d->exit_code)
                                    : cJSON_AddNullToObject(o, "exit_code"));
     ok = ok && add_str_or_null(o, "signal", d->signal_name);
@@ -369,9 +371,13 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
     if (r->node_name != NULL) {
         fprintf(out, " on node %s", r->node_name);
     }
-    fprintf(out, "\nContainer:  %s%s, %d restart%s\n", d->container,
-            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""), d->restart_count,
-            d->restart_count == 1 ? "" : "s");
+    fprintf(out, "\nContainer:  %s%s, ", d->container,
+            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""));
+    if (d->restart_count_known) {
+        fprintf(out, "%d restart%s\n", d->restart_count, d->restart_count == 1 ? "" : "s");
+    } else {
+        fprintf(out, "restart count not given\n");
+    }
     if (d->has_termination) {
         time_str(d->finished_at, ts, sizeof(ts));
         fprintf(out, "Last exit:  code %d", d->exit_code);
@@ -545,6 +551,15 @@ int krc_explain_main(int argc, char **argv)
         goto out;
     }
     krc_report_retain_pod_events(&r);
+    if (r.n_containers == 0) {
+        /* A pasted Pod without containers or statuses: the log and the
+         * events still belong to one, named by --container or unnamed. */
+        struct krc_report_container *c = krc_report_add_container(&r);
+        if (c == NULL || (c->name = krc_strdup(container ? container : "(unnamed)")) == NULL) {
+            fprintf(stderr, "krc explain: out of memory\n");
+            goto out;
+        }
+    }
     if (logs != NULL) {
         unsigned char *data = NULL;
         size_t len = 0;

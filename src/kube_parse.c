@@ -398,11 +398,64 @@ static int parse_probe(struct ctx *cx, const cJSON *js, const char *key, const c
     return 0;
 }
 
-static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, struct krc_report *r)
+/* A container's name, when given, must be a non-empty string. */
+static int check_name(struct ctx *cx, const cJSON *js)
+{
+    const cJSON *name = member(js, "name");
+
+    if (is_absent(name)) {
+        return 0;
+    }
+    if (!cJSON_IsString(name) || name->valuestring == NULL || name->valuestring[0] == '\0') {
+        return krc_error_set(cx->err, KRC_EINVAL, "%s.name: expected a non-empty string, got %s",
+                             cx->path, type_name(name));
+    }
+    return 0;
+}
+
+/* The name of a container entry. A pasted partial Pod (krc explain) may
+ * leave names out: a status entry without one belongs to the only spec
+ * container of its kind when both lists hold exactly one; otherwise the
+ * entry is called "(unnamed)" ("(unnamed 2)", ... by position), which the
+ * spec and status entries at the same position share. Never a real name, so
+ * no kubectl command is built from it. */
+static const char *entry_name(const cJSON *js, int is_init, int idx, int n, int status,
+                              const struct krc_report *r, char *buf, size_t bufsz)
+{
+    const cJSON *name = member(js, "name");
+    const struct krc_report_container *only = NULL;
+    size_t i;
+    int kind = 0;
+
+    if (cJSON_IsString(name) && name->valuestring != NULL && name->valuestring[0] != '\0') {
+        return name->valuestring;
+    }
+    if (status && n == 1) {
+        for (i = 0; i < r->n_containers; i++) {
+            if (r->containers[i].is_init == is_init && r->containers[i].has_spec) {
+                only = &r->containers[i];
+                kind++;
+            }
+        }
+        if (kind == 1 && only->name != NULL && only->name[0] != '(') {
+            return only->name;
+        }
+    }
+    if (idx == 0) {
+        snprintf(buf, bufsz, "(unnamed%s)", is_init ? " init" : "");
+    } else {
+        snprintf(buf, bufsz, "(unnamed%s %d)", is_init ? " init" : "", idx + 1);
+    }
+    return buf;
+}
+
+static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, int idx, int n,
+                                struct krc_report *r)
 {
     struct krc_report_container *c;
     const cJSON *res;
-    const cJSON *name = member(js, "name");
+    char nbuf[32];
+    const char *name;
     char *policy = NULL;
     char base[160];
     int rc;
@@ -411,12 +464,12 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, st
         return krc_error_set(cx->err, KRC_EINVAL, "%s: expected an object, got %s", cx->path,
                              type_name(js));
     }
-    if (!cJSON_IsString(name) || name->valuestring == NULL || name->valuestring[0] == '\0') {
-        return krc_error_set(cx->err, KRC_EINVAL, "%s.name: expected a non-empty string, got %s",
-                             cx->path, type_name(name));
+    if ((rc = check_name(cx, js)) < 0) {
+        return rc;
     }
+    name = entry_name(js, is_init, idx, n, 0, r, nbuf, sizeof(nbuf));
     c = krc_report_add_container(r);
-    if (c == NULL || (c->name = krc_strdup(name->valuestring)) == NULL) {
+    if (c == NULL || (c->name = krc_strdup(name)) == NULL) {
         return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
     }
     c->is_init = is_init;
@@ -453,11 +506,12 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, st
     return 0;
 }
 
-static int parse_status_container(struct ctx *cx, const cJSON *js, int is_init,
+static int parse_status_container(struct ctx *cx, const cJSON *js, int is_init, int idx, int n,
                                   struct krc_report *r)
 {
     struct krc_report_container *c;
-    const cJSON *name = member(js, "name");
+    char nbuf[32];
+    const char *name;
     const cJSON *state;
     const cJSON *last;
     const cJSON *sub;
@@ -468,20 +522,21 @@ static int parse_status_container(struct ctx *cx, const cJSON *js, int is_init,
         return krc_error_set(cx->err, KRC_EINVAL, "%s: expected an object, got %s", cx->path,
                              type_name(js));
     }
-    if (!cJSON_IsString(name) || name->valuestring == NULL || name->valuestring[0] == '\0') {
-        return krc_error_set(cx->err, KRC_EINVAL, "%s.name: expected a non-empty string, got %s",
-                             cx->path, type_name(name));
+    if ((rc = check_name(cx, js)) < 0) {
+        return rc;
     }
-    c = find_container(r, name->valuestring, is_init);
+    name = entry_name(js, is_init, idx, n, 1, r, nbuf, sizeof(nbuf));
+    c = find_container(r, name, is_init);
     if (c == NULL) {
         /* In status but not in spec (partial object): keep it anyway. */
         c = krc_report_add_container(r);
-        if (c == NULL || (c->name = krc_strdup(name->valuestring)) == NULL) {
+        if (c == NULL || (c->name = krc_strdup(name)) == NULL) {
             return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
         }
         c->is_init = is_init;
     }
     c->has_status = 1;
+    c->restart_count_known = !is_absent(member(js, "restartCount"));
     if ((rc = get_int(cx, js, "restartCount", &c->restart_count)) < 0 ||
         (rc = get_bool(cx, js, "ready", &c->ready)) < 0) {
         return rc;
@@ -560,18 +615,20 @@ static int parse_containers(struct ctx *cx, const cJSON *parent, const char *key
     const cJSON *arr;
     const cJSON *it;
     int i = 0;
+    int n;
     int rc;
 
     if ((rc = get_arr(cx, parent, key, &arr)) < 0 || arr == NULL) {
         return rc;
     }
+    n = cJSON_GetArraySize(arr);
     cJSON_ArrayForEach(it, arr)
     {
         char full[64];
         snprintf(full, sizeof(full), "%s.%s", prefix, key);
         ctx_path(cx, "%s[%d]", full, i);
-        rc = status ? parse_status_container(cx, it, is_init, r)
-                    : parse_spec_container(cx, it, is_init, r);
+        rc = status ? parse_status_container(cx, it, is_init, i, n, r)
+                    : parse_spec_container(cx, it, is_init, i, n, r);
         if (rc < 0) {
             return rc;
         }
@@ -615,22 +672,24 @@ static int parse_pod_object(const cJSON *pod, struct krc_report *r, struct krc_e
         (rc = get_obj(&cx, pod, "status", &status)) < 0) {
         return rc;
     }
-    if (meta == NULL) {
-        return krc_error_set(err, KRC_EINVAL, "metadata is missing");
+    if (meta == NULL && spec == NULL && status == NULL) {
+        return krc_error_set(err, KRC_EINVAL, "not a Pod: no metadata, spec or status");
     }
     snprintf(cx.path, sizeof(cx.path), "metadata");
-    if ((rc = get_str(&cx, meta, "name", &r->name)) < 0 ||
-        (rc = get_str(&cx, meta, "namespace", &r->namespace)) < 0 ||
-        (rc = get_str(&cx, meta, "uid", &r->uid)) < 0 ||
-        (rc = get_time(&cx, meta, "creationTimestamp", &r->created_at, NULL)) < 0 ||
-        (rc = get_map(&cx, meta, "labels", &r->labels)) < 0 ||
-        (rc = get_map(&cx, meta, "annotations", &r->annotations)) < 0 ||
-        (rc = get_arr(&cx, meta, "ownerReferences", &owners)) < 0) {
+    owners = NULL;
+    /* meta is NULL for a pasted partial Pod (status or spec only) */
+    if (meta != NULL &&
+        ((rc = get_str(&cx, meta, "name", &r->name)) < 0 ||
+         (rc = get_str(&cx, meta, "namespace", &r->namespace)) < 0 ||
+         (rc = get_str(&cx, meta, "uid", &r->uid)) < 0 ||
+         (rc = get_time(&cx, meta, "creationTimestamp", &r->created_at, NULL)) < 0 ||
+         (rc = get_map(&cx, meta, "labels", &r->labels)) < 0 ||
+         (rc = get_map(&cx, meta, "annotations", &r->annotations)) < 0 ||
+         (rc = get_arr(&cx, meta, "ownerReferences", &owners)) < 0)) {
         return rc;
     }
-    if (r->name == NULL || r->name[0] == '\0') {
-        return krc_error_set(err, KRC_EINVAL, "metadata.name is missing");
-    }
+    /* A pasted partial Pod may have no name (krc explain); the API server
+     * always sends one. Everything that shows it copes with NULL. */
     if (owners != NULL) {
         const cJSON *pick = NULL;
         cJSON_ArrayForEach(it, owners)

@@ -457,6 +457,12 @@ int krc_report_event_is_pod(const struct krc_report *r, const struct krc_report_
         r->uid[0] != '\0') {
         return strcmp(ev->object_uid, r->uid) == 0;
     }
+    /* An event naming no object at all comes from a pasted Events table
+     * (kubectl describe pod), which lists the events of that pod only. */
+    if ((ev->object_uid == NULL || ev->object_uid[0] == '\0') &&
+        (ev->object_name == NULL || ev->object_name[0] == '\0')) {
+        return 1;
+    }
     /* No uid on the event (hand-made or stripped): fall back to name and
      * namespace. Real kubelet events always carry the uid. */
     if (!str_eq(ev->object_name, r->name)) {

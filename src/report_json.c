@@ -235,6 +235,13 @@ static void add_num(struct ctx *c, cJSON *o, const char *k, double v)
     }
 }
 
+static void add_null(struct ctx *c, cJSON *o, const char *k)
+{
+    if (c->rc == 0) {
+        attach(c, o, k, cJSON_CreateNull());
+    }
+}
+
 static void add_bool(struct ctx *c, cJSON *o, const char *k, int v)
 {
     if (c->rc == 0) {
@@ -320,7 +327,11 @@ static void add_diagnosis(struct ctx *c, cJSON *root, const struct krc_diagnosis
     add_num(c, o, "signal", d->signal);
     add_text(c, o, "signal_name", d->signal_name, 0);
     add_text(c, o, "reason", d->reason, 0);
-    add_num(c, o, "restart_count", d->restart_count);
+    if (d->restart_count_known) {
+        add_num(c, o, "restart_count", d->restart_count);
+    } else {
+        add_null(c, o, "restart_count");
+    }
     add_time(c, o, "started_at", d->started_at);
     add_time(c, o, "finished_at", d->finished_at);
     add_num(c, o, "gpus", (double)d->gpus);

@@ -790,7 +790,11 @@ static void headline(struct fmt *f, struct krc_buf *b, const struct krc_report *
         }
         lit(f, b, ", ");
     }
-    litf(f, b, "%d restart%s)", d->restart_count, d->restart_count == 1 ? "" : "s");
+    if (d->restart_count_known) {
+        litf(f, b, "%d restart%s)", d->restart_count, d->restart_count == 1 ? "" : "s");
+    } else {
+        lit(f, b, "restart count not given)");
+    }
 }
 
 /* Append a plain_text piece while the header has room; *cut stops it. */
@@ -978,7 +982,11 @@ static void fields_section(struct fmt *f, struct blocks *bl, const struct krc_re
         }
         n++;
     }
-    litf(f, &fields[n++], "*Restarts*\n%d", d->restart_count);
+    if (d->restart_count_known) {
+        litf(f, &fields[n++], "*Restarts*\n%d", d->restart_count);
+    } else {
+        lit(f, &fields[n++], "*Restarts*\nnot given");
+    }
     lit(f, &fields[n], "*Node*\n");
     if (r->node_name != NULL) {
         put(f, &fields[n], r->node_name, NAME_MAX_UNITS);

@@ -92,7 +92,8 @@ struct krc_diagnosis {
     const char *signal_name; /* static "SIGKILL" ..., NULL when no signal */
     char *reason;            /* T.reason, may be NULL */
     int restart_count;
-    int64_t started_at; /* T.startedAt, 0 when unknown (StartError) */
+    int restart_count_known; /* 0: the status did not give restartCount (restart_count 0) */
+    int64_t started_at;      /* T.startedAt, 0 when unknown (StartError) */
     int64_t finished_at;
     long gpus;     /* GPUs the pod holds (0 for CPU pods) */
     char *summary; /* one line, never NULL after success */

@@ -72,6 +72,7 @@ struct krc_report_container {
     char *image;
     int ready;
     int restart_count;
+    int restart_count_known; /* the status gave restartCount (a pasted one may not) */
     enum krc_report_state state;
     char *state_reason;                /* waiting or terminated reason */
     char *state_message;               /* waiting or terminated message */

@@ -1688,6 +1688,98 @@ static void test_rule_remaining_on_their_own(void **state)
     krc_free(pod);
 }
 
+/* Partial pastes: a fatal-level log line, an error as the last line of a
+ * crash-looping container, NVML and Docker-era runc wording, a pod without
+ * container statuses, events that name no object. */
+static void test_partial_pastes(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    static const char no_object_events[] =
+        "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[{\"kind\":\"Event\",\"type\":"
+        "\"Warning\",\"reason\":\"Failed\",\"message\":\"invalid header field value \\\"oci "
+        "runtime "
+        "error: container_linux.go:247: starting container process caused \\\\\\\"process_linux.go:"
+        "359: container init caused \\\\\\\\\\\\\\\"rootfs_linux.go:53: mounting ... caused not a "
+        "directory\\\"\",\"involvedObject\":{\"kind\":\"Pod\"},\"source\":{\"component\":"
+        "\"kubelet\"}}]}";
+
+    (void)state;
+    /* klog F line, CoreDNS [FATAL], logrus level=fatal, nginx [emerg]: app_error without an
+     * exit code */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "I0210 01:36:39.123289 5 flags.go:159] Watching\n"
+                                "F0210 01:36:39.123645 5 main.go:59] Port 80 is already in use\n"
+                                "-----\nNGINX Ingress controller\n  Release: 0.10.2\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "2019-07-26T05:12:51.129Z [FATAL] plugin/loop: Loop detected\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "time=\"2024\" level=fatal msg=\"bad config\"\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "nginx: [emerg] host not found in upstream \"api\"\n"),
+                     LOW);
+    /* an error word as the last line counts for a crash-looping container... */
+    assert_int_equal(
+        rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                   "1:M 10 Jan # Server started\n"
+                   "1:M 10 Jan # Can't open the append-only file: Permission denied\n"),
+        LOW);
+    /* ...not when other lines follow it, nor without a sign of a restart */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "open failed: Permission denied\nretrying\nserving on :8080\n"),
+                     0);
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":0,\"state\":{\"running\":{}},"
+                                        "\"lastState\":{}",
+                                        NULL),
+                                NULL, "open failed: Permission denied\n"),
+                     0);
+    /* a FATAL word inside a sentence is not a level */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "starting\nnon-FATAListic message\nserving\n"),
+                     0);
+
+    /* NVML that cannot be loaded is a GPU driver/runtime fault */
+    assert_int_equal(
+        rule_holds("gpu_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                   "loading NVML\nFailed to start nvml with error:  could not load NVML library\n"),
+        HIGH);
+
+    /* no status entry, nameless Failed event with runc's Docker-era wording: start_failed */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"kube-system\"},"
+                             "\"status\":{\"containerStatuses\":[{\"ready\":false}]}}"),
+                         fmt("%s", no_object_events), NULL, 0),
+                     KRC_CAUSE_START_FAILED);
+    assert_string_equal(d.container, "(unnamed)");
+    assert_false(d.restart_count_known); /* the paste gave no restartCount */
+    for (size_t i = 0; i < d.n_commands; i++) {
+        assert_null(strstr(d.commands[i], "(unnamed)"));
+    }
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a never-restarted container without any evidence: nothing picked */
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    {
+        char *pod = raw_pod(NULL, ",\"restartCount\":0,\"state\":{\"running\":{}}", NULL);
+        assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+        assert_null(krc_diagnose_pick(&r));
+        /* with a previous log given, the container the log belongs to */
+        assert_int_equal(krc_report_set_log(&r, NULL, "x\n", 2, 0, &err), 0);
+        assert_non_null(krc_diagnose_pick(&r));
+        assert_string_equal(krc_diagnose_pick(&r)->name, "app");
+        krc_free(pod);
+    }
+    krc_report_cleanup(&r);
+}
+
 /* A probe in the spec stands in for missing events. */
 static void test_rule_probe_from_spec(void **state)
 {
@@ -1960,6 +2052,7 @@ int main(void)
         cmocka_unit_test(test_rule_probe_from_spec),
         cmocka_unit_test(test_rule_completed_killed_terminated_wording),
         cmocka_unit_test(test_partial_input),
+        cmocka_unit_test(test_partial_pastes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

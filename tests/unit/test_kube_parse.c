@@ -278,14 +278,47 @@ static void test_field_errors(void **state)
                         "spec.containers[0].livenessProbe.periodSeconds: expected a number, got a "
                         "string");
 
-    assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{}}", &r, &err), KRC_EINVAL);
-    assert_string_equal(err.msg, "metadata.name is missing");
+    /* a pasted partial Pod: no name is no error, nothing at all is */
+    assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{}}", &r, &err), 0);
+    assert_null(r.name);
+    assert_int_equal(parse_pod("{\"kind\":\"Pod\"}", &r, &err), KRC_EINVAL);
+    assert_string_equal(err.msg, "not a Pod: no metadata, spec or status");
 
+    /* a name, when given, must be a non-empty string */
     assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
-                               "\"containers\":[{\"image\":\"x\"}]}}",
+                               "\"containers\":[{\"name\":\"\",\"image\":\"x\"}]}}",
                                &r, &err),
                      KRC_EINVAL);
     assert_non_null(strstr(err.msg, "spec.containers[0].name"));
+    assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"status\":{"
+                               "\"containerStatuses\":[{\"name\":7}]}}",
+                               &r, &err),
+                     KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "status.containerStatuses[0].name"));
+
+    /* unnamed entries: the only spec container of its kind names the only
+     * status entry; otherwise both are "(unnamed)" by position */
+    assert_int_equal(parse_pod("{\"kind\":\"Pod\",\"metadata\":{},\"spec\":{\"containers\":["
+                               "{\"name\":\"app\"}]},\"status\":{\"containerStatuses\":["
+                               "{\"restartCount\":3}]}}",
+                               &r, &err),
+                     0);
+    assert_int_equal(r.n_containers, 1);
+    assert_string_equal(r.containers[0].name, "app");
+    assert_int_equal(r.containers[0].restart_count, 3);
+    assert_true(r.containers[0].restart_count_known);
+    assert_int_equal(
+        parse_pod("{\"kind\":\"Pod\",\"metadata\":{},\"spec\":{\"containers\":["
+                  "{\"image\":\"a\"},{\"image\":\"b\"}]},\"status\":{"
+                  "\"containerStatuses\":[{\"restartCount\":1},{\"restartCount\":2}]}}",
+                  &r, &err),
+        0);
+    assert_int_equal(r.n_containers, 2);
+    assert_string_equal(r.containers[0].name, "(unnamed)");
+    assert_string_equal(r.containers[0].image, "a");
+    assert_int_equal(r.containers[0].restart_count, 1);
+    assert_string_equal(r.containers[1].name, "(unnamed 2)");
+    assert_int_equal(r.containers[1].restart_count, 2);
     krc_report_cleanup(&r);
 }
 
