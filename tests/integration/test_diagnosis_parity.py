@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 from datetime import datetime, timedelta, timezone
 
@@ -61,13 +62,15 @@ class ParityTest(unittest.TestCase):
 
     def test_same_diagnosis_live_and_explain(self):
         now = datetime.now(timezone.utc)
-#a liveness probe in the spec and no events : inferred from the spec
+        # a liveness probe in the spec and no events: inferred from the spec
         self.kube.create_pod("shop", "probe-0", containers=(
             {"name": "app", "livenessProbe": {"exec": {"command": ["/bin/check"]},
                                               "periodSeconds": 10, "failureThreshold": 3}},))
-#a Node.js heap exhaustion ending in SIGSEGV : the runtime's heap, not a segfault
+        # a Node.js heap exhaustion ending in SIGSEGV: the runtime's heap, not a segfault
         self.kube.create_pod("shop", "heap-0")
-        self.krc = h.Krc(self.kube.kubeconfig, ["--watch-idle-timeout", "3s"])
+        self.db = os.path.join(self.tmp.name, "krc.db")
+        self.krc = h.Krc(self.kube.kubeconfig, ["--watch-idle-timeout", "3s"],
+                         env={"KRC_DB": self.db})
         self.krc.wait_synced()
         self.kube.restart("shop", "probe-0", "app", exit_code=137, reason="Error",
                           started_at=iso(now - timedelta(minutes=5)), finished_at=iso(now),
@@ -88,11 +91,31 @@ class ParityTest(unittest.TestCase):
         self.assertIn("JavaScript heap out of memory", heap["summary"])
         self.assertEqual(live["heap-0"]["cause"], heap["cause"])
         self.assertEqual(live["heap-0"]["summary"], heap["summary"])
-        for key in ("confidence", "next_step", "commands", "unchecked"):
-#rendered by `krc explain` once the JSON carries the issue - 11 fields
-            if key in probe:
-                self.assertTrue(probe[key], key)
+        # what the daemon stored (krc history show: the report's diagnosis) carries the same
+        # confidence, next step and commands as krc explain's answer
+        for pod, answer in (("probe-0", probe), ("heap-0", heap)):
+            stored = self.stored_diagnosis(pod)
+            for key in ("cause", "summary", "confidence", "next_step", "commands"):
+                self.assertEqual(stored[key], answer[key], "%s: %s" % (pod, key))
+            self.assertIn(answer["confidence"], ("low", "medium", "high"))
+            self.assertTrue(answer["next_step"])
+            self.assertTrue(answer["commands"])
 
+    def stored_diagnosis(self, pod):
+        deadline = time.monotonic() + 30
+        while True:
+            p = subprocess.run([h.KRC, "history", "--db", self.db, "--format", "json"],
+                               capture_output=True, text=True, timeout=30)
+            if p.returncode == 0:
+                rows = [r for r in json.loads(p.stdout) if r["pod"] == pod]
+                if rows:
+                    break
+            self.assertLess(time.monotonic(), deadline, "no stored restart of " + pod)
+            time.sleep(0.2)
+        p = subprocess.run([h.KRC, "history", "show", str(rows[0]["id"]), "--db", self.db,
+                            "--format", "json"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)["report"]["diagnosis"]
 
 if __name__ == "__main__":
     h.main()
