@@ -8,10 +8,17 @@
  * lost. On shutdown the leader releases the Lease so a standby takes over at
  * once.
  *
+ * Expiry is judged with the observed record's spec.leaseDurationSeconds (as
+ * client-go does), not with this replica's own configured duration, which
+ * is only what it writes when it holds the Lease.
+ *
  * Hand-over: the leader also publishes in the Lease (annotation
  * krc.io/handled-restarts) the restarts it has handled recently, so that a
  * new leader, which reports the restarts of the last startupWindow when it
- * starts, does not alert again what its predecessor already handled. */
+ * starts watching, does not alert again what its predecessor already
+ * handled. The list of the Lease as observed for a successful take-over PUT
+ * is merged at every acquisition (not before a PUT that may lose a 409
+ * race), and the PUT itself carries it on, so it survives this leader. */
 #ifndef KRC_LEADER_H
 #define KRC_LEADER_H
 
@@ -32,6 +39,12 @@ struct krc_leader_options {
     long retry_period_s;
     long handled_retention_s; /* publish handled restarts this long (>= startupWindow) */
     size_t handled_max;       /* and at most this many (0: 1000) */
+    /* Called on the election thread at the moment leadership is lost (another
+     * holder, or no renewal within the renew deadline), before
+     * krc_leader_role() says KRC_LEADER_LOST: the caller stops posting at
+     * once. May be NULL. */
+    void (*on_lost)(void *userdata);
+    void *userdata;
 };
 
 enum krc_leader_role {
