@@ -691,40 +691,30 @@ struct resume {
     size_t superseded;
 };
 
-/* With leader election: did the leader this replica took over from post
- * this row's restart (it is in the hand-over list)? */
-static int handled_by_predecessor(struct resume *rs, const struct krc_store_message *m)
-{
-    struct krc_store_entry *ent = NULL;
-    struct krc_error e;
-    int handled = 0;
-
-    if (rs->d->leader == NULL || m->restart_id <= 0) {
-        return 0;
-    }
-    krc_error_clear(&e);
-    if (krc_store_get(rs->store, m->restart_id, &ent, &e) == 0) {
-        handled = krc_leader_was_handled(rs->d->leader, ent->row.pod_uid, ent->row.container,
-                                         ent->row.restart_count);
-    }
-    krc_store_entry_free(ent);
-    return handled;
-}
-
 static int resume_one(const struct krc_store_message *m, void *ud)
 {
     struct resume *rs = ud;
     struct daemon *d = rs->d;
+    struct krc_store_entry *ent = NULL;
+    struct krc_error e;
     int rc;
 
-    if (handled_by_predecessor(rs, m)) {
-        /* posted by the leader that ran while this replica did not lead */
+    /* With leader election, the row's restart: published as handled once
+     * posted, and not posted at all when the leader this replica took over
+     * from did (its hand-over list names it). */
+    krc_error_clear(&e);
+    if (d->leader != NULL && m->restart_id > 0 &&
+        krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
+        krc_leader_was_handled(d->leader, ent->row.pod_uid, ent->row.container,
+                               ent->row.restart_count)) {
         krc_store_mark_attempt(rs->store, m->id,
                                "superseded: the previous leader posted this restart", 1, NULL);
         rs->superseded++;
+        krc_store_entry_free(ent);
         return 0;
     }
-    rc = krc_notifier_resume(d->notifier, m);
+    rc = krc_notifier_resume(d->notifier, m, ent != NULL ? &ent->row : NULL);
+    krc_store_entry_free(ent);
     if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
         krc_log(KRC_LOG_WARN,
                 "outbox message #%lld: destination %s is no longer configured; "
@@ -1710,6 +1700,15 @@ int krc_daemon_run(const struct krc_config *cfg)
                 if (start_watches(&d) < 0) {
                     break;
                 }
+            } else if (role == KRC_LEADER_LEADING && krc_leader_overdue(d.leader)) {
+                /* a renewal hangs: past the renew deadline a standby may
+                 * take the Lease soon, so stop posting now */
+                leadership_lost(&d);
+                krc_log(KRC_LOG_ERROR,
+                        "leader election: no renewal of the lease for %lds (renew deadline); "
+                        "stopping, exiting so that this replica restarts as a standby",
+                        cfg->lease_renew_deadline_s);
+                break;
             } else if (role == KRC_LEADER_LOST) {
                 /* a fresh process starts as a clean standby */
                 krc_log(KRC_LOG_ERROR, "leadership lost; exiting so that this replica restarts "

@@ -40,7 +40,7 @@ struct krc_leader {
     char observed[512];           /* holder|renewTime|resourceVersion last seen */
     int64_t observed_ms;          /* when it last changed (monotonic) */
     int64_t observed_duration_ms; /* its spec.leaseDurationSeconds (0: none seen) */
-    int64_t last_renew_ms;        /* last successful write while leading */
+    atomic_llong last_renew_ms;   /* last successful write (read by krc_leader_overdue) */
 
     pthread_mutex_t lock; /* holder, last_error, handled */
     char holder[256];
@@ -149,6 +149,12 @@ void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz)
     pthread_mutex_lock(&l->lock);
     snprintf(out, outsz, "%s", l->last_error);
     pthread_mutex_unlock(&l->lock);
+}
+
+int krc_leader_overdue(struct krc_leader *l)
+{
+    return atomic_load(&l->role) == KRC_LEADER_LEADING &&
+           krc_clock_mono_ms() - atomic_load(&l->last_renew_ms) >= l->deadline_ms;
 }
 
 void krc_leader_stop(struct krc_leader *l)
@@ -624,7 +630,7 @@ void krc_leader_run(struct krc_leader *l)
         rc = try_acquire_or_renew(l, &e);
         if (rc == 1) {
             set_error(l, "");
-            l->last_renew_ms = krc_clock_mono_ms();
+            atomic_store(&l->last_renew_ms, krc_clock_mono_ms());
             if (atomic_load(&l->role) != KRC_LEADER_LEADING) {
                 atomic_store(&l->role, KRC_LEADER_LEADING);
                 krc_log(KRC_LOG_INFO, "leader election: became the leader (lease %s/%s)",
@@ -642,7 +648,7 @@ void krc_leader_run(struct krc_leader *l)
             set_error(l, e.msg);
             krc_log(KRC_LOG_WARN, "leader election: renewing the lease %s/%s failed: %s",
                     l->namespace, l->name, e.msg);
-            if (krc_clock_mono_ms() - l->last_renew_ms >= l->deadline_ms) {
+            if (krc_clock_mono_ms() - atomic_load(&l->last_renew_ms) >= l->deadline_ms) {
                 krc_log(KRC_LOG_ERROR,
                         "leader election: could not renew the lease %s/%s for %lds "
                         "(renew deadline); stopping",

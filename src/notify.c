@@ -786,7 +786,8 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
     return d;
 }
 
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m)
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
+                        const struct krc_store_row *restart)
 {
     const char *webhook = NULL;
     struct item *it;
@@ -831,6 +832,11 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
     it->dest = d;
     it->outbox_id = m->id;
     it->restart_id = m->restart_id;
+    if (restart != NULL && restart->pod_uid != NULL && restart->container != NULL) {
+        snprintf(it->uid, sizeof(it->uid), "%s", restart->pod_uid);
+        snprintf(it->container, sizeof(it->container), "%s", restart->container);
+        it->restart_count = restart->restart_count;
+    }
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",
              krc_store_kind_name(m->kind), (long long)m->id);

@@ -71,12 +71,18 @@ void krc_leader_stop(struct krc_leader *l);
 int krc_leader_release(struct krc_leader *l, struct krc_error *err);
 
 enum krc_leader_role krc_leader_role(struct krc_leader *l);
+/* 1 when leading but the last successful renewal is a renew deadline ago or
+ * more: a renewal hangs (the election thread notices only once it returns);
+ * the caller must stop as if the Lease were lost. */
+int krc_leader_overdue(struct krc_leader *l);
 /* The current holder as last seen ("" if none), for messages. */
 void krc_leader_holder(struct krc_leader *l, char *out, size_t outsz);
 /* Why the last attempt failed ("" if it did not), for messages. */
 void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 
-/* A restart (pod uid, container, restartCount) was handled by this replica. */
+/* A restart (pod uid, container, restartCount) was handled by this replica:
+ * its message was accepted by Slack, or it had none to post (muted, grouped,
+ * silenced). Published in the Lease from the next renewal on. */
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
                              int restart_count);
 /* 1 if this replica or a previous leader already handled it. */

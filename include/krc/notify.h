@@ -171,7 +171,10 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
 
 /* Queue an undelivered outbox row from before a restart of the daemon.
  * KRC_ENOTFOUND when its destination is no longer configured. */
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m);
+/* restart (may be NULL) is the row's restart, when the caller knows it: its
+ * delivery is then reported to on_posted like a new alert's. */
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
+                        const struct krc_store_row *restart);
 
 /* Hand over a collected and diagnosed restart (takes ownership of rep and
  * diag, and of full_log when non-NULL) with the decision decide() gave.
