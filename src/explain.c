@@ -52,7 +52,7 @@ static int read_input(const char *path, size_t max, int keep_tail, char **ret, s
     } else {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            return krc_error_set(err, KRC_EIO, "cannot open: %s", strerror(errno));
+            return krc_error_set(err, KRC_EIO, "cannot open: %s", KRC_ERRNO_STR(errno));
         }
     }
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -61,7 +61,7 @@ static int read_input(const char *path, size_t max, int keep_tail, char **ret, s
     }
     if (keep_tail && fd != STDIN_FILENO && S_ISREG(st.st_mode) && (size_t)st.st_size > max) {
         if (lseek(fd, st.st_size - (off_t)max, SEEK_SET) < 0) {
-            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", strerror(errno));
+            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", KRC_ERRNO_STR(errno));
             goto close;
         }
         truncated = 1;
@@ -73,7 +73,7 @@ static int read_input(const char *path, size_t max, int keep_tail, char **ret, s
             if (errno == EINTR) {
                 continue;
             }
-            rc = krc_error_set(err, KRC_EIO, "read error: %s", strerror(errno));
+            rc = krc_error_set(err, KRC_EIO, "read error: %s", KRC_ERRNO_STR(errno));
             break;
         }
         if (n == 0) {
@@ -438,7 +438,7 @@ int krc_explain_main(int argc, char **argv)
         break;
     }
     if (fflush(stdout) != 0) {
-        fprintf(stderr, "krc explain: cannot write the output: %s\n", strerror(errno));
+        fprintf(stderr, "krc explain: cannot write the output: %s\n", KRC_ERRNO_STR(errno));
         status = 1;
     }
 out:
