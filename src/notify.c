@@ -1432,7 +1432,10 @@ void krc_notifier_run(struct krc_notifier *n)
     pthread_mutex_lock(&n->lock);
     if (n->n_items > 0) {
         krc_log(KRC_LOG_WARN, "shutdown: %zu Slack message(s) not sent%s", n->n_items,
-                n->store != NULL ? "; they stay in the outbox for the next start" : "");
+                n->store != NULL ? "; they stay in the outbox (sent at the next start or, with "
+                                   "leader election, when this replica leads again and its "
+                                   "predecessor did not post them)"
+                                 : "");
     }
     pthread_mutex_unlock(&n->lock);
     krc_store_close(n->store);
