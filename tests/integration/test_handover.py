@@ -179,7 +179,7 @@ class HandoverTest(unittest.TestCase):
         b = self.start("krc-b", elect(), webhook="alerts-b")
         b.wait_log("standby; lease krc/krc is held by \"krc-a\"")
         # Slack is slow for krc-a: its first POST hangs, then fails (500)
-        self.slack.fault(type="hang", seconds=6, status=500, count=1,
+        self.slack.fault(type="hang", seconds=8, status=500, count=1,
                          path_regex=re.escape(self.slack.webhook_path("alerts-a")))
         for pod in ("app-1", "app-2"):
             self.kube.restart("shop", pod, "app", exit_code=1, logs="boom\n")
