@@ -7,8 +7,9 @@ restart. Every test asserts that each real restart is posted exactly once.
    from the start of its process;
 2. the predecessor's hand-over list is read at the take-over that succeeds, not before a PUT
    that loses a 409 race;
-3. a leader that loses the Lease starts no further POST; the next leader posts what it had not
-   delivered, and the lost leader's outbox rows are never sent again;
+3. a leader that loses the Lease (to another holder, or by the renew deadline) starts no further
+   POST; the next leader posts what it had not delivered, and the lost leader's outbox rows are
+   never sent again;
 6. Lease expiry is timed with the observed record's leaseDurationSeconds.
 """
 
@@ -209,6 +210,32 @@ class HandoverTest(unittest.TestCase):
         self.assertEqual(len(a2.logs(contains="posted by the previous leader; not sent again")),
                          1, a2.tail(60))
         self.assertEqual(a2.stop(), 0)
+
+    def test_a_leader_that_cannot_renew_posts_nothing_more(self):
+        """Scenario 3 by the renew deadline: the API server stops answering Lease requests."""
+        for pod in ("app-1", "app-2"):
+            self.kube.create_pod("shop", pod)
+        a = self.start("krc-a", elect(), webhook="alerts-a")
+        a.wait_log("became the leader")
+        a.wait_synced()
+        b = self.start("krc-b", elect(), webhook="alerts-b")
+        b.wait_log("standby; lease krc/krc is held by \"krc-a\"")
+        self.slack.fault(type="hang", seconds=8, status=500, count=1,
+                         path_regex=re.escape(self.slack.webhook_path("alerts-a")))
+        for pod in ("app-1", "app-2"):
+            self.kube.restart("shop", pod, "app", exit_code=1, logs="boom\n")
+        a.wait_diagnosed(2)
+        self.kube.fault(type="http_error", status=503, count=1000, path_regex="/leases")
+        a.wait_log("renew deadline", timeout=10)
+        self.assertEqual(a.wait_exit(30), 1)
+        self.kube.clear_faults()
+        b.wait_log("became the leader", timeout=3 + 1 + 10)
+        b.wait_synced()
+        self.wait_posted("app-1")
+        self.wait_posted("app-2")
+        self.assertEqual(self.posted("alerts-a"), [], a.tail(60))
+        self.assertEqual(self.posted(), ["app-1", "app-2"])
+        self.assertEqual(b.stop(), 0)
 
     # ---- scenario 6 ----
 
