@@ -1606,13 +1606,19 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
         goto out;
     }
-    if (setup_http(&d, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
-        goto out;
-    }
     open_history(&d);
     if (setup_notifier(&d, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
+        goto out;
+    }
+    if (cfg->leader_elect && setup_leader(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
+        goto out;
+    }
+    /* Last of what the HTTP threads read (d.notifier, d.leader): they start
+     * here, and those pointers are not written again. */
+    if (setup_http(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
         goto out;
     }
     d.n_workers = (size_t)cfg->workers;
@@ -1661,10 +1667,6 @@ int krc_daemon_run(const struct krc_config *cfg)
     }
     d.sender_started = 1;
     if (cfg->leader_elect) {
-        if (setup_leader(&d, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
-            goto out;
-        }
         if (pthread_create(&d.leader_thread, NULL, leader_main, d.leader) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start the leader election thread");
             goto out;
