@@ -36,7 +36,7 @@ void krc_clock_format_rfc3339(int64_t t, char *out, unsigned outsz)
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-int krc_clock_sleep_ms(int64_t ms, const volatile int *cancel)
+int krc_clock_sleep_ms(int64_t ms, const atomic_int *cancel)
 {
     int64_t end = krc_clock_mono_ms() + ms;
     for (;;) {

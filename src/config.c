@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "krc/buf.h"
+#include "krc/error.h"
 #include "krc/kube_pod.h"
 #include "krc/mem.h"
 
@@ -708,7 +709,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
     krc_buf_init(&fe.text, 64 * 1024);
     fp = fopen(path, "rb");
     if (fp == NULL) {
-        add_error(&fe, KRC_EIO, err, "%s: cannot open: %s", path, strerror(errno));
+        add_error(&fe, KRC_EIO, err, "%s: cannot open: %s", path, KRC_ERRNO_STR(errno));
         goto out;
     }
     if (!yaml_parser_initialize(&parser)) {

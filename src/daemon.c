@@ -77,7 +77,7 @@ struct daemon {
     _Atomic(const struct krc_config *) live;  /* reloadable settings (SIGHUP) */
     _Atomic(struct krc_filter *) live_filter; /* reloadable filters */
     struct retired *retired;
-    volatile int cancel;
+    atomic_int cancel;
     atomic_size_t queued_pod_bytes; /* pod_json bytes of the restarts in the queue */
     struct krc_kube_auth_config auth;
     struct krc_token_source *tokens;
@@ -101,7 +101,8 @@ struct daemon {
     int pruner_started;
     atomic_llong store_errors;
     atomic_llong not_posted;
-    atomic_int store_fault; /* 1 while the history database is unusable */
+    atomic_int store_fault;     /* 1 while the history database is unusable */
+    pthread_mutex_t fault_lock; /* store_fault_msg: written by workers, read by /readyz */
     char store_fault_msg[256];
     struct krc_metrics *metrics;
     struct krc_metrics_std std;
@@ -116,6 +117,9 @@ struct daemon {
     pthread_t leader_thread;
     int leader_started;
     int watching; /* watch threads started */
+    /* Set by the election thread the moment the Lease is lost: no worker
+     * records or queues another restart, and the sender starts no POST. */
+    atomic_int lost;
     struct krc_metric *m_reloads;
     struct krc_metric *m_leader; /* NULL unless leaderElect */
 };
@@ -366,7 +370,9 @@ static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_
 static void store_failed(struct daemon *d, const char *msg)
 {
     atomic_fetch_add(&d->store_errors, 1);
+    pthread_mutex_lock(&d->fault_lock);
     snprintf(d->store_fault_msg, sizeof(d->store_fault_msg), "%s", msg);
+    pthread_mutex_unlock(&d->fault_lock);
     atomic_store(&d->store_fault, 1);
 }
 
@@ -452,6 +458,14 @@ static int record(struct worker *w, const struct krc_restart *r, const struct kr
     return 0;
 }
 
+static void left_to_next_leader(const struct krc_restart *r)
+{
+    krc_log(KRC_LOG_INFO,
+            "restart of %s/%s container %s (count %d) not alerted by this replica: leadership "
+            "lost; the next leader reports it",
+            r->namespace, r->pod, r->container, r->restart_count);
+}
+
 static void process_restart(struct worker *w, struct krc_restart *r)
 {
     struct daemon *d = w->d;
@@ -466,6 +480,12 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     int rc;
 
     log_detected(r);
+    if (atomic_load(&d->lost)) {
+        left_to_next_leader(r);
+        krc_report_free(rep);
+        krc_free(dg);
+        return;
+    }
     if (d->leader != NULL &&
         krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count)) {
         /* re-detected by a new leader: its predecessor handled it */
@@ -544,10 +564,24 @@ static void process_restart(struct worker *w, struct krc_restart *r)
             atomic_fetch_add(&d->not_posted, 1);
         }
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
+        if (atomic_load(&d->lost)) {
+            /* lost the Lease while collecting: not recorded, not posted */
+            left_to_next_leader(r);
+            krc_notify_message_cleanup(&msg);
+            krc_report_free(rep);
+            krc_diagnosis_cleanup(dg);
+            krc_free(dg);
+            krc_free(full_log);
+            return;
+        }
         /* Recorded with its pending notification in one transaction before
          * anything is sent: a crash cannot lose or repeat it. */
         rc = record(w, r, rep, dg, decision, &msg, &outbox_id);
-        if (d->leader != NULL) {
+        if (d->leader != NULL && rc != KRC_STORE_EXISTS && msg.body == NULL) {
+            /* nothing to post (muted, grouped, silenced): handled now; a
+             * message is published as handled once Slack accepted it
+             * (on_posted), so that a new leader posts what this one could
+             * not */
             krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
         }
         if (rc == KRC_STORE_EXISTS) {
@@ -650,18 +684,90 @@ static void *pruner_main(void *arg)
     return NULL;
 }
 
+struct resume {
+    struct daemon *d;
+    struct krc_store *store;
+    size_t superseded;
+};
+
 static int resume_one(const struct krc_store_message *m, void *ud)
 {
-    struct daemon *d = ud;
-    int rc = krc_notifier_resume(d->notifier, m);
+    struct resume *rs = ud;
+    struct daemon *d = rs->d;
+    struct krc_store_entry *ent = NULL;
+    struct krc_error e;
+    int rc;
+
+    /* With leader election, the row's restart: published as handled once
+     * posted, and not posted at all when the leader this replica took over
+     * from did (its hand-over list names it). */
+    krc_error_clear(&e);
+    if (d->leader != NULL && m->restart_id > 0 &&
+        krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
+        krc_leader_was_handled(d->leader, ent->row.pod_uid, ent->row.container,
+                               ent->row.restart_count)) {
+        krc_store_mark_attempt(rs->store, m->id,
+                               "superseded: the previous leader posted this restart", 1, NULL);
+        rs->superseded++;
+        krc_store_entry_free(ent);
+        return 0;
+    }
+    rc = krc_notifier_resume(d->notifier, m, ent != NULL ? &ent->row : NULL);
+    krc_store_entry_free(ent);
     if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
         krc_log(KRC_LOG_WARN,
                 "outbox message #%lld: destination %s is no longer configured; "
                 "marked failed",
                 (long long)m->id, m->destination);
-        krc_store_mark_attempt(d->store, m->id, "destination no longer configured", 1, NULL);
+        krc_store_mark_attempt(rs->store, m->id, "destination no longer configured", 1, NULL);
     }
     return 0;
+}
+
+/* Queue the outbox rows still pending from before. Without leader election
+ * at start-up. With it, only when this replica becomes the leader, never on
+ * a standby: the rows were decided while an earlier process of this replica
+ * led, and one the leader in between posted (its hand-over list, merged at
+ * the take-over, names the restart) is marked failed, not sent again. */
+static void resume_outbox(struct daemon *d, struct krc_store *store)
+{
+    struct resume rs = {d, store, 0};
+    size_t before = krc_notifier_pending(d->notifier);
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (krc_store_pending(store, resume_one, &rs, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
+        return;
+    }
+    if (krc_notifier_pending(d->notifier) > before) {
+        krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
+                krc_notifier_pending(d->notifier) - before);
+    }
+    if (rs.superseded > 0) {
+        krc_log(KRC_LOG_INFO,
+                "outbox: %zu undelivered notification(s) of an earlier leadership were posted "
+                "by the previous leader; not sent again",
+                rs.superseded);
+    }
+}
+
+static void resume_after_takeover(struct daemon *d)
+{
+    struct krc_store *st = NULL;
+    struct krc_error e;
+
+    if (d->db_path[0] == '\0' || d->notifier == NULL) {
+        return;
+    }
+    krc_error_clear(&e);
+    if (krc_store_open(d->db_path, 0, &st, &e) < 0) {
+        store_failed(d, e.msg);
+        krc_log(KRC_LOG_ERROR, "outbox: %s; undelivered notifications are not resumed", e.msg);
+        return;
+    }
+    resume_outbox(d, st);
+    krc_store_close(st);
 }
 
 static void open_history(struct daemon *d)
@@ -799,6 +905,7 @@ static void notify_options_from(const struct krc_config *cfg, struct krc_notify_
 }
 
 static void on_delivered(double seconds, void *userdata);
+static void on_posted(const char *uid, const char *container, int restart_count, void *userdata);
 
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
@@ -836,6 +943,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.kube = d->recovery_client;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.on_delivered = on_delivered;
+    no.on_posted = on_posted;
     no.on_delivered_userdata = d;
     no.cancel = &d->cancel;
     d->notifier = krc_notifier_new(&no, err);
@@ -930,6 +1038,16 @@ static void on_delivered(double seconds, void *userdata)
 {
     struct daemon *d = userdata;
     krc_metric_observe(d->std.restart_to_notification, NULL, seconds);
+}
+
+/* Slack accepted a restart's message: published in the hand-over list from
+ * the next renewal on. */
+static void on_posted(const char *uid, const char *container, int restart_count, void *userdata)
+{
+    struct daemon *d = userdata;
+    if (d->leader != NULL) {
+        krc_leader_note_handled(d->leader, uid, container, restart_count);
+    }
 }
 
 /* /healthz: the loops are alive. A watch loop iterates or receives data at
@@ -1027,7 +1145,9 @@ static int check_ready(void *userdata, char *reason, size_t size)
     }
     if (atomic_load(&d->store_fault)) {
         /* restarts are still detected and alerted; the history is not kept */
+        pthread_mutex_lock(&d->fault_lock);
         snprintf(reason, size, "history database unavailable: %s", d->store_fault_msg);
+        pthread_mutex_unlock(&d->fault_lock);
         krc_metric_set(d->std.ready, NULL, 0);
         return 0;
     }
@@ -1282,6 +1402,20 @@ fail:
 
 /* --- leader election ------------------------------------------------------- */
 
+/* The election thread, the moment the Lease is lost: nothing new is posted
+ * from here on (a POST already in flight may still complete: the one
+ * window). What is not delivered stays pending in this replica's outbox and
+ * is not sent by it unless it leads again (see resume_outbox); the next
+ * leader reports those restarts from its relist. */
+static void leadership_lost(void *userdata)
+{
+    struct daemon *d = userdata;
+    atomic_store(&d->lost, 1);
+    if (d->notifier != NULL) {
+        krc_notifier_abort(d->notifier);
+    }
+}
+
 static void *leader_main(void *arg)
 {
     name_thread("krc-leader");
@@ -1330,11 +1464,26 @@ static int setup_leader(struct daemon *d, struct krc_error *err)
     /* a new leader reports the restarts of the last startupWindow: the
      * hand-over list must cover them */
     lo.handled_retention_s = cfg->startup_window_s + 300;
+    lo.on_lost = leadership_lost;
+    lo.userdata = d;
     return krc_leader_new(client, &lo, &d->leader, err);
 }
 
+/* The detection table is created when this replica starts watching (at
+ * start-up, or when it becomes the leader): the start-up window counts back
+ * from this moment, not from the start of the process, so a standby that
+ * takes over after hours does not report the restarts of those hours. */
 static int start_watches(struct daemon *d)
 {
+    int64_t now = krc_clock_now();
+
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        d->scopes[i].state = krc_pod_state_new(now - d->cfg->startup_window_s, now);
+        if (d->scopes[i].state == NULL) {
+            krc_log(KRC_LOG_ERROR, "out of memory");
+            return KRC_ENOMEM;
+        }
+    }
     for (size_t i = 0; i < d->n_scopes; i++) {
         if (pthread_create(&d->scopes[i].thread, NULL, watch_main, &d->scopes[i]) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start a watch thread");
@@ -1365,6 +1514,7 @@ int krc_daemon_run(const struct krc_config *cfg)
     int sig = 0;
 
     memset(&d, 0, sizeof(d));
+    pthread_mutex_init(&d.fault_lock, NULL);
     d.cfg = cfg;
     atomic_init(&d.live, cfg);
     atomic_init(&d.live_filter, NULL);
@@ -1434,19 +1584,15 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "out of memory");
         goto out;
     }
-    {
-        int64_t now = krc_clock_now();
-        for (size_t i = 0; i < d.n_scopes; i++) {
-            struct scope *s = &d.scopes[i];
-            s->d = &d;
-            s->namespace = n_names > 0 ? names[i] : NULL;
-            s->client = krc_kube_client_new(&d.auth, d.tokens, &e);
-            s->state = krc_pod_state_new(now - cfg->startup_window_s, now);
-            if (s->client == NULL || s->state == NULL) {
-                krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s",
-                        e.msg[0] ? e.msg : "out of memory");
-                goto out;
-            }
+    for (size_t i = 0; i < d.n_scopes; i++) {
+        struct scope *s = &d.scopes[i];
+        s->d = &d;
+        s->namespace = n_names > 0 ? names[i] : NULL;
+        s->client = krc_kube_client_new(&d.auth, d.tokens, &e);
+        if (s->client == NULL) {
+            krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s",
+                    e.msg[0] ? e.msg : "out of memory");
+            goto out;
         }
     }
     if (n_names > 0) {
@@ -1460,13 +1606,19 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
         goto out;
     }
-    if (setup_http(&d, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
-        goto out;
-    }
     open_history(&d);
     if (setup_notifier(&d, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
+        goto out;
+    }
+    if (cfg->leader_elect && setup_leader(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
+        goto out;
+    }
+    /* Last of what the HTTP threads read (d.notifier, d.leader): they start
+     * here, and those pointers are not written again. */
+    if (setup_http(&d, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
         goto out;
     }
     d.n_workers = (size_t)cfg->workers;
@@ -1495,14 +1647,10 @@ int krc_daemon_run(const struct krc_config *cfg)
         w->started = 1;
     }
     if (d.store != NULL) {
-        /* Undelivered notifications from before: send them first. */
-        size_t before = krc_notifier_pending(d.notifier);
-        krc_error_clear(&e);
-        if (krc_store_pending(d.store, resume_one, &d, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
-        } else if (krc_notifier_pending(d.notifier) > before) {
-            krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
-                    krc_notifier_pending(d.notifier) - before);
+        /* Undelivered notifications from before: send them first (with
+         * leader election once this replica leads: a standby posts nothing). */
+        if (!cfg->leader_elect) {
+            resume_outbox(&d, d.store);
         }
         if (pthread_create(&d.pruner, NULL, pruner_main, &d) == 0) {
             d.pruner_started = 1;
@@ -1511,18 +1659,14 @@ int krc_daemon_run(const struct krc_config *cfg)
         krc_store_close(d.store);
         d.store = NULL;
     }
-    /* The sender runs on a standby too: what is in this replica's outbox was
-     * decided while it led. */
+    /* The sender runs on a standby too, idle: nothing is queued for it until
+     * this replica leads. */
     if (pthread_create(&d.sender, NULL, sender_main, &d) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
         goto out;
     }
     d.sender_started = 1;
     if (cfg->leader_elect) {
-        if (setup_leader(&d, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
-            goto out;
-        }
         if (pthread_create(&d.leader_thread, NULL, leader_main, d.leader) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start the leader election thread");
             goto out;
@@ -1554,9 +1698,19 @@ int krc_daemon_run(const struct krc_config *cfg)
             enum krc_leader_role role = krc_leader_role(d.leader);
             if (role == KRC_LEADER_LEADING && !d.watching) {
                 krc_log(KRC_LOG_INFO, "leading: watching pods and alerting");
+                resume_after_takeover(&d);
                 if (start_watches(&d) < 0) {
                     break;
                 }
+            } else if (role == KRC_LEADER_LEADING && krc_leader_overdue(d.leader)) {
+                /* a renewal hangs: past the renew deadline a standby may
+                 * take the Lease soon, so stop posting now */
+                leadership_lost(&d);
+                krc_log(KRC_LOG_ERROR,
+                        "leader election: no renewal of the lease for %lds (renew deadline); "
+                        "stopping, exiting so that this replica restarts as a standby",
+                        cfg->lease_renew_deadline_s);
+                break;
             } else if (role == KRC_LEADER_LOST) {
                 /* a fresh process starts as a clean standby */
                 krc_log(KRC_LOG_ERROR, "leadership lost; exiting so that this replica restarts "
@@ -1572,7 +1726,7 @@ out:
     if (d.http != NULL) {
         krc_http_server_stop(d.http);
     }
-    for (size_t i = 0; i < d.n_scopes; i++) {
+    for (size_t i = 0; d.scopes != NULL && i < d.n_scopes; i++) {
         if (d.scopes[i].started) {
             pthread_join(d.scopes[i].thread, NULL);
         }
@@ -1588,7 +1742,9 @@ out:
         }
     }
     if (d.sender_started) {
-        int64_t deadline = krc_clock_mono_ms() + DRAIN_MS;
+        /* A replica that lost the Lease does not drain: nothing more is
+         * posted (leadership_lost aborted the sender already). */
+        int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d.lost) ? 0 : DRAIN_MS);
         while (krc_notifier_pending(d.notifier) > 0 && krc_clock_mono_ms() < deadline) {
             krc_clock_sleep_ms(50, NULL);
         }
@@ -1665,6 +1821,7 @@ out:
     }
     krc_token_source_free(d.tokens);
     krc_kube_auth_config_cleanup(&d.auth);
+    pthread_mutex_destroy(&d.fault_lock);
     if (exit_code == 0) {
         krc_log(KRC_LOG_INFO, "stopped");
     }

@@ -87,3 +87,14 @@ const char *krc_strerror(int code)
         return "unknown error";
     }
 }
+
+const char *krc_errno_str(int errnum, char *buf, size_t bufsz)
+{
+    if (bufsz == 0) {
+        return "";
+    }
+    if (strerror_r(errnum, buf, bufsz) != 0) {
+        snprintf(buf, bufsz, "error %d", errnum);
+    }
+    return buf;
+}

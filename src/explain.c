@@ -49,7 +49,7 @@ static int open_input(const char *path, int *ret_fd, struct stat *st, struct krc
     if (strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            return krc_error_set(err, KRC_EIO, "cannot open: %s", strerror(errno));
+            return krc_error_set(err, KRC_EIO, "cannot open: %s", KRC_ERRNO_STR(errno));
         }
     }
     if (fstat(fd, st) != 0) {
@@ -602,7 +602,7 @@ int krc_explain_main(int argc, char **argv)
         break;
     }
     if (fflush(stdout) != 0) {
-        fprintf(stderr, "krc explain: cannot write the output: %s\n", strerror(errno));
+        fprintf(stderr, "krc explain: cannot write the output: %s\n", KRC_ERRNO_STR(errno));
         status = 1;
     }
 out:

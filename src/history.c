@@ -671,7 +671,7 @@ static int parse_long(const char *opt, const char *v, long min, long max, long *
 static int finish(int status)
 {
     if (fflush(stdout) != 0) {
-        fprintf(stderr, "krc history: cannot write the output: %s\n", strerror(errno));
+        fprintf(stderr, "krc history: cannot write the output: %s\n", KRC_ERRNO_STR(errno));
         return 1;
     }
     return status;

@@ -694,7 +694,7 @@ static int bind_socket(struct krc_http_server *srv, struct krc_error *err)
     freeaddrinfo(res);
     if (fd < 0) {
         return krc_error_set(err, KRC_EIO, "http server: cannot listen on %s: %s", srv->listen,
-                             strerror(saved));
+                             KRC_ERRNO_STR(saved));
     }
     {
         struct sockaddr_storage ss;
@@ -704,7 +704,7 @@ static int bind_socket(struct krc_http_server *srv, struct krc_error *err)
             saved = errno;
             close(fd);
             return krc_error_set(err, KRC_EIO, "http server: getsockname on %s: %s", srv->listen,
-                                 strerror(saved));
+                                 KRC_ERRNO_STR(saved));
         }
         srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                    : ((struct sockaddr_in *)&ss)->sin_port);

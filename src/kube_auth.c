@@ -29,16 +29,6 @@ static const char unsupported_hint[] =
 /* ---------------------------------------------------------------------- */
 /* Small helpers                                                          */
 
-static const char *errno_str(int e, char *buf, size_t n)
-{
-    /* XSI strerror_r: thread-safe, unlike strerror (the token source runs in
-     * several threads). */
-    if (strerror_r(e, buf, n) != 0) {
-        snprintf(buf, n, "error %d", e);
-    }
-    return buf;
-}
-
 static int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -279,7 +269,7 @@ static int read_token_file(const char *path, char **ret_token, struct krc_error 
     rc = read_whole_file(path, TOKEN_MAX_BYTES, &data, &len, &e);
     if (rc == KRC_EIO) {
         return krc_error_set(err, KRC_EIO, "token file %s: %s", path,
-                             errno_str(e, ebuf, sizeof(ebuf)));
+                             krc_errno_str(e, ebuf, sizeof(ebuf)));
     }
     if (rc == KRC_ETOOBIG) {
         return krc_error_set(err, KRC_ETOOBIG, "token file %s is larger than %d bytes", path,
@@ -583,7 +573,7 @@ static int kc_load_file(struct kc_file *f, struct krc_error *err)
     rc = read_whole_file(f->path, KUBECONFIG_MAX_BYTES, &data, &len, &e);
     if (rc == KRC_EIO) {
         return krc_error_set(err, KRC_EIO, "kubeconfig %s: cannot read: %s", f->path,
-                             errno_str(e, ebuf, sizeof(ebuf)));
+                             krc_errno_str(e, ebuf, sizeof(ebuf)));
     }
     if (rc == KRC_ETOOBIG) {
         return krc_error_set(err, KRC_ETOOBIG, "kubeconfig %s is larger than %d bytes", f->path,
@@ -750,7 +740,7 @@ static int path_field(struct kc_file *f, yaml_node_t *map, const char *what, con
     if (access(p, R_OK) != 0) {
         int e = errno;
         rc = kc_err(err, KRC_EIO, f, map_lookup(&f->doc, map, key), "%s: %s %s: %s", what, key, p,
-                    errno_str(e, ebuf, sizeof(ebuf)));
+                    krc_errno_str(e, ebuf, sizeof(ebuf)));
         krc_free(p);
         return rc;
     }
@@ -1191,7 +1181,7 @@ static int load_in_cluster(const char *host, const char *port, const char *sa_di
         rc = krc_error_set(err, KRC_EIO,
                            "%s: token file %s: %s (is a service-account token mounted? check "
                            "automountServiceAccountToken)",
-                           src, cfg->token_file, errno_str(e, ebuf, sizeof(ebuf)));
+                           src, cfg->token_file, krc_errno_str(e, ebuf, sizeof(ebuf)));
         goto out;
     }
     if (access(ca, R_OK) != 0) {
@@ -1199,7 +1189,7 @@ static int load_in_cluster(const char *host, const char *port, const char *sa_di
         rc = krc_error_set(err, KRC_EIO,
                            "%s: CA certificate %s: %s; refusing to talk to the API server "
                            "without verifying it",
-                           src, ca, errno_str(e, ebuf, sizeof(ebuf)));
+                           src, ca, krc_errno_str(e, ebuf, sizeof(ebuf)));
         goto out;
     }
     cfg->ca_file = ca;
@@ -1210,7 +1200,7 @@ static int load_in_cluster(const char *host, const char *port, const char *sa_di
         rc = 0; /* namespace stays unknown */
     } else if (rc == KRC_EIO) {
         rc = krc_error_set(err, KRC_EIO, "%s: namespace file %s: %s", src, ns_path,
-                           errno_str(e, ebuf, sizeof(ebuf)));
+                           krc_errno_str(e, ebuf, sizeof(ebuf)));
     } else if (rc == KRC_ETOOBIG) {
         rc = krc_error_set(err, KRC_ETOOBIG, "%s: namespace file %s is larger than %d bytes", src,
                            ns_path, NAMESPACE_MAX_BYTES);

@@ -439,7 +439,7 @@ static int build_auth(struct krc_kube_client *c, struct auth_header *ah, struct 
 static int perform(struct krc_kube_client *c, const char *method, const char *path,
                    const char *accept, const char *body, size_t body_len, long timeout_ms,
                    long idle_timeout_ms, krc_http_data_cb on_data, void *ud,
-                   const volatile int *cancel, size_t max_body, struct krc_http_response *resp,
+                   const atomic_int *cancel, size_t max_body, struct krc_http_response *resp,
                    struct krc_error *err)
 {
     struct auth_header ah;
@@ -563,7 +563,7 @@ int krc_kube_get_raw(struct krc_kube_client *c, const char *path, size_t max_bod
 }
 
 int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeout_ms,
-                    krc_http_data_cb on_data, void *userdata, const volatile int *cancel,
+                    krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
                     struct krc_error *err)
 {
     struct krc_http_response resp;

@@ -28,17 +28,19 @@ struct krc_leader {
     long retry_ms;
     long retention_s;
     size_t handled_max;
+    void (*on_lost)(void *userdata);
+    void *userdata;
 
     atomic_int stop;
     atomic_int role;
 
     /* election state, touched only by the thread running the loop (and by
      * release after it returned) */
-    cJSON *lease;           /* the last Lease object read or written */
-    char observed[512];     /* holder|renewTime|resourceVersion last seen */
-    int64_t observed_ms;    /* when it last changed (monotonic) */
-    int64_t last_renew_ms;  /* last successful write while leading */
-    int loaded_predecessor; /* handled list of the Lease merged once */
+    cJSON *lease;                 /* the last Lease object read or written */
+    char observed[512];           /* holder|renewTime|resourceVersion last seen */
+    int64_t observed_ms;          /* when it last changed (monotonic) */
+    int64_t observed_duration_ms; /* its spec.leaseDurationSeconds (0: none seen) */
+    atomic_llong last_renew_ms;   /* last successful write (read by krc_leader_overdue) */
 
     pthread_mutex_t lock; /* holder, last_error, handled */
     char holder[256];
@@ -109,6 +111,8 @@ int krc_leader_new(struct krc_kube_client *client, const struct krc_leader_optio
     l->deadline_ms = o->renew_deadline_s * 1000;
     l->retry_ms = o->retry_period_s * 1000;
     l->retention_s = o->handled_retention_s;
+    l->on_lost = o->on_lost;
+    l->userdata = o->userdata;
     *ret = l;
     return 0;
 }
@@ -145,6 +149,12 @@ void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz)
     pthread_mutex_lock(&l->lock);
     snprintf(out, outsz, "%s", l->last_error);
     pthread_mutex_unlock(&l->lock);
+}
+
+int krc_leader_overdue(struct krc_leader *l)
+{
+    return atomic_load(&l->role) == KRC_LEADER_LEADING &&
+           krc_clock_mono_ms() - atomic_load(&l->last_renew_ms) >= l->deadline_ms;
 }
 
 void krc_leader_stop(struct krc_leader *l)
@@ -267,30 +277,43 @@ static char *handled_text(struct krc_leader *l, int64_t now)
     return b.data; /* handed to the caller */
 }
 
-static void merge_predecessor(struct krc_leader *l, const cJSON *lease)
+/* The hand-over list of a Lease object (borrowed), or NULL. */
+static const char *handled_annotation(const cJSON *lease)
 {
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"),
                                          "annotations"),
         KRC_LEADER_ANNOTATION);
+    return cJSON_IsString(ann) ? ann->valuestring : NULL;
+}
+
+/* Merge the predecessor's list (the annotation text of the Lease this
+ * replica just took over). */
+static void merge_predecessor(struct krc_leader *l, const char *text, const char *from)
+{
     struct krc_leader_handled *tmp;
     size_t n;
 
-    if (!cJSON_IsString(ann) || ann->valuestring == NULL) {
+    if (text == NULL) {
         return;
     }
     tmp = krc_calloc(l->handled_max, sizeof(*tmp));
     if (tmp == NULL) {
+        krc_log(KRC_LOG_ERROR,
+                "leader election: out of memory reading the restarts handled by \"%s\"; "
+                "they may be alerted again",
+                from);
         return;
     }
-    n = krc_leader_parse_handled(ann->valuestring, tmp, l->handled_max);
+    n = krc_leader_parse_handled(text, tmp, l->handled_max);
     pthread_mutex_lock(&l->lock);
     for (size_t i = 0; i < n; i++) {
         handled_add(l, tmp[i].key, tmp[i].at);
     }
     pthread_mutex_unlock(&l->lock);
     krc_free(tmp);
-    krc_log(KRC_LOG_INFO, "leader election: %zu restart(s) handled by the previous leader", n);
+    krc_log(KRC_LOG_INFO, "leader election: %zu restart(s) handled by the previous leader (\"%s\")",
+            n, from);
 }
 
 /* --- the Lease -------------------------------------------------------------- */
@@ -341,8 +364,16 @@ static void observe(struct krc_leader *l, const cJSON *lease)
     snprintf(rec, sizeof(rec), "%s|%s|%s", holder, spec_str(lease, "renewTime"),
              meta_str(lease, "resourceVersion"));
     if (strcmp(rec, l->observed) != 0) {
+        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(lease, "spec"), "leaseDurationSeconds");
         snprintf(l->observed, sizeof(l->observed), "%s", rec);
         l->observed_ms = krc_clock_mono_ms();
+        /* client-go times expiry with the observed record's duration: the
+         * holder decides how long its Lease lasts */
+        l->observed_duration_ms =
+            cJSON_IsNumber(dur) && dur->valuedouble >= 1 && dur->valuedouble <= 1e9
+                ? (int64_t)dur->valuedouble * 1000
+                : 0;
     }
     pthread_mutex_lock(&l->lock);
     snprintf(l->holder, sizeof(l->holder), "%s", holder);
@@ -356,7 +387,8 @@ static void keep_lease(struct krc_leader *l, cJSON *lease)
 }
 
 /* Fill spec (and the annotation) for this replica holding the Lease. */
-static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int release)
+static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int release,
+                       const char *predecessor)
 {
     cJSON *spec = child_object(lease, "spec");
     cJSON *meta = child_object(lease, "metadata");
@@ -380,11 +412,34 @@ static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int re
     pthread_mutex_lock(&l->lock);
     text = handled_text(l, us / 1000000);
     pthread_mutex_unlock(&l->lock);
-    if (text != NULL) {
-        cJSON *ann = child_object(meta, "annotations");
-        if (ann != NULL) {
-            set_string(ann, KRC_LEADER_ANNOTATION, text);
+    if (text == NULL) {
+        return KRC_ENOMEM;
+    }
+    if (predecessor != NULL && predecessor[0] != '\0') {
+        /* A take-over carries the predecessor's list on: it is merged into
+         * ours only once the PUT succeeded, and must not be lost if this
+         * replica dies before its first renewal. */
+        struct krc_buf b;
+        krc_buf_init(&b, 1024 * 1024);
+        if (krc_buf_append_str(&b, text) < 0 || krc_buf_append_str(&b, predecessor) < 0 ||
+            (predecessor[strlen(predecessor) - 1] != '\n' && krc_buf_append_str(&b, "\n") < 0)) {
+            krc_buf_cleanup(&b);
+            krc_free(text);
+            return KRC_ENOMEM;
         }
+        krc_free(text);
+        text = krc_buf_take(&b);
+        if (text == NULL) {
+            return KRC_ENOMEM;
+        }
+    }
+    {
+        cJSON *ann = child_object(meta, "annotations");
+        if (ann == NULL) {
+            krc_free(text);
+            return KRC_ENOMEM;
+        }
+        set_string(ann, KRC_LEADER_ANNOTATION, text);
         krc_free(text);
     }
     return 0;
@@ -457,7 +512,10 @@ static int create_lease(struct krc_leader *l, struct krc_error *err)
     cJSON_AddStringToObject(lease, "kind", "Lease");
     cJSON_AddStringToObject(meta, "name", l->name);
     cJSON_AddStringToObject(meta, "namespace", l->namespace);
-    fill_holder(l, lease, 1, 0);
+    if (fill_holder(l, lease, 1, 0, NULL) < 0) {
+        cJSON_Delete(lease);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
     set_number(child_object(lease, "spec"), "leaseTransitions", 0);
     rc = write_lease(l, lease, 1, err);
     cJSON_Delete(lease);
@@ -477,10 +535,10 @@ static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
      * in between, and the fresh copy is read below. */
     if (leading && l->lease != NULL) {
         cJSON *copy = cJSON_Duplicate(l->lease, 1);
-        if (copy == NULL) {
+        if (copy == NULL || fill_holder(l, copy, 0, 0, NULL) < 0) {
+            cJSON_Delete(copy);
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
-        fill_holder(l, copy, 0, 0);
         rc = write_lease(l, copy, 0, err);
         cJSON_Delete(copy);
         if (rc == 0) {
@@ -507,22 +565,48 @@ static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
     observe(l, lease);
     holder = spec_str(lease, "holderIdentity");
     if (holder[0] != '\0' && strcmp(holder, l->identity) != 0 &&
-        krc_clock_mono_ms() < l->observed_ms + l->duration_ms) {
+        krc_clock_mono_ms() <
+            l->observed_ms +
+                (l->observed_duration_ms > 0 ? l->observed_duration_ms : (int64_t)l->duration_ms)) {
         keep_lease(l, lease);
         return 0; /* held by another replica, and not expired */
     }
-    if (!l->loaded_predecessor) {
-        merge_predecessor(l, lease);
-        l->loaded_predecessor = 1;
+    {
+        /* A take-over (this process did not lead: the holder is another
+         * replica, nobody, or an earlier process with our identity): the
+         * list of the record observed for this PUT is merged once the PUT
+         * succeeded, and carried on in the PUT itself. */
+        const char *text = leading ? NULL : handled_annotation(lease);
+        char *pred = text != NULL ? krc_strdup(text) : NULL;
+        char from[256];
+        snprintf(from, sizeof(from), "%s", holder[0] ? holder : "(released)");
+        if ((text != NULL && pred == NULL) ||
+            fill_holder(l, lease, strcmp(holder, l->identity) != 0, 0, pred) < 0) {
+            krc_free(pred);
+            cJSON_Delete(lease);
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+        rc = write_lease(l, lease, 0, err);
+        cJSON_Delete(lease);
+        if (rc == 0) {
+            merge_predecessor(l, pred, from);
+        }
+        krc_free(pred);
     }
-    fill_holder(l, lease, strcmp(holder, l->identity) != 0, 0);
-    rc = write_lease(l, lease, 0, err);
-    cJSON_Delete(lease);
     if (rc == KRC_ECONFLICT) {
         krc_error_clear(err);
         return 0;
     }
     return rc < 0 ? rc : 1;
+}
+
+/* Stop posting before anybody can see the role change. */
+static void lost(struct krc_leader *l)
+{
+    if (l->on_lost != NULL) {
+        l->on_lost(l->userdata);
+    }
+    atomic_store(&l->role, KRC_LEADER_LOST);
 }
 
 static void sleep_ms(struct krc_leader *l, long ms)
@@ -546,7 +630,7 @@ void krc_leader_run(struct krc_leader *l)
         rc = try_acquire_or_renew(l, &e);
         if (rc == 1) {
             set_error(l, "");
-            l->last_renew_ms = krc_clock_mono_ms();
+            atomic_store(&l->last_renew_ms, krc_clock_mono_ms());
             if (atomic_load(&l->role) != KRC_LEADER_LEADING) {
                 atomic_store(&l->role, KRC_LEADER_LEADING);
                 krc_log(KRC_LOG_INFO, "leader election: became the leader (lease %s/%s)",
@@ -558,18 +642,18 @@ void krc_leader_run(struct krc_leader *l)
             if (rc == 0) {
                 krc_log(KRC_LOG_ERROR, "leader election: lost the lease %s/%s to \"%s\"; stopping",
                         l->namespace, l->name, holder);
-                atomic_store(&l->role, KRC_LEADER_LOST);
+                lost(l);
                 return;
             }
             set_error(l, e.msg);
             krc_log(KRC_LOG_WARN, "leader election: renewing the lease %s/%s failed: %s",
                     l->namespace, l->name, e.msg);
-            if (krc_clock_mono_ms() - l->last_renew_ms >= l->deadline_ms) {
+            if (krc_clock_mono_ms() - atomic_load(&l->last_renew_ms) >= l->deadline_ms) {
                 krc_log(KRC_LOG_ERROR,
                         "leader election: could not renew the lease %s/%s for %lds "
                         "(renew deadline); stopping",
                         l->namespace, l->name, l->deadline_ms / 1000);
-                atomic_store(&l->role, KRC_LEADER_LOST);
+                lost(l);
                 return;
             }
         } else if (rc < 0) {
@@ -598,10 +682,10 @@ int krc_leader_release(struct krc_leader *l, struct krc_error *err)
         return 0;
     }
     copy = cJSON_Duplicate(l->lease, 1);
-    if (copy == NULL) {
+    if (copy == NULL || fill_holder(l, copy, 0, 1, NULL) < 0) {
+        cJSON_Delete(copy);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    fill_holder(l, copy, 0, 1);
     rc = write_lease(l, copy, 0, err);
     cJSON_Delete(copy);
     if (rc == 0) {

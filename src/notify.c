@@ -38,7 +38,10 @@ struct item {
     int64_t outbox_id;        /* store row, 0 when not stored */
     int64_t detected_mono_ms; /* 0: unknown (resumed from the outbox) */
     int64_t restart_id;       /* store row of the restart, 0 when unknown */
-    int64_t not_before_ms;    /* retry time after a transient failure */
+    char uid[64];             /* the restart, "" when unknown (resumed from the outbox) */
+    char container[256];
+    int restart_count;
+    int64_t not_before_ms; /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
     char *full_log;
@@ -129,8 +132,8 @@ struct krc_notifier {
     struct recovery *recov;
     size_t n_recov;
     int web_api;
-    volatile int abort;      /* set by krc_notifier_abort: no new message, no waiting */
-    volatile int abort_hard; /* krc_notifier_abort_transfers: the one in flight too */
+    atomic_int abort;        /* set by krc_notifier_abort: no new message, no waiting */
+    atomic_int abort_hard;   /* krc_notifier_abort_transfers: the one in flight too */
     int recovery_warned;     /* sender thread only: a failing recovered check was logged */
     struct krc_store *store; /* the sender thread's connection, or NULL */
     atomic_llong heartbeat_ms;
@@ -693,6 +696,9 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
              d == KRC_NOTIFY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
              diag->container ? diag->container : r->container, krc_cause_name(diag->cause));
     ret->detected_mono_ms = r->detected_mono_ms;
+    snprintf(ret->uid, sizeof(ret->uid), "%s", r->uid);
+    snprintf(ret->container, sizeof(ret->container), "%s", r->container);
+    ret->restart_count = r->restart_count;
     ret->decision = d;
     return d;
 }
@@ -749,6 +755,9 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     it->outbox_id = outbox_id;
     it->detected_mono_ms = msg->detected_mono_ms;
     it->restart_id = msg->restart_id;
+    snprintf(it->uid, sizeof(it->uid), "%s", msg->uid);
+    snprintf(it->container, sizeof(it->container), "%s", msg->container);
+    it->restart_count = msg->restart_count;
     it->rep = rep;
     it->diag = diag;
     it->full_log = full_log;
@@ -777,7 +786,8 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
     return d;
 }
 
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m)
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
+                        const struct krc_store_row *restart)
 {
     const char *webhook = NULL;
     struct item *it;
@@ -822,6 +832,11 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
     it->dest = d;
     it->outbox_id = m->id;
     it->restart_id = m->restart_id;
+    if (restart != NULL && restart->pod_uid != NULL && restart->container != NULL) {
+        snprintf(it->uid, sizeof(it->uid), "%s", restart->pod_uid);
+        snprintf(it->container, sizeof(it->container), "%s", restart->container);
+        it->restart_count = restart->restart_count;
+    }
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",
              krc_store_kind_name(m->kind), (long long)m->id);
@@ -1117,6 +1132,10 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
                           n->o.on_delivered_userdata);
     }
+    if (n->o.on_posted != NULL && it->uid[0] != '\0' &&
+        (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+        n->o.on_posted(it->uid, it->container, it->restart_count, n->o.on_delivered_userdata);
+    }
     if (it->kind == ITEM_ALERT) {
         pthread_mutex_lock(&n->lock);
         it->dest->sent_ms[it->dest->n_sent % 16] = krc_clock_mono_ms();
@@ -1309,9 +1328,14 @@ void krc_notifier_abort_transfers(struct krc_notifier *n)
     krc_notifier_abort(n);
 }
 
+int krc_notifier_aborted(struct krc_notifier *n)
+{
+    return atomic_load(&n->abort);
+}
+
 void krc_notifier_abort(struct krc_notifier *n)
 {
-    n->abort = 1;
+    atomic_store(&n->abort, 1);
     pthread_mutex_lock(&n->lock);
     pthread_cond_broadcast(&n->wake);
     pthread_mutex_unlock(&n->lock);
@@ -1408,7 +1432,10 @@ void krc_notifier_run(struct krc_notifier *n)
     pthread_mutex_lock(&n->lock);
     if (n->n_items > 0) {
         krc_log(KRC_LOG_WARN, "shutdown: %zu Slack message(s) not sent%s", n->n_items,
-                n->store != NULL ? "; they stay in the outbox for the next start" : "");
+                n->store != NULL ? "; they stay in the outbox (sent at the next start or, with "
+                                   "leader election, when this replica leads again and its "
+                                   "predecessor did not post them)"
+                                 : "");
     }
     pthread_mutex_unlock(&n->lock);
     krc_store_close(n->store);

@@ -100,7 +100,7 @@ struct krc_slack_sender *krc_slack_sender_new(const struct krc_slack_sender_opti
 /* A request in flight is aborted only on the hard cancel: at shutdown a
  * message Slack may already be processing is better finished than sent
  * again from the outbox at the next start. */
-static const volatile int *transfer_cancel(const struct krc_slack_sender *s)
+static const atomic_int *transfer_cancel(const struct krc_slack_sender *s)
 {
     return s->o.cancel_transfer != NULL ? s->o.cancel_transfer : s->o.cancel;
 }

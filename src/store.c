@@ -224,7 +224,7 @@ static int db_fail(const struct krc_store *s, int rc, const char *what, struct k
     }
     if ((rc & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT || sys == EFBIG)) {
         return krc_error_set(err, KRC_ETOOBIG, "%s: disk full while %s (%s)", path, what,
-                             strerror(sys));
+                             KRC_ERRNO_STR(sys));
     }
     switch (rc & 0xff) {
     case SQLITE_NOMEM:
@@ -253,14 +253,15 @@ static int db_fail(const struct krc_store *s, int rc, const char *what, struct k
     case SQLITE_AUTH:
         return krc_error_set(err, KRC_EIO, "%s: cannot open (%s, errno %d: %s) while %s", path, msg,
                              s->db != NULL ? sqlite3_system_errno(s->db) : 0,
-                             s->db != NULL ? strerror(sqlite3_system_errno(s->db)) : "?", what);
+                             s->db != NULL ? KRC_ERRNO_STR(sqlite3_system_errno(s->db)) : "?",
+                             what);
     case SQLITE_CONSTRAINT:
         return krc_error_set(err, KRC_EINVAL, "%s: constraint failed (%s) while %s", path, msg,
                              what);
     default:
         if (sys != 0) {
-            return krc_error_set(err, KRC_EIO, "%s: %s (%s) while %s", path, msg, strerror(sys),
-                                 what);
+            return krc_error_set(err, KRC_EIO, "%s: %s (%s) while %s", path, msg,
+                                 KRC_ERRNO_STR(sys), what);
         }
         return krc_error_set(err, KRC_EIO, "%s: %s while %s", path, msg, what);
     }
@@ -372,7 +373,7 @@ static int make_parents(const char *path, struct krc_error *err)
         if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
             int e = errno;
             rc = krc_error_set(err, KRC_EIO, "%s: cannot create directory %s: %s%s", path, dir,
-                               strerror(e),
+                               KRC_ERRNO_STR(e),
                                e == EACCES || e == EROFS || e == EPERM
                                    ? " (its parent or the file system is read-only or not ours)"
                                    : "");
@@ -396,7 +397,7 @@ static int prepare_file(const char *path, unsigned flags, struct krc_error *err)
             if (errno == ENOENT) {
                 return krc_error_set(err, KRC_ENOTFOUND, "%s: no such file", path);
             }
-            return krc_error_set(err, KRC_EIO, "%s: %s", path, strerror(errno));
+            return krc_error_set(err, KRC_EIO, "%s: %s", path, KRC_ERRNO_STR(errno));
         }
         if (S_ISDIR(sb.st_mode)) {
             return krc_error_set(err, KRC_EIO, "%s: is a directory, not a database file", path);
@@ -416,9 +417,9 @@ static int prepare_file(const char *path, unsigned flags, struct krc_error *err)
             return krc_error_set(err, KRC_EIO,
                                  "%s: cannot open for writing: %s (the file, its directory or "
                                  "the file system is read-only or not ours)",
-                                 path, strerror(e));
+                                 path, KRC_ERRNO_STR(e));
         }
-        return krc_error_set(err, KRC_EIO, "%s: cannot create: %s", path, strerror(e));
+        return krc_error_set(err, KRC_EIO, "%s: cannot create: %s", path, KRC_ERRNO_STR(e));
     }
     close(fd);
     return 0;

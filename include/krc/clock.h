@@ -3,6 +3,7 @@
 #ifndef KRC_CLOCK_H
 #define KRC_CLOCK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Milliseconds on CLOCK_MONOTONIC. */
@@ -14,6 +15,6 @@ void krc_clock_set_fake_now(int64_t now);
 /* Format unix seconds as RFC 3339 UTC ("2026-07-30T08:14:05Z"); out >= 21 bytes. */
 void krc_clock_format_rfc3339(int64_t t, char *out, unsigned outsz);
 /* Sleep up to ms milliseconds, returning early (1) when *cancel becomes non-zero. */
-int krc_clock_sleep_ms(int64_t ms, const volatile int *cancel);
+int krc_clock_sleep_ms(int64_t ms, const atomic_int *cancel);
 
 #endif

@@ -3,6 +3,7 @@
 #define KRC_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum {
     KRC_OK = 0,
@@ -49,5 +50,12 @@ void krc_error_clear(struct krc_error *err);
 
 /* Static name of a code, e.g. "timeout". */
 const char *krc_strerror(int code);
+
+/* errno's text, thread-safe (XSI strerror_r, unlike strerror, whose buffer
+ * is shared by all threads): written to buf, which is returned. */
+const char *krc_errno_str(int errnum, char *buf, size_t bufsz);
+/* The same with a buffer that lives until the end of the enclosing block
+ * (a compound literal): for use as an argument, e.g. of krc_error_set. */
+#define KRC_ERRNO_STR(errnum) krc_errno_str((errnum), (char[128]){0}, 128)
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef KRC_HTTP_H
 #define KRC_HTTP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "krc/error.h"
@@ -48,8 +49,8 @@ struct krc_http_request {
     long idle_timeout_ms;     /* abort when no body byte arrived for this long; 0: none */
     krc_http_data_cb on_data; /* NULL: collect the body (up to max_body) */
     void *userdata;
-    size_t max_body;            /* cap on a collected body (also error bodies); 0: 1 MiB */
-    const volatile int *cancel; /* abort when *cancel becomes non-zero; may be NULL */
+    size_t max_body;          /* cap on a collected body (also error bodies); 0: 1 MiB */
+    const atomic_int *cancel; /* abort when *cancel becomes non-zero; may be NULL */
 };
 
 struct krc_http_response {

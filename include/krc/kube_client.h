@@ -7,6 +7,7 @@
 #ifndef KRC_KUBE_CLIENT_H
 #define KRC_KUBE_CLIENT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "krc/buf.h"
@@ -64,7 +65,7 @@ int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths
  * piece by piece. idle_timeout_ms aborts a stream that stays silent. Returns 0
  * when the server ended the response normally. */
 int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeout_ms,
-                    krc_http_data_cb on_data, void *userdata, const volatile int *cancel,
+                    krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
                     struct krc_error *err);
 
 /* POST/PUT a JSON body; on 2xx the response body is returned like krc_kube_get.

@@ -8,10 +8,17 @@
  * lost. On shutdown the leader releases the Lease so a standby takes over at
  * once.
  *
+ * Expiry is judged with the observed record's spec.leaseDurationSeconds (as
+ * client-go does), not with this replica's own configured duration, which
+ * is only what it writes when it holds the Lease.
+ *
  * Hand-over: the leader also publishes in the Lease (annotation
  * krc.io/handled-restarts) the restarts it has handled recently, so that a
  * new leader, which reports the restarts of the last startupWindow when it
- * starts, does not alert again what its predecessor already handled. */
+ * starts watching, does not alert again what its predecessor already
+ * handled. The list of the Lease as observed for a successful take-over PUT
+ * is merged at every acquisition (not before a PUT that may lose a 409
+ * race), and the PUT itself carries it on, so it survives this leader. */
 #ifndef KRC_LEADER_H
 #define KRC_LEADER_H
 
@@ -32,6 +39,12 @@ struct krc_leader_options {
     long retry_period_s;
     long handled_retention_s; /* publish handled restarts this long (>= startupWindow) */
     size_t handled_max;       /* and at most this many (0: 1000) */
+    /* Called on the election thread at the moment leadership is lost (another
+     * holder, or no renewal within the renew deadline), before
+     * krc_leader_role() says KRC_LEADER_LOST: the caller stops posting at
+     * once. May be NULL. */
+    void (*on_lost)(void *userdata);
+    void *userdata;
 };
 
 enum krc_leader_role {
@@ -58,12 +71,18 @@ void krc_leader_stop(struct krc_leader *l);
 int krc_leader_release(struct krc_leader *l, struct krc_error *err);
 
 enum krc_leader_role krc_leader_role(struct krc_leader *l);
+/* 1 when leading but the last successful renewal is a renew deadline ago or
+ * more: a renewal hangs (the election thread notices only once it returns);
+ * the caller must stop as if the Lease were lost. */
+int krc_leader_overdue(struct krc_leader *l);
 /* The current holder as last seen ("" if none), for messages. */
 void krc_leader_holder(struct krc_leader *l, char *out, size_t outsz);
 /* Why the last attempt failed ("" if it did not), for messages. */
 void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 
-/* A restart (pod uid, container, restartCount) was handled by this replica. */
+/* A restart (pod uid, container, restartCount) was handled by this replica:
+ * its message was accepted by Slack, or it had none to post (muted, grouped,
+ * silenced). Published in the Lease from the next renewal on. */
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
                              int restart_count);
 /* 1 if this replica or a previous leader already handled it. */

@@ -80,8 +80,13 @@ struct krc_notify_options {
     /* called by the sender after an alert or reply was accepted by Slack, with
      * the seconds since the restart was detected (for the latency histogram) */
     void (*on_delivered)(double seconds, void *userdata);
+    /* called by the sender after Slack accepted the alert or reply of a
+     * restart (not for messages resumed from the outbox, whose restart the
+     * notifier does not know): leader election publishes it as handled only
+     * then. May be NULL; gets on_delivered_userdata. */
+    void (*on_posted)(const char *uid, const char *container, int restart_count, void *userdata);
     void *on_delivered_userdata;
-    const volatile int *cancel;
+    const atomic_int *cancel;
 };
 
 enum krc_notify_decision {
@@ -141,7 +146,10 @@ struct krc_notify_message {
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
     int64_t restart_id; /* set by the caller after recording (0: not recorded) */
-    void *dest;         /* private */
+    char uid[64];       /* the restart (pod uid, container, restartCount), for on_posted */
+    char container[256];
+    int restart_count;
+    void *dest; /* private */
 };
 
 /* Apply the late checks (a storm began, a log-ignore pattern matches),
@@ -163,7 +171,10 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
 
 /* Queue an undelivered outbox row from before a restart of the daemon.
  * KRC_ENOTFOUND when its destination is no longer configured. */
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m);
+/* restart (may be NULL) is the row's restart, when the caller knows it: its
+ * delivery is then reported to on_posted like a new alert's. */
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
+                        const struct krc_store_row *restart);
 
 /* Hand over a collected and diagnosed restart (takes ownership of rep and
  * diag, and of full_log when non-NULL) with the decision decide() gave.
@@ -181,6 +192,8 @@ enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struc
  * krc_notifier_pending() to reach 0 (bounded), then aborts. */
 void krc_notifier_run(struct krc_notifier *n);
 void krc_notifier_abort(struct krc_notifier *n);
+/* 1 once krc_notifier_abort was called: nothing new is posted. */
+int krc_notifier_aborted(struct krc_notifier *n);
 /* Stop at once: also abort the request in flight (a hung Slack). After
  * krc_notifier_abort, the loop ends when the message in flight is done. */
 void krc_notifier_abort_transfers(struct krc_notifier *n);

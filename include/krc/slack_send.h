@@ -14,6 +14,7 @@
 #ifndef KRC_SLACK_SEND_H
 #define KRC_SLACK_SEND_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,16 +23,16 @@
 struct krc_slack_sender;
 
 struct krc_slack_sender_options {
-    const char *api_url;                 /* Web API base, default "https://slack.com/api" */
-    const char *bot_token;               /* xoxb-..., NULL for webhook-only */
-    long min_interval_ms;                /* per destination, default 1000 */
-    int max_attempts;                    /* default 8 */
-    long timeout_ms;                     /* per request, default 15000 */
-    long backoff_initial_ms;             /* default 1000 */
-    long backoff_max_ms;                 /* default 60000 */
-    const char *ca_file;                 /* extra CA for tests (NULL: system roots) */
-    const volatile int *cancel;          /* no new attempt, no waiting */
-    const volatile int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
+    const char *api_url;               /* Web API base, default "https://slack.com/api" */
+    const char *bot_token;             /* xoxb-..., NULL for webhook-only */
+    long min_interval_ms;              /* per destination, default 1000 */
+    int max_attempts;                  /* default 8 */
+    long timeout_ms;                   /* per request, default 15000 */
+    long backoff_initial_ms;           /* default 1000 */
+    long backoff_max_ms;               /* default 60000 */
+    const char *ca_file;               /* extra CA for tests (NULL: system roots) */
+    const atomic_int *cancel;          /* no new attempt, no waiting */
+    const atomic_int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
 };
 
 void krc_slack_sender_options_defaults(struct krc_slack_sender_options *o);

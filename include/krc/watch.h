@@ -67,7 +67,7 @@ struct krc_watch_options {
     int timeout_max_s;
     long backoff_initial_ms;       /* default 800 */
     long backoff_max_ms;           /* default 30000 */
-    const volatile int *cancel;    /* loop ends when *cancel becomes non-zero */
+    const atomic_int *cancel;      /* loop ends when *cancel becomes non-zero */
     struct krc_watch_stats *stats; /* optional */
 };
 
