@@ -1109,6 +1109,10 @@ static int msg_names_container(const char *msg, const char *name)
             (after == '\0' || after == ' ' || after == ',' || after == '"' || after == ':')) {
             return 1;
         }
+        /* Docker-era kubelet: "Killing container with id docker://NAME:..." */
+        if (p - msg >= 3 && strncmp(p - 3, "://", 3) == 0 && after == ':') {
+            return 1;
+        }
         p += nl;
     }
     return 0;
@@ -1141,6 +1145,31 @@ static int ev_about(const struct krc_report *r, const struct krc_report_event *e
     return regular == 1 && !c->is_init;
 }
 
+/* Is e a kubelet event of `reason`? A pasted event may have lost its reason
+ * column: then the kubelet's own wording stands for it ("Liveness probe
+ * failed: ..." is only ever an Unhealthy event, "... will be restarted" /
+ * "... will be killed and recreated" only a Killing one). */
+static int ev_is(const struct krc_report_event *e, const char *reason)
+{
+    const char *m = strip_combined(e->message);
+
+    if (e->reason != NULL && e->reason[0] != '\0') {
+        return strcmp(e->reason, reason) == 0;
+    }
+    if (m == NULL) {
+        return 0;
+    }
+    if (strcmp(reason, "Unhealthy") == 0) {
+        return strncmp(m, "Liveness probe failed:", 22) == 0 ||
+               strncmp(m, "Startup probe failed:", 21) == 0 ||
+               strncmp(m, "Readiness probe failed:", 23) == 0;
+    }
+    if (strcmp(reason, "Killing") == 0) {
+        return str_has_ci(m, "will be restarted") || str_has_ci(m, "will be killed and recreated");
+    }
+    return 0;
+}
+
 /* Killing event naming `probe` ("liveness" / "startup") for container c in W. */
 static const struct krc_report_event *find_probe_kill(const struct krc_report *r,
                                                       const struct krc_report_container *c,
@@ -1156,7 +1185,7 @@ static const struct krc_report_event *find_probe_kill(const struct krc_report *r
     for (i = 0; i < r->n_events; i++) {
         const struct krc_report_event *e = &r->events[i];
         const char *msg = strip_combined(e->message);
-        if (!str_eq(e->reason, "Killing") || !ev_about(r, e, c)) {
+        if (!ev_is(e, "Killing") || !ev_about(r, e, c)) {
             continue;
         }
         if (!str_has_ci(msg, a) && !str_has_ci(msg, bb)) {
@@ -1184,8 +1213,8 @@ static const struct krc_report_event *find_unhealthy(const struct krc_report *r,
     for (i = 0; i < r->n_events; i++) {
         const struct krc_report_event *e = &r->events[i];
         const char *msg = strip_combined(e->message);
-        if (!str_eq(e->reason, "Unhealthy") || !ev_about(r, e, c) ||
-            strncmp(msg, probe_cap, pl) != 0 || msg[pl] != ' ') {
+        if (!ev_is(e, "Unhealthy") || !ev_about(r, e, c) || strncmp(msg, probe_cap, pl) != 0 ||
+            msg[pl] != ' ') {
             continue;
         }
         if (hi > 0 && e->first_timestamp > hi) {
@@ -1835,9 +1864,10 @@ static int m_probe_event(struct dctx *x, const char *probe, const char *cap)
 {
     x->ev = find_probe_kill(x->r, x->c, probe, x->lo, x->hi);
     x->ev2 = x->ev != NULL ? find_unhealthy(x->r, x->c, cap, x->lo, x->hi) : NULL;
-    /* An undated kill event may belong to an earlier instance. */
-    x->conf = x->ev != NULL && x->hi > 0 && ev_undated(x->ev) ? KRC_CONFIDENCE_MEDIUM
-                                                              : KRC_CONFIDENCE_HIGH;
+    /* An undated kill event, or one with no termination time to place it
+     * against, may belong to an earlier instance than the last one. */
+    x->conf = x->ev != NULL && (x->hi <= 0 || ev_undated(x->ev)) ? KRC_CONFIDENCE_MEDIUM
+                                                                 : KRC_CONFIDENCE_HIGH;
     return x->ev != NULL;
 }
 
@@ -3053,6 +3083,7 @@ static const struct rule *first_rule(struct dctx *x)
 static const struct krc_report_container *pick_partial(const struct krc_report *r)
 {
     const struct krc_report_container *best = NULL;
+    const struct krc_report_container *done = NULL;
     int best_score = 0;
     size_t i;
 
@@ -3062,7 +3093,17 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
         if (c->state == KRC_REPORT_STATE_TERMINATED && c->state_term.present &&
             !c->state_term.exit_code_missing && c->state_term.exit_code == 0 &&
             ((c->is_init && !c->is_sidecar) || c->restart_count == 0)) {
-            continue; /* finished successfully, never restarted */
+            /* Exited 0 and never restarted: only worth explaining when
+             * nothing else is, and not a container that simply completed
+             * (reason Completed with a restart count of 0, or an init
+             * container: a normal end). An exit 0 with reason OOMKilled or
+             * Error, or a Completed one whose restart count was not given,
+             * is still a termination to look at. */
+            if (done == NULL && (!str_eq(c->state_term.reason, "Completed") ||
+                                 (!c->is_init && !c->restart_count_known))) {
+                done = c;
+            }
+            continue;
         }
         if (c->state == KRC_REPORT_STATE_TERMINATED && c->state_term.present) {
             score = 4;
@@ -3080,6 +3121,9 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
             best = c;
             best_score = score;
         }
+    }
+    if (best == NULL && done != NULL) {
+        best = done;
     }
     if (best == NULL && (r->log != NULL || (r->log_flags & KRC_REPORT_LOG_EMPTY) ||
                          r->n_events > 0 || r->pod_reason != NULL)) {

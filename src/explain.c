@@ -73,7 +73,7 @@ static ssize_t read_chunk(int fd, char *buf, size_t n, struct krc_error *err)
             return got;
         }
         if (errno != EINTR) {
-            return krc_error_set(err, KRC_EIO, "read error: %s", strerror(errno));
+            return krc_error_set(err, KRC_EIO, "read error: %s", KRC_ERRNO_STR(errno));
         }
     }
 }
@@ -142,7 +142,7 @@ static int read_log(const char *path, size_t max, unsigned char **ret, size_t *r
         /* the byte before the kept ones tells whether they start a line */
         off_t skip = st.st_size - (off_t)max - 1;
         if (lseek(fd, skip, SEEK_SET) < 0) {
-            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", strerror(errno));
+            rc = krc_error_set(err, KRC_EIO, "cannot seek: %s", KRC_ERRNO_STR(errno));
             goto close;
         }
         krc_logtail_skip(&tail, (uint64_t)skip);

@@ -1347,10 +1347,11 @@ static void test_rule_probe_events_undated(void **state)
                                 make_pod("app", 137, "Error", STARTED, NULL, NULL),
                                 make_events(kill, 1), NULL),
                      MEDIUM);
-    /* no termination at all: the kill is the best evidence there is */
+    /* no termination at all: the kill is the best evidence there is, but nothing ties it
+     * to the last restart rather than an earlier one */
     assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
                                 make_events(kill, 1), NULL),
-                     HIGH);
+                     MEDIUM);
     /* the message names another container */
     assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
                                 make_events(other, 1), NULL),
@@ -1764,6 +1765,60 @@ static void test_partial_pastes(void **state)
     assert_bounded(&d);
     done(&r, &d);
 
+    /* an event pasted without its reason counts by the kubelet's wording */
+    {
+        struct ev startup[] = {{POD_UID, NULL, "",
+                                "Startup probe failed: HTTP probe failed with statuscode: 404",
+                                NULL, NULL}};
+        struct ev docker_kill[] = {
+            {POD_UID, NULL, "Killing",
+             "Killing container with id docker://app:Container failed liveness probe.. Container "
+             "will be killed and recreated.",
+             NULL, NULL}};
+        struct ev other_kill[] = {
+            {POD_UID, NULL, "Killing",
+             "Killing container with id docker://sidecar:Container failed liveness probe.. "
+             "Container will be killed and recreated.",
+             NULL, NULL}};
+        static const char startup_probe[] =
+            ",\"startupProbe\":{\"httpGet\":{\"path\":\"/live\",\"port\":80}}";
+        assert_int_equal(run(&r, &d, raw_pod(startup_probe, WAITING_ONLY, NULL),
+                             make_events(startup, 1), NULL, 0),
+                         KRC_CAUSE_STARTUP_PROBE_FAILED);
+        done(&r, &d);
+        /* the same message is no Unhealthy event when a reason says otherwise */
+        startup[0].reason = "Created";
+        assert_int_not_equal(run(&r, &d, raw_pod(startup_probe, WAITING_ONLY, NULL),
+                                 make_events(startup, 1), NULL, 0),
+                             KRC_CAUSE_STARTUP_PROBE_FAILED);
+        done(&r, &d);
+        assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                    make_events(docker_kill, 1), NULL),
+                         MEDIUM);
+        assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                    make_events(other_kill, 1), NULL),
+                         0);
+    }
+
+    /* exited 0 without a restart: OOMKilled or Error is explained, a plain Completed with a
+     * restart count of 0 is not; Completed without a restart count is */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"OOMKilled\"}}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"Completed\"}}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_COMPLETED);
+    done(&r, &d);
+
     /* a never-restarted container without any evidence: nothing picked */
     krc_report_init(&r);
     krc_error_clear(&err);
@@ -1948,7 +2003,7 @@ static void test_partial_input(void **state)
 
     assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(kill, 1), NULL, 0),
                      KRC_CAUSE_LIVENESS_PROBE_FAILED);
-    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM); /* no termination to place it */
     done(&r, &d);
 
     assert_int_equal(
