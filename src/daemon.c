@@ -413,6 +413,7 @@ static int record(struct worker *w, const struct krc_restart *r, const struct kr
     rec.reason = r->reason;
     rec.started_at = r->started_at;
     rec.finished_at = r->finished_at;
+    rec.container_id = r->container_id;
     rec.detected_at = r->detected_at;
     rec.decision = krc_notify_decision_name(decision);
     rec.summary = dg->summary;
@@ -469,7 +470,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
 
     log_detected(r);
     if (d->leader != NULL &&
-        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count)) {
+        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count, r->finished_at,
+                               r->container_id)) {
         /* re-detected by a new leader: its predecessor handled it */
         krc_log(KRC_LOG_INFO,
                 "restart of %s/%s container %s (count %d) already handled by the previous "
@@ -481,8 +483,9 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     }
     if (w->store != NULL) {
         int64_t id = 0;
-        int found =
-            krc_store_find_restart(w->store, r->uid, r->container, r->restart_count, &id, &e);
+        struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
+                                           r->container_id};
+        int found = krc_store_find_restart(w->store, &ident, &id, &e);
         if (found == 1) {
             /* e.g. re-detected after a restart of krc: it was handled then */
             krc_log(KRC_LOG_INFO,
@@ -549,7 +552,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
          * anything is sent: a crash cannot lose or repeat it. */
         rc = record(w, r, rep, dg, decision, &msg, &outbox_id);
         if (d->leader != NULL) {
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
         }
         if (rc == KRC_STORE_EXISTS) {
             krc_notify_message_cleanup(&msg);
@@ -568,7 +572,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
         record(w, r, rep, dg, decision, NULL, NULL);
         if (d->leader != NULL) {
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
         }
     }
     krc_report_free(rep);
