@@ -441,7 +441,23 @@ static int prepare_file(const char *path, unsigned flags, struct krc_error *err)
     if (make_parents(path, err) < 0) {
         return KRC_EIO;
     }
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    /* Never open() and close() a database file that exists: closing any
+     * descriptor of a file drops every POSIX lock this process holds on it,
+     * the SHARED locks of the other connections (threads) included. SQLite
+     * then believes the last connection is closing, checkpoints and deletes
+     * the -wal and -shm files under the others, and from then on other
+     * processes (krc history, another connection's lock) see none of their
+     * writes. Whether it may be written is for SQLite's open to say. */
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            return krc_error_set(err, KRC_EIO, "%s: is a directory, not a database file", path);
+        }
+        return 0;
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        return 0; /* created by another thread or process meanwhile */
+    }
     if (fd < 0) {
         int e = errno;
         if (e == EISDIR) {

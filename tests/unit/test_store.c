@@ -919,6 +919,48 @@ static void test_migrate_v1_database(void **state)
     assert_int_equal(sql_int(path, "SELECT max(version) FROM schema_version"), 1);
 }
 
+static int count_in_other_process(const char *path)
+{
+    char cmd[1024];
+    char out[32] = "";
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "/proc/%d/exe --count-restarts '%s'", (int)getpid(), path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(out, sizeof(out), p));
+    assert_int_equal(pclose(p), 0);
+    return (int)strtol(out, NULL, 10);
+}
+
+/* Opening a second connection in the same process must not drop the first
+ * one's POSIX locks (a close() of any descriptor of the file does): SQLite
+ * would then delete the -wal file under the first connection when the
+ * second closes, and other processes would no longer see its writes. */
+static void test_second_connection_keeps_the_wal(void **state)
+{
+    char path[512];
+    char wal[600];
+    struct krc_store *a = NULL;
+    struct krc_store *b = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct stat sb;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "two/krc.db");
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    assert_int_equal(krc_store_open(path, 0, &a, NULL), 0);
+    assert_int_equal(krc_store_open(path, 0, &b, NULL), 0);
+    krc_store_close(b);
+    /* another process opens and closes the file: it is not the last one */
+    assert_int_equal(count_in_other_process(path), 0);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_int_equal(krc_store_record(a, &r, NULL, NULL, NULL, NULL), 0);
+    /* and another one sees the row while `a` is open */
+    assert_int_equal(count_in_other_process(path), 1);
+    krc_store_close(a);
+}
+
 /* Scenario 4 of issue 12: Slack accepted, the delivered mark failed. */
 static void test_delivery_journal(void **state)
 {
@@ -1614,8 +1656,31 @@ static void test_report_json(void **state)
     krc_report_cleanup(&r);
 }
 
-int main(void)
+/* test_second_connection_keeps_the_wal runs this binary again as another
+ * process (a fork would inherit SQLite's in-process lock bookkeeping):
+ * `test_store --count-restarts PATH` prints the row count and exits. */
+static int count_restarts_main(const char *path)
 {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM restarts", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    printf("%d\n", n);
+    return n < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--count-restarts") == 0) {
+        return count_restarts_main(argv[2]);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_duplicate),
         cmocka_unit_test(test_outbox_lifecycle),
@@ -1628,6 +1693,7 @@ int main(void)
         cmocka_unit_test(test_identity_is_the_termination),
         cmocka_unit_test(test_migrate_v1_database),
         cmocka_unit_test(test_delivery_journal),
+        cmocka_unit_test(test_second_connection_keeps_the_wal),
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_read_only_file_and_dir),
         cmocka_unit_test(test_locked),
