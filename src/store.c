@@ -170,7 +170,7 @@ static const char *const sql_text[N_STMT] = {
         "detected_at, decision, summary, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
         "?10, ?11, "
         "?12, ?13, ?14, ?15, ?16, ?17, " IDENTITY_SQL(
-            "?14", "?18", "?3") ") "
+            "?14", "?19", "?3") ") "
                                 "ON CONFLICT (pod_uid, container, identity) DO NOTHING",
     [ST_FIND_RESTART] = "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND "
                         "identity = " IDENTITY_SQL("?4", "?5", "?3"),
@@ -1132,7 +1132,8 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
     sqlite3_bind_int64(st, 15, rec->detected_at);
     bind_text(st, 16, rec->decision);
     bind_text(st, 17, rec->summary);
-    bind_text(st, 18, rec->container_id);
+    /* ?19: ?18 is the next column's (confidence, on the branch that adds it) */
+    bind_text(st, 19, rec->container_id);
     if ((rc = run_done(s, st, "recording a restart", err)) < 0) {
         goto rollback;
     }
