@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "krc/backoff.h"
+#include "krc/watch_pacing.h"
 #include "krc/buf.h"
 #include "krc/clock.h"
 #include "krc/linebuf.h"
@@ -41,8 +42,7 @@ struct wctx {
     struct krc_list_framer lf;
     struct krc_watch_event ev;
     struct krc_pod_info item;
-    struct krc_backoff backoff;      /* failures to connect or to be answered */
-    struct krc_backoff line_backoff; /* streams ended by a bad line soon after they began */
+    struct krc_watch_pacing pacing;
     struct krc_buf base_path;
 };
 
@@ -107,7 +107,7 @@ static int on_line(const char *line, size_t len, void *userdata)
     if (w->ev.type != KRC_WATCH_ERROR) {
         /* A stream that delivers events is healthy: whatever backoff an
          * outage built up before it no longer applies. */
-        krc_backoff_reset(&w->backoff);
+        krc_watch_pacing_healthy(&w->pacing);
     }
     switch (w->ev.type) {
     case KRC_WATCH_ADDED:
@@ -231,7 +231,8 @@ static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mod
     krc_buf_init(&q, URL_MAX);
     krc_buf_reset(path);
     if (watch) {
-        int t = (int)krc_backoff_rand_range(&w->backoff, w->o->timeout_min_s, w->o->timeout_max_s);
+        int t =
+            (int)krc_backoff_rand_range(&w->pacing.conn, w->o->timeout_min_s, w->o->timeout_max_s);
         rc |= krc_kube_query_add(&q, "watch", "true");
         rc |= krc_kube_query_add(&q, "allowWatchBookmarks", "true");
         if (mode == MODE_STREAMING_LIST) {
@@ -388,10 +389,9 @@ static int run_list(struct wctx *w, struct krc_error *err)
     return rc;
 }
 
-static int sleep_backoff_with(struct wctx *w, struct krc_backoff *b, enum krc_log_level level,
-                              const char *what, const struct krc_error *e, int retry_after)
+static int sleep_delay(struct wctx *w, int64_t delay, enum krc_log_level level, const char *what,
+                       const struct krc_error *e, int retry_after)
 {
-    int64_t delay = krc_backoff_next(b, krc_clock_mono_ms());
     if (retry_after > 0) {
         delay = (int64_t)retry_after * 1000;
     }
@@ -403,7 +403,8 @@ static int sleep_backoff_with(struct wctx *w, struct krc_backoff *b, enum krc_lo
 static int sleep_backoff_level(struct wctx *w, enum krc_log_level level, const char *what,
                                const struct krc_error *e, int retry_after)
 {
-    return sleep_backoff_with(w, &w->backoff, level, what, e, retry_after);
+    return sleep_delay(w, krc_watch_pacing_failure(&w->pacing, krc_clock_mono_ms()), level, what, e,
+                       retry_after);
 }
 
 static int sleep_backoff(struct wctx *w, const char *what, const struct krc_error *e,
@@ -425,10 +426,8 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     w.h = handler;
     w.client = client;
     w.stats = opts->stats != NULL ? opts->stats : &dummy_stats;
-    krc_backoff_init(&w.backoff, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
-                     (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 32));
-    krc_backoff_init(&w.line_backoff, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
-                     (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 16) ^ 1);
+    krc_watch_pacing_init(&w.pacing, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
+                          (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 32));
     krc_buf_init(&w.base_path, 1024);
     krc_watch_event_init(&w.ev);
     krc_pod_info_init(&w.item);
@@ -444,6 +443,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     while (!cancelled(&w)) {
         struct krc_error e;
         int64_t started = krc_clock_mono_ms();
+        int64_t delay;
         const char *what;
 
         atomic_store(&w.stats->heartbeat_mono_ms, started);
@@ -465,7 +465,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                 rc = run_list(&w, &e);
                 if (rc == 0) {
                     /* synced: watch from the list's resourceVersion at once */
-                    krc_backoff_reset(&w.backoff);
+                    krc_watch_pacing_healthy(&w.pacing);
                     continue;
                 }
             }
@@ -489,7 +489,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                     break;
                 }
             } else {
-                krc_backoff_reset(&w.backoff);
+                krc_watch_pacing_healthy(&w.pacing);
             }
             continue;
         }
@@ -537,8 +537,10 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
              * server that keeps sending bad lines gets backoff of its own:
              * the server answered, so an outage's backoff does not apply
              * (after one, a bad line used to cost 20 s and more). */
-            if (krc_clock_mono_ms() - started < 1000) {
-                if (sleep_backoff_with(&w, &w.line_backoff, KRC_LOG_WARN, what, &e, 0)) {
+            delay = krc_watch_pacing_bad_line(&w.pacing, krc_clock_mono_ms(),
+                                              krc_clock_mono_ms() - started);
+            if (delay > 0) {
+                if (sleep_delay(&w, delay, KRC_LOG_WARN, what, &e, 0)) {
                     goto out;
                 }
             } else {
