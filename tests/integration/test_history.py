@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 1, src/store.c).
+that follows the store's schema (version 2, src/store.c).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """
@@ -44,6 +44,29 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_restart ON outbox (restart_id);
 CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';
 CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS NOT NULL;
+"""
+
+# Schema 2 on this branch (3 once issue 11's confidence column is 2): the restarts table
+# rebuilt with a restart's identity (its termination) as the key, as store.c's
+# migrate_identity does.
+SCHEMA_IDENTITY = """
+CREATE TABLE restarts_new (
+  id INTEGER PRIMARY KEY, pod_uid TEXT NOT NULL, container TEXT NOT NULL,
+  restart_count INTEGER NOT NULL, namespace TEXT NOT NULL, pod TEXT NOT NULL,
+  workload_kind TEXT, workload_name TEXT, node TEXT, cause TEXT NOT NULL,
+  exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0, reason TEXT,
+  started_at INTEGER NOT NULL DEFAULT 0, finished_at INTEGER NOT NULL DEFAULT 0,
+  detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT,
+  identity TEXT NOT NULL, UNIQUE (pod_uid, container, identity));
+INSERT INTO restarts_new SELECT *, CASE WHEN finished_at > 0 THEN 't' || finished_at || '/'
+  ELSE 'c' || restart_count END FROM restarts;
+DROP TABLE restarts;
+ALTER TABLE restarts_new RENAME TO restarts;
+CREATE INDEX restarts_detected ON restarts (detected_at);
+CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);
+CREATE INDEX restarts_cause ON restarts (cause, detected_at);
+CREATE INDEX restarts_pod ON restarts (pod, detected_at);
+UPDATE schema_version SET version = 2;
 """
 
 
@@ -98,11 +121,10 @@ def report_doc(ns, pod, container, cause, log_lines=40):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=1):
+    def __init__(self, path, schema_version=2):
         self.db = sqlite3.connect(path)
-        self.db.executescript(SCHEMA_V1)
-        if schema_version != 1:
-            self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
+        self.db.executescript(SCHEMA_V1 + SCHEMA_IDENTITY +
+                              "UPDATE schema_version SET version = %d;" % schema_version)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
 
@@ -114,11 +136,11 @@ class Fixture:
         cur = self.db.execute(
             "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, "
             "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "
-            "finished_at, detected_at, decision, summary) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "finished_at, detected_at, decision, summary, identity) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
              exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
-             "container %s was OOM-killed" % container))
+             "container %s was OOM-killed" % container, "t%d/" % (detected - 2)))
         rid = cur.lastrowid
         self.db.execute("INSERT INTO reports (restart_id, message, report_json) VALUES (?,?,?)",
                         (rid, message, doc))
@@ -337,8 +359,8 @@ class HistoryTest(unittest.TestCase):
         for i, row in enumerate(rows):
             f.db.execute(
                 "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
-                "cause, detected_at, decision) VALUES (?,?,?,?,?,?,?,?, 'alert')",
-                (i + 1,) + row[:-1])
+                "cause, detected_at, decision, identity) VALUES (?,?,?,?,?,?,?,?, 'alert', ?)",
+                (i + 1,) + row[:-1] + ("c%d" % row[2],))
             f.db.execute("INSERT INTO reports (restart_id, report_json) VALUES (?, ?)",
                          (i + 1, row[-1]))
         f.close()
