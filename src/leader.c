@@ -155,9 +155,9 @@ void krc_leader_stop(struct krc_leader *l)
 /* --- handled restarts ------------------------------------------------------ */
 
 /* The hand-over key of a restart: "uid/container/IDENT" with IDENT its
- * termination, "t<finishedAt>:<container id, 16 characters>" (or
- * "t<finishedAt>" without a container id), or "c<count>" when no finishedAt
- * is known (docs/architecture.md, "Restart identity"). */
+ * termination, "t<finishedAt>[:<container id, 16 characters>]#<count>", or
+ * "c<count>" when no finishedAt is known (docs/architecture.md, "Restart
+ * identity"). */
 static void handled_key(char *out, size_t outsz, const char *uid, const char *container, int count,
                         int64_t finished_at, const char *container_id)
 {
@@ -178,8 +178,8 @@ static void handled_key(char *out, size_t outsz, const char *uid, const char *co
         }
     }
     cid[n] = '\0';
-    snprintf(out, outsz, "%s/%s/t%lld%s%s", uid, container, (long long)finished_at, n ? ":" : "",
-             cid);
+    snprintf(out, outsz, "%s/%s/t%lld%s%s#%d", uid, container, (long long)finished_at, n ? ":" : "",
+             cid, count);
 }
 
 /* An entry of the encoding before the identity (a Lease written by an older
@@ -249,26 +249,40 @@ int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *co
     return found;
 }
 
-/* "t<digits>[:<alnum>]", "c<digits>" or (older encoding) "<digits>". */
-static int ident_valid(const char *id)
+static const char *skip_digits(const char *p)
 {
-    const char *p = id;
-    if (*p == 't' || *p == 'c') {
-        p++;
-    }
     if (*p < '0' || *p > '9') {
-        return 0;
+        return NULL;
     }
     while (*p >= '0' && *p <= '9') {
         p++;
     }
-    if (*p == ':' && id[0] == 't' && p[1] != '\0') {
-        for (p++; *p != '\0'; p++) {
-            if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                  (*p >= 'A' && *p <= 'Z'))) {
-                return 0;
-            }
+    return p;
+}
+
+/* "t<digits>[:<alnum>]#<digits>", "c<digits>" or (older encoding) "<digits>". */
+static int ident_valid(const char *id)
+{
+    const char *p = id;
+
+    if (*p == 'c' || *p != 't') {
+        p = skip_digits(*p == 'c' ? p + 1 : p);
+        return p != NULL && *p == '\0';
+    }
+    if ((p = skip_digits(p + 1)) == NULL) {
+        return 0;
+    }
+    if (*p == ':') {
+        const char *start = ++p;
+        while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+            p++;
         }
+        if (p == start) {
+            return 0;
+        }
+    }
+    if (*p != '#' || (p = skip_digits(p + 1)) == NULL) {
+        return 0;
     }
     return *p == '\0';
 }

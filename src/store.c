@@ -26,11 +26,15 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
 
 /* A restart's identity in SQL, from the finishedAt, containerID and
  * restartCount of its last termination (docs/architecture.md, "Restart
- * identity"): 't<finishedAt>/<containerID>' when the termination time is
- * known, else 'c<restartCount>', the only thing known. */
+ * identity"): 't<finishedAt>/<containerID>/<restartCount>' when the
+ * termination time is known, else 'c<restartCount>', the only thing known.
+ * The count alone is not the identity: it can go down and climb back. */
+/* clang-format off */
 #define IDENTITY_SQL(fin, cid, count)                                                              \
-    "(CASE WHEN " fin " > 0 THEN 't' || " fin " || '/' || coalesce(" cid                           \
-    ", '') ELSE 'c' || " count " END)"
+    "(CASE WHEN " fin " > 0"                                                                       \
+    " THEN 't' || " fin " || '/' || coalesce(" cid ", '') || '/' || " count                        \
+    " ELSE 'c' || " count " END)"
+/* clang-format on */
 
 /* migrations[v] takes a database from schema version v to v + 1: SQL, or a
  * function for what SQL alone cannot say. Both run inside the migration's
@@ -548,16 +552,13 @@ static int query_text(struct krc_store *s, const char *sql, char **ret, struct k
 }
 
 /* The old rows into the rebuilt table, each with the identity of its
- * termination; the new column is the last one, so r.* gives the others in
- * order. */
+ * termination (rows were unique by count, so they stay unique with it); the
+ * new column is the last one, so r.* gives the others in order. */
 /* clang-format off */
 #define COPY_WITH_IDENTITY                                                                         \
     "INSERT INTO restarts_new SELECT r.*, "                                                        \
     IDENTITY_SQL("r.finished_at", "NULL", "r.restart_count")                                       \
-    " || CASE WHEN r.finished_at > 0 AND EXISTS (SELECT 1 FROM restarts o"                         \
-    " WHERE o.pod_uid = r.pod_uid AND o.container = r.container"                                   \
-    " AND o.finished_at = r.finished_at AND o.id < r.id)"                                          \
-    " THEN '#' || r.restart_count ELSE '' END FROM restarts r ORDER BY r.id; "                     \
+    " FROM restarts r ORDER BY r.id; "                                                             \
     "DROP TABLE restarts; "                                                                        \
     "ALTER TABLE restarts_new RENAME TO restarts; "
 /* clang-format on */
@@ -572,8 +573,7 @@ static int query_text(struct krc_store *s, const char *sql, char **ret, struct k
  * with only the constraint replaced, so columns added by other migrations
  * (before or after this one) are kept whatever they are. Rows keep their
  * ids, so reports and outbox rows still point to them. Stored rows get the
- * identity of their termination; two old rows of the same termination
- * (possible under the old key) keep apart with their count appended. */
+ * identity of their termination. */
 static int migrate_identity(struct krc_store *s, struct krc_error *err)
 {
     static const char *const create_prefix = "CREATE TABLE restarts (";

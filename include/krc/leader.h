@@ -65,8 +65,8 @@ void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 
 /* A restart was handled by this replica. It is identified by its
  * termination (docs/architecture.md, "Restart identity"): finished_at (unix
- * s, lastState.terminated.finishedAt) and container_id (may be NULL) when
- * finished_at > 0, else restart_count. */
+ * s, lastState.terminated.finishedAt), container_id (may be NULL) and
+ * restart_count when finished_at > 0, else restart_count alone. */
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
                              int restart_count, int64_t finished_at, const char *container_id);
 /* 1 if this replica or a previous leader already handled it. An entry of
@@ -78,7 +78,8 @@ int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *co
 
 /* The annotation's format, exposed for tests: one "UNIXTIME UID CONTAINER
  * IDENT" line per restart, IDENT "t<finishedAt>[:<16 chars of the container
- * id>]" or "c<restartCount>" when no finishedAt is known; an older krc wrote
+ * id>]#<restartCount>" or "c<restartCount>" when no finishedAt is known; an
+ * older krc wrote
  * a bare restartCount there, which is still read. Parsing skips malformed
  * lines. */
 struct krc_leader_handled {

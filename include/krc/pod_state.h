@@ -7,7 +7,7 @@
  * sidecar containers alike) or a lastState.terminated that finished after
  * the one recorded, whether the count stayed the same or went down (a
  * kubelet whose count was reset, a rewritten status): a restart's identity
- * is its termination, not its count (docs/architecture.md, "Restart
+ * is its termination, not its count alone (docs/architecture.md, "Restart
  * identity"). Each one is reported exactly once: a relist compares
  * against the table, so it reports restarts that happened while the watch was
  * down and never repeats old ones. Pods seen for the first time report only

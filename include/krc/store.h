@@ -1,8 +1,8 @@
 /* Durable restart history and the crash-safe notification outbox (SQLite).
  *
  * One database file holds every restart report (its identity is pod UID +
- * container + its termination: lastState.terminated.finishedAt and
- * containerID, or the restart count when no finishedAt is known; UNIQUE;
+ * container + its termination: lastState.terminated.finishedAt, containerID
+ * and the restart count, or the count alone when no finishedAt is known; UNIQUE;
  * docs/architecture.md, "Restart identity") and an outbox of notifications with
  * their delivery state. The pipeline writes a restart and its pending
  * notification in ONE transaction before anything is sent
@@ -142,16 +142,16 @@ struct krc_store_outbox {
 /* In ONE transaction, store `rec` and, when `msg` is non-NULL, its pending
  * notification (restart_id set to the new restart). Returns 0, or
  * KRC_STORE_EXISTS when a restart with the same identity (pod_uid,
- * container, finished_at + container_id, or restart_count when finished_at
- * is 0) is already stored: nothing is written, *ret_restart_id is the existing row and
- * *ret_outbox_id 0. Output pointers may be NULL. */
+ * container, finished_at + container_id + restart_count, or restart_count
+ * alone when finished_at is 0) is already stored: nothing is written, *ret_restart_id is the
+ * existing row and *ret_outbox_id 0. Output pointers may be NULL. */
 int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                      const struct krc_store_outbox *msg, int64_t *ret_restart_id,
                      int64_t *ret_outbox_id, struct krc_error *err);
 
 /* What identifies a restart: its pod and container and its termination
- * (finished_at > 0: finished_at and container_id, restart_count not used;
- * finished_at 0: restart_count). Strings borrowed; container_id may be NULL. */
+ * (finished_at > 0: finished_at, container_id and restart_count; finished_at
+ * 0: restart_count alone). Strings borrowed; container_id may be NULL. */
 struct krc_store_identity {
     const char *pod_uid;
     const char *container;

@@ -58,8 +58,8 @@ CREATE TABLE restarts_new (
   started_at INTEGER NOT NULL DEFAULT 0, finished_at INTEGER NOT NULL DEFAULT 0,
   detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT,
   identity TEXT NOT NULL, UNIQUE (pod_uid, container, identity));
-INSERT INTO restarts_new SELECT *, CASE WHEN finished_at > 0 THEN 't' || finished_at || '/'
-  ELSE 'c' || restart_count END FROM restarts;
+INSERT INTO restarts_new SELECT *, CASE WHEN finished_at > 0
+  THEN 't' || finished_at || '//' || restart_count ELSE 'c' || restart_count END FROM restarts;
 DROP TABLE restarts;
 ALTER TABLE restarts_new RENAME TO restarts;
 CREATE INDEX restarts_detected ON restarts (detected_at);
@@ -140,7 +140,7 @@ class Fixture:
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             ("uid-" + pod, container, count, ns, pod, "Deployment", "web", "node-1", cause,
              exit_code, signal, "OOMKilled", detected - 600, detected - 2, detected, decision,
-             "container %s was OOM-killed" % container, "t%d/" % (detected - 2)))
+             "container %s was OOM-killed" % container, "t%d//%d" % (detected - 2, count)))
         rid = cur.lastrowid
         self.db.execute("INSERT INTO reports (restart_id, message, report_json) VALUES (?,?,?)",
                         (rid, message, doc))

@@ -80,6 +80,8 @@ static void test_handled_identity_is_the_termination(void **state)
     /* the same second, another container: a new crash */
     assert_false(krc_leader_was_handled(l, "u1", "app", 3, 1796239000,
                                         "containerd://9999456789abcdef0123456789abcdef"));
+    /* the same termination at another count: another restart */
+    assert_false(krc_leader_was_handled(l, "u1", "app", 4, 1796239000, cid));
     /* the count alone (no finishedAt) does not match a termination */
     assert_false(krc_leader_was_handled(l, "u1", "app", 3, 0, NULL));
     krc_leader_free(l);
@@ -90,14 +92,14 @@ static void test_handled_reads_the_old_encoding(void **state)
 {
     struct krc_leader *l = new_leader(100);
     const char *text = "1796239909 0b5e-uid app 3\n"
-                       "1796239950 0b5e-uid app t1796239940:0123456789abcdef\n"
+                       "1796239950 0b5e-uid app t1796239940:0123456789abcdef#4\n"
                        "1796239960 1c6f-uid app c2\n";
     struct krc_leader_handled h[4];
     (void)state;
 
     assert_int_equal(krc_leader_parse_handled(text, h, 4), 3);
     assert_string_equal(h[0].key, "0b5e-uid/app/3");
-    assert_string_equal(h[1].key, "0b5e-uid/app/t1796239940:0123456789abcdef");
+    assert_string_equal(h[1].key, "0b5e-uid/app/t1796239940:0123456789abcdef#4");
     assert_string_equal(h[2].key, "1c6f-uid/app/c2");
     assert_int_equal(krc_leader_merge_handled(l, text), 3);
     /* old entry: count 3, handled at ...909: a termination of count 3 that
@@ -112,8 +114,12 @@ static void test_handled_reads_the_old_encoding(void **state)
     assert_true(krc_leader_was_handled(l, "1c6f-uid", "app", 2, 0, NULL));
     assert_false(krc_leader_was_handled(l, "1c6f-uid", "app", 2, 1796239940, NULL));
     /* malformed identities are skipped */
-    assert_int_equal(krc_leader_parse_handled("1 u app x3\n1 u app t12:\n1 u app t1:a-b\n", h, 4),
+    assert_int_equal(krc_leader_parse_handled("1 u app x3\n1 u app t12:#1\n1 u app t1:a-b#1\n"
+                                              "1 u app t12\n1 u app t12#\n1 u app c\n",
+                                              h, 4),
                      0);
+    assert_int_equal(krc_leader_parse_handled("1 u app t12#1\n", h, 4), 1);
+    assert_string_equal(h[0].key, "u/app/t12#1");
     krc_leader_free(l);
 }
 
