@@ -84,8 +84,9 @@ class DedupFaultsTest(unittest.TestCase):
     def hold_write_lock_across_delivery(self, pod):
         """Make Slack answer the first POST 1.5 s late; as soon as the restart and its
         pending message are committed, take the database's write lock (BEGIN EXCLUSIVE from
-        another connection) and keep it; krc's update after Slack's 200 then waits out its
-        5 s busy timeout and fails. Returns the time the lock was taken."""
+        another connection) and keep it (at least 8 s, and until krc gave up); krc's update
+        after Slack's 200 then waits out its 5 s busy timeout and fails. Returns krc and the
+        time the lock was taken."""
         self.kube.create_pod("shop", pod)
         self.slack.fault(type="hang", seconds=1.5, count=1)
         k = self.start()
@@ -96,7 +97,9 @@ class DedupFaultsTest(unittest.TestCase):
         self.lock.execute("BEGIN EXCLUSIVE")
         return k, time.monotonic()
 
-    def release_lock_at(self, taken, seconds=8.0):
+    def release_lock(self, taken, seconds=8.0):
+        """Release the lock once it was held `seconds` (the caller waited for krc's
+        failure first, however late the POST came on a loaded machine)."""
         time.sleep(max(0.0, taken + seconds - time.monotonic()))
         self.lock.execute("ROLLBACK")
         self.lock.close()
@@ -104,11 +107,10 @@ class DedupFaultsTest(unittest.TestCase):
 
     def test_scenario4_mark_delivered_fails_then_kill9_not_reposted(self):
         k, taken = self.hold_write_lock_across_delivery("web-4a")
-        k.wait_log("could not be marked delivered", timeout=15)
-        self.assertLess(time.monotonic() - taken, 8.0, "the update did not fail under the lock")
+        k.wait_log("could not be marked delivered", timeout=30)
         self.assertEqual(len(self.alerts_for("web-4a")), 1)
         k.kill()  # kill -9 before any retry could reach the database
-        self.release_lock_at(taken)
+        self.release_lock(taken)
         self.assertEqual([s for _, s in self.outbox_rows()], ["pending"])
         k2 = self.start()
         k2.wait_log("already recorded", timeout=20)  # the start-up window saw it again
@@ -120,8 +122,8 @@ class DedupFaultsTest(unittest.TestCase):
 
     def test_scenario4_mark_delivered_retried_while_running(self):
         k, taken = self.hold_write_lock_across_delivery("web-4b")
-        k.wait_log("could not be marked delivered", timeout=15)
-        self.release_lock_at(taken)
+        k.wait_log("could not be marked delivered", timeout=30)
+        self.release_lock(taken)
         h.wait_until(lambda: [s for _, s in self.outbox_rows()] == ["delivered"], 20,
                      what="the row marked delivered once the lock is gone")
         self.assertEqual(k.stop(), 0)
