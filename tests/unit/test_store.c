@@ -911,6 +911,20 @@ static void test_migrate_v1_database(void **state)
     assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
     krc_store_close(s);
 
+    /* columns another migration added (issue 11's confidence, 1 -> 2, runs
+     * before this one once merged) are kept with their values */
+    path_in_tmp(path, sizeof(path), "v1-extra.db");
+    sql_poke(path, schema_v1);
+    sql_poke(path, "ALTER TABLE restarts ADD COLUMN confidence TEXT;"
+                   "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
+                   "cause, finished_at, detected_at, decision, confidence) VALUES (1, 'u', 'app', "
+                   "1, 'shop', 'web-1', 'oom_killed', 1799999000, 1799999001, 'alert', 'high');");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE confidence = 'high' AND "
+                                   "identity = 't1799999000//1'"),
+                     1);
+
     /* a restarts table krc did not make is refused with the file named */
     path_in_tmp(path, sizeof(path), "v1-odd.db");
     sql_poke(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
