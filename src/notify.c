@@ -1545,7 +1545,8 @@ void krc_notifier_run(struct krc_notifier *n)
     }
     pthread_mutex_unlock(&n->lock);
     if (n->n_unmarked > 0) {
-        /* one last try; what fails stays in the delivery journal */
+        /* one last try; what fails is left to the delivery journal (the
+         * marks whose journal write failed too were logged as such) */
         retry_unmarked(n, 1);
     }
     krc_store_close(n->store);
