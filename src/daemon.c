@@ -416,6 +416,7 @@ static int record(struct worker *w, const struct krc_restart *r, const struct kr
     rec.reason = r->reason;
     rec.started_at = r->started_at;
     rec.finished_at = r->finished_at;
+    rec.container_id = r->container_id;
     rec.detected_at = r->detected_at;
     rec.decision = krc_notify_decision_name(decision);
     rec.summary = dg->summary;
@@ -487,7 +488,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         return;
     }
     if (d->leader != NULL &&
-        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count)) {
+        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count, r->finished_at,
+                               r->container_id)) {
         /* re-detected by a new leader: its predecessor handled it */
         krc_log(KRC_LOG_INFO,
                 "restart of %s/%s container %s (count %d) already handled by the previous "
@@ -499,8 +501,9 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     }
     if (w->store != NULL) {
         int64_t id = 0;
-        int found =
-            krc_store_find_restart(w->store, r->uid, r->container, r->restart_count, &id, &e);
+        struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
+                                           r->container_id};
+        int found = krc_store_find_restart(w->store, &ident, &id, &e);
         if (found == 1) {
             /* e.g. re-detected after a restart of krc: it was handled then */
             krc_log(KRC_LOG_INFO,
@@ -582,7 +585,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
              * message is published as handled once Slack accepted it
              * (on_posted), so that a new leader posts what this one could
              * not */
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
         }
         if (rc == KRC_STORE_EXISTS) {
             krc_notify_message_cleanup(&msg);
@@ -601,7 +605,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
         record(w, r, rep, dg, decision, NULL, NULL);
         if (d->leader != NULL) {
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count);
+            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
         }
     }
     krc_report_free(rep);
@@ -690,6 +695,17 @@ struct resume {
     size_t superseded;
 };
 
+/* Did this replica or its predecessor handle the stored restart? By its
+ * identity as stored (finishedAt, containerID, count). */
+static int resumed_was_handled(struct krc_leader *l, const struct krc_store_row *row)
+{
+    char cid[160];
+    int64_t fin = krc_store_identity_container_id(row->identity, cid, sizeof(cid));
+
+    return krc_leader_was_handled(l, row->pod_uid, row->container, row->restart_count, fin,
+                                  cid[0] ? cid : NULL);
+}
+
 static int resume_one(const struct krc_store_message *m, void *ud)
 {
     struct resume *rs = ud;
@@ -704,8 +720,7 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     krc_error_clear(&e);
     if (d->leader != NULL && m->restart_id > 0 &&
         krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
-        krc_leader_was_handled(d->leader, ent->row.pod_uid, ent->row.container,
-                               ent->row.restart_count)) {
+        resumed_was_handled(d->leader, &ent->row)) {
         krc_store_mark_attempt(rs->store, m->id,
                                "superseded: the previous leader posted this restart", 1, NULL);
         rs->superseded++;
@@ -905,7 +920,8 @@ static void notify_options_from(const struct krc_config *cfg, struct krc_notify_
 }
 
 static void on_delivered(double seconds, void *userdata);
-static void on_posted(const char *uid, const char *container, int restart_count, void *userdata);
+static void on_posted(const char *uid, const char *container, int restart_count,
+                      int64_t finished_at, const char *container_id, void *userdata);
 
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
@@ -1042,11 +1058,13 @@ static void on_delivered(double seconds, void *userdata)
 
 /* Slack accepted a restart's message: published in the hand-over list from
  * the next renewal on. */
-static void on_posted(const char *uid, const char *container, int restart_count, void *userdata)
+static void on_posted(const char *uid, const char *container, int restart_count,
+                      int64_t finished_at, const char *container_id, void *userdata)
 {
     struct daemon *d = userdata;
     if (d->leader != NULL) {
-        krc_leader_note_handled(d->leader, uid, container, restart_count);
+        krc_leader_note_handled(d->leader, uid, container, restart_count, finished_at,
+                                container_id);
     }
 }
 

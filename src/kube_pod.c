@@ -504,6 +504,7 @@ struct terminated {
     const char *reason;
     int64_t started;
     int64_t finished;
+    const char *container_id;
 };
 
 /* state.terminated (last == 0) or lastState.terminated: 1 when an object was
@@ -530,6 +531,8 @@ static int parse_terminated(struct pctx *c, int last, struct terminated *t)
             rc = get_time(c, "lastState.terminated.startedAt", &t->started, NULL);
         } else if (last && EQ(&k, "finishedAt")) {
             rc = get_time(c, "lastState.terminated.finishedAt", &t->finished, NULL);
+        } else if (last && EQ(&k, "containerID")) {
+            rc = get_str(c, "lastState.terminated.containerID", &t->container_id);
         } else {
             rc = skip(c);
         }
@@ -632,6 +635,7 @@ static int parse_last_state(struct pctx *c, struct krc_container_info *ci)
                 ci->last_reason = t.reason;
                 ci->last_started_at = t.started;
                 ci->last_finished_at = t.finished;
+                ci->last_container_id = t.container_id;
             }
         } else {
             rc = skip(c);

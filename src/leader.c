@@ -164,20 +164,51 @@ void krc_leader_stop(struct krc_leader *l)
 
 /* --- handled restarts ------------------------------------------------------ */
 
-static void handled_key(char *out, size_t outsz, const char *uid, const char *container, int count)
+/* The hand-over key of a restart: "uid/container/IDENT" with IDENT its
+ * termination, "t<finishedAt>[:<container id, 16 characters>]#<count>", or
+ * "c<count>" when no finishedAt is known (docs/architecture.md, "Restart
+ * identity"). */
+static void handled_key(char *out, size_t outsz, const char *uid, const char *container, int count,
+                        int64_t finished_at, const char *container_id)
+{
+    char cid[17];
+    size_t n = 0;
+
+    if (finished_at <= 0) {
+        snprintf(out, outsz, "%s/%s/c%d", uid, container, count);
+        return;
+    }
+    if (container_id != NULL) {
+        /* "containerd://<64 hex>": the hex after the scheme is enough */
+        const char *p = strstr(container_id, "://");
+        for (p = p != NULL ? p + 3 : container_id; *p != '\0' && n < sizeof(cid) - 1; p++) {
+            if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+                cid[n++] = *p;
+            }
+        }
+    }
+    cid[n] = '\0';
+    snprintf(out, outsz, "%s/%s/t%lld%s%s#%d", uid, container, (long long)finished_at, n ? ":" : "",
+             cid, count);
+}
+
+/* An entry of the encoding before the identity (a Lease written by an older
+ * krc during an upgrade): "uid/container/<count>", no letter. */
+static void legacy_key(char *out, size_t outsz, const char *uid, const char *container, int count)
 {
     snprintf(out, outsz, "%s/%s/%d", uid, container, count);
 }
 
-/* Caller holds the lock. */
-static int handled_find(const struct krc_leader *l, const char *key)
+/* Caller holds the lock. The entry, or NULL. */
+static const struct krc_leader_handled *handled_find(const struct krc_leader *l, const char *key)
 {
     for (size_t i = 0; i < l->n_handled; i++) {
-        if (strcmp(l->handled[(l->head + i) % l->handled_max].key, key) == 0) {
-            return 1;
+        const struct krc_leader_handled *h = &l->handled[(l->head + i) % l->handled_max];
+        if (strcmp(h->key, key) == 0) {
+            return h;
         }
     }
-    return 0;
+    return NULL;
 }
 
 /* Caller holds the lock. The ring drops the oldest entry when full. */
@@ -198,25 +229,72 @@ static void handled_add(struct krc_leader *l, const char *key, int64_t at)
 }
 
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
-                             int restart_count)
+                             int restart_count, int64_t finished_at, const char *container_id)
 {
     char key[320];
-    handled_key(key, sizeof(key), uid, container, restart_count);
+    handled_key(key, sizeof(key), uid, container, restart_count, finished_at, container_id);
     pthread_mutex_lock(&l->lock);
     handled_add(l, key, krc_clock_now());
     pthread_mutex_unlock(&l->lock);
 }
 
 int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *container,
-                           int restart_count)
+                           int restart_count, int64_t finished_at, const char *container_id)
 {
     char key[320];
+    char old[320];
+    const struct krc_leader_handled *h;
     int found;
-    handled_key(key, sizeof(key), uid, container, restart_count);
+
+    handled_key(key, sizeof(key), uid, container, restart_count, finished_at, container_id);
+    legacy_key(old, sizeof(old), uid, container, restart_count);
     pthread_mutex_lock(&l->lock);
-    found = handled_find(l, key);
+    found = handled_find(l, key) != NULL;
+    if (!found && (h = handled_find(l, old)) != NULL) {
+        /* An older krc handled this count at h->at: the same termination
+         * unless this one finished after that. */
+        found = finished_at <= 0 || finished_at <= h->at;
+    }
     pthread_mutex_unlock(&l->lock);
     return found;
+}
+
+static const char *skip_digits(const char *p)
+{
+    if (*p < '0' || *p > '9') {
+        return NULL;
+    }
+    while (*p >= '0' && *p <= '9') {
+        p++;
+    }
+    return p;
+}
+
+/* "t<digits>[:<alnum>]#<digits>", "c<digits>" or (older encoding) "<digits>". */
+static int ident_valid(const char *id)
+{
+    const char *p = id;
+
+    if (*p == 'c' || *p != 't') {
+        p = skip_digits(*p == 'c' ? p + 1 : p);
+        return p != NULL && *p == '\0';
+    }
+    if ((p = skip_digits(p + 1)) == NULL) {
+        return 0;
+    }
+    if (*p == ':') {
+        const char *start = ++p;
+        while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+            p++;
+        }
+        if (p == start) {
+            return 0;
+        }
+    }
+    if (*p != '#' || (p = skip_digits(p + 1)) == NULL) {
+        return 0;
+    }
+    return *p == '\0';
 }
 
 size_t krc_leader_parse_handled(const char *text, struct krc_leader_handled *out, size_t max)
@@ -228,17 +306,17 @@ size_t krc_leader_parse_handled(const char *text, struct krc_leader_handled *out
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         char line[400];
-        char uid[80], container[256];
+        char uid[80], container[256], ident[64];
         long long at;
-        int count;
         char extra;
         if (len < sizeof(line)) {
             memcpy(line, p, len);
             line[len] = '\0';
-            if (sscanf(line, "%lld %79s %255s %d %c", &at, uid, container, &count, &extra) == 4 &&
-                at > 0 && count >= 0) {
+            if (sscanf(line, "%lld %79s %255s %63s %c", &at, uid, container, ident, &extra) == 4 &&
+                at > 0 && ident_valid(ident)) {
                 out[n].at = (int64_t)at;
-                handled_key(out[n].key, sizeof(out[n].key), uid, container, count);
+                /* a bare count is the older encoding: kept as a legacy key */
+                snprintf(out[n].key, sizeof(out[n].key), "%s/%s/%s", uid, container, ident);
                 n++;
             }
         }
@@ -260,7 +338,7 @@ static char *handled_text(struct krc_leader *l, int64_t now)
         if (l->retention_s > 0 && now - h->at > l->retention_s) {
             continue;
         }
-        /* key is uid/container/count: write it space-separated */
+        /* key is uid/container/IDENT: write it space-separated */
         c1 = strchr(h->key, '/');
         c2 = strrchr(h->key, '/');
         if (c1 == NULL || c2 == NULL || c1 == c2) {
@@ -291,19 +369,30 @@ static const char *handled_annotation(const cJSON *lease)
  * replica just took over). */
 static void merge_predecessor(struct krc_leader *l, const char *text, const char *from)
 {
-    struct krc_leader_handled *tmp;
     size_t n;
 
     if (text == NULL) {
         return;
     }
-    tmp = krc_calloc(l->handled_max, sizeof(*tmp));
-    if (tmp == NULL) {
+    n = krc_leader_merge_handled(l, text);
+    if (n == SIZE_MAX) {
         krc_log(KRC_LOG_ERROR,
                 "leader election: out of memory reading the restarts handled by \"%s\"; "
                 "they may be alerted again",
                 from);
         return;
+    }
+    krc_log(KRC_LOG_INFO, "leader election: %zu restart(s) handled by the previous leader (\"%s\")",
+            n, from);
+}
+
+size_t krc_leader_merge_handled(struct krc_leader *l, const char *text)
+{
+    struct krc_leader_handled *tmp = krc_calloc(l->handled_max, sizeof(*tmp));
+    size_t n;
+
+    if (tmp == NULL) {
+        return SIZE_MAX;
     }
     n = krc_leader_parse_handled(text, tmp, l->handled_max);
     pthread_mutex_lock(&l->lock);
@@ -312,8 +401,7 @@ static void merge_predecessor(struct krc_leader *l, const char *text, const char
     }
     pthread_mutex_unlock(&l->lock);
     krc_free(tmp);
-    krc_log(KRC_LOG_INFO, "leader election: %zu restart(s) handled by the previous leader (\"%s\")",
-            n, from);
+    return n;
 }
 
 /* --- the Lease -------------------------------------------------------------- */

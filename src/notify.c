@@ -22,6 +22,11 @@
 #define MAX_EXAMPLES 8
 #define MAX_RECOVERY 1024
 #define RECOVERY_GIVE_UP_S (24 * 3600)
+/* Delivered marks that failed, kept for a retry (see struct unmarked). */
+#define MAX_UNMARKED 64
+#define UNMARKED_FIRST_RETRY_MS 1000
+#define UNMARKED_MAX_DELAY_MS 60000
+#define UNMARKED_MAX_TRIES 12
 
 enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED, ITEM_WITHDRAWN };
 
@@ -41,6 +46,8 @@ struct item {
     char uid[64];             /* the restart, "" when unknown (resumed from the outbox) */
     char container[256];
     int restart_count;
+    int64_t finished_at;
+    char container_id[160];
     int64_t not_before_ms; /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
@@ -116,6 +123,19 @@ struct recovery {
     struct dest *dest;
 };
 
+/* A message Slack accepted whose "delivered" mark did not reach the
+ * database (locked past the busy timeout, disk full). It is not posted
+ * again: the fact is kept here and retried with backoff, and it is in the
+ * delivery journal (krc_store_journal_delivered) for the next start. */
+struct unmarked {
+    int64_t outbox_id;
+    char ts[64];
+    int64_t next_ms; /* mono time of the next try */
+    int64_t delay_ms;
+    int tries;
+    int journaled; /* the journal has it: memory may give up */
+};
+
 struct krc_notifier {
     struct krc_notify_options o;
     struct krc_notify_stats stats;
@@ -136,6 +156,9 @@ struct krc_notifier {
     atomic_int abort_hard;   /* krc_notifier_abort_transfers: the one in flight too */
     int recovery_warned;     /* sender thread only: a failing recovered check was logged */
     struct krc_store *store; /* the sender thread's connection, or NULL */
+    struct unmarked unmarked[MAX_UNMARKED]; /* sender thread only */
+    size_t n_unmarked;
+    int journal_kept; /* sender thread only: the journal holds a fact memory gave up */
     atomic_llong heartbeat_ms;
 };
 
@@ -699,6 +722,9 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     snprintf(ret->uid, sizeof(ret->uid), "%s", r->uid);
     snprintf(ret->container, sizeof(ret->container), "%s", r->container);
     ret->restart_count = r->restart_count;
+    ret->finished_at = r->finished_at;
+    snprintf(ret->container_id, sizeof(ret->container_id), "%s",
+             r->container_id != NULL ? r->container_id : "");
     ret->decision = d;
     return d;
 }
@@ -758,6 +784,8 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     snprintf(it->uid, sizeof(it->uid), "%s", msg->uid);
     snprintf(it->container, sizeof(it->container), "%s", msg->container);
     it->restart_count = msg->restart_count;
+    it->finished_at = msg->finished_at;
+    snprintf(it->container_id, sizeof(it->container_id), "%s", msg->container_id);
     it->rep = rep;
     it->diag = diag;
     it->full_log = full_log;
@@ -836,6 +864,11 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
         snprintf(it->uid, sizeof(it->uid), "%s", restart->pod_uid);
         snprintf(it->container, sizeof(it->container), "%s", restart->container);
         it->restart_count = restart->restart_count;
+        it->finished_at = krc_store_identity_container_id(restart->identity, it->container_id,
+                                                          sizeof(it->container_id));
+        if (it->finished_at == 0) {
+            it->finished_at = restart->identity == NULL ? restart->finished_at : 0;
+        }
     }
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",
@@ -1049,6 +1082,120 @@ static void upload_log(struct krc_notifier *n, struct item *it, const char *chan
     krc_buf_cleanup(&red);
 }
 
+/* Remember a failed mark for a retry; the oldest is dropped from memory
+ * when the table is full (the journal still has it, if it was written). */
+static void unmarked_add(struct krc_notifier *n, int64_t id, const char *ts, int journaled)
+{
+    struct unmarked *u;
+
+    if (n->n_unmarked == MAX_UNMARKED) {
+        krc_log(KRC_LOG_WARN,
+                "outbox message #%lld: too many delivered marks waiting for the database; "
+                "left to the delivery journal",
+                (long long)n->unmarked[0].outbox_id);
+        n->journal_kept = 1;
+        memmove(&n->unmarked[0], &n->unmarked[1], (MAX_UNMARKED - 1) * sizeof(n->unmarked[0]));
+        n->n_unmarked--;
+    }
+    u = &n->unmarked[n->n_unmarked++];
+    memset(u, 0, sizeof(*u));
+    u->outbox_id = id;
+    snprintf(u->ts, sizeof(u->ts), "%s", ts != NULL ? ts : "");
+    u->delay_ms = UNMARKED_FIRST_RETRY_MS;
+    u->next_ms = krc_clock_mono_ms() + u->delay_ms;
+    u->tries = 1;
+    u->journaled = journaled;
+}
+
+/* Slack accepted outbox row `id`: record it. When the database refuses,
+ * the message must still not be posted again: the fact goes to the
+ * delivery journal and to memory for a retry. */
+static void mark_delivered(struct krc_notifier *n, int64_t id, const char *ts, const char *what)
+{
+    struct krc_error se;
+    struct krc_error je;
+    int jrc;
+
+    krc_error_clear(&se);
+    if (krc_store_mark_delivered(n->store, id, ts, &se) == 0) {
+        return;
+    }
+    if (se.code == KRC_ENOTFOUND) {
+        krc_log(KRC_LOG_WARN, "%s was posted but its outbox row is gone: %s", what, se.msg);
+        return;
+    }
+    krc_error_clear(&je);
+    jrc = krc_store_journal_delivered(n->store, id, ts, &je);
+    unmarked_add(n, id, ts, jrc == 0);
+    if (jrc == 0) {
+        krc_log(KRC_LOG_ERROR,
+                "%s was posted but could not be marked delivered: %s; noted in the delivery "
+                "journal, retrying in %ds",
+                what, se.msg, UNMARKED_FIRST_RETRY_MS / 1000);
+    } else {
+        krc_log(KRC_LOG_ERROR,
+                "%s was posted but could not be marked delivered: %s; the delivery journal "
+                "failed too (%s): retrying in %ds, and a restart of krc before that succeeds "
+                "would post it again",
+                what, se.msg, je.msg, UNMARKED_FIRST_RETRY_MS / 1000);
+    }
+}
+
+/* Retry the due delivered marks (all of them when `all`, once). The
+ * journal is removed once memory holds nothing it did not write. */
+static void retry_unmarked(struct krc_notifier *n, int all)
+{
+    int64_t now = krc_clock_mono_ms();
+    size_t i = 0;
+    int had = n->n_unmarked > 0;
+
+    while (i < n->n_unmarked) {
+        struct unmarked *u = &n->unmarked[i];
+        struct krc_error e;
+        int rc;
+
+        if (!all && u->next_ms > now) {
+            i++;
+            continue;
+        }
+        krc_error_clear(&e);
+        rc = krc_store_mark_delivered(n->store, u->outbox_id, u->ts[0] ? u->ts : NULL, &e);
+        if (rc == 0 || e.code == KRC_ENOTFOUND) {
+            krc_log(KRC_LOG_INFO, "outbox message #%lld marked delivered (try %d)",
+                    (long long)u->outbox_id, u->tries + 1);
+        } else if (u->journaled && u->tries + 1 >= UNMARKED_MAX_TRIES) {
+            krc_log(KRC_LOG_ERROR,
+                    "outbox message #%lld still not marked delivered after %d tries: %s; left to "
+                    "the delivery journal for the next start",
+                    (long long)u->outbox_id, u->tries + 1, e.msg);
+            n->journal_kept = 1;
+        } else {
+            u->tries++;
+            u->delay_ms =
+                u->delay_ms * 2 > UNMARKED_MAX_DELAY_MS ? UNMARKED_MAX_DELAY_MS : u->delay_ms * 2;
+            u->next_ms = krc_clock_mono_ms() + u->delay_ms;
+            krc_log(KRC_LOG_WARN,
+                    "outbox message #%lld: delivered mark failed again: %s; retrying in %llds",
+                    (long long)u->outbox_id, e.msg, (long long)(u->delay_ms / 1000));
+            if (all || e.code == KRC_ETIMEOUT) {
+                /* the database is busy: the others would wait as long */
+                break;
+            }
+            i++;
+            continue;
+        }
+        memmove(u, u + 1, (n->n_unmarked - i - 1) * sizeof(*u));
+        n->n_unmarked--;
+    }
+    if (had && n->n_unmarked == 0 && !n->journal_kept) {
+        struct krc_error e;
+        krc_error_clear(&e);
+        if (krc_store_journal_clear(n->store, &e) < 0) {
+            krc_log(KRC_LOG_WARN, "delivery journal: %s", e.msg);
+        }
+    }
+}
+
 static enum send_result send_one(struct krc_notifier *n, struct item *it)
 {
     struct krc_slack_message m;
@@ -1118,12 +1265,7 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
         return final ? GIVEN_UP : RETRY_LATER;
     }
     if (n->store != NULL && it->outbox_id > 0) {
-        struct krc_error se;
-        krc_error_clear(&se);
-        if (krc_store_mark_delivered(n->store, it->outbox_id, res.ts[0] ? res.ts : NULL, &se) < 0) {
-            krc_log(KRC_LOG_ERROR, "%s was posted but could not be marked delivered: %s", it->what,
-                    se.msg);
-        }
+        mark_delivered(n, it->outbox_id, res.ts[0] ? res.ts : NULL, it->what);
     }
     krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
             res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
@@ -1134,7 +1276,8 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
     }
     if (n->o.on_posted != NULL && it->uid[0] != '\0' &&
         (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
-        n->o.on_posted(it->uid, it->container, it->restart_count, n->o.on_delivered_userdata);
+        n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
+                       it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
     }
     if (it->kind == ITEM_ALERT) {
         pthread_mutex_lock(&n->lock);
@@ -1422,6 +1565,9 @@ void krc_notifier_run(struct krc_notifier *n)
                 item_free(it);
             }
         }
+        if (n->n_unmarked > 0) {
+            retry_unmarked(n, 0);
+        }
         if (!stopping && n->o.recovered_after_s > 0 && now_ms - last_recovery_check > 5000) {
             last_recovery_check = now_ms;
             check_recoveries(n);
@@ -1438,6 +1584,11 @@ void krc_notifier_run(struct krc_notifier *n)
                                  : "");
     }
     pthread_mutex_unlock(&n->lock);
+    if (n->n_unmarked > 0) {
+        /* one last try; what fails is left to the delivery journal (the
+         * marks whose journal write failed too were logged as such) */
+        retry_unmarked(n, 1);
+    }
     krc_store_close(n->store);
     n->store = NULL;
 }

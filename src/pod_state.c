@@ -581,6 +581,22 @@ static void maybe_shrink(struct krc_pod_state *st)
     (void)rehash(st, new_cap);
 }
 
+/* A restart is identified by its termination (docs/architecture.md,
+ * "Restart identity"): a lastState.terminated that finished after the one
+ * recorded is a new crash whatever the count says. At an unchanged count a
+ * termination appearing where none was recorded is not counted (the status
+ * only caught up with a restart already reported by its count); below the
+ * recorded count it is, since the count was reset in between. */
+static int is_newer_termination(const struct cstate *prev, const struct krc_container_info *ci)
+{
+    uint32_t fin = finished_of(ci);
+
+    if (fin == 0 || fin <= prev->finished_at) {
+        return 0;
+    }
+    return prev->finished_at != 0 || ci->restart_count < prev->restart_count;
+}
+
 static void detect(const struct krc_pod_state *st, const struct pod_rec *old, int same_shape,
                    const struct krc_pod_info *pod, krc_restart_cb cb, void *userdata)
 {
@@ -605,9 +621,10 @@ static void detect(const struct krc_pod_state *st, const struct pod_rec *old, in
             if (ci->restart_count > prev->restart_count) {
                 d.missed = ci->restart_count - prev->restart_count - 1;
                 cb(&d, userdata);
-            } else if (ci->restart_count == prev->restart_count && prev->finished_at != 0 &&
-                       finished_of(ci) > prev->finished_at) {
-                /* A new termination without a count change. */
+            } else if (is_newer_termination(prev, ci)) {
+                /* The count stayed or went down (the kubelet's count was
+                 * reset, the status rewritten) but the container terminated
+                 * again: a new crash. How many were missed is not known. */
                 cb(&d, userdata);
             }
             continue;
@@ -645,8 +662,13 @@ int krc_pod_state_apply(struct krc_pod_state *st, const struct krc_pod_info *pod
         r = s->rec;
         r->flags |= REC_SEEN;
         for (size_t i = 0; i < pod->n_containers; i++) {
+            uint32_t fin = finished_of(&pod->containers[i]);
             r->c[i].restart_count = pod->containers[i].restart_count;
-            r->c[i].finished_at = finished_of(&pod->containers[i]);
+            /* the newest termination seen: an older status replayed later
+             * (or one without lastState) must not make it new again */
+            if (fin > r->c[i].finished_at) {
+                r->c[i].finished_at = fin;
+            }
         }
         return 0;
     }

@@ -132,7 +132,8 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, in
         dup_opt(&r->uid, p->uid) < 0 || dup_opt(&r->container, c->name) < 0 ||
         dup_opt(&r->node, p->node_name) < 0 ||
         dup_opt(&r->reason, c->has_last_terminated ? c->last_reason : NULL) < 0 ||
-        dup_opt(&r->slack_channel, p->slack_channel) < 0) {
+        dup_opt(&r->slack_channel, p->slack_channel) < 0 ||
+        dup_opt(&r->container_id, c->has_last_terminated ? c->last_container_id : NULL) < 0) {
         krc_restart_free(r);
         return NULL;
     }
@@ -171,6 +172,7 @@ void krc_restart_free(struct krc_restart *r)
     krc_free(r->node);
     krc_free(r->reason);
     krc_free(r->slack_channel);
+    krc_free(r->container_id);
     krc_free(r->pod_json);
     krc_free(r);
 }

@@ -21,66 +21,92 @@
 
 /* ---- schema ------------------------------------------------------------------ */
 
-/* migrations[v] takes a database from schema version v to v + 1. Add a new
- * entry (never edit an old one) and raise KRC_STORE_SCHEMA_VERSION. */
-static const char *const migrations[] = {
+struct krc_store;
+static int migrate_identity(struct krc_store *s, struct krc_error *err);
+
+/* A restart's identity in SQL, from the finishedAt, containerID and
+ * restartCount of its last termination (docs/architecture.md, "Restart
+ * identity"): 't<finishedAt>/<containerID>/<restartCount>' when the
+ * termination time is known, else 'c<restartCount>', the only thing known.
+ * The count alone is not the identity: it can go down and climb back. */
+/* clang-format off */
+#define IDENTITY_SQL(fin, cid, count)                                                              \
+    "(CASE WHEN " fin " > 0"                                                                       \
+    " THEN 't' || " fin " || '/' || coalesce(" cid ", '') || '/' || " count                        \
+    " ELSE 'c' || " count " END)"
+/* clang-format on */
+
+/* migrations[v] takes a database from schema version v to v + 1: SQL, or a
+ * function for what SQL alone cannot say. Both run inside the migration's
+ * transaction, with foreign keys off (a table rebuild must not cascade).
+ * Add a new entry (never edit an old one) and raise
+ * KRC_STORE_SCHEMA_VERSION. */
+static const struct migration {
+    const char *sql;
+    int (*run)(struct krc_store *s, struct krc_error *err);
+} migrations[] = {
     /* 0 -> 1 */
-    "CREATE TABLE restarts ("
-    "  id INTEGER PRIMARY KEY,"
-    "  pod_uid TEXT NOT NULL,"
-    "  container TEXT NOT NULL,"
-    "  restart_count INTEGER NOT NULL,"
-    "  namespace TEXT NOT NULL,"
-    "  pod TEXT NOT NULL,"
-    "  workload_kind TEXT,"
-    "  workload_name TEXT,"
-    "  node TEXT,"
-    "  cause TEXT NOT NULL,"
-    "  exit_code INTEGER,"
-    "  signal INTEGER NOT NULL DEFAULT 0,"
-    "  reason TEXT,"
-    "  started_at INTEGER NOT NULL DEFAULT 0,"
-    "  finished_at INTEGER NOT NULL DEFAULT 0,"
-    "  detected_at INTEGER NOT NULL,"
-    "  decision TEXT NOT NULL,"
-    "  summary TEXT,"
-    "  UNIQUE (pod_uid, container, restart_count)"
-    ");"
-    "CREATE INDEX restarts_detected ON restarts (detected_at);"
-    "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
-    "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
-    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
-    /* the large texts live apart so that scans of restarts stay small */
-    "CREATE TABLE reports ("
-    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
-    "  message TEXT,"
-    "  report_json TEXT"
-    ");"
-    "CREATE TABLE outbox ("
-    "  id INTEGER PRIMARY KEY,"
-    "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
-    "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
-    "  destination TEXT NOT NULL,"
-    "  channel TEXT,"
-    "  thread_key TEXT,"
-    "  body TEXT NOT NULL,"
-    "  fallback TEXT,"
-    "  state TEXT NOT NULL DEFAULT 'pending'"
-    "    CHECK (state IN ('pending', 'delivered', 'failed')),"
-    "  attempts INTEGER NOT NULL DEFAULT 0,"
-    "  last_error TEXT,"
-    "  created_at INTEGER NOT NULL,"
-    "  updated_at INTEGER NOT NULL,"
-    "  delivered_at INTEGER,"
-    "  slack_ts TEXT"
-    ");"
-    "CREATE INDEX outbox_restart ON outbox (restart_id);"
-    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
-    "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
-    "  WHERE slack_ts IS NOT NULL;",
+    {"CREATE TABLE restarts ("
+     "  id INTEGER PRIMARY KEY,"
+     "  pod_uid TEXT NOT NULL,"
+     "  container TEXT NOT NULL,"
+     "  restart_count INTEGER NOT NULL,"
+     "  namespace TEXT NOT NULL,"
+     "  pod TEXT NOT NULL,"
+     "  workload_kind TEXT,"
+     "  workload_name TEXT,"
+     "  node TEXT,"
+     "  cause TEXT NOT NULL,"
+     "  exit_code INTEGER,"
+     "  signal INTEGER NOT NULL DEFAULT 0,"
+     "  reason TEXT,"
+     "  started_at INTEGER NOT NULL DEFAULT 0,"
+     "  finished_at INTEGER NOT NULL DEFAULT 0,"
+     "  detected_at INTEGER NOT NULL,"
+     "  decision TEXT NOT NULL,"
+     "  summary TEXT,"
+     "  UNIQUE (pod_uid, container, restart_count)"
+     ");"
+     "CREATE INDEX restarts_detected ON restarts (detected_at);"
+     "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
+     "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
+     "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
+     /* the large texts live apart so that scans of restarts stay small */
+     "CREATE TABLE reports ("
+     "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
+     "  message TEXT,"
+     "  report_json TEXT"
+     ");"
+     "CREATE TABLE outbox ("
+     "  id INTEGER PRIMARY KEY,"
+     "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
+     "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
+     "  destination TEXT NOT NULL,"
+     "  channel TEXT,"
+     "  thread_key TEXT,"
+     "  body TEXT NOT NULL,"
+     "  fallback TEXT,"
+     "  state TEXT NOT NULL DEFAULT 'pending'"
+     "    CHECK (state IN ('pending', 'delivered', 'failed')),"
+     "  attempts INTEGER NOT NULL DEFAULT 0,"
+     "  last_error TEXT,"
+     "  created_at INTEGER NOT NULL,"
+     "  updated_at INTEGER NOT NULL,"
+     "  delivered_at INTEGER,"
+     "  slack_ts TEXT"
+     ");"
+     "CREATE INDEX outbox_restart ON outbox (restart_id);"
+     "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
+     "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
+     "  WHERE slack_ts IS NOT NULL;",
+     NULL},
     /* 1 -> 2: how sure the diagnosis was (issue 11); NULL for restarts
      * recorded before */
-    "ALTER TABLE restarts ADD COLUMN confidence TEXT;",
+    {"ALTER TABLE restarts ADD COLUMN confidence TEXT;", NULL},
+    /* 2 -> 3: a restart is identified by its termination, not by its
+     * restartCount. The UNIQUE (pod_uid, container, restart_count)
+     * constraint goes, so the table is rebuilt. */
+    {NULL, migrate_identity},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VERSION,
@@ -92,8 +118,8 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VE
     "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
     "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "        \
     "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "     \
-    "r.confidence"
-#define N_RESTART_COLS 21
+    "r.confidence, r.identity"
+#define N_RESTART_COLS 22
 
 #define OUTBOX_COLS                                                                                \
     "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
@@ -120,6 +146,7 @@ enum stmt {
     ST_INSERT_OUTBOX,
     ST_MARK_DELIVERED,
     ST_MARK_ATTEMPT,
+    ST_JOURNAL_APPLY,
     ST_PENDING_NEXT,
     ST_THREAD_TS,
     ST_GET_RESTART,
@@ -148,11 +175,12 @@ static const char *const sql_text[N_STMT] = {
     [ST_INSERT_RESTART] =
         "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, workload_kind, "
         "workload_name, node, cause, exit_code, signal, reason, started_at, finished_at, "
-        "detected_at, decision, summary, confidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-        "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
-        "ON CONFLICT (pod_uid, container, restart_count) DO NOTHING",
-    [ST_FIND_RESTART] =
-        "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND restart_count = ?3",
+        "detected_at, decision, summary, confidence, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, " IDENTITY_SQL(
+            "?14", "?19", "?3") ") "
+                                "ON CONFLICT (pod_uid, container, identity) DO NOTHING",
+    [ST_FIND_RESTART] = "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND "
+                        "identity = " IDENTITY_SQL("?4", "?5", "?3"),
     [ST_RESTART_EXISTS] = "SELECT 1 FROM restarts WHERE id = ?1",
     [ST_INSERT_REPORT] =
         "INSERT INTO reports (restart_id, message, report_json) VALUES (?1, ?2, ?3)",
@@ -164,6 +192,9 @@ static const char *const sql_text[N_STMT] = {
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
     [ST_MARK_DELIVERED] = "UPDATE outbox SET state = 'delivered', delivered_at = ?2, "
                           "updated_at = ?2, slack_ts = ?3, attempts = attempts + 1 WHERE id = ?1",
+    [ST_JOURNAL_APPLY] = "UPDATE outbox SET state = 'delivered', delivered_at = ?2, "
+                         "updated_at = ?2, slack_ts = coalesce(?3, slack_ts), "
+                         "attempts = attempts + 1 WHERE id = ?1 AND state = 'pending'",
     [ST_MARK_ATTEMPT] = "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, "
                         "updated_at = ?3, state = CASE WHEN ?4 THEN 'failed' ELSE state END "
                         "WHERE id = ?1",
@@ -293,6 +324,17 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
     return v != NULL ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
+/* ST_FIND_RESTART's parameters. */
+static void bind_identity(sqlite3_stmt *st, const char *pod_uid, const char *container,
+                          int restart_count, int64_t finished_at, const char *container_id)
+{
+    bind_text(st, 1, pod_uid);
+    bind_text(st, 2, container);
+    sqlite3_bind_int(st, 3, restart_count);
+    sqlite3_bind_int64(st, 4, finished_at);
+    bind_text(st, 5, container_id);
+}
+
 /* Run a statement that returns no rows. */
 static int run_done(struct krc_store *s, sqlite3_stmt *st, const char *what, struct krc_error *err)
 {
@@ -407,7 +449,23 @@ static int prepare_file(const char *path, unsigned flags, struct krc_error *err)
     if (make_parents(path, err) < 0) {
         return KRC_EIO;
     }
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    /* Never open() and close() a database file that exists: closing any
+     * descriptor of a file drops every POSIX lock this process holds on it,
+     * the SHARED locks of the other connections (threads) included. SQLite
+     * then believes the last connection is closing, checkpoints and deletes
+     * the -wal and -shm files under the others, and from then on other
+     * processes (krc history, another connection's lock) see none of their
+     * writes. Whether it may be written is for SQLite's open to say. */
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            return krc_error_set(err, KRC_EIO, "%s: is a directory, not a database file", path);
+        }
+        return 0;
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        return 0; /* created by another thread or process meanwhile */
+    }
     if (fd < 0) {
         int e = errno;
         if (e == EISDIR) {
@@ -471,6 +529,130 @@ static int exec_sql(struct krc_store *s, const char *sql, const char *what, stru
     return rc == SQLITE_OK ? 0 : db_fail(s, rc, what, err);
 }
 
+/* The text of one column of the first row of `sql` (owned, krc_free), or
+ * NULL in *ret when there is no row. */
+static int query_text(struct krc_store *s, const char *sql, char **ret, struct krc_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+    *ret = NULL;
+    if (rc != SQLITE_OK) {
+        return db_fail(s, rc, "reading the schema", err);
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL) {
+        *ret = krc_strdup((const char *)sqlite3_column_text(st, 0));
+        if (*ret == NULL) {
+            sqlite3_finalize(st);
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        return db_fail(s, rc, "reading the schema", err);
+    }
+    return 0;
+}
+
+/* The old rows into the rebuilt table, each with the identity of its
+ * termination (rows were unique by count, so they stay unique with it).
+ * Columns are named (the old table's, from pragma_table_info), so the copy
+ * does not depend on where the rebuilt text puts each column. */
+/* clang-format off */
+#define COPY_WITH_IDENTITY                                                                         \
+    "INSERT INTO restarts_new (%s, identity) SELECT %s, "                                          \
+    IDENTITY_SQL("r.finished_at", "NULL", "r.restart_count")                                       \
+    " FROM restarts r ORDER BY r.id; "                                                             \
+    "DROP TABLE restarts; "                                                                        \
+    "ALTER TABLE restarts_new RENAME TO restarts; "
+/* clang-format on */
+
+#define OLD_UNIQUE "UNIQUE (pod_uid, container, restart_count)"
+#define NEW_UNIQUE "identity TEXT NOT NULL, UNIQUE (pod_uid, container, identity)"
+
+/* restarts: UNIQUE (pod_uid, container, restart_count) becomes UNIQUE
+ * (pod_uid, container, identity). SQLite cannot drop a constraint, so the
+ * table is rebuilt (sqlite.org/lang_altertable.html, "other kinds of table
+ * schema changes"): the new table is made from the stored CREATE TABLE text
+ * with only the constraint replaced, so columns added by other migrations
+ * (before or after this one) are kept whatever they are. Rows keep their
+ * ids, so reports and outbox rows still point to them. Stored rows get the
+ * identity of their termination. */
+static int migrate_identity(struct krc_store *s, struct krc_error *err)
+{
+    static const char *const create_prefix = "CREATE TABLE restarts (";
+    char *table = NULL;
+    char *indexes = NULL;
+    char *cols = NULL;
+    const char *u;
+    struct krc_buf sql;
+    int rc;
+
+    krc_buf_init(&sql, 64 * 1024);
+    rc = query_text(s, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'restarts'",
+                    &table, err);
+    if (rc < 0 || (rc = query_text(s,
+                                   "SELECT group_concat('\"' || name || '\"', ', ') FROM "
+                                   "pragma_table_info('restarts')",
+                                   &cols, err)) < 0) {
+        goto out;
+    }
+    if (cols == NULL) {
+        rc = krc_error_set(err, KRC_EPARSE, "%s: table restarts has no columns", s->path);
+        goto out;
+    }
+    /* every index of the table but the constraint's own, re-created after */
+    rc = query_text(s,
+                    "SELECT group_concat(sql, '; ') FROM sqlite_master WHERE type = 'index' AND "
+                    "tbl_name = 'restarts' AND sql IS NOT NULL",
+                    &indexes, err);
+    if (rc < 0) {
+        goto out;
+    }
+    if (table == NULL || strncmp(table, create_prefix, strlen(create_prefix)) != 0 ||
+        (u = strstr(table, OLD_UNIQUE)) == NULL) {
+        rc = krc_error_set(err, KRC_EPARSE,
+                           "%s: table restarts is not as krc created it (no " OLD_UNIQUE
+                           "); move the file aside to start a new history",
+                           s->path);
+        goto out;
+    }
+    rc = krc_buf_printf(&sql, "CREATE TABLE restarts_new (%.*s" NEW_UNIQUE "%s; ",
+                        (int)(u - table - strlen(create_prefix)), table + strlen(create_prefix),
+                        u + strlen(OLD_UNIQUE));
+    if (rc == 0) {
+        rc = krc_buf_printf(&sql, COPY_WITH_IDENTITY, cols, cols);
+    }
+    if (rc == 0 && indexes != NULL) {
+        rc = krc_buf_printf(&sql, "%s;", indexes);
+    }
+    if (rc < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = exec_sql(s, krc_buf_str(&sql), "rebuilding the restarts table", err)) < 0) {
+        goto out;
+    }
+    /* nothing may point to a restart that is gone */
+    krc_free(indexes);
+    if ((rc = query_text(s, "SELECT \"table\" FROM pragma_foreign_key_check", &indexes, err)) < 0) {
+        goto out;
+    }
+    if (indexes != NULL) {
+        rc = krc_error_set(err, KRC_EPARSE,
+                           "%s: rows of table %s point to no restart after the rebuild; move the "
+                           "file aside to start a new history",
+                           s->path, indexes);
+    }
+out:
+    krc_free(table);
+    krc_free(indexes);
+    krc_free(cols);
+    krc_buf_cleanup(&sql);
+    return rc;
+}
+
 static int read_version(struct krc_store *s, int64_t *ret, struct krc_error *err)
 {
     int64_t has = 0;
@@ -507,6 +689,8 @@ static int check_newer(const struct krc_store *s, int64_t v, struct krc_error *e
     return 0;
 }
 
+static int migrate_locked(struct krc_store *s, struct krc_error *err);
+
 static int migrate(struct krc_store *s, struct krc_error *err)
 {
     int64_t v = 0;
@@ -527,6 +711,28 @@ static int migrate(struct krc_store *s, struct krc_error *err)
                              "file is opened read-only; run krc run once to upgrade it",
                              s->path, (long long)v, KRC_STORE_SCHEMA_VERSION);
     }
+    /* A table rebuild drops the old table: with foreign keys on, that
+     * would delete the reports and outbox rows that point to it. The pragma
+     * has no effect inside a transaction, so it is set around it;
+     * migrate_identity checks the keys before the commit. */
+    if ((rc = exec_sql(s, "PRAGMA foreign_keys = OFF", "configuring the connection", err)) < 0) {
+        return rc;
+    }
+    rc = migrate_locked(s, err);
+    if (exec_sql(s, "PRAGMA foreign_keys = ON", "configuring the connection", rc < 0 ? NULL : err) <
+            0 &&
+        rc == 0) {
+        rc = KRC_EIO;
+    }
+    return rc;
+}
+
+/* migrate() without the pragma: the write transaction itself. */
+static int migrate_locked(struct krc_store *s, struct krc_error *err)
+{
+    int64_t v = 0;
+    int rc;
+
     /* Another process may be migrating at the same moment: decide inside
      * the write transaction. */
     if ((rc = tx_begin(s, err)) < 0) {
@@ -546,7 +752,11 @@ static int migrate(struct krc_store *s, struct krc_error *err)
         char what[64];
         sqlite3_stmt *st = NULL;
         snprintf(what, sizeof(what), "migrating the schema to version %lld", (long long)v + 1);
-        if ((rc = exec_sql(s, migrations[v], what, err)) < 0) {
+        if (migrations[v].sql != NULL && (rc = exec_sql(s, migrations[v].sql, what, err)) < 0) {
+            goto rollback;
+        }
+        if (migrations[v].run != NULL && (rc = migrations[v].run(s, err)) < 0) {
+            krc_error_prefix(err, "%s", what);
             goto rollback;
         }
         /* statements that read the schema were prepared against the old one */
@@ -937,6 +1147,7 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
     bind_text(st, 16, rec->decision);
     bind_text(st, 17, rec->summary);
     bind_text(st, 18, krc_confidence_name(rec->confidence));
+    bind_text(st, 19, rec->container_id);
     if ((rc = run_done(s, st, "recording a restart", err)) < 0) {
         goto rollback;
     }
@@ -945,9 +1156,8 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
         if ((rc = stmt_get(s, ST_FIND_RESTART, &st, err)) < 0) {
             goto rollback;
         }
-        bind_text(st, 1, rec->pod_uid);
-        bind_text(st, 2, rec->container);
-        sqlite3_bind_int(st, 3, rec->restart_count);
+        bind_identity(st, rec->pod_uid, rec->container, rec->restart_count, rec->finished_at,
+                      rec->container_id);
         rc = sqlite3_step(st);
         rid = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         stmt_done(st);
@@ -1212,12 +1422,207 @@ static void read_row(sqlite3_stmt *st, struct krc_store_row *r, struct strings *
     r->delivery = TXT(18);
     r->attempts = sqlite3_column_int(st, 19);
     r->confidence = TXT(20);
+    r->identity = TXT(21);
 #undef TXT
+}
+
+int64_t krc_store_identity_container_id(const char *identity, char *out, size_t outsz)
+{
+    const char *first;
+    const char *last;
+    size_t n;
+
+    if (outsz > 0) {
+        out[0] = '\0';
+    }
+    /* "t<finishedAt>/<containerID>/<restartCount>"; the id may hold '/' */
+    if (identity == NULL || identity[0] != 't' || (first = strchr(identity, '/')) == NULL ||
+        (last = strrchr(identity, '/')) == first) {
+        return identity != NULL && identity[0] == 't' ? strtoll(identity + 1, NULL, 10) : 0;
+    }
+    n = (size_t)(last - first - 1);
+    if (outsz > 0) {
+        n = n < outsz - 1 ? n : outsz - 1;
+        memcpy(out, first + 1, n);
+        out[n] = '\0';
+    }
+    return strtoll(identity + 1, NULL, 10);
+}
+
+/* ---- delivery journal ---------------------------------------------------------- */
+
+/* PATH-delivered; NULL for an in-memory database (it has no journal). */
+static char *journal_path(const struct krc_store *s)
+{
+    struct krc_buf b;
+    char *out = NULL;
+
+    if (strcmp(s->path, ":memory:") == 0) {
+        return NULL;
+    }
+    krc_buf_init(&b, strlen(s->path) + 16);
+    if (krc_buf_printf(&b, "%s-delivered", s->path) == 0) {
+        out = krc_buf_take(&b);
+    }
+    krc_buf_cleanup(&b);
+    return out;
+}
+
+static int valid_ts(const char *ts)
+{
+    for (const char *p = ts; *p != '\0'; p++) {
+        if (*p <= ' ' || *p > '~') {
+            return 0;
+        }
+    }
+    return ts[0] != '\0' && strlen(ts) < 64;
+}
+
+int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+                                struct krc_error *err)
+{
+    char line[128];
+    char *path;
+    int fd;
+    int n;
+    int rc = 0;
+
+    if (id <= 0 || (slack_ts != NULL && !valid_ts(slack_ts))) {
+        return krc_error_set(err, KRC_EINVAL, "delivery journal: bad outbox id or slack ts");
+    }
+    if (strcmp(s->path, ":memory:") == 0) {
+        return krc_error_set(err, KRC_EINVAL, "an in-memory database has no delivery journal");
+    }
+    if ((path = journal_path(s)) == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    n = snprintf(line, sizeof(line), "%lld %s\n", (long long)id, slack_ts != NULL ? slack_ts : "-");
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = krc_error_set(err, KRC_EIO, "%s: cannot open: %s", path, KRC_ERRNO_STR(errno));
+    } else {
+        /* one write of a short line with O_APPEND: whole or, on a crash,
+         * a torn last line that the reader skips */
+        ssize_t w = write(fd, line, (size_t)n);
+        if (w != n) {
+            rc = krc_error_set(err, errno == ENOSPC || errno == EDQUOT ? KRC_ETOOBIG : KRC_EIO,
+                               "%s: cannot write: %s", path,
+                               w < 0 ? KRC_ERRNO_STR(errno) : "short write");
+        } else if ((s->flags & KRC_STORE_SYNC_FULL) && fdatasync(fd) != 0) {
+            rc = krc_error_set(err, KRC_EIO, "%s: cannot sync: %s", path, KRC_ERRNO_STR(errno));
+        }
+        close(fd);
+    }
+    krc_free(path);
+    return rc;
+}
+
+int krc_store_journal_clear(struct krc_store *s, struct krc_error *err)
+{
+    char *path;
+    int rc = 0;
+
+    if (strcmp(s->path, ":memory:") == 0) {
+        return 0;
+    }
+    if ((path = journal_path(s)) == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    if (unlink(path) != 0 && errno != ENOENT) {
+        rc = krc_error_set(err, KRC_EIO, "%s: cannot remove: %s", path, KRC_ERRNO_STR(errno));
+    }
+    krc_free(path);
+    return rc;
+}
+
+/* The journal's size limit: ~40 bytes a line, far more than one run's
+ * failed marks. */
+#define JOURNAL_MAX (4 * 1024 * 1024)
+
+/* Mark delivered what the journal says Slack accepted, then remove it. */
+static int journal_apply(struct krc_store *s, struct krc_error *err)
+{
+    char *path = journal_path(s);
+    struct krc_buf text;
+    sqlite3_stmt *st = NULL;
+    char chunk[4096];
+    int64_t now = krc_clock_now();
+    int fd;
+    int rc = 0;
+
+    if (path == NULL) {
+        return strcmp(s->path, ":memory:") == 0 ? 0
+                                                : krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = errno == ENOENT
+                 ? 0
+                 : krc_error_set(err, KRC_EIO, "%s: cannot open: %s", path, KRC_ERRNO_STR(errno));
+        krc_free(path);
+        return rc;
+    }
+    krc_buf_init(&text, JOURNAL_MAX);
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n == 0) {
+            break;
+        }
+        if (n < 0) {
+            rc = krc_error_set(err, KRC_EIO, "%s: cannot read: %s", path, KRC_ERRNO_STR(errno));
+            break;
+        }
+        if (krc_buf_append(&text, chunk, (size_t)n) < 0) {
+            rc = krc_error_set(err, KRC_ETOOBIG, "%s: larger than %d bytes", path, JOURNAL_MAX);
+            break;
+        }
+    }
+    close(fd);
+    if (rc == 0 && text.len > 0) {
+        if ((rc = stmt_get(s, ST_JOURNAL_APPLY, &st, err)) == 0 && (rc = tx_begin(s, err)) == 0) {
+            char *p = (char *)krc_buf_str(&text);
+            while (rc == 0 && *p != '\0') {
+                char *nl = strchr(p, '\n');
+                long long id;
+                char ts[64];
+                char extra;
+                if (nl == NULL) {
+                    break; /* torn last line: the write did not finish */
+                }
+                *nl = '\0';
+                if (sscanf(p, "%lld %63s %c", &id, ts, &extra) == 2 && id > 0) {
+                    sqlite3_bind_int64(st, 1, id);
+                    sqlite3_bind_int64(st, 2, now);
+                    bind_text(st, 3, strcmp(ts, "-") == 0 ? NULL : ts);
+                    rc = run_done(s, st, "applying the delivery journal", err);
+                }
+                p = nl + 1;
+            }
+            if (rc == 0) {
+                rc = tx_commit(s, err);
+            }
+            if (rc < 0) {
+                tx_rollback(s);
+            }
+        }
+    }
+    krc_buf_cleanup(&text);
+    if (rc == 0 && unlink(path) != 0 && errno != ENOENT) {
+        rc = krc_error_set(err, KRC_EIO, "%s: cannot remove: %s", path, KRC_ERRNO_STR(errno));
+    }
+    krc_free(path);
+    return rc;
 }
 
 int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, struct krc_error *err)
 {
     int64_t last = 0;
+    int rc0 = journal_apply(s, err);
+
+    if (rc0 < 0) {
+        /* resuming now could post again what Slack accepted */
+        return rc0;
+    }
 
     for (;;) {
         struct krc_store_message m;
@@ -1254,18 +1659,20 @@ int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, st
     }
 }
 
-int krc_store_find_restart(struct krc_store *s, const char *pod_uid, const char *container,
-                           int restart_count, int64_t *ret_id, struct krc_error *err)
+int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity *id,
+                           int64_t *ret_id, struct krc_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
 
+    if (id == NULL || !nonempty(id->pod_uid) || !nonempty(id->container)) {
+        return krc_error_set(err, KRC_EINVAL, "restart lookup needs pod_uid and container");
+    }
     if ((rc = stmt_get(s, ST_FIND_RESTART, &st, err)) < 0) {
         return rc;
     }
-    bind_text(st, 1, pod_uid);
-    bind_text(st, 2, container);
-    sqlite3_bind_int64(st, 3, restart_count);
+    bind_identity(st, id->pod_uid, id->container, id->restart_count, id->finished_at,
+                  id->container_id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *ret_id = sqlite3_column_int64(st, 0);

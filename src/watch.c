@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "krc/backoff.h"
+#include "krc/watch_pacing.h"
 #include "krc/buf.h"
 #include "krc/clock.h"
 #include "krc/linebuf.h"
@@ -22,6 +23,7 @@
 enum stream_mode {
     MODE_WATCH,          /* WATCH from a resourceVersion */
     MODE_STREAMING_LIST, /* WATCH with sendInitialEvents, until the end marker */
+    MODE_FULL_LIST,      /* LIST without limit (build_path only) */
 };
 
 struct wctx {
@@ -40,7 +42,7 @@ struct wctx {
     struct krc_list_framer lf;
     struct krc_watch_event ev;
     struct krc_pod_info item;
-    struct krc_backoff backoff;
+    struct krc_watch_pacing pacing;
     struct krc_buf base_path;
 };
 
@@ -102,6 +104,11 @@ static int on_line(const char *line, size_t len, void *userdata)
         return stop_stream(w, KRC_EPARSE);
     }
     w->stream_events++;
+    if (w->ev.type != KRC_WATCH_ERROR) {
+        /* A stream that delivers events is healthy: whatever backoff an
+         * outage built up before it no longer applies. */
+        krc_watch_pacing_healthy(&w->pacing);
+    }
     switch (w->ev.type) {
     case KRC_WATCH_ADDED:
     case KRC_WATCH_MODIFIED:
@@ -212,6 +219,8 @@ static int on_list_data(const char *data, size_t len, void *userdata)
 
 /* --- requests ----------------------------------------------------------- */
 
+/* A list (watch 0) is paginated in MODE_WATCH and unpaginated (one full
+ * list) in MODE_FULL_LIST. */
 static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mode, int watch,
                       const char *cont)
 {
@@ -222,7 +231,8 @@ static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mod
     krc_buf_init(&q, URL_MAX);
     krc_buf_reset(path);
     if (watch) {
-        int t = (int)krc_backoff_rand_range(&w->backoff, w->o->timeout_min_s, w->o->timeout_max_s);
+        int t =
+            (int)krc_backoff_rand_range(&w->pacing.conn, w->o->timeout_min_s, w->o->timeout_max_s);
         rc |= krc_kube_query_add(&q, "watch", "true");
         rc |= krc_kube_query_add(&q, "allowWatchBookmarks", "true");
         if (mode == MODE_STREAMING_LIST) {
@@ -233,7 +243,7 @@ static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mod
         }
         snprintf(tmp, sizeof(tmp), "%d", t);
         rc |= krc_kube_query_add(&q, "timeoutSeconds", tmp);
-    } else {
+    } else if (mode == MODE_WATCH) {
         snprintf(tmp, sizeof(tmp), "%d", w->o->page_size);
         rc |= krc_kube_query_add(&q, "limit", tmp);
         if (cont != NULL && *cont != '\0') {
@@ -294,12 +304,13 @@ static int run_list(struct wctx *w, struct krc_error *err)
     int rc = 0;
     long long items = 0;
     int pages = 0;
+    int full = 0; /* the fallback after an expired continue token */
 
     krc_buf_init(&path, URL_MAX);
     w->h->sync_begin(w->h->userdata);
     for (;;) {
         const char *next;
-        if (build_path(w, &path, MODE_WATCH, 0, cont) < 0) {
+        if (build_path(w, &path, full ? MODE_FULL_LIST : MODE_WATCH, 0, cont) < 0) {
             rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
             break;
         }
@@ -320,6 +331,25 @@ static int run_list(struct wctx *w, struct krc_error *err)
                 *err = w->stop_err;
                 krc_error_prefix(err, "GET %s", krc_buf_str(&w->base_path));
             }
+        }
+        if (rc == KRC_EGONE && cont != NULL && !full) {
+            /* The continue token expired (the snapshot was compacted).
+             * Starting over with pages could expire again and again on a
+             * large cluster: like client-go's pager (FullListIfExpired),
+             * list everything in one request. Pods applied from the first
+             * pages are applied again: that changes nothing. */
+            krc_log(KRC_LOG_INFO,
+                    "pod list (%s): continue token expired after %d page(s) (%s); listing all "
+                    "pods in one request",
+                    scope(w), pages, err != NULL ? err->msg : "410");
+            atomic_fetch_add(&w->stats->expired, 1);
+            full = 1;
+            pages = 0;
+            items = 0;
+            krc_free(cont);
+            cont = NULL;
+            krc_error_clear(err);
+            continue;
         }
         if (rc < 0) {
             break;
@@ -359,16 +389,22 @@ static int run_list(struct wctx *w, struct krc_error *err)
     return rc;
 }
 
-static int sleep_backoff_level(struct wctx *w, enum krc_log_level level, const char *what,
-                               const struct krc_error *e, int retry_after)
+static int sleep_delay(struct wctx *w, int64_t delay, enum krc_log_level level, const char *what,
+                       const struct krc_error *e, int retry_after)
 {
-    int64_t delay = krc_backoff_next(&w->backoff, krc_clock_mono_ms());
     if (retry_after > 0) {
         delay = (int64_t)retry_after * 1000;
     }
     krc_log(level, "%s (%s) failed: %s; retrying in %.1fs", what, scope(w),
             e->msg[0] ? e->msg : krc_strerror(e->code), (double)delay / 1000.0);
     return krc_clock_sleep_ms(delay, w->o->cancel);
+}
+
+static int sleep_backoff_level(struct wctx *w, enum krc_log_level level, const char *what,
+                               const struct krc_error *e, int retry_after)
+{
+    return sleep_delay(w, krc_watch_pacing_failure(&w->pacing, krc_clock_mono_ms()), level, what, e,
+                       retry_after);
 }
 
 static int sleep_backoff(struct wctx *w, const char *what, const struct krc_error *e,
@@ -390,8 +426,8 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     w.h = handler;
     w.client = client;
     w.stats = opts->stats != NULL ? opts->stats : &dummy_stats;
-    krc_backoff_init(&w.backoff, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
-                     (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 32));
+    krc_watch_pacing_init(&w.pacing, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
+                          (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 32));
     krc_buf_init(&w.base_path, 1024);
     krc_watch_event_init(&w.ev);
     krc_pod_info_init(&w.item);
@@ -407,6 +443,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     while (!cancelled(&w)) {
         struct krc_error e;
         int64_t started = krc_clock_mono_ms();
+        int64_t delay;
         const char *what;
 
         atomic_store(&w.stats->heartbeat_mono_ms, started);
@@ -428,7 +465,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                 rc = run_list(&w, &e);
                 if (rc == 0) {
                     /* synced: watch from the list's resourceVersion at once */
-                    krc_backoff_reset(&w.backoff);
+                    krc_watch_pacing_healthy(&w.pacing);
                     continue;
                 }
             }
@@ -452,7 +489,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                     break;
                 }
             } else {
-                krc_backoff_reset(&w.backoff);
+                krc_watch_pacing_healthy(&w.pacing);
             }
             continue;
         }
@@ -497,9 +534,13 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
         case KRC_EPARSE:
         case KRC_ETOOBIG:
             /* Resume at once when the stream had been healthy for a while; a
-             * server that keeps sending bad lines gets backoff. */
-            if (krc_clock_mono_ms() - started < 1000) {
-                if (sleep_backoff(&w, what, &e, 0)) {
+             * server that keeps sending bad lines gets backoff of its own:
+             * the server answered, so an outage's backoff does not apply
+             * (after one, a bad line used to cost 20 s and more). */
+            delay = krc_watch_pacing_bad_line(&w.pacing, krc_clock_mono_ms(),
+                                              krc_clock_mono_ms() - started);
+            if (delay > 0) {
+                if (sleep_delay(&w, delay, KRC_LOG_WARN, what, &e, 0)) {
                     goto out;
                 }
             } else {

@@ -29,10 +29,11 @@ struct krc_container_info {
     /* lastState.terminated, when present */
     int has_last_terminated;
     int last_exit_code;
-    int last_signal;          /* 0 when absent */
-    const char *last_reason;  /* may be NULL */
-    int64_t last_started_at;  /* unix seconds; 0 when absent or null */
-    int64_t last_finished_at; /* unix seconds; 0 when absent or null */
+    int last_signal;               /* 0 when absent */
+    const char *last_reason;       /* may be NULL */
+    int64_t last_started_at;       /* unix seconds; 0 when absent or null */
+    int64_t last_finished_at;      /* unix seconds; 0 when absent or null */
+    const char *last_container_id; /* lastState.terminated.containerID, may be NULL */
 };
 
 struct krc_pod_init_spec {

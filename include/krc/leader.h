@@ -80,22 +80,35 @@ void krc_leader_holder(struct krc_leader *l, char *out, size_t outsz);
 /* Why the last attempt failed ("" if it did not), for messages. */
 void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 
-/* A restart (pod uid, container, restartCount) was handled by this replica:
- * its message was accepted by Slack, or it had none to post (muted, grouped,
- * silenced). Published in the Lease from the next renewal on. */
+/* A restart was handled by this replica: its message was accepted by Slack,
+ * or it had none to post (muted, grouped, silenced). Published in the Lease
+ * from the next renewal on. It is identified by its termination
+ * (docs/architecture.md, "Restart identity"): finished_at (unix s,
+ * lastState.terminated.finishedAt), container_id (may be NULL) and
+ * restart_count when finished_at > 0, else restart_count alone. */
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
-                             int restart_count);
-/* 1 if this replica or a previous leader already handled it. */
+                             int restart_count, int64_t finished_at, const char *container_id);
+/* 1 if this replica or a previous leader already handled it. An entry of
+ * the older encoding (count only, from a Lease written by an older krc)
+ * matches a restart of that count that finished no later than the entry's
+ * time. */
 int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *container,
-                           int restart_count);
+                           int restart_count, int64_t finished_at, const char *container_id);
 
 /* The annotation's format, exposed for tests: one "UNIXTIME UID CONTAINER
- * COUNT" line per restart. Parsing skips malformed lines. */
+ * IDENT" line per restart, IDENT "t<finishedAt>[:<16 chars of the container
+ * id>]#<restartCount>" or "c<restartCount>" when no finishedAt is known; an
+ * older krc wrote
+ * a bare restartCount there, which is still read. Parsing skips malformed
+ * lines. */
 struct krc_leader_handled {
     int64_t at;
-    char key[320]; /* "uid/container/count" */
+    char key[320]; /* "uid/container/IDENT" */
 };
 size_t krc_leader_parse_handled(const char *text, struct krc_leader_handled *out, size_t max);
+/* Add the entries of an annotation text (a predecessor's list) to this
+ * replica's; returns how many were read, SIZE_MAX when out of memory. */
+size_t krc_leader_merge_handled(struct krc_leader *l, const char *text);
 
 /* MicroTime as the API writes it: 2026-12-02T19:36:00.123456Z. */
 void krc_leader_format_microtime(int64_t unix_us, char *out, size_t outsz);

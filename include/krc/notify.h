@@ -84,7 +84,8 @@ struct krc_notify_options {
      * restart (not for messages resumed from the outbox, whose restart the
      * notifier does not know): leader election publishes it as handled only
      * then. May be NULL; gets on_delivered_userdata. */
-    void (*on_posted)(const char *uid, const char *container, int restart_count, void *userdata);
+    void (*on_posted)(const char *uid, const char *container, int restart_count,
+                      int64_t finished_at, const char *container_id, void *userdata);
     void *on_delivered_userdata;
     const atomic_int *cancel;
 };
@@ -146,9 +147,11 @@ struct krc_notify_message {
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
     int64_t restart_id; /* set by the caller after recording (0: not recorded) */
-    char uid[64];       /* the restart (pod uid, container, restartCount), for on_posted */
+    char uid[64];       /* the restart's identity (docs/architecture.md), for on_posted */
     char container[256];
     int restart_count;
+    int64_t finished_at;
+    char container_id[160];
     void *dest; /* private */
 };
 

@@ -4,8 +4,11 @@
  * UID fixes them and every report carries the pod being applied.
  *
  * A restart is an increase of a container's restartCount (regular, init and
- * sidecar containers alike) or, at an unchanged count, a newer
- * lastState.terminated. Each one is reported exactly once: a relist compares
+ * sidecar containers alike) or a lastState.terminated that finished after
+ * the one recorded, whether the count stayed the same or went down (a
+ * kubelet whose count was reset, a rewritten status): a restart's identity
+ * is its termination, not its count alone (docs/architecture.md, "Restart
+ * identity"). Each one is reported exactly once: a relist compares
  * against the table, so it reports restarts that happened while the watch was
  * down and never repeats old ones. Pods seen for the first time report only
  * terminations that finished at or after `report_since` (start-up time minus

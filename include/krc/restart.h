@@ -16,6 +16,7 @@ struct krc_restart {
     char *node;          /* may be NULL */
     char *reason;        /* lastState.terminated.reason, may be NULL */
     char *slack_channel; /* alert-slack-channel annotation/label, may be NULL */
+    char *container_id;  /* lastState.terminated.containerID, may be NULL */
     int is_init;
     int is_sidecar;
     int restart_count;

@@ -1,7 +1,9 @@
 /* Durable restart history and the crash-safe notification outbox (SQLite).
  *
  * One database file holds every restart report (its identity is pod UID +
- * container + restart count, UNIQUE) and an outbox of notifications with
+ * container + its termination: lastState.terminated.finishedAt, containerID
+ * and the restart count, or the count alone when no finishedAt is known; UNIQUE;
+ * docs/architecture.md, "Restart identity") and an outbox of notifications with
  * their delivery state. The pipeline writes a restart and its pending
  * notification in ONE transaction before anything is sent
  * (krc_store_record), marks the notification delivered once Slack accepted
@@ -40,8 +42,10 @@
 #include "krc/diagnose.h"
 #include "krc/error.h"
 
-/* Schema version this binary writes (migrations up to it are built in). */
-#define KRC_STORE_SCHEMA_VERSION 2
+/* Schema version this binary writes (migrations up to it are built in).
+ * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
+ * container, restart_count). */
+#define KRC_STORE_SCHEMA_VERSION 3
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -94,10 +98,11 @@ struct krc_store_restart {
     int exit_code;
     int signal; /* 0: none */
     const char *reason;
-    int64_t started_at; /* unix seconds, 0: unknown */
-    int64_t finished_at;
-    int64_t detected_at;  /* required (> 0) */
-    const char *decision; /* required: krc_notify_decision_name() text */
+    int64_t started_at;  /* unix seconds, 0: unknown */
+    int64_t finished_at; /* lastState.terminated.finishedAt, 0: unknown; part of the identity */
+    const char *container_id; /* lastState.terminated.containerID; part of the identity */
+    int64_t detected_at;      /* required (> 0) */
+    const char *decision;     /* required: krc_notify_decision_name() text */
     const char *summary;
     enum krc_confidence confidence; /* of the diagnosis (stored as its name) */
     const char *message;            /* the alert text as posted (or to be posted) */
@@ -138,20 +143,32 @@ struct krc_store_outbox {
 
 /* In ONE transaction, store `rec` and, when `msg` is non-NULL, its pending
  * notification (restart_id set to the new restart). Returns 0, or
- * KRC_STORE_EXISTS when (pod_uid, container, restart_count) is already
- * stored: nothing is written, *ret_restart_id is the existing row and
- * *ret_outbox_id 0. Output pointers may be NULL. */
+ * KRC_STORE_EXISTS when a restart with the same identity (pod_uid,
+ * container, finished_at + container_id + restart_count, or restart_count
+ * alone when finished_at is 0) is already stored: nothing is written, *ret_restart_id is the
+ * existing row and *ret_outbox_id 0. Output pointers may be NULL. */
 int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                      const struct krc_store_outbox *msg, int64_t *ret_restart_id,
                      int64_t *ret_outbox_id, struct krc_error *err);
 
-/* Change the decision (and the message text when non-NULL) of a stored
- * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
+/* What identifies a restart: its pod and container and its termination
+ * (finished_at > 0: finished_at, container_id and restart_count; finished_at
+ * 0: restart_count alone). Strings borrowed; container_id may be NULL. */
+struct krc_store_identity {
+    const char *pod_uid;
+    const char *container;
+    int restart_count;
+    int64_t finished_at;
+    const char *container_id;
+};
+
 /* Is this restart already recorded? 1 with *ret_id when it is, 0 when not,
  * < 0 on a database error. */
-int krc_store_find_restart(struct krc_store *s, const char *pod_uid, const char *container,
-                           int restart_count, int64_t *ret_id, struct krc_error *err);
+int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity *id,
+                           int64_t *ret_id, struct krc_error *err);
 
+/* Change the decision (and the message text when non-NULL) of a stored
+ * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
                            const char *message, struct krc_error *err);
 
@@ -165,6 +182,18 @@ int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
  * slack_ts (may be NULL: webhooks return none). KRC_ENOTFOUND. */
 int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
                              struct krc_error *err);
+/* Slack accepted outbox row `id` but krc_store_mark_delivered() failed
+ * (database locked past the busy timeout, disk full): append the fact to the
+ * delivery journal, a plain file next to the database (PATH-delivered, mode
+ * 0600), with one short O_APPEND write that needs no database lock.
+ * krc_store_pending() applies the journal before it lists anything, so a
+ * restart does not post the message again. KRC_EINVAL for ":memory:",
+ * KRC_ETOOBIG when the disk is full, KRC_EIO. */
+int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+                                struct krc_error *err);
+/* Remove the journal: call once every fact in it reached the database. */
+int krc_store_journal_clear(struct krc_store *s, struct krc_error *err);
+
 /* A delivery attempt failed: attempts + 1, last_error (one line, may be
  * NULL); `final` gives up (state failed). KRC_ENOTFOUND. */
 int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_text, int final,
@@ -196,7 +225,9 @@ struct krc_store_message {
  * is returned by the iterating function. */
 typedef int (*krc_store_message_fn)(const struct krc_store_message *m, void *ud);
 
-/* Every pending outbox row, oldest first (start-up resume). The callback
+/* Every pending outbox row, oldest first (start-up resume), after applying
+ * the delivery journal (rows it names are marked delivered and the file is
+ * removed; when that fails nothing is listed and the error returned). The callback
  * may call krc_store_mark_*() on the same store: rows are fetched one at a
  * time and no statement is active during the callback. */
 int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud,
@@ -234,7 +265,12 @@ struct krc_store_row {
     const char *delivery; /* "pending", "delivered", "failed" */
     int attempts;
     const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
+    const char *identity;   /* the restart's identity as stored (schema 3) */
 };
+
+/* The finishedAt (0: none) and the containerID (into out, "" when none) of a
+ * stored identity ("t<finishedAt>/<containerID>/<count>" or "c<count>"). */
+int64_t krc_store_identity_container_id(const char *identity, char *out, size_t outsz);
 
 typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);
 

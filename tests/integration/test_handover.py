@@ -19,6 +19,7 @@ import re
 import tempfile
 import time
 import unittest
+from datetime import datetime, timezone
 
 import krc_harness as h
 from admin import FakeKubeError
@@ -86,9 +87,22 @@ class HandoverTest(unittest.TestCase):
         self.kube.put_lease(lease)
 
     def handled_entry(self, pod, count=1):
-        """One line of the hand-over list, as a krc leader writes it."""
-        uid = self.kube.get_pod("shop", pod)["metadata"]["uid"]
-        return "%d %s app %d\n" % (int(time.time()), uid, count)
+        """One line of the hand-over list, as a krc leader writes it: the restart's
+        identity "t<finishedAt>[:<16 id chars>]#<count>" (src/leader.c); before the pod
+        has a termination, the encoding of an older krc (the bare count)."""
+        p = self.kube.get_pod("shop", pod)
+        uid = p["metadata"]["uid"]
+        term = None
+        for cs in (p.get("status") or {}).get("containerStatuses") or []:
+            if cs.get("name") == "app":
+                term = (cs.get("lastState") or {}).get("terminated")
+        if not term or not term.get("finishedAt"):
+            return "%d %s app %d\n" % (int(time.time()), uid, count)
+        fin = int(datetime.strptime(term["finishedAt"], "%Y-%m-%dT%H:%M:%SZ")
+                  .replace(tzinfo=timezone.utc).timestamp())
+        cid = re.sub(r"[^0-9A-Za-z]", "", (term.get("containerID") or "").split("://")[-1])[:16]
+        return "%d %s app t%d%s#%d\n" % (int(time.time()), uid, fin, ":" + cid if cid else "",
+                                         count)
 
     def posted(self, webhook=None):
         """The pod named by each message the fake Slack accepted (one pod per alert)."""

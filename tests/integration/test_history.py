@@ -55,6 +55,32 @@ UPDATE schema_version SET version = 2;
 NEXT_STEP = "Raise the memory limit of %s or find what grows its memory"
 
 
+# migration 2 -> 3 (issue 12): the restarts table rebuilt with a restart's identity (its
+# termination) as the key, as store.c's migrate_identity does.
+SCHEMA_V3 = SCHEMA_V2 + """
+CREATE TABLE restarts_new (
+  id INTEGER PRIMARY KEY, pod_uid TEXT NOT NULL, container TEXT NOT NULL,
+  restart_count INTEGER NOT NULL, namespace TEXT NOT NULL, pod TEXT NOT NULL,
+  workload_kind TEXT, workload_name TEXT, node TEXT, cause TEXT NOT NULL,
+  exit_code INTEGER, signal INTEGER NOT NULL DEFAULT 0, reason TEXT,
+  started_at INTEGER NOT NULL DEFAULT 0, finished_at INTEGER NOT NULL DEFAULT 0,
+  detected_at INTEGER NOT NULL, decision TEXT NOT NULL, summary TEXT, confidence TEXT,
+  identity TEXT NOT NULL, UNIQUE (pod_uid, container, identity));
+INSERT INTO restarts_new SELECT id, pod_uid, container, restart_count, namespace, pod,
+  workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at,
+  finished_at, detected_at, decision, summary, confidence, CASE WHEN finished_at > 0
+  THEN 't' || finished_at || '//' || restart_count ELSE 'c' || restart_count END
+  FROM restarts;
+DROP TABLE restarts;
+ALTER TABLE restarts_new RENAME TO restarts;
+CREATE INDEX restarts_detected ON restarts (detected_at);
+CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);
+CREATE INDEX restarts_cause ON restarts (cause, detected_at);
+CREATE INDEX restarts_pod ON restarts (pod, detected_at);
+UPDATE schema_version SET version = 3;
+"""
+
+
 def report_doc(ns, pod, container, cause, log_lines=40):
     return {
         "version": 1,
@@ -118,10 +144,11 @@ def add_next_step(doc, confidence):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=2):
+    def __init__(self, path, schema_version=3):
         self.db = sqlite3.connect(path)
-        self.db.executescript(SCHEMA_V1 if schema_version == 1 else SCHEMA_V2)
-        if schema_version not in (1, 2):
+        self.schema = schema_version
+        self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2}.get(schema_version, SCHEMA_V3))
+        if schema_version not in (1, 2, 3):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
@@ -145,6 +172,9 @@ class Fixture:
         if confidence is not None:
             cols += ", confidence"
             vals += (confidence,)
+        if self.schema >= 3:
+            cols += ", identity"
+            vals += ("t%d//%d" % (detected - 2, count),)
         cur = self.db.execute("INSERT INTO restarts (%s) VALUES (%s)"
                               % (cols, ",".join("?" * len(vals))), vals)
         rid = cur.lastrowid
@@ -393,8 +423,8 @@ class HistoryTest(unittest.TestCase):
         for i, row in enumerate(rows):
             f.db.execute(
                 "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
-                "cause, detected_at, decision) VALUES (?,?,?,?,?,?,?,?, 'alert')",
-                (i + 1,) + row[:-1])
+                "cause, detected_at, decision, identity) VALUES (?,?,?,?,?,?,?,?, 'alert', ?)",
+                (i + 1,) + row[:-1] + ("c%d" % row[2],))
             f.db.execute("INSERT INTO reports (restart_id, report_json) VALUES (?, ?)",
                          (i + 1, row[-1]))
         f.close()

@@ -94,6 +94,8 @@ static void test_crashloop_oom(void **state)
     assert_int_equal(c->last_started_at, ts("2026-07-30T07:41:10Z"));
     assert_int_equal(c->last_finished_at, ts("2026-07-30T07:43:52Z"));
     assert_int_equal(c->last_finished_at - c->last_started_at, 162);
+    /* part of a restart's identity */
+    assert_string_equal(c->last_container_id, "containerd://b7a2");
     krc_watch_event_cleanup(&ev);
 }
 
@@ -248,6 +250,7 @@ static void test_pod_item(void **state)
     assert_int_equal(pod.containers[0].ready, 1);
     assert_int_equal(pod.containers[0].has_last_terminated, 1);
     assert_int_equal(pod.containers[0].last_finished_at, 0); /* null */
+    assert_null(pod.containers[0].last_container_id);
     /* a watch event is not a pod */
     free(json);
     json = fixture("crashloop_oom.json", &len);

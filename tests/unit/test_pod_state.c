@@ -232,6 +232,77 @@ static void test_same_count_newer_finished(void **state)
     assert_int_equal(s.n, 0);
 }
 
+/* Scenario 5 of issue 12: a restart is its termination, not its count. */
+static void test_count_goes_down_and_climbs_back(void **state)
+{
+    struct krc_pod_state *st = *state;
+    struct tpod p;
+    struct sink s;
+    struct krc_container_info *app;
+
+    tpod_init(&p, "u1", "default", "web-1");
+    app = tpod_add(&p, "app", 0, 3, START + 10);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 1); /* first sight, recent */
+
+    /* the count was reset (node reboot) without a new termination: nothing */
+    tpod_set(app, 0, START + 10);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    /* it crashes again: count 1, a new finishedAt */
+    tpod_set(app, 1, START + 40);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 0, 0);
+    /* climbs back to 3: both reported, the count alone would say "known" */
+    tpod_set(app, 2, START + 70);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 1, 0);
+    tpod_set(app, 3, START + 100);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 2, 0);
+    /* the same status replayed: nothing */
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+
+    /* reset and a crash between two observations: the count went down but
+     * the termination is new */
+    tpod_set(app, 1, START + 200);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_one(&s, "app", 0, 3, 0);
+    assert_int_equal(s.r[0].count, 1);
+    /* a status rewrite that lowers the count and keeps the termination */
+    tpod_set(app, 0, START + 200);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+}
+
+/* An older status seen after a newer one does not make the newer new. */
+static void test_replayed_older_status(void **state)
+{
+    struct krc_pod_state *st = *state;
+    struct tpod p;
+    struct sink s;
+    struct krc_container_info *app;
+
+    tpod_init(&p, "u1", "default", "web-1");
+    app = tpod_add(&p, "app", 0, 2, OLD);
+    assert_int_equal(apply(st, &p, &s), 0);
+    tpod_set(app, 2, START + 50);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 1);
+    tpod_set(app, 2, START + 10); /* stale */
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    tpod_set(app, 2, START + 50); /* the newer one again: already reported */
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+    tpod_set(app, 2, 0); /* lastState gone, then back */
+    assert_int_equal(apply(st, &p, &s), 0);
+    tpod_set(app, 2, START + 50);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+}
+
 static void test_init_and_sidecar(void **state)
 {
     struct krc_pod_state *st = *state;
@@ -1173,6 +1244,17 @@ static void test_finished_at_32_bits(void **state)
     tpod_set(app, 2, -5);
     assert_int_equal(apply(st, &p, &s), 0);
     assert_int_equal(s.n, 0);
+    /* the newest termination seen (2106) is kept: earlier ones are not new */
+    tpod_set(app, 2, START + 9);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
+
+    /* a time before 1970 on a fresh pod: nothing known to compare with */
+    tpod_init(&p, "u2", "ns", "b");
+    app = tpod_add(&p, "app", 0, 2, OLD);
+    tpod_set(app, 2, -5);
+    assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
     tpod_set(app, 2, START + 9);
     assert_int_equal(apply(st, &p, &s), 0);
     assert_int_equal(s.n, 0); /* nothing known to compare with, as with fin 0 */
@@ -1394,6 +1476,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_increase_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jump_reports_missed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_count_newer_finished, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_count_goes_down_and_climbs_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replayed_older_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_and_sidecar, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_name_clash_kept_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_sight, setup, teardown),

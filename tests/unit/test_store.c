@@ -166,7 +166,8 @@ static void test_record_and_duplicate(void **state)
     assert_int_equal(krc_store_record(s, &r, NULL, &rid2, NULL, NULL), 0);
     assert_true(rid2 != rid);
     r.container = "app";
-    r.restart_count = 4;
+    r.restart_count = 4; /* a later termination */
+    r.finished_at += 30;
     assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(stat_of(s, 0), 3);
     assert_int_equal(stat_of(s, 1), 1);
@@ -375,6 +376,7 @@ static void test_pending_survives_close_and_kill(void **state)
     assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, NULL), KRC_STORE_EXISTS);
     r.pod_uid = "uid-2";
     r.pod = "web-2";
+    r.finished_at = NOW + 1 - 2; /* the child's restart */
     assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, NULL), KRC_STORE_EXISTS);
     krc_store_close(s);
 
@@ -414,11 +416,13 @@ static void test_thread_ts(void **state)
 
     krc_clock_set_fake_now(NOW + 60);
     r.restart_count = 2;
+    r.finished_at += 60;
     m.channel = "#gpu";
     assert_int_equal(krc_store_record(s, &r, &m, NULL, &o2, NULL), 0);
     assert_int_equal(krc_store_mark_delivered(s, o2, "200.2", NULL), 0);
     /* a later reply is not a parent */
     r.restart_count = 3;
+    r.finished_at += 60;
     m.kind = KRC_STORE_KIND_REPLY;
     assert_int_equal(krc_store_record(s, &r, &m, NULL, &o3, NULL), 0);
     krc_clock_set_fake_now(NOW + 120);
@@ -431,6 +435,7 @@ static void test_thread_ts(void **state)
     assert_int_equal(krc_store_mark_delivered(s, o4, "400.4", NULL), 0);
     /* a webhook delivery has no ts */
     r.restart_count = 2;
+    r.finished_at += 60;
     m.thread_key = "shop/web-1";
     assert_int_equal(krc_store_record(s, &r, &m, NULL, &o4, NULL), 0);
     assert_int_equal(krc_store_mark_delivered(s, o4, NULL, NULL), 0);
@@ -702,6 +707,362 @@ static void sql_poke(const char *path, const char *sql)
     sqlite3_close(db);
 }
 
+/* The schema of version 1 as krc 1.x created it (migration 0 -> 1, kept here
+ * verbatim as a fixture: the test must not follow later edits). */
+static const char *const schema_v1 =
+    "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+    "INSERT INTO schema_version VALUES (1);"
+    "CREATE TABLE restarts ("
+    "  id INTEGER PRIMARY KEY,"
+    "  pod_uid TEXT NOT NULL,"
+    "  container TEXT NOT NULL,"
+    "  restart_count INTEGER NOT NULL,"
+    "  namespace TEXT NOT NULL,"
+    "  pod TEXT NOT NULL,"
+    "  workload_kind TEXT,"
+    "  workload_name TEXT,"
+    "  node TEXT,"
+    "  cause TEXT NOT NULL,"
+    "  exit_code INTEGER,"
+    "  signal INTEGER NOT NULL DEFAULT 0,"
+    "  reason TEXT,"
+    "  started_at INTEGER NOT NULL DEFAULT 0,"
+    "  finished_at INTEGER NOT NULL DEFAULT 0,"
+    "  detected_at INTEGER NOT NULL,"
+    "  decision TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  UNIQUE (pod_uid, container, restart_count)"
+    ");"
+    "CREATE INDEX restarts_detected ON restarts (detected_at);"
+    "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
+    "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
+    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
+    "CREATE TABLE reports ("
+    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  message TEXT,"
+    "  report_json TEXT"
+    ");"
+    "CREATE TABLE outbox ("
+    "  id INTEGER PRIMARY KEY,"
+    "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
+    "  destination TEXT NOT NULL,"
+    "  channel TEXT,"
+    "  thread_key TEXT,"
+    "  body TEXT NOT NULL,"
+    "  fallback TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'pending'"
+    "    CHECK (state IN ('pending', 'delivered', 'failed')),"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  last_error TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  delivered_at INTEGER,"
+    "  slack_ts TEXT"
+    ");"
+    "CREATE INDEX outbox_restart ON outbox (restart_id);"
+    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
+    "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
+    "  WHERE slack_ts IS NOT NULL;";
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Scenario 5 of issue 12: the identity is the termination. */
+static void test_identity_is_the_termination(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
+    struct krc_store_identity id = {"uid-1", "app", 3, NOW - 2, NULL};
+    int64_t rid = 0;
+    int64_t found = 0;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    assert_int_equal(found, rid);
+    /* the same termination seen again (relist, replay): recorded already */
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    /* same count, newer finishedAt: a new crash */
+    r.finished_at = NOW + 50;
+    id.finished_at = NOW + 50;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    /* the count went down and climbed back to 3: a new crash */
+    r.finished_at = NOW + 500;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    /* the same second, another container id: a new crash; then it again */
+    r.container_id = "containerd://aaaa";
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    id.finished_at = NOW + 500;
+    id.container_id = "containerd://aaaa";
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    id.container_id = "containerd://bbbb";
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 0);
+    /* the count is part of it: two restarts that report the same termination
+     * (a status that did not catch up) are still two */
+    r.restart_count = 4;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    r.restart_count = 3;
+    /* no finishedAt: the count is all there is */
+    r.finished_at = 0;
+    r.container_id = NULL;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    r.restart_count = 4;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    id.finished_at = 0;
+    id.restart_count = 4;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    assert_int_equal(stat_of(s, 0), 7);
+    id.pod_uid = NULL;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), KRC_EINVAL);
+    krc_store_close(s);
+}
+
+/* A database written by krc with schema 1 is migrated: rows, reports and
+ * outbox rows stay (foreign keys must not cascade), every row gets the
+ * identity of its termination, and a later termination at a count already
+ * stored is a new restart. */
+static void test_migrate_v1_database(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 2, NOW);
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    struct seen sn;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v1-identity.db");
+    sql_poke(path, schema_v1);
+    sql_poke(path,
+             "PRAGMA journal_mode = WAL;"
+             "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, cause, "
+             "finished_at, detected_at, decision) VALUES "
+             "(1, 'uid-1', 'app', 1, 'shop', 'web-1', 'oom_killed', 1799999000, 1799999001, "
+             "'alert'), "
+             "(2, 'uid-1', 'app', 2, 'shop', 'web-1', 'oom_killed', 1799999998, 1800000000, "
+             "'alert'), "
+             /* the same termination recorded twice under the old key (count rewritten) */
+             "(3, 'uid-1', 'app', 7, 'shop', 'web-1', 'oom_killed', 1799999998, 1800000001, "
+             "'alert'), "
+             "(4, 'uid-2', 'app', 1, 'shop', 'web-2', 'unknown', 0, 1800000002, 'alert');"
+             "INSERT INTO reports VALUES (1, 'msg 1', '{}'), (2, 'msg 2', '{}');"
+             "INSERT INTO outbox (id, restart_id, kind, destination, body, created_at, "
+             "updated_at) VALUES (10, 2, 'alert', 'webhook:default', '{}', 1, 1);"
+             "INSERT INTO outbox (id, restart_id, kind, destination, body, state, created_at, "
+             "updated_at, delivered_at) VALUES (11, 1, 'alert', 'webhook:default', '{}', "
+             "'delivered', 1, 1, 1);");
+    krc_error_clear(&e);
+    /* a reader cannot migrate */
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 4);
+    assert_int_equal(stat_of(s, 1), 1);
+    assert_int_equal(stat_of(s, 2), 1);
+    assert_int_equal(krc_store_get(s, 1, &en, NULL), 0);
+    assert_string_equal(en->message, "msg 1");
+    assert_int_equal(en->n_messages, 1);
+    krc_store_entry_free(en);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 1);
+    assert_int_equal(sn.ids[0], 10);
+    /* restart 2 (finishedAt NOW - 2, count 2) is recognised by its termination */
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    /* count 1 again, with a newer termination: new (the old key said "exists") */
+    r.restart_count = 1;
+    r.finished_at = NOW + 10;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    /* restart 4 had no finishedAt: its count is its identity */
+    r = mkrec("uid-2", "shop", "web-2", 1, NOW);
+    r.finished_at = 0;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    krc_store_close(s);
+    assert_int_equal(sql_int(path, "SELECT max(version) FROM schema_version"),
+                     KRC_STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name IN ('restarts_detected', 'restarts_namespace', "
+                                   "'restarts_cause', 'restarts_pod')"),
+                     4);
+    assert_int_equal(
+        sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 't1799999998//2'"), 1);
+    assert_int_equal(
+        sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 't1799999998//7'"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 'c1'"), 1);
+    /* foreign keys still hold: deleting a restart takes its outbox rows */
+    sql_poke(path, "PRAGMA foreign_keys = ON; DELETE FROM restarts WHERE id = 1;");
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM outbox WHERE id = 11"), 0);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    krc_store_close(s);
+
+    /* columns an earlier migration added (schema 2: issue 11's confidence,
+     * by ALTER TABLE) are kept with their values */
+    path_in_tmp(path, sizeof(path), "v2-extra.db");
+    sql_poke(path, schema_v1);
+    sql_poke(path, "ALTER TABLE restarts ADD COLUMN confidence TEXT;"
+                   "UPDATE schema_version SET version = 2;"
+                   "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
+                   "cause, finished_at, detected_at, decision, confidence) VALUES (1, 'u', 'app', "
+                   "1, 'shop', 'web-1', 'oom_killed', 1799999000, 1799999001, 'alert', 'high');");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE confidence = 'high' AND "
+                                   "identity = 't1799999000//1'"),
+                     1);
+
+    /* a restarts table krc did not make is refused with the file named */
+    path_in_tmp(path, sizeof(path), "v1-odd.db");
+    sql_poke(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                   "INSERT INTO schema_version VALUES (1);"
+                   "CREATE TABLE restarts (id INTEGER PRIMARY KEY, pod_uid TEXT);");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "restarts"));
+    assert_int_equal(sql_int(path, "SELECT max(version) FROM schema_version"), 1);
+}
+
+static int count_in_other_process(const char *path)
+{
+    char cmd[1024];
+    char out[32] = "";
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "/proc/%d/exe --count-restarts '%s'", (int)getpid(), path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(out, sizeof(out), p));
+    assert_int_equal(pclose(p), 0);
+    return (int)strtol(out, NULL, 10);
+}
+
+/* Opening a second connection in the same process must not drop the first
+ * one's POSIX locks (a close() of any descriptor of the file does): SQLite
+ * would then delete the -wal file under the first connection when the
+ * second closes, and other processes would no longer see its writes. */
+static void test_second_connection_keeps_the_wal(void **state)
+{
+    char path[512];
+    char wal[600];
+    struct krc_store *a = NULL;
+    struct krc_store *b = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct stat sb;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "two/krc.db");
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    assert_int_equal(krc_store_open(path, 0, &a, NULL), 0);
+    assert_int_equal(krc_store_open(path, 0, &b, NULL), 0);
+    krc_store_close(b);
+    /* another process opens and closes the file: it is not the last one */
+    assert_int_equal(count_in_other_process(path), 0);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_int_equal(krc_store_record(a, &r, NULL, NULL, NULL, NULL), 0);
+    /* and another one sees the row while `a` is open */
+    assert_int_equal(count_in_other_process(path), 1);
+    krc_store_close(a);
+}
+
+/* Scenario 4 of issue 12: Slack accepted, the delivered mark failed. */
+static void test_delivery_journal(void **state)
+{
+    char path[512];
+    char jpath[600];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    struct seen sn;
+    struct stat sb;
+    int64_t o1;
+    int64_t o2;
+    int64_t rid;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "journal/krc.db");
+    snprintf(jpath, sizeof(jpath), "%s-delivered", path);
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    r.restart_count = 2;
+    r.finished_at += 30;
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o2, NULL), 0);
+    /* o1 was accepted with a ts; the journal has it (and a torn line) */
+    assert_int_equal(krc_store_journal_delivered(s, o1, "123.456", NULL), 0);
+    assert_int_equal(stat(jpath, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    {
+        int fd = open(jpath, O_WRONLY | O_APPEND);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "99", 2), 2);
+        close(fd);
+    }
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_journal_delivered(s, 0, NULL, &e), KRC_EINVAL);
+    assert_int_equal(krc_store_journal_delivered(s, o1, "bad ts", &e), KRC_EINVAL);
+    krc_store_close(s);
+
+    /* the next start resumes only o2, and o1 is delivered with its ts */
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 1);
+    assert_int_equal(sn.ids[0], o2);
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_string_equal(en->row.delivery, "delivered");
+    assert_string_equal(en->messages[0].slack_ts, "123.456");
+    krc_store_entry_free(en);
+    assert_int_equal(stat(jpath, &sb), -1); /* applied and removed */
+
+    /* a journal entry for a row marked since changes nothing */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o2, "7.7", NULL), 0);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 0);
+    assert_int_equal(stat_of(s, 2), 2);
+    /* clear removes it; clearing twice is fine */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+    assert_int_equal(stat(jpath, &sb), -1);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+
+    /* a journal that cannot be applied stops the resume (posting again
+     * could repeat what Slack accepted) */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(chmod(jpath, 0), 0);
+    if (geteuid() != 0) {
+        memset(&sn, 0, sizeof(sn));
+        krc_error_clear(&e);
+        assert_int_equal(krc_store_pending(s, on_pending, &sn, &e), KRC_EIO);
+        assert_non_null(strstr(e.msg, "-delivered"));
+        assert_int_equal(sn.n, 0);
+    }
+    krc_store_close(s);
+
+    /* in memory there is no journal */
+    s = open_mem();
+    assert_int_equal(krc_store_journal_delivered(s, 1, NULL, &e), KRC_EINVAL);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+    krc_store_close(s);
+}
+
 static void test_migrations_and_versions(void **state)
 {
     char path[512];
@@ -770,63 +1131,6 @@ static void test_migrations_and_versions(void **state)
     assert_non_null(strstr(e.msg, "directory"));
 }
 
-/* The schema of version 1 exactly as krc 1 created it (a copy of
- * migrations[0], frozen here so that the test does not follow later edits). */
-static const char schema_v1[] =
-    "CREATE TABLE restarts ("
-    "  id INTEGER PRIMARY KEY,"
-    "  pod_uid TEXT NOT NULL,"
-    "  container TEXT NOT NULL,"
-    "  restart_count INTEGER NOT NULL,"
-    "  namespace TEXT NOT NULL,"
-    "  pod TEXT NOT NULL,"
-    "  workload_kind TEXT,"
-    "  workload_name TEXT,"
-    "  node TEXT,"
-    "  cause TEXT NOT NULL,"
-    "  exit_code INTEGER,"
-    "  signal INTEGER NOT NULL DEFAULT 0,"
-    "  reason TEXT,"
-    "  started_at INTEGER NOT NULL DEFAULT 0,"
-    "  finished_at INTEGER NOT NULL DEFAULT 0,"
-    "  detected_at INTEGER NOT NULL,"
-    "  decision TEXT NOT NULL,"
-    "  summary TEXT,"
-    "  UNIQUE (pod_uid, container, restart_count)"
-    ");"
-    "CREATE INDEX restarts_detected ON restarts (detected_at);"
-    "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
-    "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
-    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
-    /* the large texts live apart so that scans of restarts stay small */
-    "CREATE TABLE reports ("
-    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
-    "  message TEXT,"
-    "  report_json TEXT"
-    ");"
-    "CREATE TABLE outbox ("
-    "  id INTEGER PRIMARY KEY,"
-    "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
-    "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
-    "  destination TEXT NOT NULL,"
-    "  channel TEXT,"
-    "  thread_key TEXT,"
-    "  body TEXT NOT NULL,"
-    "  fallback TEXT,"
-    "  state TEXT NOT NULL DEFAULT 'pending'"
-    "    CHECK (state IN ('pending', 'delivered', 'failed')),"
-    "  attempts INTEGER NOT NULL DEFAULT 0,"
-    "  last_error TEXT,"
-    "  created_at INTEGER NOT NULL,"
-    "  updated_at INTEGER NOT NULL,"
-    "  delivered_at INTEGER,"
-    "  slack_ts TEXT"
-    ");"
-    "CREATE INDEX outbox_restart ON outbox (restart_id);"
-    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
-    "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
-    "  WHERE slack_ts IS NOT NULL;";
-
 static int64_t schema_version_of(const char *path)
 {
     sqlite3 *db = NULL;
@@ -868,8 +1172,7 @@ static void test_migration_v1_to_v2(void **state)
     (void)state;
     path_in_tmp(path, sizeof(path), "v1.db");
     snprintf(sql, sizeof(sql),
-             "CREATE TABLE schema_version (version INTEGER NOT NULL);"
-             "INSERT INTO schema_version VALUES (1);%s"
+             "%s"
              "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, cause, "
              "exit_code, detected_at, decision, summary) VALUES ('uid-1', 'app', 3, 'shop', "
              "'web-1', 'oom_killed', 137, %lld, 'alert', 'old one');"
@@ -888,7 +1191,7 @@ static void test_migration_v1_to_v2(void **state)
     /* a writer does, once */
     assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
     krc_store_close(s);
-    assert_int_equal(schema_version_of(path), 2);
+    assert_int_equal(schema_version_of(path), KRC_STORE_SCHEMA_VERSION);
     assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
     assert_int_equal(stat_of(s, 0), 1);
     assert_int_equal(stat_of(s, 1), 1);
@@ -1500,8 +1803,31 @@ static void test_report_json(void **state)
     krc_report_cleanup(&r);
 }
 
-int main(void)
+/* test_second_connection_keeps_the_wal runs this binary again as another
+ * process (a fork would inherit SQLite's in-process lock bookkeeping):
+ * `test_store --count-restarts PATH` prints the row count and exits. */
+static int count_restarts_main(const char *path)
 {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM restarts", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    printf("%d\n", n);
+    return n < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--count-restarts") == 0) {
+        return count_restarts_main(argv[2]);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_duplicate),
         cmocka_unit_test(test_outbox_lifecycle),
@@ -1513,6 +1839,10 @@ int main(void)
         cmocka_unit_test(test_migrations_and_versions),
         cmocka_unit_test(test_migration_v1_to_v2),
         cmocka_unit_test(test_confidence_stored),
+        cmocka_unit_test(test_identity_is_the_termination),
+        cmocka_unit_test(test_migrate_v1_database),
+        cmocka_unit_test(test_delivery_journal),
+        cmocka_unit_test(test_second_connection_keeps_the_wal),
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_read_only_file_and_dir),
         cmocka_unit_test(test_locked),
