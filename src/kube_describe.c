@@ -766,13 +766,24 @@ static int state_key(const struct line *l)
     return in_list(l, keys);
 }
 
+/* strspn within the line (the text is not NUL-terminated). */
+static size_t span(const struct line *l, const char *set)
+{
+    size_t n = 0;
+
+    while (n < l->len && strchr(set, l->p[n]) != NULL && l->p[n] != '\0') {
+        n++;
+    }
+    return n;
+}
+
 /* "...", "[...]", "<snip>": the poster left lines out here. */
 static int is_elision(const struct line *l)
 {
     static const char *const marks[] = {"[...]",  "(...)",      "<...>",     "\xE2\x80\xA6",
                                         "<snip>", "[snip]",     "<snipped>", "[snipped]",
                                         "(snip)", "...snip...", NULL};
-    size_t dots = strspn(l->p, ".");
+    size_t dots = span(l, ".");
 
     if (l->key_len != 0) {
         return 0;
@@ -855,7 +866,7 @@ static int table_header(const struct line *l, struct table *t)
 
 static int is_rule(const struct line *l)
 {
-    return l->p[0] == '-' && strspn(l->p, "- \t") == l->len;
+    return l->p[0] == '-' && span(l, "- \t") == l->len;
 }
 
 /* A row: at the header's indentation, with an event type in its column

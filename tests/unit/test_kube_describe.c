@@ -552,6 +552,14 @@ static void test_fragment_layouts(void **state)
     expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
     expect_num(p, "status.containerStatuses.0.restartCount", 7);
     cJSON_Delete(p);
+    /* an elision or a table rule as the last bytes (no newline, no NUL) */
+    p = pod_of("    Last State:  Terminated\n      Exit Code:  2\n...", &events);
+    expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 2);
+    cJSON_Delete(p);
+    p = pod_of("Events:\n  Type  Reason  Age  From  Message\n  ----", &events);
+    assert_string_equal(events, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}");
+    krc_free(events);
+    cJSON_Delete(p);
 }
 
 /* `kubectl get events` output and describe's table alone for --events. */
