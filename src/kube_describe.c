@@ -1444,7 +1444,7 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
     size_t sec_c = SIZE_MAX;
     size_t sec_i = SIZE_MAX;
     int sections = 0;
-    int events_line = 0;
+    int events_none = 0;
     int tables;
     int facts = 0;
     cJSON *pod = NULL;
@@ -1483,7 +1483,10 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
         if (d.l[i].indent == 0 && key_is(&d.l[i], "Name")) {
             names++;
         }
-        events_line |= d.l[i].indent == 0 && key_is(&d.l[i], "Events");
+        /* "Events:  <none>" says there were none; an "Events:" whose table
+         * is not recognised says nothing */
+        events_none |= d.l[i].indent == 0 && key_is(&d.l[i], "Events") && d.l[i].val_len == 6 &&
+                       memcmp(d.l[i].val, "<none>", 6) == 0;
     }
     if (names > 1) {
         rc = krc_error_set(err, KRC_EINVAL,
@@ -1517,7 +1520,7 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
     spec = add_obj(&d, pod, "spec");
     status = add_obj(&d, pod, "status");
     add_top(&d, md, spec, status, &name, &ns, &facts);
-    if (!facts && sec_c == SIZE_MAX && sec_i == SIZE_MAX && !tables && !events_line) {
+    if (!facts && sec_c == SIZE_MAX && sec_i == SIZE_MAX && !tables && !events_none) {
         rc = krc_error_set(err, KRC_EINVAL,
                            "no kubectl describe pod fields (Name, Status, Reason, a container's "
                            "State or Last State, an Events table)");
@@ -1548,7 +1551,7 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
     if (!d.oom) {
         pod_text = copy_out(&d, cJSON_PrintUnformatted(pod));
     }
-    if (!d.oom && (tables || events_line)) {
+    if (!d.oom && (tables || events_none)) {
         /* "Events:  <none>" gives an empty list */
         ev_text = copy_out(&d, events_json(&tbl, name, ns));
         d.oom |= tbl.oom;

@@ -483,6 +483,23 @@ class CorpusTest(unittest.TestCase):
                 self.assertEqual(got["restart_count"], restarts)
                 self.assertIsNone(got["pod"])
 
+    def test_yaml_with_describe_keys_is_yaml(self):
+        # a Pod in YAML whose text has describe's keys (a termination message
+        # quoting them) is still read as YAML: it has apiVersion/kind/...
+        d = os.path.join(CORPUS, "01-orders-api-oomkilled")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        for st in pod["status"]["containerStatuses"]:
+            for s in (st.get("lastState") or {}).values():
+                s["message"] = "State:  Waiting\nExit Code:  1\nRestart Count:  3\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pod.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(yaml.safe_dump(pod, default_style=None))
+            p = run(["--pod", path, "--format", "json"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["pod"], pod["metadata"]["name"])
+
     def test_restarted_pod_without_last_state(self):
         # CrashLoopBackOff pasted without lastState: a report (at worst
         # `unknown`), not a refusal; no exit code is made up

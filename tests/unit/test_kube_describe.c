@@ -552,6 +552,16 @@ static void test_fragment_layouts(void **state)
     expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
     expect_num(p, "status.containerStatuses.0.restartCount", 7);
     cJSON_Delete(p);
+    /* an Events section whose table is not recognised (kubectl before
+     * 1.10 printed FirstSeen/LastSeen/Count columns): no event list, which
+     * would say that there were none */
+    p = pod_of("    Last State:  Terminated\n"
+               "Events:\n  FirstSeen  LastSeen  Count  From  SubObjectPath  Type  Reason  Message\n"
+               "  1m  1m  1  kubelet  spec.containers{a}  Normal  Pulled  pulled\n",
+               &events);
+    assert_null(events);
+    assert_non_null(at(p, "status.containerStatuses.0.lastState.terminated"));
+    cJSON_Delete(p);
     /* an elision or a table rule as the last bytes (no newline, no NUL) */
     p = pod_of("    Last State:  Terminated\n      Exit Code:  2\n...", &events);
     expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 2);
