@@ -1,6 +1,9 @@
 /* `kubectl describe pod` text -> Pod JSON + event List JSON (see the header).
- * The text is cut into lines with their indentation; a line's children are
- * the lines below it that are indented deeper. */
+ * The text is cut into lines with their indentation; elisions and event
+ * tables are marked, multi-line messages joined, and the indentation turned
+ * into nesting depth (a line's children are the lines below it that are
+ * nested deeper). A fragment is then rewritten into one describe document
+ * (canonical()) that the field readers take like a whole one. */
 #include "krc/kube_describe.h"
 
 #include <cjson/cJSON.h>
@@ -639,7 +642,14 @@ static size_t row_fields(const struct line *row, const size_t *col, size_t n, co
     int aligned = row->len > col[n - 1];
 
     for (k = 1; aligned && k < n; k++) {
-        aligned = col[k] > 0 && is_space(row->p[col[k] - 1]) && !is_space(row->p[col[k]]);
+        /* a field starts at its column, or is empty (old tables leave
+         * SubObjectPath empty) */
+        size_t e = k + 1 < n ? col[k + 1] : row->len;
+        size_t j = col[k];
+        while (j < e && is_space(row->p[j])) {
+            j++;
+        }
+        aligned = col[k] > 0 && is_space(row->p[col[k] - 1]) && (j == col[k] || j == e);
     }
     if (aligned) {
         for (k = 0; k < n; k++) {
@@ -803,13 +813,54 @@ static int is_elision(const struct line *l)
 
 /* The columns of an event table: describe's Events table, or the default
  * output of `kubectl get events` (with a NAMESPACE column under -A). */
-enum { COL_TYPE, COL_REASON, COL_AGE, COL_FROM, COL_MESSAGE, COL_OBJECT, COL_NS, COL_N };
+enum {
+    COL_TYPE,
+    COL_REASON,
+    COL_AGE,
+    COL_FROM,
+    COL_MESSAGE,
+    COL_OBJECT,
+    COL_NS,
+    COL_COUNT,
+    COL_PATH,
+    COL_N
+};
+
+#define TABLE_COLS 8
+#define TAB_LINE_MAX 4096
 
 struct table {
-    size_t n;         /* columns */
-    size_t col[6];    /* offsets in the header line */
-    int field[COL_N]; /* COL_* -> column index, -1 when absent */
+    size_t n;               /* columns */
+    size_t col[TABLE_COLS]; /* offsets in the header line (tabs expanded) */
+    int field[COL_N];       /* COL_* -> column index, -1 when absent */
 };
+
+/* Old kubectl separated the columns with tabs, aligned at 8-column stops:
+ * *out is the line with its tabs expanded (columns counted from the start
+ * of the line) in buf, or the line itself when it has no tab or is longer
+ * than buf. */
+static const struct line *expand_tabs(const struct line *l, char *buf, size_t cap, struct line *out)
+{
+    size_t col = l->indent;
+    size_t n = 0;
+
+    if (memchr(l->p, '\t', l->len) == NULL) {
+        return l;
+    }
+    for (size_t i = 0; i < l->len; i++) {
+        size_t w = l->p[i] == '\t' ? 8 - col % 8 : 1;
+        if (n + w > cap) {
+            return l;
+        }
+        memset(buf + n, l->p[i] == '\t' ? ' ' : l->p[i], w);
+        n += w;
+        col += w;
+    }
+    *out = *l;
+    out->p = buf;
+    out->len = n;
+    return out;
+}
 
 static int header_cols(const struct line *l, const char *const *heads, size_t n, size_t *col)
 {
@@ -829,9 +880,16 @@ static int header_cols(const struct line *l, const char *const *heads, size_t n,
 }
 
 /* 1 when line l is the header of an event table; *t says its layout. */
-static int table_header(const struct line *l, struct table *t)
+static int table_header(const struct line *raw, struct table *t)
 {
     static const char *const describe[] = {"Type", "Reason", "Age", "From", "Message"};
+    static const char *const old[] = {"FirstSeen",     "LastSeen", "Count",  "From",
+                                      "SubObjectPath", "Type",     "Reason", "Message"};
+    static const char *const old2[] = {"FirstSeen",     "LastSeen", "Count",  "From",
+                                       "SubobjectPath", "Type",     "Reason", "Message"};
+    char buf[TAB_LINE_MAX];
+    struct line x;
+    const struct line *l = expand_tabs(raw, buf, sizeof(buf), &x);
     static const char *const get[] = {"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"};
     static const char *const get_ns[] = {"NAMESPACE", "LAST SEEN", "TYPE",
                                          "REASON",    "OBJECT",    "MESSAGE"};
@@ -848,6 +906,13 @@ static int table_header(const struct line *l, struct table *t)
         for (i = 0; i < 5; i++) {
             t->field[i] = i; /* COL_TYPE .. COL_MESSAGE */
         }
+        return 1;
+    }
+    if (header_cols(l, old, 8, t->col) || header_cols(l, old2, 8, t->col)) {
+        /* kubectl before 1.10 */
+        static const int map[COL_N] = {5, 6, -1, 3, 7, -1, -1, 2, 4};
+        t->n = 8;
+        memcpy(t->field, map, sizeof(map));
         return 1;
     }
     i = header_cols(l, get_ns, 6, t->col) ? 1 : header_cols(l, get, 5, t->col) ? 0 : -1;
@@ -872,9 +937,11 @@ static int is_rule(const struct line *l)
 /* A row: at the header's indentation, with an event type in its column
  * (Kubernetes has two: Normal and Warning) and all columns up to the
  * message (which may be empty). */
-static int table_row(const struct line *l, const struct line *hdr, const struct table *t,
-                     const char **f, size_t *fl)
+static int table_row(const struct line *raw, const struct line *hdr, const struct table *t,
+                     char *buf, const char **f, size_t *fl)
 {
+    struct line x;
+    const struct line *l = expand_tabs(raw, buf, TAB_LINE_MAX, &x);
     size_t got;
     int ty = t->field[COL_TYPE];
 
@@ -906,15 +973,16 @@ static void mark_tables(struct doc *d)
         d->l[i].kind = LN_HEADER;
         for (size_t j = i + 1; j < d->n; j++) {
             struct line *l = &d->l[j];
-            const char *f[6];
-            size_t fl[6];
+            const char *f[TABLE_COLS];
+            size_t fl[TABLE_COLS];
+            char buf[TAB_LINE_MAX];
             struct table t2;
             if (l->kind == LN_ELISION) {
                 continue;
             }
             if (is_rule(l)) {
                 l->kind = LN_RULE;
-            } else if (table_row(l, &d->l[i], &t, f, fl)) {
+            } else if (table_row(l, &d->l[i], &t, buf, f, fl)) {
                 l->kind = LN_ROW;
                 rows = 1;
             } else if (rows && !table_header(l, &t2) &&
@@ -942,19 +1010,55 @@ static const char *object_kind(const char *s, size_t n)
     return NULL;
 }
 
+/* From: "kubelet, minikube", "kubelet" or, before kubectl 1.10,
+ * "{kubelet node-1}" / "{default-scheduler }": component and host. */
+static void add_source(struct doc *d, cJSON *ev, const char *s, size_t sl)
+{
+    const char *x;
+    cJSON *o;
+
+    if (sl >= 2 && s[0] == '{' && s[sl - 1] == '}') {
+        s++;
+        sl -= 2;
+        while (sl > 0 && is_space(s[sl - 1])) {
+            sl--;
+        }
+        x = memchr(s, ' ', sl);
+    } else {
+        x = memchr(s, ',', sl);
+    }
+    if (sl == 0) {
+        return;
+    }
+    o = add_obj(d, ev, "source");
+    if (x != NULL) {
+        const char *h = x + 1;
+        while (h < s + sl && is_space(*h)) {
+            h++;
+        }
+        add_strn(d, o, "component", s, (size_t)(x - s));
+        if (h < s + sl) {
+            add_strn(d, o, "host", h, (size_t)(s + sl - h));
+        }
+    } else {
+        add_strn(d, o, "component", s, sl);
+    }
+}
+
 /* One event from a row and the lines its message was wrapped onto. */
 static void add_event(struct doc *d, cJSON *items, const struct table *t, size_t row,
                       const char *name, const char *ns)
 {
-    const char *f[6];
-    size_t fl[6];
+    const char *f[TABLE_COLS];
+    size_t fl[TABLE_COLS];
+    char buf[TAB_LINE_MAX];
     cJSON *ev;
     cJSON *o;
     size_t mlen;
     size_t end;
     char *msg;
 
-    table_row(&d->l[row], &d->l[row], t, f, fl);
+    table_row(&d->l[row], &d->l[row], t, buf, f, fl);
     ev = add_obj(d, items, NULL);
     add(d, ev, "kind", cJSON_CreateString("Event"));
     add_strn(d, ev, "type", f[t->field[COL_TYPE]], fl[t->field[COL_TYPE]]);
@@ -1001,24 +1105,19 @@ static void add_event(struct doc *d, cJSON *items, const struct table *t, size_t
         }
         add(d, ev, "count", cJSON_CreateNumber(count > 0 ? (double)count : 1));
     }
-    if (t->field[COL_FROM] >= 0) {
-        /* "kubelet, minikube": component and host */
-        const char *s = f[t->field[COL_FROM]];
-        size_t sl = fl[t->field[COL_FROM]];
-        const char *x = memchr(s, ',', sl);
-        o = add_obj(d, ev, "source");
-        if (x != NULL) {
-            const char *h = x + 1;
-            while (h < s + sl && is_space(*h)) {
-                h++;
-            }
-            add_strn(d, o, "component", s, (size_t)(x - s));
-            add_strn(d, o, "host", h, (size_t)(s + sl - h));
-        } else if (sl > 0) {
-            add_strn(d, o, "component", s, sl);
+    if (t->field[COL_COUNT] >= 0) {
+        long count;
+        if (parse_int(f[t->field[COL_COUNT]], fl[t->field[COL_COUNT]], &count) == 0 && count > 0) {
+            add(d, ev, "count", cJSON_CreateNumber((double)count));
         }
     }
+    if (t->field[COL_FROM] >= 0) {
+        add_source(d, ev, f[t->field[COL_FROM]], fl[t->field[COL_FROM]]);
+    }
     o = add_obj(d, ev, "involvedObject");
+    if (t->field[COL_PATH] >= 0 && fl[t->field[COL_PATH]] > 0) {
+        add_strn(d, o, "fieldPath", f[t->field[COL_PATH]], fl[t->field[COL_PATH]]);
+    }
     if (t->field[COL_OBJECT] >= 0) {
         /* "pod/web-1" */
         const char *s = f[t->field[COL_OBJECT]];

@@ -11,8 +11,12 @@
  *               Ready, Restart Count, Limits, Requests, Liveness, Readiness
  *               and Startup probe lines (handler, delay, timeout, period,
  *               #success, #failure)
- *   Events      the table (Type, Reason, Age, From, Message): type, reason,
- *               message, count ("x5 over 3m"), source component and host;
+ *   Events      the table (Type, Reason, Age, From, Message; before kubectl
+ *               1.10 FirstSeen, LastSeen, Count, From, SubObjectPath, Type,
+ *               Reason, Message, tab-separated): type, reason, message,
+ *               count ("x5 over 3m", Count), source component and host
+ *               ("kubelet, node-1", "{kubelet node-1}"), the SubObjectPath
+ *               as involvedObject.fieldPath;
  *               ages are relative to an unknown moment, so events get no
  *               time; involvedObject is the described pod (its name and
  *               namespace when the text shows them).

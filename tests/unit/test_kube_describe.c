@@ -552,12 +552,11 @@ static void test_fragment_layouts(void **state)
     expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
     expect_num(p, "status.containerStatuses.0.restartCount", 7);
     cJSON_Delete(p);
-    /* an Events section whose table is not recognised (kubectl before
-     * 1.10 printed FirstSeen/LastSeen/Count columns): no event list, which
-     * would say that there were none */
+    /* an Events section whose table is not recognised: no event list,
+     * which would say that there were none */
     p = pod_of("    Last State:  Terminated\n"
-               "Events:\n  FirstSeen  LastSeen  Count  From  SubObjectPath  Type  Reason  Message\n"
-               "  1m  1m  1  kubelet  spec.containers{a}  Normal  Pulled  pulled\n",
+               "Events:\n  Kind  Reason  Message\n"
+               "  Normal  Pulled  pulled\n",
                &events);
     assert_null(events);
     assert_non_null(at(p, "status.containerStatuses.0.lastState.terminated"));
@@ -570,6 +569,47 @@ static void test_fragment_layouts(void **state)
     assert_string_equal(events, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}");
     krc_free(events);
     cJSON_Delete(p);
+}
+
+/* kubectl before 1.10: tab-separated columns at 8-column stops, Count and
+ * SubObjectPath columns (empty for pod-level events), "{kubelet node1}". */
+static void test_old_events_table(void **state)
+{
+    char *events;
+    cJSON *p;
+    cJSON *e;
+
+    (void)state;
+    p = pod_of("Name:\t\tweb-1\n"
+               "Events:\n"
+               "  FirstSeen\tLastSeen\tCount\tFrom\t\t\tSubObjectPath\t\tType\t\tReason\t\t"
+               "Message\n"
+               "  ---------\t--------\t-----\t----\t\t\t-------------\t\t--------\t------\t\t"
+               "-------\n"
+               "  1m\t\t1m\t\t1\t{default-scheduler }\t\t\t\tNormal\t\tScheduled\t"
+               "Successfully assigned web-1 to node1\n"
+               "  40s\t\t2s\t\t5\t{kubelet node1}\t\tspec.containers{app}\tWarning\t\tBackOff"
+               "\t\tBack-off restarting failed docker container\n",
+               &events);
+    e = cJSON_Parse(events);
+    assert_int_equal(cJSON_GetArraySize(at(e, "items")), 2);
+    expect_str(e, "items.0.type", "Normal");
+    expect_str(e, "items.0.reason", "Scheduled");
+    expect_num(e, "items.0.count", 1);
+    expect_str(e, "items.0.source.component", "default-scheduler");
+    assert_null(at(e, "items.0.source.host"));
+    assert_null(at(e, "items.0.involvedObject.fieldPath"));
+    expect_str(e, "items.0.involvedObject.name", "web-1");
+    expect_str(e, "items.1.type", "Warning");
+    expect_str(e, "items.1.reason", "BackOff");
+    expect_num(e, "items.1.count", 5);
+    expect_str(e, "items.1.source.component", "kubelet");
+    expect_str(e, "items.1.source.host", "node1");
+    expect_str(e, "items.1.involvedObject.fieldPath", "spec.containers{app}");
+    expect_str(e, "items.1.message", "Back-off restarting failed docker container");
+    cJSON_Delete(e);
+    cJSON_Delete(p);
+    krc_free(events);
 }
 
 /* `kubectl get events` output and describe's table alone for --events. */
@@ -728,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
         cmocka_unit_test(test_event_tables),
+        cmocka_unit_test(test_old_events_table),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
