@@ -934,6 +934,63 @@ static int is_rule(const struct line *l)
     return l->p[0] == '-' && span(l, "- \t") == l->len;
 }
 
+/* The next word of the row from *i on: its start and length. */
+static size_t word(const struct line *l, size_t *i, const char **ret)
+{
+    size_t s = *i;
+
+    while (s < l->len && is_space(l->p[s])) {
+        s++;
+    }
+    *i = s;
+    while (*i < l->len && !is_space(l->p[*i])) {
+        (*i)++;
+    }
+    *ret = l->p + s;
+    return *i - s;
+}
+
+/* A row whose runs of spaces were squeezed to one (a web page's copy):
+ * every column but the message is one word, except describe's Age, which
+ * may go on with "(x6 over 28s)", and From, with ", HOST" after a comma. */
+static size_t row_tokens(const struct line *l, const struct table *t, const char **f, size_t *fl)
+{
+    size_t i = 0;
+    size_t k;
+
+    for (k = 0; k + 1 < t->n; k++) {
+        fl[k] = word(l, &i, &f[k]);
+        if (fl[k] == 0) {
+            return k;
+        }
+        if ((int)k == t->field[COL_AGE] || (int)k == t->field[COL_FROM]) {
+            size_t j = i;
+            const char *w;
+            size_t wl = word(l, &j, &w);
+            int more = (int)k == t->field[COL_AGE] ? wl > 2 && memcmp(w, "(x", 2) == 0
+                                                   : f[k][fl[k] - 1] == ',';
+            if (more && (int)k == t->field[COL_AGE]) {
+                while (j < l->len && l->p[j - 1] != ')') {
+                    wl = word(l, &j, &w);
+                    if (wl == 0) {
+                        break;
+                    }
+                }
+            }
+            if (more && wl > 0) {
+                fl[k] = (size_t)(l->p + j - f[k]);
+                i = j;
+            }
+        }
+    }
+    while (i < l->len && is_space(l->p[i])) {
+        i++;
+    }
+    f[k] = l->p + i;
+    fl[k] = l->len - i;
+    return t->n;
+}
+
 /* A row: at the header's indentation, with an event type in its column
  * (Kubernetes has two: Normal and Warning) and all columns up to the
  * message (which may be empty). */
@@ -949,6 +1006,9 @@ static int table_row(const struct line *raw, const struct line *hdr, const struc
         return 0;
     }
     got = row_fields(l, t->col, t->n, f, fl);
+    if (got + 1 < t->n && t->field[COL_PATH] < 0) {
+        got = row_tokens(l, t, f, fl);
+    }
     if (got + 1 < t->n) {
         return 0;
     }

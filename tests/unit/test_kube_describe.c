@@ -467,10 +467,18 @@ static void test_fragment_events(void **state)
         "  Normal   Killing    1s                kubelet            Container web failed "
         "liveness probe, will be restarted\r\n"
         "  Normal   Created    0s (x3 over 40s)  kubelet\r\n",
+        /* the spaces squeezed to one (copied from a web page) */
+        "Events:\n"
+        "Type Reason Age From Message\n"
+        "---- ------ ---- ---- -------\n"
+        "Warning Unhealthy 1s (x6 over 28s) kubelet, minikube Liveness probe failed: HTTP\n"
+        "probe failed with statuscode: 500\n"
+        "Normal Killing 1s kubelet Container web failed liveness probe, will be restarted\n"
+        "Normal Created 0s (x3 over 40s) kubelet\n",
     };
 
     (void)state;
-    for (size_t t = 0; t < 2; t++) {
+    for (size_t t = 0; t < 3; t++) {
         char *events;
         cJSON *p = pod_of(texts[t], &events);
         cJSON *e = cJSON_Parse(events);
@@ -490,7 +498,10 @@ static void test_fragment_events(void **state)
         assert_null(at(e, "items.0.lastTimestamp"));
         expect_num(e, "items.1.count", 1);
         assert_null(at(e, "items.1.source.host"));
+        expect_str(e, "items.1.message", "Container web failed liveness probe, will be restarted");
         expect_str(e, "items.2.reason", "Created");
+        expect_num(e, "items.2.count", 3);
+        expect_str(e, "items.2.source.component", "kubelet");
         assert_null(at(e, "items.2.message"));
         if (t == 1) {
             expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 0);
@@ -623,6 +634,8 @@ static void test_event_tables(void **state)
         "2m          Warning   BackOff     pod/web-1   Back-off restarting failed container\n"
         "5m          Normal    Scheduled   pod/web-1   Successfully assigned shop/web-1 to n1\n"
         "5m          Normal    Starting    node/n1     Starting kubelet.\n";
+    static const char squeezed[] = "LAST SEEN TYPE REASON OBJECT MESSAGE\n"
+                                   "90s Warning Failed pod/api-1 Error: ErrImagePull\n";
     static const char get_ns[] =
         "NAMESPACE   LAST SEEN   TYPE      REASON    OBJECT      MESSAGE\n"
         "shop        2m          Warning   Killing   pod/web-1   Container app failed liveness "
@@ -642,6 +655,14 @@ static void test_event_tables(void **state)
     expect_str(e, "items.0.message", "Back-off restarting failed container");
     expect_str(e, "items.2.involvedObject.kind", "Node");
     expect_str(e, "items.2.involvedObject.name", "n1");
+    cJSON_Delete(e);
+    krc_free(ev);
+    assert_int_equal(krc_kube_describe_events(squeezed, strlen(squeezed), &ev, &err), 0);
+    e = cJSON_Parse(ev);
+    expect_str(e, "items.0.type", "Warning");
+    expect_str(e, "items.0.reason", "Failed");
+    expect_str(e, "items.0.involvedObject.name", "api-1");
+    expect_str(e, "items.0.message", "Error: ErrImagePull");
     cJSON_Delete(e);
     krc_free(ev);
     assert_int_equal(krc_kube_describe_events(get_ns, strlen(get_ns), &ev, &err), 0);
