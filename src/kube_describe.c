@@ -1335,12 +1335,22 @@ static void nest(struct doc *d)
     } st[NEST_MAX];
     size_t top = 0;
     size_t out = 0;
+    size_t flat = SIZE_MAX; /* indentation of the last State / Last State line */
 
     for (size_t i = 0; i < d->n; i++) {
         struct line l = d->l[i];
         size_t raw = l.indent;
+        int is_state = key_is(&l, "State") || key_is(&l, "Last State");
         if (l.kind != LN_TEXT && l.kind != LN_ELISION) {
             continue;
+        }
+        if (l.kind == LN_TEXT && raw == flat && !is_state && state_key(&l)) {
+            /* the paste lost the indentation: "State: Terminated" and its
+             * "Reason:", "Exit Code:" lines start in the same column */
+            raw++;
+            l.indent = raw;
+        } else {
+            flat = is_state ? raw : (raw <= flat ? SIZE_MAX : flat);
         }
         while (top > 0 && st[top - 1].indent >= l.indent) {
             top--;

@@ -572,6 +572,22 @@ static void test_fragment_layouts(void **state)
     assert_null(events);
     assert_non_null(at(p, "status.containerStatuses.0.lastState.terminated"));
     cJSON_Delete(p);
+    /* the indentation lost: a state's lines follow it in the same column,
+     * and are not the pod's Reason */
+    p = pod_of("State:          Waiting\n"
+               "Reason:         CrashLoopBackOff\n"
+               "Last State:     Terminated\n"
+               "Reason:         OOMKilled\n"
+               "Exit Code:      137\n"
+               "Ready:          False\n"
+               "Restart Count:  3\n",
+               &events);
+    assert_null(at(p, "status.reason"));
+    expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
+    expect_str(p, "status.containerStatuses.0.lastState.terminated.reason", "OOMKilled");
+    expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 137);
+    expect_num(p, "status.containerStatuses.0.restartCount", 3);
+    cJSON_Delete(p);
     /* an elision or a table rule as the last bytes (no newline, no NUL) */
     p = pod_of("    Last State:  Terminated\n      Exit Code:  2\n...", &events);
     expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 2);
