@@ -1336,6 +1336,7 @@ static void nest(struct doc *d)
     size_t top = 0;
     size_t out = 0;
     size_t flat = SIZE_MAX; /* indentation of the last State / Last State line */
+    size_t sec = SIZE_MAX;  /* of a "Containers:" whose entries lost theirs */
 
     for (size_t i = 0; i < d->n; i++) {
         struct line l = d->l[i];
@@ -1344,14 +1345,23 @@ static void nest(struct doc *d)
         if (l.kind != LN_TEXT && l.kind != LN_ELISION) {
             continue;
         }
-        if (l.kind == LN_TEXT && raw == flat && !is_state && state_key(&l)) {
-            /* the paste lost the indentation: "State: Terminated" and its
-             * "Reason:", "Exit Code:" lines start in the same column */
-            raw++;
-            l.indent = raw;
-        } else {
-            flat = is_state ? raw : (raw <= flat ? SIZE_MAX : flat);
+        /* The paste lost the indentation (markdown outside a code block):
+         * put the lines back where kubectl's layout has them. */
+        if (l.kind == LN_TEXT && raw == sec && !is_state && state_key(&l) && flat == raw + 2) {
+            raw += 3; /* a state's Reason (also a pod-level key) */
+        } else if (l.kind == LN_TEXT && raw == sec && !top_key(&l)) {
+            raw += name_key(&l) ? 1 : container_key(&l) ? 2 : 3;
+        } else if (l.kind == LN_TEXT && raw == sec) {
+            sec = SIZE_MAX;
+        } else if (l.kind == LN_TEXT && raw == flat && !is_state && state_key(&l)) {
+            raw++; /* "State: Terminated", then "Reason:" in the same column */
         }
+        if ((key_is(&l, "Containers") || key_is(&l, "Init Containers")) && i + 1 < d->n &&
+            d->l[i + 1].indent == raw && name_key(&d->l[i + 1])) {
+            sec = raw;
+        }
+        flat = is_state ? raw : (raw <= flat ? SIZE_MAX : flat);
+        l.indent = raw;
         while (top > 0 && st[top - 1].indent >= l.indent) {
             top--;
         }

@@ -588,6 +588,43 @@ static void test_fragment_layouts(void **state)
     expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 137);
     expect_num(p, "status.containerStatuses.0.restartCount", 3);
     cJSON_Delete(p);
+    /* a whole describe with all indentation lost (markdown outside a code
+     * block): containers, their states and the pod's lines apart again */
+    p = pod_of("Name: web-4\n"
+               "Status: Running\n"
+               "Containers:\n"
+               "app:\n"
+               "Image: shop/app:2\n"
+               "State: Running\n"
+               "Started: Sun, 09 Aug 2020 12:17:29 +0530\n"
+               "Last State: Terminated\n"
+               "Reason: Error\n"
+               "Exit Code: 1\n"
+               "Ready: True\n"
+               "Restart Count: 19\n"
+               "Environment:\n"
+               "DB_HOST: mysql\n"
+               "sidecar:\n"
+               "Image: envoy:1\n"
+               "Restart Count: 0\n"
+               "Conditions:\n"
+               "Type Status\n"
+               "Events: <none>\n",
+               &events);
+    expect_str(p, "metadata.name", "web-4");
+    assert_null(at(p, "status.reason"));
+    expect_str(p, "status.containerStatuses.0.name", "app");
+    expect_str(p, "status.containerStatuses.0.state.running.startedAt", "2020-08-09T06:47:29Z");
+    expect_str(p, "status.containerStatuses.0.lastState.terminated.reason", "Error");
+    expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 1);
+    expect_num(p, "status.containerStatuses.0.restartCount", 19);
+    expect_str(p, "spec.containers.0.image", "shop/app:2");
+    expect_str(p, "status.containerStatuses.1.name", "sidecar");
+    expect_num(p, "status.containerStatuses.1.restartCount", 0);
+    assert_int_equal(cJSON_GetArraySize(at(p, "status.containerStatuses")), 2);
+    assert_string_equal(events, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}");
+    krc_free(events);
+    cJSON_Delete(p);
     /* an elision or a table rule as the last bytes (no newline, no NUL) */
     p = pod_of("    Last State:  Terminated\n      Exit Code:  2\n...", &events);
     expect_num(p, "status.containerStatuses.0.lastState.terminated.exitCode", 2);
