@@ -249,6 +249,7 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     char *data = NULL;
     char *json = NULL;
     size_t len = 0;
+    int hint = 0;
     int rc;
 
     krc_error_clear(&err);
@@ -280,23 +281,24 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
             krc_error_clear(&err);
             rc = fn == krc_kube_parse_pod ? load_describe(data, len, events_given, r, &err)
                                           : load_event_table(data, len, r, &err);
+            hint = rc == KRC_EINVAL;
         } else if (rc == KRC_EPARSE) {
-            /* e.g. kubectl's default table output: say what is expected */
-            fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
-                    err.msg, what,
-                    fn == krc_kube_parse_pod      ? " or kubectl describe pod"
-                    : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
-                                                    "or kubectl get events"
-                                                  : "");
-            krc_free(data);
-            return rc;
+            hint = 1; /* e.g. kubectl's default table output */
         } else if (rc == 0) {
             rc = fn(json, jlen, r, &err);
         }
     }
     krc_free(json);
     krc_free(data);
-    if (rc < 0) {
+    if (rc < 0 && hint) {
+        /* say what is expected */
+        fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
+                err.msg, what,
+                fn == krc_kube_parse_pod      ? " or kubectl describe pod"
+                : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
+                                                "or kubectl get events"
+                                              : "");
+    } else if (rc < 0) {
         fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
     }
     return rc;

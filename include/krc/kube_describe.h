@@ -29,7 +29,14 @@
  * them). Times ("Thu, 04 Jan 2024 17:52:29 +0800") become RFC 3339 UTC.
  * Other text at column 0 (a shell prompt) is ignored, as are an
  * indentation common to the describe lines, tabs (8 columns), CR line
- * ends and a markdown quote's "> ". "<none>" is absent. */
+ * ends and a markdown quote's "> ". Indentation lost in the paste is put
+ * back where kubectl's layout is unambiguous (a state's Reason, Exit Code,
+ * ... lines after "State:"; "Containers:" followed by "app:" in the same
+ * column); event table rows whose spaces were squeezed to one are read
+ * word by word. A container's spec entry (image, command, limits, probes)
+ * is written only when its block reaches Environment / Mounts, which
+ * kubectl prints after the limits and probes: from a cut block the
+ * absence of a limit or a probe is not known. "<none>" is absent. */
 #ifndef KRC_KUBE_DESCRIBE_H
 #define KRC_KUBE_DESCRIBE_H
 

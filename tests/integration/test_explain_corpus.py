@@ -620,6 +620,12 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", two]), 1, two, "2 pods")
         empty = self.write("nocont.txt", b"Name: a\nNamespace: x\nContainers:\nEvents: <none>\n")
         self.assertFails(run(["--pod", empty]), 1, empty, "without containers")
+        # describe's shapes without a field it can read: what is expected
+        junk = self.write("junk.txt", b"Labels: a\nExit Code:   x\n")
+        self.assertFails(run(["--pod", junk]), 1, "--pod " + junk,
+                         "no kubectl describe pod fields",
+                         "expected the output of kubectl get pod POD -o json|yaml or kubectl "
+                         "describe pod")
         # describe text is only understood for --pod
         node = self.write("node.txt", b"Name: a\nContainers:\n  app:\n    Image: i\n")
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--node", node]), 1,
