@@ -32,7 +32,8 @@ static void usage(FILE *f)
                "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin),\n"
                "                     or kubectl describe pod POD (then --events may be left\n"
                "                     out: its Events table is used)\n"
-               "    --events FILE    kubectl get events -n NS -o json|yaml\n"
+               "    --events FILE    kubectl get events -n NS [-o json|yaml], or the Events\n"
+               "                     table of kubectl describe pod\n"
                "    --node FILE      kubectl get node NODE -o json|yaml\n"
                "                     (JSON or YAML, told apart by the content)\n"
                "    --logs FILE      kubectl logs POD -c CONTAINER --previous\n"
@@ -206,6 +207,35 @@ static int load_describe(const char *data, size_t len, int events_given, struct 
     return rc;
 }
 
+/* An event table as text: describe's Events table or `kubectl get events`. */
+static int load_event_table(const char *data, size_t len, struct krc_report *r,
+                            struct krc_error *err)
+{
+    char *events = NULL;
+    int rc = krc_kube_describe_events(data, len, &events, err);
+
+    if (rc == 0) {
+        rc = krc_kube_parse_events(events, strlen(events), r, err);
+    }
+    krc_free(events);
+    return rc;
+}
+
+/* 1 when the JSON (from YAML) is an object with a Kubernetes object's
+ * top-level keys, or a List of them: then it is not describe text. */
+static int kube_object(const char *json)
+{
+    static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec", "status", "items"};
+    cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+    int yes = 0;
+
+    for (size_t i = 0; cJSON_IsObject(o) && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        yes |= cJSON_GetObjectItemCaseSensitive(o, keys[i]) != NULL;
+    }
+    cJSON_Delete(o);
+    return yes;
+}
+
 /* Read kubectl output in JSON or YAML (told apart by content, not by the
  * file name) and decode it with fn. `kind` picks the document of that kind
  * from a multi-document YAML file; `what` names the expected command. For
@@ -219,6 +249,7 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     char *data = NULL;
     char *json = NULL;
     size_t len = 0;
+    int hint = 0;
     int rc;
 
     krc_error_clear(&err);
@@ -235,26 +266,39 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     }
     if (krc_yaml_json_is_json(data, len)) {
         rc = fn(data, len, r, &err);
-    } else if (fn == krc_kube_parse_pod && memchr(data, '\0', len) == NULL &&
-               krc_kube_describe_is_pod(data, len)) {
-        rc = load_describe(data, len, events_given, r, &err);
     } else {
         size_t jlen = 0;
+        int text = memchr(data, '\0', len) == NULL &&
+                   (fn == krc_kube_parse_pod      ? krc_kube_describe_is_pod(data, len)
+                    : fn == krc_kube_parse_events ? krc_kube_describe_is_events(data, len)
+                                                  : 0);
         rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
-        if (rc == KRC_EPARSE) {
-            /* e.g. kubectl's default table output: say what is expected */
-            fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
-                    err.msg, what, fn == krc_kube_parse_pod ? " or kubectl describe pod" : "");
-            krc_free(data);
-            return rc;
-        }
-        if (rc == 0) {
+        if (text && !(rc == 0 && kube_object(json))) {
+            /* describe's shapes, and not YAML of a Kubernetes object: kubectl
+             * describe text (a "Key: value" mapping is valid YAML too) */
+            krc_free(json);
+            json = NULL;
+            krc_error_clear(&err);
+            rc = fn == krc_kube_parse_pod ? load_describe(data, len, events_given, r, &err)
+                                          : load_event_table(data, len, r, &err);
+            hint = rc == KRC_EINVAL;
+        } else if (rc == KRC_EPARSE) {
+            hint = 1; /* e.g. kubectl's default table output */
+        } else if (rc == 0) {
             rc = fn(json, jlen, r, &err);
         }
     }
     krc_free(json);
     krc_free(data);
-    if (rc < 0) {
+    if (rc < 0 && hint) {
+        /* say what is expected */
+        fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
+                err.msg, what,
+                fn == krc_kube_parse_pod      ? " or kubectl describe pod"
+                : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
+                                                "or kubectl get events"
+                                              : "");
+    } else if (rc < 0) {
         fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
     }
     return rc;

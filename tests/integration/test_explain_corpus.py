@@ -407,6 +407,99 @@ class CorpusTest(unittest.TestCase):
             got = run(["--pod", text, "--logs", os.path.join(d, "logs.txt"), "--format", "json"])
             self.assertEqual(json.loads(got.stdout)["cause"], json.loads(ref.stdout)["cause"])
 
+    def test_event_tables_for_events(self):
+        # --events also takes describe's Events table alone and `kubectl get
+        # events` table output: the same cause as from the JSON events
+        for case in ("03-checkout-liveness-503", "13-notifier-redis-refused"):
+            d = os.path.join(CORPUS, case)
+            with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+                pod = json.load(f)
+            with open(os.path.join(d, "events.json"), encoding="utf-8") as f:
+                events = [e for e in json.load(f)["items"]
+                          if e["involvedObject"].get("name") == pod["metadata"]["name"]]
+            self.assertTrue(events)
+            table = describe_pod(pod, events)
+            table = table[table.index("Events:"):]
+            rows = [("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")]
+            rows += [("2m", e.get("type", ""), e.get("reason", ""),
+                      "pod/" + pod["metadata"]["name"], e.get("message", "").replace("\n", " "))
+                     for e in events]
+            w = [max(len(r[k]) for r in rows) + 3 for k in range(4)]
+            get = "\n".join("".join(r[k].ljust(w[k]) for k in range(4)) + r[4]
+                            for r in rows) + "\n"
+            ref = run(corpus_args(d) + ["--format", "json"])
+            self.assertEqual(ref.returncode, 0, ref.stderr)
+            want = json.loads(ref.stdout)["cause"]
+            for label, text in (("describe", table), ("get", get)):
+                with self.subTest(case=case, table=label), tempfile.TemporaryDirectory() as tmp:
+                    path = os.path.join(tmp, "events.txt")
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(text)
+                    args = corpus_args(d)
+                    args[args.index("--events") + 1] = path
+                    p = run(args + ["--format", "json"])
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(json.loads(p.stdout)["cause"], want)
+
+    def test_describe_fragments(self):
+        # what people paste: one container's block, the Events table alone,
+        # the pod's status lines; CRLF, tabs, a markdown quote
+        frags = {
+            "block": ("    State:          Waiting\r\n"
+                      "      Reason:       CrashLoopBackOff\r\n"
+                      "    Last State:     Terminated\r\n"
+                      "      Reason:       OOMKilled\r\n"
+                      "      Exit Code:    137\r\n"
+                      "    Restart Count:  3\r\n", "oom_killed", 3),
+            "quoted": ("> ...\n"
+                       ">     Last State:\tTerminated\n"
+                       ">       Reason:\tError\n"
+                       ">       Exit Code:\t139\n", "segfault", None),
+            "events": ("Events:\n"
+                       "  Type     Reason     Age                From               Message\n"
+                       "  ----     ------     ----               ----               -------\n"
+                       "  Warning  Unhealthy  11s (x3 over 31s)  kubelet, minikube  Liveness "
+                       "probe failed: HTTP probe failed with statuscode: 500\n"
+                       "  Normal   Killing    11s                kubelet, minikube  Container "
+                       "web failed liveness probe, will be restarted\n",
+                       "liveness_probe_failed", None),
+            "evicted": ("Status:       Failed\n"
+                        "Reason:       Evicted\n"
+                        "Message:      The node was low on resource: memory.\n",
+                        "evicted", None),
+        }
+        for label, (text, cause, restarts) in frags.items():
+            with self.subTest(fragment=label), tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "describe.txt")
+                with open(path, "wb") as f:
+                    f.write(text.encode())
+                args = ["--pod", path, "--format", "json"]
+                if label == "events":
+                    args += ["--container", "web"]
+                p = run(args)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                got = json.loads(p.stdout)
+                self.assertEqual(got["cause"], cause, got["summary"])
+                self.assertEqual(got["restart_count"], restarts)
+                self.assertIsNone(got["pod"])
+
+    def test_yaml_with_describe_keys_is_yaml(self):
+        # a Pod in YAML whose text has describe's keys (a termination message
+        # quoting them) is still read as YAML: it has apiVersion/kind/...
+        d = os.path.join(CORPUS, "01-orders-api-oomkilled")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        for st in pod["status"]["containerStatuses"]:
+            for s in (st.get("lastState") or {}).values():
+                s["message"] = "State:  Waiting\nExit Code:  1\nRestart Count:  3\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pod.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(yaml.safe_dump(pod, default_style=None))
+            p = run(["--pod", path, "--format", "json"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["pod"], pod["metadata"]["name"])
+
     def test_restarted_pod_without_last_state(self):
         # CrashLoopBackOff pasted without lastState: a report (at worst
         # `unknown`), not a refusal; no exit code is made up
@@ -476,12 +569,16 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", bad,
                               "--format", "json"]), 1, bad,
                          "not JSON or YAML: line 1 is plain text")
-        # kubectl's default table instead of -o yaml: the message says what to run
-        table = self.write("events.txt", b"LAST SEEN   TYPE      REASON    OBJECT      MESSAGE\n"
-                                         b"2m          Warning   BackOff   pod/web-1   Back-off\n")
+        # a table that is not an event table (kubectl get pods): the message
+        # says what to run
+        table = self.write("events.txt", b"NAME    READY   STATUS             RESTARTS   AGE\n"
+                                         b"web-1   0/1     CrashLoopBackOff   5          3m\n")
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--events", table]),
                          1, "--events " + table,
                          "expected the output of kubectl get events -o json|yaml")
+        self.assertFails(run(["--pod", table]), 1, "--pod " + table,
+                         "expected the output of kubectl get pod POD -o json|yaml or kubectl "
+                         "describe pod")
 
     def test_bad_yaml(self):
         pod = os.path.join(self.case, "pod.json")
@@ -523,6 +620,12 @@ class BadInputTest(unittest.TestCase):
         self.assertFails(run(["--pod", two]), 1, two, "2 pods")
         empty = self.write("nocont.txt", b"Name: a\nNamespace: x\nContainers:\nEvents: <none>\n")
         self.assertFails(run(["--pod", empty]), 1, empty, "without containers")
+        # describe's shapes without a field it can read: what is expected
+        junk = self.write("junk.txt", b"Labels: a\nExit Code:   x\n")
+        self.assertFails(run(["--pod", junk]), 1, "--pod " + junk,
+                         "no kubectl describe pod fields",
+                         "expected the output of kubectl get pod POD -o json|yaml or kubectl "
+                         "describe pod")
         # describe text is only understood for --pod
         node = self.write("node.txt", b"Name: a\nContainers:\n  app:\n    Image: i\n")
         self.assertFails(run(["--pod", os.path.join(self.case, "pod.json"), "--node", node]), 1,

@@ -9,7 +9,10 @@ For every case directory (one holding case.json) the test runs
     krc explain --pod pod.yaml|pod.json [--events events.yaml|events.json]
                 [--node node.yaml|node.json] [--logs logs.txt] [--container C]
 
-once with --format json and once with the default text format. A case is
+once with --format json and once with the default text format. A second
+pass, scored apart, does the same for every case that has describe.txt (the
+`kubectl describe pod` text as posted, often a fragment) with
+--pod describe.txt and no --events (the text carries its Events table). A case is
 acceptable when both runs exit 0, the JSON is one object whose "cause" is in
 the case's "accept" list, and no "forbidden" phrase appears (case-insensitive)
 in the text or the JSON output. The test prints the score and every
@@ -96,13 +99,27 @@ def explain_args(d, case):
     return args
 
 
+def describe_args(d, case):
+    """The describe pass: describe.txt instead of pod.yaml and events.yaml
+    (its Events table, when it has one, is the events), with the same logs,
+    node and container."""
+    args = ["--pod", os.path.join(d, "describe.txt")]
+    for opt, names in (("--node", ("node.yaml", "node.json")), ("--logs", ("logs.txt",))):
+        p = first_existing(d, *names)
+        if p is not None:
+            args += [opt, p]
+    if case.get("container"):
+        args += ["--container", case["container"]]
+    return args
+
+
 def run(args):
     return subprocess.run([KRC, "explain"] + args, capture_output=True, timeout=TIMEOUT)
 
 
-def judge(d, case):
+def judge(d, case, args=None):
     """Return (acceptable, forbidden_hits, cause, summary, problem)."""
-    args = explain_args(d, case)
+    args = args if args is not None else explain_args(d, case)
     problem = None
     cause = summary = None
     pj = run(args + ["--format", "json"])
@@ -135,14 +152,26 @@ def judge(d, case):
 
 class RealWorldTest(unittest.TestCase):
     def test_score(self):
-        cases = list(case_dirs(CORPUS))
+        self.score("pod.yaml", list(case_dirs(CORPUS)), None)
+
+    def test_score_describe(self):
+        # the same cases read from the `kubectl describe pod` text as posted
+        # (often a fragment), for the cases that have one
+        cases = [(n, d) for n, d in case_dirs(CORPUS)
+                 if os.path.isfile(os.path.join(d, "describe.txt"))]
+        if not cases:
+            self.skipTest(f"no case with describe.txt in {CORPUS}")
+        self.score("describe.txt", cases, describe_args)
+
+    def score(self, label, cases, make_args):
         self.assertGreater(len(cases), 0, f"no cases in {CORPUS}")
         good = 0
         failures = []
         forbidden = []
         for name, d in cases:
             case = load_case(d)
-            ok, hits, cause, summary, problem = judge(d, case)
+            args = make_args(d, case) if make_args else None
+            ok, hits, cause, summary, problem = judge(d, case, args)
             if ok:
                 good += 1
             else:
@@ -150,7 +179,7 @@ class RealWorldTest(unittest.TestCase):
             if hits:
                 forbidden.append((name, hits))
         total = len(cases)
-        print(f"\nreal-world corpus {CORPUS}: {good} of {total} acceptable "
+        print(f"\nreal-world corpus {CORPUS} ({label}): {good} of {total} acceptable "
               f"({100.0 * good / total:.0f}%, bar {100 * REQUIRED_BAR:.0f}%)", file=sys.stderr)
         for name, accept, cause, summary, problem, hits in failures:
             line = f"  FAIL {name}: cause={cause} accept={','.join(accept)}"
