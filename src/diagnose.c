@@ -1664,6 +1664,12 @@ static const struct pattern disk_full_patterns[] = {
 static const struct pattern start_patterns[] = {
     {"oci runtime create failed", NULL},
     {"oci runtime start failed", NULL},
+    /* the kubelet's CreateContainerConfigError texts ("Error: secret \"x\" not found",
+     * "Error: couldn't find key K in Secret ns/x", runAsNonRoot), as Failed events */
+    {"error: secret \"", "not found"},
+    {"error: configmap \"", "not found"},
+    {"couldn't find key", NULL},
+    {"container has runasnonroot and image", NULL},
     {"oci runtime error", NULL},
     {"starting container process caused", NULL},
     {"container init caused", NULL},
@@ -3080,6 +3086,19 @@ static const struct rule *first_rule(struct dctx *x)
 /* No container has a termination: a pasted status may still show one that
  * restarts (waiting in back-off or a start error, a restart count, a
  * terminated state without exitCode) or a pod the kubelet evicted. */
+/* Does any container show a status (containerStatuses entry)? */
+static int any_status(const struct krc_report *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->n_containers; i++) {
+        if (r->containers[i].has_status) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static const struct krc_report_container *pick_partial(const struct krc_report *r)
 {
     const struct krc_report_container *best = NULL;
@@ -3126,11 +3145,12 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
         best = done;
     }
     if (best == NULL && (r->log != NULL || (r->log_flags & KRC_REPORT_LOG_EMPTY) ||
-                         r->n_events > 0 || r->pod_reason != NULL)) {
+                         r->n_events > 0 || r->pod_reason != NULL || !any_status(r))) {
         /* Nothing in the status says which container restarted, but the
          * files hold evidence of a restart (a previous log, the pod's
-         * events, a pod status reason): the container the log belongs to,
-         * else the first app container. */
+         * events, a pod status reason), or hold no container status at all
+         * (a pasted spec: nothing says it did not restart): the container
+         * the log belongs to, else the first app container. */
         for (i = 0; i < r->n_containers && best == NULL; i++) {
             if (r->log_container != NULL && str_eq(r->containers[i].name, r->log_container)) {
                 best = &r->containers[i];

@@ -1819,6 +1819,38 @@ static void test_partial_pastes(void **state)
                      KRC_CAUSE_COMPLETED);
     done(&r, &d);
 
+    /* the kubelet's CreateContainerConfigError texts as Failed events: start_failed */
+    {
+        struct ev cfg[] = {{POD_UID, NULL, "Failed",
+                            "Error: couldn't find key VALUE in Secret default/app-secret", NULL,
+                            NULL}};
+        assert_int_equal(
+            run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(cfg, 1), NULL, 0),
+            KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+        cfg[0].message = "Error: secret \\\"smtp-account\\\" not found";
+        assert_int_equal(
+            run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(cfg, 1), NULL, 0),
+            KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+        /* a log line about a missing secret is the application's, not the kubelet's */
+        assert_int_not_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                 "fatal: Error: secret \"db\" not found in vault\n", SIZE_MAX),
+                             KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+    }
+
+    /* a pasted spec without any container status: nothing says it did not
+     * restart, so the first container is diagnosed (unknown) rather than refused */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                             "\"containers\":[{\"name\":\"app\"}]}}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    assert_true(d.n_unchecked > 0);
+    done(&r, &d);
+
     /* a never-restarted container without any evidence: nothing picked */
     krc_report_init(&r);
     krc_error_clear(&err);
