@@ -939,8 +939,9 @@ static int is_last_line(const unsigned char *buf, size_t len, struct span l)
 static int find_error_line(const unsigned char *buf, size_t len, struct hit *h)
 {
     struct tail *t = krc_malloc(sizeof(*t));
-    static const char *const err_words[] = {"error", "panic",  "fatal",     "exception",
-                                            "fail",  "denied", "not found", "traceback"};
+    static const char *const err_words[] = {
+        "error",     "panic",     "fatal",  "exception", "fail",      "denied",
+        "not found", "traceback", "can't ", "cannot ",   "unable to", "read-only file system"};
     size_t i;
     size_t header = SIZE_MAX;
     size_t word = SIZE_MAX;
@@ -2105,13 +2106,23 @@ static void s_not_found(struct dctx *x, struct builder *b, struct krc_buf *s)
     if (x->detail != NULL) {
         krc_buf_printf(s, "Container %s could not start: the command was not found", x->c->name);
         add_evidence(b, "runtime: %s", x->detail);
+    } else if (x->runc_log == 2) {
+        /* a shell's "not found": a command the shell (the entrypoint or a
+         * script it runs) was asked to run */
+        char line[200];
+        hit_short(x, line, sizeof(line));
+        krc_buf_printf(s,
+                       "Container %s stopped after its shell could not find a command (the "
+                       "shell's message in the log: %s)",
+                       x->c->name, line);
+        evidence_hit(b, x);
     } else if (x->runc_log) {
         char line[200];
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s,
                        "Container %s could not execute its entrypoint, a file was not found "
-                       "(the %s message in the log: %s)",
-                       x->c->name, x->runc_log == 2 ? "shell's" : "runtime's", line);
+                       "(the runtime's message in the log: %s)",
+                       x->c->name, line);
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s, "Container %s exited 127, the shell's code for \"command not found\"",
@@ -2157,13 +2168,23 @@ static void s_permission(struct dctx *x, struct builder *b, struct krc_buf *s)
         krc_buf_printf(s, "Container %s could not start: permission denied on the entrypoint",
                        x->c->name);
         add_evidence(b, "runtime: %s", x->detail);
+    } else if (x->runc_log == 2) {
+        /* a shell's "X: Permission denied" is the same for a file it could
+         * not execute and one it could not write (a redirection) */
+        char line[200];
+        hit_short(x, line, sizeof(line));
+        krc_buf_printf(s,
+                       "Container %s stopped after its shell was denied access to a file it "
+                       "tried to execute or write (the shell's message in the log: %s)",
+                       x->c->name, line);
+        evidence_hit(b, x);
     } else if (x->runc_log) {
         char line[200];
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s,
                        "Container %s could not execute its entrypoint: permission denied (the "
-                       "%s message in the log: %s)",
-                       x->c->name, x->runc_log == 2 ? "shell's" : "runtime's", line);
+                       "runtime's message in the log: %s)",
+                       x->c->name, line);
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s,
@@ -2818,8 +2839,9 @@ static const struct rule rules[] = {
      "entrypoint script's interpreter line)",
      CMD_DESCRIBE | CMD_LOGS_PREV},
     {"permission_denied", KRC_CAUSE_PERMISSION_DENIED, m_permission, s_permission,
-     "Make the entrypoint executable for the container's user (chmod +x in the image, "
-     "runAsUser, a noexec mount)",
+     "Give the container's user access to the file named: execute permission for a program "
+     "(chmod +x in the image, a noexec mount), write permission for a data file (fsGroup, "
+     "runAsUser, the volume's owner)",
      CMD_DESCRIBE | CMD_LOGS_PREV},
     {"disk_full", KRC_CAUSE_DISK_FULL, m_disk_full, s_disk_full,
      "Find which volume is full (the path in the message: emptyDir, PVC or the node's disk) and "

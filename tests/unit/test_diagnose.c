@@ -1423,6 +1423,14 @@ static void test_rule_runc_log_and_native_thread(void **state)
     assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
                                 "/bin/sh: 1: celery: not found\n"),
                      MEDIUM);
+    /* a shell's "Permission denied" is the same for a file it could not execute and one it
+     * could not write: the summary claims neither */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                         "sh: /data/myid: Permission denied\n", SIZE_MAX),
+                     KRC_CAUSE_PERMISSION_DENIED);
+    assert_null(strstr(d.summary, "could not execute its entrypoint"));
+    assert_non_null(strstr(d.summary, "execute or write"));
+    done(&r, &d);
     assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
                                 "/bin/sh: 1: celery: not found\nstarted worker\nready\n"
                                 "serving\n"),
