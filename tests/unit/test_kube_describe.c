@@ -514,6 +514,64 @@ static void test_fragment_events(void **state)
     }
 }
 
+/* Rows of the Events table pasted without "Events:" and the header line;
+ * a row the terminal broke inside a word is joined without a space. */
+static void test_bare_event_rows(void **state)
+{
+    static const char text[] =
+        "  Normal   Pulled     2s (x5 over 54s)  kubelet      Image \"a:1\" present\n"
+        "  Warning  Failed     2s                kubelet, n1  Error: no key in Secret x/y\n"
+        "  Warning  Unhealthy  <unknown>         default-scheduler  probe down\n"
+        "  Warning  Failed     1m (x5 over 2m)   kubelet  Error: OCI runtime create failed: "
+        "starting containe\n"
+        "r process caused exec\n";
+    char *pod;
+    char *events;
+    struct krc_error err;
+    cJSON *e;
+
+    (void)state;
+    assert_true(krc_kube_describe_is_pod(text, strlen(text)));
+    assert_true(krc_kube_describe_is_events(text, strlen(text)));
+    convert(text, &pod, &events, &err, 0);
+    e = cJSON_Parse(events);
+    assert_non_null(e);
+    assert_int_equal(cJSON_GetArraySize(at(e, "items")), 4);
+    expect_str(e, "items.0.reason", "Pulled");
+    expect_num(e, "items.0.count", 5);
+    expect_str(e, "items.0.message", "Image \"a:1\" present");
+    expect_str(e, "items.1.type", "Warning");
+    expect_str(e, "items.1.message", "Error: no key in Secret x/y");
+    expect_str(e, "items.1.source.component", "kubelet");
+    expect_str(e, "items.1.source.host", "n1");
+    expect_num(e, "items.1.count", 1);
+    expect_str(e, "items.2.source.component", "default-scheduler");
+    expect_str(e, "items.3.message",
+               "Error: OCI runtime create failed: starting container process caused exec");
+    expect_num(e, "items.3.count", 5);
+    expect_str(e, "items.3.involvedObject.kind", "Pod");
+    cJSON_Delete(e);
+    krc_free(pod);
+    krc_free(events);
+
+    /* a short line before a column-0 line is not a terminal's break: the
+     * line is not the row's */
+    convert("  Warning  Failed  2s  kubelet  Error: x\nr more\n", &pod, &events, &err, 0);
+    e = cJSON_Parse(events);
+    expect_str(e, "items.0.message", "Error: x");
+    assert_int_equal(cJSON_GetArraySize(at(e, "items")), 1);
+    cJSON_Delete(e);
+    krc_free(pod);
+    krc_free(events);
+
+    /* not rows: no type, a bad age, a reason that is not a word, no From */
+    assert_false(krc_kube_describe_is_pod("  Info  Failed  2s  kubelet  x\n", 31));
+    assert_false(krc_kube_describe_is_pod("  Warning  Failed  soon  kubelet  x\n", 35));
+    assert_false(krc_kube_describe_is_pod("  Warning  Fail-ed  2s  kubelet  x\n", 34));
+    assert_false(krc_kube_describe_is_pod("  Warning  Failed  2s (x5)  kubelet  x\n", 38));
+    assert_false(krc_kube_describe_is_pod("Warning: disk almost full\n", 26));
+}
+
 /* Elisions, tabs, a markdown quote, extra indentation. */
 static void test_fragment_layouts(void **state)
 {
@@ -838,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_partial_and_errors),
         cmocka_unit_test(test_multiline_message),
         cmocka_unit_test(test_fragment_block),
+        cmocka_unit_test(test_bare_event_rows),
         cmocka_unit_test(test_fragment_status),
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
