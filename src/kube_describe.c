@@ -555,10 +555,18 @@ static int spec_shown(const struct doc *d, size_t i)
            child(d, i, "Mounts") != 0 || child(d, i, "Devices") != 0;
 }
 
-/* The spec entry (NULL when not shown) and the status entry of container i. */
-static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i)
+/* A probe line of container i ("Liveness:", "Readiness:", "Startup:"). */
+static int probe_shown(const struct doc *d, size_t i)
 {
-    if (sp != NULL) {
+    return child(d, i, "Liveness") != 0 || child(d, i, "Readiness") != 0 ||
+           child(d, i, "Startup") != 0;
+}
+
+/* The spec entry (NULL when not shown) and the status entry of container
+ * i; from a cut block (!full) only the probes its lines show. */
+static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i, int full)
+{
+    if (sp != NULL && full) {
         add_val(d, sp, "image", i, "Image");
         add_lines(d, sp, "command", i, "Command");
         add_lines(d, sp, "args", i, "Args");
@@ -567,6 +575,8 @@ static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i)
             add_map(d, res, "limits", i, "Limits");
             add_map(d, res, "requests", i, "Requests");
         }
+    }
+    if (sp != NULL) {
         add_probe(d, sp, "livenessProbe", i, "Liveness");
         add_probe(d, sp, "readinessProbe", i, "Readiness");
         add_probe(d, sp, "startupProbe", i, "Startup");
@@ -603,9 +613,9 @@ static int add_containers(struct doc *d, cJSON *spec_arr, cJSON *status_arr, siz
         }
         if (l->unnamed) {
             /* no name: kube_parse matches it to the only spec container */
-            sp = spec_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
+            sp = spec_shown(d, i) || probe_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
             st = add_obj(d, status_arr, NULL);
-            add_container_fields(d, sp, st, i);
+            add_container_fields(d, sp, st, i, spec_shown(d, i));
             continue;
         }
         if (l->key_len == 0 || l->val_len != 0) {
@@ -621,14 +631,14 @@ static int add_containers(struct doc *d, cJSON *spec_arr, cJSON *status_arr, siz
             break;
         }
         memcpy(name, l->p, l->key_len);
-        sp = spec_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
+        sp = spec_shown(d, i) || probe_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
         st = add_obj(d, status_arr, NULL);
         if (sp != NULL) {
             add(d, sp, "name", cJSON_CreateString(name));
         }
         add(d, st, "name", cJSON_CreateString(name));
         krc_free(name);
-        add_container_fields(d, sp, st, i);
+        add_container_fields(d, sp, st, i, spec_shown(d, i));
     }
     return 0;
 }
@@ -1636,9 +1646,11 @@ static int starts_key(const char *s, size_t n, const char *key)
  * table header (both bits may be set). */
 static int shapes(const char *text, size_t len)
 {
-    static const char *const strong[] = {"State",         "Last State", "Exit Code",
-                                         "Restart Count", "Containers", "Init Containers",
-                                         "Events",        NULL};
+    static const char *const strong[] = {
+        "State",       "Last State", "Exit Code", "Restart Count", "Containers", "Init Containers",
+        "Events",      "Liveness",   "Readiness", "Startup",       "Image",      "Image ID",
+        "Port",        "Host Port",  "Command",   "Args",          "Limits",     "Requests",
+        "Environment", "Mounts",     NULL};
     int found = 0;
     int status = 0;
     int reason = 0;

@@ -41,7 +41,9 @@
  * word by word. A container's spec entry (image, command, limits, probes)
  * is written only when its block reaches Environment / Mounts, which
  * kubectl prints after the limits and probes: from a cut block the
- * absence of a limit or a probe is not known. "<none>" is absent. */
+ * absence of a limit or a probe is not known; a cut block that shows
+ * probe lines (a lone "Liveness:" line) gets an entry with those probes
+ * only. "<none>" is absent. */
 #ifndef KRC_KUBE_DESCRIBE_H
 #define KRC_KUBE_DESCRIBE_H
 
@@ -54,8 +56,11 @@
 /* 1 when the text has the shapes of `kubectl describe pod` output, whole or
  * a fragment: a line "State:", "Last State:", "Exit Code:", "Restart Count:",
  * "Containers:", "Init Containers:" or "Events:" (at any indentation, after
- * a markdown "> "), an Events table header or a row of it without the
- * header, or both "Status:" and "Reason:".
+ * a markdown "> "), one of a container's "Liveness:", "Readiness:",
+ * "Startup:", "Image:", "Image ID:", "Port:", "Host Port:", "Command:",
+ * "Args:", "Limits:", "Requests:", "Environment:", "Mounts:", an Events
+ * table header or a row of it without the header, or both "Status:" and
+ * "Reason:".
  * A YAML mapping can have such keys too: the caller tries YAML first when
  * it could be a Kubernetes object. */
 int krc_kube_describe_is_pod(const char *text, size_t len);

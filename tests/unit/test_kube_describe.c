@@ -572,6 +572,43 @@ static void test_bare_event_rows(void **state)
     assert_false(krc_kube_describe_is_pod("Warning: disk almost full\n", 26));
 }
 
+/* One container line alone: a probe line gives an unnamed container with
+ * that probe in its spec (and nothing else there); other container keys
+ * are describe's too, but from a cut block give no spec entry. */
+static void test_lone_container_line(void **state)
+{
+    static const char probe[] = "    Liveness:       http-get http://:9898/api/2/health delay=0s "
+                                "timeout=60s period=10s #success=1 #failure=6\n";
+    char *events;
+    cJSON *p;
+
+    (void)state;
+    assert_true(krc_kube_describe_is_pod(probe, strlen(probe)));
+    assert_true(krc_kube_describe_is_pod("  Image:  nginx:1\n", 18));
+    assert_true(krc_kube_describe_is_pod("Command:\n", 9));
+    assert_false(krc_kube_describe_is_pod("image: nginx:1\n", 15));
+    assert_false(krc_kube_describe_is_events(probe, strlen(probe)));
+    p = pod_of(probe, &events);
+    assert_null(events);
+    expect_str(p, "spec.containers.0.livenessProbe.httpGet.path", "/api/2/health");
+    expect_num(p, "spec.containers.0.livenessProbe.httpGet.port", 9898);
+    expect_num(p, "spec.containers.0.livenessProbe.timeoutSeconds", 60);
+    expect_num(p, "spec.containers.0.livenessProbe.failureThreshold", 6);
+    assert_null(at(p, "spec.containers.0.name"));
+    assert_null(at(p, "spec.containers.0.readinessProbe"));
+    assert_null(at(p, "spec.containers.0.resources"));
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers")), 1);
+    assert_int_equal(cJSON_GetArraySize(at(p, "status.containerStatuses")), 1);
+    assert_null(at(p, "status.containerStatuses.0.state"));
+    cJSON_Delete(p);
+
+    /* an image line: the status shows it, no spec entry */
+    p = pod_of("    Image:          nginx:1\n", &events);
+    expect_str(p, "status.containerStatuses.0.image", "nginx:1");
+    assert_null(at(p, "spec.containers"));
+    cJSON_Delete(p);
+}
+
 /* Elisions, tabs, a markdown quote, extra indentation. */
 static void test_fragment_layouts(void **state)
 {
@@ -897,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_multiline_message),
         cmocka_unit_test(test_fragment_block),
         cmocka_unit_test(test_bare_event_rows),
+        cmocka_unit_test(test_lone_container_line),
         cmocka_unit_test(test_fragment_status),
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
