@@ -609,6 +609,41 @@ static void test_lone_container_line(void **state)
     cJSON_Delete(p);
 }
 
+/* The command itself on the first line, with or without a prompt. */
+static void test_command_line_first(void **state)
+{
+    static const char *const texts[] = {
+        "kubectl describe po\n"
+        "Name:           web-1\n"
+        "Status:         Running\n"
+        "Containers:\n"
+        "  web:\n"
+        "    State:          Waiting\n"
+        "      Reason:       CrashLoopBackOff\n",
+        "$ kubectl describe pod web-1 -n shop | grep -A2 State:\n"
+        "    State:          Waiting\n"
+        "      Reason:       CrashLoopBackOff\n",
+    };
+
+    (void)state;
+    for (size_t t = 0; t < 2; t++) {
+        char *events;
+        cJSON *p;
+        assert_true(krc_kube_describe_is_pod(texts[t], strlen(texts[t])));
+        p = pod_of(texts[t], &events);
+        assert_null(events);
+        expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
+        if (t == 0) {
+            expect_str(p, "metadata.name", "web-1");
+            expect_str(p, "status.containerStatuses.0.name", "web");
+        } else {
+            assert_null(at(p, "metadata.name"));
+            assert_null(at(p, "status.containerStatuses.0.name"));
+        }
+        cJSON_Delete(p);
+    }
+}
+
 /* Elisions, tabs, a markdown quote, extra indentation. */
 static void test_fragment_layouts(void **state)
 {
@@ -935,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_fragment_block),
         cmocka_unit_test(test_bare_event_rows),
         cmocka_unit_test(test_lone_container_line),
+        cmocka_unit_test(test_command_line_first),
         cmocka_unit_test(test_fragment_status),
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
