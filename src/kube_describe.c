@@ -1449,9 +1449,18 @@ static void join_messages(struct doc *d)
 {
     size_t out = 0;
     size_t msg = SIZE_MAX;
+    size_t cmd = SIZE_MAX; /* a "Command:" / "Args:" whose items lost their indentation */
 
     for (size_t i = 0; i < d->n; i++) {
         struct line *l = &d->l[i];
+        if (cmd != SIZE_MAX && l->indent == 0 && l->kind == LN_TEXT && !own_line(l) &&
+            !describe_key(l)) {
+            /* kubectl prints each item on its own line, indented below */
+            d->l[out] = *l;
+            d->l[out++].indent = d->l[cmd].indent + 2;
+            continue;
+        }
+        cmd = SIZE_MAX;
         if (msg != SIZE_MAX) {
             const struct line *m = &d->l[msg];
             int ends = l->indent == 0 || l->kind != LN_TEXT
@@ -1469,6 +1478,10 @@ static void join_messages(struct doc *d)
         d->l[out] = *l;
         if (l->kind == LN_TEXT && key_is(l, "Message") && l->val_len > 0) {
             msg = out;
+        }
+        if (l->kind == LN_TEXT && (key_is(l, "Command") || key_is(l, "Args")) && l->val_len == 0 &&
+            i + 1 < d->n && d->l[i + 1].indent == 0) {
+            cmd = out;
         }
         out++;
     }

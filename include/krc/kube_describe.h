@@ -37,13 +37,12 @@
  * ends and a markdown quote's "> ". Indentation lost in the paste is put
  * back where kubectl's layout is unambiguous (a state's Reason, Exit Code,
  * ... lines after "State:"; "Containers:" followed by "app:" in the same
- * column); event table rows whose spaces were squeezed to one are read
- * word by word. A container's spec entry (image, command, limits, probes)
- * is written only when its block reaches Environment / Mounts, which
- * kubectl prints after the limits and probes: from a cut block the
- * absence of a limit or a probe is not known; a cut block that shows
- * probe lines (a lone "Liveness:" line) gets an entry with those probes
- * only. "<none>" is absent. */
+ * column; the items of "Command:" / "Args:" at column 0 below it, up to a
+ * "Key:" line or one of describe's own); event table rows whose spaces were squeezed to one are
+ * read word by word. A container's spec entry (image, command, limits, probes) is written only when
+ * its block reaches Environment / Mounts, which kubectl prints after the limits and probes: from a
+ * cut block the absence of a limit or a probe is not known; a cut block that shows probe lines (a
+ * lone "Liveness:" line) gets an entry with those probes only. "<none>" is absent. */
 #ifndef KRC_KUBE_DESCRIBE_H
 #define KRC_KUBE_DESCRIBE_H
 

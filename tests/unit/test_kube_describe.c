@@ -644,6 +644,45 @@ static void test_command_line_first(void **state)
     }
 }
 
+/* A block pasted at column 0: the items of "Command:" lost their
+ * indentation too, and are still its items. */
+static void test_command_items_at_column_0(void **state)
+{
+    char *events;
+    cJSON *p;
+
+    (void)state;
+    p = pod_of("Image:          busybox:1\n"
+               "Command:\n"
+               "sh\n"
+               "-c\n"
+               "echo hi | \\\n"
+               "Args:\n"
+               "--port=80\n"
+               "State:          Waiting\n"
+               "Reason:       CrashLoopBackOff\n"
+               "Environment:    <none>\n",
+               &events);
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.command")), 3);
+    expect_str(p, "spec.containers.0.command.0", "sh");
+    expect_str(p, "spec.containers.0.command.2", "echo hi | \\");
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.args")), 1);
+    expect_str(p, "spec.containers.0.args.0", "--port=80");
+    expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
+    cJSON_Delete(p);
+
+    /* the block alone: cut before Environment, so no spec entry */
+    p = pod_of("Command:\nsh\n-c\nmkdir -p /data\n", &events);
+    assert_null(at(p, "spec.containers"));
+    assert_int_equal(cJSON_GetArraySize(at(p, "status.containerStatuses")), 1);
+    cJSON_Delete(p);
+
+    /* indented items: a prompt at column 0 after them is not one */
+    p = pod_of("    Command:\n      sh\n$ kubectl get pods\n    Environment:  <none>\n", &events);
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.command")), 1);
+    cJSON_Delete(p);
+}
+
 /* Elisions, tabs, a markdown quote, extra indentation. */
 static void test_fragment_layouts(void **state)
 {
@@ -971,6 +1010,7 @@ int main(void)
         cmocka_unit_test(test_bare_event_rows),
         cmocka_unit_test(test_lone_container_line),
         cmocka_unit_test(test_command_line_first),
+        cmocka_unit_test(test_command_items_at_column_0),
         cmocka_unit_test(test_fragment_status),
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
