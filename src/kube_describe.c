@@ -1100,6 +1100,9 @@ static int from_field(const char *s, size_t n)
     if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
         s++;
         n -= 2;
+        while (n > 0 && s[n - 1] == ' ') {
+            n--; /* "{default-scheduler }" */
+        }
     }
     if (n == 0 || s[0] < 'a' || s[0] > 'z') {
         return 0;

@@ -564,6 +564,21 @@ static void test_bare_event_rows(void **state)
     krc_free(pod);
     krc_free(events);
 
+    /* as an event table (--events); old kubectl's "{component host}" From */
+    {
+        static const char rows[] = "Warning  BackOff  3m  {kubelet node-1}  Back-off\n"
+                                   "Normal  Scheduled  <unknown>  {default-scheduler }  ok\n";
+        assert_true(krc_kube_describe_is_events(rows, strlen(rows)));
+        assert_int_equal(krc_kube_describe_events(rows, strlen(rows), &events, &err), 0);
+        e = cJSON_Parse(events);
+        assert_int_equal(cJSON_GetArraySize(at(e, "items")), 2);
+        expect_str(e, "items.0.source.host", "node-1");
+        expect_str(e, "items.1.source.component", "default-scheduler");
+        assert_null(at(e, "items.1.source.host"));
+        cJSON_Delete(e);
+        krc_free(events);
+    }
+
     /* not rows: no type, a bad age, a reason that is not a word, no From */
     assert_false(krc_kube_describe_is_pod("  Info  Failed  2s  kubelet  x\n", 31));
     assert_false(krc_kube_describe_is_pod("  Warning  Failed  soon  kubelet  x\n", 35));
