@@ -23,11 +23,13 @@ struct line {
     size_t val_len;
     unsigned kind;    /* LN_* */
     unsigned unnamed; /* a container block pasted without its name line */
+    unsigned trimmed; /* white space was cut from its end */
+    unsigned glued;   /* LN_WRAP: the terminal broke a word here (no space) */
 };
 
 /* What a line is, beyond "Key: value": parts of an event table, and the
  * poster's elisions ("...", "<snip>"), which end the lines above them. */
-enum { LN_TEXT, LN_ELISION, LN_HEADER, LN_RULE, LN_ROW, LN_WRAP };
+enum { LN_TEXT, LN_ELISION, LN_HEADER, LN_RULE, LN_ROW, LN_WRAP, LN_BROW };
 
 struct doc {
     struct line *l;
@@ -144,6 +146,7 @@ static int cut_lines(const char *text, size_t len, struct doc *d, struct krc_err
         }
         while (l.len > 0 && (is_space(l.p[l.len - 1]) || l.p[l.len - 1] == '\r')) {
             l.len--;
+            l.trimmed |= is_space(l.p[l.len]);
         }
         if (l.len == 0) {
             continue;
@@ -552,10 +555,18 @@ static int spec_shown(const struct doc *d, size_t i)
            child(d, i, "Mounts") != 0 || child(d, i, "Devices") != 0;
 }
 
-/* The spec entry (NULL when not shown) and the status entry of container i. */
-static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i)
+/* A probe line of container i ("Liveness:", "Readiness:", "Startup:"). */
+static int probe_shown(const struct doc *d, size_t i)
 {
-    if (sp != NULL) {
+    return child(d, i, "Liveness") != 0 || child(d, i, "Readiness") != 0 ||
+           child(d, i, "Startup") != 0;
+}
+
+/* The spec entry (NULL when not shown) and the status entry of container
+ * i; from a cut block (!full) only the probes its lines show. */
+static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i, int full)
+{
+    if (sp != NULL && full) {
         add_val(d, sp, "image", i, "Image");
         add_lines(d, sp, "command", i, "Command");
         add_lines(d, sp, "args", i, "Args");
@@ -564,6 +575,8 @@ static void add_container_fields(struct doc *d, cJSON *sp, cJSON *st, size_t i)
             add_map(d, res, "limits", i, "Limits");
             add_map(d, res, "requests", i, "Requests");
         }
+    }
+    if (sp != NULL) {
         add_probe(d, sp, "livenessProbe", i, "Liveness");
         add_probe(d, sp, "readinessProbe", i, "Readiness");
         add_probe(d, sp, "startupProbe", i, "Startup");
@@ -600,9 +613,9 @@ static int add_containers(struct doc *d, cJSON *spec_arr, cJSON *status_arr, siz
         }
         if (l->unnamed) {
             /* no name: kube_parse matches it to the only spec container */
-            sp = spec_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
+            sp = spec_shown(d, i) || probe_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
             st = add_obj(d, status_arr, NULL);
-            add_container_fields(d, sp, st, i);
+            add_container_fields(d, sp, st, i, spec_shown(d, i));
             continue;
         }
         if (l->key_len == 0 || l->val_len != 0) {
@@ -618,14 +631,14 @@ static int add_containers(struct doc *d, cJSON *spec_arr, cJSON *status_arr, siz
             break;
         }
         memcpy(name, l->p, l->key_len);
-        sp = spec_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
+        sp = spec_shown(d, i) || probe_shown(d, i) ? add_obj(d, spec_arr, NULL) : NULL;
         st = add_obj(d, status_arr, NULL);
         if (sp != NULL) {
             add(d, sp, "name", cJSON_CreateString(name));
         }
         add(d, st, "name", cJSON_CreateString(name));
         krc_free(name);
-        add_container_fields(d, sp, st, i);
+        add_container_fields(d, sp, st, i, spec_shown(d, i));
     }
     return 0;
 }
@@ -1020,8 +1033,137 @@ static int table_row(const struct line *raw, const struct line *hdr, const struc
            (fl[ty] == 7 && memcmp(f[ty], "Warning", 7) == 0);
 }
 
+/* describe's table without its header (rows pasted alone): cut at runs of
+ * spaces, or word by word when they were squeezed. */
+static void bare_table(struct table *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->n = 5;
+    for (int i = 0; i < COL_N; i++) {
+        t->field[i] = i < 5 ? i : -1; /* COL_TYPE .. COL_MESSAGE */
+    }
+}
+
+/* digits then a unit, repeated ("2s", "11m", "3h5m"), "<unknown>", "<invalid>" */
+static int age_word(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    if ((n == 9 && memcmp(s, "<unknown>", 9) == 0) || (n == 9 && memcmp(s, "<invalid>", 9) == 0)) {
+        return 1;
+    }
+    while (i < n) {
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            i++;
+        }
+        if (i == d || i == n || strchr("smhdy", s[i]) == NULL || s[i] == '\0') {
+            return 0;
+        }
+        i++;
+    }
+    return n > 0;
+}
+
+/* An Age column: "13s", or "13s (x3 over 34s)" (spaces may be squeezed). */
+static int age_field(const char *s, size_t n)
+{
+    const char *sp = memchr(s, ' ', n);
+    const char *x;
+    size_t i;
+
+    if (sp == NULL) {
+        return age_word(s, n);
+    }
+    if (!age_word(s, (size_t)(sp - s))) {
+        return 0;
+    }
+    x = sp + 1;
+    n -= (size_t)(x - s);
+    if (n < 9 || memcmp(x, "(x", 2) != 0 || x[n - 1] != ')') {
+        return 0;
+    }
+    for (i = 2; i < n && x[i] >= '0' && x[i] <= '9'; i++) {
+    }
+    if (i == 2 || n - i < 7 || memcmp(x + i, " over ", 6) != 0) {
+        return 0;
+    }
+    return age_word(x + i + 6, n - i - 7);
+}
+
+/* A From column: "kubelet", "default-scheduler", "kubelet, node-1" or,
+ * before kubectl 1.10, "{kubelet node-1}". */
+static int from_field(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
+        s++;
+        n -= 2;
+        while (n > 0 && s[n - 1] == ' ') {
+            n--; /* "{default-scheduler }" */
+        }
+    }
+    if (n == 0 || s[0] < 'a' || s[0] > 'z') {
+        return 0;
+    }
+    while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-')) {
+        i++;
+    }
+    if (i < n && (s[i] == ',' || s[i] == ' ')) {
+        i++;
+        while (i < n && s[i] == ' ') {
+            i++;
+        }
+        if (i == n) {
+            return 0;
+        }
+        while (i < n && s[i] != ' ' && s[i] != '\t') {
+            i++;
+        }
+    }
+    return i == n;
+}
+
+/* A row of describe's Events table pasted without its header: Normal or
+ * Warning, a Reason word, an Age, a From, then the message. */
+static int bare_row(const struct line *l)
+{
+    struct table t;
+    const char *f[TABLE_COLS];
+    size_t fl[TABLE_COLS];
+    char buf[TAB_LINE_MAX];
+
+    bare_table(&t);
+    if (!table_row(l, l, &t, buf, f, fl) || fl[COL_REASON] < 2 || f[COL_REASON][0] < 'A' ||
+        f[COL_REASON][0] > 'Z') {
+        return 0;
+    }
+    for (size_t i = 1; i < fl[COL_REASON]; i++) {
+        char c = f[COL_REASON][i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) {
+            return 0;
+        }
+    }
+    return age_field(f[COL_AGE], fl[COL_AGE]) && from_field(f[COL_FROM], fl[COL_FROM]);
+}
+
+/* Line l continues line prev, broken by the terminal: prev is as wide as a
+ * terminal (80 columns or more) and ends without white space, and l starts
+ * at column 0. A terminal keeps the space of a break between words (at the
+ * end of prev or the start of l), so such a break is inside a word: the
+ * lines are joined without a space. Only used after rows pasted without
+ * their header; a table's wrapped lines are taken as the poster's and
+ * joined with one space. */
+static int terminal_wrap(const struct line *prev, const struct line *l)
+{
+    return l->indent == 0 && !prev->trimmed && prev->indent + prev->len >= 80;
+}
+
 /* Mark the event tables: header, rule, rows, and the lines a long message
- * was wrapped onto (after a row, until a line that is describe's own). */
+ * was wrapped onto (after a row, until a line that is describe's own);
+ * then the rows pasted without a header, each followed by the lines the
+ * terminal wrapped it onto. */
 static void mark_tables(struct doc *d)
 {
     for (size_t i = 0; i < d->n; i++) {
@@ -1047,10 +1189,21 @@ static void mark_tables(struct doc *d)
                 rows = 1;
             } else if (rows && !table_header(l, &t2) &&
                        !(describe_key(l) && l->indent <= d->l[i].indent)) {
-                l->kind = LN_WRAP;
+                l->kind = LN_WRAP; /* posted wraps: joined with a space */
             } else {
                 break;
             }
+        }
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->l[i].kind != LN_TEXT || !bare_row(&d->l[i])) {
+            continue;
+        }
+        d->l[i].kind = LN_BROW;
+        while (i + 1 < d->n && d->l[i + 1].kind == LN_TEXT && !bare_row(&d->l[i + 1]) &&
+               terminal_wrap(&d->l[i], &d->l[i + 1])) {
+            d->l[++i].kind = LN_WRAP;
+            d->l[i].glued = 1;
         }
     }
 }
@@ -1138,7 +1291,7 @@ static void add_event(struct doc *d, cJSON *items, const struct table *t, size_t
     memcpy(msg, f[t->field[COL_MESSAGE]], mlen);
     for (size_t w = row + 1; w < end; w++) {
         if (d->l[w].kind == LN_WRAP) {
-            if (mlen > 0) {
+            if (mlen > 0 && !d->l[w].glued) {
                 msg[mlen++] = ' ';
             }
             memcpy(msg + mlen, d->l[w].p, d->l[w].len);
@@ -1217,6 +1370,11 @@ static char *events_json(struct doc *d, const char *name, const char *ns)
     items = add(d, root, "items", cJSON_CreateArray());
     for (size_t i = 0; i < d->n && !d->oom; i++) {
         struct table t;
+        if (d->l[i].kind == LN_BROW) {
+            bare_table(&t);
+            add_event(d, items, &t, i, name, ns);
+            continue;
+        }
         if (d->l[i].kind != LN_HEADER) {
             continue;
         }
@@ -1294,9 +1452,18 @@ static void join_messages(struct doc *d)
 {
     size_t out = 0;
     size_t msg = SIZE_MAX;
+    size_t cmd = SIZE_MAX; /* a "Command:" / "Args:" whose items lost their indentation */
 
     for (size_t i = 0; i < d->n; i++) {
         struct line *l = &d->l[i];
+        if (cmd != SIZE_MAX && l->indent == 0 && l->kind == LN_TEXT && !own_line(l) &&
+            !describe_key(l)) {
+            /* kubectl prints each item on its own line, indented below */
+            d->l[out] = *l;
+            d->l[out++].indent = d->l[cmd].indent + 2;
+            continue;
+        }
+        cmd = SIZE_MAX;
         if (msg != SIZE_MAX) {
             const struct line *m = &d->l[msg];
             int ends = l->indent == 0 || l->kind != LN_TEXT
@@ -1314,6 +1481,10 @@ static void join_messages(struct doc *d)
         d->l[out] = *l;
         if (l->kind == LN_TEXT && key_is(l, "Message") && l->val_len > 0) {
             msg = out;
+        }
+        if (l->kind == LN_TEXT && (key_is(l, "Command") || key_is(l, "Args")) && l->val_len == 0 &&
+            i + 1 < d->n && d->l[i + 1].indent == 0) {
+            cmd = out;
         }
         out++;
     }
@@ -1426,9 +1597,9 @@ static void put_tree(struct canon *c, const struct doc *d, size_t i, size_t end,
  * entry). Events lines are left out (the tables were read before). */
 static int canonical(struct doc *d, int *ret_sections)
 {
-    static const struct line init_sec = {"Init Containers:", 16, 0, 15, "", 0, LN_TEXT, 0};
-    static const struct line cont_sec = {"Containers:", 11, 0, 10, "", 0, LN_TEXT, 0};
-    static const struct line unnamed = {"", 0, 0, 0, "", 0, LN_TEXT, 1};
+    static const struct line init_sec = {"Init Containers:", 16, 0, 15, "", 0, LN_TEXT, 0, 0, 0};
+    static const struct line cont_sec = {"Containers:", 11, 0, 10, "", 0, LN_TEXT, 0, 0, 0};
+    static const struct line unnamed = {"", 0, 0, 0, "", 0, LN_TEXT, 1, 0, 0};
     struct canon c;
     int sections = 0;
 
@@ -1491,9 +1662,11 @@ static int starts_key(const char *s, size_t n, const char *key)
  * table header (both bits may be set). */
 static int shapes(const char *text, size_t len)
 {
-    static const char *const strong[] = {"State",         "Last State", "Exit Code",
-                                         "Restart Count", "Containers", "Init Containers",
-                                         "Events",        NULL};
+    static const char *const strong[] = {
+        "State",       "Last State", "Exit Code", "Restart Count", "Containers", "Init Containers",
+        "Events",      "Liveness",   "Readiness", "Startup",       "Image",      "Image ID",
+        "Port",        "Host Port",  "Command",   "Args",          "Limits",     "Requests",
+        "Environment", "Mounts",     NULL};
     int found = 0;
     int status = 0;
     int reason = 0;
@@ -1521,7 +1694,7 @@ static int shapes(const char *text, size_t len)
         memset(&l, 0, sizeof(l));
         l.p = s + k;
         l.len = n - k;
-        found |= l.len > 0 && table_header(&l, &t) ? 2 : 0;
+        found |= l.len > 0 && (table_header(&l, &t) || bare_row(&l)) ? 2 : 0;
     }
     return found | (status && reason);
 }
@@ -1564,7 +1737,7 @@ static char *copy_out(struct doc *d, char *cjson_text)
 static int has_table(const struct doc *d)
 {
     for (size_t i = 0; i < d->n; i++) {
-        if (d->l[i].kind == LN_HEADER) {
+        if (d->l[i].kind == LN_HEADER || d->l[i].kind == LN_BROW) {
             return 1;
         }
     }

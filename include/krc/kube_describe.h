@@ -24,7 +24,12 @@
  * ("State:" / "Last State:" lines without the container's name line: an
  * entry without "name", which kube_parse matches to the only container),
  * a block from "Containers:" or from the name line, only the Events table
- * (with or without "Events:"), the pod's Status/Reason/Message, pieces
+ * (with or without "Events:"), its rows alone (no "Events:", no header:
+ * Normal or Warning, a Reason word, an Age such as "2s", "<unknown>" or
+ * "13s (x3 over 34s)", a From such as "kubelet, node-1", the message; a
+ * line at column 0 after a row at least 80 columns wide that ends without
+ * white space is the terminal's break of that row, joined without a
+ * space), the pod's Status/Reason/Message, pieces
  * joined by the poster's "..." or "<snip>" (which end the lines above
  * them). Times ("Thu, 04 Jan 2024 17:52:29 +0800") become RFC 3339 UTC.
  * Other text at column 0 (a shell prompt) is ignored, as are an
@@ -32,11 +37,12 @@
  * ends and a markdown quote's "> ". Indentation lost in the paste is put
  * back where kubectl's layout is unambiguous (a state's Reason, Exit Code,
  * ... lines after "State:"; "Containers:" followed by "app:" in the same
- * column); event table rows whose spaces were squeezed to one are read
- * word by word. A container's spec entry (image, command, limits, probes)
- * is written only when its block reaches Environment / Mounts, which
- * kubectl prints after the limits and probes: from a cut block the
- * absence of a limit or a probe is not known. "<none>" is absent. */
+ * column; the items of "Command:" / "Args:" at column 0 below it, up to a
+ * "Key:" line or one of describe's own); event table rows whose spaces were squeezed to one are
+ * read word by word. A container's spec entry (image, command, limits, probes) is written only when
+ * its block reaches Environment / Mounts, which kubectl prints after the limits and probes: from a
+ * cut block the absence of a limit or a probe is not known; a cut block that shows probe lines (a
+ * lone "Liveness:" line) gets an entry with those probes only. "<none>" is absent. */
 #ifndef KRC_KUBE_DESCRIBE_H
 #define KRC_KUBE_DESCRIBE_H
 
@@ -49,14 +55,18 @@
 /* 1 when the text has the shapes of `kubectl describe pod` output, whole or
  * a fragment: a line "State:", "Last State:", "Exit Code:", "Restart Count:",
  * "Containers:", "Init Containers:" or "Events:" (at any indentation, after
- * a markdown "> "), an Events table header, or both "Status:" and "Reason:".
+ * a markdown "> "), one of a container's "Liveness:", "Readiness:",
+ * "Startup:", "Image:", "Image ID:", "Port:", "Host Port:", "Command:",
+ * "Args:", "Limits:", "Requests:", "Environment:", "Mounts:", an Events
+ * table header or a row of it without the header, or both "Status:" and
+ * "Reason:".
  * A YAML mapping can have such keys too: the caller tries YAML first when
  * it could be a Kubernetes object. */
 int krc_kube_describe_is_pod(const char *text, size_t len);
 
 /* 1 when the text holds an event table: describe's "Type Reason Age From
- * Message" or `kubectl get events`' "LAST SEEN TYPE REASON OBJECT MESSAGE"
- * (optionally after NAMESPACE). */
+ * Message" (or rows of it without the header) or `kubectl get events`'
+ * "LAST SEEN TYPE REASON OBJECT MESSAGE" (optionally after NAMESPACE). */
 int krc_kube_describe_is_events(const char *text, size_t len);
 
 /* Convert. *ret_pod_json is set on success; *ret_events_json is set to an

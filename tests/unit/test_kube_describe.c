@@ -514,6 +514,190 @@ static void test_fragment_events(void **state)
     }
 }
 
+/* Rows of the Events table pasted without "Events:" and the header line;
+ * a row the terminal broke inside a word is joined without a space. */
+static void test_bare_event_rows(void **state)
+{
+    static const char text[] =
+        "  Normal   Pulled     2s (x5 over 54s)  kubelet      Image \"a:1\" present\n"
+        "  Warning  Failed     2s                kubelet, n1  Error: no key in Secret x/y\n"
+        "  Warning  Unhealthy  <unknown>         default-scheduler  probe down\n"
+        "  Warning  Failed     1m (x5 over 2m)   kubelet  Error: OCI runtime create failed: "
+        "starting containe\n"
+        "r process caused exec\n";
+    char *pod;
+    char *events;
+    struct krc_error err;
+    cJSON *e;
+
+    (void)state;
+    assert_true(krc_kube_describe_is_pod(text, strlen(text)));
+    assert_true(krc_kube_describe_is_events(text, strlen(text)));
+    convert(text, &pod, &events, &err, 0);
+    e = cJSON_Parse(events);
+    assert_non_null(e);
+    assert_int_equal(cJSON_GetArraySize(at(e, "items")), 4);
+    expect_str(e, "items.0.reason", "Pulled");
+    expect_num(e, "items.0.count", 5);
+    expect_str(e, "items.0.message", "Image \"a:1\" present");
+    expect_str(e, "items.1.type", "Warning");
+    expect_str(e, "items.1.message", "Error: no key in Secret x/y");
+    expect_str(e, "items.1.source.component", "kubelet");
+    expect_str(e, "items.1.source.host", "n1");
+    expect_num(e, "items.1.count", 1);
+    expect_str(e, "items.2.source.component", "default-scheduler");
+    expect_str(e, "items.3.message",
+               "Error: OCI runtime create failed: starting container process caused exec");
+    expect_num(e, "items.3.count", 5);
+    expect_str(e, "items.3.involvedObject.kind", "Pod");
+    cJSON_Delete(e);
+    krc_free(pod);
+    krc_free(events);
+
+    /* a short line before a column-0 line is not a terminal's break: the
+     * line is not the row's */
+    convert("  Warning  Failed  2s  kubelet  Error: x\nr more\n", &pod, &events, &err, 0);
+    e = cJSON_Parse(events);
+    expect_str(e, "items.0.message", "Error: x");
+    assert_int_equal(cJSON_GetArraySize(at(e, "items")), 1);
+    cJSON_Delete(e);
+    krc_free(pod);
+    krc_free(events);
+
+    /* as an event table (--events); old kubectl's "{component host}" From */
+    {
+        static const char rows[] = "Warning  BackOff  3m  {kubelet node-1}  Back-off\n"
+                                   "Normal  Scheduled  <unknown>  {default-scheduler }  ok\n";
+        assert_true(krc_kube_describe_is_events(rows, strlen(rows)));
+        assert_int_equal(krc_kube_describe_events(rows, strlen(rows), &events, &err), 0);
+        e = cJSON_Parse(events);
+        assert_int_equal(cJSON_GetArraySize(at(e, "items")), 2);
+        expect_str(e, "items.0.source.host", "node-1");
+        expect_str(e, "items.1.source.component", "default-scheduler");
+        assert_null(at(e, "items.1.source.host"));
+        cJSON_Delete(e);
+        krc_free(events);
+    }
+
+    /* not rows: no type, a bad age, a reason that is not a word, no From */
+    assert_false(krc_kube_describe_is_pod("  Info  Failed  2s  kubelet  x\n", 31));
+    assert_false(krc_kube_describe_is_pod("  Warning  Failed  soon  kubelet  x\n", 35));
+    assert_false(krc_kube_describe_is_pod("  Warning  Fail-ed  2s  kubelet  x\n", 34));
+    assert_false(krc_kube_describe_is_pod("  Warning  Failed  2s (x5)  kubelet  x\n", 38));
+    assert_false(krc_kube_describe_is_pod("Warning: disk almost full\n", 26));
+}
+
+/* One container line alone: a probe line gives an unnamed container with
+ * that probe in its spec (and nothing else there); other container keys
+ * are describe's too, but from a cut block give no spec entry. */
+static void test_lone_container_line(void **state)
+{
+    static const char probe[] = "    Liveness:       http-get http://:9898/api/2/health delay=0s "
+                                "timeout=60s period=10s #success=1 #failure=6\n";
+    char *events;
+    cJSON *p;
+
+    (void)state;
+    assert_true(krc_kube_describe_is_pod(probe, strlen(probe)));
+    assert_true(krc_kube_describe_is_pod("  Image:  nginx:1\n", 18));
+    assert_true(krc_kube_describe_is_pod("Command:\n", 9));
+    assert_false(krc_kube_describe_is_pod("image: nginx:1\n", 15));
+    assert_false(krc_kube_describe_is_events(probe, strlen(probe)));
+    p = pod_of(probe, &events);
+    assert_null(events);
+    expect_str(p, "spec.containers.0.livenessProbe.httpGet.path", "/api/2/health");
+    expect_num(p, "spec.containers.0.livenessProbe.httpGet.port", 9898);
+    expect_num(p, "spec.containers.0.livenessProbe.timeoutSeconds", 60);
+    expect_num(p, "spec.containers.0.livenessProbe.failureThreshold", 6);
+    assert_null(at(p, "spec.containers.0.name"));
+    assert_null(at(p, "spec.containers.0.readinessProbe"));
+    assert_null(at(p, "spec.containers.0.resources"));
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers")), 1);
+    assert_int_equal(cJSON_GetArraySize(at(p, "status.containerStatuses")), 1);
+    assert_null(at(p, "status.containerStatuses.0.state"));
+    cJSON_Delete(p);
+
+    /* an image line: the status shows it, no spec entry */
+    p = pod_of("    Image:          nginx:1\n", &events);
+    expect_str(p, "status.containerStatuses.0.image", "nginx:1");
+    assert_null(at(p, "spec.containers"));
+    cJSON_Delete(p);
+}
+
+/* The command itself on the first line, with or without a prompt. */
+static void test_command_line_first(void **state)
+{
+    static const char *const texts[] = {
+        "kubectl describe po\n"
+        "Name:           web-1\n"
+        "Status:         Running\n"
+        "Containers:\n"
+        "  web:\n"
+        "    State:          Waiting\n"
+        "      Reason:       CrashLoopBackOff\n",
+        "$ kubectl describe pod web-1 -n shop | grep -A2 State:\n"
+        "    State:          Waiting\n"
+        "      Reason:       CrashLoopBackOff\n",
+    };
+
+    (void)state;
+    for (size_t t = 0; t < 2; t++) {
+        char *events;
+        cJSON *p;
+        assert_true(krc_kube_describe_is_pod(texts[t], strlen(texts[t])));
+        p = pod_of(texts[t], &events);
+        assert_null(events);
+        expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
+        if (t == 0) {
+            expect_str(p, "metadata.name", "web-1");
+            expect_str(p, "status.containerStatuses.0.name", "web");
+        } else {
+            assert_null(at(p, "metadata.name"));
+            assert_null(at(p, "status.containerStatuses.0.name"));
+        }
+        cJSON_Delete(p);
+    }
+}
+
+/* A block pasted at column 0: the items of "Command:" lost their
+ * indentation too, and are still its items. */
+static void test_command_items_at_column_0(void **state)
+{
+    char *events;
+    cJSON *p;
+
+    (void)state;
+    p = pod_of("Image:          busybox:1\n"
+               "Command:\n"
+               "sh\n"
+               "-c\n"
+               "echo hi | \\\n"
+               "Args:\n"
+               "--port=80\n"
+               "State:          Waiting\n"
+               "Reason:       CrashLoopBackOff\n"
+               "Environment:    <none>\n",
+               &events);
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.command")), 3);
+    expect_str(p, "spec.containers.0.command.0", "sh");
+    expect_str(p, "spec.containers.0.command.2", "echo hi | \\");
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.args")), 1);
+    expect_str(p, "spec.containers.0.args.0", "--port=80");
+    expect_str(p, "status.containerStatuses.0.state.waiting.reason", "CrashLoopBackOff");
+    cJSON_Delete(p);
+
+    /* the block alone: cut before Environment, so no spec entry */
+    p = pod_of("Command:\nsh\n-c\nmkdir -p /data\n", &events);
+    assert_null(at(p, "spec.containers"));
+    assert_int_equal(cJSON_GetArraySize(at(p, "status.containerStatuses")), 1);
+    cJSON_Delete(p);
+
+    /* indented items: a prompt at column 0 after them is not one */
+    p = pod_of("    Command:\n      sh\n$ kubectl get pods\n    Environment:  <none>\n", &events);
+    assert_int_equal(cJSON_GetArraySize(at(p, "spec.containers.0.command")), 1);
+    cJSON_Delete(p);
+}
+
 /* Elisions, tabs, a markdown quote, extra indentation. */
 static void test_fragment_layouts(void **state)
 {
@@ -838,6 +1022,10 @@ int main(void)
         cmocka_unit_test(test_partial_and_errors),
         cmocka_unit_test(test_multiline_message),
         cmocka_unit_test(test_fragment_block),
+        cmocka_unit_test(test_bare_event_rows),
+        cmocka_unit_test(test_lone_container_line),
+        cmocka_unit_test(test_command_line_first),
+        cmocka_unit_test(test_command_items_at_column_0),
         cmocka_unit_test(test_fragment_status),
         cmocka_unit_test(test_fragment_events),
         cmocka_unit_test(test_fragment_layouts),
