@@ -3105,22 +3105,26 @@ static const struct rule *first_rule(struct dctx *x)
     return &rules[N_RULES - 1];
 }
 
-/* No container has a termination: a pasted status may still show one that
- * restarts (waiting in back-off or a start error, a restart count, a
- * terminated state without exitCode) or a pod the kubelet evicted. */
-/* Does any container show a status (containerStatuses entry)? */
-static int any_status(const struct krc_report *r)
+/* Does any container status say something about restarts: a state, a
+ * previous state or a restart count? (The API server always sends a state;
+ * a paste may have lost all three.) */
+static int any_state_shown(const struct krc_report *r)
 {
     size_t i;
 
     for (i = 0; i < r->n_containers; i++) {
-        if (r->containers[i].has_status) {
+        const struct krc_report_container *c = &r->containers[i];
+        if (c->has_status &&
+            (c->state != KRC_REPORT_STATE_NONE || c->last.present || c->restart_count_known)) {
             return 1;
         }
     }
     return 0;
 }
 
+/* No container has a termination: a pasted status may still show one that
+ * restarts (waiting in back-off or a start error, a restart count, a
+ * terminated state without exitCode) or a pod the kubelet evicted. */
 static const struct krc_report_container *pick_partial(const struct krc_report *r)
 {
     const struct krc_report_container *best = NULL;
@@ -3167,11 +3171,12 @@ static const struct krc_report_container *pick_partial(const struct krc_report *
         best = done;
     }
     if (best == NULL && (r->log != NULL || (r->log_flags & KRC_REPORT_LOG_EMPTY) ||
-                         r->n_events > 0 || r->pod_reason != NULL || !any_status(r))) {
+                         r->n_events > 0 || r->pod_reason != NULL || !any_state_shown(r))) {
         /* Nothing in the status says which container restarted, but the
          * files hold evidence of a restart (a previous log, the pod's
-         * events, a pod status reason), or hold no container status at all
-         * (a pasted spec: nothing says it did not restart): the container
+         * events, a pod status reason), or no status says anything about
+         * restarts (a pasted spec, a cut paste: nothing says it did not
+         * restart): the container
          * the log belongs to, else the first app container. */
         for (i = 0; i < r->n_containers && best == NULL; i++) {
             if (r->log_container != NULL && str_eq(r->containers[i].name, r->log_container)) {

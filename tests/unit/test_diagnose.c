@@ -1858,6 +1858,16 @@ static void test_partial_pastes(void **state)
     assert_string_equal(d.container, "app");
     assert_true(d.n_unchecked > 0);
     done(&r, &d);
+    /* the same with a status entry that lost its state (a cut paste) */
+    assert_int_equal(
+        run(&r, &d,
+            fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{"
+                "\"name\":\"app\"}]},\"status\":{\"containerStatuses\":[{\"name\":\"app\","
+                "\"ready\":false}]}}"),
+            NULL, NULL, 0),
+        KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    done(&r, &d);
 
     /* a never-restarted container without any evidence: nothing picked */
     krc_report_init(&r);
