@@ -1839,9 +1839,9 @@ static int m_evicted(struct dctx *x)
 static void s_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     if (x->detail != NULL && strcmp(x->detail, "pod") == 0) {
-        krc_buf_printf(s, "The kubelet evicted pod %s (status.reason Evicted%s%.200s)",
-                       x->r->name ? x->r->name : "?", x->r->pod_message ? ": " : "",
-                       x->r->pod_message ? x->r->pod_message : "");
+        krc_buf_printf(s, "The kubelet evicted %s%s (status.reason Evicted%s%.200s)",
+                       x->r->name ? "pod " : "the pod", x->r->name ? x->r->name : "",
+                       x->r->pod_message ? ": " : "", x->r->pod_message ? x->r->pod_message : "");
         add_evidence(b, "pod status: reason Evicted%s%s", x->r->pod_message ? ": " : "",
                      x->r->pod_message ? x->r->pod_message : "");
     } else if (x->ev != NULL) {

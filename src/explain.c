@@ -266,6 +266,15 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     }
     if (krc_yaml_json_is_json(data, len)) {
         rc = fn(data, len, r, &err);
+        if (rc == KRC_EPARSE && fn == krc_kube_parse_pod && memchr(data, '\0', len) == NULL &&
+            krc_kube_describe_is_pod(data, len)) {
+            /* not JSON after all: describe text whose first line starts
+             * with '[' or '{' (a shell prompt "[12:54:41] $ kubectl ...") */
+            krc_report_clear_pod(r);
+            krc_error_clear(&err);
+            rc = load_describe(data, len, events_given, r, &err);
+            hint = rc == KRC_EINVAL;
+        }
     } else {
         size_t jlen = 0;
         int text = memchr(data, '\0', len) == NULL &&

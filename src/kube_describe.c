@@ -1663,10 +1663,12 @@ static int starts_key(const char *s, size_t n, const char *key)
 static int shapes(const char *text, size_t len)
 {
     static const char *const strong[] = {
-        "State",       "Last State", "Exit Code", "Restart Count", "Containers", "Init Containers",
-        "Events",      "Liveness",   "Readiness", "Startup",       "Image",      "Image ID",
-        "Port",        "Host Port",  "Command",   "Args",          "Limits",     "Requests",
-        "Environment", "Mounts",     NULL};
+        "State", "Last State", "Exit Code", "Restart Count", "Containers", "Init Containers",
+        "Events", "Liveness", "Readiness", "Startup", "Image", "Image ID", "Port", "Host Port",
+        "Command", "Args", "Limits", "Requests", "Environment", "Mounts",
+        /* the pod's own header, which a cut paste may hold alone */
+        "Start Time", "Controlled By", "QoS Class", "Node-Selectors", "Tolerations",
+        "Service Account", NULL};
     int found = 0;
     int status = 0;
     int reason = 0;

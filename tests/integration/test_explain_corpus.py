@@ -613,6 +613,19 @@ class BadInputTest(unittest.TestCase):
         only_comment = self.write("comment.yaml", b"# kubectl get pod web -o yaml\n---\n")
         self.assertFails(run(["--pod", only_comment]), 1, only_comment, "no document")
 
+    def test_describe_after_a_prompt_that_looks_like_json(self):
+        # "[12:54:41] $ kubectl describe ..." starts like a JSON array: not JSON, describe text
+        text = self.write("prompt.txt", b"[12:54:41] $ kubectl describe pod web-1\n"
+                                        b"Name:           web-1\nNamespace:      shop\n"
+                                        b"Containers:\n  app:\n    Restart Count:  5\n")
+        p = run(["--pod", text, "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual((out["pod"], out["container"], out["restart_count"]), ("web-1", "app", 5))
+        # a file that is not JSON and has no describe shape keeps the JSON error
+        bad = self.write("bad.json", b"[1, 2,\n")
+        self.assertFails(run(["--pod", bad]), 1, "--pod " + bad, "not JSON")
+
     def test_bad_describe(self):
         two = self.write("two.txt", b"Name: a\nNamespace: x\nContainers:\n  app:\n"
                                     b"    Image: i\n\nName: b\nNamespace: x\nContainers:\n"

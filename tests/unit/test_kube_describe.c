@@ -138,6 +138,13 @@ static void test_detect(void **state)
     assert_true(krc_kube_describe_is_pod("> Exit Code:\t137\n", 17));
     assert_true(krc_kube_describe_is_pod("Status: Failed\nReason: Evicted\n", 31));
     assert_false(krc_kube_describe_is_pod("Status: Failed\n", 15));
+    /* the pod's header alone (a paste cut before Containers) */
+    assert_true(
+        krc_kube_describe_is_pod("Name: x\nNamespace: y\nStart Time: Wed, 14 Mar 2018\n", 50));
+    /* a shell prompt first, starting with '[' as JSON would */
+    assert_true(krc_kube_describe_is_pod("[12:54:41] $ kubectl describe pod x\nName: x\n"
+                                         "    Restart Count:  5\n",
+                                         66));
     assert_true(krc_kube_describe_is_pod("  Type  Reason  Age  From  Message\n", 35));
     assert_false(krc_kube_describe_is_pod("NAME    READY   STATUS    RESTARTS   AGE\n", 41));
     assert_false(krc_kube_describe_is_pod("StateX: 1\nstate: Waiting\n", 25));
