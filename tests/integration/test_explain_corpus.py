@@ -337,25 +337,30 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout), json.loads(ref.stdout))
 
     def test_new_fields_in_every_format(self):
-        name, d = next(iter(case_dirs()))
-        p = run(corpus_args(d) + ["--format", "json"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        out = json.loads(p.stdout)
-        self.assertIn(out["confidence"], ("low", "medium", "high"))
-        self.assertTrue(out["next_step"] is None or isinstance(out["next_step"], str))
-        for key in ("commands", "unchecked"):
-            self.assertIsInstance(out[key], list)
-            self.assertTrue(all(isinstance(e, str) for e in out[key]))
-        p = run(corpus_args(d))
-        self.assertEqual(p.returncode, 0, p.stderr)
-        text = p.stdout.decode()
-        self.assertIn(f"Cause:      {out['cause']} (confidence: {out['confidence']})", text)
-        if out["next_step"] is not None:
-            self.assertIn("Next step:  " + out["next_step"], text)
-        for c in out["commands"]:
-            self.assertIn("  $ " + c, text)
-        for u in out["unchecked"]:
-            self.assertIn("  - " + u, text)
+        # every case: a confidence, a next step and kubectl commands (the corpus pods have
+        # their names), the same in the JSON and the text output
+        for name, d in case_dirs():
+            with self.subTest(case=name):
+                p = run(corpus_args(d) + ["--format", "json"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                out = json.loads(p.stdout)
+                self.assertIn(out["confidence"], ("low", "medium", "high"))
+                self.assertIsInstance(out["next_step"], str)
+                self.assertTrue(out["next_step"])
+                self.assertTrue(out["commands"])
+                for key in ("commands", "unchecked"):
+                    self.assertIsInstance(out[key], list)
+                    self.assertTrue(all(isinstance(e, str) for e in out[key]))
+                p = run(corpus_args(d))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                text = p.stdout.decode()
+                self.assertIn(f"Cause:      {out['cause']} (confidence: {out['confidence']})",
+                              text)
+                self.assertIn("Next step:  " + out["next_step"], text)
+                for c in out["commands"]:
+                    self.assertIn("  $ " + c, text)
+                for u in out["unchecked"]:
+                    self.assertIn("  - " + u, text)
 
     def test_describe_pod_text(self):
         # every case's Pod as `kubectl describe pod` prints it, with the
