@@ -441,6 +441,19 @@ static void add_port(struct doc *d, cJSON *o, const char *s, size_t n)
     }
 }
 
+/* "HOST:PORT" up to the first space in [a, e): the port into o. */
+static void add_host_port(struct doc *d, cJSON *o, const char *a, const char *e)
+{
+    const char *ae = memchr(a, ' ', (size_t)(e - a));
+    const char *colon;
+
+    ae = ae != NULL ? ae : e;
+    colon = memchr(a, ':', (size_t)(ae - a));
+    if (colon != NULL) {
+        add_port(d, o, colon + 1, (size_t)(ae - colon - 1));
+    }
+}
+
 /* "http-get http://:8080/healthz delay=10s timeout=1s period=10s #success=1 #failure=3",
  * "exec [cat /tmp/ready] delay=0s ...", "tcp-socket :5432 ...", "grpc <pod>:9090  ..." */
 static void add_probe(struct doc *d, cJSON *o, const char *k, size_t i, const char *key)
@@ -486,8 +499,8 @@ static void add_probe(struct doc *d, cJSON *o, const char *k, size_t i, const ch
                 add_strn(d, h, "path", path, (size_t)(ue - path));
             }
         }
-        if (cJSON_GetObjectItemCaseSensitive(h, "scheme") != NULL) {
-            cJSON *sc = cJSON_GetObjectItemCaseSensitive(h, "scheme");
+        cJSON *sc = cJSON_GetObjectItemCaseSensitive(h, "scheme");
+        if (sc != NULL) {
             for (char *c = sc->valuestring; c != NULL && *c != '\0'; c++) {
                 *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
             }
@@ -509,25 +522,9 @@ static void add_probe(struct doc *d, cJSON *o, const char *k, size_t i, const ch
             c = w + 1;
         }
     } else if (e - s > 11 && memcmp(s, "tcp-socket ", 11) == 0) {
-        const char *a = s + 11;
-        const char *ae = memchr(a, ' ', (size_t)(e - a));
-        const char *colon;
-        cJSON *t = add_obj(d, p, "tcpSocket");
-        ae = ae != NULL ? ae : e;
-        colon = memchr(a, ':', (size_t)(ae - a));
-        if (colon != NULL) {
-            add_port(d, t, colon + 1, (size_t)(ae - colon - 1));
-        }
+        add_host_port(d, add_obj(d, p, "tcpSocket"), s + 11, e);
     } else if (e - s > 5 && memcmp(s, "grpc ", 5) == 0) {
-        const char *a = s + 5;
-        const char *ae = memchr(a, ' ', (size_t)(e - a));
-        const char *colon;
-        cJSON *g = add_obj(d, p, "grpc");
-        ae = ae != NULL ? ae : e;
-        colon = memchr(a, ':', (size_t)(ae - a));
-        if (colon != NULL) {
-            add_port(d, g, colon + 1, (size_t)(ae - colon - 1));
-        }
+        add_host_port(d, add_obj(d, p, "grpc"), s + 5, e);
     }
     for (const char *w = s; w < e && !d->oom;) {
         const char *we = memchr(w, ' ', (size_t)(e - w));

@@ -116,6 +116,26 @@ static int all_in(const char *s, size_t n, const char *set)
     return 1;
 }
 
+/* The optional exponent ([eE][-+]?[0-9]+) from s[i] ends s exactly. */
+static int exponent_ends(const char *s, size_t n, size_t i)
+{
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t d;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) {
+            i++;
+        }
+        d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            i++;
+        }
+        if (i == d) {
+            return 0;
+        }
+    }
+    return i == n;
+}
+
 /* Is s exactly a JSON number? */
 static int json_number(const char *s, size_t n)
 {
@@ -142,21 +162,7 @@ static int json_number(const char *s, size_t n)
             return 0;
         }
     }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        size_t d;
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-')) {
-            i++;
-        }
-        d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            i++;
-        }
-        if (i == d) {
-            return 0;
-        }
-    }
-    return i == n;
+    return exponent_ends(s, n, i);
 }
 
 /* YAML 1.2 core schema float: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
@@ -182,22 +188,11 @@ static int yaml_float(const char *s, size_t n)
     if (digits == 0) {
         return 0;
     }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        size_t d;
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-')) {
-            i++;
-        }
-        d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            i++;
-        }
-        if (i == d) {
-            return 0;
-        }
-    }
-    return i == n;
+    return exponent_ends(s, n, i);
 }
+
+/* Plain scalars the core schema reads as null. */
+static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
 
 static int word(const char *s, size_t n, const char *const *words)
 {
@@ -212,7 +207,6 @@ static int word(const char *s, size_t n, const char *const *words)
 /* A plain scalar typed by the core schema. */
 static int put_plain(struct conv *c, const char *s, size_t n)
 {
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
     static const char *const trues[] = {"true", "True", "TRUE", NULL};
     static const char *const falses[] = {"false", "False", "FALSE", NULL};
     char tmp[64];
@@ -270,7 +264,6 @@ static int on_scalar(struct conv *c, const yaml_event_t *ev)
     int rc;
 
     if (c->depth == 0) {
-        static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
         if (plain && word(v, n, nulls)) {
             c->empty = 1;
             return 0;

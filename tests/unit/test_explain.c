@@ -56,6 +56,7 @@ static void fill(struct krc_report *r, struct krc_diagnosis *d)
     d->signal_name = "SIGKILL";
     d->reason = xdup("Error");
     d->restart_count = 3;
+    d->restart_count_known = 1;
     d->summary = xdup("Container app was killed with SIGKILL (exit 137)");
     d->evidence = strings(1, ev);
     d->n_evidence = 1;
@@ -92,6 +93,7 @@ static void test_text(void **state)
     (void)state;
     fill(&r, &d);
     t = render(0, &r, &d);
+    assert_non_null(strstr(t, "Container:  app, 3 restarts\n"));
     assert_non_null(strstr(t, "Last exit:  code 137 (SIGKILL), reason Error"));
     assert_non_null(strstr(t, "\nCause:      killed (confidence: medium)\n"
                               "Summary:    Container app was killed with SIGKILL (exit 137)\n"
@@ -118,6 +120,7 @@ static void test_text(void **state)
     d.restart_count = 5;
     d.summary = xdup("not enough evidence");
     t = render(0, &r, &d);
+    assert_non_null(strstr(t, "Container:  app, restart count not given\n"));
     assert_non_null(strstr(t, "Last exit:  not in the given files\n"));
     assert_non_null(strstr(t, "Cause:      unknown (confidence: low)\n"));
     assert_null(strstr(t, "code 0"));
@@ -145,6 +148,7 @@ static void test_json(void **state)
     assert_string_equal(cJSON_GetObjectItem(o, "cause")->valuestring, "killed");
     assert_string_equal(cJSON_GetObjectItem(o, "confidence")->valuestring, "medium");
     assert_int_equal(cJSON_GetObjectItem(o, "exit_code")->valueint, 137);
+    assert_int_equal(cJSON_GetObjectItem(o, "restart_count")->valueint, 3);
     assert_string_equal(cJSON_GetObjectItem(o, "next_step")->valuestring,
                         "Look for a kernel OOM kill or a probe kill in the node's events");
     a = cJSON_GetObjectItem(o, "commands");
@@ -164,6 +168,7 @@ static void test_json(void **state)
     t = render(1, &r, &d);
     o = cJSON_Parse(t);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "exit_code")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "restart_count")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "next_step")));
     assert_string_equal(cJSON_GetObjectItem(o, "confidence")->valuestring, "low");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "commands")), 0);
