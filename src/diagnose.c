@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 #include "krc/diagnose.h"
 
 #include <stdarg.h>
@@ -150,20 +151,6 @@ static unsigned char lower(unsigned char c)
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
-static int strncasecmp_ascii(const char *a, const char *b, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        unsigned char x = lower((unsigned char)a[i]);
-        unsigned char y = lower((unsigned char)b[i]);
-        if (x != y || x == '\0') {
-            return x - y;
-        }
-    }
-    return 0;
-}
-
 /* Case-insensitive search of the lowercase ASCII `needle` in h[0..hl).
  * Returns the offset or SIZE_MAX. */
 static size_t find_ci(const unsigned char *h, size_t hl, const char *needle)
@@ -223,20 +210,6 @@ static int is_alnum(unsigned char c)
 static int is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
-}
-
-/* Case-sensitive search of `needle` in h[0..hl). Offset or SIZE_MAX. */
-static size_t find_bytes(const unsigned char *h, size_t hl, const char *needle)
-{
-    size_t nl = strlen(needle);
-    size_t i;
-
-    for (i = 0; nl > 0 && i + nl <= hl; i++) {
-        if (h[i] == (unsigned char)needle[0] && memcmp(h + i, needle, nl) == 0) {
-            return i;
-        }
-    }
-    return SIZE_MAX;
 }
 
 static int is_space(unsigned char c)
@@ -780,7 +753,7 @@ static int is_fatal_level(struct span l)
         return 1;
     }
     for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-        if (find_bytes(l.p, l.len, marks[i]) != SIZE_MAX) {
+        if (memmem(l.p, l.len, marks[i], strlen(marks[i])) != NULL) {
             return 1;
         }
     }
@@ -915,8 +888,6 @@ static int find_dependency(const unsigned char *buf, size_t len, struct hit *h)
     return ok;
 }
 
-/* The most telling error line of the tail (for app errors): the last
- * exception/panic header, else the last line mentioning an error. */
 /* Is `l` the last line of buf that counts (not blank, not a frame)? */
 static int is_last_line(const unsigned char *buf, size_t len, struct span l)
 {
@@ -936,6 +907,8 @@ static int is_last_line(const unsigned char *buf, size_t len, struct span l)
     return last;
 }
 
+/* The most telling error line of the tail (for app errors): the last
+ * exception/panic header, else the last line mentioning an error. */
 static int find_error_line(const unsigned char *buf, size_t len, struct hit *h)
 {
     struct tail *t = krc_malloc(sizeof(*t));
@@ -1106,7 +1079,7 @@ static int msg_names_container(const char *msg, const char *name)
 
     while (nl > 0 && p != NULL && (p = strstr(p, name)) != NULL) {
         char after = p[nl];
-        if (p - msg >= 10 && strncasecmp_ascii(p - 10, "container ", 10) == 0 &&
+        if (p - msg >= 10 && find_ci((const unsigned char *)p - 10, 10, "container ") == 0 &&
             (after == '\0' || after == ' ' || after == ',' || after == '"' || after == ':')) {
             return 1;
         }
@@ -2487,14 +2460,22 @@ static void s_dependency(struct dctx *x, struct builder *b, struct krc_buf *s)
 /* 17. app_error */
 static int m_app_error(struct dctx *x)
 {
+    const unsigned char *src = NULL; /* the text holding the error line */
+    size_t src_len = 0;
     int line;
 
     x->ev = NULL;
     memset(&x->h, 0, sizeof(x->h));
-    line = (x->log != NULL && find_error_line(x->log, x->log_len, &x->h) &&
-            (x->where = "log") != NULL) ||
-           (x->msg != NULL && find_error_line(x->msg, x->msg_len, &x->h) &&
-            (x->where = "termination message") != NULL);
+    if (x->log != NULL && find_error_line(x->log, x->log_len, &x->h)) {
+        x->where = "log";
+        src = x->log;
+        src_len = x->log_len;
+    } else if (x->msg != NULL && find_error_line(x->msg, x->msg_len, &x->h)) {
+        x->where = "termination message";
+        src = x->msg;
+        src_len = x->msg_len;
+    }
+    line = src != NULL;
     if (x->has_exit && x->exit_code != 0 && x->exit_code != 137 && x->exit_code != 143) {
         x->conf = line ? KRC_CONFIDENCE_MEDIUM : KRC_CONFIDENCE_LOW;
         return 1;
@@ -2507,12 +2488,9 @@ static int m_app_error(struct dctx *x)
     if (x->has_exit || !line) {
         return 0;
     }
-    return is_error_header(x->h.line) ||
-           ((str_eq(x->c->state_reason, "CrashLoopBackOff") || x->c->restart_count > 0 ||
-             x->c->last.present) &&
-            is_last_line(x->where != NULL && strcmp(x->where, "log") == 0 ? x->log : x->msg,
-                         x->where != NULL && strcmp(x->where, "log") == 0 ? x->log_len : x->msg_len,
-                         x->h.line));
+    return is_error_header(x->h.line) || ((str_eq(x->c->state_reason, "CrashLoopBackOff") ||
+                                           x->c->restart_count > 0 || x->c->last.present) &&
+                                          is_last_line(src, src_len, x->h.line));
 }
 
 static void s_app_error(struct dctx *x, struct builder *b, struct krc_buf *s)

@@ -1748,6 +1748,23 @@ static void test_partial_pastes(void **state)
                                         NULL),
                                 NULL, "open failed: Permission denied\n"),
                      0);
+    /* the same holds for the last line of a termination message (no log) */
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":7,\"state\":{\"waiting\":{}},"
+                                        "\"lastState\":{\"terminated\":{\"message\":"
+                                        "\"starting\\nopen failed: Permission denied\\n\"}}",
+                                        NULL),
+                                NULL, NULL),
+                     LOW);
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":7,\"state\":{\"waiting\":{}},"
+                                        "\"lastState\":{\"terminated\":{\"message\":"
+                                        "\"open failed: Permission denied\\nserving\\n\"}}",
+                                        NULL),
+                                NULL, NULL),
+                     0);
     /* a FATAL word inside a sentence is not a level */
     assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
                                 "starting\nnon-FATAListic message\nserving\n"),
