@@ -85,6 +85,18 @@ struct log_sink {
     int over; /* stopped at the transfer cap */
 };
 
+/* Keep the last `keep` bytes, read at most `cap` (raised to keep); returns
+ * the cap used, to ask for limitBytes = cap + 1. */
+static long sink_init(struct log_sink *s, size_t keep, long cap)
+{
+    if (cap < (long)keep) {
+        cap = (long)keep;
+    }
+    memset(s, 0, sizeof(*s));
+    krc_logtail_init(&s->tail, keep, (uint64_t)cap);
+    return cap;
+}
+
 static int log_on_data(const char *data, size_t len, void *ud)
 {
     struct log_sink *s = ud;
@@ -101,20 +113,16 @@ static int log_on_data(const char *data, size_t len, void *ud)
     return 0;
 }
 
-/* Keep what the tail holds as the report's log, with what was cut. */
+/* Keep what the tail holds as the report's log, with what was cut. A 2xx
+ * body is always streamed to log_on_data (on_data set), never collected. */
 static int store_log(struct log_sink *s, struct krc_report *rep, const char *container,
-                     const struct krc_http_response *resp, struct krc_error *err)
+                     struct krc_error *err)
 {
     unsigned char *data = NULL;
     size_t len = 0;
     struct krc_logtail_cut cut;
     int rc;
 
-    /* a body that was collected instead of streamed still goes through the tail */
-    if (resp->body != NULL && resp->body_len > 0 && s->tail.received == 0 &&
-        krc_logtail_feed(&s->tail, resp->body, resp->body_len) < 0) {
-        s->nomem = 1;
-    }
     if (s->nomem) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
     }
@@ -178,9 +186,7 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
     if (keep > KRC_REPORT_LOG_MAX) {
         keep = KRC_REPORT_LOG_MAX;
     }
-    cap = o->transfer_limit_bytes > (long)keep ? o->transfer_limit_bytes : (long)keep;
-    memset(&sink, 0, sizeof(sink));
-    krc_logtail_init(&sink.tail, keep, (uint64_t)cap);
+    cap = sink_init(&sink, keep, o->transfer_limit_bytes);
     krc_error_clear(&pe);
 
     /* 1. The pod: as the watch saw it at the restart, else a GET. */
@@ -317,7 +323,7 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
             if (ok && resp->status == 204) {
                 krc_report_add_note(rep, "no previous log: the pod has no node");
             } else if (ok) {
-                if (store_log(&sink, rep, r->container, resp, &pe) < 0) {
+                if (store_log(&sink, rep, r->container, &pe) < 0) {
                     rc = krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
                     goto out;
                 }
@@ -360,12 +366,8 @@ int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r,
     int ret_rc = 0;
     int rc;
 
-    if (cap < (long)keep) {
-        cap = (long)keep;
-    }
+    cap = sink_init(&sink, keep, cap);
     snprintf(num, sizeof(num), "%ld", cap + 1);
-    memset(&sink, 0, sizeof(sink));
-    krc_logtail_init(&sink.tail, keep, (uint64_t)cap);
     krc_http_response_init(&resp);
     krc_buf_init(&p, PATH_MAX_LEN);
     krc_buf_init(&path, PATH_MAX_LEN);
@@ -380,20 +382,16 @@ int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r,
         goto out;
     }
     rc = ret_rc;
-    if (rc == KRC_ECANCELED && sink.over && !sink.nomem) {
+    if (sink.nomem) {
+        /* log_on_data stopped the transfer: not a cancel, and not the cap */
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+    } else if (rc == KRC_ECANCELED && sink.over) {
         rc = 0; /* stopped at the cap: what came is kept */
     }
     if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
         char msg[KRC_ERROR_MSG_MAX];
         krc_kube_status_message(&resp, msg, sizeof(msg));
         rc = krc_error_set(err, KRC_EHTTP, "previous log: %s", msg);
-    }
-    if (rc == 0 && resp.body != NULL && resp.body_len > 0 && sink.tail.received == 0 &&
-        krc_logtail_feed(&sink.tail, resp.body, resp.body_len) < 0) {
-        sink.nomem = 1;
-    }
-    if (rc == 0 && sink.nomem) {
-        rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
     }
     if (rc == 0) {
         krc_logtail_finish(&sink.tail, ret, ret_len, ret_cut);

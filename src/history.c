@@ -379,10 +379,7 @@ static void print_report(const cJSON *rep)
             }
         }
     }
-    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "unchecked")) > 0) {
-        printf("\n");
-        print_strings("Not checked:", cJSON_GetObjectItemCaseSensitive(d, "unchecked"), "  - ");
-    }
+    print_strings("\nNot checked:", cJSON_GetObjectItemCaseSensitive(d, "unchecked"), "  - ");
     a = cJSON_GetObjectItemCaseSensitive(rep, "containers");
     if (cJSON_GetArraySize(a) > 0) {
         printf("\nContainers:\n");

@@ -1044,6 +1044,7 @@ static void test_next_step_and_commands(void **state)
     set_next(&d, KRC_CONFIDENCE_LOW, NULL, NULL, 0, NULL, 0);
     root = format_ok(&r, &d, &o, NULL);
     text = all_text(root);
+    assert_non_null(strstr(text, "confidence: *low*")); /* the message itself is there */
     assert_null(strstr(text, "Next step"));
     assert_null(strstr(text, "To look further"));
     krc_free(text);
