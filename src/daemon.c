@@ -472,8 +472,8 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     struct daemon *d = w->d;
     enum krc_notify_decision decision = KRC_NOTIFY_NO_DESTINATION;
     struct krc_collector_options co;
-    struct krc_report *rep = krc_report_new();
-    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_report *rep = NULL;
+    struct krc_diagnosis *dg = NULL;
     char *full_log = NULL;
     size_t full_log_len = 0;
     struct krc_error e;
@@ -483,8 +483,6 @@ static void process_restart(struct worker *w, struct krc_restart *r)
     log_detected(r);
     if (atomic_load(&d->lost)) {
         left_to_next_leader(r);
-        krc_report_free(rep);
-        krc_free(dg);
         return;
     }
     if (d->leader != NULL &&
@@ -495,8 +493,6 @@ static void process_restart(struct worker *w, struct krc_restart *r)
                 "restart of %s/%s container %s (count %d) already handled by the previous "
                 "leader; not alerted again",
                 r->namespace, r->pod, r->container, r->restart_count);
-        krc_report_free(rep);
-        krc_free(dg);
         return;
     }
     if (w->store != NULL) {
@@ -510,8 +506,6 @@ static void process_restart(struct worker *w, struct krc_restart *r)
                     "restart of %s/%s container %s (count %d) already recorded as "
                     "#%lld; not alerted again",
                     r->namespace, r->pod, r->container, r->restart_count, (long long)id);
-            krc_report_free(rep);
-            krc_free(dg);
             return;
         }
         if (found < 0) {
@@ -520,6 +514,9 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         }
         krc_error_clear(&e);
     }
+    /* allocated once the restart is known to be this replica's to handle */
+    rep = krc_report_new();
+    dg = krc_calloc(1, sizeof(*dg));
     if (rep == NULL || dg == NULL) {
         krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
                 r->pod);
@@ -571,11 +568,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
             /* lost the Lease while collecting: not recorded, not posted */
             left_to_next_leader(r);
             krc_notify_message_cleanup(&msg);
-            krc_report_free(rep);
-            krc_diagnosis_cleanup(dg);
-            krc_free(dg);
-            krc_free(full_log);
-            return;
+            goto out;
         }
         /* Recorded with its pending notification in one transaction before
          * anything is sent: a crash cannot lose or repeat it. */
@@ -590,11 +583,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
         }
         if (rc == KRC_STORE_EXISTS) {
             krc_notify_message_cleanup(&msg);
-            krc_report_free(rep);
-            krc_diagnosis_cleanup(dg);
-            krc_free(dg);
-            krc_free(full_log);
-            return;
+            goto out;
         }
         if (msg.body != NULL) {
             /* ownership of rep, dg and full_log moves to the notifier */
@@ -609,6 +598,7 @@ static void process_restart(struct worker *w, struct krc_restart *r)
                                     r->finished_at, r->container_id);
         }
     }
+out:
     krc_report_free(rep);
     krc_diagnosis_cleanup(dg);
     krc_free(dg);

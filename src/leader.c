@@ -275,7 +275,7 @@ static int ident_valid(const char *id)
 {
     const char *p = id;
 
-    if (*p == 'c' || *p != 't') {
+    if (*p != 't') { /* "c<digits>" or the older bare "<digits>" */
         p = skip_digits(*p == 'c' ? p + 1 : p);
         return p != NULL && *p == '\0';
     }

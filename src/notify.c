@@ -864,11 +864,11 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
         snprintf(it->uid, sizeof(it->uid), "%s", restart->pod_uid);
         snprintf(it->container, sizeof(it->container), "%s", restart->container);
         it->restart_count = restart->restart_count;
-        it->finished_at = krc_store_identity_container_id(restart->identity, it->container_id,
-                                                          sizeof(it->container_id));
-        if (it->finished_at == 0) {
-            it->finished_at = restart->identity == NULL ? restart->finished_at : 0;
-        }
+        /* the identity's finishedAt is the row's when positive (IDENTITY_SQL);
+         * only its containerID has no column of its own */
+        (void)krc_store_identity_container_id(restart->identity, it->container_id,
+                                              sizeof(it->container_id));
+        it->finished_at = restart->finished_at > 0 ? restart->finished_at : 0;
     }
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",

@@ -298,6 +298,7 @@ static void test_replayed_older_status(void **state)
     assert_int_equal(s.n, 0);
     tpod_set(app, 2, 0); /* lastState gone, then back */
     assert_int_equal(apply(st, &p, &s), 0);
+    assert_int_equal(s.n, 0);
     tpod_set(app, 2, START + 50);
     assert_int_equal(apply(st, &p, &s), 0);
     assert_int_equal(s.n, 0);
