@@ -19,12 +19,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "krc/buf.h"
-#include "krc/error.h"
-#include "krc/kube_pod.h"
-#include "krc/linebuf.h"
-#include "krc/list_framer.h"
-#include "krc/mem.h"
+#include "krc/util/buf.h"
+#include "krc/util/error.h"
+#include "krc/kube/kube_pod.h"
+#include "krc/util/linebuf.h"
+#include "krc/kube/list_framer.h"
+#include "krc/util/mem.h"
 
 static double cpu_now(void)
 {

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "krc/kube_pod.h"
-#include "krc/pod_state.h"
+#include "krc/kube/kube_pod.h"
+#include "krc/detect/pod_state.h"
 
 #define UID_LEN 37
 #define NAME_LEN 24

@@ -26,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "krc/clock.h"
-#include "krc/diagnose.h"
-#include "krc/mem.h"
-#include "krc/report.h"
-#include "krc/report_json.h"
-#include "krc/store.h"
+#include "krc/util/clock.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/util/mem.h"
+#include "krc/model/report.h"
+#include "krc/store/report_json.h"
+#include "krc/store/store.h"
 
 static double now_ms(void)
 {
@@ -374,7 +374,7 @@ static void run_sync_full(const char *dir, long n, const char *json, const char 
 #define SOAK_INTERVAL 1000 /* records between two prune loops: the once-a-minute thread */
 #define SOAK_PRINT 5000    /* records between two progress lines */
 #define SOAK_PENDING 50    /* restarts whose alert stays pending to the end */
-#define SOAK_BATCH 100     /* as pruner_main in src/daemon.c */
+#define SOAK_BATCH 100     /* as pruner_main in src/daemon/daemon.c */
 #define SOAK_MAX_AGE ((int64_t)365 * 86400)
 #define SOAK_VARIANTS 8
 
@@ -392,7 +392,7 @@ static char *make_body(size_t len)
     return b;
 }
 
-/* The retention loop of pruner_main (src/daemon.c), without its 20 ms pauses
+/* The retention loop of pruner_main (src/daemon/daemon.c), without its 20 ms pauses
  * between calls: prune until a call deletes nothing. Returns milliseconds. */
 static double prune_loop(struct krc_store *s, int64_t max_rows, int64_t *ret_total)
 {

@@ -88,7 +88,7 @@ class HandoverTest(unittest.TestCase):
 
     def handled_entry(self, pod, count=1):
         """One line of the hand-over list, as a krc leader writes it: the restart's
-        identity "t<finishedAt>[:<16 id chars>]#<count>" (src/leader.c); before the pod
+        identity "t<finishedAt>[:<16 id chars>]#<count>" (src/kube/leader.c); before the pod
         has a termination, the encoding of an older krc (the bare count)."""
         p = self.kube.get_pod("shop", pod)
         uid = p["metadata"]["uid"]

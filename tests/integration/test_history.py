@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 2, src/store.c).
+that follows the store's schema (version 2, src/store/store.c).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/error.h"
-#include "krc/http_server.h"
-#include "krc/log.h"
-#include "krc/metrics.h"
+#include "krc/util/error.h"
+#include "krc/serve/http_server.h"
+#include "krc/util/log.h"
+#include "krc/serve/metrics.h"
 
 struct demo {
     struct krc_metric *queue_length;

@@ -1,0 +1,186 @@
+/* Notification policy and the alert sender: where each restart goes
+ * (routes, the alert-slack-channel annotation/label, defaults), what is said
+ * (an alert, a thread reply, a grouped storm summary, a "recovered" reply)
+ * and what is held back (mute, silences, log-ignore patterns, storms).
+ *
+ * Restarts are decided on before any collection, so a storm or a muted pod
+ * costs no log fetch; nothing held back is lost: it is counted and logged
+ * (and recorded by the store once it exists).
+ *
+ * Threads: pipeline workers call krc_notifier_decide() and
+ * krc_notifier_submit(); one sender thread runs krc_notifier_run(). */
+#ifndef KRC_NOTIFY_H
+#define KRC_NOTIFY_H
+
+#include <regex.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/config/config.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/util/error.h"
+#include "krc/detect/filter.h"
+#include "krc/kube/kube_client.h"
+#include "krc/util/redact.h"
+#include "krc/model/report.h"
+#include "krc/detect/restart.h"
+#include "krc/store/store.h"
+
+struct krc_notify_options {
+    const char *cluster_name;
+    const char *webhook_url; /* default incoming webhook */
+    const char *channel;     /* default channel (legacy webhooks, Web API) */
+    const char *username;
+    const char *icon_emoji;
+    const char *bot_token; /* Web API mode when set */
+    const char *api_url;   /* Web API base URL */
+    const char *ca_file;   /* extra CA for Slack (tests) */
+    long mute_seconds;
+    int storm_threshold; /* more restarts than this within storm_window_s start a storm */
+    long storm_window_s;
+    long storm_delay_s;     /* first summary this long after a storm starts */
+    long recovered_after_s; /* Web API: "recovered" reply after running ready this long (0: off) */
+    int max_log_lines;
+    const struct krc_route *routes;
+    size_t n_routes;
+    const struct krc_silence *silences;
+    size_t n_silences;
+    const regex_t *log_ignore; /* compiled patterns; a matching previous log suppresses the alert */
+    size_t n_log_ignore;
+    const struct krc_redactor *redactor; /* may be NULL */
+    struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
+    const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
+    /* called by the sender after an alert or reply was accepted by Slack, with
+     * the seconds since the restart was detected (for the latency histogram) */
+    void (*on_delivered)(double seconds, void *userdata);
+    /* called by the sender after Slack accepted the alert or reply of a
+     * restart (not for messages resumed from the outbox, whose restart the
+     * notifier does not know): leader election publishes it as handled only
+     * then. May be NULL; gets on_delivered_userdata. */
+    void (*on_posted)(const char *uid, const char *container, int restart_count,
+                      int64_t finished_at, const char *container_id, void *userdata);
+    void *on_delivered_userdata;
+    const atomic_int *cancel;
+};
+
+enum krc_notify_decision {
+    KRC_NOTIFY_ALERT = 0,      /* collect fully and post a new alert */
+    KRC_NOTIFY_THREAD,         /* Web API: collect and post as a reply in the pod's thread */
+    KRC_NOTIFY_MUTED,          /* within MUTE_SECONDS of the pod's last alert */
+    KRC_NOTIFY_GROUPED,        /* part of an alert storm: counted into the summary */
+    KRC_NOTIFY_SILENCED,       /* a silence matches */
+    KRC_NOTIFY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
+};
+
+const char *krc_notify_decision_name(enum krc_notify_decision d);
+
+struct krc_notify_stats {
+    atomic_llong alerts_sent;
+    atomic_llong replies_sent;
+    atomic_llong summaries_sent;
+    atomic_llong recovered_sent;
+    atomic_llong failed;
+    atomic_llong muted;
+    atomic_llong grouped;
+    atomic_llong silenced;
+    atomic_llong log_ignored;
+    atomic_llong rate_limited; /* 429s from Slack */
+    atomic_llong files_uploaded;
+};
+
+struct krc_notifier;
+
+/* Options are copied (strings and arrays stay borrowed: keep them alive).
+ * Caller frees with krc_notifier_free. */
+struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err);
+void krc_notifier_free(struct krc_notifier *n);
+const struct krc_notify_stats *krc_notifier_stats(const struct krc_notifier *n);
+/* SIGHUP: take the reloadable settings of o (cluster name, default channel,
+ * user name, icon, mute, storm guard, log lines, routes, silences); the rest
+ * of o is ignored. The strings and arrays o points to must outlive n (the
+ * daemon keeps every configuration it loaded until it exits), because
+ * destinations already in use keep pointing into them. */
+void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_options *o);
+int krc_notifier_has_destination(const struct krc_notifier *n);
+/* Web API mode wants the full previous log for the thread. */
+int krc_notifier_wants_full_log(const struct krc_notifier *n);
+
+/* Decide what happens to a restart, before collecting anything. */
+enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struct krc_restart *r);
+
+/* A message ready to be recorded in the outbox and then queued. */
+struct krc_notify_message {
+    enum krc_notify_decision decision;
+    enum krc_store_kind kind; /* alert or reply */
+    char destination[64];     /* store key: "webhook:default", "route:N", "api" */
+    char channel[256];
+    char thread_key[512]; /* namespace/pod */
+    char what[300];       /* for logs */
+    char *body;           /* owned; NULL when nothing is to be posted */
+    char *fallback;       /* owned, may be NULL */
+    int64_t detected_mono_ms;
+    int64_t restart_id; /* set by the caller after recording (0: not recorded) */
+    char uid[64];       /* the restart's identity (docs/architecture.md), for on_posted */
+    char container[256];
+    int restart_count;
+    int64_t finished_at;
+    char container_id[160];
+    void *dest; /* private */
+};
+
+/* Apply the late checks (a storm began, a log-ignore pattern matches),
+ * count grouped restarts, and format the message when one is to be posted
+ * (ret->body != NULL). Returns the final decision. Does not take ownership
+ * of rep/diag. */
+enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const struct krc_restart *r,
+                                              enum krc_notify_decision d,
+                                              const struct krc_report *rep,
+                                              const struct krc_diagnosis *diag,
+                                              struct krc_notify_message *ret);
+void krc_notify_message_cleanup(struct krc_notify_message *m);
+
+/* Queue a prepared message (takes its bodies, rep, diag and full_log);
+ * outbox_id is its store row (0: not stored), marked delivered when sent. */
+void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg, int64_t outbox_id,
+                          struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
+                          size_t full_log_len);
+
+/* Queue an undelivered outbox row from before a restart of the daemon.
+ * KRC_ENOTFOUND when its destination is no longer configured. */
+/* restart (may be NULL) is the row's restart, when the caller knows it: its
+ * delivery is then reported to on_posted like a new alert's. */
+int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
+                        const struct krc_store_row *restart);
+
+/* Hand over a collected and diagnosed restart (takes ownership of rep and
+ * diag, and of full_log when non-NULL) with the decision decide() gave.
+ * ALERT/THREAD are queued for the sender unless a log-ignore pattern matches
+ * or a storm began in the meantime; GROUPED/MUTED/SILENCED count into
+ * summaries and statistics. Returns the final decision for the record. */
+enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
+                                             enum krc_notify_decision d, struct krc_report *rep,
+                                             struct krc_diagnosis *diag, char *full_log,
+                                             size_t full_log_len);
+
+/* The sender loop: posts queued alerts, storm summaries and recovered
+ * replies until krc_notifier_abort(). Once *options.cancel is set, owed
+ * storm summaries are posted at once; the caller waits for
+ * krc_notifier_pending() to reach 0 (bounded), then aborts. */
+void krc_notifier_run(struct krc_notifier *n);
+void krc_notifier_abort(struct krc_notifier *n);
+/* 1 once krc_notifier_abort was called: nothing new is posted. */
+int krc_notifier_aborted(struct krc_notifier *n);
+/* Stop at once: also abort the request in flight (a hung Slack). After
+ * krc_notifier_abort, the loop ends when the message in flight is done. */
+void krc_notifier_abort_transfers(struct krc_notifier *n);
+/* Monotonic ms of the sender loop's last iteration (liveness). */
+int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
+
+/* Number of messages waiting to be sent. */
+size_t krc_notifier_pending(struct krc_notifier *n);
+
+/* Does a restart match a route/silence pattern triple? (exposed for tests) */
+int krc_notify_pattern_match(const char *pattern, const char *value, int prefix);
+
+#endif

@@ -1,0 +1,162 @@
+/* Configuration: one table of options, each settable from the YAML file
+ * (--config), its environment variable, and a command-line flag. Precedence:
+ * built-in default < file < environment < flag. The Go tool's environment
+ * variables keep their names and meaning. */
+#ifndef KRC_CONFIG_H
+#define KRC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/util/error.h"
+
+/* A route: restarts whose namespace/pod/container match go to a webhook
+ * and/or channel. Patterns follow the filter syntax (plain: exact namespace /
+ * pod-name prefix / exact container; otherwise a regular expression); NULL
+ * matches anything. */
+struct krc_route {
+    char *namespace;
+    char *pod;
+    char *container;
+    char *webhook_url; /* NULL: the default webhook */
+    char *channel;     /* NULL: the default channel */
+};
+
+/* A silence: matching restarts are recorded but not alerted while it is
+ * active: between start and end (unix seconds, 0 = open), and, when
+ * daily_from != daily_to, only between those minutes of the day (UTC,
+ * wrapping past midnight). */
+struct krc_silence {
+    char *namespace;
+    char *pod;
+    char *container;
+    int64_t start;
+    int64_t end;
+    int daily_from; /* minutes after 00:00 UTC */
+    int daily_to;
+    char *reason;
+};
+
+struct krc_config {
+    /* cluster and API access */
+    char *kubeconfig;
+    char *context;
+    char *config_file;
+    char *cluster_name;
+    /* filters (Go tool) */
+    char *watched_namespaces;
+    char *ignored_namespaces;
+    char *watched_pod_name_prefixes;
+    char *ignored_pod_name_prefixes;
+    long ignore_restart_count;
+    int ignore_restarts_with_exit_code_zero;
+    /* filters (krc) */
+    char *label_selector;
+    /* Slack (Go tool names) */
+    char *slack_webhook_url;
+    char *slack_channel;
+    char *slack_username;
+    long mute_seconds;
+    /* watch */
+    char *db;     /* history database path ("" = default) */
+    char *listen; /* health/metrics endpoint HOST:PORT, "" or "off": none */
+    long history_max_age_s;
+    long history_max_rows;
+    char *slack_bot_token;
+    char *slack_api_url;
+    char *slack_icon;
+    long storm_threshold;
+    long storm_window_s;
+    long storm_summary_delay_s;
+    long recovered_after_s;
+    long log_tail_lines;
+    long log_limit_bytes;
+    long log_transfer_limit_bytes;
+    long workers;
+    char *redact_patterns;     /* KRC_CONFIG_LIST: '\n'-separated */
+    char *log_ignore_patterns; /* KRC_CONFIG_LIST */
+    struct krc_route *routes;
+    size_t n_routes;
+    struct krc_silence *silences;
+    size_t n_silences;
+    /* watch */
+    long startup_window_s;
+    long watch_idle_timeout_s;
+    long list_page_size;
+    int streaming_list;
+    /* high availability */
+    int leader_elect;
+    char *lease_namespace; /* "" = the pod's namespace */
+    char *lease_name;
+    long lease_duration_s;
+    long lease_renew_deadline_s;
+    long lease_retry_period_s;
+    /* the `krc run` arguments the configuration was built from (borrowed from
+     * main's argv; SIGHUP rebuilds the configuration from them) */
+    int run_argc;
+    char **run_argv;
+    /* logging */
+    char *log_level;
+    char *log_format;
+};
+
+enum krc_config_type {
+    KRC_CONFIG_STRING,
+    KRC_CONFIG_SECRET, /* a string that is never printed */
+    KRC_CONFIG_INT,
+    KRC_CONFIG_DURATION, /* seconds; accepts 90, 90s, 10m, 1h, 1h30m */
+    KRC_CONFIG_BOOL,
+    KRC_CONFIG_LIST,     /* strings; YAML sequence, or newline-separated in env/flags */
+    KRC_CONFIG_ROUTES,   /* YAML sequence of route mappings (file only) */
+    KRC_CONFIG_SILENCES, /* YAML sequence of silence mappings (file only) */
+};
+
+struct krc_config_option {
+    const char *key;  /* YAML key */
+    const char *env;  /* environment variable, or NULL */
+    const char *flag; /* command-line flag without "--", or NULL */
+    enum krc_config_type type;
+    size_t offset;
+    const char *default_value;
+    long min;
+    long max;
+    const char *allowed; /* for enumerations: "a|b|c", else NULL */
+    const char *help;
+};
+
+/* The option table, terminated by an entry with key NULL. */
+const struct krc_config_option *krc_config_options(void);
+
+void krc_config_init(struct krc_config *cfg); /* sets defaults; cannot fail but on ENOMEM */
+void krc_config_cleanup(struct krc_config *cfg);
+
+/* Apply a YAML file. Errors name the file, line and column and the key:
+ * "krc.yaml:3:1: unknown key \"watchedNamespace\"". Every error is appended
+ * to `errors` (one per line) when it is non-NULL; the return value is the
+ * first error code. */
+int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                         struct krc_error *err);
+/* Apply the environment variables of the table. */
+int krc_config_load_env(struct krc_config *cfg, struct krc_error *err);
+/* Set one option by flag name ("label-selector") from a string value. */
+int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
+                        struct krc_error *err);
+/* Find the option a flag names; NULL if none. */
+const struct krc_config_option *krc_config_find_flag(const char *flag);
+
+/* Build the configuration of `krc run` from its arguments (argv[0] is "run";
+ * argv is borrowed for cfg's lifetime: SIGHUP rebuilds from it) with the
+ * precedence default < file (--config) < environment < flags; "--flag" alone
+ * sets a boolean option. Returns 0; 1 when --help was asked; or a negative
+ * code with every message ("krc run: ..." lines) in *ret_errors (caller
+ * frees). cfg must come from krc_config_init. */
+int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **ret_errors,
+                         struct krc_error *err);
+
+/* Rules between options (lease timings). Error names the keys. */
+int krc_config_validate(const struct krc_config *cfg, struct krc_error *err);
+
+/* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds. */
+int krc_config_parse_duration(const char *s, long *ret_seconds);
+
+#endif

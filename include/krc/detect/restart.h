@@ -1,0 +1,49 @@
+/* One detected restart: the owned record that travels from the detector
+ * through the bounded queue to the workers (collector, diagnose, store,
+ * notifier). */
+#ifndef KRC_RESTART_H
+#define KRC_RESTART_H
+
+#include <stdint.h>
+
+#include "krc/detect/pod_state.h"
+
+struct krc_restart {
+    char *namespace;
+    char *pod;
+    char *uid;
+    char *container;
+    char *node;          /* may be NULL */
+    char *reason;        /* lastState.terminated.reason, may be NULL */
+    char *slack_channel; /* alert-slack-channel annotation/label, may be NULL */
+    char *container_id;  /* lastState.terminated.containerID, may be NULL */
+    int is_init;
+    int is_sidecar;
+    int restart_count;
+    int previous_count; /* -1: first sight of the pod/container */
+    int missed;         /* further restarts folded into this one (seen late) */
+    int pod_restarts;   /* sum of restartCount over the pod's containers */
+    int has_exit_code;
+    int exit_code;
+    int signal;
+    int64_t started_at;
+    int64_t finished_at;
+    char *pod_json; /* the pod object as the watch delivered it minus
+                     * metadata.managedFields, or NULL */
+    size_t pod_json_len;
+    int64_t detected_at; /* unix seconds */
+    int64_t detected_mono_ms;
+};
+
+/* Build an owned restart from a detector delta. With copy_pod, and when the
+ * delta has the pod's JSON, the restart carries a copy of it (so the
+ * collector needs no GET); without, pod_json is NULL and the collector GETs
+ * the pod. Caller frees with krc_restart_free. NULL on allocation failure. */
+struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, int copy_pod);
+void krc_restart_free(struct krc_restart *r);
+
+/* Sum of restartCount over a pod's regular containers (the Go tool's
+ * IGNORE_RESTART_COUNT compares this). */
+int krc_restart_pod_total(const struct krc_pod_info *pod);
+
+#endif

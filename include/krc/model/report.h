@@ -1,0 +1,269 @@
+/* The restart report: everything known about one container restart, owned
+ * and free of JSON nodes. It is filled by kube_parse (from pod, events and
+ * node JSON) or by the collector, read by diagnose and the Slack formatter.
+ *
+ * Ownership: every string and array inside a struct krc_report belongs to
+ * it and is released by krc_report_cleanup()/krc_report_free(). Strings may
+ * be NULL when the field was absent. Timestamps are unix seconds; 0 means
+ * "absent" (and also 1970-01-01T00:00:00Z, which the kubelet writes for a
+ * container that never started). */
+#ifndef KRC_REPORT_H
+#define KRC_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/util/error.h"
+#include "krc/util/logtail.h"
+
+/* Hard limit on the previous log kept in a report (bytes). */
+#define KRC_REPORT_LOG_MAX (8u * 1024u * 1024u)
+
+/* A name -> value pair (labels, annotations, resource quantities). */
+struct krc_kv {
+    char *key;
+    char *value;
+};
+
+struct krc_kv_list {
+    struct krc_kv *items;
+    size_t n;
+    size_t cap;
+};
+
+/* A terminated container state (state.terminated or lastState.terminated). */
+struct krc_report_term {
+    int present;
+    int exit_code;
+    int exit_code_missing; /* the terminated state had no exitCode (a pasted, partial status) */
+    int signal;            /* "signal" field, 0 when absent (never set with CRI runtimes) */
+    char *reason;          /* OOMKilled, Error, Completed, StartError, ... */
+    char *message;         /* runtime error or FallbackToLogsOnError log tail */
+    int64_t started_at;    /* 0 when absent or 1970 (StartError) */
+    int64_t finished_at;   /* 0 when absent */
+    char *container_id;
+};
+
+/* A liveness or startup probe of the container spec, Kubernetes defaults
+ * applied (initialDelaySeconds 0, periodSeconds 10, timeoutSeconds 1,
+ * failureThreshold 3). */
+struct krc_report_probe {
+    int present;
+    const char *handler; /* static "exec", "httpGet", "tcpSocket", "grpc" or "unknown" */
+    int initial_delay;
+    int period;
+    int timeout;
+    int failure_threshold;
+    int64_t grace_period; /* probe-level terminationGracePeriodSeconds, -1 when absent */
+};
+
+enum krc_report_state {
+    KRC_REPORT_STATE_NONE = 0,
+    KRC_REPORT_STATE_WAITING,
+    KRC_REPORT_STATE_RUNNING,
+    KRC_REPORT_STATE_TERMINATED,
+};
+
+struct krc_report_container {
+    char *name;
+    int is_init;    /* declared in spec.initContainers / initContainerStatuses */
+    int is_sidecar; /* init container with restartPolicy: Always */
+    int has_status; /* appeared in containerStatuses / initContainerStatuses */
+    char *image;
+    int ready;
+    int restart_count;
+    int restart_count_known; /* the status gave restartCount (a pasted one may not) */
+    enum krc_report_state state;
+    char *state_reason;                /* waiting or terminated reason */
+    char *state_message;               /* waiting or terminated message */
+    int64_t state_started_at;          /* running.startedAt / terminated.startedAt */
+    struct krc_report_term state_term; /* state.terminated, when state is TERMINATED */
+    struct krc_report_term last;       /* lastState.terminated */
+    struct krc_kv_list limits;         /* resources.limits: name -> quantity string */
+    struct krc_kv_list requests;       /* resources.requests */
+    int has_spec;                      /* declared in spec.containers / spec.initContainers */
+    int has_liveness;
+    int has_readiness;
+    int has_startup;
+    struct krc_report_probe liveness; /* present == has_liveness */
+    struct krc_report_probe startup;  /* present == has_startup */
+    char *termination_message_policy; /* File / FallbackToLogsOnError */
+};
+
+struct krc_report_event {
+    char *type; /* Normal / Warning */
+    char *reason;
+    char *message;           /* "(combined from similar events): " prefix kept as sent */
+    int count;               /* 0 when absent (events API writers) */
+    int64_t first_timestamp; /* firstTimestamp, else eventTime, else creationTimestamp */
+    int64_t last_timestamp;  /* lastTimestamp, else series.lastObservedTime, else eventTime,
+                                else creationTimestamp (protocols.md 1.6.2) */
+    char *object_kind;
+    char *object_namespace;
+    char *object_name;
+    char *object_uid;
+    char *field_path; /* spec.containers{NAME}, spec.initContainers{NAME} or NULL */
+    char *source_component;
+    char *source_host;
+};
+
+struct krc_report_node_condition {
+    char *type;
+    char *status; /* "True" / "False" / "Unknown" */
+    char *reason;
+    char *message;
+};
+
+struct krc_report_node {
+    int present;
+    char *name;
+    struct krc_report_node_condition *conditions;
+    size_t n_conditions;
+    /* Extended resources only (names with a '/', e.g. nvidia.com/gpu) plus
+     * cpu/memory, as quantity strings. */
+    struct krc_kv_list capacity;
+    struct krc_kv_list allocatable;
+    char *kubelet_version;
+    char *container_runtime_version;
+    char *kernel_version;
+    char *os_image;
+    int unschedulable;
+};
+
+/* Log flags (bit set). A report starts with KRC_REPORT_LOG_ABSENT. */
+enum {
+    KRC_REPORT_LOG_ABSENT = 1u << 0,     /* no previous log was captured */
+    KRC_REPORT_LOG_EMPTY = 1u << 1,      /* captured, zero bytes */
+    KRC_REPORT_LOG_TRUNCATED = 1u << 2,  /* something was cut: see log_cut */
+    KRC_REPORT_LOG_CAPPED = 1u << 3,     /* reading stopped at the transfer cap: the end
+                                            of the log may not have been read */
+    KRC_REPORT_LOG_TIMESTAMPS = 1u << 4, /* fetched with timestamps=true: every line
+                                            starts with the kubelet's time stamp */
+};
+
+struct krc_report {
+    /* pod identity */
+    char *namespace;
+    char *name;
+    char *uid;
+    char *node_name;
+    char *owner_kind; /* controller ownerReference (else the first one) */
+    char *owner_name;
+    /* The workload an operator knows: a ReplicaSet owned through the
+     * pod-template-hash convention is shown as its Deployment (no extra RBAC
+     * needed); otherwise the owner itself. NULL for bare pods. */
+    char *workload_kind;
+    char *workload_name;
+    int64_t created_at;
+    char *phase;
+    char *pod_reason;     /* status.reason (Evicted, ...) */
+    char *pod_message;    /* status.message */
+    char *restart_policy; /* Always / OnFailure / Never; NULL when absent */
+    int64_t grace_period; /* spec.terminationGracePeriodSeconds, 30 when absent */
+    char *slack_channel;  /* annotation, else label, "alert-slack-channel" */
+    struct krc_kv_list labels;
+    struct krc_kv_list annotations;
+
+    struct krc_report_container *containers; /* spec order: init containers first */
+    size_t n_containers;
+    size_t containers_cap;
+
+    struct krc_report_event *events;
+    size_t n_events;
+    size_t events_cap;
+
+    struct krc_report_node node;
+
+    /* What the collector could not get, for the reader ("no previous log: the
+     * container has not terminated before", "node gpu-3 not found", ...). */
+    char **notes;
+    size_t n_notes;
+
+    /* previous log of log_container: raw bytes, not NUL-terminated, maybe
+     * not UTF-8; NULL when absent or empty */
+    unsigned char *log;
+    size_t log_len;
+    unsigned log_flags;
+    char *log_container;
+    /* what was cut before the log was kept, when its producer counted it
+     * (the collector, krc explain); log_cut.known 0 otherwise */
+    struct krc_logtail_cut log_cut;
+};
+
+/* Embedded lifecycle. cleanup releases everything and leaves an initialized
+ * empty report. */
+void krc_report_init(struct krc_report *r);
+void krc_report_cleanup(struct krc_report *r);
+/* Heap lifecycle; krc_report_free accepts NULL. */
+struct krc_report *krc_report_new(void);
+void krc_report_free(struct krc_report *r);
+
+/* Drop the pod part (identity, containers) / events / node / log. */
+void krc_report_clear_pod(struct krc_report *r);
+void krc_report_clear_events(struct krc_report *r);
+void krc_report_clear_node(struct krc_report *r);
+void krc_report_clear_log(struct krc_report *r);
+
+/* Copy `len` bytes of log for `container` (may be NULL). Longer logs keep
+ * their last KRC_REPORT_LOG_MAX bytes and get KRC_REPORT_LOG_TRUNCATED;
+ * `truncated` adds that flag (the producer cut it already). */
+int krc_report_set_log(struct krc_report *r, const char *container, const void *data, size_t len,
+                       int truncated, struct krc_error *err);
+
+/* Like krc_report_set_log without a copy: takes ownership of `data`
+ * (krc_malloc'd, len <= KRC_REPORT_LOG_MAX, NULL when len is 0), also when
+ * it fails. */
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err);
+
+/* Record what was cut before the log was kept (after krc_report_set_log):
+ * sets log_cut, and KRC_REPORT_LOG_TRUNCATED when bytes were dropped or
+ * KRC_REPORT_LOG_CAPPED (with TRUNCATED) when reading stopped at the cap. */
+void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut);
+
+/* Append a note (printf-style, one line). KRC_ENOMEM on failure. */
+int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void krc_report_clear_notes(struct krc_report *r);
+
+/* Set workload_kind/workload_name from owner_kind/owner_name and the
+ * pod-template-hash label (called by the pod parser). */
+int krc_report_resolve_workload(struct krc_report *r);
+
+/* Append an empty container / event and return it (borrowed, valid until
+ * the next append); NULL on allocation failure. */
+struct krc_report_container *krc_report_add_container(struct krc_report *r);
+struct krc_report_event *krc_report_add_event(struct krc_report *r);
+
+/* Borrowed container by name and kind (is_init -1: any, containers first). */
+const struct krc_report_container *krc_report_container_get(const struct krc_report *r,
+                                                            const char *name, int is_init);
+
+/* Keep only events about this pod (involvedObject.uid equal to the pod's
+ * uid) and about its node (kind Node, name spec.nodeName). */
+void krc_report_retain_pod_events(struct krc_report *r);
+
+/* Does `ev` concern container `c` of this report's pod? Matches by
+ * involvedObject.uid (name + namespace when the event has no uid) and by
+ * fieldPath spec.containers{NAME} / spec.initContainers{NAME}. */
+int krc_report_event_matches(const struct krc_report *r, const struct krc_report_event *ev,
+                             const struct krc_report_container *c);
+/* Does `ev` concern this pod (any container or the pod itself)? */
+int krc_report_event_is_pod(const struct krc_report *r, const struct krc_report_event *ev);
+
+/* Number of GPUs (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/..., MIG
+ * slices: any extended resource whose name contains "gpu" or "nvidia.com/mig-")
+ * that the pod holds: limits (else requests) summed over regular and sidecar
+ * containers, or the largest ordinary init container request if larger. */
+long krc_report_gpu_count(const struct krc_report *r);
+/* Same for one container. */
+long krc_report_container_gpus(const struct krc_report_container *c);
+/* Is this resource name a GPU-like extended resource? */
+int krc_report_is_gpu_resource(const char *name);
+
+/* key/value lists. put copies both strings (replaces an existing key). */
+int krc_kv_list_put(struct krc_kv_list *l, const char *key, const char *value);
+const char *krc_kv_list_get(const struct krc_kv_list *l, const char *key);
+void krc_kv_list_cleanup(struct krc_kv_list *l);
+
+#endif

@@ -1,0 +1,336 @@
+/* Durable restart history and the crash-safe notification outbox (SQLite).
+ *
+ * One database file holds every restart report (its identity is pod UID +
+ * container + its termination: lastState.terminated.finishedAt, containerID
+ * and the restart count, or the count alone when no finishedAt is known; UNIQUE;
+ * docs/architecture.md, "Restart identity") and an outbox of notifications with
+ * their delivery state. The pipeline writes a restart and its pending
+ * notification in ONE transaction before anything is sent
+ * (krc_store_record), marks the notification delivered once Slack accepted
+ * it, and at start-up resumes what is still pending (krc_store_pending).
+ * Recording the same identity again writes nothing and returns
+ * KRC_STORE_EXISTS, so a restart is never stored or alerted twice whatever
+ * relists, reconnects or daemon restarts happen.
+ *
+ * Durability: WAL journal with synchronous=NORMAL by default. A committed
+ * transaction survives a process crash or kill -9; on power loss or a kernel
+ * crash the last transactions before the next checkpoint may be lost (the
+ * file stays consistent). Pass KRC_STORE_SYNC_FULL to fsync every commit.
+ *
+ * Threads: a struct krc_store is one SQLite connection and must be used by
+ * one thread at a time; give every thread that needs the database its own
+ * krc_store_open() of the same file. Several connections (threads or
+ * processes, e.g. `krc history` while `krc run` writes) work together thanks
+ * to WAL (readers never block the writer) and a busy timeout.
+ *
+ * Errors: the message names the file and what is wrong. Codes:
+ *   KRC_ENOTFOUND     read-only open of a file that does not exist; no such id
+ *   KRC_EPARSE        not a database, or corrupt (quick_check output quoted)
+ *   KRC_ETIMEOUT      locked by another connection longer than the busy timeout
+ *   KRC_ETOOBIG       disk or quota full (SQLITE_FULL)
+ *   KRC_EIO           cannot open/create, read-only file or directory, I/O error
+ *   KRC_EUNSUPPORTED  schema newer than this binary (or older, read-only)
+ *   KRC_EINVAL        bad argument
+ *   KRC_ENOMEM        out of memory
+ * Only src/store/store.c includes <sqlite3.h>. */
+#ifndef KRC_STORE_H
+#define KRC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/model/cause.h"
+#include "krc/util/error.h"
+
+/* Schema version this binary writes (migrations up to it are built in).
+ * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
+ * container, restart_count). */
+#define KRC_STORE_SCHEMA_VERSION 3
+/* krc_store_record(): the identity is already stored, nothing was written. */
+#define KRC_STORE_EXISTS 1
+/* Busy timeout: how long a connection waits for another one's write lock. */
+#define KRC_STORE_BUSY_MS 5000
+#define KRC_STORE_DEFAULT_PATH_INCLUSTER "/var/lib/krc/krc.db"
+
+/* krc_store_open() flags */
+enum {
+    KRC_STORE_READONLY = 1u << 0,    /* never create or write; schema must be current */
+    KRC_STORE_QUICK_CHECK = 1u << 1, /* run PRAGMA quick_check (O(file size)) at open */
+    KRC_STORE_SYNC_FULL = 1u << 2,   /* synchronous=FULL: fsync on every commit */
+};
+
+struct krc_store;
+
+/* Open (or create, unless READONLY) the database at `path`; ":memory:" gives
+ * a private in-memory database (tests). Creating makes missing parent
+ * directories with mode 0700 and the file with mode 0600, then sets WAL,
+ * busy_timeout, foreign_keys, synchronous and applies the migrations up to
+ * KRC_STORE_SCHEMA_VERSION. A read-only open of an older schema fails (it
+ * cannot migrate) as does any open of a newer one. Caller frees *ret with
+ * krc_store_close(). */
+int krc_store_open(const char *path, unsigned flags, struct krc_store **ret, struct krc_error *err);
+/* Accepts NULL. */
+void krc_store_close(struct krc_store *s);
+/* The path given to open (borrowed). */
+const char *krc_store_path(const struct krc_store *s);
+
+/* The embedded default: /var/lib/krc/krc.db in a cluster
+ * (KUBERNETES_SERVICE_HOST set), else $XDG_STATE_HOME/krc/krc.db (when
+ * absolute), else $HOME/.local/state/krc/krc.db. KRC_ETOOBIG when it does not
+ * fit `outsz`, KRC_ENOTFOUND without HOME. */
+int krc_store_default_path(char *out, size_t outsz, struct krc_error *err);
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* One restart, as recorded. Strings are borrowed for the call; NULL means
+ * absent except where marked required. */
+struct krc_store_restart {
+    const char *pod_uid;   /* required */
+    const char *container; /* required */
+    int restart_count;
+    const char *namespace; /* required */
+    const char *pod;       /* required */
+    const char *workload_kind;
+    const char *workload_name;
+    const char *node;
+    enum krc_cause cause;
+    int has_exit_code; /* 0: exit_code unknown (stored as NULL) */
+    int exit_code;
+    int signal; /* 0: none */
+    const char *reason;
+    int64_t started_at;  /* unix seconds, 0: unknown */
+    int64_t finished_at; /* lastState.terminated.finishedAt, 0: unknown; part of the identity */
+    const char *container_id; /* lastState.terminated.containerID; part of the identity */
+    int64_t detected_at;      /* required (> 0) */
+    const char *decision;     /* required: krc_notify_decision_name() text */
+    const char *summary;
+    enum krc_confidence confidence; /* of the diagnosis (stored as its name) */
+    const char *message;            /* the alert text as posted (or to be posted) */
+    const char *report_json;        /* full diagnostics (krc_report_json_build) */
+};
+
+enum krc_store_kind {
+    KRC_STORE_KIND_ALERT = 0, /* a new alert: a thread parent */
+    KRC_STORE_KIND_REPLY,     /* a reply in a pod's thread */
+    KRC_STORE_KIND_SUMMARY,   /* an alert-storm summary */
+    KRC_STORE_KIND_RECOVERED, /* a "recovered" thread reply */
+};
+#define KRC_STORE_KIND_COUNT 4
+
+enum krc_store_state {
+    KRC_STORE_PENDING = 0,
+    KRC_STORE_DELIVERED,
+    KRC_STORE_FAILED, /* given up: will not be retried */
+};
+
+/* "alert", "reply", "summary", "recovered" / "pending", "delivered", "failed". */
+const char *krc_store_kind_name(enum krc_store_kind k);
+const char *krc_store_state_name(enum krc_store_state st);
+
+/* A notification to send. Strings borrowed for the call. */
+struct krc_store_outbox {
+    enum krc_store_kind kind;
+    /* Where it goes, as an opaque key that the caller resolves from the
+     * configuration ("webhook:default", "route:2", "api:#ops"): never a
+     * webhook URL or token, which must not be written to disk. Required. */
+    const char *destination;
+    const char *channel;    /* may be NULL */
+    const char *thread_key; /* "namespace/pod": finds the thread parent; may be NULL */
+    const char *body;       /* required: JSON body to POST */
+    const char *fallback;   /* text-only JSON for when Slack refuses the blocks; may be NULL */
+    int64_t created_at;     /* unix seconds; 0: krc_clock_now() */
+};
+
+/* In ONE transaction, store `rec` and, when `msg` is non-NULL, its pending
+ * notification (restart_id set to the new restart). Returns 0, or
+ * KRC_STORE_EXISTS when a restart with the same identity (pod_uid,
+ * container, finished_at + container_id + restart_count, or restart_count
+ * alone when finished_at is 0) is already stored: nothing is written, *ret_restart_id is the
+ * existing row and *ret_outbox_id 0. Output pointers may be NULL. */
+int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
+                     const struct krc_store_outbox *msg, int64_t *ret_restart_id,
+                     int64_t *ret_outbox_id, struct krc_error *err);
+
+/* What identifies a restart: its pod and container and its termination
+ * (finished_at > 0: finished_at, container_id and restart_count; finished_at
+ * 0: restart_count alone). Strings borrowed; container_id may be NULL. */
+struct krc_store_identity {
+    const char *pod_uid;
+    const char *container;
+    int restart_count;
+    int64_t finished_at;
+    const char *container_id;
+};
+
+/* Is this restart already recorded? 1 with *ret_id when it is, 0 when not,
+ * < 0 on a database error. */
+int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity *id,
+                           int64_t *ret_id, struct krc_error *err);
+
+/* Change the decision (and the message text when non-NULL) of a stored
+ * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
+int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
+                           const char *message, struct krc_error *err);
+
+/* A notification tied to a restart (restart_id > 0) or to none (0: storm
+ * summaries). KRC_ENOTFOUND when restart_id names no restart. */
+int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
+                         const struct krc_store_outbox *msg, int64_t *ret_outbox_id,
+                         struct krc_error *err);
+
+/* Slack accepted outbox row `id`: state delivered, delivered_at now,
+ * slack_ts (may be NULL: webhooks return none). KRC_ENOTFOUND. */
+int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+                             struct krc_error *err);
+/* Slack accepted outbox row `id` but krc_store_mark_delivered() failed
+ * (database locked past the busy timeout, disk full): append the fact to the
+ * delivery journal, a plain file next to the database (PATH-delivered, mode
+ * 0600), with one short O_APPEND write that needs no database lock.
+ * krc_store_pending() applies the journal before it lists anything, so a
+ * restart does not post the message again. KRC_EINVAL for ":memory:",
+ * KRC_ETOOBIG when the disk is full, KRC_EIO. */
+int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+                                struct krc_error *err);
+/* Remove the journal: call once every fact in it reached the database. */
+int krc_store_journal_clear(struct krc_store *s, struct krc_error *err);
+
+/* A delivery attempt failed: attempts + 1, last_error (one line, may be
+ * NULL); `final` gives up (state failed). KRC_ENOTFOUND. */
+int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_text, int final,
+                           struct krc_error *err);
+
+/* ---- reading --------------------------------------------------------------- */
+
+/* An outbox row. Strings are borrowed (valid during the callback) or owned
+ * by the struct krc_store_entry that holds it. */
+struct krc_store_message {
+    int64_t id;
+    int64_t restart_id; /* 0: none */
+    enum krc_store_kind kind;
+    const char *destination;
+    const char *channel;
+    const char *thread_key;
+    const char *body;
+    const char *fallback;
+    enum krc_store_state state;
+    int attempts;
+    const char *last_error;
+    int64_t created_at;
+    int64_t updated_at;
+    int64_t delivered_at; /* 0: not delivered */
+    const char *slack_ts;
+};
+
+/* Callbacks return 0 to continue; any other value stops the iteration and
+ * is returned by the iterating function. */
+typedef int (*krc_store_message_fn)(const struct krc_store_message *m, void *ud);
+
+/* Every pending outbox row, oldest first (start-up resume), after applying
+ * the delivery journal (rows it names are marked delivered and the file is
+ * removed; when that fails nothing is listed and the error returned). The callback
+ * may call krc_store_mark_*() on the same store: rows are fetched one at a
+ * time and no statement is active during the callback. */
+int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud,
+                      struct krc_error *err);
+
+/* The slack_ts (and channel) of the latest delivered alert for thread_key,
+ * for Web API thread replies across daemon restarts. *ret_ts (and
+ * *ret_channel when ret_channel is non-NULL) are set to owned strings (free
+ * with krc_free), or to NULL when there is none. */
+int krc_store_thread_ts(struct krc_store *s, const char *thread_key, char **ret_ts,
+                        char **ret_channel, struct krc_error *err);
+
+/* Summary of a restart (no JSON, no message text). */
+struct krc_store_row {
+    int64_t id;
+    const char *pod_uid;
+    const char *namespace;
+    const char *pod;
+    const char *container;
+    int restart_count;
+    const char *workload_kind;
+    const char *workload_name;
+    const char *node;
+    const char *cause;
+    int has_exit_code;
+    int exit_code;
+    int signal;
+    const char *reason;
+    int64_t started_at;
+    int64_t finished_at;
+    int64_t detected_at;
+    const char *decision;
+    const char *summary;
+    /* latest outbox row of this restart: delivery NULL when it has none */
+    const char *delivery; /* "pending", "delivered", "failed" */
+    int attempts;
+    const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
+    const char *identity;   /* the restart's identity as stored (schema 3) */
+};
+
+/* The finishedAt (0: none) and the containerID (into out, "" when none) of a
+ * stored identity ("t<finishedAt>/<containerID>/<count>" or "c<count>"). */
+int64_t krc_store_identity_container_id(const char *identity, char *out, size_t outsz);
+
+typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);
+
+struct krc_store_filter {
+    const char *namespace; /* exact; NULL: any */
+    const char *pod;       /* name prefix; NULL: any */
+    const char *cause;     /* cause code; NULL: any */
+    int64_t since;         /* detected_at >= since; 0: any */
+    long limit;            /* <= 0: no limit */
+};
+
+/* Matching restarts newest first (detected_at, then id), one callback per
+ * row with borrowed strings. */
+int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_store_row_fn fn,
+                   void *ud, struct krc_error *err);
+
+/* Everything stored about one restart. Strings are owned by the entry. */
+struct krc_store_entry {
+    struct krc_store_row row;
+    const char *message;                /* may be NULL */
+    const char *report_json;            /* may be NULL */
+    struct krc_store_message *messages; /* its outbox rows, oldest first */
+    size_t n_messages;
+    /* private storage of the strings above */
+    char **strings_;
+    size_t n_strings_;
+};
+
+/* KRC_ENOTFOUND when no restart has this id. Caller frees *ret with
+ * krc_store_entry_free (accepts NULL). */
+int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
+                  struct krc_error *err);
+void krc_store_entry_free(struct krc_store_entry *e);
+
+/* ---- retention and health -------------------------------------------------- */
+
+/* Delete restarts detected before now - max_age_seconds (0: no age limit)
+ * and the oldest beyond max_rows (0: no count limit), oldest first, `batch`
+ * rows per short transaction (so other connections wait at most one batch),
+ * together with their delivered or failed outbox rows. A restart with a
+ * pending notification is never deleted. Delivered/failed outbox rows of no
+ * restart (summaries) older than max_age go too. *ret_deleted (may be NULL)
+ * counts deleted restarts. */
+int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
+                    int64_t *ret_deleted, struct krc_error *err);
+
+/* Free the pages the connection caches (they are read again when needed),
+ * e.g. when its thread goes idle. Accepts NULL. */
+void krc_store_release_memory(struct krc_store *s);
+
+struct krc_store_stats {
+    int64_t restarts;
+    int64_t pending;
+    int64_t delivered;
+    int64_t failed;
+    int64_t oldest_detected_at; /* 0: empty */
+    int64_t db_bytes;           /* page_count * page_size */
+    int64_t wal_bytes;          /* size of the -wal file, 0 when none */
+};
+
+int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
+
+#endif

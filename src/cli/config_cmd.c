@@ -1,0 +1,283 @@
+#include "krc/cli/config_cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/clock.h"
+#include "krc/config/config.h"
+#include "krc/util/mem.h"
+
+#define EXIT_BAD 1
+#define EXIT_USAGE 2
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage:\n"
+                 "  krc config check FILE       validate a configuration file; every mistake is\n"
+                 "                              reported with its line and column (exit 1)\n"
+                 "  krc config print [--config FILE]\n"
+                 "                              the effective configuration (file, then\n"
+                 "                              environment), secrets redacted, as YAML\n"
+                 "  krc config keys             every key, its environment variable, flag and\n"
+                 "                              default, as a Markdown table\n");
+}
+
+/* YAML double-quoted scalar. */
+static void print_quoted(const char *s)
+{
+    putchar('"');
+    for (; s != NULL && *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            printf("\\%c", c);
+        } else if (c == '\n') {
+            fputs("\\n", stdout);
+        } else if (c < 0x20) {
+            printf("\\x%02x", c);
+        } else {
+            putchar(c);
+        }
+    }
+    putchar('"');
+}
+
+static void print_pattern_field(const char *key, const char *value)
+{
+    if (value != NULL) {
+        printf("    %s: ", key);
+        print_quoted(value);
+        putchar('\n');
+    }
+}
+
+static void print_value(const struct krc_config *cfg, const struct krc_config_option *o)
+{
+    const char *base = (const char *)cfg;
+
+    switch (o->type) {
+    case KRC_CONFIG_SECRET: {
+        const char *v = *(char *const *)(base + o->offset);
+        printf("%s: %s\n", o->key, v != NULL && v[0] != '\0' ? "\"[REDACTED]\"" : "\"\"");
+        break;
+    }
+    case KRC_CONFIG_STRING: {
+        printf("%s: ", o->key);
+        print_quoted(*(char *const *)(base + o->offset));
+        putchar('\n');
+        break;
+    }
+    case KRC_CONFIG_LIST: {
+        const char *v = *(char *const *)(base + o->offset);
+        if (v == NULL || v[0] == '\0') {
+            printf("%s: []\n", o->key);
+            break;
+        }
+        printf("%s:\n", o->key);
+        while (v != NULL && *v != '\0') {
+            const char *nl = strchr(v, '\n');
+            size_t len = nl ? (size_t)(nl - v) : strlen(v);
+            char *item = krc_strndup(v, len);
+            printf("  - ");
+            print_quoted(item);
+            putchar('\n');
+            krc_free(item);
+            v = nl ? nl + 1 : NULL;
+        }
+        break;
+    }
+    case KRC_CONFIG_INT:
+        printf("%s: %ld\n", o->key, *(const long *)(base + o->offset));
+        break;
+    case KRC_CONFIG_DURATION:
+        printf("%s: %lds\n", o->key, *(const long *)(base + o->offset));
+        break;
+    case KRC_CONFIG_BOOL:
+        printf("%s: %s\n", o->key, *(const int *)(base + o->offset) ? "true" : "false");
+        break;
+    case KRC_CONFIG_ROUTES:
+        if (cfg->n_routes == 0) {
+            printf("routes: []\n");
+            break;
+        }
+        printf("routes:\n");
+        for (size_t i = 0; i < cfg->n_routes; i++) {
+            const struct krc_route *r = &cfg->routes[i];
+            printf("  - # route %zu\n", i);
+            print_pattern_field("namespace", r->namespace);
+            print_pattern_field("pod", r->pod);
+            print_pattern_field("container", r->container);
+            if (r->webhook_url != NULL) {
+                printf("    webhookUrl: \"[REDACTED]\"\n");
+            }
+            print_pattern_field("channel", r->channel);
+        }
+        break;
+    case KRC_CONFIG_SILENCES:
+        if (cfg->n_silences == 0) {
+            printf("silences: []\n");
+            break;
+        }
+        printf("silences:\n");
+        for (size_t i = 0; i < cfg->n_silences; i++) {
+            const struct krc_silence *x = &cfg->silences[i];
+            printf("  - # silence %zu\n", i);
+            print_pattern_field("namespace", x->namespace);
+            print_pattern_field("pod", x->pod);
+            print_pattern_field("container", x->container);
+            if (x->start != 0) {
+                char t[32];
+                krc_clock_format_rfc3339(x->start, t, sizeof(t));
+                printf("    start: \"%s\"\n", t);
+            }
+            if (x->end != 0) {
+                char t[32];
+                krc_clock_format_rfc3339(x->end, t, sizeof(t));
+                printf("    end: \"%s\"\n", t);
+            }
+            if (x->daily_from != x->daily_to) {
+                printf("    daily: \"%02d:%02d-%02d:%02d\"\n", x->daily_from / 60,
+                       x->daily_from % 60, x->daily_to / 60, x->daily_to % 60);
+            }
+            print_pattern_field("reason", x->reason);
+        }
+        break;
+    }
+}
+
+static const char *type_name(enum krc_config_type t)
+{
+    switch (t) {
+    case KRC_CONFIG_STRING:
+        return "string";
+    case KRC_CONFIG_SECRET:
+        return "secret string";
+    case KRC_CONFIG_INT:
+        return "integer";
+    case KRC_CONFIG_DURATION:
+        return "duration";
+    case KRC_CONFIG_BOOL:
+        return "boolean";
+    case KRC_CONFIG_LIST:
+        return "list of strings";
+    case KRC_CONFIG_ROUTES:
+        return "list of routes";
+    case KRC_CONFIG_SILENCES:
+        return "list of silences";
+    }
+    return "?";
+}
+
+static int cmd_keys(void)
+{
+    printf("| key | environment | flag | type | default | meaning |\n"
+           "| --- | --- | --- | --- | --- | --- |\n");
+    for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+        printf("| `%s` | %s%s%s | %s%s%s | %s | %s%s%s | %s", o->key, o->env ? "`" : "",
+               o->env ? o->env : "-", o->env ? "`" : "", o->flag ? "`--" : "",
+               o->flag ? o->flag : "-", o->flag ? "`" : "", type_name(o->type),
+               o->default_value[0] ? "`" : "", o->default_value[0] ? o->default_value : "(empty)",
+               o->default_value[0] ? "`" : "", o->help);
+        if (o->allowed != NULL) {
+            printf(" (one of `%s`)", o->allowed);
+        }
+        if (o->type == KRC_CONFIG_INT || o->type == KRC_CONFIG_DURATION) {
+            printf(" (%ld to %ld%s)", o->min, o->max, o->type == KRC_CONFIG_DURATION ? " s" : "");
+        }
+        printf(" |\n");
+    }
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    struct krc_config cfg;
+    struct krc_error e;
+    char *errors = NULL;
+    int rc;
+
+    if (argc != 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    krc_config_init(&cfg);
+    krc_error_clear(&e);
+    rc = krc_config_load_file(&cfg, argv[1], &errors, &e);
+    if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0) {
+        char where[KRC_ERROR_MSG_MAX];
+        snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
+        krc_error_set(&e, rc, "%s", where);
+    }
+    krc_config_cleanup(&cfg);
+    if (rc < 0) {
+        fputs(errors != NULL ? errors : e.msg, stderr);
+        if (errors == NULL) {
+            fputc('\n', stderr);
+        }
+        krc_free(errors);
+        return EXIT_BAD;
+    }
+    printf("%s: ok\n", argv[1]);
+    return 0;
+}
+
+static int cmd_print(int argc, char **argv)
+{
+    struct krc_config cfg;
+    struct krc_error e;
+    const char *file = NULL;
+    int rc = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            file = argv[++i];
+        } else if (strncmp(argv[i], "--config=", 9) == 0) {
+            file = argv[i] + 9;
+        } else {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    krc_config_init(&cfg);
+    krc_error_clear(&e);
+    if (file != NULL) {
+        char *errors = NULL;
+        if (krc_config_load_file(&cfg, file, &errors, &e) < 0) {
+            fputs(errors != NULL ? errors : e.msg, stderr);
+            krc_free(errors);
+            krc_config_cleanup(&cfg);
+            return EXIT_BAD;
+        }
+    }
+    if (krc_config_load_env(&cfg, &e) < 0) {
+        fprintf(stderr, "%s\n", e.msg);
+        rc = EXIT_BAD;
+    } else {
+        printf("# effective configuration: defaults < %s < environment\n",
+               file != NULL ? file : "(no file)");
+        for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+            print_value(&cfg, o);
+        }
+    }
+    krc_config_cleanup(&cfg);
+    return rc;
+}
+
+int krc_config_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[1], "check") == 0) {
+        return cmd_check(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "print") == 0) {
+        return cmd_print(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "keys") == 0) {
+        return cmd_keys();
+    }
+    fprintf(stderr, "krc config: unknown subcommand \"%s\"\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,887 @@
+/* `krc history`: list and show recorded restarts (read-only). */
+#include "krc/cli/history.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/clock.h"
+#include "krc/config/config.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
+#include "krc/store/report_json.h"
+#include "krc/store/store.h"
+
+#define EXIT_USAGE 2
+#define PATH_MAX_LEN 4096
+#define CELL_MAX 256 /* bytes of one table cell */
+
+enum format { FMT_TABLE, FMT_JSON, FMT_TEXT };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE]\n"
+            "                   [--since DURATION] [--limit N] [--format table|json]\n"
+            "       krc history show ID [--db FILE] [--format text|json]\n"
+            "  List the restarts krc run recorded, newest first, or show one in full.\n"
+            "    --db FILE        database (default: $KRC_DB, else /var/lib/krc/krc.db in a\n"
+            "                     cluster, else $XDG_STATE_HOME or ~/.local/state/krc/krc.db)\n"
+            "    --namespace NS   only this namespace\n"
+            "    --pod NAME       only pods whose name starts with NAME\n"
+            "    --cause CODE     only this probable cause (oom_killed, app_error, ...)\n"
+            "    --since D        only restarts detected in the last D (90s, 10m, 2h, 1d)\n"
+            "    --limit N        at most N rows (default %d)\n"
+            "    --format F       table (default) or json; for show: text or json\n",
+            KRC_HISTORY_DEFAULT_LIMIT);
+}
+
+/* Terminal-safe copy of s (control characters removed; newlines kept when
+ * asked), at most max bytes. Returns a static-lifetime "" on failure. */
+static char *safe(const char *s, size_t max, int keep_newlines)
+{
+    struct krc_buf b;
+    char *out;
+
+    if (s == NULL) {
+        return NULL;
+    }
+    krc_buf_init(&b, max);
+    if (krc_report_json_sanitize(&b, s, strlen(s), keep_newlines) == KRC_ENOMEM) {
+        krc_buf_cleanup(&b);
+        return NULL;
+    }
+    out = krc_buf_take(&b);
+    krc_buf_cleanup(&b);
+    return out;
+}
+
+static void time_utc(int64_t t, char *out, size_t outsz)
+{
+    char ts[40];
+    if (t <= 0) {
+        snprintf(out, outsz, "-");
+        return;
+    }
+    krc_clock_format_rfc3339(t, ts, sizeof(ts));
+    /* "2026-12-02T17:30:05Z" -> "2026-12-02 17:30:05" */
+    if (strlen(ts) == 20) {
+        ts[10] = ' ';
+        ts[19] = '\0';
+    }
+    snprintf(out, outsz, "%s", ts);
+}
+
+static cJSON *json_str(const char *v)
+{
+    return v != NULL ? cJSON_CreateString(v) : cJSON_CreateNull();
+}
+
+static cJSON *json_time(int64_t t)
+{
+    char ts[40];
+    if (t <= 0) {
+        return cJSON_CreateNull();
+    }
+    krc_clock_format_rfc3339(t, ts, sizeof(ts));
+    return cJSON_CreateString(ts);
+}
+
+/* Add item to o under k; 0 on failure (item released). */
+static int put(cJSON *o, const char *k, cJSON *item)
+{
+    if (item == NULL) {
+        return 0;
+    }
+    if (!cJSON_AddItemToObject(o, k, item)) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    return 1;
+}
+
+static cJSON *row_json(const struct krc_store_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *w;
+    int ok = o != NULL;
+
+    ok = ok && put(o, "id", cJSON_CreateNumber((double)r->id));
+    ok = ok && put(o, "time", json_time(r->detected_at));
+    ok = ok && put(o, "detected_at", cJSON_CreateNumber((double)r->detected_at));
+    ok = ok && put(o, "namespace", json_str(r->namespace));
+    ok = ok && put(o, "pod", json_str(r->pod));
+    ok = ok && put(o, "pod_uid", json_str(r->pod_uid));
+    ok = ok && put(o, "container", json_str(r->container));
+    ok = ok && put(o, "restart_count", cJSON_CreateNumber(r->restart_count));
+    w = ok ? cJSON_CreateObject() : NULL;
+    ok = ok && put(o, "workload", w);
+    ok = ok && put(w, "kind", json_str(r->workload_kind));
+    ok = ok && put(w, "name", json_str(r->workload_name));
+    ok = ok && put(o, "node", json_str(r->node));
+    ok = ok && put(o, "exit_code",
+                   r->has_exit_code ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
+    ok = ok && put(o, "signal", json_str(krc_signal_name(r->signal)));
+    ok = ok && put(o, "reason", json_str(r->reason));
+    ok = ok && put(o, "cause", json_str(r->cause));
+    ok = ok && put(o, "confidence", json_str(r->confidence));
+    ok = ok && put(o, "summary", json_str(r->summary));
+    ok = ok && put(o, "started_at", json_time(r->started_at));
+    ok = ok && put(o, "finished_at", json_time(r->finished_at));
+    ok = ok && put(o, "decision", json_str(r->decision));
+    ok = ok && put(o, "delivery", json_str(r->delivery));
+    ok = ok && put(o, "attempts", cJSON_CreateNumber(r->attempts));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- list ------------------------------------------------------------------------- */
+
+#define N_COLS 9
+
+struct table {
+    char **cells; /* N_COLS per row */
+    size_t rows;
+    size_t cap;
+    cJSON *json; /* FMT_JSON: the array */
+    enum format fmt;
+    int oom;
+};
+
+static int collect_row(const struct krc_store_row *r, void *ud)
+{
+    struct table *t = ud;
+    char buf[N_COLS][CELL_MAX];
+    char ts[40];
+
+    if (t->fmt == FMT_JSON) {
+        cJSON *o = row_json(r);
+        if (o == NULL || !cJSON_AddItemToArray(t->json, o)) {
+            cJSON_Delete(o);
+            t->oom = 1;
+            return 1;
+        }
+        return 0;
+    }
+    if (t->rows == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        char **nc = krc_realloc(t->cells, ncap * N_COLS * sizeof(char *));
+        if (nc == NULL) {
+            t->oom = 1;
+            return 1;
+        }
+        t->cells = nc;
+        t->cap = ncap;
+    }
+    time_utc(r->detected_at, ts, sizeof(ts));
+    snprintf(buf[0], CELL_MAX, "%lld", (long long)r->id);
+    snprintf(buf[1], CELL_MAX, "%s", ts);
+    snprintf(buf[2], CELL_MAX, "%s/%s", r->namespace ? r->namespace : "?", r->pod ? r->pod : "?");
+    snprintf(buf[3], CELL_MAX, "%s", r->container ? r->container : "-");
+    snprintf(buf[4], CELL_MAX, "%d", r->restart_count);
+    if (r->has_exit_code && krc_signal_name(r->signal) != NULL) {
+        snprintf(buf[5], CELL_MAX, "%d (%s)", r->exit_code, krc_signal_name(r->signal));
+    } else if (r->has_exit_code) {
+        snprintf(buf[5], CELL_MAX, "%d", r->exit_code);
+    } else {
+        snprintf(buf[5], CELL_MAX, "-");
+    }
+    snprintf(buf[6], CELL_MAX, "%s", r->cause ? r->cause : "-");
+    snprintf(buf[7], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
+    if (r->delivery == NULL) {
+        snprintf(buf[8], CELL_MAX, "%s", r->decision ? r->decision : "-");
+    } else if (strcmp(r->delivery, "delivered") == 0) {
+        snprintf(buf[8], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
+    } else {
+        snprintf(buf[8], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
+                 r->delivery, r->attempts, r->attempts == 1 ? "" : "s");
+    }
+    for (int i = 0; i < N_COLS; i++) {
+        char *c = safe(buf[i], CELL_MAX, 0);
+        if (c == NULL) {
+            for (int j = 0; j < i; j++) {
+                krc_free(t->cells[t->rows * N_COLS + (size_t)j]);
+            }
+            t->oom = 1;
+            return 1;
+        }
+        t->cells[t->rows * N_COLS + (size_t)i] = c;
+    }
+    t->rows++;
+    return 0;
+}
+
+/* Display width of UTF-8 text (code points; good enough for names). */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+    for (; *s != '\0'; s++) {
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    }
+    return w;
+}
+
+static void print_table(const struct table *t)
+{
+    static const char *const head[N_COLS] = {"ID",        "TIME (UTC)", "NAMESPACE/POD",
+                                             "CONTAINER", "RESTARTS",   "EXIT",
+                                             "CAUSE",     "CONFIDENCE", "DECISION/DELIVERY"};
+    size_t w[N_COLS];
+
+    for (int i = 0; i < N_COLS; i++) {
+        w[i] = strlen(head[i]);
+        for (size_t r = 0; r < t->rows; r++) {
+            size_t cw = width(t->cells[r * N_COLS + (size_t)i]);
+            w[i] = cw > w[i] ? cw : w[i];
+        }
+    }
+    for (size_t r = 0; r <= t->rows; r++) {
+        for (int i = 0; i < N_COLS; i++) {
+            const char *c = r == 0 ? head[i] : t->cells[(r - 1) * N_COLS + (size_t)i];
+            if (i == N_COLS - 1) {
+                printf("%s\n", c);
+            } else {
+                printf("%s%*s", c, (int)(w[i] - width(c) + 2), "");
+            }
+        }
+    }
+}
+
+/* ---- show ------------------------------------------------------------------------- */
+
+static void print_field(const char *label, const char *v)
+{
+    char *s = safe(v, KRC_REPORT_JSON_TEXT_MAX, 0);
+    if (s != NULL && s[0] != '\0') {
+        printf("%-12s%s\n", label, s);
+    }
+    krc_free(s);
+}
+
+/* Indented block of (possibly multi-line) text. */
+static void print_block(const char *indent, const char *text, size_t max)
+{
+    char *s = safe(text, max, 1);
+    const char *p = s;
+
+    while (p != NULL && *p != '\0') {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("%s%.*s\n", indent, len, p);
+        p = nl ? nl + 1 : NULL;
+    }
+    krc_free(s);
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Slack mrkdwn entities back to characters, for a terminal. */
+static char *unescape_mrkdwn(const char *s)
+{
+    struct krc_buf b;
+    char *out;
+
+    krc_buf_init(&b, strlen(s) + 1);
+    for (const char *p = s; *p != '\0'; p++) {
+        int rc;
+        if (strncmp(p, "&amp;", 5) == 0) {
+            rc = krc_buf_append_char(&b, '&');
+            p += 4;
+        } else if (strncmp(p, "&lt;", 4) == 0) {
+            rc = krc_buf_append_char(&b, '<');
+            p += 3;
+        } else if (strncmp(p, "&gt;", 4) == 0) {
+            rc = krc_buf_append_char(&b, '>');
+            p += 3;
+        } else {
+            rc = krc_buf_append_char(&b, *p);
+        }
+        if (rc < 0) {
+            krc_buf_cleanup(&b);
+            return NULL;
+        }
+    }
+    out = krc_buf_take(&b);
+    krc_buf_cleanup(&b);
+    return out;
+}
+
+/* The alert text: the stored message, else the "text" of the first
+ * notification body. */
+static void print_message(const struct krc_store_entry *e)
+{
+    const char *text = e->message;
+    cJSON *body = NULL;
+    char *plain;
+
+    if (text == NULL && e->n_messages > 0 && e->messages[0].body != NULL) {
+        body = cJSON_Parse(e->messages[0].body);
+        text = jstr(body, "text");
+    }
+    if (text != NULL && (plain = unescape_mrkdwn(text)) != NULL) {
+        printf("\nMessage (as sent to Slack):\n");
+        print_block("  ", plain, 64 * 1024);
+        krc_free(plain);
+    }
+    cJSON_Delete(body);
+}
+
+static void print_strings(const char *title, const cJSON *a, const char *bullet)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(a) == 0) {
+        return;
+    }
+    printf("%s\n", title);
+    cJSON_ArrayForEach(it, a)
+    {
+        if (cJSON_IsString(it)) {
+            print_block(bullet, it->valuestring, 4096);
+        }
+    }
+}
+
+static void print_report(const cJSON *rep)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
+    const cJSON *a;
+    const cJSON *it;
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(rep, "node");
+    const cJSON *log = cJSON_GetObjectItemCaseSensitive(rep, "log");
+    char line[1024];
+
+    a = cJSON_GetObjectItemCaseSensitive(d, "evidence");
+    if (cJSON_GetArraySize(a) > 0) {
+        printf("\nEvidence:\n");
+        cJSON_ArrayForEach(it, a)
+        {
+            if (cJSON_IsString(it)) {
+                print_block("  - ", it->valuestring, 4096);
+            }
+        }
+    }
+    print_strings("\nNot checked:", cJSON_GetObjectItemCaseSensitive(d, "unchecked"), "  - ");
+    a = cJSON_GetObjectItemCaseSensitive(rep, "containers");
+    if (cJSON_GetArraySize(a) > 0) {
+        printf("\nContainers:\n");
+        cJSON_ArrayForEach(it, a)
+        {
+            const cJSON *last = cJSON_GetObjectItemCaseSensitive(it, "last");
+            int n = snprintf(
+                line, sizeof(line), "%s%s: %s, %d restarts, %s%s%s",
+                jstr(it, "name") ? jstr(it, "name") : "?",
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "is_init")) ? " (init)" : "",
+                jstr(it, "image") ? jstr(it, "image") : "?", (int)jnum(it, "restart_count"),
+                jstr(it, "state") ? jstr(it, "state") : "unknown",
+                jstr(it, "state_reason") ? " " : "",
+                jstr(it, "state_reason") ? jstr(it, "state_reason") : "");
+            if (cJSON_IsObject(last) && n > 0 && (size_t)n < sizeof(line)) {
+                snprintf(line + n, sizeof(line) - (size_t)n, "; last exit %d%s%s",
+                         (int)jnum(last, "exit_code"), jstr(last, "reason") ? " " : "",
+                         jstr(last, "reason") ? jstr(last, "reason") : "");
+            }
+            print_block("  ", line, sizeof(line));
+            if (jstr(it, "state_message") != NULL) {
+                print_block("      ", jstr(it, "state_message"), 4096);
+            }
+            if (cJSON_IsObject(last) && jstr(last, "message") != NULL) {
+                print_block("      last message: ", jstr(last, "message"), 4096);
+            }
+        }
+    }
+    a = cJSON_GetObjectItemCaseSensitive(rep, "events");
+    if (cJSON_GetArraySize(a) > 0) {
+        printf("\nEvents:\n");
+        cJSON_ArrayForEach(it, a)
+        {
+            const char *last = jstr(it, "last");
+            snprintf(line, sizeof(line), "%s %s %s (x%d): %s", last ? last : "-",
+                     jstr(it, "type") ? jstr(it, "type") : "?",
+                     jstr(it, "reason") ? jstr(it, "reason") : "?", (int)jnum(it, "count"),
+                     jstr(it, "message") ? jstr(it, "message") : "");
+            print_block("  ", line, sizeof(line));
+        }
+    }
+    if (cJSON_IsObject(node)) {
+        printf("\nNode %s:", jstr(node, "name") ? jstr(node, "name") : "?");
+        if (jstr(node, "kubelet_version") != NULL) {
+            printf(" kubelet %s", jstr(node, "kubelet_version"));
+        }
+        printf("\n");
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "conditions"))
+        {
+            snprintf(line, sizeof(line), "%s=%s %s %s", jstr(it, "type") ? jstr(it, "type") : "?",
+                     jstr(it, "status") ? jstr(it, "status") : "?",
+                     jstr(it, "reason") ? jstr(it, "reason") : "",
+                     jstr(it, "message") ? jstr(it, "message") : "");
+            print_block("  ", line, sizeof(line));
+        }
+    }
+    a = cJSON_GetObjectItemCaseSensitive(rep, "notes");
+    if (cJSON_GetArraySize(a) > 0) {
+        printf("\nCollection notes:\n");
+        cJSON_ArrayForEach(it, a)
+        {
+            if (cJSON_IsString(it)) {
+                print_block("  - ", it->valuestring, 4096);
+            }
+        }
+    }
+    if (cJSON_IsObject(log)) {
+        const char *text = jstr(log, "text");
+        if (text != NULL) {
+            double omitted = jnum(log, "omitted_bytes");
+            printf("\nPrevious log of %s (%.0f bytes%s%s):\n",
+                   jstr(log, "container") ? jstr(log, "container") : "?", jnum(log, "bytes"),
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "truncated"))
+                       ? ", cut by the collector"
+                       : "",
+                   omitted > 0 ? ", earlier part not stored" : "");
+            const cJSON *cut = cJSON_GetObjectItemCaseSensitive(log, "cut");
+            if (cJSON_IsObject(cut) && jstr(cut, "note") != NULL) {
+                printf("  (%s)\n", jstr(cut, "note"));
+            }
+            print_block("  | ", text, KRC_REPORT_JSON_LOG_MAX + 1024);
+        } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "empty"))) {
+            printf("\nPrevious log: empty\n");
+        } else {
+            printf("\nPrevious log: not captured\n");
+        }
+    }
+}
+
+static void print_delivery(const struct krc_store_entry *e)
+{
+    char t1[40];
+    char t2[40];
+
+    if (e->n_messages == 0) {
+        printf("\nDelivery:   nothing to send (decision %s)\n",
+               e->row.decision ? e->row.decision : "-");
+        return;
+    }
+    printf("\nDelivery:\n");
+    for (size_t i = 0; i < e->n_messages; i++) {
+        const struct krc_store_message *m = &e->messages[i];
+        char line[1024];
+        time_utc(m->created_at, t1, sizeof(t1));
+        time_utc(m->delivered_at, t2, sizeof(t2));
+        snprintf(line, sizeof(line), "#%lld %s to %s%s%s: %s, %d attempt%s, queued %s%s%s%s%s",
+                 (long long)m->id, krc_store_kind_name(m->kind), m->destination,
+                 m->channel ? " channel " : "", m->channel ? m->channel : "",
+                 krc_store_state_name(m->state), m->attempts, m->attempts == 1 ? "" : "s", t1,
+                 m->delivered_at > 0 ? ", delivered " : "", m->delivered_at > 0 ? t2 : "",
+                 m->slack_ts ? ", ts " : "", m->slack_ts ? m->slack_ts : "");
+        print_block("  ", line, sizeof(line));
+        if (m->last_error != NULL) {
+            print_block("      last error: ", m->last_error, 1024);
+        }
+    }
+}
+
+/* The next step and the commands, from the stored diagnosis (restarts
+ * recorded before issue 11 have none). */
+static void print_next_step(const cJSON *rep)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
+
+    print_field("Next step:", jstr(d, "next_step"));
+    print_strings("Commands:", cJSON_GetObjectItemCaseSensitive(d, "commands"), "  $ ");
+}
+
+static void print_show_text(const struct krc_store_entry *e)
+{
+    const struct krc_store_row *r = &e->row;
+    cJSON *rep = e->report_json != NULL ? cJSON_Parse(e->report_json) : NULL;
+    char line[1024];
+    char t1[40];
+    char t2[40];
+
+    snprintf(line, sizeof(line), "%s/%s container %s, restart %d", r->namespace, r->pod,
+             r->container, r->restart_count);
+    printf("Restart #%lld\n", (long long)r->id);
+    print_field("Pod:", line);
+    print_field("Pod UID:", r->pod_uid);
+    if (r->workload_kind != NULL && r->workload_name != NULL) {
+        snprintf(line, sizeof(line), "%s %s", r->workload_kind, r->workload_name);
+        print_field("Workload:", line);
+    }
+    print_field("Node:", r->node);
+    time_utc(r->detected_at, t1, sizeof(t1));
+    snprintf(line, sizeof(line), "%s UTC", t1);
+    print_field("Detected:", line);
+    time_utc(r->started_at, t1, sizeof(t1));
+    time_utc(r->finished_at, t2, sizeof(t2));
+    if (r->has_exit_code) {
+        const char *sig = krc_signal_name(r->signal);
+        snprintf(line, sizeof(line), "code %d%s%s%s, reason %s, ran %s .. %s UTC", r->exit_code,
+                 sig ? " (" : "", sig ? sig : "", sig ? ")" : "", r->reason ? r->reason : "-", t1,
+                 t2);
+    } else {
+        snprintf(line, sizeof(line), "unknown");
+    }
+    print_field("Last exit:", line);
+    if (r->confidence != NULL && r->cause != NULL) {
+        snprintf(line, sizeof(line), "%s (confidence: %s)", r->cause, r->confidence);
+        print_field("Cause:", line);
+    } else {
+        print_field("Cause:", r->cause);
+    }
+    print_field("Summary:", r->summary);
+    print_next_step(rep);
+    print_field("Decision:", r->decision);
+    print_message(e);
+    if (rep != NULL) {
+        print_report(rep);
+    } else if (e->report_json != NULL) {
+        printf("\n(the stored diagnostics are not valid JSON)\n");
+    } else {
+        printf("\n(no diagnostics were stored for this restart)\n");
+    }
+    print_delivery(e);
+    cJSON_Delete(rep);
+}
+
+/* Parsed JSON text, or the text itself when it is not JSON. */
+static cJSON *json_doc(const char *text)
+{
+    cJSON *v;
+    if (text == NULL) {
+        return cJSON_CreateNull();
+    }
+    v = cJSON_Parse(text);
+    return v != NULL ? v : cJSON_CreateString(text);
+}
+
+static int print_show_json(const struct krc_store_entry *e)
+{
+    cJSON *o = row_json(&e->row);
+    cJSON *msgs = NULL;
+    char *text;
+    int ok = o != NULL;
+
+    ok = ok && put(o, "message", json_str(e->message));
+    ok = ok && put(o, "report", json_doc(e->report_json));
+    msgs = ok ? cJSON_CreateArray() : NULL;
+    ok = ok && put(o, "notifications", msgs);
+    for (size_t i = 0; ok && i < e->n_messages; i++) {
+        const struct krc_store_message *m = &e->messages[i];
+        cJSON *n = cJSON_CreateObject();
+        ok = n != NULL && cJSON_AddItemToArray(msgs, n);
+        if (!ok) {
+            cJSON_Delete(n);
+            break;
+        }
+        ok = ok && put(n, "id", cJSON_CreateNumber((double)m->id));
+        ok = ok && put(n, "kind", json_str(krc_store_kind_name(m->kind)));
+        ok = ok && put(n, "destination", json_str(m->destination));
+        ok = ok && put(n, "channel", json_str(m->channel));
+        ok = ok && put(n, "thread_key", json_str(m->thread_key));
+        ok = ok && put(n, "state", json_str(krc_store_state_name(m->state)));
+        ok = ok && put(n, "attempts", cJSON_CreateNumber(m->attempts));
+        ok = ok && put(n, "last_error", json_str(m->last_error));
+        ok = ok && put(n, "created_at", json_time(m->created_at));
+        ok = ok && put(n, "updated_at", json_time(m->updated_at));
+        ok = ok && put(n, "delivered_at", json_time(m->delivered_at));
+        ok = ok && put(n, "slack_ts", json_str(m->slack_ts));
+        ok = ok && put(n, "body", json_doc(m->body));
+        ok = ok && put(n, "fallback", json_doc(m->fallback));
+    }
+    text = ok ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    if (text == NULL) {
+        fprintf(stderr, "krc history: out of memory\n");
+        return 1;
+    }
+    printf("%s\n", text);
+    cJSON_free(text);
+    return 0;
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+static int open_db(const char *db, struct krc_store **ret)
+{
+    char path[PATH_MAX_LEN];
+    struct krc_error err;
+    int rc;
+
+    krc_error_clear(&err);
+    if (db == NULL) {
+        db = getenv("KRC_DB");
+    }
+    if (db == NULL || db[0] == '\0') {
+        if (krc_store_default_path(path, sizeof(path), &err) < 0) {
+            fprintf(stderr, "krc history: %s\n", err.msg);
+            return 1;
+        }
+        db = path;
+    }
+    rc = krc_store_open(db, KRC_STORE_READONLY, ret, &err);
+    if (rc == KRC_ENOTFOUND) {
+        fprintf(stderr, "krc history: no history at %s: krc run has not recorded anything yet\n",
+                db);
+        return 1;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "krc history: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_long(const char *opt, const char *v, long min, long max, long *ret)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < min || n > max) {
+        fprintf(stderr, "krc history: %s must be a number from %ld to %ld, not '%s'\n", opt, min,
+                max, v);
+        return EXIT_USAGE;
+    }
+    *ret = n;
+    return 0;
+}
+
+static int finish(int status)
+{
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "krc history: cannot write the output: %s\n", KRC_ERRNO_STR(errno));
+        return 1;
+    }
+    return status;
+}
+
+static int run_show(const char *db, const char *id_text, enum format fmt)
+{
+    struct krc_store *s = NULL;
+    struct krc_store_entry *e = NULL;
+    struct krc_error err;
+    long id;
+    int status;
+
+    if (parse_long("ID", id_text, 1, LONG_MAX, &id) != 0) {
+        return EXIT_USAGE;
+    }
+    if ((status = open_db(db, &s)) != 0) {
+        return status;
+    }
+    krc_error_clear(&err);
+    if (krc_store_get(s, id, &e, &err) < 0) {
+        fprintf(stderr, "krc history: %s\n", err.msg);
+        krc_store_close(s);
+        return 1;
+    }
+    if (fmt == FMT_JSON) {
+        status = print_show_json(e);
+    } else {
+        print_show_text(e);
+        status = 0;
+    }
+    krc_store_entry_free(e);
+    krc_store_close(s);
+    return finish(status);
+}
+
+static int run_list(const char *db, const struct krc_store_filter *f, enum format fmt)
+{
+    struct krc_store *s = NULL;
+    struct krc_error err;
+    struct table t;
+    int status;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    t.fmt = fmt;
+    if ((status = open_db(db, &s)) != 0) {
+        return status;
+    }
+    if (fmt == FMT_JSON && (t.json = cJSON_CreateArray()) == NULL) {
+        krc_store_close(s);
+        fprintf(stderr, "krc history: out of memory\n");
+        return 1;
+    }
+    krc_error_clear(&err);
+    rc = krc_store_list(s, f, collect_row, &t, &err);
+    krc_store_close(s);
+    if (t.oom) {
+        fprintf(stderr, "krc history: out of memory\n");
+        status = 1;
+    } else if (rc < 0) {
+        fprintf(stderr, "krc history: %s\n", err.msg);
+        status = 1;
+    } else if (fmt == FMT_JSON) {
+        char *text = cJSON_Print(t.json);
+        if (text == NULL) {
+            fprintf(stderr, "krc history: out of memory\n");
+            status = 1;
+        } else {
+            printf("%s\n", text);
+            cJSON_free(text);
+        }
+    } else if (t.rows == 0) {
+        printf("no restarts recorded%s\n",
+               f->namespace || f->pod || f->cause || f->since ? " that match" : "");
+    } else {
+        print_table(&t);
+    }
+    for (size_t i = 0; i < t.rows * N_COLS; i++) {
+        krc_free(t.cells[i]);
+    }
+    krc_free(t.cells);
+    cJSON_Delete(t.json);
+    return finish(status);
+}
+
+int krc_history_main(int argc, char **argv)
+{
+    static const char *const opts[] = {"--db",    "--namespace", "--pod",   "--cause",
+                                       "--since", "--limit",     "--format"};
+    enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
+    const char *val[N_OPTS] = {0};
+    const char *show_id = NULL;
+    int show = 0;
+    struct krc_store_filter f;
+    enum format fmt;
+    long n;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *eq;
+        size_t nl;
+        int k;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            if (!show && strcmp(a, "show") == 0 && show_id == NULL) {
+                show = 1;
+            } else if (show && show_id == NULL) {
+                show_id = a;
+            } else {
+                fprintf(stderr, "krc history: unexpected argument '%s'\n", a);
+                usage(stderr);
+                return EXIT_USAGE;
+            }
+            continue;
+        }
+        eq = strchr(a, '=');
+        nl = eq ? (size_t)(eq - a) : strlen(a);
+        for (k = 0; k < N_OPTS; k++) {
+            if (strlen(opts[k]) == nl && strncmp(a, opts[k], nl) == 0) {
+                break;
+            }
+        }
+        if (k == N_OPTS) {
+            fprintf(stderr, "krc history: unknown option '%s'\n", a);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        if (val[k] != NULL) {
+            fprintf(stderr, "krc history: %s given twice\n", opts[k]);
+            return EXIT_USAGE;
+        }
+        if (eq != NULL) {
+            val[k] = eq + 1;
+        } else if (i + 1 < argc) {
+            val[k] = argv[++i];
+        } else {
+            fprintf(stderr, "krc history: %s needs a value\n", opts[k]);
+            return EXIT_USAGE;
+        }
+        if (val[k][0] == '\0') {
+            fprintf(stderr, "krc history: %s needs a non-empty value\n", opts[k]);
+            return EXIT_USAGE;
+        }
+    }
+
+    fmt = show ? FMT_TEXT : FMT_TABLE;
+    if (val[6] != NULL) {
+        if (strcmp(val[6], "json") == 0) {
+            fmt = FMT_JSON;
+        } else if (!show && strcmp(val[6], "table") == 0) {
+            fmt = FMT_TABLE;
+        } else if (show && strcmp(val[6], "text") == 0) {
+            fmt = FMT_TEXT;
+        } else {
+            fprintf(stderr, "krc history: --format must be %s or json, not '%s'\n",
+                    show ? "text" : "table", val[6]);
+            return EXIT_USAGE;
+        }
+    }
+    if (show) {
+        for (int k = 1; k <= 5; k++) {
+            if (val[k] != NULL) {
+                fprintf(stderr, "krc history show: %s applies to the list only\n", opts[k]);
+                return EXIT_USAGE;
+            }
+        }
+        if (show_id == NULL) {
+            fprintf(stderr, "krc history show: which ID? (the first column of krc history)\n");
+            return EXIT_USAGE;
+        }
+        return run_show(val[0], show_id, fmt);
+    }
+
+    memset(&f, 0, sizeof(f));
+    f.namespace = val[1];
+    f.pod = val[2];
+    f.limit = KRC_HISTORY_DEFAULT_LIMIT;
+    if (val[3] != NULL) {
+        enum krc_cause c;
+        if (krc_cause_parse(val[3], &c) < 0) {
+            fprintf(stderr, "krc history: --cause '%s' is not a cause code; one of:", val[3]);
+            for (int i = 0; i < KRC_CAUSE_COUNT; i++) {
+                fprintf(stderr, " %s", krc_cause_name((enum krc_cause)i));
+            }
+            fprintf(stderr, "\n");
+            return EXIT_USAGE;
+        }
+        f.cause = krc_cause_name(c);
+    }
+    if (val[4] != NULL) {
+        long secs;
+        if (krc_config_parse_duration(val[4], &secs) < 0 || secs <= 0) {
+            fprintf(stderr,
+                    "krc history: --since '%s' is not a duration such as 90s, 10m, 2h, 1d or "
+                    "1h30m\n",
+                    val[4]);
+            return EXIT_USAGE;
+        }
+        f.since = krc_clock_now() - secs;
+        if (f.since <= 0) {
+            f.since = 1;
+        }
+    }
+    if (val[5] != NULL) {
+        if (parse_long("--limit", val[5], 1, 1000000, &n) != 0) {
+            return EXIT_USAGE;
+        }
+        f.limit = n;
+    }
+    return run_list(val[0], &f, fmt);
+}

@@ -1,0 +1,128 @@
+/* krc: command line entry point. argv/env, wiring, exit codes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "krc/config/config.h"
+#include "krc/cli/config_cmd.h"
+#include "krc/daemon/daemon.h"
+#include "krc/util/error.h"
+#include "krc/cli/explain.h"
+#include "krc/util/gnutls_noinit.h"
+#include "krc/cli/history.h"
+#include "krc/util/http.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "krc - Kubernetes pod restart diagnostics collector\n"
+            "\n"
+            "Usage:\n"
+            "  krc run [--kubeconfig FILE] [--context NAME] [--config FILE] [OPTIONS]\n"
+            "      Watch pods and report every container restart.\n"
+            "  krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
+            "              [--container NAME] [--format text|json|slack]\n"
+            "      Explain a restart offline from saved kubectl output (--pod - reads stdin).\n"
+            "  krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE] [--since 2h]\n"
+            "              [--limit N] [--format table|json]\n"
+            "  krc history show ID [--db FILE] [--format text|json]\n"
+            "      The recorded restarts (default database: $KRC_DB, else the default path).\n"
+            "  krc config check FILE | print [--config FILE] | keys\n"
+            "      Validate a configuration file; show the effective configuration.\n"
+            "  krc version\n"
+            "  krc help\n"
+            "\n"
+            "With no --kubeconfig, $KUBECONFIG is used, then the in-cluster service account\n"
+            "(KUBERNETES_SERVICE_HOST/PORT), then ~/.kube/config.\n"
+            "\n"
+            "Options of krc run (each also settable in the --config file and by environment):\n");
+    for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+        char flag[64];
+        if (o->flag != NULL) {
+            snprintf(flag, sizeof(flag), "--%s", o->flag);
+        } else {
+            snprintf(flag, sizeof(flag), "(no flag)");
+        }
+        fprintf(out, "  %-38s %s\n      config key %s, environment %s, default \"%s\"\n", flag,
+                o->help, o->key, o->env ? o->env : "-",
+                o->type == KRC_CONFIG_SECRET ? "" : o->default_value);
+    }
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct krc_config cfg;
+    struct krc_error e;
+    char *errors = NULL;
+    enum krc_log_level level = KRC_LOG_INFO;
+    enum krc_log_format format = KRC_LOG_TEXT;
+    int rc;
+
+    krc_config_init(&cfg);
+    krc_error_clear(&e);
+    rc = krc_config_from_args(&cfg, argc, argv, &errors, &e);
+    if (rc != 0) {
+        if (rc == 1) {
+            usage(stdout);
+        } else {
+            fputs(errors != NULL ? errors : e.msg, stderr);
+        }
+        krc_free(errors);
+        krc_config_cleanup(&cfg);
+        return rc == 1 ? 0 : EXIT_USAGE;
+    }
+    krc_log_parse_level(cfg.log_level, &level);
+    krc_log_parse_format(cfg.log_format, &format);
+    krc_log_setup(level, format, STDERR_FILENO);
+    if (cfg.slack_webhook_url != NULL && cfg.slack_webhook_url[0] != '\0') {
+        krc_log_add_secret(cfg.slack_webhook_url);
+    }
+    KRC_DEBUG("GnuTLS (loaded by libcurl and libmicrohttpd, unused) left uninitialised: "
+              "%d load-time initialisation(s) skipped",
+              krc_gnutls_noinit_skipped());
+    krc_error_clear(&e);
+    if (krc_http_global_init(&e) < 0) {
+        krc_log(KRC_LOG_ERROR, "%s", e.msg);
+        krc_config_cleanup(&cfg);
+        return 1;
+    }
+    rc = krc_daemon_run(&cfg);
+    krc_http_global_cleanup();
+    krc_config_cleanup(&cfg);
+    krc_log_clear_secrets();
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "help";
+
+    if (strcmp(cmd, "run") == 0) {
+        return cmd_run(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "config") == 0) {
+        return krc_config_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "history") == 0) {
+        return krc_history_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "explain") == 0) {
+        return krc_explain_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("krc %s\n", KRC_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "krc: unknown command \"%s\"\n\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

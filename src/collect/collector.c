@@ -1,0 +1,405 @@
+#include "krc/collect/collector.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/http.h"
+#include "krc/kube/kube_parse.h"
+#include "krc/util/log.h"
+#include "krc/util/logtail.h"
+#include "krc/util/mem.h"
+
+#define JSON_MAX (8 * 1024 * 1024)
+#define PATH_MAX_LEN 4096
+
+enum { REQ_EVENTS, REQ_NODE, REQ_NODE_EVENTS, REQ_LOGS, REQ_COUNT };
+
+void krc_collector_options_defaults(struct krc_collector_options *o)
+{
+    o->tail_lines = 50;
+    o->limit_bytes = 64 * 1024;
+    o->transfer_limit_bytes = 4 * 1024 * 1024;
+    o->timestamps = 1;
+    o->fetch_logs = 1;
+    o->fetch_events = 1;
+    o->fetch_node = 1;
+}
+
+/* Minimal identity from the restart record. */
+static int fill_identity(const struct krc_restart *r, struct krc_report *rep)
+{
+    struct krc_report_container *c;
+
+    rep->namespace = krc_strdup(r->namespace);
+    rep->name = krc_strdup(r->pod);
+    rep->uid = krc_strdup(r->uid);
+    rep->node_name = r->node != NULL ? krc_strdup(r->node) : NULL;
+    rep->slack_channel = r->slack_channel != NULL ? krc_strdup(r->slack_channel) : NULL;
+    c = krc_report_add_container(rep);
+    if (rep->namespace == NULL || rep->name == NULL || rep->uid == NULL || c == NULL ||
+        (r->node != NULL && rep->node_name == NULL) ||
+        (r->slack_channel != NULL && rep->slack_channel == NULL)) {
+        return KRC_ENOMEM;
+    }
+    c->name = krc_strdup(r->container);
+    if (c->name == NULL) {
+        return KRC_ENOMEM;
+    }
+    c->is_init = r->is_init;
+    c->is_sidecar = r->is_sidecar;
+    c->has_status = 1;
+    c->restart_count = r->restart_count;
+    if (r->has_exit_code) {
+        c->last.present = 1;
+        c->last.exit_code = r->exit_code;
+        c->last.signal = r->signal;
+        c->last.started_at = r->started_at;
+        c->last.finished_at = r->finished_at;
+        if (r->reason != NULL && (c->last.reason = krc_strdup(r->reason)) == NULL) {
+            return KRC_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int krc_collect_minimal(const struct krc_restart *r, struct krc_report *rep, struct krc_error *err)
+{
+    struct krc_error pe;
+
+    krc_error_clear(&pe);
+    if (r->pod_json != NULL && krc_kube_parse_pod(r->pod_json, r->pod_json_len, rep, &pe) == 0) {
+        return 0;
+    }
+    krc_report_clear_pod(rep);
+    if (fill_identity(r, rep) < 0) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory building a report");
+    }
+    return 0;
+}
+
+/* The previous log's streamed body goes through a bounded tail. */
+struct log_sink {
+    struct krc_logtail tail;
+    int nomem;
+    int over; /* stopped at the transfer cap */
+};
+
+/* Keep the last `keep` bytes, read at most `cap` (raised to keep); returns
+ * the cap used, to ask for limitBytes = cap + 1. */
+static long sink_init(struct log_sink *s, size_t keep, long cap)
+{
+    if (cap < (long)keep) {
+        cap = (long)keep;
+    }
+    memset(s, 0, sizeof(*s));
+    krc_logtail_init(&s->tail, keep, (uint64_t)cap);
+    return cap;
+}
+
+static int log_on_data(const char *data, size_t len, void *ud)
+{
+    struct log_sink *s = ud;
+    int rc = krc_logtail_feed(&s->tail, data, len);
+
+    if (rc < 0) {
+        s->nomem = 1;
+        return 1;
+    }
+    if (rc == 1) {
+        s->over = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Keep what the tail holds as the report's log, with what was cut. A 2xx
+ * body is always streamed to log_on_data (on_data set), never collected. */
+static int store_log(struct log_sink *s, struct krc_report *rep, const char *container,
+                     struct krc_error *err)
+{
+    unsigned char *data = NULL;
+    size_t len = 0;
+    struct krc_logtail_cut cut;
+    int rc;
+
+    if (s->nomem) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
+    }
+    krc_logtail_finish(&s->tail, &data, &len, &cut);
+    rc = krc_report_take_log(rep, container, data, len, err);
+    if (rc == 0) {
+        krc_report_set_log_cut(rep, &cut);
+    }
+    return rc;
+}
+
+static int add_query_path(struct krc_buf *b, const char *fmt_path, const char *a,
+                          const char *const *kv)
+{
+    struct krc_buf q;
+    int rc;
+
+    krc_buf_init(&q, PATH_MAX_LEN);
+    rc = krc_buf_printf(b, fmt_path, a);
+    for (size_t i = 0; rc == 0 && kv != NULL && kv[i] != NULL; i += 2) {
+        rc = krc_kube_query_add(&q, kv[i], kv[i + 1]);
+    }
+    if (rc == 0 && q.len > 0) {
+        rc = krc_buf_printf(b, "?%s", krc_buf_str(&q));
+    }
+    krc_buf_cleanup(&q);
+    return rc;
+}
+
+int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
+                const struct krc_collector_options *o, struct krc_report *rep,
+                struct krc_error *err)
+{
+    struct krc_buf paths[REQ_COUNT];
+    const char *path_ptrs[REQ_COUNT];
+    int which[REQ_COUNT];
+    struct krc_http_response resps[REQ_COUNT];
+    krc_http_data_cb on_data[REQ_COUNT];
+    void *userdata[REQ_COUNT];
+    struct log_sink sink;
+    size_t keep;
+    long cap;
+    struct krc_error errs[REQ_COUNT];
+    int rets[REQ_COUNT];
+    size_t n = 0;
+    char sel[1024];
+    char num[32];
+    char num2[32];
+    struct krc_error pe;
+    int rc = 0;
+    int pod_gone = 0;
+
+    for (size_t i = 0; i < REQ_COUNT; i++) {
+        krc_buf_init(&paths[i], PATH_MAX_LEN);
+        krc_http_response_init(&resps[i]);
+        krc_error_clear(&errs[i]);
+        on_data[i] = NULL;
+        userdata[i] = NULL;
+    }
+    keep = o->limit_bytes > 0 ? (size_t)o->limit_bytes : 1;
+    if (keep > KRC_REPORT_LOG_MAX) {
+        keep = KRC_REPORT_LOG_MAX;
+    }
+    cap = sink_init(&sink, keep, o->transfer_limit_bytes);
+    krc_error_clear(&pe);
+
+    /* 1. The pod: as the watch saw it at the restart, else a GET. */
+    if (r->pod_json == NULL || krc_kube_parse_pod(r->pod_json, r->pod_json_len, rep, &pe) < 0) {
+        char *body = NULL;
+        size_t len = 0;
+        struct krc_buf p;
+        krc_buf_init(&p, PATH_MAX_LEN);
+        krc_report_clear_pod(rep);
+        if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s", r->namespace, r->pod) == 0 &&
+            krc_kube_get(c, krc_buf_str(&p), JSON_MAX, &body, &len, &pe) == 0 &&
+            krc_kube_parse_pod(body, len, rep, &pe) == 0) {
+            /* got it */
+        } else {
+            krc_report_clear_pod(rep);
+            if (fill_identity(r, rep) < 0) {
+                krc_free(body);
+                krc_buf_cleanup(&p);
+                rc = krc_error_set(err, KRC_ENOMEM, "out of memory building a report");
+                goto out;
+            }
+            if (pe.code == KRC_ENOTFOUND) {
+                pod_gone = 1;
+                krc_report_add_note(rep, "the pod was deleted before it could be collected");
+            } else {
+                krc_report_add_note(rep, "pod details unavailable: %s", pe.msg);
+            }
+        }
+        krc_free(body);
+        krc_buf_cleanup(&p);
+    }
+
+    /* 2. Events, node, node events and the previous log, in parallel. */
+    if (o->fetch_events) {
+        const char *kv[] = {"fieldSelector", sel, NULL};
+        snprintf(sel, sizeof(sel), "involvedObject.uid=%s", r->uid);
+        if (add_query_path(&paths[n], "/api/v1/namespaces/%s/events", r->namespace, kv) == 0) {
+            which[n++] = REQ_EVENTS;
+        }
+    }
+    if (o->fetch_node && rep->node_name != NULL && rep->node_name[0] != '\0') {
+        char sel2[600];
+        const char *kv[] = {"fieldSelector", sel2, NULL};
+        if (add_query_path(&paths[n], "/api/v1/nodes/%s", rep->node_name, NULL) == 0) {
+            which[n++] = REQ_NODE;
+        }
+        /* The kubelet writes node events to "default" (cluster-scoped object). */
+        snprintf(sel2, sizeof(sel2), "involvedObject.kind=Node,involvedObject.name=%s,type!=Normal",
+                 rep->node_name);
+        if (add_query_path(&paths[n], "/api/v1/namespaces/%s/events", "default", kv) == 0) {
+            which[n++] = REQ_NODE_EVENTS;
+        }
+    }
+    if (o->fetch_logs && !pod_gone) {
+        const char *kv[] = {
+            "container", r->container, "previous", "true",       "tailLines",
+            num,         "limitBytes", num2,       "timestamps", o->timestamps ? "true" : "false",
+            NULL};
+        struct krc_buf p;
+        snprintf(num, sizeof(num), "%d", o->tail_lines);
+        /* one byte more than we read: a server that sends it shows the
+         * window goes on past the cap */
+        snprintf(num2, sizeof(num2), "%ld", cap + 1);
+        krc_buf_init(&p, PATH_MAX_LEN);
+        if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) == 0 &&
+            add_query_path(&paths[n], "%s", krc_buf_str(&p), kv) == 0) {
+            on_data[n] = log_on_data;
+            userdata[n] = &sink;
+            which[n++] = REQ_LOGS;
+        }
+        krc_buf_cleanup(&p);
+    } else if (pod_gone) {
+        krc_report_add_note(rep, "no previous log: the pod no longer exists");
+    }
+    for (size_t i = 0; i < n; i++) {
+        path_ptrs[i] = krc_buf_str(&paths[i]);
+    }
+    if (n > 0 && krc_kube_get_many_stream(c, path_ptrs, n, JSON_MAX, on_data, userdata, resps, rets,
+                                          errs) < 0) {
+        for (size_t i = 0; i < n; i++) {
+            rets[i] = KRC_ENOMEM;
+            krc_error_set(&errs[i], KRC_ENOMEM, "out of memory");
+        }
+    }
+
+    /* 3. Whatever came back goes into the report; failures become notes. */
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_http_response *resp = &resps[i];
+        char msg[KRC_ERROR_MSG_MAX];
+        int ok = rets[i] == 0 && resp->status >= 200 && resp->status < 300;
+
+        if (which[i] == REQ_LOGS && sink.nomem) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+            goto out;
+        }
+        if (which[i] == REQ_LOGS && rets[i] == KRC_ECANCELED && sink.over) {
+            ok = 1; /* we stopped it at the transfer cap: what came is kept */
+        }
+
+        if (rets[i] == 0 && !ok) {
+            krc_kube_status_message(resp, msg, sizeof(msg));
+        } else {
+            snprintf(msg, sizeof(msg), "%s", errs[i].msg);
+        }
+        krc_error_clear(&pe);
+        switch (which[i]) {
+        case REQ_EVENTS:
+            if (!ok) {
+                krc_report_add_note(rep, "pod events unavailable: %s", msg);
+            } else if (krc_kube_parse_events(resp->body ? resp->body : "[]",
+                                             resp->body ? resp->body_len : 2, rep, &pe) < 0) {
+                krc_report_add_note(rep, "pod events unreadable: %s", pe.msg);
+            }
+            break;
+        case REQ_NODE:
+            if (ok && resp->body != NULL &&
+                krc_kube_parse_node(resp->body, resp->body_len, rep, &pe) < 0) {
+                krc_report_add_note(rep, "node %s unreadable: %s", rep->node_name, pe.msg);
+            } else if (rets[i] == 0 && resp->status == 404) {
+                krc_report_add_note(rep, "node %s no longer exists", rep->node_name);
+            } else if (!ok) {
+                krc_report_add_note(rep, "node %s unavailable: %s", rep->node_name, msg);
+            }
+            break;
+        case REQ_NODE_EVENTS:
+            if (!ok) {
+                krc_report_add_note(rep, "node events unavailable: %s", msg);
+            } else if (resp->body != NULL &&
+                       krc_kube_parse_events(resp->body, resp->body_len, rep, &pe) < 0) {
+                krc_report_add_note(rep, "node events unreadable: %s", pe.msg);
+            }
+            break;
+        case REQ_LOGS:
+            if (ok && resp->status == 204) {
+                krc_report_add_note(rep, "no previous log: the pod has no node");
+            } else if (ok) {
+                if (store_log(&sink, rep, r->container, &pe) < 0) {
+                    rc = krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
+                    goto out;
+                }
+                if (o->timestamps) {
+                    rep->log_flags |= KRC_REPORT_LOG_TIMESTAMPS;
+                }
+            } else if (rets[i] == 0 && resp->status == 400) {
+                krc_report_add_note(rep, "no previous log: %s", msg);
+            } else if (rets[i] == 0 && resp->status == 404) {
+                krc_report_add_note(rep, "no previous log: the pod no longer exists");
+            } else {
+                krc_report_add_note(rep, "previous log unavailable: %s", msg);
+            }
+            break;
+        }
+    }
+out:
+    for (size_t i = 0; i < REQ_COUNT; i++) {
+        krc_buf_cleanup(&paths[i]);
+        krc_http_response_cleanup(&resps[i]);
+    }
+    krc_logtail_cleanup(&sink.tail);
+    return rc;
+}
+
+int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
+                         long cap, unsigned char **ret, size_t *ret_len,
+                         struct krc_logtail_cut *ret_cut, struct krc_error *err)
+{
+    char num[32];
+    const char *kv[] = {"container", r->container, "previous", "true", "limitBytes",
+                        num,         "timestamps", "true",     NULL};
+    struct krc_buf p;
+    struct krc_buf path;
+    struct krc_http_response resp;
+    struct log_sink sink;
+    krc_http_data_cb cb = log_on_data;
+    void *ud = &sink;
+    const char *path_ptr;
+    int ret_rc = 0;
+    int rc;
+
+    cap = sink_init(&sink, keep, cap);
+    snprintf(num, sizeof(num), "%ld", cap + 1);
+    krc_http_response_init(&resp);
+    krc_buf_init(&p, PATH_MAX_LEN);
+    krc_buf_init(&path, PATH_MAX_LEN);
+    if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) < 0 ||
+        add_query_path(&path, "%s", krc_buf_str(&p), kv) < 0) {
+        rc = krc_error_set(err, KRC_ETOOBIG, "log request path too long");
+        goto out;
+    }
+    path_ptr = krc_buf_str(&path);
+    if (krc_kube_get_many_stream(c, &path_ptr, 1, JSON_MAX, &cb, &ud, &resp, &ret_rc, err) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = ret_rc;
+    if (sink.nomem) {
+        /* log_on_data stopped the transfer: not a cancel, and not the cap */
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+    } else if (rc == KRC_ECANCELED && sink.over) {
+        rc = 0; /* stopped at the cap: what came is kept */
+    }
+    if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
+        char msg[KRC_ERROR_MSG_MAX];
+        krc_kube_status_message(&resp, msg, sizeof(msg));
+        rc = krc_error_set(err, KRC_EHTTP, "previous log: %s", msg);
+    }
+    if (rc == 0) {
+        krc_logtail_finish(&sink.tail, ret, ret_len, ret_cut);
+    }
+out:
+    krc_logtail_cleanup(&sink.tail);
+    krc_http_response_cleanup(&resp);
+    krc_buf_cleanup(&p);
+    krc_buf_cleanup(&path);
+    return rc;
+}

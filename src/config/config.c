@@ -1,0 +1,971 @@
+#include "krc/config/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <regex.h>
+#include <yaml.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/error.h"
+#include "krc/kube/kube_pod.h"
+#include "krc/util/mem.h"
+
+#define OFF(field) offsetof(struct krc_config, field)
+
+static const struct krc_config_option options[] = {
+    {"clusterName", "CLUSTER_NAME", "cluster-name", KRC_CONFIG_STRING, OFF(cluster_name), "", 0, 0,
+     NULL, "Cluster name shown in alerts"},
+    {"watchedNamespaces", "WATCHED_NAMESPACES", "watched-namespaces", KRC_CONFIG_STRING,
+     OFF(watched_namespaces), "", 0, 0, NULL,
+     "Comma-separated namespaces (names or regexes) to watch; empty: all"},
+    {"ignoredNamespaces", "IGNORED_NAMESPACES", "ignored-namespaces", KRC_CONFIG_STRING,
+     OFF(ignored_namespaces), "", 0, 0, NULL,
+     "Comma-separated namespaces (names or regexes) to ignore"},
+    {"watchedPodNamePrefixes", "WATCHED_POD_NAME_PREFIXES", "watched-pod-name-prefixes",
+     KRC_CONFIG_STRING, OFF(watched_pod_name_prefixes), "", 0, 0, NULL,
+     "Comma-separated pod name prefixes (or regexes) to watch; empty: all"},
+    {"ignoredPodNamePrefixes", "IGNORED_POD_NAME_PREFIXES", "ignored-pod-name-prefixes",
+     KRC_CONFIG_STRING, OFF(ignored_pod_name_prefixes), "", 0, 0, NULL,
+     "Comma-separated pod name prefixes (or regexes) to ignore"},
+    {"ignoreRestartCount", "IGNORE_RESTART_COUNT", "ignore-restart-count", KRC_CONFIG_INT,
+     OFF(ignore_restart_count), "30", 0, 1000000000, NULL,
+     "Skip pods whose total restart count exceeds this"},
+    {"ignoreRestartsWithExitCodeZero", "IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO",
+     "ignore-restarts-with-exit-code-zero", KRC_CONFIG_BOOL,
+     OFF(ignore_restarts_with_exit_code_zero), "false", 0, 0, NULL,
+     "Skip restarts whose previous container exited with code 0"},
+    {"labelSelector", "KRC_LABEL_SELECTOR", "label-selector", KRC_CONFIG_STRING,
+     OFF(label_selector), "", 0, 0, NULL, "Kubernetes label selector applied server-side"},
+    {"slackWebhookUrl", "SLACK_WEBHOOK_URL", NULL, KRC_CONFIG_SECRET, OFF(slack_webhook_url), "", 0,
+     0, NULL, "Slack incoming webhook URL (secret)"},
+    {"slackChannel", "SLACK_CHANNEL", "slack-channel", KRC_CONFIG_STRING, OFF(slack_channel), "", 0,
+     0, NULL, "Default Slack channel (legacy webhooks and Web API)"},
+    {"slackUsername", "SLACK_USERNAME", "slack-username", KRC_CONFIG_STRING, OFF(slack_username),
+     "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
+    {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
+     31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+    {"listen", "KRC_LISTEN", "listen", KRC_CONFIG_STRING, OFF(listen), "0.0.0.0:8080", 0, 0, NULL,
+     "Address of /healthz, /readyz and /metrics (HOST:PORT; \"off\" disables it)"},
+    {"db", "KRC_DB", "db", KRC_CONFIG_STRING, OFF(db), "", 0, 0, NULL,
+     "History database (default /var/lib/krc/krc.db in a cluster, else "
+     "~/.local/state/krc/krc.db)"},
+    {"historyMaxAge", "KRC_HISTORY_MAX_AGE", "history-max-age", KRC_CONFIG_DURATION,
+     OFF(history_max_age_s), "30d", 3600, 315360000, NULL,
+     "Restarts older than this are pruned from the history"},
+    {"historyMaxRows", "KRC_HISTORY_MAX_ROWS", "history-max-rows", KRC_CONFIG_INT,
+     OFF(history_max_rows), "50000", 100, 100000000, NULL,
+     "At most this many restarts are kept (about 16 KB each)"},
+    {"slackBotToken", "SLACK_BOT_TOKEN", NULL, KRC_CONFIG_SECRET, OFF(slack_bot_token), "", 0, 0,
+     NULL, "Slack bot token (xoxb-...): Web API mode with threads, log files, recovered replies"},
+    {"slackApiUrl", "KRC_SLACK_API_URL", "slack-api-url", KRC_CONFIG_STRING, OFF(slack_api_url),
+     "https://slack.com/api", 0, 0, NULL, "Slack Web API base URL"},
+    {"slackIcon", "SLACK_ICON", "slack-icon", KRC_CONFIG_STRING, OFF(slack_icon), "", 0, 0, NULL,
+     "Icon (:emoji: or URL) for legacy webhooks"},
+    {"stormThreshold", "KRC_STORM_THRESHOLD", "storm-threshold", KRC_CONFIG_INT,
+     OFF(storm_threshold), "5", 0, 100000, NULL,
+     "More restarts than this within stormWindow for one destination start an alert storm: "
+     "further restarts are grouped into one summary (0: off)"},
+    {"stormWindow", "KRC_STORM_WINDOW", "storm-window", KRC_CONFIG_DURATION, OFF(storm_window_s),
+     "30s", 1, 86400, NULL, "Sliding window of the storm guard, and the interval of summaries"},
+    {"stormSummaryDelay", "KRC_STORM_SUMMARY_DELAY", "storm-summary-delay", KRC_CONFIG_DURATION,
+     OFF(storm_summary_delay_s), "10s", 0, 3600, NULL,
+     "The first storm summary is posted this long after the storm starts"},
+    {"recoveredAfter", "KRC_RECOVERED_AFTER", "recovered-after", KRC_CONFIG_DURATION,
+     OFF(recovered_after_s), "10m", 0, 604800, NULL,
+     "Web API: reply \"recovered\" once the container ran ready this long (0: off)"},
+    {"logTailLines", "KRC_LOG_TAIL_LINES", "log-tail-lines", KRC_CONFIG_INT, OFF(log_tail_lines),
+     "50", 1, 100000, NULL, "Previous-log lines fetched and shown"},
+    {"logLimitBytes", "KRC_LOG_LIMIT_BYTES", "log-limit-bytes", KRC_CONFIG_INT,
+     OFF(log_limit_bytes), "65536", 1024, 67108864, NULL,
+     "Previous-log bytes kept: the end of the last logTailLines lines (at most 8 MiB are kept)"},
+    {"logTransferLimitBytes", "KRC_LOG_TRANSFER_LIMIT_BYTES", "log-transfer-limit-bytes",
+     KRC_CONFIG_INT, OFF(log_transfer_limit_bytes), "4194304", 1024, 1073741824, NULL,
+     "Previous-log bytes read at most (raised to logLimitBytes when lower): a window of "
+     "logTailLines lines longer than this is not read to its end"},
+    {"workers", "KRC_WORKERS", "workers", KRC_CONFIG_INT, OFF(workers), "1", 1, 64, NULL,
+     "Restarts collected in parallel (each further worker: own connections and "
+     "database handle, ~0.4 MiB)"},
+    {"redactPatterns", "KRC_REDACT_PATTERNS", NULL, KRC_CONFIG_LIST, OFF(redact_patterns), "", 0, 0,
+     NULL, "Extra regular expressions redacted from logs and events (list)"},
+    {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_LIST,
+     OFF(log_ignore_patterns), "", 0, 0, NULL,
+     "Regular expressions: a restart whose previous log matches is recorded, not alerted (list)"},
+    {"routes", NULL, NULL, KRC_CONFIG_ROUTES, OFF(routes), "", 0, 0, NULL,
+     "Routes: [{namespace, pod, container, webhookUrl | webhookUrlEnv, channel}], first match "
+     "wins"},
+    {"silences", NULL, NULL, KRC_CONFIG_SILENCES, OFF(silences), "", 0, 0, NULL,
+     "Silences: [{namespace, pod, container, start, end, daily: \"22:00-06:00\", reason}]"},
+    {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
+     OFF(startup_window_s), "10m", 0, 604800, NULL,
+     "At start-up, report restarts that finished this recently"},
+    {"watchIdleTimeout", "KRC_WATCH_IDLE_TIMEOUT", "watch-idle-timeout", KRC_CONFIG_DURATION,
+     OFF(watch_idle_timeout_s), "3m", 1, 86400, NULL,
+     "Drop and resume a watch stream silent (no event, no bookmark) for this long"},
+    {"listPageSize", "KRC_LIST_PAGE_SIZE", "list-page-size", KRC_CONFIG_INT, OFF(list_page_size),
+     "500", 1, 100000, NULL, "Page size (limit) of pod LIST requests"},
+    {"streamingList", "KRC_STREAMING_LIST", "streaming-list", KRC_CONFIG_BOOL, OFF(streaming_list),
+     "true", 0, 0, NULL, "Try a streaming list (sendInitialEvents) before paginated LIST"},
+    {"leaderElect", "KRC_LEADER_ELECT", "leader-elect", KRC_CONFIG_BOOL, OFF(leader_elect), "false",
+     0, 0, NULL,
+     "Elect a leader among replicas with a coordination.k8s.io/v1 Lease; only the leader "
+     "watches and alerts"},
+    {"leaseNamespace", "KRC_LEASE_NAMESPACE", "lease-namespace", KRC_CONFIG_STRING,
+     OFF(lease_namespace), "", 0, 0, NULL,
+     "Namespace of the Lease (default: the pod's namespace, from POD_NAMESPACE or the service "
+     "account)"},
+    {"leaseName", "KRC_LEASE_NAME", "lease-name", KRC_CONFIG_STRING, OFF(lease_name), "krc", 0, 0,
+     NULL, "Name of the Lease"},
+    {"leaseDuration", "KRC_LEASE_DURATION", "lease-duration", KRC_CONFIG_DURATION,
+     OFF(lease_duration_s), "15s", 2, 3600, NULL,
+     "A standby takes over when the leader has not renewed the Lease for this long"},
+    {"leaseRenewDeadline", "KRC_LEASE_RENEW_DEADLINE", "lease-renew-deadline", KRC_CONFIG_DURATION,
+     OFF(lease_renew_deadline_s), "10s", 1, 3600, NULL,
+     "The leader gives up (and exits) when it could not renew for this long; less than "
+     "leaseDuration"},
+    {"leaseRetryPeriod", "KRC_LEASE_RETRY_PERIOD", "lease-retry-period", KRC_CONFIG_DURATION,
+     OFF(lease_retry_period_s), "2s", 1, 600, NULL,
+     "Interval of Lease renewals and of a standby's acquisition attempts; less than "
+     "leaseRenewDeadline"},
+    {"logLevel", "KRC_LOG_LEVEL", "log-level", KRC_CONFIG_STRING, OFF(log_level), "info", 0, 0,
+     "debug|info|warn|error", "Log level"},
+    {"logFormat", "KRC_LOG_FORMAT", "log-format", KRC_CONFIG_STRING, OFF(log_format), "text", 0, 0,
+     "text|json", "Log format: text or JSON lines"},
+    {NULL, NULL, NULL, KRC_CONFIG_STRING, 0, NULL, 0, 0, NULL, NULL},
+};
+
+const struct krc_config_option *krc_config_options(void)
+{
+    return options;
+}
+
+int krc_config_parse_duration(const char *s, long *ret_seconds)
+{
+    long total = 0;
+    const char *p = s;
+    int any = 0;
+
+    if (s == NULL || *s == '\0') {
+        return KRC_EINVAL;
+    }
+    while (*p != '\0') {
+        char *end;
+        long v;
+        long mult = 1;
+        errno = 0;
+        if (*p < '0' || *p > '9') {
+            return KRC_EINVAL;
+        }
+        v = strtol(p, &end, 10);
+        if (errno != 0 || v < 0) {
+            return KRC_EINVAL;
+        }
+        switch (*end) {
+        case '\0':
+            if (any) {
+                return KRC_EINVAL; /* "1h30" is ambiguous */
+            }
+            mult = 1;
+            break;
+        case 's':
+            mult = 1;
+            end++;
+            break;
+        case 'm':
+            mult = 60;
+            end++;
+            break;
+        case 'h':
+            mult = 3600;
+            end++;
+            break;
+        case 'd':
+            mult = 86400;
+            end++;
+            break;
+        default:
+            return KRC_EINVAL;
+        }
+        if (v > 100000000L / mult) {
+            return KRC_EINVAL;
+        }
+        total += v * mult;
+        any = 1;
+        p = end;
+    }
+    *ret_seconds = total;
+    return 0;
+}
+
+static int parse_bool(const char *v, int *ret)
+{
+    if (strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0 ||
+        strcasecmp(v, "on") == 0) {
+        *ret = 1;
+        return 0;
+    }
+    if (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcmp(v, "0") == 0 ||
+        strcasecmp(v, "off") == 0 || *v == '\0') {
+        *ret = 0;
+        return 0;
+    }
+    return KRC_EINVAL;
+}
+
+static int allowed_value(const char *allowed, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = allowed;
+    while (p != NULL && *p != '\0') {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        if (l == n && strncasecmp(p, v, n) == 0) {
+            return 1;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Set one option from text; `where` names the source for messages. */
+static int set_value(struct krc_config *cfg, const struct krc_config_option *o, const char *v,
+                     const char *where, struct krc_error *err)
+{
+    char *base = (char *)cfg;
+
+    switch (o->type) {
+    case KRC_CONFIG_ROUTES:
+    case KRC_CONFIG_SILENCES:
+        if (*v == '\0') {
+            return 0;
+        }
+        return krc_error_set(err, KRC_EINVAL, "%s: %s can only be set in the configuration file",
+                             where, o->key);
+    case KRC_CONFIG_STRING:
+    case KRC_CONFIG_LIST:
+    case KRC_CONFIG_SECRET: {
+        char **dst = (char **)(base + o->offset);
+        char *copy;
+        if (o->allowed != NULL && !allowed_value(o->allowed, v)) {
+            return krc_error_set(err, KRC_EINVAL, "%s: %s must be one of %s, not \"%s\"", where,
+                                 o->key, o->allowed, v);
+        }
+        copy = krc_strdup(v);
+        if (copy == NULL) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+        krc_free(*dst);
+        *dst = copy;
+        return 0;
+    }
+    case KRC_CONFIG_INT: {
+        char *end;
+        long n;
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno != 0 || end == v || *end != '\0' || n < o->min || n > o->max) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s: %s must be a whole number from %ld to %ld, not \"%s\"", where,
+                                 o->key, o->min, o->max, v);
+        }
+        *(long *)(base + o->offset) = n;
+        return 0;
+    }
+    case KRC_CONFIG_DURATION: {
+        long n;
+        if (krc_config_parse_duration(v, &n) < 0 || n < o->min || n > o->max) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s: %s must be a duration (e.g. 90s, 10m, 1h) from %lds to "
+                                 "%lds, not \"%s\"",
+                                 where, o->key, o->min, o->max, v);
+        }
+        *(long *)(base + o->offset) = n;
+        return 0;
+    }
+    case KRC_CONFIG_BOOL: {
+        int b;
+        if (parse_bool(v, &b) < 0) {
+            return krc_error_set(err, KRC_EINVAL, "%s: %s must be true or false, not \"%s\"", where,
+                                 o->key, v);
+        }
+        *(int *)(base + o->offset) = b;
+        return 0;
+    }
+    }
+    return KRC_EINVAL;
+}
+
+void krc_config_init(struct krc_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        set_value(cfg, o, o->default_value, "default", NULL);
+    }
+}
+
+static void routes_free(struct krc_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        struct krc_route *r = &cfg->routes[i];
+        krc_free(r->namespace);
+        krc_free(r->pod);
+        krc_free(r->container);
+        krc_free(r->webhook_url);
+        krc_free(r->channel);
+    }
+    krc_free(cfg->routes);
+    cfg->routes = NULL;
+    cfg->n_routes = 0;
+}
+
+static void silences_free(struct krc_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_silences; i++) {
+        struct krc_silence *x = &cfg->silences[i];
+        krc_free(x->namespace);
+        krc_free(x->pod);
+        krc_free(x->container);
+        krc_free(x->reason);
+    }
+    krc_free(cfg->silences);
+    cfg->silences = NULL;
+    cfg->n_silences = 0;
+}
+
+void krc_config_cleanup(struct krc_config *cfg)
+{
+    char *base = (char *)cfg;
+    routes_free(cfg);
+    silences_free(cfg);
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET ||
+            o->type == KRC_CONFIG_LIST) {
+            char **p = (char **)(base + o->offset);
+            krc_free(*p);
+            *p = NULL;
+        }
+    }
+    krc_free(cfg->kubeconfig);
+    krc_free(cfg->context);
+    krc_free(cfg->config_file);
+    cfg->kubeconfig = cfg->context = cfg->config_file = NULL;
+}
+
+int krc_config_load_env(struct krc_config *cfg, struct krc_error *err)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        const char *v;
+        char where[128];
+        int rc;
+        if (o->env == NULL) {
+            continue;
+        }
+        v = getenv(o->env);
+        if (v == NULL) {
+            continue;
+        }
+        snprintf(where, sizeof(where), "environment variable %s", o->env);
+        rc = set_value(cfg, o, v, where, err);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+const struct krc_config_option *krc_config_find_flag(const char *flag)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (o->flag != NULL && strcmp(o->flag, flag) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
+                        struct krc_error *err)
+{
+    const struct krc_config_option *o = krc_config_find_flag(flag);
+    char where[128];
+
+    if (o == NULL) {
+        return krc_error_set(err, KRC_EINVAL, "unknown option --%s", flag);
+    }
+    snprintf(where, sizeof(where), "option --%s", flag);
+    return set_value(cfg, o, value, where, err);
+}
+
+/* --- YAML file ------------------------------------------------------------ */
+
+struct file_errors {
+    struct krc_buf text;
+    int first;
+    int count;
+};
+
+static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
+{
+    char msg[KRC_ERROR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (fe->count == 0) {
+        fe->first = code;
+        krc_error_set(err, code, "%s", msg);
+    }
+    fe->count++;
+    krc_buf_printf(&fe->text, "%s\n", msg);
+}
+
+static const struct krc_config_option *find_key(const char *key)
+{
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (strcmp(o->key, key) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* Validate a route/silence pattern: plain text or a regular expression. */
+static int check_pattern(const char *p, char *why, size_t whysz)
+{
+    regex_t re;
+    int rc = regcomp(&re, p, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        regerror(rc, &re, why, whysz);
+        return KRC_EINVAL;
+    }
+    regfree(&re);
+    return 0;
+}
+
+/* Scalar value of `key` in mapping `m`; NULL when absent. Errors on a
+ * non-scalar and on unknown keys are reported by the callers' key walk. */
+static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *key,
+                              yaml_node_t **ret_node)
+{
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+        yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+        if (k != NULL && k->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, key) == 0) {
+            if (ret_node != NULL) {
+                *ret_node = v;
+            }
+            return v != NULL && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value
+                                                            : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Every key of mapping `m` must be in `allowed` ("a|b|c") and scalar. */
+static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed, const char *path,
+                      const char *what, size_t index, struct file_errors *fe, struct krc_error *err)
+{
+    int bad = 0;
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+        yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+        const char *key =
+            k != NULL && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+        if (!allowed_value(allowed, key)) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu]: unknown key \"%s\" (allowed: %s)",
+                      path, k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, what,
+                      index, key, allowed);
+            bad = 1;
+        } else if (v == NULL || v->type != YAML_SCALAR_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu].%s must be a single value", path,
+                      v ? v->start_mark.line + 1 : 0, v ? v->start_mark.column + 1 : 0, what, index,
+                      key);
+            bad = 1;
+        }
+    }
+    return bad ? KRC_EINVAL : 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? krc_strdup(s) : NULL;
+}
+
+static int pattern_field(yaml_document_t *doc, yaml_node_t *m, const char *key, char **dst,
+                         const char *path, const char *what, size_t index, struct file_errors *fe,
+                         struct krc_error *err)
+{
+    yaml_node_t *vn = NULL;
+    const char *v = map_scalar(doc, m, key, &vn);
+    char why[128];
+
+    if (v == NULL || v[0] == '\0') {
+        return 0;
+    }
+    if (check_pattern(v, why, sizeof(why)) < 0) {
+        add_error(fe, KRC_EINVAL, err,
+                  "%s:%zu:%zu: %s[%zu].%s: invalid regular expression \"%s\": %s", path,
+                  vn->start_mark.line + 1, vn->start_mark.column + 1, what, index, key, v, why);
+        return KRC_EINVAL;
+    }
+    *dst = krc_strdup(v);
+    return *dst == NULL ? KRC_ENOMEM : 0;
+}
+
+static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
+                       const char *path, struct file_errors *fe, struct krc_error *err)
+{
+    size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    size_t idx = 0;
+
+    routes_free(cfg);
+    if (n == 0) {
+        return 0;
+    }
+    cfg->routes = krc_calloc(n, sizeof(struct krc_route));
+    if (cfg->routes == NULL) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++, idx++) {
+        yaml_node_t *m = yaml_document_get_node(doc, *it);
+        struct krc_route *r = &cfg->routes[cfg->n_routes];
+        const char *hook;
+        const char *hook_env;
+        const char *channel;
+        yaml_node_t *hn = NULL;
+
+        if (m == NULL || m->type != YAML_MAPPING_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: routes[%zu] must be a mapping", path,
+                      m ? m->start_mark.line + 1 : 0, m ? m->start_mark.column + 1 : 0, idx);
+            continue;
+        }
+        if (check_keys(doc, m, "namespace|pod|container|webhookUrl|webhookUrlEnv|channel", path,
+                       "routes", idx, fe, err) < 0) {
+            continue;
+        }
+        memset(r, 0, sizeof(*r));
+        if (pattern_field(doc, m, "namespace", &r->namespace, path, "routes", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "pod", &r->pod, path, "routes", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "container", &r->container, path, "routes", idx, fe, err) < 0) {
+            krc_free(r->namespace);
+            krc_free(r->pod);
+            krc_free(r->container);
+            memset(r, 0, sizeof(*r));
+            continue;
+        }
+        hook = map_scalar(doc, m, "webhookUrl", &hn);
+        hook_env = map_scalar(doc, m, "webhookUrlEnv", &hn);
+        channel = map_scalar(doc, m, "channel", NULL);
+        if (hook_env != NULL && hook_env[0] != '\0') {
+            hook = getenv(hook_env);
+            if (hook == NULL || hook[0] == '\0') {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: routes[%zu].webhookUrlEnv: environment variable %s is not "
+                          "set",
+                          path, hn->start_mark.line + 1, hn->start_mark.column + 1, idx, hook_env);
+            }
+        }
+        if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0')) {
+            add_error(fe, KRC_EINVAL, err,
+                      "%s:%zu:%zu: routes[%zu] needs webhookUrl, webhookUrlEnv or channel", path,
+                      m->start_mark.line + 1, m->start_mark.column + 1, idx);
+        }
+        r->webhook_url = dup_or_null(hook);
+        r->channel = dup_or_null(channel);
+        cfg->n_routes++;
+    }
+    return 0;
+}
+
+static int parse_hhmm(const char *s, int *ret_minutes)
+{
+    int h;
+    int m;
+    if (strlen(s) != 5 || s[2] != ':' || s[0] < '0' || s[0] > '2' || s[1] < '0' || s[1] > '9' ||
+        s[3] < '0' || s[3] > '5' || s[4] < '0' || s[4] > '9') {
+        return KRC_EINVAL;
+    }
+    h = (s[0] - '0') * 10 + (s[1] - '0');
+    m = (s[3] - '0') * 10 + (s[4] - '0');
+    if (h > 23) {
+        return KRC_EINVAL;
+    }
+    *ret_minutes = h * 60 + m;
+    return 0;
+}
+
+static int load_silences(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
+                         const char *path, struct file_errors *fe, struct krc_error *err)
+{
+    size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    size_t idx = 0;
+
+    silences_free(cfg);
+    if (n == 0) {
+        return 0;
+    }
+    cfg->silences = krc_calloc(n, sizeof(struct krc_silence));
+    if (cfg->silences == NULL) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++, idx++) {
+        yaml_node_t *m = yaml_document_get_node(doc, *it);
+        struct krc_silence *x = &cfg->silences[cfg->n_silences];
+        const char *names[2] = {"start", "end"};
+        int64_t *dst[2];
+        const char *daily;
+        yaml_node_t *vn = NULL;
+        int bad = 0;
+
+        if (m == NULL || m->type != YAML_MAPPING_NODE) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: silences[%zu] must be a mapping", path,
+                      m ? m->start_mark.line + 1 : 0, m ? m->start_mark.column + 1 : 0, idx);
+            continue;
+        }
+        if (check_keys(doc, m, "namespace|pod|container|start|end|daily|reason", path, "silences",
+                       idx, fe, err) < 0) {
+            continue;
+        }
+        memset(x, 0, sizeof(*x));
+        dst[0] = &x->start;
+        dst[1] = &x->end;
+        for (int k = 0; k < 2; k++) {
+            const char *t = map_scalar(doc, m, names[k], &vn);
+            if (t != NULL && t[0] != '\0' && krc_parse_rfc3339(t, strlen(t), dst[k]) < 0) {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: silences[%zu].%s must be an RFC 3339 time such as "
+                          "2026-12-24T18:00:00Z, not \"%s\"",
+                          path, vn->start_mark.line + 1, vn->start_mark.column + 1, idx, names[k],
+                          t);
+                bad = 1;
+            }
+        }
+        daily = map_scalar(doc, m, "daily", &vn);
+        if (daily != NULL && daily[0] != '\0') {
+            char a[8];
+            char b[8];
+            const char *dash = strchr(daily, '-');
+            if (dash == NULL || dash - daily > 5 || strlen(dash + 1) > 5) {
+                bad = 2;
+            } else {
+                snprintf(a, sizeof(a), "%.*s", (int)(dash - daily), daily);
+                snprintf(b, sizeof(b), "%s", dash + 1);
+                if (parse_hhmm(a, &x->daily_from) < 0 || parse_hhmm(b, &x->daily_to) < 0 ||
+                    x->daily_from == x->daily_to) {
+                    bad = 2;
+                }
+            }
+            if (bad == 2) {
+                add_error(fe, KRC_EINVAL, err,
+                          "%s:%zu:%zu: silences[%zu].daily must look like \"22:00-06:00\" (UTC), "
+                          "not \"%s\"",
+                          path, vn->start_mark.line + 1, vn->start_mark.column + 1, idx, daily);
+            }
+        }
+        if (!bad && x->start != 0 && x->end != 0 && x->end <= x->start) {
+            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: silences[%zu]: end is not after start",
+                      path, m->start_mark.line + 1, m->start_mark.column + 1, idx);
+            bad = 1;
+        }
+        if (bad ||
+            pattern_field(doc, m, "namespace", &x->namespace, path, "silences", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "pod", &x->pod, path, "silences", idx, fe, err) < 0 ||
+            pattern_field(doc, m, "container", &x->container, path, "silences", idx, fe, err) < 0) {
+            krc_free(x->namespace);
+            krc_free(x->pod);
+            krc_free(x->container);
+            memset(x, 0, sizeof(*x));
+            continue;
+        }
+        x->reason = dup_or_null(map_scalar(doc, m, "reason", NULL));
+        cfg->n_silences++;
+    }
+    return 0;
+}
+
+int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                         struct krc_error *err)
+{
+    FILE *fp;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_node_t *root;
+    struct file_errors fe;
+    int rc = 0;
+
+    memset(&fe, 0, sizeof(fe));
+    krc_buf_init(&fe.text, 64 * 1024);
+    fp = fopen(path, "rb");
+    if (fp == NULL) {
+        add_error(&fe, KRC_EIO, err, "%s: cannot open: %s", path, KRC_ERRNO_STR(errno));
+        goto out;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(fp);
+        add_error(&fe, KRC_ENOMEM, err, "%s: cannot initialise the YAML parser", path);
+        goto out;
+    }
+    yaml_parser_set_input_file(&parser, fp);
+    if (!yaml_parser_load(&parser, &doc)) {
+        add_error(&fe, KRC_EPARSE, err, "%s:%zu:%zu: invalid YAML: %s", path,
+                  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                  parser.problem ? parser.problem : "syntax error");
+        yaml_parser_delete(&parser);
+        fclose(fp);
+        goto out;
+    }
+    root = yaml_document_get_root_node(&doc);
+    if (root == NULL) {
+        /* An empty file sets nothing. */
+    } else if (root->type != YAML_MAPPING_NODE) {
+        add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: the configuration must be a mapping of keys",
+                  path, root->start_mark.line + 1, root->start_mark.column + 1);
+    } else {
+        for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+             pair < root->data.mapping.pairs.top; pair++) {
+            yaml_node_t *k = yaml_document_get_node(&doc, pair->key);
+            yaml_node_t *v = yaml_document_get_node(&doc, pair->value);
+            const struct krc_config_option *o;
+            char where[512];
+            const char *key;
+            struct krc_error e;
+
+            if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE) {
+                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: keys must be plain strings", path,
+                          k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0);
+                continue;
+            }
+            key = (const char *)k->data.scalar.value;
+            o = find_key(key);
+            if (o == NULL) {
+                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: unknown key \"%s\"", path,
+                          k->start_mark.line + 1, k->start_mark.column + 1, key);
+                continue;
+            }
+            snprintf(where, sizeof(where), "%s:%zu:%zu", path, v->start_mark.line + 1,
+                     v->start_mark.column + 1);
+            krc_error_clear(&e);
+            if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+                if (v->type != YAML_SEQUENCE_NODE) {
+                    rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a list of mappings", where,
+                                       key);
+                } else {
+                    rc = o->type == KRC_CONFIG_ROUTES ? load_routes(cfg, &doc, v, path, &fe, err)
+                                                      : load_silences(cfg, &doc, v, path, &fe, err);
+                    continue; /* errors were added per entry */
+                }
+            } else if (v->type == YAML_SCALAR_NODE) {
+                const char *text = (const char *)v->data.scalar.value;
+                /* A plain (unquoted) null means "unset", as in any YAML reader. */
+                if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                    (strcmp(text, "~") == 0 || strcmp(text, "null") == 0 ||
+                     strcmp(text, "Null") == 0 || strcmp(text, "NULL") == 0)) {
+                    text = o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET
+                               ? ""
+                               : o->default_value;
+                }
+                rc = set_value(cfg, o, text, where, &e);
+            } else if (v->type == YAML_SEQUENCE_NODE &&
+                       (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST) &&
+                       o->allowed == NULL) {
+                /* A list is accepted where the Go tool took a comma-separated string. */
+                struct krc_buf joined;
+                krc_buf_init(&joined, 64 * 1024);
+                rc = 0;
+                for (yaml_node_item_t *it = v->data.sequence.items.start;
+                     it < v->data.sequence.items.top && rc == 0; it++) {
+                    yaml_node_t *item = yaml_document_get_node(&doc, *it);
+                    if (item == NULL || item->type != YAML_SCALAR_NODE) {
+                        rc = krc_error_set(&e, KRC_EINVAL, "%s: %s: list items must be strings",
+                                           where, key);
+                        break;
+                    }
+                    if (joined.len > 0) {
+                        krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
+                    }
+                    rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
+                }
+                if (rc == 0) {
+                    rc = set_value(cfg, o, krc_buf_str(&joined), where, &e);
+                }
+                krc_buf_cleanup(&joined);
+            } else {
+                rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a single value", where, key);
+            }
+            if (rc < 0) {
+                add_error(&fe, rc, err, "%s", e.msg);
+            }
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    fclose(fp);
+out:
+    if (ret_errors != NULL) {
+        *ret_errors = fe.count > 0 ? krc_buf_take(&fe.text) : NULL;
+    }
+    krc_buf_cleanup(&fe.text);
+    return fe.count > 0 ? fe.first : 0;
+}
+
+/* --- krc run arguments ----------------------------------------------------- */
+
+struct flag_value {
+    const char *name; /* the option table's static flag name */
+    const char *value;
+};
+
+static int is_bool_word(const char *v)
+{
+    int b;
+    return v != NULL && *v != '\0' && parse_bool(v, &b) == 0;
+}
+
+/* Cross-field rules that a single option's range cannot express. */
+int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
+{
+    if (cfg->leader_elect) {
+        if (cfg->lease_renew_deadline_s >= cfg->lease_duration_s) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "leaseRenewDeadline (%lds) must be less than leaseDuration "
+                                 "(%lds)",
+                                 cfg->lease_renew_deadline_s, cfg->lease_duration_s);
+        }
+        if (cfg->lease_retry_period_s >= cfg->lease_renew_deadline_s) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "leaseRetryPeriod (%lds) must be less than leaseRenewDeadline "
+                                 "(%lds)",
+                                 cfg->lease_retry_period_s, cfg->lease_renew_deadline_s);
+        }
+        if (cfg->lease_name == NULL || cfg->lease_name[0] == '\0') {
+            return krc_error_set(err, KRC_EINVAL, "leaseName must not be empty");
+        }
+    }
+    return 0;
+}
+
+int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **ret_errors,
+                         struct krc_error *err)
+{
+    struct flag_value *flags = krc_calloc((size_t)argc + 1, sizeof(*flags));
+    struct krc_buf msg;
+    size_t n_flags = 0;
+    const char *config_file = NULL;
+    int rc = 0;
+
+    *ret_errors = NULL;
+    krc_buf_init(&msg, 1 << 20);
+    if (flags == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    cfg->run_argc = argc;
+    cfg->run_argv = argv;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const struct krc_config_option *o;
+        const char *value = NULL;
+        char name[128];
+        const char *eq;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            krc_free(flags);
+            krc_buf_cleanup(&msg);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            krc_buf_printf(&msg, "krc run: unexpected argument \"%s\" (see krc help)\n", a);
+            rc = KRC_EINVAL;
+            goto out;
+        }
+        eq = strchr(a + 2, '=');
+        if (eq != NULL) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - a - 2), a + 2);
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a + 2);
+        }
+        o = krc_config_find_flag(name);
+        if (strcmp(name, "kubeconfig") != 0 && strcmp(name, "context") != 0 &&
+            strcmp(name, "config") != 0 && o == NULL) {
+            krc_buf_printf(&msg, "krc run: unknown option --%s (see krc help)\n", name);
+            rc = KRC_EINVAL;
+            goto out;
+        }
+        if (value == NULL && o != NULL && o->type == KRC_CONFIG_BOOL) {
+            /* a switch: "--leader-elect", or "--leader-elect false" */
+            value = (i + 1 < argc && is_bool_word(argv[i + 1])) ? argv[++i] : "true";
+        }
+        if (value == NULL) {
+            if (i + 1 >= argc) {
+                krc_buf_printf(&msg, "krc run: option --%s needs a value\n", name);
+                rc = KRC_EINVAL;
+                goto out;
+            }
+            value = argv[++i];
+        }
+        if (strcmp(name, "kubeconfig") == 0) {
+            krc_free(cfg->kubeconfig);
+            cfg->kubeconfig = krc_strdup(value);
+        } else if (strcmp(name, "context") == 0) {
+            krc_free(cfg->context);
+            cfg->context = krc_strdup(value);
+        } else if (strcmp(name, "config") == 0) {
+            config_file = value;
+        } else {
+            flags[n_flags].name = o->flag;
+            flags[n_flags].value = value;
+            n_flags++;
+        }
+    }
+    if (config_file != NULL) {
+        char *errors = NULL;
+        krc_free(cfg->config_file);
+        cfg->config_file = krc_strdup(config_file);
+        rc = krc_config_load_file(cfg, config_file, &errors, err);
+        if (rc < 0) {
+            krc_buf_printf(&msg, "krc run: invalid configuration:\n%s", errors ? errors : err->msg);
+            krc_free(errors);
+            goto out;
+        }
+    }
+    if ((rc = krc_config_load_env(cfg, err)) < 0) {
+        krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        goto out;
+    }
+    for (size_t i = 0; i < n_flags; i++) {
+        if ((rc = krc_config_set_flag(cfg, flags[i].name, flags[i].value, err)) < 0) {
+            krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+            goto out;
+        }
+    }
+    if ((rc = krc_config_validate(cfg, err)) < 0) {
+        krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        goto out;
+    }
+out:
+    krc_free(flags);
+    if (rc < 0) {
+        if (msg.len == 0) {
+            krc_buf_printf(&msg, "krc run: %s\n", err->msg);
+        }
+        if (err->code == 0) {
+            krc_error_set(err, rc, "invalid arguments");
+        }
+        *ret_errors = msg.data; /* handed to the caller */
+        msg.data = NULL;
+    }
+    krc_buf_cleanup(&msg);
+    return rc;
+}

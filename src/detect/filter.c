@@ -1,0 +1,173 @@
+#include "krc/detect/filter.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/mem.h"
+#include "krc/util/pattern.h"
+
+struct list {
+    struct krc_pattern *e;
+    size_t n;
+};
+
+struct krc_filter {
+    struct list watched_ns;
+    struct list ignored_ns;
+    struct list watched_pods;
+    struct list ignored_pods;
+    const char **plain_ns; /* names of watched_ns when all are plain */
+    size_t n_plain_ns;
+};
+
+static void list_free(struct list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        krc_pattern_cleanup(&l->e[i]);
+    }
+    krc_free(l->e);
+    l->e = NULL;
+    l->n = 0;
+}
+
+void krc_filter_free(struct krc_filter *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    list_free(&f->watched_ns);
+    list_free(&f->ignored_ns);
+    list_free(&f->watched_pods);
+    list_free(&f->ignored_pods);
+    krc_free(f->plain_ns);
+    krc_free(f);
+}
+
+static int parse_list(const char *var, const char *value, enum krc_pattern_field field,
+                      struct list *l, struct krc_error *err)
+{
+    const char *p = value;
+    size_t cap = 0;
+
+    if (value == NULL) {
+        return 0;
+    }
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char *tok;
+        int rc;
+
+        /* trim spaces around entries */
+        while (len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+            len--;
+        }
+        if (len > 0) {
+            if (l->n == cap) {
+                size_t ncap = cap ? cap * 2 : 4;
+                struct krc_pattern *ne = krc_realloc(l->e, ncap * sizeof(*ne));
+                if (ne == NULL) {
+                    return krc_error_set(err, KRC_ENOMEM, "out of memory");
+                }
+                l->e = ne;
+                cap = ncap;
+            }
+            tok = krc_strndup(p, len);
+            if (tok == NULL) {
+                return krc_error_set(err, KRC_ENOMEM, "out of memory");
+            }
+            rc = krc_pattern_compile(&l->e[l->n], tok, field, 0, var, err);
+            krc_free(tok);
+            if (rc < 0) {
+                return rc;
+            }
+            l->n++;
+        }
+        if (end == NULL) {
+            break;
+        }
+        p = end + 1;
+    }
+    return 0;
+}
+
+int krc_filter_new(const char *watched_ns, const char *ignored_ns, const char *watched_prefixes,
+                   const char *ignored_prefixes, struct krc_filter **ret, struct krc_error *err)
+{
+    struct krc_filter *f = krc_calloc(1, sizeof(*f));
+    int rc;
+
+    if (f == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    if ((rc = parse_list("WATCHED_NAMESPACES", watched_ns, KRC_PATTERN_NAMESPACE, &f->watched_ns,
+                         err)) < 0 ||
+        (rc = parse_list("IGNORED_NAMESPACES", ignored_ns, KRC_PATTERN_NAMESPACE, &f->ignored_ns,
+                         err)) < 0 ||
+        (rc = parse_list("WATCHED_POD_NAME_PREFIXES", watched_prefixes, KRC_PATTERN_POD,
+                         &f->watched_pods, err)) < 0 ||
+        (rc = parse_list("IGNORED_POD_NAME_PREFIXES", ignored_prefixes, KRC_PATTERN_POD,
+                         &f->ignored_pods, err)) < 0) {
+        krc_filter_free(f);
+        return rc;
+    }
+    if (f->watched_ns.n > 0) {
+        int all_plain = 1;
+        for (size_t i = 0; i < f->watched_ns.n; i++) {
+            all_plain &= krc_pattern_is_plain(f->watched_ns.e[i].text, KRC_PATTERN_NAMESPACE);
+        }
+        if (all_plain) {
+            f->plain_ns = krc_calloc(f->watched_ns.n, sizeof(char *));
+            if (f->plain_ns == NULL) {
+                krc_filter_free(f);
+                return krc_error_set(err, KRC_ENOMEM, "out of memory");
+            }
+            for (size_t i = 0; i < f->watched_ns.n; i++) {
+                f->plain_ns[i] = f->watched_ns.e[i].text;
+            }
+            f->n_plain_ns = f->watched_ns.n;
+        }
+    }
+    *ret = f;
+    return 0;
+}
+
+static int list_matches(const struct list *l, const char *v)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (krc_pattern_match(&l->e[i], v)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int krc_filter_namespace_allowed(const struct krc_filter *f, const char *ns)
+{
+    if (list_matches(&f->ignored_ns, ns)) {
+        return 0;
+    }
+    return f->watched_ns.n == 0 || list_matches(&f->watched_ns, ns);
+}
+
+int krc_filter_pod_allowed(const struct krc_filter *f, const char *ns, const char *name)
+{
+    if (!krc_filter_namespace_allowed(f, ns)) {
+        return 0;
+    }
+    if (list_matches(&f->ignored_pods, name)) {
+        return 0;
+    }
+    return f->watched_pods.n == 0 || list_matches(&f->watched_pods, name);
+}
+
+size_t krc_filter_plain_namespaces(const struct krc_filter *f, const char *const **ret_names)
+{
+    *ret_names = (const char *const *)f->plain_ns;
+    return f->n_plain_ns;
+}

@@ -1,0 +1,583 @@
+#include "krc/kube/watch.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "krc/util/backoff.h"
+#include "krc/kube/watch_pacing.h"
+#include "krc/util/buf.h"
+#include "krc/util/clock.h"
+#include "krc/util/linebuf.h"
+#include "krc/kube/list_framer.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define RV_MAX 128
+#define URL_MAX 8192
+/* A streaming list that never delivers its end marker is given up after
+ * this many attempts, and the loop falls back to LIST for good. */
+#define STREAMING_LIST_ATTEMPTS 2
+
+enum stream_mode {
+    MODE_WATCH,          /* WATCH from a resourceVersion */
+    MODE_STREAMING_LIST, /* WATCH with sendInitialEvents, until the end marker */
+    MODE_FULL_LIST,      /* LIST without limit (build_path only) */
+};
+
+struct wctx {
+    const struct krc_watch_options *o;
+    const struct krc_watch_handler *h;
+    struct krc_kube_client *client;
+    struct krc_watch_stats *stats;
+    char rv[RV_MAX];
+    enum stream_mode mode;
+    int synced;      /* the current sync has completed */
+    int marker_seen; /* streaming list: the initial-events-end bookmark arrived */
+    long long stream_events;
+    int stop; /* error code that ended the stream from inside, 0 if none */
+    struct krc_error stop_err;
+    struct krc_linebuf lb;
+    struct krc_list_framer lf;
+    struct krc_watch_event ev;
+    struct krc_pod_info item;
+    struct krc_watch_pacing pacing;
+    struct krc_buf base_path;
+};
+
+static struct krc_watch_stats dummy_stats;
+
+void krc_watch_options_defaults(struct krc_watch_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->idle_timeout_ms = 180000;
+    o->page_size = 500;
+    o->streaming_list = 1;
+    o->max_line = 8 * 1024 * 1024;
+    o->timeout_min_s = 300;
+    o->timeout_max_s = 600;
+    o->backoff_initial_ms = 800;
+    o->backoff_max_ms = 30000;
+}
+
+static const char *scope(const struct wctx *w)
+{
+    return w->o->namespace != NULL ? w->o->namespace : "all namespaces";
+}
+
+static int cancelled(const struct wctx *w)
+{
+    return w->o->cancel != NULL && *w->o->cancel;
+}
+
+static void set_rv(struct wctx *w, const char *rv)
+{
+    if (rv != NULL && *rv != '\0') {
+        snprintf(w->rv, sizeof(w->rv), "%s", rv);
+    }
+}
+
+/* --- watch lines ------------------------------------------------------ */
+
+static int stop_stream(struct wctx *w, int code)
+{
+    w->stop = code;
+    return 1;
+}
+
+static int on_line(const char *line, size_t len, void *userdata)
+{
+    struct wctx *w = userdata;
+    struct krc_error perr;
+    int rc;
+
+    if (w->stop != 0) {
+        return 1; /* an oversize line in this chunk already ended the stream */
+    }
+    krc_error_clear(&perr);
+    rc = krc_watch_event_parse(line, len, &w->ev, &perr);
+    if (rc < 0) {
+        atomic_fetch_add(&w->stats->malformed_lines, 1);
+        krc_error_set(&w->stop_err, KRC_EPARSE, "malformed watch line (%zu bytes): %s", len,
+                      perr.msg);
+        return stop_stream(w, KRC_EPARSE);
+    }
+    w->stream_events++;
+    if (w->ev.type != KRC_WATCH_ERROR) {
+        /* A stream that delivers events is healthy: whatever backoff an
+         * outage built up before it no longer applies. */
+        krc_watch_pacing_healthy(&w->pacing);
+    }
+    switch (w->ev.type) {
+    case KRC_WATCH_ADDED:
+    case KRC_WATCH_MODIFIED:
+    case KRC_WATCH_DELETED:
+        if (w->ev.type == KRC_WATCH_ADDED) {
+            atomic_fetch_add(&w->stats->events_added, 1);
+        } else if (w->ev.type == KRC_WATCH_MODIFIED) {
+            atomic_fetch_add(&w->stats->events_modified, 1);
+        } else {
+            atomic_fetch_add(&w->stats->events_deleted, 1);
+        }
+        w->h->pod(w->ev.type, &w->ev.pod, w->h->userdata);
+        /* The initial burst of a streaming list is not ordered by
+         * resourceVersion; only the end marker gives a resumable one. */
+        if (w->mode == MODE_WATCH || w->marker_seen) {
+            set_rv(w, w->ev.pod.resource_version);
+        }
+        break;
+    case KRC_WATCH_BOOKMARK:
+        atomic_fetch_add(&w->stats->events_bookmark, 1);
+        set_rv(w, w->ev.pod.resource_version);
+        if (w->mode == MODE_STREAMING_LIST && !w->marker_seen && w->ev.initial_events_end) {
+            w->marker_seen = 1;
+            w->synced = 1;
+            w->h->sync_end(w->h->userdata);
+            atomic_store(&w->stats->synced, 1);
+            atomic_store(&w->stats->last_sync_mono_ms, krc_clock_mono_ms());
+            krc_log(KRC_LOG_INFO, "pod sync complete (streaming list, %s) at resourceVersion %s",
+                    scope(w), w->rv);
+        }
+        break;
+    case KRC_WATCH_ERROR: {
+        const struct krc_kube_status *st = &w->ev.status;
+        atomic_fetch_add(&w->stats->events_error, 1);
+        if (st->code == 410 || (st->reason != NULL && (strcmp(st->reason, "Expired") == 0 ||
+                                                       strcmp(st->reason, "Gone") == 0))) {
+            krc_error_set(&w->stop_err, KRC_EGONE, "watch expired: %s",
+                          st->message ? st->message : "410 Gone");
+            return stop_stream(w, KRC_EGONE);
+        }
+        krc_error_set(&w->stop_err, KRC_EHTTP, "watch ERROR event: %d %s: %s", st->code,
+                      st->reason ? st->reason : "", st->message ? st->message : "");
+        w->stop_err.http_status = st->code;
+        return stop_stream(w, (st->code == 400 || st->code == 422) ? KRC_EUNSUPPORTED : KRC_EHTTP);
+    }
+    }
+    return 0;
+}
+
+static void on_oversize(size_t size, void *userdata)
+{
+    struct wctx *w = userdata;
+    atomic_fetch_add(&w->stats->oversized_lines, 1);
+    krc_error_set(&w->stop_err, KRC_ETOOBIG,
+                  "watch line larger than the %zu-byte limit (%zu bytes so far)", w->o->max_line,
+                  size);
+    w->stop = KRC_ETOOBIG;
+}
+
+static int on_watch_data(const char *data, size_t len, void *userdata)
+{
+    struct wctx *w = userdata;
+    atomic_fetch_add(&w->stats->bytes, (long long)len);
+    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
+    if (krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w) == KRC_ENOMEM &&
+        w->stop == 0) {
+        /* A line was lost: abandon the stream and resume from the last good
+         * resourceVersion, which delivers it again. */
+        krc_error_set(&w->stop_err, KRC_ENOMEM, "out of memory buffering a watch line");
+        w->stop = KRC_ENOMEM;
+    }
+    return w->stop != 0;
+}
+
+/* --- list items ------------------------------------------------------- */
+
+static int on_item(const char *json, size_t len, void *userdata)
+{
+    struct wctx *w = userdata;
+    struct krc_error perr;
+
+    krc_error_clear(&perr);
+    if (krc_pod_info_parse(json, len, &w->item, &perr) < 0) {
+        /* One bad item must not hide the others: log it and go on. */
+        atomic_fetch_add(&w->stats->malformed_lines, 1);
+        krc_log(KRC_LOG_WARN, "pod list (%s): skipping malformed item: %s", scope(w), perr.msg);
+        return 0;
+    }
+    w->h->pod(KRC_WATCH_ADDED, &w->item, w->h->userdata);
+    return 0;
+}
+
+static int on_list_data(const char *data, size_t len, void *userdata)
+{
+    struct wctx *w = userdata;
+    int rc;
+
+    atomic_fetch_add(&w->stats->bytes, (long long)len);
+    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    rc = krc_list_framer_feed(&w->lf, data, len, on_item, w, &w->stop_err);
+    if (rc < 0) {
+        w->stop = rc;
+        return 1;
+    }
+    return 0;
+}
+
+/* --- requests ----------------------------------------------------------- */
+
+/* A list (watch 0) is paginated in MODE_WATCH and unpaginated (one full
+ * list) in MODE_FULL_LIST. */
+static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mode, int watch,
+                      const char *cont)
+{
+    struct krc_buf q;
+    char tmp[32];
+    int rc = 0;
+
+    krc_buf_init(&q, URL_MAX);
+    krc_buf_reset(path);
+    if (watch) {
+        int t =
+            (int)krc_backoff_rand_range(&w->pacing.conn, w->o->timeout_min_s, w->o->timeout_max_s);
+        rc |= krc_kube_query_add(&q, "watch", "true");
+        rc |= krc_kube_query_add(&q, "allowWatchBookmarks", "true");
+        if (mode == MODE_STREAMING_LIST) {
+            rc |= krc_kube_query_add(&q, "sendInitialEvents", "true");
+            rc |= krc_kube_query_add(&q, "resourceVersionMatch", "NotOlderThan");
+        } else {
+            rc |= krc_kube_query_add(&q, "resourceVersion", w->rv);
+        }
+        snprintf(tmp, sizeof(tmp), "%d", t);
+        rc |= krc_kube_query_add(&q, "timeoutSeconds", tmp);
+    } else if (mode == MODE_WATCH) {
+        snprintf(tmp, sizeof(tmp), "%d", w->o->page_size);
+        rc |= krc_kube_query_add(&q, "limit", tmp);
+        if (cont != NULL && *cont != '\0') {
+            rc |= krc_kube_query_add(&q, "continue", cont);
+        }
+    }
+    if (w->o->label_selector != NULL && *w->o->label_selector != '\0') {
+        rc |= krc_kube_query_add(&q, "labelSelector", w->o->label_selector);
+    }
+    if (rc == 0) {
+        rc = krc_buf_printf(path, "%s?%s", krc_buf_str(&w->base_path), krc_buf_str(&q));
+    }
+    krc_buf_cleanup(&q);
+    return rc < 0 ? KRC_ENOMEM : 0;
+}
+
+/* Run one watch stream (plain or streaming list). */
+static int run_stream(struct wctx *w, enum stream_mode mode, struct krc_error *err)
+{
+    struct krc_buf path;
+    int rc;
+
+    krc_buf_init(&path, URL_MAX);
+    if (build_path(w, &path, mode, 1, NULL) < 0) {
+        krc_buf_cleanup(&path);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    w->mode = mode;
+    w->marker_seen = 0;
+    w->stream_events = 0;
+    w->stop = 0;
+    krc_error_clear(&w->stop_err);
+    krc_linebuf_reset(&w->lb);
+    if (mode == MODE_STREAMING_LIST) {
+        w->h->sync_begin(w->h->userdata);
+    }
+    rc = krc_kube_stream(w->client, krc_buf_str(&path), w->o->idle_timeout_ms, on_watch_data, w,
+                         w->o->cancel, err);
+    if (rc == 0 && w->stop == 0) {
+        /* A final line without a newline still counts. */
+        krc_linebuf_finish(&w->lb, on_line, on_oversize, w);
+    }
+    if (w->stop != 0) {
+        rc = w->stop;
+        if (err != NULL) {
+            *err = w->stop_err;
+        }
+    }
+    krc_buf_cleanup(&path);
+    return rc;
+}
+
+/* Paginated LIST; on success the list's resourceVersion is in w->rv. */
+static int run_list(struct wctx *w, struct krc_error *err)
+{
+    struct krc_buf path;
+    char *cont = NULL;
+    int rc = 0;
+    long long items = 0;
+    int pages = 0;
+    int full = 0; /* the fallback after an expired continue token */
+
+    krc_buf_init(&path, URL_MAX);
+    w->h->sync_begin(w->h->userdata);
+    for (;;) {
+        const char *next;
+        if (build_path(w, &path, full ? MODE_FULL_LIST : MODE_WATCH, 0, cont) < 0) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+            break;
+        }
+        krc_list_framer_reset(&w->lf);
+        w->stop = 0;
+        krc_error_clear(&w->stop_err);
+        rc = krc_kube_stream(w->client, krc_buf_str(&path), w->o->idle_timeout_ms, on_list_data, w,
+                             w->o->cancel, err);
+        if (rc == 0 && w->stop == 0) {
+            rc = krc_list_framer_finish(&w->lf, &w->stop_err);
+            if (rc < 0) {
+                w->stop = rc;
+            }
+        }
+        if (w->stop != 0) {
+            rc = w->stop;
+            if (err != NULL) {
+                *err = w->stop_err;
+                krc_error_prefix(err, "GET %s", krc_buf_str(&w->base_path));
+            }
+        }
+        if (rc == KRC_EGONE && cont != NULL && !full) {
+            /* The continue token expired (the snapshot was compacted).
+             * Starting over with pages could expire again and again on a
+             * large cluster: like client-go's pager (FullListIfExpired),
+             * list everything in one request. Pods applied from the first
+             * pages are applied again: that changes nothing. */
+            krc_log(KRC_LOG_INFO,
+                    "pod list (%s): continue token expired after %d page(s) (%s); listing all "
+                    "pods in one request",
+                    scope(w), pages, err != NULL ? err->msg : "410");
+            atomic_fetch_add(&w->stats->expired, 1);
+            full = 1;
+            pages = 0;
+            items = 0;
+            krc_free(cont);
+            cont = NULL;
+            krc_error_clear(err);
+            continue;
+        }
+        if (rc < 0) {
+            break;
+        }
+        pages++;
+        items += (long long)krc_list_framer_item_count(&w->lf);
+        next = krc_list_framer_continue(&w->lf);
+        krc_free(cont);
+        cont = NULL;
+        if (next == NULL || *next == '\0') {
+            const char *rv = krc_list_framer_resource_version(&w->lf);
+            if (rv == NULL || *rv == '\0') {
+                rc = krc_error_set(err, KRC_EPARSE, "GET %s: list has no metadata.resourceVersion",
+                                   krc_buf_str(&w->base_path));
+                break;
+            }
+            set_rv(w, rv);
+            break;
+        }
+        cont = krc_strdup(next);
+        if (cont == NULL) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    krc_free(cont);
+    krc_buf_cleanup(&path);
+    if (rc == 0) {
+        w->synced = 1;
+        w->h->sync_end(w->h->userdata);
+        atomic_store(&w->stats->synced, 1);
+        atomic_store(&w->stats->last_sync_mono_ms, krc_clock_mono_ms());
+        krc_log(KRC_LOG_INFO,
+                "pod sync complete (list, %s): %lld pods in %d pages, resourceVersion %s", scope(w),
+                items, pages, w->rv);
+    }
+    return rc;
+}
+
+static int sleep_delay(struct wctx *w, int64_t delay, enum krc_log_level level, const char *what,
+                       const struct krc_error *e, int retry_after)
+{
+    if (retry_after > 0) {
+        delay = (int64_t)retry_after * 1000;
+    }
+    krc_log(level, "%s (%s) failed: %s; retrying in %.1fs", what, scope(w),
+            e->msg[0] ? e->msg : krc_strerror(e->code), (double)delay / 1000.0);
+    return krc_clock_sleep_ms(delay, w->o->cancel);
+}
+
+static int sleep_backoff_level(struct wctx *w, enum krc_log_level level, const char *what,
+                               const struct krc_error *e, int retry_after)
+{
+    return sleep_delay(w, krc_watch_pacing_failure(&w->pacing, krc_clock_mono_ms()), level, what, e,
+                       retry_after);
+}
+
+static int sleep_backoff(struct wctx *w, const char *what, const struct krc_error *e,
+                         int retry_after)
+{
+    return sleep_backoff_level(w, KRC_LOG_WARN, what, e, retry_after);
+}
+
+int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options *opts,
+                  const struct krc_watch_handler *handler, struct krc_error *err)
+{
+    struct wctx w;
+    int streaming = opts->streaming_list; /* 1: try, 0: use LIST */
+    int streaming_failures = 0;
+    int rc = 0;
+
+    memset(&w, 0, sizeof(w));
+    w.o = opts;
+    w.h = handler;
+    w.client = client;
+    w.stats = opts->stats != NULL ? opts->stats : &dummy_stats;
+    krc_watch_pacing_init(&w.pacing, opts->backoff_initial_ms, opts->backoff_max_ms, 120000,
+                          (uint64_t)krc_clock_mono_ms() ^ ((uint64_t)getpid() << 32));
+    krc_buf_init(&w.base_path, 1024);
+    krc_watch_event_init(&w.ev);
+    krc_pod_info_init(&w.item);
+    if (krc_linebuf_init(&w.lb, opts->max_line) < 0 ||
+        krc_list_framer_init(&w.lf, opts->max_line) < 0 ||
+        (opts->namespace != NULL
+             ? krc_buf_printf(&w.base_path, "/api/v1/namespaces/%s/pods", opts->namespace)
+             : krc_buf_append_str(&w.base_path, "/api/v1/pods")) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory setting up the pod watch");
+        goto out;
+    }
+
+    while (!cancelled(&w)) {
+        struct krc_error e;
+        int64_t started = krc_clock_mono_ms();
+        int64_t delay;
+        const char *what;
+
+        atomic_store(&w.stats->heartbeat_mono_ms, started);
+
+        krc_error_clear(&e);
+        if (!w.synced) {
+            atomic_store(&w.stats->synced, 0);
+            if (streaming) {
+                what = "streaming pod list";
+                rc = run_stream(&w, MODE_STREAMING_LIST, &e);
+                if (!w.synced && rc == 0) {
+                    /* Ended without its end marker: an older server, or one
+                     * that ignored allowWatchBookmarks. */
+                    rc = krc_error_set(&e, KRC_EUNSUPPORTED,
+                                       "stream ended without the initial-events-end bookmark");
+                }
+            } else {
+                what = "pod list";
+                rc = run_list(&w, &e);
+                if (rc == 0) {
+                    /* synced: watch from the list's resourceVersion at once */
+                    krc_watch_pacing_healthy(&w.pacing);
+                    continue;
+                }
+            }
+        } else {
+            what = "pod watch";
+            atomic_fetch_add(&w.stats->reconnects, 1);
+            rc = run_stream(&w, MODE_WATCH, &e);
+        }
+        if (cancelled(&w) || rc == KRC_ECANCELED) {
+            break;
+        }
+        if (w.synced) {
+            what = "pod watch";
+        }
+        if (rc == 0) {
+            /* The server closed the stream (timeoutSeconds). A watch that ends
+             * at once without any event is treated as an error, like client-go. */
+            if (w.stream_events == 0 && krc_clock_mono_ms() - started < 1000) {
+                krc_error_set(&e, KRC_EIO, "watch closed immediately without events");
+                if (sleep_backoff(&w, what, &e, 0)) {
+                    break;
+                }
+            } else {
+                krc_watch_pacing_healthy(&w.pacing);
+            }
+            continue;
+        }
+        atomic_fetch_add(&w.stats->request_errors, 1);
+        if (rc != KRC_EPARSE && rc != KRC_ETOOBIG && rc != KRC_EGONE &&
+            !(rc == KRC_ETIMEOUT && w.synced)) {
+            /* the API server could not be reached or refused us */
+            atomic_store(&w.stats->last_error_mono_ms, krc_clock_mono_ms());
+        }
+        if (!w.synced && streaming && w.mode == MODE_STREAMING_LIST &&
+            (rc == KRC_EUNSUPPORTED || e.http_status == 400 || e.http_status == 422 ||
+             (rc == KRC_ETIMEOUT && ++streaming_failures >= STREAMING_LIST_ATTEMPTS))) {
+            streaming = 0;
+            krc_log(KRC_LOG_INFO, "streaming list not available (%s); using paginated LIST for %s",
+                    e.msg, scope(&w));
+            continue;
+        }
+        switch (rc) {
+        case KRC_EGONE:
+            atomic_fetch_add(&w.stats->expired, 1);
+            atomic_fetch_add(&w.stats->relists, 1);
+            krc_log(KRC_LOG_INFO, "%s (%s): %s; relisting", what, scope(&w), e.msg);
+            w.synced = 0;
+            w.rv[0] = '\0';
+            /* A relist right after a relist means the server keeps expiring
+             * us: back off instead of hammering it. */
+            if (krc_clock_mono_ms() - started < 1000 && sleep_backoff(&w, what, &e, 0)) {
+                goto out;
+            }
+            break;
+        case KRC_ETIMEOUT:
+            if (w.synced || w.mode == MODE_STREAMING_LIST) {
+                atomic_fetch_add(&w.stats->silent_streams, 1);
+                krc_log(KRC_LOG_WARN, "%s (%s): %s; no event or bookmark, reconnecting", what,
+                        scope(&w), e.msg);
+                break;
+            }
+            if (sleep_backoff(&w, what, &e, 0)) {
+                goto out;
+            }
+            break;
+        case KRC_EPARSE:
+        case KRC_ETOOBIG:
+            /* Resume at once when the stream had been healthy for a while; a
+             * server that keeps sending bad lines gets backoff of its own:
+             * the server answered, so an outage's backoff does not apply
+             * (after one, a bad line used to cost 20 s and more). */
+            delay = krc_watch_pacing_bad_line(&w.pacing, krc_clock_mono_ms(),
+                                              krc_clock_mono_ms() - started);
+            if (delay > 0) {
+                if (sleep_delay(&w, delay, KRC_LOG_WARN, what, &e, 0)) {
+                    goto out;
+                }
+            } else {
+                krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what,
+                        scope(&w), e.msg, w.rv[0] ? w.rv : "(none)");
+            }
+            break;
+        case KRC_ERATELIMIT:
+            if (sleep_backoff(&w, what, &e, e.retry_after > 0 ? e.retry_after : 0)) {
+                goto out;
+            }
+            break;
+        case KRC_ENOMEM:
+            krc_log(KRC_LOG_ERROR, "%s (%s): out of memory; retrying", what, scope(&w));
+            if (sleep_backoff(&w, what, &e, 0)) {
+                goto out;
+            }
+            break;
+        case KRC_EAUTH:
+            /* Credentials or RBAC may be fixed without restarting us. */
+            if (sleep_backoff_level(&w, KRC_LOG_ERROR, what, &e, 0)) {
+                goto out;
+            }
+            break;
+        default:
+            if (sleep_backoff(&w, what, &e, e.retry_after > 0 ? e.retry_after : 0)) {
+                goto out;
+            }
+            break;
+        }
+    }
+    rc = 0;
+out:
+    krc_linebuf_cleanup(&w.lb);
+    krc_list_framer_cleanup(&w.lf);
+    krc_watch_event_cleanup(&w.ev);
+    krc_pod_info_cleanup(&w.item);
+    krc_buf_cleanup(&w.base_path);
+    return rc;
+}

@@ -1,0 +1,606 @@
+#include "krc/model/report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krc/util/mem.h"
+
+void krc_kv_list_cleanup(struct krc_kv_list *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++) {
+        krc_free(l->items[i].key);
+        krc_free(l->items[i].value);
+    }
+    krc_free(l->items);
+    l->items = NULL;
+    l->n = 0;
+    l->cap = 0;
+}
+
+const char *krc_kv_list_get(const struct krc_kv_list *l, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++) {
+        if (strcmp(l->items[i].key, key) == 0) {
+            return l->items[i].value;
+        }
+    }
+    return NULL;
+}
+
+int krc_kv_list_put(struct krc_kv_list *l, const char *key, const char *value)
+{
+    char *k = NULL;
+    char *v = NULL;
+    size_t i;
+
+    v = krc_strdup(value ? value : "");
+    if (v == NULL) {
+        return KRC_ENOMEM;
+    }
+    for (i = 0; i < l->n; i++) {
+        if (strcmp(l->items[i].key, key) == 0) {
+            krc_free(l->items[i].value);
+            l->items[i].value = v;
+            return 0;
+        }
+    }
+    k = krc_strdup(key);
+    if (k == NULL) {
+        goto fail;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        struct krc_kv *p = krc_realloc(l->items, cap * sizeof(*p));
+        if (p == NULL) {
+            goto fail;
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->n].key = k;
+    l->items[l->n].value = v;
+    l->n++;
+    return 0;
+fail:
+    krc_free(k);
+    krc_free(v);
+    return KRC_ENOMEM;
+}
+
+static void term_cleanup(struct krc_report_term *t)
+{
+    krc_free(t->reason);
+    krc_free(t->message);
+    krc_free(t->container_id);
+    memset(t, 0, sizeof(*t));
+}
+
+static void container_cleanup(struct krc_report_container *c)
+{
+    krc_free(c->name);
+    krc_free(c->image);
+    krc_free(c->state_reason);
+    krc_free(c->state_message);
+    krc_free(c->termination_message_policy);
+    term_cleanup(&c->state_term);
+    term_cleanup(&c->last);
+    krc_kv_list_cleanup(&c->limits);
+    krc_kv_list_cleanup(&c->requests);
+    memset(c, 0, sizeof(*c));
+}
+
+static void event_cleanup(struct krc_report_event *e)
+{
+    krc_free(e->type);
+    krc_free(e->reason);
+    krc_free(e->message);
+    krc_free(e->object_kind);
+    krc_free(e->object_namespace);
+    krc_free(e->object_name);
+    krc_free(e->object_uid);
+    krc_free(e->field_path);
+    krc_free(e->source_component);
+    krc_free(e->source_host);
+    memset(e, 0, sizeof(*e));
+}
+
+void krc_report_init(struct krc_report *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->grace_period = 30;
+    r->log_flags = KRC_REPORT_LOG_ABSENT;
+}
+
+void krc_report_clear_pod(struct krc_report *r)
+{
+    size_t i;
+
+    krc_free(r->namespace);
+    krc_free(r->name);
+    krc_free(r->uid);
+    krc_free(r->node_name);
+    krc_free(r->owner_kind);
+    krc_free(r->owner_name);
+    krc_free(r->workload_kind);
+    krc_free(r->workload_name);
+    r->workload_kind = r->workload_name = NULL;
+    krc_free(r->phase);
+    krc_free(r->pod_reason);
+    krc_free(r->pod_message);
+    krc_free(r->restart_policy);
+    krc_free(r->slack_channel);
+    r->namespace = r->name = r->uid = r->node_name = NULL;
+    r->owner_kind = r->owner_name = r->phase = r->pod_reason = r->pod_message = NULL;
+    r->restart_policy = r->slack_channel = NULL;
+    r->created_at = 0;
+    r->grace_period = 30;
+    krc_kv_list_cleanup(&r->labels);
+    krc_kv_list_cleanup(&r->annotations);
+    for (i = 0; i < r->n_containers; i++) {
+        container_cleanup(&r->containers[i]);
+    }
+    krc_free(r->containers);
+    r->containers = NULL;
+    r->n_containers = 0;
+    r->containers_cap = 0;
+}
+
+void krc_report_clear_events(struct krc_report *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->n_events; i++) {
+        event_cleanup(&r->events[i]);
+    }
+    krc_free(r->events);
+    r->events = NULL;
+    r->n_events = 0;
+    r->events_cap = 0;
+}
+
+void krc_report_clear_node(struct krc_report *r)
+{
+    struct krc_report_node *n = &r->node;
+    size_t i;
+
+    krc_free(n->name);
+    for (i = 0; i < n->n_conditions; i++) {
+        krc_free(n->conditions[i].type);
+        krc_free(n->conditions[i].status);
+        krc_free(n->conditions[i].reason);
+        krc_free(n->conditions[i].message);
+    }
+    krc_free(n->conditions);
+    krc_kv_list_cleanup(&n->capacity);
+    krc_kv_list_cleanup(&n->allocatable);
+    krc_free(n->kubelet_version);
+    krc_free(n->container_runtime_version);
+    krc_free(n->kernel_version);
+    krc_free(n->os_image);
+    memset(n, 0, sizeof(*n));
+}
+
+void krc_report_clear_log(struct krc_report *r)
+{
+    krc_free(r->log);
+    krc_free(r->log_container);
+    r->log = NULL;
+    r->log_container = NULL;
+    r->log_len = 0;
+    r->log_flags = KRC_REPORT_LOG_ABSENT;
+    memset(&r->log_cut, 0, sizeof(r->log_cut));
+}
+
+int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
+{
+    char line[512];
+    char **n;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    n = krc_realloc(r->notes, (r->n_notes + 1) * sizeof(*n));
+    if (n == NULL) {
+        return KRC_ENOMEM;
+    }
+    r->notes = n;
+    r->notes[r->n_notes] = krc_strdup(line);
+    if (r->notes[r->n_notes] == NULL) {
+        return KRC_ENOMEM;
+    }
+    r->n_notes++;
+    return 0;
+}
+
+void krc_report_clear_notes(struct krc_report *r)
+{
+    for (size_t i = 0; i < r->n_notes; i++) {
+        krc_free(r->notes[i]);
+    }
+    krc_free(r->notes);
+    r->notes = NULL;
+    r->n_notes = 0;
+}
+
+int krc_report_resolve_workload(struct krc_report *r)
+{
+    const char *kind = r->owner_kind;
+    const char *name = r->owner_name;
+    char *wk;
+    char *wn;
+
+    krc_free(r->workload_kind);
+    krc_free(r->workload_name);
+    r->workload_kind = r->workload_name = NULL;
+    if (kind == NULL || name == NULL) {
+        return 0;
+    }
+    wk = krc_strdup(kind);
+    wn = krc_strdup(name);
+    if (wk == NULL || wn == NULL) {
+        krc_free(wk);
+        krc_free(wn);
+        return KRC_ENOMEM;
+    }
+    if (strcmp(kind, "ReplicaSet") == 0) {
+        /* The Deployment controller names its ReplicaSets NAME-HASH, where
+         * HASH is the pod-template-hash label of their pods. */
+        const char *hash = krc_kv_list_get(&r->labels, "pod-template-hash");
+        size_t nl = strlen(name);
+        size_t hl = hash != NULL ? strlen(hash) : 0;
+        if (hl > 0 && nl > hl + 1 && name[nl - hl - 1] == '-' &&
+            strcmp(name + nl - hl, hash) == 0) {
+            char *dk = krc_strdup("Deployment");
+            if (dk == NULL) {
+                krc_free(wk);
+                krc_free(wn);
+                return KRC_ENOMEM;
+            }
+            krc_free(wk);
+            wk = dk;
+            wn[nl - hl - 1] = '\0';
+        }
+    }
+    r->workload_kind = wk;
+    r->workload_name = wn;
+    return 0;
+}
+
+void krc_report_cleanup(struct krc_report *r)
+{
+    krc_report_clear_notes(r);
+    krc_report_clear_pod(r);
+    krc_report_clear_events(r);
+    krc_report_clear_node(r);
+    krc_report_clear_log(r);
+    krc_report_init(r);
+}
+
+struct krc_report *krc_report_new(void)
+{
+    struct krc_report *r = krc_malloc(sizeof(*r));
+
+    if (r != NULL) {
+        krc_report_init(r);
+    }
+    return r;
+}
+
+void krc_report_free(struct krc_report *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    krc_report_cleanup(r);
+    krc_free(r);
+}
+
+int krc_report_set_log(struct krc_report *r, const char *container, const void *data, size_t len,
+                       int truncated, struct krc_error *err)
+{
+    unsigned char *copy = NULL;
+    char *name = NULL;
+    const unsigned char *src = data;
+    unsigned flags = 0;
+
+    if (len > KRC_REPORT_LOG_MAX) {
+        src += len - KRC_REPORT_LOG_MAX;
+        len = KRC_REPORT_LOG_MAX;
+        flags |= KRC_REPORT_LOG_TRUNCATED;
+    }
+    if (truncated) {
+        flags |= KRC_REPORT_LOG_TRUNCATED;
+    }
+    if (len == 0) {
+        flags |= KRC_REPORT_LOG_EMPTY;
+    } else {
+        copy = krc_malloc(len);
+        if (copy == NULL) {
+            return krc_error_set(err, KRC_ENOMEM, "log: out of memory copying %zu bytes", len);
+        }
+        memcpy(copy, src, len);
+    }
+    if (container != NULL) {
+        name = krc_strdup(container);
+        if (name == NULL) {
+            krc_free(copy);
+            return krc_error_set(err, KRC_ENOMEM, "log: out of memory");
+        }
+    }
+    krc_report_clear_log(r);
+    r->log = copy;
+    r->log_len = len;
+    r->log_flags = flags;
+    r->log_container = name;
+    return 0;
+}
+
+int krc_report_take_log(struct krc_report *r, const char *container, unsigned char *data,
+                        size_t len, struct krc_error *err)
+{
+    char *name = NULL;
+
+    if (len > KRC_REPORT_LOG_MAX) {
+        int rc = krc_report_set_log(r, container, data, len, 0, err);
+        krc_free(data);
+        return rc;
+    }
+    if (container != NULL && (name = krc_strdup(container)) == NULL) {
+        krc_free(data);
+        return krc_error_set(err, KRC_ENOMEM, "log: out of memory");
+    }
+    krc_report_clear_log(r);
+    if (len == 0) {
+        krc_free(data);
+        data = NULL;
+    }
+    r->log = data;
+    r->log_len = len;
+    r->log_flags = len == 0 ? KRC_REPORT_LOG_EMPTY : 0;
+    r->log_container = name;
+    return 0;
+}
+
+void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut)
+{
+    r->log_cut = *cut;
+    if (cut->dropped > 0 || cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_TRUNCATED;
+    }
+    if (cut->capped) {
+        r->log_flags |= KRC_REPORT_LOG_CAPPED;
+    }
+}
+
+struct krc_report_container *krc_report_add_container(struct krc_report *r)
+{
+    struct krc_report_container *c;
+
+    if (r->n_containers == r->containers_cap) {
+        size_t cap = r->containers_cap ? r->containers_cap * 2 : 4;
+        struct krc_report_container *p = krc_realloc(r->containers, cap * sizeof(*p));
+        if (p == NULL) {
+            return NULL;
+        }
+        r->containers = p;
+        r->containers_cap = cap;
+    }
+    c = &r->containers[r->n_containers++];
+    memset(c, 0, sizeof(*c));
+    return c;
+}
+
+struct krc_report_event *krc_report_add_event(struct krc_report *r)
+{
+    struct krc_report_event *e;
+
+    if (r->n_events == r->events_cap) {
+        size_t cap = r->events_cap ? r->events_cap * 2 : 16;
+        struct krc_report_event *p = krc_realloc(r->events, cap * sizeof(*p));
+        if (p == NULL) {
+            return NULL;
+        }
+        r->events = p;
+        r->events_cap = cap;
+    }
+    e = &r->events[r->n_events++];
+    memset(e, 0, sizeof(*e));
+    return e;
+}
+
+const struct krc_report_container *krc_report_container_get(const struct krc_report *r,
+                                                            const char *name, int is_init)
+{
+    size_t i;
+    int pass;
+
+    if (name == NULL) {
+        return NULL;
+    }
+    /* With is_init -1, regular containers win over init containers of the
+     * same name (names are unique per pod, but be deterministic). */
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < r->n_containers; i++) {
+            const struct krc_report_container *c = &r->containers[i];
+            int want = is_init >= 0 ? is_init : pass;
+            if (c->is_init == want && c->name != NULL && strcmp(c->name, name) == 0) {
+                return c;
+            }
+        }
+        if (is_init >= 0) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+int krc_report_event_is_pod(const struct krc_report *r, const struct krc_report_event *ev)
+{
+    if (ev->object_kind != NULL && ev->object_kind[0] != '\0' && strcmp(ev->object_kind, "Pod")) {
+        return 0;
+    }
+    if (ev->object_uid != NULL && ev->object_uid[0] != '\0' && r->uid != NULL &&
+        r->uid[0] != '\0') {
+        return strcmp(ev->object_uid, r->uid) == 0;
+    }
+    /* An event naming no object at all comes from a pasted Events table
+     * (kubectl describe pod), which lists the events of that pod only. */
+    if ((ev->object_uid == NULL || ev->object_uid[0] == '\0') &&
+        (ev->object_name == NULL || ev->object_name[0] == '\0')) {
+        return 1;
+    }
+    /* No uid on the event (hand-made or stripped): fall back to name and
+     * namespace. Real kubelet events always carry the uid. */
+    if (!str_eq(ev->object_name, r->name)) {
+        return 0;
+    }
+    if (ev->object_namespace != NULL && ev->object_namespace[0] != '\0' && r->namespace != NULL) {
+        return strcmp(ev->object_namespace, r->namespace) == 0;
+    }
+    return 1;
+}
+
+/* fieldPath "spec.containers{NAME}" or "spec.initContainers{NAME}" */
+static int field_path_is(const char *fp, const struct krc_report_container *c)
+{
+    const char *prefix = c->is_init ? "spec.initContainers{" : "spec.containers{";
+    size_t pl = strlen(prefix);
+    size_t nl;
+
+    if (fp == NULL || c->name == NULL || strncmp(fp, prefix, pl) != 0) {
+        return 0;
+    }
+    nl = strlen(c->name);
+    return strncmp(fp + pl, c->name, nl) == 0 && fp[pl + nl] == '}' && fp[pl + nl + 1] == '\0';
+}
+
+int krc_report_event_matches(const struct krc_report *r, const struct krc_report_event *ev,
+                             const struct krc_report_container *c)
+{
+    if (!krc_report_event_is_pod(r, ev)) {
+        return 0;
+    }
+    if (c == NULL) {
+        return 1;
+    }
+    return field_path_is(ev->field_path, c);
+}
+
+void krc_report_retain_pod_events(struct krc_report *r)
+{
+    size_t i;
+    size_t out = 0;
+
+    for (i = 0; i < r->n_events; i++) {
+        struct krc_report_event *e = &r->events[i];
+        int keep = krc_report_event_is_pod(r, e);
+        if (!keep && str_eq(e->object_kind, "Node") && str_eq(e->object_name, r->node_name)) {
+            keep = 1;
+        }
+        if (keep) {
+            if (out != i) {
+                r->events[out] = *e;
+                memset(e, 0, sizeof(*e));
+            }
+            out++;
+        } else {
+            event_cleanup(e);
+        }
+    }
+    r->n_events = out;
+}
+
+int krc_report_is_gpu_resource(const char *name)
+{
+    const char *slash;
+
+    if (name == NULL) {
+        return 0;
+    }
+    slash = strchr(name, '/');
+    if (slash == NULL) {
+        return 0; /* cpu, memory, ephemeral-storage, hugepages-... */
+    }
+    if (strstr(name, "gpu") != NULL || strstr(name, "GPU") != NULL) {
+        return 1;
+    }
+    return strncmp(name, "nvidia.com/mig-", 15) == 0;
+}
+
+static long quantity_whole(const char *q)
+{
+    char *end = NULL;
+    long v;
+
+    if (q == NULL) {
+        return 0;
+    }
+    errno = 0;
+    v = strtol(q, &end, 10);
+    if (errno != 0 || end == q || *end != '\0' || v < 0) {
+        return 0;
+    }
+    return v;
+}
+
+long krc_report_container_gpus(const struct krc_report_container *c)
+{
+    const struct krc_kv_list *l = c->limits.n > 0 ? &c->limits : &c->requests;
+    long sum = 0;
+    size_t i;
+
+    for (i = 0; i < l->n; i++) {
+        if (krc_report_is_gpu_resource(l->items[i].key)) {
+            long v = quantity_whole(l->items[i].value);
+            if (v > 0 && sum < 1000000) {
+                sum += v;
+            }
+        }
+    }
+    /* Limits listed without the GPU but requests with it. */
+    if (sum == 0 && l == &c->limits) {
+        for (i = 0; i < c->requests.n; i++) {
+            if (krc_report_is_gpu_resource(c->requests.items[i].key)) {
+                long v = quantity_whole(c->requests.items[i].value);
+                if (v > 0 && sum < 1000000) {
+                    sum += v;
+                }
+            }
+        }
+    }
+    return sum;
+}
+
+long krc_report_gpu_count(const struct krc_report *r)
+{
+    long running = 0;
+    long init_max = 0;
+    size_t i;
+
+    for (i = 0; i < r->n_containers; i++) {
+        const struct krc_report_container *c = &r->containers[i];
+        long g = krc_report_container_gpus(c);
+        if (c->is_init && !c->is_sidecar) {
+            if (g > init_max) {
+                init_max = g;
+            }
+        } else {
+            running += g;
+        }
+    }
+    return running > init_max ? running : init_max;
+}

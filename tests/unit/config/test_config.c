@@ -1,0 +1,805 @@
+/* Configuration: defaults, durations, YAML file, environment, flags. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "krc/config/config.h"
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
+
+#define FIX KRC_FIXTURES "/config/"
+
+/* --- helpers -------------------------------------------------------------- */
+
+/* Remove every environment variable of the table so the host cannot leak in. */
+static void clear_env(void)
+{
+    for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+        if (o->env != NULL) {
+            unsetenv(o->env);
+        }
+    }
+}
+
+static int setup(void **state)
+{
+    struct krc_config *cfg = calloc(1, sizeof(*cfg));
+
+    if (cfg == NULL) {
+        return -1;
+    }
+    clear_env();
+    krc_config_init(cfg);
+    *state = cfg;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct krc_config *cfg = *state;
+
+    clear_env();
+    krc_config_cleanup(cfg);
+    free(cfg);
+    return 0;
+}
+
+/* Write `text` to a new temporary file; the path goes to out (>= 32 bytes). */
+static void write_tmp(const char *text, char *out, size_t outsz)
+{
+    int fd;
+    size_t len = strlen(text);
+
+    snprintf(out, outsz, "/tmp/krc-cfg-XXXXXX");
+    fd = mkstemp(out);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+/* Load YAML text from a temporary file; returns the code, errors in *ret_errors. */
+static int load_text(struct krc_config *cfg, const char *text, char *path, size_t pathsz,
+                     char **ret_errors, struct krc_error *err)
+{
+    int rc;
+
+    write_tmp(text, path, pathsz);
+    krc_error_clear(err);
+    rc = krc_config_load_file(cfg, path, ret_errors, err);
+    unlink(path);
+    return rc;
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+    if (haystack == NULL || strstr(haystack, needle) == NULL) {
+        fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)", needle);
+    }
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; s != NULL && *s != '\0'; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* --- defaults and the option table ------------------------------------------ */
+
+static void test_defaults(void **state)
+{
+    struct krc_config *cfg = *state;
+
+    assert_string_equal(cfg->cluster_name, "");
+    assert_string_equal(cfg->watched_namespaces, "");
+    assert_string_equal(cfg->ignored_namespaces, "");
+    assert_string_equal(cfg->watched_pod_name_prefixes, "");
+    assert_string_equal(cfg->ignored_pod_name_prefixes, "");
+    assert_int_equal(cfg->ignore_restart_count, 30);
+    assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 0);
+    assert_string_equal(cfg->label_selector, "");
+    assert_string_equal(cfg->slack_webhook_url, "");
+    assert_string_equal(cfg->slack_channel, "");
+    assert_string_equal(cfg->slack_username, "");
+    assert_int_equal(cfg->mute_seconds, 600);
+    assert_int_equal(cfg->startup_window_s, 600);
+    assert_int_equal(cfg->watch_idle_timeout_s, 180);
+    assert_int_equal(cfg->list_page_size, 500);
+    assert_int_equal(cfg->streaming_list, 1);
+    assert_string_equal(cfg->log_level, "info");
+    assert_string_equal(cfg->log_format, "text");
+    assert_null(cfg->kubeconfig);
+    assert_null(cfg->context);
+    assert_null(cfg->config_file);
+}
+
+/* Every default must be a valid value of its own option (krc_config_init
+ * ignores errors), and keys, variables and flags must be unique. */
+static void test_option_table_consistent(void **state)
+{
+    const struct krc_config_option *opts = krc_config_options();
+    (void)state;
+
+    for (const struct krc_config_option *o = opts; o->key != NULL; o++) {
+        struct krc_config cfg;
+        struct krc_error err;
+
+        assert_non_null(o->default_value);
+        assert_non_null(o->help);
+        if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+            /* structured lists exist only in the file */
+            assert_null(o->env);
+            assert_null(o->flag);
+            continue;
+        }
+        assert_true(o->env != NULL || o->flag != NULL);
+        for (const struct krc_config_option *p = o + 1; p->key != NULL; p++) {
+            assert_string_not_equal(o->key, p->key);
+            if (o->env != NULL && p->env != NULL) {
+                assert_string_not_equal(o->env, p->env);
+            }
+            if (o->flag != NULL && p->flag != NULL) {
+                assert_string_not_equal(o->flag, p->flag);
+            }
+        }
+        krc_config_init(&cfg);
+        krc_error_clear(&err);
+        if (o->flag != NULL) {
+            assert_ptr_equal(krc_config_find_flag(o->flag), o);
+            if (krc_config_set_flag(&cfg, o->flag, o->default_value, &err) != 0) {
+                fail_msg("default of %s is invalid: %s", o->key, err.msg);
+            }
+        } else {
+            clear_env();
+            setenv(o->env, o->default_value, 1);
+            if (krc_config_load_env(&cfg, &err) != 0) {
+                fail_msg("default of %s is invalid: %s", o->key, err.msg);
+            }
+            clear_env();
+        }
+        krc_config_cleanup(&cfg);
+    }
+}
+
+/* --- durations ------------------------------------------------------------- */
+
+static void test_duration_valid(void **state)
+{
+    static const struct {
+        const char *in;
+        long out;
+    } ok[] = {
+        {"0", 0},
+        {"90", 90},
+        {"90s", 90},
+        {"10m", 600},
+        {"1h", 3600},
+        {"1h30m", 5400},
+        {"2d", 172800},
+        {"1d2h3m4s", 93784},
+        {"007s", 7},
+        {"30m15s", 1815},
+        {"100000000", 100000000},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        long v = -1;
+        if (krc_config_parse_duration(ok[i].in, &v) != 0) {
+            fail_msg("\"%s\" rejected", ok[i].in);
+        }
+        if (v != ok[i].out) {
+            fail_msg("\"%s\" gave %ld, not %ld", ok[i].in, v, ok[i].out);
+        }
+    }
+}
+
+static void test_duration_invalid(void **state)
+{
+    static const char *const bad[] = {
+        "",
+        "10x",
+        "1h30",
+        "-5",
+        "+5",
+        " 10m",
+        "10m ",
+        "1.5h",
+        "h",
+        "m10",
+        "10 m",
+        "1e3",
+        "10M",
+        "1H",
+        "0x10",
+        "99999999999999999999999",
+        "9223372036854775807s",
+        "106751991167301d",
+        "1000000000000h",
+        "1h-30m",
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        long v = 4242;
+        if (krc_config_parse_duration(bad[i], &v) != KRC_EINVAL) {
+            fail_msg("\"%s\" accepted as %ld", bad[i], v);
+        }
+        assert_int_equal(v, 4242); /* ret_ untouched on failure */
+    }
+    assert_int_equal(krc_config_parse_duration(NULL, NULL), KRC_EINVAL);
+}
+
+/* --- YAML file ------------------------------------------------------------- */
+
+static void test_file_full(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char *errors = (char *)1;
+
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_file(cfg, FIX "full.yaml", &errors, &err), 0);
+    assert_null(errors);
+    assert_int_equal(err.code, 0);
+    assert_string_equal(cfg->cluster_name, "prod-eu-1");
+    assert_string_equal(cfg->watched_namespaces, "team-a,^team-b-.*");
+    assert_string_equal(cfg->ignored_namespaces, "kube-system");
+    assert_string_equal(cfg->watched_pod_name_prefixes, "web-,api-");
+    assert_string_equal(cfg->ignored_pod_name_prefixes, "");
+    assert_int_equal(cfg->ignore_restart_count, 5);
+    assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 1);
+    assert_string_equal(cfg->label_selector, "app.kubernetes.io/part-of=shop,tier!=batch");
+    assert_string_equal(cfg->slack_webhook_url,
+                        "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX");
+    assert_string_equal(cfg->slack_channel, "#alerts");
+    assert_string_equal(cfg->slack_username, "krc");
+    assert_int_equal(cfg->mute_seconds, 900);
+    assert_int_equal(cfg->startup_window_s, 5400);
+    assert_int_equal(cfg->watch_idle_timeout_s, 300);
+    assert_int_equal(cfg->list_page_size, 250);
+    assert_int_equal(cfg->streaming_list, 0);
+    assert_string_equal(cfg->log_level, "debug");
+    assert_string_equal(cfg->log_format, "json");
+}
+
+static void test_file_several_mistakes(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char *errors = NULL;
+    const char *path = FIX "mistakes.yaml";
+    char want[6][512];
+    const char *p;
+    int rc;
+
+    krc_error_clear(&err);
+    rc = krc_config_load_file(cfg, path, &errors, &err);
+    assert_int_equal(rc, KRC_EINVAL);
+    assert_int_equal(err.code, KRC_EINVAL);
+    assert_non_null(errors);
+    assert_int_equal(count_lines(errors), 6);
+
+    snprintf(want[0], sizeof(want[0]), "%s:2:1: unknown key \"watchedNamespace\"", path);
+    snprintf(want[1], sizeof(want[1]), "%s:3:14: muteSeconds", path);
+    snprintf(want[2], sizeof(want[2]), "%s:4:16: startupWindow", path);
+    snprintf(want[3], sizeof(want[3]), "%s:5:11: logLevel", path);
+    snprintf(want[4], sizeof(want[4]), "%s:6:16: streamingList", path);
+    snprintf(want[5], sizeof(want[5]), "%s:7:15: listPageSize", path);
+    /* in file order, one per line */
+    p = errors;
+    for (int i = 0; i < 6; i++) {
+        const char *hit = strstr(p, want[i]);
+        if (hit == NULL) {
+            fail_msg("error %d \"%s\" missing or out of order in:\n%s", i, want[i], errors);
+        }
+        p = hit + strlen(want[i]);
+    }
+    /* the messages say what is wrong, with the bad value */
+    assert_contains(errors, "\"ten\"");
+    assert_contains(errors, "\"10x\"");
+    assert_contains(errors, "debug|info|warn|error");
+    assert_contains(errors, "\"verbose\"");
+    assert_contains(errors, "\"maybe\"");
+    assert_contains(errors, "single value");
+    /* err carries the first one */
+    assert_contains(err.msg, want[0]);
+    assert_null(strchr(err.msg, '\n'));
+    /* a bad value does not replace the previous one */
+    assert_int_equal(cfg->mute_seconds, 600);
+    assert_int_equal(cfg->startup_window_s, 600);
+    assert_string_equal(cfg->log_level, "info");
+    assert_int_equal(cfg->streaming_list, 1);
+    assert_int_equal(cfg->list_page_size, 500);
+    krc_free(errors);
+
+    /* without ret_errors the first error still comes back */
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_file(cfg, path, NULL, &err), KRC_EINVAL);
+    assert_contains(err.msg, want[0]);
+    assert_int_equal(krc_config_load_file(cfg, path, NULL, NULL), KRC_EINVAL);
+}
+
+static void test_file_values_per_type(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[64];
+    char *errors = NULL;
+    char want[256];
+
+    /* booleans in their usual spellings */
+    assert_int_equal(load_text(cfg, "streamingList: no\nignoreRestartsWithExitCodeZero: yes\n",
+                               path, sizeof(path), &errors, &err),
+                     0);
+    assert_int_equal(cfg->streaming_list, 0);
+    assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 1);
+    assert_int_equal(load_text(cfg, "streamingList: On\nignoreRestartsWithExitCodeZero: 0\n", path,
+                               sizeof(path), &errors, &err),
+                     0);
+    assert_int_equal(cfg->streaming_list, 1);
+    assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 0);
+
+    /* integer ranges */
+    assert_int_equal(load_text(cfg, "listPageSize: 0\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    snprintf(want, sizeof(want), "%s:1:15: listPageSize must be a whole number from 1 to 100000",
+             path);
+    assert_contains(errors, want);
+    assert_contains(errors, "\"0\"");
+    krc_free(errors);
+    assert_int_equal(load_text(cfg, "listPageSize: 100001\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    krc_free(errors);
+    assert_int_equal(load_text(cfg, "ignoreRestartCount: 3.5\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    krc_free(errors);
+    assert_int_equal(load_text(cfg, "ignoreRestartCount: 99999999999999999999\n", path,
+                               sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    krc_free(errors);
+    assert_int_equal(cfg->list_page_size, 500);
+    assert_int_equal(cfg->ignore_restart_count, 30);
+
+    /* duration ranges: watchIdleTimeout is at least 1s */
+    assert_int_equal(load_text(cfg, "watchIdleTimeout: 0s\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, "watchIdleTimeout");
+    krc_free(errors);
+    assert_int_equal(load_text(cfg, "startupWindow: 8d\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    krc_free(errors);
+    assert_int_equal(load_text(cfg, "startupWindow: \"2h\"\nwatchIdleTimeout: 45\n", path,
+                               sizeof(path), &errors, &err),
+                     0);
+    assert_int_equal(cfg->startup_window_s, 7200);
+    assert_int_equal(cfg->watch_idle_timeout_s, 45);
+
+    /* enumerations: any case is accepted */
+    assert_int_equal(
+        load_text(cfg, "logLevel: warn\nlogFormat: JSON\n", path, sizeof(path), &errors, &err), 0);
+    assert_string_equal(cfg->log_level, "warn");
+    assert_int_equal(strcasecmp(cfg->log_format, "json"), 0);
+    assert_int_equal(load_text(cfg, "logFormat: xml\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, "logFormat must be one of text|json");
+    krc_free(errors);
+
+    /* an empty string clears a string option */
+    assert_int_equal(load_text(cfg, "clusterName: a\n", path, sizeof(path), &errors, &err), 0);
+    assert_int_equal(load_text(cfg, "clusterName: \"\"\n", path, sizeof(path), &errors, &err), 0);
+    assert_string_equal(cfg->cluster_name, "");
+}
+
+static void test_file_sequences(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[64];
+    char *errors = NULL;
+
+    assert_int_equal(load_text(cfg,
+                               "watchedNamespaces:\n  - a\n  - b\n  - \"^c-.*\"\n"
+                               "ignoredPodNamePrefixes: [x-, y-]\n"
+                               "ignoredNamespaces: []\n",
+                               path, sizeof(path), &errors, &err),
+                     0);
+    assert_string_equal(cfg->watched_namespaces, "a,b,^c-.*");
+    assert_string_equal(cfg->ignored_pod_name_prefixes, "x-,y-");
+    assert_string_equal(cfg->ignored_namespaces, "");
+
+    /* lists only where a comma-separated string is expected */
+    assert_int_equal(
+        load_text(cfg, "muteSeconds: [1]\nlogLevel: [info]\n", path, sizeof(path), &errors, &err),
+        KRC_EINVAL);
+    assert_int_equal(count_lines(errors), 2);
+    assert_contains(errors, "muteSeconds must be a single value");
+    assert_contains(errors, "logLevel must be a single value");
+    krc_free(errors);
+
+    /* items must be scalars */
+    assert_int_equal(load_text(cfg, "watchedNamespaces:\n  - a\n  - {b: c}\n", path, sizeof(path),
+                               &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, "watchedNamespaces: list items must be strings");
+    krc_free(errors);
+    assert_string_equal(cfg->watched_namespaces, "a,b,^c-.*");
+
+    /* a mapping where a value is expected */
+    assert_int_equal(load_text(cfg, "clusterName:\n  name: x\n", path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, ":2:3: clusterName must be a single value");
+    krc_free(errors);
+}
+
+static void test_file_structure_errors(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[64];
+    char want[256];
+    char *errors = NULL;
+
+    /* not a mapping */
+    assert_int_equal(load_text(cfg, "- a\n- b\n", path, sizeof(path), &errors, &err), KRC_EINVAL);
+    snprintf(want, sizeof(want), "%s:1:1:", path);
+    assert_contains(errors, want);
+    assert_contains(errors, "mapping");
+    krc_free(errors);
+
+    /* invalid YAML: position of the problem */
+    assert_int_equal(
+        load_text(cfg, "clusterName: a\nlogLevel: [info\n", path, sizeof(path), &errors, &err),
+        KRC_EPARSE);
+    snprintf(want, sizeof(want), "%s:3:", path);
+    assert_contains(errors, want);
+    assert_contains(errors, "invalid YAML");
+    assert_contains(err.msg, "invalid YAML");
+    krc_free(errors);
+
+    /* a non-scalar key */
+    assert_int_equal(load_text(cfg, "[a, b]: c\n", path, sizeof(path), &errors, &err), KRC_EINVAL);
+    assert_contains(errors, "keys must be plain strings");
+    krc_free(errors);
+
+    /* an empty file, or comments only, sets nothing */
+    errors = (char *)1;
+    assert_int_equal(load_text(cfg, "", path, sizeof(path), &errors, &err), 0);
+    assert_null(errors);
+    errors = (char *)1;
+    assert_int_equal(load_text(cfg, "# nothing\n", path, sizeof(path), &errors, &err), 0);
+    assert_null(errors);
+
+    /* a missing file */
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_file(cfg, "/nonexistent/krc/config.yaml", &errors, &err),
+                     KRC_EIO);
+    assert_contains(errors, "/nonexistent/krc/config.yaml: cannot open");
+    assert_contains(err.msg, "/nonexistent/krc/config.yaml");
+    krc_free(errors);
+}
+
+/* YAML null (~, null) for a string option is the empty value, not the text
+ * "null". BUG (src/config/config.c krc_config_load_file): the scalar text is used as
+ * is, so "labelSelector: null" selects pods labelled "null" (nothing), and
+ * "clusterName: ~" shows "~" in alerts. A quoted "null" stays a string. */
+static void test_fixed_yaml_null_is_literal_text(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[64];
+    char *errors = NULL;
+
+    assert_int_equal(load_text(cfg, "labelSelector: null\nclusterName: ~\nslackChannel: \"null\"\n",
+                               path, sizeof(path), &errors, &err),
+                     0);
+    assert_string_equal(cfg->slack_channel, "null");
+    assert_string_equal(cfg->cluster_name, "");   /* fails: "~" */
+    assert_string_equal(cfg->label_selector, ""); /* fails: "null" */
+}
+
+/* --- environment and flags ------------------------------------------------- */
+
+static void test_env_overrides_file_and_flags_override_env(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char *errors = NULL;
+
+    assert_int_equal(krc_config_load_file(cfg, FIX "full.yaml", &errors, &err), 0);
+    setenv("WATCHED_NAMESPACES", "from-env", 1);
+    setenv("MUTE_SECONDS", "120", 1);
+    setenv("KRC_STARTUP_WINDOW", "2h", 1);
+    setenv("IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO", "false", 1);
+    setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T1/B1/ENVSECRET", 1);
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_env(cfg, &err), 0);
+    assert_string_equal(cfg->watched_namespaces, "from-env");
+    assert_int_equal(cfg->mute_seconds, 120);
+    assert_int_equal(cfg->startup_window_s, 7200);
+    assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 0);
+    assert_string_equal(cfg->slack_webhook_url, "https://hooks.slack.com/services/T1/B1/ENVSECRET");
+    /* not set in the environment: the file's value stays */
+    assert_string_equal(cfg->cluster_name, "prod-eu-1");
+    assert_int_equal(cfg->list_page_size, 250);
+
+    assert_int_equal(krc_config_set_flag(cfg, "watched-namespaces", "from-flag", &err), 0);
+    assert_int_equal(krc_config_set_flag(cfg, "mute-seconds", "60", &err), 0);
+    assert_int_equal(krc_config_set_flag(cfg, "log-level", "error", &err), 0);
+    assert_string_equal(cfg->watched_namespaces, "from-flag");
+    assert_int_equal(cfg->mute_seconds, 60);
+    assert_string_equal(cfg->log_level, "error");
+    assert_int_equal(cfg->startup_window_s, 7200);
+}
+
+static void test_env_errors_name_variable(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+
+    setenv("MUTE_SECONDS", "soon", 1);
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_env(cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "environment variable MUTE_SECONDS");
+    assert_contains(err.msg, "\"soon\"");
+    assert_int_equal(cfg->mute_seconds, 600);
+    unsetenv("MUTE_SECONDS");
+
+    setenv("KRC_LOG_LEVEL", "loud", 1);
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_env(cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "KRC_LOG_LEVEL");
+    assert_contains(err.msg, "debug|info|warn|error");
+    unsetenv("KRC_LOG_LEVEL");
+
+    /* an empty variable is a value: it clears a string, it is false for a bool */
+    setenv("CLUSTER_NAME", "", 1);
+    setenv("KRC_STREAMING_LIST", "", 1);
+    assert_int_equal(krc_config_load_env(cfg, &err), 0);
+    assert_string_equal(cfg->cluster_name, "");
+    assert_int_equal(cfg->streaming_list, 0);
+}
+
+static void test_flags(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    const struct krc_config_option *o;
+
+    o = krc_config_find_flag("label-selector");
+    assert_non_null(o);
+    assert_string_equal(o->key, "labelSelector");
+    assert_int_equal(o->type, KRC_CONFIG_STRING);
+    assert_null(krc_config_find_flag("no-such-flag"));
+    assert_null(krc_config_find_flag(""));
+    /* the webhook is a secret: never on a command line (ps shows it) */
+    assert_null(krc_config_find_flag("slack-webhook-url"));
+
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_set_flag(cfg, "label-selector", "app=web", &err), 0);
+    assert_string_equal(cfg->label_selector, "app=web");
+    assert_int_equal(krc_config_set_flag(cfg, "nope", "1", &err), KRC_EINVAL);
+    assert_contains(err.msg, "unknown option --nope");
+    assert_int_equal(krc_config_set_flag(cfg, "list-page-size", "12abc", &err), KRC_EINVAL);
+    assert_contains(err.msg, "option --list-page-size");
+    assert_contains(err.msg, "\"12abc\"");
+    assert_int_equal(krc_config_set_flag(cfg, "startup-window", "1h30", &err), KRC_EINVAL);
+    assert_contains(err.msg, "startupWindow");
+    assert_int_equal(krc_config_set_flag(cfg, "streaming-list", "maybe", &err), KRC_EINVAL);
+    assert_contains(err.msg, "true or false");
+    assert_int_equal(cfg->list_page_size, 500);
+    assert_int_equal(cfg->startup_window_s, 600);
+    assert_int_equal(cfg->streaming_list, 1);
+}
+
+static void test_secret_stored_not_echoed(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[64];
+    char *errors = NULL;
+    const struct krc_config_option *o;
+
+    for (o = krc_config_options(); o->key != NULL; o++) {
+        if (strcmp(o->key, "slackWebhookUrl") == 0) {
+            break;
+        }
+    }
+    assert_non_null(o->key);
+    assert_int_equal(o->type, KRC_CONFIG_SECRET);
+    assert_string_equal(o->env, "SLACK_WEBHOOK_URL");
+
+    assert_int_equal(
+        load_text(cfg, "slackWebhookUrl: https://hooks.slack.com/services/T9/B9/FILESECRET\n", path,
+                  sizeof(path), &errors, &err),
+        0);
+    assert_string_equal(cfg->slack_webhook_url,
+                        "https://hooks.slack.com/services/T9/B9/FILESECRET");
+
+    /* a wrongly shaped secret is reported without its value */
+    assert_int_equal(load_text(cfg, "slackWebhookUrl: [https://x/OTHERSECRET]\n", path,
+                               sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, "slackWebhookUrl");
+    assert_null(strstr(errors, "OTHERSECRET"));
+    assert_null(strstr(err.msg, "OTHERSECRET"));
+    krc_free(errors);
+    assert_string_equal(cfg->slack_webhook_url,
+                        "https://hooks.slack.com/services/T9/B9/FILESECRET");
+}
+
+/* krc run arguments: switches, precedence, --help, and every error as a line. */
+static void test_from_args(void **state)
+{
+    struct krc_config cfg;
+    struct krc_error e;
+    char *errors = NULL;
+    (void)state;
+
+    {
+        char *argv[] = {"run",      "--leader-elect",   "--lease-name",
+                        "krc-prod", "--mute-seconds=5", NULL};
+        krc_config_init(&cfg);
+        krc_error_clear(&e);
+        assert_int_equal(krc_config_from_args(&cfg, 5, argv, &errors, &e), 0);
+        assert_null(errors);
+        assert_int_equal(cfg.leader_elect, 1);
+        assert_string_equal(cfg.lease_name, "krc-prod");
+        assert_int_equal(cfg.mute_seconds, 5);
+        assert_int_equal(cfg.lease_duration_s, 15);
+        assert_int_equal(cfg.run_argc, 5);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        /* a switch takes an explicit boolean word after it, and only that */
+        char *argv[] = {"run", "--leader-elect", "false", "--streaming-list", "--workers", "3",
+                        NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 6, argv, &errors, &e), 0);
+        assert_int_equal(cfg.leader_elect, 0);
+        assert_int_equal(cfg.streaming_list, 1);
+        assert_int_equal(cfg.workers, 3);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--help", NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 2, argv, &errors, &e), 1);
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--no-such-option", "x", NULL};
+        krc_config_init(&cfg);
+        assert_true(krc_config_from_args(&cfg, 3, argv, &errors, &e) < 0);
+        assert_non_null(errors);
+        assert_non_null(strstr(errors, "unknown option --no-such-option"));
+        krc_free(errors);
+        errors = NULL;
+        krc_config_cleanup(&cfg);
+    }
+    {
+        char *argv[] = {"run", "--leader-elect",         "--lease-duration",
+                        "10s", "--lease-renew-deadline", "10s",
+                        NULL};
+        krc_config_init(&cfg);
+        krc_error_clear(&e);
+        assert_true(krc_config_from_args(&cfg, 6, argv, &errors, &e) < 0);
+        assert_non_null(strstr(errors, "leaseRenewDeadline (10s) must be less than leaseDuration"));
+        krc_free(errors);
+        errors = NULL;
+        krc_config_cleanup(&cfg);
+    }
+    {
+        /* without leader election the lease timings are not checked */
+        char *argv[] = {"run", "--lease-duration", "30s", "--lease-retry-period", "20s", NULL};
+        krc_config_init(&cfg);
+        assert_int_equal(krc_config_from_args(&cfg, 5, argv, &errors, &e), 0);
+        cfg.leader_elect = 1;
+        assert_int_equal(krc_config_validate(&cfg, &e), KRC_EINVAL);
+        assert_non_null(strstr(e.msg, "leaseRetryPeriod (20s) must be less than"));
+        krc_config_cleanup(&cfg);
+    }
+}
+
+static void test_init_cleanup_reuse(void **state)
+{
+    struct krc_config cfg;
+    (void)state;
+
+    krc_config_init(&cfg);
+    cfg.kubeconfig = krc_strdup("/x/kubeconfig");
+    cfg.context = krc_strdup("ctx");
+    cfg.config_file = krc_strdup("/x/krc.yaml");
+    assert_int_equal(krc_config_set_flag(&cfg, "cluster-name", "a", NULL), 0);
+    krc_config_cleanup(&cfg);
+    assert_null(cfg.cluster_name);
+    assert_null(cfg.kubeconfig);
+    krc_config_cleanup(&cfg); /* twice is harmless */
+    krc_config_init(&cfg);
+    assert_string_equal(cfg.cluster_name, "");
+    krc_config_cleanup(&cfg);
+}
+
+static void test_alloc_failure_sweep(void **state)
+{
+    long n;
+    int failed = 0;
+    (void)state;
+
+    for (n = 0; n < 100000; n++) {
+        struct krc_config cfg;
+        struct krc_error err;
+        char *errors = NULL;
+        long attempts;
+        int rc;
+
+        memset(&cfg, 0, sizeof(cfg));
+        krc_error_clear(&err);
+        krc_mem_fail_after(n);
+        krc_config_init(&cfg);
+        rc = krc_config_load_file(&cfg, FIX "full.yaml", &errors, &err);
+        krc_free(errors);
+        errors = NULL;
+        (void)krc_config_load_file(&cfg, FIX "mistakes.yaml", &errors, &err);
+        attempts = krc_mem_fail_after(-1);
+        assert_true(rc == 0 || rc == KRC_ENOMEM);
+        failed += rc == KRC_ENOMEM;
+        krc_free(errors);
+        krc_config_cleanup(&cfg);
+        if (attempts <= n) {
+            break;
+        }
+    }
+    assert_true(n < 100000);
+    assert_true(failed > 0);
+}
+
+/* Known-bug tests (test_bug_*) fail until the code is fixed. They are skipped
+ * unless KRC_BUG_TESTS is set: "1" runs everything, "only" just them. */
+static void select_bug_tests(void)
+{
+    const char *v = getenv("KRC_BUG_TESTS");
+
+    if (v == NULL || *v == '\0' || strcmp(v, "0") == 0) {
+        cmocka_set_skip_filter("test_bug_*");
+    } else if (strcmp(v, "only") == 0) {
+        cmocka_set_test_filter("test_bug_*");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test(test_option_table_consistent),
+        cmocka_unit_test(test_duration_valid),
+        cmocka_unit_test(test_duration_invalid),
+        cmocka_unit_test_setup_teardown(test_file_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_several_mistakes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_values_per_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_sequences, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_structure_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_overrides_file_and_flags_override_env, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_env_errors_name_variable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secret_stored_not_echoed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_args, setup, teardown),
+        cmocka_unit_test(test_init_cleanup_reuse),
+        cmocka_unit_test(test_alloc_failure_sweep),
+        /* known bugs: KRC_BUG_TESTS=only runs just these */
+        cmocka_unit_test_setup_teardown(test_fixed_yaml_null_is_literal_text, setup, teardown),
+    };
+    select_bug_tests();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,2181 @@
+/* diagnose: the whole corpus (every case directory under
+ * KRC_FIXTURES/corpus) and one focused test per rule on small synthetic
+ * pods, events and logs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "krc/util/buf.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/util/error.h"
+#include "krc/kube/kube_parse.h"
+#include "krc/util/mem.h"
+#include "krc/model/report.h"
+
+#define POD_UID "7d1c0f8e-1111-4aaa-9bbb-000000000001"
+#define OTHER_UID "7d1c0f8e-2222-4aaa-9bbb-000000000002"
+#define STARTED "2025-01-01T10:00:00Z"
+#define FINISHED "2025-01-01T10:05:00Z"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    if (f == NULL) {
+        return NULL;
+    }
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    /* exact size, no NUL: ASan catches any read past the end */
+    data = malloc(n > 0 ? (size_t)n : 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    struct krc_buf b;
+    va_list ap;
+    char *s;
+
+    krc_buf_init(&b, 1 << 22);
+    va_start(ap, f);
+    assert_int_equal(krc_buf_vprintf(&b, f, ap), 0);
+    va_end(ap);
+    s = krc_buf_take(&b);
+    assert_non_null(s);
+    return s;
+}
+
+/* A pod with one container "app" (or `cname`), whose lastState.terminated
+ * is given by the arguments. `extra_term` is appended inside terminated
+ * (e.g. ",\"message\":\"...\""), `limits` is a JSON object. */
+static char *make_pod_probes(const char *cname, int exit_code, const char *reason,
+                             const char *started, const char *extra_term, const char *limits,
+                             const char *probes)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
+               "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\",\"ownerReferences\":[{\"kind\":"
+               "\"StatefulSet\",\"name\":\"web\",\"controller\":true}]},"
+               "\"spec\":{\"nodeName\":\"node-1\",\"restartPolicy\":\"Always\",\"containers\":[{"
+               "\"name\":\"%s\",\"image\":\"img:1\"%s,\"resources\":{\"limits\":%s}}]},"
+               "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"%s\","
+               "\"ready\":false,\"restartCount\":3,\"image\":\"img:1\",\"imageID\":\"\","
+               "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off "
+               "40s\"}},\"lastState\":{\"terminated\":{\"exitCode\":%d,\"reason\":\"%s\","
+               "\"startedAt\":\"%s\",\"finishedAt\":\"" FINISHED "\"%s}}}]}}",
+               cname, probes ? probes : "", limits ? limits : "{\"memory\":\"1Gi\"}", cname,
+               exit_code, reason, started, extra_term ? extra_term : "");
+}
+
+/* The same pod without probes. */
+static char *make_pod(const char *cname, int exit_code, const char *reason, const char *started,
+                      const char *extra_term, const char *limits)
+{
+    return make_pod_probes(cname, exit_code, reason, started, extra_term, limits, NULL);
+}
+
+struct ev {
+    const char *uid;
+    const char *field_path; /* NULL: none */
+    const char *reason;
+    const char *message;
+    const char *last;       /* NULL: lastTimestamp null */
+    const char *event_time; /* NULL: null */
+};
+
+static char *make_events(const struct ev *evs, size_t n)
+{
+    struct krc_buf b;
+    size_t i;
+    char *s;
+
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":"
+                                            "{\"resourceVersion\":\"\"},\"items\":["),
+                     0);
+    for (i = 0; i < n; i++) {
+        char fp[128] = "";
+        char last[64] = "null";
+        char et[64] = "null";
+        if (evs[i].field_path != NULL) {
+            snprintf(fp, sizeof(fp), ",\"fieldPath\":\"%s\"", evs[i].field_path);
+        }
+        if (evs[i].last != NULL) {
+            snprintf(last, sizeof(last), "\"%s\"", evs[i].last);
+        }
+        if (evs[i].event_time != NULL) {
+            snprintf(et, sizeof(et), "\"%s\"", evs[i].event_time);
+        }
+        assert_int_equal(
+            krc_buf_printf(&b,
+                           "%s{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                           "\"web-0.%zu\",\"namespace\":\"shop\"},\"involvedObject\":{\"kind\":"
+                           "\"Pod\",\"namespace\":\"shop\",\"name\":\"web-0\",\"uid\":\"%s\"%s},"
+                           "\"reason\":\"%s\",\"message\":\"%s\",\"source\":{\"component\":"
+                           "\"kubelet\",\"host\":\"node-1\"},\"firstTimestamp\":%s,"
+                           "\"lastTimestamp\":%s,\"eventTime\":%s,\"count\":2,\"type\":\"Normal\"}",
+                           i ? "," : "", i, evs[i].uid, fp, evs[i].reason, evs[i].message, last,
+                           last, et),
+            0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "]}"), 0);
+    s = krc_buf_take(&b);
+    assert_non_null(s);
+    return s;
+}
+
+/* Parse pod (+ events, + log) into r and diagnose; returns the cause. */
+static enum krc_cause run(struct krc_report *r, struct krc_diagnosis *d, char *pod, char *events,
+                          const void *log, size_t log_len)
+{
+    struct krc_error err;
+
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), r, &err), 0);
+    if (events != NULL) {
+        if (krc_kube_parse_events(events, strlen(events), r, &err) != 0) {
+            fail_msg("events: %s", err.msg);
+        }
+    }
+    if (log != NULL) {
+        if (log_len == SIZE_MAX) {
+            log_len = strlen(log); /* a C string */
+        }
+        assert_int_equal(krc_report_set_log(r, NULL, log, log_len, 0, &err), 0);
+    }
+    if (krc_diagnose(r, NULL, d, &err) != 0) {
+        fail_msg("diagnose: %s", err.msg);
+    }
+    krc_free(pod);
+    krc_free(events);
+    return d->cause;
+}
+
+static void done(struct krc_report *r, struct krc_diagnosis *d)
+{
+    krc_diagnosis_cleanup(d);
+    krc_report_cleanup(r);
+}
+
+static int evidence_has(const struct krc_diagnosis *d, const char *needle)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_evidence; i++) {
+        if (strstr(d->evidence[i], needle) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Valid UTF-8 and no control characters. */
+static int clean_text(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        if (*p < 0x20 || *p == 0x7f) {
+            return 0;
+        }
+        if (*p < 0x80) {
+            p++;
+        } else if ((*p & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
+            p += 2;
+        } else if ((*p & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
+            p += 3;
+        } else if ((*p & 0xf8) == 0xf0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+                   (p[3] & 0xc0) == 0x80) {
+            p += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the corpus ---------------------------------------------------------- */
+
+static int run_case(const char *dir, char *why, size_t whysz)
+{
+    char path[1024];
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    char *data;
+    size_t len;
+    cJSON *exp;
+    const cJSON *j;
+    int ok = 1;
+
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    krc_error_clear(&err);
+    snprintf(path, sizeof(path), "%s/pod.json", dir);
+    data = read_file(path, &len);
+    assert_non_null(data);
+    if (krc_kube_parse_pod(data, len, &r, &err) != 0) {
+        fail_msg("%s: %s", path, err.msg);
+    }
+    free(data);
+    snprintf(path, sizeof(path), "%s/events.json", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        if (krc_kube_parse_events(data, len, &r, &err) != 0) {
+            fail_msg("%s: %s", path, err.msg);
+        }
+        free(data);
+    }
+    snprintf(path, sizeof(path), "%s/node.json", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        if (krc_kube_parse_node(data, len, &r, &err) != 0) {
+            fail_msg("%s: %s", path, err.msg);
+        }
+        free(data);
+    }
+    krc_report_retain_pod_events(&r);
+    snprintf(path, sizeof(path), "%s/logs.txt", dir);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        assert_int_equal(krc_report_set_log(&r, NULL, data, len, 0, &err), 0);
+        free(data);
+    }
+    if (krc_diagnose(&r, NULL, &d, &err) != 0) {
+        fail_msg("%s: diagnose: %s", dir, err.msg);
+    }
+    snprintf(path, sizeof(path), "%s/expected.json", dir);
+    data = read_file(path, &len);
+    assert_non_null(data);
+    exp = cJSON_ParseWithLength(data, len);
+    free(data);
+    assert_non_null(exp);
+
+    j = cJSON_GetObjectItemCaseSensitive(exp, "cause");
+    if (!cJSON_IsString(j) || strcmp(j->valuestring, krc_cause_name(d.cause)) != 0) {
+        snprintf(why, whysz, "cause %s, expected %s", krc_cause_name(d.cause),
+                 cJSON_IsString(j) ? j->valuestring : "?");
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "container");
+    if (ok &&
+        (!cJSON_IsString(j) || d.container == NULL || strcmp(j->valuestring, d.container) != 0)) {
+        snprintf(why, whysz, "container %s, expected %s", d.container ? d.container : "(none)",
+                 cJSON_IsString(j) ? j->valuestring : "?");
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "restart_count");
+    if (ok && cJSON_IsNumber(j) && j->valueint != d.restart_count) {
+        snprintf(why, whysz, "restart_count %d, expected %d", d.restart_count, j->valueint);
+        ok = 0;
+    }
+    j = cJSON_GetObjectItemCaseSensitive(exp, "exit_code");
+    if (ok && cJSON_IsNumber(j) && j->valueint != d.exit_code) {
+        snprintf(why, whysz, "exit_code %d, expected %d", d.exit_code, j->valueint);
+        ok = 0;
+    }
+    if (ok && (!clean_text(d.summary) || d.n_evidence == 0)) {
+        snprintf(why, whysz, "summary not clean or no evidence");
+        ok = 0;
+    }
+    cJSON_Delete(exp);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+    return ok;
+}
+
+static void test_corpus(void **state)
+{
+    const char *root = KRC_FIXTURES "/corpus";
+    DIR *dir = opendir(root);
+    struct dirent *e;
+    int cases = 0;
+    int failed = 0;
+
+    (void)state;
+    assert_non_null(dir);
+    while ((e = readdir(dir)) != NULL) {
+        char path[1024];
+        char why[256] = "";
+        struct stat st;
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s/pod.json", root, e->d_name);
+        if (stat(path, &st) != 0) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
+        cases++;
+        if (!run_case(path, why, sizeof(why))) {
+            print_error("corpus case %s: %s\n", e->d_name, why);
+            failed++;
+        }
+    }
+    closedir(dir);
+    print_message("corpus: %d/%d cases correct\n", cases - failed, cases);
+    assert_true(cases >= 20);
+    assert_int_equal(failed, 0);
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+static void test_liveness_kill_in_window(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 503", "2025-01-01T10:04:20Z",
+         NULL},
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_string_equal(d.signal_name, "SIGKILL");
+    assert_non_null(strstr(d.summary, "statuscode: 503"));
+    assert_true(evidence_has(&d, "failed liveness probe"));
+    done(&r, &d);
+}
+
+static void test_liveness_kill_with_exit_0_and_combined(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "(combined from similar events): Container app failed liveness probe, will be restarted",
+         "2025-01-01T10:04:50Z", NULL},
+    };
+
+    (void)state;
+    /* The application handles SIGTERM and exits 0: still a probe kill. */
+    assert_int_equal(run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_outside_window_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* an earlier instance, before T.startedAt */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T08:10:00Z", NULL},
+        /* more than 60 s after T.finishedAt */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:06:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_window_upper_edge(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:06:00Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_STARTUP_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_probe_kill_event_time_only(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* events.k8s.io-style writer: lastTimestamp null, eventTime set */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", NULL,
+         "2025-01-01T10:04:58.123456Z"},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    done(&r, &d);
+}
+
+static void test_other_pod_same_container_name_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {OTHER_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+        /* same pod, another container */
+        {POD_UID, "spec.containers{sidecar}", "Killing",
+         "Container sidecar failed liveness probe, will be restarted", "2025-01-01T10:04:30Z",
+         NULL},
+        /* same pod, but the init container namespace of field paths */
+        {POD_UID, "spec.initContainers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 3), NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    assert_string_equal(d.signal_name, "SIGTERM");
+    done(&r, &d);
+}
+
+static void test_readiness_never_counts(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Readiness probe failed: Get \\\"http://10.0.0.1:8080/ready\\\": dial tcp "
+         "10.0.0.1:8080: connect: connection refused",
+         "2025-01-01T10:04:30Z", NULL},
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 500", "2025-01-01T10:04:30Z",
+         NULL},
+    };
+
+    (void)state;
+    /* Unhealthy events alone (no Killing) never make a probe kill. */
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    done(&r, &d);
+}
+
+static void test_definition_changed_ignored(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app definition changed, will be restarted", "2025-01-01T10:04:55Z", NULL},
+        {POD_UID, "spec.containers{app}", "Killing", "Stopping container app",
+         "2025-01-01T10:04:56Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                         make_events(evs, 2), NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+}
+
+static void test_oom_killed_cgroup_v1_exit_1(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        /* OOMKilled wins over everything, even a probe kill */
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "OOMKilled", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_int_equal(d.exit_code, 1);
+    assert_null(d.signal_name);
+    assert_non_null(strstr(d.summary, "memory limit 1Gi"));
+    assert_non_null(strstr(d.summary, "after 5m0s"));
+    assert_non_null(strstr(d.summary, "3 restarts"));
+    done(&r, &d);
+}
+
+static void test_start_error_not_found(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"failed to create containerd task: failed to create shim "
+                     "task: OCI runtime create failed: runc create failed: unable to start "
+                     "container process: exec: \\\"gunicorn\\\": executable file not found in "
+                     "$PATH: unknown\"",
+                     NULL),
+            NULL, "", 0),
+        KRC_CAUSE_COMMAND_NOT_FOUND);
+    assert_int_equal(d.started_at, 0);
+    assert_true(evidence_has(&d, "executable file not found"));
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"OCI runtime create failed: runc create failed: unable to "
+                     "start container process: exec: \\\"/app/run.sh\\\": stat /app/run.sh: no "
+                     "such file or directory: unknown\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_COMMAND_NOT_FOUND);
+    done(&r, &d);
+
+    /* exit 127 from a shell */
+    assert_int_equal(run(&r, &d, make_pod("app", 127, "Error", STARTED, NULL, NULL), NULL,
+                         "sh: 1: celery: not found\n", 25),
+                     KRC_CAUSE_COMMAND_NOT_FOUND);
+    done(&r, &d);
+}
+
+static void test_start_error_permission_denied(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "/bin/sh: 1: /app/entrypoint.sh: Permission denied\n";
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"failed to create containerd task: failed to create shim "
+                     "task: OCI runtime create failed: runc create failed: unable to start "
+                     "container process: exec: \\\"/entrypoint.sh\\\": permission denied: "
+                     "unknown\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_PERMISSION_DENIED);
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 126, "Error", STARTED, NULL, NULL), NULL, log, sizeof(log) - 1),
+        KRC_CAUSE_PERMISSION_DENIED);
+    assert_true(evidence_has(&d, "Permission denied"));
+    done(&r, &d);
+
+    /* A start error about a mount is neither: the runtime could not start it. */
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                     ",\"message\":\"runc create failed: error mounting \\\"/var/lib/x\\\" to "
+                     "rootfs at \\\"/etc/cfg\\\": no such file or directory\"",
+                     NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_START_FAILED);
+    done(&r, &d);
+}
+
+static void test_signals(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_ABORTED);
+    assert_string_equal(d.signal_name, "SIGABRT");
+    assert_int_equal(d.signal, 6);
+    assert_non_null(strstr(d.summary, "SIGABRT"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_SEGFAULT);
+    assert_string_equal(d.signal_name, "SIGSEGV");
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 135, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.signal_name, "SIGBUS");
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL, 0),
+        KRC_CAUSE_COMPLETED);
+    assert_null(d.signal_name);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 255, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_null(d.signal_name);
+    done(&r, &d);
+
+    assert_string_equal(krc_signal_name(9), "SIGKILL");
+    assert_string_equal(krc_signal_name(15), "SIGTERM");
+    assert_string_equal(krc_signal_name(4), "SIGILL");
+    assert_string_equal(krc_signal_name(8), "SIGFPE");
+    assert_null(krc_signal_name(0));
+    assert_null(krc_signal_name(65));
+}
+
+static void test_cuda_oom_line_3_of_5000(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_buf b;
+    int i;
+
+    (void)state;
+    krc_buf_init(&b, 1 << 22);
+    assert_int_equal(krc_buf_append_str(&b, "rank0: starting\nrank3: loading shard\n"), 0);
+    assert_int_equal(krc_buf_append_str(&b, "[rank3]: torch.OutOfMemoryError: CUDA out of "
+                                            "memory. Tried to allocate 2.00 GiB.\n"),
+                     0);
+    for (i = 3; i < 5000; i++) {
+        assert_int_equal(
+            krc_buf_printf(&b, "rank0: step %d loss=%.3f (waiting for peers)\n", i, 1.0 / (i + 1)),
+            0);
+    }
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 1, "Error", STARTED, NULL, "{\"nvidia.com/gpu\":\"8\"}"),
+            NULL, b.data, b.len),
+        KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_int_equal(d.gpus, 8);
+    assert_non_null(strstr(d.summary, "8 GPUs"));
+    assert_true(evidence_has(&d, "CUDA out of memory"));
+    done(&r, &d);
+
+    /* Exit 0 with the same log: the log only decides non-zero exits. */
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 0, "Completed", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_COMPLETED);
+    done(&r, &d);
+    krc_buf_cleanup(&b);
+}
+
+static void test_gpu_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char xid[] = "loading model\n"
+                              "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the "
+                              "bus.\nRuntimeError: CUDA error: unknown error\n";
+    static const char drv[] = "Failed to initialize NVML: Driver/library version mismatch\n";
+    static const char not_xid[] = "id=aXid7 mixidx=3\nValueError: bad input\n";
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, xid, sizeof(xid) - 1),
+        KRC_CAUSE_GPU_ERROR);
+    done(&r, &d);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 255, "Error", STARTED, NULL, NULL), NULL, drv, sizeof(drv) - 1),
+        KRC_CAUSE_GPU_ERROR);
+    done(&r, &d);
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, not_xid,
+                         sizeof(not_xid) - 1),
+                     KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+}
+
+static void test_dependency_at_the_end(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char *const logs[] = {
+        /* Go */
+        "starting\nredis ping failed (attempt 1/3): dial tcp 10.0.0.5:6379: connect: connection "
+        "refused\nfatal: could not connect to redis: dial tcp 10.0.0.5:6379: connect: "
+        "connection refused\n",
+        /* Node, with a stack and the error object after the message */
+        "listening\nError: getaddrinfo ENOTFOUND postgres.db.svc\n    at "
+        "GetAddrInfoReqWrap.onlookup (node:dns:109:26) {\n  errno: -3008,\n  code: "
+        "'ENOTFOUND',\n  syscall: 'getaddrinfo',\n  hostname: 'postgres.db.svc'\n}\n\nNode.js "
+        "v20.11.0\n",
+        /* asyncpg */
+        "Traceback (most recent call last):\n  File \"/app/main.py\", line 3, in <module>\n"
+        "ConnectionRefusedError: [Errno 111] Connect call failed ('10.1.2.3', 5432)\n",
+        /* JDBC */
+        "org.postgresql.util.PSQLException: Connection to db:5432 refused. Check that the "
+        "hostname and port are correct and that the postmaster is accepting TCP/IP "
+        "connections.\n\tat org.postgresql.core.v3.ConnectionFactoryImpl.openConnectionImpl("
+        "ConnectionFactoryImpl.java:346)\nCaused by: java.net.ConnectException: Connection "
+        "refused\n\tat java.base/sun.nio.ch.Net.pollConnect(Native Method)\n",
+        /* kafka */
+        "[2025-01-01 10:04:59,000] WARN [AdminClient clientId=adminclient-1] Connection to node "
+        "-1 (kafka/10.0.0.9:9092) could not be established. Broker may not be available.\n"
+        "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node "
+        "assignment. Call: listTopics\n",
+        /* grpc */
+        "E0101 10:04:59 rpc error: code = Unavailable desc = connection error: desc = "
+        "\"transport: Error while dialing: dial tcp 10.0.0.7:50051: i/o timeout\"\nexit status "
+        "1\n",
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+        enum krc_cause c = run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                               logs[i], strlen(logs[i]));
+        if (c != KRC_CAUSE_DEPENDENCY_UNREACHABLE) {
+            fail_msg("log %zu: cause %s", i, krc_cause_name(c));
+        }
+        done(&r, &d);
+    }
+}
+
+static void test_dependency_retried_successfully_is_not_the_cause(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_buf b;
+    int i;
+
+    (void)state;
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b, "connecting to postgres at db:5432\n"
+                                            "connection failed: dial tcp 10.0.0.3:5432: connect: "
+                                            "connection refused, retrying in 2s\n"
+                                            "connected to postgres\n"),
+                     0);
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(krc_buf_printf(&b, "GET /items/%d 200 3ms\n", i), 0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "panic: assignment to entry in nil map\n\n"
+                                            "goroutine 1 [running]:\nmain.main()\n"
+                                            "\t/src/main.go:12 +0x1d\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "panic: assignment to entry in nil map"));
+    done(&r, &d);
+
+    /* kubectl --timestamps prefixes and CRLF line ends: the panic after the
+     * network error is still recognised as a different error. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "2025-01-01T10:04:58.000000001Z dial tcp "
+                                            "10.0.0.3:5432: connect: connection refused\r\n"
+                                            "2025-01-01T10:04:59.123456789Z panic: boom\r\n"
+                                            "2025-01-01T10:04:59.123456789Z \r\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, ": panic: boom"));
+    done(&r, &d);
+
+    /* Within the last lines, but the dependency answered afterwards. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "kafka: dial tcp 10.0.0.9:9092: i/o timeout\n"
+                                            "reconnected to kafka-0\n"
+                                            "consumer group joined\n"
+                                            "worker exiting: unexpected state\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+
+    /* The same early error far above a long healthy run, exit 1 without a
+     * message at the end. */
+    krc_buf_reset(&b);
+    assert_int_equal(krc_buf_append_str(&b, "redis: connection refused, retrying\n"), 0);
+    for (i = 0; i < 100; i++) {
+        assert_int_equal(krc_buf_printf(&b, "processed batch %d\n", i), 0);
+    }
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    krc_buf_cleanup(&b);
+}
+
+static void test_non_utf8_log(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "\xff\xfe binary \x00\x01\x02 garbage \xc3\x28\n"
+                              "progress  10%\r progress  50%\r progress 100%\n"
+                              "\x1b[31mERROR\x1b[0m redis \xe2\x9c\x97 \x80\x81: Error 111 "
+                              "connecting to redis:6379. Connection refused. <&>\n";
+    size_t i;
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, sizeof(log) - 1),
+        KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    assert_true(clean_text(d.summary));
+    for (i = 0; i < d.n_evidence; i++) {
+        assert_true(clean_text(d.evidence[i]));
+        assert_null(strstr(d.evidence[i], "[31m"));
+    }
+    assert_true(evidence_has(&d, "Connection refused. <&>"));
+    assert_true(evidence_has(&d, "\xe2\x9c\x97 \xef\xbf\xbd\xef\xbf\xbd:"));
+    done(&r, &d);
+}
+
+static void test_huge_line_and_bounded_work(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    size_t len = 64 * 1024;
+    char *log = malloc(len);
+    clock_t t0;
+    double secs;
+    size_t i;
+
+    (void)state;
+    assert_non_null(log);
+    /* one 64 KiB line of letters with no match anywhere: the worst case */
+    for (i = 0; i < len; i++) {
+        log[i] = (char)('a' + (i * 7) % 26);
+    }
+    t0 = clock();
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, len),
+                     KRC_CAUSE_APP_ERROR);
+    secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    done(&r, &d);
+    print_message("64 KiB log without matches: %.3f s\n", secs);
+    assert_true(secs < 2.0); /* sanitizer builds included */
+
+    /* a match in the middle of a huge line gives a short evidence line */
+    memcpy(log + 40000, "CUDA out of memory", 18);
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, len),
+                     KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_true(evidence_has(&d, "CUDA out of memory"));
+    for (i = 0; i < d.n_evidence; i++) {
+        assert_true(strlen(d.evidence[i]) < KRC_DIAG_EVIDENCE_MAX);
+    }
+    assert_true(strlen(d.summary) < 1024);
+    done(&r, &d);
+    free(log);
+}
+
+static void test_termination_message_as_log(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    /* FallbackToLogsOnError: the log tail is in T.message, no log file. */
+    assert_int_equal(
+        run(&r, &d,
+            make_pod("app", 1, "Error", STARTED,
+                     ",\"message\":\"RuntimeError: CUDA error: out of memory\\nexiting\\n\"", NULL),
+            NULL, NULL, 0),
+        KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    done(&r, &d);
+}
+
+static const char two_containers_pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\","
+    "\"uid\":\"u1\"},\"spec\":{\"restartPolicy\":\"Always\",\"initContainers\":["
+    "{\"name\":\"migrate\",\"image\":\"i\"},{\"name\":\"proxy\",\"image\":\"i\","
+    "\"restartPolicy\":\"Always\"}],\"containers\":[{\"name\":\"main\",\"image\":\"i\"},"
+    "{\"name\":\"worker\",\"image\":\"i\"}]},\"status\":{"
+    "\"initContainerStatuses\":["
+    /* completed ordinary init container with an old failure: never chosen */
+    "{\"name\":\"migrate\",\"ready\":true,\"restartCount\":1,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\",\"startedAt\":"
+    "\"2025-01-01T11:00:00Z\",\"finishedAt\":\"2025-01-01T11:00:01Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":1,\"reason\":\"Error\",\"startedAt\":\"2025-01-01T11:59:00Z\","
+    "\"finishedAt\":\"2025-01-01T11:59:59Z\"}}},"
+    "{\"name\":\"proxy\",\"ready\":true,\"restartCount\":2,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\",\"startedAt\":"
+    "\"2025-01-01T09:00:00Z\",\"finishedAt\":\"2025-01-01T09:30:00Z\"}}}],"
+    "\"containerStatuses\":["
+    "{\"name\":\"main\",\"ready\":true,\"restartCount\":9,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":137,\"reason\":\"OOMKilled\",\"startedAt\":"
+    "\"2025-01-01T09:00:00Z\",\"finishedAt\":\"2025-01-01T09:10:00Z\"}}},"
+    "{\"name\":\"worker\",\"ready\":false,\"restartCount\":1,\"image\":\"i\",\"imageID\":\"\","
+    "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
+    "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"startedAt\":"
+    "\"2025-01-01T09:40:00Z\",\"finishedAt\":\"2025-01-01T09:45:00Z\"}}}]}}";
+
+static void test_pick_container(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+
+    (void)state;
+    krc_error_clear(&err);
+    /* worker finished last (09:45) though main has more restarts; migrate's
+     * later failure belongs to a completed init container */
+    assert_int_equal(run(&r, &d, krc_strdup(two_containers_pod), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.container, "worker");
+    assert_int_equal(d.restart_count, 1);
+    assert_int_equal(d.exit_code, 2);
+
+    /* an explicit container */
+    assert_int_equal(krc_diagnose(&r, "main", &d, &err), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
+    assert_int_equal(krc_diagnose(&r, "proxy", &d, &err), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_COMPLETED);
+    assert_true(d.is_sidecar);
+
+    /* unknown container */
+    assert_int_equal(krc_diagnose(&r, "nope", &d, &err), KRC_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "\"nope\" not found"));
+    assert_non_null(strstr(err.msg, "worker"));
+    done(&r, &d);
+}
+
+static void test_nothing_to_explain(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char pod[] =
+        "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\"}]},\"status\":{\"containerStatuses\":[{"
+        "\"name\":\"c\",\"ready\":true,\"restartCount\":0,\"image\":\"i\",\"imageID\":\"\","
+        "\"state\":{\"running\":{\"startedAt\":\"2025-01-01T10:00:00Z\"}},\"lastState\":{}}]}}";
+
+    (void)state;
+    assert_int_equal(run(&r, &d, krc_strdup(pod), NULL, NULL, 0), KRC_CAUSE_UNKNOWN);
+    assert_false(d.has_termination);
+    assert_null(d.container);
+    assert_non_null(d.summary);
+    done(&r, &d);
+}
+
+static void test_node_evidence(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    static const char node[] =
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-1\"},"
+        "\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"8\"},\"allocatable\":{"
+        "\"nvidia.com/gpu\":\"7\"},\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":"
+        "\"True\",\"reason\":\"KubeletHasInsufficientMemory\",\"message\":\"low\"},{\"type\":"
+        "\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\"},{\"type\":\"DiskPressure\","
+        "\"status\":\"False\"}]}}";
+
+    (void)state;
+    krc_error_clear(&err);
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_int_equal(krc_kube_parse_node(node, sizeof(node) - 1, &r, &err), 0);
+    assert_int_equal(krc_diagnose(&r, NULL, &d, &err), 0);
+    assert_true(evidence_has(&d, "MemoryPressure=True"));
+    assert_true(evidence_has(&d, "Ready=False"));
+    assert_false(evidence_has(&d, "DiskPressure"));
+    assert_true(evidence_has(&d, "allocatable 7 < capacity 8"));
+    done(&r, &d);
+}
+
+static void test_sanitize_and_names(void **state)
+{
+    char out[16];
+    enum krc_cause c;
+    int i;
+
+    (void)state;
+    assert_int_equal(krc_diagnose_sanitize("  a\tb\r\n", 7, out, sizeof(out)), 3);
+    assert_string_equal(out, "a b");
+    krc_diagnose_sanitize("0123456789abcdefghij", 20, out, sizeof(out));
+    assert_string_equal(out, "0123456789ab...");
+    krc_diagnose_sanitize("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 15, out,
+                          sizeof(out));
+    assert_true(clean_text(out));
+    for (i = 0; i < KRC_CAUSE_COUNT; i++) {
+        assert_int_equal(krc_cause_parse(krc_cause_name((enum krc_cause)i), &c), 0);
+        assert_int_equal((int)c, i);
+    }
+    assert_int_equal(krc_cause_parse("bogus", &c), KRC_EINVAL);
+    krc_diagnose_format_duration(3725, out, sizeof(out));
+    assert_string_equal(out, "1h2m5s");
+    krc_diagnose_format_duration(42, out, sizeof(out));
+    assert_string_equal(out, "42s");
+}
+
+/* Parse + diagnose with every allocation failing in turn until one run
+ * succeeds: each failure is reported cleanly and leaks nothing. */
+static void alloc_loop(const char *pod, const char *events, const char *log)
+{
+    long n;
+
+    for (n = 0; n < 10000; n++) {
+        struct krc_report r;
+        struct krc_diagnosis d;
+        int rc;
+        krc_report_init(&r);
+        krc_diagnosis_init(&d);
+        krc_mem_fail_after(n);
+        rc = krc_kube_parse_pod(pod, strlen(pod), &r, NULL);
+        if (rc == 0 && events != NULL) {
+            rc = krc_kube_parse_events(events, strlen(events), &r, NULL);
+        }
+        if (rc == 0 && log != NULL) {
+            rc = krc_report_set_log(&r, NULL, log, strlen(log), 0, NULL);
+        }
+        if (rc == 0) {
+            rc = krc_diagnose(&r, NULL, &d, NULL);
+        }
+        krc_mem_fail_after(-1);
+        if (rc == 0) {
+            assert_non_null(d.summary);
+            assert_non_null(d.next_step);
+        }
+        krc_diagnosis_cleanup(&d);
+        krc_report_cleanup(&r);
+        if (rc == 0) {
+            break;
+        }
+        assert_true(rc == KRC_ENOMEM || rc == KRC_EPARSE);
+    }
+    assert_true(n < 10000);
+}
+
+/* Every allocation failure during parse + diagnose is reported cleanly
+ * and leaks nothing (ASan's leak checker runs at exit). */
+static void test_allocation_failures(void **state)
+{
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    char *pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
+    char *events = make_events(evs, 1);
+    char *probe = make_pod_probes("app", 137, "Error", STARTED, NULL, NULL,
+                                  ",\"livenessProbe\":{\"exec\":{\"command\":[\"x\"]}}");
+    char *waiting = fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
+                        "\"spec\":{\"nodeName\":\"x\",\"containers\":[{\"name\":\"c\"}]},"
+                        "\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"restartCount\":2,"
+                        "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}}]}}");
+
+    (void)state;
+    alloc_loop(pod, events, "line\nError: connect ECONNREFUSED 1.2.3.4:5\n");
+    alloc_loop(probe, NULL, NULL);
+    alloc_loop(waiting, NULL, "exec /app: exec format error\n");
+    alloc_loop(waiting, NULL, NULL);
+    krc_free(pod);
+    krc_free(events);
+    krc_free(probe);
+    krc_free(waiting);
+}
+
+/* ---- issue 11: the rule table, one rule at a time ---------------------- */
+
+/* A pod "web-0" in "shop" on node-1 with one container "app": `spec_extra`
+ * is appended inside the container spec, `status` is the whole container
+ * status object after the name, `pod_status` is appended inside status. */
+static char *raw_pod(const char *spec_extra, const char *status, const char *pod_status)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
+               "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\"},\"spec\":{\"nodeName\":\"node-1\","
+               "\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"app\",\"image\":\"img:1\""
+               "%s}]},\"status\":{\"phase\":\"Running\"%s,\"containerStatuses\":[{\"name\":"
+               "\"app\",\"ready\":false,\"image\":\"img:1\",\"imageID\":\"\"%s}]}}",
+               spec_extra ? spec_extra : "", pod_status ? pod_status : "", status);
+}
+
+#define WAITING_ONLY                                                                               \
+    ",\"restartCount\":7,\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\",\"message\":"     \
+    "\"back-off 5m0s restarting failed container=app\"}},\"lastState\":{}"
+
+/* Does rule `name` hold on its own for this pod/events/log? Returns the
+ * confidence + 1, or 0 when it does not hold. */
+static int rule_holds(const char *name, char *pod, char *events, const char *log)
+{
+    struct krc_report r;
+    struct krc_error err;
+    enum krc_confidence conf = KRC_CONFIDENCE_LOW;
+    int rc;
+
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    if (events != NULL) {
+        assert_int_equal(krc_kube_parse_events(events, strlen(events), &r, &err), 0);
+    }
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(&r, NULL, log, strlen(log), 0, &err), 0);
+    }
+    rc = krc_diagnose_rule_matches(&r, NULL, name, &conf, &err);
+    if (rc < 0) {
+        fail_msg("rule %s: %s", name, err.msg);
+    }
+    krc_report_cleanup(&r);
+    krc_free(pod);
+    krc_free(events);
+    return rc == 1 ? (int)conf + 1 : 0;
+}
+
+#define HIGH (KRC_CONFIDENCE_HIGH + 1)
+#define MEDIUM (KRC_CONFIDENCE_MEDIUM + 1)
+#define LOW (KRC_CONFIDENCE_LOW + 1)
+
+/* No statement may claim what was not checked. */
+static void assert_bounded(const struct krc_diagnosis *d)
+{
+    static const char *const forbidden[] = {
+        "not the OOM killer", "no probe kill)",     "(no probe kill",
+        "did not start",      "never (the process", "consider a Job",
+    };
+    size_t i;
+    size_t j;
+
+    assert_non_null(d->summary);
+    assert_non_null(d->next_step);
+    assert_true(clean_text(d->summary));
+    for (i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
+        if (strstr(d->summary, forbidden[i]) != NULL) {
+            fail_msg("summary says \"%s\": %s", forbidden[i], d->summary);
+        }
+        for (j = 0; j < d->n_evidence; j++) {
+            if (strstr(d->evidence[j], forbidden[i]) != NULL) {
+                fail_msg("evidence says \"%s\": %s", forbidden[i], d->evidence[j]);
+            }
+        }
+    }
+}
+
+static int unchecked_has(const struct krc_diagnosis *d, const char *needle)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_unchecked; i++) {
+        if (strstr(d->unchecked[i], needle) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int command_is(const struct krc_diagnosis *d, const char *cmd)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_commands; i++) {
+        if (strcmp(d->commands[i], cmd) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_rule_table(void **state)
+{
+    size_t n = krc_diagnose_rule_count();
+    size_t i;
+    size_t j;
+    struct krc_report r;
+    struct krc_error err;
+    int seen[KRC_CAUSE_COUNT] = {0};
+
+    (void)state;
+    assert_true(n >= KRC_CAUSE_COUNT);
+    for (i = 0; i < n; i++) {
+        assert_non_null(krc_diagnose_rule_name(i));
+        seen[krc_diagnose_rule_cause(i)] = 1;
+        for (j = 0; j < i; j++) {
+            assert_string_not_equal(krc_diagnose_rule_name(i), krc_diagnose_rule_name(j));
+        }
+    }
+    for (i = 0; i < KRC_CAUSE_COUNT; i++) {
+        assert_true(seen[i]); /* every cause has a rule */
+    }
+    assert_null(krc_diagnose_rule_name(n));
+    assert_string_equal(krc_diagnose_rule_name(n - 1), "unknown");
+    /* precedence of neighbours the issue names */
+    for (i = 0; i < n; i++) {
+        if (strcmp(krc_diagnose_rule_name(i), "app_out_of_memory") == 0) {
+            for (j = i; j < n; j++) {
+                assert_string_not_equal(krc_diagnose_rule_name(j), "oom_killed");
+            }
+        }
+    }
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "nope", NULL, &err), KRC_EINVAL);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "unknown", NULL, &err), KRC_ENOTFOUND);
+    krc_report_cleanup(&r);
+}
+
+static void test_rule_oom_killed(void **state)
+{
+    (void)state;
+    assert_int_equal(rule_holds("oom_killed",
+                                make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL), NULL, NULL),
+                     HIGH);
+    assert_int_equal(
+        rule_holds("oom_killed", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL),
+        0);
+}
+
+static void test_rule_evicted(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, NULL, "Evicted",
+         "The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 0.",
+         "2025-01-01T10:04:50Z", NULL},
+    };
+    static const char csu[] =
+        ",\"restartCount\":1,\"state\":{\"terminated\":{\"exitCode\":137,\"reason\":"
+        "\"ContainerStatusUnknown\",\"message\":\"The container could not be located when the pod "
+        "was terminated\",\"startedAt\":null,\"finishedAt\":null}},\"lastState\":{}";
+
+    (void)state;
+    assert_int_equal(rule_holds("evicted",
+                                raw_pod(NULL, csu,
+                                        ",\"reason\":\"Evicted\",\"message\":\"The node "
+                                        "was low on resource: memory.\""),
+                                NULL, NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("evicted", raw_pod(NULL, csu, NULL), NULL, NULL), MEDIUM);
+    assert_int_equal(rule_holds("evicted", make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(evs, 1), NULL),
+                     HIGH);
+    assert_int_equal(
+        rule_holds("evicted", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    /* an application's log tail (FallbackToLogsOnError) talking about evictions is not one */
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 1, "Error", STARTED,
+                            ",\"message\":\"cache: evicted 30 keys\\nfatal: eviction failed\"",
+                            NULL),
+                   NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("evicted",
+                   make_pod("app", 137, "Error", STARTED,
+                            ",\"message\":\"Pod ephemeral local storage usage exceeds the total "
+                            "limit of containers 1Gi.\"",
+                            NULL),
+                   NULL, NULL),
+        HIGH);
+
+    /* the whole diagnosis: the pod-level reason names the cause */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL, csu,
+                                 ",\"reason\":\"Evicted\",\"message\":\"Pod ephemeral local "
+                                 "storage usage exceeds the total limit of containers 1Gi.\""),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_EVICTED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "ephemeral local storage"));
+    assert_true(command_is(&d, "kubectl describe node node-1"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* OOMKilled stays first */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+}
+
+static void test_rule_probe_events_confidence(void **state)
+{
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    struct ev st[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed startup probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(evs, 1), NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("startup_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(st, 1), NULL),
+                     HIGH);
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(st, 1), NULL),
+                     0);
+}
+
+/* Events as pasted from kubectl describe: no fieldPath, no timestamps. */
+static void test_rule_probe_events_undated(void **state)
+{
+    struct ev kill[] = {
+        {POD_UID, NULL, "Killing", "Container app failed liveness probe, will be restarted", NULL,
+         NULL},
+    };
+    struct ev other[] = {
+        {POD_UID, NULL, "Killing", "Container sidecar failed liveness probe, will be restarted",
+         NULL, NULL},
+    };
+
+    (void)state;
+    /* dated termination, undated kill: it may be an earlier instance's */
+    assert_int_equal(rule_holds("liveness_probe_failed",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL),
+                                make_events(kill, 1), NULL),
+                     MEDIUM);
+    /* no termination at all: the kill is the best evidence there is, but nothing ties it
+     * to the last restart rather than an earlier one */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(kill, 1), NULL),
+                     MEDIUM);
+    /* the message names another container */
+    assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                make_events(other, 1), NULL),
+                     0);
+}
+
+static void test_rule_exec_format_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char log[] = "exec /usr/local/bin/server: exec format error\n";
+
+    (void)state;
+    /* in the log, exit 1 */
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log),
+                     HIGH);
+    /* in a start error */
+    assert_int_equal(
+        rule_holds("exec_format_error",
+                   make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z",
+                            ",\"message\":\"failed to create containerd task: failed to create "
+                            "shim task: OCI runtime create failed: runc create failed: unable to "
+                            "start container process: exec: \\\"/app\\\": exec format error: "
+                            "unknown\"",
+                            NULL),
+                   NULL, NULL),
+        HIGH);
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "error: bad format in config\n"),
+                     0);
+    assert_int_equal(rule_holds("exec_format_error",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, log),
+                     0); /* the log decides only a failure */
+    /* precedence: exec format error beats start_failed and app_error */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, log, sizeof(log) - 1),
+                     KRC_CAUSE_EXEC_FORMAT_ERROR);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_true(command_is(&d, "kubectl get node node-1 -L kubernetes.io/arch"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+/* runc's exec errors that reach the log, and a JVM thread limit. */
+static void test_rule_runc_log_and_native_thread(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "exec /docker-entrypoint.sh: no such file or directory\n", SIZE_MAX),
+                     KRC_CAUSE_COMMAND_NOT_FOUND);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "could not execute its entrypoint"));
+    assert_null(strstr(d.summary, "exited 127"));
+    assert_bounded(&d);
+    done(&r, &d);
+    assert_int_equal(rule_holds("permission_denied",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "standard_init_linux.go:228: exec user process caused: permission "
+                                "denied\n"),
+                     HIGH);
+    /* no exit code: a shell's exec error ending the log */
+    assert_int_equal(rule_holds("permission_denied", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: /app/entrypoint.sh: Permission denied\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\n"),
+                     MEDIUM);
+    /* a shell's "Permission denied" is the same for a file it could not execute and one it
+     * could not write: the summary claims neither */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                         "sh: /data/myid: Permission denied\n", SIZE_MAX),
+                     KRC_CAUSE_PERMISSION_DENIED);
+    assert_null(strstr(d.summary, "could not execute its entrypoint"));
+    assert_non_null(strstr(d.summary, "execute or write"));
+    done(&r, &d);
+    assert_int_equal(rule_holds("command_not_found", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "/bin/sh: 1: celery: not found\nstarted worker\nready\n"
+                                "serving\n"),
+                     0); /* not among the last lines */
+    /* an application's own "no such file" is not an exec error */
+    assert_int_equal(rule_holds("command_not_found",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "open /etc/app.yaml: no such file or directory\n"),
+                     0);
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+            "Exception in thread \"main\" java.lang.OutOfMemoryError: unable to create native "
+            "thread: possibly out of memory or process/resource limits reached\n",
+            SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    /* TensorFlow's CPU check, then abort() */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL,
+            "The TensorFlow library was compiled to use AVX instructions, but these aren't "
+            "available on your machine.\nAborted (core dumped)\n",
+            SIZE_MAX),
+        KRC_CAUSE_ILLEGAL_INSTRUCTION);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    done(&r, &d);
+}
+
+static void test_rule_disk_full(void **state)
+{
+    (void)state;
+    assert_int_equal(rule_holds("disk_full", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "writing segment\nOSError: [Errno 28] No space left on device: "
+                                "'/data/seg-7'\n"),
+                     MEDIUM);
+    assert_int_equal(
+        rule_holds("disk_full",
+                   make_pod("app", 1, "Error", STARTED,
+                            ",\"message\":\"Error: ENOSPC: no space left on device, write\"", NULL),
+                   NULL, NULL),
+        HIGH);
+    /* exit 0: the log does not decide */
+    assert_int_equal(rule_holds("disk_full", make_pod("app", 0, "Completed", STARTED, NULL, NULL),
+                                NULL, "No space left on device\n"),
+                     0);
+}
+
+static void test_rule_start_failed(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev evs[] = {
+        {POD_UID, "spec.containers{app}", "Failed",
+         "Error: failed to create containerd task: failed to create shim task: OCI runtime create "
+         "failed: runc create failed: unable to start container process: error during container "
+         "init: error mounting \\\"/etc/app.conf\\\" to rootfs: not a directory: unknown",
+         "2025-01-01T10:05:00Z", NULL},
+    };
+
+    (void)state;
+    assert_int_equal(
+        rule_holds("start_failed", make_pod("app", 128, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(
+        rule_holds("start_failed",
+                   raw_pod(NULL,
+                           ",\"restartCount\":2,\"state\":{\"waiting\":{\"reason\":"
+                           "\"RunContainerError\",\"message\":\"failed to create containerd task: "
+                           "cgroup: failed to write 1 to cpu.max\"}},\"lastState\":{}",
+                           NULL),
+                   NULL, NULL),
+        HIGH);
+    assert_int_equal(rule_holds("start_failed", make_pod("app", 1, "Error", STARTED, NULL, NULL),
+                                NULL, "mount: failed to read config\n"),
+                     0);
+    /* exit 128 and a mount error in a Failed event: start_failed, not app_error */
+    assert_int_equal(run(&r, &d,
+                         make_pod("app", 128, "StartError", "1970-01-01T00:00:00Z", NULL, NULL),
+                         make_events(evs, 1), NULL, 0),
+                     KRC_CAUSE_START_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "error mounting"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+static void test_rule_app_out_of_memory(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char node_oom[] =
+        "<--- Last few GCs --->\n"
+        "[1:0x5d5e3c0]   512 ms: Mark-Compact 2043.1 (2083.4) -> 2041.9 (2084.2) MB\n"
+        "<--- JS stacktrace --->\n"
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+        " 1: 0xb7b3e0 node::Abort() [node]\n"
+        " 2: 0xa8e823  [node]\n";
+
+    (void)state;
+    /* exit 139 with the Node heap message: the runtime's heap, not a segfault */
+    assert_int_equal(run(&r, &d, make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, node_oom,
+                         sizeof(node_oom) - 1),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_non_null(strstr(d.summary, "JavaScript heap out of memory"));
+    assert_bounded(&d);
+    done(&r, &d);
+    /* but never over the kernel's OOMKilled */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "OOMKilled", STARTED, NULL, NULL), NULL,
+                         node_oom, sizeof(node_oom) - 1),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+
+    assert_int_equal(
+        rule_holds("app_out_of_memory", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                   "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n"
+                   "\tat java.base/java.util.Arrays.copyOf(Arrays.java:3512)\n"),
+        HIGH);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL,
+                                "fatal error: runtime: out of memory\n\nruntime stack:\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "Traceback (most recent call last):\n  File \"x.py\", line 3, in "
+                                "<module>\nMemoryError\n"),
+                     HIGH);
+    /* 137 with the message: inferred only */
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL,
+                                "java.lang.OutOfMemoryError: Java heap space\n"),
+                     MEDIUM);
+    /* CUDA's OutOfMemoryError is the GPU's */
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "torch.OutOfMemoryError: CUDA out of memory.\n"),
+                     0);
+    assert_int_equal(rule_holds("app_out_of_memory",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "MemoryError\n"),
+                     0);
+}
+
+static void test_rule_signals(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(
+        rule_holds("segfault", make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(rule_holds("segfault", make_pod("app", 139, "Error", STARTED, NULL, NULL),
+                                NULL, "Segmentation fault (core dumped)\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("segfault", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "run.sh: line 3:    7 Segmentation fault      ./worker\n"),
+                     MEDIUM);
+    /* a Go nil dereference is a panic (app_error), not a segfault */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 2, "Error", STARTED, NULL, NULL), NULL,
+            "panic: runtime error: invalid memory address or nil pointer "
+            "dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0]\n",
+            SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+
+    assert_int_equal(rule_holds("illegal_instruction",
+                                make_pod("app", 132, "Error", STARTED, NULL, NULL), NULL, NULL),
+                     LOW);
+    assert_int_equal(run(&r, &d, make_pod("app", 132, "Error", STARTED, NULL, NULL), NULL,
+                         "loading model\nIllegal instruction (core dumped)\n", SIZE_MAX),
+                     KRC_CAUSE_ILLEGAL_INSTRUCTION);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_string_equal(d.signal_name, "SIGILL");
+    assert_bounded(&d);
+    done(&r, &d);
+
+    assert_int_equal(
+        rule_holds("aborted", make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "free(): double free detected in tcache 2\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 134, "Error", STARTED, NULL, NULL), NULL,
+                                "terminate called after throwing an instance of "
+                                "'std::runtime_error'\n  what():  boom\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "server: main.c:12: main: Assertion `fd >= 0' failed.\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("aborted", make_pod("app", 139, "Error", STARTED, NULL, NULL), NULL,
+                                "double free or corruption (out)\n"),
+                     0); /* the exit code names another signal */
+}
+
+/* The rules not covered on their own above, through the rule API. */
+static void test_rule_remaining_on_their_own(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    enum krc_confidence conf;
+    char *pod;
+    static const char node[] =
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-1\"},"
+        "\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"True\"}]}}";
+
+    (void)state;
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_out_of_memory",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: CUDA error: out of memory\n"),
+                     0);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "RuntimeError: No CUDA GPUs are available\n"),
+                     HIGH);
+    assert_int_equal(rule_holds("gpu_error", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "all good\n"),
+                     0);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     MEDIUM);
+    assert_int_equal(rule_holds("dependency_unreachable",
+                                make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                                "Error: connect ECONNREFUSED 10.0.0.5:5432\n"),
+                     0);
+    assert_int_equal(rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL,
+                                "ValueError: bad port\n"),
+                     MEDIUM);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 3, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("app_error", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL),
+        MEDIUM);
+    assert_int_equal(
+        rule_holds("completed", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+    assert_int_equal(
+        rule_holds("killed", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL), 0);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL),
+        LOW);
+    assert_int_equal(
+        rule_holds("terminated", make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL),
+        0);
+    assert_int_equal(
+        rule_holds("unknown", make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, NULL), LOW);
+
+    /* evicted_node_pressure needs the node */
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    pod = make_pod("app", 137, "Error", STARTED, NULL, NULL);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, NULL, "evicted_node_pressure", &conf, &err), 0);
+    assert_int_equal(krc_kube_parse_node(node, sizeof(node) - 1, &r, &err), 0);
+    assert_int_equal(krc_diagnose_rule_matches(&r, "app", "evicted_node_pressure", &conf, &err), 1);
+    assert_int_equal(conf, KRC_CONFIDENCE_LOW);
+    krc_report_cleanup(&r);
+    krc_free(pod);
+}
+
+/* Partial pastes: a fatal-level log line, an error as the last line of a
+ * crash-looping container, NVML and Docker-era runc wording, a pod without
+ * container statuses, events that name no object. */
+static void test_partial_pastes(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    static const char no_object_events[] =
+        "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[{\"kind\":\"Event\",\"type\":"
+        "\"Warning\",\"reason\":\"Failed\",\"message\":\"invalid header field value \\\"oci "
+        "runtime "
+        "error: container_linux.go:247: starting container process caused \\\\\\\"process_linux.go:"
+        "359: container init caused \\\\\\\\\\\\\\\"rootfs_linux.go:53: mounting ... caused not a "
+        "directory\\\"\",\"involvedObject\":{\"kind\":\"Pod\"},\"source\":{\"component\":"
+        "\"kubelet\"}}]}";
+
+    (void)state;
+    /* klog F line, CoreDNS [FATAL], logrus level=fatal, nginx [emerg]: app_error without an
+     * exit code */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "I0210 01:36:39.123289 5 flags.go:159] Watching\n"
+                                "F0210 01:36:39.123645 5 main.go:59] Port 80 is already in use\n"
+                                "-----\nNGINX Ingress controller\n  Release: 0.10.2\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "2019-07-26T05:12:51.129Z [FATAL] plugin/loop: Loop detected\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "time=\"2024\" level=fatal msg=\"bad config\"\n"),
+                     LOW);
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "nginx: [emerg] host not found in upstream \"api\"\n"),
+                     LOW);
+    /* an error word as the last line counts for a crash-looping container... */
+    assert_int_equal(
+        rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                   "1:M 10 Jan # Server started\n"
+                   "1:M 10 Jan # Can't open the append-only file: Permission denied\n"),
+        LOW);
+    /* ...not when other lines follow it, nor without a sign of a restart */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "open failed: Permission denied\nretrying\nserving on :8080\n"),
+                     0);
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":0,\"state\":{\"running\":{}},"
+                                        "\"lastState\":{}",
+                                        NULL),
+                                NULL, "open failed: Permission denied\n"),
+                     0);
+    /* the same holds for the last line of a termination message (no log) */
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":7,\"state\":{\"waiting\":{}},"
+                                        "\"lastState\":{\"terminated\":{\"message\":"
+                                        "\"starting\\nopen failed: Permission denied\\n\"}}",
+                                        NULL),
+                                NULL, NULL),
+                     LOW);
+    assert_int_equal(rule_holds("app_error",
+                                raw_pod(NULL,
+                                        ",\"restartCount\":7,\"state\":{\"waiting\":{}},"
+                                        "\"lastState\":{\"terminated\":{\"message\":"
+                                        "\"open failed: Permission denied\\nserving\\n\"}}",
+                                        NULL),
+                                NULL, NULL),
+                     0);
+    /* a FATAL word inside a sentence is not a level */
+    assert_int_equal(rule_holds("app_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                "starting\nnon-FATAListic message\nserving\n"),
+                     0);
+
+    /* NVML that cannot be loaded is a GPU driver/runtime fault */
+    assert_int_equal(
+        rule_holds("gpu_error", raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                   "loading NVML\nFailed to start nvml with error:  could not load NVML library\n"),
+        HIGH);
+
+    /* no status entry, nameless Failed event with runc's Docker-era wording: start_failed */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"kube-system\"},"
+                             "\"status\":{\"containerStatuses\":[{\"ready\":false}]}}"),
+                         fmt("%s", no_object_events), NULL, 0),
+                     KRC_CAUSE_START_FAILED);
+    assert_string_equal(d.container, "(unnamed)");
+    assert_false(d.restart_count_known); /* the paste gave no restartCount */
+    for (size_t i = 0; i < d.n_commands; i++) {
+        assert_null(strstr(d.commands[i], "(unnamed)"));
+    }
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* an event pasted without its reason counts by the kubelet's wording */
+    {
+        struct ev startup[] = {{POD_UID, NULL, "",
+                                "Startup probe failed: HTTP probe failed with statuscode: 404",
+                                NULL, NULL}};
+        struct ev docker_kill[] = {
+            {POD_UID, NULL, "Killing",
+             "Killing container with id docker://app:Container failed liveness probe.. Container "
+             "will be killed and recreated.",
+             NULL, NULL}};
+        struct ev other_kill[] = {
+            {POD_UID, NULL, "Killing",
+             "Killing container with id docker://sidecar:Container failed liveness probe.. "
+             "Container will be killed and recreated.",
+             NULL, NULL}};
+        static const char startup_probe[] =
+            ",\"startupProbe\":{\"httpGet\":{\"path\":\"/live\",\"port\":80}}";
+        assert_int_equal(run(&r, &d, raw_pod(startup_probe, WAITING_ONLY, NULL),
+                             make_events(startup, 1), NULL, 0),
+                         KRC_CAUSE_STARTUP_PROBE_FAILED);
+        done(&r, &d);
+        /* the same message is no Unhealthy event when a reason says otherwise */
+        startup[0].reason = "Created";
+        assert_int_not_equal(run(&r, &d, raw_pod(startup_probe, WAITING_ONLY, NULL),
+                                 make_events(startup, 1), NULL, 0),
+                             KRC_CAUSE_STARTUP_PROBE_FAILED);
+        done(&r, &d);
+        assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                    make_events(docker_kill, 1), NULL),
+                         MEDIUM);
+        assert_int_equal(rule_holds("liveness_probe_failed", raw_pod(NULL, WAITING_ONLY, NULL),
+                                    make_events(other_kill, 1), NULL),
+                         0);
+    }
+
+    /* exited 0 without a restart: OOMKilled or Error is explained, a plain Completed with a
+     * restart count of 0 is not; Completed without a restart count is */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"OOMKilled\"}}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"Completed\"}}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_COMPLETED);
+    done(&r, &d);
+
+    /* the kubelet's CreateContainerConfigError texts as Failed events: start_failed */
+    {
+        struct ev cfg[] = {{POD_UID, NULL, "Failed",
+                            "Error: couldn't find key VALUE in Secret default/app-secret", NULL,
+                            NULL}};
+        assert_int_equal(
+            run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(cfg, 1), NULL, 0),
+            KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+        cfg[0].message = "Error: secret \\\"smtp-account\\\" not found";
+        assert_int_equal(
+            run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(cfg, 1), NULL, 0),
+            KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+        /* a log line about a missing secret is the application's, not the kubelet's */
+        assert_int_not_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                                 "fatal: Error: secret \"db\" not found in vault\n", SIZE_MAX),
+                             KRC_CAUSE_START_FAILED);
+        done(&r, &d);
+    }
+
+    /* a pasted spec without any container status: nothing says it did not
+     * restart, so the first container is diagnosed (unknown) rather than refused */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                             "\"containers\":[{\"name\":\"app\"}]}}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    assert_true(d.n_unchecked > 0);
+    done(&r, &d);
+    /* the same with a status entry that lost its state (a cut paste) */
+    assert_int_equal(
+        run(&r, &d,
+            fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{"
+                "\"name\":\"app\"}]},\"status\":{\"containerStatuses\":[{\"name\":\"app\","
+                "\"ready\":false}]}}"),
+            NULL, NULL, 0),
+        KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    done(&r, &d);
+
+    /* a never-restarted container without any evidence: nothing picked */
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    {
+        char *pod = raw_pod(NULL, ",\"restartCount\":0,\"state\":{\"running\":{}}", NULL);
+        assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+        assert_null(krc_diagnose_pick(&r));
+        /* with a previous log given, the container the log belongs to */
+        assert_int_equal(krc_report_set_log(&r, NULL, "x\n", 2, 0, &err), 0);
+        assert_non_null(krc_diagnose_pick(&r));
+        assert_string_equal(krc_diagnose_pick(&r)->name, "app");
+        krc_free(pod);
+    }
+    krc_report_cleanup(&r);
+}
+
+/* A probe in the spec stands in for missing events. */
+static void test_rule_probe_from_spec(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char http_probe[] =
+        ",\"livenessProbe\":{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
+        "\"periodSeconds\":10,\"failureThreshold\":3}";
+    static const char exec_probe[] =
+        ",\"livenessProbe\":{\"exec\":{\"command\":[\"/bin/false\"]},\"initialDelaySeconds\":30}";
+    static const char late_probe[] =
+        ",\"livenessProbe\":{\"httpGet\":{\"port\":8080},\"initialDelaySeconds\":600}";
+    static const char startup_probe[] =
+        ",\"startupProbe\":{\"httpGet\":{\"port\":8080},\"periodSeconds\":10,"
+        "\"failureThreshold\":30}";
+    struct ev backoff[] = {
+        {POD_UID, "spec.containers{app}", "BackOff",
+         "Back-off restarting failed container app in pod web-0_shop(" POD_UID ")",
+         "2025-01-01T10:05:20Z", NULL},
+    };
+
+    (void)state;
+    /* exit 137, no events: the probe cause, medium, and it says so */
+    assert_int_equal(run(&r, &d,
+                         make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, http_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "probe configured; no kill event seen"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* exit 0 killed by a failing exec liveness probe: not "completed" */
+    assert_int_equal(run(&r, &d,
+                         make_pod_probes("app", 0, "Completed", STARTED, NULL, NULL, exec_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_true(evidence_has(&d, "liveness probe: exec"));
+    done(&r, &d);
+
+    /* the timing does not fit (5 min run, first probe after 10 min) */
+    assert_int_equal(
+        rule_holds("liveness_probe_configured",
+                   make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, late_probe), NULL,
+                   NULL),
+        0);
+    /* events of the time were seen and none is a kill: no inference */
+    assert_int_equal(
+        rule_holds("liveness_probe_configured",
+                   make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, http_probe),
+                   make_events(backoff, 1), NULL),
+        0);
+    /* an app error is not turned into a probe kill */
+    assert_int_equal(rule_holds("liveness_probe_configured",
+                                make_pod_probes("app", 1, "Error", STARTED, NULL, NULL, http_probe),
+                                NULL, NULL),
+                     0);
+    /* startup probe: killed at the end of its budget (30 x 10 s = 290 s .. 5 min) */
+    assert_int_equal(
+        rule_holds("startup_probe_configured",
+                   make_pod_probes("app", 143, "Error", STARTED, NULL, NULL, startup_probe), NULL,
+                   NULL),
+        MEDIUM);
+    /* without a start time the timing cannot be checked: low */
+    assert_int_equal(rule_holds("liveness_probe_configured",
+                                make_pod_probes("app", 137, "Error", "", NULL, NULL, http_probe),
+                                NULL, NULL),
+                     LOW);
+}
+
+static void test_rule_completed_killed_terminated_wording(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    /* exit 137, reason Error, no events, no node: killed, low, nothing negated */
+    assert_int_equal(run(&r, &d, make_pod("app", 137, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_non_null(strstr(d.summary, "cannot be ruled out"));
+    assert_non_null(strstr(d.summary, "no events/node were given"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_true(unchecked_has(&d, "no node object was given"));
+    assert_true(unchecked_has(&d, "no previous log"));
+    assert_true(command_is(&d, "kubectl logs -n shop web-0 -c app --previous"));
+    assert_true(command_is(&d, "kubectl describe node node-1"));
+    assert_non_null(d.next_step);
+    assert_bounded(&d);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod("app", 143, "Error", STARTED, NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_TERMINATED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_non_null(strstr(d.summary, "a probe kill cannot be ruled out"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* exit 0 without probes: completed, and no advice passed off as evidence */
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL, NULL, 0),
+        KRC_CAUSE_COMPLETED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.next_step, "Job"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a missing start time is "unknown", never "did not start" */
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", "", NULL, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "started unknown"));
+    assert_true(unchecked_has(&d, "start time unknown"));
+    assert_bounded(&d);
+    done(&r, &d);
+}
+
+/* Partial input: a waiting state only, no exitCode, pod status only. */
+static void test_partial_input(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct ev unhealthy[] = {
+        {POD_UID, "spec.containers{app}", "Unhealthy",
+         "Liveness probe failed: HTTP probe failed with statuscode: 500", "2025-01-01T10:04:30Z",
+         NULL},
+    };
+    struct ev kill[] = {
+        {POD_UID, "spec.containers{app}", "Killing",
+         "Container app failed liveness probe, will be restarted", "2025-01-01T10:04:30Z", NULL},
+    };
+    static const char js[] = "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation "
+                             "failed - JavaScript heap out of memory\n";
+    static const char dns[] = "connecting to db\npanic: dial tcp: lookup postgres on "
+                              "10.96.0.10:53: no such host\n";
+
+    (void)state;
+    /* waiting only, nothing else: unknown, low, says what is missing */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_string_equal(d.container, "app");
+    assert_false(d.has_termination);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_true(unchecked_has(&d, "lastState.terminated"));
+    assert_true(unchecked_has(&d, "no pod events were available"));
+    assert_non_null(d.next_step);
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a log that names nothing: still unknown, and the evidence shows its end */
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL,
+                         "2025-01-01T10:00:00.5Z serving on :8080\n", SIZE_MAX),
+                     KRC_CAUSE_UNKNOWN);
+    assert_true(evidence_has(&d, "the log ends with: serving on :8080"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, js, sizeof(js) - 1),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_non_null(strstr(d.summary, "exit code unknown"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), NULL, dns, sizeof(dns) - 1),
+                     KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(kill, 1), NULL, 0),
+                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM); /* no termination to place it */
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, raw_pod(NULL, WAITING_ONLY, NULL), make_events(unhealthy, 1), NULL, 0),
+        KRC_CAUSE_LIVENESS_PROBE_FAILED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "no kill event seen"));
+    done(&r, &d);
+
+    /* a terminated state without exitCode */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":3,\"state\":{\"waiting\":{\"reason\":"
+                                 "\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{"
+                                 "\"reason\":\"Error\",\"finishedAt\":\"" FINISHED "\"}}",
+                                 NULL),
+                         NULL, "starting\npanic: config: missing key \"port\"\n", SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_false(d.has_termination);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_true(evidence_has(&d, "exitCode missing"));
+    assert_true(unchecked_has(&d, "no exitCode"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* a pod status reason only */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL, ",\"restartCount\":0,\"state\":{},\"lastState\":{}",
+                                 ",\"reason\":\"Evicted\",\"message\":\"The node was low on "
+                                 "resource: memory.\""),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_EVICTED);
+    assert_string_equal(d.container, "app");
+    done(&r, &d);
+
+    /* a pod that finished successfully has nothing to explain */
+    assert_int_equal(run(&r, &d,
+                         raw_pod(NULL,
+                                 ",\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+                                 "\"reason\":\"Completed\"}},\"lastState\":{}",
+                                 NULL),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_UNKNOWN);
+    assert_null(d.container);
+    assert_non_null(d.next_step);
+    done(&r, &d);
+
+    /* names that are not Kubernetes names give no command */
+    assert_int_equal(run(&r, &d,
+                         fmt("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a b;rm\",\"namespace\":"
+                             "\"x\"},\"status\":{\"containerStatuses\":[{\"name\":\"c\","
+                             "\"restartCount\":1,\"lastState\":{\"terminated\":{\"exitCode\":1}}}"
+                             "]}}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_int_equal(d.n_commands, 0);
+    assert_true(unchecked_has(&d, "container spec was not given"));
+    done(&r, &d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_liveness_kill_in_window),
+        cmocka_unit_test(test_liveness_kill_with_exit_0_and_combined),
+        cmocka_unit_test(test_probe_kill_outside_window_ignored),
+        cmocka_unit_test(test_probe_kill_window_upper_edge),
+        cmocka_unit_test(test_probe_kill_event_time_only),
+        cmocka_unit_test(test_other_pod_same_container_name_ignored),
+        cmocka_unit_test(test_readiness_never_counts),
+        cmocka_unit_test(test_definition_changed_ignored),
+        cmocka_unit_test(test_oom_killed_cgroup_v1_exit_1),
+        cmocka_unit_test(test_start_error_not_found),
+        cmocka_unit_test(test_start_error_permission_denied),
+        cmocka_unit_test(test_signals),
+        cmocka_unit_test(test_cuda_oom_line_3_of_5000),
+        cmocka_unit_test(test_gpu_error),
+        cmocka_unit_test(test_dependency_at_the_end),
+        cmocka_unit_test(test_dependency_retried_successfully_is_not_the_cause),
+        cmocka_unit_test(test_non_utf8_log),
+        cmocka_unit_test(test_huge_line_and_bounded_work),
+        cmocka_unit_test(test_termination_message_as_log),
+        cmocka_unit_test(test_pick_container),
+        cmocka_unit_test(test_nothing_to_explain),
+        cmocka_unit_test(test_node_evidence),
+        cmocka_unit_test(test_sanitize_and_names),
+        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_rule_table),
+        cmocka_unit_test(test_rule_oom_killed),
+        cmocka_unit_test(test_rule_evicted),
+        cmocka_unit_test(test_rule_probe_events_confidence),
+        cmocka_unit_test(test_rule_probe_events_undated),
+        cmocka_unit_test(test_rule_exec_format_error),
+        cmocka_unit_test(test_rule_runc_log_and_native_thread),
+        cmocka_unit_test(test_rule_disk_full),
+        cmocka_unit_test(test_rule_start_failed),
+        cmocka_unit_test(test_rule_app_out_of_memory),
+        cmocka_unit_test(test_rule_signals),
+        cmocka_unit_test(test_rule_remaining_on_their_own),
+        cmocka_unit_test(test_rule_probe_from_spec),
+        cmocka_unit_test(test_rule_completed_killed_terminated_wording),
+        cmocka_unit_test(test_partial_input),
+        cmocka_unit_test(test_partial_pastes),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

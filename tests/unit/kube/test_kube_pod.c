@@ -1,0 +1,636 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "krc/util/error.h"
+#include "krc/kube/kube_pod.h"
+#include "krc/util/mem.h"
+
+/* Read tests/fixtures/pods/<name>; caller frees. */
+static char *fixture(const char *name, size_t *ret_len)
+{
+    char path[512];
+    FILE *f;
+    char *buf;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/pods/%s", KRC_FIXTURES, name);
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        fail_msg("cannot open %s", path);
+    }
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    buf = malloc((size_t)n);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *ret_len = (size_t)n;
+    return buf;
+}
+
+static int64_t ts(const char *s)
+{
+    int64_t v = -1;
+    assert_int_equal(krc_parse_rfc3339(s, strlen(s), &v), 0);
+    return v;
+}
+
+static void parse_fixture(const char *name, struct krc_watch_event *ev)
+{
+    struct krc_error err;
+    size_t len;
+    char *json = fixture(name, &len);
+
+    krc_error_clear(&err);
+    if (krc_watch_event_parse(json, len, ev, &err) != 0) {
+        fail_msg("%s: %s", name, err.msg);
+    }
+    free(json);
+}
+
+static void test_crashloop_oom(void **state)
+{
+    struct krc_watch_event ev;
+    const struct krc_container_info *c;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("crashloop_oom.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_MODIFIED);
+    assert_string_equal(ev.pod.uid, "0c9e6b55-3a7e-4c0e-9d7f-2f9b3d1a2b10");
+    assert_string_equal(ev.pod.namespace, "ml");
+    assert_string_equal(ev.pod.name, "trainer-0");
+    assert_string_equal(ev.pod.resource_version, "990112");
+    assert_string_equal(ev.pod.node_name, "gpu-node-3");
+    assert_string_equal(ev.pod.phase, "Running");
+    assert_int_equal(ev.pod.creation_timestamp, 1785394800); /* 2026-07-30T07:00:00Z */
+    assert_int_equal(ev.pod.deleting, 0);
+    assert_int_equal(ev.pod.ignore, 0);
+    assert_null(ev.pod.slack_channel);
+    assert_int_equal(ev.pod.n_containers, 1);
+    c = &ev.pod.containers[0];
+    assert_string_equal(c->name, "trainer");
+    assert_int_equal(c->is_init, 0);
+    assert_int_equal(c->is_sidecar, 0);
+    assert_int_equal(c->restart_count, 5);
+    assert_int_equal(c->ready, 0);
+    assert_int_equal(c->state_waiting, 1);
+    assert_int_equal(c->state_running, 0);
+    assert_int_equal(c->state_terminated, 0);
+    assert_string_equal(c->state_reason, "CrashLoopBackOff");
+    assert_int_equal(c->has_last_terminated, 1);
+    assert_int_equal(c->last_exit_code, 137);
+    assert_int_equal(c->last_signal, 0);
+    assert_string_equal(c->last_reason, "OOMKilled");
+    assert_int_equal(c->last_started_at, ts("2026-07-30T07:41:10Z"));
+    assert_int_equal(c->last_finished_at, ts("2026-07-30T07:43:52Z"));
+    assert_int_equal(c->last_finished_at - c->last_started_at, 162);
+    /* part of a restart's identity */
+    assert_string_equal(c->last_container_id, "containerd://b7a2");
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_sidecar_status_before_spec(void **state)
+{
+    struct krc_watch_event ev;
+    const struct krc_container_info *c;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("sidecar_restart.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_MODIFIED);
+    assert_string_equal(ev.pod.name, "checkout-5f7d8-abcde");
+    assert_string_equal(ev.pod.node_name, "node-7");
+    assert_string_equal(ev.pod.slack_channel, "#shop-oncall"); /* from the label */
+    assert_int_equal(ev.pod.deleting, 0);                      /* deletionTimestamp: null */
+    assert_int_equal(ev.pod.n_containers, 4);
+    /* regular containers first, then init containers, each in status order */
+    c = &ev.pod.containers[0];
+    assert_string_equal(c->name, "app");
+    assert_int_equal(c->is_init, 0);
+    assert_int_equal(c->state_running, 1);
+    assert_int_equal(c->has_last_terminated, 0);
+    c = &ev.pod.containers[1];
+    assert_string_equal(c->name, "proxy");
+    assert_int_equal(c->restart_count, 1);
+    assert_int_equal(c->state_terminated, 1);
+    assert_int_equal(c->state_exit_code, 1);
+    assert_string_equal(c->state_reason, "Error");
+    assert_int_equal(c->has_last_terminated, 0); /* lastState: null */
+    c = &ev.pod.containers[2];
+    assert_string_equal(c->name, "migrate");
+    assert_int_equal(c->is_init, 1);
+    assert_int_equal(c->is_sidecar, 0);
+    assert_int_equal(c->state_terminated, 1);
+    assert_string_equal(c->state_reason, "Completed");
+    c = &ev.pod.containers[3];
+    assert_string_equal(c->name, "log-shipper");
+    assert_int_equal(c->is_init, 1);
+    assert_int_equal(c->is_sidecar, 1); /* spec came after status */
+    assert_int_equal(c->restart_count, 2);
+    assert_int_equal(c->state_running, 1);
+    assert_null(c->state_reason);
+    assert_int_equal(c->has_last_terminated, 1);
+    assert_int_equal(c->last_exit_code, 139);
+    assert_int_equal(c->last_signal, 11);
+    assert_string_equal(c->last_reason, "Error");
+    assert_int_equal(c->last_started_at, ts("2026-07-30T07:10:00Z"));
+    assert_int_equal(c->last_finished_at, ts("2026-07-30T07:19:58Z"));
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_deleted(void **state)
+{
+    struct krc_watch_event ev;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("deleted.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_DELETED);
+    assert_int_equal(ev.pod.deleting, 1);
+    assert_int_equal(ev.pod.ignore, 0); /* "false" */
+    assert_string_equal(ev.pod.phase, "Succeeded");
+    assert_int_equal(ev.pod.n_containers, 1);
+    assert_int_equal(ev.pod.containers[0].state_terminated, 1);
+    assert_string_equal(ev.pod.containers[0].state_reason, "Completed");
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_bookmarks(void **state)
+{
+    struct krc_watch_event ev;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("bookmark.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_BOOKMARK);
+    assert_string_equal(ev.pod.resource_version, "884377");
+    assert_int_equal(ev.initial_events_end, 0);
+    assert_null(ev.pod.uid);
+    assert_int_equal(ev.pod.n_containers, 0);
+
+    parse_fixture("bookmark_initial_end.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_BOOKMARK);
+    assert_string_equal(ev.pod.resource_version, "884211");
+    assert_int_equal(ev.initial_events_end, 1);
+
+    /* a bookmark without resourceVersion is useless */
+    {
+        const char *j = "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}";
+        struct krc_error err;
+        assert_int_equal(krc_watch_event_parse(j, strlen(j), &ev, &err), KRC_EPARSE);
+        assert_string_equal(err.msg, "watch event: bookmark: metadata.resourceVersion missing");
+        assert_int_equal(ev.type, 0);
+    }
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_error_410(void **state)
+{
+    struct krc_watch_event ev;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("error_410.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_ERROR);
+    assert_int_equal(ev.status.code, 410);
+    assert_string_equal(ev.status.reason, "Expired");
+    assert_string_equal(ev.status.message, "too old resource version: 1 (5)");
+    assert_null(ev.status.continue_token);
+    assert_int_equal(ev.status.retry_after_seconds, 0);
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_escaped_strings(void **state)
+{
+    struct krc_watch_event ev;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    parse_fixture("escaped.json", &ev);
+    assert_int_equal(ev.type, KRC_WATCH_ADDED);
+    assert_string_equal(ev.pod.name, "caf\xc3\xa9-0");
+    assert_string_equal(ev.pod.namespace, "d\xc3\xa9mo");
+    assert_string_equal(ev.pod.uid, "e5c1/42");
+    /* annotation wins over the label; escaped key krc.io\/ignore matches */
+    assert_string_equal(ev.pod.slack_channel, "#caf\xc3\xa9 \"quoted\"");
+    assert_int_equal(ev.pod.ignore, 1);
+    /* 23:59:60 (leap second) is accepted as the next second */
+    assert_int_equal(ev.pod.creation_timestamp, ts("2026-03-01T00:00:00Z"));
+    assert_int_equal(ev.pod.n_containers, 1);
+    assert_string_equal(ev.pod.containers[0].name, "w\xc3\xa9"
+                                                   "b");
+    assert_string_equal(ev.pod.containers[0].state_reason, "ContainerCreating");
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_pod_item(void **state)
+{
+    struct krc_pod_info pod;
+    struct krc_error err;
+    size_t len;
+    char *json = fixture("pod_item.json", &len);
+
+    (void)state;
+    krc_pod_info_init(&pod);
+    assert_int_equal(krc_pod_info_parse(json, len, &pod, &err), 0);
+    assert_string_equal(pod.name, "web-7d9c");
+    assert_string_equal(pod.slack_channel, "#payments");
+    assert_int_equal(pod.n_containers, 1);
+    assert_int_equal(pod.containers[0].restart_count, 1);
+    assert_int_equal(pod.containers[0].ready, 1);
+    assert_int_equal(pod.containers[0].has_last_terminated, 1);
+    assert_int_equal(pod.containers[0].last_finished_at, 0); /* null */
+    assert_null(pod.containers[0].last_container_id);
+    /* a watch event is not a pod */
+    free(json);
+    json = fixture("crashloop_oom.json", &len);
+    assert_int_equal(krc_pod_info_parse(json, len, &pod, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "pod: metadata.uid missing");
+    assert_null(pod.uid);
+    free(json);
+    krc_pod_info_cleanup(&pod);
+}
+
+static int parse_str(const char *json, struct krc_watch_event *ev, struct krc_error *err)
+{
+    krc_error_clear(err);
+    return krc_watch_event_parse(json, strlen(json), ev, err);
+}
+
+static void test_event_key_order_and_errors(void **state)
+{
+    static const struct {
+        const char *json;
+        const char *msg; /* NULL: must succeed */
+    } cases[] = {
+        /* object before type is fine */
+        {"{\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":\"s\"}},"
+         "\"type\":\"ADDED\"}",
+         NULL},
+        {"{\"object\":{\"kind\":\"Status\",\"code\":500},\"type\":\"ERROR\"}", NULL},
+        {"{\"type\":\"ADDED\"}", "watch event: object missing"},
+        {"{\"object\":{}}", "watch event: type missing"},
+        {"{\"type\":\"ADDED\",\"object\":null}", "watch event: object is null at offset 25"},
+        {"{\"type\":\"SYNC\",\"object\":{}}", "watch event: unknown type \"SYNC\""},
+        {"{\"type\":\"ADDED\",\"type\":\"ADDED\",\"object\":{}}",
+         "watch event: duplicate key \"type\" at offset 23"},
+        {"{\"type\":7,\"object\":{}}", "watch event: expected string, got number at offset 8"},
+        {"[]", "watch event: expected an object, got array at offset 0"},
+        {"", "watch event: unexpected end of input at offset 0"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\",\"namespace\":\"s\"}}}",
+         "watch event: pod: metadata.uid missing"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"namespace\":\"s\"}}}",
+         "watch event: pod: metadata.name missing"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":5}}}",
+         "watch event: pod: metadata.uid: expected string, got number at offset 44"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"},\"status\":{\"containerStatuses\":[{\"name\":\"a\"},{\"name\":\"b\","
+         "\"restartCount\":\"3\"}]}}}",
+         "watch event: pod: status.containerStatuses[1].restartCount: expected integer, got "
+         "string at offset 147"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"},\"status\":{\"containerStatuses\":[{\"restartCount\":1}]}}}",
+         "watch event: pod: status.containerStatuses[0].name missing"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"},\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"restartCount\":"
+         "99999999999}]}}}",
+         "watch event: pod: status.containerStatuses[0].restartCount: integer out of range at "
+         "offset 134"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"},\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"restartCount\":1e400}]}}}",
+         "watch event: expected an integer, got '1e400' at offset 134"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"},\"status\":{\"containerStatuses\":[],\"containerStatuses\":[]}}}",
+         "watch event: pod: status.containerStatuses: duplicate key at offset 129"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\",\"creationTimestamp\":\"yesterday\"}}}",
+         "watch event: pod: metadata.creationTimestamp: invalid RFC 3339 timestamp at offset 95"},
+        {"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Pod\"}}",
+         "watch event: status: kind is \"Pod\", expected Status"},
+        {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"n\",\"namespace\":"
+         "\"s\"}}} x",
+         "watch event: expected end of input after the JSON value, got 'x' at offset 78"},
+    };
+    struct krc_watch_event ev;
+    size_t i;
+    int bad = 0;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct krc_error err;
+        int rc = parse_str(cases[i].json, &ev, &err);
+
+        if (cases[i].msg == NULL) {
+            if (rc != 0) {
+                print_message("case %zu: unexpected error: %s\n", i, err.msg);
+                bad++;
+            }
+        } else if (rc != KRC_EPARSE || strcmp(err.msg, cases[i].msg) != 0) {
+            print_message("case %zu: rc %d msg: %s\n", i, rc, err.msg);
+            bad++;
+        } else if (ev.type != 0 || ev.pod.uid != NULL) {
+            print_message("case %zu: event not reset after an error\n", i);
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_kube_status_parse(void **state)
+{
+    const char *body =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{\"continue\":\"eyJ2\"},"
+        "\"status\":\"Failure\",\"message\":\"too many\",\"reason\":\"TooManyRequests\","
+        "\"details\":{\"causes\":[{\"message\":\"x\"}],\"retryAfterSeconds\":7},\"code\":429}";
+    struct krc_watch_event ev;
+    struct krc_error err;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    assert_int_equal(krc_kube_status_parse(body, strlen(body), &ev, &err), 0);
+    assert_int_equal(ev.type, KRC_WATCH_ERROR);
+    assert_int_equal(ev.status.code, 429);
+    assert_int_equal(ev.status.retry_after_seconds, 7);
+    assert_string_equal(ev.status.reason, "TooManyRequests");
+    assert_string_equal(ev.status.message, "too many");
+    assert_string_equal(ev.status.continue_token, "eyJ2");
+    assert_int_equal(krc_kube_status_parse("Too many requests", 17, &ev, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "status: expected a value, got 'T' at offset 0");
+    assert_int_equal(ev.type, 0);
+    krc_watch_event_cleanup(&ev);
+}
+
+static const char *const FIXTURES[] = {
+    "crashloop_oom.json", "sidecar_restart.json",      "deleted.json",   "bookmark.json",
+    "escaped.json",       "bookmark_initial_end.json", "error_410.json",
+};
+
+/* Every proper prefix of every fixture is a parse error, never a crash. */
+static void test_every_truncation_is_an_error(void **state)
+{
+    struct krc_watch_event ev;
+    size_t f;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    for (f = 0; f < sizeof(FIXTURES) / sizeof(FIXTURES[0]); f++) {
+        size_t len;
+        char *json = fixture(FIXTURES[f], &len);
+        size_t full = len;
+        size_t i;
+
+        while (full > 0 && (json[full - 1] == '\n' || json[full - 1] == ' ')) {
+            full--;
+        }
+        for (i = 0; i < full; i++) {
+            struct krc_error err;
+            char *p = malloc(i + 1); /* exact-size copy so ASan sees overreads */
+            int rc;
+            assert_non_null(p);
+            memcpy(p, json, i);
+            rc = krc_watch_event_parse(p, i, &ev, &err);
+            free(p);
+            if (rc != KRC_EPARSE) {
+                fail_msg("%s: prefix %zu gave %d", FIXTURES[f], i, rc);
+            }
+            assert_non_null(strstr(err.msg, "watch event"));
+        }
+        free(json);
+    }
+    krc_watch_event_cleanup(&ev);
+}
+
+/* Random byte mutations: any result is fine as long as nothing crashes. */
+static void test_mutations_no_crash(void **state)
+{
+    static const char alphabet[] = "{}[]\",:\\u0e-+.tfn 19aEZT\x01\xff";
+    struct krc_watch_event ev;
+    unsigned seed = 4242;
+    size_t f;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    for (f = 0; f < sizeof(FIXTURES) / sizeof(FIXTURES[0]); f++) {
+        size_t len;
+        char *json = fixture(FIXTURES[f], &len);
+        int iter;
+
+        for (iter = 0; iter < 1500; iter++) {
+            char *p = malloc(len);
+            struct krc_error err;
+            int k;
+            assert_non_null(p);
+            memcpy(p, json, len);
+            for (k = 0; k < 2; k++) {
+                seed = seed * 1103515245u + 12345u;
+                p[(seed >> 4) % len] = alphabet[(seed >> 22) % (sizeof(alphabet) - 1)];
+            }
+            if (krc_watch_event_parse(p, len, &ev, &err) == 0 &&
+                (ev.type == KRC_WATCH_ADDED || ev.type == KRC_WATCH_MODIFIED)) {
+                assert_non_null(ev.pod.uid);
+                assert_non_null(ev.pod.name);
+                assert_non_null(ev.pod.namespace);
+            }
+            free(p);
+        }
+        free(json);
+    }
+    krc_watch_event_cleanup(&ev);
+}
+
+static void test_deep_nesting_in_skipped_field(void **state)
+{
+    struct krc_watch_event ev;
+    struct krc_error err;
+    char *json = malloc(200000);
+    size_t n = 0;
+    int i;
+
+    (void)state;
+    assert_non_null(json);
+    n += (size_t)snprintf(json, 200000, "{\"type\":\"ADDED\",\"object\":{\"x\":");
+    for (i = 0; i < 90000; i++) {
+        json[n++] = '[';
+    }
+    krc_watch_event_init(&ev);
+    assert_int_equal(krc_watch_event_parse(json, n, &ev, &err), KRC_EPARSE);
+    assert_non_null(strstr(err.msg, "nesting deeper than 64 levels"));
+    krc_watch_event_cleanup(&ev);
+    free(json);
+}
+
+static void test_reuse_big_then_small(void **state)
+{
+    struct krc_watch_event ev;
+    size_t i;
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    for (i = 0; i < 3; i++) {
+        parse_fixture("bookmark.json", &ev);
+        assert_string_equal(ev.pod.resource_version, "884377");
+        parse_fixture("sidecar_restart.json", &ev);
+        assert_int_equal(ev.pod.n_containers, 4);
+        assert_string_equal(ev.pod.containers[3].name, "log-shipper");
+        parse_fixture("crashloop_oom.json", &ev);
+        assert_int_equal(ev.pod.n_containers, 1);
+        assert_null(ev.pod.slack_channel);
+    }
+    krc_watch_event_cleanup(&ev);
+    krc_watch_event_cleanup(&ev); /* idempotent */
+}
+
+static void test_rfc3339(void **state)
+{
+    static const struct {
+        const char *s;
+        int ok;
+        int64_t v;
+    } cases[] = {
+        {"1970-01-01T00:00:00Z", 1, 0},
+        {"2026-07-30T08:14:05Z", 1, 1785399245},
+        {"2026-07-30T08:14:05z", 1, 1785399245},
+        {"2026-07-30t08:14:05Z", 1, 1785399245},
+        {"2026-07-30T08:14:05.123456Z", 1, 1785399245},
+        {"2026-07-30T08:14:05.999999999Z", 1, 1785399245},
+        {"2026-07-30T10:14:05+02:00", 1, 1785399245},
+        {"2026-07-30T10:14:05.5+02:00", 1, 1785399245},
+        {"2026-07-30T03:44:05-04:30", 1, 1785399245},
+        {"2000-02-29T00:00:00Z", 1, 951782400},
+        {"1969-12-31T23:59:59Z", 1, -1},
+        {"2038-01-19T03:14:08Z", 1, 2147483648LL},
+        {"9999-12-31T23:59:59Z", 1, 253402300799LL},
+        {"2026-07-30T08:14:05", 0, 0},
+        {"2026-07-30 08:14:05", 0, 0},
+        {"2026-07-30T08:14:05.Z", 0, 0},
+        {"2026-07-30T08:14:05+0200", 0, 0},
+        {"2026-07-30T08:14:05+02:00x", 0, 0},
+        {"2026-07-30T08:14:05ZZ", 0, 0},
+        {"2026-13-30T08:14:05Z", 0, 0},
+        {"2026-00-30T08:14:05Z", 0, 0},
+        {"2026-02-29T00:00:00Z", 0, 0},
+        {"1900-02-29T00:00:00Z", 0, 0},
+        {"2026-04-31T00:00:00Z", 0, 0},
+        {"2026-07-30T24:00:00Z", 0, 0},
+        {"2026-07-30T23:60:00Z", 0, 0},
+        {"2026-07-30T23:59:61Z", 0, 0},
+        {"2026-07-30T08:14:05+24:00", 0, 0},
+        {"2026-7-30T08:14:05Z", 0, 0},
+        {"garbage", 0, 0},
+        {"", 0, 0},
+        {"null", 0, 0},
+        {"2026-07-30T08:1a:05Z", 0, 0},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t v = 12345;
+        int rc = krc_parse_rfc3339(cases[i].s, strlen(cases[i].s), &v);
+        if (cases[i].ok) {
+            if (rc != 0 || v != cases[i].v) {
+                fail_msg("%s: rc %d v %lld", cases[i].s, rc, (long long)v);
+            }
+        } else if (rc != KRC_EINVAL || v != 12345) {
+            fail_msg("%s accepted", cases[i].s);
+        }
+    }
+    /* the length bounds the read: a valid prefix inside a longer buffer */
+    {
+        int64_t v;
+        assert_int_equal(krc_parse_rfc3339("2026-07-30T08:14:05Zjunk", 20, &v), 0);
+        assert_int_equal(v, 1785399245);
+        assert_int_equal(krc_parse_rfc3339("2026-07-30T08:14:05Z", 19, &v), KRC_EINVAL);
+    }
+}
+
+/* Allocation failure at every point leaves no leak (ASan) and a clean error. */
+static void test_alloc_failure_sweep(void **state)
+{
+    size_t f;
+
+    (void)state;
+    for (f = 0; f < sizeof(FIXTURES) / sizeof(FIXTURES[0]); f++) {
+        size_t len;
+        char *json = fixture(FIXTURES[f], &len);
+        long n;
+        int done = 0;
+
+        for (n = 0; n < 50 && !done; n++) {
+            struct krc_watch_event ev;
+            struct krc_error err;
+            long attempts;
+            int rc;
+
+            krc_watch_event_init(&ev);
+            krc_error_clear(&err);
+            krc_mem_fail_after(n);
+            rc = krc_watch_event_parse(json, len, &ev, &err);
+            attempts = krc_mem_fail_after(-1);
+            if (rc == 0) {
+                assert_true(attempts <= n);
+                done = 1;
+            } else {
+                assert_int_equal(rc, KRC_ENOMEM);
+                assert_non_null(strstr(err.msg, "out of memory"));
+                assert_int_equal(ev.type, 0);
+            }
+            krc_watch_event_cleanup(&ev);
+        }
+        assert_true(done);
+        free(json);
+    }
+}
+
+/* Once warmed up, a parse of the same size allocates nothing. */
+static void test_no_allocation_when_warm(void **state)
+{
+    struct krc_watch_event ev;
+    struct krc_error err;
+    size_t len;
+    char *json = fixture("sidecar_restart.json", &len);
+
+    (void)state;
+    krc_watch_event_init(&ev);
+    assert_int_equal(krc_watch_event_parse(json, len, &ev, &err), 0);
+    krc_mem_fail_after(0);
+    assert_int_equal(krc_watch_event_parse(json, len, &ev, &err), 0);
+    assert_int_equal(krc_mem_fail_after(-1), 0);
+    krc_watch_event_cleanup(&ev);
+    free(json);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crashloop_oom),
+        cmocka_unit_test(test_sidecar_status_before_spec),
+        cmocka_unit_test(test_deleted),
+        cmocka_unit_test(test_bookmarks),
+        cmocka_unit_test(test_error_410),
+        cmocka_unit_test(test_escaped_strings),
+        cmocka_unit_test(test_pod_item),
+        cmocka_unit_test(test_event_key_order_and_errors),
+        cmocka_unit_test(test_kube_status_parse),
+        cmocka_unit_test(test_every_truncation_is_an_error),
+        cmocka_unit_test(test_mutations_no_crash),
+        cmocka_unit_test(test_deep_nesting_in_skipped_field),
+        cmocka_unit_test(test_reuse_big_then_small),
+        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_alloc_failure_sweep),
+        cmocka_unit_test(test_no_allocation_when_warm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

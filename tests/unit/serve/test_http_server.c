@@ -1,0 +1,764 @@
+/* HTTP server: listen address parsing, the built-in routes over real
+ * connections (libcurl through krc_http, and raw sockets for headers),
+ * custom routes, limits, bind errors and a shutdown that lets requests in
+ * flight finish. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "krc/util/clock.h"
+#include "krc/util/error.h"
+#include "krc/util/http.h"
+#include "krc/serve/http_server.h"
+#include "krc/util/mem.h"
+#include "krc/serve/metrics.h"
+
+/* ---- helpers ---- */
+
+struct result {
+    long status;
+    char content_type[128];
+    char body[4096];
+};
+
+static int do_request(int port, const char *method, const char *path, const char *body,
+                      struct result *out)
+{
+    struct krc_http *h;
+    struct krc_http_request req;
+    struct krc_http_response resp;
+    struct krc_error err;
+    char url[256];
+    int rc;
+
+    h = krc_http_new(NULL, &err);
+    assert_non_null(h);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    memset(&req, 0, sizeof(req));
+    req.method = method;
+    req.url = url;
+    req.body = body;
+    req.body_len = body != NULL ? strlen(body) : 0;
+    req.timeout_ms = 10000;
+    krc_http_response_init(&resp);
+    rc = krc_http_do(h, &req, &resp, &err);
+    if (rc == 0) {
+        out->status = resp.status;
+        snprintf(out->content_type, sizeof(out->content_type), "%s", resp.content_type);
+        snprintf(out->body, sizeof(out->body), "%s", resp.body != NULL ? resp.body : "");
+    }
+    krc_http_response_cleanup(&resp);
+    krc_http_free(h);
+    return rc;
+}
+
+static struct result get(int port, const char *path)
+{
+    struct result r;
+
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(do_request(port, "GET", path, NULL, &r), 0);
+    return r;
+}
+
+static int connect_to(int port)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Read until EOF or timeout; returns bytes read (out NUL-terminated). */
+static size_t read_all(int fd, char *out, size_t size, int timeout_ms)
+{
+    size_t len = 0;
+    int64_t deadline = krc_clock_mono_ms() + timeout_ms;
+
+    while (len + 1 < size) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int64_t left = deadline - krc_clock_mono_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+            break;
+        }
+        n = read(fd, out + len, size - 1 - len);
+        if (n <= 0) {
+            break;
+        }
+        len += (size_t)n;
+    }
+    out[len] = '\0';
+    return len;
+}
+
+/* Send a raw request with "Connection: close" and return the whole answer. */
+static void raw(int port, const char *request, char *out, size_t size)
+{
+    int fd = connect_to(port);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+    read_all(fd, out, size, 5000);
+    close(fd);
+}
+
+struct checks {
+    atomic_int alive;
+    atomic_int ready;
+};
+
+static int check_alive(void *userdata, char *reason, size_t size)
+{
+    struct checks *c = userdata;
+
+    if (atomic_load(&c->alive)) {
+        return 1;
+    }
+    snprintf(reason, size, "watch loop stuck: no heartbeat for 93s\nsecond line");
+    return 0;
+}
+
+static int check_ready(void *userdata, char *reason, size_t size)
+{
+    struct checks *c = userdata;
+
+    if (atomic_load(&c->ready)) {
+        return 1;
+    }
+    snprintf(reason, size, "initial pod list not synced yet");
+    return 0;
+}
+
+struct fixture {
+    struct krc_metrics *metrics;
+    struct krc_metric *counter;
+    struct krc_http_server *srv;
+    struct checks checks;
+    int port;
+};
+
+static void start_fixture(struct fixture *f, struct krc_http_server_config *cfg)
+{
+    struct krc_error err;
+    struct krc_metric_desc d = {
+        .type = KRC_METRIC_COUNTER, .name = "demo_events_total", .help = "Demo."};
+
+    memset(f, 0, sizeof(*f));
+    atomic_init(&f->checks.alive, 1);
+    atomic_init(&f->checks.ready, 0);
+    assert_int_equal(krc_metrics_new(&f->metrics, &err), 0);
+    assert_int_equal(krc_metrics_add(f->metrics, &d, &f->counter, &err), 0);
+    cfg->listen = cfg->listen != NULL ? cfg->listen : "127.0.0.1:0";
+    cfg->metrics = f->metrics;
+    cfg->liveness = check_alive;
+    cfg->liveness_userdata = &f->checks;
+    cfg->readiness = check_ready;
+    cfg->readiness_userdata = &f->checks;
+    krc_error_clear(&err);
+    if (krc_http_server_new(cfg, &f->srv, &err) != 0) {
+        fail_msg("new: %s", err.msg);
+    }
+}
+
+static void run_fixture(struct fixture *f)
+{
+    struct krc_error err;
+
+    krc_error_clear(&err);
+    if (krc_http_server_start(f->srv, &err) != 0) {
+        fail_msg("start: %s", err.msg);
+    }
+    f->port = krc_http_server_port(f->srv);
+    assert_true(f->port > 0 && f->port < 65536);
+}
+
+static void stop_fixture(struct fixture *f)
+{
+    krc_http_server_free(f->srv);
+    krc_metrics_free(f->metrics);
+}
+
+/* ---- tests ---- */
+
+static void expect_listen(const char *in, const char *host, int port)
+{
+    char h[256];
+    int p = -1;
+    struct krc_error err;
+
+    krc_error_clear(&err);
+    if (krc_http_server_parse_listen(in, h, sizeof(h), &p, &err) != 0) {
+        fail_msg("%s: %s", in, err.msg);
+    }
+    assert_string_equal(h, host);
+    assert_int_equal(p, port);
+}
+
+static void expect_bad_listen(const char *in, const char *msg_part)
+{
+    char h[256];
+    int p = -1;
+    struct krc_error err;
+
+    krc_error_clear(&err);
+    assert_int_equal(krc_http_server_parse_listen(in, h, sizeof(h), &p, &err), KRC_EINVAL);
+    assert_int_equal(p, -1);
+    if (strstr(err.msg, msg_part) == NULL) {
+        fail_msg("%s: \"%s\" lacks \"%s\"", in, err.msg, msg_part);
+    }
+}
+
+static void test_parse_listen(void **state)
+{
+    (void)state;
+
+    expect_listen("0.0.0.0:8080", "0.0.0.0", 8080);
+    expect_listen("[::]:8080", "::", 8080);
+    expect_listen("[::1]:65535", "::1", 65535);
+    expect_listen("127.0.0.1:0", "127.0.0.1", 0);
+    expect_listen(":9090", "0.0.0.0", 9090);
+    expect_listen("localhost:80", "localhost", 80);
+    expect_bad_listen("", "empty");
+    expect_bad_listen("8080", "missing \":PORT\"");
+    expect_bad_listen("0.0.0.0:", "port \"\"");
+    expect_bad_listen("0.0.0.0:65536", "0..65535");
+    expect_bad_listen("0.0.0.0:-1", "0..65535");
+    expect_bad_listen("0.0.0.0:80x", "0..65535");
+    expect_bad_listen("0.0.0.0:+80", "0..65535");
+    expect_bad_listen("::1:8080", "brackets");
+    expect_bad_listen("[::1]8080", "[IPV6]:PORT");
+    expect_bad_listen("[]:8080", "empty IPv6");
+    expect_bad_listen("a b:80", "offset 1");
+}
+
+static void test_builtin_routes(void **state)
+{
+    struct krc_http_server_config cfg = {0};
+    struct fixture f;
+    struct result r;
+    struct krc_buf want;
+    struct krc_error err;
+    char text[8192];
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    assert_int_equal(krc_http_server_port(f.srv), 0); /* not started yet */
+    run_fixture(&f);
+
+    r = get(f.port, "/healthz");
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+    assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+    r = get(f.port, "/healthz?verbose");
+    assert_int_equal(r.status, 200);
+
+    krc_metric_add(f.counter, NULL, 41);
+    r = get(f.port, "/metrics");
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    krc_buf_init(&want, 1 << 20);
+    assert_int_equal(krc_metrics_render(f.metrics, &want, &err), 0);
+    assert_string_equal(r.body, krc_buf_str(&want));
+    assert_non_null(strstr(r.body, "\ndemo_events_total 41\n"));
+    krc_buf_cleanup(&want);
+
+    r = get(f.port, "/nope");
+    assert_int_equal(r.status, 404);
+    r = get(f.port, "/healthz/");
+    assert_int_equal(r.status, 404);
+    r = get(f.port, "/");
+    assert_int_equal(r.status, 404);
+
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(do_request(f.port, "POST", "/metrics", "x=1", &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_int_equal(do_request(f.port, "DELETE", "/readyz", NULL, &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_int_equal(do_request(f.port, "POST", "/nope", "x", &r), 0);
+    assert_int_equal(r.status, 404);
+
+    raw(f.port,
+        "PUT /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", text,
+        sizeof(text));
+    assert_non_null(strstr(text, "HTTP/1.1 405 "));
+    assert_non_null(strstr(text, "\r\nAllow: GET, HEAD\r\n"));
+
+    /* HEAD: headers with the length of the body, no body */
+    raw(f.port, "HEAD /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", text,
+        sizeof(text));
+    assert_non_null(strstr(text, "HTTP/1.1 200 "));
+    assert_non_null(strstr(text, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+    assert_non_null(strstr(text, "\r\n\r\n"));
+    assert_string_equal(strstr(text, "\r\n\r\n"), "\r\n\r\n");
+
+    /* keep-alive: two requests on one connection */
+    {
+        int fd = connect_to(f.port);
+        const char *two = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+                          "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        const char *p;
+        int n = 0;
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, two, strlen(two)), (ssize_t)strlen(two));
+        read_all(fd, text, sizeof(text), 5000);
+        close(fd);
+        for (p = text; (p = strstr(p, "HTTP/1.1 200 ")) != NULL; p++) {
+            n++;
+        }
+        assert_int_equal(n, 2);
+    }
+    stop_fixture(&f);
+}
+
+static void test_checks_flip(void **state)
+{
+    struct krc_http_server_config cfg = {0};
+    struct fixture f;
+    struct result r;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+
+    r = get(f.port, "/readyz");
+    assert_int_equal(r.status, 503);
+    assert_string_equal(r.body, "initial pod list not synced yet\n");
+    assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+    atomic_store(&f.checks.ready, 1);
+    r = get(f.port, "/readyz");
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+    atomic_store(&f.checks.ready, 0);
+    assert_int_equal(get(f.port, "/readyz").status, 503);
+
+    /* liveness is independent of readiness; the reason stays one line */
+    assert_int_equal(get(f.port, "/healthz").status, 200);
+    atomic_store(&f.checks.alive, 0);
+    r = get(f.port, "/healthz");
+    assert_int_equal(r.status, 503);
+    assert_string_equal(r.body, "watch loop stuck: no heartbeat for 93s second line\n");
+    atomic_store(&f.checks.alive, 1);
+    assert_int_equal(get(f.port, "/healthz").status, 200);
+    stop_fixture(&f);
+}
+
+/* A server without a registry or checks: always live and ready, no /metrics. */
+static void test_defaults(void **state)
+{
+    struct krc_http_server_config cfg = {.listen = "127.0.0.1:0"};
+    struct krc_http_server *srv = NULL;
+    struct krc_error err;
+    int port;
+    (void)state;
+
+    assert_int_equal(krc_http_server_new(&cfg, &srv, &err), 0);
+    assert_int_equal(krc_http_server_start(srv, &err), 0);
+    assert_int_equal(krc_http_server_start(srv, &err), KRC_EINVAL);
+    port = krc_http_server_port(srv);
+    assert_int_equal(get(port, "/healthz").status, 200);
+    assert_int_equal(get(port, "/readyz").status, 200);
+    assert_int_equal(get(port, "/metrics").status, 404);
+    krc_http_server_stop(srv);
+    krc_http_server_stop(srv); /* twice is fine */
+    assert_int_equal(krc_http_server_port(srv), 0);
+    /* a stopped server starts again, on a new port */
+    assert_int_equal(krc_http_server_start(srv, &err), 0);
+    assert_int_equal(get(krc_http_server_port(srv), "/healthz").status, 200);
+    krc_http_server_free(srv);
+    krc_http_server_free(NULL);
+
+    cfg.listen = "nonsense";
+    assert_int_equal(krc_http_server_new(&cfg, &srv, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "nonsense"));
+}
+
+struct echo_state {
+    atomic_int calls;
+};
+
+static int echo(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
+                void *userdata)
+{
+    struct echo_state *st = userdata;
+    const char *ua = krc_http_server_request_header(req, "x-test");
+    const char *q = krc_http_server_request_query(req, "q");
+
+    atomic_fetch_add(&st->calls, 1);
+    if (q != NULL && strcmp(q, "fail") == 0) {
+        return KRC_EIO;
+    }
+    if (q != NULL && strcmp(q, "big") == 0) {
+        for (int i = 0; i < 100; i++) {
+            if (krc_buf_append_str(&resp->body, "0123456789") < 0) {
+                return KRC_ETOOBIG;
+            }
+        }
+        return 0;
+    }
+    resp->status = 201;
+    snprintf(resp->content_type, sizeof(resp->content_type), "application/json");
+    assert_int_equal(krc_http_server_response_header(resp, "Mcp-Session-Id", "abc"), 0);
+    assert_int_equal(krc_http_server_response_header(resp, "X-Bad", "a\r\nInjected: 1"),
+                     KRC_EINVAL);
+    assert_int_equal(krc_http_server_response_header(resp, "Bad Name", "x"), KRC_EINVAL);
+    return krc_buf_printf(&resp->body,
+                          "{\"method\":\"%s\",\"path\":\"%s\",\"len\":%zu,"
+                          "\"body\":\"%s\",\"x-test\":\"%s\"}",
+                          req->method, req->path, req->body_len, req->body, ua != NULL ? ua : "");
+}
+
+static void test_custom_route(void **state)
+{
+    struct krc_http_server_config cfg = {0};
+    struct fixture f;
+    struct echo_state st;
+    struct krc_error err;
+    struct result r;
+    char text[8192];
+    char big[2048];
+    (void)state;
+
+    atomic_init(&st.calls, 0);
+    start_fixture(&f, &cfg);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/mcp",
+                              KRC_HTTP_METHOD_POST | KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_DELETE,
+                              1000, 500, echo, &st, &err),
+        0);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/mcp", KRC_HTTP_METHOD_POST, 0, 0, echo, &st, &err),
+        KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "already exists"));
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/healthz", KRC_HTTP_METHOD_GET, 0, 0, echo, &st, &err),
+        KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "built in"));
+    assert_int_equal(
+        krc_http_server_route(f.srv, "mcp", KRC_HTTP_METHOD_GET, 0, 0, echo, &st, &err),
+        KRC_EINVAL);
+    assert_int_equal(krc_http_server_route(f.srv, "/x", 0, 0, 0, echo, &st, &err), KRC_EINVAL);
+    run_fixture(&f);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/late", KRC_HTTP_METHOD_GET, 0, 0, echo, &st, &err),
+        KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "after start"));
+
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(do_request(f.port, "POST", "/mcp", "{\"a\":1}", &r), 0);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(r.content_type, "application/json");
+    assert_string_equal(r.body, "{\"method\":\"POST\",\"path\":\"/mcp\",\"len\":7,"
+                                "\"body\":\"{\"a\":1}\",\"x-test\":\"\"}");
+
+    raw(f.port, "DELETE /mcp HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\nConnection: close\r\n\r\n",
+        text, sizeof(text));
+    assert_non_null(strstr(text, "HTTP/1.1 201 "));
+    assert_non_null(strstr(text, "\r\nMcp-Session-Id: abc\r\n"));
+    assert_null(strstr(text, "Injected"));
+    assert_non_null(strstr(text, "\"x-test\":\"hello\""));
+
+    assert_int_equal(do_request(f.port, "PUT", "/mcp", "x", &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_int_equal(get(f.port, "/mcp?q=fail").status, 500);
+    assert_string_equal(get(f.port, "/mcp?q=fail").body, "internal error\n");
+    assert_int_equal(get(f.port, "/mcp?q=big").status, 500); /* over max_response 500 */
+
+    /* bodies over max_body: 413 from Content-Length, before the handler runs */
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    atomic_store(&st.calls, 0);
+    assert_int_equal(do_request(f.port, "POST", "/mcp", big, &r), 0);
+    assert_int_equal(r.status, 413);
+    /* ... and from a chunked body that grows too large */
+    {
+        int fd = connect_to(f.port);
+        char req[4096];
+        int n = snprintf(req, sizeof(req),
+                         "POST /mcp HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+                         "Connection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n",
+                         (unsigned)strlen(big), big);
+
+        assert_true(fd >= 0 && n > 0 && (size_t)n < sizeof(req));
+        assert_int_equal(write(fd, req, (size_t)n), n);
+        read_all(fd, text, sizeof(text), 5000);
+        close(fd);
+        assert_non_null(strstr(text, "HTTP/1.1 413 "));
+    }
+    assert_int_equal(atomic_load(&st.calls), 0);
+    stop_fixture(&f);
+}
+
+static void test_bind_errors(void **state)
+{
+    struct krc_http_server_config cfg = {0};
+    struct fixture f;
+    struct krc_http_server *other = NULL;
+    struct krc_error err;
+    char listen[64];
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", f.port);
+    cfg.listen = listen;
+    assert_int_equal(krc_http_server_new(&cfg, &other, &err), 0);
+    krc_error_clear(&err);
+    assert_int_equal(krc_http_server_start(other, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, listen));
+    assert_non_null(strstr(err.msg, KRC_ERRNO_STR(EADDRINUSE)));
+    assert_int_equal(krc_http_server_port(other), 0);
+    krc_http_server_free(other);
+
+    /* an address this machine does not have */
+    cfg.listen = "192.0.2.1:0";
+    assert_int_equal(krc_http_server_new(&cfg, &other, &err), 0);
+    assert_int_equal(krc_http_server_start(other, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, "192.0.2.1:0"));
+    assert_non_null(strstr(err.msg, KRC_ERRNO_STR(EADDRNOTAVAIL)));
+    krc_http_server_free(other);
+    stop_fixture(&f);
+}
+
+static void test_ipv6(void **state)
+{
+    struct krc_http_server_config cfg = {.listen = "[::1]:0"};
+    struct krc_http_server *srv = NULL;
+    struct krc_error err;
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 sa;
+    char text[1024];
+    (void)state;
+
+    if (fd < 0) {
+        skip();
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sin6_family = AF_INET6;
+    sa.sin6_addr = in6addr_loopback;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        skip(); /* no IPv6 loopback here */
+    }
+    close(fd);
+    assert_int_equal(krc_http_server_new(&cfg, &srv, &err), 0);
+    krc_error_clear(&err);
+    if (krc_http_server_start(srv, &err) != 0) {
+        fail_msg("start: %s", err.msg);
+    }
+    fd = socket(AF_INET6, SOCK_STREAM, 0);
+    sa.sin6_port = htons((uint16_t)krc_http_server_port(srv));
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    {
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+    }
+    read_all(fd, text, sizeof(text), 5000);
+    close(fd);
+    assert_non_null(strstr(text, "HTTP/1.1 200 "));
+    krc_http_server_free(srv);
+}
+
+/* Idle connections are closed after connection_timeout_s, and connections
+ * over max_connections are not served until one closes. */
+static void test_connection_limits(void **state)
+{
+    struct krc_http_server_config cfg = {.max_connections = 2, .connection_timeout_s = 1};
+    struct fixture f;
+    char text[1024];
+    int a;
+    int b;
+    int c;
+    int64_t t0;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    a = connect_to(f.port);
+    b = connect_to(f.port);
+    assert_true(a >= 0 && b >= 0);
+    /* give the server a moment to take both (bounded wait on a request) */
+    {
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+        assert_int_equal(write(a, req, strlen(req)), (ssize_t)strlen(req));
+        assert_true(read_all(a, text, sizeof(text), 300) > 0);
+        assert_non_null(strstr(text, "200"));
+    }
+    c = connect_to(f.port);
+    if (c >= 0) {
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        if (write(c, req, strlen(req)) > 0) {
+            read_all(c, text, sizeof(text), 500);
+            assert_null(strstr(text, "200 OK")); /* refused or waiting, not served */
+        }
+        close(c);
+    }
+    /* the idle connections time out by themselves */
+    t0 = krc_clock_mono_ms();
+    read_all(a, text, sizeof(text), 5000);
+    read_all(b, text, sizeof(text), 5000);
+    assert_true(krc_clock_mono_ms() - t0 < 4000);
+    close(a);
+    close(b);
+    /* served again once they are gone (bounded retries: the server notices
+     * the closed connections asynchronously) */
+    {
+        int ok = 0;
+        for (int i = 0; i < 50 && !ok; i++) {
+            struct result r;
+            memset(&r, 0, sizeof(r));
+            ok = do_request(f.port, "GET", "/healthz", NULL, &r) == 0 && r.status == 200;
+            if (!ok) {
+                krc_clock_sleep_ms(50, NULL);
+            }
+        }
+        assert_true(ok);
+    }
+    stop_fixture(&f);
+}
+
+struct slow {
+    atomic_int started;
+    atomic_int finished;
+    int delay_ms;
+};
+
+static int slow_handler(const struct krc_http_server_request *req,
+                        struct krc_http_server_response *resp, void *userdata)
+{
+    struct slow *s = userdata;
+    (void)req;
+
+    atomic_store(&s->started, 1);
+    krc_clock_sleep_ms(s->delay_ms, NULL);
+    atomic_store(&s->finished, 1);
+    return krc_buf_append_str(&resp->body, "finished\n");
+}
+
+struct client {
+    int port;
+    int rc;
+    struct result r;
+};
+
+static void *client_thread(void *arg)
+{
+    struct client *c = arg;
+
+    c->rc = do_request(c->port, "GET", "/slow", NULL, &c->r);
+    return NULL;
+}
+
+static void *stop_thread(void *arg)
+{
+    krc_http_server_stop(arg);
+    return NULL;
+}
+
+static void test_shutdown_finishes_in_flight(void **state)
+{
+    struct krc_http_server_config cfg = {.drain_timeout_ms = 5000};
+    struct fixture f;
+    struct slow s;
+    struct client c;
+    struct krc_error err;
+    pthread_t t;
+    pthread_t stopper;
+    int64_t t0;
+    int port;
+    int fd;
+    (void)state;
+
+    atomic_init(&s.started, 0);
+    atomic_init(&s.finished, 0);
+    s.delay_ms = 400;
+    start_fixture(&f, &cfg);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/slow", KRC_HTTP_METHOD_GET, 0, 0, slow_handler, &s, &err),
+        0);
+    run_fixture(&f);
+    port = f.port;
+    memset(&c, 0, sizeof(c));
+    c.port = port;
+    c.rc = -1;
+    assert_int_equal(pthread_create(&t, NULL, client_thread, &c), 0);
+    t0 = krc_clock_mono_ms();
+    while (!atomic_load(&s.started) && krc_clock_mono_ms() - t0 < 5000) {
+        krc_clock_sleep_ms(5, NULL);
+    }
+    assert_true(atomic_load(&s.started));
+    assert_int_equal(pthread_create(&stopper, NULL, stop_thread, f.srv), 0);
+    /* new connections are refused at once, while the request is still running */
+    t0 = krc_clock_mono_ms();
+    while ((fd = connect_to(port)) >= 0 && krc_clock_mono_ms() - t0 < 5000) {
+        close(fd);
+        krc_clock_sleep_ms(5, NULL);
+    }
+    assert_int_equal(fd, -1);
+    assert_false(atomic_load(&s.finished));
+    pthread_join(stopper, NULL);
+    assert_true(atomic_load(&s.finished));
+    pthread_join(t, NULL);
+    /* ... but the request in flight got its whole answer */
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.r.status, 200);
+    assert_string_equal(c.r.body, "finished\n");
+    assert_int_equal(krc_http_server_port(f.srv), 0);
+    stop_fixture(&f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return krc_http_global_init(NULL) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    krc_http_global_cleanup();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_listen),
+        cmocka_unit_test(test_builtin_routes),
+        cmocka_unit_test(test_checks_flip),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_custom_route),
+        cmocka_unit_test(test_bind_errors),
+        cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_connection_limits),
+        cmocka_unit_test(test_shutdown_finishes_in_flight),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

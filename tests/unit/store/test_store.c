@@ -1,0 +1,1857 @@
+/* store: restart records, the outbox, queries, retention, schema and file
+ * errors; report_json: the stored diagnostics document.
+ *
+ * Most tests run on ":memory:"; crash, corruption, permission and migration
+ * tests use files in a private temporary directory. The test pokes at the
+ * file with SQLite directly (to fake a newer schema or hold a lock); krc
+ * itself only reaches SQLite through store.c. */
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "krc/util/clock.h"
+#include "krc/util/mem.h"
+#include "krc/store/report_json.h"
+#include "krc/store/store.h"
+
+#define NOW 1800000000LL /* 2027-01-15 */
+
+static char tmpdir[256];
+
+static void path_in_tmp(char *out, size_t outsz, const char *name)
+{
+    int n = snprintf(out, outsz, "%s/%s", tmpdir, name);
+    assert_true(n > 0 && (size_t)n < outsz);
+}
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-store-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    krc_clock_set_fake_now(NOW);
+    return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+    char cmd[512];
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    krc_clock_set_fake_now(0);
+    return 0;
+}
+
+static struct krc_store *open_mem(void)
+{
+    struct krc_store *s = NULL;
+    struct krc_error e;
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(":memory:", 0, &s, &e), 0);
+    return s;
+}
+
+static struct krc_store_restart mkrec(const char *uid, const char *ns, const char *pod, int count,
+                                      int64_t detected)
+{
+    struct krc_store_restart r;
+    memset(&r, 0, sizeof(r));
+    r.pod_uid = uid;
+    r.container = "app";
+    r.restart_count = count;
+    r.namespace = ns;
+    r.pod = pod;
+    r.workload_kind = "Deployment";
+    r.workload_name = "web";
+    r.node = "node-1";
+    r.cause = KRC_CAUSE_OOM_KILLED;
+    r.has_exit_code = 1;
+    r.exit_code = 137;
+    r.signal = 9;
+    r.reason = "OOMKilled";
+    r.started_at = detected - 100;
+    r.finished_at = detected - 2;
+    r.detected_at = detected;
+    r.decision = "alert";
+    r.summary = "container app was OOM-killed";
+    r.message = "web-1 OOMKilled &amp; restarted";
+    r.report_json = "{\"version\":1}";
+    return r;
+}
+
+static struct krc_store_outbox mkmsg(enum krc_store_kind kind, const char *thread_key)
+{
+    struct krc_store_outbox m;
+    memset(&m, 0, sizeof(m));
+    m.kind = kind;
+    m.destination = "webhook:default";
+    m.channel = "#alerts";
+    m.thread_key = thread_key;
+    m.body = "{\"text\":\"hello\"}";
+    m.fallback = "{\"text\":\"hello (text)\"}";
+    return m;
+}
+
+static int64_t stat_of(struct krc_store *s, int which)
+{
+    struct krc_store_stats st;
+    assert_int_equal(krc_store_stats(s, &st, NULL), 0);
+    switch (which) {
+    case 0:
+        return st.restarts;
+    case 1:
+        return st.pending;
+    case 2:
+        return st.delivered;
+    default:
+        return st.failed;
+    }
+}
+
+/* ---- record and dedup ---------------------------------------------------------- */
+
+static void test_record_and_duplicate(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    int64_t rid = -1;
+    int64_t oid = -1;
+    int64_t rid2 = -1;
+    int64_t oid2 = -1;
+    struct krc_error e;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &oid, NULL), 0);
+    assert_true(rid > 0);
+    assert_true(oid > 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    assert_int_equal(stat_of(s, 1), 1);
+
+    /* same identity, different everything else: nothing written */
+    r.namespace = "other";
+    r.decision = "muted";
+    assert_int_equal(krc_store_record(s, &r, &m, &rid2, &oid2, NULL), KRC_STORE_EXISTS);
+    assert_int_equal(rid2, rid);
+    assert_int_equal(oid2, 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    assert_int_equal(stat_of(s, 1), 1);
+    {
+        struct krc_store_entry *en = NULL;
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.namespace, "shop");
+        assert_string_equal(en->row.decision, "alert");
+        krc_store_entry_free(en);
+    }
+
+    /* another container or restart count is another restart */
+    r.container = "sidecar";
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid2, NULL, NULL), 0);
+    assert_true(rid2 != rid);
+    r.container = "app";
+    r.restart_count = 4; /* a later termination */
+    r.finished_at += 30;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(stat_of(s, 0), 3);
+    assert_int_equal(stat_of(s, 1), 1);
+
+    /* bad input is refused with the field named, nothing written */
+    krc_error_clear(&e);
+    r.restart_count = 9;
+    r.pod_uid = "";
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), KRC_EINVAL);
+    assert_non_null(strstr(e.msg, "pod_uid"));
+    r.pod_uid = "uid-9";
+    r.detected_at = 0;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), KRC_EINVAL);
+    r.detected_at = NOW;
+    m.destination = "https://hooks.slack.com/services/T/B/x";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, &e), KRC_EINVAL);
+    assert_non_null(strstr(e.msg, "not a URL"));
+    m.destination = "api:xoxb-1234-abcd";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, &e), KRC_EINVAL);
+    m.destination = "channel:#xoxo"; /* a channel name is fine */
+    m.body = NULL;
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, &e), KRC_EINVAL);
+    assert_non_null(strstr(e.msg, "body"));
+    assert_int_equal(stat_of(s, 0), 3);
+    m.body = "{}";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, &e), 0);
+    assert_int_equal(stat_of(s, 0), 4);
+
+    /* set_decision */
+    assert_int_equal(krc_store_set_decision(s, rid, "grouped", NULL, NULL), 0);
+    {
+        struct krc_store_entry *en = NULL;
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.decision, "grouped");
+        assert_string_equal(en->message, "web-1 OOMKilled &amp; restarted");
+        krc_store_entry_free(en);
+        assert_int_equal(krc_store_set_decision(s, rid, "alert", "new text", NULL), 0);
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.decision, "alert");
+        assert_string_equal(en->message, "new text");
+        assert_string_equal(en->report_json, "{\"version\":1}");
+        krc_store_entry_free(en);
+    }
+    assert_int_equal(krc_store_set_decision(s, 99999, "grouped", NULL, &e), KRC_ENOTFOUND);
+    krc_store_close(s);
+}
+
+/* ---- outbox ---------------------------------------------------------------------- */
+
+struct seen {
+    int64_t ids[64];
+    int attempts[64];
+    char kinds[64][16];
+    int n;
+    struct krc_store *mark; /* mark each one delivered from inside the callback */
+    int stop_after;
+};
+
+static int on_pending(const struct krc_store_message *m, void *ud)
+{
+    struct seen *sn = ud;
+    assert_true(sn->n < 64);
+    assert_int_equal(m->state, KRC_STORE_PENDING);
+    assert_non_null(m->body);
+    assert_non_null(m->destination);
+    sn->ids[sn->n] = m->id;
+    sn->attempts[sn->n] = m->attempts;
+    snprintf(sn->kinds[sn->n], sizeof(sn->kinds[0]), "%s", krc_store_kind_name(m->kind));
+    sn->n++;
+    if (sn->mark != NULL) {
+        assert_int_equal(krc_store_mark_delivered(sn->mark, m->id, "1.0", NULL), 0);
+    }
+    if (sn->stop_after > 0 && sn->n == sn->stop_after) {
+        return 42;
+    }
+    return 0;
+}
+
+static void test_outbox_lifecycle(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct seen sn;
+    int64_t rid;
+    int64_t o1;
+    int64_t o2;
+    int64_t o3;
+    struct krc_error e;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    m.kind = KRC_STORE_KIND_SUMMARY;
+    m.thread_key = NULL;
+    m.channel = NULL;
+    m.fallback = NULL;
+    assert_int_equal(krc_store_add_outbox(s, 0, &m, &o2, NULL), 0);
+    m.kind = KRC_STORE_KIND_RECOVERED;
+    assert_int_equal(krc_store_add_outbox(s, rid, &m, &o3, NULL), 0);
+    assert_int_equal(krc_store_add_outbox(s, 777, &m, NULL, &e), KRC_ENOTFOUND);
+    assert_true(o1 < o2 && o2 < o3);
+
+    krc_clock_set_fake_now(NOW + 5);
+    assert_int_equal(krc_store_mark_attempt(s, o1, "HTTP 500 from Slack", 0, NULL), 0);
+    assert_int_equal(krc_store_mark_attempt(s, o1, "HTTP 503 from Slack", 0, NULL), 0);
+    assert_int_equal(krc_store_mark_attempt(s, o3, "HTTP 400 invalid_blocks", 1, NULL), 0);
+    assert_int_equal(krc_store_mark_attempt(s, 12345, "x", 0, &e), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_mark_delivered(s, 12345, NULL, &e), KRC_ENOTFOUND);
+
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 2); /* o3 failed for good */
+    assert_int_equal(sn.ids[0], o1);
+    assert_int_equal(sn.attempts[0], 2);
+    assert_string_equal(sn.kinds[0], "alert");
+    assert_int_equal(sn.ids[1], o2);
+    assert_string_equal(sn.kinds[1], "summary");
+
+    /* a callback may stop the iteration */
+    memset(&sn, 0, sizeof(sn));
+    sn.stop_after = 1;
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 42);
+    assert_int_equal(sn.n, 1);
+
+    krc_clock_set_fake_now(NOW + 9);
+    assert_int_equal(krc_store_mark_delivered(s, o1, "1700000000.000100", NULL), 0);
+    assert_int_equal(stat_of(s, 1), 1);
+    assert_int_equal(stat_of(s, 2), 1);
+    assert_int_equal(stat_of(s, 3), 1);
+
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_int_equal(en->n_messages, 2);
+    assert_int_equal(en->messages[0].id, o1);
+    assert_int_equal(en->messages[0].state, KRC_STORE_DELIVERED);
+    assert_int_equal(en->messages[0].attempts, 3);
+    assert_string_equal(en->messages[0].last_error, "HTTP 503 from Slack");
+    assert_string_equal(en->messages[0].slack_ts, "1700000000.000100");
+    assert_int_equal(en->messages[0].created_at, NOW);
+    assert_int_equal(en->messages[0].delivered_at, NOW + 9);
+    assert_int_equal(en->messages[0].updated_at, NOW + 9);
+    assert_string_equal(en->messages[0].channel, "#alerts");
+    assert_string_equal(en->messages[0].thread_key, "shop/web-1");
+    assert_string_equal(en->messages[0].fallback, "{\"text\":\"hello (text)\"}");
+    assert_int_equal(en->messages[1].id, o3);
+    assert_int_equal(en->messages[1].kind, KRC_STORE_KIND_RECOVERED);
+    assert_int_equal(en->messages[1].state, KRC_STORE_FAILED);
+    assert_int_equal(en->messages[1].delivered_at, 0);
+    assert_null(en->messages[1].slack_ts);
+    /* the row shows the latest notification's state */
+    assert_string_equal(en->row.delivery, "failed");
+    krc_store_entry_free(en);
+
+    /* marking from inside the pending callback works */
+    memset(&sn, 0, sizeof(sn));
+    sn.mark = s;
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 1);
+    assert_int_equal(stat_of(s, 1), 0);
+    krc_clock_set_fake_now(NOW);
+    krc_store_close(s);
+}
+
+static void test_pending_survives_close_and_kill(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct seen sn;
+    int64_t o1;
+    int64_t rid;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "crash/state/krc.db");
+    /* close without marking */
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    krc_store_close(s);
+
+    /* a writer killed with SIGKILL right after its commit */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct krc_store *c = NULL;
+        struct krc_store_restart r2 = mkrec("uid-2", "shop", "web-2", 1, NOW + 1);
+        if (krc_store_open(path, 0, &c, NULL) != 0 ||
+            krc_store_record(c, &r2, &m, NULL, NULL, NULL) != 0) {
+            _exit(3);
+        }
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 2);
+    assert_int_equal(sn.ids[0], o1);
+    /* and the dedup identity survived too */
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    r.pod_uid = "uid-2";
+    r.pod = "web-2";
+    r.finished_at = NOW + 1 - 2; /* the child's restart */
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    krc_store_close(s);
+
+    /* files are private */
+    {
+        struct stat sb;
+        char dir[512];
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(sb.st_mode & 0777, 0600);
+        path_in_tmp(dir, sizeof(dir), "crash/state");
+        assert_int_equal(stat(dir, &sb), 0);
+        assert_int_equal(sb.st_mode & 0777, 0700);
+    }
+}
+
+static void test_thread_ts(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    int64_t o1;
+    int64_t o2;
+    int64_t o3;
+    int64_t o4;
+    char *ts = (char *)"unset";
+    char *ch = NULL;
+
+    (void)state;
+    assert_int_equal(krc_store_thread_ts(s, "shop/web-1", &ts, &ch, NULL), 0);
+    assert_null(ts);
+    assert_null(ch);
+
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o1, NULL), 0);
+    assert_int_equal(krc_store_thread_ts(s, "shop/web-1", &ts, NULL, NULL), 0);
+    assert_null(ts); /* pending is not a thread yet */
+    assert_int_equal(krc_store_mark_delivered(s, o1, "100.1", NULL), 0);
+
+    krc_clock_set_fake_now(NOW + 60);
+    r.restart_count = 2;
+    r.finished_at += 60;
+    m.channel = "#gpu";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o2, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o2, "200.2", NULL), 0);
+    /* a later reply is not a parent */
+    r.restart_count = 3;
+    r.finished_at += 60;
+    m.kind = KRC_STORE_KIND_REPLY;
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o3, NULL), 0);
+    krc_clock_set_fake_now(NOW + 120);
+    assert_int_equal(krc_store_mark_delivered(s, o3, "300.3", NULL), 0);
+    /* another pod */
+    r = mkrec("uid-2", "shop", "web-2", 1, NOW);
+    m.kind = KRC_STORE_KIND_ALERT;
+    m.thread_key = "shop/web-2";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o4, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o4, "400.4", NULL), 0);
+    /* a webhook delivery has no ts */
+    r.restart_count = 2;
+    r.finished_at += 60;
+    m.thread_key = "shop/web-1";
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o4, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o4, NULL, NULL), 0);
+
+    assert_int_equal(krc_store_thread_ts(s, "shop/web-1", &ts, &ch, NULL), 0);
+    assert_string_equal(ts, "200.2");
+    assert_string_equal(ch, "#gpu");
+    krc_free(ts);
+    krc_free(ch);
+    assert_int_equal(krc_store_thread_ts(s, "shop/web-2", &ts, NULL, NULL), 0);
+    assert_string_equal(ts, "400.4");
+    krc_free(ts);
+    assert_int_equal(krc_store_thread_ts(s, NULL, &ts, NULL, NULL), KRC_EINVAL);
+    krc_clock_set_fake_now(NOW);
+    krc_store_close(s);
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+struct listed {
+    int64_t ids[256];
+    int64_t detected[256];
+    char delivery[256][16];
+    int n;
+};
+
+static int on_row(const struct krc_store_row *r, void *ud)
+{
+    struct listed *l = ud;
+    assert_true(l->n < 256);
+    assert_non_null(r->namespace);
+    assert_non_null(r->pod);
+    assert_non_null(r->cause);
+    l->ids[l->n] = r->id;
+    l->detected[l->n] = r->detected_at;
+    snprintf(l->delivery[l->n], sizeof(l->delivery[0]), "%s", r->delivery ? r->delivery : "-");
+    l->n++;
+    return 0;
+}
+
+static int list(struct krc_store *s, const char *ns, const char *pod, const char *cause,
+                int64_t since, long limit, struct listed *out)
+{
+    struct krc_store_filter f;
+    memset(&f, 0, sizeof(f));
+    f.namespace = ns;
+    f.pod = pod;
+    f.cause = cause;
+    f.since = since;
+    f.limit = limit;
+    memset(out, 0, sizeof(*out));
+    assert_int_equal(krc_store_list(s, &f, on_row, out, NULL), 0);
+    return out->n;
+}
+
+static void test_list_filters_and_order(void **state)
+{
+    struct krc_store *s = open_mem();
+    static const char *const ns[] = {"shop", "batch", "shop"};
+    static const char *const pods[] = {"web-1", "job-7", "worker-2"};
+    static const enum krc_cause causes[] = {KRC_CAUSE_OOM_KILLED, KRC_CAUSE_APP_ERROR,
+                                            KRC_CAUSE_LIVENESS_PROBE_FAILED};
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, NULL);
+    struct listed l;
+    int64_t oid;
+    char uid[32];
+
+    (void)state;
+    /* 30 restarts, one every minute, detected out of insertion order */
+    for (int i = 0; i < 30; i++) {
+        int k = i % 3;
+        int64_t when = NOW - 1800 + (int64_t)((i * 7) % 30) * 60;
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "uid-%d", k);
+        r = mkrec(uid, ns[k], pods[k], i, when);
+        r.cause = causes[k];
+        if (k == 1) {
+            r.decision = "muted";
+            assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+        } else {
+            assert_int_equal(krc_store_record(s, &r, &m, NULL, &oid, NULL), 0);
+            if (i % 2 == 0) {
+                assert_int_equal(krc_store_mark_delivered(s, oid, NULL, NULL), 0);
+            }
+        }
+    }
+    assert_int_equal(list(s, NULL, NULL, NULL, 0, 0, &l), 30);
+    for (int i = 1; i < l.n; i++) {
+        assert_true(l.detected[i - 1] > l.detected[i] ||
+                    (l.detected[i - 1] == l.detected[i] && l.ids[i - 1] > l.ids[i]));
+    }
+    assert_int_equal(list(s, NULL, NULL, NULL, 0, 5, &l), 5);
+    assert_int_equal(l.detected[0], NOW - 1800 + 29 * 60);
+    assert_int_equal(list(s, "shop", NULL, NULL, 0, 0, &l), 20);
+    assert_int_equal(list(s, "batch", NULL, NULL, 0, 0, &l), 10);
+    for (int i = 0; i < l.n; i++) {
+        assert_string_equal(l.delivery[i], "-");
+    }
+    assert_int_equal(list(s, NULL, "w", NULL, 0, 0, &l), 20);     /* web-1, worker-2 */
+    assert_int_equal(list(s, NULL, "wor", NULL, 0, 0, &l), 10);   /* prefix, not substring */
+    assert_int_equal(list(s, NULL, "orker", NULL, 0, 0, &l), 0);  /* no substring matches */
+    assert_int_equal(list(s, NULL, "web-1", NULL, 0, 0, &l), 10); /* exact name */
+    assert_int_equal(list(s, "shop", "job", NULL, 0, 0, &l), 0);
+    assert_int_equal(list(s, NULL, NULL, "app_error", 0, 0, &l), 10);
+    assert_int_equal(list(s, "shop", NULL, "oom_killed", 0, 0, &l), 10);
+    assert_int_equal(list(s, NULL, NULL, "segfault", 0, 0, &l), 0);
+    /* since: the last 10 minutes hold minutes 20..29 */
+    assert_int_equal(list(s, NULL, NULL, NULL, NOW - 1800 + 20 * 60, 0, &l), 10);
+    assert_int_equal(list(s, "shop", "web", "oom_killed", NOW - 1800 + 20 * 60, 2, &l), 2);
+    /* delivery state of the alert rows */
+    assert_int_equal(list(s, "shop", NULL, NULL, 0, 0, &l), 20);
+    {
+        int delivered = 0;
+        int pending = 0;
+        for (int i = 0; i < l.n; i++) {
+            delivered += strcmp(l.delivery[i], "delivered") == 0;
+            pending += strcmp(l.delivery[i], "pending") == 0;
+        }
+        assert_int_equal(delivered + pending, 20);
+        assert_int_equal(delivered, 10);
+    }
+    assert_int_equal(krc_store_list(s, NULL, on_row, &l, NULL), 0);
+    krc_store_close(s);
+}
+
+static void test_get(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    int64_t rid;
+
+    (void)state;
+    r.has_exit_code = 0;
+    r.signal = 0;
+    r.workload_kind = NULL;
+    r.workload_name = NULL;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_int_equal(en->row.id, rid);
+    assert_string_equal(en->row.pod_uid, "uid-1");
+    assert_string_equal(en->row.namespace, "shop");
+    assert_string_equal(en->row.pod, "web-1");
+    assert_string_equal(en->row.container, "app");
+    assert_int_equal(en->row.restart_count, 3);
+    assert_null(en->row.workload_kind);
+    assert_string_equal(en->row.node, "node-1");
+    assert_string_equal(en->row.cause, "oom_killed");
+    assert_int_equal(en->row.has_exit_code, 0);
+    assert_string_equal(en->row.reason, "OOMKilled");
+    assert_int_equal(en->row.started_at, NOW - 100);
+    assert_int_equal(en->row.finished_at, NOW - 2);
+    assert_int_equal(en->row.detected_at, NOW);
+    assert_string_equal(en->row.decision, "alert");
+    assert_string_equal(en->row.summary, "container app was OOM-killed");
+    assert_null(en->row.delivery);
+    assert_string_equal(en->message, "web-1 OOMKilled &amp; restarted");
+    assert_string_equal(en->report_json, "{\"version\":1}");
+    assert_int_equal(en->n_messages, 0);
+    krc_store_entry_free(en);
+    krc_store_entry_free(NULL);
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_get(s, rid + 1, &en, &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, ":memory:"));
+    krc_store_close(s);
+}
+
+/* ---- retention ---------------------------------------------------------------------- */
+
+static void test_prune_age_and_count(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, NULL);
+    struct listed l;
+    int64_t deleted = -1;
+    int64_t oid;
+    int64_t keep_pending_old = 0;
+    char uid[32];
+    struct krc_error e;
+
+    (void)state;
+    /* 100 restarts, one per hour, the oldest 100 h ago; every 10th has a
+     * pending alert, the others a delivered one */
+    for (int i = 0; i < 100; i++) {
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        r = mkrec(uid, "ns", "pod", 1, NOW - (100 - i) * 3600);
+        assert_int_equal(krc_store_record(s, &r, &m, NULL, &oid, NULL), 0);
+        if (i % 10 != 0) {
+            assert_int_equal(krc_store_mark_delivered(s, oid, NULL, NULL), 0);
+        } else if (keep_pending_old == 0) {
+            keep_pending_old = oid;
+        }
+    }
+    /* delivered summaries, one old and one new, and an old pending one */
+    m.kind = KRC_STORE_KIND_SUMMARY;
+    m.created_at = NOW - 90 * 3600;
+    assert_int_equal(krc_store_add_outbox(s, 0, &m, &oid, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, oid, NULL, NULL), 0);
+    assert_int_equal(krc_store_add_outbox(s, 0, &m, &oid, NULL), 0);
+    m.created_at = NOW;
+    assert_int_equal(krc_store_add_outbox(s, 0, &m, &oid, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, oid, NULL, NULL), 0);
+    assert_int_equal(stat_of(s, 2), 90 + 2);
+
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_prune(s, 0, 0, 0, NULL, &e), KRC_EINVAL);
+
+    /* older than 50 h (restarts 0..49, 50 h ago is not older): 45 go, the 5
+     * with a pending alert stay; batches of 7 */
+    assert_int_equal(krc_store_prune(s, 50 * 3600, 0, 7, &deleted, NULL), 0);
+    assert_int_equal(deleted, 45);
+    assert_int_equal(stat_of(s, 0), 55);
+    assert_int_equal(stat_of(s, 1), 10 + 1); /* pending alerts and the pending summary */
+    assert_int_equal(stat_of(s, 2), 45 + 1); /* the old delivered summary went */
+    {
+        struct krc_store_stats st;
+        assert_int_equal(krc_store_stats(s, &st, NULL), 0);
+        assert_int_equal(st.oldest_detected_at, NOW - 100 * 3600);
+        assert_true(st.db_bytes > 0);
+    }
+    /* idempotent */
+    assert_int_equal(krc_store_prune(s, 50 * 3600, 0, 7, &deleted, NULL), 0);
+    assert_int_equal(deleted, 0);
+
+    /* at most 20 rows: the oldest prunable go first (batches of 3) */
+    assert_int_equal(krc_store_prune(s, 0, 20, 3, &deleted, NULL), 0);
+    assert_int_equal(deleted, 35);
+    assert_int_equal(stat_of(s, 0), 20);
+    assert_int_equal(list(s, NULL, NULL, NULL, 0, 0, &l), 20);
+    /* survivors: the 10 with pending alerts and the 10 newest */
+    {
+        int pending = 0;
+        for (int i = 0; i < l.n; i++) {
+            pending += strcmp(l.delivery[i], "pending") == 0;
+            if (strcmp(l.delivery[i], "pending") != 0) {
+                assert_true(l.detected[i] >= NOW - 11 * 3600); /* 90 is pending */
+            }
+        }
+        assert_int_equal(pending, 10);
+    }
+    /* below the pending ones it cannot go */
+    assert_int_equal(krc_store_prune(s, 0, 1, 100, &deleted, NULL), 0);
+    assert_int_equal(deleted, 10);
+    assert_int_equal(stat_of(s, 0), 10);
+    /* once delivered they can */
+    assert_int_equal(krc_store_mark_attempt(s, keep_pending_old, "gone", 1, NULL), 0);
+    assert_int_equal(krc_store_prune(s, 0, 1, 100, &deleted, NULL), 0);
+    assert_int_equal(deleted, 1);
+    krc_store_close(s);
+}
+
+/* ---- files: schema, corruption, permissions -------------------------------------------- */
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void sql_poke(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The schema of version 1 as krc 1.x created it (migration 0 -> 1, kept here
+ * verbatim as a fixture: the test must not follow later edits). */
+static const char *const schema_v1 =
+    "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+    "INSERT INTO schema_version VALUES (1);"
+    "CREATE TABLE restarts ("
+    "  id INTEGER PRIMARY KEY,"
+    "  pod_uid TEXT NOT NULL,"
+    "  container TEXT NOT NULL,"
+    "  restart_count INTEGER NOT NULL,"
+    "  namespace TEXT NOT NULL,"
+    "  pod TEXT NOT NULL,"
+    "  workload_kind TEXT,"
+    "  workload_name TEXT,"
+    "  node TEXT,"
+    "  cause TEXT NOT NULL,"
+    "  exit_code INTEGER,"
+    "  signal INTEGER NOT NULL DEFAULT 0,"
+    "  reason TEXT,"
+    "  started_at INTEGER NOT NULL DEFAULT 0,"
+    "  finished_at INTEGER NOT NULL DEFAULT 0,"
+    "  detected_at INTEGER NOT NULL,"
+    "  decision TEXT NOT NULL,"
+    "  summary TEXT,"
+    "  UNIQUE (pod_uid, container, restart_count)"
+    ");"
+    "CREATE INDEX restarts_detected ON restarts (detected_at);"
+    "CREATE INDEX restarts_namespace ON restarts (namespace, detected_at);"
+    "CREATE INDEX restarts_cause ON restarts (cause, detected_at);"
+    "CREATE INDEX restarts_pod ON restarts (pod, detected_at);"
+    "CREATE TABLE reports ("
+    "  restart_id INTEGER PRIMARY KEY REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  message TEXT,"
+    "  report_json TEXT"
+    ");"
+    "CREATE TABLE outbox ("
+    "  id INTEGER PRIMARY KEY,"
+    "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('alert', 'reply', 'summary', 'recovered')),"
+    "  destination TEXT NOT NULL,"
+    "  channel TEXT,"
+    "  thread_key TEXT,"
+    "  body TEXT NOT NULL,"
+    "  fallback TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'pending'"
+    "    CHECK (state IN ('pending', 'delivered', 'failed')),"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  last_error TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  delivered_at INTEGER,"
+    "  slack_ts TEXT"
+    ");"
+    "CREATE INDEX outbox_restart ON outbox (restart_id);"
+    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
+    "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at)"
+    "  WHERE slack_ts IS NOT NULL;";
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Scenario 5 of issue 12: the identity is the termination. */
+static void test_identity_is_the_termination(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
+    struct krc_store_identity id = {"uid-1", "app", 3, NOW - 2, NULL};
+    int64_t rid = 0;
+    int64_t found = 0;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    assert_int_equal(found, rid);
+    /* the same termination seen again (relist, replay): recorded already */
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    /* same count, newer finishedAt: a new crash */
+    r.finished_at = NOW + 50;
+    id.finished_at = NOW + 50;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    /* the count went down and climbed back to 3: a new crash */
+    r.finished_at = NOW + 500;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    /* the same second, another container id: a new crash; then it again */
+    r.container_id = "containerd://aaaa";
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    id.finished_at = NOW + 500;
+    id.container_id = "containerd://aaaa";
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    id.container_id = "containerd://bbbb";
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 0);
+    /* the count is part of it: two restarts that report the same termination
+     * (a status that did not catch up) are still two */
+    r.restart_count = 4;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    r.restart_count = 3;
+    /* no finishedAt: the count is all there is */
+    r.finished_at = 0;
+    r.container_id = NULL;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    r.restart_count = 4;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    id.finished_at = 0;
+    id.restart_count = 4;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
+    assert_int_equal(stat_of(s, 0), 7);
+    id.pod_uid = NULL;
+    assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), KRC_EINVAL);
+    krc_store_close(s);
+}
+
+/* A database written by krc with schema 1 is migrated: rows, reports and
+ * outbox rows stay (foreign keys must not cascade), every row gets the
+ * identity of its termination, and a later termination at a count already
+ * stored is a new restart. */
+static void test_migrate_v1_database(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 2, NOW);
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    struct seen sn;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v1-identity.db");
+    sql_poke(path, schema_v1);
+    sql_poke(path,
+             "PRAGMA journal_mode = WAL;"
+             "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, cause, "
+             "finished_at, detected_at, decision) VALUES "
+             "(1, 'uid-1', 'app', 1, 'shop', 'web-1', 'oom_killed', 1799999000, 1799999001, "
+             "'alert'), "
+             "(2, 'uid-1', 'app', 2, 'shop', 'web-1', 'oom_killed', 1799999998, 1800000000, "
+             "'alert'), "
+             /* the same termination recorded twice under the old key (count rewritten) */
+             "(3, 'uid-1', 'app', 7, 'shop', 'web-1', 'oom_killed', 1799999998, 1800000001, "
+             "'alert'), "
+             "(4, 'uid-2', 'app', 1, 'shop', 'web-2', 'unknown', 0, 1800000002, 'alert');"
+             "INSERT INTO reports VALUES (1, 'msg 1', '{}'), (2, 'msg 2', '{}');"
+             "INSERT INTO outbox (id, restart_id, kind, destination, body, created_at, "
+             "updated_at) VALUES (10, 2, 'alert', 'webhook:default', '{}', 1, 1);"
+             "INSERT INTO outbox (id, restart_id, kind, destination, body, state, created_at, "
+             "updated_at, delivered_at) VALUES (11, 1, 'alert', 'webhook:default', '{}', "
+             "'delivered', 1, 1, 1);");
+    krc_error_clear(&e);
+    /* a reader cannot migrate */
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 4);
+    assert_int_equal(stat_of(s, 1), 1);
+    assert_int_equal(stat_of(s, 2), 1);
+    assert_int_equal(krc_store_get(s, 1, &en, NULL), 0);
+    assert_string_equal(en->message, "msg 1");
+    assert_int_equal(en->n_messages, 1);
+    krc_store_entry_free(en);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 1);
+    assert_int_equal(sn.ids[0], 10);
+    /* restart 2 (finishedAt NOW - 2, count 2) is recognised by its termination */
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    /* count 1 again, with a newer termination: new (the old key said "exists") */
+    r.restart_count = 1;
+    r.finished_at = NOW + 10;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    /* restart 4 had no finishedAt: its count is its identity */
+    r = mkrec("uid-2", "shop", "web-2", 1, NOW);
+    r.finished_at = 0;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    krc_store_close(s);
+    assert_int_equal(sql_int(path, "SELECT max(version) FROM schema_version"),
+                     KRC_STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name IN ('restarts_detected', 'restarts_namespace', "
+                                   "'restarts_cause', 'restarts_pod')"),
+                     4);
+    assert_int_equal(
+        sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 't1799999998//2'"), 1);
+    assert_int_equal(
+        sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 't1799999998//7'"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE identity = 'c1'"), 1);
+    /* foreign keys still hold: deleting a restart takes its outbox rows */
+    sql_poke(path, "PRAGMA foreign_keys = ON; DELETE FROM restarts WHERE id = 1;");
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM outbox WHERE id = 11"), 0);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    krc_store_close(s);
+
+    /* columns an earlier migration added (schema 2: issue 11's confidence,
+     * by ALTER TABLE) are kept with their values */
+    path_in_tmp(path, sizeof(path), "v2-extra.db");
+    sql_poke(path, schema_v1);
+    sql_poke(path, "ALTER TABLE restarts ADD COLUMN confidence TEXT;"
+                   "UPDATE schema_version SET version = 2;"
+                   "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
+                   "cause, finished_at, detected_at, decision, confidence) VALUES (1, 'u', 'app', "
+                   "1, 'shop', 'web-1', 'oom_killed', 1799999000, 1799999001, 'alert', 'high');");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE confidence = 'high' AND "
+                                   "identity = 't1799999000//1'"),
+                     1);
+
+    /* a restarts table krc did not make is refused with the file named */
+    path_in_tmp(path, sizeof(path), "v1-odd.db");
+    sql_poke(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                   "INSERT INTO schema_version VALUES (1);"
+                   "CREATE TABLE restarts (id INTEGER PRIMARY KEY, pod_uid TEXT);");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "restarts"));
+    assert_int_equal(sql_int(path, "SELECT max(version) FROM schema_version"), 1);
+}
+
+static int count_in_other_process(const char *path)
+{
+    char cmd[1024];
+    char out[32] = "";
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "/proc/%d/exe --count-restarts '%s'", (int)getpid(), path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(out, sizeof(out), p));
+    assert_int_equal(pclose(p), 0);
+    return (int)strtol(out, NULL, 10);
+}
+
+/* Opening a second connection in the same process must not drop the first
+ * one's POSIX locks (a close() of any descriptor of the file does): SQLite
+ * would then delete the -wal file under the first connection when the
+ * second closes, and other processes would no longer see its writes. */
+static void test_second_connection_keeps_the_wal(void **state)
+{
+    char path[512];
+    char wal[600];
+    struct krc_store *a = NULL;
+    struct krc_store *b = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct stat sb;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "two/krc.db");
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    assert_int_equal(krc_store_open(path, 0, &a, NULL), 0);
+    assert_int_equal(krc_store_open(path, 0, &b, NULL), 0);
+    krc_store_close(b);
+    /* another process opens and closes the file: it is not the last one */
+    assert_int_equal(count_in_other_process(path), 0);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_int_equal(krc_store_record(a, &r, NULL, NULL, NULL, NULL), 0);
+    /* and another one sees the row while `a` is open */
+    assert_int_equal(count_in_other_process(path), 1);
+    krc_store_close(a);
+}
+
+/* Scenario 4 of issue 12: Slack accepted, the delivered mark failed. */
+static void test_delivery_journal(void **state)
+{
+    char path[512];
+    char jpath[600];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    struct seen sn;
+    struct stat sb;
+    int64_t o1;
+    int64_t o2;
+    int64_t rid;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "journal/krc.db");
+    snprintf(jpath, sizeof(jpath), "%s-delivered", path);
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    r.restart_count = 2;
+    r.finished_at += 30;
+    assert_int_equal(krc_store_record(s, &r, &m, NULL, &o2, NULL), 0);
+    /* o1 was accepted with a ts; the journal has it (and a torn line) */
+    assert_int_equal(krc_store_journal_delivered(s, o1, "123.456", NULL), 0);
+    assert_int_equal(stat(jpath, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    {
+        int fd = open(jpath, O_WRONLY | O_APPEND);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "99", 2), 2);
+        close(fd);
+    }
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_journal_delivered(s, 0, NULL, &e), KRC_EINVAL);
+    assert_int_equal(krc_store_journal_delivered(s, o1, "bad ts", &e), KRC_EINVAL);
+    krc_store_close(s);
+
+    /* the next start resumes only o2, and o1 is delivered with its ts */
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 1);
+    assert_int_equal(sn.ids[0], o2);
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_string_equal(en->row.delivery, "delivered");
+    assert_string_equal(en->messages[0].slack_ts, "123.456");
+    krc_store_entry_free(en);
+    assert_int_equal(stat(jpath, &sb), -1); /* applied and removed */
+
+    /* a journal entry for a row marked since changes nothing */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o2, "7.7", NULL), 0);
+    memset(&sn, 0, sizeof(sn));
+    assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+    assert_int_equal(sn.n, 0);
+    assert_int_equal(stat_of(s, 2), 2);
+    /* clear removes it; clearing twice is fine */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+    assert_int_equal(stat(jpath, &sb), -1);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+
+    /* a journal that cannot be applied stops the resume (posting again
+     * could repeat what Slack accepted) */
+    assert_int_equal(krc_store_journal_delivered(s, o2, NULL, NULL), 0);
+    assert_int_equal(chmod(jpath, 0), 0);
+    if (geteuid() != 0) {
+        memset(&sn, 0, sizeof(sn));
+        krc_error_clear(&e);
+        assert_int_equal(krc_store_pending(s, on_pending, &sn, &e), KRC_EIO);
+        assert_non_null(strstr(e.msg, "-delivered"));
+        assert_int_equal(sn.n, 0);
+    }
+    krc_store_close(s);
+
+    /* in memory there is no journal */
+    s = open_mem();
+    assert_int_equal(krc_store_journal_delivered(s, 1, NULL, &e), KRC_EINVAL);
+    assert_int_equal(krc_store_journal_clear(s, NULL), 0);
+    krc_store_close(s);
+}
+
+static void test_migrations_and_versions(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_error e;
+
+    (void)state;
+    /* an empty (0-byte) file becomes a current database */
+    path_in_tmp(path, sizeof(path), "empty.db");
+    write_file(path, "", 0);
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    krc_store_close(s);
+    /* reopening does not migrate again; read-only works and cannot write */
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
+    krc_store_close(s);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    r.restart_count = 2;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), KRC_EIO);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "read-only"));
+    krc_store_close(s);
+
+    /* a newer schema is refused, read-only or not, and left untouched */
+    sql_poke(path, "UPDATE schema_version SET version = 99");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EUNSUPPORTED);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "99"));
+    assert_non_null(strstr(e.msg, "newer"));
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+
+    /* version 0 (a schema_version table and nothing else) is empty for a
+     * reader and migrated by a writer */
+    path_in_tmp(path, sizeof(path), "v0.db");
+    sql_poke(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                   "INSERT INTO schema_version VALUES (0);");
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "empty"));
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    r.restart_count = 1;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    krc_store_close(s);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    krc_store_close(s);
+
+    /* somebody else's SQLite database */
+    path_in_tmp(path, sizeof(path), "other.db");
+    sql_poke(path, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, "not krc's"));
+    assert_non_null(strstr(e.msg, path));
+
+    /* read-only open of a missing file */
+    path_in_tmp(path, sizeof(path), "missing.db");
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_ENOTFOUND);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(krc_store_open("", 0, &s, &e), KRC_EINVAL);
+    path_in_tmp(path, sizeof(path), "");
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EIO); /* a directory */
+    assert_non_null(strstr(e.msg, "directory"));
+}
+
+static int64_t schema_version_of(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static int on_confidence(const struct krc_store_row *r, void *ud)
+{
+    char(*out)[16] = ud;
+    snprintf(out[r->id - 1], sizeof(out[0]), "%s", r->confidence ? r->confidence : "(null)");
+    return 0;
+}
+
+/* A version-1 database with a restart and a pending alert (what krc before
+ * issue 11 left behind) migrates to version 2: the old row reads with no
+ * confidence, its alert is still pending, new rows store their confidence. */
+static void test_migration_v1_to_v2(void **state)
+{
+    char path[512];
+    char sql[8192];
+    char conf[2][16];
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_restart r = mkrec("uid-2", "shop", "web-2", 4, NOW);
+    struct krc_error e;
+    struct listed l;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v1.db");
+    snprintf(sql, sizeof(sql),
+             "%s"
+             "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, cause, "
+             "exit_code, detected_at, decision, summary) VALUES ('uid-1', 'app', 3, 'shop', "
+             "'web-1', 'oom_killed', 137, %lld, 'alert', 'old one');"
+             "INSERT INTO outbox (restart_id, kind, destination, body, created_at, updated_at) "
+             "VALUES (1, 'alert', 'webhook:default', '{}', %lld, %lld);",
+             schema_v1, (long long)NOW - 60, (long long)NOW - 60, (long long)NOW - 60);
+    sql_poke(path, sql);
+    assert_int_equal(schema_version_of(path), 1);
+
+    /* a reader cannot migrate */
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_non_null(strstr(e.msg, "older"));
+    assert_int_equal(schema_version_of(path), 1);
+
+    /* a writer does, once */
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(schema_version_of(path), KRC_STORE_SCHEMA_VERSION);
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    assert_int_equal(stat_of(s, 1), 1);
+    r.confidence = KRC_CONFIDENCE_MEDIUM;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), 0);
+    assert_int_equal(krc_store_get(s, 1, &en, &e), 0);
+    assert_null(en->row.confidence);
+    assert_string_equal(en->row.summary, "old one");
+    assert_string_equal(en->row.delivery, "pending");
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_get(s, 2, &en, &e), 0);
+    assert_string_equal(en->row.confidence, "medium");
+    krc_store_entry_free(en);
+    memset(conf, 0, sizeof(conf));
+    assert_int_equal(krc_store_list(s, NULL, on_confidence, conf, NULL), 0);
+    assert_string_equal(conf[0], "(null)");
+    assert_string_equal(conf[1], "medium");
+    assert_int_equal(list(s, "shop", NULL, NULL, 0, 0, &l), 2);
+    krc_store_close(s);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    krc_store_close(s);
+}
+
+/* Every confidence is stored under its name. */
+static void test_confidence_stored(void **state)
+{
+    static const enum krc_confidence all[] = {KRC_CONFIDENCE_LOW, KRC_CONFIDENCE_MEDIUM,
+                                              KRC_CONFIDENCE_HIGH};
+    struct krc_store *s = open_mem();
+    struct krc_store_entry *en = NULL;
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        struct krc_store_restart r = mkrec("uid-c", "shop", "web-1", i + 1, NOW);
+        int64_t id = 0;
+        r.confidence = all[i];
+        assert_int_equal(krc_store_record(s, &r, NULL, &id, NULL, NULL), 0);
+        assert_int_equal(krc_store_get(s, id, &en, NULL), 0);
+        assert_string_equal(en->row.confidence, krc_confidence_name(all[i]));
+        krc_store_entry_free(en);
+    }
+    krc_store_close(s);
+}
+
+static void test_corrupt_files(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_error e;
+    char garbage[8192];
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "garbage.db");
+    for (size_t i = 0; i < sizeof(garbage); i++) {
+        garbage[i] = (char)(i * 131 + 7);
+    }
+    write_file(path, garbage, sizeof(garbage));
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, 0, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "not a krc database or is corrupt"));
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, path));
+
+    /* a valid header with damaged pages: found by quick_check */
+    path_in_tmp(path, sizeof(path), "damaged.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+        char uid[32];
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        r = mkrec(uid, "ns", "pod", 1, NOW);
+        r.report_json = garbage + 4096; /* any text will do */
+        garbage[8191] = '\0';
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    krc_store_close(s); /* checkpoints the WAL into the file */
+    {
+        int fd = open(path, O_WRONLY);
+        struct stat sb;
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &sb), 0);
+        assert_true(sb.st_size > 64 * 1024);
+        /* smash pages in the middle of the file */
+        for (off_t off = 8192; off < sb.st_size - 4096; off += 16384) {
+            assert_int_equal(pwrite(fd, garbage, 512, off), 512);
+        }
+        close(fd);
+    }
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), KRC_EPARSE);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "corrupt"));
+}
+
+/* Run fn in a child that cannot override permissions (nobody when we are
+ * root); returns its exit status. */
+static int as_unprivileged(int (*fn)(const char *), const char *arg)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+            _exit(99);
+        }
+        _exit(fn(arg));
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static int try_write(const char *path)
+{
+    struct krc_store *s = NULL;
+    struct krc_error e;
+    int rc;
+
+    krc_error_clear(&e);
+    rc = krc_store_open(path, 0, &s, &e);
+    if (rc == 0) {
+        struct krc_store_restart r = mkrec("uid-x", "ns", "pod", 1, NOW);
+        rc = krc_store_record(s, &r, NULL, NULL, NULL, &e);
+        krc_store_close(s);
+    }
+    if (rc == 0) {
+        return 10;
+    }
+    if (strstr(e.msg, path) == NULL || strstr(e.msg, "read-only") == NULL) {
+        fprintf(stderr, "unexpected message: %s\n", e.msg);
+        return 11;
+    }
+    return rc == KRC_EIO ? 0 : 12;
+}
+
+static int try_read(const char *path)
+{
+    struct krc_store *s = NULL;
+    struct krc_error e;
+    int64_t n = -1;
+    struct krc_store_stats st;
+
+    krc_error_clear(&e);
+    if (krc_store_open(path, KRC_STORE_READONLY, &s, &e) != 0) {
+        fprintf(stderr, "read-only open failed: %s\n", e.msg);
+        return 20;
+    }
+    if (krc_store_stats(s, &st, &e) == 0) {
+        n = st.restarts;
+    }
+    krc_store_close(s);
+    return n == 1 ? 0 : 21;
+}
+
+static void test_read_only_file_and_dir(void **state)
+{
+    char dir[512];
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "ns", "pod", 1, NOW);
+
+    (void)state;
+    assert_int_equal(chmod(tmpdir, 0755), 0);
+    path_in_tmp(dir, sizeof(dir), "ro");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    path_in_tmp(path, sizeof(path), "ro/krc.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    krc_store_close(s);
+    assert_int_equal(chmod(path, 0644), 0);
+
+    /* a file we may read but not write (the directory is not ours either) */
+    assert_int_equal(as_unprivileged(try_write, path), 0);
+    /* ... can still be read by krc history */
+    assert_int_equal(as_unprivileged(try_read, path), 0);
+    /* a new file in a directory we cannot write */
+    path_in_tmp(path, sizeof(path), "ro/new.db");
+    assert_int_equal(as_unprivileged(try_write, path), 0);
+    path_in_tmp(path, sizeof(path), "ro/sub/new.db");
+    assert_int_equal(as_unprivileged(try_write, path), 0);
+    assert_int_equal(chmod(tmpdir, 0700), 0);
+}
+
+static void *hold_lock(const char *path, sqlite3 **ret)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    *ret = db;
+    return db;
+}
+
+static void test_locked(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store *reader = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "ns", "pod", 1, NOW);
+    struct krc_error e;
+    sqlite3 *db = NULL;
+    int64_t t0;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "locked.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    hold_lock(path, &db);
+    /* readers are not blocked by a writer (WAL) */
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &reader, NULL), 0);
+    assert_int_equal(stat_of(reader, 0), 0);
+    krc_store_close(reader);
+    krc_error_clear(&e);
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, &e), KRC_ETIMEOUT);
+    assert_true(krc_clock_mono_ms() - t0 >= KRC_STORE_BUSY_MS - 100);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "locked"));
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    /* the failed transaction left nothing behind and the store works */
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(stat_of(s, 0), 1);
+    krc_store_close(s);
+}
+
+static int fill_until_full(const char *path)
+{
+    struct krc_store *s = NULL;
+    struct krc_error e;
+    struct rlimit rl;
+    char *big = malloc(200000);
+    int rc = 0;
+
+    signal(SIGXFSZ, SIG_IGN);
+    krc_error_clear(&e);
+    if (big == NULL || krc_store_open(path, 0, &s, &e) != 0) {
+        return 30;
+    }
+    memset(big, 'x', 199999);
+    big[199999] = '\0';
+    rl.rlim_cur = rl.rlim_max = 1024 * 1024;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        char uid[32];
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        r = mkrec(uid, "ns", "pod", 1, NOW);
+        r.report_json = big;
+        rc = krc_store_record(s, &r, NULL, NULL, NULL, &e);
+    }
+    krc_store_close(s);
+    free(big);
+    if (rc == 0) {
+        return 31;
+    }
+    if (strstr(e.msg, path) == NULL) {
+        fprintf(stderr, "message without the path: %s\n", e.msg);
+        return 32;
+    }
+    if (strstr(e.msg, "disk full") == NULL) {
+        fprintf(stderr, "unexpected message: %s\n", e.msg);
+        return 34;
+    }
+    return rc == KRC_ETOOBIG ? 0 : rc == KRC_EIO ? 1 : 33;
+}
+
+static void test_disk_full(void **state)
+{
+    char path[512];
+    pid_t pid;
+    int status;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "full.db");
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        _exit(fill_until_full(path));
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    /* SQLite reports a short write as SQLITE_FULL, a refused one (EFBIG,
+     * ENOSPC) as an I/O error: both are "disk full" naming the file */
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_default_path(void **state)
+{
+    char out[256];
+    char tiny[8];
+    struct krc_error e;
+
+    (void)state;
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    assert_int_equal(krc_store_default_path(out, sizeof(out), NULL), 0);
+    assert_string_equal(out, "/var/lib/krc/krc.db");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    setenv("XDG_STATE_HOME", "/x/state", 1);
+    setenv("HOME", "/home/u", 1);
+    assert_int_equal(krc_store_default_path(out, sizeof(out), NULL), 0);
+    assert_string_equal(out, "/x/state/krc/krc.db");
+    setenv("XDG_STATE_HOME", "relative", 1); /* ignored, as the XDG spec says */
+    assert_int_equal(krc_store_default_path(out, sizeof(out), NULL), 0);
+    assert_string_equal(out, "/home/u/.local/state/krc/krc.db");
+    unsetenv("XDG_STATE_HOME");
+    assert_int_equal(krc_store_default_path(out, sizeof(out), NULL), 0);
+    assert_string_equal(out, "/home/u/.local/state/krc/krc.db");
+    assert_int_equal(krc_store_default_path(tiny, sizeof(tiny), &e), KRC_ETOOBIG);
+    unsetenv("HOME");
+    assert_int_equal(krc_store_default_path(out, sizeof(out), &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "--db"));
+}
+
+/* Several connections (threads) on one file record the same restarts at
+ * once: each identity is stored exactly once, no write is lost to "database
+ * is locked". */
+struct writer {
+    const char *path;
+    int inserted;
+    int existed;
+    int failed;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    struct krc_store *s = NULL;
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, NULL);
+
+    if (krc_store_open(w->path, 0, &s, NULL) != 0) {
+        w->failed = 1000;
+        return NULL;
+    }
+    for (int i = 0; i < 150; i++) {
+        char uid[32];
+        struct krc_store_restart r;
+        int rc;
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        r = mkrec(uid, "ns", "pod", 1, NOW);
+        rc = krc_store_record(s, &r, &m, NULL, NULL, NULL);
+        w->inserted += rc == 0;
+        w->existed += rc == KRC_STORE_EXISTS;
+        w->failed += rc < 0;
+    }
+    krc_store_close(s);
+    return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+    char path[512];
+    pthread_t th[4];
+    struct writer w[4];
+    struct krc_store *s = NULL;
+    int inserted = 0;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "concurrent.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0); /* create before the race */
+    for (int i = 0; i < 4; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].path = path;
+        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(w[i].failed, 0);
+        assert_int_equal(w[i].inserted + w[i].existed, 150);
+        inserted += w[i].inserted;
+    }
+    assert_int_equal(inserted, 150);
+    assert_int_equal(stat_of(s, 0), 150);
+    assert_int_equal(stat_of(s, 1), 150); /* one alert per restart */
+    krc_store_close(s);
+}
+
+/* ---- allocation failures ---------------------------------------------------------------- */
+
+static int scenario_ok;
+
+static int noop_msg(const struct krc_store_message *m, void *ud)
+{
+    (void)m;
+    (void)ud;
+    return 0;
+}
+
+static int noop_row(const struct krc_store_row *r, void *ud)
+{
+    (void)r;
+    (void)ud;
+    return 0;
+}
+
+static void alloc_scenario(void)
+{
+    struct krc_store *s = NULL;
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct krc_store_filter f;
+    int64_t rid = 0;
+    int64_t oid = 0;
+    char *ts = NULL;
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    f.namespace = "shop";
+    scenario_ok = 0;
+    if (krc_store_open(":memory:", 0, &s, NULL) != 0) {
+        return;
+    }
+    rc = krc_store_record(s, &r, &m, &rid, &oid, NULL);
+    if (rc == 0) {
+        krc_store_mark_delivered(s, oid, "1.2", NULL);
+        if (krc_store_get(s, rid, &en, NULL) == 0) {
+            assert_int_equal(en->n_messages, 1);
+            krc_store_entry_free(en);
+        }
+        if (krc_store_thread_ts(s, "shop/web-1", &ts, NULL, NULL) == 0 && ts != NULL) {
+            assert_string_equal(ts, "1.2");
+            krc_free(ts);
+        }
+        krc_store_pending(s, noop_msg, NULL, NULL);
+        if (krc_store_list(s, &f, noop_row, NULL, NULL) == 0) {
+            scenario_ok = 1;
+        }
+    }
+    krc_store_close(s);
+}
+
+static void test_alloc_failures(void **state)
+{
+    long n;
+    (void)state;
+    for (n = 0; n < 10000; n++) {
+        long attempts;
+        krc_mem_fail_after(n);
+        alloc_scenario();
+        attempts = krc_mem_fail_after(-1);
+        if (attempts <= n) {
+            break;
+        }
+    }
+    assert_true(n > 3);
+    assert_true(n < 10000);
+    assert_int_equal(scenario_ok, 1);
+}
+
+/* ---- report_json ------------------------------------------------------------------------- */
+
+static void test_sanitize(void **state)
+{
+    struct krc_buf b;
+    static const char in[] = "\x1b[31mred\x1b[0m\tok\r\nnext\rprogress\x01\x7f"
+                             "\xff\xc3\xa9\xc2\x85\xed\xa0\x80\x1b]0;title\x07"
+                             "end";
+
+    (void)state;
+    krc_buf_init(&b, 1024);
+    assert_int_equal(krc_report_json_sanitize(&b, in, sizeof(in) - 1, 1), 0);
+    assert_string_equal(krc_buf_str(&b), "red\tok\nnext\nprogress\xef\xbf\xbd\xc3\xa9"
+                                         "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                                         "end");
+    krc_buf_reset(&b);
+    assert_int_equal(krc_report_json_sanitize(&b, "a\nb\tc", 5, 0), 0);
+    assert_string_equal(krc_buf_str(&b), "a b c");
+    krc_buf_cleanup(&b);
+    krc_buf_init(&b, 4);
+    assert_int_equal(krc_report_json_sanitize(&b, "abcdef", 6, 1), KRC_ETOOBIG);
+    assert_string_equal(krc_buf_str(&b), "abcd");
+    krc_buf_cleanup(&b);
+}
+
+static void fill_report(struct krc_report *r, struct krc_diagnosis *d, size_t log_len)
+{
+    struct krc_report_container *c;
+    struct krc_report_event *ev;
+    char *log = malloc(log_len);
+
+    assert_non_null(log);
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    r->namespace = krc_strdup("shop");
+    r->name = krc_strdup("web-1");
+    r->uid = krc_strdup("uid-1");
+    r->node_name = krc_strdup("node-1");
+    assert_int_equal(krc_kv_list_put(&r->annotations, "note", "password=hunter22"), 0);
+    assert_int_equal(
+        krc_kv_list_put(&r->annotations, "kubectl.kubernetes.io/last-applied-configuration", "{}"),
+        0);
+    c = krc_report_add_container(r);
+    assert_non_null(c);
+    c->name = krc_strdup("app");
+    c->restart_count = 3;
+    c->last.present = 1;
+    c->last.exit_code = 137;
+    c->last.reason = krc_strdup("OOMKilled");
+    ev = krc_report_add_event(r);
+    assert_non_null(ev);
+    ev->type = krc_strdup("Warning");
+    ev->reason = krc_strdup("BackOff");
+    ev->message = krc_strdup("Back-off restarting \x1b[1mfailed\x1b[0m container");
+    assert_int_equal(krc_report_add_note(r, "node %s not found", "gpu-3"), 0);
+    for (size_t i = 0; i < log_len; i++) {
+        log[i] = (i % 80 == 79) ? '\n' : (char)('a' + i % 26);
+    }
+    memcpy(log + log_len - 40, "\ntoken=abcdef123456 \xff\n", 22);
+    assert_int_equal(krc_report_set_log(r, "app", log, log_len, 0, NULL), 0);
+    free(log);
+    d->container = krc_strdup("app");
+    d->cause = KRC_CAUSE_OOM_KILLED;
+    d->has_termination = 1;
+    d->exit_code = 137;
+    d->summary = krc_strdup("OOM");
+    d->confidence = KRC_CONFIDENCE_HIGH;
+    d->next_step = krc_strdup("Raise the limit \x1b[1mnow\x1b[0m; password=hunter22");
+    d->commands = krc_calloc(2, sizeof(char *));
+    d->commands[0] = krc_strdup("kubectl logs -n shop web-1 -c app --previous");
+    d->commands[1] = krc_strdup("kubectl describe node gpu-3");
+    d->n_commands = 2;
+    d->unchecked = krc_calloc(1, sizeof(char *));
+    d->unchecked[0] = krc_strdup("no node was given, so node pressure cannot be ruled out");
+    d->n_unchecked = 1;
+}
+
+static void test_report_json(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    char *json = NULL;
+    cJSON *doc;
+    const cJSON *log;
+    const char *text;
+
+    (void)state;
+    fill_report(&r, &d, 600 * 1024);
+    assert_int_equal(krc_report_json_build(&r, &d, NULL, &json, NULL), 0);
+    doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    assert_int_equal(cJSON_GetObjectItem(doc, "version")->valueint, 1);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "pod"), "namespace")->valuestring, "shop");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "diagnosis"), "cause")->valuestring,
+        "oom_killed");
+    {
+        const cJSON *dg = cJSON_GetObjectItem(doc, "diagnosis");
+        const cJSON *cmds = cJSON_GetObjectItem(dg, "commands");
+        const char *next = cJSON_GetObjectItem(dg, "next_step")->valuestring;
+        assert_string_equal(cJSON_GetObjectItem(dg, "confidence")->valuestring, "high");
+        assert_non_null(strstr(next, "Raise the limit now; password="));
+        assert_null(strstr(next, "hunter22"));
+        assert_int_equal(cJSON_GetArraySize(cmds), 2);
+        assert_string_equal(cJSON_GetArrayItem(cmds, 1)->valuestring,
+                            "kubectl describe node gpu-3");
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(dg, "unchecked")), 1);
+        assert_string_equal(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(dg, "unchecked"), 0)->valuestring,
+            "no node was given, so node pressure cannot be ruled out");
+    }
+    assert_null(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "pod"), "annotations"),
+                            "kubectl.kubernetes.io/last-applied-configuration"));
+    assert_null(strstr(json, "hunter22"));
+    assert_null(strstr(json, "abcdef123456"));
+    assert_null(strstr(json, "\\u001b"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "node")));
+    log = cJSON_GetObjectItem(doc, "log");
+    text = cJSON_GetObjectItem(log, "text")->valuestring;
+    assert_true(strlen(text) <= KRC_REPORT_JSON_LOG_MAX);
+    assert_true(strlen(text) > KRC_REPORT_JSON_LOG_MAX - 4096);
+    assert_true(cJSON_GetObjectItem(log, "omitted_bytes")->valuedouble > 300 * 1024);
+    assert_int_equal(cJSON_GetObjectItem(log, "bytes")->valuedouble, 600 * 1024);
+    assert_non_null(strstr(text, "[REDACTED]"));
+    assert_non_null(strstr(text, "\xef\xbf\xbd"));
+    /* starts at a line */
+    assert_true(text[0] ==
+                'a' + (int)((cJSON_GetObjectItem(log, "omitted_bytes")->valuedouble)) % 26);
+    cJSON_Delete(doc);
+    krc_free(json);
+
+    /* not diagnosed */
+    assert_int_equal(krc_report_json_build(&r, NULL, NULL, &json, NULL), 0);
+    doc = cJSON_Parse(json);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "diagnosis")));
+    cJSON_Delete(doc);
+    krc_free(json);
+
+    /* allocation failures: clean error, nothing leaks */
+    for (long n = 0; n < 100000; n++) {
+        long attempts;
+        int rc;
+        json = NULL;
+        krc_mem_fail_after(n);
+        rc = krc_report_json_build(&r, &d, NULL, &json, NULL);
+        attempts = krc_mem_fail_after(-1);
+        if (rc == 0) {
+            krc_free(json);
+        } else {
+            assert_int_equal(rc, KRC_ENOMEM);
+        }
+        if (attempts <= n) {
+            assert_int_equal(rc, 0);
+            break;
+        }
+    }
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
+/* test_second_connection_keeps_the_wal runs this binary again as another
+ * process (a fork would inherit SQLite's in-process lock bookkeeping):
+ * `test_store --count-restarts PATH` prints the row count and exits. */
+static int count_restarts_main(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM restarts", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    printf("%d\n", n);
+    return n < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--count-restarts") == 0) {
+        return count_restarts_main(argv[2]);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_and_duplicate),
+        cmocka_unit_test(test_outbox_lifecycle),
+        cmocka_unit_test(test_pending_survives_close_and_kill),
+        cmocka_unit_test(test_thread_ts),
+        cmocka_unit_test(test_list_filters_and_order),
+        cmocka_unit_test(test_get),
+        cmocka_unit_test(test_prune_age_and_count),
+        cmocka_unit_test(test_migrations_and_versions),
+        cmocka_unit_test(test_migration_v1_to_v2),
+        cmocka_unit_test(test_confidence_stored),
+        cmocka_unit_test(test_identity_is_the_termination),
+        cmocka_unit_test(test_migrate_v1_database),
+        cmocka_unit_test(test_delivery_journal),
+        cmocka_unit_test(test_second_connection_keeps_the_wal),
+        cmocka_unit_test(test_corrupt_files),
+        cmocka_unit_test(test_read_only_file_and_dir),
+        cmocka_unit_test(test_locked),
+        cmocka_unit_test(test_concurrent_writers),
+        cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_report_json),
+    };
+    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}

@@ -1,0 +1,408 @@
+/* redact: every built-in pattern (positive and negative cases), the extra
+ * regexes, raw bytes, truncated key blocks, speed on adversarial input and
+ * allocation failures. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
+#include "krc/util/redact.h"
+
+#define R "[REDACTED]"
+
+/* Redact `len` bytes (copied to an exact-size heap block so ASan sees any
+ * over-read); returns the output (caller frees) and the count. */
+static char *red_n(const struct krc_redactor *rd, const char *in, size_t len, int *ret_count)
+{
+    struct krc_buf b;
+    struct krc_error err;
+    char *copy = malloc(len ? len : 1);
+    char *s;
+    int n;
+
+    assert_non_null(copy);
+    memcpy(copy, in, len);
+    krc_buf_init(&b, 1 << 24);
+    krc_error_clear(&err);
+    n = krc_redact_apply(rd, copy, len, &b, &err);
+    free(copy);
+    assert_true(n >= 0);
+    if (ret_count != NULL) {
+        *ret_count = n;
+    }
+    s = krc_buf_take(&b);
+    assert_non_null(s);
+    krc_buf_cleanup(&b);
+    return s;
+}
+
+static void expect(const struct krc_redactor *rd, const char *in, const char *want, int count)
+{
+    int n = -1;
+    char *s = red_n(rd, in, strlen(in), &n);
+
+    if (strcmp(s, want) != 0 || n != count) {
+        print_error("input:    %s\nexpected: %s (%d)\ngot:      %s (%d)\n", in, want, count, s, n);
+    }
+    assert_string_equal(s, want);
+    assert_int_equal(n, count);
+    krc_free(s);
+}
+
+/* the text must come out unchanged */
+static void keep(const char *in)
+{
+    expect(NULL, in, in, 0);
+}
+
+static void test_bearer_and_authorization(void **state)
+{
+    (void)state;
+    expect(NULL, "Authorization: Bearer abc123def456ghi", "Authorization: Bearer " R, 1);
+    expect(NULL, "curl -H 'authorization: Basic dXNlcjpwYXNzd29yZA==' http://x",
+           "curl -H 'authorization: Basic " R "' http://x", 1);
+    expect(NULL, "{\"Authorization\": \"Bearer s3cr3t-t0ken.value\"}",
+           "{\"Authorization\": \"Bearer " R "\"}", 1);
+    expect(NULL, "sending bearer ya29.a0AfH6SMBx9 to api", "sending bearer " R " to api", 1);
+    expect(NULL, "BEARER   0123456789abcdef", "BEARER   " R, 1);
+    /* prose survives */
+    keep("Using bearer authentication for the upstream");
+    keep("the bearer of bad news");
+    keep("authorization failed for user bob");
+}
+
+static void test_jwt(void **state)
+{
+    const char *jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+                      "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    char in[512];
+    char want[512];
+
+    (void)state;
+    snprintf(in, sizeof(in), "token accepted: %s (exp 3600)", jwt);
+    expect(NULL, in, "token accepted: " R " (exp 3600)", 1);
+    snprintf(in, sizeof(in), "cookie=session;jwt:%s", jwt);
+    snprintf(want, sizeof(want), "cookie=session;jwt:" R);
+    expect(NULL, in, want, 1);
+    /* not a JWT: too short, a single segment, or a word containing eyJ */
+    keep("eyJhbGciOiJIUzI1NiJ9");
+    keep("the key eyJa.b.c is short");
+    keep("heyJude.something.else");
+}
+
+static void test_cloud_keys(void **state)
+{
+    (void)state;
+    expect(NULL, "aws key AKIAIOSFODNN7EXAMPLE used", "aws key " R " used", 1);
+    expect(NULL, "id=ASIAY34FZKBOKMUTVV7A,", "id=" R ",", 1);
+    expect(NULL, "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+           "aws_secret_access_key=" R, 1);
+    expect(NULL, "AWS_SECRET_ACCESS_KEY: \"wJalrXUtnFEMI/K7MDENG\"",
+           "AWS_SECRET_ACCESS_KEY: \"" R "\"", 1);
+    expect(NULL, "maps key AIzaSyA1234567890abcdefghijklmnopqrstuv ok", "maps key " R " ok", 1);
+    /* shapes that are close but not keys */
+    keep("AKIAIOSFODNN7EXAMPL is too short");
+    keep("AKIAIOSFODNN7EXAMPLEX is too long");
+    keep("AKIAiosfodnn7example lower case");
+    keep("AIzaSyShort");
+}
+
+static void test_slack_and_github(void **state)
+{
+    (void)state;
+    expect(NULL, "posting with xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp done",
+           "posting with " R " done", 1);
+    expect(NULL, "xoxp-12345-67890-abcdef", R, 1);
+    expect(NULL, "app token xapp-1-A0123-456789-abcdef", "app token " R, 1);
+    expect(NULL, "url https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXX end",
+           "url https://hooks.slack.com/services/" R " end", 1);
+    expect(NULL, "gh ghp_abcdefghijklmnopqrstuvwxyz0123456789 ok", "gh " R " ok", 1);
+    expect(NULL, "GITHUB github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "GITHUB " R,
+           1);
+    keep("xoxb- is a prefix; ghp_ too; xoxz-1234567890123 is not slack");
+    keep("the ghp_short token");
+}
+
+static void test_url_password(void **state)
+{
+    (void)state;
+    expect(NULL, "connecting to postgres://app:hunter2@db.internal:5432/orders",
+           "connecting to postgres://app:" R "@db.internal:5432/orders", 1);
+    expect(NULL, "redis://:p%40ss@redis:6379/0", "redis://:" R "@redis:6379/0", 1);
+    expect(NULL, "amqp://guest:guest@rabbit/ and https://u:p@h/x",
+           "amqp://guest:" R "@rabbit/ and https://u:" R "@h/x", 2);
+    /* user only, host:port, no userinfo */
+    keep("https://user@example.com/path");
+    keep("http://db.internal:5432/orders and http://10.0.0.1:8080/a@b");
+    keep("see https://example.com/?q=a:b@c");
+}
+
+static void test_key_value(void **state)
+{
+    (void)state;
+    expect(NULL, "login password=hunter2 user=bob", "login password=" R " user=bob", 1);
+    expect(NULL, "PASSWORD: hunter2", "PASSWORD: " R, 1);
+    expect(NULL, "{\"password\": \"p a s s\", \"user\": \"bob\"}",
+           "{\"password\": \"" R "\", \"user\": \"bob\"}", 1);
+    expect(NULL, "{'client_secret': 'abc\\'def', 'id': 7}", "{'client_secret': '" R "', 'id': 7}",
+           1);
+    expect(NULL, "GET /cb?code=1&token=abc.def&state=x", "GET /cb?code=1&token=" R "&state=x", 1);
+    expect(NULL, "env DB_PASSWORD=s3cret REDIS_PWD=x", "env DB_PASSWORD=" R " REDIS_PWD=" R, 2);
+    expect(NULL, "x-api-key: 0123abcd", "x-api-key: " R, 1);
+    expect(NULL, "apiKey=ABCDEF accessToken=xyz spring.datasource.password=pw",
+           "apiKey=" R " accessToken=" R " spring.datasource.password=" R, 3);
+    expect(NULL, "passwd = 'p w', secret:=s, api_key=k; access_key=a",
+           "passwd = '" R "', secret:=" R ", api_key=" R "; access_key=" R, 4);
+    expect(NULL, "password=\"unterminated value", "password=\"" R, 1);
+    /* not secrets */
+    keep("password reset email sent to bob@example.com");
+    keep("passwordless login enabled; tokens=5 max_tokens=100 tokenizer=bpe");
+    keep("password= token: \"\" secret=null");
+    keep("unexpected token: } at line 3");
+    keep("Password change required");
+}
+
+static void test_private_key(void **state)
+{
+    (void)state;
+    expect(NULL,
+           "loading key\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nabc+/=\n"
+           "-----END RSA PRIVATE KEY-----\nstarted",
+           "loading key\n-----BEGIN RSA PRIVATE KEY-----" R "-----END RSA PRIVATE KEY-----\n"
+           "started",
+           1);
+    /* JSON-escaped on one line */
+    expect(NULL, "{\"key\":\"-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n\"}",
+           "{\"key\":\"-----BEGIN PRIVATE KEY-----" R "-----END PRIVATE KEY-----\\n\"}", 1);
+    /* cut at the end by truncation */
+    expect(NULL, "x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
+           "x\n-----BEGIN OPENSSH PRIVATE KEY-----" R, 1);
+    /* cut at the top: the log starts inside the key */
+    expect(NULL, "QyNTUxOQAAACBh\nZW5zc2gta2V5\n-----END OPENSSH PRIVATE KEY-----\nready",
+           R "-----END OPENSSH PRIVATE KEY-----\nready", 1);
+    expect(NULL, "log: started\nabc\n-----END EC PRIVATE KEY-----",
+           "log: started\n" R "-----END EC PRIVATE KEY-----", 1);
+    expect(NULL,
+           "ready: ok\nMIIEpAIBAAKCAQEAwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY0123\nabc\n"
+           "-----END RSA PRIVATE KEY-----",
+           "ready: ok\n" R "-----END RSA PRIVATE KEY-----", 1);
+    /* certificates and public keys are not secrets */
+    keep("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+    keep("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----");
+}
+
+static void test_negatives(void **state)
+{
+    (void)state;
+    keep("");
+    keep("2025-02-06 03:14:40,245 - INFO - __main__ - Loading model from /models/llama");
+    keep("image sha256:b5848deef738d212164fe3350c4345353fc5a087412a14d607878881a77f214b");
+    keep("pod uid c4aace75-df67-4a3c-832e-4b4b09bc06f3 commit 3f2c1e9a8b7d6c5e4f3a2b1c0d9e8f7a");
+    keep("base64 payload aGVsbG8gd29ybGQgdGhpcyBpcyBub3QgYSBzZWNyZXQ= done");
+    keep("GET /api/v1/orders?page=2&limit=50 200 12ms");
+    keep("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n");
+    keep("java.lang.OutOfMemoryError: Java heap space\n\tat com.example.Foo.bar(Foo.java:42)");
+}
+
+static void test_raw_bytes(void **state)
+{
+    static const char in[] = "\xff\xfe password=\x80\x81 ok\x00 token=abc\x00tail \xc3";
+    static const char want[] = "\xff\xfe password=" R " ok\x00 token=" R "\x00tail \xc3";
+    int n = 0;
+    char *s;
+
+    (void)state;
+    s = red_n(NULL, in, sizeof(in) - 1, &n);
+    assert_int_equal(n, 2);
+    assert_memory_equal(s, want, sizeof(want) - 1);
+    krc_free(s);
+}
+
+static void test_extra_patterns(void **state)
+{
+    const char *pats[] = {"CUST-[0-9]{6}", "internal-[a-z]+\\.corp"};
+    struct krc_redactor *rd = NULL;
+    struct krc_error err;
+
+    (void)state;
+    krc_error_clear(&err);
+    assert_int_equal(krc_redact_new(pats, 2, &rd, &err), 0);
+    expect(rd, "customer CUST-123456 on internal-db.corp\nCUST-000001 CUST-1 password=x\n",
+           "customer " R " on " R "\n" R " CUST-1 password=" R "\n", 4);
+    /* NUL bytes and a line without newline */
+    {
+        static const char in[] = "a CUST-111111\x00 CUST-222222";
+        int n = 0;
+        char *s = red_n(rd, in, sizeof(in) - 1, &n);
+        assert_int_equal(n, 1);
+        assert_memory_equal(s, "a " R "\x00 CUST-222222", sizeof("a " R "\x00 CUST-222222") - 1);
+        krc_free(s);
+    }
+    krc_redact_free(rd);
+}
+
+static void test_extra_pattern_errors(void **state)
+{
+    const char *bad[] = {"ok", "a(b"};
+    const char *empty[] = {"x*"};
+    const char *blank[] = {""};
+    struct krc_redactor *rd = NULL;
+    struct krc_error err;
+
+    (void)state;
+    krc_error_clear(&err);
+    assert_int_equal(krc_redact_new(bad, 2, &rd, &err), KRC_EINVAL);
+    assert_null(rd);
+    assert_non_null(strstr(err.msg, "redaction pattern 2"));
+    assert_non_null(strstr(err.msg, "not a valid extended regex"));
+    assert_int_equal(krc_redact_new(empty, 1, &rd, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "pattern 1 matches the empty string"));
+    assert_int_equal(krc_redact_new(blank, 1, &rd, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "pattern 1 is empty"));
+    assert_null(rd);
+    krc_redact_free(NULL);
+}
+
+static void test_output_limit(void **state)
+{
+    struct krc_buf b;
+    struct krc_error err;
+
+    (void)state;
+    krc_buf_init(&b, 8);
+    krc_error_clear(&err);
+    assert_int_equal(krc_redact_apply(NULL, "password=abc", 12, &b, &err), KRC_ETOOBIG);
+    assert_int_equal(err.code, KRC_ETOOBIG);
+    krc_buf_cleanup(&b);
+}
+
+static double elapsed(struct timespec a)
+{
+    struct timespec b;
+
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
+/* Adversarial 64 KiB inputs: repeated candidate prefixes that never
+ * complete. Quadratic scanners would take seconds (more under ASan). */
+static void test_speed(void **state)
+{
+    static const char *const units[] = {"eyJ-",    "xoxb-",       "a-",   "password-", "://",
+                                        "bearer ", "-----BEGIN ", "AKIA", "ghp_",      "x:y"};
+    const char *pats[] = {"SECRET-[0-9]+"};
+    struct krc_redactor *rd = NULL;
+    size_t u;
+    size_t len = 64 * 1024;
+    char *in = malloc(len);
+
+    (void)state;
+    assert_non_null(in);
+    assert_int_equal(krc_redact_new(pats, 1, &rd, NULL), 0);
+    for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        size_t ul = strlen(units[u]);
+        size_t i;
+        struct timespec t0;
+        double s;
+        char *out;
+        for (i = 0; i < len; i++) {
+            in[i] = units[u][i % ul];
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        out = red_n(rd, in, len, NULL);
+        s = elapsed(t0);
+        krc_free(out);
+        if (s > 0.25) {
+            print_error("unit '%s': %.3f s\n", units[u], s);
+        }
+        assert_true(s < 0.25);
+    }
+    /* a realistic log: 64 KiB of lines with a few secrets */
+    {
+        struct krc_buf b;
+        struct timespec t0;
+        int n = 0;
+        char *out;
+        krc_buf_init(&b, len + 256);
+        while (b.len + 200 < len) {
+            assert_int_equal(krc_buf_printf(&b,
+                                            "2025-02-06T03:14:40Z INFO request id=%zu "
+                                            "path=/api/v1/orders user=bob token=t%zu ok\n",
+                                            b.len, b.len),
+                             0);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        out = red_n(rd, b.data, b.len, &n);
+        assert_true(elapsed(t0) < 0.25);
+        assert_true(n > 500);
+        assert_null(strstr(out, "token=t"));
+        krc_free(out);
+        krc_buf_cleanup(&b);
+    }
+    krc_redact_free(rd);
+    free(in);
+}
+
+static void test_alloc_failures(void **state)
+{
+    const char *pats[] = {"CUST-[0-9]+", "zz+"};
+    const char *in = "CUST-1 password=x\nAKIAIOSFODNN7EXAMPLE zzz\n";
+    long n;
+
+    (void)state;
+    for (n = 0; n < 200; n++) {
+        struct krc_redactor *rd = NULL;
+        struct krc_buf b;
+        long used;
+        int rc;
+        krc_buf_init(&b, 4096);
+        krc_mem_fail_after(n);
+        rc = krc_redact_new(pats, 2, &rd, NULL);
+        if (rc == 0) {
+            rc = krc_redact_apply(rd, in, strlen(in), &b, NULL);
+        }
+        used = krc_mem_fail_after(-1);
+        krc_redact_free(rd);
+        if (rc >= 0) {
+            assert_int_equal(rc, 4);
+            assert_string_equal(b.data, R " password=" R "\n" R " " R "\n");
+            krc_buf_cleanup(&b);
+            assert_true(used <= n);
+            return;
+        }
+        assert_int_equal(rc, KRC_ENOMEM);
+        krc_buf_cleanup(&b);
+    }
+    fail_msg("never succeeded");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bearer_and_authorization),
+        cmocka_unit_test(test_jwt),
+        cmocka_unit_test(test_cloud_keys),
+        cmocka_unit_test(test_slack_and_github),
+        cmocka_unit_test(test_url_password),
+        cmocka_unit_test(test_key_value),
+        cmocka_unit_test(test_private_key),
+        cmocka_unit_test(test_negatives),
+        cmocka_unit_test(test_raw_bytes),
+        cmocka_unit_test(test_extra_patterns),
+        cmocka_unit_test(test_extra_pattern_errors),
+        cmocka_unit_test(test_output_limit),
+        cmocka_unit_test(test_speed),
+        cmocka_unit_test(test_alloc_failures),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
