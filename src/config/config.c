@@ -11,7 +11,7 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
-#include "krc/kube/kube_pod.h"
+#include "krc/util/clock.h"
 #include "krc/util/mem.h"
 
 #define OFF(field) offsetof(struct krc_config, field)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/util/clock.h"
 #include "krc/util/jscan.h"
 #include "krc/util/mem.h"
 
@@ -1215,94 +1216,5 @@ int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *
         event_reset(ret);
         return rc;
     }
-    return 0;
-}
-
-/* ---- RFC 3339 ------------------------------------------------------------- */
-
-static int digits(const char *s, size_t n, int *ret)
-{
-    int v = 0;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return -1;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    *ret = v;
-    return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    int64_t era;
-    int64_t yoe;
-    int64_t doy;
-    int64_t doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds)
-{
-    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int year, mon, day, hour, min, sec;
-    int oh = 0;
-    int om = 0;
-    int sign = 0;
-    int leap;
-    size_t p = 19;
-
-    if (s == NULL || len < 20) {
-        return KRC_EINVAL;
-    }
-    if (digits(s, 4, &year) < 0 || s[4] != '-' || digits(s + 5, 2, &mon) < 0 || s[7] != '-' ||
-        digits(s + 8, 2, &day) < 0 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &hour) < 0 || s[13] != ':' || digits(s + 14, 2, &min) < 0 ||
-        s[16] != ':' || digits(s + 17, 2, &sec) < 0) {
-        return KRC_EINVAL;
-    }
-    if (s[p] == '.') {
-        size_t start = ++p;
-        while (p < len && s[p] >= '0' && s[p] <= '9') {
-            p++;
-        }
-        if (p == start) {
-            return KRC_EINVAL;
-        }
-    }
-    if (p >= len) {
-        return KRC_EINVAL;
-    }
-    if (s[p] == 'Z' || s[p] == 'z') {
-        p++;
-    } else if (s[p] == '+' || s[p] == '-') {
-        sign = s[p] == '-' ? -1 : 1;
-        if (len - p != 6 || digits(s + p + 1, 2, &oh) < 0 || s[p + 3] != ':' ||
-            digits(s + p + 4, 2, &om) < 0 || oh > 23 || om > 59) {
-            return KRC_EINVAL;
-        }
-        p += 6;
-    } else {
-        return KRC_EINVAL;
-    }
-    if (p != len) {
-        return KRC_EINVAL;
-    }
-    leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] + (mon == 2 && leap) || hour > 23 ||
-        min > 59 || sec > 60) {
-        return KRC_EINVAL;
-    }
-    *ret_seconds = days_from_civil(year, mon, day) * 86400 + hour * 3600 + min * 60 + sec -
-                   (int64_t)sign * (oh * 3600 + om * 60);
     return 0;
 }

@@ -132,8 +132,4 @@ int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *
 int krc_kube_status_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 
-/* RFC 3339 timestamp ("2026-07-30T08:14:05Z", fractional seconds and
- * offsets accepted) to unix seconds. KRC_EINVAL on a bad format. */
-int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds);
-
 #endif
