@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/kube/kube_pod.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 
@@ -471,7 +472,7 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, in
         krc_free(policy);
         return rc;
     }
-    c->is_sidecar = is_init && policy != NULL && strcmp(policy, "Always") == 0;
+    c->is_sidecar = krc_kube_is_sidecar(is_init, policy);
     krc_free(policy);
     c->has_spec = 1;
     c->has_readiness = !is_absent(member(js, "readinessProbe"));

@@ -405,7 +405,7 @@ static int parse_init_containers(struct pctx *c)
 {
     struct krc_jscan_str k;
     const char *name;
-    int sidecar;
+    const char *policy;
     int rc = arr_or_null(c, "initContainers");
 
     if (rc <= 0) {
@@ -415,7 +415,7 @@ static int parse_init_containers(struct pctx *c)
     c->index = 0;
     while ((rc = krc_jscan_array_next(c->s, c->err)) > 0) {
         name = NULL;
-        sidecar = 0;
+        policy = NULL;
         rc = obj_or_null(c, "");
         if (rc < 0) {
             return rc;
@@ -424,7 +424,7 @@ static int parse_init_containers(struct pctx *c)
             if (EQ(&k, "name")) {
                 rc = get_str(c, "name", &name);
             } else if (EQ(&k, "restartPolicy")) {
-                rc = get_str_is(c, "restartPolicy", "Always", &sidecar);
+                rc = get_str(c, "restartPolicy", &policy);
             } else {
                 rc = skip(c);
             }
@@ -437,7 +437,7 @@ static int parse_init_containers(struct pctx *c)
             return rc;
         }
         if (name != NULL) {
-            rc = add_init_spec(c, name, sidecar);
+            rc = add_init_spec(c, name, krc_kube_is_sidecar(1, policy));
             if (rc < 0) {
                 return rc;
             }
@@ -828,6 +828,11 @@ static void order_containers(struct krc_pod_info *p)
     reverse(p->containers, p->n_containers);
 }
 
+int krc_kube_is_sidecar(int is_init, const char *restart_policy)
+{
+    return is_init && restart_policy != NULL && strcmp(restart_policy, "Always") == 0;
+}
+
 static void mark_sidecars(struct krc_pod_info *p)
 {
     size_t i;
@@ -1014,19 +1019,6 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
             rc = get_str(c, "reason", &st->reason);
         } else if (EQ(&k, "message")) {
             rc = get_str(c, "message", &st->message);
-        } else if (EQ(&k, "metadata") || EQ(&k, "details")) {
-            int meta = EQ(&k, "metadata");
-            rc = obj_or_null(c, meta ? "metadata" : "details");
-            while (rc > 0 && (rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-                if (meta && EQ(&k, "continue")) {
-                    rc = get_str(c, "metadata.continue", &st->continue_token);
-                } else if (!meta && EQ(&k, "retryAfterSeconds")) {
-                    rc = get_int(c, "details.retryAfterSeconds", &st->retry_after_seconds);
-                } else {
-                    rc = skip(c);
-                }
-                rc = rc < 0 ? rc : 1;
-            }
         } else {
             rc = skip(c);
         }
@@ -1038,9 +1030,6 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
         return krc_error_set(c->err, KRC_EPARSE, "%s: kind is \"%.64s\", expected Status", c->what,
                              kind);
     }
-    if (st->continue_token != NULL && st->continue_token[0] == '\0') {
-        st->continue_token = NULL;
-    }
     return 0;
 }
 
@@ -1050,32 +1039,6 @@ static void event_reset(struct krc_watch_event *ev)
     ev->initial_events_end = 0;
     memset(&ev->status, 0, sizeof(ev->status));
     pod_reset(&ev->pod);
-}
-
-int krc_kube_status_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err)
-{
-    struct krc_jscan s;
-    struct pctx c;
-    int rc;
-
-    event_reset(ret);
-    rc = arena_reserve(&ret->pod, len, err);
-    if (rc < 0) {
-        return rc;
-    }
-    krc_jscan_init(&s, json, len, "status");
-    ctx_init(&c, &s, &ret->pod, "status", err);
-    rc = parse_status_object(&c, &ret->status);
-    if (rc == 0) {
-        rc = krc_jscan_end(&s, err);
-    }
-    if (rc < 0) {
-        event_reset(ret);
-        return rc;
-    }
-    ret->type = KRC_WATCH_ERROR;
-    return 0;
 }
 
 static int event_type(const struct krc_jscan_str *v)

@@ -206,8 +206,6 @@ static void test_error_410(void **state)
     assert_int_equal(ev.status.code, 410);
     assert_string_equal(ev.status.reason, "Expired");
     assert_string_equal(ev.status.message, "too old resource version: 1 (5)");
-    assert_null(ev.status.continue_token);
-    assert_int_equal(ev.status.retry_after_seconds, 0);
     krc_watch_event_cleanup(&ev);
 }
 
@@ -349,28 +347,14 @@ static void test_event_key_order_and_errors(void **state)
     krc_watch_event_cleanup(&ev);
 }
 
-static void test_kube_status_parse(void **state)
+static void test_sidecar_rule(void **state)
 {
-    const char *body =
-        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{\"continue\":\"eyJ2\"},"
-        "\"status\":\"Failure\",\"message\":\"too many\",\"reason\":\"TooManyRequests\","
-        "\"details\":{\"causes\":[{\"message\":\"x\"}],\"retryAfterSeconds\":7},\"code\":429}";
-    struct krc_watch_event ev;
-    struct krc_error err;
-
     (void)state;
-    krc_watch_event_init(&ev);
-    assert_int_equal(krc_kube_status_parse(body, strlen(body), &ev, &err), 0);
-    assert_int_equal(ev.type, KRC_WATCH_ERROR);
-    assert_int_equal(ev.status.code, 429);
-    assert_int_equal(ev.status.retry_after_seconds, 7);
-    assert_string_equal(ev.status.reason, "TooManyRequests");
-    assert_string_equal(ev.status.message, "too many");
-    assert_string_equal(ev.status.continue_token, "eyJ2");
-    assert_int_equal(krc_kube_status_parse("Too many requests", 17, &ev, &err), KRC_EPARSE);
-    assert_string_equal(err.msg, "status: expected a value, got 'T' at offset 0");
-    assert_int_equal(ev.type, 0);
-    krc_watch_event_cleanup(&ev);
+    assert_true(krc_kube_is_sidecar(1, "Always"));
+    assert_false(krc_kube_is_sidecar(0, "Always")); /* a regular container's policy */
+    assert_false(krc_kube_is_sidecar(1, NULL));
+    assert_false(krc_kube_is_sidecar(1, "OnFailure"));
+    assert_false(krc_kube_is_sidecar(1, "always")); /* the API's values are case-sensitive */
 }
 
 static const char *const FIXTURES[] = {
@@ -560,11 +544,11 @@ int main(void)
         cmocka_unit_test(test_escaped_strings),
         cmocka_unit_test(test_pod_item),
         cmocka_unit_test(test_event_key_order_and_errors),
-        cmocka_unit_test(test_kube_status_parse),
         cmocka_unit_test(test_every_truncation_is_an_error),
         cmocka_unit_test(test_mutations_no_crash),
         cmocka_unit_test(test_deep_nesting_in_skipped_field),
         cmocka_unit_test(test_reuse_big_then_small),
+        cmocka_unit_test(test_sidecar_rule),
         cmocka_unit_test(test_alloc_failure_sweep),
         cmocka_unit_test(test_no_allocation_when_warm),
     };
