@@ -14,6 +14,7 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 #include "krc/store/report_json.h"
 #include "krc/store/store.h"
 
@@ -222,11 +223,7 @@ static int collect_row(const struct krc_store_row *r, void *ud)
 /* Display width of UTF-8 text (code points; good enough for names). */
 static size_t width(const char *s)
 {
-    size_t w = 0;
-    for (; *s != '\0'; s++) {
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    }
-    return w;
+    return krc_text_utf8_count(s, strlen(s));
 }
 
 static void print_table(const struct table *t)
