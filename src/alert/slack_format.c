@@ -1464,6 +1464,35 @@ static void log_tail_cleanup(struct log_tail *t)
     t->lines = NULL;
 }
 
+/* The same lines packed from the top read better (full blocks first): packs
+ * t's lines so when that needs no more blocks than t has. */
+static void log_tail_pack_from_top(struct log_tail *t, size_t per_section)
+{
+    size_t tops[KRC_SLACK_LOG_SECTIONS];
+    size_t ns = 0;
+    size_t used = 0;
+    size_t i;
+    size_t k;
+
+    for (i = t->first; i < t->n; i++) {
+        size_t u = buf_units(&t->lines[i]) + 1;
+        if (ns == 0 || used + u > per_section) {
+            if (ns == t->n_sections) {
+                break;
+            }
+            tops[ns++] = i;
+            used = 0;
+        }
+        used += u;
+    }
+    if (i == t->n) {
+        for (k = 0; k < ns; k++) {
+            t->cut[ns - 1 - k] = tops[k];
+        }
+        t->n_sections = ns;
+    }
+}
+
 /* Select, redact and escape the last lines of the log: at most max_lines,
  * packed from the bottom into at most `sections` code blocks of
  * `per_section` units each (a line never spans two blocks). */
@@ -1568,28 +1597,7 @@ static void log_tail_build(struct fmt *f, const struct krc_report *r, size_t max
     t->first = k;
     t->omitted = before + k;
     if (t->n_sections > 1 && f->rc == 0) {
-        /* the same lines packed from the top read better (full blocks
-         * first), when that needs no more blocks */
-        size_t tops[KRC_SLACK_LOG_SECTIONS];
-        size_t ns = 0;
-        used = 0;
-        for (i = t->first; i < t->n; i++) {
-            size_t u = buf_units(&t->lines[i]) + 1;
-            if (ns == 0 || used + u > per_section) {
-                if (ns == t->n_sections) {
-                    break;
-                }
-                tops[ns++] = i;
-                used = 0;
-            }
-            used += u;
-        }
-        if (i == t->n) {
-            for (k = 0; k < ns; k++) {
-                t->cut[ns - 1 - k] = tops[k];
-            }
-            t->n_sections = ns;
-        }
+        log_tail_pack_from_top(t, per_section);
     }
 }
 

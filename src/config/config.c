@@ -689,6 +689,36 @@ static int load_silences(struct krc_config *cfg, yaml_document_t *doc, yaml_node
     return 0;
 }
 
+/* The scalar items of the sequence v joined (by newlines for a list option,
+ * by commas for a string) and set as the value of o: a list is accepted where
+ * the Go tool took a comma-separated string. */
+static int set_joined_value(struct krc_config *cfg, const struct krc_config_option *o,
+                            yaml_document_t *doc, yaml_node_t *v, const char *key,
+                            const char *where, struct krc_error *e)
+{
+    struct krc_buf joined;
+    int rc = 0;
+
+    krc_buf_init(&joined, 64 * 1024);
+    for (yaml_node_item_t *it = v->data.sequence.items.start;
+         it < v->data.sequence.items.top && rc == 0; it++) {
+        yaml_node_t *item = yaml_document_get_node(doc, *it);
+        if (item == NULL || item->type != YAML_SCALAR_NODE) {
+            rc = krc_error_set(e, KRC_EINVAL, "%s: %s: list items must be strings", where, key);
+            break;
+        }
+        if (joined.len > 0) {
+            krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
+        }
+        rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
+    }
+    if (rc == 0) {
+        rc = set_value(cfg, o, krc_buf_str(&joined), where, e);
+    }
+    krc_buf_cleanup(&joined);
+    return rc;
+}
+
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err)
 {
@@ -768,27 +798,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
             } else if (v->type == YAML_SEQUENCE_NODE &&
                        (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST) &&
                        o->allowed == NULL) {
-                /* A list is accepted where the Go tool took a comma-separated string. */
-                struct krc_buf joined;
-                krc_buf_init(&joined, 64 * 1024);
-                rc = 0;
-                for (yaml_node_item_t *it = v->data.sequence.items.start;
-                     it < v->data.sequence.items.top && rc == 0; it++) {
-                    yaml_node_t *item = yaml_document_get_node(&doc, *it);
-                    if (item == NULL || item->type != YAML_SCALAR_NODE) {
-                        rc = krc_error_set(&e, KRC_EINVAL, "%s: %s: list items must be strings",
-                                           where, key);
-                        break;
-                    }
-                    if (joined.len > 0) {
-                        krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
-                    }
-                    rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
-                }
-                if (rc == 0) {
-                    rc = set_value(cfg, o, krc_buf_str(&joined), where, &e);
-                }
-                krc_buf_cleanup(&joined);
+                rc = set_joined_value(cfg, o, &doc, v, key, where, &e);
             } else {
                 rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a single value", where, key);
             }
