@@ -227,6 +227,9 @@ static const char *const sql_text[N_STMT] = {
 #define LIST_POD " AND r.pod >= ?2 AND r.pod < ?2 || char(1114111)"
 #define LIST_CAUSE " AND r.cause = ?3"
 #define LIST_SINCE " AND r.detected_at >= ?4"
+#define LIST_POD_EXACT " AND r.pod = ?2"
+#define LIST_WORKLOAD " AND r.workload_name = ?6"
+#define LIST_BEFORE " AND (r.detected_at < ?7 OR (r.detected_at = ?7 AND r.id < ?8))"
 #define LIST_ORDER " ORDER BY r.detected_at DESC, r.id DESC LIMIT ?5"
 
 struct krc_store {
@@ -1745,7 +1748,13 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
         rc = krc_buf_append_str(&sql, LIST_NAMESPACE);
     }
     if (rc == 0 && f->pod != NULL) {
-        rc = krc_buf_append_str(&sql, LIST_POD);
+        rc = krc_buf_append_str(&sql, f->pod_exact ? LIST_POD_EXACT : LIST_POD);
+    }
+    if (rc == 0 && f->workload != NULL) {
+        rc = krc_buf_append_str(&sql, LIST_WORKLOAD);
+    }
+    if (rc == 0 && f->before_id > 0) {
+        rc = krc_buf_append_str(&sql, LIST_BEFORE);
     }
     if (rc == 0 && f->cause != NULL) {
         rc = krc_buf_append_str(&sql, LIST_CAUSE);
@@ -1778,6 +1787,13 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
         sqlite3_bind_int64(st, 4, f->since);
     }
     sqlite3_bind_int64(st, 5, f->limit > 0 ? (int64_t)f->limit : -1);
+    if (f->workload != NULL) {
+        bind_text(st, 6, f->workload);
+    }
+    if (f->before_id > 0) {
+        sqlite3_bind_int64(st, 7, f->before_at);
+        sqlite3_bind_int64(st, 8, f->before_id);
+    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct krc_store_row row;
         int stop;
@@ -1791,6 +1807,76 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         return db_fail(s, rc, "listing restarts", err);
+    }
+    return 0;
+}
+
+/* The grouping queries of krc_store_group: ?1 since, ?2 limit. */
+static const char *const group_sql[] = {
+    [KRC_STORE_BY_WORKLOAD] =
+        "WITH base AS (SELECT namespace AS ns, COALESCE(workload_kind, 'Pod') AS k,"
+        "   COALESCE(workload_name, pod) AS w, cause, pod_uid, detected_at FROM restarts"
+        "   WHERE detected_at >= ?1),"
+        " wc AS (SELECT ns, k, w, cause, COUNT(*) AS n FROM base GROUP BY ns, k, w, cause),"
+        " top AS (SELECT ns, k, w, cause FROM (SELECT ns, k, w, cause, ROW_NUMBER() OVER"
+        "   (PARTITION BY ns, k, w ORDER BY n DESC, cause) AS rn FROM wc) WHERE rn = 1),"
+        " agg AS (SELECT ns, k, w, COUNT(*) AS n, COUNT(DISTINCT pod_uid) AS pods,"
+        "   MAX(detected_at) AS at FROM base GROUP BY ns, k, w)"
+        " SELECT agg.ns, agg.k, agg.w, agg.n, agg.pods, agg.at, top.cause, 0"
+        " FROM agg JOIN top USING (ns, k, w) ORDER BY 4 DESC, 6 DESC LIMIT ?2",
+    [KRC_STORE_BY_CAUSE] = "SELECT r.cause, NULL, NULL, COUNT(*), COUNT(DISTINCT r.pod_uid),"
+                           " MAX(r.detected_at), NULL, 0 FROM restarts r WHERE r.detected_at >= ?1"
+                           " GROUP BY r.cause ORDER BY 4 DESC, 6 DESC LIMIT ?2",
+    [KRC_STORE_BY_NODE] = "SELECT COALESCE(r.node, ''), NULL, NULL, COUNT(*),"
+                          " COUNT(DISTINCT r.pod_uid), MAX(r.detected_at), NULL, 0"
+                          " FROM restarts r WHERE r.detected_at >= ?1"
+                          " GROUP BY COALESCE(r.node, '') ORDER BY 4 DESC, 6 DESC LIMIT ?2",
+    [KRC_STORE_BY_GPU_POD] =
+        "WITH loop AS (SELECT r.namespace AS ns, r.pod AS pod, COUNT(*) AS n, MAX(r.id) AS last,"
+        "   MAX(r.detected_at) AS at FROM restarts r WHERE r.detected_at >= ?1"
+        "   GROUP BY r.pod_uid HAVING COUNT(*) >= 2),"
+        " g AS (SELECT loop.*, CAST(json_extract(p.report_json, '$.diagnosis.gpus') AS INTEGER)"
+        "   AS gpus FROM loop JOIN reports p ON p.restart_id = loop.last"
+        "   WHERE json_valid(p.report_json))"
+        " SELECT ns, pod, NULL, n, 1, at, NULL, gpus FROM g WHERE gpus > 0"
+        " ORDER BY gpus DESC, n DESC, at DESC LIMIT ?2",
+};
+
+int krc_store_group(struct krc_store *s, enum krc_store_group g, int64_t since, long limit,
+                    krc_store_group_fn fn, void *ud, struct krc_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if ((unsigned)g >= sizeof(group_sql) / sizeof(group_sql[0])) {
+        return krc_error_set(err, KRC_EINVAL, "unknown grouping %d", (int)g);
+    }
+    rc = sqlite3_prepare_v2(s->db, group_sql[g], -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        return db_fail(s, rc, "summarising restarts", err);
+    }
+    sqlite3_bind_int64(st, 1, since);
+    sqlite3_bind_int64(st, 2, limit > 0 ? (int64_t)limit : -1);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct krc_store_group_row row;
+        int stop;
+        memset(&row, 0, sizeof(row));
+        for (int i = 0; i < 3; i++) {
+            row.key[i] = (const char *)sqlite3_column_text(st, i);
+        }
+        row.restarts = sqlite3_column_int64(st, 3);
+        row.pods = sqlite3_column_int64(st, 4);
+        row.last_at = sqlite3_column_int64(st, 5);
+        row.top_cause = (const char *)sqlite3_column_text(st, 6);
+        row.gpus = (long)sqlite3_column_int64(st, 7);
+        if ((stop = fn(&row, ud)) != 0) {
+            sqlite3_finalize(st);
+            return stop;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        return db_fail(s, rc, "summarising restarts", err);
     }
     return 0;
 }

@@ -276,10 +276,17 @@ typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);
 
 struct krc_store_filter {
     const char *namespace; /* exact; NULL: any */
-    const char *pod;       /* name prefix; NULL: any */
+    const char *pod;       /* name prefix (exact with pod_exact); NULL: any */
     const char *cause;     /* cause code; NULL: any */
     int64_t since;         /* detected_at >= since; 0: any */
     long limit;            /* <= 0: no limit */
+    int pod_exact;         /* pod is the exact name, not a prefix */
+    const char *workload;  /* exact workload name; NULL: any */
+    /* keyset page: only rows after (older than) this one in the newest-first
+     * order, i.e. detected_at < before_at, or == before_at and id < before_id;
+     * before_id 0: from the newest */
+    int64_t before_at;
+    int64_t before_id;
 };
 
 /* Matching restarts newest first (detected_at, then id), one callback per
@@ -304,6 +311,32 @@ struct krc_store_entry {
 int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
                   struct krc_error *err);
 void krc_store_entry_free(struct krc_store_entry *e);
+
+/* Restarts detected at or after `since` grouped by one key, most restarts
+ * first (then the latest), at most `limit` groups (<= 0: all). */
+enum krc_store_group {
+    KRC_STORE_BY_WORKLOAD, /* key: namespace, workload kind, workload name (the pod's
+                              name when it has no workload) */
+    KRC_STORE_BY_CAUSE,    /* key: cause code */
+    KRC_STORE_BY_NODE,     /* key: node ("" when unknown) */
+    /* key: namespace, pod; only pods with at least 2 restarts whose latest
+     * report holds GPUs (diagnosis.gpus > 0); gpus set; most GPUs first */
+    KRC_STORE_BY_GPU_POD,
+};
+
+struct krc_store_group_row {
+    const char *key[3]; /* borrowed; unused ones NULL */
+    int64_t restarts;
+    int64_t pods;          /* distinct pod UIDs */
+    int64_t last_at;       /* latest detected_at */
+    const char *top_cause; /* KRC_STORE_BY_WORKLOAD: its most frequent cause */
+    long gpus;             /* KRC_STORE_BY_GPU_POD */
+};
+
+typedef int (*krc_store_group_fn)(const struct krc_store_group_row *row, void *ud);
+
+int krc_store_group(struct krc_store *s, enum krc_store_group g, int64_t since, long limit,
+                    krc_store_group_fn fn, void *ud, struct krc_error *err);
 
 /* ---- retention and health -------------------------------------------------- */
 

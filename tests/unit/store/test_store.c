@@ -491,6 +491,142 @@ static int list(struct krc_store *s, const char *ns, const char *pod, const char
     return out->n;
 }
 
+/* Keyset pages, exact pod names and the workload filter (the MCP tools). */
+static void test_list_pages_pod_workload(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_filter f;
+    struct listed all;
+    struct listed page;
+    int seen = 0;
+    char uid[32];
+
+    (void)state;
+    for (int i = 0; i < 12; i++) {
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "uid-%d", i % 3);
+        /* pods web-1, web-10, api-2; two restarts share each detected time */
+        r = mkrec(uid, "shop", i % 3 == 0 ? "web-1" : (i % 3 == 1 ? "web-10" : "api-2"), i,
+                  NOW - 600 + (i / 2) * 60);
+        r.workload_name = i % 3 == 2 ? "api" : "web";
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    assert_int_equal(list(s, NULL, NULL, NULL, 0, 0, &all), 12);
+    memset(&f, 0, sizeof(f));
+    f.limit = 5;
+    while (seen < 12) {
+        memset(&page, 0, sizeof(page));
+        assert_int_equal(krc_store_list(s, &f, on_row, &page, NULL), 0);
+        assert_true(page.n > 0);
+        for (int i = 0; i < page.n; i++) {
+            assert_int_equal(page.ids[i], all.ids[seen + i]); /* no gap, no repeat */
+        }
+        seen += page.n;
+        f.before_at = page.detected[page.n - 1];
+        f.before_id = page.ids[page.n - 1];
+    }
+    memset(&page, 0, sizeof(page));
+    assert_int_equal(krc_store_list(s, &f, on_row, &page, NULL), 0);
+    assert_int_equal(page.n, 0);
+
+    memset(&f, 0, sizeof(f));
+    f.pod = "web-1";
+    memset(&page, 0, sizeof(page));
+    assert_int_equal(krc_store_list(s, &f, on_row, &page, NULL), 0);
+    assert_int_equal(page.n, 8); /* prefix: web-1 and web-10 */
+    f.pod_exact = 1;
+    memset(&page, 0, sizeof(page));
+    assert_int_equal(krc_store_list(s, &f, on_row, &page, NULL), 0);
+    assert_int_equal(page.n, 4);
+    memset(&f, 0, sizeof(f));
+    f.workload = "api";
+    memset(&page, 0, sizeof(page));
+    assert_int_equal(krc_store_list(s, &f, on_row, &page, NULL), 0);
+    assert_int_equal(page.n, 4);
+    krc_store_close(s);
+}
+
+struct grouped {
+    char key[8][3][32];
+    int64_t restarts[8];
+    int64_t pods[8];
+    char top[8][32];
+    long gpus[8];
+    int n;
+};
+
+static int on_group(const struct krc_store_group_row *g, void *ud)
+{
+    struct grouped *out = ud;
+    for (int i = 0; i < 3; i++) {
+        snprintf(out->key[out->n][i], 32, "%s", g->key[i] ? g->key[i] : "(null)");
+    }
+    out->restarts[out->n] = g->restarts;
+    out->pods[out->n] = g->pods;
+    snprintf(out->top[out->n], 32, "%s", g->top_cause ? g->top_cause : "(null)");
+    out->gpus[out->n] = g->gpus;
+    out->n++;
+    return 0;
+}
+
+static void test_group_counts(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct grouped g;
+    (void)state;
+    /* trainer-0 (4 GPUs): 3 restarts, oom; web-1: 2 app errors + 1 oom; old: before since */
+    for (int i = 0; i < 3; i++) {
+        struct krc_store_restart r = mkrec("uid-t", "ml", "trainer-0", i, NOW - 100 + i);
+        r.workload_kind = "StatefulSet";
+        r.workload_name = "trainer";
+        r.node = "gpu-1";
+        r.report_json = "{\"version\":1,\"diagnosis\":{\"gpus\":4}}";
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        struct krc_store_restart r =
+            mkrec(i == 2 ? "uid-w2" : "uid-w", "shop", "web-1", i, NOW - 50 + i);
+        r.cause = i == 2 ? KRC_CAUSE_OOM_KILLED : KRC_CAUSE_APP_ERROR;
+        r.node = i == 2 ? "node-1" : NULL;
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    {
+        struct krc_store_restart r = mkrec("uid-old", "ml", "trainer-0", 9, NOW - 5000);
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(krc_store_group(s, KRC_STORE_BY_WORKLOAD, NOW - 1000, 10, on_group, &g, NULL),
+                     0);
+    assert_int_equal(g.n, 2);
+    /* equal counts: the latest first */
+    assert_string_equal(g.key[0][2], "web");
+    assert_string_equal(g.key[0][1], "Deployment");
+    assert_int_equal(g.restarts[0], 3);
+    assert_int_equal(g.pods[0], 2);
+    assert_string_equal(g.top[0], "app_error");
+    assert_string_equal(g.key[1][0], "ml");
+    assert_string_equal(g.top[1], "oom_killed");
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(krc_store_group(s, KRC_STORE_BY_CAUSE, NOW - 1000, 1, on_group, &g, NULL), 0);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.key[0][0], "oom_killed");
+    assert_int_equal(g.restarts[0], 4);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(krc_store_group(s, KRC_STORE_BY_NODE, NOW - 1000, 0, on_group, &g, NULL), 0);
+    assert_int_equal(g.n, 3);
+    assert_string_equal(g.key[0][0], "gpu-1");
+    assert_string_equal(g.key[1][0], "");
+    assert_int_equal(g.restarts[1], 2);
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(krc_store_group(s, KRC_STORE_BY_GPU_POD, NOW - 1000, 0, on_group, &g, NULL),
+                     0);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.key[0][1], "trainer-0");
+    assert_int_equal(g.gpus[0], 4);
+    assert_int_equal(g.restarts[0], 3);
+    krc_store_close(s);
+}
+
 static void test_list_filters_and_order(void **state)
 {
     struct krc_store *s = open_mem();
@@ -1834,6 +1970,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pending_survives_close_and_kill),
         cmocka_unit_test(test_thread_ts),
         cmocka_unit_test(test_list_filters_and_order),
+        cmocka_unit_test(test_list_pages_pod_workload),
+        cmocka_unit_test(test_group_counts),
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_prune_age_and_count),
         cmocka_unit_test(test_migrations_and_versions),
