@@ -11,6 +11,7 @@
 #include "krc/cli/explain.h"
 #include "krc/util/gnutls_noinit.h"
 #include "krc/cli/history.h"
+#include "krc/cli/mcp_cmd.h"
 #include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
             "              [--limit N] [--format table|json]\n"
             "  krc history show ID [--db FILE] [--format text|json]\n"
             "      The recorded restarts (default database: $KRC_DB, else the default path).\n"
+            "  krc mcp [--db FILE] [--kubeconfig FILE] [--listen HOST:PORT] [--token-file FILE]\n"
+            "      Serve the history read-only to AI agents over MCP (stdio, or HTTP at /mcp).\n"
             "  krc config check FILE | print [--config FILE] | keys\n"
             "      Validate a configuration file; show the effective configuration.\n"
             "  krc version\n"
@@ -113,6 +116,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "explain") == 0) {
         return krc_explain_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "mcp") == 0) {
+        return krc_mcp_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("krc %s\n", KRC_VERSION);

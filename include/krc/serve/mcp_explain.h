@@ -1,0 +1,40 @@
+/* The live explain_pod MCP tool: GET a pod through the Kubernetes API, pick
+ * its container (the one named, else the one with the most restarts), collect
+ * events, node and previous log as the daemon does, diagnose, and return the
+ * report as JSON (krc_report_json_build, redacted, log tail at most 16 KiB).
+ * Reads only: a GET of the pod and what the collector reads. */
+#ifndef KRC_MCP_EXPLAIN_H
+#define KRC_MCP_EXPLAIN_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "krc/kube/kube_client.h"
+#include "krc/util/error.h"
+#include "krc/util/redact.h"
+
+#define KRC_MCP_EXPLAIN_INPUT_SCHEMA                                                               \
+    "{\"type\":\"object\",\"properties\":{"                                                        \
+    "\"namespace\":{\"type\":\"string\",\"maxLength\":63,\"description\":\"the pod's "             \
+    "namespace\"},"                                                                                \
+    "\"pod\":{\"type\":\"string\",\"maxLength\":253,\"description\":\"the pod's name\"},"          \
+    "\"container\":{\"type\":\"string\",\"maxLength\":63,\"description\":\"container; default "    \
+    "the one with the most restarts\"}},"                                                          \
+    "\"required\":[\"namespace\",\"pod\"],\"additionalProperties\":false}"
+#define KRC_MCP_EXPLAIN_OUTPUT_SCHEMA                                                              \
+    "{\"type\":\"object\",\"properties\":{"                                                        \
+    "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"                           \
+    "\"container\":{\"type\":\"string\"},\"restart_count\":{\"type\":\"integer\"},"                \
+    "\"report\":{\"type\":\"object\",\"description\":\"pod, diagnosis (cause, confidence, "        \
+    "evidence, next_step), containers, events, node, notes, log\"}},"                              \
+    "\"required\":[\"namespace\",\"pod\",\"container\",\"report\"]}"
+
+#define KRC_MCP_EXPLAIN_LOG_BYTES 16384
+
+/* KRC_MCP_TOOL_OK with *ret, KRC_MCP_TOOL_FAILED with msg (bad name, no such
+ * pod or container, API errors), or a negative code (out of memory). */
+int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
+                        const char *namespace, const char *pod, const char *container, cJSON **ret,
+                        char *msg, size_t msgsz, struct krc_error *err);
+
+#endif

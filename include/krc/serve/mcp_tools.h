@@ -1,0 +1,51 @@
+/* The read-only MCP tools of `krc mcp` and the daemon's /mcp endpoint.
+ *
+ *   list_restarts         recent restarts, newest first, filtered by namespace,
+ *                         workload, pod name prefix, cause and since; cursor pages
+ *   get_restart_report    one stored report: status, cause, confidence, evidence,
+ *                         next step, events, node, log tail (last log_bytes)
+ *   pod_restart_timeline  every restart of one pod or workload, newest first,
+ *                         with causes; cursor pages
+ *   restart_summary       since a time: top restarting workloads (with their most
+ *                         frequent cause), causes, nodes, and GPUs held by
+ *                         crash-looping pods (2 or more restarts in the window)
+ *   explain_pod           live: reads the pod, its events, node and previous log
+ *                         through the Kubernetes API and diagnoses it now
+ *                         (only with a Kubernetes client)
+ *
+ * Every tool is read-only: none writes to the cluster or the database (the
+ * history is opened read-only), runs a command or returns a pod's environment
+ * values; log text and messages pass through the redactor (the stored report
+ * was redacted when it was written, and its log tail is redacted again here).
+ * Output is bounded: at most 200 rows a page (500 for a timeline), a log tail
+ * of at most 64 KiB.
+ *
+ * Threads: the tools share one read-only database connection behind a mutex,
+ * so they may be called from several threads. */
+#ifndef KRC_MCP_TOOLS_H
+#define KRC_MCP_TOOLS_H
+
+#include "krc/kube/kube_client.h"
+#include "krc/serve/mcp.h"
+#include "krc/util/error.h"
+#include "krc/util/redact.h"
+
+struct krc_mcp_tools_config {
+    const char *db_path;                 /* required (copied) */
+    struct krc_kube_client *kube;        /* borrowed; NULL: explain_pod says it has no cluster */
+    const struct krc_redactor *redactor; /* borrowed; NULL: the built-in patterns */
+};
+
+struct krc_mcp_tools;
+
+/* The database is opened on first use (and again after a failure), so the
+ * tools work once `krc run` has created it. KRC_EINVAL; KRC_ENOMEM. */
+int krc_mcp_tools_new(const struct krc_mcp_tools_config *cfg, struct krc_mcp_tools **ret,
+                      struct krc_error *err);
+void krc_mcp_tools_free(struct krc_mcp_tools *t);
+
+/* An MCP server (krc_mcp_new) serving these tools as "krc". Free it before
+ * the tools. */
+int krc_mcp_tools_server(struct krc_mcp_tools *t, struct krc_mcp **ret, struct krc_error *err);
+
+#endif

@@ -1,0 +1,175 @@
+/* explain_pod: a live diagnosis through the Kubernetes API. */
+#include "krc/serve/mcp_explain.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/collect/collector.h"
+#include "krc/detect/pod_state.h"
+#include "krc/detect/restart.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/kube/kube_pod.h"
+#include "krc/model/report.h"
+#include "krc/serve/mcp.h"
+#include "krc/store/report_json.h"
+#include "krc/util/mem.h"
+
+#define POD_MAX_BYTES (4u * 1024u * 1024u)
+
+/* A Kubernetes object name: lower-case letters, digits, '-' and '.' (so it
+ * can go into a URL path as it is). */
+static int valid_name(const char *s)
+{
+    if (s == NULL || s[0] == '\0') {
+        return 0;
+    }
+    for (const char *p = s; *p != '\0'; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const struct krc_container_info *pick(const struct krc_pod_info *p, const char *name)
+{
+    const struct krc_container_info *best = NULL;
+    for (size_t i = 0; i < p->n_containers; i++) {
+        const struct krc_container_info *c = &p->containers[i];
+        if (name != NULL) {
+            if (strcmp(c->name, name) == 0) {
+                return c;
+            }
+        } else if (best == NULL || c->restart_count > best->restart_count) {
+            best = c;
+        }
+    }
+    return best;
+}
+
+static int get_pod(struct krc_kube_client *kube, const char *ns, const char *pod, char **body,
+                   size_t *len, char *msg, size_t msgsz)
+{
+    char path[512];
+    struct krc_error e;
+    int rc;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, pod);
+    krc_error_clear(&e);
+    rc = krc_kube_get(kube, path, POD_MAX_BYTES, body, len, &e);
+    if (rc == KRC_ENOTFOUND) {
+        snprintf(msg, msgsz, "pod %s/%s not found", ns, pod);
+        return KRC_MCP_TOOL_FAILED;
+    }
+    if (rc < 0) {
+        snprintf(msg, msgsz, "cannot read pod %s/%s from the Kubernetes API: %s", ns, pod, e.msg);
+        return KRC_MCP_TOOL_FAILED;
+    }
+    return 0;
+}
+
+/* Collect, diagnose and turn into JSON; *ret_json owned. */
+static int analyse(struct krc_kube_client *kube, const struct krc_redactor *rd,
+                   const struct krc_restart *r, char **ret_json, char *msg, size_t msgsz,
+                   struct krc_error *err)
+{
+    struct krc_collector_options co;
+    struct krc_report rep;
+    struct krc_diagnosis dg;
+    struct krc_error e;
+    int rc;
+
+    krc_collector_options_defaults(&co);
+    co.limit_bytes = KRC_MCP_EXPLAIN_LOG_BYTES;
+    krc_report_init(&rep);
+    krc_diagnosis_init(&dg);
+    krc_error_clear(&e);
+    rc = krc_collect(kube, r, &co, &rep, &e);
+    if (rc < 0) {
+        snprintf(msg, msgsz, "cannot collect %s/%s: %s", r->namespace, r->pod, e.msg);
+        rc = KRC_MCP_TOOL_FAILED;
+    } else if (krc_diagnose(&rep, r->container, &dg, &e) < 0 &&
+               krc_diagnose(&rep, NULL, &dg, &e) < 0) {
+        snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
+        rc = KRC_MCP_TOOL_FAILED;
+    } else {
+        rc = krc_report_json_build(&rep, &dg, rd, ret_json, err);
+    }
+    krc_diagnosis_cleanup(&dg);
+    krc_report_cleanup(&rep);
+    return rc;
+}
+
+static int result(const struct krc_restart *r, const char *json, cJSON **ret, struct krc_error *err)
+{
+    cJSON *out = cJSON_CreateObject();
+    cJSON *rep = cJSON_Parse(json);
+    int ok = out != NULL && rep != NULL &&
+             cJSON_AddStringToObject(out, "namespace", r->namespace) != NULL &&
+             cJSON_AddStringToObject(out, "pod", r->pod) != NULL &&
+             cJSON_AddStringToObject(out, "container", r->container) != NULL &&
+             cJSON_AddNumberToObject(out, "restart_count", r->restart_count) != NULL &&
+             cJSON_AddItemToObject(out, "report", rep);
+    if (!ok) {
+        if (out == NULL || cJSON_GetObjectItemCaseSensitive(out, "report") != rep) {
+            cJSON_Delete(rep);
+        }
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    *ret = out;
+    return KRC_MCP_TOOL_OK;
+}
+
+int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
+                        const char *namespace, const char *pod, const char *container, cJSON **ret,
+                        char *msg, size_t msgsz, struct krc_error *err)
+{
+    struct krc_pod_info info;
+    struct krc_restart_delta d;
+    struct krc_restart *r = NULL;
+    struct krc_error e;
+    char *body = NULL;
+    char *json = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!valid_name(namespace) || !valid_name(pod) ||
+        (container != NULL && !valid_name(container))) {
+        snprintf(msg, msgsz,
+                 "invalid arguments: namespace, pod and container must be Kubernetes names "
+                 "(lower-case letters, digits, '-', '.')");
+        return KRC_MCP_TOOL_FAILED;
+    }
+    if ((rc = get_pod(kube, namespace, pod, &body, &len, msg, msgsz)) != 0) {
+        return rc;
+    }
+    krc_pod_info_init(&info);
+    krc_error_clear(&e);
+    if (krc_pod_info_parse(body, len, &info, &e) < 0) {
+        snprintf(msg, msgsz, "pod %s/%s: the API answered an unreadable pod: %s", namespace, pod,
+                 e.msg);
+        rc = KRC_MCP_TOOL_FAILED;
+    } else if ((d.container = pick(&info, container)) == NULL) {
+        snprintf(msg, msgsz, "pod %s/%s has no container %s", namespace, pod,
+                 container != NULL ? container : "with a status yet");
+        rc = KRC_MCP_TOOL_FAILED;
+    } else {
+        d.pod = &info;
+        d.previous_count = -1;
+        d.missed = 0;
+        r = krc_restart_from_delta(&d, 1);
+        rc = r == NULL ? krc_error_set(err, KRC_ENOMEM, "out of memory") : 0;
+    }
+    krc_pod_info_cleanup(&info);
+    krc_free(body);
+    if (rc == 0) {
+        rc = analyse(kube, rd, r, &json, msg, msgsz, err);
+    }
+    if (rc == 0) {
+        rc = result(r, json, ret, err);
+    }
+    krc_free(json);
+    krc_restart_free(r);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* MCP over Streamable HTTP: request checks and the /mcp handler. */
+#include "krc/serve/mcp_http.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+struct krc_mcp_http_route {
+    struct krc_mcp *m;
+    char *token;
+    int loopback_only;
+};
+
+int krc_mcp_http_is_loopback(const char *host)
+{
+    if (host == NULL) {
+        return 0;
+    }
+    return strcasecmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
+           strncmp(host, "127.", 4) == 0;
+}
+
+/* The host of "scheme://host[:port][/...]" or "host[:port]" into out
+ * (brackets removed); 0 when it does not parse. */
+static int host_of(const char *v, int with_scheme, char *out, size_t outsz)
+{
+    const char *p = v;
+    size_t n;
+
+    if (with_scheme) {
+        const char *s = strstr(v, "://");
+        if (s == NULL) {
+            return 0;
+        }
+        p = s + 3;
+    }
+    if (*p == '[') {
+        const char *end = strchr(p, ']');
+        if (end == NULL) {
+            return 0;
+        }
+        p++;
+        n = (size_t)(end - p);
+    } else {
+        n = strcspn(p, ":/");
+    }
+    if (n == 0 || n >= outsz) {
+        return 0;
+    }
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 1;
+}
+
+static int refuse(struct krc_http_server_response *resp, int status, int code, const char *msg)
+{
+    resp->status = status;
+    snprintf(resp->content_type, sizeof(resp->content_type), "application/json");
+    krc_buf_reset(&resp->body);
+    return krc_mcp_error_json(&resp->body, code, msg) < 0 ? KRC_ENOMEM : 0;
+}
+
+/* Constant-time comparison of the Authorization header with the token. */
+static int token_ok(const char *header, const char *token)
+{
+    size_t n = strlen(token);
+    size_t hn;
+    unsigned char diff = 0;
+
+    if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0) {
+        return 0;
+    }
+    header += 7;
+    hn = strlen(header);
+    for (size_t i = 0; i < n; i++) {
+        diff |= (unsigned char)(token[i] ^ (i < hn ? header[i] : 0));
+    }
+    return diff == 0 && hn == n;
+}
+
+/* 0 when the request may go on; else resp is filled with the refusal. */
+static int check(const struct krc_mcp_http_route *r, const struct krc_http_server_request *req,
+                 struct krc_http_server_response *resp, int *refused)
+{
+    const char *origin = krc_http_server_request_header(req, "Origin");
+    const char *hosth = krc_http_server_request_header(req, "Host");
+    const char *ctype = krc_http_server_request_header(req, "Content-Type");
+    char host[256];
+
+    *refused = 1;
+    if (origin != NULL &&
+        (!host_of(origin, 1, host, sizeof(host)) || !krc_mcp_http_is_loopback(host))) {
+        return refuse(resp, 403, KRC_MCP_INVALID_REQUEST, "Forbidden: Origin not allowed");
+    }
+    if (r->loopback_only && hosth != NULL &&
+        (!host_of(hosth, 0, host, sizeof(host)) || !krc_mcp_http_is_loopback(host))) {
+        return refuse(resp, 403, KRC_MCP_INVALID_REQUEST, "Forbidden: Host not allowed");
+    }
+    if (r->token != NULL &&
+        !token_ok(krc_http_server_request_header(req, "Authorization"), r->token)) {
+        if (krc_http_server_response_header(resp, "WWW-Authenticate", "Bearer realm=\"krc\"") < 0) {
+            return KRC_ENOMEM;
+        }
+        return refuse(resp, 401, -32001, "Unauthorized: missing or wrong bearer token");
+    }
+    if (ctype != NULL && strncasecmp(ctype, "application/json", 16) != 0) {
+        return refuse(resp, 415, KRC_MCP_INVALID_REQUEST,
+                      "Unsupported Media Type: send application/json");
+    }
+    *refused = 0;
+    return 0;
+}
+
+static int handle(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
+                  void *ud)
+{
+    const struct krc_mcp_http_route *r = ud;
+    struct krc_mcp_http h;
+    struct krc_error err;
+    int refused;
+    int status = 500;
+    int rc;
+
+    if ((rc = check(r, req, resp, &refused)) < 0 || refused) {
+        return rc;
+    }
+    h.protocol_version = krc_http_server_request_header(req, "MCP-Protocol-Version");
+    h.method = krc_http_server_request_header(req, "Mcp-Method");
+    h.name = krc_http_server_request_header(req, "Mcp-Name");
+    krc_error_clear(&err);
+    rc = krc_mcp_handle(r->m, NULL, req->body, req->body_len, &h, &resp->body, &status, &err);
+    if (rc < 0) {
+        krc_log(KRC_LOG_ERROR, "mcp: %s", err.msg);
+        return refuse(resp, 500, KRC_MCP_INTERNAL_ERROR, "Internal error: response too large");
+    }
+    resp->status = status;
+    if (resp->body.len > 0) {
+        snprintf(resp->content_type, sizeof(resp->content_type), "application/json");
+    }
+    return 0;
+}
+
+int krc_mcp_http_add(struct krc_http_server *srv, struct krc_mcp *m,
+                     const struct krc_mcp_http_config *cfg, struct krc_mcp_http_route **ret,
+                     struct krc_error *err)
+{
+    struct krc_mcp_http_route *r = krc_calloc(1, sizeof(*r));
+    int rc;
+
+    *ret = NULL;
+    if (r == NULL || (cfg->token != NULL && (r->token = krc_strdup(cfg->token)) == NULL)) {
+        krc_free(r);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    r->m = m;
+    r->loopback_only = cfg->loopback_only;
+    rc = krc_http_server_route(srv, cfg->path != NULL ? cfg->path : "/mcp", KRC_HTTP_METHOD_POST,
+                               cfg->max_body ? cfg->max_body : KRC_MCP_HTTP_MAX_BODY, 0, handle, r,
+                               err);
+    if (rc < 0) {
+        krc_mcp_http_free(r);
+        return rc;
+    }
+    *ret = r;
+    return 0;
+}
+
+void krc_mcp_http_free(struct krc_mcp_http_route *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    if (r->token != NULL) {
+        memset(r->token, 0, strlen(r->token));
+    }
+    krc_free(r->token);
+    krc_free(r);
+}
+
+int krc_mcp_http_read_token(const char *path, char **ret, struct krc_error *err)
+{
+    char buf[KRC_MCP_HTTP_TOKEN_MAX + 2];
+    FILE *f = fopen(path, "re");
+    size_t n;
+    size_t start = 0;
+
+    *ret = NULL;
+    if (f == NULL) {
+        return krc_error_set(err, KRC_EIO, "token file %s: %s", path, KRC_ERRNO_STR(errno));
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    n = strlen(buf);
+    while (start < n && (buf[start] == ' ' || buf[start] == '\t')) {
+        start++;
+    }
+    while (n > start && (buf[n - 1] == ' ' || buf[n - 1] == '\t')) {
+        buf[--n] = '\0';
+    }
+    if (n == start || n - start > KRC_MCP_HTTP_TOKEN_MAX) {
+        memset(buf, 0, sizeof(buf));
+        return krc_error_set(err, KRC_EINVAL, "token file %s: %s", path,
+                             n == start ? "empty" : "longer than 4096 bytes");
+    }
+    *ret = krc_strdup(buf + start);
+    memset(buf, 0, sizeof(buf));
+    return *ret != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
+}

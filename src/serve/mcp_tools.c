@@ -1,0 +1,754 @@
+/* The read-only MCP tools over the restart history (and the live cluster). */
+#include "krc/serve/mcp_tools.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krc/config/config.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/model/cause.h"
+#include "krc/serve/mcp_explain.h"
+#include "krc/store/store.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define LIST_DEFAULT 50
+#define LIST_MAX 200
+#define TIMELINE_DEFAULT 100
+#define TIMELINE_MAX 500
+#define LOG_DEFAULT 8192
+#define LOG_MAX 65536
+#define SUMMARY_DEFAULT 10
+#define SUMMARY_MAX 50
+
+struct krc_mcp_tools {
+    char *db_path;
+    struct krc_kube_client *kube;
+    const struct krc_redactor *rd;
+    pthread_mutex_t mu; /* guards db */
+    struct krc_store *db;
+    pthread_mutex_t kube_mu; /* one explain_pod at a time on the client */
+};
+
+/* ---- schemas ------------------------------------------------------------------------------ */
+
+#define NSTR "{\"type\":[\"string\",\"null\"]}"
+#define STR(max, desc) "{\"type\":\"string\",\"maxLength\":" #max ",\"description\":\"" desc "\"}"
+#define ROW_SCHEMA                                                                                 \
+    "{\"type\":\"object\",\"properties\":{"                                                        \
+    "\"id\":{\"type\":\"integer\",\"description\":\"restart id for get_restart_report\"},"         \
+    "\"time\":{\"type\":\"string\",\"description\":\"when krc detected it (UTC)\"},"               \
+    "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"                           \
+    "\"container\":{\"type\":\"string\"},\"restart_count\":{\"type\":\"integer\"},"                \
+    "\"workload\":{\"type\":\"object\",\"properties\":{\"kind\":" NSTR ",\"name\":" NSTR "}},"     \
+    "\"node\":" NSTR ",\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":" NSTR           \
+    ",\"reason\":" NSTR ",\"cause\":{\"type\":\"string\"},\"confidence\":" NSTR                    \
+    ",\"summary\":" NSTR "},"                                                                      \
+    "\"required\":[\"id\",\"time\",\"namespace\",\"pod\",\"container\",\"restart_count\","         \
+    "\"cause\"]}"
+#define SINCE_DESC "RFC 3339 time, or a duration back from now: 90s, 10m, 2h, 1d, 1h30m"
+#define CURSOR_DESC "next_cursor of the previous page"
+#define CAUSE_DESC "probable cause code: oom_killed, app_error, liveness_probe_failed, ..."
+
+static const char list_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"namespace\":" STR(
+        253,
+        "exact namespace; omit for all") ","
+                                         "\"workload\":" STR(
+                                             253,
+                                             "exact workload name (Deployment, StatefulSet, "
+                                             "...)") ","
+                                                     "\"pod\":" STR(
+                                                         253,
+                                                         "pod name prefix") ","
+                                                                            "\"cause\":" STR(
+                                                                                64,
+                                                                                CAUSE_DESC) ","
+                                                                                            "\""
+                                                                                            "si"
+                                                                                            "nc"
+                                                                                            "e"
+                                                                                            "\""
+                                                                                            ":" STR(
+                                                                                                64,
+                                                                                                SINCE_DESC) ","
+                                                                                                            "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"default\":50},"
+                                                                                                            "\"cursor\":" STR(
+                                                                                                                64,
+                                                                                                                CURSOR_DESC) "},\"additionalProperties\":false}";
+static const char rows_out[] =
+    "{\"type\":\"object\",\"properties\":{\"restarts\":{\"type\":\"array\",\"items\":" ROW_SCHEMA
+    "},\"next_cursor\":{\"type\":\"string\"}},\"required\":[\"restarts\"]}";
+static const char report_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"restart id from "
+    "list_restarts\"},"
+    "\"log_bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":65536,\"default\":8192,"
+    "\"description\":\"bytes of the log tail to return (its end)\"}},"
+    "\"required\":[\"id\"],\"additionalProperties\":false}";
+static const char report_out[] =
+    "{\"type\":\"object\",\"properties\":{\"restart\":" ROW_SCHEMA
+    ",\"report\":{\"type\":[\"object\",\"null\"],\"description\":\"pod, diagnosis (cause, "
+    "confidence, evidence, next_step), containers, events, node, notes, log\"}},"
+    "\"required\":[\"restart\",\"report\"]}";
+static const char timeline_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"namespace\":" STR(
+        253,
+        "the namespace") ","
+                         "\"pod\":" STR(
+                             253,
+                             "exact pod name (this or workload)") ","
+                                                                  "\"workload\":" STR(
+                                                                      253,
+                                                                      "exact workload name (this "
+                                                                      "or pod)") ","
+                                                                                 "\"since\":" STR(
+                                                                                     64,
+                                                                                     SINCE_DESC) ","
+                                                                                                 "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,\"default\":100},"
+                                                                                                 "\"cursor\":" STR(
+                                                                                                     64,
+                                                                                                     CURSOR_DESC) "},"
+                                                                                                                  "\"required\":[\"namespace\"],\"additionalProperties\":false}";
+static const char summary_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"since\":" STR(
+        64, SINCE_DESC
+        "; default 24h") ","
+                         "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50,\"default\":"
+                         "10,"
+                         "\"description\":\"entries per list\"}},\"additionalProperties\":false}";
+#define COUNT_ITEM(key)                                                                            \
+    "{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":\"string\"},"                      \
+    "\"restarts\":{\"type\":\"integer\"},\"pods\":{\"type\":\"integer\"}},"                        \
+    "\"required\":[\"" key "\",\"restarts\",\"pods\"]}"
+static const char summary_out[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"since\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
+    "\"workloads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"namespace\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
+    "\"name\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
+    "\"pods\":{\"type\":\"integer\"},\"last_restart\":{\"type\":\"string\"},"
+    "\"top_cause\":" NSTR "},\"required\":[\"namespace\",\"kind\",\"name\",\"restarts\"]}},"
+    "\"causes\":{\"type\":\"array\",\"items\":" COUNT_ITEM(
+        "cause") "},"
+                 "\"nodes\":{\"type\":\"array\",\"items\":" COUNT_ITEM(
+                     "node") "},"
+                             "\"gpus_held\":{\"type\":\"integer\",\"description\":\"GPUs held by "
+                             "crash-looping pods\"},"
+                             "\"gpu_pods\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+                             "\"properties\":{"
+                             "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"
+                             "\"gpus\":{\"type\":\"integer\"},\"restarts\":{\"type\":\"integer\"},"
+                             "\"last_restart\":{\"type\":\"string\"}},\"required\":[\"namespace\","
+                             "\"pod\",\"gpus\"]}}},"
+                             "\"required\":[\"since\",\"restarts\",\"workloads\",\"causes\","
+                             "\"nodes\",\"gpus_held\","
+                             "\"gpu_pods\"]}";
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static const char *arg_str(const cJSON *args, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, k);
+    return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
+}
+
+static long arg_long(const cJSON *args, const char *k, long dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, k);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+static cJSON *jstr(const char *v)
+{
+    return v != NULL ? cJSON_CreateString(v) : cJSON_CreateNull();
+}
+
+static cJSON *jtime(int64_t t)
+{
+    char ts[40];
+    if (t <= 0) {
+        return cJSON_CreateNull();
+    }
+    krc_clock_format_rfc3339(t, ts, sizeof(ts));
+    return cJSON_CreateString(ts);
+}
+
+/* Add item under k; 0 when it or the add failed (item released). */
+static int put(cJSON *o, const char *k, cJSON *item)
+{
+    if (o == NULL || item == NULL) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    if (!cJSON_AddItemToObject(o, k, item)) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_since(const char *s, int64_t *ret, char *msg, size_t msgsz)
+{
+    long secs;
+    if (s == NULL) {
+        *ret = 0;
+        return 0;
+    }
+    if (krc_parse_rfc3339(s, strlen(s), ret) == 0) {
+        return 0;
+    }
+    if (krc_config_parse_duration(s, &secs) == 0 && secs > 0) {
+        *ret = krc_clock_now() - secs;
+        if (*ret <= 0) {
+            *ret = 1;
+        }
+        return 0;
+    }
+    snprintf(msg, msgsz,
+             "invalid arguments: since '%.64s' is neither an RFC 3339 time nor a duration such "
+             "as 90s, 10m, 2h, 1d",
+             s);
+    return -1;
+}
+
+static int parse_cause(const char *s, const char **ret, char *msg, size_t msgsz)
+{
+    enum krc_cause c;
+    size_t n;
+    *ret = NULL;
+    if (s == NULL) {
+        return 0;
+    }
+    if (krc_cause_parse(s, &c) == 0) {
+        *ret = krc_cause_name(c);
+        return 0;
+    }
+    n = (size_t)snprintf(msg, msgsz, "invalid arguments: cause '%.64s' is not one of:", s);
+    for (int i = 0; i < KRC_CAUSE_COUNT && n < msgsz; i++) {
+        n += (size_t)snprintf(msg + n, msgsz - n, " %s", krc_cause_name((enum krc_cause)i));
+    }
+    return -1;
+}
+
+/* Cursor "<detected_at>.<id>" of the last row of a page. */
+static int parse_cursor(const char *s, struct krc_store_filter *f, char *msg, size_t msgsz)
+{
+    char *end;
+    long long at;
+    long long id;
+    if (s == NULL) {
+        return 0;
+    }
+    errno = 0;
+    at = strtoll(s, &end, 10);
+    if (errno == 0 && end != s && *end == '.' && at > 0) {
+        const char *p = end + 1;
+        id = strtoll(p, &end, 10);
+        if (errno == 0 && end != p && *end == '\0' && id > 0) {
+            f->before_at = at;
+            f->before_id = id;
+            return 0;
+        }
+    }
+    snprintf(msg, msgsz, "invalid arguments: cursor '%.64s' is not a next_cursor of this tool", s);
+    return -1;
+}
+
+static cJSON *row_json(const struct krc_store_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *w = cJSON_CreateObject();
+    int ok = put(o, "workload", w);
+
+    ok = ok && put(o, "id", cJSON_CreateNumber((double)r->id));
+    ok = ok && put(o, "time", jtime(r->detected_at));
+    ok = ok && put(o, "namespace", jstr(r->namespace));
+    ok = ok && put(o, "pod", jstr(r->pod));
+    ok = ok && put(o, "container", jstr(r->container));
+    ok = ok && put(o, "restart_count", cJSON_CreateNumber(r->restart_count));
+    ok = ok && put(w, "kind", jstr(r->workload_kind));
+    ok = ok && put(w, "name", jstr(r->workload_name));
+    ok = ok && put(o, "node", jstr(r->node));
+    ok = ok && put(o, "exit_code",
+                   r->has_exit_code ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
+    ok = ok && put(o, "signal", jstr(krc_signal_name(r->signal)));
+    ok = ok && put(o, "reason", jstr(r->reason));
+    ok = ok && put(o, "cause", jstr(r->cause));
+    ok = ok && put(o, "confidence", jstr(r->confidence));
+    ok = ok && put(o, "summary", jstr(r->summary));
+    if (!ok) {
+        if (o == NULL) {
+            cJSON_Delete(w);
+        }
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Lock and make sure the database is open. KRC_MCP_TOOL_FAILED (unlocked)
+ * with msg when it is not there or cannot be read. */
+static int lock_db(struct krc_mcp_tools *t, char *msg, size_t msgsz)
+{
+    struct krc_error err;
+    int rc;
+
+    pthread_mutex_lock(&t->mu);
+    if (t->db != NULL) {
+        return 0;
+    }
+    krc_error_clear(&err);
+    rc = krc_store_open(t->db_path, KRC_STORE_READONLY, &t->db, &err);
+    if (rc == 0) {
+        return 0;
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (rc == KRC_ENOTFOUND) {
+        snprintf(msg, msgsz, "no restart history at %s yet: krc run has not recorded anything",
+                 t->db_path);
+    } else {
+        snprintf(msg, msgsz, "cannot read the restart history: %s", err.msg);
+    }
+    return KRC_MCP_TOOL_FAILED;
+}
+
+/* After a database error: say so, close the connection (reopened next time). */
+static int db_failed(struct krc_mcp_tools *t, const struct krc_error *err, char *msg, size_t msgsz)
+{
+    snprintf(msg, msgsz, "cannot read the restart history: %s", err->msg);
+    krc_store_close(t->db);
+    t->db = NULL;
+    return KRC_MCP_TOOL_FAILED;
+}
+
+/* ---- list_restarts, pod_restart_timeline ---------------------------------------------------- */
+
+struct page {
+    cJSON *rows;
+    long want; /* rows to return; one more is fetched to know whether a next page exists */
+    long n;
+    int64_t last_at;
+    int64_t last_id;
+    int more;
+    int oom;
+};
+
+static int page_row(const struct krc_store_row *r, void *ud)
+{
+    struct page *p = ud;
+    cJSON *o;
+    if (p->n == p->want) {
+        p->more = 1;
+        return 1;
+    }
+    o = row_json(r);
+    if (o == NULL || !cJSON_AddItemToArray(p->rows, o)) {
+        cJSON_Delete(o);
+        p->oom = 1;
+        return 1;
+    }
+    p->n++;
+    p->last_at = r->detected_at;
+    p->last_id = r->id;
+    return 0;
+}
+
+/* Run f (limit set here) and build {restarts, next_cursor?} into *ret. */
+static int list_page(struct krc_mcp_tools *t, struct krc_store_filter *f, long want, cJSON **ret,
+                     char *msg, size_t msgsz, struct krc_error *err)
+{
+    struct page p;
+    cJSON *out = cJSON_CreateObject();
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    p.want = want;
+    p.rows = cJSON_CreateArray();
+    if (!put(out, "restarts", p.rows)) {
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    f->limit = want + 1;
+    if ((rc = lock_db(t, msg, msgsz)) != 0) {
+        cJSON_Delete(out);
+        return rc;
+    }
+    rc = krc_store_list(t->db, f, page_row, &p, err);
+    if (rc < 0) {
+        rc = db_failed(t, err, msg, msgsz);
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (rc == 0 || (rc == 1 && !p.oom)) {
+        char cur[48];
+        snprintf(cur, sizeof(cur), "%" PRId64 ".%" PRId64, p.last_at, p.last_id);
+        if (!p.more || put(out, "next_cursor", cJSON_CreateString(cur))) {
+            *ret = out;
+            return KRC_MCP_TOOL_OK;
+        }
+        p.oom = 1;
+    }
+    cJSON_Delete(out);
+    return p.oom ? krc_error_set(err, KRC_ENOMEM, "out of memory") : rc;
+}
+
+static int tool_list(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
+                     struct krc_error *err)
+{
+    struct krc_store_filter f;
+
+    memset(&f, 0, sizeof(f));
+    f.namespace = arg_str(args, "namespace");
+    f.workload = arg_str(args, "workload");
+    f.pod = arg_str(args, "pod");
+    if (parse_cause(arg_str(args, "cause"), &f.cause, msg, msgsz) < 0 ||
+        parse_since(arg_str(args, "since"), &f.since, msg, msgsz) < 0 ||
+        parse_cursor(arg_str(args, "cursor"), &f, msg, msgsz) < 0) {
+        return KRC_MCP_TOOL_FAILED;
+    }
+    return list_page(ud, &f, arg_long(args, "limit", LIST_DEFAULT), ret, msg, msgsz, err);
+}
+
+static int tool_timeline(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
+                         struct krc_error *err)
+{
+    struct krc_store_filter f;
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    f.namespace = arg_str(args, "namespace");
+    f.pod = arg_str(args, "pod");
+    f.pod_exact = 1;
+    f.workload = arg_str(args, "workload");
+    if ((f.pod == NULL) == (f.workload == NULL)) {
+        snprintf(msg, msgsz, "invalid arguments: give either pod or workload (one of them)");
+        return KRC_MCP_TOOL_FAILED;
+    }
+    if (parse_since(arg_str(args, "since"), &f.since, msg, msgsz) < 0 ||
+        parse_cursor(arg_str(args, "cursor"), &f, msg, msgsz) < 0) {
+        return KRC_MCP_TOOL_FAILED;
+    }
+    rc = list_page(ud, &f, arg_long(args, "limit", TIMELINE_DEFAULT), ret, msg, msgsz, err);
+    if (rc == KRC_MCP_TOOL_OK && (!put(*ret, "namespace", cJSON_CreateString(f.namespace)) ||
+                                  !put(*ret, f.pod != NULL ? "pod" : "workload",
+                                       cJSON_CreateString(f.pod != NULL ? f.pod : f.workload)))) {
+        cJSON_Delete(*ret);
+        *ret = NULL;
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+/* ---- get_restart_report ------------------------------------------------------------------- */
+
+/* Keep the last max bytes of report.log.text (from a line start when one is
+ * near), redacted again; count what was cut in log.omitted_bytes. */
+static int trim_log(struct krc_mcp_tools *t, cJSON *report, size_t max, struct krc_error *err)
+{
+    cJSON *log = cJSON_GetObjectItemCaseSensitive(report, "log");
+    cJSON *text = cJSON_GetObjectItemCaseSensitive(log, "text");
+    cJSON *omitted = cJSON_GetObjectItemCaseSensitive(log, "omitted_bytes");
+    struct krc_buf b;
+    const char *s;
+    size_t len;
+    size_t from = 0;
+    int rc;
+
+    if (!cJSON_IsString(text)) {
+        return 0;
+    }
+    s = text->valuestring;
+    len = strlen(s);
+    if (len > max) {
+        const char *nl;
+        from = len - max;
+        nl = memchr(s + from, '\n', len - from);
+        from = nl != NULL ? (size_t)(nl - s) + 1 : len;
+    }
+    krc_buf_init(&b, (len - from) * 2 + 64);
+    rc = krc_redact_apply(t->rd, s + from, len - from, &b, err);
+    if (rc >= 0 && b.data == NULL) {
+        rc = krc_buf_append_str(&b, "");
+    }
+    if (rc < 0 ||
+        !cJSON_ReplaceItemInObjectCaseSensitive(log, "text", cJSON_CreateString(b.data))) {
+        krc_buf_cleanup(&b);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    krc_buf_cleanup(&b);
+    if (from > 0) {
+        double before = cJSON_IsNumber(omitted) ? omitted->valuedouble : 0;
+        cJSON_DeleteItemFromObjectCaseSensitive(log, "omitted_bytes");
+        if (!put(log, "omitted_bytes", cJSON_CreateNumber(before + (double)from))) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static int tool_report(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
+                       struct krc_error *err)
+{
+    struct krc_mcp_tools *t = ud;
+    struct krc_store_entry *e = NULL;
+    int64_t id = (int64_t)arg_long(args, "id", 0);
+    cJSON *out;
+    cJSON *report;
+    int rc;
+
+    if ((rc = lock_db(t, msg, msgsz)) != 0) {
+        return rc;
+    }
+    rc = krc_store_get(t->db, id, &e, err);
+    if (rc == KRC_ENOTFOUND) {
+        pthread_mutex_unlock(&t->mu);
+        snprintf(msg, msgsz, "no restart with id %" PRId64 " (list_restarts gives the ids)", id);
+        return KRC_MCP_TOOL_FAILED;
+    }
+    if (rc < 0) {
+        rc = db_failed(t, err, msg, msgsz);
+        pthread_mutex_unlock(&t->mu);
+        return rc;
+    }
+    pthread_mutex_unlock(&t->mu);
+    out = cJSON_CreateObject();
+    report = e->report_json != NULL ? cJSON_Parse(e->report_json) : NULL;
+    if (report != NULL && !cJSON_IsObject(report)) {
+        cJSON_Delete(report);
+        report = NULL;
+    }
+    rc = put(out, "restart", row_json(&e->row)) &&
+                 put(out, "report", report != NULL ? report : cJSON_CreateNull())
+             ? 0
+             : KRC_ENOMEM;
+    krc_store_entry_free(e);
+    if (rc == 0 && report != NULL) {
+        rc = trim_log(t, report, (size_t)arg_long(args, "log_bytes", LOG_DEFAULT), err);
+    }
+    if (rc < 0) {
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    *ret = out;
+    return KRC_MCP_TOOL_OK;
+}
+
+/* ---- restart_summary ---------------------------------------------------------------------- */
+
+struct groups {
+    enum krc_store_group g;
+    cJSON *arr;
+    long limit;
+    long n;
+    int64_t total;
+    int oom;
+};
+
+static int group_item(cJSON *o, enum krc_store_group g, const struct krc_store_group_row *r)
+{
+    switch (g) {
+    case KRC_STORE_BY_WORKLOAD:
+        return put(o, "namespace", jstr(r->key[0])) && put(o, "kind", jstr(r->key[1])) &&
+               put(o, "name", jstr(r->key[2])) &&
+               put(o, "pods", cJSON_CreateNumber((double)r->pods)) &&
+               put(o, "last_restart", jtime(r->last_at)) && put(o, "top_cause", jstr(r->top_cause));
+    case KRC_STORE_BY_CAUSE:
+        return put(o, "cause", jstr(r->key[0])) &&
+               put(o, "pods", cJSON_CreateNumber((double)r->pods));
+    case KRC_STORE_BY_NODE:
+        return put(o, "node", jstr(r->key[0])) &&
+               put(o, "pods", cJSON_CreateNumber((double)r->pods));
+    case KRC_STORE_BY_GPU_POD:
+        return put(o, "namespace", jstr(r->key[0])) && put(o, "pod", jstr(r->key[1])) &&
+               put(o, "gpus", cJSON_CreateNumber((double)r->gpus)) &&
+               put(o, "last_restart", jtime(r->last_at));
+    }
+    return 0;
+}
+
+static int on_group(const struct krc_store_group_row *r, void *ud)
+{
+    struct groups *gs = ud;
+    cJSON *o;
+
+    gs->total += gs->g == KRC_STORE_BY_GPU_POD ? r->gpus : r->restarts;
+    if (gs->n >= gs->limit) {
+        return 0; /* counted, not listed */
+    }
+    o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddItemToArray(gs->arr, o)) {
+        cJSON_Delete(o);
+        gs->oom = 1;
+        return 1;
+    }
+    if (!put(o, "restarts", cJSON_CreateNumber((double)r->restarts)) || !group_item(o, gs->g, r)) {
+        gs->oom = 1;
+        return 1;
+    }
+    gs->n++;
+    return 0;
+}
+
+static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
+                        struct krc_error *err)
+{
+    static const struct {
+        enum krc_store_group g;
+        const char *key;
+    } parts[] = {{KRC_STORE_BY_WORKLOAD, "workloads"},
+                 {KRC_STORE_BY_CAUSE, "causes"},
+                 {KRC_STORE_BY_NODE, "nodes"},
+                 {KRC_STORE_BY_GPU_POD, "gpu_pods"}};
+    struct krc_mcp_tools *t = ud;
+    const char *since_text = arg_str(args, "since");
+    int64_t since;
+    cJSON *out = cJSON_CreateObject();
+    int rc = 0;
+
+    if (parse_since(since_text != NULL ? since_text : "24h", &since, msg, msgsz) < 0) {
+        cJSON_Delete(out);
+        return KRC_MCP_TOOL_FAILED;
+    }
+    if (!put(out, "since", jtime(since))) {
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    if ((rc = lock_db(t, msg, msgsz)) != 0) {
+        cJSON_Delete(out);
+        return rc;
+    }
+    for (size_t i = 0; rc == 0 && i < sizeof(parts) / sizeof(parts[0]); i++) {
+        struct groups gs = {
+            parts[i].g, cJSON_CreateArray(), arg_long(args, "limit", SUMMARY_DEFAULT), 0, 0, 0};
+        if (!put(out, parts[i].key, gs.arr)) {
+            rc = KRC_ENOMEM;
+            break;
+        }
+        rc = krc_store_group(t->db, parts[i].g, since, 0, on_group, &gs, err);
+        if (rc < 0) {
+            rc = db_failed(t, err, msg, msgsz);
+        } else if (gs.oom) {
+            rc = KRC_ENOMEM;
+        } else if (parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD) {
+            rc = put(out, parts[i].g == KRC_STORE_BY_CAUSE ? "restarts" : "gpus_held",
+                     cJSON_CreateNumber((double)gs.total))
+                     ? 0
+                     : KRC_ENOMEM;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (rc != 0) {
+        cJSON_Delete(out);
+        return rc == KRC_ENOMEM ? krc_error_set(err, KRC_ENOMEM, "out of memory") : rc;
+    }
+    *ret = out;
+    return KRC_MCP_TOOL_OK;
+}
+
+/* ---- explain_pod ---------------------------------------------------------------------------- */
+
+static int tool_explain(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
+                        struct krc_error *err)
+{
+    struct krc_mcp_tools *t = ud;
+    int rc;
+    if (t->kube == NULL) {
+        snprintf(msg, msgsz,
+                 "explain_pod needs the Kubernetes API: start krc mcp with --kubeconfig FILE "
+                 "(or in a cluster)");
+        return KRC_MCP_TOOL_FAILED;
+    }
+    pthread_mutex_lock(&t->kube_mu);
+    rc = krc_mcp_explain_pod(t->kube, t->rd, arg_str(args, "namespace"), arg_str(args, "pod"),
+                             arg_str(args, "container"), ret, msg, msgsz, err);
+    pthread_mutex_unlock(&t->kube_mu);
+    return rc;
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static const struct krc_mcp_tool tools[] = {
+    {"list_restarts", "List recent container restarts",
+     "Recent container restarts recorded by krc, newest first, optionally filtered by "
+     "namespace, workload, pod name prefix, probable cause or time. Returns ids for "
+     "get_restart_report; pass next_cursor as cursor for the next page.",
+     list_in, rows_out, tool_list},
+    {"get_restart_report", "Restart report",
+     "Everything krc recorded about one restart: container status, probable cause, "
+     "confidence, evidence, next step, Kubernetes events, node conditions and the tail of "
+     "the previous container log (secrets redacted).",
+     report_in, report_out, tool_report},
+    {"pod_restart_timeline", "Restart timeline of a pod or workload",
+     "Every recorded restart of one pod (exact name) or workload in a namespace, newest "
+     "first, with its cause, exit code and time, to see whether and how a fault repeats.",
+     timeline_in, rows_out, tool_timeline},
+    {"restart_summary", "Restart summary",
+     "Since a time (default the last 24h): the workloads that restart most with their most "
+     "frequent cause, restarts per cause and per node, and the GPUs held by crash-looping "
+     "pods (2 or more restarts in the window).",
+     summary_in, summary_out, tool_summary},
+    {"explain_pod", "Explain a pod now",
+     "Live: read a pod, its events, its node and its previous container log through the "
+     "Kubernetes API and diagnose its latest restart now (whether or not krc recorded it).",
+     KRC_MCP_EXPLAIN_INPUT_SCHEMA, KRC_MCP_EXPLAIN_OUTPUT_SCHEMA, tool_explain},
+};
+
+int krc_mcp_tools_new(const struct krc_mcp_tools_config *cfg, struct krc_mcp_tools **ret,
+                      struct krc_error *err)
+{
+    struct krc_mcp_tools *t;
+
+    *ret = NULL;
+    if (cfg == NULL || cfg->db_path == NULL || cfg->db_path[0] == '\0') {
+        return krc_error_set(err, KRC_EINVAL, "MCP tools: a database path is required");
+    }
+    t = krc_calloc(1, sizeof(*t));
+    if (t == NULL || (t->db_path = krc_strdup(cfg->db_path)) == NULL) {
+        krc_free(t);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    t->kube = cfg->kube;
+    t->rd = cfg->redactor;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_mutex_init(&t->kube_mu, NULL);
+    *ret = t;
+    return 0;
+}
+
+void krc_mcp_tools_free(struct krc_mcp_tools *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    krc_store_close(t->db);
+    pthread_mutex_destroy(&t->mu);
+    pthread_mutex_destroy(&t->kube_mu);
+    krc_free(t->db_path);
+    krc_free(t);
+}
+
+int krc_mcp_tools_server(struct krc_mcp_tools *t, struct krc_mcp **ret, struct krc_error *err)
+{
+    struct krc_mcp_config cfg;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.name = "krc";
+    cfg.title = "Kubernetes pod restart history";
+    cfg.version = KRC_VERSION;
+    cfg.instructions =
+        "Read-only access to the container restarts that krc (kube-restart-collector) "
+        "recorded: causes, evidence, events, node state and log tails. Start with "
+        "restart_summary or list_restarts, then get_restart_report for one restart.";
+    cfg.tools = tools;
+    cfg.n_tools = sizeof(tools) / sizeof(tools[0]);
+    cfg.tool_ud = t;
+    return krc_mcp_new(&cfg, ret, err);
+}
