@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""`krc mcp` on a history that a real `krc run` filled from the fake API server: raw JSON-RPC
+over stdio and over Streamable HTTP, both protocol eras, every tool checked against its output
+schema, and the refusals (malformed JSON, unknown method or tool, invalid arguments, a 10 MB
+request, missing or wrong token, a foreign Origin), after each of which the server keeps
+serving.
+
+    python3 test_mcp.py --krc /path/to/krc [unittest options]
+"""
+import http.client
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import jsonschema
+
+import krc_harness as h
+
+FAST = ["--watch-idle-timeout", "3s"]
+MODERN = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+TOOLS = ["list_restarts", "get_restart_report", "pod_restart_timeline", "restart_summary",
+         "explain_pod"]
+
+# Filled once by setUpModule: a history database written by krc run.
+DB = None
+TMP = None
+KUBE = None
+
+
+def fill_history():
+    """krc run against FakeKube: web-1 (Deployment web) exits 1 twice, then is OOM-killed;
+    trainer-0 (2 GPUs) is OOM-killed twice; api-0 exits 1 once with a secret in its log."""
+    class Holder(unittest.TestCase):
+        def runTest(self):
+            pass
+    holder = Holder()
+    h.start_fakes(holder)
+    kube = holder.kube
+    kube.create_pod("shop", "web-1")
+    kube.create_pod("shop", "api-0")
+    kube.create_pod("ml", "trainer-0", node="gpu-node-1")
+    pod = kube.get_pod("ml", "trainer-0")
+    containers = pod["spec"]["containers"]
+    res = containers[0].setdefault("resources", {})
+    res.setdefault("limits", {})["nvidia.com/gpu"] = "2"
+    res.setdefault("requests", {})["nvidia.com/gpu"] = "2"
+    kube.update_pod("ml", "trainer-0", {"spec": {"containers": containers}})
+    db = os.path.join(TMP.name, "krc.db")
+    env = {"SLACK_WEBHOOK_URL": holder.slack.webhook_url("alerts"), "KRC_DB": db,
+           "CLUSTER_NAME": "test", "MUTE_SECONDS": "0"}
+    k = h.Krc(kube.kubeconfig, FAST, env)
+    try:
+        k.wait_synced()
+        steps = [("shop", "web-1", dict(exit_code=1, logs="starting\npanic: nil map\n")),
+                 ("ml", "trainer-0", dict(exit_code=137, reason="OOMKilled",
+                                          logs="loading\nallocating 40GiB\n")),
+                 ("shop", "api-0", dict(exit_code=1, logs="connect postgres://app:hunter2@db/x"
+                                                          "\nDB_PASSWORD=s3cr3tvalue\nfatal\n")),
+                 ("shop", "web-1", dict(exit_code=1, logs="starting\npanic: nil map\n")),
+                 ("ml", "trainer-0", dict(exit_code=137, reason="OOMKilled",
+                                          logs="loading\nallocating 40GiB\n")),
+                 ("shop", "web-1", dict(exit_code=137, reason="OOMKilled", logs="big\n"))]
+        for n, (ns, name, kw) in enumerate(steps, 1):
+            kube.restart(ns, name, "app", **kw)
+            k.wait_diagnosed(n, timeout=30)
+        h.wait_until(lambda: count_rows(db) == len(steps), 30, what="every restart recorded")
+        if k.stop() != 0:
+            raise AssertionError("krc run failed: %s" % k.tail())
+    finally:
+        k.kill()
+    return holder, db
+
+
+def count_rows(db):
+    p = subprocess.run([h.krc_binary(), "history", "--db", db, "--format", "json"],
+                       capture_output=True, text=True, timeout=30)
+    return len(json.loads(p.stdout)) if p.returncode == 0 else -1
+
+
+HOLDER = None
+
+
+def setUpModule():
+    global DB, TMP, HOLDER
+    TMP = tempfile.TemporaryDirectory()
+    HOLDER, DB = fill_history()
+
+
+def tearDownModule():
+    if HOLDER is not None:
+        HOLDER.doCleanups()
+    TMP.cleanup()
+
+
+class Stdio:
+    """A `krc mcp` child over stdio; one JSON-RPC message per line."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([h.krc_binary(), "mcp", "--db", DB] + list(args),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.buf = b""
+        self.next_id = 0
+
+    def send_raw(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read_line(self, timeout=20):
+        deadline = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                raise AssertionError("no answer from krc mcp")
+            r, _, _ = select.select([self.proc.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
+                if not chunk:
+                    raise AssertionError("krc mcp closed stdout: %s" % self.proc.stderr.read())
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def request(self, method, params=None, modern=False):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None or modern:
+            msg["params"] = dict(params or {})
+            if modern:
+                msg["params"]["_meta"] = META
+        self.send_raw((json.dumps(msg) + "\n").encode())
+        resp = self.read_line()
+        assert resp.get("id") == self.next_id, resp
+        return resp
+
+    def close(self):
+        self.proc.stdin.close()
+        rc = self.proc.wait(timeout=20)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return rc
+
+
+def text_of(result):
+    return result["content"][0]["text"]
+
+
+class McpStdioTest(unittest.TestCase):
+    def setUp(self):
+        self.c = Stdio()
+        init = self.c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                             "clientInfo": {"name": "test", "version": "1"}})
+        self.assertEqual(init["result"]["protocolVersion"], "2025-11-25")
+        self.c.send_raw(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.schemas = {t["name"]: t for t in self.c.request("tools/list")["result"]["tools"]}
+
+    def tearDown(self):
+        self.assertEqual(self.c.close(), 0)  # exits at end of input
+
+    def call(self, name, args, modern=False):
+        r = self.c.request("tools/call", {"name": name, "arguments": args}, modern=modern)
+        self.assertIn("result", r, r)
+        res = r["result"]
+        if not res["isError"]:
+            # the text item is the structured content, which conforms to the output schema
+            self.assertEqual(json.loads(text_of(res)), res["structuredContent"])
+            jsonschema.validate(res["structuredContent"], self.schemas[name]["outputSchema"])
+        return res
+
+    def test_tools_are_listed_read_only_with_schemas(self):
+        self.assertEqual(sorted(self.schemas), sorted(TOOLS))
+        for t in self.schemas.values():
+            self.assertTrue(t["annotations"]["readOnlyHint"], t["name"])
+            self.assertFalse(t["annotations"]["destructiveHint"], t["name"])
+            jsonschema.Draft202012Validator.check_schema(t["inputSchema"])
+            jsonschema.Draft202012Validator.check_schema(t["outputSchema"])
+            self.assertFalse(t["inputSchema"]["additionalProperties"])
+
+    def test_list_restarts_filters_and_pages(self):
+        res = self.call("list_restarts", {})
+        rows = res["structuredContent"]["restarts"]
+        self.assertEqual(len(rows), 6)
+        self.assertNotIn("next_cursor", res["structuredContent"])
+        self.assertEqual(rows[0]["pod"], "web-1")  # newest first
+        self.assertEqual(rows[0]["cause"], "oom_killed")
+        ml = self.call("list_restarts", {"namespace": "ml"})["structuredContent"]["restarts"]
+        self.assertEqual([(r["pod"], r["cause"]) for r in ml], [("trainer-0", "oom_killed")] * 2)
+        self.assertEqual(len(self.call("list_restarts", {"pod": "web"})
+                             ["structuredContent"]["restarts"]), 3)
+        self.assertEqual(len(self.call("list_restarts", {"cause": "oom_killed", "since": "1h"})
+                             ["structuredContent"]["restarts"]), 3)
+        self.assertEqual(self.call("list_restarts", {"since": "2099-01-01T00:00:00Z"})
+                         ["structuredContent"]["restarts"], [])
+        # pages of 4 then 2: the same rows, none twice
+        page1 = self.call("list_restarts", {"limit": 4})["structuredContent"]
+        page2 = self.call("list_restarts", {"limit": 4, "cursor": page1["next_cursor"]})
+        page2 = page2["structuredContent"]
+        self.assertEqual([r["id"] for r in page1["restarts"] + page2["restarts"]],
+                         [r["id"] for r in rows])
+        self.assertNotIn("next_cursor", page2)
+
+    def test_get_restart_report(self):
+        rows = self.call("list_restarts", {"pod": "trainer"})["structuredContent"]["restarts"]
+        rep = self.call("get_restart_report", {"id": rows[0]["id"]})["structuredContent"]
+        self.assertEqual(rep["restart"]["id"], rows[0]["id"])
+        diag = rep["report"]["diagnosis"]
+        self.assertEqual(diag["cause"], "oom_killed")
+        self.assertEqual(diag["gpus"], 2)
+        self.assertIn("allocating 40GiB", rep["report"]["log"]["text"])
+        # the log tail is bounded and cut at a line start
+        full = rep["report"]["log"]["text"]
+        short = self.call("get_restart_report", {"id": rows[0]["id"], "log_bytes": 60})
+        cut = short["structuredContent"]["report"]["log"]["text"]
+        self.assertLessEqual(len(cut.encode()), 60)
+        self.assertLess(len(cut), len(full), full)
+        self.assertTrue(full.endswith(cut) and full[len(full) - len(cut) - 1] == "\n", cut)
+        self.assertIn("allocating 40GiB", cut)
+        self.assertGreater(short["structuredContent"]["report"]["log"]["omitted_bytes"], 0)
+        missing = self.call("get_restart_report", {"id": 999999})
+        self.assertTrue(missing["isError"])
+        self.assertIn("no restart with id 999999", text_of(missing))
+
+    def test_secrets_in_logs_are_redacted(self):
+        rows = self.call("list_restarts", {"pod": "api-0"})["structuredContent"]["restarts"]
+        rep = self.call("get_restart_report", {"id": rows[0]["id"]})
+        text = json.dumps(rep)
+        self.assertNotIn("hunter2", text)
+        self.assertNotIn("s3cr3tvalue", text)
+        self.assertIn("[REDACTED]", rep["structuredContent"]["report"]["log"]["text"])
+
+    def test_timeline_and_summary(self):
+        tl = self.call("pod_restart_timeline", {"namespace": "shop", "pod": "web-1"})
+        causes = [r["cause"] for r in tl["structuredContent"]["restarts"]]
+        self.assertEqual(causes, ["oom_killed", "app_error", "app_error"])
+        self.assertEqual(tl["structuredContent"]["pod"], "web-1")
+        self.assertEqual(len(self.call("pod_restart_timeline",
+                                       {"namespace": "shop", "workload": "web"})
+                             ["structuredContent"]["restarts"]), 3)
+        bad = self.call("pod_restart_timeline", {"namespace": "shop"})
+        self.assertTrue(bad["isError"])
+        s = self.call("restart_summary", {"since": "1h"})["structuredContent"]
+        self.assertEqual(s["restarts"], 6)
+        top = s["workloads"][0]
+        self.assertEqual((top["namespace"], top["name"], top["restarts"], top["top_cause"]),
+                         ("shop", "web", 3, "app_error"))
+        self.assertEqual({c["cause"]: c["restarts"] for c in s["causes"]},
+                         {"oom_killed": 3, "app_error": 3})
+        self.assertEqual(s["gpus_held"], 2)
+        self.assertEqual([(p["pod"], p["gpus"]) for p in s["gpu_pods"]], [("trainer-0", 2)])
+        self.assertEqual({n["node"] for n in s["nodes"]}, {"gpu-node-1", "fake-node-1"})
+
+    def test_modern_era_on_the_same_connection(self):
+        d = self.c.request("server/discover", modern=True)["result"]
+        self.assertEqual(d["resultType"], "complete")
+        self.assertIn(MODERN, d["supportedVersions"])
+        self.assertEqual(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "krc")
+        lst = self.c.request("tools/list", modern=True)["result"]
+        self.assertEqual([t["name"] for t in lst["tools"]], TOOLS)
+        self.assertEqual((lst["resultType"], lst["cacheScope"]), ("complete", "private"))
+        res = self.call("list_restarts", {"limit": 1}, modern=True)
+        self.assertEqual(len(res["structuredContent"]["restarts"]), 1)
+        r = self.c.request("tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion":
+                                                    "2099-01-01",
+                                                    "io.modelcontextprotocol/clientCapabilities":
+                                                    {}}})
+        self.assertEqual(r["error"]["code"], -32022)
+        self.assertEqual(self.c.request("ping", modern=True)["error"]["code"], -32601)
+
+    def test_errors_and_the_server_keeps_serving(self):
+        def alive():
+            self.assertEqual(self.c.request("ping")["result"], {})
+        self.c.send_raw(b'{"jsonrpc":"2.0","id":1,"method":\n')
+        self.assertEqual(self.c.read_line()["error"]["code"], -32700)
+        self.c.send_raw(b'{"jsonrpc":"2.0","id":"x","method":"ping"}\n')  # answered after the
+        self.assertEqual(self.c.read_line()["id"], "x")  # one above: still serving
+        self.assertEqual(self.c.request("resources/list")["error"]["code"], -32601)
+        alive()
+        r = self.c.request("tools/call", {"name": "drop_tables", "arguments": {}})
+        self.assertEqual(r["error"]["code"], -32602)
+        self.assertIn("Unknown tool", r["error"]["message"])
+        alive()
+        for args, needle in (({"limit": 0}, "'limit'"), ({"limit": "5"}, "'limit'"),
+                             ({"color": "red"}, "unknown argument 'color'"),
+                             ({"since": "yesterday"}, "since 'yesterday'"),
+                             ({"cause": "gremlins"}, "cause 'gremlins'"),
+                             ({"cursor": "nope"}, "cursor 'nope'")):
+            res = self.call("list_restarts", args)
+            self.assertTrue(res["isError"], args)
+            self.assertIn(needle, text_of(res))
+        r = self.c.request("tools/call", {"name": "list_restarts", "arguments": [1]})
+        self.assertEqual(r["error"]["code"], -32602)
+        alive()
+        # a 10 MB line: refused without reading it into memory, the next line is served
+        self.c.send_raw(b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"' +
+                        b"a" * (10 << 20) + b'"}}\n')
+        self.assertEqual(self.c.read_line()["error"]["code"], -32600)
+        alive()
+        # notifications get no answer: the next answer is the next request's
+        self.c.send_raw(b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+                        b'"params":{"requestId":3}}\n')
+        alive()
+
+    def test_explain_pod_without_a_cluster_says_so(self):
+        res = self.call("explain_pod", {"namespace": "shop", "pod": "web-1"})
+        self.assertTrue(res["isError"])
+        self.assertIn("--kubeconfig", text_of(res))
+
+
+class McpExplainTest(unittest.TestCase):
+    def test_explain_pod_live(self):
+        c = Stdio("--kubeconfig", HOLDER.kube.kubeconfig)
+        try:
+            tools = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
+            r = c.request("tools/call", {"name": "explain_pod",
+                                         "arguments": {"namespace": "ml", "pod": "trainer-0"}})
+            res = r["result"]
+            self.assertFalse(res["isError"], res)
+            sc = res["structuredContent"]
+            jsonschema.validate(sc, tools["explain_pod"]["outputSchema"])
+            self.assertEqual((sc["container"], sc["restart_count"]), ("app", 2))
+            self.assertEqual(sc["report"]["diagnosis"]["cause"], "oom_killed")
+            r = c.request("tools/call", {"name": "explain_pod",
+                                         "arguments": {"namespace": "ml", "pod": "nope-0"}})
+            self.assertTrue(r["result"]["isError"])
+            self.assertIn("not found", text_of(r["result"]))
+            r = c.request("tools/call", {"name": "explain_pod",
+                                         "arguments": {"namespace": "ml", "pod": "../x"}})
+            self.assertTrue(r["result"]["isError"])
+            # only reads went to the API server
+            methods = {q.get("method") for q in HOLDER.kube.requests()}
+            self.assertLessEqual(methods - {None}, {"GET"}, methods)
+        finally:
+            self.assertEqual(c.close(), 0)
+
+
+class Http:
+    """A `krc mcp --listen` child; the port comes from its log."""
+
+    def __init__(self, *args, listen="127.0.0.1:0"):
+        self.proc = subprocess.Popen([h.krc_binary(), "mcp", "--db", DB, "--listen", listen,
+                                      "--log-level", "info"] + list(args),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.port = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stderr:
+                self.lines.append(line)
+                m = re.search(r"port (\d+) at /mcp", line)
+                if m:
+                    self.port = int(m.group(1))
+                    ready.set()
+            ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        ready.wait(20)
+        if self.port is None:
+            raise AssertionError("krc mcp did not start: %s" % "".join(self.lines))
+
+    def post(self, body, headers=None, method="POST"):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=20)
+        hdrs = {"Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
+        hdrs.update(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        try:
+            conn.request(method, "/mcp", body=body, headers=hdrs)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        hdrs = dict(resp.getheaders())
+        is_json = hdrs.get("Content-Type", "").startswith("application/json")
+        return resp.status, hdrs, (json.loads(data) if data and is_json else None)
+
+    def post_huge(self, size):
+        """Announce a body of size bytes, send what the server takes, return the status."""
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=20)
+        try:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size)
+            try:
+                sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"' +
+                             b"a" * (size - 60) + b'"}}')
+            except OSError:
+                pass  # the server answered and closed before taking it all
+            data = b""
+            try:
+                while b"\r\n" not in data:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except ConnectionResetError:
+                pass
+        finally:
+            sock.close()
+        m = re.match(rb"HTTP/1\.[01] (\d+)", data)
+        if m is None:
+            raise AssertionError("no HTTP status for a %d-byte request: %r" % (size, data[:200]))
+        return int(m.group(1))
+
+    def stop(self):
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=20)
+        self.proc.stdout.close()
+        return rc
+
+
+def rpc(method, params=None, id_=1):
+    msg = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+class McpHttpTest(unittest.TestCase):
+    def setUp(self):
+        self.s = Http()
+
+    def tearDown(self):
+        self.assertEqual(self.s.stop(), 0)
+
+    def alive(self):
+        status, _, body = self.s.post(rpc("ping", id_="alive"))
+        self.assertEqual((status, body["result"]), (200, {}))
+
+    def test_legacy_session(self):
+        status, hdrs, body = self.s.post(rpc("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}))
+        self.assertEqual(status, 200)
+        self.assertTrue(hdrs["Content-Type"].startswith("application/json"))
+        self.assertEqual(body["result"]["protocolVersion"], "2025-06-18")
+        status, _, body = self.s.post({"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                      {"MCP-Protocol-Version": "2025-06-18"})
+        self.assertEqual((status, body), (202, None))
+        status, _, body = self.s.post(rpc("tools/call", {"name": "list_restarts",
+                                                         "arguments": {"limit": 2}}),
+                                      {"MCP-Protocol-Version": "2025-06-18"})
+        self.assertEqual(status, 200)
+        self.assertEqual(len(body["result"]["structuredContent"]["restarts"]), 2)
+        status, _, body = self.s.post(rpc("ping"), {"MCP-Protocol-Version": "1999-01-01"})
+        self.assertEqual(status, 400)
+
+    def test_modern_stateless(self):
+        hdrs = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+                "Mcp-Name": "restart_summary"}
+        status, _, body = self.s.post(rpc("tools/call", {"name": "restart_summary",
+                                                         "arguments": {}, "_meta": META}), hdrs)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["result"]["resultType"], "complete")
+        self.assertEqual(body["result"]["structuredContent"]["restarts"], 6)
+        hdrs["Mcp-Name"] = "list_restarts"
+        status, _, body = self.s.post(rpc("tools/call", {"name": "restart_summary",
+                                                         "arguments": {}, "_meta": META}), hdrs)
+        self.assertEqual((status, body["error"]["code"]), (400, -32020))
+        status, _, body = self.s.post(rpc("nope/nope", {"_meta": META}),
+                                      {"MCP-Protocol-Version": MODERN, "Mcp-Method": "nope/nope"})
+        self.assertEqual((status, body["error"]["code"]), (404, -32601))
+        status, _, body = self.s.post(rpc("server/discover", {}),
+                                      {"Mcp-Method": "server/discover"})
+        self.assertEqual((status, body["error"]["code"]), (400, -32602))
+
+    def test_refusals_and_the_server_keeps_serving(self):
+        status, _, body = self.s.post("{not json")
+        self.assertEqual((status, body["error"]["code"], body["id"]), (400, -32700, None))
+        self.alive()
+        status, _, body = self.s.post(rpc("sampling/createMessage", {}))
+        self.assertEqual(body["error"]["code"], -32601)
+        status, _, body = self.s.post(rpc("tools/call", {"name": "rm_rf", "arguments": {}}))
+        self.assertEqual(body["error"]["code"], -32602)
+        status, _, body = self.s.post(rpc("tools/call", {"name": "get_restart_report",
+                                                         "arguments": {"id": "one"}}))
+        self.assertTrue(body["result"]["isError"])
+        self.alive()
+        self.assertEqual(self.s.post_huge(10 << 20), 413)
+        self.alive()
+        status, hdrs, _ = self.s.post(None, method="GET")
+        self.assertEqual(status, 405)
+        self.assertIn("POST", hdrs.get("Allow", ""))
+        status, _, body = self.s.post(rpc("ping"), {"Origin": "http://evil.example"})
+        self.assertEqual((status, body["error"]["code"]), (403, -32600))
+        status, _, _ = self.s.post(rpc("ping"), {"Host": "evil.example:%d" % self.s.port})
+        self.assertEqual(status, 403)
+        status, _, _ = self.s.post(rpc("ping"), {"Origin": "http://localhost:6274"})
+        self.assertEqual(status, 200)
+        status, _, _ = self.s.post(rpc("ping"), {"Content-Type": "text/plain"})
+        self.assertEqual(status, 415)
+        self.alive()
+
+
+class McpHttpTokenTest(unittest.TestCase):
+    def test_token(self):
+        path = os.path.join(TMP.name, "token")
+        with open(path, "w") as f:
+            f.write("s3cret-token-123\n")
+        s = Http("--token-file", path)
+        try:
+            status, hdrs, body = s.post(rpc("ping"))
+            self.assertEqual((status, body["error"]["code"]), (401, -32001))
+            self.assertIn("Bearer", hdrs.get("WWW-Authenticate", ""))
+            status, _, _ = s.post(rpc("ping"), {"Authorization": "Bearer wrong"})
+            self.assertEqual(status, 401)
+            status, _, _ = s.post(rpc("ping"), {"Authorization": "Bearer s3cret-token-123x"})
+            self.assertEqual(status, 401)
+            status, _, body = s.post(rpc("ping"), {"Authorization": "Bearer s3cret-token-123"})
+            self.assertEqual((status, body["result"]), (200, {}))
+            self.assertNotIn("s3cret", "".join(s.lines))
+        finally:
+            self.assertEqual(s.stop(), 0)
+
+    def test_a_public_address_needs_a_token(self):
+        p = subprocess.run([h.krc_binary(), "mcp", "--db", DB, "--listen", "0.0.0.0:0"],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--token-file is required", p.stderr)
+        empty = os.path.join(TMP.name, "empty")
+        open(empty, "w").close()
+        p = subprocess.run([h.krc_binary(), "mcp", "--db", DB, "--listen", "0.0.0.0:0",
+                            "--token-file", empty], capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("token file %s: empty" % empty, p.stderr)
+
+
+if __name__ == "__main__":
+    h.main()
