@@ -362,7 +362,8 @@ class Http:
                     self.port = int(m.group(1))
                     ready.set()
             ready.set()
-        threading.Thread(target=read, daemon=True).start()
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
         ready.wait(20)
         if self.port is None:
             raise AssertionError("krc mcp did not start: %s" % "".join(self.lines))
@@ -414,7 +415,9 @@ class Http:
     def stop(self):
         self.proc.terminate()
         rc = self.proc.wait(timeout=20)
+        self.reader.join(20)
         self.proc.stdout.close()
+        self.proc.stderr.close()
         return rc
 
 
