@@ -632,7 +632,11 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
             rc = KRC_ENOMEM;
             break;
         }
-        rc = krc_store_group(t->db, parts[i].g, since, 0, on_group, &gs, err);
+        /* causes and GPU pods are all read, to count them; the others only up to limit */
+        rc = krc_store_group(
+            t->db, parts[i].g, since,
+            parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD ? 0 : gs.limit,
+            on_group, &gs, err);
         if (rc < 0) {
             rc = db_failed(t, err, msg, msgsz);
         } else if (gs.oom) {
