@@ -450,46 +450,35 @@ static int tool_timeline(void *ud, const cJSON *args, cJSON **ret, char *msg, si
 /* ---- get_restart_report ------------------------------------------------------------------- */
 
 /* Keep the last max bytes of report.log.text (from a line start when one is
- * near), redacted again; count what was cut in log.omitted_bytes. */
-static int trim_log(struct krc_mcp_tools *t, cJSON *report, size_t max, struct krc_error *err)
+ * near) and count what was cut in log.omitted_bytes. The text is not redacted
+ * again: krc_report_json_build redacted it when the restart was recorded, and
+ * the redactor is not idempotent ("k=[REDACTED]" would become "k=[REDACTED]]"). */
+static int trim_log(cJSON *report, size_t max, struct krc_error *err)
 {
     cJSON *log = cJSON_GetObjectItemCaseSensitive(report, "log");
     cJSON *text = cJSON_GetObjectItemCaseSensitive(log, "text");
     cJSON *omitted = cJSON_GetObjectItemCaseSensitive(log, "omitted_bytes");
-    struct krc_buf b;
     const char *s;
     size_t len;
-    size_t from = 0;
-    int rc;
+    size_t from;
+    double before;
 
-    if (!cJSON_IsString(text)) {
+    if (!cJSON_IsString(text) || (len = strlen(text->valuestring)) <= max) {
         return 0;
     }
     s = text->valuestring;
-    len = strlen(s);
-    if (len > max) {
-        const char *nl;
-        from = len - max;
-        nl = memchr(s + from, '\n', len - from);
+    from = len - max;
+    {
+        const char *nl = memchr(s + from, '\n', len - from);
         from = nl != NULL ? (size_t)(nl - s) + 1 : len;
     }
-    krc_buf_init(&b, (len - from) * 2 + 64);
-    rc = krc_redact_apply(t->rd, s + from, len - from, &b, err);
-    if (rc >= 0 && b.data == NULL) {
-        rc = krc_buf_append_str(&b, "");
-    }
-    if (rc < 0 ||
-        !cJSON_ReplaceItemInObjectCaseSensitive(log, "text", cJSON_CreateString(b.data))) {
-        krc_buf_cleanup(&b);
+    before = cJSON_IsNumber(omitted) ? omitted->valuedouble : 0;
+    if (!cJSON_ReplaceItemInObjectCaseSensitive(log, "text", cJSON_CreateString(s + from))) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    krc_buf_cleanup(&b);
-    if (from > 0) {
-        double before = cJSON_IsNumber(omitted) ? omitted->valuedouble : 0;
-        cJSON_DeleteItemFromObjectCaseSensitive(log, "omitted_bytes");
-        if (!put(log, "omitted_bytes", cJSON_CreateNumber(before + (double)from))) {
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
+    cJSON_DeleteItemFromObjectCaseSensitive(log, "omitted_bytes");
+    if (!put(log, "omitted_bytes", cJSON_CreateNumber(before + (double)from))) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -531,7 +520,7 @@ static int tool_report(void *ud, const cJSON *args, cJSON **ret, char *msg, size
              : KRC_ENOMEM;
     krc_store_entry_free(e);
     if (rc == 0 && report != NULL) {
-        rc = trim_log(t, report, (size_t)arg_long(args, "log_bytes", LOG_DEFAULT), err);
+        rc = trim_log(report, (size_t)arg_long(args, "log_bytes", LOG_DEFAULT), err);
     }
     if (rc < 0) {
         cJSON_Delete(out);

@@ -235,7 +235,9 @@ class McpStdioTest(unittest.TestCase):
         text = json.dumps(rep)
         self.assertNotIn("hunter2", text)
         self.assertNotIn("s3cr3tvalue", text)
-        self.assertIn("[REDACTED]", rep["structuredContent"]["report"]["log"]["text"])
+        log = rep["structuredContent"]["report"]["log"]["text"]
+        self.assertIn("postgres://app:[REDACTED]@db/x", log)
+        self.assertIn("DB_PASSWORD=[REDACTED]\n", log)
 
     def test_timeline_and_summary(self):
         tl = self.call("pod_restart_timeline", {"namespace": "shop", "pod": "web-1"})

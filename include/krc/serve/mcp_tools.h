@@ -15,8 +15,9 @@
  *
  * Every tool is read-only: none writes to the cluster or the database (the
  * history is opened read-only), runs a command or returns a pod's environment
- * values; log text and messages pass through the redactor (the stored report
- * was redacted when it was written, and its log tail is redacted again here).
+ * values; log text, messages and evidence went through the redactor when the
+ * report was built (krc_report_json_build: by krc run for a stored report, by
+ * explain_pod with the redactor given here for a live one).
  * Output is bounded: at most 200 rows a page (500 for a timeline), a log tail
  * of at most 64 KiB.
  *
