@@ -51,6 +51,10 @@ static const struct krc_config_option options[] = {
      31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
     {"listen", "KRC_LISTEN", "listen", KRC_CONFIG_STRING, OFF(listen), "0.0.0.0:8080", 0, 0, NULL,
      "Address of /healthz, /readyz and /metrics (HOST:PORT; \"off\" disables it)"},
+    {"mcpTokenFile", "KRC_MCP_TOKEN_FILE", "mcp-token-file", KRC_CONFIG_STRING, OFF(mcp_token_file),
+     "", 0, 0, NULL,
+     "File holding the bearer token MCP clients send to /mcp on the listen address (read at "
+     "start); empty: no /mcp (docs/mcp.md)"},
     {"db", "KRC_DB", "db", KRC_CONFIG_STRING, OFF(db), "", 0, 0, NULL,
      "History database (default /var/lib/krc/krc.db in a cluster, else "
      "~/.local/state/krc/krc.db)"},

@@ -14,6 +14,8 @@
 #include "krc/alert/notify.h"
 #include "krc/collect/collector.h"
 #include "krc/daemon/health.h"
+#include "krc/serve/mcp.h"
+#include "krc/serve/mcp_tools.h"
 #include "krc/daemon/pipeline.h"
 #include "krc/detect/filter.h"
 #include "krc/detect/pod_state.h"
@@ -89,6 +91,9 @@ struct daemon {
     regex_t *log_ignore;
     size_t n_log_ignore;
     struct krc_kube_client *recovery_client;
+    struct krc_kube_client *mcp_client; /* explain_pod of /mcp; NULL without mcpTokenFile */
+    struct krc_mcp_tools *mcp_tools;
+    struct krc_mcp *mcp;
     pthread_t sender;
     int sender_started;
     atomic_int sender_done;
@@ -1034,6 +1039,36 @@ static int setup_scopes(struct daemon *d, struct krc_error *e)
     return 0;
 }
 
+/* /mcp (mcpTokenFile): the read-only MCP tools over the history, with a
+ * Kubernetes client of their own for explain_pod. Without a history there is
+ * nothing to serve: a warning, and the daemon runs on without /mcp. */
+static int setup_mcp(struct daemon *d, struct krc_error *e)
+{
+    struct krc_mcp_tools_config tc;
+
+    if (d->cfg->mcp_token_file == NULL || d->cfg->mcp_token_file[0] == '\0') {
+        return 0;
+    }
+    if (d->db_path[0] == '\0') {
+        krc_log(KRC_LOG_WARN, "mcpTokenFile is set but the history is unavailable: no /mcp");
+        return 0;
+    }
+    d->mcp_client = krc_kube_client_new(&d->auth, d->tokens, e);
+    if (d->mcp_client == NULL) {
+        return -1;
+    }
+    memset(&tc, 0, sizeof(tc));
+    tc.db_path = d->db_path;
+    tc.kube = d->mcp_client;
+    tc.redactor = d->redactor;
+    if (krc_mcp_tools_new(&tc, &d->mcp_tools, e) < 0 ||
+        krc_mcp_tools_server(d->mcp_tools, &d->mcp, e) < 0) {
+        return -1;
+    }
+    d->health.mcp = d->mcp;
+    return 0;
+}
+
 /* Everything before the threads: Kubernetes access, the queue, the scopes,
  * the history, the notifier, leader election and the health endpoint. */
 static int setup(struct daemon *d, struct krc_error *e)
@@ -1061,6 +1096,10 @@ static int setup(struct daemon *d, struct krc_error *e)
      * start here, and those pointers are not written again. */
     d->health.notifier = d->notifier;
     d->health.leader = d->leader;
+    if (setup_mcp(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "MCP endpoint: %s", e->msg);
+        return -1;
+    }
     if (krc_health_start(&d->health, e) < 0) {
         krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e->msg);
         return -1;
@@ -1323,6 +1362,9 @@ static void daemon_cleanup(struct daemon *d)
     krc_free(d->log_ignore);
     krc_kube_client_free(d->recovery_client);
     krc_health_cleanup(&d->health);
+    krc_mcp_free(d->mcp);
+    krc_mcp_tools_free(d->mcp_tools);
+    krc_kube_client_free(d->mcp_client);
     for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
         krc_kube_client_free(d->scopes[i].client);
         krc_pod_state_free(d->scopes[i].state);

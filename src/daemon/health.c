@@ -6,6 +6,7 @@
 
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
+#include "krc/util/mem.h"
 
 void krc_health_init(struct krc_health *h)
 {
@@ -187,6 +188,34 @@ static int check_ready(void *userdata, char *reason, size_t size)
     return 1;
 }
 
+/* /mcp with the token of cfg->mcp_token_file (required even on loopback: the
+ * daemon's endpoint is meant for a cluster). */
+static int add_mcp(struct krc_health *h, struct krc_error *err)
+{
+    struct krc_mcp_http_config mc;
+    char host[256];
+    char *token = NULL;
+    int port;
+    int rc;
+
+    if (h->mcp == NULL) {
+        return 0;
+    }
+    if ((rc = krc_mcp_http_read_token(h->cfg->mcp_token_file, &token, err)) < 0) {
+        krc_error_prefix(err, "mcpTokenFile");
+        return rc;
+    }
+    memset(&mc, 0, sizeof(mc));
+    mc.token = token;
+    mc.loopback_only =
+        krc_http_server_parse_listen(h->cfg->listen, host, sizeof(host), &port, NULL) == 0 &&
+        krc_mcp_http_is_loopback(host);
+    rc = krc_mcp_http_add(h->http, h->mcp, &mc, &h->mcp_route, err);
+    memset(token, 0, strlen(token));
+    krc_free(token);
+    return rc;
+}
+
 int krc_health_start(struct krc_health *h, struct krc_error *err)
 {
     struct krc_http_server_config hc;
@@ -217,7 +246,9 @@ int krc_health_start(struct krc_health *h, struct krc_error *err)
         }
     }
     if (h->cfg->listen == NULL || h->cfg->listen[0] == '\0' || strcmp(h->cfg->listen, "off") == 0) {
-        krc_log(KRC_LOG_INFO, "health and metrics endpoint disabled (listen: off)");
+        krc_log(h->mcp != NULL ? KRC_LOG_WARN : KRC_LOG_INFO,
+                "health and metrics endpoint disabled (listen: off)%s",
+                h->mcp != NULL ? ": mcpTokenFile is set but /mcp is not served" : "");
         return 0;
     }
     memset(&hc, 0, sizeof(hc));
@@ -231,11 +262,11 @@ int krc_health_start(struct krc_health *h, struct krc_error *err)
         (rc = krc_http_server_route(h->http, "/readyz/replica",
                                     KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_HEAD, 0, 4096,
                                     handle_replica_ready, h, err)) < 0 ||
-        (rc = krc_http_server_start(h->http, err)) < 0) {
+        (rc = add_mcp(h, err)) < 0 || (rc = krc_http_server_start(h->http, err)) < 0) {
         return rc;
     }
-    krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics",
-            h->cfg->listen, krc_http_server_port(h->http));
+    krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics%s",
+            h->cfg->listen, krc_http_server_port(h->http), h->mcp_route != NULL ? " /mcp" : "");
     return 0;
 }
 
@@ -250,6 +281,8 @@ void krc_health_cleanup(struct krc_health *h)
 {
     krc_http_server_free(h->http);
     h->http = NULL;
+    krc_mcp_http_free(h->mcp_route);
+    h->mcp_route = NULL;
     krc_metrics_free(h->metrics);
     h->metrics = NULL;
     pthread_mutex_destroy(&h->metrics_lock);

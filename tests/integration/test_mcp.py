@@ -539,5 +539,78 @@ class McpHttpTokenTest(unittest.TestCase):
         self.assertIn("token file %s: empty" % empty, p.stderr)
 
 
+class McpDaemonTest(unittest.TestCase):
+    """krc run serves the same tools at /mcp on its --listen endpoint when mcpTokenFile is set,
+    and not otherwise."""
+
+    def post(self, port, body, token=None):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        hdrs = {"Content-Type": "application/json"}
+        if token:
+            hdrs["Authorization"] = "Bearer " + token
+        try:
+            conn.request("POST", "/mcp", body=json.dumps(body), headers=hdrs)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        return resp.status, data
+
+    def test_daemon_serves_mcp_with_a_token(self):
+        kube = HOLDER.kube
+        kube.create_pod("batch", "job-1")
+        path = os.path.join(TMP.name, "daemon-token")
+        with open(path, "w") as f:
+            f.write("daemon-token-42\n")
+        k = h.Krc(kube.kubeconfig, FAST, {"SLACK_WEBHOOK_URL": HOLDER.slack.webhook_url("d"),
+                                          "KRC_MCP_TOKEN_FILE": path, "MUTE_SECONDS": "0"})
+        try:
+            k.wait_synced()
+            port = k.http_port()
+            kube.restart("batch", "job-1", "app", exit_code=2, logs="bad flag\n")
+            k.wait_diagnosed(1, timeout=30)
+            status, _ = self.post(port, rpc("ping"))
+            self.assertEqual(status, 401)
+            status, _ = self.post(port, rpc("ping"), "wrong")
+            self.assertEqual(status, 401)
+
+            def listed():
+                st, data = self.post(port, rpc("tools/call", {"name": "list_restarts",
+                                                               "arguments": {"namespace":
+                                                                             "batch"}}),
+                                     "daemon-token-42")
+                self.assertEqual(st, 200, data)
+                return json.loads(data)["result"]["structuredContent"]["restarts"]
+            h.wait_until(lambda: len(listed()) == 1, 20, what="the restart at /mcp")
+            self.assertEqual(listed()[0]["pod"], "job-1")
+            # explain_pod reads the cluster with the daemon's credentials
+            st, data = self.post(port, rpc("tools/call", {"name": "explain_pod", "arguments": {
+                "namespace": "batch", "pod": "job-1"}}), "daemon-token-42")
+            res = json.loads(data)["result"]
+            self.assertFalse(res["isError"], res)
+            self.assertEqual(res["structuredContent"]["restart_count"], 1)
+            self.assertNotIn("daemon-token-42", k.text())
+        finally:
+            self.assertEqual(k.stop(), 0)
+
+    def test_no_mcp_without_a_token_file(self):
+        k = h.Krc(HOLDER.kube.kubeconfig, FAST, {"SLACK_WEBHOOK_URL":
+                                                 HOLDER.slack.webhook_url("d")})
+        try:
+            k.wait_synced()
+            status, _ = self.post(k.http_port(), rpc("ping"))
+            self.assertEqual(status, 404)
+        finally:
+            self.assertEqual(k.stop(), 0)
+
+    def test_an_unreadable_token_file_stops_the_start(self):
+        k = h.Krc(HOLDER.kube.kubeconfig, FAST, {"KRC_MCP_TOKEN_FILE": "/nonexistent/token"})
+        try:
+            self.assertNotEqual(k.wait_exit(), 0)
+            self.assertIn("mcpTokenFile: token file /nonexistent/token", k.text())
+        finally:
+            k.kill()
+
+
 if __name__ == "__main__":
     h.main()

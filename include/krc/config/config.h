@@ -58,8 +58,9 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
-    char *db;     /* history database path ("" = default) */
-    char *listen; /* health/metrics endpoint HOST:PORT, "" or "off": none */
+    char *db;             /* history database path ("" = default) */
+    char *listen;         /* health/metrics endpoint HOST:PORT, "" or "off": none */
+    char *mcp_token_file; /* bearer token of /mcp on listen; "": no /mcp */
     long history_max_age_s;
     long history_max_rows;
     char *slack_bot_token;

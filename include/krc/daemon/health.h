@@ -15,6 +15,7 @@
 #include "krc/kube/leader.h"
 #include "krc/kube/watch.h"
 #include "krc/serve/http_server.h"
+#include "krc/serve/mcp_http.h"
 #include "krc/serve/metrics.h"
 #include "krc/util/error.h"
 
@@ -34,7 +35,9 @@ struct krc_health {
     struct krc_notifier *notifier; /* may be NULL */
     struct krc_leader *leader;     /* NULL without leader election */
     struct krc_pipeline_status *status;
+    struct krc_mcp *mcp; /* NULL: no /mcp; served with cfg->mcp_token_file's token */
     /* built by krc_health_start */
+    struct krc_mcp_http_route *mcp_route; /* NULL without /mcp */
     struct krc_metrics *metrics;
     struct krc_metrics_std std;
     struct krc_metric *m_reloads; /* krc_config_reloads_total{result} */
@@ -51,7 +54,9 @@ struct krc_health {
 /* Zero h (the inputs are set afterwards). Pair with krc_health_cleanup. */
 void krc_health_init(struct krc_health *h);
 /* Register the metrics and, unless cfg->listen is "off" or empty, start the
- * endpoint: /healthz /readyz /readyz/replica /metrics. */
+ * endpoint: /healthz /readyz /readyz/replica /metrics, and /mcp when mcp is
+ * set (the token read from cfg->mcp_token_file: an unreadable or empty file
+ * fails the start). */
 int krc_health_start(struct krc_health *h, struct krc_error *err);
 /* Stop serving (the HTTP threads are done when it returns). */
 void krc_health_stop(struct krc_health *h);
