@@ -507,6 +507,25 @@ class ChartTest(unittest.TestCase):
         pvc = one(render({"persistence": {"enabled": True, "storageClass": "-"}}), "PersistentVolumeClaim")
         self.assertEqual(pvc["spec"]["storageClassName"], "")
 
+    def test_mcp_token_secret(self):
+        # off by default: no variable, no volume
+        docs = render({})
+        self.assertNotIn("KRC_MCP_TOKEN_FILE", env_of(docs))
+        pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+        self.assertNotIn("mcp-token", {v["name"] for v in pod["volumes"]})
+        docs = render({"mcpTokenSecretKeyRef": {"name": "krc-mcp", "key": "bearer"}})
+        self.assertEqual(env_of(docs)["KRC_MCP_TOKEN_FILE"], {"name": "KRC_MCP_TOKEN_FILE",
+                                                              "value": "/etc/krc-mcp/token"})
+        self.assertEqual(by_kind(docs, "Secret"), [])  # the token stays in the user's Secret
+        pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+        vols = {v["name"]: v for v in pod["volumes"]}
+        self.assertEqual(vols["mcp-token"]["secret"],
+                         {"secretName": "krc-mcp", "defaultMode": 0o400,
+                          "items": [{"key": "bearer", "path": "token"}]})
+        mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+        self.assertEqual(mounts["mcp-token"], {"name": "mcp-token", "mountPath": "/etc/krc-mcp",
+                                               "readOnly": True})
+
     def test_service_monitor(self):
         docs = render_set("service-monitor")
         sm = one(docs, "ServiceMonitor")

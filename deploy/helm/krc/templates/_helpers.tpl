@@ -184,6 +184,11 @@ credentials from a Secret, and the Lease identity with leader election.
       name: {{ include "krc.secretName" . | quote }}
       key: slackWebhookUrl
 {{- end }}
+{{- if (.Values.mcpTokenSecretKeyRef).name }}
+# /mcp with the token of the mounted Secret (volume mcp-token).
+- name: KRC_MCP_TOKEN_FILE
+  value: /etc/krc-mcp/token
+{{- end }}
 {{- if .Values.slackBotTokenSecretKeyRef }}
 - name: SLACK_BOT_TOKEN
   valueFrom:
