@@ -494,10 +494,7 @@ static int exec_auth(struct krc_kube_client *c, struct auth_header *ah, struct k
     struct krc_exec_creds cr;
     int rc = krc_exec_plugin_get(c->exec, &cr, err);
 
-    if (rc < 0) {
-        return rc;
-    }
-    if (cr.cert_pem != NULL && cr.generation != c->exec_generation) {
+    if (rc == 0 && cr.cert_pem != NULL && cr.generation != c->exec_generation) {
         rc = use_exec_cert(c, &cr, err);
     }
     if (rc == 0 && cr.token != NULL) {
@@ -510,7 +507,13 @@ static int exec_auth(struct krc_kube_client *c, struct auth_header *ah, struct k
         }
     }
     krc_exec_creds_cleanup(&cr);
-    return rc;
+    /* A credential that cannot be had is an authentication error to the
+     * callers (the watch loop backs off and keeps trying: a login or an
+     * installed plugin fixes it), not a timeout or a bad stream. */
+    if (rc < 0 && rc != KRC_ENOMEM && err != NULL) {
+        err->code = KRC_EAUTH;
+    }
+    return rc < 0 && rc != KRC_ENOMEM ? KRC_EAUTH : rc;
 }
 
 static int build_auth(struct krc_kube_client *c, struct auth_header *ah, struct krc_error *err)

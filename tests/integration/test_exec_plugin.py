@@ -178,6 +178,8 @@ class ExecPluginTest(unittest.TestCase):
         self.assertIn('user "fake"', line)
         self.assertIn('exec credential plugin "krc-test-no-such-auth-plugin" not found', line)
         self.assertIn("https://example.test/install", line)
+        self.assertIn("retrying in", line)  # an authentication error: krc waits for a fix
+        self.assertIsNone(self.krc.proc.poll())
 
     def test_failing_plugin(self):
         path = self.write_script("fail", "#!/bin/sh\necho 'error: SSO session expired, run "
@@ -187,6 +189,11 @@ class ExecPluginTest(unittest.TestCase):
         line = self.krc.wait_log("failed with exit status 255")[0]["msg"]
         self.assertIn('user "fake"', line)
         self.assertIn("error: SSO session expired, run aws sso login", line)
+        self.assertIn("retrying in", line)
+        self.assertIsNone(self.krc.proc.poll())
+        # the user logs in (the plugin works now): krc gets going without a restart
+        os.replace(self.plugin(), path)
+        self.krc.wait_synced(timeout=40)
 
     def test_plugin_printing_garbage(self):
         path = self.write_script("garbage", "#!/bin/sh\necho 'not-json-but-maybe-a-secret'\n")
@@ -195,6 +202,8 @@ class ExecPluginTest(unittest.TestCase):
         line = self.krc.wait_log("not an ExecCredential JSON object")[0]["msg"]
         self.assertIn('user "fake"', line)
         self.assertNotIn("not-json-but-maybe-a-secret", self.krc.text())
+        self.assertIn("retrying in", line)
+        self.assertIsNone(self.krc.proc.poll())
 
     def test_interactive_always_is_refused_at_start(self):
         cfg = self.kubeconfig(self.plugin())
