@@ -54,6 +54,23 @@ static void usage(FILE *out)
     }
 }
 
+/* Bare `krc`: what there is to do, in a few lines (the full help is `krc help`). */
+static void short_usage(FILE *out)
+{
+    fputs("krc - Kubernetes pod restart diagnostics collector\n"
+          "\n"
+          "Usage: krc COMMAND [OPTIONS]\n"
+          "  run        watch pods and report every container restart\n"
+          "  explain    explain a restart offline from saved kubectl output\n"
+          "  history    the recorded restarts\n"
+          "  config     check a configuration file, print the effective configuration\n"
+          "  version    print the version\n"
+          "  help       every command and option\n"
+          "\n"
+          "Try: krc run --kubeconfig ~/.kube/config --context NAME\n",
+          out);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     struct krc_config cfg;
@@ -100,7 +117,13 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *cmd = argc > 1 ? argv[1] : "help";
+    const char *cmd;
+
+    if (argc < 2) {
+        short_usage(stderr);
+        return EXIT_USAGE;
+    }
+    cmd = argv[1];
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);

@@ -136,6 +136,12 @@ void krc_config_cleanup(struct krc_config *cfg);
  * first error code. */
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err);
+/* krc_config_load_file for `krc config check`: an environment variable a
+ * route names (webhookUrlEnv) that is not set here is not a mistake of the
+ * file; each such one is a line in *ret_notes (caller frees; NULL when
+ * none) instead of an error. */
+int krc_config_check_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                          char **ret_notes, struct krc_error *err);
 /* Apply the environment variables of the table. */
 int krc_config_load_env(struct krc_config *cfg, struct krc_error *err);
 /* Set one option by flag name ("label-selector") from a string value. */
