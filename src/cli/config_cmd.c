@@ -236,6 +236,7 @@ static int cmd_print(int argc, char **argv)
     struct krc_config cfg;
     struct krc_error e;
     const char *file = NULL;
+    char *typos;
     int rc = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -258,6 +259,11 @@ static int cmd_print(int argc, char **argv)
             krc_config_cleanup(&cfg);
             return EXIT_BAD;
         }
+    }
+    typos = krc_config_env_typos();
+    if (typos != NULL) {
+        fputs(typos, stderr);
+        krc_free(typos);
     }
     if (krc_config_load_env(&cfg, &e) < 0) {
         fprintf(stderr, "%s\n", e.msg);

@@ -71,6 +71,23 @@ static void short_usage(FILE *out)
           out);
 }
 
+/* A misspelt KRC_ variable is not an error (the environment is shared with
+ * other programs), but it is said at start-up. */
+static void env_typos(void)
+{
+    char *typos = krc_config_env_typos();
+
+    for (char *p = typos; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        KRC_WARN("%s", p);
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    krc_free(typos);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     struct krc_config cfg;
@@ -99,6 +116,7 @@ static int cmd_run(int argc, char **argv)
     if (cfg.slack_webhook_url != NULL && cfg.slack_webhook_url[0] != '\0') {
         krc_log_add_secret(cfg.slack_webhook_url);
     }
+    env_typos();
     KRC_DEBUG("GnuTLS (loaded by libcurl and libmicrohttpd, unused) left uninitialised: "
               "%d load-time initialisation(s) skipped",
               krc_gnutls_noinit_skipped());

@@ -1163,3 +1163,48 @@ out:
     krc_buf_cleanup(&msg);
     return rc;
 }
+
+extern char **environ;
+
+char *krc_config_env_typos(void)
+{
+    struct krc_buf b;
+    char *s;
+
+    krc_buf_init(&b, 64 * 1024);
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t nl = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+        char name[SUGGEST_MAX_LEN + 1];
+        struct suggestion sg;
+        int known = 0;
+
+        if (nl < 5 || nl > SUGGEST_MAX_LEN || strncmp(*e, "KRC_", 4) != 0) {
+            continue;
+        }
+        memcpy(name, *e, nl);
+        name[nl] = '\0';
+        suggest_init(&sg, name);
+        for (const struct krc_config_option *o = options; o->key != NULL && !known; o++) {
+            if (o->env == NULL) {
+                continue;
+            }
+            known = strcmp(o->env, name) == 0;
+            if (strcmp(o->env, name + 4) == 0) {
+                /* KRC_MUTE_SECONDS for MUTE_SECONDS: the Go tool's names have no prefix */
+                sg.best = o->env;
+                sg.best_len = strlen(o->env);
+                sg.best_d = 0;
+            } else {
+                suggest_consider(&sg, o->env, strlen(o->env));
+            }
+        }
+        if (!known && sg.best != NULL) {
+            krc_buf_printf(&b, "environment variable %s is not a krc option; did you mean %.*s?\n",
+                           name, (int)sg.best_len, sg.best);
+        }
+    }
+    s = b.len > 0 ? krc_buf_take(&b) : NULL;
+    krc_buf_cleanup(&b);
+    return s;
+}

@@ -144,6 +144,12 @@ int krc_config_check_file(struct krc_config *cfg, const char *path, char **ret_e
                           char **ret_notes, struct krc_error *err);
 /* Apply the environment variables of the table. */
 int krc_config_load_env(struct krc_config *cfg, struct krc_error *err);
+/* Variables of the environment that start with KRC_, are not options, and
+ * are close to one (or are one with KRC_ in front of the Go tool's name):
+ * one line each, "environment variable KRC_MUTE_SECONDS is not a krc option;
+ * did you mean MUTE_SECONDS?"; NULL when there are none (caller frees).
+ * Other KRC_ variables are left alone: they are not krc's to judge. */
+char *krc_config_env_typos(void);
 /* Set one option by flag name ("label-selector") from a string value. */
 int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
                         struct krc_error *err);
