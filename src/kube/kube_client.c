@@ -171,7 +171,8 @@ struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *c
         return NULL;
     }
     if (cfg->exec != NULL) {
-        snprintf(origin, sizeof(origin), "%s", krc_exec_plugin_describe(cfg->exec));
+        snprintf(origin, sizeof(origin), "the credentials from %s",
+                 krc_exec_plugin_describe(cfg->exec));
     } else if (cfg->token_file != NULL) {
         snprintf(origin, sizeof(origin), "the bearer token from %s", cfg->token_file);
     } else if (cfg->token != NULL) {

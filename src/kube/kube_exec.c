@@ -245,7 +245,7 @@ struct run_out {
     struct krc_buf errb;
     int status; /* waitpid status */
     int timed_out;
-    int too_big;
+    int too_big; /* KRC_ETOOBIG: more than max_output; KRC_ENOMEM */
 };
 
 /* krc's environment, minus the names the plugin's env and
@@ -342,8 +342,9 @@ static int spawn_plugin(const struct krc_exec_plugin *p, char **envp, int out_w,
     return rc;
 }
 
-/* Read fd into b; a full buffer sets *full and stops keeping bytes (they are
- * still read so the plugin does not block). Returns 1 at EOF. */
+/* Read fd into b; a full buffer (or no memory) sets *full to the code and
+ * stops keeping bytes (they are still read so the plugin does not block).
+ * Returns 1 at EOF. */
 static int drain(int fd, struct krc_buf *b, int *full)
 {
     char chunk[4096];
@@ -355,8 +356,9 @@ static int drain(int fd, struct krc_buf *b, int *full)
     if (n == 0) {
         return 1;
     }
-    if (!*full && krc_buf_append(b, chunk, (size_t)n) < 0) {
-        *full = 1;
+    if (*full == 0) {
+        int rc = krc_buf_append(b, chunk, (size_t)n);
+        *full = rc < 0 ? rc : 0;
     }
     return 0;
 }
@@ -675,6 +677,10 @@ static int exit_error(const struct krc_exec_plugin *p, const struct run_out *r,
         return krc_error_set(err, KRC_ETIMEOUT,
                              "%s: exec plugin %s did not finish within %ld ms and was killed%s%s",
                              p->origin, p->argv[0], p->timeout_ms, line[0] ? ": " : "", line);
+    }
+    if (r->too_big == KRC_ENOMEM) {
+        return krc_error_set(err, KRC_ENOMEM, "%s: out of memory reading exec plugin %s", p->origin,
+                             p->argv[0]);
     }
     if (r->too_big) {
         return krc_error_set(err, KRC_ETOOBIG,

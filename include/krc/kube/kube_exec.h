@@ -71,7 +71,7 @@ void krc_exec_creds_cleanup(struct krc_exec_creds *c);
 void krc_exec_plugin_invalidate(struct krc_exec_plugin *p);
 /* For messages: "the exec credential plugin CMD of kubeconfig F: user \"U\"". */
 const char *krc_exec_plugin_describe(const struct krc_exec_plugin *p);
-/* Number of times the plugin has been started (tests, debug logs). */
+/* Number of attempts to start the plugin (tests). */
 unsigned krc_exec_plugin_runs(struct krc_exec_plugin *p);
 
 #endif

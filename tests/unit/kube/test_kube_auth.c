@@ -1395,6 +1395,46 @@ static void test_alloc_failure_sweep(void **state)
     free(key);
 }
 
+/* Allocation failures anywhere in loading an exec user and running its
+ * plugin: a clean error, no leak, and success once memory is back. */
+static void test_alloc_failure_exec(void **state)
+{
+    struct env *env = *state;
+    long n;
+
+    write_exec_config(env, "./plugin", exec_v1);
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"token\":\"exec-token-RUN\"}}\n");
+    for (n = 0; n < 2000; n++) {
+        struct krc_kube_auth_config cfg;
+        struct krc_exec_creds cr;
+        struct krc_error err;
+        int rc;
+
+        krc_mem_fail_after(n);
+        rc = load(path_in(env, "config"), NULL, NULL, &cfg, &err);
+        if (rc == 0) {
+            rc = krc_exec_plugin_get(cfg.exec, &cr, &err);
+            krc_exec_creds_cleanup(&cr);
+        }
+        krc_mem_fail_after(-1);
+        if (rc == 0) {
+            krc_kube_auth_config_cleanup(&cfg);
+            break;
+        }
+        assert_int_equal(rc, KRC_ENOMEM);
+        if (cfg.exec != NULL) {
+            /* the plugin object works once memory is back */
+            assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+            assert_non_null(strstr(cr.token, "exec-token-"));
+            krc_exec_creds_cleanup(&cr);
+        }
+        krc_kube_auth_config_cleanup(&cfg);
+    }
+    assert_true(n > 5);
+    assert_true(n < 2000);
+}
+
 static void test_alloc_failure_token_source(void **state)
 {
     struct env *env = *state;
@@ -1461,6 +1501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_source_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failure_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failure_token_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failure_exec, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
