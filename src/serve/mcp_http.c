@@ -1,7 +1,9 @@
 /* MCP over Streamable HTTP: request checks and the /mcp handler. */
 #include "krc/serve/mcp_http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -17,11 +19,20 @@ struct krc_mcp_http_route {
 
 int krc_mcp_http_is_loopback(const char *host)
 {
+    struct in_addr a4;
+    struct in6_addr a6;
+
     if (host == NULL) {
         return 0;
     }
-    return strcasecmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
-           strncmp(host, "127.", 4) == 0;
+    if (strcasecmp(host, "localhost") == 0) {
+        return 1;
+    }
+    /* an address, not a name that starts like one (127.0.0.1.evil.example) */
+    if (inet_pton(AF_INET, host, &a4) == 1) {
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    }
+    return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
 /* The host of "scheme://host[:port][/...]" or "host[:port]" into out

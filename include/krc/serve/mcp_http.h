@@ -43,7 +43,8 @@ int krc_mcp_http_add(struct krc_http_server *srv, struct krc_mcp *m,
                      struct krc_error *err);
 void krc_mcp_http_free(struct krc_mcp_http_route *r);
 
-/* Is host (without brackets or port) a loopback name or address? */
+/* Is host (without brackets or port) "localhost" or a loopback address
+ * (127.0.0.0/8, ::1)? */
 int krc_mcp_http_is_loopback(const char *host);
 
 /* Read a bearer token file: the first line, surrounding white space removed;
