@@ -10,13 +10,16 @@
 #include "krc/kube/kube_parse.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/alert/policy.h"
+#include "krc/alert/sink.h"
 #include "krc/alert/slack_format.h"
-#include "krc/alert/slack_send.h"
 #include "krc/store/store.h"
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
 #define MAX_DESTS 64
+#define MAX_LANES 64
+#define LANE_RETRY_MS 10000 /* a lane whose sink could not be built tries again */
 #define MAX_MUTES 4096
 #define MAX_GROUPS 64
 #define MAX_EXAMPLES 8
@@ -31,6 +34,7 @@
 enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED, ITEM_WITHDRAWN };
 
 struct dest;
+struct lane;
 
 /* A message waiting for the sender. */
 struct item {
@@ -74,25 +78,35 @@ struct example {
     int restart_count;
 };
 
+/* A delivery target with its own thread, queue, sink, pacing and retry
+ * state: a webhook URL, or the Web API. One lane's 429 or outage never holds
+ * another's messages. The queues are under the notifier's lock. */
+struct lane {
+    struct krc_notifier *n;
+    char key[1024];          /* the webhook URL, or "api" */
+    const char *webhook_url; /* borrowed from options/routes; NULL for the Web API */
+    struct item *head;
+    struct item *tail;
+    size_t n_items;
+    pthread_cond_t wake;
+    pthread_t thread;
+    int started;             /* the thread runs (join it) */
+    struct krc_sink *sink;   /* the lane thread's */
+    struct krc_store *store; /* the lane thread's connection, or NULL */
+    atomic_llong heartbeat_ms;
+};
+
 /* Per destination: the storm guard and the summary being built. */
 struct dest {
+    struct lane *lane;
     char *webhook_url; /* borrowed from options/routes */
     char *channel;
     char key[1024];
     char store_key[64]; /* "webhook:default", "route:N", "api": never a URL */
     char channel_buf[256];
-    int64_t arrivals[256]; /* ring of recent arrival times (mono ms) */
-    size_t n_arrivals;
-    size_t arrivals_head;
-    int storm;
-    int64_t next_summary_ms;
-    int64_t last_arrival_ms;
-    long grouped_total;        /* in the current summary */
-    long alerted_before_storm; /* alerts already posted in the storm's window */
-    long storm_total;          /* since the storm began */
-    int64_t summary_since_ms;  /* start of the current summary's window */
-    int64_t sent_ms[16];       /* when the last alerts to this destination were posted */
-    size_t n_sent;
+    struct krc_policy_storm storm;
+    long grouped_total; /* in the current summary */
+    long storm_total;   /* since the storm began */
     struct group by_node[MAX_GROUPS];
     size_t n_by_node;
     struct group by_workload[MAX_GROUPS];
@@ -101,13 +115,6 @@ struct dest {
     size_t n_by_cause;
     struct example examples[MAX_EXAMPLES];
     size_t n_examples;
-};
-
-struct mute {
-    char key[512];
-    int64_t last_alert_s;
-    char ts[64];      /* Web API: the thread parent */
-    char channel[64]; /* Web API: channel id of the parent */
 };
 
 struct recovery {
@@ -139,26 +146,29 @@ struct unmarked {
 struct krc_notifier {
     struct krc_notify_options o;
     struct krc_notify_stats stats;
-    struct krc_slack_sender *sender;
+    struct krc_sink_options sink_options;
+    const struct krc_sink_ops *ops; /* the kind of sink of every lane */
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    struct item *head;
-    struct item *tail;
-    size_t n_items;
+    pthread_cond_t wake; /* the main sender loop */
+    size_t n_items;      /* in all lanes */
+    struct lane lanes[MAX_LANES];
+    size_t n_lanes;
+    int running; /* krc_notifier_run started: lanes start their threads */
     struct dest dests[MAX_DESTS];
     size_t n_dests;
-    struct mute *mutes;
-    size_t n_mutes;
+    struct krc_policy pol; /* the policy's view of o */
+    struct krc_policy_mutes mutes;
     struct recovery *recov;
     size_t n_recov;
     int web_api;
-    atomic_int abort;        /* set by krc_notifier_abort: no new message, no waiting */
-    atomic_int abort_hard;   /* krc_notifier_abort_transfers: the one in flight too */
-    int recovery_warned;     /* sender thread only: a failing recovered check was logged */
-    struct krc_store *store; /* the sender thread's connection, or NULL */
-    struct unmarked unmarked[MAX_UNMARKED]; /* sender thread only */
+    atomic_int abort;          /* set by krc_notifier_abort: no new message, no waiting */
+    atomic_int abort_hard;     /* krc_notifier_abort_transfers: the one in flight too */
+    int recovery_warned;       /* main sender thread only: a failing recovered check was logged */
+    struct krc_store *store;   /* the main sender thread's connection, or NULL */
+    pthread_mutex_t mark_lock; /* the unmarked table and the delivery journal */
+    struct unmarked unmarked[MAX_UNMARKED];
     size_t n_unmarked;
-    int journal_kept; /* sender thread only: the journal holds a fact memory gave up */
+    int journal_kept; /* the journal holds a fact memory gave up */
     atomic_llong heartbeat_ms;
 };
 
@@ -181,54 +191,33 @@ const char *krc_notify_decision_name(enum krc_notify_decision d)
     return "unknown";
 }
 
-/* --- patterns ------------------------------------------------------------ */
-
-int krc_notify_pattern_match(const char *pattern, const char *value, int prefix)
-{
-    int plain = 1;
-    regex_t re;
-    int m;
-
-    if (pattern == NULL || pattern[0] == '\0' || strcmp(pattern, "*") == 0) {
-        return 1;
-    }
-    if (value == NULL) {
-        return 0;
-    }
-    for (const char *p = pattern; *p; p++) {
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
-              *p == '_' || (*p >= 'A' && *p <= 'Z'))) {
-            plain = 0;
-            break;
-        }
-    }
-    if (plain) {
-        return prefix ? strncmp(value, pattern, strlen(pattern)) == 0 : strcmp(value, pattern) == 0;
-    }
-    /* Patterns were validated at configuration time; compile per use (routes
-     * and silences are few, and this runs once per restart). */
-    if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0) {
-        return 0;
-    }
-    m = regexec(&re, value, 0, NULL, 0) == 0;
-    regfree(&re);
-    return m;
-}
-
-static int triple_match(const char *ns_pat, const char *pod_pat, const char *c_pat,
-                        const struct krc_restart *r)
-{
-    return krc_notify_pattern_match(ns_pat, r->namespace, 0) &&
-           krc_notify_pattern_match(pod_pat, r->pod, 1) &&
-           krc_notify_pattern_match(c_pat, r->container, 0);
-}
-
 /* --- lifecycle ------------------------------------------------------------ */
+
+/* The policy's view of the options. Caller holds the lock (or owns n). */
+static void policy_from(struct krc_notifier *n)
+{
+    struct krc_policy *p = &n->pol;
+
+    memset(p, 0, sizeof(*p));
+    p->webhook_url = n->o.webhook_url;
+    p->channel = n->o.channel;
+    p->web_api = n->web_api;
+    p->mute_seconds = n->o.mute_seconds;
+    p->storm_threshold = n->o.storm_threshold;
+    p->storm_window_s = n->o.storm_window_s;
+    p->storm_delay_s = n->o.storm_delay_s;
+    p->routes = n->o.routes;
+    p->n_routes = n->o.n_routes;
+    p->silences = n->o.silences;
+    p->n_silences = n->o.n_silences;
+    p->log_ignore = n->o.log_ignore;
+    p->n_log_ignore = n->o.n_log_ignore;
+}
 
 struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err)
 {
     struct krc_notifier *n = krc_calloc(1, sizeof(*n));
-    struct krc_slack_sender_options so;
+    struct krc_sink_options *so;
 
     if (n == NULL) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -237,10 +226,11 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
     n->o = *o;
     n->web_api = o->bot_token != NULL && o->bot_token[0] != '\0';
     pthread_mutex_init(&n->lock, NULL);
+    pthread_mutex_init(&n->mark_lock, NULL);
     pthread_cond_init(&n->wake, NULL);
-    n->mutes = krc_calloc(MAX_MUTES, sizeof(struct mute));
+    policy_from(n);
     n->recov = krc_calloc(MAX_RECOVERY, sizeof(struct recovery));
-    if (n->mutes == NULL || n->recov == NULL) {
+    if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 || n->recov == NULL) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         krc_notifier_free(n);
         return NULL;
@@ -253,19 +243,19 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
             krc_log_add_secret(o->routes[i].webhook_url);
         }
     }
-    krc_slack_sender_options_defaults(&so);
+    if (n->web_api) {
+        krc_log_add_secret(o->bot_token);
+    }
+    n->ops = n->web_api ? &krc_sink_slack_api : &krc_sink_slack_webhook;
+    so = &n->sink_options;
+    krc_sink_options_defaults(so);
     if (o->api_url != NULL && o->api_url[0] != '\0') {
-        so.api_url = o->api_url;
+        so->api_url = o->api_url;
     }
-    so.bot_token = o->bot_token;
-    so.ca_file = o->ca_file;
-    so.cancel = &n->abort;
-    so.cancel_transfer = &n->abort_hard;
-    n->sender = krc_slack_sender_new(&so, err);
-    if (n->sender == NULL) {
-        krc_notifier_free(n);
-        return NULL;
-    }
+    so->bot_token = o->bot_token;
+    so->ca_file = o->ca_file;
+    so->cancel = &n->abort;
+    so->cancel_transfer = &n->abort_hard;
     return n;
 }
 
@@ -285,19 +275,28 @@ static void item_free(struct item *it)
     krc_free(it);
 }
 
+static void lane_cleanup(struct lane *l)
+{
+    while (l->head != NULL) {
+        struct item *it = l->head;
+        l->head = it->next;
+        item_free(it);
+    }
+    krc_sink_free(l->sink);
+    pthread_cond_destroy(&l->wake);
+}
+
 void krc_notifier_free(struct krc_notifier *n)
 {
     if (n == NULL) {
         return;
     }
-    while (n->head != NULL) {
-        struct item *it = n->head;
-        n->head = it->next;
-        item_free(it);
+    for (size_t i = 0; i < n->n_lanes; i++) {
+        lane_cleanup(&n->lanes[i]);
     }
-    krc_slack_sender_free(n->sender);
-    krc_free(n->mutes);
+    krc_policy_mutes_cleanup(&n->mutes);
     krc_free(n->recov);
+    pthread_mutex_destroy(&n->mark_lock);
     pthread_mutex_destroy(&n->lock);
     pthread_cond_destroy(&n->wake);
     krc_free(n);
@@ -347,6 +346,7 @@ void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_op
     n->o.n_routes = o->n_routes;
     n->o.silences = o->silences;
     n->o.n_silences = o->n_silences;
+    policy_from(n);
     pthread_mutex_unlock(&n->lock);
 }
 
@@ -363,11 +363,67 @@ size_t krc_notifier_pending(struct krc_notifier *n)
     /* at shutdown, an owed storm summary counts as pending too */
     if (n->o.cancel != NULL && *n->o.cancel) {
         for (size_t i = 0; i < n->n_dests; i++) {
-            k += n->dests[i].storm && n->dests[i].grouped_total > 0;
+            k += n->dests[i].storm.active && n->dests[i].grouped_total > 0;
         }
     }
     pthread_mutex_unlock(&n->lock);
     return k;
+}
+
+/* --- lanes ---------------------------------------------------------------- */
+
+static void *lane_main(void *arg);
+
+/* Start a lane's thread once the sender runs. Caller holds the lock. */
+static void lane_start(struct krc_notifier *n, struct lane *l)
+{
+    if (!n->running || l->started || atomic_load(&n->abort)) {
+        return;
+    }
+    atomic_store(&l->heartbeat_ms, krc_clock_mono_ms());
+    if (pthread_create(&l->thread, NULL, lane_main, l) != 0) {
+        krc_log(KRC_LOG_ERROR, "sender: cannot start a delivery thread; retrying in %ds",
+                LANE_RETRY_MS / 1000);
+        return;
+    }
+    l->started = 1;
+}
+
+/* The lane of a webhook URL (NULL: the Web API). Caller holds the lock. */
+static struct lane *lane_get(struct krc_notifier *n, const char *webhook)
+{
+    const char *key = n->web_api ? "api" : webhook;
+    struct lane *l;
+
+    for (size_t i = 0; i < n->n_lanes; i++) {
+        if (strcmp(n->lanes[i].key, key) == 0) {
+            return &n->lanes[i];
+        }
+    }
+    if (n->n_lanes == MAX_LANES) {
+        return &n->lanes[MAX_LANES - 1]; /* pathological: share the last lane */
+    }
+    l = &n->lanes[n->n_lanes++];
+    l->n = n;
+    snprintf(l->key, sizeof(l->key), "%s", key);
+    l->webhook_url = n->web_api ? NULL : webhook;
+    pthread_cond_init(&l->wake, NULL);
+    lane_start(n, l);
+    return l;
+}
+
+/* Caller holds the lock. */
+static void lane_push(struct krc_notifier *n, struct lane *l, struct item *it)
+{
+    if (l->tail != NULL) {
+        l->tail->next = it;
+    } else {
+        l->head = it;
+    }
+    l->tail = it;
+    l->n_items++;
+    n->n_items++;
+    pthread_cond_signal(&l->wake);
 }
 
 /* --- routing ------------------------------------------------------------- */
@@ -396,6 +452,7 @@ static struct dest *dest_get(struct krc_notifier *n, const char *webhook, const 
     }
     snprintf(d->key, sizeof(d->key), "%s", key);
     snprintf(d->store_key, sizeof(d->store_key), "%s", store_key);
+    d->lane = lane_get(n, webhook);
     return d;
 }
 
@@ -403,85 +460,12 @@ static struct dest *dest_get(struct krc_notifier *n, const char *webhook, const 
  * Caller holds the lock. */
 static struct dest *route(struct krc_notifier *n, const struct krc_restart *r)
 {
-    const char *webhook = n->o.webhook_url;
-    const char *channel = n->o.channel;
-    char store_key[64] = "webhook:default";
+    struct krc_policy_target t;
 
-    for (size_t i = 0; i < n->o.n_routes; i++) {
-        const struct krc_route *rt = &n->o.routes[i];
-        if (triple_match(rt->namespace, rt->pod, rt->container, r)) {
-            if (rt->webhook_url != NULL) {
-                webhook = rt->webhook_url;
-                snprintf(store_key, sizeof(store_key), "route:%zu", i);
-            }
-            if (rt->channel != NULL) {
-                channel = rt->channel;
-            }
-            break; /* first match wins */
-        }
-    }
-    /* The Go tool's per-pod channel (annotation, else label). App webhooks
-     * are bound to one channel and ignore it; legacy webhooks and the Web API
-     * honour it. */
-    if (r->slack_channel != NULL && r->slack_channel[0] != '\0') {
-        channel = r->slack_channel;
-    }
-    if (webhook != NULL && webhook[0] == '\0') {
-        webhook = NULL;
-    }
-    if (channel != NULL && channel[0] == '\0') {
-        channel = NULL;
-    }
-    if (n->web_api ? channel == NULL : webhook == NULL) {
+    if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->container, r->slack_channel, &t)) {
         return NULL;
     }
-    return dest_get(n, webhook, channel, n->web_api ? "api" : store_key);
-}
-
-static int silenced(const struct krc_notifier *n, const struct krc_restart *r, int64_t now)
-{
-    for (size_t i = 0; i < n->o.n_silences; i++) {
-        const struct krc_silence *s = &n->o.silences[i];
-        if ((s->start != 0 && now < s->start) || (s->end != 0 && now >= s->end)) {
-            continue;
-        }
-        if (s->daily_from != s->daily_to) {
-            int minute = (int)((now % 86400 + 86400) % 86400 / 60);
-            int in = s->daily_from < s->daily_to
-                         ? (minute >= s->daily_from && minute < s->daily_to)
-                         : (minute >= s->daily_from || minute < s->daily_to);
-            if (!in) {
-                continue;
-            }
-        }
-        if (triple_match(s->namespace, s->pod, s->container, r)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static struct mute *find_mute(struct krc_notifier *n, const char *key, int create, int64_t now)
-{
-    struct mute *oldest = NULL;
-    for (size_t i = 0; i < n->n_mutes; i++) {
-        if (strcmp(n->mutes[i].key, key) == 0) {
-            return &n->mutes[i];
-        }
-        if (oldest == NULL || n->mutes[i].last_alert_s < oldest->last_alert_s) {
-            oldest = &n->mutes[i];
-        }
-    }
-    if (!create) {
-        return NULL;
-    }
-    if (n->n_mutes < MAX_MUTES) {
-        oldest = &n->mutes[n->n_mutes++];
-    }
-    memset(oldest, 0, sizeof(*oldest));
-    snprintf(oldest->key, sizeof(oldest->key), "%s", key);
-    oldest->last_alert_s = now;
-    return oldest;
+    return dest_get(n, t.webhook_url, t.channel, t.store_key);
 }
 
 /* --- storm guard ---------------------------------------------------------- */
@@ -545,58 +529,24 @@ static void dest_group(struct dest *d, const struct krc_report *rep,
  * into the summary so a burst never becomes a flood. */
 static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms)
 {
-    int64_t window_ms = n->o.storm_window_s * 1000;
-    size_t cap = sizeof(d->arrivals) / sizeof(d->arrivals[0]);
-    size_t in_window = 0;
-
-    d->arrivals[(d->arrivals_head + d->n_arrivals) % cap] = now_ms;
-    if (d->n_arrivals < cap) {
-        d->n_arrivals++;
-    } else {
-        d->arrivals_head = (d->arrivals_head + 1) % cap;
-    }
-    for (size_t i = 0; i < d->n_arrivals; i++) {
-        if (now_ms - d->arrivals[(d->arrivals_head + i) % cap] <= window_ms) {
-            in_window++;
-        }
-    }
-    d->last_arrival_ms = now_ms;
-    if (d->storm || n->o.storm_threshold <= 0 || (long)in_window <= n->o.storm_threshold) {
+    if (!krc_policy_storm_arrival(&n->pol, &d->storm, now_ms)) {
         return;
     }
-    d->storm = 1;
-    d->alerted_before_storm = 0;
-    for (size_t i = 0; i < d->n_sent; i++) {
-        if (now_ms - d->sent_ms[i] <= window_ms) {
-            d->alerted_before_storm++;
-        }
-    }
-    d->summary_since_ms = now_ms - window_ms < d->arrivals[d->arrivals_head]
-                              ? d->arrivals[d->arrivals_head]
-                              : now_ms - window_ms;
-    d->next_summary_ms = now_ms + n->o.storm_delay_s * 1000;
     d->storm_total = 0;
     krc_log(KRC_LOG_WARN,
-            "alert storm: %zu restarts within %lds for one destination; grouping further "
-            "restarts into a summary",
-            in_window, n->o.storm_window_s);
+            "alert storm: more than %d restarts within %lds for one destination; grouping "
+            "further restarts into a summary",
+            n->pol.storm_threshold, n->pol.storm_window_s);
     /* withdraw queued alerts of this destination */
-    {
-        struct item **pp = &n->head;
-        n->tail = NULL;
-        while (*pp != NULL) {
-            struct item *it = *pp;
-            if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
-                /* Not posted: counted into the summary. The item stays queued as
-                 * WITHDRAWN so the sender settles its outbox row (it must not be
-                 * resent after a restart of krc). */
-                dest_group(d, it->rep, it->diag, NULL);
-                atomic_fetch_add(&n->stats.grouped, 1);
-                krc_log(KRC_LOG_INFO, "%s withdrawn: grouped into the storm summary", it->what);
-                it->kind = ITEM_WITHDRAWN;
-            }
-            n->tail = it;
-            pp = &it->next;
+    for (struct item *it = d->lane->head; it != NULL; it = it->next) {
+        if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+            /* Not posted: counted into the summary. The item stays queued as
+             * WITHDRAWN so the sender settles its outbox row (it must not be
+             * resent after a restart of krc). */
+            dest_group(d, it->rep, it->diag, NULL);
+            atomic_fetch_add(&n->stats.grouped, 1);
+            krc_log(KRC_LOG_INFO, "%s withdrawn: grouped into the storm summary", it->what);
+            it->kind = ITEM_WITHDRAWN;
         }
     }
 }
@@ -606,7 +556,6 @@ enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struc
     enum krc_notify_decision d = KRC_NOTIFY_ALERT;
     int64_t now = krc_clock_now();
     struct dest *dest;
-    struct mute *m;
     char key[512];
 
     pthread_mutex_lock(&n->lock);
@@ -615,54 +564,31 @@ enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struc
         d = KRC_NOTIFY_NO_DESTINATION;
         goto out;
     }
-    if (silenced(n, r, now)) {
+    if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->container, now)) {
         d = KRC_NOTIFY_SILENCED;
         atomic_fetch_add(&n->stats.silenced, 1);
         goto out;
     }
     storm_arrival(n, dest, krc_clock_mono_ms());
-    if (dest->storm) {
+    if (dest->storm.active) {
         d = KRC_NOTIFY_GROUPED;
         goto out;
     }
     snprintf(key, sizeof(key), "%s/%s", r->namespace, r->pod);
-    m = find_mute(n, key, 0, now);
-    if (m != NULL && now - m->last_alert_s < n->o.mute_seconds) {
-        if (n->web_api && m->ts[0] != '\0') {
-            d = KRC_NOTIFY_THREAD;
-        } else {
-            d = KRC_NOTIFY_MUTED;
-            atomic_fetch_add(&n->stats.muted, 1);
-        }
-        goto out;
+    switch (krc_policy_mute_check(&n->pol, &n->mutes, key, now)) {
+    case KRC_POLICY_THREAD:
+        d = KRC_NOTIFY_THREAD;
+        break;
+    case KRC_POLICY_MUTED:
+        d = KRC_NOTIFY_MUTED;
+        atomic_fetch_add(&n->stats.muted, 1);
+        break;
+    case KRC_POLICY_ALERT:
+        break;
     }
-    /* Mark now, so that a second restart of the same pod arriving before
-     * this alert is sent is muted (or threaded) rather than duplicated. */
-    m = find_mute(n, key, 1, now);
-    m->last_alert_s = now;
-    m->ts[0] = '\0';
 out:
     pthread_mutex_unlock(&n->lock);
     return d;
-}
-
-static int log_ignored(const struct krc_notifier *n, const struct krc_report *rep)
-{
-    char *text;
-    int hit = 0;
-
-    if (n->o.n_log_ignore == 0 || rep->log == NULL || rep->log_len == 0) {
-        return 0;
-    }
-    text = krc_strndup((const char *)rep->log, rep->log_len);
-    if (text == NULL) {
-        return 0;
-    }
-    for (size_t i = 0; i < n->o.n_log_ignore && !hit; i++) {
-        hit = regexec(&n->o.log_ignore[i], text, 0, NULL, 0) == 0;
-    }
-    krc_free(text);
-    return hit;
 }
 
 static void fill_format_options(const struct krc_notifier *n, const struct dest *d,
@@ -681,10 +607,11 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     memset(ret, 0, sizeof(*ret));
     pthread_mutex_lock(&n->lock);
     dest = route(n, r);
-    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && dest != NULL && dest->storm) {
+    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && dest != NULL && dest->storm.active) {
         d = KRC_NOTIFY_GROUPED; /* the storm began while this one was collected */
     }
-    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && log_ignored(n, rep)) {
+    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) &&
+        krc_policy_log_ignored(&n->pol, (const char *)rep->log, rep->log_len)) {
         atomic_fetch_add(&n->stats.log_ignored, 1);
         d = KRC_NOTIFY_SILENCED;
     }
@@ -706,8 +633,7 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     pthread_mutex_unlock(&n->lock);
 
     krc_error_clear(&e);
-    if (krc_slack_format_restart(rep, diag, &fo, &ret->body, NULL, &e) < 0 ||
-        krc_slack_format_text_only(rep, diag, &fo, &ret->fallback, NULL, &e) < 0) {
+    if (n->ops->format_restart(rep, diag, &fo, &ret->body, &ret->fallback, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s: %s", r->namespace, r->pod,
                 e.msg);
         atomic_fetch_add(&n->stats.failed, 1);
@@ -740,14 +666,7 @@ void krc_notify_message_cleanup(struct krc_notify_message *m)
 static void queue_item(struct krc_notifier *n, struct item *it)
 {
     pthread_mutex_lock(&n->lock);
-    if (n->tail != NULL) {
-        n->tail->next = it;
-    } else {
-        n->head = it;
-    }
-    n->tail = it;
-    n->n_items++;
-    pthread_cond_signal(&n->wake);
+    lane_push(n, it->dest->lane, it);
     pthread_mutex_unlock(&n->lock);
 }
 
@@ -791,27 +710,6 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     it->full_log = full_log;
     it->full_log_len = full_log_len;
     queue_item(n, it);
-}
-
-enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
-                                             enum krc_notify_decision d, struct krc_report *rep,
-                                             struct krc_diagnosis *diag, char *full_log,
-                                             size_t full_log_len)
-{
-    struct krc_notify_message msg;
-
-    d = krc_notifier_prepare(n, r, d, rep, diag, &msg);
-    if (msg.body != NULL) {
-        krc_notifier_enqueue(n, &msg, 0, rep, diag, full_log, full_log_len);
-        return d;
-    }
-    krc_report_free(rep);
-    if (diag != NULL) {
-        krc_diagnosis_cleanup(diag);
-        krc_free(diag);
-    }
-    krc_free(full_log);
-    return d;
 }
 
 int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
@@ -877,7 +775,11 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
     return 0;
 }
 
-/* --- the sender ----------------------------------------------------------- */
+/* --- the sender -----------------------------------------------------------
+ * One thread per lane (lane_main) posts that lane's queue and storm
+ * summaries with the lane's own sink and store connection; the main sender
+ * thread (krc_notifier_run) starts the lanes, retries delivered marks and
+ * checks recoveries. */
 
 static void fill_format_options(const struct krc_notifier *n, const struct dest *d,
                                 struct krc_slack_options *fo)
@@ -925,9 +827,9 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
         ex[i].node = x->node[0] ? x->node : NULL;
         ex[i].restart_count = x->restart_count;
     }
-    s.restarts = (size_t)(d->grouped_total + d->alerted_before_storm);
-    s.window_seconds = (krc_clock_mono_ms() - d->summary_since_ms) / 1000;
-    s.alerted = (size_t)d->alerted_before_storm;
+    s.restarts = (size_t)(d->grouped_total + d->storm.alerted_before_storm);
+    s.window_seconds = (krc_clock_mono_ms() - d->storm.summary_since_ms) / 1000;
+    s.alerted = (size_t)d->storm.alerted_before_storm;
     s.by_node = nodes;
     s.n_by_node = d->n_by_node;
     s.by_workload = wls;
@@ -938,7 +840,7 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
     s.n_examples = d->n_examples;
     fill_format_options(n, d, &fo);
     krc_error_clear(&e);
-    rc = krc_slack_format_summary(&s, &fo, ret_body, &e);
+    rc = n->ops->format_summary(&s, &fo, ret_body, &e);
     if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the storm summary: %s", e.msg);
         return rc;
@@ -946,55 +848,32 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
     *ret_total = d->grouped_total;
     /* start the next summary */
     d->grouped_total = 0;
-    d->alerted_before_storm = 0;
     d->n_by_node = d->n_by_workload = d->n_by_cause = 0;
     d->n_examples = 0;
-    d->summary_since_ms = krc_clock_mono_ms();
+    krc_policy_storm_summarised(&n->pol, &d->storm, krc_clock_mono_ms());
     return 0;
-}
-
-/* Replies go into the pod's thread: set thread_ts (and the parent's channel
- * id) in an already formatted body. Returns a new string or NULL. */
-static char *with_thread(const char *body, const char *ts, const char *channel)
-{
-    cJSON *root = cJSON_Parse(body);
-    char *out = NULL;
-
-    if (root == NULL) {
-        return NULL;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(root, "thread_ts");
-    if (cJSON_AddStringToObject(root, "thread_ts", ts) != NULL) {
-        if (channel != NULL && channel[0] != '\0') {
-            cJSON_DeleteItemFromObjectCaseSensitive(root, "channel");
-            cJSON_AddStringToObject(root, "channel", channel);
-        }
-        out = cJSON_PrintUnformatted(root);
-    }
-    cJSON_Delete(root);
-    return out;
 }
 
 /* The thread parent of a pod: from memory, else from the store (threads
  * survive a daemon restart). */
-static void thread_parent(struct krc_notifier *n, const char *pod_key, char *ts, size_t tssz,
-                          char *channel, size_t chsz)
+static void thread_parent(struct krc_notifier *n, struct krc_store *store, const char *pod_key,
+                          char *ts, size_t tssz, char *channel, size_t chsz)
 {
-    struct mute *mt;
+    struct krc_policy_mute *mt;
 
     ts[0] = '\0';
     channel[0] = '\0';
     pthread_mutex_lock(&n->lock);
-    mt = find_mute(n, pod_key, 0, 0);
+    mt = krc_policy_mute_find(&n->mutes, pod_key, 0, 0);
     if (mt != NULL && mt->ts[0] != '\0') {
         snprintf(ts, tssz, "%s", mt->ts);
         snprintf(channel, chsz, "%s", mt->channel);
     }
     pthread_mutex_unlock(&n->lock);
-    if (ts[0] == '\0' && n->store != NULL) {
+    if (ts[0] == '\0' && store != NULL) {
         char *t = NULL;
         char *c = NULL;
-        if (krc_store_thread_ts(n->store, pod_key, &t, &c, NULL) == 0 && t != NULL) {
+        if (krc_store_thread_ts(store, pod_key, &t, &c, NULL) == 0 && t != NULL) {
             snprintf(ts, tssz, "%s", t);
             snprintf(channel, chsz, "%s", c ? c : "");
         }
@@ -1006,12 +885,12 @@ static void thread_parent(struct krc_notifier *n, const char *pod_key, char *ts,
 enum send_result { SENT, RETRY_LATER, GIVEN_UP };
 
 static void remember_thread(struct krc_notifier *n, struct item *it,
-                            const struct krc_slack_result *res)
+                            const struct krc_sink_result *res)
 {
-    struct mute *mt;
+    struct krc_policy_mute *mt;
 
     pthread_mutex_lock(&n->lock);
-    mt = find_mute(n, it->pod_key, 1, krc_clock_now());
+    mt = krc_policy_mute_find(&n->mutes, it->pod_key, 1, krc_clock_now());
     snprintf(mt->ts, sizeof(mt->ts), "%s", res->ts);
     snprintf(mt->channel, sizeof(mt->channel), "%s", res->channel);
     if (n->o.recovered_after_s > 0 && n->n_recov < MAX_RECOVERY && it->rep != NULL &&
@@ -1054,7 +933,7 @@ static void rearm_recovery(struct krc_notifier *n, struct item *it)
     pthread_mutex_unlock(&n->lock);
 }
 
-static void upload_log(struct krc_notifier *n, struct item *it, const char *channel,
+static void upload_log(struct krc_notifier *n, struct lane *l, struct item *it, const char *channel,
                        const char *thread)
 {
     char fname[300];
@@ -1063,6 +942,9 @@ static void upload_log(struct krc_notifier *n, struct item *it, const char *chan
     const char *data = it->full_log;
     size_t len = it->full_log_len;
 
+    if (l->sink->ops->upload == NULL) {
+        return;
+    }
     krc_buf_init(&red, it->full_log_len * 2 + 1024);
     /* Always redact (built-in patterns at least): the file leaves the cluster. */
     if (krc_redact_apply(n->o.redactor, it->full_log, it->full_log_len, &red, NULL) >= 0) {
@@ -1073,8 +955,8 @@ static void upload_log(struct krc_notifier *n, struct item *it, const char *chan
              it->rep != NULL && it->rep->name ? it->rep->name : "pod",
              it->diag != NULL && it->diag->container ? it->diag->container : "container");
     krc_error_clear(&e);
-    if (krc_slack_upload(n->sender, channel, thread, fname, "Previous container log", data, len,
-                         &e) == 0) {
+    if (l->sink->ops->upload(l->sink, channel, thread, fname, "Previous container log", data, len,
+                             &e) == 0) {
         atomic_fetch_add(&n->stats.files_uploaded, 1);
     } else {
         krc_log(KRC_LOG_WARN, "log file for %s not uploaded: %s", it->pod_key, e.msg);
@@ -1083,7 +965,8 @@ static void upload_log(struct krc_notifier *n, struct item *it, const char *chan
 }
 
 /* Remember a failed mark for a retry; the oldest is dropped from memory
- * when the table is full (the journal still has it, if it was written). */
+ * when the table is full (the journal still has it, if it was written).
+ * Caller holds mark_lock. */
 static void unmarked_add(struct krc_notifier *n, int64_t id, const char *ts, int journaled)
 {
     struct unmarked *u;
@@ -1110,14 +993,15 @@ static void unmarked_add(struct krc_notifier *n, int64_t id, const char *ts, int
 /* Slack accepted outbox row `id`: record it. When the database refuses,
  * the message must still not be posted again: the fact goes to the
  * delivery journal and to memory for a retry. */
-static void mark_delivered(struct krc_notifier *n, int64_t id, const char *ts, const char *what)
+static void mark_delivered(struct krc_notifier *n, struct krc_store *store, int64_t id,
+                           const char *ts, const char *what)
 {
     struct krc_error se;
     struct krc_error je;
     int jrc;
 
     krc_error_clear(&se);
-    if (krc_store_mark_delivered(n->store, id, ts, &se) == 0) {
+    if (krc_store_mark_delivered(store, id, ts, &se) == 0) {
         return;
     }
     if (se.code == KRC_ENOTFOUND) {
@@ -1125,8 +1009,12 @@ static void mark_delivered(struct krc_notifier *n, int64_t id, const char *ts, c
         return;
     }
     krc_error_clear(&je);
-    jrc = krc_store_journal_delivered(n->store, id, ts, &je);
+    /* under mark_lock: the main sender loop must not clear the journal
+     * between this write and the table entry */
+    pthread_mutex_lock(&n->mark_lock);
+    jrc = krc_store_journal_delivered(store, id, ts, &je);
     unmarked_add(n, id, ts, jrc == 0);
+    pthread_mutex_unlock(&n->mark_lock);
     if (jrc == 0) {
         krc_log(KRC_LOG_ERROR,
                 "%s was posted but could not be marked delivered: %s; noted in the delivery "
@@ -1142,8 +1030,9 @@ static void mark_delivered(struct krc_notifier *n, int64_t id, const char *ts, c
 }
 
 /* Retry the due delivered marks (all of them when `all`, once). The
- * journal is removed once memory holds nothing it did not write. */
-static void retry_unmarked(struct krc_notifier *n, int all)
+ * journal is removed once memory holds nothing it did not write. Main
+ * sender thread, with mark_lock held. */
+static void retry_unmarked_locked(struct krc_notifier *n, int all)
 {
     int64_t now = krc_clock_mono_ms();
     size_t i = 0;
@@ -1196,104 +1085,70 @@ static void retry_unmarked(struct krc_notifier *n, int all)
     }
 }
 
-static enum send_result send_one(struct krc_notifier *n, struct item *it)
+static void retry_unmarked(struct krc_notifier *n, int all)
 {
-    struct krc_slack_message m;
-    struct krc_slack_result res;
-    struct krc_error e;
-    char *owned = NULL;
-    const char *body = it->body;
-    char parent_ts[64] = "";
-    char parent_channel[64] = "";
-    int rc;
+    pthread_mutex_lock(&n->mark_lock);
+    if (n->n_unmarked > 0) {
+        retry_unmarked_locked(n, all);
+    }
+    pthread_mutex_unlock(&n->mark_lock);
+}
 
-    krc_error_clear(&e);
-    if (it->kind == ITEM_WITHDRAWN) {
-        if (n->store != NULL && it->outbox_id > 0) {
-            krc_store_mark_attempt(n->store, it->outbox_id,
-                                   "withdrawn: grouped into an alert-storm summary", 1, NULL);
-        }
-        if (n->store != NULL && it->restart_id > 0) {
-            krc_store_set_decision(n->store, it->restart_id, "grouped", NULL, NULL);
-        }
-        return GIVEN_UP;
+/* An alert grouped into a storm before it was sent: its outbox row is
+ * settled, never posted. */
+static void settle_withdrawn(struct lane *l, const struct item *it)
+{
+    if (l->store != NULL && it->outbox_id > 0) {
+        krc_store_mark_attempt(l->store, it->outbox_id,
+                               "withdrawn: grouped into an alert-storm summary", 1, NULL);
     }
-    if (it->kind == ITEM_RECOVERED && body == NULL) {
-        struct krc_slack_options fo;
-        fill_format_options(n, it->dest, &fo);
-        if (krc_slack_format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
-            atomic_fetch_add(&n->stats.failed, 1);
-            return GIVEN_UP;
-        }
-        body = owned;
+    if (l->store != NULL && it->restart_id > 0) {
+        krc_store_set_decision(l->store, it->restart_id, "grouped", NULL, NULL);
     }
-    if (it->kind == ITEM_REPLY || it->kind == ITEM_RECOVERED) {
-        thread_parent(n, it->pod_key, parent_ts, sizeof(parent_ts), parent_channel,
-                      sizeof(parent_channel));
-        if (parent_ts[0] != '\0') {
-            char *t = with_thread(body, parent_ts, parent_channel);
-            if (t != NULL) {
-                krc_free(owned);
-                owned = t;
-                body = owned;
-            }
-        }
+}
+
+/* Slack refused it for good (4xx) or kept failing: a 4xx will never
+ * succeed; anything else is tried again later, the outbox keeps it. */
+static enum send_result send_failed(struct krc_notifier *n, struct lane *l, const struct item *it,
+                                    int rc, long http_status, const struct krc_error *e)
+{
+    int final = rc == KRC_EHTTP && http_status >= 400 && http_status < 500;
+
+    if (l->store != NULL && it->outbox_id > 0) {
+        krc_store_mark_attempt(l->store, it->outbox_id, e->msg, final, NULL);
     }
-    memset(&m, 0, sizeof(m));
-    m.webhook_url = it->dest->webhook_url;
-    m.channel =
-        m.webhook_url == NULL ? (parent_channel[0] ? parent_channel : it->dest->channel) : NULL;
-    m.body = body;
-    m.fallback = it->fallback;
-    rc = krc_slack_send(n->sender, &m, &res, &e);
-    krc_free(owned);
-    atomic_fetch_add(&n->stats.rate_limited, res.rate_limited);
-    if (rc == KRC_ECANCELED) {
-        return RETRY_LATER; /* shutdown: it stays pending in the outbox */
-    }
-    if (rc < 0) {
-        /* Slack refused it for good (4xx) or kept failing: a 4xx will never
-         * succeed; anything else is tried again later, the outbox keeps it. */
-        int final = rc == KRC_EHTTP && res.http_status >= 400 && res.http_status < 500;
-        if (n->store != NULL && it->outbox_id > 0) {
-            krc_store_mark_attempt(n->store, it->outbox_id, e.msg, final, NULL);
-        }
-        atomic_fetch_add(&n->stats.failed, 1);
-        krc_log(KRC_LOG_ERROR, "%s not delivered: %s%s", it->what, e.msg,
-                final ? "" : "; it stays in the outbox and is retried in 60s");
-        return final ? GIVEN_UP : RETRY_LATER;
-    }
-    if (n->store != NULL && it->outbox_id > 0) {
-        mark_delivered(n, it->outbox_id, res.ts[0] ? res.ts : NULL, it->what);
-    }
-    krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
-            res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
-    if (n->o.on_delivered != NULL && it->detected_mono_ms > 0 &&
-        (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+    atomic_fetch_add(&n->stats.failed, 1);
+    krc_log(KRC_LOG_ERROR, "%s not delivered: %s%s", it->what, e->msg,
+            final ? "" : "; it stays in the outbox and is retried in 60s");
+    return final ? GIVEN_UP : RETRY_LATER;
+}
+
+/* After Slack accepted an item: callbacks, storm bookkeeping, statistics,
+ * thread state and the log file. */
+static void after_sent(struct krc_notifier *n, struct lane *l, struct item *it,
+                       const struct krc_sink_result *res, const char *parent_ts,
+                       const char *channel)
+{
+    int restart_msg = it->kind == ITEM_ALERT || it->kind == ITEM_REPLY;
+
+    if (n->o.on_delivered != NULL && it->detected_mono_ms > 0 && restart_msg) {
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
                           n->o.on_delivered_userdata);
     }
-    if (n->o.on_posted != NULL && it->uid[0] != '\0' &&
-        (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+    if (n->o.on_posted != NULL && it->uid[0] != '\0' && restart_msg) {
         n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
                        it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
     }
     if (it->kind == ITEM_ALERT) {
         pthread_mutex_lock(&n->lock);
-        it->dest->sent_ms[it->dest->n_sent % 16] = krc_clock_mono_ms();
-        it->dest->n_sent = it->dest->n_sent < 16 ? it->dest->n_sent + 1 : 16;
-        if (it->dest->storm) {
-            /* it was already being sent when the storm began */
-            it->dest->alerted_before_storm++;
-        }
+        krc_policy_storm_sent(&it->dest->storm, krc_clock_mono_ms());
         pthread_mutex_unlock(&n->lock);
     }
     switch (it->kind) {
     case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, 1);
-        if (n->web_api && res.ts[0] != '\0') {
-            remember_thread(n, it, &res);
+        if (l->sink->limits.threads && res->ts[0] != '\0') {
+            remember_thread(n, it, res);
         }
         break;
     case ITEM_REPLY:
@@ -1310,16 +1165,74 @@ static enum send_result send_one(struct krc_notifier *n, struct item *it)
         break;
     }
     /* Web API: the full previous log goes into the thread as a file. */
-    if (n->web_api && it->full_log != NULL && it->full_log_len > 0 &&
-        (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
-        const char *thread = it->kind == ITEM_ALERT ? res.ts : parent_ts;
-        const char *chan = res.channel[0] ? res.channel : m.channel;
-        upload_log(n, it, chan, thread);
+    if (l->sink->limits.files && it->full_log != NULL && it->full_log_len > 0 && restart_msg) {
+        const char *thread = it->kind == ITEM_ALERT ? res->ts : parent_ts;
+        upload_log(n, l, it, res->channel[0] ? res->channel : channel, thread);
     }
+}
+
+static enum send_result send_one(struct krc_notifier *n, struct lane *l, struct item *it)
+{
+    struct krc_sink_message m;
+    struct krc_sink_result res;
+    struct krc_error e;
+    char *owned = NULL;
+    char parent_ts[64] = "";
+    char parent_channel[64] = "";
+    int rc;
+
+    krc_error_clear(&e);
+    memset(&res, 0, sizeof(res));
+    if (it->kind == ITEM_WITHDRAWN) {
+        settle_withdrawn(l, it);
+        return GIVEN_UP;
+    }
+    memset(&m, 0, sizeof(m));
+    m.body = it->body;
+    m.fallback = it->fallback;
+    if (it->kind == ITEM_RECOVERED && m.body == NULL) {
+        struct krc_slack_options fo;
+        fill_format_options(n, it->dest, &fo);
+        if (n->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
+            krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
+            atomic_fetch_add(&n->stats.failed, 1);
+            return GIVEN_UP;
+        }
+        m.body = owned;
+    }
+    if ((it->kind == ITEM_REPLY || it->kind == ITEM_RECOVERED) && l->sink->limits.threads) {
+        thread_parent(n, l->store, it->pod_key, parent_ts, sizeof(parent_ts), parent_channel,
+                      sizeof(parent_channel));
+        m.thread_ts = parent_ts[0] != '\0' ? parent_ts : NULL;
+    }
+    m.channel =
+        l->webhook_url == NULL ? (parent_channel[0] ? parent_channel : it->dest->channel) : NULL;
+    if (strlen(m.body) > l->sink->limits.max_payload) {
+        rc = krc_error_set(&e, KRC_EHTTP, "%s: %zu bytes, more than the %zu the destination takes",
+                           l->sink->ops->name, strlen(m.body), l->sink->limits.max_payload);
+        krc_free(owned);
+        return send_failed(n, l, it, rc, 400, &e);
+    }
+    rc = l->sink->ops->send(l->sink, &m, &res, &e);
+    krc_free(owned);
+    atomic_fetch_add(&n->stats.rate_limited, res.rate_limited);
+    if (rc == KRC_ECANCELED) {
+        return RETRY_LATER; /* shutdown: it stays pending in the outbox */
+    }
+    if (rc < 0) {
+        return send_failed(n, l, it, rc, res.http_status, &e);
+    }
+    if (l->store != NULL && it->outbox_id > 0) {
+        mark_delivered(n, l->store, it->outbox_id, res.ts[0] ? res.ts : NULL, it->what);
+    }
+    krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
+            res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
+    after_sent(n, l, it, &res, parent_ts, m.channel);
     return SENT;
 }
 
-static void send_summary(struct krc_notifier *n, struct dest *d, char *body, long total)
+static void send_summary(struct krc_notifier *n, struct lane *l, struct dest *d, char *body,
+                         long total)
 {
     struct item it;
     int64_t id = 0;
@@ -1329,36 +1242,37 @@ static void send_summary(struct krc_notifier *n, struct dest *d, char *body, lon
     it.dest = d;
     it.body = body;
     snprintf(it.what, sizeof(it.what), "storm summary of %ld restarts", total);
-    if (n->store != NULL) {
+    if (l->store != NULL) {
         struct krc_store_outbox ob;
         memset(&ob, 0, sizeof(ob));
         ob.kind = KRC_STORE_KIND_SUMMARY;
         ob.destination = d->store_key;
         ob.channel = d->channel;
         ob.body = body;
-        if (krc_store_add_outbox(n->store, 0, &ob, &id, NULL) == 0) {
+        if (krc_store_add_outbox(l->store, 0, &ob, &id, NULL) == 0) {
             it.outbox_id = id;
         }
     }
-    if (send_one(n, &it) == RETRY_LATER && it.outbox_id > 0) {
+    if (send_one(n, l, &it) == RETRY_LATER && it.outbox_id > 0) {
         krc_log(KRC_LOG_WARN, "storm summary kept in the outbox for a later retry");
     }
 }
 
-/* A due storm summary, if any (caller holds the lock); the storm ends once
- * a whole window passed without a restart. */
-static struct dest *due_summary(struct krc_notifier *n, int64_t now_ms)
+/* A due storm summary of this lane, if any (caller holds the lock); the
+ * storm ends once a whole window passed without a restart. At shutdown a
+ * summary still owed is due at once. */
+static struct dest *due_summary(struct krc_notifier *n, const struct lane *l, int64_t now_ms,
+                                int stopping)
 {
     for (size_t i = 0; i < n->n_dests; i++) {
         struct dest *d = &n->dests[i];
-        if (!d->storm) {
+        if (d->lane != l) {
             continue;
         }
-        if (d->grouped_total > 0 && now_ms >= d->next_summary_ms) {
+        if (krc_policy_storm_summary_due(&d->storm, d->grouped_total, stopping, now_ms)) {
             return d;
         }
-        if (d->grouped_total == 0 && now_ms - d->last_arrival_ms > n->o.storm_window_s * 1000) {
-            d->storm = 0;
+        if (krc_policy_storm_over(&n->pol, &d->storm, d->grouped_total, now_ms)) {
             krc_log(KRC_LOG_INFO, "alert storm over: %ld restarts were grouped", d->storm_total);
         }
     }
@@ -1429,13 +1343,7 @@ static void check_recoveries(struct krc_notifier *n)
                              rv.pod);
                     it->recovered.restart_count = c->restart_count;
                     pthread_mutex_lock(&n->lock);
-                    if (n->tail != NULL) {
-                        n->tail->next = it;
-                    } else {
-                        n->head = it;
-                    }
-                    n->tail = it;
-                    n->n_items++;
+                    lane_push(n, it->dest->lane, it);
                     pthread_mutex_unlock(&n->lock);
                 }
                 done = 1;
@@ -1462,7 +1370,16 @@ static void check_recoveries(struct krc_notifier *n)
 
 int64_t krc_notifier_heartbeat(const struct krc_notifier *n)
 {
-    return atomic_load(&n->heartbeat_ms);
+    int64_t hb = atomic_load(&n->heartbeat_ms);
+
+    /* the oldest beat of the main loop and the running lanes */
+    for (size_t i = 0; i < MAX_LANES; i++) {
+        int64_t lb = atomic_load(&n->lanes[i].heartbeat_ms);
+        if (lb != 0 && lb < hb) {
+            hb = lb;
+        }
+    }
+    return hb;
 }
 
 void krc_notifier_abort_transfers(struct krc_notifier *n)
@@ -1481,7 +1398,153 @@ void krc_notifier_abort(struct krc_notifier *n)
     atomic_store(&n->abort, 1);
     pthread_mutex_lock(&n->lock);
     pthread_cond_broadcast(&n->wake);
+    for (size_t i = 0; i < n->n_lanes; i++) {
+        pthread_cond_broadcast(&n->lanes[i].wake);
+    }
     pthread_mutex_unlock(&n->lock);
+}
+
+static void wait_on(pthread_cond_t *c, pthread_mutex_t *m, long ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(c, m, &ts);
+}
+
+/* The next item of the lane that is due (NULL: none; the lane waited a
+ * little). Items waiting for a retry rotate to the back. Caller holds the
+ * lock. */
+static struct item *lane_next(struct krc_notifier *n, struct lane *l, int64_t now_ms)
+{
+    struct item *it = l->head;
+
+    if (it != NULL && it->not_before_ms <= now_ms) {
+        l->head = it->next;
+        if (l->head == NULL) {
+            l->tail = NULL;
+        }
+        it->next = NULL;
+        l->n_items--;
+        n->n_items--;
+        return it;
+    }
+    if (it != NULL && it->next != NULL) {
+        /* the head waits for a retry: rotate it to the back */
+        l->head = it->next;
+        it->next = NULL;
+        l->tail->next = it;
+        l->tail = it;
+        if (l->head->not_before_ms <= now_ms) {
+            return NULL; /* the new head is due: no wait */
+        }
+    }
+    wait_on(&l->wake, &n->lock, it != NULL ? 100 : 200);
+    return NULL;
+}
+
+/* The lane's sink and store connection, made in its own thread. */
+static int lane_open(struct krc_notifier *n, struct lane *l)
+{
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (n->o.store_path != NULL && l->store == NULL &&
+        krc_store_open(n->o.store_path, 0, &l->store, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
+                e.msg);
+        l->store = NULL;
+    }
+    krc_error_clear(&e);
+    l->sink = n->ops->create(&n->sink_options, l->webhook_url, &e);
+    if (l->sink == NULL) {
+        krc_log(KRC_LOG_ERROR, "sender: cannot set up %s delivery (%s); retrying in %ds",
+                n->ops->name, e.msg, LANE_RETRY_MS / 1000);
+        return -1;
+    }
+    return 0;
+}
+
+static void *lane_main(void *arg)
+{
+    struct lane *l = arg;
+    struct krc_notifier *n = l->n;
+
+    while (!n->abort && lane_open(n, l) < 0) {
+        atomic_store(&l->heartbeat_ms, krc_clock_mono_ms());
+        krc_clock_sleep_ms(LANE_RETRY_MS, &n->abort);
+    }
+    while (!n->abort) {
+        struct item *it = NULL;
+        struct dest *d;
+        char *summary = NULL;
+        long total = 0;
+        int64_t now_ms = krc_clock_mono_ms();
+        int stopping = n->o.cancel != NULL && *n->o.cancel;
+
+        atomic_store(&l->heartbeat_ms, now_ms);
+        pthread_mutex_lock(&n->lock);
+        d = due_summary(n, l, now_ms, stopping);
+        if (d != NULL) {
+            if (summary_item(n, d, &summary, &total) < 0) {
+                summary = NULL;
+            }
+            d->storm.next_summary_ms = now_ms + n->pol.storm_window_s * 1000;
+        } else {
+            it = lane_next(n, l, now_ms);
+        }
+        pthread_mutex_unlock(&n->lock);
+        if (summary != NULL) {
+            send_summary(n, l, d, summary, total);
+            krc_free(summary);
+        }
+        if (it != NULL) {
+            if (send_one(n, l, it) == RETRY_LATER && !n->abort) {
+                it->not_before_ms = krc_clock_mono_ms() + 60000;
+                queue_item(n, it);
+            } else {
+                item_free(it);
+            }
+        }
+    }
+    atomic_store(&l->heartbeat_ms, 0);
+    krc_store_close(l->store);
+    l->store = NULL;
+    return NULL;
+}
+
+/* Start the lanes that have no thread yet (at start, and after a failed
+ * pthread_create). */
+static void start_lanes(struct krc_notifier *n)
+{
+    pthread_mutex_lock(&n->lock);
+    n->running = 1;
+    for (size_t i = 0; i < n->n_lanes; i++) {
+        lane_start(n, &n->lanes[i]);
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+static void join_lanes(struct krc_notifier *n)
+{
+    size_t count;
+
+    pthread_mutex_lock(&n->lock);
+    n->running = 0; /* no lane starts from now on */
+    count = n->n_lanes;
+    pthread_mutex_unlock(&n->lock);
+    for (size_t i = 0; i < count; i++) {
+        if (n->lanes[i].started) {
+            pthread_join(n->lanes[i].thread, NULL);
+            n->lanes[i].started = 0;
+        }
+    }
 }
 
 void krc_notifier_run(struct krc_notifier *n)
@@ -1497,82 +1560,27 @@ void krc_notifier_run(struct krc_notifier *n)
             n->store = NULL;
         }
     }
-
+    start_lanes(n);
     while (!n->abort) {
-        struct item *it = NULL;
-        atomic_store(&n->heartbeat_ms, krc_clock_mono_ms());
-        struct dest *d = NULL;
-        char *summary = NULL;
-        long total = 0;
         int64_t now_ms = krc_clock_mono_ms();
         int stopping = n->o.cancel != NULL && *n->o.cancel;
 
-        pthread_mutex_lock(&n->lock);
-        d = due_summary(n, now_ms);
-        if (d == NULL && stopping) {
-            /* A storm summary still owed is posted before we go. */
-            for (size_t i = 0; i < n->n_dests && d == NULL; i++) {
-                if (n->dests[i].storm && n->dests[i].grouped_total > 0) {
-                    d = &n->dests[i];
-                }
-            }
-        }
-        if (d != NULL) {
-            if (summary_item(n, d, &summary, &total) < 0) {
-                summary = NULL;
-            }
-            d->next_summary_ms = now_ms + n->o.storm_window_s * 1000;
-        } else if (n->head != NULL && n->head->not_before_ms <= now_ms) {
-            it = n->head;
-            n->head = it->next;
-            if (n->head == NULL) {
-                n->tail = NULL;
-            }
-            it->next = NULL;
-            n->n_items--;
-        } else if (n->head != NULL && n->head->next != NULL) {
-            /* the head waits for a retry: rotate it to the back */
-            struct item *h = n->head;
-            n->head = h->next;
-            h->next = NULL;
-            n->tail->next = h;
-            n->tail = h;
-            if (n->head->not_before_ms > now_ms) {
-                pthread_mutex_unlock(&n->lock);
-                krc_clock_sleep_ms(100, &n->abort);
-                continue;
-            }
-        } else {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 200 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&n->wake, &n->lock, &ts);
-        }
-        pthread_mutex_unlock(&n->lock);
-        if (summary != NULL) {
-            send_summary(n, d, summary, total);
-            krc_free(summary);
-        }
-        if (it != NULL) {
-            if (send_one(n, it) == RETRY_LATER && !n->abort) {
-                it->not_before_ms = krc_clock_mono_ms() + 60000;
-                queue_item(n, it);
-            } else {
-                item_free(it);
-            }
-        }
-        if (n->n_unmarked > 0) {
+        atomic_store(&n->heartbeat_ms, now_ms);
+        if (n->store != NULL) {
             retry_unmarked(n, 0);
         }
         if (!stopping && n->o.recovered_after_s > 0 && now_ms - last_recovery_check > 5000) {
             last_recovery_check = now_ms;
             check_recoveries(n);
         }
+        pthread_mutex_lock(&n->lock);
+        for (size_t i = 0; i < n->n_lanes; i++) {
+            lane_start(n, &n->lanes[i]);
+        }
+        wait_on(&n->wake, &n->lock, 200);
+        pthread_mutex_unlock(&n->lock);
     }
+    join_lanes(n);
     /* What could not be sent in time is reported, not silently dropped: with
      * a store it stays in the outbox and is sent at the next start. */
     pthread_mutex_lock(&n->lock);
@@ -1584,7 +1592,7 @@ void krc_notifier_run(struct krc_notifier *n)
                                  : "");
     }
     pthread_mutex_unlock(&n->lock);
-    if (n->n_unmarked > 0) {
+    if (n->store != NULL) {
         /* one last try; what fails is left to the delivery journal (the
          * marks whose journal write failed too were logged as such) */
         retry_unmarked(n, 1);

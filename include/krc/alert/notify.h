@@ -7,8 +7,10 @@
  * costs no log fetch; nothing held back is lost: it is counted and logged
  * (and recorded by the store once it exists).
  *
- * Threads: pipeline workers call krc_notifier_decide() and
- * krc_notifier_submit(); one sender thread runs krc_notifier_run(). */
+ * Threads: pipeline workers call krc_notifier_decide(),
+ * krc_notifier_prepare() and krc_notifier_enqueue(); one thread runs
+ * krc_notifier_run(), which runs one delivery thread per destination
+ * (alert/sink.h). */
 #ifndef KRC_NOTIFY_H
 #define KRC_NOTIFY_H
 
@@ -153,16 +155,6 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
 int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
                         const struct krc_store_row *restart);
 
-/* Hand over a collected and diagnosed restart (takes ownership of rep and
- * diag, and of full_log when non-NULL) with the decision decide() gave.
- * ALERT/THREAD are queued for the sender unless a log-ignore pattern matches
- * or a storm began in the meantime; GROUPED/MUTED/SILENCED count into
- * summaries and statistics. Returns the final decision for the record. */
-enum krc_notify_decision krc_notifier_submit(struct krc_notifier *n, const struct krc_restart *r,
-                                             enum krc_notify_decision d, struct krc_report *rep,
-                                             struct krc_diagnosis *diag, char *full_log,
-                                             size_t full_log_len);
-
 /* The sender loop: posts queued alerts, storm summaries and recovered
  * replies until krc_notifier_abort(). Once *options.cancel is set, owed
  * storm summaries are posted at once; the caller waits for
@@ -179,8 +171,5 @@ int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
 
 /* Number of messages waiting to be sent. */
 size_t krc_notifier_pending(struct krc_notifier *n);
-
-/* Does a restart match a route/silence pattern triple? (exposed for tests) */
-int krc_notify_pattern_match(const char *pattern, const char *value, int prefix);
 
 #endif

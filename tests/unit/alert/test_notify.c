@@ -47,19 +47,34 @@ static struct krc_notify_options base_options(void)
     return o;
 }
 
-/* Submit an ALERT with an empty report so that it is queued (ownership moves). */
+/* Hand over a collected restart with an empty report as the pipeline does:
+ * prepare, then queue what is to be posted (ownership moves). */
 static enum krc_notify_decision submit(struct krc_notifier *n, const struct krc_restart *r,
                                        enum krc_notify_decision d, const char *log)
 {
     struct krc_report *rep = krc_report_new();
     struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_notify_message msg;
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
     if (log != NULL) {
         assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
     }
-    return krc_notifier_submit(n, r, d, rep, dg, NULL, 0);
+    d = krc_notifier_prepare(n, r, d, rep, dg, &msg);
+    if (msg.body != NULL) {
+        krc_notifier_enqueue(n, &msg, 0, rep, dg, NULL, 0);
+        return d;
+    }
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    return d;
+}
+
+static void pat(struct krc_pattern *p, const char *text, enum krc_pattern_field f)
+{
+    assert_int_equal(krc_pattern_compile(p, text, f, 0, "test", NULL), 0);
 }
 
 static void test_no_destination(void **state)
@@ -130,9 +145,9 @@ static void test_routes_and_channel_annotation(void **state)
     (void)state;
 
     memset(routes, 0, sizeof(routes));
-    routes[0].namespace = (char *)"^team-(a|b)$";
+    pat(&routes[0].namespace, "^team-(a|b)$", KRC_PATTERN_NAMESPACE);
     routes[0].webhook_url = (char *)HOOK_B;
-    routes[1].pod = (char *)"pay";
+    pat(&routes[1].pod, "pay", KRC_PATTERN_POD);
     routes[1].channel = (char *)"#payments";
     o.routes = routes;
     o.n_routes = 2;
@@ -148,13 +163,8 @@ static void test_routes_and_channel_annotation(void **state)
         assert_int_equal(krc_notifier_decide(n, &r3), KRC_NOTIFY_ALERT);
     }
     krc_notifier_free(n);
-    assert_true(krc_notify_pattern_match("team-a", "team-a", 0));
-    assert_false(krc_notify_pattern_match("team-a", "team-ab", 0));
-    assert_true(krc_notify_pattern_match("pay", "payments-1", 1));
-    assert_false(krc_notify_pattern_match("pay", "repay-1", 1));
-    assert_true(krc_notify_pattern_match("^team-(a|b)$", "team-b", 0));
-    assert_true(krc_notify_pattern_match(NULL, "anything", 0));
-    assert_true(krc_notify_pattern_match("*", "anything", 0));
+    krc_pattern_cleanup(&routes[0].namespace);
+    krc_pattern_cleanup(&routes[1].pod);
 }
 
 static void test_web_api_needs_channel(void **state)
@@ -188,10 +198,10 @@ static void test_silences(void **state)
     (void)state;
 
     memset(s, 0, sizeof(s));
-    s[0].namespace = (char *)"maint";
+    pat(&s[0].namespace, "maint", KRC_PATTERN_NAMESPACE);
     s[0].start = day + 3600;
     s[0].end = day + 7200;
-    s[1].namespace = (char *)"batch";
+    pat(&s[1].namespace, "batch", KRC_PATTERN_NAMESPACE);
     s[1].daily_from = 22 * 60;
     s[1].daily_to = 6 * 60;
     o.silences = s;
@@ -213,6 +223,8 @@ static void test_silences(void **state)
     krc_clock_set_fake_now(0);
     assert_int_equal(krc_notifier_stats(n)->silenced, 3);
     krc_notifier_free(n);
+    krc_pattern_cleanup(&s[0].namespace);
+    krc_pattern_cleanup(&s[1].namespace);
 }
 
 static void test_log_ignore(void **state)
@@ -284,7 +296,7 @@ static void test_storm_is_per_destination(void **state)
     (void)state;
 
     memset(&rt, 0, sizeof(rt));
-    rt.namespace = (char *)"team-b";
+    pat(&rt.namespace, "team-b", KRC_PATTERN_NAMESPACE);
     rt.webhook_url = (char *)HOOK_B;
     o.routes = &rt;
     o.n_routes = 1;
@@ -299,6 +311,7 @@ static void test_storm_is_per_destination(void **state)
     assert_int_equal(krc_notifier_decide(n, &a[0]), KRC_NOTIFY_GROUPED);
     assert_int_equal(krc_notifier_decide(n, &other), KRC_NOTIFY_ALERT);
     krc_notifier_free(n);
+    krc_pattern_cleanup(&rt.namespace);
 }
 
 /* --- routes and silences in the configuration file ------------------------- */
@@ -340,10 +353,15 @@ static void test_config_routes_and_silences(void **state)
     assert_int_equal(krc_config_load_file(&cfg, path, &errors, NULL), 0);
     assert_null(errors);
     assert_int_equal(cfg.n_routes, 2);
-    assert_string_equal(cfg.routes[0].namespace, "team-a");
+    assert_string_equal(cfg.routes[0].namespace.text, "team-a");
+    assert_true(krc_pattern_match(&cfg.routes[0].namespace, "team-a"));
+    assert_false(krc_pattern_match(&cfg.routes[0].namespace, "team-ab"));
     assert_string_equal(cfg.routes[0].webhook_url, HOOK_A);
     assert_null(cfg.routes[0].channel);
-    assert_string_equal(cfg.routes[1].pod, "pay");
+    assert_string_equal(cfg.routes[1].pod.text, "pay");
+    assert_null(cfg.routes[1].namespace.text);
+    assert_true(krc_pattern_match(&cfg.routes[1].pod, "payments-1"));
+    assert_false(krc_pattern_match(&cfg.routes[1].pod, "repay-1"));
     assert_string_equal(cfg.routes[1].webhook_url, HOOK_B);
     assert_string_equal(cfg.routes[1].channel, "#payments");
     assert_int_equal(cfg.n_silences, 2);
