@@ -246,7 +246,9 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
     if (n->web_api) {
         krc_log_add_secret(o->bot_token);
     }
-    n->ops = n->web_api ? &krc_sink_slack_api : &krc_sink_slack_webhook;
+    n->ops = o->sink_ops != NULL ? o->sink_ops
+             : n->web_api        ? &krc_sink_slack_api
+                                 : &krc_sink_slack_webhook;
     so = &n->sink_options;
     krc_sink_options_defaults(so);
     if (o->api_url != NULL && o->api_url[0] != '\0') {

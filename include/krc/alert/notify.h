@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/alert/sink.h"
 #include "krc/config/config.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
@@ -64,6 +65,9 @@ struct krc_notify_options {
                       int64_t finished_at, const char *container_id, void *userdata);
     void *on_delivered_userdata;
     const atomic_int *cancel;
+    /* The kind of sink of every destination (alert/sink.h); NULL: the
+     * Slack Web API when bot_token is set, else Slack incoming webhooks. */
+    const struct krc_sink_ops *sink_ops;
 };
 
 enum krc_notify_decision {
