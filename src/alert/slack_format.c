@@ -8,6 +8,7 @@
 
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #define ELLIPSIS "\xe2\x80\xa6"
 #define ZWSP "\xe2\x80\x8b"
@@ -123,15 +124,7 @@ void krc_slack_options_init(struct krc_slack_options *o)
 
 size_t krc_slack_text_length(const char *s, size_t len)
 {
-    size_t n = 0;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        n += (c & 0xc0) != 0x80;
-        n += c >= 0xf0; /* astral: a surrogate pair */
-    }
-    return n;
+    return krc_text_utf16_len(s, len);
 }
 
 static size_t buf_units(const struct krc_buf *b)
@@ -139,75 +132,9 @@ static size_t buf_units(const struct krc_buf *b)
     return krc_slack_text_length(krc_buf_str(b), b->len);
 }
 
-/* One UTF-8 sequence at p[i]: its length, or 0 when invalid (overlong,
- * surrogate, out of range, cut). */
-static size_t utf8_seq(const unsigned char *p, size_t len, size_t i, unsigned *ret_cp)
-{
-    unsigned char c = p[i];
-    size_t n;
-    unsigned cp;
-    size_t k;
-
-    if (c < 0x80) {
-        *ret_cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1fu;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0fu;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07u;
-    } else {
-        return 0;
-    }
-    if (len - i < n) {
-        return 0;
-    }
-    for (k = 1; k < n; k++) {
-        if ((p[i + k] & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (p[i + k] & 0x3fu);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
-        return 0;
-    }
-    *ret_cp = cp;
-    return n;
-}
-
-/* Length of an ANSI escape sequence at p[i] (ESC). */
-static size_t ansi_len(const unsigned char *p, size_t len, size_t i)
-{
-    size_t j = i + 1;
-
-    if (j < len && p[j] == '[') {
-        j++;
-        while (j < len && !(p[j] >= 0x40 && p[j] <= 0x7e)) {
-            j++;
-        }
-        return (j < len ? j + 1 : j) - i;
-    }
-    if (j < len && p[j] == ']') {
-        while (j < len && p[j] != 0x07 && !(p[j] == 0x1b && j + 1 < len && p[j + 1] == '\\')) {
-            j++;
-        }
-        if (j < len) {
-            j += p[j] == 0x07 ? 1 : 2;
-        }
-        return j - i;
-    }
-    return (j < len ? j + 1 : j) - i;
-}
-
 /* Code points never shown: C1 controls, bidirectional overrides/isolates
  * (they can make a line read differently from what it is), BOM. */
-static int is_hidden(unsigned cp)
+static int is_hidden(uint32_t cp)
 {
     return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
            (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
@@ -229,12 +156,12 @@ static int escape_into(struct krc_buf *out, const unsigned char *p, size_t len, 
         size_t plen = 0;
         size_t pu = 1;
         size_t seq = 1;
-        unsigned cp = 0;
+        uint32_t cp = 0;
         char one[2];
         const char *two_a = NULL; /* ZWSP before a backtick */
 
         if (c == 0x1b) {
-            i += ansi_len(p, len, i);
+            i += krc_text_ansi_len(p + i, len - i);
             continue;
         }
         if (c == '\n' || c == '\t') {
@@ -265,10 +192,10 @@ static int escape_into(struct krc_buf *out, const unsigned char *p, size_t len, 
                 pu = 2;
             }
         } else {
-            seq = utf8_seq(p, len, i, &cp);
+            seq = krc_text_utf8_decode(p + i, len - i, &cp);
             if (seq == 0) {
                 seq = 1;
-                piece = "\xef\xbf\xbd";
+                piece = KRC_TEXT_REPLACEMENT;
                 plen = 3;
             } else if (is_hidden(cp)) {
                 i += seq;
@@ -583,10 +510,7 @@ static void fit(struct fmt *f, struct krc_buf *b, size_t max_units)
         return;
     }
     while (keep < b->len) {
-        size_t next = keep + 1;
-        while (next < b->len && ((unsigned char)b->data[next] & 0xc0) == 0x80) {
-            next++;
-        }
+        size_t next = krc_text_utf8_next(b->data, b->len, keep);
         units += krc_slack_text_length(b->data + keep, next - keep);
         if (units + 6 > max_units) {
             break;
@@ -1540,6 +1464,35 @@ static void log_tail_cleanup(struct log_tail *t)
     t->lines = NULL;
 }
 
+/* The same lines packed from the top read better (full blocks first): packs
+ * t's lines so when that needs no more blocks than t has. */
+static void log_tail_pack_from_top(struct log_tail *t, size_t per_section)
+{
+    size_t tops[KRC_SLACK_LOG_SECTIONS];
+    size_t ns = 0;
+    size_t used = 0;
+    size_t i;
+    size_t k;
+
+    for (i = t->first; i < t->n; i++) {
+        size_t u = buf_units(&t->lines[i]) + 1;
+        if (ns == 0 || used + u > per_section) {
+            if (ns == t->n_sections) {
+                break;
+            }
+            tops[ns++] = i;
+            used = 0;
+        }
+        used += u;
+    }
+    if (i == t->n) {
+        for (k = 0; k < ns; k++) {
+            t->cut[ns - 1 - k] = tops[k];
+        }
+        t->n_sections = ns;
+    }
+}
+
 /* Select, redact and escape the last lines of the log: at most max_lines,
  * packed from the bottom into at most `sections` code blocks of
  * `per_section` units each (a line never spans two blocks). */
@@ -1644,28 +1597,7 @@ static void log_tail_build(struct fmt *f, const struct krc_report *r, size_t max
     t->first = k;
     t->omitted = before + k;
     if (t->n_sections > 1 && f->rc == 0) {
-        /* the same lines packed from the top read better (full blocks
-         * first), when that needs no more blocks */
-        size_t tops[KRC_SLACK_LOG_SECTIONS];
-        size_t ns = 0;
-        used = 0;
-        for (i = t->first; i < t->n; i++) {
-            size_t u = buf_units(&t->lines[i]) + 1;
-            if (ns == 0 || used + u > per_section) {
-                if (ns == t->n_sections) {
-                    break;
-                }
-                tops[ns++] = i;
-                used = 0;
-            }
-            used += u;
-        }
-        if (i == t->n) {
-            for (k = 0; k < ns; k++) {
-                t->cut[ns - 1 - k] = tops[k];
-            }
-            t->n_sections = ns;
-        }
+        log_tail_pack_from_top(t, per_section);
     }
 }
 

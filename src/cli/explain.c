@@ -483,23 +483,27 @@ static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d
     return 0;
 }
 
-int krc_explain_main(int argc, char **argv)
+/* The files and options `krc explain` was given. */
+struct explain_args {
+    const char *pod;
+    const char *events;
+    const char *node;
+    const char *logs;
+    const char *container;
+    enum format fmt;
+};
+
+/* Parses argv into *a. Returns -1 to go on, or the exit status to return now
+ * (0 after --help, 2 on a usage error, said on stderr). */
+static int parse_args(int argc, char **argv, struct explain_args *a)
 {
-    const char *pod = NULL;
-    const char *events = NULL;
-    const char *node = NULL;
-    const char *logs = NULL;
-    const char *container = NULL;
-    enum format fmt = FMT_TEXT;
-    struct krc_report r;
-    struct krc_diagnosis d;
-    struct krc_error err;
     int stdin_uses = 0;
-    int status = 1;
     int i;
 
+    memset(a, 0, sizeof(*a));
+    a->fmt = FMT_TEXT;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *arg = argv[i];
         const char *val = NULL;
         const char **dst = NULL;
         const char *eq;
@@ -508,19 +512,19 @@ int krc_explain_main(int argc, char **argv)
                                            "--logs", "--container", "--format"};
         size_t k;
 
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             usage(stdout);
             return 0;
         }
-        eq = strchr(a, '=');
-        nl = eq ? (size_t)(eq - a) : strlen(a);
+        eq = strchr(arg, '=');
+        nl = eq ? (size_t)(eq - arg) : strlen(arg);
         for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-            if (strlen(opts[k]) == nl && strncmp(a, opts[k], nl) == 0) {
+            if (strlen(opts[k]) == nl && strncmp(arg, opts[k], nl) == 0) {
                 break;
             }
         }
         if (k == sizeof(opts) / sizeof(opts[0])) {
-            fprintf(stderr, "krc explain: unknown argument '%s'\n", a);
+            fprintf(stderr, "krc explain: unknown argument '%s'\n", arg);
             usage(stderr);
             return 2;
         }
@@ -539,27 +543,27 @@ int krc_explain_main(int argc, char **argv)
         }
         switch (k) {
         case 0:
-            dst = &pod;
+            dst = &a->pod;
             break;
         case 1:
-            dst = &events;
+            dst = &a->events;
             break;
         case 2:
-            dst = &node;
+            dst = &a->node;
             break;
         case 3:
-            dst = &logs;
+            dst = &a->logs;
             break;
         case 4:
-            dst = &container;
+            dst = &a->container;
             break;
         default:
             if (strcmp(val, "text") == 0) {
-                fmt = FMT_TEXT;
+                a->fmt = FMT_TEXT;
             } else if (strcmp(val, "json") == 0) {
-                fmt = FMT_JSON;
+                a->fmt = FMT_JSON;
             } else if (strcmp(val, "slack") == 0) {
-                fmt = FMT_SLACK;
+                a->fmt = FMT_SLACK;
             } else {
                 fprintf(stderr, "krc explain: --format must be text, json or slack, not '%s'\n",
                         val);
@@ -578,7 +582,7 @@ int krc_explain_main(int argc, char **argv)
             }
         }
     }
-    if (pod == NULL) {
+    if (a->pod == NULL) {
         fprintf(stderr, "krc explain: --pod FILE is required\n");
         usage(stderr);
         return 2;
@@ -587,57 +591,84 @@ int krc_explain_main(int argc, char **argv)
         fprintf(stderr, "krc explain: only one input can be read from stdin (\"-\")\n");
         return 2;
     }
+    return -1;
+}
 
-    krc_report_init(&r);
-    krc_diagnosis_init(&d);
+/* Fills *r from the files in *a. Returns 0, or -1 after saying why on stderr. */
+static int load_report(const struct explain_args *a, struct krc_report *r)
+{
+    struct krc_error err;
+
     krc_error_clear(&err);
-    if (load_doc("--pod", pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
-                 events != NULL, &r) < 0) {
-        goto out;
+    if (load_doc("--pod", a->pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
+                 a->events != NULL, r) < 0) {
+        return -1;
     }
-    if (events != NULL && load_doc("--events", events, krc_kube_parse_events, NULL,
-                                   "kubectl get events -o json|yaml", 0, &r) < 0) {
-        goto out;
+    if (a->events != NULL && load_doc("--events", a->events, krc_kube_parse_events, NULL,
+                                      "kubectl get events -o json|yaml", 0, r) < 0) {
+        return -1;
     }
-    if (node != NULL && load_doc("--node", node, krc_kube_parse_node, "Node",
-                                 "kubectl get node NODE -o json|yaml", 0, &r) < 0) {
-        goto out;
+    if (a->node != NULL && load_doc("--node", a->node, krc_kube_parse_node, "Node",
+                                    "kubectl get node NODE -o json|yaml", 0, r) < 0) {
+        return -1;
     }
-    krc_report_retain_pod_events(&r);
-    if (r.n_containers == 0) {
+    krc_report_retain_pod_events(r);
+    if (r->n_containers == 0) {
         /* A pasted Pod without containers or statuses: the log and the
          * events still belong to one, named by --container or unnamed. */
-        struct krc_report_container *c = krc_report_add_container(&r);
-        if (c == NULL || (c->name = krc_strdup(container ? container : "(unnamed)")) == NULL) {
+        struct krc_report_container *c = krc_report_add_container(r);
+        if (c == NULL ||
+            (c->name = krc_strdup(a->container ? a->container : "(unnamed)")) == NULL) {
             fprintf(stderr, "krc explain: out of memory\n");
-            goto out;
+            return -1;
         }
     }
-    if (logs != NULL) {
+    if (a->logs != NULL) {
         unsigned char *data = NULL;
         size_t len = 0;
         struct krc_logtail_cut cut;
-        if (read_log(logs, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err) < 0) {
-            fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
-            goto out;
+        if (read_log(a->logs, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err) < 0) {
+            fprintf(stderr, "krc explain: --logs %s: %s\n", a->logs, err.msg);
+            return -1;
         }
-        if (krc_report_take_log(&r, container, data, len, &err) < 0) {
-            fprintf(stderr, "krc explain: --logs %s: %s\n", logs, err.msg);
-            goto out;
+        if (krc_report_take_log(r, a->container, data, len, &err) < 0) {
+            fprintf(stderr, "krc explain: --logs %s: %s\n", a->logs, err.msg);
+            return -1;
         }
-        krc_report_set_log_cut(&r, &cut);
+        krc_report_set_log_cut(r, &cut);
     }
-    if (krc_diagnose(&r, container, &d, &err) < 0) {
+    return 0;
+}
+
+int krc_explain_main(int argc, char **argv)
+{
+    struct explain_args a;
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+    int status = parse_args(argc, argv, &a);
+
+    if (status >= 0) {
+        return status;
+    }
+    status = 1;
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    krc_error_clear(&err);
+    if (load_report(&a, &r) < 0) {
+        goto out;
+    }
+    if (krc_diagnose(&r, a.container, &d, &err) < 0) {
         fprintf(stderr, "krc explain: %s%s\n", err.code == KRC_ENOTFOUND ? "--container: " : "",
                 err.msg);
         goto out;
     }
     if (d.container == NULL) {
         /* A Pod without any container status to read: nothing to render. */
-        fprintf(stderr, "krc explain: nothing to explain: %s (in %s)\n", d.summary, pod);
+        fprintf(stderr, "krc explain: nothing to explain: %s (in %s)\n", d.summary, a.pod);
         goto out;
     }
-    switch (fmt) {
+    switch (a.fmt) {
     case FMT_JSON:
         if (krc_explain_write_json(stdout, &r, &d) < 0) {
             fprintf(stderr, "krc explain: out of memory\n");

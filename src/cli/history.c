@@ -14,6 +14,7 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 #include "krc/store/report_json.h"
 #include "krc/store/store.h"
 
@@ -222,11 +223,7 @@ static int collect_row(const struct krc_store_row *r, void *ud)
 /* Display width of UTF-8 text (code points; good enough for names). */
 static size_t width(const char *s)
 {
-    size_t w = 0;
-    for (; *s != '\0'; s++) {
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    }
-    return w;
+    return krc_text_utf8_count(s, strlen(s));
 }
 
 static void print_table(const struct table *t)
@@ -755,6 +752,51 @@ static int run_list(const char *db, const struct krc_store_filter *f, enum forma
     return finish(status);
 }
 
+/* The list filter of the options val[1..5] (--namespace, --pod, --cause,
+ * --since, --limit; borrowed). Returns 0, or EXIT_USAGE after saying why. */
+static int list_filter(const char *const *val, struct krc_store_filter *f)
+{
+    long n;
+
+    memset(f, 0, sizeof(*f));
+    f->namespace = val[1];
+    f->pod = val[2];
+    f->limit = KRC_HISTORY_DEFAULT_LIMIT;
+    if (val[3] != NULL) {
+        enum krc_cause c;
+        if (krc_cause_parse(val[3], &c) < 0) {
+            fprintf(stderr, "krc history: --cause '%s' is not a cause code; one of:", val[3]);
+            for (int i = 0; i < KRC_CAUSE_COUNT; i++) {
+                fprintf(stderr, " %s", krc_cause_name((enum krc_cause)i));
+            }
+            fprintf(stderr, "\n");
+            return EXIT_USAGE;
+        }
+        f->cause = krc_cause_name(c);
+    }
+    if (val[4] != NULL) {
+        long secs;
+        if (krc_config_parse_duration(val[4], &secs) < 0 || secs <= 0) {
+            fprintf(stderr,
+                    "krc history: --since '%s' is not a duration such as 90s, 10m, 2h, 1d or "
+                    "1h30m\n",
+                    val[4]);
+            return EXIT_USAGE;
+        }
+        f->since = krc_clock_now() - secs;
+        if (f->since <= 0) {
+            f->since = 1;
+        }
+    }
+    if (val[5] != NULL) {
+        if (parse_long("--limit", val[5], 1, 1000000, &n) != 0) {
+            return EXIT_USAGE;
+        }
+        f->limit = n;
+    }
+    return 0;
+}
+
 int krc_history_main(int argc, char **argv)
 {
     static const char *const opts[] = {"--db",    "--namespace", "--pod",   "--cause",
@@ -765,7 +807,6 @@ int krc_history_main(int argc, char **argv)
     int show = 0;
     struct krc_store_filter f;
     enum format fmt;
-    long n;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -847,41 +888,8 @@ int krc_history_main(int argc, char **argv)
         return run_show(val[0], show_id, fmt);
     }
 
-    memset(&f, 0, sizeof(f));
-    f.namespace = val[1];
-    f.pod = val[2];
-    f.limit = KRC_HISTORY_DEFAULT_LIMIT;
-    if (val[3] != NULL) {
-        enum krc_cause c;
-        if (krc_cause_parse(val[3], &c) < 0) {
-            fprintf(stderr, "krc history: --cause '%s' is not a cause code; one of:", val[3]);
-            for (int i = 0; i < KRC_CAUSE_COUNT; i++) {
-                fprintf(stderr, " %s", krc_cause_name((enum krc_cause)i));
-            }
-            fprintf(stderr, "\n");
-            return EXIT_USAGE;
-        }
-        f.cause = krc_cause_name(c);
-    }
-    if (val[4] != NULL) {
-        long secs;
-        if (krc_config_parse_duration(val[4], &secs) < 0 || secs <= 0) {
-            fprintf(stderr,
-                    "krc history: --since '%s' is not a duration such as 90s, 10m, 2h, 1d or "
-                    "1h30m\n",
-                    val[4]);
-            return EXIT_USAGE;
-        }
-        f.since = krc_clock_now() - secs;
-        if (f.since <= 0) {
-            f.since = 1;
-        }
-    }
-    if (val[5] != NULL) {
-        if (parse_long("--limit", val[5], 1, 1000000, &n) != 0) {
-            return EXIT_USAGE;
-        }
-        f.limit = n;
+    if (list_filter(val, &f) != 0) {
+        return EXIT_USAGE;
     }
     return run_list(val[0], &f, fmt);
 }

@@ -11,8 +11,9 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
-#include "krc/kube/kube_pod.h"
+#include "krc/util/clock.h"
 #include "krc/util/mem.h"
+#include "krc/util/yaml_doc.h"
 
 #define OFF(field) offsetof(struct krc_config, field)
 
@@ -441,19 +442,12 @@ static const struct krc_config_option *find_key(const char *key)
 static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *key,
                               yaml_node_t **ret_node)
 {
-    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
-        yaml_node_t *k = yaml_document_get_node(doc, pr->key);
-        yaml_node_t *v = yaml_document_get_node(doc, pr->value);
-        if (k != NULL && k->type == YAML_SCALAR_NODE &&
-            strcmp((const char *)k->data.scalar.value, key) == 0) {
-            if (ret_node != NULL) {
-                *ret_node = v;
-            }
-            return v != NULL && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value
-                                                            : NULL;
-        }
+    yaml_node_t *v = krc_yaml_doc_map_get(doc, m, key);
+
+    if (v != NULL && ret_node != NULL) {
+        *ret_node = v;
     }
-    return NULL;
+    return krc_yaml_doc_scalar(v);
 }
 
 /* Every key of mapping `m` must be in `allowed` ("a|b|c") and scalar. */
@@ -692,13 +686,43 @@ static int load_silences(struct krc_config *cfg, yaml_document_t *doc, yaml_node
     return 0;
 }
 
+/* The scalar items of the sequence v joined (by newlines for a list option,
+ * by commas for a string) and set as the value of o: a list is accepted where
+ * the Go tool took a comma-separated string. */
+static int set_joined_value(struct krc_config *cfg, const struct krc_config_option *o,
+                            yaml_document_t *doc, yaml_node_t *v, const char *key,
+                            const char *where, struct krc_error *e)
+{
+    struct krc_buf joined;
+    int rc = 0;
+
+    krc_buf_init(&joined, 64 * 1024);
+    for (yaml_node_item_t *it = v->data.sequence.items.start;
+         it < v->data.sequence.items.top && rc == 0; it++) {
+        yaml_node_t *item = yaml_document_get_node(doc, *it);
+        if (item == NULL || item->type != YAML_SCALAR_NODE) {
+            rc = krc_error_set(e, KRC_EINVAL, "%s: %s: list items must be strings", where, key);
+            break;
+        }
+        if (joined.len > 0) {
+            krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
+        }
+        rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
+    }
+    if (rc == 0) {
+        rc = set_value(cfg, o, krc_buf_str(&joined), where, e);
+    }
+    krc_buf_cleanup(&joined);
+    return rc;
+}
+
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err)
 {
     FILE *fp;
-    yaml_parser_t parser;
     yaml_document_t doc;
     yaml_node_t *root;
+    struct krc_yaml_problem yp;
     struct file_errors fe;
     int rc = 0;
 
@@ -709,17 +733,13 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
         add_error(&fe, KRC_EIO, err, "%s: cannot open: %s", path, KRC_ERRNO_STR(errno));
         goto out;
     }
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(fp);
-        add_error(&fe, KRC_ENOMEM, err, "%s: cannot initialise the YAML parser", path);
-        goto out;
-    }
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc)) {
-        add_error(&fe, KRC_EPARSE, err, "%s:%zu:%zu: invalid YAML: %s", path,
-                  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                  parser.problem ? parser.problem : "syntax error");
-        yaml_parser_delete(&parser);
+    if (krc_yaml_doc_load_file(&doc, fp, &yp) < 0) {
+        if (yp.kind == KRC_YAML_NO_PARSER) {
+            add_error(&fe, KRC_ENOMEM, err, "%s: cannot initialise the YAML parser", path);
+        } else {
+            add_error(&fe, KRC_EPARSE, err, "%s:%zu:%zu: invalid YAML: %s", path, yp.line,
+                      yp.column, yp.problem ? yp.problem : "syntax error");
+        }
         fclose(fp);
         goto out;
     }
@@ -766,9 +786,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
             } else if (v->type == YAML_SCALAR_NODE) {
                 const char *text = (const char *)v->data.scalar.value;
                 /* A plain (unquoted) null means "unset", as in any YAML reader. */
-                if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                    (strcmp(text, "~") == 0 || strcmp(text, "null") == 0 ||
-                     strcmp(text, "Null") == 0 || strcmp(text, "NULL") == 0)) {
+                if (krc_yaml_doc_is_null(v, 0)) {
                     text = o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET
                                ? ""
                                : o->default_value;
@@ -777,27 +795,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
             } else if (v->type == YAML_SEQUENCE_NODE &&
                        (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST) &&
                        o->allowed == NULL) {
-                /* A list is accepted where the Go tool took a comma-separated string. */
-                struct krc_buf joined;
-                krc_buf_init(&joined, 64 * 1024);
-                rc = 0;
-                for (yaml_node_item_t *it = v->data.sequence.items.start;
-                     it < v->data.sequence.items.top && rc == 0; it++) {
-                    yaml_node_t *item = yaml_document_get_node(&doc, *it);
-                    if (item == NULL || item->type != YAML_SCALAR_NODE) {
-                        rc = krc_error_set(&e, KRC_EINVAL, "%s: %s: list items must be strings",
-                                           where, key);
-                        break;
-                    }
-                    if (joined.len > 0) {
-                        krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
-                    }
-                    rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
-                }
-                if (rc == 0) {
-                    rc = set_value(cfg, o, krc_buf_str(&joined), where, &e);
-                }
-                krc_buf_cleanup(&joined);
+                rc = set_joined_value(cfg, o, &doc, v, key, where, &e);
             } else {
                 rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a single value", where, key);
             }
@@ -807,7 +805,6 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
         }
     }
     yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
     fclose(fp);
 out:
     if (ret_errors != NULL) {

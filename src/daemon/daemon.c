@@ -11,25 +11,24 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/util/clock.h"
-#include "krc/collect/collector.h"
-#include "krc/diagnose/diagnose.h"
 #include "krc/alert/notify.h"
-#include "krc/util/redact.h"
+#include "krc/collect/collector.h"
+#include "krc/daemon/health.h"
+#include "krc/daemon/pipeline.h"
 #include "krc/detect/filter.h"
-#include "krc/serve/http_server.h"
-#include "krc/serve/metrics.h"
+#include "krc/detect/pod_state.h"
+#include "krc/detect/restart.h"
 #include "krc/kube/kube_auth.h"
 #include "krc/kube/kube_client.h"
 #include "krc/kube/leader.h"
+#include "krc/kube/watch.h"
+#include "krc/store/store.h"
+#include "krc/util/clock.h"
+#include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
-#include "krc/detect/pod_state.h"
 #include "krc/util/queue.h"
-#include "krc/store/report_json.h"
-#include "krc/detect/restart.h"
-#include "krc/store/store.h"
-#include "krc/kube/watch.h"
+#include "krc/util/redact.h"
 
 /* Each queued restart carries its pod's JSON (~10 KB): 1024 bound the backlog to
  * ~10 MB; beyond it the watch thread waits (back-pressure), nothing is dropped. */
@@ -50,16 +49,14 @@ struct scope {
     const char *namespace; /* borrowed from the filter; NULL = all */
     struct krc_kube_client *client;
     struct krc_pod_state *state;
-    struct krc_watch_stats stats;
-    atomic_llong pods_tracked; /* written by the watch thread, read by /metrics */
+    struct krc_health_watch *health; /* its stats and pod count, read by health */
     pthread_t thread;
     int started;
 };
 
 struct worker {
     struct daemon *d;
-    struct krc_kube_client *client;
-    struct krc_store *store; /* this thread's connection, or NULL (history unavailable) */
+    struct krc_pipeline_deps deps; /* its client and store connection (or NULL: no history) */
     pthread_t thread;
     int started;
 };
@@ -99,29 +96,15 @@ struct daemon {
     struct krc_store *store; /* main thread: resume at start-up, retention */
     pthread_t pruner;
     int pruner_started;
-    atomic_llong store_errors;
-    atomic_llong not_posted;
-    atomic_int store_fault;     /* 1 while the history database is unusable */
-    pthread_mutex_t fault_lock; /* store_fault_msg: written by workers, read by /readyz */
-    char store_fault_msg[256];
-    struct krc_metrics *metrics;
-    struct krc_metrics_std std;
-    struct krc_http_server *http;
-    /* last values copied into the Prometheus counters (collector deltas) */
-    long long seen_watch[5];
-    long long seen_restarts[5];
-    long long seen_notify[7];
-    long long seen_store_errors;
-    pthread_mutex_t metrics_lock;
-    struct krc_leader *leader; /* NULL unless leaderElect */
+    struct krc_pipeline_status status; /* the workers' counters and history fault */
+    struct krc_health health;          /* /healthz /readyz /metrics */
+    struct krc_leader *leader;         /* NULL unless leaderElect */
     pthread_t leader_thread;
     int leader_started;
     int watching; /* watch threads started */
     /* Set by the election thread the moment the Lease is lost: no worker
      * records or queues another restart, and the sender starts no POST. */
     atomic_int lost;
-    struct krc_metric *m_reloads;
-    struct krc_metric *m_leader; /* NULL unless leaderElect */
 };
 
 static const struct krc_config *live_cfg(struct daemon *d)
@@ -211,28 +194,28 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
 
     if (type == KRC_WATCH_DELETED) {
         krc_pod_state_delete(s->state, pod->uid);
-        atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+        atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
     }
     if (!krc_filter_pod_allowed(atomic_load(&s->d->live_filter), pod->namespace, pod->name)) {
         /* not tracked at all: costs no memory (and a pod a reload filtered
          * out leaves the table) */
         if (krc_pod_state_forget(s->state, pod->uid)) {
-            atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+            atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         }
         return;
     }
     if (krc_pod_state_apply(s->state, pod, on_restart, s) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
-    atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+    atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
 static void h_sync_end(void *userdata)
 {
     struct scope *s = userdata;
     size_t removed = krc_pod_state_sync_end(s->state);
-    atomic_store(&s->pods_tracked, (long long)krc_pod_state_count(s->state));
+    atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
     /* A (re)list churned through thousands of pod objects: hand the free
      * heap top back now (the thresholds keep up to 512 KiB of it), once per
      * sync, not per event. */
@@ -265,7 +248,7 @@ static void *watch_main(void *arg)
     o.page_size = (int)s->d->cfg->list_page_size;
     o.streaming_list = s->d->cfg->streaming_list;
     o.cancel = &s->d->cancel;
-    o.stats = &s->stats;
+    o.stats = &s->health->stats;
     h.sync_begin = h_sync_begin;
     h.pod = h_pod;
     h.sync_end = h_sync_end;
@@ -281,81 +264,24 @@ static void *watch_main(void *arg)
 
 /* --- the workers: collect, diagnose, decide, hand over to the sender ------ */
 
-static void log_detected(const struct krc_restart *r)
-{
-    char count[16], prev[16], exit_code[16], fin[32], missed[16];
-    struct krc_log_field f[12];
-    size_t n = 0;
-
-    snprintf(count, sizeof(count), "%d", r->restart_count);
-    snprintf(prev, sizeof(prev), "%d", r->previous_count);
-    snprintf(exit_code, sizeof(exit_code), "%d", r->exit_code);
-    snprintf(missed, sizeof(missed), "%d", r->missed);
-    if (r->finished_at != 0) {
-        krc_clock_format_rfc3339(r->finished_at, fin, sizeof(fin));
-    } else {
-        fin[0] = '\0';
-    }
-    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
-    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
-    f[n++] = (struct krc_log_field){"pod_uid", r->uid, 0};
-    f[n++] = (struct krc_log_field){"container", r->container, 0};
-    f[n++] = (struct krc_log_field){"restart_count", count, 1};
-    f[n++] = (struct krc_log_field){"exit_code", r->has_exit_code ? exit_code : "", 1};
-    f[n++] = (struct krc_log_field){"reason", r->reason ? r->reason : "", 0};
-    f[n++] = (struct krc_log_field){"finished_at", fin, 0};
-    f[n++] = (struct krc_log_field){"node", r->node ? r->node : "", 0};
-    f[n++] = (struct krc_log_field){"previous_count", prev, 1};
-    if (r->missed > 0) {
-        f[n++] = (struct krc_log_field){"missed_restarts", missed, 1};
-    }
-    if (r->is_init) {
-        f[n++] = (struct krc_log_field){"init_container", r->is_sidecar ? "sidecar" : "init", 0};
-    }
-    krc_log_fields(KRC_LOG_INFO, "restart detected", f, n);
-}
-
-static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosis *dg,
-                          enum krc_notify_decision decision, int64_t collect_ms)
-{
-    char ms[24];
-    char gpus[24];
-    struct krc_log_field f[9];
-    size_t n = 0;
-
-    snprintf(ms, sizeof(ms), "%lld", (long long)collect_ms);
-    snprintf(gpus, sizeof(gpus), "%ld", dg->gpus);
-    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
-    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
-    f[n++] = (struct krc_log_field){"container", r->container, 0};
-    f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
-    f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
-    f[n++] = (struct krc_log_field){"decision", krc_notify_decision_name(decision), 0};
-    f[n++] = (struct krc_log_field){"collect_ms", ms, 1};
-    if (dg->gpus > 0) {
-        f[n++] = (struct krc_log_field){"gpus", gpus, 1};
-    }
-    krc_log_fields(KRC_LOG_INFO, "restart diagnosed", f, n);
-}
-
 /* Web API threads get the previous log as a file, not only the tail: its
  * last FULL_LOG_KEEP bytes, reading at most FULL_LOG_CAP (the kubelet
  * rotates container logs at 10 MiB by default). */
 #define FULL_LOG_KEEP (4u * 1024u * 1024u)
 #define FULL_LOG_CAP (16L * 1024L * 1024L)
 
-static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_t *ret_len)
+static int fetch_full_log(struct krc_kube_client *c, const struct krc_restart *r, char **ret,
+                          size_t *ret_len, struct krc_error *err)
 {
     unsigned char *out = NULL;
     struct krc_logtail_cut cut;
-    struct krc_error e;
+    int rc;
 
-    krc_error_clear(&e);
-    if (krc_collect_full_log(w->client, r, FULL_LOG_KEEP, FULL_LOG_CAP, &out, ret_len, &cut, &e) <
-        0) {
+    rc = krc_collect_full_log(c, r, FULL_LOG_KEEP, FULL_LOG_CAP, &out, ret_len, &cut, err);
+    if (rc < 0) {
         krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s", r->namespace,
-                r->pod, r->container, e.msg);
-        return NULL;
+                r->pod, r->container, err->msg);
+        return rc;
     }
     if (cut.dropped > 0 || cut.capped) {
         char note[320];
@@ -363,281 +289,15 @@ static char *fetch_full_log(struct worker *w, const struct krc_restart *r, size_
         krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s: %s", r->namespace, r->pod,
                 r->container, note);
     }
-    return (char *)out;
-}
-
-/* A history fault is shown on /readyz until a later write succeeds. */
-static void store_failed(struct daemon *d, const char *msg)
-{
-    atomic_fetch_add(&d->store_errors, 1);
-    pthread_mutex_lock(&d->fault_lock);
-    snprintf(d->store_fault_msg, sizeof(d->store_fault_msg), "%s", msg);
-    pthread_mutex_unlock(&d->fault_lock);
-    atomic_store(&d->store_fault, 1);
-}
-
-/* Store the restart (and its pending message). Returns KRC_STORE_EXISTS when
- * it was already recorded; store errors are logged and counted, and the
- * alert goes out anyway (the daemon keeps working without its history). */
-static int record(struct worker *w, const struct krc_restart *r, const struct krc_report *rep,
-                  const struct krc_diagnosis *dg, enum krc_notify_decision decision,
-                  struct krc_notify_message *msg, int64_t *ret_outbox_id)
-{
-    struct krc_store_restart rec;
-    struct krc_store_outbox ob;
-    struct krc_error e;
-    char *json = NULL;
-    int64_t restart_id = 0;
-    int64_t outbox_id = 0;
-    int rc;
-
-    if (w->store == NULL) {
-        return 0;
-    }
-    krc_error_clear(&e);
-    if (krc_report_json_build(rep, dg, w->d->redactor, &json, &e) < 0) {
-        krc_log(KRC_LOG_WARN, "history: report of %s/%s not serialised: %s", r->namespace, r->pod,
-                e.msg);
-        json = NULL;
-    }
-    memset(&rec, 0, sizeof(rec));
-    rec.pod_uid = r->uid;
-    rec.container = r->container;
-    rec.restart_count = r->restart_count;
-    rec.namespace = r->namespace;
-    rec.pod = r->pod;
-    rec.workload_kind = rep->workload_kind;
-    rec.workload_name = rep->workload_name;
-    rec.node = r->node;
-    rec.cause = dg->cause;
-    rec.has_exit_code = r->has_exit_code;
-    rec.exit_code = r->exit_code;
-    rec.signal = dg->signal;
-    rec.reason = r->reason;
-    rec.started_at = r->started_at;
-    rec.finished_at = r->finished_at;
-    rec.container_id = r->container_id;
-    rec.detected_at = r->detected_at;
-    rec.decision = krc_notify_decision_name(decision);
-    rec.summary = dg->summary;
-    rec.confidence = dg->confidence;
-    rec.message = msg != NULL ? msg->body : NULL;
-    rec.report_json = json;
-    if (msg != NULL && msg->body != NULL) {
-        memset(&ob, 0, sizeof(ob));
-        ob.kind = msg->kind;
-        ob.destination = msg->destination;
-        ob.channel = msg->channel[0] ? msg->channel : NULL;
-        ob.thread_key = msg->thread_key;
-        ob.body = msg->body;
-        ob.fallback = msg->fallback;
-    }
-    krc_error_clear(&e);
-    rc = krc_store_record(w->store, &rec, msg != NULL && msg->body != NULL ? &ob : NULL,
-                          &restart_id, &outbox_id, &e);
-    krc_free(json);
-    if (rc == KRC_STORE_EXISTS) {
-        krc_log(KRC_LOG_INFO,
-                "restart of %s/%s container %s (count %d) already recorded; not "
-                "alerted again",
-                r->namespace, r->pod, r->container, r->restart_count);
-        return rc;
-    }
-    if (rc < 0) {
-        store_failed(w->d, e.msg);
-        krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
-                r->namespace, r->pod, e.msg);
-        return 0;
-    }
-    atomic_store(&w->d->store_fault, 0);
-    if (ret_outbox_id != NULL) {
-        *ret_outbox_id = outbox_id;
-    }
-    if (msg != NULL) {
-        msg->restart_id = restart_id;
-    }
+    *ret = (char *)out;
     return 0;
-}
-
-static void left_to_next_leader(const struct krc_restart *r)
-{
-    krc_log(KRC_LOG_INFO,
-            "restart of %s/%s container %s (count %d) not alerted by this replica: leadership "
-            "lost; the next leader reports it",
-            r->namespace, r->pod, r->container, r->restart_count);
-}
-
-static void process_restart(struct worker *w, struct krc_restart *r)
-{
-    struct daemon *d = w->d;
-    enum krc_notify_decision decision = KRC_NOTIFY_NO_DESTINATION;
-    struct krc_collector_options co;
-    struct krc_report *rep = NULL;
-    struct krc_diagnosis *dg = NULL;
-    char *full_log = NULL;
-    size_t full_log_len = 0;
-    struct krc_error e;
-    int64_t t0 = krc_clock_mono_ms();
-    int rc;
-
-    log_detected(r);
-    if (atomic_load(&d->lost)) {
-        left_to_next_leader(r);
-        return;
-    }
-    if (d->leader != NULL &&
-        krc_leader_was_handled(d->leader, r->uid, r->container, r->restart_count, r->finished_at,
-                               r->container_id)) {
-        /* re-detected by a new leader: its predecessor handled it */
-        krc_log(KRC_LOG_INFO,
-                "restart of %s/%s container %s (count %d) already handled by the previous "
-                "leader; not alerted again",
-                r->namespace, r->pod, r->container, r->restart_count);
-        return;
-    }
-    if (w->store != NULL) {
-        int64_t id = 0;
-        struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
-                                           r->container_id};
-        int found = krc_store_find_restart(w->store, &ident, &id, &e);
-        if (found == 1) {
-            /* e.g. re-detected after a restart of krc: it was handled then */
-            krc_log(KRC_LOG_INFO,
-                    "restart of %s/%s container %s (count %d) already recorded as "
-                    "#%lld; not alerted again",
-                    r->namespace, r->pod, r->container, r->restart_count, (long long)id);
-            return;
-        }
-        if (found < 0) {
-            atomic_fetch_add(&d->store_errors, 1);
-            krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
-        }
-        krc_error_clear(&e);
-    }
-    /* allocated once the restart is known to be this replica's to handle */
-    rep = krc_report_new();
-    dg = krc_calloc(1, sizeof(*dg));
-    if (rep == NULL || dg == NULL) {
-        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
-                r->pod);
-        krc_report_free(rep);
-        krc_free(dg);
-        return;
-    }
-    krc_diagnosis_init(dg);
-    krc_error_clear(&e);
-    if (d->notifier != NULL) {
-        decision = krc_notifier_decide(d->notifier, r);
-    }
-    krc_collector_options_defaults(&co);
-    co.tail_lines = (int)live_cfg(d)->log_tail_lines;
-    co.limit_bytes = live_cfg(d)->log_limit_bytes;
-    co.transfer_limit_bytes = live_cfg(d)->log_transfer_limit_bytes;
-    if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
-        decision == KRC_NOTIFY_NO_DESTINATION) {
-        rc = krc_collect(w->client, r, &co, rep, &e);
-        if (rc == 0 && d->notifier != NULL && krc_notifier_wants_full_log(d->notifier) &&
-            decision != KRC_NOTIFY_NO_DESTINATION && rep->log != NULL) {
-            full_log = fetch_full_log(w, r, &full_log_len);
-        }
-    } else {
-        /* muted, grouped or silenced: recorded from what the watch saw, no requests */
-        rc = krc_collect_minimal(r, rep, &e);
-    }
-    if (rc < 0) {
-        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
-    }
-    if (krc_diagnose(rep, r->container, dg, &e) < 0 && krc_diagnose(rep, NULL, dg, &e) < 0) {
-        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
-                r->pod, r->container, e.msg);
-    }
-    if (d->metrics != NULL) {
-        krc_metric_inc(d->std.restarts_detected,
-                       (const char *[]){r->namespace, krc_cause_name(dg->cause)});
-    }
-    if (d->notifier != NULL) {
-        struct krc_notify_message msg;
-        int64_t outbox_id = 0;
-        decision = krc_notifier_prepare(d->notifier, r, decision, rep, dg, &msg);
-        if (decision == KRC_NOTIFY_NO_DESTINATION) {
-            atomic_fetch_add(&d->not_posted, 1);
-        }
-        log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
-        if (atomic_load(&d->lost)) {
-            /* lost the Lease while collecting: not recorded, not posted */
-            left_to_next_leader(r);
-            krc_notify_message_cleanup(&msg);
-            goto out;
-        }
-        /* Recorded with its pending notification in one transaction before
-         * anything is sent: a crash cannot lose or repeat it. */
-        rc = record(w, r, rep, dg, decision, &msg, &outbox_id);
-        if (d->leader != NULL && rc != KRC_STORE_EXISTS && msg.body == NULL) {
-            /* nothing to post (muted, grouped, silenced): handled now; a
-             * message is published as handled once Slack accepted it
-             * (on_posted), so that a new leader posts what this one could
-             * not */
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
-                                    r->finished_at, r->container_id);
-        }
-        if (rc == KRC_STORE_EXISTS) {
-            krc_notify_message_cleanup(&msg);
-            goto out;
-        }
-        if (msg.body != NULL) {
-            /* ownership of rep, dg and full_log moves to the notifier */
-            krc_notifier_enqueue(d->notifier, &msg, outbox_id, rep, dg, full_log, full_log_len);
-            return;
-        }
-    } else {
-        log_diagnosed(r, dg, decision, krc_clock_mono_ms() - t0);
-        record(w, r, rep, dg, decision, NULL, NULL);
-        if (d->leader != NULL) {
-            krc_leader_note_handled(d->leader, r->uid, r->container, r->restart_count,
-                                    r->finished_at, r->container_id);
-        }
-    }
-out:
-    krc_report_free(rep);
-    krc_diagnosis_cleanup(dg);
-    krc_free(dg);
-    krc_free(full_log);
 }
 
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    int worked = 0; /* restarts processed since memory was last released */
     name_thread("krc-worker");
-    for (;;) {
-        void *item;
-        int rc = krc_queue_pop(&w->d->queue, &item, worked ? WORKER_IDLE_RELEASE_MS : -1);
-        if (rc == KRC_ECANCELED) {
-            break;
-        }
-        if (rc == KRC_ETIMEOUT) {
-            /* A burst is over (no restart for WORKER_IDLE_RELEASE_MS): hand
-             * the memory it used back to the system, the SQLite pages this
-             * worker cached (the next restart may be hours away and reads
-             * them again from the OS page cache), then glibc's free pages
-             * (not under AddressSanitizer, where glibc is not the
-             * allocator). Not after every restart: under a steady trickle
-             * that cost ~0.7 ms of CPU per restart (docs/performance.md). */
-            krc_store_release_memory(w->store);
-#ifndef __SANITIZE_ADDRESS__
-            malloc_trim(0);
-#endif
-            worked = 0;
-            continue;
-        }
-        if (rc == 0) {
-            atomic_fetch_sub(&w->d->queued_pod_bytes, ((struct krc_restart *)item)->pod_json_len);
-            process_restart(w, item);
-            krc_restart_free(item);
-            worked = 1;
-        }
-    }
+    krc_pipeline_run(&w->deps, &w->d->queue, &w->d->queued_pod_bytes, WORKER_IDLE_RELEASE_MS);
     return NULL;
 }
 
@@ -663,7 +323,7 @@ static void *pruner_main(void *arg)
             deleted = 0;
             if (krc_store_prune(st, d->cfg->history_max_age_s, d->cfg->history_max_rows, 100,
                                 &deleted, &e) < 0) {
-                atomic_fetch_add(&d->store_errors, 1);
+                atomic_fetch_add(&d->status.store_errors, 1);
                 krc_log(KRC_LOG_ERROR, "history retention: %s", e.msg);
                 break;
             }
@@ -767,7 +427,7 @@ static void resume_after_takeover(struct daemon *d)
     }
     krc_error_clear(&e);
     if (krc_store_open(d->db_path, 0, &st, &e) < 0) {
-        store_failed(d, e.msg);
+        krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR, "outbox: %s; undelivered notifications are not resumed", e.msg);
         return;
     }
@@ -789,7 +449,7 @@ static void open_history(struct daemon *d)
         return;
     }
     if (krc_store_open(d->db_path, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
-        store_failed(d, e.msg);
+        krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR,
                 "history database unavailable: %s; restarts are still detected and alerted "
                 "(in memory only)",
@@ -909,9 +569,23 @@ static void notify_options_from(const struct krc_config *cfg, struct krc_notify_
     no->n_silences = cfg->n_silences;
 }
 
-static void on_delivered(double seconds, void *userdata);
+/* Slack accepted a restart's message: published in the hand-over list from
+ * the next renewal on. */
 static void on_posted(const char *uid, const char *container, int restart_count,
-                      int64_t finished_at, const char *container_id, void *userdata);
+                      int64_t finished_at, const char *container_id, void *userdata)
+{
+    struct daemon *d = userdata;
+    if (d->leader != NULL) {
+        krc_leader_note_handled(d->leader, uid, container, restart_count, finished_at,
+                                container_id);
+    }
+}
+
+static void on_delivered(double seconds, void *userdata)
+{
+    struct daemon *d = userdata;
+    krc_health_on_delivered(seconds, &d->health);
+}
 
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
@@ -973,246 +647,6 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
                 "matches are diagnosed but not posted",
                 cfg->n_routes);
     }
-    return 0;
-}
-
-/* --- health and metrics --------------------------------------------------- */
-
-static void add_delta(struct krc_metric *mt, const char *label, long long now, long long *seen)
-{
-    if (now > *seen) {
-        krc_metric_add(mt, label ? (const char *[]){label} : NULL, (double)(now - *seen));
-        *seen = now;
-    }
-}
-
-/* Scrape time: copy the loops' atomic counters into the registry. */
-static void collect(struct krc_metrics *m, void *userdata)
-{
-    struct daemon *d = userdata;
-    long long ev[5] = {0}, wr[5] = {0}, pods = 0;
-    static const char *ev_names[5] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
-    static const char *wr_names[5] = {"timeout", "expired", "error", "silent", "malformed"};
-    static const char *nt_names[7] = {"sent",     "failed",     "muted",       "grouped",
-                                      "silenced", "not_posted", "rate_limited"};
-    long long nt[7] = {0};
-    (void)m;
-
-    for (size_t i = 0; i < d->n_scopes; i++) {
-        struct krc_watch_stats *st = &d->scopes[i].stats;
-        ev[0] += atomic_load(&st->events_added);
-        ev[1] += atomic_load(&st->events_modified);
-        ev[2] += atomic_load(&st->events_deleted);
-        ev[3] += atomic_load(&st->events_bookmark);
-        ev[4] += atomic_load(&st->events_error);
-        /* a clean reconnect after the server's timeoutSeconds is "timeout" */
-        wr[0] += atomic_load(&st->reconnects);
-        wr[1] += atomic_load(&st->expired);
-        wr[2] += atomic_load(&st->request_errors);
-        wr[3] += atomic_load(&st->silent_streams);
-        wr[4] += atomic_load(&st->malformed_lines) + atomic_load(&st->oversized_lines);
-        pods += atomic_load(&d->scopes[i].pods_tracked);
-    }
-    if (d->notifier != NULL) {
-        const struct krc_notify_stats *ns = krc_notifier_stats(d->notifier);
-        nt[0] = atomic_load(&ns->alerts_sent) + atomic_load(&ns->replies_sent) +
-                atomic_load(&ns->summaries_sent) + atomic_load(&ns->recovered_sent);
-        nt[1] = atomic_load(&ns->failed);
-        nt[2] = atomic_load(&ns->muted);
-        nt[3] = atomic_load(&ns->grouped);
-        nt[4] = atomic_load(&ns->silenced) + atomic_load(&ns->log_ignored);
-        nt[6] = atomic_load(&ns->rate_limited);
-    }
-    nt[5] = atomic_load(&d->not_posted);
-    pthread_mutex_lock(&d->metrics_lock);
-    for (int i = 0; i < 5; i++) {
-        add_delta(d->std.watch_events, ev_names[i], ev[i], &d->seen_watch[i]);
-        add_delta(d->std.watch_restarts, wr_names[i], wr[i], &d->seen_restarts[i]);
-    }
-    for (int i = 0; i < 7; i++) {
-        add_delta(d->std.notifications, nt_names[i], nt[i], &d->seen_notify[i]);
-    }
-    add_delta(d->std.store_errors, NULL, atomic_load(&d->store_errors), &d->seen_store_errors);
-    pthread_mutex_unlock(&d->metrics_lock);
-    krc_metric_set(d->std.pods_tracked, NULL, (double)pods);
-    if (d->leader != NULL && d->m_leader != NULL) {
-        krc_metric_set(d->m_leader, NULL, krc_leader_role(d->leader) == KRC_LEADER_LEADING);
-    }
-}
-
-static void on_delivered(double seconds, void *userdata)
-{
-    struct daemon *d = userdata;
-    krc_metric_observe(d->std.restart_to_notification, NULL, seconds);
-}
-
-/* Slack accepted a restart's message: published in the hand-over list from
- * the next renewal on. */
-static void on_posted(const char *uid, const char *container, int restart_count,
-                      int64_t finished_at, const char *container_id, void *userdata)
-{
-    struct daemon *d = userdata;
-    if (d->leader != NULL) {
-        krc_leader_note_handled(d->leader, uid, container, restart_count, finished_at,
-                                container_id);
-    }
-}
-
-/* /healthz: the loops are alive. A watch loop iterates or receives data at
- * least every watchIdleTimeout plus the longest backoff; the sender loop
- * wakes every 200 ms unless it is busy delivering (retries included). */
-static int check_live(void *userdata, char *reason, size_t size)
-{
-    struct daemon *d = userdata;
-    int64_t now = krc_clock_mono_ms();
-    int64_t watch_limit = d->cfg->watch_idle_timeout_s * 1000 + 120000;
-
-    for (size_t i = 0; i < d->n_scopes; i++) {
-        int64_t hb = atomic_load(&d->scopes[i].stats.heartbeat_mono_ms);
-        if (hb != 0 && now - hb > watch_limit) {
-            snprintf(reason, size, "watch loop (%s) stuck for %llds",
-                     d->scopes[i].namespace ? d->scopes[i].namespace : "all namespaces",
-                     (long long)((now - hb) / 1000));
-            return 0;
-        }
-    }
-    if (d->notifier != NULL) {
-        int64_t hb = krc_notifier_heartbeat(d->notifier);
-        if (hb != 0 && now - hb > 15 * 60 * 1000) {
-            snprintf(reason, size, "Slack sender stuck for %llds", (long long)((now - hb) / 1000));
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int check_ready(void *userdata, char *reason, size_t size);
-
-/* A standby's state for messages; returns 1 when it can reach the Lease. */
-static int standby_state(struct daemon *d, char *reason, size_t size)
-{
-    char holder[256], why[256];
-    krc_leader_holder(d->leader, holder, sizeof(holder));
-    krc_leader_last_error(d->leader, why, sizeof(why));
-    if (why[0] != '\0') {
-        snprintf(reason, size, "standby: lease unavailable: %s", why);
-        return 0;
-    }
-    snprintf(reason, size, "standby: the lease is held by %s", holder[0] ? holder : "nobody yet");
-    return 1;
-}
-
-/* /readyz/replica, the readiness probe of replicas with leader election: a
- * standby that can reach its Lease is ready to take over, so a rolling
- * update can proceed (with /readyz, which reflects the role, a new standby
- * would never become ready and the rollout would wait forever). */
-static int handle_replica_ready(const struct krc_http_server_request *req,
-                                struct krc_http_server_response *resp, void *userdata)
-{
-    struct daemon *d = userdata;
-    char reason[512];
-    int ok;
-    (void)req;
-
-    reason[0] = '\0';
-    if (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING) {
-        ok = standby_state(d, reason, sizeof(reason));
-    } else {
-        ok = check_ready(d, reason, sizeof(reason));
-        if (ok) {
-            snprintf(reason, sizeof(reason), "%s", d->leader != NULL ? "leader" : "ready");
-        }
-    }
-    resp->status = ok ? 200 : 503;
-    return krc_buf_printf(&resp->body, "%s%s\n", ok ? "ok: " : "", reason) < 0 ? KRC_ENOMEM : 0;
-}
-
-/* /readyz: every watch scope synced and the API server answering. */
-static int check_ready(void *userdata, char *reason, size_t size)
-{
-    struct daemon *d = userdata;
-
-    if (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING) {
-        standby_state(d, reason, size);
-        krc_metric_set(d->std.ready, NULL, 0);
-        return 0;
-    }
-    for (size_t i = 0; i < d->n_scopes; i++) {
-        struct krc_watch_stats *st = &d->scopes[i].stats;
-        const char *scope = d->scopes[i].namespace ? d->scopes[i].namespace : "all namespaces";
-        if (!atomic_load(&st->synced)) {
-            snprintf(reason, size, "pods (%s) not synced yet", scope);
-            krc_metric_set(d->std.ready, NULL, 0);
-            return 0;
-        }
-        if (atomic_load(&st->last_error_mono_ms) > atomic_load(&st->last_ok_mono_ms)) {
-            snprintf(reason, size, "Kubernetes API unreachable (%s)", scope);
-            krc_metric_set(d->std.ready, NULL, 0);
-            return 0;
-        }
-    }
-    if (atomic_load(&d->store_fault)) {
-        /* restarts are still detected and alerted; the history is not kept */
-        pthread_mutex_lock(&d->fault_lock);
-        snprintf(reason, size, "history database unavailable: %s", d->store_fault_msg);
-        pthread_mutex_unlock(&d->fault_lock);
-        krc_metric_set(d->std.ready, NULL, 0);
-        return 0;
-    }
-    krc_metric_set(d->std.ready, NULL, 1);
-    return 1;
-}
-
-static int setup_http(struct daemon *d, struct krc_error *err)
-{
-    struct krc_http_server_config hc;
-    int rc;
-
-    pthread_mutex_init(&d->metrics_lock, NULL);
-    if ((rc = krc_metrics_new(&d->metrics, err)) < 0 ||
-        (rc = krc_metrics_register_std(d->metrics, KRC_VERSION, &d->std, err)) < 0 ||
-        (rc = krc_metrics_register_process(d->metrics, err)) < 0 ||
-        (rc = krc_metrics_add_collector(d->metrics, collect, d, err)) < 0) {
-        return rc;
-    }
-    {
-        static const char *const results[] = {"success", "failure", NULL};
-        const struct krc_metric_label result = {.name = "result", .values = results};
-        const struct krc_metric_desc reloads = {.type = KRC_METRIC_COUNTER,
-                                                .name = "krc_config_reloads_total",
-                                                .help = "Configuration reloads (SIGHUP) by result.",
-                                                .labels = &result,
-                                                .n_labels = 1};
-        const struct krc_metric_desc leader = {
-            .type = KRC_METRIC_GAUGE,
-            .name = "krc_leader",
-            .help = "1 while this replica holds the leader-election Lease, 0 on a standby."};
-        if ((rc = krc_metrics_add(d->metrics, &reloads, &d->m_reloads, err)) < 0 ||
-            (d->cfg->leader_elect &&
-             (rc = krc_metrics_add(d->metrics, &leader, &d->m_leader, err)) < 0)) {
-            return rc;
-        }
-    }
-    if (d->cfg->listen == NULL || d->cfg->listen[0] == '\0' || strcmp(d->cfg->listen, "off") == 0) {
-        krc_log(KRC_LOG_INFO, "health and metrics endpoint disabled (listen: off)");
-        return 0;
-    }
-    memset(&hc, 0, sizeof(hc));
-    hc.listen = d->cfg->listen;
-    hc.metrics = d->metrics;
-    hc.liveness = check_live;
-    hc.liveness_userdata = d;
-    hc.readiness = check_ready;
-    hc.readiness_userdata = d;
-    if ((rc = krc_http_server_new(&hc, &d->http, err)) < 0 ||
-        (rc = krc_http_server_route(d->http, "/readyz/replica",
-                                    KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_HEAD, 0, 4096,
-                                    handle_replica_ready, d, err)) < 0 ||
-        (rc = krc_http_server_start(d->http, err)) < 0) {
-        return rc;
-    }
-    krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics",
-            d->cfg->listen, krc_http_server_port(d->http));
     return 0;
 }
 
@@ -1309,9 +743,7 @@ static void reload_failed(struct daemon *d, const char *why)
     if (why != NULL) {
         reload_rejected(why);
     }
-    if (d->m_reloads != NULL) {
-        krc_metric_inc(d->m_reloads, (const char *[]){"failure"});
-    }
+    krc_health_reloaded(&d->health, 0);
 }
 
 static void reload(struct daemon *d)
@@ -1393,9 +825,7 @@ static void reload(struct daemon *d)
     atomic_store(&d->live, cfg);
     ret->next = d->retired;
     d->retired = ret;
-    if (d->m_reloads != NULL) {
-        krc_metric_inc(d->m_reloads, (const char *[]){"success"});
-    }
+    krc_health_reloaded(&d->health, 1);
     krc_log(KRC_LOG_INFO,
             "configuration reloaded (%zu option(s) differ from the running ones; %zu route(s), "
             "%zu silence(s))",
@@ -1510,97 +940,113 @@ static void free_restart_item(void *p)
     krc_restart_free(p);
 }
 
-int krc_daemon_run(const struct krc_config *cfg)
+/* One malloc arena for all threads: the watch thread allocates nothing per
+ * event once warm and most small blocks come from per-thread caches, so there
+ * is little lock contention, and memory one thread frees (a worker's
+ * collection, the pruner's pages) is reused by the others instead of staying
+ * resident in a second arena.
+ * Fixed thresholds instead of glibc's sliding ones: collecting a restart grows
+ * the heap top by a few hundred KiB that glibc otherwise hands back with brk()
+ * after every restart (two system calls and re-faulted pages each time, ~15%
+ * of a worker's CPU); 512 KiB of free top is kept while restarts keep coming
+ * and the idle workers' malloc_trim returns it after a burst. Blocks of 256
+ * KiB and more are mmap'd (the pod hash table). */
+static void tune_malloc(void)
 {
-    struct daemon d;
-    struct krc_kube_auth_options ao;
-    struct krc_error e;
-    const char *const *names = NULL;
-    size_t n_names;
-    sigset_t sigs;
-    int exit_code = 1;
-    int sig = 0;
-
-    memset(&d, 0, sizeof(d));
-    pthread_mutex_init(&d.fault_lock, NULL);
-    d.cfg = cfg;
-    atomic_init(&d.live, cfg);
-    atomic_init(&d.live_filter, NULL);
-    /* One malloc arena for all threads: the watch thread allocates nothing
-     * per event once warm and most small blocks come from per-thread caches,
-     * so there is little lock contention, and memory one thread frees (a
-     * worker's collection, the pruner's pages) is reused by the others
-     * instead of staying resident in a second arena.
-     * Fixed thresholds instead of glibc's sliding ones: collecting a restart
-     * grows the heap top by a few hundred KiB that glibc otherwise hands back
-     * with brk() after every restart (two system calls and re-faulted pages
-     * each time, ~15% of a worker's CPU); 512 KiB of free top is kept while
-     * restarts keep coming and the idle workers' malloc_trim returns it after
-     * a burst. Blocks of 256 KiB and more are mmap'd (the pod hash table). */
 #ifndef __SANITIZE_ADDRESS__
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TRIM_THRESHOLD, 512 * 1024);
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
-    krc_error_clear(&e);
+}
 
-    /* Signals are taken by sigwait in this thread only. */
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+/* Signals are taken by sigwait in the main thread only. */
+static void block_signals(sigset_t *sigs)
+{
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+    sigaddset(sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+static void daemon_init(struct daemon *d, const struct krc_config *cfg)
+{
+    memset(d, 0, sizeof(*d));
+    krc_pipeline_status_init(&d->status);
+    krc_health_init(&d->health);
+    d->cfg = cfg;
+    atomic_init(&d->live, cfg);
+    atomic_init(&d->live_filter, NULL);
+    d->health.cfg = cfg;
+    d->health.status = &d->status;
+}
+
+/* Kubernetes access: credentials, the token source and the filter. */
+static int setup_kube(struct daemon *d, struct krc_error *e)
+{
+    const struct krc_config *cfg = d->cfg;
+    struct krc_kube_auth_options ao;
 
     memset(&ao, 0, sizeof(ao));
     ao.kubeconfig = cfg->kubeconfig;
     ao.context = cfg->context;
-    if (krc_kube_auth_load(&ao, &d.auth, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "cannot configure Kubernetes access: %s", e.msg);
-        goto out;
+    if (krc_kube_auth_load(&ao, &d->auth, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "cannot configure Kubernetes access: %s", e->msg);
+        return e->code ? e->code : KRC_EINVAL;
     }
-    krc_log(KRC_LOG_INFO, "Kubernetes API %s (%s)", d.auth.server, d.auth.source);
-    if (d.auth.insecure_skip_tls_verify) {
+    krc_log(KRC_LOG_INFO, "Kubernetes API %s (%s)", d->auth.server, d->auth.source);
+    if (d->auth.insecure_skip_tls_verify) {
         krc_log(KRC_LOG_WARN,
                 "WARNING: insecure-skip-tls-verify is set in %s: the API server's certificate is "
                 "NOT verified and the connection can be intercepted",
-                d.auth.source);
+                d->auth.source);
     }
-    if (d.auth.token != NULL) {
-        krc_log_add_secret(d.auth.token);
+    if (d->auth.token != NULL) {
+        krc_log_add_secret(d->auth.token);
     }
-    d.tokens = krc_token_source_new(d.auth.token, d.auth.token_file, 60);
-    if (d.tokens == NULL) {
+    d->tokens = krc_token_source_new(d->auth.token, d->auth.token_file, 60);
+    if (d->tokens == NULL) {
         krc_log(KRC_LOG_ERROR, "out of memory");
-        goto out;
+        return KRC_ENOMEM;
     }
     if (krc_filter_new(cfg->watched_namespaces, cfg->ignored_namespaces,
-                       cfg->watched_pod_name_prefixes, cfg->ignored_pod_name_prefixes, &d.filter,
-                       &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "invalid filter: %s", e.msg);
-        goto out;
+                       cfg->watched_pod_name_prefixes, cfg->ignored_pod_name_prefixes, &d->filter,
+                       e) < 0) {
+        krc_log(KRC_LOG_ERROR, "invalid filter: %s", e->msg);
+        return KRC_EINVAL;
     }
-    atomic_store(&d.live_filter, d.filter);
-    if (krc_queue_init(&d.queue, QUEUE_CAPACITY) < 0) {
+    atomic_store(&d->live_filter, d->filter);
+    return 0;
+}
+
+/* The watch scopes (one per plain watched namespace, else the cluster), each
+ * with its client, and the recovery client. */
+static int setup_scopes(struct daemon *d, struct krc_error *e)
+{
+    const char *const *names = NULL;
+    size_t n_names = krc_filter_plain_namespaces(d->filter, &names);
+
+    d->n_scopes = n_names > 0 ? n_names : 1;
+    d->scopes = krc_calloc(d->n_scopes, sizeof(struct scope));
+    d->health.watches = krc_calloc(d->n_scopes, sizeof(struct krc_health_watch));
+    if (d->scopes == NULL || d->health.watches == NULL) {
         krc_log(KRC_LOG_ERROR, "out of memory");
-        goto out;
+        return KRC_ENOMEM;
     }
-    n_names = krc_filter_plain_namespaces(d.filter, &names);
-    d.n_scopes = n_names > 0 ? n_names : 1;
-    d.scopes = krc_calloc(d.n_scopes, sizeof(struct scope));
-    if (d.scopes == NULL) {
-        krc_log(KRC_LOG_ERROR, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < d.n_scopes; i++) {
-        struct scope *s = &d.scopes[i];
-        s->d = &d;
+    d->health.n_watches = d->n_scopes;
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        struct scope *s = &d->scopes[i];
+        s->d = d;
         s->namespace = n_names > 0 ? names[i] : NULL;
-        s->client = krc_kube_client_new(&d.auth, d.tokens, &e);
+        s->health = &d->health.watches[i];
+        s->health->namespace = s->namespace;
+        s->client = krc_kube_client_new(&d->auth, d->tokens, e);
         if (s->client == NULL) {
             krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s",
-                    e.msg[0] ? e.msg : "out of memory");
-            goto out;
+                    e->msg[0] ? e->msg : "out of memory");
+            return KRC_ENOMEM;
         }
     }
     if (n_names > 0) {
@@ -1609,92 +1055,180 @@ int krc_daemon_run(const struct krc_config *cfg)
     } else {
         krc_log(KRC_LOG_INFO, "watching pods in all namespaces");
     }
-    d.recovery_client = krc_kube_client_new(&d.auth, d.tokens, &e);
-    if (d.recovery_client == NULL) {
-        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
-        goto out;
+    d->recovery_client = krc_kube_client_new(&d->auth, d->tokens, e);
+    if (d->recovery_client == NULL) {
+        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);
+        return KRC_ENOMEM;
     }
-    open_history(&d);
-    if (setup_notifier(&d, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e.msg);
-        goto out;
+    return 0;
+}
+
+/* Everything before the threads: Kubernetes access, the queue, the scopes,
+ * the history, the notifier, leader election and the health endpoint. */
+static int setup(struct daemon *d, struct krc_error *e)
+{
+    if (setup_kube(d, e) < 0) {
+        return -1;
     }
-    if (cfg->leader_elect && setup_leader(&d, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "leader election: %s", e.msg);
-        goto out;
-    }
-    /* Last of what the HTTP threads read (d.notifier, d.leader): they start
-     * here, and those pointers are not written again. */
-    if (setup_http(&d, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e.msg);
-        goto out;
-    }
-    d.n_workers = (size_t)cfg->workers;
-    d.workers = krc_calloc(d.n_workers, sizeof(struct worker));
-    if (d.workers == NULL) {
+    if (krc_queue_init(&d->queue, QUEUE_CAPACITY) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory");
-        goto out;
+        return KRC_ENOMEM;
     }
-    for (size_t i = 0; i < d.n_workers; i++) {
-        struct worker *w = &d.workers[i];
-        w->d = &d;
-        w->client = krc_kube_client_new(&d.auth, d.tokens, &e);
-        if (w->client == NULL) {
-            krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e.msg);
-            goto out;
-        }
-        krc_kube_client_set_timeout(w->client, 10000);
-        if (d.store != NULL && krc_store_open(d.db_path, 0, &w->store, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
-            w->store = NULL;
+    if (setup_scopes(d, e) < 0) {
+        return -1;
+    }
+    open_history(d);
+    if (setup_notifier(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e->msg);
+        return -1;
+    }
+    if (d->cfg->leader_elect && setup_leader(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "leader election: %s", e->msg);
+        return -1;
+    }
+    /* Last of what the HTTP threads read (the notifier, the leader): they
+     * start here, and those pointers are not written again. */
+    d->health.notifier = d->notifier;
+    d->health.leader = d->leader;
+    if (krc_health_start(&d->health, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e->msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* What a worker's pipeline uses: its own client and store connection, the
+ * daemon's shared parts. */
+static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
+{
+    struct krc_pipeline_deps *p = &w->deps;
+
+    w->d = d;
+    p->collect = krc_collect;
+    p->log_file = fetch_full_log;
+    p->config = &d->live;
+    p->notifier = d->notifier;
+    p->redactor = d->redactor;
+    p->leader = d->leader;
+    p->lost = &d->lost;
+    p->restarts_detected = d->health.std.restarts_detected;
+    p->status = &d->status;
+    p->client = krc_kube_client_new(&d->auth, d->tokens, e);
+    if (p->client == NULL) {
+        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);
+        return KRC_ENOMEM;
+    }
+    krc_kube_client_set_timeout(p->client, 10000);
+    if (d->store != NULL && krc_store_open(d->db_path, 0, &p->store, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "history: %s", e->msg);
+        p->store = NULL;
+    }
+    return 0;
+}
+
+static int start_workers(struct daemon *d, struct krc_error *e)
+{
+    d->n_workers = (size_t)d->cfg->workers;
+    d->workers = krc_calloc(d->n_workers, sizeof(struct worker));
+    if (d->workers == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory");
+        return KRC_ENOMEM;
+    }
+    for (size_t i = 0; i < d->n_workers; i++) {
+        struct worker *w = &d->workers[i];
+        if (setup_worker(d, w, e) < 0) {
+            return KRC_ENOMEM;
         }
         if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start a worker thread");
-            goto out;
+            return KRC_ENOMEM;
         }
         w->started = 1;
     }
-    if (d.store != NULL) {
+    return 0;
+}
+
+/* The threads: workers, pruner, sender, then the election (or the watches). */
+static int start(struct daemon *d, struct krc_error *e)
+{
+    if (start_workers(d, e) < 0) {
+        return -1;
+    }
+    if (d->store != NULL) {
         /* Undelivered notifications from before: send them first (with
          * leader election once this replica leads: a standby posts nothing). */
-        if (!cfg->leader_elect) {
-            resume_outbox(&d, d.store);
+        if (!d->cfg->leader_elect) {
+            resume_outbox(d, d->store);
         }
-        if (pthread_create(&d.pruner, NULL, pruner_main, &d) == 0) {
-            d.pruner_started = 1;
+        if (pthread_create(&d->pruner, NULL, pruner_main, d) == 0) {
+            d->pruner_started = 1;
         }
         /* The main thread needs the database only at start-up. */
-        krc_store_close(d.store);
-        d.store = NULL;
+        krc_store_close(d->store);
+        d->store = NULL;
     }
     /* The sender runs on a standby too, idle: nothing is queued for it until
      * this replica leads. */
-    if (pthread_create(&d.sender, NULL, sender_main, &d) != 0) {
+    if (pthread_create(&d->sender, NULL, sender_main, d) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
-        goto out;
+        return -1;
     }
-    d.sender_started = 1;
-    if (cfg->leader_elect) {
-        if (pthread_create(&d.leader_thread, NULL, leader_main, d.leader) != 0) {
+    d->sender_started = 1;
+    if (d->cfg->leader_elect) {
+        if (pthread_create(&d->leader_thread, NULL, leader_main, d->leader) != 0) {
             krc_log(KRC_LOG_ERROR, "cannot start the leader election thread");
-            goto out;
+            return -1;
         }
-        d.leader_started = 1;
-    } else if (start_watches(&d) < 0) {
-        d.cancel = 1;
-        goto out;
+        d->leader_started = 1;
+    } else if (start_watches(d) < 0) {
+        d->cancel = 1;
+        return -1;
     }
-    krc_log(KRC_LOG_INFO, "krc %s started (start-up window %lds)%s", KRC_VERSION,
-            cfg->startup_window_s, cfg->leader_elect ? "; waiting to lead" : "");
+    return 0;
+}
 
-    /* Wait for a signal, for leadership (then watch), for its loss, or for a
-     * watch loop to give up (it sets cancel). */
-    while (!d.cancel) {
+/* Between two signals, with leader election: start watching once leading;
+ * returns 1 when the daemon must stop (leadership lost or overdue). */
+static int follow_leader(struct daemon *d)
+{
+    enum krc_leader_role role = krc_leader_role(d->leader);
+
+    if (role == KRC_LEADER_LEADING && !d->watching) {
+        krc_log(KRC_LOG_INFO, "leading: watching pods and alerting");
+        resume_after_takeover(d);
+        return start_watches(d) < 0;
+    }
+    if (role == KRC_LEADER_LEADING && krc_leader_overdue(d->leader)) {
+        /* a renewal hangs: past the renew deadline a standby may take the
+         * Lease soon, so stop posting now */
+        leadership_lost(d);
+        krc_log(KRC_LOG_ERROR,
+                "leader election: no renewal of the lease for %lds (renew deadline); "
+                "stopping, exiting so that this replica restarts as a standby",
+                d->cfg->lease_renew_deadline_s);
+        return 1;
+    }
+    if (role == KRC_LEADER_LOST) {
+        /* a fresh process starts as a clean standby */
+        krc_log(KRC_LOG_ERROR, "leadership lost; exiting so that this replica restarts "
+                               "as a standby");
+        return 1;
+    }
+    return 0;
+}
+
+/* Wait for a signal, for leadership (then watch), for its loss, or for a
+ * watch loop to give up (it sets cancel). Returns the exit code. */
+static int wait_for_signals(struct daemon *d, const sigset_t *sigs)
+{
+    int sig = 0;
+
+    while (!d->cancel) {
         struct timespec ts = {0, 200 * 1000000L};
         siginfo_t si;
-        sig = sigtimedwait(&sigs, &si, &ts);
+        sig = sigtimedwait(sigs, &si, &ts);
         if (sig == SIGHUP) {
-            reload(&d);
+            reload(d);
             continue;
         }
         if (sig == SIGTERM || sig == SIGINT) {
@@ -1702,134 +1236,154 @@ int krc_daemon_run(const struct krc_config *cfg)
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
             break;
         }
-        if (d.leader != NULL) {
-            enum krc_leader_role role = krc_leader_role(d.leader);
-            if (role == KRC_LEADER_LEADING && !d.watching) {
-                krc_log(KRC_LOG_INFO, "leading: watching pods and alerting");
-                resume_after_takeover(&d);
-                if (start_watches(&d) < 0) {
-                    break;
-                }
-            } else if (role == KRC_LEADER_LEADING && krc_leader_overdue(d.leader)) {
-                /* a renewal hangs: past the renew deadline a standby may
-                 * take the Lease soon, so stop posting now */
-                leadership_lost(&d);
-                krc_log(KRC_LOG_ERROR,
-                        "leader election: no renewal of the lease for %lds (renew deadline); "
-                        "stopping, exiting so that this replica restarts as a standby",
-                        cfg->lease_renew_deadline_s);
-                break;
-            } else if (role == KRC_LEADER_LOST) {
-                /* a fresh process starts as a clean standby */
-                krc_log(KRC_LOG_ERROR, "leadership lost; exiting so that this replica restarts "
-                                       "as a standby");
-                break;
-            }
+        if (d->leader != NULL && follow_leader(d)) {
+            break;
         }
     }
-    exit_code = (sig == SIGTERM || sig == SIGINT) ? 0 : 1;
+    return (sig == SIGTERM || sig == SIGINT) ? 0 : 1;
+}
 
-out:
-    d.cancel = 1;
-    if (d.http != NULL) {
-        krc_http_server_stop(d.http);
+/* The sender posts what is queued for at most DRAIN_MS (none after the
+ * Lease was lost); what is left is logged as not sent. */
+static void drain_sender(struct daemon *d)
+{
+    /* A replica that lost the Lease does not drain: nothing more is posted
+     * (leadership_lost aborted the sender already). */
+    int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d->lost) ? 0 : DRAIN_MS);
+
+    while (krc_notifier_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
+        krc_clock_sleep_ms(50, NULL);
     }
-    for (size_t i = 0; d.scopes != NULL && i < d.n_scopes; i++) {
-        if (d.scopes[i].started) {
-            pthread_join(d.scopes[i].thread, NULL);
+    /* The message in flight may finish (Slack may be processing it already);
+     * a hung one is cut after SENDER_GRACE_MS. */
+    krc_notifier_abort(d->notifier);
+    deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
+    while (!atomic_load(&d->sender_done) && krc_clock_mono_ms() < deadline) {
+        krc_clock_sleep_ms(20, NULL);
+    }
+    if (!atomic_load(&d->sender_done)) {
+        krc_log(KRC_LOG_WARN,
+                "shutdown: the Slack request in flight did not finish in %ds; "
+                "aborted (it stays in the outbox)",
+                SENDER_GRACE_MS / 1000);
+        krc_notifier_abort_transfers(d->notifier);
+    }
+    pthread_join(d->sender, NULL);
+}
+
+/* Stop every thread: the endpoint and the watches first, then the workers
+ * finish what was detected, the sender drains, and last the Lease is handed
+ * over with the complete list of handled restarts. */
+static void stop(struct daemon *d)
+{
+    struct krc_error e;
+
+    d->cancel = 1;
+    krc_health_stop(&d->health);
+    for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
+        if (d->scopes[i].started) {
+            pthread_join(d->scopes[i].thread, NULL);
         }
     }
-    /* Drain: the workers finish what was detected, the sender posts what is
-     * queued, for at most DRAIN_MS; what is left is logged as not sent. */
-    if (d.queue.items != NULL) {
-        krc_queue_close(&d.queue);
+    if (d->queue.items != NULL) {
+        krc_queue_close(&d->queue);
     }
-    for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
-        if (d.workers[i].started) {
-            pthread_join(d.workers[i].thread, NULL);
+    for (size_t i = 0; d->workers != NULL && i < d->n_workers; i++) {
+        if (d->workers[i].started) {
+            pthread_join(d->workers[i].thread, NULL);
         }
     }
-    if (d.sender_started) {
-        /* A replica that lost the Lease does not drain: nothing more is
-         * posted (leadership_lost aborted the sender already). */
-        int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d.lost) ? 0 : DRAIN_MS);
-        while (krc_notifier_pending(d.notifier) > 0 && krc_clock_mono_ms() < deadline) {
-            krc_clock_sleep_ms(50, NULL);
-        }
-        /* The message in flight may finish (Slack may be processing it
-         * already); a hung one is cut after SENDER_GRACE_MS. */
-        krc_notifier_abort(d.notifier);
-        deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
-        while (!atomic_load(&d.sender_done) && krc_clock_mono_ms() < deadline) {
-            krc_clock_sleep_ms(20, NULL);
-        }
-        if (!atomic_load(&d.sender_done)) {
-            krc_log(KRC_LOG_WARN,
-                    "shutdown: the Slack request in flight did not finish in %ds; "
-                    "aborted (it stays in the outbox)",
-                    SENDER_GRACE_MS / 1000);
-            krc_notifier_abort_transfers(d.notifier);
-        }
-        pthread_join(d.sender, NULL);
+    if (d->sender_started) {
+        drain_sender(d);
     }
-    if (d.pruner_started) {
-        pthread_join(d.pruner, NULL);
+    if (d->pruner_started) {
+        pthread_join(d->pruner, NULL);
     }
-    /* Last: hand over with the complete list of handled restarts. */
-    if (d.leader_started) {
-        krc_leader_stop(d.leader);
-        pthread_join(d.leader_thread, NULL);
+    if (d->leader_started) {
+        krc_leader_stop(d->leader);
+        pthread_join(d->leader_thread, NULL);
         krc_error_clear(&e);
-        if (krc_leader_release(d.leader, &e) < 0) {
+        if (krc_leader_release(d->leader, &e) < 0) {
             krc_log(KRC_LOG_WARN, "leader election: releasing the lease failed: %s", e.msg);
         }
     }
-    krc_leader_free(d.leader);
-    for (size_t i = 0; d.workers != NULL && i < d.n_workers; i++) {
-        krc_kube_client_free(d.workers[i].client);
-        krc_store_close(d.workers[i].store);
-    }
-    krc_store_close(d.store);
-    krc_free(d.workers);
-    krc_notifier_free(d.notifier);
-    krc_redact_free(d.redactor);
-    for (size_t i = 0; i < d.n_log_ignore; i++) {
-        regfree(&d.log_ignore[i]);
-    }
-    krc_free(d.log_ignore);
-    krc_kube_client_free(d.recovery_client);
-    krc_http_server_free(d.http);
-    krc_metrics_free(d.metrics);
-    for (size_t i = 0; d.scopes != NULL && i < d.n_scopes; i++) {
-        krc_kube_client_free(d.scopes[i].client);
-        krc_pod_state_free(d.scopes[i].state);
-    }
-    krc_free(d.scopes);
-    krc_queue_cleanup(&d.queue, free_restart_item);
-    krc_filter_free(d.filter);
-    while (d.retired != NULL) {
-        struct retired *r = d.retired;
-        d.retired = r->next;
-        if (r->cfg != cfg) {
+}
+
+/* The configurations and filters SIGHUP replaced, and the live ones. */
+static void free_reloaded(struct daemon *d)
+{
+    while (d->retired != NULL) {
+        struct retired *r = d->retired;
+        d->retired = r->next;
+        if (r->cfg != d->cfg) {
             krc_config_cleanup(r->cfg);
             krc_free(r->cfg);
         }
-        if (r->filter != d.filter) {
+        if (r->filter != d->filter) {
             krc_filter_free(r->filter);
         }
         krc_free(r);
     }
-    if (atomic_load(&d.live) != cfg) {
-        struct krc_config *live = (struct krc_config *)atomic_load(&d.live);
+    if (atomic_load(&d->live) != d->cfg) {
+        struct krc_config *live = (struct krc_config *)atomic_load(&d->live);
         krc_config_cleanup(live);
         krc_free(live);
     }
-    if (atomic_load(&d.live_filter) != d.filter) {
-        krc_filter_free(atomic_load(&d.live_filter));
+    if (atomic_load(&d->live_filter) != d->filter) {
+        krc_filter_free(atomic_load(&d->live_filter));
     }
-    krc_token_source_free(d.tokens);
-    krc_kube_auth_config_cleanup(&d.auth);
-    pthread_mutex_destroy(&d.fault_lock);
+}
+
+/* Free what setup and start built (the threads are stopped). */
+static void daemon_cleanup(struct daemon *d)
+{
+    krc_leader_free(d->leader);
+    for (size_t i = 0; d->workers != NULL && i < d->n_workers; i++) {
+        krc_kube_client_free(d->workers[i].deps.client);
+        krc_store_close(d->workers[i].deps.store);
+    }
+    krc_store_close(d->store);
+    krc_free(d->workers);
+    krc_notifier_free(d->notifier);
+    krc_redact_free(d->redactor);
+    for (size_t i = 0; i < d->n_log_ignore; i++) {
+        regfree(&d->log_ignore[i]);
+    }
+    krc_free(d->log_ignore);
+    krc_kube_client_free(d->recovery_client);
+    krc_health_cleanup(&d->health);
+    for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
+        krc_kube_client_free(d->scopes[i].client);
+        krc_pod_state_free(d->scopes[i].state);
+    }
+    krc_free(d->scopes);
+    krc_free(d->health.watches);
+    krc_queue_cleanup(&d->queue, free_restart_item);
+    krc_filter_free(d->filter);
+    free_reloaded(d);
+    krc_token_source_free(d->tokens);
+    krc_kube_auth_config_cleanup(&d->auth);
+    krc_pipeline_status_cleanup(&d->status);
+}
+
+int krc_daemon_run(const struct krc_config *cfg)
+{
+    struct daemon d;
+    struct krc_error e;
+    sigset_t sigs;
+    int exit_code = 1;
+
+    daemon_init(&d, cfg);
+    tune_malloc();
+    krc_error_clear(&e);
+    block_signals(&sigs);
+    if (setup(&d, &e) == 0 && start(&d, &e) == 0) {
+        krc_log(KRC_LOG_INFO, "krc %s started (start-up window %lds)%s", KRC_VERSION,
+                cfg->startup_window_s, cfg->leader_elect ? "; waiting to lead" : "");
+        exit_code = wait_for_signals(&d, &sigs);
+    }
+    stop(&d);
+    daemon_cleanup(&d);
     if (exit_code == 0) {
         krc_log(KRC_LOG_INFO, "stopped");
     }

@@ -8,6 +8,7 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -164,23 +165,7 @@ size_t krc_diagnose_sanitize(const void *data, size_t len, char *out, size_t out
         char one[4];
 
         if (c == 0x1b) {
-            /* ANSI: CSI ESC [ params final(0x40-0x7e), OSC ESC ] ... BEL/ST,
-             * or a two-byte escape. */
-            i++;
-            if (i < len && p[i] == '[') {
-                i++;
-                while (i < len && !(p[i] >= 0x40 && p[i] <= 0x7e)) {
-                    i++;
-                }
-                i += i < len;
-            } else if (i < len && p[i] == ']') {
-                while (i < len && p[i] != 0x07 && !(p[i] == 0x1b && i + 1 < len)) {
-                    i++;
-                }
-                i += (i < len && p[i] == 0x07) ? 1 : (i + 1 < len ? 2 : 0);
-            } else {
-                i += i < len;
-            }
+            i += krc_text_ansi_len(p + i, len - i);
             continue;
         }
         if (c < 0x20 || c == 0x7f) {
@@ -193,38 +178,11 @@ size_t krc_diagnose_sanitize(const void *data, size_t len, char *out, size_t out
             one[1] = '\0';
             put = one;
         } else {
-            /* Validate one UTF-8 sequence (no overlongs, no surrogates). */
-            size_t n = 0;
-            unsigned cp = 0;
-            size_t k;
-            if (c >= 0xc2 && c <= 0xdf) {
-                n = 2;
-                cp = c & 0x1f;
-            } else if (c >= 0xe0 && c <= 0xef) {
-                n = 3;
-                cp = c & 0x0f;
-            } else if (c >= 0xf0 && c <= 0xf4) {
-                n = 4;
-                cp = c & 0x07;
-            }
-            for (k = 1; n > 0 && k < n; k++) {
-                if (i + k >= len || (p[i + k] & 0xc0) != 0x80) {
-                    n = 0;
-                    break;
-                }
-                cp = (cp << 6) | (p[i + k] & 0x3f);
-            }
-            if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) {
-                n = 0;
-            }
-            if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) {
-                n = 0;
-            }
-            if (n == 0) {
-                put = "\xef\xbf\xbd"; /* U+FFFD */
+            uint32_t cp;
+            seq = krc_text_utf8_decode(p + i, len - i, &cp);
+            if (seq == 0) {
+                put = KRC_TEXT_REPLACEMENT;
                 seq = 1;
-            } else {
-                seq = n;
             }
         }
         if (put != NULL && put[0] == ' ' && put[1] == '\0') {
@@ -239,18 +197,7 @@ size_t krc_diagnose_sanitize(const void *data, size_t len, char *out, size_t out
         need = put != NULL ? strlen(put) : seq;
         if (o + need + 1 > outsz) {
             /* Cut: make room for "..." */
-            while (o > 0 && o + 4 > outsz) {
-                o--;
-                while (o > 0 && ((unsigned char)out[o] & 0xc0) == 0x80) {
-                    o--;
-                }
-            }
-            if (o + 4 <= outsz) {
-                memcpy(out + o, "...", 3);
-                o += 3;
-            }
-            out[o] = '\0';
-            return o;
+            return krc_text_truncate(out, o, outsz, "...");
         }
         if (put != NULL) {
             memcpy(out + o, put, need);

@@ -17,6 +17,7 @@
 #include "krc/util/buf.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/yaml_doc.h"
 
 #define KUBECONFIG_MAX_BYTES (4 * 1024 * 1024)
 #define TOKEN_MAX_BYTES (64 * 1024)
@@ -454,51 +455,20 @@ static int kc_err(struct krc_error *err, int code, const struct kc_file *f, cons
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (n != NULL) {
-        snprintf(loc, sizeof(loc), " (line %zu, column %zu)", n->start_mark.line + 1,
-                 n->start_mark.column + 1);
+        snprintf(loc, sizeof(loc), " (line %zu, column %zu)", krc_yaml_doc_line(n),
+                 krc_yaml_doc_column(n));
     }
     return krc_error_set(err, code, "kubeconfig %s: %s%s", f->path, msg, loc);
-}
-
-static int is_null(const yaml_node_t *n)
-{
-    const char *v;
-
-    if (n == NULL) {
-        return 1;
-    }
-    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
-        return 0;
-    }
-    v = (const char *)n->data.scalar.value;
-    return strcmp(v, "") == 0 || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
-           strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
-}
-
-static yaml_node_t *map_lookup(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-    if (map == NULL || map->type != YAML_MAPPING_NODE) {
-        return NULL;
-    }
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k != NULL && k->type == YAML_SCALAR_NODE &&
-            strcmp((const char *)k->data.scalar.value, key) == 0) {
-            return yaml_document_get_node(doc, p->value);
-        }
-    }
-    return NULL;
 }
 
 /* String field of a mapping: *ret is borrowed, NULL when absent, null or "". */
 static int get_str(struct kc_file *f, yaml_node_t *map, const char *what, const char *key,
                    const char **ret, struct krc_error *err)
 {
-    yaml_node_t *n = map_lookup(&f->doc, map, key);
+    yaml_node_t *n = krc_yaml_doc_map_get(&f->doc, map, key);
 
     *ret = NULL;
-    if (is_null(n)) {
+    if (krc_yaml_doc_is_null(n, 1)) {
         return 0;
     }
     if (n->type != YAML_SCALAR_NODE) {
@@ -517,10 +487,10 @@ static int get_str(struct kc_file *f, yaml_node_t *map, const char *what, const 
 static int get_node(struct kc_file *f, yaml_node_t *map, const char *what, const char *key,
                     yaml_node_type_t type, yaml_node_t **ret, struct krc_error *err)
 {
-    yaml_node_t *n = map_lookup(&f->doc, map, key);
+    yaml_node_t *n = krc_yaml_doc_map_get(&f->doc, map, key);
 
     *ret = NULL;
-    if (is_null(n)) {
+    if (krc_yaml_doc_is_null(n, 1)) {
         return 0;
     }
     if (n->type != type) {
@@ -538,11 +508,11 @@ static int get_bool(struct kc_file *f, yaml_node_t *map, const char *what, const
                                       "YES",  "on",   "On",   "ON"};
     static const char *const no[] = {"false", "False", "FALSE", "no", "No",
                                      "NO",    "off",   "Off",   "OFF"};
-    yaml_node_t *n = map_lookup(&f->doc, map, key);
+    yaml_node_t *n = krc_yaml_doc_map_get(&f->doc, map, key);
     const char *v;
 
     *ret = 0;
-    if (is_null(n)) {
+    if (krc_yaml_doc_is_null(n, 1)) {
         return 0;
     }
     if (n->type == YAML_SCALAR_NODE) {
@@ -562,7 +532,7 @@ static int get_bool(struct kc_file *f, yaml_node_t *map, const char *what, const
 
 static int kc_load_file(struct kc_file *f, struct krc_error *err)
 {
-    yaml_parser_t parser;
+    struct krc_yaml_problem yp;
     yaml_node_t *root;
     char ebuf[128];
     char *data = NULL;
@@ -582,37 +552,27 @@ static int kc_load_file(struct kc_file *f, struct krc_error *err)
     if (rc < 0) {
         return krc_error_set(err, rc, "kubeconfig %s: out of memory", f->path);
     }
-    if (!yaml_parser_initialize(&parser)) {
-        krc_free(data);
-        return krc_error_set(err, KRC_ENOMEM, "kubeconfig %s: out of memory", f->path);
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-    if (!yaml_parser_load(&parser, &f->doc)) {
-        const char *problem = parser.problem != NULL ? parser.problem : "unknown error";
-        switch (parser.error) {
-        case YAML_MEMORY_ERROR:
-            rc = krc_error_set(err, KRC_ENOMEM, "kubeconfig %s: out of memory", f->path);
-            break;
-        case YAML_READER_ERROR:
-            rc = krc_error_set(err, KRC_EPARSE, "kubeconfig %s: malformed YAML at byte %zu: %s",
-                               f->path, parser.problem_offset, problem);
-            break;
+    rc = krc_yaml_doc_load(&f->doc, data, len, &yp);
+    krc_free(data);
+    if (rc < 0) {
+        const char *problem = yp.problem != NULL ? yp.problem : "unknown error";
+        switch (yp.kind) {
+        case KRC_YAML_NO_PARSER:
+        case KRC_YAML_OUT_OF_MEMORY:
+            return krc_error_set(err, KRC_ENOMEM, "kubeconfig %s: out of memory", f->path);
+        case KRC_YAML_UNREADABLE:
+            return krc_error_set(err, KRC_EPARSE, "kubeconfig %s: malformed YAML at byte %zu: %s",
+                                 f->path, yp.offset, problem);
         default:
-            rc = krc_error_set(
+            return krc_error_set(
                 err, KRC_EPARSE, "kubeconfig %s: malformed YAML at line %zu, column %zu: %s%s%s",
-                f->path, parser.problem_mark.line + 1, parser.problem_mark.column + 1, problem,
-                parser.context != NULL ? " " : "", parser.context != NULL ? parser.context : "");
-            break;
+                f->path, yp.line, yp.column, problem, yp.context != NULL ? " " : "",
+                yp.context != NULL ? yp.context : "");
         }
-        yaml_parser_delete(&parser);
-        krc_free(data);
-        return rc;
     }
     f->have_doc = 1;
-    yaml_parser_delete(&parser);
-    krc_free(data);
     root = yaml_document_get_root_node(&f->doc);
-    if (root != NULL && !is_null(root) && root->type != YAML_MAPPING_NODE) {
+    if (root != NULL && !krc_yaml_doc_is_null(root, 1) && root->type != YAML_MAPPING_NODE) {
         return kc_err(err, KRC_EPARSE, f, root, "the top level must be a mapping");
     }
     return 0;
@@ -684,9 +644,8 @@ static int kc_find(struct kc_set *set, const char *section, const char *body, co
         if (seq == NULL) {
             continue;
         }
-        for (yaml_node_item_t *it = seq->data.sequence.items.start;
-             it < seq->data.sequence.items.top; it++) {
-            yaml_node_t *entry = yaml_document_get_node(&f->doc, *it);
+        for (size_t k = 0; k < krc_yaml_doc_seq_len(seq); k++) {
+            yaml_node_t *entry = krc_yaml_doc_seq_item(&f->doc, seq, k);
             const char *entry_name;
 
             if (entry == NULL || entry->type != YAML_MAPPING_NODE) {
@@ -739,8 +698,8 @@ static int path_field(struct kc_file *f, yaml_node_t *map, const char *what, con
     }
     if (access(p, R_OK) != 0) {
         int e = errno;
-        rc = kc_err(err, KRC_EIO, f, map_lookup(&f->doc, map, key), "%s: %s %s: %s", what, key, p,
-                    krc_errno_str(e, ebuf, sizeof(ebuf)));
+        rc = kc_err(err, KRC_EIO, f, krc_yaml_doc_map_get(&f->doc, map, key), "%s: %s %s: %s", what,
+                    key, p, krc_errno_str(e, ebuf, sizeof(ebuf)));
         krc_free(p);
         return rc;
     }
@@ -764,7 +723,7 @@ static int data_field(struct kc_file *f, yaml_node_t *map, const char *what, con
         return krc_error_set(err, KRC_ENOMEM, "kubeconfig: out of memory");
     }
     if (rc < 0) {
-        return kc_err(err, KRC_EPARSE, f, map_lookup(&f->doc, map, key),
+        return kc_err(err, KRC_EPARSE, f, krc_yaml_doc_map_get(&f->doc, map, key),
                       "%s: %s is not valid base64: %s", what, key, why);
     }
     return 0;
@@ -831,7 +790,8 @@ static int load_cluster(struct kc_file *f, yaml_node_t *c, const char *name,
     if (server == NULL) {
         return kc_err(err, KRC_EINVAL, f, c, "%s has no server", what);
     }
-    rc = normalize_server(f, map_lookup(&f->doc, c, "server"), what, server, &cfg->server, err);
+    rc = normalize_server(f, krc_yaml_doc_map_get(&f->doc, c, "server"), what, server, &cfg->server,
+                          err);
     if (rc < 0) {
         return rc;
     }
@@ -954,7 +914,7 @@ static int load_user(struct kc_file *f, yaml_node_t *u, const char *name,
     if (v != NULL) {
         bad = bad_token_byte(v, strlen(v));
         if (bad >= 0) {
-            return kc_err(err, KRC_EINVAL, f, map_lookup(&f->doc, u, "token"),
+            return kc_err(err, KRC_EINVAL, f, krc_yaml_doc_map_get(&f->doc, u, "token"),
                           "%s: token contains whitespace or a control character at offset %ld",
                           what, bad);
         }
@@ -1021,9 +981,10 @@ static int kc_resolve(struct kc_set *set, const char *origin, const char *contex
     rc = kc_find(set, "contexts", "context", ctx_name, &fi, &ctx, err);
     if (rc == KRC_ENOTFOUND) {
         if (cur_file != NULL) {
-            return kc_err(err, KRC_ENOTFOUND, cur_file,
-                          map_lookup(&cur_file->doc, kc_root(cur_file), "current-context"),
-                          "current-context \"%s\" is not defined in contexts", ctx_name);
+            return kc_err(
+                err, KRC_ENOTFOUND, cur_file,
+                krc_yaml_doc_map_get(&cur_file->doc, kc_root(cur_file), "current-context"),
+                "current-context \"%s\" is not defined in contexts", ctx_name);
         }
         return krc_error_set(err, KRC_ENOTFOUND,
                              "kubeconfig %s: context \"%s\" (from --context) is not defined in "
@@ -1061,7 +1022,7 @@ static int kc_resolve(struct kc_set *set, const char *origin, const char *contex
         size_t ci;
         rc = kc_find(set, "clusters", "cluster", cluster_name, &ci, &body, err);
         if (rc == KRC_ENOTFOUND) {
-            return kc_err(err, KRC_ENOTFOUND, cf, map_lookup(&cf->doc, ctx, "cluster"),
+            return kc_err(err, KRC_ENOTFOUND, cf, krc_yaml_doc_map_get(&cf->doc, ctx, "cluster"),
                           "%s refers to cluster \"%s\", which is not defined in clusters", what,
                           cluster_name);
         }
@@ -1074,7 +1035,7 @@ static int kc_resolve(struct kc_set *set, const char *origin, const char *contex
         size_t ui;
         rc = kc_find(set, "users", "user", user_name, &ui, &body, err);
         if (rc == KRC_ENOTFOUND) {
-            return kc_err(err, KRC_ENOTFOUND, cf, map_lookup(&cf->doc, ctx, "user"),
+            return kc_err(err, KRC_ENOTFOUND, cf, krc_yaml_doc_map_get(&cf->doc, ctx, "user"),
                           "%s refers to user \"%s\", which is not defined in users", what,
                           user_name);
         }

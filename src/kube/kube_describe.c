@@ -1786,15 +1786,64 @@ static void add_top(struct doc *d, cJSON *md, cJSON *spec, cJSON *status, char *
     }
 }
 
+/* The pod's sections in the nested lines of *d, made canonical: the line
+ * indices of "Containers:" and "Init Containers:" (SIZE_MAX if absent) and
+ * whether "Events:  <none>" was said. Fails on the output of several pods and
+ * on a container section without containers. */
+static int find_sections(struct doc *d, size_t *ret_sec_c, size_t *ret_sec_i, int *ret_events_none,
+                         struct krc_error *err)
+{
+    size_t names = 0;
+    size_t sec_c = SIZE_MAX;
+    size_t sec_i = SIZE_MAX;
+    int sections = 0;
+    int events_none = 0;
+    int rc;
+
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->l[i].indent == 0 && key_is(&d->l[i], "Name")) {
+            names++;
+        }
+        /* "Events:  <none>" says there were none; an "Events:" whose table
+         * is not recognised says nothing */
+        events_none |= d->l[i].indent == 0 && key_is(&d->l[i], "Events") && d->l[i].val_len == 6 &&
+                       memcmp(d->l[i].val, "<none>", 6) == 0;
+    }
+    if (names > 1) {
+        return krc_error_set(err, KRC_EINVAL,
+                             "kubectl describe output of %zu pods; give the output of one", names);
+    }
+    if ((rc = canonical(d, &sections)) < 0) {
+        return krc_error_set(err, rc, "out of memory");
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->l[i].indent == 0) {
+            sec_c = key_is(&d->l[i], "Containers") ? i : sec_c;
+            sec_i = key_is(&d->l[i], "Init Containers") ? i : sec_i;
+        }
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t sec = pass == 0 ? sec_i : sec_c;
+        if ((sections & (1 << pass)) && (sec + 1 >= d->n || d->l[sec + 1].indent == 0)) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "kubectl describe output without containers (no indented lines "
+                                 "under \"%s:\")",
+                                 pass == 0 ? "Init Containers" : "Containers");
+        }
+    }
+    *ret_sec_c = sec_c;
+    *ret_sec_i = sec_i;
+    *ret_events_none = events_none;
+    return 0;
+}
+
 int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, char **ret_events_json,
                           struct krc_error *err)
 {
     struct doc d = {NULL, 0, 0};
     struct doc tbl = {NULL, 0, 0};
-    size_t names = 0;
     size_t sec_c = SIZE_MAX;
     size_t sec_i = SIZE_MAX;
-    int sections = 0;
     int events_none = 0;
     int tables;
     int facts = 0;
@@ -1830,39 +1879,8 @@ int krc_kube_describe_pod(const char *text, size_t len, char **ret_pod_json, cha
         }
     }
     nest(&d);
-    for (size_t i = 0; i < d.n; i++) {
-        if (d.l[i].indent == 0 && key_is(&d.l[i], "Name")) {
-            names++;
-        }
-        /* "Events:  <none>" says there were none; an "Events:" whose table
-         * is not recognised says nothing */
-        events_none |= d.l[i].indent == 0 && key_is(&d.l[i], "Events") && d.l[i].val_len == 6 &&
-                       memcmp(d.l[i].val, "<none>", 6) == 0;
-    }
-    if (names > 1) {
-        rc = krc_error_set(err, KRC_EINVAL,
-                           "kubectl describe output of %zu pods; give the output of one", names);
+    if ((rc = find_sections(&d, &sec_c, &sec_i, &events_none, err)) < 0) {
         goto out;
-    }
-    if ((rc = canonical(&d, &sections)) < 0) {
-        rc = krc_error_set(err, rc, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < d.n; i++) {
-        if (d.l[i].indent == 0) {
-            sec_c = key_is(&d.l[i], "Containers") ? i : sec_c;
-            sec_i = key_is(&d.l[i], "Init Containers") ? i : sec_i;
-        }
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        size_t sec = pass == 0 ? sec_i : sec_c;
-        if ((sections & (1 << pass)) && (sec + 1 >= d.n || d.l[sec + 1].indent == 0)) {
-            rc = krc_error_set(err, KRC_EINVAL,
-                               "kubectl describe output without containers (no indented lines "
-                               "under \"%s:\")",
-                               pass == 0 ? "Init Containers" : "Containers");
-            goto out;
-        }
     }
     pod = cJSON_CreateObject();
     add(&d, pod, "apiVersion", cJSON_CreateString("v1"));

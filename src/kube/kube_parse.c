@@ -6,15 +6,8 @@
 #include <string.h>
 
 #include "krc/kube/kube_pod.h"
+#include "krc/util/clock.h"
 #include "krc/util/mem.h"
-
-/* ---- time ------------------------------------------------------------- */
-
-/* One RFC 3339 parser for the whole program: kube_pod's. */
-int krc_kube_parse_time(const char *s, size_t len, int64_t *ret_seconds)
-{
-    return krc_parse_rfc3339(s, len, ret_seconds);
-}
 
 /* ---- JSON helpers ----------------------------------------------------- */
 
@@ -239,7 +232,7 @@ static int get_time(struct ctx *cx, const cJSON *obj, const char *key, int64_t *
     if (v->valuestring[0] == '\0') {
         return 0;
     }
-    if (krc_kube_parse_time(v->valuestring, strlen(v->valuestring), &t) < 0) {
+    if (krc_parse_rfc3339(v->valuestring, strlen(v->valuestring), &t) < 0) {
         return krc_error_set(cx->err, KRC_EINVAL, "%s%s%s: bad timestamp \"%.40s\"", cx->path,
                              cx->path[0] ? "." : "", key, v->valuestring);
     }
@@ -479,7 +472,7 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, in
         krc_free(policy);
         return rc;
     }
-    c->is_sidecar = is_init && policy != NULL && strcmp(policy, "Always") == 0;
+    c->is_sidecar = krc_kube_is_sidecar(is_init, policy);
     krc_free(policy);
     c->has_spec = 1;
     c->has_readiness = !is_absent(member(js, "readinessProbe"));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/util/clock.h"
 #include "krc/util/jscan.h"
 #include "krc/util/mem.h"
 
@@ -404,7 +405,7 @@ static int parse_init_containers(struct pctx *c)
 {
     struct krc_jscan_str k;
     const char *name;
-    int sidecar;
+    const char *policy;
     int rc = arr_or_null(c, "initContainers");
 
     if (rc <= 0) {
@@ -414,7 +415,7 @@ static int parse_init_containers(struct pctx *c)
     c->index = 0;
     while ((rc = krc_jscan_array_next(c->s, c->err)) > 0) {
         name = NULL;
-        sidecar = 0;
+        policy = NULL;
         rc = obj_or_null(c, "");
         if (rc < 0) {
             return rc;
@@ -423,7 +424,7 @@ static int parse_init_containers(struct pctx *c)
             if (EQ(&k, "name")) {
                 rc = get_str(c, "name", &name);
             } else if (EQ(&k, "restartPolicy")) {
-                rc = get_str_is(c, "restartPolicy", "Always", &sidecar);
+                rc = get_str(c, "restartPolicy", &policy);
             } else {
                 rc = skip(c);
             }
@@ -436,7 +437,7 @@ static int parse_init_containers(struct pctx *c)
             return rc;
         }
         if (name != NULL) {
-            rc = add_init_spec(c, name, sidecar);
+            rc = add_init_spec(c, name, krc_kube_is_sidecar(1, policy));
             if (rc < 0) {
                 return rc;
             }
@@ -827,6 +828,11 @@ static void order_containers(struct krc_pod_info *p)
     reverse(p->containers, p->n_containers);
 }
 
+int krc_kube_is_sidecar(int is_init, const char *restart_policy)
+{
+    return is_init && restart_policy != NULL && strcmp(restart_policy, "Always") == 0;
+}
+
 static void mark_sidecars(struct krc_pod_info *p)
 {
     size_t i;
@@ -1013,19 +1019,6 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
             rc = get_str(c, "reason", &st->reason);
         } else if (EQ(&k, "message")) {
             rc = get_str(c, "message", &st->message);
-        } else if (EQ(&k, "metadata") || EQ(&k, "details")) {
-            int meta = EQ(&k, "metadata");
-            rc = obj_or_null(c, meta ? "metadata" : "details");
-            while (rc > 0 && (rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-                if (meta && EQ(&k, "continue")) {
-                    rc = get_str(c, "metadata.continue", &st->continue_token);
-                } else if (!meta && EQ(&k, "retryAfterSeconds")) {
-                    rc = get_int(c, "details.retryAfterSeconds", &st->retry_after_seconds);
-                } else {
-                    rc = skip(c);
-                }
-                rc = rc < 0 ? rc : 1;
-            }
         } else {
             rc = skip(c);
         }
@@ -1037,9 +1030,6 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
         return krc_error_set(c->err, KRC_EPARSE, "%s: kind is \"%.64s\", expected Status", c->what,
                              kind);
     }
-    if (st->continue_token != NULL && st->continue_token[0] == '\0') {
-        st->continue_token = NULL;
-    }
     return 0;
 }
 
@@ -1049,32 +1039,6 @@ static void event_reset(struct krc_watch_event *ev)
     ev->initial_events_end = 0;
     memset(&ev->status, 0, sizeof(ev->status));
     pod_reset(&ev->pod);
-}
-
-int krc_kube_status_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err)
-{
-    struct krc_jscan s;
-    struct pctx c;
-    int rc;
-
-    event_reset(ret);
-    rc = arena_reserve(&ret->pod, len, err);
-    if (rc < 0) {
-        return rc;
-    }
-    krc_jscan_init(&s, json, len, "status");
-    ctx_init(&c, &s, &ret->pod, "status", err);
-    rc = parse_status_object(&c, &ret->status);
-    if (rc == 0) {
-        rc = krc_jscan_end(&s, err);
-    }
-    if (rc < 0) {
-        event_reset(ret);
-        return rc;
-    }
-    ret->type = KRC_WATCH_ERROR;
-    return 0;
 }
 
 static int event_type(const struct krc_jscan_str *v)
@@ -1215,94 +1179,5 @@ int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *
         event_reset(ret);
         return rc;
     }
-    return 0;
-}
-
-/* ---- RFC 3339 ------------------------------------------------------------- */
-
-static int digits(const char *s, size_t n, int *ret)
-{
-    int v = 0;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return -1;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    *ret = v;
-    return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    int64_t era;
-    int64_t yoe;
-    int64_t doy;
-    int64_t doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds)
-{
-    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int year, mon, day, hour, min, sec;
-    int oh = 0;
-    int om = 0;
-    int sign = 0;
-    int leap;
-    size_t p = 19;
-
-    if (s == NULL || len < 20) {
-        return KRC_EINVAL;
-    }
-    if (digits(s, 4, &year) < 0 || s[4] != '-' || digits(s + 5, 2, &mon) < 0 || s[7] != '-' ||
-        digits(s + 8, 2, &day) < 0 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &hour) < 0 || s[13] != ':' || digits(s + 14, 2, &min) < 0 ||
-        s[16] != ':' || digits(s + 17, 2, &sec) < 0) {
-        return KRC_EINVAL;
-    }
-    if (s[p] == '.') {
-        size_t start = ++p;
-        while (p < len && s[p] >= '0' && s[p] <= '9') {
-            p++;
-        }
-        if (p == start) {
-            return KRC_EINVAL;
-        }
-    }
-    if (p >= len) {
-        return KRC_EINVAL;
-    }
-    if (s[p] == 'Z' || s[p] == 'z') {
-        p++;
-    } else if (s[p] == '+' || s[p] == '-') {
-        sign = s[p] == '-' ? -1 : 1;
-        if (len - p != 6 || digits(s + p + 1, 2, &oh) < 0 || s[p + 3] != ':' ||
-            digits(s + p + 4, 2, &om) < 0 || oh > 23 || om > 59) {
-            return KRC_EINVAL;
-        }
-        p += 6;
-    } else {
-        return KRC_EINVAL;
-    }
-    if (p != len) {
-        return KRC_EINVAL;
-    }
-    leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] + (mon == 2 && leap) || hour > 23 ||
-        min > 59 || sec > 60) {
-        return KRC_EINVAL;
-    }
-    *ret_seconds = days_from_civil(year, mon, day) * 86400 + hour * 3600 + min * 60 + sec -
-                   (int64_t)sign * (oh * 3600 + om * 60);
     return 0;
 }

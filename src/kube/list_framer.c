@@ -474,10 +474,178 @@ static int too_big(struct krc_list_framer *lf, struct krc_error *err)
                 lf->val_start);
 }
 
+/* The bytes p[0..avail) read in a state inside a key, a top-level value or an
+ * item, as far as that value goes: *ret_used says how many it took (all of
+ * them when the value goes on in the next chunk); a complete value is handed
+ * on. Returns 0, or what krc_list_framer_feed returns to stop. */
+static int feed_value(struct krc_list_framer *lf, const char *p, size_t avail, size_t *ret_used,
+                      krc_list_item_cb on_item, void *userdata, struct krc_error *err)
+{
+    int rc;
+    int done;
+    size_t n = light_scan(lf, p, avail, &done);
+    const char *v;
+    size_t vlen;
+
+    if (lf->val.len == 0 && done) {
+        v = p; /* whole value inside this chunk: no copy */
+        vlen = n;
+        if (vlen > lf->max_item) {
+            return too_big(lf, err);
+        }
+    } else {
+        rc = krc_buf_append(&lf->val, p, n);
+        if (rc == KRC_ETOOBIG) {
+            return too_big(lf, err);
+        }
+        if (rc < 0) {
+            return fail(lf, err, rc, "list: out of memory");
+        }
+        v = lf->val.data;
+        vlen = lf->val.len;
+    }
+    *ret_used = n;
+    lf->off += n;
+    if (!done) {
+        return 0; /* all of the chunk belonged to the value */
+    }
+    if (lf->state == ST_KEY) {
+        rc = classify_key(lf, v, vlen, err);
+        lf->state = ST_COLON;
+    } else if (lf->state == ST_TOPVAL) {
+        rc = take_top_value(lf, v, vlen, err);
+        lf->state = ST_OBJ_NEXT;
+    } else {
+        rc = take_item(lf, v, vlen, on_item, userdata, err);
+        lf->state = ST_ITEMS_NEXT;
+    }
+    krc_buf_reset(&lf->val);
+    if (rc != 0) {
+        lf->state = ST_FAILED;
+        return rc;
+    }
+    return 0;
+}
+
+/* The byte c at offset lf->off read in a structural state (between keys,
+ * values and items). *ret_used is 1, or 0 when c is to be read again as the
+ * first byte of a value. Returns 0, or what krc_list_framer_feed returns. */
+static int feed_structure(struct krc_list_framer *lf, unsigned char c, size_t *ret_used,
+                          struct krc_error *err)
+{
+    size_t at = lf->off;
+    int rc;
+
+    *ret_used = 1;
+    lf->off++;
+    if (is_ws(c)) {
+        return 0;
+    }
+    switch (lf->state) {
+    case ST_BEGIN:
+        if (c != '{') {
+            if (starts_value(c)) {
+                return fail(lf, err, KRC_EPARSE,
+                            "list: body is a JSON %s, not an object, at offset %zu",
+                            c == '['   ? "array"
+                            : c == '"' ? "string"
+                                       : "scalar",
+                            at);
+            }
+            return fail_char(lf, err, "body is not JSON: expected '{'", c, at);
+        }
+        lf->state = ST_OBJ_FIRST;
+        break;
+    case ST_OBJ_FIRST:
+    case ST_OBJ_KEY:
+        if (c == '}' && lf->state == ST_OBJ_FIRST) {
+            lf->state = ST_END;
+        } else if (c == '"') {
+            value_start(lf, c);
+            lf->val_start = at;
+            lf->vin_str = 1;
+            rc = krc_buf_append_char(&lf->val, '"');
+            if (rc < 0) {
+                return rc == KRC_ETOOBIG ? too_big(lf, err)
+                                         : fail(lf, err, rc, "list: out of memory");
+            }
+            lf->state = ST_KEY;
+        } else {
+            return fail_char(lf, err,
+                             lf->state == ST_OBJ_FIRST ? "expected a string key or '}'"
+                                                       : "expected a string key after ','",
+                             c, at);
+        }
+        break;
+    case ST_OBJ_NEXT:
+        if (c == ',') {
+            lf->state = ST_OBJ_KEY;
+        } else if (c == '}') {
+            lf->state = ST_END;
+        } else {
+            return fail_char(lf, err, "expected ',' or '}'", c, at);
+        }
+        break;
+    case ST_COLON:
+        if (c != ':') {
+            return fail_char(lf, err, "expected ':' after an object key", c, at);
+        }
+        lf->state = ST_VALUE;
+        break;
+    case ST_VALUE:
+        if (lf->key == KEY_ITEMS && c == '[') {
+            lf->state = ST_ITEMS_FIRST;
+            break;
+        }
+        if (!starts_value(c)) {
+            return fail_char(lf, err, "expected a value", c, at);
+        }
+        /* re-read this byte as the first of the value */
+        *ret_used = 0;
+        lf->off--;
+        value_start(lf, c);
+        lf->state = ST_TOPVAL;
+        break;
+    case ST_ITEMS_FIRST:
+    case ST_ITEM_START:
+        if (c == ']' && lf->state == ST_ITEMS_FIRST) {
+            lf->state = ST_OBJ_NEXT;
+            break;
+        }
+        if (c != '{') {
+            if (starts_value(c)) {
+                return fail(lf, err, KRC_EPARSE, "list: items[%zu] is not an object at offset %zu",
+                            lf->n_items, at);
+            }
+            return fail_char(lf, err, "expected an item object", c, at);
+        }
+        *ret_used = 0;
+        lf->off--;
+        value_start(lf, c);
+        lf->state = ST_ITEM;
+        break;
+    case ST_ITEMS_NEXT:
+        if (c == ',') {
+            lf->state = ST_ITEM_START;
+        } else if (c == ']') {
+            lf->state = ST_OBJ_NEXT;
+        } else {
+            return fail_char(lf, err, "expected ',' or ']' in items", c, at);
+        }
+        break;
+    case ST_END:
+        return fail_char(lf, err, "expected end of body after the list object", c, at);
+    default:
+        return fail(lf, err, KRC_EPARSE, "list: internal state error at offset %zu", at);
+    }
+    return 0;
+}
+
 int krc_list_framer_feed(struct krc_list_framer *lf, const char *data, size_t len,
                          krc_list_item_cb on_item, void *userdata, struct krc_error *err)
 {
     size_t i = 0;
+    size_t used = 0;
     int rc;
 
     if (lf->state == ST_FAILED) {
@@ -487,163 +655,16 @@ int krc_list_framer_feed(struct krc_list_framer *lf, const char *data, size_t le
         return lf->error;
     }
     while (i < len) {
-        unsigned char c = (unsigned char)data[i];
-        size_t at = lf->off;
-
-        switch (lf->state) {
-        case ST_KEY:
-        case ST_TOPVAL:
-        case ST_ITEM: {
-            int done;
-            size_t n = light_scan(lf, data + i, len - i, &done);
-            const char *v;
-            size_t vlen;
-
-            if (lf->val.len == 0 && done) {
-                v = data + i; /* whole value inside this chunk: no copy */
-                vlen = n;
-                if (vlen > lf->max_item) {
-                    return too_big(lf, err);
-                }
-            } else {
-                rc = krc_buf_append(&lf->val, data + i, n);
-                if (rc == KRC_ETOOBIG) {
-                    return too_big(lf, err);
-                }
-                if (rc < 0) {
-                    return fail(lf, err, rc, "list: out of memory");
-                }
-                v = lf->val.data;
-                vlen = lf->val.len;
-            }
-            i += n;
-            lf->off += n;
-            if (!done) {
-                continue; /* all of the chunk belonged to the value */
-            }
-            if (lf->state == ST_KEY) {
-                rc = classify_key(lf, v, vlen, err);
-                lf->state = ST_COLON;
-            } else if (lf->state == ST_TOPVAL) {
-                rc = take_top_value(lf, v, vlen, err);
-                lf->state = ST_OBJ_NEXT;
-            } else {
-                rc = take_item(lf, v, vlen, on_item, userdata, err);
-                lf->state = ST_ITEMS_NEXT;
-            }
-            krc_buf_reset(&lf->val);
-            if (rc != 0) {
-                lf->state = ST_FAILED;
-                return rc;
-            }
-            continue;
+        if (lf->state == ST_KEY || lf->state == ST_TOPVAL || lf->state == ST_ITEM) {
+            rc = feed_value(lf, data + i, len - i, &used, on_item, userdata, err);
+        } else {
+            /* structural states: one byte at a time */
+            rc = feed_structure(lf, (unsigned char)data[i], &used, err);
         }
-        default:
-            break;
+        if (rc != 0) {
+            return rc;
         }
-        /* structural states: one byte at a time */
-        i++;
-        lf->off++;
-        if (is_ws(c)) {
-            continue;
-        }
-        switch (lf->state) {
-        case ST_BEGIN:
-            if (c != '{') {
-                if (starts_value(c)) {
-                    return fail(lf, err, KRC_EPARSE,
-                                "list: body is a JSON %s, not an object, at offset %zu",
-                                c == '['   ? "array"
-                                : c == '"' ? "string"
-                                           : "scalar",
-                                at);
-                }
-                return fail_char(lf, err, "body is not JSON: expected '{'", c, at);
-            }
-            lf->state = ST_OBJ_FIRST;
-            break;
-        case ST_OBJ_FIRST:
-        case ST_OBJ_KEY:
-            if (c == '}' && lf->state == ST_OBJ_FIRST) {
-                lf->state = ST_END;
-            } else if (c == '"') {
-                value_start(lf, c);
-                lf->val_start = at;
-                lf->vin_str = 1;
-                rc = krc_buf_append_char(&lf->val, '"');
-                if (rc < 0) {
-                    return rc == KRC_ETOOBIG ? too_big(lf, err)
-                                             : fail(lf, err, rc, "list: out of memory");
-                }
-                lf->state = ST_KEY;
-            } else {
-                return fail_char(lf, err,
-                                 lf->state == ST_OBJ_FIRST ? "expected a string key or '}'"
-                                                           : "expected a string key after ','",
-                                 c, at);
-            }
-            break;
-        case ST_OBJ_NEXT:
-            if (c == ',') {
-                lf->state = ST_OBJ_KEY;
-            } else if (c == '}') {
-                lf->state = ST_END;
-            } else {
-                return fail_char(lf, err, "expected ',' or '}'", c, at);
-            }
-            break;
-        case ST_COLON:
-            if (c != ':') {
-                return fail_char(lf, err, "expected ':' after an object key", c, at);
-            }
-            lf->state = ST_VALUE;
-            break;
-        case ST_VALUE:
-            if (lf->key == KEY_ITEMS && c == '[') {
-                lf->state = ST_ITEMS_FIRST;
-                break;
-            }
-            if (!starts_value(c)) {
-                return fail_char(lf, err, "expected a value", c, at);
-            }
-            /* re-read this byte as the first of the value */
-            i--;
-            lf->off--;
-            value_start(lf, c);
-            lf->state = ST_TOPVAL;
-            break;
-        case ST_ITEMS_FIRST:
-        case ST_ITEM_START:
-            if (c == ']' && lf->state == ST_ITEMS_FIRST) {
-                lf->state = ST_OBJ_NEXT;
-                break;
-            }
-            if (c != '{') {
-                if (starts_value(c)) {
-                    return fail(lf, err, KRC_EPARSE,
-                                "list: items[%zu] is not an object at offset %zu", lf->n_items, at);
-                }
-                return fail_char(lf, err, "expected an item object", c, at);
-            }
-            i--;
-            lf->off--;
-            value_start(lf, c);
-            lf->state = ST_ITEM;
-            break;
-        case ST_ITEMS_NEXT:
-            if (c == ',') {
-                lf->state = ST_ITEM_START;
-            } else if (c == ']') {
-                lf->state = ST_OBJ_NEXT;
-            } else {
-                return fail_char(lf, err, "expected ',' or ']' in items", c, at);
-            }
-            break;
-        case ST_END:
-            return fail_char(lf, err, "expected end of body after the list object", c, at);
-        default:
-            return fail(lf, err, KRC_EPARSE, "list: internal state error at offset %zu", at);
-        }
+        i += used;
     }
     return 0;
 }

@@ -413,6 +413,81 @@ static int sleep_backoff(struct wctx *w, const char *what, const struct krc_erro
     return sleep_backoff_level(w, KRC_LOG_WARN, what, e, retry_after);
 }
 
+/* After a failed list or watch that started at started (monotonic ms): log,
+ * count and wait as the error rc (detail in *e) deserves. Returns 0 to go on,
+ * 1 when cancelled while waiting. */
+static int after_failure(struct wctx *w, int rc, const char *what, const struct krc_error *e,
+                         int64_t started)
+{
+    int64_t delay;
+
+    switch (rc) {
+    case KRC_EGONE:
+        atomic_fetch_add(&w->stats->expired, 1);
+        atomic_fetch_add(&w->stats->relists, 1);
+        krc_log(KRC_LOG_INFO, "%s (%s): %s; relisting", what, scope(w), e->msg);
+        w->synced = 0;
+        w->rv[0] = '\0';
+        /* A relist right after a relist means the server keeps expiring
+         * us: back off instead of hammering it. */
+        if (krc_clock_mono_ms() - started < 1000 && sleep_backoff(w, what, e, 0)) {
+            return 1;
+        }
+        break;
+    case KRC_ETIMEOUT:
+        if (w->synced || w->mode == MODE_STREAMING_LIST) {
+            atomic_fetch_add(&w->stats->silent_streams, 1);
+            krc_log(KRC_LOG_WARN, "%s (%s): %s; no event or bookmark, reconnecting", what, scope(w),
+                    e->msg);
+            break;
+        }
+        if (sleep_backoff(w, what, e, 0)) {
+            return 1;
+        }
+        break;
+    case KRC_EPARSE:
+    case KRC_ETOOBIG:
+        /* Resume at once when the stream had been healthy for a while; a
+         * server that keeps sending bad lines gets backoff of its own:
+         * the server answered, so an outage's backoff does not apply
+         * (after one, a bad line used to cost 20 s and more). */
+        delay = krc_watch_pacing_bad_line(&w->pacing, krc_clock_mono_ms(),
+                                          krc_clock_mono_ms() - started);
+        if (delay > 0) {
+            if (sleep_delay(w, delay, KRC_LOG_WARN, what, e, 0)) {
+                return 1;
+            }
+        } else {
+            krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what, scope(w),
+                    e->msg, w->rv[0] ? w->rv : "(none)");
+        }
+        break;
+    case KRC_ERATELIMIT:
+        if (sleep_backoff(w, what, e, e->retry_after > 0 ? e->retry_after : 0)) {
+            return 1;
+        }
+        break;
+    case KRC_ENOMEM:
+        krc_log(KRC_LOG_ERROR, "%s (%s): out of memory; retrying", what, scope(w));
+        if (sleep_backoff(w, what, e, 0)) {
+            return 1;
+        }
+        break;
+    case KRC_EAUTH:
+        /* Credentials or RBAC may be fixed without restarting us. */
+        if (sleep_backoff_level(w, KRC_LOG_ERROR, what, e, 0)) {
+            return 1;
+        }
+        break;
+    default:
+        if (sleep_backoff(w, what, e, e->retry_after > 0 ? e->retry_after : 0)) {
+            return 1;
+        }
+        break;
+    }
+    return 0;
+}
+
 int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options *opts,
                   const struct krc_watch_handler *handler, struct krc_error *err)
 {
@@ -443,7 +518,6 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     while (!cancelled(&w)) {
         struct krc_error e;
         int64_t started = krc_clock_mono_ms();
-        int64_t delay;
         const char *what;
 
         atomic_store(&w.stats->heartbeat_mono_ms, started);
@@ -507,69 +581,8 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                     e.msg, scope(&w));
             continue;
         }
-        switch (rc) {
-        case KRC_EGONE:
-            atomic_fetch_add(&w.stats->expired, 1);
-            atomic_fetch_add(&w.stats->relists, 1);
-            krc_log(KRC_LOG_INFO, "%s (%s): %s; relisting", what, scope(&w), e.msg);
-            w.synced = 0;
-            w.rv[0] = '\0';
-            /* A relist right after a relist means the server keeps expiring
-             * us: back off instead of hammering it. */
-            if (krc_clock_mono_ms() - started < 1000 && sleep_backoff(&w, what, &e, 0)) {
-                goto out;
-            }
-            break;
-        case KRC_ETIMEOUT:
-            if (w.synced || w.mode == MODE_STREAMING_LIST) {
-                atomic_fetch_add(&w.stats->silent_streams, 1);
-                krc_log(KRC_LOG_WARN, "%s (%s): %s; no event or bookmark, reconnecting", what,
-                        scope(&w), e.msg);
-                break;
-            }
-            if (sleep_backoff(&w, what, &e, 0)) {
-                goto out;
-            }
-            break;
-        case KRC_EPARSE:
-        case KRC_ETOOBIG:
-            /* Resume at once when the stream had been healthy for a while; a
-             * server that keeps sending bad lines gets backoff of its own:
-             * the server answered, so an outage's backoff does not apply
-             * (after one, a bad line used to cost 20 s and more). */
-            delay = krc_watch_pacing_bad_line(&w.pacing, krc_clock_mono_ms(),
-                                              krc_clock_mono_ms() - started);
-            if (delay > 0) {
-                if (sleep_delay(&w, delay, KRC_LOG_WARN, what, &e, 0)) {
-                    goto out;
-                }
-            } else {
-                krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what,
-                        scope(&w), e.msg, w.rv[0] ? w.rv : "(none)");
-            }
-            break;
-        case KRC_ERATELIMIT:
-            if (sleep_backoff(&w, what, &e, e.retry_after > 0 ? e.retry_after : 0)) {
-                goto out;
-            }
-            break;
-        case KRC_ENOMEM:
-            krc_log(KRC_LOG_ERROR, "%s (%s): out of memory; retrying", what, scope(&w));
-            if (sleep_backoff(&w, what, &e, 0)) {
-                goto out;
-            }
-            break;
-        case KRC_EAUTH:
-            /* Credentials or RBAC may be fixed without restarting us. */
-            if (sleep_backoff_level(&w, KRC_LOG_ERROR, what, &e, 0)) {
-                goto out;
-            }
-            break;
-        default:
-            if (sleep_backoff(&w, what, &e, e.retry_after > 0 ? e.retry_after : 0)) {
-                goto out;
-            }
-            break;
+        if (after_failure(&w, rc, what, &e, started)) {
+            goto out;
         }
     }
     rc = 0;

@@ -13,6 +13,7 @@
 
 #include "krc/model/cause.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #ifndef KRC_VERSION
 #define KRC_VERSION "unknown"
@@ -141,49 +142,6 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-static int valid_utf8(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        uint32_t cp;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            n = 1;
-            cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 2;
-            cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        if (len - i <= n) {
-            return 0;
-        }
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xc0) != 0x80) {
-                return 0;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-            (cp >= 0xd800 && cp <= 0xdfff)) {
-            return 0;
-        }
-        i += n + 1;
-    }
-    return 1;
-}
-
 /* ---- registry ---- */
 
 int krc_metrics_new(struct krc_metrics **ret_metrics, struct krc_error *err)
@@ -309,8 +267,7 @@ static int check_desc(const struct krc_metric_desc *d, struct krc_error *err)
                                      "metric %s: label %s: more than %d fixed values", name, lname,
                                      MAX_FIXED_VALUES);
             }
-            if (len > KRC_METRICS_LABEL_VALUE_MAX ||
-                !valid_utf8((const unsigned char *)l->values[k], len)) {
+            if (len > KRC_METRICS_LABEL_VALUE_MAX || !krc_text_utf8_valid(l->values[k], len)) {
                 return krc_error_set(err, KRC_EINVAL,
                                      "metric %s: label %s: value %zu too long or not UTF-8", name,
                                      lname, k);
@@ -505,7 +462,7 @@ static int open_slot(struct krc_metric *f, const char *v, int create, size_t *re
     size_t n;
     size_t i;
 
-    if (len > KRC_METRICS_LABEL_VALUE_MAX || !valid_utf8((const unsigned char *)v, len) ||
+    if (len > KRC_METRICS_LABEL_VALUE_MAX || !krc_text_utf8_valid(v, len) ||
         strcmp(v, KRC_METRICS_OTHER) == 0) {
         *ret_slot = f->open_cap;
         return 0;

@@ -9,79 +9,10 @@
 #include "krc/util/clock.h"
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 #include "krc/store/report_json.h"
 
 /* ---- sanitising --------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (n bytes available) and its code
- * point, or 0 when it is invalid (overlong, surrogate, > U+10FFFF, cut). */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
-{
-    uint32_t c;
-    size_t len;
-
-    if (p[0] < 0x80) {
-        *cp = p[0];
-        return 1;
-    }
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        len = 2;
-        c = p[0] & 0x1F;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        len = 3;
-        c = p[0] & 0x0F;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        len = 4;
-        c = p[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n) {
-        return 0;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) {
-            return 0;
-        }
-        c = (c << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
-        (len == 4 && (c < 0x10000 || c > 0x10FFFF))) {
-        return 0;
-    }
-    *cp = c;
-    return len;
-}
-
-/* Length of the ANSI escape sequence at p (p[0] == ESC). */
-static size_t ansi_len(const unsigned char *p, size_t n)
-{
-    size_t i;
-
-    if (n < 2) {
-        return n;
-    }
-    if (p[1] == '[') { /* CSI: parameters and intermediates, then a final byte */
-        for (i = 2; i < n; i++) {
-            if (p[i] >= 0x40 && p[i] <= 0x7E) {
-                return i + 1;
-            }
-        }
-        return n;
-    }
-    if (p[1] == ']') { /* OSC: up to BEL or ESC \ */
-        for (i = 2; i < n; i++) {
-            if (p[i] == 0x07) {
-                return i + 1;
-            }
-            if (p[i] == 0x1B && i + 1 < n && p[i + 1] == '\\') {
-                return i + 2;
-            }
-        }
-        return n;
-    }
-    return 2;
-}
 
 int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, int keep_newlines)
 {
@@ -111,7 +42,7 @@ int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, 
             continue;
         }
         if (p[i] == 0x1B) {
-            i += ansi_len(p + i, len - i);
+            i += krc_text_ansi_len(p + i, len - i);
             continue;
         }
         if (p[i] == '\r' || p[i] == '\n' || p[i] == '\t') {
@@ -127,9 +58,9 @@ int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, 
             i++;
             continue;
         }
-        n = utf8_seq(p + i, len - i, &cp);
+        n = krc_text_utf8_decode(p + i, len - i, &cp);
         if (n == 0) {
-            rc = krc_buf_append(out, "\xEF\xBF\xBD", 3);
+            rc = krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
             i++;
             continue;
         }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/util/clock.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 
@@ -242,55 +243,33 @@ static int clock_at(const unsigned char *p, size_t len, size_t at)
            digits(p, len, at + 3, 2) && p[at + 5] == ':' && digits(p, len, at + 6, 2);
 }
 
-/* Index of the zone ("Z" or "+hh:mm") of a kubelet stamp at p, 0 if none. */
-static size_t stamp_zone(const unsigned char *p, size_t len)
+/* The kubelet's stamp at p: its RFC 3339 time (the zone at *ret_zone)
+ * followed by one space; the length with the space, 0 if none. */
+static size_t kubelet_stamp(const unsigned char *p, size_t len, size_t *ret_zone)
 {
-    size_t i = 19;
+    size_t n = krc_clock_scan_rfc3339(
+        (const char *)p, len, KRC_CLOCK_RFC3339_PREFIX | KRC_CLOCK_RFC3339_KUBELET, NULL, ret_zone);
 
-    if (!date_time_at(p, len, 0) || p[4] != '-' || p[10] != 'T' || len < 21 || p[16] != ':' ||
-        !digits(p, len, 17, 2)) {
-        return 0;
-    }
-    if (p[i] == '.') {
-        size_t d = 0;
-        for (i++; i < len && d < 9 && p[i] >= '0' && p[i] <= '9'; i++) {
-            d++;
-        }
-        if (d == 0) {
-            return 0;
-        }
-    }
-    return i;
+    return n > 0 && n < len && p[n] == ' ' ? n + 1 : 0;
 }
 
 size_t krc_logtail_stamp_len(const unsigned char *p, size_t len)
 {
-    size_t z = stamp_zone(p, len);
+    size_t z;
 
-    if (z == 0) {
-        return 0;
-    }
-    if (z + 1 < len && p[z] == 'Z' && p[z + 1] == ' ') {
-        return z + 2;
-    }
-    /* a node whose runtime writes local time: "-05:00" */
-    if ((p[z] == '+' || p[z] == '-') && digits(p, len, z + 1, 2) && z + 6 < len &&
-        p[z + 3] == ':' && digits(p, len, z + 4, 2) && p[z + 6] == ' ') {
-        return z + 7;
-    }
-    return 0;
+    return kubelet_stamp(p, len, &z);
 }
 
 size_t krc_logtail_stamp_short(const unsigned char *p, size_t stamp_len, char *out, size_t outsz)
 {
-    size_t z = stamp_len > 0 ? stamp_zone(p, stamp_len) : 0;
+    size_t z = 0;
     int n;
 
     if (outsz == 0) {
         return 0;
     }
     out[0] = '\0';
-    if (z == 0 || stamp_len < z + 2) {
+    if (kubelet_stamp(p, stamp_len, &z) != stamp_len || stamp_len == 0) {
         return 0;
     }
     n = snprintf(out, outsz, "%.8s%.*s", (const char *)p + 11, (int)(stamp_len - 1 - z),

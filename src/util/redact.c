@@ -1,13 +1,14 @@
 #include "krc/util/redact.h"
 
-#include <regex.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "krc/util/mem.h"
+#include "krc/util/pattern.h"
 
 struct krc_redactor {
-    regex_t *extra;
+    struct krc_pattern *extra;
     size_t n_extra;
 };
 
@@ -591,19 +592,20 @@ static int extra_line(const struct krc_redactor *rd, struct krc_buf *cur, int *c
         /* every byte could become a mark */
         krc_buf_init(&next, n * (MARK_LEN + 1) + 1);
         while (pos < n && rc == 0) {
-            regmatch_t m;
-            if (regexec(&rd->extra[r], line + pos, 1, &m, pos > 0 ? REG_NOTBOL : 0) != 0) {
+            size_t so;
+            size_t eo;
+            if (!krc_pattern_search(&rd->extra[r], line, pos, &so, &eo)) {
                 break;
             }
-            if (m.rm_eo == m.rm_so) {
+            if (eo == so) {
                 /* empty match: keep one byte and go on */
-                rc = krc_buf_append(&next, line + pos, (size_t)m.rm_so + 1);
-                pos += (size_t)m.rm_so + 1;
+                rc = krc_buf_append(&next, line + pos, so - pos + 1);
+                pos = so + 1;
                 continue;
             }
-            rc = krc_buf_append(&next, line + pos, (size_t)m.rm_so);
+            rc = krc_buf_append(&next, line + pos, so - pos);
             rc = rc ? rc : krc_buf_append(&next, MARK, MARK_LEN);
-            pos += (size_t)m.rm_eo;
+            pos = eo;
             (*count)++;
             changed = 1;
         }
@@ -672,30 +674,30 @@ int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redactor
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     if (n_extra > 0) {
-        rd->extra = krc_calloc(n_extra, sizeof(regex_t));
+        rd->extra = krc_calloc(n_extra, sizeof(*rd->extra));
         if (rd->extra == NULL) {
             krc_free(rd);
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
     }
     for (i = 0; i < n_extra; i++) {
-        char msg[160];
-        regmatch_t m;
+        char what[64];
+        size_t so;
+        size_t eo;
         int rc;
         if (extra[i] == NULL || extra[i][0] == '\0') {
             krc_redact_free(rd);
             return krc_error_set(err, KRC_EINVAL, "redaction pattern %zu is empty", i + 1);
         }
-        rc = regcomp(&rd->extra[i], extra[i], REG_EXTENDED);
+        snprintf(what, sizeof(what), "redaction pattern %zu is not a valid extended regex", i + 1);
+        rc = krc_pattern_compile(&rd->extra[i], extra[i], KRC_PATTERN_TEXT, KRC_PATTERN_OFFSETS,
+                                 what, err);
         if (rc != 0) {
-            regerror(rc, &rd->extra[i], msg, sizeof(msg));
             krc_redact_free(rd);
-            return krc_error_set(err, rc == REG_ESPACE ? KRC_ENOMEM : KRC_EINVAL,
-                                 "redaction pattern %zu is not a valid extended regex: %s", i + 1,
-                                 msg);
+            return rc;
         }
         rd->n_extra++;
-        if (regexec(&rd->extra[i], "", 1, &m, 0) == 0) {
+        if (krc_pattern_search(&rd->extra[i], "", 0, &so, &eo)) {
             krc_redact_free(rd);
             return krc_error_set(err, KRC_EINVAL,
                                  "redaction pattern %zu matches the empty string, so it would "
@@ -715,7 +717,7 @@ void krc_redact_free(struct krc_redactor *rd)
         return;
     }
     for (i = 0; i < rd->n_extra; i++) {
-        regfree(&rd->extra[i]);
+        krc_pattern_cleanup(&rd->extra[i]);
     }
     krc_free(rd->extra);
     krc_free(rd);

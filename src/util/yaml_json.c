@@ -12,6 +12,7 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/util/yaml_doc.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 
@@ -358,20 +359,21 @@ static int on_document_end(struct conv *c)
 
 static int parse_error(struct conv *c, const yaml_parser_t *p)
 {
-    const yaml_mark_t *m = &p->problem_mark;
+    struct krc_yaml_problem yp;
 
-    if (p->error == YAML_MEMORY_ERROR) {
+    krc_yaml_doc_problem(p, &yp);
+    if (yp.kind == KRC_YAML_OUT_OF_MEMORY) {
         return oom(c);
     }
-    if (p->error == YAML_READER_ERROR) {
+    if (yp.kind == KRC_YAML_UNREADABLE) {
         return krc_error_set(c->err, KRC_EPARSE,
                              "binary data or not UTF-8 text, so not JSON or YAML (%s at byte %zu)",
-                             p->problem ? p->problem : "unreadable text", p->problem_offset);
+                             yp.problem ? yp.problem : "unreadable text", yp.offset);
     }
-    return krc_error_set(c->err, KRC_EPARSE, "not valid YAML at line %lu, column %lu: %s%s%s%s",
-                         (unsigned long)m->line + 1, (unsigned long)m->column + 1,
-                         p->problem ? p->problem : "syntax error", p->context ? " (" : "",
-                         p->context ? p->context : "", p->context ? ")" : "");
+    return krc_error_set(c->err, KRC_EPARSE, "not valid YAML at line %zu, column %zu: %s%s%s%s",
+                         yp.line, yp.column, yp.problem ? yp.problem : "syntax error",
+                         yp.context ? " (" : "", yp.context ? yp.context : "",
+                         yp.context ? ")" : "");
 }
 
 static int run_parser(struct conv *c, const char *data, size_t len)

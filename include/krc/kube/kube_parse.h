@@ -38,8 +38,4 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r,
 /* Replace the node part of `r` with the Node in `json`. */
 int krc_kube_parse_node(const char *json, size_t len, struct krc_report *r, struct krc_error *err);
 
-/* RFC 3339 ("2026-07-30T08:14:05Z", fractions and offsets accepted, MicroTime
- * too) to unix seconds. 0 or KRC_EINVAL. */
-int krc_kube_parse_time(const char *s, size_t len, int64_t *ret_seconds);
-
 #endif

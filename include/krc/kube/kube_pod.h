@@ -84,13 +84,11 @@ enum krc_watch_event_type {
     KRC_WATCH_ERROR,
 };
 
-/* A Kubernetes Status object (watch ERROR events, error responses). */
+/* The Status object of a watch ERROR event. */
 struct krc_kube_status {
-    int code;                   /* "code", 0 when absent */
-    const char *reason;         /* may be NULL */
-    const char *message;        /* may be NULL */
-    const char *continue_token; /* metadata.continue of a 410 list Status, may be NULL */
-    int retry_after_seconds;    /* details.retryAfterSeconds */
+    int code;            /* "code", 0 when absent */
+    const char *reason;  /* may be NULL */
+    const char *message; /* may be NULL */
 };
 
 /* One decoded watch event. For ADDED/MODIFIED/DELETED `pod` is filled; for
@@ -124,16 +122,9 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
 int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 
-/* Parse a Status object body into ret->status (ret->type becomes
- * KRC_WATCH_ERROR); fields point into `ret`'s own storage, valid until the
- * next parse or cleanup. KRC_EPARSE on malformed JSON or a "kind" other than
- * "Status" (a missing kind is accepted). An empty metadata.continue gives
- * continue_token NULL. */
-int krc_kube_status_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err);
-
-/* RFC 3339 timestamp ("2026-07-30T08:14:05Z", fractional seconds and
- * offsets accepted) to unix seconds. KRC_EINVAL on a bad format. */
-int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds);
+/* The one sidecar rule of both pod parsers (this one and kube_parse's): an
+ * init container whose spec says restartPolicy: Always (KEP-753).
+ * `restart_policy` is the spec's value, NULL when absent. */
+int krc_kube_is_sidecar(int is_init, const char *restart_policy);
 
 #endif

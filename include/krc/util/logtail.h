@@ -72,9 +72,10 @@ size_t krc_logtail_describe(const struct krc_logtail_cut *cut, char *out, size_t
 
 /* Length of the kubelet's timestamp prefix of a log line ("2026-07-30T07:
  * 43:51.123456789Z " as `timestamps=true` and `kubectl logs --timestamps`
- * write it: RFC 3339, 0 to 9 fraction digits, "Z" or a "-05:00" offset when
- * the node's runtime writes local time, one space), 0 when the line does not
- * start with one. */
+ * write it: an RFC 3339 time read by krc_clock_scan_rfc3339's kubelet form,
+ * 'T', 0 to 9 fraction digits, "Z" or a "-05:00" offset when the node's
+ * runtime writes local time, then one space), 0 when the line does not start
+ * with one. */
 size_t krc_logtail_stamp_len(const unsigned char *p, size_t len);
 
 /* The compact form of a stamp of stamp_len bytes (from

@@ -42,9 +42,10 @@
 
 struct krc_redactor;
 
-/* Build a redactor with the built-in patterns and `n_extra` extra POSIX ERE
- * patterns (may be 0 / NULL; borrowed, compiled here). KRC_EINVAL naming the
- * pattern index and regerror() text when one does not compile, or when a
+/* Build a redactor with the built-in patterns and `n_extra` extra text
+ * patterns (krc/util/pattern.h: POSIX ERE with Go's \d \w \s; may be
+ * 0 / NULL; borrowed, compiled here). KRC_EINVAL naming the pattern index,
+ * quoting it, with regerror() text when one does not compile, or when a
  * pattern matches the empty string; KRC_ENOMEM. Caller frees *ret with
  * krc_redact_free(). */
 int krc_redact_new(const char *const *extra, size_t n_extra, struct krc_redactor **ret,

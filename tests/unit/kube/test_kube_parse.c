@@ -443,27 +443,6 @@ static void test_node(void **state)
     krc_report_cleanup(&r);
 }
 
-static void test_time(void **state)
-{
-    int64_t t;
-
-    (void)state;
-    assert_int_equal(krc_kube_parse_time("1970-01-01T00:00:00Z", 20, &t), 0);
-    assert_int_equal(t, 0);
-    assert_int_equal(krc_kube_parse_time("2024-10-22T09:02:31Z", 20, &t), 0);
-    assert_int_equal(t, 1729587751);
-    assert_int_equal(krc_kube_parse_time("2025-02-11T07:31:16.404092Z", 27, &t), 0);
-    assert_int_equal(t, 1739259076);
-    assert_int_equal(krc_kube_parse_time("2025-02-11T09:31:16+02:00", 25, &t), 0);
-    assert_int_equal(t, 1739259076);
-    assert_int_equal(krc_kube_parse_time("2000-02-29T00:00:00Z", 20, &t), 0);
-    assert_int_equal(t, 951782400);
-    assert_int_equal(krc_kube_parse_time("2025-02-11T07:31:16", 19, &t), KRC_EINVAL);
-    assert_int_equal(krc_kube_parse_time("2025-13-11T07:31:16Z", 20, &t), KRC_EINVAL);
-    assert_int_equal(krc_kube_parse_time("2025-02-11T07:31:16.Z", 21, &t), KRC_EINVAL);
-    assert_int_equal(krc_kube_parse_time("2025-02-11T07:31:16Zjunk", 24, &t), KRC_EINVAL);
-}
-
 static void test_allocation_failures(void **state)
 {
     long n;
@@ -488,15 +467,10 @@ static void test_allocation_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_fields),
-        cmocka_unit_test(test_not_json),
-        cmocka_unit_test(test_wrong_kind),
-        cmocka_unit_test(test_pod_in_a_list),
-        cmocka_unit_test(test_field_errors),
-        cmocka_unit_test(test_events_shapes),
-        cmocka_unit_test(test_retain_pod_events),
-        cmocka_unit_test(test_node),
-        cmocka_unit_test(test_time),
+        cmocka_unit_test(test_pod_fields),          cmocka_unit_test(test_not_json),
+        cmocka_unit_test(test_wrong_kind),          cmocka_unit_test(test_pod_in_a_list),
+        cmocka_unit_test(test_field_errors),        cmocka_unit_test(test_events_shapes),
+        cmocka_unit_test(test_retain_pod_events),   cmocka_unit_test(test_node),
         cmocka_unit_test(test_allocation_failures),
     };
 

@@ -10,6 +10,7 @@
 
 #include "krc/util/error.h"
 #include "krc/kube/kube_pod.h"
+#include "krc/util/clock.h"
 #include "krc/util/mem.h"
 
 /* Read tests/fixtures/pods/<name>; caller frees. */
@@ -205,8 +206,6 @@ static void test_error_410(void **state)
     assert_int_equal(ev.status.code, 410);
     assert_string_equal(ev.status.reason, "Expired");
     assert_string_equal(ev.status.message, "too old resource version: 1 (5)");
-    assert_null(ev.status.continue_token);
-    assert_int_equal(ev.status.retry_after_seconds, 0);
     krc_watch_event_cleanup(&ev);
 }
 
@@ -348,28 +347,14 @@ static void test_event_key_order_and_errors(void **state)
     krc_watch_event_cleanup(&ev);
 }
 
-static void test_kube_status_parse(void **state)
+static void test_sidecar_rule(void **state)
 {
-    const char *body =
-        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{\"continue\":\"eyJ2\"},"
-        "\"status\":\"Failure\",\"message\":\"too many\",\"reason\":\"TooManyRequests\","
-        "\"details\":{\"causes\":[{\"message\":\"x\"}],\"retryAfterSeconds\":7},\"code\":429}";
-    struct krc_watch_event ev;
-    struct krc_error err;
-
     (void)state;
-    krc_watch_event_init(&ev);
-    assert_int_equal(krc_kube_status_parse(body, strlen(body), &ev, &err), 0);
-    assert_int_equal(ev.type, KRC_WATCH_ERROR);
-    assert_int_equal(ev.status.code, 429);
-    assert_int_equal(ev.status.retry_after_seconds, 7);
-    assert_string_equal(ev.status.reason, "TooManyRequests");
-    assert_string_equal(ev.status.message, "too many");
-    assert_string_equal(ev.status.continue_token, "eyJ2");
-    assert_int_equal(krc_kube_status_parse("Too many requests", 17, &ev, &err), KRC_EPARSE);
-    assert_string_equal(err.msg, "status: expected a value, got 'T' at offset 0");
-    assert_int_equal(ev.type, 0);
-    krc_watch_event_cleanup(&ev);
+    assert_true(krc_kube_is_sidecar(1, "Always"));
+    assert_false(krc_kube_is_sidecar(0, "Always")); /* a regular container's policy */
+    assert_false(krc_kube_is_sidecar(1, NULL));
+    assert_false(krc_kube_is_sidecar(1, "OnFailure"));
+    assert_false(krc_kube_is_sidecar(1, "always")); /* the API's values are case-sensitive */
 }
 
 static const char *const FIXTURES[] = {
@@ -492,70 +477,6 @@ static void test_reuse_big_then_small(void **state)
     krc_watch_event_cleanup(&ev); /* idempotent */
 }
 
-static void test_rfc3339(void **state)
-{
-    static const struct {
-        const char *s;
-        int ok;
-        int64_t v;
-    } cases[] = {
-        {"1970-01-01T00:00:00Z", 1, 0},
-        {"2026-07-30T08:14:05Z", 1, 1785399245},
-        {"2026-07-30T08:14:05z", 1, 1785399245},
-        {"2026-07-30t08:14:05Z", 1, 1785399245},
-        {"2026-07-30T08:14:05.123456Z", 1, 1785399245},
-        {"2026-07-30T08:14:05.999999999Z", 1, 1785399245},
-        {"2026-07-30T10:14:05+02:00", 1, 1785399245},
-        {"2026-07-30T10:14:05.5+02:00", 1, 1785399245},
-        {"2026-07-30T03:44:05-04:30", 1, 1785399245},
-        {"2000-02-29T00:00:00Z", 1, 951782400},
-        {"1969-12-31T23:59:59Z", 1, -1},
-        {"2038-01-19T03:14:08Z", 1, 2147483648LL},
-        {"9999-12-31T23:59:59Z", 1, 253402300799LL},
-        {"2026-07-30T08:14:05", 0, 0},
-        {"2026-07-30 08:14:05", 0, 0},
-        {"2026-07-30T08:14:05.Z", 0, 0},
-        {"2026-07-30T08:14:05+0200", 0, 0},
-        {"2026-07-30T08:14:05+02:00x", 0, 0},
-        {"2026-07-30T08:14:05ZZ", 0, 0},
-        {"2026-13-30T08:14:05Z", 0, 0},
-        {"2026-00-30T08:14:05Z", 0, 0},
-        {"2026-02-29T00:00:00Z", 0, 0},
-        {"1900-02-29T00:00:00Z", 0, 0},
-        {"2026-04-31T00:00:00Z", 0, 0},
-        {"2026-07-30T24:00:00Z", 0, 0},
-        {"2026-07-30T23:60:00Z", 0, 0},
-        {"2026-07-30T23:59:61Z", 0, 0},
-        {"2026-07-30T08:14:05+24:00", 0, 0},
-        {"2026-7-30T08:14:05Z", 0, 0},
-        {"garbage", 0, 0},
-        {"", 0, 0},
-        {"null", 0, 0},
-        {"2026-07-30T08:1a:05Z", 0, 0},
-    };
-    size_t i;
-
-    (void)state;
-    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int64_t v = 12345;
-        int rc = krc_parse_rfc3339(cases[i].s, strlen(cases[i].s), &v);
-        if (cases[i].ok) {
-            if (rc != 0 || v != cases[i].v) {
-                fail_msg("%s: rc %d v %lld", cases[i].s, rc, (long long)v);
-            }
-        } else if (rc != KRC_EINVAL || v != 12345) {
-            fail_msg("%s accepted", cases[i].s);
-        }
-    }
-    /* the length bounds the read: a valid prefix inside a longer buffer */
-    {
-        int64_t v;
-        assert_int_equal(krc_parse_rfc3339("2026-07-30T08:14:05Zjunk", 20, &v), 0);
-        assert_int_equal(v, 1785399245);
-        assert_int_equal(krc_parse_rfc3339("2026-07-30T08:14:05Z", 19, &v), KRC_EINVAL);
-    }
-}
-
 /* Allocation failure at every point leaves no leak (ASan) and a clean error. */
 static void test_alloc_failure_sweep(void **state)
 {
@@ -623,12 +544,11 @@ int main(void)
         cmocka_unit_test(test_escaped_strings),
         cmocka_unit_test(test_pod_item),
         cmocka_unit_test(test_event_key_order_and_errors),
-        cmocka_unit_test(test_kube_status_parse),
         cmocka_unit_test(test_every_truncation_is_an_error),
         cmocka_unit_test(test_mutations_no_crash),
         cmocka_unit_test(test_deep_nesting_in_skipped_field),
         cmocka_unit_test(test_reuse_big_then_small),
-        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_sidecar_rule),
         cmocka_unit_test(test_alloc_failure_sweep),
         cmocka_unit_test(test_no_allocation_when_warm),
     };

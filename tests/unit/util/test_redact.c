@@ -248,6 +248,14 @@ static void test_extra_patterns(void **state)
         krc_free(s);
     }
     krc_redact_free(rd);
+    /* the pattern syntax of krc/util/pattern.h: Go's \d is a digit */
+    {
+        const char *go[] = {"CUST-\\d{6}"};
+        rd = NULL;
+        assert_int_equal(krc_redact_new(go, 1, &rd, &err), 0);
+        expect(rd, "CUST-123456 CUST-dddddd", R " CUST-dddddd", 1);
+        krc_redact_free(rd);
+    }
 }
 
 static void test_extra_pattern_errors(void **state)
@@ -264,6 +272,7 @@ static void test_extra_pattern_errors(void **state)
     assert_null(rd);
     assert_non_null(strstr(err.msg, "redaction pattern 2"));
     assert_non_null(strstr(err.msg, "not a valid extended regex"));
+    assert_non_null(strstr(err.msg, "\"a(b\"")); /* the pattern is quoted */
     assert_int_equal(krc_redact_new(empty, 1, &rd, &err), KRC_EINVAL);
     assert_non_null(strstr(err.msg, "pattern 1 matches the empty string"));
     assert_int_equal(krc_redact_new(blank, 1, &rd, &err), KRC_EINVAL);

@@ -1,0 +1,67 @@
+/* Health of the daemon: liveness (/healthz), readiness (/readyz, and
+ * /readyz/replica for replicas with leader election) and the metrics glue
+ * (the loops' atomic counters copied into the Prometheus registry at scrape
+ * time). The HTTP endpoint itself is serve/http_server. */
+#ifndef KRC_HEALTH_H
+#define KRC_HEALTH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "krc/alert/notify.h"
+#include "krc/config/config.h"
+#include "krc/daemon/pipeline.h"
+#include "krc/kube/leader.h"
+#include "krc/kube/watch.h"
+#include "krc/serve/http_server.h"
+#include "krc/serve/metrics.h"
+#include "krc/util/error.h"
+
+/* One watch loop as health sees it: written by the loop's thread. */
+struct krc_health_watch {
+    const char *namespace; /* borrowed; NULL: all namespaces */
+    struct krc_watch_stats stats;
+    atomic_llong pods_tracked;
+};
+
+struct krc_health {
+    /* inputs, borrowed; set before krc_health_start and not written again
+     * (the HTTP threads read them) */
+    const struct krc_config *cfg; /* as started */
+    struct krc_health_watch *watches;
+    size_t n_watches;
+    struct krc_notifier *notifier; /* may be NULL */
+    struct krc_leader *leader;     /* NULL without leader election */
+    struct krc_pipeline_status *status;
+    /* built by krc_health_start */
+    struct krc_metrics *metrics;
+    struct krc_metrics_std std;
+    struct krc_metric *m_reloads; /* krc_config_reloads_total{result} */
+    struct krc_metric *m_leader;  /* NULL unless leaderElect */
+    struct krc_http_server *http; /* NULL with listen: off */
+    /* last values copied into the Prometheus counters (deltas) */
+    pthread_mutex_t metrics_lock;
+    long long seen_watch[5];
+    long long seen_restarts[5];
+    long long seen_notify[7];
+    long long seen_store_errors;
+};
+
+/* Zero h (the inputs are set afterwards). Pair with krc_health_cleanup. */
+void krc_health_init(struct krc_health *h);
+/* Register the metrics and, unless cfg->listen is "off" or empty, start the
+ * endpoint: /healthz /readyz /readyz/replica /metrics. */
+int krc_health_start(struct krc_health *h, struct krc_error *err);
+/* Stop serving (the HTTP threads are done when it returns). */
+void krc_health_stop(struct krc_health *h);
+/* Free the endpoint and the metrics; accepts a half-started h. */
+void krc_health_cleanup(struct krc_health *h);
+
+/* A configuration reload's result, counted. */
+void krc_health_reloaded(struct krc_health *h, int ok);
+/* The notifier's on_delivered callback (userdata: the struct krc_health):
+ * the restart-to-notification latency histogram. */
+void krc_health_on_delivered(double seconds, void *userdata);
+
+#endif

@@ -1,0 +1,88 @@
+/* The worker pipeline: what happens to one detected restart, in one place.
+ *
+ *   decide (the notifier, before any request) -> collect (the collector:
+ *   pod, events, node, previous log; nothing for a muted, grouped or
+ *   silenced restart) -> diagnose -> format (the notifier) -> record the
+ *   restart and its pending message in one store transaction (the outbox)
+ *   -> hand the message to the sender.
+ *
+ * Everything the pipeline uses comes in through struct krc_pipeline_deps,
+ * so that it runs on its own with fakes (tests/unit/daemon/test_pipeline.c).
+ * Threads: every worker thread has its own deps (its own Kubernetes client
+ * and store connection); the notifier, the leader and the status are shared
+ * and thread-safe. */
+#ifndef KRC_PIPELINE_H
+#define KRC_PIPELINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/alert/notify.h"
+#include "krc/collect/collector.h"
+#include "krc/config/config.h"
+#include "krc/detect/restart.h"
+#include "krc/kube/kube_client.h"
+#include "krc/kube/leader.h"
+#include "krc/serve/metrics.h"
+#include "krc/store/store.h"
+#include "krc/util/error.h"
+#include "krc/util/queue.h"
+#include "krc/util/redact.h"
+
+/* What the workers report to the health endpoint: written by every worker
+ * (and by the daemon at start-up), read by /readyz and /metrics. */
+struct krc_pipeline_status {
+    atomic_llong store_errors;  /* history reads/writes that failed */
+    atomic_llong not_posted;    /* restarts with no destination */
+    atomic_int store_fault;     /* 1 while the history database is unusable */
+    pthread_mutex_t fault_lock; /* guards store_fault_msg */
+    char store_fault_msg[256];
+};
+
+void krc_pipeline_status_init(struct krc_pipeline_status *s);
+void krc_pipeline_status_cleanup(struct krc_pipeline_status *s);
+/* A history fault: counted, and shown on /readyz until a later write
+ * succeeds. msg is copied (truncated to fit). */
+void krc_pipeline_store_failed(struct krc_pipeline_status *s, const char *msg);
+/* Copy the last fault's message into buf (size bytes, always terminated). */
+void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t size);
+
+/* The collection step: krc_collect's signature (tests pass fakes). */
+typedef int (*krc_pipeline_collect_fn)(struct krc_kube_client *c, const struct krc_restart *r,
+                                       const struct krc_collector_options *o,
+                                       struct krc_report *rep, struct krc_error *err);
+/* The log file of a restart (Web API threads): *ret (caller frees with
+ * krc_free; NULL when empty) and *ret_len; < 0 when it could not be had. */
+typedef int (*krc_pipeline_log_file_fn)(struct krc_kube_client *c, const struct krc_restart *r,
+                                        char **ret, size_t *ret_len, struct krc_error *err);
+
+struct krc_pipeline_deps {
+    /* this worker's own (used by its thread only) */
+    struct krc_kube_client *client; /* passed to collect and log_file */
+    krc_pipeline_collect_fn collect;
+    krc_pipeline_log_file_fn log_file;
+    struct krc_store *store; /* this worker's connection; NULL: history unavailable */
+    /* shared (borrowed, thread-safe) */
+    _Atomic(const struct krc_config *) *config; /* the live configuration (SIGHUP) */
+    struct krc_notifier *notifier;              /* NULL: nothing is decided or posted */
+    const struct krc_redactor *redactor;        /* for the stored report; may be NULL */
+    struct krc_leader *leader;                  /* NULL without leader election */
+    const atomic_int *lost;                     /* 1 once the Lease was lost; may be NULL */
+    struct krc_metric *restarts_detected;       /* counter by namespace and cause; may be NULL */
+    struct krc_pipeline_status *status;
+    int64_t (*mono_ms)(void); /* clock for collect_ms; NULL: krc_clock_mono_ms */
+};
+
+/* Handle one restart (borrowed: the caller frees it). Never fails: what
+ * goes wrong is logged, counted and, for the history, shown on /readyz. */
+void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r);
+
+/* A worker thread's loop: pop restarts from q and process them until q is
+ * closed; *queued_pod_bytes drops by each popped restart's pod copy. After
+ * idle_release_ms without a restart, the memory a burst used is released. */
+void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
+                      atomic_size_t *queued_pod_bytes, int idle_release_ms);
+
+#endif

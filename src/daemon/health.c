@@ -1,0 +1,263 @@
+/* Health: liveness, readiness and the metrics glue (include/krc/daemon/health.h). */
+#include "krc/daemon/health.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+
+void krc_health_init(struct krc_health *h)
+{
+    memset(h, 0, sizeof(*h));
+    pthread_mutex_init(&h->metrics_lock, NULL);
+}
+
+static void add_delta(struct krc_metric *mt, const char *label, long long now, long long *seen)
+{
+    if (now > *seen) {
+        krc_metric_add(mt, label ? (const char *[]){label} : NULL, (double)(now - *seen));
+        *seen = now;
+    }
+}
+
+/* Scrape time: copy the loops' atomic counters into the registry. */
+static void collect(struct krc_metrics *m, void *userdata)
+{
+    struct krc_health *h = userdata;
+    long long ev[5] = {0}, wr[5] = {0}, pods = 0;
+    static const char *ev_names[5] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+    static const char *wr_names[5] = {"timeout", "expired", "error", "silent", "malformed"};
+    static const char *nt_names[7] = {"sent",     "failed",     "muted",       "grouped",
+                                      "silenced", "not_posted", "rate_limited"};
+    long long nt[7] = {0};
+    (void)m;
+
+    for (size_t i = 0; i < h->n_watches; i++) {
+        struct krc_watch_stats *st = &h->watches[i].stats;
+        ev[0] += atomic_load(&st->events_added);
+        ev[1] += atomic_load(&st->events_modified);
+        ev[2] += atomic_load(&st->events_deleted);
+        ev[3] += atomic_load(&st->events_bookmark);
+        ev[4] += atomic_load(&st->events_error);
+        /* a clean reconnect after the server's timeoutSeconds is "timeout" */
+        wr[0] += atomic_load(&st->reconnects);
+        wr[1] += atomic_load(&st->expired);
+        wr[2] += atomic_load(&st->request_errors);
+        wr[3] += atomic_load(&st->silent_streams);
+        wr[4] += atomic_load(&st->malformed_lines) + atomic_load(&st->oversized_lines);
+        pods += atomic_load(&h->watches[i].pods_tracked);
+    }
+    if (h->notifier != NULL) {
+        const struct krc_notify_stats *ns = krc_notifier_stats(h->notifier);
+        nt[0] = atomic_load(&ns->alerts_sent) + atomic_load(&ns->replies_sent) +
+                atomic_load(&ns->summaries_sent) + atomic_load(&ns->recovered_sent);
+        nt[1] = atomic_load(&ns->failed);
+        nt[2] = atomic_load(&ns->muted);
+        nt[3] = atomic_load(&ns->grouped);
+        nt[4] = atomic_load(&ns->silenced) + atomic_load(&ns->log_ignored);
+        nt[6] = atomic_load(&ns->rate_limited);
+    }
+    nt[5] = atomic_load(&h->status->not_posted);
+    pthread_mutex_lock(&h->metrics_lock);
+    for (int i = 0; i < 5; i++) {
+        add_delta(h->std.watch_events, ev_names[i], ev[i], &h->seen_watch[i]);
+        add_delta(h->std.watch_restarts, wr_names[i], wr[i], &h->seen_restarts[i]);
+    }
+    for (int i = 0; i < 7; i++) {
+        add_delta(h->std.notifications, nt_names[i], nt[i], &h->seen_notify[i]);
+    }
+    add_delta(h->std.store_errors, NULL, atomic_load(&h->status->store_errors),
+              &h->seen_store_errors);
+    pthread_mutex_unlock(&h->metrics_lock);
+    krc_metric_set(h->std.pods_tracked, NULL, (double)pods);
+    if (h->leader != NULL && h->m_leader != NULL) {
+        krc_metric_set(h->m_leader, NULL, krc_leader_role(h->leader) == KRC_LEADER_LEADING);
+    }
+}
+
+void krc_health_on_delivered(double seconds, void *userdata)
+{
+    struct krc_health *h = userdata;
+    krc_metric_observe(h->std.restart_to_notification, NULL, seconds);
+}
+
+/* /healthz: the loops are alive. A watch loop iterates or receives data at
+ * least every watchIdleTimeout plus the longest backoff; the sender loop
+ * wakes every 200 ms unless it is busy delivering (retries included). */
+static int check_live(void *userdata, char *reason, size_t size)
+{
+    struct krc_health *h = userdata;
+    int64_t now = krc_clock_mono_ms();
+    int64_t watch_limit = h->cfg->watch_idle_timeout_s * 1000 + 120000;
+
+    for (size_t i = 0; i < h->n_watches; i++) {
+        int64_t hb = atomic_load(&h->watches[i].stats.heartbeat_mono_ms);
+        if (hb != 0 && now - hb > watch_limit) {
+            snprintf(reason, size, "watch loop (%s) stuck for %llds",
+                     h->watches[i].namespace ? h->watches[i].namespace : "all namespaces",
+                     (long long)((now - hb) / 1000));
+            return 0;
+        }
+    }
+    if (h->notifier != NULL) {
+        int64_t hb = krc_notifier_heartbeat(h->notifier);
+        if (hb != 0 && now - hb > 15 * 60 * 1000) {
+            snprintf(reason, size, "Slack sender stuck for %llds", (long long)((now - hb) / 1000));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int check_ready(void *userdata, char *reason, size_t size);
+
+/* A standby's state for messages; returns 1 when it can reach the Lease. */
+static int standby_state(struct krc_health *h, char *reason, size_t size)
+{
+    char holder[256], why[256];
+    krc_leader_holder(h->leader, holder, sizeof(holder));
+    krc_leader_last_error(h->leader, why, sizeof(why));
+    if (why[0] != '\0') {
+        snprintf(reason, size, "standby: lease unavailable: %s", why);
+        return 0;
+    }
+    snprintf(reason, size, "standby: the lease is held by %s", holder[0] ? holder : "nobody yet");
+    return 1;
+}
+
+/* /readyz/replica, the readiness probe of replicas with leader election: a
+ * standby that can reach its Lease is ready to take over, so a rolling
+ * update can proceed (with /readyz, which reflects the role, a new standby
+ * would never become ready and the rollout would wait forever). */
+static int handle_replica_ready(const struct krc_http_server_request *req,
+                                struct krc_http_server_response *resp, void *userdata)
+{
+    struct krc_health *h = userdata;
+    char reason[512];
+    int ok;
+    (void)req;
+
+    reason[0] = '\0';
+    if (h->leader != NULL && krc_leader_role(h->leader) != KRC_LEADER_LEADING) {
+        ok = standby_state(h, reason, sizeof(reason));
+    } else {
+        ok = check_ready(h, reason, sizeof(reason));
+        if (ok) {
+            snprintf(reason, sizeof(reason), "%s", h->leader != NULL ? "leader" : "ready");
+        }
+    }
+    resp->status = ok ? 200 : 503;
+    return krc_buf_printf(&resp->body, "%s%s\n", ok ? "ok: " : "", reason) < 0 ? KRC_ENOMEM : 0;
+}
+
+/* /readyz: every watch scope synced and the API server answering. */
+static int check_ready(void *userdata, char *reason, size_t size)
+{
+    struct krc_health *h = userdata;
+
+    if (h->leader != NULL && krc_leader_role(h->leader) != KRC_LEADER_LEADING) {
+        standby_state(h, reason, size);
+        krc_metric_set(h->std.ready, NULL, 0);
+        return 0;
+    }
+    for (size_t i = 0; i < h->n_watches; i++) {
+        struct krc_watch_stats *st = &h->watches[i].stats;
+        const char *scope = h->watches[i].namespace ? h->watches[i].namespace : "all namespaces";
+        if (!atomic_load(&st->synced)) {
+            snprintf(reason, size, "pods (%s) not synced yet", scope);
+            krc_metric_set(h->std.ready, NULL, 0);
+            return 0;
+        }
+        if (atomic_load(&st->last_error_mono_ms) > atomic_load(&st->last_ok_mono_ms)) {
+            snprintf(reason, size, "Kubernetes API unreachable (%s)", scope);
+            krc_metric_set(h->std.ready, NULL, 0);
+            return 0;
+        }
+    }
+    if (atomic_load(&h->status->store_fault)) {
+        /* restarts are still detected and alerted; the history is not kept */
+        char msg[256];
+        krc_pipeline_store_fault(h->status, msg, sizeof(msg));
+        snprintf(reason, size, "history database unavailable: %s", msg);
+        krc_metric_set(h->std.ready, NULL, 0);
+        return 0;
+    }
+    krc_metric_set(h->std.ready, NULL, 1);
+    return 1;
+}
+
+int krc_health_start(struct krc_health *h, struct krc_error *err)
+{
+    struct krc_http_server_config hc;
+    int rc;
+
+    if ((rc = krc_metrics_new(&h->metrics, err)) < 0 ||
+        (rc = krc_metrics_register_std(h->metrics, KRC_VERSION, &h->std, err)) < 0 ||
+        (rc = krc_metrics_register_process(h->metrics, err)) < 0 ||
+        (rc = krc_metrics_add_collector(h->metrics, collect, h, err)) < 0) {
+        return rc;
+    }
+    {
+        static const char *const results[] = {"success", "failure", NULL};
+        const struct krc_metric_label result = {.name = "result", .values = results};
+        const struct krc_metric_desc reloads = {.type = KRC_METRIC_COUNTER,
+                                                .name = "krc_config_reloads_total",
+                                                .help = "Configuration reloads (SIGHUP) by result.",
+                                                .labels = &result,
+                                                .n_labels = 1};
+        const struct krc_metric_desc leader = {
+            .type = KRC_METRIC_GAUGE,
+            .name = "krc_leader",
+            .help = "1 while this replica holds the leader-election Lease, 0 on a standby."};
+        if ((rc = krc_metrics_add(h->metrics, &reloads, &h->m_reloads, err)) < 0 ||
+            (h->cfg->leader_elect &&
+             (rc = krc_metrics_add(h->metrics, &leader, &h->m_leader, err)) < 0)) {
+            return rc;
+        }
+    }
+    if (h->cfg->listen == NULL || h->cfg->listen[0] == '\0' || strcmp(h->cfg->listen, "off") == 0) {
+        krc_log(KRC_LOG_INFO, "health and metrics endpoint disabled (listen: off)");
+        return 0;
+    }
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = h->cfg->listen;
+    hc.metrics = h->metrics;
+    hc.liveness = check_live;
+    hc.liveness_userdata = h;
+    hc.readiness = check_ready;
+    hc.readiness_userdata = h;
+    if ((rc = krc_http_server_new(&hc, &h->http, err)) < 0 ||
+        (rc = krc_http_server_route(h->http, "/readyz/replica",
+                                    KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_HEAD, 0, 4096,
+                                    handle_replica_ready, h, err)) < 0 ||
+        (rc = krc_http_server_start(h->http, err)) < 0) {
+        return rc;
+    }
+    krc_log(KRC_LOG_INFO, "health and metrics on %s (port %d): /healthz /readyz /metrics",
+            h->cfg->listen, krc_http_server_port(h->http));
+    return 0;
+}
+
+void krc_health_stop(struct krc_health *h)
+{
+    if (h->http != NULL) {
+        krc_http_server_stop(h->http);
+    }
+}
+
+void krc_health_cleanup(struct krc_health *h)
+{
+    krc_http_server_free(h->http);
+    h->http = NULL;
+    krc_metrics_free(h->metrics);
+    h->metrics = NULL;
+    pthread_mutex_destroy(&h->metrics_lock);
+}
+
+void krc_health_reloaded(struct krc_health *h, int ok)
+{
+    if (h->m_reloads != NULL) {
+        krc_metric_inc(h->m_reloads, (const char *[]){ok ? "success" : "failure"});
+    }
+}

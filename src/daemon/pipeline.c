@@ -1,0 +1,380 @@
+/* The worker pipeline (include/krc/daemon/pipeline.h): decide, collect,
+ * diagnose, format, record with the outbox, hand over to the sender. */
+#include "krc/daemon/pipeline.h"
+
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/diagnose/diagnose.h"
+#include "krc/store/report_json.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+void krc_pipeline_status_init(struct krc_pipeline_status *s)
+{
+    atomic_init(&s->store_errors, 0);
+    atomic_init(&s->not_posted, 0);
+    atomic_init(&s->store_fault, 0);
+    pthread_mutex_init(&s->fault_lock, NULL);
+    s->store_fault_msg[0] = '\0';
+}
+
+void krc_pipeline_status_cleanup(struct krc_pipeline_status *s)
+{
+    pthread_mutex_destroy(&s->fault_lock);
+}
+
+void krc_pipeline_store_failed(struct krc_pipeline_status *s, const char *msg)
+{
+    atomic_fetch_add(&s->store_errors, 1);
+    pthread_mutex_lock(&s->fault_lock);
+    snprintf(s->store_fault_msg, sizeof(s->store_fault_msg), "%s", msg);
+    pthread_mutex_unlock(&s->fault_lock);
+    atomic_store(&s->store_fault, 1);
+}
+
+void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t size)
+{
+    pthread_mutex_lock(&s->fault_lock);
+    snprintf(buf, size, "%s", s->store_fault_msg);
+    pthread_mutex_unlock(&s->fault_lock);
+}
+
+static const struct krc_config *live_cfg(const struct krc_pipeline_deps *p)
+{
+    return atomic_load(p->config);
+}
+
+static int lease_lost(const struct krc_pipeline_deps *p)
+{
+    return p->lost != NULL && atomic_load(p->lost);
+}
+
+static int64_t mono_ms(const struct krc_pipeline_deps *p)
+{
+    return p->mono_ms != NULL ? p->mono_ms() : krc_clock_mono_ms();
+}
+
+static void log_detected(const struct krc_restart *r)
+{
+    char count[16], prev[16], exit_code[16], fin[32], missed[16];
+    struct krc_log_field f[12];
+    size_t n = 0;
+
+    snprintf(count, sizeof(count), "%d", r->restart_count);
+    snprintf(prev, sizeof(prev), "%d", r->previous_count);
+    snprintf(exit_code, sizeof(exit_code), "%d", r->exit_code);
+    snprintf(missed, sizeof(missed), "%d", r->missed);
+    if (r->finished_at != 0) {
+        krc_clock_format_rfc3339(r->finished_at, fin, sizeof(fin));
+    } else {
+        fin[0] = '\0';
+    }
+    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
+    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
+    f[n++] = (struct krc_log_field){"pod_uid", r->uid, 0};
+    f[n++] = (struct krc_log_field){"container", r->container, 0};
+    f[n++] = (struct krc_log_field){"restart_count", count, 1};
+    f[n++] = (struct krc_log_field){"exit_code", r->has_exit_code ? exit_code : "", 1};
+    f[n++] = (struct krc_log_field){"reason", r->reason ? r->reason : "", 0};
+    f[n++] = (struct krc_log_field){"finished_at", fin, 0};
+    f[n++] = (struct krc_log_field){"node", r->node ? r->node : "", 0};
+    f[n++] = (struct krc_log_field){"previous_count", prev, 1};
+    if (r->missed > 0) {
+        f[n++] = (struct krc_log_field){"missed_restarts", missed, 1};
+    }
+    if (r->is_init) {
+        f[n++] = (struct krc_log_field){"init_container", r->is_sidecar ? "sidecar" : "init", 0};
+    }
+    krc_log_fields(KRC_LOG_INFO, "restart detected", f, n);
+}
+
+static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosis *dg,
+                          enum krc_notify_decision decision, int64_t collect_ms)
+{
+    char ms[24];
+    char gpus[24];
+    struct krc_log_field f[9];
+    size_t n = 0;
+
+    snprintf(ms, sizeof(ms), "%lld", (long long)collect_ms);
+    snprintf(gpus, sizeof(gpus), "%ld", dg->gpus);
+    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
+    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
+    f[n++] = (struct krc_log_field){"container", r->container, 0};
+    f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
+    f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
+    f[n++] = (struct krc_log_field){"decision", krc_notify_decision_name(decision), 0};
+    f[n++] = (struct krc_log_field){"collect_ms", ms, 1};
+    if (dg->gpus > 0) {
+        f[n++] = (struct krc_log_field){"gpus", gpus, 1};
+    }
+    krc_log_fields(KRC_LOG_INFO, "restart diagnosed", f, n);
+}
+
+static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r,
+                  const struct krc_report *rep, const struct krc_diagnosis *dg,
+                  enum krc_notify_decision decision, struct krc_notify_message *msg,
+                  int64_t *ret_outbox_id)
+{
+    struct krc_store_restart rec;
+    struct krc_store_outbox ob;
+    struct krc_error e;
+    char *json = NULL;
+    int64_t restart_id = 0;
+    int64_t outbox_id = 0;
+    int rc;
+
+    if (p->store == NULL) {
+        return 0;
+    }
+    krc_error_clear(&e);
+    if (krc_report_json_build(rep, dg, p->redactor, &json, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "history: report of %s/%s not serialised: %s", r->namespace, r->pod,
+                e.msg);
+        json = NULL;
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.pod_uid = r->uid;
+    rec.container = r->container;
+    rec.restart_count = r->restart_count;
+    rec.namespace = r->namespace;
+    rec.pod = r->pod;
+    rec.workload_kind = rep->workload_kind;
+    rec.workload_name = rep->workload_name;
+    rec.node = r->node;
+    rec.cause = dg->cause;
+    rec.has_exit_code = r->has_exit_code;
+    rec.exit_code = r->exit_code;
+    rec.signal = dg->signal;
+    rec.reason = r->reason;
+    rec.started_at = r->started_at;
+    rec.finished_at = r->finished_at;
+    rec.container_id = r->container_id;
+    rec.detected_at = r->detected_at;
+    rec.decision = krc_notify_decision_name(decision);
+    rec.summary = dg->summary;
+    rec.confidence = dg->confidence;
+    rec.message = msg != NULL ? msg->body : NULL;
+    rec.report_json = json;
+    if (msg != NULL && msg->body != NULL) {
+        memset(&ob, 0, sizeof(ob));
+        ob.kind = msg->kind;
+        ob.destination = msg->destination;
+        ob.channel = msg->channel[0] ? msg->channel : NULL;
+        ob.thread_key = msg->thread_key;
+        ob.body = msg->body;
+        ob.fallback = msg->fallback;
+    }
+    krc_error_clear(&e);
+    rc = krc_store_record(p->store, &rec, msg != NULL && msg->body != NULL ? &ob : NULL,
+                          &restart_id, &outbox_id, &e);
+    krc_free(json);
+    if (rc == KRC_STORE_EXISTS) {
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s (count %d) already recorded; not "
+                "alerted again",
+                r->namespace, r->pod, r->container, r->restart_count);
+        return rc;
+    }
+    if (rc < 0) {
+        krc_pipeline_store_failed(p->status, e.msg);
+        krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
+                r->namespace, r->pod, e.msg);
+        return 0;
+    }
+    atomic_store(&p->status->store_fault, 0);
+    if (ret_outbox_id != NULL) {
+        *ret_outbox_id = outbox_id;
+    }
+    if (msg != NULL) {
+        msg->restart_id = restart_id;
+    }
+    return 0;
+}
+
+static void left_to_next_leader(const struct krc_restart *r)
+{
+    krc_log(KRC_LOG_INFO,
+            "restart of %s/%s container %s (count %d) not alerted by this replica: leadership "
+            "lost; the next leader reports it",
+            r->namespace, r->pod, r->container, r->restart_count);
+}
+
+void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r)
+{
+    enum krc_notify_decision decision = KRC_NOTIFY_NO_DESTINATION;
+    struct krc_collector_options co;
+    struct krc_report *rep = NULL;
+    struct krc_diagnosis *dg = NULL;
+    char *full_log = NULL;
+    size_t full_log_len = 0;
+    struct krc_error e;
+    int64_t t0 = mono_ms(p);
+    int rc;
+
+    log_detected(r);
+    if (lease_lost(p)) {
+        left_to_next_leader(r);
+        return;
+    }
+    if (p->leader != NULL &&
+        krc_leader_was_handled(p->leader, r->uid, r->container, r->restart_count, r->finished_at,
+                               r->container_id)) {
+        /* re-detected by a new leader: its predecessor handled it */
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s (count %d) already handled by the previous "
+                "leader; not alerted again",
+                r->namespace, r->pod, r->container, r->restart_count);
+        return;
+    }
+    if (p->store != NULL) {
+        int64_t id = 0;
+        struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
+                                           r->container_id};
+        int found = krc_store_find_restart(p->store, &ident, &id, &e);
+        if (found == 1) {
+            /* e.g. re-detected after a restart of krc: it was handled then */
+            krc_log(KRC_LOG_INFO,
+                    "restart of %s/%s container %s (count %d) already recorded as "
+                    "#%lld; not alerted again",
+                    r->namespace, r->pod, r->container, r->restart_count, (long long)id);
+            return;
+        }
+        if (found < 0) {
+            atomic_fetch_add(&p->status->store_errors, 1);
+            krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
+        }
+        krc_error_clear(&e);
+    }
+    /* allocated once the restart is known to be this replica's to handle */
+    rep = krc_report_new();
+    dg = krc_calloc(1, sizeof(*dg));
+    if (rep == NULL || dg == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
+                r->pod);
+        krc_report_free(rep);
+        krc_free(dg);
+        return;
+    }
+    krc_diagnosis_init(dg);
+    krc_error_clear(&e);
+    if (p->notifier != NULL) {
+        decision = krc_notifier_decide(p->notifier, r);
+    }
+    krc_collector_options_defaults(&co);
+    co.tail_lines = (int)live_cfg(p)->log_tail_lines;
+    co.limit_bytes = live_cfg(p)->log_limit_bytes;
+    co.transfer_limit_bytes = live_cfg(p)->log_transfer_limit_bytes;
+    if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
+        decision == KRC_NOTIFY_NO_DESTINATION) {
+        rc = p->collect(p->client, r, &co, rep, &e);
+        if (rc == 0 && p->notifier != NULL && krc_notifier_wants_full_log(p->notifier) &&
+            decision != KRC_NOTIFY_NO_DESTINATION && rep->log != NULL) {
+            struct krc_error fe;
+            krc_error_clear(&fe);
+            if (p->log_file(p->client, r, &full_log, &full_log_len, &fe) < 0) {
+                full_log = NULL;
+                full_log_len = 0;
+            }
+        }
+    } else {
+        /* muted, grouped or silenced: recorded from what the watch saw, no requests */
+        rc = krc_collect_minimal(r, rep, &e);
+    }
+    if (rc < 0) {
+        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e.msg);
+    }
+    if (krc_diagnose(rep, r->container, dg, &e) < 0 && krc_diagnose(rep, NULL, dg, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
+                r->pod, r->container, e.msg);
+    }
+    if (p->restarts_detected != NULL) {
+        krc_metric_inc(p->restarts_detected,
+                       (const char *[]){r->namespace, krc_cause_name(dg->cause)});
+    }
+    if (p->notifier != NULL) {
+        struct krc_notify_message msg;
+        int64_t outbox_id = 0;
+        decision = krc_notifier_prepare(p->notifier, r, decision, rep, dg, &msg);
+        if (decision == KRC_NOTIFY_NO_DESTINATION) {
+            atomic_fetch_add(&p->status->not_posted, 1);
+        }
+        log_diagnosed(r, dg, decision, mono_ms(p) - t0);
+        if (lease_lost(p)) {
+            /* lost the Lease while collecting: not recorded, not posted */
+            left_to_next_leader(r);
+            krc_notify_message_cleanup(&msg);
+            goto out;
+        }
+        /* Recorded with its pending notification in one transaction before
+         * anything is sent: a crash cannot lose or repeat it. */
+        rc = record(p, r, rep, dg, decision, &msg, &outbox_id);
+        if (p->leader != NULL && rc != KRC_STORE_EXISTS && msg.body == NULL) {
+            /* nothing to post (muted, grouped, silenced): handled now; a
+             * message is published as handled once Slack accepted it
+             * (on_posted), so that a new leader posts what this one could
+             * not */
+            krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
+        }
+        if (rc == KRC_STORE_EXISTS) {
+            krc_notify_message_cleanup(&msg);
+            goto out;
+        }
+        if (msg.body != NULL) {
+            /* ownership of rep, dg and full_log moves to the notifier */
+            krc_notifier_enqueue(p->notifier, &msg, outbox_id, rep, dg, full_log, full_log_len);
+            return;
+        }
+    } else {
+        log_diagnosed(r, dg, decision, mono_ms(p) - t0);
+        record(p, r, rep, dg, decision, NULL, NULL);
+        if (p->leader != NULL) {
+            krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count,
+                                    r->finished_at, r->container_id);
+        }
+    }
+out:
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    krc_free(full_log);
+}
+
+void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
+                      atomic_size_t *queued_pod_bytes, int idle_release_ms)
+{
+    int worked = 0; /* restarts processed since memory was last released */
+    for (;;) {
+        void *item;
+        int rc = krc_queue_pop(q, &item, worked ? idle_release_ms : -1);
+        if (rc == KRC_ECANCELED) {
+            break;
+        }
+        if (rc == KRC_ETIMEOUT) {
+            /* A burst is over (no restart for idle_release_ms): hand
+             * the memory it used back to the system, the SQLite pages this
+             * worker cached (the next restart may be hours away and reads
+             * them again from the OS page cache), then glibc's free pages
+             * (not under AddressSanitizer, where glibc is not the
+             * allocator). Not after every restart: under a steady trickle
+             * that cost ~0.7 ms of CPU per restart (docs/performance.md). */
+            krc_store_release_memory(p->store);
+#ifndef __SANITIZE_ADDRESS__
+            malloc_trim(0);
+#endif
+            worked = 0;
+            continue;
+        }
+        if (rc == 0) {
+            atomic_fetch_sub(queued_pod_bytes, ((struct krc_restart *)item)->pod_json_len);
+            krc_pipeline_process(p, item);
+            krc_restart_free(item);
+            worked = 1;
+        }
+    }
+}

@@ -1,0 +1,481 @@
+/* The worker pipeline on its own: a fake collector (counts its calls, no
+ * Kubernetes), a fake clock, a real notifier whose sender is not run (its
+ * queue is observed) and a real store in a temporary file (a second SQLite
+ * connection breaks it for the failure test). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "krc/alert/notify.h"
+#include "krc/config/config.h"
+#include "krc/daemon/pipeline.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define HOOK "http://127.0.0.1:1/services/T0/B0/pipeline"
+#define NOW 1800000000
+
+static char dir[] = "/tmp/krc-test-pipeline-XXXXXX";
+static char db[256];
+
+/* --- fakes ------------------------------------------------------------------ */
+
+struct fakes {
+    int collected;     /* calls of the collector */
+    int log_files;     /* calls of the log-file fetch */
+    int collect_fails; /* the collector returns KRC_ENOMEM */
+    atomic_int lost;   /* the Lease; set by the collector when lose_on_collect */
+    int lose_on_collect;
+    int64_t mono;
+};
+
+static struct fakes fk;
+
+static int fake_collect(struct krc_kube_client *c, const struct krc_restart *r,
+                        const struct krc_collector_options *o, struct krc_report *rep,
+                        struct krc_error *err)
+{
+    static const char log[] = "starting\npanic: boom\n";
+    int rc;
+    (void)c;
+
+    fk.collected++;
+    assert_int_equal(o->tail_lines, 50); /* from the live configuration */
+    if (fk.lose_on_collect) {
+        atomic_store(&fk.lost, 1);
+    }
+    if (fk.collect_fails) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    rc = krc_collect_minimal(r, rep, err);
+    if (rc == 0) {
+        rc = krc_report_set_log(rep, r->container, log, sizeof(log) - 1, 0, err);
+    }
+    return rc;
+}
+
+static int fake_log_file(struct krc_kube_client *c, const struct krc_restart *r, char **ret,
+                         size_t *ret_len, struct krc_error *err)
+{
+    (void)c;
+    (void)r;
+    fk.log_files++;
+    *ret = krc_strdup("the whole log\n");
+    if (*ret == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    *ret_len = strlen(*ret);
+    return 0;
+}
+
+static int64_t fake_mono(void)
+{
+    fk.mono += 25;
+    return fk.mono;
+}
+
+/* --- the pipeline's dependencies ------------------------------------------- */
+
+struct env {
+    struct krc_config cfg;
+    _Atomic(const struct krc_config *) live;
+    struct krc_notify_options no;
+    struct krc_notifier *notifier;
+    struct krc_store *store;
+    struct krc_pipeline_status status;
+    struct krc_pipeline_deps deps;
+};
+
+static void env_init(struct env *v, const struct krc_notify_options *no)
+{
+    memset(&fk, 0, sizeof(fk));
+    memset(v, 0, sizeof(*v));
+    krc_config_init(&v->cfg);
+    atomic_init(&v->live, &v->cfg);
+    krc_pipeline_status_init(&v->status);
+    unlink(db);
+    assert_int_equal(krc_store_open(db, 0, &v->store, NULL), 0);
+    if (no != NULL) {
+        v->no = *no;
+        v->notifier = krc_notifier_new(&v->no, NULL);
+        assert_non_null(v->notifier);
+    }
+    v->deps.collect = fake_collect;
+    v->deps.log_file = fake_log_file;
+    v->deps.store = v->store;
+    v->deps.config = &v->live;
+    v->deps.notifier = v->notifier;
+    v->deps.lost = &fk.lost;
+    v->deps.status = &v->status;
+    v->deps.mono_ms = fake_mono;
+    krc_clock_set_fake_now(NOW);
+}
+
+static void env_cleanup(struct env *v)
+{
+    krc_clock_set_fake_now(0);
+    krc_notifier_free(v->notifier);
+    krc_store_close(v->store);
+    krc_pipeline_status_cleanup(&v->status);
+    krc_config_cleanup(&v->cfg);
+}
+
+static struct krc_notify_options webhook(void)
+{
+    struct krc_notify_options o;
+    memset(&o, 0, sizeof(o));
+    o.webhook_url = HOOK;
+    o.mute_seconds = 600;
+    o.storm_window_s = 30;
+    o.storm_delay_s = 10;
+    return o;
+}
+
+static struct krc_restart mk(const char *ns, const char *pod, int count)
+{
+    struct krc_restart r;
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)ns;
+    r.pod = (char *)pod;
+    r.uid = (char *)pod; /* one uid per pod name */
+    r.container = (char *)"app";
+    r.restart_count = count;
+    r.previous_count = count - 1;
+    r.has_exit_code = 1;
+    r.exit_code = 2;
+    r.reason = (char *)"Error";
+    r.finished_at = NOW - 5;
+    r.detected_at = NOW;
+    return r;
+}
+
+static int count_row(const struct krc_store_message *m, void *ud)
+{
+    (void)m;
+    (*(int *)ud)++;
+    return 0;
+}
+
+static int outbox_pending(struct env *v)
+{
+    int n = 0;
+    assert_int_equal(krc_store_pending(v->store, count_row, &n, NULL), 0);
+    return n;
+}
+
+/* The stored restart's decision ("" when not recorded) and its outbox rows. */
+static void stored(struct env *v, const struct krc_restart *r, char *decision, size_t size,
+                   size_t *ret_messages)
+{
+    struct krc_store_identity id = {r->uid, r->container, r->restart_count, r->finished_at,
+                                    r->container_id};
+    struct krc_store_entry *ent = NULL;
+    int64_t row = 0;
+
+    decision[0] = '\0';
+    *ret_messages = 0;
+    if (krc_store_find_restart(v->store, &id, &row, NULL) != 1) {
+        return;
+    }
+    assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
+    snprintf(decision, size, "%s", ent->row.decision);
+    *ret_messages = ent->n_messages;
+    krc_store_entry_free(ent);
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+/* An alert: decided, collected, diagnosed, formatted, recorded with one
+ * pending outbox row in the same transaction, queued once; detected again,
+ * nothing is collected, recorded or queued a second time. */
+static void test_alert_written_once(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 3);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(fk.log_files, 0); /* a webhook takes no log file */
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(messages, 1);
+    assert_int_equal(outbox_pending(&v), 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(atomic_load(&v.status.store_errors), 0);
+    assert_int_equal(atomic_load(&v.status.store_fault), 0);
+
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(outbox_pending(&v), 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    env_cleanup(&v);
+}
+
+/* The Web API takes the previous log as a file: fetched once, for an alert
+ * whose collection found a previous log. */
+static void test_web_api_log_file(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 3);
+    (void)state;
+
+    o.webhook_url = NULL;
+    o.bot_token = "xoxb-test";
+    o.api_url = "http://127.0.0.1:1/api";
+    o.channel = "#ops";
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(fk.log_files, 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    env_cleanup(&v);
+}
+
+/* Muted, silenced and grouped restarts are recorded from what the watch saw:
+ * no collection, no log file, no outbox row, nothing queued. */
+static void test_held_back_costs_no_collection(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct krc_silence s;
+    struct env v;
+    struct krc_restart first = mk("shop", "web-1", 1);
+    struct krc_restart again = mk("shop", "web-1", 2);
+    struct krc_restart maint = mk("maint", "job-1", 1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    memset(&s, 0, sizeof(s));
+    s.namespace = (char *)"maint";
+    o.silences = &s;
+    o.n_silences = 1;
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &first);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+
+    krc_pipeline_process(&v.deps, &again); /* within muteSeconds of the pod's alert */
+    krc_pipeline_process(&v.deps, &maint); /* silenced */
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &again, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "muted");
+    assert_int_equal(messages, 0);
+    stored(&v, &maint, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "silenced");
+    assert_int_equal(messages, 0);
+    assert_int_equal(outbox_pending(&v), 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    env_cleanup(&v);
+
+    /* a storm: past the threshold, further restarts are grouped */
+    o = webhook();
+    o.mute_seconds = 0;
+    o.storm_threshold = 1;
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &first);
+    krc_pipeline_process(&v.deps, &maint);
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &maint, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "grouped");
+    assert_int_equal(messages, 0);
+    env_cleanup(&v);
+}
+
+/* No destination: collected, diagnosed and recorded, counted as not posted,
+ * nothing queued. Without a notifier at all, recorded the same way. */
+static void test_no_destination(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    o.webhook_url = NULL;
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(atomic_load(&v.status.not_posted), 1);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "not_posted");
+    assert_int_equal(messages, 0);
+    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+    env_cleanup(&v);
+
+    env_init(&v, NULL);
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "not_posted");
+    env_cleanup(&v);
+}
+
+/* A failed collection still gives a diagnosis and an alert (from what the
+ * watch saw). */
+static void test_collection_failure_still_alerts(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    (void)state;
+
+    env_init(&v, &o);
+    fk.collect_fails = 1;
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    assert_int_equal(outbox_pending(&v), 1);
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    env_cleanup(&v);
+}
+
+/* The history breaks: the error is counted, shown on /readyz (store_fault
+ * with its message), and the alert is queued anyway, with no outbox row. */
+static void test_store_failure_alerts_anyway(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    sqlite3 *other = NULL;
+    char msg[256];
+    (void)state;
+
+    env_init(&v, &o);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE restarts RENAME TO gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    /* the look-up and the record both failed */
+    assert_int_equal(atomic_load(&v.status.store_errors), 2);
+    assert_int_equal(atomic_load(&v.status.store_fault), 1);
+    krc_pipeline_store_fault(&v.status, msg, sizeof(msg));
+    assert_true(msg[0] != '\0');
+    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    env_cleanup(&v);
+
+    /* a later successful record clears the fault */
+    env_init(&v, &o);
+    krc_pipeline_store_failed(&v.status, "disk full");
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(atomic_load(&v.status.store_fault), 0);
+    assert_int_equal(atomic_load(&v.status.store_errors), 1);
+    env_cleanup(&v);
+}
+
+/* Leadership lost: before the restart, it is not even collected; during its
+ * collection, it is neither recorded nor queued (the next leader reports
+ * it). */
+static void test_left_to_next_leader(void **state)
+{
+    struct krc_notify_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    env_init(&v, &o);
+    atomic_store(&fk.lost, 1);
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 0);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "");
+    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+
+    atomic_store(&fk.lost, 0);
+    fk.lose_on_collect = 1;
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "");
+    assert_int_equal(outbox_pending(&v), 0);
+    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+    env_cleanup(&v);
+}
+
+/* Allocation failures: the Nth allocation of one restart's pipeline and
+ * every one after it fail, for every N until a run needs no more; each run
+ * must clean up (ASan/LeakSanitizer) and queue at most one message. */
+static void test_alloc_sweep(void **state)
+{
+    struct krc_notify_options o = webhook();
+    long n;
+    long runs = 0;
+    (void)state;
+
+    for (n = 0;; n++) {
+        struct env v;
+        struct krc_restart r = mk("shop", "web-1", 1);
+        long attempts;
+        env_init(&v, &o);
+        fk.collected = 0;
+        krc_mem_fail_after(n);
+        krc_pipeline_process(&v.deps, &r);
+        attempts = krc_mem_fail_after(-1);
+        assert_true(krc_notifier_pending(v.notifier) <= 1);
+        assert_true(outbox_pending(&v) <= 1);
+        env_cleanup(&v);
+        runs++;
+        if (attempts <= n) {
+            break;
+        }
+    }
+    assert_true(runs > 10);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (mkdtemp(dir) == NULL) {
+        return -1;
+    }
+    snprintf(db, sizeof(db), "%s/krc.db", dir);
+    krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char path[300];
+    (void)state;
+    unlink(db);
+    snprintf(path, sizeof(path), "%s-wal", db);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s-shm", db);
+    unlink(path);
+    rmdir(dir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_alert_written_once),
+        cmocka_unit_test(test_web_api_log_file),
+        cmocka_unit_test(test_held_back_costs_no_collection),
+        cmocka_unit_test(test_no_destination),
+        cmocka_unit_test(test_collection_failure_still_alerts),
+        cmocka_unit_test(test_store_failure_alerts_anyway),
+        cmocka_unit_test(test_left_to_next_leader),
+        cmocka_unit_test(test_alloc_sweep),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
