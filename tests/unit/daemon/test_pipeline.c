@@ -261,7 +261,8 @@ static void test_held_back_costs_no_collection(void **state)
     (void)state;
 
     memset(&s, 0, sizeof(s));
-    s.namespace = (char *)"maint";
+    assert_int_equal(
+        krc_pattern_compile(&s.namespace, "maint", KRC_PATTERN_NAMESPACE, 0, "test", NULL), 0);
     o.silences = &s;
     o.n_silences = 1;
     env_init(&v, &o);
@@ -294,6 +295,7 @@ static void test_held_back_costs_no_collection(void **state)
     assert_string_equal(decision, "grouped");
     assert_int_equal(messages, 0);
     env_cleanup(&v);
+    krc_pattern_cleanup(&s.namespace);
 }
 
 /* No destination: collected, diagnosed and recorded, counted as not posted,
