@@ -90,7 +90,7 @@ int krc_policy_log_ignored(const struct krc_policy *p, const char *log, size_t l
         return 0; /* out of memory: the alert is not suppressed */
     }
     for (size_t i = 0; i < p->n_log_ignore && !hit; i++) {
-        hit = regexec(&p->log_ignore[i], text, 0, NULL, 0) == 0;
+        hit = krc_pattern_match(&p->log_ignore[i], text);
     }
     krc_free(text);
     return hit;

@@ -2,7 +2,6 @@
 
 #include <malloc.h>
 #include <pthread.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -27,6 +26,7 @@
 #include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/pattern.h"
 #include "krc/util/queue.h"
 #include "krc/util/redact.h"
 
@@ -86,7 +86,7 @@ struct daemon {
     size_t n_workers;
     struct krc_notifier *notifier;
     struct krc_redactor *redactor;
-    regex_t *log_ignore;
+    struct krc_pattern *log_ignore; /* logIgnorePatterns, compiled */
     size_t n_log_ignore;
     struct krc_kube_client *recovery_client;
     pthread_t sender;
@@ -470,8 +470,9 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-/* Regular expressions of a '\n'-separated list, compiled; errors name the key. */
-static int compile_list(const char *list, const char *key, regex_t **ret, size_t *ret_n,
+/* Text patterns (util/pattern.h) of a '\n'-separated list, compiled; errors
+ * name the key. */
+static int compile_list(const char *list, const char *key, struct krc_pattern **ret, size_t *ret_n,
                         struct krc_error *err)
 {
     size_t cap = 0;
@@ -489,7 +490,8 @@ static int compile_list(const char *list, const char *key, regex_t **ret, size_t
                 return krc_error_set(err, KRC_ENOMEM, "out of memory");
             }
             if (*ret_n == cap) {
-                regex_t *nr = krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(regex_t));
+                struct krc_pattern *nr =
+                    krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(struct krc_pattern));
                 if (nr == NULL) {
                     krc_free(pat);
                     return krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -497,14 +499,11 @@ static int compile_list(const char *list, const char *key, regex_t **ret, size_t
                 *ret = nr;
                 cap = cap ? cap * 2 : 4;
             }
-            rc = regcomp(&(*ret)[*ret_n], pat, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
-            if (rc != 0) {
-                char why[128];
-                regerror(rc, &(*ret)[*ret_n], why, sizeof(why));
-                krc_error_set(err, KRC_EINVAL, "%s: invalid regular expression \"%s\": %s", key,
-                              pat, why);
+            rc = krc_pattern_compile(&(*ret)[*ret_n], pat, KRC_PATTERN_TEXT, KRC_PATTERN_NEWLINE,
+                                     key, err);
+            if (rc < 0) {
                 krc_free(pat);
-                return KRC_EINVAL;
+                return rc;
             }
             krc_free(pat);
             (*ret_n)++;
@@ -1347,7 +1346,7 @@ static void daemon_cleanup(struct daemon *d)
     krc_notifier_free(d->notifier);
     krc_redact_free(d->redactor);
     for (size_t i = 0; i < d->n_log_ignore; i++) {
-        regfree(&d->log_ignore[i]);
+        krc_pattern_cleanup(&d->log_ignore[i]);
     }
     krc_free(d->log_ignore);
     krc_kube_client_free(d->recovery_client);

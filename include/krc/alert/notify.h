@@ -14,7 +14,6 @@
 #ifndef KRC_NOTIFY_H
 #define KRC_NOTIFY_H
 
-#include <regex.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,7 +48,8 @@ struct krc_notify_options {
     size_t n_routes;
     const struct krc_silence *silences;
     size_t n_silences;
-    const regex_t *log_ignore; /* compiled patterns; a matching previous log suppresses the alert */
+    /* text patterns (KRC_PATTERN_TEXT); a matching previous log suppresses the alert */
+    const struct krc_pattern *log_ignore;
     size_t n_log_ignore;
     const struct krc_redactor *redactor; /* may be NULL */
     struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */

@@ -11,7 +11,6 @@
 #ifndef KRC_POLICY_H
 #define KRC_POLICY_H
 
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +29,8 @@ struct krc_policy {
     size_t n_routes;
     const struct krc_silence *silences;
     size_t n_silences;
-    const regex_t *log_ignore; /* a matching previous log suppresses the alert */
+    /* text patterns (KRC_PATTERN_TEXT); a matching previous log suppresses the alert */
+    const struct krc_pattern *log_ignore;
     size_t n_log_ignore;
 };
 

@@ -1,6 +1,5 @@
 /* Notification policy: routing, mute, silences, log-ignore and the storm guard. No message is
  * sent here (the sender loop is not run); decisions and the queue are observed directly. */
-#include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,13 +229,15 @@ static void test_silences(void **state)
 static void test_log_ignore(void **state)
 {
     struct krc_notify_options o = base_options();
-    regex_t re;
+    struct krc_pattern re;
     struct krc_notifier *n;
     struct krc_restart r1 = mk("shop", "web-1", "app", NULL);
     struct krc_restart r2 = mk("shop", "web-2", "app", NULL);
     (void)state;
 
-    assert_int_equal(regcomp(&re, "expected shutdown", REG_EXTENDED | REG_NOSUB), 0);
+    assert_int_equal(krc_pattern_compile(&re, "expected shutdown", KRC_PATTERN_TEXT,
+                                         KRC_PATTERN_NEWLINE, "logIgnorePatterns", NULL),
+                     0);
     o.log_ignore = &re;
     o.n_log_ignore = 1;
     n = krc_notifier_new(&o, NULL);
@@ -248,7 +249,7 @@ static void test_log_ignore(void **state)
     assert_int_equal(submit(n, &r2, KRC_NOTIFY_ALERT, "panic: boom\n"), KRC_NOTIFY_ALERT);
     assert_int_equal(krc_notifier_pending(n), 1);
     krc_notifier_free(n); /* frees the queued alert */
-    regfree(&re);
+    krc_pattern_cleanup(&re);
 }
 
 static void test_storm_groups_and_withdraws(void **state)
