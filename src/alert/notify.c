@@ -714,8 +714,8 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     queue_item(n, it);
 }
 
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
-                        const struct krc_store_row *restart)
+static int resume_row(struct krc_notifier *n, const struct krc_store_message *m,
+                      const struct krc_store_row *restart)
 {
     const char *webhook = NULL;
     struct item *it;
@@ -775,6 +775,69 @@ int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *
              krc_store_kind_name(m->kind), (long long)m->id);
     queue_item(n, it);
     return 0;
+}
+
+struct resume {
+    struct krc_notifier *n;
+    struct krc_store *store;
+    int (*was_handled)(const struct krc_store_row *row, void *ud);
+    void *ud;
+    size_t superseded;
+};
+
+static int resume_one(const struct krc_store_message *m, void *ud)
+{
+    struct resume *rs = ud;
+    struct krc_store_entry *ent = NULL;
+    struct krc_error e;
+    int rc;
+
+    /* The row's restart, when it has one: published as handled once posted,
+     * and not posted at all when the leader this replica took over from did. */
+    krc_error_clear(&e);
+    if (m->restart_id > 0 && krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
+        rs->was_handled != NULL && rs->was_handled(&ent->row, rs->ud)) {
+        krc_store_mark_attempt(rs->store, m->id,
+                               "superseded: the previous leader posted this restart", 1, NULL);
+        rs->superseded++;
+        krc_store_entry_free(ent);
+        return 0;
+    }
+    rc = resume_row(rs->n, m, ent != NULL ? &ent->row : NULL);
+    krc_store_entry_free(ent);
+    if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
+        krc_log(KRC_LOG_WARN,
+                "outbox message #%lld: destination %s is no longer configured; "
+                "marked failed",
+                (long long)m->id, m->destination);
+        krc_store_mark_attempt(rs->store, m->id, "destination no longer configured", 1, NULL);
+    }
+    return 0;
+}
+
+void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
+                                int (*was_handled)(const struct krc_store_row *row, void *ud),
+                                void *ud)
+{
+    struct resume rs = {n, store, was_handled, ud, 0};
+    size_t before = krc_notifier_pending(n);
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (krc_store_pending(store, resume_one, &rs, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
+        return;
+    }
+    if (krc_notifier_pending(n) > before) {
+        krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
+                krc_notifier_pending(n) - before);
+    }
+    if (rs.superseded > 0) {
+        krc_log(KRC_LOG_INFO,
+                "outbox: %zu undelivered notification(s) of an earlier leadership were posted "
+                "by the previous leader; not sent again",
+                rs.superseded);
+    }
 }
 
 /* --- the sender -----------------------------------------------------------

@@ -339,82 +339,28 @@ static void *pruner_main(void *arg)
     return NULL;
 }
 
-struct resume {
-    struct daemon *d;
-    struct krc_store *store;
-    size_t superseded;
-};
-
 /* Did this replica or its predecessor handle the stored restart? By its
  * identity as stored (finishedAt, containerID, count). */
-static int resumed_was_handled(struct krc_leader *l, const struct krc_store_row *row)
+static int resumed_was_handled(const struct krc_store_row *row, void *ud)
 {
+    struct daemon *d = ud;
     char cid[160];
     int64_t fin = krc_store_identity_container_id(row->identity, cid, sizeof(cid));
 
-    return krc_leader_was_handled(l, row->pod_uid, row->container, row->restart_count, fin,
+    return krc_leader_was_handled(d->leader, row->pod_uid, row->container, row->restart_count, fin,
                                   cid[0] ? cid : NULL);
 }
 
-static int resume_one(const struct krc_store_message *m, void *ud)
-{
-    struct resume *rs = ud;
-    struct daemon *d = rs->d;
-    struct krc_store_entry *ent = NULL;
-    struct krc_error e;
-    int rc;
-
-    /* With leader election, the row's restart: published as handled once
-     * posted, and not posted at all when the leader this replica took over
-     * from did (its hand-over list names it). */
-    krc_error_clear(&e);
-    if (d->leader != NULL && m->restart_id > 0 &&
-        krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
-        resumed_was_handled(d->leader, &ent->row)) {
-        krc_store_mark_attempt(rs->store, m->id,
-                               "superseded: the previous leader posted this restart", 1, NULL);
-        rs->superseded++;
-        krc_store_entry_free(ent);
-        return 0;
-    }
-    rc = krc_notifier_resume(d->notifier, m, ent != NULL ? &ent->row : NULL);
-    krc_store_entry_free(ent);
-    if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
-        krc_log(KRC_LOG_WARN,
-                "outbox message #%lld: destination %s is no longer configured; "
-                "marked failed",
-                (long long)m->id, m->destination);
-        krc_store_mark_attempt(rs->store, m->id, "destination no longer configured", 1, NULL);
-    }
-    return 0;
-}
-
-/* Queue the outbox rows still pending from before. Without leader election
- * at start-up. With it, only when this replica becomes the leader, never on
- * a standby: the rows were decided while an earlier process of this replica
- * led, and one the leader in between posted (its hand-over list, merged at
- * the take-over, names the restart) is marked failed, not sent again. */
+/* Queue the outbox rows still pending from before (the sender reads them).
+ * Without leader election at start-up. With it, only when this replica
+ * becomes the leader, never on a standby: the rows were decided while an
+ * earlier process of this replica led, and one the leader in between posted
+ * (its hand-over list, merged at the take-over, names the restart) is marked
+ * failed, not sent again. */
 static void resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    struct resume rs = {d, store, 0};
-    size_t before = krc_notifier_pending(d->notifier);
-    struct krc_error e;
-
-    krc_error_clear(&e);
-    if (krc_store_pending(store, resume_one, &rs, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
-        return;
-    }
-    if (krc_notifier_pending(d->notifier) > before) {
-        krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
-                krc_notifier_pending(d->notifier) - before);
-    }
-    if (rs.superseded > 0) {
-        krc_log(KRC_LOG_INFO,
-                "outbox: %zu undelivered notification(s) of an earlier leadership were posted "
-                "by the previous leader; not sent again",
-                rs.superseded);
-    }
+    krc_notifier_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL,
+                               d);
 }
 
 static void resume_after_takeover(struct daemon *d)

@@ -54,13 +54,14 @@ struct krc_notify_options {
     const struct krc_redactor *redactor; /* may be NULL */
     struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
     const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
-    /* called by the sender after an alert or reply was accepted by Slack, with
+    /* called by a delivery thread after an alert or reply was accepted by Slack, with
      * the seconds since the restart was detected (for the latency histogram) */
     void (*on_delivered)(double seconds, void *userdata);
-    /* called by the sender after Slack accepted the alert or reply of a
-     * restart (not for messages resumed from the outbox, whose restart the
-     * notifier does not know): leader election publishes it as handled only
-     * then. May be NULL; gets on_delivered_userdata. */
+    /* called by a delivery thread after Slack accepted the alert or reply
+     * of a restart (a message resumed from the outbox too, when its restart
+     * is stored): leader election publishes it as handled only then. May be
+     * NULL; gets on_delivered_userdata. Both callbacks run in the delivery
+     * threads, one per destination, so they must be thread-safe. */
     void (*on_posted)(const char *uid, const char *container, int restart_count,
                       int64_t finished_at, const char *container_id, void *userdata);
     void *on_delivered_userdata;
@@ -152,12 +153,17 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
                           struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
                           size_t full_log_len);
 
-/* Queue an undelivered outbox row from before a restart of the daemon.
- * KRC_ENOTFOUND when its destination is no longer configured. */
-/* restart (may be NULL) is the row's restart, when the caller knows it: its
- * delivery is then reported to on_posted like a new alert's. */
-int krc_notifier_resume(struct krc_notifier *n, const struct krc_store_message *m,
-                        const struct krc_store_row *restart);
+/* Queue every outbox row still pending in `store` (from before a restart of
+ * the daemon, or of an earlier leadership), oldest first: the sender is the
+ * only reader of the outbox. A row whose restart `was_handled` (may be NULL;
+ * gets ud) names, e.g. because the leader this replica took over from posted
+ * it, is marked failed ("superseded") instead; a row whose destination is no
+ * longer configured is marked failed. Logs what it did. A resumed row's
+ * delivery is reported to on_posted like a new alert's when its restart is
+ * stored. */
+void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
+                                int (*was_handled)(const struct krc_store_row *row, void *ud),
+                                void *ud);
 
 /* The sender loop: posts queued alerts, storm summaries and recovered
  * replies until krc_notifier_abort(). Once *options.cancel is set, owed
