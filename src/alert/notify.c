@@ -7,10 +7,10 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
-#include "krc/kube/kube_parse.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 #include "krc/alert/policy.h"
+#include "krc/alert/recovery.h"
 #include "krc/alert/sink.h"
 #include "krc/alert/slack_format.h"
 #include "krc/store/store.h"
@@ -24,7 +24,6 @@
 #define MAX_GROUPS 64
 #define MAX_EXAMPLES 8
 #define MAX_RECOVERY 1024
-#define RECOVERY_GIVE_UP_S (24 * 3600)
 /* Delivered marks that failed, kept for a retry (see struct unmarked). */
 #define MAX_UNMARKED 64
 #define UNMARKED_FIRST_RETRY_MS 1000
@@ -117,19 +116,6 @@ struct dest {
     size_t n_examples;
 };
 
-struct recovery {
-    char namespace[256];
-    char pod[256];
-    char uid[64];
-    char container[256];
-    int restart_count;
-    int64_t alerted_s;
-    int64_t next_check_s;
-    char ts[64];
-    char channel[64];
-    struct dest *dest;
-};
-
 /* A message Slack accepted whose "delivered" mark did not reach the
  * database (locked past the busy timeout, disk full). It is not posted
  * again: the fact is kept here and retried with backoff, and it is in the
@@ -158,12 +144,10 @@ struct krc_notifier {
     size_t n_dests;
     struct krc_policy pol; /* the policy's view of o */
     struct krc_policy_mutes mutes;
-    struct recovery *recov;
-    size_t n_recov;
+    struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int web_api;
     atomic_int abort;          /* set by krc_notifier_abort: no new message, no waiting */
     atomic_int abort_hard;     /* krc_notifier_abort_transfers: the one in flight too */
-    int recovery_warned;       /* main sender thread only: a failing recovered check was logged */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
     pthread_mutex_t mark_lock; /* the unmarked table and the delivery journal */
     struct unmarked unmarked[MAX_UNMARKED];
@@ -229,8 +213,11 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
     pthread_mutex_init(&n->mark_lock, NULL);
     pthread_cond_init(&n->wake, NULL);
     policy_from(n);
-    n->recov = krc_calloc(MAX_RECOVERY, sizeof(struct recovery));
-    if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 || n->recov == NULL) {
+    if (n->web_api && o->recovered_after_s > 0) {
+        n->recovery = krc_recovery_new(MAX_RECOVERY);
+    }
+    if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
+        (n->web_api && o->recovered_after_s > 0 && n->recovery == NULL)) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         krc_notifier_free(n);
         return NULL;
@@ -297,7 +284,7 @@ void krc_notifier_free(struct krc_notifier *n)
         lane_cleanup(&n->lanes[i]);
     }
     krc_policy_mutes_cleanup(&n->mutes);
-    krc_free(n->recov);
+    krc_recovery_free(n->recovery);
     pthread_mutex_destroy(&n->mark_lock);
     pthread_mutex_destroy(&n->lock);
     pthread_cond_destroy(&n->wake);
@@ -958,44 +945,18 @@ static void remember_thread(struct krc_notifier *n, struct item *it,
     mt = krc_policy_mute_find(&n->mutes, it->pod_key, 1, krc_clock_now());
     snprintf(mt->ts, sizeof(mt->ts), "%s", res->ts);
     snprintf(mt->channel, sizeof(mt->channel), "%s", res->channel);
-    if (n->o.recovered_after_s > 0 && n->n_recov < MAX_RECOVERY && it->rep != NULL &&
-        it->rep->uid != NULL && it->diag != NULL) {
-        struct recovery *rv = &n->recov[n->n_recov++];
-        memset(rv, 0, sizeof(*rv));
-        snprintf(rv->namespace, sizeof(rv->namespace), "%s", it->rep->namespace);
-        snprintf(rv->pod, sizeof(rv->pod), "%s", it->rep->name);
-        snprintf(rv->uid, sizeof(rv->uid), "%s", it->rep->uid);
-        snprintf(rv->container, sizeof(rv->container), "%s",
-                 it->diag->container ? it->diag->container : "");
-        rv->restart_count = it->diag->restart_count;
-        rv->alerted_s = krc_clock_now();
-        rv->next_check_s = rv->alerted_s + n->o.recovered_after_s;
-        snprintf(rv->ts, sizeof(rv->ts), "%s", res->ts);
-        snprintf(rv->channel, sizeof(rv->channel), "%s", res->channel);
-        rv->dest = it->dest;
-    }
     pthread_mutex_unlock(&n->lock);
 }
 
-/* A later restart in the thread: the "recovered" reply waits for this one. */
-static void rearm_recovery(struct krc_notifier *n, struct item *it)
+/* The restart's "recovered" reply goes into this thread once the watch saw
+ * its container run ready long enough (a later reply arms it again). */
+static void arm_recovery(struct krc_notifier *n, const struct item *it, const char *ts,
+                         const char *channel)
 {
-    if (n->o.recovered_after_s <= 0 || it->rep == NULL || it->rep->uid == NULL ||
-        it->diag == NULL) {
-        return;
+    if (n->recovery != NULL && it->uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
+        (void)krc_recovery_arm(n->recovery, it->uid, it->container, ts, channel, it->dest,
+                               krc_clock_now());
     }
-    pthread_mutex_lock(&n->lock);
-    for (size_t i = 0; i < n->n_recov; i++) {
-        struct recovery *rv = &n->recov[i];
-        if (strcmp(rv->uid, it->rep->uid) == 0 &&
-            strcmp(rv->container, it->diag->container ? it->diag->container : "") == 0) {
-            rv->restart_count = it->diag->restart_count;
-            rv->next_check_s = krc_clock_now() + n->o.recovered_after_s;
-            pthread_mutex_unlock(&n->lock);
-            return;
-        }
-    }
-    pthread_mutex_unlock(&n->lock);
 }
 
 static void upload_log(struct krc_notifier *n, struct lane *l, struct item *it, const char *channel,
@@ -1214,11 +1175,12 @@ static void after_sent(struct krc_notifier *n, struct lane *l, struct item *it,
         atomic_fetch_add(&n->stats.alerts_sent, 1);
         if (l->sink->limits.threads && res->ts[0] != '\0') {
             remember_thread(n, it, res);
+            arm_recovery(n, it, res->ts, res->channel);
         }
         break;
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, 1);
-        rearm_recovery(n, it);
+        arm_recovery(n, it, parent_ts, channel);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, 1);
@@ -1344,92 +1306,51 @@ static struct dest *due_summary(struct krc_notifier *n, const struct lane *l, in
     return NULL;
 }
 
-/* Web API: after an alert, check whether the container has run ready for
- * recovered_after_s and say so in the thread. */
-static void check_recoveries(struct krc_notifier *n)
+/* Web API: the "recovered" replies the watch made due. */
+static void queue_recoveries(struct krc_notifier *n)
 {
-    int64_t now = krc_clock_now();
+    struct krc_recovery_due due[16];
+    size_t k = krc_recovery_take_due(n->recovery, krc_clock_now(), n->o.recovered_after_s, due,
+                                     sizeof(due) / sizeof(due[0]));
 
-    if (n->o.kube == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < n->n_recov;) {
-        struct recovery rv;
-        char path[700];
-        char *body = NULL;
-        size_t len = 0;
-        struct krc_error e;
-        struct krc_report rep;
-        int done = 0;
-        const struct krc_report_container *c;
-
-        pthread_mutex_lock(&n->lock);
-        rv = n->recov[i];
-        pthread_mutex_unlock(&n->lock);
-        if (rv.next_check_s > now) {
-            i++;
+    for (size_t i = 0; i < k; i++) {
+        struct item *it = krc_calloc(1, sizeof(*it));
+        if (it == NULL) {
+            krc_log(KRC_LOG_ERROR, "out of memory: recovered reply for %s/%s dropped",
+                    due[i].namespace, due[i].pod);
             continue;
         }
-        krc_error_clear(&e);
-        krc_report_init(&rep);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", rv.namespace, rv.pod);
-        if (krc_kube_get(n->o.kube, path, 8 * 1024 * 1024, &body, &len, &e) < 0 ||
-            krc_kube_parse_pod(body, len, &rep, &e) < 0 || rep.uid == NULL ||
-            strcmp(rep.uid, rv.uid) != 0) {
-            done = e.code == KRC_ENOTFOUND || (rep.uid != NULL && strcmp(rep.uid, rv.uid) != 0);
-            if (!done && e.code != 0 && !n->recovery_warned) {
-                /* e.g. 403 without "get pods": said once, then retried quietly */
-                krc_log(KRC_LOG_WARN, "recovered check of %s/%s: %s (retried later)", rv.namespace,
-                        rv.pod, e.msg);
-                n->recovery_warned = 1;
-            }
-        } else if ((c = krc_report_container_get(&rep, rv.container, -1)) != NULL) {
-            if (c->restart_count != rv.restart_count) {
-                /* it restarted again: wait for this restart to settle too */
-                pthread_mutex_lock(&n->lock);
-                n->recov[i].restart_count = c->restart_count;
-                pthread_mutex_unlock(&n->lock);
-            } else if (c->ready && c->state == KRC_REPORT_STATE_RUNNING &&
-                       c->state_started_at != 0 &&
-                       now - c->state_started_at >= n->o.recovered_after_s) {
-                struct item *it = krc_calloc(1, sizeof(*it));
-                if (it != NULL) {
-                    it->kind = ITEM_RECOVERED;
-                    it->dest = rv.dest;
-                    snprintf(it->pod_key, sizeof(it->pod_key), "%s/%s", rv.namespace, rv.pod);
-                    snprintf(it->rec_ns, sizeof(it->rec_ns), "%s", rv.namespace);
-                    snprintf(it->rec_pod, sizeof(it->rec_pod), "%s", rv.pod);
-                    snprintf(it->rec_container, sizeof(it->rec_container), "%s", rv.container);
-                    it->recovered.namespace = it->rec_ns;
-                    it->recovered.pod = it->rec_pod;
-                    it->recovered.container = it->rec_container;
-                    it->recovered.ready_seconds = now - c->state_started_at;
-                    snprintf(it->what, sizeof(it->what), "recovered reply for %s/%s", rv.namespace,
-                             rv.pod);
-                    it->recovered.restart_count = c->restart_count;
-                    pthread_mutex_lock(&n->lock);
-                    lane_push(n, it->dest->lane, it);
-                    pthread_mutex_unlock(&n->lock);
-                }
-                done = 1;
-            }
-        } else {
-            done = 1;
-        }
-        krc_free(body);
-        krc_report_cleanup(&rep);
+        it->kind = ITEM_RECOVERED;
+        it->dest = due[i].dest;
+        snprintf(it->pod_key, sizeof(it->pod_key), "%s/%s", due[i].namespace, due[i].pod);
+        snprintf(it->rec_ns, sizeof(it->rec_ns), "%s", due[i].namespace);
+        snprintf(it->rec_pod, sizeof(it->rec_pod), "%s", due[i].pod);
+        snprintf(it->rec_container, sizeof(it->rec_container), "%s", due[i].container);
+        it->recovered.namespace = it->rec_ns;
+        it->recovered.pod = it->rec_pod;
+        it->recovered.container = it->rec_container;
+        it->recovered.ready_seconds = due[i].ready_seconds;
+        it->recovered.restart_count = due[i].restart_count;
+        snprintf(it->what, sizeof(it->what), "recovered reply for %s/%s", due[i].namespace,
+                 due[i].pod);
         pthread_mutex_lock(&n->lock);
-        if (done || now - n->recov[i].alerted_s > RECOVERY_GIVE_UP_S) {
-            n->recov[i] = n->recov[--n->n_recov];
-        } else {
-            /* not yet: look again when it could first qualify, at most a minute later */
-            n->recov[i].next_check_s =
-                now + (n->o.recovered_after_s < 60
-                           ? (n->o.recovered_after_s > 1 ? n->o.recovered_after_s : 1)
-                           : 60);
-            i++;
-        }
+        lane_push(n, it->dest->lane, it);
         pthread_mutex_unlock(&n->lock);
+    }
+}
+
+void krc_notifier_restart_seen(struct krc_notifier *n, const char *uid, const char *ns,
+                               const char *name, const char *container, int restart_count)
+{
+    if (n != NULL && n->recovery != NULL) {
+        krc_recovery_await(n->recovery, uid, ns, name, container, restart_count, krc_clock_now());
+    }
+}
+
+void krc_notifier_pod_event(struct krc_notifier *n, const struct krc_pod_info *pod, int deleted)
+{
+    if (n != NULL && n->recovery != NULL) {
+        krc_recovery_observe(n->recovery, pod, deleted, krc_clock_now());
     }
 }
 
@@ -1634,9 +1555,9 @@ void krc_notifier_run(struct krc_notifier *n)
         if (n->store != NULL) {
             retry_unmarked(n, 0);
         }
-        if (!stopping && n->o.recovered_after_s > 0 && now_ms - last_recovery_check > 5000) {
+        if (!stopping && n->recovery != NULL && now_ms - last_recovery_check >= 1000) {
             last_recovery_check = now_ms;
-            check_recoveries(n);
+            queue_recoveries(n);
         }
         pthread_mutex_lock(&n->lock);
         for (size_t i = 0; i < n->n_lanes; i++) {

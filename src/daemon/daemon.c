@@ -88,7 +88,6 @@ struct daemon {
     struct krc_redactor *redactor;
     struct krc_pattern *log_ignore; /* logIgnorePatterns, compiled */
     size_t n_log_ignore;
-    struct krc_kube_client *recovery_client;
     pthread_t sender;
     int sender_started;
     atomic_int sender_done;
@@ -166,6 +165,10 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
                          "the worker will GET the pod");
     }
     atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
+    /* before this event's state is observed (h_pod), so the recovery
+     * tracker misses nothing between the restart and its alert */
+    krc_notifier_restart_seen(s->d->notifier, r->uid, r->namespace, r->pod, r->container,
+                              r->restart_count);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);
@@ -193,6 +196,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     struct scope *s = userdata;
 
     if (type == KRC_WATCH_DELETED) {
+        krc_notifier_pod_event(s->d->notifier, pod, 1);
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -208,6 +212,8 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     if (krc_pod_state_apply(s->state, pod, on_restart, s) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
+    /* after on_restart: a restart this event revealed is awaited first */
+    krc_notifier_pod_event(s->d->notifier, pod, 0);
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
@@ -565,7 +571,6 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.log_ignore = d->log_ignore;
     no.n_log_ignore = d->n_log_ignore;
     no.redactor = d->redactor;
-    no.kube = d->recovery_client;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.on_delivered = on_delivered;
     no.on_posted = on_posted;
@@ -1000,11 +1005,6 @@ static int setup_scopes(struct daemon *d, struct krc_error *e)
     } else {
         krc_log(KRC_LOG_INFO, "watching pods in all namespaces");
     }
-    d->recovery_client = krc_kube_client_new(&d->auth, d->tokens, e);
-    if (d->recovery_client == NULL) {
-        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);
-        return KRC_ENOMEM;
-    }
     return 0;
 }
 
@@ -1295,7 +1295,6 @@ static void daemon_cleanup(struct daemon *d)
         krc_pattern_cleanup(&d->log_ignore[i]);
     }
     krc_free(d->log_ignore);
-    krc_kube_client_free(d->recovery_client);
     krc_health_cleanup(&d->health);
     for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
         krc_kube_client_free(d->scopes[i].client);

@@ -23,7 +23,7 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
 #include "krc/detect/filter.h"
-#include "krc/kube/kube_client.h"
+#include "krc/kube/kube_pod.h"
 #include "krc/util/redact.h"
 #include "krc/model/report.h"
 #include "krc/detect/restart.h"
@@ -41,8 +41,10 @@ struct krc_notify_options {
     long mute_seconds;
     int storm_threshold; /* more restarts than this within storm_window_s start a storm */
     long storm_window_s;
-    long storm_delay_s;     /* first summary this long after a storm starts */
-    long recovered_after_s; /* Web API: "recovered" reply after running ready this long (0: off) */
+    long storm_delay_s; /* first summary this long after a storm starts */
+    /* Web API: "recovered" reply after the container ran ready this long, as
+     * the watch saw it (krc_notifier_pod_event); 0: off */
+    long recovered_after_s;
     int max_log_lines;
     const struct krc_route *routes;
     size_t n_routes;
@@ -52,7 +54,6 @@ struct krc_notify_options {
     const struct krc_pattern *log_ignore;
     size_t n_log_ignore;
     const struct krc_redactor *redactor; /* may be NULL */
-    struct krc_kube_client *kube;        /* for recovery checks (sender thread only) */
     const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
     /* called by a delivery thread after an alert or reply was accepted by Slack, with
      * the seconds since the restart was detected (for the latency histogram) */
@@ -178,6 +179,13 @@ int krc_notifier_aborted(struct krc_notifier *n);
 void krc_notifier_abort_transfers(struct krc_notifier *n);
 /* Monotonic ms of the sender loop's last iteration (liveness). */
 int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
+
+/* Recovery from what the watch sees (no-ops unless Web API mode with
+ * recovered_after_s): the watch thread reports each detected restart
+ * (before the event's state) and every pod event, DELETED ones included. */
+void krc_notifier_restart_seen(struct krc_notifier *n, const char *uid, const char *ns,
+                               const char *name, const char *container, int restart_count);
+void krc_notifier_pod_event(struct krc_notifier *n, const struct krc_pod_info *pod, int deleted);
 
 /* Number of messages waiting to be sent. */
 size_t krc_notifier_pending(struct krc_notifier *n);
