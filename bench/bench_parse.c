@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "krc/util/buf.h"
+#include "krc/util/clock.h"
 #include "krc/util/error.h"
 #include "krc/kube/kube_pod.h"
 #include "krc/util/linebuf.h"

@@ -850,6 +850,10 @@ static void hit_text(const struct hit *h, char *out, size_t outsz)
     }
     if (e - s > budget && h->at > s + 60) {
         s = h->at - 60;
+        /* start on a character, not inside a UTF-8 sequence */
+        for (int k = 0; k < 3 && s < h->at && ((unsigned char)h->line.p[s] & 0xc0) == 0x80; k++) {
+            s++;
+        }
         cut_front = 1;
     }
     if (cut_front && outsz > 4) {

@@ -866,8 +866,8 @@ static void test_huge_line_and_bounded_work(void **state)
                      KRC_CAUSE_APP_ERROR);
     secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     done(&r, &d);
+    /* shown, not asserted: timings belong to bench/, the machines are noisy */
     print_message("64 KiB log without matches: %.3f s\n", secs);
-    assert_true(secs < 2.0); /* sanitizer builds included */
 
     /* a match in the middle of a huge line gives a short evidence line */
     memcpy(log + 40000, "CUDA out of memory", 18);
@@ -878,6 +878,24 @@ static void test_huge_line_and_bounded_work(void **state)
         assert_true(strlen(d.evidence[i]) < KRC_DIAG_EVIDENCE_MAX);
     }
     assert_true(strlen(d.summary) < 1024);
+    done(&r, &d);
+
+    /* the front cut of that line never lands inside a UTF-8 sequence: "x",
+     * then "\xc3\xa9" pairs (leads at odd offsets), "y" and the match at an
+     * even offset, so 60 bytes before it is a continuation byte */
+    log[0] = 'x';
+    for (i = 1; i + 1 < 40001; i += 2) {
+        log[i] = (char)0xc3;
+        log[i + 1] = (char)0xa9;
+    }
+    log[40001] = 'y';
+    memcpy(log + 40002, "CUDA out of memory", 18);
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, len),
+                     KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_true(evidence_has(&d, "\xc3\xa9yCUDA out of memory"));
+    for (i = 0; i < d.n_evidence; i++) {
+        assert_null(strstr(d.evidence[i], "\xef\xbf\xbd")); /* no U+FFFD */
+    }
     done(&r, &d);
     free(log);
 }
