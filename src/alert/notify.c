@@ -14,7 +14,6 @@
 #include "krc/alert/sink.h"
 #include "krc/alert/slack_format.h"
 #include "krc/store/store.h"
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 #define MAX_DESTS 64

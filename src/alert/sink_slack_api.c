@@ -349,6 +349,5 @@ const struct krc_sink_ops krc_sink_slack_api = {
     .format_recovered = api_format_recovered,
     .send = api_send,
     .upload = api_upload,
-    .describe = api_describe,
     .free = api_free,
 };

@@ -141,6 +141,5 @@ const struct krc_sink_ops krc_sink_slack_webhook = {
     .format_recovered = wh_format_recovered,
     .send = wh_send,
     .upload = NULL,
-    .describe = wh_describe,
     .free = wh_free,
 };

@@ -1,11 +1,13 @@
-/* Notification policy and the alert sender: where each restart goes
- * (routes, the alert-slack-channel annotation/label, defaults), what is said
- * (an alert, a thread reply, a grouped storm summary, a "recovered" reply)
- * and what is held back (mute, silences, log-ignore patterns, storms).
+/* The notifier and the alert sender. It applies the alert policy
+ * (alert/policy.h: where each restart goes, what is held back) with its
+ * memory, says what is posted (an alert, a thread reply, a grouped storm
+ * summary, a "recovered" reply) through the destination's sink
+ * (alert/sink.h), and delivers it: one thread per destination, exactly-once
+ * marking in the outbox, which it alone reads.
  *
  * Restarts are decided on before any collection, so a storm or a muted pod
- * costs no log fetch; nothing held back is lost: it is counted and logged
- * (and recorded by the store once it exists).
+ * costs no log fetch; nothing held back is lost: it is counted, logged and
+ * recorded by the store with its decision.
  *
  * Threads: pipeline workers call krc_notifier_decide(),
  * krc_notifier_prepare() and krc_notifier_enqueue(); one thread runs

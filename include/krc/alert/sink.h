@@ -94,9 +94,6 @@ struct krc_sink_ops {
     int (*upload)(struct krc_sink *s, const char *channel, const char *thread_ts,
                   const char *filename, const char *title, const void *data, size_t len,
                   struct krc_error *err);
-    /* For logs, without secrets: "webhook hooks.slack.com", "channel #alerts". */
-    void (*describe)(const struct krc_sink *s, const struct krc_sink_message *m, char *out,
-                     size_t outsz);
     void (*free)(struct krc_sink *s);
 };
 

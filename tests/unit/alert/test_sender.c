@@ -134,13 +134,6 @@ static int fk_send(struct krc_sink *s, const struct krc_sink_message *m,
     return rc;
 }
 
-static void fk_describe(const struct krc_sink *s, const struct krc_sink_message *m, char *out,
-                        size_t outsz)
-{
-    (void)m;
-    snprintf(out, outsz, "fake %s", ((const struct fake_sink *)s)->target);
-}
-
 static void fk_free(struct krc_sink *s)
 {
     krc_free(s);
@@ -154,7 +147,6 @@ static const struct krc_sink_ops fake_ops = {
     .format_recovered = fk_format_recovered,
     .send = fk_send,
     .upload = NULL,
-    .describe = fk_describe,
     .free = fk_free,
 };
 
