@@ -3,8 +3,9 @@
 Two routes send to two webhooks of the fake Slack. The fake answers every POST to one of
 them with 429 and `Retry-After: 30`. A restart routed to the other webhook must be posted
 within one second of the time the same kind of restart took without any 429; the held
-message must still be pending (not posted, not given up) while its Retry-After runs, and it
-must stay in the outbox when krc shuts down in the middle of that wait.
+message must still be pending (not posted, not given up) while its Retry-After runs, stay in
+the outbox when krc shuts down in the middle of that wait, and be posted once at the next
+start.
 
     python3 tests/integration/test_route_isolation.py --krc build/krc
 """
@@ -57,7 +58,8 @@ class RouteIsolation(AlertTestBase):
 
         # While the slow route waits out its Retry-After, the fast one is not held.
         isolated = self.post_time("fast", "iso-0", p_fast, 2)
-        self.assertLess(isolated - baseline, 1.0,
+        # one second, as the issue asks (scaled only under a slow wrapper such as valgrind)
+        self.assertLess(isolated - baseline, 1.0 * h.SLOWDOWN,
                         "a 429 on one route delayed another route's message by %.2fs "
                         "(baseline %.2fs, with the 429 %.2fs)"
                         % (isolated - baseline, baseline, isolated))
@@ -80,6 +82,19 @@ class RouteIsolation(AlertTestBase):
             rows = sorted(db.execute("SELECT destination, state FROM outbox"))
         self.assertEqual(rows, [("route:0", "pending"), ("route:1", "delivered"),
                                 ("route:1", "delivered")])
+        first = self.krc.text()
+        for secret in self.secrets:
+            self.assertNotIn(secret, first, "a secret appeared in krc's output")
+
+        # At the next start, without the 429, the held message is posted from the outbox,
+        # once, and nothing posted before is posted again.
+        self.slack.clear_faults()
+        self.start_krc({"KRC_DB": db_dir + "/krc.db"}, ["--config", cfg])
+        self.slack.wait_messages(1, timeout=20 * h.SLOWDOWN, webhook=p_slow)
+        self.wait_log("from before the restart of krc posted")
+        time.sleep(1.5)  # a window for duplicates; asserted below
+        self.assertEqual(len(self.slack.messages(webhook=p_slow)), 1)
+        self.assertEqual(len(self.slack.messages(webhook=p_fast)), 2)
 
 
 if __name__ == "__main__":
