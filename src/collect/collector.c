@@ -152,95 +152,118 @@ static int add_query_path(struct krc_buf *b, const char *fmt_path, const char *a
     return rc;
 }
 
-int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
-                const struct krc_collector_options *o, struct krc_report *rep,
-                struct krc_error *err)
-{
+/* The parallel requests of one collection and their answers. */
+struct fetch {
     struct krc_buf paths[REQ_COUNT];
     const char *path_ptrs[REQ_COUNT];
     int which[REQ_COUNT];
     struct krc_http_response resps[REQ_COUNT];
     krc_http_data_cb on_data[REQ_COUNT];
     void *userdata[REQ_COUNT];
-    struct log_sink sink;
-    size_t keep;
-    long cap;
     struct krc_error errs[REQ_COUNT];
     int rets[REQ_COUNT];
-    size_t n = 0;
-    char sel[1024];
-    char num[32];
-    char num2[32];
-    struct krc_error pe;
-    int rc = 0;
-    int pod_gone = 0;
+    size_t n;
+    struct log_sink sink; /* the previous log */
+    long cap;             /* its transfer cap */
+};
+
+static void fetch_init(struct fetch *f, const struct krc_collector_options *o)
+{
+    size_t keep;
 
     for (size_t i = 0; i < REQ_COUNT; i++) {
-        krc_buf_init(&paths[i], PATH_MAX_LEN);
-        krc_http_response_init(&resps[i]);
-        krc_error_clear(&errs[i]);
-        on_data[i] = NULL;
-        userdata[i] = NULL;
+        krc_buf_init(&f->paths[i], PATH_MAX_LEN);
+        krc_http_response_init(&f->resps[i]);
+        krc_error_clear(&f->errs[i]);
+        f->on_data[i] = NULL;
+        f->userdata[i] = NULL;
     }
+    f->n = 0;
     keep = o->limit_bytes > 0 ? (size_t)o->limit_bytes : 1;
     if (keep > KRC_REPORT_LOG_MAX) {
         keep = KRC_REPORT_LOG_MAX;
     }
-    cap = sink_init(&sink, keep, o->transfer_limit_bytes);
-    krc_error_clear(&pe);
+    f->cap = sink_init(&f->sink, keep, o->transfer_limit_bytes);
+}
 
-    /* 1. The pod: as the watch saw it at the restart, else a GET. */
-    if (r->pod_json == NULL || krc_kube_parse_pod(r->pod_json, r->pod_json_len, rep, &pe) < 0) {
-        char *body = NULL;
-        size_t len = 0;
-        struct krc_buf p;
-        krc_buf_init(&p, PATH_MAX_LEN);
-        krc_report_clear_pod(rep);
-        if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s", r->namespace, r->pod) == 0 &&
-            krc_kube_get(c, krc_buf_str(&p), JSON_MAX, &body, &len, &pe) == 0 &&
-            krc_kube_parse_pod(body, len, rep, &pe) == 0) {
-            /* got it */
-        } else {
-            krc_report_clear_pod(rep);
-            if (fill_identity(r, rep) < 0) {
-                krc_free(body);
-                krc_buf_cleanup(&p);
-                rc = krc_error_set(err, KRC_ENOMEM, "out of memory building a report");
-                goto out;
-            }
-            if (pe.code == KRC_ENOTFOUND) {
-                pod_gone = 1;
-                krc_report_add_note(rep, "the pod was deleted before it could be collected");
-            } else {
-                krc_report_add_note(rep, "pod details unavailable: %s", pe.msg);
-            }
-        }
-        krc_free(body);
-        krc_buf_cleanup(&p);
+static void fetch_cleanup(struct fetch *f)
+{
+    for (size_t i = 0; i < REQ_COUNT; i++) {
+        krc_buf_cleanup(&f->paths[i]);
+        krc_http_response_cleanup(&f->resps[i]);
     }
+    krc_logtail_cleanup(&f->sink.tail);
+}
 
-    /* 2. Events, node, node events and the previous log, in parallel. */
+/* 1. The pod: as the watch saw it at the restart, else a GET; else the
+ * restart record's identity with a note (*ret_pod_gone when deleted). */
+static int collect_pod(struct krc_kube_client *c, const struct krc_restart *r,
+                       struct krc_report *rep, int *ret_pod_gone, struct krc_error *err)
+{
+    struct krc_error pe;
+    char *body = NULL;
+    size_t len = 0;
+    struct krc_buf p;
+    int rc = 0;
+
+    krc_error_clear(&pe);
+    if (r->pod_json != NULL && krc_kube_parse_pod(r->pod_json, r->pod_json_len, rep, &pe) == 0) {
+        return 0;
+    }
+    krc_buf_init(&p, PATH_MAX_LEN);
+    krc_report_clear_pod(rep);
+    if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s", r->namespace, r->pod) == 0 &&
+        krc_kube_get(c, krc_buf_str(&p), JSON_MAX, &body, &len, &pe) == 0 &&
+        krc_kube_parse_pod(body, len, rep, &pe) == 0) {
+        goto out; /* got it */
+    }
+    krc_report_clear_pod(rep);
+    if (fill_identity(r, rep) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory building a report");
+        goto out;
+    }
+    if (pe.code == KRC_ENOTFOUND) {
+        *ret_pod_gone = 1;
+        krc_report_add_note(rep, "the pod was deleted before it could be collected");
+    } else {
+        krc_report_add_note(rep, "pod details unavailable: %s", pe.msg);
+    }
+out:
+    krc_free(body);
+    krc_buf_cleanup(&p);
+    return rc;
+}
+
+/* 2. Which of events, node, node events and the previous log to request. */
+static void plan_requests(struct fetch *f, const struct krc_restart *r,
+                          const struct krc_collector_options *o, struct krc_report *rep,
+                          int pod_gone)
+{
+    char sel[1024];
+
     if (o->fetch_events) {
         const char *kv[] = {"fieldSelector", sel, NULL};
         snprintf(sel, sizeof(sel), "involvedObject.uid=%s", r->uid);
-        if (add_query_path(&paths[n], "/api/v1/namespaces/%s/events", r->namespace, kv) == 0) {
-            which[n++] = REQ_EVENTS;
+        if (add_query_path(&f->paths[f->n], "/api/v1/namespaces/%s/events", r->namespace, kv) ==
+            0) {
+            f->which[f->n++] = REQ_EVENTS;
         }
     }
     if (o->fetch_node && rep->node_name != NULL && rep->node_name[0] != '\0') {
-        char sel2[600];
-        const char *kv[] = {"fieldSelector", sel2, NULL};
-        if (add_query_path(&paths[n], "/api/v1/nodes/%s", rep->node_name, NULL) == 0) {
-            which[n++] = REQ_NODE;
+        const char *kv[] = {"fieldSelector", sel, NULL};
+        if (add_query_path(&f->paths[f->n], "/api/v1/nodes/%s", rep->node_name, NULL) == 0) {
+            f->which[f->n++] = REQ_NODE;
         }
         /* The kubelet writes node events to "default" (cluster-scoped object). */
-        snprintf(sel2, sizeof(sel2), "involvedObject.kind=Node,involvedObject.name=%s,type!=Normal",
+        snprintf(sel, sizeof(sel), "involvedObject.kind=Node,involvedObject.name=%s,type!=Normal",
                  rep->node_name);
-        if (add_query_path(&paths[n], "/api/v1/namespaces/%s/events", "default", kv) == 0) {
-            which[n++] = REQ_NODE_EVENTS;
+        if (add_query_path(&f->paths[f->n], "/api/v1/namespaces/%s/events", "default", kv) == 0) {
+            f->which[f->n++] = REQ_NODE_EVENTS;
         }
     }
     if (o->fetch_logs && !pod_gone) {
+        char num[32];
+        char num2[32];
         const char *kv[] = {
             "container", r->container, "previous", "true",       "tailLines",
             num,         "limitBytes", num2,       "timestamps", o->timestamps ? "true" : "false",
@@ -249,109 +272,141 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
         snprintf(num, sizeof(num), "%d", o->tail_lines);
         /* one byte more than we read: a server that sends it shows the
          * window goes on past the cap */
-        snprintf(num2, sizeof(num2), "%ld", cap + 1);
+        snprintf(num2, sizeof(num2), "%ld", f->cap + 1);
         krc_buf_init(&p, PATH_MAX_LEN);
         if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s/log", r->namespace, r->pod) == 0 &&
-            add_query_path(&paths[n], "%s", krc_buf_str(&p), kv) == 0) {
-            on_data[n] = log_on_data;
-            userdata[n] = &sink;
-            which[n++] = REQ_LOGS;
+            add_query_path(&f->paths[f->n], "%s", krc_buf_str(&p), kv) == 0) {
+            f->on_data[f->n] = log_on_data;
+            f->userdata[f->n] = &f->sink;
+            f->which[f->n++] = REQ_LOGS;
         }
         krc_buf_cleanup(&p);
     } else if (pod_gone) {
         krc_report_add_note(rep, "no previous log: the pod no longer exists");
     }
-    for (size_t i = 0; i < n; i++) {
-        path_ptrs[i] = krc_buf_str(&paths[i]);
+}
+
+/* The previous log's answer: kept, or a note saying why there is none. */
+static int apply_log(struct fetch *f, size_t i, const char *msg, int ok, const char *container,
+                     const struct krc_collector_options *o, struct krc_report *rep,
+                     struct krc_error *err)
+{
+    const struct krc_http_response *resp = &f->resps[i];
+    struct krc_error pe;
+
+    krc_error_clear(&pe);
+    if (ok && resp->status == 204) {
+        krc_report_add_note(rep, "no previous log: the pod has no node");
+    } else if (ok) {
+        if (store_log(&f->sink, rep, container, &pe) < 0) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
+        }
+        if (o->timestamps) {
+            rep->log_flags |= KRC_REPORT_LOG_TIMESTAMPS;
+        }
+    } else if (f->rets[i] == 0 && resp->status == 400) {
+        krc_report_add_note(rep, "no previous log: %s", msg);
+    } else if (f->rets[i] == 0 && resp->status == 404) {
+        krc_report_add_note(rep, "no previous log: the pod no longer exists");
+    } else {
+        krc_report_add_note(rep, "previous log unavailable: %s", msg);
     }
-    if (n > 0 && krc_kube_get_many_stream(c, path_ptrs, n, JSON_MAX, on_data, userdata, resps, rets,
-                                          errs) < 0) {
-        for (size_t i = 0; i < n; i++) {
-            rets[i] = KRC_ENOMEM;
-            krc_error_set(&errs[i], KRC_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* 3. One answer into the report; a failure becomes a note. KRC_ENOMEM. */
+static int apply_response(struct fetch *f, size_t i, const char *container,
+                          const struct krc_collector_options *o, struct krc_report *rep,
+                          struct krc_error *err)
+{
+    const struct krc_http_response *resp = &f->resps[i];
+    char msg[KRC_ERROR_MSG_MAX];
+    int ok = f->rets[i] == 0 && resp->status >= 200 && resp->status < 300;
+    struct krc_error pe;
+
+    if (f->which[i] == REQ_LOGS && f->sink.nomem) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
+    }
+    if (f->which[i] == REQ_LOGS && f->rets[i] == KRC_ECANCELED && f->sink.over) {
+        ok = 1; /* we stopped it at the transfer cap: what came is kept */
+    }
+    if (f->rets[i] == 0 && !ok) {
+        krc_kube_status_message(resp, msg, sizeof(msg));
+    } else {
+        snprintf(msg, sizeof(msg), "%s", f->errs[i].msg);
+    }
+    krc_error_clear(&pe);
+    switch (f->which[i]) {
+    case REQ_EVENTS:
+        if (!ok) {
+            krc_report_add_note(rep, "pod events unavailable: %s", msg);
+        } else if (krc_kube_parse_events(resp->body ? resp->body : "[]",
+                                         resp->body ? resp->body_len : 2, rep, &pe) < 0) {
+            krc_report_add_note(rep, "pod events unreadable: %s", pe.msg);
+        }
+        break;
+    case REQ_NODE:
+        if (ok && resp->body != NULL &&
+            krc_kube_parse_node(resp->body, resp->body_len, rep, &pe) < 0) {
+            krc_report_add_note(rep, "node %s unreadable: %s", rep->node_name, pe.msg);
+        } else if (f->rets[i] == 0 && resp->status == 404) {
+            krc_report_add_note(rep, "node %s no longer exists", rep->node_name);
+        } else if (!ok) {
+            krc_report_add_note(rep, "node %s unavailable: %s", rep->node_name, msg);
+        }
+        break;
+    case REQ_NODE_EVENTS:
+        if (!ok) {
+            krc_report_add_note(rep, "node events unavailable: %s", msg);
+        } else if (resp->body != NULL &&
+                   krc_kube_parse_events(resp->body, resp->body_len, rep, &pe) < 0) {
+            krc_report_add_note(rep, "node events unreadable: %s", pe.msg);
+        }
+        break;
+    case REQ_LOGS:
+        return apply_log(f, i, msg, ok, container, o, rep, err);
+    }
+    return 0;
+}
+
+int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
+                const struct krc_collector_options *o, struct krc_report *rep,
+                struct krc_error *err)
+{
+    struct fetch fetch;
+    struct fetch *f = &fetch;
+    int pod_gone = 0;
+    int rc;
+
+    fetch_init(f, o);
+    rc = collect_pod(c, r, rep, &pod_gone, err);
+    if (rc < 0) {
+        goto out;
+    }
+    plan_requests(f, r, o, rep, pod_gone);
+    for (size_t i = 0; i < f->n; i++) {
+        f->path_ptrs[i] = krc_buf_str(&f->paths[i]);
+    }
+    if (f->n > 0 && krc_kube_get_many_stream(c, f->path_ptrs, f->n, JSON_MAX, f->on_data,
+                                             f->userdata, f->resps, f->rets, f->errs) < 0) {
+        for (size_t i = 0; i < f->n; i++) {
+            f->rets[i] = KRC_ENOMEM;
+            krc_error_set(&f->errs[i], KRC_ENOMEM, "out of memory");
         }
     }
-
-    /* 3. Whatever came back goes into the report; failures become notes. */
-    for (size_t i = 0; i < n; i++) {
-        const struct krc_http_response *resp = &resps[i];
-        char msg[KRC_ERROR_MSG_MAX];
-        int ok = rets[i] == 0 && resp->status >= 200 && resp->status < 300;
-
-        if (which[i] == REQ_LOGS && sink.nomem) {
-            rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");
-            goto out;
-        }
-        if (which[i] == REQ_LOGS && rets[i] == KRC_ECANCELED && sink.over) {
-            ok = 1; /* we stopped it at the transfer cap: what came is kept */
-        }
-
-        if (rets[i] == 0 && !ok) {
-            krc_kube_status_message(resp, msg, sizeof(msg));
-        } else {
-            snprintf(msg, sizeof(msg), "%s", errs[i].msg);
-        }
-        krc_error_clear(&pe);
-        switch (which[i]) {
-        case REQ_EVENTS:
-            if (!ok) {
-                krc_report_add_note(rep, "pod events unavailable: %s", msg);
-            } else if (krc_kube_parse_events(resp->body ? resp->body : "[]",
-                                             resp->body ? resp->body_len : 2, rep, &pe) < 0) {
-                krc_report_add_note(rep, "pod events unreadable: %s", pe.msg);
-            }
-            break;
-        case REQ_NODE:
-            if (ok && resp->body != NULL &&
-                krc_kube_parse_node(resp->body, resp->body_len, rep, &pe) < 0) {
-                krc_report_add_note(rep, "node %s unreadable: %s", rep->node_name, pe.msg);
-            } else if (rets[i] == 0 && resp->status == 404) {
-                krc_report_add_note(rep, "node %s no longer exists", rep->node_name);
-            } else if (!ok) {
-                krc_report_add_note(rep, "node %s unavailable: %s", rep->node_name, msg);
-            }
-            break;
-        case REQ_NODE_EVENTS:
-            if (!ok) {
-                krc_report_add_note(rep, "node events unavailable: %s", msg);
-            } else if (resp->body != NULL &&
-                       krc_kube_parse_events(resp->body, resp->body_len, rep, &pe) < 0) {
-                krc_report_add_note(rep, "node events unreadable: %s", pe.msg);
-            }
-            break;
-        case REQ_LOGS:
-            if (ok && resp->status == 204) {
-                krc_report_add_note(rep, "no previous log: the pod has no node");
-            } else if (ok) {
-                if (store_log(&sink, rep, r->container, &pe) < 0) {
-                    rc = krc_error_set(err, KRC_ENOMEM, "out of memory storing the log");
-                    goto out;
-                }
-                if (o->timestamps) {
-                    rep->log_flags |= KRC_REPORT_LOG_TIMESTAMPS;
-                }
-            } else if (rets[i] == 0 && resp->status == 400) {
-                krc_report_add_note(rep, "no previous log: %s", msg);
-            } else if (rets[i] == 0 && resp->status == 404) {
-                krc_report_add_note(rep, "no previous log: the pod no longer exists");
-            } else {
-                krc_report_add_note(rep, "previous log unavailable: %s", msg);
-            }
-            break;
-        }
+    for (size_t i = 0; i < f->n && rc == 0; i++) {
+        rc = apply_response(f, i, r->container, o, rep, err);
     }
 out:
-    for (size_t i = 0; i < REQ_COUNT; i++) {
-        krc_buf_cleanup(&paths[i]);
-        krc_http_response_cleanup(&resps[i]);
-    }
-    krc_logtail_cleanup(&sink.tail);
+    fetch_cleanup(f);
     return rc;
 }
 
-int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
-                         long cap, unsigned char **ret, size_t *ret_len,
-                         struct krc_logtail_cut *ret_cut, struct krc_error *err)
+/* The end of the whole previous log: the last `keep` bytes, reading at most
+ * `cap`; *ret (NULL when empty), *ret_len and what was cut. */
+static int full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep, long cap,
+                    unsigned char **ret, size_t *ret_len, struct krc_logtail_cut *ret_cut,
+                    struct krc_error *err)
 {
     char num[32];
     const char *kv[] = {"container", r->container, "previous", "true", "limitBytes",
@@ -402,4 +457,27 @@ out:
     krc_buf_cleanup(&p);
     krc_buf_cleanup(&path);
     return rc;
+}
+
+int krc_collect_log_file(struct krc_kube_client *c, const struct krc_restart *r, char **ret,
+                         size_t *ret_len, struct krc_error *err)
+{
+    unsigned char *out = NULL;
+    size_t len = 0;
+    struct krc_logtail_cut cut;
+    int rc;
+
+    rc = full_log(c, r, KRC_COLLECT_LOG_FILE_KEEP, KRC_COLLECT_LOG_FILE_CAP, &out, &len, &cut, err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (cut.dropped > 0 || cut.capped) {
+        char note[320];
+        krc_logtail_describe(&cut, note, sizeof(note));
+        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, note);
+    }
+    *ret = (char *)out;
+    *ret_len = len;
+    return 0;
 }

@@ -268,36 +268,7 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-/* --- the workers: collect, diagnose, decide, hand over to the sender ------ */
-
-/* Web API threads get the previous log as a file, not only the tail: its
- * last FULL_LOG_KEEP bytes, reading at most FULL_LOG_CAP (the kubelet
- * rotates container logs at 10 MiB by default). */
-#define FULL_LOG_KEEP (4u * 1024u * 1024u)
-#define FULL_LOG_CAP (16L * 1024L * 1024L)
-
-static int fetch_full_log(struct krc_kube_client *c, const struct krc_restart *r, char **ret,
-                          size_t *ret_len, struct krc_error *err)
-{
-    unsigned char *out = NULL;
-    struct krc_logtail_cut cut;
-    int rc;
-
-    rc = krc_collect_full_log(c, r, FULL_LOG_KEEP, FULL_LOG_CAP, &out, ret_len, &cut, err);
-    if (rc < 0) {
-        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s", r->namespace,
-                r->pod, r->container, err->msg);
-        return rc;
-    }
-    if (cut.dropped > 0 || cut.capped) {
-        char note[320];
-        krc_logtail_describe(&cut, note, sizeof(note));
-        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, note);
-    }
-    *ret = (char *)out;
-    return 0;
-}
+/* --- worker threads (the pipeline: pipeline.c), retention, the outbox ---- */
 
 static void *worker_main(void *arg)
 {
@@ -1050,7 +1021,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
 
     w->d = d;
     p->collect = krc_collect;
-    p->log_file = fetch_full_log;
+    p->log_file = krc_collect_log_file;
     p->config = &d->live;
     p->notifier = d->notifier;
     p->redactor = d->redactor;

@@ -203,22 +203,15 @@ static void left_to_next_leader(const struct krc_restart *r)
             r->namespace, r->pod, r->container, r->restart_count);
 }
 
-void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r)
+/* Did this replica, its predecessor or an earlier process handle the restart
+ * already, or is it the next leader's? Then it is not processed (logged). */
+static int not_ours(const struct krc_pipeline_deps *p, const struct krc_restart *r)
 {
-    enum krc_notify_decision decision = KRC_NOTIFY_NO_DESTINATION;
-    struct krc_collector_options co;
-    struct krc_report *rep = NULL;
-    struct krc_diagnosis *dg = NULL;
-    char *full_log = NULL;
-    size_t full_log_len = 0;
     struct krc_error e;
-    int64_t t0 = mono_ms(p);
-    int rc;
 
-    log_detected(r);
     if (lease_lost(p)) {
         left_to_next_leader(r);
-        return;
+        return 1;
     }
     if (p->leader != NULL &&
         krc_leader_was_handled(p->leader, r->uid, r->container, r->restart_count, r->finished_at,
@@ -228,121 +221,185 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
                 "restart of %s/%s container %s (count %d) already handled by the previous "
                 "leader; not alerted again",
                 r->namespace, r->pod, r->container, r->restart_count);
-        return;
+        return 1;
     }
     if (p->store != NULL) {
         int64_t id = 0;
         struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
                                            r->container_id};
-        int found = krc_store_find_restart(p->store, &ident, &id, &e);
+        int found;
+        krc_error_clear(&e);
+        found = krc_store_find_restart(p->store, &ident, &id, &e);
         if (found == 1) {
             /* e.g. re-detected after a restart of krc: it was handled then */
             krc_log(KRC_LOG_INFO,
                     "restart of %s/%s container %s (count %d) already recorded as "
                     "#%lld; not alerted again",
                     r->namespace, r->pod, r->container, r->restart_count, (long long)id);
-            return;
+            return 1;
         }
         if (found < 0) {
             atomic_fetch_add(&p->status->store_errors, 1);
             krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
         }
-        krc_error_clear(&e);
     }
-    /* allocated once the restart is known to be this replica's to handle */
-    rep = krc_report_new();
-    dg = krc_calloc(1, sizeof(*dg));
-    if (rep == NULL || dg == NULL) {
-        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
-                r->pod);
-        krc_report_free(rep);
-        krc_free(dg);
-        return;
-    }
-    krc_diagnosis_init(dg);
-    krc_error_clear(&e);
-    if (p->notifier != NULL) {
-        decision = krc_notifier_decide(p->notifier, r);
-    }
+    return 0;
+}
+
+/* One restart on its way: what it owns until the notifier takes it. */
+struct job {
+    const struct krc_restart *r;
+    enum krc_notify_decision decision;
+    struct krc_report *rep;
+    struct krc_diagnosis *dg;
+    char *log_file; /* Web API: the previous log as a file, or NULL */
+    size_t log_file_len;
+    int64_t t0; /* monotonic ms at the start */
+};
+
+/* Collect what the decision needs: everything for an alert (and the log
+ * file when the notifier wants one), only what the watch saw for a muted,
+ * grouped or silenced restart (no requests). */
+static void collect(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    const struct krc_config *cfg = live_cfg(p);
+    struct krc_collector_options co;
+    struct krc_error e;
+    int rc;
+
     krc_collector_options_defaults(&co);
-    co.tail_lines = (int)live_cfg(p)->log_tail_lines;
-    co.limit_bytes = live_cfg(p)->log_limit_bytes;
-    co.transfer_limit_bytes = live_cfg(p)->log_transfer_limit_bytes;
-    if (decision == KRC_NOTIFY_ALERT || decision == KRC_NOTIFY_THREAD ||
-        decision == KRC_NOTIFY_NO_DESTINATION) {
-        rc = p->collect(p->client, r, &co, rep, &e);
-        if (rc == 0 && p->notifier != NULL && krc_notifier_wants_full_log(p->notifier) &&
-            decision != KRC_NOTIFY_NO_DESTINATION && rep->log != NULL) {
+    co.tail_lines = (int)cfg->log_tail_lines;
+    co.limit_bytes = cfg->log_limit_bytes;
+    co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
+    krc_error_clear(&e);
+    if (j->decision != KRC_NOTIFY_ALERT && j->decision != KRC_NOTIFY_THREAD &&
+        j->decision != KRC_NOTIFY_NO_DESTINATION) {
+        rc = krc_collect_minimal(r, j->rep, &e);
+    } else {
+        rc = p->collect(p->client, r, &co, j->rep, &e);
+        if (rc == 0 && j->decision != KRC_NOTIFY_NO_DESTINATION && j->rep->log != NULL &&
+            p->notifier != NULL && krc_notifier_wants_full_log(p->notifier)) {
             struct krc_error fe;
             krc_error_clear(&fe);
-            if (p->log_file(p->client, r, &full_log, &full_log_len, &fe) < 0) {
-                full_log = NULL;
-                full_log_len = 0;
+            if (p->log_file(p->client, r, &j->log_file, &j->log_file_len, &fe) < 0) {
+                krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s",
+                        r->namespace, r->pod, r->container, fe.msg);
+                j->log_file = NULL;
+                j->log_file_len = 0;
             }
         }
-    } else {
-        /* muted, grouped or silenced: recorded from what the watch saw, no requests */
-        rc = krc_collect_minimal(r, rep, &e);
     }
     if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
                 r->container, e.msg);
     }
-    if (krc_diagnose(rep, r->container, dg, &e) < 0 && krc_diagnose(rep, NULL, dg, &e) < 0) {
+}
+
+static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (krc_diagnose(j->rep, r->container, j->dg, &e) < 0 &&
+        krc_diagnose(j->rep, NULL, j->dg, &e) < 0) {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
                 r->pod, r->container, e.msg);
     }
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
-                       (const char *[]){r->namespace, krc_cause_name(dg->cause)});
+                       (const char *[]){r->namespace, krc_cause_name(j->dg->cause)});
     }
+}
+
+/* Leader election: the restart is handled, published in the hand-over list. */
+static void note_handled(const struct krc_pipeline_deps *p, const struct krc_restart *r)
+{
+    if (p->leader != NULL) {
+        krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count, r->finished_at,
+                                r->container_id);
+    }
+}
+
+/* Format, record with the outbox, queue. Returns 1 when the notifier took
+ * the job's report, diagnosis and log file. */
+static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_notify_message msg;
+    int64_t outbox_id = 0;
+    int rc;
+
+    j->decision = krc_notifier_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
+    if (j->decision == KRC_NOTIFY_NO_DESTINATION) {
+        atomic_fetch_add(&p->status->not_posted, 1);
+    }
+    log_diagnosed(r, j->dg, j->decision, mono_ms(p) - j->t0);
+    if (lease_lost(p)) {
+        /* lost the Lease while collecting: not recorded, not posted */
+        left_to_next_leader(r);
+        krc_notify_message_cleanup(&msg);
+        return 0;
+    }
+    /* Recorded with its pending notification in one transaction before
+     * anything is sent: a crash cannot lose or repeat it. */
+    rc = record(p, r, j->rep, j->dg, j->decision, &msg, &outbox_id);
+    if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
+        /* nothing to post (muted, grouped, silenced): handled now; a message
+         * is published as handled once Slack accepted it (on_posted), so
+         * that a new leader posts what this one could not */
+        note_handled(p, r);
+    }
+    if (rc == KRC_STORE_EXISTS || msg.body == NULL) {
+        krc_notify_message_cleanup(&msg);
+        return 0;
+    }
+    krc_notifier_enqueue(p->notifier, &msg, outbox_id, j->rep, j->dg, j->log_file, j->log_file_len);
+    return 1;
+}
+
+void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r)
+{
+    struct job j;
+
+    memset(&j, 0, sizeof(j));
+    j.r = r;
+    j.decision = KRC_NOTIFY_NO_DESTINATION;
+    j.t0 = mono_ms(p);
+    log_detected(r);
+    if (not_ours(p, r)) {
+        return;
+    }
+    /* allocated once the restart is known to be this replica's to handle */
+    j.rep = krc_report_new();
+    j.dg = krc_calloc(1, sizeof(*j.dg));
+    if (j.rep == NULL || j.dg == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not diagnosed", r->namespace,
+                r->pod);
+        krc_report_free(j.rep);
+        krc_free(j.dg);
+        return;
+    }
+    krc_diagnosis_init(j.dg);
     if (p->notifier != NULL) {
-        struct krc_notify_message msg;
-        int64_t outbox_id = 0;
-        decision = krc_notifier_prepare(p->notifier, r, decision, rep, dg, &msg);
-        if (decision == KRC_NOTIFY_NO_DESTINATION) {
-            atomic_fetch_add(&p->status->not_posted, 1);
-        }
-        log_diagnosed(r, dg, decision, mono_ms(p) - t0);
-        if (lease_lost(p)) {
-            /* lost the Lease while collecting: not recorded, not posted */
-            left_to_next_leader(r);
-            krc_notify_message_cleanup(&msg);
-            goto out;
-        }
-        /* Recorded with its pending notification in one transaction before
-         * anything is sent: a crash cannot lose or repeat it. */
-        rc = record(p, r, rep, dg, decision, &msg, &outbox_id);
-        if (p->leader != NULL && rc != KRC_STORE_EXISTS && msg.body == NULL) {
-            /* nothing to post (muted, grouped, silenced): handled now; a
-             * message is published as handled once Slack accepted it
-             * (on_posted), so that a new leader posts what this one could
-             * not */
-            krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count,
-                                    r->finished_at, r->container_id);
-        }
-        if (rc == KRC_STORE_EXISTS) {
-            krc_notify_message_cleanup(&msg);
-            goto out;
-        }
-        if (msg.body != NULL) {
-            /* ownership of rep, dg and full_log moves to the notifier */
-            krc_notifier_enqueue(p->notifier, &msg, outbox_id, rep, dg, full_log, full_log_len);
-            return;
+        j.decision = krc_notifier_decide(p->notifier, r);
+    }
+    collect(p, &j);
+    diagnose(p, &j);
+    if (p->notifier != NULL) {
+        if (hand_over(p, &j)) {
+            return; /* the notifier owns the report, diagnosis and log file */
         }
     } else {
-        log_diagnosed(r, dg, decision, mono_ms(p) - t0);
-        record(p, r, rep, dg, decision, NULL, NULL);
-        if (p->leader != NULL) {
-            krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count,
-                                    r->finished_at, r->container_id);
-        }
+        log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
+        record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
+        note_handled(p, r);
     }
-out:
-    krc_report_free(rep);
-    krc_diagnosis_cleanup(dg);
-    krc_free(dg);
-    krc_free(full_log);
+    krc_report_free(j.rep);
+    krc_diagnosis_cleanup(j.dg);
+    krc_free(j.dg);
+    krc_free(j.log_file);
 }
 
 void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,

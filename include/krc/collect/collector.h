@@ -39,14 +39,21 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
                 const struct krc_collector_options *o, struct krc_report *rep,
                 struct krc_error *err);
 
-/* The end of the whole previous log of r's container (Web API log files):
- * no tailLines, limitBytes = cap + 1, streamed through a krc_logtail that
- * keeps the last `keep` bytes. *ret (caller frees with krc_free; NULL when
- * empty), *ret_len and what was cut. Errors: the request's (a non-2xx
- * status gives KRC_EHTTP or the translated code), KRC_ENOMEM. */
-int krc_collect_full_log(struct krc_kube_client *c, const struct krc_restart *r, size_t keep,
-                         long cap, unsigned char **ret, size_t *ret_len,
-                         struct krc_logtail_cut *ret_cut, struct krc_error *err);
+/* Web API threads get the previous log as a file, not only the tail: its
+ * last KRC_COLLECT_LOG_FILE_KEEP bytes, reading at most
+ * KRC_COLLECT_LOG_FILE_CAP (the kubelet rotates container logs at 10 MiB by
+ * default). */
+#define KRC_COLLECT_LOG_FILE_KEEP (4u * 1024u * 1024u)
+#define KRC_COLLECT_LOG_FILE_CAP (16L * 1024L * 1024L)
+
+/* The end of the whole previous log of r's container, as a log file: no
+ * tailLines, limitBytes = KRC_COLLECT_LOG_FILE_CAP + 1, streamed through a
+ * krc_logtail that keeps the last KRC_COLLECT_LOG_FILE_KEEP bytes (what was
+ * cut is logged at debug). *ret (caller frees with krc_free; NULL when
+ * empty) and *ret_len. Errors: the request's (a non-2xx status gives
+ * KRC_EHTTP or the translated code), KRC_ETOOBIG (path), KRC_ENOMEM. */
+int krc_collect_log_file(struct krc_kube_client *c, const struct krc_restart *r, char **ret,
+                         size_t *ret_len, struct krc_error *err);
 
 /* Fill `rep` from the restart record alone (no API request): used for
  * restarts that are muted or grouped into a storm summary, which are
