@@ -5,6 +5,25 @@
 
 #include "krc/util/mem.h"
 
+const char *krc_policy_decision_name(enum krc_policy_decision d)
+{
+    switch (d) {
+    case KRC_POLICY_ALERT:
+        return "alert";
+    case KRC_POLICY_THREAD:
+        return "thread_reply";
+    case KRC_POLICY_MUTED:
+        return "muted";
+    case KRC_POLICY_GROUPED:
+        return "grouped";
+    case KRC_POLICY_SILENCED:
+        return "silenced";
+    case KRC_POLICY_NO_DESTINATION:
+        return "not_posted";
+    }
+    return "unknown";
+}
+
 static int nonempty(const char *s)
 {
     return s != NULL && s[0] != '\0';
@@ -147,7 +166,7 @@ enum krc_policy_mute_result krc_policy_mute_check(const struct krc_policy *p,
     struct krc_policy_mute *e = krc_policy_mute_find(m, key, 0, now_s);
 
     if (e != NULL && now_s - e->last_alert_s < p->mute_seconds) {
-        return p->web_api && e->ts[0] != '\0' ? KRC_POLICY_THREAD : KRC_POLICY_MUTED;
+        return p->web_api && e->ts[0] != '\0' ? KRC_POLICY_MUTE_THREAD : KRC_POLICY_MUTE_MUTED;
     }
     /* Mark now, so that a second restart of the same pod arriving before
      * this alert is sent is muted (or threaded) rather than duplicated. */
@@ -157,7 +176,7 @@ enum krc_policy_mute_result krc_policy_mute_check(const struct krc_policy *p,
         e->ts[0] = '\0';
         e->channel[0] = '\0';
     }
-    return KRC_POLICY_ALERT;
+    return KRC_POLICY_MUTE_NONE;
 }
 
 /* --- storm guard per destination ------------------------------------------- */

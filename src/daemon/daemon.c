@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/collect/collector.h"
 #include "krc/daemon/health.h"
 #include "krc/daemon/pipeline.h"
@@ -84,7 +84,7 @@ struct daemon {
     size_t n_scopes;
     struct worker *workers;
     size_t n_workers;
-    struct krc_notifier *notifier;
+    struct krc_sender *notifier;
     struct krc_redactor *redactor;
     struct krc_pattern *log_ignore; /* logIgnorePatterns, compiled */
     size_t n_log_ignore;
@@ -167,8 +167,8 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
     atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
     /* before this event's state is observed (h_pod), so the recovery
      * tracker misses nothing between the restart and its alert */
-    krc_notifier_restart_seen(s->d->notifier, r->uid, r->namespace, r->pod, r->container,
-                              r->restart_count);
+    krc_sender_restart_seen(s->d->notifier, r->uid, r->namespace, r->pod, r->container,
+                            r->restart_count);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);
@@ -196,7 +196,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     struct scope *s = userdata;
 
     if (type == KRC_WATCH_DELETED) {
-        krc_notifier_pod_event(s->d->notifier, pod, 1);
+        krc_sender_pod_event(s->d->notifier, pod, 1);
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -213,7 +213,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
     /* after on_restart: a restart this event revealed is awaited first */
-    krc_notifier_pod_event(s->d->notifier, pod, 0);
+    krc_sender_pod_event(s->d->notifier, pod, 0);
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
@@ -336,8 +336,7 @@ static int resumed_was_handled(const struct krc_store_row *row, void *ud)
  * failed, not sent again. */
 static void resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    krc_notifier_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL,
-                               d);
+    krc_sender_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL, d);
 }
 
 static void resume_after_takeover(struct daemon *d)
@@ -388,7 +387,7 @@ static void *sender_main(void *arg)
 {
     struct daemon *d = arg;
     name_thread("krc-sender");
-    krc_notifier_run(d->notifier);
+    krc_sender_run(d->notifier);
     atomic_store(&d->sender_done, 1);
     return NULL;
 }
@@ -469,7 +468,7 @@ static int split_lines(const char *list, char **ret_copy, const char ***ret_item
 
 /* The notifier's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
-static void notify_options_from(const struct krc_config *cfg, struct krc_notify_options *no)
+static void notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
 {
     memset(no, 0, sizeof(*no));
     no->cluster_name = cfg->cluster_name;
@@ -512,7 +511,7 @@ static void on_delivered(double seconds, void *userdata)
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
-    struct krc_notify_options no;
+    struct krc_sender_options no;
     char *copy = NULL;
     const char **items = NULL;
     size_t n_items = 0;
@@ -547,11 +546,11 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
     no.cancel = &d->cancel;
-    d->notifier = krc_notifier_new(&no, err);
+    d->notifier = krc_sender_new(&no, err);
     if (d->notifier == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
     }
-    if (!krc_notifier_has_destination(d->notifier)) {
+    if (!krc_sender_has_destination(d->notifier)) {
         krc_log(KRC_LOG_WARN, "no Slack destination configured (SLACK_WEBHOOK_URL, or "
                               "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes): restarts are "
                               "detected, diagnosed and logged, but nothing will be posted");
@@ -673,7 +672,7 @@ static void reload(struct daemon *d)
     struct krc_config *cfg = krc_calloc(1, sizeof(*cfg));
     struct krc_filter *filter = NULL;
     struct retired *ret = krc_calloc(1, sizeof(*ret));
-    struct krc_notify_options no;
+    struct krc_sender_options no;
     struct krc_error e;
     char *errors = NULL;
     size_t changed = 0;
@@ -732,7 +731,7 @@ static void reload(struct daemon *d)
     /* Apply: the notifier first (under its lock), then the watch side. */
     if (d->notifier != NULL) {
         notify_options_from(cfg, &no); /* the notifier takes the reloadable ones */
-        krc_notifier_reconfigure(d->notifier, &no);
+        krc_sender_reconfigure(d->notifier, &no);
     }
     {
         enum krc_log_level level = KRC_LOG_INFO;
@@ -771,7 +770,7 @@ static void leadership_lost(void *userdata)
     struct daemon *d = userdata;
     atomic_store(&d->lost, 1);
     if (d->notifier != NULL) {
-        krc_notifier_abort(d->notifier);
+        krc_sender_abort(d->notifier);
     }
 }
 
@@ -1167,12 +1166,12 @@ static void drain_sender(struct daemon *d)
      * (leadership_lost aborted the sender already). */
     int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d->lost) ? 0 : DRAIN_MS);
 
-    while (krc_notifier_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
+    while (krc_sender_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(50, NULL);
     }
     /* The message in flight may finish (Slack may be processing it already);
      * a hung one is cut after SENDER_GRACE_MS. */
-    krc_notifier_abort(d->notifier);
+    krc_sender_abort(d->notifier);
     deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
     while (!atomic_load(&d->sender_done) && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(20, NULL);
@@ -1182,7 +1181,7 @@ static void drain_sender(struct daemon *d)
                 "shutdown: the Slack request in flight did not finish in %ds; "
                 "aborted (it stays in the outbox)",
                 SENDER_GRACE_MS / 1000);
-        krc_notifier_abort_transfers(d->notifier);
+        krc_sender_abort_transfers(d->notifier);
     }
     pthread_join(d->sender, NULL);
 }
@@ -1260,7 +1259,7 @@ static void daemon_cleanup(struct daemon *d)
     }
     krc_store_close(d->store);
     krc_free(d->workers);
-    krc_notifier_free(d->notifier);
+    krc_sender_free(d->notifier);
     krc_redact_free(d->redactor);
     for (size_t i = 0; i < d->n_log_ignore; i++) {
         krc_pattern_cleanup(&d->log_ignore[i]);

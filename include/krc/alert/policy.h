@@ -34,6 +34,18 @@ struct krc_policy {
     size_t n_log_ignore;
 };
 
+/* What happens to a restart (the daemon records the name with it). */
+enum krc_policy_decision {
+    KRC_POLICY_ALERT = 0,      /* collect fully and post a new alert */
+    KRC_POLICY_THREAD,         /* Web API: collect and post as a reply in the pod's thread */
+    KRC_POLICY_MUTED,          /* within MUTE_SECONDS of the pod's last alert */
+    KRC_POLICY_GROUPED,        /* part of an alert storm: counted into the summary */
+    KRC_POLICY_SILENCED,       /* a silence matches */
+    KRC_POLICY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
+};
+
+const char *krc_policy_decision_name(enum krc_policy_decision d);
+
 /* Where a restart goes: strings borrowed from the policy or the restart. */
 struct krc_policy_target {
     const char *webhook_url; /* NULL in Web API mode */
@@ -82,9 +94,9 @@ struct krc_policy_mute *krc_policy_mute_find(struct krc_policy_mutes *m, const c
                                              int create, int64_t now_s);
 
 enum krc_policy_mute_result {
-    KRC_POLICY_ALERT = 0, /* not muted: the pod is marked alerted at now_s */
-    KRC_POLICY_MUTED,     /* within mute_seconds of the pod's last alert */
-    KRC_POLICY_THREAD,    /* within mute_seconds, Web API with a thread: reply in it */
+    KRC_POLICY_MUTE_NONE = 0, /* not muted: the pod is marked alerted at now_s */
+    KRC_POLICY_MUTE_MUTED,    /* within mute_seconds of the pod's last alert */
+    KRC_POLICY_MUTE_THREAD,   /* within mute_seconds, Web API with a thread: reply in it */
 };
 
 /* Is `key` muted at now_s? When not, it is marked alerted now (so a second

@@ -4,11 +4,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "krc/alert/policy.h"
+#include "krc/config/config.h"
+#include "krc/util/mem.h"
 
 #define HOOK_A "https://hooks.example.test/services/T1/B1/aaaa"
 #define HOOK_B "https://hooks.example.test/services/T1/B2/bbbb"
@@ -174,17 +178,17 @@ static void test_mute_window_expiry(void **state)
     (void)state;
 
     assert_int_equal(krc_policy_mutes_init(&m, 16), 0);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0), KRC_POLICY_ALERT);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 1), KRC_POLICY_MUTED);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-2", T0 + 1), KRC_POLICY_ALERT);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0), KRC_POLICY_MUTE_NONE);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 1), KRC_POLICY_MUTE_MUTED);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-2", T0 + 1), KRC_POLICY_MUTE_NONE);
     /* a muted restart does not extend the window */
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 599), KRC_POLICY_MUTED);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 600), KRC_POLICY_ALERT);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 601), KRC_POLICY_MUTED);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 599), KRC_POLICY_MUTE_MUTED);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 600), KRC_POLICY_MUTE_NONE);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 601), KRC_POLICY_MUTE_MUTED);
     /* mute off */
     p.mute_seconds = 0;
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 602), KRC_POLICY_ALERT);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 602), KRC_POLICY_ALERT);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 602), KRC_POLICY_MUTE_NONE);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "shop/web-1", T0 + 602), KRC_POLICY_MUTE_NONE);
     krc_policy_mutes_cleanup(&m);
 }
 
@@ -197,19 +201,19 @@ static void test_mute_threads_and_bounded_table(void **state)
 
     p.web_api = 1;
     assert_int_equal(krc_policy_mutes_init(&m, 2), 0);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0), KRC_POLICY_ALERT);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0), KRC_POLICY_MUTE_NONE);
     /* no thread parent yet (the alert is not posted): muted, not a reply */
-    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 5), KRC_POLICY_MUTED);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 5), KRC_POLICY_MUTE_MUTED);
     e = krc_policy_mute_find(&m, "a/1", 0, T0);
     assert_non_null(e);
     snprintf(e->ts, sizeof(e->ts), "1700000000.000100");
-    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 6), KRC_POLICY_THREAD);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 6), KRC_POLICY_MUTE_THREAD);
     /* a full table forgets the pod alerted longest ago */
-    assert_int_equal(krc_policy_mute_check(&p, &m, "b/1", T0 + 10), KRC_POLICY_ALERT);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "c/1", T0 + 20), KRC_POLICY_ALERT);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "b/1", T0 + 10), KRC_POLICY_MUTE_NONE);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "c/1", T0 + 20), KRC_POLICY_MUTE_NONE);
     assert_null(krc_policy_mute_find(&m, "a/1", 0, T0));
-    assert_int_equal(krc_policy_mute_check(&p, &m, "b/1", T0 + 21), KRC_POLICY_MUTED);
-    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 22), KRC_POLICY_ALERT);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "b/1", T0 + 21), KRC_POLICY_MUTE_MUTED);
+    assert_int_equal(krc_policy_mute_check(&p, &m, "a/1", T0 + 22), KRC_POLICY_MUTE_NONE);
     krc_policy_mutes_cleanup(&m);
 }
 
@@ -306,6 +310,101 @@ static void test_log_ignore(void **state)
     krc_pattern_cleanup(&re[1]);
 }
 
+/* --- routes and silences in the configuration file ------------------------- */
+
+static const char *write_tmp(const char *text)
+{
+    static char path[64];
+    FILE *f;
+    snprintf(path, sizeof(path), "/tmp/krc-test-policy-%d.yaml", (int)getpid());
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_config_routes_and_silences(void **state)
+{
+    struct krc_config cfg;
+    char *errors = NULL;
+    const char *path;
+    (void)state;
+
+    setenv("KRC_TEST_HOOK", HOOK_B, 1);
+    path = write_tmp("routes:\n"
+                     "  - namespace: team-a\n"
+                     "    webhookUrl: " HOOK_A "\n"
+                     "  - pod: pay\n"
+                     "    webhookUrlEnv: KRC_TEST_HOOK\n"
+                     "    channel: '#payments'\n"
+                     "silences:\n"
+                     "  - namespace: maint\n"
+                     "    start: 2026-12-24T18:00:00Z\n"
+                     "    end: 2026-12-27T08:00:00Z\n"
+                     "    reason: holidays\n"
+                     "  - namespace: batch\n"
+                     "    daily: \"22:00-06:00\"\n");
+    krc_config_init(&cfg);
+    assert_int_equal(krc_config_load_file(&cfg, path, &errors, NULL), 0);
+    assert_null(errors);
+    assert_int_equal(cfg.n_routes, 2);
+    assert_string_equal(cfg.routes[0].namespace.text, "team-a");
+    assert_true(krc_pattern_match(&cfg.routes[0].namespace, "team-a"));
+    assert_false(krc_pattern_match(&cfg.routes[0].namespace, "team-ab"));
+    assert_string_equal(cfg.routes[0].webhook_url, HOOK_A);
+    assert_null(cfg.routes[0].channel);
+    assert_string_equal(cfg.routes[1].pod.text, "pay");
+    assert_null(cfg.routes[1].namespace.text);
+    assert_true(krc_pattern_match(&cfg.routes[1].pod, "payments-1"));
+    assert_false(krc_pattern_match(&cfg.routes[1].pod, "repay-1"));
+    assert_string_equal(cfg.routes[1].webhook_url, HOOK_B);
+    assert_string_equal(cfg.routes[1].channel, "#payments");
+    assert_int_equal(cfg.n_silences, 2);
+    assert_int_equal(cfg.silences[0].start, 1798135200);
+    assert_int_equal(cfg.silences[0].end, 1798358400);
+    assert_string_equal(cfg.silences[0].reason, "holidays");
+    assert_int_equal(cfg.silences[1].daily_from, 22 * 60);
+    assert_int_equal(cfg.silences[1].daily_to, 6 * 60);
+    krc_config_cleanup(&cfg);
+    unlink(path);
+}
+
+static void test_config_route_and_silence_errors(void **state)
+{
+    struct krc_config cfg;
+    char *errors = NULL;
+    const char *path;
+    (void)state;
+
+    unsetenv("KRC_TEST_MISSING");
+    path = write_tmp("routes:\n"
+                     "  - namespace: team-a\n"
+                     "    webhook: typo\n"
+                     "  - pod: \"(pay\"\n"
+                     "    channel: x\n"
+                     "  - webhookUrlEnv: KRC_TEST_MISSING\n"
+                     "  - namespace: only-a-pattern\n"
+                     "silences:\n"
+                     "  - start: yesterday\n"
+                     "  - daily: \"25:00-06:00\"\n"
+                     "  - start: 2026-12-27T08:00:00Z\n"
+                     "    end: 2026-12-24T18:00:00Z\n");
+    krc_config_init(&cfg);
+    assert_int_equal(krc_config_load_file(&cfg, path, &errors, NULL), KRC_EINVAL);
+    assert_non_null(errors);
+    assert_non_null(strstr(errors, ":3:5: routes[0]: unknown key \"webhook\""));
+    assert_non_null(strstr(errors, "routes[1].pod: invalid regular expression \"(pay\""));
+    assert_non_null(strstr(errors, "environment variable KRC_TEST_MISSING is not set"));
+    assert_non_null(strstr(errors, "routes[3] needs webhookUrl, webhookUrlEnv or channel"));
+    assert_non_null(strstr(errors, "silences[0].start must be an RFC 3339 time"));
+    assert_non_null(strstr(errors, "silences[1].daily must look like"));
+    assert_non_null(strstr(errors, "silences[2]: end is not after start"));
+    krc_free(errors);
+    krc_config_cleanup(&cfg);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +417,8 @@ int main(void)
         cmocka_unit_test(test_storm_start_summaries_and_end),
         cmocka_unit_test(test_storm_needs_the_restarts_within_one_window),
         cmocka_unit_test(test_log_ignore),
+        cmocka_unit_test(test_config_routes_and_silences),
+        cmocka_unit_test(test_config_route_and_silence_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
-/* The sender on its own, with a fake sink: one delivery thread per destination (a destination
- * held by a 429's wait does not hold another), retries, exactly-once marking in a temporary
- * store, the callbacks; and the Slack sinks' shared delivery loop (slack_send.c) with a fake
- * POST: pacing per connection and target, 429 Retry-After, the plain-text fallback, final 4xx
- * and bounded retries of 5xx. */
+/* The sender on its own: what it decides for a restart (routes, mute, silences, log-ignore, the
+ * storm guard, as the policy says and with the policy's memory) and queues; then, with a fake
+ * sink, its delivery: one thread per destination (a destination held by a 429's wait does not
+ * hold another), retries, exactly-once marking in a temporary store, the callbacks; and the Slack
+ * sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and target,
+ * 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/alert/sink.h"
 #include "krc/alert/slack_send.h"
 #include "krc/store/store.h"
@@ -26,6 +27,309 @@
 #define HOOK_FAIL "fake://fail"  /* a transient failure (the sink gave up its retries) */
 #define HOOK_REJECT "fake://bad" /* a final 4xx */
 #define SLOW_MS 1500
+
+/* --- deciding and queueing (the sender loop is not run: decisions and the queue are observed
+ * directly) ----------------------------------------------------------------------------------- */
+
+#define HOOK_A "https://hooks.example.test/services/T1/B1/aaaa"
+#define HOOK_B "https://hooks.example.test/services/T1/B2/bbbb"
+
+static struct krc_restart mk_restart(const char *ns, const char *pod, const char *container,
+                                     const char *channel)
+{
+    struct krc_restart r;
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)ns;
+    r.pod = (char *)pod;
+    r.uid = (char *)"uid-1";
+    r.container = (char *)container;
+    r.slack_channel = (char *)channel;
+    r.restart_count = 1;
+    r.has_exit_code = 1;
+    r.exit_code = 1;
+    return r;
+}
+
+static struct krc_sender_options base_options(void)
+{
+    struct krc_sender_options o;
+    memset(&o, 0, sizeof(o));
+    o.webhook_url = HOOK_A;
+    o.mute_seconds = 600;
+    o.storm_threshold = 0;
+    o.storm_window_s = 30;
+    o.storm_delay_s = 10;
+    return o;
+}
+
+/* Hand over a collected restart with an empty report as the pipeline does:
+ * prepare, then queue what is to be posted (ownership moves). */
+static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc_restart *r,
+                                          enum krc_policy_decision d, const char *log)
+{
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_sender_message msg;
+    assert_non_null(rep);
+    assert_non_null(dg);
+    krc_diagnosis_init(dg);
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
+    }
+    d = krc_sender_prepare(n, r, d, rep, dg, &msg);
+    if (msg.body != NULL) {
+        krc_sender_enqueue(n, &msg, 0, rep, dg, NULL, 0);
+        return d;
+    }
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    return d;
+}
+
+static void pat(struct krc_pattern *p, const char *text, enum krc_pattern_field f)
+{
+    assert_int_equal(krc_pattern_compile(p, text, f, 0, "test", NULL), 0);
+}
+
+static void test_no_destination(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    struct krc_restart r = mk_restart("shop", "web-1", "app", NULL);
+    (void)state;
+
+    o.webhook_url = NULL;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_false(krc_sender_has_destination(n));
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(hand_over(n, &r, KRC_POLICY_NO_DESTINATION, NULL), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(krc_sender_pending(n), 0);
+    krc_sender_free(n);
+}
+
+static void test_mute_per_pod(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n = krc_sender_new(&o, NULL);
+    struct krc_restart a = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart a2 = mk_restart("shop", "web-1", "sidecar", NULL);
+    struct krc_restart b = mk_restart("shop", "web-2", "app", NULL);
+    (void)state;
+
+    assert_non_null(n);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    /* the same pod again, even another container: muted (the Go tool mutes per pod) */
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(krc_sender_decide(n, &a2), KRC_POLICY_MUTED);
+    assert_int_equal(krc_sender_decide(n, &b), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_stats(n)->muted, 2);
+    krc_sender_free(n);
+
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+}
+
+static void test_mute_expires(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n = krc_sender_new(&o, NULL);
+    struct krc_restart a = mk_restart("shop", "web-1", "app", NULL);
+    int64_t t0 = 1800000000;
+    (void)state;
+
+    krc_clock_set_fake_now(t0);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(t0 + 599);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    krc_clock_set_fake_now(t0 + 600);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(0);
+    krc_sender_free(n);
+}
+
+static void test_routes_and_channel_annotation(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_route routes[2];
+    struct krc_sender *n;
+    (void)state;
+
+    memset(routes, 0, sizeof(routes));
+    pat(&routes[0].namespace, "^team-(a|b)$", KRC_PATTERN_NAMESPACE);
+    routes[0].webhook_url = (char *)HOOK_B;
+    pat(&routes[1].pod, "pay", KRC_PATTERN_POD);
+    routes[1].channel = (char *)"#payments";
+    o.routes = routes;
+    o.n_routes = 2;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    {
+        struct krc_restart r1 = mk_restart("team-a", "web-1", "app", NULL);
+        struct krc_restart r2 = mk_restart("shop", "payments-1", "app", NULL);
+        struct krc_restart r3 = mk_restart("team-c", "web-1", "app", "#ops");
+        assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+        assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+        assert_int_equal(krc_sender_decide(n, &r3), KRC_POLICY_ALERT);
+    }
+    krc_sender_free(n);
+    krc_pattern_cleanup(&routes[0].namespace);
+    krc_pattern_cleanup(&routes[1].pod);
+}
+
+static void test_web_api_needs_channel(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    struct krc_restart r = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart annotated = mk_restart("shop", "web-2", "app", "#team");
+    (void)state;
+
+    o.webhook_url = NULL;
+    o.bot_token = "xoxb-test-token-123";
+    n = krc_sender_new(&o, NULL);
+    assert_false(krc_sender_has_destination(n));
+    assert_true(krc_sender_wants_full_log(n));
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    /* a pod's own alert-slack-channel is a destination in Web API mode */
+    assert_int_equal(krc_sender_decide(n, &annotated), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+}
+
+static void test_silences(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_silence s[2];
+    struct krc_sender *n;
+    struct krc_restart maint = mk_restart("maint", "job-1", "app", NULL);
+    struct krc_restart other = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart night = mk_restart("batch", "etl-1", "app", NULL);
+    int64_t day = 1800000000 - 1800000000 % 86400; /* 00:00 UTC */
+    (void)state;
+
+    memset(s, 0, sizeof(s));
+    pat(&s[0].namespace, "maint", KRC_PATTERN_NAMESPACE);
+    s[0].start = day + 3600;
+    s[0].end = day + 7200;
+    pat(&s[1].namespace, "batch", KRC_PATTERN_NAMESPACE);
+    s[1].daily_from = 22 * 60;
+    s[1].daily_to = 6 * 60;
+    o.silences = s;
+    o.n_silences = 2;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+
+    krc_clock_set_fake_now(day + 3600 + 5);
+    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_SILENCED);
+    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(day + 7200); /* end is exclusive */
+    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(day + 23 * 3600); /* 23:00: inside 22:00-06:00 */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    krc_clock_set_fake_now(day + 5 * 3600 + 59 * 60); /* 05:59 */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    krc_clock_set_fake_now(day + 12 * 3600); /* noon */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(0);
+    assert_int_equal(krc_sender_stats(n)->silenced, 3);
+    krc_sender_free(n);
+    krc_pattern_cleanup(&s[0].namespace);
+    krc_pattern_cleanup(&s[1].namespace);
+}
+
+static void test_log_ignore(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_pattern re;
+    struct krc_sender *n;
+    struct krc_restart r1 = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart r2 = mk_restart("shop", "web-2", "app", NULL);
+    (void)state;
+
+    assert_int_equal(krc_pattern_compile(&re, "expected shutdown", KRC_PATTERN_TEXT,
+                                         KRC_PATTERN_NEWLINE, "logIgnorePatterns", NULL),
+                     0);
+    o.log_ignore = &re;
+    o.n_log_ignore = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+    assert_int_equal(hand_over(n, &r1, KRC_POLICY_ALERT, "x\nthis was an expected shutdown\n"),
+                     KRC_POLICY_SILENCED);
+    assert_int_equal(krc_sender_stats(n)->log_ignored, 1);
+    assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+    assert_int_equal(hand_over(n, &r2, KRC_POLICY_ALERT, "panic: boom\n"), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_pending(n), 1);
+    krc_sender_free(n); /* frees the queued alert */
+    krc_pattern_cleanup(&re);
+}
+
+static void test_storm_groups_and_withdraws(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    char names[10][32];
+    struct krc_restart r[10];
+    (void)state;
+
+    o.storm_threshold = 3;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    for (int i = 0; i < 10; i++) {
+        snprintf(names[i], sizeof(names[i]), "web-%d", i);
+        r[i] = mk_restart("shop", names[i], "app", NULL);
+    }
+    /* three arrivals: alerts, queued (the sender is not running) */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_ALERT);
+        assert_int_equal(hand_over(n, &r[i], KRC_POLICY_ALERT, NULL), KRC_POLICY_ALERT);
+    }
+    assert_int_equal(krc_sender_pending(n), 3);
+    /* the fourth within the window starts the storm: queued alerts are withdrawn; they stay
+     * queued (as withdrawn) only so that the sender settles their outbox rows */
+    assert_int_equal(krc_sender_decide(n, &r[3]), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_sender_pending(n), 3);
+    assert_int_equal(krc_sender_stats(n)->grouped, 3);
+    for (int i = 4; i < 10; i++) {
+        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_GROUPED);
+        assert_int_equal(hand_over(n, &r[i], KRC_POLICY_GROUPED, NULL), KRC_POLICY_GROUPED);
+    }
+    assert_int_equal(krc_sender_stats(n)->grouped, 9);
+    krc_sender_free(n);
+}
+
+static void test_storm_is_per_destination(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_route rt;
+    struct krc_sender *n;
+    struct krc_restart a[5];
+    char names[5][32];
+    struct krc_restart other = mk_restart("team-b", "api-1", "app", NULL);
+    (void)state;
+
+    memset(&rt, 0, sizeof(rt));
+    pat(&rt.namespace, "team-b", KRC_PATTERN_NAMESPACE);
+    rt.webhook_url = (char *)HOOK_B;
+    o.routes = &rt;
+    o.n_routes = 1;
+    o.storm_threshold = 3;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    for (int i = 0; i < 5; i++) {
+        snprintf(names[i], sizeof(names[i]), "w-%d", i);
+        a[i] = mk_restart("shop", names[i], "app", NULL);
+        krc_sender_decide(n, &a[i]);
+    }
+    assert_int_equal(krc_sender_decide(n, &a[0]), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+    krc_pattern_cleanup(&rt.namespace);
+}
 
 /* --- the fake sink ----------------------------------------------------------- */
 
@@ -231,21 +535,20 @@ static void on_posted(const char *uid, const char *container, int restart_count,
 }
 
 /* decide, prepare and queue a restart of ns/pod, with its outbox row when a store is given */
-static void submit(struct krc_notifier *n, struct krc_store *store, const char *ns, const char *pod,
+static void submit(struct krc_sender *n, struct krc_store *store, const char *ns, const char *pod,
                    int64_t *ret_outbox_id)
 {
     struct krc_restart r = mk(ns, pod);
     struct krc_report *rep = krc_report_new();
     struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
-    struct krc_notify_message msg;
+    struct krc_sender_message msg;
     int64_t id = 0;
 
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
-    assert_int_equal(krc_notifier_decide(n, &r), KRC_NOTIFY_ALERT);
-    assert_int_equal(krc_notifier_prepare(n, &r, KRC_NOTIFY_ALERT, rep, dg, &msg),
-                     KRC_NOTIFY_ALERT);
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
     assert_non_null(msg.body);
     if (store != NULL) {
         struct krc_store_outbox ob;
@@ -256,7 +559,7 @@ static void submit(struct krc_notifier *n, struct krc_store *store, const char *
         ob.body = msg.body;
         assert_int_equal(krc_store_add_outbox(store, 0, &ob, &id, NULL), 0);
     }
-    krc_notifier_enqueue(n, &msg, id, rep, dg, NULL, 0);
+    krc_sender_enqueue(n, &msg, id, rep, dg, NULL, 0);
     if (ret_outbox_id != NULL) {
         *ret_outbox_id = id;
     }
@@ -264,7 +567,7 @@ static void submit(struct krc_notifier *n, struct krc_store *store, const char *
 
 static void *run_thread(void *arg)
 {
-    krc_notifier_run(arg);
+    krc_sender_run(arg);
     return NULL;
 }
 
@@ -283,9 +586,9 @@ static int wait_for_send(const char *target, int64_t deadline_ms)
 
 static void test_a_held_destination_does_not_hold_another(void **state)
 {
-    struct krc_notify_options o;
+    struct krc_sender_options o;
     struct routes rs;
-    struct krc_notifier *n;
+    struct krc_sender *n;
     pthread_t th;
     int64_t t0;
     struct fake_send slow;
@@ -298,12 +601,12 @@ static void test_a_held_destination_does_not_hold_another(void **state)
     o.routes = rs.r;
     o.n_routes = 4;
     o.sink_ops = &fake_ops;
-    n = krc_notifier_new(&o, NULL);
+    n = krc_sender_new(&o, NULL);
     assert_non_null(n);
     /* queued before the sender runs: the slow destination's message first */
     submit(n, NULL, "slow", "a-0", NULL);
     submit(n, NULL, "fast", "b-0", NULL);
-    assert_int_equal(krc_notifier_pending(n), 2);
+    assert_int_equal(krc_sender_pending(n), 2);
     t0 = krc_clock_mono_ms();
     assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
     assert_true(wait_for_send(HOOK_FAST, t0 + 5000));
@@ -316,14 +619,14 @@ static void test_a_held_destination_does_not_hold_another(void **state)
     assert_true(wait_for_send(HOOK_SLOW, t0 + 5000));
     slow = fk_find(HOOK_SLOW);
     assert_true(slow.end_ms - slow.start_ms >= SLOW_MS);
-    while (krc_notifier_pending(n) > 0 || krc_notifier_stats(n)->alerts_sent < 2) {
+    while (krc_sender_pending(n) > 0 || krc_sender_stats(n)->alerts_sent < 2) {
         krc_clock_sleep_ms(10, NULL);
     }
-    assert_int_equal(krc_notifier_stats(n)->rate_limited, 1);
-    assert_true(krc_notifier_heartbeat(n) > 0);
-    krc_notifier_abort(n);
+    assert_int_equal(krc_sender_stats(n)->rate_limited, 1);
+    assert_true(krc_sender_heartbeat(n) > 0);
+    krc_sender_abort(n);
     pthread_join(th, NULL);
-    krc_notifier_free(n);
+    krc_sender_free(n);
     routes_cleanup(&rs);
 }
 
@@ -346,9 +649,9 @@ static int collect(const struct krc_store_message *m, void *ud)
 
 static void test_outbox_marked_once_retry_and_final_failure(void **state)
 {
-    struct krc_notify_options o;
+    struct krc_sender_options o;
     struct routes rs;
-    struct krc_notifier *n;
+    struct krc_sender *n;
     struct krc_store *store = NULL;
     struct pending_rows pend;
     char dir[] = "/tmp/krc-test-sender-XXXXXX";
@@ -371,18 +674,18 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     o.sink_ops = &fake_ops;
     o.store_path = path;
     o.on_posted = on_posted;
-    n = krc_notifier_new(&o, NULL);
+    n = krc_sender_new(&o, NULL);
     assert_non_null(n);
     submit(n, store, "fast", "web-1", &ok_id);
     submit(n, store, "fail", "web-2", &fail_id);
     submit(n, store, "bad", "web-3", &bad_id);
     assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
-    while (krc_notifier_stats(n)->alerts_sent < 1 || krc_notifier_stats(n)->failed < 2) {
+    while (krc_sender_stats(n)->alerts_sent < 1 || krc_sender_stats(n)->failed < 2) {
         krc_clock_sleep_ms(10, NULL);
     }
     /* the transient failure is queued again (for 60 s), the final one is not */
-    assert_int_equal(krc_notifier_pending(n), 1);
-    krc_notifier_abort(n);
+    assert_int_equal(krc_sender_pending(n), 1);
+    krc_sender_abort(n);
     pthread_join(th, NULL);
     /* each was tried once */
     pthread_mutex_lock(&fk_lock);
@@ -403,7 +706,7 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     assert_true(ok_id > 0 && bad_id > 0);
     krc_free(ts);
     krc_free(ch);
-    krc_notifier_free(n);
+    krc_sender_free(n);
     krc_store_close(store);
     routes_cleanup(&rs);
     unlink(path);
@@ -543,6 +846,15 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_destination),
+        cmocka_unit_test(test_mute_per_pod),
+        cmocka_unit_test(test_mute_expires),
+        cmocka_unit_test(test_routes_and_channel_annotation),
+        cmocka_unit_test(test_web_api_needs_channel),
+        cmocka_unit_test(test_silences),
+        cmocka_unit_test(test_log_ignore),
+        cmocka_unit_test(test_storm_groups_and_withdraws),
+        cmocka_unit_test(test_storm_is_per_destination),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
         cmocka_unit_test(test_pacing_per_connection_and_target),

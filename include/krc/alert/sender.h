@@ -9,17 +9,18 @@
  * costs no log fetch; nothing held back is lost: it is counted, logged and
  * recorded by the store with its decision.
  *
- * Threads: pipeline workers call krc_notifier_decide(),
- * krc_notifier_prepare() and krc_notifier_enqueue(); one thread runs
- * krc_notifier_run(), which runs one delivery thread per destination
+ * Threads: pipeline workers call krc_sender_decide(),
+ * krc_sender_prepare() and krc_sender_enqueue(); one thread runs
+ * krc_sender_run(), which runs one delivery thread per destination
  * (alert/sink.h). */
-#ifndef KRC_NOTIFY_H
-#define KRC_NOTIFY_H
+#ifndef KRC_SENDER_H
+#define KRC_SENDER_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/alert/policy.h"
 #include "krc/alert/sink.h"
 #include "krc/config/config.h"
 #include "krc/diagnose/diagnose.h"
@@ -31,7 +32,7 @@
 #include "krc/detect/restart.h"
 #include "krc/store/store.h"
 
-struct krc_notify_options {
+struct krc_sender_options {
     const char *cluster_name;
     const char *webhook_url; /* default incoming webhook */
     const char *channel;     /* default channel (legacy webhooks, Web API) */
@@ -45,7 +46,7 @@ struct krc_notify_options {
     long storm_window_s;
     long storm_delay_s; /* first summary this long after a storm starts */
     /* Web API: "recovered" reply after the container ran ready this long, as
-     * the watch saw it (krc_notifier_pod_event); 0: off */
+     * the watch saw it (krc_sender_pod_event); 0: off */
     long recovered_after_s;
     int max_log_lines;
     const struct krc_route *routes;
@@ -74,18 +75,7 @@ struct krc_notify_options {
     const struct krc_sink_ops *sink_ops;
 };
 
-enum krc_notify_decision {
-    KRC_NOTIFY_ALERT = 0,      /* collect fully and post a new alert */
-    KRC_NOTIFY_THREAD,         /* Web API: collect and post as a reply in the pod's thread */
-    KRC_NOTIFY_MUTED,          /* within MUTE_SECONDS of the pod's last alert */
-    KRC_NOTIFY_GROUPED,        /* part of an alert storm: counted into the summary */
-    KRC_NOTIFY_SILENCED,       /* a silence matches */
-    KRC_NOTIFY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
-};
-
-const char *krc_notify_decision_name(enum krc_notify_decision d);
-
-struct krc_notify_stats {
+struct krc_sender_stats {
     atomic_llong alerts_sent;
     atomic_llong replies_sent;
     atomic_llong summaries_sent;
@@ -99,29 +89,29 @@ struct krc_notify_stats {
     atomic_llong files_uploaded;
 };
 
-struct krc_notifier;
+struct krc_sender;
 
 /* Options are copied (strings and arrays stay borrowed: keep them alive).
- * Caller frees with krc_notifier_free. */
-struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err);
-void krc_notifier_free(struct krc_notifier *n);
-const struct krc_notify_stats *krc_notifier_stats(const struct krc_notifier *n);
+ * Caller frees with krc_sender_free. */
+struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc_error *err);
+void krc_sender_free(struct krc_sender *n);
+const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n);
 /* SIGHUP: take the reloadable settings of o (cluster name, default channel,
  * user name, icon, mute, storm guard, log lines, routes, silences); the rest
  * of o is ignored. The strings and arrays o points to must outlive n (the
  * daemon keeps every configuration it loaded until it exits), because
  * destinations already in use keep pointing into them. */
-void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_options *o);
-int krc_notifier_has_destination(const struct krc_notifier *n);
+void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o);
+int krc_sender_has_destination(const struct krc_sender *n);
 /* Web API mode wants the full previous log for the thread. */
-int krc_notifier_wants_full_log(const struct krc_notifier *n);
+int krc_sender_wants_full_log(const struct krc_sender *n);
 
 /* Decide what happens to a restart, before collecting anything. */
-enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struct krc_restart *r);
+enum krc_policy_decision krc_sender_decide(struct krc_sender *n, const struct krc_restart *r);
 
 /* A message ready to be recorded in the outbox and then queued. */
-struct krc_notify_message {
-    enum krc_notify_decision decision;
+struct krc_sender_message {
+    enum krc_policy_decision decision;
     enum krc_store_kind kind; /* alert or reply */
     char destination[64];     /* store key: "webhook:default", "route:N", "api" */
     char channel[256];
@@ -143,18 +133,18 @@ struct krc_notify_message {
  * count grouped restarts, and format the message when one is to be posted
  * (ret->body != NULL). Returns the final decision. Does not take ownership
  * of rep/diag. */
-enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const struct krc_restart *r,
-                                              enum krc_notify_decision d,
-                                              const struct krc_report *rep,
-                                              const struct krc_diagnosis *diag,
-                                              struct krc_notify_message *ret);
-void krc_notify_message_cleanup(struct krc_notify_message *m);
+enum krc_policy_decision krc_sender_prepare(struct krc_sender *n, const struct krc_restart *r,
+                                            enum krc_policy_decision d,
+                                            const struct krc_report *rep,
+                                            const struct krc_diagnosis *diag,
+                                            struct krc_sender_message *ret);
+void krc_sender_message_cleanup(struct krc_sender_message *m);
 
 /* Queue a prepared message (takes its bodies, rep, diag and full_log);
  * outbox_id is its store row (0: not stored), marked delivered when sent. */
-void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg, int64_t outbox_id,
-                          struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
-                          size_t full_log_len);
+void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, int64_t outbox_id,
+                        struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
+                        size_t full_log_len);
 
 /* Queue every outbox row still pending in `store` (from before a restart of
  * the daemon, or of an earlier leadership), oldest first: the sender is the
@@ -164,32 +154,32 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
  * longer configured is marked failed. Logs what it did. A resumed row's
  * delivery is reported to on_posted like a new alert's when its restart is
  * stored. */
-void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
-                                int (*was_handled)(const struct krc_store_row *row, void *ud),
-                                void *ud);
+void krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
+                              int (*was_handled)(const struct krc_store_row *row, void *ud),
+                              void *ud);
 
 /* The sender loop: posts queued alerts, storm summaries and recovered
- * replies until krc_notifier_abort(). Once *options.cancel is set, owed
+ * replies until krc_sender_abort(). Once *options.cancel is set, owed
  * storm summaries are posted at once; the caller waits for
- * krc_notifier_pending() to reach 0 (bounded), then aborts. */
-void krc_notifier_run(struct krc_notifier *n);
-void krc_notifier_abort(struct krc_notifier *n);
-/* 1 once krc_notifier_abort was called: nothing new is posted. */
-int krc_notifier_aborted(struct krc_notifier *n);
+ * krc_sender_pending() to reach 0 (bounded), then aborts. */
+void krc_sender_run(struct krc_sender *n);
+void krc_sender_abort(struct krc_sender *n);
+/* 1 once krc_sender_abort was called: nothing new is posted. */
+int krc_sender_aborted(struct krc_sender *n);
 /* Stop at once: also abort the request in flight (a hung Slack). After
- * krc_notifier_abort, the loop ends when the message in flight is done. */
-void krc_notifier_abort_transfers(struct krc_notifier *n);
+ * krc_sender_abort, the loop ends when the message in flight is done. */
+void krc_sender_abort_transfers(struct krc_sender *n);
 /* Monotonic ms of the sender loop's last iteration (liveness). */
-int64_t krc_notifier_heartbeat(const struct krc_notifier *n);
+int64_t krc_sender_heartbeat(const struct krc_sender *n);
 
 /* Recovery from what the watch sees (no-ops unless Web API mode with
  * recovered_after_s): the watch thread reports each detected restart
  * (before the event's state) and every pod event, DELETED ones included. */
-void krc_notifier_restart_seen(struct krc_notifier *n, const char *uid, const char *ns,
-                               const char *name, const char *container, int restart_count);
-void krc_notifier_pod_event(struct krc_notifier *n, const struct krc_pod_info *pod, int deleted);
+void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
+                             const char *name, const char *container, int restart_count);
+void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted);
 
 /* Number of messages waiting to be sent. */
-size_t krc_notifier_pending(struct krc_notifier *n);
+size_t krc_sender_pending(struct krc_sender *n);
 
 #endif

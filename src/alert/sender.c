@@ -1,4 +1,4 @@
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -80,7 +80,7 @@ struct example {
  * state: a webhook URL, or the Web API. One lane's 429 or outage never holds
  * another's messages. The queues are under the notifier's lock. */
 struct lane {
-    struct krc_notifier *n;
+    struct krc_sender *n;
     char key[1024];          /* the webhook URL, or "api" */
     const char *webhook_url; /* borrowed from options/routes; NULL for the Web API */
     struct item *head;
@@ -128,9 +128,9 @@ struct unmarked {
     int journaled; /* the journal has it: memory may give up */
 };
 
-struct krc_notifier {
-    struct krc_notify_options o;
-    struct krc_notify_stats stats;
+struct krc_sender {
+    struct krc_sender_options o;
+    struct krc_sender_stats stats;
     struct krc_sink_options sink_options;
     const struct krc_sink_ops *ops; /* the kind of sink of every lane */
     pthread_mutex_t lock;
@@ -138,15 +138,15 @@ struct krc_notifier {
     size_t n_items;      /* in all lanes */
     struct lane lanes[MAX_LANES];
     size_t n_lanes;
-    int running; /* krc_notifier_run started: lanes start their threads */
+    int running; /* krc_sender_run started: lanes start their threads */
     struct dest dests[MAX_DESTS];
     size_t n_dests;
     struct krc_policy pol; /* the policy's view of o */
     struct krc_policy_mutes mutes;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int web_api;
-    atomic_int abort;          /* set by krc_notifier_abort: no new message, no waiting */
-    atomic_int abort_hard;     /* krc_notifier_abort_transfers: the one in flight too */
+    atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
+    atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
     pthread_mutex_t mark_lock; /* the unmarked table and the delivery journal */
     struct unmarked unmarked[MAX_UNMARKED];
@@ -155,29 +155,10 @@ struct krc_notifier {
     atomic_llong heartbeat_ms;
 };
 
-const char *krc_notify_decision_name(enum krc_notify_decision d)
-{
-    switch (d) {
-    case KRC_NOTIFY_ALERT:
-        return "alert";
-    case KRC_NOTIFY_THREAD:
-        return "thread_reply";
-    case KRC_NOTIFY_MUTED:
-        return "muted";
-    case KRC_NOTIFY_GROUPED:
-        return "grouped";
-    case KRC_NOTIFY_SILENCED:
-        return "silenced";
-    case KRC_NOTIFY_NO_DESTINATION:
-        return "not_posted";
-    }
-    return "unknown";
-}
-
 /* --- lifecycle ------------------------------------------------------------ */
 
 /* The policy's view of the options. Caller holds the lock (or owns n). */
-static void policy_from(struct krc_notifier *n)
+static void policy_from(struct krc_sender *n)
 {
     struct krc_policy *p = &n->pol;
 
@@ -197,9 +178,9 @@ static void policy_from(struct krc_notifier *n)
     p->n_log_ignore = n->o.n_log_ignore;
 }
 
-struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct krc_error *err)
+struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc_error *err)
 {
-    struct krc_notifier *n = krc_calloc(1, sizeof(*n));
+    struct krc_sender *n = krc_calloc(1, sizeof(*n));
     struct krc_sink_options *so;
 
     if (n == NULL) {
@@ -218,7 +199,7 @@ struct krc_notifier *krc_notifier_new(const struct krc_notify_options *o, struct
     if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
         (n->web_api && o->recovered_after_s > 0 && n->recovery == NULL)) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
-        krc_notifier_free(n);
+        krc_sender_free(n);
         return NULL;
     }
     if (o->webhook_url != NULL && o->webhook_url[0] != '\0') {
@@ -274,7 +255,7 @@ static void lane_cleanup(struct lane *l)
     pthread_cond_destroy(&l->wake);
 }
 
-void krc_notifier_free(struct krc_notifier *n)
+void krc_sender_free(struct krc_sender *n)
 {
     if (n == NULL) {
         return;
@@ -290,12 +271,12 @@ void krc_notifier_free(struct krc_notifier *n)
     krc_free(n);
 }
 
-const struct krc_notify_stats *krc_notifier_stats(const struct krc_notifier *n)
+const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n)
 {
     return &n->stats;
 }
 
-int krc_notifier_has_destination(const struct krc_notifier *n)
+int krc_sender_has_destination(const struct krc_sender *n)
 {
     if (n->web_api) {
         if (n->o.channel != NULL && n->o.channel[0] != '\0') {
@@ -313,7 +294,7 @@ int krc_notifier_has_destination(const struct krc_notifier *n)
     return 0;
 }
 
-void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_options *o)
+void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o)
 {
     for (size_t i = 0; i < o->n_routes; i++) {
         if (o->routes[i].webhook_url != NULL) {
@@ -338,12 +319,12 @@ void krc_notifier_reconfigure(struct krc_notifier *n, const struct krc_notify_op
     pthread_mutex_unlock(&n->lock);
 }
 
-int krc_notifier_wants_full_log(const struct krc_notifier *n)
+int krc_sender_wants_full_log(const struct krc_sender *n)
 {
     return n->web_api;
 }
 
-size_t krc_notifier_pending(struct krc_notifier *n)
+size_t krc_sender_pending(struct krc_sender *n)
 {
     size_t k;
     pthread_mutex_lock(&n->lock);
@@ -363,7 +344,7 @@ size_t krc_notifier_pending(struct krc_notifier *n)
 static void *lane_main(void *arg);
 
 /* Start a lane's thread once the sender runs. Caller holds the lock. */
-static void lane_start(struct krc_notifier *n, struct lane *l)
+static void lane_start(struct krc_sender *n, struct lane *l)
 {
     if (!n->running || l->started || atomic_load(&n->abort)) {
         return;
@@ -378,7 +359,7 @@ static void lane_start(struct krc_notifier *n, struct lane *l)
 }
 
 /* The lane of a webhook URL (NULL: the Web API). Caller holds the lock. */
-static struct lane *lane_get(struct krc_notifier *n, const char *webhook)
+static struct lane *lane_get(struct krc_sender *n, const char *webhook)
 {
     const char *key = n->web_api ? "api" : webhook;
     struct lane *l;
@@ -401,7 +382,7 @@ static struct lane *lane_get(struct krc_notifier *n, const char *webhook)
 }
 
 /* Caller holds the lock. */
-static void lane_push(struct krc_notifier *n, struct lane *l, struct item *it)
+static void lane_push(struct krc_sender *n, struct lane *l, struct item *it)
 {
     if (l->tail != NULL) {
         l->tail->next = it;
@@ -416,7 +397,7 @@ static void lane_push(struct krc_notifier *n, struct lane *l, struct item *it)
 
 /* --- routing ------------------------------------------------------------- */
 
-static struct dest *dest_get(struct krc_notifier *n, const char *webhook, const char *channel,
+static struct dest *dest_get(struct krc_sender *n, const char *webhook, const char *channel,
                              const char *store_key)
 {
     struct dest *d;
@@ -446,7 +427,7 @@ static struct dest *dest_get(struct krc_notifier *n, const char *webhook, const 
 
 /* The destination of a restart, or NULL when nothing is configured for it.
  * Caller holds the lock. */
-static struct dest *route(struct krc_notifier *n, const struct krc_restart *r)
+static struct dest *route(struct krc_sender *n, const struct krc_restart *r)
 {
     struct krc_policy_target t;
 
@@ -515,7 +496,7 @@ static void dest_group(struct dest *d, const struct krc_report *rep,
 /* Count an arrival; start a storm when the window holds too many. Caller
  * holds the lock. Pending, unsent alerts of this destination are folded
  * into the summary so a burst never becomes a flood. */
-static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms)
+static void storm_arrival(struct krc_sender *n, struct dest *d, int64_t now_ms)
 {
     if (!krc_policy_storm_arrival(&n->pol, &d->storm, now_ms)) {
         return;
@@ -539,9 +520,9 @@ static void storm_arrival(struct krc_notifier *n, struct dest *d, int64_t now_ms
     }
 }
 
-enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struct krc_restart *r)
+enum krc_policy_decision krc_sender_decide(struct krc_sender *n, const struct krc_restart *r)
 {
-    enum krc_notify_decision d = KRC_NOTIFY_ALERT;
+    enum krc_policy_decision d = KRC_POLICY_ALERT;
     int64_t now = krc_clock_now();
     struct dest *dest;
     char key[512];
@@ -549,29 +530,29 @@ enum krc_notify_decision krc_notifier_decide(struct krc_notifier *n, const struc
     pthread_mutex_lock(&n->lock);
     dest = route(n, r);
     if (dest == NULL) {
-        d = KRC_NOTIFY_NO_DESTINATION;
+        d = KRC_POLICY_NO_DESTINATION;
         goto out;
     }
     if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->container, now)) {
-        d = KRC_NOTIFY_SILENCED;
+        d = KRC_POLICY_SILENCED;
         atomic_fetch_add(&n->stats.silenced, 1);
         goto out;
     }
     storm_arrival(n, dest, krc_clock_mono_ms());
     if (dest->storm.active) {
-        d = KRC_NOTIFY_GROUPED;
+        d = KRC_POLICY_GROUPED;
         goto out;
     }
     snprintf(key, sizeof(key), "%s/%s", r->namespace, r->pod);
     switch (krc_policy_mute_check(&n->pol, &n->mutes, key, now)) {
-    case KRC_POLICY_THREAD:
-        d = KRC_NOTIFY_THREAD;
+    case KRC_POLICY_MUTE_THREAD:
+        d = KRC_POLICY_THREAD;
         break;
-    case KRC_POLICY_MUTED:
-        d = KRC_NOTIFY_MUTED;
+    case KRC_POLICY_MUTE_MUTED:
+        d = KRC_POLICY_MUTED;
         atomic_fetch_add(&n->stats.muted, 1);
         break;
-    case KRC_POLICY_ALERT:
+    case KRC_POLICY_MUTE_NONE:
         break;
     }
 out:
@@ -579,14 +560,14 @@ out:
     return d;
 }
 
-static void fill_format_options(const struct krc_notifier *n, const struct dest *d,
+static void fill_format_options(const struct krc_sender *n, const struct dest *d,
                                 struct krc_slack_options *fo);
 
-enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const struct krc_restart *r,
-                                              enum krc_notify_decision d,
-                                              const struct krc_report *rep,
-                                              const struct krc_diagnosis *diag,
-                                              struct krc_notify_message *ret)
+enum krc_policy_decision krc_sender_prepare(struct krc_sender *n, const struct krc_restart *r,
+                                            enum krc_policy_decision d,
+                                            const struct krc_report *rep,
+                                            const struct krc_diagnosis *diag,
+                                            struct krc_sender_message *ret)
 {
     struct dest *dest;
     struct krc_slack_options fo;
@@ -595,25 +576,25 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     memset(ret, 0, sizeof(*ret));
     pthread_mutex_lock(&n->lock);
     dest = route(n, r);
-    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) && dest != NULL && dest->storm.active) {
-        d = KRC_NOTIFY_GROUPED; /* the storm began while this one was collected */
+    if ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) && dest != NULL && dest->storm.active) {
+        d = KRC_POLICY_GROUPED; /* the storm began while this one was collected */
     }
-    if ((d == KRC_NOTIFY_ALERT || d == KRC_NOTIFY_THREAD) &&
+    if ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) &&
         krc_policy_log_ignored(&n->pol, (const char *)rep->log, rep->log_len)) {
         atomic_fetch_add(&n->stats.log_ignored, 1);
-        d = KRC_NOTIFY_SILENCED;
+        d = KRC_POLICY_SILENCED;
     }
-    if (d == KRC_NOTIFY_GROUPED && dest != NULL) {
+    if (d == KRC_POLICY_GROUPED && dest != NULL) {
         atomic_fetch_add(&n->stats.grouped, 1);
         dest_group(dest, rep, diag, r);
     }
-    if ((d != KRC_NOTIFY_ALERT && d != KRC_NOTIFY_THREAD) || dest == NULL) {
+    if ((d != KRC_POLICY_ALERT && d != KRC_POLICY_THREAD) || dest == NULL) {
         pthread_mutex_unlock(&n->lock);
         ret->decision = d;
         return d;
     }
     fill_format_options(n, dest, &fo);
-    ret->kind = d == KRC_NOTIFY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
+    ret->kind = d == KRC_POLICY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
     snprintf(ret->destination, sizeof(ret->destination), "%s", dest->store_key);
     snprintf(ret->channel, sizeof(ret->channel), "%s", dest->channel ? dest->channel : "");
     snprintf(ret->thread_key, sizeof(ret->thread_key), "%s/%s", r->namespace, r->pod);
@@ -625,12 +606,12 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
         krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s: %s", r->namespace, r->pod,
                 e.msg);
         atomic_fetch_add(&n->stats.failed, 1);
-        krc_notify_message_cleanup(ret);
+        krc_sender_message_cleanup(ret);
         ret->decision = d;
         return d;
     }
     snprintf(ret->what, sizeof(ret->what), "%s for %s/%s container %s (%s)",
-             d == KRC_NOTIFY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
+             d == KRC_POLICY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
              diag->container ? diag->container : r->container, krc_cause_name(diag->cause));
     ret->detected_mono_ms = r->detected_mono_ms;
     snprintf(ret->uid, sizeof(ret->uid), "%s", r->uid);
@@ -643,7 +624,7 @@ enum krc_notify_decision krc_notifier_prepare(struct krc_notifier *n, const stru
     return d;
 }
 
-void krc_notify_message_cleanup(struct krc_notify_message *m)
+void krc_sender_message_cleanup(struct krc_sender_message *m)
 {
     krc_free(m->body);
     krc_free(m->fallback);
@@ -651,16 +632,16 @@ void krc_notify_message_cleanup(struct krc_notify_message *m)
     m->fallback = NULL;
 }
 
-static void queue_item(struct krc_notifier *n, struct item *it)
+static void queue_item(struct krc_sender *n, struct item *it)
 {
     pthread_mutex_lock(&n->lock);
     lane_push(n, it->dest->lane, it);
     pthread_mutex_unlock(&n->lock);
 }
 
-void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg, int64_t outbox_id,
-                          struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
-                          size_t full_log_len)
+void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, int64_t outbox_id,
+                        struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
+                        size_t full_log_len)
 {
     struct item *it = NULL;
 
@@ -669,7 +650,7 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
             krc_log(KRC_LOG_ERROR, "out of memory: %s dropped", msg->what);
             atomic_fetch_add(&n->stats.failed, 1);
         }
-        krc_notify_message_cleanup(msg);
+        krc_sender_message_cleanup(msg);
         krc_report_free(rep);
         if (diag != NULL) {
             krc_diagnosis_cleanup(diag);
@@ -700,7 +681,7 @@ void krc_notifier_enqueue(struct krc_notifier *n, struct krc_notify_message *msg
     queue_item(n, it);
 }
 
-static int resume_row(struct krc_notifier *n, const struct krc_store_message *m,
+static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
                       const struct krc_store_row *restart)
 {
     const char *webhook = NULL;
@@ -764,7 +745,7 @@ static int resume_row(struct krc_notifier *n, const struct krc_store_message *m,
 }
 
 struct resume {
-    struct krc_notifier *n;
+    struct krc_sender *n;
     struct krc_store *store;
     int (*was_handled)(const struct krc_store_row *row, void *ud);
     void *ud;
@@ -801,12 +782,12 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     return 0;
 }
 
-void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
-                                int (*was_handled)(const struct krc_store_row *row, void *ud),
-                                void *ud)
+void krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
+                              int (*was_handled)(const struct krc_store_row *row, void *ud),
+                              void *ud)
 {
     struct resume rs = {n, store, was_handled, ud, 0};
-    size_t before = krc_notifier_pending(n);
+    size_t before = krc_sender_pending(n);
     struct krc_error e;
 
     krc_error_clear(&e);
@@ -814,9 +795,9 @@ void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
         krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
         return;
     }
-    if (krc_notifier_pending(n) > before) {
+    if (krc_sender_pending(n) > before) {
         krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
-                krc_notifier_pending(n) - before);
+                krc_sender_pending(n) - before);
     }
     if (rs.superseded > 0) {
         krc_log(KRC_LOG_INFO,
@@ -829,10 +810,10 @@ void krc_notifier_resume_outbox(struct krc_notifier *n, struct krc_store *store,
 /* --- the sender -----------------------------------------------------------
  * One thread per lane (lane_main) posts that lane's queue and storm
  * summaries with the lane's own sink and store connection; the main sender
- * thread (krc_notifier_run) starts the lanes, retries delivered marks and
+ * thread (krc_sender_run) starts the lanes, retries delivered marks and
  * checks recoveries. */
 
-static void fill_format_options(const struct krc_notifier *n, const struct dest *d,
+static void fill_format_options(const struct krc_sender *n, const struct dest *d,
                                 struct krc_slack_options *fo)
 {
     krc_slack_options_init(fo);
@@ -847,7 +828,7 @@ static void fill_format_options(const struct krc_notifier *n, const struct dest 
     }
 }
 
-static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body, long *ret_total)
+static int summary_item(struct krc_sender *n, struct dest *d, char **ret_body, long *ret_total)
 {
     struct krc_slack_summary s;
     struct krc_slack_options fo;
@@ -907,7 +888,7 @@ static int summary_item(struct krc_notifier *n, struct dest *d, char **ret_body,
 
 /* The thread parent of a pod: from memory, else from the store (threads
  * survive a daemon restart). */
-static void thread_parent(struct krc_notifier *n, struct krc_store *store, const char *pod_key,
+static void thread_parent(struct krc_sender *n, struct krc_store *store, const char *pod_key,
                           char *ts, size_t tssz, char *channel, size_t chsz)
 {
     struct krc_policy_mute *mt;
@@ -935,7 +916,7 @@ static void thread_parent(struct krc_notifier *n, struct krc_store *store, const
 
 enum send_result { SENT, RETRY_LATER, GIVEN_UP };
 
-static void remember_thread(struct krc_notifier *n, struct item *it,
+static void remember_thread(struct krc_sender *n, struct item *it,
                             const struct krc_sink_result *res)
 {
     struct krc_policy_mute *mt;
@@ -949,7 +930,7 @@ static void remember_thread(struct krc_notifier *n, struct item *it,
 
 /* The restart's "recovered" reply goes into this thread once the watch saw
  * its container run ready long enough (a later reply arms it again). */
-static void arm_recovery(struct krc_notifier *n, const struct item *it, const char *ts,
+static void arm_recovery(struct krc_sender *n, const struct item *it, const char *ts,
                          const char *channel)
 {
     if (n->recovery != NULL && it->uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
@@ -958,7 +939,7 @@ static void arm_recovery(struct krc_notifier *n, const struct item *it, const ch
     }
 }
 
-static void upload_log(struct krc_notifier *n, struct lane *l, struct item *it, const char *channel,
+static void upload_log(struct krc_sender *n, struct lane *l, struct item *it, const char *channel,
                        const char *thread)
 {
     char fname[300];
@@ -992,7 +973,7 @@ static void upload_log(struct krc_notifier *n, struct lane *l, struct item *it, 
 /* Remember a failed mark for a retry; the oldest is dropped from memory
  * when the table is full (the journal still has it, if it was written).
  * Caller holds mark_lock. */
-static void unmarked_add(struct krc_notifier *n, int64_t id, const char *ts, int journaled)
+static void unmarked_add(struct krc_sender *n, int64_t id, const char *ts, int journaled)
 {
     struct unmarked *u;
 
@@ -1018,7 +999,7 @@ static void unmarked_add(struct krc_notifier *n, int64_t id, const char *ts, int
 /* Slack accepted outbox row `id`: record it. When the database refuses,
  * the message must still not be posted again: the fact goes to the
  * delivery journal and to memory for a retry. */
-static void mark_delivered(struct krc_notifier *n, struct krc_store *store, int64_t id,
+static void mark_delivered(struct krc_sender *n, struct krc_store *store, int64_t id,
                            const char *ts, const char *what)
 {
     struct krc_error se;
@@ -1057,7 +1038,7 @@ static void mark_delivered(struct krc_notifier *n, struct krc_store *store, int6
 /* Retry the due delivered marks (all of them when `all`, once). The
  * journal is removed once memory holds nothing it did not write. Main
  * sender thread, with mark_lock held. */
-static void retry_unmarked_locked(struct krc_notifier *n, int all)
+static void retry_unmarked_locked(struct krc_sender *n, int all)
 {
     int64_t now = krc_clock_mono_ms();
     size_t i = 0;
@@ -1110,7 +1091,7 @@ static void retry_unmarked_locked(struct krc_notifier *n, int all)
     }
 }
 
-static void retry_unmarked(struct krc_notifier *n, int all)
+static void retry_unmarked(struct krc_sender *n, int all)
 {
     pthread_mutex_lock(&n->mark_lock);
     if (n->n_unmarked > 0) {
@@ -1134,7 +1115,7 @@ static void settle_withdrawn(struct lane *l, const struct item *it)
 
 /* Slack refused it for good (4xx) or kept failing: a 4xx will never
  * succeed; anything else is tried again later, the outbox keeps it. */
-static enum send_result send_failed(struct krc_notifier *n, struct lane *l, const struct item *it,
+static enum send_result send_failed(struct krc_sender *n, struct lane *l, const struct item *it,
                                     int rc, long http_status, const struct krc_error *e)
 {
     int final = rc == KRC_EHTTP && http_status >= 400 && http_status < 500;
@@ -1150,7 +1131,7 @@ static enum send_result send_failed(struct krc_notifier *n, struct lane *l, cons
 
 /* After Slack accepted an item: callbacks, storm bookkeeping, statistics,
  * thread state and the log file. */
-static void after_sent(struct krc_notifier *n, struct lane *l, struct item *it,
+static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
                        const struct krc_sink_result *res, const char *parent_ts,
                        const char *channel)
 {
@@ -1197,7 +1178,7 @@ static void after_sent(struct krc_notifier *n, struct lane *l, struct item *it,
     }
 }
 
-static enum send_result send_one(struct krc_notifier *n, struct lane *l, struct item *it)
+static enum send_result send_one(struct krc_sender *n, struct lane *l, struct item *it)
 {
     struct krc_sink_message m;
     struct krc_sink_result res;
@@ -1257,7 +1238,7 @@ static enum send_result send_one(struct krc_notifier *n, struct lane *l, struct 
     return SENT;
 }
 
-static void send_summary(struct krc_notifier *n, struct lane *l, struct dest *d, char *body,
+static void send_summary(struct krc_sender *n, struct lane *l, struct dest *d, char *body,
                          long total)
 {
     struct item it;
@@ -1287,7 +1268,7 @@ static void send_summary(struct krc_notifier *n, struct lane *l, struct dest *d,
 /* A due storm summary of this lane, if any (caller holds the lock); the
  * storm ends once a whole window passed without a restart. At shutdown a
  * summary still owed is due at once. */
-static struct dest *due_summary(struct krc_notifier *n, const struct lane *l, int64_t now_ms,
+static struct dest *due_summary(struct krc_sender *n, const struct lane *l, int64_t now_ms,
                                 int stopping)
 {
     for (size_t i = 0; i < n->n_dests; i++) {
@@ -1306,7 +1287,7 @@ static struct dest *due_summary(struct krc_notifier *n, const struct lane *l, in
 }
 
 /* Web API: the "recovered" replies the watch made due. */
-static void queue_recoveries(struct krc_notifier *n)
+static void queue_recoveries(struct krc_sender *n)
 {
     struct krc_recovery_due due[16];
     size_t k = krc_recovery_take_due(n->recovery, krc_clock_now(), n->o.recovered_after_s, due,
@@ -1338,22 +1319,22 @@ static void queue_recoveries(struct krc_notifier *n)
     }
 }
 
-void krc_notifier_restart_seen(struct krc_notifier *n, const char *uid, const char *ns,
-                               const char *name, const char *container, int restart_count)
+void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
+                             const char *name, const char *container, int restart_count)
 {
     if (n != NULL && n->recovery != NULL) {
         krc_recovery_await(n->recovery, uid, ns, name, container, restart_count, krc_clock_now());
     }
 }
 
-void krc_notifier_pod_event(struct krc_notifier *n, const struct krc_pod_info *pod, int deleted)
+void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted)
 {
     if (n != NULL && n->recovery != NULL) {
         krc_recovery_observe(n->recovery, pod, deleted, krc_clock_now());
     }
 }
 
-int64_t krc_notifier_heartbeat(const struct krc_notifier *n)
+int64_t krc_sender_heartbeat(const struct krc_sender *n)
 {
     int64_t hb = atomic_load(&n->heartbeat_ms);
 
@@ -1367,18 +1348,18 @@ int64_t krc_notifier_heartbeat(const struct krc_notifier *n)
     return hb;
 }
 
-void krc_notifier_abort_transfers(struct krc_notifier *n)
+void krc_sender_abort_transfers(struct krc_sender *n)
 {
     n->abort_hard = 1;
-    krc_notifier_abort(n);
+    krc_sender_abort(n);
 }
 
-int krc_notifier_aborted(struct krc_notifier *n)
+int krc_sender_aborted(struct krc_sender *n)
 {
     return atomic_load(&n->abort);
 }
 
-void krc_notifier_abort(struct krc_notifier *n)
+void krc_sender_abort(struct krc_sender *n)
 {
     atomic_store(&n->abort, 1);
     pthread_mutex_lock(&n->lock);
@@ -1406,7 +1387,7 @@ static void wait_on(pthread_cond_t *c, pthread_mutex_t *m, long ms)
 /* The next item of the lane that is due (NULL: none; the lane waited a
  * little). Items waiting for a retry rotate to the back. Caller holds the
  * lock. */
-static struct item *lane_next(struct krc_notifier *n, struct lane *l, int64_t now_ms)
+static struct item *lane_next(struct krc_sender *n, struct lane *l, int64_t now_ms)
 {
     struct item *it = l->head;
 
@@ -1435,7 +1416,7 @@ static struct item *lane_next(struct krc_notifier *n, struct lane *l, int64_t no
 }
 
 /* The lane's sink and store connection, made in its own thread. */
-static int lane_open(struct krc_notifier *n, struct lane *l)
+static int lane_open(struct krc_sender *n, struct lane *l)
 {
     struct krc_error e;
 
@@ -1459,7 +1440,7 @@ static int lane_open(struct krc_notifier *n, struct lane *l)
 static void *lane_main(void *arg)
 {
     struct lane *l = arg;
-    struct krc_notifier *n = l->n;
+    struct krc_sender *n = l->n;
 
     while (!n->abort && lane_open(n, l) < 0) {
         atomic_store(&l->heartbeat_ms, krc_clock_mono_ms());
@@ -1506,7 +1487,7 @@ static void *lane_main(void *arg)
 
 /* Start the lanes that have no thread yet (at start, and after a failed
  * pthread_create). */
-static void start_lanes(struct krc_notifier *n)
+static void start_lanes(struct krc_sender *n)
 {
     pthread_mutex_lock(&n->lock);
     n->running = 1;
@@ -1516,7 +1497,7 @@ static void start_lanes(struct krc_notifier *n)
     pthread_mutex_unlock(&n->lock);
 }
 
-static void join_lanes(struct krc_notifier *n)
+static void join_lanes(struct krc_sender *n)
 {
     size_t count;
 
@@ -1532,7 +1513,7 @@ static void join_lanes(struct krc_notifier *n)
     }
 }
 
-void krc_notifier_run(struct krc_notifier *n)
+void krc_sender_run(struct krc_sender *n)
 {
     int64_t last_recovery_check = 0;
 
