@@ -14,7 +14,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "Usage:\n"
                  "  krc config check FILE       validate a configuration file; every mistake is\n"
-                 "                              reported with its line and column (exit 1)\n"
+                 "                              reported with its line and column (exit 1);\n"
+                 "                              a webhookUrlEnv variable unset here is a note\n"
                  "  krc config print [--config FILE]\n"
                  "                              the effective configuration (file, then\n"
                  "                              environment), secrets redacted, as YAML\n"
@@ -193,6 +194,7 @@ static int cmd_check(int argc, char **argv)
     struct krc_config cfg;
     struct krc_error e;
     char *errors = NULL;
+    char *notes = NULL;
     int rc;
 
     if (argc != 2) {
@@ -201,7 +203,7 @@ static int cmd_check(int argc, char **argv)
     }
     krc_config_init(&cfg);
     krc_error_clear(&e);
-    rc = krc_config_load_file(&cfg, argv[1], &errors, &e);
+    rc = krc_config_check_file(&cfg, argv[1], &errors, &notes, &e);
     if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0) {
         char where[KRC_ERROR_MSG_MAX];
         snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
@@ -214,9 +216,18 @@ static int cmd_check(int argc, char **argv)
             fputc('\n', stderr);
         }
         krc_free(errors);
+        krc_free(notes);
         return EXIT_BAD;
     }
     printf("%s: ok\n", argv[1]);
+    /* Not mistakes of the file, but what krc run here would stop at. */
+    for (const char *p = notes; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "note: %.*s\n", len, p);
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    krc_free(notes);
     return 0;
 }
 
@@ -225,6 +236,7 @@ static int cmd_print(int argc, char **argv)
     struct krc_config cfg;
     struct krc_error e;
     const char *file = NULL;
+    char *typos;
     int rc = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -247,6 +259,11 @@ static int cmd_print(int argc, char **argv)
             krc_config_cleanup(&cfg);
             return EXIT_BAD;
         }
+    }
+    typos = krc_config_env_typos();
+    if (typos != NULL) {
+        fputs(typos, stderr);
+        krc_free(typos);
     }
     if (krc_config_load_env(&cfg, &e) < 0) {
         fprintf(stderr, "%s\n", e.msg);

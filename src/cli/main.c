@@ -54,6 +54,40 @@ static void usage(FILE *out)
     }
 }
 
+/* Bare `krc`: what there is to do, in a few lines (the full help is `krc help`). */
+static void short_usage(FILE *out)
+{
+    fputs("krc - Kubernetes pod restart diagnostics collector\n"
+          "\n"
+          "Usage: krc COMMAND [OPTIONS]\n"
+          "  run        watch pods and report every container restart\n"
+          "  explain    explain a restart offline from saved kubectl output\n"
+          "  history    the recorded restarts\n"
+          "  config     check a configuration file, print the effective configuration\n"
+          "  version    print the version\n"
+          "  help       every command and option\n"
+          "\n"
+          "Try: krc run --kubeconfig ~/.kube/config --context NAME\n",
+          out);
+}
+
+/* A misspelt KRC_ variable is not an error (the environment is shared with
+ * other programs), but it is said at start-up. */
+static void env_typos(void)
+{
+    char *typos = krc_config_env_typos();
+
+    for (char *p = typos; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        KRC_WARN("%s", p);
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    krc_free(typos);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     struct krc_config cfg;
@@ -82,6 +116,7 @@ static int cmd_run(int argc, char **argv)
     if (cfg.slack_webhook_url != NULL && cfg.slack_webhook_url[0] != '\0') {
         krc_log_add_secret(cfg.slack_webhook_url);
     }
+    env_typos();
     KRC_DEBUG("GnuTLS (loaded by libcurl and libmicrohttpd, unused) left uninitialised: "
               "%d load-time initialisation(s) skipped",
               krc_gnutls_noinit_skipped());
@@ -100,7 +135,13 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *cmd = argc > 1 ? argv[1] : "help";
+    const char *cmd;
+
+    if (argc < 2) {
+        short_usage(stderr);
+        return EXIT_USAGE;
+    }
+    cmd = argv[1];
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);

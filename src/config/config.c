@@ -1,5 +1,6 @@
 #include "krc/config/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,6 +232,165 @@ static int allowed_value(const char *allowed, const char *v)
     return 0;
 }
 
+/* --- "did you mean" -------------------------------------------------------- */
+
+#define SUGGEST_MAX_LEN 63
+
+/* Optimal-string-alignment distance between a and b[0..blen), ignoring
+ * case; SUGGEST_MAX_LEN + 1 for words longer than that. */
+static size_t edit_distance(const char *a, const char *b, size_t blen)
+{
+    size_t alen = strlen(a);
+    size_t d[SUGGEST_MAX_LEN + 2][SUGGEST_MAX_LEN + 2];
+
+    if (alen > SUGGEST_MAX_LEN || blen > SUGGEST_MAX_LEN) {
+        return SUGGEST_MAX_LEN + 1;
+    }
+    for (size_t i = 0; i <= alen; i++) {
+        d[i][0] = i;
+    }
+    for (size_t j = 0; j <= blen; j++) {
+        d[0][j] = j;
+    }
+    for (size_t i = 1; i <= alen; i++) {
+        for (size_t j = 1; j <= blen; j++) {
+            int ca = tolower((unsigned char)a[i - 1]);
+            int cb = tolower((unsigned char)b[j - 1]);
+            size_t best = d[i - 1][j - 1] + (ca != cb);
+
+            if (d[i - 1][j] + 1 < best) {
+                best = d[i - 1][j] + 1;
+            }
+            if (d[i][j - 1] + 1 < best) {
+                best = d[i][j - 1] + 1;
+            }
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[alen][blen];
+}
+
+struct suggestion {
+    const char *word;
+    const char *best;
+    size_t best_len;
+    size_t best_d;
+};
+
+static void suggest_init(struct suggestion *s, const char *word)
+{
+    s->word = word;
+    s->best = NULL;
+    s->best_len = 0;
+    s->best_d = SUGGEST_MAX_LEN + 1;
+}
+
+static void suggest_consider(struct suggestion *s, const char *cand, size_t len)
+{
+    size_t d = edit_distance(s->word, cand, len);
+    size_t wl = strlen(s->word);
+    /* Close enough to be a typo: 1 edit for short words, up to 3 for long ones. */
+    size_t limit = wl / 4 < 1 ? 1 : wl / 4 > 3 ? 3 : wl / 4;
+
+    if (d <= limit && d < s->best_d) {
+        s->best = cand;
+        s->best_len = len;
+        s->best_d = d;
+    }
+}
+
+/* " (did you mean \"clusterName\"?)" for a file key, or "" (static storage per call site). */
+static const char *suggest_key(const char *word, char *out, size_t outsz)
+{
+    struct suggestion s;
+
+    suggest_init(&s, word);
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        suggest_consider(&s, o->key, strlen(o->key));
+    }
+    out[0] = '\0';
+    if (s.best != NULL) {
+        snprintf(out, outsz, " (did you mean \"%.*s\"?)", (int)s.best_len, s.best);
+    }
+    return out;
+}
+
+/* Same for a key of a route or silence, from its "a|b|c" list. */
+static const char *suggest_allowed(const char *word, const char *allowed, char *out, size_t outsz)
+{
+    struct suggestion s;
+
+    suggest_init(&s, word);
+    for (const char *p = allowed; p != NULL && *p != '\0';) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar != NULL ? (size_t)(bar - p) : strlen(p);
+        suggest_consider(&s, p, l);
+        p = bar != NULL ? bar + 1 : NULL;
+    }
+    out[0] = '\0';
+    if (s.best != NULL) {
+        snprintf(out, outsz, "did you mean \"%.*s\"? ", (int)s.best_len, s.best);
+    }
+    return out;
+}
+
+/* "fooBarBaz" -> "foo-bar-baz" */
+static void dashed(const char *key, char *out, size_t outsz)
+{
+    size_t o = 0;
+
+    for (const char *k = key; *k != '\0' && o + 2 < outsz; k++) {
+        if (isupper((unsigned char)*k)) {
+            out[o++] = '-';
+            out[o++] = (char)tolower((unsigned char)*k);
+        } else {
+            out[o++] = *k;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* For an unknown --flag: the nearest flag, or how to set an option that
+ * has no flag (secrets, lists, routes). */
+static void suggest_flag(const char *word, char *out, size_t outsz)
+{
+    static const char *const extra[] = {"kubeconfig", "context", "config"};
+    struct suggestion s;
+    char d[128];
+
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        dashed(o->key, d, sizeof(d));
+        if (o->flag == NULL && strcasecmp(d, word) == 0) {
+            if (o->env != NULL) {
+                snprintf(out, outsz,
+                         "; %s has no flag: set the environment variable %s or the key "
+                         "%s in the --config file",
+                         o->key, o->env, o->key);
+            } else {
+                snprintf(out, outsz, "; %s has no flag: set it in the --config file", o->key);
+            }
+            return;
+        }
+    }
+    suggest_init(&s, word);
+    for (const struct krc_config_option *o = options; o->key != NULL; o++) {
+        if (o->flag != NULL) {
+            suggest_consider(&s, o->flag, strlen(o->flag));
+        }
+    }
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+        suggest_consider(&s, extra[i], strlen(extra[i]));
+    }
+    out[0] = '\0';
+    if (s.best != NULL) {
+        snprintf(out, outsz, "; did you mean --%.*s?", (int)s.best_len, s.best);
+    }
+}
+
 /* Set one option from text; `where` names the source for messages. */
 static int set_value(struct krc_config *cfg, const struct krc_config_option *o, const char *v,
                      const char *where, struct krc_error *err)
@@ -406,6 +566,7 @@ struct file_errors {
     struct krc_buf text;
     int first;
     int count;
+    struct krc_buf *notes; /* krc config check: what is not the file's mistake, or NULL */
 };
 
 static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
@@ -461,9 +622,11 @@ static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed,
         const char *key =
             k != NULL && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
         if (!allowed_value(allowed, key)) {
-            add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu]: unknown key \"%s\" (allowed: %s)",
-                      path, k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, what,
-                      index, key, allowed);
+            char mean[160];
+            add_error(fe, KRC_EINVAL, err,
+                      "%s:%zu:%zu: %s[%zu]: unknown key \"%s\" (%sallowed: %s)", path,
+                      k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, what, index,
+                      key, suggest_allowed(key, allowed, mean, sizeof(mean)), allowed);
             bad = 1;
         } else if (v == NULL || v->type != YAML_SCALAR_NODE) {
             add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu].%s must be a single value", path,
@@ -558,15 +721,22 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
         hook_env = map_scalar(doc, m, "webhookUrlEnv", &hn);
         channel = map_scalar(doc, m, "channel", NULL);
         if (hook_env != NULL && hook_env[0] != '\0') {
+            /* One mistake, one error: an unset variable is not also "needs
+             * webhookUrl, webhookUrlEnv or channel". */
             hook = getenv(hook_env);
-            if (hook == NULL || hook[0] == '\0') {
+            if ((hook == NULL || hook[0] == '\0') && fe->notes != NULL) {
+                krc_buf_printf(fe->notes,
+                               "%s:%zu:%zu: routes[%zu].webhookUrlEnv: environment variable %s is "
+                               "not set here; krc run will need it\n",
+                               path, hn->start_mark.line + 1, hn->start_mark.column + 1, idx,
+                               hook_env);
+            } else if (hook == NULL || hook[0] == '\0') {
                 add_error(fe, KRC_EINVAL, err,
                           "%s:%zu:%zu: routes[%zu].webhookUrlEnv: environment variable %s is not "
                           "set",
                           path, hn->start_mark.line + 1, hn->start_mark.column + 1, idx, hook_env);
             }
-        }
-        if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0')) {
+        } else if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0')) {
             add_error(fe, KRC_EINVAL, err,
                       "%s:%zu:%zu: routes[%zu] needs webhookUrl, webhookUrlEnv or channel", path,
                       m->start_mark.line + 1, m->start_mark.column + 1, idx);
@@ -716,8 +886,30 @@ static int set_joined_value(struct krc_config *cfg, const struct krc_config_opti
     return rc;
 }
 
+static int load_file(struct krc_config *cfg, const char *path, struct krc_buf *notes,
+                     char **ret_errors, struct krc_error *err);
+
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err)
+{
+    return load_file(cfg, path, NULL, ret_errors, err);
+}
+
+int krc_config_check_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                          char **ret_notes, struct krc_error *err)
+{
+    struct krc_buf notes;
+    int rc;
+
+    krc_buf_init(&notes, 64 * 1024);
+    rc = load_file(cfg, path, &notes, ret_errors, err);
+    *ret_notes = notes.len > 0 ? krc_buf_take(&notes) : NULL;
+    krc_buf_cleanup(&notes);
+    return rc;
+}
+
+static int load_file(struct krc_config *cfg, const char *path, struct krc_buf *notes,
+                     char **ret_errors, struct krc_error *err)
 {
     FILE *fp;
     yaml_document_t doc;
@@ -727,6 +919,7 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
     int rc = 0;
 
     memset(&fe, 0, sizeof(fe));
+    fe.notes = notes;
     krc_buf_init(&fe.text, 64 * 1024);
     fp = fopen(path, "rb");
     if (fp == NULL) {
@@ -767,8 +960,10 @@ int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_er
             key = (const char *)k->data.scalar.value;
             o = find_key(key);
             if (o == NULL) {
-                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: unknown key \"%s\"", path,
-                          k->start_mark.line + 1, k->start_mark.column + 1, key);
+                char mean[160];
+                add_error(&fe, KRC_EINVAL, err, "%s:%zu:%zu: unknown key \"%s\"%s", path,
+                          k->start_mark.line + 1, k->start_mark.column + 1, key,
+                          suggest_key(key, mean, sizeof(mean)));
                 continue;
             }
             snprintf(where, sizeof(where), "%s:%zu:%zu", path, v->start_mark.line + 1,
@@ -893,7 +1088,9 @@ int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **r
         o = krc_config_find_flag(name);
         if (strcmp(name, "kubeconfig") != 0 && strcmp(name, "context") != 0 &&
             strcmp(name, "config") != 0 && o == NULL) {
-            krc_buf_printf(&msg, "krc run: unknown option --%s (see krc help)\n", name);
+            char mean[300] = "";
+            suggest_flag(name, mean, sizeof(mean));
+            krc_buf_printf(&msg, "krc run: unknown option --%s%s (see krc help)\n", name, mean);
             rc = KRC_EINVAL;
             goto out;
         }
@@ -962,4 +1159,49 @@ out:
     }
     krc_buf_cleanup(&msg);
     return rc;
+}
+
+extern char **environ;
+
+char *krc_config_env_typos(void)
+{
+    struct krc_buf b;
+    char *s;
+
+    krc_buf_init(&b, 64 * 1024);
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t nl = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+        char name[SUGGEST_MAX_LEN + 1];
+        struct suggestion sg;
+        int known = 0;
+
+        if (nl < 5 || nl > SUGGEST_MAX_LEN || strncmp(*e, "KRC_", 4) != 0) {
+            continue;
+        }
+        memcpy(name, *e, nl);
+        name[nl] = '\0';
+        suggest_init(&sg, name);
+        for (const struct krc_config_option *o = options; o->key != NULL && !known; o++) {
+            if (o->env == NULL) {
+                continue;
+            }
+            known = strcmp(o->env, name) == 0;
+            if (strcmp(o->env, name + 4) == 0) {
+                /* KRC_MUTE_SECONDS for MUTE_SECONDS: the Go tool's names have no prefix */
+                sg.best = o->env;
+                sg.best_len = strlen(o->env);
+                sg.best_d = 0;
+            } else {
+                suggest_consider(&sg, o->env, strlen(o->env));
+            }
+        }
+        if (!known && sg.best != NULL) {
+            krc_buf_printf(&b, "environment variable %s is not a krc option; did you mean %.*s?\n",
+                           name, (int)sg.best_len, sg.best);
+        }
+    }
+    s = b.len > 0 ? krc_buf_take(&b) : NULL;
+    krc_buf_cleanup(&b);
+    return s;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/kube/kube_exec.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
@@ -18,6 +19,14 @@ struct krc_kube_client {
     char *token_origin; /* for messages: "token file X", "static token", ... */
     int has_client_cert;
     long timeout_ms;
+    /* exec credential plugin (a reference), and what rebuilding the HTTP
+     * handle with the plugin's client certificate needs */
+    struct krc_exec_plugin *exec;
+    unsigned exec_generation; /* of the certificate c->http was built with */
+    struct krc_http_tls base_tls;
+    char *base_ca_file;
+    unsigned char *base_ca_pem;
+    char *base_connect_to;
 };
 
 void krc_kube_client_free(struct krc_kube_client *c)
@@ -28,6 +37,10 @@ void krc_kube_client_free(struct krc_kube_client *c)
     krc_http_free(c->http);
     krc_free(c->server);
     krc_free(c->token_origin);
+    krc_exec_plugin_unref(c->exec);
+    krc_free(c->base_ca_file);
+    krc_free(c->base_ca_pem);
+    krc_free(c->base_connect_to);
     krc_free(c);
 }
 
@@ -79,6 +92,38 @@ static int server_with_name(const char *server, const char *name, char *out, siz
     return 0;
 }
 
+/* A client whose credentials come from an exec plugin keeps a copy of the
+ * server-side TLS settings: a new client certificate from the plugin means a
+ * new HTTP handle. */
+static int keep_tls(struct krc_kube_client *c, const struct krc_http_tls *tls,
+                    struct krc_error *err)
+{
+    memset(&c->base_tls, 0, sizeof(c->base_tls));
+    c->base_tls.insecure = tls->insecure;
+    if (tls->ca_file != NULL) {
+        c->base_ca_file = krc_strdup(tls->ca_file);
+        c->base_tls.ca_file = c->base_ca_file;
+    }
+    if (tls->ca_pem != NULL) {
+        c->base_ca_pem = krc_malloc(tls->ca_pem_len + 1);
+        if (c->base_ca_pem != NULL) {
+            memcpy(c->base_ca_pem, tls->ca_pem, tls->ca_pem_len);
+        }
+        c->base_tls.ca_pem = c->base_ca_pem;
+        c->base_tls.ca_pem_len = tls->ca_pem_len;
+    }
+    if (tls->connect_to != NULL) {
+        c->base_connect_to = krc_strdup(tls->connect_to);
+        c->base_tls.connect_to = c->base_connect_to;
+    }
+    if ((tls->ca_file != NULL && c->base_ca_file == NULL) ||
+        (tls->ca_pem != NULL && c->base_ca_pem == NULL) ||
+        (tls->connect_to != NULL && c->base_connect_to == NULL)) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory creating the Kubernetes client");
+    }
+    return 0;
+}
+
 struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *cfg,
                                             struct krc_token_source *ts, struct krc_error *err)
 {
@@ -121,11 +166,14 @@ struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *c
         server = server_buf;
     }
     c->http = krc_http_new(&tls, err);
-    if (c->http == NULL) {
+    if (c->http == NULL || (cfg->exec != NULL && keep_tls(c, &tls, err) < 0)) {
         krc_kube_client_free(c);
         return NULL;
     }
-    if (cfg->token_file != NULL) {
+    if (cfg->exec != NULL) {
+        snprintf(origin, sizeof(origin), "the credentials from %s",
+                 krc_exec_plugin_describe(cfg->exec));
+    } else if (cfg->token_file != NULL) {
         snprintf(origin, sizeof(origin), "the bearer token from %s", cfg->token_file);
     } else if (cfg->token != NULL) {
         snprintf(origin, sizeof(origin), "the static bearer token of %s", cfg->source);
@@ -146,6 +194,9 @@ struct krc_kube_client *krc_kube_client_new(const struct krc_kube_auth_config *c
         c->server[n - 1] = '\0';
     }
     c->ts = ts;
+    if (cfg->exec != NULL) {
+        c->exec = krc_exec_plugin_ref(cfg->exec);
+    }
     c->has_client_cert = cfg->client_cert_file != NULL || cfg->client_cert_pem != NULL;
     c->timeout_ms = DEFAULT_TIMEOUT_MS;
     return c;
@@ -415,12 +466,66 @@ struct auth_header {
     int have;
 };
 
+/* The plugin's client certificate changed (first run, rotation): a new
+ * HTTP handle carries it. */
+static int use_exec_cert(struct krc_kube_client *c, const struct krc_exec_creds *cr,
+                         struct krc_error *err)
+{
+    struct krc_http_tls tls = c->base_tls;
+    struct krc_http *h;
+
+    tls.cert_pem = cr->cert_pem;
+    tls.cert_pem_len = cr->cert_pem_len;
+    tls.key_pem = cr->key_pem;
+    tls.key_pem_len = cr->key_pem_len;
+    h = krc_http_new(&tls, err);
+    if (h == NULL) {
+        krc_error_prefix(err, "%s", krc_exec_plugin_describe(c->exec));
+        return err != NULL && err->code < 0 ? err->code : KRC_EIO;
+    }
+    krc_http_free(c->http);
+    c->http = h;
+    c->exec_generation = cr->generation;
+    c->has_client_cert = 1;
+    return 0;
+}
+
+static int exec_auth(struct krc_kube_client *c, struct auth_header *ah, struct krc_error *err)
+{
+    struct krc_exec_creds cr;
+    int rc = krc_exec_plugin_get(c->exec, &cr, err);
+
+    if (rc == 0 && cr.cert_pem != NULL && cr.generation != c->exec_generation) {
+        rc = use_exec_cert(c, &cr, err);
+    }
+    if (rc == 0 && cr.token != NULL) {
+        if ((size_t)snprintf(ah->line, sizeof(ah->line), "Authorization: Bearer %s", cr.token) >=
+            sizeof(ah->line)) {
+            rc = krc_error_set(err, KRC_ETOOBIG, "%s: the token does not fit in %d bytes",
+                               krc_exec_plugin_describe(c->exec), TOKEN_MAX);
+        } else {
+            ah->have = 1;
+        }
+    }
+    krc_exec_creds_cleanup(&cr);
+    /* A credential that cannot be had is an authentication error to the
+     * callers (the watch loop backs off and keeps trying: a login or an
+     * installed plugin fixes it), not a timeout or a bad stream. */
+    if (rc < 0 && rc != KRC_ENOMEM && err != NULL) {
+        err->code = KRC_EAUTH;
+    }
+    return rc < 0 && rc != KRC_ENOMEM ? KRC_EAUTH : rc;
+}
+
 static int build_auth(struct krc_kube_client *c, struct auth_header *ah, struct krc_error *err)
 {
     char token[TOKEN_MAX];
     int rc;
 
     ah->have = 0;
+    if (c->exec != NULL) {
+        return exec_auth(c, ah, err);
+    }
     if (c->ts == NULL) {
         return 0;
     }
@@ -434,6 +539,13 @@ static int build_auth(struct krc_kube_client *c, struct auth_header *ah, struct 
     }
     memset(token, 0, sizeof(token));
     return 0;
+}
+
+/* After a 401: re-read the token file, or run the exec plugin again. */
+static void invalidate_credentials(struct krc_kube_client *c)
+{
+    krc_token_source_invalidate(c->ts);
+    krc_exec_plugin_invalidate(c->exec);
 }
 
 static int perform(struct krc_kube_client *c, const char *method, const char *path,
@@ -489,9 +601,9 @@ static int perform(struct krc_kube_client *c, const char *method, const char *pa
             break;
         }
         if (resp->status == 401 && attempt == 0 && resp->bytes_streamed == 0) {
-            /* Bound tokens rotate: re-read the token file once and retry, as
-             * client-go does after a 401. */
-            krc_token_source_invalidate(c->ts);
+            /* Bound tokens rotate: re-read the token file (or run the exec
+             * plugin) once and retry, as client-go does after a 401. */
+            invalidate_credentials(c);
             continue;
         }
         break;
@@ -673,7 +785,7 @@ int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths
             krc_error_prefix(&errs[i], "GET %s%s", c->server, p);
         } else if (resps[i].status == 401) {
             /* The token may have rotated: re-read it and retry this one alone. */
-            krc_token_source_invalidate(c->ts);
+            invalidate_credentials(c);
             rets[i] =
                 perform(c, "GET", paths[i], "Accept: application/json, */*", NULL, 0, c->timeout_ms,
                         0, reqs[i].on_data, reqs[i].userdata, NULL, max_body, &resps[i], &errs[i]);

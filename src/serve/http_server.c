@@ -693,8 +693,22 @@ static int bind_socket(struct krc_http_server *srv, struct krc_error *err)
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        return krc_error_set(err, KRC_EIO, "http server: cannot listen on %s: %s", srv->listen,
-                             KRC_ERRNO_STR(saved));
+        /* The usual causes get the way out: krc's --listen (KRC_LISTEN,
+         * config key listen) moves the endpoint or turns it off. */
+        const char *hint = "";
+        if (saved == EADDRINUSE) {
+            hint = "; another process uses that port: pick a free one with --listen HOST:PORT "
+                   "(KRC_LISTEN, config key listen; port 0 picks any), or turn the endpoint "
+                   "off with --listen off";
+        } else if (saved == EACCES) {
+            hint = "; ports below 1024 need privileges: pick another with --listen HOST:PORT, "
+                   "or turn the endpoint off with --listen off";
+        } else if (saved == EADDRNOTAVAIL) {
+            hint = "; no interface has that address: use one of this machine's addresses "
+                   "(0.0.0.0 for all) with --listen HOST:PORT, or --listen off";
+        }
+        return krc_error_set(err, KRC_EIO, "http server: cannot listen on %s: %s%s", srv->listen,
+                             KRC_ERRNO_STR(saved), hint);
     }
     {
         struct sockaddr_storage ss;

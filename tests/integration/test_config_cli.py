@@ -2,6 +2,8 @@
 line and column, secrets redacted in the effective configuration, docs/configuration.md current."""
 
 import os
+import re
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -86,6 +88,84 @@ class ConfigCliTest(unittest.TestCase):
         p = krc("config", "check", os.path.join(self.tmp.name, "missing.yaml"))
         self.assertEqual(p.returncode, 1)
         self.assertIn("missing.yaml", p.stderr)
+
+    def readme_example(self):
+        with open(os.path.join(h.ROOT, "README.md")) as f:
+            readme = f.read()
+        m = re.search(r"Example `--config` file:\n\n```yaml\n(.*?)```", readme, re.S)
+        self.assertIsNotNone(m, "README.md has no example --config file")
+        return m.group(1)
+
+    def test_readme_example_passes_check(self):
+        text = self.readme_example()
+        path = self.write(text)
+        p = krc("config", "check", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "%s: ok\n" % path)
+        # a webhookUrlEnv variable that is not set here is a note, not a mistake of the file
+        for var in re.findall(r"webhookUrlEnv: (\S+)", text):
+            self.assertIn("note: %s:" % path, p.stderr)
+            self.assertIn("environment variable %s is not set here; krc run will need it" % var,
+                          p.stderr)
+        self.assertNotIn("needs webhookUrl", p.stderr)
+
+    def test_unset_webhook_env_is_one_error_for_run(self):
+        path = self.write(self.readme_example())
+        p = krc("run", "--config", path, "--kubeconfig", os.path.join(self.tmp.name, "none"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.splitlines(), [
+            "krc run: invalid configuration:",
+            "%s:5:20: routes[0].webhookUrlEnv: environment variable SLACK_WEBHOOK_ML is not set"
+            % path])
+
+    def test_did_you_mean(self):
+        path = self.write("clusterNme: prod\nroutes:\n  - namespce: a\n    channel: '#x'\n")
+        p = krc("config", "check", path)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr.splitlines(), [
+            '%s:1:1: unknown key "clusterNme" (did you mean "clusterName"?)' % path,
+            '%s:3:5: routes[0]: unknown key "namespce" (did you mean "namespace"? allowed: '
+            'namespace|pod|container|webhookUrl|webhookUrlEnv|channel)' % path])
+        p = krc("run", "--mute-second", "5")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr, "krc run: unknown option --mute-second; did you mean "
+                                   "--mute-seconds? (see krc help)\n")
+        p = krc("config", "print", env={"KRC_WORKER": "4"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("environment variable KRC_WORKER is not a krc option; did you mean "
+                      "KRC_WORKERS?", p.stderr)
+
+    def test_bare_krc_prints_short_usage_and_exits_2(self):
+        p = krc()
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")
+        lines = p.stderr.splitlines()
+        self.assertLess(len(lines), 20, p.stderr)
+        self.assertIn("Usage: krc COMMAND", p.stderr)
+        for cmd in ("run", "explain", "history", "config", "help"):
+            self.assertRegex(p.stderr, r"\n  %s +\S" % cmd)
+        # the full help is still there on request
+        full = krc("help")
+        self.assertEqual(full.returncode, 0)
+        self.assertGreater(len(full.stdout.splitlines()), 60)
+
+    def test_busy_listen_port_says_what_to_do(self):
+        kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+        with open(kubeconfig, "w") as f:
+            f.write("current-context: c\n"
+                    "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                    "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                    "users: [{name: u, user: {token: abcdef}}]\n")
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen(1)
+            port = busy.getsockname()[1]
+            p = krc("run", "--kubeconfig", kubeconfig, "--listen", "127.0.0.1:%d" % port,
+                    "--db", os.path.join(self.tmp.name, "krc.db"))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("cannot listen on 127.0.0.1:%d: Address already in use; another process "
+                      "uses that port: pick a free one with --listen HOST:PORT" % port, p.stderr)
+        self.assertIn("or turn the endpoint off with --listen off", p.stderr)
 
 
 if __name__ == "__main__":

@@ -138,8 +138,20 @@ void krc_config_cleanup(struct krc_config *cfg);
  * first error code. */
 int krc_config_load_file(struct krc_config *cfg, const char *path, char **ret_errors,
                          struct krc_error *err);
+/* krc_config_load_file for `krc config check`: an environment variable a
+ * route names (webhookUrlEnv) that is not set here is not a mistake of the
+ * file; each such one is a line in *ret_notes (caller frees; NULL when
+ * none) instead of an error. */
+int krc_config_check_file(struct krc_config *cfg, const char *path, char **ret_errors,
+                          char **ret_notes, struct krc_error *err);
 /* Apply the environment variables of the table. */
 int krc_config_load_env(struct krc_config *cfg, struct krc_error *err);
+/* Variables of the environment that start with KRC_, are not options, and
+ * are close to one (or are one with KRC_ in front of the Go tool's name):
+ * one line each, "environment variable KRC_MUTE_SECONDS is not a krc option;
+ * did you mean MUTE_SECONDS?"; NULL when there are none (caller frees).
+ * Other KRC_ variables are left alone: they are not krc's to judge. */
+char *krc_config_env_typos(void);
 /* Set one option by flag name ("label-selector") from a string value. */
 int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
                         struct krc_error *err);

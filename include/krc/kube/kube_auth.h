@@ -10,6 +10,8 @@
 
 #include "krc/util/error.h"
 
+struct krc_exec_plugin;
+
 /* Default service-account directory of in-cluster pods. */
 #define KRC_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -39,13 +41,17 @@ struct krc_kube_auth_config {
     char *namespace;       /* context namespace / in-cluster namespace file; NULL if unknown */
     int in_cluster;
     char *source; /* for messages: "in-cluster" or "kubeconfig FILE context NAME" */
+    /* The user's exec credential plugin (one reference, dropped by cleanup),
+     * or NULL. Its token or client certificate is used instead of the fields
+     * above; it runs at the first request, see kube_exec.h. */
+    struct krc_exec_plugin *exec;
 };
 
 /* Resolve the configuration: an explicit kubeconfig (option or $KUBECONFIG)
  * wins; otherwise in-cluster when KUBERNETES_SERVICE_HOST/PORT are set;
  * otherwise ~/.kube/config. Errors name the file and the field, e.g.
- * "kubeconfig /x: user \"eks\" uses an exec credential plugin, which krc does
- * not support". */
+ * "kubeconfig /x: user \"gke\": exec.interactiveMode must be set with
+ * client.authentication.k8s.io/v1 ..." (line, column). */
 int krc_kube_auth_load(const struct krc_kube_auth_options *opts, struct krc_kube_auth_config *ret,
                        struct krc_error *err);
 void krc_kube_auth_config_cleanup(struct krc_kube_auth_config *cfg);

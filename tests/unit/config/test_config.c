@@ -711,6 +711,148 @@ static void test_from_args(void **state)
     }
 }
 
+/* --- friendlier edges ------------------------------------------------------ */
+
+static void test_did_you_mean(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char *errors = NULL;
+    char path[64];
+
+    assert_int_equal(load_text(cfg,
+                               "clusterNme: prod\n"
+                               "watchedNamespace: a\n"
+                               "totallyUnrelated: 1\n"
+                               "routes:\n"
+                               "  - namespce: a\n"
+                               "    channel: '#x'\n"
+                               "silences:\n"
+                               "  - reasn: x\n",
+                               path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_int_equal(count_lines(errors), 5);
+    assert_contains(errors, ":1:1: unknown key \"clusterNme\" (did you mean \"clusterName\"?)\n");
+    assert_contains(
+        errors, ":2:1: unknown key \"watchedNamespace\" (did you mean \"watchedNamespaces\"?)\n");
+    /* nothing close: no guess */
+    assert_contains(errors, ":3:1: unknown key \"totallyUnrelated\"\n");
+    assert_contains(errors,
+                    ":5:5: routes[0]: unknown key \"namespce\" (did you mean \"namespace\"? "
+                    "allowed: namespace|pod|container|webhookUrl|webhookUrlEnv|channel)\n");
+    assert_contains(errors, ":8:5: silences[0]: unknown key \"reasn\" (did you mean \"reason\"? "
+                            "allowed: ");
+    krc_free(errors);
+}
+
+static void test_flag_did_you_mean(void **state)
+{
+    static const struct {
+        const char *flag;
+        const char *want;
+    } cases[] = {
+        {"--mute-second",
+         "unknown option --mute-second; did you mean --mute-seconds? (see krc help)"},
+        {"--kubeconfg", "unknown option --kubeconfg; did you mean --kubeconfig?"},
+        {"--slack-webhook-url", "unknown option --slack-webhook-url; slackWebhookUrl has no flag: "
+                                "set the environment variable SLACK_WEBHOOK_URL or the key "
+                                "slackWebhookUrl in the --config file (see krc help)"},
+        {"--routes", "unknown option --routes; routes has no flag: set it in the --config file"},
+        {"--frobnicate", "unknown option --frobnicate (see krc help)"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct krc_config cfg;
+        struct krc_error e;
+        char *errors = NULL;
+        char *argv[] = {"run", (char *)cases[i].flag, "x", NULL};
+
+        krc_config_init(&cfg);
+        krc_error_clear(&e);
+        assert_true(krc_config_from_args(&cfg, 3, argv, &errors, &e) < 0);
+        assert_contains(errors, cases[i].want);
+        assert_int_equal(count_lines(errors), 1);
+        krc_free(errors);
+        krc_config_cleanup(&cfg);
+    }
+}
+
+static void test_route_mistake_has_one_error(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char *errors = NULL;
+    char *notes = NULL;
+    char path[64];
+    static const char text[] = "routes:\n"
+                               "  - namespace: ^ml-\n"
+                               "    webhookUrlEnv: KRC_TEST_UNSET_HOOK\n"
+                               "  - pod: payments\n"
+                               "    channel: '#payments'\n"
+                               "  - namespace: nothing-to-send-to\n";
+
+    unsetenv("KRC_TEST_UNSET_HOOK");
+    assert_int_equal(load_text(cfg, text, path, sizeof(path), &errors, &err), KRC_EINVAL);
+    /* the unset variable is one error, not also "needs webhookUrl, ..." */
+    assert_int_equal(count_lines(errors), 2);
+    assert_contains(errors, ":3:20: routes[0].webhookUrlEnv: environment variable "
+                            "KRC_TEST_UNSET_HOOK is not set\n");
+    assert_contains(errors, ":6:5: routes[2] needs webhookUrl, webhookUrlEnv or channel\n");
+    krc_free(errors);
+    errors = NULL;
+
+    /* krc config check: the variable is a note, the file's own mistake an error */
+    write_tmp(text, path, sizeof(path));
+    krc_config_cleanup(cfg);
+    krc_config_init(cfg);
+    assert_int_equal(krc_config_check_file(cfg, path, &errors, &notes, &err), KRC_EINVAL);
+    assert_int_equal(count_lines(errors), 1);
+    assert_contains(errors, "routes[2] needs webhookUrl, webhookUrlEnv or channel");
+    assert_int_equal(count_lines(notes), 1);
+    assert_contains(notes, ":3:20: routes[0].webhookUrlEnv: environment variable "
+                           "KRC_TEST_UNSET_HOOK is not set here; krc run will need it\n");
+    krc_free(errors);
+    krc_free(notes);
+    errors = notes = NULL;
+
+    /* set: no note, and the route has the URL */
+    setenv("KRC_TEST_UNSET_HOOK", "https://hooks.example.test/x", 1);
+    write_tmp("routes:\n  - namespace: ^ml-\n    webhookUrlEnv: KRC_TEST_UNSET_HOOK\n", path,
+              sizeof(path));
+    krc_config_cleanup(cfg);
+    krc_config_init(cfg);
+    assert_int_equal(krc_config_check_file(cfg, path, &errors, &notes, &err), 0);
+    assert_null(errors);
+    assert_null(notes);
+    assert_int_equal(cfg->n_routes, 1);
+    assert_string_equal(cfg->routes[0].webhook_url, "https://hooks.example.test/x");
+    unlink(path);
+    unsetenv("KRC_TEST_UNSET_HOOK");
+}
+
+static void test_env_typos(void **state)
+{
+    char *typos;
+    (void)state;
+
+    setenv("KRC_MUTE_SECONDS", "5", 1);   /* the Go tool's MUTE_SECONDS with a prefix */
+    setenv("KRC_WORKER", "3", 1);         /* KRC_WORKERS */
+    setenv("KRC_WRAPPER", "valgrind", 1); /* not close to an option: not krc's business */
+    setenv("KRC_WORKERS", "2", 1);        /* an option */
+    typos = krc_config_env_typos();
+    assert_contains(typos, "environment variable KRC_MUTE_SECONDS is not a krc option; did you "
+                           "mean MUTE_SECONDS?\n");
+    assert_contains(typos, "environment variable KRC_WORKER is not a krc option; did you mean "
+                           "KRC_WORKERS?\n");
+    assert_int_equal(count_lines(typos), 2);
+    krc_free(typos);
+    unsetenv("KRC_MUTE_SECONDS");
+    unsetenv("KRC_WORKER");
+    unsetenv("KRC_WRAPPER");
+    unsetenv("KRC_WORKERS");
+}
+
 static void test_init_cleanup_reuse(void **state)
 {
     struct krc_config cfg;
@@ -795,6 +937,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_secret_stored_not_echoed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_did_you_mean, setup, teardown),
+        cmocka_unit_test(test_flag_did_you_mean),
+        cmocka_unit_test_setup_teardown(test_route_mistake_has_one_error, setup, teardown),
+        cmocka_unit_test(test_env_typos),
         cmocka_unit_test(test_init_cleanup_reuse),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */

@@ -19,6 +19,8 @@
 
 #include "krc/util/error.h"
 #include "krc/kube/kube_auth.h"
+#include "krc/kube/kube_exec.h"
+#include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
@@ -495,33 +497,274 @@ static void test_dangling_references(void **state)
     assert_contains(err.msg, "server \"ftp://h\" must be an http(s) URL");
 }
 
-static const char exec_config[] =
-    "current-context: eks\n"
-    "clusters: [{name: k, cluster: {server: 'https://h'}}]\n"
-    "contexts: [{name: eks, context: {cluster: k, user: eks-admin}}]\n"
-    "users:\n"
-    "- name: eks-admin\n"
-    "  user:\n"
-    "    exec:\n"
-    "      apiVersion: client.authentication.k8s.io/v1\n"
-    "      command: aws\n"
-    "      args: [eks, get-token]\n";
+/* ---- exec credential plugins ---------------------------------------- */
 
-static void test_exec_user(void **state)
+/* A kubeconfig whose user runs `command` (written into the env's folder
+ * when it is a script) with the extra exec keys `more`. */
+static void write_exec_config(const struct env *env, const char *command, const char *more)
+{
+    char yaml[4096];
+
+    snprintf(yaml, sizeof(yaml),
+             "current-context: eks\n"
+             "clusters: [{name: k, cluster: {server: 'https://h:6443', "
+             "certificate-authority-data: '%s'}}]\n"
+             "contexts: [{name: eks, context: {cluster: k, user: eks-admin}}]\n"
+             "users:\n"
+             "- name: eks-admin\n"
+             "  user:\n"
+             "    exec:\n"
+             "      command: %s\n"
+             "%s",
+             "Q0EtUEVN", command, more);
+    write_file(env, "config", yaml);
+}
+
+/* The fake plugin: counts its runs in DIR/runs, saves its environment's
+ * KUBERNETES_EXEC_INFO and argument list, says something on stderr and
+ * prints the credential in DIR/answer with RUN replaced by the run count. */
+static void write_plugin(const struct env *env, const char *answer)
+{
+    char script[2048];
+
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n"
+             "d='%s'\n"
+             "n=$(( $(cat \"$d/runs\" 2>/dev/null || echo 0) + 1 ))\n"
+             "echo $n > \"$d/runs\"\n"
+             "printf '%%s' \"$KUBERNETES_EXEC_INFO\" > \"$d/info\"\n"
+             "echo \"$* AWS_PROFILE=$AWS_PROFILE\" > \"$d/argv\"\n"
+             "echo \"plugin says hello on stderr\" >&2\n"
+             "sed \"s/RUN/$n/\" \"$d/answer\"\n",
+             env->dir);
+    write_file(env, "plugin", script);
+    assert_int_equal(chmod(path_in(env, "plugin"), 0755), 0);
+    write_file(env, "answer", answer);
+}
+
+static const char exec_v1[] = "      apiVersion: client.authentication.k8s.io/v1\n"
+                              "      interactiveMode: Never\n"
+                              "      args: [eks, get-token]\n"
+                              "      env: [{name: AWS_PROFILE, value: prod}]\n"
+                              "      provideClusterInfo: true\n";
+
+static char *read_all(const struct env *env, const char *name)
+{
+    static char buf[8192];
+    FILE *f = fopen(path_in(env, name), "r");
+    size_t n;
+
+    assert_non_null(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void test_exec_config_errors(void **state)
 {
     struct env *env = *state;
     struct krc_kube_auth_config cfg;
     struct krc_error err;
-    char expect[1200];
 
-    write_file(env, "config", exec_config);
+    write_exec_config(env, "aws", "      apiVersion: client.authentication.k8s.io/v1\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "user \"eks-admin\": exec.interactiveMode must be set with "
+                             "client.authentication.k8s.io/v1 (Never, IfAvailable or Always)");
+    assert_contains(err.msg, path_in(env, "config"));
+
+    write_exec_config(env, "aws",
+                      "      apiVersion: client.authentication.k8s.io/v1\n"
+                      "      interactiveMode: Always\n");
     assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), KRC_EUNSUPPORTED);
-    snprintf(expect, sizeof(expect),
-             "kubeconfig %s: user \"eks-admin\" uses an exec credential plugin (aws), which krc "
-             "does not support; use a service-account token (token or tokenFile) or client "
-             "certificates",
-             path_in(env, "config"));
-    assert_string_equal(err.msg, expect);
+    assert_contains(err.msg, "exec.interactiveMode is Always, but krc runs the plugin without a "
+                             "terminal");
+
+    write_exec_config(env, "aws", "      apiVersion: client.authentication.k8s.io/v1alpha1\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), KRC_EUNSUPPORTED);
+    assert_contains(err.msg, "exec.apiVersion \"client.authentication.k8s.io/v1alpha1\" is not "
+                             "supported");
+
+    write_exec_config(env, "''", "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "user \"eks-admin\": exec has no command");
+
+    /* v1beta1 without interactiveMode is IfAvailable: accepted, run without a terminal. */
+    write_exec_config(env, "aws", "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    assert_non_null(cfg.exec);
+    assert_null(cfg.token);
+    krc_kube_auth_config_cleanup(&cfg);
+}
+
+static void test_exec_token_cached_until_expiry(void **state)
+{
+    struct env *env = *state;
+    struct krc_kube_auth_config cfg;
+    struct krc_exec_creds cr;
+    struct krc_error err;
+    int64_t expiry;
+
+    /* A relative command path is resolved against the kubeconfig's folder. */
+    write_exec_config(env, "./plugin", exec_v1);
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"token\":\"exec-token-RUN\","
+                      "\"expirationTimestamp\":\"2030-01-01T00:00:00Z\"}}\n");
+    assert_int_equal(krc_parse_rfc3339("2030-01-01T00:00:00Z", 20, &expiry), 0);
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    assert_non_null(cfg.exec);
+    assert_int_equal(krc_exec_plugin_runs(cfg.exec), 0); /* runs at the first request */
+
+    krc_clock_set_fake_now(expiry - 100);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "exec-token-1");
+    assert_int_equal(cr.expires, expiry);
+    krc_exec_creds_cleanup(&cr);
+    /* What the plugin was given: args, env, and the request without a terminal. */
+    assert_string_equal(read_all(env, "argv"), "eks get-token AWS_PROFILE=prod\n");
+    assert_string_equal(read_all(env, "info"),
+                        "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                        "\"ExecCredential\",\"spec\":{\"interactive\":false,\"cluster\":"
+                        "{\"server\":\"https://h:6443\",\"certificate-authority-data\":"
+                        "\"Q0EtUEVN\"}}}");
+
+    /* Cached while it is valid. */
+    krc_clock_set_fake_now(expiry - 1);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "exec-token-1");
+    krc_exec_creds_cleanup(&cr);
+    assert_int_equal(krc_exec_plugin_runs(cfg.exec), 1);
+
+    /* Expired: run again. */
+    krc_clock_set_fake_now(expiry);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "exec-token-2");
+    krc_exec_creds_cleanup(&cr);
+
+    /* A 401 (invalidate) runs it again though the token has not expired. */
+    krc_clock_set_fake_now(expiry - 100);
+    krc_exec_plugin_invalidate(cfg.exec);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "exec-token-3");
+    krc_exec_creds_cleanup(&cr);
+    assert_int_equal(krc_exec_plugin_runs(cfg.exec), 3);
+    krc_clock_set_fake_now(0);
+    krc_kube_auth_config_cleanup(&cfg);
+}
+
+static void test_exec_client_certificate(void **state)
+{
+    struct env *env = *state;
+    struct krc_kube_auth_config cfg;
+    struct krc_exec_creds cr;
+    struct krc_error err;
+
+    write_exec_config(env, path_in(env, "plugin"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"clientCertificateData\":"
+                      "\"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n\","
+                      "\"clientKeyData\":\"-----BEGIN EC PRIVATE KEY-----\\nMHc\\n"
+                      "-----END EC PRIVATE KEY-----\\n\"}}\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_null(cr.token);
+    assert_int_equal(cr.expires, 0);
+    assert_string_equal((const char *)cr.cert_pem,
+                        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+    assert_int_equal(cr.cert_pem_len, strlen((const char *)cr.cert_pem));
+    assert_string_equal((const char *)cr.key_pem,
+                        "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n");
+    krc_exec_creds_cleanup(&cr);
+    /* No provideClusterInfo: no spec.cluster. */
+    assert_string_equal(read_all(env, "info"),
+                        "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
+                        "\"ExecCredential\",\"spec\":{\"interactive\":false}}");
+    krc_kube_auth_config_cleanup(&cfg);
+}
+
+/* Load the env's kubeconfig and expect the first get() to fail with code
+ * and a message containing `want`. */
+static void expect_exec_failure(const struct env *env, int code, const char *want)
+{
+    struct krc_kube_auth_config cfg;
+    struct krc_exec_creds cr;
+    struct krc_error err;
+
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    krc_exec_plugin_set_limits(cfg.exec, 500, 4096);
+    krc_error_clear(&err);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), code);
+    assert_contains(err.msg, want);
+    assert_contains(err.msg, "user \"eks-admin\"");
+    assert_null(cr.token);
+    krc_kube_auth_config_cleanup(&cfg);
+}
+
+static void test_exec_failures(void **state)
+{
+    struct env *env = *state;
+    char want[1024];
+
+    /* Missing command: the install hint is shown. */
+    write_exec_config(env, "krc-no-such-plugin",
+                      "      apiVersion: client.authentication.k8s.io/v1\n"
+                      "      interactiveMode: IfAvailable\n"
+                      "      installHint: Install it with apt-get install krc-plugin\n");
+    expect_exec_failure(env, KRC_ENOTFOUND,
+                        "exec credential plugin \"krc-no-such-plugin\" not found (not in $PATH); "
+                        "Install it with apt-get install krc-plugin");
+
+    /* Exit status and the first stderr line. */
+    write_file(env, "fail.sh",
+               "#!/bin/sh\necho\necho 'error: no SSO session' >&2\n"
+               "echo 'second line' >&2\nexit 3\n");
+    assert_int_equal(chmod(path_in(env, "fail.sh"), 0755), 0);
+    write_exec_config(env, path_in(env, "fail.sh"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    snprintf(want, sizeof(want), "exec plugin %s failed with exit status 3: error: no SSO session",
+             path_in(env, "fail.sh"));
+    expect_exec_failure(env, KRC_EIO, want);
+
+    /* Garbage on stdout (never echoed: it could be a secret). */
+    write_file(env, "garbage.sh", "#!/bin/sh\necho 'sekrit-bare-token'\n");
+    assert_int_equal(chmod(path_in(env, "garbage.sh"), 0755), 0);
+    write_exec_config(env, path_in(env, "garbage.sh"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    expect_exec_failure(env, KRC_EPARSE,
+                        "printed 18 bytes that are not an ExecCredential JSON "
+                        "object");
+
+    /* Wrong apiVersion and kind, no credential, half a key pair. */
+    write_exec_config(env, path_in(env, "plugin"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"token\":\"t0123\"}}");
+    expect_exec_failure(env, KRC_EPARSE,
+                        "printed apiVersion \"client.authentication.k8s.io/v1\", but the "
+                        "kubeconfig asks for \"client.authentication.k8s.io/v1beta1\"");
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
+                      "\"Status\",\"status\":{\"token\":\"t0123\"}}");
+    expect_exec_failure(env, KRC_EPARSE, "printed kind \"Status\", expected \"ExecCredential\"");
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{}}");
+    expect_exec_failure(env, KRC_EPARSE, "neither a token nor clientCertificateData");
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"clientCertificateData\":\"x\"}}");
+    expect_exec_failure(env, KRC_EPARSE, "printed only clientCertificateData");
+
+    /* Too much output, and a plugin that hangs. */
+    write_file(env, "big.sh", "#!/bin/sh\nexec yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxx'\n");
+    assert_int_equal(chmod(path_in(env, "big.sh"), 0755), 0);
+    write_exec_config(env, path_in(env, "big.sh"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    expect_exec_failure(env, KRC_ETOOBIG, "printed more than 4096 bytes and was killed");
+    write_file(env, "hang.sh", "#!/bin/sh\necho 'waiting for a browser' >&2\nexec sleep 30\n");
+    assert_int_equal(chmod(path_in(env, "hang.sh"), 0755), 0);
+    write_exec_config(env, path_in(env, "hang.sh"),
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    expect_exec_failure(env, KRC_ETIMEOUT,
+                        "did not finish within 500 ms and was killed: waiting for a browser");
 }
 
 static void test_auth_provider_and_basic_auth(void **state)
@@ -1152,6 +1395,46 @@ static void test_alloc_failure_sweep(void **state)
     free(key);
 }
 
+/* Allocation failures anywhere in loading an exec user and running its
+ * plugin: a clean error, no leak, and success once memory is back. */
+static void test_alloc_failure_exec(void **state)
+{
+    struct env *env = *state;
+    long n;
+
+    write_exec_config(env, "./plugin", exec_v1);
+    write_plugin(env, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                      "\"ExecCredential\",\"status\":{\"token\":\"exec-token-RUN\"}}\n");
+    for (n = 0; n < 2000; n++) {
+        struct krc_kube_auth_config cfg;
+        struct krc_exec_creds cr;
+        struct krc_error err;
+        int rc;
+
+        krc_mem_fail_after(n);
+        rc = load(path_in(env, "config"), NULL, NULL, &cfg, &err);
+        if (rc == 0) {
+            rc = krc_exec_plugin_get(cfg.exec, &cr, &err);
+            krc_exec_creds_cleanup(&cr);
+        }
+        krc_mem_fail_after(-1);
+        if (rc == 0) {
+            krc_kube_auth_config_cleanup(&cfg);
+            break;
+        }
+        assert_int_equal(rc, KRC_ENOMEM);
+        if (cfg.exec != NULL) {
+            /* the plugin object works once memory is back */
+            assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+            assert_non_null(strstr(cr.token, "exec-token-"));
+            krc_exec_creds_cleanup(&cr);
+        }
+        krc_kube_auth_config_cleanup(&cfg);
+    }
+    assert_true(n > 5);
+    assert_true(n < 2000);
+}
+
 static void test_alloc_failure_token_source(void **state)
 {
     struct env *env = *state;
@@ -1197,7 +1480,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_context_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_current_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_references, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exec_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_config_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_token_cached_until_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_client_certificate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_provider_and_basic_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_yaml, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_base64, setup, teardown),
@@ -1215,6 +1501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_source_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failure_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failure_token_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failure_exec, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
