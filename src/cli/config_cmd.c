@@ -104,9 +104,9 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         for (size_t i = 0; i < cfg->n_routes; i++) {
             const struct krc_route *r = &cfg->routes[i];
             printf("  - # route %zu\n", i);
-            print_pattern_field("namespace", r->namespace);
-            print_pattern_field("pod", r->pod);
-            print_pattern_field("container", r->container);
+            print_pattern_field("namespace", r->namespace.text);
+            print_pattern_field("pod", r->pod.text);
+            print_pattern_field("container", r->container.text);
             if (r->webhook_url != NULL) {
                 printf("    webhookUrl: \"[REDACTED]\"\n");
             }
@@ -122,9 +122,9 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         for (size_t i = 0; i < cfg->n_silences; i++) {
             const struct krc_silence *x = &cfg->silences[i];
             printf("  - # silence %zu\n", i);
-            print_pattern_field("namespace", x->namespace);
-            print_pattern_field("pod", x->pod);
-            print_pattern_field("container", x->container);
+            print_pattern_field("namespace", x->namespace.text);
+            print_pattern_field("pod", x->pod.text);
+            print_pattern_field("container", x->container.text);
             if (x->start != 0) {
                 char t[32];
                 krc_clock_format_rfc3339(x->start, t, sizeof(t));

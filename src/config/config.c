@@ -475,9 +475,9 @@ static void routes_free(struct krc_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_routes; i++) {
         struct krc_route *r = &cfg->routes[i];
-        krc_free(r->namespace);
-        krc_free(r->pod);
-        krc_free(r->container);
+        krc_pattern_cleanup(&r->namespace);
+        krc_pattern_cleanup(&r->pod);
+        krc_pattern_cleanup(&r->container);
         krc_free(r->webhook_url);
         krc_free(r->channel);
     }
@@ -490,9 +490,9 @@ static void silences_free(struct krc_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_silences; i++) {
         struct krc_silence *x = &cfg->silences[i];
-        krc_free(x->namespace);
-        krc_free(x->pod);
-        krc_free(x->container);
+        krc_pattern_cleanup(&x->namespace);
+        krc_pattern_cleanup(&x->pod);
+        krc_pattern_cleanup(&x->container);
         krc_free(x->reason);
     }
     krc_free(cfg->silences);
@@ -602,19 +602,6 @@ static const struct krc_config_option *find_key(const char *key)
     return NULL;
 }
 
-/* Validate a route/silence pattern: plain text or a regular expression. */
-static int check_pattern(const char *p, char *why, size_t whysz)
-{
-    regex_t re;
-    int rc = regcomp(&re, p, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        regerror(rc, &re, why, whysz);
-        return KRC_EINVAL;
-    }
-    regfree(&re);
-    return 0;
-}
-
 /* Scalar value of `key` in mapping `m`; NULL when absent. Errors on a
  * non-scalar and on unknown keys are reported by the callers' key walk. */
 static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *key,
@@ -660,25 +647,35 @@ static char *dup_or_null(const char *s)
     return s != NULL && s[0] != '\0' ? krc_strdup(s) : NULL;
 }
 
-static int pattern_field(yaml_document_t *doc, yaml_node_t *m, const char *key, char **dst,
-                         const char *path, const char *what, size_t index, struct file_errors *fe,
-                         struct krc_error *err)
+/* Compile the pattern of `key` (namespace, pod or container: util/pattern.h
+ * says which patterns are plain for each) once, at load. */
+static int pattern_field(yaml_document_t *doc, yaml_node_t *m, const char *key,
+                         struct krc_pattern *dst, const char *path, const char *what, size_t index,
+                         struct file_errors *fe, struct krc_error *err)
 {
     yaml_node_t *vn = NULL;
     const char *v = map_scalar(doc, m, key, &vn);
-    char why[128];
+    enum krc_pattern_field field = strcmp(key, "pod") == 0         ? KRC_PATTERN_POD
+                                   : strcmp(key, "container") == 0 ? KRC_PATTERN_CONTAINER
+                                                                   : KRC_PATTERN_NAMESPACE;
+    char where[512];
+    struct krc_error pe;
+    int rc;
 
+    memset(dst, 0, sizeof(*dst));
     if (v == NULL || v[0] == '\0') {
         return 0;
     }
-    if (check_pattern(v, why, sizeof(why)) < 0) {
-        add_error(fe, KRC_EINVAL, err,
-                  "%s:%zu:%zu: %s[%zu].%s: invalid regular expression \"%s\": %s", path,
-                  vn->start_mark.line + 1, vn->start_mark.column + 1, what, index, key, v, why);
-        return KRC_EINVAL;
+    snprintf(where, sizeof(where), "%s:%zu:%zu: %s[%zu].%s", path, vn->start_mark.line + 1,
+             vn->start_mark.column + 1, what, index, key);
+    krc_error_clear(&pe);
+    rc = krc_pattern_compile(dst, v, field, 0, where, &pe);
+    if (rc == KRC_EINVAL) {
+        add_error(fe, KRC_EINVAL, err, "%s", pe.msg);
+    } else if (rc < 0) {
+        krc_error_set(err, rc, "%s", pe.msg);
     }
-    *dst = krc_strdup(v);
-    return *dst == NULL ? KRC_ENOMEM : 0;
+    return rc;
 }
 
 static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
@@ -718,9 +715,9 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
         if (pattern_field(doc, m, "namespace", &r->namespace, path, "routes", idx, fe, err) < 0 ||
             pattern_field(doc, m, "pod", &r->pod, path, "routes", idx, fe, err) < 0 ||
             pattern_field(doc, m, "container", &r->container, path, "routes", idx, fe, err) < 0) {
-            krc_free(r->namespace);
-            krc_free(r->pod);
-            krc_free(r->container);
+            krc_pattern_cleanup(&r->namespace);
+            krc_pattern_cleanup(&r->pod);
+            krc_pattern_cleanup(&r->container);
             memset(r, 0, sizeof(*r));
             continue;
         }
@@ -851,9 +848,9 @@ static int load_silences(struct krc_config *cfg, yaml_document_t *doc, yaml_node
             pattern_field(doc, m, "namespace", &x->namespace, path, "silences", idx, fe, err) < 0 ||
             pattern_field(doc, m, "pod", &x->pod, path, "silences", idx, fe, err) < 0 ||
             pattern_field(doc, m, "container", &x->container, path, "silences", idx, fe, err) < 0) {
-            krc_free(x->namespace);
-            krc_free(x->pod);
-            krc_free(x->container);
+            krc_pattern_cleanup(&x->namespace);
+            krc_pattern_cleanup(&x->pod);
+            krc_pattern_cleanup(&x->container);
             memset(x, 0, sizeof(*x));
             continue;
         }

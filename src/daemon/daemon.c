@@ -2,7 +2,6 @@
 
 #include <malloc.h>
 #include <pthread.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/collect/collector.h"
 #include "krc/daemon/health.h"
 #include "krc/serve/mcp.h"
@@ -29,6 +28,7 @@
 #include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/pattern.h"
 #include "krc/util/queue.h"
 #include "krc/util/redact.h"
 
@@ -86,11 +86,10 @@ struct daemon {
     size_t n_scopes;
     struct worker *workers;
     size_t n_workers;
-    struct krc_notifier *notifier;
+    struct krc_sender *notifier;
     struct krc_redactor *redactor;
-    regex_t *log_ignore;
+    struct krc_pattern *log_ignore; /* logIgnorePatterns, compiled */
     size_t n_log_ignore;
-    struct krc_kube_client *recovery_client;
     struct krc_kube_client *mcp_client; /* explain_pod of /mcp; NULL without mcpTokenFile */
     struct krc_mcp_tools *mcp_tools;
     struct krc_mcp *mcp;
@@ -171,6 +170,10 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
                          "the worker will GET the pod");
     }
     atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
+    /* before this event's state is observed (h_pod), so the recovery
+     * tracker misses nothing between the restart and its alert */
+    krc_sender_restart_seen(s->d->notifier, r->uid, r->namespace, r->pod, r->container,
+                            r->restart_count);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);
@@ -198,6 +201,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     struct scope *s = userdata;
 
     if (type == KRC_WATCH_DELETED) {
+        krc_sender_pod_event(s->d->notifier, pod, 1);
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -213,6 +217,8 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     if (krc_pod_state_apply(s->state, pod, on_restart, s) < 0) {
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
+    /* after on_restart: a restart this event revealed is awaited first */
+    krc_sender_pod_event(s->d->notifier, pod, 0);
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
@@ -315,82 +321,27 @@ static void *pruner_main(void *arg)
     return NULL;
 }
 
-struct resume {
-    struct daemon *d;
-    struct krc_store *store;
-    size_t superseded;
-};
-
 /* Did this replica or its predecessor handle the stored restart? By its
  * identity as stored (finishedAt, containerID, count). */
-static int resumed_was_handled(struct krc_leader *l, const struct krc_store_row *row)
+static int resumed_was_handled(const struct krc_store_row *row, void *ud)
 {
+    struct daemon *d = ud;
     char cid[160];
     int64_t fin = krc_store_identity_container_id(row->identity, cid, sizeof(cid));
 
-    return krc_leader_was_handled(l, row->pod_uid, row->container, row->restart_count, fin,
+    return krc_leader_was_handled(d->leader, row->pod_uid, row->container, row->restart_count, fin,
                                   cid[0] ? cid : NULL);
 }
 
-static int resume_one(const struct krc_store_message *m, void *ud)
-{
-    struct resume *rs = ud;
-    struct daemon *d = rs->d;
-    struct krc_store_entry *ent = NULL;
-    struct krc_error e;
-    int rc;
-
-    /* With leader election, the row's restart: published as handled once
-     * posted, and not posted at all when the leader this replica took over
-     * from did (its hand-over list names it). */
-    krc_error_clear(&e);
-    if (d->leader != NULL && m->restart_id > 0 &&
-        krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
-        resumed_was_handled(d->leader, &ent->row)) {
-        krc_store_mark_attempt(rs->store, m->id,
-                               "superseded: the previous leader posted this restart", 1, NULL);
-        rs->superseded++;
-        krc_store_entry_free(ent);
-        return 0;
-    }
-    rc = krc_notifier_resume(d->notifier, m, ent != NULL ? &ent->row : NULL);
-    krc_store_entry_free(ent);
-    if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
-        krc_log(KRC_LOG_WARN,
-                "outbox message #%lld: destination %s is no longer configured; "
-                "marked failed",
-                (long long)m->id, m->destination);
-        krc_store_mark_attempt(rs->store, m->id, "destination no longer configured", 1, NULL);
-    }
-    return 0;
-}
-
-/* Queue the outbox rows still pending from before. Without leader election
- * at start-up. With it, only when this replica becomes the leader, never on
- * a standby: the rows were decided while an earlier process of this replica
- * led, and one the leader in between posted (its hand-over list, merged at
- * the take-over, names the restart) is marked failed, not sent again. */
+/* Queue the outbox rows still pending from before (the sender reads them).
+ * Without leader election at start-up. With it, only when this replica
+ * becomes the leader, never on a standby: the rows were decided while an
+ * earlier process of this replica led, and one the leader in between posted
+ * (its hand-over list, merged at the take-over, names the restart) is marked
+ * failed, not sent again. */
 static void resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    struct resume rs = {d, store, 0};
-    size_t before = krc_notifier_pending(d->notifier);
-    struct krc_error e;
-
-    krc_error_clear(&e);
-    if (krc_store_pending(store, resume_one, &rs, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
-        return;
-    }
-    if (krc_notifier_pending(d->notifier) > before) {
-        krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
-                krc_notifier_pending(d->notifier) - before);
-    }
-    if (rs.superseded > 0) {
-        krc_log(KRC_LOG_INFO,
-                "outbox: %zu undelivered notification(s) of an earlier leadership were posted "
-                "by the previous leader; not sent again",
-                rs.superseded);
-    }
+    krc_sender_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL, d);
 }
 
 static void resume_after_takeover(struct daemon *d)
@@ -441,13 +392,14 @@ static void *sender_main(void *arg)
 {
     struct daemon *d = arg;
     name_thread("krc-sender");
-    krc_notifier_run(d->notifier);
+    krc_sender_run(d->notifier);
     atomic_store(&d->sender_done, 1);
     return NULL;
 }
 
-/* Regular expressions of a '\n'-separated list, compiled; errors name the key. */
-static int compile_list(const char *list, const char *key, regex_t **ret, size_t *ret_n,
+/* Text patterns (util/pattern.h) of a '\n'-separated list, compiled; errors
+ * name the key. */
+static int compile_list(const char *list, const char *key, struct krc_pattern **ret, size_t *ret_n,
                         struct krc_error *err)
 {
     size_t cap = 0;
@@ -465,7 +417,8 @@ static int compile_list(const char *list, const char *key, regex_t **ret, size_t
                 return krc_error_set(err, KRC_ENOMEM, "out of memory");
             }
             if (*ret_n == cap) {
-                regex_t *nr = krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(regex_t));
+                struct krc_pattern *nr =
+                    krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(struct krc_pattern));
                 if (nr == NULL) {
                     krc_free(pat);
                     return krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -473,14 +426,11 @@ static int compile_list(const char *list, const char *key, regex_t **ret, size_t
                 *ret = nr;
                 cap = cap ? cap * 2 : 4;
             }
-            rc = regcomp(&(*ret)[*ret_n], pat, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
-            if (rc != 0) {
-                char why[128];
-                regerror(rc, &(*ret)[*ret_n], why, sizeof(why));
-                krc_error_set(err, KRC_EINVAL, "%s: invalid regular expression \"%s\": %s", key,
-                              pat, why);
+            rc = krc_pattern_compile(&(*ret)[*ret_n], pat, KRC_PATTERN_TEXT, KRC_PATTERN_NEWLINE,
+                                     key, err);
+            if (rc < 0) {
                 krc_free(pat);
-                return KRC_EINVAL;
+                return rc;
             }
             krc_free(pat);
             (*ret_n)++;
@@ -523,7 +473,7 @@ static int split_lines(const char *list, char **ret_copy, const char ***ret_item
 
 /* The notifier's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
-static void notify_options_from(const struct krc_config *cfg, struct krc_notify_options *no)
+static void notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
 {
     memset(no, 0, sizeof(*no));
     no->cluster_name = cfg->cluster_name;
@@ -566,7 +516,7 @@ static void on_delivered(double seconds, void *userdata)
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
-    struct krc_notify_options no;
+    struct krc_sender_options no;
     char *copy = NULL;
     const char **items = NULL;
     size_t n_items = 0;
@@ -596,17 +546,16 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.log_ignore = d->log_ignore;
     no.n_log_ignore = d->n_log_ignore;
     no.redactor = d->redactor;
-    no.kube = d->recovery_client;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.on_delivered = on_delivered;
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
     no.cancel = &d->cancel;
-    d->notifier = krc_notifier_new(&no, err);
+    d->notifier = krc_sender_new(&no, err);
     if (d->notifier == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
     }
-    if (!krc_notifier_has_destination(d->notifier)) {
+    if (!krc_sender_has_destination(d->notifier)) {
         krc_log(KRC_LOG_WARN, "no Slack destination configured (SLACK_WEBHOOK_URL, or "
                               "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes): restarts are "
                               "detected, diagnosed and logged, but nothing will be posted");
@@ -728,7 +677,7 @@ static void reload(struct daemon *d)
     struct krc_config *cfg = krc_calloc(1, sizeof(*cfg));
     struct krc_filter *filter = NULL;
     struct retired *ret = krc_calloc(1, sizeof(*ret));
-    struct krc_notify_options no;
+    struct krc_sender_options no;
     struct krc_error e;
     char *errors = NULL;
     size_t changed = 0;
@@ -787,7 +736,7 @@ static void reload(struct daemon *d)
     /* Apply: the notifier first (under its lock), then the watch side. */
     if (d->notifier != NULL) {
         notify_options_from(cfg, &no); /* the notifier takes the reloadable ones */
-        krc_notifier_reconfigure(d->notifier, &no);
+        krc_sender_reconfigure(d->notifier, &no);
     }
     {
         enum krc_log_level level = KRC_LOG_INFO;
@@ -826,7 +775,7 @@ static void leadership_lost(void *userdata)
     struct daemon *d = userdata;
     atomic_store(&d->lost, 1);
     if (d->notifier != NULL) {
-        krc_notifier_abort(d->notifier);
+        krc_sender_abort(d->notifier);
     }
 }
 
@@ -1030,11 +979,6 @@ static int setup_scopes(struct daemon *d, struct krc_error *e)
                 "watching %zu namespace(s) only (namespace-scoped permissions suffice)", n_names);
     } else {
         krc_log(KRC_LOG_INFO, "watching pods in all namespaces");
-    }
-    d->recovery_client = krc_kube_client_new(&d->auth, d->tokens, e);
-    if (d->recovery_client == NULL) {
-        krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);
-        return KRC_ENOMEM;
     }
     return 0;
 }
@@ -1261,12 +1205,12 @@ static void drain_sender(struct daemon *d)
      * (leadership_lost aborted the sender already). */
     int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d->lost) ? 0 : DRAIN_MS);
 
-    while (krc_notifier_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
+    while (krc_sender_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(50, NULL);
     }
     /* The message in flight may finish (Slack may be processing it already);
      * a hung one is cut after SENDER_GRACE_MS. */
-    krc_notifier_abort(d->notifier);
+    krc_sender_abort(d->notifier);
     deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
     while (!atomic_load(&d->sender_done) && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(20, NULL);
@@ -1276,7 +1220,7 @@ static void drain_sender(struct daemon *d)
                 "shutdown: the Slack request in flight did not finish in %ds; "
                 "aborted (it stays in the outbox)",
                 SENDER_GRACE_MS / 1000);
-        krc_notifier_abort_transfers(d->notifier);
+        krc_sender_abort_transfers(d->notifier);
     }
     pthread_join(d->sender, NULL);
 }
@@ -1354,13 +1298,12 @@ static void daemon_cleanup(struct daemon *d)
     }
     krc_store_close(d->store);
     krc_free(d->workers);
-    krc_notifier_free(d->notifier);
+    krc_sender_free(d->notifier);
     krc_redact_free(d->redactor);
     for (size_t i = 0; i < d->n_log_ignore; i++) {
-        regfree(&d->log_ignore[i]);
+        krc_pattern_cleanup(&d->log_ignore[i]);
     }
     krc_free(d->log_ignore);
-    krc_kube_client_free(d->recovery_client);
     krc_health_cleanup(&d->health);
     krc_mcp_free(d->mcp);
     krc_mcp_tools_free(d->mcp_tools);

@@ -50,7 +50,7 @@ static void collect(struct krc_metrics *m, void *userdata)
         pods += atomic_load(&h->watches[i].pods_tracked);
     }
     if (h->notifier != NULL) {
-        const struct krc_notify_stats *ns = krc_notifier_stats(h->notifier);
+        const struct krc_sender_stats *ns = krc_sender_stats(h->notifier);
         nt[0] = atomic_load(&ns->alerts_sent) + atomic_load(&ns->replies_sent) +
                 atomic_load(&ns->summaries_sent) + atomic_load(&ns->recovered_sent);
         nt[1] = atomic_load(&ns->failed);
@@ -102,7 +102,7 @@ static int check_live(void *userdata, char *reason, size_t size)
         }
     }
     if (h->notifier != NULL) {
-        int64_t hb = krc_notifier_heartbeat(h->notifier);
+        int64_t hb = krc_sender_heartbeat(h->notifier);
         if (hb != 0 && now - hb > 15 * 60 * 1000) {
             snprintf(reason, size, "Slack sender stuck for %llds", (long long)((now - hb) / 1000));
             return 0;

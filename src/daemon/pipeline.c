@@ -92,7 +92,7 @@ static void log_detected(const struct krc_restart *r)
 }
 
 static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosis *dg,
-                          enum krc_notify_decision decision, int64_t collect_ms)
+                          enum krc_policy_decision decision, int64_t collect_ms)
 {
     char ms[24];
     char gpus[24];
@@ -106,7 +106,7 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
     f[n++] = (struct krc_log_field){"container", r->container, 0};
     f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
     f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
-    f[n++] = (struct krc_log_field){"decision", krc_notify_decision_name(decision), 0};
+    f[n++] = (struct krc_log_field){"decision", krc_policy_decision_name(decision), 0};
     f[n++] = (struct krc_log_field){"collect_ms", ms, 1};
     if (dg->gpus > 0) {
         f[n++] = (struct krc_log_field){"gpus", gpus, 1};
@@ -116,7 +116,7 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
 
 static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r,
                   const struct krc_report *rep, const struct krc_diagnosis *dg,
-                  enum krc_notify_decision decision, struct krc_notify_message *msg,
+                  enum krc_policy_decision decision, struct krc_sender_message *msg,
                   int64_t *ret_outbox_id)
 {
     struct krc_store_restart rec;
@@ -154,7 +154,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.finished_at = r->finished_at;
     rec.container_id = r->container_id;
     rec.detected_at = r->detected_at;
-    rec.decision = krc_notify_decision_name(decision);
+    rec.decision = krc_policy_decision_name(decision);
     rec.summary = dg->summary;
     rec.confidence = dg->confidence;
     rec.message = msg != NULL ? msg->body : NULL;
@@ -249,7 +249,7 @@ static int not_ours(const struct krc_pipeline_deps *p, const struct krc_restart 
 /* One restart on its way: what it owns until the notifier takes it. */
 struct job {
     const struct krc_restart *r;
-    enum krc_notify_decision decision;
+    enum krc_policy_decision decision;
     struct krc_report *rep;
     struct krc_diagnosis *dg;
     char *log_file; /* Web API: the previous log as a file, or NULL */
@@ -273,13 +273,13 @@ static void collect(const struct krc_pipeline_deps *p, struct job *j)
     co.limit_bytes = cfg->log_limit_bytes;
     co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
     krc_error_clear(&e);
-    if (j->decision != KRC_NOTIFY_ALERT && j->decision != KRC_NOTIFY_THREAD &&
-        j->decision != KRC_NOTIFY_NO_DESTINATION) {
+    if (j->decision != KRC_POLICY_ALERT && j->decision != KRC_POLICY_THREAD &&
+        j->decision != KRC_POLICY_NO_DESTINATION) {
         rc = krc_collect_minimal(r, j->rep, &e);
     } else {
         rc = p->collect(p->client, r, &co, j->rep, &e);
-        if (rc == 0 && j->decision != KRC_NOTIFY_NO_DESTINATION && j->rep->log != NULL &&
-            p->notifier != NULL && krc_notifier_wants_full_log(p->notifier)) {
+        if (rc == 0 && j->decision != KRC_POLICY_NO_DESTINATION && j->rep->log != NULL &&
+            p->notifier != NULL && krc_sender_wants_full_log(p->notifier)) {
             struct krc_error fe;
             krc_error_clear(&fe);
             if (p->log_file(p->client, r, &j->log_file, &j->log_file_len, &fe) < 0) {
@@ -327,19 +327,19 @@ static void note_handled(const struct krc_pipeline_deps *p, const struct krc_res
 static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
-    struct krc_notify_message msg;
+    struct krc_sender_message msg;
     int64_t outbox_id = 0;
     int rc;
 
-    j->decision = krc_notifier_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
-    if (j->decision == KRC_NOTIFY_NO_DESTINATION) {
+    j->decision = krc_sender_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
+    if (j->decision == KRC_POLICY_NO_DESTINATION) {
         atomic_fetch_add(&p->status->not_posted, 1);
     }
     log_diagnosed(r, j->dg, j->decision, mono_ms(p) - j->t0);
     if (lease_lost(p)) {
         /* lost the Lease while collecting: not recorded, not posted */
         left_to_next_leader(r);
-        krc_notify_message_cleanup(&msg);
+        krc_sender_message_cleanup(&msg);
         return 0;
     }
     /* Recorded with its pending notification in one transaction before
@@ -352,10 +352,10 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
         note_handled(p, r);
     }
     if (rc == KRC_STORE_EXISTS || msg.body == NULL) {
-        krc_notify_message_cleanup(&msg);
+        krc_sender_message_cleanup(&msg);
         return 0;
     }
-    krc_notifier_enqueue(p->notifier, &msg, outbox_id, j->rep, j->dg, j->log_file, j->log_file_len);
+    krc_sender_enqueue(p->notifier, &msg, outbox_id, j->rep, j->dg, j->log_file, j->log_file_len);
     return 1;
 }
 
@@ -365,7 +365,7 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
 
     memset(&j, 0, sizeof(j));
     j.r = r;
-    j.decision = KRC_NOTIFY_NO_DESTINATION;
+    j.decision = KRC_POLICY_NO_DESTINATION;
     j.t0 = mono_ms(p);
     log_detected(r);
     if (not_ours(p, r)) {
@@ -383,7 +383,7 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     }
     krc_diagnosis_init(j.dg);
     if (p->notifier != NULL) {
-        j.decision = krc_notifier_decide(p->notifier, r);
+        j.decision = krc_sender_decide(p->notifier, r);
     }
     collect(p, &j);
     diagnose(p, &j);

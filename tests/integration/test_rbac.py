@@ -9,7 +9,7 @@ integration test does: krc_harness makes each FakeKube enforce it for krc's toke
    the real `krc run` is started against a fake API server that enforces the rendered RBAC
    minus that one thing, and something the daemon does fails in a way an operator sees (a 403
    in the log and /readyz not ready, a "Collection notes" line in the Slack alert, no
-   "recovered" reply, no leadership). The same scenario under the full RBAC (the positive
+   leadership). The same scenario under the full RBAC (the positive
    control) succeeds, so each case can fail. The cases run in parallel threads, each with its
    own fake API server; one fake Slack serves them all.
 3. The fake's authorizer itself: request attributes (verb, subresource, resourceNames from a
@@ -24,8 +24,10 @@ The minimal set and why each grant is there:
     ClusterRole krc (bound cluster-wide by ClusterRoleBinding krc to ServiceAccount krc/krc)
       ""  pods      watch   the pod watch (streaming list, then WATCH)
       ""  pods      list    paginated LIST when the server refuses the streaming list, relists
-      ""  pods      get     Web API mode: the "recovered" check GETs the pod; the collector
-                            GETs it when the watch gave no usable pod body
+      ""  pods      get     the collector GETs the pod when its restart was queued without
+                            a copy of it (a pod over the queue's 256 KiB budget) or the copy
+                            did not parse; the "recovered" replies need no GET (the watch
+                            shows the container run ready)
       ""  pods/log  get     the previous container's log (and the whole log as a file)
       ""  events    list    the pod's events and the node's warning events (in "default")
       ""  nodes     get     the pod's node
@@ -249,9 +251,31 @@ def scenario_list(case, objects, slack):
     return scenario_collect(case, objects, slack, streaming_list=False)
 
 
+def scenario_pod_get(case, objects, slack):
+    """A pod whose JSON is larger than the 256 KiB of pod copies krc's queue holds: its restart
+    is queued without a copy and the worker GETs the pod; the alert shows the pod's details."""
+    with Run(case, objects, slack) as run:
+        kube = run.kube
+        kube.add_node("fake-node-1")
+        kube.create_pod("shop", "big-0", annotations={"example.com/blob": "x" * 300000})
+        webhook = slack.webhook_url("rbac-" + case)
+        run.start_krc({"SLACK_WEBHOOK_URL": webhook, "MUTE_SECONDS": "0"})
+        if not run.wait_synced_or_forbidden():
+            run.obs["forbidden"] = run.forbidden_requests()
+            return run.obs
+        kube.restart("shop", "big-0", "app", exit_code=1, logs="oops\n")
+        path = slack.webhook_path("rbac-" + case)
+        msgs = slack.wait_messages(1, timeout=30 * h.SLOWDOWN, webhook=path)
+        run.obs["message"] = json.dumps(msgs[0]["body"], ensure_ascii=False)
+        run.obs["pod_gets"] = len([r for r in kube.requests()
+                                   if r["path"] == "/api/v1/namespaces/shop/pods/big-0"])
+        run.obs["forbidden"] = run.forbidden_requests()
+        return run.obs
+
+
 def scenario_recovered(case, objects, slack):
-    """Web API mode: after the alert, krc GETs the pod until its container has run ready for
-    recoveredAfter (1 s), then replies "recovered" in the thread."""
+    """Web API mode: after the alert, the watch shows the container running ready for
+    recoveredAfter (1 s) and krc replies "recovered" in the thread, without a GET of the pod."""
     with Run(case, objects, slack) as run:
         kube = run.kube
         kube.add_node("fake-node-1")
@@ -271,19 +295,11 @@ def scenario_recovered(case, objects, slack):
         def posts():  # the alert and the replies in its thread (addressed by channel id)
             return [m for m in slack.messages(kind="chat.postMessage")
                     if m.get("channel_id") == parent["channel_id"]]
-        pod_path = "/api/v1/namespaces/shop/pods/api-0"
-
-        def outcome():
-            if len(posts()) >= 2:
-                return "recovered"
-            denied = [r for r in kube.requests() if r["path"] == pod_path and
-                      r["status"] == 403]
-            # two refused checks, at least recoveredAfter apart: a GET that had worked would
-            # have let the reply go out after the first one
-            return "denied" if len(denied) >= 2 else None
-        run.obs["recovered"] = h.wait_until(outcome, 30 * h.SLOWDOWN,
-                                            what="a recovered reply or refused pod GETs")
+        h.wait_until(lambda: len(posts()) >= 2, 30 * h.SLOWDOWN, what="a recovered reply")
+        run.obs["recovered"] = "recovered"
         run.obs["replies"] = len(posts()) - 1
+        run.obs["pod_gets"] = len([r for r in kube.requests()
+                                   if r["path"] == "/api/v1/namespaces/shop/pods/api-0"])
         run.obs["forbidden"] = run.forbidden_requests()
         return run.obs
 
@@ -388,14 +404,26 @@ def expect_list_ok(t, obs):
 
 def expect_recovered(t, obs):
     t.assertEqual(obs.get("recovered"), "recovered", obs)
+    t.assertEqual(obs["replies"], 1, obs)
+    t.assertEqual(obs["pod_gets"], 0, "the recovered reply needs no GET of the pod")
     t.assertEqual(obs["forbidden"], [])
 
 
-def expect_not_recovered(t, obs):
-    t.assertEqual(obs.get("recovered"), "denied", obs)
-    t.assertEqual(obs["replies"], 0, "a recovered reply without the pod GET")
+def expect_pod_got(t, obs):
+    t.assertTrue(obs["synced"], obs)
+    t.assertGreaterEqual(obs["pod_gets"], 1, "the pod was not fetched: %s" % obs)
+    msg = text_of(obs)
+    t.assertIn("shop/big-0", msg)
+    t.assertNotIn("Collection notes", msg)
+    t.assertEqual(obs["forbidden"], [])
+
+
+def expect_no_pod(t, obs):
+    expect_note(t, obs, "pod details unavailable: GET /api/v1/namespaces/shop/pods/big-0: 403",
+                'pods "big-0" is forbidden: User "%s" cannot get resource "pods" in API group "" '
+                'in the namespace "shop"' % SA)
     t.assertIn({"verb": "get", "apiGroup": "", "resource": "pods", "subresource": "",
-                "namespace": "shop", "name": "api-0", "allowed": False}, obs["forbidden"])
+                "namespace": "shop", "name": "big-0", "allowed": False}, obs["forbidden"])
 
 
 def expect_leading(t, obs):
@@ -416,7 +444,7 @@ def expect_no_lead(verb, t, obs):
         t.assertTrue(obs["exited"] or "stopping" in log or "lost" in log, obs)
 
 
-SCENARIOS = {"collect": scenario_collect, "list": scenario_list,
+SCENARIOS = {"collect": scenario_collect, "list": scenario_list, "podget": scenario_pod_get,
              "recovered": scenario_recovered, "leader": scenario_leader}
 
 # each grant -> (the scenario that needs it, what its absence must look like)
@@ -425,7 +453,7 @@ NEEDED_BY = {
         "collect", lambda t, o: expect_not_synced("watch", t, o)),
     ("ClusterRole", "", "", "pods", "list", ()): (
         "list", lambda t, o: expect_not_synced("list", t, o)),
-    ("ClusterRole", "", "", "pods", "get", ()): ("recovered", expect_not_recovered),
+    ("ClusterRole", "", "", "pods", "get", ()): ("podget", expect_no_pod),
     ("ClusterRole", "", "", "pods/log", "get", ()): ("collect", expect_no_logs),
     ("ClusterRole", "", "", "events", "list", ()): ("collect", expect_no_events),
     ("ClusterRole", "", "", "nodes", "get", ()): ("collect", expect_no_node),
@@ -436,7 +464,7 @@ NEEDED_BY = {
     ("Role", "krc", "coordination.k8s.io", "leases", "update", ("krc",)): (
         "leader", lambda t, o: expect_no_lead("update", t, o)),
 }
-POSITIVE = {"collect": expect_collect_ok, "list": expect_list_ok,
+POSITIVE = {"collect": expect_collect_ok, "list": expect_list_ok, "podget": expect_pod_got,
             "recovered": expect_recovered, "leader": expect_leading}
 
 
@@ -594,6 +622,9 @@ class EachGrantIsNeeded(unittest.TestCase):
 
     def test_full_recovered(self):
         self.check("full-recovered", POSITIVE["recovered"])
+
+    def test_full_podget(self):
+        self.check("full-podget", POSITIVE["podget"])
 
     def test_full_leader(self):
         self.check("full-leader", POSITIVE["leader"])

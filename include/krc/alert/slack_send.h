@@ -1,7 +1,8 @@
-/* Delivery to Slack: incoming webhooks and the Web API (chat.postMessage,
- * the external file upload), with pacing, retries and fallbacks.
+/* What the two Slack sinks share: one HTTP connection with pacing, and the
+ * delivery loop around one POST.
  *
- * - at most one message per second per destination (webhook URL or channel);
+ * - at most one message per min_interval_ms per target (webhook URL or
+ *   channel);
  * - HTTP 429: wait Retry-After (1 s when absent) and try again;
  * - 5xx and transport errors: exponential backoff with jitter, up to
  *   max_attempts;
@@ -9,72 +10,55 @@
  *   fallback (text-only) body once, and log Slack's answer;
  * - other 4xx (channel_not_found, no_service, invalid_auth ...): give up at
  *   once with Slack's error string.
- * Webhook URLs and tokens never appear in errors or logs (the host only).
- * A sender is used by one thread. */
+ * A connection is used by one thread (its sink's). */
 #ifndef KRC_SLACK_SEND_H
 #define KRC_SLACK_SEND_H
 
-#include <stdatomic.h>
-#include <stddef.h>
 #include <stdint.h>
 
+#include "krc/alert/sink.h"
+#include "krc/util/backoff.h"
 #include "krc/util/error.h"
+#include "krc/util/http.h"
 
-struct krc_slack_sender;
+#define KRC_SLACK_PACE_SLOTS 64
 
-struct krc_slack_sender_options {
-    const char *api_url;               /* Web API base, default "https://slack.com/api" */
-    const char *bot_token;             /* xoxb-..., NULL for webhook-only */
-    long min_interval_ms;              /* per destination, default 1000 */
-    int max_attempts;                  /* default 8 */
-    long timeout_ms;                   /* per request, default 15000 */
-    long backoff_initial_ms;           /* default 1000 */
-    long backoff_max_ms;               /* default 60000 */
-    const char *ca_file;               /* extra CA for tests (NULL: system roots) */
-    const atomic_int *cancel;          /* no new attempt, no waiting */
-    const atomic_int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
+struct krc_slack_pace {
+    uint64_t key;
+    int64_t last_ms;
 };
 
-void krc_slack_sender_options_defaults(struct krc_slack_sender_options *o);
-
-/* One message. Exactly one of webhook_url / channel is set (channel: Web API).
- * body/fallback are complete JSON documents (fallback may be NULL). */
-struct krc_slack_message {
-    const char *webhook_url;
-    const char *channel;
-    const char *body;
-    const char *fallback;
+struct krc_slack_conn {
+    struct krc_sink_options o;
+    struct krc_http *http;
+    struct krc_backoff backoff; /* transient failures */
+    struct krc_slack_pace pace[KRC_SLACK_PACE_SLOTS];
 };
 
-struct krc_slack_result {
-    long http_status;
-    int attempts;
-    int used_fallback;
-    int rate_limited; /* 429s seen */
-    char error[128];  /* Slack's error string ("invalid_blocks", "no_service") or "" */
-    char ts[64];      /* Web API: the message's ts (thread parent for replies) */
-    char channel[64]; /* Web API: the channel id Slack answered */
-};
+/* Caller frees with krc_slack_conn_cleanup (also after a failed init). */
+int krc_slack_conn_init(struct krc_slack_conn *c, const struct krc_sink_options *o,
+                        struct krc_error *err);
+void krc_slack_conn_cleanup(struct krc_slack_conn *c);
 
-struct krc_slack_sender *krc_slack_sender_new(const struct krc_slack_sender_options *o,
-                                              struct krc_error *err);
-void krc_slack_sender_free(struct krc_slack_sender *s);
+/* A request in flight is aborted only on the hard cancel. */
+const atomic_int *krc_slack_transfer_cancel(const struct krc_slack_conn *c);
 
-/* Deliver one message (blocking: pacing, retries). 0 when Slack accepted it;
- * KRC_ECANCELED on shutdown; KRC_EHTTP / KRC_EIO / KRC_ETIMEOUT when it gave
- * up (err says why, without secrets). res is filled either way. */
-int krc_slack_send(struct krc_slack_sender *s, const struct krc_slack_message *m,
-                   struct krc_slack_result *res, struct krc_error *err);
+/* One POST of `body` by the sink: 0 when Slack accepted it, 1 when Slack
+ * answered without accepting it (res->http_status and res->error set),
+ * < 0 on a transport error. */
+typedef int (*krc_slack_post_fn)(struct krc_slack_conn *c, void *ctx, const char *body,
+                                 struct krc_http_response *resp, struct krc_sink_result *res,
+                                 struct krc_error *err);
 
-/* Web API: upload `data` as a file and share it into channel/thread_ts
- * (files.getUploadURLExternal, POST to the upload URL,
- * files.completeUploadExternal). */
-int krc_slack_upload(struct krc_slack_sender *s, const char *channel, const char *thread_ts,
-                     const char *filename, const char *title, const void *data, size_t len,
-                     struct krc_error *err);
+/* The delivery loop (see the top of this file): `pace_key` is the target,
+ * `dest` its description for logs and errors (no secrets). */
+int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char *dest,
+                      krc_slack_post_fn post, void *ctx, const char *body, const char *fallback,
+                      struct krc_sink_result *res, struct krc_error *err);
 
-/* For logs: a destination without secrets ("webhook hooks.slack.com",
- * "channel #alerts"). */
-void krc_slack_describe(const struct krc_slack_message *m, char *out, size_t outsz);
+/* POST body with the given header lines (NULL-terminated, at most 3). */
+int krc_slack_http_post(struct krc_slack_conn *c, const char *url, const char *const *headers,
+                        const void *body, size_t len, long timeout_ms,
+                        struct krc_http_response *resp, struct krc_error *err);
 
 #endif

@@ -9,15 +9,17 @@
 #include <stdint.h>
 
 #include "krc/util/error.h"
+#include "krc/util/pattern.h"
 
 /* A route: restarts whose namespace/pod/container match go to a webhook
- * and/or channel. Patterns follow the filter syntax (plain: exact namespace /
- * pod-name prefix / exact container; otherwise a regular expression); NULL
- * matches anything. */
+ * and/or channel. Patterns follow util/pattern.h's one rule (plain, i.e. only
+ * the field's name characters: exact namespace / pod-name prefix / exact
+ * container; otherwise a regular expression searched anywhere); an absent
+ * pattern matches anything. They are compiled when the file is loaded. */
 struct krc_route {
-    char *namespace;
-    char *pod;
-    char *container;
+    struct krc_pattern namespace; /* compiled at load; .text is what was written */
+    struct krc_pattern pod;
+    struct krc_pattern container;
     char *webhook_url; /* NULL: the default webhook */
     char *channel;     /* NULL: the default channel */
 };
@@ -27,9 +29,9 @@ struct krc_route {
  * daily_from != daily_to, only between those minutes of the day (UTC,
  * wrapping past midnight). */
 struct krc_silence {
-    char *namespace;
-    char *pod;
-    char *container;
+    struct krc_pattern namespace; /* compiled at load; .text is what was written */
+    struct krc_pattern pod;
+    struct krc_pattern container;
     int64_t start;
     int64_t end;
     int daily_from; /* minutes after 00:00 UTC */

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/config/config.h"
 #include "krc/daemon/pipeline.h"
 #include "krc/kube/leader.h"
@@ -32,8 +32,8 @@ struct krc_health {
     const struct krc_config *cfg; /* as started */
     struct krc_health_watch *watches;
     size_t n_watches;
-    struct krc_notifier *notifier; /* may be NULL */
-    struct krc_leader *leader;     /* NULL without leader election */
+    struct krc_sender *notifier; /* may be NULL */
+    struct krc_leader *leader;   /* NULL without leader election */
     struct krc_pipeline_status *status;
     struct krc_mcp *mcp; /* NULL: no /mcp; served with cfg->mcp_token_file's token */
     /* built by krc_health_start */

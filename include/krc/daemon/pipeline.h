@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/collect/collector.h"
 #include "krc/config/config.h"
 #include "krc/detect/restart.h"
@@ -66,7 +66,7 @@ struct krc_pipeline_deps {
     struct krc_store *store; /* this worker's connection; NULL: history unavailable */
     /* shared (borrowed, thread-safe) */
     _Atomic(const struct krc_config *) *config; /* the live configuration (SIGHUP) */
-    struct krc_notifier *notifier;              /* NULL: nothing is decided or posted */
+    struct krc_sender *notifier;                /* NULL: nothing is decided or posted */
     const struct krc_redactor *redactor;        /* for the stored report; may be NULL */
     struct krc_leader *leader;                  /* NULL without leader election */
     const atomic_int *lost;                     /* 1 once the Lease was lost; may be NULL */

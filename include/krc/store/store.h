@@ -102,7 +102,7 @@ struct krc_store_restart {
     int64_t finished_at; /* lastState.terminated.finishedAt, 0: unknown; part of the identity */
     const char *container_id; /* lastState.terminated.containerID; part of the identity */
     int64_t detected_at;      /* required (> 0) */
-    const char *decision;     /* required: krc_notify_decision_name() text */
+    const char *decision;     /* required: krc_policy_decision_name() text */
     const char *summary;
     enum krc_confidence confidence; /* of the diagnosis (stored as its name) */
     const char *message;            /* the alert text as posted (or to be posted) */

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "krc/alert/notify.h"
+#include "krc/alert/sender.h"
 #include "krc/config/config.h"
 #include "krc/daemon/pipeline.h"
 #include "krc/util/clock.h"
@@ -88,14 +88,14 @@ static int64_t fake_mono(void)
 struct env {
     struct krc_config cfg;
     _Atomic(const struct krc_config *) live;
-    struct krc_notify_options no;
-    struct krc_notifier *notifier;
+    struct krc_sender_options no;
+    struct krc_sender *notifier;
     struct krc_store *store;
     struct krc_pipeline_status status;
     struct krc_pipeline_deps deps;
 };
 
-static void env_init(struct env *v, const struct krc_notify_options *no)
+static void env_init(struct env *v, const struct krc_sender_options *no)
 {
     memset(&fk, 0, sizeof(fk));
     memset(v, 0, sizeof(*v));
@@ -106,7 +106,7 @@ static void env_init(struct env *v, const struct krc_notify_options *no)
     assert_int_equal(krc_store_open(db, 0, &v->store, NULL), 0);
     if (no != NULL) {
         v->no = *no;
-        v->notifier = krc_notifier_new(&v->no, NULL);
+        v->notifier = krc_sender_new(&v->no, NULL);
         assert_non_null(v->notifier);
     }
     v->deps.collect = fake_collect;
@@ -123,15 +123,15 @@ static void env_init(struct env *v, const struct krc_notify_options *no)
 static void env_cleanup(struct env *v)
 {
     krc_clock_set_fake_now(0);
-    krc_notifier_free(v->notifier);
+    krc_sender_free(v->notifier);
     krc_store_close(v->store);
     krc_pipeline_status_cleanup(&v->status);
     krc_config_cleanup(&v->cfg);
 }
 
-static struct krc_notify_options webhook(void)
+static struct krc_sender_options webhook(void)
 {
-    struct krc_notify_options o;
+    struct krc_sender_options o;
     memset(&o, 0, sizeof(o));
     o.webhook_url = HOOK;
     o.mute_seconds = 600;
@@ -199,7 +199,7 @@ static void stored(struct env *v, const struct krc_restart *r, char *decision, s
  * nothing is collected, recorded or queued a second time. */
 static void test_alert_written_once(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 3);
     char decision[32];
@@ -214,14 +214,14 @@ static void test_alert_written_once(void **state)
     assert_string_equal(decision, "alert");
     assert_int_equal(messages, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     assert_int_equal(atomic_load(&v.status.store_errors), 0);
     assert_int_equal(atomic_load(&v.status.store_fault), 0);
 
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     env_cleanup(&v);
 }
 
@@ -229,7 +229,7 @@ static void test_alert_written_once(void **state)
  * whose collection found a previous log. */
 static void test_web_api_log_file(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 3);
     (void)state;
@@ -242,7 +242,7 @@ static void test_web_api_log_file(void **state)
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(fk.log_files, 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     env_cleanup(&v);
 }
 
@@ -250,7 +250,7 @@ static void test_web_api_log_file(void **state)
  * no collection, no log file, no outbox row, nothing queued. */
 static void test_held_back_costs_no_collection(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct krc_silence s;
     struct env v;
     struct krc_restart first = mk("shop", "web-1", 1);
@@ -261,13 +261,14 @@ static void test_held_back_costs_no_collection(void **state)
     (void)state;
 
     memset(&s, 0, sizeof(s));
-    s.namespace = (char *)"maint";
+    assert_int_equal(
+        krc_pattern_compile(&s.namespace, "maint", KRC_PATTERN_NAMESPACE, 0, "test", NULL), 0);
     o.silences = &s;
     o.n_silences = 1;
     env_init(&v, &o);
     krc_pipeline_process(&v.deps, &first);
     assert_int_equal(fk.collected, 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
 
     krc_pipeline_process(&v.deps, &again); /* within muteSeconds of the pod's alert */
     krc_pipeline_process(&v.deps, &maint); /* silenced */
@@ -279,7 +280,7 @@ static void test_held_back_costs_no_collection(void **state)
     assert_string_equal(decision, "silenced");
     assert_int_equal(messages, 0);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     env_cleanup(&v);
 
     /* a storm: past the threshold, further restarts are grouped */
@@ -294,13 +295,14 @@ static void test_held_back_costs_no_collection(void **state)
     assert_string_equal(decision, "grouped");
     assert_int_equal(messages, 0);
     env_cleanup(&v);
+    krc_pattern_cleanup(&s.namespace);
 }
 
 /* No destination: collected, diagnosed and recorded, counted as not posted,
  * nothing queued. Without a notifier at all, recorded the same way. */
 static void test_no_destination(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 1);
     char decision[32];
@@ -315,7 +317,7 @@ static void test_no_destination(void **state)
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "not_posted");
     assert_int_equal(messages, 0);
-    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.notifier), 0);
     env_cleanup(&v);
 
     env_init(&v, NULL);
@@ -330,7 +332,7 @@ static void test_no_destination(void **state)
  * watch saw). */
 static void test_collection_failure_still_alerts(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 1);
     (void)state;
@@ -340,7 +342,7 @@ static void test_collection_failure_still_alerts(void **state)
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     env_cleanup(&v);
 }
 
@@ -348,7 +350,7 @@ static void test_collection_failure_still_alerts(void **state)
  * with its message), and the alert is queued anyway, with no outbox row. */
 static void test_store_failure_alerts_anyway(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 1);
     sqlite3 *other = NULL;
@@ -368,7 +370,7 @@ static void test_store_failure_alerts_anyway(void **state)
     assert_int_equal(atomic_load(&v.status.store_fault), 1);
     krc_pipeline_store_fault(&v.status, msg, sizeof(msg));
     assert_true(msg[0] != '\0');
-    assert_int_equal(krc_notifier_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
     env_cleanup(&v);
 
     /* a later successful record clears the fault */
@@ -385,7 +387,7 @@ static void test_store_failure_alerts_anyway(void **state)
  * it). */
 static void test_left_to_next_leader(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     struct env v;
     struct krc_restart r = mk("shop", "web-1", 1);
     char decision[32];
@@ -398,7 +400,7 @@ static void test_left_to_next_leader(void **state)
     assert_int_equal(fk.collected, 0);
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "");
-    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.notifier), 0);
 
     atomic_store(&fk.lost, 0);
     fk.lose_on_collect = 1;
@@ -407,7 +409,7 @@ static void test_left_to_next_leader(void **state)
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "");
     assert_int_equal(outbox_pending(&v), 0);
-    assert_int_equal(krc_notifier_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.notifier), 0);
     env_cleanup(&v);
 }
 
@@ -416,7 +418,7 @@ static void test_left_to_next_leader(void **state)
  * must clean up (ASan/LeakSanitizer) and queue at most one message. */
 static void test_alloc_sweep(void **state)
 {
-    struct krc_notify_options o = webhook();
+    struct krc_sender_options o = webhook();
     long n;
     long runs = 0;
     (void)state;
@@ -430,7 +432,7 @@ static void test_alloc_sweep(void **state)
         krc_mem_fail_after(n);
         krc_pipeline_process(&v.deps, &r);
         attempts = krc_mem_fail_after(-1);
-        assert_true(krc_notifier_pending(v.notifier) <= 1);
+        assert_true(krc_sender_pending(v.notifier) <= 1);
         assert_true(outbox_pending(&v) <= 1);
         env_cleanup(&v);
         runs++;

@@ -1,0 +1,115 @@
+/* Sinks: where alerts go. A sink formats what the alert layer has to say (a
+ * restart, a storm summary, a "recovered" reply) in its destination's format
+ * and delivers one message at a time, blocking, with its own pacing and
+ * retries; it says what it can do (limits) and what a success gave back (a
+ * Slack message ts that later replies are threaded under).
+ *
+ * A sink instance serves one destination and is used by one thread (the
+ * sender's thread for that destination), so one destination's rate limit or
+ * outage never holds another's messages. The format functions need no
+ * instance (workers format before the message is queued). A new kind of
+ * destination is one new file defining a struct krc_sink_ops, declared
+ * below.
+ *
+ * Implementations: sink_slack_webhook.c (incoming webhooks),
+ * sink_slack_api.c (chat.postMessage threads and the external file upload).
+ * Secrets (webhook URLs, tokens) never appear in errors or logs. */
+#ifndef KRC_SINK_H
+#define KRC_SINK_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "krc/alert/slack_format.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/model/report.h"
+#include "krc/util/error.h"
+
+/* What every sink is built with (a sink ignores what it does not use). */
+struct krc_sink_options {
+    const char *api_url;               /* Web API base, default "https://slack.com/api" */
+    const char *bot_token;             /* Web API token (registered as a secret) */
+    const char *ca_file;               /* extra CA for tests (NULL: system roots) */
+    long min_interval_ms;              /* pacing per target, default 1000 */
+    int max_attempts;                  /* 5xx / transport failures, default 8 */
+    long timeout_ms;                   /* per request, default 15000 */
+    long backoff_initial_ms;           /* default 1000 */
+    long backoff_max_ms;               /* default 60000 */
+    const atomic_int *cancel;          /* no new attempt, no waiting */
+    const atomic_int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
+};
+
+void krc_sink_options_defaults(struct krc_sink_options *o);
+
+struct krc_sink_limits {
+    long min_interval_ms; /* at most one message per this interval per target */
+    size_t max_payload;   /* largest body the destination takes, bytes */
+    int threads;          /* replies can go under an earlier message (its ts) */
+    int files;            /* krc_sink_upload works */
+};
+
+/* One message: a body made by this sink's format functions. */
+struct krc_sink_message {
+    const char *channel;   /* Web API: channel name or id; webhooks: NULL */
+    const char *thread_ts; /* a reply under this message (sinks with threads), or NULL */
+    const char *body;
+    const char *fallback; /* sent once when the destination rejects body's form; may be NULL */
+};
+
+/* What came of a send (filled whatever the result). */
+struct krc_sink_result {
+    long http_status;
+    int attempts;
+    int used_fallback;
+    int rate_limited;    /* 429s seen */
+    long retry_after_ms; /* the last 429's wait */
+    char error[128];     /* the destination's error code ("invalid_blocks", "no_service") or "" */
+    char ts[64];         /* a success: the message's id for threads ("" without threads) */
+    char channel[64];    /* a success: the channel id the destination answered, or "" */
+};
+
+struct krc_sink;
+
+struct krc_sink_ops {
+    const char *name; /* "slack-webhook", "slack-api" */
+    /* A sink for `target` (a webhook URL, borrowed: keep it alive; sinks
+     * without one ignore it). Caller frees with krc_sink_free. */
+    struct krc_sink *(*create)(const struct krc_sink_options *o, const char *target,
+                               struct krc_error *err);
+    /* Bodies, each a caller-freed (krc_free) string; thread-safe. */
+    int (*format_restart)(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                          const struct krc_slack_options *fo, char **ret_body, char **ret_fallback,
+                          struct krc_error *err);
+    int (*format_summary)(const struct krc_slack_summary *sum, const struct krc_slack_options *fo,
+                          char **ret_body, struct krc_error *err);
+    int (*format_recovered)(const struct krc_slack_recovered *rec,
+                            const struct krc_slack_options *fo, char **ret_body,
+                            struct krc_error *err);
+    /* Deliver one message (blocking: pacing, retries). 0 when accepted;
+     * KRC_ECANCELED on shutdown; KRC_EHTTP (err->http_status set for a
+     * final 4xx), KRC_EIO, KRC_ETIMEOUT, KRC_ERATELIMIT when it gave up. */
+    int (*send)(struct krc_sink *s, const struct krc_sink_message *m, struct krc_sink_result *res,
+                struct krc_error *err);
+    /* Attach a file under message thread_ts (NULL when limits.files is 0). */
+    int (*upload)(struct krc_sink *s, const char *channel, const char *thread_ts,
+                  const char *filename, const char *title, const void *data, size_t len,
+                  struct krc_error *err);
+    void (*free)(struct krc_sink *s);
+};
+
+/* Implementations embed this as their first member. */
+struct krc_sink {
+    const struct krc_sink_ops *ops;
+    struct krc_sink_limits limits;
+};
+
+/* Slack incoming webhooks: target is the webhook URL (registered as a
+ * secret). */
+extern const struct krc_sink_ops krc_sink_slack_webhook;
+/* The Slack Web API with o->bot_token (required); no target. */
+extern const struct krc_sink_ops krc_sink_slack_api;
+
+/* NULL is accepted. */
+void krc_sink_free(struct krc_sink *s);
+
+#endif

@@ -1,0 +1,145 @@
+/* The Slack incoming-webhook sink: one webhook URL, Block Kit bodies, no
+ * threads, no files. */
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/alert/sink.h"
+#include "krc/alert/slack_format.h"
+#include "krc/alert/slack_send.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+/* krc's own bound on a body (the sender refuses a larger one); the
+ * formatter's budgets keep a message far below it. */
+#define WEBHOOK_MAX_PAYLOAD (512 * 1024)
+
+struct webhook_sink {
+    struct krc_sink base;
+    struct krc_slack_conn conn;
+    const char *url; /* borrowed */
+};
+
+static int wh_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             char **ret_fallback, struct krc_error *err)
+{
+    char *body = NULL;
+    char *fallback = NULL;
+
+    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
+        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
+        krc_free(body);
+        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
+    }
+    *ret_body = body;
+    *ret_fallback = fallback;
+    return 0;
+}
+
+static int wh_format_summary(const struct krc_slack_summary *sum,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             struct krc_error *err)
+{
+    return krc_slack_format_summary(sum, fo, ret_body, err);
+}
+
+static int wh_format_recovered(const struct krc_slack_recovered *rec,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               struct krc_error *err)
+{
+    return krc_slack_format_recovered(rec, fo, ret_body, err);
+}
+
+static int wh_post(struct krc_slack_conn *c, void *ctx, const char *body,
+                   struct krc_http_response *resp, struct krc_sink_result *res,
+                   struct krc_error *err)
+{
+    const struct webhook_sink *w = ctx;
+    const char *headers[] = {"Content-Type: application/json; charset=utf-8", NULL};
+    int rc =
+        krc_slack_http_post(c, w->url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
+
+    res->http_status = resp->status;
+    res->error[0] = '\0';
+    if (rc < 0) {
+        return rc;
+    }
+    if (resp->status == 200) {
+        return 0;
+    }
+    /* Webhook errors are short plain-text codes. */
+    snprintf(res->error, sizeof(res->error), "%.*s",
+             (int)(resp->body_len < 100 ? resp->body_len : 100), resp->body ? resp->body : "");
+    for (char *p = res->error; *p; p++) {
+        if ((unsigned char)*p < 0x20) {
+            *p = ' ';
+        }
+    }
+    return 1;
+}
+
+static void wh_describe(const struct krc_sink *s, const struct krc_sink_message *m, char *out,
+                        size_t outsz)
+{
+    const struct webhook_sink *w = (const struct webhook_sink *)s;
+    char origin[256];
+
+    (void)m;
+    krc_http_url_origin(w->url, origin, sizeof(origin));
+    snprintf(out, outsz, "webhook %s", origin);
+}
+
+static int wh_send(struct krc_sink *s, const struct krc_sink_message *m,
+                   struct krc_sink_result *res, struct krc_error *err)
+{
+    struct webhook_sink *w = (struct webhook_sink *)s;
+    char dest[300];
+
+    wh_describe(s, m, dest, sizeof(dest));
+    return krc_slack_deliver(&w->conn, w->url, dest, wh_post, w, m->body, m->fallback, res, err);
+}
+
+static void wh_free(struct krc_sink *s)
+{
+    struct webhook_sink *w = (struct webhook_sink *)s;
+
+    krc_slack_conn_cleanup(&w->conn);
+    krc_free(w);
+}
+
+static struct krc_sink *wh_create(const struct krc_sink_options *o, const char *url,
+                                  struct krc_error *err)
+{
+    struct webhook_sink *w;
+
+    if (url == NULL || url[0] == '\0') {
+        krc_error_set(err, KRC_EINVAL, "Slack webhook sink: no webhook URL");
+        return NULL;
+    }
+    w = krc_calloc(1, sizeof(*w));
+    if (w == NULL) {
+        krc_error_set(err, KRC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    w->base.ops = &krc_sink_slack_webhook;
+    w->base.limits.min_interval_ms = o->min_interval_ms;
+    w->base.limits.max_payload = WEBHOOK_MAX_PAYLOAD;
+    w->url = url;
+    krc_log_add_secret(url);
+    if (krc_slack_conn_init(&w->conn, o, err) < 0) {
+        wh_free(&w->base);
+        return NULL;
+    }
+    return &w->base;
+}
+
+const struct krc_sink_ops krc_sink_slack_webhook = {
+    .name = "slack-webhook",
+    .create = wh_create,
+    .format_restart = wh_format_restart,
+    .format_summary = wh_format_summary,
+    .format_recovered = wh_format_recovered,
+    .send = wh_send,
+    .upload = NULL,
+    .free = wh_free,
+};

@@ -1,0 +1,864 @@
+/* The sender on its own: what it decides for a restart (routes, mute, silences, log-ignore, the
+ * storm guard, as the policy says and with the policy's memory) and queues; then, with a fake
+ * sink, its delivery: one thread per destination (a destination held by a 429's wait does not
+ * hold another), retries, exactly-once marking in a temporary store, the callbacks; and the Slack
+ * sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and target,
+ * 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "krc/alert/sender.h"
+#include "krc/alert/sink.h"
+#include "krc/alert/slack_send.h"
+#include "krc/store/store.h"
+#include "krc/util/clock.h"
+#include "krc/util/mem.h"
+
+#define HOOK_SLOW "fake://slow"  /* each send waits 1.5 s, as for a 429's Retry-After */
+#define HOOK_FAST "fake://fast"  /* accepted at once */
+#define HOOK_FAIL "fake://fail"  /* a transient failure (the sink gave up its retries) */
+#define HOOK_REJECT "fake://bad" /* a final 4xx */
+#define SLOW_MS 1500
+
+/* --- deciding and queueing (the sender loop is not run: decisions and the queue are observed
+ * directly) ----------------------------------------------------------------------------------- */
+
+#define HOOK_A "https://hooks.example.test/services/T1/B1/aaaa"
+#define HOOK_B "https://hooks.example.test/services/T1/B2/bbbb"
+
+static struct krc_restart mk_restart(const char *ns, const char *pod, const char *container,
+                                     const char *channel)
+{
+    struct krc_restart r;
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)ns;
+    r.pod = (char *)pod;
+    r.uid = (char *)"uid-1";
+    r.container = (char *)container;
+    r.slack_channel = (char *)channel;
+    r.restart_count = 1;
+    r.has_exit_code = 1;
+    r.exit_code = 1;
+    return r;
+}
+
+static struct krc_sender_options base_options(void)
+{
+    struct krc_sender_options o;
+    memset(&o, 0, sizeof(o));
+    o.webhook_url = HOOK_A;
+    o.mute_seconds = 600;
+    o.storm_threshold = 0;
+    o.storm_window_s = 30;
+    o.storm_delay_s = 10;
+    return o;
+}
+
+/* Hand over a collected restart with an empty report as the pipeline does:
+ * prepare, then queue what is to be posted (ownership moves). */
+static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc_restart *r,
+                                          enum krc_policy_decision d, const char *log)
+{
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_sender_message msg;
+    assert_non_null(rep);
+    assert_non_null(dg);
+    krc_diagnosis_init(dg);
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
+    }
+    d = krc_sender_prepare(n, r, d, rep, dg, &msg);
+    if (msg.body != NULL) {
+        krc_sender_enqueue(n, &msg, 0, rep, dg, NULL, 0);
+        return d;
+    }
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    return d;
+}
+
+static void pat(struct krc_pattern *p, const char *text, enum krc_pattern_field f)
+{
+    assert_int_equal(krc_pattern_compile(p, text, f, 0, "test", NULL), 0);
+}
+
+static void test_no_destination(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    struct krc_restart r = mk_restart("shop", "web-1", "app", NULL);
+    (void)state;
+
+    o.webhook_url = NULL;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_false(krc_sender_has_destination(n));
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(hand_over(n, &r, KRC_POLICY_NO_DESTINATION, NULL), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(krc_sender_pending(n), 0);
+    krc_sender_free(n);
+}
+
+static void test_mute_per_pod(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n = krc_sender_new(&o, NULL);
+    struct krc_restart a = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart a2 = mk_restart("shop", "web-1", "sidecar", NULL);
+    struct krc_restart b = mk_restart("shop", "web-2", "app", NULL);
+    (void)state;
+
+    assert_non_null(n);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    /* the same pod again, even another container: muted (the Go tool mutes per pod) */
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(krc_sender_decide(n, &a2), KRC_POLICY_MUTED);
+    assert_int_equal(krc_sender_decide(n, &b), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_stats(n)->muted, 2);
+    krc_sender_free(n);
+
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+}
+
+static void test_mute_expires(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n = krc_sender_new(&o, NULL);
+    struct krc_restart a = mk_restart("shop", "web-1", "app", NULL);
+    int64_t t0 = 1800000000;
+    (void)state;
+
+    krc_clock_set_fake_now(t0);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(t0 + 599);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    krc_clock_set_fake_now(t0 + 600);
+    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(0);
+    krc_sender_free(n);
+}
+
+static void test_routes_and_channel_annotation(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_route routes[2];
+    struct krc_sender *n;
+    (void)state;
+
+    memset(routes, 0, sizeof(routes));
+    pat(&routes[0].namespace, "^team-(a|b)$", KRC_PATTERN_NAMESPACE);
+    routes[0].webhook_url = (char *)HOOK_B;
+    pat(&routes[1].pod, "pay", KRC_PATTERN_POD);
+    routes[1].channel = (char *)"#payments";
+    o.routes = routes;
+    o.n_routes = 2;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    {
+        struct krc_restart r1 = mk_restart("team-a", "web-1", "app", NULL);
+        struct krc_restart r2 = mk_restart("shop", "payments-1", "app", NULL);
+        struct krc_restart r3 = mk_restart("team-c", "web-1", "app", "#ops");
+        assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+        assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+        assert_int_equal(krc_sender_decide(n, &r3), KRC_POLICY_ALERT);
+    }
+    krc_sender_free(n);
+    krc_pattern_cleanup(&routes[0].namespace);
+    krc_pattern_cleanup(&routes[1].pod);
+}
+
+static void test_web_api_needs_channel(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    struct krc_restart r = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart annotated = mk_restart("shop", "web-2", "app", "#team");
+    (void)state;
+
+    o.webhook_url = NULL;
+    o.bot_token = "xoxb-test-token-123";
+    n = krc_sender_new(&o, NULL);
+    assert_false(krc_sender_has_destination(n));
+    assert_true(krc_sender_wants_full_log(n));
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    /* a pod's own alert-slack-channel is a destination in Web API mode */
+    assert_int_equal(krc_sender_decide(n, &annotated), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+}
+
+static void test_silences(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_silence s[2];
+    struct krc_sender *n;
+    struct krc_restart maint = mk_restart("maint", "job-1", "app", NULL);
+    struct krc_restart other = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart night = mk_restart("batch", "etl-1", "app", NULL);
+    int64_t day = 1800000000 - 1800000000 % 86400; /* 00:00 UTC */
+    (void)state;
+
+    memset(s, 0, sizeof(s));
+    pat(&s[0].namespace, "maint", KRC_PATTERN_NAMESPACE);
+    s[0].start = day + 3600;
+    s[0].end = day + 7200;
+    pat(&s[1].namespace, "batch", KRC_PATTERN_NAMESPACE);
+    s[1].daily_from = 22 * 60;
+    s[1].daily_to = 6 * 60;
+    o.silences = s;
+    o.n_silences = 2;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+
+    krc_clock_set_fake_now(day + 3600 + 5);
+    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_SILENCED);
+    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(day + 7200); /* end is exclusive */
+    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(day + 23 * 3600); /* 23:00: inside 22:00-06:00 */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    krc_clock_set_fake_now(day + 5 * 3600 + 59 * 60); /* 05:59 */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    krc_clock_set_fake_now(day + 12 * 3600); /* noon */
+    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_ALERT);
+    krc_clock_set_fake_now(0);
+    assert_int_equal(krc_sender_stats(n)->silenced, 3);
+    krc_sender_free(n);
+    krc_pattern_cleanup(&s[0].namespace);
+    krc_pattern_cleanup(&s[1].namespace);
+}
+
+static void test_log_ignore(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_pattern re;
+    struct krc_sender *n;
+    struct krc_restart r1 = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart r2 = mk_restart("shop", "web-2", "app", NULL);
+    (void)state;
+
+    assert_int_equal(krc_pattern_compile(&re, "expected shutdown", KRC_PATTERN_TEXT,
+                                         KRC_PATTERN_NEWLINE, "logIgnorePatterns", NULL),
+                     0);
+    o.log_ignore = &re;
+    o.n_log_ignore = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+    assert_int_equal(hand_over(n, &r1, KRC_POLICY_ALERT, "x\nthis was an expected shutdown\n"),
+                     KRC_POLICY_SILENCED);
+    assert_int_equal(krc_sender_stats(n)->log_ignored, 1);
+    assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+    assert_int_equal(hand_over(n, &r2, KRC_POLICY_ALERT, "panic: boom\n"), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_pending(n), 1);
+    krc_sender_free(n); /* frees the queued alert */
+    krc_pattern_cleanup(&re);
+}
+
+static void test_storm_groups_and_withdraws(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_sender *n;
+    char names[10][32];
+    struct krc_restart r[10];
+    (void)state;
+
+    o.storm_threshold = 3;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    for (int i = 0; i < 10; i++) {
+        snprintf(names[i], sizeof(names[i]), "web-%d", i);
+        r[i] = mk_restart("shop", names[i], "app", NULL);
+    }
+    /* three arrivals: alerts, queued (the sender is not running) */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_ALERT);
+        assert_int_equal(hand_over(n, &r[i], KRC_POLICY_ALERT, NULL), KRC_POLICY_ALERT);
+    }
+    assert_int_equal(krc_sender_pending(n), 3);
+    /* the fourth within the window starts the storm: queued alerts are withdrawn; they stay
+     * queued (as withdrawn) only so that the sender settles their outbox rows */
+    assert_int_equal(krc_sender_decide(n, &r[3]), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_sender_pending(n), 3);
+    assert_int_equal(krc_sender_stats(n)->grouped, 3);
+    for (int i = 4; i < 10; i++) {
+        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_GROUPED);
+        assert_int_equal(hand_over(n, &r[i], KRC_POLICY_GROUPED, NULL), KRC_POLICY_GROUPED);
+    }
+    assert_int_equal(krc_sender_stats(n)->grouped, 9);
+    krc_sender_free(n);
+}
+
+static void test_storm_is_per_destination(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_route rt;
+    struct krc_sender *n;
+    struct krc_restart a[5];
+    char names[5][32];
+    struct krc_restart other = mk_restart("team-b", "api-1", "app", NULL);
+    (void)state;
+
+    memset(&rt, 0, sizeof(rt));
+    pat(&rt.namespace, "team-b", KRC_PATTERN_NAMESPACE);
+    rt.webhook_url = (char *)HOOK_B;
+    o.routes = &rt;
+    o.n_routes = 1;
+    o.storm_threshold = 3;
+    o.mute_seconds = 0;
+    n = krc_sender_new(&o, NULL);
+    for (int i = 0; i < 5; i++) {
+        snprintf(names[i], sizeof(names[i]), "w-%d", i);
+        a[i] = mk_restart("shop", names[i], "app", NULL);
+        krc_sender_decide(n, &a[i]);
+    }
+    assert_int_equal(krc_sender_decide(n, &a[0]), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    krc_sender_free(n);
+    krc_pattern_cleanup(&rt.namespace);
+}
+
+/* --- the fake sink ----------------------------------------------------------- */
+
+struct fake_send {
+    char target[64];
+    int64_t start_ms;
+    int64_t end_ms;
+    char ts[64]; /* what an accepted send answered */
+};
+
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_send fk_sends[64];
+static size_t fk_n;
+
+static const struct krc_sink_ops fake_ops;
+
+struct fake_sink {
+    struct krc_sink base;
+    char target[64];
+    const atomic_int *cancel;
+};
+
+static struct krc_sink *fk_create(const struct krc_sink_options *o, const char *target,
+                                  struct krc_error *err)
+{
+    struct fake_sink *f = krc_calloc(1, sizeof(*f));
+    (void)err;
+    assert_non_null(f);
+    f->base.ops = &fake_ops;
+    f->base.limits.max_payload = 1 << 20;
+    snprintf(f->target, sizeof(f->target), "%s", target != NULL ? target : "api");
+    f->cancel = o->cancel;
+    return &f->base;
+}
+
+static int fk_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             char **ret_fallback, struct krc_error *err)
+{
+    (void)rep;
+    (void)diag;
+    (void)fo;
+    (void)err;
+    *ret_body = krc_strdup("{\"text\":\"a restart\"}");
+    *ret_fallback = NULL;
+    return *ret_body != NULL ? 0 : KRC_ENOMEM;
+}
+
+static int fk_format_summary(const struct krc_slack_summary *sum,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             struct krc_error *err)
+{
+    (void)sum;
+    (void)fo;
+    (void)err;
+    *ret_body = krc_strdup("{\"text\":\"a storm\"}");
+    return *ret_body != NULL ? 0 : KRC_ENOMEM;
+}
+
+static int fk_format_recovered(const struct krc_slack_recovered *rec,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               struct krc_error *err)
+{
+    (void)rec;
+    (void)fo;
+    (void)err;
+    *ret_body = krc_strdup("{\"text\":\"recovered\"}");
+    return *ret_body != NULL ? 0 : KRC_ENOMEM;
+}
+
+static int fk_send(struct krc_sink *s, const struct krc_sink_message *m,
+                   struct krc_sink_result *res, struct krc_error *err)
+{
+    struct fake_sink *f = (struct fake_sink *)s;
+    size_t i;
+    int rc = 0;
+
+    (void)m;
+    pthread_mutex_lock(&fk_lock);
+    i = fk_n < 64 ? fk_n++ : 63;
+    snprintf(fk_sends[i].target, sizeof(fk_sends[i].target), "%s", f->target);
+    fk_sends[i].start_ms = krc_clock_mono_ms();
+    pthread_mutex_unlock(&fk_lock);
+    memset(res, 0, sizeof(*res));
+    res->attempts = 1;
+    if (strcmp(f->target, HOOK_SLOW) == 0) {
+        res->rate_limited = 1;
+        res->attempts = 2;
+        if (krc_clock_sleep_ms(SLOW_MS, f->cancel)) {
+            rc = krc_error_set(err, KRC_ECANCELED, "canceled");
+        }
+    } else if (strcmp(f->target, HOOK_FAIL) == 0) {
+        res->http_status = 503;
+        rc = krc_error_set(err, KRC_EHTTP, "gave up after 8 attempts: 503");
+    } else if (strcmp(f->target, HOOK_REJECT) == 0) {
+        res->http_status = 404;
+        rc = krc_error_set(err, KRC_EHTTP, "answered 404 no_service");
+    }
+    if (rc == 0) {
+        snprintf(res->ts, sizeof(res->ts), "1700000000.%06zu", i);
+    }
+    pthread_mutex_lock(&fk_lock);
+    fk_sends[i].end_ms = krc_clock_mono_ms();
+    snprintf(fk_sends[i].ts, sizeof(fk_sends[i].ts), "%s", res->ts);
+    pthread_mutex_unlock(&fk_lock);
+    return rc;
+}
+
+static void fk_free(struct krc_sink *s)
+{
+    krc_free(s);
+}
+
+static const struct krc_sink_ops fake_ops = {
+    .name = "fake",
+    .create = fk_create,
+    .format_restart = fk_format_restart,
+    .format_summary = fk_format_summary,
+    .format_recovered = fk_format_recovered,
+    .send = fk_send,
+    .upload = NULL,
+    .free = fk_free,
+};
+
+static void fk_reset(void)
+{
+    pthread_mutex_lock(&fk_lock);
+    fk_n = 0;
+    memset(fk_sends, 0, sizeof(fk_sends));
+    pthread_mutex_unlock(&fk_lock);
+}
+
+/* The first send to target (a copy), or start_ms 0 when none yet. */
+static struct fake_send fk_find(const char *target)
+{
+    struct fake_send r;
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_lock(&fk_lock);
+    for (size_t i = 0; i < fk_n; i++) {
+        if (strcmp(fk_sends[i].target, target) == 0) {
+            r = fk_sends[i];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+/* --- helpers ----------------------------------------------------------------- */
+
+static struct krc_restart mk(const char *ns, const char *pod)
+{
+    struct krc_restart r;
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)ns;
+    r.pod = (char *)pod;
+    r.uid = (char *)"uid-1";
+    r.container = (char *)"app";
+    r.restart_count = 1;
+    r.detected_mono_ms = krc_clock_mono_ms();
+    return r;
+}
+
+struct routes {
+    struct krc_route r[4];
+};
+
+static void routes_init(struct routes *rs)
+{
+    const char *ns[4] = {"slow", "fast", "fail", "bad"};
+    const char *hook[4] = {HOOK_SLOW, HOOK_FAST, HOOK_FAIL, HOOK_REJECT};
+    memset(rs, 0, sizeof(*rs));
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(
+            krc_pattern_compile(&rs->r[i].namespace, ns[i], KRC_PATTERN_NAMESPACE, 0, "t", NULL),
+            0);
+        rs->r[i].webhook_url = (char *)hook[i];
+    }
+}
+
+static void routes_cleanup(struct routes *rs)
+{
+    for (int i = 0; i < 4; i++) {
+        krc_pattern_cleanup(&rs->r[i].namespace);
+    }
+}
+
+static int posted_calls;
+static char posted_uid[64];
+
+static void on_posted(const char *uid, const char *container, int restart_count,
+                      int64_t finished_at, const char *container_id, void *userdata)
+{
+    (void)container;
+    (void)restart_count;
+    (void)finished_at;
+    (void)container_id;
+    (void)userdata;
+    pthread_mutex_lock(&fk_lock);
+    posted_calls++;
+    snprintf(posted_uid, sizeof(posted_uid), "%s", uid);
+    pthread_mutex_unlock(&fk_lock);
+}
+
+/* decide, prepare and queue a restart of ns/pod, with its outbox row when a store is given */
+static void submit(struct krc_sender *n, struct krc_store *store, const char *ns, const char *pod,
+                   int64_t *ret_outbox_id)
+{
+    struct krc_restart r = mk(ns, pod);
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_sender_message msg;
+    int64_t id = 0;
+
+    assert_non_null(rep);
+    assert_non_null(dg);
+    krc_diagnosis_init(dg);
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    assert_non_null(msg.body);
+    if (store != NULL) {
+        struct krc_store_outbox ob;
+        memset(&ob, 0, sizeof(ob));
+        ob.kind = msg.kind;
+        ob.destination = msg.destination;
+        ob.thread_key = msg.thread_key;
+        ob.body = msg.body;
+        assert_int_equal(krc_store_add_outbox(store, 0, &ob, &id, NULL), 0);
+    }
+    krc_sender_enqueue(n, &msg, id, rep, dg, NULL, 0);
+    if (ret_outbox_id != NULL) {
+        *ret_outbox_id = id;
+    }
+}
+
+static void *run_thread(void *arg)
+{
+    krc_sender_run(arg);
+    return NULL;
+}
+
+static int wait_for_send(const char *target, int64_t deadline_ms)
+{
+    while (fk_find(target).end_ms == 0) {
+        if (krc_clock_mono_ms() > deadline_ms) {
+            return 0;
+        }
+        krc_clock_sleep_ms(10, NULL);
+    }
+    return 1;
+}
+
+/* --- the sender ---------------------------------------------------------------- */
+
+static void test_a_held_destination_does_not_hold_another(void **state)
+{
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    pthread_t th;
+    int64_t t0;
+    struct fake_send slow;
+    struct fake_send fast;
+    (void)state;
+
+    fk_reset();
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    /* queued before the sender runs: the slow destination's message first */
+    submit(n, NULL, "slow", "a-0", NULL);
+    submit(n, NULL, "fast", "b-0", NULL);
+    assert_int_equal(krc_sender_pending(n), 2);
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    assert_true(wait_for_send(HOOK_FAST, t0 + 5000));
+    fast = fk_find(HOOK_FAST);
+    slow = fk_find(HOOK_SLOW);
+    /* the fast destination's message went out while the slow one was still waiting */
+    assert_true(slow.start_ms != 0);
+    assert_true(fast.end_ms - t0 < 500);
+    assert_true(slow.end_ms == 0 || fast.end_ms < slow.end_ms);
+    assert_true(wait_for_send(HOOK_SLOW, t0 + 5000));
+    slow = fk_find(HOOK_SLOW);
+    assert_true(slow.end_ms - slow.start_ms >= SLOW_MS);
+    while (krc_sender_pending(n) > 0 || krc_sender_stats(n)->alerts_sent < 2) {
+        krc_clock_sleep_ms(10, NULL);
+    }
+    assert_int_equal(krc_sender_stats(n)->rate_limited, 1);
+    assert_true(krc_sender_heartbeat(n) > 0);
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    krc_sender_free(n);
+    routes_cleanup(&rs);
+}
+
+struct pending_rows {
+    int n;
+    int64_t id[8];
+    int attempts[8];
+};
+
+static int collect(const struct krc_store_message *m, void *ud)
+{
+    struct pending_rows *p = ud;
+    if (p->n < 8) {
+        p->id[p->n] = m->id;
+        p->attempts[p->n] = m->attempts;
+        p->n++;
+    }
+    return 0;
+}
+
+static void test_outbox_marked_once_retry_and_final_failure(void **state)
+{
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    struct krc_store *store = NULL;
+    struct pending_rows pend;
+    char dir[] = "/tmp/krc-test-sender-XXXXXX";
+    char path[128];
+    int64_t ok_id, fail_id, bad_id;
+    char *ts = NULL;
+    char *ch = NULL;
+    pthread_t th;
+    (void)state;
+
+    fk_reset();
+    posted_calls = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/krc.db", dir);
+    assert_int_equal(krc_store_open(path, 0, &store, NULL), 0);
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    o.store_path = path;
+    o.on_posted = on_posted;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    submit(n, store, "fast", "web-1", &ok_id);
+    submit(n, store, "fail", "web-2", &fail_id);
+    submit(n, store, "bad", "web-3", &bad_id);
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    while (krc_sender_stats(n)->alerts_sent < 1 || krc_sender_stats(n)->failed < 2) {
+        krc_clock_sleep_ms(10, NULL);
+    }
+    /* the transient failure is queued again (for 60 s), the final one is not */
+    assert_int_equal(krc_sender_pending(n), 1);
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    /* each was tried once */
+    pthread_mutex_lock(&fk_lock);
+    assert_int_equal(fk_n, 3);
+    pthread_mutex_unlock(&fk_lock);
+    assert_int_equal(posted_calls, 1);
+    assert_string_equal(posted_uid, "uid-1");
+    /* delivered with its ts; the transient failure pending with one attempt; the 4xx failed */
+    assert_int_equal(krc_store_thread_ts(store, "fast/web-1", &ts, &ch, NULL), 0);
+    assert_non_null(ts);
+    assert_string_equal(ts, fk_find(HOOK_FAST).ts);
+    assert_non_null(strstr(ts, "1700000000."));
+    memset(&pend, 0, sizeof(pend));
+    assert_int_equal(krc_store_pending(store, collect, &pend, NULL), 0);
+    assert_int_equal(pend.n, 1);
+    assert_int_equal(pend.id[0], fail_id);
+    assert_int_equal(pend.attempts[0], 1);
+    assert_true(ok_id > 0 && bad_id > 0);
+    krc_free(ts);
+    krc_free(ch);
+    krc_sender_free(n);
+    krc_store_close(store);
+    routes_cleanup(&rs);
+    unlink(path);
+    {
+        char p2[160];
+        snprintf(p2, sizeof(p2), "%s-wal", path);
+        unlink(p2);
+        snprintf(p2, sizeof(p2), "%s-shm", path);
+        unlink(p2);
+    }
+    rmdir(dir);
+}
+
+/* --- the Slack sinks' delivery loop ------------------------------------------------ */
+
+struct script {
+    int status[8];      /* 200: accepted; other: Slack's answer */
+    const char *err[8]; /* Slack's error code for that answer */
+    int retry_after[8];
+    int n;
+    int calls;
+    const char *bodies[8];
+};
+
+static int fake_post(struct krc_slack_conn *c, void *ctx, const char *body,
+                     struct krc_http_response *resp, struct krc_sink_result *res,
+                     struct krc_error *err)
+{
+    struct script *s = ctx;
+    int i = s->calls < s->n ? s->calls : s->n - 1;
+    (void)c;
+    (void)err;
+    s->bodies[s->calls < 8 ? s->calls : 7] = body;
+    s->calls++;
+    resp->status = s->status[i];
+    resp->retry_after = s->retry_after[i] > 0 ? s->retry_after[i] : -1;
+    res->http_status = resp->status;
+    snprintf(res->error, sizeof(res->error), "%s", s->err[i] != NULL ? s->err[i] : "");
+    return s->status[i] == 200 ? 0 : 1;
+}
+
+static void conn_init(struct krc_slack_conn *c)
+{
+    struct krc_sink_options o;
+    krc_sink_options_defaults(&o);
+    o.min_interval_ms = 300;
+    o.max_attempts = 3;
+    o.backoff_initial_ms = 10;
+    o.backoff_max_ms = 20;
+    assert_int_equal(krc_slack_conn_init(c, &o, NULL), 0);
+}
+
+static void test_pacing_per_connection_and_target(void **state)
+{
+    struct krc_slack_conn a;
+    struct krc_slack_conn b;
+    struct krc_sink_result res;
+    struct script s;
+    int64_t t0;
+    (void)state;
+
+    conn_init(&a);
+    conn_init(&b);
+    memset(&s, 0, sizeof(s));
+    s.status[0] = 200;
+    s.n = 1;
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    /* another target of the same connection, and another connection: not paced */
+    assert_int_equal(krc_slack_deliver(&a, "y", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_slack_deliver(&b, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_true(krc_clock_mono_ms() - t0 < 250);
+    /* the same target again: one message per min_interval */
+    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_true(krc_clock_mono_ms() - t0 >= 300);
+    assert_int_equal(s.calls, 4);
+    krc_slack_conn_cleanup(&a);
+    krc_slack_conn_cleanup(&b);
+}
+
+static void test_deliver_429_fallback_4xx_5xx(void **state)
+{
+    struct krc_slack_conn c;
+    struct krc_sink_result res;
+    struct krc_error e;
+    struct script s;
+    int64_t t0;
+    (void)state;
+
+    conn_init(&c);
+    /* 429 with Retry-After: 1 -> waits, then accepted; a 429 uses no attempt */
+    memset(&s, 0, sizeof(s));
+    s.status[0] = 429;
+    s.retry_after[0] = 1;
+    s.status[1] = 200;
+    s.n = 2;
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(krc_slack_deliver(&c, "k1", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_true(krc_clock_mono_ms() - t0 >= 1000);
+    assert_int_equal(res.rate_limited, 1);
+    assert_int_equal(res.retry_after_ms, 1000);
+    assert_int_equal(res.attempts, 2);
+    /* invalid_blocks -> the fallback, once */
+    memset(&s, 0, sizeof(s));
+    s.status[0] = 400;
+    s.err[0] = "invalid_blocks";
+    s.status[1] = 200;
+    s.n = 2;
+    assert_int_equal(krc_slack_deliver(&c, "k2", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_true(res.used_fallback);
+    assert_string_equal(s.bodies[0], "B");
+    assert_string_equal(s.bodies[1], "F");
+    /* another 4xx: final at once */
+    memset(&s, 0, sizeof(s));
+    s.status[0] = 404;
+    s.err[0] = "no_service";
+    s.n = 1;
+    krc_error_clear(&e);
+    assert_int_equal(krc_slack_deliver(&c, "k3", "d", fake_post, &s, "B", "F", &res, &e),
+                     KRC_EHTTP);
+    assert_int_equal(e.http_status, 404);
+    assert_non_null(strstr(e.msg, "no_service"));
+    assert_int_equal(s.calls, 1);
+    /* 5xx: retried with backoff, up to max_attempts */
+    memset(&s, 0, sizeof(s));
+    s.status[0] = 500;
+    s.err[0] = "rollup_error";
+    s.n = 1;
+    krc_error_clear(&e);
+    assert_int_equal(krc_slack_deliver(&c, "k4", "d", fake_post, &s, "B", NULL, &res, &e),
+                     KRC_EHTTP);
+    assert_int_equal(s.calls, 3);
+    assert_non_null(strstr(e.msg, "gave up after 3 attempts"));
+    krc_slack_conn_cleanup(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_destination),
+        cmocka_unit_test(test_mute_per_pod),
+        cmocka_unit_test(test_mute_expires),
+        cmocka_unit_test(test_routes_and_channel_annotation),
+        cmocka_unit_test(test_web_api_needs_channel),
+        cmocka_unit_test(test_silences),
+        cmocka_unit_test(test_log_ignore),
+        cmocka_unit_test(test_storm_groups_and_withdraws),
+        cmocka_unit_test(test_storm_is_per_destination),
+        cmocka_unit_test(test_a_held_destination_does_not_hold_another),
+        cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
+        cmocka_unit_test(test_pacing_per_connection_and_target),
+        cmocka_unit_test(test_deliver_429_fallback_4xx_5xx),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
