@@ -478,6 +478,29 @@ class McpHttpTest(unittest.TestCase):
                                       {"Mcp-Method": "server/discover"})
         self.assertEqual((status, body["error"]["code"]), (400, -32602))
 
+    def test_concurrent_calls(self):
+        # several connections at once share the tools' one database connection
+        errors = []
+
+        def worker(n):
+            try:
+                for i in range(8):
+                    name = ("list_restarts", "restart_summary", "pod_restart_timeline")[(n + i) % 3]
+                    args = {"namespace": "shop", "pod": "web-1"} if name == \
+                        "pod_restart_timeline" else {}
+                    status, _, body = self.s.post(rpc("tools/call", {"name": name,
+                                                                     "arguments": args}))
+                    if status != 200 or body["result"]["isError"]:
+                        errors.append((status, body))
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+
     def test_refusals_and_the_server_keeps_serving(self):
         status, _, body = self.s.post("{not json")
         self.assertEqual((status, body["error"]["code"], body["id"]), (400, -32700, None))
