@@ -24,37 +24,6 @@ struct api_sink {
     char *auth_header; /* "Authorization: Bearer ..." */
 };
 
-static int api_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                              const struct krc_slack_options *fo, char **ret_body,
-                              char **ret_fallback, struct krc_error *err)
-{
-    char *body = NULL;
-    char *fallback = NULL;
-
-    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
-        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
-        krc_free(body);
-        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
-    }
-    *ret_body = body;
-    *ret_fallback = fallback;
-    return 0;
-}
-
-static int api_format_summary(const struct krc_slack_summary *sum,
-                              const struct krc_slack_options *fo, char **ret_body,
-                              struct krc_error *err)
-{
-    return krc_slack_format_summary(sum, fo, ret_body, err);
-}
-
-static int api_format_recovered(const struct krc_slack_recovered *rec,
-                                const struct krc_slack_options *fo, char **ret_body,
-                                struct krc_error *err)
-{
-    return krc_slack_format_recovered(rec, fo, ret_body, err);
-}
-
 /* Web API: application errors come as HTTP 200 {"ok":false,"error":...}. */
 static int read_answer(const struct krc_http_response *resp, struct krc_sink_result *res)
 {
@@ -344,9 +313,9 @@ static struct krc_sink *api_create(const struct krc_sink_options *o, const char 
 const struct krc_sink_ops krc_sink_slack_api = {
     .name = "slack-api",
     .create = api_create,
-    .format_restart = api_format_restart,
-    .format_summary = api_format_summary,
-    .format_recovered = api_format_recovered,
+    .format_restart = krc_slack_sink_format_restart,
+    .format_summary = krc_slack_format_summary,
+    .format_recovered = krc_slack_format_recovered,
     .send = api_send,
     .upload = api_upload,
     .free = api_free,

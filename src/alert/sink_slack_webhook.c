@@ -19,37 +19,6 @@ struct webhook_sink {
     const char *url; /* borrowed */
 };
 
-static int wh_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
-                             char **ret_fallback, struct krc_error *err)
-{
-    char *body = NULL;
-    char *fallback = NULL;
-
-    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
-        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
-        krc_free(body);
-        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
-    }
-    *ret_body = body;
-    *ret_fallback = fallback;
-    return 0;
-}
-
-static int wh_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
-                             struct krc_error *err)
-{
-    return krc_slack_format_summary(sum, fo, ret_body, err);
-}
-
-static int wh_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
-                               struct krc_error *err)
-{
-    return krc_slack_format_recovered(rec, fo, ret_body, err);
-}
-
 static int wh_post(struct krc_slack_conn *c, void *ctx, const char *body,
                    struct krc_http_response *resp, struct krc_sink_result *res,
                    struct krc_error *err)
@@ -136,9 +105,9 @@ static struct krc_sink *wh_create(const struct krc_sink_options *o, const char *
 const struct krc_sink_ops krc_sink_slack_webhook = {
     .name = "slack-webhook",
     .create = wh_create,
-    .format_restart = wh_format_restart,
-    .format_summary = wh_format_summary,
-    .format_recovered = wh_format_recovered,
+    .format_restart = krc_slack_sink_format_restart,
+    .format_summary = krc_slack_format_summary,
+    .format_recovered = krc_slack_format_recovered,
     .send = wh_send,
     .upload = NULL,
     .free = wh_free,

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/alert/slack_format.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
+#include "krc/util/mem.h"
 
 #define RESPONSE_MAX (256 * 1024)
 
@@ -214,4 +216,21 @@ int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char
     }
     krc_http_response_cleanup(&resp);
     return rc;
+}
+
+int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                                  const struct krc_slack_options *fo, char **ret_body,
+                                  char **ret_fallback, struct krc_error *err)
+{
+    char *body = NULL;
+    char *fallback = NULL;
+
+    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
+        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
+        krc_free(body);
+        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
+    }
+    *ret_body = body;
+    *ret_fallback = fallback;
+    return 0;
 }

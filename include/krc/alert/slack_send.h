@@ -61,4 +61,10 @@ int krc_slack_http_post(struct krc_slack_conn *c, const char *url, const char *c
                         const void *body, size_t len, long timeout_ms,
                         struct krc_http_response *resp, struct krc_error *err);
 
+/* The sinks' restart format: the Block Kit message and its text-only
+ * fallback (both owned by the caller), as both Slack sinks send them. */
+int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                                  const struct krc_slack_options *fo, char **ret_body,
+                                  char **ret_fallback, struct krc_error *err);
+
 #endif
