@@ -349,7 +349,10 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
         }
     }
     if (ve == vs || (ve - vs == 4 && memcmp(p + vs, "null", 4) == 0) ||
-        (ve - vs >= MARK_LEN && memcmp(p + vs, MARK, MARK_LEN) == 0)) {
+        (len - vs >= MARK_LEN && memcmp(p + vs, MARK, MARK_LEN) == 0)) {
+        /* already redacted: "[REDACTED]" ends the value at its ']' (a value
+         * end), so compare the mark past ve, or a second pass would make it
+         * "[REDACTED]]" */
         return 0;
     }
     replace(o, vs, ve);
