@@ -548,8 +548,8 @@ static int str_member(const struct krc_exec_plugin *p, const cJSON *obj, const c
 
 static int check_header(const struct krc_exec_plugin *p, const cJSON *root, struct krc_error *err)
 {
-    const char *api;
-    const char *kind;
+    const char *api = NULL;
+    const char *kind = NULL;
     int rc = str_member(p, root, "apiVersion", &api, err);
 
     if (rc == 0) {
