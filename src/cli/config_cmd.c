@@ -51,6 +51,42 @@ static void print_pattern_field(const char *key, const char *value)
     }
 }
 
+/* Secrets (webhook URLs of chat services, keys, tokens, headers) are never
+ * printed, only that they are set. */
+static void print_destinations(const struct krc_config *cfg)
+{
+    if (cfg->n_destinations == 0) {
+        printf("destinations: []\n");
+        return;
+    }
+    printf("destinations:\n");
+    for (size_t i = 0; i < cfg->n_destinations; i++) {
+        const struct krc_destination *d = &cfg->destinations[i];
+        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
+        printf("  - name: ");
+        print_quoted(d->name);
+        printf("\n    type: %s\n", ti != NULL ? ti->name : "?");
+        if (d->url != NULL) {
+            if (ti != NULL && ti->url_is_secret) {
+                printf("    url: \"[REDACTED]\"\n");
+            } else {
+                print_pattern_field("url", d->url);
+            }
+        }
+        if (d->secret != NULL) {
+            printf("    %s: \"[REDACTED]\"\n", ti != NULL && ti->secret ? ti->secret : "secret");
+        }
+        if (d->headers != NULL) {
+            printf("    headers: \"[REDACTED]\"\n");
+        }
+        print_pattern_field("channel", d->channel);
+        print_pattern_field("apiUrl", d->api_url);
+        if (d->is_default) {
+            printf("    default: true\n");
+        }
+    }
+}
+
 static void print_value(const struct krc_config *cfg, const struct krc_config_option *o)
 {
     const char *base = (const char *)cfg;
@@ -111,7 +147,18 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
                 printf("    webhookUrl: \"[REDACTED]\"\n");
             }
             print_pattern_field("channel", r->channel);
+            if (r->n_dests > 0) {
+                printf("    destinations: [");
+                for (size_t k = 0; k < r->n_dests; k++) {
+                    printf("%s", k ? ", " : "");
+                    print_quoted(r->dests[k].name);
+                }
+                printf("]\n");
+            }
         }
+        break;
+    case KRC_CONFIG_DESTINATIONS:
+        print_destinations(cfg);
         break;
     case KRC_CONFIG_SILENCES:
         if (cfg->n_silences == 0) {
@@ -164,6 +211,8 @@ static const char *type_name(enum krc_config_type t)
         return "list of routes";
     case KRC_CONFIG_SILENCES:
         return "list of silences";
+    case KRC_CONFIG_DESTINATIONS:
+        return "list of destinations";
     }
     return "?";
 }

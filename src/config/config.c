@@ -101,8 +101,11 @@ static const struct krc_config_option options[] = {
      OFF(log_ignore_patterns), "", 0, 0, NULL,
      "Regular expressions: a restart whose previous log matches is recorded, not alerted (list)"},
     {"routes", NULL, NULL, KRC_CONFIG_ROUTES, OFF(routes), "", 0, 0, NULL,
-     "Routes: [{namespace, pod, container, webhookUrl | webhookUrlEnv, channel}], first match "
-     "wins"},
+     "Routes: [{namespace, pod, container, webhookUrl | webhookUrlEnv, channel, destinations: "
+     "[names]}], first match wins"},
+    {"destinations", NULL, NULL, KRC_CONFIG_DESTINATIONS, OFF(destinations), "", 0, 0, NULL,
+     "Destinations besides Slack: [{name, type: slack-webhook | slack-api | pagerduty | teams | "
+     "google-chat | webhook | kubernetes-event, ...}] (docs/destinations.md)"},
     {"silences", NULL, NULL, KRC_CONFIG_SILENCES, OFF(silences), "", 0, 0, NULL,
      "Silences: [{namespace, pod, container, start, end, daily: \"22:00-06:00\", reason}]"},
     {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
@@ -404,6 +407,7 @@ static int set_value(struct krc_config *cfg, const struct krc_config_option *o, 
     switch (o->type) {
     case KRC_CONFIG_ROUTES:
     case KRC_CONFIG_SILENCES:
+    case KRC_CONFIG_DESTINATIONS:
         if (*v == '\0') {
             return 0;
         }
@@ -480,6 +484,7 @@ static void routes_free(struct krc_config *cfg)
         krc_pattern_cleanup(&r->container);
         krc_free(r->webhook_url);
         krc_free(r->channel);
+        krc_route_dests_free(r->dests, r->n_dests);
     }
     krc_free(cfg->routes);
     cfg->routes = NULL;
@@ -505,6 +510,9 @@ void krc_config_cleanup(struct krc_config *cfg)
     char *base = (char *)cfg;
     routes_free(cfg);
     silences_free(cfg);
+    krc_destinations_free(cfg->destinations, cfg->n_destinations);
+    cfg->destinations = NULL;
+    cfg->n_destinations = 0;
     for (const struct krc_config_option *o = options; o->key != NULL; o++) {
         if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET ||
             o->type == KRC_CONFIG_LIST) {
@@ -571,6 +579,7 @@ struct file_errors {
     int first;
     int count;
     struct krc_buf *notes; /* krc config check: what is not the file's mistake, or NULL */
+    struct krc_error *err; /* for the destinations' reports */
 };
 
 static void add_error(struct file_errors *fe, int code, struct krc_error *err, const char *fmt, ...)
@@ -632,7 +641,7 @@ static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed,
                       k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, what, index,
                       key, suggest_allowed(key, allowed, mean, sizeof(mean)), allowed);
             bad = 1;
-        } else if (v == NULL || v->type != YAML_SCALAR_NODE) {
+        } else if (v == NULL || (v->type != YAML_SCALAR_NODE && strcmp(key, "destinations") != 0)) {
             add_error(fe, KRC_EINVAL, err, "%s:%zu:%zu: %s[%zu].%s must be a single value", path,
                       v ? v->start_mark.line + 1 : 0, v ? v->start_mark.column + 1 : 0, what, index,
                       key);
@@ -678,6 +687,61 @@ static int pattern_field(yaml_document_t *doc, yaml_node_t *m, const char *key,
     return rc;
 }
 
+static void dest_error(void *ctx, const char *msg)
+{
+    struct file_errors *fe = ctx;
+
+    add_error(fe, KRC_EINVAL, fe->err, "%s", msg);
+}
+
+/* A route's named destinations (resolved once the whole file is read). */
+static int route_dests(struct krc_route *r, yaml_document_t *doc, yaml_node_t *m, const char *path,
+                       size_t idx, struct file_errors *fe, struct krc_error *err)
+{
+    yaml_node_t *v = krc_yaml_doc_map_get(doc, m, "destinations");
+    struct krc_dest_report rep = {dest_error, fe, fe->notes};
+
+    fe->err = err;
+    if (v == NULL) {
+        return 0;
+    }
+    if (krc_route_dests_load(doc, v, path, idx, &rep, &r->dests, &r->n_dests) < 0) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
+static int load_destinations(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
+                             const char *path, struct file_errors *fe, struct krc_error *err)
+{
+    struct krc_dest_report rep = {dest_error, fe, fe->notes};
+
+    fe->err = err;
+    krc_destinations_free(cfg->destinations, cfg->n_destinations);
+    cfg->destinations = NULL;
+    cfg->n_destinations = 0;
+    if (krc_destinations_load(doc, seq, path, &rep, &cfg->destinations, &cfg->n_destinations) < 0) {
+        add_error(fe, KRC_ENOMEM, err, "out of memory");
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
+/* Every destination a route names exists (checked once the whole file is
+ * read: the two lists may come in either order). */
+static void resolve_route_dests(struct krc_config *cfg, const char *path, struct file_errors *fe,
+                                struct krc_error *err)
+{
+    struct krc_dest_report rep = {dest_error, fe, fe->notes};
+
+    fe->err = err;
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        krc_route_dests_resolve(cfg->routes[i].dests, cfg->routes[i].n_dests, i, cfg->destinations,
+                                cfg->n_destinations, path, &rep);
+    }
+}
+
 static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t *seq,
                        const char *path, struct file_errors *fe, struct krc_error *err)
 {
@@ -707,8 +771,9 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
                       m ? m->start_mark.line + 1 : 0, m ? m->start_mark.column + 1 : 0, idx);
             continue;
         }
-        if (check_keys(doc, m, "namespace|pod|container|webhookUrl|webhookUrlEnv|channel", path,
-                       "routes", idx, fe, err) < 0) {
+        if (check_keys(doc, m,
+                       "namespace|pod|container|webhookUrl|webhookUrlEnv|channel|destinations",
+                       path, "routes", idx, fe, err) < 0) {
             continue;
         }
         memset(r, 0, sizeof(*r));
@@ -720,6 +785,9 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
             krc_pattern_cleanup(&r->container);
             memset(r, 0, sizeof(*r));
             continue;
+        }
+        if (route_dests(r, doc, m, path, idx, fe, err) < 0) {
+            return KRC_ENOMEM;
         }
         hook = map_scalar(doc, m, "webhookUrl", &hn);
         hook_env = map_scalar(doc, m, "webhookUrlEnv", &hn);
@@ -740,10 +808,12 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
                           "set",
                           path, hn->start_mark.line + 1, hn->start_mark.column + 1, idx, hook_env);
             }
-        } else if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0')) {
+        } else if ((hook == NULL || hook[0] == '\0') && (channel == NULL || channel[0] == '\0') &&
+                   r->n_dests == 0) {
             add_error(fe, KRC_EINVAL, err,
-                      "%s:%zu:%zu: routes[%zu] needs webhookUrl, webhookUrlEnv or channel", path,
-                      m->start_mark.line + 1, m->start_mark.column + 1, idx);
+                      "%s:%zu:%zu: routes[%zu] needs webhookUrl, webhookUrlEnv, channel or "
+                      "destinations",
+                      path, m->start_mark.line + 1, m->start_mark.column + 1, idx);
         }
         r->webhook_url = dup_or_null(hook);
         r->channel = dup_or_null(channel);
@@ -973,7 +1043,15 @@ static int load_file(struct krc_config *cfg, const char *path, struct krc_buf *n
             snprintf(where, sizeof(where), "%s:%zu:%zu", path, v->start_mark.line + 1,
                      v->start_mark.column + 1);
             krc_error_clear(&e);
-            if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+            if (o->type == KRC_CONFIG_DESTINATIONS) {
+                if (v->type != YAML_SEQUENCE_NODE) {
+                    rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a list of mappings", where,
+                                       key);
+                } else {
+                    rc = load_destinations(cfg, &doc, v, path, &fe, err);
+                    continue;
+                }
+            } else if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
                 if (v->type != YAML_SEQUENCE_NODE) {
                     rc = krc_error_set(&e, KRC_EINVAL, "%s: %s must be a list of mappings", where,
                                        key);
@@ -1003,6 +1081,7 @@ static int load_file(struct krc_config *cfg, const char *path, struct krc_buf *n
             }
         }
     }
+    resolve_route_dests(cfg, path, &fe, err);
     yaml_document_delete(&doc);
     fclose(fp);
 out:

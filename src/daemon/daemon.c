@@ -635,6 +635,9 @@ static int option_changed(const struct krc_config *a, const struct krc_config *b
     case KRC_CONFIG_ROUTES:
     case KRC_CONFIG_SILENCES:
         return 0; /* reloadable anyway */
+    case KRC_CONFIG_DESTINATIONS:
+        return krc_destinations_differ(a->destinations, a->n_destinations, b->destinations,
+                                       b->n_destinations);
     }
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/config/destinations.h"
 #include "krc/util/error.h"
 #include "krc/util/pattern.h"
 
@@ -22,6 +23,10 @@ struct krc_route {
     struct krc_pattern container;
     char *webhook_url; /* NULL: the default webhook */
     char *channel;     /* NULL: the default channel */
+    /* named destinations (config/destinations.h); none: Slack as above plus
+     * the destinations marked default */
+    struct krc_route_dest *dests;
+    size_t n_dests;
 };
 
 /* A silence: matching restarts are recorded but not alerted while it is
@@ -82,6 +87,8 @@ struct krc_config {
     size_t n_routes;
     struct krc_silence *silences;
     size_t n_silences;
+    struct krc_destination *destinations; /* the `destinations:` list */
+    size_t n_destinations;
     /* watch */
     long startup_window_s;
     long watch_idle_timeout_s;
@@ -112,6 +119,7 @@ enum krc_config_type {
     KRC_CONFIG_LIST,     /* strings; YAML sequence, or newline-separated in env/flags */
     KRC_CONFIG_ROUTES,   /* YAML sequence of route mappings (file only) */
     KRC_CONFIG_SILENCES, /* YAML sequence of silence mappings (file only) */
+    KRC_CONFIG_DESTINATIONS, /* YAML sequence of destination mappings (file only) */
 };
 
 struct krc_config_option {
