@@ -29,6 +29,25 @@ static int nonempty(const char *s)
     return s != NULL && s[0] != '\0';
 }
 
+/* The named destinations of a restart (matched: its route, or NULL). */
+static void named_targets(const struct krc_policy *p, const struct krc_route *matched,
+                          struct krc_policy_target *t)
+{
+    if (matched != NULL && matched->n_dests > 0) {
+        for (size_t i = 0; i < matched->n_dests && t->n_named < KRC_POLICY_MAX_NAMED; i++) {
+            if (matched->dests[i].index < p->n_destinations) {
+                t->named[t->n_named++] = matched->dests[i].index;
+            }
+        }
+        return;
+    }
+    for (size_t i = 0; i < p->n_destinations && t->n_named < KRC_POLICY_MAX_NAMED; i++) {
+        if (p->destinations[i].is_default) {
+            t->named[t->n_named++] = i;
+        }
+    }
+}
+
 int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod,
                      const char *container, const char *slack_channel,
                      struct krc_policy_target *ret)
@@ -36,10 +55,13 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
     const char *webhook = p->webhook_url;
     const char *channel = p->channel;
     char store_key[64] = "webhook:default";
+    const struct krc_route *matched = NULL;
+    int slack = 1;
 
     for (size_t i = 0; i < p->n_routes; i++) {
         const struct krc_route *rt = &p->routes[i];
         if (krc_pattern_match_pod(&rt->namespace, &rt->pod, &rt->container, ns, pod, container)) {
+            matched = rt;
             if (rt->webhook_url != NULL) {
                 webhook = rt->webhook_url;
                 snprintf(store_key, sizeof(store_key), "route:%zu", i);
@@ -47,6 +69,8 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
             if (rt->channel != NULL) {
                 channel = rt->channel;
             }
+            /* a route that names destinations only sends nothing to Slack */
+            slack = rt->n_dests == 0 || rt->webhook_url != NULL || rt->channel != NULL;
             break; /* first match wins */
         }
     }
@@ -58,14 +82,15 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
     }
     webhook = nonempty(webhook) ? webhook : NULL;
     channel = nonempty(channel) ? channel : NULL;
-    if (p->web_api ? channel == NULL : webhook == NULL) {
-        return 0;
-    }
     memset(ret, 0, sizeof(*ret));
-    ret->webhook_url = p->web_api ? NULL : webhook;
-    ret->channel = channel;
-    snprintf(ret->store_key, sizeof(ret->store_key), "%s", p->web_api ? "api" : store_key);
-    return 1;
+    named_targets(p, matched, ret);
+    if (slack && !(p->web_api ? channel == NULL : webhook == NULL)) {
+        ret->slack = 1;
+        ret->webhook_url = p->web_api ? NULL : webhook;
+        ret->channel = channel;
+        snprintf(ret->store_key, sizeof(ret->store_key), "%s", p->web_api ? "api" : store_key);
+    }
+    return ret->slack || ret->n_named > 0;
 }
 
 static int in_daily_window(const struct krc_silence *s, int64_t now_s)

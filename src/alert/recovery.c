@@ -20,9 +20,12 @@ struct entry {
     int64_t ready_since_s; /* 0: not running and ready */
     int armed;
     int64_t armed_s;
-    char ts[64];
-    char channel[64];
-    void *dest;
+    struct arm {
+        char ts[64];
+        char channel[64];
+        void *dest;
+    } arms[KRC_RECOVERY_MAX_DESTS]; /* one per destination that posted the alert */
+    size_t n_arms;
 };
 
 struct krc_recovery {
@@ -201,11 +204,21 @@ int krc_recovery_arm(struct krc_recovery *t, const char *uid, const char *contai
     pthread_mutex_lock(&t->lock);
     e = find(t, uid, container);
     if (e != NULL) {
+        struct arm *a = NULL;
+        for (size_t i = 0; i < e->n_arms; i++) {
+            if (e->arms[i].dest == dest) {
+                a = &e->arms[i];
+            }
+        }
+        if (a == NULL) {
+            a = &e->arms[e->n_arms < KRC_RECOVERY_MAX_DESTS ? e->n_arms++
+                                                            : KRC_RECOVERY_MAX_DESTS - 1];
+        }
         e->armed = 1;
         e->armed_s = now_s;
-        snprintf(e->ts, sizeof(e->ts), "%s", ts != NULL ? ts : "");
-        snprintf(e->channel, sizeof(e->channel), "%s", channel != NULL ? channel : "");
-        e->dest = dest;
+        snprintf(a->ts, sizeof(a->ts), "%s", ts != NULL ? ts : "");
+        snprintf(a->channel, sizeof(a->channel), "%s", channel != NULL ? channel : "");
+        a->dest = dest;
         rc = 0;
     }
     pthread_mutex_unlock(&t->lock);
@@ -228,16 +241,19 @@ size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t afte
             drop(t, i);
             continue;
         }
-        if (e->armed && e->ready_since_s != 0 && now_s - e->ready_since_s >= after_s && k < max) {
-            struct krc_recovery_due *d = &out[k++];
-            snprintf(d->namespace, sizeof(d->namespace), "%s", e->namespace);
-            snprintf(d->pod, sizeof(d->pod), "%s", e->pod);
-            snprintf(d->container, sizeof(d->container), "%s", e->container);
-            snprintf(d->ts, sizeof(d->ts), "%s", e->ts);
-            snprintf(d->channel, sizeof(d->channel), "%s", e->channel);
-            d->dest = e->dest;
-            d->restart_count = e->restart_count;
-            d->ready_seconds = now_s - e->ready_since_s;
+        if (e->armed && e->ready_since_s != 0 && now_s - e->ready_since_s >= after_s &&
+            k + e->n_arms <= max) {
+            for (size_t a = 0; a < e->n_arms; a++) {
+                struct krc_recovery_due *d = &out[k++];
+                snprintf(d->namespace, sizeof(d->namespace), "%s", e->namespace);
+                snprintf(d->pod, sizeof(d->pod), "%s", e->pod);
+                snprintf(d->container, sizeof(d->container), "%s", e->container);
+                snprintf(d->ts, sizeof(d->ts), "%s", e->arms[a].ts);
+                snprintf(d->channel, sizeof(d->channel), "%s", e->arms[a].channel);
+                d->dest = e->arms[a].dest;
+                d->restart_count = e->restart_count;
+                d->ready_seconds = now_s - e->ready_since_s;
+            }
             drop(t, i);
             continue;
         }

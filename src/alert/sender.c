@@ -81,8 +81,10 @@ struct example {
  * another's messages. The queues are under the notifier's lock. */
 struct lane {
     struct krc_sender *n;
-    char key[1024];          /* the webhook URL, or "api" */
-    const char *webhook_url; /* borrowed from options/routes; NULL for the Web API */
+    char key[1024];                      /* the webhook URL, "api", or "dest:NAME" */
+    const char *webhook_url;             /* borrowed from options/routes; NULL for the Web API */
+    const struct krc_sink_ops *ops;      /* the lane's kind of sink */
+    const struct krc_destination *named; /* a named destination, or NULL (Slack) */
     struct item *head;
     struct item *tail;
     size_t n_items;
@@ -100,8 +102,10 @@ struct dest {
     char *webhook_url; /* borrowed from options/routes */
     char *channel;
     char key[1024];
-    char store_key[64]; /* "webhook:default", "route:N", "api": never a URL */
+    char store_key[64]; /* "webhook:default", "route:N", "api", "dest:NAME": never a URL */
     char channel_buf[256];
+    const struct krc_sink_ops *ops;      /* formats for this destination */
+    const struct krc_destination *named; /* NULL: the Go tool's Slack */
     struct krc_policy_storm storm;
     long grouped_total; /* in the current summary */
     long storm_total;   /* since the storm began */
@@ -145,6 +149,7 @@ struct krc_sender {
     struct krc_policy_mutes mutes;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int web_api;
+    int track_recovery;        /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
     atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
     atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
@@ -156,6 +161,57 @@ struct krc_sender {
 };
 
 /* --- lifecycle ------------------------------------------------------------ */
+
+/* Every named destination has a sink in this build; its secrets are
+ * registered with the log redactor. */
+static int check_destinations(const struct krc_sender_options *o, struct krc_error *err)
+{
+    for (size_t i = 0; i < o->n_destinations; i++) {
+        const struct krc_destination *d = &o->destinations[i];
+        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
+        if (krc_sink_ops_for(d->type) == NULL) {
+            return krc_error_set(err, KRC_EUNSUPPORTED,
+                                 "destination %s: type %s is not available in this build of krc",
+                                 d->name, ti != NULL ? ti->name : "?");
+        }
+        if (d->url != NULL && ti != NULL && ti->url_is_secret) {
+            krc_log_add_secret(d->url);
+        }
+        if (d->secret != NULL) {
+            krc_log_add_secret(d->secret);
+        }
+        for (const char *h = d->headers; h != NULL && *h != '\0';) {
+            const char *nl = strchr(h, '\n');
+            size_t l = nl != NULL ? (size_t)(nl - h) : strlen(h);
+            const char *colon = memchr(h, ':', l);
+            if (colon != NULL) {
+                char v[1024];
+                const char *b = colon + 1;
+                while (*b == ' ' || *b == '\t') {
+                    b++;
+                }
+                snprintf(v, sizeof(v), "%.*s", (int)(h + l - b), b);
+                if (strlen(v) >= 4) {
+                    krc_log_add_secret(v);
+                }
+            }
+            h = nl != NULL ? nl + 1 : h + l;
+        }
+    }
+    return 0;
+}
+
+/* A named destination whose sink takes "recovered" messages without threads. */
+static int wants_resolves(const struct krc_sender_options *o)
+{
+    for (size_t i = 0; i < o->n_destinations; i++) {
+        if (o->destinations[i].type == KRC_DEST_PAGERDUTY ||
+            o->destinations[i].type == KRC_DEST_WEBHOOK) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* The policy's view of the options. Caller holds the lock (or owns n). */
 static void policy_from(struct krc_sender *n)
@@ -172,6 +228,8 @@ static void policy_from(struct krc_sender *n)
     p->storm_delay_s = n->o.storm_delay_s;
     p->routes = n->o.routes;
     p->n_routes = n->o.n_routes;
+    p->destinations = n->o.destinations;
+    p->n_destinations = n->o.n_destinations;
     p->silences = n->o.silences;
     p->n_silences = n->o.n_silences;
     p->log_ignore = n->o.log_ignore;
@@ -193,11 +251,16 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     pthread_mutex_init(&n->mark_lock, NULL);
     pthread_cond_init(&n->wake, NULL);
     policy_from(n);
-    if (n->web_api && o->recovered_after_s > 0) {
+    if (check_destinations(o, err) < 0) {
+        krc_sender_free(n);
+        return NULL;
+    }
+    n->track_recovery = (n->web_api || wants_resolves(o)) && o->recovered_after_s > 0;
+    if (n->track_recovery) {
         n->recovery = krc_recovery_new(MAX_RECOVERY);
     }
     if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
-        (n->web_api && o->recovered_after_s > 0 && n->recovery == NULL)) {
+        (n->track_recovery && n->recovery == NULL)) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         krc_sender_free(n);
         return NULL;
@@ -287,7 +350,12 @@ int krc_sender_has_destination(const struct krc_sender *n)
     }
     for (size_t i = 0; i < n->o.n_routes; i++) {
         if ((n->web_api && n->o.routes[i].channel != NULL) ||
-            (!n->web_api && n->o.routes[i].webhook_url != NULL)) {
+            (!n->web_api && n->o.routes[i].webhook_url != NULL) || n->o.routes[i].n_dests > 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < n->o.n_destinations; i++) {
+        if (n->o.destinations[i].is_default) {
             return 1;
         }
     }
@@ -313,6 +381,10 @@ void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_option
     n->o.max_log_lines = o->max_log_lines;
     n->o.routes = o->routes;
     n->o.n_routes = o->n_routes;
+    /* a destination already in use keeps its lane (and settings) until exit;
+     * a new name gets a lane when a restart first goes to it */
+    n->o.destinations = o->destinations;
+    n->o.n_destinations = o->n_destinations;
     n->o.silences = o->silences;
     n->o.n_silences = o->n_silences;
     policy_from(n);
@@ -358,10 +430,11 @@ static void lane_start(struct krc_sender *n, struct lane *l)
     l->started = 1;
 }
 
-/* The lane of a webhook URL (NULL: the Web API). Caller holds the lock. */
-static struct lane *lane_get(struct krc_sender *n, const char *webhook)
+/* The lane of `key` (a webhook URL, "api" or "dest:NAME"), made with these
+ * settings when new. Caller holds the lock. */
+static struct lane *lane_get(struct krc_sender *n, const char *key, const char *webhook,
+                             const struct krc_sink_ops *ops, const struct krc_destination *named)
 {
-    const char *key = n->web_api ? "api" : webhook;
     struct lane *l;
 
     for (size_t i = 0; i < n->n_lanes; i++) {
@@ -375,7 +448,9 @@ static struct lane *lane_get(struct krc_sender *n, const char *webhook)
     l = &n->lanes[n->n_lanes++];
     l->n = n;
     snprintf(l->key, sizeof(l->key), "%s", key);
-    l->webhook_url = n->web_api ? NULL : webhook;
+    l->webhook_url = webhook;
+    l->ops = ops;
+    l->named = named;
     pthread_cond_init(&l->wake, NULL);
     lane_start(n, l);
     return l;
@@ -421,20 +496,64 @@ static struct dest *dest_get(struct krc_sender *n, const char *webhook, const ch
     }
     snprintf(d->key, sizeof(d->key), "%s", key);
     snprintf(d->store_key, sizeof(d->store_key), "%s", store_key);
-    d->lane = lane_get(n, webhook);
+    d->ops = n->ops;
+    d->lane = lane_get(n, n->web_api ? "api" : webhook, n->web_api ? NULL : webhook, n->ops, NULL);
     return d;
 }
 
-/* The destination of a restart, or NULL when nothing is configured for it.
- * Caller holds the lock. */
-static struct dest *route(struct krc_sender *n, const struct krc_restart *r)
+/* The destination of a named one (config/destinations.h). Caller holds the
+ * lock. */
+static struct dest *dest_get_named(struct krc_sender *n, const struct krc_destination *nd)
+{
+    struct dest *d;
+    char key[1024];
+
+    snprintf(key, sizeof(key), "dest:%s", nd->name);
+    for (size_t i = 0; i < n->n_dests; i++) {
+        if (strcmp(n->dests[i].key, key) == 0) {
+            return &n->dests[i];
+        }
+    }
+    if (n->n_dests == MAX_DESTS) {
+        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
+    }
+    d = &n->dests[n->n_dests++];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->key, sizeof(d->key), "%s", key);
+    snprintf(d->store_key, sizeof(d->store_key), "%s", key);
+    if (nd->channel != NULL) {
+        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", nd->channel);
+        d->channel = d->channel_buf;
+    }
+    d->ops = krc_sink_ops_for(nd->type);
+    d->named = nd;
+    d->lane = lane_get(n, key, NULL, d->ops, nd);
+    return d;
+}
+
+#define MAX_ROUTED (1 + KRC_POLICY_MAX_NAMED)
+
+/* The destinations of a restart (Slack first, then the named ones): how
+ * many were written to out (0: nothing is configured for it). Caller holds
+ * the lock. */
+static size_t route(struct krc_sender *n, const struct krc_restart *r, struct dest **out)
 {
     struct krc_policy_target t;
+    size_t k = 0;
 
     if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->container, r->slack_channel, &t)) {
-        return NULL;
+        return 0;
     }
-    return dest_get(n, t.webhook_url, t.channel, t.store_key);
+    if (t.slack) {
+        out[k++] = dest_get(n, t.webhook_url, t.channel, t.store_key);
+    }
+    for (size_t i = 0; i < t.n_named; i++) {
+        const struct krc_destination *nd = &n->o.destinations[t.named[i]];
+        if (krc_sink_ops_for(nd->type) != NULL) {
+            out[k++] = dest_get_named(n, nd);
+        }
+    }
+    return k;
 }
 
 /* --- storm guard ---------------------------------------------------------- */
@@ -524,12 +643,14 @@ enum krc_policy_decision krc_sender_decide(struct krc_sender *n, const struct kr
 {
     enum krc_policy_decision d = KRC_POLICY_ALERT;
     int64_t now = krc_clock_now();
-    struct dest *dest;
+    struct dest *dests[MAX_ROUTED];
+    size_t n_dests;
+    size_t storming = 0;
     char key[512];
 
     pthread_mutex_lock(&n->lock);
-    dest = route(n, r);
-    if (dest == NULL) {
+    n_dests = route(n, r, dests);
+    if (n_dests == 0) {
         d = KRC_POLICY_NO_DESTINATION;
         goto out;
     }
@@ -538,8 +659,14 @@ enum krc_policy_decision krc_sender_decide(struct krc_sender *n, const struct kr
         atomic_fetch_add(&n->stats.silenced, 1);
         goto out;
     }
-    storm_arrival(n, dest, krc_clock_mono_ms());
-    if (dest->storm.active) {
+    /* the storm guard is per destination: grouped when every one of them
+     * is in a storm (the others get the alert; prepare groups it into the
+     * storming ones' summaries) */
+    for (size_t i = 0; i < n_dests; i++) {
+        storm_arrival(n, dests[i], krc_clock_mono_ms());
+        storming += dests[i]->storm.active != 0;
+    }
+    if (storming == n_dests) {
         d = KRC_POLICY_GROUPED;
         goto out;
     }
@@ -563,73 +690,130 @@ out:
 static void fill_format_options(const struct krc_sender *n, const struct dest *d,
                                 struct krc_slack_options *fo);
 
+/* Format the message of one destination into m (the decision's kind). */
+static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc_restart *r,
+                       enum krc_policy_decision d, const struct krc_report *rep,
+                       const struct krc_diagnosis *diag, struct krc_sender_message *m)
+{
+    struct krc_slack_options fo;
+    struct krc_error e;
+
+    pthread_mutex_lock(&n->lock);
+    fill_format_options(n, dest, &fo);
+    pthread_mutex_unlock(&n->lock);
+    m->kind = d == KRC_POLICY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
+    snprintf(m->destination, sizeof(m->destination), "%s", dest->store_key);
+    snprintf(m->channel, sizeof(m->channel), "%s", dest->channel ? dest->channel : "");
+    snprintf(m->thread_key, sizeof(m->thread_key), "%s/%s", r->namespace, r->pod);
+    m->dest = dest;
+    krc_error_clear(&e);
+    if (dest->ops->format_restart(rep, diag, &fo, &m->body, &m->fallback, &e) < 0) {
+        krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s (%s): %s", r->namespace, r->pod,
+                dest->store_key, e.msg);
+        atomic_fetch_add(&n->stats.failed, 1);
+        krc_free(m->body);
+        krc_free(m->fallback);
+        m->body = m->fallback = NULL;
+        return -1;
+    }
+    snprintf(m->what, sizeof(m->what), "%s for %s/%s container %s (%s)%s%s",
+             d == KRC_POLICY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
+             diag->container ? diag->container : r->container, krc_cause_name(diag->cause),
+             dest->named != NULL ? " to " : "", dest->named != NULL ? dest->named->name : "");
+    m->detected_mono_ms = r->detected_mono_ms;
+    snprintf(m->uid, sizeof(m->uid), "%s", r->uid);
+    snprintf(m->container, sizeof(m->container), "%s", r->container);
+    m->restart_count = r->restart_count;
+    m->finished_at = r->finished_at;
+    snprintf(m->container_id, sizeof(m->container_id), "%s",
+             r->container_id != NULL ? r->container_id : "");
+    m->decision = d;
+    return 0;
+}
+
 enum krc_policy_decision krc_sender_prepare(struct krc_sender *n, const struct krc_restart *r,
                                             enum krc_policy_decision d,
                                             const struct krc_report *rep,
                                             const struct krc_diagnosis *diag,
                                             struct krc_sender_message *ret)
 {
-    struct dest *dest;
-    struct krc_slack_options fo;
-    struct krc_error e;
+    struct dest *dests[MAX_ROUTED];
+    struct dest *post[MAX_ROUTED];
+    size_t n_dests;
+    size_t n_post = 0;
+    struct krc_sender_message **tail = &ret->next;
 
     memset(ret, 0, sizeof(*ret));
     pthread_mutex_lock(&n->lock);
-    dest = route(n, r);
-    if ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) && dest != NULL && dest->storm.active) {
-        d = KRC_POLICY_GROUPED; /* the storm began while this one was collected */
-    }
+    n_dests = route(n, r, dests);
     if ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) &&
         krc_policy_log_ignored(&n->pol, (const char *)rep->log, rep->log_len)) {
         atomic_fetch_add(&n->stats.log_ignored, 1);
         d = KRC_POLICY_SILENCED;
     }
-    if (d == KRC_POLICY_GROUPED && dest != NULL) {
+    for (size_t i = 0; i < n_dests; i++) {
+        /* a destination whose storm began while this one was collected, or
+         * was on already, counts it into its summary */
+        if (d == KRC_POLICY_GROUPED ||
+            ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) && dests[i]->storm.active)) {
+            dest_group(dests[i], rep, diag, r);
+        } else if (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) {
+            post[n_post++] = dests[i];
+        }
+    }
+    if ((d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD) && n_dests > 0 && n_post == 0) {
+        d = KRC_POLICY_GROUPED;
+    }
+    if (d == KRC_POLICY_GROUPED && n_dests > 0) {
         atomic_fetch_add(&n->stats.grouped, 1);
-        dest_group(dest, rep, diag, r);
     }
-    if ((d != KRC_POLICY_ALERT && d != KRC_POLICY_THREAD) || dest == NULL) {
-        pthread_mutex_unlock(&n->lock);
-        ret->decision = d;
-        return d;
-    }
-    fill_format_options(n, dest, &fo);
-    ret->kind = d == KRC_POLICY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
-    snprintf(ret->destination, sizeof(ret->destination), "%s", dest->store_key);
-    snprintf(ret->channel, sizeof(ret->channel), "%s", dest->channel ? dest->channel : "");
-    snprintf(ret->thread_key, sizeof(ret->thread_key), "%s/%s", r->namespace, r->pod);
-    ret->dest = dest;
     pthread_mutex_unlock(&n->lock);
-
-    krc_error_clear(&e);
-    if (n->ops->format_restart(rep, diag, &fo, &ret->body, &ret->fallback, &e) < 0) {
-        krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s: %s", r->namespace, r->pod,
-                e.msg);
-        atomic_fetch_add(&n->stats.failed, 1);
-        krc_sender_message_cleanup(ret);
-        ret->decision = d;
+    ret->decision = d;
+    if ((d != KRC_POLICY_ALERT && d != KRC_POLICY_THREAD) || n_post == 0) {
         return d;
     }
-    snprintf(ret->what, sizeof(ret->what), "%s for %s/%s container %s (%s)",
-             d == KRC_POLICY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
-             diag->container ? diag->container : r->container, krc_cause_name(diag->cause));
-    ret->detected_mono_ms = r->detected_mono_ms;
-    snprintf(ret->uid, sizeof(ret->uid), "%s", r->uid);
-    snprintf(ret->container, sizeof(ret->container), "%s", r->container);
-    ret->restart_count = r->restart_count;
-    ret->finished_at = r->finished_at;
-    snprintf(ret->container_id, sizeof(ret->container_id), "%s",
-             r->container_id != NULL ? r->container_id : "");
+    for (size_t i = 0; i < n_post; i++) {
+        /* the first message is ret itself, the others are chained to it */
+        struct krc_sender_message *m = ret->body == NULL ? ret : krc_calloc(1, sizeof(*m));
+        if (m == NULL) {
+            krc_log(KRC_LOG_ERROR, "out of memory: alert for %s/%s to %s dropped", r->namespace,
+                    r->pod, post[i]->store_key);
+            atomic_fetch_add(&n->stats.failed, 1);
+            continue;
+        }
+        if (prepare_one(n, post[i], r, d, rep, diag, m) < 0) {
+            if (m != ret) {
+                krc_free(m);
+            } else {
+                ret->dest = NULL;
+            }
+            continue;
+        }
+        if (m != ret) {
+            *tail = m;
+            tail = &m->next;
+        }
+    }
     ret->decision = d;
     return d;
 }
 
 void krc_sender_message_cleanup(struct krc_sender_message *m)
 {
+    struct krc_sender_message *next = m->next;
+
     krc_free(m->body);
     krc_free(m->fallback);
     m->body = NULL;
     m->fallback = NULL;
+    m->next = NULL;
+    while (next != NULL) {
+        struct krc_sender_message *x = next;
+        next = x->next;
+        krc_free(x->body);
+        krc_free(x->fallback);
+        krc_free(x);
+    }
 }
 
 static void queue_item(struct krc_sender *n, struct item *it)
@@ -685,11 +869,22 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
                       const struct krc_store_row *restart)
 {
     const char *webhook = NULL;
+    const struct krc_destination *named = NULL;
     struct item *it;
     struct dest *d;
     const char *channel = m->channel != NULL && m->channel[0] != '\0' ? m->channel : NULL;
 
-    if (strcmp(m->destination, "api") == 0) {
+    if (strncmp(m->destination, "dest:", 5) == 0) {
+        for (size_t i = 0; i < n->o.n_destinations; i++) {
+            if (strcmp(n->o.destinations[i].name, m->destination + 5) == 0 &&
+                krc_sink_ops_for(n->o.destinations[i].type) != NULL) {
+                named = &n->o.destinations[i];
+            }
+        }
+        if (named == NULL) {
+            return KRC_ENOTFOUND;
+        }
+    } else if (strcmp(m->destination, "api") == 0) {
         if (!n->web_api) {
             return KRC_EINVAL;
         }
@@ -702,7 +897,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
             webhook = n->o.routes[i].webhook_url;
         }
     }
-    if (!n->web_api && (webhook == NULL || webhook[0] == '\0')) {
+    if (named == NULL && !n->web_api && (webhook == NULL || webhook[0] == '\0')) {
         return KRC_ENOTFOUND; /* the configuration no longer has that destination */
     }
     /* channel strings must outlive the item: keep them in the options or
@@ -718,7 +913,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
         return KRC_ENOMEM;
     }
     pthread_mutex_lock(&n->lock);
-    d = dest_get(n, webhook, channel, m->destination);
+    d = named != NULL ? dest_get_named(n, named) : dest_get(n, webhook, channel, m->destination);
     pthread_mutex_unlock(&n->lock);
     it->kind = m->kind == KRC_STORE_KIND_REPLY       ? ITEM_REPLY
                : m->kind == KRC_STORE_KIND_RECOVERED ? ITEM_RECOVERED
@@ -872,7 +1067,7 @@ static int summary_item(struct krc_sender *n, struct dest *d, char **ret_body, l
     s.n_examples = d->n_examples;
     fill_format_options(n, d, &fo);
     krc_error_clear(&e);
-    rc = n->ops->format_summary(&s, &fo, ret_body, &e);
+    rc = d->ops->format_summary(&s, &fo, ret_body, &e);
     if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the storm summary: %s", e.msg);
         return rc;
@@ -1156,11 +1351,13 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
         if (l->sink->limits.threads && res->ts[0] != '\0') {
             remember_thread(n, it, res);
             arm_recovery(n, it, res->ts, res->channel);
+        } else if (l->sink->limits.resolves) {
+            arm_recovery(n, it, "-", NULL); /* PagerDuty: resolve by its dedup_key */
         }
         break;
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, 1);
-        arm_recovery(n, it, parent_ts, channel);
+        arm_recovery(n, it, l->sink->limits.resolves ? "-" : parent_ts, channel);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, 1);
@@ -1200,7 +1397,7 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     if (it->kind == ITEM_RECOVERED && m.body == NULL) {
         struct krc_slack_options fo;
         fill_format_options(n, it->dest, &fo);
-        if (n->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
+        if (it->dest->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
             krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
             atomic_fetch_add(&n->stats.failed, 1);
             return GIVEN_UP;
@@ -1419,6 +1616,7 @@ static struct item *lane_next(struct krc_sender *n, struct lane *l, int64_t now_
 static int lane_open(struct krc_sender *n, struct lane *l)
 {
     struct krc_error e;
+    struct krc_sink_options so;
 
     krc_error_clear(&e);
     if (n->o.store_path != NULL && l->store == NULL &&
@@ -1428,10 +1626,19 @@ static int lane_open(struct krc_sender *n, struct lane *l)
         l->store = NULL;
     }
     krc_error_clear(&e);
-    l->sink = n->ops->create(&n->sink_options, l->webhook_url, &e);
+    so = n->sink_options;
+    if (l->named != NULL) {
+        so.destination = l->named;
+        if (l->named->type == KRC_DEST_SLACK_API) {
+            so.bot_token = l->named->secret;
+            so.api_url = l->named->api_url != NULL ? l->named->api_url : "https://slack.com/api";
+        }
+    }
+    l->sink = l->ops->create(&so, l->named != NULL ? l->named->url : l->webhook_url, &e);
     if (l->sink == NULL) {
-        krc_log(KRC_LOG_ERROR, "sender: cannot set up %s delivery (%s); retrying in %ds",
-                n->ops->name, e.msg, LANE_RETRY_MS / 1000);
+        krc_log(KRC_LOG_ERROR, "sender: cannot set up %s delivery%s%s (%s); retrying in %ds",
+                l->ops->name, l->named != NULL ? " to " : "",
+                l->named != NULL ? l->named->name : "", e.msg, LANE_RETRY_MS / 1000);
         return -1;
     }
     return 0;

@@ -94,7 +94,7 @@ static void api_describe(const struct krc_sink *s, const struct krc_sink_message
                          size_t outsz)
 {
     (void)s;
-    snprintf(out, outsz, "channel %s", m->channel != NULL ? m->channel : "(none)");
+    snprintf(out, outsz, "Slack channel %s", m->channel != NULL ? m->channel : "(none)");
 }
 
 static int api_send(struct krc_sink *s, const struct krc_sink_message *m,

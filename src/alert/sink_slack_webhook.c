@@ -55,7 +55,7 @@ static void wh_describe(const struct krc_sink *s, const struct krc_sink_message 
 
     (void)m;
     krc_http_url_origin(w->url, origin, sizeof(origin));
-    snprintf(out, outsz, "webhook %s", origin);
+    snprintf(out, outsz, "Slack webhook %s", origin);
 }
 
 static int wh_send(struct krc_sink *s, const struct krc_sink_message *m,

@@ -121,27 +121,27 @@ static enum next after_failure(struct krc_slack_conn *c, const char *dest, int *
         res->rate_limited++;
         *delay = resp->retry_after > 0 ? (int64_t)resp->retry_after * 1000 : 1000;
         res->retry_after_ms = *delay;
-        krc_log(KRC_LOG_WARN, "Slack %s: rate limited (429), retrying in %.1fs", dest,
+        krc_log(KRC_LOG_WARN, "%s: rate limited (429), retrying in %.1fs", dest,
                 (double)*delay / 1000.0);
         /* A 429 is Slack pacing us, not a failure: it does not use up attempts,
          * but a bound keeps a broken endpoint from holding us forever. */
         if (res->rate_limited > 50) {
-            *rc = krc_error_set(err, KRC_ERATELIMIT, "Slack %s: still rate limited after %d tries",
-                                dest, res->rate_limited);
+            *rc = krc_error_set(err, KRC_ERATELIMIT, "%s: still rate limited after %d tries", dest,
+                                res->rate_limited);
             return NEXT_DONE;
         }
         return NEXT_WAIT;
     }
     if (*rc == 1 && is_payload_error(res->error) && !res->used_fallback && has_fallback) {
         krc_log(KRC_LOG_WARN,
-                "Slack %s rejected the message (%ld %s); sending a plain-text "
+                "%s rejected the message (%ld %s); sending a plain-text "
                 "version",
                 dest, res->http_status, res->error);
         res->used_fallback = 1;
         return NEXT_FALLBACK;
     }
     if (*rc == 1 && res->http_status < 500 && res->http_status != 0) {
-        *rc = krc_error_set(err, KRC_EHTTP, "Slack %s answered %ld %s", dest, res->http_status,
+        *rc = krc_error_set(err, KRC_EHTTP, "%s answered %ld %s", dest, res->http_status,
                             res->error[0] ? res->error : "(no error code)");
         if (err != NULL) {
             err->http_status = (int)res->http_status;
@@ -151,11 +151,11 @@ static enum next after_failure(struct krc_slack_conn *c, const char *dest, int *
     /* 5xx, ok:false with a server error, or a transport failure */
     if (++*transient >= c->o.max_attempts) {
         if (*rc == 1) {
-            *rc = krc_error_set(err, KRC_EHTTP, "Slack %s: gave up after %d attempts: %ld %s", dest,
+            *rc = krc_error_set(err, KRC_EHTTP, "%s: gave up after %d attempts: %ld %s", dest,
                                 res->attempts, res->http_status, res->error);
         } else {
-            *rc = krc_error_set(err, *rc, "Slack %s: gave up after %d attempts: %s", dest,
-                                res->attempts, e->msg);
+            *rc = krc_error_set(err, *rc, "%s: gave up after %d attempts: %s", dest, res->attempts,
+                                e->msg);
         }
         return NEXT_DONE;
     }
@@ -163,7 +163,7 @@ static enum next after_failure(struct krc_slack_conn *c, const char *dest, int *
     if (*rc == 1 && resp->retry_after > 0) {
         *delay = (int64_t)resp->retry_after * 1000;
     }
-    krc_log(KRC_LOG_WARN, "Slack %s: %s; retrying in %.1fs", dest, *rc == 1 ? res->error : e->msg,
+    krc_log(KRC_LOG_WARN, "%s: %s; retrying in %.1fs", dest, *rc == 1 ? res->error : e->msg,
             (double)*delay / 1000.0);
     return NEXT_WAIT;
 }
@@ -185,7 +185,7 @@ int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char
 
         krc_error_clear(&e);
         if (pace_wait(c, pace_key) < 0) {
-            rc = krc_error_set(err, KRC_ECANCELED, "Slack %s: canceled", dest);
+            rc = krc_error_set(err, KRC_ECANCELED, "%s: canceled", dest);
             break;
         }
         res->attempts++;
@@ -197,7 +197,7 @@ int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char
             break;
         }
         if (rc == KRC_ECANCELED) {
-            rc = krc_error_set(err, KRC_ECANCELED, "Slack %s: canceled", dest);
+            rc = krc_error_set(err, KRC_ECANCELED, "%s: canceled", dest);
             break;
         }
         next =
@@ -210,12 +210,32 @@ int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char
             continue;
         }
         if (krc_clock_sleep_ms(delay, c->o.cancel)) {
-            rc = krc_error_set(err, KRC_ECANCELED, "Slack %s: canceled", dest);
+            rc = krc_error_set(err, KRC_ECANCELED, "%s: canceled", dest);
             break;
         }
     }
     krc_http_response_cleanup(&resp);
     return rc;
+}
+
+int krc_sink_http_answer(int rc, const struct krc_http_response *resp, struct krc_sink_result *res)
+{
+    res->http_status = resp->status;
+    res->error[0] = '\0';
+    if (rc < 0) {
+        return rc;
+    }
+    if (resp->status >= 200 && resp->status < 300) {
+        return 0;
+    }
+    snprintf(res->error, sizeof(res->error), "%.*s",
+             (int)(resp->body_len < 100 ? resp->body_len : 100), resp->body ? resp->body : "");
+    for (char *p = res->error; *p; p++) {
+        if ((unsigned char)*p < 0x20) {
+            *p = ' ';
+        }
+    }
+    return 1;
 }
 
 int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,

@@ -491,6 +491,8 @@ static void notify_options_from(const struct krc_config *cfg, struct krc_sender_
     no->max_log_lines = (int)cfg->log_tail_lines;
     no->routes = cfg->routes;
     no->n_routes = cfg->n_routes;
+    no->destinations = cfg->destinations;
+    no->n_destinations = cfg->n_destinations;
     no->silences = cfg->silences;
     no->n_silences = cfg->n_silences;
 }

@@ -114,17 +114,20 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
     krc_log_fields(KRC_LOG_INFO, "restart diagnosed", f, n);
 }
 
+/* One outbox row per destination of the restart (msg and its chain). */
+#define MAX_MESSAGES 16
+
 static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r,
                   const struct krc_report *rep, const struct krc_diagnosis *dg,
                   enum krc_policy_decision decision, struct krc_sender_message *msg,
-                  int64_t *ret_outbox_id)
+                  int64_t *ret_outbox_ids)
 {
     struct krc_store_restart rec;
-    struct krc_store_outbox ob;
+    struct krc_store_outbox ob[MAX_MESSAGES];
+    size_t n_ob = 0;
     struct krc_error e;
     char *json = NULL;
     int64_t restart_id = 0;
-    int64_t outbox_id = 0;
     int rc;
 
     if (p->store == NULL) {
@@ -159,18 +162,19 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.confidence = dg->confidence;
     rec.message = msg != NULL ? msg->body : NULL;
     rec.report_json = json;
-    if (msg != NULL && msg->body != NULL) {
-        memset(&ob, 0, sizeof(ob));
-        ob.kind = msg->kind;
-        ob.destination = msg->destination;
-        ob.channel = msg->channel[0] ? msg->channel : NULL;
-        ob.thread_key = msg->thread_key;
-        ob.body = msg->body;
-        ob.fallback = msg->fallback;
+    for (const struct krc_sender_message *m = msg;
+         m != NULL && m->body != NULL && n_ob < MAX_MESSAGES; m = m->next) {
+        struct krc_store_outbox *o = &ob[n_ob++];
+        memset(o, 0, sizeof(*o));
+        o->kind = m->kind;
+        o->destination = m->destination;
+        o->channel = m->channel[0] ? m->channel : NULL;
+        o->thread_key = m->thread_key;
+        o->body = m->body;
+        o->fallback = m->fallback;
     }
     krc_error_clear(&e);
-    rc = krc_store_record(p->store, &rec, msg != NULL && msg->body != NULL ? &ob : NULL,
-                          &restart_id, &outbox_id, &e);
+    rc = krc_store_record_many(p->store, &rec, ob, n_ob, &restart_id, ret_outbox_ids, &e);
     krc_free(json);
     if (rc == KRC_STORE_EXISTS) {
         krc_log(KRC_LOG_INFO,
@@ -186,11 +190,8 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
         return 0;
     }
     atomic_store(&p->status->store_fault, 0);
-    if (ret_outbox_id != NULL) {
-        *ret_outbox_id = outbox_id;
-    }
-    if (msg != NULL) {
-        msg->restart_id = restart_id;
+    for (struct krc_sender_message *m = msg; m != NULL; m = m->next) {
+        m->restart_id = restart_id;
     }
     return 0;
 }
@@ -328,7 +329,8 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
     struct krc_sender_message msg;
-    int64_t outbox_id = 0;
+    struct krc_sender_message *next;
+    int64_t outbox_ids[MAX_MESSAGES] = {0};
     int rc;
 
     j->decision = krc_sender_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
@@ -344,7 +346,7 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
     }
     /* Recorded with its pending notification in one transaction before
      * anything is sent: a crash cannot lose or repeat it. */
-    rc = record(p, r, j->rep, j->dg, j->decision, &msg, &outbox_id);
+    rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
     if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
         /* nothing to post (muted, grouped, silenced): handled now; a message
          * is published as handled once Slack accepted it (on_posted), so
@@ -355,7 +357,20 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
         krc_sender_message_cleanup(&msg);
         return 0;
     }
-    krc_sender_enqueue(p->notifier, &msg, outbox_id, j->rep, j->dg, j->log_file, j->log_file_len);
+    /* the first destination (Slack when it is one) gets the report, the
+     * diagnosis and the log file; the others their formatted message */
+    next = msg.next;
+    msg.next = NULL;
+    krc_sender_enqueue(p->notifier, &msg, outbox_ids[0], j->rep, j->dg, j->log_file,
+                       j->log_file_len);
+    for (size_t k = 1; next != NULL; k++) {
+        struct krc_sender_message *m = next;
+        next = m->next;
+        m->next = NULL;
+        krc_sender_enqueue(p->notifier, m, k < MAX_MESSAGES ? outbox_ids[k] : 0, NULL, NULL, NULL,
+                           0);
+        krc_free(m);
+    }
     return 1;
 }
 

@@ -1117,13 +1117,25 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                      const struct krc_store_outbox *msg, int64_t *ret_restart_id,
                      int64_t *ret_outbox_id, struct krc_error *err)
 {
+    return krc_store_record_many(s, rec, msg, msg != NULL ? 1 : 0, ret_restart_id, ret_outbox_id,
+                                 err);
+}
+
+int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *rec,
+                          const struct krc_store_outbox *msgs, size_t n_msgs,
+                          int64_t *ret_restart_id, int64_t *ret_outbox_ids, struct krc_error *err)
+{
     sqlite3_stmt *st = NULL;
     int64_t rid = 0;
-    int64_t oid = 0;
     int rc;
 
-    if ((rc = check_restart(rec, err)) < 0 || (msg != NULL && (rc = check_outbox(msg, err)) < 0)) {
+    if ((rc = check_restart(rec, err)) < 0) {
         return rc;
+    }
+    for (size_t i = 0; i < n_msgs; i++) {
+        if ((rc = check_outbox(&msgs[i], err)) < 0) {
+            return rc;
+        }
     }
     if ((rc = stmt_get(s, ST_INSERT_RESTART, &st, err)) < 0 || (rc = tx_begin(s, err)) < 0) {
         return rc;
@@ -1172,8 +1184,8 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
         if (ret_restart_id != NULL) {
             *ret_restart_id = rid;
         }
-        if (ret_outbox_id != NULL) {
-            *ret_outbox_id = 0;
+        for (size_t i = 0; ret_outbox_ids != NULL && i < n_msgs; i++) {
+            ret_outbox_ids[i] = 0;
         }
         return KRC_STORE_EXISTS;
     }
@@ -1187,17 +1199,20 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
     if ((rc = run_done(s, st, "recording a restart report", err)) < 0) {
         goto rollback;
     }
-    if (msg != NULL && (rc = insert_outbox(s, rid, msg, &oid, err)) < 0) {
-        goto rollback;
+    for (size_t i = 0; i < n_msgs; i++) {
+        int64_t oid = 0;
+        if ((rc = insert_outbox(s, rid, &msgs[i], &oid, err)) < 0) {
+            goto rollback;
+        }
+        if (ret_outbox_ids != NULL) {
+            ret_outbox_ids[i] = oid;
+        }
     }
     if ((rc = tx_commit(s, err)) < 0) {
         goto rollback;
     }
     if (ret_restart_id != NULL) {
         *ret_restart_id = rid;
-    }
-    if (ret_outbox_id != NULL) {
-        *ret_outbox_id = oid;
     }
     return 0;
 rollback:

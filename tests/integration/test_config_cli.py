@@ -125,7 +125,7 @@ class ConfigCliTest(unittest.TestCase):
         self.assertEqual(p.stderr.splitlines(), [
             '%s:1:1: unknown key "clusterNme" (did you mean "clusterName"?)' % path,
             '%s:3:5: routes[0]: unknown key "namespce" (did you mean "namespace"? allowed: '
-            'namespace|pod|container|webhookUrl|webhookUrlEnv|channel)' % path])
+            'namespace|pod|container|webhookUrl|webhookUrlEnv|channel|destinations)' % path])
         p = krc("run", "--mute-second", "5")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr, "krc run: unknown option --mute-second; did you mean "

@@ -27,6 +27,8 @@ struct krc_policy {
     long storm_delay_s; /* first summary this long after a storm starts */
     const struct krc_route *routes;
     size_t n_routes;
+    const struct krc_destination *destinations; /* the named ones (config/destinations.h) */
+    size_t n_destinations;
     const struct krc_silence *silences;
     size_t n_silences;
     /* text patterns (KRC_PATTERN_TEXT); a matching previous log suppresses the alert */
@@ -46,16 +48,24 @@ enum krc_policy_decision {
 
 const char *krc_policy_decision_name(enum krc_policy_decision d);
 
+#define KRC_POLICY_MAX_NAMED 8
+
 /* Where a restart goes: strings borrowed from the policy or the restart. */
 struct krc_policy_target {
-    const char *webhook_url; /* NULL in Web API mode */
-    const char *channel;     /* may be NULL for webhooks */
-    char store_key[64];      /* "webhook:default", "route:N", "api": never a URL */
+    int slack;                          /* the Slack target below is set */
+    const char *webhook_url;            /* NULL in Web API mode */
+    const char *channel;                /* may be NULL for webhooks */
+    char store_key[64];                 /* "webhook:default", "route:N", "api": never a URL */
+    size_t named[KRC_POLICY_MAX_NAMED]; /* indices into p->destinations */
+    size_t n_named;
 };
 
-/* The destination of a restart: the first matching route, then the pod's
- * own channel (slack_channel, may be NULL), then the defaults. 1 and *ret,
- * or 0 when nothing is configured for it. */
+/* The destinations of a restart. Slack: the first matching route, then the
+ * pod's own channel (slack_channel, may be NULL), then the defaults; a route
+ * that names destinations and gives no webhook or channel sends nothing to
+ * Slack. Named destinations: those of the matching route, or, when it names
+ * none or no route matches, the destinations marked default. 1 and *ret, or
+ * 0 when nothing is configured for it. */
 int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod,
                      const char *container, const char *slack_channel,
                      struct krc_policy_target *ret);

@@ -27,6 +27,9 @@
 
 #define KRC_RECOVERY_GIVE_UP_S (24 * 3600)
 #define KRC_RECOVERY_UNARMED_S 3600
+/* Destinations one restart's recovery is reported to (a Slack thread, a
+ * PagerDuty resolve, ...); a further one replaces the last. */
+#define KRC_RECOVERY_MAX_DESTS 4
 
 struct krc_recovery;
 
@@ -45,7 +48,8 @@ void krc_recovery_observe(struct krc_recovery *t, const struct krc_pod_info *pod
                           int64_t now_s);
 
 /* The alert (or a thread reply) of uid/container was posted under thread
- * ts in channel (copied); `dest` is the caller's, handed back when due.
+ * ts in channel (copied) to `dest` (the caller's, handed back when due: one
+ * due entry per destination armed; arming the same dest again updates it).
  * Arming again (a later reply) restarts the 24 h. 0, or KRC_ENOTFOUND when
  * the restart is not awaited (e.g. resumed from before a restart of krc). */
 int krc_recovery_arm(struct krc_recovery *t, const char *uid, const char *container, const char *ts,
@@ -62,7 +66,8 @@ struct krc_recovery_due {
     int64_t ready_seconds; /* has run ready this long */
 };
 
-/* Take up to max entries that are due at now_s (armed, running and ready
+/* Take up to max entries that are due at now_s (one per armed destination;
+ * a restart whose destinations do not all fit waits for the next call) (armed, running and ready
  * for after_s); drop the expired ones. Returns how many were written. */
 size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t after_s,
                              struct krc_recovery_due *out, size_t max);

@@ -51,6 +51,9 @@ struct krc_sender_options {
     int max_log_lines;
     const struct krc_route *routes;
     size_t n_routes;
+    /* named destinations (config/destinations.h), each with its own lane */
+    const struct krc_destination *destinations;
+    size_t n_destinations;
     const struct krc_silence *silences;
     size_t n_silences;
     /* text patterns (KRC_PATTERN_TEXT); a matching previous log suppresses the alert */
@@ -127,6 +130,10 @@ struct krc_sender_message {
     int64_t finished_at;
     char container_id[160];
     void *dest; /* private */
+    /* the same restart's message to its next destination (owned, freed by
+     * krc_sender_message_cleanup), or NULL: one outbox row and one
+     * krc_sender_enqueue each */
+    struct krc_sender_message *next;
 };
 
 /* Apply the late checks (a storm began, a log-ignore pattern matches),

@@ -12,7 +12,9 @@
  * below.
  *
  * Implementations: sink_slack_webhook.c (incoming webhooks),
- * sink_slack_api.c (chat.postMessage threads and the external file upload).
+ * sink_slack_api.c (chat.postMessage threads and the external file upload),
+ * sink_webhook.c (the report as signed JSON), sink_pagerduty.c (Events API
+ * v2 trigger and resolve).
  * Secrets (webhook URLs, tokens) never appear in errors or logs. */
 #ifndef KRC_SINK_H
 #define KRC_SINK_H
@@ -21,6 +23,7 @@
 #include <stddef.h>
 
 #include "krc/alert/slack_format.h"
+#include "krc/config/destinations.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report.h"
 #include "krc/util/error.h"
@@ -37,6 +40,9 @@ struct krc_sink_options {
     long backoff_max_ms;               /* default 60000 */
     const atomic_int *cancel;          /* no new attempt, no waiting */
     const atomic_int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
+    /* A named destination (config/destinations.h: its url, secret, headers),
+     * or NULL for the Go tool's Slack settings above. Borrowed. */
+    const struct krc_destination *destination;
 };
 
 void krc_sink_options_defaults(struct krc_sink_options *o);
@@ -46,6 +52,7 @@ struct krc_sink_limits {
     size_t max_payload;   /* largest body the destination takes, bytes */
     int threads;          /* replies can go under an earlier message (its ts) */
     int files;            /* krc_sink_upload works */
+    int resolves;         /* takes "recovered" messages without threads (PagerDuty resolve) */
 };
 
 /* One message: a body made by this sink's format functions. */
@@ -108,6 +115,17 @@ struct krc_sink {
 extern const struct krc_sink_ops krc_sink_slack_webhook;
 /* The Slack Web API with o->bot_token (required); no target. */
 extern const struct krc_sink_ops krc_sink_slack_api;
+
+/* The signed webhook: the versioned report JSON (docs/report-schema.json),
+ * HMAC-SHA256 over "TIMESTAMP.BODY" in X-Krc-Signature: t=...,v1=...; the
+ * destination's url, secret and extra headers. */
+extern const struct krc_sink_ops krc_sink_webhook;
+/* PagerDuty Events API v2: trigger per pod and container, resolve on
+ * recovery; the routing key is added at send time (never stored). */
+extern const struct krc_sink_ops krc_sink_pagerduty;
+
+/* The sink of a destination type, or NULL when this build has none. */
+const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type);
 
 /* NULL is accepted. */
 void krc_sink_free(struct krc_sink *s);

@@ -61,6 +61,12 @@ int krc_slack_http_post(struct krc_slack_conn *c, const char *url, const char *c
                         const void *body, size_t len, long timeout_ms,
                         struct krc_http_response *resp, struct krc_error *err);
 
+/* For the sinks of other services, which answer with an HTTP status: the
+ * result of krc_slack_http_post (rc) and its response as a post function
+ * returns it: 0 for 2xx; 1 with res->http_status and res->error (the start
+ * of the body, one line) otherwise; rc when < 0. */
+int krc_sink_http_answer(int rc, const struct krc_http_response *resp, struct krc_sink_result *res);
+
 /* The sinks' restart format: the Block Kit message and its text-only
  * fallback (both owned by the caller), as both Slack sinks send them. */
 int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,

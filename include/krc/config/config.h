@@ -116,9 +116,9 @@ enum krc_config_type {
     KRC_CONFIG_INT,
     KRC_CONFIG_DURATION, /* seconds; accepts 90, 90s, 10m, 1h, 1h30m */
     KRC_CONFIG_BOOL,
-    KRC_CONFIG_LIST,     /* strings; YAML sequence, or newline-separated in env/flags */
-    KRC_CONFIG_ROUTES,   /* YAML sequence of route mappings (file only) */
-    KRC_CONFIG_SILENCES, /* YAML sequence of silence mappings (file only) */
+    KRC_CONFIG_LIST,         /* strings; YAML sequence, or newline-separated in env/flags */
+    KRC_CONFIG_ROUTES,       /* YAML sequence of route mappings (file only) */
+    KRC_CONFIG_SILENCES,     /* YAML sequence of silence mappings (file only) */
     KRC_CONFIG_DESTINATIONS, /* YAML sequence of destination mappings (file only) */
 };
 

@@ -150,6 +150,11 @@ struct krc_store_outbox {
 int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                      const struct krc_store_outbox *msg, int64_t *ret_restart_id,
                      int64_t *ret_outbox_id, struct krc_error *err);
+/* krc_store_record with one pending notification per destination (msgs[i]
+ * gets ret_outbox_ids[i]; n_msgs may be 0), all in the same transaction. */
+int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *rec,
+                          const struct krc_store_outbox *msgs, size_t n_msgs,
+                          int64_t *ret_restart_id, int64_t *ret_outbox_ids, struct krc_error *err);
 
 /* What identifies a restart: its pod and container and its termination
  * (finished_at > 0: finished_at, container_id and restart_count; finished_at

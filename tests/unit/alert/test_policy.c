@@ -396,7 +396,8 @@ static void test_config_route_and_silence_errors(void **state)
     assert_non_null(strstr(errors, ":3:5: routes[0]: unknown key \"webhook\""));
     assert_non_null(strstr(errors, "routes[1].pod: invalid regular expression \"(pay\""));
     assert_non_null(strstr(errors, "environment variable KRC_TEST_MISSING is not set"));
-    assert_non_null(strstr(errors, "routes[3] needs webhookUrl, webhookUrlEnv or channel"));
+    assert_non_null(
+        strstr(errors, "routes[3] needs webhookUrl, webhookUrlEnv, channel or destinations"));
     assert_non_null(strstr(errors, "silences[0].start must be an RFC 3339 time"));
     assert_non_null(strstr(errors, "silences[1].daily must look like"));
     assert_non_null(strstr(errors, "silences[2]: end is not after start"));

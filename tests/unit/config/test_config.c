@@ -136,7 +136,8 @@ static void test_option_table_consistent(void **state)
 
         assert_non_null(o->default_value);
         assert_non_null(o->help);
-        if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES) {
+        if (o->type == KRC_CONFIG_ROUTES || o->type == KRC_CONFIG_SILENCES ||
+            o->type == KRC_CONFIG_DESTINATIONS) {
             /* structured lists exist only in the file */
             assert_null(o->env);
             assert_null(o->flag);
@@ -737,9 +738,10 @@ static void test_did_you_mean(void **state)
         errors, ":2:1: unknown key \"watchedNamespace\" (did you mean \"watchedNamespaces\"?)\n");
     /* nothing close: no guess */
     assert_contains(errors, ":3:1: unknown key \"totallyUnrelated\"\n");
-    assert_contains(errors,
-                    ":5:5: routes[0]: unknown key \"namespce\" (did you mean \"namespace\"? "
-                    "allowed: namespace|pod|container|webhookUrl|webhookUrlEnv|channel)\n");
+    assert_contains(
+        errors,
+        ":5:5: routes[0]: unknown key \"namespce\" (did you mean \"namespace\"? "
+        "allowed: namespace|pod|container|webhookUrl|webhookUrlEnv|channel|destinations)\n");
     assert_contains(errors, ":8:5: silences[0]: unknown key \"reasn\" (did you mean \"reason\"? "
                             "allowed: ");
     krc_free(errors);
@@ -798,7 +800,8 @@ static void test_route_mistake_has_one_error(void **state)
     assert_int_equal(count_lines(errors), 2);
     assert_contains(errors, ":3:20: routes[0].webhookUrlEnv: environment variable "
                             "KRC_TEST_UNSET_HOOK is not set\n");
-    assert_contains(errors, ":6:5: routes[2] needs webhookUrl, webhookUrlEnv or channel\n");
+    assert_contains(errors,
+                    ":6:5: routes[2] needs webhookUrl, webhookUrlEnv, channel or destinations\n");
     krc_free(errors);
     errors = NULL;
 
@@ -808,7 +811,7 @@ static void test_route_mistake_has_one_error(void **state)
     krc_config_init(cfg);
     assert_int_equal(krc_config_check_file(cfg, path, &errors, &notes, &err), KRC_EINVAL);
     assert_int_equal(count_lines(errors), 1);
-    assert_contains(errors, "routes[2] needs webhookUrl, webhookUrlEnv or channel");
+    assert_contains(errors, "routes[2] needs webhookUrl, webhookUrlEnv, channel or destinations");
     assert_int_equal(count_lines(notes), 1);
     assert_contains(notes, ":3:20: routes[0].webhookUrlEnv: environment variable "
                            "KRC_TEST_UNSET_HOOK is not set here; krc run will need it\n");

@@ -1,0 +1,75 @@
+/* The formats of the destinations other than Slack: pure functions from a
+ * restart report and its diagnosis (or a storm summary, or a recovery) to
+ * the body a service takes, within that service's limits. Each is the
+ * format_* of one sink (alert/sink.h); none puts a secret in a body (the
+ * bodies are stored in the outbox): a routing key or a signature is added at
+ * send time.
+ *
+ * Every foreign text goes through the redactor (fo->redactor, built-in
+ * patterns when NULL) and is made valid UTF-8; cuts are on code-point
+ * boundaries. Caller frees *ret_body (krc_free); *ret_fallback is NULL. */
+#ifndef KRC_SINK_FORMATS_H
+#define KRC_SINK_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/alert/slack_format.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/model/report.h"
+#include "krc/util/error.h"
+
+/* --- signed webhook: docs/report-schema.json ------------------------------ */
+
+#define KRC_WEBHOOK_SCHEMA_VERSION 1
+
+/* {"schema_version": 1, "kind": "restart" | "storm_summary" | "recovered",
+ *  "sent_at", "cluster", and "report" (store/report_json.h) | "summary" |
+ *  "recovered"}. */
+int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               char **ret_fallback, struct krc_error *err);
+int krc_webhook_format_summary(const struct krc_slack_summary *sum,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               struct krc_error *err);
+int krc_webhook_format_recovered(const struct krc_slack_recovered *rec,
+                                 const struct krc_slack_options *fo, char **ret_body,
+                                 struct krc_error *err);
+
+/* HMAC-SHA256 of "T.BODY" with secret, as lowercase hex (65 bytes with
+ * the NUL). 0, KRC_ENOMEM, KRC_EIO. */
+int krc_webhook_signature(const char *secret, int64_t t, const char *body, size_t len, char *out,
+                          size_t outsz);
+
+/* --- PagerDuty Events API v2 ----------------------------------------------- */
+
+#define KRC_PD_SUMMARY_MAX 1024
+#define KRC_PD_DEDUP_MAX 255
+#define KRC_PD_MAX_PAYLOAD (512 * 1024) /* PagerDuty's limit for one event */
+#define KRC_PD_LOG_MAX (16 * 1024)      /* the log tail in custom_details */
+
+/* An event without routing_key (added by the sink at send time):
+ * trigger with dedup_key "krc/CLUSTER/NAMESPACE/POD/CONTAINER" (at most 255
+ * bytes), payload {summary (at most 1024), source, severity (critical |
+ * error | warning | info, from the cause and confidence), timestamp,
+ * component, group, class, custom_details (the diagnosis and the report)},
+ * within KRC_PD_MAX_PAYLOAD. */
+int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                                 const struct krc_slack_options *fo, char **ret_body,
+                                 char **ret_fallback, struct krc_error *err);
+/* A trigger for the storm (dedup_key "krc/CLUSTER/storm": one incident). */
+int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
+                                 const struct krc_slack_options *fo, char **ret_body,
+                                 struct krc_error *err);
+/* resolve with the restart's dedup_key. */
+int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
+                                   const struct krc_slack_options *fo, char **ret_body,
+                                   struct krc_error *err);
+/* The dedup_key of a pod's container (out: at most 256 bytes with NUL). */
+void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *pod,
+                             const char *container, char *out, size_t outsz);
+/* The body with "routing_key" added: caller frees. NULL on a body that is
+ * not a JSON object (err set) or out of memory. */
+char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct krc_error *err);
+
+#endif

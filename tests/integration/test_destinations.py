@@ -1,0 +1,246 @@
+"""Destinations besides Slack (issue 16): the signed webhook and PagerDuty, against a local
+endpoint that checks every body against its format's rules (tests/fakedest), with the same
+429 / 5xx / outbox behaviour as Slack; several destinations for one restart (one outbox row
+each); `krc config check` and start-up errors for a bad `destinations:` list.
+
+    python3 tests/integration/test_destinations.py --krc build/krc
+"""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+import krc_harness as h
+from test_alerts import AlertTestBase, write_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakedest"))
+import fakedest  # noqa: E402
+
+SIGNING_SECRET = "whsec-test-5f1c0f0e8a2b4c6d"
+ROUTING_KEY = "R0UT1NGKEY0123456789abcdefABCDEF"  # 32 characters, as PagerDuty's
+HEADER_TOKEN = "hdr-token-91f2c3d4e5"
+
+
+class DestinationTest(AlertTestBase):
+    def setUp(self):
+        super().setUp()
+        self.dest = fakedest.FakeDest().start()
+        self.addCleanup(self.dest.stop)
+        self.secrets += [SIGNING_SECRET, ROUTING_KEY, HEADER_TOKEN]
+        self.tmp = tempfile.mkdtemp(prefix="krc-it-dest-")
+        self.tmpdirs.append(self.tmp)
+
+    def secret_file(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def webhook_dest(self, name="hook", default=True):
+        url = self.dest.webhook_url(name, SIGNING_SECRET)
+        sec = self.secret_file("secret-" + name, SIGNING_SECRET + "\n")
+        hdr = self.secret_file("headers-" + name,
+                               "X-Team: payments\nAuthorization: Bearer %s\n" % HEADER_TOKEN)
+        return ("  - name: %s\n    type: webhook\n    url: %s\n    secretFile: %s\n"
+                "    headersFile: %s\n%s" % (name, url, sec, hdr,
+                                             "    default: true\n" if default else ""))
+
+    def pd_dest(self, name="pd", default=True):
+        return ("  - name: %s\n    type: pagerduty\n    url: %s\n    routingKeyEnv: KRC_IT_PD_KEY\n"
+                "%s" % (name, self.dest.pagerduty_url, "    default: true\n" if default else ""))
+
+    def start(self, config, env=None):
+        full = {"KRC_IT_PD_KEY": ROUTING_KEY, "MUTE_SECONDS": "0"}
+        full.update(env or {})
+        return self.start_krc(full, ["--config", self.config_file(config)])
+
+    def assert_valid(self, reqs):
+        for r in reqs:
+            self.assertEqual(r["errors"], [], "%s broke its format's rules" % r["path"])
+
+    # ---- signed webhook ----
+
+    def test_webhook_report_is_signed_and_valid(self):
+        self.kube.create_pod("shop", "api-0")
+        self.start("destinations:\n" + self.webhook_dest())
+        self.kube.restart("shop", "api-0", "app", exit_code=137, reason="OOMKilled",
+                          logs="allocating\n" * 50)
+        (r,) = self.dest.wait(1, "/webhook/hook", timeout=30)
+        # fakedest verified X-Krc-Signature with Python's hmac and the body against
+        # docs/report-schema.json (Draft 2020-12): nothing broken
+        self.assert_valid([r])
+        body = r["json"]
+        self.assertEqual(body["kind"], "restart")
+        self.assertEqual(body["schema_version"], 1)
+        self.assertEqual(body["report"]["pod"]["name"], "api-0")
+        self.assertEqual(body["report"]["diagnosis"]["cause"], "oom_killed")
+        self.assertIn("allocating", body["report"]["log"]["text"])
+        # the extra headers of headersFile are sent; a tampered body would not verify
+        self.assertEqual(r["headers"].get("X-Team"), "payments")
+        self.assertEqual(r["headers"].get("Authorization"), "Bearer " + HEADER_TOKEN)
+        self.assertTrue(fakedest.signature_errors(r["headers"], r["raw"] + b" ", SIGNING_SECRET))
+        self.assertTrue(fakedest.signature_errors(r["headers"], r["raw"], "another-secret"))
+        self.wait_log("alert for shop/api-0 container app (oom_killed) to hook posted")
+
+    def test_webhook_429_and_5xx_are_retried(self):
+        self.kube.create_pod("shop", "api-1")
+        self.dest.fault("^/webhook/", 429, count=1, retry_after=1)
+        self.dest.fault("^/webhook/", 503, count=2)
+        self.start("destinations:\n" + self.webhook_dest())
+        self.kube.restart("shop", "api-1", "app", exit_code=1, logs="boom\n")
+        (r,) = self.dest.wait(1, "/webhook/hook", timeout=40)
+        self.assert_valid([r])
+        self.assertEqual(len(self.dest.requests("/webhook/hook")), 4)  # 429, 503, 503, 200
+        self.wait_log("rate limited (429), retrying in 1.0s")
+        self.wait_log("to hook posted (4 attempts)")
+
+    # ---- PagerDuty ----
+
+    def test_pagerduty_trigger_then_resolve_after_recovered_after(self):
+        self.kube.create_pod("shop", "pay-0")
+        self.start("destinations:\n" + self.pd_dest(), {"KRC_RECOVERED_AFTER": "2s"})
+        self.kube.restart("shop", "pay-0", "app", exit_code=137, reason="OOMKilled",
+                          logs="x" * 300000 + "\nlast line\n")
+        (t,) = self.dest.wait(1, "/pagerduty/", timeout=30)
+        self.assert_valid([t])  # Events v2 rules and lengths, checked by fakedest
+        ev = t["json"]
+        self.assertEqual(ev["event_action"], "trigger")
+        self.assertEqual(ev["routing_key"], ROUTING_KEY)
+        self.assertEqual(ev["payload"]["severity"], "critical")
+        self.assertIn("shop/pay-0", ev["payload"]["summary"])
+        self.assertEqual(ev["payload"]["custom_details"]["cause"], "oom_killed")
+        self.assertLessEqual(len(t["raw"]), 512 * 1024)
+        # the container runs ready from the restart on: resolved after recoveredAfter
+        res = self.dest.wait(2, "/pagerduty/", timeout=30)[1]
+        self.assert_valid([res])
+        self.assertEqual(res["json"]["event_action"], "resolve")
+        self.assertEqual(res["json"]["dedup_key"], ev["dedup_key"])
+        self.wait_log("recovered reply for shop/pay-0 posted")
+
+    def test_pagerduty_400_is_final_and_429_waits(self):
+        self.kube.create_pod("shop", "pay-1")
+        self.kube.create_pod("shop", "pay-2")
+        self.dest.fault("^/pagerduty/", 400, count=1,
+                        body=b'{"status":"invalid event","message":"Event object is invalid"}')
+        self.start("destinations:\n" + self.pd_dest())
+        self.kube.restart("shop", "pay-1", "app", exit_code=1, logs="a\n")
+        self.wait_log("not delivered")
+        self.dest.fault("^/pagerduty/", 429, count=1, retry_after=1)
+        self.kube.restart("shop", "pay-2", "app", exit_code=1, logs="b\n")
+        (ok,) = self.dest.wait(1, "/pagerduty/", timeout=30)
+        self.assertIn("pay-2", ok["json"]["payload"]["summary"])
+        # the 400 was not retried: pay-1 was sent once
+        self.assertEqual(len([r for r in self.dest.requests("/pagerduty/")
+                              if b"pay-1" in r["raw"]]), 1)
+
+    # ---- several destinations ----
+
+    def test_route_names_several_destinations_one_outbox_row_each(self):
+        slack = self.webhook("shop")
+        db = os.path.join(self.tmp, "krc.db")
+        self.kube.create_pod("shop", "web-0")
+        self.kube.create_pod("other", "web-9")
+        self.start("destinations:\n" + self.webhook_dest(default=False) +
+                   self.pd_dest(default=False) +
+                   "routes:\n  - namespace: shop\n    webhookUrl: %s\n"
+                   "    destinations: [hook, pd]\n" % slack, {"KRC_DB": db})
+        self.kube.restart("shop", "web-0", "app", exit_code=1, logs="crash\n")
+        self.slack.wait_messages(1, timeout=30, webhook=self.slack.webhook_path("shop"))
+        self.assert_valid(self.dest.wait(1, "/webhook/hook", timeout=30))
+        self.assert_valid(self.dest.wait(1, "/pagerduty/", timeout=30))
+        # a restart no route matches goes nowhere (no default destination, no Slack default)
+        self.kube.restart("other", "web-9", "app", exit_code=1, logs="x\n")
+        self.krc.wait_diagnosed(2, timeout=30)
+        h.wait_until(lambda: len(self.outbox(db, "delivered")) == 3, 20,
+                     what="three delivered outbox rows")
+        rows = self.outbox(db)
+        self.assertEqual(sorted(r[1] for r in rows), ["dest:hook", "dest:pd", "route:0"])
+        self.assertEqual(len({r[0] for r in rows}), 1, "all three belong to one restart")
+        for r in rows:
+            self.assertNotIn(ROUTING_KEY, r[2], "the routing key was written to the outbox")
+        self.assertEqual(len(self.dest.requests()), 2)
+
+    def outbox(self, db, state=None):
+        with sqlite3.connect(db) as c:
+            q = "SELECT restart_id, destination, body, state FROM outbox"
+            rows = c.execute(q).fetchall()
+        return [r for r in rows if state is None or r[3] == state]
+
+    def test_outbox_keeps_a_failing_destination_and_sends_it_once_after_restart(self):
+        db = os.path.join(self.tmp, "krc.db")
+        self.kube.create_pod("shop", "db-0")
+        self.dest.fault("^/webhook/", 500, count=-1)
+        cfg = "destinations:\n" + self.webhook_dest()
+        self.start(cfg, {"KRC_DB": db})
+        self.kube.restart("shop", "db-0", "app", exit_code=1, logs="down\n")
+        self.wait_log("retrying in", timeout=30)
+        self.assertEqual(self.krc.stop(timeout=40), 0, self.crash_report())
+        self.assertEqual([r[3] for r in self.outbox(db)], ["pending"])
+        self.dest.clear_faults()
+        self.start(cfg, {"KRC_DB": db})
+        self.assert_valid(self.dest.wait(1, "/webhook/hook", timeout=30))
+        h.wait_until(lambda: self.outbox(db, "delivered"), 20, what="the row delivered")
+        self.krc.wait_log("outbox: resuming 1 undelivered notification(s)")
+        self.assertEqual(len(self.dest.requests("/webhook/hook", accepted=True)), 1)
+
+
+class DestinationConfig(AlertTestBase):
+    BAD = ("destinations:\n"
+           "  - name: pd\n"
+           "    type: pagerduty\n"
+           "  - name: hook\n"
+           "    type: webhok\n"
+           "    url: https://hooks.example.com/x\n"
+           "  - name: chat\n"
+           "    type: teams\n"
+           "    url: http://teams.example.com/x\n"
+           "routes:\n"
+           "  - namespace: prod\n"
+           "    destinations: [pd, pdd]\n")
+
+    def test_config_check_and_start_up_name_line_and_column(self):
+        path = write_file(self.BAD)
+        self.tmpfiles.append(path)
+        p = subprocess.run([h.krc_binary(), "config", "check", path], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        out = p.stdout + p.stderr
+        self.assertIn("%s:2:5: destinations[0] (pd): a pagerduty destination needs routingKeyEnv "
+                      "or routingKeyFile" % path, out)
+        self.assertIn('%s:5:11: destinations[1] (hook).type: unknown destination type "webhok" '
+                      '(did you mean "webhook"?' % path, out)
+        self.assertIn("%s:9:10: destinations[2] (chat): the url must be https://" % path, out)
+        self.assertIn('%s:12:24: routes[0].destinations: no destination is named "pdd" '
+                      '(did you mean "pd"?)' % path, out)
+        self.assertNotIn("teams.example.com", out, "the url of a Teams webhook is a secret")
+        # the same errors stop krc run at start-up
+        p = subprocess.run([h.krc_binary(), "run", "--config", path,
+                            "--kubeconfig", self.kube.kubeconfig], capture_output=True,
+                           text=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("%s:12:24: routes[0].destinations" % path, p.stdout + p.stderr)
+
+    def test_unset_secret_is_a_note_for_config_check_and_an_error_for_run(self):
+        path = write_file("destinations:\n  - name: pd\n    type: pagerduty\n"
+                          "    routingKeyEnv: KRC_IT_UNSET_KEY\n    default: true\n")
+        self.tmpfiles.append(path)
+        env = dict(os.environ)
+        env.pop("KRC_IT_UNSET_KEY", None)
+        p = subprocess.run([h.krc_binary(), "config", "check", path], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("%s:4:20: destinations[0] (pd).routingKeyEnv: environment variable "
+                      "KRC_IT_UNSET_KEY is not set here" % path, p.stdout + p.stderr)
+        p = subprocess.run([h.krc_binary(), "run", "--config", path,
+                            "--kubeconfig", self.kube.kubeconfig], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("%s:4:20: destinations[0] (pd).routingKeyEnv: environment variable "
+                      "KRC_IT_UNSET_KEY is not set" % path, p.stdout + p.stderr)
+
+
+if __name__ == "__main__":
+    h.main()

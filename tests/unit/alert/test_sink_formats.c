@@ -1,0 +1,360 @@
+/* The formats of the destinations other than Slack (alert/sink_formats.h):
+ * the PagerDuty Events v2 event and the signed webhook's envelope, on every
+ * corpus case and on hostile input (a 2 MB log of multi-byte characters,
+ * quotes and control characters, absurd names): the bodies parse, keep the
+ * service's limits, cut on code-point boundaries and carry no secret; the
+ * signature matches an HMAC computed by Python's hmac. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krc/alert/sink_formats.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/kube/kube_parse.h"
+#include "krc/model/report.h"
+#include "krc/util/mem.h"
+#include "krc/util/text.h"
+
+#define CORPUS KRC_FIXTURES "/corpus"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    if (f == NULL) {
+        return NULL;
+    }
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    data = malloc((size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
+
+static void load_json(const char *dir, const char *file, parse_fn fn, struct krc_report *r)
+{
+    char path[1024];
+    struct krc_error err;
+    size_t len;
+    char *data;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    data = read_file(path, &len);
+    if (data != NULL) {
+        assert_int_equal(fn(data, len, r, &err), 0);
+        free(data);
+    }
+}
+
+static void load_case(const char *dir, struct krc_report *r, struct krc_diagnosis *d)
+{
+    char path[1024];
+    size_t len;
+    char *log;
+
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    load_json(dir, "pod.json", krc_kube_parse_pod, r);
+    load_json(dir, "events.json", krc_kube_parse_events, r);
+    load_json(dir, "node.json", krc_kube_parse_node, r);
+    snprintf(path, sizeof(path), "%s/logs.txt", dir);
+    log = read_file(path, &len);
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(r, NULL, log, len, 0, NULL), 0);
+        free(log);
+    }
+    assert_int_equal(krc_diagnose(r, NULL, d, NULL), 0);
+}
+
+static void opts(struct krc_slack_options *fo)
+{
+    krc_slack_options_init(fo);
+    fo->cluster = "prod-eu";
+    fo->now = 1780000000;
+}
+
+static size_t code_points(const char *s)
+{
+    return krc_text_utf8_count(s, strlen(s));
+}
+
+/* Every PagerDuty rule fakedest checks, on the C side. */
+static void check_pd_trigger(const char *body)
+{
+    cJSON *o = cJSON_Parse(body);
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "payload");
+    const char *summary = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "summary"));
+    const char *sev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "severity"));
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "dedup_key"));
+
+    assert_non_null(o);
+    assert_true(strlen(body) <= KRC_PD_MAX_PAYLOAD - 1024);
+    assert_true(krc_text_utf8_valid(body, strlen(body)));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "event_action")),
+                        "trigger");
+    assert_null(cJSON_GetObjectItemCaseSensitive(o, "routing_key"));
+    assert_non_null(summary);
+    assert_true(strlen(summary) > 0 && code_points(summary) <= 1024);
+    assert_non_null(key);
+    assert_true(strlen(key) > 0 && strlen(key) <= 255);
+    assert_non_null(sev);
+    assert_true(strcmp(sev, "critical") == 0 || strcmp(sev, "error") == 0 ||
+                strcmp(sev, "warning") == 0 || strcmp(sev, "info") == 0);
+    assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "source")));
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(p, "custom_details")));
+    cJSON_Delete(o);
+}
+
+static void test_pagerduty_every_corpus_case(void **state)
+{
+    DIR *dir = opendir(CORPUS);
+    struct dirent *de;
+    int cases = 0;
+
+    (void)state;
+    assert_non_null(dir);
+    while ((de = readdir(dir)) != NULL) {
+        char path[1024];
+        struct krc_report r;
+        struct krc_diagnosis d;
+        struct krc_slack_options fo;
+        struct krc_error e;
+        char *body = NULL;
+        char *fallback = (char *)"x";
+
+        if (de->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", CORPUS, de->d_name);
+        load_case(path, &r, &d);
+        opts(&fo);
+        assert_int_equal(krc_pagerduty_format_restart(&r, &d, &fo, &body, &fallback, &e), 0);
+        assert_null(fallback);
+        check_pd_trigger(body);
+        krc_free(body);
+        assert_int_equal(krc_webhook_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+        {
+            cJSON *o = cJSON_Parse(body);
+            assert_non_null(o);
+            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kind")),
+                                "restart");
+            assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "report")));
+            cJSON_Delete(o);
+        }
+        krc_free(body);
+        krc_diagnosis_cleanup(&d);
+        krc_report_cleanup(&r);
+        cases++;
+    }
+    closedir(dir);
+    assert_true(cases >= 10);
+}
+
+/* A hostile report: a 2 MB log of 3-byte characters with quotes, controls
+ * and a token; a summary far over 1024 characters; names at their limits. */
+static void hostile(struct krc_report *r, struct krc_diagnosis *d)
+{
+    size_t n = 2 * 1024 * 1024;
+    char *log = malloc(n + 1);
+    char name[300];
+    size_t i = 0;
+
+    assert_non_null(log);
+    while (i + 80 < n) {
+        /* quotes and backslashes double in JSON: the report passes 256 KB */
+        i += (size_t)sprintf(log + i, "\xe2\x82\xac\"\"\"\"\"\"\\\\\\\x01 "
+                                      "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n");
+    }
+    log[i] = '\0';
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    memset(name, 'p', 253);
+    name[253] = '\0';
+    r->namespace = krc_strdup("n-123456789012345678901234567890123456789012345678901234567890");
+    r->name = krc_strdup(name);
+    assert_int_equal(krc_report_set_log(r, "app", log, i, 0, NULL), 0);
+    free(log);
+    d->container = krc_strdup("app-container-with-a-rather-long-name-0123456789-0123456789");
+    d->cause = KRC_CAUSE_OOM_KILLED;
+    d->confidence = KRC_CONFIDENCE_HIGH;
+    d->summary = malloc(5001);
+    assert_non_null(d->summary);
+    for (size_t k = 0; k < 5000; k += 2) {
+        memcpy(d->summary + k, "\xc3\xa9", 2); /* é: a cut must not split it */
+    }
+    d->summary[5000] = '\0';
+    d->next_step = krc_strdup("raise the memory limit \"now\"\n\t<script>");
+}
+
+static void test_pagerduty_limits_hold_on_huge_input(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options fo;
+    struct krc_error e;
+    char *body = NULL;
+    cJSON *o;
+    const char *summary;
+    const char *text;
+
+    (void)state;
+    hostile(&r, &d);
+    opts(&fo);
+    assert_int_equal(krc_pagerduty_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    check_pd_trigger(body);
+    assert_null(strstr(body, "ghp_abcdefghijklmnopqrstuvwxyz0123456789")); /* redacted */
+    o = cJSON_Parse(body);
+    summary = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(o, "payload"), "summary"));
+    /* cut at 1024 bytes on a code-point boundary, with an ellipsis */
+    assert_true(strlen(summary) <= 1024);
+    assert_true(krc_text_utf8_valid(summary, strlen(summary)));
+    assert_non_null(strstr(summary, "\xe2\x80\xa6"));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(o, "payload"), "severity")),
+                        "critical");
+    /* the report's log was cut to its end for PagerDuty: valid UTF-8 */
+    text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "payload"),
+                                                 "custom_details"),
+                "report"),
+            "log"),
+        "text"));
+    assert_non_null(text);
+    assert_true(strlen(text) <= KRC_PD_LOG_MAX);
+    assert_true(krc_text_utf8_valid(text, strlen(text)));
+    cJSON_Delete(o);
+    krc_free(body);
+
+    /* the webhook keeps the whole (bounded) report, still valid UTF-8 JSON */
+    assert_int_equal(krc_webhook_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_true(krc_text_utf8_valid(body, strlen(body)));
+    o = cJSON_Parse(body);
+    assert_non_null(o);
+    assert_null(strstr(body, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    cJSON_Delete(o);
+    krc_free(body);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
+static void test_pagerduty_dedup_key_and_resolve(void **state)
+{
+    struct krc_slack_options fo;
+    struct krc_slack_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_error e;
+    char key[256];
+    char long_pod[400];
+    char *body = NULL;
+    char *with = NULL;
+    cJSON *o;
+
+    (void)state;
+    opts(&fo);
+    krc_pagerduty_dedup_key("prod-eu", "shop", "api-0", "app", key, sizeof(key));
+    assert_string_equal(key, "krc/prod-eu/shop/api-0/app");
+    memset(long_pod, 'x', sizeof(long_pod) - 1);
+    long_pod[sizeof(long_pod) - 1] = '\0';
+    krc_pagerduty_dedup_key("prod-eu", "shop", long_pod, "app", key, sizeof(key));
+    assert_int_equal(strlen(key), 255);
+
+    assert_int_equal(krc_pagerduty_format_recovered(&rec, &fo, &body, &e), 0);
+    assert_string_equal(body, "{\"event_action\":\"resolve\",\"dedup_key\":\"krc/prod-eu/shop/"
+                              "api-0/app\"}");
+    /* the routing key is added at send time only */
+    with = krc_pagerduty_with_key(body, "0123456789abcdef0123456789abcdef", &e);
+    assert_non_null(with);
+    o = cJSON_Parse(with);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "routing_key")),
+                        "0123456789abcdef0123456789abcdef");
+    cJSON_Delete(o);
+    krc_free(with);
+    assert_null(krc_pagerduty_with_key("not json", "k", &e));
+    assert_int_equal(e.code, KRC_EPARSE);
+    krc_free(body);
+}
+
+static void test_summaries(void **state)
+{
+    struct krc_slack_group nodes[] = {{"node-a", 7}, {"node-\"b\"", 3}};
+    struct krc_slack_group causes[] = {{"oom_killed", 10}};
+    struct krc_slack_example ex[] = {{"shop", "api-0", "app", "oom_killed", "node-a", 4}};
+    struct krc_slack_summary s;
+    struct krc_slack_options fo;
+    struct krc_error e;
+    char *body = NULL;
+    cJSON *o;
+
+    (void)state;
+    memset(&s, 0, sizeof(s));
+    s.restarts = 10;
+    s.window_seconds = 30;
+    s.by_node = nodes;
+    s.n_by_node = 2;
+    s.by_cause = causes;
+    s.n_by_cause = 1;
+    s.examples = ex;
+    s.n_examples = 1;
+    opts(&fo);
+    assert_int_equal(krc_pagerduty_format_summary(&s, &fo, &body, &e), 0);
+    check_pd_trigger(body);
+    o = cJSON_Parse(body);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "dedup_key")),
+                        "krc/prod-eu/storm");
+    cJSON_Delete(o);
+    krc_free(body);
+    assert_int_equal(krc_webhook_format_summary(&s, &fo, &body, &e), 0);
+    o = cJSON_Parse(body);
+    assert_non_null(o);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kind")),
+                        "storm_summary");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "sent_at")),
+                        "2026-05-28T20:26:40Z");
+    cJSON_Delete(o);
+    krc_free(body);
+}
+
+/* Expected value from Python: hmac.new(b"s3cret", b'1700000000.{"a":"b"}',
+ * hashlib.sha256).hexdigest() */
+static void test_webhook_signature_matches_python_hmac(void **state)
+{
+    char sig[65];
+
+    (void)state;
+    assert_int_equal(
+        krc_webhook_signature("s3cret", 1700000000, "{\"a\":\"b\"}", 9, sig, sizeof(sig)), 0);
+    assert_string_equal(sig, "8e3df8df06977f83b77027228b580951a8c82fe1093ad8116177e1ed1951abce");
+    assert_int_equal(krc_webhook_signature("s3cret", 1700000000, "{}", 2, sig, 10), KRC_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pagerduty_every_corpus_case),
+        cmocka_unit_test(test_pagerduty_limits_hold_on_huge_input),
+        cmocka_unit_test(test_pagerduty_dedup_key_and_resolve),
+        cmocka_unit_test(test_summaries),
+        cmocka_unit_test(test_webhook_signature_matches_python_hmac),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
