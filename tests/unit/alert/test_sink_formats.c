@@ -180,8 +180,9 @@ static void hostile(struct krc_report *r, struct krc_diagnosis *d)
     assert_non_null(log);
     while (i + 80 < n) {
         /* quotes and backslashes double in JSON: the report passes 256 KB */
-        i += (size_t)sprintf(log + i, "\xe2\x82\xac\"\"\"\"\"\"\\\\\\\x01 "
-                                      "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n");
+        i += (size_t)snprintf(log + i, n + 1 - i,
+                              "\xe2\x82\xac\"\"\"\"\"\"\\\\\\\x01 "
+                              "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n");
     }
     log[i] = '\0';
     krc_report_init(r);
