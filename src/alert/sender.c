@@ -206,7 +206,8 @@ static int wants_resolves(const struct krc_sender_options *o)
 {
     for (size_t i = 0; i < o->n_destinations; i++) {
         if (o->destinations[i].type == KRC_DEST_PAGERDUTY ||
-            o->destinations[i].type == KRC_DEST_WEBHOOK) {
+            o->destinations[i].type == KRC_DEST_WEBHOOK ||
+            o->destinations[i].type == KRC_DEST_GOOGLE_CHAT) {
             return 1;
         }
     }

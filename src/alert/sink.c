@@ -25,7 +25,9 @@ const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type)
     case KRC_DEST_PAGERDUTY:
         return &krc_sink_pagerduty;
     case KRC_DEST_TEAMS:
+        return &krc_sink_teams;
     case KRC_DEST_GOOGLE_CHAT:
+        return &krc_sink_google_chat;
     case KRC_DEST_KUBERNETES_EVENT:
         return NULL;
     }

@@ -20,6 +20,20 @@ would refuse it, and records what it got:
   (HMAC-SHA256 over ``T + "." + body``) with the secret the test registered; a bad or missing
   signature is answered 401.
 
+- ``POST /teams/NAME``: a Microsoft Teams Workflows webhook ("When a Teams webhook request
+  is received"): ``{"type": "message", "attachments": [{"contentType":
+  "application/vnd.microsoft.card.adaptive", "content": CARD}]}`` with CARD an Adaptive Card
+  (``type`` AdaptiveCard, ``version`` "1.5", ``body`` of known element types: TextBlock with
+  ``text``, RichTextBlock of TextRuns, FactSet of title/value strings, ...), the whole body at
+  most 28 KB (Teams' message limit). Answers 202 like the Workflows trigger.
+- ``POST /chat/v1/spaces/SPACE/messages?key=..&token=..``: a Google Chat incoming webhook:
+  ``messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD`` in the query, ``thread.threadKey``
+  a string, ``cardsV2`` a list of ``{cardId, card: {header: {title}, sections: [{widgets:
+  [...]}]}}`` whose widgets have exactly one known kind (textParagraph with text, decoratedText
+  with text, divider, ...), ``text`` a string, at most 32,000 bytes. Answers 200 with the
+  message and its thread (``spaces/SPACE/threads/...``): one thread per threadKey, so a reply
+  is a message whose threadKey was seen before (``thread_reply`` in the record).
+
 Faults: ``fault(path_regex, status, count, retry_after, body)`` answers the next ``count``
 matching requests (-1: all) with ``status`` instead, before any check.
 
@@ -49,6 +63,12 @@ PD_TOP_KEYS = {"routing_key", "event_action", "dedup_key", "payload", "client", 
 PD_PAYLOAD_KEYS = {"summary", "source", "severity", "timestamp", "component", "group", "class",
                    "custom_details"}
 PD_MAX_BYTES = 512 * 1024
+TEAMS_MAX_BYTES = 28 * 1024
+GCHAT_MAX_BYTES = 32000
+ADAPTIVE_ELEMENTS = {"TextBlock", "RichTextBlock", "FactSet", "ColumnSet", "Container", "Image",
+                     "ImageSet", "ActionSet", "Table", "Media"}
+GCHAT_WIDGETS = {"textParagraph", "decoratedText", "divider", "buttonList", "image", "columns",
+                 "grid", "chipList", "textInput", "selectionInput", "dateTimePicker"}
 ISO8601 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
 
 
@@ -106,6 +126,125 @@ def pagerduty_errors(raw, routing_keys):
     return errs
 
 
+def adaptive_element_errors(el, where):
+    errs = []
+    if not isinstance(el, dict) or el.get("type") not in ADAPTIVE_ELEMENTS:
+        return ["%s: not a known Adaptive Card element: %r" % (where, el.get("type")
+                                                               if isinstance(el, dict) else el)]
+    t = el["type"]
+    if t == "TextBlock" and not isinstance(el.get("text"), str):
+        errs.append("%s: TextBlock needs a text string" % where)
+    if t == "RichTextBlock":
+        inl = el.get("inlines")
+        if not isinstance(inl, list) or not inl:
+            errs.append("%s: RichTextBlock needs inlines" % where)
+        else:
+            for i, r in enumerate(inl):
+                if not (isinstance(r, str) or (isinstance(r, dict) and r.get("type") == "TextRun"
+                                               and isinstance(r.get("text"), str))):
+                    errs.append("%s.inlines[%d]: not a TextRun" % (where, i))
+    if t == "FactSet":
+        facts = el.get("facts")
+        if not isinstance(facts, list) or not facts:
+            errs.append("%s: FactSet needs facts" % where)
+        else:
+            for i, f in enumerate(facts):
+                if not (isinstance(f, dict) and isinstance(f.get("title"), str)
+                        and isinstance(f.get("value"), str)):
+                    errs.append("%s.facts[%d]: needs title and value strings" % (where, i))
+    return errs
+
+
+def teams_errors(raw):
+    if len(raw) > TEAMS_MAX_BYTES:
+        return ["message larger than 28 KB (%d bytes)" % len(raw)]
+    try:
+        m = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        return ["not UTF-8 JSON: %s" % e]
+    if not isinstance(m, dict) or m.get("type") != "message":
+        return ['type must be "message"']
+    atts = m.get("attachments")
+    if not isinstance(atts, list) or not atts:
+        return ["attachments must be a non-empty list"]
+    errs = []
+    for i, a in enumerate(atts):
+        if not isinstance(a, dict) or a.get("contentType") != \
+                "application/vnd.microsoft.card.adaptive":
+            errs.append("attachments[%d].contentType is not an Adaptive Card" % i)
+            continue
+        c = a.get("content")
+        if not isinstance(c, dict) or c.get("type") != "AdaptiveCard":
+            errs.append("attachments[%d].content.type must be AdaptiveCard" % i)
+            continue
+        if c.get("version") != "1.5":
+            errs.append("attachments[%d].content.version must be 1.5, not %r"
+                        % (i, c.get("version")))
+        body = c.get("body")
+        if not isinstance(body, list) or not body:
+            errs.append("attachments[%d].content.body must be a non-empty list" % i)
+            continue
+        for j, el in enumerate(body):
+            errs += adaptive_element_errors(el, "body[%d]" % j)
+    return errs
+
+
+def gchat_errors(query, raw):
+    errs = []
+    if "messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD" not in query:
+        errs.append("no messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD in the URL")
+    if len(raw) > GCHAT_MAX_BYTES:
+        errs.append("message larger than 32,000 bytes (%d)" % len(raw))
+    try:
+        m = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        return errs + ["not UTF-8 JSON: %s" % e]
+    if not isinstance(m, dict):
+        return errs + ["not a JSON object"]
+    if "text" in m and not isinstance(m["text"], str):
+        errs.append("text must be a string")
+    th = m.get("thread")
+    if not isinstance(th, dict) or not isinstance(th.get("threadKey"), str) or \
+            not th["threadKey"]:
+        errs.append("thread.threadKey must be a non-empty string")
+    cards = m.get("cardsV2")
+    if not isinstance(cards, list) or not cards:
+        return errs + ["cardsV2 must be a non-empty list"]
+    for i, cw in enumerate(cards):
+        if not isinstance(cw, dict) or not isinstance(cw.get("cardId"), str) or \
+                not cw["cardId"]:
+            errs.append("cardsV2[%d].cardId must be a non-empty string" % i)
+            continue
+        card = cw.get("card")
+        if not isinstance(card, dict):
+            errs.append("cardsV2[%d].card must be an object" % i)
+            continue
+        hdr = card.get("header")
+        if not isinstance(hdr, dict) or not isinstance(hdr.get("title"), str):
+            errs.append("cardsV2[%d].card.header.title must be a string" % i)
+        secs = card.get("sections")
+        if not isinstance(secs, list) or not secs:
+            errs.append("cardsV2[%d].card.sections must be a non-empty list" % i)
+            continue
+        for j, sec in enumerate(secs):
+            ws = sec.get("widgets") if isinstance(sec, dict) else None
+            if not isinstance(ws, list) or not ws:
+                errs.append("sections[%d].widgets must be a non-empty list" % j)
+                continue
+            for k, w in enumerate(ws):
+                kinds = [x for x in (w if isinstance(w, dict) else {}) if x in GCHAT_WIDGETS]
+                if not isinstance(w, dict) or len(w) != 1 or len(kinds) != 1:
+                    errs.append("sections[%d].widgets[%d] must be one known widget: %r"
+                                % (j, k, list(w) if isinstance(w, dict) else w))
+                    continue
+                kind = kinds[0]
+                if kind in ("textParagraph", "decoratedText") and \
+                        not isinstance(w[kind].get("text"), str):
+                    errs.append("sections[%d].widgets[%d].%s.text must be a string"
+                                % (j, k, kind))
+    return errs
+
+
 def signature_errors(headers, raw, secret, max_age=300):
     """Verify X-Krc-Signature: t=T,v1=HEX with Python's hmac (independent of krc's OpenSSL)."""
     h = headers.get("X-Krc-Signature")
@@ -134,6 +273,7 @@ class FakeDest:
         self.faults = []
         self.secrets = {}  # webhook name -> signing secret
         self.routing_keys = None  # None: any 32-character key
+        self.threads = {}  # Google Chat: threadKey -> thread name
         self.server = None
         self.thread = None
 
@@ -180,6 +320,13 @@ class FakeDest:
     def webhook_url(self, name, secret):
         self.secrets[name] = secret
         return "%s/webhook/%s" % (self.base_url, name)
+
+    def teams_url(self, name):
+        return "%s/teams/%s" % (self.base_url, name)
+
+    def gchat_url(self, space):
+        return "%s/chat/v1/spaces/%s/messages?key=AIzaFakeKey&token=fake-%s-token" % (
+            self.base_url, space, space)
 
     @property
     def pagerduty_url(self):
@@ -229,6 +376,29 @@ class FakeDest:
             self._keep(rec)
             return 202, {}, {"status": "success", "message": "Event processed",
                              "dedup_key": rec["json"].get("dedup_key") or "generated"}
+        if re.match(r"^/teams/[A-Za-z0-9_-]+$", path):
+            rec["errors"] = teams_errors(raw)
+            rec["status"] = 400 if rec["errors"] else 202
+            self._keep(rec)
+            return rec["status"], {}, ({"error": rec["errors"][0][:200]} if rec["errors"] else b"")
+        g = re.match(r"^/chat/v1/spaces/([A-Za-z0-9_-]+)/messages\?(.*)$", path)
+        if g:
+            rec["errors"] = gchat_errors(g.group(2), raw)
+            if rec["errors"]:
+                rec["status"] = 400
+                self._keep(rec)
+                return 400, {}, {"error": {"code": 400, "message": rec["errors"][0][:200],
+                                           "status": "INVALID_ARGUMENT"}}
+            key = rec["json"]["thread"]["threadKey"]
+            with self.lock:
+                rec["thread_reply"] = key in self.threads
+                thread = self.threads.setdefault(
+                    key, "spaces/%s/threads/t%d" % (g.group(1), len(self.threads) + 1))
+            rec["thread"] = thread
+            rec["status"] = 200
+            self._keep(rec)
+            return 200, {}, {"name": "%s/messages/m%d" % (thread, len(self.reqs)),
+                             "thread": {"name": thread, "threadKey": key}}
         m = re.match(r"^/webhook/([A-Za-z0-9_-]+)$", path)
         if m and m.group(1) in self.secrets:
             rec["errors"] = signature_errors(headers, raw, self.secrets[m.group(1)])

@@ -52,6 +52,19 @@ class DestinationTest(AlertTestBase):
         return ("  - name: %s\n    type: pagerduty\n    url: %s\n    routingKeyEnv: KRC_IT_PD_KEY\n"
                 "%s" % (name, self.dest.pagerduty_url, "    default: true\n" if default else ""))
 
+    def teams_dest(self, name="teams", default=True):
+        url = self.dest.teams_url(name)
+        self.secrets.append(url)
+        return ("  - name: %s\n    type: teams\n    urlFile: %s\n%s"
+                % (name, self.secret_file("url-" + name, url + "\n"),
+                   "    default: true\n" if default else ""))
+
+    def gchat_dest(self, name="chat", default=True):
+        url = self.dest.gchat_url("SPACE1")
+        self.secrets += [url, "fake-SPACE1-token"]
+        return ("  - name: %s\n    type: google-chat\n    urlEnv: KRC_IT_GCHAT_URL\n%s"
+                % (name, "    default: true\n" if default else "")), url
+
     def start(self, config, env=None):
         full = {"KRC_IT_PD_KEY": ROUTING_KEY, "MUTE_SECONDS": "0"}
         full.update(env or {})
@@ -136,6 +149,59 @@ class DestinationTest(AlertTestBase):
         self.assertEqual(len([r for r in self.dest.requests("/pagerduty/")
                               if b"pay-1" in r["raw"]]), 1)
 
+    # ---- Microsoft Teams ----
+
+    def test_teams_adaptive_card_within_28kb_and_429(self):
+        self.kube.create_pod("shop", "ui-0")
+        self.dest.fault("^/teams/", 429, count=1, retry_after=1)
+        self.start("destinations:\n" + self.teams_dest())
+        huge = "".join("line %05d \u00e9\u20ac <b>*bold*</b> [x](http://evil) @channel\n" % i
+                       for i in range(20000))
+        self.kube.restart("shop", "ui-0", "app", exit_code=137, reason="OOMKilled", logs=huge)
+        (r,) = self.dest.wait(1, "/teams/", timeout=30)
+        # type message, one Adaptive Card 1.5, known elements, <= 28 KB: checked by fakedest
+        self.assert_valid([r])
+        self.assertLessEqual(len(r["raw"]), 28 * 1024)
+        card = r["json"]["attachments"][0]["content"]
+        texts = json.dumps(card)
+        self.assertIn("ui-0", texts)
+        self.assertIn("line 19999", texts, "the end of the log is shown")
+        self.assertEqual(len(self.dest.requests("/teams/")), 2)  # the 429, then the card
+        self.wait_log("rate limited (429), retrying in 1.0s")
+
+    # ---- Google Chat ----
+
+    def test_google_chat_thread_per_pod_replies_and_recovered(self):
+        text, url = self.gchat_dest()
+        self.kube.create_pod("shop", "q-0")
+        self.kube.create_pod("shop", "q-1")
+        self.dest.fault("^/chat/", 503, count=1)
+        self.start("destinations:\n" + text,
+                   {"KRC_IT_GCHAT_URL": url, "KRC_RECOVERED_AFTER": "2s"})
+        self.kube.restart("shop", "q-0", "app", exit_code=1, logs="first <b>&amp;</b>\n")
+        (first,) = self.dest.wait(1, "/chat/", timeout=30)
+        self.assert_valid([first])
+        self.assertFalse(first["thread_reply"])
+        self.assertEqual(first["json"]["thread"]["threadKey"], "krc/-/shop/q-0")
+        self.assertIn("first &lt;b&gt;&amp;amp;&lt;/b&gt;", json.dumps(first["json"]))
+        # the same pod again: a reply in its thread; another pod: a thread of its own
+        self.kube.restart("shop", "q-0", "app", exit_code=1, logs="second\n")
+        self.kube.restart("shop", "q-1", "app", exit_code=1, logs="other\n")
+        got = self.dest.wait(3, "/chat/", timeout=30)
+        self.assert_valid(got)
+        by_pod = {}
+        for r in got:
+            by_pod.setdefault(r["json"]["thread"]["threadKey"], []).append(r)
+        self.assertEqual(len(by_pod["krc/-/shop/q-0"]), 2)
+        self.assertTrue(by_pod["krc/-/shop/q-0"][1]["thread_reply"])
+        self.assertEqual(by_pod["krc/-/shop/q-0"][0]["thread"], by_pod["krc/-/shop/q-0"][1]["thread"])
+        self.assertFalse(by_pod["krc/-/shop/q-1"][0]["thread_reply"])
+        # ready for recoveredAfter: a "recovered" message in each pod's thread
+        rec = self.dest.wait(2, "/chat/", timeout=30,
+                             pred=lambda r: "Recovered" in json.dumps(r["json"]))
+        self.assert_valid(rec)
+        self.assertTrue(all(r["thread_reply"] for r in rec))
+
     # ---- several destinations ----
 
     def test_route_names_several_destinations_one_outbox_row_each(self):
@@ -143,25 +209,30 @@ class DestinationTest(AlertTestBase):
         db = os.path.join(self.tmp, "krc.db")
         self.kube.create_pod("shop", "web-0")
         self.kube.create_pod("other", "web-9")
+        chat, chat_url = self.gchat_dest(default=False)
         self.start("destinations:\n" + self.webhook_dest(default=False) +
-                   self.pd_dest(default=False) +
+                   self.pd_dest(default=False) + self.teams_dest(default=False) + chat +
                    "routes:\n  - namespace: shop\n    webhookUrl: %s\n"
-                   "    destinations: [hook, pd]\n" % slack, {"KRC_DB": db})
+                   "    destinations: [hook, pd, teams, chat]\n" % slack,
+                   {"KRC_DB": db, "KRC_IT_GCHAT_URL": chat_url})
         self.kube.restart("shop", "web-0", "app", exit_code=1, logs="crash\n")
         self.slack.wait_messages(1, timeout=30, webhook=self.slack.webhook_path("shop"))
         self.assert_valid(self.dest.wait(1, "/webhook/hook", timeout=30))
         self.assert_valid(self.dest.wait(1, "/pagerduty/", timeout=30))
+        self.assert_valid(self.dest.wait(1, "/teams/", timeout=30))
+        self.assert_valid(self.dest.wait(1, "/chat/", timeout=30))
         # a restart no route matches goes nowhere (no default destination, no Slack default)
         self.kube.restart("other", "web-9", "app", exit_code=1, logs="x\n")
         self.krc.wait_diagnosed(2, timeout=30)
-        h.wait_until(lambda: len(self.outbox(db, "delivered")) == 3, 20,
-                     what="three delivered outbox rows")
+        h.wait_until(lambda: len(self.outbox(db, "delivered")) == 5, 20,
+                     what="five delivered outbox rows")
         rows = self.outbox(db)
-        self.assertEqual(sorted(r[1] for r in rows), ["dest:hook", "dest:pd", "route:0"])
-        self.assertEqual(len({r[0] for r in rows}), 1, "all three belong to one restart")
+        self.assertEqual(sorted(r[1] for r in rows),
+                         ["dest:chat", "dest:hook", "dest:pd", "dest:teams", "route:0"])
+        self.assertEqual(len({r[0] for r in rows}), 1, "all five belong to one restart")
         for r in rows:
             self.assertNotIn(ROUTING_KEY, r[2], "the routing key was written to the outbox")
-        self.assertEqual(len(self.dest.requests()), 2)
+        self.assertEqual(len(self.dest.requests()), 4)
 
     def outbox(self, db, state=None):
         with sqlite3.connect(db) as c:

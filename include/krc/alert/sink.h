@@ -14,7 +14,7 @@
  * Implementations: sink_slack_webhook.c (incoming webhooks),
  * sink_slack_api.c (chat.postMessage threads and the external file upload),
  * sink_webhook.c (the report as signed JSON), sink_pagerduty.c (Events API
- * v2 trigger and resolve).
+ * v2 trigger and resolve), sink_chat.c (Teams and Google Chat webhooks).
  * Secrets (webhook URLs, tokens) never appear in errors or logs. */
 #ifndef KRC_SINK_H
 #define KRC_SINK_H
@@ -123,6 +123,11 @@ extern const struct krc_sink_ops krc_sink_webhook;
 /* PagerDuty Events API v2: trigger per pod and container, resolve on
  * recovery; the routing key is added at send time (never stored). */
 extern const struct krc_sink_ops krc_sink_pagerduty;
+
+/* Microsoft Teams Workflows webhook (Adaptive Card 1.5) and Google Chat
+ * incoming webhook (cardsV2, a thread per pod): target is the webhook URL. */
+extern const struct krc_sink_ops krc_sink_teams;
+extern const struct krc_sink_ops krc_sink_google_chat;
 
 /* The sink of a destination type, or NULL when this build has none. */
 const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type);

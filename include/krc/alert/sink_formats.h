@@ -72,4 +72,77 @@ void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *po
  * not a JSON object (err set) or out of memory. */
 char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct krc_error *err);
 
+/* --- chat cards (Teams, Google Chat): the content both show --------------- */
+
+#define KRC_CARD_MAX_FACTS 8
+#define KRC_CARD_MAX_EVIDENCE 6
+
+struct krc_card {
+    char *title;   /* "Out of memory: ns/pod (container)" */
+    char *cause;   /* "oom_killed, high confidence" */
+    char *summary; /* one line */
+    char *evidence[KRC_CARD_MAX_EVIDENCE];
+    size_t n_evidence;
+    char *next_step; /* or NULL */
+    char *commands;  /* kubectl commands, one per line, or NULL */
+    struct {
+        const char *label;
+        char *value;
+    } facts[KRC_CARD_MAX_FACTS];
+    size_t n_facts;
+    char *log; /* the end of the previous log, or NULL */
+};
+
+/* Fill c (free with krc_card_cleanup, also after a failure): texts cut to
+ * text_max bytes, the log to its last log_max bytes. 0 or KRC_ENOMEM. */
+int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
+                   const struct krc_slack_options *fo, size_t log_max, size_t text_max,
+                   struct krc_card *c);
+void krc_card_cleanup(struct krc_card *c);
+/* A redacted, display-safe copy of s cut to max bytes with "…" (NULL for
+ * NULL or out of memory). */
+char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
+                    int keep_newlines);
+
+/* --- Microsoft Teams (Workflows webhook) ----------------------------------- */
+
+#define KRC_TEAMS_MAX_PAYLOAD (28 * 1024) /* Teams' limit for a message */
+
+/* {"type": "message", "attachments": [{"contentType":
+ * "application/vnd.microsoft.card.adaptive", "content": {AdaptiveCard 1.5}}]}
+ * within KRC_TEAMS_MAX_PAYLOAD bytes (the log, then the other texts, are
+ * shortened until it fits). Foreign texts are TextRuns of RichTextBlocks,
+ * which Teams shows without markdown. */
+int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             char **ret_fallback, struct krc_error *err);
+int krc_teams_format_summary(const struct krc_slack_summary *sum,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             struct krc_error *err);
+int krc_teams_format_recovered(const struct krc_slack_recovered *rec,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               struct krc_error *err);
+
+/* --- Google Chat (incoming webhook) ---------------------------------------- */
+
+#define KRC_GCHAT_MAX_PAYLOAD (32000) /* Google Chat's limit for a message */
+
+/* {"text", "cardsV2": [{"cardId", "card": {"header", "sections": [{"header",
+ * "widgets": [textParagraph | decoratedText | divider]}]}}], "thread":
+ * {"threadKey": "krc/CLUSTER/NAMESPACE/POD"}}: one thread per pod (the sink
+ * asks messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD). Texts are
+ * HTML-escaped (textParagraph takes a little HTML). */
+int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             char **ret_fallback, struct krc_error *err);
+int krc_gchat_format_summary(const struct krc_slack_summary *sum,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             struct krc_error *err);
+int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
+                               const struct krc_slack_options *fo, char **ret_body,
+                               struct krc_error *err);
+/* The pod's thread key (out: at most 256 bytes with NUL). */
+void krc_gchat_thread_key(const char *cluster, const char *ns, const char *pod, char *out,
+                          size_t outsz);
+
 #endif
