@@ -74,6 +74,67 @@ static void test_route_defaults_and_channel_override(void **state)
     assert_string_equal(t.store_key, "api");
 }
 
+/* Named destinations: a route's own list, else those marked default; a
+ * route that names destinations only sends nothing to Slack. */
+static void test_route_named_destinations(void **state)
+{
+    struct krc_policy p = base();
+    struct krc_destination d[3];
+    struct krc_route r[2];
+    struct krc_route_dest only_pd[1] = {{(char *)"pd", 3, 20, 1}};
+    struct krc_route_dest hook_and_chat[2] = {{(char *)"hook", 6, 20, 0},
+                                              {(char *)"chat", 6, 26, 2}};
+    struct krc_policy_target t;
+    (void)state;
+
+    memset(d, 0, sizeof(d));
+    d[0].name = (char *)"hook";
+    d[1].name = (char *)"pd";
+    d[1].is_default = 1;
+    d[2].name = (char *)"chat";
+    memset(r, 0, sizeof(r));
+    pat(&r[0].namespace, "pay", KRC_PATTERN_NAMESPACE);
+    r[0].dests = only_pd;
+    r[0].n_dests = 1;
+    pat(&r[1].namespace, "web", KRC_PATTERN_NAMESPACE);
+    r[1].webhook_url = HOOK_B;
+    r[1].dests = hook_and_chat;
+    r[1].n_dests = 2;
+    p.routes = r;
+    p.n_routes = 2;
+    p.destinations = d;
+    p.n_destinations = 3;
+
+    /* destinations only: no Slack */
+    assert_int_equal(krc_policy_route(&p, "pay", "a-0", "app", "#ops", &t), 1);
+    assert_int_equal(t.slack, 0);
+    assert_int_equal(t.n_named, 1);
+    assert_int_equal(t.named[0], 1);
+    /* a webhook and two destinations */
+    assert_int_equal(krc_policy_route(&p, "web", "a-0", "app", NULL, &t), 1);
+    assert_int_equal(t.slack, 1);
+    assert_string_equal(t.webhook_url, HOOK_B);
+    assert_int_equal(t.n_named, 2);
+    assert_int_equal(t.named[0], 0);
+    assert_int_equal(t.named[1], 2);
+    /* no route: the Slack default and the default destinations */
+    assert_int_equal(krc_policy_route(&p, "other", "a-0", "app", NULL, &t), 1);
+    assert_int_equal(t.slack, 1);
+    assert_string_equal(t.store_key, "webhook:default");
+    assert_int_equal(t.n_named, 1);
+    assert_int_equal(t.named[0], 1);
+    /* no Slack at all: the default destination still gets it */
+    p.webhook_url = NULL;
+    assert_int_equal(krc_policy_route(&p, "other", "a-0", "app", NULL, &t), 1);
+    assert_int_equal(t.slack, 0);
+    assert_int_equal(t.n_named, 1);
+    d[1].is_default = 0;
+    assert_int_equal(krc_policy_route(&p, "other", "a-0", "app", NULL, &t), 0);
+    for (int i = 0; i < 2; i++) {
+        krc_pattern_cleanup(&r[i].namespace);
+    }
+}
+
 static void test_routes_first_match_and_one_rule(void **state)
 {
     struct krc_policy p = base();
@@ -411,6 +472,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_route_defaults_and_channel_override),
         cmocka_unit_test(test_routes_first_match_and_one_rule),
+        cmocka_unit_test(test_route_named_destinations),
         cmocka_unit_test(test_silence_absolute_window),
         cmocka_unit_test(test_silence_daily_across_midnight),
         cmocka_unit_test(test_mute_window_expiry),

@@ -348,6 +348,128 @@ static void test_webhook_signature_matches_python_hmac(void **state)
     assert_int_equal(krc_webhook_signature("s3cret", 1700000000, "{}", 2, sig, 10), KRC_EINVAL);
 }
 
+/* Every string of the tree is valid UTF-8. */
+static void all_utf8(const cJSON *n)
+{
+    for (; n != NULL; n = n->next) {
+        if (cJSON_IsString(n)) {
+            assert_true(krc_text_utf8_valid(n->valuestring, strlen(n->valuestring)));
+        }
+        all_utf8(n->child);
+    }
+}
+
+static void test_teams_card_within_28kb_on_huge_input(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options fo;
+    struct krc_error e;
+    char *body = NULL;
+    cJSON *o;
+    cJSON *card;
+
+    (void)state;
+    hostile(&r, &d);
+    opts(&fo);
+    assert_int_equal(krc_teams_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_true(strlen(body) <= KRC_TEAMS_MAX_PAYLOAD);
+    assert_null(strstr(body, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    o = cJSON_Parse(body);
+    assert_non_null(o);
+    all_utf8(o);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "type")),
+                        "message");
+    card = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "attachments"), 0), "content");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(card, "version")),
+                        "1.5");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(card, "type")),
+                        "AdaptiveCard");
+    /* foreign text only in TextRuns (no markdown): the next step's "<script>" is there as text */
+    assert_non_null(strstr(body, "\"type\":\"TextRun\",\"text\":\"raise the memory limit"));
+    cJSON_Delete(o);
+    krc_free(body);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
+static void test_gchat_card_escaped_within_limit(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_slack_options fo;
+    struct krc_slack_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_error e;
+    char *body = NULL;
+    cJSON *o;
+    char key[256];
+
+    (void)state;
+    hostile(&r, &d);
+    opts(&fo);
+    assert_int_equal(krc_gchat_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_true(strlen(body) <= KRC_GCHAT_MAX_PAYLOAD);
+    o = cJSON_Parse(body);
+    assert_non_null(o);
+    all_utf8(o);
+    krc_gchat_thread_key("prod-eu", r.namespace, r.name, key, sizeof(key));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(o, "thread"), "threadKey")),
+                        key);
+    assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "cardsV2"), 0), "cardId")));
+    /* HTML is escaped: the next step's <script> cannot become markup */
+    assert_null(strstr(body, "<script>"));
+    assert_non_null(strstr(body, "&lt;script&gt;"));
+    assert_non_null(strstr(body, "&quot;now&quot;"));
+    cJSON_Delete(o);
+    krc_free(body);
+
+    assert_int_equal(krc_gchat_format_recovered(&rec, &fo, &body, &e), 0);
+    o = cJSON_Parse(body);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(o, "thread"), "threadKey")),
+                        "krc/prod-eu/shop/api-0");
+    cJSON_Delete(o);
+    krc_free(body);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
+static void test_chat_cards_every_corpus_case(void **state)
+{
+    DIR *dir = opendir(CORPUS);
+    struct dirent *de;
+
+    (void)state;
+    assert_non_null(dir);
+    while ((de = readdir(dir)) != NULL) {
+        char path[1024];
+        struct krc_report r;
+        struct krc_diagnosis d;
+        struct krc_slack_options fo;
+        struct krc_error e;
+        char *body = NULL;
+
+        if (de->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", CORPUS, de->d_name);
+        load_case(path, &r, &d);
+        opts(&fo);
+        assert_int_equal(krc_teams_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+        assert_true(strlen(body) <= KRC_TEAMS_MAX_PAYLOAD);
+        krc_free(body);
+        assert_int_equal(krc_gchat_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+        assert_true(strlen(body) <= KRC_GCHAT_MAX_PAYLOAD);
+        krc_free(body);
+        krc_diagnosis_cleanup(&d);
+        krc_report_cleanup(&r);
+    }
+    closedir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +478,9 @@ int main(void)
         cmocka_unit_test(test_pagerduty_dedup_key_and_resolve),
         cmocka_unit_test(test_summaries),
         cmocka_unit_test(test_webhook_signature_matches_python_hmac),
+        cmocka_unit_test(test_teams_card_within_28kb_on_huge_input),
+        cmocka_unit_test(test_gchat_card_escaped_within_limit),
+        cmocka_unit_test(test_chat_cards_every_corpus_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -922,6 +922,86 @@ static void select_bug_tests(void)
     }
 }
 
+static void test_destinations(void **state)
+{
+    struct krc_config *cfg = *state;
+    struct krc_error err;
+    char path[256];
+    char secret[256];
+    char *errors = NULL;
+    char text[2048];
+    FILE *f;
+
+    /* a signing secret in a file (a mounted Secret), a routing key from the environment */
+    snprintf(secret, sizeof(secret), "/tmp/krc-test-secret-%d", (int)getpid());
+    f = fopen(secret, "w");
+    assert_non_null(f);
+    fputs("s3cret-value\n", f);
+    fclose(f);
+    setenv("KRC_TEST_PD_KEY", "0123456789abcdef0123456789abcdef", 1);
+    snprintf(text, sizeof(text),
+             "routes:\n"
+             "  - namespace: pay\n"
+             "    destinations: [pd, hook]\n"
+             "destinations:\n"
+             "  - name: hook\n"
+             "    type: webhook\n"
+             "    url: http://127.0.0.1:8080/x\n"
+             "    secretFile: %s\n"
+             "  - name: pd\n"
+             "    type: pagerduty\n"
+             "    routingKeyEnv: KRC_TEST_PD_KEY\n"
+             "    default: true\n",
+             secret);
+    assert_int_equal(load_text(cfg, text, path, sizeof(path), &errors, &err), 0);
+    assert_null(errors);
+    assert_int_equal(cfg->n_destinations, 2);
+    assert_string_equal(cfg->destinations[0].secret, "s3cret-value");
+    assert_string_equal(cfg->destinations[1].url, "https://events.pagerduty.com/v2/enqueue");
+    assert_true(cfg->destinations[1].is_default);
+    /* the route names were resolved though the list came after the routes */
+    assert_int_equal(cfg->routes[0].n_dests, 2);
+    assert_int_equal(cfg->routes[0].dests[0].index, 1);
+    assert_int_equal(cfg->routes[0].dests[1].index, 0);
+    unlink(secret);
+
+    /* every mistake, each at its line and column */
+    krc_config_cleanup(cfg);
+    krc_config_init(cfg);
+    assert_int_equal(load_text(cfg,
+                               "destinations:\n"
+                               "  - name: a\n"
+                               "    type: teams\n"
+                               "    url: http://10.0.0.1/hook\n"
+                               "  - name: a\n"
+                               "    type: teams\n"
+                               "  - name: Bad_Name\n"
+                               "    type: google-chat\n"
+                               "  - name: c\n"
+                               "    type: webhook\n"
+                               "    url: https://x.example/h\n"
+                               "    secretEnv: KRC_TEST_UNSET_SECRET\n"
+                               "    colour: red\n",
+                               path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    assert_contains(errors, ":4:10: destinations[0] (a): the url must be https://");
+    assert_null(strstr(errors, "10.0.0.1")); /* a Teams URL is a secret */
+    assert_contains(errors, ":5:11: destinations[1]: the name \"a\" is already used at line 2");
+    assert_contains(errors, ":7:11: destinations[2] needs a name of lowercase letters");
+    assert_contains(errors, ":13:5: destinations[3] (c): unknown key \"colour\"");
+    krc_free(errors);
+
+    assert_true(krc_dest_url_allowed("https://hooks.example.com/x"));
+    assert_true(krc_dest_url_allowed("http://localhost:8080/x"));
+    assert_true(krc_dest_url_allowed("http://127.0.0.1/x"));
+    assert_true(krc_dest_url_allowed("http://[::1]:9/x"));
+    assert_false(krc_dest_url_allowed("http://localhost.evil.example/x"));
+    assert_false(krc_dest_url_allowed("http://127.0.0.1.evil.example/x"));
+    assert_false(krc_dest_url_allowed("http://user@example.com/x"));
+    assert_false(krc_dest_url_allowed("ftp://example.com/x"));
+    assert_false(krc_dest_url_allowed("https:///x"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -944,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_flag_did_you_mean),
         cmocka_unit_test_setup_teardown(test_route_mistake_has_one_error, setup, teardown),
         cmocka_unit_test(test_env_typos),
+        cmocka_unit_test_setup_teardown(test_destinations, setup, teardown),
         cmocka_unit_test(test_init_cleanup_reuse),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */
