@@ -526,6 +526,64 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(mounts["mcp-token"], {"name": "mcp-token", "mountPath": "/etc/krc-mcp",
                                                "readOnly": True})
 
+    def test_destinations_take_their_secrets_from_mounted_secret_keys(self):
+        values = {"destinations": [
+            {"name": "oncall", "type": "pagerduty", "default": True,
+             "routingKeySecretKeyRef": {"name": "pagerduty", "key": "routing-key"}},
+            {"name": "audit", "type": "webhook", "url": "https://audit.example.com/krc",
+             "secretSecretKeyRef": {"name": "audit-hook", "key": "secret"},
+             "headersSecretKeyRef": {"name": "audit-hook", "key": "headers"}},
+            {"name": "chat", "type": "teams", "urlSecretKeyRef": {"name": "teams", "key": "url"}}],
+            "config": {"routes": [{"namespace": "payments", "destinations": ["oncall", "audit"]}]}}
+        docs = render(values)
+        cfg = yaml.safe_load(config_of(docs))
+        self.assertEqual(cfg["destinations"][0], {
+            "name": "oncall", "type": "pagerduty", "default": True,
+            "routingKeyFile": "/etc/krc-destinations/oncall-routingkey/value"})
+        self.assertEqual(cfg["destinations"][2]["urlFile"], "/etc/krc-destinations/chat-url/value")
+        self.assertEqual(by_kind(docs, "Secret"), [])  # the secrets stay in the user's Secrets
+        pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+        vols = {v["name"]: v for v in pod["volumes"]}
+        self.assertEqual(vols["dest-audit-headers"]["secret"],
+                         {"secretName": "audit-hook", "defaultMode": 0o400,
+                          "items": [{"key": "headers", "path": "value"}]})
+        mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+        for d in cfg["destinations"]:
+            for k, v in d.items():
+                if k.endswith("File"):
+                    self.assertTrue(mounts[os.path.dirname(v)]["readOnly"])
+        # krc accepts the rendered file once the mounted files exist (here: in a temporary dir)
+        with tempfile.TemporaryDirectory() as tmp:
+            content = {"routingKeyFile": "0123456789abcdef0123456789abcdef",
+                       "secretFile": "s3cret", "headersFile": "X-Team: payments",
+                       "urlFile": "https://example.webhook.office.com/workflows/x"}
+            for d in cfg["destinations"]:
+                for k in list(d):
+                    if k.endswith("File"):
+                        d[k] = os.path.join(tmp, d["name"] + k)
+                        with open(d[k], "w") as f:
+                            f.write(content[k] + "\n")
+            path = os.path.join(tmp, "config.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(cfg, f)
+            p = subprocess.run([h.krc_binary(), "config", "check", path], capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertNotIn("note:", p.stdout + p.stderr)
+        for bad, message in (
+                ({"name": "c", "type": "teams", "url": "https://x.invalid/hook"},
+                 "destinations[0].url: a teams URL is a secret; use urlSecretKeyRef"),
+                ({"name": "p", "type": "pagerduty", "routingKey": "k" * 32},
+                 "destinations[0].routingKey: a secret does not belong in values"),
+                ({"type": "webhook"}, "destinations[0].name is required")):
+            with self.subTest(bad=bad):
+                with self.assertRaises(RenderError) as cm:
+                    render({"destinations": [bad]})
+                self.assertIn(message, str(cm.exception))
+        with self.assertRaises(RenderError) as cm:
+            render({"config": {"destinations": []}})
+        self.assertIn("config.destinations: use the value destinations", str(cm.exception))
+
     def test_service_monitor(self):
         docs = render_set("service-monitor")
         sm = one(docs, "ServiceMonitor")

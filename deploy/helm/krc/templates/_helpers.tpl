@@ -141,10 +141,64 @@ elsewhere (listen is fixed by the probes and the Service, secrets do not go in a
 {{- fail (printf "config.routes[%d].webhookUrl: a secret does not belong in a ConfigMap; use webhookUrlEnv and extraEnv with a secretKeyRef" $i) -}}
 {{- end -}}
 {{- end -}}
+{{- if hasKey $cfg "destinations" -}}
+{{- fail "config.destinations: use the value destinations (its secrets come from Secrets, mounted as files)" -}}
+{{- end -}}
+{{- with .Values.destinations -}}
+{{- $_ := set $cfg "destinations" (include "krc.destinations" $ | fromYamlArray) -}}
+{{- end -}}
 {{- if not (hasKey $cfg "db") -}}
 {{- $_ := set $cfg "db" "/var/lib/krc/krc.db" -}}
 {{- end -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+The secrets a destination may take, each from a Secret mounted as a file (krc.destinations,
+the deployment's volumes).
+*/}}
+{{- define "krc.destinationSecrets" -}}
+url routingKey secret headers token
+{{- end -}}
+
+{{/*
+The destinations of the config file: the plain fields as given, each secret as <stem>File, the
+path where the deployment mounts its Secret key. Inline secrets are refused.
+*/}}
+{{- define "krc.destinations" -}}
+{{- $out := list -}}
+{{- range $i, $d := .Values.destinations -}}
+{{- if not (kindIs "map" $d) -}}
+{{- fail (printf "destinations[%d] must be a mapping (name, type, ...)" $i) -}}
+{{- end -}}
+{{- $name := required (printf "destinations[%d].name is required" $i) (get $d "name") -}}
+{{- $type := required (printf "destinations[%d].type is required" $i) (get $d "type") -}}
+{{- $e := dict "name" $name "type" $type -}}
+{{- range $k := list "default" "channel" "apiUrl" -}}
+{{- if hasKey $d $k -}}
+{{- $_ := set $e $k (get $d $k) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (hasKey $d "url") (has $type (list "slack-webhook" "teams" "google-chat")) -}}
+{{- fail (printf "destinations[%d].url: a %s URL is a secret; use urlSecretKeyRef" $i $type) -}}
+{{- end -}}
+{{- if hasKey $d "url" -}}
+{{- $_ := set $e "url" (get $d "url") -}}
+{{- end -}}
+{{- range $k := list "routingKey" "secret" "token" "headers" -}}
+{{- if hasKey $d $k -}}
+{{- fail (printf "destinations[%d].%s: a secret does not belong in values; use %sSecretKeyRef" $i $k $k) -}}
+{{- end -}}
+{{- end -}}
+{{- range $stem := splitList " " (include "krc.destinationSecrets" $) -}}
+{{- $ref := get $d (printf "%sSecretKeyRef" $stem) -}}
+{{- if $ref -}}
+{{- $_ := set $e (printf "%sFile" $stem) (printf "/etc/krc-destinations/%s-%s/value" $name (lower $stem)) -}}
+{{- end -}}
+{{- end -}}
+{{- $out = append $out $e -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
 {{/*
