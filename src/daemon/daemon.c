@@ -557,10 +557,17 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     if (d->notifier == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
     }
+    for (size_t i = 0; i < cfg->n_destinations; i++) {
+        const struct krc_destination *x = &cfg->destinations[i];
+        const struct krc_dest_type_info *ti = krc_dest_type_info(x->type);
+        krc_log(KRC_LOG_INFO, "destination %s: %s%s", x->name, ti != NULL ? ti->help : "?",
+                x->is_default ? " (default: gets the restarts no route matches)" : "");
+    }
     if (!krc_sender_has_destination(d->notifier)) {
         krc_log(KRC_LOG_WARN, "no Slack destination configured (SLACK_WEBHOOK_URL, or "
-                              "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes): restarts are "
-                              "detected, diagnosed and logged, but nothing will be posted");
+                              "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes, or destinations): "
+                              "restarts are detected, diagnosed and logged, but nothing will be "
+                              "posted");
     } else if (cfg->slack_bot_token != NULL && cfg->slack_bot_token[0] != '\0') {
         krc_log(KRC_LOG_INFO, "posting to Slack with the Web API (threads per pod, log files)");
     } else if (cfg->slack_webhook_url != NULL && cfg->slack_webhook_url[0] != '\0') {
@@ -568,7 +575,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
         krc_http_url_origin(cfg->slack_webhook_url, origin, sizeof(origin));
         krc_log(KRC_LOG_INFO, "posting to Slack through the incoming webhook at %s%s", origin,
                 cfg->n_routes > 0 ? " and the configured routes" : "");
-    } else {
+    } else if (cfg->n_destinations == 0) {
         krc_log(KRC_LOG_INFO,
                 "posting to Slack through %zu configured route(s) only; restarts no route "
                 "matches are diagnosed but not posted",
