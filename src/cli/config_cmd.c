@@ -51,8 +51,18 @@ static void print_pattern_field(const char *key, const char *value)
     }
 }
 
+/* "secretFile: PATH" as a YAML pair with a quoted value. */
+static void print_source(const char *src)
+{
+    const char *colon = strchr(src, ':');
+
+    printf("    %.*s: ", (int)(colon - src), src);
+    print_quoted(colon + 2);
+    putchar('\n');
+}
+
 /* Secrets (webhook URLs of chat services, keys, tokens, headers) are never
- * printed, only that they are set. */
+ * printed: where they come from is. */
 static void print_destinations(const struct krc_config *cfg)
 {
     if (cfg->n_destinations == 0) {
@@ -66,18 +76,17 @@ static void print_destinations(const struct krc_config *cfg)
         printf("  - name: ");
         print_quoted(d->name);
         printf("\n    type: %s\n", ti != NULL ? ti->name : "?");
-        if (d->url != NULL) {
-            if (ti != NULL && ti->url_is_secret) {
-                printf("    url: \"[REDACTED]\"\n");
-            } else {
-                print_pattern_field("url", d->url);
-            }
+        /* a secret is shown by where it comes from (a variable, a file), never itself */
+        if (d->url_src != NULL) {
+            print_source(d->url_src);
+        } else if (d->url != NULL) {
+            print_pattern_field("url", ti != NULL && ti->url_is_secret ? "[REDACTED]" : d->url);
         }
-        if (d->secret != NULL) {
-            printf("    %s: \"[REDACTED]\"\n", ti != NULL && ti->secret ? ti->secret : "secret");
+        if (d->secret_src != NULL) {
+            print_source(d->secret_src);
         }
-        if (d->headers != NULL) {
-            printf("    headers: \"[REDACTED]\"\n");
+        if (d->headers_src != NULL) {
+            print_source(d->headers_src);
         }
         print_pattern_field("channel", d->channel);
         print_pattern_field("apiUrl", d->api_url);

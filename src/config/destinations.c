@@ -228,7 +228,7 @@ struct where {
  * caller runs `config check` (a note was written), 0 otherwise; errors are
  * reported. */
 static int load_secret(yaml_document_t *doc, yaml_node_t *m, const char *stem, int inline_ok,
-                       const struct where *w, char **ret)
+                       const struct where *w, char **ret, char **ret_src)
 {
     char key_env[64];
     char key_file[64];
@@ -244,6 +244,15 @@ static int load_secret(yaml_document_t *doc, yaml_node_t *m, const char *stem, i
     yaml_node_t *at = n_env ? n_env : n_file ? n_file : n_inline ? n_inline : m;
 
     *ret = NULL;
+    if (given == 1) {
+        /* where it comes from (not the secret): "routingKeyEnv: NAME" for config print */
+        const char *k = v_env && v_env[0] ? key_env : v_file && v_file[0] ? key_file : stem;
+        const char *v = v_env && v_env[0] ? v_env : v_file && v_file[0] ? v_file : NULL;
+        char src[1024];
+        snprintf(src, sizeof(src), "%s: %s", k, v != NULL ? v : "");
+        krc_free(*ret_src);
+        *ret_src = v != NULL ? krc_strdup(src) : NULL;
+    }
     if (given > 1) {
         report(w->rep,
                "%s:%zu:%zu: destinations[%zu] (%s): give only one of %s%s, %sEnv and %sFile",
@@ -398,7 +407,7 @@ static void dest_url(yaml_document_t *doc, yaml_node_t *m, const struct krc_dest
 
     unavailable = 0;
     if (key_allowed(ti->keys, "urlEnv")) {
-        unavailable = load_secret(doc, m, "url", 1, w, &d->url);
+        unavailable = load_secret(doc, m, "url", 1, w, &d->url, &d->url_src);
     } else {
         const char *u = krc_yaml_doc_scalar(un);
         d->url = u != NULL && u[0] != '\0' ? krc_strdup(u) : NULL;
@@ -429,7 +438,8 @@ static void dest_secret(yaml_document_t *doc, yaml_node_t *m, const struct krc_d
 {
     char why[160];
 
-    if (ti->secret != NULL && load_secret(doc, m, ti->secret, 0, w, &d->secret) == 0 &&
+    if (ti->secret != NULL &&
+        load_secret(doc, m, ti->secret, 0, w, &d->secret, &d->secret_src) == 0 &&
         d->secret == NULL) {
         report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): a %s destination needs %sEnv or %sFile",
                w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname,
@@ -445,7 +455,8 @@ static void dest_secret(yaml_document_t *doc, yaml_node_t *m, const struct krc_d
     if (ti->type == KRC_DEST_WEBHOOK && key_allowed(ti->keys, "headersFile")) {
         yaml_node_t *hn = krc_yaml_doc_map_get(doc, m, "headersFile");
         const char *hf = krc_yaml_doc_scalar(hn);
-        if (hf != NULL && hf[0] != '\0' && load_secret(doc, m, "headers", 0, w, &d->headers) == 0 &&
+        if (hf != NULL && hf[0] != '\0' &&
+            load_secret(doc, m, "headers", 0, w, &d->headers, &d->headers_src) == 0 &&
             d->headers != NULL && check_headers(d->headers, why, sizeof(why)) < 0) {
             report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).headersFile: %s: %s", w->path,
                    hn->start_mark.line + 1, hn->start_mark.column + 1, w->idx, w->dname, hf, why);
@@ -570,6 +581,9 @@ void krc_destinations_free(struct krc_destination *v, size_t n)
         krc_free(v[i].channel);
         krc_free(v[i].headers);
         krc_free(v[i].api_url);
+        krc_free(v[i].url_src);
+        krc_free(v[i].secret_src);
+        krc_free(v[i].headers_src);
     }
     krc_free(v);
 }

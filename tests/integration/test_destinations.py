@@ -294,6 +294,38 @@ class DestinationConfig(AlertTestBase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("%s:12:24: routes[0].destinations" % path, p.stdout + p.stderr)
 
+    def test_config_print_shows_where_secrets_come_from_never_them(self):
+        tmp = tempfile.mkdtemp(prefix="krc-it-destcfg-")
+        self.tmpdirs.append(tmp)
+        secret = os.path.join(tmp, "secret")
+        with open(secret, "w") as f:
+            f.write(SIGNING_SECRET)
+        path = write_file("destinations:\n"
+                          "  - name: pd\n    type: pagerduty\n    routingKeyEnv: KRC_IT_PD_KEY\n"
+                          "  - name: hook\n    type: webhook\n    url: https://h.example/x\n"
+                          "    secretFile: %s\n"
+                          "  - name: chat\n    type: google-chat\n    urlEnv: KRC_IT_GCHAT_URL\n"
+                          % secret)
+        self.tmpfiles.append(path)
+        env = dict(os.environ, KRC_IT_PD_KEY=ROUTING_KEY,
+                   KRC_IT_GCHAT_URL="https://chat.googleapis.com/v1/spaces/S/messages?key=k&"
+                                    "token=tok-secret-77")
+        p = subprocess.run([h.krc_binary(), "config", "print", "--config", path],
+                           capture_output=True, text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for s in (ROUTING_KEY, SIGNING_SECRET, "tok-secret-77"):
+            self.assertNotIn(s, p.stdout + p.stderr)
+        self.assertIn('routingKeyEnv: "KRC_IT_PD_KEY"', p.stdout)
+        self.assertIn('secretFile: "%s"' % secret, p.stdout)
+        self.assertIn('urlEnv: "KRC_IT_GCHAT_URL"', p.stdout)
+        self.assertIn('url: "https://events.pagerduty.com/v2/enqueue"', p.stdout)
+        # the printed configuration is itself a valid file
+        again = write_file(p.stdout)
+        self.tmpfiles.append(again)
+        p = subprocess.run([h.krc_binary(), "config", "check", again], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
     def test_unset_secret_is_a_note_for_config_check_and_an_error_for_run(self):
         path = write_file("destinations:\n  - name: pd\n    type: pagerduty\n"
                           "    routingKeyEnv: KRC_IT_UNSET_KEY\n    default: true\n")

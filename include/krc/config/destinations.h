@@ -53,7 +53,12 @@ struct krc_destination {
     char *headers;  /* webhook: extra header lines "Name: value\n"; NULL: none */
     char *api_url;  /* slack-api: the Web API base; NULL: Slack's */
     int is_default; /* `default: true`: gets the restarts no route matches */
-    size_t line;    /* where it was defined (1-based) */
+    /* where each secret came from, "urlEnv: NAME" / "secretFile: PATH" (NULL: inline
+     * or none): what `krc config print` shows instead of the secret */
+    char *url_src;
+    char *secret_src;
+    char *headers_src;
+    size_t line; /* where it was defined (1-based) */
     size_t column;
 };
 
