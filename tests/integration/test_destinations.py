@@ -202,6 +202,36 @@ class DestinationTest(AlertTestBase):
         self.assert_valid(rec)
         self.assertTrue(all(r["thread_reply"] for r in rec))
 
+    # ---- the storm guard: a summary to each destination, in its format ----
+
+    def test_storm_summary_goes_to_each_destination_in_its_format(self):
+        text, url = self.gchat_dest()
+        for i in range(20):
+            self.kube.create_pod("batch", "w-%02d" % i)
+        self.start("destinations:\n" + self.webhook_dest() + self.pd_dest() + self.teams_dest() +
+                   text,
+                   {"KRC_IT_GCHAT_URL": url, "KRC_STORM_THRESHOLD": "3",
+                    "KRC_STORM_WINDOW": "30s", "KRC_STORM_SUMMARY_DELAY": "2s"})
+        for i in range(20):
+            self.kube.restart("batch", "w-%02d" % i, "app", exit_code=1, logs="db down\n")
+        self.krc.wait_diagnosed(20, timeout=60)
+        self.wait_log("alert storm:")
+        summary = {
+            "/webhook/": lambda r: r["json"]["kind"] == "storm_summary",
+            "/pagerduty/": lambda r: r["json"]["dedup_key"] == "krc/-/storm",
+            "/teams/": lambda r: "Restart storm" in json.dumps(r["json"]),
+            "/chat/": lambda r: r["json"]["thread"]["threadKey"] == "krc/-/storm",
+        }
+        for prefix, is_summary in summary.items():
+            with self.subTest(prefix):
+                (s,) = self.dest.wait(1, prefix, timeout=30, pred=is_summary)[:1]
+                self.assert_valid(self.dest.requests(prefix))
+                alerts = [r for r in self.dest.requests(prefix, accepted=True)
+                          if not is_summary(r)]
+                self.assertLess(len(alerts), 20, "the storm was not grouped for " + prefix)
+        (w,) = self.dest.wait(1, "/webhook/", pred=summary["/webhook/"])[:1]
+        self.assertIn("batch", json.dumps(w["json"]["summary"]["by_workload"]))
+
     # ---- several destinations ----
 
     def test_route_names_several_destinations_one_outbox_row_each(self):
