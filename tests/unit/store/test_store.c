@@ -127,6 +127,43 @@ static int64_t stat_of(struct krc_store *s, int which)
 
 /* ---- record and dedup ---------------------------------------------------------- */
 
+/* One restart, one pending row per destination, all or nothing. */
+static void test_record_many_destinations(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-m", "shop", "web-1", 3, NOW);
+    struct krc_store_outbox m[3];
+    int64_t ids[3] = {-1, -1, -1};
+    int64_t rid = -1;
+    struct krc_error e;
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        m[i] = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    }
+    m[1].destination = "dest:oncall";
+    m[2].destination = "https://events.pagerduty.com/v2/enqueue"; /* refused: a URL */
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_record_many(s, &r, m, 3, &rid, ids, &e), KRC_EINVAL);
+    assert_int_equal(stat_of(s, 0), 0); /* nothing written, not even the restart */
+    assert_int_equal(stat_of(s, 1), 0);
+    m[2].destination = "dest:audit";
+    assert_int_equal(krc_store_record_many(s, &r, m, 3, &rid, ids, NULL), 0);
+    assert_true(rid > 0);
+    assert_true(ids[0] > 0 && ids[1] > ids[0] && ids[2] > ids[1]);
+    assert_int_equal(stat_of(s, 0), 1);
+    assert_int_equal(stat_of(s, 1), 3);
+    /* each row is delivered on its own */
+    assert_int_equal(krc_store_mark_delivered(s, ids[1], NULL, NULL), 0);
+    assert_int_equal(stat_of(s, 1), 2);
+    assert_int_equal(stat_of(s, 2), 1);
+    /* the same restart again: nothing, every id 0 */
+    assert_int_equal(krc_store_record_many(s, &r, m, 3, NULL, ids, NULL), KRC_STORE_EXISTS);
+    assert_true(ids[0] == 0 && ids[1] == 0 && ids[2] == 0);
+    assert_int_equal(stat_of(s, 1), 2);
+    krc_store_close(s);
+}
+
 static void test_record_and_duplicate(void **state)
 {
     struct krc_store *s = open_mem();
@@ -1966,6 +2003,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_duplicate),
+        cmocka_unit_test(test_record_many_destinations),
         cmocka_unit_test(test_outbox_lifecycle),
         cmocka_unit_test(test_pending_survives_close_and_kill),
         cmocka_unit_test(test_thread_ts),
