@@ -787,6 +787,10 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
             continue;
         }
         if (route_dests(r, doc, m, path, idx, fe, err) < 0) {
+            krc_pattern_cleanup(&r->namespace);
+            krc_pattern_cleanup(&r->pod);
+            krc_pattern_cleanup(&r->container);
+            memset(r, 0, sizeof(*r));
             return KRC_ENOMEM;
         }
         hook = map_scalar(doc, m, "webhookUrl", &hn);

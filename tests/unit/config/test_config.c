@@ -881,6 +881,9 @@ static void test_alloc_failure_sweep(void **state)
     int failed = 0;
     (void)state;
 
+    setenv("KRC_TEST_SWEEP_PD_KEY", "0123456789abcdef0123456789abcdef", 1);
+    setenv("KRC_TEST_SWEEP_SECRET", "s3cret", 1);
+    setenv("KRC_TEST_SWEEP_CHAT_URL", "https://chat.example/v1/spaces/S/messages?key=k", 1);
     for (n = 0; n < 100000; n++) {
         struct krc_config cfg;
         struct krc_error err;
@@ -896,6 +899,9 @@ static void test_alloc_failure_sweep(void **state)
         krc_free(errors);
         errors = NULL;
         (void)krc_config_load_file(&cfg, FIX "mistakes.yaml", &errors, &err);
+        krc_free(errors);
+        errors = NULL;
+        (void)krc_config_load_file(&cfg, FIX "destinations.yaml", &errors, &err);
         attempts = krc_mem_fail_after(-1);
         assert_true(rc == 0 || rc == KRC_ENOMEM);
         failed += rc == KRC_ENOMEM;
