@@ -34,6 +34,33 @@ enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED, ITEM_WITH
 struct dest;
 struct lane;
 
+/* The messages of one restart to its several destinations: the restart is
+ * published as handled (on_posted) once every one of them is settled
+ * (accepted, given up for good, or grouped into a storm summary) and at
+ * least one was accepted, not when the first is. Shared by the messages,
+ * freed with the last reference. */
+struct siblings {
+    atomic_int pending; /* messages not settled yet */
+    atomic_int sent;    /* messages accepted */
+    atomic_int refs;
+};
+
+static void siblings_unref(struct siblings *g)
+{
+    if (g != NULL && atomic_fetch_sub(&g->refs, 1) == 1) {
+        krc_free(g);
+    }
+}
+
+/* One message of g settled: 1 when it was the last and one was accepted. */
+static int siblings_settle(struct siblings *g, int sent)
+{
+    if (sent) {
+        atomic_fetch_add(&g->sent, 1);
+    }
+    return atomic_fetch_sub(&g->pending, 1) == 1 && atomic_load(&g->sent) > 0;
+}
+
 /* A message waiting for the sender. */
 struct item {
     enum item_kind kind;
@@ -50,7 +77,8 @@ struct item {
     int restart_count;
     int64_t finished_at;
     char container_id[160];
-    int64_t not_before_ms; /* retry time after a transient failure */
+    struct siblings *group; /* the restart's other destinations' messages, or NULL */
+    int64_t not_before_ms;  /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
     char *full_log;
@@ -305,6 +333,7 @@ static void item_free(struct item *it)
         krc_free(it->diag);
     }
     krc_free(it->full_log);
+    siblings_unref(it->group);
     krc_free(it);
 }
 
@@ -732,6 +761,24 @@ static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc
     return 0;
 }
 
+/* The messages of the chain share one struct siblings; without memory each
+ * is published on its own, as a single message is. */
+static void share_siblings(struct krc_sender_message *chain)
+{
+    struct siblings *g = krc_calloc(1, sizeof(*g));
+    int k = 0;
+
+    if (g == NULL) {
+        return;
+    }
+    for (struct krc_sender_message *m = chain; m != NULL; m = m->next) {
+        m->group = g;
+        k++;
+    }
+    atomic_store(&g->pending, k);
+    atomic_store(&g->refs, k);
+}
+
 enum krc_policy_decision krc_sender_prepare(struct krc_sender *n, const struct krc_restart *r,
                                             enum krc_policy_decision d,
                                             const struct krc_report *rep,
@@ -795,6 +842,9 @@ enum krc_policy_decision krc_sender_prepare(struct krc_sender *n, const struct k
             tail = &m->next;
         }
     }
+    if (ret->next != NULL) {
+        share_siblings(ret);
+    }
     ret->decision = d;
     return d;
 }
@@ -805,14 +855,17 @@ void krc_sender_message_cleanup(struct krc_sender_message *m)
 
     krc_free(m->body);
     krc_free(m->fallback);
+    siblings_unref(m->group);
     m->body = NULL;
     m->fallback = NULL;
+    m->group = NULL;
     m->next = NULL;
     while (next != NULL) {
         struct krc_sender_message *x = next;
         next = x->next;
         krc_free(x->body);
         krc_free(x->fallback);
+        siblings_unref(x->group);
         krc_free(x);
     }
 }
@@ -835,6 +888,13 @@ void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, in
             krc_log(KRC_LOG_ERROR, "out of memory: %s dropped", msg->what);
             atomic_fetch_add(&n->stats.failed, 1);
         }
+        /* dropped counts as settled for the restart's other destinations */
+        if (msg->group != NULL && siblings_settle(msg->group, 0) && n->o.on_posted != NULL &&
+            msg->uid[0] != '\0') {
+            n->o.on_posted(msg->uid, msg->container, msg->restart_count, msg->finished_at,
+                           msg->container_id[0] ? msg->container_id : NULL,
+                           n->o.on_delivered_userdata);
+        }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
         if (diag != NULL) {
@@ -846,6 +906,8 @@ void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, in
     }
     it->kind = msg->kind == KRC_STORE_KIND_REPLY ? ITEM_REPLY : ITEM_ALERT;
     it->dest = msg->dest;
+    it->group = msg->group;
+    msg->group = NULL;
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", msg->thread_key);
     snprintf(it->what, sizeof(it->what), "%s", msg->what);
     it->body = msg->body;
@@ -1337,7 +1399,7 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
                           n->o.on_delivered_userdata);
     }
-    if (n->o.on_posted != NULL && it->uid[0] != '\0' && restart_msg) {
+    if (n->o.on_posted != NULL && it->uid[0] != '\0' && restart_msg && it->group == NULL) {
         n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
                        it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
     }
@@ -1613,6 +1675,19 @@ static struct item *lane_next(struct krc_sender *n, struct lane *l, int64_t now_
     return NULL;
 }
 
+/* A message of a restart with several destinations is done (accepted, or
+ * given up): the restart is published as handled with the last one. */
+static void settle(struct krc_sender *n, const struct item *it, enum send_result r)
+{
+    if (it->group == NULL || r == RETRY_LATER) {
+        return;
+    }
+    if (siblings_settle(it->group, r == SENT) && n->o.on_posted != NULL && it->uid[0] != '\0') {
+        n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
+                       it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
+    }
+}
+
 /* The lane's sink and store connection, made in its own thread. */
 static int lane_open(struct krc_sender *n, struct lane *l)
 {
@@ -1679,10 +1754,12 @@ static void *lane_main(void *arg)
             krc_free(summary);
         }
         if (it != NULL) {
-            if (send_one(n, l, it) == RETRY_LATER && !n->abort) {
+            enum send_result r = send_one(n, l, it);
+            if (r == RETRY_LATER && !n->abort) {
                 it->not_before_ms = krc_clock_mono_ms() + 60000;
                 queue_item(n, it);
             } else {
+                settle(n, it, r);
                 item_free(it);
             }
         }

@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 import krc_harness as h
 from test_alerts import AlertTestBase, write_file
@@ -68,7 +69,12 @@ class DestinationTest(AlertTestBase):
     def start(self, config, env=None):
         full = {"KRC_IT_PD_KEY": ROUTING_KEY, "MUTE_SECONDS": "0"}
         full.update(env or {})
-        return self.start_krc(full, ["--config", self.config_file(config)])
+        args = ["--config", self.config_file(config)]
+        if "POD_NAME" in full:  # leader election on the Lease krc/krc
+            args += ["--leader-elect", "--lease-namespace", "krc", "--lease-name", "krc",
+                     "--lease-duration", "3s", "--lease-renew-deadline", "2s",
+                     "--lease-retry-period", "1s"]
+        return self.start_krc(full, args)
 
     def assert_valid(self, reqs):
         for r in reqs:
@@ -263,6 +269,32 @@ class DestinationTest(AlertTestBase):
         for r in rows:
             self.assertNotIn(ROUTING_KEY, r[2], "the routing key was written to the outbox")
         self.assertEqual(len(self.dest.requests()), 4)
+
+    def test_restart_is_handed_over_only_once_every_destination_settled(self):
+        """With leader election, a restart is published as handled (the Lease's hand-over
+        list) once all its destinations have it, not when the first (Slack) does: a new
+        leader must still post what PagerDuty had not accepted."""
+        slack = self.webhook("alerts")
+        self.kube.create_pod("shop", "ha-0")
+        self.dest.fault("^/pagerduty/", 503, count=3)
+        self.start("destinations:\n" + self.pd_dest(),
+                   {"SLACK_WEBHOOK_URL": slack, "POD_NAME": "krc-a"})
+        uid = self.kube.get_pod("shop", "ha-0")["metadata"]["uid"]
+
+        def handled():
+            lease = self.kube.get_lease("krc", "krc")
+            return ((lease.get("metadata") or {}).get("annotations") or {}).get(
+                "krc.io/handled-restarts", "")
+
+        h.wait_until(lambda: self.kube.get_lease("krc", "krc"), 20, what="the Lease")
+        self.kube.restart("shop", "ha-0", "app", exit_code=1, logs="x\n")
+        self.slack.wait_messages(1, timeout=30)
+        self.wait_log("retrying in")  # PagerDuty answered 503
+        time.sleep(2.5)  # two renewals (retry period 1 s) after Slack accepted it
+        self.assertNotIn(uid, handled(), "published before PagerDuty accepted it")
+        self.assertEqual(self.dest.requests("/pagerduty/", accepted=True), [])
+        self.dest.wait(1, "/pagerduty/", timeout=40)
+        h.wait_until(lambda: uid in handled(), 10, what="the restart in the hand-over list")
 
     def outbox(self, db, state=None):
         with sqlite3.connect(db) as c:

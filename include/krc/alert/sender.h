@@ -129,7 +129,8 @@ struct krc_sender_message {
     int restart_count;
     int64_t finished_at;
     char container_id[160];
-    void *dest; /* private */
+    void *dest;  /* private */
+    void *group; /* private: shared by the messages of one restart */
     /* the same restart's message to its next destination (owned, freed by
      * krc_sender_message_cleanup), or NULL: one outbox row and one
      * krc_sender_enqueue each */
