@@ -182,6 +182,7 @@ class DestinationTest(AlertTestBase):
         self.kube.create_pod("shop", "q-0")
         self.kube.create_pod("shop", "q-1")
         self.dest.fault("^/chat/", 503, count=1)
+        self.dest.fault("^/chat/", 429, count=1, retry_after=1)
         self.start("destinations:\n" + text,
                    {"KRC_IT_GCHAT_URL": url, "KRC_RECOVERED_AFTER": "2s"})
         self.kube.restart("shop", "q-0", "app", exit_code=1, logs="first <b>&amp;</b>\n")
@@ -303,21 +304,31 @@ class DestinationTest(AlertTestBase):
         return [r for r in rows if state is None or r[3] == state]
 
     def test_outbox_keeps_a_failing_destination_and_sends_it_once_after_restart(self):
-        db = os.path.join(self.tmp, "krc.db")
-        self.kube.create_pod("shop", "db-0")
-        self.dest.fault("^/webhook/", 500, count=-1)
-        cfg = "destinations:\n" + self.webhook_dest()
-        self.start(cfg, {"KRC_DB": db})
-        self.kube.restart("shop", "db-0", "app", exit_code=1, logs="down\n")
-        self.wait_log("retrying in", timeout=30)
-        self.assertEqual(self.krc.stop(timeout=40), 0, self.crash_report())
-        self.assertEqual([r[3] for r in self.outbox(db)], ["pending"])
-        self.dest.clear_faults()
-        self.start(cfg, {"KRC_DB": db})
-        self.assert_valid(self.dest.wait(1, "/webhook/hook", timeout=30))
-        h.wait_until(lambda: self.outbox(db, "delivered"), 20, what="the row delivered")
-        self.krc.wait_log("outbox: resuming 1 undelivered notification(s)")
-        self.assertEqual(len(self.dest.requests("/webhook/hook", accepted=True)), 1)
+        """For each kind of destination: 5xx is retried, the message stays pending in the
+        outbox over a restart of krc and is delivered once afterwards."""
+        chat, chat_url = self.gchat_dest()
+        kinds = [("/webhook/hook", self.webhook_dest()), ("/pagerduty/", self.pd_dest()),
+                 ("/teams/", self.teams_dest()), ("/chat/", chat)]
+        for i, (prefix, dest) in enumerate(kinds):
+            with self.subTest(prefix):
+                db = os.path.join(self.tmp, "krc-%d.db" % i)
+                ns, pod = "ob-%d" % i, "db-%d" % i  # each krc sees only its own restart
+                env = {"KRC_DB": db, "KRC_IT_GCHAT_URL": chat_url, "WATCHED_NAMESPACES": ns}
+                self.kube.create_pod(ns, pod)
+                self.dest.fault("^" + prefix, 500, count=-1)
+                self.start("destinations:\n" + dest, env)
+                self.kube.restart(ns, pod, "app", exit_code=1, logs="down\n")
+                self.wait_log("retrying in", timeout=30)
+                self.assertEqual(self.krc.stop(timeout=40), 0, self.crash_report())
+                self.assertEqual([r[3] for r in self.outbox(db)], ["pending"])
+                self.dest.clear_faults()
+                self.start("destinations:\n" + dest, env)
+                self.assert_valid(self.dest.wait(1, prefix, timeout=30))
+                h.wait_until(lambda: self.outbox(db, "delivered"), 20, what="the row delivered")
+                self.krc.wait_log("outbox: resuming 1 undelivered notification(s)")
+                self.assertEqual(len(self.dest.requests(prefix, accepted=True)), 1)
+                self.assertEqual(self.krc.stop(timeout=40), 0, self.crash_report())
+                self.krc = None
 
 
 class DestinationConfig(AlertTestBase):
