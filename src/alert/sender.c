@@ -177,7 +177,12 @@ struct krc_sender {
     struct krc_policy_mutes mutes;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int web_api;
-    int track_recovery;        /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
+    int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
+    /* the named destinations krc started with: a reload changes the routes (and the
+     * indices they hold into its own list) but not the destinations, which keep their
+     * lanes and settings until krc is restarted */
+    const struct krc_destination *fixed;
+    size_t n_fixed;
     atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
     atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
@@ -284,6 +289,8 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
         krc_sender_free(n);
         return NULL;
     }
+    n->fixed = o->destinations;
+    n->n_fixed = o->n_destinations;
     n->track_recovery = (n->web_api || wants_resolves(o)) && o->recovered_after_s > 0;
     if (n->track_recovery) {
         n->recovery = krc_recovery_new(MAX_RECOVERY);
@@ -411,8 +418,7 @@ void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_option
     n->o.max_log_lines = o->max_log_lines;
     n->o.routes = o->routes;
     n->o.n_routes = o->n_routes;
-    /* a destination already in use keeps its lane (and settings) until exit;
-     * a new name gets a lane when a restart first goes to it */
+    /* for the routes' indices only: the destinations themselves are n->fixed */
     n->o.destinations = o->destinations;
     n->o.n_destinations = o->n_destinations;
     n->o.silences = o->silences;
@@ -563,6 +569,18 @@ static struct dest *dest_get_named(struct krc_sender *n, const struct krc_destin
 
 #define MAX_ROUTED (1 + KRC_POLICY_MAX_NAMED)
 
+/* The running destination of that name (NULL: one a reload added; it
+ * takes effect when krc is restarted, as the reload's warning says). */
+static const struct krc_destination *fixed_named(const struct krc_sender *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_fixed; i++) {
+        if (strcmp(n->fixed[i].name, name) == 0) {
+            return &n->fixed[i];
+        }
+    }
+    return NULL;
+}
+
 /* The destinations of a restart (Slack first, then the named ones): how
  * many were written to out (0: nothing is configured for it). Caller holds
  * the lock. */
@@ -578,8 +596,8 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
         out[k++] = dest_get(n, t.webhook_url, t.channel, t.store_key);
     }
     for (size_t i = 0; i < t.n_named; i++) {
-        const struct krc_destination *nd = &n->o.destinations[t.named[i]];
-        if (krc_sink_ops_for(nd->type) != NULL) {
+        const struct krc_destination *nd = fixed_named(n, n->o.destinations[t.named[i]].name);
+        if (nd != NULL && krc_sink_ops_for(nd->type) != NULL) {
             out[k++] = dest_get_named(n, nd);
         }
     }
@@ -938,13 +956,8 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
     const char *channel = m->channel != NULL && m->channel[0] != '\0' ? m->channel : NULL;
 
     if (strncmp(m->destination, "dest:", 5) == 0) {
-        for (size_t i = 0; i < n->o.n_destinations; i++) {
-            if (strcmp(n->o.destinations[i].name, m->destination + 5) == 0 &&
-                krc_sink_ops_for(n->o.destinations[i].type) != NULL) {
-                named = &n->o.destinations[i];
-            }
-        }
-        if (named == NULL) {
+        named = fixed_named(n, m->destination + 5);
+        if (named == NULL || krc_sink_ops_for(named->type) == NULL) {
             return KRC_ENOTFOUND;
         }
     } else if (strcmp(m->destination, "api") == 0) {
