@@ -8,6 +8,7 @@ each); `krc config check` and start-up errors for a bad `destinations:` list.
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -296,6 +297,28 @@ class DestinationTest(AlertTestBase):
         self.assertEqual(self.dest.requests("/pagerduty/", accepted=True), [])
         self.dest.wait(1, "/pagerduty/", timeout=40)
         h.wait_until(lambda: uid in handled(), 10, what="the restart in the hand-over list")
+
+    def test_reload_changes_routes_not_destinations(self):
+        self.kube.create_pod("shop", "rl-0")
+        self.kube.create_pod("shop", "rl-1")
+        dests = self.webhook_dest(default=False) + self.pd_dest(default=False)
+        path = self.config_file("destinations:\n" + self.webhook_dest(default=False) +
+                                "routes:\n  - namespace: shop\n    destinations: [hook]\n")
+        self.start_krc({"KRC_IT_PD_KEY": ROUTING_KEY, "MUTE_SECONDS": "0"}, ["--config", path])
+        self.kube.restart("shop", "rl-0", "app", exit_code=1, logs="a\n")
+        self.dest.wait(1, "/webhook/hook", timeout=30)
+        # the reload adds pd and routes shop to it: the route applies, the new destination
+        # waits for a restart of krc (the warning says so)
+        with open(path, "w") as f:
+            f.write("destinations:\n" + dests +
+                    "routes:\n  - namespace: shop\n    destinations: [hook, pd]\n")
+        self.krc.proc.send_signal(signal.SIGHUP)
+        self.wait_log("configuration reload: destinations changed")
+        self.wait_log("configuration reloaded")
+        self.kube.restart("shop", "rl-1", "app", exit_code=1, logs="b\n")
+        self.dest.wait(2, "/webhook/hook", timeout=30)
+        time.sleep(1.5)  # a message to PagerDuty would arrive here; asserted below
+        self.assertEqual(self.dest.requests("/pagerduty/"), [])
 
     def outbox(self, db, state=None):
         with sqlite3.connect(db) as c:
