@@ -541,7 +541,9 @@ static void code_block(struct view *v, const char *s, size_t len)
         len--;
     }
     if (v->html) {
-        raw(v, "<pre class=\"code\">");
+        /* an HTML parser drops a newline right after <pre>: a text that
+         * starts with an empty line needs one more */
+        raw(v, len > 0 && s[0] == '\n' ? "<pre class=\"code\">\n" : "<pre class=\"code\">");
         text_decoded(v, s, len);
         raw(v, "</pre>");
         return;

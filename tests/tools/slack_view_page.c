@@ -3,7 +3,7 @@
  * its own page.
  *
  *   slack_view_page --out PAGE.html [--title T] [--corpus DIR] [--colour-bar]
- *                   [--term | --term-colour] [BODY.json ...]
+ *                   [--term | --term-colour] [--dump DIR] [BODY.json ...]
  *
  * --corpus DIR: every case folder of DIR (tests/fixtures/corpus layout) is
  * parsed, diagnosed and formatted by the Slack webhook sink's own format
@@ -11,7 +11,9 @@
  * a storm summary and a "recovered" reply; each BODY.json file is added as a
  * raw POST body, unchanged. The page is written with krc_demo_html_write;
  * --term prints every message's terminal view (plain; --term-colour: ANSI)
- * to stdout, separated by a line "----". Exit 0, or 1 with the reason. */
+ * to stdout, separated by a line "----"; --dump writes every body to
+ * DIR/NNN.json (001 first) for the test to compare the page with. Exit 0, or
+ * 1 with the reason. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,10 +250,27 @@ static int corpus(struct page *p, const char *root, int colour_bar)
     return rc;
 }
 
+static int dump(const struct page *p, const char *dir)
+{
+    size_t i;
+
+    for (i = 0; i < p->n; i++) {
+        char path[4096];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/%03zu.json", dir, i + 1);
+        f = fopen(path, "wb");
+        if (f == NULL || fputs(p->msgs[i].body, f) == EOF || fclose(f) != 0) {
+            fprintf(stderr, "slack_view_page: %s: cannot write\n", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: slack_view_page --out PAGE.html [--title T] [--corpus DIR] "
-                    "[--colour-bar] [--term | --term-colour] [BODY.json ...]\n");
+                    "[--colour-bar] [--term | --term-colour] [--dump DIR] [BODY.json ...]\n");
     return 1;
 }
 
@@ -261,6 +280,7 @@ int main(int argc, char **argv)
     const char *out = NULL;
     const char *title = "#alerts";
     const char *corpus_dir = NULL;
+    const char *dump_dir = NULL;
     int colour_bar = 0;
     int term = -1;
     struct krc_error err;
@@ -274,6 +294,8 @@ int main(int argc, char **argv)
             title = argv[++i];
         } else if (strcmp(argv[i], "--corpus") == 0 && i + 1 < argc) {
             corpus_dir = argv[++i];
+        } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
+            dump_dir = argv[++i];
         } else if (strcmp(argv[i], "--colour-bar") == 0) {
             colour_bar = 1;
         } else if (strcmp(argv[i], "--term") == 0 || strcmp(argv[i], "--term-colour") == 0) {
@@ -296,6 +318,9 @@ int main(int argc, char **argv)
         return usage();
     }
     if (corpus_dir != NULL && corpus(&p, corpus_dir, colour_bar) < 0) {
+        rc = 1;
+    }
+    if (rc == 0 && dump_dir != NULL && dump(&p, dump_dir) < 0) {
         rc = 1;
     }
     if (rc == 0 && krc_demo_html_write(out, p.msgs, p.n, title, &err) < 0) {
