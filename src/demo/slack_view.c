@@ -558,15 +558,31 @@ static void code_block(struct view *v, const char *s, size_t len)
 }
 
 /* A mrkdwn text: ``` code blocks ```, the rest inline. */
+/* The first ``` in s[from..len), or NULL. */
+static const char *fence(const char *s, size_t from, size_t len)
+{
+    while (from + 3 <= len) {
+        const char *p = memchr(s + from, '`', len - from - 2);
+        if (p == NULL) {
+            return NULL;
+        }
+        if (p[1] == '`' && p[2] == '`') {
+            return p;
+        }
+        from = (size_t)(p - s) + 1;
+    }
+    return NULL;
+}
+
 static void mrkdwn(struct view *v, const char *s, size_t len)
 {
     size_t i = 0;
 
     while (i < len && v->rc == 0) {
-        const char *open = strstr(s + i, "```");
-        const char *close = open != NULL ? strstr(open + 3, "```") : NULL;
+        const char *open = fence(s, i, len);
+        const char *close = open != NULL ? fence(s, (size_t)(open - s) + 3, len) : NULL;
         size_t before;
-        if (open == NULL || close == NULL || (size_t)(close - s) + 3 > len) {
+        if (close == NULL) {
             break;
         }
         before = (size_t)(open - (s + i));
