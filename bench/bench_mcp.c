@@ -8,7 +8,9 @@
  * result JSON) and prints, per call, the median and the worst wall time of
  * `-r` runs, and "SLOW" for a median over 100 ms.
  *
- * Usage: bench_mcp [-n restarts] [-r runs] [-k]  (-k keeps the database).
+ * Usage: bench_mcp [-n restarts] [-r runs] [-k] [-d DB] [-o LABEL]
+ *   -k keeps the database; -d uses one a previous -k kept (no fill);
+ *   -o runs only the calls whose label contains LABEL (for a profiler).
  * Build without sanitizers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,7 @@ static int fill(const char *path, long n)
         r.decision = "alert";
         r.summary = "container app restarted";
         r.report_json = report;
+        r.gpus = w % 50 == 0 ? 4 : 0;
         if (krc_store_record(s, &r, NULL, NULL, NULL, &err) < 0) {
             fprintf(stderr, "bench_mcp: %s\n", err.msg);
             krc_store_close(s);
@@ -93,6 +96,8 @@ static int fill(const char *path, long n)
     return 0;
 }
 
+static const char *only; /* -o */
+
 static void run(struct krc_mcp *m, const char *label, const char *args, int runs)
 {
     char req[1024];
@@ -102,6 +107,9 @@ static void run(struct krc_mcp *m, const char *label, const char *args, int runs
     int status;
     size_t bytes = 0;
 
+    if (only != NULL && strstr(label, only) == NULL) {
+        return;
+    }
     snprintf(req, sizeof(req),
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":%s}", args);
     krc_buf_init(&out, 64u << 20);
@@ -129,36 +137,46 @@ int main(int argc, char **argv)
     int keep = 0;
     int opt;
     char dir[] = "/tmp/krc-bench-mcp-XXXXXX";
-    char path[128];
-    char first[128];
+    char path[256];
+    char first[300];
+    const char *reuse = NULL;
     struct krc_mcp_tools_config tc;
     struct krc_mcp_tools *tools = NULL;
     struct krc_mcp *m = NULL;
     struct krc_error err;
     double t0;
 
-    while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
-        if (opt == 'k') {
+    while ((opt = getopt(argc, argv, "n:r:kd:o:")) != -1) {
+        if (opt == 'd') {
+            reuse = optarg;
+        } else if (opt == 'o') {
+            only = optarg;
+        } else if (opt == 'k') {
             keep = 1;
         } else if (opt == 'n') {
             n = strtol(optarg, NULL, 10);
         } else if (opt == 'r') {
             runs = (int)strtol(optarg, NULL, 10);
         } else {
-            fprintf(stderr, "usage: bench_mcp [-n restarts] [-r runs] [-k]\n");
+            fprintf(stderr, "usage: bench_mcp [-n restarts] [-r runs] [-k] [-d DB] [-o LABEL]\n");
             return 2;
         }
     }
-    if (n < 6000 || runs < 1 || runs > 256 || mkdtemp(dir) == NULL) {
+    if (n < 6000 || runs < 1 || runs > 256 || (reuse == NULL && mkdtemp(dir) == NULL)) {
         fprintf(stderr, "bench_mcp: need -n >= 6000, 1 <= -r <= 256 and a temporary directory\n");
         return 2;
     }
-    snprintf(path, sizeof(path), "%s/krc.db", dir);
-    t0 = now_ms();
-    if (fill(path, n) < 0) {
-        return 1;
+    if (reuse != NULL) {
+        snprintf(path, sizeof(path), "%s", reuse);
+        keep = 1;
+    } else {
+        snprintf(path, sizeof(path), "%s/krc.db", dir);
+        t0 = now_ms();
+        if (fill(path, n) < 0) {
+            return 1;
+        }
+        printf("filled %ld restarts in %.1f s\n", n, (now_ms() - t0) / 1e3);
     }
-    printf("filled %ld restarts in %.1f s\n", n, (now_ms() - t0) / 1e3);
     memset(&tc, 0, sizeof(tc));
     tc.db_path = path;
     if (krc_mcp_tools_new(&tc, &tools, &err) < 0 || krc_mcp_tools_server(tools, &m, &err) < 0) {

@@ -532,115 +532,82 @@ static int tool_report(void *ud, const cJSON *args, cJSON **ret, char *msg, size
 
 /* ---- restart_summary ---------------------------------------------------------------------- */
 
-struct groups {
-    enum krc_store_group g;
-    cJSON *arr;
-    long limit;
-    long n;
-    int64_t total;
-    int oom;
-};
-
-static int group_item(cJSON *o, enum krc_store_group g, const struct krc_store_group_row *r)
+/* One list of the summary under key: workloads, causes, nodes or gpu_pods. */
+static int summary_list(cJSON *out, const char *key, const struct krc_store_group_row *rows,
+                        size_t n)
 {
-    switch (g) {
-    case KRC_STORE_BY_WORKLOAD:
-        return put(o, "namespace", jstr(r->key[0])) && put(o, "kind", jstr(r->key[1])) &&
-               put(o, "name", jstr(r->key[2])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods)) &&
-               put(o, "last_restart", jtime(r->last_at)) && put(o, "top_cause", jstr(r->top_cause));
-    case KRC_STORE_BY_CAUSE:
-        return put(o, "cause", jstr(r->key[0])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods));
-    case KRC_STORE_BY_NODE:
-        return put(o, "node", jstr(r->key[0])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods));
-    case KRC_STORE_BY_GPU_POD:
-        return put(o, "namespace", jstr(r->key[0])) && put(o, "pod", jstr(r->key[1])) &&
-               put(o, "gpus", cJSON_CreateNumber((double)r->gpus)) &&
-               put(o, "last_restart", jtime(r->last_at));
-    }
-    return 0;
-}
+    cJSON *arr = cJSON_CreateArray();
 
-static int on_group(const struct krc_store_group_row *r, void *ud)
-{
-    struct groups *gs = ud;
-    cJSON *o;
-
-    gs->total += gs->g == KRC_STORE_BY_GPU_POD ? r->gpus : r->restarts;
-    if (gs->n >= gs->limit) {
-        return 0; /* counted, not listed */
+    if (!put(out, key, arr)) {
+        return 0;
     }
-    o = cJSON_CreateObject();
-    if (o == NULL || !cJSON_AddItemToArray(gs->arr, o)) {
-        cJSON_Delete(o);
-        gs->oom = 1;
-        return 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_store_group_row *r = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        int ok;
+        if (o == NULL || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return 0;
+        }
+        ok = put(o, "restarts", cJSON_CreateNumber((double)r->restarts));
+        if (strcmp(key, "workloads") == 0) {
+            ok = ok && put(o, "namespace", jstr(r->key[0])) && put(o, "kind", jstr(r->key[1])) &&
+                 put(o, "name", jstr(r->key[2])) &&
+                 put(o, "pods", cJSON_CreateNumber((double)r->pods)) &&
+                 put(o, "last_restart", jtime(r->last_at)) &&
+                 put(o, "top_cause", jstr(r->top_cause));
+        } else if (strcmp(key, "gpu_pods") == 0) {
+            ok = ok && put(o, "namespace", jstr(r->key[0])) && put(o, "pod", jstr(r->key[1])) &&
+                 put(o, "gpus", cJSON_CreateNumber((double)r->gpus)) &&
+                 put(o, "last_restart", jtime(r->last_at));
+        } else { /* a cause or a node */
+            ok = ok && put(o, strcmp(key, "causes") == 0 ? "cause" : "node", jstr(r->key[0])) &&
+                 put(o, "pods", cJSON_CreateNumber((double)r->pods));
+        }
+        if (!ok) {
+            return 0;
+        }
     }
-    if (!put(o, "restarts", cJSON_CreateNumber((double)r->restarts)) || !group_item(o, gs->g, r)) {
-        gs->oom = 1;
-        return 1;
-    }
-    gs->n++;
-    return 0;
+    return 1;
 }
 
 static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
                         struct krc_error *err)
 {
-    static const struct {
-        enum krc_store_group g;
-        const char *key;
-    } parts[] = {{KRC_STORE_BY_WORKLOAD, "workloads"},
-                 {KRC_STORE_BY_CAUSE, "causes"},
-                 {KRC_STORE_BY_NODE, "nodes"},
-                 {KRC_STORE_BY_GPU_POD, "gpu_pods"}};
     struct krc_mcp_tools *t = ud;
     const char *since_text = arg_str(args, "since");
+    struct krc_store_summary *sum = NULL;
     int64_t since;
-    cJSON *out = cJSON_CreateObject();
-    int rc = 0;
+    cJSON *out;
+    int rc;
+    int ok;
 
     if (parse_since(since_text != NULL ? since_text : "24h", &since, msg, msgsz) < 0) {
-        cJSON_Delete(out);
         return KRC_MCP_TOOL_FAILED;
     }
-    if (!put(out, "since", jtime(since))) {
-        cJSON_Delete(out);
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
     if ((rc = lock_db(t, msg, msgsz)) != 0) {
-        cJSON_Delete(out);
         return rc;
     }
-    for (size_t i = 0; rc == 0 && i < sizeof(parts) / sizeof(parts[0]); i++) {
-        struct groups gs = {
-            parts[i].g, cJSON_CreateArray(), arg_long(args, "limit", SUMMARY_DEFAULT), 0, 0, 0};
-        if (!put(out, parts[i].key, gs.arr)) {
-            rc = KRC_ENOMEM;
-            break;
-        }
-        /* causes and GPU pods are all read, to count them; the others only up to limit */
-        rc = krc_store_group(
-            t->db, parts[i].g, since,
-            parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD ? 0 : gs.limit,
-            on_group, &gs, err);
-        if (rc < 0) {
-            rc = db_failed(t, err, msg, msgsz);
-        } else if (gs.oom) {
-            rc = KRC_ENOMEM;
-        } else if (parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD) {
-            rc = put(out, parts[i].g == KRC_STORE_BY_CAUSE ? "restarts" : "gpus_held",
-                     cJSON_CreateNumber((double)gs.total))
-                     ? 0
-                     : KRC_ENOMEM;
-        }
+    rc = krc_store_summarize(t->db, since, arg_long(args, "limit", SUMMARY_DEFAULT), &sum, err);
+    if (rc < 0 && rc != KRC_ENOMEM) {
+        rc = db_failed(t, err, msg, msgsz);
     }
     pthread_mutex_unlock(&t->mu);
     if (rc != 0) {
+        return rc;
+    }
+    out = cJSON_CreateObject();
+    ok = put(out, "since", jtime(since)) &&
+         put(out, "restarts", cJSON_CreateNumber((double)sum->restarts)) &&
+         summary_list(out, "workloads", sum->workloads, sum->n_workloads) &&
+         summary_list(out, "causes", sum->causes, sum->n_causes) &&
+         summary_list(out, "nodes", sum->nodes, sum->n_nodes) &&
+         put(out, "gpus_held", cJSON_CreateNumber((double)sum->gpus_held)) &&
+         summary_list(out, "gpu_pods", sum->gpu_pods, sum->n_gpu_pods);
+    krc_store_summary_free(sum);
+    if (!ok) {
         cJSON_Delete(out);
-        return rc == KRC_ENOMEM ? krc_error_set(err, KRC_ENOMEM, "out of memory") : rc;
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     *ret = out;
     return KRC_MCP_TOOL_OK;
