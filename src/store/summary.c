@@ -260,10 +260,10 @@ enum { T_WORKLOAD, T_CAUSE, T_NODE, T_POD, N_TABLES };
  * answer. */
 struct agg {
     struct table t[N_TABLES];
-    struct pairs seen;    /* (table * 2^30 + group, pod): the pod counted in the group */
-    struct pairs cause;   /* (workload, cause >= CAUSE_SLOTS): restarts */
-    uint32_t *wl_cause;   /* [workload * CAUSE_SLOTS + cause]: restarts */
-    size_t wl_cause_cap;  /* workloads */
+    struct pairs seen;   /* (table * 2^30 + group, pod): the pod counted in the group */
+    struct pairs cause;  /* (workload, cause >= CAUSE_SLOTS): restarts */
+    uint32_t *wl_cause;  /* [workload * CAUSE_SLOTS + cause]: restarts */
+    size_t wl_cause_cap; /* workloads */
     struct chunk *arena;
     int64_t restarts;
 };
