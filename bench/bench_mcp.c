@@ -18,26 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
+
 #include "krc/serve/mcp.h"
 #include "krc/serve/mcp_tools.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/error.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int fill(const char *path, long n)
 {
@@ -114,18 +102,18 @@ static void run(struct krc_mcp *m, const char *label, const char *args, int runs
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":%s}", args);
     krc_buf_init(&out, 64u << 20);
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         krc_buf_reset(&out);
         if (krc_mcp_handle(m, NULL, req, strlen(req), NULL, &out, &status, &err) < 0 ||
             strstr(krc_buf_str(&out), "\"isError\":false") == NULL) {
             fprintf(stderr, "bench_mcp: %s failed: %.300s\n", label, krc_buf_str(&out));
             exit(1);
         }
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
         bytes = out.len;
     }
     krc_buf_cleanup(&out);
-    qsort(t, (size_t)runs, sizeof(t[0]), cmp);
+    qsort(t, (size_t)runs, sizeof(t[0]), bench_cmp_double);
     printf("%-44s median %7.2f ms  max %7.2f ms  %7zu bytes%s\n", label, t[runs / 2], t[runs - 1],
            bytes, t[runs / 2] > 100.0 ? "  SLOW" : "");
 }
@@ -171,11 +159,11 @@ int main(int argc, char **argv)
         keep = 1;
     } else {
         snprintf(path, sizeof(path), "%s/krc.db", dir);
-        t0 = now_ms();
+        t0 = bench_now_ms();
         if (fill(path, n) < 0) {
             return 1;
         }
-        printf("filled %ld restarts in %.1f s\n", n, (now_ms() - t0) / 1e3);
+        printf("filled %ld restarts in %.1f s\n", n, (bench_now_ms() - t0) / 1e3);
     }
     memset(&tc, 0, sizeof(tc));
     tc.db_path = path;

@@ -12,25 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
+
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
 
 #define LEN (64 * 1024)
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Redact in[0..len) runs times; print the median and the worst. */
 static int run(const struct krc_redactor *rd, const char *label, const char *in, size_t len,
@@ -43,10 +31,10 @@ static int run(const struct krc_redactor *rd, const char *label, const char *in,
 
     krc_buf_init(&out, 1 << 24);
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         krc_buf_reset(&out);
         n = krc_redact_apply(rd, in, len, &out, &err);
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
         if (n < 0) {
             fprintf(stderr, "bench_redact: %s: %s\n", label, err.msg);
             krc_buf_cleanup(&out);
@@ -54,7 +42,7 @@ static int run(const struct krc_redactor *rd, const char *label, const char *in,
         }
     }
     krc_buf_cleanup(&out);
-    qsort(t, (size_t)runs, sizeof(t[0]), cmp);
+    qsort(t, (size_t)runs, sizeof(t[0]), bench_cmp_double);
     printf("%-28s median %7.3f ms  max %7.3f ms  %5d redacted\n", label, t[runs / 2], t[runs - 1],
            n);
     return 0;
