@@ -308,8 +308,8 @@ void krc_health_reload_mcp_token(struct krc_health *h)
     memset(token, 0, strlen(token));
     krc_free(token);
     if (rc < 0) {
-        krc_log(KRC_LOG_WARN, "mcpTokenFile %s not reloaded; /mcp keeps the token it had: %s",
-                path, e.msg);
+        krc_log(KRC_LOG_WARN, "mcpTokenFile %s not reloaded; /mcp keeps the token it had: %s", path,
+                e.msg);
     } else {
         krc_log(KRC_LOG_INFO, "mcpTokenFile %s re-read: %s", path,
                 rc == 1 ? "/mcp now accepts the new token only" : "the token is unchanged");
