@@ -365,25 +365,59 @@ static int count_pod_in(struct agg *a, struct group *const *g, int first)
     return pairs_add(&a->cause, wi, ci) < 0 ? -1 : 0;
 }
 
-static int on_row(const struct krc_store_window_row *r, void *ud)
+/* Are the parts (ended by NULs) of key the strings of parts? */
+static int key_is(const char *key, const char *const *parts, int n)
 {
-    struct agg *a = ud;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(key, parts[i]) != 0) {
+            return 0;
+        }
+        key += strlen(key) + 1;
+    }
+    return 1;
+}
+
+/* The row's workload and node groups: those of its pod's first restart when
+ * they are the same (the rule: a pod has one of each; no hashing then), else
+ * looked up. */
+static int lookup(struct agg *a, const struct krc_store_window_row *r, struct group **g)
+{
     const char *parts[3] = {r->namespace, r->workload_kind != NULL ? r->workload_kind : "Pod",
                             r->workload_name != NULL ? r->workload_name : r->pod};
+    const char *node = r->node != NULL ? r->node : "";
+    struct group *pg = g[T_POD];
     char buf[512];
     char *heap = NULL;
     size_t len = 0;
-    const char *key = join(parts, 3, buf, sizeof(buf), &heap, &len);
-    const char *node = r->node != NULL ? r->node : "";
+    const char *key;
+
+    g[T_WORKLOAD] = NULL;
+    g[T_NODE] = NULL;
+    if (pg->restarts > 0) {
+        struct group *w = &a->t[T_WORKLOAD].items[pg->first_wl];
+        struct group *nd = &a->t[T_NODE].items[pg->first_node];
+        g[T_WORKLOAD] = key_is(w->key, parts, 3) ? w : NULL;
+        g[T_NODE] = strcmp(nd->key, node) == 0 ? nd : NULL;
+    }
+    if (g[T_WORKLOAD] == NULL) {
+        key = join(parts, 3, buf, sizeof(buf), &heap, &len);
+        g[T_WORKLOAD] = key != NULL ? table_get(&a->t[T_WORKLOAD], &a->arena, key, len) : NULL;
+        krc_free(heap);
+    }
+    if (g[T_NODE] == NULL) {
+        g[T_NODE] = table_get(&a->t[T_NODE], &a->arena, node, strlen(node));
+    }
+    g[T_CAUSE] = table_get(&a->t[T_CAUSE], &a->arena, r->cause, strlen(r->cause));
+    return g[T_WORKLOAD] != NULL && g[T_NODE] != NULL && g[T_CAUSE] != NULL ? 0 : -1;
+}
+
+static int on_row(const struct krc_store_window_row *r, void *ud)
+{
+    struct agg *a = ud;
     struct group *g[N_TABLES];
     int first;
 
-    g[T_WORKLOAD] = key != NULL ? table_get(&a->t[T_WORKLOAD], &a->arena, key, len) : NULL;
-    krc_free(heap);
-    g[T_CAUSE] = table_get(&a->t[T_CAUSE], &a->arena, r->cause, strlen(r->cause));
-    g[T_NODE] = table_get(&a->t[T_NODE], &a->arena, node, strlen(node));
-    g[T_POD] = pod_group(a, r);
-    if (g[T_WORKLOAD] == NULL || g[T_CAUSE] == NULL || g[T_NODE] == NULL || g[T_POD] == NULL) {
+    if ((g[T_POD] = pod_group(a, r)) == NULL || lookup(a, r, g) < 0) {
         return KRC_ENOMEM;
     }
     first = g[T_POD]->restarts == 0;
