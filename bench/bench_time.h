@@ -1,5 +1,5 @@
-/* What the C benchmarks share: a monotonic clock in milliseconds and the
- * order of doubles for qsort (medians). Header-only: each bench is one
+/* What the C benchmarks share: a monotonic clock in milliseconds, the
+ * thread's CPU time, and the order of doubles for qsort (medians). Header-only: each bench is one
  * program. */
 #ifndef KRC_BENCH_TIME_H
 #define KRC_BENCH_TIME_H
@@ -10,6 +10,15 @@ static inline double bench_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the calling thread: what a call costs, whatever else the
+ * machine runs (the wall time also counts waiting for a core). */
+static inline double bench_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
