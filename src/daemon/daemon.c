@@ -685,6 +685,8 @@ static void reload(struct daemon *d)
 
     krc_log(KRC_LOG_INFO, "SIGHUP received; reloading the configuration%s%s",
             d->cfg->config_file ? " from " : "", d->cfg->config_file ? d->cfg->config_file : "");
+    /* a rotated Secret is taken whatever becomes of the configuration */
+    krc_health_reload_mcp_token(&d->health);
     if (cfg == NULL || ret == NULL) {
         krc_free(cfg);
         krc_free(ret);

@@ -159,6 +159,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.confidence = dg->confidence;
     rec.message = msg != NULL ? msg->body : NULL;
     rec.report_json = json;
+    rec.gpus = dg->gpus;
     if (msg != NULL && msg->body != NULL) {
         memset(&ob, 0, sizeof(ob));
         ob.kind = msg->kind;
