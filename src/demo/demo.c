@@ -313,7 +313,7 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "stormThreshold: " STORM_THRESHOLD "\n"
         "stormSummaryDelay: " STORM_SUMMARY_DELAY "\n"
         "routes:\n"
-        "  - namespace: \"^(ml-training|argo|stellar-testnet)$\"\n"
+        "  - namespace: \"^(ml-training|argo|llm)$\"\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BPLATFORM/demo\n"
         "  - namespace: cache\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BCACHE/demo\n"

@@ -112,13 +112,15 @@ static const struct krc_demo_event EV_LIVENESS[] = {
      1, -1, -1},
 };
 
-/* realworld/085-stellar-postgresql-init-sh-not-found: the kubelet error as posted. */
-#define SH_NOT_FOUND                                                                               \
-    "failed to create containerd task: OCI runtime create failed: container_linux.go:345: "        \
-    "starting container process caused \"exec: \\\"sh\\\": executable file not found in "          \
-    "$PATH\": unknown"
-static const struct krc_demo_event EV_SH_NOT_FOUND[] = {
-    {"Warning", "Failed", "Error: " SH_NOT_FOUND, "kubelet", 1, 0, 0},
+/* realworld/066-lightspeed-args-without-entrypoint-starterror: the StartError message as
+ * posted. */
+#define ARGS_NOT_FOUND                                                                             \
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "    \
+    "runc create failed: unable to start container process: error during container init: exec: "   \
+    "\"-c\": executable file not found in $PATH"
+static const struct krc_demo_event EV_ARGS_NOT_FOUND[] = {
+    {"Normal", "Scheduled", "Successfully assigned llm/lightspeed-core-85b57d9576-bdz6c to gpu1",
+     "default-scheduler", 1, -5, -5},
 };
 
 /* realworld/083-argo-configmap-subpath-starterror-128: the StartError message as posted. */
@@ -137,182 +139,145 @@ static const struct krc_demo_event EV_NODE_NOT_READY[] = {
 };
 
 static const struct krc_demo_case CASES[] = {
-    {"oom",
-     "the kernel OOM-kills ZooKeeper's JVM (exit 137, OOMKilled)",
-     "https://github.com/IBM/event-streams/issues/7",
-     "tests/fixtures/realworld/103-event-streams-zookeeper-oomkilled",
-     "event-streams",
-     "es-zookeeper-0",
-     "zookeeper",
-     "ibmcom/eventstreams-zookeeper",
-     "worker-1",
-     0,
-     NULL,
-     NULL,
-     "OOMKilled",
-     137,
-     NULL,
-     1800,
-     LOG_ZOOKEEPER,
-     NULL,
-     0,
-     1,
-     "oom_killed"},
-    {"liveness",
-     "the kubelet kills a container whose liveness probe gets HTTP 500",
-     "https://github.com/kubernetes/kubernetes/issues/110595",
-     "tests/fixtures/realworld/018-liveness-image-http-500",
-     "test",
-     "liveness-rc-rlchs",
-     "liveness",
-     "k8s.gcr.io/liveness",
-     "compute-3",
-     0,
-     NULL,
-     "{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080,\"scheme\":\"HTTP\",\"httpHeaders\":"
-     "[{\"name\":\"Custom-Header\",\"value\":\"Awesome\"}]},\"timeoutSeconds\":1,"
-     "\"periodSeconds\":10,\"successThreshold\":1,\"failureThreshold\":3}",
-     "Error",
-     143,
-     NULL,
-     40,
-     NULL,
-     EV_LIVENESS,
-     sizeof(EV_LIVENESS) / sizeof(EV_LIVENESS[0]),
-     1,
-     "liveness_probe_failed"},
-    {"traceback",
-     "an Airflow worker dies with a Python traceback (read-only file system)",
-     "https://github.com/astronomerio/astronomer-ee/issues/113",
-     "tests/fixtures/realworld/094-astronomer-worker-readonly-fs",
-     "astronomer",
-     "airflow-worker-0",
-     "worker",
-     "astronomerinc/ap-airflow",
-     "worker-2",
-     0,
-     NULL,
-     NULL,
-     "Error",
-     1,
-     NULL,
-     6,
-     LOG_AIRFLOW,
-     NULL,
-     0,
-     1,
-     "app_error"},
-    {"cuda-oom",
-     "a fine-tuning job runs out of GPU memory (torch CUDA out of memory)",
-     "the project's diagnosis corpus (no public source)",
-     "tests/fixtures/corpus/09-llama-finetune-cuda-oom",
-     "ml-training",
-     "llama-ft-sweep-lr3e5-7xkq2",
-     "trainer",
-     "harbor.corp.example.net/ml/llm-finetune:0.7.3",
-     "gpu-a100-07",
-     0,
-     "{\"limits\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"},"
-     "\"requests\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"}}",
-     NULL,
-     "Error",
-     1,
-     NULL,
-     426,
-     LOG_TRAINER,
-     NULL,
-     0,
-     1,
-     "gpu_out_of_memory"},
-    {"missing-binary",
-     "an init container's command `sh` is not in the image",
-     "https://github.com/satoshipay/stellar-helm-charts/issues/12",
-     "tests/fixtures/realworld/085-stellar-postgresql-init-sh-not-found",
-     "stellar-testnet",
-     "stellar-core-postgresql-0",
-     "init-chmod-data",
-     "docker.io/bitnami/minideb",
-     "worker-2",
-     1,
-     NULL,
-     NULL,
-     "StartError",
-     128,
-     SH_NOT_FOUND,
-     0,
-     NULL,
-     EV_SH_NOT_FOUND,
-     sizeof(EV_SH_NOT_FOUND) / sizeof(EV_SH_NOT_FOUND[0]),
-     1,
-     "command_not_found"},
-    {"start-failure",
-     "runc cannot mount a ConfigMap subPath that is being replaced (StartError)",
-     "https://github.com/kubernetes/kubernetes/issues/124308",
-     "tests/fixtures/realworld/083-argo-configmap-subpath-starterror-128",
-     "argo",
-     "my-py-workflow-4181571205",
-     "wait",
-     "quay.io/argoproj/argoexec",
-     "worker-1",
-     0,
-     NULL,
-     NULL,
-     "StartError",
-     128,
-     SUBPATH_MOUNT,
-     0,
-     NULL,
-     NULL,
-     0,
-     1,
-     "start_failed"},
-    {"db-unreachable",
-     "Backstage cannot reach its PostgreSQL (connect ECONNREFUSED)",
-     "https://github.com/backstage/backstage/issues/2892",
-     "tests/fixtures/realworld/119-backstage-backend-econnrefused-postgres",
-     "backstage",
-     "backstage-backend-6d9c7b8f5-x2lqp",
-     "backend",
-     "backstage/backend",
-     "worker-1",
-     0,
-     NULL,
-     NULL,
-     "Error",
-     1,
-     NULL,
-     3,
-     LOG_BACKSTAGE,
-     NULL,
-     0,
-     1,
-     "dependency_unreachable"},
-    {"node-storm",
-     "a 1 GiB node runs out of memory and goes NotReady: 8 memcached pods restart",
-     "https://github.com/kubernetes/kubernetes/issues/53669",
-     "tests/fixtures/realworld/062-memcached-system-oom-exit137-error",
-     "cache",
-     "memcached",
-     "memcached",
-     "memcached:1.5",
-     "small-1gb-3",
-     0,
-     "{\"limits\":{\"memory\":\"500M\"},\"requests\":{\"memory\":\"10M\"}}",
-     NULL,
-     "Error",
-     137,
-     NULL,
-     1281,
-     NULL,
-     EV_NODE_NOT_READY,
-     sizeof(EV_NODE_NOT_READY) / sizeof(EV_NODE_NOT_READY[0]),
-     8,
-     "killed"},
+    {.key = "oom",
+     .what = "the kernel OOM-kills ZooKeeper's JVM (exit 137, OOMKilled)",
+     .source = "https://github.com/IBM/event-streams/issues/7",
+     .fixture = "tests/fixtures/realworld/103-event-streams-zookeeper-oomkilled",
+     .ns = "event-streams",
+     .pod = "es-zookeeper-0",
+     .container = "zookeeper",
+     .image = "ibmcom/eventstreams-zookeeper",
+     .node = "worker-1",
+     .t_reason = "OOMKilled",
+     .exit_code = 137,
+     .run_s = 1800,
+     .log = LOG_ZOOKEEPER,
+     .replicas = 1,
+     .expect = "oom_killed"},
+    {.key = "liveness",
+     .what = "the kubelet kills a container whose liveness probe gets HTTP 500",
+     .source = "https://github.com/kubernetes/kubernetes/issues/110595",
+     .fixture = "tests/fixtures/realworld/018-liveness-image-http-500",
+     .ns = "test",
+     .pod = "liveness-rc-rlchs",
+     .container = "liveness",
+     .image = "k8s.gcr.io/liveness",
+     .node = "compute-3",
+     /* as posted, with the defaults the API server fills in */
+     .liveness = "{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080,\"scheme\":\"HTTP\","
+                 "\"httpHeaders\":[{\"name\":\"Custom-Header\",\"value\":\"Awesome\"}]},"
+                 "\"timeoutSeconds\":1,\"periodSeconds\":10,\"successThreshold\":1,"
+                 "\"failureThreshold\":3}",
+     /* not posted: a process ended by the kubelet's SIGTERM exits 143 */
+     .t_reason = "Error",
+     .exit_code = 143,
+     .run_s = 40,
+     .events = EV_LIVENESS,
+     .n_events = sizeof(EV_LIVENESS) / sizeof(EV_LIVENESS[0]),
+     .replicas = 1,
+     .expect = "liveness_probe_failed"},
+    {.key = "traceback",
+     .what = "an Airflow worker dies with a Python traceback (read-only file system)",
+     .source = "https://github.com/astronomerio/astronomer-ee/issues/113",
+     .fixture = "tests/fixtures/realworld/094-astronomer-worker-readonly-fs",
+     .ns = "astronomer",
+     .pod = "airflow-worker-0",
+     .container = "worker",
+     .image = "astronomerinc/ap-airflow",
+     .node = "worker-2",
+     /* not posted: Python exits 1 on an uncaught exception */
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 6,
+     .log = LOG_AIRFLOW,
+     .replicas = 1,
+     .expect = "app_error"},
+    {.key = "cuda-oom",
+     .what = "a fine-tuning job runs out of GPU memory (torch CUDA out of memory)",
+     .source = "the project's diagnosis corpus (no public source)",
+     .fixture = "tests/fixtures/corpus/09-llama-finetune-cuda-oom",
+     .ns = "ml-training",
+     .pod = "llama-ft-sweep-lr3e5-7xkq2",
+     .container = "trainer",
+     .image = "harbor.corp.example.net/ml/llm-finetune:0.7.3",
+     .node = "gpu-a100-07",
+     .resources = "{\"limits\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"},"
+                  "\"requests\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"}}",
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 426,
+     .log = LOG_TRAINER,
+     .replicas = 1,
+     .expect = "gpu_out_of_memory"},
+    {.key = "missing-binary",
+     .what = "Kubernetes args replace the image's CMD: runc cannot find \"-c\"",
+     .source = "https://github.com/lightspeed-core/lightspeed-stack/issues/226",
+     .fixture = "tests/fixtures/realworld/066-lightspeed-args-without-entrypoint-starterror",
+     .ns = "llm",
+     .pod = "lightspeed-core-85b57d9576-bdz6c",
+     .container = "lightspeed-core",
+     .image = "quay.io/lightspeed-core/lightspeed-stack:dev-20250708-8e24e8b",
+     .node = "gpu1",
+     .t_reason = "StartError",
+     .exit_code = 128,
+     .t_message = ARGS_NOT_FOUND,
+     .events = EV_ARGS_NOT_FOUND,
+     .n_events = sizeof(EV_ARGS_NOT_FOUND) / sizeof(EV_ARGS_NOT_FOUND[0]),
+     .replicas = 1,
+     .expect = "command_not_found"},
+    {.key = "start-failure",
+     .what = "runc cannot mount a ConfigMap subPath that is being replaced (StartError)",
+     .source = "https://github.com/kubernetes/kubernetes/issues/124308",
+     .fixture = "tests/fixtures/realworld/083-argo-configmap-subpath-starterror-128",
+     .ns = "argo",
+     .pod = "my-py-workflow-4181571205",
+     .container = "wait",
+     .image = "quay.io/argoproj/argoexec",
+     .node = "worker-1",
+     .t_reason = "StartError",
+     .exit_code = 128,
+     .t_message = SUBPATH_MOUNT,
+     .replicas = 1,
+     .expect = "start_failed"},
+    {.key = "db-unreachable",
+     .what = "Backstage cannot reach its PostgreSQL (connect ECONNREFUSED)",
+     .source = "https://github.com/backstage/backstage/issues/2892",
+     .fixture = "tests/fixtures/realworld/119-backstage-backend-econnrefused-postgres",
+     .ns = "backstage",
+     .pod = "backstage-backend-6d9c7b8f5-x2lqp",
+     .container = "backend",
+     .image = "backstage/backend",
+     .node = "worker-1",
+     /* not posted: Node.js exits 1 when start-up fails */
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 3,
+     .log = LOG_BACKSTAGE,
+     .replicas = 1,
+     .expect = "dependency_unreachable"},
+    {.key = "node-storm",
+     .what = "a 1 GiB node runs out of memory and goes NotReady: 8 memcached pods restart",
+     .source = "https://github.com/kubernetes/kubernetes/issues/53669",
+     .fixture = "tests/fixtures/realworld/062-memcached-system-oom-exit137-error",
+     .ns = "cache",
+     .pod = "memcached",
+     .container = "memcached",
+     .image = "memcached:1.5",
+     .node = "small-1gb-3",
+     .resources = "{\"limits\":{\"memory\":\"500M\"},\"requests\":{\"memory\":\"10M\"}}",
+     .t_reason = "Error",
+     .exit_code = 137,
+     .run_s = 1281, /* 17:20:37 -> 17:41:58 as posted */
+     .events = EV_NODE_NOT_READY,
+     .n_events = sizeof(EV_NODE_NOT_READY) / sizeof(EV_NODE_NOT_READY[0]),
+     .replicas = 8,
+     .expect = "killed"},
 };
 
 static const struct krc_demo_node NODES[] = {
     {"worker-1", 0, 16},      {"worker-2", 0, 16}, {"compute-3", 0, 32},
     {"gpu-a100-07", 8, 1947}, /* corpus/09's node.json: 8 GPUs, 2041519517Ki */
+    {"gpu1", 0, 64},          /* realworld/066: its GPUs were not posted */
     {"small-1gb-3", 0, 1},    /* realworld/062: "1GB nodes" */
 };
 
@@ -430,28 +395,12 @@ static cJSON *container_spec(const char *name, const char *image, const char *re
     return k;
 }
 
-/* The pod's main container when the case's container is an init container. */
-#define MAIN_OF_INIT "postgresql"
-
 static cJSON *pod_spec(const struct krc_demo_case *c)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON *cs = cJSON_AddArrayToObject(s, "containers");
 
-    if (c->init_container) {
-        cJSON *ic = cJSON_AddArrayToObject(s, "initContainers");
-        cJSON *k = container_spec(c->container, c->image, c->resources, NULL);
-        cJSON *cmd = cJSON_AddArrayToObject(k, "command");
-        cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
-        cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-        cJSON_AddItemToArray(cmd, cJSON_CreateString("mkdir -p /bitnami/postgresql/data\n"
-                                                     "chmod 700 /bitnami/postgresql/data\n"));
-        cJSON_AddItemToArray(ic, k);
-        cJSON_AddItemToArray(
-            cs, container_spec(MAIN_OF_INIT, "docker.io/bitnami/postgresql", NULL, NULL));
-    } else {
-        cJSON_AddItemToArray(cs, container_spec(c->container, c->image, c->resources, c->liveness));
-    }
+    cJSON_AddItemToArray(cs, container_spec(c->container, c->image, c->resources, c->liveness));
     cJSON_AddStringToObject(s, "nodeName", c->node);
     cJSON_AddStringToObject(s, "restartPolicy", "Always");
     cJSON_AddNumberToObject(s, "terminationGracePeriodSeconds", 30);
@@ -517,7 +466,7 @@ static cJSON *container_status(const struct krc_demo_case *c, const char *pod, c
                               never_started ? state_waiting("ContainerCreating", NULL)
                                             : state_running(started));
         cJSON_AddObjectToObject(k, "lastState");
-        cJSON_AddBoolToObject(k, "ready", !never_started && !c->init_container);
+        cJSON_AddBoolToObject(k, "ready", !never_started);
         cJSON_AddNumberToObject(k, "restartCount", 0);
         cJSON_AddBoolToObject(k, "started", !never_started);
         return k;
@@ -537,28 +486,14 @@ static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const c
 {
     cJSON *s = cJSON_CreateObject();
     cJSON *mine = container_status(c, pod, uid, crashed, started, ended);
-    int running = !c->init_container && strcmp(c->t_reason, "StartError") != 0;
+    int running = strcmp(c->t_reason, "StartError") != 0;
 
     cJSON_AddStringToObject(s, "phase", running ? "Running" : "Pending");
     cJSON_AddStringToObject(s, "hostIP", "10.0.0.10");
     cJSON_AddStringToObject(s, "podIP", "10.244.1.17");
     add_time(s, "startTime", started);
     cJSON_AddStringToObject(s, "qosClass", c->resources != NULL ? "Burstable" : "BestEffort");
-    if (c->init_container) {
-        cJSON *main = cJSON_CreateObject();
-        cJSON_AddStringToObject(main, "name", MAIN_OF_INIT);
-        cJSON_AddStringToObject(main, "image", "docker.io/bitnami/postgresql");
-        cJSON_AddStringToObject(main, "imageID", "");
-        cJSON_AddItemToObject(main, "state", state_waiting("PodInitializing", NULL));
-        cJSON_AddObjectToObject(main, "lastState");
-        cJSON_AddBoolToObject(main, "ready", 0);
-        cJSON_AddNumberToObject(main, "restartCount", 0);
-        cJSON_AddBoolToObject(main, "started", 0);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "initContainerStatuses"), mine);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "containerStatuses"), main);
-    } else {
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "containerStatuses"), mine);
-    }
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "containerStatuses"), mine);
     return s;
 }
 
@@ -695,8 +630,7 @@ cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct kr
     cJSON_AddStringToObject(io, "uid", uid);
     cJSON_AddStringToObject(io, "apiVersion", "v1");
     if (strcmp(e->component, "kubelet") == 0) {
-        snprintf(field, sizeof(field), "spec.%s{%s}",
-                 c->init_container ? "initContainers" : "containers", c->container);
+        snprintf(field, sizeof(field), "spec.containers{%s}", c->container);
         cJSON_AddStringToObject(io, "fieldPath", field);
         cJSON_AddStringToObject(cJSON_GetObjectItem(o, "source"), "host", c->node);
     }

@@ -233,49 +233,43 @@ char *krc_demo_log_window(const char *log, long tail_lines, int timestamps, int6
                           long limit_bytes)
 {
     struct krc_buf b;
-    const char *start = log;
     const char *end = log + strlen(log);
+    const char *start = end;
     long n_lines = 0;
-    long k = 0;
 
-    /* the start of the last tail_lines lines */
-    for (const char *p = end; p > log; p--) {
-        if (p[-1] == '\n' && p != end) {
-            if (tail_lines >= 0 && n_lines + 1 > tail_lines) {
-                break;
-            }
-            n_lines++;
+    /* back from the end over at most tail_lines lines (a last line without
+     * a newline counts) */
+    while (start > log && (tail_lines < 0 || n_lines < tail_lines)) {
+        const char *p = start - 1; /* the newline ending the previous line, or its last byte */
+        if (start == end && *p != '\n') {
+            p++; /* the last line has no newline */
         }
-        start = p - 1;
-    }
-    if (start == log && (tail_lines < 0 || n_lines < tail_lines) && *log != '\0') {
+        while (p > log && p[-1] != '\n') {
+            p--;
+        }
+        start = p;
         n_lines++;
-    }
-    if (tail_lines == 0) {
-        start = end;
-        n_lines = 0;
     }
     krc_buf_init(&b, (size_t)1 << 30);
     if (krc_buf_append_str(&b, "") < 0) {
         return NULL;
     }
-    for (const char *p = start; p < end; k++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl != NULL ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+    for (long k = 0; start < end; k++) {
+        const char *nl = memchr(start, '\n', (size_t)(end - start));
+        size_t len = nl != NULL ? (size_t)(nl - start) + 1 : (size_t)(end - start);
         int rc = 0;
         if (timestamps) {
             int64_t ms = ended * 1000 - (n_lines - k);
             char ts[40];
             krc_clock_format_rfc3339(ms / 1000, ts, sizeof(ts));
-            /* "....:SSZ" -> "....:SS.nnnnnnnnnZ" */
-            ts[strlen(ts) - 1] = '\0';
+            ts[strlen(ts) - 1] = '\0'; /* "...:SSZ" -> "...:SS.nnnnnnnnnZ" */
             rc = krc_buf_printf(&b, "%s.%09lldZ ", ts, (long long)(ms % 1000) * 1000000LL);
         }
-        if (rc < 0 || krc_buf_append(&b, p, len) < 0) {
+        if (rc < 0 || krc_buf_append(&b, start, len) < 0) {
             krc_buf_cleanup(&b);
             return NULL;
         }
-        p += len;
+        start += len;
     }
     if (limit_bytes >= 0 && b.len > (size_t)limit_bytes) {
         b.len = (size_t)limit_bytes;

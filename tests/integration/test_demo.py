@@ -37,7 +37,7 @@ EXPECTED = {
     "test/liveness-rc-rlchs": "liveness_probe_failed",
     "astronomer/airflow-worker-0": "app_error",
     "ml-training/llama-ft-sweep-lr3e5-7xkq2": "gpu_out_of_memory",
-    "stellar-testnet/stellar-core-postgresql-0": "command_not_found",
+    "llm/lightspeed-core-85b57d9576-bdz6c": "command_not_found",
     "argo/my-py-workflow-4181571205": "start_failed",
     "backstage/backstage-backend-6d9c7b8f5-x2lqp": "dependency_unreachable",
 }

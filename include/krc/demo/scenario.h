@@ -35,7 +35,6 @@ struct krc_demo_case {
     const char *container;
     const char *image;
     const char *node;
-    int init_container;    /* the crashing container is an init container */
     const char *resources; /* JSON of spec.containers[].resources, or NULL */
     const char *liveness;  /* JSON of the livenessProbe, or NULL */
     const char *t_reason;  /* lastState.terminated.reason */
