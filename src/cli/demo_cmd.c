@@ -59,6 +59,7 @@ int krc_demo_main(int argc, char **argv)
     struct krc_demo_options o = {KRC_DEMO_DEFAULT_OUT, 0, stdout};
     struct krc_error e;
     int colour = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    enum krc_log_level level;
     int rc;
 
     for (int i = 1; i < argc; i++) {
@@ -80,7 +81,12 @@ int krc_demo_main(int argc, char **argv)
         }
     }
     o.colour = colour;
-    krc_log_setup(KRC_LOG_WARN, KRC_LOG_TEXT, STDERR_FILENO);
+    /* krc's own log: warnings only, unless KRC_LOG_LEVEL asks for more */
+    if (getenv("KRC_LOG_LEVEL") == NULL ||
+        krc_log_parse_level(getenv("KRC_LOG_LEVEL"), &level) < 0) {
+        level = KRC_LOG_WARN;
+    }
+    krc_log_setup(level, KRC_LOG_TEXT, STDERR_FILENO);
     krc_error_clear(&e);
     if (krc_http_global_init(&e) < 0) {
         fprintf(stderr, "krc demo: %s\n", e.msg);

@@ -715,8 +715,9 @@ static enum MHD_Result serve_watch(struct krc_demo_sim *s, struct MHD_Connection
     if (timeout == -2) {
         return status_fail(conn, 400, "BadRequest", "invalid timeoutSeconds");
     }
+    /* resourceVersion may be absent or "" (the latest) with sendInitialEvents */
     if (initial &&
-        (!arg_true(conn, "allowWatchBookmarks") || rv == NULL ||
+        (!arg_true(conn, "allowWatchBookmarks") ||
          strcmp(arg(conn, "resourceVersionMatch") ? arg(conn, "resourceVersionMatch") : "",
                 "NotOlderThan") != 0)) {
         return status_fail(conn, 422, "Invalid",

@@ -11,10 +11,14 @@
   history; no generated file (kubeconfig, config) is left; the port is free.
 - Ctrl-C: SIGINT mid-run (and before krc has synced) ends it with exit 130,
   promptly, leaving no generated file, a free port and a sound history.
+- the simulated API server speaks the protocol docs/demo.md describes (checked
+  over HTTP while a demo runs: 401 without the token, LIST pages, streaming
+  list and watch, field selectors, the previous log, Status errors).
 - bad options: exit 2; an output directory that cannot be made: exit 1 naming it.
 """
 import argparse
 import html.parser
+import http.client
 import json
 import os
 import re
@@ -59,6 +63,25 @@ def port_is_free(port):
 def sim_port(text):
     m = re.search(r"http://127\.0\.0\.1:(\d+)", text)
     return int(m.group(1)) if m else None
+
+
+def read_until(proc, pattern, timeout=30):
+    """Read the demo's stdout until `pattern` (bytes regex) is in what was read so
+    far; the text read so far. What was read is kept on the Popen object."""
+    buf = getattr(proc, "krc_seen", b"")
+    deadline = time.monotonic() + timeout
+    while not re.search(pattern, buf):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError("no %r in %r" % (pattern, buf[-2000:]))
+        r, _, _ = select.select([proc.stdout], [], [], left)
+        if r:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise AssertionError("krc demo ended early: %r" % buf[-2000:])
+            buf += chunk
+            proc.krc_seen = buf
+    return buf.decode("utf-8", "replace")
 
 
 class Page(html.parser.HTMLParser):
@@ -205,19 +228,6 @@ class DemoInterruptTest(unittest.TestCase):
         return subprocess.Popen([KRC, "demo", "--out", self.out], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
 
-    def read_until(self, proc, pattern, timeout=30):
-        buf = b""
-        deadline = time.monotonic() + timeout
-        while not re.search(pattern, buf):
-            left = deadline - time.monotonic()
-            self.assertGreater(left, 0, "no %r in %r" % (pattern, buf[-2000:]))
-            r, _, _ = select.select([proc.stdout], [], [], left)
-            if r:
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                self.assertTrue(chunk, "krc demo ended early: %r" % buf[-2000:])
-                buf += chunk
-        return buf.decode("utf-8", "replace")
-
     def interrupt(self, proc, seen):
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -237,14 +247,168 @@ class DemoInterruptTest(unittest.TestCase):
 
     def test_sigint_mid_run(self):
         proc = self.start()
-        seen = self.read_until(proc, rb"airflow-worker-0 \(worker\)")
+        seen = read_until(proc, rb"airflow-worker-0 \(worker\)")
         recorded = self.interrupt(proc, seen)
         self.assertGreaterEqual(recorded, 3)  # the partial history is kept
 
     def test_sigint_before_the_first_crash(self):
         proc = self.start()
-        seen = self.read_until(proc, rb"Simulated cluster: .*\n")
+        seen = read_until(proc, rb"Simulated cluster: .*\n")
         self.interrupt(proc, seen)
+
+
+class DemoSimProtocolTest(unittest.TestCase):
+    """The embedded API server, while a demo runs, through its generated kubeconfig."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="krc-demo-sim-")
+        out = os.path.join(cls.tmp.name, "out")
+        cls.proc = subprocess.Popen([KRC, "demo", "--out", out], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+        read_until(cls.proc, rb"krc is watching")
+        with open(os.path.join(out, ".krc-demo-kubeconfig")) as f:
+            text = f.read()
+        cls.port = int(re.search(r"server: http://127\.0\.0\.1:(\d+)", text).group(1))
+        cls.token = re.search(r"token: (\S+)", text).group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        out, err = cls.proc.communicate(timeout=90)
+        cls.rc = cls.proc.returncode
+        cls.tmp.cleanup()
+        if cls.rc != 0:
+            raise AssertionError("krc demo failed: %s" % err.decode()[-2000:])
+
+    def get(self, path, token=True, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c.request("GET", path, headers={"Authorization": "Bearer " + self.token} if token else {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, r.getheader("Content-Type"), body
+
+    def get_json(self, path, status=200):
+        st, ctype, body = self.get(path)
+        self.assertEqual(st, status, body[:500])
+        self.assertEqual(ctype, "application/json")
+        doc = json.loads(body)
+        if status != 200:
+            self.assertEqual((doc["kind"], doc["code"]), ("Status", status))
+        return doc
+
+    def watch(self, query, seconds):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=seconds + 10)
+        c.request("GET", "/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d&%s"
+                  % (seconds, query), headers={"Authorization": "Bearer " + self.token})
+        r = c.getresponse()
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Transfer-Encoding"), "chunked")
+        events = [json.loads(line) for line in r.read().splitlines()]  # ends at timeoutSeconds
+        c.close()
+        return events
+
+    def test_token_required(self):
+        st, _, body = self.get("/api/v1/pods", token=False)
+        self.assertEqual(st, 401)
+        self.assertEqual(json.loads(body)["reason"], "Unauthorized")
+
+    def test_list_and_pages(self):
+        full = self.get_json("/api/v1/pods")
+        self.assertEqual(full["kind"], "PodList")
+        self.assertGreater(int(full["metadata"]["resourceVersion"]), 0)
+        names = sorted(p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+                       for p in full["items"])
+        self.assertEqual(names, sorted(list(EXPECTED) + list(STORM)))
+        paged, cont, pages = [], None, 0
+        while True:
+            q = "/api/v1/pods?limit=4" + ("&continue=" + cont if cont else "")
+            page = self.get_json(q)
+            self.assertLessEqual(len(page["items"]), 4)
+            paged += [p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+                      for p in page["items"]]
+            pages += 1
+            cont = page["metadata"].get("continue")
+            if not cont:
+                break
+        self.assertEqual(sorted(paged), names)
+        self.assertEqual(pages, 4)
+        cache = self.get_json("/api/v1/namespaces/cache/pods")["items"]
+        self.assertEqual(sorted(p["metadata"]["name"] for p in cache),
+                         sorted(k.split("/")[1] for k in STORM))
+
+    def test_streaming_list_then_watch(self):
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 2)
+        added = [e for e in events if e["type"] == "ADDED"]
+        self.assertEqual(len(added), len(EXPECTED) + len(STORM))
+        end = events[len(added)]
+        self.assertEqual(end["type"], "BOOKMARK")
+        self.assertEqual(end["object"]["metadata"]["annotations"],
+                         {"k8s.io/initial-events-end": "true"})
+        rv = int(end["object"]["metadata"]["resourceVersion"])
+        # from that resourceVersion on: the crashes, in order, each newer than the last
+        later = self.watch("resourceVersion=%d" % rv, 4)
+        modified = [e for e in later if e["type"] == "MODIFIED"]
+        self.assertGreater(len(modified), 0, later)
+        rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in modified]
+        self.assertEqual(rvs, sorted(set(rvs)))
+        self.assertGreater(rvs[0], rv)
+        st = modified[0]["object"]["status"]["containerStatuses"][0]
+        self.assertEqual(st["restartCount"], 1)
+        self.assertIn("terminated", st["lastState"])
+
+    def test_streaming_list_needs_its_parameters(self):
+        self.get_json("/api/v1/pods?watch=true&sendInitialEvents=true", status=422)
+
+    def test_events_and_field_selectors(self):
+        pod = self.get_json("/api/v1/namespaces/test/pods/liveness-rc-rlchs")
+        uid = pod["metadata"]["uid"]
+        read_until(self.proc, rb"liveness-rc-rlchs \(liveness\)", 30)
+        evs = self.get_json("/api/v1/namespaces/test/events?fieldSelector=involvedObject.uid%3D"
+                            + uid)
+        self.assertEqual(evs["kind"], "EventList")
+        self.assertEqual({e["reason"] for e in evs["items"]}, {"Pulled", "Unhealthy", "Killing"})
+        none = self.get_json("/api/v1/namespaces/other/events?fieldSelector=involvedObject.uid%3D"
+                             + uid)
+        self.assertEqual(none["items"], [])
+        bad = self.get_json("/api/v1/events?fieldSelector=spec.nodeName%3Dx", status=400)
+        self.assertIn("field label not supported: spec.nodeName", bad["message"])
+        self.get_json("/api/v1/nodes/no-such-node", status=404)
+        self.assertEqual(self.get_json("/api/v1/nodes/gpu-a100-07")["status"]["capacity"]
+                         ["nvidia.com/gpu"], "8")
+
+    def test_previous_log(self):
+        read_until(self.proc, rb"es-zookeeper-0 \(zookeeper\)", 30)
+        base = "/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log?container=zookeeper"
+        st, ctype, body = self.get(base + "&previous=true&tailLines=2&timestamps=true")
+        self.assertEqual(st, 200)
+        lines = body.decode().splitlines()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertRegex(line, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
+        self.assertTrue(lines[1].endswith("Reaped zombie process with pid=38"))
+        st, _, body = self.get(base + "&previous=true&limitBytes=10")
+        self.assertEqual((st, body), (200, b"Wrote ZooK"))
+        st, _, body = self.get("/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log"
+                               "?container=nope&previous=true")
+        self.assertEqual(st, 400)
+        self.assertEqual(self.get_json("/api/v1/namespaces/test/pods/liveness-rc-rlchs/log?"
+                                       "container=liveness&previous=true", status=400)["message"],
+                         'previous terminated container "liveness" in pod "liveness-rc-rlchs" '
+                         'not found')
+
+    def test_unknown_paths_and_methods(self):
+        self.get_json("/api/v1/namespaces/test/secrets/x", status=404)
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.request("DELETE", "/api/v1/namespaces/test/pods/liveness-rc-rlchs",
+                  headers={"Authorization": "Bearer " + self.token})
+        r = c.getresponse()
+        self.assertEqual(r.status, 405)
+        r.read()
+        c.request("POST", "/services/T/B/x", body=b"not json")
+        r = c.getresponse()
+        self.assertEqual((r.status, r.read()), (400, b"invalid_payload"))
+        c.close()
 
 
 class DemoUsageTest(unittest.TestCase):
