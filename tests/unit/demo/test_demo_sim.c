@@ -134,6 +134,32 @@ static void test_log_window(void **state)
     expect_window("x\ny\n", 1, 1, -1, "2023-11-14T22:13:19.999000000Z y\n");
 }
 
+/* Every allocation of the log window may fail: NULL, never a wrong text or a leak. */
+static void test_log_window_out_of_memory(void **state)
+{
+    const char *log = "one\ntwo\nthree\nfour\n";
+    char *want = krc_demo_log_window(log, 3, 1, 1700000000, 60);
+    int failed = 0;
+
+    (void)state;
+    assert_non_null(want);
+    for (long n = 0; n < 100; n++) {
+        char *got;
+        krc_mem_fail_after(n);
+        got = krc_demo_log_window(log, 3, 1, 1700000000, 60);
+        krc_mem_fail_after(-1);
+        if (got == NULL) {
+            failed++;
+            continue;
+        }
+        assert_string_equal(got, want);
+        krc_free(got);
+        break;
+    }
+    assert_true(failed > 0);
+    krc_free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_route_segment_too_long),
         cmocka_unit_test(test_field_selectors),
         cmocka_unit_test(test_log_window),
+        cmocka_unit_test(test_log_window_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
