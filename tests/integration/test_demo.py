@@ -8,7 +8,9 @@
   node's restarts and posted a summary; every alert reached the embedded
   Slack webhook and was printed; alerts.html exists and parses; `krc history
   --db` and `krc mcp --db` (stdio, tools/call list_restarts) work on the
-  history; no generated file (kubeconfig, config) is left; the port is free.
+  history; headless Chromium (Debian's `chromium`, a test dependency: its
+  absence fails the test) loads alerts.html and its screenshot is not blank; the
+  the rest: no generated file (kubeconfig, config) is left; the port is free.
 - Ctrl-C: SIGINT mid-run (and before krc has synced) ends it with exit 130,
   promptly, leaving no generated file, a free port and a sound history.
 - the simulated API server speaks the protocol docs/demo.md describes (checked
@@ -23,6 +25,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import sqlite3
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import time
 import unittest
+import zlib
 
 KRC = None
 RUN_LIMIT_S = 60  # a generous bound, not a benchmark (docs/performance.md has none for this)
@@ -95,6 +99,44 @@ class Page(html.parser.HTMLParser):
 
     def handle_data(self, data):
         self.text.append(data)
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB or RGBA PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = body[0:4], body[4:8], body[8], body[9]
+            w, h = int.from_bytes(w, "big"), int.from_bytes(h, "big")
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, rows, prev, stride = zlib.decompress(idat), [], bytearray(w * bpp), w * bpp
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
 
 
 RUN = {}
@@ -174,6 +216,37 @@ class DemoRunTest(unittest.TestCase):
         body = "".join(page.text)
         for pod in EXPECTED:
             self.assertIn(pod.split("/")[1], body)
+
+    def test_chromium_renders_the_page(self):
+        exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                    if shutil.which(n)), None)
+        if exe is None:
+            self.fail("chromium is not installed: scripts/setup installs Debian's chromium "
+                      "as a test dependency")
+        page = os.path.join(RUN["out"], "alerts.html")
+        shot = os.path.join(RUN["tmp"].name, "shot.png")
+        with tempfile.TemporaryDirectory(prefix="krc-demo-chromium-") as profile:
+            base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--user-data-dir=" + profile, "--window-size=1000,1400"]
+            p = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            for pod in EXPECTED:
+                self.assertIn(pod.split("/")[1], p.stdout)
+            p = subprocess.run(base + ["--screenshot=" + shot, "file://" + page],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        w, h, bpp, rows = png_pixels(shot)
+        self.assertEqual((w, h), (1000, 1400))
+        colours, inked = set(), 0
+        for row in rows[::4]:
+            for x in range(0, w * bpp, bpp * 4):
+                px = row[x:x + 3]
+                colours.add(px)
+                inked += px != b"\xff\xff\xff"
+        # text, code blocks and colour bars: many colours, a good share not white
+        self.assertGreater(len(colours), 20)
+        self.assertGreater(inked, (w // 4) * (h // 4) // 20)
 
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)
