@@ -405,9 +405,10 @@ static int load_config(struct krc_config *cfg, const struct paths *p, struct krc
     int rc = krc_config_load_file(cfg, p->config, &errors, err);
 
     if (rc < 0) {
-        krc_error_set(err, rc, "demo configuration: %s", errors != NULL ? errors : err->msg);
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", errors != NULL ? errors : err->msg);
         krc_free(errors);
-        return rc;
+        return krc_error_set(err, rc, "demo configuration: %s", why);
     }
     krc_free(errors);
     krc_free(cfg->kubeconfig);
