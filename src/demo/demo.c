@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -447,6 +448,25 @@ static void block_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The simulated cluster is on loopback: a proxy from the environment
+ * (libcurl honours http_proxy) must not carry krc's requests to it. Before
+ * any thread starts (setenv). */
+static void bypass_proxy(void)
+{
+    static const char *const names[] = {"no_proxy", "NO_PROXY"};
+
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        char buf[4096];
+        if (v != NULL && *v != '\0' && strlen(v) < sizeof(buf) - 16) {
+            snprintf(buf, sizeof(buf), "%s,127.0.0.1", v);
+        } else {
+            snprintf(buf, sizeof(buf), "127.0.0.1");
+        }
+        setenv(names[i], buf, 1);
+    }
+}
+
 /* A SIGINT/SIGTERM that came after the daemon stopped (0: none). */
 static int pending_signal(void)
 {
@@ -526,6 +546,7 @@ int krc_demo_run(const struct krc_demo_options *o)
     d.t0 = krc_clock_mono_ms();
     pthread_mutex_init(&d.print_lock, NULL);
     block_signals();
+    bypass_proxy();
     krc_error_clear(&e);
     if (make_paths(o->out_dir, &p, &e) < 0 || prepare_out(o->out_dir, p.db, &e) < 0) {
         fprintf(stderr, "krc demo: %s\n", e.msg);

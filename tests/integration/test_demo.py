@@ -3,7 +3,7 @@
 
     python3 test_demo.py --krc /path/to/krc [unittest options]
 
-- a full run: exit 0 well under a minute; every scenario pod recorded with the
+- a full run (with an http_proxy in the environment): exit 0 well under a minute; every scenario pod recorded with the
   cause code its real case calls for; the storm guard grouped the NotReady
   node's restarts and posted a summary; every alert reached the embedded
   Slack webhook and was printed; alerts.html exists and parses; `krc history
@@ -146,8 +146,12 @@ def setUpModule():
     RUN["tmp"] = tempfile.TemporaryDirectory(prefix="krc-demo-test-")
     out = os.path.join(RUN["tmp"].name, "out")
     t0 = time.monotonic()
+    # a proxy in the environment (port 9: nothing listens) must not carry the
+    # requests to the simulated cluster on loopback
+    env = dict(os.environ, http_proxy="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
+               no_proxy="example.com")
     p = subprocess.run([KRC, "demo", "--out", out], capture_output=True, text=True,
-                       timeout=RUN_LIMIT_S * 2)
+                       timeout=RUN_LIMIT_S * 2, env=env)
     RUN.update(out=out, proc=p, elapsed=time.monotonic() - t0,
                db=os.path.join(out, "history.db"))
 
