@@ -6,9 +6,12 @@
  * with a ~2 KB report JSON. Then serves the tools through the whole MCP path
  * (krc_mcp_handle: JSON-RPC parse, argument checks, the store query, the
  * result JSON) and prints, per call, the median and the worst wall time of
- * `-r` runs, and "SLOW" for a median over 100 ms.
+ * `-r` runs, the median CPU time of the thread (what the call costs whatever
+ * else the machine runs), and "SLOW" for a wall median over 100 ms.
  *
- * Usage: bench_mcp [-n restarts] [-r runs] [-k]  (-k keeps the database).
+ * Usage: bench_mcp [-n restarts] [-r runs] [-k] [-d DB] [-o LABEL]
+ *   -k keeps the database; -d uses one a previous -k kept (no fill);
+ *   -o runs only the calls whose label contains LABEL (for a profiler).
  * Build without sanitizers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,26 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
+
 #include "krc/serve/mcp.h"
 #include "krc/serve/mcp_tools.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/error.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int fill(const char *path, long n)
 {
@@ -83,6 +74,7 @@ static int fill(const char *path, long n)
         r.decision = "alert";
         r.summary = "container app restarted";
         r.report_json = report;
+        r.gpus = w % 50 == 0 ? 4 : 0;
         if (krc_store_record(s, &r, NULL, NULL, NULL, &err) < 0) {
             fprintf(stderr, "bench_mcp: %s\n", err.msg);
             krc_store_close(s);
@@ -93,33 +85,42 @@ static int fill(const char *path, long n)
     return 0;
 }
 
+static const char *only; /* -o */
+
 static void run(struct krc_mcp *m, const char *label, const char *args, int runs)
 {
     char req[1024];
     double t[256];
+    double cpu[256];
     struct krc_buf out;
     struct krc_error err;
     int status;
     size_t bytes = 0;
 
+    if (only != NULL && strstr(label, only) == NULL) {
+        return;
+    }
     snprintf(req, sizeof(req),
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":%s}", args);
     krc_buf_init(&out, 64u << 20);
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
+        double c0 = bench_cpu_ms();
         krc_buf_reset(&out);
         if (krc_mcp_handle(m, NULL, req, strlen(req), NULL, &out, &status, &err) < 0 ||
             strstr(krc_buf_str(&out), "\"isError\":false") == NULL) {
             fprintf(stderr, "bench_mcp: %s failed: %.300s\n", label, krc_buf_str(&out));
             exit(1);
         }
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
+        cpu[i] = bench_cpu_ms() - c0;
         bytes = out.len;
     }
     krc_buf_cleanup(&out);
-    qsort(t, (size_t)runs, sizeof(t[0]), cmp);
-    printf("%-44s median %7.2f ms  max %7.2f ms  %7zu bytes%s\n", label, t[runs / 2], t[runs - 1],
-           bytes, t[runs / 2] > 100.0 ? "  SLOW" : "");
+    qsort(t, (size_t)runs, sizeof(t[0]), bench_cmp_double);
+    qsort(cpu, (size_t)runs, sizeof(cpu[0]), bench_cmp_double);
+    printf("%-36s median %7.2f ms  max %7.2f ms  cpu median %7.2f ms  %7zu bytes%s\n", label,
+           t[runs / 2], t[runs - 1], cpu[runs / 2], bytes, t[runs / 2] > 100.0 ? "  SLOW" : "");
 }
 
 int main(int argc, char **argv)
@@ -129,36 +130,46 @@ int main(int argc, char **argv)
     int keep = 0;
     int opt;
     char dir[] = "/tmp/krc-bench-mcp-XXXXXX";
-    char path[128];
-    char first[128];
+    char path[256];
+    char first[300];
+    const char *reuse = NULL;
     struct krc_mcp_tools_config tc;
     struct krc_mcp_tools *tools = NULL;
     struct krc_mcp *m = NULL;
     struct krc_error err;
     double t0;
 
-    while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
-        if (opt == 'k') {
+    while ((opt = getopt(argc, argv, "n:r:kd:o:")) != -1) {
+        if (opt == 'd') {
+            reuse = optarg;
+        } else if (opt == 'o') {
+            only = optarg;
+        } else if (opt == 'k') {
             keep = 1;
         } else if (opt == 'n') {
             n = strtol(optarg, NULL, 10);
         } else if (opt == 'r') {
             runs = (int)strtol(optarg, NULL, 10);
         } else {
-            fprintf(stderr, "usage: bench_mcp [-n restarts] [-r runs] [-k]\n");
+            fprintf(stderr, "usage: bench_mcp [-n restarts] [-r runs] [-k] [-d DB] [-o LABEL]\n");
             return 2;
         }
     }
-    if (n < 6000 || runs < 1 || runs > 256 || mkdtemp(dir) == NULL) {
+    if (n < 6000 || runs < 1 || runs > 256 || (reuse == NULL && mkdtemp(dir) == NULL)) {
         fprintf(stderr, "bench_mcp: need -n >= 6000, 1 <= -r <= 256 and a temporary directory\n");
         return 2;
     }
-    snprintf(path, sizeof(path), "%s/krc.db", dir);
-    t0 = now_ms();
-    if (fill(path, n) < 0) {
-        return 1;
+    if (reuse != NULL) {
+        snprintf(path, sizeof(path), "%s", reuse);
+        keep = 1;
+    } else {
+        snprintf(path, sizeof(path), "%s/krc.db", dir);
+        t0 = bench_now_ms();
+        if (fill(path, n) < 0) {
+            return 1;
+        }
+        printf("filled %ld restarts in %.1f s\n", n, (bench_now_ms() - t0) / 1e3);
     }
-    printf("filled %ld restarts in %.1f s\n", n, (now_ms() - t0) / 1e3);
     memset(&tc, 0, sizeof(tc));
     tc.db_path = path;
     if (krc_mcp_tools_new(&tc, &tools, &err) < 0 || krc_mcp_tools_server(tools, &m, &err) < 0) {

@@ -157,6 +157,11 @@ static void observe_container(struct entry *e, const struct krc_container_info *
     }
 }
 
+int krc_recovery_awaiting(struct krc_recovery *t)
+{
+    return t != NULL && atomic_load(&t->n) != 0;
+}
+
 void krc_recovery_observe(struct krc_recovery *t, const struct krc_pod_info *pod, int deleted,
                           int64_t now_s)
 {

@@ -1602,7 +1602,8 @@ void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *
 
 void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted)
 {
-    if (n != NULL && n->recovery != NULL) {
+    /* nothing awaited (the common case): no clock read either */
+    if (n != NULL && krc_recovery_awaiting(n->recovery)) {
         krc_recovery_observe(n->recovery, pod, deleted, krc_clock_now());
     }
 }

@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE]\n"
-            "                   [--since DURATION] [--limit N] [--format table|json]\n"
+            "                   [--since DURATION|TIME] [--limit N] [--format table|json]\n"
             "       krc history show ID [--db FILE] [--format text|json]\n"
             "  List the restarts krc run recorded, newest first, or show one in full.\n"
             "    --db FILE        database (default: $KRC_DB, else /var/lib/krc/krc.db in a\n"
@@ -36,7 +36,8 @@ static void usage(FILE *f)
             "    --namespace NS   only this namespace\n"
             "    --pod NAME       only pods whose name starts with NAME\n"
             "    --cause CODE     only this probable cause (oom_killed, app_error, ...)\n"
-            "    --since D        only restarts detected in the last D (90s, 10m, 2h, 1d)\n"
+            "    --since D        only restarts detected in the last D (90s, 10m, 2h, 1d) or\n"
+            "                     since the RFC 3339 time D (2026-12-03T08:00:00Z)\n"
             "    --limit N        at most N rows (default %d)\n"
             "    --format F       table (default) or json; for show: text or json\n",
             KRC_HISTORY_DEFAULT_LIMIT);
@@ -78,72 +79,6 @@ static void time_utc(int64_t t, char *out, size_t outsz)
     snprintf(out, outsz, "%s", ts);
 }
 
-static cJSON *json_str(const char *v)
-{
-    return v != NULL ? cJSON_CreateString(v) : cJSON_CreateNull();
-}
-
-static cJSON *json_time(int64_t t)
-{
-    char ts[40];
-    if (t <= 0) {
-        return cJSON_CreateNull();
-    }
-    krc_clock_format_rfc3339(t, ts, sizeof(ts));
-    return cJSON_CreateString(ts);
-}
-
-/* Add item to o under k; 0 on failure (item released). */
-static int put(cJSON *o, const char *k, cJSON *item)
-{
-    if (item == NULL) {
-        return 0;
-    }
-    if (!cJSON_AddItemToObject(o, k, item)) {
-        cJSON_Delete(item);
-        return 0;
-    }
-    return 1;
-}
-
-static cJSON *row_json(const struct krc_store_row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON *w;
-    int ok = o != NULL;
-
-    ok = ok && put(o, "id", cJSON_CreateNumber((double)r->id));
-    ok = ok && put(o, "time", json_time(r->detected_at));
-    ok = ok && put(o, "detected_at", cJSON_CreateNumber((double)r->detected_at));
-    ok = ok && put(o, "namespace", json_str(r->namespace));
-    ok = ok && put(o, "pod", json_str(r->pod));
-    ok = ok && put(o, "pod_uid", json_str(r->pod_uid));
-    ok = ok && put(o, "container", json_str(r->container));
-    ok = ok && put(o, "restart_count", cJSON_CreateNumber(r->restart_count));
-    w = ok ? cJSON_CreateObject() : NULL;
-    ok = ok && put(o, "workload", w);
-    ok = ok && put(w, "kind", json_str(r->workload_kind));
-    ok = ok && put(w, "name", json_str(r->workload_name));
-    ok = ok && put(o, "node", json_str(r->node));
-    ok = ok && put(o, "exit_code",
-                   r->has_exit_code ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
-    ok = ok && put(o, "signal", json_str(krc_signal_name(r->signal)));
-    ok = ok && put(o, "reason", json_str(r->reason));
-    ok = ok && put(o, "cause", json_str(r->cause));
-    ok = ok && put(o, "confidence", json_str(r->confidence));
-    ok = ok && put(o, "summary", json_str(r->summary));
-    ok = ok && put(o, "started_at", json_time(r->started_at));
-    ok = ok && put(o, "finished_at", json_time(r->finished_at));
-    ok = ok && put(o, "decision", json_str(r->decision));
-    ok = ok && put(o, "delivery", json_str(r->delivery));
-    ok = ok && put(o, "attempts", cJSON_CreateNumber(r->attempts));
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 /* ---- list ------------------------------------------------------------------------- */
 
 #define N_COLS 9
@@ -164,7 +99,7 @@ static int collect_row(const struct krc_store_row *r, void *ud)
     char ts[40];
 
     if (t->fmt == FMT_JSON) {
-        cJSON *o = row_json(r);
+        cJSON *o = krc_store_row_json(r, KRC_ROW_JSON_FULL);
         if (o == NULL || !cJSON_AddItemToArray(t->json, o)) {
             cJSON_Delete(o);
             t->oom = 1;
@@ -571,15 +506,15 @@ static cJSON *json_doc(const char *text)
 
 static int print_show_json(const struct krc_store_entry *e)
 {
-    cJSON *o = row_json(&e->row);
+    cJSON *o = krc_store_row_json(&e->row, KRC_ROW_JSON_FULL);
     cJSON *msgs = NULL;
     char *text;
     int ok = o != NULL;
 
-    ok = ok && put(o, "message", json_str(e->message));
-    ok = ok && put(o, "report", json_doc(e->report_json));
+    ok = ok && krc_report_json_put(o, "message", krc_report_json_str(e->message));
+    ok = ok && krc_report_json_put(o, "report", json_doc(e->report_json));
     msgs = ok ? cJSON_CreateArray() : NULL;
-    ok = ok && put(o, "notifications", msgs);
+    ok = ok && krc_report_json_put(o, "notifications", msgs);
     for (size_t i = 0; ok && i < e->n_messages; i++) {
         const struct krc_store_message *m = &e->messages[i];
         cJSON *n = cJSON_CreateObject();
@@ -588,20 +523,22 @@ static int print_show_json(const struct krc_store_entry *e)
             cJSON_Delete(n);
             break;
         }
-        ok = ok && put(n, "id", cJSON_CreateNumber((double)m->id));
-        ok = ok && put(n, "kind", json_str(krc_store_kind_name(m->kind)));
-        ok = ok && put(n, "destination", json_str(m->destination));
-        ok = ok && put(n, "channel", json_str(m->channel));
-        ok = ok && put(n, "thread_key", json_str(m->thread_key));
-        ok = ok && put(n, "state", json_str(krc_store_state_name(m->state)));
-        ok = ok && put(n, "attempts", cJSON_CreateNumber(m->attempts));
-        ok = ok && put(n, "last_error", json_str(m->last_error));
-        ok = ok && put(n, "created_at", json_time(m->created_at));
-        ok = ok && put(n, "updated_at", json_time(m->updated_at));
-        ok = ok && put(n, "delivered_at", json_time(m->delivered_at));
-        ok = ok && put(n, "slack_ts", json_str(m->slack_ts));
-        ok = ok && put(n, "body", json_doc(m->body));
-        ok = ok && put(n, "fallback", json_doc(m->fallback));
+        ok = ok && krc_report_json_put(n, "id", cJSON_CreateNumber((double)m->id));
+        ok =
+            ok && krc_report_json_put(n, "kind", krc_report_json_str(krc_store_kind_name(m->kind)));
+        ok = ok && krc_report_json_put(n, "destination", krc_report_json_str(m->destination));
+        ok = ok && krc_report_json_put(n, "channel", krc_report_json_str(m->channel));
+        ok = ok && krc_report_json_put(n, "thread_key", krc_report_json_str(m->thread_key));
+        ok = ok &&
+             krc_report_json_put(n, "state", krc_report_json_str(krc_store_state_name(m->state)));
+        ok = ok && krc_report_json_put(n, "attempts", cJSON_CreateNumber(m->attempts));
+        ok = ok && krc_report_json_put(n, "last_error", krc_report_json_str(m->last_error));
+        ok = ok && krc_report_json_put(n, "created_at", krc_report_json_time(m->created_at));
+        ok = ok && krc_report_json_put(n, "updated_at", krc_report_json_time(m->updated_at));
+        ok = ok && krc_report_json_put(n, "delivered_at", krc_report_json_time(m->delivered_at));
+        ok = ok && krc_report_json_put(n, "slack_ts", krc_report_json_str(m->slack_ts));
+        ok = ok && krc_report_json_put(n, "body", json_doc(m->body));
+        ok = ok && krc_report_json_put(n, "fallback", json_doc(m->fallback));
     }
     text = ok ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
@@ -774,19 +711,12 @@ static int list_filter(const char *const *val, struct krc_store_filter *f)
         }
         f->cause = krc_cause_name(c);
     }
-    if (val[4] != NULL) {
-        long secs;
-        if (krc_config_parse_duration(val[4], &secs) < 0 || secs <= 0) {
-            fprintf(stderr,
-                    "krc history: --since '%s' is not a duration such as 90s, 10m, 2h, 1d or "
-                    "1h30m\n",
-                    val[4]);
-            return EXIT_USAGE;
-        }
-        f->since = krc_clock_now() - secs;
-        if (f->since <= 0) {
-            f->since = 1;
-        }
+    if (val[4] != NULL && krc_parse_since(val[4], krc_clock_now(), &f->since) < 0) {
+        fprintf(stderr,
+                "krc history: --since '%s' is neither a duration such as 90s, 10m, 2h, 1d or "
+                "1h30m nor an RFC 3339 time such as 2026-12-03T08:00:00Z\n",
+                val[4]);
+        return EXIT_USAGE;
     }
     if (val[5] != NULL) {
         if (parse_long("--limit", val[5], 1, 1000000, &n) != 0) {

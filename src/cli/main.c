@@ -6,6 +6,7 @@
 
 #include "krc/config/config.h"
 #include "krc/cli/config_cmd.h"
+#include "krc/cli/demo_cmd.h"
 #include "krc/daemon/daemon.h"
 #include "krc/util/error.h"
 #include "krc/cli/explain.h"
@@ -35,6 +36,10 @@ static void usage(FILE *out)
             "      The recorded restarts (default database: $KRC_DB, else the default path).\n"
             "  krc mcp [--db FILE] [--kubeconfig FILE] [--listen HOST:PORT] [--token-file FILE]\n"
             "      Serve the history read-only to AI agents over MCP (stdio, or HTTP at /mcp).\n"
+            "  krc demo [--out DIR] [--no-colour]\n"
+            "      Try krc without a cluster: real crash cases on a simulated cluster inside\n"
+            "      this process; alerts in the terminal, DIR/alerts.html and DIR/history.db\n"
+            "      (default DIR ./krc-demo). About 25 s; Ctrl-C stops it (exit 130).\n"
             "  krc config check FILE | print [--config FILE] | keys\n"
             "      Validate a configuration file; show the effective configuration.\n"
             "  krc version\n"
@@ -63,6 +68,7 @@ static void short_usage(FILE *out)
     fputs("krc - Kubernetes pod restart diagnostics collector\n"
           "\n"
           "Usage: krc COMMAND [OPTIONS]\n"
+          "  demo       see krc work on a simulated cluster (no cluster needed)\n"
           "  run        watch pods and report every container restart\n"
           "  explain    explain a restart offline from saved kubectl output\n"
           "  history    the recorded restarts\n"
@@ -71,7 +77,8 @@ static void short_usage(FILE *out)
           "  version    print the version\n"
           "  help       every command and option\n"
           "\n"
-          "Try: krc run --kubeconfig ~/.kube/config --context NAME\n",
+          "Try: krc demo\n"
+          "     krc run --kubeconfig ~/.kube/config --context NAME\n",
           out);
 }
 
@@ -158,6 +165,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "explain") == 0) {
         return krc_explain_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "demo") == 0) {
+        return krc_demo_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "mcp") == 0) {
         return krc_mcp_main(argc - 1, argv + 1);

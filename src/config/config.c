@@ -153,60 +153,7 @@ const struct krc_config_option *krc_config_options(void)
 
 int krc_config_parse_duration(const char *s, long *ret_seconds)
 {
-    long total = 0;
-    const char *p = s;
-    int any = 0;
-
-    if (s == NULL || *s == '\0') {
-        return KRC_EINVAL;
-    }
-    while (*p != '\0') {
-        char *end;
-        long v;
-        long mult = 1;
-        errno = 0;
-        if (*p < '0' || *p > '9') {
-            return KRC_EINVAL;
-        }
-        v = strtol(p, &end, 10);
-        if (errno != 0 || v < 0) {
-            return KRC_EINVAL;
-        }
-        switch (*end) {
-        case '\0':
-            if (any) {
-                return KRC_EINVAL; /* "1h30" is ambiguous */
-            }
-            mult = 1;
-            break;
-        case 's':
-            mult = 1;
-            end++;
-            break;
-        case 'm':
-            mult = 60;
-            end++;
-            break;
-        case 'h':
-            mult = 3600;
-            end++;
-            break;
-        case 'd':
-            mult = 86400;
-            end++;
-            break;
-        default:
-            return KRC_EINVAL;
-        }
-        if (v > 100000000L / mult) {
-            return KRC_EINVAL;
-        }
-        total += v * mult;
-        any = 1;
-        p = end;
-    }
-    *ret_seconds = total;
-    return 0;
+    return krc_parse_duration(s, ret_seconds);
 }
 
 static int parse_bool(const char *v, int *ret)

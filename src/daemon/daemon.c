@@ -697,6 +697,8 @@ static void reload(struct daemon *d)
 
     krc_log(KRC_LOG_INFO, "SIGHUP received; reloading the configuration%s%s",
             d->cfg->config_file ? " from " : "", d->cfg->config_file ? d->cfg->config_file : "");
+    /* a rotated Secret is taken whatever becomes of the configuration */
+    krc_health_reload_mcp_token(&d->health);
     if (cfg == NULL || ret == NULL) {
         krc_free(cfg);
         krc_free(ret);
@@ -1185,11 +1187,16 @@ static int follow_leader(struct daemon *d)
 
 /* Wait for a signal, for leadership (then watch), for its loss, or for a
  * watch loop to give up (it sets cancel). Returns the exit code. */
-static int wait_for_signals(struct daemon *d, const sigset_t *sigs)
+static int wait_for_signals(struct daemon *d, const sigset_t *sigs, const atomic_int *stop_flag,
+                            int *ret_signal)
 {
     int sig = 0;
 
     while (!d->cancel) {
+        if (stop_flag != NULL && atomic_load(stop_flag)) {
+            krc_log(KRC_LOG_INFO, "stop requested; shutting down");
+            return 0;
+        }
         struct timespec ts = {0, 200 * 1000000L};
         siginfo_t si;
         sig = sigtimedwait(sigs, &si, &ts);
@@ -1200,6 +1207,7 @@ static int wait_for_signals(struct daemon *d, const sigset_t *sigs)
         if (sig == SIGTERM || sig == SIGINT) {
             krc_log(KRC_LOG_INFO, "%s received; shutting down",
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            *ret_signal = sig;
             break;
         }
         if (d->leader != NULL && follow_leader(d)) {
@@ -1336,10 +1344,16 @@ static void daemon_cleanup(struct daemon *d)
 
 int krc_daemon_run(const struct krc_config *cfg)
 {
+    return krc_daemon_run_until(cfg, NULL, NULL);
+}
+
+int krc_daemon_run_until(const struct krc_config *cfg, const atomic_int *stop_flag, int *ret_signal)
+{
     struct daemon d;
     struct krc_error e;
     sigset_t sigs;
     int exit_code = 1;
+    int sig = 0;
 
     daemon_init(&d, cfg);
     tune_malloc();
@@ -1348,7 +1362,10 @@ int krc_daemon_run(const struct krc_config *cfg)
     if (setup(&d, &e) == 0 && start(&d, &e) == 0) {
         krc_log(KRC_LOG_INFO, "krc %s started (start-up window %lds)%s", KRC_VERSION,
                 cfg->startup_window_s, cfg->leader_elect ? "; waiting to lead" : "");
-        exit_code = wait_for_signals(&d, &sigs);
+        exit_code = wait_for_signals(&d, &sigs, stop_flag, &sig);
+    }
+    if (ret_signal != NULL) {
+        *ret_signal = sig;
     }
     stop(&d);
     daemon_cleanup(&d);

@@ -288,6 +288,34 @@ void krc_health_cleanup(struct krc_health *h)
     pthread_mutex_destroy(&h->metrics_lock);
 }
 
+void krc_health_reload_mcp_token(struct krc_health *h)
+{
+    const char *path = h->cfg->mcp_token_file;
+    struct krc_error e;
+    char *token = NULL;
+    int rc;
+
+    if (h->mcp_route == NULL) {
+        return;
+    }
+    krc_error_clear(&e);
+    if (krc_mcp_http_read_token(path, &token, &e) < 0) {
+        /* the message names the file and what is wrong, never a token */
+        krc_log(KRC_LOG_WARN, "mcpTokenFile not reloaded; /mcp keeps the token it had: %s", e.msg);
+        return;
+    }
+    rc = krc_mcp_http_set_token(h->mcp_route, token, &e);
+    memset(token, 0, strlen(token));
+    krc_free(token);
+    if (rc < 0) {
+        krc_log(KRC_LOG_WARN, "mcpTokenFile %s not reloaded; /mcp keeps the token it had: %s", path,
+                e.msg);
+    } else {
+        krc_log(KRC_LOG_INFO, "mcpTokenFile %s re-read: %s", path,
+                rc == 1 ? "/mcp now accepts the new token only" : "the token is unchanged");
+    }
+}
+
 void krc_health_reloaded(struct krc_health *h, int ok)
 {
     if (h->m_reloads != NULL) {

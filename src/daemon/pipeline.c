@@ -162,6 +162,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.confidence = dg->confidence;
     rec.message = msg != NULL ? msg->body : NULL;
     rec.report_json = json;
+    rec.gpus = dg->gpus;
     for (const struct krc_sender_message *m = msg;
          m != NULL && m->body != NULL && n_ob < MAX_MESSAGES; m = m->next) {
         struct krc_store_outbox *o = &ob[n_ob++];

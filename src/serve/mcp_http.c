@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +14,7 @@
 
 struct krc_mcp_http_route {
     struct krc_mcp *m;
+    pthread_mutex_t mu; /* the token: replaced by krc_mcp_http_set_token (SIGHUP) */
     char *token;
     int loopback_only;
 };
@@ -93,8 +95,18 @@ static int token_ok(const char *header, const char *token)
     return diff == 0 && hn == n;
 }
 
+/* No token, or the Authorization header carries it. */
+static int authorized(struct krc_mcp_http_route *r, const char *header)
+{
+    int ok;
+    pthread_mutex_lock(&r->mu);
+    ok = r->token == NULL || token_ok(header, r->token);
+    pthread_mutex_unlock(&r->mu);
+    return ok;
+}
+
 /* 0 when the request may go on; else resp is filled with the refusal. */
-static int check(const struct krc_mcp_http_route *r, const struct krc_http_server_request *req,
+static int check(struct krc_mcp_http_route *r, const struct krc_http_server_request *req,
                  struct krc_http_server_response *resp, int *refused)
 {
     const char *origin = krc_http_server_request_header(req, "Origin");
@@ -111,8 +123,7 @@ static int check(const struct krc_mcp_http_route *r, const struct krc_http_serve
         (!host_of(hosth, 0, host, sizeof(host)) || !krc_mcp_http_is_loopback(host))) {
         return refuse(resp, 403, KRC_MCP_INVALID_REQUEST, "Forbidden: Host not allowed");
     }
-    if (r->token != NULL &&
-        !token_ok(krc_http_server_request_header(req, "Authorization"), r->token)) {
+    if (!authorized(r, krc_http_server_request_header(req, "Authorization"))) {
         if (krc_http_server_response_header(resp, "WWW-Authenticate", "Bearer realm=\"krc\"") < 0) {
             return KRC_ENOMEM;
         }
@@ -129,7 +140,7 @@ static int check(const struct krc_mcp_http_route *r, const struct krc_http_serve
 static int handle(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
                   void *ud)
 {
-    const struct krc_mcp_http_route *r = ud;
+    struct krc_mcp_http_route *r = ud;
     struct krc_mcp_http h;
     struct krc_error err;
     int refused;
@@ -168,6 +179,7 @@ int krc_mcp_http_add(struct krc_http_server *srv, struct krc_mcp *m,
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     r->m = m;
+    pthread_mutex_init(&r->mu, NULL);
     r->loopback_only = cfg->loopback_only;
     rc = krc_http_server_route(srv, cfg->path != NULL ? cfg->path : "/mcp", KRC_HTTP_METHOD_POST,
                                cfg->max_body ? cfg->max_body : KRC_MCP_HTTP_MAX_BODY, 0, handle, r,
@@ -189,7 +201,29 @@ void krc_mcp_http_free(struct krc_mcp_http_route *r)
         memset(r->token, 0, strlen(r->token));
     }
     krc_free(r->token);
+    pthread_mutex_destroy(&r->mu);
     krc_free(r);
+}
+
+int krc_mcp_http_set_token(struct krc_mcp_http_route *r, const char *token, struct krc_error *err)
+{
+    char *copy = krc_strdup(token);
+    char *old;
+    int changed;
+
+    if (copy == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    pthread_mutex_lock(&r->mu);
+    old = r->token;
+    changed = old == NULL || strcmp(old, copy) != 0;
+    r->token = copy;
+    pthread_mutex_unlock(&r->mu);
+    if (old != NULL) {
+        memset(old, 0, strlen(old));
+        krc_free(old);
+    }
+    return changed;
 }
 
 int krc_mcp_http_read_token(const char *path, char **ret, struct krc_error *err)

@@ -12,6 +12,7 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/cause.h"
 #include "krc/serve/mcp_explain.h"
+#include "krc/store/report_json.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
@@ -167,50 +168,13 @@ static long arg_long(const cJSON *args, const char *k, long dflt)
     return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
 }
 
-static cJSON *jstr(const char *v)
-{
-    return v != NULL ? cJSON_CreateString(v) : cJSON_CreateNull();
-}
-
-static cJSON *jtime(int64_t t)
-{
-    char ts[40];
-    if (t <= 0) {
-        return cJSON_CreateNull();
-    }
-    krc_clock_format_rfc3339(t, ts, sizeof(ts));
-    return cJSON_CreateString(ts);
-}
-
-/* Add item under k; 0 when it or the add failed (item released). */
-static int put(cJSON *o, const char *k, cJSON *item)
-{
-    if (o == NULL || item == NULL) {
-        cJSON_Delete(item);
-        return 0;
-    }
-    if (!cJSON_AddItemToObject(o, k, item)) {
-        cJSON_Delete(item);
-        return 0;
-    }
-    return 1;
-}
-
 static int parse_since(const char *s, int64_t *ret, char *msg, size_t msgsz)
 {
-    long secs;
     if (s == NULL) {
         *ret = 0;
         return 0;
     }
-    if (krc_parse_rfc3339(s, strlen(s), ret) == 0) {
-        return 0;
-    }
-    if (krc_config_parse_duration(s, &secs) == 0 && secs > 0) {
-        *ret = krc_clock_now() - secs;
-        if (*ret <= 0) {
-            *ret = 1;
-        }
+    if (krc_parse_since(s, krc_clock_now(), ret) == 0) {
         return 0;
     }
     snprintf(msg, msgsz,
@@ -261,38 +225,6 @@ static int parse_cursor(const char *s, struct krc_store_filter *f, char *msg, si
     }
     snprintf(msg, msgsz, "invalid arguments: cursor '%.64s' is not a next_cursor of this tool", s);
     return -1;
-}
-
-static cJSON *row_json(const struct krc_store_row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON *w = cJSON_CreateObject();
-    int ok = put(o, "workload", w);
-
-    ok = ok && put(o, "id", cJSON_CreateNumber((double)r->id));
-    ok = ok && put(o, "time", jtime(r->detected_at));
-    ok = ok && put(o, "namespace", jstr(r->namespace));
-    ok = ok && put(o, "pod", jstr(r->pod));
-    ok = ok && put(o, "container", jstr(r->container));
-    ok = ok && put(o, "restart_count", cJSON_CreateNumber(r->restart_count));
-    ok = ok && put(w, "kind", jstr(r->workload_kind));
-    ok = ok && put(w, "name", jstr(r->workload_name));
-    ok = ok && put(o, "node", jstr(r->node));
-    ok = ok && put(o, "exit_code",
-                   r->has_exit_code ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
-    ok = ok && put(o, "signal", jstr(krc_signal_name(r->signal)));
-    ok = ok && put(o, "reason", jstr(r->reason));
-    ok = ok && put(o, "cause", jstr(r->cause));
-    ok = ok && put(o, "confidence", jstr(r->confidence));
-    ok = ok && put(o, "summary", jstr(r->summary));
-    if (!ok) {
-        if (o == NULL) {
-            cJSON_Delete(w);
-        }
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
 }
 
 /* Lock and make sure the database is open. KRC_MCP_TOOL_FAILED (unlocked)
@@ -350,7 +282,7 @@ static int page_row(const struct krc_store_row *r, void *ud)
         p->more = 1;
         return 1;
     }
-    o = row_json(r);
+    o = krc_store_row_json(r, 0);
     if (o == NULL || !cJSON_AddItemToArray(p->rows, o)) {
         cJSON_Delete(o);
         p->oom = 1;
@@ -373,7 +305,7 @@ static int list_page(struct krc_mcp_tools *t, struct krc_store_filter *f, long w
     memset(&p, 0, sizeof(p));
     p.want = want;
     p.rows = cJSON_CreateArray();
-    if (!put(out, "restarts", p.rows)) {
+    if (!krc_report_json_put(out, "restarts", p.rows)) {
         cJSON_Delete(out);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
@@ -390,7 +322,7 @@ static int list_page(struct krc_mcp_tools *t, struct krc_store_filter *f, long w
     if (rc == 0 || (rc == 1 && !p.oom)) {
         char cur[48];
         snprintf(cur, sizeof(cur), "%" PRId64 ".%" PRId64, p.last_at, p.last_id);
-        if (!p.more || put(out, "next_cursor", cJSON_CreateString(cur))) {
+        if (!p.more || krc_report_json_put(out, "next_cursor", cJSON_CreateString(cur))) {
             *ret = out;
             return KRC_MCP_TOOL_OK;
         }
@@ -437,9 +369,10 @@ static int tool_timeline(void *ud, const cJSON *args, cJSON **ret, char *msg, si
         return KRC_MCP_TOOL_FAILED;
     }
     rc = list_page(ud, &f, arg_long(args, "limit", TIMELINE_DEFAULT), ret, msg, msgsz, err);
-    if (rc == KRC_MCP_TOOL_OK && (!put(*ret, "namespace", cJSON_CreateString(f.namespace)) ||
-                                  !put(*ret, f.pod != NULL ? "pod" : "workload",
-                                       cJSON_CreateString(f.pod != NULL ? f.pod : f.workload)))) {
+    if (rc == KRC_MCP_TOOL_OK &&
+        (!krc_report_json_put(*ret, "namespace", cJSON_CreateString(f.namespace)) ||
+         !krc_report_json_put(*ret, f.pod != NULL ? "pod" : "workload",
+                              cJSON_CreateString(f.pod != NULL ? f.pod : f.workload)))) {
         cJSON_Delete(*ret);
         *ret = NULL;
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -477,7 +410,7 @@ static int trim_log(cJSON *report, size_t max, struct krc_error *err)
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     cJSON_DeleteItemFromObjectCaseSensitive(log, "omitted_bytes");
-    if (!put(log, "omitted_bytes", cJSON_CreateNumber(before + (double)from))) {
+    if (!krc_report_json_put(log, "omitted_bytes", cJSON_CreateNumber(before + (double)from))) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     return 0;
@@ -514,8 +447,8 @@ static int tool_report(void *ud, const cJSON *args, cJSON **ret, char *msg, size
         cJSON_Delete(report);
         report = NULL;
     }
-    rc = put(out, "restart", row_json(&e->row)) &&
-                 put(out, "report", report != NULL ? report : cJSON_CreateNull())
+    rc = krc_report_json_put(out, "restart", krc_store_row_json(&e->row, 0)) &&
+                 krc_report_json_put(out, "report", report != NULL ? report : cJSON_CreateNull())
              ? 0
              : KRC_ENOMEM;
     krc_store_entry_free(e);
@@ -532,115 +465,86 @@ static int tool_report(void *ud, const cJSON *args, cJSON **ret, char *msg, size
 
 /* ---- restart_summary ---------------------------------------------------------------------- */
 
-struct groups {
-    enum krc_store_group g;
-    cJSON *arr;
-    long limit;
-    long n;
-    int64_t total;
-    int oom;
-};
-
-static int group_item(cJSON *o, enum krc_store_group g, const struct krc_store_group_row *r)
+/* One list of the summary under key: workloads, causes, nodes or gpu_pods. */
+static int summary_list(cJSON *out, const char *key, const struct krc_store_group_row *rows,
+                        size_t n)
 {
-    switch (g) {
-    case KRC_STORE_BY_WORKLOAD:
-        return put(o, "namespace", jstr(r->key[0])) && put(o, "kind", jstr(r->key[1])) &&
-               put(o, "name", jstr(r->key[2])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods)) &&
-               put(o, "last_restart", jtime(r->last_at)) && put(o, "top_cause", jstr(r->top_cause));
-    case KRC_STORE_BY_CAUSE:
-        return put(o, "cause", jstr(r->key[0])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods));
-    case KRC_STORE_BY_NODE:
-        return put(o, "node", jstr(r->key[0])) &&
-               put(o, "pods", cJSON_CreateNumber((double)r->pods));
-    case KRC_STORE_BY_GPU_POD:
-        return put(o, "namespace", jstr(r->key[0])) && put(o, "pod", jstr(r->key[1])) &&
-               put(o, "gpus", cJSON_CreateNumber((double)r->gpus)) &&
-               put(o, "last_restart", jtime(r->last_at));
-    }
-    return 0;
-}
+    cJSON *arr = cJSON_CreateArray();
 
-static int on_group(const struct krc_store_group_row *r, void *ud)
-{
-    struct groups *gs = ud;
-    cJSON *o;
-
-    gs->total += gs->g == KRC_STORE_BY_GPU_POD ? r->gpus : r->restarts;
-    if (gs->n >= gs->limit) {
-        return 0; /* counted, not listed */
+    if (!krc_report_json_put(out, key, arr)) {
+        return 0;
     }
-    o = cJSON_CreateObject();
-    if (o == NULL || !cJSON_AddItemToArray(gs->arr, o)) {
-        cJSON_Delete(o);
-        gs->oom = 1;
-        return 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_store_group_row *r = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        int ok;
+        if (o == NULL || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return 0;
+        }
+        ok = krc_report_json_put(o, "restarts", cJSON_CreateNumber((double)r->restarts));
+        if (strcmp(key, "workloads") == 0) {
+            ok = ok && krc_report_json_put(o, "namespace", krc_report_json_str(r->key[0])) &&
+                 krc_report_json_put(o, "kind", krc_report_json_str(r->key[1])) &&
+                 krc_report_json_put(o, "name", krc_report_json_str(r->key[2])) &&
+                 krc_report_json_put(o, "pods", cJSON_CreateNumber((double)r->pods)) &&
+                 krc_report_json_put(o, "last_restart", krc_report_json_time(r->last_at)) &&
+                 krc_report_json_put(o, "top_cause", krc_report_json_str(r->top_cause));
+        } else if (strcmp(key, "gpu_pods") == 0) {
+            ok = ok && krc_report_json_put(o, "namespace", krc_report_json_str(r->key[0])) &&
+                 krc_report_json_put(o, "pod", krc_report_json_str(r->key[1])) &&
+                 krc_report_json_put(o, "gpus", cJSON_CreateNumber((double)r->gpus)) &&
+                 krc_report_json_put(o, "last_restart", krc_report_json_time(r->last_at));
+        } else { /* a cause or a node */
+            ok = ok &&
+                 krc_report_json_put(o, strcmp(key, "causes") == 0 ? "cause" : "node",
+                                     krc_report_json_str(r->key[0])) &&
+                 krc_report_json_put(o, "pods", cJSON_CreateNumber((double)r->pods));
+        }
+        if (!ok) {
+            return 0;
+        }
     }
-    if (!put(o, "restarts", cJSON_CreateNumber((double)r->restarts)) || !group_item(o, gs->g, r)) {
-        gs->oom = 1;
-        return 1;
-    }
-    gs->n++;
-    return 0;
+    return 1;
 }
 
 static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
                         struct krc_error *err)
 {
-    static const struct {
-        enum krc_store_group g;
-        const char *key;
-    } parts[] = {{KRC_STORE_BY_WORKLOAD, "workloads"},
-                 {KRC_STORE_BY_CAUSE, "causes"},
-                 {KRC_STORE_BY_NODE, "nodes"},
-                 {KRC_STORE_BY_GPU_POD, "gpu_pods"}};
     struct krc_mcp_tools *t = ud;
     const char *since_text = arg_str(args, "since");
+    struct krc_store_summary *sum = NULL;
     int64_t since;
-    cJSON *out = cJSON_CreateObject();
-    int rc = 0;
+    cJSON *out;
+    int rc;
+    int ok;
 
     if (parse_since(since_text != NULL ? since_text : "24h", &since, msg, msgsz) < 0) {
-        cJSON_Delete(out);
         return KRC_MCP_TOOL_FAILED;
     }
-    if (!put(out, "since", jtime(since))) {
-        cJSON_Delete(out);
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
     if ((rc = lock_db(t, msg, msgsz)) != 0) {
-        cJSON_Delete(out);
         return rc;
     }
-    for (size_t i = 0; rc == 0 && i < sizeof(parts) / sizeof(parts[0]); i++) {
-        struct groups gs = {
-            parts[i].g, cJSON_CreateArray(), arg_long(args, "limit", SUMMARY_DEFAULT), 0, 0, 0};
-        if (!put(out, parts[i].key, gs.arr)) {
-            rc = KRC_ENOMEM;
-            break;
-        }
-        /* causes and GPU pods are all read, to count them; the others only up to limit */
-        rc = krc_store_group(
-            t->db, parts[i].g, since,
-            parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD ? 0 : gs.limit,
-            on_group, &gs, err);
-        if (rc < 0) {
-            rc = db_failed(t, err, msg, msgsz);
-        } else if (gs.oom) {
-            rc = KRC_ENOMEM;
-        } else if (parts[i].g == KRC_STORE_BY_CAUSE || parts[i].g == KRC_STORE_BY_GPU_POD) {
-            rc = put(out, parts[i].g == KRC_STORE_BY_CAUSE ? "restarts" : "gpus_held",
-                     cJSON_CreateNumber((double)gs.total))
-                     ? 0
-                     : KRC_ENOMEM;
-        }
+    rc = krc_store_summarize(t->db, since, arg_long(args, "limit", SUMMARY_DEFAULT), &sum, err);
+    if (rc < 0 && rc != KRC_ENOMEM) {
+        rc = db_failed(t, err, msg, msgsz);
     }
     pthread_mutex_unlock(&t->mu);
     if (rc != 0) {
+        return rc;
+    }
+    out = cJSON_CreateObject();
+    ok = krc_report_json_put(out, "since", krc_report_json_time(since)) &&
+         krc_report_json_put(out, "restarts", cJSON_CreateNumber((double)sum->restarts)) &&
+         summary_list(out, "workloads", sum->workloads, sum->n_workloads) &&
+         summary_list(out, "causes", sum->causes, sum->n_causes) &&
+         summary_list(out, "nodes", sum->nodes, sum->n_nodes) &&
+         krc_report_json_put(out, "gpus_held", cJSON_CreateNumber((double)sum->gpus_held)) &&
+         summary_list(out, "gpu_pods", sum->gpu_pods, sum->n_gpu_pods);
+    krc_store_summary_free(sum);
+    if (!ok) {
         cJSON_Delete(out);
-        return rc == KRC_ENOMEM ? krc_error_set(err, KRC_ENOMEM, "out of memory") : rc;
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     *ret = out;
     return KRC_MCP_TOOL_OK;

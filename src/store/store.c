@@ -107,6 +107,20 @@ static const struct migration {
      * restartCount. The UNIQUE (pod_uid, container, restart_count)
      * constraint goes, so the table is rebuilt. */
     {NULL, migrate_identity},
+    /* 3 -> 4 (issue 14: tools/call within 100 ms on 100,000 restarts):
+     * the GPUs the pod held, from the report (restart_summary read it with
+     * json_extract from every crash-looping pod's report); restarts_window
+     * covers everything the summary's single pass reads, so it never
+     * touches the table; restarts_workload serves the workload filter
+     * without a namespace. */
+    {"ALTER TABLE restarts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE restarts SET gpus = coalesce((SELECT CASE WHEN json_valid(p.report_json)"
+     "  THEN CAST(json_extract(p.report_json, '$.diagnosis.gpus') AS INTEGER) END"
+     "  FROM reports p WHERE p.restart_id = restarts.id), 0);"
+     "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
+     "  workload_name, pod, pod_uid, cause, node, gpus);"
+     "CREATE INDEX restarts_workload ON restarts (workload_name, detected_at);",
+     NULL},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VERSION,
@@ -175,10 +189,9 @@ static const char *const sql_text[N_STMT] = {
     [ST_INSERT_RESTART] =
         "INSERT INTO restarts (pod_uid, container, restart_count, namespace, pod, workload_kind, "
         "workload_name, node, cause, exit_code, signal, reason, started_at, finished_at, "
-        "detected_at, decision, summary, confidence, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, " IDENTITY_SQL(
-            "?14", "?19", "?3") ") "
-                                "ON CONFLICT (pod_uid, container, identity) DO NOTHING",
+        "detected_at, decision, summary, confidence, gpus, identity) VALUES (?1, ?2, ?3, ?4, ?5, "
+        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?20, " IDENTITY_SQL(
+            "?14", "?19", "?3") ") ON CONFLICT (pod_uid, container, identity) DO NOTHING",
     [ST_FIND_RESTART] = "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND "
                         "identity = " IDENTITY_SQL("?4", "?5", "?3"),
     [ST_RESTART_EXISTS] = "SELECT 1 FROM restarts WHERE id = ?1",
@@ -1163,6 +1176,7 @@ int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *r
     bind_text(st, 17, rec->summary);
     bind_text(st, 18, krc_confidence_name(rec->confidence));
     bind_text(st, 19, rec->container_id);
+    sqlite3_bind_int64(st, 20, rec->gpus > 0 ? (int64_t)rec->gpus : 0);
     if ((rc = run_done(s, st, "recording a restart", err)) < 0) {
         goto rollback;
     }
@@ -1826,100 +1840,43 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
     return 0;
 }
 
-/* The grouping queries of krc_store_group: ?1 since, ?2 limit. They read the
- * window through restarts_detected (INDEXED BY: left alone, SQLite walks the
- * whole namespace index to spare the GROUP BY a sort, ten times slower on a
- * large history). */
-#define GROUP_FROM " FROM restarts r INDEXED BY restarts_detected WHERE r.detected_at >= ?1"
-static const char *const group_sql[] = {
-    [KRC_STORE_BY_WORKLOAD] =
-        "SELECT r.namespace, COALESCE(r.workload_kind, 'Pod'), COALESCE(r.workload_name, r.pod),"
-        " COUNT(*), COUNT(DISTINCT r.pod_uid), MAX(r.detected_at), NULL, 0" GROUP_FROM
-        " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 6 DESC LIMIT ?2",
-    [KRC_STORE_BY_CAUSE] = "SELECT r.cause, NULL, NULL, COUNT(*), COUNT(DISTINCT r.pod_uid),"
-                           " MAX(r.detected_at), NULL, 0" GROUP_FROM
-                           " GROUP BY r.cause ORDER BY 4 DESC, 6 DESC LIMIT ?2",
-    [KRC_STORE_BY_NODE] = "SELECT COALESCE(r.node, ''), NULL, NULL, COUNT(*),"
-                          " COUNT(DISTINCT r.pod_uid), MAX(r.detected_at), NULL, 0" GROUP_FROM
-                          " GROUP BY 1 ORDER BY 4 DESC, 6 DESC LIMIT ?2",
-    [KRC_STORE_BY_GPU_POD] =
-        "WITH loop AS MATERIALIZED (SELECT r.namespace AS ns, r.pod AS pod, COUNT(*) AS n,"
-        "   MAX(r.id) AS last, MAX(r.detected_at) AS at" GROUP_FROM
-        "   GROUP BY r.pod_uid HAVING COUNT(*) >= 2),"
-        " g AS (SELECT loop.*, CAST(json_extract(p.report_json, '$.diagnosis.gpus') AS INTEGER)"
-        "   AS gpus FROM loop JOIN reports p ON p.restart_id = loop.last"
-        "   WHERE json_valid(p.report_json))"
-        " SELECT ns, pod, NULL, n, 1, at, NULL, gpus FROM g WHERE gpus > 0"
-        " ORDER BY gpus DESC, n DESC, at DESC LIMIT ?2",
-};
+/* Everything krc_store_summarize reads of the restarts in a window, from the
+ * covering index restarts_window alone (schema 4): ?1 since. */
+#define WINDOW_SQL                                                                                 \
+    "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"            \
+    " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r INDEXED BY restarts_window"               \
+    " WHERE r.detected_at >= ?1"
 
-/* The most frequent cause of one workload's restarts in the window (through
- * the namespace index): ?1 since, ?2 namespace, ?3 workload (or pod) name. */
-#define GROUP_TOP_CAUSE                                                                            \
-    "SELECT r.cause FROM restarts r WHERE r.namespace = ?2 AND r.detected_at >= ?1"                \
-    " AND COALESCE(r.workload_name, r.pod) = ?3 GROUP BY r.cause ORDER BY COUNT(*) DESC, r.cause"  \
-    " LIMIT 1"
-
-static int group_rows(struct krc_store *s, sqlite3_stmt *st, sqlite3_stmt *top,
-                      krc_store_group_fn fn, void *ud, struct krc_error *err)
-{
-    int rc;
-
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct krc_store_group_row row;
-        int stop;
-        memset(&row, 0, sizeof(row));
-        for (int i = 0; i < 3; i++) {
-            row.key[i] = (const char *)sqlite3_column_text(st, i);
-        }
-        row.restarts = sqlite3_column_int64(st, 3);
-        row.pods = sqlite3_column_int64(st, 4);
-        row.last_at = sqlite3_column_int64(st, 5);
-        row.gpus = (long)sqlite3_column_int64(st, 7);
-        if (top != NULL) {
-            sqlite3_reset(top);
-            bind_text(top, 2, row.key[0]);
-            bind_text(top, 3, row.key[2]);
-            rc = sqlite3_step(top);
-            if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-                return db_fail(s, rc, "summarising restarts", err);
-            }
-            row.top_cause = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(top, 0) : NULL;
-        }
-        if ((stop = fn(&row, ud)) != 0) {
-            return stop;
-        }
-    }
-    return rc == SQLITE_DONE ? 0 : db_fail(s, rc, "summarising restarts", err);
-}
-
-int krc_store_group(struct krc_store *s, enum krc_store_group g, int64_t since, long limit,
-                    krc_store_group_fn fn, void *ud, struct krc_error *err)
+int krc_store_window(struct krc_store *s, int64_t since, krc_store_window_fn fn, void *ud,
+                     struct krc_error *err)
 {
     sqlite3_stmt *st = NULL;
-    sqlite3_stmt *top = NULL;
-    int rc;
+    int rc = sqlite3_prepare_v2(s->db, WINDOW_SQL, -1, &st, NULL);
 
-    if ((unsigned)g >= sizeof(group_sql) / sizeof(group_sql[0])) {
-        return krc_error_set(err, KRC_EINVAL, "unknown grouping %d", (int)g);
-    }
-    rc = sqlite3_prepare_v2(s->db, group_sql[g], -1, &st, NULL);
-    if (rc == SQLITE_OK && g == KRC_STORE_BY_WORKLOAD) {
-        rc = sqlite3_prepare_v2(s->db, GROUP_TOP_CAUSE, -1, &top, NULL);
-    }
     if (rc != SQLITE_OK) {
-        sqlite3_finalize(st);
         return db_fail(s, rc, "summarising restarts", err);
     }
     sqlite3_bind_int64(st, 1, since);
-    sqlite3_bind_int64(st, 2, limit > 0 ? (int64_t)limit : -1);
-    if (top != NULL) {
-        sqlite3_bind_int64(top, 1, since);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct krc_store_window_row r;
+        int stop;
+        r.id = sqlite3_column_int64(st, 0);
+        r.detected_at = sqlite3_column_int64(st, 1);
+        r.namespace = col_text(st, 2);
+        r.workload_kind = col_text(st, 3);
+        r.workload_name = col_text(st, 4);
+        r.pod = col_text(st, 5);
+        r.pod_uid = col_text(st, 6);
+        r.cause = col_text(st, 7);
+        r.node = col_text(st, 8);
+        r.gpus = (long)sqlite3_column_int64(st, 9);
+        if ((stop = fn(&r, ud)) != 0) {
+            sqlite3_finalize(st);
+            return stop;
+        }
     }
-    rc = group_rows(s, st, top, fn, ud, err);
-    sqlite3_finalize(top);
     sqlite3_finalize(st);
-    return rc;
+    return rc == SQLITE_DONE ? 0 : db_fail(s, rc, "summarising restarts", err);
 }
 
 void krc_store_entry_free(struct krc_store_entry *e)

@@ -1,7 +1,10 @@
 #include "krc/util/clock.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "krc/util/error.h"
@@ -180,4 +183,78 @@ size_t krc_clock_scan_rfc3339(const char *s, size_t len, unsigned flags, int64_t
 int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds)
 {
     return krc_clock_scan_rfc3339(s, len, 0, ret_seconds, NULL) > 0 ? 0 : KRC_EINVAL;
+}
+
+int krc_parse_duration(const char *s, long *ret_seconds)
+{
+    long total = 0;
+    const char *p = s;
+    int any = 0;
+
+    if (s == NULL || *s == '\0') {
+        return KRC_EINVAL;
+    }
+    while (*p != '\0') {
+        char *end;
+        long v;
+        long mult = 1;
+        errno = 0;
+        if (*p < '0' || *p > '9') {
+            return KRC_EINVAL;
+        }
+        v = strtol(p, &end, 10);
+        if (errno != 0 || v < 0) {
+            return KRC_EINVAL;
+        }
+        switch (*end) {
+        case '\0':
+            if (any) {
+                return KRC_EINVAL; /* "1h30" is ambiguous */
+            }
+            mult = 1;
+            break;
+        case 's':
+            mult = 1;
+            end++;
+            break;
+        case 'm':
+            mult = 60;
+            end++;
+            break;
+        case 'h':
+            mult = 3600;
+            end++;
+            break;
+        case 'd':
+            mult = 86400;
+            end++;
+            break;
+        default:
+            return KRC_EINVAL;
+        }
+        if (v > 100000000L / mult) {
+            return KRC_EINVAL;
+        }
+        total += v * mult;
+        any = 1;
+        p = end;
+    }
+    *ret_seconds = total;
+    return 0;
+}
+
+int krc_parse_since(const char *s, int64_t now, int64_t *ret)
+{
+    long secs;
+    if (s == NULL) {
+        return KRC_EINVAL;
+    }
+    if (krc_parse_rfc3339(s, strlen(s), ret) == 0) {
+        return 0;
+    }
+    if (krc_parse_duration(s, &secs) < 0 || secs <= 0) {
+        return KRC_EINVAL;
+    }
+    *ret = now - secs > 0 ? now - secs : 1;
+    return 0;
 }

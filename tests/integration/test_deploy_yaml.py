@@ -97,7 +97,7 @@ def renderer():
     if _renderer:
         return _renderer[0]
     if shutil.which("go") is None:
-        raise AssertionError("go is not installed: apt-get install %s (scripts/setup)" % GO_PACKAGES)
+        raise AssertionError("go is not installed: apt-get install %s (scripts/setup-test)" % GO_PACKAGES)
     outdir = os.path.join(os.path.dirname(os.path.abspath(h.krc_binary())), "helmrender")
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "helmrender")
@@ -729,7 +729,7 @@ class YamllintTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if shutil.which("yamllint") is None:
-            raise AssertionError("yamllint is not installed: apt-get install yamllint (scripts/setup)")
+            raise AssertionError("yamllint is not installed: apt-get install yamllint (scripts/setup-test)")
 
     def yamllint(self, *paths):
         return subprocess.run(["yamllint", "--strict", "-f", "parsable", "-c", YAMLLINT_CONFIG] + list(paths),
@@ -783,7 +783,7 @@ class SchemaTest(unittest.TestCase):
     def setUpClass(cls):
         if not os.path.isdir(os.path.join(SCHEMA_DIR, "node_modules")):
             raise unittest.SkipTest("tests/schema/node_modules is missing: run `%s` from the "
-                                    "repository root (scripts/setup does)" % NPM_INSTALL)
+                                    "repository root (scripts/setup-test does)" % NPM_INSTALL)
         if shutil.which("node") is None:
             raise AssertionError("node is not installed (apt-get install nodejs)")
 

@@ -80,6 +80,15 @@ CREATE INDEX restarts_pod ON restarts (pod, detected_at);
 UPDATE schema_version SET version = 3;
 """
 
+# migration 3 -> 4 (issue 14): the GPUs column and the MCP tools' covering indexes.
+SCHEMA_V4 = SCHEMA_V3 + """
+ALTER TABLE restarts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,
+  workload_name, pod, pod_uid, cause, node, gpus);
+CREATE INDEX restarts_workload ON restarts (workload_name, detected_at);
+UPDATE schema_version SET version = 4;
+"""
+
 
 def report_doc(ns, pod, container, cause, log_lines=40):
     return {
@@ -144,11 +153,12 @@ def add_next_step(doc, confidence):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=3):
+    def __init__(self, path, schema_version=4):
         self.db = sqlite3.connect(path)
         self.schema = schema_version
-        self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2}.get(schema_version, SCHEMA_V3))
-        if schema_version not in (1, 2, 3):
+        self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3}.get(schema_version,
+                                                                             SCHEMA_V4))
+        if schema_version not in (1, 2, 3, 4):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
@@ -280,6 +290,11 @@ class HistoryTest(unittest.TestCase):
                          [ids["worker"], ids["web"]])
         self.assertEqual(ids_of("--limit", "2"), [ids["worker"], ids["job"]])
         self.assertEqual(ids_of("--since", "1d", "--cause", "oom_killed"), [ids["web"]])
+        # an RFC 3339 time works as --since too (the same parser as the MCP tools' since)
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.now - 15 * 60))
+        self.assertEqual(ids_of("--since", at), [ids["worker"], ids["job"]])
+        at = time.strftime("%Y-%m-%dT%H:%M:%S+01:00", time.gmtime(self.now - 15 * 60 + 3600))
+        self.assertEqual(ids_of("--since", at), [ids["worker"], ids["job"]])
         p = run(["--db", self.path, "--format", "json", "--pod", "worker"], check_rc=0)
         row = json.loads(p.stdout)[0]
         self.assertEqual(row["namespace"], "shop")
@@ -376,7 +391,8 @@ class HistoryTest(unittest.TestCase):
         p = run(["show", "999", "--db", self.path], check_rc=1)
         self.assertIn("no restart with id 999", p.stderr)
         for args in (["--limit", "0"], ["--limit", "x"], ["--cause", "oom"],
-                     ["--since", "soon"], ["--since", "0"], ["--format", "yaml"],
+                     ["--since", "soon"], ["--since", "0"], ["--since", "2026-13-01T00:00:00Z"],
+                     ["--since", "2026-12-03 08:00:00"], ["--format", "yaml"],
                      ["--bogus"], ["--db"], ["show"], ["show", "abc"], ["show", "1", "2"],
                      ["show", "1", "--format", "table"], ["show", "1", "--pod", "x"],
                      ["extra"], ["--pod", "a", "--pod", "b"], ["--namespace="]):

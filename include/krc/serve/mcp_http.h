@@ -43,6 +43,11 @@ int krc_mcp_http_add(struct krc_http_server *srv, struct krc_mcp *m,
                      struct krc_error *err);
 void krc_mcp_http_free(struct krc_mcp_http_route *r);
 
+/* Replace the route's bearer token (copied; thread-safe: requests being
+ * checked see the old or the new one). 1 when it differs from the old one,
+ * 0 when the same, KRC_ENOMEM (the old one kept). */
+int krc_mcp_http_set_token(struct krc_mcp_http_route *r, const char *token, struct krc_error *err);
+
 /* Is host (without brackets or port) "localhost" or a loopback address
  * (127.0.0.0/8, ::1)? */
 int krc_mcp_http_is_loopback(const char *host);

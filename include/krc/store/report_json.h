@@ -39,8 +39,11 @@
 #ifndef KRC_REPORT_JSON_H
 #define KRC_REPORT_JSON_H
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
@@ -62,5 +65,22 @@ int krc_report_json_build(const struct krc_report *r, const struct krc_diagnosis
  * keep_newlines is 0), invalid UTF-8 replaced by U+FFFD. 0, KRC_ETOOBIG (out
  * keeps what fitted, cut at a character boundary) or KRC_ENOMEM. */
 int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, int keep_newlines);
+
+/* cJSON building blocks shared by `krc history` and the MCP tools. put adds
+ * item to o under k: 1, or 0 when o or item is NULL or the add failed (item
+ * released). str is a string, or null for NULL; time is RFC 3339 UTC, or
+ * null for t <= 0. */
+int krc_report_json_put(cJSON *o, const char *k, cJSON *item);
+cJSON *krc_report_json_str(const char *v);
+cJSON *krc_report_json_time(int64_t t);
+
+/* A stored restart (a list row) as JSON: id, time, namespace, pod, container,
+ * restart_count, workload {kind, name}, node, exit_code, signal, reason,
+ * cause, confidence, summary; with KRC_ROW_JSON_FULL also detected_at (unix
+ * seconds), pod_uid, started_at, finished_at, decision, delivery, attempts
+ * (the keys of `krc history --format json`, a public contract; the MCP
+ * tools' output schemas list the brief ones). NULL when out of memory. */
+#define KRC_ROW_JSON_FULL 1u
+cJSON *krc_store_row_json(const struct krc_store_row *r, unsigned flags);
 
 #endif

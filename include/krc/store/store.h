@@ -44,8 +44,9 @@
 
 /* Schema version this binary writes (migrations up to it are built in).
  * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
- * container, restart_count). */
-#define KRC_STORE_SCHEMA_VERSION 3
+ * container, restart_count); 4: restarts.gpus and the covering indexes of
+ * restart_summary and the workload filter. */
+#define KRC_STORE_SCHEMA_VERSION 4
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -107,6 +108,7 @@ struct krc_store_restart {
     enum krc_confidence confidence; /* of the diagnosis (stored as its name) */
     const char *message;            /* the alert text as posted (or to be posted) */
     const char *report_json;        /* full diagnostics (krc_report_json_build) */
+    long gpus;                      /* GPUs the pod holds (diagnosis.gpus), 0: none */
 };
 
 enum krc_store_kind {
@@ -317,31 +319,59 @@ int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
                   struct krc_error *err);
 void krc_store_entry_free(struct krc_store_entry *e);
 
-/* Restarts detected at or after `since` grouped by one key, most restarts
- * first (then the latest), at most `limit` groups (<= 0: all). */
-enum krc_store_group {
-    KRC_STORE_BY_WORKLOAD, /* key: namespace, workload kind, workload name (the pod's
-                              name when it has no workload) */
-    KRC_STORE_BY_CAUSE,    /* key: cause code */
-    KRC_STORE_BY_NODE,     /* key: node ("" when unknown) */
-    /* key: namespace, pod; only pods with at least 2 restarts whose latest
-     * report holds GPUs (diagnosis.gpus > 0); gpus set; most GPUs first */
-    KRC_STORE_BY_GPU_POD,
+/* One restart of a window, as krc_store_window reads it (strings borrowed
+ * for the callback; workload_kind, workload_name and node may be NULL). */
+struct krc_store_window_row {
+    int64_t id;
+    int64_t detected_at;
+    const char *namespace;
+    const char *workload_kind;
+    const char *workload_name;
+    const char *pod;
+    const char *pod_uid;
+    const char *cause;
+    const char *node;
+    long gpus; /* GPUs the pod held (the diagnosis), 0: none */
 };
 
+typedef int (*krc_store_window_fn)(const struct krc_store_window_row *row, void *ud);
+
+/* Every restart detected at or after `since`, in no particular order, read
+ * from one covering index (no table rows); a non-zero return of fn stops
+ * the scan and is returned. */
+int krc_store_window(struct krc_store *s, int64_t since, krc_store_window_fn fn, void *ud,
+                     struct krc_error *err);
+
+/* One entry of a summary list (src/store/summary.c). */
 struct krc_store_group_row {
-    const char *key[3]; /* borrowed; unused ones NULL */
+    /* workloads: namespace, kind ("Pod" when none), name (the pod's name when
+     * it has no workload); causes: the cause code; nodes: the node ("" when
+     * unknown); GPU pods: namespace, pod. Unused ones NULL. */
+    const char *key[3];
     int64_t restarts;
     int64_t pods;          /* distinct pod UIDs */
     int64_t last_at;       /* latest detected_at */
-    const char *top_cause; /* KRC_STORE_BY_WORKLOAD: its most frequent cause */
-    long gpus;             /* KRC_STORE_BY_GPU_POD */
+    const char *top_cause; /* workloads: the most frequent cause (ties: by name) */
+    long gpus;             /* GPU pods: GPUs of the pod's latest restart */
 };
 
-typedef int (*krc_store_group_fn)(const struct krc_store_group_row *row, void *ud);
+/* The restarts detected at or after `since`, summarised in one pass over
+ * krc_store_window. Every list is sorted by most restarts, then the latest,
+ * then the key, and holds at most `limit` entries (<= 0: all); GPU pods are
+ * the pods with at least 2 restarts whose latest restart held GPUs, most
+ * GPUs first. `restarts` and `gpus_held` count everything, listed or not. */
+struct krc_store_summary {
+    int64_t restarts;
+    long gpus_held;
+    struct krc_store_group_row *workloads, *causes, *nodes, *gpu_pods;
+    size_t n_workloads, n_causes, n_nodes, n_gpu_pods;
+    void *mem_; /* the strings */
+};
 
-int krc_store_group(struct krc_store *s, enum krc_store_group g, int64_t since, long limit,
-                    krc_store_group_fn fn, void *ud, struct krc_error *err);
+/* *ret is freed with krc_store_summary_free (accepts NULL). */
+int krc_store_summarize(struct krc_store *s, int64_t since, long limit,
+                        struct krc_store_summary **ret, struct krc_error *err);
+void krc_store_summary_free(struct krc_store_summary *sum);
 
 /* ---- retention and health -------------------------------------------------- */
 

@@ -40,6 +40,16 @@ size_t krc_clock_scan_rfc3339(const char *s, size_t len, unsigned flags, int64_t
  * stamps. */
 int krc_parse_rfc3339(const char *s, size_t len, int64_t *ret_seconds);
 
+/* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds: 0, or
+ * KRC_EINVAL (a bare number only alone; at most 100,000,000 per part). */
+int krc_parse_duration(const char *s, long *ret_seconds);
+
+/* The start of a "since" window: an RFC 3339 time as it is, or a positive
+ * duration (krc_parse_duration) back from now (at least 1). 0, or
+ * KRC_EINVAL. The one parser of `krc history --since` and the MCP tools'
+ * `since`. */
+int krc_parse_since(const char *s, int64_t now, int64_t *ret);
+
 /* Sleep up to ms milliseconds, returning early (1) when *cancel becomes non-zero. */
 int krc_clock_sleep_ms(int64_t ms, const atomic_int *cancel);
 

@@ -13,6 +13,7 @@
 #include "krc/alert/policy.h"
 #include "krc/config/config.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 #define HOOK_A "https://hooks.example.test/services/T1/B1/aaaa"
 #define HOOK_B "https://hooks.example.test/services/T1/B2/bbbb"
@@ -36,13 +37,7 @@ static void route_cleanup(struct krc_route *r, size_t n)
 
 static struct krc_policy base(void)
 {
-    struct krc_policy p;
-    memset(&p, 0, sizeof(p));
-    p.webhook_url = HOOK_A;
-    p.mute_seconds = 600;
-    p.storm_window_s = 30;
-    p.storm_delay_s = 10;
-    return p;
+    return krc_test_policy(HOOK_A);
 }
 
 static void test_route_defaults_and_channel_override(void **state)

@@ -53,6 +53,8 @@ static void test_nothing_awaited(void **state)
     (void)state;
 
     assert_non_null(t);
+    assert_false(krc_recovery_awaiting(t));
+    assert_false(krc_recovery_awaiting(NULL));
     krc_recovery_observe(t, pod(&f, "u1", "web-1", 1, 1, 1), 0, T);
     assert_int_equal(krc_recovery_count(t), 0);
     assert_int_equal(krc_recovery_arm(t, "u1", "app", "1.2", "C1", NULL, T), KRC_ENOTFOUND);
@@ -144,6 +146,7 @@ static void test_deleted_replaced_and_expired_are_forgotten(void **state)
     krc_recovery_await(t, "u3", "shop", "api-1", "app", 1, T);
     krc_recovery_await(t, "u4", "shop", "job-1", "app", 1, T);
     assert_int_equal(krc_recovery_count(t), 4);
+    assert_true(krc_recovery_awaiting(t));
     /* deleted */
     krc_recovery_observe(t, pod(&f, "u1", "web-1", 1, 1, 1), 1, T + 1);
     assert_int_equal(krc_recovery_count(t), 3);
@@ -160,6 +163,7 @@ static void test_deleted_replaced_and_expired_are_forgotten(void **state)
     assert_int_equal(krc_recovery_count(t), 1);
     assert_int_equal(due(t, T + 4 + KRC_RECOVERY_GIVE_UP_S, &d), 0);
     assert_int_equal(krc_recovery_count(t), 0);
+    assert_false(krc_recovery_awaiting(t));
     krc_recovery_free(t);
 }
 

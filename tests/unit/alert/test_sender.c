@@ -21,6 +21,7 @@
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 #define HOOK_SLOW "fake://slow"  /* each send waits 1.5 s, as for a 429's Retry-After */
 #define HOOK_FAST "fake://fast"  /* accepted at once */
@@ -52,14 +53,7 @@ static struct krc_restart mk_restart(const char *ns, const char *pod, const char
 
 static struct krc_sender_options base_options(void)
 {
-    struct krc_sender_options o;
-    memset(&o, 0, sizeof(o));
-    o.webhook_url = HOOK_A;
-    o.mute_seconds = 600;
-    o.storm_threshold = 0;
-    o.storm_window_s = 30;
-    o.storm_delay_s = 10;
-    return o;
+    return krc_test_sender_options(HOOK_A);
 }
 
 /* Hand over a collected restart with an empty report as the pipeline does:

@@ -22,6 +22,7 @@
 #include "krc/daemon/daemon.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 static char dir[] = "/tmp/krc-test-daemon-XXXXXX";
 static char kubeconfig[256];
@@ -55,14 +56,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char path[300];
     (void)state;
     unlink(kubeconfig);
-    unlink(db);
-    snprintf(path, sizeof(path), "%s-wal", db);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s-shm", db);
-    unlink(path);
+    krc_test_remove_db(db);
     rmdir(dir);
     return 0;
 }
@@ -104,29 +100,36 @@ static int run_once(int leader_elect, long fail_after, long *ret_attempts)
     return rc;
 }
 
+struct sweep {
+    int leader_elect;
+    long failed;
+};
+
+static long sweep_run(void *ud, long n)
+{
+    struct sweep *sw = ud;
+    long attempts = 0;
+    int rc = run_once(sw->leader_elect, n, &attempts);
+    assert_true(rc == 0 || rc == 1);
+    sw->failed += rc == 1;
+    return attempts;
+}
+
 static void sweep(int leader_elect)
 {
-    long n;
-    long failed = 0;
+    struct sweep sw = {leader_elect, 0};
     long attempts = 0;
+    long runs;
     struct timespec zero = {0, 0};
     sigset_t term;
 
     /* without injection the run works and stops cleanly on SIGTERM */
     assert_int_equal(run_once(leader_elect, -1, &attempts), 0);
-    for (n = 0;; n++) {
-        int rc = run_once(leader_elect, n, &attempts);
-        assert_true(rc == 0 || rc == 1);
-        failed += rc == 1;
-        if (attempts <= n) {
-            break;
-        }
-    }
+    runs = krc_test_alloc_sweep(sweep_run, &sw);
     fprintf(stderr, "sweep (leader election %s): %ld runs, %ld failed\n",
-            leader_elect ? "on" : "off", n + 1, failed);
-    /* the last run needed no failing allocation */
-    assert_true(n > 100);
-    assert_true(failed > 0);
+            leader_elect ? "on" : "off", runs, sw.failed);
+    assert_true(runs > 101);
+    assert_true(sw.failed > 0);
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     while (sigtimedwait(&term, NULL, &zero) == SIGTERM) {

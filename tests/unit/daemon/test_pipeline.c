@@ -20,6 +20,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 #define HOOK "http://127.0.0.1:1/services/T0/B0/pipeline"
 #define NOW 1800000000
@@ -131,13 +132,7 @@ static void env_cleanup(struct env *v)
 
 static struct krc_sender_options webhook(void)
 {
-    struct krc_sender_options o;
-    memset(&o, 0, sizeof(o));
-    o.webhook_url = HOOK;
-    o.mute_seconds = 600;
-    o.storm_window_s = 30;
-    o.storm_delay_s = 10;
-    return o;
+    return krc_test_sender_options(HOOK);
 }
 
 static struct krc_restart mk(const char *ns, const char *pod, int count)
@@ -416,31 +411,29 @@ static void test_left_to_next_leader(void **state)
 /* Allocation failures: the Nth allocation of one restart's pipeline and
  * every one after it fail, for every N until a run needs no more; each run
  * must clean up (ASan/LeakSanitizer) and queue at most one message. */
+static long sweep_run(void *ud, long n)
+{
+    const struct krc_sender_options *o = ud;
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    long attempts;
+
+    env_init(&v, o);
+    fk.collected = 0;
+    krc_mem_fail_after(n);
+    krc_pipeline_process(&v.deps, &r);
+    attempts = krc_mem_fail_after(-1);
+    assert_true(krc_sender_pending(v.notifier) <= 1);
+    assert_true(outbox_pending(&v) <= 1);
+    env_cleanup(&v);
+    return attempts;
+}
+
 static void test_alloc_sweep(void **state)
 {
     struct krc_sender_options o = webhook();
-    long n;
-    long runs = 0;
     (void)state;
-
-    for (n = 0;; n++) {
-        struct env v;
-        struct krc_restart r = mk("shop", "web-1", 1);
-        long attempts;
-        env_init(&v, &o);
-        fk.collected = 0;
-        krc_mem_fail_after(n);
-        krc_pipeline_process(&v.deps, &r);
-        attempts = krc_mem_fail_after(-1);
-        assert_true(krc_sender_pending(v.notifier) <= 1);
-        assert_true(outbox_pending(&v) <= 1);
-        env_cleanup(&v);
-        runs++;
-        if (attempts <= n) {
-            break;
-        }
-    }
-    assert_true(runs > 10);
+    assert_true(krc_test_alloc_sweep(sweep_run, &o) > 10);
 }
 
 static int setup(void **state)
@@ -456,13 +449,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char path[300];
     (void)state;
-    unlink(db);
-    snprintf(path, sizeof(path), "%s-wal", db);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s-shm", db);
-    unlink(path);
+    krc_test_remove_db(db);
     rmdir(dir);
     return 0;
 }

@@ -2,7 +2,9 @@
  * Origin and Host checks, the bearer token, methods, content type, 202 for
  * notifications; the token file reader and the loopback rule. */
 #include <setjmp.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +188,59 @@ static void test_token(void **state)
     stop(&f);
 }
 
+struct swapper {
+    struct krc_mcp_http_route *route;
+    atomic_int stop;
+    long swaps;
+    long failed; /* cmocka's asserts are for the main thread */
+};
+
+static void *swap_tokens(void *arg)
+{
+    struct swapper *sw = arg;
+    while (!atomic_load(&sw->stop)) {
+        sw->failed +=
+            krc_mcp_http_set_token(sw->route, sw->swaps % 2 ? "token-a" : "token-b", NULL) < 0;
+        sw->swaps++;
+    }
+    return NULL;
+}
+
+/* SIGHUP's token swap (krc_mcp_http_set_token): the old token is refused at
+ * once, the new one accepted; while requests are checked on the server's
+ * threads, each one sees one token or the other (ThreadSanitizer runs this). */
+static void test_token_swap(void **state)
+{
+    struct fx f;
+    struct swapper sw;
+    pthread_t th;
+    char out[4096];
+    (void)state;
+    start(&f, "token-a", 0);
+    assert_int_equal(krc_mcp_http_set_token(f.route, "token-b", NULL), 1);
+    assert_int_equal(
+        request(&f, "POST", JSON_HDR "Authorization: Bearer token-a\r\n", PING, out, sizeof(out)),
+        401);
+    assert_int_equal(
+        request(&f, "POST", JSON_HDR "Authorization: Bearer token-b\r\n", PING, out, sizeof(out)),
+        200);
+    assert_int_equal(krc_mcp_http_set_token(f.route, "token-b", NULL), 0);
+    memset(&sw, 0, sizeof(sw));
+    sw.route = f.route;
+    atomic_init(&sw.stop, 0);
+    assert_int_equal(pthread_create(&th, NULL, swap_tokens, &sw), 0);
+    for (int i = 0; i < 50; i++) {
+        int st = request(&f, "POST", JSON_HDR "Authorization: Bearer token-a\r\n", PING, out,
+                         sizeof(out));
+        assert_true(st == 200 || st == 401);
+    }
+    atomic_store(&sw.stop, 1);
+    pthread_join(th, NULL);
+    assert_true(sw.swaps > 0);
+    assert_int_equal(sw.failed, 0);
+    stop(&f);
+}
+
 static void test_read_token_and_loopback(void **state)
 {
     char path[] = "/tmp/krc-test-token-XXXXXX";
@@ -228,6 +283,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loopback_without_token),
         cmocka_unit_test(test_token),
+        cmocka_unit_test(test_token_swap),
         cmocka_unit_test(test_read_token_and_loopback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

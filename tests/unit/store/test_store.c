@@ -583,33 +583,10 @@ static void test_list_pages_pod_workload(void **state)
     krc_store_close(s);
 }
 
-struct grouped {
-    char key[8][3][32];
-    int64_t restarts[8];
-    int64_t pods[8];
-    char top[8][32];
-    long gpus[8];
-    int n;
-};
-
-static int on_group(const struct krc_store_group_row *g, void *ud)
-{
-    struct grouped *out = ud;
-    for (int i = 0; i < 3; i++) {
-        snprintf(out->key[out->n][i], 32, "%s", g->key[i] ? g->key[i] : "(null)");
-    }
-    out->restarts[out->n] = g->restarts;
-    out->pods[out->n] = g->pods;
-    snprintf(out->top[out->n], 32, "%s", g->top_cause ? g->top_cause : "(null)");
-    out->gpus[out->n] = g->gpus;
-    out->n++;
-    return 0;
-}
-
-static void test_group_counts(void **state)
+static void test_summary_counts(void **state)
 {
     struct krc_store *s = open_mem();
-    struct grouped g;
+    struct krc_store_summary *sum = NULL;
     (void)state;
     /* trainer-0 (4 GPUs): 3 restarts, oom; web-1: 2 app errors + 1 oom; old: before since */
     for (int i = 0; i < 3; i++) {
@@ -617,7 +594,7 @@ static void test_group_counts(void **state)
         r.workload_kind = "StatefulSet";
         r.workload_name = "trainer";
         r.node = "gpu-1";
-        r.report_json = "{\"version\":1,\"diagnosis\":{\"gpus\":4}}";
+        r.gpus = 4;
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
     for (int i = 0; i < 3; i++) {
@@ -629,39 +606,170 @@ static void test_group_counts(void **state)
     }
     {
         struct krc_store_restart r = mkrec("uid-old", "ml", "trainer-0", 9, NOW - 5000);
+        r.gpus = 8;
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
-    memset(&g, 0, sizeof(g));
-    assert_int_equal(krc_store_group(s, KRC_STORE_BY_WORKLOAD, NOW - 1000, 10, on_group, &g, NULL),
-                     0);
-    assert_int_equal(g.n, 2);
+    /* a bare pod (no workload) with GPUs held on its first restart only:
+     * its latest restart holds none, so it is not a GPU pod */
+    for (int i = 0; i < 2; i++) {
+        struct krc_store_restart r = mkrec("uid-b", "ml", "bare", i, NOW - 10 + i);
+        r.workload_kind = NULL;
+        r.workload_name = NULL;
+        r.cause = i == 0 ? KRC_CAUSE_SEGFAULT : KRC_CAUSE_APP_ERROR;
+        r.gpus = i == 0 ? 2 : 0;
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    assert_int_equal(krc_store_summarize(s, NOW - 1000, 10, &sum, NULL), 0);
+    assert_int_equal(sum->restarts, 8);
+    assert_int_equal(sum->gpus_held, 4);
+    assert_int_equal(sum->n_workloads, 3);
     /* equal counts: the latest first */
-    assert_string_equal(g.key[0][2], "web");
-    assert_string_equal(g.key[0][1], "Deployment");
-    assert_int_equal(g.restarts[0], 3);
-    assert_int_equal(g.pods[0], 2);
-    assert_string_equal(g.top[0], "app_error");
-    assert_string_equal(g.key[1][0], "ml");
-    assert_string_equal(g.top[1], "oom_killed");
-    memset(&g, 0, sizeof(g));
-    assert_int_equal(krc_store_group(s, KRC_STORE_BY_CAUSE, NOW - 1000, 1, on_group, &g, NULL), 0);
-    assert_int_equal(g.n, 1);
-    assert_string_equal(g.key[0][0], "oom_killed");
-    assert_int_equal(g.restarts[0], 4);
-    memset(&g, 0, sizeof(g));
-    assert_int_equal(krc_store_group(s, KRC_STORE_BY_NODE, NOW - 1000, 0, on_group, &g, NULL), 0);
-    assert_int_equal(g.n, 3);
-    assert_string_equal(g.key[0][0], "gpu-1");
-    assert_string_equal(g.key[1][0], "");
-    assert_int_equal(g.restarts[1], 2);
-    memset(&g, 0, sizeof(g));
-    assert_int_equal(krc_store_group(s, KRC_STORE_BY_GPU_POD, NOW - 1000, 0, on_group, &g, NULL),
-                     0);
-    assert_int_equal(g.n, 1);
-    assert_string_equal(g.key[0][1], "trainer-0");
-    assert_int_equal(g.gpus[0], 4);
-    assert_int_equal(g.restarts[0], 3);
+    assert_string_equal(sum->workloads[0].key[2], "web");
+    assert_string_equal(sum->workloads[0].key[1], "Deployment");
+    assert_int_equal(sum->workloads[0].restarts, 3);
+    assert_int_equal(sum->workloads[0].pods, 2);
+    assert_int_equal(sum->workloads[0].last_at, NOW - 48);
+    assert_string_equal(sum->workloads[0].top_cause, "app_error");
+    assert_string_equal(sum->workloads[1].key[0], "ml");
+    assert_string_equal(sum->workloads[1].top_cause, "oom_killed");
+    /* no workload: the pod is its own, of kind Pod; a tie of causes goes by name */
+    assert_string_equal(sum->workloads[2].key[1], "Pod");
+    assert_string_equal(sum->workloads[2].key[2], "bare");
+    assert_string_equal(sum->workloads[2].top_cause, "app_error");
+    assert_int_equal(sum->n_causes, 3);
+    assert_string_equal(sum->causes[0].key[0], "oom_killed");
+    assert_int_equal(sum->causes[0].restarts, 4);
+    assert_int_equal(sum->causes[0].pods, 2);
+    assert_null(sum->causes[0].key[1]);
+    assert_int_equal(sum->n_nodes, 3);
+    assert_string_equal(sum->nodes[0].key[0], "node-1");
+    assert_int_equal(sum->nodes[0].restarts, 3);
+    assert_string_equal(sum->nodes[1].key[0], "gpu-1");
+    assert_string_equal(sum->nodes[2].key[0], "");
+    assert_int_equal(sum->nodes[2].restarts, 2);
+    assert_int_equal(sum->n_gpu_pods, 1);
+    assert_string_equal(sum->gpu_pods[0].key[0], "ml");
+    assert_string_equal(sum->gpu_pods[0].key[1], "trainer-0");
+    assert_int_equal(sum->gpu_pods[0].gpus, 4);
+    assert_int_equal(sum->gpu_pods[0].restarts, 3);
+    krc_store_summary_free(sum);
+    /* a limit cuts the lists, not the totals */
+    assert_int_equal(krc_store_summarize(s, NOW - 1000, 1, &sum, NULL), 0);
+    assert_int_equal(sum->n_workloads, 1);
+    assert_int_equal(sum->n_causes, 1);
+    assert_int_equal(sum->n_nodes, 1);
+    assert_int_equal(sum->restarts, 8);
+    krc_store_summary_free(sum);
+    /* everything: the old restart's pod now has 4 restarts, the latest with 4 GPUs */
+    assert_int_equal(krc_store_summarize(s, 0, 0, &sum, NULL), 0);
+    assert_int_equal(sum->restarts, 9);
+    assert_int_equal(sum->gpus_held, 4);
+    krc_store_summary_free(sum);
+    /* an empty window */
+    assert_int_equal(krc_store_summarize(s, NOW + 1, 10, &sum, NULL), 0);
+    assert_int_equal(sum->restarts, 0);
+    assert_int_equal(sum->n_workloads + sum->n_causes + sum->n_nodes + sum->n_gpu_pods, 0);
+    krc_store_summary_free(sum);
+    krc_store_summary_free(NULL);
     krc_store_close(s);
+}
+
+/* The one pass agrees with SQL's GROUP BY on a larger history (the queries
+ * restart_summary ran before schema 4), list by list. */
+static void test_summary_matches_sql(void **state)
+{
+    static const enum krc_cause causes[] = {KRC_CAUSE_OOM_KILLED, KRC_CAUSE_APP_ERROR,
+                                            KRC_CAUSE_SEGFAULT};
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_summary *sum = NULL;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    unsigned seed = 7;
+    size_t i = 0;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "summary.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    for (int n = 0; n < 3000; n++) {
+        char uid[32], pod[32], wl[32], node[32], ns[16];
+        struct krc_store_restart r;
+        unsigned w;
+        seed = seed * 1103515245u + 12345u;
+        w = (seed >> 8) % 97;
+        snprintf(uid, sizeof(uid), "uid-%u-%u", w, (seed >> 20) % 3);
+        snprintf(pod, sizeof(pod), "w%u-%u", w, (seed >> 20) % 3);
+        snprintf(wl, sizeof(wl), "w%u", w);
+        snprintf(node, sizeof(node), "node-%u", (seed >> 4) % 13);
+        snprintf(ns, sizeof(ns), "ns-%u", w % 7);
+        r = mkrec(uid, ns, pod, n, NOW - (int64_t)((seed >> 3) % 5000));
+        r.workload_name = w % 11 == 0 ? NULL : wl;
+        /* a pod now and then under another workload kind, and on many
+         * nodes: counted once in each */
+        r.workload_kind = (seed >> 24) % 17 == 0 ? "ReplicaSet" : "Deployment";
+        r.node = w % 13 == 0 ? NULL : node;
+        r.cause = causes[(seed >> 12) % 3];
+        r.gpus = w % 5 == 0 ? (long)((seed >> 16) % 3) : 0;
+        assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    }
+    assert_int_equal(krc_store_summarize(s, NOW - 2500, 0, &sum, NULL), 0);
+    krc_store_close(s);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    /* workloads: the SQL orders ties by the key as the pass does */
+    assert_int_equal(
+        sqlite3_prepare_v2(
+            db,
+            "SELECT namespace, COALESCE(workload_kind, 'Pod'), COALESCE(workload_name, pod),"
+            " COUNT(*), COUNT(DISTINCT pod_uid), MAX(detected_at) FROM restarts"
+            " WHERE detected_at >= ?1 GROUP BY 1, 2, 3"
+            " ORDER BY 4 DESC, 6 DESC, 1, 2, 3",
+            -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int64(st, 1, NOW - 2500);
+    for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+        assert_true(i < sum->n_workloads);
+        assert_int_equal(sum->workloads[i].restarts, sqlite3_column_int64(st, 3));
+        assert_int_equal(sum->workloads[i].pods, sqlite3_column_int64(st, 4));
+        assert_int_equal(sum->workloads[i].last_at, sqlite3_column_int64(st, 5));
+        assert_string_equal(sum->workloads[i].key[2], (const char *)sqlite3_column_text(st, 2));
+    }
+    assert_int_equal(i, sum->n_workloads);
+    sqlite3_finalize(st);
+    /* nodes */
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT COALESCE(node, ''), COUNT(*), COUNT(DISTINCT "
+                                        "pod_uid) FROM restarts WHERE detected_at >= ?1"
+                                        " GROUP BY 1 ORDER BY 2 DESC, MAX(detected_at) DESC, 1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, NOW - 2500);
+    for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+        assert_true(i < sum->n_nodes);
+        assert_string_equal(sum->nodes[i].key[0], (const char *)sqlite3_column_text(st, 0));
+        assert_int_equal(sum->nodes[i].restarts, sqlite3_column_int64(st, 1));
+        assert_int_equal(sum->nodes[i].pods, sqlite3_column_int64(st, 2));
+    }
+    assert_int_equal(i, sum->n_nodes);
+    sqlite3_finalize(st);
+    /* GPU pods and the GPUs they hold: the latest restart's */
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT count(*), coalesce(sum(x.gpus), 0) FROM (SELECT MAX(id) AS"
+                           " last FROM restarts WHERE detected_at >= ?1 GROUP BY pod_uid HAVING"
+                           " COUNT(*) >= 2) l JOIN restarts x ON x.id = l.last WHERE x.gpus > 0",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int64(st, 1, NOW - 2500);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_true(sqlite3_column_int64(st, 0) > 3);
+    assert_int_equal(sum->n_gpu_pods, sqlite3_column_int64(st, 0));
+    assert_int_equal(sum->gpus_held, sqlite3_column_int64(st, 1));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    assert_int_equal(sum->n_causes, 3);
+    assert_int_equal(sum->causes[0].restarts + sum->causes[1].restarts + sum->causes[2].restarts,
+                     sum->restarts);
+    krc_store_summary_free(sum);
 }
 
 static void test_list_filters_and_order(void **state)
@@ -1326,6 +1434,108 @@ static int on_confidence(const struct krc_store_row *r, void *ud)
     char(*out)[16] = ud;
     snprintf(out[r->id - 1], sizeof(out[0]), "%s", r->confidence ? r->confidence : "(null)");
     return 0;
+}
+
+/* The details of EXPLAIN QUERY PLAN for sql on the file, one line each. */
+static void plan_of(const char *path, const char *sql, char *out, size_t outsz)
+{
+    char q[2048];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+
+    snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
+    out[0] = '\0';
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW && n < outsz) {
+        n += (size_t)snprintf(out + n, outsz - n, "%s\n", (const char *)sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A version-3 database (what krc before issue 14's schema 4 left behind:
+ * made here by taking schema 4's additions off a new file, as migrations
+ * 0..3 never change) upgrades in place: every row gets the GPUs of its
+ * report, the covering indexes exist, and the summary and the workload
+ * filter read through them. */
+static void test_migration_v3_to_v4(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_summary *sum = NULL;
+    struct krc_store_filter f;
+    struct krc_error e;
+    struct listed l;
+    char plan[1024];
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v3.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    krc_store_close(s);
+    sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
+                   "ALTER TABLE restarts DROP COLUMN gpus;"
+                   "UPDATE schema_version SET version = 3;");
+    assert_int_equal(schema_version_of(path), 3);
+    sql_poke(path,
+             "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
+             "workload_kind, workload_name, cause, finished_at, detected_at, decision, identity) "
+             "VALUES (1, 'u-t', 'app', 1, 'ml', 'trainer-0', 'StatefulSet', 'trainer', "
+             "'oom_killed', 1799999000, 1799999001, 'alert', 't1799999000//1'), "
+             "(2, 'u-t', 'app', 2, 'ml', 'trainer-0', 'StatefulSet', 'trainer', 'oom_killed', "
+             "1799999100, 1799999101, 'alert', 't1799999100//2'), "
+             "(3, 'u-w', 'app', 1, 'shop', 'web-1', 'Deployment', 'web', 'app_error', "
+             "1799999200, 1799999201, 'alert', 't1799999200//1'), "
+             "(4, 'u-w', 'app', 2, 'shop', 'web-1', 'Deployment', 'web', 'app_error', "
+             "1799999300, 1799999301, 'alert', 't1799999300//2'), "
+             "(5, 'u-x', 'app', 1, 'shop', 'x', NULL, NULL, 'unknown', 0, 1799999400, 'alert', "
+             "'c1');"
+             "INSERT INTO reports VALUES "
+             "(1, 'm', '{\"version\":1,\"diagnosis\":{\"gpus\":4}}'),"
+             "(2, 'm', '{\"version\":1,\"diagnosis\":{\"gpus\":4}}'),"
+             "(3, 'm', 'not json'), (4, 'm', '{\"version\":1}'), (5, 'm', NULL);");
+    /* a reader cannot migrate */
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_int_equal(schema_version_of(path), 3);
+    assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
+    krc_store_close(s);
+    assert_int_equal(schema_version_of(path), 4);
+    assert_int_equal(sql_int(path, "SELECT sum(gpus) FROM restarts WHERE id IN (1, 2)"), 8);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE id > 2 AND gpus = 0"), 3);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name IN ('restarts_window', 'restarts_workload')"),
+                     2);
+    /* the plans: the summary never reads the table, the workload filter
+     * without a namespace has its index */
+    plan_of(path,
+            "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"
+            " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r WHERE r.detected_at >= 1",
+            plan, sizeof(plan));
+    assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
+    /* store.c's list query with only the workload filter */
+    plan_of(path,
+            "SELECT * FROM restarts r WHERE 1 AND r.workload_name = 'web'"
+            " ORDER BY r.detected_at DESC, r.id DESC LIMIT 50",
+            plan, sizeof(plan));
+    assert_non_null(strstr(plan, "USING INDEX restarts_workload"));
+    assert_null(strstr(plan, "TEMP B-TREE"));
+    /* the migrated rows read as before, through the new indexes */
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
+    assert_int_equal(krc_store_summarize(s, 0, 10, &sum, &e), 0);
+    assert_int_equal(sum->restarts, 5);
+    assert_int_equal(sum->n_gpu_pods, 1);
+    assert_string_equal(sum->gpu_pods[0].key[1], "trainer-0");
+    assert_int_equal(sum->gpus_held, 4);
+    assert_int_equal(sum->n_workloads, 3);
+    krc_store_summary_free(sum);
+    memset(&f, 0, sizeof(f));
+    f.workload = "web";
+    memset(&l, 0, sizeof(l));
+    assert_int_equal(krc_store_list(s, &f, on_row, &l, NULL), 0);
+    assert_int_equal(l.n, 2);
+    krc_store_close(s);
 }
 
 /* A version-1 database with a restart and a pending alert (what krc before
@@ -2009,11 +2219,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_thread_ts),
         cmocka_unit_test(test_list_filters_and_order),
         cmocka_unit_test(test_list_pages_pod_workload),
-        cmocka_unit_test(test_group_counts),
+        cmocka_unit_test(test_summary_counts),
+        cmocka_unit_test(test_summary_matches_sql),
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_prune_age_and_count),
         cmocka_unit_test(test_migrations_and_versions),
         cmocka_unit_test(test_migration_v1_to_v2),
+        cmocka_unit_test(test_migration_v3_to_v4),
         cmocka_unit_test(test_confidence_stored),
         cmocka_unit_test(test_identity_is_the_termination),
         cmocka_unit_test(test_migrate_v1_database),

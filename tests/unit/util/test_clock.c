@@ -167,12 +167,55 @@ static void test_format(void **state)
     assert_string_equal(out, "1970-01-01T00:00:00Z");
 }
 
+/* `krc history --since` and the MCP tools' since: a duration back from now,
+ * or an RFC 3339 time as it is. */
+static void test_parse_since(void **state)
+{
+    int64_t t = 0;
+    long secs = 0;
+    (void)state;
+    assert_int_equal(krc_parse_since("2h", 1800000000, &t), 0);
+    assert_int_equal(t, 1800000000 - 7200);
+    assert_int_equal(krc_parse_since("1h30m", 1800000000, &t), 0);
+    assert_int_equal(t, 1800000000 - 5400);
+    assert_int_equal(krc_parse_since("90", 1800000000, &t), 0);
+    assert_int_equal(t, 1800000000 - 90);
+    assert_int_equal(krc_parse_since("2027-01-15T08:00:00Z", 1800000000, &t), 0);
+    assert_int_equal(t, 1800000000);
+    assert_int_equal(krc_parse_since("2027-01-15T09:00:00+01:00", 1, &t), 0);
+    assert_int_equal(t, 1800000000);
+    /* further back than the epoch: the start of time, not 0 (0 is "no filter") */
+    assert_int_equal(krc_parse_since("1000d", 1000, &t), 0);
+    assert_int_equal(t, 1);
+    t = 42;
+    static const char *const bad[] = {"",
+                                      "0",
+                                      "0s",
+                                      "soon",
+                                      "-1h",
+                                      "1h30",
+                                      "2h ",
+                                      "2027-01-15",
+                                      "2027-01-15 08:00:00",
+                                      "2027-13-01T00:00:00Z"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (krc_parse_since(bad[i], 1800000000, &t) != KRC_EINVAL) {
+            fail_msg("'%s' was accepted", bad[i]);
+        }
+    }
+    assert_int_equal(t, 42);
+    assert_int_equal(krc_parse_since(NULL, 1800000000, &t), KRC_EINVAL);
+    assert_int_equal(krc_parse_duration("1d2h3m4s", &secs), 0);
+    assert_int_equal(secs, 86400 + 7200 + 180 + 4);
+    assert_int_equal(krc_parse_duration("100000001s", &secs), KRC_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc3339),     cmocka_unit_test(test_rfc3339_kube_times),
         cmocka_unit_test(test_scan_prefix), cmocka_unit_test(test_scan_kubelet_form),
-        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_format),      cmocka_unit_test(test_parse_since),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
@@ -298,51 +297,40 @@ static void test_output_limit(void **state)
     krc_buf_cleanup(&b);
 }
 
-static double elapsed(struct timespec a)
-{
-    struct timespec b;
-
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-}
-
 /* Adversarial 64 KiB inputs: repeated candidate prefixes that never
- * complete. Quadratic scanners would take seconds (more under ASan). */
-static void test_speed(void **state)
+ * complete are left as they are; a realistic log has every token redacted.
+ * How long they take is measured by bench/bench_redact.c (a quadratic
+ * scanner would take seconds there; no timing is asserted here). */
+static void test_adversarial_inputs(void **state)
 {
     static const char *const units[] = {"eyJ-",    "xoxb-",       "a-",   "password-", "://",
                                         "bearer ", "-----BEGIN ", "AKIA", "ghp_",      "x:y"};
     const char *pats[] = {"SECRET-[0-9]+"};
     struct krc_redactor *rd = NULL;
-    size_t u;
     size_t len = 64 * 1024;
     char *in = malloc(len);
 
     (void)state;
     assert_non_null(in);
     assert_int_equal(krc_redact_new(pats, 1, &rd, NULL), 0);
-    for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
         size_t ul = strlen(units[u]);
-        size_t i;
-        struct timespec t0;
-        double s;
+        int n = -1;
         char *out;
-        for (i = 0; i < len; i++) {
+        for (size_t i = 0; i < len; i++) {
             in[i] = units[u][i % ul];
         }
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        out = red_n(rd, in, len, NULL);
-        s = elapsed(t0);
-        krc_free(out);
-        if (s > 0.25) {
-            print_error("unit '%s': %.3f s\n", units[u], s);
+        out = red_n(rd, in, len, &n);
+        /* "xoxb-xoxb-..." is one long Slack token; nothing else is a secret */
+        if (strcmp(units[u], "xoxb-") == 0 ? n != 1 || strstr(out, "xoxb-xoxb") != NULL
+                                           : n != 0 || memcmp(out, in, len) != 0) {
+            fail_msg("unit '%s': %d redaction(s)", units[u], n);
         }
-        assert_true(s < 0.25);
+        krc_free(out);
     }
     /* a realistic log: 64 KiB of lines with a few secrets */
     {
         struct krc_buf b;
-        struct timespec t0;
         int n = 0;
         char *out;
         krc_buf_init(&b, len + 256);
@@ -353,9 +341,7 @@ static void test_speed(void **state)
                                             b.len, b.len),
                              0);
         }
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         out = red_n(rd, b.data, b.len, &n);
-        assert_true(elapsed(t0) < 0.25);
         assert_true(n > 500);
         assert_null(strstr(out, "token=t"));
         krc_free(out);
@@ -413,7 +399,7 @@ int main(void)
         cmocka_unit_test(test_extra_patterns),
         cmocka_unit_test(test_extra_pattern_errors),
         cmocka_unit_test(test_output_limit),
-        cmocka_unit_test(test_speed),
+        cmocka_unit_test(test_adversarial_inputs),
         cmocka_unit_test(test_alloc_failures),
     };
 

@@ -1,0 +1,92 @@
+/* The `krc demo` scenario: which pods crash, how, on which nodes, with which
+ * events and previous logs. The failure facts (termination reason, exit code,
+ * message, event texts, log lines) are taken from the cases of
+ * tests/fixtures/realworld (each with its public source) and, for the CUDA case,
+ * tests/fixtures/corpus; docs/demo.md lists what comes from where and what the
+ * simulation adds (names, times, counts). Pure: builds Kubernetes JSON objects
+ * (cJSON) from the table, no I/O. */
+#ifndef KRC_DEMO_SCENARIO_H
+#define KRC_DEMO_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* An event of a case, at `offset_s` seconds from the end of the crashed
+ * instance (negative: before). */
+struct krc_demo_event {
+    const char *type; /* Normal | Warning */
+    const char *reason;
+    const char *message;
+    const char *component; /* source.component */
+    int count;
+    int first_offset_s;
+    int last_offset_s;
+};
+
+struct krc_demo_case {
+    const char *key;     /* short name, also the step's name in the terminal */
+    const char *what;    /* one line for the terminal: what happens */
+    const char *source;  /* public source of the facts */
+    const char *fixture; /* the repository's copy: tests/fixtures/... */
+    const char *ns;
+    const char *pod; /* with replicas > 1: the prefix, "-N" appended */
+    const char *container;
+    const char *image;
+    const char *node;
+    const char *resources; /* JSON of spec.containers[].resources, or NULL */
+    const char *liveness;  /* JSON of the livenessProbe, or NULL */
+    const char *t_reason;  /* lastState.terminated.reason */
+    int exit_code;
+    const char *t_message; /* lastState.terminated.message, or NULL */
+    int run_s;             /* how long the crashed instance ran */
+    const char *log;       /* its previous log, or NULL */
+    const struct krc_demo_event *events;
+    size_t n_events;
+    int replicas;       /* pods that crash the same way at once (the storm): >= 1 */
+    const char *expect; /* the cause code krc must name */
+};
+
+struct krc_demo_node {
+    const char *name;
+    int gpus; /* nvidia.com/gpu capacity */
+    int memory_gib;
+};
+
+/* The table. */
+const struct krc_demo_case *krc_demo_cases(size_t *ret_n);
+const struct krc_demo_node *krc_demo_nodes(size_t *ret_n);
+/* The node that goes NotReady while its pods restart (the storm). */
+const char *krc_demo_storm_node(void);
+
+/* Stable identifiers derived from names: a UUID ("8-4-4-4-12") and a
+ * containerd container ID (64 hex digits). out must hold 37 / 78 bytes. */
+void krc_demo_uid(const char *ns, const char *name, char out[37]);
+void krc_demo_container_id(const char *pod, const char *container, int instance, char out[78]);
+
+/* The pod name of replica `i` (0-based) of a case. */
+void krc_demo_pod_name(const struct krc_demo_case *c, int i, char *out, size_t outsz);
+
+/* v1 Pod of replica `i`: running and ready since `started` (restarts 0) when
+ * !crashed, else with the crashed instance in lastState.terminated (ended at
+ * `ended`), restartCount 1 and CrashLoopBackOff. NULL on ENOMEM. */
+cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int crashed, int64_t started,
+                         int64_t ended);
+
+/* v1 Node; ready: 1 Ready=True, 0 Ready=Unknown (NodeStatusUnknown, as the
+ * node lifecycle controller writes it when the kubelet stops posting). */
+cJSON *krc_demo_node_json(const struct krc_demo_node *n, int ready, int64_t created,
+                          int64_t transition);
+
+/* v1 Event `e` of replica `i` of a case, placed around `ended`; `seq` makes
+ * its name unique. */
+cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct krc_demo_event *e,
+                           int64_t ended, int seq);
+
+/* An event of a node (in namespace "default", as the kubelet and the node
+ * controller write them), or of a pod about its node. */
+cJSON *krc_demo_node_event_json(const char *node, const char *type, const char *reason,
+                                const char *message, const char *component, int64_t t, int seq);
+
+#endif

@@ -1,0 +1,657 @@
+/* The `krc demo` scenario table and the Kubernetes objects built from it.
+ * Every failure fact here is copied from a case of tests/fixtures (see the
+ * comment of each case and docs/demo.md); names of pods, nodes and images
+ * that a case did not post, times and restart counts are the simulation's. */
+#include "krc/demo/scenario.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/clock.h"
+
+/* realworld/103-event-streams-zookeeper-oomkilled/logs.txt */
+static const char LOG_ZOOKEEPER[] =
+    "Wrote ZooKeeper configuration file to /var/lib/zookeeper/conf/zoo.cfg\n"
+    "Creating ZooKeeper log4j configuration\n"
+    "Wrote log4j configuration to /var/lib/zookeeper/conf/log4j.properties\n"
+    "Creating JVM configuration file\n"
+    "Wrote JVM configuration to /var/lib/zookeeper/conf/java.env\n"
+    "ZooKeeper JMX enabled by default\n"
+    "Using config: /var/lib/zookeeper/conf/zoo.cfg\n"
+    "[WARN  tini (1)] Reaped zombie process with pid=38\n";
+
+/* realworld/094-astronomer-worker-readonly-fs/logs.txt */
+static const char LOG_AIRFLOW[] =
+    "Unable to load the config, contains a configuration error.\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/usr/lib/python3.6/logging/config.py\", line 558, in configure\n"
+    "    handler = self.configure_handler(handlers[name])\n"
+    "  File \"/usr/lib/python3.6/logging/config.py\", line 731, in configure_handler\n"
+    "    result = factory(**kwargs)\n"
+    "  File \"/usr/lib/python3.6/site-packages/airflow/utils/log/file_processor_handler.py\", line "
+    "48, in __init__\n"
+    "    os.makedirs(self._get_log_directory())\n"
+    "  File \"/usr/lib/python3.6/os.py\", line 210, in makedirs\n"
+    "    makedirs(head, mode, exist_ok)\n"
+    "  File \"/usr/lib/python3.6/os.py\", line 220, in makedirs\n"
+    "    mkdir(name, mode)\n"
+    "OSError: [Errno 30] Read-only file system: '/usr/local/airflow/logs/scheduler'\n";
+
+/* corpus/09-llama-finetune-cuda-oom/logs.txt without its progress-bar lines */
+static const char LOG_TRAINER[] =
+    "2025-02-06 03:14:40,245 - INFO - __main__ - Loading model from /models/llama-3.1-8b (bf16, "
+    "attn_implementation=sdpa)\n"
+    "2025-02-06 03:14:55,245 - INFO - __main__ - trainable params: 167,772,160 || all params: "
+    "8,198,033,408 || trainable%: 2.0465\n"
+    "2025-02-06 03:14:58,245 - INFO - __main__ - Dataset: 38,400 examples, max_seq_len=8192, "
+    "packing=False\n"
+    "2025-02-06 03:15:05,245 - INFO - transformers.trainer - ***** Running training *****\n"
+    "2025-02-06 03:15:05,245 - INFO - transformers.trainer -   Num examples = 38,400\n"
+    "2025-02-06 03:15:05,245 - INFO - transformers.trainer -   Num Epochs = 1\n"
+    "2025-02-06 03:15:05,245 - INFO - transformers.trainer -   Instantaneous batch size per device "
+    "= 8\n"
+    "2025-02-06 03:15:05,245 - INFO - transformers.trainer -   Total optimization steps = 4,800\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/app/train.py\", line 212, in <module>\n"
+    "    main()\n"
+    "  File \"/app/train.py\", line 205, in main\n"
+    "    trainer.train(resume_from_checkpoint=args.resume)\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/transformers/trainer.py\", line 2123, in "
+    "train\n"
+    "    return inner_training_loop(\n"
+    "           ^^^^^^^^^^^^^^^^^^^^\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/transformers/trainer.py\", line 2481, in "
+    "_inner_training_loop\n"
+    "    tr_loss_step = self.training_step(model, inputs, num_items_in_batch)\n"
+    "                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/transformers/trainer.py\", line 3612, in "
+    "training_step\n"
+    "    self.accelerator.backward(loss, **kwargs)\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/accelerate/accelerator.py\", line 2241, in "
+    "backward\n"
+    "    loss.backward(**kwargs)\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/torch/_tensor.py\", line 581, in backward\n"
+    "    torch.autograd.backward(\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/torch/autograd/__init__.py\", line 347, in "
+    "backward\n"
+    "    _engine_run_backward(\n"
+    "  File \"/usr/local/lib/python3.11/dist-packages/torch/autograd/graph.py\", line 825, in "
+    "_engine_run_backward\n"
+    "    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the "
+    "backward pass\n"
+    "           "
+    "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"
+    "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total "
+    "capacity of 79.25 GiB of which 2.18 GiB is free. Process 4012887 has 77.06 GiB memory in use. "
+    "Of the allocated memory 71.52 GiB is allocated by PyTorch, and 4.83 GiB is reserved by "
+    "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation "
+    "for Memory Management  "
+    "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n";
+
+/* realworld/119-backstage-backend-econnrefused-postgres/logs.txt */
+static const char LOG_BACKSTAGE[] =
+    "Backend failed to start up Error: connect ECONNREFUSED 10.60.3.239:5432\n"
+    "    at TCPConnectWrap.afterConnect [as oncomplete] (net.js:1141:16) {\n"
+    "  errno: 'ECONNREFUSED',\n"
+    "  code: 'ECONNREFUSED',\n"
+    "  syscall: 'connect',\n"
+    "  address: '10.60.3.239',\n"
+    "  port: 5432\n"
+    "}\n";
+
+/* realworld/018-liveness-image-http-500 (events as posted, one kill's worth:
+ * three failures of the default failureThreshold, then the kill). */
+static const struct krc_demo_event EV_LIVENESS[] = {
+    {"Normal", "Pulled", "Successfully pulled image \"k8s.gcr.io/liveness\" in 1.441853718s",
+     "kubelet", 1, -40, -40},
+    {"Warning", "Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500",
+     "kubelet", 3, -21, -1},
+    {"Normal", "Killing", "Container liveness failed liveness probe, will be restarted", "kubelet",
+     1, -1, -1},
+};
+
+/* realworld/066-lightspeed-args-without-entrypoint-starterror: the StartError message as
+ * posted. */
+#define ARGS_NOT_FOUND                                                                             \
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "    \
+    "runc create failed: unable to start container process: error during container init: exec: "   \
+    "\"-c\": executable file not found in $PATH"
+static const struct krc_demo_event EV_ARGS_NOT_FOUND[] = {
+    {"Normal", "Scheduled", "Successfully assigned llm/lightspeed-core-85b57d9576-bdz6c to gpu1",
+     "default-scheduler", 1, -5, -5},
+};
+
+/* realworld/083-argo-configmap-subpath-starterror-128: the StartError message as posted. */
+#define SUBPATH_MOUNT                                                                              \
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "    \
+    "runc create failed: unable to start container process: error during container init: error "   \
+    "mounting \"/var/lib/kubelet/pods/f22aa0b7-afdc-497c-beb3-ccb394e8428d/volume-subpaths/"       \
+    "config/wait/9\" to rootfs at \"/mainctrfs/my.py\": mount /var/lib/kubelet/pods/"              \
+    "f22aa0b7-afdc-497c-beb3-ccb394e8428d/volume-subpaths/my-py/wait/9:/mainctrfs/my.py (via "     \
+    "/proc/self/fd/6), flags: 0x5001, data: context=\"system_u:object_r:data_t:s0:c923,c1020\": "  \
+    "no such file or directory: unknown"
+
+/* The storm: the node controller's texts when a node stops posting status. */
+static const struct krc_demo_event EV_NODE_NOT_READY[] = {
+    {"Warning", "NodeNotReady", "Node is not ready", "node-controller", 1, -6, -6},
+};
+
+static const struct krc_demo_case CASES[] = {
+    {.key = "oom",
+     .what = "the kernel OOM-kills ZooKeeper's JVM (exit 137, OOMKilled)",
+     .source = "https://github.com/IBM/event-streams/issues/7",
+     .fixture = "tests/fixtures/realworld/103-event-streams-zookeeper-oomkilled",
+     .ns = "event-streams",
+     .pod = "es-zookeeper-0",
+     .container = "zookeeper",
+     .image = "ibmcom/eventstreams-zookeeper",
+     .node = "worker-1",
+     .t_reason = "OOMKilled",
+     .exit_code = 137,
+     .run_s = 1800,
+     .log = LOG_ZOOKEEPER,
+     .replicas = 1,
+     .expect = "oom_killed"},
+    {.key = "liveness",
+     .what = "the kubelet kills a container whose liveness probe gets HTTP 500",
+     .source = "https://github.com/kubernetes/kubernetes/issues/110595",
+     .fixture = "tests/fixtures/realworld/018-liveness-image-http-500",
+     .ns = "test",
+     .pod = "liveness-rc-rlchs",
+     .container = "liveness",
+     .image = "k8s.gcr.io/liveness",
+     .node = "compute-3",
+     /* as posted, with the defaults the API server fills in */
+     .liveness = "{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080,\"scheme\":\"HTTP\","
+                 "\"httpHeaders\":[{\"name\":\"Custom-Header\",\"value\":\"Awesome\"}]},"
+                 "\"timeoutSeconds\":1,\"periodSeconds\":10,\"successThreshold\":1,"
+                 "\"failureThreshold\":3}",
+     /* not posted: a process ended by the kubelet's SIGTERM exits 143 */
+     .t_reason = "Error",
+     .exit_code = 143,
+     .run_s = 40,
+     .events = EV_LIVENESS,
+     .n_events = sizeof(EV_LIVENESS) / sizeof(EV_LIVENESS[0]),
+     .replicas = 1,
+     .expect = "liveness_probe_failed"},
+    {.key = "traceback",
+     .what = "an Airflow worker dies with a Python traceback (read-only file system)",
+     .source = "https://github.com/astronomerio/astronomer-ee/issues/113",
+     .fixture = "tests/fixtures/realworld/094-astronomer-worker-readonly-fs",
+     .ns = "astronomer",
+     .pod = "airflow-worker-0",
+     .container = "worker",
+     .image = "astronomerinc/ap-airflow",
+     .node = "worker-2",
+     /* not posted: Python exits 1 on an uncaught exception */
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 6,
+     .log = LOG_AIRFLOW,
+     .replicas = 1,
+     .expect = "app_error"},
+    {.key = "cuda-oom",
+     .what = "a fine-tuning job runs out of GPU memory (torch CUDA out of memory)",
+     .source = "the project's diagnosis corpus (no public source)",
+     .fixture = "tests/fixtures/corpus/09-llama-finetune-cuda-oom",
+     .ns = "ml-training",
+     .pod = "llama-ft-sweep-lr3e5-7xkq2",
+     .container = "trainer",
+     .image = "harbor.corp.example.net/ml/llm-finetune:0.7.3",
+     .node = "gpu-a100-07",
+     .resources = "{\"limits\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"},"
+                  "\"requests\":{\"cpu\":\"12\",\"memory\":\"96Gi\",\"nvidia.com/gpu\":\"1\"}}",
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 426,
+     .log = LOG_TRAINER,
+     .replicas = 1,
+     .expect = "gpu_out_of_memory"},
+    {.key = "missing-binary",
+     .what = "Kubernetes args replace the image's CMD: runc cannot find \"-c\"",
+     .source = "https://github.com/lightspeed-core/lightspeed-stack/issues/226",
+     .fixture = "tests/fixtures/realworld/066-lightspeed-args-without-entrypoint-starterror",
+     .ns = "llm",
+     .pod = "lightspeed-core-85b57d9576-bdz6c",
+     .container = "lightspeed-core",
+     .image = "quay.io/lightspeed-core/lightspeed-stack:dev-20250708-8e24e8b",
+     .node = "gpu1",
+     .t_reason = "StartError",
+     .exit_code = 128,
+     .t_message = ARGS_NOT_FOUND,
+     .events = EV_ARGS_NOT_FOUND,
+     .n_events = sizeof(EV_ARGS_NOT_FOUND) / sizeof(EV_ARGS_NOT_FOUND[0]),
+     .replicas = 1,
+     .expect = "command_not_found"},
+    {.key = "start-failure",
+     .what = "runc cannot mount a ConfigMap subPath that is being replaced (StartError)",
+     .source = "https://github.com/kubernetes/kubernetes/issues/124308",
+     .fixture = "tests/fixtures/realworld/083-argo-configmap-subpath-starterror-128",
+     .ns = "argo",
+     .pod = "my-py-workflow-4181571205",
+     .container = "wait",
+     .image = "quay.io/argoproj/argoexec",
+     .node = "worker-1",
+     .t_reason = "StartError",
+     .exit_code = 128,
+     .t_message = SUBPATH_MOUNT,
+     .replicas = 1,
+     .expect = "start_failed"},
+    {.key = "db-unreachable",
+     .what = "Backstage cannot reach its PostgreSQL (connect ECONNREFUSED)",
+     .source = "https://github.com/backstage/backstage/issues/2892",
+     .fixture = "tests/fixtures/realworld/119-backstage-backend-econnrefused-postgres",
+     .ns = "backstage",
+     .pod = "backstage-backend-6d9c7b8f5-x2lqp",
+     .container = "backend",
+     .image = "backstage/backend",
+     .node = "worker-1",
+     /* not posted: Node.js exits 1 when start-up fails */
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 3,
+     .log = LOG_BACKSTAGE,
+     .replicas = 1,
+     .expect = "dependency_unreachable"},
+    {.key = "node-storm",
+     .what = "a 1 GiB node runs out of memory and goes NotReady: 8 memcached pods restart",
+     .source = "https://github.com/kubernetes/kubernetes/issues/53669",
+     .fixture = "tests/fixtures/realworld/062-memcached-system-oom-exit137-error",
+     .ns = "cache",
+     .pod = "memcached",
+     .container = "memcached",
+     .image = "memcached:1.5",
+     .node = "small-1gb-3",
+     .resources = "{\"limits\":{\"memory\":\"500M\"},\"requests\":{\"memory\":\"10M\"}}",
+     .t_reason = "Error",
+     .exit_code = 137,
+     .run_s = 1281, /* 17:20:37 -> 17:41:58 as posted */
+     .events = EV_NODE_NOT_READY,
+     .n_events = sizeof(EV_NODE_NOT_READY) / sizeof(EV_NODE_NOT_READY[0]),
+     .replicas = 8,
+     .expect = "killed"},
+};
+
+static const struct krc_demo_node NODES[] = {
+    {"worker-1", 0, 16},      {"worker-2", 0, 16}, {"compute-3", 0, 32},
+    {"gpu-a100-07", 8, 1947}, /* corpus/09's node.json: 8 GPUs, 2041519517Ki */
+    {"gpu1", 0, 64},          /* realworld/066: its GPUs were not posted */
+    {"small-1gb-3", 0, 1},    /* realworld/062: "1GB nodes" */
+};
+
+const struct krc_demo_case *krc_demo_cases(size_t *ret_n)
+{
+    *ret_n = sizeof(CASES) / sizeof(CASES[0]);
+    return CASES;
+}
+
+const struct krc_demo_node *krc_demo_nodes(size_t *ret_n)
+{
+    *ret_n = sizeof(NODES) / sizeof(NODES[0]);
+    return NODES;
+}
+
+const char *krc_demo_storm_node(void)
+{
+    return "small-1gb-3";
+}
+
+/* FNV-1a over the parts, for stable identifiers. */
+static uint64_t fnv(const char *a, const char *b, int n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const char *parts[2] = {a, b};
+
+    for (int k = 0; k < 2; k++) {
+        for (const char *p = parts[k]; p != NULL && *p != '\0'; p++) {
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        }
+        h = (h ^ '/') * 1099511628211ULL;
+    }
+    return (h ^ (uint64_t)(unsigned)n) * 1099511628211ULL;
+}
+
+void krc_demo_uid(const char *ns, const char *name, char out[37])
+{
+    uint64_t a = fnv(ns, name, 1);
+    uint64_t b = fnv(name, ns, 2);
+
+    snprintf(out, 37, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffffu, (unsigned)a & 0xfffu, (unsigned)(b >> 52) & 0xfffu,
+             (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+void krc_demo_container_id(const char *pod, const char *container, int instance, char out[78])
+{
+    int n = snprintf(out, 78, "containerd://");
+
+    for (int k = 0; k < 4; k++) {
+        n += snprintf(out + n, (size_t)(78 - n), "%016llx",
+                      (unsigned long long)fnv(pod, container, instance * 4 + k));
+    }
+}
+
+void krc_demo_pod_name(const struct krc_demo_case *c, int i, char *out, size_t outsz)
+{
+    if (c->replicas > 1) {
+        snprintf(out, outsz, "%s-%d", c->pod, i);
+    } else {
+        snprintf(out, outsz, "%s", c->pod);
+    }
+}
+
+static void add_time(cJSON *o, const char *key, int64_t t)
+{
+    char ts[40];
+
+    krc_clock_format_rfc3339(t, ts, sizeof(ts));
+    cJSON_AddStringToObject(o, key, ts);
+}
+
+static void add_raw_json(cJSON *o, const char *key, const char *json)
+{
+    cJSON *v = json != NULL ? cJSON_Parse(json) : NULL;
+
+    if (v != NULL) {
+        cJSON_AddItemToObject(o, key, v);
+    }
+}
+
+static cJSON *pod_metadata(const struct krc_demo_case *c, const char *name, int64_t created)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON *labels = cJSON_AddObjectToObject(m, "labels");
+    char uid[37];
+
+    krc_demo_uid(c->ns, name, uid);
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(m, "namespace", c->ns);
+    cJSON_AddStringToObject(m, "uid", uid);
+    cJSON_AddStringToObject(m, "resourceVersion", "0"); /* the server sets it */
+    add_time(m, "creationTimestamp", created);
+    cJSON_AddStringToObject(labels, "app", c->key);
+    cJSON_AddStringToObject(labels, "krc-demo", "true");
+    return m;
+}
+
+static cJSON *container_spec(const char *name, const char *image, const char *resources,
+                             const char *liveness)
+{
+    cJSON *k = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(k, "name", name);
+    cJSON_AddStringToObject(k, "image", image);
+    cJSON_AddStringToObject(k, "imagePullPolicy", "IfNotPresent");
+    if (resources != NULL) {
+        add_raw_json(k, "resources", resources);
+    } else {
+        cJSON_AddObjectToObject(k, "resources");
+    }
+    add_raw_json(k, "livenessProbe", liveness);
+    cJSON_AddStringToObject(k, "terminationMessagePath", "/dev/termination-log");
+    cJSON_AddStringToObject(k, "terminationMessagePolicy", "File");
+    return k;
+}
+
+static cJSON *pod_spec(const struct krc_demo_case *c)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON *cs = cJSON_AddArrayToObject(s, "containers");
+
+    cJSON_AddItemToArray(cs, container_spec(c->container, c->image, c->resources, c->liveness));
+    cJSON_AddStringToObject(s, "nodeName", c->node);
+    cJSON_AddStringToObject(s, "restartPolicy", "Always");
+    cJSON_AddNumberToObject(s, "terminationGracePeriodSeconds", 30);
+    cJSON_AddStringToObject(s, "schedulerName", "default-scheduler");
+    return s;
+}
+
+static cJSON *state_waiting(const char *reason, const char *message)
+{
+    cJSON *st = cJSON_CreateObject();
+    cJSON *w = cJSON_AddObjectToObject(st, "waiting");
+
+    cJSON_AddStringToObject(w, "reason", reason);
+    if (message != NULL) {
+        cJSON_AddStringToObject(w, "message", message);
+    }
+    return st;
+}
+
+static cJSON *state_running(int64_t since)
+{
+    cJSON *st = cJSON_CreateObject();
+
+    add_time(cJSON_AddObjectToObject(st, "running"), "startedAt", since);
+    return st;
+}
+
+/* lastState.terminated of the crashed instance. A StartError instance never
+ * started: containerd reports startedAt as the Unix epoch. */
+static cJSON *last_terminated(const struct krc_demo_case *c, const char *pod, int64_t ended)
+{
+    cJSON *st = cJSON_CreateObject();
+    cJSON *t = cJSON_AddObjectToObject(st, "terminated");
+    char cid[78];
+
+    krc_demo_container_id(pod, c->container, 1, cid);
+    cJSON_AddStringToObject(t, "containerID", cid);
+    cJSON_AddNumberToObject(t, "exitCode", c->exit_code);
+    cJSON_AddStringToObject(t, "reason", c->t_reason);
+    if (c->t_message != NULL) {
+        cJSON_AddStringToObject(t, "message", c->t_message);
+    }
+    add_time(t, "startedAt", strcmp(c->t_reason, "StartError") == 0 ? 0 : ended - c->run_s);
+    add_time(t, "finishedAt", ended);
+    return st;
+}
+
+static cJSON *container_status(const struct krc_demo_case *c, const char *pod, const char *uid,
+                               int crashed, int64_t started, int64_t ended)
+{
+    cJSON *k = cJSON_CreateObject();
+    char cid[78];
+    char msg[512];
+    int never_started = strcmp(c->t_reason, "StartError") == 0;
+
+    cJSON_AddStringToObject(k, "name", c->container);
+    cJSON_AddStringToObject(k, "image", c->image);
+    cJSON_AddStringToObject(k, "imageID", "");
+    if (!crashed) {
+        krc_demo_container_id(pod, c->container, 0, cid);
+        cJSON_AddStringToObject(k, "containerID", cid);
+        cJSON_AddItemToObject(k, "state",
+                              never_started ? state_waiting("ContainerCreating", NULL)
+                                            : state_running(started));
+        cJSON_AddObjectToObject(k, "lastState");
+        cJSON_AddBoolToObject(k, "ready", !never_started);
+        cJSON_AddNumberToObject(k, "restartCount", 0);
+        cJSON_AddBoolToObject(k, "started", !never_started);
+        return k;
+    }
+    snprintf(msg, sizeof(msg), "back-off 10s restarting failed container=%s pod=%s_%s(%s)",
+             c->container, pod, c->ns, uid);
+    cJSON_AddItemToObject(k, "state", state_waiting("CrashLoopBackOff", msg));
+    cJSON_AddItemToObject(k, "lastState", last_terminated(c, pod, ended));
+    cJSON_AddBoolToObject(k, "ready", 0);
+    cJSON_AddNumberToObject(k, "restartCount", 1);
+    cJSON_AddBoolToObject(k, "started", 0);
+    return k;
+}
+
+static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const char *uid,
+                         int crashed, int64_t started, int64_t ended)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON *mine = container_status(c, pod, uid, crashed, started, ended);
+    int running = strcmp(c->t_reason, "StartError") != 0;
+
+    cJSON_AddStringToObject(s, "phase", running ? "Running" : "Pending");
+    cJSON_AddStringToObject(s, "hostIP", "10.0.0.10");
+    cJSON_AddStringToObject(s, "podIP", "10.244.1.17");
+    add_time(s, "startTime", started);
+    cJSON_AddStringToObject(s, "qosClass", c->resources != NULL ? "Burstable" : "BestEffort");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "containerStatuses"), mine);
+    return s;
+}
+
+cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int crashed, int64_t started,
+                         int64_t ended)
+{
+    cJSON *p = cJSON_CreateObject();
+    char name[256];
+    char uid[37];
+
+    if (p == NULL) {
+        return NULL;
+    }
+    krc_demo_pod_name(c, i, name, sizeof(name));
+    krc_demo_uid(c->ns, name, uid);
+    cJSON_AddStringToObject(p, "kind", "Pod");
+    cJSON_AddStringToObject(p, "apiVersion", "v1");
+    cJSON_AddItemToObject(p, "metadata", pod_metadata(c, name, started));
+    cJSON_AddItemToObject(p, "spec", pod_spec(c));
+    cJSON_AddItemToObject(p, "status", pod_status(c, name, uid, crashed, started, ended));
+    /* cJSON's adders fail silently on ENOMEM: check the result as a whole */
+    if (cJSON_GetObjectItem(p, "status") == NULL ||
+        cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "uid") == NULL) {
+        cJSON_Delete(p);
+        return NULL;
+    }
+    return p;
+}
+
+static cJSON *condition(const char *type, const char *status, const char *reason,
+                        const char *message, int64_t heartbeat, int64_t transition)
+{
+    cJSON *k = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(k, "type", type);
+    cJSON_AddStringToObject(k, "status", status);
+    add_time(k, "lastHeartbeatTime", heartbeat);
+    add_time(k, "lastTransitionTime", transition);
+    cJSON_AddStringToObject(k, "reason", reason);
+    cJSON_AddStringToObject(k, "message", message);
+    return k;
+}
+
+cJSON *krc_demo_node_json(const struct krc_demo_node *n, int ready, int64_t created,
+                          int64_t transition)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(o, "metadata");
+    cJSON *st = cJSON_AddObjectToObject(o, "status");
+    cJSON *cap = cJSON_AddObjectToObject(st, "capacity");
+    cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+    cJSON *info = cJSON_AddObjectToObject(st, "nodeInfo");
+    char mem[32];
+    char uid[37];
+    static const char *const pressure[][3] = {
+        {"MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+        {"DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+        {"PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+    };
+    const char *unk = "Kubelet stopped posting node status.";
+
+    cJSON_AddStringToObject(o, "kind", "Node");
+    cJSON_AddStringToObject(o, "apiVersion", "v1");
+    krc_demo_uid("", n->name, uid);
+    cJSON_AddStringToObject(m, "name", n->name);
+    cJSON_AddStringToObject(m, "uid", uid);
+    cJSON_AddStringToObject(m, "resourceVersion", "0");
+    add_time(m, "creationTimestamp", created);
+    snprintf(mem, sizeof(mem), "%lldKi", (long long)n->memory_gib * 1024 * 1024);
+    cJSON_AddStringToObject(cap, "cpu", n->gpus > 0 ? "256" : "4");
+    cJSON_AddStringToObject(cap, "memory", mem);
+    cJSON_AddStringToObject(cap, "pods", "110");
+    if (n->gpus > 0) {
+        char gpus[16];
+        snprintf(gpus, sizeof(gpus), "%d", n->gpus);
+        cJSON_AddStringToObject(cap, "nvidia.com/gpu", gpus);
+    }
+    cJSON_AddItemReferenceToObject(st, "allocatable", cap);
+    for (size_t k = 0; k < 3; k++) {
+        cJSON_AddItemToArray(conds, ready
+                                        ? condition(pressure[k][0], "False", pressure[k][1],
+                                                    pressure[k][2], transition, created)
+                                        : condition(pressure[k][0], "Unknown", "NodeStatusUnknown",
+                                                    unk, transition - 40, transition));
+    }
+    cJSON_AddItemToArray(conds, ready ? condition("Ready", "True", "KubeletReady",
+                                                  "kubelet is posting ready status", transition,
+                                                  transition)
+                                      : condition("Ready", "Unknown", "NodeStatusUnknown", unk,
+                                                  transition - 40, transition));
+    cJSON_AddStringToObject(info, "kubeletVersion", "v1.31.4");
+    cJSON_AddStringToObject(info, "containerRuntimeVersion", "containerd://1.7.24");
+    cJSON_AddStringToObject(info, "osImage", "Ubuntu 22.04.5 LTS");
+    cJSON_AddStringToObject(info, "architecture", "amd64");
+    return o;
+}
+
+static cJSON *event_common(const char *ns, const char *type, const char *reason,
+                           const char *message, const char *component, int seq)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(e, "metadata");
+    char name[96];
+
+    snprintf(name, sizeof(name), "krc-demo.%08x", (unsigned)seq);
+    cJSON_AddStringToObject(e, "kind", "Event");
+    cJSON_AddStringToObject(e, "apiVersion", "v1");
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(m, "namespace", ns);
+    cJSON_AddStringToObject(m, "resourceVersion", "0");
+    cJSON_AddStringToObject(e, "type", type);
+    cJSON_AddStringToObject(e, "reason", reason);
+    cJSON_AddStringToObject(e, "message", message);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "source"), "component", component);
+    cJSON_AddStringToObject(e, "reportingComponent", component);
+    cJSON_AddNullToObject(e, "eventTime");
+    return e;
+}
+
+cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct krc_demo_event *e,
+                           int64_t ended, int seq)
+{
+    cJSON *o = event_common(c->ns, e->type, e->reason, e->message, e->component, seq);
+    cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
+    char name[256];
+    char uid[37];
+    char field[300];
+
+    krc_demo_pod_name(c, i, name, sizeof(name));
+    krc_demo_uid(c->ns, name, uid);
+    cJSON_AddStringToObject(io, "kind", "Pod");
+    cJSON_AddStringToObject(io, "namespace", c->ns);
+    cJSON_AddStringToObject(io, "name", name);
+    cJSON_AddStringToObject(io, "uid", uid);
+    cJSON_AddStringToObject(io, "apiVersion", "v1");
+    if (strcmp(e->component, "kubelet") == 0) {
+        snprintf(field, sizeof(field), "spec.containers{%s}", c->container);
+        cJSON_AddStringToObject(io, "fieldPath", field);
+        cJSON_AddStringToObject(cJSON_GetObjectItem(o, "source"), "host", c->node);
+    }
+    add_time(o, "firstTimestamp", ended + e->first_offset_s);
+    add_time(o, "lastTimestamp", ended + e->last_offset_s);
+    cJSON_AddNumberToObject(o, "count", e->count);
+    return o;
+}
+
+cJSON *krc_demo_node_event_json(const char *node, const char *type, const char *reason,
+                                const char *message, const char *component, int64_t t, int seq)
+{
+    cJSON *o = event_common("default", type, reason, message, component, seq);
+    cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
+
+    cJSON_AddStringToObject(io, "kind", "Node");
+    cJSON_AddStringToObject(io, "name", node);
+    cJSON_AddStringToObject(io, "uid", node);
+    cJSON_AddStringToObject(io, "apiVersion", "v1");
+    add_time(o, "firstTimestamp", t);
+    add_time(o, "lastTimestamp", t);
+    cJSON_AddNumberToObject(o, "count", 1);
+    return o;
+}

@@ -1,0 +1,1249 @@
+/* The `krc demo` simulated cluster: Kubernetes API + Slack webhook on
+ * 127.0.0.1 (see sim.h). libmicrohttpd, one thread per connection: a watch
+ * stream's content callback waits on a condition variable for changes. */
+#include "krc/demo/sim.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "krc/util/buf.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define MAX_BODY (1024 * 1024)
+#define MAX_OBJECTS 4096
+#define BOOKMARK_EVERY_MS 5000
+#define WATCH_POLL_MS 200
+#define PAGE_DEFAULT 500
+
+struct sim_pod {
+    char *ns;
+    char *name;
+    char *json; /* with its resourceVersion */
+    char *log;  /* previous instance's log, or NULL */
+    int64_t log_ended;
+};
+
+struct sim_change {
+    long rv;
+    char *ns;
+    char *line; /* {"type":...,"object":...}\n */
+};
+
+struct krc_demo_sim {
+    struct MHD_Daemon *daemon;
+    int port;
+    char *token;
+    krc_demo_sim_message_fn on_message;
+    void *userdata;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    atomic_int stopping;
+    atomic_int watchers;
+    long rv;
+    struct sim_pod *pods;
+    size_t n_pods;
+    char **nodes; /* node JSON texts */
+    char **node_names;
+    size_t n_nodes;
+    cJSON **events;
+    size_t n_events;
+    struct sim_change *changes;
+    size_t n_changes;
+    pthread_mutex_t msg_lock;
+    struct krc_demo_msg *msgs;
+    size_t n_msgs;
+    int64_t last_msg_mono_ms;
+};
+
+/* --- pure parts ------------------------------------------------------------ */
+
+static int copy_seg(char *dst, size_t dsz, const char *s, size_t len)
+{
+    if (len == 0 || len >= dsz) {
+        return KRC_EINVAL;
+    }
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
+{
+    const char *seg[8];
+    size_t len[8];
+    size_t n = 0;
+    const char *p = path;
+
+    memset(r, 0, sizeof(*r));
+    if (strncmp(path, "/services/", 10) == 0) {
+        r->kind = KRC_DEMO_ROUTE_WEBHOOK;
+        return 0;
+    }
+    if (*p != '/') {
+        return 0;
+    }
+    while (*p == '/' && n < 8) {
+        const char *e = strchr(p + 1, '/');
+        seg[n] = p + 1;
+        len[n] = e != NULL ? (size_t)(e - p - 1) : strlen(p + 1);
+        if (len[n] == 0) {
+            return KRC_EINVAL;
+        }
+        n++;
+        p = e != NULL ? e : p + 1 + len[n - 1];
+    }
+    if (*p != '\0' || n < 3 || len[0] != 3 || strncmp(seg[0], "api", 3) != 0 || len[1] != 2 ||
+        strncmp(seg[1], "v1", 2) != 0) {
+        return 0;
+    }
+#define SEG_IS(i, s) (len[i] == strlen(s) && strncmp(seg[i], s, len[i]) == 0)
+    if (n == 3 && SEG_IS(2, "pods")) {
+        r->kind = KRC_DEMO_ROUTE_PODS;
+    } else if (n == 3 && SEG_IS(2, "events")) {
+        r->kind = KRC_DEMO_ROUTE_EVENTS;
+    } else if (n == 4 && SEG_IS(2, "nodes")) {
+        r->kind = KRC_DEMO_ROUTE_NODE;
+        return copy_seg(r->name, sizeof(r->name), seg[3], len[3]);
+    } else if (n >= 5 && SEG_IS(2, "namespaces")) {
+        if (copy_seg(r->ns, sizeof(r->ns), seg[3], len[3]) < 0) {
+            return KRC_EINVAL;
+        }
+        if (n == 5 && SEG_IS(4, "pods")) {
+            r->kind = KRC_DEMO_ROUTE_PODS;
+        } else if (n == 5 && SEG_IS(4, "events")) {
+            r->kind = KRC_DEMO_ROUTE_EVENTS;
+        } else if (n == 6 && SEG_IS(4, "pods")) {
+            r->kind = KRC_DEMO_ROUTE_POD;
+        } else if (n == 7 && SEG_IS(4, "pods") && SEG_IS(6, "log")) {
+            r->kind = KRC_DEMO_ROUTE_POD_LOG;
+        } else {
+            r->ns[0] = '\0';
+            return 0;
+        }
+        if (n >= 6) {
+            return copy_seg(r->name, sizeof(r->name), seg[5], len[5]);
+        }
+    }
+#undef SEG_IS
+    return 0;
+}
+
+static int field_supported(const char *f)
+{
+    static const char *const ok[] = {"involvedObject.kind",
+                                     "involvedObject.namespace",
+                                     "involvedObject.name",
+                                     "involvedObject.uid",
+                                     "involvedObject.apiVersion",
+                                     "involvedObject.resourceVersion",
+                                     "involvedObject.fieldPath",
+                                     "reason",
+                                     "reportingComponent",
+                                     "source",
+                                     "type",
+                                     "metadata.name",
+                                     "metadata.namespace",
+                                     NULL};
+
+    for (size_t i = 0; ok[i] != NULL; i++) {
+        if (strcmp(ok[i], f) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The string value of a supported field ("" when absent). */
+static const char *field_value(const cJSON *obj, const char *f)
+{
+    const cJSON *v;
+    char head[64];
+    const char *dot = strchr(f, '.');
+
+    if (strcmp(f, "source") == 0) {
+        v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "source"),
+                                             "component");
+    } else if (dot != NULL && (size_t)(dot - f) < sizeof(head)) {
+        memcpy(head, f, (size_t)(dot - f));
+        head[dot - f] = '\0';
+        v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, head), dot + 1);
+    } else {
+        v = cJSON_GetObjectItemCaseSensitive(obj, f);
+    }
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+int krc_demo_field_selector_match(const char *selector, const cJSON *obj, char *bad,
+                                  size_t bad_size)
+{
+    const char *p = selector != NULL ? selector : "";
+    int match = 1;
+
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char term[512];
+        char *op;
+        char *val;
+        int neg;
+
+        if (len == 0 || len >= sizeof(term)) {
+            snprintf(bad, bad_size, "%.*s", (int)(len < 100 ? len : 100), p);
+            return KRC_EINVAL;
+        }
+        memcpy(term, p, len);
+        term[len] = '\0';
+        op = strstr(term, "!=");
+        neg = op != NULL;
+        if (op == NULL) {
+            op = strchr(term, '=');
+        }
+        if (op == NULL || op == term) {
+            snprintf(bad, bad_size, "%s", term);
+            return KRC_EINVAL;
+        }
+        val = op + (neg ? 2 : (op[1] == '=' ? 2 : 1));
+        *op = '\0';
+        if (!field_supported(term)) {
+            snprintf(bad, bad_size, "%s", term);
+            return KRC_EINVAL;
+        }
+        if ((strcmp(field_value(obj, term), val) == 0) == neg) {
+            match = 0;
+        }
+        p += len + (end != NULL ? 1 : 0);
+    }
+    return match;
+}
+
+char *krc_demo_log_window(const char *log, long tail_lines, int timestamps, int64_t ended,
+                          long limit_bytes)
+{
+    struct krc_buf b;
+    const char *end = log + strlen(log);
+    const char *start = end;
+    long n_lines = 0;
+
+    /* back from the end over at most tail_lines lines (a last line without
+     * a newline counts) */
+    while (start > log && (tail_lines < 0 || n_lines < tail_lines)) {
+        const char *p = start - 1; /* the newline ending the previous line, or its last byte */
+        if (start == end && *p != '\n') {
+            p++; /* the last line has no newline */
+        }
+        while (p > log && p[-1] != '\n') {
+            p--;
+        }
+        start = p;
+        n_lines++;
+    }
+    krc_buf_init(&b, (size_t)1 << 30);
+    if (krc_buf_append_str(&b, "") < 0) {
+        return NULL;
+    }
+    for (long k = 0; start < end; k++) {
+        const char *nl = memchr(start, '\n', (size_t)(end - start));
+        size_t len = nl != NULL ? (size_t)(nl - start) + 1 : (size_t)(end - start);
+        int rc = 0;
+        if (timestamps) {
+            int64_t ms = ended * 1000 - (n_lines - k);
+            char ts[40];
+            krc_clock_format_rfc3339(ms / 1000, ts, sizeof(ts));
+            ts[strlen(ts) - 1] = '\0'; /* "...:SSZ" -> "...:SS.nnnnnnnnnZ" */
+            rc = krc_buf_printf(&b, "%s.%09lldZ ", ts, (long long)(ms % 1000) * 1000000LL);
+        }
+        if (rc < 0 || krc_buf_append(&b, start, len) < 0) {
+            krc_buf_cleanup(&b);
+            return NULL;
+        }
+        start += len;
+    }
+    if (limit_bytes >= 0 && b.len > (size_t)limit_bytes) {
+        b.len = (size_t)limit_bytes;
+        b.data[b.len] = '\0';
+    }
+    return krc_buf_take(&b);
+}
+
+/* --- responses ------------------------------------------------------------- */
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status, const char *ctype,
+                               const char *body, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ret;
+
+    if (r == NULL) {
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result respond_json(struct MHD_Connection *conn, unsigned status, const char *json)
+{
+    return respond(conn, status, "application/json", json, strlen(json));
+}
+
+/* A v1 Status, as kube-apiserver answers a failure. */
+static enum MHD_Result status_fail(struct MHD_Connection *conn, unsigned code, const char *reason,
+                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result status_fail(struct MHD_Connection *conn, unsigned code, const char *reason,
+                                   const char *fmt, ...)
+{
+    char msg[1024];
+    struct krc_buf b;
+    enum MHD_Result ret = MHD_NO;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    krc_buf_init(&b, 8192);
+    if (krc_buf_append_str(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                               "\"status\":\"Failure\",\"message\":\"") == 0 &&
+        krc_buf_append_json_str(&b, msg, strlen(msg)) == 0 &&
+        krc_buf_printf(&b, "\",\"reason\":\"%s\",\"code\":%u}", reason, code) == 0) {
+        ret = respond_json(conn, code, krc_buf_str(&b));
+    }
+    krc_buf_cleanup(&b);
+    return ret;
+}
+
+static const char *arg(struct MHD_Connection *conn, const char *key)
+{
+    return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static int arg_true(struct MHD_Connection *conn, const char *key)
+{
+    const char *v = arg(conn, key);
+    return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+/* A non-negative integer argument; -1 when absent, -2 when malformed. */
+static long arg_long(struct MHD_Connection *conn, const char *key)
+{
+    const char *v = arg(conn, key);
+    char *end;
+    long n;
+
+    if (v == NULL) {
+        return -1;
+    }
+    errno = 0;
+    n = strtol(v, &end, 10);
+    return (errno != 0 || end == v || *end != '\0' || n < 0) ? -2 : n;
+}
+
+/* --- state ------------------------------------------------------------------ */
+
+static struct sim_pod *find_pod(struct krc_demo_sim *s, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < s->n_pods; i++) {
+        if (strcmp(s->pods[i].ns, ns) == 0 && strcmp(s->pods[i].name, name) == 0) {
+            return &s->pods[i];
+        }
+    }
+    return NULL;
+}
+
+/* Stamp a new resourceVersion into the object's metadata; the text or NULL. */
+static char *stamp(cJSON *obj, long rv)
+{
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    char num[32];
+
+    snprintf(num, sizeof(num), "%ld", rv);
+    if (m == NULL || !cJSON_ReplaceItemInObject(m, "resourceVersion", cJSON_CreateString(num))) {
+        return NULL;
+    }
+    return cJSON_PrintUnformatted(obj);
+}
+
+static int add_change(struct krc_demo_sim *s, const char *type, const char *ns, const char *json)
+{
+    struct krc_buf b;
+    struct sim_change *grown;
+
+    if (s->n_changes >= MAX_OBJECTS) {
+        return KRC_ETOOBIG;
+    }
+    grown = krc_realloc(s->changes, (s->n_changes + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        return KRC_ENOMEM;
+    }
+    s->changes = grown;
+    krc_buf_init(&b, (size_t)64 << 20);
+    if (krc_buf_printf(&b, "{\"type\":\"%s\",\"object\":%s}\n", type, json) < 0) {
+        krc_buf_cleanup(&b);
+        return KRC_ENOMEM;
+    }
+    grown[s->n_changes].rv = s->rv;
+    grown[s->n_changes].ns = krc_strdup(ns);
+    grown[s->n_changes].line = krc_buf_take(&b);
+    krc_buf_cleanup(&b);
+    if (grown[s->n_changes].ns == NULL || grown[s->n_changes].line == NULL) {
+        krc_free(grown[s->n_changes].ns);
+        krc_free(grown[s->n_changes].line);
+        return KRC_ENOMEM;
+    }
+    s->n_changes++;
+    return 0;
+}
+
+static int put_pod_locked(struct krc_demo_sim *s, cJSON *pod, const char *log, int64_t ended)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "namespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
+    struct sim_pod *p;
+    char *json;
+    char *log_copy = NULL;
+    int added = 0;
+
+    if (ns == NULL || name == NULL) {
+        return KRC_EINVAL;
+    }
+    p = find_pod(s, ns, name);
+    if (p == NULL) {
+        struct sim_pod *grown;
+        if (s->n_pods >= MAX_OBJECTS) {
+            return KRC_ETOOBIG;
+        }
+        grown = krc_realloc(s->pods, (s->n_pods + 1) * sizeof(*grown));
+        if (grown == NULL) {
+            return KRC_ENOMEM;
+        }
+        s->pods = grown;
+        p = &grown[s->n_pods];
+        memset(p, 0, sizeof(*p));
+        p->ns = krc_strdup(ns);
+        p->name = krc_strdup(name);
+        if (p->ns == NULL || p->name == NULL) {
+            krc_free(p->ns);
+            krc_free(p->name);
+            return KRC_ENOMEM;
+        }
+        s->n_pods++;
+        added = 1;
+    }
+    json = stamp(pod, s->rv + 1);
+    if (json == NULL || (log != NULL && (log_copy = krc_strdup(log)) == NULL)) {
+        krc_free(json);
+        return KRC_ENOMEM;
+    }
+    s->rv++;
+    if (add_change(s, added ? "ADDED" : "MODIFIED", ns, json) < 0) {
+        krc_free(json);
+        krc_free(log_copy);
+        return KRC_ENOMEM;
+    }
+    krc_free(p->json);
+    krc_free(p->log);
+    p->json = json;
+    p->log = log_copy;
+    p->log_ended = ended;
+    return 0;
+}
+
+int krc_demo_sim_put_pod(struct krc_demo_sim *s, cJSON *pod, const char *previous_log,
+                         int64_t log_ended)
+{
+    int rc;
+
+    if (pod == NULL) {
+        return KRC_ENOMEM;
+    }
+    pthread_mutex_lock(&s->lock);
+    rc = put_pod_locked(s, pod, previous_log, log_ended);
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    cJSON_Delete(pod);
+    return rc;
+}
+
+static int put_node_locked(struct krc_demo_sim *s, cJSON *node)
+{
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name"));
+    char *json;
+    size_t i;
+
+    if (name == NULL) {
+        return KRC_EINVAL;
+    }
+    for (i = 0; i < s->n_nodes && strcmp(s->node_names[i], name) != 0; i++) {
+    }
+    if (i == s->n_nodes) {
+        char **a = krc_realloc(s->nodes, (i + 1) * sizeof(*a));
+        char **b = a != NULL ? krc_realloc(s->node_names, (i + 1) * sizeof(*b)) : NULL;
+        if (a != NULL) {
+            s->nodes = a;
+        }
+        if (b == NULL || i >= MAX_OBJECTS) {
+            return KRC_ENOMEM;
+        }
+        s->node_names = b;
+        s->nodes[i] = NULL;
+        s->node_names[i] = krc_strdup(name);
+        if (s->node_names[i] == NULL) {
+            return KRC_ENOMEM;
+        }
+        s->n_nodes++;
+    }
+    json = stamp(node, s->rv + 1);
+    if (json == NULL) {
+        return KRC_ENOMEM;
+    }
+    s->rv++;
+    krc_free(s->nodes[i]);
+    s->nodes[i] = json;
+    return 0;
+}
+
+int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node)
+{
+    int rc;
+
+    if (node == NULL) {
+        return KRC_ENOMEM;
+    }
+    pthread_mutex_lock(&s->lock);
+    rc = put_node_locked(s, node);
+    pthread_mutex_unlock(&s->lock);
+    cJSON_Delete(node);
+    return rc;
+}
+
+int krc_demo_sim_add_event(struct krc_demo_sim *s, cJSON *event)
+{
+    cJSON **grown;
+    char num[32];
+    int rc = 0;
+
+    if (event == NULL) {
+        return KRC_ENOMEM;
+    }
+    pthread_mutex_lock(&s->lock);
+    grown = s->n_events < MAX_OBJECTS ? krc_realloc(s->events, (s->n_events + 1) * sizeof(*grown))
+                                      : NULL;
+    snprintf(num, sizeof(num), "%ld", s->rv + 1);
+    if (grown == NULL ||
+        !cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(event, "metadata"),
+                                   "resourceVersion", cJSON_CreateString(num))) {
+        if (grown != NULL) {
+            s->events = grown;
+        }
+        cJSON_Delete(event);
+        rc = KRC_ENOMEM;
+    } else {
+        s->events = grown;
+        s->events[s->n_events++] = event;
+        s->rv++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int krc_demo_sim_watchers(struct krc_demo_sim *s)
+{
+    return atomic_load(&s->watchers);
+}
+
+size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono_ms)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->msg_lock);
+    n = s->n_msgs;
+    if (ret_last_mono_ms != NULL) {
+        *ret_last_mono_ms = s->last_msg_mono_ms;
+    }
+    pthread_mutex_unlock(&s->msg_lock);
+    return n;
+}
+
+const struct krc_demo_msg *krc_demo_sim_messages(const struct krc_demo_sim *s, size_t *ret_n)
+{
+    *ret_n = s->n_msgs;
+    return s->msgs;
+}
+
+/* --- watch streams ------------------------------------------------------------ */
+
+struct watch {
+    struct krc_demo_sim *s;
+    char ns[254];
+    long rv;          /* events after this one */
+    size_t next;      /* the next change to look at */
+    int64_t deadline; /* monotonic ms: timeoutSeconds */
+    int64_t last_sent;
+    struct krc_buf out;
+    size_t off;
+};
+
+static int watch_bookmark(struct watch *w, long rv, int initial_end)
+{
+    return krc_buf_printf(
+        &w->out,
+        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":"
+        "\"v1\",\"metadata\":{\"resourceVersion\":\"%ld\"%s}}}\n",
+        rv, initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+}
+
+/* Under the lock: the initial ADDED events of every pod in scope. */
+static int watch_initial(struct watch *w)
+{
+    struct krc_demo_sim *s = w->s;
+
+    for (size_t i = 0; i < s->n_pods; i++) {
+        if ((w->ns[0] == '\0' || strcmp(w->ns, s->pods[i].ns) == 0) &&
+            krc_buf_printf(&w->out, "{\"type\":\"ADDED\",\"object\":%s}\n", s->pods[i].json) < 0) {
+            return KRC_ENOMEM;
+        }
+    }
+    w->rv = s->rv;
+    w->next = s->n_changes;
+    return 0;
+}
+
+/* Under the lock: the changes since w->next in scope. */
+static int watch_collect(struct watch *w)
+{
+    struct krc_demo_sim *s = w->s;
+
+    for (; w->next < s->n_changes; w->next++) {
+        const struct sim_change *c = &s->changes[w->next];
+        if (c->rv <= w->rv || (w->ns[0] != '\0' && strcmp(w->ns, c->ns) != 0)) {
+            continue;
+        }
+        if (krc_buf_append_str(&w->out, c->line) < 0) {
+            return KRC_ENOMEM;
+        }
+        w->rv = c->rv;
+    }
+    return 0;
+}
+
+static int64_t timespec_after_ms(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+    return ms;
+}
+
+static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct watch *w = cls;
+    size_t n;
+
+    (void)pos;
+    while (w->off >= w->out.len) {
+        struct timespec ts;
+        int64_t now = krc_clock_mono_ms();
+        int rc;
+
+        krc_buf_reset(&w->out);
+        w->off = 0;
+        if (atomic_load(&w->s->stopping) || now >= w->deadline) {
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        pthread_mutex_lock(&w->s->lock);
+        rc = watch_collect(w);
+        if (rc == 0 && w->out.len == 0) {
+            if (now - w->last_sent >= BOOKMARK_EVERY_MS) {
+                rc = watch_bookmark(w, w->s->rv > w->rv ? w->rv : w->s->rv, 0);
+            } else {
+                timespec_after_ms(&ts, WATCH_POLL_MS);
+                pthread_cond_timedwait(&w->s->changed, &w->s->lock, &ts);
+            }
+        }
+        pthread_mutex_unlock(&w->s->lock);
+        if (rc < 0) {
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    n = w->out.len - w->off < max ? w->out.len - w->off : max;
+    memcpy(buf, w->out.data + w->off, n);
+    w->off += n;
+    w->last_sent = krc_clock_mono_ms();
+    return (ssize_t)n;
+}
+
+static void watch_free(void *cls)
+{
+    struct watch *w = cls;
+
+    atomic_fetch_sub(&w->s->watchers, 1);
+    krc_buf_cleanup(&w->out);
+    krc_free(w);
+}
+
+static enum MHD_Result serve_watch(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                   const struct krc_demo_route *r)
+{
+    const char *rv = arg(conn, "resourceVersion");
+    long timeout = arg_long(conn, "timeoutSeconds");
+    int initial = arg_true(conn, "sendInitialEvents");
+    struct watch *w;
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+    int rc = 0;
+
+    if (timeout == -2) {
+        return status_fail(conn, 400, "BadRequest", "invalid timeoutSeconds");
+    }
+    /* resourceVersion may be absent or "" (the latest) with sendInitialEvents */
+    if (initial &&
+        (!arg_true(conn, "allowWatchBookmarks") ||
+         strcmp(arg(conn, "resourceVersionMatch") ? arg(conn, "resourceVersionMatch") : "",
+                "NotOlderThan") != 0)) {
+        return status_fail(conn, 422, "Invalid",
+                           "sendInitialEvents requires allowWatchBookmarks=true and "
+                           "resourceVersionMatch=NotOlderThan");
+    }
+    w = krc_calloc(1, sizeof(*w));
+    if (w == NULL) {
+        return MHD_NO;
+    }
+    w->s = s;
+    snprintf(w->ns, sizeof(w->ns), "%s", r->ns);
+    krc_buf_init(&w->out, (size_t)256 << 20);
+    w->deadline = krc_clock_mono_ms() + (timeout > 0 ? timeout : 1800) * 1000;
+    w->last_sent = krc_clock_mono_ms();
+    atomic_fetch_add(&s->watchers, 1);
+    pthread_mutex_lock(&s->lock);
+    if (initial || rv == NULL || strcmp(rv, "") == 0 || strcmp(rv, "0") == 0) {
+        rc = watch_initial(w);
+        if (rc == 0 && initial) {
+            rc = watch_bookmark(w, w->rv, 1);
+        }
+    } else {
+        char *end;
+        w->rv = strtol(rv, &end, 10);
+        if (*end != '\0' || w->rv < 0) {
+            rc = KRC_EINVAL;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    resp = rc == 0 ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, watch_read, w,
+                                                       watch_free)
+                   : NULL;
+    if (resp == NULL) {
+        watch_free(w);
+        return rc == KRC_EINVAL
+                   ? status_fail(conn, 400, "BadRequest", "invalid resourceVersion \"%s\"", rv)
+                   : MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    ret = MHD_queue_response(conn, 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* --- GET handlers ------------------------------------------------------------- */
+
+static enum MHD_Result serve_pod_list(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                      const struct krc_demo_route *r)
+{
+    long limit = arg_long(conn, "limit");
+    const char *cont = arg(conn, "continue");
+    long from = 0;
+    long count = 0;
+    struct krc_buf items;
+    struct krc_buf b;
+    enum MHD_Result ret = MHD_NO;
+    int rc = 0;
+    size_t i;
+    long rv;
+
+    /* continue: the index where the next page starts (pods are never removed) */
+    if (limit == -2 || (cont != NULL && (from = strtol(cont, NULL, 10)) <= 0)) {
+        return status_fail(conn, 400, "BadRequest", "invalid limit or continue token");
+    }
+    krc_buf_init(&items, (size_t)256 << 20);
+    krc_buf_init(&b, (size_t)256 << 20);
+    pthread_mutex_lock(&s->lock);
+    rv = s->rv;
+    for (i = (size_t)from; rc == 0 && i < s->n_pods; i++) {
+        if (r->ns[0] != '\0' && strcmp(r->ns, s->pods[i].ns) != 0) {
+            continue;
+        }
+        if (limit > 0 && count == limit) {
+            break;
+        }
+        rc = krc_buf_printf(&items, "%s%s", count == 0 ? "" : ",", s->pods[i].json);
+        count++;
+    }
+    rc = rc == 0 ? krc_buf_printf(&b,
+                                  "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+                                  "{\"resourceVersion\":\"%ld\"",
+                                  rv)
+                 : rc;
+    if (rc == 0 && i < s->n_pods) {
+        rc = krc_buf_printf(&b, ",\"continue\":\"%zu\"", i);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0 && krc_buf_printf(&b, "},\"items\":[%s]}", krc_buf_str(&items)) == 0) {
+        ret = respond_json(conn, 200, krc_buf_str(&b));
+    }
+    krc_buf_cleanup(&items);
+    krc_buf_cleanup(&b);
+    return ret;
+}
+
+static enum MHD_Result serve_events(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                    const struct krc_demo_route *r)
+{
+    const char *sel = arg(conn, "fieldSelector");
+    struct krc_buf b;
+    enum MHD_Result ret = MHD_NO;
+    char bad[128] = "";
+    int rc;
+    int first = 1;
+
+    krc_buf_init(&b, (size_t)256 << 20);
+    pthread_mutex_lock(&s->lock);
+    rc = krc_buf_printf(&b,
+                        "{\"kind\":\"EventList\",\"apiVersion\":\"v1\",\"metadata\":"
+                        "{\"resourceVersion\":\"%ld\"},\"items\":[",
+                        s->rv);
+    for (size_t i = 0; rc == 0 && i < s->n_events; i++) {
+        const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(s->events[i], "metadata"), "namespace"));
+        int m = krc_demo_field_selector_match(sel, s->events[i], bad, sizeof(bad));
+        char *json;
+        if (m < 0) {
+            rc = m;
+            break;
+        }
+        if (m == 0 || (r->ns[0] != '\0' && (ns == NULL || strcmp(ns, r->ns) != 0))) {
+            continue;
+        }
+        json = cJSON_PrintUnformatted(s->events[i]);
+        rc = json != NULL ? krc_buf_printf(&b, "%s%s", first ? "" : ",", json) : KRC_ENOMEM;
+        cJSON_free(json);
+        first = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == KRC_EINVAL) {
+        ret = status_fail(conn, 400, "BadRequest",
+                          "unable to parse requirement: field label not supported: %s", bad);
+    } else if (rc == 0 && krc_buf_append_str(&b, "]}") == 0) {
+        ret = respond_json(conn, 200, krc_buf_str(&b));
+    }
+    krc_buf_cleanup(&b);
+    return ret;
+}
+
+static enum MHD_Result serve_node(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                  const char *name)
+{
+    char *json = NULL;
+    enum MHD_Result ret;
+
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        if (strcmp(s->node_names[i], name) == 0) {
+            json = krc_strdup(s->nodes[i]);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (json == NULL) {
+        return status_fail(conn, 404, "NotFound", "nodes \"%s\" not found", name);
+    }
+    ret = respond_json(conn, 200, json);
+    krc_free(json);
+    return ret;
+}
+
+static enum MHD_Result serve_pod(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                 const struct krc_demo_route *r)
+{
+    struct sim_pod *p;
+    char *json = NULL;
+    enum MHD_Result ret;
+
+    pthread_mutex_lock(&s->lock);
+    p = find_pod(s, r->ns, r->name);
+    if (p != NULL) {
+        json = krc_strdup(p->json);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (json == NULL) {
+        return p == NULL ? status_fail(conn, 404, "NotFound", "pods \"%s\" not found", r->name)
+                         : MHD_NO;
+    }
+    ret = respond_json(conn, 200, json);
+    krc_free(json);
+    return ret;
+}
+
+/* Whether the pod's spec has a container `name` (regular or init). */
+static int pod_has_container(const char *pod_json, const char *name)
+{
+    cJSON *pod = cJSON_Parse(pod_json);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    static const char *const lists[] = {"containers", "initContainers"};
+    int found = 0;
+
+    for (size_t k = 0; k < 2 && !found; k++) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[k]))
+        {
+            const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name"));
+            found |= n != NULL && strcmp(n, name) == 0;
+        }
+    }
+    cJSON_Delete(pod);
+    return found;
+}
+
+static enum MHD_Result serve_log(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                 const struct krc_demo_route *r)
+{
+    const char *container = arg(conn, "container");
+    long tail = arg_long(conn, "tailLines");
+    long limit = arg_long(conn, "limitBytes");
+    struct sim_pod *p;
+    char *text = NULL;
+    int has = 0;
+    int has_log = 0;
+    enum MHD_Result ret;
+
+    if (tail == -2 || limit == -2 || limit == 0) {
+        return status_fail(conn, 400, "BadRequest", "invalid tailLines or limitBytes");
+    }
+    if (container == NULL) {
+        return status_fail(conn, 400, "BadRequest", "a container name must be specified for pod %s",
+                           r->name);
+    }
+    pthread_mutex_lock(&s->lock);
+    p = find_pod(s, r->ns, r->name);
+    if (p != NULL) {
+        has = pod_has_container(p->json, container);
+        has_log = p->log != NULL;
+        if (has && has_log && arg_true(conn, "previous")) {
+            text = krc_demo_log_window(p->log, tail, arg_true(conn, "timestamps"), p->log_ended,
+                                       limit);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (p == NULL) {
+        return status_fail(conn, 404, "NotFound", "pods \"%s\" not found", r->name);
+    }
+    if (!has) {
+        return status_fail(conn, 400, "BadRequest", "container %s is not valid for pod %s",
+                           container, r->name);
+    }
+    if (!arg_true(conn, "previous")) {
+        /* the running instances print nothing in this simulation */
+        return respond(conn, 200, "text/plain", "", 0);
+    }
+    if (!has_log) {
+        return status_fail(conn, 400, "BadRequest",
+                           "previous terminated container \"%s\" in pod \"%s\" not found",
+                           container, r->name);
+    }
+    if (text == NULL) {
+        return MHD_NO;
+    }
+    ret = respond(conn, 200, "text/plain", text, strlen(text));
+    krc_free(text);
+    return ret;
+}
+
+/* --- the webhook ------------------------------------------------------------------ */
+
+static enum MHD_Result serve_webhook(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                     struct krc_buf *body)
+{
+    struct krc_demo_msg *grown;
+    struct timespec now;
+    cJSON *parsed = cJSON_ParseWithLength(body->data != NULL ? body->data : "", body->len);
+    int ok = parsed != NULL && cJSON_IsObject(parsed);
+
+    cJSON_Delete(parsed);
+    if (!ok) {
+        return respond(conn, 400, "text/plain", "invalid_payload", 15);
+    }
+    clock_gettime(CLOCK_REALTIME, &now);
+    pthread_mutex_lock(&s->msg_lock);
+    grown = s->n_msgs < MAX_OBJECTS ? krc_realloc(s->msgs, (s->n_msgs + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL) {
+        pthread_mutex_unlock(&s->msg_lock);
+        return respond(conn, 500, "text/plain", "too_many_messages", 17);
+    }
+    s->msgs = grown;
+    grown[s->n_msgs].body = krc_buf_take(body);
+    grown[s->n_msgs].received_at = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    if (grown[s->n_msgs].body == NULL) {
+        pthread_mutex_unlock(&s->msg_lock);
+        return MHD_NO;
+    }
+    s->n_msgs++;
+    s->last_msg_mono_ms = krc_clock_mono_ms();
+    if (s->on_message != NULL) {
+        s->on_message(&grown[s->n_msgs - 1], s->userdata);
+    }
+    pthread_mutex_unlock(&s->msg_lock);
+    return respond(conn, 200, "text/html", "ok", 2);
+}
+
+/* --- dispatch ------------------------------------------------------------------------ */
+
+struct req {
+    struct krc_buf body;
+    int too_big;
+};
+
+static int authorized(struct krc_demo_sim *s, struct MHD_Connection *conn)
+{
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    size_t n = strlen(s->token);
+
+    return h != NULL && strncmp(h, "Bearer ", 7) == 0 && strlen(h + 7) == n &&
+           memcmp(h + 7, s->token, n) == 0;
+}
+
+static enum MHD_Result dispatch(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                const char *url, const char *method, struct req *rq)
+{
+    struct krc_demo_route r;
+
+    if (krc_demo_route_parse(url, &r) < 0) {
+        return status_fail(conn, 404, "NotFound",
+                           "the server could not find the requested "
+                           "resource");
+    }
+    if (r.kind == KRC_DEMO_ROUTE_WEBHOOK) {
+        if (strcmp(method, "POST") != 0) {
+            return respond(conn, 405, "text/plain", "invalid_method", 14);
+        }
+        return rq->too_big ? respond(conn, 413, "text/plain", "request_too_large", 17)
+                           : serve_webhook(s, conn, &rq->body);
+    }
+    if (strncmp(url, "/api", 4) == 0 && !authorized(s, conn)) {
+        return status_fail(conn, 401, "Unauthorized", "Unauthorized");
+    }
+    if (r.kind == KRC_DEMO_ROUTE_NONE) {
+        return status_fail(conn, 404, "NotFound",
+                           "the server could not find the requested resource");
+    }
+    if (strcmp(method, "GET") != 0) {
+        return status_fail(conn, 405, "MethodNotAllowed",
+                           "the krc demo server only reads (%s is not served)", method);
+    }
+    switch (r.kind) {
+    case KRC_DEMO_ROUTE_PODS:
+        return arg_true(conn, "watch") ? serve_watch(s, conn, &r) : serve_pod_list(s, conn, &r);
+    case KRC_DEMO_ROUTE_POD:
+        return serve_pod(s, conn, &r);
+    case KRC_DEMO_ROUTE_POD_LOG:
+        return serve_log(s, conn, &r);
+    case KRC_DEMO_ROUTE_EVENTS:
+        return serve_events(s, conn, &r);
+    case KRC_DEMO_ROUTE_NODE:
+        return serve_node(s, conn, r.name);
+    default:
+        return status_fail(conn, 404, "NotFound",
+                           "the server could not find the requested resource");
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct krc_demo_sim *s = cls;
+    struct req *rq = *con_cls;
+
+    (void)version;
+    if (rq == NULL) {
+        rq = krc_calloc(1, sizeof(*rq));
+        if (rq == NULL) {
+            return MHD_NO;
+        }
+        krc_buf_init(&rq->body, MAX_BODY);
+        *con_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        if (krc_buf_append(&rq->body, upload_data, *upload_size) < 0) {
+            rq->too_big = 1;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(s, conn, url, method, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct req *rq = *con_cls;
+
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    if (rq != NULL) {
+        krc_buf_cleanup(&rq->body);
+        krc_free(rq);
+        *con_cls = NULL;
+    }
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+
+    (void)cls;
+    vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    krc_log(KRC_LOG_DEBUG, "demo server: %s", line);
+}
+
+/* --- life cycle ------------------------------------------------------------------------ */
+
+static int bind_loopback(int *ret_fd, int *ret_port, struct krc_error *err)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int saved;
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        saved = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        return krc_error_set(err, KRC_EIO, "demo server: cannot listen on 127.0.0.1: %s",
+                             KRC_ERRNO_STR(saved));
+    }
+    *ret_fd = fd;
+    *ret_port = ntohs(a.sin_port);
+    return 0;
+}
+
+int krc_demo_sim_start(const struct krc_demo_sim_options *o, struct krc_demo_sim **ret,
+                       struct krc_error *err)
+{
+    const unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                               MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    struct krc_demo_sim *s = krc_calloc(1, sizeof(*s));
+    int fd = -1;
+
+    *ret = NULL;
+    if (s == NULL || (s->token = krc_strdup(o->token)) == NULL) {
+        krc_free(s);
+        return krc_error_set(err, KRC_ENOMEM, "demo server: out of memory");
+    }
+    s->on_message = o->on_message;
+    s->userdata = o->userdata;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->msg_lock, NULL);
+    pthread_cond_init(&s->changed, NULL);
+    if (bind_loopback(&fd, &s->port, err) < 0) {
+        krc_demo_sim_free(s);
+        return err->code;
+    }
+    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
+                                 (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+                                 MHD_OPTION_END);
+    if (s->daemon == NULL) {
+        close(fd);
+        krc_demo_sim_free(s);
+        return krc_error_set(err, KRC_EIO,
+                             "demo server: libmicrohttpd could not start on "
+                             "127.0.0.1");
+    }
+    *ret = s;
+    return 0;
+}
+
+int krc_demo_sim_port(const struct krc_demo_sim *s)
+{
+    return s->port;
+}
+
+void krc_demo_sim_stop(struct krc_demo_sim *s)
+{
+    if (s == NULL || s->daemon == NULL) {
+        return;
+    }
+    atomic_store(&s->stopping, 1);
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    /* closes the listening socket it was given, ends every connection, joins */
+    MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
+}
+
+void krc_demo_sim_free(struct krc_demo_sim *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    krc_demo_sim_stop(s);
+    for (size_t i = 0; i < s->n_pods; i++) {
+        krc_free(s->pods[i].ns);
+        krc_free(s->pods[i].name);
+        krc_free(s->pods[i].json);
+        krc_free(s->pods[i].log);
+    }
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        krc_free(s->nodes[i]);
+        krc_free(s->node_names[i]);
+    }
+    for (size_t i = 0; i < s->n_events; i++) {
+        cJSON_Delete(s->events[i]);
+    }
+    for (size_t i = 0; i < s->n_changes; i++) {
+        krc_free(s->changes[i].ns);
+        krc_free(s->changes[i].line);
+    }
+    for (size_t i = 0; i < s->n_msgs; i++) {
+        krc_free((char *)(uintptr_t)s->msgs[i].body);
+    }
+    krc_free(s->pods);
+    krc_free(s->nodes);
+    krc_free(s->node_names);
+    krc_free(s->events);
+    krc_free(s->changes);
+    krc_free(s->msgs);
+    pthread_cond_destroy(&s->changed);
+    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->msg_lock);
+    krc_free(s->token);
+    krc_free(s);
+}

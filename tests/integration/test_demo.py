@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+"""Run the real `krc demo` and check what it promises (docs/demo.md):
+
+    python3 test_demo.py --krc /path/to/krc [unittest options]
+
+- a full run (with an http_proxy in the environment): exit 0 well under a minute; every scenario pod recorded with the
+  cause code its real case calls for; the storm guard grouped the NotReady
+  node's restarts and posted a summary; every alert reached the embedded
+  Slack webhook and was printed; alerts.html exists and parses; `krc history
+  --db` and `krc mcp --db` (stdio, tools/call list_restarts) work on the
+  history; headless Chromium (Debian's `chromium`, a test dependency: its
+  absence fails the test) loads alerts.html and its screenshot is not blank; the
+  the rest: no generated file (kubeconfig, config) is left; the port is free.
+- Ctrl-C: SIGINT mid-run (and before krc has synced) ends it with exit 130,
+  promptly, leaving no generated file, a free port and a sound history.
+- the simulated API server speaks the protocol docs/demo.md describes (checked
+  over HTTP while a demo runs: 401 without the token, LIST pages, streaming
+  list and watch, field selectors, the previous log, Status errors).
+- bad options: exit 2; an output directory that cannot be made: exit 1 naming it.
+"""
+import argparse
+import html.parser
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zlib
+
+KRC = None
+RUN_LIMIT_S = 60  # a generous bound, not a benchmark (docs/performance.md has none for this)
+
+# pod (namespace/name) -> the cause its case calls for (scenario.c; docs/demo.md)
+EXPECTED = {
+    "event-streams/es-zookeeper-0": "oom_killed",
+    "test/liveness-rc-rlchs": "liveness_probe_failed",
+    "astronomer/airflow-worker-0": "app_error",
+    "ml-training/llama-ft-sweep-lr3e5-7xkq2": "gpu_out_of_memory",
+    "llm/lightspeed-core-85b57d9576-bdz6c": "command_not_found",
+    "argo/my-py-workflow-4181571205": "start_failed",
+    "backstage/backstage-backend-6d9c7b8f5-x2lqp": "dependency_unreachable",
+}
+STORM = {"cache/memcached-%d" % i: "killed" for i in range(8)}
+STORM_NODE = "small-1gb-3"
+KEPT = {"history.db", "history.db-wal", "history.db-shm", "alerts.html"}
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def sim_port(text):
+    m = re.search(r"http://127\.0\.0\.1:(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def read_until(proc, pattern, timeout=30):
+    """Read the demo's stdout until `pattern` (bytes regex) is in what was read so
+    far; the text read so far. What was read is kept on the Popen object."""
+    buf = getattr(proc, "krc_seen", b"")
+    deadline = time.monotonic() + timeout
+    while not re.search(pattern, buf):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError("no %r in %r" % (pattern, buf[-2000:]))
+        r, _, _ = select.select([proc.stdout], [], [], left)
+        if r:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise AssertionError("krc demo ended early: %r" % buf[-2000:])
+            buf += chunk
+            proc.krc_seen = buf
+    return buf.decode("utf-8", "replace")
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = 0
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags += 1
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB or RGBA PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = body[0:4], body[4:8], body[8], body[9]
+            w, h = int.from_bytes(w, "big"), int.from_bytes(h, "big")
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, rows, prev, stride = zlib.decompress(idat), [], bytearray(w * bpp), w * bpp
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+RUN = {}
+
+
+def setUpModule():
+    RUN["tmp"] = tempfile.TemporaryDirectory(prefix="krc-demo-test-")
+    out = os.path.join(RUN["tmp"].name, "out")
+    t0 = time.monotonic()
+    # a proxy in the environment (port 9: nothing listens) must not carry the
+    # requests to the simulated cluster on loopback
+    env = dict(os.environ, http_proxy="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
+               no_proxy="example.com")
+    p = subprocess.run([KRC, "demo", "--out", out], capture_output=True, text=True,
+                       timeout=RUN_LIMIT_S * 2, env=env)
+    RUN.update(out=out, proc=p, elapsed=time.monotonic() - t0,
+               db=os.path.join(out, "history.db"))
+
+
+def tearDownModule():
+    RUN["tmp"].cleanup()
+
+
+class DemoRunTest(unittest.TestCase):
+    def setUp(self):
+        self.p = RUN["proc"]
+        self.assertEqual(self.p.returncode, 0, self.p.stderr[-3000:])
+
+    def history(self):
+        p = subprocess.run([KRC, "history", "--db", RUN["db"], "--format", "json",
+                            "--limit", "1000"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_finishes_within_a_minute(self):
+        self.assertLess(RUN["elapsed"], RUN_LIMIT_S)
+
+    def test_every_case_gets_its_cause(self):
+        rows = {"%s/%s" % (r["namespace"], r["pod"]): r for r in self.history()}
+        for pod, cause in {**EXPECTED, **STORM}.items():
+            self.assertIn(pod, rows, "no restart recorded for %s" % pod)
+            self.assertEqual(rows[pod]["cause"], cause, "%s: %s" % (pod, rows[pod]["summary"]))
+            self.assertEqual(rows[pod]["restart_count"], 1)
+        self.assertEqual(len(rows), len(EXPECTED) + len(STORM))
+        for pod in EXPECTED:
+            self.assertEqual((rows[pod]["decision"], rows[pod]["delivery"]),
+                             ("alert", "delivered"), pod)
+
+    def test_storm_guard_grouped_the_notready_node(self):
+        rows = [r for r in self.history() if "cache/%s" % r["pod"] in STORM]
+        self.assertTrue(all(r["node"] == STORM_NODE for r in rows))
+        grouped = [r for r in rows if r["decision"] == "grouped"]
+        self.assertGreater(len(grouped), 0, [r["decision"] for r in rows])
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            summaries = db.execute("SELECT state, body FROM outbox WHERE kind = 'summary'")
+            summaries = summaries.fetchall()
+        self.assertEqual([s[0] for s in summaries], ["delivered"])
+        self.assertIn(STORM_NODE, summaries[0][1])
+        # the node's state reached the alerts that went out one by one
+        self.assertIn("Kubelet stopped posting node status.", self.p.stdout)
+
+    def test_alerts_printed_as_they_arrive(self):
+        out = self.p.stdout
+        for pod in EXPECTED:
+            ns, name = pod.split("/")
+            self.assertIn("%s/%s" % (ns, name), out)
+        # each step is announced before its alert is printed
+        first_step = out.index("event-streams/es-zookeeper-0:")
+        first_alert = out.index("event-streams/es-zookeeper-0 (zookeeper)")
+        self.assertLess(first_step, first_alert)
+        self.assertNotIn("\033[", out)  # not a terminal: no colours
+
+    def test_html_page(self):
+        path = os.path.join(RUN["out"], "alerts.html")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        page = Page()
+        page.feed(text)
+        page.close()
+        self.assertGreater(page.tags, 50)
+        body = "".join(page.text)
+        for pod in EXPECTED:
+            self.assertIn(pod.split("/")[1], body)
+
+    def test_chromium_renders_the_page(self):
+        exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                    if shutil.which(n)), None)
+        if exe is None:
+            self.fail("chromium is not installed: scripts/setup installs Debian's chromium "
+                      "as a test dependency")
+        page = os.path.join(RUN["out"], "alerts.html")
+        shot = os.path.join(RUN["tmp"].name, "shot.png")
+        with tempfile.TemporaryDirectory(prefix="krc-demo-chromium-") as profile:
+            base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--user-data-dir=" + profile, "--window-size=1000,1400"]
+            p = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            for pod in EXPECTED:
+                self.assertIn(pod.split("/")[1], p.stdout)
+            p = subprocess.run(base + ["--screenshot=" + shot, "file://" + page],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        w, h, bpp, rows = png_pixels(shot)
+        self.assertEqual((w, h), (1000, 1400))
+        colours, inked = set(), 0
+        for row in rows[::4]:
+            for x in range(0, w * bpp, bpp * 4):
+                px = row[x:x + 3]
+                colours.add(px)
+                inked += px != b"\xff\xff\xff"
+        # text, code blocks and colour bars: many colours, a good share not white
+        self.assertGreater(len(colours), 20)
+        self.assertGreater(inked, (w // 4) * (h // 4) // 20)
+
+    def test_history_table_and_show(self):
+        self.assertIn("ID  TIME (UTC)", self.p.stdout)
+        p = subprocess.run([KRC, "history", "--db", RUN["db"]], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("gpu_out_of_memory", p.stdout)
+        p = subprocess.run([KRC, "history", "show", "1", "--db", RUN["db"]], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("es-zookeeper-0", p.stdout)
+
+    def test_mcp_list_restarts(self):
+        msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                            "clientInfo": {"name": "test_demo", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "list_restarts", "arguments": {"limit": 100}}}]
+        p = subprocess.run([KRC, "mcp", "--db", RUN["db"]],
+                           input="".join(json.dumps(m) + "\n" for m in msgs),
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        answers = {a["id"]: a for a in map(json.loads, p.stdout.splitlines())}
+        res = answers[2]["result"]
+        self.assertFalse(res["isError"], res)
+        got = {"%s/%s" % (r["namespace"], r["pod"]): r["cause"]
+               for r in res["structuredContent"]["restarts"]}
+        self.assertEqual(got, {**EXPECTED, **STORM})
+
+    def test_nothing_generated_is_left(self):
+        self.assertLessEqual(set(os.listdir(RUN["out"])), KEPT)
+        port = sim_port(self.p.stdout)
+        self.assertIsNotNone(port)
+        self.assertTrue(port_is_free(port))
+
+    def test_help_lists_demo(self):
+        p = subprocess.run([KRC, "help"], capture_output=True, text=True, timeout=10)
+        self.assertIn("krc demo [--out DIR]", p.stdout)
+        p = subprocess.run([KRC, "demo", "--help"], capture_output=True, text=True, timeout=10)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("--out DIR", p.stdout)
+
+
+class DemoInterruptTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="krc-demo-int-")
+        self.addCleanup(self.tmp.cleanup)
+        self.out = os.path.join(self.tmp.name, "out")
+
+    def start(self):
+        return subprocess.Popen([KRC, "demo", "--out", self.out], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    def interrupt(self, proc, seen):
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+        self.assertEqual(proc.returncode, 130, err.decode()[-2000:])
+        self.assertLess(took, 15)  # the sender drains at most 10 s, then the rest is cut
+        self.assertIn(b"interrupted", err)
+        self.assertLessEqual(set(os.listdir(self.out)), KEPT)
+        port = sim_port(seen)
+        self.assertIsNotNone(port)
+        self.assertTrue(port_is_free(port))
+        db = os.path.join(self.out, "history.db")
+        with sqlite3.connect("file:%s?mode=ro" % db, uri=True) as c:
+            self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            return c.execute("SELECT count(*) FROM restarts").fetchone()[0]
+
+    def test_sigint_mid_run(self):
+        proc = self.start()
+        seen = read_until(proc, rb"airflow-worker-0 \(worker\)")
+        recorded = self.interrupt(proc, seen)
+        self.assertGreaterEqual(recorded, 3)  # the partial history is kept
+
+    def test_sigint_before_the_first_crash(self):
+        proc = self.start()
+        seen = read_until(proc, rb"Simulated cluster: .*\n")
+        self.interrupt(proc, seen)
+
+
+class DemoSimProtocolTest(unittest.TestCase):
+    """The embedded API server, while a demo runs, through its generated kubeconfig."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="krc-demo-sim-")
+        out = os.path.join(cls.tmp.name, "out")
+        cls.proc = subprocess.Popen([KRC, "demo", "--out", out], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+        read_until(cls.proc, rb"krc is watching")
+        with open(os.path.join(out, ".krc-demo-kubeconfig")) as f:
+            text = f.read()
+        cls.port = int(re.search(r"server: http://127\.0\.0\.1:(\d+)", text).group(1))
+        cls.token = re.search(r"token: (\S+)", text).group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        out, err = cls.proc.communicate(timeout=90)
+        cls.rc = cls.proc.returncode
+        cls.tmp.cleanup()
+        if cls.rc != 0:
+            raise AssertionError("krc demo failed: %s" % err.decode()[-2000:])
+
+    def get(self, path, token=True, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c.request("GET", path, headers={"Authorization": "Bearer " + self.token} if token else {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, r.getheader("Content-Type"), body
+
+    def get_json(self, path, status=200):
+        st, ctype, body = self.get(path)
+        self.assertEqual(st, status, body[:500])
+        self.assertEqual(ctype, "application/json")
+        doc = json.loads(body)
+        if status != 200:
+            self.assertEqual((doc["kind"], doc["code"]), ("Status", status))
+        return doc
+
+    def watch(self, query, seconds):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=seconds + 10)
+        c.request("GET", "/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d&%s"
+                  % (seconds, query), headers={"Authorization": "Bearer " + self.token})
+        r = c.getresponse()
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Transfer-Encoding"), "chunked")
+        events = [json.loads(line) for line in r.read().splitlines()]  # ends at timeoutSeconds
+        c.close()
+        return events
+
+    def test_token_required(self):
+        st, _, body = self.get("/api/v1/pods", token=False)
+        self.assertEqual(st, 401)
+        self.assertEqual(json.loads(body)["reason"], "Unauthorized")
+
+    def test_list_and_pages(self):
+        full = self.get_json("/api/v1/pods")
+        self.assertEqual(full["kind"], "PodList")
+        self.assertGreater(int(full["metadata"]["resourceVersion"]), 0)
+        names = sorted(p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+                       for p in full["items"])
+        self.assertEqual(names, sorted(list(EXPECTED) + list(STORM)))
+        paged, cont, pages = [], None, 0
+        while True:
+            q = "/api/v1/pods?limit=4" + ("&continue=" + cont if cont else "")
+            page = self.get_json(q)
+            self.assertLessEqual(len(page["items"]), 4)
+            paged += [p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+                      for p in page["items"]]
+            pages += 1
+            cont = page["metadata"].get("continue")
+            if not cont:
+                break
+        self.assertEqual(sorted(paged), names)
+        self.assertEqual(pages, 4)
+        cache = self.get_json("/api/v1/namespaces/cache/pods")["items"]
+        self.assertEqual(sorted(p["metadata"]["name"] for p in cache),
+                         sorted(k.split("/")[1] for k in STORM))
+
+    def test_streaming_list_then_watch(self):
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 2)
+        added = [e for e in events if e["type"] == "ADDED"]
+        self.assertEqual(len(added), len(EXPECTED) + len(STORM))
+        end = events[len(added)]
+        self.assertEqual(end["type"], "BOOKMARK")
+        self.assertEqual(end["object"]["metadata"]["annotations"],
+                         {"k8s.io/initial-events-end": "true"})
+        rv = int(end["object"]["metadata"]["resourceVersion"])
+        # from that resourceVersion on: the crashes, in order, each newer than the last
+        later = self.watch("resourceVersion=%d" % rv, 4)
+        modified = [e for e in later if e["type"] == "MODIFIED"]
+        self.assertGreater(len(modified), 0, later)
+        rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in modified]
+        self.assertEqual(rvs, sorted(set(rvs)))
+        self.assertGreater(rvs[0], rv)
+        st = modified[0]["object"]["status"]["containerStatuses"][0]
+        self.assertEqual(st["restartCount"], 1)
+        self.assertIn("terminated", st["lastState"])
+
+    def test_streaming_list_needs_its_parameters(self):
+        self.get_json("/api/v1/pods?watch=true&sendInitialEvents=true", status=422)
+
+    def test_events_and_field_selectors(self):
+        pod = self.get_json("/api/v1/namespaces/test/pods/liveness-rc-rlchs")
+        uid = pod["metadata"]["uid"]
+        read_until(self.proc, rb"liveness-rc-rlchs \(liveness\)", 30)
+        evs = self.get_json("/api/v1/namespaces/test/events?fieldSelector=involvedObject.uid%3D"
+                            + uid)
+        self.assertEqual(evs["kind"], "EventList")
+        self.assertEqual({e["reason"] for e in evs["items"]}, {"Pulled", "Unhealthy", "Killing"})
+        none = self.get_json("/api/v1/namespaces/other/events?fieldSelector=involvedObject.uid%3D"
+                             + uid)
+        self.assertEqual(none["items"], [])
+        bad = self.get_json("/api/v1/events?fieldSelector=spec.nodeName%3Dx", status=400)
+        self.assertIn("field label not supported: spec.nodeName", bad["message"])
+        self.get_json("/api/v1/nodes/no-such-node", status=404)
+        self.assertEqual(self.get_json("/api/v1/nodes/gpu-a100-07")["status"]["capacity"]
+                         ["nvidia.com/gpu"], "8")
+
+    def test_previous_log(self):
+        read_until(self.proc, rb"es-zookeeper-0 \(zookeeper\)", 30)
+        base = "/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log?container=zookeeper"
+        st, ctype, body = self.get(base + "&previous=true&tailLines=2&timestamps=true")
+        self.assertEqual(st, 200)
+        lines = body.decode().splitlines()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertRegex(line, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
+        self.assertTrue(lines[1].endswith("Reaped zombie process with pid=38"))
+        st, _, body = self.get(base + "&previous=true&limitBytes=10")
+        self.assertEqual((st, body), (200, b"Wrote ZooK"))
+        st, _, body = self.get("/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log"
+                               "?container=nope&previous=true")
+        self.assertEqual(st, 400)
+        self.assertEqual(self.get_json("/api/v1/namespaces/test/pods/liveness-rc-rlchs/log?"
+                                       "container=liveness&previous=true", status=400)["message"],
+                         'previous terminated container "liveness" in pod "liveness-rc-rlchs" '
+                         'not found')
+
+    def test_unknown_paths_and_methods(self):
+        self.get_json("/api/v1/namespaces/test/secrets/x", status=404)
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.request("DELETE", "/api/v1/namespaces/test/pods/liveness-rc-rlchs",
+                  headers={"Authorization": "Bearer " + self.token})
+        r = c.getresponse()
+        self.assertEqual(r.status, 405)
+        r.read()
+        c.request("POST", "/services/T/B/x", body=b"not json")
+        r = c.getresponse()
+        self.assertEqual((r.status, r.read()), (400, b"invalid_payload"))
+        c.close()
+
+
+class DemoUsageTest(unittest.TestCase):
+    def test_bad_options(self):
+        for args in (["--bogus"], ["--out"], ["--out="]):
+            p = subprocess.run([KRC, "demo"] + args, capture_output=True, text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("usage: krc demo", p.stderr)
+
+    def test_out_dir_that_cannot_be_made(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            blocker = os.path.join(tmp, "file")
+            open(blocker, "w").close()
+            p = subprocess.run([KRC, "demo", "--out", os.path.join(blocker, "sub")],
+                               capture_output=True, text=True, timeout=10)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn(os.path.join(blocker, "sub"), p.stderr)
+            self.assertIn("cannot create the directory", p.stderr)
+
+
+def main():
+    global KRC
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--krc", required=True)
+    args, rest = ap.parse_known_args()
+    KRC = os.path.abspath(args.krc)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

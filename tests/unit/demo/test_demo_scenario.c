@@ -1,0 +1,292 @@
+/* The demo's scenario table against the repository's copies of the cases it
+ * takes its facts from (KRC_FIXTURES): every fact in the table is in the
+ * case's files, the expected cause is one the case accepts, and the objects
+ * built from the table are well-formed. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "krc/demo/scenario.h"
+#include "krc/model/cause.h"
+#include "krc/util/mem.h"
+
+#define PREFIX "tests/fixtures/"
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Every file of a case's directory but its description (case.json), concatenated. */
+static char *case_text(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t len = 0;
+    char *all = calloc(1, 1);
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[1024];
+        char *t;
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "case.json") == 0) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        t = read_all(path);
+        assert_non_null(t);
+        all = realloc(all, len + strlen(t) + 2);
+        memcpy(all + len, t, strlen(t));
+        len += strlen(t);
+        all[len++] = '\n';
+        all[len] = '\0';
+        free(t);
+    }
+    closedir(d);
+    return all;
+}
+
+static void fixture_dir(const struct krc_demo_case *c, char *out, size_t outsz)
+{
+    assert_memory_equal(c->fixture, PREFIX, strlen(PREFIX));
+    snprintf(out, outsz, "%s/%s", KRC_FIXTURES, c->fixture + strlen(PREFIX));
+}
+
+/* The cause is one the case accepts (realworld) or names (corpus), and the
+ * source is the case's. */
+static void check_verdict(const struct krc_demo_case *c, const char *dir)
+{
+    char path[1024];
+    char *text;
+    cJSON *j;
+    enum krc_cause cause;
+    int found = 0;
+
+    assert_int_equal(krc_cause_parse(c->expect, &cause), 0);
+    snprintf(path, sizeof(path), "%s/case.json", dir);
+    text = read_all(path);
+    if (text != NULL) {
+        const cJSON *a;
+        j = cJSON_Parse(text);
+        assert_non_null(j);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "source")), c->source);
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "accept"))
+        {
+            found |= strcmp(a->valuestring, c->expect) == 0;
+        }
+    } else {
+        snprintf(path, sizeof(path), "%s/expected.json", dir);
+        text = read_all(path);
+        assert_non_null(text);
+        j = cJSON_Parse(text);
+        assert_non_null(j);
+        found = strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "cause")), c->expect) == 0;
+        assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "exit_code")),
+                         c->exit_code);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "container")),
+                            c->container);
+    }
+    if (!found) {
+        fail_msg("%s: cause %s is not what %s accepts", c->key, c->expect, dir);
+    }
+    cJSON_Delete(j);
+    free(text);
+}
+
+/* Every log line, the termination reason and message and the kubelet's event
+ * texts are in the case's files. */
+static void check_facts(const struct krc_demo_case *c, const char *dir)
+{
+    char *all = case_text(dir);
+    char exit_s[64];
+
+    if (c->log != NULL) {
+        const char *p = c->log;
+        while (*p != '\0') {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+            char line[1024];
+            assert_true(n < sizeof(line));
+            memcpy(line, p, n);
+            line[n] = '\0';
+            if (strstr(all, line) == NULL) {
+                fail_msg("%s: log line not in %s: %s", c->key, dir, line);
+            }
+            p += n + (nl != NULL ? 1 : 0);
+        }
+    }
+    if (c->t_message != NULL && strstr(all, c->t_message) == NULL) {
+        fail_msg("%s: termination message not in %s", c->key, dir);
+    }
+    if (strcmp(c->t_reason, "Error") != 0 && strstr(all, c->t_reason) == NULL) {
+        fail_msg("%s: reason %s not in %s", c->key, c->t_reason, dir);
+    }
+    for (size_t k = 0; k < c->n_events; k++) {
+        /* the node controller's texts are Kubernetes' own (docs/demo.md) */
+        if (strcmp(c->events[k].component, "kubelet") == 0 &&
+            strstr(all, c->events[k].message) == NULL) {
+            fail_msg("%s: event message not in %s: %s", c->key, dir, c->events[k].message);
+        }
+    }
+    /* a posted exit code is the one used */
+    snprintf(exit_s, sizeof(exit_s), "%d", c->exit_code);
+    for (const char *p = all; (p = strstr(p, "xit")) != NULL; p++) {
+        if (strncmp(p, "xitCode: ", 9) == 0 || strncmp(p, "xit Code: ", 10) == 0 ||
+            strncmp(p, "xitCode\": ", 10) == 0 || strncmp(p, "xit code ", 9) == 0) {
+            const char *v = strncmp(p, "xit code ", 9) == 0 ? p + 9 : strchr(p, ':') + 1;
+            while (*v == ' ') {
+                v++;
+            }
+            if (strncmp(v, exit_s, strlen(exit_s)) != 0) {
+                fail_msg("%s: the case posts another exit code: %.20s", c->key, v);
+            }
+        }
+    }
+    free(all);
+}
+
+static void test_cases_match_their_sources(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+
+    (void)state;
+    assert_true(n >= 8);
+    for (size_t i = 0; i < n; i++) {
+        char dir[1024];
+        fixture_dir(&cases[i], dir, sizeof(dir));
+        check_verdict(&cases[i], dir);
+        check_facts(&cases[i], dir);
+    }
+}
+
+static const struct krc_demo_node *node_named(const char *name)
+{
+    size_t n;
+    const struct krc_demo_node *nodes = krc_demo_nodes(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(nodes[i].name, name) == 0) {
+            return &nodes[i];
+        }
+    }
+    return NULL;
+}
+
+static int exit_code_of(const cJSON *pod, const char *list)
+{
+    const cJSON *st =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), list), 0);
+    const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "lastState"), "terminated");
+
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "restartCount")), 1);
+    return (int)cJSON_GetNumberValue(cJSON_GetObjectItem(t, "exitCode"));
+}
+
+static void test_objects(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    char uids[64][37];
+    size_t n_uids = 0;
+    int storm = 0;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        assert_non_null(node_named(c->node));
+        assert_true(c->replicas >= 1);
+        storm |= c->replicas > 1 && strcmp(c->node, krc_demo_storm_node()) == 0;
+        for (size_t j = 0; j < i; j++) {
+            assert_string_not_equal(cases[j].key, c->key);
+        }
+        for (int r = 0; r < c->replicas; r++) {
+            cJSON *ok = krc_demo_pod_json(c, r, 0, 1700000000, 0);
+            cJSON *bad = krc_demo_pod_json(c, r, 1, 1700000000, 1700003000);
+            const char *uid = cJSON_GetStringValue(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(bad, "metadata"), "uid"));
+            const char *list = "containerStatuses";
+            assert_non_null(ok);
+            assert_non_null(bad);
+            assert_int_equal(strlen(uid), 36);
+            assert_int_equal(uid[14], '4');
+            for (size_t k = 0; k < n_uids; k++) {
+                assert_string_not_equal(uids[k], uid);
+            }
+            assert_true(n_uids < 64);
+            snprintf(uids[n_uids++], 37, "%s", uid);
+            assert_int_equal(exit_code_of(bad, list), c->exit_code);
+            assert_int_equal(
+                (int)cJSON_GetNumberValue(cJSON_GetObjectItem(
+                    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ok, "status"), list),
+                                       0),
+                    "restartCount")),
+                0);
+            cJSON_Delete(ok);
+            cJSON_Delete(bad);
+        }
+    }
+    assert_true(storm);
+}
+
+static void test_node_states(void **state)
+{
+    const struct krc_demo_node *gpu = node_named("gpu-a100-07");
+    cJSON *ready;
+    cJSON *lost;
+    const cJSON *c;
+    int unknown = 0;
+
+    (void)state;
+    assert_non_null(gpu);
+    ready = krc_demo_node_json(gpu, 1, 1700000000, 1700000100);
+    lost = krc_demo_node_json(gpu, 0, 1700000000, 1700000100);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+                            cJSON_GetObjectItem(cJSON_GetObjectItem(ready, "status"), "capacity"),
+                            "nvidia.com/gpu")),
+                        "8");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(lost, "status"), "conditions"))
+    {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "type")), "Ready") == 0) {
+            unknown =
+                strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")), "Unknown") == 0 &&
+                strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "reason")),
+                       "NodeStatusUnknown") == 0;
+        }
+    }
+    assert_true(unknown);
+    cJSON_Delete(ready);
+    cJSON_Delete(lost);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cases_match_their_sources),
+        cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_node_states),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

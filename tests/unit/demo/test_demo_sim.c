@@ -1,0 +1,173 @@
+/* The pure parts of the demo's simulated API server: request routing, field
+ * selectors and the log window (demo/sim.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "krc/demo/sim.h"
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
+
+static void expect_route(const char *path, enum krc_demo_route_kind kind, const char *ns,
+                         const char *name)
+{
+    struct krc_demo_route r;
+
+    assert_int_equal(krc_demo_route_parse(path, &r), 0);
+    assert_int_equal(r.kind, kind);
+    assert_string_equal(r.ns, ns);
+    assert_string_equal(r.name, name);
+}
+
+static void test_routes(void **state)
+{
+    struct krc_demo_route r;
+
+    (void)state;
+    expect_route("/api/v1/pods", KRC_DEMO_ROUTE_PODS, "", "");
+    expect_route("/api/v1/namespaces/shop/pods", KRC_DEMO_ROUTE_PODS, "shop", "");
+    expect_route("/api/v1/namespaces/shop/pods/web-1", KRC_DEMO_ROUTE_POD, "shop", "web-1");
+    expect_route("/api/v1/namespaces/shop/pods/web-1/log", KRC_DEMO_ROUTE_POD_LOG, "shop", "web-1");
+    expect_route("/api/v1/events", KRC_DEMO_ROUTE_EVENTS, "", "");
+    expect_route("/api/v1/namespaces/default/events", KRC_DEMO_ROUTE_EVENTS, "default", "");
+    expect_route("/api/v1/nodes/gpu-a100-07", KRC_DEMO_ROUTE_NODE, "", "gpu-a100-07");
+    expect_route("/services/T/B/x", KRC_DEMO_ROUTE_WEBHOOK, "", "");
+    /* what the server does not serve */
+    expect_route("/api/v1/nodes", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/api/v1/namespaces/shop/pods/web-1/exec", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/api/v1/namespaces/shop/secrets/x", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/apis/coordination.k8s.io/v1/namespaces/x/leases", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/api/v2/pods", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/api", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/version", KRC_DEMO_ROUTE_NONE, "", "");
+    /* empty segments (the server answers 404) */
+    assert_int_equal(krc_demo_route_parse("/api/v1/pods/", &r), KRC_EINVAL);
+    assert_int_equal(krc_demo_route_parse("/", &r), KRC_EINVAL);
+    assert_int_equal(krc_demo_route_parse("/api//v1/pods", &r), KRC_EINVAL);
+    assert_int_equal(krc_demo_route_parse("/api/v1/namespaces//pods", &r), KRC_EINVAL);
+}
+
+static void test_route_segment_too_long(void **state)
+{
+    char path[600];
+    struct krc_demo_route r;
+
+    (void)state;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%0300d/pods", 0);
+    assert_int_equal(krc_demo_route_parse(path, &r), KRC_EINVAL);
+}
+
+static const char EVENT[] =
+    "{\"metadata\":{\"name\":\"e1\",\"namespace\":\"default\"},\"type\":\"Warning\","
+    "\"reason\":\"NodeNotReady\",\"source\":{\"component\":\"node-controller\"},"
+    "\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\",\"uid\":\"u-1\"}}";
+
+static void test_field_selectors(void **state)
+{
+    cJSON *e = cJSON_Parse(EVENT);
+    char bad[64];
+
+    (void)state;
+    assert_non_null(e);
+    assert_int_equal(krc_demo_field_selector_match(NULL, e, bad, sizeof(bad)), 1);
+    assert_int_equal(krc_demo_field_selector_match("", e, bad, sizeof(bad)), 1);
+    assert_int_equal(krc_demo_field_selector_match("involvedObject.uid=u-1", e, bad, sizeof(bad)),
+                     1);
+    assert_int_equal(krc_demo_field_selector_match("involvedObject.uid=u-2", e, bad, sizeof(bad)),
+                     0);
+    /* the collector's node events query */
+    assert_int_equal(
+        krc_demo_field_selector_match(
+            "involvedObject.kind=Node,involvedObject.name=n1,type!=Normal", e, bad, sizeof(bad)),
+        1);
+    assert_int_equal(
+        krc_demo_field_selector_match("involvedObject.name=n1,type!=Warning", e, bad, sizeof(bad)),
+        0);
+    assert_int_equal(krc_demo_field_selector_match("type==Warning", e, bad, sizeof(bad)), 1);
+    assert_int_equal(krc_demo_field_selector_match("source=node-controller", e, bad, sizeof(bad)),
+                     1);
+    /* an absent field is "" */
+    assert_int_equal(
+        krc_demo_field_selector_match("involvedObject.namespace=", e, bad, sizeof(bad)), 1);
+    /* malformed, or a field events do not support: the API server's 400 */
+    assert_int_equal(krc_demo_field_selector_match("spec.nodeName=n1", e, bad, sizeof(bad)),
+                     KRC_EINVAL);
+    assert_string_equal(bad, "spec.nodeName");
+    assert_int_equal(krc_demo_field_selector_match("reason", e, bad, sizeof(bad)), KRC_EINVAL);
+    assert_int_equal(krc_demo_field_selector_match("=x", e, bad, sizeof(bad)), KRC_EINVAL);
+    assert_int_equal(krc_demo_field_selector_match("reason=a,,type=b", e, bad, sizeof(bad)),
+                     KRC_EINVAL);
+    cJSON_Delete(e);
+}
+
+static void expect_window(const char *log, long tail, int stamps, long limit, const char *want)
+{
+    char *got = krc_demo_log_window(log, tail, stamps, 1700000000, limit);
+
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    krc_free(got);
+}
+
+static void test_log_window(void **state)
+{
+    (void)state;
+    expect_window("a\nb\nc\n", -1, 0, -1, "a\nb\nc\n");
+    expect_window("a\nb\nc\n", 2, 0, -1, "b\nc\n");
+    expect_window("a\nb\nc\n", 3, 0, -1, "a\nb\nc\n");
+    expect_window("a\nb\nc\n", 50, 0, -1, "a\nb\nc\n");
+    expect_window("a\nb\nc\n", 1, 0, -1, "c\n");
+    expect_window("a\nb\nc\n", 0, 0, -1, "");
+    expect_window("a\nb\nc", 1, 0, -1, "c"); /* no final newline */
+    expect_window("a\nb\nc", 2, 0, -1, "b\nc");
+    expect_window("", 10, 0, -1, "");
+    expect_window("a\nb\nc\n", -1, 0, 3, "a\nb");
+    /* the kubelet's stamps: RFC 3339 with nanoseconds, the last line 1 ms before the end */
+    expect_window("x\ny\n", -1, 1, -1,
+                  "2023-11-14T22:13:19.998000000Z x\n2023-11-14T22:13:19.999000000Z y\n");
+    expect_window("x\ny\n", 1, 1, -1, "2023-11-14T22:13:19.999000000Z y\n");
+}
+
+/* Every allocation of the log window may fail: NULL, never a wrong text or a leak. */
+static void test_log_window_out_of_memory(void **state)
+{
+    const char *log = "one\ntwo\nthree\nfour\n";
+    char *want = krc_demo_log_window(log, 3, 1, 1700000000, 60);
+    int failed = 0;
+
+    (void)state;
+    assert_non_null(want);
+    for (long n = 0; n < 100; n++) {
+        char *got;
+        krc_mem_fail_after(n);
+        got = krc_demo_log_window(log, 3, 1, 1700000000, 60);
+        krc_mem_fail_after(-1);
+        if (got == NULL) {
+            failed++;
+            continue;
+        }
+        assert_string_equal(got, want);
+        krc_free(got);
+        break;
+    }
+    assert_true(failed > 0);
+    krc_free(want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_route_segment_too_long),
+        cmocka_unit_test(test_field_selectors),
+        cmocka_unit_test(test_log_window),
+        cmocka_unit_test(test_log_window_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

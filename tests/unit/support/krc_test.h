@@ -1,0 +1,32 @@
+/* What several unit tests share (tests/unit/support, linked into every unit
+ * test as the static library krc_test_support; only what a test calls is
+ * pulled in). */
+#ifndef KRC_TEST_H
+#define KRC_TEST_H
+
+#include "krc/alert/policy.h"
+#include "krc/alert/sender.h"
+
+/* The allocation-failure sweep: run(ud, n) for n = 0, 1, 2, ... With n, the
+ * scenario sets itself up, calls krc_mem_fail_after(n) right before the code
+ * under test (the Nth allocation and every one after it fail), and returns
+ * what krc_mem_fail_after(-1) says after it (the allocations attempted),
+ * before its own clean-up. The sweep ends with the first run that attempted
+ * no more than n, i.e. needed no failing allocation. Returns the number of
+ * runs. */
+long krc_test_alloc_sweep(long (*run)(void *ud, long n), void *ud);
+
+/* The alert settings the policy, sender and pipeline tests start from: one
+ * incoming webhook, a mute of 600 s, no storm threshold, a storm window of
+ * 30 s and a first summary after 10 s. */
+#define KRC_TEST_MUTE_S 600
+#define KRC_TEST_STORM_WINDOW_S 30
+#define KRC_TEST_STORM_DELAY_S 10
+struct krc_policy krc_test_policy(const char *webhook_url);
+struct krc_sender_options krc_test_sender_options(const char *webhook_url);
+
+/* Remove a database file and its -wal, -shm and -delivered companions
+ * (missing ones are fine). */
+void krc_test_remove_db(const char *path);
+
+#endif
