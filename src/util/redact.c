@@ -331,9 +331,13 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     }
     vs = j;
     if (is_auth) {
-        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]" */
+        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]", also when
+         * the token is already the mark (else a second pass redacted the
+         * scheme: "[REDACTED] [REDACTED]"; found by tests/fuzz/fuzz_redact) */
         size_t w = run_end(p, len, vs, is_alpha, 32);
-        if (w > vs && w < len && p[w] == ' ' && w + 1 < len && is_tok(p[w + 1])) {
+        if (w > vs && w < len && p[w] == ' ' && w + 1 < len &&
+            (is_tok(p[w + 1]) ||
+             (len - (w + 1) >= MARK_LEN && memcmp(p + w + 1, MARK, MARK_LEN) == 0))) {
             vs = w + 1;
         }
     }

@@ -173,6 +173,7 @@ static void test_key_value(void **state)
     keep("env DB_PASSWORD=" R " REDIS_PWD=" R);
     keep("{\"password\": \"" R "\", \"user\": \"bob\"}");
     keep("x-api-key: " R);
+    keep("Authorization: Bearer " R); /* the scheme stays (tests/fuzz/fuzz_redact) */
 }
 
 static void test_private_key(void **state)
