@@ -365,6 +365,9 @@ static struct lane *lane_get(struct krc_sender *n, const char *webhook)
     struct lane *l;
 
     for (size_t i = 0; i < n->n_lanes; i++) {
+        /* clang-tidy: web_api never changes after krc_sender_new; without it every caller passes a
+         * webhook (route, resume_row check) */
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
         if (strcmp(n->lanes[i].key, key) == 0) {
             return &n->lanes[i];
         }

@@ -932,7 +932,7 @@ static int load_exec(struct kc_file *f, yaml_node_t *x, const char *name,
     struct exec_parts ep;
     struct krc_buf origin;
     struct krc_buf cluster;
-    const char *cmd;
+    const char *cmd = NULL;
     char *cmd_path = NULL;
     char what[300];
     int provide = 0;
@@ -963,7 +963,7 @@ static int load_exec(struct kc_file *f, yaml_node_t *x, const char *name,
         rc = exec_cluster_json(cfg, &cluster, err);
         spec.cluster_json = krc_buf_str(&cluster);
     }
-    if (rc == 0 && strchr(cmd, '/') != NULL) {
+    if (rc == 0 && cmd != NULL && strchr(cmd, '/') != NULL) {
         /* A path relative to the kubeconfig's folder, as in client-go; a bare
          * name is looked up in $PATH. */
         cmd_path = resolve_path(f, cmd);
@@ -996,8 +996,8 @@ static int load_user(struct kc_file *f, yaml_node_t *u, const char *name,
 {
     char what[300];
     yaml_node_t *plugin;
-    const char *v;
-    const char *pw;
+    const char *v = NULL;
+    const char *pw = NULL;
     long bad;
     int rc;
 
@@ -1104,12 +1104,12 @@ static int kc_resolve(struct kc_set *set, const char *origin, const char *contex
 {
     const char *ctx_name = context_opt;
     struct kc_file *cur_file = NULL; /* file that set current-context */
-    const char *cluster_name;
-    const char *user_name;
-    const char *ns;
-    yaml_node_t *ctx;
-    yaml_node_t *body;
-    size_t fi;
+    const char *cluster_name = NULL;
+    const char *user_name = NULL;
+    const char *ns = NULL;
+    yaml_node_t *ctx = NULL;
+    yaml_node_t *body = NULL;
+    size_t fi = 0;
     char what[300];
     int rc;
 
