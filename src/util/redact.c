@@ -621,6 +621,10 @@ static int extra_line(const struct krc_redactor *rd, struct krc_buf *cur, int *c
             if (rc == 0) {
                 struct krc_buf t = *cur;
                 *cur = next;
+                /* keep the caller's limit: `cur` is reused for the next lines, and
+                 * a limit sized for this short line made a longer one fail with
+                 * KRC_ETOOBIG (found by fuzz_redact) */
+                cur->max = t.max > cur->max ? t.max : cur->max;
                 next = t;
             }
         }

@@ -246,6 +246,16 @@ static void test_extra_patterns(void **state)
     /* a pattern's mark opens a word boundary for the built-in key=value
      * scanner: it runs again, so a second pass changes nothing (fuzz_redact) */
     expect(rd, "id CUST-123456Authorization: Bearer abc", "id " R "Authorization: Bearer " R, 2);
+    /* a short line with a match, then a longer line (the line buffer kept the
+     * short line's limit and failed with KRC_ETOOBIG; fuzz_redact) */
+    expect(rd,
+           "CUST-123456\nno secret on this line, but it is longer than the first one: it is a "
+           "long line of a log of an application that writes a lot, far more than eleven times "
+           "the first line\n",
+           R "\nno secret on this line, but it is longer than the first one: it is a long line of "
+             "a log of an application that writes a lot, far more than eleven times the first "
+             "line\n",
+           1);
     /* NUL bytes and a line without newline */
     {
         static const char in[] = "a CUST-111111\x00 CUST-222222";
