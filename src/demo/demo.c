@@ -463,7 +463,7 @@ static void bypass_proxy(void)
         } else {
             snprintf(buf, sizeof(buf), "127.0.0.1");
         }
-        setenv(names[i], buf, 1);
+        setenv(names[i], buf, 1); /* mt-ok: called before any thread starts */
     }
 }
 
