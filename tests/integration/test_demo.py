@@ -195,6 +195,18 @@ class DemoRunTest(unittest.TestCase):
             summaries = summaries.fetchall()
         self.assertEqual([s[0] for s in summaries], ["delivered"])
         self.assertIn(STORM_NODE, summaries[0][1])
+        # alerts withdrawn into the summary before they were posted are "withdrawn", never
+        # "failed": nothing failed in the demo (issue 15)
+        self.assertEqual([r["delivery"] for r in grouped if r["delivery"] not in (None,
+                                                                                   "withdrawn")],
+                         [])
+        self.assertEqual([r for r in self.history() if r["delivery"] == "failed"], [])
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            failed = db.execute("SELECT count(*) FROM outbox WHERE state = 'failed'").fetchone()
+        self.assertEqual(failed[0], 0)
+        table = self.p.stdout[self.p.stdout.index("DECISION/DELIVERY"):]
+        self.assertNotIn("/failed", table)
+        self.assertNotIn("attempt", table)
         # the node's state reached the alerts that went out one by one
         self.assertIn("Kubelet stopped posting node status.", self.p.stdout)
 
