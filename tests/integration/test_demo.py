@@ -37,6 +37,7 @@ import unittest
 import zlib
 
 KRC = None
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUN_LIMIT_S = 60  # a generous bound, not a benchmark (docs/performance.md has none for this)
 
 # pod (namespace/name) -> the cause its case calls for (scenario.c; docs/demo.md)
@@ -263,6 +264,34 @@ class DemoRunTest(unittest.TestCase):
         # text, code blocks and colour bars: many colours, a good share not white
         self.assertGreater(len(colours), 20)
         self.assertGreater(inked, (w // 4) * (h // 4) // 20)
+
+    def test_readme_picture_is_the_oom_kill(self):
+        """scripts/readme-picture picks the demo's OOM kill by its cause code and draws it
+        (it is what docs/images/alert.png is made from)."""
+        png = os.path.join(RUN["tmp"].name, "readme.png")
+        page = os.path.join(RUN["out"], "alerts.html")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "readme-picture"),
+                            page, "--out", png], capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"\((\d+)x(\d+), (\d+) pixels drawn\) from message (\d+) of ", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        n = int(m.group(4))
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index('<div class="msg" id="m%d">' % n)
+        end = text.find('<div class="msg" id="m%d">' % (n + 1))
+        msg = text[start:end if end > 0 else len(text)]
+        self.assertIn("<code>oom_killed</code>", msg)
+        self.assertIn("es-zookeeper-0", msg)
+        w, h, _, _ = png_pixels(png)
+        self.assertEqual((w, h), (1000, int(m.group(2))))
+        self.assertTrue(300 < h < 1400, h)  # one message, not the page
+        self.assertGreater(int(m.group(3)), 20000)
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "readme-picture"),
+                            page, "--cause", "no_such_cause", "--out", png],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no message with the cause code no_such_cause", r.stderr)
 
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)
