@@ -293,6 +293,29 @@ class DemoRunTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("no message with the cause code no_such_cause", r.stderr)
 
+    def test_mcp_doc_examples_are_this_demos_answers(self):
+        """docs/mcp.md quotes real answers of the MCP tools on a demo history: the stable
+        fields (causes, counts, names, nodes, texts) must be what the tools answer on this
+        fresh one; a changed cause code in a copy of the page is caught."""
+        tool = os.path.join(ROOT, "scripts", "mcp-examples")
+        doc = os.path.join(ROOT, "docs", "mcp.md")
+        r = subprocess.run([sys.executable, tool, "--krc", KRC, "--db", RUN["db"], "--check", doc],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("5 examples match", r.stdout)
+        with open(doc, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn('"cause": "gpu_out_of_memory"', text)
+        bad = os.path.join(RUN["tmp"].name, "mcp-bad.md")
+        with open(bad, "w", encoding="utf-8") as f:
+            f.write(text.replace('"cause": "gpu_out_of_memory"', '"cause": "oom_killed"', 1))
+        r = subprocess.run([sys.executable, tool, "--krc", KRC, "--db", RUN["db"], "--check", bad],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("does not match the tools' answers", r.stderr)
+        self.assertRegex(r.stderr, r'quoted block \d+\.causes: quoted entry not returned now: '
+                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 1\}')
+
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)
         p = subprocess.run([KRC, "history", "--db", RUN["db"]], capture_output=True, text=True,
