@@ -1380,12 +1380,17 @@ static void retry_unmarked(struct krc_sender *n, int all)
 }
 
 /* An alert grouped into a storm before it was sent: its outbox row is
- * settled, never posted. */
+ * settled as withdrawn (not failed: nothing was attempted, and the storm
+ * summary carries the restart), never posted. */
 static void settle_withdrawn(struct lane *l, const struct item *it)
 {
-    if (l->store != NULL && it->outbox_id > 0) {
-        krc_store_mark_attempt(l->store, it->outbox_id,
-                               "withdrawn: grouped into an alert-storm summary", 1, NULL);
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (l->store != NULL && it->outbox_id > 0 &&
+        krc_store_mark_withdrawn(l->store, it->outbox_id, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "%s withdrawn, but its outbox row could not be marked so: %s",
+                it->what, e.msg);
     }
     if (l->store != NULL && it->restart_id > 0) {
         krc_store_set_decision(l->store, it->restart_id, "grouped", NULL, NULL);
