@@ -178,13 +178,15 @@ class FakeKube:
     """Starts fakekube.py in a temporary state dir; stops it (and removes the dir) on exit."""
 
     def __init__(self, token=None, tls=True, state_dir=None, config=None, start_timeout=20.0,
-                 keep_state=False, log_path=None, rbac=None, token_subject=None):
+                 keep_state=False, log_path=None, rbac=None, token_subject=None,
+                 client_ca=None):
         """rbac: RBAC objects to enforce for the token (a path to JSON/YAML as `kubectl
         kustomize` renders it, or a list of Role/ClusterRole/RoleBinding/ClusterRoleBinding
         dicts); None: DEFAULT_RBAC; False: nothing enforced.  token_subject: the user the
         token authenticates as (default: the only ServiceAccount subject of the bindings)."""
         self.rbac = rbac
         self.token_subject = token_subject
+        self.client_ca = client_ca  # a CA file: its client certificates authenticate
         self._owns_dir = state_dir is None
         self.state_dir = state_dir or tempfile.mkdtemp(prefix="fakekube-")
         self.token = token
@@ -235,6 +237,8 @@ class FakeKube:
             cmd += ["--rbac", rbac]
         if self.token_subject:
             cmd += ["--token-subject", self.token_subject]
+        if self.client_ca:
+            cmd += ["--client-ca", self.client_ca]
         if not self.tls:
             cmd.append("--no-tls")
         self._log = open(self.log_path, "ab")
