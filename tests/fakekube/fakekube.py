@@ -2913,6 +2913,9 @@ def main(argv=None):
     ap.add_argument("--admin-port", type=int, default=0)
     ap.add_argument("--token", default=None)
     ap.add_argument("--no-tls", action="store_true")
+    ap.add_argument("--start-rv", type=int, default=None, metavar="N",
+                    help="start at resourceVersion N (etcd keeps its revision when the API "
+                         "server restarts; tests that restart the fake pass the old one)")
     ap.add_argument("--client-ca", default=None, metavar="FILE",
                     help="accept client certificates signed by the CA in FILE as "
                          "authentication (a request with a verified certificate needs no "
@@ -2958,13 +2961,17 @@ def main(argv=None):
     if subject:
         store.config.user = subject
     store.audit_path = args.audit_log
+    if args.start_rv is not None:
+        store.rv = max(store.rv, args.start_rv)
     store.token = args.token or secrets.token_urlsafe(32)
     store.token_path = os.path.join(state_dir, "token")
     ssl_ctx = None
     ca_path = None
     if not args.no_tls:
-        make_certs(state_dir, 'fakekube-ca')
         ca_path = os.path.join(state_dir, "ca.crt")
+        if not all(os.path.exists(os.path.join(state_dir, f))
+                   for f in ("ca.crt", "server.crt", "server.key")):
+            make_certs(state_dir, 'fakekube-ca')  # a restart in the same dir keeps them
         ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
