@@ -217,6 +217,55 @@ class DnsTest(Base):
         self.assertIsNone(self.krc.proc.poll())
 
 
+    def test_name_that_resolves_later_is_used_without_restart(self):
+        # krc runs in a private mount namespace whose /etc/hosts is a file of the test
+        # (bind-mounted by unshare: the machine's /etc/hosts is not touched); the name
+        # is added to it after krc has failed to resolve it
+        if shutil.which("unshare") is None:
+            self.skipTest("unshare (util-linux) is not installed")
+        hosts = os.path.join(self.dir, "hosts")
+        with open(hosts, "w") as f:
+            f.write("127.0.0.1 localhost\n")
+        wrap = os.path.join(self.dir, "wrap.sh")
+        with open(wrap, "w") as f:
+            f.write('#!/bin/sh\nmount --bind "$KRC_TEST_HOSTS" /etc/hosts || exit 99\n'
+                    'exec "$@"\n')
+        os.chmod(wrap, 0o755)
+        probe = subprocess.run(["unshare", "--mount", "--propagation", "private", wrap,
+                                "true"], env=dict(os.environ, KRC_TEST_HOSTS=hosts),
+                               capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("cannot bind-mount in a private mount namespace (needs root)")
+        self.kube.create_pod("shop", "dns-0")
+        with open(self.kube.kubeconfig) as f:
+            text = f.read()
+        cfg = os.path.join(self.dir, "config")
+        with open(cfg, "w") as f:
+            f.write(re.sub(r"(\n    server: )\"https://127\.0\.0\.1:(\d+)\"\n",
+                           r'\1"https://krc-api.test:\2"\n    tls-server-name: localhost\n',
+                           text, count=1))
+        old = os.environ.get("KRC_WRAPPER")
+        # (before any wrapper of the suite, e.g. valgrind, which then runs krc)
+        os.environ["KRC_WRAPPER"] = "unshare --mount --propagation private %s %s" % (
+            wrap, old or "")
+        try:
+            self.start_krc(cfg, env={"KRC_TEST_HOSTS": hosts}, synced=False)
+        finally:
+            if old is None:
+                del os.environ["KRC_WRAPPER"]
+            else:
+                os.environ["KRC_WRAPPER"] = old
+        msg = self.krc.wait_log("retrying in", count=2, timeout=30)[0]["msg"]
+        self.assertIn("krc-api.test", msg)
+        self.assertRegex(msg, r"(?i)resolve")
+        with open(hosts, "a") as f:  # in place: the bind mount shows the same file
+            f.write("127.0.0.1 krc-api.test\n")
+        self.krc.wait_synced(timeout=40)
+        self.kube.restart("shop", "dns-0", "app")
+        self.krc.wait_restarts(1)
+        self.wait_messages(1)
+
+
 class SlowSlackTest(Base):
     pods = ["slow-%d" % i for i in range(4)]
 
