@@ -1094,6 +1094,10 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
         krc_log(KRC_LOG_ERROR, "history: %s", e->msg);
         p->store = NULL;
     }
+    if (p->store != NULL && (p->deferred = krc_pipeline_deferred_new()) == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory");
+        return KRC_ENOMEM;
+    }
     return 0;
 }
 
@@ -1318,6 +1322,7 @@ static void daemon_cleanup(struct daemon *d)
     for (size_t i = 0; d->workers != NULL && i < d->n_workers; i++) {
         krc_kube_client_free(d->workers[i].deps.client);
         krc_store_close(d->workers[i].deps.store);
+        krc_pipeline_deferred_free(d->workers[i].deps.deferred);
     }
     krc_store_close(d->store);
     krc_free(d->workers);

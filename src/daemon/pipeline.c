@@ -42,6 +42,166 @@ void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t s
     pthread_mutex_unlock(&s->fault_lock);
 }
 
+/* One history record kept while the database cannot be written: the
+ * strings are owned copies. */
+struct deferred_rec {
+    struct krc_store_restart rec;
+    size_t bytes;
+    struct deferred_rec *next;
+};
+
+struct krc_pipeline_deferred {
+    struct deferred_rec *head, *tail;
+    size_t n, bytes;
+};
+
+struct krc_pipeline_deferred *krc_pipeline_deferred_new(void)
+{
+    return krc_calloc(1, sizeof(struct krc_pipeline_deferred));
+}
+
+static void deferred_rec_free(struct deferred_rec *x)
+{
+    const char **f[] = {&x->rec.pod_uid,    &x->rec.container,     &x->rec.namespace,
+                        &x->rec.pod,        &x->rec.workload_kind, &x->rec.workload_name,
+                        &x->rec.node,       &x->rec.reason,        &x->rec.container_id,
+                        &x->rec.decision,   &x->rec.summary,       &x->rec.message,
+                        &x->rec.report_json};
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        krc_free((void *)*f[i]);
+    }
+    krc_free(x);
+}
+
+void krc_pipeline_deferred_free(struct krc_pipeline_deferred *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    while (d->head != NULL) {
+        struct deferred_rec *x = d->head;
+        d->head = x->next;
+        deferred_rec_free(x);
+    }
+    krc_free(d);
+}
+
+size_t krc_pipeline_deferred_count(const struct krc_pipeline_deferred *d)
+{
+    return d != NULL ? d->n : 0;
+}
+
+static struct deferred_rec *deferred_pop(struct krc_pipeline_deferred *d)
+{
+    struct deferred_rec *x = d->head;
+    if (x != NULL) {
+        d->head = x->next;
+        if (d->head == NULL) {
+            d->tail = NULL;
+        }
+        d->n--;
+        d->bytes -= x->bytes;
+    }
+    return x;
+}
+
+/* Copy rec (without its notifications) to the end of d; the oldest records
+ * go when d is over its bounds. Returns 0, or < 0 when out of memory. */
+static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store_restart *rec)
+{
+    struct deferred_rec *x = krc_calloc(1, sizeof(*x));
+    int ok = x != NULL;
+
+    if (x != NULL) {
+        x->rec = *rec;
+        const char **f[] = {&x->rec.pod_uid,    &x->rec.container,     &x->rec.namespace,
+                            &x->rec.pod,        &x->rec.workload_kind, &x->rec.workload_name,
+                            &x->rec.node,       &x->rec.reason,        &x->rec.container_id,
+                            &x->rec.decision,   &x->rec.summary,       &x->rec.message,
+                            &x->rec.report_json};
+        x->bytes = sizeof(*x);
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+            if (*f[i] != NULL) {
+                x->bytes += strlen(*f[i]) + 1;
+                *f[i] = krc_strdup(*f[i]);
+                ok = ok && *f[i] != NULL;
+            }
+        }
+    }
+    if (!ok) {
+        if (x != NULL) {
+            deferred_rec_free(x);
+        }
+        return KRC_ENOMEM;
+    }
+    while (d->n > 0 && (d->n >= KRC_PIPELINE_DEFERRED_MAX ||
+                        d->bytes + x->bytes > KRC_PIPELINE_DEFERRED_BYTES)) {
+        struct deferred_rec *old = deferred_pop(d);
+        krc_log(KRC_LOG_ERROR,
+                "history: restart of %s/%s container %s (count %d) lost: the database has not "
+                "accepted writes for too long (%zu records waiting)",
+                old->rec.namespace, old->rec.pod, old->rec.container, old->rec.restart_count,
+                d->n + 1);
+        deferred_rec_free(old);
+    }
+    if (d->tail != NULL) {
+        d->tail->next = x;
+    } else {
+        d->head = x;
+    }
+    d->tail = x;
+    d->n++;
+    d->bytes += x->bytes;
+    return 0;
+}
+
+/* Write the deferred records, oldest first, until one fails. */
+static void deferred_flush(const struct krc_pipeline_deps *p)
+{
+    struct krc_pipeline_deferred *d = p->deferred;
+    size_t written = 0;
+
+    while (d != NULL && d->head != NULL && p->store != NULL) {
+        struct krc_error e;
+        int64_t id = 0;
+        int rc;
+        krc_error_clear(&e);
+        rc = krc_store_record_many(p->store, &d->head->rec, NULL, 0, &id, NULL, &e);
+        if (rc < 0 && rc != KRC_STORE_EXISTS) {
+            krc_pipeline_store_failed(p->status, e.msg);
+            return;
+        }
+        deferred_rec_free(deferred_pop(d));
+        written += rc == KRC_STORE_EXISTS ? 0 : 1;
+    }
+    if (written > 0) {
+        krc_log(KRC_LOG_INFO,
+                "history: %zu restart(s) recorded late (the database accepts "
+                "writes again)",
+                written);
+    }
+    if (krc_pipeline_deferred_count(d) == 0) {
+        atomic_store(&p->status->store_fault, 0);
+    }
+}
+
+/* A history write failed: shown on /readyz, and the record kept to be
+ * written later (rec is copied: its strings are the caller's). */
+static void record_failed(const struct krc_pipeline_deps *p, const struct krc_restart *r,
+                          const struct krc_store_restart *rec, const char *msg)
+{
+    krc_pipeline_store_failed(p->status, msg);
+    if (p->deferred != NULL && deferred_push(p->deferred, rec) == 0) {
+        krc_log(KRC_LOG_ERROR,
+                "history: restart of %s/%s not recorded yet: %s; alerting anyway, kept in "
+                "memory to be recorded when the database accepts writes",
+                r->namespace, r->pod, msg);
+    } else {
+        krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
+                r->namespace, r->pod, msg);
+    }
+}
+
 static const struct krc_config *live_cfg(const struct krc_pipeline_deps *p)
 {
     return atomic_load(p->config);
@@ -176,6 +336,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     }
     krc_error_clear(&e);
     rc = krc_store_record_many(p->store, &rec, ob, n_ob, &restart_id, ret_outbox_ids, &e);
+    if (rc < 0 && rc != KRC_STORE_EXISTS) {
+        record_failed(p, r, &rec, e.msg);
+    }
     krc_free(json);
     if (rc == KRC_STORE_EXISTS) {
         krc_log(KRC_LOG_INFO,
@@ -185,12 +348,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
         return rc;
     }
     if (rc < 0) {
-        krc_pipeline_store_failed(p->status, e.msg);
-        krc_log(KRC_LOG_ERROR, "history: restart of %s/%s not recorded: %s; alerting anyway",
-                r->namespace, r->pod, e.msg);
         return 0;
     }
-    atomic_store(&p->status->store_fault, 0);
+    deferred_flush(p); /* clears the fault once nothing is waiting */
     for (struct krc_sender_message *m = msg; m != NULL; m = m->next) {
         m->restart_id = restart_id;
     }
@@ -424,9 +584,20 @@ void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
     int worked = 0; /* restarts processed since memory was last released */
     for (;;) {
         void *item;
-        int rc = krc_queue_pop(q, &item, worked ? idle_release_ms : -1);
+        int tmo = worked ? idle_release_ms : -1;
+        int rc;
+        if (krc_pipeline_deferred_count(p->deferred) > 0 && (tmo < 0 || tmo > 1000)) {
+            tmo = 1000; /* retry the deferred history records every second */
+        }
+        rc = krc_queue_pop(q, &item, tmo);
         if (rc == KRC_ECANCELED) {
             break;
+        }
+        if (rc == KRC_ETIMEOUT && krc_pipeline_deferred_count(p->deferred) > 0) {
+            deferred_flush(p);
+            if (!worked) {
+                continue;
+            }
         }
         if (rc == KRC_ETIMEOUT) {
             /* A burst is over (no restart for idle_release_ms): hand

@@ -33,6 +33,7 @@ struct krc_http {
 };
 
 struct xfer {
+    const struct krc_http *h;
     const struct krc_http_request *req;
     struct krc_http_response *resp;
     CURL *curl;
@@ -322,6 +323,7 @@ static int setup_easy(struct krc_http *h, CURL *c, const struct krc_http_request
     krc_http_response_init(resp);
     memset(&slot->x, 0, sizeof(slot->x));
     slot->headers = NULL;
+    slot->x.h = h;
     slot->x.req = req;
     slot->x.resp = resp;
     slot->x.curl = c;
@@ -402,6 +404,14 @@ static int finish_easy(struct xfer_slot *slot, CURLcode rc, struct krc_error *er
                                 req->idle_timeout_ms);
         } else if (rc == CURLE_OPERATION_TIMEDOUT) {
             ret = krc_error_set(err, KRC_ETIMEOUT, "%s", msg);
+        } else if (rc == CURLE_PEER_FAILED_VERIFICATION) {
+            /* name the trust anchor: a wrong CA is the usual cause */
+            const struct krc_http *h = x->h;
+            ret = krc_error_set(err, KRC_EIO, "%s (server certificate checked against %s%s)", msg,
+                                h->ca_file != NULL ? "the CA in " : "",
+                                h->ca_file != NULL ? h->ca_file
+                                : h->ca.len > 0    ? "the given certificate-authority-data"
+                                                   : "the system CA store");
         } else {
             ret = krc_error_set(err, KRC_EIO, "%s", msg);
         }

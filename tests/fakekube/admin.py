@@ -178,13 +178,17 @@ class FakeKube:
     """Starts fakekube.py in a temporary state dir; stops it (and removes the dir) on exit."""
 
     def __init__(self, token=None, tls=True, state_dir=None, config=None, start_timeout=20.0,
-                 keep_state=False, log_path=None, rbac=None, token_subject=None):
+                 keep_state=False, log_path=None, rbac=None, token_subject=None,
+                 client_ca=None, port=None, start_rv=None):
         """rbac: RBAC objects to enforce for the token (a path to JSON/YAML as `kubectl
         kustomize` renders it, or a list of Role/ClusterRole/RoleBinding/ClusterRoleBinding
         dicts); None: DEFAULT_RBAC; False: nothing enforced.  token_subject: the user the
         token authenticates as (default: the only ServiceAccount subject of the bindings)."""
         self.rbac = rbac
         self.token_subject = token_subject
+        self.client_ca = client_ca  # a CA file: its client certificates authenticate
+        self.port = port  # the API port (None: any free one)
+        self.start_rv = start_rv  # first resourceVersion (a restart continues the old one)
         self._owns_dir = state_dir is None
         self.state_dir = state_dir or tempfile.mkdtemp(prefix="fakekube-")
         self.token = token
@@ -235,6 +239,12 @@ class FakeKube:
             cmd += ["--rbac", rbac]
         if self.token_subject:
             cmd += ["--token-subject", self.token_subject]
+        if self.client_ca:
+            cmd += ["--client-ca", self.client_ca]
+        if self.port:
+            cmd += ["--port", str(self.port)]
+        if self.start_rv is not None:
+            cmd += ["--start-rv", str(self.start_rv)]
         if not self.tls:
             cmd.append("--no-tls")
         self._log = open(self.log_path, "ab")

@@ -501,6 +501,7 @@ class Watcher:
         self.name = name
         self.rv = rv
         self.dropped = False
+        self.cut = b""  # with dropped: bytes written (no newline) just before the reset
         self.expired = None  # Status dict to send as ERROR, then close
         self.prefixes = []  # raw lines to write before the next event
 
@@ -559,6 +560,7 @@ class Store:
         # RBAC (--rbac): None = every authenticated request is allowed
         self.rbac = None
         self.audit_path = None
+        self.client_ca = None  # --client-ca: x509 client certificates authenticate
         self.audit_lock = threading.Lock()
         # request log
         self.requests = []
@@ -1606,6 +1608,13 @@ class ApiHandler(HandlerBase):
         if auth[:7].lower() == "bearer ":
             given = auth[7:].strip()
             ok = bool(given) and hmac.compare_digest(given.encode(), token.encode())
+        if not ok and self.store.client_ca and auth == "":
+            # x509 authentication: the handshake verified the certificate against
+            # --client-ca; a request without one (and without a token) is 401
+            try:
+                ok = bool(self.connection.getpeercert())
+            except (AttributeError, ValueError):
+                ok = False
         if not ok:
             raise ApiError(401, "Unauthorized", "Unauthorized")
 
@@ -1665,6 +1674,8 @@ class ApiHandler(HandlerBase):
         headers = {}
         if fault.get("retry_after") is not None:
             headers["Retry-After"] = str(fault["retry_after"])
+        if fault.get("location"):
+            headers["Location"] = fault["location"]
         if st == 429:
             headers.setdefault("Retry-After", "1")
             headers["X-Kubernetes-PF-FlowSchema-UID"] = "e4f6a1d2-0000-4000-8000-fakekube0001"
@@ -2238,6 +2249,9 @@ class ApiHandler(HandlerBase):
                     now = time.monotonic()
                     if w.dropped:
                         LOG.info("dropping watch %s (fault)", self.path)
+                        if w.cut:
+                            self.write_chunk(w.cut)
+                            self.wfile.flush()
                         self._abrupt_close()
                         raise AbortConnection()
                     if store.stall_until > now:
@@ -2748,6 +2762,15 @@ class AdminHandler(HandlerBase):
                 n = len(store.watchers)
                 store.cond.notify_all()
                 return {"dropped": n}
+            if t == "cut_watches":
+                # the connection breaks in the middle of a JSON line
+                cut = b.get("text", '{"type":"MODIFIED","object":{"kind":"Pod","metadata":{')
+                for w in store.watchers:
+                    w.cut = cut.encode()
+                    w.dropped = True
+                n = len(store.watchers)
+                store.cond.notify_all()
+                return {"cut": n}
             if t == "stall_watches":
                 store.stall_until = now + float(b.get("seconds", 5))
                 store.cond.notify_all()
@@ -2764,7 +2787,8 @@ class AdminHandler(HandlerBase):
                     "query_re": query_re, "method": b.get("method"),
                     "retry_after": b.get("retry_after"), "plain_text": b.get(
                         "plain_text", True if st == 429 else False),
-                    "message": b.get("message"), "reason": b.get("reason")})
+                    "message": b.get("message"), "reason": b.get("reason"),
+                    "location": b.get("location")})
                 return {"queued": len(store.http_errors)}
             if t == "slow_requests":
                 try:
@@ -2889,6 +2913,13 @@ def main(argv=None):
     ap.add_argument("--admin-port", type=int, default=0)
     ap.add_argument("--token", default=None)
     ap.add_argument("--no-tls", action="store_true")
+    ap.add_argument("--start-rv", type=int, default=None, metavar="N",
+                    help="start at resourceVersion N (etcd keeps its revision when the API "
+                         "server restarts; tests that restart the fake pass the old one)")
+    ap.add_argument("--client-ca", default=None, metavar="FILE",
+                    help="accept client certificates signed by the CA in FILE as "
+                         "authentication (a request with a verified certificate needs no "
+                         "token); a certificate from another CA fails the handshake")
     ap.add_argument("--rbac", default=None, metavar="FILE",
                     help="enforce the Role/ClusterRole/RoleBinding/ClusterRoleBinding objects "
                          "in FILE (JSON, or YAML documents as `kubectl kustomize` renders "
@@ -2930,18 +2961,26 @@ def main(argv=None):
     if subject:
         store.config.user = subject
     store.audit_path = args.audit_log
+    if args.start_rv is not None:
+        store.rv = max(store.rv, args.start_rv)
     store.token = args.token or secrets.token_urlsafe(32)
     store.token_path = os.path.join(state_dir, "token")
     ssl_ctx = None
     ca_path = None
     if not args.no_tls:
-        make_certs(state_dir, 'fakekube-ca')
         ca_path = os.path.join(state_dir, "ca.crt")
+        if not all(os.path.exists(os.path.join(state_dir, f))
+                   for f in ("ca.crt", "server.crt", "server.key")):
+            make_certs(state_dir, 'fakekube-ca')  # a restart in the same dir keeps them
         ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
                                 os.path.join(state_dir, "server.key"))
         ssl_ctx.set_alpn_protocols(["http/1.1"])
+        if args.client_ca:
+            ssl_ctx.verify_mode = ssl.CERT_OPTIONAL
+            ssl_ctx.load_verify_locations(args.client_ca)
+            store.client_ca = args.client_ca
     api = Server(("127.0.0.1", args.port), ApiHandler, store, ssl_ctx)
     admin = Server(("127.0.0.1", args.admin_port), AdminHandler, store)
     api_port = api.server_address[1]

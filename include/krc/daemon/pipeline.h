@@ -49,6 +49,18 @@ void krc_pipeline_store_failed(struct krc_pipeline_status *s, const char *msg);
 /* Copy the last fault's message into buf (size bytes, always terminated). */
 void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t size);
 
+/* History records that could not be written (disk full, database locked...):
+ * kept in memory, at most KRC_PIPELINE_DEFERRED_MAX records and
+ * KRC_PIPELINE_DEFERRED_BYTES bytes (the oldest is dropped, with an error,
+ * beyond), and written once the database accepts writes again, without their
+ * notifications (those were posted directly). One per worker. */
+struct krc_pipeline_deferred;
+#define KRC_PIPELINE_DEFERRED_MAX 1024
+#define KRC_PIPELINE_DEFERRED_BYTES (32u * 1024u * 1024u)
+struct krc_pipeline_deferred *krc_pipeline_deferred_new(void);
+void krc_pipeline_deferred_free(struct krc_pipeline_deferred *d);
+size_t krc_pipeline_deferred_count(const struct krc_pipeline_deferred *d);
+
 /* The collection step: krc_collect's signature (tests pass fakes). */
 typedef int (*krc_pipeline_collect_fn)(struct krc_kube_client *c, const struct krc_restart *r,
                                        const struct krc_collector_options *o,
@@ -64,6 +76,7 @@ struct krc_pipeline_deps {
     krc_pipeline_collect_fn collect;
     krc_pipeline_log_file_fn log_file;
     struct krc_store *store; /* this worker's connection; NULL: history unavailable */
+    struct krc_pipeline_deferred *deferred; /* NULL: a failed history write is not retried */
     /* shared (borrowed, thread-safe) */
     _Atomic(const struct krc_config *) *config; /* the live configuration (SIGHUP) */
     struct krc_sender *notifier;                /* NULL: nothing is decided or posted */
@@ -81,7 +94,8 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
 
 /* A worker thread's loop: pop restarts from q and process them until q is
  * closed; *queued_pod_bytes drops by each popped restart's pod copy. After
- * idle_release_ms without a restart, the memory a burst used is released. */
+ * idle_release_ms without a restart, the memory a burst used is released.
+ * Deferred history records are retried every second while there are any. */
 void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
                       atomic_size_t *queued_pod_bytes, int idle_release_ms);
 

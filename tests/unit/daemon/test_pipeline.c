@@ -377,6 +377,48 @@ static void test_store_failure_alerts_anyway(void **state)
     env_cleanup(&v);
 }
 
+/* A record that could not be written (the table is away: as a full disk,
+ * every write fails) is kept in memory, without its notification, and
+ * written with the next successful record; the fault clears then. */
+static void test_failed_record_is_written_later(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r1 = mk("shop", "web-1", 1);
+    struct krc_restart r2 = mk("shop", "web-2", 1);
+    sqlite3 *other = NULL;
+    char decision[32];
+    size_t n_msgs = 0;
+    (void)state;
+
+    env_init(&v, &o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE restarts RENAME TO gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    krc_pipeline_process(&v.deps, &r1);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 1);
+    assert_int_equal(atomic_load(&v.status.store_fault), 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1); /* alerted anyway */
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE gone RENAME TO restarts", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+
+    krc_pipeline_process(&v.deps, &r2);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 0);
+    assert_int_equal(atomic_load(&v.status.store_fault), 0);
+    stored(&v, &r1, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(n_msgs, 0); /* posted directly: never re-sent from the outbox */
+    stored(&v, &r2, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(n_msgs, 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 2);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+}
+
 /* Leadership lost: before the restart, it is not even collected; during its
  * collection, it is neither recorded nor queued (the next leader reports
  * it). */
@@ -464,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_no_destination),
         cmocka_unit_test(test_collection_failure_still_alerts),
         cmocka_unit_test(test_store_failure_alerts_anyway),
+        cmocka_unit_test(test_failed_record_is_written_later),
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
     };
