@@ -108,6 +108,10 @@ static const struct krc_config_option options[] = {
      "google-chat | webhook | kubernetes-event, ...}] (docs/destinations.md)"},
     {"silences", NULL, NULL, KRC_CONFIG_SILENCES, OFF(silences), "", 0, 0, NULL,
      "Silences: [{namespace, pod, container, start, end, daily: \"22:00-06:00\", reason}]"},
+    {"kubernetesEvents", "KRC_KUBERNETES_EVENTS", "kubernetes-events", KRC_CONFIG_BOOL,
+     OFF(kubernetes_events), "true", 0, 0, NULL,
+     "Also write an events.k8s.io/v1 Event (Warning, RestartDiagnosed) on the restarted pod, "
+     "shown by kubectl describe pod (needs create on events.k8s.io events)"},
     {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
      OFF(startup_window_s), "10m", 0, 604800, NULL,
      "At start-up, report restarts that finished this recently"},
