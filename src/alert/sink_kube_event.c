@@ -17,7 +17,9 @@
 #include "krc/util/backoff.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
+#include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/util/redact.h"
 #include "krc/util/text.h"
 
 /* An Event is a few hundred bytes; this bounds what krc sends. */
@@ -219,8 +221,7 @@ int krc_kube_event_namespace(const char *body, char *out, size_t outsz, struct k
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
     int rc = 0;
 
-    if (!cJSON_IsString(ns) || ns->valuestring[0] == '\0' ||
-        strlen(ns->valuestring) >= outsz) {
+    if (!cJSON_IsString(ns) || ns->valuestring[0] == '\0' || strlen(ns->valuestring) >= outsz) {
         rc = krc_error_set(err, KRC_EPARSE, "Kubernetes Event: the body has no metadata.namespace");
     } else {
         snprintf(out, outsz, "%s", ns->valuestring);
@@ -235,7 +236,6 @@ struct kevent_sink {
     struct krc_sink base;
     struct krc_sink_options o;
     struct krc_kube_client *client;
-    char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
     int warned_forbidden; /* the RBAC warning is logged once */
 };
 
@@ -288,10 +288,22 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     struct krc_kube_event_in in;
     const struct krc_report_container *c = find_container(rep, diag->container);
     char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
+    struct krc_buf summary;
+    int rc;
 
-    (void)fo;
     *ret_fallback = NULL;
     reporting_instance(instance, sizeof(instance));
+    /* the summary may quote the log or a runtime message: redacted like
+     * every text krc sends (4 KiB is well past the note's 1 KiB) */
+    krc_buf_init(&summary, 4096);
+    if (diag->summary != NULL) {
+        rc = krc_redact_apply(fo != NULL ? fo->redactor : NULL, diag->summary,
+                              strlen(diag->summary), &summary, err);
+        if (rc < 0 && rc != KRC_ETOOBIG) {
+            krc_buf_cleanup(&summary);
+            return rc;
+        }
+    }
     memset(&in, 0, sizeof(in));
     in.namespace = rep->namespace;
     in.pod = rep->name;
@@ -300,14 +312,17 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     in.init_container = c != NULL && c->is_init;
     in.cause = krc_cause_name(diag->cause);
     in.confidence = krc_confidence_name(diag->confidence);
-    in.summary = diag->summary;
+    in.summary = diag->summary != NULL ? krc_buf_str(&summary) : NULL;
     in.reporting_instance = instance;
     in.time_ns = now_ns();
-    return krc_kube_event_build(&in, ret_body, err);
+    rc = krc_kube_event_build(&in, ret_body, err);
+    krc_buf_cleanup(&summary);
+    return rc;
 }
 
-static int ke_format_summary(const struct krc_slack_summary *sum, const struct krc_slack_options *fo,
-                             char **ret_body, struct krc_error *err)
+static int ke_format_summary(const struct krc_slack_summary *sum,
+                             const struct krc_slack_options *fo, char **ret_body,
+                             struct krc_error *err)
 {
     (void)sum;
     (void)fo;
@@ -407,8 +422,7 @@ static int ke_post(struct kevent_sink *k, const char *path, const char *ns, cons
         if (attempt >= k->o.max_attempts) {
             return krc_error_set(err, rc, "%s (gave up after %d attempts)", e.msg, attempt);
         }
-        krc_log(KRC_LOG_WARN, "Kubernetes Event: %s; retrying in %lldms", e.msg,
-                (long long)wait);
+        krc_log(KRC_LOG_WARN, "Kubernetes Event: %s; retrying in %lldms", e.msg, (long long)wait);
         if (krc_clock_sleep_ms(wait, k->o.cancel)) {
             return krc_error_set(err, KRC_ECANCELED, "shutting down");
         }

@@ -30,7 +30,7 @@ static struct krc_kube_event_in base_in(void)
     in.pod = "orders-api-7d9f8c6b5-x2x7q";
     in.pod_uid = "0b8f5e0c-3a1e-4a57-9a39-4d1f2f7a6c11";
     in.container = "api";
-    in.cause = "OOMKilled";
+    in.cause = "oom_killed";
     in.confidence = "high";
     in.summary = "api was killed at its 512Mi memory limit";
     in.reporting_instance = "krc-5b6f7d8c9-abcde";
@@ -77,7 +77,7 @@ static void test_fields(void **state)
     assert_string_equal(str(j, "reportingInstance"), "krc-5b6f7d8c9-abcde");
     assert_string_equal(str(j, "eventTime"), "2026-12-03T15:58:00.123456Z");
     assert_string_equal(str(j, "note"),
-                        "OOMKilled (high confidence): api was killed at its 512Mi memory limit");
+                        "oom_killed (high confidence): api was killed at its 512Mi memory limit");
     assert_string_equal(str(md, "namespace"), "shop");
     /* client-go's convention: <object name>.<hex of the time in ns> */
     assert_string_equal(str(md, "name"), "orders-api-7d9f8c6b5-x2x7q.18edc997c8011d15");
@@ -105,7 +105,7 @@ static void test_fields(void **state)
     reg = cJSON_GetObjectItemCaseSensitive(j, "regarding");
     assert_null(cJSON_GetObjectItemCaseSensitive(reg, "fieldPath"));
     assert_null(cJSON_GetObjectItemCaseSensitive(reg, "uid"));
-    assert_string_equal(str(j, "note"), "OOMKilled");
+    assert_string_equal(str(j, "note"), "oom_killed");
     cJSON_Delete(j);
 }
 
@@ -119,8 +119,8 @@ static void test_note_limit_and_utf8(void **state)
     cJSON *j;
 
     (void)state;
-    /* "é" is 2 bytes: with the prefix's odd length, a plain byte cut at 1024
-     * would fall inside one */
+    /* "é" is 2 bytes: after the 30-byte prefix, room for "…" leaves 1021 bytes,
+     * and a plain byte cut there would fall inside one */
     for (size_t i = 0; i + 2 <= big; i += 2) {
         summary[i] = (char)0xc3;
         summary[i + 1] = (char)0xa9;
@@ -134,7 +134,8 @@ static void test_note_limit_and_utf8(void **state)
     assert_true(n > KRC_KUBE_EVENT_NOTE_MAX - 4); /* filled, not emptied */
     assert_true(krc_text_utf8_valid(note, n));
     assert_string_equal(note + n - 3, "\xe2\x80\xa6"); /* "…" says it was cut */
-    assert_memory_equal(note, "OOMKilled (high confidence): \xc3\xa9", 31);
+    assert_memory_equal(note, "oom_killed (high confidence): \xc3\xa9", 32);
+    assert_int_equal(n, 30 + 2 * 495 + 3);
     cJSON_Delete(j);
 
     /* 4-byte code points too */
@@ -150,7 +151,7 @@ static void test_note_limit_and_utf8(void **state)
 
     /* exactly at the limit: nothing cut */
     memset(summary, 'a', big);
-    n = KRC_KUBE_EVENT_NOTE_MAX - strlen("OOMKilled (high confidence): ");
+    n = KRC_KUBE_EVENT_NOTE_MAX - strlen("oom_killed (high confidence): ");
     summary[n] = '\0';
     j = build(&in);
     assert_int_equal(strlen(str(j, "note")), KRC_KUBE_EVENT_NOTE_MAX);
@@ -183,7 +184,7 @@ static void test_escaping_and_bad_bytes(void **state)
     }
     j = cJSON_Parse(body);
     assert_non_null(j);
-    assert_string_equal(str(j, "note"), "OOMKilled (high confidence): exit \"1\" at C:\\app  "
+    assert_string_equal(str(j, "note"), "oom_killed (high confidence): exit \"1\" at C:\\app  "
                                         "next line   bad \xef\xbf\xbd\xef\xbf\xbd end </script>");
     cJSON_Delete(j);
     krc_free(body);
@@ -257,9 +258,61 @@ static void test_namespace_of_body(void **state)
     assert_int_equal(krc_kube_event_namespace(body, ns, sizeof(ns), &e), 0);
     assert_string_equal(ns, "shop");
     krc_free(body);
-    assert_int_equal(krc_kube_event_namespace("{\"metadata\":{}}", ns, sizeof(ns), &e),
-                     KRC_EPARSE);
+    assert_int_equal(krc_kube_event_namespace("{\"metadata\":{}}", ns, sizeof(ns), &e), KRC_EPARSE);
     assert_int_equal(krc_kube_event_namespace("not json", ns, sizeof(ns), &e), KRC_EPARSE);
+}
+
+/* The sink's format: the report's pod, the diagnosed container (an init
+ * container's field path), and the summary redacted like every text krc
+ * sends. */
+static void test_sink_format_restart(void **state)
+{
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis dg;
+    struct krc_report_container *c;
+    struct krc_slack_options fo;
+    struct krc_error e;
+    char *body = NULL;
+    char *fallback = (char *)"untouched";
+    cJSON *j;
+    const char *note;
+
+    (void)state;
+    assert_non_null(rep);
+    rep->namespace = krc_strdup("shop");
+    rep->name = krc_strdup("orders-0");
+    rep->uid = krc_strdup("uid-1");
+    c = krc_report_add_container(rep);
+    c->name = krc_strdup("migrate");
+    c->is_init = 1;
+    krc_diagnosis_init(&dg);
+    dg.container = krc_strdup("migrate");
+    dg.cause = KRC_CAUSE_UNKNOWN;
+    dg.confidence = KRC_CONFIDENCE_LOW;
+    dg.summary = krc_strdup("connecting to postgres://app:hunter2@db.internal:5432/orders failed");
+    krc_slack_options_init(&fo);
+    setenv("POD_NAME", "krc-abc", 1);
+    krc_error_clear(&e);
+    assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
+    assert_null(fallback);
+    assert_null(strstr(body, "hunter2"));
+    j = cJSON_Parse(body);
+    assert_non_null(j);
+    note = str(j, "note");
+    assert_non_null(strstr(note, "[REDACTED]"));
+    assert_non_null(strstr(note, "(low confidence): connecting to postgres://"));
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "regarding"), "fieldPath"),
+                        "spec.initContainers{migrate}");
+    assert_string_equal(str(j, "reportingInstance"), "krc-abc");
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "namespace"), "shop");
+    cJSON_Delete(j);
+    krc_free(body);
+    /* an Event is about one pod: no storm summary, no replies */
+    assert_int_equal(krc_sink_kube_event.format_summary(NULL, &fo, &body, &e), KRC_EUNSUPPORTED);
+    assert_null(body);
+    unsetenv("POD_NAME");
+    krc_diagnosis_cleanup(&dg);
+    krc_report_free(rep);
 }
 
 static void test_sink_needs_a_client(void **state)
@@ -284,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_name_is_dns_subdomain),
         cmocka_unit_test(test_missing_fields),
         cmocka_unit_test(test_namespace_of_body),
+        cmocka_unit_test(test_sink_format_restart),
         cmocka_unit_test(test_sink_needs_a_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

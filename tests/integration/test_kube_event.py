@@ -1,0 +1,313 @@
+"""The Kubernetes Event destination (issue 16): the real `krc run` against the fake API server
+(tests/fakekube, which validates events.k8s.io/v1 Events like the real API server and enforces
+the RBAC of deploy/manifests) writes a Warning `RestartDiagnosed` Event on the restarted pod,
+and the real `kubectl describe pod` shows it.
+
+Also: on by default (no configuration, with or without Slack), off with `--kubernetes-events
+false` or KRC_KUBERNETES_EVENTS=false, retried through 5xx, a 403 (no RBAC for it) warned about
+once and not retried, a 404 (namespace gone) dropped, and the fake's own validation (what the
+real API server refuses, the fake refuses).
+
+    python3 tests/integration/test_kube_event.py --krc build/krc
+Set KUBECTL=/path/to/kubectl to describe with a specific kubectl (e.g. Debian's 1.20).
+"""
+
+import copy
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import krc_harness as h
+
+SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN",
+         "SLACK_ICON", "CLUSTER_NAME", "MUTE_SECONDS", "KRC_SLACK_API_URL",
+         "KRC_STORM_THRESHOLD", "KRC_RECOVERED_AFTER", "WATCHED_NAMESPACES",
+         "IGNORED_NAMESPACES", "WATCHED_POD_NAME_PREFIXES", "IGNORED_POD_NAME_PREFIXES",
+         "KRC_KUBERNETES_EVENTS", "POD_NAME", "POD_NAMESPACE"]
+EVENTS = "/apis/events.k8s.io/v1/namespaces/%s/events"
+CONTROLLER = "krc.io/kube-restart-collector"
+MICRO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+
+
+def find_kubectl():
+    env = os.environ.get("KUBECTL")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    return shutil.which("kubectl")
+
+
+class KubeEventTest(unittest.TestCase):
+    def setUp(self):
+        h.start_fakes(self)
+        self.krc = None
+        self.home = tempfile.mkdtemp(prefix="krc-kevent-home-")
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def tearDown(self):
+        if self.krc is not None:
+            code = self.krc.stop(timeout=60)
+            self.assertEqual(code, 0, "krc did not shut down cleanly:\n" + self.krc.tail(30))
+
+    def start_krc(self, env=None, args=()):
+        full = {k: None for k in SCRUB}
+        full["POD_NAME"] = "krc-7d4b9c-x1"
+        full.update(env or {})
+        self.krc = h.Krc(self.kube.kubeconfig, list(args), full)
+        self.krc.wait_synced()
+        return self.krc
+
+    def webhook(self, name):
+        return self.slack.webhook_url(name)
+
+    def posts(self, ns):
+        return [r for r in self.kube.requests()
+                if r["method"] == "POST" and r["path"] == EVENTS % ns]
+
+    def wait_posts(self, ns, n=1, status=None):
+        def got():
+            p = [r for r in self.posts(ns) if status is None or r["status"] == status]
+            return p if len(p) >= n else None
+        return h.wait_until(got, 30 * h.SLOWDOWN, what="%d POST(s) of the Event in %s (log:\n%s)"
+                            % (n, ns, self.krc.tail(20) if self.krc else ""))
+
+    def api(self, method, path, body=None):
+        """A request to the fake API server as krc makes it (its token, its CA)."""
+        ctx = ssl.create_default_context(cafile=self.kube.ca)
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.kube.api_url + path, data=data, method=method, headers={
+            "Authorization": "Bearer " + self.kube.current_token(),
+            "Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def kubectl(self, kubectl, *args):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+        env["KUBECONFIG"] = self.kube.kubeconfig
+        env["HOME"] = self.home
+        r = subprocess.run([kubectl] + list(args), env=env, capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, "kubectl %s: %s" % (" ".join(args), r.stderr))
+        return r.stdout
+
+    # ---- the Event ----------------------------------------------------------------------
+
+    def test_event_on_the_pod_shown_by_kubectl_describe(self):
+        pod = self.kube.create_pod("shop", "orders-api-0", containers=["app", "sidecar"])
+        self.start_krc({"SLACK_WEBHOOK_URL": self.webhook("alerts")})
+        self.kube.restart("shop", "orders-api-0", "app", exit_code=137, reason="OOMKilled",
+                          logs="allocating 2GiB\n")
+        self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.assertEqual([r["status"] for r in self.wait_posts("shop")], [201])
+        # "posted (" stays the mark of a message (other tests count those lines)
+        self.krc.wait_log("alert for shop/orders-api-0")
+        self.assertEqual(len(self.krc.logs(contains="posted (")), 1)
+
+        # what the API server stored, read back through events.k8s.io/v1 (by the test, not
+        # krc: krc may only create events, so the fake stops enforcing RBAC now)
+        self.kube.set_rbac(None)
+        code, lst = self.api("GET", EVENTS % "shop")
+        self.assertEqual(code, 200)
+        evs = [e for e in lst["items"] if e.get("reason") == "RestartDiagnosed"]
+        self.assertEqual(len(evs), 1, lst)
+        ev = evs[0]
+        self.assertEqual(ev["type"], "Warning")
+        self.assertEqual(ev["action"], "Diagnose")
+        self.assertEqual(ev["reportingController"], CONTROLLER)
+        self.assertEqual(ev["reportingInstance"], "krc-7d4b9c-x1")  # POD_NAME
+        self.assertRegex(ev["eventTime"], MICRO)
+        self.assertEqual(ev["regarding"], {
+            "kind": "Pod", "apiVersion": "v1", "namespace": "shop", "name": "orders-api-0",
+            "uid": pod["metadata"]["uid"], "fieldPath": "spec.containers{app}"})
+        self.assertTrue(ev["note"].startswith("oom_killed (high confidence): "), ev["note"])
+        self.assertLessEqual(len(ev["note"].encode()), 1024)
+        self.assertTrue(ev["metadata"]["name"].startswith("orders-api-0."))
+        self.assertEqual(ev["metadata"]["namespace"], "shop")
+        # krc's log names it
+        self.assertTrue(self.krc.wait_log("Kubernetes Event for shop/orders-api-0 container "
+                                          "app (oom_killed) written"))
+
+        kubectl = find_kubectl()
+        if kubectl is None:
+            self.skipTest("no kubectl (PATH or $KUBECTL) to describe the pod with")
+        out = self.kubectl(kubectl, "describe", "pod", "-n", "shop", "orders-api-0")
+        lines = [x for x in out.splitlines() if "RestartDiagnosed" in x]
+        self.assertEqual(len(lines), 1, out)
+        cols = lines[0].split()
+        self.assertEqual(cols[0], "Warning", lines[0])
+        self.assertEqual(cols[1], "RestartDiagnosed", lines[0])
+        self.assertEqual(cols[3], CONTROLLER, lines[0])  # From: reportingController
+        self.assertIn("oom_killed (high confidence):", lines[0])
+        # the Age column comes from eventTime (no deprecated timestamps): not "<unknown>"
+        self.assertNotIn("<unknown>", lines[0])
+        # and in the core/v1 view every event tool reads
+        out = self.kubectl(kubectl, "get", "events", "-n", "shop", "-o", "json")
+        core = [e for e in json.loads(out)["items"] if e.get("reason") == "RestartDiagnosed"]
+        self.assertEqual(core[0]["involvedObject"]["fieldPath"], "spec.containers{app}")
+        self.assertEqual(core[0]["reportingComponent"], CONTROLLER)
+
+    def test_on_by_default_without_slack(self):
+        """No configuration at all: nothing goes to Slack, the Event is still written."""
+        self.kube.create_pod("batch", "report-0")
+        self.start_krc()
+        self.kube.restart("batch", "report-0", "app", exit_code=1, logs="Error: boom\n")
+        self.assertEqual([r["status"] for r in self.wait_posts("batch")], [201])
+        self.assertEqual(self.slack.messages(), [])
+
+    def test_off(self):
+        for i, how in enumerate(({"args": ["--kubernetes-events", "false"]},
+                                 {"env": {"KRC_KUBERNETES_EVENTS": "false"}})):
+            with self.subTest(how):
+                ns = "off-%d" % i
+                self.kube.create_pod(ns, "web-0")
+                env = {"SLACK_WEBHOOK_URL": self.webhook(ns)}
+                env.update(how.get("env", {}))
+                self.start_krc(env, how.get("args", ()))
+                self.kube.restart(ns, "web-0", "app", exit_code=1, logs="oops\n")
+                self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN,
+                                         webhook=self.slack.webhook_path(ns))
+                self.assertEqual(self.posts(ns), [])
+                self.assertEqual(self.krc.logs(contains="writing an events.k8s.io/v1 Event"), [])
+                self.assertEqual(self.krc.stop(timeout=60), 0)
+                self.krc = None
+
+    # ---- delivery: retries, 403, 404 ----------------------------------------------------
+
+    def test_5xx_is_retried(self):
+        self.kube.create_pod("shop", "cart-0")
+        self.kube.fault(type="http_error", status=503, count=2, method="POST",
+                        path_regex="^/apis/events.k8s.io/")
+        self.start_krc()
+        self.kube.restart("shop", "cart-0", "app", exit_code=1, logs="oops\n")
+        self.wait_posts("shop", status=201)
+        self.assertEqual([r["status"] for r in self.posts("shop")], [503, 503, 201])
+        line = self.krc.wait_log("Kubernetes Event for shop/cart-0 container app")[0]["msg"]
+        self.assertTrue(line.endswith("written (3 attempts)"), line)
+
+    def test_forbidden_warns_once_and_is_not_retried(self):
+        rbac = copy.deepcopy(h.shipped_rbac_objects())
+        for o in rbac:
+            if o["kind"] == "ClusterRole":
+                o["rules"] = [r for r in o["rules"] if "events.k8s.io" not in r["apiGroups"]]
+        self.kube.set_rbac(rbac, user="system:serviceaccount:krc:krc")
+        for i in range(2):
+            self.kube.create_pod("shop", "web-%d" % i)
+        self.start_krc({"SLACK_WEBHOOK_URL": self.webhook("alerts"), "MUTE_SECONDS": "0"})
+        for i in range(2):
+            self.kube.restart("shop", "web-%d" % i, "app", exit_code=1, logs="oops\n")
+        # Slack gets both alerts all the same
+        self.slack.wait_messages(2, timeout=30 * h.SLOWDOWN)
+        self.wait_posts("shop", n=2)
+        time.sleep(2 * h.SLOWDOWN)  # what a retry would take (1 s backoff)
+        self.assertEqual([r["status"] for r in self.posts("shop")], [403, 403])
+        warns = self.krc.logs(contains="Kubernetes Events: krc may not create events")
+        self.assertEqual(len(warns), 1, warns)
+        self.assertEqual(warns[0]["level"], "warn")
+        self.assertIn('namespace "shop"', warns[0]["msg"])
+        self.assertIn('grant the verb "create" on "events" in "events.k8s.io"', warns[0]["msg"])
+        failed = self.krc.logs(contains="not delivered")
+        self.assertEqual(len(failed), 2, failed)
+        for f in failed:
+            self.assertIn("cannot create events in namespace \"shop\"", f["msg"])
+            self.assertNotIn("retried", f["msg"])
+
+    def test_namespace_gone_is_dropped(self):
+        self.kube.create_pod("gone", "job-0")
+        self.kube.fault(type="http_error", status=404, count=1, method="POST", reason="NotFound",
+                        path_regex="^/apis/events.k8s.io/", message='namespaces "gone" not found')
+        self.start_krc()
+        self.kube.restart("gone", "job-0", "app", exit_code=1, logs="oops\n")
+        self.wait_posts("gone")
+        self.krc.wait_log('Kubernetes Event for namespace "gone" dropped')
+        time.sleep(2 * h.SLOWDOWN)
+        self.assertEqual([r["status"] for r in self.posts("gone")], [404])
+
+
+class FakeValidatesLikeTheApiServer(unittest.TestCase):
+    """What the real API server refuses for events.k8s.io/v1, the fake refuses (so the test
+    above proves krc's Event valid)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.kube = h.admin.FakeKube(rbac=False)
+        cls.kube.start()
+        cls.kube.create_pod("shop", "web-0")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kube.stop()
+
+    def good(self, **over):
+        ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+              "metadata": {"name": "web-0.%x" % time.time_ns(), "namespace": "shop"},
+              "eventTime": "2026-12-03T15:58:00.123456Z", "type": "Warning",
+              "reason": "RestartDiagnosed", "action": "Diagnose",
+              "reportingController": CONTROLLER, "reportingInstance": "krc-0",
+              "regarding": {"kind": "Pod", "apiVersion": "v1", "namespace": "shop",
+                            "name": "web-0"},
+              "note": "oom_killed (high confidence): x"}
+        for k, v in over.items():
+            if v is None:
+                ev.pop(k, None)
+            else:
+                ev[k] = v
+        return ev
+
+    api = KubeEventTest.api
+
+    def test_valid_is_created_and_listed(self):
+        code, body = self.api("POST", EVENTS % "shop", self.good(note="n" * 1024))
+        self.assertEqual(code, 201, body)
+        self.assertEqual(body["note"], "n" * 1024)
+        code, got = self.api("GET", EVENTS % "shop" + "/" + body["metadata"]["name"])
+        self.assertEqual((code, got["reason"]), (200, "RestartDiagnosed"))
+        code, lst = self.api("GET", "/api/v1/namespaces/shop/events")
+        self.assertIn(body["metadata"]["name"], [e["metadata"]["name"] for e in lst["items"]])
+        # the same name again: 409, as a retried POST that was created would get
+        code, _ = self.api("POST", EVENTS % "shop", dict(body, metadata={
+            "name": body["metadata"]["name"]}))
+        self.assertEqual(code, 409)
+
+    def test_refusals(self):
+        cases = [
+            ({"eventTime": None}, "eventTime: Required value"),
+            ({"reportingController": None}, "reportingController: Required value"),
+            ({"reportingInstance": None}, "reportingInstance: Required value"),
+            ({"action": None}, "action: Required value"),
+            ({"reason": None}, "reason: Required value"),
+            ({"regarding": None}, "regarding: Required value"),
+            ({"note": "n" * 1025}, "note: Invalid value: \"\": can have at most 1024"),
+            ({"note": "é" * 513}, "can have at most 1024"),  # bytes, not characters
+            ({"type": "Error"}, "type: Invalid value"),
+            ({"reportingInstance": "k" * 129}, "reportingInstance: Invalid value"),
+            ({"reportingController": "krc.io/a/b"}, "reportingController: Invalid value"),
+            ({"metadata": {"name": "Web_0.1"}}, "metadata.name: Invalid value"),
+            ({"metadata": {}}, "name or generateName is required"),
+            ({"deprecatedCount": 3}, "deprecatedCount: Invalid value: \"\": needs to be unset"),
+        ]
+        for over, needle in cases:
+            with self.subTest(over=list(over)):
+                code, body = self.api("POST", EVENTS % "shop", self.good(**over))
+                self.assertEqual(code, 422, body)
+                self.assertEqual(body["reason"], "Invalid")
+                self.assertIn(needle, body["message"])
+        code, body = self.api("POST", EVENTS % "shop", self.good(
+            metadata={"name": "x.1", "namespace": "other"}))
+        self.assertEqual(code, 400, body)
+        code, body = self.api("POST", EVENTS % "nowhere", self.good(metadata={"name": "x.1"}))
+        self.assertEqual(code, 404, body)
+        self.assertEqual(body["message"], 'namespaces "nowhere" not found')
+
+
+if __name__ == "__main__":
+    h.main()
