@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import ssl
 import subprocess
 import tempfile
@@ -231,6 +232,104 @@ class KubeEventTest(unittest.TestCase):
         self.krc.wait_log('Kubernetes Event for namespace "gone" dropped')
         time.sleep(2 * h.SLOWDOWN)
         self.assertEqual([r["status"] for r in self.posts("gone")], [404])
+
+
+    # ---- the kubernetes-event destination (the destinations framework) ------------------
+
+    def outbox(self):
+        c = sqlite3.connect(os.path.join(self.krc.dbdir, "krc.db"), timeout=10)
+        try:
+            return c.execute("SELECT id, restart_id, destination, state FROM outbox "
+                             "ORDER BY id").fetchall()
+        finally:
+            c.close()
+
+    def config(self, text):
+        d = tempfile.mkdtemp(prefix="krc-kevent-cfg-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "krc.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_event_row_beside_the_message_of_the_same_restart(self):
+        """One outbox row per destination, the Event's among them, under the same restart
+        (krc_store_record_many writes them in one transaction); both delivered."""
+        self.kube.create_pod("shop", "api-0")
+        self.start_krc({"SLACK_WEBHOOK_URL": self.webhook("alerts")})
+        self.kube.restart("shop", "api-0", "app", exit_code=1, logs="oops\n")
+        self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.wait_posts("shop", status=201)
+        rows = h.wait_until(lambda: [r for r in self.outbox() if r[3] == "delivered"]
+                            if len([r for r in self.outbox() if r[3] == "delivered"]) == 2
+                            else None, 20 * h.SLOWDOWN, what="two delivered outbox rows")
+        self.assertEqual(sorted(r[2] for r in rows), ["dest:kubernetes-event", "webhook:default"])
+        self.assertEqual(rows[0][1], rows[1][1])
+        self.assertGreater(rows[0][1], 0)
+
+    def test_declared_destination_replaces_the_implicit_one(self):
+        """A declared kubernetes-event destination is routed like any other and the implicit
+        one is not there: one Event per restart, never two."""
+        path = self.config("destinations:\n"
+                           "  - name: cluster\n    type: kubernetes-event\n"
+                           "routes:\n"
+                           "  - namespace: shop\n    destinations: [cluster]\n")
+        self.kube.create_pod("shop", "a-0")
+        self.kube.create_pod("other", "b-0")
+        self.start_krc({}, ["--config", path])
+        self.krc.wait_log("the declared kubernetes-event destinations, by route")
+        self.kube.restart("shop", "a-0", "app", exit_code=1, logs="oops\n")
+        self.kube.restart("other", "b-0", "app", exit_code=1, logs="oops\n")
+        self.wait_posts("shop", status=201)
+        self.krc.wait_log("Kubernetes Event for shop/a-0 container app (")
+        self.krc.wait_log("restart diagnosed", count=2)  # the other restart was seen ...
+        time.sleep(2 * h.SLOWDOWN)
+        self.assertEqual(len(self.posts("shop")), 1)
+        self.assertEqual(self.posts("other"), [])  # ... and no route sends it an Event
+        self.assertEqual([r[2] for r in self.outbox()], ["dest:cluster"])
+
+    def test_declared_destination_with_events_off_is_refused(self):
+        path = self.config("destinations:\n  - name: cluster\n    type: kubernetes-event\n"
+                           "    default: true\n")
+        env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+        p = subprocess.run([h.krc_binary(), "run", "--config", path, "--kubernetes-events",
+                            "false", "--kubeconfig", self.kube.kubeconfig],
+                           capture_output=True, text=True, timeout=30, env=env)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("destination cluster (line 2): type kubernetes-event needs "
+                      "kubernetesEvents: true", p.stdout + p.stderr)
+
+    def test_turned_off_pending_events_are_marked_failed(self):
+        """An Event left pending (the API server kept failing) when krc stops, and krc started
+        again with kubernetesEvents false: the row is marked failed with a log line, not
+        left pending forever; the message's row is untouched."""
+        self.kube.create_pod("shop", "q-0")
+        self.kube.fault(type="http_error", status=503, count=1000, method="POST",
+                        path_regex="^/apis/events.k8s.io/")
+        db_dir = tempfile.mkdtemp(prefix="krc-kevent-db-")
+        self.addCleanup(shutil.rmtree, db_dir, True)
+        db = os.path.join(db_dir, "krc.db")
+        self.start_krc({"KRC_DB": db, "SLACK_WEBHOOK_URL": self.webhook("alerts")})
+        self.kube.restart("shop", "q-0", "app", exit_code=1, logs="oops\n")
+        self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.wait_posts("shop", n=2)  # failing, retried
+        self.assertEqual(self.krc.stop(timeout=60), 0)
+        self.krc = None
+        c = sqlite3.connect(db, timeout=10)
+        rows = dict(c.execute("SELECT destination, state FROM outbox").fetchall())
+        c.close()
+        self.assertEqual(rows, {"webhook:default": "delivered",
+                                "dest:kubernetes-event": "pending"})
+        self.start_krc({"KRC_DB": db, "SLACK_WEBHOOK_URL": self.webhook("alerts")},
+                       ["--kubernetes-events", "false"])
+        line = self.krc.wait_log("a Kubernetes Event, and kubernetesEvents is false now")[0]
+        self.assertEqual(line["level"], "warn")
+        self.assertIn("marked failed, not written", line["msg"])
+        c = sqlite3.connect(db, timeout=10)
+        rows = dict(c.execute("SELECT destination, state FROM outbox").fetchall())
+        c.close()
+        self.assertEqual(rows, {"webhook:default": "delivered",
+                                "dest:kubernetes-event": "failed"})
 
 
 class FakeValidatesLikeTheApiServer(unittest.TestCase):
