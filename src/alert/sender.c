@@ -652,6 +652,12 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
     return k;
 }
 
+/* A Kubernetes Event destination (declared or implicit). */
+static int is_event(const struct dest *d)
+{
+    return d->named != NULL && d->named->type == KRC_DEST_KUBERNETES_EVENT;
+}
+
 /* --- storm guard ---------------------------------------------------------- */
 
 static void group_add(struct group *g, size_t *n, const char *key)
@@ -718,9 +724,10 @@ static void storm_arrival(struct krc_sender *n, struct dest *d, int64_t now_ms)
     }
     d->storm_total = 0;
     krc_log(KRC_LOG_WARN,
-            "alert storm: more than %d restarts within %lds for one destination; grouping "
-            "further restarts into a summary",
-            n->pol.storm_threshold, n->pol.storm_window_s);
+            "alert storm: more than %d restarts within %lds for one destination (%s); grouping "
+            "further restarts into a summary%s",
+            n->pol.storm_threshold, n->pol.storm_window_s, d->store_key,
+            is_event(d) ? " (a Kubernetes Event has none: grouped restarts get no Event)" : "");
     /* withdraw queued alerts of this destination */
     for (struct item *it = d->lane->head; it != NULL; it = it->next) {
         if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
@@ -785,12 +792,6 @@ out:
 
 static void fill_format_options(const struct krc_sender *n, const struct dest *d,
                                 struct krc_slack_options *fo);
-
-/* A Kubernetes Event destination (declared or implicit). */
-static int is_event(const struct dest *d)
-{
-    return d->named != NULL && d->named->type == KRC_DEST_KUBERNETES_EVENT;
-}
 
 /* Format the message of one destination into m (the decision's kind). */
 static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc_restart *r,
