@@ -1061,8 +1061,46 @@ static int is_bool_word(const char *v)
 }
 
 /* Cross-field rules that a single option's range cannot express. */
+/* kubernetesEvents and the declared destinations: a kubernetes-event one
+ * needs it on; with it on and none declared, the implicit one (named
+ * "kubernetes-event", alert/sender.h) takes that name. */
+static int validate_kube_events(const struct krc_config *cfg, struct krc_error *err)
+{
+    const char *file = cfg->config_file != NULL ? cfg->config_file : "the configuration";
+    int declared = 0;
+
+    for (size_t i = 0; i < cfg->n_destinations; i++) {
+        const struct krc_destination *d = &cfg->destinations[i];
+        if (d->type != KRC_DEST_KUBERNETES_EVENT) {
+            continue;
+        }
+        declared = 1;
+        if (!cfg->kubernetes_events) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s:%zu:%zu: destinations (%s): type kubernetes-event needs "
+                                 "kubernetesEvents: true (it is false); remove the destination "
+                                 "or turn it on",
+                                 file, d->line, d->column, d->name);
+        }
+    }
+    for (size_t i = 0; cfg->kubernetes_events && !declared && i < cfg->n_destinations; i++) {
+        const struct krc_destination *d = &cfg->destinations[i];
+        if (strcmp(d->name, "kubernetes-event") == 0) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s:%zu:%zu: destinations (%s): the name is the implicit "
+                                 "Kubernetes Event destination's (kubernetesEvents: true); "
+                                 "rename it",
+                                 file, d->line, d->column, d->name);
+        }
+    }
+    return 0;
+}
+
 int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
 {
+    if (validate_kube_events(cfg, err) < 0) {
+        return KRC_EINVAL;
+    }
     if (cfg->leader_elect) {
         if (cfg->lease_renew_deadline_s >= cfg->lease_duration_s) {
             return krc_error_set(err, KRC_EINVAL,

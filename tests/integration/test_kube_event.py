@@ -296,8 +296,25 @@ class KubeEventTest(unittest.TestCase):
                             "false", "--kubeconfig", self.kube.kubeconfig],
                            capture_output=True, text=True, timeout=30, env=env)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("destination cluster (line 2): type kubernetes-event needs "
-                      "kubernetesEvents: true", p.stdout + p.stderr)
+        self.assertIn("%s:2:5: destinations (cluster): type kubernetes-event needs "
+                      "kubernetesEvents: true (it is false)" % path, p.stdout + p.stderr)
+        # krc config check says the same at its line and column
+        off = self.config("kubernetesEvents: false\ndestinations:\n  - name: cluster\n"
+                          "    type: kubernetes-event\n")
+        p = subprocess.run([h.krc_binary(), "config", "check", off], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("%s:3:5: destinations (cluster): type kubernetes-event needs "
+                      "kubernetesEvents: true" % off, p.stderr)
+        # with Events on, another type may not take the implicit destination's name
+        clash = self.config("destinations:\n  - name: kubernetes-event\n    type: webhook\n"
+                            "    url: https://hooks.example.test/x\n"
+                            "    secretEnv: KRC_IT_UNSET_SECRET\n")
+        p = subprocess.run([h.krc_binary(), "config", "check", clash], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("%s:2:5: destinations (kubernetes-event): the name is the implicit "
+                      "Kubernetes Event destination's" % clash, p.stderr)
 
     def test_turned_off_pending_events_are_marked_failed(self):
         """An Event left pending (the API server kept failing) when krc stops, and krc started
