@@ -164,6 +164,10 @@ class KubeEventTest(unittest.TestCase):
         self.kube.restart("batch", "report-0", "app", exit_code=1, logs="Error: boom\n")
         self.assertEqual([r["status"] for r in self.wait_posts("batch")], [201])
         self.assertEqual(self.slack.messages(), [])
+        # the Event is a destination: the restart is alerted (to the cluster), not "not_posted"
+        (d,) = self.krc.wait_diagnosed(1)
+        self.assertEqual(d["decision"], "alert")
+        self.assertEqual(len(self.krc.logs(contains="no Slack destination configured")), 1)
 
     def test_off(self):
         for i, how in enumerate(({"args": ["--kubernetes-events", "false"]},
