@@ -263,7 +263,7 @@ int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_
     }
     for (int attempt = 0; attempt < 3; attempt++) {
         rc = restart_event(rep, diag, fo, report_max, ret_body, err);
-        if (rc < 0 || strlen(*ret_body) <= limit) {
+        if (rc < 0 || *ret_body == NULL || strlen(*ret_body) <= limit) {
             return rc;
         }
         krc_free(*ret_body);

@@ -515,6 +515,9 @@ static struct lane *lane_get(struct krc_sender *n, const char *key, const char *
     struct lane *l;
 
     for (size_t i = 0; i < n->n_lanes; i++) {
+        /* clang-tidy: web_api never changes after krc_sender_new; without it every caller passes a
+         * webhook (route, resume_row check) */
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
         if (strcmp(n->lanes[i].key, key) == 0) {
             return &n->lanes[i];
         }
@@ -1291,18 +1294,23 @@ static void upload_log(struct krc_sender *n, struct lane *l, struct item *it, co
     char fname[300];
     struct krc_buf red;
     struct krc_error e;
-    const char *data = it->full_log;
-    size_t len = it->full_log_len;
+    const char *data;
+    size_t len;
 
     if (l->sink->ops->upload == NULL) {
         return;
     }
-    krc_buf_init(&red, it->full_log_len * 2 + 1024);
-    /* Always redact (built-in patterns at least): the file leaves the cluster. */
-    if (krc_redact_apply(n->o.redactor, it->full_log, it->full_log_len, &red, NULL) >= 0) {
-        data = krc_buf_str(&red);
-        len = red.len;
+    /* a limit, not an allocation: every byte could become a mark */
+    krc_buf_init(&red, it->full_log_len * 11 + 1024);
+    /* Always redact (built-in patterns at least): the file leaves the cluster, so
+     * when redaction fails the file is not sent at all (it used to go unredacted). */
+    if (krc_redact_apply(n->o.redactor, it->full_log, it->full_log_len, &red, NULL) < 0) {
+        krc_log(KRC_LOG_WARN, "log file for %s not uploaded: redaction failed", it->pod_key);
+        krc_buf_cleanup(&red);
+        return;
     }
+    data = krc_buf_str(&red);
+    len = red.len;
     snprintf(fname, sizeof(fname), "%s-%s-previous.log",
              it->rep != NULL && it->rep->name ? it->rep->name : "pod",
              it->diag != NULL && it->diag->container ? it->diag->container : "container");
@@ -1447,12 +1455,17 @@ static void retry_unmarked(struct krc_sender *n, int all)
 }
 
 /* An alert grouped into a storm before it was sent: its outbox row is
- * settled, never posted. */
+ * settled as withdrawn (not failed: nothing was attempted, and the storm
+ * summary carries the restart), never posted. */
 static void settle_withdrawn(struct lane *l, const struct item *it)
 {
-    if (l->store != NULL && it->outbox_id > 0) {
-        krc_store_mark_attempt(l->store, it->outbox_id,
-                               "withdrawn: grouped into an alert-storm summary", 1, NULL);
+    struct krc_error e;
+
+    krc_error_clear(&e);
+    if (l->store != NULL && it->outbox_id > 0 &&
+        krc_store_mark_withdrawn(l->store, it->outbox_id, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "%s withdrawn, but its outbox row could not be marked so: %s",
+                it->what, e.msg);
     }
     if (l->store != NULL && it->restart_id > 0) {
         krc_store_set_decision(l->store, it->restart_id, "grouped", NULL, NULL);

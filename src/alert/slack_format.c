@@ -1036,7 +1036,7 @@ static void kubectl_line(const struct fmt *f, const struct krc_report *r, struct
         if (c->state == KRC_REPORT_STATE_TERMINATED) {
             term_status(status, sizeof(status), "Init:", &c->state_term);
         } else if (c->state == KRC_REPORT_STATE_WAITING && c->state_reason != NULL &&
-                   c->state_reason[0] != '\0' && strcmp(c->state_reason, "PodInitializing")) {
+                   c->state_reason[0] != '\0' && strcmp(c->state_reason, "PodInitializing") != 0) {
             snprintf(status, sizeof(status), "Init:%s", c->state_reason);
         } else {
             snprintf(status, sizeof(status), "Init:%d/%zu", init_idx - 1, n_init);

@@ -47,6 +47,9 @@ static int open_input(const char *path, int *ret_fd, struct stat *st, struct krc
 {
     int fd = STDIN_FILENO;
 
+    *ret_fd = -1; /* set on every path (clang-tidy could not see the error codes) */
+    memset(st, 0, sizeof(*st));
+
     if (strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {

@@ -134,7 +134,8 @@ static int collect_row(const struct krc_store_row *r, void *ud)
     snprintf(buf[7], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
     if (r->delivery == NULL) {
         snprintf(buf[8], CELL_MAX, "%s", r->decision ? r->decision : "-");
-    } else if (strcmp(r->delivery, "delivered") == 0) {
+    } else if (strcmp(r->delivery, "delivered") == 0 || strcmp(r->delivery, "withdrawn") == 0) {
+        /* withdrawn: folded into a storm summary before it was posted, never attempted */
         snprintf(buf[8], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
     } else {
         snprintf(buf[8], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
@@ -424,6 +425,9 @@ static void print_delivery(const struct krc_store_entry *e)
                  m->delivered_at > 0 ? ", delivered " : "", m->delivered_at > 0 ? t2 : "",
                  m->slack_ts ? ", ts " : "", m->slack_ts ? m->slack_ts : "");
         print_block("  ", line, sizeof(line));
+        if (m->state == KRC_STORE_WITHDRAWN) {
+            printf("      not posted: grouped into the alert-storm summary\n");
+        }
         if (m->last_error != NULL) {
             print_block("      last error: ", m->last_error, 1024);
         }

@@ -467,6 +467,7 @@ int krc_collect_log_file(struct krc_kube_client *c, const struct krc_restart *r,
     struct krc_logtail_cut cut;
     int rc;
 
+    memset(&cut, 0, sizeof(cut)); /* full_log fills it on success (clang-tidy) */
     rc = full_log(c, r, KRC_COLLECT_LOG_FILE_KEEP, KRC_COLLECT_LOG_FILE_CAP, &out, &len, &cut, err);
     if (rc < 0) {
         return rc;

@@ -569,7 +569,10 @@ static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *
 {
     yaml_node_t *v = krc_yaml_doc_map_get(doc, m, key);
 
-    if (v != NULL && ret_node != NULL) {
+    if (v == NULL) {
+        return NULL; /* so a value always comes with its node (clang-tidy) */
+    }
+    if (ret_node != NULL) {
         *ret_node = v;
     }
     return krc_yaml_doc_scalar(v);

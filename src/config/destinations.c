@@ -264,7 +264,7 @@ static int load_secret(yaml_document_t *doc, yaml_node_t *m, const char *stem, i
         *ret = krc_strdup(v_inline);
         return 0;
     }
-    if (v_env != NULL && v_env[0] != '\0') {
+    if (n_env != NULL && v_env != NULL && v_env[0] != '\0') {
         const char *v = getenv(v_env);
         if (v != NULL && v[0] != '\0') {
             *ret = krc_strdup(v);
@@ -283,7 +283,7 @@ static int load_secret(yaml_document_t *doc, yaml_node_t *m, const char *stem, i
                key_env, v_env);
         return 0;
     }
-    if (v_file != NULL && v_file[0] != '\0') {
+    if (n_file != NULL && v_file != NULL && v_file[0] != '\0') {
         char why[160];
         int rc = read_secret_file(v_file, ret, why, sizeof(why));
         if (rc == 0) {

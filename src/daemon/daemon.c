@@ -916,9 +916,12 @@ static void free_restart_item(void *p)
 static void tune_malloc(void)
 {
 #ifndef __SANITIZE_ADDRESS__
+    /* clang-tidy: called once at start-up, before any thread exists */
+    /* NOLINTBEGIN(concurrency-mt-unsafe) */
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TRIM_THRESHOLD, 512 * 1024);
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    /* NOLINTEND(concurrency-mt-unsafe) */
 #endif
 }
 

@@ -1117,7 +1117,7 @@ static void message_meta(struct view *v, const cJSON *root, double at)
     struct tm tm;
     time_t t = isfinite(at) && at > 0 && at < 253402300800.0 ? (time_t)at : 0;
 
-    if (icon != NULL && emoji_at(icon, strlen(icon), &utf8) == strlen(icon)) {
+    if (icon != NULL && emoji_at(icon, strlen(icon), &utf8) == strlen(icon) && utf8 != NULL) {
         raw(v, "<div class=\"avatar emo\"><span class=\"emoji\">");
         raw(v, utf8);
         raw(v, "</span></div>");

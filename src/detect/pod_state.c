@@ -211,6 +211,8 @@ static void index_put(uint32_t *index, size_t cap, uint32_t hash, uint32_t id)
 {
     size_t mask = cap - 1;
     size_t i = hash & mask;
+    /* clang-tidy: the index is allocated before the first put (intern_grow); cap is never 0 here */
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
     while (index[i] != 0) {
         i = (i + 1) & mask;
     }

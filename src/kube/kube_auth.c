@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "krc/kube/kube_exec.h"
+#include "krc/util/base64.h"
 #include "krc/util/buf.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -138,110 +139,6 @@ static char *dir_of(const char *path)
         return krc_strdup("/");
     }
     return krc_strndup(path, (size_t)(slash - path));
-}
-
-/* ---------------------------------------------------------------------- */
-/* Base64 (standard alphabet, whitespace anywhere, padding optional)      */
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-        return c - '0' + 52;
-    }
-    if (c == '+') {
-        return 62;
-    }
-    if (c == '/') {
-        return 63;
-    }
-    return -1;
-}
-
-/* Decode; on bad input returns KRC_EINVAL with a reason (no data) in why. */
-static int base64_decode(const char *in, size_t inlen, unsigned char **ret, size_t *ret_len,
-                         char *why, size_t whysz)
-{
-    unsigned char *out;
-    size_t o = 0;
-    unsigned long acc = 0;
-    int nacc = 0;    /* sextets in acc */
-    size_t npad = 0; /* '=' seen */
-    size_t nsig = 0; /* alphabet characters seen */
-
-    out = krc_malloc(inlen / 4 * 3 + 3);
-    if (out == NULL) {
-        return KRC_ENOMEM;
-    }
-    for (size_t i = 0; i < inlen; i++) {
-        unsigned char c = (unsigned char)in[i];
-        int v;
-
-        if (is_space(c)) {
-            continue;
-        }
-        if (c == '=') {
-            npad++;
-            if (npad > 2) {
-                snprintf(why, whysz, "too much padding at offset %zu", i);
-                goto bad;
-            }
-            continue;
-        }
-        v = b64_value(c);
-        if (v < 0) {
-            if (c >= 0x21 && c < 0x7f) {
-                snprintf(why, whysz, "invalid character '%c' at offset %zu", c, i);
-            } else {
-                snprintf(why, whysz, "invalid byte 0x%02x at offset %zu", c, i);
-            }
-            goto bad;
-        }
-        if (npad > 0) {
-            snprintf(why, whysz, "data after padding at offset %zu", i);
-            goto bad;
-        }
-        nsig++;
-        acc = (acc << 6) | (unsigned long)v;
-        nacc++;
-        if (nacc == 4) {
-            out[o++] = (unsigned char)(acc >> 16);
-            out[o++] = (unsigned char)(acc >> 8);
-            out[o++] = (unsigned char)acc;
-            acc = 0;
-            nacc = 0;
-        }
-    }
-    if (nacc == 1) {
-        snprintf(why, whysz, "truncated input (%zu characters is not a valid length)", nsig);
-        goto bad;
-    }
-    if (npad > 0 && (nsig + npad) % 4 != 0) {
-        snprintf(why, whysz, "wrong amount of padding");
-        goto bad;
-    }
-    if (nacc == 2) {
-        out[o++] = (unsigned char)(acc >> 4);
-    } else if (nacc == 3) {
-        out[o++] = (unsigned char)(acc >> 10);
-        out[o++] = (unsigned char)(acc >> 2);
-    }
-    if (o == 0) {
-        snprintf(why, whysz, "decodes to nothing");
-        goto bad;
-    }
-    out[o] = '\0'; /* room: o <= inlen/4*3 + 2 */
-    *ret = out;
-    *ret_len = o;
-    return 0;
-bad:
-    krc_free(out);
-    return KRC_EINVAL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -720,7 +617,7 @@ static int data_field(struct kc_file *f, yaml_node_t *map, const char *what, con
     if (rc < 0 || v == NULL) {
         return rc;
     }
-    rc = base64_decode(v, strlen(v), ret, ret_len, why, sizeof(why));
+    rc = krc_base64_decode(v, strlen(v), ret, ret_len, why, sizeof(why));
     if (rc == KRC_ENOMEM) {
         return krc_error_set(err, KRC_ENOMEM, "kubeconfig: out of memory");
     }
@@ -1035,7 +932,7 @@ static int load_exec(struct kc_file *f, yaml_node_t *x, const char *name,
     struct exec_parts ep;
     struct krc_buf origin;
     struct krc_buf cluster;
-    const char *cmd;
+    const char *cmd = NULL;
     char *cmd_path = NULL;
     char what[300];
     int provide = 0;
@@ -1066,7 +963,7 @@ static int load_exec(struct kc_file *f, yaml_node_t *x, const char *name,
         rc = exec_cluster_json(cfg, &cluster, err);
         spec.cluster_json = krc_buf_str(&cluster);
     }
-    if (rc == 0 && strchr(cmd, '/') != NULL) {
+    if (rc == 0 && cmd != NULL && strchr(cmd, '/') != NULL) {
         /* A path relative to the kubeconfig's folder, as in client-go; a bare
          * name is looked up in $PATH. */
         cmd_path = resolve_path(f, cmd);
@@ -1099,8 +996,8 @@ static int load_user(struct kc_file *f, yaml_node_t *u, const char *name,
 {
     char what[300];
     yaml_node_t *plugin;
-    const char *v;
-    const char *pw;
+    const char *v = NULL;
+    const char *pw = NULL;
     long bad;
     int rc;
 
@@ -1207,12 +1104,12 @@ static int kc_resolve(struct kc_set *set, const char *origin, const char *contex
 {
     const char *ctx_name = context_opt;
     struct kc_file *cur_file = NULL; /* file that set current-context */
-    const char *cluster_name;
-    const char *user_name;
-    const char *ns;
-    yaml_node_t *ctx;
-    yaml_node_t *body;
-    size_t fi;
+    const char *cluster_name = NULL;
+    const char *user_name = NULL;
+    const char *ns = NULL;
+    yaml_node_t *ctx = NULL;
+    yaml_node_t *body = NULL;
+    size_t fi = 0;
     char what[300];
     int rc;
 

@@ -595,7 +595,7 @@ static int fill_creds(const struct krc_exec_plugin *p, const char *token, const 
             return krc_error_set(err, KRC_ENOMEM, "%s: out of memory", p->origin);
         }
     }
-    if (cert != NULL) {
+    if (cert != NULL && key != NULL) { /* the caller refused one without the other */
         c->cert_pem = (unsigned char *)krc_strdup(cert);
         c->key_pem = (unsigned char *)krc_strdup(key);
         if (c->cert_pem == NULL || c->key_pem == NULL) {

@@ -252,6 +252,9 @@ static int get_time(struct pctx *c, const char *field, int64_t *ret, int *ret_se
         c->s->pos = at;
         return field_error(c, field, "invalid RFC 3339 timestamp", 0);
     }
+    if (*ret < 0) {
+        *ret = 0; /* before 1970: 0, as kube_parse reads it (found by fuzz_pod_diff) */
+    }
     if (ret_set != NULL) {
         *ret_set = 1;
     }
@@ -341,7 +344,7 @@ static int parse_metadata(struct pctx *c)
     struct krc_pod_info *p = c->p;
     struct krc_jscan_str k;
     int64_t ts;
-    int set;
+    int set = 0; /* get_time leaves it unset on an error (clang-tidy) */
     int rc;
 
     c->section = NULL;

@@ -312,7 +312,10 @@ size_t krc_leader_parse_handled(const char *text, struct krc_leader_handled *out
         if (len < sizeof(line)) {
             memcpy(line, p, len);
             line[len] = '\0';
-            if (sscanf(line, "%lld %79s %255s %63s %c", &at, uid, container, ident, &extra) == 4 &&
+            /* clang-tidy: %18lld cannot overflow; the fields are range-checked below */
+            /* NOLINTNEXTLINE(cert-err34-c) */
+            if (sscanf(line, "%18lld %79s %255s %63s %c", &at, uid, container, ident, &extra) ==
+                    4 &&
                 at > 0 && ident_valid(ident)) {
                 out[n].at = (int64_t)at;
                 /* a bare count is the older encoding: kept as a legacy key */
@@ -483,6 +486,7 @@ static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int re
     char now[40];
     char *text;
     int64_t us = now_us();
+    long long whole_seconds = l->duration_ms / 1000; /* the field is an integer */
 
     if (spec == NULL || meta == NULL) {
         return KRC_ENOMEM;
@@ -495,7 +499,7 @@ static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int re
         set_string(spec, "acquireTime", now);
     }
     set_string(spec, "holderIdentity", release ? "" : l->identity);
-    set_number(spec, "leaseDurationSeconds", release ? 1 : (double)(l->duration_ms / 1000));
+    set_number(spec, "leaseDurationSeconds", release ? 1 : (double)whole_seconds);
     set_string(spec, "renewTime", now);
     pthread_mutex_lock(&l->lock);
     text = handled_text(l, us / 1000000);

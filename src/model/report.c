@@ -450,7 +450,8 @@ static int str_eq(const char *a, const char *b)
 
 int krc_report_event_is_pod(const struct krc_report *r, const struct krc_report_event *ev)
 {
-    if (ev->object_kind != NULL && ev->object_kind[0] != '\0' && strcmp(ev->object_kind, "Pod")) {
+    if (ev->object_kind != NULL && ev->object_kind[0] != '\0' &&
+        strcmp(ev->object_kind, "Pod") != 0) {
         return 0;
     }
     if (ev->object_uid != NULL && ev->object_uid[0] != '\0' && r->uid != NULL &&

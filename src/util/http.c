@@ -380,6 +380,9 @@ static int setup_easy(struct krc_http *h, CURL *c, const struct krc_http_request
 static int finish_easy(struct xfer_slot *slot, CURLcode rc, struct krc_error *err)
 {
     struct xfer *x = &slot->x;
+    /* clang-tidy: finish_easy is called only for slots that were started (rets[i] == 1), whose x
+     * was filled */
+    /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Assign) */
     const struct krc_http_request *req = x->req;
     struct krc_http_response *resp = x->resp;
     int ret = 0;

@@ -806,10 +806,16 @@ static size_t put_utf8(char *out, uint32_t cp)
     return 4;
 }
 
+/* The scanner has checked the four digits; unsigned all the same, so that a
+ * -1 from hexval could never be shifted (undefined; clang-tidy). */
 static uint32_t hex4(const char *p)
 {
-    return (uint32_t)(hexval((unsigned char)p[0]) << 12 | hexval((unsigned char)p[1]) << 8 |
-                      hexval((unsigned char)p[2]) << 4 | hexval((unsigned char)p[3]));
+    uint32_t v = 0;
+
+    for (int i = 0; i < 4; i++) {
+        v = v << 4 | ((uint32_t)hexval((unsigned char)p[i]) & 0xfu);
+    }
+    return v;
 }
 
 size_t krc_jscan_unescape(const struct krc_jscan_str *str, char *out)

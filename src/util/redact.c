@@ -331,9 +331,13 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     }
     vs = j;
     if (is_auth) {
-        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]" */
+        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]", also when
+         * the token is already the mark (else a second pass redacted the
+         * scheme: "[REDACTED] [REDACTED]"; found by tests/fuzz/fuzz_redact) */
         size_t w = run_end(p, len, vs, is_alpha, 32);
-        if (w > vs && w < len && p[w] == ' ' && w + 1 < len && is_tok(p[w + 1])) {
+        if (w > vs && w < len && p[w] == ' ' && w + 1 < len &&
+            (is_tok(p[w + 1]) ||
+             (len - (w + 1) >= MARK_LEN && memcmp(p + w + 1, MARK, MARK_LEN) == 0))) {
             vs = w + 1;
         }
     }
@@ -572,7 +576,7 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
     if (o.rc == 0 && o.copied < len) {
         o.rc = krc_buf_append(b, p + o.copied, len - o.copied);
     }
-    *ret_count = o.count;
+    *ret_count += o.count;
     return o.rc;
 }
 
@@ -617,6 +621,10 @@ static int extra_line(const struct krc_redactor *rd, struct krc_buf *cur, int *c
             if (rc == 0) {
                 struct krc_buf t = *cur;
                 *cur = next;
+                /* keep the caller's limit: `cur` is reused for the next lines, and
+                 * a limit sized for this short line made a longer one fail with
+                 * KRC_ETOOBIG (found by fuzz_redact) */
+                cur->max = t.max > cur->max ? t.max : cur->max;
                 next = t;
             }
         }
@@ -726,22 +734,61 @@ void krc_redact_free(struct krc_redactor *rd)
     krc_free(rd);
 }
 
+/* The built-in scanners, then the extra patterns. A mark of an extra pattern
+ * can open a word boundary that the scanners did not see ("pin:1234Authorization:
+ * Bearer x" -> "[REDACTED]Authorization: Bearer x"), so the rounds repeat while
+ * one still redacts something (at most 3: the text only shrinks into marks), and
+ * a second redaction of the output changes nothing (found by fuzz_redact). */
+static int with_extras(const struct krc_redactor *rd, const void *data, size_t len,
+                       struct krc_buf *out, int *count)
+{
+    struct krc_buf cur;
+    struct krc_buf a;
+    struct krc_buf b;
+    const unsigned char *in = data;
+    size_t in_len = len;
+    int rc = 0;
+
+    krc_buf_init(&cur, out->max);
+    krc_buf_init(&a, out->max);
+    krc_buf_init(&b, out->max);
+    for (int round = 0; round < 3 && rc == 0; round++) {
+        int before = *count;
+        struct krc_buf t;
+        krc_buf_reset(&a);
+        krc_buf_reset(&b);
+        rc = builtin(in, in_len, &a, count);
+        if (rc == 0) {
+            rc = extras(rd, a.data ? a.data : "", a.len, &b, count);
+        }
+        if (rc != 0 || *count == before) {
+            break; /* nothing redacted in this round: `in` is the result */
+        }
+        t = cur;
+        cur = b;
+        b = t;
+        in = (const unsigned char *)(cur.data ? cur.data : "");
+        in_len = cur.len;
+    }
+    if (rc == 0) {
+        rc = krc_buf_append(out, in, in_len);
+    }
+    krc_buf_cleanup(&cur);
+    krc_buf_cleanup(&a);
+    krc_buf_cleanup(&b);
+    return rc;
+}
+
 int krc_redact_apply(const struct krc_redactor *rd, const void *data, size_t len,
                      struct krc_buf *out, struct krc_error *err)
 {
-    struct krc_buf tmp;
     int count = 0;
     int rc;
 
     if (rd == NULL || rd->n_extra == 0) {
         rc = builtin(data, len, out, &count);
     } else {
-        krc_buf_init(&tmp, out->max);
-        rc = builtin(data, len, &tmp, &count);
-        if (rc == 0) {
-            rc = extras(rd, tmp.data ? tmp.data : "", tmp.len, out, &count);
-        }
-        krc_buf_cleanup(&tmp);
+        rc = with_extras(rd, data, len, out, &count);
     }
     if (rc < 0) {
         return krc_error_set(err, rc, "redaction: %s",

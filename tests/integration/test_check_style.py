@@ -2,7 +2,8 @@
 over 120 lines in src/ unless scripts/long-functions.txt lists it with a reason (and fails on an
 entry without a reason or a stale one), and on an include that goes down the layer table of
 docs/architecture.md (the repository's own table is used), or from a folder that is not a layer;
-it passes on a clean tree.
+on a thread-unsafe libc call in src/ (gmtime, strerror, strtok, rand, ...); it passes on a
+clean tree.
 
     python3 tests/integration/test_check_style.py [--krc IGNORED] [-k Layer]
 """
@@ -128,6 +129,26 @@ class CheckStyle(unittest.TestCase):
                           "is 120 lines, within the limit 120",
                           "scripts/long-functions.txt:2: stale exception: src/kube/watch.c has "
                           "no function watch_run")
+
+    def test_thread_unsafe_libc_call_fails(self):
+        for call in ("gmtime(&t)", "localtime(&t)", "strerror(errno)", "strtok(s, \" \")",
+                     "rand()", "gethostbyname(h)", "setenv(\"A\", \"b\", 1)"):
+            with self.subTest(call=call):
+                self.write("src/kube/kube_pod.c",
+                           '#include "krc/config/config.h"\n\n'
+                           + function("kube_pod_parse", 10, "    (void)%s;\n" % call))
+                name = call.split("(")[0]
+                out = self.assert_fails("src/kube/kube_pod.c:5:", "thread-unsafe libc call")
+                self.assertIn(name + "(", out)
+
+    def test_thread_unsafe_call_with_reason_and_safe_forms_pass(self):
+        self.write("src/kube/kube_pod.c",
+                   '#include "krc/config/config.h"\n\n'
+                   + function("kube_pod_parse", 10,
+                              "    (void)gmtime_r(&t, &tm);\n    (void)strtok_r(s, d, &p);\n"
+                              "    (void)my_rand(1);\n    (void)getenv(\"HOME\");\n"
+                              "    (void)rand(); /* mt-ok: a test of the exception */\n"))
+        self.assert_passes()
 
     def test_include_down_the_table_fails(self):
         self.write("include/krc/kube/kube_pod.h", "int kube_pod_parse(int n);\n")

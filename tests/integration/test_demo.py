@@ -37,6 +37,7 @@ import unittest
 import zlib
 
 KRC = None
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUN_LIMIT_S = 60  # a generous bound, not a benchmark (docs/performance.md has none for this)
 
 # pod (namespace/name) -> the cause its case calls for (scenario.c; docs/demo.md)
@@ -195,6 +196,18 @@ class DemoRunTest(unittest.TestCase):
             summaries = summaries.fetchall()
         self.assertEqual([s[0] for s in summaries], ["delivered"])
         self.assertIn(STORM_NODE, summaries[0][1])
+        # alerts withdrawn into the summary before they were posted are "withdrawn", never
+        # "failed": nothing failed in the demo (issue 15)
+        self.assertEqual([r["delivery"] for r in grouped if r["delivery"] not in (None,
+                                                                                   "withdrawn")],
+                         [])
+        self.assertEqual([r for r in self.history() if r["delivery"] == "failed"], [])
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            failed = db.execute("SELECT count(*) FROM outbox WHERE state = 'failed'").fetchone()
+        self.assertEqual(failed[0], 0)
+        table = self.p.stdout[self.p.stdout.index("DECISION/DELIVERY"):]
+        self.assertNotIn("/failed", table)
+        self.assertNotIn("attempt", table)
         # the node's state reached the alerts that went out one by one
         self.assertIn("Kubelet stopped posting node status.", self.p.stdout)
 
@@ -264,6 +277,57 @@ class DemoRunTest(unittest.TestCase):
         # text, code blocks and colour bars: many colours, a good share not white
         self.assertGreater(len(colours), 20)
         self.assertGreater(inked, (w // 4) * (h // 4) // 20)
+
+    def test_readme_picture_is_the_oom_kill(self):
+        """scripts/readme-picture picks the demo's OOM kill by its cause code and draws it
+        (it is what docs/images/alert.png is made from)."""
+        png = os.path.join(RUN["tmp"].name, "readme.png")
+        page = os.path.join(RUN["out"], "alerts.html")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "readme-picture"),
+                            page, "--out", png], capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"\((\d+)x(\d+), (\d+) pixels drawn\) from message (\d+) of ", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        n = int(m.group(4))
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index('<div class="msg" id="m%d">' % n)
+        end = text.find('<div class="msg" id="m%d">' % (n + 1))
+        msg = text[start:end if end > 0 else len(text)]
+        self.assertIn("<code>oom_killed</code>", msg)
+        self.assertIn("es-zookeeper-0", msg)
+        w, h, _, _ = png_pixels(png)
+        self.assertEqual((w, h), (1000, int(m.group(2))))
+        self.assertTrue(300 < h < 1400, h)  # one message, not the page
+        self.assertGreater(int(m.group(3)), 20000)
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "readme-picture"),
+                            page, "--cause", "no_such_cause", "--out", png],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no message with the cause code no_such_cause", r.stderr)
+
+    def test_mcp_doc_examples_are_this_demos_answers(self):
+        """docs/mcp.md quotes real answers of the MCP tools on a demo history: the stable
+        fields (causes, counts, names, nodes, texts) must be what the tools answer on this
+        fresh one; a changed cause code in a copy of the page is caught."""
+        tool = os.path.join(ROOT, "scripts", "mcp-examples")
+        doc = os.path.join(ROOT, "docs", "mcp.md")
+        r = subprocess.run([sys.executable, tool, "--krc", KRC, "--db", RUN["db"], "--check", doc],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("5 examples match", r.stdout)
+        with open(doc, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn('"cause": "gpu_out_of_memory"', text)
+        bad = os.path.join(RUN["tmp"].name, "mcp-bad.md")
+        with open(bad, "w", encoding="utf-8") as f:
+            f.write(text.replace('"cause": "gpu_out_of_memory"', '"cause": "oom_killed"', 1))
+        r = subprocess.run([sys.executable, tool, "--krc", KRC, "--db", RUN["db"], "--check", bad],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("does not match the tools' answers", r.stderr)
+        self.assertRegex(r.stderr, r'quoted block \d+\.causes: quoted entry not returned now: '
+                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 1\}')
 
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)

@@ -46,7 +46,7 @@
  * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter. */
-#define KRC_STORE_SCHEMA_VERSION 4
+#define KRC_STORE_SCHEMA_VERSION 5
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -122,10 +122,13 @@ enum krc_store_kind {
 enum krc_store_state {
     KRC_STORE_PENDING = 0,
     KRC_STORE_DELIVERED,
-    KRC_STORE_FAILED, /* given up: will not be retried */
+    KRC_STORE_FAILED,    /* given up: will not be retried */
+    KRC_STORE_WITHDRAWN, /* never posted: folded into an alert-storm summary (schema 5) */
 };
+#define KRC_STORE_STATE_COUNT 4
 
-/* "alert", "reply", "summary", "recovered" / "pending", "delivered", "failed". */
+/* "alert", "reply", "summary", "recovered" / "pending", "delivered", "failed",
+ * "withdrawn". */
 const char *krc_store_kind_name(enum krc_store_kind k);
 const char *krc_store_state_name(enum krc_store_state st);
 
@@ -205,6 +208,10 @@ int krc_store_journal_clear(struct krc_store *s, struct krc_error *err);
  * NULL); `final` gives up (state failed). KRC_ENOTFOUND. */
 int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_text, int final,
                            struct krc_error *err);
+/* A pending outbox row that will never be posted because its restart was
+ * grouped into an alert-storm summary: state withdrawn, attempts unchanged
+ * (nothing was attempted). KRC_ENOTFOUND when no pending row has that id. */
+int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *err);
 
 /* ---- reading --------------------------------------------------------------- */
 
@@ -269,7 +276,7 @@ struct krc_store_row {
     const char *decision;
     const char *summary;
     /* latest outbox row of this restart: delivery NULL when it has none */
-    const char *delivery; /* "pending", "delivered", "failed" */
+    const char *delivery; /* "pending", "delivered", "failed", "withdrawn" */
     int attempts;
     const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
     const char *identity;   /* the restart's identity as stored (schema 3) */
@@ -394,6 +401,7 @@ struct krc_store_stats {
     int64_t pending;
     int64_t delivered;
     int64_t failed;
+    int64_t withdrawn;          /* grouped into a storm summary, never posted */
     int64_t oldest_detected_at; /* 0: empty */
     int64_t db_bytes;           /* page_count * page_size */
     int64_t wal_bytes;          /* size of the -wal file, 0 when none */

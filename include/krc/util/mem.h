@@ -5,9 +5,11 @@
 
 #include <stddef.h>
 
-void *krc_malloc(size_t size);
-void *krc_calloc(size_t n, size_t size);
-void *krc_realloc(void *ptr, size_t size);
+/* alloc_size tells the compiler the size of what they return, so that
+ * _FORTIFY_SOURCE=3 (__builtin_dynamic_object_size) checks copies into it. */
+void *krc_malloc(size_t size) __attribute__((malloc, alloc_size(1)));
+void *krc_calloc(size_t n, size_t size) __attribute__((malloc, alloc_size(1, 2)));
+void *krc_realloc(void *ptr, size_t size) __attribute__((alloc_size(2)));
 char *krc_strdup(const char *s);
 char *krc_strndup(const char *s, size_t n);
 void krc_free(void *ptr);

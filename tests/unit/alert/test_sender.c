@@ -838,6 +838,80 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     rmdir(dir);
 }
 
+/* Alerts queued when a storm begins are withdrawn into its summary: their
+ * outbox rows become "withdrawn" (never attempted), not "failed", and the
+ * sender counts them as grouped, never as failed or sent. */
+static void test_storm_withdrawn_rows_are_not_failures(void **state)
+{
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    struct krc_store *store = NULL;
+    struct krc_store_stats st;
+    struct krc_restart r4;
+    char dir[] = "/tmp/krc-test-sender-XXXXXX";
+    char path[128];
+    int64_t ids[3];
+    int64_t deadline;
+    pthread_t th;
+    (void)state;
+
+    fk_reset();
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/krc.db", dir);
+    assert_int_equal(krc_store_open(path, 0, &store, NULL), 0);
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    o.store_path = path;
+    o.storm_threshold = 3;
+    o.storm_window_s = 60;
+    o.storm_delay_s = 3600; /* no summary while the test runs */
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    submit(n, store, "fast", "web-1", &ids[0]);
+    submit(n, store, "fast", "web-2", &ids[1]);
+    submit(n, store, "fast", "web-3", &ids[2]);
+    /* the fourth starts the storm before the sender ran: the three are withdrawn */
+    r4 = mk("fast", "web-4");
+    assert_int_equal(krc_sender_decide(n, &r4), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_sender_stats(n)->grouped, 3);
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    deadline = krc_clock_mono_ms() + 5000;
+    do {
+        krc_clock_sleep_ms(10, NULL);
+        assert_int_equal(krc_store_stats(store, &st, NULL), 0);
+    } while (st.withdrawn < 3 && krc_clock_mono_ms() < deadline);
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    assert_int_equal(st.withdrawn, 3);
+    assert_int_equal(st.failed, 0);
+    assert_int_equal(st.pending, 0);
+    assert_int_equal(st.delivered, 0);
+    assert_int_equal(krc_sender_stats(n)->failed, 0);
+    assert_int_equal(krc_sender_stats(n)->alerts_sent, 0);
+    pthread_mutex_lock(&fk_lock);
+    assert_int_equal(fk_n, 0); /* nothing was posted */
+    pthread_mutex_unlock(&fk_lock);
+    assert_true(ids[0] > 0 && ids[2] > ids[0]);
+    krc_sender_free(n);
+    krc_store_close(store);
+    routes_cleanup(&rs);
+    unlink(path);
+    {
+        char p2[160];
+        snprintf(p2, sizeof(p2), "%s-wal", path);
+        unlink(p2);
+        snprintf(p2, sizeof(p2), "%s-shm", path);
+        unlink(p2);
+        snprintf(p2, sizeof(p2), "%s-delivered", path);
+        unlink(p2);
+    }
+    rmdir(dir);
+}
+
 /* --- the Slack sinks' delivery loop ------------------------------------------------ */
 
 struct script {
@@ -974,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_log_ignore),
         cmocka_unit_test(test_storm_groups_and_withdraws),
         cmocka_unit_test(test_storm_is_per_destination),
+        cmocka_unit_test(test_storm_withdrawn_rows_are_not_failures),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
         cmocka_unit_test(test_pacing_per_connection_and_target),

@@ -637,6 +637,12 @@ static void test_invalid_bodies(void **state)
     check_page(page);
     assert_non_null(strstr(page, "no messages"));
     krc_free(page);
+    /* an empty icon_emoji is no emoji (clang's analyser found it read as one, NULL) */
+    m[0].body = "{\"icon_emoji\":\"\",\"text\":\"hi\"}";
+    page = krc_demo_html_render(m, 1, NULL);
+    check_page(page);
+    assert_non_null(strstr(page, "<div class=\"avatar\">k</div>"));
+    krc_free(page);
 }
 
 static void test_huge_bodies(void **state)

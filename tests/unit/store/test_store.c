@@ -120,6 +120,8 @@ static int64_t stat_of(struct krc_store *s, int which)
         return st.pending;
     case 2:
         return st.delivered;
+    case 4:
+        return st.withdrawn;
     default:
         return st.failed;
     }
@@ -1501,7 +1503,7 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(schema_version_of(path), 3);
     assert_int_equal(krc_store_open(path, KRC_STORE_QUICK_CHECK, &s, &e), 0);
     krc_store_close(s);
-    assert_int_equal(schema_version_of(path), 4);
+    assert_int_equal(schema_version_of(path), KRC_STORE_SCHEMA_VERSION);
     assert_int_equal(sql_int(path, "SELECT sum(gpus) FROM restarts WHERE id IN (1, 2)"), 8);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE id > 2 AND gpus = 0"), 3);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
@@ -1536,6 +1538,103 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(krc_store_list(s, &f, on_row, &l, NULL), 0);
     assert_int_equal(l.n, 2);
     krc_store_close(s);
+}
+
+/* An alert withdrawn into a storm summary is neither pending nor failed:
+ * state withdrawn, no attempt, and only a pending row can be withdrawn. */
+static void test_withdrawn(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    int64_t rid;
+    int64_t o1;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    assert_int_equal(krc_store_mark_withdrawn(s, o1, NULL), 0);
+    assert_int_equal(stat_of(s, 1), 0);
+    assert_int_equal(stat_of(s, 3), 0);
+    assert_int_equal(stat_of(s, 4), 1);
+    /* settled: it cannot be withdrawn again, nor can a delivered row */
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_mark_withdrawn(s, o1, &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "no pending notification"));
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_int_equal(en->n_messages, 1);
+    assert_int_equal(en->messages[0].state, KRC_STORE_WITHDRAWN);
+    assert_int_equal(en->messages[0].attempts, 0);
+    assert_null(en->messages[0].last_error);
+    assert_string_equal(en->row.delivery, "withdrawn");
+    assert_string_equal(krc_store_state_name(KRC_STORE_WITHDRAWN), "withdrawn");
+    krc_store_entry_free(en);
+    krc_store_close(s);
+}
+
+/* Schema 4 stored a withdrawn alert as failed with a fixed last_error:
+ * migration 4 -> 5 turns exactly those rows into withdrawn, leaves real
+ * failures alone, and the new CHECK takes the new state. */
+static void test_migration_v4_to_v5(void **state)
+{
+    char path[512];
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+
+    (void)state;
+    path_in_tmp(path, sizeof(path), "v4.db");
+    assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
+    krc_store_close(s);
+    sql_poke(path,
+             "DROP TABLE outbox;"
+             "CREATE TABLE outbox (id INTEGER PRIMARY KEY, restart_id INTEGER REFERENCES "
+             "restarts (id) ON DELETE CASCADE, kind TEXT NOT NULL CHECK (kind IN ('alert', "
+             "'reply', 'summary', 'recovered')), destination TEXT NOT NULL, channel TEXT, "
+             "thread_key TEXT, body TEXT NOT NULL, fallback TEXT, state TEXT NOT NULL DEFAULT "
+             "'pending' CHECK (state IN ('pending', 'delivered', 'failed')), attempts INTEGER "
+             "NOT NULL DEFAULT 0, last_error TEXT, created_at INTEGER NOT NULL, updated_at "
+             "INTEGER NOT NULL, delivered_at INTEGER, slack_ts TEXT);"
+             "CREATE INDEX outbox_restart ON outbox (restart_id);"
+             "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
+             "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS "
+             "NOT NULL;"
+             "UPDATE schema_version SET version = 4;"
+             "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, cause, "
+             "detected_at, decision, identity) VALUES "
+             "(1, 'u1', 'app', 1, 'batch', 'job-1', 'killed', 1799999001, 'grouped', 'c1'),"
+             "(2, 'u2', 'app', 1, 'batch', 'job-2', 'killed', 1799999002, 'alert', 'c1');"
+             "INSERT INTO outbox (id, restart_id, kind, destination, body, state, attempts, "
+             "last_error, created_at, updated_at) VALUES "
+             "(1, 1, 'alert', 'webhook:default', '{}', 'failed', 1, "
+             "'withdrawn: grouped into an alert-storm summary', 1799999001, 1799999003),"
+             "(2, 2, 'alert', 'webhook:default', '{}', 'failed', 8, 'HTTP 404 no_service', "
+             "1799999002, 1799999009);");
+    assert_int_equal(schema_version_of(path), 4);
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    assert_int_equal(schema_version_of(path), KRC_STORE_SCHEMA_VERSION);
+    assert_int_equal(krc_store_get(s, 1, &en, NULL), 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_WITHDRAWN);
+    assert_int_equal(en->messages[0].attempts, 0);
+    assert_null(en->messages[0].last_error);
+    assert_int_equal(en->messages[0].updated_at, 1799999003);
+    assert_string_equal(en->row.delivery, "withdrawn");
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_get(s, 2, &en, NULL), 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_FAILED);
+    assert_int_equal(en->messages[0].attempts, 8);
+    assert_string_equal(en->messages[0].last_error, "HTTP 404 no_service");
+    krc_store_entry_free(en);
+    assert_int_equal(stat_of(s, 3), 1);
+    assert_int_equal(stat_of(s, 4), 1);
+    krc_store_close(s);
+    /* the indexes are back */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "tbl_name = 'outbox'"),
+                     3);
 }
 
 /* A version-1 database with a restart and a pending alert (what krc before
@@ -2226,6 +2325,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_migrations_and_versions),
         cmocka_unit_test(test_migration_v1_to_v2),
         cmocka_unit_test(test_migration_v3_to_v4),
+        cmocka_unit_test(test_withdrawn),
+        cmocka_unit_test(test_migration_v4_to_v5),
         cmocka_unit_test(test_confidence_stored),
         cmocka_unit_test(test_identity_is_the_termination),
         cmocka_unit_test(test_migrate_v1_database),

@@ -172,6 +172,7 @@ static void test_key_value(void **state)
     keep("env DB_PASSWORD=" R " REDIS_PWD=" R);
     keep("{\"password\": \"" R "\", \"user\": \"bob\"}");
     keep("x-api-key: " R);
+    keep("Authorization: Bearer " R); /* the scheme stays (tests/fuzz/fuzz_redact) */
 }
 
 static void test_private_key(void **state)
@@ -241,6 +242,19 @@ static void test_extra_patterns(void **state)
     assert_int_equal(krc_redact_new(pats, 2, &rd, &err), 0);
     expect(rd, "customer CUST-123456 on internal-db.corp\nCUST-000001 CUST-1 password=x\n",
            "customer " R " on " R "\n" R " CUST-1 password=" R "\n", 4);
+    /* a pattern's mark opens a word boundary for the built-in key=value
+     * scanner: it runs again, so a second pass changes nothing (fuzz_redact) */
+    expect(rd, "id CUST-123456Authorization: Bearer abc", "id " R "Authorization: Bearer " R, 2);
+    /* a short line with a match, then a longer line (the line buffer kept the
+     * short line's limit and failed with KRC_ETOOBIG; fuzz_redact) */
+    expect(rd,
+           "CUST-123456\nno secret on this line, but it is longer than the first one: it is a "
+           "long line of a log of an application that writes a lot, far more than eleven times "
+           "the first line\n",
+           R "\nno secret on this line, but it is longer than the first one: it is a long line of "
+             "a log of an application that writes a lot, far more than eleven times the first "
+             "line\n",
+           1);
     /* NUL bytes and a line without newline */
     {
         static const char in[] = "a CUST-111111\x00 CUST-222222";

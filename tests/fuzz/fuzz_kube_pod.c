@@ -1,0 +1,77 @@
+/* kube_pod: the first byte picks the decoder (watch event line or pod
+ * object); the rest is the JSON. A decoded event or pod has its promised
+ * fields (uid, namespace and name for pods; the type), its strings lie in
+ * its arena, and `raw` lies inside the input. The struct is reused across
+ * inputs as the watch loop reuses it. */
+#include <string.h>
+
+#include "fuzz.h"
+#include "krc/kube/kube_pod.h"
+
+static void check_pod(const struct krc_pod_info *p, const uint8_t *in, size_t len, int need_ids)
+{
+    if (need_ids) {
+        FUZZ_CHECK(p->uid != NULL && p->namespace != NULL && p->name != NULL, "pod without ids");
+    }
+    FUZZ_CHECK(p->resource_version != NULL, "resource_version NULL");
+    if (p->raw != NULL) {
+        FUZZ_CHECK((const uint8_t *)p->raw >= in &&
+                       (const uint8_t *)p->raw + p->raw_len <= in + len,
+                   "raw outside the input");
+    }
+    for (size_t i = 0; i < p->n_containers; i++) {
+        const struct krc_container_info *c = &p->containers[i];
+        FUZZ_CHECK(c->name != NULL, "container %zu without a name", i);
+        FUZZ_CHECK(c->state_running + c->state_waiting + c->state_terminated <= 1,
+                   "container %s in several states", c->name);
+        FUZZ_CHECK(!c->is_sidecar || c->is_init, "sidecar that is not an init container");
+        (void)strlen(c->name);
+        if (c->state_reason != NULL) {
+            (void)strlen(c->state_reason);
+        }
+        if (c->last_reason != NULL) {
+            (void)strlen(c->last_reason);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct krc_watch_event ev;
+    static struct krc_pod_info pod;
+    static int ready;
+    struct krc_error err;
+    uint8_t *copy;
+
+    if (size < 1) {
+        return 0;
+    }
+    if (!ready) {
+        krc_watch_event_init(&ev);
+        krc_pod_info_init(&pod);
+        ready = 1;
+    }
+    /* an exact-size copy of the JSON part, so that reads past it are caught */
+    copy = malloc(size - 1 > 0 ? size - 1 : 1);
+    if (copy == NULL) {
+        return 0;
+    }
+    memcpy(copy, data + 1, size - 1);
+    if (data[0] & 1) {
+        if (krc_pod_info_parse((const char *)copy, size - 1, &pod, &err) == 0) {
+            check_pod(&pod, copy, size - 1, 1);
+        } else {
+            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        }
+    } else if (krc_watch_event_parse((const char *)copy, size - 1, &ev, &err) == 0) {
+        FUZZ_CHECK(ev.type >= KRC_WATCH_ADDED && ev.type <= KRC_WATCH_ERROR, "type %d", ev.type);
+        if (ev.type <= KRC_WATCH_DELETED) {
+            check_pod(&ev.pod, copy, size - 1, 1);
+        }
+    } else {
+        FUZZ_CHECK(ev.type == 0, "failed parse left type %d", ev.type);
+        FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+    }
+    free(copy);
+    return 0;
+}
