@@ -183,6 +183,10 @@ struct krc_sender {
      * lanes and settings until krc is restarted */
     const struct krc_destination *fixed;
     size_t n_fixed;
+    /* kubernetesEvents with no declared kubernetes-event destination: the
+     * implicit one, which every restart goes to whatever the routes */
+    struct krc_destination implicit_event;
+    int has_implicit_event;
     atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
     atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
@@ -206,6 +210,13 @@ static int check_destinations(const struct krc_sender_options *o, struct krc_err
             return krc_error_set(err, KRC_EUNSUPPORTED,
                                  "destination %s: type %s is not available in this build of krc",
                                  d->name, ti != NULL ? ti->name : "?");
+        }
+        if (d->type == KRC_DEST_KUBERNETES_EVENT && !o->kubernetes_events) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "destination %s (line %zu): type kubernetes-event needs "
+                                 "kubernetesEvents: true (it is false, so krc has no permission "
+                                 "to create Events); remove the destination or turn it on",
+                                 d->name, d->line);
         }
         if (d->url != NULL && ti != NULL && ti->url_is_secret) {
             krc_log_add_secret(d->url);
@@ -231,6 +242,34 @@ static int check_destinations(const struct krc_sender_options *o, struct krc_err
             h = nl != NULL ? nl + 1 : h + l;
         }
     }
+    return 0;
+}
+
+/* The implicit Kubernetes Event destination: with kubernetesEvents, when
+ * no destination of that type is declared (a declared one replaces it, so
+ * a restart never gets two Events from it). Its name must be free. */
+static int implicit_event(struct krc_sender *n, const struct krc_sender_options *o,
+                          struct krc_error *err)
+{
+    if (!o->kubernetes_events) {
+        return 0;
+    }
+    for (size_t i = 0; i < o->n_destinations; i++) {
+        if (o->destinations[i].type == KRC_DEST_KUBERNETES_EVENT) {
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < o->n_destinations; i++) {
+        if (strcmp(o->destinations[i].name, KRC_SENDER_KUBE_EVENT_NAME) == 0) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "destination %s (line %zu): the name is the Kubernetes Event "
+                                 "destination's (kubernetesEvents: true); rename it",
+                                 o->destinations[i].name, o->destinations[i].line);
+        }
+    }
+    n->implicit_event.name = (char *)KRC_SENDER_KUBE_EVENT_NAME;
+    n->implicit_event.type = KRC_DEST_KUBERNETES_EVENT;
+    n->has_implicit_event = 1;
     return 0;
 }
 
@@ -285,7 +324,7 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     pthread_mutex_init(&n->mark_lock, NULL);
     pthread_cond_init(&n->wake, NULL);
     policy_from(n);
-    if (check_destinations(o, err) < 0) {
+    if (check_destinations(o, err) < 0 || implicit_event(n, o, err) < 0) {
         krc_sender_free(n);
         return NULL;
     }
@@ -324,6 +363,8 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     so->ca_file = o->ca_file;
     so->cancel = &n->abort;
     so->cancel_transfer = &n->abort_hard;
+    so->kube_auth = o->kube_auth;
+    so->kube_tokens = o->kube_tokens;
     return n;
 }
 
@@ -396,7 +437,7 @@ int krc_sender_has_destination(const struct krc_sender *n)
             return 1;
         }
     }
-    return 0;
+    return 0; /* the implicit Kubernetes Event is not counted: it is not posted */
 }
 
 void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o)
@@ -570,7 +611,7 @@ static struct dest *dest_get_named(struct krc_sender *n, const struct krc_destin
     return d;
 }
 
-#define MAX_ROUTED (1 + KRC_POLICY_MAX_NAMED)
+#define MAX_ROUTED (2 + KRC_POLICY_MAX_NAMED)
 
 /* The running destination of that name (NULL: one a reload added; it
  * takes effect when krc is restarted, as the reload's warning says). */
@@ -581,19 +622,23 @@ static const struct krc_destination *fixed_named(const struct krc_sender *n, con
             return &n->fixed[i];
         }
     }
+    if (n->has_implicit_event && strcmp(name, n->implicit_event.name) == 0) {
+        return &n->implicit_event;
+    }
     return NULL;
 }
 
-/* The destinations of a restart (Slack first, then the named ones): how
- * many were written to out (0: nothing is configured for it). Caller holds
- * the lock. */
+/* The destinations of a restart (Slack first, then the named ones, then
+ * the implicit Kubernetes Event): how many were written to out (0: nothing
+ * is configured for it). Caller holds the lock. */
 static size_t route(struct krc_sender *n, const struct krc_restart *r, struct dest **out)
 {
     struct krc_policy_target t;
     size_t k = 0;
 
     if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->container, r->slack_channel, &t)) {
-        return 0;
+        t.slack = 0;
+        t.n_named = 0;
     }
     if (t.slack) {
         out[k++] = dest_get(n, t.webhook_url, t.channel, t.store_key);
@@ -604,7 +649,16 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
             out[k++] = dest_get_named(n, nd);
         }
     }
+    if (n->has_implicit_event) {
+        out[k++] = dest_get_named(n, &n->implicit_event);
+    }
     return k;
+}
+
+/* A Kubernetes Event destination (declared or implicit). */
+static int is_event(const struct dest *d)
+{
+    return d->named != NULL && d->named->type == KRC_DEST_KUBERNETES_EVENT;
 }
 
 /* --- storm guard ---------------------------------------------------------- */
@@ -673,9 +727,10 @@ static void storm_arrival(struct krc_sender *n, struct dest *d, int64_t now_ms)
     }
     d->storm_total = 0;
     krc_log(KRC_LOG_WARN,
-            "alert storm: more than %d restarts within %lds for one destination; grouping "
-            "further restarts into a summary",
-            n->pol.storm_threshold, n->pol.storm_window_s);
+            "alert storm: more than %d restarts within %lds for one destination (%s); grouping "
+            "further restarts into a summary%s",
+            n->pol.storm_threshold, n->pol.storm_window_s, d->store_key,
+            is_event(d) ? " (a Kubernetes Event has none: grouped restarts get no Event)" : "");
     /* withdraw queued alerts of this destination */
     for (struct item *it = d->lane->head; it != NULL; it = it->next) {
         if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
@@ -748,11 +803,16 @@ static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc
 {
     struct krc_slack_options fo;
     struct krc_error e;
+    /* the implicit Event's name says nothing its "Kubernetes Event" does not */
+    int show_to = dest->named != NULL && dest->named != &n->implicit_event;
 
     pthread_mutex_lock(&n->lock);
     fill_format_options(n, dest, &fo);
     pthread_mutex_unlock(&n->lock);
-    m->kind = d == KRC_POLICY_THREAD ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
+    /* an Event has no thread: a restart within the mute's thread window is
+     * one more Event on the pod */
+    m->kind =
+        d == KRC_POLICY_THREAD && !is_event(dest) ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
     snprintf(m->destination, sizeof(m->destination), "%s", dest->store_key);
     snprintf(m->channel, sizeof(m->channel), "%s", dest->channel ? dest->channel : "");
     snprintf(m->thread_key, sizeof(m->thread_key), "%s/%s", r->namespace, r->pod);
@@ -768,9 +828,11 @@ static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc
         return -1;
     }
     snprintf(m->what, sizeof(m->what), "%s for %s/%s container %s (%s)%s%s",
-             d == KRC_POLICY_THREAD ? "thread reply" : "alert", r->namespace, r->pod,
-             diag->container ? diag->container : r->container, krc_cause_name(diag->cause),
-             dest->named != NULL ? " to " : "", dest->named != NULL ? dest->named->name : "");
+             is_event(dest)           ? "Kubernetes Event"
+             : d == KRC_POLICY_THREAD ? "thread reply"
+                                      : "alert",
+             r->namespace, r->pod, diag->container ? diag->container : r->container,
+             krc_cause_name(diag->cause), show_to ? " to " : "", show_to ? dest->named->name : "");
     m->detected_mono_ms = r->detected_mono_ms;
     snprintf(m->uid, sizeof(m->uid), "%s", r->uid);
     snprintf(m->container, sizeof(m->container), "%s", r->container);
@@ -1046,7 +1108,14 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     }
     rc = resume_row(rs->n, m, ent != NULL ? &ent->row : NULL);
     krc_store_entry_free(ent);
-    if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
+    if (rc == KRC_ENOTFOUND && strcmp(m->destination, "dest:" KRC_SENDER_KUBE_EVENT_NAME) == 0) {
+        /* kubernetesEvents was turned off since: not left pending forever */
+        krc_log(KRC_LOG_WARN,
+                "outbox message #%lld: a Kubernetes Event, and kubernetesEvents is false now; "
+                "marked failed, not written",
+                (long long)m->id);
+        krc_store_mark_attempt(rs->store, m->id, "kubernetesEvents is false", 1, NULL);
+    } else if (rc == KRC_ENOTFOUND || rc == KRC_EINVAL) {
         krc_log(KRC_LOG_WARN,
                 "outbox message #%lld: destination %s is no longer configured; "
                 "marked failed",
@@ -1147,7 +1216,13 @@ static int summary_item(struct krc_sender *n, struct dest *d, char **ret_body, l
     fill_format_options(n, d, &fo);
     krc_error_clear(&e);
     rc = d->ops->format_summary(&s, &fo, ret_body, &e);
-    if (rc < 0) {
+    if (rc == KRC_EUNSUPPORTED) {
+        /* a destination without summaries (a Kubernetes Event is about one
+         * pod): the grouped restarts are recorded; this summary is done */
+        krc_log(KRC_LOG_INFO, "%s: %ld restart(s) grouped by the storm guard get no message (%s)",
+                d->named != NULL ? d->named->name : d->ops->name, d->grouped_total, e.msg);
+        *ret_body = NULL;
+    } else if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the storm summary: %s", e.msg);
         return rc;
     }
@@ -1518,8 +1593,10 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     if (l->store != NULL && it->outbox_id > 0) {
         mark_delivered(n, l->store, it->outbox_id, res.ts[0] ? res.ts : NULL, it->what);
     }
-    krc_log(KRC_LOG_INFO, "%s posted%s (%d attempt%s)", it->what,
-            res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
+    /* "posted (" is the mark of a message; an Event is written */
+    krc_log(KRC_LOG_INFO, "%s %s%s (%d attempt%s)", it->what,
+            is_event(it->dest) ? "written" : "posted", res.used_fallback ? " as plain text" : "",
+            res.attempts, res.attempts == 1 ? "" : "s");
     after_sent(n, l, it, &res, parent_ts, m.channel);
     return SENT;
 }
@@ -1863,11 +1940,14 @@ void krc_sender_run(struct krc_sender *n)
      * a store it stays in the outbox and is sent at the next start. */
     pthread_mutex_lock(&n->lock);
     if (n->n_items > 0) {
-        krc_log(KRC_LOG_WARN, "shutdown: %zu Slack message(s) not sent%s", n->n_items,
-                n->store != NULL ? "; they stay in the outbox (sent at the next start or, with "
-                                   "leader election, when this replica leads again and its "
-                                   "predecessor did not post them)"
-                                 : "");
+        krc_log(
+            KRC_LOG_WARN,
+            "shutdown: %zu message(s) (Slack, other destinations, Kubernetes Events) not sent%s",
+            n->n_items,
+            n->store != NULL ? "; they stay in the outbox (sent at the next start or, with "
+                               "leader election, when this replica leads again and its "
+                               "predecessor did not post them)"
+                             : "");
     }
     pthread_mutex_unlock(&n->lock);
     if (n->store != NULL) {

@@ -29,7 +29,7 @@ const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type)
     case KRC_DEST_GOOGLE_CHAT:
         return &krc_sink_google_chat;
     case KRC_DEST_KUBERNETES_EVENT:
-        return NULL;
+        return &krc_sink_kube_event;
     }
     return NULL;
 }

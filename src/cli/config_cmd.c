@@ -262,7 +262,11 @@ static int cmd_check(int argc, char **argv)
     krc_config_init(&cfg);
     krc_error_clear(&e);
     rc = krc_config_check_file(&cfg, argv[1], &errors, &notes, &e);
-    if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0) {
+    if (rc == 0 && cfg.config_file == NULL) {
+        cfg.config_file = krc_strdup(argv[1]); /* validate names it: FILE:LINE:COL */
+    }
+    if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0 &&
+        strncmp(e.msg, argv[1], strlen(argv[1])) != 0) {
         char where[KRC_ERROR_MSG_MAX];
         snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
         krc_error_set(&e, rc, "%s", where);

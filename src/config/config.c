@@ -108,6 +108,10 @@ static const struct krc_config_option options[] = {
      "google-chat | webhook | kubernetes-event, ...}] (docs/destinations.md)"},
     {"silences", NULL, NULL, KRC_CONFIG_SILENCES, OFF(silences), "", 0, 0, NULL,
      "Silences: [{namespace, pod, container, start, end, daily: \"22:00-06:00\", reason}]"},
+    {"kubernetesEvents", "KRC_KUBERNETES_EVENTS", "kubernetes-events", KRC_CONFIG_BOOL,
+     OFF(kubernetes_events), "true", 0, 0, NULL,
+     "Also write an events.k8s.io/v1 Event (Warning, RestartDiagnosed) on the restarted pod, "
+     "shown by kubectl describe pod (needs create on events.k8s.io events)"},
     {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
      OFF(startup_window_s), "10m", 0, 604800, NULL,
      "At start-up, report restarts that finished this recently"},
@@ -1060,8 +1064,46 @@ static int is_bool_word(const char *v)
 }
 
 /* Cross-field rules that a single option's range cannot express. */
+/* kubernetesEvents and the declared destinations: a kubernetes-event one
+ * needs it on; with it on and none declared, the implicit one (named
+ * "kubernetes-event", alert/sender.h) takes that name. */
+static int validate_kube_events(const struct krc_config *cfg, struct krc_error *err)
+{
+    const char *file = cfg->config_file != NULL ? cfg->config_file : "the configuration";
+    int declared = 0;
+
+    for (size_t i = 0; i < cfg->n_destinations; i++) {
+        const struct krc_destination *d = &cfg->destinations[i];
+        if (d->type != KRC_DEST_KUBERNETES_EVENT) {
+            continue;
+        }
+        declared = 1;
+        if (!cfg->kubernetes_events) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s:%zu:%zu: destinations (%s): type kubernetes-event needs "
+                                 "kubernetesEvents: true (it is false); remove the destination "
+                                 "or turn it on",
+                                 file, d->line, d->column, d->name);
+        }
+    }
+    for (size_t i = 0; cfg->kubernetes_events && !declared && i < cfg->n_destinations; i++) {
+        const struct krc_destination *d = &cfg->destinations[i];
+        if (strcmp(d->name, "kubernetes-event") == 0) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "%s:%zu:%zu: destinations (%s): the name is the implicit "
+                                 "Kubernetes Event destination's (kubernetesEvents: true); "
+                                 "rename it",
+                                 file, d->line, d->column, d->name);
+        }
+    }
+    return 0;
+}
+
 int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
 {
+    if (validate_kube_events(cfg, err) < 0) {
+        return KRC_EINVAL;
+    }
     if (cfg->leader_elect) {
         if (cfg->lease_renew_deadline_s >= cfg->lease_duration_s) {
             return krc_error_set(err, KRC_EINVAL,

@@ -515,6 +515,17 @@ static void on_delivered(double seconds, void *userdata)
     krc_health_on_delivered(seconds, &d->health);
 }
 
+/* A kubernetes-event destination is declared (it replaces the implicit one). */
+static int events_declared(const struct krc_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_destinations; i++) {
+        if (cfg->destinations[i].type == KRC_DEST_KUBERNETES_EVENT) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
@@ -553,6 +564,9 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
     no.cancel = &d->cancel;
+    no.kubernetes_events = cfg->kubernetes_events;
+    no.kube_auth = &d->auth;
+    no.kube_tokens = d->tokens;
     d->notifier = krc_sender_new(&no, err);
     if (d->notifier == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
@@ -563,11 +577,20 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
         krc_log(KRC_LOG_INFO, "destination %s: %s%s", x->name, ti != NULL ? ti->help : "?",
                 x->is_default ? " (default: gets the restarts no route matches)" : "");
     }
+    if (cfg->kubernetes_events) {
+        krc_log(KRC_LOG_INFO,
+                "writing an events.k8s.io/v1 Event (RestartDiagnosed) on each "
+                "restarted pod (kubernetesEvents%s)",
+                events_declared(cfg) ? ": the declared kubernetes-event destinations, by route"
+                                     : "");
+    }
     if (!krc_sender_has_destination(d->notifier)) {
-        krc_log(KRC_LOG_WARN, "no Slack destination configured (SLACK_WEBHOOK_URL, or "
-                              "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes, or destinations): "
-                              "restarts are detected, diagnosed and logged, but nothing will be "
-                              "posted");
+        krc_log(KRC_LOG_WARN,
+                "no Slack destination configured (SLACK_WEBHOOK_URL, or "
+                "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes, or destinations): "
+                "restarts are detected, diagnosed and logged, but nothing will be "
+                "posted%s",
+                cfg->kubernetes_events ? " (only their Kubernetes Events are written)" : "");
     } else if (cfg->slack_bot_token != NULL && cfg->slack_bot_token[0] != '\0') {
         krc_log(KRC_LOG_INFO, "posting to Slack with the Web API (threads per pod, log files)");
     } else if (cfg->slack_webhook_url != NULL && cfg->slack_webhook_url[0] != '\0') {

@@ -72,6 +72,27 @@ static void on_message(const struct krc_demo_msg *m, void *userdata)
     krc_free(text);
 }
 
+/* A Kubernetes Event was created on a pod: one line, as kubectl describe
+ * pod would show it. */
+static void on_kube_event(const cJSON *ev, void *userdata)
+{
+    struct demo *d = userdata;
+    const cJSON *reg = cJSON_GetObjectItemCaseSensitive(ev, "regarding");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(reg, "namespace");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(ev, "reason");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(ev, "note");
+
+    pthread_mutex_lock(&d->print_lock);
+    fprintf(d->o->out, "Kubernetes Event written on pod %s/%s: %s: %s\n\n",
+            cJSON_IsString(ns) ? ns->valuestring : "?",
+            cJSON_IsString(name) ? name->valuestring : "?",
+            cJSON_IsString(reason) ? reason->valuestring : "?",
+            cJSON_IsString(note) ? note->valuestring : "");
+    fflush(d->o->out);
+    pthread_mutex_unlock(&d->print_lock);
+}
+
 /* --- the scenario thread ------------------------------------------------------- */
 
 static int sleep_ms(struct demo *d, int64_t ms)
@@ -499,7 +520,7 @@ static int write_html(struct demo *d, const struct paths *p)
 
 static int run_sim(struct demo *d, const struct paths *p, int *ret_signal)
 {
-    struct krc_demo_sim_options so = {NULL, on_message, d};
+    struct krc_demo_sim_options so = {NULL, on_message, d, on_kube_event};
     struct krc_config cfg;
     struct krc_error e;
     char token[64];

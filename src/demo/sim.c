@@ -47,6 +47,7 @@ struct krc_demo_sim {
     int port;
     char *token;
     krc_demo_sim_message_fn on_message;
+    krc_demo_sim_kube_event_fn on_kube_event;
     void *userdata;
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -60,6 +61,8 @@ struct krc_demo_sim {
     size_t n_nodes;
     cJSON **events;
     size_t n_events;
+    cJSON **kube_events; /* created events.k8s.io/v1 Events (under msg_lock) */
+    size_t n_kube_events;
     struct sim_change *changes;
     size_t n_changes;
     pthread_mutex_t msg_lock;
@@ -93,6 +96,15 @@ int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
         return 0;
     }
     if (*p != '/') {
+        return 0;
+    }
+    if (strncmp(path, "/apis/events.k8s.io/v1/namespaces/", 34) == 0) {
+        const char *ns = path + 34;
+        const char *slash = strchr(ns, '/');
+        if (slash != NULL && strcmp(slash, "/events") == 0) {
+            r->kind = KRC_DEMO_ROUTE_KUBE_EVENTS;
+            return copy_seg(r->ns, sizeof(r->ns), ns, (size_t)(slash - ns));
+        }
         return 0;
     }
     while (*p == '/' && n < 8) {
@@ -1015,6 +1027,147 @@ static enum MHD_Result serve_webhook(struct krc_demo_sim *s, struct MHD_Connecti
     return respond(conn, 200, "text/html", "ok", 2);
 }
 
+/* --- Kubernetes Events (events.k8s.io/v1) ------------------------------------------- */
+
+static const char *str_at(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int dns_label_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 253) {
+        return 0;
+    }
+    for (const char *p = s; *p != '\0'; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.')) {
+            return 0;
+        }
+    }
+    return s[0] != '-' && s[0] != '.' && s[n - 1] != '-' && s[n - 1] != '.';
+}
+
+int krc_demo_kube_event_check(const cJSON *ev, const char *ns, char *why, size_t why_size)
+{
+    static const char *const required[] = {
+        "eventTime", "reportingController", "reportingInstance", "action", "reason", NULL};
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(ev, "metadata");
+    const char *name = str_at(meta, "name");
+    const char *mns = str_at(meta, "namespace");
+    const char *type = str_at(ev, "type");
+    const char *note = str_at(ev, "note");
+    const cJSON *regarding = cJSON_GetObjectItemCaseSensitive(ev, "regarding");
+
+    if (!cJSON_IsObject(ev) || !cJSON_IsObject(meta)) {
+        snprintf(why, why_size,
+                 "Event in version \"v1\" cannot be handled as an Event: no metadata");
+        return 400;
+    }
+    if (mns != NULL && strcmp(mns, ns) != 0) {
+        snprintf(why, why_size,
+                 "the namespace of the provided object does not match the namespace sent on the "
+                 "request");
+        return 400;
+    }
+    if (name == NULL || !dns_label_ok(name)) {
+        snprintf(why, why_size,
+                 "Event.events.k8s.io \"%s\" is invalid: metadata.name: Invalid value",
+                 name != NULL ? name : "");
+        return 422;
+    }
+    for (size_t i = 0; required[i] != NULL; i++) {
+        const char *v = str_at(ev, required[i]);
+        if (v == NULL || v[0] == '\0') {
+            snprintf(why, why_size, "Event.events.k8s.io \"%s\" is invalid: %s: Required value",
+                     name, required[i]);
+            return 422;
+        }
+    }
+    if (!cJSON_IsObject(regarding) || str_at(regarding, "name") == NULL) {
+        snprintf(why, why_size, "Event.events.k8s.io \"%s\" is invalid: regarding: Required value",
+                 name);
+        return 422;
+    }
+    if (type == NULL || (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0)) {
+        snprintf(why, why_size,
+                 "Event.events.k8s.io \"%s\" is invalid: type: Invalid value: \"%s\": has "
+                 "invalid value: %s",
+                 name, type != NULL ? type : "", type != NULL ? type : "");
+        return 422;
+    }
+    if (note != NULL && strlen(note) > 1024) {
+        snprintf(why, why_size,
+                 "Event.events.k8s.io \"%s\" is invalid: note: Invalid value: \"\": can have at "
+                 "most 1024 characters",
+                 name);
+        return 422;
+    }
+    return 0;
+}
+
+static enum MHD_Result serve_kube_event(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                        const struct krc_demo_route *r, struct krc_buf *body)
+{
+    cJSON *ev = cJSON_ParseWithLength(body->data != NULL ? body->data : "", body->len);
+    char why[512];
+    char *text;
+    cJSON **grown;
+    int code;
+    enum MHD_Result ret;
+
+    if (ev == NULL) {
+        return status_fail(conn, 400, "BadRequest", "the body is not JSON");
+    }
+    code = krc_demo_kube_event_check(ev, r->ns, why, sizeof(why));
+    if (code != 0) {
+        cJSON_Delete(ev);
+        return status_fail(conn, (unsigned)code, code == 422 ? "Invalid" : "BadRequest", "%s", why);
+    }
+    pthread_mutex_lock(&s->msg_lock);
+    for (size_t i = 0; i < s->n_kube_events; i++) {
+        if (strcmp(str_at(cJSON_GetObjectItemCaseSensitive(s->kube_events[i], "metadata"), "name"),
+                   str_at(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "name")) == 0) {
+            pthread_mutex_unlock(&s->msg_lock);
+            cJSON_Delete(ev);
+            return status_fail(conn, 409, "AlreadyExists", "events.events.k8s.io already exists");
+        }
+    }
+    grown = s->n_kube_events < MAX_OBJECTS
+                ? krc_realloc(s->kube_events, (s->n_kube_events + 1) * sizeof(*grown))
+                : NULL;
+    if (grown == NULL) {
+        pthread_mutex_unlock(&s->msg_lock);
+        cJSON_Delete(ev);
+        return status_fail(conn, 500, "InternalError", "too many events");
+    }
+    s->kube_events = grown;
+    s->kube_events[s->n_kube_events++] = ev;
+    if (s->on_kube_event != NULL) {
+        s->on_kube_event(ev, s->userdata);
+    }
+    text = cJSON_PrintUnformatted(ev);
+    pthread_mutex_unlock(&s->msg_lock);
+    if (text == NULL) {
+        return MHD_NO;
+    }
+    ret = respond_json(conn, 201, text);
+    cJSON_free(text);
+    return ret;
+}
+
+size_t krc_demo_sim_kube_event_count(struct krc_demo_sim *s)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->msg_lock);
+    n = s->n_kube_events;
+    pthread_mutex_unlock(&s->msg_lock);
+    return n;
+}
+
 /* --- dispatch ------------------------------------------------------------------------ */
 
 struct req {
@@ -1054,6 +1207,15 @@ static enum MHD_Result dispatch(struct krc_demo_sim *s, struct MHD_Connection *c
     if (r.kind == KRC_DEMO_ROUTE_NONE) {
         return status_fail(conn, 404, "NotFound",
                            "the server could not find the requested resource");
+    }
+    if (r.kind == KRC_DEMO_ROUTE_KUBE_EVENTS) {
+        if (strcmp(method, "POST") != 0) {
+            return status_fail(conn, 405, "MethodNotAllowed",
+                               "the krc demo server only creates events (%s is not served)",
+                               method);
+        }
+        return rq->too_big ? status_fail(conn, 413, "RequestEntityTooLarge", "request too large")
+                           : serve_kube_event(s, conn, &r, &rq->body);
     }
     if (strcmp(method, "GET") != 0) {
         return status_fail(conn, 405, "MethodNotAllowed",
@@ -1169,6 +1331,7 @@ int krc_demo_sim_start(const struct krc_demo_sim_options *o, struct krc_demo_sim
     }
     s->on_message = o->on_message;
     s->userdata = o->userdata;
+    s->on_kube_event = o->on_kube_event;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->msg_lock, NULL);
     pthread_cond_init(&s->changed, NULL);
@@ -1230,6 +1393,10 @@ void krc_demo_sim_free(struct krc_demo_sim *s)
     for (size_t i = 0; i < s->n_events; i++) {
         cJSON_Delete(s->events[i]);
     }
+    for (size_t i = 0; i < s->n_kube_events; i++) {
+        cJSON_Delete(s->kube_events[i]);
+    }
+    krc_free(s->kube_events);
     for (size_t i = 0; i < s->n_changes; i++) {
         krc_free(s->changes[i].ns);
         krc_free(s->changes[i].line);

@@ -166,12 +166,17 @@ static const struct migration {
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == KRC_STORE_SCHEMA_VERSION,
                "one migration per schema version");
 
+/* A restart's delivery in the history is its latest message's, the implicit
+ * Kubernetes Event's (outbox destination "dest:kubernetes-event",
+ * alert/sender.h) only when it has no other: that column says whether
+ * someone was told. */
+#define EVENT_LAST "ORDER BY o.destination = 'dest:kubernetes-event', o.id DESC LIMIT 1"
 #define RESTART_COLS                                                                               \
     "r.id, r.pod_uid, r.namespace, r.pod, r.container, r.restart_count, r.workload_kind, "         \
     "r.workload_name, r.node, r.cause, r.exit_code, r.signal, r.reason, r.started_at, "            \
     "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
-    "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "        \
-    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id ORDER BY o.id DESC LIMIT 1), "     \
+    "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                    \
+    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                 \
     "r.confidence, r.identity"
 #define N_RESTART_COLS 22
 

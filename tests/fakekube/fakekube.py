@@ -949,6 +949,126 @@ def default_event(obj, ts=None):
     return out
 
 
+EVENTS_GROUP = "events.k8s.io"
+EVENTS_V1_VERBS = ["create", "get", "list"]
+# the API server's limits for events.k8s.io/v1 (pkg/apis/core/validation/events.go)
+EVENT_NOTE_MAX = 1024
+EVENT_FIELD_MAX = 128
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
+
+
+def _qualified_name_errors(value):
+    """validation.IsQualifiedName: [prefix/]name, prefix a DNS subdomain, name <= 63."""
+    if "/" in value:
+        prefix, name = value.split("/", 1)
+        if "/" in name or not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix):
+            return ["prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+                    "alphanumeric characters, '-' or '.', and must start and end with an "
+                    "alphanumeric character"]
+    else:
+        name = value
+    if not name or len(name) > 63 or not QUALIFIED_NAME.match(name):
+        return ["name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character"]
+    return []
+
+
+def validate_event_v1(obj, ns, name):
+    """ValidateEventCreate for an events.k8s.io/v1 request: [(field, reason, detail, value)]."""
+    errs = []
+
+    def req(field):
+        errs.append((field, "FieldValueRequired", "Required value", None))
+
+    def bad(field, value, detail):
+        errs.append((field, "FieldValueInvalid", detail, value))
+
+    if not name:
+        errs.append(("metadata.name", "FieldValueRequired",
+                     "Required value: name or generateName is required", None))
+    elif len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+        bad("metadata.name", name, "a lowercase RFC 1123 subdomain must consist of lower case "
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+            "character")
+    et = obj.get("eventTime")
+    if not et:
+        req("eventTime")
+    elif not isinstance(et, str) or not MICRO_TIME.match(et):
+        bad("eventTime", et, "not an RFC 3339 time")
+    if obj.get("type") not in ("Normal", "Warning"):
+        bad("type", "", "has invalid value: %s" % (obj.get("type") or ""))
+    reg = obj.get("regarding")
+    if not isinstance(reg, dict) or not reg:
+        req("regarding")
+    elif not reg.get("namespace") and ns not in ("default", "kube-system"):
+        bad("regarding.namespace", reg.get("namespace", ""), "does not match event.namespace")
+    rc = obj.get("reportingController") or ""
+    if not rc:
+        req("reportingController")
+    else:
+        for m in _qualified_name_errors(rc):
+            bad("reportingController", rc, m)
+    for field in ("reportingInstance", "action", "reason"):
+        v = obj.get(field) or ""
+        if not v:
+            req(field)
+        elif len(v) > EVENT_FIELD_MAX:
+            bad(field, "", "can have at most %d characters" % EVENT_FIELD_MAX)
+    note = obj.get("note") or ""
+    if len(note.encode("utf-8")) > EVENT_NOTE_MAX:
+        bad("note", "", "can have at most %d characters" % EVENT_NOTE_MAX)
+    for field in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount"):
+        if obj.get(field):
+            bad(field, "", "needs to be unset")
+    src = obj.get("deprecatedSource") or {}
+    if src.get("component") or src.get("host"):
+        bad("deprecatedSource", "", "needs to be unset")
+    if not DNS1123_SUBDOMAIN.match(ns):
+        bad("namespace", ns, "a lowercase RFC 1123 subdomain must consist of lower case "
+            "alphanumeric characters, '-' or '.'")
+    return errs
+
+
+def invalid_error(kind, group, name, errs):
+    """422 Invalid as the API server writes it: one message per field, [a, b] for several."""
+    msgs, causes = [], []
+    for field, reason, detail, value in errs:
+        text = detail if value is None else "Invalid value: %s: %s" % (json.dumps(value), detail)
+        msgs.append("%s: %s" % (field, text))
+        causes.append({"reason": reason, "message": text, "field": field})
+    joined = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    return ApiError(422, "Invalid", '%s.%s "%s" is invalid: %s' % (kind, group, name, joined),
+                    details={"name": name, "group": group, "kind": kind, "causes": causes})
+
+
+def event_to_v1(ev, listed=False):
+    """A stored (core/v1 shaped) Event as events.k8s.io/v1 shows it."""
+    out = {} if listed else {"kind": "Event", "apiVersion": EVENTS_GROUP + "/v1"}
+    out["metadata"] = copy.deepcopy(ev.get("metadata") or {})
+    out["eventTime"] = ev.get("eventTime")
+    for core, new in (("series", "series"), ("reportingComponent", "reportingController"),
+                      ("reportingInstance", "reportingInstance"), ("action", "action"),
+                      ("reason", "reason")):
+        if ev.get(core):
+            out[new] = copy.deepcopy(ev[core])
+    out["regarding"] = copy.deepcopy(ev.get("involvedObject") or {})
+    if ev.get("related"):
+        out["related"] = copy.deepcopy(ev["related"])
+    if ev.get("message"):
+        out["note"] = ev["message"]
+    if ev.get("type"):
+        out["type"] = ev["type"]
+    if ev.get("source"):
+        out["deprecatedSource"] = copy.deepcopy(ev["source"])
+    out["deprecatedFirstTimestamp"] = ev.get("firstTimestamp")
+    out["deprecatedLastTimestamp"] = ev.get("lastTimestamp")
+    if ev.get("count"):
+        out["deprecatedCount"] = ev["count"]
+    return out
+
+
 def default_node(obj, ts=None):
     ts = ts or now_time()
     if not isinstance(obj, dict):
@@ -1752,7 +1872,21 @@ class ApiHandler(HandlerBase):
         if parts == ["apis"]:
             return self.ensure_get(m) or self.send_json(200, {
                 "kind": "APIGroupList", "apiVersion": "v1",
-                "groups": [self.group_info("coordination.k8s.io")]})
+                "groups": [self.group_info("coordination.k8s.io"),
+                           self.group_info(EVENTS_GROUP)]})
+        if parts == ["apis", EVENTS_GROUP]:
+            return self.ensure_get(m) or self.send_json(
+                200, dict({"kind": "APIGroup", "apiVersion": "v1"},
+                          **self.group_info(EVENTS_GROUP)))
+        if parts == ["apis", EVENTS_GROUP, "v1"]:
+            return self.ensure_get(m) or self.send_json(200, {
+                "kind": "APIResourceList", "apiVersion": "v1",
+                "groupVersion": EVENTS_GROUP + "/v1",
+                "resources": [{"name": "events", "singularName": "event", "namespaced": True,
+                               "kind": "Event", "verbs": EVENTS_V1_VERBS,
+                               "shortNames": ["ev"]}]})
+        if parts[:3] == ["apis", EVENTS_GROUP, "v1"]:
+            return self.route_events_v1(m, parts[3:])
         if parts == ["apis", "coordination.k8s.io"]:
             return self.ensure_get(m) or self.send_json(
                 200, dict({"kind": "APIGroup", "apiVersion": "v1"},
@@ -1794,6 +1928,94 @@ class ApiHandler(HandlerBase):
                 raise self.method_not_allowed()
             return self.serve_log(ns, rest[1])
         raise path_not_found()
+
+    # ---- events.k8s.io/v1: the same objects as core/v1 events, in the new shape ----
+
+    def route_events_v1(self, m, rest):
+        if rest == ["events"]:
+            if m != "GET":
+                raise self.method_not_allowed()
+            return self.list_events_v1(None)
+        if len(rest) < 3 or rest[0] != "namespaces" or rest[2] != "events" or len(rest) > 4:
+            raise path_not_found()
+        ns = rest[1]
+        if len(rest) == 3:
+            if m == "POST":
+                return self.create_event_v1(ns)
+            if m == "GET":
+                return self.list_events_v1(ns)
+            raise self.method_not_allowed()
+        if m != "GET":
+            raise self.method_not_allowed()
+        self.check_forbidden("get", "events", ns, rest[3])
+        obj = self.store.get("events", "%s/%s" % (ns, rest[3]))
+        if obj is None:
+            raise ApiError(404, "NotFound", 'events.events.k8s.io "%s" not found' % rest[3],
+                           details={"name": rest[3], "group": EVENTS_GROUP, "kind": "events"})
+        return self.send_json(200, event_to_v1(obj))
+
+    def list_events_v1(self, ns):
+        """LIST (no watch, no selectors other than the namespace: what tests read)."""
+        if parse_bool("watch", self.q.get("watch")):
+            raise self.method_not_allowed()
+        for k in ("fieldSelector", "labelSelector", "continue"):
+            if self.q.get(k):
+                raise ApiError(400, "BadRequest", "fakekube: %s is not implemented for "
+                               "events.k8s.io/v1 LIST" % k)
+        self.check_forbidden("list", "events", ns)
+        store = self.store
+        with store.lock:
+            rv = store.rv
+            objs = [o for k, o in sorted(store.objects["events"].items())
+                    if ns is None or k.startswith(ns + "/")]
+            items = [event_to_v1(o, listed=True) for o in objs]
+        return self.send_json(200, {"kind": "EventList", "apiVersion": EVENTS_GROUP + "/v1",
+                                    "metadata": {"resourceVersion": str(rv)}, "items": items})
+
+    def create_event_v1(self, ns):
+        self.check_forbidden("create", "events", ns)
+        obj = self.read_json()
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
+            raise ApiError(400, "BadRequest", "request body must be a JSON object with "
+                           "object metadata")
+        if obj.get("kind") not in (None, "Event") or obj.get("apiVersion") not in (
+                None, EVENTS_GROUP + "/v1"):
+            raise ApiError(400, "BadRequest", "the body of the request was in an unknown "
+                           "format - accepted media types include: application/json")
+        md = dict(obj.get("metadata") or {})
+        if md.get("namespace") and md["namespace"] != ns:
+            raise ApiError(400, "BadRequest", "the namespace of the provided object does not "
+                           "match the namespace sent on the request")
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = md["generateName"] + "".join(
+                random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+        name = md.get("name") or ""
+        errs = validate_event_v1(obj, ns, name)
+        if errs:
+            raise invalid_error("Event", EVENTS_GROUP, name, errs)
+        store = self.store
+        with store.cond:
+            if ns not in store.objects["namespaces"]:
+                raise ApiError(404, "NotFound", 'namespaces "%s" not found' % ns,
+                               details={"name": ns, "kind": "namespaces"})
+            if "%s/%s" % (ns, name) in store.objects["events"]:
+                raise ApiError(409, "AlreadyExists",
+                               'events.events.k8s.io "%s" already exists' % name,
+                               details={"name": name, "group": EVENTS_GROUP, "kind": "events"})
+            core = {"metadata": {k: copy.deepcopy(v) for k, v in md.items()
+                                 if k in ("name", "labels", "annotations")},
+                    "involvedObject": copy.deepcopy(obj.get("regarding") or {}),
+                    "reason": obj.get("reason", ""), "message": obj.get("note", ""),
+                    "source": {}, "type": obj.get("type", ""),
+                    "eventTime": obj.get("eventTime"),
+                    "reportingComponent": obj.get("reportingController", ""),
+                    "reportingInstance": obj.get("reportingInstance", "")}
+            core["metadata"]["namespace"] = ns
+            for k in ("action", "related", "series"):
+                if obj.get(k) is not None:
+                    core[k] = copy.deepcopy(obj[k])
+            _, stored = store.put("events", default_event(core))
+        return self.send_json(201, event_to_v1(stored))
 
     def ensure_get(self, m):
         if m != "GET":

@@ -211,6 +211,19 @@ class DemoRunTest(unittest.TestCase):
         # the node's state reached the alerts that went out one by one
         self.assertIn("Kubelet stopped posting node status.", self.p.stdout)
 
+    def test_kubernetes_events_written(self):
+        """Events are on by default in the demo too: the simulated API server checks and
+        creates them (as the API server would) and the demo prints each; the first case,
+        before any storm, gets one."""
+        out = self.p.stdout
+        written = out.count("Kubernetes Event written on pod ")
+        self.assertIn("Kubernetes Event written on pod event-streams/es-zookeeper-0: "
+                      "RestartDiagnosed: oom_killed (high confidence): ", out)
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            states = [r[0] for r in db.execute(
+                "SELECT state FROM outbox WHERE destination = 'dest:kubernetes-event'")]
+        self.assertEqual(states, ["delivered"] * written)
+
     def test_alerts_printed_as_they_arrive(self):
         out = self.p.stdout
         for pod in EXPECTED:

@@ -409,7 +409,8 @@ class ChartTest(unittest.TestCase):
             self.assertEqual(rule_set([roles[(ns, "krc")]]), {
                 ("Role", ns, "", "pods", "get", "*"), ("Role", ns, "", "pods", "list", "*"),
                 ("Role", ns, "", "pods", "watch", "*"), ("Role", ns, "", "pods/log", "get", "*"),
-                ("Role", ns, "", "events", "list", "*")})
+                ("Role", ns, "", "events", "list", "*"),
+                ("Role", ns, "events.k8s.io", "events", "create", "*")})
         self.assertEqual(rule_set([roles[("default", "krc-node-events")]]),
                          {("Role", "default", "", "events", "list", "*")})
         cr = one(docs, "ClusterRole")
@@ -432,6 +433,22 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(sorted(r["metadata"]["namespace"] for r in by_kind(docs, "Role")),
                          ["default", "shop"])
 
+    def test_kubernetes_events_off_grants_nothing_for_them(self):
+        on = render_set("default")
+        self.assertIn(("ClusterRole", None, "events.k8s.io", "events", "create", "*"),
+                      rule_set(on))
+        self.assertNotIn("KRC_KUBERNETES_EVENTS", env_of(on))
+        for values in ({"kubernetesEvents": False}, {"config": {"kubernetesEvents": False}},
+                       {"kubernetesEvents": False, "watchedNamespaces": "shop,payments"}):
+            with self.subTest(values):
+                docs = render(values)
+                self.assertEqual([t for t in rule_set(docs) if t[2] == "events.k8s.io"], [])
+                # krc is told, so it does not try what RBAC does not allow
+                self.assertEqual(env_of(docs)["KRC_KUBERNETES_EVENTS"]["value"], "false")
+                # everything else is granted as before
+                self.assertEqual({t[2:] for t in rule_set(docs)},
+                                 {t[2:] for t in rule_set(on) if t[2] != "events.k8s.io"})
+
     def test_namespaces_from_the_config_file_count_too(self):
         docs = render_set("full-config")
         self.assertEqual(sorted(r["metadata"]["namespace"] for r in by_kind(docs, "Role")),
@@ -448,7 +465,8 @@ class ChartTest(unittest.TestCase):
                     ("ClusterRole", None, "", "pods", v, "*") for v in ("get", "list", "watch")} | {
                     ("ClusterRole", None, "", "pods/log", "get", "*"),
                     ("ClusterRole", None, "", "events", "list", "*"),
-                    ("ClusterRole", None, "", "nodes", "get", "*")})
+                    ("ClusterRole", None, "", "nodes", "get", "*"),
+                    ("ClusterRole", None, "events.k8s.io", "events", "create", "*")})
         self.assertEqual(env_of(render_set("regex-namespaces"))["WATCHED_NAMESPACES"]["value"],
                          "shop,^ml-")
 

@@ -268,6 +268,14 @@ class DestinationTest(AlertTestBase):
         self.assertEqual(sorted(r[1] for r in rows),
                          ["dest:chat", "dest:hook", "dest:pd", "dest:teams", "route:0"])
         self.assertEqual(len({r[0] for r in rows}), 1, "all five belong to one restart")
+        # the implicit Kubernetes Event goes to every restart whatever the routes: one row
+        # each, the first under the same restart as the five
+        def event_rows():
+            return [r for r in self.outbox(db, "delivered", events=True)
+                    if r[1] == "dest:kubernetes-event"]
+        events = h.wait_until(lambda: event_rows() if len(event_rows()) == 2 else None, 20,
+                              what="two delivered Kubernetes Event rows")
+        self.assertIn(rows[0][0], {r[0] for r in events})
         for r in rows:
             self.assertNotIn(ROUTING_KEY, r[2], "the routing key was written to the outbox")
         self.assertEqual(len(self.dest.requests()), 4)
@@ -320,11 +328,14 @@ class DestinationTest(AlertTestBase):
         time.sleep(1.5)  # a message to PagerDuty would arrive here; asserted below
         self.assertEqual(self.dest.requests("/pagerduty/"), [])
 
-    def outbox(self, db, state=None):
+    def outbox(self, db, state=None, events=False):
+        """The outbox rows; the implicit Kubernetes Event's (kubernetesEvents is on by default)
+        only with events=True."""
         with sqlite3.connect(db) as c:
             q = "SELECT restart_id, destination, body, state FROM outbox"
             rows = c.execute(q).fetchall()
-        return [r for r in rows if state is None or r[3] == state]
+        return [r for r in rows if (state is None or r[3] == state)
+                and (events or r[1] != "dest:kubernetes-event")]
 
     def test_outbox_keeps_a_failing_destination_and_sends_it_once_after_restart(self):
         """For each kind of destination: 5xx is retried, the message stays pending in the

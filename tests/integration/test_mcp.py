@@ -320,6 +320,8 @@ class McpStdioTest(unittest.TestCase):
 
 class McpExplainTest(unittest.TestCase):
     def test_explain_pod_live(self):
+        # only this test's requests (the daemons of the history wrote Kubernetes Events)
+        HOLDER.kube.clear_requests()
         c = Stdio("--kubeconfig", HOLDER.kube.kubeconfig)
         try:
             tools = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}

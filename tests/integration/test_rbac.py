@@ -31,6 +31,9 @@ The minimal set and why each grant is there:
       ""  pods/log  get     the previous container's log (and the whole log as a file)
       ""  events    list    the pod's events and the node's warning events (in "default")
       ""  nodes     get     the pod's node
+      events.k8s.io events create  the RestartDiagnosed Event on the restarted pod
+                            (kubernetesEvents, on by default); without it krc warns once per
+                            run, marks the Event failed (no retries) and still alerts Slack
     Role krc-leader-election in namespace krc (RoleBinding krc-leader-election)
       coordination.k8s.io leases create                    the first replica creates the Lease
       coordination.k8s.io leases get, update  (name krc)   read, acquire, renew, release it
@@ -69,6 +72,7 @@ EXPECTED = {
     ("ClusterRole", "", "", "pods/log", "get", ()),
     ("ClusterRole", "", "", "events", "list", ()),
     ("ClusterRole", "", "", "nodes", "get", ()),
+    ("ClusterRole", "", "events.k8s.io", "events", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "get", ("krc",)),
     ("Role", "krc", "coordination.k8s.io", "leases", "update", ("krc",)),
@@ -211,6 +215,23 @@ class Run:
         self.obs["synced"] = state == "synced"
         return state == "synced"
 
+    def wait_kube_event(self, ns):
+        """The answers to krc's POSTs of the RestartDiagnosed Event (events.k8s.io/v1) in ns,
+        once there is one, and krc's warnings about them."""
+        path = "/apis/events.k8s.io/v1/namespaces/%s/events" % ns
+
+        def posts():
+            return [r["status"] for r in self.kube.requests()
+                    if r["method"] == "POST" and r["path"] == path]
+        h.wait_until(posts, 30 * h.SLOWDOWN, what="a POST of the Kubernetes Event (log:\n%s)"
+                     % self.krc.tail())
+        # a refused one is not retried: give a retry the time it would take (backoff 1 s)
+        if posts() != [201]:
+            time.sleep(2 * h.SLOWDOWN)
+        self.obs["event_posts"] = posts()
+        self.obs["event_warnings"] = [x["msg"] for x in self.krc.logs(
+            contains="Kubernetes Events: krc may not create events")]
+
     def forbidden_requests(self):
         return [r["authz"] for r in self.kube.requests()
                 if r["status"] == 403 and r.get("authz") and not r["authz"]["allowed"]]
@@ -241,6 +262,7 @@ def scenario_collect(case, objects, slack, streaming_list=True):
         path = slack.webhook_path("rbac-" + case)
         msgs = slack.wait_messages(1, timeout=30 * h.SLOWDOWN, webhook=path)
         run.obs["message"] = json.dumps(msgs[0]["body"], ensure_ascii=False)
+        run.wait_kube_event("shop")
         run.obs["forbidden"] = run.forbidden_requests()
         return run.obs
 
@@ -359,6 +381,25 @@ def expect_collect_ok(t, obs):
     t.assertIn("boom: out of memory", msg)                             # the previous log
     t.assertNotIn("Collection notes", msg)
     t.assertEqual(obs["forbidden"], [])
+    t.assertEqual(obs["event_posts"], [201], "the Kubernetes Event was not created")
+    t.assertEqual(obs["event_warnings"], [])
+
+
+def expect_no_kube_event(t, obs):
+    """Without create on events.k8s.io events: one clear warning, one refused POST (no retry
+    storm), and the Slack alert is complete all the same."""
+    t.assertTrue(obs["synced"], obs)
+    t.assertNotIn("Collection notes", text_of(obs))
+    t.assertIn("boom: out of memory", text_of(obs))
+    t.assertEqual(obs["event_posts"], [403])
+    t.assertEqual(len(obs["event_warnings"]), 1, obs["event_warnings"])
+    w = obs["event_warnings"][0]
+    for needle in ('namespace "shop"', '"create"', '"events"', '"events.k8s.io"',
+                   "kubernetesEvents: false"):
+        t.assertIn(needle, w)
+    t.assertEqual(obs["forbidden"], [{"verb": "create", "apiGroup": "events.k8s.io",
+                                      "resource": "events", "subresource": "",
+                                      "namespace": "shop", "name": "", "allowed": False}])
 
 
 def expect_not_synced(verb, t, obs, resource="pods"):
@@ -457,6 +498,8 @@ NEEDED_BY = {
     ("ClusterRole", "", "", "pods/log", "get", ()): ("collect", expect_no_logs),
     ("ClusterRole", "", "", "events", "list", ()): ("collect", expect_no_events),
     ("ClusterRole", "", "", "nodes", "get", ()): ("collect", expect_no_node),
+    ("ClusterRole", "", "events.k8s.io", "events", "create", ()): (
+        "collect", expect_no_kube_event),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()): (
         "leader", lambda t, o: expect_no_lead("create", t, o)),
     ("Role", "krc", "coordination.k8s.io", "leases", "get", ("krc",)): (
@@ -879,8 +922,8 @@ class FakeAuthorizer(unittest.TestCase):
 
 class ChartNamespacedRoles(unittest.TestCase):
     """The chart's namespaced variant is enough for the real krc: with plain
-    watchedNamespaces the chart grants pods/log/events in a Role per namespace, events in
-    "default" (node warnings) and only nodes get in a ClusterRole. krc watches each namespace
+    watchedNamespaces the chart grants pods/log/events (and create on events.k8s.io events) in a
+    Role per namespace, events in "default" (node warnings) and only nodes get in a ClusterRole. krc watches each namespace
     on its own, collects everything and never needs a cluster-scoped pod permission."""
 
     def test_plain_namespaces_chart_rbac_runs_krc(self):
@@ -919,8 +962,12 @@ class ChartNamespacedRoles(unittest.TestCase):
             for ns in ("shop", "payments"):
                 text = [t for t in texts if "boom: out of memory in %s" % ns in t]
                 self.assertEqual(len(text), 1, "no alert with the log of %s: %s" % (ns, texts))
+                # the RestartDiagnosed Event, created under the namespace's Role
+                run.wait_kube_event(ns)
                 obs = {"synced": True, "message": text[0],
-                       "forbidden": run.forbidden_requests()}
+                       "forbidden": run.forbidden_requests(),
+                       "event_posts": run.obs["event_posts"],
+                       "event_warnings": run.obs["event_warnings"]}
                 expect_collect_ok(self, obs)
             time.sleep(1.5)  # "other" is not watched: no alert may follow
             self.assertEqual(len(slack.messages(webhook=slack.webhook_path(

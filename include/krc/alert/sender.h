@@ -76,7 +76,20 @@ struct krc_sender_options {
     /* The kind of sink of every destination (alert/sink.h); NULL: the
      * Slack Web API when bot_token is set, else Slack incoming webhooks. */
     const struct krc_sink_ops *sink_ops;
+    /* kubernetesEvents: every restart also goes to a Kubernetes Event
+     * destination (type kubernetes-event): the declared ones in
+     * `destinations`, routed like any other, or, when none is declared, an
+     * implicit one named KRC_SENDER_KUBE_EVENT_NAME that every restart goes
+     * to whatever the routes. 0: a declared one is an error (start-up). */
+    int kubernetes_events;
+    /* the Kubernetes Event sink's client (borrowed) */
+    const struct krc_kube_auth_config *kube_auth;
+    struct krc_token_source *kube_tokens;
 };
+
+/* The implicit Kubernetes Event destination's name (outbox key
+ * "dest:kubernetes-event"). */
+#define KRC_SENDER_KUBE_EVENT_NAME "kubernetes-event"
 
 struct krc_sender_stats {
     atomic_llong alerts_sent;
@@ -105,6 +118,8 @@ const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n);
  * daemon keeps every configuration it loaded until it exits), because
  * destinations already in use keep pointing into them. */
 void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o);
+/* 1 when a restart can be posted somewhere (the implicit Kubernetes Event
+ * does not count). */
 int krc_sender_has_destination(const struct krc_sender *n);
 /* Web API mode wants the full previous log for the thread. */
 int krc_sender_wants_full_log(const struct krc_sender *n);

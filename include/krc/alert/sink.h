@@ -14,7 +14,8 @@
  * Implementations: sink_slack_webhook.c (incoming webhooks),
  * sink_slack_api.c (chat.postMessage threads and the external file upload),
  * sink_webhook.c (the report as signed JSON), sink_pagerduty.c (Events API
- * v2 trigger and resolve), sink_chat.c (Teams and Google Chat webhooks).
+ * v2 trigger and resolve), sink_chat.c (Teams and Google Chat webhooks),
+ * sink_kube_event.c (an events.k8s.io/v1 Event on the pod).
  * Secrets (webhook URLs, tokens) never appear in errors or logs. */
 #ifndef KRC_SINK_H
 #define KRC_SINK_H
@@ -25,6 +26,7 @@
 #include "krc/alert/slack_format.h"
 #include "krc/config/destinations.h"
 #include "krc/diagnose/diagnose.h"
+#include "krc/kube/kube_auth.h"
 #include "krc/model/report.h"
 #include "krc/util/error.h"
 
@@ -43,6 +45,9 @@ struct krc_sink_options {
     /* A named destination (config/destinations.h: its url, secret, headers),
      * or NULL for the Go tool's Slack settings above. Borrowed. */
     const struct krc_destination *destination;
+    /* Kubernetes Events: the sink makes its own client from these (borrowed) */
+    const struct krc_kube_auth_config *kube_auth;
+    struct krc_token_source *kube_tokens;
 };
 
 void krc_sink_options_defaults(struct krc_sink_options *o);
@@ -128,6 +133,9 @@ extern const struct krc_sink_ops krc_sink_pagerduty;
  * incoming webhook (cardsV2, a thread per pod): target is the webhook URL. */
 extern const struct krc_sink_ops krc_sink_teams;
 extern const struct krc_sink_ops krc_sink_google_chat;
+
+/* Kubernetes Events (alert/kube_event.h) with o->kube_auth; no target. */
+extern const struct krc_sink_ops krc_sink_kube_event;
 
 /* The sink of a destination type, or NULL when this build has none. */
 const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type);

@@ -89,6 +89,7 @@ struct krc_config {
     size_t n_silences;
     struct krc_destination *destinations; /* the `destinations:` list */
     size_t n_destinations;
+    int kubernetes_events; /* an events.k8s.io/v1 Event on the restarted pod */
     /* watch */
     long startup_window_s;
     long watch_idle_timeout_s;

@@ -16,6 +16,8 @@
  *   GET /api/v1/events, /api/v1/namespaces/NS/events    EventList (fieldSelector)
  *   GET /api/v1/nodes/NAME                              Node
  *   POST /services/...                                  a Slack incoming webhook: "ok"
+ *   POST /apis/events.k8s.io/v1/namespaces/NS/events    krc's Kubernetes Event: checked
+ *       as the API server does (krc_demo_kube_event_check), 201, 409 for a name that exists
  * Anything else gets a v1 Status (404, 405, 400, 401) as the API server words it. */
 #ifndef KRC_DEMO_SIM_H
 #define KRC_DEMO_SIM_H
@@ -38,6 +40,7 @@ enum krc_demo_route_kind {
     KRC_DEMO_ROUTE_EVENTS, /* ns "" = all namespaces */
     KRC_DEMO_ROUTE_NODE,
     KRC_DEMO_ROUTE_WEBHOOK,
+    KRC_DEMO_ROUTE_KUBE_EVENTS, /* events.k8s.io/v1 events of namespace ns (POST) */
 };
 
 struct krc_demo_route {
@@ -59,6 +62,12 @@ int krc_demo_route_parse(const char *path, struct krc_demo_route *r);
 int krc_demo_field_selector_match(const char *selector, const cJSON *obj, char *bad,
                                   size_t bad_size);
 
+/* An events.k8s.io/v1 Event POSTed to namespace `ns`, checked as the API
+ * server validates one: 0 when valid; else the HTTP status (422 Invalid, 400
+ * for a namespace that differs from the path's) and the API server's message
+ * in `why`. */
+int krc_demo_kube_event_check(const cJSON *ev, const char *ns, char *why, size_t why_size);
+
 /* The last `tail_lines` lines (< 0: all) of `log`, each prefixed with an
  * RFC 3339 time stamp with nanoseconds when `timestamps` (as the kubelet
  * does; line k of n gets `ended` minus (n-k) ms), cut to `limit_bytes`
@@ -72,11 +81,14 @@ struct krc_demo_sim;
 
 /* Called on a server thread for each webhook message as it arrives, in order. */
 typedef void (*krc_demo_sim_message_fn)(const struct krc_demo_msg *m, void *userdata);
+/* Called on a server thread for each Kubernetes Event created (borrowed). */
+typedef void (*krc_demo_sim_kube_event_fn)(const cJSON *event, void *userdata);
 
 struct krc_demo_sim_options {
     const char *token; /* the bearer token /api requires (copied) */
     krc_demo_sim_message_fn on_message;
     void *userdata;
+    krc_demo_sim_kube_event_fn on_kube_event; /* may be NULL; gets userdata */
 };
 
 /* Listen on 127.0.0.1, a free port, and serve. */
@@ -100,6 +112,9 @@ size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono
 /* Every message received (borrowed; valid until krc_demo_sim_free). Only
  * after krc_demo_sim_stop. */
 const struct krc_demo_msg *krc_demo_sim_messages(const struct krc_demo_sim *s, size_t *ret_n);
+
+/* Kubernetes Events created so far. */
+size_t krc_demo_sim_kube_event_count(struct krc_demo_sim *s);
 
 /* Close the listening socket, end the watch streams, join every thread. */
 void krc_demo_sim_stop(struct krc_demo_sim *s);

@@ -325,6 +325,130 @@ static void test_storm_is_per_destination(void **state)
     krc_pattern_cleanup(&rt.namespace);
 }
 
+/* --- the Kubernetes Event destination (kubernetesEvents) -------------------------- */
+
+/* The destinations of one restart, as prepare chains them: "A,B,...". */
+static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_restart *r,
+                                         char *dests, size_t dsz, char *what, size_t wsz)
+{
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis dg;
+    struct krc_sender_message msg;
+    enum krc_policy_decision d;
+
+    assert_non_null(rep);
+    krc_diagnosis_init(&dg);
+    rep->namespace = krc_strdup(r->namespace);
+    rep->name = krc_strdup(r->pod);
+    rep->uid = krc_strdup("0ff65529-fbd4-4921-a586-b69ac8ea1030");
+    dg.container = krc_strdup(r->container);
+    dg.summary = krc_strdup("Container app exited with code 1 after 3s; 1 restart");
+    d = krc_sender_prepare(n, r, krc_sender_decide(n, r), rep, &dg, &msg);
+    dests[0] = '\0';
+    what[0] = '\0';
+    for (struct krc_sender_message *m = msg.body != NULL ? &msg : NULL; m != NULL; m = m->next) {
+        snprintf(dests + strlen(dests), dsz - strlen(dests), "%s%s", dests[0] ? "," : "",
+                 m->destination);
+        assert_int_equal(m->kind, KRC_STORE_KIND_ALERT);
+        if (strncmp(m->destination, "dest:kubernetes-event", 21) == 0 ||
+            strcmp(m->destination, "dest:cluster") == 0) {
+            snprintf(what, wsz, "%s", m->what);
+            assert_non_null(strstr(m->body, "\"reason\":\"RestartDiagnosed\""));
+        }
+    }
+    krc_sender_message_cleanup(&msg);
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(&dg);
+    return d;
+}
+
+static void test_kubernetes_event_destination(void **state)
+{
+    struct krc_sender_options o = base_options();
+    struct krc_destination dest[1];
+    struct krc_restart r = mk_restart("shop", "web-1", "app", NULL);
+    struct krc_restart q = mk_restart("shop", "web-2", "app", NULL);
+    struct krc_error e;
+    struct krc_sender *n;
+    char dests[256];
+    char what[300];
+    (void)state;
+
+    /* implicit: every restart, beside Slack, after it */
+    o.kubernetes_events = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
+    assert_string_equal(dests, "webhook:default,dest:kubernetes-event");
+    assert_string_equal(what, "Kubernetes Event for shop/web-1 container app (unknown)");
+    krc_sender_free(n);
+
+    /* without Slack the Event alone; it is not "a destination to post to" */
+    o.webhook_url = NULL;
+    n = krc_sender_new(&o, NULL);
+    assert_false(krc_sender_has_destination(n));
+    assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
+    assert_string_equal(dests, "dest:kubernetes-event");
+    /* the mute per pod applies to it */
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_MUTED);
+    krc_sender_free(n);
+
+    /* its own storm state: the Event alone in a storm groups the restart */
+    o.mute_seconds = 0;
+    o.storm_threshold = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_sender_decide(n, &q), KRC_POLICY_GROUPED);
+    krc_sender_free(n);
+    o.storm_threshold = 0;
+
+    /* off: nothing */
+    o.kubernetes_events = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    krc_sender_free(n);
+
+    /* a declared one replaces the implicit one: routed (here: default), never two */
+    memset(dest, 0, sizeof(dest));
+    dest[0].name = (char *)"cluster";
+    dest[0].type = KRC_DEST_KUBERNETES_EVENT;
+    dest[0].line = 3;
+    o.destinations = dest;
+    o.n_destinations = 1;
+    o.webhook_url = HOOK_A;
+    o.kubernetes_events = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
+    assert_string_equal(dests, "webhook:default");
+    krc_sender_free(n);
+    dest[0].is_default = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
+    assert_string_equal(dests, "webhook:default,dest:cluster");
+    assert_string_equal(what, "Kubernetes Event for shop/web-1 container app (unknown) to cluster");
+    krc_sender_free(n);
+
+    /* declared while kubernetesEvents is false: refused, naming it */
+    o.kubernetes_events = 0;
+    krc_error_clear(&e);
+    assert_null(krc_sender_new(&o, &e));
+    assert_non_null(strstr(e.msg, "destination cluster (line 3): type kubernetes-event needs "
+                                  "kubernetesEvents: true"));
+
+    /* another type may not take the implicit one's name */
+    dest[0].name = (char *)"kubernetes-event";
+    dest[0].type = KRC_DEST_TEAMS;
+    dest[0].url = (char *)"https://teams.example.test/x";
+    o.kubernetes_events = 1;
+    krc_error_clear(&e);
+    assert_null(krc_sender_new(&o, &e));
+    assert_non_null(strstr(e.msg, "the name is the Kubernetes Event destination's"));
+    o.kubernetes_events = 0;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n); /* with Events off the name is free */
+    krc_sender_free(n);
+}
+
 /* --- the fake sink ----------------------------------------------------------- */
 
 struct fake_send {
@@ -915,6 +1039,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_destination),
+        cmocka_unit_test(test_kubernetes_event_destination),
         cmocka_unit_test(test_mute_per_pod),
         cmocka_unit_test(test_mute_expires),
         cmocka_unit_test(test_routes_and_channel_annotation),

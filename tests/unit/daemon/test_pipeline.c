@@ -220,6 +220,46 @@ static void test_alert_written_once(void **state)
     env_cleanup(&v);
 }
 
+/* kubernetesEvents: the Event is one more destination of the restart, its
+ * outbox row recorded in the restart's one transaction beside the alert's
+ * (or alone without Slack); the mute per pod holds both back. */
+static void test_kubernetes_event_beside_the_alert(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 3);
+    struct krc_restart again = mk("shop", "web-1", 4);
+    struct krc_restart b = mk("batch", "job-1", 1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    o.kubernetes_events = 1;
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &r);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(messages, 2);
+    assert_int_equal(outbox_pending(&v), 2);
+    assert_int_equal(krc_sender_pending(v.notifier), 2);
+    krc_pipeline_process(&v.deps, &again);
+    stored(&v, &again, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "muted");
+    assert_int_equal(messages, 0);
+    assert_int_equal(outbox_pending(&v), 2);
+    env_cleanup(&v);
+
+    o.webhook_url = NULL;
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &b);
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &b, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(messages, 1);
+    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    env_cleanup(&v);
+}
+
 /* The Web API takes the previous log as a file: fetched once, for an alert
  * whose collection found a previous log. */
 static void test_web_api_log_file(void **state)
@@ -501,6 +541,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alert_written_once),
+        cmocka_unit_test(test_kubernetes_event_beside_the_alert),
         cmocka_unit_test(test_web_api_log_file),
         cmocka_unit_test(test_held_back_costs_no_collection),
         cmocka_unit_test(test_no_destination),

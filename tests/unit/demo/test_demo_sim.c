@@ -38,6 +38,10 @@ static void test_routes(void **state)
     expect_route("/api/v1/namespaces/default/events", KRC_DEMO_ROUTE_EVENTS, "default", "");
     expect_route("/api/v1/nodes/gpu-a100-07", KRC_DEMO_ROUTE_NODE, "", "gpu-a100-07");
     expect_route("/services/T/B/x", KRC_DEMO_ROUTE_WEBHOOK, "", "");
+    expect_route("/apis/events.k8s.io/v1/namespaces/shop/events", KRC_DEMO_ROUTE_KUBE_EVENTS,
+                 "shop", "");
+    expect_route("/apis/events.k8s.io/v1/namespaces/shop/events/x", KRC_DEMO_ROUTE_NONE, "", "");
+    expect_route("/apis/events.k8s.io/v1/events", KRC_DEMO_ROUTE_NONE, "", "");
     /* what the server does not serve */
     expect_route("/api/v1/nodes", KRC_DEMO_ROUTE_NONE, "", "");
     expect_route("/api/v1/namespaces/shop/pods/web-1/exec", KRC_DEMO_ROUTE_NONE, "", "");
@@ -51,6 +55,53 @@ static void test_routes(void **state)
     assert_int_equal(krc_demo_route_parse("/", &r), KRC_EINVAL);
     assert_int_equal(krc_demo_route_parse("/api//v1/pods", &r), KRC_EINVAL);
     assert_int_equal(krc_demo_route_parse("/api/v1/namespaces//pods", &r), KRC_EINVAL);
+}
+
+/* The sim checks krc's Event as the API server does. */
+static void test_kube_event_check(void **state)
+{
+    static const char good[] =
+        "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+        "\"web-0.18a\",\"namespace\":\"shop\"},\"eventTime\":\"2026-12-03T15:58:00.123456Z\","
+        "\"type\":\"Warning\",\"reason\":\"RestartDiagnosed\",\"action\":\"Diagnose\","
+        "\"reportingController\":\"krc.io/kube-restart-collector\",\"reportingInstance\":"
+        "\"krc-0\",\"regarding\":{\"kind\":\"Pod\",\"name\":\"web-0\"},\"note\":\"x\"}";
+    static const char *const drop[] = {
+        "eventTime", "reportingController", "reportingInstance", "action", "reason", "regarding"};
+    char why[512];
+    cJSON *ev = cJSON_Parse(good);
+    char *big;
+
+    (void)state;
+    assert_non_null(ev);
+    assert_int_equal(krc_demo_kube_event_check(ev, "shop", why, sizeof(why)), 0);
+    assert_int_equal(krc_demo_kube_event_check(ev, "other", why, sizeof(why)), 400);
+    for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+        cJSON *c = cJSON_Duplicate(ev, 1);
+        cJSON_DeleteItemFromObjectCaseSensitive(c, drop[i]);
+        assert_int_equal(krc_demo_kube_event_check(c, "shop", why, sizeof(why)), 422);
+        assert_non_null(strstr(why, drop[i]));
+        assert_non_null(strstr(why, "Required value"));
+        cJSON_Delete(c);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(ev, "type", cJSON_CreateString("Error"));
+    assert_int_equal(krc_demo_kube_event_check(ev, "shop", why, sizeof(why)), 422);
+    cJSON_ReplaceItemInObjectCaseSensitive(ev, "type", cJSON_CreateString("Warning"));
+    big = malloc(1026);
+    assert_non_null(big);
+    memset(big, 'n', 1025);
+    big[1025] = '\0';
+    cJSON_ReplaceItemInObjectCaseSensitive(ev, "note", cJSON_CreateString(big));
+    assert_int_equal(krc_demo_kube_event_check(ev, "shop", why, sizeof(why)), 422);
+    assert_non_null(strstr(why, "note"));
+    big[1024] = '\0';
+    cJSON_ReplaceItemInObjectCaseSensitive(ev, "note", cJSON_CreateString(big));
+    assert_int_equal(krc_demo_kube_event_check(ev, "shop", why, sizeof(why)), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItem(ev, "metadata"), "name",
+                                           cJSON_CreateString("Web_0"));
+    assert_int_equal(krc_demo_kube_event_check(ev, "shop", why, sizeof(why)), 422);
+    free(big);
+    cJSON_Delete(ev);
 }
 
 static void test_route_segment_too_long(void **state)
@@ -163,11 +214,9 @@ static void test_log_window_out_of_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),
-        cmocka_unit_test(test_route_segment_too_long),
-        cmocka_unit_test(test_field_selectors),
-        cmocka_unit_test(test_log_window),
-        cmocka_unit_test(test_log_window_out_of_memory),
+        cmocka_unit_test(test_routes),           cmocka_unit_test(test_route_segment_too_long),
+        cmocka_unit_test(test_kube_event_check), cmocka_unit_test(test_field_selectors),
+        cmocka_unit_test(test_log_window),       cmocka_unit_test(test_log_window_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

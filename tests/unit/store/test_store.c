@@ -166,6 +166,40 @@ static void test_record_many_destinations(void **state)
     krc_store_close(s);
 }
 
+/* The history's delivery column is a message's row; the implicit Kubernetes
+ * Event's (written last) only when the restart has no other. */
+static void test_delivery_prefers_a_message_to_the_event(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-e", "shop", "web-1", 3, NOW);
+    struct krc_store_restart alone = mkrec("uid-f", "shop", "web-2", 1, NOW);
+    struct krc_store_outbox m[2];
+    struct krc_store_entry *ent = NULL;
+    int64_t ids[2];
+    int64_t rid = 0;
+
+    (void)state;
+    m[0] = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    m[1] = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    m[1].destination = "dest:kubernetes-event";
+    assert_int_equal(krc_store_record_many(s, &r, m, 2, &rid, ids, NULL), 0);
+    assert_int_equal(krc_store_mark_attempt(s, ids[1], "403", 1, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
+    assert_string_equal(ent->row.delivery, "pending"); /* the message's, not the failed Event's */
+    krc_store_entry_free(ent);
+    assert_int_equal(krc_store_mark_delivered(s, ids[0], NULL, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
+    assert_string_equal(ent->row.delivery, "delivered");
+    krc_store_entry_free(ent);
+    /* the Event alone: its row */
+    assert_int_equal(krc_store_record_many(s, &alone, &m[1], 1, &rid, ids, NULL), 0);
+    assert_int_equal(krc_store_mark_attempt(s, ids[0], "403", 1, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
+    assert_string_equal(ent->row.delivery, "failed");
+    krc_store_entry_free(ent);
+    krc_store_close(s);
+}
+
 static void test_record_and_duplicate(void **state)
 {
     struct krc_store *s = open_mem();
@@ -2313,6 +2347,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_duplicate),
         cmocka_unit_test(test_record_many_destinations),
+        cmocka_unit_test(test_delivery_prefers_a_message_to_the_event),
         cmocka_unit_test(test_outbox_lifecycle),
         cmocka_unit_test(test_pending_survives_close_and_kill),
         cmocka_unit_test(test_thread_ts),

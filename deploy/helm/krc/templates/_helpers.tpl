@@ -46,6 +46,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when krc writes the RestartDiagnosed Event on restarted pods: the value
+kubernetesEvents (default true) and config.kubernetesEvents are not false. RBAC then grants
+create on events.k8s.io events; otherwise krc is told so (KRC_KUBERNETES_EVENTS=false). */}}
+{{- define "krc.kubernetesEvents" -}}
+{{- $v := .Values.kubernetesEvents -}}
+{{- $c := get (.Values.config | default dict) "kubernetesEvents" -}}
+{{- if and (ne (toString $v) "false") (ne (toString $c) "false") -}}true{{- end -}}
+{{- end -}}
+
 {{- define "krc.leaseName" -}}
 {{- default (include "krc.fullname" .) .Values.leaderElection.leaseName -}}
 {{- end -}}
@@ -220,6 +229,11 @@ credentials from a Secret, and the Lease identity with leader election.
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
+{{- end }}
+{{- if not (include "krc.kubernetesEvents" .) }}
+# kubernetesEvents is off: no RestartDiagnosed Event (and no RBAC for one).
+- name: KRC_KUBERNETES_EVENTS
+  value: "false"
 {{- end }}
 {{- if include "krc.isSet" .Values.clusterName }}
 - name: CLUSTER_NAME

@@ -1,0 +1,46 @@
+/* The Kubernetes Event destination: an events.k8s.io/v1 Event on the pod
+ * whose container restarted (type Warning, reason RestartDiagnosed), so that
+ * `kubectl describe pod` and every event exporter show the diagnosis. The
+ * sink (krc_sink_kube_event, alert/sink.h) POSTs it through krc's Kubernetes
+ * client; this header has the pure body builder it uses. */
+#ifndef KRC_KUBE_EVENT_H
+#define KRC_KUBE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/util/error.h"
+
+#define KRC_KUBE_EVENT_REASON "RestartDiagnosed"
+#define KRC_KUBE_EVENT_ACTION "Diagnose"
+#define KRC_KUBE_EVENT_CONTROLLER "krc.io/kube-restart-collector"
+/* The API server's limits (events.k8s.io/v1 validation). */
+#define KRC_KUBE_EVENT_NOTE_MAX 1024 /* bytes */
+#define KRC_KUBE_EVENT_FIELD_MAX 128 /* reportingInstance, action, reason */
+#define KRC_KUBE_EVENT_NAME_MAX 253  /* a DNS subdomain */
+
+struct krc_kube_event_in {
+    const char *namespace; /* the pod's (required) */
+    const char *pod;       /* required */
+    const char *pod_uid;   /* may be NULL */
+    const char *container; /* NULL: the event is on the pod as a whole */
+    int init_container;    /* fieldPath spec.initContainers{name} */
+    const char *cause;     /* cause code name, e.g. "OOMKilled" */
+    const char *confidence;
+    const char *summary;            /* one line; may be NULL */
+    const char *reporting_instance; /* krc's pod name (required) */
+    int64_t time_ns;                /* eventTime (Unix ns): microseconds are kept */
+};
+
+/* The Event as JSON (caller frees with krc_free): the note is
+ * "<cause> (<confidence> confidence): <summary>", valid UTF-8 (bad bytes
+ * become U+FFFD) and cut on a code point with "…" to at most 1024 bytes;
+ * metadata.name is "<pod>.<hex time_ns>" (the pod part shortened so the name
+ * stays a DNS subdomain). KRC_EINVAL names a missing field. */
+int krc_kube_event_build(const struct krc_kube_event_in *in, char **ret, struct krc_error *err);
+
+/* The namespace of a built Event (metadata.namespace) into out; KRC_EPARSE
+ * when body is not one. */
+int krc_kube_event_namespace(const char *body, char *out, size_t outsz, struct krc_error *err);
+
+#endif
