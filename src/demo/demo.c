@@ -116,10 +116,9 @@ static int populate(struct demo *d)
     }
     for (size_t i = 0; i < n_cases; i++) {
         for (int r = 0; r < cases[i].replicas; r++) {
-            if (put(d,
-                    krc_demo_sim_put_pod(
-                        d->sim, krc_demo_pod_json(&cases[i], r, 0, now - 3600, 0, 0), NULL, 0)) <
-                0) {
+            if (put(d, krc_demo_sim_put_pod(d->sim,
+                                            krc_demo_pod_json(&cases[i], r, 0, now - 3600, 0, 0),
+                                            NULL, 0)) < 0) {
                 return -1;
             }
         }
@@ -147,9 +146,9 @@ static int crash(struct demo *d, size_t ci, const struct krc_demo_case *c, int64
                 return -1;
             }
         }
-        if (n > 1 && put(d, krc_demo_sim_add_event(
-                                d->sim, krc_demo_backoff_event_json(c, r, n - 1, d->first_end[ci],
-                                                                    ended))) < 0) {
+        if (n > 1 &&
+            put(d, krc_demo_sim_add_event(d->sim, krc_demo_backoff_event_json(
+                                                      c, r, n - 1, d->first_end[ci], ended))) < 0) {
             return -1;
         }
     }

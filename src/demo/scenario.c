@@ -725,8 +725,8 @@ cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct kr
 
 /* The kubelet's BackOff event in the wording of the CUDA case's events.json
  * ("Back-off restarting failed container C in pod NAME_NAMESPACE(UID)"). */
-cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count,
-                                   int64_t first, int64_t last)
+cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count, int64_t first,
+                                   int64_t last)
 {
     char pod[256];
     char uid[37];
@@ -739,8 +739,7 @@ cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int cou
     snprintf(msg, sizeof(msg), "Back-off restarting failed container %s in pod %s_%s(%s)",
              c->container, pod, c->ns, uid);
     /* one object per pod, as the event recorder keeps it: NAME.HEX */
-    snprintf(name, sizeof(name), "%s.%016llx", pod,
-             (unsigned long long)fnv(pod, "BackOff", 0));
+    snprintf(name, sizeof(name), "%s.%016llx", pod, (unsigned long long)fnv(pod, "BackOff", 0));
     o = event_common(c->ns, "Warning", "BackOff", msg, "kubelet", name);
     involve_pod(o, c, i, "kubelet");
     add_time(o, "firstTimestamp", first);

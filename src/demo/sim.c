@@ -535,9 +535,8 @@ int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node)
 /* metadata.namespace and metadata.name of an object ("" when absent). */
 static const char *meta_str(const cJSON *o, const char *key)
 {
-    const char *v =
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
+    const char *v = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
     return v != NULL ? v : "";
 }
 

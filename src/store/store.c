@@ -158,8 +158,8 @@ static const struct migration {
      "  THEN 'withdrawn' WHEN state = 'failed' AND last_error = '" SUPERSEDED_V4_ERROR "'"
      "  THEN 'superseded' ELSE state END, CASE WHEN state = 'failed' AND last_error IN ("
      "'" WITHDRAWN_V4_ERROR "', '" SUPERSEDED_V4_ERROR "') THEN 0 ELSE attempts END,"
-     "  CASE WHEN state = 'failed' AND last_error IN ('" WITHDRAWN_V4_ERROR "', '"
-     SUPERSEDED_V4_ERROR "') THEN NULL ELSE last_error END, created_at,"
+     "  CASE WHEN state = 'failed' AND last_error IN ('" WITHDRAWN_V4_ERROR
+     "', '" SUPERSEDED_V4_ERROR "') THEN NULL ELSE last_error END, created_at,"
      "  updated_at, delivered_at, slack_ts FROM outbox;"
      "DROP TABLE outbox;"
      "ALTER TABLE outbox_v5 RENAME TO outbox;"

@@ -44,8 +44,8 @@ struct krc_demo_case {
     const char *log;       /* its previous log, or NULL */
     const struct krc_demo_event *events;
     size_t n_events;
-    int replicas;       /* pods that crash the same way at once (the storm): >= 1 */
-    int restarts;       /* how often the container crashes (a crash loop: > 1); 0 means 1 */
+    int replicas;           /* pods that crash the same way at once (the storm): >= 1 */
+    int restarts;           /* how often the container crashes (a crash loop: > 1); 0 means 1 */
     const char *owner_api;  /* metadata.ownerReferences[0]: apiVersion, kind, name */
     const char *owner_kind; /* NULL: no owner */
     const char *owner_name; /* a ReplicaSet's NAME-HASH gets the pod-template-hash label */
@@ -87,8 +87,8 @@ int krc_demo_backoff_s(int restarts);
 /* The kubelet's BackOff event of replica `i` of a crash-looping case, as the
  * kubelet's event recorder keeps it: one object per pod whose count and
  * lastTimestamp grow (`count` times, first at `first`, last at `last`). */
-cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count,
-                                   int64_t first, int64_t last);
+cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count, int64_t first,
+                                   int64_t last);
 
 /* v1 Node; ready: 1 Ready=True, 0 Ready=Unknown (NodeStatusUnknown, as the
  * node lifecycle controller writes it when the kubelet stops posting). */

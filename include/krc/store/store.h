@@ -122,8 +122,8 @@ enum krc_store_kind {
 enum krc_store_state {
     KRC_STORE_PENDING = 0,
     KRC_STORE_DELIVERED,
-    KRC_STORE_FAILED,    /* given up: will not be retried */
-    KRC_STORE_WITHDRAWN, /* never posted: folded into an alert-storm summary (schema 5) */
+    KRC_STORE_FAILED,     /* given up: will not be retried */
+    KRC_STORE_WITHDRAWN,  /* never posted: folded into an alert-storm summary (schema 5) */
     KRC_STORE_SUPERSEDED, /* never posted by this replica: the previous leader posted the
                            * restart (schema 5) */
 };

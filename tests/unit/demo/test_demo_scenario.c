@@ -216,9 +216,8 @@ static void check_owner(const struct krc_demo_case *c, const cJSON *pod)
 {
     const cJSON *m = cJSON_GetObjectItem(pod, "metadata");
     const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "ownerReferences"), 0);
-    const char *hash =
-        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"),
-                                                 "pod-template-hash"));
+    const char *hash = cJSON_GetStringValue(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"), "pod-template-hash"));
 
     if (c->owner_kind == NULL) {
         assert_null(o);
@@ -327,8 +326,8 @@ static void test_crash_loops(void **state)
             assert_non_null(pod);
             assert_non_null(ev);
             assert_int_equal(exit_code_of(pod, k), c->exit_code);
-            snprintf(want, sizeof(want), "back-off %ds restarting failed container=",
-                     krc_demo_backoff_s(k));
+            snprintf(want, sizeof(want),
+                     "back-off %ds restarting failed container=", krc_demo_backoff_s(k));
             assert_non_null(wait);
             assert_memory_equal(wait, want, strlen(want));
             /* the case's own words, up to the UID (the simulation's) */
@@ -340,8 +339,7 @@ static void test_crash_loops(void **state)
                 }
                 free(head);
             }
-            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason")),
-                                "BackOff");
+            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason")), "BackOff");
             if (strstr(all, "\"BackOff\"") != NULL) {
                 char *head = strndup(msg, (size_t)(strchr(msg, '(') - msg));
                 if (strstr(all, head) == NULL) {
