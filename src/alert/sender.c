@@ -1100,8 +1100,14 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     krc_error_clear(&e);
     if (m->restart_id > 0 && krc_store_get(rs->store, m->restart_id, &ent, &e) == 0 &&
         rs->was_handled != NULL && rs->was_handled(&ent->row, rs->ud)) {
-        krc_store_mark_attempt(rs->store, m->id,
-                               "superseded: the previous leader posted this restart", 1, NULL);
+        /* not a delivery failure: its own outbox state (schema 5) */
+        krc_error_clear(&e);
+        if (krc_store_mark_superseded(rs->store, m->id, &e) < 0) {
+            krc_log(KRC_LOG_WARN,
+                    "outbox message #%lld was posted by the previous leader, but its row could "
+                    "not be marked superseded: %s",
+                    (long long)m->id, e.msg);
+        }
         rs->superseded++;
         krc_store_entry_free(ent);
         return 0;

@@ -134,8 +134,10 @@ static int collect_row(const struct krc_store_row *r, void *ud)
     snprintf(buf[7], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
     if (r->delivery == NULL) {
         snprintf(buf[8], CELL_MAX, "%s", r->decision ? r->decision : "-");
-    } else if (strcmp(r->delivery, "delivered") == 0 || strcmp(r->delivery, "withdrawn") == 0) {
-        /* withdrawn: folded into a storm summary before it was posted, never attempted */
+    } else if (strcmp(r->delivery, "delivered") == 0 || strcmp(r->delivery, "withdrawn") == 0 ||
+               strcmp(r->delivery, "superseded") == 0) {
+        /* withdrawn: folded into a storm summary before it was posted, never attempted;
+         * superseded: the previous leader posted it, this replica did not try */
         snprintf(buf[8], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
     } else {
         snprintf(buf[8], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
@@ -427,6 +429,8 @@ static void print_delivery(const struct krc_store_entry *e)
         print_block("  ", line, sizeof(line));
         if (m->state == KRC_STORE_WITHDRAWN) {
             printf("      not posted: grouped into the alert-storm summary\n");
+        } else if (m->state == KRC_STORE_SUPERSEDED) {
+            printf("      not posted by this replica: the previous leader posted this restart\n");
         }
         if (m->last_error != NULL) {
             print_block("      last error: ", m->last_error, 1024);

@@ -28,11 +28,17 @@
 #define QUIET_MS 4500        /* no message for this long after the last step: done */
 #define STORM_SETTLE_MS 6000 /* the storm summary comes stormSummaryDelay after the storm */
 #define FINISH_MS 45000      /* at most this long after the last step */
+#define LOOP_STEPS 2         /* a crash-looping container crashes again 2 steps later */
+#define MAX_CASES 32
 
-/* The demo's krc settings: storms are judged per destination, so each team
- * has its webhook; the summary comes sooner than the 10 s default. */
+/* The demo's krc settings: storms are judged per destination (and every
+ * restart counts, muted repeats too), so each team has its webhook; the
+ * summary comes sooner than the 10 s default. */
 #define STORM_THRESHOLD "4"
 #define STORM_SUMMARY_DELAY "3s"
+/* krc's default, written out: a crash loop's repeats within it are muted
+ * (recorded, not posted) */
+#define MUTE_SECONDS "600"
 
 struct demo {
     const struct krc_demo_options *o;
@@ -43,6 +49,10 @@ struct demo {
     int64_t t0;        /* wall clock at start */
     int seq;           /* event names */
     int failed;        /* the scenario could not build its objects */
+    /* per case: crashes so far, the end of the first and of the last one */
+    int crashes[MAX_CASES];
+    int64_t first_end[MAX_CASES];
+    int64_t last_end[MAX_CASES];
 };
 
 static void say(struct demo *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,9 +137,9 @@ static int populate(struct demo *d)
     }
     for (size_t i = 0; i < n_cases; i++) {
         for (int r = 0; r < cases[i].replicas; r++) {
-            if (put(d,
-                    krc_demo_sim_put_pod(d->sim, krc_demo_pod_json(&cases[i], r, 0, now - 3600, 0),
-                                         NULL, 0)) < 0) {
+            if (put(d, krc_demo_sim_put_pod(d->sim,
+                                            krc_demo_pod_json(&cases[i], r, 0, now - 3600, 0, 0),
+                                            NULL, 0)) < 0) {
                 return -1;
             }
         }
@@ -137,21 +147,36 @@ static int populate(struct demo *d)
     return 0;
 }
 
-/* One case plays out: its events, then the pod with the crashed instance. */
-static int crash(struct demo *d, const struct krc_demo_case *c, int64_t ended)
+/* Case `ci` crashes (again): its events on the first crash, the kubelet's
+ * BackOff event on a repeat, then the pod with the crashed instance. The
+ * first instance ran the case's run time; a repeat ran from the previous
+ * crash's back-off (shortened: see docs/demo.md) until now. */
+static int crash(struct demo *d, size_t ci, const struct krc_demo_case *c, int64_t ended)
 {
+    int n = ++d->crashes[ci];
+    int64_t ran_from = n == 1 ? ended - c->run_s : d->last_end[ci] + 1;
+
+    if (n == 1) {
+        d->first_end[ci] = ended;
+    }
+    d->last_end[ci] = ended;
     for (int r = 0; r < c->replicas; r++) {
-        for (size_t k = 0; k < c->n_events; k++) {
+        for (size_t k = 0; n == 1 && k < c->n_events; k++) {
             if (put(d, krc_demo_sim_add_event(d->sim, krc_demo_event_json(c, r, &c->events[k],
                                                                           ended, ++d->seq))) < 0) {
                 return -1;
             }
         }
+        if (n > 1 &&
+            put(d, krc_demo_sim_add_event(d->sim, krc_demo_backoff_event_json(
+                                                      c, r, n - 1, d->first_end[ci], ended))) < 0) {
+            return -1;
+        }
     }
     for (int r = 0; r < c->replicas; r++) {
-        if (put(d, krc_demo_sim_put_pod(d->sim,
-                                        krc_demo_pod_json(c, r, 1, krc_clock_now() - 3600, ended),
-                                        c->log, ended)) < 0) {
+        if (put(d, krc_demo_sim_put_pod(
+                       d->sim, krc_demo_pod_json(c, r, n, krc_clock_now() - 3600, ran_from, ended),
+                       c->log, ended)) < 0) {
             return -1;
         }
     }
@@ -193,7 +218,7 @@ static int node_not_ready(struct demo *d, const char *name)
     return 0;
 }
 
-static void step_line(struct demo *d, const struct krc_demo_case *c)
+static void step_line(struct demo *d, const struct krc_demo_case *c, int restart)
 {
     const char *bold = d->o->colour ? "\033[1m" : "";
     const char *dim = d->o->colour ? "\033[2m" : "";
@@ -205,8 +230,66 @@ static void step_line(struct demo *d, const struct krc_demo_case *c)
     } else {
         snprintf(pod, sizeof(pod), "%s/%s", c->ns, c->pod);
     }
+    if (restart > 1) {
+        say(d,
+            "%s>> %5.1fs  %s%s: crashes again the same way (restartCount %d, the kubelet's "
+            "BackOff)\n\n",
+            bold, (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, restart);
+        return;
+    }
     say(d, "%s>> %5.1fs  %s%s: %s\n%s   facts from %s%s\n\n", bold,
         (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, c->what, dim, c->source, off);
+}
+
+/* The crash of case i due at step `step`: 1 for its first, k for its k-th
+ * (a crash loop's repeats come LOOP_STEPS steps apart), 0 for none. */
+static int due(const struct krc_demo_case *c, size_t i, size_t step)
+{
+    int restarts = c->restarts > 1 ? c->restarts : 1;
+    int k;
+
+    if (step < i || (step - i) % LOOP_STEPS != 0) {
+        return 0;
+    }
+    k = (int)((step - i) / LOOP_STEPS) + 1;
+    return k <= restarts ? k : 0;
+}
+
+/* The last step of the scenario. */
+static size_t last_step(const struct krc_demo_case *cases, size_t n)
+{
+    size_t last = n > 0 ? n - 1 : 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + (size_t)(cases[i].restarts > 1 ? cases[i].restarts - 1 : 0) * LOOP_STEPS;
+        last = end > last ? end : last;
+    }
+    return last;
+}
+
+/* Step `step`: the repeats due, then the case that starts. */
+static int play_step(struct demo *d, const struct krc_demo_case *cases, size_t n, size_t step)
+{
+    for (size_t i = 0; i < n; i++) {
+        int k = due(&cases[i], i, step);
+        if (k > 1) {
+            step_line(d, &cases[i], k);
+            if (crash(d, i, &cases[i], krc_clock_now()) < 0) {
+                return -1;
+            }
+        }
+    }
+    if (step >= n) {
+        return 0;
+    }
+    if (cases[step].replicas > 1 && strcmp(cases[step].node, krc_demo_storm_node()) == 0) {
+        if (node_not_ready(d, cases[step].node) < 0) {
+            return -1;
+        }
+        say(d, ">> node %s stops posting status: NotReady\n", cases[step].node);
+    }
+    step_line(d, &cases[step], 1);
+    return crash(d, step, &cases[step], krc_clock_now());
 }
 
 /* Wait for the messages to stop coming (the storm summary last). */
@@ -250,20 +333,19 @@ static void *scenario_main(void *arg)
         atomic_store(&d->stop, 1);
         return NULL;
     }
+    if (n_cases > MAX_CASES) {
+        krc_log(KRC_LOG_ERROR, "demo: the scenario has %zu cases, at most %d are played", n_cases,
+                MAX_CASES);
+        d->failed = 1;
+        atomic_store(&d->stop, 1);
+        return NULL;
+    }
     say(d, "krc is watching the simulated cluster; the crashes begin.\n\n");
-    for (size_t i = 0; i < n_cases; i++) {
-        const struct krc_demo_case *c = &cases[i];
+    for (size_t step = 0; step <= last_step(cases, n_cases); step++) {
         if (sleep_ms(d, STEP_MS)) {
             return NULL;
         }
-        if (c->replicas > 1 && strcmp(c->node, krc_demo_storm_node()) == 0) {
-            if (node_not_ready(d, c->node) < 0) {
-                break;
-            }
-            say(d, ">> node %s stops posting status: NotReady\n", c->node);
-        }
-        step_line(d, c);
-        if (crash(d, c, krc_clock_now()) < 0) {
+        if (play_step(d, cases, n_cases, step) < 0) {
             break;
         }
     }
@@ -334,13 +416,18 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "listen: \"off\"\n"
         "stormThreshold: " STORM_THRESHOLD "\n"
         "stormSummaryDelay: " STORM_SUMMARY_DELAY "\n"
+        "muteSeconds: " MUTE_SECONDS "\n"
         "routes:\n"
-        "  - namespace: \"^(ml-training|argo|llm)$\"\n"
+        "  - namespace: \"^(argo|llm)$\"\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BPLATFORM/demo\n"
+        "  - namespace: ml-training\n"
+        "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BML/demo\n"
+        "  - namespace: astronomer\n"
+        "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BDATA/demo\n"
         "  - namespace: cache\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BCACHE/demo\n"
         "db: ",
-        port, port, port);
+        port, port, port, port, port);
     if (rc == 0) {
         rc = yaml_str(&b, db);
     }

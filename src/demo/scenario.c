@@ -153,6 +153,9 @@ static const struct krc_demo_case CASES[] = {
      .run_s = 1800,
      .log = LOG_ZOOKEEPER,
      .replicas = 1,
+     .owner_api = "apps/v1",
+     .owner_kind = "StatefulSet",
+     .owner_name = "es-zookeeper",
      .expect = "oom_killed"},
     {.key = "liveness",
      .what = "the kubelet kills a container whose liveness probe gets HTTP 500",
@@ -175,6 +178,10 @@ static const struct krc_demo_case CASES[] = {
      .events = EV_LIVENESS,
      .n_events = sizeof(EV_LIVENESS) / sizeof(EV_LIVENESS[0]),
      .replicas = 1,
+     /* the case's pod name is a ReplicationController's NAME-SUFFIX */
+     .owner_api = "v1",
+     .owner_kind = "ReplicationController",
+     .owner_name = "liveness-rc",
      .expect = "liveness_probe_failed"},
     {.key = "traceback",
      .what = "an Airflow worker dies with a Python traceback (read-only file system)",
@@ -191,6 +198,11 @@ static const struct krc_demo_case CASES[] = {
      .run_s = 6,
      .log = LOG_AIRFLOW,
      .replicas = 1,
+     /* "a pod is stuck in a crash loop": it crashes again after each back-off */
+     .restarts = 3,
+     .owner_api = "apps/v1",
+     .owner_kind = "StatefulSet",
+     .owner_name = "airflow-worker",
      .expect = "app_error"},
     {.key = "cuda-oom",
      .what = "a fine-tuning job runs out of GPU memory (torch CUDA out of memory)",
@@ -208,6 +220,12 @@ static const struct krc_demo_case CASES[] = {
      .run_s = 426,
      .log = LOG_TRAINER,
      .replicas = 1,
+     /* the case's pod crashed the same way again (restartCount 2, BackOff x3) */
+     .restarts = 3,
+     /* the case's pod.json: owned by its Job */
+     .owner_api = "batch/v1",
+     .owner_kind = "Job",
+     .owner_name = "llama-ft-sweep-lr3e5",
      .expect = "gpu_out_of_memory"},
     {.key = "missing-binary",
      .what = "Kubernetes args replace the image's CMD: runc cannot find \"-c\"",
@@ -224,6 +242,10 @@ static const struct krc_demo_case CASES[] = {
      .events = EV_ARGS_NOT_FOUND,
      .n_events = sizeof(EV_ARGS_NOT_FOUND) / sizeof(EV_ARGS_NOT_FOUND[0]),
      .replicas = 1,
+     /* the case's pod name is a Deployment's ReplicaSet NAME-HASH-SUFFIX */
+     .owner_api = "apps/v1",
+     .owner_kind = "ReplicaSet",
+     .owner_name = "lightspeed-core-85b57d9576",
      .expect = "command_not_found"},
     {.key = "start-failure",
      .what = "runc cannot mount a ConfigMap subPath that is being replaced (StartError)",
@@ -238,6 +260,10 @@ static const struct krc_demo_case CASES[] = {
      .exit_code = 128,
      .t_message = SUBPATH_MOUNT,
      .replicas = 1,
+     /* an Argo Workflow's step pod */
+     .owner_api = "argoproj.io/v1alpha1",
+     .owner_kind = "Workflow",
+     .owner_name = "my-py-workflow",
      .expect = "start_failed"},
     {.key = "db-unreachable",
      .what = "Backstage cannot reach its PostgreSQL (connect ECONNREFUSED)",
@@ -254,6 +280,9 @@ static const struct krc_demo_case CASES[] = {
      .run_s = 3,
      .log = LOG_BACKSTAGE,
      .replicas = 1,
+     .owner_api = "apps/v1",
+     .owner_kind = "ReplicaSet",
+     .owner_name = "backstage-backend-6d9c7b8f5",
      .expect = "dependency_unreachable"},
     {.key = "node-storm",
      .what = "a 1 GiB node runs out of memory and goes NotReady: 8 memcached pods restart",
@@ -271,6 +300,9 @@ static const struct krc_demo_case CASES[] = {
      .events = EV_NODE_NOT_READY,
      .n_events = sizeof(EV_NODE_NOT_READY) / sizeof(EV_NODE_NOT_READY[0]),
      .replicas = 8,
+     .owner_api = "apps/v1",
+     .owner_kind = "StatefulSet",
+     .owner_name = "memcached",
      .expect = "killed"},
 };
 
@@ -359,6 +391,27 @@ static void add_raw_json(cJSON *o, const char *key, const char *json)
     }
 }
 
+/* metadata.ownerReferences: the controller that made the pod; a
+ * ReplicaSet's pods carry its hash as the pod-template-hash label. */
+static void add_owner(cJSON *m, cJSON *labels, const struct krc_demo_case *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    const char *dash = strrchr(c->owner_name, '-');
+    char uid[37];
+
+    krc_demo_uid(c->ns, c->owner_name, uid);
+    cJSON_AddStringToObject(o, "apiVersion", c->owner_api);
+    cJSON_AddStringToObject(o, "kind", c->owner_kind);
+    cJSON_AddStringToObject(o, "name", c->owner_name);
+    cJSON_AddStringToObject(o, "uid", uid);
+    cJSON_AddBoolToObject(o, "controller", 1);
+    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    if (strcmp(c->owner_kind, "ReplicaSet") == 0 && dash != NULL) {
+        cJSON_AddStringToObject(labels, "pod-template-hash", dash + 1);
+    }
+}
+
 static cJSON *pod_metadata(const struct krc_demo_case *c, const char *name, int64_t created)
 {
     cJSON *m = cJSON_CreateObject();
@@ -373,6 +426,9 @@ static cJSON *pod_metadata(const struct krc_demo_case *c, const char *name, int6
     add_time(m, "creationTimestamp", created);
     cJSON_AddStringToObject(labels, "app", c->key);
     cJSON_AddStringToObject(labels, "krc-demo", "true");
+    if (c->owner_kind != NULL) {
+        add_owner(m, labels, c);
+    }
     return m;
 }
 
@@ -428,28 +484,41 @@ static cJSON *state_running(int64_t since)
     return st;
 }
 
-/* lastState.terminated of the crashed instance. A StartError instance never
- * started: containerd reports startedAt as the Unix epoch. */
-static cJSON *last_terminated(const struct krc_demo_case *c, const char *pod, int64_t ended)
+/* lastState.terminated of the crashed instance (the restarts-th). A
+ * StartError instance never started: containerd reports startedAt as the
+ * Unix epoch. */
+static cJSON *last_terminated(const struct krc_demo_case *c, const char *pod, int restarts,
+                              int64_t ran_from, int64_t ended)
 {
     cJSON *st = cJSON_CreateObject();
     cJSON *t = cJSON_AddObjectToObject(st, "terminated");
     char cid[78];
 
-    krc_demo_container_id(pod, c->container, 1, cid);
+    krc_demo_container_id(pod, c->container, restarts, cid);
     cJSON_AddStringToObject(t, "containerID", cid);
     cJSON_AddNumberToObject(t, "exitCode", c->exit_code);
     cJSON_AddStringToObject(t, "reason", c->t_reason);
     if (c->t_message != NULL) {
         cJSON_AddStringToObject(t, "message", c->t_message);
     }
-    add_time(t, "startedAt", strcmp(c->t_reason, "StartError") == 0 ? 0 : ended - c->run_s);
+    add_time(t, "startedAt", strcmp(c->t_reason, "StartError") == 0 ? 0 : ran_from);
     add_time(t, "finishedAt", ended);
     return st;
 }
 
+int krc_demo_backoff_s(int restarts)
+{
+    int s = 10;
+
+    /* the kubelet's initial back-off, doubled per crash, capped (MaxContainerBackOff) */
+    for (int k = 1; k < restarts && s < 300; k++) {
+        s *= 2;
+    }
+    return s < 300 ? s : 300;
+}
+
 static cJSON *container_status(const struct krc_demo_case *c, const char *pod, const char *uid,
-                               int crashed, int64_t started, int64_t ended)
+                               int restarts, int64_t started, int64_t ran_from, int64_t ended)
 {
     cJSON *k = cJSON_CreateObject();
     char cid[78];
@@ -459,7 +528,7 @@ static cJSON *container_status(const struct krc_demo_case *c, const char *pod, c
     cJSON_AddStringToObject(k, "name", c->container);
     cJSON_AddStringToObject(k, "image", c->image);
     cJSON_AddStringToObject(k, "imageID", "");
-    if (!crashed) {
+    if (restarts == 0) {
         krc_demo_container_id(pod, c->container, 0, cid);
         cJSON_AddStringToObject(k, "containerID", cid);
         cJSON_AddItemToObject(k, "state",
@@ -471,21 +540,21 @@ static cJSON *container_status(const struct krc_demo_case *c, const char *pod, c
         cJSON_AddBoolToObject(k, "started", !never_started);
         return k;
     }
-    snprintf(msg, sizeof(msg), "back-off 10s restarting failed container=%s pod=%s_%s(%s)",
-             c->container, pod, c->ns, uid);
+    snprintf(msg, sizeof(msg), "back-off %ds restarting failed container=%s pod=%s_%s(%s)",
+             krc_demo_backoff_s(restarts), c->container, pod, c->ns, uid);
     cJSON_AddItemToObject(k, "state", state_waiting("CrashLoopBackOff", msg));
-    cJSON_AddItemToObject(k, "lastState", last_terminated(c, pod, ended));
+    cJSON_AddItemToObject(k, "lastState", last_terminated(c, pod, restarts, ran_from, ended));
     cJSON_AddBoolToObject(k, "ready", 0);
-    cJSON_AddNumberToObject(k, "restartCount", 1);
+    cJSON_AddNumberToObject(k, "restartCount", restarts);
     cJSON_AddBoolToObject(k, "started", 0);
     return k;
 }
 
 static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const char *uid,
-                         int crashed, int64_t started, int64_t ended)
+                         int restarts, int64_t started, int64_t ran_from, int64_t ended)
 {
     cJSON *s = cJSON_CreateObject();
-    cJSON *mine = container_status(c, pod, uid, crashed, started, ended);
+    cJSON *mine = container_status(c, pod, uid, restarts, started, ran_from, ended);
     int running = strcmp(c->t_reason, "StartError") != 0;
 
     cJSON_AddStringToObject(s, "phase", running ? "Running" : "Pending");
@@ -497,8 +566,8 @@ static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const c
     return s;
 }
 
-cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int crashed, int64_t started,
-                         int64_t ended)
+cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int restarts, int64_t started,
+                         int64_t ran_from, int64_t ended)
 {
     cJSON *p = cJSON_CreateObject();
     char name[256];
@@ -513,7 +582,8 @@ cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int crashed, int6
     cJSON_AddStringToObject(p, "apiVersion", "v1");
     cJSON_AddItemToObject(p, "metadata", pod_metadata(c, name, started));
     cJSON_AddItemToObject(p, "spec", pod_spec(c));
-    cJSON_AddItemToObject(p, "status", pod_status(c, name, uid, crashed, started, ended));
+    cJSON_AddItemToObject(p, "status",
+                          pod_status(c, name, uid, restarts, started, ran_from, ended));
     /* cJSON's adders fail silently on ENOMEM: check the result as a whole */
     if (cJSON_GetObjectItem(p, "status") == NULL ||
         cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "uid") == NULL) {
@@ -592,13 +662,11 @@ cJSON *krc_demo_node_json(const struct krc_demo_node *n, int ready, int64_t crea
 }
 
 static cJSON *event_common(const char *ns, const char *type, const char *reason,
-                           const char *message, const char *component, int seq)
+                           const char *message, const char *component, const char *name)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(e, "metadata");
-    char name[96];
 
-    snprintf(name, sizeof(name), "krc-demo.%08x", (unsigned)seq);
     cJSON_AddStringToObject(e, "kind", "Event");
     cJSON_AddStringToObject(e, "apiVersion", "v1");
     cJSON_AddStringToObject(m, "name", name);
@@ -613,10 +681,14 @@ static cJSON *event_common(const char *ns, const char *type, const char *reason,
     return e;
 }
 
-cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct krc_demo_event *e,
-                           int64_t ended, int seq)
+static void seq_name(int seq, char *out, size_t outsz)
 {
-    cJSON *o = event_common(c->ns, e->type, e->reason, e->message, e->component, seq);
+    snprintf(out, outsz, "krc-demo.%08x", (unsigned)seq);
+}
+
+/* involvedObject: the container of replica `i`, and the kubelet's host. */
+static void involve_pod(cJSON *o, const struct krc_demo_case *c, int i, const char *component)
+{
     cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
     char name[256];
     char uid[37];
@@ -629,22 +701,63 @@ cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct kr
     cJSON_AddStringToObject(io, "name", name);
     cJSON_AddStringToObject(io, "uid", uid);
     cJSON_AddStringToObject(io, "apiVersion", "v1");
-    if (strcmp(e->component, "kubelet") == 0) {
+    if (strcmp(component, "kubelet") == 0) {
         snprintf(field, sizeof(field), "spec.containers{%s}", c->container);
         cJSON_AddStringToObject(io, "fieldPath", field);
         cJSON_AddStringToObject(cJSON_GetObjectItem(o, "source"), "host", c->node);
     }
+}
+
+cJSON *krc_demo_event_json(const struct krc_demo_case *c, int i, const struct krc_demo_event *e,
+                           int64_t ended, int seq)
+{
+    char name[64];
+    cJSON *o;
+
+    seq_name(seq, name, sizeof(name));
+    o = event_common(c->ns, e->type, e->reason, e->message, e->component, name);
+    involve_pod(o, c, i, e->component);
     add_time(o, "firstTimestamp", ended + e->first_offset_s);
     add_time(o, "lastTimestamp", ended + e->last_offset_s);
     cJSON_AddNumberToObject(o, "count", e->count);
     return o;
 }
 
+/* The kubelet's BackOff event in the wording of the CUDA case's events.json
+ * ("Back-off restarting failed container C in pod NAME_NAMESPACE(UID)"). */
+cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count, int64_t first,
+                                   int64_t last)
+{
+    char pod[256];
+    char uid[37];
+    char msg[600];
+    char name[300];
+    cJSON *o;
+
+    krc_demo_pod_name(c, i, pod, sizeof(pod));
+    krc_demo_uid(c->ns, pod, uid);
+    snprintf(msg, sizeof(msg), "Back-off restarting failed container %s in pod %s_%s(%s)",
+             c->container, pod, c->ns, uid);
+    /* one object per pod, as the event recorder keeps it: NAME.HEX */
+    snprintf(name, sizeof(name), "%s.%016llx", pod, (unsigned long long)fnv(pod, "BackOff", 0));
+    o = event_common(c->ns, "Warning", "BackOff", msg, "kubelet", name);
+    involve_pod(o, c, i, "kubelet");
+    add_time(o, "firstTimestamp", first);
+    add_time(o, "lastTimestamp", last);
+    cJSON_AddNumberToObject(o, "count", count);
+    return o;
+}
+
 cJSON *krc_demo_node_event_json(const char *node, const char *type, const char *reason,
                                 const char *message, const char *component, int64_t t, int seq)
 {
-    cJSON *o = event_common("default", type, reason, message, component, seq);
-    cJSON *io = cJSON_AddObjectToObject(o, "involvedObject");
+    char name[64];
+    cJSON *o;
+    cJSON *io;
+
+    seq_name(seq, name, sizeof(name));
+    o = event_common("default", type, reason, message, component, name);
+    io = cJSON_AddObjectToObject(o, "involvedObject");
 
     cJSON_AddStringToObject(io, "kind", "Node");
     cJSON_AddStringToObject(io, "name", node);

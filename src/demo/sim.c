@@ -546,29 +546,61 @@ int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node)
     return rc;
 }
 
+/* metadata.namespace and metadata.name of an object ("" when absent). */
+static const char *meta_str(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
+    return v != NULL ? v : "";
+}
+
+/* The index of the stored event with event's namespace and name, or -1. */
+static long find_event(const struct krc_demo_sim *s, const cJSON *event)
+{
+    const char *ns = meta_str(event, "namespace");
+    const char *name = meta_str(event, "name");
+
+    for (size_t i = 0; i < s->n_events; i++) {
+        if (strcmp(meta_str(s->events[i], "name"), name) == 0 &&
+            strcmp(meta_str(s->events[i], "namespace"), ns) == 0) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
 int krc_demo_sim_add_event(struct krc_demo_sim *s, cJSON *event)
 {
-    cJSON **grown;
+    cJSON **grown = NULL;
     char num[32];
+    long same;
     int rc = 0;
 
     if (event == NULL) {
         return KRC_ENOMEM;
     }
     pthread_mutex_lock(&s->lock);
-    grown = s->n_events < MAX_OBJECTS ? krc_realloc(s->events, (s->n_events + 1) * sizeof(*grown))
-                                      : NULL;
-    snprintf(num, sizeof(num), "%ld", s->rv + 1);
-    if (grown == NULL ||
-        !cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(event, "metadata"),
-                                   "resourceVersion", cJSON_CreateString(num))) {
+    same = find_event(s, event);
+    if (same < 0) {
+        grown = s->n_events < MAX_OBJECTS
+                    ? krc_realloc(s->events, (s->n_events + 1) * sizeof(*grown))
+                    : NULL;
         if (grown != NULL) {
             s->events = grown;
         }
+    }
+    snprintf(num, sizeof(num), "%ld", s->rv + 1);
+    if ((same < 0 && grown == NULL) ||
+        !cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(event, "metadata"),
+                                   "resourceVersion", cJSON_CreateString(num))) {
         cJSON_Delete(event);
         rc = KRC_ENOMEM;
+    } else if (same >= 0) {
+        /* the same event again (the recorder's count and lastTimestamp grew) */
+        cJSON_Delete(s->events[same]);
+        s->events[same] = event;
+        s->rv++;
     } else {
-        s->events = grown;
         s->events[s->n_events++] = event;
         s->rv++;
     }

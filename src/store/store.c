@@ -40,6 +40,9 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
  * (state 'failed', one attempt); migration 4 -> 5 turns those rows into
  * state 'withdrawn'. */
 #define WITHDRAWN_V4_ERROR "withdrawn: grouped into an alert-storm summary"
+/* ... and of a row a new leader found already posted by the previous one
+ * (state 'failed', one attempt): state 'superseded' since schema 5. */
+#define SUPERSEDED_V4_ERROR "superseded: the previous leader posted this restart"
 
 /* migrations[v] takes a database from schema version v to v + 1: SQL, or a
  * function for what SQL alone cannot say. Both run inside the migration's
@@ -127,9 +130,11 @@ static const struct migration {
      "CREATE INDEX restarts_workload ON restarts (workload_name, detected_at);",
      NULL},
     /* 4 -> 5 (issue 15): an alert withdrawn into an alert-storm summary
-     * before it was posted gets a state of its own, 'withdrawn' (it was
-     * 'failed' with that last_error, which read like a delivery failure).
-     * SQLite cannot change a CHECK constraint, so the table is rebuilt. */
+     * before it was posted gets a state of its own, 'withdrawn', and so
+     * does a row that a new leader found already posted by the previous
+     * leader, 'superseded' (both were 'failed' with a fixed last_error,
+     * which read like a delivery failure). SQLite cannot change a CHECK
+     * constraint, so the table is rebuilt. */
     {"CREATE TABLE outbox_v5 ("
      "  id INTEGER PRIMARY KEY,"
      "  restart_id INTEGER REFERENCES restarts (id) ON DELETE CASCADE,"
@@ -140,7 +145,7 @@ static const struct migration {
      "  body TEXT NOT NULL,"
      "  fallback TEXT,"
      "  state TEXT NOT NULL DEFAULT 'pending'"
-     "    CHECK (state IN ('pending', 'delivered', 'failed', 'withdrawn')),"
+     "    CHECK (state IN ('pending', 'delivered', 'failed', 'withdrawn', 'superseded')),"
      "  attempts INTEGER NOT NULL DEFAULT 0,"
      "  last_error TEXT,"
      "  created_at INTEGER NOT NULL,"
@@ -150,9 +155,11 @@ static const struct migration {
      ");"
      "INSERT INTO outbox_v5 SELECT id, restart_id, kind, destination, channel, thread_key, body,"
      "  fallback, CASE WHEN state = 'failed' AND last_error = '" WITHDRAWN_V4_ERROR "'"
-     "  THEN 'withdrawn' ELSE state END, CASE WHEN state = 'failed' AND last_error = "
-     "'" WITHDRAWN_V4_ERROR "' THEN 0 ELSE attempts END, CASE WHEN state = 'failed' AND"
-     "  last_error = '" WITHDRAWN_V4_ERROR "' THEN NULL ELSE last_error END, created_at,"
+     "  THEN 'withdrawn' WHEN state = 'failed' AND last_error = '" SUPERSEDED_V4_ERROR "'"
+     "  THEN 'superseded' ELSE state END, CASE WHEN state = 'failed' AND last_error IN ("
+     "'" WITHDRAWN_V4_ERROR "', '" SUPERSEDED_V4_ERROR "') THEN 0 ELSE attempts END,"
+     "  CASE WHEN state = 'failed' AND last_error IN ('" WITHDRAWN_V4_ERROR
+     "', '" SUPERSEDED_V4_ERROR "') THEN NULL ELSE last_error END, created_at,"
      "  updated_at, delivered_at, slack_ts FROM outbox;"
      "DROP TABLE outbox;"
      "ALTER TABLE outbox_v5 RENAME TO outbox;"
@@ -206,6 +213,7 @@ enum stmt {
     ST_MARK_DELIVERED,
     ST_MARK_ATTEMPT,
     ST_MARK_WITHDRAWN,
+    ST_MARK_SUPERSEDED,
     ST_JOURNAL_APPLY,
     ST_PENDING_NEXT,
     ST_THREAD_TS,
@@ -259,6 +267,8 @@ static const char *const sql_text[N_STMT] = {
                         "WHERE id = ?1",
     [ST_MARK_WITHDRAWN] = "UPDATE outbox SET state = 'withdrawn', updated_at = ?2 "
                           "WHERE id = ?1 AND state = 'pending'",
+    [ST_MARK_SUPERSEDED] = "UPDATE outbox SET state = 'superseded', updated_at = ?2 "
+                           "WHERE id = ?1 AND state = 'pending'",
     [ST_PENDING_NEXT] = "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending' AND id > ?1 "
                         "ORDER BY id LIMIT 1",
     [ST_THREAD_TS] = "SELECT slack_ts, channel FROM outbox WHERE thread_key = ?1 AND kind = "
@@ -1050,7 +1060,7 @@ int krc_store_default_path(char *out, size_t outsz, struct krc_error *err)
 static const char *const kind_names[KRC_STORE_KIND_COUNT] = {"alert", "reply", "summary",
                                                              "recovered"};
 static const char *const state_names[KRC_STORE_STATE_COUNT] = {"pending", "delivered", "failed",
-                                                               "withdrawn"};
+                                                               "withdrawn", "superseded"};
 
 const char *krc_store_kind_name(enum krc_store_kind k)
 {
@@ -1403,17 +1413,19 @@ int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_te
     return 0;
 }
 
-int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *err)
+/* A pending row leaves the queue without an attempt (statement `which`). */
+static int mark_settled(struct krc_store *s, enum stmt which, const char *what, int64_t id,
+                        struct krc_error *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = stmt_get(s, ST_MARK_WITHDRAWN, &st, err);
+    int rc = stmt_get(s, which, &st, err);
 
     if (rc < 0) {
         return rc;
     }
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, krc_clock_now());
-    if ((rc = run_done(s, st, "marking a notification withdrawn", err)) < 0) {
+    if ((rc = run_done(s, st, what, err)) < 0) {
         return rc;
     }
     if (sqlite3_changes(s->db) == 0) {
@@ -1421,6 +1433,16 @@ int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *
                              s->path, (long long)id);
     }
     return 0;
+}
+
+int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *err)
+{
+    return mark_settled(s, ST_MARK_WITHDRAWN, "marking a notification withdrawn", id, err);
+}
+
+int krc_store_mark_superseded(struct krc_store *s, int64_t id, struct krc_error *err)
+{
+    return mark_settled(s, ST_MARK_SUPERSEDED, "marking a notification superseded", id, err);
 }
 
 /* ---- reading ---------------------------------------------------------------------- */
@@ -2158,6 +2180,9 @@ int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc
             break;
         case KRC_STORE_WITHDRAWN:
             out.withdrawn = c;
+            break;
+        case KRC_STORE_SUPERSEDED:
+            out.superseded = c;
             break;
         default:
             out.pending = c;

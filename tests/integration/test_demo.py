@@ -51,8 +51,28 @@ EXPECTED = {
     "backstage/backstage-backend-6d9c7b8f5-x2lqp": "dependency_unreachable",
 }
 STORM = {"cache/memcached-%d" % i: "killed" for i in range(8)}
+# the crash loops: pod -> how often its container crashes (restartCount 1..N)
+CRASH_LOOPS = {"astronomer/airflow-worker-0": 3, "ml-training/llama-ft-sweep-lr3e5-7xkq2": 3}
 STORM_NODE = "small-1gb-3"
 KEPT = {"history.db", "history.db-wal", "history.db-shm", "alerts.html"}
+
+
+def mcp_call(tool, args):
+    """structuredContent of one tools/call over `krc mcp --db` (stdio)."""
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "test_demo", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": tool, "arguments": args}}]
+    p = subprocess.run([KRC, "mcp", "--db", RUN["db"]],
+                       input="".join(json.dumps(m) + "\n" for m in msgs),
+                       capture_output=True, text=True, timeout=30, check=True)
+    answers = {a.get("id"): a for a in map(json.loads, p.stdout.splitlines())}
+    res = answers[2]["result"]
+    if res.get("isError"):
+        raise AssertionError("%s: %s" % (tool, res["content"][0]["text"]))
+    return res["structuredContent"]
 
 
 def port_is_free(port):
@@ -175,16 +195,60 @@ class DemoRunTest(unittest.TestCase):
     def test_finishes_within_a_minute(self):
         self.assertLess(RUN["elapsed"], RUN_LIMIT_S)
 
+    def by_pod(self):
+        """pod -> its restarts, oldest first."""
+        out = {}
+        for r in sorted(self.history(), key=lambda r: r["id"]):
+            out.setdefault("%s/%s" % (r["namespace"], r["pod"]), []).append(r)
+        return out
+
     def test_every_case_gets_its_cause(self):
-        rows = {"%s/%s" % (r["namespace"], r["pod"]): r for r in self.history()}
+        pods = self.by_pod()
         for pod, cause in {**EXPECTED, **STORM}.items():
-            self.assertIn(pod, rows, "no restart recorded for %s" % pod)
-            self.assertEqual(rows[pod]["cause"], cause, "%s: %s" % (pod, rows[pod]["summary"]))
-            self.assertEqual(rows[pod]["restart_count"], 1)
-        self.assertEqual(len(rows), len(EXPECTED) + len(STORM))
+            self.assertIn(pod, pods, "no restart recorded for %s" % pod)
+            first = pods[pod][0]
+            self.assertEqual(first["cause"], cause, "%s: %s" % (pod, first["summary"]))
+            self.assertEqual([r["restart_count"] for r in pods[pod]],
+                             list(range(1, CRASH_LOOPS.get(pod, 1) + 1)), pod)
+        self.assertEqual(set(pods), set(EXPECTED) | set(STORM))
         for pod in EXPECTED:
-            self.assertEqual((rows[pod]["decision"], rows[pod]["delivery"]),
+            self.assertEqual((pods[pod][0]["decision"], pods[pod][0]["delivery"]),
                              ("alert", "delivered"), pod)
+
+    def test_crash_loops_are_muted_repeats(self):
+        """The two crash loops restart 3 times; the repeats come within muteSeconds (600 s),
+        so krc records them as muted (nothing posted) and alerts once per pod."""
+        pods = self.by_pod()
+        for pod in CRASH_LOOPS:
+            repeats = pods[pod][1:]
+            self.assertEqual([(r["decision"], r["delivery"]) for r in repeats],
+                             [("muted", None)] * (CRASH_LOOPS[pod] - 1), pod)
+            self.assertTrue(all(r["exit_code"] == 1 for r in repeats), repeats)
+            name = pod.split("/")[1]
+            self.assertEqual(self.p.stdout.count("%s (%s)" % (pod, pods[pod][0]["container"])), 1,
+                             "one alert for %s" % pod)
+            self.assertIn("%s: crashes again the same way (restartCount %d, the kubelet's "
+                          "BackOff)" % (pod, CRASH_LOOPS[pod]), self.p.stdout)
+            self.assertIn(name, self.p.stdout)
+        # every other pod crashed once
+        self.assertEqual(sum(len(v) for v in pods.values()),
+                         len(EXPECTED) + len(STORM) + sum(n - 1 for n in CRASH_LOOPS.values()))
+
+    def test_summary_shows_the_crash_loop_and_its_gpus(self):
+        """restart_summary names the crash-looping workloads (from the pods' ownerReferences)
+        and the GPU the crash-looping fine-tuning pod holds."""
+        s = mcp_call("restart_summary", {"since": "1h", "limit": 50})
+        wl = {(w["namespace"], w["kind"], w["name"]): w["restarts"] for w in s["workloads"]}
+        self.assertEqual(wl[("ml-training", "Job", "llama-ft-sweep-lr3e5")], 3)
+        self.assertEqual(wl[("astronomer", "StatefulSet", "airflow-worker")], 3)
+        self.assertEqual(wl[("cache", "StatefulSet", "memcached")], 8)
+        # a ReplicaSet NAME-HASH with the pod-template-hash label is its Deployment
+        self.assertEqual(wl[("backstage", "Deployment", "backstage-backend")], 1)
+        self.assertEqual(wl[("llm", "Deployment", "lightspeed-core")], 1)
+        self.assertEqual([(p["namespace"], p["pod"], p["gpus"], p["restarts"])
+                          for p in s["gpu_pods"]],
+                         [("ml-training", "llama-ft-sweep-lr3e5-7xkq2", 1, 3)])
+        self.assertEqual(s["gpus_held"], 1)
 
     def test_storm_guard_grouped_the_notready_node(self):
         rows = [r for r in self.history() if "cache/%s" % r["pod"] in STORM]
@@ -355,8 +419,10 @@ class DemoRunTest(unittest.TestCase):
         res = answers[2]["result"]
         self.assertFalse(res["isError"], res)
         got = {"%s/%s" % (r["namespace"], r["pod"]): r["cause"]
-               for r in res["structuredContent"]["restarts"]}
+               for r in res["structuredContent"]["restarts"] if r["restart_count"] == 1}
         self.assertEqual(got, {**EXPECTED, **STORM})
+        self.assertEqual(len(res["structuredContent"]["restarts"]),
+                         len(EXPECTED) + len(STORM) + sum(n - 1 for n in CRASH_LOOPS.values()))
 
     def test_nothing_generated_is_left(self):
         self.assertLessEqual(set(os.listdir(RUN["out"])), KEPT)
@@ -461,6 +527,38 @@ class DemoSimProtocolTest(unittest.TestCase):
         events = [json.loads(line) for line in r.read().splitlines()]  # ends at timeoutSeconds
         c.close()
         return events
+
+    def test_wait_for_the_crash_loop_backoff(self):
+        """(Runs last: it waits for the third crash.) The fine-tuning pod crashes 3 times:
+        restartCount 3, the kubelet's back-off for it, and one BackOff event whose count grew
+        (as the event recorder keeps it), in the case's words; the pod is owned by the case's
+        Job."""
+        path = "/api/v1/namespaces/ml-training/pods/llama-ft-sweep-lr3e5-7xkq2"
+        deadline = time.monotonic() + 40
+        while True:
+            pod = self.get_json(path)
+            st = pod["status"]["containerStatuses"][0]
+            if st["restartCount"] == 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        self.assertEqual(st["restartCount"], 3)
+        self.assertEqual(st["state"]["waiting"]["reason"], "CrashLoopBackOff")
+        self.assertTrue(st["state"]["waiting"]["message"].startswith(
+            "back-off 40s restarting failed container=trainer pod=llama-ft-sweep-lr3e5-7xkq2_"
+            "ml-training("), st["state"]["waiting"])
+        self.assertEqual(st["lastState"]["terminated"]["exitCode"], 1)
+        self.assertEqual([(o["kind"], o["name"]) for o in pod["metadata"]["ownerReferences"]],
+                         [("Job", "llama-ft-sweep-lr3e5")])
+        ev = self.get_json("/api/v1/namespaces/ml-training/events?fieldSelector="
+                           "involvedObject.name%3Dllama-ft-sweep-lr3e5-7xkq2,reason%3DBackOff")
+        self.assertEqual(len(ev["items"]), 1, ev["items"])
+        e = ev["items"][0]
+        self.assertEqual((e["type"], e["count"], e["source"]["component"]),
+                         ("Warning", 2, "kubelet"))
+        self.assertTrue(e["message"].startswith(
+            "Back-off restarting failed container trainer in pod llama-ft-sweep-lr3e5-7xkq2_"
+            "ml-training("), e["message"])
+        self.assertLess(e["firstTimestamp"], e["lastTimestamp"])
 
     def test_token_required(self):
         st, _, body = self.get("/api/v1/pods", token=False)

@@ -16,6 +16,7 @@ restart. Every test asserts that each real restart is posted exactly once.
 import json
 import os
 import re
+import sqlite3
 import tempfile
 import time
 import unittest
@@ -224,6 +225,19 @@ class HandoverTest(unittest.TestCase):
         self.assertEqual(len(a2.logs(contains="posted by the previous leader; not sent again")),
                          1, a2.tail(60))
         self.assertEqual(a2.stop(), 0)
+        # krc-a's rows of what krc-b posted are stored as superseded (not failed: nothing
+        # failed, another leader delivered them); its own app-3 as delivered
+        con = sqlite3.connect(db_a)
+        try:
+            states = dict(con.execute(
+                "SELECT r.pod, o.state FROM outbox o JOIN restarts r ON r.id = o.restart_id "
+                "WHERE o.kind = 'alert'").fetchall())
+            failed = con.execute("SELECT count(*) FROM outbox WHERE state = 'failed'").fetchone()
+        finally:
+            con.close()
+        self.assertEqual(states, {"app-1": "superseded", "app-2": "superseded",
+                                  "app-3": "delivered"})
+        self.assertEqual(failed, (0,))
 
     def test_a_leader_that_cannot_renew_posts_nothing_more(self):
         """Scenario 3 by the renew deadline: the API server stops answering Lease requests."""

@@ -89,12 +89,15 @@ CREATE INDEX restarts_workload ON restarts (workload_name, detected_at);
 UPDATE schema_version SET version = 4;
 """
 
-# migration 4 -> 5 (issue 15): the outbox state 'withdrawn' (an alert folded into a storm
-# summary before it was posted); schema 4 wrote such a row as 'failed' with this last error.
+# migration 4 -> 5 (issue 15): the outbox states 'withdrawn' (an alert folded into a storm
+# summary before it was posted) and 'superseded' (a new leader found the row posted by the
+# previous leader); schema 4 wrote such rows as 'failed' with these last errors.
 # (This fixture's outbox has no CHECK constraint, so the rebuild of store.c is not needed.)
 SCHEMA_V5 = SCHEMA_V4 + """
 UPDATE outbox SET state = 'withdrawn', attempts = 0, last_error = NULL
   WHERE state = 'failed' AND last_error = 'withdrawn: grouped into an alert-storm summary';
+UPDATE outbox SET state = 'superseded', attempts = 0, last_error = NULL
+  WHERE state = 'failed' AND last_error = 'superseded: the previous leader posted this restart';
 UPDATE schema_version SET version = 5;
 """
 
@@ -294,6 +297,24 @@ class HistoryTest(unittest.TestCase):
         p = run(["show", str(rid), "--db", self.path], check_rc=0)
         self.assertIn("withdrawn, 0 attempts", p.stdout)
         self.assertIn("not posted: grouped into the alert-storm summary", p.stdout)
+
+    def test_superseded_alert_is_not_a_failure(self):
+        """A row that a new leader found posted by the previous leader reads as superseded, in
+        the table, the JSON and the detail view: never as failed."""
+        f = Fixture(self.path)
+        rid = f.restart("shop", "web-7", detected=self.now - 30, cause="app_error",
+                        decision="alert", delivery="superseded")
+        f.close()
+        p = run(["--db", self.path], check_rc=0)
+        self.assertIn("alert/superseded", p.stdout)
+        self.assertNotIn("failed", p.stdout)
+        self.assertNotIn("attempt", p.stdout)
+        p = run(["--db", self.path, "--format", "json"], check_rc=0)
+        self.assertEqual(json.loads(p.stdout)[0]["delivery"], "superseded")
+        p = run(["show", str(rid), "--db", self.path], check_rc=0)
+        self.assertIn("superseded, 0 attempts", p.stdout)
+        self.assertIn("not posted by this replica: the previous leader posted this restart",
+                      p.stdout)
 
     def test_filters_json(self):
         ids = self.populate()

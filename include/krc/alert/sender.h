@@ -173,7 +173,7 @@ void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, in
  * the daemon, or of an earlier leadership), oldest first: the sender is the
  * only reader of the outbox. A row whose restart `was_handled` (may be NULL;
  * gets ud) names, e.g. because the leader this replica took over from posted
- * it, is marked failed ("superseded") instead; a row whose destination is no
+ * it, is marked superseded instead (not a failure); a row whose destination is no
  * longer configured is marked failed. Logs what it did. A resumed row's
  * delivery is reported to on_posted like a new alert's when its restart is
  * stored. */

@@ -44,8 +44,12 @@ struct krc_demo_case {
     const char *log;       /* its previous log, or NULL */
     const struct krc_demo_event *events;
     size_t n_events;
-    int replicas;       /* pods that crash the same way at once (the storm): >= 1 */
-    const char *expect; /* the cause code krc must name */
+    int replicas;           /* pods that crash the same way at once (the storm): >= 1 */
+    int restarts;           /* how often the container crashes (a crash loop: > 1); 0 means 1 */
+    const char *owner_api;  /* metadata.ownerReferences[0]: apiVersion, kind, name */
+    const char *owner_kind; /* NULL: no owner */
+    const char *owner_name; /* a ReplicaSet's NAME-HASH gets the pod-template-hash label */
+    const char *expect;     /* the cause code krc must name */
 };
 
 struct krc_demo_node {
@@ -68,11 +72,23 @@ void krc_demo_container_id(const char *pod, const char *container, int instance,
 /* The pod name of replica `i` (0-based) of a case. */
 void krc_demo_pod_name(const struct krc_demo_case *c, int i, char *out, size_t outsz);
 
-/* v1 Pod of replica `i`: running and ready since `started` (restarts 0) when
- * !crashed, else with the crashed instance in lastState.terminated (ended at
- * `ended`), restartCount 1 and CrashLoopBackOff. NULL on ENOMEM. */
-cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int crashed, int64_t started,
-                         int64_t ended);
+/* v1 Pod of replica `i`: running and ready since `started` when restarts is
+ * 0, else after its `restarts`-th crash: the crashed instance (it ran from
+ * `ran_from` to `ended`) in lastState.terminated, restartCount `restarts`
+ * and CrashLoopBackOff with the kubelet's back-off for that count (10 s,
+ * doubled per restart, at most 300 s). NULL on ENOMEM. */
+cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int restarts, int64_t started,
+                         int64_t ran_from, int64_t ended);
+
+/* The kubelet's back-off in seconds before the next start after `restarts`
+ * crashes (10, 20, 40, ... at most 300). */
+int krc_demo_backoff_s(int restarts);
+
+/* The kubelet's BackOff event of replica `i` of a crash-looping case, as the
+ * kubelet's event recorder keeps it: one object per pod whose count and
+ * lastTimestamp grow (`count` times, first at `first`, last at `last`). */
+cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count, int64_t first,
+                                   int64_t last);
 
 /* v1 Node; ready: 1 Ready=True, 0 Ready=Unknown (NodeStatusUnknown, as the
  * node lifecycle controller writes it when the kubelet stops posting). */

@@ -101,7 +101,9 @@ int krc_demo_sim_port(const struct krc_demo_sim *s);
  * instance (NULL: none) that ended at `log_ended`. Takes `pod`. */
 int krc_demo_sim_put_pod(struct krc_demo_sim *s, cJSON *pod, const char *previous_log,
                          int64_t log_ended);
-/* Create or replace a node; add an event. Take the object. */
+/* Create or replace a node; add an event, or replace the one with its
+ * namespace and name (as the event recorder updates count and
+ * lastTimestamp). Take the object. */
 int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node);
 int krc_demo_sim_add_event(struct krc_demo_sim *s, cJSON *event);
 

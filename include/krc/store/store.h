@@ -122,13 +122,15 @@ enum krc_store_kind {
 enum krc_store_state {
     KRC_STORE_PENDING = 0,
     KRC_STORE_DELIVERED,
-    KRC_STORE_FAILED,    /* given up: will not be retried */
-    KRC_STORE_WITHDRAWN, /* never posted: folded into an alert-storm summary (schema 5) */
+    KRC_STORE_FAILED,     /* given up: will not be retried */
+    KRC_STORE_WITHDRAWN,  /* never posted: folded into an alert-storm summary (schema 5) */
+    KRC_STORE_SUPERSEDED, /* never posted by this replica: the previous leader posted the
+                           * restart (schema 5) */
 };
-#define KRC_STORE_STATE_COUNT 4
+#define KRC_STORE_STATE_COUNT 5
 
 /* "alert", "reply", "summary", "recovered" / "pending", "delivered", "failed",
- * "withdrawn". */
+ * "withdrawn", "superseded". */
 const char *krc_store_kind_name(enum krc_store_kind k);
 const char *krc_store_state_name(enum krc_store_state st);
 
@@ -213,6 +215,11 @@ int krc_store_mark_attempt(struct krc_store *s, int64_t id, const char *error_te
  * (nothing was attempted). KRC_ENOTFOUND when no pending row has that id. */
 int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *err);
 
+/* A pending row that a new leader found already posted by the previous
+ * leader (the hand-over list): state superseded, attempts unchanged, not a
+ * failure. KRC_ENOTFOUND when the row is not pending. */
+int krc_store_mark_superseded(struct krc_store *s, int64_t id, struct krc_error *err);
+
 /* ---- reading --------------------------------------------------------------- */
 
 /* An outbox row. Strings are borrowed (valid during the callback) or owned
@@ -276,7 +283,7 @@ struct krc_store_row {
     const char *decision;
     const char *summary;
     /* latest outbox row of this restart: delivery NULL when it has none */
-    const char *delivery; /* "pending", "delivered", "failed", "withdrawn" */
+    const char *delivery; /* "pending", "delivered", "failed", "withdrawn", "superseded" */
     int attempts;
     const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
     const char *identity;   /* the restart's identity as stored (schema 3) */
@@ -402,6 +409,7 @@ struct krc_store_stats {
     int64_t delivered;
     int64_t failed;
     int64_t withdrawn;          /* grouped into a storm summary, never posted */
+    int64_t superseded;         /* posted by the previous leader, not by this replica */
     int64_t oldest_detected_at; /* 0: empty */
     int64_t db_bytes;           /* page_count * page_size */
     int64_t wal_bytes;          /* size of the -wal file, 0 when none */

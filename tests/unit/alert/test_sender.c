@@ -838,6 +838,98 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     rmdir(dir);
 }
 
+/* was_handled for test_resume_superseded: the previous leader posted web-1. */
+static int handled_web1(const struct krc_store_row *row, void *ud)
+{
+    (void)ud;
+    return row->pod != NULL && strcmp(row->pod, "web-1") == 0;
+}
+
+/* Record a restart of `pod` with its pending alert (the sender's own
+ * destination key) as an earlier leadership of this replica left it. */
+static int64_t record_pending(struct krc_sender *n, struct krc_store *store, const char *pod,
+                              int64_t *ret_restart_id)
+{
+    struct krc_restart r = mk("fast", pod);
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_sender_message msg;
+    struct krc_store_restart rec;
+    struct krc_store_outbox ob;
+    int64_t id = 0;
+
+    assert_non_null(rep);
+    assert_non_null(dg);
+    krc_diagnosis_init(dg);
+    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    memset(&rec, 0, sizeof(rec));
+    rec.pod_uid = pod;
+    rec.container = "app";
+    rec.restart_count = 1;
+    rec.namespace = "fast";
+    rec.pod = pod;
+    rec.detected_at = krc_clock_now();
+    rec.decision = "alert";
+    memset(&ob, 0, sizeof(ob));
+    ob.kind = msg.kind;
+    ob.destination = msg.destination;
+    ob.thread_key = msg.thread_key;
+    ob.body = msg.body;
+    assert_int_equal(krc_store_record(store, &rec, &ob, ret_restart_id, &id, NULL), 0);
+    krc_sender_message_cleanup(&msg);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+    krc_report_free(rep);
+    return id;
+}
+
+/* A new leader resumes its outbox: a row whose restart the previous leader
+ * posted (the hand-over list) is marked superseded, not failed and not
+ * sent; the other is queued. */
+static void test_resume_superseded(void **state)
+{
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    struct krc_store *store = NULL;
+    struct krc_store_stats st;
+    struct krc_store_entry *en = NULL;
+    int64_t rid1;
+    int64_t rid2;
+    (void)state;
+
+    fk_reset();
+    assert_int_equal(krc_store_open(":memory:", 0, &store, NULL), 0);
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    record_pending(n, store, "web-1", &rid1);
+    record_pending(n, store, "web-2", &rid2);
+    krc_sender_resume_outbox(n, store, handled_web1, NULL);
+    assert_int_equal(krc_sender_pending(n), 1);
+    assert_int_equal(krc_store_stats(store, &st, NULL), 0);
+    assert_int_equal(st.superseded, 1);
+    assert_int_equal(st.failed, 0);
+    assert_int_equal(st.pending, 1);
+    assert_int_equal(krc_sender_stats(n)->failed, 0);
+    assert_int_equal(krc_store_get(store, rid1, &en, NULL), 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
+    assert_int_equal(en->messages[0].attempts, 0);
+    assert_null(en->messages[0].last_error);
+    assert_string_equal(en->row.delivery, "superseded");
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_get(store, rid2, &en, NULL), 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_PENDING);
+    krc_store_entry_free(en);
+    krc_sender_free(n);
+    krc_store_close(store);
+    routes_cleanup(&rs);
+}
+
 /* Alerts queued when a storm begins are withdrawn into its summary: their
  * outbox rows become "withdrawn" (never attempted), not "failed", and the
  * sender counts them as grouped, never as failed or sent. */
@@ -1049,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_storm_groups_and_withdraws),
         cmocka_unit_test(test_storm_is_per_destination),
         cmocka_unit_test(test_storm_withdrawn_rows_are_not_failures),
+        cmocka_unit_test(test_resume_superseded),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
         cmocka_unit_test(test_pacing_per_connection_and_target),

@@ -195,14 +195,44 @@ static const struct krc_demo_node *node_named(const char *name)
     return NULL;
 }
 
-static int exit_code_of(const cJSON *pod, const char *list)
+static const cJSON *status_of(const cJSON *pod)
 {
-    const cJSON *st =
-        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), list), 0);
+    return cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "containerStatuses"), 0);
+}
+
+static int exit_code_of(const cJSON *pod, int restarts)
+{
+    const cJSON *st = status_of(pod);
     const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "lastState"), "terminated");
 
-    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "restartCount")), 1);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "restartCount")), restarts);
     return (int)cJSON_GetNumberValue(cJSON_GetObjectItem(t, "exitCode"));
+}
+
+/* metadata.ownerReferences[0] is the case's owner (a ReplicaSet's pods carry
+ * its hash label); no owner, no ownerReferences. */
+static void check_owner(const struct krc_demo_case *c, const cJSON *pod)
+{
+    const cJSON *m = cJSON_GetObjectItem(pod, "metadata");
+    const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "ownerReferences"), 0);
+    const char *hash = cJSON_GetStringValue(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"), "pod-template-hash"));
+
+    if (c->owner_kind == NULL) {
+        assert_null(o);
+        return;
+    }
+    assert_non_null(o);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind")), c->owner_kind);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "name")), c->owner_name);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "controller")));
+    if (strcmp(c->owner_kind, "ReplicaSet") == 0) {
+        assert_non_null(hash);
+        assert_string_equal(hash, strrchr(c->owner_name, '-') + 1);
+    } else {
+        assert_null(hash);
+    }
 }
 
 static void test_objects(void **state)
@@ -223,8 +253,8 @@ static void test_objects(void **state)
             assert_string_not_equal(cases[j].key, c->key);
         }
         for (int r = 0; r < c->replicas; r++) {
-            cJSON *ok = krc_demo_pod_json(c, r, 0, 1700000000, 0);
-            cJSON *bad = krc_demo_pod_json(c, r, 1, 1700000000, 1700003000);
+            cJSON *ok = krc_demo_pod_json(c, r, 0, 1700000000, 0, 0);
+            cJSON *bad = krc_demo_pod_json(c, r, 1, 1700000000, 1700003000 - c->run_s, 1700003000);
             const char *uid = cJSON_GetStringValue(
                 cJSON_GetObjectItem(cJSON_GetObjectItem(bad, "metadata"), "uid"));
             const char *list = "containerStatuses";
@@ -237,7 +267,8 @@ static void test_objects(void **state)
             }
             assert_true(n_uids < 64);
             snprintf(uids[n_uids++], 37, "%s", uid);
-            assert_int_equal(exit_code_of(bad, list), c->exit_code);
+            assert_int_equal(exit_code_of(bad, 1), c->exit_code);
+            check_owner(c, bad);
             assert_int_equal(
                 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(
                     cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ok, "status"), list),
@@ -249,6 +280,79 @@ static void test_objects(void **state)
         }
     }
     assert_true(storm);
+}
+
+/* A crash-looping case: its files show the crash loop, each crash k has
+ * restartCount k and the kubelet's back-off for it (10 s doubled), and where
+ * the case posted its pod's waiting message, its BackOff event or its owner,
+ * the objects carry the same words. */
+static void test_crash_loops(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    int loops = 0;
+
+    (void)state;
+    assert_int_equal(krc_demo_backoff_s(1), 10);
+    assert_int_equal(krc_demo_backoff_s(2), 20);
+    assert_int_equal(krc_demo_backoff_s(3), 40);
+    assert_int_equal(krc_demo_backoff_s(9), 300);
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        char dir[1024];
+        char *all;
+        fixture_dir(c, dir, sizeof(dir));
+        all = case_text(dir);
+        if (c->owner_name != NULL && strstr(all, "ownerReferences") != NULL &&
+            strstr(all, c->owner_name) == NULL) {
+            fail_msg("%s: the case posts another owner than %s", c->key, c->owner_name);
+        }
+        if (c->restarts <= 1) {
+            free(all);
+            continue;
+        }
+        loops++;
+        if (strstr(all, "CrashLoopBackOff") == NULL) {
+            fail_msg("%s: the case shows no crash loop", c->key);
+        }
+        for (int k = 1; k <= c->restarts; k++) {
+            cJSON *pod = krc_demo_pod_json(c, 0, k, 1700000000, 1700002990, 1700003000);
+            cJSON *ev = krc_demo_backoff_event_json(c, 0, k - 1, 1700000100, 1700003000);
+            const char *wait = cJSON_GetStringValue(cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(status_of(pod), "state"), "waiting"),
+                "message"));
+            const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message"));
+            char want[64];
+            assert_non_null(pod);
+            assert_non_null(ev);
+            assert_int_equal(exit_code_of(pod, k), c->exit_code);
+            snprintf(want, sizeof(want),
+                     "back-off %ds restarting failed container=", krc_demo_backoff_s(k));
+            assert_non_null(wait);
+            assert_memory_equal(wait, want, strlen(want));
+            /* the case's own words, up to the UID (the simulation's) */
+            if (strstr(all, "restartCount\": 2") != NULL && k == 2) {
+                size_t upto = (size_t)(strchr(wait, '(') - wait);
+                char *head = strndup(wait, upto);
+                if (strstr(all, head) == NULL) {
+                    fail_msg("%s: waiting message not in the case: %s", c->key, head);
+                }
+                free(head);
+            }
+            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason")), "BackOff");
+            if (strstr(all, "\"BackOff\"") != NULL) {
+                char *head = strndup(msg, (size_t)(strchr(msg, '(') - msg));
+                if (strstr(all, head) == NULL) {
+                    fail_msg("%s: BackOff event text not in the case: %s", c->key, head);
+                }
+                free(head);
+            }
+            cJSON_Delete(pod);
+            cJSON_Delete(ev);
+        }
+        free(all);
+    }
+    assert_int_equal(loops, 2);
 }
 
 static void test_node_states(void **state)
@@ -286,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases_match_their_sources),
         cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_crash_loops),
         cmocka_unit_test(test_node_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

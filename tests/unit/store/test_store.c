@@ -122,6 +122,8 @@ static int64_t stat_of(struct krc_store *s, int which)
         return st.delivered;
     case 4:
         return st.withdrawn;
+    case 5:
+        return st.superseded;
     default:
         return st.failed;
     }
@@ -1607,8 +1609,46 @@ static void test_withdrawn(void **state)
     krc_store_close(s);
 }
 
-/* Schema 4 stored a withdrawn alert as failed with a fixed last_error:
- * migration 4 -> 5 turns exactly those rows into withdrawn, leaves real
+/* A row a new leader found already posted by the previous leader is
+ * neither pending nor failed: state superseded, no attempt; only a pending
+ * row can be superseded. */
+static void test_superseded(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
+    struct krc_store_entry *en = NULL;
+    struct krc_error e;
+    int64_t rid;
+    int64_t o1;
+
+    (void)state;
+    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
+    assert_int_equal(krc_store_mark_superseded(s, o1, NULL), 0);
+    assert_int_equal(stat_of(s, 1), 0);
+    assert_int_equal(stat_of(s, 3), 0);
+    assert_int_equal(stat_of(s, 4), 0);
+    assert_int_equal(stat_of(s, 5), 1);
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_mark_superseded(s, o1, &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "no pending notification"));
+    assert_int_equal(krc_store_mark_withdrawn(s, o1, NULL), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+    assert_int_equal(en->n_messages, 1);
+    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
+    assert_int_equal(en->messages[0].attempts, 0);
+    assert_null(en->messages[0].last_error);
+    assert_string_equal(en->row.delivery, "superseded");
+    assert_string_equal(krc_store_state_name(KRC_STORE_SUPERSEDED), "superseded");
+    krc_store_entry_free(en);
+    /* nothing pending is left to resume */
+    assert_int_equal(stat_of(s, 1), 0);
+    krc_store_close(s);
+}
+
+/* Schema 4 stored a withdrawn alert, and a row the previous leader had
+ * posted, as failed with a fixed last_error: migration 4 -> 5 turns exactly
+ * those rows into withdrawn and superseded, leaves real
  * failures alone, and the new CHECK takes the new state. */
 static void test_migration_v4_to_v5(void **state)
 {
@@ -1638,13 +1678,16 @@ static void test_migration_v4_to_v5(void **state)
              "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, cause, "
              "detected_at, decision, identity) VALUES "
              "(1, 'u1', 'app', 1, 'batch', 'job-1', 'killed', 1799999001, 'grouped', 'c1'),"
-             "(2, 'u2', 'app', 1, 'batch', 'job-2', 'killed', 1799999002, 'alert', 'c1');"
+             "(2, 'u2', 'app', 1, 'batch', 'job-2', 'killed', 1799999002, 'alert', 'c1'),"
+             "(3, 'u3', 'app', 1, 'batch', 'job-3', 'killed', 1799999004, 'alert', 'c1');"
              "INSERT INTO outbox (id, restart_id, kind, destination, body, state, attempts, "
              "last_error, created_at, updated_at) VALUES "
              "(1, 1, 'alert', 'webhook:default', '{}', 'failed', 1, "
              "'withdrawn: grouped into an alert-storm summary', 1799999001, 1799999003),"
              "(2, 2, 'alert', 'webhook:default', '{}', 'failed', 8, 'HTTP 404 no_service', "
-             "1799999002, 1799999009);");
+             "1799999002, 1799999009),"
+             "(3, 3, 'alert', 'webhook:default', '{}', 'failed', 1, "
+             "'superseded: the previous leader posted this restart', 1799999004, 1799999005);");
     assert_int_equal(schema_version_of(path), 4);
     krc_error_clear(&e);
     assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), KRC_EUNSUPPORTED);
@@ -1662,8 +1705,15 @@ static void test_migration_v4_to_v5(void **state)
     assert_int_equal(en->messages[0].attempts, 8);
     assert_string_equal(en->messages[0].last_error, "HTTP 404 no_service");
     krc_store_entry_free(en);
+    assert_int_equal(krc_store_get(s, 3, &en, NULL), 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
+    assert_int_equal(en->messages[0].attempts, 0);
+    assert_null(en->messages[0].last_error);
+    assert_string_equal(en->row.delivery, "superseded");
+    krc_store_entry_free(en);
     assert_int_equal(stat_of(s, 3), 1);
     assert_int_equal(stat_of(s, 4), 1);
+    assert_int_equal(stat_of(s, 5), 1);
     krc_store_close(s);
     /* the indexes are back */
     assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
@@ -2361,6 +2411,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_migration_v1_to_v2),
         cmocka_unit_test(test_migration_v3_to_v4),
         cmocka_unit_test(test_withdrawn),
+        cmocka_unit_test(test_superseded),
         cmocka_unit_test(test_migration_v4_to_v5),
         cmocka_unit_test(test_confidence_stored),
         cmocka_unit_test(test_identity_is_the_termination),
