@@ -409,7 +409,7 @@ class DemoRunTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertIn("does not match the tools' answers", r.stderr)
         self.assertRegex(r.stderr, r'quoted block \d+\.causes: quoted entry not returned now: '
-                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 1\}')
+                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 3\}')
 
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)
