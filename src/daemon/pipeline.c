@@ -458,6 +458,48 @@ static void collect(const struct krc_pipeline_deps *p, struct job *j)
     }
 }
 
+/* A muted repeat is not collected (a crash loop must not cost requests):
+ * when its termination matches the container's last diagnosed restart in
+ * the history, it carries that cause (krc_diagnosis_carry). From the store,
+ * not a memo, so that it holds across a restart of krc or a new leader. */
+static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_store_diagnosed last;
+    struct krc_diagnosis_prior prior;
+    struct krc_error e;
+    int rc;
+
+    if (j->decision != KRC_POLICY_MUTED || p->store == NULL || r->uid == NULL ||
+        r->container == NULL || j->dg->container == NULL ||
+        strcmp(j->dg->container, r->container) != 0) {
+        return;
+    }
+    krc_error_clear(&e);
+    rc = krc_store_last_diagnosed(p->store, r->uid, r->container, &last, &e);
+    if (rc < 0) {
+        atomic_fetch_add(&p->status->store_errors, 1);
+        krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
+        return;
+    }
+    if (rc == 0) {
+        return;
+    }
+    prior.id = last.id;
+    prior.cause = last.cause;
+    prior.confidence = last.confidence;
+    prior.has_exit_code = last.has_exit_code;
+    prior.exit_code = last.exit_code;
+    prior.signal = last.signal;
+    prior.reason = last.has_reason ? last.reason : NULL;
+    prior.log_collected = last.log_collected;
+    if (krc_diagnosis_carry(j->dg, &prior) < 0) {
+        krc_log(KRC_LOG_WARN,
+                "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
+                r->namespace, r->pod, r->container, (long long)last.id);
+    }
+}
+
 static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
@@ -469,6 +511,7 @@ static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
                 r->pod, r->container, e.msg);
     }
+    carry_repeat(p, j);
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
                        (const char *[]){r->namespace, krc_cause_name(j->dg->cause)});

@@ -206,6 +206,7 @@ enum stmt {
     ST_INSERT_RESTART,
     ST_FIND_RESTART,
     ST_RESTART_EXISTS,
+    ST_LAST_DIAGNOSED,
     ST_INSERT_REPORT,
     ST_SET_DECISION,
     ST_SET_MESSAGE,
@@ -249,6 +250,12 @@ static const char *const sql_text[N_STMT] = {
     [ST_FIND_RESTART] = "SELECT id FROM restarts WHERE pod_uid = ?1 AND container = ?2 AND "
                         "identity = " IDENTITY_SQL("?4", "?5", "?3"),
     [ST_RESTART_EXISTS] = "SELECT 1 FROM restarts WHERE id = ?1",
+    [ST_LAST_DIAGNOSED] =
+        "SELECT r.id, r.cause, r.confidence, r.exit_code, r.signal, r.reason, coalesce((SELECT "
+        "CASE WHEN json_valid(p.report_json) THEN json_extract(p.report_json, '$.log.bytes') > 0 "
+        "END FROM reports p WHERE p.restart_id = r.id), 0) FROM restarts r WHERE r.pod_uid = ?1 "
+        "AND r.container = ?2 AND r.decision IN ('alert', 'thread_reply', 'not_posted') "
+        "ORDER BY r.detected_at DESC, r.id DESC LIMIT 1",
     [ST_INSERT_REPORT] =
         "INSERT INTO reports (restart_id, message, report_json) VALUES (?1, ?2, ?3)",
     [ST_SET_DECISION] = "UPDATE restarts SET decision = ?2 WHERE id = ?1",
@@ -1807,6 +1814,64 @@ int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity 
     stmt_done(st);
     if (rc != SQLITE_DONE) {
         return db_fail(s, rc, "looking up a restart", err);
+    }
+    return 0;
+}
+
+/* A row of ST_LAST_DIAGNOSED into *ret: 1, or 0 when it cannot be read
+ * back whole. */
+static int read_diagnosed(sqlite3_stmt *st, struct krc_store_diagnosed *ret)
+{
+    const char *cause = (const char *)sqlite3_column_text(st, 1);
+    const char *conf = (const char *)sqlite3_column_text(st, 2);
+    const char *reason = (const char *)sqlite3_column_text(st, 5);
+
+    memset(ret, 0, sizeof(*ret));
+    ret->id = sqlite3_column_int64(st, 0);
+    if (cause == NULL || krc_cause_parse(cause, &ret->cause) < 0) {
+        return 0;
+    }
+    if (conf == NULL || krc_confidence_parse(conf, &ret->confidence) < 0) {
+        ret->confidence = KRC_CONFIDENCE_LOW;
+    }
+    ret->has_exit_code = sqlite3_column_type(st, 3) != SQLITE_NULL;
+    ret->exit_code = sqlite3_column_int(st, 3);
+    ret->signal = sqlite3_column_int(st, 4);
+    if (reason != NULL) {
+        if (strlen(reason) >= sizeof(ret->reason)) {
+            return 0;
+        }
+        ret->has_reason = 1;
+        snprintf(ret->reason, sizeof(ret->reason), "%s", reason);
+    }
+    ret->log_collected = sqlite3_column_int(st, 6) != 0;
+    return 1;
+}
+
+int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
+                             struct krc_store_diagnosed *ret, struct krc_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (!nonempty(pod_uid) || !nonempty(container)) {
+        return krc_error_set(err, KRC_EINVAL,
+                             "last diagnosed restart: needs pod_uid and container");
+    }
+    if ((rc = stmt_get(s, ST_LAST_DIAGNOSED, &st, err)) < 0) {
+        return rc;
+    }
+    bind_text(st, 1, pod_uid);
+    bind_text(st, 2, container);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int ok = read_diagnosed(st, ret);
+        stmt_done(st);
+        return ok;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_DONE) {
+        return db_fail(s, rc, "reading the container's last diagnosed restart", err);
     }
     return 0;
 }

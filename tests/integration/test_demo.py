@@ -224,6 +224,21 @@ class DemoRunTest(unittest.TestCase):
             self.assertEqual([(r["decision"], r["delivery"]) for r in repeats],
                              [("muted", None)] * (CRASH_LOOPS[pod] - 1), pod)
             self.assertTrue(all(r["exit_code"] == 1 for r in repeats), repeats)
+            # not collected, the repeats carry the cause of the pod's alert, whose termination
+            # they repeat (exit code 1, reason Error), at most medium, and say so
+            first = pods[pod][0]
+            self.assertEqual([(r["cause"], r["confidence"]) for r in repeats],
+                             [(first["cause"], "medium")] * (CRASH_LOOPS[pod] - 1), pod)
+            with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+                for r in repeats:
+                    dg = json.loads(db.execute("SELECT report_json FROM reports WHERE restart_id"
+                                               " = ?", (r["id"],)).fetchone()[0])["diagnosis"]
+                    self.assertEqual(dg["evidence"][0],
+                                     "same exit code 1 and reason Error as restart #%d (diagnosed "
+                                     "%s with its log); this restart's log was not collected "
+                                     "(muted repeat)" % (first["id"], first["cause"]))
+                    self.assertTrue(any("previous log" in u for u in dg["unchecked"]),
+                                    dg["unchecked"])
             name = pod.split("/")[1]
             self.assertEqual(self.p.stdout.count("%s (%s)" % (pod, pods[pod][0]["container"])), 1,
                              "one alert for %s" % pod)
@@ -240,6 +255,9 @@ class DemoRunTest(unittest.TestCase):
         s = mcp_call("restart_summary", {"since": "1h", "limit": 50})
         wl = {(w["namespace"], w["kind"], w["name"]): w["restarts"] for w in s["workloads"]}
         self.assertEqual(wl[("ml-training", "Job", "llama-ft-sweep-lr3e5")], 3)
+        # the CUDA crash loop's muted repeats carry its gpu_out_of_memory (not app_error)
+        top = {(w["namespace"], w["kind"], w["name"]): w["top_cause"] for w in s["workloads"]}
+        self.assertEqual(top[("ml-training", "Job", "llama-ft-sweep-lr3e5")], "gpu_out_of_memory")
         self.assertEqual(wl[("astronomer", "StatefulSet", "airflow-worker")], 3)
         self.assertEqual(wl[("cache", "StatefulSet", "memcached")], 8)
         # a ReplicaSet NAME-HASH with the pod-template-hash label is its Deployment
@@ -391,7 +409,7 @@ class DemoRunTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertIn("does not match the tools' answers", r.stderr)
         self.assertRegex(r.stderr, r'quoted block \d+\.causes: quoted entry not returned now: '
-                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 1\}')
+                                   r'\{"cause": "oom_killed", "pods": 1, "restarts": 3\}')
 
     def test_history_table_and_show(self):
         self.assertIn("ID  TIME (UTC)", self.p.stdout)

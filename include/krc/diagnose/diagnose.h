@@ -95,6 +95,29 @@ const struct krc_report_container *krc_diagnose_pick(const struct krc_report *r)
 int krc_diagnose(const struct krc_report *r, const char *container, struct krc_diagnosis *ret,
                  struct krc_error *err);
 
+/* The container's last diagnosed (collected) restart, as the history has
+ * it: what a muted repeat, which is not collected, may carry
+ * (krc_diagnosis_carry, src/diagnose/repeat.c). Strings borrowed. */
+struct krc_diagnosis_prior {
+    int64_t id; /* its history id */
+    enum krc_cause cause;
+    enum krc_confidence confidence;
+    int has_exit_code; /* 0: exit code unknown: never matches */
+    int exit_code;
+    int signal;         /* 0: none */
+    const char *reason; /* may be NULL */
+    int log_collected;  /* its previous log was collected (non-empty) */
+};
+
+/* A muted repeat's diagnosis *d (made without the log) takes the cause of
+ * `prior` when their terminations match (same exit code, signal and
+ * reason; the caller matched pod UID and container) and the carried
+ * confidence, min(prior's, medium), is not below d's own: the cause and
+ * that confidence are set, a summary and a first evidence line say what was
+ * compared, `unchecked` keeps what it listed. Returns 1 when carried, 0 when
+ * not (d unchanged), KRC_ENOMEM. */
+int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior);
+
 /* The rule table in precedence order, for tests and documentation: the
  * number of rules, the name and cause of rule i (NULL / unknown past the
  * end). */

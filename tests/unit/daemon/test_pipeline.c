@@ -37,6 +37,7 @@ struct fakes {
     atomic_int lost;   /* the Lease; set by the collector when lose_on_collect */
     int lose_on_collect;
     int64_t mono;
+    const char *log_text; /* the previous log the collector finds; NULL: a Go panic */
 };
 
 static struct fakes fk;
@@ -58,7 +59,9 @@ static int fake_collect(struct krc_kube_client *c, const struct krc_restart *r,
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     rc = krc_collect_minimal(r, rep, err);
-    if (rc == 0) {
+    if (rc == 0 && fk.log_text != NULL) {
+        rc = krc_report_set_log(rep, r->container, fk.log_text, strlen(fk.log_text), 0, err);
+    } else if (rc == 0) {
         rc = krc_report_set_log(rep, r->container, log, sizeof(log) - 1, 0, err);
     }
     return rc;
@@ -333,6 +336,101 @@ static void test_held_back_costs_no_collection(void **state)
     krc_pattern_cleanup(&s.namespace);
 }
 
+/* The stored restart's cause, confidence and report JSON (caller frees). */
+static char *stored_diagnosis(struct env *v, const struct krc_restart *r, char *cause,
+                              char *confidence, size_t size)
+{
+    struct krc_store_identity id = {r->uid, r->container, r->restart_count, r->finished_at,
+                                    r->container_id};
+    struct krc_store_entry *ent = NULL;
+    int64_t row = 0;
+    char *json;
+
+    assert_int_equal(krc_store_find_restart(v->store, &id, &row, NULL), 1);
+    assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
+    snprintf(cause, size, "%s", ent->row.cause);
+    snprintf(confidence, size, "%s", ent->row.confidence != NULL ? ent->row.confidence : "");
+    json = krc_strdup(ent->report_json != NULL ? ent->report_json : "");
+    krc_store_entry_free(ent);
+    return json;
+}
+
+/* A muted repeat (not collected) whose termination matches the container's
+ * last diagnosed restart carries its cause, at most medium, with evidence
+ * naming the restart and what was compared, and the log still listed as
+ * unchecked; a repeat that ends otherwise keeps its own diagnosis. */
+static void test_muted_repeat_carries_the_diagnosis(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart first = mk("ml", "ft-1", 1);
+    struct krc_restart again = mk("ml", "ft-1", 2);
+    struct krc_restart third = mk("ml", "ft-1", 3);
+    struct krc_restart other = mk("ml", "ft-1", 4);
+    struct krc_restart sigkill = mk("ml", "ft-1", 5);
+    char cause[64], conf[64], want[160];
+    struct krc_store_identity id = {first.uid, first.container, first.restart_count,
+                                    first.finished_at, first.container_id};
+    int64_t first_id = 0;
+    char *json;
+    (void)state;
+
+    first.exit_code = again.exit_code = third.exit_code = 1;
+    other.exit_code = 2; /* same reason, another exit code */
+    sigkill.exit_code = 1;
+    sigkill.reason = (char *)"OOMKilled"; /* same exit code, another reason */
+    again.finished_at = NOW - 4;
+    third.finished_at = NOW - 3;
+    other.finished_at = NOW - 2;
+    sigkill.finished_at = NOW - 1;
+    env_init(&v, &o);
+    fk.log_text = "step 12\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+                  "GiB\n";
+    krc_pipeline_process(&v.deps, &first);
+    json = stored_diagnosis(&v, &first, cause, conf, sizeof(cause));
+    assert_string_equal(cause, "gpu_out_of_memory");
+    assert_string_equal(conf, "high");
+    krc_free(json);
+    assert_int_equal(krc_store_find_restart(v.store, &id, &first_id, NULL), 1);
+    snprintf(want, sizeof(want),
+             "same exit code 1 and reason Error as restart #%lld (diagnosed gpu_out_of_memory "
+             "with its log); this restart's log was not collected (muted repeat)",
+             (long long)first_id);
+
+    /* the repeats are muted, not collected; both refer to the alert, not to
+     * the repeat before them */
+    krc_pipeline_process(&v.deps, &again);
+    krc_pipeline_process(&v.deps, &third);
+    assert_int_equal(fk.collected, 1);
+    json = stored_diagnosis(&v, &again, cause, conf, sizeof(cause));
+    assert_string_equal(cause, "gpu_out_of_memory");
+    assert_string_equal(conf, "medium");
+    assert_non_null(strstr(json, want));
+    assert_non_null(strstr(json, "no previous log was available"));
+    assert_non_null(strstr(json, "a muted repeat of restart #"));
+    krc_free(json);
+    json = stored_diagnosis(&v, &third, cause, conf, sizeof(cause));
+    assert_string_equal(cause, "gpu_out_of_memory");
+    assert_non_null(strstr(json, want));
+    krc_free(json);
+
+    /* another exit code, another reason: today's diagnosis from the watch */
+    krc_pipeline_process(&v.deps, &other);
+    krc_pipeline_process(&v.deps, &sigkill);
+    assert_int_equal(fk.collected, 1);
+    json = stored_diagnosis(&v, &other, cause, conf, sizeof(cause));
+    assert_string_equal(cause, "app_error");
+    assert_string_equal(conf, "low");
+    assert_null(strstr(json, "muted repeat"));
+    krc_free(json);
+    json = stored_diagnosis(&v, &sigkill, cause, conf, sizeof(cause));
+    assert_string_not_equal(cause, "gpu_out_of_memory");
+    assert_null(strstr(json, "muted repeat"));
+    krc_free(json);
+    assert_int_equal(atomic_load(&v.status.store_errors), 0);
+    env_cleanup(&v);
+}
+
 /* No destination: collected, diagnosed and recorded, counted as not posted,
  * nothing queued. Without a notifier at all, recorded the same way. */
 static void test_no_destination(void **state)
@@ -544,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_kubernetes_event_beside_the_alert),
         cmocka_unit_test(test_web_api_log_file),
         cmocka_unit_test(test_held_back_costs_no_collection),
+        cmocka_unit_test(test_muted_repeat_carries_the_diagnosis),
         cmocka_unit_test(test_no_destination),
         cmocka_unit_test(test_collection_failure_still_alerts),
         cmocka_unit_test(test_store_failure_alerts_anyway),

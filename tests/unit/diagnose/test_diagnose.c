@@ -2149,6 +2149,106 @@ static void test_partial_input(void **state)
     done(&r, &d);
 }
 
+/* A diagnosis as the pipeline makes one for a muted repeat: from the watch,
+ * app_error low, one evidence line. */
+static void repeat_diagnosis(struct krc_diagnosis *d, int exit_code, int signal, const char *reason)
+{
+    krc_diagnosis_init(d);
+    d->container = krc_strdup("trainer");
+    d->cause = KRC_CAUSE_APP_ERROR;
+    d->confidence = KRC_CONFIDENCE_LOW;
+    d->has_termination = 1;
+    d->exit_code = exit_code;
+    d->signal = signal;
+    d->signal_name = krc_signal_name(signal);
+    d->reason = reason != NULL ? krc_strdup(reason) : NULL;
+    d->summary = krc_strdup("Container trainer exited with code 1 after 2s; 2 restarts");
+    d->evidence = krc_calloc(1, sizeof(char *));
+    d->evidence[0] = krc_strdup("lastState.terminated: reason=Error exitCode=1");
+    d->n_evidence = 1;
+    d->unchecked = krc_calloc(1, sizeof(char *));
+    d->unchecked[0] = krc_strdup("no previous log was available");
+    d->n_unchecked = 1;
+}
+
+static void test_carry_repeat(void **state)
+{
+    struct krc_diagnosis d;
+    struct krc_diagnosis_prior p = {
+        42, KRC_CAUSE_GPU_OUT_OF_MEMORY, KRC_CONFIDENCE_HIGH, 1, 1, 0, "Error", 1};
+    (void)state;
+
+    /* matching: the cause, capped at medium, the evidence first, the
+     * summary kept and completed, the log still unchecked */
+    repeat_diagnosis(&d, 1, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 1);
+    assert_int_equal(d.cause, KRC_CAUSE_GPU_OUT_OF_MEMORY);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_int_equal(d.n_evidence, 2);
+    assert_string_equal(d.evidence[0],
+                        "same exit code 1 and reason Error as restart #42 (diagnosed "
+                        "gpu_out_of_memory with its log); this restart's log was not collected "
+                        "(muted repeat)");
+    assert_string_equal(d.summary, "Container trainer exited with code 1 after 2s; 2 restarts; a "
+                                   "muted repeat of restart #42 (gpu_out_of_memory): same "
+                                   "termination, log not collected");
+    assert_int_equal(d.n_unchecked, 1);
+    krc_diagnosis_cleanup(&d);
+
+    /* the original was low: the repeat is no surer */
+    p.confidence = KRC_CONFIDENCE_LOW;
+    p.log_collected = 0;
+    repeat_diagnosis(&d, 1, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 1);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_non_null(strstr(d.evidence[0], "(diagnosed gpu_out_of_memory without its log)"));
+    krc_diagnosis_cleanup(&d);
+
+    /* its own diagnosis is surer than the carried one: kept */
+    repeat_diagnosis(&d, 1, 0, "Error");
+    d.confidence = KRC_CONFIDENCE_MEDIUM;
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_APP_ERROR);
+    krc_diagnosis_cleanup(&d);
+    p.confidence = KRC_CONFIDENCE_HIGH;
+
+    /* not matching: exit code, signal, reason, no reason, unknown exit code */
+    repeat_diagnosis(&d, 2, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    krc_diagnosis_cleanup(&d);
+    repeat_diagnosis(&d, 1, 9, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    krc_diagnosis_cleanup(&d);
+    repeat_diagnosis(&d, 1, 0, "OOMKilled");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    krc_diagnosis_cleanup(&d);
+    repeat_diagnosis(&d, 1, 0, NULL);
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    assert_int_equal(d.cause, KRC_CAUSE_APP_ERROR);
+    assert_string_equal(d.summary, "Container trainer exited with code 1 after 2s; 2 restarts");
+    assert_int_equal(d.n_evidence, 1);
+    krc_diagnosis_cleanup(&d);
+    p.has_exit_code = 0;
+    repeat_diagnosis(&d, 1, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 0);
+    krc_diagnosis_cleanup(&d);
+    p.has_exit_code = 1;
+
+    /* a signal is named; a full evidence list loses its last line */
+    p.exit_code = 137;
+    p.signal = 9;
+    repeat_diagnosis(&d, 137, 9, "Error");
+    while (d.n_evidence < KRC_DIAG_MAX_EVIDENCE) {
+        d.evidence = krc_realloc(d.evidence, (d.n_evidence + 1) * sizeof(char *));
+        d.evidence[d.n_evidence++] = krc_strdup("filler");
+    }
+    assert_int_equal(krc_diagnosis_carry(&d, &p), 1);
+    assert_int_equal(d.n_evidence, KRC_DIAG_MAX_EVIDENCE);
+    assert_non_null(strstr(d.evidence[0], "same exit code 137 (SIGKILL) and reason Error"));
+    assert_string_equal(d.evidence[1], "lastState.terminated: reason=Error exitCode=1");
+    krc_diagnosis_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2193,6 +2293,7 @@ int main(void)
         cmocka_unit_test(test_rule_completed_killed_terminated_wording),
         cmocka_unit_test(test_partial_input),
         cmocka_unit_test(test_partial_pastes),
+        cmocka_unit_test(test_carry_repeat),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
