@@ -48,6 +48,7 @@ class Soak(unittest.TestCase):
         self.assertEqual(s["alerts_delivered"], s["alerts_expected"])
         self.assertEqual(s["duplicates"], 0)
         self.assertIsNone(s["krc_exit"])
+        self.assertEqual(s["krc_stop_exit"], 0)
         self.assertEqual({f["kind"] for f in s["faults"]}, {"410", "drop"})
         with open(os.path.join(out, "samples.csv")) as f:
             rows = list(csv.DictReader(f))
