@@ -883,7 +883,8 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     const struct krc_metric_desc hist = {
         .type = KRC_METRIC_HISTOGRAM,
         .name = "krc_restart_to_notification_seconds",
-        .help = "Seconds from a detected container restart to its notification being sent.",
+        .help = "Seconds from a detected container restart to its delivery at a destination "
+                "(one observation per destination: Slack message, Kubernetes Event, ...).",
         .buckets = latency,
         .n_buckets = sizeof(latency) / sizeof(latency[0]),
     };
