@@ -910,6 +910,23 @@ static int parse_event(struct ctx *cx, const cJSON *e, struct krc_report_event *
     return 0;
 }
 
+/* Remove the last event of r (its fields freed). */
+static void drop_last_event(struct krc_report *r)
+{
+    struct krc_report_event *ev = &r->events[--r->n_events];
+    krc_free(ev->type);
+    krc_free(ev->reason);
+    krc_free(ev->message);
+    krc_free(ev->object_kind);
+    krc_free(ev->object_namespace);
+    krc_free(ev->object_name);
+    krc_free(ev->object_uid);
+    krc_free(ev->field_path);
+    krc_free(ev->source_component);
+    krc_free(ev->source_host);
+    memset(ev, 0, sizeof(*ev));
+}
+
 int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, struct krc_error *err)
 {
     struct ctx cx = {err, ""};
@@ -965,23 +982,17 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, st
         if ((rc = parse_event(&cx, it, ev)) < 0) {
             goto out;
         }
+        if (ev->source_component != NULL &&
+            strcmp(ev->source_component, KRC_REPORTING_CONTROLLER) == 0) {
+            drop_last_event(r); /* krc's own earlier diagnosis, not evidence */
+        }
         i++;
     }
 out:
     if (rc < 0) {
         /* Roll back to the state before the call. */
         while (r->n_events > before) {
-            struct krc_report_event *ev = &r->events[--r->n_events];
-            krc_free(ev->type);
-            krc_free(ev->reason);
-            krc_free(ev->message);
-            krc_free(ev->object_kind);
-            krc_free(ev->object_namespace);
-            krc_free(ev->object_name);
-            krc_free(ev->object_uid);
-            krc_free(ev->field_path);
-            krc_free(ev->source_component);
-            krc_free(ev->source_host);
+            drop_last_event(r);
         }
     }
     cJSON_Delete(root);

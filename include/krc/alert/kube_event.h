@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/model/report.h"
 #include "krc/util/error.h"
 
 #define KRC_KUBE_EVENT_REASON "RestartDiagnosed"
 #define KRC_KUBE_EVENT_ACTION "Diagnose"
-#define KRC_KUBE_EVENT_CONTROLLER "krc.io/kube-restart-collector"
+#define KRC_KUBE_EVENT_CONTROLLER KRC_REPORTING_CONTROLLER
 /* The API server's limits (events.k8s.io/v1 validation). */
 #define KRC_KUBE_EVENT_NOTE_MAX 1024 /* bytes */
 #define KRC_KUBE_EVENT_FIELD_MAX 128 /* reportingInstance, action, reason */

@@ -18,6 +18,10 @@
 
 /* Hard limit on the previous log kept in a report (bytes). */
 #define KRC_REPORT_LOG_MAX (8u * 1024u * 1024u)
+/* The reportingController of the Events krc itself writes on pods (the
+ * kubernetes-event destination). They are krc's own earlier diagnoses, never
+ * evidence of a later one: the event parser leaves them out. */
+#define KRC_REPORTING_CONTROLLER "krc.io/kube-restart-collector"
 
 /* A name -> value pair (labels, annotations, resource quantities). */
 struct krc_kv {

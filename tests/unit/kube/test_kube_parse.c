@@ -387,6 +387,21 @@ static void test_events_shapes(void **state)
     assert_int_equal(
         parse_events("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[]}", &r, &err), 0);
     assert_int_equal(r.n_events, 3);
+
+    /* krc's own RestartDiagnosed Event (core/v1 view: reportingComponent) is not evidence of
+     * a later restart: left out; the kubelet's beside it is kept */
+    assert_int_equal(
+        parse_events("[{\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\"},"
+                     "\"reason\":\"RestartDiagnosed\",\"type\":\"Warning\",\"message\":"
+                     "\"oom_killed (high confidence): OOMKilled\",\"source\":{},"
+                     "\"reportingComponent\":\"krc.io/kube-restart-collector\"},"
+                     "{\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\"},"
+                     "\"reason\":\"BackOff\",\"type\":\"Warning\",\"message\":\"Back-off\","
+                     "\"source\":{\"component\":\"kubelet\"}}]",
+                     &r, &err),
+        0);
+    assert_int_equal(r.n_events, 4);
+    assert_string_equal(r.events[3].reason, "BackOff");
     krc_report_cleanup(&r);
 }
 
