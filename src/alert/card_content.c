@@ -176,3 +176,30 @@ void krc_card_cleanup(struct krc_card *c)
     }
     memset(c, 0, sizeof(*c));
 }
+
+int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
+                 const struct krc_slack_options *fo, const struct krc_card_fit *fit,
+                 char **ret_body, struct krc_error *err)
+{
+    *ret_body = NULL;
+    for (size_t k = 0; k < fit->n_steps; k++) {
+        struct krc_card c;
+        char *s;
+
+        if (krc_card_build(rep, d, fo, fit->log_max[k], fit->text_max[k], &c) < 0) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+        s = fit->render(&c, fit->ud);
+        krc_card_cleanup(&c);
+        if (s == NULL) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+        if (strlen(s) <= fit->max_payload) {
+            *ret_body = s;
+            return 0;
+        }
+        krc_free(s);
+    }
+    return krc_error_set(err, KRC_ETOOBIG, "%s card larger than %zu bytes", fit->service,
+                         fit->max_payload);
+}

@@ -184,6 +184,26 @@ static int card_sections(cJSON *sections, const struct krc_card *c)
     return 0;
 }
 
+struct gchat_ids {
+    const char *card_id;
+    const char *cluster;
+    const char *key;
+};
+
+static char *render_restart(const struct krc_card *c, const void *ud)
+{
+    const struct gchat_ids *ids = ud;
+    cJSON *sections = NULL;
+    cJSON *m = message(c->title, ids->card_id, c->title, ids->cluster, ids->key, &sections);
+    char *s = NULL;
+
+    if (m != NULL && card_sections(sections, c) == 0) {
+        s = print(m);
+    }
+    cJSON_Delete(m);
+    return s;
+}
+
 int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                              const struct krc_slack_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
@@ -192,6 +212,14 @@ int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diag
     static const size_t text_max[] = {2000, 2000, 1500, 1000, 500, 150};
     char key[256];
     char card_id[300];
+    struct gchat_ids ids = {card_id, fo->cluster, key};
+    struct krc_card_fit fit = {log_max,
+                               text_max,
+                               sizeof(log_max) / sizeof(log_max[0]),
+                               KRC_GCHAT_MAX_PAYLOAD,
+                               "Google Chat",
+                               render_restart,
+                               &ids};
 
     *ret_body = NULL;
     if (ret_fallback != NULL) {
@@ -200,31 +228,7 @@ int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diag
     krc_gchat_thread_key(fo->cluster, rep->namespace, rep->name, key, sizeof(key));
     snprintf(card_id, sizeof(card_id), "restart-%s-%s", rep->name ? rep->name : "pod",
              diag->container ? diag->container : "container");
-    for (size_t k = 0; k < sizeof(log_max) / sizeof(log_max[0]); k++) {
-        struct krc_card c;
-        cJSON *sections = NULL;
-        cJSON *m;
-        char *s;
-
-        if (krc_card_build(rep, diag, fo, log_max[k], text_max[k], &c) < 0) {
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
-        m = message(c.title, card_id, c.title, fo->cluster, key, &sections);
-        if (m == NULL || card_sections(sections, &c) < 0 || (s = print(m)) == NULL) {
-            cJSON_Delete(m);
-            krc_card_cleanup(&c);
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
-        cJSON_Delete(m);
-        krc_card_cleanup(&c);
-        if (strlen(s) <= KRC_GCHAT_MAX_PAYLOAD) {
-            *ret_body = s;
-            return 0;
-        }
-        krc_free(s);
-    }
-    return krc_error_set(err, KRC_ETOOBIG, "Google Chat card larger than %d bytes",
-                         KRC_GCHAT_MAX_PAYLOAD);
+    return krc_card_fit(rep, diag, fo, &fit, ret_body, err);
 }
 
 static int finish(cJSON *m, char **ret_body, struct krc_error *err)

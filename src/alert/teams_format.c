@@ -142,6 +142,20 @@ static char *print(cJSON *m)
     return r;
 }
 
+static char *render_restart(const struct krc_card *c, const void *ud)
+{
+    cJSON *body = NULL;
+    cJSON *m = message(&body);
+    char *s = NULL;
+
+    if (m != NULL && card_body(body, c, ud) == 0 &&
+        own_text(body, "kube-restart-collector", NULL, NULL, NULL, 1) == 0) {
+        s = print(m);
+    }
+    cJSON_Delete(m);
+    return s;
+}
+
 int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                              const struct krc_slack_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
@@ -149,38 +163,19 @@ int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diag
     /* the log first, then every text, until the message fits */
     static const size_t log_max[] = {12000, 6000, 3000, 1000, 0, 0, 0};
     static const size_t text_max[] = {2000, 2000, 1500, 1000, 600, 300, 120};
+    struct krc_card_fit fit = {log_max,
+                               text_max,
+                               sizeof(log_max) / sizeof(log_max[0]),
+                               KRC_TEAMS_MAX_PAYLOAD,
+                               "Teams",
+                               render_restart,
+                               diag};
 
     *ret_body = NULL;
     if (ret_fallback != NULL) {
         *ret_fallback = NULL;
     }
-    for (size_t k = 0; k < sizeof(log_max) / sizeof(log_max[0]); k++) {
-        struct krc_card c;
-        cJSON *body = NULL;
-        cJSON *m;
-        char *s;
-
-        if (krc_card_build(rep, diag, fo, log_max[k], text_max[k], &c) < 0) {
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
-        m = message(&body);
-        if (m == NULL || card_body(body, &c, diag) < 0 ||
-            own_text(body, "kube-restart-collector", NULL, NULL, NULL, 1) < 0 ||
-            (s = print(m)) == NULL) {
-            cJSON_Delete(m);
-            krc_card_cleanup(&c);
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
-        cJSON_Delete(m);
-        krc_card_cleanup(&c);
-        if (strlen(s) <= KRC_TEAMS_MAX_PAYLOAD) {
-            *ret_body = s;
-            return 0;
-        }
-        krc_free(s);
-    }
-    return krc_error_set(err, KRC_ETOOBIG, "Teams card larger than %d bytes",
-                         KRC_TEAMS_MAX_PAYLOAD);
+    return krc_card_fit(rep, diag, fo, &fit, ret_body, err);
 }
 
 static int finish(cJSON *m, char **ret_body, struct krc_error *err)

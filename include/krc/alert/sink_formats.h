@@ -99,6 +99,24 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
                    const struct krc_slack_options *fo, size_t log_max, size_t text_max,
                    struct krc_card *c);
 void krc_card_cleanup(struct krc_card *c);
+/* How a chat format shrinks its card until the body fits: the card is built
+ * with log_max[k] and text_max[k] (k = 0, 1, ... n_steps - 1, largest first)
+ * and rendered until the body has at most max_payload bytes. */
+struct krc_card_fit {
+    const size_t *log_max;
+    const size_t *text_max;
+    size_t n_steps;
+    size_t max_payload;
+    const char *service; /* for the error: "<service> card larger than N bytes" */
+    /* The body for card c (krc_free), NULL when out of memory. */
+    char *(*render)(const struct krc_card *c, const void *ud);
+    const void *ud;
+};
+
+/* *ret_body set (krc_free) and 0, or KRC_ENOMEM / KRC_ETOOBIG (err set). */
+int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
+                 const struct krc_slack_options *fo, const struct krc_card_fit *fit,
+                 char **ret_body, struct krc_error *err);
 /* A redacted, display-safe copy of s cut to max bytes with "…" (NULL for
  * NULL or out of memory). */
 char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,

@@ -28,6 +28,7 @@
 #include "krc/util/redact.h"
 #include "krc/model/report.h"
 #include "krc/alert/slack_format.h"
+#include "krc_test.h"
 
 #define CORPUS KRC_FIXTURES "/corpus"
 #define GOLDEN KRC_FIXTURES "/slack"
@@ -37,80 +38,6 @@
 #define BULLET_TEXT "\xe2\x80\xa2"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *data;
-    long n;
-
-    if (f == NULL) {
-        return NULL;
-    }
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n >= 0);
-    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
-    data = malloc((size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    data[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
-
-typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
-
-static int load_json(const char *dir, const char *file, parse_fn fn, struct krc_report *r)
-{
-    char path[1024];
-    struct krc_error err;
-    size_t len;
-    char *data;
-    int rc;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    data = read_file(path, &len);
-    if (data == NULL) {
-        return 0;
-    }
-    rc = fn(data, len, r, &err);
-    if (rc < 0) {
-        print_error("%s: %s\n", path, err.msg);
-    }
-    assert_int_equal(rc, 0);
-    free(data);
-    return 1;
-}
-
-/* Load a corpus case the way `krc explain` does and diagnose it. */
-static void load_case(const char *dir, struct krc_report *r, struct krc_diagnosis *d)
-{
-    char path[1024];
-    size_t len;
-    char *log;
-
-    krc_report_init(r);
-    krc_diagnosis_init(d);
-    assert_true(load_json(dir, "pod.json", krc_kube_parse_pod, r));
-    load_json(dir, "events.json", krc_kube_parse_events, r);
-    load_json(dir, "node.json", krc_kube_parse_node, r);
-    krc_report_retain_pod_events(r);
-    snprintf(path, sizeof(path), "%s/logs.txt", dir);
-    log = read_file(path, &len);
-    if (log != NULL) {
-        assert_int_equal(krc_report_set_log(r, NULL, log, len, 0, NULL), 0);
-        free(log);
-    }
-    assert_int_equal(krc_diagnose(r, NULL, d, NULL), 0);
-}
-
-static void unload(struct krc_report *r, struct krc_diagnosis *d)
-{
-    krc_diagnosis_cleanup(d);
-    krc_report_cleanup(r);
-}
 
 /* ---- the budget and escaping checker ------------------------------------ */
 
@@ -373,7 +300,7 @@ static void compare_golden(const char *name, const char *json)
         assert_int_equal(fprintf(f, "%s\n", pretty) > 0, 1);
         assert_int_equal(fclose(f), 0);
     }
-    want = read_file(path, &len);
+    want = krc_test_read_file(path, &len);
     if (want == NULL) {
         fail_msg("%s missing: run with KRC_UPDATE_GOLDEN=1 to create it", path);
     }
@@ -446,7 +373,7 @@ static void test_golden_corpus(void **state)
         char *json = NULL;
         cJSON *root;
         snprintf(dir, sizeof(dir), "%s/%s", CORPUS, names[i]);
-        load_case(dir, &r, &d);
+        krc_test_load_case(dir, &r, &d);
         golden_options(&o, &d, rd);
         assert_int_equal(krc_slack_format_restart(&r, &d, &o, &json, NULL, NULL), 0);
         root = cJSON_Parse(json);
@@ -455,7 +382,7 @@ static void test_golden_corpus(void **state)
         cJSON_Delete(root);
         compare_golden(names[i], json);
         krc_free(json);
-        unload(&r, &d);
+        krc_test_unload_case(&r, &d);
         free(names[i]);
     }
     free(names);
@@ -472,7 +399,7 @@ static void test_golden_variants(void **state)
     cJSON *root;
 
     (void)state;
-    load_case(CORPUS "/03-checkout-liveness-503", &r, &d);
+    krc_test_load_case(CORPUS "/03-checkout-liveness-503", &r, &d);
     golden_options(&o, &d, NULL);
     o.channel = "C0123ABCD";
     o.thread_ts = "1722325372.001200";
@@ -499,7 +426,7 @@ static void test_golden_variants(void **state)
     cJSON_Delete(root);
     compare_golden("variant-text-only", json);
     krc_free(json);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_summary(void **state)
@@ -622,7 +549,7 @@ static void test_one_megabyte_line(void **state)
     for (i = 0; i < len; i++) {
         log[i] = "ab<&`\xc3\xa9"[i % 7]; /* é split at random places: invalid too */
     }
-    load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
+    krc_test_load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
     set_log(&r, log, len);
     golden_options(&o, &d, NULL);
     root = format_ok(&r, &d, &o, NULL);
@@ -631,7 +558,7 @@ static void test_one_megabyte_line(void **state)
     krc_free(text);
     cJSON_Delete(root);
     free(log);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 /* Issue 11 item 6: one time stamp per line in a log fetched with
@@ -649,7 +576,7 @@ static void test_log_stamps_and_cut_note(void **state)
     cJSON *root;
 
     (void)state;
-    load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
+    krc_test_load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
     set_log(&r, log, sizeof(log) - 1);
     memset(&cut, 0, sizeof(cut));
     cut.known = 1;
@@ -677,7 +604,7 @@ static void test_log_stamps_and_cut_note(void **state)
     assert_non_null(strstr(text, "\n2026-07-30T07:43:52.5Z plain line\n"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_ten_thousand_lines(void **state)
@@ -700,7 +627,7 @@ static void test_ten_thousand_lines(void **state)
                                         i),
                          0);
     }
-    load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
+    krc_test_load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
     set_log(&r, b.data, b.len);
     krc_buf_cleanup(&b);
     golden_options(&o, &d, NULL);
@@ -726,7 +653,7 @@ static void test_ten_thousand_lines(void **state)
     assert_non_null(strstr(text, "earlier lines omitted"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_hostile_log_and_events(void **state)
@@ -746,7 +673,7 @@ static void test_hostile_log_and_events(void **state)
     cJSON *root;
 
     (void)state;
-    load_case(CORPUS "/13-notifier-redis-refused", &r, &d);
+    krc_test_load_case(CORPUS "/13-notifier-redis-refused", &r, &d);
     set_log(&r, log, sizeof(log) - 1);
     add_event(&r, "Warning", "BackOff", "<!channel> ``` & <@U999> in an event", 3, d.finished_at);
     golden_options(&o, &d, NULL);
@@ -764,7 +691,7 @@ static void test_hostile_log_and_events(void **state)
                                  "&lt;@U999&gt; in an event"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_many_events(void **state)
@@ -778,7 +705,7 @@ static void test_many_events(void **state)
     int i;
 
     (void)state;
-    load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
+    krc_test_load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
     for (i = 0; i < 200; i++) {
         snprintf(msg, sizeof(msg), "event %03d %.*s", i, 400,
                  "padding padding padding padding padding padding padding padding padding "
@@ -805,7 +732,7 @@ static void test_many_events(void **state)
     assert_null(strstr(text, "event 000 ")); /* a Normal one: after all warnings */
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_long_names(void **state)
@@ -821,7 +748,7 @@ static void test_long_names(void **state)
     (void)state;
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
+    krc_test_load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
     krc_free(r.name);
     r.name = krc_strdup(big);
     krc_free(r.namespace);
@@ -836,7 +763,7 @@ static void test_long_names(void **state)
     assert_non_null(strstr(h, ELLIPSIS_TEXT));
     assert_non_null(strstr(h, "ns-\xe6\x97\xa5\xe6\x9c\xac-\xe2\x80\xb9&\xe2\x80\xba/xxx"));
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_gpu_pod(void **state)
@@ -848,7 +775,7 @@ static void test_gpu_pod(void **state)
     cJSON *root;
 
     (void)state;
-    load_case(CORPUS "/09-llama-finetune-cuda-oom", &r, &d);
+    krc_test_load_case(CORPUS "/09-llama-finetune-cuda-oom", &r, &d);
     golden_options(&o, &d, NULL);
     root = format_ok(&r, &d, &o, NULL);
     text = all_text(root);
@@ -858,7 +785,7 @@ static void test_gpu_pod(void **state)
     assert_non_null(strstr(text, ":red_circle: *GPU out of memory*"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_redaction_is_reported(void **state)
@@ -877,7 +804,7 @@ static void test_redaction_is_reported(void **state)
 
     (void)state;
     assert_int_equal(krc_redact_new(NULL, 0, &rd, NULL), 0);
-    load_case(CORPUS "/13-notifier-redis-refused", &r, &d);
+    krc_test_load_case(CORPUS "/13-notifier-redis-refused", &r, &d);
     set_log(&r, log, sizeof(log) - 1);
     add_event(&r, "Warning", "Failed",
               "pull failed: token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", 1, d.finished_at);
@@ -903,7 +830,7 @@ static void test_redaction_is_reported(void **state)
     assert_null(strstr(get_str(root, "text"), "hunter2"));
     cJSON_Delete(root);
     krc_free(json);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
     krc_redact_free(rd);
 }
 
@@ -923,7 +850,7 @@ static void test_text_only_budget(void **state)
     for (i = 0; i < 300; i++) {
         assert_int_equal(krc_buf_printf(&b, "%d <&> %0400d\n", i, 0), 0);
     }
-    load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
+    krc_test_load_case(CORPUS "/15-webhook-relay-typeerror", &r, &d);
     set_log(&r, b.data, b.len);
     krc_buf_cleanup(&b);
     golden_options(&o, &d, NULL);
@@ -935,7 +862,7 @@ static void test_text_only_budget(void **state)
     assert_null(cJSON_GetObjectItemCaseSensitive(root, "blocks"));
     cJSON_Delete(root);
     krc_free(json);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 /* ---- confidence, next step, commands, what was not checked ------------------- */
@@ -996,7 +923,7 @@ static void test_next_step_and_commands(void **state)
     const char *t;
 
     (void)state;
-    load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
+    krc_test_load_case(CORPUS "/01-orders-api-oomkilled", &r, &d);
     set_next(&d, KRC_CONFIDENCE_HIGH,
              "Raise the memory limit of orders-api above 1Gi or find what grows the heap", cmds, 2,
              unchecked, 1);
@@ -1049,7 +976,7 @@ static void test_next_step_and_commands(void **state)
     assert_null(strstr(text, "To look further"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 /* Hostile and oversized next steps, commands and unchecked lines stay inside
@@ -1078,7 +1005,7 @@ static void test_next_step_budget(void **state)
     for (i = 0; i < 100; i++) {
         unchecked[i] = big;
     }
-    load_case(CORPUS "/08-geo-tiler-segfault", &r, &d);
+    krc_test_load_case(CORPUS "/08-geo-tiler-segfault", &r, &d);
     set_next(&d, KRC_CONFIDENCE_HIGH, big, cmds, 200, unchecked, 100);
     golden_options(&o, &d, NULL);
     root = format_ok(&r, &d, &o, NULL);
@@ -1095,7 +1022,7 @@ static void test_next_step_budget(void **state)
     assert_null(strstr(get_str(root, "text"), "<!channel>"));
     cJSON_Delete(root);
     krc_free(json);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_no_log_and_omitted_log(void **state)
@@ -1107,7 +1034,7 @@ static void test_no_log_and_omitted_log(void **state)
     cJSON *root;
 
     (void)state;
-    load_case(CORPUS "/06-thumbnailer-exec-not-found", &r, &d);
+    krc_test_load_case(CORPUS "/06-thumbnailer-exec-not-found", &r, &d);
     krc_report_clear_log(&r);
     assert_int_equal(krc_report_add_note(&r, "no previous log: %s", "the API answered 400"), 0);
     golden_options(&o, &d, NULL);
@@ -1127,7 +1054,7 @@ static void test_no_log_and_omitted_log(void **state)
     assert_non_null(strstr(text, "not included"));
     krc_free(text);
     cJSON_Delete(root);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
 }
 
 static void test_escape_helper(void **state)
@@ -1154,7 +1081,7 @@ static void test_alloc_failures(void **state)
 
     (void)state;
     assert_int_equal(krc_redact_new(NULL, 0, &rd, NULL), 0);
-    load_case(CORPUS "/09-llama-finetune-cuda-oom", &r, &d);
+    krc_test_load_case(CORPUS "/09-llama-finetune-cuda-oom", &r, &d);
     golden_options(&o, &d, rd);
     for (n = 0; n < 100000; n++) {
         char *json = NULL;
@@ -1174,7 +1101,7 @@ static void test_alloc_failures(void **state)
         assert_null(json);
     }
     assert_true(n < 100000);
-    unload(&r, &d);
+    krc_test_unload_case(&r, &d);
     krc_redact_free(rd);
 }
 

@@ -27,85 +27,32 @@
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
+#include "krc_test.h"
 
 #define CORPUS KRC_FIXTURES "/corpus"
 #define AT 1764774000.0 /* 2025-12-03T15:00:00Z */
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *data;
-    long n;
-
-    if (f == NULL) {
-        return NULL;
-    }
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n >= 0);
-    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
-    data = malloc((size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    data[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
-
-typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
-
-static void load_json(const char *dir, const char *file, parse_fn fn, struct krc_report *r)
-{
-    char path[1024];
-    size_t len;
-    char *data;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    data = read_file(path, &len);
-    if (data != NULL) {
-        assert_int_equal(fn(data, len, r, NULL), 0);
-        free(data);
-    }
-}
-
 /* A corpus case through the webhook sink's format function, as krc posts it. */
 static char *corpus_body(const char *name, int colour_bar)
 {
     char dir[1024];
-    char path[1100];
     struct krc_report r;
     struct krc_diagnosis d;
     struct krc_slack_options o;
     char *body = NULL;
     char *fallback = NULL;
-    char *log;
-    size_t len;
 
     snprintf(dir, sizeof(dir), "%s/%s", CORPUS, name);
-    krc_report_init(&r);
-    krc_diagnosis_init(&d);
-    load_json(dir, "pod.json", krc_kube_parse_pod, &r);
-    load_json(dir, "events.json", krc_kube_parse_events, &r);
-    load_json(dir, "node.json", krc_kube_parse_node, &r);
-    krc_report_retain_pod_events(&r);
-    snprintf(path, sizeof(path), "%s/logs.txt", dir);
-    log = read_file(path, &len);
-    if (log != NULL) {
-        assert_int_equal(krc_report_set_log(&r, NULL, log, len, 0, NULL), 0);
-        free(log);
-    }
-    assert_int_equal(krc_diagnose(&r, NULL, &d, NULL), 0);
+    krc_test_load_case(dir, &r, &d);
     krc_slack_options_init(&o);
     o.cluster = "prod-eu";
     o.now = d.finished_at + 150;
     o.color_bar = colour_bar;
     assert_int_equal(krc_sink_slack_webhook.format_restart(&r, &d, &o, &body, &fallback, NULL), 0);
     krc_free(fallback);
-    krc_diagnosis_cleanup(&d);
-    krc_report_cleanup(&r);
+    krc_test_unload_case(&r, &d);
     return body;
 }
 
@@ -712,7 +659,7 @@ static void test_write(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/alerts.html", dir);
     assert_int_equal(krc_demo_html_write(path, &m, 1, "t", &err), 0);
-    got = read_file(path, &len);
+    got = krc_test_read_file(path, &len);
     assert_non_null(got);
     assert_string_equal(got, want);
     assert_non_null(strstr(got, "hello <b>world</b>"));

@@ -1,9 +1,19 @@
 /* What several unit tests share (krc_test.h). */
 #include "krc_test.h"
 
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "krc/kube/kube_parse.h"
+#include "krc/util/error.h"
 
 long krc_test_alloc_sweep(long (*run)(void *ud, long n), void *ud)
 {
@@ -45,4 +55,78 @@ void krc_test_remove_db(const char *path)
         snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
         unlink(p);
     }
+}
+
+char *krc_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    if (f == NULL) {
+        return NULL;
+    }
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    data = malloc((size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
+
+/* 1 if dir/file was there and parsed, 0 if it is missing. */
+static int load_json(const char *dir, const char *file, parse_fn fn, struct krc_report *r)
+{
+    char path[1024];
+    struct krc_error err;
+    size_t len;
+    char *data;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    data = krc_test_read_file(path, &len);
+    if (data == NULL) {
+        return 0;
+    }
+    rc = fn(data, len, r, &err);
+    if (rc < 0) {
+        print_error("%s: %s\n", path, err.msg);
+    }
+    assert_int_equal(rc, 0);
+    free(data);
+    return 1;
+}
+
+void krc_test_load_case(const char *dir, struct krc_report *r, struct krc_diagnosis *d)
+{
+    char path[1024];
+    size_t len;
+    char *log;
+
+    krc_report_init(r);
+    krc_diagnosis_init(d);
+    assert_true(load_json(dir, "pod.json", krc_kube_parse_pod, r));
+    load_json(dir, "events.json", krc_kube_parse_events, r);
+    load_json(dir, "node.json", krc_kube_parse_node, r);
+    krc_report_retain_pod_events(r);
+    snprintf(path, sizeof(path), "%s/logs.txt", dir);
+    log = krc_test_read_file(path, &len);
+    if (log != NULL) {
+        assert_int_equal(krc_report_set_log(r, NULL, log, len, 0, NULL), 0);
+        free(log);
+    }
+    assert_int_equal(krc_diagnose(r, NULL, d, NULL), 0);
+}
+
+void krc_test_unload_case(struct krc_report *r, struct krc_diagnosis *d)
+{
+    krc_diagnosis_cleanup(d);
+    krc_report_cleanup(r);
 }

@@ -4,8 +4,12 @@
 #ifndef KRC_TEST_H
 #define KRC_TEST_H
 
+#include <stddef.h>
+
 #include "krc/alert/policy.h"
 #include "krc/alert/sender.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/model/report.h"
 
 /* The allocation-failure sweep: run(ud, n) for n = 0, 1, 2, ... With n, the
  * scenario sets itself up, calls krc_mem_fail_after(n) right before the code
@@ -28,5 +32,17 @@ struct krc_sender_options krc_test_sender_options(const char *webhook_url);
 /* Remove a database file and its -wal, -shm and -delivered companions
  * (missing ones are fine). */
 void krc_test_remove_db(const char *path);
+
+/* The whole file at path, NUL-terminated, its size in *len (free() it);
+ * NULL if it cannot be opened. A read error fails the test. */
+char *krc_test_read_file(const char *path, size_t *len);
+
+/* Load a corpus case (tests/fixtures/corpus/NAME) the way `krc explain`
+ * does: pod.json (required), events.json and node.json (if there), the pod's
+ * own events retained, logs.txt as the previous log (if there); then
+ * diagnose it. A parse or diagnosis failure fails the test, naming the file.
+ * Free with krc_test_unload_case. */
+void krc_test_load_case(const char *dir, struct krc_report *r, struct krc_diagnosis *d);
+void krc_test_unload_case(struct krc_report *r, struct krc_diagnosis *d);
 
 #endif
