@@ -265,8 +265,10 @@ static int cmd_check(int argc, char **argv)
     if (rc == 0 && cfg.config_file == NULL) {
         cfg.config_file = krc_strdup(argv[1]); /* validate names it: FILE:LINE:COL */
     }
+    /* a message that does not name the file yet ("FILE:LINE:COL: ...") gets it in front; the
+     * colon matters: a file named "lease" is not named by "leaseRenewDeadline (...)" */
     if (rc == 0 && (rc = krc_config_validate(&cfg, &e)) < 0 &&
-        strncmp(e.msg, argv[1], strlen(argv[1])) != 0) {
+        (strncmp(e.msg, argv[1], strlen(argv[1])) != 0 || e.msg[strlen(argv[1])] != ':')) {
         char where[KRC_ERROR_MSG_MAX];
         snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
         krc_error_set(&e, rc, "%s", where);

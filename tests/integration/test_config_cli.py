@@ -20,11 +20,11 @@ logLevel: loud
 """
 
 
-def krc(*args, env=None):
+def krc(*args, env=None, cwd=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KRC_"))}
     e.update(env or {})
-    return subprocess.run([h.krc_binary()] + list(args), capture_output=True, text=True,
-                          timeout=30, env=e)
+    return subprocess.run([os.path.abspath(h.krc_binary())] + list(args), capture_output=True,
+                          text=True, timeout=30, env=e, cwd=cwd)
 
 
 class ConfigCliTest(unittest.TestCase):
@@ -59,6 +59,15 @@ class ConfigCliTest(unittest.TestCase):
         p = krc("config", "check", path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("ok", p.stdout)
+
+    def test_check_names_the_file_of_a_cross_field_mistake(self):
+        # a file whose name begins a message ("lease" / "leaseRenewDeadline ...") still gets it
+        with open(os.path.join(self.tmp.name, "lease"), "w") as f:
+            f.write("leaderElect: true\nleaseDuration: 5s\nleaseRenewDeadline: 5s\n")
+        p = krc("config", "check", "lease", cwd=self.tmp.name)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("lease: leaseRenewDeadline (5s) must be less than"),
+                        p.stderr)
 
     def test_print_redacts_secrets_and_applies_precedence(self):
         hook = "https://hooks.example.test/services/T1/B1/supersecret"
