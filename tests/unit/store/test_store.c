@@ -1576,74 +1576,69 @@ static void test_migration_v3_to_v4(void **state)
     krc_store_close(s);
 }
 
-/* An alert withdrawn into a storm summary is neither pending nor failed:
- * state withdrawn, no attempt, and only a pending row can be withdrawn. */
-static void test_withdrawn(void **state)
+typedef int (*mark_fn)(struct krc_store *s, int64_t id, struct krc_error *err);
+
+/* A pending row settled without an attempt by `mark` (state `st`, counted
+ * in stat_of(which)): neither pending nor failed, no attempt, no error;
+ * only a pending row can be settled so, by either mark, and a delivered
+ * row cannot. */
+static void check_settled(mark_fn mark, enum krc_store_state st, int which)
 {
+    static const mark_fn marks[] = {krc_store_mark_withdrawn, krc_store_mark_superseded};
     struct krc_store *s = open_mem();
     struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
+    struct krc_store_restart r2 = mkrec("uid-2", "shop", "web-2", 1, NOW);
     struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
     struct krc_store_entry *en = NULL;
     struct krc_error e;
     int64_t rid;
     int64_t o1;
+    int64_t o2;
 
-    (void)state;
     assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
-    assert_int_equal(krc_store_mark_withdrawn(s, o1, NULL), 0);
+    assert_int_equal(mark(s, o1, NULL), 0);
     assert_int_equal(stat_of(s, 1), 0);
     assert_int_equal(stat_of(s, 3), 0);
-    assert_int_equal(stat_of(s, 4), 1);
-    /* settled: it cannot be withdrawn again, nor can a delivered row */
-    krc_error_clear(&e);
-    assert_int_equal(krc_store_mark_withdrawn(s, o1, &e), KRC_ENOTFOUND);
-    assert_non_null(strstr(e.msg, "no pending notification"));
+    assert_int_equal(stat_of(s, 4), which == 4);
+    assert_int_equal(stat_of(s, 5), which == 5);
+    /* settled: it cannot be settled again, by either mark */
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        krc_error_clear(&e);
+        assert_int_equal(marks[i](s, o1, &e), KRC_ENOTFOUND);
+        assert_non_null(strstr(e.msg, "no pending notification"));
+    }
     assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
     assert_int_equal(en->n_messages, 1);
-    assert_int_equal(en->messages[0].state, KRC_STORE_WITHDRAWN);
+    assert_int_equal(en->messages[0].state, st);
     assert_int_equal(en->messages[0].attempts, 0);
     assert_null(en->messages[0].last_error);
-    assert_string_equal(en->row.delivery, "withdrawn");
-    assert_string_equal(krc_store_state_name(KRC_STORE_WITHDRAWN), "withdrawn");
+    assert_string_equal(en->row.delivery, krc_store_state_name(st));
     krc_store_entry_free(en);
-    krc_store_close(s);
-}
-
-/* A row a new leader found already posted by the previous leader is
- * neither pending nor failed: state superseded, no attempt; only a pending
- * row can be superseded. */
-static void test_superseded(void **state)
-{
-    struct krc_store *s = open_mem();
-    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
-    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
-    struct krc_store_entry *en = NULL;
-    struct krc_error e;
-    int64_t rid;
-    int64_t o1;
-
-    (void)state;
-    assert_int_equal(krc_store_record(s, &r, &m, &rid, &o1, NULL), 0);
-    assert_int_equal(krc_store_mark_superseded(s, o1, NULL), 0);
-    assert_int_equal(stat_of(s, 1), 0);
-    assert_int_equal(stat_of(s, 3), 0);
-    assert_int_equal(stat_of(s, 4), 0);
-    assert_int_equal(stat_of(s, 5), 1);
-    krc_error_clear(&e);
-    assert_int_equal(krc_store_mark_superseded(s, o1, &e), KRC_ENOTFOUND);
-    assert_non_null(strstr(e.msg, "no pending notification"));
-    assert_int_equal(krc_store_mark_withdrawn(s, o1, NULL), KRC_ENOTFOUND);
-    assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
-    assert_int_equal(en->n_messages, 1);
-    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
-    assert_int_equal(en->messages[0].attempts, 0);
-    assert_null(en->messages[0].last_error);
-    assert_string_equal(en->row.delivery, "superseded");
-    assert_string_equal(krc_store_state_name(KRC_STORE_SUPERSEDED), "superseded");
-    krc_store_entry_free(en);
+    /* nor can a delivered row: it stays delivered */
+    assert_int_equal(krc_store_record(s, &r2, &m, NULL, &o2, NULL), 0);
+    assert_int_equal(krc_store_mark_delivered(s, o2, "1.2", NULL), 0);
+    assert_int_equal(mark(s, o2, NULL), KRC_ENOTFOUND);
+    assert_int_equal(stat_of(s, 2), 1);
+    assert_int_equal(stat_of(s, which), 1);
     /* nothing pending is left to resume */
     assert_int_equal(stat_of(s, 1), 0);
     krc_store_close(s);
+}
+
+/* An alert withdrawn into a storm summary. */
+static void test_withdrawn(void **state)
+{
+    (void)state;
+    check_settled(krc_store_mark_withdrawn, KRC_STORE_WITHDRAWN, 4);
+    assert_string_equal(krc_store_state_name(KRC_STORE_WITHDRAWN), "withdrawn");
+}
+
+/* A row a new leader found already posted by the previous leader. */
+static void test_superseded(void **state)
+{
+    (void)state;
+    check_settled(krc_store_mark_superseded, KRC_STORE_SUPERSEDED, 5);
+    assert_string_equal(krc_store_state_name(KRC_STORE_SUPERSEDED), "superseded");
 }
 
 /* Schema 4 stored a withdrawn alert, and a row the previous leader had
