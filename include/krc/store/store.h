@@ -45,7 +45,8 @@
 /* Schema version this binary writes (migrations up to it are built in).
  * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
  * container, restart_count); 4: restarts.gpus and the covering indexes of
- * restart_summary and the workload filter. */
+ * restart_summary and the workload filter; 5: outbox states withdrawn and
+ * superseded. */
 #define KRC_STORE_SCHEMA_VERSION 5
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
