@@ -16,27 +16,16 @@
 #include "krc/demo/scenario.h"
 #include "krc/model/cause.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 #define PREFIX "tests/fixtures/"
 
+/* The whole file, or NULL if it cannot be opened. */
 static char *read_all(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
+    size_t len;
 
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return krc_test_read_file(path, &len);
 }
 
 /* Every file of a case's directory but its description (case.json), concatenated. */
