@@ -681,33 +681,51 @@ static void test_write(void **state)
     krc_free(want);
 }
 
-/* Every allocation failure gives NULL or a whole page, never a crash or leak. */
+/* Every allocation failure gives NULL or the whole page / terminal text, never a crash, a
+ * part or a leak. */
+struct alloc_run {
+    const char *body;
+    const struct krc_demo_msg *m;
+    const char *full_page;
+    const char *full_term;
+};
+
+static long render_failing_after(void *ud, long n)
+{
+    const struct alloc_run *a = ud;
+    char *p;
+    char *t;
+    long used;
+
+    krc_mem_fail_after(n);
+    p = krc_demo_html_render(a->m, 1, "x");
+    t = krc_demo_term_render(a->body, 1);
+    used = krc_mem_fail_after(-1);
+    if (p != NULL) {
+        assert_string_equal(p, a->full_page);
+    }
+    if (t != NULL) {
+        assert_string_equal(t, a->full_term);
+    }
+    krc_free(p);
+    krc_free(t);
+    return used;
+}
+
 static void test_allocation_failures(void **state)
 {
     char *body = corpus_body("09-llama-finetune-cuda-oom", 1);
     struct krc_demo_msg m = {body, AT};
-    char *full = krc_demo_html_render(&m, 1, "x");
-    long n;
+    char *full_page = krc_demo_html_render(&m, 1, "x");
+    char *full_term = krc_demo_term_render(body, 1);
+    struct alloc_run a = {body, &m, full_page, full_term};
 
     (void)state;
-    for (n = 0;; n++) {
-        char *p;
-        char *t;
-        long used;
-        krc_mem_fail_after(n);
-        p = krc_demo_html_render(&m, 1, "x");
-        t = krc_demo_term_render(body, 1);
-        used = krc_mem_fail_after(-1);
-        if (p != NULL) {
-            assert_string_equal(p, full);
-        }
-        krc_free(p);
-        krc_free(t);
-        if (used <= n) {
-            break;
-        }
-    }
-    krc_free(full);
+    assert_non_null(full_page);
+    assert_non_null(full_term);
+    assert_true(krc_test_alloc_sweep(render_failing_after, &a) > 1);
+    krc_free(full_term);
+    krc_free(full_page);
     krc_free(body);
 }
 
