@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "krc/alert/sink.h"
@@ -204,37 +203,6 @@ static void check_colour(const char *t)
     }
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static size_t case_names(char ***ret)
-{
-    DIR *dir = opendir(CORPUS);
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0;
-
-    assert_non_null(dir);
-    while ((de = readdir(dir)) != NULL) {
-        char path[1024];
-        struct stat st;
-        snprintf(path, sizeof(path), "%s/%s/pod.json", CORPUS, de->d_name);
-        if (de->d_name[0] == '.' || stat(path, &st) != 0) {
-            continue;
-        }
-        names = realloc(names, (n + 1) * sizeof(*names));
-        assert_non_null(names);
-        names[n] = strdup(de->d_name);
-        assert_non_null(names[n++]);
-    }
-    closedir(dir);
-    qsort(names, n, sizeof(*names), cmp_str);
-    *ret = names;
-    return n;
-}
-
 /* ---- krc's own messages ----------------------------------------------------------------- */
 
 /* What the page and the terminal must show of one of krc's messages. */
@@ -323,7 +291,7 @@ static void check_corpus_message(const char *body, int colour_bar)
 static void test_corpus(void **state)
 {
     char **names;
-    size_t n = case_names(&names);
+    size_t n = krc_test_case_names(CORPUS, &names);
     size_t i;
 
     (void)state;
