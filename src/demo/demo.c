@@ -183,24 +183,11 @@ static int crash(struct demo *d, size_t ci, const struct krc_demo_case *c, int64
     return 0;
 }
 
-static const struct krc_demo_node *find_node(const char *name)
-{
-    size_t n;
-    const struct krc_demo_node *nodes = krc_demo_nodes(&n);
-
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(nodes[i].name, name) == 0) {
-            return &nodes[i];
-        }
-    }
-    return NULL;
-}
-
 /* The storm's node stops posting status: NotReady, with the node
  * controller's events. */
 static int node_not_ready(struct demo *d, const char *name)
 {
-    const struct krc_demo_node *n = find_node(name);
+    const struct krc_demo_node *n = krc_demo_node_named(name);
     int64_t now = krc_clock_now();
     char msg[256];
 

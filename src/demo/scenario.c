@@ -325,6 +325,16 @@ const struct krc_demo_node *krc_demo_nodes(size_t *ret_n)
     return NODES;
 }
 
+const struct krc_demo_node *krc_demo_node_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof(NODES) / sizeof(NODES[0]); i++) {
+        if (strcmp(NODES[i].name, name) == 0) {
+            return &NODES[i];
+        }
+    }
+    return NULL;
+}
+
 const char *krc_demo_storm_node(void)
 {
     return "small-1gb-3";

@@ -1158,10 +1158,18 @@ static enum MHD_Result serve_kube_event(struct krc_demo_sim *s, struct MHD_Conne
         cJSON_Delete(ev);
         return status_fail(conn, (unsigned)code, code == 422 ? "Invalid" : "BadRequest", "%s", why);
     }
+    /* the API server takes the namespace from the URL (the check refused another one) */
+    if (str_at(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "namespace") == NULL &&
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "namespace",
+                                r->ns) == NULL) {
+        cJSON_Delete(ev);
+        return MHD_NO;
+    }
     pthread_mutex_lock(&s->msg_lock);
     for (size_t i = 0; i < s->n_kube_events; i++) {
-        if (strcmp(str_at(cJSON_GetObjectItemCaseSensitive(s->kube_events[i], "metadata"), "name"),
-                   str_at(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "name")) == 0) {
+        /* names are unique within a namespace */
+        if (strcmp(meta_str(s->kube_events[i], "name"), meta_str(ev, "name")) == 0 &&
+            strcmp(meta_str(s->kube_events[i], "namespace"), r->ns) == 0) {
             pthread_mutex_unlock(&s->msg_lock);
             cJSON_Delete(ev);
             return status_fail(conn, 409, "AlreadyExists", "events.events.k8s.io already exists");

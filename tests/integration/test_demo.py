@@ -667,6 +667,32 @@ class DemoSimProtocolTest(unittest.TestCase):
                          'previous terminated container "liveness" in pod "liveness-rc-rlchs" '
                          'not found')
 
+    def test_created_events_are_named_per_namespace(self):
+        """An Event's name is unique within its namespace (409 there, 201 in another one), and
+        the namespace is taken from the URL when the body has none, as the API server does."""
+        def post(ns, meta):
+            ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta,
+                  "eventTime": "2026-12-03T15:58:00.123456Z", "type": "Normal",
+                  "reason": "ReviewCheck", "action": "Check",
+                  "reportingController": "krc.io/test", "reportingInstance": "t-0",
+                  "regarding": {"kind": "Pod", "name": "p"}, "note": "x"}
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            c.request("POST", "/apis/events.k8s.io/v1/namespaces/%s/events" % ns,
+                      body=json.dumps(ev).encode(),
+                      headers={"Authorization": "Bearer " + self.token,
+                               "Content-Type": "application/json"})
+            r = c.getresponse()
+            doc = json.loads(r.read())
+            c.close()
+            return r.status, doc
+
+        st, doc = post("rv-a", {"name": "same.1"})
+        self.assertEqual(st, 201, doc)
+        self.assertEqual(doc["metadata"]["namespace"], "rv-a")
+        self.assertEqual(post("rv-b", {"name": "same.1", "namespace": "rv-b"})[0], 201)
+        st, doc = post("rv-a", {"name": "same.1", "namespace": "rv-a"})
+        self.assertEqual((st, doc["reason"]), (409, "AlreadyExists"))
+
     def test_unknown_paths_and_methods(self):
         self.get_json("/api/v1/namespaces/test/secrets/x", status=404)
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)

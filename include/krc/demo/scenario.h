@@ -61,6 +61,8 @@ struct krc_demo_node {
 /* The table. */
 const struct krc_demo_case *krc_demo_cases(size_t *ret_n);
 const struct krc_demo_node *krc_demo_nodes(size_t *ret_n);
+/* The node of that name in the table, or NULL. */
+const struct krc_demo_node *krc_demo_node_named(const char *name);
 /* The node that goes NotReady while its pods restart (the storm). */
 const char *krc_demo_storm_node(void);
 

@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,39 +312,6 @@ static void compare_golden(const char *name, const char *json)
     cJSON_free(pretty);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted corpus case directory names; caller frees each and the array. */
-static size_t case_names(char ***ret)
-{
-    DIR *dir = opendir(CORPUS);
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0;
-
-    assert_non_null(dir);
-    while ((de = readdir(dir)) != NULL) {
-        char path[1024];
-        struct stat st;
-        snprintf(path, sizeof(path), "%s/%s/pod.json", CORPUS, de->d_name);
-        if (de->d_name[0] == '.' || stat(path, &st) != 0) {
-            continue;
-        }
-        names = realloc(names, (n + 1) * sizeof(*names));
-        assert_non_null(names);
-        names[n] = strdup(de->d_name);
-        assert_non_null(names[n]);
-        n++;
-    }
-    closedir(dir);
-    qsort(names, n, sizeof(*names), cmp_str);
-    *ret = names;
-    return n;
-}
-
 static void golden_options(struct krc_slack_options *o, const struct krc_diagnosis *d,
                            const struct krc_redactor *rd)
 {
@@ -359,7 +325,7 @@ static void test_golden_corpus(void **state)
 {
     struct krc_redactor *rd = NULL;
     char **names;
-    size_t n = case_names(&names);
+    size_t n = krc_test_case_names(CORPUS, &names);
     size_t i;
 
     (void)state;

@@ -16,27 +16,16 @@
 #include "krc/demo/scenario.h"
 #include "krc/model/cause.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 #define PREFIX "tests/fixtures/"
 
+/* The whole file, or NULL if it cannot be opened. */
 static char *read_all(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
+    size_t len;
 
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return krc_test_read_file(path, &len);
 }
 
 /* Every file of a case's directory but its description (case.json), concatenated. */
@@ -182,19 +171,6 @@ static void test_cases_match_their_sources(void **state)
     }
 }
 
-static const struct krc_demo_node *node_named(const char *name)
-{
-    size_t n;
-    const struct krc_demo_node *nodes = krc_demo_nodes(&n);
-
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(nodes[i].name, name) == 0) {
-            return &nodes[i];
-        }
-    }
-    return NULL;
-}
-
 static const cJSON *status_of(const cJSON *pod)
 {
     return cJSON_GetArrayItem(
@@ -246,7 +222,7 @@ static void test_objects(void **state)
     (void)state;
     for (size_t i = 0; i < n; i++) {
         const struct krc_demo_case *c = &cases[i];
-        assert_non_null(node_named(c->node));
+        assert_non_null(krc_demo_node_named(c->node));
         assert_true(c->replicas >= 1);
         storm |= c->replicas > 1 && strcmp(c->node, krc_demo_storm_node()) == 0;
         for (size_t j = 0; j < i; j++) {
@@ -357,7 +333,7 @@ static void test_crash_loops(void **state)
 
 static void test_node_states(void **state)
 {
-    const struct krc_demo_node *gpu = node_named("gpu-a100-07");
+    const struct krc_demo_node *gpu = krc_demo_node_named("gpu-a100-07");
     cJSON *ready;
     cJSON *lost;
     const cJSON *c;
@@ -365,6 +341,8 @@ static void test_node_states(void **state)
 
     (void)state;
     assert_non_null(gpu);
+    assert_string_equal(gpu->name, "gpu-a100-07");
+    assert_null(krc_demo_node_named("gpu-a100-0"));
     ready = krc_demo_node_json(gpu, 1, 1700000000, 1700000100);
     lost = krc_demo_node_json(gpu, 0, 1700000000, 1700000100);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(

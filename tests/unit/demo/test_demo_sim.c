@@ -13,6 +13,7 @@
 #include "krc/demo/sim.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 static void expect_route(const char *path, enum krc_demo_route_kind kind, const char *ns,
                          const char *name)
@@ -186,28 +187,31 @@ static void test_log_window(void **state)
 }
 
 /* Every allocation of the log window may fail: NULL, never a wrong text or a leak. */
+static const char *const OOM_LOG = "one\ntwo\nthree\nfour\n";
+
+static long window_failing_after(void *ud, long n)
+{
+    const char *want = ud;
+    char *got;
+    long used;
+
+    krc_mem_fail_after(n);
+    got = krc_demo_log_window(OOM_LOG, 3, 1, 1700000000, 60);
+    used = krc_mem_fail_after(-1);
+    if (got != NULL) {
+        assert_string_equal(got, want);
+    }
+    krc_free(got);
+    return used;
+}
+
 static void test_log_window_out_of_memory(void **state)
 {
-    const char *log = "one\ntwo\nthree\nfour\n";
-    char *want = krc_demo_log_window(log, 3, 1, 1700000000, 60);
-    int failed = 0;
+    char *want = krc_demo_log_window(OOM_LOG, 3, 1, 1700000000, 60);
 
     (void)state;
     assert_non_null(want);
-    for (long n = 0; n < 100; n++) {
-        char *got;
-        krc_mem_fail_after(n);
-        got = krc_demo_log_window(log, 3, 1, 1700000000, 60);
-        krc_mem_fail_after(-1);
-        if (got == NULL) {
-            failed++;
-            continue;
-        }
-        assert_string_equal(got, want);
-        krc_free(got);
-        break;
-    }
-    assert_true(failed > 0);
+    assert_true(krc_test_alloc_sweep(window_failing_after, want) > 1);
     krc_free(want);
 }
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "krc/alert/sink.h"
@@ -204,37 +203,6 @@ static void check_colour(const char *t)
     }
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static size_t case_names(char ***ret)
-{
-    DIR *dir = opendir(CORPUS);
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0;
-
-    assert_non_null(dir);
-    while ((de = readdir(dir)) != NULL) {
-        char path[1024];
-        struct stat st;
-        snprintf(path, sizeof(path), "%s/%s/pod.json", CORPUS, de->d_name);
-        if (de->d_name[0] == '.' || stat(path, &st) != 0) {
-            continue;
-        }
-        names = realloc(names, (n + 1) * sizeof(*names));
-        assert_non_null(names);
-        names[n] = strdup(de->d_name);
-        assert_non_null(names[n++]);
-    }
-    closedir(dir);
-    qsort(names, n, sizeof(*names), cmp_str);
-    *ret = names;
-    return n;
-}
-
 /* ---- krc's own messages ----------------------------------------------------------------- */
 
 /* What the page and the terminal must show of one of krc's messages. */
@@ -323,7 +291,7 @@ static void check_corpus_message(const char *body, int colour_bar)
 static void test_corpus(void **state)
 {
     char **names;
-    size_t n = case_names(&names);
+    size_t n = krc_test_case_names(CORPUS, &names);
     size_t i;
 
     (void)state;
@@ -681,33 +649,51 @@ static void test_write(void **state)
     krc_free(want);
 }
 
-/* Every allocation failure gives NULL or a whole page, never a crash or leak. */
+/* Every allocation failure gives NULL or the whole page / terminal text, never a crash, a
+ * part or a leak. */
+struct alloc_run {
+    const char *body;
+    const struct krc_demo_msg *m;
+    const char *full_page;
+    const char *full_term;
+};
+
+static long render_failing_after(void *ud, long n)
+{
+    const struct alloc_run *a = ud;
+    char *p;
+    char *t;
+    long used;
+
+    krc_mem_fail_after(n);
+    p = krc_demo_html_render(a->m, 1, "x");
+    t = krc_demo_term_render(a->body, 1);
+    used = krc_mem_fail_after(-1);
+    if (p != NULL) {
+        assert_string_equal(p, a->full_page);
+    }
+    if (t != NULL) {
+        assert_string_equal(t, a->full_term);
+    }
+    krc_free(p);
+    krc_free(t);
+    return used;
+}
+
 static void test_allocation_failures(void **state)
 {
     char *body = corpus_body("09-llama-finetune-cuda-oom", 1);
     struct krc_demo_msg m = {body, AT};
-    char *full = krc_demo_html_render(&m, 1, "x");
-    long n;
+    char *full_page = krc_demo_html_render(&m, 1, "x");
+    char *full_term = krc_demo_term_render(body, 1);
+    struct alloc_run a = {body, &m, full_page, full_term};
 
     (void)state;
-    for (n = 0;; n++) {
-        char *p;
-        char *t;
-        long used;
-        krc_mem_fail_after(n);
-        p = krc_demo_html_render(&m, 1, "x");
-        t = krc_demo_term_render(body, 1);
-        used = krc_mem_fail_after(-1);
-        if (p != NULL) {
-            assert_string_equal(p, full);
-        }
-        krc_free(p);
-        krc_free(t);
-        if (used <= n) {
-            break;
-        }
-    }
-    krc_free(full);
+    assert_non_null(full_page);
+    assert_non_null(full_term);
+    assert_true(krc_test_alloc_sweep(render_failing_after, &a) > 1);
+    krc_free(full_term);
+    krc_free(full_page);
     krc_free(body);
 }
 

@@ -7,9 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "krc/kube/kube_parse.h"
@@ -129,4 +131,36 @@ void krc_test_unload_case(struct krc_report *r, struct krc_diagnosis *d)
 {
     krc_diagnosis_cleanup(d);
     krc_report_cleanup(r);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t krc_test_case_names(const char *corpus, char ***ret)
+{
+    DIR *dir = opendir(corpus);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0;
+
+    assert_non_null(dir);
+    while ((de = readdir(dir)) != NULL) {
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s/pod.json", corpus, de->d_name);
+        if (de->d_name[0] == '.' || stat(path, &st) != 0) {
+            continue;
+        }
+        names = realloc(names, (n + 1) * sizeof(*names));
+        assert_non_null(names);
+        names[n] = strdup(de->d_name);
+        assert_non_null(names[n]);
+        n++;
+    }
+    closedir(dir);
+    qsort(names, n, sizeof(*names), cmp_str);
+    *ret = names;
+    return n;
 }

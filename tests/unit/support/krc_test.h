@@ -45,4 +45,8 @@ char *krc_test_read_file(const char *path, size_t *len);
 void krc_test_load_case(const char *dir, struct krc_report *r, struct krc_diagnosis *d);
 void krc_test_unload_case(struct krc_report *r, struct krc_diagnosis *d);
 
+/* The names of the cases in a corpus directory (those with a pod.json),
+ * sorted; free() each and the array. */
+size_t krc_test_case_names(const char *corpus, char ***ret);
+
 #endif
