@@ -946,7 +946,9 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, st
             rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
             goto out;
         }
-        rc = parse_event(&cx, root, ev);
+        if ((rc = parse_event(&cx, root, ev)) == 0) {
+            drop_if_own(r);
+        }
         goto out;
     } else if (cJSON_IsObject(root)) {
         if (kind != NULL && strcmp(kind, "List") != 0 && strcmp(kind, "EventList") != 0) {
