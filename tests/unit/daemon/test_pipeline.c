@@ -616,6 +616,48 @@ static void test_alloc_sweep(void **state)
     assert_true(krc_test_alloc_sweep(sweep_run, &o) > 10);
 }
 
+/* The same with every history write failing: the record kept for later
+ * (deferred_push, its copies) fails cleanly at each allocation too, and at
+ * most one is kept; the last run, where no allocation failed, keeps it. */
+struct sweep_deferred {
+    struct krc_sender_options o;
+    size_t kept;
+};
+
+static long sweep_deferred_run(void *ud, long n)
+{
+    struct sweep_deferred *sw = ud;
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    sqlite3 *other = NULL;
+    long attempts;
+
+    env_init(&v, &sw->o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE restarts RENAME TO gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+    krc_mem_fail_after(n);
+    krc_pipeline_process(&v.deps, &r);
+    attempts = krc_mem_fail_after(-1);
+    sw->kept = krc_pipeline_deferred_count(v.deps.deferred);
+    assert_true(sw->kept <= 1);
+    assert_true(krc_sender_pending(v.notifier) <= 1);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+    return attempts;
+}
+
+static void test_alloc_sweep_deferred(void **state)
+{
+    struct sweep_deferred sw = {webhook(), 0};
+    (void)state;
+    assert_true(krc_test_alloc_sweep(sweep_deferred_run, &sw) > 10);
+    assert_int_equal(sw.kept, 1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -649,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_failed_record_is_written_later),
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_alloc_sweep_deferred),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
