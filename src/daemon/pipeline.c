@@ -191,6 +191,25 @@ static void deferred_flush(const struct krc_pipeline_deps *p)
     }
 }
 
+/* Shutdown: a last try; the records the database still refuses are said
+ * to be lost, not dropped silently with the memory. */
+static void deferred_last_try(const struct krc_pipeline_deps *p)
+{
+    size_t n;
+
+    if (krc_pipeline_deferred_count(p->deferred) == 0) {
+        return;
+    }
+    deferred_flush(p);
+    n = krc_pipeline_deferred_count(p->deferred);
+    if (n > 0) {
+        krc_log(KRC_LOG_ERROR,
+                "history: %zu restart(s) not recorded: the database did not accept writes "
+                "before shutdown (they were alerted)",
+                n);
+    }
+}
+
 /* A history write failed: shown on /readyz, and the record kept to be
  * written later (rec is copied: its strings are the caller's). */
 static void record_failed(const struct krc_pipeline_deps *p, const struct krc_restart *r,
@@ -640,6 +659,7 @@ void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
         }
         rc = krc_queue_pop(q, &item, tmo);
         if (rc == KRC_ECANCELED) {
+            deferred_last_try(p);
             break;
         }
         if (rc == KRC_ETIMEOUT && krc_pipeline_deferred_count(p->deferred) > 0) {
