@@ -60,14 +60,23 @@ struct krc_pipeline_deferred *krc_pipeline_deferred_new(void)
     return krc_calloc(1, sizeof(struct krc_pipeline_deferred));
 }
 
+/* The string fields of a history record: owned copies in a deferred one. */
+#define REC_STRINGS 13
+static void rec_strings(struct krc_store_restart *r, const char **f[REC_STRINGS])
+{
+    const char **all[REC_STRINGS] = {
+        &r->pod_uid,       &r->container, &r->namespace,  &r->pod,          &r->workload_kind,
+        &r->workload_name, &r->node,      &r->reason,     &r->container_id, &r->decision,
+        &r->summary,       &r->message,   &r->report_json};
+    memcpy(f, all, sizeof(all));
+}
+
 static void deferred_rec_free(struct deferred_rec *x)
 {
-    const char **f[] = {&x->rec.pod_uid,    &x->rec.container,     &x->rec.namespace,
-                        &x->rec.pod,        &x->rec.workload_kind, &x->rec.workload_name,
-                        &x->rec.node,       &x->rec.reason,        &x->rec.container_id,
-                        &x->rec.decision,   &x->rec.summary,       &x->rec.message,
-                        &x->rec.report_json};
-    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+    const char **f[REC_STRINGS];
+
+    rec_strings(&x->rec, f);
+    for (size_t i = 0; i < REC_STRINGS; i++) {
         krc_free((void *)*f[i]);
     }
     krc_free(x);
@@ -113,14 +122,11 @@ static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store
     int ok = x != NULL;
 
     if (x != NULL) {
+        const char **f[REC_STRINGS];
         x->rec = *rec;
-        const char **f[] = {&x->rec.pod_uid,    &x->rec.container,     &x->rec.namespace,
-                            &x->rec.pod,        &x->rec.workload_kind, &x->rec.workload_name,
-                            &x->rec.node,       &x->rec.reason,        &x->rec.container_id,
-                            &x->rec.decision,   &x->rec.summary,       &x->rec.message,
-                            &x->rec.report_json};
+        rec_strings(&x->rec, f);
         x->bytes = sizeof(*x);
-        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        for (size_t i = 0; i < REC_STRINGS; i++) {
             if (*f[i] != NULL) {
                 x->bytes += strlen(*f[i]) + 1;
                 *f[i] = krc_strdup(*f[i]);
@@ -182,6 +188,25 @@ static void deferred_flush(const struct krc_pipeline_deps *p)
     }
     if (krc_pipeline_deferred_count(d) == 0) {
         atomic_store(&p->status->store_fault, 0);
+    }
+}
+
+/* Shutdown: a last try; the records the database still refuses are said
+ * to be lost, not dropped silently with the memory. */
+static void deferred_last_try(const struct krc_pipeline_deps *p)
+{
+    size_t n;
+
+    if (krc_pipeline_deferred_count(p->deferred) == 0) {
+        return;
+    }
+    deferred_flush(p);
+    n = krc_pipeline_deferred_count(p->deferred);
+    if (n > 0) {
+        krc_log(KRC_LOG_ERROR,
+                "history: %zu restart(s) not recorded: the database did not accept writes "
+                "before shutdown (they were alerted)",
+                n);
     }
 }
 
@@ -634,6 +659,7 @@ void krc_pipeline_run(const struct krc_pipeline_deps *p, struct krc_queue *q,
         }
         rc = krc_queue_pop(q, &item, tmo);
         if (rc == KRC_ECANCELED) {
+            deferred_last_try(p);
             break;
         }
         if (rc == KRC_ETIMEOUT && krc_pipeline_deferred_count(p->deferred) > 0) {

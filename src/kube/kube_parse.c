@@ -910,21 +910,17 @@ static int parse_event(struct ctx *cx, const cJSON *e, struct krc_report_event *
     return 0;
 }
 
-/* Remove the last event of r (its fields freed). */
-static void drop_last_event(struct krc_report *r)
+/* krc's own RestartDiagnosed Events are its earlier diagnoses, not
+ * evidence (their notes would be quoted in the next alert and could feed the
+ * rules): the event just parsed is removed when it is one. */
+static void drop_if_own(struct krc_report *r)
 {
-    struct krc_report_event *ev = &r->events[--r->n_events];
-    krc_free(ev->type);
-    krc_free(ev->reason);
-    krc_free(ev->message);
-    krc_free(ev->object_kind);
-    krc_free(ev->object_namespace);
-    krc_free(ev->object_name);
-    krc_free(ev->object_uid);
-    krc_free(ev->field_path);
-    krc_free(ev->source_component);
-    krc_free(ev->source_host);
-    memset(ev, 0, sizeof(*ev));
+    const struct krc_report_event *ev = &r->events[r->n_events - 1];
+
+    if (ev->source_component != NULL &&
+        strcmp(ev->source_component, KRC_REPORTING_CONTROLLER) == 0) {
+        krc_report_drop_last_event(r);
+    }
 }
 
 int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, struct krc_error *err)
@@ -950,7 +946,9 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, st
             rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
             goto out;
         }
-        rc = parse_event(&cx, root, ev);
+        if ((rc = parse_event(&cx, root, ev)) == 0) {
+            drop_if_own(r);
+        }
         goto out;
     } else if (cJSON_IsObject(root)) {
         if (kind != NULL && strcmp(kind, "List") != 0 && strcmp(kind, "EventList") != 0) {
@@ -982,17 +980,14 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r, st
         if ((rc = parse_event(&cx, it, ev)) < 0) {
             goto out;
         }
-        if (ev->source_component != NULL &&
-            strcmp(ev->source_component, KRC_REPORTING_CONTROLLER) == 0) {
-            drop_last_event(r); /* krc's own earlier diagnosis, not evidence */
-        }
+        drop_if_own(r);
         i++;
     }
 out:
     if (rc < 0) {
         /* Roll back to the state before the call. */
         while (r->n_events > before) {
-            drop_last_event(r);
+            krc_report_drop_last_event(r);
         }
     }
     cJSON_Delete(root);

@@ -417,6 +417,13 @@ struct krc_report_event *krc_report_add_event(struct krc_report *r)
     return e;
 }
 
+void krc_report_drop_last_event(struct krc_report *r)
+{
+    if (r->n_events > 0) {
+        event_cleanup(&r->events[--r->n_events]);
+    }
+}
+
 const struct krc_report_container *krc_report_container_get(const struct krc_report *r,
                                                             const char *name, int is_init)
 {

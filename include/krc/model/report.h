@@ -238,6 +238,9 @@ int krc_report_resolve_workload(struct krc_report *r);
  * the next append); NULL on allocation failure. */
 struct krc_report_container *krc_report_add_container(struct krc_report *r);
 struct krc_report_event *krc_report_add_event(struct krc_report *r);
+/* Remove the last event (its fields freed): undoes krc_report_add_event.
+ * Nothing when there is none. */
+void krc_report_drop_last_event(struct krc_report *r);
 
 /* Borrowed container by name and kind (is_init -1: any, containers first). */
 const struct krc_report_container *krc_report_container_get(const struct krc_report *r,

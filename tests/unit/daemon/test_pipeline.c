@@ -20,6 +20,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/queue.h"
 #include "krc_test.h"
 
 #define HOOK "http://127.0.0.1:1/services/T0/B0/pipeline"
@@ -557,6 +558,54 @@ static void test_failed_record_is_written_later(void **state)
     env_cleanup(&v);
 }
 
+/* Shutdown (the queue closed): the worker tries the deferred records once
+ * more, so a database that came back within the last retry interval still
+ * gets them; one it still refuses keeps them (logged as not recorded). */
+static void test_deferred_last_try_at_shutdown(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r1 = mk("shop", "web-1", 1);
+    struct krc_queue q;
+    atomic_size_t queued;
+    sqlite3 *other = NULL;
+    char decision[32];
+    size_t n_msgs = 0;
+    (void)state;
+
+    env_init(&v, &o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    atomic_init(&queued, 0);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE restarts RENAME TO gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    krc_pipeline_process(&v.deps, &r1);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 1);
+
+    /* still refused: kept to the end */
+    assert_int_equal(krc_queue_init(&q, 4), 0);
+    krc_queue_close(&q);
+    krc_pipeline_run(&v.deps, &q, &queued, 1000);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 1);
+    krc_queue_cleanup(&q, NULL);
+
+    /* accepted again: written by the last try */
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE gone RENAME TO restarts", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+    assert_int_equal(krc_queue_init(&q, 4), 0);
+    krc_queue_close(&q);
+    krc_pipeline_run(&v.deps, &q, &queued, 1000);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 0);
+    assert_int_equal(atomic_load(&v.status.store_fault), 0);
+    stored(&v, &r1, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    krc_queue_cleanup(&q, NULL);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+}
+
 /* Leadership lost: before the restart, it is not even collected; during its
  * collection, it is neither recorded nor queued (the next leader reports
  * it). */
@@ -616,6 +665,48 @@ static void test_alloc_sweep(void **state)
     assert_true(krc_test_alloc_sweep(sweep_run, &o) > 10);
 }
 
+/* The same with every history write failing: the record kept for later
+ * (deferred_push, its copies) fails cleanly at each allocation too, and at
+ * most one is kept; the last run, where no allocation failed, keeps it. */
+struct sweep_deferred {
+    struct krc_sender_options o;
+    size_t kept;
+};
+
+static long sweep_deferred_run(void *ud, long n)
+{
+    struct sweep_deferred *sw = ud;
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    sqlite3 *other = NULL;
+    long attempts;
+
+    env_init(&v, &sw->o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "ALTER TABLE restarts RENAME TO gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(other);
+    krc_mem_fail_after(n);
+    krc_pipeline_process(&v.deps, &r);
+    attempts = krc_mem_fail_after(-1);
+    sw->kept = krc_pipeline_deferred_count(v.deps.deferred);
+    assert_true(sw->kept <= 1);
+    assert_true(krc_sender_pending(v.notifier) <= 1);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+    return attempts;
+}
+
+static void test_alloc_sweep_deferred(void **state)
+{
+    struct sweep_deferred sw = {webhook(), 0};
+    (void)state;
+    assert_true(krc_test_alloc_sweep(sweep_deferred_run, &sw) > 10);
+    assert_int_equal(sw.kept, 1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -647,8 +738,10 @@ int main(void)
         cmocka_unit_test(test_collection_failure_still_alerts),
         cmocka_unit_test(test_store_failure_alerts_anyway),
         cmocka_unit_test(test_failed_record_is_written_later),
+        cmocka_unit_test(test_deferred_last_try_at_shutdown),
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_alloc_sweep_deferred),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -402,6 +402,15 @@ static void test_events_shapes(void **state)
         0);
     assert_int_equal(r.n_events, 4);
     assert_string_equal(r.events[3].reason, "BackOff");
+    /* ... also as a single Event document (kubectl get event NAME -o json) */
+    assert_int_equal(
+        parse_events("{\"kind\":\"Event\",\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\","
+                     "\"uid\":\"u\"},\"reason\":\"RestartDiagnosed\",\"type\":\"Warning\","
+                     "\"message\":\"oom_killed (high confidence): OOMKilled\",\"source\":{},"
+                     "\"reportingComponent\":\"krc.io/kube-restart-collector\"}",
+                     &r, &err),
+        0);
+    assert_int_equal(r.n_events, 4);
     krc_report_cleanup(&r);
 }
 
