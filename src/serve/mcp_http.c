@@ -255,5 +255,9 @@ int krc_mcp_http_read_token(const char *path, char **ret, struct krc_error *err)
     }
     *ret = krc_strdup(buf + start);
     memset(buf, 0, sizeof(buf));
-    return *ret != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
+    if (*ret == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    krc_log_add_secret(*ret); /* every reader (daemon, reload, krc mcp): never in a log line */
+    return 0;
 }

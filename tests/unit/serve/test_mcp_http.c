@@ -22,6 +22,7 @@
 #include "krc/serve/mcp.h"
 #include "krc/serve/mcp_http.h"
 #include "krc/util/error.h"
+#include "krc/util/log.h"
 #include "krc/util/mem.h"
 
 static int noop(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
@@ -255,6 +256,13 @@ static void test_read_token_and_loopback(void **state)
     assert_int_equal(krc_mcp_http_read_token(path, &tok, &err), 0);
     assert_string_equal(tok, "abc.def");
     krc_free(tok);
+    {
+        /* the token read is a secret of the log from then on */
+        char out[64];
+        krc_log_redact("bearer abc.def here", out, sizeof(out));
+        assert_null(strstr(out, "abc.def"));
+        krc_log_clear_secrets();
+    }
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, " \n", 2), 2);
     close(fd);
