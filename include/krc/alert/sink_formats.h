@@ -118,7 +118,7 @@ int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
                  const struct krc_slack_options *fo, const struct krc_card_fit *fit,
                  char **ret_body, struct krc_error *err);
 /* A redacted, display-safe copy of s cut to max bytes with "…" (NULL for
- * NULL or out of memory). */
+ * NULL or out of memory); the PagerDuty texts use it too. */
 char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
                     int keep_newlines);
 
