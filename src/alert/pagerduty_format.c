@@ -44,19 +44,6 @@ static const char *severity(const struct krc_diagnosis *d)
     return "error";
 }
 
-static int finish(cJSON *o, char **ret_body, struct krc_error *err)
-{
-    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-
-    cJSON_Delete(o);
-    if (s == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    *ret_body = krc_strdup(s);
-    cJSON_free(s);
-    return *ret_body != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
-}
-
 static int add_text(cJSON *o, const char *key, const struct krc_slack_options *fo, const char *s,
                     size_t max, int keep_newlines)
 {
@@ -211,7 +198,7 @@ static int restart_event(const struct krc_report *rep, const struct krc_diagnosi
         cJSON_Delete(o);
         return rc;
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
@@ -289,7 +276,7 @@ int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
@@ -307,13 +294,12 @@ int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct krc_error *err)
 {
     cJSON *o = cJSON_Parse(body);
-    char *s;
     char *r;
 
     if (!cJSON_IsObject(o)) {
@@ -323,16 +309,11 @@ char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct k
     }
     cJSON_DeleteItemFromObjectCaseSensitive(o, "routing_key");
     if (cJSON_AddStringToObject(o, "routing_key", routing_key) == NULL ||
-        (s = cJSON_PrintUnformatted(o)) == NULL) {
+        (r = krc_format_json_print(o)) == NULL) {
         cJSON_Delete(o);
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         return NULL;
     }
     cJSON_Delete(o);
-    r = krc_strdup(s);
-    cJSON_free(s);
-    if (r == NULL) {
-        krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
     return r;
 }

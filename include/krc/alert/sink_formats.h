@@ -19,6 +19,17 @@
 #include "krc/model/report.h"
 #include "krc/util/error.h"
 
+/* --- what the JSON formats share (card_content.c) ------------------------- */
+
+struct cJSON;
+
+/* o printed without spaces into a string the caller frees with krc_free
+ * (NULL for NULL or out of memory). */
+char *krc_format_json_print(const struct cJSON *o);
+/* The body of a format: o printed into *ret_body (krc_free) and deleted.
+ * 0, or KRC_ENOMEM (err set), also for a NULL o (a failed build). */
+int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *err);
+
 /* --- signed webhook: docs/report-schema.json ------------------------------ */
 
 #define KRC_WEBHOOK_SCHEMA_VERSION 1
