@@ -237,6 +237,7 @@ struct kevent_sink {
     struct krc_sink_options o;
     struct krc_kube_client *client;
     int warned_forbidden; /* the RBAC warning is logged once */
+    int64_t last_ms;      /* the last attempt (monotonic), for the pacing */
 };
 
 /* krc's wall clock (it has a test seam) with the real clock's fraction when
@@ -382,6 +383,21 @@ static int final_status(struct kevent_sink *k, const char *ns, const struct krc_
     return KRC_EHTTP;
 }
 
+/* At most one attempt per o.min_interval_ms (one Event per second by
+ * default), as the HTTP sinks pace theirs in slack_send.c: a burst of
+ * restarts does not turn into a burst of writes to the API server. */
+static int pace(struct kevent_sink *k)
+{
+    int64_t since = krc_clock_mono_ms() - k->last_ms;
+
+    if (k->last_ms != 0 && since < k->o.min_interval_ms &&
+        krc_clock_sleep_ms(k->o.min_interval_ms - since, k->o.cancel)) {
+        return KRC_ECANCELED;
+    }
+    k->last_ms = krc_clock_mono_ms();
+    return 0;
+}
+
 static int ke_post(struct kevent_sink *k, const char *path, const char *ns, const char *body,
                    struct krc_backoff *bo, struct krc_sink_result *res, struct krc_error *err)
 {
@@ -392,7 +408,7 @@ static int ke_post(struct kevent_sink *k, const char *path, const char *ns, cons
 
     for (int attempt = 1;; attempt++) {
         int64_t wait;
-        if (canceled(k)) {
+        if (canceled(k) || pace(k) < 0) {
             return krc_error_set(err, KRC_ECANCELED, "shutting down");
         }
         krc_error_clear(&e);
