@@ -2,9 +2,12 @@
  * and its diagnosis: the same content as the Slack message, every foreign
  * text redacted and made display-safe (valid UTF-8, no control characters
  * or terminal escapes), each cut on a code-point boundary. The renderers
- * escape for their own markup. */
+ * escape for their own markup. Also the JSON printing every format other
+ * than Slack's shares. */
 #include <stdio.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "krc/alert/sink_formats.h"
 #include "krc/store/report_json.h"
@@ -13,6 +16,22 @@
 #include "krc/util/mem.h"
 #include "krc/util/redact.h"
 #include "krc/util/text.h"
+
+char *krc_format_json_print(const struct cJSON *o)
+{
+    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+    char *r = s != NULL ? krc_strdup(s) : NULL;
+
+    cJSON_free(s);
+    return r;
+}
+
+int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *err)
+{
+    *ret_body = krc_format_json_print(o);
+    cJSON_Delete(o);
+    return *ret_body != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
+}
 
 char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
                     int keep_newlines)

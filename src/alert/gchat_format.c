@@ -138,15 +138,6 @@ static cJSON *message(const char *text, const char *card_id, const char *title,
     return m;
 }
 
-static char *print(cJSON *m)
-{
-    char *s = cJSON_PrintUnformatted(m);
-    char *r = s != NULL ? krc_strdup(s) : NULL;
-
-    cJSON_free(s);
-    return r;
-}
-
 static int card_sections(cJSON *sections, const struct krc_card *c)
 {
     cJSON *w = section(sections, NULL);
@@ -198,7 +189,7 @@ static char *render_restart(const struct krc_card *c, const void *ud)
     char *s = NULL;
 
     if (m != NULL && card_sections(sections, c) == 0) {
-        s = print(m);
+        s = krc_format_json_print(m);
     }
     cJSON_Delete(m);
     return s;
@@ -229,18 +220,6 @@ int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diag
     snprintf(card_id, sizeof(card_id), "restart-%s-%s", rep->name ? rep->name : "pod",
              diag->container ? diag->container : "container");
     return krc_card_fit(rep, diag, fo, &fit, ret_body, err);
-}
-
-static int finish(cJSON *m, char **ret_body, struct krc_error *err)
-{
-    char *s = m != NULL ? print(m) : NULL;
-
-    cJSON_Delete(m);
-    if (s == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    *ret_body = s;
-    return 0;
 }
 
 int krc_gchat_format_summary(const struct krc_slack_summary *sum,
@@ -279,7 +258,7 @@ int krc_gchat_format_summary(const struct krc_slack_summary *sum,
             }
         }
     }
-    return finish(m, ret_body, err);
+    return krc_format_json_finish(m, ret_body, err);
 }
 
 int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
@@ -302,5 +281,5 @@ int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
         cJSON_Delete(m);
         m = NULL;
     }
-    return finish(m, ret_body, err);
+    return krc_format_json_finish(m, ret_body, err);
 }

@@ -14,39 +14,7 @@
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
-#include "krc/util/redact.h"
 #include "krc/util/text.h"
-
-/* A redacted, display-safe copy of s (one line unless keep_newlines), cut to
- * max bytes on a code-point boundary with "…". Caller frees; NULL: ENOMEM. */
-static char *safe_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
-                       int keep_newlines)
-{
-    struct krc_buf red;
-    struct krc_buf out;
-    char *r;
-
-    krc_buf_init(&red, len * 2 + 1024);
-    krc_buf_init(&out, len * 3 + 1024);
-    if (krc_redact_apply(fo->redactor, s, len, &red, NULL) < 0 ||
-        krc_report_json_sanitize(&out, red.data != NULL ? red.data : "", red.len, keep_newlines) <
-            0) {
-        krc_buf_cleanup(&red);
-        krc_buf_cleanup(&out);
-        return NULL;
-    }
-    krc_buf_cleanup(&red);
-    r = krc_malloc(out.len + 4 > max + 1 ? out.len + 4 : max + 1);
-    if (r != NULL) {
-        memcpy(r, out.data != NULL ? out.data : "", out.len);
-        r[out.len] = '\0';
-        if (out.len >= max + 1) {
-            krc_text_truncate(r, out.len, max + 1, "\xe2\x80\xa6");
-        }
-    }
-    krc_buf_cleanup(&out);
-    return r;
-}
 
 void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *pod,
                              const char *container, char *out, size_t outsz)
@@ -76,19 +44,6 @@ static const char *severity(const struct krc_diagnosis *d)
     return "error";
 }
 
-static int finish(cJSON *o, char **ret_body, struct krc_error *err)
-{
-    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-
-    cJSON_Delete(o);
-    if (s == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    *ret_body = krc_strdup(s);
-    cJSON_free(s);
-    return *ret_body != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
-}
-
 static int add_text(cJSON *o, const char *key, const struct krc_slack_options *fo, const char *s,
                     size_t max, int keep_newlines)
 {
@@ -98,7 +53,7 @@ static int add_text(cJSON *o, const char *key, const struct krc_slack_options *f
     if (s == NULL) {
         return cJSON_AddNullToObject(o, key) != NULL ? 0 : -1;
     }
-    t = safe_text(fo, s, strlen(s), max, keep_newlines);
+    t = krc_card_text(fo, s, strlen(s), max, keep_newlines);
     ok = t != NULL && cJSON_AddStringToObject(o, key, t) != NULL;
     krc_free(t);
     return ok ? 0 : -1;
@@ -110,7 +65,7 @@ static int add_list(cJSON *o, const char *key, const struct krc_slack_options *f
     cJSON *a = cJSON_AddArrayToObject(o, key);
 
     for (size_t i = 0; a != NULL && i < n && i < 20; i++) {
-        char *t = safe_text(fo, v[i], strlen(v[i]), 1024, 0);
+        char *t = krc_card_text(fo, v[i], strlen(v[i]), 1024, 0);
         int ok = t != NULL && cJSON_AddItemToArray(a, cJSON_CreateString(t));
         krc_free(t);
         if (!ok) {
@@ -132,7 +87,7 @@ static char *summary_line(const struct krc_report *rep, const struct krc_diagnos
                    fo->cluster ? ": " : "", rep->namespace ? rep->namespace : "",
                    rep->name ? rep->name : "", d->container ? d->container : "?",
                    d->summary ? d->summary : krc_cause_name(d->cause));
-    r = safe_text(fo, krc_buf_str(&b), b.len, KRC_PD_SUMMARY_MAX, 0);
+    r = krc_card_text(fo, krc_buf_str(&b), b.len, KRC_PD_SUMMARY_MAX, 0);
     krc_buf_cleanup(&b);
     return r;
 }
@@ -243,7 +198,7 @@ static int restart_event(const struct krc_report *rep, const struct krc_diagnosi
         cJSON_Delete(o);
         return rc;
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
@@ -321,7 +276,7 @@ int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
@@ -339,13 +294,12 @@ int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct krc_error *err)
 {
     cJSON *o = cJSON_Parse(body);
-    char *s;
     char *r;
 
     if (!cJSON_IsObject(o)) {
@@ -355,16 +309,11 @@ char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct k
     }
     cJSON_DeleteItemFromObjectCaseSensitive(o, "routing_key");
     if (cJSON_AddStringToObject(o, "routing_key", routing_key) == NULL ||
-        (s = cJSON_PrintUnformatted(o)) == NULL) {
+        (r = krc_format_json_print(o)) == NULL) {
         cJSON_Delete(o);
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         return NULL;
     }
     cJSON_Delete(o);
-    r = krc_strdup(s);
-    cJSON_free(s);
-    if (r == NULL) {
-        krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
     return r;
 }

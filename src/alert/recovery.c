@@ -18,14 +18,13 @@ struct entry {
     int restart_count;
     int64_t awaited_s;
     int64_t ready_since_s; /* 0: not running and ready */
-    int armed;
     int64_t armed_s;
     struct arm {
         char ts[64];
         char channel[64];
         void *dest;
     } arms[KRC_RECOVERY_MAX_DESTS]; /* one per destination that posted the alert */
-    size_t n_arms;
+    size_t n_arms;                  /* 0: not armed yet (no message posted) */
 };
 
 struct krc_recovery {
@@ -219,7 +218,6 @@ int krc_recovery_arm(struct krc_recovery *t, const char *uid, const char *contai
             a = &e->arms[e->n_arms < KRC_RECOVERY_MAX_DESTS ? e->n_arms++
                                                             : KRC_RECOVERY_MAX_DESTS - 1];
         }
-        e->armed = 1;
         e->armed_s = now_s;
         snprintf(a->ts, sizeof(a->ts), "%s", ts != NULL ? ts : "");
         snprintf(a->channel, sizeof(a->channel), "%s", channel != NULL ? channel : "");
@@ -241,12 +239,12 @@ size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t afte
     pthread_mutex_lock(&t->lock);
     for (size_t i = 0; i < atomic_load(&t->n);) {
         struct entry *e = &t->v[i];
-        if ((e->armed && now_s - e->armed_s > KRC_RECOVERY_GIVE_UP_S) ||
-            (!e->armed && now_s - e->awaited_s > KRC_RECOVERY_UNARMED_S)) {
+        if ((e->n_arms > 0 && now_s - e->armed_s > KRC_RECOVERY_GIVE_UP_S) ||
+            (e->n_arms == 0 && now_s - e->awaited_s > KRC_RECOVERY_UNARMED_S)) {
             drop(t, i);
             continue;
         }
-        if (e->armed && e->ready_since_s != 0 && now_s - e->ready_since_s >= after_s &&
+        if (e->n_arms > 0 && e->ready_since_s != 0 && now_s - e->ready_since_s >= after_s &&
             k + e->n_arms <= max) {
             for (size_t a = 0; a < e->n_arms; a++) {
                 struct krc_recovery_due *d = &out[k++];

@@ -197,6 +197,17 @@ struct krc_sender {
     atomic_llong heartbeat_ms;
 };
 
+/* on_posted for a restart (a message, or the last of its siblings, was
+ * settled): the leader hand-over learns it was handled. */
+static void publish_handled(const struct krc_sender *n, const char *uid, const char *container,
+                            int restart_count, int64_t finished_at, const char *container_id)
+{
+    if (n->o.on_posted != NULL && uid[0] != '\0') {
+        n->o.on_posted(uid, container, restart_count, finished_at,
+                       container_id[0] ? container_id : NULL, n->o.on_delivered_userdata);
+    }
+}
+
 /* --- lifecycle ------------------------------------------------------------ */
 
 /* Every named destination has a sink in this build; its secrets are
@@ -972,11 +983,9 @@ void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, in
             atomic_fetch_add(&n->stats.failed, 1);
         }
         /* dropped counts as settled for the restart's other destinations */
-        if (msg->group != NULL && siblings_settle(msg->group, 0) && n->o.on_posted != NULL &&
-            msg->uid[0] != '\0') {
-            n->o.on_posted(msg->uid, msg->container, msg->restart_count, msg->finished_at,
-                           msg->container_id[0] ? msg->container_id : NULL,
-                           n->o.on_delivered_userdata);
+        if (msg->group != NULL && siblings_settle(msg->group, 0)) {
+            publish_handled(n, msg->uid, msg->container, msg->restart_count, msg->finished_at,
+                            msg->container_id);
         }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
@@ -1506,9 +1515,9 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
                           n->o.on_delivered_userdata);
     }
-    if (n->o.on_posted != NULL && it->uid[0] != '\0' && restart_msg && it->group == NULL) {
-        n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
-                       it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
+    if (restart_msg && it->group == NULL) {
+        publish_handled(n, it->uid, it->container, it->restart_count, it->finished_at,
+                        it->container_id);
     }
     if (it->kind == ITEM_ALERT) {
         pthread_mutex_lock(&n->lock);
@@ -1792,9 +1801,9 @@ static void settle(struct krc_sender *n, const struct item *it, enum send_result
     if (it->group == NULL || r == RETRY_LATER) {
         return;
     }
-    if (siblings_settle(it->group, r == SENT) && n->o.on_posted != NULL && it->uid[0] != '\0') {
-        n->o.on_posted(it->uid, it->container, it->restart_count, it->finished_at,
-                       it->container_id[0] ? it->container_id : NULL, n->o.on_delivered_userdata);
+    if (siblings_settle(it->group, r == SENT)) {
+        publish_handled(n, it->uid, it->container, it->restart_count, it->finished_at,
+                        it->container_id);
     }
 }
 

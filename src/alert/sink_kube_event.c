@@ -13,13 +13,12 @@
 #include <unistd.h>
 
 #include "krc/alert/sink.h"
+#include "krc/alert/sink_formats.h"
 #include "krc/kube/kube_client.h"
 #include "krc/util/backoff.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
-#include "krc/util/buf.h"
 #include "krc/util/mem.h"
-#include "krc/util/redact.h"
 #include "krc/util/text.h"
 
 /* An Event is a few hundred bytes; this bounds what krc sends. */
@@ -237,6 +236,7 @@ struct kevent_sink {
     struct krc_sink_options o;
     struct krc_kube_client *client;
     int warned_forbidden; /* the RBAC warning is logged once */
+    int64_t last_ms;      /* the last attempt (monotonic), for the pacing */
 };
 
 /* krc's wall clock (it has a test seam) with the real clock's fraction when
@@ -288,21 +288,23 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     struct krc_kube_event_in in;
     const struct krc_report_container *c = find_container(rep, diag->container);
     char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
-    struct krc_buf summary;
+    struct krc_slack_options defaults;
+    char *summary = NULL;
     int rc;
 
     *ret_fallback = NULL;
+    if (fo == NULL) {
+        krc_slack_options_init(&defaults);
+        fo = &defaults;
+    }
     reporting_instance(instance, sizeof(instance));
-    /* the summary may quote the log or a runtime message: redacted like
-     * every text krc sends (4 KiB is well past the note's 1 KiB) */
-    krc_buf_init(&summary, 4096);
-    if (diag->summary != NULL) {
-        rc = krc_redact_apply(fo != NULL ? fo->redactor : NULL, diag->summary,
-                              strlen(diag->summary), &summary, err);
-        if (rc < 0 && rc != KRC_ETOOBIG) {
-            krc_buf_cleanup(&summary);
-            return rc;
-        }
+    /* the summary may quote the log or a runtime message: redacted and made
+     * display-safe (no terminal escapes) like every text krc sends (2 KiB is
+     * past the note's 1 KiB) */
+    if (diag->summary != NULL &&
+        (summary = krc_card_text(fo, diag->summary, strlen(diag->summary),
+                                 2 * KRC_KUBE_EVENT_NOTE_MAX, 0)) == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     memset(&in, 0, sizeof(in));
     in.namespace = rep->namespace;
@@ -312,11 +314,11 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     in.init_container = c != NULL && c->is_init;
     in.cause = krc_cause_name(diag->cause);
     in.confidence = krc_confidence_name(diag->confidence);
-    in.summary = diag->summary != NULL ? krc_buf_str(&summary) : NULL;
+    in.summary = summary;
     in.reporting_instance = instance;
     in.time_ns = now_ns();
     rc = krc_kube_event_build(&in, ret_body, err);
-    krc_buf_cleanup(&summary);
+    krc_free(summary);
     return rc;
 }
 
@@ -382,6 +384,21 @@ static int final_status(struct kevent_sink *k, const char *ns, const struct krc_
     return KRC_EHTTP;
 }
 
+/* At most one attempt per o.min_interval_ms (one Event per second by
+ * default), as the HTTP sinks pace theirs in slack_send.c: a burst of
+ * restarts does not turn into a burst of writes to the API server. */
+static int pace(struct kevent_sink *k)
+{
+    int64_t since = krc_clock_mono_ms() - k->last_ms;
+
+    if (k->last_ms != 0 && since < k->o.min_interval_ms &&
+        krc_clock_sleep_ms(k->o.min_interval_ms - since, k->o.cancel)) {
+        return KRC_ECANCELED;
+    }
+    k->last_ms = krc_clock_mono_ms();
+    return 0;
+}
+
 static int ke_post(struct kevent_sink *k, const char *path, const char *ns, const char *body,
                    struct krc_backoff *bo, struct krc_sink_result *res, struct krc_error *err)
 {
@@ -392,7 +409,7 @@ static int ke_post(struct kevent_sink *k, const char *path, const char *ns, cons
 
     for (int attempt = 1;; attempt++) {
         int64_t wait;
-        if (canceled(k)) {
+        if (canceled(k) || pace(k) < 0) {
             return krc_error_set(err, KRC_ECANCELED, "shutting down");
         }
         krc_error_clear(&e);

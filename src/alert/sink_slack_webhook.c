@@ -28,23 +28,8 @@ static int wh_post(struct krc_slack_conn *c, void *ctx, const char *body,
     int rc =
         krc_slack_http_post(c, w->url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
 
-    res->http_status = resp->status;
-    res->error[0] = '\0';
-    if (rc < 0) {
-        return rc;
-    }
-    if (resp->status == 200) {
-        return 0;
-    }
-    /* Webhook errors are short plain-text codes. */
-    snprintf(res->error, sizeof(res->error), "%.*s",
-             (int)(resp->body_len < 100 ? resp->body_len : 100), resp->body ? resp->body : "");
-    for (char *p = res->error; *p; p++) {
-        if ((unsigned char)*p < 0x20) {
-            *p = ' ';
-        }
-    }
-    return 1;
+    /* 200 "ok"; an error is a short plain-text code */
+    return krc_sink_http_answer(rc, resp, res);
 }
 
 static void wh_describe(const struct krc_sink *s, const struct krc_sink_message *m, char *out,

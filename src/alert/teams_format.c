@@ -133,15 +133,6 @@ static int card_body(cJSON *body, const struct krc_card *c, const struct krc_dia
     return 0;
 }
 
-static char *print(cJSON *m)
-{
-    char *s = cJSON_PrintUnformatted(m);
-    char *r = s != NULL ? krc_strdup(s) : NULL;
-
-    cJSON_free(s);
-    return r;
-}
-
 static char *render_restart(const struct krc_card *c, const void *ud)
 {
     cJSON *body = NULL;
@@ -150,7 +141,7 @@ static char *render_restart(const struct krc_card *c, const void *ud)
 
     if (m != NULL && card_body(body, c, ud) == 0 &&
         own_text(body, "kube-restart-collector", NULL, NULL, NULL, 1) == 0) {
-        s = print(m);
+        s = krc_format_json_print(m);
     }
     cJSON_Delete(m);
     return s;
@@ -180,11 +171,10 @@ int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diag
 
 static int finish(cJSON *m, char **ret_body, struct krc_error *err)
 {
-    char *s = m != NULL ? print(m) : NULL;
+    char *s;
 
-    cJSON_Delete(m);
-    if (s == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    if (krc_format_json_finish(m, &s, err) < 0) {
+        return KRC_ENOMEM;
     }
     if (strlen(s) > KRC_TEAMS_MAX_PAYLOAD) {
         krc_free(s);

@@ -32,19 +32,6 @@ static cJSON *envelope(const char *kind, const struct krc_slack_options *fo)
     return o;
 }
 
-static int finish(cJSON *o, char **ret_body, struct krc_error *err)
-{
-    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-
-    cJSON_Delete(o);
-    if (s == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    *ret_body = krc_strdup(s);
-    cJSON_free(s);
-    return *ret_body != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
-}
-
 int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                                const struct krc_slack_options *fo, char **ret_body,
                                char **ret_fallback, struct krc_error *err)
@@ -69,7 +56,7 @@ int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_di
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     krc_free(report);
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 static int add_groups(cJSON *o, const char *key, const struct krc_slack_group *g, size_t n)
@@ -125,7 +112,7 @@ int krc_webhook_format_summary(const struct krc_slack_summary *sum,
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }
 
 int krc_webhook_format_recovered(const struct krc_slack_recovered *rec,
@@ -144,5 +131,5 @@ int krc_webhook_format_recovered(const struct krc_slack_recovered *rec,
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    return finish(o, ret_body, err);
+    return krc_format_json_finish(o, ret_body, err);
 }

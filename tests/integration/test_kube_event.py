@@ -199,6 +199,21 @@ class KubeEventTest(unittest.TestCase):
         line = self.krc.wait_log("Kubernetes Event for shop/cart-0 container app")[0]["msg"]
         self.assertTrue(line.endswith("written (3 attempts)"), line)
 
+    def test_events_are_paced(self):
+        """One Event per second on the Event destination's lane (docs/destinations.md): a burst
+        of restarts is not a burst of writes to the API server."""
+        for i in range(3):
+            self.kube.create_pod("shop", "burst-%d" % i)
+        self.start_krc()
+        for i in range(3):
+            self.kube.restart("shop", "burst-%d" % i, "app", exit_code=1, logs="oops\n")
+        posts = self.wait_posts("shop", n=3, status=201)
+        times = sorted(r["time"] for r in posts)
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        # pacing waits a full second from the previous attempt's start; the fake records a
+        # request on arrival, so only the scheduling jitter of the two sides is allowed for
+        self.assertTrue(all(g >= 0.9 for g in gaps), "gaps between the Event POSTs: %r" % gaps)
+
     def test_forbidden_warns_once_and_is_not_retried(self):
         rbac = copy.deepcopy(h.shipped_rbac_objects())
         for o in rbac:

@@ -19,6 +19,17 @@
 #include "krc/model/report.h"
 #include "krc/util/error.h"
 
+/* --- what the JSON formats share (card_content.c) ------------------------- */
+
+struct cJSON;
+
+/* o printed without spaces into a string the caller frees with krc_free
+ * (NULL for NULL or out of memory). */
+char *krc_format_json_print(const struct cJSON *o);
+/* The body of a format: o printed into *ret_body (krc_free) and deleted.
+ * 0, or KRC_ENOMEM (err set), also for a NULL o (a failed build). */
+int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *err);
+
 /* --- signed webhook: docs/report-schema.json ------------------------------ */
 
 #define KRC_WEBHOOK_SCHEMA_VERSION 1
@@ -118,7 +129,7 @@ int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
                  const struct krc_slack_options *fo, const struct krc_card_fit *fit,
                  char **ret_body, struct krc_error *err);
 /* A redacted, display-safe copy of s cut to max bytes with "…" (NULL for
- * NULL or out of memory). */
+ * NULL or out of memory); the PagerDuty texts use it too. */
 char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
                     int keep_newlines);
 

@@ -307,6 +307,16 @@ static void test_sink_format_restart(void **state)
     assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "namespace"), "shop");
     cJSON_Delete(j);
     krc_free(body);
+    /* a summary quoting a colored log line: the note has its text, not the
+     * terminal escapes (neither the ESC nor the rest of the sequence) */
+    krc_free(dg.summary);
+    dg.summary = krc_strdup("log says \x1b[31mFATAL\x1b[0m: disk full");
+    assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
+    j = cJSON_Parse(body);
+    assert_non_null(j);
+    assert_non_null(strstr(str(j, "note"), "(low confidence): log says FATAL: disk full"));
+    cJSON_Delete(j);
+    krc_free(body);
     /* an Event is about one pod: no storm summary, no replies */
     assert_int_equal(krc_sink_kube_event.format_summary(NULL, &fo, &body, &e), KRC_EUNSUPPORTED);
     assert_null(body);

@@ -765,6 +765,20 @@ static int collect(const struct krc_store_message *m, void *ud)
     return 0;
 }
 
+/* Remove a test's store (with its -wal, -shm and -delivered files) and its
+ * temporary folder. */
+static void remove_db(const char *dir, const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-delivered"};
+
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        char p[160];
+        snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 static void test_outbox_marked_once_retry_and_final_failure(void **state)
 {
     struct krc_sender_options o;
@@ -827,15 +841,7 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     krc_sender_free(n);
     krc_store_close(store);
     routes_cleanup(&rs);
-    unlink(path);
-    {
-        char p2[160];
-        snprintf(p2, sizeof(p2), "%s-wal", path);
-        unlink(p2);
-        snprintf(p2, sizeof(p2), "%s-shm", path);
-        unlink(p2);
-    }
-    rmdir(dir);
+    remove_db(dir, path);
 }
 
 /* was_handled for test_resume_superseded: the previous leader posted web-1. */
@@ -991,17 +997,7 @@ static void test_storm_withdrawn_rows_are_not_failures(void **state)
     krc_sender_free(n);
     krc_store_close(store);
     routes_cleanup(&rs);
-    unlink(path);
-    {
-        char p2[160];
-        snprintf(p2, sizeof(p2), "%s-wal", path);
-        unlink(p2);
-        snprintf(p2, sizeof(p2), "%s-shm", path);
-        unlink(p2);
-        snprintf(p2, sizeof(p2), "%s-delivered", path);
-        unlink(p2);
-    }
-    rmdir(dir);
+    remove_db(dir, path);
 }
 
 /* --- the Slack sinks' delivery loop ------------------------------------------------ */
