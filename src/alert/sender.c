@@ -622,7 +622,7 @@ static struct dest *dest_get_named(struct krc_sender *n, const struct krc_destin
     return d;
 }
 
-#define MAX_ROUTED (2 + KRC_POLICY_MAX_NAMED)
+#define MAX_ROUTED KRC_POLICY_MAX_ROUTED
 
 /* The running destination of that name (NULL: one a reload added; it
  * takes effect when krc is restarted, as the reload's warning says). */

@@ -49,6 +49,9 @@ enum krc_policy_decision {
 const char *krc_policy_decision_name(enum krc_policy_decision d);
 
 #define KRC_POLICY_MAX_NAMED 8
+/* Every destination one restart can go to: the Slack target, the implicit Kubernetes Event
+ * and the named ones. */
+#define KRC_POLICY_MAX_ROUTED (2 + KRC_POLICY_MAX_NAMED)
 
 /* Where a restart goes: strings borrowed from the policy or the restart. */
 struct krc_policy_target {

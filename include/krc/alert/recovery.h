@@ -23,13 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/alert/policy.h"
 #include "krc/kube/kube_pod.h"
 
 #define KRC_RECOVERY_GIVE_UP_S (24 * 3600)
 #define KRC_RECOVERY_UNARMED_S 3600
 /* Destinations one restart's recovery is reported to (a Slack thread, a
- * PagerDuty resolve, ...); a further one replaces the last. */
-#define KRC_RECOVERY_MAX_DESTS 4
+ * PagerDuty resolve, ...): as many as a restart can be routed to, so none
+ * loses its "recovered" message (a PagerDuty incident left open). */
+#define KRC_RECOVERY_MAX_DESTS KRC_POLICY_MAX_ROUTED
 
 struct krc_recovery;
 

@@ -184,6 +184,35 @@ static void test_full_table_replaces_the_oldest(void **state)
     krc_recovery_free(t);
 }
 
+/* Every destination a restart can be routed to gets its "recovered" message (five or more
+ * used to overwrite the fourth: a PagerDuty incident could stay open). */
+static void test_every_routed_destination_is_armed(void **state)
+{
+    struct krc_recovery *t = krc_recovery_new(4);
+    struct fake_pod f;
+    struct krc_recovery_due d[KRC_POLICY_MAX_ROUTED + 1];
+    int dests[KRC_POLICY_MAX_ROUTED];
+    int seen[KRC_POLICY_MAX_ROUTED] = {0};
+    (void)state;
+
+    krc_recovery_await(t, "u1", "shop", "web-1", "app", 1, T);
+    krc_recovery_observe(t, pod(&f, "u1", "web-1", 1, 1, 1), 0, T);
+    for (size_t i = 0; i < KRC_POLICY_MAX_ROUTED; i++) {
+        assert_int_equal(krc_recovery_arm(t, "u1", "app", "1.1", "C1", &dests[i], T + 1), 0);
+    }
+    assert_int_equal(krc_recovery_take_due(t, T + AFTER, AFTER, d, KRC_POLICY_MAX_ROUTED + 1),
+                     KRC_POLICY_MAX_ROUTED);
+    for (size_t i = 0; i < KRC_POLICY_MAX_ROUTED; i++) {
+        int *p = d[i].dest;
+        assert_true(p >= dests && p < dests + KRC_POLICY_MAX_ROUTED);
+        seen[p - dests]++;
+    }
+    for (size_t i = 0; i < KRC_POLICY_MAX_ROUTED; i++) {
+        assert_int_equal(seen[i], 1);
+    }
+    krc_recovery_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_not_ready_again_and_a_moved_count_restart_the_wait),
         cmocka_unit_test(test_deleted_replaced_and_expired_are_forgotten),
         cmocka_unit_test(test_full_table_replaces_the_oldest),
+        cmocka_unit_test(test_every_routed_destination_is_armed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
