@@ -799,8 +799,8 @@ class SchemaTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not os.path.isdir(os.path.join(SCHEMA_DIR, "node_modules")):
-            raise unittest.SkipTest("tests/schema/node_modules is missing: run `%s` from the "
-                                    "repository root (scripts/setup-test does)" % NPM_INSTALL)
+            raise AssertionError("tests/schema/node_modules is missing: run `%s` from the "
+                             "repository root (scripts/setup-test does)" % NPM_INSTALL)
         if shutil.which("node") is None:
             raise AssertionError("node is not installed (apt-get install nodejs)")
 
