@@ -68,10 +68,7 @@ class Base(unittest.TestCase):
         return self.krc
 
     def history(self, *args):
-        p = subprocess.run([h.krc_binary(), "history", "--db", self.db, "--format", "json"] +
-                           list(args), capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return h.history(self.db, *args)
 
     def history_keys(self):
         return sorted((r["pod"], r["restart_count"]) for r in self.history())
