@@ -1,7 +1,8 @@
 /* linebuf: any bytes, fed in chunks whose sizes come from the first byte.
  * Each line handed out has no '\n', no trailing '\r', is not empty and is
  * at most max_line bytes; the lines joined with the dropped over-long ones
- * are exactly the input's non-empty lines; memory stays within max_line. */
+ * are exactly the input's non-empty lines, each over-long one reported
+ * once; memory stays within max_line. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -13,7 +14,8 @@ struct expect {
     size_t max;
     size_t pos; /* where the next expected line starts in data */
     size_t lines;
-    size_t oversize;
+    size_t oversize; /* over-long lines in the input (reference framing) */
+    size_t reported; /* on_oversize calls */
 };
 
 /* The next line of the input (reference framing), skipping empty ones and
@@ -58,6 +60,7 @@ static void on_oversize(size_t so_far, void *ud)
 {
     struct expect *x = ud;
     FUZZ_CHECK(so_far > x->max, "oversize at %zu <= %zu", so_far, x->max);
+    x->reported++;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -89,6 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(krc_linebuf_finish(&lb, on_line, on_oversize, &x) == 0, "finish failed");
     FUZZ_CHECK(!next_line(&x, &s, &n), "line missing after %zu lines", x.lines);
+    FUZZ_CHECK(x.reported == x.oversize, "%zu over-long lines reported, %zu in the input",
+               x.reported, x.oversize);
     krc_linebuf_cleanup(&lb);
     return 0;
 }

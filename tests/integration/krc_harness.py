@@ -133,6 +133,15 @@ def http_get(port, path, timeout=5):
         return e.code, e.read().decode()
 
 
+def history(db, *args):
+    """The rows of `krc history --db DB --format json ARGS`; a failure raises with its stderr."""
+    p = subprocess.run([krc_binary(), "history", "--db", db, "--format", "json"] + list(args),
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        raise AssertionError("krc history --db %s failed (%d): %s" % (db, p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
 class Krc:
     """A running `krc run` with JSON logs captured line by line."""
 

@@ -14,7 +14,6 @@ the fake API server and the fake Slack:
 import json
 import os
 import sqlite3
-import subprocess
 import tempfile
 import time
 import unittest
@@ -67,10 +66,7 @@ class DedupFaultsTest(unittest.TestCase):
         return [m for m in self.slack.messages() if pod in json.dumps(m.get("body"))]
 
     def history(self):
-        p = subprocess.run([h.krc_binary(), "history", "--db", self.db, "--format", "json"],
-                           capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return h.history(self.db)
 
     def outbox_rows(self):
         c = sqlite3.connect(self.db, timeout=10)

@@ -333,7 +333,7 @@ class DemoRunTest(unittest.TestCase):
         exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                     if shutil.which(n)), None)
         if exe is None:
-            self.fail("chromium is not installed: scripts/setup installs Debian's chromium "
+            self.fail("chromium is not installed: scripts/setup-test installs Debian's chromium "
                       "as a test dependency")
         page = os.path.join(RUN["out"], "alerts.html")
         shot = os.path.join(RUN["tmp"].name, "shot.png")

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 import krc_harness as h
 from test_alerts import AlertTestBase, write_file
@@ -450,6 +451,76 @@ class DestinationConfig(AlertTestBase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("%s:4:20: destinations[0] (pd).routingKeyEnv: environment variable "
                       "KRC_IT_UNSET_KEY is not set" % path, p.stdout + p.stderr)
+
+
+class FakeDestRefuses(unittest.TestCase):
+    """fakedest's rules can fail: each breaks on a body that breaks it, and passes the
+    smallest valid one (otherwise assert_valid above would prove nothing)."""
+
+    def mutated(self, check, valid, mutations):
+        self.assertEqual(check(json.dumps(valid).encode()), [], "the valid body")
+        for name, mutate in mutations:
+            with self.subTest(name):
+                body = json.loads(json.dumps(valid))
+                mutate(body)
+                self.assertNotEqual(check(json.dumps(body).encode()), [], name)
+
+    def test_pagerduty(self):
+        valid = {"routing_key": ROUTING_KEY, "event_action": "trigger", "dedup_key": "k",
+                 "payload": {"summary": "s", "source": "krc", "severity": "error",
+                             "timestamp": "2026-12-03T10:00:00Z"}}
+        self.mutated(lambda raw: fakedest.pagerduty_errors(raw, None), valid, [
+            ("short routing_key", lambda b: b.update(routing_key="x")),
+            ("unknown action", lambda b: b.update(event_action="fire")),
+            ("resolve without dedup_key", lambda b: (b.pop("dedup_key"),
+                                                     b.update(event_action="resolve"))),
+            ("unknown top-level key", lambda b: b.update(extra=1)),
+            ("summary too long", lambda b: b["payload"].update(summary="x" * 1025)),
+            ("no source", lambda b: b["payload"].pop("source")),
+            ("bad severity", lambda b: b["payload"].update(severity="high")),
+            ("bad timestamp", lambda b: b["payload"].update(timestamp="yesterday")),
+        ])
+        self.assertNotEqual(fakedest.pagerduty_errors(json.dumps(valid).encode(),
+                                                      {"another-key"}), [])
+
+    def test_teams(self):
+        valid = {"type": "message", "attachments": [{
+            "contentType": "application/vnd.microsoft.card.adaptive",
+            "content": {"type": "AdaptiveCard", "version": "1.5", "body": [
+                {"type": "TextBlock", "text": "t"},
+                {"type": "FactSet", "facts": [{"title": "a", "value": "b"}]}]}}]}
+        card = lambda b: b["attachments"][0]["content"]  # noqa: E731
+        self.mutated(fakedest.teams_errors, valid, [
+            ("type", lambda b: b.update(type="card")),
+            ("contentType", lambda b: b["attachments"][0].update(contentType="text/html")),
+            ("version", lambda b: card(b).update(version="1.6")),
+            ("unknown element", lambda b: card(b)["body"].append({"type": "Marquee"})),
+            ("TextBlock without text", lambda b: card(b)["body"][0].pop("text")),
+            ("fact without value", lambda b: card(b)["body"][1]["facts"][0].pop("value")),
+            ("over 28 KB", lambda b: card(b)["body"][0].update(text="x" * 28 * 1024)),
+        ])
+
+    def test_google_chat(self):
+        query = "key=k&token=t&messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"
+        valid = {"text": "t", "thread": {"threadKey": "shop/api-0"}, "cardsV2": [{
+            "cardId": "c", "card": {"header": {"title": "h"}, "sections": [
+                {"widgets": [{"textParagraph": {"text": "p"}}, {"divider": {}}]}]}}]}
+        sec = lambda b: b["cardsV2"][0]["card"]["sections"][0]  # noqa: E731
+        self.mutated(lambda raw: fakedest.gchat_errors(query, raw), valid, [
+            ("no threadKey", lambda b: b.pop("thread")),
+            ("no cardId", lambda b: b["cardsV2"][0].pop("cardId")),
+            ("no header title", lambda b: b["cardsV2"][0]["card"]["header"].pop("title")),
+            ("unknown widget", lambda b: sec(b)["widgets"].append({"marquee": {}})),
+            ("two kinds in a widget", lambda b: sec(b)["widgets"][0].update(divider={})),
+            ("paragraph without text", lambda b: sec(b)["widgets"][0]["textParagraph"].pop("text")),
+            ("over 32,000 bytes", lambda b: b.update(text="x" * 32000)),
+        ])
+        self.assertNotEqual(fakedest.gchat_errors("key=k", json.dumps(valid).encode()), [])
+
+    def test_webhook_schema_requires_the_report(self):
+        dest = fakedest.FakeDest()
+        self.assertNotEqual(list(dest.validator.iter_errors({})), [])
+        self.assertNotEqual(list(dest.validator.iter_errors({"kind": "restart"})), [])
 
 
 if __name__ == "__main__":

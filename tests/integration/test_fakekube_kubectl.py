@@ -229,11 +229,12 @@ def q(**kw):
 # kubectl
 
 
-@unittest.skipIf(KUBECTL is None, "no kubectl found (PATH or $KUBECTL); install "
-                 "kubernetes-client or the gcloud kubectl component")
 class KubectlTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        if KUBECTL is None:
+            raise AssertionError("no kubectl found (PATH or $KUBECTL): scripts/setup-test "
+                                 "installs Debian's kubernetes-client")
         cls.fk = FakeKube().start()
         cls.home = tempfile.mkdtemp(prefix="fakekube-kubectl-home-")
 

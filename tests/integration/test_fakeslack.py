@@ -550,9 +550,11 @@ class FakeSlackTest(unittest.TestCase):
         self.assertEqual(self.fs.get_config()["limits"]["max_blocks"], 50)
 
 
-@unittest.skipUnless(shutil.which("curl") and shutil.which("openssl"), "needs curl, openssl")
 class FakeSlackTlsCurlTest(unittest.TestCase):
     def test_curl_over_tls(self):
+        for tool in ("curl", "openssl"):
+            if shutil.which(tool) is None:
+                self.fail("%s is not installed: scripts/setup-test installs it" % tool)
         with FakeSlack(tls=True) as fs:
             url = fs.webhook_url("alerts")
             self.assertTrue(url.startswith("https://127.0.0.1:"))

@@ -67,22 +67,8 @@ class Base(unittest.TestCase):
             self.krc.wait_synced()
         return self.krc
 
-    def alerts(self):
-        """(pod, restart count) of every message the fake Slack accepted."""
-        out = []
-        for m in self.slack.messages():
-            body = json.dumps(m.get("body"))
-            for pod in self.pods:
-                if pod in body:
-                    n = re.search(r"[Rr]estart(?:s| count)?\D{0,40}?(\d+)", body)
-                    out.append((pod, n.group(1) if n else None))
-        return out
-
     def history(self, *args):
-        p = subprocess.run([h.krc_binary(), "history", "--db", self.db, "--format", "json"] +
-                           list(args), capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return h.history(self.db, *args)
 
     def history_keys(self):
         return sorted((r["pod"], r["restart_count"]) for r in self.history())
@@ -99,8 +85,6 @@ class Base(unittest.TestCase):
 
 
 class ApiFaultTest(Base):
-    pods = ["kill-a", "kill-b", "cut-0"]
-
     def test_api_server_killed_and_restarted_mid_stream(self):
         self.kube.create_pod("shop", "kill-a")
         self.kube.create_pod("shop", "kill-b")
@@ -166,8 +150,6 @@ class ApiFaultTest(Base):
 
 
 class BoundsTest(Base):
-    pods = ["big-0", "huge-log-0"]
-
     def test_responses_over_the_bounds(self):
         self.kube.create_pod("shop", "huge-log-0")
         env = {"KRC_LOG_TRANSFER_LIMIT_BYTES": "1048576"}
@@ -201,8 +183,6 @@ class BoundsTest(Base):
 
 
 class DnsTest(Base):
-    pods = []
-
     def test_unresolvable_api_server_name(self):
         with open(self.kube.kubeconfig) as f:
             text = f.read()

@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 
 import krc_harness as h
+from test_fakekube_kubectl import find_kubectl
 
 SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN",
          "SLACK_ICON", "CLUSTER_NAME", "MUTE_SECONDS", "KRC_SLACK_API_URL",
@@ -36,13 +37,6 @@ SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKE
 EVENTS = "/apis/events.k8s.io/v1/namespaces/%s/events"
 CONTROLLER = "krc.io/kube-restart-collector"
 MICRO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-
-
-def find_kubectl():
-    env = os.environ.get("KUBECTL")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    return shutil.which("kubectl")
 
 
 class KubeEventTest(unittest.TestCase):
@@ -140,7 +134,8 @@ class KubeEventTest(unittest.TestCase):
 
         kubectl = find_kubectl()
         if kubectl is None:
-            self.skipTest("no kubectl (PATH or $KUBECTL) to describe the pod with")
+            self.fail("no kubectl (PATH or $KUBECTL) to describe the pod with: scripts/setup-test "
+                      "installs Debian's kubernetes-client")
         out = self.kubectl(kubectl, "describe", "pod", "-n", "shop", "orders-api-0")
         lines = [x for x in out.splitlines() if "RestartDiagnosed" in x]
         self.assertEqual(len(lines), 1, out)

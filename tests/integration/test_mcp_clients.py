@@ -31,8 +31,8 @@ HOLDER = None
 def setUpModule():
     global HOLDER
     if not os.path.isdir(os.path.join(CLIENTS, "node_modules")):
-        raise unittest.SkipTest("tests/mcp-clients/node_modules is missing: run `npm ci "
-                                "--prefix tests/mcp-clients` (scripts/setup-test does)")
+        raise AssertionError("tests/mcp-clients/node_modules is missing: run `npm ci "
+                             "--prefix tests/mcp-clients` (scripts/setup-test does)")
     test_mcp.TMP = tempfile.TemporaryDirectory()
     HOLDER, test_mcp.DB = test_mcp.fill_history()
 

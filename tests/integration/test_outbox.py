@@ -38,10 +38,7 @@ class OutboxTest(unittest.TestCase):
         return k
 
     def history(self, *args):
-        p = subprocess.run([h.krc_binary(), "history", "--db", self.db, "--format", "json"] +
-                           list(args), capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return h.history(self.db, *args)
 
     def alerts_for(self, pod):
         return [m for m in self.slack.messages() if pod in json.dumps(m.get("body"))]

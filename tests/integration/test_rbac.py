@@ -516,11 +516,6 @@ def case_name(grant):
     return "%s-%s-%s" % (kind.lower(), verb, res.replace("/", "-"))
 
 
-def leader_flags_available():
-    r = subprocess.run([h.krc_binary(), "help"], capture_output=True, text=True, timeout=30)
-    return "--leader-elect" in r.stdout + r.stderr
-
-
 class RenderedRules(unittest.TestCase):
     """The shipped RBAC is exactly the minimal set, bound to krc's service account only."""
 
@@ -583,7 +578,6 @@ class EachGrantIsNeeded(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.objects = h.shipped_rbac_objects()
-        cls.leader = leader_flags_available()
         cls.slack = FakeSlack()
         cls.slack.start()
         cases = {}
@@ -603,8 +597,6 @@ class EachGrantIsNeeded(unittest.TestCase):
         cases["without-clusterrolebinding"] = ("collect", without_object(
             cls.objects, "ClusterRoleBinding"))
         cases["without-rolebinding"] = ("leader", without_object(cls.objects, "RoleBinding"))
-        if not cls.leader:
-            cases = {k: v for k, v in cases.items() if v[0] != "leader"}
         cls.results = {}
 
         def run(item):
@@ -623,8 +615,6 @@ class EachGrantIsNeeded(unittest.TestCase):
         cls.slack.stop()
 
     def outcome(self, name):
-        if name not in self.results:
-            self.skipTest("krc has no --leader-elect yet")
         res = self.results[name]
         if isinstance(res, Exception):
             raise AssertionError("case %s failed to run: %s" % (name, res)) from res
@@ -653,8 +643,6 @@ class EachGrantIsNeeded(unittest.TestCase):
         used = [u for name, res in self.results.items() if name.startswith("full-") and
                 not isinstance(res, Exception) for u in res.get("used", [])]
         for kind, ns, group, res, verb, names in sorted(EXPECTED):
-            if group == "coordination.k8s.io" and not self.leader:
-                continue
             with self.subTest(grant=(kind, ns, group, res, verb, names)):
                 self.assertTrue([u for u in used if (
                     u["verb"] == verb and u["apiGroup"] == group and

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import tempfile
 import time
 import unittest
@@ -167,10 +166,7 @@ class SigtermUnderLoadTest(unittest.TestCase):
         return k
 
     def history(self):
-        p = subprocess.run([h.krc_binary(), "history", "--db", self.db, "--format", "json",
-                            "--limit", "1000"], capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return h.history(self.db, "--limit", "1000")
 
     def test_a_hung_slack_request_is_cut_after_the_grace(self):
         self.kube.create_pod("load", "job-00")
