@@ -2005,9 +2005,10 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
     " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r INDEXED BY restarts_window"               \
     " WHERE r.detected_at >= ?1"
 
-int krc_store_window(struct krc_store *s, int64_t since, krc_store_window_fn fn, void *ud,
-                     struct krc_error *err)
+int krc_store_window(struct krc_store *s, int64_t since, const char *cluster,
+                     krc_store_window_fn fn, void *ud, struct krc_error *err)
 {
+    (void)cluster; /* STUB (issue 17 base): the cluster column comes with the backends */
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, WINDOW_SQL, -1, &st, NULL);
 
@@ -2267,5 +2268,47 @@ int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc
         krc_buf_cleanup(&wal);
     }
     *ret = out;
+    return 0;
+}
+
+/* ---- STUBS of the issue 17 base commit: replaced by the backends ------------------ */
+
+int krc_store_is_url(const char *target)
+{
+    return target != NULL &&
+           (strncmp(target, "postgres://", 11) == 0 || strncmp(target, "postgresql://", 13) == 0);
+}
+
+int krc_store_open_with(const char *target, unsigned flags, const struct krc_store_options *o,
+                        struct krc_store **ret, struct krc_error *err)
+{
+    (void)o;
+    if (krc_store_is_url(target)) {
+        return krc_error_set(err, KRC_EUNSUPPORTED, "PostgreSQL is not built in yet");
+    }
+    return krc_store_open(target, flags, ret, err);
+}
+
+const char *krc_store_backend_name(const struct krc_store *s)
+{
+    (void)s;
+    return "sqlite";
+}
+
+int krc_store_shared(const struct krc_store *s)
+{
+    (void)s;
+    return 0;
+}
+
+int krc_store_fence(struct krc_store *s, int64_t token, struct krc_error *err)
+{
+    (void)s, (void)token, (void)err;
+    return 0;
+}
+
+int krc_store_claim(struct krc_store *s, int64_t id, int64_t token, struct krc_error *err)
+{
+    (void)s, (void)id, (void)token, (void)err;
     return 0;
 }

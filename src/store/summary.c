@@ -576,7 +576,7 @@ void krc_store_summary_free(struct krc_store_summary *sum)
     krc_free(sum);
 }
 
-int krc_store_summarize(struct krc_store *s, int64_t since, long limit,
+int krc_store_summarize(struct krc_store *s, int64_t since, const char *cluster, long limit,
                         struct krc_store_summary **ret, struct krc_error *err)
 {
     struct agg a;
@@ -585,7 +585,7 @@ int krc_store_summarize(struct krc_store *s, int64_t since, long limit,
 
     memset(&a, 0, sizeof(a));
     if (rc == 0) {
-        rc = krc_store_window(s, since, on_row, &a, err);
+        rc = krc_store_window(s, since, cluster, on_row, &a, err);
     }
     if (rc == 0) {
         top_causes(&a);

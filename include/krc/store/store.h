@@ -1,4 +1,6 @@
-/* Durable restart history and the crash-safe notification outbox (SQLite).
+/* Durable restart history and the crash-safe notification outbox: SQLite in
+ * the pod (the default), or PostgreSQL shared by many replicas and clusters
+ * (issue 17; krc/store/backend.h, docs/architecture.md "History and outbox").
  *
  * One database file holds every restart report (its identity is pod UID +
  * container + its termination: lastState.terminated.finishedAt, containerID
@@ -32,7 +34,10 @@
  *   KRC_EUNSUPPORTED  schema newer than this binary (or older, read-only)
  *   KRC_EINVAL        bad argument
  *   KRC_ENOMEM        out of memory
- * Only src/store/store.c includes <sqlite3.h>. */
+ *   KRC_EUNSUPPORTED  also: an operation the backend has no use for (the journal
+ *                     on PostgreSQL)
+ * Only src/store/store_sqlite.c includes <sqlite3.h>, only src/store/store_pg.c
+ * <libpq-fe.h>. */
 #ifndef KRC_STORE_H
 #define KRC_STORE_H
 
@@ -63,6 +68,34 @@ enum {
 
 struct krc_store;
 
+/* How a store is opened besides its target. Strings borrowed for the call. */
+struct krc_store_options {
+    /* The cluster this connection records for (clusterName): written on every
+     * restart and outbox row; pending rows, the fence and retention are this
+     * cluster's. NULL or "": "" (one unnamed cluster). */
+    const char *cluster;
+    /* PostgreSQL: a file whose first line is the password (a mounted Secret),
+     * read at open and at every reconnection; never logged. NULL: the URL's
+     * password, or libpq's own (PGPASSWORD, ~/.pgpass). Ignored by SQLite. */
+    const char *password_file;
+    /* PostgreSQL: seconds to wait for a connection (0: 5). */
+    int connect_timeout_s;
+};
+
+/* 1 when `target` is a PostgreSQL URL (postgres:// or postgresql://), else 0
+ * (a SQLite file path or ":memory:"). */
+int krc_store_is_url(const char *target);
+
+/* Open the store at `target`: a PostgreSQL URL (krc_store_is_url) or a SQLite
+ * file. `o` may be NULL (no cluster name, no password file). PostgreSQL:
+ * connects (KRC_EIO naming host, port and database when it cannot, never
+ * the password), creates or migrates the schema under an advisory lock
+ * (READONLY: never; the schema must exist and be current) and keeps the
+ * connection, reconnecting on the next call after a lost one. Caller frees
+ * *ret with krc_store_close(). */
+int krc_store_open_with(const char *target, unsigned flags, const struct krc_store_options *o,
+                        struct krc_store **ret, struct krc_error *err);
+
 /* Open (or create, unless READONLY) the database at `path`; ":memory:" gives
  * a private in-memory database (tests). Creating makes missing parent
  * directories with mode 0700 and the file with mode 0600, then sets WAL,
@@ -73,8 +106,14 @@ struct krc_store;
 int krc_store_open(const char *path, unsigned flags, struct krc_store **ret, struct krc_error *err);
 /* Accepts NULL. */
 void krc_store_close(struct krc_store *s);
-/* The path given to open (borrowed). */
+/* The path given to open, or the URL with its password replaced by "****"
+ * (borrowed): what logs and errors may show. */
 const char *krc_store_path(const struct krc_store *s);
+/* "sqlite" or "postgres". */
+const char *krc_store_backend_name(const struct krc_store *s);
+/* 1 when the database is shared by several replicas (PostgreSQL): a replica
+ * must fence and claim before it posts (below). */
+int krc_store_shared(const struct krc_store *s);
 
 /* The embedded default: /var/lib/krc/krc.db in a cluster
  * (KUBERNETES_SERVICE_HOST set), else $XDG_STATE_HOME/krc/krc.db (when
@@ -242,6 +281,27 @@ int krc_store_mark_withdrawn(struct krc_store *s, int64_t id, struct krc_error *
  * failure. KRC_ENOTFOUND when the row is not pending. */
 int krc_store_mark_superseded(struct krc_store *s, int64_t id, struct krc_error *err);
 
+/* ---- fencing (a shared outbox) ---------------------------------------------------
+ * With a shared database only the current leader may post, and a deposed
+ * leader must not post a row that the new leader owns. The fencing token is
+ * the Lease's spec.leaseTransitions as this replica acquired it (0 without
+ * leader election); it only grows. SQLite (one replica's own file): both
+ * calls return 0 and do nothing. */
+
+/* krc_store_fence() / krc_store_claim(): a newer leader owns it; do not post. */
+#define KRC_STORE_FENCED 2
+
+/* This replica leads its cluster with `token`: raise the cluster's fence to
+ * it. 0, or KRC_STORE_FENCED when the stored fence is already higher. */
+int krc_store_fence(struct krc_store *s, int64_t token, struct krc_error *err);
+
+/* Before posting outbox row `id`: claim it with `token` (SELECT ... FOR
+ * UPDATE SKIP LOCKED, then the claim is written with the token). 0: claimed,
+ * post it. KRC_STORE_FENCED: the row is no longer pending, is locked or
+ * claimed by another replica with a newer token, or the cluster's fence is
+ * newer than `token`: do not post it. */
+int krc_store_claim(struct krc_store *s, int64_t id, int64_t token, struct krc_error *err);
+
 /* ---- reading --------------------------------------------------------------- */
 
 /* An outbox row. Strings are borrowed (valid during the callback) or owned
@@ -268,7 +328,8 @@ struct krc_store_message {
  * is returned by the iterating function. */
 typedef int (*krc_store_message_fn)(const struct krc_store_message *m, void *ud);
 
-/* Every pending outbox row, oldest first (start-up resume), after applying
+/* Every pending outbox row (of the store's cluster), oldest first (start-up
+ * resume), after applying
  * the delivery journal (rows it names are marked delivered and the file is
  * removed; when that fails nothing is listed and the error returned). The callback
  * may call krc_store_mark_*() on the same store: rows are fetched one at a
@@ -286,6 +347,7 @@ int krc_store_thread_ts(struct krc_store *s, const char *thread_key, char **ret_
 /* Summary of a restart (no JSON, no message text). */
 struct krc_store_row {
     int64_t id;
+    const char *cluster; /* the cluster that recorded it ("" when unnamed) */
     const char *pod_uid;
     const char *namespace;
     const char *pod;
@@ -318,6 +380,7 @@ int64_t krc_store_identity_container_id(const char *identity, char *out, size_t 
 typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);
 
 struct krc_store_filter {
+    const char *cluster;   /* exact; NULL: every cluster */
     const char *namespace; /* exact; NULL: any */
     const char *pod;       /* name prefix (exact with pod_exact); NULL: any */
     const char *cause;     /* cause code; NULL: any */
@@ -359,6 +422,7 @@ void krc_store_entry_free(struct krc_store_entry *e);
  * for the callback; workload_kind, workload_name and node may be NULL). */
 struct krc_store_window_row {
     int64_t id;
+    const char *cluster;
     int64_t detected_at;
     const char *namespace;
     const char *workload_kind;
@@ -372,11 +436,11 @@ struct krc_store_window_row {
 
 typedef int (*krc_store_window_fn)(const struct krc_store_window_row *row, void *ud);
 
-/* Every restart detected at or after `since`, in no particular order, read
- * from one covering index (no table rows); a non-zero return of fn stops
- * the scan and is returned. */
-int krc_store_window(struct krc_store *s, int64_t since, krc_store_window_fn fn, void *ud,
-                     struct krc_error *err);
+/* Every restart detected at or after `since` (of `cluster` only, when not
+ * NULL), in no particular order, read from one covering index (no table
+ * rows); a non-zero return of fn stops the scan and is returned. */
+int krc_store_window(struct krc_store *s, int64_t since, const char *cluster,
+                     krc_store_window_fn fn, void *ud, struct krc_error *err);
 
 /* One entry of a summary list (src/store/summary.c). */
 struct krc_store_group_row {
@@ -405,7 +469,7 @@ struct krc_store_summary {
 };
 
 /* *ret is freed with krc_store_summary_free (accepts NULL). */
-int krc_store_summarize(struct krc_store *s, int64_t since, long limit,
+int krc_store_summarize(struct krc_store *s, int64_t since, const char *cluster, long limit,
                         struct krc_store_summary **ret, struct krc_error *err);
 void krc_store_summary_free(struct krc_store_summary *sum);
 
@@ -417,7 +481,9 @@ void krc_store_summary_free(struct krc_store_summary *sum);
  * together with their delivered or failed outbox rows. A restart with a
  * pending notification is never deleted. Delivered/failed outbox rows of no
  * restart (summaries) older than max_age go too. *ret_deleted (may be NULL)
- * counts deleted restarts. */
+ * counts deleted restarts. Only the store's cluster's rows are considered;
+ * on PostgreSQL one replica prunes at a time (an advisory lock; a replica
+ * that finds it taken prunes nothing this round and returns 0). */
 int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
                     int64_t *ret_deleted, struct krc_error *err);
 
@@ -437,6 +503,8 @@ struct krc_store_stats {
     int64_t wal_bytes;          /* size of the -wal file, 0 when none */
 };
 
+/* Counts of the store's cluster. PostgreSQL: db_bytes is the database's
+ * size (pg_database_size), wal_bytes 0. */
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
 
 #endif

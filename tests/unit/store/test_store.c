@@ -657,7 +657,7 @@ static void test_summary_counts(void **state)
         r.gpus = i == 0 ? 2 : 0;
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
-    assert_int_equal(krc_store_summarize(s, NOW - 1000, 10, &sum, NULL), 0);
+    assert_int_equal(krc_store_summarize(s, NOW - 1000, NULL, 10, &sum, NULL), 0);
     assert_int_equal(sum->restarts, 8);
     assert_int_equal(sum->gpus_held, 4);
     assert_int_equal(sum->n_workloads, 3);
@@ -692,19 +692,19 @@ static void test_summary_counts(void **state)
     assert_int_equal(sum->gpu_pods[0].restarts, 3);
     krc_store_summary_free(sum);
     /* a limit cuts the lists, not the totals */
-    assert_int_equal(krc_store_summarize(s, NOW - 1000, 1, &sum, NULL), 0);
+    assert_int_equal(krc_store_summarize(s, NOW - 1000, NULL, 1, &sum, NULL), 0);
     assert_int_equal(sum->n_workloads, 1);
     assert_int_equal(sum->n_causes, 1);
     assert_int_equal(sum->n_nodes, 1);
     assert_int_equal(sum->restarts, 8);
     krc_store_summary_free(sum);
     /* everything: the old restart's pod now has 4 restarts, the latest with 4 GPUs */
-    assert_int_equal(krc_store_summarize(s, 0, 0, &sum, NULL), 0);
+    assert_int_equal(krc_store_summarize(s, 0, NULL, 0, &sum, NULL), 0);
     assert_int_equal(sum->restarts, 9);
     assert_int_equal(sum->gpus_held, 4);
     krc_store_summary_free(sum);
     /* an empty window */
-    assert_int_equal(krc_store_summarize(s, NOW + 1, 10, &sum, NULL), 0);
+    assert_int_equal(krc_store_summarize(s, NOW + 1, NULL, 10, &sum, NULL), 0);
     assert_int_equal(sum->restarts, 0);
     assert_int_equal(sum->n_workloads + sum->n_causes + sum->n_nodes + sum->n_gpu_pods, 0);
     krc_store_summary_free(sum);
@@ -750,7 +750,7 @@ static void test_summary_matches_sql(void **state)
         r.gpus = w % 5 == 0 ? (long)((seed >> 16) % 3) : 0;
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
-    assert_int_equal(krc_store_summarize(s, NOW - 2500, 0, &sum, NULL), 0);
+    assert_int_equal(krc_store_summarize(s, NOW - 2500, NULL, 0, &sum, NULL), 0);
     krc_store_close(s);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* workloads: the SQL orders ties by the key as the pass does */
@@ -1561,7 +1561,7 @@ static void test_migration_v3_to_v4(void **state)
     assert_null(strstr(plan, "TEMP B-TREE"));
     /* the migrated rows read as before, through the new indexes */
     assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
-    assert_int_equal(krc_store_summarize(s, 0, 10, &sum, &e), 0);
+    assert_int_equal(krc_store_summarize(s, 0, NULL, 10, &sum, &e), 0);
     assert_int_equal(sum->restarts, 5);
     assert_int_equal(sum->n_gpu_pods, 1);
     assert_string_equal(sum->gpu_pods[0].key[1], "trainer-0");
