@@ -570,44 +570,58 @@ static int parse_waiting(struct pctx *c, const char **reason)
     return rc < 0 ? rc : 1;
 }
 
-/* state: the last of running/waiting/terminated present wins. */
+/* state: Kubernetes sets at most one of running/waiting/terminated. When a
+ * document has several, the same precedence as kube_parse's decoder applies
+ * whatever their order (JSON member order carries no meaning): terminated,
+ * then waiting, then running, so the watch and the collector agree (found by
+ * fuzz_pod_diff; regression input tests/fuzz/regressions/pod_diff). */
+static void set_state(struct krc_container_info *ci, int running, int waiting,
+                      const char *wait_reason, int terminated, const struct terminated *t)
+{
+    ci->state_running = 0;
+    ci->state_waiting = 0;
+    ci->state_terminated = 0;
+    ci->state_reason = NULL;
+    ci->state_exit_code = 0;
+    if (terminated) {
+        ci->state_terminated = 1;
+        ci->state_reason = t->reason;
+        ci->state_exit_code = t->exit_code;
+    } else if (waiting) {
+        ci->state_waiting = 1;
+        ci->state_reason = wait_reason;
+    } else if (running) {
+        ci->state_running = 1;
+    }
+}
+
 static int parse_state(struct pctx *c, struct krc_container_info *ci)
 {
     struct krc_jscan_str k;
-    struct terminated t;
-    const char *reason;
+    struct terminated t, term;
+    const char *reason, *wait_reason = NULL;
+    int running = 0, waiting = 0, terminated = 0;
     int rc = obj_or_null(c, "state");
 
     if (rc <= 0) {
         return rc;
     }
+    memset(&term, 0, sizeof(term));
     while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
         if (EQ(&k, "running")) {
             rc = present_obj(c, "state.running");
-            if (rc > 0) {
-                ci->state_running = 1;
-                ci->state_waiting = 0;
-                ci->state_terminated = 0;
-                ci->state_reason = NULL;
-                ci->state_exit_code = 0;
-            }
+            running |= rc > 0;
         } else if (EQ(&k, "waiting")) {
             rc = parse_waiting(c, &reason);
             if (rc > 0) {
-                ci->state_running = 0;
-                ci->state_waiting = 1;
-                ci->state_terminated = 0;
-                ci->state_reason = reason;
-                ci->state_exit_code = 0;
+                waiting = 1;
+                wait_reason = reason;
             }
         } else if (EQ(&k, "terminated")) {
             rc = parse_terminated(c, 0, &t);
             if (rc > 0) {
-                ci->state_running = 0;
-                ci->state_waiting = 0;
-                ci->state_terminated = 1;
-                ci->state_reason = t.reason;
-                ci->state_exit_code = t.exit_code;
+                terminated = 1;
+                term = t;
             }
         } else {
             rc = skip(c);
@@ -615,6 +629,9 @@ static int parse_state(struct pctx *c, struct krc_container_info *ci)
         if (rc < 0) {
             return rc;
         }
+    }
+    if (rc == 0 && (running || waiting || terminated)) {
+        set_state(ci, running, waiting, wait_reason, terminated, &term);
     }
     return rc;
 }

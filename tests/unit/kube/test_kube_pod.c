@@ -260,6 +260,48 @@ static void test_pod_item(void **state)
     krc_pod_info_cleanup(&pod);
 }
 
+/* Kubernetes sets one state kind; with several, the order of the members does not
+ * matter: terminated, then waiting, then running (kube_parse's precedence too). */
+static void test_state_kinds_precedence(void **state)
+{
+    static const char *const docs[] = {
+        "{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"},\"running\":{}}",
+        "{\"running\":{},\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}",
+        "{\"waiting\":{\"reason\":\"CrashLoopBackOff\"},\"terminated\":{\"exitCode\":1,"
+        "\"reason\":\"Error\"},\"running\":{}}",
+    };
+    char json[1024];
+    struct krc_pod_info pod;
+    struct krc_error err;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"},"
+                 "\"status\":{\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":1,"
+                 "\"state\":%s}]}}",
+                 docs[i]);
+        krc_pod_info_init(&pod);
+        assert_int_equal(krc_pod_info_parse(json, strlen(json), &pod, &err), 0);
+        assert_int_equal(pod.containers[0].state_terminated, 1);
+        assert_int_equal(pod.containers[0].state_running, 0);
+        assert_int_equal(pod.containers[0].state_waiting, 0);
+        assert_int_equal(pod.containers[0].state_exit_code, 1);
+        assert_string_equal(pod.containers[0].state_reason, "Error");
+        krc_pod_info_cleanup(&pod);
+    }
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"},"
+             "\"status\":{\"containerStatuses\":[{\"name\":\"app\",\"state\":"
+             "{\"waiting\":{\"reason\":\"ImagePullBackOff\"},\"running\":{}}}]}}");
+    krc_pod_info_init(&pod);
+    assert_int_equal(krc_pod_info_parse(json, strlen(json), &pod, &err), 0);
+    assert_int_equal(pod.containers[0].state_waiting, 1);
+    assert_int_equal(pod.containers[0].state_running, 0);
+    assert_string_equal(pod.containers[0].state_reason, "ImagePullBackOff");
+    krc_pod_info_cleanup(&pod);
+}
+
 static int parse_str(const char *json, struct krc_watch_event *ev, struct krc_error *err)
 {
     krc_error_clear(err);
@@ -543,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_error_410),
         cmocka_unit_test(test_escaped_strings),
         cmocka_unit_test(test_pod_item),
+        cmocka_unit_test(test_state_kinds_precedence),
         cmocka_unit_test(test_event_key_order_and_errors),
         cmocka_unit_test(test_every_truncation_is_an_error),
         cmocka_unit_test(test_mutations_no_crash),
