@@ -51,8 +51,9 @@
  * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter; 5: outbox states withdrawn and
- * superseded. */
-#define KRC_STORE_SCHEMA_VERSION 5
+ * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
+ * too. */
+#define KRC_STORE_SCHEMA_VERSION 6
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
