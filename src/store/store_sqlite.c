@@ -172,10 +172,12 @@ static const struct migration {
      "  WHERE slack_ts IS NOT NULL;",
      NULL},
     /* 5 -> 6 (issue 17): the cluster that recorded a restart (clusterName;
-     * '' when unnamed), so that several clusters can share a history;
-     * restarts_window gains it so that a window of one cluster is still
-     * read from the index alone. The outbox has no cluster: a SQLite file
-     * is one replica's own. */
+     * '' when unnamed, as are the rows recorded before), so that lists and
+     * summaries can tell clusters apart; restarts_window gains it so that a
+     * window of one cluster is still read from the index alone. The outbox
+     * has no cluster, and retention and counts take the whole file: a
+     * SQLite file is one replica's own (whatever clusterName it had when it
+     * recorded a row). */
     {"ALTER TABLE restarts ADD COLUMN cluster TEXT NOT NULL DEFAULT '';"
      "DROP INDEX restarts_window;"
      "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
@@ -298,15 +300,15 @@ static const char *const sql_text[N_STMT] = {
                        "LEFT JOIN reports p ON p.restart_id = r.id WHERE r.id = ?1",
     [ST_GET_MESSAGES] = "SELECT " OUTBOX_COLS " FROM outbox WHERE restart_id = ?1 ORDER BY id",
     [ST_PRUNE_AGE] = "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
-                     "r.detected_at < ?1 AND r.cluster = ?9 AND " PRUNABLE
-                     " ORDER BY r.detected_at, r.id LIMIT ?2)",
-    [ST_COUNT_RESTARTS] = "SELECT count(*) FROM restarts WHERE cluster = ?9",
-    [ST_PRUNE_OLDEST] = "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
-                        "r.cluster = ?9 AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT ?1)",
+                     "r.detected_at < ?1 AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT ?2)",
+    [ST_COUNT_RESTARTS] = "SELECT count(*) FROM restarts",
+    [ST_PRUNE_OLDEST] =
+        "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE " PRUNABLE
+        " ORDER BY r.detected_at, r.id LIMIT ?1)",
     [ST_PRUNE_ORPHANS] = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE restart_id "
                          "IS NULL AND state != 'pending' AND created_at < ?1 ORDER BY id LIMIT ?2)",
     [ST_STATS_OUTBOX] = "SELECT state, count(*) FROM outbox GROUP BY state",
-    [ST_STATS_OLDEST] = "SELECT min(detected_at) FROM restarts WHERE cluster = ?9",
+    [ST_STATS_OLDEST] = "SELECT min(detected_at) FROM restarts",
     [ST_PAGES] = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
     [ST_LIST_BASE] = "SELECT " RESTART_COLS " FROM restarts r WHERE 1",
 };
@@ -420,16 +422,6 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
     return v != NULL ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
-/* ?9 of a statement is always the store's cluster (the restarts it prunes
- * and counts). */
-#define CLUSTER_PARAM 9
-static void bind_cluster(const struct krc_store_be *s, sqlite3_stmt *st)
-{
-    if (sqlite3_bind_parameter_count(st) >= CLUSTER_PARAM) {
-        bind_text(st, CLUSTER_PARAM, s->cluster);
-    }
-}
-
 /* ST_FIND_RESTART's parameters. */
 static void bind_identity(sqlite3_stmt *st, const char *pod_uid, const char *container,
                           int restart_count, int64_t finished_at, const char *container_id)
@@ -472,7 +464,6 @@ static int query_int(struct krc_store_be *s, enum stmt id, int64_t arg, int64_t 
     if (sqlite3_bind_parameter_count(st) >= 1) {
         sqlite3_bind_int64(st, 1, arg);
     }
-    bind_cluster(s, st);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *ret = sqlite3_column_int64(st, 0);
@@ -1995,7 +1986,6 @@ static int prune_batch(struct krc_store_be *s, enum stmt id, int64_t a1, int64_t
     if (nargs > 1) {
         sqlite3_bind_int64(st, 2, a2);
     }
-    bind_cluster(s, st);
     if ((rc = run_done(s, st, "pruning old restarts", err)) < 0) {
         tx_rollback(s);
         return rc;

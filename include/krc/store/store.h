@@ -482,7 +482,8 @@ void krc_store_summary_free(struct krc_store_summary *sum);
  * together with their delivered or failed outbox rows. A restart with a
  * pending notification is never deleted. Delivered/failed outbox rows of no
  * restart (summaries) older than max_age go too. *ret_deleted (may be NULL)
- * counts deleted restarts. Only the store's cluster's rows are considered;
+ * counts deleted restarts. Only the store's cluster's rows are considered
+ * (SQLite: the whole file, one replica's own, rows of any cluster name);
  * on PostgreSQL one replica prunes at a time (an advisory lock; a replica
  * that finds it taken prunes nothing this round and returns 0). */
 int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
@@ -504,7 +505,7 @@ struct krc_store_stats {
     int64_t wal_bytes;          /* size of the -wal file, 0 when none */
 };
 
-/* Counts of the store's cluster. PostgreSQL: db_bytes is the database's
+/* Counts of the store's cluster (SQLite: of the whole file). PostgreSQL: db_bytes is the database's
  * size (pg_database_size), wal_bytes 0. */
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
 
