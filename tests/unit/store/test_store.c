@@ -1591,7 +1591,7 @@ static void test_migration_v3_to_v4(void **state)
             " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r WHERE r.detected_at >= 1",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
-    /* store.c's list query with only the workload filter */
+    /* store_sqlite.c's list query with only the workload filter */
     plan_of(path,
             "SELECT * FROM restarts r WHERE 1 AND r.workload_name = 'web'"
             " ORDER BY r.detected_at DESC, r.id DESC LIMIT 50",
