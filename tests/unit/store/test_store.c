@@ -2062,6 +2062,7 @@ static void test_backend_choice(void **state)
     assert_null(s);
     assert_true(e.msg[0] != '\0');
     assert_null(strstr(e.msg, "s3cret"));
+    assert_non_null(strstr(e.msg, "127.0.0.1"));
     assert_int_equal(krc_store_open_with("", 0, &o, &s, &e), KRC_EINVAL);
 }
 
