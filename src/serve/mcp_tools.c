@@ -525,7 +525,8 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
     if ((rc = lock_db(t, msg, msgsz)) != 0) {
         return rc;
     }
-    rc = krc_store_summarize(t->db, since, NULL, arg_long(args, "limit", SUMMARY_DEFAULT), &sum, err);
+    rc = krc_store_summarize(t->db, since, NULL, arg_long(args, "limit", SUMMARY_DEFAULT), &sum,
+                             err);
     if (rc < 0 && rc != KRC_ENOMEM) {
         rc = db_failed(t, err, msg, msgsz);
     }

@@ -51,8 +51,9 @@
  * 2: restarts.confidence; 3: restarts.identity replaces UNIQUE (pod_uid,
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter; 5: outbox states withdrawn and
- * superseded. */
-#define KRC_STORE_SCHEMA_VERSION 5
+ * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
+ * too. */
+#define KRC_STORE_SCHEMA_VERSION 6
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -481,7 +482,8 @@ void krc_store_summary_free(struct krc_store_summary *sum);
  * together with their delivered or failed outbox rows. A restart with a
  * pending notification is never deleted. Delivered/failed outbox rows of no
  * restart (summaries) older than max_age go too. *ret_deleted (may be NULL)
- * counts deleted restarts. Only the store's cluster's rows are considered;
+ * counts deleted restarts. Only the store's cluster's rows are considered
+ * (SQLite: the whole file, one replica's own, rows of any cluster name);
  * on PostgreSQL one replica prunes at a time (an advisory lock; a replica
  * that finds it taken prunes nothing this round and returns 0). */
 int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
@@ -503,7 +505,7 @@ struct krc_store_stats {
     int64_t wal_bytes;          /* size of the -wal file, 0 when none */
 };
 
-/* Counts of the store's cluster. PostgreSQL: db_bytes is the database's
+/* Counts of the store's cluster (SQLite: of the whole file). PostgreSQL: db_bytes is the database's
  * size (pg_database_size), wal_bytes 0. */
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
 
