@@ -1,0 +1,747 @@
+/* store_pg.c, the PostgreSQL backend, called through its ops table
+ * (krc_store_pg_backend) against a real server: tests/tools/pg_server.py,
+ * started by the ctest fixture pg_server_start, whose directory
+ * KRC_TEST_PG_DIR holds `url` and `password`. KRC_TEST_PG_SERVER is the
+ * pg_server.py that the reconnection test stops and starts the server with.
+ *
+ * The test holds its own libpq connection to do what krc never does: lock a
+ * row in an open transaction, fake a newer schema, make and drop schemas.
+ * Every test writes under its own cluster name (unique per run), so runs and
+ * tests do not see each other's rows. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "krc/store/backend.h"
+#include "krc/util/clock.h"
+#include "krc/util/mem.h"
+
+static const struct krc_store_backend *be = &krc_store_pg_backend;
+static char pg_dir[512];
+static char url[512];
+static char password_file[600];
+static char run_id[64];
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static int setup_pg(void **state)
+{
+    const char *dir = getenv("KRC_TEST_PG_DIR");
+    FILE *f;
+    (void)state;
+    if (dir == NULL || dir[0] == '\0') {
+        fprintf(stderr, "KRC_TEST_PG_DIR is not set: run through ctest (fixture "
+                        "pg_server_start) or `tests/tools/pg_server.py start DIR` first\n");
+        return -1;
+    }
+    snprintf(pg_dir, sizeof(pg_dir), "%s", dir);
+    snprintf(password_file, sizeof(password_file), "%s/password", dir);
+    {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/url", dir);
+        f = fopen(path, "r");
+        if (f == NULL || fgets(url, sizeof(url), f) == NULL) {
+            fprintf(stderr, "%s: cannot read\n", path);
+            if (f != NULL) {
+                fclose(f);
+            }
+            return -1;
+        }
+        fclose(f);
+        url[strcspn(url, "\r\n")] = '\0';
+    }
+    snprintf(run_id, sizeof(run_id), "%ld-%ld", (long)getpid(), (long)time(NULL));
+    return 0;
+}
+
+/* A cluster name of this run. */
+static const char *cluster_name(char *out, size_t outsz, const char *test)
+{
+    snprintf(out, outsz, "%s-%s", test, run_id);
+    return out;
+}
+
+static struct krc_store_be *open_as(const char *target, const char *cluster)
+{
+    struct krc_store_options o = {.cluster = cluster, .password_file = password_file};
+    struct krc_store_be *b = NULL;
+    struct krc_error err = {0};
+    int rc = be->open(target, "pg-test", 0, &o, &b, &err);
+    if (rc != 0) {
+        fail_msg("open %s: %s", target, err.msg);
+    }
+    return b;
+}
+
+/* The test's own connection (the password from the file). */
+static PGconn *raw_conn(void)
+{
+    char pw[256] = "";
+    FILE *f = fopen(password_file, "r");
+    const char *keys[] = {"dbname", "password", NULL};
+    const char *vals[] = {url, pw, NULL};
+    PGconn *c;
+    assert_non_null(f);
+    assert_non_null(fgets(pw, sizeof(pw), f));
+    fclose(f);
+    pw[strcspn(pw, "\r\n")] = '\0';
+    c = PQconnectdbParams(keys, vals, 1);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fail_msg("raw connection: %s", PQerrorMessage(c));
+    }
+    return c;
+}
+
+static void raw_exec(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    }
+    PQclear(r);
+}
+
+static long raw_int(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    long v;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    }
+    v = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return v;
+}
+
+static struct krc_store_restart restart(const char *uid, int count, int64_t detected)
+{
+    struct krc_store_restart r;
+    memset(&r, 0, sizeof(r));
+    r.pod_uid = uid;
+    r.container = "app";
+    r.restart_count = count;
+    r.namespace = "prod";
+    r.pod = "api_1-abc";
+    r.workload_kind = "Deployment";
+    r.workload_name = "api";
+    r.node = "node-1";
+    r.cause = KRC_CAUSE_OOM_KILLED;
+    r.has_exit_code = 1;
+    r.exit_code = 137;
+    r.reason = "OOMKilled";
+    r.finished_at = detected - 1;
+    r.container_id = "containerd://abc";
+    r.detected_at = detected;
+    r.decision = "alert";
+    r.summary = "out of memory";
+    r.confidence = KRC_CONFIDENCE_HIGH;
+    r.message = "the alert";
+    r.report_json = "{\"log\":{\"bytes\":12}}";
+    r.gpus = 2;
+    return r;
+}
+
+static struct krc_store_outbox message(const char *dest)
+{
+    struct krc_store_outbox m;
+    memset(&m, 0, sizeof(m));
+    m.kind = KRC_STORE_KIND_ALERT;
+    m.destination = dest;
+    m.channel = "#ops";
+    m.thread_key = "prod/api_1-abc";
+    m.body = "{\"text\":\"hi\"}";
+    return m;
+}
+
+static int64_t record(struct krc_store_be *b, const struct krc_store_restart *r,
+                      const struct krc_store_outbox *m, int64_t *oid)
+{
+    struct krc_error err = {0};
+    int64_t rid = 0;
+    int rc = be->record_many(b, r, m, m != NULL ? 1 : 0, &rid, oid, &err);
+    if (rc != 0) {
+        fail_msg("record: %d %s", rc, err.msg);
+    }
+    return rid;
+}
+
+struct collect {
+    int n;
+    int64_t ids[64];
+    char clusters[64][64];
+};
+
+static int collect_row(const struct krc_store_row *row, void *ud)
+{
+    struct collect *c = ud;
+    if (c->n < 64) {
+        c->ids[c->n] = row->id;
+        snprintf(c->clusters[c->n], sizeof(c->clusters[0]), "%s", row->cluster);
+    }
+    c->n++;
+    return 0;
+}
+
+static int collect_window(const struct krc_store_window_row *row, void *ud)
+{
+    struct collect *c = ud;
+    if (c->n < 64) {
+        c->ids[c->n] = row->id;
+        snprintf(c->clusters[c->n], sizeof(c->clusters[0]), "%s", row->cluster);
+    }
+    c->n++;
+    return 0;
+}
+
+static int collect_msg(const struct krc_store_message *m, void *ud)
+{
+    struct collect *c = ud;
+    if (c->n < 64) {
+        c->ids[c->n] = m->id;
+    }
+    c->n++;
+    return 0;
+}
+
+/* ---- schema ------------------------------------------------------------------- */
+
+struct opener {
+    const char *target;
+    const char *cluster;
+    pthread_barrier_t *go;
+    int rc;
+    char msg[KRC_ERROR_MSG_MAX];
+};
+
+static void *open_thread(void *arg)
+{
+    struct opener *o = arg;
+    struct krc_store_options opt = {.cluster = o->cluster, .password_file = password_file};
+    struct krc_store_be *b = NULL;
+    struct krc_error err = {0};
+    pthread_barrier_wait(o->go);
+    o->rc = be->open(o->target, "pg-test", 0, &opt, &b, &err);
+    snprintf(o->msg, sizeof(o->msg), "%s", err.msg);
+    be->close(b);
+    return NULL;
+}
+
+/* Four replicas start together on an empty schema: the advisory lock makes
+ * one create it, the others find it done. Then a newer version is refused
+ * and a read-only open of an empty schema says there is none. */
+static void test_schema_concurrent(void **state)
+{
+    char schema[96];
+    char target[1024];
+    char sql[256];
+    pthread_t th[4];
+    struct opener op[4];
+    pthread_barrier_t go;
+    PGconn *c = raw_conn();
+    struct krc_store_be *b = NULL;
+    struct krc_store_options opt = {.password_file = password_file};
+    struct krc_error err = {0};
+    (void)state;
+
+    snprintf(schema, sizeof(schema), "s_%ld_%ld", (long)getpid(), (long)time(NULL));
+    snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", schema);
+    raw_exec(c, sql);
+    snprintf(target, sizeof(target), "%s?options=-csearch_path%%3D%s", url, schema);
+
+    /* read-only on an empty schema: never creates it */
+    assert_int_equal(be->open(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err),
+                     KRC_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no krc schema"));
+
+    pthread_barrier_init(&go, NULL, 4);
+    for (int i = 0; i < 4; i++) {
+        op[i] = (struct opener){.target = target, .cluster = "c", .go = &go};
+        assert_int_equal(pthread_create(&th[i], NULL, open_thread, &op[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        if (op[i].rc != 0) {
+            fail_msg("concurrent open %d: %s", i, op[i].msg);
+        }
+    }
+    pthread_barrier_destroy(&go);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 1);
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 1);
+
+    /* read-only of the current schema works */
+    assert_int_equal(be->open(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err), 0);
+    be->close(b);
+
+    /* a newer schema is refused, read-only or not */
+    snprintf(sql, sizeof(sql), "UPDATE %s.krc_schema_version SET version = 99", schema);
+    raw_exec(c, sql);
+    b = NULL;
+    assert_int_equal(be->open(target, "pg-test", 0, &opt, &b, &err), KRC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "schema version 99 is newer"));
+    assert_null(b);
+
+    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+    raw_exec(c, sql);
+    PQfinish(c);
+}
+
+/* ---- the unique key across connections --------------------------------------------- */
+
+struct recorder {
+    struct krc_store_be *b;
+    pthread_barrier_t *go;
+    int round;
+    int rc[20];
+    int64_t rid[20];
+    int64_t oid[20];
+    char msg[KRC_ERROR_MSG_MAX];
+};
+
+static void *record_thread(void *arg)
+{
+    struct recorder *r = arg;
+    for (int i = 0; i < 20; i++) {
+        char uid[32];
+        struct krc_store_restart rec;
+        struct krc_store_outbox m = message("webhook:default");
+        struct krc_error err = {0};
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        rec = restart(uid, 3, 1800000000 + i);
+        pthread_barrier_wait(r->go);
+        r->rc[i] = be->record_many(r->b, &rec, &m, 1, &r->rid[i], &r->oid[i], &err);
+        if (r->rc[i] < 0) {
+            snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
+        }
+    }
+    return NULL;
+}
+
+/* Two replicas record the same terminations at the same moment: each is
+ * stored once; the other connection gets KRC_STORE_EXISTS and its id, and no
+ * outbox row. */
+static void test_unique_concurrent(void **state)
+{
+    char cl[128];
+    struct recorder r[2];
+    pthread_t th[2];
+    pthread_barrier_t go;
+    struct krc_store_filter f = {0};
+    struct collect c = {0};
+    struct krc_error err = {0};
+    (void)state;
+
+    cluster_name(cl, sizeof(cl), "unique");
+    pthread_barrier_init(&go, NULL, 2);
+    for (int t = 0; t < 2; t++) {
+        memset(&r[t], 0, sizeof(r[t]));
+        r[t].b = open_as(url, cl);
+        r[t].go = &go;
+    }
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(pthread_create(&th[t], NULL, record_thread, &r[t]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+    }
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < 20; i++) {
+        if (r[0].rc[i] < 0 || r[1].rc[i] < 0) {
+            fail_msg("round %d: %s%s", i, r[0].msg, r[1].msg);
+        }
+        /* exactly one wrote it */
+        assert_int_equal(r[0].rc[i] + r[1].rc[i], KRC_STORE_EXISTS);
+        assert_int_equal(r[0].rid[i], r[1].rid[i]);
+        assert_true((r[0].oid[i] == 0) != (r[1].oid[i] == 0));
+    }
+    f.cluster = cl;
+    assert_int_equal(be->list(r[0].b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 20);
+    c.n = 0;
+    assert_int_equal(be->pending(r[1].b, collect_msg, &c, &err), 0);
+    assert_int_equal(c.n, 20);
+    be->close(r[0].b);
+    be->close(r[1].b);
+}
+
+/* ---- fencing --------------------------------------------------------------------- */
+
+static void test_fence_claim(void **state)
+{
+    char cl[128];
+    char sql[256];
+    struct krc_store_be *a;
+    struct krc_store_be *b;
+    struct krc_store_restart r1;
+    struct krc_store_restart r2;
+    struct krc_store_outbox m = message("webhook:default");
+    struct krc_error err = {0};
+    int64_t o1 = 0;
+    int64_t o2 = 0;
+    PGconn *c;
+    int64_t t0;
+    (void)state;
+
+    cluster_name(cl, sizeof(cl), "fence");
+    a = open_as(url, cl);
+    b = open_as(url, cl);
+    r1 = restart("fence-1", 1, 1800000000);
+    r2 = restart("fence-2", 1, 1800000001);
+    record(a, &r1, &m, &o1);
+    record(a, &r2, &m, &o2);
+
+    /* replica a leads with token 1 and claims o1 */
+    assert_int_equal(be->fence(a, 1, &err), 0);
+    assert_int_equal(be->claim(a, o1, 1, &err), 0);
+    /* b takes over with token 2: a is deposed */
+    assert_int_equal(be->fence(b, 2, &err), 0);
+    assert_int_equal(be->fence(a, 1, &err), KRC_STORE_FENCED);
+    assert_int_equal(be->claim(a, o1, 1, &err), KRC_STORE_FENCED);
+    assert_int_equal(be->claim(a, o2, 1, &err), KRC_STORE_FENCED);
+    /* the new leader claims the row a had claimed */
+    assert_int_equal(be->claim(b, o1, 2, &err), 0);
+    /* raising to the same token again is fine */
+    assert_int_equal(be->fence(b, 2, &err), 0);
+
+    /* a row locked by another open transaction is skipped, not waited for */
+    c = raw_conn();
+    raw_exec(c, "BEGIN");
+    snprintf(sql, sizeof(sql), "SELECT id FROM outbox WHERE id = %lld FOR UPDATE", (long long)o2);
+    raw_exec(c, sql);
+    t0 = krc_clock_now();
+    assert_int_equal(be->claim(b, o2, 2, &err), KRC_STORE_FENCED);
+    assert_true(krc_clock_now() - t0 < 5);
+    raw_exec(c, "COMMIT");
+    assert_int_equal(be->claim(b, o2, 2, &err), 0);
+    snprintf(sql, sizeof(sql), "SELECT claim_token FROM outbox WHERE id = %lld", (long long)o2);
+    assert_int_equal(raw_int(c, sql), 2);
+
+    /* a row that is no longer pending cannot be claimed */
+    assert_int_equal(be->mark_delivered(b, o2, "1700000000.000100", &err), 0);
+    assert_int_equal(be->claim(b, o2, 2, &err), KRC_STORE_FENCED);
+    /* another cluster's fence is its own */
+    {
+        char other[128];
+        struct krc_store_be *x = open_as(url, cluster_name(other, sizeof(other), "fence-other"));
+        assert_int_equal(be->fence(x, 1, &err), 0);
+        be->close(x);
+    }
+    PQfinish(c);
+    be->close(a);
+    be->close(b);
+}
+
+/* ---- password ---------------------------------------------------------------------- */
+
+static void test_password(void **state)
+{
+    static const char wrong[] = "Wr0ngSecretValue-d41d8cd9";
+    char file[700];
+    char port[16];
+    struct krc_store_options o = {.cluster = "x", .password_file = file};
+    struct krc_store_be *b = NULL;
+    struct krc_error err = {0};
+    FILE *f;
+    const char *p;
+    (void)state;
+
+    snprintf(file, sizeof(file), "%s/wrong-password", pg_dir);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\nsecond line ignored\n", wrong);
+    fclose(f);
+    assert_int_equal(be->open(url, "postgres://krc:****@db/krc", 0, &o, &b, &err), KRC_EIO);
+    assert_null(b);
+    assert_null(strstr(err.msg, wrong));
+    assert_non_null(strstr(err.msg, "postgres://krc:****@db/krc"));
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    assert_non_null(strstr(err.msg, "password authentication failed"));
+    /* the port of the URL is named */
+    p = strrchr(url, ':');
+    assert_non_null(p);
+    snprintf(port, sizeof(port), ":%.*s", (int)strcspn(p + 1, "/"), p + 1);
+    assert_non_null(strstr(err.msg, port));
+    unlink(file);
+
+    /* a missing file is named */
+    assert_int_equal(be->open(url, "pg-test", 0, &o, &b, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, file));
+    assert_non_null(strstr(err.msg, "password file"));
+}
+
+/* ---- reconnection ------------------------------------------------------------------ */
+
+static void server_cmd(const char *what)
+{
+    const char *tool = getenv("KRC_TEST_PG_SERVER");
+    char cmd[1400];
+    assert_non_null(tool);
+    snprintf(cmd, sizeof(cmd), "python3 '%s' %s '%s' >/dev/null", tool, what, pg_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_reconnect(void **state)
+{
+    char cl[128];
+    struct krc_store_be *b;
+    struct krc_store_restart r = restart("reconnect-1", 1, 1800000000);
+    struct krc_store_filter f = {0};
+    struct collect c = {0};
+    struct krc_error err = {0};
+    (void)state;
+
+    cluster_name(cl, sizeof(cl), "reconnect");
+    b = open_as(url, cl);
+    record(b, &r, NULL, NULL);
+    server_cmd("stop");
+    f.cluster = cl;
+    /* the call that finds the connection gone fails naming the server */
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, "pg-test"));
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    /* the next one tries to connect, once, and fails fast while it is down */
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    server_cmd("start");
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    /* the session settings came back with the connection */
+    r = restart("reconnect-2", 1, 1800000001);
+    record(b, &r, NULL, NULL);
+    be->close(b);
+}
+
+/* ---- clusters and the operations' semantics --------------------------------------------- */
+
+static void test_clusters(void **state)
+{
+    char ca[128];
+    char cb[128];
+    struct krc_store_be *a;
+    struct krc_store_be *b;
+    struct krc_store_restart r = restart("shared-uid", 1, 1800000000);
+    struct krc_store_outbox m = message("webhook:default");
+    struct krc_store_filter f = {0};
+    struct krc_store_stats st;
+    struct krc_store_identity id = {"shared-uid", "app", 1, 1799999999, "containerd://abc"};
+    struct collect c = {0};
+    struct krc_error err = {0};
+    int64_t ra;
+    int64_t rb;
+    int64_t oa = 0;
+    int64_t ob = 0;
+    int64_t found = 0;
+    char *ts = NULL;
+    char *ch = NULL;
+    (void)state;
+
+    a = open_as(url, cluster_name(ca, sizeof(ca), "clA"));
+    b = open_as(url, cluster_name(cb, sizeof(cb), "clB"));
+    /* the same identity in two clusters is two restarts */
+    ra = record(a, &r, &m, &oa);
+    rb = record(b, &r, &m, &ob);
+    assert_true(ra != rb);
+    assert_int_equal(be->find_restart(a, &id, &found, &err), 1);
+    assert_int_equal(found, ra);
+    assert_int_equal(be->find_restart(b, &id, &found, &err), 1);
+    assert_int_equal(found, rb);
+
+    f.cluster = ca;
+    assert_int_equal(be->list(a, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.ids[0], ra);
+    assert_string_equal(c.clusters[0], ca);
+    /* NULL: every cluster (this run's two among others) */
+    memset(&c, 0, sizeof(c));
+    f.cluster = NULL;
+    f.since = 1800000000;
+    f.pod = "api_1-"; /* '_' is a literal, not LIKE's wildcard */
+    f.pod_exact = 0;
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_true(c.n >= 2);
+    f.pod = "api%"; /* nor is '%' */
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 0);
+
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(be->window(a, 1800000000, cb, collect_window, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.ids[0], rb);
+
+    /* pending and stats are the store's cluster's */
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(be->pending(a, collect_msg, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.ids[0], oa);
+    assert_int_equal(be->stats(b, &st, &err), 0);
+    assert_int_equal(st.restarts, 1);
+    assert_int_equal(st.pending, 1);
+    assert_true(st.db_bytes > 0);
+    assert_int_equal(st.wal_bytes, 0);
+
+    /* threads: a's delivered alert is not b's */
+    assert_int_equal(be->mark_delivered(a, oa, "1.2", &err), 0);
+    assert_int_equal(be->thread_ts(a, "prod/api_1-abc", &ts, &ch, &err), 0);
+    assert_non_null(ts);
+    assert_string_equal(ts, "1.2");
+    assert_string_equal(ch, "#ops");
+    krc_free(ts);
+    krc_free(ch);
+    assert_int_equal(be->thread_ts(b, "prod/api_1-abc", &ts, &ch, &err), 0);
+    assert_null(ts);
+
+    /* retention: b's restart (pending) stays; a's prunes a's only */
+    {
+        int64_t deleted = -1;
+        assert_int_equal(be->prune(a, 0, 0 + 0, 10, &deleted, &err), 0);
+        assert_int_equal(deleted, 0);
+        krc_clock_set_fake_now(1800000000 + 100 * 86400);
+        assert_int_equal(be->prune(a, 86400, 0, 10, &deleted, &err), 0);
+        assert_int_equal(deleted, 1);
+        assert_int_equal(be->prune(b, 86400, 0, 10, &deleted, &err), 0);
+        assert_int_equal(deleted, 0); /* pending notification */
+        krc_clock_set_fake_now(0);
+    }
+    be->close(a);
+    be->close(b);
+}
+
+/* get, last_diagnosed, set_decision, the marks, keyset pages, the journal. */
+static void test_semantics(void **state)
+{
+    char cl[128];
+    struct krc_store_be *b;
+    struct krc_store_restart r = restart("sem-uid", 4, 1800000000);
+    struct krc_store_outbox msgs[2] = {message("webhook:default"), message("route:2")};
+    struct krc_store_entry *e = NULL;
+    struct krc_store_diagnosed d;
+    struct krc_store_filter f = {0};
+    struct collect c = {0};
+    struct krc_error err = {0};
+    int64_t rid = 0;
+    int64_t oids[2] = {0, 0};
+    int64_t s_oid = 0;
+    (void)state;
+
+    b = open_as(url, cluster_name(cl, sizeof(cl), "sem"));
+    assert_int_equal(be->record_many(b, &r, msgs, 2, &rid, oids, &err), 0);
+    assert_true(oids[0] > 0 && oids[1] > oids[0]);
+    {
+        int64_t again[2] = {-1, -1};
+        int64_t rid2 = 0;
+        assert_int_equal(be->record_many(b, &r, msgs, 2, &rid2, again, &err), KRC_STORE_EXISTS);
+        assert_int_equal(rid2, rid);
+        assert_int_equal(again[0], 0);
+        assert_int_equal(again[1], 0);
+    }
+
+    assert_int_equal(be->last_diagnosed(b, "sem-uid", "app", &d, &err), 1);
+    assert_int_equal(d.id, rid);
+    assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
+    assert_int_equal(d.exit_code, 137);
+    assert_string_equal(d.reason, "OOMKilled");
+    assert_int_equal(d.log_collected, 1);
+    assert_int_equal(be->last_diagnosed(b, "other", "app", &d, &err), 0);
+
+    assert_int_equal(be->mark_attempt(b, oids[0], "HTTP 500", 0, &err), 0);
+    assert_int_equal(be->mark_attempt(b, oids[1], "HTTP 404", 1, &err), 0);
+    assert_int_equal(be->mark_withdrawn(b, oids[1], &err), KRC_ENOTFOUND);
+    assert_int_equal(be->mark_superseded(b, oids[0], &err), 0);
+    assert_int_equal(be->mark_delivered(b, 999999999, NULL, &err), KRC_ENOTFOUND);
+    assert_int_equal(be->set_decision(b, rid, "storm", "grouped", &err), 0);
+    assert_int_equal(be->set_decision(b, 999999999, "storm", NULL, &err), KRC_ENOTFOUND);
+    assert_int_equal(be->add_outbox(b, 999999999, &msgs[0], &s_oid, &err), KRC_ENOTFOUND);
+    msgs[0].kind = KRC_STORE_KIND_SUMMARY;
+    assert_int_equal(be->add_outbox(b, 0, &msgs[0], &s_oid, &err), 0);
+    assert_true(s_oid > oids[1]);
+
+    assert_int_equal(be->get(b, rid, &e, &err), 0);
+    assert_string_equal(e->row.decision, "storm");
+    assert_string_equal(e->message, "grouped");
+    assert_string_equal(e->report_json, "{\"log\":{\"bytes\":12}}");
+    assert_string_equal(e->row.identity, "t1799999999/containerd://abc/4");
+    assert_string_equal(e->row.cluster, cl);
+    /* delivery: the latest message's */
+    assert_string_equal(e->row.delivery, "failed");
+    assert_int_equal(e->n_messages, 2);
+    assert_int_equal(e->messages[0].state, KRC_STORE_SUPERSEDED);
+    assert_int_equal(e->messages[0].attempts, 1);
+    assert_string_equal(e->messages[1].last_error, "HTTP 404");
+    krc_store_entry_free(e);
+    assert_int_equal(be->get(b, 999999999, &e, &err), KRC_ENOTFOUND);
+
+    /* keyset pages, newest first: three restarts at the same second */
+    for (int i = 0; i < 3; i++) {
+        struct krc_store_restart x = restart("page", i, 1800000500);
+        x.finished_at = 0;
+        record(b, &x, NULL, NULL);
+    }
+    f.cluster = cl;
+    f.limit = 2;
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 2);
+    assert_true(c.ids[0] > c.ids[1]);
+    f.before_at = 1800000500;
+    f.before_id = c.ids[1];
+    f.limit = 0;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 2); /* the third of the second, then the older restart */
+    assert_int_equal(c.ids[1], rid);
+
+    assert_int_equal(be->journal_delivered(b, oids[0], NULL, &err), KRC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "no delivery journal with PostgreSQL"));
+    assert_int_equal(be->journal_clear(b, &err), KRC_EUNSUPPORTED);
+    be->close(b);
+}
+
+/* Retention runs on one replica at a time: while another session holds the
+ * lock, prune deletes nothing and says so without error. */
+static void test_prune_lock(void **state)
+{
+    char cl[128];
+    struct krc_store_be *b;
+    struct krc_store_restart r = restart("prune-1", 1, 1800000000);
+    struct krc_error err = {0};
+    int64_t deleted = -1;
+    PGconn *c = raw_conn();
+    (void)state;
+
+    b = open_as(url, cluster_name(cl, sizeof(cl), "prune"));
+    record(b, &r, NULL, NULL);
+    r = restart("prune-2", 1, 1800000001);
+    record(b, &r, NULL, NULL);
+    raw_exec(c, "SELECT pg_advisory_lock(7741542380882244965)");
+    assert_int_equal(be->prune(b, 0, 1, 10, &deleted, &err), 0);
+    assert_int_equal(deleted, 0);
+    raw_exec(c, "SELECT pg_advisory_unlock(7741542380882244965)");
+    assert_int_equal(be->prune(b, 0, 1, 10, &deleted, &err), 0);
+    assert_int_equal(deleted, 1);
+    PQfinish(c);
+    be->close(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schema_concurrent), cmocka_unit_test(test_unique_concurrent),
+        cmocka_unit_test(test_fence_claim),       cmocka_unit_test(test_password),
+        cmocka_unit_test(test_clusters),          cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_prune_lock),        cmocka_unit_test(test_reconnect),
+    };
+    return cmocka_run_group_tests(tests, setup_pg, NULL);
+}
