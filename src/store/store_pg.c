@@ -176,7 +176,7 @@ struct krc_store_be {
     char *password; /* the file's, while connecting and to scrub messages */
     int connect_timeout_s;
     unsigned flags;
-    int lost; /* the connection broke: connect again on the next call */
+    int lost;      /* the connection broke: connect again on the next call */
     int retryable; /* the last failure was a serialization failure or deadlock */
 };
 
@@ -296,8 +296,8 @@ static int session_setup(struct krc_store_be *b, struct krc_error *err)
         clean_message(b, res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(b->conn), msg,
                       sizeof(msg));
         PQclear(res);
-        return krc_error_set(err, KRC_EIO, "%s (%s): cannot configure the session: %s",
-                             b->display, where, msg);
+        return krc_error_set(err, KRC_EIO, "%s (%s): cannot configure the session: %s", b->display,
+                             where, msg);
     }
     PQclear(res);
     return 0;
@@ -399,12 +399,12 @@ static int pg_fail(struct krc_store_be *b, const PGresult *res, const char *what
                              b->display, where, STATEMENT_TIMEOUT_MS, what);
     }
     if (sqlstate_is(st, "53300")) {
-        return krc_error_set(err, KRC_EIO, "%s (%s): too many connections while %s: %s",
-                             b->display, where, what, msg);
+        return krc_error_set(err, KRC_EIO, "%s (%s): too many connections while %s: %s", b->display,
+                             where, what, msg);
     }
     if (st != NULL && strncmp(st, "23", 2) == 0) {
-        return krc_error_set(err, KRC_EINVAL, "%s (%s): constraint failed while %s: %s",
-                             b->display, where, what, msg);
+        return krc_error_set(err, KRC_EINVAL, "%s (%s): constraint failed while %s: %s", b->display,
+                             where, what, msg);
     }
     if (sqlstate_is(st, "25006")) {
         return krc_error_set(err, KRC_EIO, "%s (%s): read-only connection while %s", b->display,
@@ -476,8 +476,8 @@ static const char *txt(const PGresult *res, int row, int col)
 }
 
 /* A statement returning one integer (0 when no row or NULL). */
-static int query_int(struct krc_store_be *b, const char *sql, const struct params *p,
-                     int64_t *ret, const char *what, struct krc_error *err)
+static int query_int(struct krc_store_be *b, const char *sql, const struct params *p, int64_t *ret,
+                     const char *what, struct krc_error *err)
 {
     PGresult *res = NULL;
     int rc = q(b, what, sql, p, &res, err);
@@ -555,8 +555,9 @@ static int migrate(struct krc_store_be *b, struct krc_error *err)
     if ((rc = exec_simple(b, "BEGIN", "starting the migration", err)) < 0 ||
         (rc = exec_simple(b, "SELECT pg_advisory_xact_lock(" LOCK_SCHEMA ")",
                           "waiting for the schema lock", err)) < 0 ||
-        (rc = exec_simple(b, "CREATE TABLE IF NOT EXISTS krc_schema_version (version INTEGER NOT "
-                             "NULL)",
+        (rc = exec_simple(b,
+                          "CREATE TABLE IF NOT EXISTS krc_schema_version (version INTEGER NOT "
+                          "NULL)",
                           "creating krc_schema_version", err)) < 0 ||
         (rc = read_version(b, &v, err)) < 0 || (rc = check_version(b, v, err)) < 0) {
         goto rollback;
@@ -1092,8 +1093,8 @@ static int pg_mark_withdrawn(struct krc_store_be *b, int64_t id, struct krc_erro
     return update_outbox(b,
                          "UPDATE outbox SET state = 'withdrawn', updated_at = $2 WHERE id = $1 "
                          "AND state = 'pending'",
-                         id, NULL, 2, 0, "marking a notification withdrawn",
-                         "pending notification", err);
+                         id, NULL, 2, 0, "marking a notification withdrawn", "pending notification",
+                         err);
 }
 
 static int pg_mark_superseded(struct krc_store_be *b, int64_t id, struct krc_error *err)
@@ -1129,8 +1130,7 @@ static int pg_fence(struct krc_store_be *b, int64_t token, struct krc_error *err
     return stored > token ? KRC_STORE_FENCED : 0;
 }
 
-static int pg_claim(struct krc_store_be *b, int64_t outbox_id, int64_t token,
-                    struct krc_error *err)
+static int pg_claim(struct krc_store_be *b, int64_t outbox_id, int64_t token, struct krc_error *err)
 {
     struct params p = {.n = 0};
     PGresult *res = NULL;
@@ -1212,8 +1212,7 @@ static enum krc_store_state state_parse(const char *s)
 }
 
 /* An OUTBOX_COLS row; strings copied into k, or borrowed when k is NULL. */
-static void read_message(const PGresult *res, int i, struct krc_store_message *m,
-                         struct strings *k)
+static void read_message(const PGresult *res, int i, struct krc_store_message *m, struct strings *k)
 {
     memset(m, 0, sizeof(*m));
     m->id = num(res, i, 0);
@@ -1585,14 +1584,18 @@ static int pg_get(struct krc_store_be *b, int64_t id, struct krc_store_entry **r
 
 /* ---- retention and health -------------------------------------------------------- */
 
-/* One batch: a DELETE is its own short transaction. */
-static int prune_batch(struct krc_store_be *b, const char *sql, int64_t a1, int64_t a2,
+/* One batch: a DELETE is its own short transaction. $1 the cluster, then
+ * the cutoff when cutoff > 0 (SQL_PRUNE_AGE, SQL_PRUNE_ORPHANS), then the
+ * batch size. */
+static int prune_batch(struct krc_store_be *b, const char *sql, int64_t cutoff, int64_t limit,
                        int64_t *ret_n, struct krc_error *err)
 {
     struct params p = {.n = 0};
     p_str(&p, b->cluster);
-    p_int(&p, a1);
-    p_int(&p, a2);
+    if (cutoff > 0) {
+        p_int(&p, cutoff);
+    }
+    p_int(&p, limit);
     return query_changes(b, sql, &p, ret_n, "pruning old restarts", err);
 }
 
@@ -1603,8 +1606,8 @@ static int prune_batch(struct krc_store_be *b, const char *sql, int64_t a1, int6
     "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE cluster = $1 AND restart_id IS "  \
     "NULL AND state != 'pending' AND created_at < $2 ORDER BY id LIMIT $3)"
 #define SQL_PRUNE_OLDEST                                                                           \
-    "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE r.cluster = $1 AND "      \
-    "$2::bigint >= 0 AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT $3)"
+    "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE r.cluster = $1 "          \
+    "AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT $2)"
 
 static int prune_locked(struct krc_store_be *b, int64_t max_age_seconds, int64_t max_rows,
                         int batch, int64_t *deleted, struct krc_error *err)
@@ -1612,7 +1615,8 @@ static int prune_locked(struct krc_store_be *b, int64_t max_age_seconds, int64_t
     int64_t n = 0;
     int rc;
 
-    if (max_age_seconds > 0) {
+    /* a cutoff at or before 1970 deletes nothing */
+    if (max_age_seconds > 0 && krc_clock_now() - max_age_seconds > 0) {
         int64_t cutoff = krc_clock_now() - max_age_seconds;
         do {
             if ((rc = prune_batch(b, SQL_PRUNE_AGE, cutoff, batch, &n, err)) < 0) {
