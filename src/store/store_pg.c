@@ -181,7 +181,10 @@ struct krc_store_be {
 };
 
 /* Text parameters of one statement. */
-#define MAX_PARAMS 24
+/* record_many in one statement: 23 for the restart and its report, 7 per
+ * notification, up to RECORD_ONE_MAX of them */
+#define RECORD_ONE_MAX 16
+#define MAX_PARAMS (23 + 7 * RECORD_ONE_MAX)
 struct params {
     const char *v[MAX_PARAMS];
     char num[MAX_PARAMS][24];
@@ -725,6 +728,37 @@ static int insert_outbox(struct krc_store_be *b, int64_t restart_id,
     return 0;
 }
 
+/* SQL_INSERT_RESTART's parameters $1..$21 ($1 the cluster). */
+static void restart_params(struct params *p, const struct krc_store_be *b,
+                           const struct krc_store_restart *r, const char *identity)
+{
+    p_str(p, b->cluster);
+    p_str(p, r->pod_uid);
+    p_str(p, r->container);
+    p_int(p, r->restart_count);
+    p_str(p, r->namespace);
+    p_str(p, r->pod);
+    p_str(p, r->workload_kind);
+    p_str(p, r->workload_name);
+    p_str(p, r->node);
+    p_str(p, krc_cause_name(r->cause));
+    if (r->has_exit_code) {
+        p_int(p, r->exit_code);
+    } else {
+        p_str(p, NULL);
+    }
+    p_int(p, r->signal);
+    p_str(p, r->reason);
+    p_int(p, r->started_at);
+    p_int(p, r->finished_at);
+    p_int(p, r->detected_at);
+    p_str(p, r->decision);
+    p_str(p, r->summary);
+    p_str(p, krc_confidence_name(r->confidence));
+    p_int(p, r->gpus > 0 ? (int64_t)r->gpus : 0);
+    p_str(p, identity);
+}
+
 /* INSERT ... ON CONFLICT DO NOTHING RETURNING id: *ret_id the new row, or 0
  * when the identity is stored (by this or another connection: the insert
  * waits for a concurrent one's transaction and then does nothing). */
@@ -735,31 +769,7 @@ static int insert_restart(struct krc_store_be *b, const struct krc_store_restart
     PGresult *res = NULL;
     int rc;
 
-    p_str(&p, b->cluster);
-    p_str(&p, r->pod_uid);
-    p_str(&p, r->container);
-    p_int(&p, r->restart_count);
-    p_str(&p, r->namespace);
-    p_str(&p, r->pod);
-    p_str(&p, r->workload_kind);
-    p_str(&p, r->workload_name);
-    p_str(&p, r->node);
-    p_str(&p, krc_cause_name(r->cause));
-    if (r->has_exit_code) {
-        p_int(&p, r->exit_code);
-    } else {
-        p_str(&p, NULL);
-    }
-    p_int(&p, r->signal);
-    p_str(&p, r->reason);
-    p_int(&p, r->started_at);
-    p_int(&p, r->finished_at);
-    p_int(&p, r->detected_at);
-    p_str(&p, r->decision);
-    p_str(&p, r->summary);
-    p_str(&p, krc_confidence_name(r->confidence));
-    p_int(&p, r->gpus > 0 ? (int64_t)r->gpus : 0);
-    p_str(&p, identity);
+    restart_params(&p, b, r, identity);
     if ((rc = q(b, "recording a restart", SQL_INSERT_RESTART, &p, &res, err)) < 0) {
         return rc;
     }
@@ -779,7 +789,66 @@ static int find_by_identity(struct krc_store_be *b, const char *pod_uid, const c
     return query_int(b, SQL_FIND_RESTART, &p, ret_id, "looking up a recorded restart", err);
 }
 
-/* One attempt of record_many's transaction. */
+/* The restart, its report and its notifications in ONE statement (one round
+ * trip instead of 4 + n, an implicit transaction): data-modifying CTEs that
+ * all hang on the restart's INSERT, so none writes when the identity is
+ * already stored. *rid 0 then. */
+static int record_one(struct krc_store_be *b, const struct krc_store_restart *rec,
+                      const char *identity, const struct krc_store_outbox *msgs, size_t n_msgs,
+                      int64_t *rid, int64_t *oids, struct krc_error *err)
+{
+    struct params p = {.n = 0};
+    struct krc_buf sql;
+    PGresult *res = NULL;
+    int rc;
+
+    restart_params(&p, b, rec, identity);
+    p_str(&p, rec->message);
+    p_str(&p, rec->report_json);
+    krc_buf_init(&sql, 64 * 1024);
+    rc = krc_buf_append_str(&sql, "WITH r AS (" SQL_INSERT_RESTART "), p AS (INSERT INTO reports "
+                                  "(restart_id, message, report_json) SELECT id, $22, $23 FROM r)");
+    for (size_t i = 0; rc == 0 && i < n_msgs; i++) {
+        const struct krc_store_outbox *m = &msgs[i];
+        int k = p.n + 1;
+        p_str(&p, krc_store_kind_name(m->kind));
+        p_str(&p, m->destination);
+        p_str(&p, m->channel);
+        p_str(&p, m->thread_key);
+        p_str(&p, m->body);
+        p_str(&p, m->fallback);
+        p_int(&p, m->created_at > 0 ? m->created_at : krc_clock_now());
+        rc =
+            krc_buf_printf(&sql,
+                           ", o%zu AS (INSERT INTO outbox (cluster, restart_id, kind, destination, "
+                           "channel, thread_key, body, fallback, created_at, updated_at) SELECT "
+                           "$1, id, $%d, $%d, $%d, $%d, $%d, $%d, $%d::bigint, $%d::bigint FROM r "
+                           "RETURNING id)",
+                           i, k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 6);
+    }
+    rc = rc == 0 ? krc_buf_append_str(&sql, " SELECT (SELECT id FROM r)") : rc;
+    for (size_t i = 0; rc == 0 && i < n_msgs; i++) {
+        rc = krc_buf_printf(&sql, ", (SELECT id FROM o%zu)", i);
+    }
+    if (rc < 0) {
+        krc_buf_cleanup(&sql);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    rc = q(b, "recording a restart", krc_buf_str(&sql), &p, &res, err);
+    krc_buf_cleanup(&sql);
+    if (rc < 0) {
+        return rc;
+    }
+    *rid = num(res, 0, 0);
+    for (size_t i = 0; i < n_msgs; i++) {
+        oids[i] = num(res, 0, (int)i + 1);
+    }
+    PQclear(res);
+    return 0;
+}
+
+/* One attempt of record_many's transaction (more notifications than
+ * record_one takes). */
 static int record_tx(struct krc_store_be *b, const struct krc_store_restart *rec,
                      const char *identity, const struct krc_store_outbox *msgs, size_t n_msgs,
                      int64_t *rid, int64_t *oids, struct krc_error *err)
@@ -844,9 +913,18 @@ static int pg_record_many(struct krc_store_be *b, const struct krc_store_restart
         krc_free(oids);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    rc = record_tx(b, rec, identity, msgs, n_msgs, &rid, oids, err);
-    if (rc < 0 && b->retryable) {
+    if (n_msgs <= RECORD_ONE_MAX) {
+        /* a serialization failure or deadlock is retried by q() */
+        rc = record_one(b, rec, identity, msgs, n_msgs, &rid, oids, err);
+        if (rc == 0 && rid == 0) {
+            rc = find_by_identity(b, rec->pod_uid, rec->container, identity, &rid, err);
+            rc = rc < 0 ? rc : KRC_STORE_EXISTS;
+        }
+    } else {
         rc = record_tx(b, rec, identity, msgs, n_msgs, &rid, oids, err);
+        if (rc < 0 && b->retryable) {
+            rc = record_tx(b, rec, identity, msgs, n_msgs, &rid, oids, err);
+        }
     }
     if (rc >= 0) {
         if (ret_restart_id != NULL) {

@@ -703,6 +703,28 @@ static void test_semantics(void **state)
     assert_int_equal(c.n, 2); /* the third of the second, then the older restart */
     assert_int_equal(c.ids[1], rid);
 
+    /* more notifications than one statement takes: the transaction path */
+    {
+        struct krc_store_outbox many[17];
+        int64_t ids[17];
+        struct krc_store_restart x = restart("many", 1, 1800000600);
+        int64_t xr = 0;
+        for (int i = 0; i < 17; i++) {
+            many[i] = message("route:9");
+        }
+        assert_int_equal(be->record_many(b, &x, many, 17, &xr, ids, &err), 0);
+        for (int i = 1; i < 17; i++) {
+            assert_true(ids[i] > ids[i - 1]);
+        }
+        assert_int_equal(be->get(b, xr, &e, &err), 0);
+        assert_int_equal(e->n_messages, 17);
+        assert_string_equal(e->report_json, "{\"log\":{\"bytes\":12}}");
+        krc_store_entry_free(e);
+        assert_int_equal(be->record_many(b, &x, many, 17, &rid, ids, &err), KRC_STORE_EXISTS);
+        assert_int_equal(rid, xr);
+        assert_int_equal(ids[16], 0);
+    }
+
     assert_int_equal(be->journal_delivered(b, oids[0], NULL, &err), KRC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "no delivery journal with PostgreSQL"));
     assert_int_equal(be->journal_clear(b, &err), KRC_EUNSUPPORTED);
