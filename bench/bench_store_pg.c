@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     }
     memset(report, 'x', sizeof(report) - 40);
     memcpy(report, "{\"log\":{\"bytes\":6000},\"text\":\"", 31);
-    strcpy(report + sizeof(report) - 40, "\"}");
+    memcpy(report + sizeof(report) - 40, "\"}", 3);
     t0 = now_ms();
     for (long i = 0; i < n; i++) {
         char uid[48];
