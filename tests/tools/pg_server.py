@@ -133,8 +133,11 @@ class PgServer:
         return os.path.exists(os.path.join(self.data, "PG_VERSION"))
 
     def running(self):
-        pid = os.path.join(self.data, "postmaster.pid")
-        return os.path.exists(pid)
+        """pg_ctl status: a stale postmaster.pid (a killed server) is not running."""
+        argv = [os.path.join(self.bin, "pg_ctl"), "-D", self.data, "status"]
+        if self.as_postgres:
+            argv = ["runuser", "-u", SUPERUSER, "--"] + argv
+        return subprocess.run(argv, capture_output=True).returncode == 0
 
     def start(self):
         fresh = not self.initialized()
