@@ -556,6 +556,10 @@ static int migrate(struct krc_store_be *b, struct krc_error *err)
                              b->display, (long long)v, PG_SCHEMA_VERSION);
     }
     if ((rc = exec_simple(b, "BEGIN", "starting the migration", err)) < 0 ||
+        /* a migration (an index on a large table) and the wait for another
+         * replica's may take longer than a statement may */
+        (rc = exec_simple(b, "SET LOCAL statement_timeout = 0", "starting the migration", err)) <
+            0 ||
         (rc = exec_simple(b, "SELECT pg_advisory_xact_lock(" LOCK_SCHEMA ")",
                           "waiting for the schema lock", err)) < 0 ||
         (rc = exec_simple(b,
