@@ -178,6 +178,11 @@ struct krc_store_be {
     unsigned flags;
     int lost;      /* the connection broke: connect again on the next call */
     int retryable; /* the last failure was a serialization failure or deadlock */
+    /* bit n: record_one's statement for n notifications is prepared on
+     * this connection (krc_rec_<n>); cleared with every new connection */
+    uint32_t prepared;
+    int no_statement; /* the last failure was 26000: no such prepared statement */
+    int unprepared;   /* record without preparing (a pooler in transaction mode) */
 };
 
 /* Text parameters of one statement. */
@@ -356,6 +361,7 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
     if ((rc = session_setup(b, err)) < 0) {
         return rc;
     }
+    b->prepared = 0;
     b->lost = 0;
     return 0;
 }
@@ -385,6 +391,7 @@ static int pg_fail(struct krc_store_be *b, const PGresult *res, const char *what
                   sizeof(msg));
     server_name(b, where, sizeof(where));
     b->retryable = sqlstate_is(st, "40001") || sqlstate_is(st, "40P01");
+    b->no_statement = sqlstate_is(st, "26000");
     if (PQstatus(b->conn) != CONNECTION_OK || (st != NULL && strncmp(st, "08", 2) == 0) ||
         sqlstate_is(st, "57P01") || sqlstate_is(st, "57P02") || sqlstate_is(st, "57P03")) {
         b->lost = 1;
@@ -419,8 +426,18 @@ static int pg_fail(struct krc_store_be *b, const PGresult *res, const char *what
 /* Run one statement; *ret gets the result (caller PQclear) when non-NULL.
  * A serialization failure or deadlock of a statement outside a transaction
  * is tried once more. */
+static int q_exec(struct krc_store_be *b, const char *what, const char *sql, const char *name,
+                  const struct params *p, PGresult **ret, struct krc_error *err);
+
 static int q(struct krc_store_be *b, const char *what, const char *sql, const struct params *p,
              PGresult **ret, struct krc_error *err)
+{
+    return q_exec(b, what, sql, NULL, p, ret, err);
+}
+
+/* q() of the statement prepared as `name` (sql NULL) or of sql. */
+static int q_exec(struct krc_store_be *b, const char *what, const char *sql, const char *name,
+                  const struct params *p, PGresult **ret, struct krc_error *err)
 {
     int rc;
 
@@ -434,8 +451,9 @@ static int q(struct krc_store_be *b, const char *what, const char *sql, const st
         int idle = PQtransactionStatus(b->conn) == PQTRANS_IDLE;
         /* without parameters the simple protocol, which takes several
          * statements (the migrations) */
-        PGresult *res = p != NULL ? PQexecParams(b->conn, sql, p->n, NULL, p->v, NULL, NULL, 0)
-                                  : PQexec(b->conn, sql);
+        PGresult *res = name != NULL ? PQexecPrepared(b->conn, name, p->n, p->v, NULL, NULL, 0)
+                        : p != NULL  ? PQexecParams(b->conn, sql, p->n, NULL, p->v, NULL, NULL, 0)
+                                     : PQexec(b->conn, sql);
         ExecStatusType es = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
         if (es == PGRES_COMMAND_OK || es == PGRES_TUPLES_OK) {
             b->retryable = 0;
@@ -793,6 +811,30 @@ static int find_by_identity(struct krc_store_be *b, const char *pod_uid, const c
     return query_int(b, SQL_FIND_RESTART, &p, ret_id, "looking up a recorded restart", err);
 }
 
+/* Prepare record_one's statement for n notifications on this connection
+ * unless it is (the planning costs as much as the execution); its name into
+ * name. A new connection prepares again. */
+static int prepare_once(struct krc_store_be *b, size_t n, const char *sql, char *name,
+                        size_t namesz, struct krc_error *err)
+{
+    PGresult *res;
+    int rc;
+
+    snprintf(name, namesz, "krc_rec_%zu", n);
+    if ((rc = ensure_connected(b, err)) < 0 || (b->prepared & (1u << n))) {
+        return rc;
+    }
+    res = PQprepare(b->conn, name, sql, 0, NULL);
+    if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+        rc = pg_fail(b, res, "preparing the record statement", err);
+        PQclear(res);
+        return rc;
+    }
+    PQclear(res);
+    b->prepared |= 1u << n;
+    return 0;
+}
+
 /* The restart, its report and its notifications in ONE statement (one round
  * trip instead of 4 + n, an implicit transaction): data-modifying CTEs that
  * all hang on the restart's INSERT, so none writes when the identity is
@@ -804,6 +846,7 @@ static int record_one(struct krc_store_be *b, const struct krc_store_restart *re
     struct params p = {.n = 0};
     struct krc_buf sql;
     PGresult *res = NULL;
+    char name[32];
     int rc;
 
     restart_params(&p, b, rec, identity);
@@ -838,7 +881,19 @@ static int record_one(struct krc_store_be *b, const struct krc_store_restart *re
         krc_buf_cleanup(&sql);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    rc = q(b, "recording a restart", krc_buf_str(&sql), &p, &res, err);
+    if (!b->unprepared) {
+        rc = prepare_once(b, n_msgs, krc_buf_str(&sql), name, sizeof(name), err);
+        if (rc == 0) {
+            rc = q_exec(b, "recording a restart", NULL, name, &p, &res, err);
+        }
+        /* 26000: the statement is gone although this connection prepared
+         * it: a pooler in transaction mode (PgBouncer) runs the calls on
+         * different server sessions. No more prepared statements then. */
+        b->unprepared = rc < 0 && b->no_statement;
+    }
+    if (b->unprepared) {
+        rc = q(b, "recording a restart", krc_buf_str(&sql), &p, &res, err);
+    }
     krc_buf_cleanup(&sql);
     if (rc < 0) {
         return rc;
