@@ -1115,7 +1115,8 @@ int krc_config_db_is_url(const char *db)
 static int query_has(const char *q, const char *key)
 {
     size_t kl = strlen(key);
-    for (const char *p = q; p != NULL && *p != '\0'; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+    for (const char *p = q; p != NULL && *p != '\0';
+         p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
         if (strncmp(p, key, kl) == 0 && p[kl] == '=' && p[kl + 1] != '\0' && p[kl + 1] != '&') {
             return 1;
         }
@@ -1268,9 +1269,10 @@ char *krc_config_db_notes(const struct krc_config *cfg)
             krc_buf_printf(&b, "dbPasswordFile is set but db is not a PostgreSQL URL: it is "
                                "ignored\n");
         } else if (access(pwf, R_OK) != 0) {
-            krc_buf_printf(&b, "dbPasswordFile %s is not readable here (%s); krc run needs it at "
-                               "start-up\n",
-                           pwf, strerror(errno));
+            krc_buf_printf(&b,
+                           "dbPasswordFile %s is not readable here (%s); krc run needs it at "
+                           "start-up\n",
+                           pwf, KRC_ERRNO_STR(errno));
         }
     }
     if (b.len == 0) {
@@ -1299,7 +1301,7 @@ int krc_config_read_db_password(const char *path, char **ret, struct krc_error *
     f = fopen(path, "re");
     if (f == NULL) {
         return krc_error_set(err, KRC_EIO, "dbPasswordFile %s: cannot open: %s", path,
-                             strerror(errno));
+                             KRC_ERRNO_STR(errno));
     }
     if (fgets(line, sizeof(line), f) == NULL) {
         int bad = ferror(f);

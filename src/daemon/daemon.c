@@ -96,8 +96,8 @@ struct daemon {
     pthread_t sender;
     int sender_started;
     atomic_int sender_done;
-    char db_path[4096];      /* the store's target: a file or a PostgreSQL URL */
-    char db_shown[4096];     /* what logs show of it (krc_store_path: no password) */
+    char db_path[4096];                  /* the store's target: a file or a PostgreSQL URL */
+    char db_shown[4096];                 /* what logs show of it (krc_store_path: no password) */
     struct krc_store_options store_opts; /* every connection: cluster, password file */
     int shared_store;        /* PostgreSQL: fence at take-over, claim before each POST */
     struct krc_store *store; /* main thread: resume at start-up, retention */

@@ -216,12 +216,12 @@ void krc_sender_set_fence_token(struct krc_sender *n, int64_t token);
 /* What a lane does with a message after krc_store_claim returned `claim_rc`
  * (a pure decision, exposed for tests). */
 enum krc_sender_claim_action {
-    KRC_SENDER_CLAIM_POST = 0,     /* claimed (0): post it */
-    KRC_SENDER_CLAIM_DROP,         /* KRC_STORE_FENCED: a newer leader owns it, or another
-                                    * replica delivered it: never posted here, no retry */
-    KRC_SENDER_CLAIM_POST_ANYWAY,  /* a database error: post it (krc keeps alerting while the
-                                    * database is down; the Lease keeps a deposed leader from
-                                    * posting) */
+    KRC_SENDER_CLAIM_POST = 0,    /* claimed (0): post it */
+    KRC_SENDER_CLAIM_DROP,        /* KRC_STORE_FENCED: a newer leader owns it, or another
+                                   * replica delivered it: never posted here, no retry */
+    KRC_SENDER_CLAIM_POST_ANYWAY, /* a database error: post it (krc keeps alerting while the
+                                   * database is down; the Lease keeps a deposed leader from
+                                   * posting) */
 };
 enum krc_sender_claim_action krc_sender_claim_action(int claim_rc);
 

@@ -65,10 +65,10 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
-    char *db;             /* history database path or PostgreSQL URL ("" = default) */
+    char *db;               /* history database path or PostgreSQL URL ("" = default) */
     char *db_password_file; /* PostgreSQL password file ("": none) */
-    char *listen;         /* health/metrics endpoint HOST:PORT, "" or "off": none */
-    char *mcp_token_file; /* bearer token of /mcp on listen; "": no /mcp */
+    char *listen;           /* health/metrics endpoint HOST:PORT, "" or "off": none */
+    char *mcp_token_file;   /* bearer token of /mcp on listen; "": no /mcp */
     long history_max_age_s;
     long history_max_rows;
     char *slack_bot_token;

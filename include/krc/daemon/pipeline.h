@@ -34,9 +34,9 @@
 /* What the workers report to the health endpoint: written by every worker
  * (and by the daemon at start-up), read by /readyz and /metrics. */
 struct krc_pipeline_status {
-    atomic_llong store_errors;  /* history reads/writes that failed */
-    atomic_llong not_posted;    /* restarts with no destination */
-    atomic_int store_fault;     /* 1 while the history database is unusable */
+    atomic_llong store_errors; /* history reads/writes that failed */
+    atomic_llong not_posted;   /* restarts with no destination */
+    atomic_int store_fault;    /* 1 while the history database is unusable */
     /* records kept in the workers' memory because the database refused them
      * (krc_store_unwritten_records; /readyz is unready while any wait) */
     atomic_llong unwritten;

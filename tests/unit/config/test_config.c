@@ -1014,12 +1014,9 @@ static void test_destinations(void **state)
 static void test_db_postgres_url(void **state)
 {
     static const char *const good[] = {
-        "postgres://krc@db.example:5432/krc",
-        "postgresql://krc@db/krc?sslmode=verify-full",
-        "postgres:///krc?host=/run/postgresql",
-        "postgres://u@[::1]:5433/d",
-        "postgres://u@a:5432,b:5433/d",
-        "postgres://u@h?dbname=d",
+        "postgres://krc@db.example:5432/krc",   "postgresql://krc@db/krc?sslmode=verify-full",
+        "postgres:///krc?host=/run/postgresql", "postgres://u@[::1]:5433/d",
+        "postgres://u@a:5432,b:5433/d",         "postgres://u@h?dbname=d",
     };
     static const struct {
         const char *url, *what;

@@ -336,9 +336,8 @@ static void test_fence_token_after_acquisitions(void **state)
     sc.listen = "127.0.0.1:0";
     krc_error_clear(&e);
     assert_int_equal(krc_http_server_new(&sc, &srv, &e), 0);
-    assert_int_equal(krc_http_server_route(srv, LEASES, KRC_HTTP_METHOD_POST, 0, 0, lease_handler,
-                                           &s, &e),
-                     0);
+    assert_int_equal(
+        krc_http_server_route(srv, LEASES, KRC_HTTP_METHOD_POST, 0, 0, lease_handler, &s, &e), 0);
     assert_int_equal(krc_http_server_route(srv, LEASES "/krc",
                                            KRC_HTTP_METHOD_GET | KRC_HTTP_METHOD_PUT, 0, 0,
                                            lease_handler, &s, &e),
