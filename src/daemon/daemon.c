@@ -458,6 +458,36 @@ static int check_db_password(struct daemon *d, struct krc_error *e)
     return 0;
 }
 
+/* A password in the URL's user information is never logged either (an
+ * error of libpq's quoting the URL, say). */
+static void register_url_password(const char *url)
+{
+    const char *rest = strstr(url, "://");
+    size_t auth_len;
+    const char *at = NULL;
+    const char *colon;
+    char pw[512];
+
+    if (rest == NULL) {
+        return;
+    }
+    rest += 3;
+    auth_len = strcspn(rest, "/?#");
+    for (size_t i = 0; i < auth_len; i++) {
+        if (rest[i] == '@') {
+            at = rest + i;
+        }
+    }
+    colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+    if (colon != NULL && (size_t)(at - colon - 1) < sizeof(pw)) {
+        snprintf(pw, sizeof(pw), "%.*s", (int)(at - colon - 1), colon + 1);
+        krc_log_add_secret(pw);
+        for (volatile char *p = pw; *p != '\0'; p++) {
+            *p = 0;
+        }
+    }
+}
+
 static int open_history(struct daemon *d, struct krc_error *ep)
 {
     struct krc_error e;
@@ -478,6 +508,7 @@ static int open_history(struct daemon *d, struct krc_error *ep)
     }
     if (krc_store_is_url(d->db_path) &&
         krc_config_check_db_url(d->db_path, &has_password, NULL) == 0 && has_password) {
+        register_url_password(d->db_path);
         krc_log(KRC_LOG_WARN, "db: the PostgreSQL URL holds a password; put it in a file named "
                               "by dbPasswordFile (e.g. a mounted Secret) instead");
     }
