@@ -104,7 +104,6 @@ class MetricsEndpoint(unittest.TestCase):
         self.assertEqual(ct, CONTENT_TYPE)
         self.assertTrue(body.endswith("\n"))
         self.assertIn("\nkrc_up 1\n", body)
-        self.assertIn("\nkrc_store_unwritten_records 0\n", body)
         # label escaping of a quote, a backslash and a newline
         self.assertIn('krc_restarts_detected_total{namespace="we\\"ird\\\\ns\\n",'
                       'cause="killed"} 1\n', body)
