@@ -195,6 +195,9 @@ struct krc_sender {
     size_t n_unmarked;
     int journal_kept; /* the journal holds a fact memory gave up */
     atomic_llong heartbeat_ms;
+    /* krc_sender_set_fence_token: claim before each POST (shared outbox) */
+    atomic_int fencing;
+    atomic_llong fence_token;
 };
 
 /* on_posted for a restart (a message, or the last of its siblings, was
@@ -1278,7 +1281,9 @@ static void thread_parent(struct krc_sender *n, struct krc_store *store, const c
     }
 }
 
-enum send_result { SENT, RETRY_LATER, GIVEN_UP };
+/* DROPPED: another leader owns the row (a shared outbox): not posted, not
+ * marked, not retried. */
+enum send_result { SENT, RETRY_LATER, GIVEN_UP, DROPPED };
 
 static void remember_thread(struct krc_sender *n, struct item *it,
                             const struct krc_sink_result *res)
@@ -1554,6 +1559,53 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
     }
 }
 
+void krc_sender_set_fence_token(struct krc_sender *n, int64_t token)
+{
+    atomic_store(&n->fence_token, token);
+    atomic_store(&n->fencing, 1);
+}
+
+enum krc_sender_claim_action krc_sender_claim_action(int claim_rc)
+{
+    if (claim_rc == 0) {
+        return KRC_SENDER_CLAIM_POST;
+    }
+    if (claim_rc == KRC_STORE_FENCED) {
+        return KRC_SENDER_CLAIM_DROP;
+    }
+    return KRC_SENDER_CLAIM_POST_ANYWAY;
+}
+
+/* A shared outbox: may this replica post the item's row now? 1: post,
+ * 0: another leader owns it (dropped, logged). */
+static int claimed(struct krc_sender *n, struct lane *l, const struct item *it)
+{
+    struct krc_error e;
+    int rc;
+
+    if (!atomic_load(&n->fencing) || l->store == NULL || it->outbox_id <= 0 ||
+        !krc_store_shared(l->store)) {
+        return 1;
+    }
+    krc_error_clear(&e);
+    rc = krc_store_claim(l->store, it->outbox_id, atomic_load(&n->fence_token), &e);
+    switch (krc_sender_claim_action(rc)) {
+    case KRC_SENDER_CLAIM_POST:
+        return 1;
+    case KRC_SENDER_CLAIM_DROP:
+        krc_log(KRC_LOG_INFO,
+                "outbox row %lld is owned by a newer leader (or was delivered by another "
+                "replica); not posted",
+                (long long)it->outbox_id);
+        return 0;
+    case KRC_SENDER_CLAIM_POST_ANYWAY:
+        break;
+    }
+    krc_log(KRC_LOG_DEBUG, "outbox row %lld not claimed (%s); posting it anyway",
+            (long long)it->outbox_id, e.msg);
+    return 1;
+}
+
 static enum send_result send_one(struct krc_sender *n, struct lane *l, struct item *it)
 {
     struct krc_sink_message m;
@@ -1595,6 +1647,10 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
                            l->sink->ops->name, strlen(m.body), l->sink->limits.max_payload);
         krc_free(owned);
         return send_failed(n, l, it, rc, 400, &e);
+    }
+    if (!claimed(n, l, it)) {
+        krc_free(owned);
+        return DROPPED;
     }
     rc = l->sink->ops->send(l->sink, &m, &res, &e);
     krc_free(owned);
@@ -1815,7 +1871,7 @@ static int lane_open(struct krc_sender *n, struct lane *l)
 
     krc_error_clear(&e);
     if (n->o.store_path != NULL && l->store == NULL &&
-        krc_store_open(n->o.store_path, 0, &l->store, &e) < 0) {
+        krc_store_open_with(n->o.store_path, 0, n->o.store_options, &l->store, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                 e.msg);
         l->store = NULL;
@@ -1924,7 +1980,7 @@ void krc_sender_run(struct krc_sender *n)
     if (n->o.store_path != NULL) {
         struct krc_error e;
         krc_error_clear(&e);
-        if (krc_store_open(n->o.store_path, 0, &n->store, &e) < 0) {
+        if (krc_store_open_with(n->o.store_path, 0, n->o.store_options, &n->store, &e) < 0) {
             krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                     e.msg);
             n->store = NULL;

@@ -107,8 +107,11 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         break;
     }
     case KRC_CONFIG_STRING: {
+        const char *v = *(char *const *)(base + o->offset);
+        char *shown = v == cfg->db ? krc_config_db_display(v) : NULL; /* no URL password */
         printf("%s: ", o->key);
-        print_quoted(*(char *const *)(base + o->offset));
+        print_quoted(shown != NULL ? shown : v);
+        krc_free(shown);
         putchar('\n');
         break;
     }
@@ -253,6 +256,7 @@ static int cmd_check(int argc, char **argv)
     struct krc_error e;
     char *errors = NULL;
     char *notes = NULL;
+    char *db_notes = NULL;
     int rc;
 
     if (argc != 2) {
@@ -273,6 +277,9 @@ static int cmd_check(int argc, char **argv)
         snprintf(where, sizeof(where), "%s: %s", argv[1], e.msg);
         krc_error_set(&e, rc, "%s", where);
     }
+    if (rc == 0) {
+        db_notes = krc_config_db_notes(&cfg);
+    }
     krc_config_cleanup(&cfg);
     if (rc < 0) {
         fputs(errors != NULL ? errors : e.msg, stderr);
@@ -292,6 +299,13 @@ static int cmd_check(int argc, char **argv)
         p = nl != NULL ? nl + 1 : NULL;
     }
     krc_free(notes);
+    for (const char *p = db_notes; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "note: %.*s\n", len, p);
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    krc_free(db_notes);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <regex.h>
 #include <yaml.h>
 
@@ -57,8 +58,13 @@ static const struct krc_config_option options[] = {
      "File holding the bearer token MCP clients send to /mcp on the listen address (read at "
      "start); empty: no /mcp (docs/mcp.md)"},
     {"db", "KRC_DB", "db", KRC_CONFIG_STRING, OFF(db), "", 0, 0, NULL,
-     "History database (default /var/lib/krc/krc.db in a cluster, else "
-     "~/.local/state/krc/krc.db)"},
+     "History database: a SQLite file (default /var/lib/krc/krc.db in a cluster, else "
+     "~/.local/state/krc/krc.db) or a PostgreSQL URL postgres://USER@HOST[:PORT]/DATABASE shared "
+     "by replicas and clusters (password in dbPasswordFile)"},
+    {"dbPasswordFile", "KRC_DB_PASSWORD_FILE", "db-password-file", KRC_CONFIG_STRING,
+     OFF(db_password_file), "", 0, 0, NULL,
+     "File whose first line is the PostgreSQL password (a mounted Secret; read at start and at "
+     "every reconnection, never logged); empty: the URL's or libpq's own"},
     {"historyMaxAge", "KRC_HISTORY_MAX_AGE", "history-max-age", KRC_CONFIG_DURATION,
      OFF(history_max_age_s), "30d", 3600, 315360000, NULL,
      "Restarts older than this are pruned from the history"},
@@ -1099,9 +1105,235 @@ static int validate_kube_events(const struct krc_config *cfg, struct krc_error *
     return 0;
 }
 
+int krc_config_db_is_url(const char *db)
+{
+    return db != NULL &&
+           (strncmp(db, "postgres://", 11) == 0 || strncmp(db, "postgresql://", 13) == 0);
+}
+
+/* The value of query parameter `key` in q ("a=1&b=2") is non-empty. */
+static int query_has(const char *q, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = q; p != NULL && *p != '\0';
+         p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=' && p[kl + 1] != '\0' && p[kl + 1] != '&') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every port of a host list ("h1:5432,h2") is 1..65535 when given. */
+static int ports_valid(const char *hosts, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        const char *colon = NULL;
+        while (end < len && hosts[end] != ',') {
+            if (hosts[end] == ']') {
+                colon = NULL; /* an IPv6 literal's colons are not a port */
+            } else if (hosts[end] == ':') {
+                colon = hosts + end;
+            }
+            end++;
+        }
+        if (colon != NULL) {
+            long port = 0;
+            const char *p = colon + 1;
+            if (p == hosts + end) {
+                return 0;
+            }
+            for (; p < hosts + end; p++) {
+                if (*p < '0' || *p > '9' || (port = port * 10 + (*p - '0')) > 65535) {
+                    return 0;
+                }
+            }
+            if (port == 0) {
+                return 0;
+            }
+        }
+        i = end + 1;
+    }
+    return 1;
+}
+
+int krc_config_check_db_url(const char *url, int *ret_has_password, struct krc_error *err)
+{
+    const char *rest = strstr(url, "://") + 3;
+    size_t auth_len = strcspn(rest, "/?#");
+    const char *at = NULL;
+    const char *hosts;
+    const char *query = strchr(rest, '?');
+    size_t host_len;
+
+    *ret_has_password = 0;
+    for (size_t i = 0; i < auth_len; i++) {
+        if (rest[i] == '@') {
+            at = rest + i; /* the last '@' ends the user information */
+        }
+    }
+    if (at != NULL) {
+        const char *colon = memchr(rest, ':', (size_t)(at - rest));
+        *ret_has_password = colon != NULL && colon + 1 < at;
+    }
+    hosts = at != NULL ? at + 1 : rest;
+    host_len = (size_t)(rest + auth_len - hosts);
+    if (query != NULL) {
+        query++;
+    }
+    if (host_len == 0 || hosts[0] == ':' || hosts[0] == ',') {
+        if (!query_has(query, "host") && !query_has(query, "hostaddr")) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "db: the PostgreSQL URL names no host "
+                                 "(postgres://USER@HOST[:PORT]/DATABASE)");
+        }
+    } else if (!ports_valid(hosts, host_len)) {
+        return krc_error_set(err, KRC_EINVAL,
+                             "db: the PostgreSQL URL has a bad port (a number from 1 to 65535 "
+                             "after the host)");
+    }
+    if (rest[auth_len] != '/' || rest[auth_len + 1] == '\0' || rest[auth_len + 1] == '?' ||
+        rest[auth_len + 1] == '#') {
+        if (!query_has(query, "dbname")) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "db: the PostgreSQL URL names no database "
+                                 "(postgres://USER@HOST[:PORT]/DATABASE)");
+        }
+    }
+    if (query != NULL && query_has(query, "password")) {
+        *ret_has_password = 1;
+    }
+    return 0;
+}
+
+char *krc_config_db_display(const char *db)
+{
+    struct krc_buf b;
+    const char *rest;
+    size_t auth_len;
+    const char *at = NULL;
+    const char *colon;
+
+    if (!krc_config_db_is_url(db)) {
+        return krc_strdup(db != NULL ? db : "");
+    }
+    rest = strstr(db, "://") + 3;
+    auth_len = strcspn(rest, "/?#");
+    for (size_t i = 0; i < auth_len; i++) {
+        if (rest[i] == '@') {
+            at = rest + i;
+        }
+    }
+    colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+    krc_buf_init(&b, strlen(db) + 64);
+    if (colon != NULL) {
+        krc_buf_append(&b, db, (size_t)(colon + 1 - db));
+        krc_buf_append_str(&b, "****");
+        rest = at;
+    } else {
+        krc_buf_append(&b, db, (size_t)(rest - db));
+    }
+    /* password=... in the query */
+    for (const char *p = rest; *p != '\0';) {
+        const char *q = strstr(p, "password=");
+        if (q == NULL || (q != rest && q[-1] != '?' && q[-1] != '&')) {
+            size_t n = q == NULL ? strlen(p) : (size_t)(q - p) + 9;
+            krc_buf_append(&b, p, n);
+            p += n;
+            continue;
+        }
+        krc_buf_append(&b, p, (size_t)(q - p) + 9);
+        krc_buf_append_str(&b, "****");
+        p = q + 9 + strcspn(q + 9, "&#");
+    }
+    return krc_buf_take(&b);
+}
+
+char *krc_config_db_notes(const struct krc_config *cfg)
+{
+    struct krc_buf b;
+    int url = krc_config_db_is_url(cfg->db);
+    int has_password = 0;
+    const char *pwf = cfg->db_password_file;
+
+    krc_buf_init(&b, 4096);
+    if (url && krc_config_check_db_url(cfg->db, &has_password, NULL) == 0 && has_password) {
+        krc_buf_printf(&b, "db: the PostgreSQL URL holds a password; put it in a file named by "
+                           "dbPasswordFile (e.g. a mounted Secret) instead, so that it is not "
+                           "in the configuration\n");
+    }
+    if (pwf != NULL && pwf[0] != '\0') {
+        if (!url) {
+            krc_buf_printf(&b, "dbPasswordFile is set but db is not a PostgreSQL URL: it is "
+                               "ignored\n");
+        } else if (access(pwf, R_OK) != 0) {
+            krc_buf_printf(&b,
+                           "dbPasswordFile %s is not readable here (%s); krc run needs it at "
+                           "start-up\n",
+                           pwf, KRC_ERRNO_STR(errno));
+        }
+    }
+    if (b.len == 0) {
+        krc_buf_cleanup(&b);
+        return NULL;
+    }
+    return krc_buf_take(&b);
+}
+
+/* A password's copy on the stack is cleared before it goes out of scope. */
+static void wipe(char *p, size_t n)
+{
+    volatile char *v = p;
+    while (n-- > 0) {
+        *v++ = 0;
+    }
+}
+
+int krc_config_read_db_password(const char *path, char **ret, struct krc_error *err)
+{
+    char line[1024];
+    FILE *f;
+    size_t n;
+
+    *ret = NULL;
+    f = fopen(path, "re");
+    if (f == NULL) {
+        return krc_error_set(err, KRC_EIO, "dbPasswordFile %s: cannot open: %s", path,
+                             KRC_ERRNO_STR(errno));
+    }
+    if (fgets(line, sizeof(line), f) == NULL) {
+        int bad = ferror(f);
+        fclose(f);
+        return krc_error_set(err, KRC_EIO, "dbPasswordFile %s: %s", path,
+                             bad ? "cannot read it" : "it is empty");
+    }
+    fclose(f);
+    n = strcspn(line, "\r\n");
+    if (n == strlen(line) && n == sizeof(line) - 1) {
+        wipe(line, sizeof(line));
+        return krc_error_set(err, KRC_EINVAL,
+                             "dbPasswordFile %s: the first line is longer than %zu bytes", path,
+                             sizeof(line) - 2);
+    }
+    line[n] = '\0';
+    if (n == 0) {
+        return krc_error_set(err, KRC_EINVAL, "dbPasswordFile %s: the first line is empty", path);
+    }
+    *ret = krc_strdup(line);
+    wipe(line, sizeof(line));
+    return *ret != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
+}
+
 int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
 {
+    int has_password;
+
     if (validate_kube_events(cfg, err) < 0) {
+        return KRC_EINVAL;
+    }
+    if (krc_config_db_is_url(cfg->db) && krc_config_check_db_url(cfg->db, &has_password, err) < 0) {
         return KRC_EINVAL;
     }
     if (cfg->leader_elect) {

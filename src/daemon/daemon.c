@@ -96,7 +96,10 @@ struct daemon {
     pthread_t sender;
     int sender_started;
     atomic_int sender_done;
-    char db_path[4096];
+    char db_path[4096];                  /* the store's target: a file or a PostgreSQL URL */
+    char db_shown[4096];                 /* what logs show of it (krc_store_path: no password) */
+    struct krc_store_options store_opts; /* every connection: cluster, password file */
+    int shared_store;        /* PostgreSQL: fence at take-over, claim before each POST */
     struct krc_store *store; /* main thread: resume at start-up, retention */
     pthread_t pruner;
     int pruner_started;
@@ -283,6 +286,23 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Every connection of the daemon to its store: the cluster's rows, the
+ * password file (krc_store_open_with). */
+static int open_store(const struct daemon *d, unsigned flags, struct krc_store **ret,
+                      struct krc_error *e)
+{
+    return krc_store_open_with(d->db_path, flags, &d->store_opts, ret, e);
+}
+
+/* A shared store with leader election is pruned by the leader only (the
+ * backend's advisory lock also keeps two leaders of different clusters from
+ * pruning at once); a replica's own SQLite file by that replica. */
+static int may_prune(struct daemon *d)
+{
+    return !d->shared_store || d->leader == NULL ||
+           krc_leader_role(d->leader) == KRC_LEADER_LEADING;
+}
+
 /* Retention without blocking the watch or the workers: small batches, each
  * its own short transaction, once a minute. */
 static void *pruner_main(void *arg)
@@ -293,13 +313,17 @@ static void *pruner_main(void *arg)
 
     name_thread("krc-store");
     krc_error_clear(&e);
-    if (krc_store_open(d->db_path, 0, &st, &e) < 0) {
+    if (open_store(d, 0, &st, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "history retention disabled: %s", e.msg);
         return NULL;
     }
     while (!d->cancel) {
         int64_t deleted = 0;
         int64_t total = 0;
+        if (!may_prune(d)) {
+            krc_clock_sleep_ms(60000, &d->cancel);
+            continue;
+        }
         do {
             krc_error_clear(&e);
             deleted = 0;
@@ -344,38 +368,156 @@ static void resume_outbox(struct daemon *d, struct krc_store *store)
     krc_sender_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL, d);
 }
 
-static void resume_after_takeover(struct daemon *d)
+/* A shared outbox: raise this cluster's fence to our token before anything
+ * is resumed or posted. Returns 1 when a newer leader has fenced us out
+ * (the caller stops as on a lost Lease). A database error is logged and
+ * ignored: the Lease remains the authority, and each POST is claimed. */
+static int fence_store(struct daemon *d, struct krc_store *st, int64_t token)
+{
+    struct krc_error e;
+    int rc;
+
+    krc_error_clear(&e);
+    rc = krc_store_fence(st, token, &e);
+    if (rc == KRC_STORE_FENCED) {
+        krc_log(KRC_LOG_ERROR,
+                "leader election: fenced: the shared outbox %s has a newer leader's fence than "
+                "this replica's token %lld (a newer leader exists, or another krc writes with "
+                "the same clusterName \"%s\"); stopping",
+                d->db_shown, (long long)token, d->cfg->cluster_name);
+        return 1;
+    }
+    if (rc < 0) {
+        krc_pipeline_store_failed(&d->status, e.msg);
+        krc_log(KRC_LOG_ERROR,
+                "leader election: the shared outbox could not be fenced (%s); leading anyway "
+                "(the Lease decides, and every POST is claimed)",
+                e.msg);
+        return 0;
+    }
+    krc_log(KRC_LOG_INFO, "leader election: shared outbox %s fenced with token %lld", d->db_shown,
+            (long long)token);
+    return 0;
+}
+
+/* This replica starts leading: fence the shared outbox (PostgreSQL), give
+ * the sender its token, queue what is pending. Returns 1 when fenced out. */
+static int resume_after_takeover(struct daemon *d)
 {
     struct krc_store *st = NULL;
     struct krc_error e;
+    int64_t token = krc_leader_fence_token(d->leader);
 
     if (d->db_path[0] == '\0' || d->notifier == NULL) {
-        return;
+        return 0;
     }
     krc_error_clear(&e);
-    if (krc_store_open(d->db_path, 0, &st, &e) < 0) {
+    if (open_store(d, 0, &st, &e) < 0) {
         krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR, "outbox: %s; undelivered notifications are not resumed", e.msg);
-        return;
+        if (d->shared_store) {
+            krc_sender_set_fence_token(d->notifier, token); /* claims still protect */
+        }
+        return 0;
+    }
+    if (d->shared_store && krc_store_shared(st)) {
+        if (fence_store(d, st, token)) {
+            krc_store_close(st);
+            return 1;
+        }
+        krc_sender_set_fence_token(d->notifier, token);
     }
     resume_outbox(d, st);
     krc_store_close(st);
+    return 0;
 }
 
-static void open_history(struct daemon *d)
+/* dbPasswordFile must be readable at start-up (the store reads it again at
+ * every connection); its password is never logged from here on. */
+static int check_db_password(struct daemon *d, struct krc_error *e)
+{
+    const char *file = d->cfg->db_password_file;
+    char *pw = NULL;
+
+    if (file == NULL || file[0] == '\0') {
+        return 0;
+    }
+    if (!krc_store_is_url(d->db_path)) {
+        krc_log(KRC_LOG_WARN, "dbPasswordFile is set but db is not a PostgreSQL URL: ignored");
+        return 0;
+    }
+    if (krc_config_read_db_password(file, &pw, e) < 0) {
+        return -1;
+    }
+    krc_log_add_secret(pw);
+    for (volatile char *p = pw; *p != '\0'; p++) {
+        *p = 0;
+    }
+    krc_free(pw);
+    d->store_opts.password_file = file;
+    return 0;
+}
+
+/* A password in the URL's user information is never logged either (an
+ * error of libpq's quoting the URL, say). */
+static void register_url_password(const char *url)
+{
+    const char *rest = strstr(url, "://");
+    size_t auth_len;
+    const char *at = NULL;
+    const char *colon;
+    char pw[512];
+
+    if (rest == NULL) {
+        return;
+    }
+    rest += 3;
+    auth_len = strcspn(rest, "/?#");
+    for (size_t i = 0; i < auth_len; i++) {
+        if (rest[i] == '@') {
+            at = rest + i;
+        }
+    }
+    colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+    if (colon != NULL && (size_t)(at - colon - 1) < sizeof(pw)) {
+        snprintf(pw, sizeof(pw), "%.*s", (int)(at - colon - 1), colon + 1);
+        krc_log_add_secret(pw);
+        for (volatile char *p = pw; *p != '\0'; p++) {
+            *p = 0;
+        }
+    }
+}
+
+static int open_history(struct daemon *d, struct krc_error *ep)
 {
     struct krc_error e;
+    int has_password = 0;
 
     krc_error_clear(&e);
+    d->store_opts.cluster = d->cfg->cluster_name;
     if (d->cfg->db != NULL && d->cfg->db[0] != '\0') {
         snprintf(d->db_path, sizeof(d->db_path), "%s", d->cfg->db);
     } else if (krc_store_default_path(d->db_path, sizeof(d->db_path), &e) < 0) {
         krc_log(KRC_LOG_ERROR, "history unavailable: %s; restarts are alerted but not recorded",
                 e.msg);
         d->db_path[0] = '\0';
-        return;
+        return 0;
     }
-    if (krc_store_open(d->db_path, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
+    if (check_db_password(d, ep) < 0) {
+        return -1;
+    }
+    if (krc_store_is_url(d->db_path) &&
+        krc_config_check_db_url(d->db_path, &has_password, NULL) == 0 && has_password) {
+        register_url_password(d->db_path);
+        krc_log(KRC_LOG_WARN, "db: the PostgreSQL URL holds a password; put it in a file named "
+                              "by dbPasswordFile (e.g. a mounted Secret) instead");
+    }
+    {
+        char *shown = krc_config_db_display(d->db_path);
+        snprintf(d->db_shown, sizeof(d->db_shown), "%s", shown != NULL ? shown : "(database)");
+        krc_free(shown);
+    }
+    if (open_store(d, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
         krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR,
                 "history database unavailable: %s; restarts are still detected and alerted "
@@ -383,9 +525,17 @@ static void open_history(struct daemon *d)
                 e.msg);
         d->store = NULL;
         d->db_path[0] = '\0';
-        return;
+        return 0;
     }
-    krc_log(KRC_LOG_INFO, "history database %s", d->db_path);
+    snprintf(d->db_shown, sizeof(d->db_shown), "%s", krc_store_path(d->store));
+    d->shared_store = krc_store_shared(d->store);
+    krc_log(KRC_LOG_INFO, "history database %s (%s%s)", d->db_shown,
+            krc_store_backend_name(d->store),
+            d->shared_store ? (d->cfg->leader_elect ? ", shared: fenced outbox"
+                                                    : ", shared; without leaderElect run one "
+                                                      "replica per clusterName")
+                            : "");
+    return 0;
 }
 
 static void *sender_main(void *arg)
@@ -560,6 +710,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.n_log_ignore = d->n_log_ignore;
     no.redactor = d->redactor;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
+    no.store_options = &d->store_opts;
     no.on_delivered = on_delivered;
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
@@ -1067,7 +1218,10 @@ static int setup(struct daemon *d, struct krc_error *e)
     if (setup_scopes(d, e) < 0) {
         return -1;
     }
-    open_history(d);
+    if (open_history(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "history database: %s", e->msg);
+        return -1;
+    }
     if (setup_notifier(d, e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e->msg);
         return -1;
@@ -1113,7 +1267,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
         return KRC_ENOMEM;
     }
     krc_kube_client_set_timeout(p->client, 10000);
-    if (d->store != NULL && krc_store_open(d->db_path, 0, &p->store, e) < 0) {
+    if (d->store != NULL && open_store(d, 0, &p->store, e) < 0) {
         krc_log(KRC_LOG_ERROR, "history: %s", e->msg);
         p->store = NULL;
     }
@@ -1193,7 +1347,10 @@ static int follow_leader(struct daemon *d)
 
     if (role == KRC_LEADER_LEADING && !d->watching) {
         krc_log(KRC_LOG_INFO, "leading: watching pods and alerting");
-        resume_after_takeover(d);
+        if (resume_after_takeover(d)) {
+            leadership_lost(d);
+            return 1;
+        }
         return start_watches(d) < 0;
     }
     if (role == KRC_LEADER_LEADING && krc_leader_overdue(d->leader)) {

@@ -72,6 +72,9 @@ static void collect(struct krc_metrics *m, void *userdata)
               &h->seen_store_errors);
     pthread_mutex_unlock(&h->metrics_lock);
     krc_metric_set(h->std.pods_tracked, NULL, (double)pods);
+    if (h->m_unwritten != NULL) {
+        krc_metric_set(h->m_unwritten, NULL, (double)atomic_load(&h->status->unwritten));
+    }
     if (h->leader != NULL && h->m_leader != NULL) {
         krc_metric_set(h->m_leader, NULL, krc_leader_role(h->leader) == KRC_LEADER_LEADING);
     }
@@ -176,11 +179,20 @@ static int check_ready(void *userdata, char *reason, size_t size)
             return 0;
         }
     }
-    if (atomic_load(&h->status->store_fault)) {
-        /* restarts are still detected and alerted; the history is not kept */
+    if (atomic_load(&h->status->store_fault) || atomic_load(&h->status->unwritten) > 0) {
+        /* restarts are still detected and alerted (posted directly); the
+         * history keeps what it refused in memory until it accepts writes */
         char msg[256];
+        long long waiting = atomic_load(&h->status->unwritten);
         krc_pipeline_store_fault(h->status, msg, sizeof(msg));
-        snprintf(reason, size, "history database unavailable: %s", msg);
+        if (waiting > 0) {
+            snprintf(reason, size,
+                     "history database unavailable: %s; %lld restart(s) kept in memory to be "
+                     "recorded, alerts posted directly",
+                     msg[0] ? msg : "writes refused", waiting);
+        } else {
+            snprintf(reason, size, "history database unavailable: %s", msg);
+        }
         krc_metric_set(h->std.ready, NULL, 0);
         return 0;
     }
@@ -235,11 +247,17 @@ int krc_health_start(struct krc_health *h, struct krc_error *err)
                                                 .help = "Configuration reloads (SIGHUP) by result.",
                                                 .labels = &result,
                                                 .n_labels = 1};
+        const struct krc_metric_desc unwritten = {
+            .type = KRC_METRIC_GAUGE,
+            .name = "krc_store_unwritten_records",
+            .help = "Restarts kept in memory because the history database refused them "
+                    "(written, oldest first, once it accepts writes again)."};
         const struct krc_metric_desc leader = {
             .type = KRC_METRIC_GAUGE,
             .name = "krc_leader",
             .help = "1 while this replica holds the leader-election Lease, 0 on a standby."};
         if ((rc = krc_metrics_add(h->metrics, &reloads, &h->m_reloads, err)) < 0 ||
+            (rc = krc_metrics_add(h->metrics, &unwritten, &h->m_unwritten, err)) < 0 ||
             (h->cfg->leader_elect &&
              (rc = krc_metrics_add(h->metrics, &leader, &h->m_leader, err)) < 0)) {
             return rc;

@@ -17,6 +17,7 @@ void krc_pipeline_status_init(struct krc_pipeline_status *s)
     atomic_init(&s->store_errors, 0);
     atomic_init(&s->not_posted, 0);
     atomic_init(&s->store_fault, 0);
+    atomic_init(&s->unwritten, 0);
     pthread_mutex_init(&s->fault_lock, NULL);
     s->store_fault_msg[0] = '\0';
 }
@@ -161,20 +162,39 @@ static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store
     return 0;
 }
 
+/* The store's record_many, or the test's. */
+static int record_many(const struct krc_pipeline_deps *p, const struct krc_store_restart *rec,
+                       const struct krc_store_outbox *msgs, size_t n_msgs, int64_t *ret_restart_id,
+                       int64_t *ret_outbox_ids, struct krc_error *err)
+{
+    return (p->record != NULL ? p->record : krc_store_record_many)(
+        p->store, rec, msgs, n_msgs, ret_restart_id, ret_outbox_ids, err);
+}
+
+/* The records this worker holds changed from `before`: the sum over the
+ * workers is krc_store_unwritten_records. */
+static void unwritten_changed(const struct krc_pipeline_deps *p, size_t before)
+{
+    atomic_fetch_add(&p->status->unwritten,
+                     (long long)krc_pipeline_deferred_count(p->deferred) - (long long)before);
+}
+
 /* Write the deferred records, oldest first, until one fails. */
 static void deferred_flush(const struct krc_pipeline_deps *p)
 {
     struct krc_pipeline_deferred *d = p->deferred;
     size_t written = 0;
+    size_t before = krc_pipeline_deferred_count(d);
 
     while (d != NULL && d->head != NULL && p->store != NULL) {
         struct krc_error e;
         int64_t id = 0;
         int rc;
         krc_error_clear(&e);
-        rc = krc_store_record_many(p->store, &d->head->rec, NULL, 0, &id, NULL, &e);
+        rc = record_many(p, &d->head->rec, NULL, 0, &id, NULL, &e);
         if (rc < 0 && rc != KRC_STORE_EXISTS) {
             krc_pipeline_store_failed(p->status, e.msg);
+            unwritten_changed(p, before);
             return;
         }
         deferred_rec_free(deferred_pop(d));
@@ -186,6 +206,7 @@ static void deferred_flush(const struct krc_pipeline_deps *p)
                 "writes again)",
                 written);
     }
+    unwritten_changed(p, before);
     if (krc_pipeline_deferred_count(d) == 0) {
         atomic_store(&p->status->store_fault, 0);
     }
@@ -215,8 +236,12 @@ static void deferred_last_try(const struct krc_pipeline_deps *p)
 static void record_failed(const struct krc_pipeline_deps *p, const struct krc_restart *r,
                           const struct krc_store_restart *rec, const char *msg)
 {
+    size_t before = krc_pipeline_deferred_count(p->deferred);
+    int kept = p->deferred != NULL && deferred_push(p->deferred, rec) == 0;
+
     krc_pipeline_store_failed(p->status, msg);
-    if (p->deferred != NULL && deferred_push(p->deferred, rec) == 0) {
+    unwritten_changed(p, before);
+    if (kept) {
         krc_log(KRC_LOG_ERROR,
                 "history: restart of %s/%s not recorded yet: %s; alerting anyway, kept in "
                 "memory to be recorded when the database accepts writes",
@@ -360,7 +385,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
         o->fallback = m->fallback;
     }
     krc_error_clear(&e);
-    rc = krc_store_record_many(p->store, &rec, ob, n_ob, &restart_id, ret_outbox_ids, &e);
+    rc = record_many(p, &rec, ob, n_ob, &restart_id, ret_outbox_ids, &e);
     if (rc < 0 && rc != KRC_STORE_EXISTS) {
         record_failed(p, r, &rec, e.msg);
     }

@@ -41,6 +41,7 @@ struct krc_leader {
     int64_t observed_ms;          /* when it last changed (monotonic) */
     int64_t observed_duration_ms; /* its spec.leaseDurationSeconds (0: none seen) */
     atomic_llong last_renew_ms;   /* last successful write (read by krc_leader_overdue) */
+    atomic_llong fence_token;     /* of this replica's acquisition (krc_leader_fence_token) */
 
     pthread_mutex_t lock; /* holder, last_error, handled */
     char holder[256];
@@ -494,7 +495,9 @@ static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int re
     krc_leader_format_microtime(us, now, sizeof(now));
     if (acquiring) {
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
-        /* taken over from another holder (or a released Lease) */
+        /* taken over from another holder, a released Lease or an earlier
+         * process of this identity: every leading process gets a token of
+         * its own (docs/architecture.md, "A shared outbox") */
         set_number(spec, "leaseTransitions", (cJSON_IsNumber(tr) ? tr->valuedouble : 0) + 1);
         set_string(spec, "acquireTime", now);
     }
@@ -614,6 +617,41 @@ static int create_lease(struct krc_leader *l, struct krc_error *err)
     return rc;
 }
 
+static int64_t fence_of(const cJSON *lease)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+    const char *created = meta_str(lease, "creationTimestamp");
+    int64_t since = 0;
+    int64_t transitions = 0;
+
+    if (cJSON_IsNumber(tr) && tr->valuedouble >= 0 && tr->valuedouble < 1e15) {
+        transitions = (int64_t)tr->valuedouble;
+    }
+    if (created[0] != '\0' && krc_parse_rfc3339(created, strlen(created), &since) < 0) {
+        since = 0;
+    }
+    if (since < 0 || since > ((int64_t)1 << 40)) {
+        since = 0;
+    }
+    return since * KRC_LEADER_FENCE_EPOCH + transitions;
+}
+
+/* This process now holds the Lease it did not hold before (l->lease is the
+ * record just written): its fencing token. */
+static void acquired(struct krc_leader *l)
+{
+    int64_t token = fence_of(l->lease);
+    atomic_store(&l->fence_token, token);
+    krc_log(KRC_LOG_INFO, "leader election: fencing token %lld (lease %s/%s)", (long long)token,
+            l->namespace, l->name);
+}
+
+int64_t krc_leader_fence_token(struct krc_leader *l)
+{
+    return l != NULL ? atomic_load(&l->fence_token) : 0;
+}
+
 /* One round of client-go's tryAcquireOrRenew. Returns 1 when this replica
  * holds the Lease afterwards, 0 when another one does, or an error. */
 static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
@@ -649,6 +687,9 @@ static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
             krc_error_clear(err);
             return 0;
         }
+        if (rc == 0) {
+            acquired(l);
+        }
         return rc < 0 ? rc : 1;
     }
     if (rc < 0) {
@@ -673,7 +714,7 @@ static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
         char from[256];
         snprintf(from, sizeof(from), "%s", holder[0] ? holder : "(released)");
         if ((text != NULL && pred == NULL) ||
-            fill_holder(l, lease, strcmp(holder, l->identity) != 0, 0, pred) < 0) {
+            fill_holder(l, lease, !leading || strcmp(holder, l->identity) != 0, 0, pred) < 0) {
             krc_free(pred);
             cJSON_Delete(lease);
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -682,6 +723,9 @@ static int try_acquire_or_renew(struct krc_leader *l, struct krc_error *err)
         cJSON_Delete(lease);
         if (rc == 0) {
             merge_predecessor(l, pred, from);
+            if (!leading) {
+                acquired(l);
+            }
         }
         krc_free(pred);
     }

@@ -63,6 +63,7 @@ class EndpointTest(unittest.TestCase):
                      what="both deliveries observed")
         self.assertGreaterEqual(metric(text, "krc_watch_events_total", '{type="MODIFIED"}'), 1)
         self.assertEqual(metric(text, "krc_ready"), 1)
+        self.assertEqual(metric(text, "krc_store_unwritten_records"), 0)
         self.assertNotIn("web-1", text, "pod names are never labels")
         self.assertNotIn(self.slack.webhook_url("alerts"), text)
         self.assertEqual(get(self.port, "/nope")[0], 404)

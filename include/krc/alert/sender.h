@@ -61,6 +61,9 @@ struct krc_sender_options {
     size_t n_log_ignore;
     const struct krc_redactor *redactor; /* may be NULL */
     const char *store_path; /* the outbox: the sender opens its own connection; NULL: none */
+    /* how every connection of the sender to store_path is opened (cluster,
+     * password file: krc_store_open_with); borrowed, may be NULL */
+    const struct krc_store_options *store_options;
     /* called by a delivery thread after an alert or reply was accepted by Slack, with
      * the seconds since the restart was detected (for the latency histogram) */
     void (*on_delivered)(double seconds, void *userdata);
@@ -201,6 +204,26 @@ int64_t krc_sender_heartbeat(const struct krc_sender *n);
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
                              const char *name, const char *container, int restart_count);
 void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted);
+
+/* A shared outbox (krc_store_shared, PostgreSQL) with leader election: from
+ * now on, every message with an outbox row is claimed with `token` (the
+ * Lease's fencing token, krc_leader_fence_token) right before each POST
+ * (krc_store_claim on the lane's connection). Call at the take-over, before
+ * krc_sender_resume_outbox. Never called (without leader election, or a
+ * SQLite outbox): nothing is claimed. */
+void krc_sender_set_fence_token(struct krc_sender *n, int64_t token);
+
+/* What a lane does with a message after krc_store_claim returned `claim_rc`
+ * (a pure decision, exposed for tests). */
+enum krc_sender_claim_action {
+    KRC_SENDER_CLAIM_POST = 0,    /* claimed (0): post it */
+    KRC_SENDER_CLAIM_DROP,        /* KRC_STORE_FENCED: a newer leader owns it, or another
+                                   * replica delivered it: never posted here, no retry */
+    KRC_SENDER_CLAIM_POST_ANYWAY, /* a database error: post it (krc keeps alerting while the
+                                   * database is down; the Lease keeps a deposed leader from
+                                   * posting) */
+};
+enum krc_sender_claim_action krc_sender_claim_action(int claim_rc);
 
 /* Number of messages waiting to be sent. */
 size_t krc_sender_pending(struct krc_sender *n);

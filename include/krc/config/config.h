@@ -65,9 +65,10 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     /* watch */
-    char *db;             /* history database path ("" = default) */
-    char *listen;         /* health/metrics endpoint HOST:PORT, "" or "off": none */
-    char *mcp_token_file; /* bearer token of /mcp on listen; "": no /mcp */
+    char *db;               /* history database path or PostgreSQL URL ("" = default) */
+    char *db_password_file; /* PostgreSQL password file ("": none) */
+    char *listen;           /* health/metrics endpoint HOST:PORT, "" or "off": none */
+    char *mcp_token_file;   /* bearer token of /mcp on listen; "": no /mcp */
     long history_max_age_s;
     long history_max_rows;
     char *slack_bot_token;
@@ -179,6 +180,25 @@ int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **r
 
 /* Rules between options (lease timings). Error names the keys. */
 int krc_config_validate(const struct krc_config *cfg, struct krc_error *err);
+
+/* 1 when db is a PostgreSQL URL (postgres:// or postgresql://). */
+int krc_config_db_is_url(const char *db);
+/* A PostgreSQL URL's shape: a host (or a host= parameter), ports 1..65535,
+ * a database name (or dbname=). KRC_EINVAL with a message naming `db` and
+ * never quoting the URL (it may hold a password). *ret_has_password: the
+ * URL (user information or password= parameter) holds a password. */
+int krc_config_check_db_url(const char *url, int *ret_has_password, struct krc_error *err);
+/* db as it may be shown: a PostgreSQL URL's password (user information,
+ * password= parameter) replaced by "****"; owned (krc_free), NULL when out
+ * of memory. */
+char *krc_config_db_display(const char *db);
+/* `krc config check`'s notes about the database (a password in the URL,
+ * never quoting it; dbPasswordFile unreadable here or unused), one per
+ * line; NULL when none (caller frees). */
+char *krc_config_db_notes(const struct krc_config *cfg);
+/* The first line of dbPasswordFile (without its newline), owned (free with
+ * krc_free, after clearing it); errors name the file, never its content. */
+int krc_config_read_db_password(const char *path, char **ret, struct krc_error *err);
 
 /* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds. */
 int krc_config_parse_duration(const char *s, long *ret_seconds);

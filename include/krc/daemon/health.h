@@ -40,9 +40,10 @@ struct krc_health {
     struct krc_mcp_http_route *mcp_route; /* NULL without /mcp */
     struct krc_metrics *metrics;
     struct krc_metrics_std std;
-    struct krc_metric *m_reloads; /* krc_config_reloads_total{result} */
-    struct krc_metric *m_leader;  /* NULL unless leaderElect */
-    struct krc_http_server *http; /* NULL with listen: off */
+    struct krc_metric *m_reloads;   /* krc_config_reloads_total{result} */
+    struct krc_metric *m_leader;    /* NULL unless leaderElect */
+    struct krc_metric *m_unwritten; /* krc_store_unwritten_records */
+    struct krc_http_server *http;   /* NULL with listen: off */
     /* last values copied into the Prometheus counters (deltas) */
     pthread_mutex_t metrics_lock;
     long long seen_watch[5];

@@ -34,9 +34,12 @@
 /* What the workers report to the health endpoint: written by every worker
  * (and by the daemon at start-up), read by /readyz and /metrics. */
 struct krc_pipeline_status {
-    atomic_llong store_errors;  /* history reads/writes that failed */
-    atomic_llong not_posted;    /* restarts with no destination */
-    atomic_int store_fault;     /* 1 while the history database is unusable */
+    atomic_llong store_errors; /* history reads/writes that failed */
+    atomic_llong not_posted;   /* restarts with no destination */
+    atomic_int store_fault;    /* 1 while the history database is unusable */
+    /* records kept in the workers' memory because the database refused them
+     * (krc_store_unwritten_records; /readyz is unready while any wait) */
+    atomic_llong unwritten;
     pthread_mutex_t fault_lock; /* guards store_fault_msg */
     char store_fault_msg[256];
 };
@@ -49,7 +52,8 @@ void krc_pipeline_store_failed(struct krc_pipeline_status *s, const char *msg);
 /* Copy the last fault's message into buf (size bytes, always terminated). */
 void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t size);
 
-/* History records that could not be written (disk full, database locked...):
+/* History records that could not be written (any write error: disk full,
+ * database locked, PostgreSQL unreachable or timing out...):
  * kept in memory, at most KRC_PIPELINE_DEFERRED_MAX records and
  * KRC_PIPELINE_DEFERRED_BYTES bytes (the oldest is dropped, with an error,
  * beyond), and written once the database accepts writes again, without their
@@ -86,6 +90,11 @@ struct krc_pipeline_deps {
     struct krc_metric *restarts_detected;       /* counter by namespace and cause; may be NULL */
     struct krc_pipeline_status *status;
     int64_t (*mono_ms)(void); /* clock for collect_ms; NULL: krc_clock_mono_ms */
+    /* krc_store_record_many's seam (tests: a database that answers KRC_EIO);
+     * NULL: krc_store_record_many */
+    int (*record)(struct krc_store *s, const struct krc_store_restart *rec,
+                  const struct krc_store_outbox *msgs, size_t n_msgs, int64_t *ret_restart_id,
+                  int64_t *ret_outbox_ids, struct krc_error *err);
 };
 
 /* Handle one restart (borrowed: the caller frees it). Never fails: what

@@ -75,6 +75,19 @@ enum krc_leader_role krc_leader_role(struct krc_leader *l);
  * more: a renewal hangs (the election thread notices only once it returns);
  * the caller must stop as if the Lease were lost. */
 int krc_leader_overdue(struct krc_leader *l);
+/* The fencing token of this replica's leadership (a shared outbox,
+ * krc_store_fence / krc_store_claim): taken from the Lease record this
+ * process wrote when it acquired the Lease, as
+ *   creationTimestamp (unix s) * KRC_LEADER_FENCE_EPOCH + spec.leaseTransitions
+ * (a Lease without creationTimestamp: leaseTransitions alone). Every
+ * acquisition by a process that did not lead (from another holder, nobody,
+ * or an earlier process of the same identity) increments leaseTransitions,
+ * so each leading process has a token of its own, larger than every earlier
+ * one; a Lease deleted and created again starts from its new creation time,
+ * still larger. 0 before the first acquisition (and without leader
+ * election, where there is no struct krc_leader: pass NULL). */
+#define KRC_LEADER_FENCE_EPOCH ((int64_t)1 << 20)
+int64_t krc_leader_fence_token(struct krc_leader *l);
 /* The current holder as last seen ("" if none), for messages. */
 void krc_leader_holder(struct krc_leader *l, char *out, size_t outsz);
 /* Why the last attempt failed ("" if it did not), for messages. */

@@ -844,6 +844,75 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     remove_db(dir, path);
 }
 
+/* A shared outbox: what a lane does after krc_store_claim. Claimed: post;
+ * fenced (a newer leader owns the row, or another replica delivered it):
+ * drop, never retried; any database error (PostgreSQL down): post anyway,
+ * krc keeps alerting. */
+static void test_claim_action(void **state)
+{
+    (void)state;
+    assert_int_equal(krc_sender_claim_action(0), KRC_SENDER_CLAIM_POST);
+    assert_int_equal(krc_sender_claim_action(KRC_STORE_FENCED), KRC_SENDER_CLAIM_DROP);
+    assert_int_equal(krc_sender_claim_action(KRC_EIO), KRC_SENDER_CLAIM_POST_ANYWAY);
+    assert_int_equal(krc_sender_claim_action(KRC_ETIMEOUT), KRC_SENDER_CLAIM_POST_ANYWAY);
+    assert_int_equal(krc_sender_claim_action(KRC_ENOMEM), KRC_SENDER_CLAIM_POST_ANYWAY);
+    assert_int_equal(krc_sender_claim_action(KRC_ENOTFOUND), KRC_SENDER_CLAIM_POST_ANYWAY);
+}
+
+/* With a fencing token on a SQLite outbox (one replica's own file, not
+ * shared) nothing changes: the row is posted once and marked delivered. */
+static void test_fence_token_on_sqlite_changes_nothing(void **state)
+{
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    struct krc_store *store = NULL;
+    struct pending_rows pend;
+    char dir[] = "/tmp/krc-test-sender-XXXXXX";
+    char path[128];
+    struct krc_store_options so = {"prod", NULL, 0};
+    int64_t id;
+    pthread_t th;
+    (void)state;
+
+    fk_reset();
+    posted_calls = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/krc.db", dir);
+    assert_int_equal(krc_store_open_with(path, 0, &so, &store, NULL), 0);
+    assert_false(krc_store_shared(store));
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    o.store_path = path;
+    o.store_options = &so;
+    o.on_posted = on_posted;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    krc_sender_set_fence_token(n, 7);
+    submit(n, store, "fast", "web-1", &id);
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    while (krc_sender_stats(n)->alerts_sent < 1) {
+        krc_clock_sleep_ms(10, NULL);
+    }
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    pthread_mutex_lock(&fk_lock);
+    assert_int_equal(fk_n, 1);
+    pthread_mutex_unlock(&fk_lock);
+    assert_int_equal(posted_calls, 1);
+    memset(&pend, 0, sizeof(pend));
+    assert_int_equal(krc_store_pending(store, collect, &pend, NULL), 0);
+    assert_int_equal(pend.n, 0);
+    assert_true(id > 0);
+    krc_sender_free(n);
+    krc_store_close(store);
+    routes_cleanup(&rs);
+    remove_db(dir, path);
+}
+
 /* was_handled for test_resume_superseded: the previous leader posted web-1. */
 static int handled_web1(const struct krc_store_row *row, void *ud)
 {
@@ -1140,6 +1209,8 @@ int main(void)
         cmocka_unit_test(test_resume_superseded),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
+        cmocka_unit_test(test_claim_action),
+        cmocka_unit_test(test_fence_token_on_sqlite_changes_nothing),
         cmocka_unit_test(test_pacing_per_connection_and_target),
         cmocka_unit_test(test_deliver_429_fallback_4xx_5xx),
     };

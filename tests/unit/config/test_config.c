@@ -1,4 +1,5 @@
 /* Configuration: defaults, durations, YAML file, environment, flags. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1008,6 +1009,118 @@ static void test_destinations(void **state)
     assert_false(krc_dest_url_allowed("https:///x"));
 }
 
+/* --db takes a PostgreSQL URL: its shape is checked, a password in it is a
+ * note that never quotes it, and it is masked wherever the URL is shown. */
+static void test_db_postgres_url(void **state)
+{
+    static const char *const good[] = {
+        "postgres://krc@db.example:5432/krc",   "postgresql://krc@db/krc?sslmode=verify-full",
+        "postgres:///krc?host=/run/postgresql", "postgres://u@[::1]:5433/d",
+        "postgres://u@a:5432,b:5433/d",         "postgres://u@h?dbname=d",
+    };
+    static const struct {
+        const char *url, *what;
+    } bad[] = {
+        {"postgres://krc@/krc", "names no host"},
+        {"postgres://krc@:5432/krc", "names no host"},
+        {"postgres://krc@db:99999/krc", "bad port"},
+        {"postgres://krc@db:/krc", "bad port"},
+        {"postgres://krc@db:54x/krc", "bad port"},
+        {"postgres://krc@db", "names no database"},
+        {"postgresql://krc@db/", "names no database"},
+        {"postgres://krc:hunter22@db/?sslmode=require", "names no database"},
+    };
+    struct krc_config cfg;
+    struct krc_error e;
+    int pw = -1;
+    char *notes, *shown;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        krc_error_clear(&e);
+        assert_true(krc_config_db_is_url(good[i]));
+        if (krc_config_check_db_url(good[i], &pw, &e) != 0) {
+            fail_msg("%s: %s", good[i], e.msg);
+        }
+        assert_int_equal(pw, 0);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        krc_error_clear(&e);
+        assert_int_equal(krc_config_check_db_url(bad[i].url, &pw, &e), KRC_EINVAL);
+        if (strstr(e.msg, bad[i].what) == NULL || strncmp(e.msg, "db: ", 4) != 0) {
+            fail_msg("%s: %s", bad[i].url, e.msg);
+        }
+        assert_null(strstr(e.msg, "hunter22"));
+    }
+    assert_false(krc_config_db_is_url("/var/lib/krc/krc.db"));
+    assert_false(krc_config_db_is_url("postgres:/x.db"));
+
+    /* through the configuration: validate rejects, notes warn */
+    krc_config_init(&cfg);
+    krc_error_clear(&e);
+    assert_int_equal(krc_config_set_flag(&cfg, "db", "postgres://krc@db", &e), 0);
+    assert_int_equal(krc_config_validate(&cfg, &e), KRC_EINVAL);
+    assert_non_null(strstr(e.msg, "names no database"));
+    assert_int_equal(krc_config_set_flag(&cfg, "db", "postgres://krc:hunter22@db/krc", &e), 0);
+    assert_int_equal(krc_config_validate(&cfg, &e), 0);
+    assert_int_equal(krc_config_check_db_url(cfg.db, &pw, &e), 0);
+    assert_int_equal(pw, 1);
+    assert_int_equal(krc_config_set_flag(&cfg, "db-password-file", "/nonexistent/krc-pw", &e), 0);
+    notes = krc_config_db_notes(&cfg);
+    assert_non_null(notes);
+    assert_non_null(strstr(notes, "holds a password; put it in a file named by dbPasswordFile"));
+    assert_non_null(strstr(notes, "dbPasswordFile /nonexistent/krc-pw is not readable"));
+    assert_null(strstr(notes, "hunter22"));
+    krc_free(notes);
+    shown = krc_config_db_display(cfg.db);
+    assert_string_equal(shown, "postgres://krc:****@db/krc");
+    krc_free(shown);
+    shown = krc_config_db_display("postgres://u@h/d?sslmode=require&password=hunter22&x=1");
+    assert_string_equal(shown, "postgres://u@h/d?sslmode=require&password=****&x=1");
+    krc_free(shown);
+    /* a SQLite file: the password file is unused, said so */
+    assert_int_equal(krc_config_set_flag(&cfg, "db", "/tmp/krc.db", &e), 0);
+    notes = krc_config_db_notes(&cfg);
+    assert_non_null(notes);
+    assert_non_null(strstr(notes, "not a PostgreSQL URL"));
+    krc_free(notes);
+    krc_config_cleanup(&cfg);
+}
+
+/* dbPasswordFile: the first line, without its newline; errors name the
+ * file and never its content. */
+static void test_db_password_file(void **state)
+{
+    char path[] = "/tmp/krc-test-pw-XXXXXX";
+    int fd = mkstemp(path);
+    char *pw = NULL;
+    struct krc_error e;
+    (void)state;
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hunter22\nsecond line\n", 21), 21);
+    close(fd);
+    krc_error_clear(&e);
+    assert_int_equal(krc_config_read_db_password(path, &pw, &e), 0);
+    assert_string_equal(pw, "hunter22");
+    krc_free(pw);
+    pw = NULL;
+    /* an empty first line */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "\nhunter22\n", 10), 10);
+    close(fd);
+    assert_int_equal(krc_config_read_db_password(path, &pw, &e), KRC_EINVAL);
+    assert_null(pw);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "empty"));
+    assert_null(strstr(e.msg, "hunter22"));
+    unlink(path);
+    assert_int_equal(krc_config_read_db_password(path, &pw, &e), KRC_EIO);
+    assert_non_null(strstr(e.msg, "dbPasswordFile"));
+    assert_non_null(strstr(e.msg, path));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1031,6 +1144,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_route_mistake_has_one_error, setup, teardown),
         cmocka_unit_test(test_env_typos),
         cmocka_unit_test_setup_teardown(test_destinations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_db_postgres_url, setup, teardown),
+        cmocka_unit_test(test_db_password_file),
         cmocka_unit_test(test_init_cleanup_reuse),
         cmocka_unit_test(test_alloc_failure_sweep),
         /* known bugs: KRC_BUG_TESTS=only runs just these */

@@ -123,6 +123,12 @@ static void test_readiness(void **state)
     assert_int_equal(get(&v, "/readyz/replica", body, sizeof(body)), 503);
     atomic_store(&v.status.store_fault, 0); /* a later write succeeded */
     assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
+    /* another worker still holds records the database refused */
+    atomic_store(&v.status.unwritten, 2);
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "2 restart(s) kept in memory to be recorded"));
+    atomic_store(&v.status.unwritten, 0);
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
     env_stop(&v);
 }
 
@@ -167,12 +173,15 @@ static void test_metrics(void **state)
     assert_non_null(strstr(body, "krc_watch_events_total{type=\"ADDED\"} 7\n"));
     assert_non_null(strstr(body, "krc_notifications_total{result=\"not_posted\"} 2\n"));
     assert_non_null(strstr(body, "\nkrc_store_errors_total 1\n"));
+    assert_non_null(strstr(body, "\nkrc_store_unwritten_records 0\n"));
     assert_non_null(strstr(body, "krc_config_reloads_total{result=\"success\"} 1\n"));
     assert_non_null(strstr(body, "krc_config_reloads_total{result=\"failure\"} 2\n"));
     assert_null(strstr(body, "krc_leader ")); /* no leader election */
 
     atomic_store(&v.watches[1].stats.events_added, 4);
+    atomic_store(&v.status.unwritten, 3);
     assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\nkrc_store_unwritten_records 3\n"));
     assert_non_null(strstr(body, "krc_watch_events_total{type=\"ADDED\"} 9\n"));
     env_stop(&v);
 }

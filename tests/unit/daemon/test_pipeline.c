@@ -558,6 +558,103 @@ static void test_failed_record_is_written_later(void **state)
     env_cleanup(&v);
 }
 
+/* The database as PostgreSQL behaves when it is down: every write answers
+ * KRC_EIO (a lost connection) or KRC_ETIMEOUT, until it is back. */
+static int db_down_code; /* 0: up */
+static int db_down_calls;
+
+static int down_record(struct krc_store *s, const struct krc_store_restart *rec,
+                       const struct krc_store_outbox *msgs, size_t n_msgs, int64_t *ret_restart_id,
+                       int64_t *ret_outbox_ids, struct krc_error *err)
+{
+    if (db_down_code != 0) {
+        db_down_calls++;
+        return krc_error_set(err, db_down_code,
+                             "postgres://krc@db:5432/krc: server closed the connection "
+                             "unexpectedly");
+    }
+    return krc_store_record_many(s, rec, msgs, n_msgs, ret_restart_id, ret_outbox_ids, err);
+}
+
+/* The database unreachable (KRC_EIO, then KRC_ETIMEOUT): each restart is
+ * still alerted (its message queued for the sender, posted directly without
+ * an outbox row), its record kept in memory and counted in `unwritten`
+ * (krc_store_unwritten_records; /readyz unready); once the database answers
+ * again, the worker's retry writes them all, oldest first. */
+static void test_unreachable_database_keeps_records(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r1 = mk("shop", "web-1", 1);
+    struct krc_restart r2 = mk("shop", "web-2", 1);
+    struct krc_restart r3 = mk("shop", "web-3", 1);
+    struct krc_queue q;
+    atomic_size_t queued;
+    char decision[32];
+    char msg[256];
+    size_t n_msgs = 0;
+    (void)state;
+
+    env_init(&v, &o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    v.deps.record = down_record;
+    db_down_calls = 0;
+
+    db_down_code = KRC_EIO;
+    krc_pipeline_process(&v.deps, &r1);
+    db_down_code = KRC_ETIMEOUT;
+    krc_pipeline_process(&v.deps, &r2);
+    assert_int_equal(fk.collected, 2);
+    assert_int_equal(krc_sender_pending(v.notifier), 2); /* both alerted */
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 2);
+    assert_int_equal(atomic_load(&v.status.unwritten), 2);
+    assert_int_equal(atomic_load(&v.status.store_fault), 1);
+    assert_int_equal(atomic_load(&v.status.store_errors), 2);
+    krc_pipeline_store_fault(&v.status, msg, sizeof(msg));
+    assert_non_null(strstr(msg, "server closed the connection"));
+    assert_int_equal(outbox_pending(&v), 0);
+    stored(&v, &r1, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, ""); /* not recorded yet */
+
+    /* still down: a third restart, and the worker's retry (here its last
+     * try at the queue's close) is refused too; nothing is lost */
+    db_down_code = KRC_EIO;
+    krc_pipeline_process(&v.deps, &r3);
+    assert_int_equal(krc_queue_init(&q, 4), 0);
+    atomic_init(&queued, 0);
+    krc_queue_close(&q);
+    krc_pipeline_run(&v.deps, &q, &queued, 1000);
+    krc_queue_cleanup(&q, NULL);
+    assert_int_equal(db_down_calls, 4); /* three records, one retry (it stops at the first) */
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 3);
+    assert_int_equal(atomic_load(&v.status.unwritten), 3);
+    assert_int_equal(krc_sender_pending(v.notifier), 3);
+
+    /* back: the retry of the worker's loop (here its last try at the
+     * queue's close) writes the three, oldest first, without their
+     * notifications (they were posted directly) */
+    db_down_code = 0;
+    assert_int_equal(krc_queue_init(&q, 4), 0);
+    krc_queue_close(&q);
+    krc_pipeline_run(&v.deps, &q, &queued, 1000);
+    krc_queue_cleanup(&q, NULL);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 0);
+    assert_int_equal(atomic_load(&v.status.unwritten), 0);
+    assert_int_equal(atomic_load(&v.status.store_fault), 0);
+    stored(&v, &r1, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(n_msgs, 0);
+    stored(&v, &r2, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    stored(&v, &r3, decision, sizeof(decision), &n_msgs);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(outbox_pending(&v), 0);
+    assert_int_equal(db_down_calls, 4);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+}
+
 /* Shutdown (the queue closed): the worker tries the deferred records once
  * more, so a database that came back within the last retry interval still
  * gets them; one it still refuses keeps them (logged as not recorded). */
@@ -738,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_collection_failure_still_alerts),
         cmocka_unit_test(test_store_failure_alerts_anyway),
         cmocka_unit_test(test_failed_record_is_written_later),
+        cmocka_unit_test(test_unreachable_database_keeps_records),
         cmocka_unit_test(test_deferred_last_try_at_shutdown),
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
