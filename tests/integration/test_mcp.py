@@ -216,7 +216,7 @@ class McpStdioTest(unittest.TestCase):
                              "string", name)
         self.assertNotIn("cluster", self.schemas["get_restart_report"]["inputSchema"]["properties"])
         # every restart carries the cluster that recorded it: krc run had CLUSTER_NAME test
-        # ("" from a store that does not record the cluster yet: issue 17's backends)
+        # ("" while krc run opens its store without its clusterName: issue 17's daemon side)
         rows = self.call("list_restarts", {})["structuredContent"]["restarts"]
         self.assertEqual(len({r["cluster"] for r in rows}), 1, rows)
         self.assertIn(rows[0]["cluster"], ("test", ""))

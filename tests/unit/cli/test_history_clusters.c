@@ -2,12 +2,7 @@
  * (struct krc_store_options.cluster "east" and "west" on one SQLite file):
  * the cluster of every row (JSON, the table's CLUSTER column, `show`), the
  * --cluster filter and the tools' `cluster` argument; and how a database URL
- * is shown without its password.
- *
- * The filter checks need a store backend that records the cluster (issue 17);
- * where the linked store does not (rows read back without it) they are skipped
- * with a message, while the argument plumbing and the output shape are
- * checked either way. */
+ * is shown without its password. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -30,9 +25,8 @@
 #include "krc_test.h"
 
 static char tmpdir[256];
-static char db_two[512];    /* east and west */
-static char db_plain[512];  /* no cluster name */
-static int clusters_stored; /* the store backend records options.cluster */
+static char db_two[512];   /* east and west */
+static char db_plain[512]; /* no cluster name */
 
 static void record(const char *db, const char *cluster, const char *uid, const char *ns,
                    const char *pod, int count, const char *cause, int64_t at)
@@ -67,17 +61,9 @@ static void record(const char *db, const char *cluster, const char *uid, const c
     krc_store_close(s);
 }
 
-static int cluster_of_first(const struct krc_store_row *row, void *ud)
-{
-    *(int *)ud = row->cluster != NULL && strcmp(row->cluster, "west") == 0;
-    return 1;
-}
-
 static int setup(void **state)
 {
     int64_t now = krc_clock_now();
-    struct krc_store *s = NULL;
-    struct krc_store_filter f;
 
     (void)state;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-history-clusters-XXXXXX");
@@ -89,15 +75,6 @@ static int setup(void **state)
     record(db_two, "east", "uid-e1", "shop", "web-1", 2, "oom_killed", now - 40);
     record(db_two, "west", "uid-w2", "ml", "trainer-0", 1, "app_error", now - 30);
     record(db_plain, NULL, "uid-p1", "shop", "web-1", 1, "app_error", now - 20);
-    /* does the store keep the cluster? (the newest row is west's) */
-    memset(&f, 0, sizeof(f));
-    assert_int_equal(krc_store_open_with(db_two, KRC_STORE_READONLY, NULL, &s, NULL), 0);
-    assert_int_equal(krc_store_list(s, &f, cluster_of_first, &clusters_stored, NULL), 1);
-    krc_store_close(s);
-    if (!clusters_stored) {
-        print_message("note: this store does not record the cluster yet (issue 17 backends): "
-                      "the cluster filter checks are skipped\n");
-    }
     return 0;
 }
 
@@ -177,7 +154,7 @@ static void test_history_json_carries_the_cluster(void **state)
     assert_int_equal(history(&out, "--db", db_two, "--format", "json", NULL), 0);
     json_clusters(out, list, sizeof(list));
     free(out);
-    assert_string_equal(list, clusters_stored ? "west,east,west,east" : ",,,");
+    assert_string_equal(list, "west,east,west,east");
     assert_int_equal(history(&out, "--db", db_plain, "--format", "json", NULL), 0);
     json_clusters(out, list, sizeof(list));
     free(out);
@@ -210,9 +187,6 @@ static void test_history_cluster_filter(void **state)
     free(out);
     assert_int_equal(history(&out, "--db", db_two, "--cluster=", NULL), 2);
     free(out);
-    if (!clusters_stored) {
-        skip();
-    }
     assert_int_equal(history(&out, "--db", db_two, "--cluster", "east", "--format", "json", NULL),
                      0);
     json_clusters(out, list, sizeof(list));
@@ -363,7 +337,7 @@ static void test_tools_take_a_cluster_argument(void **state)
     /* every row carries its cluster */
     res = call(&f, "list_restarts", "{}", &doc);
     row_clusters(res, list, sizeof(list));
-    assert_string_equal(list, clusters_stored ? "west,east,west,east" : ",,,");
+    assert_string_equal(list, "west,east,west,east");
     cJSON_Delete(doc);
 
     /* accepted by the three tools, and said back by the summary and the timeline */
@@ -387,8 +361,7 @@ static void test_tools_take_a_cluster_argument(void **state)
     {
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(res, "structuredContent"), "restart");
-        assert_string_equal(cJSON_GetObjectItemCaseSensitive(r, "cluster")->valuestring,
-                            clusters_stored ? "east" : "");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(r, "cluster")->valuestring, "east");
     }
     cJSON_Delete(doc);
     mcp_close(&f);
@@ -402,9 +375,6 @@ static void test_tools_filter_by_cluster(void **state)
     char list[256];
 
     (void)state;
-    if (!clusters_stored) {
-        skip();
-    }
     mcp_open(&f, db_two);
     res = call(&f, "list_restarts", "{\"cluster\":\"east\"}", &doc);
     row_clusters(res, list, sizeof(list));
