@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "krc/cli/db_target.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/config/config.h"
@@ -19,7 +20,6 @@
 #include "krc/store/store.h"
 
 #define EXIT_USAGE 2
-#define PATH_MAX_LEN 4096
 #define CELL_MAX 256 /* bytes of one table cell */
 
 enum format { FMT_TABLE, FMT_JSON, FMT_TEXT };
@@ -27,12 +27,20 @@ enum format { FMT_TABLE, FMT_JSON, FMT_TEXT };
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE]\n"
+            "usage: krc history [--db FILE|URL] [--db-password-file FILE] [--cluster NAME]\n"
+            "                   [--namespace NS] [--pod NAME] [--cause CODE]\n"
             "                   [--since DURATION|TIME] [--limit N] [--format table|json]\n"
-            "       krc history show ID [--db FILE] [--format text|json]\n"
+            "       krc history show ID [--db FILE|URL] [--db-password-file FILE]\n"
+            "                   [--format text|json]\n"
             "  List the restarts krc run recorded, newest first, or show one in full.\n"
-            "    --db FILE        database (default: $KRC_DB, else /var/lib/krc/krc.db in a\n"
+            "    --db FILE|URL    database: a SQLite file or a PostgreSQL URL\n"
+            "                     (postgres://USER@HOST:PORT/DB) shared by replicas and\n"
+            "                     clusters (default: $KRC_DB, else /var/lib/krc/krc.db in a\n"
             "                     cluster, else $XDG_STATE_HOME or ~/.local/state/krc/krc.db)\n"
+            "    --db-password-file FILE\n"
+            "                     PostgreSQL password: the first line of FILE (default:\n"
+            "                     $KRC_DB_PASSWORD_FILE, else the URL's or libpq's own)\n"
+            "    --cluster NAME   only restarts recorded by the krc whose clusterName is NAME\n"
             "    --namespace NS   only this namespace\n"
             "    --pod NAME       only pods whose name starts with NAME\n"
             "    --cause CODE     only this probable cause (oom_killed, app_error, ...)\n"
@@ -81,7 +89,8 @@ static void time_utc(int64_t t, char *out, size_t outsz)
 
 /* ---- list ------------------------------------------------------------------------- */
 
-#define N_COLS 9
+#define N_COLS 10
+#define COL_CLUSTER 1
 
 struct table {
     char **cells; /* N_COLS per row */
@@ -90,6 +99,7 @@ struct table {
     cJSON *json; /* FMT_JSON: the array */
     enum format fmt;
     int oom;
+    int show_cluster; /* a shared store, or rows of more than one cluster */
 };
 
 static int collect_row(const struct krc_store_row *r, void *ud)
@@ -119,28 +129,30 @@ static int collect_row(const struct krc_store_row *r, void *ud)
     }
     time_utc(r->detected_at, ts, sizeof(ts));
     snprintf(buf[0], CELL_MAX, "%lld", (long long)r->id);
-    snprintf(buf[1], CELL_MAX, "%s", ts);
-    snprintf(buf[2], CELL_MAX, "%s/%s", r->namespace ? r->namespace : "?", r->pod ? r->pod : "?");
-    snprintf(buf[3], CELL_MAX, "%s", r->container ? r->container : "-");
-    snprintf(buf[4], CELL_MAX, "%d", r->restart_count);
+    snprintf(buf[COL_CLUSTER], CELL_MAX, "%s",
+             r->cluster != NULL && r->cluster[0] != '\0' ? r->cluster : "-"); /* "-": unnamed */
+    snprintf(buf[2], CELL_MAX, "%s", ts);
+    snprintf(buf[3], CELL_MAX, "%s/%s", r->namespace ? r->namespace : "?", r->pod ? r->pod : "?");
+    snprintf(buf[4], CELL_MAX, "%s", r->container ? r->container : "-");
+    snprintf(buf[5], CELL_MAX, "%d", r->restart_count);
     if (r->has_exit_code && krc_signal_name(r->signal) != NULL) {
-        snprintf(buf[5], CELL_MAX, "%d (%s)", r->exit_code, krc_signal_name(r->signal));
+        snprintf(buf[6], CELL_MAX, "%d (%s)", r->exit_code, krc_signal_name(r->signal));
     } else if (r->has_exit_code) {
-        snprintf(buf[5], CELL_MAX, "%d", r->exit_code);
+        snprintf(buf[6], CELL_MAX, "%d", r->exit_code);
     } else {
-        snprintf(buf[5], CELL_MAX, "-");
+        snprintf(buf[6], CELL_MAX, "-");
     }
-    snprintf(buf[6], CELL_MAX, "%s", r->cause ? r->cause : "-");
-    snprintf(buf[7], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
+    snprintf(buf[7], CELL_MAX, "%s", r->cause ? r->cause : "-");
+    snprintf(buf[8], CELL_MAX, "%s", r->confidence ? r->confidence : "-");
     if (r->delivery == NULL) {
-        snprintf(buf[8], CELL_MAX, "%s", r->decision ? r->decision : "-");
+        snprintf(buf[9], CELL_MAX, "%s", r->decision ? r->decision : "-");
     } else if (strcmp(r->delivery, "delivered") == 0 || strcmp(r->delivery, "withdrawn") == 0 ||
                strcmp(r->delivery, "superseded") == 0) {
         /* withdrawn: folded into a storm summary before it was posted, never attempted;
          * superseded: the previous leader posted it, this replica did not try */
-        snprintf(buf[8], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
+        snprintf(buf[9], CELL_MAX, "%s/%s", r->decision ? r->decision : "-", r->delivery);
     } else {
-        snprintf(buf[8], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
+        snprintf(buf[9], CELL_MAX, "%s/%s (%d attempt%s)", r->decision ? r->decision : "-",
                  r->delivery, r->attempts, r->attempts == 1 ? "" : "s");
     }
     for (int i = 0; i < N_COLS; i++) {
@@ -154,6 +166,10 @@ static int collect_row(const struct krc_store_row *r, void *ud)
         }
         t->cells[t->rows * N_COLS + (size_t)i] = c;
     }
+    if (t->rows > 0 &&
+        strcmp(t->cells[t->rows * N_COLS + COL_CLUSTER], t->cells[COL_CLUSTER]) != 0) {
+        t->show_cluster = 1; /* rows of more than one cluster */
+    }
     t->rows++;
     return 0;
 }
@@ -166,9 +182,9 @@ static size_t width(const char *s)
 
 static void print_table(const struct table *t)
 {
-    static const char *const head[N_COLS] = {"ID",        "TIME (UTC)", "NAMESPACE/POD",
-                                             "CONTAINER", "RESTARTS",   "EXIT",
-                                             "CAUSE",     "CONFIDENCE", "DECISION/DELIVERY"};
+    static const char *const head[N_COLS] = {
+        "ID",       "CLUSTER", "TIME (UTC)", "NAMESPACE/POD", "CONTAINER",
+        "RESTARTS", "EXIT",    "CAUSE",      "CONFIDENCE",    "DECISION/DELIVERY"};
     size_t w[N_COLS];
 
     for (int i = 0; i < N_COLS; i++) {
@@ -181,6 +197,9 @@ static void print_table(const struct table *t)
     for (size_t r = 0; r <= t->rows; r++) {
         for (int i = 0; i < N_COLS; i++) {
             const char *c = r == 0 ? head[i] : t->cells[(r - 1) * N_COLS + (size_t)i];
+            if (i == COL_CLUSTER && !t->show_cluster) {
+                continue;
+            }
             if (i == N_COLS - 1) {
                 printf("%s\n", c);
             } else {
@@ -459,6 +478,7 @@ static void print_show_text(const struct krc_store_entry *e)
     snprintf(line, sizeof(line), "%s/%s container %s, restart %d", r->namespace, r->pod,
              r->container, r->restart_count);
     printf("Restart #%lld\n", (long long)r->id);
+    print_field("Cluster:", r->cluster);
     print_field("Pod:", line);
     print_field("Pod UID:", r->pod_uid);
     if (r->workload_kind != NULL && r->workload_name != NULL) {
@@ -561,27 +581,29 @@ static int print_show_json(const struct krc_store_entry *e)
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-static int open_db(const char *db, struct krc_store **ret)
+/* The database of --db (val[0]) and --db-password-file (val[8]), read-only. */
+static int open_db(const char *const *val, struct krc_store **ret)
 {
-    char path[PATH_MAX_LEN];
+    struct krc_db_target t;
+    struct krc_store_options o;
     struct krc_error err;
     int rc;
 
+    if (krc_db_target_resolve("krc history", val[0], val[8], &t) != 0) {
+        return 1;
+    }
+    memset(&o, 0, sizeof(o));
+    o.password_file = t.password_file; /* the cluster of o is no filter when reading */
     krc_error_clear(&err);
-    if (db == NULL) {
-        db = getenv("KRC_DB");
-    }
-    if (db == NULL || db[0] == '\0') {
-        if (krc_store_default_path(path, sizeof(path), &err) < 0) {
-            fprintf(stderr, "krc history: %s\n", err.msg);
-            return 1;
-        }
-        db = path;
-    }
-    rc = krc_store_open(db, KRC_STORE_READONLY, ret, &err);
+    rc = krc_store_open_with(t.target, KRC_STORE_READONLY, &o, ret, &err);
     if (rc == KRC_ENOTFOUND) {
         fprintf(stderr, "krc history: no history at %s: krc run has not recorded anything yet\n",
-                db);
+                t.display);
+        return 1;
+    }
+    if (rc < 0 && krc_store_is_url(t.target)) {
+        /* named without its password, whatever the backend's message says */
+        fprintf(stderr, "krc history: cannot open %s: %s\n", t.display, err.msg);
         return 1;
     }
     if (rc < 0) {
@@ -616,7 +638,7 @@ static int finish(int status)
     return status;
 }
 
-static int run_show(const char *db, const char *id_text, enum format fmt)
+static int run_show(const char *const *val, const char *id_text, enum format fmt)
 {
     struct krc_store *s = NULL;
     struct krc_store_entry *e = NULL;
@@ -627,7 +649,7 @@ static int run_show(const char *db, const char *id_text, enum format fmt)
     if (parse_long("ID", id_text, 1, LONG_MAX, &id) != 0) {
         return EXIT_USAGE;
     }
-    if ((status = open_db(db, &s)) != 0) {
+    if ((status = open_db(val, &s)) != 0) {
         return status;
     }
     krc_error_clear(&err);
@@ -647,7 +669,7 @@ static int run_show(const char *db, const char *id_text, enum format fmt)
     return finish(status);
 }
 
-static int run_list(const char *db, const struct krc_store_filter *f, enum format fmt)
+static int run_list(const char *const *val, const struct krc_store_filter *f, enum format fmt)
 {
     struct krc_store *s = NULL;
     struct krc_error err;
@@ -657,9 +679,10 @@ static int run_list(const char *db, const struct krc_store_filter *f, enum forma
 
     memset(&t, 0, sizeof(t));
     t.fmt = fmt;
-    if ((status = open_db(db, &s)) != 0) {
+    if ((status = open_db(val, &s)) != 0) {
         return status;
     }
+    t.show_cluster = krc_store_shared(s);
     if (fmt == FMT_JSON && (t.json = cJSON_CreateArray()) == NULL) {
         krc_store_close(s);
         fprintf(stderr, "krc history: out of memory\n");
@@ -685,7 +708,7 @@ static int run_list(const char *db, const struct krc_store_filter *f, enum forma
         }
     } else if (t.rows == 0) {
         printf("no restarts recorded%s\n",
-               f->namespace || f->pod || f->cause || f->since ? " that match" : "");
+               f->cluster || f->namespace || f->pod || f->cause || f->since ? " that match" : "");
     } else {
         print_table(&t);
     }
@@ -697,13 +720,15 @@ static int run_list(const char *db, const struct krc_store_filter *f, enum forma
     return finish(status);
 }
 
-/* The list filter of the options val[1..5] (--namespace, --pod, --cause,
- * --since, --limit; borrowed). Returns 0, or EXIT_USAGE after saying why. */
+/* The list filter of the options val[1..5] and val[7] (--namespace, --pod,
+ * --cause, --since, --limit, --cluster; borrowed). Returns 0, or EXIT_USAGE
+ * after saying why. */
 static int list_filter(const char *const *val, struct krc_store_filter *f)
 {
     long n;
 
     memset(f, 0, sizeof(*f));
+    f->cluster = val[7];
     f->namespace = val[1];
     f->pod = val[2];
     f->limit = KRC_HISTORY_DEFAULT_LIMIT;
@@ -737,8 +762,9 @@ static int list_filter(const char *const *val, struct krc_store_filter *f)
 
 int krc_history_main(int argc, char **argv)
 {
-    static const char *const opts[] = {"--db",    "--namespace", "--pod",   "--cause",
-                                       "--since", "--limit",     "--format"};
+    static const char *const opts[] = {"--db",     "--namespace", "--pod",
+                                       "--cause",  "--since",     "--limit",
+                                       "--format", "--cluster",   "--db-password-file"};
     enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
     const char *val[N_OPTS] = {0};
     const char *show_id = NULL;
@@ -813,8 +839,8 @@ int krc_history_main(int argc, char **argv)
         }
     }
     if (show) {
-        for (int k = 1; k <= 5; k++) {
-            if (val[k] != NULL) {
+        for (int k = 1; k <= 7; k++) {
+            if (k != 6 && val[k] != NULL) {
                 fprintf(stderr, "krc history show: %s applies to the list only\n", opts[k]);
                 return EXIT_USAGE;
             }
@@ -823,11 +849,11 @@ int krc_history_main(int argc, char **argv)
             fprintf(stderr, "krc history show: which ID? (the first column of krc history)\n");
             return EXIT_USAGE;
         }
-        return run_show(val[0], show_id, fmt);
+        return run_show(val, show_id, fmt);
     }
 
     if (list_filter(val, &f) != 0) {
         return EXIT_USAGE;
     }
-    return run_list(val[0], &f, fmt);
+    return run_list(val, &f, fmt);
 }

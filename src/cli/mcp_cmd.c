@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "krc/cli/db_target.h"
 #include "krc/kube/kube_auth.h"
 #include "krc/kube/kube_client.h"
 #include "krc/serve/http_server.h"
@@ -23,12 +24,12 @@
 #include "krc/util/redact.h"
 
 #define EXIT_USAGE 2
-#define PATH_MAX_LEN 4096
 #define STDIO_MAX_LINE (1024u * 1024u) /* the HTTP transport's limit too */
 #define STDIO_MAX_RESPONSE (16u * 1024u * 1024u)
 
 struct args {
     const char *db;
+    const char *db_password_file;
     const char *kubeconfig;
     const char *context;
     const char *listen;
@@ -38,10 +39,15 @@ struct args {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: krc mcp [--db FILE] [--kubeconfig FILE] [--context NAME]\n"
-               "               [--listen HOST:PORT] [--token-file FILE] [--log-level LEVEL]\n"
+    fprintf(f, "usage: krc mcp [--db FILE|URL] [--db-password-file FILE] [--kubeconfig FILE]\n"
+               "               [--context NAME] [--listen HOST:PORT] [--token-file FILE]\n"
+               "               [--log-level LEVEL]\n"
                "  Serve the restart history to MCP clients (AI agents), read-only.\n"
-               "    --db FILE          database (default: $KRC_DB, else the default path)\n"
+               "    --db FILE|URL      database: a SQLite file or a PostgreSQL URL\n"
+               "                       (default: $KRC_DB, else the default path)\n"
+               "    --db-password-file FILE\n"
+               "                       PostgreSQL password: the first line of FILE (default:\n"
+               "                       $KRC_DB_PASSWORD_FILE)\n"
                "    --kubeconfig FILE  Kubernetes access for the live explain_pod tool\n"
                "                       (without it: in-cluster when run in a pod, else none)\n"
                "    --context NAME     kubeconfig context\n"
@@ -54,10 +60,11 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    static const char *const names[] = {"--db",     "--kubeconfig", "--context",
-                                        "--listen", "--token-file", "--log-level"};
-    const char **slots[] = {&a->db,     &a->kubeconfig, &a->context,
-                            &a->listen, &a->token_file, &a->log_level};
+    static const char *const names[] = {
+        "--db",         "--kubeconfig", "--context",         "--listen",
+        "--token-file", "--log-level",  "--db-password-file"};
+    const char **slots[] = {&a->db,         &a->kubeconfig, &a->context,         &a->listen,
+                            &a->token_file, &a->log_level,  &a->db_password_file};
 
     memset(a, 0, sizeof(*a));
     for (int i = 1; i < argc; i++) {
@@ -282,23 +289,6 @@ static int open_kube(const struct args *a, struct krc_kube_auth_config *auth,
     return 0;
 }
 
-static int resolve_db(const struct args *a, char *path, size_t pathsz)
-{
-    struct krc_error err;
-    const char *db = a->db != NULL ? a->db : getenv("KRC_DB");
-
-    if (db != NULL && db[0] != '\0') {
-        snprintf(path, pathsz, "%s", db);
-        return 0;
-    }
-    krc_error_clear(&err);
-    if (krc_store_default_path(path, pathsz, &err) < 0) {
-        fprintf(stderr, "krc mcp: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
-}
-
 int krc_mcp_main(int argc, char **argv)
 {
     struct args a;
@@ -311,7 +301,7 @@ int krc_mcp_main(int argc, char **argv)
     struct krc_mcp *m = NULL;
     struct krc_error err;
     enum krc_log_level level = KRC_LOG_WARN;
-    char path[PATH_MAX_LEN];
+    struct krc_db_target db;
     int rc;
 
     if ((rc = parse_args(argc, argv, &a)) != 0) {
@@ -324,13 +314,15 @@ int krc_mcp_main(int argc, char **argv)
     krc_log_setup(level, KRC_LOG_TEXT, STDERR_FILENO); /* never stdout: it carries MCP */
     signal(SIGPIPE, SIG_IGN);
     memset(&auth, 0, sizeof(auth));
-    if (resolve_db(&a, path, sizeof(path)) != 0 || open_kube(&a, &auth, &ts, &kube) != 0) {
+    if (krc_db_target_resolve("krc mcp", a.db, a.db_password_file, &db) != 0 ||
+        open_kube(&a, &auth, &ts, &kube) != 0) {
         rc = 1;
         goto out;
     }
     krc_error_clear(&err);
     memset(&tc, 0, sizeof(tc));
-    tc.db_path = path;
+    tc.db_path = db.target;
+    tc.db_password_file = db.password_file;
     tc.kube = kube;
     rc = krc_redact_new(NULL, 0, &rd, &err);
     tc.redactor = rd;
@@ -341,7 +333,7 @@ int krc_mcp_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    krc_log(KRC_LOG_INFO, "mcp: history %s", path);
+    krc_log(KRC_LOG_INFO, "mcp: history %s", db.display); /* never the password */
     rc = a.listen != NULL ? serve_http(m, &a) : serve_stdio(m);
 out:
     krc_mcp_free(m);

@@ -29,6 +29,7 @@
 
 struct krc_mcp_tools {
     char *db_path;
+    char *db_password_file; /* NULL: none */
     struct krc_kube_client *kube;
     const struct krc_redactor *rd;
     pthread_mutex_t mu; /* guards db */
@@ -43,6 +44,8 @@ struct krc_mcp_tools {
 #define ROW_SCHEMA                                                                                 \
     "{\"type\":\"object\",\"properties\":{"                                                        \
     "\"id\":{\"type\":\"integer\",\"description\":\"restart id for get_restart_report\"},"         \
+    "\"cluster\":{\"type\":\"string\",\"description\":\"clusterName of the krc that recorded "     \
+    "it (empty: unnamed)\"},"                                                                      \
     "\"time\":{\"type\":\"string\",\"description\":\"when krc detected it (UTC)\"},"               \
     "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"                           \
     "\"container\":{\"type\":\"string\"},\"restart_count\":{\"type\":\"integer\"},"                \
@@ -50,15 +53,19 @@ struct krc_mcp_tools {
     "\"node\":" NSTR ",\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":" NSTR           \
     ",\"reason\":" NSTR ",\"cause\":{\"type\":\"string\"},\"confidence\":" NSTR                    \
     ",\"summary\":" NSTR "},"                                                                      \
-    "\"required\":[\"id\",\"time\",\"namespace\",\"pod\",\"container\",\"restart_count\","         \
+    "\"required\":[\"id\",\"cluster\",\"time\",\"namespace\",\"pod\",\"container\",\"restart_"     \
+    "count\","                                                                                     \
     "\"cause\"]}"
 #define SINCE_DESC "RFC 3339 time, or a duration back from now: 90s, 10m, 2h, 1d, 1h30m"
 #define CURSOR_DESC "next_cursor of the previous page"
 #define CAUSE_DESC "probable cause code: oom_killed, app_error, liveness_probe_failed, ..."
+/* the first property of list_restarts, pod_restart_timeline and restart_summary */
+#define CLUSTER_ARG                                                                                \
+    "\"cluster\":" STR(253, "exact clusterName of the krc that recorded the restarts (a "          \
+                            "database shared by clusters); omit for all") ","
 
 static const char list_in[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"namespace\":" STR(
+    "{\"type\":\"object\",\"properties\":{" CLUSTER_ARG "\"namespace\":" STR(
         253,
         "exact namespace; omit for all") ","
                                          "\"workload\":" STR(
@@ -99,8 +106,7 @@ static const char report_out[] =
     "confidence, evidence, next_step), containers, events, node, notes, log\"}},"
     "\"required\":[\"restart\",\"report\"]}";
 static const char timeline_in[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"namespace\":" STR(
+    "{\"type\":\"object\",\"properties\":{" CLUSTER_ARG "\"namespace\":" STR(
         253,
         "the namespace") ","
                          "\"pod\":" STR(
@@ -119,8 +125,7 @@ static const char timeline_in[] =
                                                                                                      CURSOR_DESC) "},"
                                                                                                                   "\"required\":[\"namespace\"],\"additionalProperties\":false}";
 static const char summary_in[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"since\":" STR(
+    "{\"type\":\"object\",\"properties\":{" CLUSTER_ARG "\"since\":" STR(
         64, SINCE_DESC
         "; default 24h") ","
                          "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50,\"default\":"
@@ -132,6 +137,7 @@ static const char summary_in[] =
     "\"required\":[\"" key "\",\"restarts\",\"pods\"]}"
 static const char summary_out[] =
     "{\"type\":\"object\",\"properties\":{"
+    "\"cluster\":{\"type\":\"string\",\"description\":\"the cluster asked for\"},"
     "\"since\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
     "\"workloads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"namespace\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
@@ -231,6 +237,7 @@ static int parse_cursor(const char *s, struct krc_store_filter *f, char *msg, si
  * with msg when it is not there or cannot be read. */
 static int lock_db(struct krc_mcp_tools *t, char *msg, size_t msgsz)
 {
+    struct krc_store_options o;
     struct krc_error err;
     int rc;
 
@@ -239,12 +246,17 @@ static int lock_db(struct krc_mcp_tools *t, char *msg, size_t msgsz)
         return 0;
     }
     krc_error_clear(&err);
-    rc = krc_store_open(t->db_path, KRC_STORE_READONLY, &t->db, &err);
+    memset(&o, 0, sizeof(o));
+    o.password_file = t->db_password_file; /* no cluster: reading is not one cluster's */
+    rc = krc_store_open_with(t->db_path, KRC_STORE_READONLY, &o, &t->db, &err);
     if (rc == 0) {
         return 0;
     }
     pthread_mutex_unlock(&t->mu);
-    if (rc == KRC_ENOTFOUND) {
+    if (krc_store_is_url(t->db_path)) {
+        /* the backend's message names host, port and database, never the password */
+        snprintf(msg, msgsz, "cannot read the restart history: %s", err.msg);
+    } else if (rc == KRC_ENOTFOUND) {
         snprintf(msg, msgsz, "no restart history at %s yet: krc run has not recorded anything",
                  t->db_path);
     } else {
@@ -338,6 +350,7 @@ static int tool_list(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t
     struct krc_store_filter f;
 
     memset(&f, 0, sizeof(f));
+    f.cluster = arg_str(args, "cluster");
     f.namespace = arg_str(args, "namespace");
     f.workload = arg_str(args, "workload");
     f.pod = arg_str(args, "pod");
@@ -356,6 +369,7 @@ static int tool_timeline(void *ud, const cJSON *args, cJSON **ret, char *msg, si
     int rc;
 
     memset(&f, 0, sizeof(f));
+    f.cluster = arg_str(args, "cluster");
     f.namespace = arg_str(args, "namespace");
     f.pod = arg_str(args, "pod");
     f.pod_exact = 1;
@@ -370,7 +384,9 @@ static int tool_timeline(void *ud, const cJSON *args, cJSON **ret, char *msg, si
     }
     rc = list_page(ud, &f, arg_long(args, "limit", TIMELINE_DEFAULT), ret, msg, msgsz, err);
     if (rc == KRC_MCP_TOOL_OK &&
-        (!krc_report_json_put(*ret, "namespace", cJSON_CreateString(f.namespace)) ||
+        ((f.cluster != NULL &&
+          !krc_report_json_put(*ret, "cluster", cJSON_CreateString(f.cluster))) ||
+         !krc_report_json_put(*ret, "namespace", cJSON_CreateString(f.namespace)) ||
          !krc_report_json_put(*ret, f.pod != NULL ? "pod" : "workload",
                               cJSON_CreateString(f.pod != NULL ? f.pod : f.workload)))) {
         cJSON_Delete(*ret);
@@ -525,8 +541,8 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
     if ((rc = lock_db(t, msg, msgsz)) != 0) {
         return rc;
     }
-    rc = krc_store_summarize(t->db, since, NULL, arg_long(args, "limit", SUMMARY_DEFAULT), &sum,
-                             err);
+    rc = krc_store_summarize(t->db, since, arg_str(args, "cluster"),
+                             arg_long(args, "limit", SUMMARY_DEFAULT), &sum, err);
     if (rc < 0 && rc != KRC_ENOMEM) {
         rc = db_failed(t, err, msg, msgsz);
     }
@@ -535,7 +551,9 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
         return rc;
     }
     out = cJSON_CreateObject();
-    ok = krc_report_json_put(out, "since", krc_report_json_time(since)) &&
+    ok = (arg_str(args, "cluster") == NULL ||
+          krc_report_json_put(out, "cluster", cJSON_CreateString(arg_str(args, "cluster")))) &&
+         krc_report_json_put(out, "since", krc_report_json_time(since)) &&
          krc_report_json_put(out, "restarts", cJSON_CreateNumber((double)sum->restarts)) &&
          summary_list(out, "workloads", sum->workloads, sum->n_workloads) &&
          summary_list(out, "causes", sum->causes, sum->n_causes) &&
@@ -576,7 +594,7 @@ static int tool_explain(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
 static const struct krc_mcp_tool tools[] = {
     {"list_restarts", "List recent container restarts",
      "Recent container restarts recorded by krc, newest first, optionally filtered by "
-     "namespace, workload, pod name prefix, probable cause or time. Returns ids for "
+     "cluster, namespace, workload, pod name prefix, probable cause or time. Returns ids for "
      "get_restart_report; pass next_cursor as cursor for the next page.",
      list_in, rows_out, tool_list},
     {"get_restart_report", "Restart report",
@@ -585,11 +603,13 @@ static const struct krc_mcp_tool tools[] = {
      "the previous container log (secrets redacted).",
      report_in, report_out, tool_report},
     {"pod_restart_timeline", "Restart timeline of a pod or workload",
-     "Every recorded restart of one pod (exact name) or workload in a namespace, newest "
-     "first, with its cause, exit code and time, to see whether and how a fault repeats.",
+     "Every recorded restart of one pod (exact name) or workload in a namespace (and "
+     "cluster, when given), newest first, with its cause, exit code and time, to see whether and "
+     "how a fault repeats.",
      timeline_in, rows_out, tool_timeline},
     {"restart_summary", "Restart summary",
-     "Since a time (default the last 24h): the workloads that restart most with their most "
+     "Since a time (default the last 24h), of one cluster or all: the workloads that restart most "
+     "with their most "
      "frequent cause, restarts per cause and per node, and the GPUs held by crash-looping "
      "pods (2 or more restarts in the window).",
      summary_in, summary_out, tool_summary},
@@ -613,6 +633,12 @@ int krc_mcp_tools_new(const struct krc_mcp_tools_config *cfg, struct krc_mcp_too
         krc_free(t);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
+    if (cfg->db_password_file != NULL && cfg->db_password_file[0] != '\0' &&
+        (t->db_password_file = krc_strdup(cfg->db_password_file)) == NULL) {
+        krc_free(t->db_path);
+        krc_free(t);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
     t->kube = cfg->kube;
     t->rd = cfg->redactor;
     pthread_mutex_init(&t->mu, NULL);
@@ -630,6 +656,7 @@ void krc_mcp_tools_free(struct krc_mcp_tools *t)
     pthread_mutex_destroy(&t->mu);
     pthread_mutex_destroy(&t->kube_mu);
     krc_free(t->db_path);
+    krc_free(t->db_password_file);
     krc_free(t);
 }
 

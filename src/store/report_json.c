@@ -516,6 +516,7 @@ cJSON *krc_store_row_json(const struct krc_store_row *r, unsigned flags)
     int ok = o != NULL;
 
     ok = ok && PUT(o, "id", cJSON_CreateNumber((double)r->id));
+    ok = ok && PUT(o, "cluster", cJSON_CreateString(r->cluster != NULL ? r->cluster : ""));
     ok = ok && PUT(o, "time", TIME(r->detected_at));
     ok = ok && (!full || PUT(o, "detected_at", cJSON_CreateNumber((double)r->detected_at)));
     ok = ok && PUT(o, "namespace", STR(r->namespace));

@@ -457,6 +457,39 @@ class HistoryTest(unittest.TestCase):
         p = run(["--cause", "oom", "--db", self.path], check_rc=2)
         self.assertIn("oom_killed", p.stderr)  # lists the valid codes
 
+    def test_cluster_and_database_url(self):
+        self.populate()
+        # every JSON row names its cluster: "" for one unnamed cluster (a plain SQLite file)
+        rows = json.loads(run(["--db", self.path, "--format", "json"], check_rc=0).stdout)
+        self.assertEqual([r["cluster"] for r in rows], [""] * 4)
+        # the table of one SQLite file is as before: no CLUSTER column
+        p = run(["--db", self.path], check_rc=0)
+        self.assertTrue(p.stdout.startswith("ID  TIME (UTC)"), p.stdout)
+        self.assertNotIn("CLUSTER", p.stdout)
+        p = run(["show", "1", "--db", self.path], check_rc=0)
+        self.assertNotIn("Cluster:", p.stdout)
+        # --cluster is a list option with a value
+        run(["--db", self.path, "--cluster", "eu-1"], check_rc=0)
+        for args in (["show", "1", "--cluster", "eu-1"], ["--cluster="], ["--cluster"]):
+            p = run(["--db", self.path] + args)
+            self.assertEqual(p.returncode, 2, "%s: %s" % (args, p.stderr))
+        # a URL is named without its password (here it cannot be opened: nothing listens on port
+        # 1, or PostgreSQL is not built in)
+        url = "postgres://krc:hunter2@127.0.0.1:1/krc?sslmode=disable&password=hunter3"
+        for p in (run(["--db", url], check_rc=1), run([], env={"KRC_DB": url}, check_rc=1)):
+            self.assertIn("postgres://krc:****@127.0.0.1:1/krc?sslmode=disable&password=****",
+                          p.stderr)
+            self.assertNotIn("hunter", p.stderr + p.stdout)
+        # a password file is for a URL; the variable of a pod does not stop a local file
+        pw = os.path.join(self.tmp.name, "pw")
+        with open(pw, "w") as fh:
+            fh.write("hunter2\n")
+        p = run(["--db", self.path, "--db-password-file", pw], check_rc=1)
+        self.assertIn("--db-password-file %s is for a PostgreSQL URL" % pw, p.stderr)
+        run(["--db", self.path], env={"KRC_DB_PASSWORD_FILE": pw}, check_rc=0)
+        p = run(["--db", url, "--db-password-file", pw], check_rc=1)
+        self.assertNotIn("hunter", p.stderr + p.stdout)
+
     def test_terminal_safe_and_read_only(self):
         f = Fixture(self.path)
         f.restart("shop", "evil\x1b]0;pwned\x07-pod", message="hi \x1b[2J there")

@@ -209,6 +209,30 @@ class McpStdioTest(unittest.TestCase):
                          [r["id"] for r in rows])
         self.assertNotIn("next_cursor", page2)
 
+    def test_cluster_argument_and_field(self):
+        # list_restarts, pod_restart_timeline and restart_summary take an exact cluster name
+        for name in ("list_restarts", "pod_restart_timeline", "restart_summary"):
+            self.assertEqual(self.schemas[name]["inputSchema"]["properties"]["cluster"]["type"],
+                             "string", name)
+        self.assertNotIn("cluster", self.schemas["get_restart_report"]["inputSchema"]["properties"])
+        # every restart carries the cluster that recorded it: krc run had CLUSTER_NAME test
+        # ("" while krc run opens its store without its clusterName: issue 17's daemon side)
+        rows = self.call("list_restarts", {})["structuredContent"]["restarts"]
+        self.assertEqual(len({r["cluster"] for r in rows}), 1, rows)
+        self.assertIn(rows[0]["cluster"], ("test", ""))
+        rep = self.call("get_restart_report", {"id": rows[0]["id"]})["structuredContent"]
+        self.assertEqual(rep["restart"]["cluster"], rows[0]["cluster"])
+        # the three tools accept it (the output is checked against the schema by call())
+        self.call("list_restarts", {"cluster": "test", "namespace": "shop"})
+        tl = self.call("pod_restart_timeline", {"cluster": "test", "namespace": "shop",
+                                                "pod": "web-1"})["structuredContent"]
+        self.assertEqual(tl["cluster"], "test")
+        s = self.call("restart_summary", {"cluster": "test", "since": "1h"})["structuredContent"]
+        self.assertEqual(s["cluster"], "test")
+        res = self.call("list_restarts", {"cluster": 7})
+        self.assertTrue(res["isError"])
+        self.assertIn("'cluster' must be a string", text_of(res))
+
     def test_get_restart_report(self):
         rows = self.call("list_restarts", {"pod": "trainer"})["structuredContent"]["restarts"]
         rep = self.call("get_restart_report", {"id": rows[0]["id"]})["structuredContent"]
@@ -316,6 +340,32 @@ class McpStdioTest(unittest.TestCase):
         res = self.call("explain_pod", {"namespace": "shop", "pod": "web-1"})
         self.assertTrue(res["isError"])
         self.assertIn("--kubeconfig", text_of(res))
+
+
+class McpDatabaseUrlTest(unittest.TestCase):
+    def test_a_url_is_never_shown_with_its_password(self):
+        url = "postgresql://krc:hunter2@127.0.0.1:1/krc?password=hunter3"
+        with tempfile.TemporaryDirectory() as tmp:
+            pw = os.path.join(tmp, "pw")
+            with open(pw, "w") as fh:
+                fh.write("hunter4\n")
+            msgs = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                     "params": {"name": "list_restarts", "arguments": {}}}]
+            p = subprocess.run([h.krc_binary(), "mcp", "--db", url, "--db-password-file", pw,
+                                "--log-level", "debug"],
+                               input="".join(json.dumps(m) + "\n" for m in msgs),
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("hunter", p.stdout + p.stderr)
+            self.assertIn("postgresql://krc:****@127.0.0.1:1/krc?password=****", p.stderr)
+            res = json.loads(p.stdout.splitlines()[0])["result"]
+            self.assertTrue(res["isError"])  # nothing listens on port 1 (or no PostgreSQL)
+            self.assertIn("cannot read the restart history", text_of(res))
+            # a password file is for a URL only
+            p = subprocess.run([h.krc_binary(), "mcp", "--db", DB, "--db-password-file", pw],
+                               input="", capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("is for a PostgreSQL URL", p.stderr)
 
 
 class McpExplainTest(unittest.TestCase):

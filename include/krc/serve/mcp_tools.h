@@ -1,23 +1,24 @@
 /* The read-only MCP tools of `krc mcp` and the daemon's /mcp endpoint.
  *
- *   list_restarts         recent restarts, newest first, filtered by namespace,
- *                         workload, pod name prefix, cause and since; cursor pages
+ *   list_restarts         recent restarts, newest first, filtered by cluster,
+ *                         namespace, workload, pod name prefix, cause and since;
+ *                         cursor pages
  *   get_restart_report    one stored report: status, cause, confidence, evidence,
  *                         next step, events, node, log tail (last log_bytes)
- *   pod_restart_timeline  every restart of one pod or workload, newest first,
- *                         with causes; cursor pages
- *   restart_summary       since a time: top restarting workloads (with their most
- *                         frequent cause), causes, nodes, and GPUs held by
- *                         crash-looping pods (2 or more restarts in the window)
- *   explain_pod           live: reads the pod, its events, node and previous log
- *                         through the Kubernetes API and diagnoses it now
- *                         (only with a Kubernetes client)
+ *   pod_restart_timeline  every restart of one pod or workload (of one cluster
+ *                         when asked), newest first, with causes; cursor pages
+ *   restart_summary       since a time (of one cluster when asked): top restarting workloads (with
+ * their most frequent cause), causes, nodes, and GPUs held by crash-looping pods (2 or more
+ * restarts in the window) explain_pod           live: reads the pod, its events, node and previous
+ * log through the Kubernetes API and diagnoses it now (only with a Kubernetes client)
  *
  * Every tool is read-only: none writes to the cluster or the database (the
  * history is opened read-only), runs a command or returns a pod's environment
  * values; log text, messages and evidence went through the redactor when the
  * report was built (krc_report_json_build: by krc run for a stored report, by
  * explain_pod with the redactor given here for a live one).
+ * Every restart returned carries "cluster", the clusterName of the krc that
+ * recorded it ("" when unnamed): a PostgreSQL history may hold many clusters.
  * Output is bounded: at most 200 rows a page (500 for a timeline), a log tail
  * of at most 64 KiB.
  *
@@ -32,7 +33,8 @@
 #include "krc/util/redact.h"
 
 struct krc_mcp_tools_config {
-    const char *db_path;                 /* required (copied) */
+    const char *db_path;                 /* required (copied): a SQLite file or PostgreSQL URL */
+    const char *db_password_file;        /* PostgreSQL password file (copied); NULL: none */
     struct krc_kube_client *kube;        /* borrowed; NULL: explain_pod says it has no cluster */
     const struct krc_redactor *redactor; /* borrowed; NULL: the built-in patterns */
 };

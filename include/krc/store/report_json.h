@@ -74,7 +74,8 @@ int krc_report_json_put(cJSON *o, const char *k, cJSON *item);
 cJSON *krc_report_json_str(const char *v);
 cJSON *krc_report_json_time(int64_t t);
 
-/* A stored restart (a list row) as JSON: id, time, namespace, pod, container,
+/* A stored restart (a list row) as JSON: id, cluster (the cluster that
+ * recorded it, "" when unnamed or not known), time, namespace, pod, container,
  * restart_count, workload {kind, name}, node, exit_code, signal, reason,
  * cause, confidence, summary; with KRC_ROW_JSON_FULL also detected_at (unix
  * seconds), pod_uid, started_at, finished_at, decision, delivery, attempts

@@ -41,6 +41,27 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+history.database.url once checked: a PostgreSQL URL without a password (the URL goes into a
+ConfigMap and the pod spec; the password comes from history.database.passwordSecret), "" when
+unset.
+*/}}
+{{- define "krc.databaseUrl" -}}
+{{- $url := toString (((.Values.history).database).url | default "") -}}
+{{- if $url -}}
+{{- if not (regexMatch "^postgres(ql)?://" $url) -}}
+{{- fail (printf "history.database.url must be a PostgreSQL URL (postgres://USER@HOST:PORT/DB), not %q; for SQLite leave it empty" (regexReplaceAll "://[^/@]*@" $url "://...@")) -}}
+{{- end -}}
+{{- if or (regexMatch "^postgres(ql)?://[^/?#@]*:[^/?#]*@" $url) (regexMatch "[?&]password=" $url) -}}
+{{- fail "history.database.url holds a password: remove it from the URL and put it in the Secret of history.database.passwordSecret" -}}
+{{- end -}}
+{{- if .Values.persistence.enabled -}}
+{{- fail "persistence.enabled with history.database.url: the history is in PostgreSQL, no volume is needed; turn persistence off" -}}
+{{- end -}}
+{{- end -}}
+{{- $url -}}
+{{- end -}}
+
 {{/* "true" when leader election is on: leaderElection.enabled, or more than one replica. */}}
 {{- define "krc.leaderElection" -}}
 {{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
@@ -156,6 +177,15 @@ elsewhere (listen is fixed by the probes and the Service, secrets do not go in a
 {{- with .Values.destinations -}}
 {{- $_ := set $cfg "destinations" (include "krc.destinations" $ | fromYamlArray) -}}
 {{- end -}}
+{{- with include "krc.databaseUrl" . -}}
+{{- if hasKey $cfg "db" -}}
+{{- fail "config.db and history.database.url both set: keep one (history.database.url for PostgreSQL)" -}}
+{{- end -}}
+{{- if hasKey $cfg "dbPasswordFile" -}}
+{{- fail "config.dbPasswordFile: the chart mounts history.database.passwordSecret and sets it; remove config.dbPasswordFile" -}}
+{{- end -}}
+{{- $_ := set $cfg "db" . -}}
+{{- end -}}
 {{- if not (hasKey $cfg "db") -}}
 {{- $_ := set $cfg "db" "/var/lib/krc/krc.db" -}}
 {{- end -}}
@@ -251,6 +281,11 @@ credentials from a Secret, and the Lease identity with leader election.
     secretKeyRef:
       name: {{ include "krc.secretName" . | quote }}
       key: slackWebhookUrl
+{{- end }}
+{{- if and (include "krc.databaseUrl" .) (((.Values.history).database).passwordSecret).name }}
+# The PostgreSQL password: the mounted Secret (volume db-password).
+- name: KRC_DB_PASSWORD_FILE
+  value: /etc/krc-db/password
 {{- end }}
 {{- if (.Values.mcpTokenSecretKeyRef).name }}
 # /mcp with the token of the mounted Secret (volume mcp-token).
