@@ -1194,6 +1194,7 @@ static int setup_mcp(struct daemon *d, struct krc_error *e)
     }
     memset(&tc, 0, sizeof(tc));
     tc.db_path = d->db_path;
+    tc.db_password_file = d->cfg->db_password_file;
     tc.kube = d->mcp_client;
     tc.redactor = d->redactor;
     if (krc_mcp_tools_new(&tc, &d->mcp_tools, e) < 0 ||

@@ -70,9 +70,6 @@ FULL_CONFIG = {
 
 PG_URL = "postgres://krc@pg.example.internal:5432/krc?sslmode=verify-full"
 PG_PASSWORD_FILE = "/etc/krc-db/password"
-# Settings that issue 17's daemon side adds (C1): tolerated by the tests that compare with the
-# krc binary's settings until that binary knows them.
-PENDING_SETTINGS = {"KRC_DB_PASSWORD_FILE"}
 
 # name -> (values dict or None, values files)
 VALUE_SETS = {
@@ -1022,7 +1019,6 @@ class BinaryAcceptsChartTest(unittest.TestCase):
         assert keys.returncode == 0, keys.stderr
         cls.env_names = set(re.findall(r"^\| `[^`]+` \| `([A-Z0-9_]+)` \|", keys.stdout, re.M))
         assert "SLACK_WEBHOOK_URL" in cls.env_names and "MUTE_SECONDS" in cls.env_names, keys.stdout
-        cls.pending = PENDING_SETTINGS - cls.env_names  # empty once krc has them
 
     def clean_env(self):
         names = self.env_names | DOWNWARD_ENV | {"KUBECONFIG", "KUBERNETES_SERVICE_HOST",
@@ -1057,7 +1053,7 @@ class BinaryAcceptsChartTest(unittest.TestCase):
             with self.subTest(name):
                 docs = render_set(name)
                 extra = {e["name"] for e in (VALUE_SETS[name][0] or {}).get("extraEnv", [])}
-                unknown = set(env_of(docs)) - self.env_names - DOWNWARD_ENV - extra - self.pending
+                unknown = set(env_of(docs)) - self.env_names - DOWNWARD_ENV - extra
                 self.assertEqual(unknown, set())
                 # a route's webhookUrlEnv is fed by extraEnv
                 for r in yaml.safe_load(config_of(docs)).get("routes", []):

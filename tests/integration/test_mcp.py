@@ -216,10 +216,8 @@ class McpStdioTest(unittest.TestCase):
                              "string", name)
         self.assertNotIn("cluster", self.schemas["get_restart_report"]["inputSchema"]["properties"])
         # every restart carries the cluster that recorded it: krc run had CLUSTER_NAME test
-        # ("" while krc run opens its store without its clusterName: issue 17's daemon side)
         rows = self.call("list_restarts", {})["structuredContent"]["restarts"]
-        self.assertEqual(len({r["cluster"] for r in rows}), 1, rows)
-        self.assertIn(rows[0]["cluster"], ("test", ""))
+        self.assertEqual({r["cluster"] for r in rows}, {"test"}, rows)
         rep = self.call("get_restart_report", {"id": rows[0]["id"]})["structuredContent"]
         self.assertEqual(rep["restart"]["cluster"], rows[0]["cluster"])
         # the three tools accept it (the output is checked against the schema by call())

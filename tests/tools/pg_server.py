@@ -106,6 +106,18 @@ class PgServer:
                           "-h", self.dir, "-p", str(self.port), "-U", SUPERUSER, "-d", db],
                          "psql", stdin=sql)
 
+    def query(self, sql, db="krc"):
+        """Run SQL as the superuser over the unix socket (tests: set-up and inspection);
+        the rows as psql prints them unaligned, without headers."""
+        return self._run([os.path.join(self.bin, "psql"), "-X", "-q", "-t", "-A", "-v",
+                          "ON_ERROR_STOP=1", "-h", self.dir, "-p", str(self.port), "-U",
+                          SUPERUSER, "-d", db], "psql", stdin=sql)
+
+    def create_database(self, name, owner="krc"):
+        """A new empty database owned by `owner`; its URL (no password in it)."""
+        self.query('CREATE DATABASE "%s" OWNER %s;\n' % (name, owner), db="postgres")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
     # -- life cycle -------------------------------------------------------------------
     def _init(self):
         if self.as_postgres:
