@@ -267,8 +267,8 @@ static void test_state_kinds_precedence(void **state)
     static const char *const docs[] = {
         "{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"},\"running\":{}}",
         "{\"running\":{},\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}",
-        "{\"waiting\":{\"reason\":\"CrashLoopBackOff\"},\"terminated\":{\"exitCode\":1,"
-        "\"reason\":\"Error\"},\"running\":{}}",
+        ("{\"waiting\":{\"reason\":\"CrashLoopBackOff\"},\"terminated\":{\"exitCode\":1,"
+         "\"reason\":\"Error\"},\"running\":{}}"),
     };
     char json[1024];
     struct krc_pod_info pod;
