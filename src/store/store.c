@@ -143,7 +143,7 @@ int krc_store_open_with(const char *target, unsigned flags, const struct krc_sto
         return rc;
     }
     *ret = s;
-    return 0;
+    return rc; /* 0, or KRC_STORE_DEFERRED */
 }
 
 int krc_store_open(const char *path, unsigned flags, struct krc_store **ret, struct krc_error *err)

@@ -11,7 +11,14 @@
  * application_name krc, connect_timeout, TCP keepalives and
  * statement_timeout so that a stuck server or network never holds a
  * worker forever. A lost connection fails the call with KRC_EIO naming the
- * server; the next call connects again (once, bounded by connect_timeout). */
+ * server; the next call connects again (once, bounded by connect_timeout).
+ *
+ * KRC_STORE_DEFER_CONNECT (the daemon): a server that does not answer at
+ * open (PQping: no response, or rejecting connections while it starts or
+ * stops) is not fatal: the open returns KRC_STORE_DEFERRED and every call
+ * fails with KRC_EIO naming the server until one connects; the schema is
+ * created or migrated then. Attempts after a failed one are at least
+ * CONNECT_RETRY_MS apart, so a worker's loop does not hammer a dead server. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -183,7 +190,16 @@ struct krc_store_be {
     uint32_t prepared;
     int no_statement; /* the last failure was 26000: no such prepared statement */
     int unprepared;   /* record without preparing (a pooler in transaction mode) */
+    /* KRC_STORE_DEFER_CONNECT */
+    int unreachable;        /* the last failed connection: the server did not answer */
+    int unmigrated;         /* the schema is created/migrated at the first connection */
+    int64_t last_fail_ms;   /* monotonic time of the last failed attempt; 0: none */
+    char last_error[400];   /* its message (no password), repeated until the next */
 };
+
+/* KRC_STORE_DEFER_CONNECT: at most one connection attempt per second after
+ * a failed one. */
+#define CONNECT_RETRY_MS 1000
 
 /* Text parameters of one statement. */
 /* record_many in one statement: 23 for the restart and its report, 7 per
@@ -311,28 +327,14 @@ static int session_setup(struct krc_store_be *b, struct krc_error *err)
     return 0;
 }
 
-/* Connect (again): a new connection rather than PQreset, so that the
- * password file is read again (a rotated Secret). Bounded by
- * connect_timeout; never retried here. */
-static int pg_connect(struct krc_store_be *b, struct krc_error *err)
+/* libpq's keywords for a connection to b's target; `timeout` holds the
+ * connect_timeout text. */
+static void conn_params(const struct krc_store_be *b, char *timeout, size_t timeoutsz,
+                        const char **keys, const char **vals)
 {
-    char timeout[16];
-    char msg[400];
-    char where[300];
-    const char *keys[12];
-    const char *vals[12];
     int k = 0;
-    int rc;
 
-    if (b->conn != NULL) {
-        PQfinish(b->conn);
-        b->conn = NULL;
-    }
-    b->lost = 1;
-    if ((rc = read_password(b, err)) < 0) {
-        return rc;
-    }
-    snprintf(timeout, sizeof(timeout), "%d", b->connect_timeout_s);
+    snprintf(timeout, timeoutsz, "%d", b->connect_timeout_s);
     /* dbname first: the URL expands there and the keywords after it win */
     keys[k] = "dbname", vals[k++] = b->target;
     keys[k] = "application_name", vals[k++] = "krc";
@@ -346,6 +348,47 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
         keys[k] = "password", vals[k++] = b->password;
     }
     keys[k] = NULL, vals[k] = NULL;
+}
+
+/* After a failed connection: did the server not answer at all, or reject
+ * connections while it starts up or shuts down (PQping; no
+ * authentication)? Then it may answer later. A server that answered with
+ * an error (authentication, no such database, TLS) or a URL libpq cannot
+ * use is a configuration error. */
+static int server_unreachable(const struct krc_store_be *b)
+{
+    char timeout[16];
+    const char *keys[12];
+    const char *vals[12];
+    PGPing ping;
+
+    conn_params(b, timeout, sizeof(timeout), keys, vals);
+    ping = PQpingParams(keys, vals, 1);
+    return ping == PQPING_NO_RESPONSE || ping == PQPING_REJECT;
+}
+
+/* Connect (again): a new connection rather than PQreset, so that the
+ * password file is read again (a rotated Secret). Bounded by
+ * connect_timeout; never retried here. */
+static int pg_connect(struct krc_store_be *b, struct krc_error *err)
+{
+    char timeout[16];
+    char msg[400];
+    char where[300];
+    const char *keys[12];
+    const char *vals[12];
+    int rc;
+
+    if (b->conn != NULL) {
+        PQfinish(b->conn);
+        b->conn = NULL;
+    }
+    b->lost = 1;
+    b->unreachable = 0;
+    if ((rc = read_password(b, err)) < 0) {
+        return rc;
+    }
+    conn_params(b, timeout, sizeof(timeout), keys, vals);
     b->conn = PQconnectdbParams(keys, vals, 1);
     if (b->conn == NULL) {
         return krc_error_set(err, KRC_ENOMEM, "%s: out of memory connecting", b->display);
@@ -355,6 +398,9 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
         clean_message(b, PQerrorMessage(b->conn), msg, sizeof(msg));
         PQfinish(b->conn);
         b->conn = NULL;
+        if (b->flags & KRC_STORE_DEFER_CONNECT) {
+            b->unreachable = server_unreachable(b);
+        }
         return krc_error_set(err, KRC_EIO, "%s: cannot connect to PostgreSQL (%s): %s", b->display,
                              where, msg);
     }
@@ -366,10 +412,49 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
     return 0;
 }
 
+static int migrate(struct krc_store_be *b, struct krc_error *err);
+
+/* KRC_STORE_DEFER_CONNECT: connect, and create or migrate the schema the
+ * first time; a failure is remembered for CONNECT_RETRY_MS. */
+static int connect_deferred(struct krc_store_be *b, struct krc_error *err)
+{
+    int64_t now = krc_clock_mono_ms();
+    struct krc_error e;
+    int rc;
+
+    if (b->last_fail_ms != 0 && now - b->last_fail_ms < CONNECT_RETRY_MS) {
+        return krc_error_set(err, KRC_EIO, "%s (tried %lld ms ago; again within 1 s)",
+                             b->last_error, (long long)(now - b->last_fail_ms));
+    }
+    krc_error_clear(&e);
+    rc = pg_connect(b, &e);
+    if (rc == 0 && b->unmigrated) {
+        rc = migrate(b, &e);
+        if (rc == 0) {
+            b->unmigrated = 0;
+        } else if (b->conn != NULL) {
+            PQfinish(b->conn);
+            b->conn = NULL;
+            b->lost = 1;
+        }
+    }
+    if (rc < 0) {
+        b->last_fail_ms = krc_clock_mono_ms();
+        b->last_fail_ms = b->last_fail_ms != 0 ? b->last_fail_ms : 1;
+        snprintf(b->last_error, sizeof(b->last_error), "%s", e.msg);
+        return krc_error_set(err, rc, "%s", e.msg);
+    }
+    b->last_fail_ms = 0;
+    return 0;
+}
+
 static int ensure_connected(struct krc_store_be *b, struct krc_error *err)
 {
     if (b->conn != NULL && !b->lost && PQstatus(b->conn) == CONNECTION_OK) {
         return 0;
+    }
+    if (b->flags & KRC_STORE_DEFER_CONNECT) {
+        return connect_deferred(b, err);
     }
     return pg_connect(b, err);
 }
@@ -651,7 +736,17 @@ static int pg_open(const char *target, const char *display, unsigned flags,
         pg_close(b);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    if ((rc = pg_connect(b, err)) < 0 || (rc = migrate(b, err)) < 0) {
+    rc = pg_connect(b, err);
+    if (rc == KRC_EIO && b->unreachable) {
+        /* KRC_STORE_DEFER_CONNECT: a store that connects on a later call */
+        b->unmigrated = 1;
+        b->last_fail_ms = krc_clock_mono_ms();
+        b->last_fail_ms = b->last_fail_ms != 0 ? b->last_fail_ms : 1;
+        snprintf(b->last_error, sizeof(b->last_error), "%s", err != NULL ? err->msg : "");
+        *ret = b;
+        return KRC_STORE_DEFERRED;
+    }
+    if (rc < 0 || (rc = migrate(b, err)) < 0) {
         pg_close(b);
         return rc;
     }

@@ -65,7 +65,16 @@ enum {
     KRC_STORE_READONLY = 1u << 0,    /* never create or write; schema must be current */
     KRC_STORE_QUICK_CHECK = 1u << 1, /* run PRAGMA quick_check (O(file size)) at open */
     KRC_STORE_SYNC_FULL = 1u << 2,   /* synchronous=FULL: fsync on every commit */
+    /* PostgreSQL (the daemon's connections): a server that does not answer
+     * at open is not fatal (below, KRC_STORE_DEFERRED). Ignored by SQLite. */
+    KRC_STORE_DEFER_CONNECT = 1u << 3,
 };
+/* krc_store_open_with() with KRC_STORE_DEFER_CONNECT: the server did not
+ * answer (no response, or starting up / shutting down); *ret is a store all
+ * of whose calls fail with KRC_EIO naming the server until one connects
+ * (at most one attempt per second, each bounded by connect_timeout), which
+ * then creates or migrates the schema. err holds why it could not connect. */
+#define KRC_STORE_DEFERRED 3
 
 struct krc_store;
 
@@ -92,8 +101,10 @@ int krc_store_is_url(const char *target);
  * connects (KRC_EIO naming host, port and database when it cannot, never
  * the password), creates or migrates the schema under an advisory lock
  * (READONLY: never; the schema must exist and be current) and keeps the
- * connection, reconnecting on the next call after a lost one. Caller frees
- * *ret with krc_store_close(). */
+ * connection, reconnecting on the next call after a lost one. A bad URL, an
+ * authentication failure or a newer schema always fail; a server that does
+ * not answer fails too unless KRC_STORE_DEFER_CONNECT (KRC_STORE_DEFERRED).
+ * Caller frees *ret with krc_store_close(). */
 int krc_store_open_with(const char *target, unsigned flags, const struct krc_store_options *o,
                         struct krc_store **ret, struct krc_error *err);
 

@@ -523,6 +523,107 @@ static void test_reconnect(void **state)
     be->close(b);
 }
 
+/* KRC_STORE_DEFER_CONNECT: the server is down at open. The store is made
+ * (KRC_STORE_DEFERRED, the reason naming the server), every call fails with
+ * KRC_EIO naming it, attempts are at most one per second, and once the
+ * server answers the next attempt connects and creates the schema. */
+static void test_defer_connect(void **state)
+{
+    char cl[128];
+    char schema[96];
+    char target[700];
+    char sql[300];
+    struct krc_store_options o = {.password_file = password_file};
+    struct krc_store_be *b = NULL;
+    struct krc_store_restart r = restart("deferred-1", 1, 1800000000);
+    struct krc_store_filter f = {0};
+    struct collect c = {0};
+    struct krc_error err = {0};
+    int64_t t0;
+    int64_t id = 0;
+    int rc;
+    PGconn *raw;
+    (void)state;
+
+    /* a schema of its own: the first connection must create the tables */
+    snprintf(schema, sizeof(schema), "deferred_%ld", (long)getpid());
+    snprintf(target, sizeof(target), "%s%soptions=-csearch_path%%3D%s", url,
+             strchr(url, '?') != NULL ? "&" : "?", schema);
+    raw = raw_conn();
+    snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s", schema,
+             schema);
+    raw_exec(raw, sql);
+    PQfinish(raw);
+    o.cluster = cluster_name(cl, sizeof(cl), "deferred");
+
+    server_cmd("stop");
+    /* without the flag: fatal, as for krc history */
+    assert_int_equal(be->open(target, "pg-test", 0, &o, &b, &err), KRC_EIO);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    rc = be->open(target, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err);
+    assert_int_equal(rc, KRC_STORE_DEFERRED);
+    assert_non_null(b);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    assert_null(strstr(err.msg, "scram")); /* no password anywhere near */
+    /* calls fail naming the server; within a second without trying again */
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(be->record_many(b, &r, NULL, 0, &id, NULL, &err), KRC_EIO);
+    assert_non_null(strstr(err.msg, "pg-test"));
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    if (krc_clock_mono_ms() - t0 < 500) {
+        assert_non_null(strstr(err.msg, "again within 1 s"));
+    }
+    f.cluster = cl;
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+
+    server_cmd("start");
+    krc_clock_sleep_ms(1100, NULL); /* past the one attempt per second */
+    assert_int_equal(be->record_many(b, &r, NULL, 0, &id, NULL, &err), 0);
+    assert_true(id > 0);
+    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    be->close(b);
+
+    /* the schema was created in the URL's search_path at that connection */
+    raw = raw_conn();
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_true(raw_int(raw, sql) >= 1);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s.restarts WHERE cluster = '%s'", schema, cl);
+    assert_int_equal(raw_int(raw, sql), 1);
+    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+    raw_exec(raw, sql);
+    PQfinish(raw);
+}
+
+/* A server that answers but refuses the login stays fatal with the flag. */
+static void test_defer_auth_fatal(void **state)
+{
+    char bad[600];
+    struct krc_store_options o = {.cluster = "auth"};
+    struct krc_store_be *b = NULL;
+    struct krc_error err = {0};
+    FILE *f;
+    (void)state;
+
+    snprintf(bad, sizeof(bad), "%s/wrong-password", pg_dir);
+    f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("not-the-password\n", f);
+    fclose(f);
+    o.password_file = bad;
+    assert_int_equal(be->open(url, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err), KRC_EIO);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    assert_null(strstr(err.msg, "not-the-password"));
+    unlink(bad);
+    /* a URL libpq cannot parse: fatal too */
+    o.password_file = password_file;
+    assert_true(be->open("postgres://[::1", "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err) < 0);
+    assert_null(b);
+}
+
 /* ---- clusters and the operations' semantics --------------------------------------------- */
 
 static void test_clusters(void **state)
@@ -764,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_fence_claim),       cmocka_unit_test(test_password),
         cmocka_unit_test(test_clusters),          cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_prune_lock),        cmocka_unit_test(test_reconnect),
+        cmocka_unit_test(test_defer_connect),     cmocka_unit_test(test_defer_auth_fatal),
     };
     return cmocka_run_group_tests(tests, setup_pg, NULL);
 }
