@@ -198,6 +198,10 @@ struct krc_sender {
     /* krc_sender_set_fence_token: claim before each POST (shared outbox) */
     atomic_int fencing;
     atomic_llong fence_token;
+    /* the smallest outbox id this process wrote or was given by a worker
+     * (0: none yet): a resume skips rows from there on, which are queued
+     * already (a late resume, after the database came back) */
+    atomic_llong first_own_outbox_id;
 };
 
 /* on_posted for a restart (a message, or the last of its siblings, was
@@ -974,12 +978,23 @@ static void queue_item(struct krc_sender *n, struct item *it)
     pthread_mutex_unlock(&n->lock);
 }
 
+/* An outbox row of this process's own (see first_own_outbox_id). */
+static void note_own_outbox(struct krc_sender *n, int64_t id)
+{
+    long long cur = atomic_load(&n->first_own_outbox_id);
+
+    while (id > 0 && (cur == 0 || id < cur) &&
+           !atomic_compare_exchange_weak(&n->first_own_outbox_id, &cur, (long long)id)) {
+    }
+}
+
 void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, int64_t outbox_id,
                         struct krc_report *rep, struct krc_diagnosis *diag, char *full_log,
                         size_t full_log_len)
 {
     struct item *it = NULL;
 
+    note_own_outbox(n, outbox_id);
     if (msg->body == NULL || msg->dest == NULL || (it = krc_calloc(1, sizeof(*it))) == NULL) {
         if (msg->body != NULL) {
             krc_log(KRC_LOG_ERROR, "out of memory: %s dropped", msg->what);
@@ -1105,8 +1120,12 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     struct resume *rs = ud;
     struct krc_store_entry *ent = NULL;
     struct krc_error e;
+    long long own = atomic_load(&rs->n->first_own_outbox_id);
     int rc;
 
+    if (own > 0 && m->id >= own) {
+        return 0; /* written by this process since: queued already */
+    }
     /* The row's restart, when it has one: published as handled once posted,
      * and not posted at all when the leader this replica took over from did. */
     krc_error_clear(&e);
@@ -1143,18 +1162,19 @@ static int resume_one(const struct krc_store_message *m, void *ud)
     return 0;
 }
 
-void krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
-                              int (*was_handled)(const struct krc_store_row *row, void *ud),
-                              void *ud)
+int krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
+                             int (*was_handled)(const struct krc_store_row *row, void *ud),
+                             void *ud)
 {
     struct resume rs = {n, store, was_handled, ud, 0};
     size_t before = krc_sender_pending(n);
     struct krc_error e;
+    int rc;
 
     krc_error_clear(&e);
-    if (krc_store_pending(store, resume_one, &rs, &e) < 0) {
+    if ((rc = krc_store_pending(store, resume_one, &rs, &e)) < 0) {
         krc_log(KRC_LOG_ERROR, "outbox: %s", e.msg);
-        return;
+        return rc;
     }
     if (krc_sender_pending(n) > before) {
         krc_log(KRC_LOG_INFO, "outbox: resuming %zu undelivered notification(s)",
@@ -1166,6 +1186,7 @@ void krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
                 "by the previous leader; not sent again",
                 rs.superseded);
     }
+    return 0;
 }
 
 /* --- the sender -----------------------------------------------------------
@@ -1691,6 +1712,7 @@ static void send_summary(struct krc_sender *n, struct lane *l, struct dest *d, c
         ob.channel = d->channel;
         ob.body = body;
         if (krc_store_add_outbox(l->store, 0, &ob, &id, NULL) == 0) {
+            note_own_outbox(n, id);
             it.outbox_id = id;
         }
     }
@@ -1871,7 +1893,7 @@ static int lane_open(struct krc_sender *n, struct lane *l)
 
     krc_error_clear(&e);
     if (n->o.store_path != NULL && l->store == NULL &&
-        krc_store_open_with(n->o.store_path, 0, n->o.store_options, &l->store, &e) < 0) {
+        krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &l->store, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                 e.msg);
         l->store = NULL;
@@ -1980,7 +2002,7 @@ void krc_sender_run(struct krc_sender *n)
     if (n->o.store_path != NULL) {
         struct krc_error e;
         krc_error_clear(&e);
-        if (krc_store_open_with(n->o.store_path, 0, n->o.store_options, &n->store, &e) < 0) {
+        if (krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &n->store, &e) < 0) {
             krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                     e.msg);
             n->store = NULL;

@@ -101,6 +101,10 @@ struct daemon {
     struct krc_store_options store_opts; /* every connection: cluster, password file */
     int shared_store;        /* PostgreSQL: fence at take-over, claim before each POST */
     struct krc_store *store; /* main thread: resume at start-up, retention */
+    /* PostgreSQL: the outbox could not be resumed (the database did not
+     * answer at start-up or at the take-over); the pruner thread tries again
+     * every RESUME_RETRY_MS until it does */
+    atomic_int resume_due;
     pthread_t pruner;
     int pruner_started;
     struct krc_pipeline_status status; /* the workers' counters and history fault */
@@ -287,12 +291,19 @@ static void *worker_main(void *arg)
 }
 
 /* Every connection of the daemon to its store: the cluster's rows, the
- * password file (krc_store_open_with). */
+ * password file (krc_store_open_with). A PostgreSQL server that does not
+ * answer yet gives a store that connects on a later call
+ * (KRC_STORE_DEFER_CONNECT: returns KRC_STORE_DEFERRED, e says why). */
 static int open_store(const struct daemon *d, unsigned flags, struct krc_store **ret,
                       struct krc_error *e)
 {
-    return krc_store_open_with(d->db_path, flags, &d->store_opts, ret, e);
+    return krc_store_open_with(d->db_path, flags | KRC_STORE_DEFER_CONNECT, &d->store_opts, ret,
+                               e);
 }
+
+#define RESUME_RETRY_MS 5000
+static void late_resume(struct daemon *d, struct krc_store *st);
+
 
 /* A shared store with leader election is pruned by the leader only (the
  * backend's advisory lock also keeps two leaders of different clusters from
@@ -301,6 +312,18 @@ static int may_prune(struct daemon *d)
 {
     return !d->shared_store || d->leader == NULL ||
            krc_leader_role(d->leader) == KRC_LEADER_LEADING;
+}
+
+/* A minute between two rounds of retention, resuming the outbox meanwhile
+ * when it is due (late_resume). */
+static void prune_pause(struct daemon *d, struct krc_store *st)
+{
+    for (int waited = 0; waited < 60000 && !d->cancel; waited += RESUME_RETRY_MS) {
+        late_resume(d, st);
+        if (krc_clock_sleep_ms(RESUME_RETRY_MS, &d->cancel)) {
+            break;
+        }
+    }
 }
 
 /* Retention without blocking the watch or the workers: small batches, each
@@ -321,7 +344,7 @@ static void *pruner_main(void *arg)
         int64_t deleted = 0;
         int64_t total = 0;
         if (!may_prune(d)) {
-            krc_clock_sleep_ms(60000, &d->cancel);
+            prune_pause(d, st);
             continue;
         }
         do {
@@ -339,7 +362,7 @@ static void *pruner_main(void *arg)
             krc_log(KRC_LOG_INFO, "history retention: %lld old restart(s) pruned",
                     (long long)total);
         }
-        krc_clock_sleep_ms(60000, &d->cancel);
+        prune_pause(d, st);
     }
     krc_store_close(st);
     return NULL;
@@ -365,7 +388,35 @@ static int resumed_was_handled(const struct krc_store_row *row, void *ud)
  * failed, not sent again. */
 static void resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    krc_sender_resume_outbox(d->notifier, store, d->leader != NULL ? resumed_was_handled : NULL, d);
+    int rc = krc_sender_resume_outbox(d->notifier, store,
+                                      d->leader != NULL ? resumed_was_handled : NULL, d);
+    if (rc < 0 && d->shared_store) {
+        /* PostgreSQL down: rows left pending by an earlier process or leader
+         * are resumed once it answers (late_resume) */
+        atomic_store(&d->resume_due, 1);
+    }
+}
+
+/* The pruner thread: resume the outbox once the database answers again, if
+ * it did not when this replica started or took over (a standby waits until
+ * it leads). The sender skips rows this process wrote meanwhile. */
+static void late_resume(struct daemon *d, struct krc_store *st)
+{
+    if (!atomic_load(&d->resume_due) ||
+        (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING)) {
+        return;
+    }
+    if (krc_sender_resume_outbox(d->notifier, st, d->leader != NULL ? resumed_was_handled : NULL,
+                                 d) < 0) {
+        return;
+    }
+    atomic_store(&d->resume_due, 0);
+    krc_log(KRC_LOG_INFO, "outbox: the history database %s answers; undelivered notifications "
+                          "from before are resumed",
+            d->db_shown);
+    if (atomic_load(&d->status.unwritten) == 0) {
+        atomic_store(&d->status.store_fault, 0);
+    }
 }
 
 /* A shared outbox: raise this cluster's fence to our token before anything
@@ -415,6 +466,9 @@ static int resume_after_takeover(struct daemon *d)
     if (open_store(d, 0, &st, &e) < 0) {
         krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR, "outbox: %s; undelivered notifications are not resumed", e.msg);
+        if (d->shared_store) {
+            atomic_store(&d->resume_due, 1);
+        }
         if (d->shared_store) {
             krc_sender_set_fence_token(d->notifier, token); /* claims still protect */
         }
@@ -492,6 +546,7 @@ static int open_history(struct daemon *d, struct krc_error *ep)
 {
     struct krc_error e;
     int has_password = 0;
+    int rc;
 
     krc_error_clear(&e);
     d->store_opts.cluster = d->cfg->cluster_name;
@@ -517,7 +572,8 @@ static int open_history(struct daemon *d, struct krc_error *ep)
         snprintf(d->db_shown, sizeof(d->db_shown), "%s", shown != NULL ? shown : "(database)");
         krc_free(shown);
     }
-    if (open_store(d, KRC_STORE_QUICK_CHECK, &d->store, &e) < 0) {
+    rc = open_store(d, KRC_STORE_QUICK_CHECK, &d->store, &e);
+    if (rc < 0) {
         krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_ERROR,
                 "history database unavailable: %s; restarts are still detected and alerted "
@@ -529,6 +585,13 @@ static int open_history(struct daemon *d, struct krc_error *ep)
     }
     snprintf(d->db_shown, sizeof(d->db_shown), "%s", krc_store_path(d->store));
     d->shared_store = krc_store_shared(d->store);
+    if (rc == KRC_STORE_DEFERRED) {
+        krc_pipeline_store_failed(&d->status, e.msg);
+        krc_log(KRC_LOG_WARN,
+                "history database: %s; restarts are still detected and alerted, their records "
+                "are kept in memory and written once it answers",
+                e.msg);
+    }
     krc_log(KRC_LOG_INFO, "history database %s (%s%s)", d->db_shown,
             krc_store_backend_name(d->store),
             d->shared_store ? (d->cfg->leader_elect ? ", shared: fenced outbox"
@@ -711,6 +774,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.redactor = d->redactor;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.store_options = &d->store_opts;
+    no.store_flags = KRC_STORE_DEFER_CONNECT;
     no.on_delivered = on_delivered;
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
@@ -1095,6 +1159,7 @@ static void daemon_init(struct daemon *d, const struct krc_config *cfg)
     d->cfg = cfg;
     atomic_init(&d->live, cfg);
     atomic_init(&d->live_filter, NULL);
+    atomic_init(&d->resume_due, 0);
     d->health.cfg = cfg;
     d->health.status = &d->status;
 }

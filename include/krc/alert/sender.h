@@ -64,6 +64,7 @@ struct krc_sender_options {
     /* how every connection of the sender to store_path is opened (cluster,
      * password file: krc_store_open_with); borrowed, may be NULL */
     const struct krc_store_options *store_options;
+    unsigned store_flags; /* krc_store_open_with's flags (the daemon: KRC_STORE_DEFER_CONNECT) */
     /* called by a delivery thread after an alert or reply was accepted by Slack, with
      * the seconds since the restart was detected (for the latency histogram) */
     void (*on_delivered)(double seconds, void *userdata);
@@ -179,10 +180,13 @@ void krc_sender_enqueue(struct krc_sender *n, struct krc_sender_message *msg, in
  * it, is marked superseded instead (not a failure); a row whose destination is no
  * longer configured is marked failed. Logs what it did. A resumed row's
  * delivery is reported to on_posted like a new alert's when its restart is
- * stored. */
-void krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
-                              int (*was_handled)(const struct krc_store_row *row, void *ud),
-                              void *ud);
+ * stored. Rows from the first one this process wrote or was given
+ * (krc_sender_enqueue) on are skipped: they are queued already, so a resume
+ * may be tried again after the database failed (a late resume). Returns 0,
+ * or the error of reading the pending rows (logged; nothing was queued). */
+int krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
+                             int (*was_handled)(const struct krc_store_row *row, void *ud),
+                             void *ud);
 
 /* The sender loop: posts queued alerts, storm summaries and recovered
  * replies until krc_sender_abort(). Once *options.cancel is set, owed
