@@ -8,7 +8,10 @@ test user, or as `postgres` when the tests run as root):
 - two "clusters" (two fake API servers, two krc with different clusterName) writing to one
   database: `krc history --cluster` and the MCP tools see both, separately and together;
 - PostgreSQL stopped for a minute while restarts happen: alerts keep going, /readyz and
-  krc_store_unwritten_records say so, and nothing is missing from the history once it is back.
+  krc_store_unwritten_records say so, and nothing is missing from the history once it is back;
+- krc started while PostgreSQL is stopped: it starts, alerts, keeps the records in memory and
+  writes them once the server answers; the message an earlier krc left pending in the outbox is
+  posted then (the outbox resumed late).
 Every test gets its own database on the one server of this module."""
 
 import json
@@ -259,6 +262,58 @@ class DatabaseDown(PgCase):
             self.assertEqual(len(self.alerts_for(p)), 1, p)
         metrics = h.http_get(k.port, "/metrics")[1]
         self.assertRegex(metrics, r"(?m)^krc_store_unwritten_records 0$")
+        self.assertEqual(k.stop(), 0)
+        self.assert_no_password_logged(k)
+
+
+class DatabaseDownAtStart(PgCase):
+    def test_krc_started_while_postgres_is_stopped_writes_once_it_answers(self):
+        pods = ["late-0", "late-1"]
+        for p in ["old-0"] + pods:
+            self.kube.create_pod("shop", p)
+        # an earlier krc leaves a message pending in the outbox (Slack failing, kill -9)
+        self.slack.fault(type="down", status=500)
+        a = self.start("krc-a")
+        a.wait_synced()
+        self.kube.restart("shop", "old-0", "app", exit_code=1, logs="old\n")
+        a.wait_log("retrying in", timeout=30)
+        h.wait_until(lambda: len(history(self.url)) == 1, 20, what="old-0 recorded")
+        a.kill()
+        self.slack.fault(type="clear")
+
+        PG.stop()
+        try:
+            # old-0 is then outside krc-0's start-up window (whole seconds): only the outbox has it
+            time.sleep(3)
+            k = self.start("krc-0", ["--startup-window", "1s"])
+            k.wait_log("history database: ", timeout=20)
+            k.wait_synced()
+            self.assertEqual(h.http_get(k.port, "/readyz")[0], 503)
+            for p in pods:
+                self.kube.restart("shop", p, "app", exit_code=1, logs="while down\n")
+            # alerts go out without the database
+            h.wait_until(lambda: all(len(self.alerts_for(p)) == 1 for p in pods), 30,
+                         what="alerts posted while PostgreSQL is down")
+            metrics = h.http_get(k.port, "/metrics")[1]
+            m = re.search(r"^krc_store_unwritten_records (\d+)", metrics, re.M)
+            self.assertTrue(m and int(m.group(1)) >= 1, metrics)
+            self.assertEqual(h.http_get(k.port, "/readyz")[0], 503)
+            self.assertEqual(self.alerts_for("old-0"), [])
+        finally:
+            PG.start()
+        h.wait_until(lambda: h.http_get(k.port, "/readyz")[0] == 200, 30,
+                     what="/readyz ready once the records are written")
+        h.wait_until(lambda: len(self.alerts_for("old-0")) == 1, 20,
+                     what="the pending message of the earlier krc posted (late resume)")
+        h.wait_until(lambda: all(r["delivery"] == "delivered" for r in history(self.url)
+                                 if r["pod"] == "old-0"), 20, what="old-0 marked delivered")
+        rows = history(self.url)
+        self.assertEqual(sorted(r["pod"] for r in rows), sorted(["old-0"] + pods))
+        time.sleep(1)  # a window for a duplicate; asserted below
+        for p in ["old-0"] + pods:
+            self.assertEqual(len(self.alerts_for(p)), 1, "%s: %s" % (p, k.tail(60)))
+        self.assertRegex(h.http_get(k.port, "/metrics")[1],
+                         r"(?m)^krc_store_unwritten_records 0$")
         self.assertEqual(k.stop(), 0)
         self.assert_no_password_logged(k)
 
