@@ -1893,7 +1893,8 @@ static int lane_open(struct krc_sender *n, struct lane *l)
 
     krc_error_clear(&e);
     if (n->o.store_path != NULL && l->store == NULL &&
-        krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &l->store, &e) < 0) {
+        krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &l->store, &e) <
+            0) {
         krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                 e.msg);
         l->store = NULL;
@@ -2002,7 +2003,8 @@ void krc_sender_run(struct krc_sender *n)
     if (n->o.store_path != NULL) {
         struct krc_error e;
         krc_error_clear(&e);
-        if (krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &n->store, &e) < 0) {
+        if (krc_store_open_with(n->o.store_path, n->o.store_flags, n->o.store_options, &n->store,
+                                &e) < 0) {
             krc_log(KRC_LOG_ERROR, "sender: outbox unavailable (%s); deliveries are not recorded",
                     e.msg);
             n->store = NULL;

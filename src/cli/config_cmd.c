@@ -6,6 +6,7 @@
 #include "krc/util/clock.h"
 #include "krc/config/config.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 
 #define EXIT_BAD 1
 #define EXIT_USAGE 2
@@ -108,9 +109,9 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
     }
     case KRC_CONFIG_STRING: {
         const char *v = *(char *const *)(base + o->offset);
-        char *shown = v == cfg->db ? krc_config_db_display(v) : NULL; /* no URL password */
+        char *shown = v == cfg->db ? krc_url_mask_password(v) : NULL; /* no URL password */
         printf("%s: ", o->key);
-        print_quoted(shown != NULL ? shown : v);
+        print_quoted(v == cfg->db ? (shown != NULL ? shown : "(out of memory)") : v);
         krc_free(shown);
         putchar('\n');
         break;

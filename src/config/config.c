@@ -1208,49 +1208,6 @@ int krc_config_check_db_url(const char *url, int *ret_has_password, struct krc_e
     return 0;
 }
 
-char *krc_config_db_display(const char *db)
-{
-    struct krc_buf b;
-    const char *rest;
-    size_t auth_len;
-    const char *at = NULL;
-    const char *colon;
-
-    if (!krc_config_db_is_url(db)) {
-        return krc_strdup(db != NULL ? db : "");
-    }
-    rest = strstr(db, "://") + 3;
-    auth_len = strcspn(rest, "/?#");
-    for (size_t i = 0; i < auth_len; i++) {
-        if (rest[i] == '@') {
-            at = rest + i;
-        }
-    }
-    colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
-    krc_buf_init(&b, strlen(db) + 64);
-    if (colon != NULL) {
-        krc_buf_append(&b, db, (size_t)(colon + 1 - db));
-        krc_buf_append_str(&b, "****");
-        rest = at;
-    } else {
-        krc_buf_append(&b, db, (size_t)(rest - db));
-    }
-    /* password=... in the query */
-    for (const char *p = rest; *p != '\0';) {
-        const char *q = strstr(p, "password=");
-        if (q == NULL || (q != rest && q[-1] != '?' && q[-1] != '&')) {
-            size_t n = q == NULL ? strlen(p) : (size_t)(q - p) + 9;
-            krc_buf_append(&b, p, n);
-            p += n;
-            continue;
-        }
-        krc_buf_append(&b, p, (size_t)(q - p) + 9);
-        krc_buf_append_str(&b, "****");
-        p = q + 9 + strcspn(q + 9, "&#");
-    }
-    return krc_buf_take(&b);
-}
-
 char *krc_config_db_notes(const struct krc_config *cfg)
 {
     struct krc_buf b;

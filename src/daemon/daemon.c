@@ -31,6 +31,7 @@
 #include "krc/util/pattern.h"
 #include "krc/util/queue.h"
 #include "krc/util/redact.h"
+#include "krc/util/url.h"
 
 /* Each queued restart carries its pod's JSON (~10 KB): 1024 bound the backlog to
  * ~10 MB; beyond it the watch thread waits (back-pressure), nothing is dropped. */
@@ -297,13 +298,11 @@ static void *worker_main(void *arg)
 static int open_store(const struct daemon *d, unsigned flags, struct krc_store **ret,
                       struct krc_error *e)
 {
-    return krc_store_open_with(d->db_path, flags | KRC_STORE_DEFER_CONNECT, &d->store_opts, ret,
-                               e);
+    return krc_store_open_with(d->db_path, flags | KRC_STORE_DEFER_CONNECT, &d->store_opts, ret, e);
 }
 
 #define RESUME_RETRY_MS 5000
 static void late_resume(struct daemon *d, struct krc_store *st);
-
 
 /* A shared store with leader election is pruned by the leader only (the
  * backend's advisory lock also keeps two leaders of different clusters from
@@ -411,8 +410,9 @@ static void late_resume(struct daemon *d, struct krc_store *st)
         return;
     }
     atomic_store(&d->resume_due, 0);
-    krc_log(KRC_LOG_INFO, "outbox: the history database %s answers; undelivered notifications "
-                          "from before are resumed",
+    krc_log(KRC_LOG_INFO,
+            "outbox: the history database %s answers; undelivered notifications "
+            "from before are resumed",
             d->db_shown);
     if (atomic_load(&d->status.unwritten) == 0) {
         atomic_store(&d->status.store_fault, 0);
@@ -568,7 +568,7 @@ static int open_history(struct daemon *d, struct krc_error *ep)
                               "by dbPasswordFile (e.g. a mounted Secret) instead");
     }
     {
-        char *shown = krc_config_db_display(d->db_path);
+        char *shown = krc_url_mask_password(d->db_path);
         snprintf(d->db_shown, sizeof(d->db_shown), "%s", shown != NULL ? shown : "(database)");
         krc_free(shown);
     }

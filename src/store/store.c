@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "krc/store/backend.h"
-#include "krc/store/display.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 
 struct krc_store {
     const struct krc_store_backend *be;
@@ -28,98 +28,6 @@ int krc_store_is_url(const char *target)
            (strncmp(target, "postgres://", 11) == 0 || strncmp(target, "postgresql://", 13) == 0);
 }
 
-#define MASK "****"
-
-/* Append [p, end) to b with the value of every password=... parameter of a
- * query (p at its first key) masked. */
-static int mask_query(struct krc_buf *b, const char *p, const char *end)
-{
-    int rc = 0;
-
-    while (rc == 0 && p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *stop = amp != NULL ? amp : end;
-        const char *eq = memchr(p, '=', (size_t)(stop - p));
-        if (eq != NULL && (size_t)(eq - p) == strlen("password") &&
-            strncmp(p, "password", strlen("password")) == 0) {
-            rc = krc_buf_append(b, p, (size_t)(eq - p) + 1);
-            if (rc == 0) {
-                rc = krc_buf_append_str(b, MASK);
-            }
-        } else {
-            rc = krc_buf_append(b, p, (size_t)(stop - p));
-        }
-        if (rc == 0 && amp != NULL) {
-            rc = krc_buf_append_char(b, '&');
-        }
-        p = amp != NULL ? amp + 1 : end;
-    }
-    return rc;
-}
-
-/* The userinfo is what comes before the last '@' ahead of the query (a
- * password holding an unencoded '@' or '/' is masked whole); its password
- * is what follows its first ':'. */
-char *krc_store_display(const char *target)
-{
-    struct krc_buf b;
-    const char *auth;
-    const char *query;
-    const char *frag;
-    const char *at = NULL;
-    const char *colon;
-    char *out = NULL;
-    int rc = 0;
-
-    if (target == NULL) {
-        return NULL;
-    }
-    if (!krc_store_is_url(target)) {
-        return krc_strdup(target);
-    }
-    auth = strstr(target, "://") + 3;
-    frag = strchr(auth, '#');
-    if (frag == NULL) {
-        frag = auth + strlen(auth);
-    }
-    query = memchr(auth, '?', (size_t)(frag - auth));
-    if (query == NULL) {
-        query = frag;
-    }
-    for (const char *p = auth; p < query; p++) {
-        if (*p == '@') {
-            at = p;
-        }
-    }
-    krc_buf_init(&b, strlen(target) + 64);
-    colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    if (colon != NULL) {
-        rc = krc_buf_append(&b, target, (size_t)(colon + 1 - target));
-        if (rc == 0) {
-            rc = krc_buf_append_str(&b, MASK);
-        }
-        if (rc == 0) {
-            rc = krc_buf_append(&b, at, (size_t)(query - at));
-        }
-    } else {
-        rc = krc_buf_append(&b, target, (size_t)(query - target));
-    }
-    if (rc == 0 && query < frag) {
-        rc = krc_buf_append_char(&b, '?');
-        if (rc == 0) {
-            rc = mask_query(&b, query + 1, frag);
-        }
-    }
-    if (rc == 0) {
-        rc = krc_buf_append_str(&b, frag);
-    }
-    if (rc == 0) {
-        out = krc_buf_take(&b);
-    }
-    krc_buf_cleanup(&b);
-    return out;
-}
-
 /* ---- open and close ------------------------------------------------------------- */
 
 int krc_store_open_with(const char *target, unsigned flags, const struct krc_store_options *o,
@@ -132,7 +40,7 @@ int krc_store_open_with(const char *target, unsigned flags, const struct krc_sto
         return krc_error_set(err, KRC_EINVAL, "database path is empty");
     }
     s = krc_calloc(1, sizeof(*s));
-    if (s == NULL || (s->display = krc_store_display(target)) == NULL) {
+    if (s == NULL || (s->display = krc_url_mask_password(target)) == NULL) {
         krc_free(s);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }

@@ -191,10 +191,10 @@ struct krc_store_be {
     int no_statement; /* the last failure was 26000: no such prepared statement */
     int unprepared;   /* record without preparing (a pooler in transaction mode) */
     /* KRC_STORE_DEFER_CONNECT */
-    int unreachable;        /* the last failed connection: the server did not answer */
-    int unmigrated;         /* the schema is created/migrated at the first connection */
-    int64_t last_fail_ms;   /* monotonic time of the last failed attempt; 0: none */
-    char last_error[400];   /* its message (no password), repeated until the next */
+    int unreachable;      /* the last failed connection: the server did not answer */
+    int unmigrated;       /* the schema is created/migrated at the first connection */
+    int64_t last_fail_ms; /* monotonic time of the last failed attempt; 0: none */
+    char last_error[400]; /* its message (no password), repeated until the next */
 };
 
 /* KRC_STORE_DEFER_CONNECT: at most one connection attempt per second after

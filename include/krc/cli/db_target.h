@@ -23,10 +23,4 @@ struct krc_db_target {
 int krc_db_target_resolve(const char *prog, const char *db, const char *password_file,
                           struct krc_db_target *t);
 
-/* `target` as messages and logs may show it: a PostgreSQL URL with the
- * password of its user information (postgres://user:PASSWORD@host) and of a
- * password= parameter replaced by "****"; anything else unchanged. Cut to
- * outsz - 1 bytes. */
-void krc_db_target_display(const char *target, char *out, size_t outsz);
-
 #endif

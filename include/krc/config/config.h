@@ -188,10 +188,6 @@ int krc_config_db_is_url(const char *db);
  * never quoting the URL (it may hold a password). *ret_has_password: the
  * URL (user information or password= parameter) holds a password. */
 int krc_config_check_db_url(const char *url, int *ret_has_password, struct krc_error *err);
-/* db as it may be shown: a PostgreSQL URL's password (user information,
- * password= parameter) replaced by "****"; owned (krc_free), NULL when out
- * of memory. */
-char *krc_config_db_display(const char *db);
 /* `krc config check`'s notes about the database (a password in the URL,
  * never quoting it; dbPasswordFile unreadable here or unused), one per
  * line; NULL when none (caller frees). */

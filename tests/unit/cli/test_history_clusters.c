@@ -412,41 +412,32 @@ static void test_tools_filter_by_cluster(void **state)
 
 /* ---- the database as messages show it ------------------------------------------------------ */
 
-static void shown(const char *target, const char *want)
-{
-    char out[512];
-    krc_db_target_display(target, out, sizeof(out));
-    assert_string_equal(out, want);
-}
-
+/* The target's display form (krc_url_mask_password, tests/unit/util/test_url.c). */
 static void test_url_shown_without_password(void **state)
 {
-    char small[16];
+    struct krc_db_target t;
 
     (void)state;
-    shown("/var/lib/krc/krc.db", "/var/lib/krc/krc.db");
-    shown("postgres://krc@db:5432/krc", "postgres://krc@db:5432/krc");
-    shown("postgres://krc:hunter2@db:5432/krc", "postgres://krc:****@db:5432/krc");
-    shown("postgresql://krc:p@ss:w0rd@db/krc?sslmode=require",
-          "postgresql://krc:****@db/krc?sslmode=require");
-    shown("postgres://db/krc?sslmode=require&password=hunter2&application_name=krc",
-          "postgres://db/krc?sslmode=require&password=****&application_name=krc");
-    shown("postgres://krc:x@db", "postgres://krc:****@db");
-    shown("postgres://:x@db?password=y", "postgres://:****@db?password=****");
-    /* cut, never overflowing */
-    krc_db_target_display("postgres://krc:hunter2@db:5432/krc", small, sizeof(small));
-    assert_string_equal(small, "postgres://krc:");
+    assert_int_equal(krc_db_target_resolve("krc history",
+                                           "postgres://krc:hunter2@db:5432/krc?"
+                                           "password=hunter3",
+                                           NULL, &t),
+                     0);
+    assert_string_equal(t.target, "postgres://krc:hunter2@db:5432/krc?password=hunter3");
+    assert_string_equal(t.display, "postgres://krc:****@db:5432/krc?password=****");
+    assert_int_equal(krc_db_target_resolve("krc history", "/tmp/a:b@c.db", NULL, &t), 0);
+    assert_string_equal(t.display, "/tmp/a:b@c.db");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_url_shown_without_password),
         cmocka_unit_test(test_history_json_carries_the_cluster),
         cmocka_unit_test(test_history_table_of_one_sqlite_file_is_unchanged),
         cmocka_unit_test(test_history_cluster_filter),
         cmocka_unit_test(test_tools_take_a_cluster_argument),
         cmocka_unit_test(test_tools_filter_by_cluster),
-        cmocka_unit_test(test_url_shown_without_password),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -31,7 +31,6 @@
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 #include "krc/store/report_json.h"
-#include "krc/store/display.h"
 #include "krc/store/store.h"
 #include "store_target.h"
 
@@ -1995,16 +1994,8 @@ static void test_clusters_share_a_history(void **state)
 
 /* ---- the dispatcher -------------------------------------------------------------------- */
 
-static void check_display(const char *target, const char *want)
-{
-    char *got = krc_store_display(target);
-    assert_non_null(got);
-    assert_string_equal(got, want);
-    krc_free(got);
-}
-
-/* What logs and errors may show of a target: a path as it is, a URL
- * without its passwords. */
+/* Which backend a target is for (its display form: krc_url_mask_password,
+ * tests/unit/util/test_url.c). */
 static void test_display(void **state)
 {
     (void)state;
@@ -2014,23 +2005,6 @@ static void test_display(void **state)
     assert_int_equal(krc_store_is_url("postgres:/h"), 0);
     assert_int_equal(krc_store_is_url(":memory:"), 0);
     assert_int_equal(krc_store_is_url(NULL), 0);
-    assert_null(krc_store_display(NULL));
-    check_display("/var/lib/krc/krc.db", "/var/lib/krc/krc.db");
-    check_display("./a:b@c.db", "./a:b@c.db");
-    check_display("postgres://krc:s3cret@db.example:5432/krc",
-                  "postgres://krc:****@db.example:5432/krc");
-    check_display("postgresql://krc@db/krc", "postgresql://krc@db/krc");
-    check_display("postgres://db/krc", "postgres://db/krc");
-    check_display("postgres://krc:@db/krc", "postgres://krc:****@db/krc");
-    /* unencoded '@' or '/' in the password: masked up to the last '@' */
-    check_display("postgres://krc:p@ss/w@db/krc?sslmode=require",
-                  "postgres://krc:****@db/krc?sslmode=require");
-    check_display("postgres://krc:s3cret@db/krc?sslmode=require&password=other&x=1#frag",
-                  "postgres://krc:****@db/krc?sslmode=require&password=****&x=1#frag");
-    check_display("postgres://db/krc?password=pw", "postgres://db/krc?password=****");
-    check_display("postgres://db/krc?passwordx=1&user=u", "postgres://db/krc?passwordx=1&user=u");
-    check_display("postgres://u:pw@[::1]:5432/krc", "postgres://u:****@[::1]:5432/krc");
-    check_display("postgres://", "postgres://");
 }
 
 /* The backend is chosen by the target; a store that cannot be opened names
