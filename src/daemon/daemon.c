@@ -106,6 +106,9 @@ struct daemon {
      * answer at start-up or at the take-over); the pruner thread tries again
      * every RESUME_RETRY_MS until it does */
     atomic_int resume_due;
+    /* how every connection is opened: KRC_STORE_DEFER_CONNECT, and
+     * KRC_STORE_CONNECT_ON_USE once the first found PostgreSQL down */
+    unsigned store_flags;
     pthread_t pruner;
     int pruner_started;
     struct krc_pipeline_status status; /* the workers' counters and history fault */
@@ -298,7 +301,7 @@ static void *worker_main(void *arg)
 static int open_store(const struct daemon *d, unsigned flags, struct krc_store **ret,
                       struct krc_error *e)
 {
-    return krc_store_open_with(d->db_path, flags | KRC_STORE_DEFER_CONNECT, &d->store_opts, ret, e);
+    return krc_store_open_with(d->db_path, flags | d->store_flags, &d->store_opts, ret, e);
 }
 
 #define RESUME_RETRY_MS 5000
@@ -586,6 +589,7 @@ static int open_history(struct daemon *d, struct krc_error *ep)
     snprintf(d->db_shown, sizeof(d->db_shown), "%s", krc_store_path(d->store));
     d->shared_store = krc_store_shared(d->store);
     if (rc == KRC_STORE_DEFERRED) {
+        d->store_flags |= KRC_STORE_CONNECT_ON_USE;
         krc_pipeline_store_failed(&d->status, e.msg);
         krc_log(KRC_LOG_WARN,
                 "history database: %s; restarts are still detected and alerted, their records "
@@ -774,7 +778,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.redactor = d->redactor;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.store_options = &d->store_opts;
-    no.store_flags = KRC_STORE_DEFER_CONNECT;
+    no.store_flags = d->store_flags;
     no.on_delivered = on_delivered;
     no.on_posted = on_posted;
     no.on_delivered_userdata = d;
@@ -1160,6 +1164,7 @@ static void daemon_init(struct daemon *d, const struct krc_config *cfg)
     atomic_init(&d->live, cfg);
     atomic_init(&d->live_filter, NULL);
     atomic_init(&d->resume_due, 0);
+    d->store_flags = KRC_STORE_DEFER_CONNECT;
     d->health.cfg = cfg;
     d->health.status = &d->status;
 }
@@ -1375,7 +1380,11 @@ static int start(struct daemon *d, struct krc_error *e)
     if (d->store != NULL) {
         /* Undelivered notifications from before: send them first (with
          * leader election once this replica leads: a standby posts nothing). */
-        if (!d->cfg->leader_elect) {
+        if (d->cfg->leader_elect) {
+            /* at the take-over */
+        } else if (d->store_flags & KRC_STORE_CONNECT_ON_USE) {
+            atomic_store(&d->resume_due, 1); /* PostgreSQL down: once it answers */
+        } else {
             resume_outbox(d, d->store);
         }
         if (pthread_create(&d->pruner, NULL, pruner_main, d) == 0) {

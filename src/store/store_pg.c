@@ -191,7 +191,7 @@ struct krc_store_be {
     int no_statement; /* the last failure was 26000: no such prepared statement */
     int unprepared;   /* record without preparing (a pooler in transaction mode) */
     /* KRC_STORE_DEFER_CONNECT */
-    int unreachable;      /* the last failed connection: the server did not answer */
+    int connect_failed;   /* the last attempt failed in PQconnectdbParams itself */
     int unmigrated;       /* the schema is created/migrated at the first connection */
     int64_t last_fail_ms; /* monotonic time of the last failed attempt; 0: none */
     char last_error[400]; /* its message (no password), repeated until the next */
@@ -384,7 +384,7 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
         b->conn = NULL;
     }
     b->lost = 1;
-    b->unreachable = 0;
+    b->connect_failed = 0;
     if ((rc = read_password(b, err)) < 0) {
         return rc;
     }
@@ -398,9 +398,7 @@ static int pg_connect(struct krc_store_be *b, struct krc_error *err)
         clean_message(b, PQerrorMessage(b->conn), msg, sizeof(msg));
         PQfinish(b->conn);
         b->conn = NULL;
-        if (b->flags & KRC_STORE_DEFER_CONNECT) {
-            b->unreachable = server_unreachable(b);
-        }
+        b->connect_failed = 1; /* pg_open asks the server (server_unreachable) */
         return krc_error_set(err, KRC_EIO, "%s: cannot connect to PostgreSQL (%s): %s", b->display,
                              where, msg);
     }
@@ -736,8 +734,15 @@ static int pg_open(const char *target, const char *display, unsigned flags,
         pg_close(b);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
+    if ((flags & KRC_STORE_DEFER_CONNECT) && (flags & KRC_STORE_CONNECT_ON_USE)) {
+        b->unmigrated = 1;
+        snprintf(b->last_error, sizeof(b->last_error), "%s: not connected yet", b->display);
+        *ret = b;
+        return krc_error_set(err, KRC_STORE_DEFERRED, "%s", b->last_error);
+    }
     rc = pg_connect(b, err);
-    if (rc == KRC_EIO && b->unreachable) {
+    if (rc == KRC_EIO && (flags & KRC_STORE_DEFER_CONNECT) && b->connect_failed &&
+        server_unreachable(b)) {
         /* KRC_STORE_DEFER_CONNECT: a store that connects on a later call */
         b->unmigrated = 1;
         b->last_fail_ms = krc_clock_mono_ms();

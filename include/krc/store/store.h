@@ -68,6 +68,10 @@ enum {
     /* PostgreSQL (the daemon's connections): a server that does not answer
      * at open is not fatal (below, KRC_STORE_DEFERRED). Ignored by SQLite. */
     KRC_STORE_DEFER_CONNECT = 1u << 3,
+    /* with KRC_STORE_DEFER_CONNECT: do not even try at open, the first call
+     * connects (the daemon's further connections once its first one found
+     * the server down: no connect_timeout per connection at start-up) */
+    KRC_STORE_CONNECT_ON_USE = 1u << 4,
 };
 /* krc_store_open_with() with KRC_STORE_DEFER_CONNECT: the server did not
  * answer (no response, or starting up / shutting down); *ret is a store all

@@ -577,6 +577,19 @@ static void test_defer_connect(void **state)
     }
     f.cluster = cl;
     assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    /* KRC_STORE_CONNECT_ON_USE: no attempt at open, the first call makes one */
+    {
+        struct krc_store_be *lazy = NULL;
+        assert_int_equal(be->open(target, "pg-lazy",
+                                  KRC_STORE_DEFER_CONNECT | KRC_STORE_CONNECT_ON_USE, &o, &lazy,
+                                  &err),
+                         KRC_STORE_DEFERRED);
+        assert_non_null(strstr(err.msg, "not connected yet"));
+        assert_int_equal(be->list(lazy, &f, collect_row, &c, &err), KRC_EIO);
+        assert_non_null(strstr(err.msg, "cannot connect"));
+        assert_non_null(strstr(err.msg, "pg-lazy"));
+        be->close(lazy);
+    }
 
     server_cmd("start");
     krc_clock_sleep_ms(1100, NULL); /* past the one attempt per second */
