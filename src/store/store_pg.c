@@ -18,7 +18,8 @@
  * stops) is not fatal: the open returns KRC_STORE_DEFERRED and every call
  * fails with KRC_EIO naming the server until one connects; the schema is
  * created or migrated then. Attempts after a failed one are at least
- * CONNECT_RETRY_MS apart, so a worker's loop does not hammer a dead server. */
+ * CONNECT_RETRY_MS apart, so a worker's loop does not hammer a dead server.
+ * With KRC_STORE_CONNECT_ON_USE too, the open does not even try. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
