@@ -437,7 +437,9 @@ int main(int argc, char **argv)
         run_storm(&o);
     }
     if (o.list) {
+        double t0 = now_ms();
         struct krc_store *s = open_pg(&o);
+        printf("open (connect, authenticate, schema check): %.1f ms\n", now_ms() - t0);
         time_list(s, o.cluster, "--cluster");
         time_list(s, NULL, "every cluster");
         krc_store_close(s);
