@@ -1,14 +1,28 @@
-/* PostgreSQL store benchmark (issue 17): record N restarts through the
- * PostgreSQL backend (a ~6 KB report and one pending alert each, one
- * transaction per restart as the pipeline does), then time the list of
- * `krc history --since 1h` (limit 50, this cluster and every cluster).
+/* PostgreSQL store benchmark (issue 17), through the store API the daemon
+ * uses (krc_store_open_with, krc_store_record_many, krc_store_list):
  *
- *   KRC_BENCH_PG_URL=postgres://... PGPASSWORD=... bench_store_pg [N] [--password-file F]
+ *   KRC_BENCH_PG_URL=postgres://... bench_store_pg [--password-file F] [--cluster NAME]
+ *       [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] [--list]
  *
- * tests/tools/pg_server.py start DIR gives a server (DIR/url, DIR/password).
- * Restarts are spread one per 30 s back from now, so `--since 1h` matches 120
- * of them whatever N is. Each run writes under a new cluster name. Nothing is
- * asserted: numbers for docs/performance.md. */
+ * --fill N    records N restarts, one transaction each as a worker does (a
+ *             realistic report JSON of 5-11 KB and one pending alert), the newest
+ *             detected now - 1 s and each next one S seconds earlier (default
+ *             3.6: `--since 1h` then matches 1,000 of them).
+ * --storm N   a restart storm: N restarts detected now, recorded by C threads
+ *             with a connection each (the daemon's `workers`), offered at R
+ *             restarts/s in total (0: as fast as they go). Each restart is due
+ *             at start + k/R; a thread takes the next one when it is free, so a
+ *             thread that falls behind builds a backlog as the daemon's queue
+ *             does. Prints the sustained rate, the time each record took
+ *             (p50/p99/max) and the delay from due to recorded (p50/p99/max).
+ * --list      times the list of `krc history --since 1h` (limit 50, this
+ *             cluster and every cluster): median and worst of 11 runs.
+ *
+ * tests/tools/pg_server.py start DIR gives a server (DIR/url, DIR/password);
+ * bench/pg_bench.py runs the whole issue 17 benchmark. Nothing is asserted:
+ * numbers for docs/performance.md. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +30,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "krc/store/backend.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/model/report.h"
+#include "krc/store/report_json.h"
+#include "krc/store/store.h"
 #include "krc/util/clock.h"
+#include "krc/util/mem.h"
+
+#define N_VARIANTS 8
+#define LIST_RUNS 11
+#define MAX_CONNS 64
+
+struct opts {
+    const char *url;
+    const char *password_file;
+    const char *cluster;
+    long fill;
+    double spacing;
+    long storm;
+    int conns;
+    double rate;
+    int list;
+};
+
+static char *g_json[N_VARIANTS];
+static char *g_body[N_VARIANTS];
 
 static double now_ms(void)
 {
@@ -26,11 +63,10 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-static int count_row(const struct krc_store_row *row, void *ud)
+static void die(const char *what, const struct krc_error *e)
 {
-    (void)row;
-    (*(long *)ud)++;
-    return 0;
+    fprintf(stderr, "bench_store_pg: %s: %s\n", what, e->msg);
+    exit(1);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -40,102 +76,377 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median of 7 runs of the list, in ms. */
-static double time_list(struct krc_store_be *b, const char *cluster, int64_t since, long *rows)
+/* The p-th percentile of sorted v[0..n). */
+static double pct(const double *v, long n, double p)
 {
-    double t[7];
-    for (int i = 0; i < 7; i++) {
-        struct krc_store_filter f = {.cluster = cluster, .since = since, .limit = 50};
+    long i = (long)(p / 100.0 * (double)(n - 1) + 0.5);
+    return n > 0 ? v[i < n ? i : n - 1] : 0;
+}
+
+/* Fill the report of a crash-looping pod (2 containers, 6 events, the node). */
+static void fill_report(struct krc_report *r, int variant)
+{
+    r->namespace = krc_strdup("shop");
+    r->name = krc_strdup("web-5d9f8c7b6-x2k4q");
+    r->uid = krc_strdup("0f6e8a52-3c1d-4b9a-9f7e-2d5c8b1a4e60");
+    r->node_name = krc_strdup("ip-10-0-12-34.eu-west-1.compute.internal");
+    r->owner_kind = krc_strdup("ReplicaSet");
+    r->owner_name = krc_strdup("web-5d9f8c7b6");
+    r->phase = krc_strdup("Running");
+    krc_kv_list_put(&r->labels, "app.kubernetes.io/name", "web");
+    krc_kv_list_put(&r->labels, "pod-template-hash", "5d9f8c7b6");
+    for (int i = 0; i < 2; i++) {
+        struct krc_report_container *c = krc_report_add_container(r);
+        c->name = krc_strdup(i == 0 ? "app" : "istio-proxy");
+        c->image = krc_strdup(i == 0 ? "registry.example.com/shop/web:1.42.7"
+                                     : "docker.io/istio/proxyv2:1.22.3");
+        c->restart_count = 7 + variant;
+        c->state = KRC_REPORT_STATE_WAITING;
+        c->state_reason = krc_strdup("CrashLoopBackOff");
+        c->state_message = krc_strdup("back-off 5m0s restarting failed container=app");
+        c->last.present = 1;
+        c->last.exit_code = variant % 2 ? 1 : 137;
+        c->last.reason = krc_strdup(variant % 2 ? "Error" : "OOMKilled");
+        c->last.started_at = 1800000000;
+        c->last.finished_at = 1800000300;
+        c->last.container_id = krc_strdup("containerd://4f1b2c3d4e5f60718293a4b5c6d7e8f9");
+        krc_kv_list_put(&c->limits, "memory", "512Mi");
+        krc_kv_list_put(&c->requests, "memory", "256Mi");
+        c->has_liveness = 1;
+        c->has_readiness = 1;
+    }
+    for (int i = 0; i < 6; i++) {
+        struct krc_report_event *ev = krc_report_add_event(r);
+        ev->type = krc_strdup(i % 2 ? "Warning" : "Normal");
+        ev->reason = krc_strdup(i % 2 ? "BackOff" : "Pulled");
+        ev->message = krc_strdup(i % 2 ? "Back-off restarting failed container app in pod "
+                                         "web-5d9f8c7b6-x2k4q_shop(0f6e8a52)"
+                                       : "Container image \"registry.example.com/shop/web:1.42.7\" "
+                                         "already present on machine");
+        ev->count = 3 + i;
+        ev->first_timestamp = 1800000000 + i;
+        ev->last_timestamp = 1800000300 + i;
+        ev->object_kind = krc_strdup("Pod");
+        ev->object_namespace = krc_strdup("shop");
+        ev->object_name = krc_strdup("web-5d9f8c7b6-x2k4q");
+        ev->source_component = krc_strdup("kubelet");
+    }
+    r->node.present = 1;
+    r->node.name = krc_strdup("ip-10-0-12-34.eu-west-1.compute.internal");
+    r->node.kubelet_version = krc_strdup("v1.31.2-eks-7f9249a");
+    krc_report_add_note(r, "previous log cut to the last 100 lines");
+}
+
+/* The report JSON the collector builds (as bench_store.c), with about
+ * log_cap bytes of previous log; lines differ per variant. */
+static char *make_report_json(int variant, size_t log_cap)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error e;
+    char *json = NULL;
+    char *log = malloc(log_cap);
+    size_t log_len = 0;
+
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    fill_report(&r, variant);
+    while (log != NULL) {
+        char line[200];
+        int n = snprintf(line, sizeof(line),
+                         "2026-12-02T17:30:%02dZ INFO request id=%06d path=/api/cart/%d "
+                         "status=200 duration_ms=%d\n",
+                         (int)(log_len / 100) % 60, variant * 7919 + (int)log_len / 90,
+                         (int)log_len, (int)log_len % 97);
+        if (log_len + (size_t)n > log_cap) {
+            break;
+        }
+        memcpy(log + log_len, line, (size_t)n);
+        log_len += (size_t)n;
+    }
+    if (log == NULL || krc_report_set_log(&r, "app", log, log_len, 1, NULL) < 0 ||
+        krc_diagnose(&r, "app", &d, &e) < 0 || krc_report_json_build(&r, &d, NULL, &json, &e) < 0) {
+        fprintf(stderr, "bench_store_pg: cannot build the report\n");
+        exit(1);
+    }
+    free(log);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+    return json;
+}
+
+/* A Slack alert body of len bytes (what the sender posts later). */
+static char *make_body(size_t len)
+{
+    char *b = krc_malloc(len + 1);
+    if (b == NULL) {
+        fprintf(stderr, "bench_store_pg: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < len; i++) {
+        b[i] = (char)('a' + (i * 7 + i / 13) % 26);
+    }
+    memcpy(b, "{\"text\":\"", 9);
+    memcpy(b + len - 2, "\"}", 2);
+    b[len] = '\0';
+    return b;
+}
+
+static struct krc_store *open_pg(const struct opts *o)
+{
+    struct krc_store_options so = {.cluster = o->cluster, .password_file = o->password_file};
+    struct krc_store *s = NULL;
+    struct krc_error e = {0};
+    if (krc_store_open_with(o->url, 0, &so, &s, &e) < 0) {
+        die("open", &e);
+    }
+    return s;
+}
+
+/* Restart k: pod k % 5000 of namespace k % 40; `tag` keeps the pod UIDs of
+ * a storm apart from the fill's. */
+static void record_one(struct krc_store *s, const char *tag, long k, int64_t detected_at)
+{
+    char uid[64];
+    char pod[64];
+    char ns[32];
+    char key[128];
+    struct krc_store_restart r = {0};
+    struct krc_store_outbox m = {0};
+    struct krc_error e = {0};
+    int64_t rid = 0;
+    int64_t oid = 0;
+    int v = (int)(k % N_VARIANTS);
+
+    snprintf(uid, sizeof(uid), "%s-uid-%ld", tag, k % 5000);
+    snprintf(pod, sizeof(pod), "web-%ld-%ld", k % 5000, k % 3);
+    snprintf(ns, sizeof(ns), "ns-%ld", k % 40);
+    snprintf(key, sizeof(key), "%s/%s", ns, pod);
+    r.pod_uid = uid;
+    r.container = "app";
+    r.restart_count = (int)(k / 5000) + 1;
+    r.namespace = ns;
+    r.pod = pod;
+    r.workload_kind = "Deployment";
+    r.workload_name = k % 4 ? "web" : "cart";
+    r.node = "ip-10-0-12-34";
+    r.cause = v % 2 ? KRC_CAUSE_APP_ERROR : KRC_CAUSE_OOM_KILLED;
+    r.has_exit_code = 1;
+    r.exit_code = v % 2 ? 1 : 137;
+    r.signal = v % 2 ? 0 : 9;
+    r.reason = v % 2 ? "Error" : "OOMKilled";
+    r.started_at = detected_at - 300;
+    r.finished_at = detected_at - 1;
+    r.container_id = "containerd://4f1b2c3d4e5f60718293a4b5c6d7e8f9";
+    r.detected_at = detected_at;
+    r.decision = "alert";
+    r.summary = v % 2 ? "container app exited with code 1" : "container app was OOM-killed";
+    r.message = v % 2 ? "Error: shop/web container app" : "OOMKilled: shop/web container app";
+    r.report_json = g_json[v];
+    m.kind = KRC_STORE_KIND_ALERT;
+    m.destination = "webhook:default";
+    m.thread_key = key;
+    m.body = g_body[v];
+    if (krc_store_record_many(s, &r, &m, 1, &rid, &oid, &e) != 0) {
+        die("record", &e);
+    }
+}
+
+static void run_fill(const struct opts *o)
+{
+    struct krc_store *s = open_pg(o);
+    int64_t now = krc_clock_now();
+    double t0 = now_ms();
+    double ms;
+
+    /* oldest first, as they would have been recorded */
+    for (long i = o->fill - 1; i >= 0; i--) {
+        record_one(s, "fill", i, now - 1 - (int64_t)((double)i * o->spacing));
+    }
+    ms = now_ms() - t0;
+    printf("fill: %ld restarts in %.0f ms: %.0f restarts/s (one connection, one transaction "
+           "each), one per %.1f s back from now\n",
+           o->fill, ms, (double)o->fill * 1000.0 / ms, o->spacing);
+    krc_store_close(s);
+}
+
+struct storm {
+    const struct opts *o;
+    char tag[48];
+    double t0;
+    atomic_long next;
+    double *service; /* per restart: ms its record took */
+    double *delay;   /* per restart: ms from due to recorded */
+};
+
+static void *storm_thread(void *arg)
+{
+    struct storm *st = arg;
+    struct krc_store *s = open_pg(st->o);
+    for (;;) {
+        long k = atomic_fetch_add(&st->next, 1);
+        double due;
+        double t;
+        if (k >= st->o->storm) {
+            break;
+        }
+        due = st->o->rate > 0 ? st->t0 + (double)k * 1000.0 / st->o->rate : now_ms();
+        while ((t = now_ms()) < due) {
+            double wait = due - t;
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait * 1e6)};
+            nanosleep(&ts, NULL);
+        }
+        record_one(s, st->tag, k, krc_clock_now());
+        st->service[k] = now_ms() - t;
+        st->delay[k] = now_ms() - due;
+    }
+    krc_store_close(s);
+    return NULL;
+}
+
+static void run_storm(const struct opts *o)
+{
+    struct storm st = {.o = o};
+    pthread_t th[MAX_CONNS];
+    double ms;
+
+    snprintf(st.tag, sizeof(st.tag), "storm-%ld-%ld", (long)getpid(), (long)time(NULL));
+    st.service = calloc((size_t)o->storm, sizeof(double));
+    st.delay = calloc((size_t)o->storm, sizeof(double));
+    if (st.service == NULL || st.delay == NULL) {
+        fprintf(stderr, "bench_store_pg: out of memory\n");
+        exit(1);
+    }
+    atomic_init(&st.next, 0);
+    st.t0 = now_ms();
+    for (int i = 0; i < o->conns; i++) {
+        if (pthread_create(&th[i], NULL, storm_thread, &st) != 0) {
+            fprintf(stderr, "bench_store_pg: cannot start a thread\n");
+            exit(1);
+        }
+    }
+    for (int i = 0; i < o->conns; i++) {
+        pthread_join(th[i], NULL);
+    }
+    ms = now_ms() - st.t0;
+    qsort(st.service, (size_t)o->storm, sizeof(double), cmp_double);
+    qsort(st.delay, (size_t)o->storm, sizeof(double), cmp_double);
+    printf("storm: %ld restarts, %d connection(s), offered %s%.0f/s: %.0f ms, sustained %.0f "
+           "restarts/s; record ms p50 %.2f p99 %.2f max %.1f; due->recorded ms p50 %.2f p99 "
+           "%.1f max %.1f\n",
+           o->storm, o->conns, o->rate > 0 ? "" : "unpaced, ", o->rate, ms,
+           (double)o->storm * 1000.0 / ms, pct(st.service, o->storm, 50),
+           pct(st.service, o->storm, 99), st.service[o->storm - 1], pct(st.delay, o->storm, 50),
+           pct(st.delay, o->storm, 99), st.delay[o->storm - 1]);
+    free(st.service);
+    free(st.delay);
+}
+
+static int count_row(const struct krc_store_row *row, void *ud)
+{
+    (void)row;
+    (*(long *)ud)++;
+    return 0;
+}
+
+static void time_list(struct krc_store *s, const char *cluster, const char *what)
+{
+    double t[LIST_RUNS];
+    long rows = 0;
+    for (int i = 0; i < LIST_RUNS; i++) {
+        struct krc_store_filter f = {
+            .cluster = cluster, .since = krc_clock_now() - 3600, .limit = 50};
         struct krc_error err = {0};
         double t0 = now_ms();
-        *rows = 0;
-        if (krc_store_pg_backend.list(b, &f, count_row, rows, &err) != 0) {
-            fprintf(stderr, "list: %s\n", err.msg);
-            exit(1);
+        rows = 0;
+        if (krc_store_list(s, &f, count_row, &rows, &err) != 0) {
+            die("list", &err);
         }
         t[i] = now_ms() - t0;
     }
-    qsort(t, 7, sizeof(t[0]), cmp_double);
-    return t[3];
+    qsort(t, LIST_RUNS, sizeof(t[0]), cmp_double);
+    printf("list --since 1h %s (limit 50): %ld rows, median %.2f ms, worst %.2f ms of %d\n", what,
+           rows, t[LIST_RUNS / 2], t[LIST_RUNS - 1], LIST_RUNS);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: KRC_BENCH_PG_URL=postgres://... bench_store_pg [--password-file F] "
+                    "[--cluster NAME] [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] "
+                    "[--list]\n");
+    exit(2);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--list") == 0) {
+            o->list = 1;
+            continue;
+        }
+        if (v == NULL) {
+            usage();
+        }
+        i++;
+        if (strcmp(a, "--password-file") == 0) {
+            o->password_file = v;
+        } else if (strcmp(a, "--cluster") == 0) {
+            o->cluster = v;
+        } else if (strcmp(a, "--fill") == 0) {
+            o->fill = strtol(v, NULL, 10);
+        } else if (strcmp(a, "--spacing") == 0) {
+            o->spacing = strtod(v, NULL);
+        } else if (strcmp(a, "--storm") == 0) {
+            o->storm = strtol(v, NULL, 10);
+        } else if (strcmp(a, "--conns") == 0) {
+            o->conns = (int)strtol(v, NULL, 10);
+        } else if (strcmp(a, "--rate") == 0) {
+            o->rate = strtod(v, NULL);
+        } else {
+            usage();
+        }
+    }
+    if (o->url == NULL || o->fill < 0 || o->storm < 0 || o->spacing < 1 || o->conns < 1 ||
+        o->conns > MAX_CONNS || o->rate < 0 || (o->fill == 0 && o->storm == 0 && !o->list)) {
+        usage();
+    }
 }
 
 int main(int argc, char **argv)
 {
-    const char *url = getenv("KRC_BENCH_PG_URL");
-    const char *pwfile = NULL;
-    long n = 10000;
-    static char report[6200];
-    char cluster[64];
-    struct krc_store_options o = {0};
-    struct krc_store_be *b = NULL;
-    struct krc_error err = {0};
-    int64_t now = krc_clock_now();
-    double t0;
-    double ms;
-    long rows = 0;
+    struct opts o = {
+        .url = getenv("KRC_BENCH_PG_URL"), .cluster = "bench", .spacing = 3.6, .conns = 1};
+    size_t jmin = SIZE_MAX;
+    size_t jmax = 0;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--password-file") == 0 && i + 1 < argc) {
-            pwfile = argv[++i];
-        } else {
-            n = strtol(argv[i], NULL, 10);
-        }
+    parse_args(argc, argv, &o);
+    for (int v = 0; v < N_VARIANTS; v++) {
+        g_json[v] = make_report_json(v, 2000 + (size_t)v * 860);
+        g_body[v] = make_body(3000 + (size_t)v * 285);
+        jmin = strlen(g_json[v]) < jmin ? strlen(g_json[v]) : jmin;
+        jmax = strlen(g_json[v]) > jmax ? strlen(g_json[v]) : jmax;
     }
-    if (url == NULL || n <= 0) {
-        fprintf(stderr, "usage: KRC_BENCH_PG_URL=postgres://... bench_store_pg [N] "
-                        "[--password-file F]\n");
-        return 2;
+    printf("cluster %s; report JSON %zu-%zu bytes, alert body 3000-4995 bytes\n", o.cluster, jmin,
+           jmax);
+    if (o.fill > 0) {
+        run_fill(&o);
     }
-    snprintf(cluster, sizeof(cluster), "bench-%ld-%ld", (long)getpid(), (long)time(NULL));
-    o.cluster = cluster;
-    o.password_file = pwfile;
-    if (krc_store_pg_backend.open(url, "bench", 0, &o, &b, &err) != 0) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return 1;
+    if (o.storm > 0) {
+        run_storm(&o);
     }
-    memset(report, 'x', sizeof(report) - 40);
-    memcpy(report, "{\"log\":{\"bytes\":6000},\"text\":\"", 31);
-    memcpy(report + sizeof(report) - 40, "\"}", 3);
-    t0 = now_ms();
-    for (long i = 0; i < n; i++) {
-        char uid[48];
-        struct krc_store_restart r = {0};
-        struct krc_store_outbox m = {0};
-        int64_t rid = 0;
-        int64_t oid = 0;
-        snprintf(uid, sizeof(uid), "pod-uid-%ld", i);
-        r.pod_uid = uid;
-        r.container = "app";
-        r.restart_count = 1;
-        r.namespace = i % 2 ? "prod" : "staging";
-        r.pod = uid;
-        r.workload_kind = "Deployment";
-        r.workload_name = "api";
-        r.node = "node-1";
-        r.cause = KRC_CAUSE_OOM_KILLED;
-        r.finished_at = now - 30 * i - 1;
-        r.container_id = "containerd://0123456789abcdef";
-        r.detected_at = now - 30 * i;
-        r.decision = "alert";
-        r.summary = "out of memory";
-        r.message = "the alert text";
-        r.report_json = report;
-        m.destination = "webhook:default";
-        m.thread_key = uid;
-        m.body = "{\"text\":\"the alert\",\"blocks\":[]}";
-        if (krc_store_pg_backend.record_many(b, &r, &m, 1, &rid, &oid, &err) != 0) {
-            fprintf(stderr, "record %ld: %s\n", i, err.msg);
-            return 1;
-        }
+    if (o.list) {
+        double t0 = now_ms();
+        struct krc_store *s = open_pg(&o);
+        printf("open (connect, authenticate, schema check): %.1f ms\n", now_ms() - t0);
+        time_list(s, o.cluster, "--cluster");
+        time_list(s, NULL, "every cluster");
+        krc_store_close(s);
     }
-    ms = now_ms() - t0;
-    printf("record: %ld restarts in %.0f ms: %.0f restarts/s (one connection, one transaction "
-           "each)\n",
-           n, ms, (double)n * 1000.0 / ms);
-    ms = time_list(b, cluster, now - 3600, &rows);
-    printf("list --since 1h --cluster (limit 50): %ld rows, median %.2f ms\n", rows, ms);
-    ms = time_list(b, NULL, now - 3600, &rows);
-    printf("list --since 1h, every cluster (limit 50): %ld rows, median %.2f ms\n", rows, ms);
-    krc_store_pg_backend.close(b);
+    for (int v = 0; v < N_VARIANTS; v++) {
+        krc_free(g_json[v]);
+        krc_free(g_body[v]);
+    }
     return 0;
 }

@@ -2,6 +2,11 @@
 """A throw-away PostgreSQL server for the tests (issue 17).
 
     pg_server.py start DIR        initdb into DIR/data (first time), start, print the URL
+    pg_server.py start --durable DIR
+                                  the same with fsync=on and synchronous_commit=on (a
+                                  production server's settings; the default fsync=off is
+                                  faster for the tests and loses data on a host crash;
+                                  a running server keeps its settings: stop it first)
     pg_server.py stop DIR         stop it (the data stays: start DIR again resumes it)
     pg_server.py exec DIR -- CMD  run CMD with KRC_TEST_PG_URL=<DIR/url> and PGPASSWORD set
                                   from DIR/password (the password never goes into the URL)
@@ -151,15 +156,17 @@ class PgServer:
             argv = ["runuser", "-u", SUPERUSER, "--"] + argv
         return subprocess.run(argv, capture_output=True).returncode == 0
 
-    def start(self):
+    def start(self, durable=False):
         fresh = not self.initialized()
         if fresh:
             self._init()
+        sync = "fsync=on -c synchronous_commit=on" if durable else "fsync=off"
         if not self.running():
             self._run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log, "-w",
                        "-t", "60", "-o",
-                       "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off "
-                       "-c max_connections=60" % (self.port, self.dir), "start"], "pg_ctl start")
+                       "-p %d -k %s -c listen_addresses=127.0.0.1 -c %s "
+                       "-c max_connections=60" % (self.port, self.dir, sync), "start"],
+                      "pg_ctl start")
         if fresh:
             # the password goes to psql on stdin, never on a command line
             pw = self.password().replace("'", "''")
@@ -174,13 +181,17 @@ class PgServer:
 
 
 def main(argv):
+    durable = len(argv) > 2 and argv[1] == "start" and argv[2] == "--durable"
+    if durable:
+        argv = argv[:2] + argv[3:]
     if len(argv) < 3 or argv[1] not in ("start", "stop", "exec"):
-        sys.stderr.write("usage: pg_server.py start DIR | stop DIR | exec DIR -- CMD...\n")
+        sys.stderr.write("usage: pg_server.py start [--durable] DIR | stop DIR | "
+                         "exec DIR -- CMD...\n")
         return 2
     try:
         srv = PgServer(argv[2])
         if argv[1] == "start":
-            srv.start()
+            srv.start(durable=durable)
             print(srv.url)
         elif argv[1] == "stop":
             srv.stop()

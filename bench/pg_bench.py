@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Issue 17's PostgreSQL benchmark: 1,000,000 recorded restarts, `krc history --since 1h`,
+and a restart storm of 1,000 restarts per second. Nothing is asserted: it prints numbers for
+docs/performance.md.
+
+    pg_bench.py fill DIR [--bench B] [--api N] [--total M]
+        records the newest N restarts (default 10,000) through the store API
+        (bench_store_pg --fill: one transaction each, one per 3.6 s back from now), then
+        bulk-loads the older M - N (default M 1,000,000) with INSERT ... SELECT
+        generate_series on the server, copying the recorded rows' reports, messages and
+        alert bodies, continuing the 3.6 s spacing; the alerts of all but the newest 10
+        are marked delivered; then VACUUM ANALYZE (what autovacuum does to a settled table)
+    pg_bench.py history DIR [--krc K] [--runs R]
+        `krc history --db URL --db-password-file F --since 1h`, table and --format json,
+        and with --cluster bench: process start to exit, median and worst of R (11) runs;
+        EXPLAIN ANALYZE of the list query
+    pg_bench.py storm DIR [--bench B] [--count N] [--conns 1,2,4] [--rate 1000]
+        bench_store_pg --storm into the database `storm` of the same server (created on
+        first use, so the 1,000,000-row history stays as it is): per connection count,
+        unpaced (as fast as it goes) and paced at --rate restarts/s
+
+DIR is a server from tests/tools/pg_server.py (`start DIR` or `start --durable DIR`); run the
+long steps at `nice -n 10` on a shared machine.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "tools"))
+import pg_server  # noqa: E402
+
+SPACING = 3.6
+CLUSTER = "bench"
+
+# The older rows: restart g (N <= g < M) as bench_store_pg's restart g would be (pod g % 5000
+# of namespace g % 40, detected g * 3.6 s before the newest), its report, message and alert
+# body those of a recorded restart of the same variant (g % 8).
+BULK_SQL = """
+INSERT INTO restarts (cluster, pod_uid, container, restart_count, namespace, pod,
+    workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at,
+    finished_at, detected_at, decision, summary, confidence, gpus, identity)
+SELECT '{c}', 'bulk-uid-' || (g % 5000), 'app', g / 5000 + 1, 'ns-' || (g % 40),
+    'web-' || (g % 5000) || '-' || (g % 3), 'Deployment',
+    CASE WHEN g % 4 = 0 THEN 'cart' ELSE 'web' END, 'ip-10-0-12-34', t.cause, t.exit_code,
+    t.signal, t.reason, n.now - d - 300, n.now - d - 1, n.now - d, 'alert', t.summary,
+    t.confidence, 0,
+    't' || (n.now - d - 1) || '/containerd://4f1b2c3d4e5f60718293a4b5c6d7e8f9/' || (g / 5000 + 1)
+FROM generate_series({lo}, {hi}) g
+CROSS JOIN LATERAL (SELECT floor(g * {s})::bigint + 1 AS d) dd
+CROSS JOIN bench_now n
+JOIN bench_tpl t ON t.v = g % 8;
+INSERT INTO reports (restart_id, message, report_json)
+SELECT r.id, t.message, t.report_json FROM restarts r
+JOIN bench_tpl t ON t.v = (n_from_uid(r.pod_uid, r.restart_count)) % 8
+WHERE r.cluster = '{c}' AND r.pod_uid LIKE 'bulk-%' AND r.id > {maxid};
+INSERT INTO outbox (cluster, restart_id, kind, destination, thread_key, body, state, attempts,
+    created_at, updated_at, delivered_at, slack_ts)
+SELECT '{c}', r.id, 'alert', 'webhook:default', r.namespace || '/' || r.pod, t.body,
+    'delivered', 1, r.detected_at, r.detected_at + 1, r.detected_at + 1,
+    '1796000000.' || lpad((r.id % 1000000)::text, 6, '0')
+FROM restarts r JOIN bench_tpl t ON t.v = (n_from_uid(r.pod_uid, r.restart_count)) % 8
+WHERE r.cluster = '{c}' AND r.pod_uid LIKE 'bulk-%' AND r.id > {maxid};
+"""
+
+SETUP_SQL = """
+DROP TABLE IF EXISTS bench_tpl; DROP TABLE IF EXISTS bench_now;
+CREATE TABLE bench_now AS SELECT max(detected_at) + 1 AS now FROM restarts
+    WHERE cluster = '{c}' AND pod_uid LIKE 'fill-%';
+CREATE TABLE bench_tpl AS SELECT DISTINCT ON (v) v, r.cause, r.exit_code, r.signal, r.reason,
+    r.summary, r.confidence, p.message, p.report_json, o.body
+FROM (SELECT (split_part(pod_uid, '-', 3)::int + (restart_count - 1) * 5000) % 8 AS v, *
+      FROM restarts WHERE cluster = '{c}' AND pod_uid LIKE 'fill-%') r
+JOIN reports p ON p.restart_id = r.id JOIN outbox o ON o.restart_id = r.id ORDER BY v, r.id;
+CREATE OR REPLACE FUNCTION n_from_uid(uid TEXT, cnt INTEGER) RETURNS BIGINT LANGUAGE sql
+    IMMUTABLE AS $$ SELECT split_part(uid, '-', 3)::bigint + (cnt - 1) * 5000 $$;
+"""
+
+CLEANUP_SQL = """
+UPDATE outbox SET state = 'delivered', attempts = 1, delivered_at = created_at + 1,
+    updated_at = created_at + 1, slack_ts = '1796000000.' || lpad((id % 1000000)::text, 6, '0')
+WHERE cluster = '{c}' AND state = 'pending'
+    AND id NOT IN (SELECT id FROM outbox WHERE cluster = '{c}' ORDER BY id DESC LIMIT 10);
+DROP TABLE bench_tpl; DROP TABLE bench_now; DROP FUNCTION n_from_uid(TEXT, INTEGER);
+"""
+
+
+def bench_env(srv, db_url=None):
+    return dict(os.environ, KRC_BENCH_PG_URL=db_url or srv.url)
+
+
+def run_bench(argv, env):
+    print("$ " + " ".join(argv), flush=True)
+    p = subprocess.run(argv, env=env, capture_output=True, text=True)
+    sys.stdout.write(p.stdout)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit("pg_bench.py: %s failed (exit %d)" % (argv[0], p.returncode))
+    return p.stdout
+
+
+def cmd_fill(srv, a):
+    have = int(srv.query("SELECT count(*) FROM pg_tables WHERE tablename = 'restarts';"))
+    if have and int(srv.query("SELECT count(*) FROM restarts;")) > 0:
+        raise SystemExit("pg_bench.py: %s already holds restarts: fill an empty server" % srv.dir)
+    run_bench([a.bench, "--password-file", srv.password_file, "--cluster", CLUSTER,
+               "--fill", str(a.api), "--spacing", str(SPACING)], bench_env(srv))
+    srv.query(SETUP_SQL.format(c=CLUSTER))
+    t0 = time.monotonic()
+    chunk = 100000
+    for lo in range(a.api, a.total, chunk):
+        hi = min(lo + chunk, a.total) - 1
+        maxid = int(srv.query("SELECT max(id) FROM restarts;"))
+        t1 = time.monotonic()
+        srv.query(BULK_SQL.format(c=CLUSTER, lo=lo, hi=hi, s=SPACING, maxid=maxid))
+        print("bulk: restarts %d..%d in %.1f s" % (lo, hi, time.monotonic() - t1), flush=True)
+    srv.query(CLEANUP_SQL.format(c=CLUSTER))
+    print("bulk: %d restarts in %.1f s" % (a.total - a.api, time.monotonic() - t0))
+    t1 = time.monotonic()
+    srv.query("VACUUM ANALYZE;")
+    print("VACUUM ANALYZE: %.1f s" % (time.monotonic() - t1))
+    print(srv.query("SELECT count(*) || ' restarts, ' || (SELECT count(*) FROM outbox) || "
+                    "' alerts, ' || pg_size_pretty(pg_database_size('krc')) || ', '"
+                    " || (SELECT count(*) FROM restarts WHERE detected_at >= "
+                    "extract(epoch FROM now())::bigint - 3600) || ' in the last hour' "
+                    "FROM restarts;").strip())
+
+
+def time_cmd(argv, runs):
+    times = []
+    out = ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, capture_output=True, text=True)
+        times.append((time.perf_counter() - t0) * 1000.0)
+        if p.returncode != 0:
+            raise SystemExit("pg_bench.py: %s: exit %d: %s" % (" ".join(argv), p.returncode,
+                                                               p.stderr.strip()))
+        out = p.stdout
+    return statistics.median(times), max(times), out
+
+
+def cmd_history(srv, a):
+    base = [a.krc, "history", "--db", srv.url, "--db-password-file", srv.password_file,
+            "--since", "1h"]
+    print("load average before: %s" % open("/proc/loadavg").read().split()[:3])
+    for extra in ([], ["--format", "json"], ["--cluster", CLUSTER],
+                  ["--cluster", CLUSTER, "--format", "json"]):
+        med, worst, out = time_cmd(base + extra, a.runs)
+        lines = out.count("\n")
+        print("krc history --since 1h %s: median %.1f ms, worst %.1f ms of %d runs "
+              "(%d bytes, %d lines of output)" % (" ".join(extra), med, worst, a.runs,
+                                                  len(out), lines), flush=True)
+    print("load average after: %s" % open("/proc/loadavg").read().split()[:3])
+    plan = srv.query(
+        "EXPLAIN (ANALYZE, BUFFERS) SELECT r.id, r.detected_at FROM restarts r "
+        "WHERE r.detected_at >= extract(epoch FROM now())::bigint - 3600 "
+        "ORDER BY r.detected_at DESC, r.id DESC LIMIT 50;")
+    print("EXPLAIN ANALYZE (every cluster, the filter and order of the list):\n" + plan)
+
+
+def cmd_storm(srv, a):
+    if not srv.query("SELECT 1 FROM pg_database WHERE datname = 'storm';", db="postgres"):
+        srv.create_database("storm")
+    url = srv.url.rsplit("/", 1)[0] + "/storm"
+    settings = srv.query("SELECT name || '=' || setting FROM pg_settings WHERE name IN "
+                         "('fsync', 'synchronous_commit', 'wal_sync_method', "
+                         "'shared_buffers') ORDER BY name;").split()
+    print("server: " + ", ".join(settings))
+    print("load average before: %s" % open("/proc/loadavg").read().split()[:3])
+    for conns in [int(c) for c in a.conns.split(",")]:
+        for rate in (0, a.rate):
+            run_bench([a.bench, "--password-file", srv.password_file, "--cluster",
+                       "storm-%d" % conns, "--storm", str(a.count), "--conns", str(conns),
+                       "--rate", str(rate)], bench_env(srv, url))
+            print("load average: %s" % open("/proc/loadavg").read().split()[:3], flush=True)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    build = os.path.join(here, "..", "build-rel")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=("fill", "history", "storm"))
+    ap.add_argument("dir")
+    ap.add_argument("--bench", default=os.path.join(build, "bench", "bench_store_pg"))
+    ap.add_argument("--krc", default=os.path.join(build, "krc"))
+    ap.add_argument("--api", type=int, default=10000)
+    ap.add_argument("--total", type=int, default=1000000)
+    ap.add_argument("--runs", type=int, default=11)
+    ap.add_argument("--count", type=int, default=20000)
+    ap.add_argument("--conns", default="1,2,4")
+    ap.add_argument("--rate", type=int, default=1000)
+    a = ap.parse_args()
+    srv = pg_server.PgServer(a.dir)
+    if not srv.running():
+        raise SystemExit("pg_bench.py: no server running in %s: tests/tools/pg_server.py "
+                         "start [--durable] %s" % (a.dir, a.dir))
+    {"fill": cmd_fill, "history": cmd_history, "storm": cmd_storm}[a.step](srv, a)
+
+
+if __name__ == "__main__":
+    main()
