@@ -1072,7 +1072,8 @@ def run_image(plan, image, work, mounts):
         finally:
             stop_krc(krc, what)
         db = meta["env"]["KRC_DB"]
-        check(any(l.get("msg") == "history database %s" % db for l in krc.json_lines()),
+        check(any(l.get("msg") in ("history database %s" % db, "history database %s (sqlite)" % db)
+                  for l in krc.json_lines()),
               "krc did not use the history database %s:\n%s" % (db, krc.tail()))
         log("%s, as ENTRYPOINT+CMD: /readyz, restart diagnosed, Slack message over HTTPS "
             "(CA bundle path), /metrics, SIGTERM -> exit 0: ok" % what)
