@@ -554,6 +554,12 @@ static int parse_status_container(struct ctx *cx, const cJSON *js, int is_init, 
                 return rc;
             }
             c->state_started_at = c->state_term.started_at;
+            /* a status that names the container again (the API refuses it; krc explain
+             * may read one) replaces what the first one set */
+            krc_free(c->state_reason);
+            krc_free(c->state_message);
+            c->state_reason = NULL;
+            c->state_message = NULL;
             if ((c->state_term.reason &&
                  (c->state_reason = krc_strdup(c->state_term.reason)) == NULL) ||
                 (c->state_term.message &&
