@@ -150,6 +150,26 @@ int64_t krc_store_identity_container_id(const char *identity, char *out, size_t 
 
 /* ---- argument checks (both backends) -------------------------------------------- */
 
+enum krc_store_kind krc_store_kind_parse(const char *name)
+{
+    for (int i = 0; i < KRC_STORE_KIND_COUNT; i++) {
+        if (name != NULL && strcmp(name, krc_store_kind_name((enum krc_store_kind)i)) == 0) {
+            return (enum krc_store_kind)i;
+        }
+    }
+    return KRC_STORE_KIND_ALERT;
+}
+
+enum krc_store_state krc_store_state_parse(const char *name)
+{
+    for (int i = 0; i < KRC_STORE_STATE_COUNT; i++) {
+        if (name != NULL && strcmp(name, krc_store_state_name((enum krc_store_state)i)) == 0) {
+            return (enum krc_store_state)i;
+        }
+    }
+    return KRC_STORE_PENDING;
+}
+
 static int nonempty(const char *s)
 {
     return s != NULL && s[0] != '\0';

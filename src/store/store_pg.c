@@ -783,45 +783,7 @@ static char *identity_text(int64_t finished_at, const char *container_id, int re
     return out;
 }
 
-static int check_restart(const struct krc_store_restart *r, struct krc_error *err)
-{
-    if (r == NULL) {
-        return krc_error_set(err, KRC_EINVAL, "no restart to record");
-    }
-    if (!nonempty(r->pod_uid) || !nonempty(r->container) || !nonempty(r->namespace) ||
-        !nonempty(r->pod) || !nonempty(r->decision)) {
-        return krc_error_set(err, KRC_EINVAL,
-                             "restart record needs pod_uid, container, namespace, pod and "
-                             "decision");
-    }
-    if (r->restart_count < 0 || r->detected_at <= 0) {
-        return krc_error_set(err, KRC_EINVAL,
-                             "restart record of %s/%s: restart_count %d and detected_at %lld "
-                             "must not be negative / must be set",
-                             r->namespace, r->pod, r->restart_count, (long long)r->detected_at);
-    }
-    return 0;
-}
-
-static int check_outbox(const struct krc_store_outbox *m, struct krc_error *err)
-{
-    if (m == NULL) {
-        return krc_error_set(err, KRC_EINVAL, "no notification to queue");
-    }
-    if ((unsigned)m->kind >= KRC_STORE_KIND_COUNT) {
-        return krc_error_set(err, KRC_EINVAL, "outbox: unknown kind %d", (int)m->kind);
-    }
-    if (!nonempty(m->destination) || !nonempty(m->body)) {
-        return krc_error_set(err, KRC_EINVAL, "outbox: %s is required",
-                             nonempty(m->destination) ? "body" : "destination");
-    }
-    if (strstr(m->destination, "://") != NULL) {
-        return krc_error_set(err, KRC_EINVAL,
-                             "outbox: destination must be a configuration key such as "
-                             "\"webhook:default\", not a URL or token");
-    }
-    return 0;
-}
+/* The arguments were checked by store.c (check_restart, check_outbox) before any op. */
 
 static int insert_outbox(struct krc_store_be *b, int64_t restart_id,
                          const struct krc_store_outbox *m, int64_t *ret_id, struct krc_error *err)
@@ -1058,14 +1020,6 @@ static int pg_record_many(struct krc_store_be *b, const struct krc_store_restart
     char *identity = NULL;
     int rc;
 
-    if ((rc = check_restart(rec, err)) < 0) {
-        return rc;
-    }
-    for (size_t i = 0; i < n_msgs; i++) {
-        if ((rc = check_outbox(&msgs[i], err)) < 0) {
-            return rc;
-        }
-    }
     identity = identity_text(rec->finished_at, rec->container_id, rec->restart_count);
     oids = krc_calloc(n_msgs + 1, sizeof(*oids));
     if (identity == NULL || oids == NULL) {
@@ -1242,9 +1196,6 @@ static int pg_add_outbox(struct krc_store_be *b, int64_t restart_id,
     int64_t oid = 0;
     int rc;
 
-    if ((rc = check_outbox(msg, err)) < 0) {
-        return rc;
-    }
     if (restart_id > 0) {
         struct params p = {.n = 0};
         int64_t found = 0;
@@ -1429,39 +1380,19 @@ static void strings_cleanup(struct strings *k)
     memset(k, 0, sizeof(*k));
 }
 
-static enum krc_store_kind kind_parse(const char *s)
-{
-    for (int i = 0; i < KRC_STORE_KIND_COUNT; i++) {
-        if (s != NULL && strcmp(s, krc_store_kind_name((enum krc_store_kind)i)) == 0) {
-            return (enum krc_store_kind)i;
-        }
-    }
-    return KRC_STORE_KIND_ALERT;
-}
-
-static enum krc_store_state state_parse(const char *s)
-{
-    for (int i = 0; i < KRC_STORE_STATE_COUNT; i++) {
-        if (s != NULL && strcmp(s, krc_store_state_name((enum krc_store_state)i)) == 0) {
-            return (enum krc_store_state)i;
-        }
-    }
-    return KRC_STORE_PENDING;
-}
-
 /* An OUTBOX_COLS row; strings copied into k, or borrowed when k is NULL. */
 static void read_message(const PGresult *res, int i, struct krc_store_message *m, struct strings *k)
 {
     memset(m, 0, sizeof(*m));
     m->id = num(res, i, 0);
     m->restart_id = num(res, i, 1);
-    m->kind = kind_parse(txt(res, i, 2));
+    m->kind = krc_store_kind_parse(txt(res, i, 2));
     m->destination = keep(k, txt(res, i, 3));
     m->channel = keep(k, txt(res, i, 4));
     m->thread_key = keep(k, txt(res, i, 5));
     m->body = keep(k, txt(res, i, 6));
     m->fallback = keep(k, txt(res, i, 7));
-    m->state = state_parse(txt(res, i, 8));
+    m->state = krc_store_state_parse(txt(res, i, 8));
     m->attempts = (int)num(res, i, 9);
     m->last_error = keep(k, txt(res, i, 10));
     m->created_at = num(res, i, 11);
@@ -1952,7 +1883,7 @@ static int pg_stats(struct krc_store_be *b, struct krc_store_stats *ret, struct 
     }
     for (int i = 0; i < PQntuples(res); i++) {
         int64_t c = num(res, i, 1);
-        switch (state_parse(txt(res, i, 0))) {
+        switch (krc_store_state_parse(txt(res, i, 0))) {
         case KRC_STORE_DELIVERED:
             out.delivered = c;
             break;

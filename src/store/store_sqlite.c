@@ -1062,26 +1062,6 @@ static void sq_close(struct krc_store_be *s)
 
 /* ---- names ------------------------------------------------------------------------ */
 
-static enum krc_store_kind kind_parse(const char *s)
-{
-    for (int i = 0; i < KRC_STORE_KIND_COUNT; i++) {
-        if (s != NULL && strcmp(s, krc_store_kind_name((enum krc_store_kind)i)) == 0) {
-            return (enum krc_store_kind)i;
-        }
-    }
-    return KRC_STORE_KIND_ALERT;
-}
-
-static enum krc_store_state state_parse(const char *s)
-{
-    for (int i = 0; i < KRC_STORE_STATE_COUNT; i++) {
-        if (s != NULL && strcmp(s, krc_store_state_name((enum krc_store_state)i)) == 0) {
-            return (enum krc_store_state)i;
-        }
-    }
-    return KRC_STORE_PENDING;
-}
-
 /* ---- writing ---------------------------------------------------------------------- */
 
 static int insert_outbox(struct krc_store_be *s, int64_t restart_id,
@@ -1405,13 +1385,13 @@ static void read_message(sqlite3_stmt *st, struct krc_store_message *m, struct s
     memset(m, 0, sizeof(*m));
     m->id = sqlite3_column_int64(st, 0);
     m->restart_id = sqlite3_column_int64(st, 1);
-    m->kind = kind_parse(col_text(st, 2));
+    m->kind = krc_store_kind_parse(col_text(st, 2));
     m->destination = TXT(3);
     m->channel = TXT(4);
     m->thread_key = TXT(5);
     m->body = TXT(6);
     m->fallback = TXT(7);
-    m->state = state_parse(col_text(st, 8));
+    m->state = krc_store_state_parse(col_text(st, 8));
     m->attempts = sqlite3_column_int(st, 9);
     m->last_error = TXT(10);
     m->created_at = sqlite3_column_int64(st, 11);
@@ -2076,7 +2056,7 @@ static int sq_stats(struct krc_store_be *s, struct krc_store_stats *ret, struct 
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t c = sqlite3_column_int64(st, 1);
-        switch (state_parse(col_text(st, 0))) {
+        switch (krc_store_state_parse(col_text(st, 0))) {
         case KRC_STORE_DELIVERED:
             out.delivered = c;
             break;

@@ -73,6 +73,11 @@ struct krc_store_backend {
     int (*stats)(struct krc_store_be *b, struct krc_store_stats *ret, struct krc_error *err);
 };
 
+/* A stored kind or state name back to its value (store.c; both backends read
+ * them): an unknown or NULL name gives KRC_STORE_KIND_ALERT / KRC_STORE_PENDING. */
+enum krc_store_kind krc_store_kind_parse(const char *name);
+enum krc_store_state krc_store_state_parse(const char *name);
+
 extern const struct krc_store_backend krc_store_sqlite_backend;
 extern const struct krc_store_backend krc_store_pg_backend;
 
