@@ -128,24 +128,7 @@ static const char *const pg_migrations[] = {
 
 /* ---- SQL ------------------------------------------------------------------------- */
 
-/* As SQLite: a restart's delivery is its latest message's, the implicit
- * Kubernetes Event's only when it has no other. */
-#define EVENT_LAST "ORDER BY o.destination = 'dest:kubernetes-event', o.id DESC LIMIT 1"
-#define RESTART_COLS                                                                               \
-    "r.id, r.pod_uid, r.namespace, r.pod, r.container, r.restart_count, r.workload_kind, "         \
-    "r.workload_name, r.node, r.cause, r.exit_code, r.signal, r.reason, r.started_at, "            \
-    "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
-    "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                    \
-    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                 \
-    "r.confidence, r.identity, r.cluster"
-#define N_RESTART_COLS 23
-
-#define OUTBOX_COLS                                                                                \
-    "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
-    "last_error, created_at, updated_at, delivered_at, slack_ts"
-
-#define PRUNABLE                                                                                   \
-    "NOT EXISTS (SELECT 1 FROM outbox o WHERE o.restart_id = r.id AND o.state = 'pending')"
+/* RESTART_COLS, OUTBOX_COLS, PRUNABLE: krc/store/backend.h (the same SQL as SQLite). */
 
 #define SQL_INSERT_RESTART                                                                         \
     "INSERT INTO restarts (cluster, pod_uid, container, restart_count, namespace, pod, "           \

@@ -78,6 +78,30 @@ struct krc_store_backend {
 enum krc_store_kind krc_store_kind_parse(const char *name);
 enum krc_store_state krc_store_state_parse(const char *name);
 
+/* SQL both backends run as written (standard SQL that SQLite and PostgreSQL read
+ * alike). */
+/* A restart's delivery in the history is its latest message's, the implicit
+ * Kubernetes Event's (outbox destination "dest:kubernetes-event",
+ * alert/sender.h) only when it has no other: that column says whether
+ * someone was told. */
+#define EVENT_LAST "ORDER BY o.destination = 'dest:kubernetes-event', o.id DESC LIMIT 1"
+#define RESTART_COLS                                                                               \
+    "r.id, r.pod_uid, r.namespace, r.pod, r.container, r.restart_count, r.workload_kind, "         \
+    "r.workload_name, r.node, r.cause, r.exit_code, r.signal, r.reason, r.started_at, "            \
+    "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
+    "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                    \
+    "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                 \
+    "r.confidence, r.identity, r.cluster"
+#define N_RESTART_COLS 23
+
+#define OUTBOX_COLS                                                                                \
+    "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
+    "last_error, created_at, updated_at, delivered_at, slack_ts"
+
+/* Restarts that may be deleted: no pending notification. */
+#define PRUNABLE                                                                                   \
+    "NOT EXISTS (SELECT 1 FROM outbox o WHERE o.restart_id = r.id AND o.state = 'pending')"
+
 extern const struct krc_store_backend krc_store_sqlite_backend;
 extern const struct krc_store_backend krc_store_pg_backend;
 
