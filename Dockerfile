@@ -3,8 +3,10 @@
 # Every RUN calls scripts/image-build, and tests/image/test_image.py executes these
 # instructions in a debootstrapped Debian root: keep both in step (the test checks it).
 # Contents, read-only root, volume: docs/image.md.
+# The base image is pinned by digest (the multi-architecture index of
+# debian:bookworm-20261005-slim, Debian 12.15); docs/image.md says how to move it.
 
-FROM debian:bookworm-slim AS build
+FROM debian:bookworm-slim@sha256:7c7b2c966bc9ee8cedfeef67e0e279108992c77681fa595db4a9d65c06ccc587 AS build
 COPY scripts/image-build /usr/local/sbin/image-build
 RUN ["/usr/local/sbin/image-build", "deps"]
 COPY . /src

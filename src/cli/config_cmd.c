@@ -1,15 +1,26 @@
 #include "krc/cli/config_cmd.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "krc/util/clock.h"
 #include "krc/config/config.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 #include "krc/util/url.h"
 
 #define EXIT_BAD 1
 #define EXIT_USAGE 2
+#define MESSAGES_MAX (1024u * 1024u)
+
+/* Errors and notes quote the file's values (an unknown key, a bad value):
+ * written sanitised, so a control character in the file is shown, never
+ * obeyed by the terminal. */
+static void put_messages(const char *s)
+{
+    krc_text_fputs(s, MESSAGES_MAX, KRC_TEXT_LINES, stderr);
+}
 
 static void usage(FILE *out)
 {
@@ -24,20 +35,45 @@ static void usage(FILE *out)
                  "                              default, as a Markdown table\n");
 }
 
-/* YAML double-quoted scalar. */
+/* YAML double-quoted scalar: control characters (C0, DEL, C1) and the
+ * bidirectional controls as YAML escapes, invalid UTF-8 as \uFFFD, so the
+ * terminal shows every value as text. */
 static void print_quoted(const char *s)
 {
+    size_t len = s != NULL ? strlen(s) : 0;
+
     putchar('"');
-    for (; s != NULL && *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)s[i];
+        uint32_t cp;
+        size_t n;
+
         if (c == '"' || c == '\\') {
             printf("\\%c", c);
-        } else if (c == '\n') {
+            i++;
+            continue;
+        }
+        if (c == '\n') {
             fputs("\\n", stdout);
-        } else if (c < 0x20) {
+            i++;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) {
             printf("\\x%02x", c);
+            i++;
+            continue;
+        }
+        n = krc_text_utf8_decode(s + i, len - i, &cp);
+        if (n == 0) {
+            fputs("\\uFFFD", stdout);
+            i++;
+        } else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+                   (cp >= 0x2066 && cp <= 0x2069)) {
+            printf(cp <= 0xff ? "\\x%02x" : "\\u%04x", (unsigned)cp);
+            i += n;
         } else {
-            putchar(c);
+            fwrite(s + i, 1, n, stdout);
+            i += n;
         }
     }
     putchar('"');
@@ -283,7 +319,7 @@ static int cmd_check(int argc, char **argv)
     }
     krc_config_cleanup(&cfg);
     if (rc < 0) {
-        fputs(errors != NULL ? errors : e.msg, stderr);
+        put_messages(errors != NULL ? errors : e.msg);
         if (errors == NULL) {
             fputc('\n', stderr);
         }
@@ -296,14 +332,22 @@ static int cmd_check(int argc, char **argv)
     for (const char *p = notes; p != NULL && *p != '\0';) {
         const char *nl = strchr(p, '\n');
         int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
-        fprintf(stderr, "note: %.*s\n", len, p);
+        char *line = krc_strndup(p, (size_t)len);
+        fputs("note: ", stderr);
+        put_messages(line != NULL ? line : "(out of memory)");
+        fputc('\n', stderr);
+        krc_free(line);
         p = nl != NULL ? nl + 1 : NULL;
     }
     krc_free(notes);
     for (const char *p = db_notes; p != NULL && *p != '\0';) {
         const char *nl = strchr(p, '\n');
         int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
-        fprintf(stderr, "note: %.*s\n", len, p);
+        char *line = krc_strndup(p, (size_t)len);
+        fputs("note: ", stderr);
+        put_messages(line != NULL ? line : "(out of memory)");
+        fputc('\n', stderr);
+        krc_free(line);
         p = nl != NULL ? nl + 1 : NULL;
     }
     krc_free(db_notes);
@@ -333,7 +377,7 @@ static int cmd_print(int argc, char **argv)
     if (file != NULL) {
         char *errors = NULL;
         if (krc_config_load_file(&cfg, file, &errors, &e) < 0) {
-            fputs(errors != NULL ? errors : e.msg, stderr);
+            put_messages(errors != NULL ? errors : e.msg);
             krc_free(errors);
             krc_config_cleanup(&cfg);
             return EXIT_BAD;
@@ -341,11 +385,12 @@ static int cmd_print(int argc, char **argv)
     }
     typos = krc_config_env_typos();
     if (typos != NULL) {
-        fputs(typos, stderr);
+        put_messages(typos);
         krc_free(typos);
     }
     if (krc_config_load_env(&cfg, &e) < 0) {
-        fprintf(stderr, "%s\n", e.msg);
+        put_messages(e.msg);
+        fputc('\n', stderr);
         rc = EXIT_BAD;
     } else {
         printf("# effective configuration: defaults < %s < environment\n",

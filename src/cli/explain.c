@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "krc/util/redact.h"
 #include "krc/model/report.h"
 #include "krc/alert/slack_format.h"
+#include "krc/util/text.h"
 #include "krc/util/yaml_json.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
@@ -40,6 +42,23 @@ static void usage(FILE *f)
                "    --container NAME diagnose this container (default: the one that\n"
                "                     terminated last)\n"
                "    --format F       text (default), json or slack\n");
+}
+
+/* An error on stderr. Its details may quote the input files (a name, a
+ * reason): sanitised like the text output. */
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+    char msg[KRC_ERROR_MSG_MAX + 1024];
+    char *safe;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    safe = krc_text_safe(msg, sizeof(msg) * 3, 0);
+    fprintf(stderr, "krc explain: %s\n", safe != NULL ? safe : msg);
+    krc_free(safe);
 }
 
 /* Open a file (or stdin for "-") for reading; directories are refused. */
@@ -258,7 +277,7 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     krc_error_clear(&err);
     rc = read_input(path, KRC_KUBE_PARSE_MAX, &data, &len, &err);
     if (rc < 0) {
-        fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
+        complain("%s %s: %s", opt, name, err.msg);
         return rc;
     }
     if (only_space(data, len)) {
@@ -304,14 +323,13 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
     krc_free(data);
     if (rc < 0 && hint) {
         /* say what is expected */
-        fprintf(stderr, "krc explain: %s %s: %s (expected the output of %s%s)\n", opt, name,
-                err.msg, what,
-                fn == krc_kube_parse_pod      ? " or kubectl describe pod"
-                : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
-                                                "or kubectl get events"
-                                              : "");
+        complain("%s %s: %s (expected the output of %s%s)", opt, name, err.msg, what,
+                 fn == krc_kube_parse_pod      ? " or kubectl describe pod"
+                 : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
+                                                 "or kubectl get events"
+                                               : "");
     } else if (rc < 0) {
-        fprintf(stderr, "krc explain: %s %s: %s\n", opt, name, err.msg);
+        complain("%s %s: %s", opt, name, err.msg);
     }
     return rc;
 }
@@ -404,6 +422,22 @@ int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct k
     return 0;
 }
 
+/* The text renderer's untrusted strings (names, reasons, diagnosis texts
+ * quoting the pod, its events and its log) go through krc_text_sanitize:
+ * an escape sequence in a pod name, a node name or a log line is printed
+ * as visible text, never obeyed by the terminal. */
+#define SHOW_MAX (64u * 1024u)
+
+/* Write s (NULL: `dflt`), sanitised, on one line. */
+static void put(FILE *out, const char *s, const char *dflt)
+{
+    if (s == NULL) {
+        fputs(dflt, out);
+    } else {
+        krc_text_fputs(s, SHOW_MAX, 0, out);
+    }
+}
+
 static void print_list(FILE *out, const char *title, char *const *v, size_t n, const char *bullet)
 {
     size_t i;
@@ -411,7 +445,9 @@ static void print_list(FILE *out, const char *title, char *const *v, size_t n, c
     if (n > 0) {
         fprintf(out, "%s\n", title);
         for (i = 0; i < n; i++) {
-            fprintf(out, "%s%s\n", bullet, v[i]);
+            fputs(bullet, out);
+            put(out, v[i], "");
+            fputc('\n', out);
         }
     }
 }
@@ -420,15 +456,24 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
 {
     char ts[40];
 
-    fprintf(out, "Pod:        %s/%s", r->namespace ? r->namespace : "?", r->name ? r->name : "?");
+    fputs("Pod:        ", out);
+    put(out, r->namespace, "?");
+    fputc('/', out);
+    put(out, r->name, "?");
     if (r->owner_kind != NULL && r->owner_name != NULL) {
-        fprintf(out, " (%s %s)", r->owner_kind, r->owner_name);
+        fputs(" (", out);
+        put(out, r->owner_kind, "");
+        fputc(' ', out);
+        put(out, r->owner_name, "");
+        fputc(')', out);
     }
     if (r->node_name != NULL) {
-        fprintf(out, " on node %s", r->node_name);
+        fputs(" on node ", out);
+        put(out, r->node_name, "");
     }
-    fprintf(out, "\nContainer:  %s%s, ", d->container,
-            d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""));
+    fputs("\nContainer:  ", out);
+    put(out, d->container, "?");
+    fprintf(out, "%s, ", d->is_sidecar ? " (sidecar)" : (d->is_init ? " (init)" : ""));
     if (d->restart_count_known) {
         fprintf(out, "%d restart%s\n", d->restart_count, d->restart_count == 1 ? "" : "s");
     } else {
@@ -440,18 +485,25 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
         if (d->signal_name != NULL) {
             fprintf(out, " (%s)", d->signal_name);
         }
-        fprintf(out, ", reason %s, finished %s\n", d->reason ? d->reason : "-", ts);
+        fputs(", reason ", out);
+        put(out, d->reason, "-");
+        fprintf(out, ", finished %s\n", ts);
     } else {
-        fprintf(out, "Last exit:  not in the given files%s%s\n", d->reason ? ", reason " : "",
-                d->reason ? d->reason : "");
+        fprintf(out, "Last exit:  not in the given files%s", d->reason ? ", reason " : "");
+        put(out, d->reason, "");
+        fputc('\n', out);
     }
     fprintf(out, "Cause:      %s (confidence: %s)\n", krc_cause_name(d->cause),
             krc_confidence_name(d->confidence));
-    fprintf(out, "Summary:    %s\n", d->summary);
+    fputs("Summary:    ", out);
+    put(out, d->summary, "");
+    fputc('\n', out);
     print_list(out, "Evidence:", d->evidence, d->n_evidence, "  - ");
     print_list(out, "Not checked:", d->unchecked, d->n_unchecked, "  - ");
     if (d->next_step != NULL) {
-        fprintf(out, "Next step:  %s\n", d->next_step);
+        fputs("Next step:  ", out);
+        put(out, d->next_step, "");
+        fputc('\n', out);
     }
     print_list(out, "Commands:", d->commands, d->n_commands, "  $ ");
 }
@@ -478,7 +530,7 @@ static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d
     }
     krc_redact_free(rd);
     if (rc < 0) {
-        fprintf(stderr, "krc explain: %s\n", err.msg);
+        complain("%s", err.msg);
         return 1;
     }
     printf("%s\n", json);
@@ -631,11 +683,11 @@ static int load_report(const struct explain_args *a, struct krc_report *r)
         size_t len = 0;
         struct krc_logtail_cut cut;
         if (read_log(a->logs, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err) < 0) {
-            fprintf(stderr, "krc explain: --logs %s: %s\n", a->logs, err.msg);
+            complain("--logs %s: %s", a->logs, err.msg);
             return -1;
         }
         if (krc_report_take_log(r, a->container, data, len, &err) < 0) {
-            fprintf(stderr, "krc explain: --logs %s: %s\n", a->logs, err.msg);
+            complain("--logs %s: %s", a->logs, err.msg);
             return -1;
         }
         krc_report_set_log_cut(r, &cut);
@@ -662,13 +714,12 @@ int krc_explain_main(int argc, char **argv)
         goto out;
     }
     if (krc_diagnose(&r, a.container, &d, &err) < 0) {
-        fprintf(stderr, "krc explain: %s%s\n", err.code == KRC_ENOTFOUND ? "--container: " : "",
-                err.msg);
+        complain("%s%s", err.code == KRC_ENOTFOUND ? "--container: " : "", err.msg);
         goto out;
     }
     if (d.container == NULL) {
         /* A Pod without any container status to read: nothing to render. */
-        fprintf(stderr, "krc explain: nothing to explain: %s (in %s)\n", d.summary, a.pod);
+        complain("nothing to explain: %s (in %s)", d.summary, a.pod);
         goto out;
     }
     switch (a.fmt) {

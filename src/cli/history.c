@@ -51,24 +51,12 @@ static void usage(FILE *f)
             KRC_HISTORY_DEFAULT_LIMIT);
 }
 
-/* Terminal-safe copy of s (control characters removed; newlines kept when
- * asked), at most max bytes. Returns a static-lifetime "" on failure. */
+/* Terminal-safe copy of s (krc_text_safe: control characters and escape
+ * sequences shown as visible symbols, newlines kept when asked), at most max
+ * bytes. NULL for NULL or out of memory. */
 static char *safe(const char *s, size_t max, int keep_newlines)
 {
-    struct krc_buf b;
-    char *out;
-
-    if (s == NULL) {
-        return NULL;
-    }
-    krc_buf_init(&b, max);
-    if (krc_report_json_sanitize(&b, s, strlen(s), keep_newlines) == KRC_ENOMEM) {
-        krc_buf_cleanup(&b);
-        return NULL;
-    }
-    out = krc_buf_take(&b);
-    krc_buf_cleanup(&b);
-    return out;
+    return krc_text_safe(s, max, keep_newlines ? KRC_TEXT_LINES : 0);
 }
 
 static void time_utc(int64_t t, char *out, size_t outsz)
@@ -376,11 +364,11 @@ static void print_report(const cJSON *rep)
         }
     }
     if (cJSON_IsObject(node)) {
-        printf("\nNode %s:", jstr(node, "name") ? jstr(node, "name") : "?");
-        if (jstr(node, "kubelet_version") != NULL) {
-            printf(" kubelet %s", jstr(node, "kubelet_version"));
-        }
+        snprintf(line, sizeof(line), "Node %s:%s%s", jstr(node, "name") ? jstr(node, "name") : "?",
+                 jstr(node, "kubelet_version") != NULL ? " kubelet " : "",
+                 jstr(node, "kubelet_version") != NULL ? jstr(node, "kubelet_version") : "");
         printf("\n");
+        print_block("", line, sizeof(line));
         cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "conditions"))
         {
             snprintf(line, sizeof(line), "%s=%s %s %s", jstr(it, "type") ? jstr(it, "type") : "?",
@@ -404,15 +392,18 @@ static void print_report(const cJSON *rep)
         const char *text = jstr(log, "text");
         if (text != NULL) {
             double omitted = jnum(log, "omitted_bytes");
-            printf("\nPrevious log of %s (%.0f bytes%s%s):\n",
-                   jstr(log, "container") ? jstr(log, "container") : "?", jnum(log, "bytes"),
-                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "truncated"))
-                       ? ", cut by the collector"
-                       : "",
-                   omitted > 0 ? ", earlier part not stored" : "");
+            snprintf(line, sizeof(line), "Previous log of %s (%.0f bytes%s%s):",
+                     jstr(log, "container") ? jstr(log, "container") : "?", jnum(log, "bytes"),
+                     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "truncated"))
+                         ? ", cut by the collector"
+                         : "",
+                     omitted > 0 ? ", earlier part not stored" : "");
+            printf("\n");
+            print_block("", line, sizeof(line));
             const cJSON *cut = cJSON_GetObjectItemCaseSensitive(log, "cut");
             if (cJSON_IsObject(cut) && jstr(cut, "note") != NULL) {
-                printf("  (%s)\n", jstr(cut, "note"));
+                snprintf(line, sizeof(line), "(%s)", jstr(cut, "note"));
+                print_block("  ", line, sizeof(line));
             }
             print_block("  | ", text, KRC_REPORT_JSON_LOG_MAX + 1024);
         } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "empty"))) {
@@ -429,8 +420,11 @@ static void print_delivery(const struct krc_store_entry *e)
     char t2[40];
 
     if (e->n_messages == 0) {
-        printf("\nDelivery:   nothing to send (decision %s)\n",
-               e->row.decision ? e->row.decision : "-");
+        char line[256];
+        snprintf(line, sizeof(line), "nothing to send (decision %s)",
+                 e->row.decision ? e->row.decision : "-");
+        printf("\n");
+        print_field("Delivery:", line);
         return;
     }
     printf("\nDelivery:\n");

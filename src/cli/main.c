@@ -16,6 +16,7 @@
 #include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #define EXIT_USAGE 2
 
@@ -115,7 +116,8 @@ static int cmd_run(int argc, char **argv)
         if (rc == 1) {
             usage(stdout);
         } else {
-            fputs(errors != NULL ? errors : e.msg, stderr);
+            /* the mistakes quote the file's values: shown, never obeyed */
+            krc_text_fputs(errors != NULL ? errors : e.msg, 1024 * 1024, KRC_TEXT_LINES, stderr);
         }
         krc_free(errors);
         krc_config_cleanup(&cfg);

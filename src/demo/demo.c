@@ -22,6 +22,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #define STEP_MS 1500         /* between two crashes */
 #define SYNC_WAIT_MS 15000   /* for krc's pod watch to open */
@@ -92,15 +93,21 @@ static void on_kube_event(const cJSON *ev, void *userdata)
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
     const cJSON *reason = cJSON_GetObjectItemCaseSensitive(ev, "reason");
     const cJSON *note = cJSON_GetObjectItemCaseSensitive(ev, "note");
+    char line[2048];
+    char *safe;
 
+    /* what krc wrote quotes the pod (its name, reason, log): shown, never obeyed */
+    snprintf(line, sizeof(line), "Kubernetes Event written on pod %s/%s: %s: %s",
+             cJSON_IsString(ns) ? ns->valuestring : "?",
+             cJSON_IsString(name) ? name->valuestring : "?",
+             cJSON_IsString(reason) ? reason->valuestring : "?",
+             cJSON_IsString(note) ? note->valuestring : "");
+    safe = krc_text_safe(line, sizeof(line) * 3, 0);
     pthread_mutex_lock(&d->print_lock);
-    fprintf(d->o->out, "Kubernetes Event written on pod %s/%s: %s: %s\n\n",
-            cJSON_IsString(ns) ? ns->valuestring : "?",
-            cJSON_IsString(name) ? name->valuestring : "?",
-            cJSON_IsString(reason) ? reason->valuestring : "?",
-            cJSON_IsString(note) ? note->valuestring : "");
+    fprintf(d->o->out, "%s\n\n", safe != NULL ? safe : "Kubernetes Event written (out of memory)");
     fflush(d->o->out);
     pthread_mutex_unlock(&d->print_lock);
+    krc_free(safe);
 }
 
 /* --- the scenario thread ------------------------------------------------------- */

@@ -19,11 +19,17 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/redact.h"
 
 extern char **environ;
 
 #define STDERR_MAX (64 * 1024)
 #define EXEC_INFO_NAME "KUBERNETES_EXEC_INFO"
+/* After the plugin exits, its pipes are read this long more when a process
+ * it started keeps them open; while it runs, its exit is looked for this
+ * often. */
+#define EXIT_GRACE_MS 250
+#define EXIT_POLL_MS 50
 
 struct krc_exec_plugin {
     pthread_mutex_t lock;
@@ -245,11 +251,74 @@ struct run_out {
     struct krc_buf errb;
     int status; /* waitpid status */
     int timed_out;
-    int too_big; /* KRC_ETOOBIG: more than max_output; KRC_ENOMEM */
+    int too_big;   /* KRC_ETOOBIG: more than max_output; KRC_ENOMEM */
+    int held_open; /* it exited, a process it started kept a pipe open */
 };
 
-/* krc's environment, minus the names the plugin's env and
- * KUBERNETES_EXEC_INFO set, then those (the kubeconfig's env wins). The
+/* What a plugin gets of krc's environment: these names and prefixes only
+ * (docs/configuration.md, "What the plugin gets"), so krc's own secrets
+ * (SLACK_WEBHOOK_URL, SLACK_BOT_TOKEN, KRC_*, PGPASSWORD, ...) never reach
+ * it. client-go passes its whole environment; krc holds secrets kubectl
+ * does not. The kubeconfig's `env` adds anything else. The list: what a
+ * program needs to run (PATH, HOME, the user, locale, time zone, temporary
+ * files, XDG folders), proxies and CA files for its own HTTPS requests
+ * (SSL_CERT_*, and REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE that Python's requests
+ * and curl read), and the credential chains of the cloud plugins: the AWS
+ * CLI and aws-iam-authenticator (AWS_*: profile, region, keys, IRSA's
+ * AWS_ROLE_ARN/AWS_WEB_IDENTITY_TOKEN_FILE, EKS Pod Identity's
+ * AWS_CONTAINER_*), gke-gcloud-auth-plugin (GOOGLE_* such as
+ * GOOGLE_APPLICATION_CREDENTIALS, gcloud's CLOUDSDK_*, GCE_METADATA_HOST)
+ * and kubelogin (AZURE_* of workload identity and the Azure SDKs, AAD_*,
+ * its token cache KUBECACHEDIR). */
+static const char *const env_names[] = {
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "KUBECACHEDIR",
+};
+static const char *const env_prefixes[] = {"LC_",           "AWS_",   "GOOGLE_", "CLOUDSDK_",
+                                           "GCE_METADATA_", "AZURE_", "AAD_"};
+
+int krc_exec_env_allowed(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+        if (strlen(env_names[i]) == len && memcmp(env_names[i], name, len) == 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof(env_prefixes) / sizeof(env_prefixes[0]); i++) {
+        size_t pl = strlen(env_prefixes[i]);
+        if (len > pl && memcmp(env_prefixes[i], name, pl) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The allowed part of krc's environment, minus the names the plugin's env
+ * and KUBERNETES_EXEC_INFO set, then those (the kubeconfig's env wins). The
  * strings are borrowed. */
 static char **build_envp(const struct krc_exec_plugin *p)
 {
@@ -267,7 +336,7 @@ static char **build_envp(const struct krc_exec_plugin *p)
     for (size_t i = 0; i < n; i++) {
         const char *eq = strchr(environ[i], '=');
         size_t nl = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-        int shadowed = nl == strlen(EXEC_INFO_NAME) && memcmp(environ[i], EXEC_INFO_NAME, nl) == 0;
+        int shadowed = eq == NULL || !krc_exec_env_allowed(environ[i], nl);
 
         for (size_t j = 0; j < p->nenv && !shadowed; j++) {
             shadowed = strncmp(p->env[j], environ[i], nl) == 0 && p->env[j][nl] == '=';
@@ -363,11 +432,48 @@ static int drain(int fd, struct krc_buf *b, int *full)
     return 0;
 }
 
+/* 1 when the child has exited; it stays a zombie (WNOWAIT), so its pid
+ * and process group id cannot be reused before it is reaped. */
+static int child_exited(pid_t pid)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* After the plugin was reaped: reap what is left of its process group when
+ * those processes became krc's children (krc is PID 1 in its container, or
+ * a subreaper), for up to EXIT_GRACE_MS; anything else is init's. */
+static void reap_group(pid_t pgid)
+{
+    int64_t until = krc_clock_mono_ms() + EXIT_GRACE_MS;
+
+    for (;;) {
+        int status;
+        pid_t got = waitpid(-pgid, &status, WNOHANG);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0 || krc_clock_mono_ms() >= until) {
+            return; /* ECHILD: none of the group is ours */
+        }
+        if (got == 0) {
+            krc_clock_sleep_ms(5, NULL);
+        }
+    }
+}
+
 /* Collect stdout and stderr until both close, the deadline passes or
- * stdout grows past the cap; then reap the child. */
+ * stdout grows past the cap; then reap the child. A plugin that exits
+ * while a process it started still holds its stdout or stderr open (a
+ * background helper) is not waited for: what it printed before it exited
+ * is read for EXIT_GRACE_MS more, then the rest of its process group is
+ * killed and the output used as it is. */
 static void collect(pid_t pid, int out_r, int err_r, long timeout_ms, struct run_out *r)
 {
     int64_t deadline = krc_clock_mono_ms() + timeout_ms;
+    int64_t grace_end = 0; /* set when the plugin has exited */
     int out_open = 1;
     int err_open = 1;
     int err_full = 0;
@@ -375,20 +481,31 @@ static void collect(pid_t pid, int out_r, int err_r, long timeout_ms, struct run
     while ((out_open || err_open) && !r->too_big) {
         struct pollfd fds[2];
         nfds_t nf = 0;
-        int64_t left = deadline - krc_clock_mono_ms();
+        int64_t now = krc_clock_mono_ms();
+        int64_t until;
         int n;
 
-        if (left <= 0) {
+        if (grace_end == 0 && child_exited(pid)) {
+            grace_end = now + EXIT_GRACE_MS;
+        }
+        if (grace_end != 0 && now >= grace_end) {
+            r->held_open = 1;
+            break;
+        }
+        if (now >= deadline) {
             r->timed_out = 1;
             break;
         }
+        /* while it runs, look for its exit every EXIT_POLL_MS */
+        until = grace_end != 0 ? grace_end : now + EXIT_POLL_MS;
+        until = until < deadline ? until : deadline;
         if (out_open) {
             fds[nf++] = (struct pollfd){.fd = out_r, .events = POLLIN};
         }
         if (err_open) {
             fds[nf++] = (struct pollfd){.fd = err_r, .events = POLLIN};
         }
-        n = poll(fds, nf, left > 1000 ? 1000 : (int)left);
+        n = poll(fds, nf, (int)(until - now));
         if (n <= 0) {
             continue;
         }
@@ -403,49 +520,80 @@ static void collect(pid_t pid, int out_r, int err_r, long timeout_ms, struct run
             }
         }
     }
-    if (r->timed_out || r->too_big) {
+    if (r->timed_out || r->too_big || r->held_open) {
+        /* the plugin is still a zombie here, or alive: its group id is its own */
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
     }
     while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
     }
+    if (r->timed_out || r->too_big || r->held_open) {
+        reap_group(pid);
+    }
 }
 
-/* The first non-empty line of stderr, at most outsz-1 bytes, control
- * characters replaced. */
+/* s[0..len) with the secrets krc's built-in patterns find replaced
+ * (krc_redact_apply: bearer tokens, JWTs, cloud keys, Slack tokens and
+ * webhook paths, URL passwords, password=... pairs), into out (cut to its
+ * maximum; "" when there is no memory). */
+static void redacted(const char *s, size_t len, struct krc_buf *out)
+{
+    struct krc_error err;
+
+    krc_buf_reset(out);
+    if (krc_redact_apply(NULL, s, len, out, &err) == KRC_ENOMEM) {
+        krc_buf_reset(out);
+    }
+}
+
+/* The first non-empty line of stderr, redacted, at most outsz-1 bytes,
+ * control characters replaced. */
 static void first_line(const struct krc_buf *b, char *out, size_t outsz)
 {
     const char *s = b->data != NULL ? b->data : "";
     size_t len = b->len;
     size_t i = 0;
+    size_t end;
     size_t o = 0;
+    struct krc_buf red;
 
     while (i < len && (s[i] == '\n' || s[i] == '\r' || s[i] == ' ')) {
         i++;
     }
-    for (; i < len && s[i] != '\n' && o + 1 < outsz; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+    end = i;
+    while (end < len && s[end] != '\n') {
+        end++;
     }
+    krc_buf_init(&red, STDERR_MAX * 4);
+    redacted(s + i, end - i, &red);
+    for (const char *c = krc_buf_str(&red); *c != '\0' && o + 1 < outsz; c++) {
+        out[o++] = (unsigned char)*c < 0x20 || *c == 0x7f ? ' ' : *c;
+    }
+    krc_buf_cleanup(&red);
     while (o > 0 && (out[o - 1] == ' ' || out[o - 1] == '\r')) {
         o--;
     }
     out[o] = '\0';
 }
 
-/* Every line of the plugin's stderr to the log (after the token was
- * registered as a secret, so the log redacts it). */
+/* Every line of the plugin's stderr to the log, redacted: by the built-in
+ * patterns here, and by the log's registered secrets (the webhook URL, the
+ * bot token, the new token: registered before this runs). */
 static void log_stderr(const struct krc_exec_plugin *p, const struct krc_buf *b)
 {
     const char *s = b->data;
     size_t len = b->len;
+    struct krc_buf red;
 
+    krc_buf_init(&red, STDERR_MAX * 4); /* room for the marks: cut below, once redacted */
     while (s != NULL && len > 0) {
         const char *nl = memchr(s, '\n', len);
         size_t ll = nl != NULL ? (size_t)(nl - s) : len;
 
         if (ll > 0 && !(ll == 1 && s[0] == '\r')) {
-            KRC_INFO("%s: stderr: %.*s", p->describe, (int)(ll > 4000 ? 4000 : ll), s);
+            redacted(s, ll, &red);
+            KRC_INFO("%s: stderr: %.*s", p->describe, (int)(red.len > 4000 ? 4000 : red.len),
+                     krc_buf_str(&red));
         }
         if (nl == NULL) {
             break;
@@ -453,6 +601,7 @@ static void log_stderr(const struct krc_exec_plugin *p, const struct krc_buf *b)
         len -= ll + 1;
         s = nl + 1;
     }
+    krc_buf_cleanup(&red);
 }
 
 static int spawn_error(const struct krc_exec_plugin *p, int e, struct krc_error *err)
@@ -730,6 +879,11 @@ static int refresh(struct krc_exec_plugin *p, struct krc_error *err)
     krc_buf_init(&r.out, p->max_output);
     krc_buf_init(&r.errb, STDERR_MAX);
     rc = run_plugin(p, &r, err);
+    if (rc == 0 && r.held_open) {
+        KRC_INFO("%s: exited, but a process it started kept its output open; krc stopped reading "
+                 "%d ms later and killed what was left of its process group",
+                 p->describe, EXIT_GRACE_MS);
+    }
     if (rc == 0 &&
         (r.timed_out || r.too_big || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)) {
         rc = exit_error(p, &r, err);

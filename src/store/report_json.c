@@ -16,62 +16,7 @@
 
 int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, int keep_newlines)
 {
-    const unsigned char *p = data;
-    size_t i = 0;
-    int rc = 0;
-
-    while (i < len && rc == 0) {
-        size_t run = i;
-        uint32_t cp;
-        size_t n;
-
-        /* printable ASCII in one append */
-        while (run < len && p[run] >= 0x20 && p[run] < 0x7F) {
-            run++;
-        }
-        if (run > i) {
-            size_t room = out->max - out->len;
-            size_t take = run - i < room ? run - i : room;
-            if (take > 0) {
-                rc = krc_buf_append(out, p + i, take);
-            }
-            if (rc == 0 && take < run - i) {
-                rc = KRC_ETOOBIG;
-            }
-            i = run;
-            continue;
-        }
-        if (p[i] == 0x1B) {
-            i += krc_text_ansi_len(p + i, len - i);
-            continue;
-        }
-        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\t') {
-            char c = p[i] == '\t' ? '\t' : '\n';
-            if (p[i] == '\r' && i + 1 < len && p[i + 1] == '\n') {
-                i++;
-            }
-            i++;
-            rc = krc_buf_append_char(out, keep_newlines ? c : ' ');
-            continue;
-        }
-        if (p[i] < 0x20 || p[i] == 0x7F) {
-            i++;
-            continue;
-        }
-        n = krc_text_utf8_decode(p + i, len - i, &cp);
-        if (n == 0) {
-            rc = krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
-            i++;
-            continue;
-        }
-        if (cp >= 0x80 && cp <= 0x9F) { /* C1 controls */
-            i += n;
-            continue;
-        }
-        rc = krc_buf_append(out, p + i, n);
-        i += n;
-    }
-    return rc;
+    return krc_text_sanitize(out, data, len, KRC_TEXT_STRIP | (keep_newlines ? KRC_TEXT_LINES : 0));
 }
 
 /* ---- building ------------------------------------------------------------------------ */

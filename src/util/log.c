@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +14,7 @@
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #define MAX_SECRETS 16
 #define LINE_MAX_BYTES (64 * 1024)
@@ -188,6 +190,58 @@ static int needs_quotes(const char *v)
     return 0;
 }
 
+/* A code point a terminal may obey: a C1 control (U+0080-U+009F) or a
+ * bidirectional control. */
+static int unsafe_cp(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* s as the inside of a JSON string that is also safe on a terminal:
+ * krc_buf_append_json_str's escapes (C0 as \u00XX), plus DEL, C1 and the
+ * bidirectional controls as \u escapes and each invalid UTF-8 byte as
+ * \ufffd, so a log line is valid JSON and nothing in a value can reach the
+ * terminal as a control. */
+static void append_json_safe(struct krc_buf *b, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < len) {
+        size_t run = i;
+        uint32_t cp = 0;
+        size_t n = 0;
+
+        while (run < len) {
+            if (p[run] < 0x7f) {
+                run++;
+                continue;
+            }
+            n = p[run] == 0x7f ? 1 : krc_text_utf8_decode(p + run, len - run, &cp);
+            if (p[run] == 0x7f || n == 0 || unsafe_cp(cp)) {
+                break;
+            }
+            run += n;
+        }
+        krc_buf_append_json_str(b, s + i, run - i);
+        if (run == len) {
+            break;
+        }
+        if (p[run] == 0x7f) {
+            krc_buf_append_str(b, "\\u007f");
+            run++;
+        } else if (n == 0) {
+            krc_buf_append_str(b, "\\ufffd");
+            run++;
+        } else {
+            krc_buf_printf(b, "\\u%04x", (unsigned)cp);
+            run += n;
+        }
+        i = run;
+    }
+}
+
 static void append_text_value(struct krc_buf *b, const char *v)
 {
     if (!needs_quotes(v)) {
@@ -195,59 +249,97 @@ static void append_text_value(struct krc_buf *b, const char *v)
         return;
     }
     krc_buf_append_char(b, '"');
-    krc_buf_append_json_str(b, v, strlen(v));
+    append_json_safe(b, v, strlen(v));
     krc_buf_append_char(b, '"');
+}
+
+/* Caller holds log_lock. v with the registered secrets redacted: v itself
+ * when there are none, else a copy in *tmp (no memory: v is not shown).
+ * Pieces are redacted before they are escaped, so a secret holding a quote
+ * or a backslash is still found. */
+static const char *redact_piece(const char *v, char **tmp)
+{
+    size_t need;
+
+    *tmp = NULL;
+    if (n_secrets == 0) {
+        return v;
+    }
+    need = strlen(v) * 3 + 16;
+    *tmp = krc_malloc(need);
+    if (*tmp == NULL) {
+        return "(not shown: out of memory)"; /* never unredacted */
+    }
+    redact_locked(v, *tmp, need);
+    return *tmp;
+}
+
+/* Caller holds log_lock. */
+static void build_line(struct krc_buf *line, enum krc_log_level level, const char *msg,
+                       const struct krc_log_field *fields, size_t n_fields)
+{
+    char ts[40];
+    char *tmp;
+    const char *m;
+
+    timestamp(ts, sizeof(ts));
+    m = redact_piece(msg, &tmp);
+    if (log_format == KRC_LOG_JSON) {
+        krc_buf_printf(line, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts, level_names[level]);
+        append_json_safe(line, m, strlen(m));
+        krc_buf_append_char(line, '"');
+    } else {
+        krc_buf_printf(line, "%s %-5s ", ts, level_names[level]);
+        /* A message is one line: newlines, tabs and controls are folded or
+         * shown (krc_text_sanitize), never written raw. */
+        krc_text_sanitize(line, m, strlen(m), 0);
+    }
+    krc_free(tmp);
+    for (size_t i = 0; i < n_fields; i++) {
+        const char *v = redact_piece(fields[i].value != NULL ? fields[i].value : "", &tmp);
+        if (log_format == KRC_LOG_JSON) {
+            krc_buf_append_str(line, ",\"");
+            append_json_safe(line, fields[i].key, strlen(fields[i].key));
+            krc_buf_append_str(line, "\":");
+            if (fields[i].raw && *v != '\0') {
+                krc_buf_append_str(line, v);
+            } else {
+                krc_buf_append_char(line, '"');
+                append_json_safe(line, v, strlen(v));
+                krc_buf_append_char(line, '"');
+            }
+        } else {
+            krc_buf_printf(line, " %s=", fields[i].key);
+            append_text_value(line, v);
+        }
+        krc_free(tmp);
+    }
+    if (log_format == KRC_LOG_JSON) {
+        line->max = LINE_MAX_BYTES + 2;
+        krc_buf_append_str(line, "}\n");
+    } else {
+        line->max = LINE_MAX_BYTES + 1;
+        krc_buf_append_char(line, '\n');
+    }
 }
 
 static void emit(enum krc_log_level level, const char *msg, const struct krc_log_field *fields,
                  size_t n_fields)
 {
-    char ts[40];
     struct krc_buf line;
     char stackbuf[4096];
     char *redacted = stackbuf;
     size_t need;
 
-    timestamp(ts, sizeof(ts));
     /* Content may use up LINE_MAX_BYTES; the line ending always fits. */
     krc_buf_init(&line, LINE_MAX_BYTES);
-    if (log_format == KRC_LOG_JSON) {
-        krc_buf_printf(&line, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts, level_names[level]);
-        krc_buf_append_json_str(&line, msg, strlen(msg));
-        krc_buf_append_char(&line, '"');
-        for (size_t i = 0; i < n_fields; i++) {
-            const char *v = fields[i].value != NULL ? fields[i].value : "";
-            krc_buf_append_str(&line, ",\"");
-            krc_buf_append_json_str(&line, fields[i].key, strlen(fields[i].key));
-            krc_buf_append_str(&line, "\":");
-            if (fields[i].raw && *v != '\0') {
-                krc_buf_append_str(&line, v);
-            } else {
-                krc_buf_append_char(&line, '"');
-                krc_buf_append_json_str(&line, v, strlen(v));
-                krc_buf_append_char(&line, '"');
-            }
-        }
-        line.max = LINE_MAX_BYTES + 2;
-        krc_buf_append_str(&line, "}\n");
-    } else {
-        krc_buf_printf(&line, "%s %-5s ", ts, level_names[level]);
-        /* A message is one line: fold embedded newlines. */
-        for (const char *p = msg; *p != '\0'; p++) {
-            krc_buf_append_char(&line, (*p == '\n' || *p == '\r') ? ' ' : *p);
-        }
-        for (size_t i = 0; i < n_fields; i++) {
-            krc_buf_printf(&line, " %s=", fields[i].key);
-            append_text_value(&line, fields[i].value != NULL ? fields[i].value : "");
-        }
-        line.max = LINE_MAX_BYTES + 1;
-        krc_buf_append_char(&line, '\n');
-    }
+    pthread_mutex_lock(&log_lock);
+    build_line(&line, level, msg, fields, n_fields);
     if (line.data == NULL) {
+        pthread_mutex_unlock(&log_lock);
         krc_buf_cleanup(&line);
         return;
     }
-    pthread_mutex_lock(&log_lock);
     if (n_secrets > 0) {
         /* Each secret is >= 4 bytes and "[REDACTED]" is 10: at most 2.5x growth. */
         need = line.len * 3 + 16;

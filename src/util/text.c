@@ -2,6 +2,9 @@
 
 #include <string.h>
 
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
+
 #define ESC 0x1b
 #define BEL 0x07
 
@@ -147,4 +150,127 @@ size_t krc_text_truncate(char *s, size_t len, size_t size, const char *ellipsis)
     }
     s[len] = '\0';
     return len;
+}
+
+/* ---- sanitising ---------------------------------------------------------------- */
+
+static int is_bidi_control(uint32_t cp)
+{
+    return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* A run of printable ASCII, cut to what fits. */
+static int append_run(struct krc_buf *out, const unsigned char *p, size_t n)
+{
+    size_t room = out->max - out->len;
+    size_t take = n < room ? n : room;
+    int rc = take > 0 ? krc_buf_append(out, p, take) : 0;
+
+    return rc == 0 && take < n ? KRC_ETOOBIG : rc;
+}
+
+/* The Control Picture of a C0 control or DEL: U+2400 + c, DEL U+2421. */
+static int append_picture(struct krc_buf *out, unsigned char c)
+{
+    uint32_t pc = c == 0x7f ? 0x2421 : 0x2400u + c;
+    char pic[3];
+
+    pic[0] = (char)(0xe0 | (pc >> 12));
+    pic[1] = (char)(0x80 | ((pc >> 6) & 0x3f));
+    pic[2] = (char)(0x80 | (pc & 0x3f));
+    return krc_buf_append(out, pic, sizeof(pic));
+}
+
+int krc_text_sanitize(struct krc_buf *out, const void *data, size_t len, unsigned flags)
+{
+    const unsigned char *p = data;
+    int strip = (flags & KRC_TEXT_STRIP) != 0;
+    int lines = (flags & KRC_TEXT_LINES) != 0;
+    size_t i = 0;
+    int rc = 0;
+
+    while (i < len && rc == 0) {
+        size_t run = i;
+        uint32_t cp;
+        size_t n;
+
+        while (run < len && p[run] >= 0x20 && p[run] < 0x7f) {
+            run++;
+        }
+        if (run > i) {
+            rc = append_run(out, p + i, run - i);
+            i = run;
+            continue;
+        }
+        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\t') {
+            char c = p[i] == '\t' ? '\t' : '\n';
+            if (p[i] == '\r' && i + 1 < len && p[i + 1] == '\n') {
+                i++;
+            }
+            i++;
+            rc = krc_buf_append_char(out, lines ? c : ' ');
+            continue;
+        }
+        if (p[i] < 0x20 || p[i] == 0x7f) {
+            if (!strip) {
+                rc = append_picture(out, p[i]);
+                i++;
+            } else if (p[i] == ESC) {
+                i += krc_text_ansi_len(p + i, len - i);
+            } else {
+                i++;
+            }
+            continue;
+        }
+        n = krc_text_utf8_decode(p + i, len - i, &cp);
+        if (n == 0) {
+            rc = krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
+            i++;
+        } else if (cp >= 0x80 && cp <= 0x9f) { /* C1 controls */
+            rc = strip ? 0 : krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
+            i += n;
+        } else if (!strip && is_bidi_control(cp)) {
+            rc = krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
+            i += n;
+        } else {
+            rc = krc_buf_append(out, p + i, n);
+            i += n;
+        }
+    }
+    return rc;
+}
+
+char *krc_text_safe(const char *s, size_t max, unsigned flags)
+{
+    struct krc_buf b;
+    char *out;
+
+    if (s == NULL) {
+        return NULL;
+    }
+    krc_buf_init(&b, max);
+    if (krc_text_sanitize(&b, s, strlen(s), flags) == KRC_ENOMEM) {
+        krc_buf_cleanup(&b);
+        return NULL;
+    }
+    out = krc_buf_take(&b);
+    krc_buf_cleanup(&b);
+    return out;
+}
+
+int krc_text_fputs(const char *s, size_t max, unsigned flags, FILE *f)
+{
+    struct krc_buf b;
+
+    if (s == NULL) {
+        return 0;
+    }
+    krc_buf_init(&b, max);
+    if (krc_text_sanitize(&b, s, strlen(s), flags) == KRC_ENOMEM) {
+        krc_buf_cleanup(&b);
+        return KRC_ENOMEM;
+    }
+    fputs(krc_buf_str(&b), f);
+    krc_buf_cleanup(&b);
+    return 0;
 }

@@ -285,8 +285,14 @@ def static_checks():
     stages = stages_of(instructions)
     check(len(stages) == 2, "expected two stages (build, runtime), found %d" % len(stages))
     build, final = stages
-    m = re.match(r"^debian:([a-z]+)-slim(@sha256:[0-9a-f]{64})?$", build.base)
-    check(m, "build stage must be FROM debian:<suite>-slim, not %s" % build.base)
+    # Every image a stage starts from is pinned by digest: a tag can be moved by whoever
+    # controls it, a digest names the bytes (docs/image.md: how to update it).
+    for st in stages:
+        check(st.base == "scratch" or re.search(r"@sha256:[0-9a-f]{64}$", st.base),
+              "FROM %s: pin the image by digest (IMAGE:TAG@sha256:<64 hex digits>, "
+              "see docs/image.md)" % st.base)
+    m = re.match(r"^debian:([a-z]+)-slim@sha256:[0-9a-f]{64}$", build.base)
+    check(m, "build stage must be FROM debian:<suite>-slim@sha256:<digest>, not %s" % build.base)
     suite = m.group(1)
     check(build.name, "the build stage needs a name (FROM ... AS build)")
     check(final.base == "scratch", "the runtime stage must be FROM scratch, not %s" % final.base)

@@ -127,6 +127,25 @@ class ConfigCliTest(unittest.TestCase):
             "%s:5:20: routes[0].webhookUrlEnv: environment variable SLACK_WEBHOOK_ML is not set"
             % path])
 
+    def test_values_with_controls_are_shown_not_obeyed(self):
+        # a key and values with escape sequences (YAML's \\e is ESC), DEL, a C1 CSI and a bidi
+        # override: the mistakes of check and run quote them as visible symbols (U+241B for
+        # ESC), print writes them as YAML escapes
+        path = self.write('"bad\\e[31mkey": 1\nlogLevel: "de\\e]0;pwned\\abug"\n')
+        for p in (krc("config", "check", path),
+                  krc("run", "--config", path, "--kubeconfig", os.path.join(self.tmp.name, "x"))):
+            self.assertNotEqual(p.returncode, 0)
+            self.assertNotIn("\x1b", p.stderr)
+            self.assertNotIn("\x07", p.stderr)
+            self.assertIn('unknown key "bad\u241b[31mkey"', p.stderr)
+            self.assertIn('not "de\u241b]0;pwned\u2407bug"', p.stderr)
+        path = self.write('clusterName: "prod\\e[2J\\x7f\\u009b\\u202e-eu"\n')
+        p = krc("config", "print", "--config", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for c in ("\x1b", "\x7f", "\u009b", "\u202e"):
+            self.assertNotIn(c, p.stdout, repr(c))
+        self.assertIn('clusterName: "prod\\x1b[2J\\x7f\\x9b\\u202e-eu"', p.stdout)
+
     def test_did_you_mean(self):
         path = self.write("clusterNme: prod\nroutes:\n  - namespce: a\n    channel: '#x'\n")
         p = krc("config", "check", path)

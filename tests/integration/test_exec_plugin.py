@@ -2,7 +2,10 @@
 plugin is a small script written by each test that prints an ExecCredential with the fake's
 current token; krc runs it at the first request, re-runs it after a 401 or when the credential
 expires, shows the install hint when the command is missing, and names the kubeconfig user and
-the failure when the plugin fails or prints garbage. The token never reaches krc's output."""
+the failure when the plugin fails or prints garbage. The token never reaches krc's output. The
+plugin gets an allow-list of krc's environment and the kubeconfig's env, never krc's secrets; its
+stderr is redacted in the log; a plugin that leaves a process holding its stdout is not waited
+for."""
 
 import base64
 import json
@@ -11,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 import unittest
 
 import krc_harness as h
@@ -18,6 +22,14 @@ from admin import FakeKube
 
 FAST = ["--watch-idle-timeout", "3s"]
 V1 = "client.authentication.k8s.io/v1"
+# krc's own secrets, as a deployment sets them (loopback Slack URLs: nothing is posted here)
+WEBHOOK = "http://127.0.0.1:9/services/T0KRC/B0KRC/webhookSecretPath0123456789"
+SECRETS = {"SLACK_WEBHOOK_URL": WEBHOOK, "SLACK_BOT_TOKEN": "xoxb-1111-2222-botSecretValue",
+           "SLACK_CHANNEL": "#alerts", "KRC_SLACK_API_URL": "http://127.0.0.1:9/api/",
+           "PGPASSWORD": "pgSecretValue0123", "TEAMS_WEBHOOK_URL": "teamsSecretValue0123",
+           "MY_SERVICE_TOKEN": "serviceTokenSecretValue0123"}
+# a JWT as a plugin's debug output could show it
+JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrcmMtdGVzdCJ9.c2lnbmF0dXJlLW9mLXRoZS1qd3Q"
 
 PLUGIN = """#!/bin/sh
 # fake exec credential plugin: counts its runs, answers with the fake API server's token
@@ -204,6 +216,75 @@ class ExecPluginTest(unittest.TestCase):
         self.assertNotIn("not-json-but-maybe-a-secret", self.krc.text())
         self.assertIn("retrying in", line)
         self.assertIsNone(self.krc.proc.poll())
+
+    def credential_script(self, before):
+        """A plugin that runs the shell lines `before`, then prints the fake's token."""
+        return self.write_script("plugin-x", "#!/bin/sh\n%s\ntok=$(cat '%s')\n"
+                                 "printf '{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\","
+                                 "\"status\":{\"token\":\"%%s\"}}\\n' \"$tok\"\n"
+                                 % (before, self.kube.token_path, V1))
+
+    def test_plugin_environment_has_no_krc_secrets(self):
+        env_out = os.path.join(self.dir, "env")
+        cfg = self.kubeconfig(self.credential_script("env > '%s'" % env_out))
+        self.krc = h.Krc(cfg, FAST, env=dict(SECRETS, AWS_ROLE_ARN="arn:aws:iam::1:role/krc",
+                                             AWS_PROFILE="default", LC_ALL="C.UTF-8",
+                                             NO_PROXY="127.0.0.1,localhost"))
+        self.krc.wait_synced()
+        with open(env_out) as f:
+            dump = dict(line.split("=", 1) for line in f.read().splitlines() if "=" in line)
+        for name, value in SECRETS.items():
+            self.assertNotIn(name, dump)
+            self.assertNotIn(value, "\n".join(dump.values()))
+        self.assertNotIn("KRC_DB", dump)  # the harness sets it: krc's own
+        self.assertNotIn("KRC_LISTEN", dump)
+        # the allow-list, the kubeconfig's env, the request
+        self.assertEqual(dump["AWS_ROLE_ARN"], "arn:aws:iam::1:role/krc")
+        self.assertEqual(dump["AWS_PROFILE"], "default")
+        self.assertEqual(dump["LC_ALL"], "C.UTF-8")
+        self.assertEqual(dump["NO_PROXY"], "127.0.0.1,localhost")
+        self.assertEqual(dump["PATH"], os.environ["PATH"])
+        self.assertEqual(dump["FAKE_PROFILE"], "prod")
+        self.assertEqual(json.loads(dump["KUBERNETES_EXEC_INFO"])["kind"], "ExecCredential")
+
+    def test_plugin_stderr_is_redacted_in_the_log(self):
+        cfg = self.kubeconfig(self.credential_script(
+            "echo 'debug: got Authorization: Bearer %s' >&2\n"
+            "echo 'debug: posting to %s' >&2\n"
+            "echo 'debug: aws_secret_access_key=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY' >&2"
+            % (JWT, WEBHOOK)))
+        self.krc = h.Krc(cfg, FAST, env={"SLACK_WEBHOOK_URL": WEBHOOK})
+        self.krc.wait_synced()
+        self.krc.wait_log("debug: posting to")
+        line = self.krc.wait_log("debug: got Authorization")[0]["msg"]
+        self.assertIn("Bearer [REDACTED]", line)
+        text = self.krc.text()
+        self.assertNotIn(JWT, text)
+        self.assertNotIn("eyJzdWIiOiJrcmMtdGVzdCJ9", text)
+        self.assertNotIn("webhookSecretPath", text)
+        self.assertNotIn("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", text)
+
+    def test_plugin_leaving_a_process_on_stdout(self):
+        # the plugin starts a helper that inherits its stdout and outlives it: the credential
+        # it printed is used once it has exited, not after the helper (30 s) or the timeout
+        # (60 s)
+        pidfile = os.path.join(self.dir, "helper.pid")
+        cfg = self.kubeconfig(self.credential_script("sleep 30 &\necho $! > '%s'" % pidfile))
+        start = time.monotonic()
+        self.krc = h.Krc(cfg, FAST)
+        self.krc.wait_synced(timeout=10)
+        self.assertLess(time.monotonic() - start, 10)
+        self.krc.wait_log("kept its output open")
+        with open(pidfile) as f:
+            helper = int(f.read())
+        # the helper was killed with the plugin's process group
+        def gone():
+            try:
+                with open("/proc/%d/stat" % helper) as st:
+                    return st.read().split(") ", 1)[1].startswith("Z")
+            except FileNotFoundError:
+                return True
+        h.wait_until(gone, timeout=5, what="the plugin's helper to be killed")
 
     def test_interactive_always_is_refused_at_start(self):
         cfg = self.kubeconfig(self.plugin())

@@ -276,6 +276,43 @@ class CorpusTest(unittest.TestCase):
             self.assertNotIn("hunter2", body)
             self.assertIn("secret redacted", body)
 
+    def test_terminal_escapes_in_the_input_are_shown_not_obeyed(self):
+        # a pod file and a log with escape sequences (OSC title, CSI clear screen, an OSC 8
+        # link, a C1 CSI as UTF-8) in the pod name, the node, the reason and the log: the text
+        # report shows them as symbols (U+241B for ESC) on the line they belong to, the JSON
+        # report escapes them
+        d = os.path.join(CORPUS, "13-notifier-redis-refused")
+        with open(os.path.join(d, "pod.json"), encoding="utf-8") as f:
+            pod = json.load(f)
+        pod["metadata"]["name"] = "notifier\x1b]0;pwned\x07-7gk2w"
+        pod["spec"]["nodeName"] = "node\x1b[2J\x1b[H-1"
+        st = pod["status"]["containerStatuses"][0]
+        st["lastState"]["terminated"]["reason"] = "Error\u009b31m\nCause:      fake"
+        with tempfile.TemporaryDirectory() as tmp:
+            podf = os.path.join(tmp, "pod.json")
+            with open(podf, "w", encoding="utf-8") as f:
+                json.dump(pod, f)
+            logs = os.path.join(tmp, "logs.txt")
+            with open(logs, "wb") as f:
+                f.write(b"\x1b]8;;http://evil.test\x1b\\click\x1b]8;;\x1b\\ dial tcp "
+                        b"10.0.0.1:6379: connect: connection refused\x1b[8m\n")
+            p = run(["--pod", podf, "--events", os.path.join(d, "events.json"), "--logs", logs])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = p.stdout.decode("utf-8")
+            for c in ("\x1b", "\x07", "\u009b", "\r"):
+                self.assertNotIn(c, out, repr(c))
+            self.assertIn("/notifier\u241b]0;pwned\u2407-7gk2w", out)
+            self.assertIn(" on node node\u241b[2J\u241b[H-1\n", out)
+            self.assertIn("reason Error\ufffd31m Cause:      fake, finished", out)
+            self.assertNotIn("\nCause:      fake", out)
+            self.assertIn("connection refused", out)
+            pj = run(["--pod", podf, "--events", os.path.join(d, "events.json"), "--logs", logs,
+                      "--format", "json"])
+            self.assertEqual(pj.returncode, 0, pj.stderr)
+            self.assertNotIn(b"\x1b", pj.stdout)
+            self.assertIn(b"notifier\\u001b]0;pwned\\u0007-7gk2w", pj.stdout)
+            self.assertEqual(json.loads(pj.stdout)["pod"], pod["metadata"]["name"])
+
     def test_yaml_inputs_give_the_same_json(self):
         # every case with its pod, events and node converted to YAML the way
         # kubectl -o yaml writes them: the same report, field for field

@@ -185,13 +185,15 @@ class Fixture:
 
     def restart(self, ns, pod, container="app", count=1, detected=None, cause="oom_killed",
                 decision="alert", exit_code=137, signal=9, message=None, report=True,
-                delivery=None, attempts=0, last_error=None, confidence="high"):
+                delivery=None, attempts=0, last_error=None, confidence="high", edit=None):
         """confidence None: a restart recorded before schema 2 (no column
-        value, no next step in its report)."""
+        value, no next step in its report). edit(doc) may change the report."""
         detected = int(time.time()) if detected is None else detected
         doc = report_doc(ns, pod, container, cause)
         if confidence is not None:
             add_next_step(doc, confidence)
+        if edit is not None:
+            edit(doc)
         doc = json.dumps(doc) if report else None
         cols = ("pod_uid, container, restart_count, namespace, pod, workload_kind, "
                 "workload_name, node, cause, exit_code, signal, reason, started_at, "
@@ -491,15 +493,35 @@ class HistoryTest(unittest.TestCase):
         self.assertNotIn("hunter", p.stderr + p.stdout)
 
     def test_terminal_safe_and_read_only(self):
+        def evil(doc):
+            # every text of the report the show output prints, with escape sequences, C1
+            # controls (U+009B is an 8-bit CSI) and a bidirectional override
+            doc["node"]["name"] = "node\x1b[31m-1"
+            doc["node"]["kubelet_version"] = "v1\u009b2J"
+            doc["log"]["container"] = "app\x1b[2J"
+            doc["log"]["cut"] = {"note": "cut \x1b]0;title\x07here"}
+            doc["log"]["text"] = "line \x1b[1mbold\x1b[0m\r\nfake\u202eline"
+            doc["events"][0]["message"] = "event \x1b[8mhidden"
         f = Fixture(self.path)
-        f.restart("shop", "evil\x1b]0;pwned\x07-pod", message="hi \x1b[2J there")
+        f.restart("shop", "evil\x1b]0;pwned\x07-pod", message="hi \x1b[2J there",
+                  decision="alert\x1b[5m", edit=evil)
         f.close()
         before = os.stat(self.path)
         p = run(["--db", self.path], check_rc=0)
         self.assertNotIn("\x1b", p.stdout)
         p = run(["show", "1", "--db", self.path], check_rc=0)
-        self.assertNotIn("\x1b", p.stdout)
-        self.assertIn("hi  there", p.stdout)
+        for c in ("\x1b", "\x07", "\x9b", "\u009b", "\u202e", "\r"):
+            self.assertNotIn(c, p.stdout, repr(c))
+        # shown as visible symbols (Control Pictures: U+241B for ESC, U+2407 for BEL), not
+        # removed, so a reader sees that the name holds them
+        self.assertIn("hi \u241b[2J there", p.stdout)
+        self.assertIn("shop/evil\u241b]0;pwned\u2407-pod container app", p.stdout)
+        self.assertIn("Node node\u241b[31m-1: kubelet v1\ufffd2J", p.stdout)
+        self.assertIn("Previous log of app\u241b[2J (4000 bytes", p.stdout)
+        self.assertIn("(cut \u241b]0;title\u2407here)", p.stdout)
+        self.assertIn("| line \u241b[1mbold\u241b[0m\n  | fake\ufffdline", p.stdout)
+        self.assertIn("event \u241b[8mhidden", p.stdout)
+        self.assertIn("nothing to send (decision alert\u241b[5m)", p.stdout)
         after = os.stat(self.path)
         self.assertEqual(before.st_mtime_ns, after.st_mtime_ns)
         self.assertEqual(before.st_size, after.st_size)

@@ -3,9 +3,12 @@
  * args and env, no shell, stdin /dev/null, KUBERNETES_EXEC_INFO holding the
  * request ({"spec":{"interactive":false}} plus spec.cluster when the
  * kubeconfig sets provideClusterInfo); stdout is the ExecCredential, stderr
- * goes to krc's log. The credential (a bearer token, or a client certificate
- * and key) is cached until its expirationTimestamp and after an
- * invalidate() (a 401) the next get() runs the plugin again.
+ * goes to krc's log, redacted. Unlike client-go, the plugin gets only an
+ * allow-list of krc's environment (krc_exec_env_allowed) plus the
+ * kubeconfig's env, never krc's own secrets; a plugin that exits while a
+ * process it started holds its stdout is not waited for. The credential (a bearer token, or a
+ * client certificate and key) is cached until its expirationTimestamp and after an invalidate() (a
+ * 401) the next get() runs the plugin again.
  *
  * A plugin object is reference counted and thread-safe: the kubeconfig
  * loader creates it and every Kubernetes client made from that configuration
@@ -69,6 +72,14 @@ int krc_exec_plugin_get(struct krc_exec_plugin *p, struct krc_exec_creds *ret,
 void krc_exec_creds_cleanup(struct krc_exec_creds *c);
 /* After a 401: the next get() runs the plugin. */
 void krc_exec_plugin_invalidate(struct krc_exec_plugin *p);
+/* 1 when the variable `name` (len bytes) of krc's environment is passed
+ * to plugins: PATH, HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*, TZ, TMPDIR,
+ * the proxy variables, SSL_CERT_FILE/DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+ * the XDG folders, KUBECACHEDIR,
+ * and the cloud credential chains AWS_*, GOOGLE_*, CLOUDSDK_*,
+ * GCE_METADATA_*, AZURE_*, AAD_*. Nothing else of krc's environment (its
+ * secrets) reaches a plugin; the kubeconfig's env adds to it. */
+int krc_exec_env_allowed(const char *name, size_t len);
 /* For messages: "the exec credential plugin CMD of kubeconfig F: user \"U\"". */
 const char *krc_exec_plugin_describe(const struct krc_exec_plugin *p);
 /* Number of attempts to start the plugin (tests). */

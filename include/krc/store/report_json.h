@@ -59,7 +59,8 @@
 int krc_report_json_build(const struct krc_report *r, const struct krc_diagnosis *d,
                           const struct krc_redactor *rd, char **ret_json, struct krc_error *err);
 
-/* Append a display-safe copy of len raw bytes to out: ANSI escape sequences
+/* krc_text_sanitize with KRC_TEXT_STRIP (and KRC_TEXT_LINES when
+ * keep_newlines): a display-safe copy of len raw bytes: ANSI escape sequences
  * removed, \r\n and lone \r become \n, other control characters (and C1
  * controls) dropped, \n and \t kept (or turned into spaces when
  * keep_newlines is 0), invalid UTF-8 replaced by U+FFFD. 0, KRC_ETOOBIG (out

@@ -179,11 +179,85 @@ static void test_json(void **state)
     krc_report_cleanup(&r);
 }
 
+/* Text from the input files (names, reason, the diagnosis quoting a log
+ * line) with escape sequences, C1 controls and newlines: the text report
+ * shows them as symbols on the lines they belong to; the JSON escapes them. */
+static void test_terminal_safe(void **state)
+{
+    static const char *const ev[] = {"log line: \x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\"};
+    static const char *const cmds[] = {"kubectl logs -n shop web\x1b[8m-1"};
+    struct krc_report r;
+    struct krc_diagnosis d;
+    cJSON *o;
+    char *t;
+
+    (void)state;
+    fill(&r, &d);
+    krc_free(r.name);
+    r.name = xdup("web\x1b]0;pwned\x07-1");
+    r.owner_kind = xdup("ReplicaSet\xc2\x9b"
+                        "2J");
+    r.owner_name = xdup("web\nCause:      fake");
+    r.node_name = xdup("node\x1b[31m-1");
+    krc_free(d.container);
+    d.container = xdup("app\x1b[2J");
+    krc_free(d.reason);
+    d.reason = xdup("Error\x1b[5m");
+    krc_free(d.summary);
+    d.summary = xdup("killed\r\x1b[Kfake summary");
+    krc_free(d.next_step);
+    d.next_step = xdup("look\x7f");
+    for (size_t i = 0; i < d.n_evidence; i++) {
+        krc_free(d.evidence[i]);
+    }
+    krc_free(d.evidence);
+    d.evidence = strings(1, ev);
+    for (size_t i = 0; i < d.n_commands; i++) {
+        krc_free(d.commands[i]);
+    }
+    krc_free(d.commands);
+    d.commands = strings(1, cmds);
+    d.n_commands = 1;
+
+    t = render(0, &r, &d);
+    assert_null(strchr(t, '\x1b'));
+    assert_null(strchr(t, '\x07'));
+    assert_null(strchr(t, '\x7f'));
+    assert_null(strchr(t, '\r'));
+    assert_null(strstr(t, "\xc2\x9b"));
+    assert_non_null(strstr(t, "Pod:        shop/web\xe2\x90\x9b]0;pwned\xe2\x90\x87-1 "
+                              "(ReplicaSet\xef\xbf\xbd"
+                              "2J web Cause:      fake) on node "
+                              "node\xe2\x90\x9b[31m-1\n"));
+    assert_non_null(strstr(t, "\nContainer:  app\xe2\x90\x9b[2J, 3 restarts\n"));
+    assert_non_null(strstr(t, "reason Error\xe2\x90\x9b[5m, finished"));
+    assert_non_null(strstr(t, "\nSummary:    killed \xe2\x90\x9b[Kfake summary\n"));
+    assert_non_null(strstr(t, "\n  - log line: \xe2\x90\x9b]8;;http://evil\xe2\x90\x9b\\click"));
+    assert_non_null(strstr(t, "\nNext step:  look\xe2\x90\xa1\n"));
+    assert_non_null(strstr(t, "\n  $ kubectl logs -n shop web\xe2\x90\x9b[8m-1\n"));
+    /* the fake "Cause:" of the owner name is not a line of its own */
+    assert_null(strstr(t, "\nCause:      fake"));
+    free(t);
+
+    /* JSON: cJSON escapes the C0 controls; the values are kept as they were */
+    t = render(1, &r, &d);
+    assert_null(strchr(t, '\x1b'));
+    assert_non_null(strstr(t, "\"web\\u001b]0;pwned\\u0007-1\""));
+    o = cJSON_Parse(t);
+    assert_non_null(o);
+    assert_string_equal(cJSON_GetObjectItem(o, "pod")->valuestring, "web\x1b]0;pwned\x07-1");
+    cJSON_Delete(o);
+    free(t);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_terminal_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -767,6 +769,199 @@ static void test_exec_failures(void **state)
                         "did not finish within 500 ms and was killed: waiting for a browser");
 }
 
+/* A plugin script in the env's folder (chmod 755) and a kubeconfig that runs it. */
+static void write_exec_script(const struct env *env, const char *name, const char *script,
+                              const char *more)
+{
+    write_file(env, name, script);
+    assert_int_equal(chmod(path_in(env, name), 0755), 0);
+    write_exec_config(env, path_in(env, name), more);
+}
+
+/* Does the dump of an environment (env's output) hold the line `want`? */
+static int has_line(const char *dump, const char *want)
+{
+    size_t n = strlen(want);
+
+    for (const char *p = dump; p != NULL && *p != '\0';) {
+        if (strncmp(p, want, n) == 0 && (p[n] == '\n' || p[n] == '\0')) {
+            return 1;
+        }
+        p = strchr(p, '\n');
+        p = p != NULL ? p + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The plugin gets the allow-list of krc's environment and the kubeconfig's
+ * env, never krc's secrets (client-go would pass them all). */
+static void test_exec_environment(void **state)
+{
+    static const char *const secret[] = {"SLACK_WEBHOOK_URL",
+                                         "SLACK_BOT_TOKEN",
+                                         "PGPASSWORD",
+                                         "KRC_DB",
+                                         "KRC_DB_PASSWORD_FILE",
+                                         "KRC_MCP_TOKEN_FILE",
+                                         "PAGERDUTY_ROUTING_KEY",
+                                         "GITHUB_TOKEN",
+                                         "MY_API_SECRET",
+                                         "DB_PASSWORD"};
+    struct env *env = *state;
+    struct krc_kube_auth_config cfg;
+    struct krc_exec_creds cr;
+    struct krc_error err;
+    char script[1024];
+    const char *dump;
+
+    for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
+        assert_int_equal(setenv(secret[i], "krc-secret-value-0123456789", 1), 0);
+    }
+    setenv("AWS_PROFILE", "default", 1); /* the kubeconfig's env wins */
+    setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/krc", 1);
+    setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/secrets/eks.amazonaws.com/token", 1);
+    setenv("GOOGLE_APPLICATION_CREDENTIALS", "/etc/gcp/key.json", 1);
+    setenv("CLOUDSDK_CONFIG", "/etc/gcloud", 1);
+    setenv("AZURE_FEDERATED_TOKEN_FILE", "/var/run/secrets/azure/tokens/azure-identity-token", 1);
+    setenv("AAD_LOGIN_METHOD", "workloadidentity", 1);
+    setenv("HTTPS_PROXY", "http://proxy:3128", 1);
+    setenv("no_proxy", "10.0.0.0/8", 1);
+    setenv("LC_ALL", "C.UTF-8", 1);
+    setenv("KUBERNETES_EXEC_INFO", "{\"stale\":true}", 1); /* replaced by krc's request */
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\nenv > '%s'\n"
+             "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+             "\"ExecCredential\",\"status\":{\"token\":\"env-token-1\"}}'\n",
+             path_in(env, "env.out"));
+    write_exec_script(
+        env, "dump-env", script,
+        "      apiVersion: client.authentication.k8s.io/v1\n"
+        "      interactiveMode: Never\n"
+        "      env: [{name: AWS_PROFILE, value: prod},\n"
+        "            {name: PAGERDUTY_ROUTING_KEY, value: given-by-the-kubeconfig}]\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "env-token-1");
+    krc_exec_creds_cleanup(&cr);
+    dump = read_all(env, "env.out");
+    assert_null(strstr(dump, "krc-secret-value"));
+    for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "\n%s=", secret[i]);
+        if (strcmp(secret[i], "PAGERDUTY_ROUTING_KEY") != 0) {
+            assert_null(strstr(dump, name));
+        }
+    }
+    /* the kubeconfig's env, the allow-list, the request */
+    assert_true(has_line(dump, "AWS_PROFILE=prod"));
+    assert_true(has_line(dump, "PAGERDUTY_ROUTING_KEY=given-by-the-kubeconfig"));
+    assert_true(has_line(dump, "AWS_ROLE_ARN=arn:aws:iam::123456789012:role/krc"));
+    assert_true(
+        has_line(dump, "AWS_WEB_IDENTITY_TOKEN_FILE=/var/run/secrets/eks.amazonaws.com/token"));
+    assert_true(has_line(dump, "GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/key.json"));
+    assert_true(has_line(dump, "CLOUDSDK_CONFIG=/etc/gcloud"));
+    assert_true(has_line(dump, "AZURE_FEDERATED_TOKEN_FILE=/var/run/secrets/azure/tokens/"
+                               "azure-identity-token"));
+    assert_true(has_line(dump, "AAD_LOGIN_METHOD=workloadidentity"));
+    assert_true(has_line(dump, "HTTPS_PROXY=http://proxy:3128"));
+    assert_true(has_line(dump, "no_proxy=10.0.0.0/8"));
+    assert_true(has_line(dump, "LC_ALL=C.UTF-8"));
+    assert_non_null(getenv("PATH"));
+    {
+        char want[8192];
+        snprintf(want, sizeof(want), "PATH=%s", getenv("PATH"));
+        assert_true(has_line(dump, want));
+    }
+    assert_true(has_line(dump, "KUBERNETES_EXEC_INFO={\"apiVersion\":\"client.authentication.k8s."
+                               "io/v1\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":"
+                               "false}}"));
+    krc_kube_auth_config_cleanup(&cfg);
+
+    /* the rule itself: names and prefixes, whole names only */
+    assert_true(krc_exec_env_allowed("HOME", 4));
+    assert_true(krc_exec_env_allowed("AWS_SESSION_TOKEN", 17));
+    assert_false(krc_exec_env_allowed("AWS_", 4));
+    assert_false(krc_exec_env_allowed("HOMEX", 5));
+    assert_false(krc_exec_env_allowed("HOM", 3));
+    assert_false(krc_exec_env_allowed("SLACK_BOT_TOKEN", 15));
+    assert_false(krc_exec_env_allowed("KRC_DB", 6));
+    for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
+        unsetenv(secret[i]);
+    }
+    unsetenv("AWS_PROFILE");
+    unsetenv("AWS_ROLE_ARN");
+    unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+    unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+    unsetenv("CLOUDSDK_CONFIG");
+    unsetenv("AZURE_FEDERATED_TOKEN_FILE");
+    unsetenv("AAD_LOGIN_METHOD");
+    unsetenv("HTTPS_PROXY");
+    unsetenv("no_proxy");
+    unsetenv("LC_ALL");
+    unsetenv("KUBERNETES_EXEC_INFO");
+}
+
+/* A secret on the plugin's stderr is redacted in the error that quotes it
+ * (and in the log: tests/integration/test_exec_plugin.py). */
+static void test_exec_stderr_redacted(void **state)
+{
+    struct env *env = *state;
+
+    write_exec_script(env, "leaky.sh",
+                      "#!/bin/sh\n"
+                      "echo 'error: refresh failed: Authorization: Bearer "
+                      "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJrcmMifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ "
+                      "password=hunter2-hunter2' >&2\n"
+                      "exit 1\n",
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n");
+    expect_exec_failure(env, KRC_EIO,
+                        "failed with exit status 1: error: refresh failed: "
+                        "Authorization: Bearer [REDACTED] password=[REDACTED]");
+}
+
+/* A plugin that leaves a process holding its stdout (a background helper):
+ * its credential is used once it has exited, the helper is killed and
+ * reaped (krc as PID 1: the test process is a subreaper here), no 60 s
+ * wait. */
+static void test_exec_child_holds_stdout(void **state)
+{
+    struct env *env = *state;
+    struct krc_kube_auth_config cfg;
+    struct krc_exec_creds cr;
+    struct krc_error err;
+    char script[1024];
+    int status;
+    long bg;
+
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n"
+             "sleep 30 &\n"
+             "echo $! > '%s'\n"
+             "echo 'helper started' >&2\n"
+             "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+             "\"ExecCredential\",\"status\":{\"token\":\"held-token-1\"}}'\n",
+             path_in(env, "bgpid"));
+    write_exec_script(env, "holder.sh", script,
+                      "      apiVersion: client.authentication.k8s.io/v1\n"
+                      "      interactiveMode: Never\n");
+    assert_int_equal(load(path_in(env, "config"), NULL, NULL, &cfg, &err), 0);
+    /* the old reader waited for the end of stdout: here, a timeout error */
+    krc_exec_plugin_set_limits(cfg.exec, 15000, 4096);
+    krc_error_clear(&err);
+    assert_int_equal(krc_exec_plugin_get(cfg.exec, &cr, &err), 0);
+    assert_string_equal(cr.token, "held-token-1");
+    krc_exec_creds_cleanup(&cr);
+    bg = strtol(read_all(env, "bgpid"), NULL, 10);
+    assert_true(bg > 1);
+    /* killed and already reaped by krc: not a zombie left to this process */
+    errno = 0;
+    assert_int_equal(waitpid((pid_t)bg, &status, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+    krc_kube_auth_config_cleanup(&cfg);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+}
+
 static void test_auth_provider_and_basic_auth(void **state)
 {
     struct env *env = *state;
@@ -1484,6 +1679,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_token_cached_until_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_client_certificate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_environment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_stderr_redacted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_child_holds_stdout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_provider_and_basic_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_yaml, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_base64, setup, teardown),

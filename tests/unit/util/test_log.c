@@ -137,12 +137,57 @@ static void test_text_newline_folding(void **state)
     out = drain(p);
     assert_int_equal(count_char(out, '\n'), 1);
     assert_null(strchr(out, '\r'));
-    assert_matches(out, "^" TS " warn  first second  third \n$");
+    assert_matches(out, "^" TS " warn  first second third \n$"); /* CR LF: one space */
 
     krc_log_fields(KRC_LOG_INFO, "multi\nline", NULL, 0);
     out = drain(p);
     assert_int_equal(count_char(out, '\n'), 1);
     assert_matches(out, " info  multi line\n$");
+}
+
+/* Text from the cluster (a pod name, a plugin's stderr) in a message or a
+ * field never reaches the terminal as a control: ESC, BEL and DEL are
+ * shown as Control Pictures in a message and escaped in a quoted value; C1
+ * controls, bidi controls and invalid UTF-8 are replaced or escaped. */
+static void test_text_controls_shown(void **state)
+{
+    struct pipe_fds *p = *state;
+    const struct krc_log_field f[] = {
+        {"pod", "evil\x1b]0;pwned\x07", 0},
+        {"c1",
+         "a\xc2\x9b"
+         "2Jb",
+         0},
+        {"bidi", "x\xe2\x80\xaey", 0},
+        {"bad", "z\xff", 0},
+        {"del", "d\x7f", 0},
+    };
+    const char *out;
+
+    krc_log(KRC_LOG_WARN, "pod %s: %s", "evil\x1b[2J\x1b]0;t\x07",
+            "a\xc2\x9b"
+            "b\xff\x7f");
+    out = drain(p);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strchr(out, '\x07'));
+    assert_null(strchr(out, '\x7f'));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_matches(out, " warn  pod evil\xe2\x90\x9b\\[2J\xe2\x90\x9b]0;t\xe2\x90\x87: "
+                        "a\xef\xbf\xbd"
+                        "b\xef\xbf\xbd\xe2\x90\xa1\n$");
+
+    krc_log_fields(KRC_LOG_INFO, "fields", f, sizeof(f) / sizeof(f[0]));
+    out = drain(p);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strchr(out, '\x7f'));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_null(strstr(out, "\xe2\x80\xae"));
+    assert_null(strchr(out, '\xff'));
+    assert_non_null(strstr(out, "pod=\"evil\\u001b]0;pwned\\u0007\""));
+    assert_non_null(strstr(out, "c1=\"a\\u009b2Jb\""));
+    assert_non_null(strstr(out, "bidi=\"x\\u202ey\""));
+    assert_non_null(strstr(out, "bad=\"z\\ufffd\""));
+    assert_non_null(strstr(out, "del=\"d\\u007f\""));
 }
 
 /* --- JSON ------------------------------------------------------------------ */
@@ -165,6 +210,7 @@ static cJSON *parse_one_line(const char *out)
 static void test_json_line(void **state)
 {
     struct pipe_fds *p = *state;
+    const char *out;
     const struct krc_log_field f[] = {
         {"pod", "web-1", 0}, {"count", "3", 1}, {"ok", "true", 1},
         {"rawempty", "", 1}, {"null", NULL, 0}, {"q\"k", "v\"\\\n\x01", 0},
@@ -193,6 +239,18 @@ static void test_json_line(void **state)
     j = parse_one_line(drain(p));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "level")), "error");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "msg")), "100% done\ttab");
+    cJSON_Delete(j);
+
+    /* controls escaped (the line is plain ASCII there), invalid UTF-8 as U+FFFD: valid JSON */
+    krc_log(KRC_LOG_INFO, "%s", "e\x1b[2J c1\xc2\x9b bidi\xe2\x80\xae del\x7f bad\xff");
+    out = drain(p);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_null(strstr(out, "\xe2\x80\xae"));
+    assert_null(strchr(out, '\x7f'));
+    j = parse_one_line(out);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "msg")),
+                        "e\x1b[2J c1\xc2\x9b bidi\xe2\x80\xae del\x7f bad\xef\xbf\xbd");
     cJSON_Delete(j);
 }
 
@@ -295,6 +353,23 @@ static void test_secrets_redacted_in_lines(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "msg")), "send [REDACTED]");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "url")), "[REDACTED]");
     cJSON_Delete(j);
+
+    /* a secret holding a quote and a backslash is found before they are escaped */
+    krc_log_add_secret("pa\"ss\\word-123");
+    krc_log_fields(KRC_LOG_INFO, "db",
+                   (const struct krc_log_field[]){{"pw", "x pa\"ss\\word-123", 0}}, 1);
+    out = drain(p);
+    assert_null(strstr(out, "word-123"));
+    j = parse_one_line(out);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "pw")), "x [REDACTED]");
+    cJSON_Delete(j);
+    krc_log_setup(KRC_LOG_DEBUG, KRC_LOG_TEXT, p->w);
+    krc_log(KRC_LOG_INFO, "%s", "pw pa\"ss\\word-123\nnext");
+    krc_log_fields(KRC_LOG_INFO, "db",
+                   (const struct krc_log_field[]){{"pw", "pa\"ss\\word-123", 0}}, 1);
+    out = drain(p);
+    assert_null(strstr(out, "word-123"));
+    krc_log_setup(KRC_LOG_DEBUG, KRC_LOG_JSON, p->w);
 
     /* after clearing, the text is printed again */
     krc_log_clear_secrets();
@@ -545,6 +620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_fields_quoting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_newline_folding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_controls_shown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_filtering, setup, teardown),
         cmocka_unit_test(test_parse_level_format),

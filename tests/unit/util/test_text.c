@@ -1,15 +1,20 @@
 /* text: the UTF-8 decoder (every invalid class: stray continuation bytes,
  * bad leads, overlongs, surrogates, > U+10FFFF, sequences cut at the end),
  * counting, the escape-sequence reader (CSI, OSC with BEL and ST, short
- * escapes, cut sequences) and truncation on code-point boundaries. */
+ * escapes, cut sequences), truncation on code-point boundaries and the
+ * terminal sanitiser (shown and stripped forms, lines, C1 controls, bidi
+ * controls, invalid UTF-8, the size limit). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
+#include "krc/util/error.h"
+#include "krc/util/mem.h"
 #include "krc/util/text.h"
 
 /* decode s (len bytes): the length, and the code point when valid */
@@ -256,6 +261,102 @@ static void test_truncate(void **state)
     assert_string_equal(b, "a...");
 }
 
+/* krc_text_sanitize of the NUL-terminated s (the whole result must fit) */
+static char *san(const char *s, unsigned flags)
+{
+    static char out[512];
+    struct krc_buf b;
+
+    krc_buf_init(&b, sizeof(out) - 1);
+    assert_int_equal(krc_text_sanitize(&b, s, strlen(s), flags), 0);
+    assert_true(krc_text_utf8_valid(krc_buf_str(&b), b.len));
+    snprintf(out, sizeof(out), "%s", krc_buf_str(&b));
+    krc_buf_cleanup(&b);
+    return out;
+}
+
+#define PIC_ESC "\xe2\x90\x9b" /* U+241B, the Control Picture of ESC */
+#define PIC_BEL "\xe2\x90\x87"
+#define PIC_NUL "\xe2\x90\x80"
+#define PIC_DEL "\xe2\x90\xa1"
+#define FFFD KRC_TEXT_REPLACEMENT
+
+static void test_sanitize_shown(void **state)
+{
+    static const char nul_in[] = "a\0b";
+    struct krc_buf b;
+
+    (void)state;
+    assert_string_equal(san("plain text, é ✓ 🚀", 0), "plain text, é ✓ 🚀");
+    /* every escape sequence is left visible and inert: no ESC byte survives */
+    assert_string_equal(san("\x1b[31mred\x1b[0m", 0), PIC_ESC "[31mred" PIC_ESC "[0m");
+    assert_string_equal(san("\x1b]0;pwned\x07title", 0), PIC_ESC "]0;pwned" PIC_BEL "title");
+    assert_string_equal(san("\x1b]8;;http://x\x1b\\link", 0),
+                        PIC_ESC "]8;;http://x" PIC_ESC "\\link");
+    assert_string_equal(san("a\x7f\x01z", 0), "a" PIC_DEL "\xe2\x90\x81z");
+    /* lines: spaces by default, kept with KRC_TEXT_LINES (CR LF and a lone CR: LF) */
+    assert_string_equal(san("a\nb\tc\r\nd\re", 0), "a b c d e");
+    assert_string_equal(san("a\nb\tc\r\nd\re", KRC_TEXT_LINES), "a\nb\tc\nd\ne");
+    /* C1 controls written as UTF-8 (U+009B is an 8-bit CSI), bidi controls */
+    assert_string_equal(san("a\xc2\x9b"
+                            "31mb\xc2\x85",
+                            0),
+                        "a" FFFD "31mb" FFFD);
+    assert_string_equal(san("x\xe2\x80\xaey\xe2\x81\xa6z", 0), "x" FFFD "y" FFFD "z");
+    /* invalid UTF-8: a raw 8-bit CSI byte, a cut sequence, an overlong ESC */
+    assert_string_equal(san("a\x9b"
+                            "31m",
+                            0),
+                        "a" FFFD "31m");
+    assert_string_equal(san("a\xe2\x82", 0), "a" FFFD FFFD);
+    assert_string_equal(san("\xc0\x9b", 0), FFFD FFFD);
+    /* NUL inside the range */
+    krc_buf_init(&b, 64);
+    assert_int_equal(krc_text_sanitize(&b, nul_in, sizeof(nul_in) - 1, 0), 0);
+    assert_string_equal(krc_buf_str(&b), "a" PIC_NUL "b");
+    krc_buf_cleanup(&b);
+}
+
+static void test_sanitize_stripped(void **state)
+{
+    (void)state;
+    /* the store's form: sequences and controls removed, C1 dropped, bidi kept */
+    assert_string_equal(san("\x1b[31mred\x1b[0m \x1b]0;t\x07ok\x7f\x01", KRC_TEXT_STRIP), "red ok");
+    assert_string_equal(san("a\xc2\x9b"
+                            "b\xe2\x80\xae"
+                            "c\xff",
+                            KRC_TEXT_STRIP),
+                        "ab\xe2\x80\xae"
+                        "c" FFFD);
+    assert_string_equal(san("a\r\nb\tc", KRC_TEXT_STRIP | KRC_TEXT_LINES), "a\nb\tc");
+    assert_string_equal(san("a\r\nb\tc", KRC_TEXT_STRIP), "a b c");
+}
+
+static void test_sanitize_limit(void **state)
+{
+    struct krc_buf b;
+    char *s;
+
+    (void)state;
+    /* a run is cut to fit; a picture (3 bytes) is all or nothing */
+    krc_buf_init(&b, 5);
+    assert_int_equal(krc_text_sanitize(&b, "abcdefgh", 8, 0), KRC_ETOOBIG);
+    assert_string_equal(krc_buf_str(&b), "abcde");
+    krc_buf_cleanup(&b);
+    krc_buf_init(&b, 5);
+    assert_int_equal(krc_text_sanitize(&b, "abc\x1b", 4, 0), KRC_ETOOBIG);
+    assert_string_equal(krc_buf_str(&b), "abc");
+    krc_buf_cleanup(&b);
+    /* krc_text_safe: a copy, cut at max, NULL for NULL */
+    s = krc_text_safe("pod-\x1b[2J", 64, 0);
+    assert_string_equal(s, "pod-" PIC_ESC "[2J");
+    krc_free(s);
+    s = krc_text_safe("abcdef", 3, 0);
+    assert_string_equal(s, "abc");
+    krc_free(s);
+    assert_null(krc_text_safe(NULL, 64, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +370,9 @@ int main(void)
         cmocka_unit_test(test_ansi_osc),
         cmocka_unit_test(test_ansi_other),
         cmocka_unit_test(test_truncate),
+        cmocka_unit_test(test_sanitize_shown),
+        cmocka_unit_test(test_sanitize_stripped),
+        cmocka_unit_test(test_sanitize_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
