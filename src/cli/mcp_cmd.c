@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "krc/cli/db_target.h"
+#include "krc/config/config.h"
 #include "krc/kube/kube_auth.h"
 #include "krc/kube/kube_client.h"
 #include "krc/serve/http_server.h"
@@ -35,16 +36,24 @@ struct args {
     const char *listen;
     const char *token_file;
     const char *log_level;
+    const char *config;
+    const char *mcp_namespaces;
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: krc mcp [--db FILE|URL] [--db-password-file FILE] [--kubeconfig FILE]\n"
-               "               [--context NAME] [--listen HOST:PORT] [--token-file FILE]\n"
-               "               [--log-level LEVEL]\n"
+    fprintf(f, "usage: krc mcp [--config FILE] [--db FILE|URL] [--db-password-file FILE]\n"
+               "               [--kubeconfig FILE] [--context NAME] [--listen HOST:PORT]\n"
+               "               [--token-file FILE] [--mcp-namespaces LIST] [--log-level LEVEL]\n"
                "  Serve the restart history to MCP clients (AI agents), read-only.\n"
+               "    --config FILE      krc's configuration file: its filters (watchedNamespaces,\n"
+               "                       ignoredNamespaces, watchedPodNamePrefixes,\n"
+               "                       ignoredPodNamePrefixes), mcpNamespaces, redactPatterns,\n"
+               "                       db and dbPasswordFile; their environment variables\n"
+               "                       override it, as for krc run\n"
                "    --db FILE|URL      database: a SQLite file or a PostgreSQL URL\n"
-               "                       (default: $KRC_DB, else the default path)\n"
+               "                       (default: $KRC_DB, else db of --config, else the\n"
+               "                       default path)\n"
                "    --db-password-file FILE\n"
                "                       PostgreSQL password: the first line of FILE (default:\n"
                "                       $KRC_DB_PASSWORD_FILE)\n"
@@ -54,6 +63,10 @@ static void usage(FILE *f)
                "    --listen HOST:PORT Streamable HTTP at /mcp instead of stdio\n"
                "    --token-file FILE  bearer token clients must send over HTTP (required\n"
                "                       unless HOST is loopback)\n"
+               "    --mcp-namespaces LIST\n"
+               "                       answer only about these namespaces (names or regexes,\n"
+               "                       comma-separated) of those the filters let through\n"
+               "                       (default: $KRC_MCP_NAMESPACES, else mcpNamespaces)\n"
                "    --log-level L      debug, info, warn (default), error; logs go to stderr\n"
                "  See docs/mcp.md.\n");
 }
@@ -61,10 +74,11 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct args *a)
 {
     static const char *const names[] = {
-        "--db",         "--kubeconfig", "--context",         "--listen",
-        "--token-file", "--log-level",  "--db-password-file"};
-    const char **slots[] = {&a->db,         &a->kubeconfig, &a->context,         &a->listen,
-                            &a->token_file, &a->log_level,  &a->db_password_file};
+        "--db",        "--kubeconfig",       "--context", "--listen",        "--token-file",
+        "--log-level", "--db-password-file", "--config",  "--mcp-namespaces"};
+    const char **slots[] = {
+        &a->db,        &a->kubeconfig,       &a->context, &a->listen,        &a->token_file,
+        &a->log_level, &a->db_password_file, &a->config,  &a->mcp_namespaces};
 
     memset(a, 0, sizeof(*a));
     for (int i = 1; i < argc; i++) {
@@ -258,6 +272,55 @@ static int serve_http(struct krc_mcp *m, const struct args *a)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
+/* krc's configuration as krc run builds it (--config, then the environment),
+ * then --mcp-namespaces. 0, or 1 with the mistakes on stderr. A route's
+ * webhookUrlEnv that is not set here is no mistake: krc mcp sends nothing. */
+static int load_config(const struct args *a, struct krc_config *cfg)
+{
+    struct krc_error err;
+    char *errors = NULL;
+    char *notes = NULL;
+    int rc = 0;
+
+    krc_error_clear(&err);
+    if (a->config != NULL) {
+        rc = krc_config_check_file(cfg, a->config, &errors, &notes, &err);
+        krc_free(notes);
+        if (rc < 0) {
+            fprintf(stderr, "krc mcp: invalid configuration:\n%s", errors != NULL ? errors : "");
+            if (errors == NULL) {
+                fprintf(stderr, "%s\n", err.msg);
+            }
+            krc_free(errors);
+            return 1;
+        }
+    }
+    if (krc_config_load_env(cfg, &err) < 0 ||
+        (a->mcp_namespaces != NULL &&
+         krc_config_set_flag(cfg, "mcp-namespaces", a->mcp_namespaces, &err) < 0)) {
+        fprintf(stderr, "krc mcp: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The database: --db, else KRC_DB or the file's db (cfg), else the default
+ * (krc_db_target_resolve); the file's dbPasswordFile goes with a URL. */
+static int resolve_db(const struct args *a, const struct krc_config *cfg, struct krc_db_target *t)
+{
+    const char *db = a->db;
+    const char *pwf = a->db_password_file;
+
+    if (db == NULL && cfg->db != NULL && cfg->db[0] != '\0') {
+        db = cfg->db;
+    }
+    if (pwf == NULL && db != NULL && krc_store_is_url(db) && cfg->db_password_file != NULL &&
+        cfg->db_password_file[0] != '\0') {
+        pwf = cfg->db_password_file;
+    }
+    return krc_db_target_resolve("krc mcp", db, pwf, t);
+}
+
 static int open_kube(const struct args *a, struct krc_kube_auth_config *auth,
                      struct krc_token_source **ts, struct krc_kube_client **ret)
 {
@@ -297,6 +360,8 @@ int krc_mcp_main(int argc, char **argv)
     struct krc_kube_client *kube = NULL;
     struct krc_redactor *rd = NULL;
     struct krc_mcp_tools_config tc;
+    struct krc_mcp_scope_config sc;
+    struct krc_config cfg;
     struct krc_mcp_tools *tools = NULL;
     struct krc_mcp *m = NULL;
     struct krc_error err;
@@ -314,7 +379,8 @@ int krc_mcp_main(int argc, char **argv)
     krc_log_setup(level, KRC_LOG_TEXT, STDERR_FILENO); /* never stdout: it carries MCP */
     signal(SIGPIPE, SIG_IGN);
     memset(&auth, 0, sizeof(auth));
-    if (krc_db_target_resolve("krc mcp", a.db, a.db_password_file, &db) != 0 ||
+    krc_config_init(&cfg);
+    if (load_config(&a, &cfg) != 0 || resolve_db(&a, &cfg, &db) != 0 ||
         open_kube(&a, &auth, &ts, &kube) != 0) {
         rc = 1;
         goto out;
@@ -324,7 +390,15 @@ int krc_mcp_main(int argc, char **argv)
     tc.db_path = db.target;
     tc.db_password_file = db.password_file;
     tc.kube = kube;
-    rc = krc_redact_new(NULL, 0, &rd, &err);
+    /* the same redactor and scope as krc run of the same configuration */
+    memset(&sc, 0, sizeof(sc));
+    sc.watched_namespaces = cfg.watched_namespaces;
+    sc.ignored_namespaces = cfg.ignored_namespaces;
+    sc.watched_pod_name_prefixes = cfg.watched_pod_name_prefixes;
+    sc.ignored_pod_name_prefixes = cfg.ignored_pod_name_prefixes;
+    sc.mcp_namespaces = cfg.mcp_namespaces;
+    tc.scope = &sc;
+    rc = krc_config_redactor(&cfg, &rd, &err);
     tc.redactor = rd;
     rc = rc < 0 ? rc : krc_mcp_tools_new(&tc, &tools, &err);
     rc = rc < 0 ? rc : krc_mcp_tools_server(tools, &m, &err);
@@ -345,6 +419,7 @@ out:
     if (kube != NULL) {
         krc_http_global_cleanup();
     }
+    krc_config_cleanup(&cfg);
     krc_log_clear_secrets();
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "krc/util/error.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
+#include "krc/util/redact.h"
 #include "krc/util/yaml_doc.h"
 
 #define OFF(field) offsetof(struct krc_config, field)
@@ -57,6 +58,10 @@ static const struct krc_config_option options[] = {
      "", 0, 0, NULL,
      "File holding the bearer token MCP clients send to /mcp on the listen address (read at "
      "start); empty: no /mcp (docs/mcp.md)"},
+    {"mcpNamespaces", "KRC_MCP_NAMESPACES", "mcp-namespaces", KRC_CONFIG_STRING,
+     OFF(mcp_namespaces), "", 0, 0, NULL,
+     "Comma-separated namespaces (names or regexes) MCP may answer about, within what krc "
+     "watches; empty: all it watches (docs/mcp.md)"},
     {"db", "KRC_DB", "db", KRC_CONFIG_STRING, OFF(db), "", 0, 0, NULL,
      "History database: a SQLite file (default /var/lib/krc/krc.db in a cluster, else "
      "~/.local/state/krc/krc.db) or a PostgreSQL URL postgres://USER@HOST[:PORT]/DATABASE shared "
@@ -1472,4 +1477,39 @@ char *krc_config_env_typos(void)
     s = b.len > 0 ? krc_buf_take(&b) : NULL;
     krc_buf_cleanup(&b);
     return s;
+}
+
+int krc_config_redactor(const struct krc_config *cfg, struct krc_redactor **ret,
+                        struct krc_error *err)
+{
+    const char *list = cfg->redact_patterns != NULL ? cfg->redact_patterns : "";
+    char *copy = krc_strdup(list);
+    const char **items = krc_calloc(strlen(list) / 2 + 2, sizeof(char *));
+    size_t n = 0;
+    int rc;
+
+    *ret = NULL;
+    if (copy == NULL || items == NULL) {
+        krc_free(copy);
+        krc_free(items);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    /* a KRC_CONFIG_LIST: one pattern a line, empty lines skipped */
+    for (char *p = copy; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        if (*p != '\0') {
+            items[n++] = p;
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    rc = krc_redact_new(items, n, ret, err);
+    if (rc < 0) {
+        krc_error_prefix(err, "redactPatterns");
+    }
+    krc_free(items);
+    krc_free(copy);
+    return rc;
 }

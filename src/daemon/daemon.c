@@ -657,37 +657,6 @@ static int compile_list(const char *list, const char *key, struct krc_pattern **
     return 0;
 }
 
-/* Split a '\n'-separated list into borrowed pointers of a copy. */
-static int split_lines(const char *list, char **ret_copy, const char ***ret_items, size_t *ret_n)
-{
-    char *copy = krc_strdup(list != NULL ? list : "");
-    const char **items;
-    size_t n = 0;
-
-    if (copy == NULL) {
-        return KRC_ENOMEM;
-    }
-    items = krc_calloc(strlen(copy) / 2 + 2, sizeof(char *));
-    if (items == NULL) {
-        krc_free(copy);
-        return KRC_ENOMEM;
-    }
-    for (char *p = copy; p != NULL && *p != '\0';) {
-        char *nl = strchr(p, '\n');
-        if (nl != NULL) {
-            *nl = '\0';
-        }
-        if (*p != '\0') {
-            items[n++] = p;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    *ret_copy = copy;
-    *ret_items = items;
-    *ret_n = n;
-    return 0;
-}
-
 /* The notifier's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
 static void notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
@@ -747,22 +716,9 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
     struct krc_sender_options no;
-    char *copy = NULL;
-    const char **items = NULL;
-    size_t n_items = 0;
     int rc;
 
-    rc = split_lines(cfg->redact_patterns, &copy, &items, &n_items);
-    if (rc == 0) {
-        rc = krc_redact_new(items, n_items, &d->redactor, err);
-        if (rc < 0) {
-            krc_error_prefix(err, "redactPatterns");
-        }
-    } else {
-        krc_error_set(err, rc, "out of memory");
-    }
-    krc_free(items);
-    krc_free(copy);
+    rc = krc_config_redactor(cfg, &d->redactor, err);
     if (rc < 0) {
         return rc;
     }
@@ -851,6 +807,7 @@ static const char *const reloadable[] = {
     "routes",
     "silences",
     "logLevel",
+    "mcpNamespaces",
     NULL,
 };
 
@@ -909,6 +866,17 @@ static int same_scopes(const struct krc_filter *a, const struct krc_filter *b)
         }
     }
     return 1;
+}
+
+/* What /mcp answers about: the filters of cfg and its mcpNamespaces. */
+static void mcp_scope_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->watched_namespaces = cfg->watched_namespaces;
+    sc->ignored_namespaces = cfg->ignored_namespaces;
+    sc->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
+    sc->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
+    sc->mcp_namespaces = cfg->mcp_namespaces;
 }
 
 static void reload_rejected(const char *why)
@@ -987,6 +955,15 @@ static void reload(struct daemon *d)
                         "restarted (the running value is kept)",
                         o->key);
             }
+        }
+    }
+    /* /mcp answers about what the new filters let through (from its next call) */
+    if (d->mcp_tools != NULL) {
+        struct krc_mcp_scope_config sc;
+        mcp_scope_from(cfg, &sc);
+        if (krc_mcp_tools_set_scope(d->mcp_tools, &sc, &e) < 0) {
+            reload_failed(d, e.msg);
+            goto fail;
         }
     }
     /* Apply: the notifier first (under its lock), then the watch side. */
@@ -1250,6 +1227,7 @@ static int setup_scopes(struct daemon *d, struct krc_error *e)
 static int setup_mcp(struct daemon *d, struct krc_error *e)
 {
     struct krc_mcp_tools_config tc;
+    struct krc_mcp_scope_config sc;
 
     if (d->cfg->mcp_token_file == NULL || d->cfg->mcp_token_file[0] == '\0') {
         return 0;
@@ -1267,6 +1245,8 @@ static int setup_mcp(struct daemon *d, struct krc_error *e)
     tc.db_password_file = d->cfg->db_password_file;
     tc.kube = d->mcp_client;
     tc.redactor = d->redactor;
+    mcp_scope_from(d->cfg, &sc);
+    tc.scope = &sc;
     if (krc_mcp_tools_new(&tc, &d->mcp_tools, e) < 0 ||
         krc_mcp_tools_server(d->mcp_tools, &d->mcp, e) < 0) {
         return -1;

@@ -166,6 +166,32 @@ int krc_filter_pod_allowed(const struct krc_filter *f, const char *ns, const cha
     return f->watched_pods.n == 0 || list_matches(&f->watched_pods, name);
 }
 
+const char *krc_filter_excluded_by(const struct krc_filter *f, const char *ns, const char *pod)
+{
+    if (list_matches(&f->ignored_ns, ns)) {
+        return "ignoredNamespaces";
+    }
+    if (f->watched_ns.n > 0 && !list_matches(&f->watched_ns, ns)) {
+        return "watchedNamespaces";
+    }
+    if (pod == NULL) {
+        return NULL;
+    }
+    if (list_matches(&f->ignored_pods, pod)) {
+        return "ignoredPodNamePrefixes";
+    }
+    if (f->watched_pods.n > 0 && !list_matches(&f->watched_pods, pod)) {
+        return "watchedPodNamePrefixes";
+    }
+    return NULL;
+}
+
+int krc_filter_allows_all(const struct krc_filter *f)
+{
+    return f->watched_ns.n == 0 && f->ignored_ns.n == 0 && f->watched_pods.n == 0 &&
+           f->ignored_pods.n == 0;
+}
+
 size_t krc_filter_plain_namespaces(const struct krc_filter *f, const char *const **ret_names)
 {
     *ret_names = (const char *const *)f->plain_ns;

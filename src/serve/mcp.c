@@ -6,6 +6,7 @@
 
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -587,6 +588,32 @@ static void notification(struct call *c)
 
 /* ---- framing ------------------------------------------------------------------------------ */
 
+/* Append JSON text with every byte that is not part of valid UTF-8 replaced
+ * by U+FFFD: an answer is always valid JSON (RFC 8259 8.1), whatever bytes a
+ * stored row, a header or a message cut at a byte count hold. cJSON prints
+ * every byte >= 0x80 as it is, and only inside strings, so a replacement
+ * never touches the structure. */
+static int append_utf8(struct krc_buf *out, const char *text)
+{
+    size_t len = strlen(text);
+    size_t run = 0; /* start of the valid bytes not yet appended */
+    size_t i = 0;
+    uint32_t cp;
+    int rc = 0;
+
+    while (i < len && rc == 0) {
+        size_t n = (unsigned char)text[i] < 0x80 ? 1 : krc_text_utf8_decode(text + i, len - i, &cp);
+        if (n > 0) {
+            i += n;
+            continue;
+        }
+        rc = krc_buf_append(out, text + run, i - run);
+        rc = rc < 0 ? rc : krc_buf_append_str(out, KRC_TEXT_REPLACEMENT);
+        run = ++i;
+    }
+    return rc < 0 ? rc : krc_buf_append(out, text + run, len - run);
+}
+
 static int emit(struct krc_buf *out, cJSON *msg, struct krc_error *err)
 {
     char *text = msg != NULL ? cJSON_PrintUnformatted(msg) : NULL;
@@ -597,7 +624,7 @@ static int emit(struct krc_buf *out, cJSON *msg, struct krc_error *err)
         krc_buf_reset(out);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    rc = krc_buf_append_str(out, text);
+    rc = append_utf8(out, text);
     cJSON_free(text);
     if (rc < 0) {
         krc_buf_reset(out);
@@ -744,6 +771,16 @@ int krc_mcp_handle(struct krc_mcp *m, struct krc_mcp_session *sess, const char *
     c.http = http;
     c.err = err;
     *ret_status = 202;
+    if (!krc_text_utf8_valid(req, len)) {
+        /* RFC 8259 8.1: JSON exchanged between systems is UTF-8; cJSON would
+         * take any bytes, and a method or tool name echoed in an error would
+         * make the answer invalid JSON */
+        *ret_status = 400;
+        return emit(
+            out,
+            error_msg(NULL, KRC_MCP_PARSE_ERROR, "Parse error: the message is not UTF-8", NULL),
+            err);
+    }
     msg = cJSON_ParseWithLengthOpts(req, len, &end, 0);
     if (msg == NULL || end == NULL || !only_space(end, len - (size_t)(end - req))) {
         cJSON_Delete(msg);

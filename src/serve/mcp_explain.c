@@ -8,6 +8,7 @@
 #include "krc/detect/pod_state.h"
 #include "krc/detect/restart.h"
 #include "krc/diagnose/diagnose.h"
+#include "krc/kube/kube_name.h"
 #include "krc/kube/kube_pod.h"
 #include "krc/model/report.h"
 #include "krc/serve/mcp.h"
@@ -15,21 +16,6 @@
 #include "krc/util/mem.h"
 
 #define POD_MAX_BYTES (4u * 1024u * 1024u)
-
-/* A Kubernetes object name: lower-case letters, digits, '-' and '.' (so it
- * can go into a URL path as it is). */
-static int valid_name(const char *s)
-{
-    if (s == NULL || s[0] == '\0') {
-        return 0;
-    }
-    for (const char *p = s; *p != '\0'; p++) {
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.')) {
-            return 0;
-        }
-    }
-    return 1;
-}
 
 static const struct krc_container_info *pick(const struct krc_pod_info *p, const char *name)
 {
@@ -139,11 +125,13 @@ int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor 
     size_t len = 0;
     int rc;
 
-    if (!valid_name(namespace) || !valid_name(pod) ||
-        (container != NULL && !valid_name(container))) {
+    /* what goes into the request path: never "." or ".." (GET /api/v1/) */
+    if (krc_kube_name_problem(namespace, KRC_KUBE_NAME_LABEL) != NULL ||
+        krc_kube_name_problem(pod, KRC_KUBE_NAME_SUBDOMAIN) != NULL ||
+        (container != NULL && krc_kube_name_problem(container, KRC_KUBE_NAME_LABEL) != NULL)) {
         snprintf(msg, msgsz,
-                 "invalid arguments: namespace, pod and container must be Kubernetes names "
-                 "(lower-case letters, digits, '-', '.')");
+                 "invalid arguments: the namespace and the container must be RFC 1123 DNS "
+                 "labels, the pod an RFC 1123 DNS subdomain");
         return KRC_MCP_TOOL_FAILED;
     }
     if ((rc = get_pod(kube, namespace, pod, &body, &len, msg, msgsz)) != 0) {

@@ -105,6 +105,90 @@ static int authorized(struct krc_mcp_http_route *r, const char *header)
     return ok;
 }
 
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* A Content-Type of application/json, with parameters or not ("application/json;
+ * charset=utf-8"); type and subtype are case-insensitive (RFC 9110 8.3.1). */
+static int json_content_type(const char *v)
+{
+    if (v == NULL) {
+        return 0;
+    }
+    while (is_space(*v)) {
+        v++;
+    }
+    if (strncasecmp(v, "application/json", 16) != 0) {
+        return 0;
+    }
+    v += 16;
+    while (is_space(*v)) {
+        v++;
+    }
+    return *v == '\0' || *v == ';';
+}
+
+/* The q of a media range's parameters ("; q=0.5; x=y"): 1 when absent; 0 for
+ * q=0 (also 0.0, 0.00, 0.000: "not acceptable", RFC 9110 12.4.2). */
+static int q_positive(const char *p, const char *end)
+{
+    while (p < end) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *next = semi != NULL ? semi + 1 : end;
+        while (p < next && is_space(*p)) {
+            p++;
+        }
+        if (next - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+            int zero = 1;
+            for (p += 2; p < next && *p != ';' && !is_space(*p); p++) {
+                zero &= *p == '0' || *p == '.';
+            }
+            return !zero;
+        }
+        p = next;
+    }
+    return 1;
+}
+
+/* Does an Accept header let the answer be application/json? An absent one
+ * does (RFC 9110 12.5.1: any type); else one of its media ranges must be
+ * application/json, application/ * or * / * with a q above 0. The MCP client
+ * must list application/json and text/event-stream; this server only ever
+ * answers JSON, so only JSON must be acceptable. */
+static int accepts_json(const char *v)
+{
+    static const char *const ranges[] = {"application/json", "application/*", "*/*"};
+
+    if (v == NULL) {
+        return 1;
+    }
+    while (*v != '\0') {
+        const char *end = strchr(v, ',');
+        const char *semi;
+        size_t n;
+
+        end = end != NULL ? end : v + strlen(v);
+        while (v < end && is_space(*v)) {
+            v++;
+        }
+        semi = memchr(v, ';', (size_t)(end - v));
+        n = (size_t)((semi != NULL ? semi : end) - v);
+        while (n > 0 && is_space(v[n - 1])) {
+            n--;
+        }
+        for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+            if (n == strlen(ranges[i]) && strncasecmp(v, ranges[i], n) == 0 &&
+                q_positive(semi != NULL ? semi + 1 : end, end)) {
+                return 1;
+            }
+        }
+        v = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 /* 0 when the request may go on; else resp is filled with the refusal. */
 static int check(struct krc_mcp_http_route *r, const struct krc_http_server_request *req,
                  struct krc_http_server_response *resp, int *refused)
@@ -129,9 +213,23 @@ static int check(struct krc_mcp_http_route *r, const struct krc_http_server_requ
         }
         return refuse(resp, 401, -32001, "Unauthorized: missing or wrong bearer token");
     }
-    if (ctype != NULL && strncasecmp(ctype, "application/json", 16) != 0) {
+    if (!json_content_type(ctype)) {
+        /* the Streamable HTTP transport POSTs JSON-RPC as application/json; the
+         * response's Accept says which type a request may have (RFC 9110
+         * 12.5.1, 15.5.16) */
+        if (krc_http_server_response_header(resp, "Accept", "application/json") < 0) {
+            return KRC_ENOMEM;
+        }
         return refuse(resp, 415, KRC_MCP_INVALID_REQUEST,
-                      "Unsupported Media Type: send application/json");
+                      ctype == NULL ? "Unsupported Media Type: no Content-Type; send "
+                                      "Content-Type: application/json"
+                                    : "Unsupported Media Type: send Content-Type: "
+                                      "application/json");
+    }
+    if (!accepts_json(krc_http_server_request_header(req, "Accept"))) {
+        return refuse(resp, 406, KRC_MCP_INVALID_REQUEST,
+                      "Not Acceptable: the answer is application/json, which Accept does not "
+                      "allow");
     }
     *refused = 0;
     return 0;

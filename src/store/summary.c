@@ -266,6 +266,8 @@ struct agg {
     size_t wl_cause_cap; /* workloads */
     struct chunk *arena;
     int64_t restarts;
+    krc_store_window_fn keep; /* NULL: every row */
+    void *keep_ud;
 };
 
 /* The parts joined, each ended by a NUL, in buf (or, when longer than
@@ -417,6 +419,9 @@ static int on_row(const struct krc_store_window_row *r, void *ud)
     struct group *g[N_TABLES];
     int first;
 
+    if (a->keep != NULL && !a->keep(r, a->keep_ud)) {
+        return 0;
+    }
     if ((g[T_POD] = pod_group(a, r)) == NULL || lookup(a, r, g) < 0) {
         return KRC_ENOMEM;
     }
@@ -579,11 +584,20 @@ void krc_store_summary_free(struct krc_store_summary *sum)
 int krc_store_summarize(struct krc_store *s, int64_t since, const char *cluster, long limit,
                         struct krc_store_summary **ret, struct krc_error *err)
 {
+    return krc_store_summarize_where(s, since, cluster, NULL, NULL, limit, ret, err);
+}
+
+int krc_store_summarize_where(struct krc_store *s, int64_t since, const char *cluster,
+                              krc_store_window_fn keep, void *keep_ud, long limit,
+                              struct krc_store_summary **ret, struct krc_error *err)
+{
     struct agg a;
     struct krc_store_summary *sum = krc_calloc(1, sizeof(*sum));
     int rc = sum != NULL ? 0 : KRC_ENOMEM;
 
     memset(&a, 0, sizeof(a));
+    a.keep = keep;
+    a.keep_ud = keep_ud;
     if (rc == 0) {
         rc = krc_store_window(s, since, cluster, on_row, &a, err);
     }

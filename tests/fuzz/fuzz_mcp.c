@@ -2,7 +2,8 @@
  * with (first byte odd) or without the Streamable HTTP headers. The answer
  * is nothing with status 202, or one JSON object with jsonrpc "2.0", an id,
  * and exactly one of result and error (an integer code and a message), with
- * status 200, 400 or 404. */
+ * status 200, 400 or 404; and it is valid UTF-8 whatever bytes came in (RFC
+ * 8259 8.1: names echoed in errors used to be copied byte for byte). */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "krc/serve/mcp.h"
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
+#include "krc/util/text.h"
 
 static int echo(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
                 struct krc_error *err)
@@ -65,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cJSON *j = cJSON_ParseWithLength(out.data, out.len);
         const cJSON *result;
         const cJSON *error;
+        FUZZ_CHECK(krc_text_utf8_valid(out.data, out.len), "answer is not UTF-8: %.300s", out.data);
         FUZZ_CHECK(j != NULL && cJSON_IsObject(j), "answer is not a JSON object: %.300s", out.data);
         FUZZ_CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "jsonrpc")) &&
                        strcmp(cJSON_GetObjectItemCaseSensitive(j, "jsonrpc")->valuestring, "2.0") ==

@@ -596,6 +596,14 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(mounts["mcp-token"], {"name": "mcp-token", "mountPath": "/etc/krc-mcp",
                                                "readOnly": True})
 
+    def test_mcp_namespaces(self):
+        # what /mcp answers about (docs/mcp.md, "Scope"): unset by default, a list or a string
+        self.assertNotIn("KRC_MCP_NAMESPACES", env_of(render({})))
+        for value in (["shop", "^team-"], "shop,^team-"):
+            env = env_of(render({"mcpNamespaces": value}))
+            self.assertEqual(env["KRC_MCP_NAMESPACES"], {"name": "KRC_MCP_NAMESPACES",
+                                                         "value": "shop,^team-"})
+
     def test_destinations_take_their_secrets_from_mounted_secret_keys(self):
         values = {"destinations": [
             {"name": "oncall", "type": "pagerduty", "default": True,

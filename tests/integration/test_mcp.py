@@ -2,8 +2,11 @@
 """`krc mcp` on a history that a real `krc run` filled from the fake API server: raw JSON-RPC
 over stdio and over Streamable HTTP, both protocol eras, every tool checked against its output
 schema, and the refusals (malformed JSON, unknown method or tool, invalid arguments, a 10 MB
-request, missing or wrong token, a foreign Origin), after each of which the server keeps
-serving.
+request, missing or wrong token, a foreign Origin, a content type other than application/json),
+after each of which the server keeps serving. The scope (security issue 24): the tools answer
+only about what krc watches (the filters, from the environment or --config, and mcpNamespaces),
+refusing other namespaces before any API request, in krc mcp and in the daemon's /mcp; --config's
+redactPatterns; untrusted_fields.
 
     python3 test_mcp.py --krc /path/to/krc [unittest options]
 """
@@ -102,13 +105,27 @@ def tearDownModule():
     TMP.cleanup()
 
 
+def mcp_env(extra=None):
+    """The environment of a `krc mcp` child: this one without Kubernetes or krc filter settings
+    (krc mcp reads them, as krc run does), plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KUBERNETES_SERVICE") and k not in SCOPE_VARS}
+    env.update(extra or {})
+    return env
+
+
+SCOPE_VARS = ("WATCHED_NAMESPACES", "IGNORED_NAMESPACES", "WATCHED_POD_NAME_PREFIXES",
+              "IGNORED_POD_NAME_PREFIXES", "KRC_MCP_NAMESPACES", "KRC_REDACT_PATTERNS")
+
+
 class Stdio:
     """A `krc mcp` child over stdio; one JSON-RPC message per line."""
 
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([h.krc_binary(), "mcp", "--db", DB] + list(args),
+    def __init__(self, *args, env=None, db=True):
+        self.proc = subprocess.Popen([h.krc_binary(), "mcp"] + (["--db", DB] if db else []) +
+                                     list(args),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+                                     stderr=subprocess.PIPE, env=mcp_env(env))
         self.buf = b""
         self.next_id = 0
 
@@ -395,6 +412,145 @@ class McpExplainTest(unittest.TestCase):
             self.assertEqual(c.close(), 0)
 
 
+def tool(c, name, args):
+    """tools/call on a Stdio child: the result."""
+    r = c.request("tools/call", {"name": name, "arguments": args})
+    assert "result" in r, r
+    return r["result"]
+
+
+class McpScopeTest(unittest.TestCase):
+    """What the tools answer about (security issue 24): the filters krc run would watch by (from
+    the environment, or from --config with the environment over it) and mcpNamespaces; a
+    namespace outside is refused with a tool error naming the setting, before any Kubernetes
+    API request; "." and ".." are no names."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.kube = HOLDER.kube
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, text):
+        path = os.path.join(self.tmp.name, "krc.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def start(self, *args, env=None):
+        c = Stdio(*args, env=env)
+        self.addCleanup(lambda: self.assertEqual(c.close(), 0))
+        schemas = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
+
+        def call(name, arguments):
+            res = tool(c, name, arguments)
+            if not res["isError"]:
+                jsonschema.validate(res["structuredContent"], schemas[name]["outputSchema"])
+            return res
+        return call
+
+    def namespaces(self, call, args=None):
+        res = call("list_restarts", args or {})
+        self.assertFalse(res["isError"], res)
+        return [r["namespace"] for r in res["structuredContent"]["restarts"]]
+
+    def refused(self, res, *needles):
+        self.assertTrue(res["isError"], res)
+        for n in needles:
+            self.assertIn(n, text_of(res))
+
+    def test_the_filters_of_the_environment(self):
+        everything = self.start()
+        ml_id = everything("list_restarts", {"namespace": "ml"})["structuredContent"][
+            "restarts"][0]["id"]
+        self.kube.clear_requests()
+        call = self.start("--kubeconfig", self.kube.kubeconfig,
+                          env={"WATCHED_NAMESPACES": "shop"})
+        self.assertEqual(self.namespaces(call), ["shop"] * 4)
+        self.refused(call("list_restarts", {"namespace": "ml"}),
+                     "namespace ml is outside what this MCP server answers about",
+                     "watchedNamespaces")
+        self.refused(call("pod_restart_timeline", {"namespace": "ml", "pod": "trainer-0"}),
+                     "watchedNamespaces")
+        self.refused(call("get_restart_report", {"id": ml_id}), "watchedNamespaces")
+        s = call("restart_summary", {"since": "1h"})["structuredContent"]
+        self.assertEqual((s["restarts"], s["gpus_held"], s["untrusted_fields"]), (4, 0, []))
+        self.assertEqual({w["namespace"] for w in s["workloads"]}, {"shop"})
+        # the review's case: explain_pod of a namespace krc does not watch read its log
+        self.refused(call("explain_pod", {"namespace": "ml", "pod": "trainer-0"}),
+                     "namespace ml", "watchedNamespaces")
+        self.refused(call("explain_pod", {"namespace": "..", "pod": ".."}),
+                     "namespaces are RFC 1123 DNS labels")
+        self.refused(call("explain_pod", {"namespace": "shop", "pod": ".."}),
+                     "pod names are RFC 1123 DNS subdomains")
+        self.assertEqual(self.kube.requests(), [])  # refused before any API request
+        res = call("explain_pod", {"namespace": "shop", "pod": "web-1"})
+        self.assertFalse(res["isError"], res)
+        self.assertIn("/report/log/text", res["structuredContent"]["untrusted_fields"])
+        paths = [q["path"] for q in self.kube.requests()]
+        self.assertIn("/api/v1/namespaces/shop/pods/web-1", paths)
+        self.assertEqual([p for p in paths if "/namespaces/ml/" in p], [])
+        # the other filters, by the name of their setting
+        call = self.start(env={"IGNORED_NAMESPACES": "^m", "IGNORED_POD_NAME_PREFIXES": "api"})
+        self.assertEqual(self.namespaces(call), ["shop"] * 3)
+        self.refused(call("list_restarts", {"namespace": "ml"}), "ignoredNamespaces")
+        self.refused(call("pod_restart_timeline", {"namespace": "shop", "pod": "api-0"}),
+                     "pod api-0 in namespace shop", "ignoredPodNamePrefixes")
+
+    def test_config_file_and_mcp_namespaces(self):
+        path = self.write("watchedNamespaces: [shop, ml]\nmcpNamespaces: ml\n"
+                          "slackWebhookUrl: https://hooks.slack.com/services/T/B/x\n")
+        call = self.start("--config", path)
+        self.assertEqual(self.namespaces(call), ["ml", "ml"])
+        self.refused(call("list_restarts", {"namespace": "shop"}), "namespace shop",
+                     "not in mcpNamespaces")
+        # the environment over the file, the flag over both, as for krc run
+        call = self.start("--config", path, env={"KRC_MCP_NAMESPACES": "shop"})
+        self.assertEqual(set(self.namespaces(call)), {"shop"})
+        call = self.start("--config", path, "--mcp-namespaces", "^(ml|shop)$",
+                          env={"KRC_MCP_NAMESPACES": "shop"})
+        self.assertEqual(set(self.namespaces(call)), {"shop", "ml"})
+        call = self.start("--config", path, env={"WATCHED_NAMESPACES": "shop"})
+        self.assertEqual(self.namespaces(call), [])  # watched shop, of which only ml
+        # mistakes stop the start, naming the file or the setting
+        for text, needle in (("mcpNamespaces: 'team-['\n", "mcpNamespaces"),
+                             ("watchedNamespace: shop\n", "unknown key \"watchedNamespace\""),
+                             ("redactPatterns: ['(']\n", "redactPatterns")):
+            bad = self.write(text)
+            p = subprocess.run([h.krc_binary(), "mcp", "--db", DB, "--config", bad],
+                               input="", capture_output=True, text=True, timeout=30,
+                               env=mcp_env())
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(needle, p.stderr)
+        p = subprocess.run([h.krc_binary(), "mcp", "--db", DB, "--config",
+                            os.path.join(self.tmp.name, "missing.yaml")],
+                           input="", capture_output=True, text=True, timeout=30, env=mcp_env())
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("missing.yaml: cannot open", p.stderr)
+
+    def test_redact_patterns_of_the_config_file(self):
+        """explain_pod's live report goes through krc mcp's redactor: built-in scanners plus
+        the file's redactPatterns (docs/mcp.md said so; krc mcp used the built-in ones only)."""
+        self.kube.create_pod("billing", "invoicer-0")
+        self.kube.restart("billing", "invoicer-0", "app", exit_code=1,
+                          logs="charging\ncustomer ACME-123456 declined\n")
+        args = {"namespace": "billing", "pod": "invoicer-0"}
+        plain = self.start("--kubeconfig", self.kube.kubeconfig)
+        log = plain("explain_pod", args)["structuredContent"]["report"]["log"]["text"]
+        self.assertIn("ACME-123456", log)
+        path = self.write("redactPatterns:\n  - 'ACME-[0-9]+'\n")
+        for extra, env in ((["--config", path], None),
+                           ([], {"KRC_REDACT_PATTERNS": "ACME-[0-9]+"})):
+            call = self.start("--kubeconfig", self.kube.kubeconfig, *extra, env=env)
+            res = call("explain_pod", args)
+            self.assertFalse(res["isError"], res)
+            text = json.dumps(res)
+            self.assertNotIn("ACME-123456", text)
+            self.assertIn("customer [REDACTED] declined",
+                          res["structuredContent"]["report"]["log"]["text"])
+
+
 class Http:
     """A `krc mcp --listen` child; the port comes from its log."""
 
@@ -426,6 +582,7 @@ class Http:
         hdrs = {"Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream"}
         hdrs.update(headers or {})
+        hdrs = {k: v for k, v in hdrs.items() if v is not None}  # None: not sent
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
         try:
@@ -577,6 +734,22 @@ class McpHttpTest(unittest.TestCase):
         self.assertEqual(status, 200)
         status, _, _ = self.s.post(rpc("ping"), {"Content-Type": "text/plain"})
         self.assertEqual(status, 415)
+        # the transport POSTs application/json: none, or a look-alike, is 415 too
+        for ctype in (None, "application/jsonfoo", "application/json-patch+json"):
+            status, hdrs, body = self.s.post(rpc("ping"), {"Content-Type": ctype})
+            self.assertEqual((status, body["error"]["code"]), (415, -32600), ctype)
+            self.assertEqual(hdrs.get("Accept"), "application/json")
+        status, _, body = self.s.post(rpc("ping"),
+                                      {"Content-Type": "application/json; charset=utf-8"})
+        self.assertEqual((status, body["result"]), (200, {}))
+        # an Accept that allows no JSON answer
+        status, _, body = self.s.post(rpc("ping"), {"Accept": "text/event-stream"})
+        self.assertEqual((status, body["error"]["code"]), (406, -32600))
+        status, _, _ = self.s.post(rpc("ping"), {"Accept": "*/*"})
+        self.assertEqual(status, 200)
+        # bytes that are not UTF-8 in the method: a parse error, and the answer is JSON
+        status, _, body = self.s.post(b'{"jsonrpc":"2.0","id":1,"method":"\xff\xfe"}')
+        self.assertEqual((status, body["error"]["code"], body["id"]), (400, -32700, None))
         self.alive()
 
 
@@ -715,6 +888,68 @@ class McpDaemonTest(unittest.TestCase):
             self.assertEqual(self.post(port, rpc("ping"), "second-token-2222")[0], 200)
             self.assertNotIn("first-token-1111", k.text())
             self.assertNotIn("second-token-2222", k.text())
+        finally:
+            self.assertEqual(k.stop(), 0)
+
+    def test_daemon_answers_about_what_it_watches(self):
+        """The review's case: krc run --watched-namespaces default returned another namespace's
+        previous log through explain_pod. Now /mcp refuses what the daemon does not watch, before
+        any API request, and a SIGHUP's mcpNamespaces applies from the next call (a bad one is
+        rejected, naming it, and the running scope kept)."""
+        kube = HOLDER.kube
+        kube.create_pod("reports", "nightly-0")
+        token = os.path.join(TMP.name, "scope-token")
+        with open(token, "w") as f:
+            f.write("scope-token-77\n")
+        cfg = os.path.join(TMP.name, "scope.yaml")
+        with open(cfg, "w") as f:
+            f.write("mcpNamespaces: reports\n")
+        k = h.Krc(kube.kubeconfig, FAST + ["--config", cfg, "--watched-namespaces", "reports"],
+                  {"SLACK_WEBHOOK_URL": HOLDER.slack.webhook_url("d"),
+                   "KRC_MCP_TOKEN_FILE": token, "MUTE_SECONDS": "0"})
+
+        def call(name, args):
+            st, data = self.post(port, rpc("tools/call", {"name": name, "arguments": args}),
+                                 "scope-token-77")
+            self.assertEqual(st, 200, data)
+            return json.loads(data)["result"]
+        try:
+            k.wait_synced()
+            port = k.http_port()
+            kube.restart("reports", "nightly-0", "app", exit_code=3, logs="disk full\n")
+            k.wait_diagnosed(1, timeout=30)
+            h.wait_until(lambda: len(call("list_restarts", {})["structuredContent"]["restarts"])
+                         == 1, 20, what="the restart at /mcp")
+            kube.clear_requests()
+            for name, args in (("explain_pod", {"namespace": "shop", "pod": "web-1"}),
+                               ("list_restarts", {"namespace": "shop"}),
+                               ("pod_restart_timeline", {"namespace": "shop", "pod": "web-1"})):
+                res = call(name, args)
+                self.assertTrue(res["isError"], res)
+                self.assertIn("namespace shop is outside what this MCP server answers about",
+                              text_of(res))
+                self.assertIn("watchedNamespaces", text_of(res))
+            self.assertEqual([q["path"] for q in kube.requests()
+                              if "/namespaces/shop/" in q["path"]], [])
+            self.assertFalse(call("explain_pod", {"namespace": "reports",
+                                                  "pod": "nightly-0"})["isError"])
+            # SIGHUP: mcpNamespaces is reloaded with the filters
+            with open(cfg, "w") as f:
+                f.write("mcpNamespaces: other\n")
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("configuration reloaded")
+            res = call("list_restarts", {"namespace": "reports"})
+            self.assertTrue(res["isError"], res)
+            self.assertIn("not in mcpNamespaces", text_of(res))
+            self.assertEqual(call("list_restarts", {})["structuredContent"]["restarts"], [])
+            with open(cfg, "w") as f:
+                f.write("mcpNamespaces: 'reports-['\n")
+            k.proc.send_signal(signal.SIGHUP)
+            k.wait_log("configuration reload rejected")
+            self.assertIn("mcpNamespaces", k.logs(contains="configuration reload rejected")[-1]
+                          ["msg"])
+            self.assertIn("not in mcpNamespaces",
+                          text_of(call("list_restarts", {"namespace": "reports"})))
         finally:
             self.assertEqual(k.stop(), 0)
 

@@ -11,6 +11,7 @@
 #include "krc/config/destinations.h"
 #include "krc/util/error.h"
 #include "krc/util/pattern.h"
+#include "krc/util/redact.h"
 
 /* A route: restarts whose namespace/pod/container match go to a webhook
  * and/or channel. Patterns follow util/pattern.h's one rule (plain, i.e. only
@@ -69,6 +70,7 @@ struct krc_config {
     char *db_password_file; /* PostgreSQL password file ("": none) */
     char *listen;           /* health/metrics endpoint HOST:PORT, "" or "off": none */
     char *mcp_token_file;   /* bearer token of /mcp on listen; "": no /mcp */
+    char *mcp_namespaces;   /* MCP's allow-list within the filters; "": no further limit */
     long history_max_age_s;
     long history_max_rows;
     char *slack_bot_token;
@@ -195,6 +197,13 @@ char *krc_config_db_notes(const struct krc_config *cfg);
 /* The first line of dbPasswordFile (without its newline), owned (free with
  * krc_free, after clearing it); errors name the file, never its content. */
 int krc_config_read_db_password(const char *path, char **ret, struct krc_error *err);
+
+/* The redactor of the configuration: the built-in scanners plus
+ * redactPatterns. The one builder of krc run and krc mcp, so that both
+ * redact alike. KRC_EINVAL prefixed "redactPatterns: " naming the pattern;
+ * KRC_ENOMEM. Caller frees *ret with krc_redact_free. */
+int krc_config_redactor(const struct krc_config *cfg, struct krc_redactor **ret,
+                        struct krc_error *err);
 
 /* Parse "90", "90s", "10m", "2h", "1h30m", "1d" into seconds. */
 int krc_config_parse_duration(const char *s, long *ret_seconds);

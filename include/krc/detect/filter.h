@@ -28,6 +28,16 @@ void krc_filter_free(struct krc_filter *f);
 int krc_filter_namespace_allowed(const struct krc_filter *f, const char *ns);
 int krc_filter_pod_allowed(const struct krc_filter *f, const char *ns, const char *name);
 
+/* Why (ns, pod) is not allowed: the setting that keeps it out, by its
+ * configuration key ("ignoredNamespaces", "watchedNamespaces",
+ * "ignoredPodNamePrefixes", "watchedPodNamePrefixes"), in the order the
+ * rules apply; NULL when krc_filter_pod_allowed would say 1. pod NULL: the
+ * namespace alone (krc_filter_namespace_allowed). */
+const char *krc_filter_excluded_by(const struct krc_filter *f, const char *ns, const char *pod);
+
+/* 1 when no list is set: every namespace and pod is allowed. */
+int krc_filter_allows_all(const struct krc_filter *f);
+
 /* When every watched-namespace entry is a plain name, the daemon can watch
  * just those namespaces (namespace-scoped RBAC suffices): returns their number
  * and sets *ret_names (borrowed). Returns 0 when the whole cluster must be

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "krc/kube/kube_client.h"
+#include "krc/serve/mcp_untrusted.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
 
@@ -26,13 +27,18 @@
     "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"                           \
     "\"container\":{\"type\":\"string\"},\"restart_count\":{\"type\":\"integer\"},"                \
     "\"report\":{\"type\":\"object\",\"description\":\"pod, diagnosis (cause, confidence, "        \
-    "evidence, next_step), containers, events, node, notes, log\"}},"                              \
-    "\"required\":[\"namespace\",\"pod\",\"container\",\"report\"]}"
+    "evidence, next_step), containers, events, node, notes, log; the fields untrusted_fields "     \
+    "lists hold text from the cluster\"," KRC_MCP_REPORT_UNTRUSTED_PROPS                           \
+    "}," KRC_MCP_UNTRUSTED_FIELDS_PROP "},"                                                        \
+    "\"required\":[\"namespace\",\"pod\",\"container\",\"report\",\"untrusted_fields\"]}"
 
 #define KRC_MCP_EXPLAIN_LOG_BYTES 16384
 
-/* KRC_MCP_TOOL_OK with *ret, KRC_MCP_TOOL_FAILED with msg (bad name, no such
- * pod or container, API errors), or a negative code (out of memory). */
+/* KRC_MCP_TOOL_OK with *ret, KRC_MCP_TOOL_FAILED with msg (a namespace or
+ * container that is not a DNS label, a pod name that is not a DNS subdomain,
+ * kube/kube_name.h: checked before any request; no such pod or container;
+ * API errors), or a negative code (out of memory). The caller checks the
+ * scope (mcp_scope.h) and adds untrusted_fields. */
 int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
                         const char *namespace, const char *pod, const char *container, cJSON **ret,
                         char *msg, size_t msgsz, struct krc_error *err);

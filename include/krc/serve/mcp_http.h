@@ -13,7 +13,12 @@
  *   - the bearer token, when one is set: a missing or different
  *     "Authorization: Bearer TOKEN" gets 401 with WWW-Authenticate (compared
  *     in constant time);
- *   - Content-Type, when given, must be application/json (else 415).
+ *   - Content-Type must be application/json, parameters allowed
+ *     ("application/json; charset=utf-8"): a missing or other one (also
+ *     "application/jsonfoo") gets 415 with "Accept: application/json";
+ *   - Accept, when given, must allow application/json (application/json,
+ *     application/ *, * / *; q above 0), else 406 (an MCP client lists
+ *     application/json and text/event-stream; this server answers JSON only).
  * Refusals carry a JSON-RPC error body without an id. */
 #ifndef KRC_MCP_HTTP_H
 #define KRC_MCP_HTTP_H

@@ -487,6 +487,12 @@ struct krc_store_summary {
 /* *ret is freed with krc_store_summary_free (accepts NULL). */
 int krc_store_summarize(struct krc_store *s, int64_t since, const char *cluster, long limit,
                         struct krc_store_summary **ret, struct krc_error *err);
+/* krc_store_summarize of the rows keep() returns non-zero for (the others
+ * are not counted anywhere); keep NULL: every row. The MCP tools leave out
+ * what is outside their scope so. */
+int krc_store_summarize_where(struct krc_store *s, int64_t since, const char *cluster,
+                              krc_store_window_fn keep, void *keep_ud, long limit,
+                              struct krc_store_summary **ret, struct krc_error *err);
 void krc_store_summary_free(struct krc_store_summary *sum);
 
 /* ---- retention and health -------------------------------------------------- */

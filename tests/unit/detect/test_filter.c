@@ -45,6 +45,39 @@ static void test_empty_lists_allow_all(void **state)
     krc_filter_free(NULL);
 }
 
+/* krc_filter_excluded_by: the setting that keeps a pod out (what the MCP
+ * tools name when they refuse), agreeing with krc_filter_pod_allowed. */
+static void test_excluded_by_names_the_setting(void **state)
+{
+    struct krc_filter *f = mk("default,^team-", "team-secret", "web,api", "web-canary");
+    struct krc_filter *all = mk(NULL, "", " , ", NULL);
+    static const char *const ns[] = {"default", "team-a", "team-secret", "kube-system"};
+    static const char *const pods[] = {"web-1", "api-0", "web-canary-1", "db-0"};
+    (void)state;
+
+    assert_null(krc_filter_excluded_by(f, "default", "web-1"));
+    assert_null(krc_filter_excluded_by(f, "team-a", NULL));
+    assert_string_equal(krc_filter_excluded_by(f, "kube-system", NULL), "watchedNamespaces");
+    assert_string_equal(krc_filter_excluded_by(f, "kube-system", "web-1"), "watchedNamespaces");
+    assert_string_equal(krc_filter_excluded_by(f, "team-secret", NULL), "ignoredNamespaces");
+    assert_string_equal(krc_filter_excluded_by(f, "default", "web-canary-1"),
+                        "ignoredPodNamePrefixes");
+    assert_string_equal(krc_filter_excluded_by(f, "default", "db-0"), "watchedPodNamePrefixes");
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(krc_filter_excluded_by(f, ns[i], NULL) == NULL,
+                         krc_filter_namespace_allowed(f, ns[i]));
+        for (size_t j = 0; j < 4; j++) {
+            assert_int_equal(krc_filter_excluded_by(f, ns[i], pods[j]) == NULL,
+                             krc_filter_pod_allowed(f, ns[i], pods[j]));
+        }
+    }
+    assert_false(krc_filter_allows_all(f));
+    assert_true(krc_filter_allows_all(all));
+    assert_null(krc_filter_excluded_by(all, "anything", "at-all"));
+    krc_filter_free(f);
+    krc_filter_free(all);
+}
+
 static void test_plain_namespace_exact(void **state)
 {
     struct krc_filter *f = mk("default,team-a", NULL, NULL, NULL);
@@ -396,6 +429,7 @@ static void select_bug_tests(void)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_excluded_by_names_the_setting),
         cmocka_unit_test(test_empty_lists_allow_all),
         cmocka_unit_test(test_plain_namespace_exact),
         cmocka_unit_test(test_regex_namespace_unanchored),

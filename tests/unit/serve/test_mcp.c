@@ -13,6 +13,7 @@
 #include "krc/serve/mcp.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc/util/text.h"
 
 static int echo(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
                 struct krc_error *err)
@@ -26,6 +27,12 @@ static int echo(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgs
     }
     if (cJSON_IsString(word) && strcmp(word->valuestring, "crash") == 0) {
         return krc_error_set(err, KRC_EIO, "disk on fire");
+    }
+    if (cJSON_IsString(word) && strcmp(word->valuestring, "raw") == 0) {
+        /* bytes that are not UTF-8, as an old stored row may hold */
+        *ret = cJSON_CreateObject();
+        cJSON_AddStringToObject(*ret, "word", "a\xff\xc3(b\xe2\x82");
+        return KRC_MCP_TOOL_OK;
     }
     *ret = cJSON_CreateObject();
     cJSON_AddStringToObject(*ret, "word", cJSON_IsString(word) ? word->valuestring : "");
@@ -278,6 +285,85 @@ static void test_jsonrpc_errors(void **state)
     assert_int_equal(f->calls, 0);
 }
 
+/* The answer of req (len bytes) is valid UTF-8 and JSON: returns it parsed. */
+static cJSON *utf8_answer(struct fx *f, const char *req, size_t len,
+                          const struct krc_mcp_http *http)
+{
+    struct krc_error err;
+    cJSON *r;
+
+    krc_buf_reset(&f->out);
+    assert_int_equal(krc_mcp_handle(f->m, &f->sess, req, len, http, &f->out, &f->status, &err), 0);
+    if (!krc_text_utf8_valid(f->out.data, f->out.len)) {
+        fail_msg("not UTF-8: %s", krc_buf_str(&f->out));
+    }
+    r = cJSON_ParseWithLength(f->out.data, f->out.len);
+    assert_non_null(r);
+    return r;
+}
+
+/* Invalid UTF-8 in a method or tool name used to be echoed in the error, so
+ * the answer was not valid JSON (review of security issue 24): a message
+ * that is not UTF-8 is a parse error, and whatever bytes a name cut at 200
+ * bytes, a header or a stored row hold, the answer is valid UTF-8. */
+static void test_answers_are_always_utf8(void **state)
+{
+    static const char *const bad[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"e\xc3\"}}",
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"\xed\xa0\x80\"}}"),                                          /* a surrogate */
+        "{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"ping\"}", /* overlong '/' */
+    };
+    struct fx *f = *state;
+    struct krc_mcp_http h = {"\xff\xfe-version", "tools/list", NULL};
+    char req[2048];
+    size_t n;
+    cJSON *r;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = utf8_answer(f, bad[i], strlen(bad[i]), NULL);
+        assert_int_equal(err_code(r), -32700);
+        assert_int_equal(f->status, 400);
+        assert_string_equal(str(r, "error.message"), "Parse error: the message is not UTF-8");
+        cJSON_Delete(r);
+    }
+    /* valid names of many 2-byte characters, cut at 200 bytes in the middle of one */
+    n = (size_t)snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x");
+    for (int i = 0; i < 150; i++) {
+        n += (size_t)snprintf(req + n, sizeof(req) - n, "\xc3\xa9");
+    }
+    n += (size_t)snprintf(req + n, sizeof(req) - n, "\"}");
+    r = utf8_answer(f, req, n, NULL);
+    assert_int_equal(err_code(r), -32601);
+    assert_non_null(strstr(str(r, "error.message"), "Method not found: x\xc3\xa9"));
+    cJSON_Delete(r);
+    n = (size_t)snprintf(req, sizeof(req),
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                         "{\"name\":\"x");
+    for (int i = 0; i < 150; i++) {
+        n += (size_t)snprintf(req + n, sizeof(req) - n, "\xe2\x82\xac");
+    }
+    n += (size_t)snprintf(req + n, sizeof(req) - n, "\"}}");
+    r = utf8_answer(f, req, n, NULL);
+    assert_int_equal(err_code(r), -32602);
+    cJSON_Delete(r);
+    /* a header's bytes echoed */
+    snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    r = utf8_answer(f, req, strlen(req), &h);
+    assert_int_equal(err_code(r), -32600);
+    assert_non_null(strstr(str(r, "error.message"), "\xef\xbf\xbd\xef\xbf\xbd-version"));
+    cJSON_Delete(r);
+    /* a tool's answer with bytes that are not UTF-8: each one becomes U+FFFD */
+    snprintf(req, sizeof(req),
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"word\":\"raw\"}}}");
+    r = utf8_answer(f, req, strlen(req), NULL);
+    assert_string_equal(str(r, "result.structuredContent.word"),
+                        "a\xef\xbf\xbd\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd");
+    cJSON_Delete(r);
+}
+
 static void test_tool_results(void **state)
 {
     struct fx *f = *state;
@@ -391,6 +477,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_modern_discover_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modern_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonrpc_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answers_are_always_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tool_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_checks, setup, teardown),
         cmocka_unit_test(test_bad_tool_definitions),

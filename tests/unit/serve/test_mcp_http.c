@@ -137,7 +137,9 @@ static void test_loopback_without_token(void **state)
     assert_int_equal(request(&f, "POST", JSON_HDR "Origin: null\r\n", PING, out, sizeof(out)), 403);
     assert_int_equal(request(&f, "POST", "Host: evil.example:8080\r\n", PING, out, sizeof(out)),
                      403);
-    assert_int_equal(request(&f, "POST", "Host: localhost:1\r\n", PING, out, sizeof(out)), 200);
+    assert_int_equal(request(&f, "POST", "Host: localhost:1\r\nContent-Type: application/json\r\n",
+                             PING, out, sizeof(out)),
+                     200);
     /* a notification: 202, no body */
     assert_int_equal(request(&f, "POST", JSON_HDR,
                              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", out,
@@ -151,6 +153,84 @@ static void test_loopback_without_token(void **state)
                      415);
     assert_int_equal(request(&f, "POST", JSON_HDR, "{oops", out, sizeof(out)), 400);
     assert_non_null(strstr(out, "-32700"));
+    stop(&f);
+}
+
+/* The Streamable HTTP transport POSTs application/json (parameters allowed):
+ * anything else, or none, is 415 with a JSON-RPC body and the type to send
+ * in Accept; an Accept that allows no JSON answer is 406. */
+static void test_content_type_and_accept(void **state)
+{
+    static const char *const ok[] = {
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=UTF-8",
+        "application/json ; charset=utf-8",
+    };
+    static const char *const refused[] = {
+        NULL, /* none */
+        "",
+        "text/plain",
+        "application/jsonfoo",
+        "application/json-seq",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "xapplication/json",
+    };
+    static const char *const acceptable[] = {
+        "application/json, text/event-stream",
+        "text/event-stream, application/json",
+        "application/json",
+        "*/*",
+        "application/*",
+        "text/html, */*;q=0.1",
+        "application/json;q=0.5",
+    };
+    static const char *const unacceptable[] = {
+        "text/event-stream",
+        "text/html",
+        "application/jsonfoo",
+        "application/json;q=0",
+        "application/json; q=0.000, text/plain",
+    };
+    struct fx f;
+    char hdr[512];
+    char out[4096];
+    (void)state;
+    start(&f, NULL, 1);
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        snprintf(hdr, sizeof(hdr), "Host: 127.0.0.1\r\nContent-Type: %s\r\n", ok[i]);
+        assert_int_equal(request(&f, "POST", hdr, PING, out, sizeof(out)), 200);
+    }
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        if (refused[i] == NULL) {
+            snprintf(hdr, sizeof(hdr), "Host: 127.0.0.1\r\n");
+        } else {
+            snprintf(hdr, sizeof(hdr), "Host: 127.0.0.1\r\nContent-Type: %s\r\n", refused[i]);
+        }
+        if (request(&f, "POST", hdr, PING, out, sizeof(out)) != 415) {
+            fail_msg("Content-Type %s: %s", refused[i] != NULL ? refused[i] : "(none)", out);
+        }
+        assert_non_null(strstr(out, "\r\nAccept: application/json\r\n"));
+        assert_non_null(strstr(out, "\"code\":-32600"));
+        assert_non_null(strstr(out, "Unsupported Media Type"));
+        assert_null(strstr(out, "\"result\""));
+    }
+    for (size_t i = 0; i < sizeof(acceptable) / sizeof(acceptable[0]); i++) {
+        snprintf(hdr, sizeof(hdr), JSON_HDR "Accept: %s\r\n", acceptable[i]);
+        if (request(&f, "POST", hdr, PING, out, sizeof(out)) != 200) {
+            fail_msg("Accept %s: %s", acceptable[i], out);
+        }
+    }
+    for (size_t i = 0; i < sizeof(unacceptable) / sizeof(unacceptable[0]); i++) {
+        snprintf(hdr, sizeof(hdr), JSON_HDR "Accept: %s\r\n", unacceptable[i]);
+        if (request(&f, "POST", hdr, PING, out, sizeof(out)) != 406) {
+            fail_msg("Accept %s: %s", unacceptable[i], out);
+        }
+        assert_non_null(strstr(out, "Not Acceptable"));
+    }
+    /* and the server keeps serving */
+    assert_int_equal(request(&f, "POST", JSON_HDR, PING, out, sizeof(out)), 200);
     stop(&f);
 }
 
@@ -290,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loopback_without_token),
+        cmocka_unit_test(test_content_type_and_accept),
         cmocka_unit_test(test_token),
         cmocka_unit_test(test_token_swap),
         cmocka_unit_test(test_read_token_and_loopback),

@@ -292,6 +292,11 @@ credentials from a Secret, and the Lease identity with leader election.
 - name: KRC_MCP_TOKEN_FILE
   value: /etc/krc-mcp/token
 {{- end }}
+{{- with include "krc.csv" .Values.mcpNamespaces }}
+# What /mcp answers about, within the filters (docs/mcp.md, "Scope").
+- name: KRC_MCP_NAMESPACES
+  value: {{ . | quote }}
+{{- end }}
 {{- if .Values.slackBotTokenSecretKeyRef }}
 - name: SLACK_BOT_TOKEN
   valueFrom:

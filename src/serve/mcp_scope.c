@@ -1,0 +1,147 @@
+/* The MCP tools' scope: the daemon's filters and mcpNamespaces. */
+#include "krc/serve/mcp_scope.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/detect/filter.h"
+#include "krc/util/mem.h"
+#include "krc/util/pattern.h"
+
+struct krc_mcp_scope {
+    struct krc_filter *filter;   /* the daemon's */
+    struct krc_pattern *allowed; /* mcpNamespaces; n_allowed 0: no further limit */
+    size_t n_allowed;
+};
+
+void krc_mcp_scope_free(struct krc_mcp_scope *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    krc_filter_free(s->filter);
+    for (size_t i = 0; i < s->n_allowed; i++) {
+        krc_pattern_cleanup(&s->allowed[i]);
+    }
+    krc_free(s->allowed);
+    krc_free(s);
+}
+
+/* mcpNamespaces: "a, b,^team-" -> patterns (empty entries skipped). */
+static int compile_allowed(struct krc_mcp_scope *s, const char *list, struct krc_error *err)
+{
+    size_t cap = 1;
+
+    for (const char *p = list; *p != '\0'; p++) {
+        cap += *p == ',';
+    }
+    s->allowed = krc_calloc(cap, sizeof(*s->allowed));
+    if (s->allowed == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    for (const char *p = list; p != NULL;) {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char *entry;
+        int rc;
+
+        while (len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+            len--;
+        }
+        if (len > 0) {
+            if ((entry = krc_strndup(p, len)) == NULL) {
+                return krc_error_set(err, KRC_ENOMEM, "out of memory");
+            }
+            rc = krc_pattern_compile(&s->allowed[s->n_allowed], entry, KRC_PATTERN_NAMESPACE, 0,
+                                     "mcpNamespaces", err);
+            krc_free(entry);
+            if (rc < 0) {
+                return rc;
+            }
+            s->n_allowed++;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_scope **ret,
+                      struct krc_error *err)
+{
+    struct krc_mcp_scope *s = krc_calloc(1, sizeof(*s));
+    int rc;
+
+    *ret = NULL;
+    if (s == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    rc = cfg == NULL ? krc_filter_new(NULL, NULL, NULL, NULL, &s->filter, err)
+                     : krc_filter_new(cfg->watched_namespaces, cfg->ignored_namespaces,
+                                      cfg->watched_pod_name_prefixes,
+                                      cfg->ignored_pod_name_prefixes, &s->filter, err);
+    if (rc == 0 && cfg != NULL && cfg->mcp_namespaces != NULL) {
+        rc = compile_allowed(s, cfg->mcp_namespaces, err);
+    }
+    if (rc < 0) {
+        krc_mcp_scope_free(s);
+        return rc;
+    }
+    *ret = s;
+    return 0;
+}
+
+int krc_mcp_scope_all(const struct krc_mcp_scope *s)
+{
+    return s == NULL || (s->n_allowed == 0 && krc_filter_allows_all(s->filter));
+}
+
+const char *krc_mcp_scope_excludes(const struct krc_mcp_scope *s, const char *ns, const char *pod)
+{
+    const char *why;
+
+    if (s == NULL) {
+        return NULL;
+    }
+    if (ns == NULL) {
+        ns = "";
+    }
+    if ((why = krc_filter_excluded_by(s->filter, ns, pod)) != NULL) {
+        return why;
+    }
+    for (size_t i = 0; i < s->n_allowed; i++) {
+        if (krc_pattern_match(&s->allowed[i], ns)) {
+            return NULL;
+        }
+    }
+    return s->n_allowed > 0 ? "mcpNamespaces" : NULL;
+}
+
+void krc_mcp_scope_refusal(char *msg, size_t msgsz, const char *setting, const char *ns,
+                           const char *pod)
+{
+    const char *how = "not in";
+
+    if (strcmp(setting, "ignoredNamespaces") == 0) {
+        how = "listed in";
+    } else if (strcmp(setting, "ignoredPodNamePrefixes") == 0) {
+        how = "matched by";
+    } else if (strcmp(setting, "watchedPodNamePrefixes") == 0) {
+        how = "not matched by";
+    }
+    if (pod != NULL && strstr(setting, "Pod") != NULL) {
+        snprintf(msg, msgsz,
+                 "pod %s in namespace %s is outside what this MCP server answers about: its name "
+                 "is %s %s (krc answers only about the pods it watches)",
+                 pod, ns, how, setting);
+    } else {
+        snprintf(msg, msgsz,
+                 "namespace %s is outside what this MCP server answers about: it is %s %s (krc "
+                 "answers only about the namespaces it watches%s)",
+                 ns, how, setting,
+                 strcmp(setting, "mcpNamespaces") == 0 ? ", and of those only mcpNamespaces" : "");
+    }
+}
