@@ -397,6 +397,7 @@ int krc_mcp_main(int argc, char **argv)
     sc.watched_pod_name_prefixes = cfg.watched_pod_name_prefixes;
     sc.ignored_pod_name_prefixes = cfg.ignored_pod_name_prefixes;
     sc.mcp_namespaces = cfg.mcp_namespaces;
+    sc.label_selector = cfg.label_selector;
     tc.scope = &sc;
     rc = krc_config_redactor(&cfg, &rd, &err);
     tc.redactor = rd;

@@ -877,6 +877,7 @@ static void mcp_scope_from(const struct krc_config *cfg, struct krc_mcp_scope_co
     sc->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
     sc->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
     sc->mcp_namespaces = cfg->mcp_namespaces;
+    sc->label_selector = cfg->label_selector;
 }
 
 static void reload_rejected(const char *why)

@@ -33,16 +33,64 @@ static const struct krc_container_info *pick(const struct krc_pod_info *p, const
     return best;
 }
 
-static int get_pod(struct krc_kube_client *kube, const char *ns, const char *pod, char **body,
-                   size_t *len, char *msg, size_t msgsz)
+/* The one item of a pod LIST answer (the pod as JSON, owned), or NULL with
+ * *none set when the list is empty. */
+static char *only_item(const char *body, size_t len, int *none)
 {
-    char path[512];
+    cJSON *list = cJSON_ParseWithLength(body, len);
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+    const cJSON *item = cJSON_IsArray(items) ? cJSON_GetArrayItem(items, 0) : NULL;
+    char *out = NULL;
+
+    *none = cJSON_IsArray(items) && item == NULL;
+    if (cJSON_IsObject(item)) {
+        char *printed = cJSON_PrintUnformatted(item);
+        out = printed != NULL ? krc_strdup(printed) : NULL;
+        cJSON_free(printed);
+    }
+    cJSON_Delete(list);
+    return out;
+}
+
+/* The pod: a GET, or with a label selector a LIST of the namespace's pods
+ * that the API server selects by name and by labels (the daemon's watch is
+ * selected the same way). */
+static int get_pod(struct krc_kube_client *kube, const char *selector, const char *ns,
+                   const char *pod, char **body, size_t *len, char *msg, size_t msgsz,
+                   struct krc_error *err)
+{
+    char name[300];
+    struct krc_buf path;
     struct krc_error e;
+    char *list = NULL;
+    size_t list_len = 0;
+    int none = 0;
     int rc;
 
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, pod);
+    krc_buf_init(&path, 8192);
+    if (selector == NULL || *selector == '\0') {
+        rc = krc_buf_printf(&path, "/api/v1/namespaces/%s/pods/%s", ns, pod);
+    } else {
+        struct krc_buf q;
+
+        krc_buf_init(&q, 8192);
+        snprintf(name, sizeof(name), "metadata.name=%s", pod);
+        rc = krc_kube_query_add(&q, "fieldSelector", name);
+        rc |= krc_kube_query_add(&q, "labelSelector", selector);
+        rc |= krc_kube_query_add(&q, "limit", "1");
+        if (rc == 0) {
+            rc = krc_buf_printf(&path, "/api/v1/namespaces/%s/pods?%s", ns, krc_buf_str(&q));
+        }
+        krc_buf_cleanup(&q);
+    }
+    if (rc < 0) {
+        krc_buf_cleanup(&path);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
     krc_error_clear(&e);
-    rc = krc_kube_get(kube, path, POD_MAX_BYTES, body, len, &e);
+    rc = krc_kube_get(kube, krc_buf_str(&path), POD_MAX_BYTES, selector != NULL ? &list : body,
+                      selector != NULL ? &list_len : len, &e);
+    krc_buf_cleanup(&path);
     if (rc == KRC_ENOTFOUND) {
         snprintf(msg, msgsz, "pod %s/%s not found", ns, pod);
         return KRC_MCP_TOOL_FAILED;
@@ -51,6 +99,23 @@ static int get_pod(struct krc_kube_client *kube, const char *ns, const char *pod
         snprintf(msg, msgsz, "cannot read pod %s/%s from the Kubernetes API: %s", ns, pod, e.msg);
         return KRC_MCP_TOOL_FAILED;
     }
+    if (selector == NULL) {
+        return 0;
+    }
+    *body = only_item(list, list_len, &none);
+    krc_free(list);
+    if (*body == NULL) {
+        if (none) {
+            snprintf(msg, msgsz,
+                     "pod %s/%s is outside what this MCP server answers about (labelSelector): "
+                     "no such pod matches the labelSelector krc watches with",
+                     ns, pod);
+        } else {
+            snprintf(msg, msgsz, "pod %s/%s: the API answered an unreadable pod list", ns, pod);
+        }
+        return KRC_MCP_TOOL_FAILED;
+    }
+    *len = strlen(*body);
     return 0;
 }
 
@@ -113,8 +178,9 @@ static int result(const struct krc_restart *r, const char *json, cJSON **ret, st
 }
 
 int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
-                        const char *namespace, const char *pod, const char *container, cJSON **ret,
-                        char *msg, size_t msgsz, struct krc_error *err)
+                        const char *label_selector, const char *namespace, const char *pod,
+                        const char *container, cJSON **ret, char *msg, size_t msgsz,
+                        struct krc_error *err)
 {
     struct krc_pod_info info;
     struct krc_restart_delta d;
@@ -134,7 +200,10 @@ int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor 
                  "labels, the pod an RFC 1123 DNS subdomain");
         return KRC_MCP_TOOL_FAILED;
     }
-    if ((rc = get_pod(kube, namespace, pod, &body, &len, msg, msgsz)) != 0) {
+    if (label_selector != NULL && *label_selector == '\0') {
+        label_selector = NULL;
+    }
+    if ((rc = get_pod(kube, label_selector, namespace, pod, &body, &len, msg, msgsz, err)) != 0) {
         return rc;
     }
     krc_pod_info_init(&info);

@@ -12,6 +12,7 @@ struct krc_mcp_scope {
     struct krc_filter *filter;   /* the daemon's */
     struct krc_pattern *allowed; /* mcpNamespaces; n_allowed 0: no further limit */
     size_t n_allowed;
+    char *label_selector; /* NULL: none */
 };
 
 void krc_mcp_scope_free(struct krc_mcp_scope *s)
@@ -24,6 +25,7 @@ void krc_mcp_scope_free(struct krc_mcp_scope *s)
         krc_pattern_cleanup(&s->allowed[i]);
     }
     krc_free(s->allowed);
+    krc_free(s->label_selector);
     krc_free(s);
 }
 
@@ -86,6 +88,10 @@ int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_sco
     if (rc == 0 && cfg != NULL && cfg->mcp_namespaces != NULL) {
         rc = compile_allowed(s, cfg->mcp_namespaces, err);
     }
+    if (rc == 0 && cfg != NULL && cfg->label_selector != NULL && *cfg->label_selector != '\0' &&
+        (s->label_selector = krc_strdup(cfg->label_selector)) == NULL) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
     if (rc < 0) {
         krc_mcp_scope_free(s);
         return rc;
@@ -97,6 +103,11 @@ int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_sco
 int krc_mcp_scope_all(const struct krc_mcp_scope *s)
 {
     return s == NULL || (s->n_allowed == 0 && krc_filter_allows_all(s->filter));
+}
+
+const char *krc_mcp_scope_label_selector(const struct krc_mcp_scope *s)
+{
+    return s != NULL ? s->label_selector : NULL;
 }
 
 const char *krc_mcp_scope_excludes(const struct krc_mcp_scope *s, const char *ns, const char *pod)

@@ -746,6 +746,8 @@ static int tool_explain(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
     const char *ns;
     const char *pod;
     const char *container;
+    const char *selector;
+    char *selector_copy = NULL;
     int rc;
 
     /* names first, then the scope: refused before any API request */
@@ -762,9 +764,18 @@ static int tool_explain(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
                  "(or in a cluster)");
         return KRC_MCP_TOOL_FAILED;
     }
+    /* a copy: a reload may replace the scope while the pod is read */
+    pthread_mutex_lock(&t->scope_mu);
+    selector = krc_mcp_scope_label_selector(t->scope);
+    if (selector != NULL && (selector = selector_copy = krc_strdup(selector)) == NULL) {
+        pthread_mutex_unlock(&t->scope_mu);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    pthread_mutex_unlock(&t->scope_mu);
     pthread_mutex_lock(&t->kube_mu);
-    rc = krc_mcp_explain_pod(t->kube, t->rd, ns, pod, container, ret, msg, msgsz, err);
+    rc = krc_mcp_explain_pod(t->kube, t->rd, selector, ns, pod, container, ret, msg, msgsz, err);
     pthread_mutex_unlock(&t->kube_mu);
+    krc_free(selector_copy);
     return rc == KRC_MCP_TOOL_OK ? finish(ret, KRC_MCP_ANSWER_EXPLAIN, err) : rc;
 }
 

@@ -460,6 +460,28 @@ class McpScopeTest(unittest.TestCase):
         for n in needles:
             self.assertIn(n, text_of(res))
 
+    def test_explain_pod_keeps_to_the_label_selector(self):
+        """labelSelector selects the daemon's watch on the API server: explain_pod asks the API
+        server with the same selector (a LIST by name and labels), and refuses a pod it does not
+        select."""
+        self.kube.clear_requests()
+        call = self.start("--kubeconfig", self.kube.kubeconfig,
+                          env={"KRC_LABEL_SELECTOR": "app.kubernetes.io/name=api"})
+        self.refused(call("explain_pod", {"namespace": "ml", "pod": "trainer-0"}),
+                     "pod ml/trainer-0 is outside what this MCP server answers about",
+                     "labelSelector")
+        reqs = [q for q in self.kube.requests() if "/namespaces/ml/" in q["path"]]
+        # nothing but the selected LIST was read: no pod GET, no log, no events
+        self.assertEqual([q["path"] for q in reqs], ["/api/v1/namespaces/ml/pods"], reqs)
+        self.assertEqual((reqs[0]["query"].get("labelSelector"),
+                          reqs[0]["query"].get("fieldSelector")),
+                         ("app.kubernetes.io/name=api", "metadata.name=trainer-0"))
+        call = self.start("--kubeconfig", self.kube.kubeconfig,
+                          env={"KRC_LABEL_SELECTOR": "app.kubernetes.io/name in (trainer,api)"})
+        res = call("explain_pod", {"namespace": "ml", "pod": "trainer-0"})
+        self.assertFalse(res["isError"], res)
+        self.assertEqual(res["structuredContent"]["report"]["diagnosis"]["cause"], "oom_killed")
+
     def test_the_filters_of_the_environment(self):
         everything = self.start()
         ml_id = everything("list_restarts", {"namespace": "ml"})["structuredContent"][

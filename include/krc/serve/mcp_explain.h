@@ -37,10 +37,17 @@
 /* KRC_MCP_TOOL_OK with *ret, KRC_MCP_TOOL_FAILED with msg (a namespace or
  * container that is not a DNS label, a pod name that is not a DNS subdomain,
  * kube/kube_name.h: checked before any request; no such pod or container;
- * API errors), or a negative code (out of memory). The caller checks the
- * scope (mcp_scope.h) and adds untrusted_fields. */
+ * a pod that label_selector does not select; API errors), or a negative code
+ * (out of memory). The caller checks the rest of the scope (mcp_scope.h) and
+ * adds untrusted_fields.
+ *
+ * label_selector (the daemon's labelSelector; NULL or "": none): the pod is
+ * read with a LIST of its namespace's pods selected by its name and by
+ * label_selector, so the API server applies the selector as it does to the
+ * daemon's watch, and a pod the daemon does not watch is refused. */
 int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
-                        const char *namespace, const char *pod, const char *container, cJSON **ret,
-                        char *msg, size_t msgsz, struct krc_error *err);
+                        const char *label_selector, const char *namespace, const char *pod,
+                        const char *container, cJSON **ret, char *msg, size_t msgsz,
+                        struct krc_error *err);
 
 #endif

@@ -23,6 +23,9 @@ struct krc_mcp_scope_config {
     const char *watched_pod_name_prefixes;
     const char *ignored_pod_name_prefixes;
     const char *mcp_namespaces;
+    /* labelSelector: the daemon's watch asks the API server for these pods only;
+     * explain_pod asks it the same (krc_mcp_explain_pod). NULL or "": none. */
+    const char *label_selector;
 };
 
 struct krc_mcp_scope;
@@ -42,6 +45,10 @@ int krc_mcp_scope_all(const struct krc_mcp_scope *s);
  * keeps it out: "mcpNamespaces", "ignoredNamespaces", "watchedNamespaces",
  * "ignoredPodNamePrefixes" or "watchedPodNamePrefixes". s NULL: in scope. */
 const char *krc_mcp_scope_excludes(const struct krc_mcp_scope *s, const char *ns, const char *pod);
+
+/* The labelSelector of the scope, NULL when it has none (borrowed: valid
+ * while s lives). */
+const char *krc_mcp_scope_label_selector(const struct krc_mcp_scope *s);
 
 /* The tool error for a namespace (pod NULL) or a pod that `setting`
  * (krc_mcp_scope_excludes) keeps out, into msg: "namespace kube-system is

@@ -224,7 +224,7 @@ static double number(const cJSON *o, const char *key)
  * others. Each tool refuses them by name, and the lists leave them out. */
 static void test_watched_namespaces(void **state)
 {
-    struct krc_mcp_scope_config sc = {"shop,ml", NULL, NULL, NULL, NULL};
+    struct krc_mcp_scope_config sc = {"shop,ml", NULL, NULL, NULL, NULL, NULL};
     struct fx f;
     char got[1024];
     char args[128];
@@ -273,10 +273,10 @@ static void test_watched_namespaces(void **state)
 
 static void test_ignored_and_mcp_namespaces(void **state)
 {
-    struct krc_mcp_scope_config ignored = {NULL, "kube-system,^team-", NULL, NULL, NULL};
-    struct krc_mcp_scope_config narrow = {"", "", "", "", " shop , "};
+    struct krc_mcp_scope_config ignored = {NULL, "kube-system,^team-", NULL, NULL, NULL, NULL};
+    struct krc_mcp_scope_config narrow = {"", "", "", "", " shop , ", NULL};
     struct krc_mcp_scope_config both = {"^(shop|ml|team-.*)$", "team-secret", NULL, NULL,
-                                        "ml,^team-"};
+                                        "ml,^team-",           NULL};
     struct fx f;
     char got[1024];
     char args[128];
@@ -313,7 +313,7 @@ static void test_ignored_and_mcp_namespaces(void **state)
 
 static void test_pod_filters(void **state)
 {
-    struct krc_mcp_scope_config sc = {NULL, NULL, "web,api,trainer", "web-canary", NULL};
+    struct krc_mcp_scope_config sc = {NULL, NULL, "web,api,trainer", "web-canary", NULL, NULL};
     struct fx f;
     char got[1024];
     (void)state;
@@ -406,8 +406,8 @@ static void page_through(const struct krc_mcp_scope_config *sc, long chunk, long
 
 static void test_pages_leave_out_what_is_outside(void **state)
 {
-    struct krc_mcp_scope_config sc = {NULL, NULL, NULL, NULL, "shop"};
-    struct krc_mcp_scope_config none = {NULL, NULL, NULL, NULL, "nothing-here"};
+    struct krc_mcp_scope_config sc = {NULL, NULL, NULL, NULL, "shop", NULL};
+    struct krc_mcp_scope_config none = {NULL, NULL, NULL, NULL, "nothing-here", NULL};
     const char *all = "web-canary-1,api-0,web-1,web-1";
     (void)state;
 
@@ -498,9 +498,9 @@ static void test_untrusted_fields(void **state)
  * old scope and names the setting. */
 static void test_reload_replaces_the_scope(void **state)
 {
-    struct krc_mcp_scope_config first = {NULL, NULL, NULL, NULL, "ml"};
-    struct krc_mcp_scope_config second = {NULL, "ml", NULL, NULL, NULL};
-    struct krc_mcp_scope_config bad = {NULL, NULL, NULL, NULL, "ml,team-["};
+    struct krc_mcp_scope_config first = {NULL, NULL, NULL, NULL, "ml", NULL};
+    struct krc_mcp_scope_config second = {NULL, "ml", NULL, NULL, NULL, NULL};
+    struct krc_mcp_scope_config bad = {NULL, NULL, NULL, NULL, "ml,team-[", NULL};
     struct krc_error err;
     struct fx f;
     char got[1024];
