@@ -661,9 +661,19 @@ int krc_explain_main(int argc, char **argv)
     if (load_report(&a, &r) < 0) {
         goto out;
     }
+    /* what it prints is often pasted into a ticket: redacted like the
+     * daemon's reports (built-in patterns), before the diagnosis quotes it */
+    if (krc_report_redact(&r, NULL, &err) < 0) {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
+        goto out;
+    }
     if (krc_diagnose(&r, a.container, &d, &err) < 0) {
         fprintf(stderr, "krc explain: %s%s\n", err.code == KRC_ENOTFOUND ? "--container: " : "",
                 err.msg);
+        goto out;
+    }
+    if (krc_diagnosis_redact(&d, NULL, &err) < 0) {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
         goto out;
     }
     if (d.container == NULL) {

@@ -492,6 +492,22 @@ static int value_is_empty(const unsigned char *p, size_t len, size_t vs, size_t 
     return ve == vs || (ve - vs == 4 && memcmp(p + vs, "null", 4) == 0) || is_mark_at(p, len, vs);
 }
 
+/* "session = ort.InferenceSession(path)": a line of source code (a
+ * traceback shows them), not a secret: a bare value after a spaced '=' or
+ * ':' that is a (dotted) name called with '('. */
+static int is_code_call(const unsigned char *p, size_t len, size_t kend, size_t vs, size_t ve)
+{
+    size_t k = vs;
+
+    if (kend >= len || !is_blank(p[kend]) || vs == 0 || !is_blank(p[vs - 1])) {
+        return 0;
+    }
+    while (k < ve && (is_word(p[k]) || p[k] == '.')) {
+        k++;
+    }
+    return k > vs && k < ve && p[k] == '(' && !is_digit(p[vs]);
+}
+
 /* At j, past the end of a key: its closing quote (when it was opened by one
  * at i - 1 or by \" at i - 2), blanks and a separator (':', ':=', '=', or a
  * blank for "--key value"). Returns the index past the separator and its
@@ -613,7 +629,7 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     scheme = (kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization")) ||
              key_last_word_is(p + i, kend - i, "auth");
     value_span(p, len, j, esc, scheme, &vs, &ve, &end);
-    if (value_is_empty(p, len, vs, ve)) {
+    if (value_is_empty(p, len, vs, ve) || is_code_call(p, len, kend, vs, ve)) {
         return 0;
     }
     replace(o, vs, ve);
@@ -1106,6 +1122,39 @@ int krc_redact_field(const struct krc_redactor *rd, const char *key, const void 
         return 1;
     }
     return krc_redact_apply(rd, data, len, out, err);
+}
+
+int krc_redact_in_place(const struct krc_redactor *rd, const char *key, char **s,
+                        struct krc_error *err)
+{
+    struct krc_buf b;
+    size_t len;
+    int n;
+
+    if (*s == NULL) {
+        return 0;
+    }
+    len = strlen(*s);
+    /* a redaction turns at least 1 byte into MARK_LEN; 3x is past any text's
+     * worst case (a run of "pwd=a "), so ETOOBIG is only a guard */
+    krc_buf_init(&b, 3 * len + 1024);
+    n = key != NULL ? krc_redact_field(rd, key, *s, len, &b, err)
+                    : krc_redact_apply(rd, *s, len, &b, err);
+    if (n > 0) {
+        char *red = krc_buf_take(&b);
+        if (red == NULL) {
+            n = krc_error_set(err, KRC_ENOMEM, "redaction: out of memory");
+        } else {
+            krc_free(*s);
+            *s = red;
+        }
+    }
+    krc_buf_cleanup(&b);
+    if (n < 0) {
+        krc_free(*s);
+        *s = krc_strdup(MARK);
+    }
+    return n;
 }
 
 /* The built-in scanners, then the extra patterns. A mark of an extra pattern

@@ -86,4 +86,13 @@ int krc_redact_secret_key(const char *key, size_t len);
 int krc_redact_field(const struct krc_redactor *rd, const char *key, const void *data, size_t len,
                      struct krc_buf *out, struct krc_error *err);
 
+/* Redact a krc_malloc'd, NUL-terminated string in place: *s is replaced by
+ * its redacted copy when something was redacted (as the value of a field
+ * named `key` when key is not NULL: krc_redact_field). When redaction fails,
+ * *s becomes the mark (NULL when even that cannot be allocated), so a text
+ * is never left unredacted. Returns the number of redactions (0 with *s NULL
+ * too), or KRC_ENOMEM (KRC_ETOOBIG: a guard that no text reaches). */
+int krc_redact_in_place(const struct krc_redactor *rd, const char *key, char **s,
+                        struct krc_error *err);
+
 #endif

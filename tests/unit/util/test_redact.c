@@ -332,6 +332,11 @@ static void test_key_forms(void **state)
     expect(NULL, "- name: API_TOKEN\n  value: t0k\n- name: PORT\n  value: 80",
            "- name: API_TOKEN\n  value: " R "\n- name: PORT\n  value: 80", 1);
     keep("{\"name\": \"DB_PASSWORD\", \"valueFrom\": {\"secretKeyRef\": {\"name\": \"db\"}}}");
+    /* a line of source code in a traceback: a call after a spaced '=' */
+    keep("    session = ort.InferenceSession(model_path, sess_options=opts)");
+    keep("token = auth.get_token(scope)");
+    expect(NULL, "token=f(1)", "token=" R ")", 1);
+    expect(NULL, "token = 'f(1)'", "token = '" R "'", 1);
     /* not secrets: the last word of the key is another word */
     keep("tests passed=3 bypass=on compass=north author=bob keyboard=us monkey=1");
     keep("session_count=3 secret_name=db-creds password_file=/etc/pw token_expiry=3600");
