@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "krc/cli/db_target.h"
+#include "krc/cli/env_redactor.h"
 #include "krc/kube/kube_auth.h"
 #include "krc/kube/kube_client.h"
 #include "krc/serve/http_server.h"
@@ -55,7 +56,8 @@ static void usage(FILE *f)
                "    --token-file FILE  bearer token clients must send over HTTP (required\n"
                "                       unless HOST is loopback)\n"
                "    --log-level L      debug, info, warn (default), error; logs go to stderr\n"
-               "  See docs/mcp.md.\n");
+               "  explain_pod's reports are redacted with the built-in patterns and those of\n"
+               "  $KRC_REDACT_PATTERNS (newline-separated, as for krc run). See docs/mcp.md.\n");
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -324,7 +326,7 @@ int krc_mcp_main(int argc, char **argv)
     tc.db_path = db.target;
     tc.db_password_file = db.password_file;
     tc.kube = kube;
-    rc = krc_redact_new(NULL, 0, &rd, &err);
+    rc = krc_env_redactor(&rd, &err);
     tc.redactor = rd;
     rc = rc < 0 ? rc : krc_mcp_tools_new(&tc, &tools, &err);
     rc = rc < 0 ? rc : krc_mcp_tools_server(tools, &m, &err);
