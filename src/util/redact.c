@@ -425,10 +425,31 @@ static int is_value_end(unsigned char c)
            c == '\'' || c == ')' || c == '}' || c == ']' || c == '<' || c == '>' || c == '\\';
 }
 
-/* Is there an escaped quote \" at j? (a JSON document inside a JSON string) */
-static int esc_quote_at(const unsigned char *p, size_t len, size_t j)
+#define ESC_MAX 16 /* backslashes before a quote: JSON in JSON in JSON ... */
+
+/* Is there a double quote escaped by exactly nb backslashes at j (\" in a
+ * JSON string, \\\" one level deeper, ...; nb 0: a plain quote)? */
+static int esc_quote_at(const unsigned char *p, size_t len, size_t j, size_t nb)
 {
-    return j + 1 < len && p[j] == '\\' && p[j + 1] == '"';
+    size_t k;
+
+    for (k = 0; k < nb; k++) {
+        if (j + k >= len || p[j + k] != '\\') {
+            return 0;
+        }
+    }
+    return j + nb < len && p[j + nb] == '"';
+}
+
+/* The number of backslashes right before p[i] (at most ESC_MAX + 1). */
+static size_t backslashes_before(const unsigned char *p, size_t i)
+{
+    size_t n = 0;
+
+    while (i > n && n <= ESC_MAX && p[i - 1 - n] == '\\') {
+        n++;
+    }
+    return n;
 }
 
 static int is_mark_at(const unsigned char *p, size_t len, size_t j)
@@ -437,19 +458,25 @@ static int is_mark_at(const unsigned char *p, size_t len, size_t j)
 }
 
 /* The value starting at j (after the separator and its blanks): quoted
- * ('...', "..." or \"...\" with `esc`) or bare. Sets [*vs, *ve); *ret_end
- * is past a closing quote. With `scheme`, a leading auth scheme word
- * ("Bearer abc") stays out of the value. */
-static void value_span(const unsigned char *p, size_t len, size_t j, int esc, int scheme,
-                       size_t *vs, size_t *ve, size_t *ret_end)
+ * ('...', "...", or a quote escaped by backslashes: \"...\" in a JSON
+ * string, closed by as many) or bare. Sets [*vs, *ve); *ret_end is past a
+ * closing quote. With `scheme`, a leading auth scheme word ("Bearer abc")
+ * stays out of the value. */
+static void value_span(const unsigned char *p, size_t len, size_t j, int scheme, size_t *vs,
+                       size_t *ve, size_t *ret_end)
 {
     unsigned char q = 0;
     int escq = 0;
+    size_t esc;
     size_t e;
 
-    if (esc && esc_quote_at(p, len, j)) {
+    /* the value's own quote decides, whatever the key's was: a key=\"v w\"
+     * pair inside a JSON string has a bare key and an escaped quote */
+    for (esc = 0; j + esc < len && esc <= ESC_MAX && p[j + esc] == '\\'; esc++) {
+    }
+    if (esc > 0 && esc <= ESC_MAX && esc_quote_at(p, len, j, esc)) {
         escq = 1;
-        j += 2;
+        j += esc + 1;
     } else if (j < len && (p[j] == '"' || p[j] == '\'')) {
         q = p[j++];
     }
@@ -467,15 +494,24 @@ static void value_span(const unsigned char *p, size_t len, size_t j, int esc, in
     if (q != 0 || escq) {
         size_t lim = len - *vs > QUOTED_MAX ? *vs + QUOTED_MAX : len;
         for (e = *vs; e < lim && p[e] != '\n'; e++) {
-            if (escq ? esc_quote_at(p, len, e) : p[e] == q) {
+            if (escq) {
+                /* the closing quote has exactly esc backslashes before it
+                 * (more: a quote escaped deeper, inside the value) */
+                if (p[e] == '"' && e - *vs >= esc && backslashes_before(p, e) == esc) {
+                    e -= esc;
+                    break;
+                }
+                continue;
+            }
+            if (p[e] == q) {
                 break;
             }
-            if (!escq && p[e] == '\\' && e + 1 < lim) {
+            if (p[e] == '\\' && e + 1 < lim) {
                 e++;
             }
         }
         *ve = e;
-        *ret_end = e < lim && p[e] != '\n' ? e + (escq ? 2 : 1) : e;
+        *ret_end = e < lim && p[e] != '\n' ? e + (escq ? esc + 1 : 1) : e;
     } else {
         for (e = *vs; e < len && !is_value_end(p[e]); e++) {
         }
@@ -512,14 +548,26 @@ static int is_code_call(const unsigned char *p, size_t len, size_t kend, size_t 
  * at i - 1 or by \" at i - 2), blanks and a separator (':', ':=', '=', or a
  * blank for "--key value"). Returns the index past the separator and its
  * blanks, or 0 when there is none. */
-static size_t separator_end(const unsigned char *p, size_t len, size_t i, size_t j, int *ret_esc)
+static size_t separator_end(const unsigned char *p, size_t len, size_t i, size_t j, size_t *ret_esc)
 {
-    int esc = i >= 2 && p[i - 1] == '"' && p[i - 2] == '\\';
+    size_t s = i;
+    size_t esc;
 
+    /* a quoted key may hold '/' before the word at i ("example.com/db-password":
+     * an annotation in a pod's JSON): its opening quote is before that path */
+    if (j < len && (p[j] == '"' || p[j] == '\'' || p[j] == '\\')) {
+        while (s > 0 && i - s < KEY_MAX && (is_key_char(p[s - 1]) || p[s - 1] == '/')) {
+            s--;
+        }
+    }
+    esc = s >= 1 && p[s - 1] == '"' ? backslashes_before(p, s - 1) : 0;
+    if (esc > ESC_MAX) {
+        esc = 0;
+    }
     *ret_esc = esc;
-    if (esc && esc_quote_at(p, len, j)) {
-        j += 2;
-    } else if (i > 0 && (p[i - 1] == '"' || p[i - 1] == '\'') && j < len && p[j] == p[i - 1]) {
+    if (esc > 0 && esc_quote_at(p, len, j, esc)) {
+        j += esc + 1;
+    } else if (s > 0 && (p[s - 1] == '"' || p[s - 1] == '\'') && j < len && p[j] == p[s - 1]) {
         j++;
     } else if (i >= 2 && p[i - 1] == '-' && p[i - 2] == '-' && (i == 2 || is_blank(p[i - 3])) &&
                j + 1 < len && p[j] == ' ' && p[j + 1] != '-' && !is_blank(p[j + 1])) {
@@ -554,7 +602,7 @@ static size_t separator_end(const unsigned char *p, size_t len, size_t i, size_t
  * "value": "x" (JSON) or name: DB_PASSWORD / value: x (YAML, on the next
  * line). j is where the name's value starts. Returns 1 and redacts the value
  * when the name is a secret's. */
-static int try_name_value(struct out *o, size_t len, size_t j, int esc, size_t *ret_skip)
+static int try_name_value(struct out *o, size_t len, size_t j, size_t esc, size_t *ret_skip)
 {
     const unsigned char *p = o->p;
     size_t ns;
@@ -562,9 +610,9 @@ static int try_name_value(struct out *o, size_t len, size_t j, int esc, size_t *
     size_t k;
     size_t ks;
     size_t lim;
-    int esc2;
+    size_t esc2;
 
-    value_span(p, len, j, esc, 0, &ns, &ne, &k);
+    value_span(p, len, j, 0, &ns, &ne, &k);
     if (ne == ns || ne - ns > KEY_MAX || !is_secret_key(p + ns, ne - ns)) {
         return 0;
     }
@@ -573,8 +621,8 @@ static int try_name_value(struct out *o, size_t len, size_t j, int esc, size_t *
     while (k < lim && (is_blank(p[k]) || p[k] == ',' || p[k] == '\n' || p[k] == '\r')) {
         k++;
     }
-    if (esc && esc_quote_at(p, len, k)) {
-        k += 2;
+    if (esc > 0 && esc_quote_at(p, len, k, esc)) {
+        k += esc + 1;
     } else if (k < len && (p[k] == '"' || p[k] == '\'')) {
         k++;
     }
@@ -590,7 +638,7 @@ static int try_name_value(struct out *o, size_t len, size_t j, int esc, size_t *
         size_t vs;
         size_t ve;
         size_t end;
-        value_span(p, len, k, esc, 0, &vs, &ve, &end);
+        value_span(p, len, k, 0, &vs, &ve, &end);
         if (value_is_empty(p, len, vs, ve)) {
             return 0;
         }
@@ -610,7 +658,7 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     size_t vs;
     size_t ve;
     size_t end;
-    int esc;
+    size_t esc;
     int scheme;
 
     *ret_skip = kend;
@@ -628,8 +676,13 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     }
     scheme = (kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization")) ||
              key_last_word_is(p + i, kend - i, "auth");
-    value_span(p, len, j, esc, scheme, &vs, &ve, &end);
+    value_span(p, len, j, scheme, &vs, &ve, &end);
     if (value_is_empty(p, len, vs, ve) || is_code_call(p, len, kend, vs, ve)) {
+        return 0;
+    }
+    if (end == ve && p[ve - 1] == ':' && is_secret_key(p + vs, ve - 1 - vs)) {
+        /* "token: api-key: x": a bare "value" that is a secret's key and a
+         * ':' is that key; redacting it would leave that key's value */
         return 0;
     }
     replace(o, vs, ve);

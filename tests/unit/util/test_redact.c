@@ -320,6 +320,18 @@ static void test_key_forms(void **state)
     /* JSON inside a JSON string */
     expect(NULL, "{\"msg\":\"{\\\"password\\\":\\\"pw\\\",\\\"user\\\":\\\"bob\\\"}\"}",
            "{\"msg\":\"{\\\"password\\\":\\\"" R "\\\",\\\"user\\\":\\\"bob\\\"}\"}", 1);
+    /* two and three levels deep */
+    expect(NULL, "{\"log\":\"{\\\"msg\\\":\\\"{\\\\\\\"token\\\\\\\":\\\\\\\"t0k\\\\\\\"}\\\"}\"}",
+           "{\"log\":\"{\\\"msg\\\":\\\"{\\\\\\\"token\\\\\\\":\\\\\\\"" R "\\\\\\\"}\\\"}\"}", 1);
+    expect(NULL, "\\\"password\\\":\\\"a\\\\\\\"b\\\"", "\\\"password\\\":\\\"" R "\\\"", 1);
+    /* an annotation in a pod's JSON or YAML: the key holds a '/' */
+    expect(NULL, "\"annotations\": {\"example.com/db-password\": \"pw\", \"a/b\": \"c\"}",
+           "\"annotations\": {\"example.com/db-password\": \"" R "\", \"a/b\": \"c\"}", 1);
+    expect(NULL, "  vault.hashicorp.com/agent-inject-token: s.abc",
+           "  vault.hashicorp.com/agent-inject-token: " R, 1);
+    /* a bare value that is the next key */
+    expect(NULL, "token: api-key: s3cr3t", "token: api-key: " R, 1);
+    expect(NULL, "password=hunter2: dial tcp", "password=" R " dial tcp", 1);
     /* a command line */
     expect(NULL, "mysql --user root --password hunter2 db", "mysql --user root --password " R " db",
            1);
