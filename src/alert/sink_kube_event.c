@@ -289,6 +289,7 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     const struct krc_report_container *c = find_container(rep, diag->container);
     char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
     struct krc_slack_options defaults;
+    const char *unquoted = diag->summary_unquoted;
     char *summary = NULL;
     int rc;
 
@@ -298,12 +299,13 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
         fo = &defaults;
     }
     reporting_instance(instance, sizeof(instance));
-    /* the summary may quote the log or a runtime message: redacted and made
+    /* An Event is read by anyone who may list events in the namespace: its
+     * note has the summary without the text it quotes from the pod (no log
+     * line, event, runtime or termination message), redacted and made
      * display-safe (no terminal escapes) like every text krc sends (2 KiB is
      * past the note's 1 KiB) */
-    if (diag->summary != NULL &&
-        (summary = krc_card_text(fo, diag->summary, strlen(diag->summary),
-                                 2 * KRC_KUBE_EVENT_NOTE_MAX, 0)) == NULL) {
+    if (unquoted != NULL && (summary = krc_card_text(fo, unquoted, strlen(unquoted),
+                                                     2 * KRC_KUBE_EVENT_NOTE_MAX, 0)) == NULL) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     memset(&in, 0, sizeof(in));

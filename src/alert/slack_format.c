@@ -316,9 +316,26 @@ static int put(struct fmt *f, struct krc_buf *b, const char *s, size_t max_units
     return put_n(f, b, s, strlen(s), ESC_MRKDWN, max_units);
 }
 
-/* Redact data with the configured redactor (counting what it found).
- * Returns the text to show: data itself, or a copy in f->red that stays
- * valid until the next call. */
+/* The marks in s[0..len): secrets redacted here or before (the pipeline
+ * redacts the report before it is formatted, krc_report_redact). */
+static int count_marks(const char *s, size_t len)
+{
+    const size_t ml = sizeof(KRC_REDACT_MARK) - 1;
+    int n = 0;
+
+    for (size_t i = 0; i + ml <= len; i++) {
+        if (s[i] == '[' && memcmp(s + i, KRC_REDACT_MARK, ml) == 0) {
+            n++;
+            i += ml - 1;
+        }
+    }
+    return n;
+}
+
+/* Redact data with the configured redactor, counting the secrets redacted
+ * in what is shown (marks of an earlier redaction too). Returns the text to
+ * show: data itself, or a copy in f->red that stays valid until the next
+ * call. */
 static const unsigned char *redact(struct fmt *f, const void *data, size_t len, size_t *ret_len)
 {
     int n;
@@ -334,7 +351,7 @@ static const unsigned char *redact(struct fmt *f, const void *data, size_t len, 
         fail(f, n);
         return data;
     }
-    f->redactions += n;
+    f->redactions += count_marks(krc_buf_str(&f->red), f->red.len);
     *ret_len = f->red.len;
     return (const unsigned char *)krc_buf_str(&f->red);
 }

@@ -19,6 +19,7 @@
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
 #include "krc/util/redact.h"
+#include "krc/cli/env_redactor.h"
 #include "krc/model/report.h"
 #include "krc/alert/slack_format.h"
 #include "krc/util/text.h"
@@ -509,11 +510,11 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
 }
 
 /* The Slack alert exactly as the daemon would post it (cluster name from
- * $CLUSTER_NAME, ages relative to now, built-in redaction). */
-static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d)
+ * $CLUSTER_NAME, ages relative to now, redacted with rd). */
+static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d,
+                       const struct krc_redactor *rd)
 {
     struct krc_slack_options o;
-    struct krc_redactor *rd = NULL;
     struct krc_error err;
     const char *cluster = getenv("CLUSTER_NAME");
     char *json = NULL;
@@ -523,12 +524,8 @@ static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d
     krc_slack_options_init(&o);
     o.cluster = cluster != NULL && cluster[0] != '\0' ? cluster : NULL;
     o.now = (int64_t)time(NULL);
-    rc = krc_redact_new(NULL, 0, &rd, &err);
-    if (rc == 0) {
-        o.redactor = rd;
-        rc = krc_slack_format_restart(r, d, &o, &json, NULL, &err);
-    }
-    krc_redact_free(rd);
+    o.redactor = rd;
+    rc = krc_slack_format_restart(r, d, &o, &json, NULL, &err);
     if (rc < 0) {
         complain("%s", err.msg);
         return 1;
@@ -700,6 +697,7 @@ int krc_explain_main(int argc, char **argv)
     struct explain_args a;
     struct krc_report r;
     struct krc_diagnosis d;
+    struct krc_redactor *rd = NULL;
     struct krc_error err;
     int status = parse_args(argc, argv, &a);
 
@@ -713,8 +711,19 @@ int krc_explain_main(int argc, char **argv)
     if (load_report(&a, &r) < 0) {
         goto out;
     }
+    /* what it prints is often pasted into a ticket: redacted like the
+     * daemon's reports (built-in patterns and KRC_REDACT_PATTERNS), before
+     * the diagnosis quotes it */
+    if (krc_env_redactor(&rd, &err) < 0 || krc_report_redact(&r, rd, &err) < 0) {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
+        goto out;
+    }
     if (krc_diagnose(&r, a.container, &d, &err) < 0) {
         complain("%s%s", err.code == KRC_ENOTFOUND ? "--container: " : "", err.msg);
+        goto out;
+    }
+    if (krc_diagnosis_redact(&d, rd, &err) < 0) {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
         goto out;
     }
     if (d.container == NULL) {
@@ -732,7 +741,7 @@ int krc_explain_main(int argc, char **argv)
         }
         break;
     case FMT_SLACK:
-        status = print_slack(&r, &d);
+        status = print_slack(&r, &d, rd);
         break;
     default:
         krc_explain_write_text(stdout, &r, &d);
@@ -746,5 +755,6 @@ int krc_explain_main(int argc, char **argv)
 out:
     krc_diagnosis_cleanup(&d);
     krc_report_cleanup(&r);
+    krc_redact_free(rd);
     return status;
 }

@@ -68,7 +68,8 @@ static void usage(FILE *f)
                "                       comma-separated) of those the filters let through\n"
                "                       (default: $KRC_MCP_NAMESPACES, else mcpNamespaces)\n"
                "    --log-level L      debug, info, warn (default), error; logs go to stderr\n"
-               "  See docs/mcp.md.\n");
+               "  explain_pod's reports are redacted with the built-in patterns and those of\n"
+               "  $KRC_REDACT_PATTERNS (newline-separated, as for krc run). See docs/mcp.md.\n");
 }
 
 static int parse_args(int argc, char **argv, struct args *a)

@@ -107,7 +107,9 @@ static const struct krc_config_option options[] = {
      "Restarts collected in parallel (each further worker: own connections and "
      "database handle, ~0.4 MiB)"},
     {"redactPatterns", "KRC_REDACT_PATTERNS", NULL, KRC_CONFIG_LIST, OFF(redact_patterns), "", 0, 0,
-     NULL, "Extra regular expressions redacted from logs and events (list)"},
+     NULL,
+     "Extra regular expressions redacted, after the built-in rules, from every text taken from the "
+     "cluster and from the diagnosis (list)"},
     {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_LIST,
      OFF(log_ignore_patterns), "", 0, 0, NULL,
      "Regular expressions: a restart whose previous log matches is recorded, not alerted (list)"},

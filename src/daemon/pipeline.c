@@ -550,11 +550,22 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     }
 }
 
+/* Redaction happens once, here, between collection and everything else:
+ * the report (labels and annotations by their key, messages, the log) is
+ * redacted before it is diagnosed, so the diagnosis quotes only redacted
+ * text, and the diagnosis is redacted too (redactPatterns over what it
+ * wrote around its quotes). Every output (the log line, the store, every
+ * destination, MCP) then starts from redacted text. */
 static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
     struct krc_error e;
 
+    krc_error_clear(&e);
+    if (krc_report_redact(j->rep, p->redactor, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e.msg);
+    }
     krc_error_clear(&e);
     if (krc_diagnose(j->rep, r->container, j->dg, &e) < 0 &&
         krc_diagnose(j->rep, NULL, j->dg, &e) < 0) {
@@ -562,6 +573,11 @@ static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
                 r->pod, r->container, e.msg);
     }
     carry_repeat(p, j);
+    krc_error_clear(&e);
+    if (krc_diagnosis_redact(j->dg, p->redactor, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e.msg);
+    }
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
                        (const char *[]){r->namespace, krc_cause_name(j->dg->cause)});

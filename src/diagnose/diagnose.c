@@ -1104,10 +1104,63 @@ static int msg_permission(const char *m)
     return m != NULL && str_has_ci(m, "permission denied") && !str_has_ci(m, "error mounting");
 }
 
+/* Text quoted into a summary from the pod (a log line, an event, runtime or
+ * termination message) is written with the words that introduce it between
+ * Q_OPEN and Q_CLOSE, so that summary_set can also make the summary without
+ * it (summary_unquoted). Quoted text is sanitized first: control characters
+ * become spaces, so no quoted byte is a marker. */
+#define Q_OPEN '\x01'
+#define Q_CLOSE '\x02'
+
+/* lead + line + tail as one quoted clause; line is sanitized already. */
+static void quote_clean(struct krc_buf *s, const char *lead, const char *line, const char *tail)
+{
+    krc_buf_printf(s, "%c%s%s%s%c", Q_OPEN, lead, line, tail, Q_CLOSE);
+}
+
+/* lead + the first `max` bytes of text (sanitized) + tail, quoted. */
+static void quote(struct krc_buf *s, const char *lead, const char *text, size_t max,
+                  const char *tail)
+{
+    char line[KRC_DIAG_EVIDENCE_MAX];
+    size_t n = strlen(text);
+
+    krc_diagnose_sanitize(text, n < max ? n : max, line, sizeof(line));
+    quote_clean(s, lead, line, tail);
+}
+
+/* text with its quoted clauses (keep: only their markers) left out,
+ * sanitized, in a new string; NULL when out of memory. */
+static char *summary_form(const char *text, size_t n, int keep)
+{
+    size_t cap = n * 3 + 4 > 2048 ? 2048 : n * 3 + 4;
+    char *plain = krc_malloc(n + 1);
+    char *clean = krc_malloc(cap);
+    size_t o = 0;
+    int in_quote = 0;
+
+    if (plain == NULL || clean == NULL) {
+        krc_free(plain);
+        krc_free(clean);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] == Q_OPEN || text[i] == Q_CLOSE) {
+            in_quote = text[i] == Q_OPEN;
+        } else if (keep || !in_quote) {
+            plain[o++] = text[i];
+        }
+    }
+    krc_diagnose_sanitize(plain, o, clean, cap);
+    krc_free(plain);
+    return clean;
+}
+
 static void summary_set(struct builder *b, struct krc_buf *s)
 {
     char *text = krc_buf_take(s);
-    char *clean;
+    char *full;
+    char *unquoted;
     size_t n;
 
     if (text == NULL) {
@@ -1115,16 +1168,19 @@ static void summary_set(struct builder *b, struct krc_buf *s)
         return;
     }
     n = strlen(text);
-    clean = krc_malloc(n * 3 + 4 > 2048 ? 2048 : n * 3 + 4);
-    if (clean == NULL) {
-        krc_free(text);
+    full = summary_form(text, n, 1);
+    unquoted = summary_form(text, n, 0);
+    krc_free(text);
+    if (full == NULL || unquoted == NULL) {
+        krc_free(full);
+        krc_free(unquoted);
         b->oom = 1;
         return;
     }
-    krc_diagnose_sanitize(text, n, clean, n * 3 + 4 > 2048 ? 2048 : n * 3 + 4);
-    krc_free(text);
     krc_free(b->d->summary);
-    b->d->summary = clean;
+    krc_free(b->d->summary_unquoted);
+    b->d->summary = full;
+    b->d->summary_unquoted = unquoted;
 }
 
 static void node_evidence(struct builder *b, const struct krc_report *r)
@@ -1694,14 +1750,18 @@ static int m_evicted(struct dctx *x)
 static void s_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     if (x->detail != NULL && strcmp(x->detail, "pod") == 0) {
-        krc_buf_printf(s, "The kubelet evicted %s%s (status.reason Evicted%s%.200s)",
-                       x->r->name ? "pod " : "the pod", x->r->name ? x->r->name : "",
-                       x->r->pod_message ? ": " : "", x->r->pod_message ? x->r->pod_message : "");
+        krc_buf_printf(s, "The kubelet evicted %s%s (status.reason Evicted",
+                       x->r->name ? "pod " : "the pod", x->r->name ? x->r->name : "");
+        if (x->r->pod_message != NULL) {
+            quote(s, ": ", x->r->pod_message, 200, "");
+        }
+        krc_buf_append_str(s, ")");
         add_evidence(b, "pod status: reason Evicted%s%s", x->r->pod_message ? ": " : "",
                      x->r->pod_message ? x->r->pod_message : "");
     } else if (x->ev != NULL) {
-        krc_buf_printf(s, "The kubelet evicted the pod (event Evicted: %.200s)",
-                       strip_combined(x->ev->message));
+        krc_buf_append_str(s, "The kubelet evicted the pod (event Evicted");
+        quote(s, ": ", strip_combined(x->ev->message), 200, "");
+        krc_buf_append_str(s, ")");
         evidence_event(b, x->ev);
     } else if (x->detail != NULL && strcmp(x->detail, "unknown") == 0) {
         krc_buf_printf(s,
@@ -1713,8 +1773,8 @@ static void s_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
         add_unchecked(b, "no Evicted event was seen: an eviction, a node restart or a forced pod "
                          "deletion are all possible");
     } else {
-        krc_buf_printf(s, "Container %s was stopped by an eviction (%.200s)", x->c->name,
-                       x->t->message);
+        krc_buf_printf(s, "Container %s was stopped by an eviction", x->c->name);
+        quote(s, " (", x->t->message, 200, ")");
     }
     if (x->t != NULL && x->t->message != NULL) {
         add_evidence(b, "termination message: %s", x->t->message);
@@ -1765,9 +1825,11 @@ static void s_probe_event(struct dctx *x, struct builder *b, struct krc_buf *s, 
 {
     const char *detail = probe_detail(x->ev2);
 
-    krc_buf_printf(s, "%s probe failed%s%.200s%s and the kubelet killed the container",
-                   liveness ? "Liveness" : "Startup", detail ? " (" : "", detail ? detail : "",
-                   detail ? ")" : "");
+    krc_buf_printf(s, "%s probe failed", liveness ? "Liveness" : "Startup");
+    if (detail != NULL) {
+        quote(s, " (", detail, 200, ")");
+    }
+    krc_buf_append_str(s, " and the kubelet killed the container");
     if (!liveness) {
         krc_buf_append_str(s, " before it finished starting");
     }
@@ -1809,8 +1871,9 @@ static void s_exec_format(struct dctx *x, struct builder *b, struct krc_buf *s)
     hit_short(x, line, sizeof(line));
     krc_buf_printf(s,
                    "Container %s could not execute its binary: \"exec format error\" (built for "
-                   "another CPU architecture or not an executable): %s",
-                   x->c->name, line);
+                   "another CPU architecture or not an executable)",
+                   x->c->name);
+    quote_clean(s, ": ", line, "");
     evidence_hit(b, x);
 }
 
@@ -1966,18 +2029,16 @@ static void s_not_found(struct dctx *x, struct builder *b, struct krc_buf *s)
          * script it runs) was asked to run */
         char line[200];
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s,
-                       "Container %s stopped after its shell could not find a command (the "
-                       "shell's message in the log: %s)",
-                       x->c->name, line);
+        krc_buf_printf(s, "Container %s stopped after its shell could not find a command",
+                       x->c->name);
+        quote_clean(s, " (the shell's message in the log: ", line, ")");
         evidence_hit(b, x);
     } else if (x->runc_log) {
         char line[200];
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s,
-                       "Container %s could not execute its entrypoint, a file was not found "
-                       "(the runtime's message in the log: %s)",
-                       x->c->name, line);
+        krc_buf_printf(s, "Container %s could not execute its entrypoint, a file was not found",
+                       x->c->name);
+        quote_clean(s, " (the runtime's message in the log: ", line, ")");
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s, "Container %s exited 127, the shell's code for \"command not found\"",
@@ -2030,16 +2091,16 @@ static void s_permission(struct dctx *x, struct builder *b, struct krc_buf *s)
         hit_short(x, line, sizeof(line));
         krc_buf_printf(s,
                        "Container %s stopped after its shell was denied access to a file it "
-                       "tried to execute or write (the shell's message in the log: %s)",
-                       x->c->name, line);
+                       "tried to execute or write",
+                       x->c->name);
+        quote_clean(s, " (the shell's message in the log: ", line, ")");
         evidence_hit(b, x);
     } else if (x->runc_log) {
         char line[200];
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s,
-                       "Container %s could not execute its entrypoint: permission denied (the "
-                       "runtime's message in the log: %s)",
-                       x->c->name, line);
+        krc_buf_printf(s, "Container %s could not execute its entrypoint: permission denied",
+                       x->c->name);
+        quote_clean(s, " (the runtime's message in the log: ", line, ")");
         evidence_hit(b, x);
     } else {
         krc_buf_printf(s,
@@ -2075,7 +2136,8 @@ static void s_disk_full(struct dctx *x, struct builder *b, struct krc_buf *s)
     if (x->has_exit) {
         krc_buf_printf(s, ", exit %d", x->exit_code);
     }
-    krc_buf_printf(s, "): %s", line);
+    krc_buf_append_str(s, ")");
+    quote_clean(s, ": ", line, "");
     evidence_hit(b, x);
 }
 
@@ -2144,16 +2206,16 @@ static void s_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s)
             n -= 9; /* runc's error class, not information */
         }
         krc_diagnose_sanitize(core, n, line, sizeof(line));
-        krc_buf_printf(s, ": %s", line);
+        quote_clean(s, ": ", line, "");
         add_evidence(b, "runtime: %s", x->detail);
     } else if (x->ev != NULL) {
         const char *core = runtime_core(strip_combined(x->ev->message));
         krc_diagnose_sanitize(core, strlen(core), line, sizeof(line));
-        krc_buf_printf(s, ": %s", line);
+        quote_clean(s, ": ", line, "");
         evidence_hit(b, x);
     } else if (x->h.found) {
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s, ": %s", line);
+        quote_clean(s, ": ", line, "");
         evidence_hit(b, x);
     }
 }
@@ -2174,7 +2236,7 @@ static void s_text_cause(struct dctx *x, struct builder *b, struct krc_buf *s, c
     krc_buf_printf(s, "Container %s %s and ", x->c->name, what);
     say_exited(x, s);
     say_after(x, s);
-    krc_buf_printf(s, " (%s)", line);
+    quote_clean(s, " (", line, ")");
     evidence_hit(b, x);
 }
 
@@ -2261,7 +2323,7 @@ static void s_signal(struct dctx *x, struct builder *b, struct krc_buf *s, const
     say_after(x, s);
     if (x->h.found) {
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s, ": %s", line);
+        quote_clean(s, ": ", line, "");
         evidence_hit(b, x);
     }
 }
@@ -2390,8 +2452,10 @@ static void s_app_error(struct dctx *x, struct builder *b, struct krc_buf *s)
     }
     say_after(x, s);
     if (x->h.found) {
+        char lead[64];
         hit_short(x, line, sizeof(line));
-        krc_buf_printf(s, "; the %s ends with: %s", x->where, line);
+        snprintf(lead, sizeof(lead), "; the %s ends with: ", x->where);
+        quote_clean(s, lead, line, "");
         evidence_hit(b, x);
     }
 }
@@ -3104,6 +3168,7 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d)
     krc_free(d->container);
     krc_free(d->reason);
     krc_free(d->summary);
+    krc_free(d->summary_unquoted);
     for (i = 0; i < d->n_evidence; i++) {
         krc_free(d->evidence[i]);
     }
@@ -3118,6 +3183,27 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d)
     }
     krc_free(d->unchecked);
     krc_diagnosis_init(d);
+}
+
+int krc_diagnosis_redact(struct krc_diagnosis *d, const struct krc_redactor *rd,
+                         struct krc_error *err)
+{
+    int rc = 0;
+    int n;
+
+    n = krc_redact_in_place(rd, NULL, &d->summary, err);
+    rc = n < 0 ? n : rc;
+    n = krc_redact_in_place(rd, NULL, &d->summary_unquoted, err);
+    rc = n < 0 ? n : rc;
+    for (size_t i = 0; i < d->n_evidence; i++) {
+        n = krc_redact_in_place(rd, NULL, &d->evidence[i], err);
+        rc = n < 0 ? n : rc;
+    }
+    for (size_t i = 0; i < d->n_unchecked; i++) {
+        n = krc_redact_in_place(rd, NULL, &d->unchecked[i], err);
+        rc = n < 0 ? n : rc;
+    }
+    return rc < 0 ? krc_error_set(err, rc, "diagnosis redaction: out of memory") : 0;
 }
 
 static int list_names(const struct krc_report *r, char *out, size_t outsz)

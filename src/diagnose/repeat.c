@@ -62,8 +62,10 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prio
     char what[160];
     char ev[KRC_DIAG_EVIDENCE_MAX];
     char sum[2048];
+    char unq[2048];
     char *ev_copy;
     char *sum_copy;
+    char *unq_copy;
 
     if (d == NULL || prior == NULL || !matches(d, prior)) {
         return 0;
@@ -84,15 +86,24 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prio
              "%s; a muted repeat of restart #%lld (%s): same termination, log "
              "not collected",
              d->summary != NULL ? d->summary : "exited again", (long long)prior->id, cause);
+    snprintf(unq, sizeof(unq),
+             "%s; a muted repeat of restart #%lld (%s): same termination, log "
+             "not collected",
+             d->summary_unquoted != NULL ? d->summary_unquoted : "exited again",
+             (long long)prior->id, cause);
     ev_copy = krc_strdup(ev);
     sum_copy = krc_strdup(sum);
-    if (ev_copy == NULL || sum_copy == NULL || evidence_first(d, ev_copy) < 0) {
+    unq_copy = krc_strdup(unq);
+    if (ev_copy == NULL || sum_copy == NULL || unq_copy == NULL || evidence_first(d, ev_copy) < 0) {
         krc_free(ev_copy);
         krc_free(sum_copy);
+        krc_free(unq_copy);
         return KRC_ENOMEM;
     }
     krc_free(d->summary);
     d->summary = sum_copy;
+    krc_free(d->summary_unquoted);
+    d->summary_unquoted = unq_copy;
     d->cause = prior->cause;
     d->confidence = conf;
     return 1;

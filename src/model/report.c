@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "krc/util/mem.h"
+#include "krc/util/redact.h"
 
 void krc_kv_list_cleanup(struct krc_kv_list *l)
 {
@@ -611,4 +612,107 @@ long krc_report_gpu_count(const struct krc_report *r)
         }
     }
     return running > init_max ? running : init_max;
+}
+
+/* ---- redaction ------------------------------------------------------------ */
+
+struct redact_ctx {
+    const struct krc_redactor *rd;
+    int count;
+    int rc; /* the first failure */
+};
+
+static void red_str(struct redact_ctx *x, const char *key, char **s)
+{
+    struct krc_error e;
+    int n;
+
+    krc_error_clear(&e);
+    n = krc_redact_in_place(x->rd, key, s, &e);
+    if (n > 0) {
+        x->count += n;
+    } else if (n < 0 && x->rc == 0) {
+        x->rc = n;
+    }
+}
+
+static void red_kv(struct redact_ctx *x, struct krc_kv_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        red_str(x, l->items[i].key != NULL ? l->items[i].key : "", &l->items[i].value);
+    }
+}
+
+static void red_term(struct redact_ctx *x, struct krc_report_term *t)
+{
+    red_str(x, NULL, &t->message);
+}
+
+/* The previous log: redacted bytes replace it; a log that cannot be redacted
+ * is dropped (with a note), never kept as it was. */
+static void red_log(struct redact_ctx *x, struct krc_report *r)
+{
+    struct krc_buf b;
+    int n;
+
+    if (r->log == NULL || r->log_len == 0) {
+        return;
+    }
+    krc_buf_init(&b, 3 * r->log_len + 1024);
+    n = krc_redact_apply(x->rd, r->log, r->log_len, &b, NULL);
+    if (n > 0) {
+        size_t len = b.len;
+        char *red = krc_buf_take(&b);
+        if (red == NULL) {
+            n = KRC_ENOMEM;
+        } else {
+            krc_free(r->log);
+            r->log = (unsigned char *)red;
+            r->log_len = len;
+            x->count += n;
+        }
+    }
+    krc_buf_cleanup(&b);
+    if (n < 0) {
+        unsigned flags = r->log_flags;
+        krc_report_clear_log(r);
+        r->log_flags = (flags & ~(unsigned)KRC_REPORT_LOG_EMPTY) | KRC_REPORT_LOG_ABSENT;
+        krc_report_add_note(r, "the previous log was left out: it could not be redacted (%s)",
+                            n == KRC_ETOOBIG ? "too large" : "out of memory");
+        if (x->rc == 0) {
+            x->rc = n;
+        }
+    }
+}
+
+int krc_report_redact(struct krc_report *r, const struct krc_redactor *rd, struct krc_error *err)
+{
+    struct redact_ctx x = {rd, 0, 0};
+
+    red_str(&x, NULL, &r->pod_message);
+    red_kv(&x, &r->labels);
+    red_kv(&x, &r->annotations);
+    for (size_t i = 0; i < r->n_containers; i++) {
+        struct krc_report_container *c = &r->containers[i];
+        red_str(&x, NULL, &c->state_message);
+        red_term(&x, &c->state_term);
+        red_term(&x, &c->last);
+    }
+    for (size_t i = 0; i < r->n_events; i++) {
+        red_str(&x, NULL, &r->events[i].message);
+    }
+    for (size_t i = 0; i < r->node.n_conditions; i++) {
+        red_str(&x, NULL, &r->node.conditions[i].message);
+    }
+    for (size_t i = 0; i < r->n_notes; i++) {
+        red_str(&x, NULL, &r->notes[i]);
+    }
+    red_log(&x, r);
+    if (x.rc < 0) {
+        return krc_error_set(err, x.rc,
+                             "report redaction: %s; the texts it could not redact were replaced "
+                             "or left out",
+                             x.rc == KRC_ETOOBIG ? "a text too large" : "out of memory");
+    }
+    return x.count;
 }

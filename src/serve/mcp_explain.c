@@ -136,6 +136,9 @@ static int analyse(struct krc_kube_client *kube, const struct krc_redactor *rd,
     krc_diagnosis_init(&dg);
     krc_error_clear(&e);
     rc = krc_collect(kube, r, &co, &rep, &e);
+    if (rc == 0 && krc_report_redact(&rep, rd, &e) < 0) {
+        rc = KRC_ENOMEM; /* said as a tool failure below */
+    }
     if (rc < 0) {
         /* clang-tidy: as below: r is not NULL when rc == 0 */
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
@@ -146,6 +149,9 @@ static int analyse(struct krc_kube_client *kube, const struct krc_redactor *rd,
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
     } else if (krc_diagnose(&rep, r->container, &dg, &e) < 0 &&
                krc_diagnose(&rep, NULL, &dg, &e) < 0) {
+        snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
+        rc = KRC_MCP_TOOL_FAILED;
+    } else if (krc_diagnosis_redact(&dg, rd, &e) < 0) {
         snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
         rc = KRC_MCP_TOOL_FAILED;
     } else {

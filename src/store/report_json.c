@@ -60,9 +60,11 @@ static cJSON *arr(struct ctx *c, cJSON *parent, const char *k)
     return c->rc == 0 ? o : NULL;
 }
 
-/* A cleaned (and, when `redact`, redacted) copy of len bytes, at most max. */
-static cJSON *text_item(struct ctx *c, const char *v, size_t len, size_t max, int redact,
-                        int keep_newlines)
+/* A cleaned (and, when `redact`, redacted) copy of len bytes, at most max;
+ * `key` not NULL: the value of a field of that name (krc_redact_field: the
+ * whole value when the name is a secret's). */
+static cJSON *text_item(struct ctx *c, const char *key, const char *v, size_t len, size_t max,
+                        int redact, int keep_newlines)
 {
     struct krc_buf red;
     struct krc_buf out;
@@ -75,7 +77,8 @@ static cJSON *text_item(struct ctx *c, const char *v, size_t len, size_t max, in
     krc_buf_init(&red, 2 * max + 1024);
     krc_buf_init(&out, max);
     if (redact) {
-        rc = krc_redact_apply(c->rd, v, len, &red, NULL);
+        rc = key != NULL ? krc_redact_field(c->rd, key, v, len, &red, NULL)
+                         : krc_redact_apply(c->rd, v, len, &red, NULL);
         if (rc == KRC_ETOOBIG || rc >= 0) {
             rc = 0;
             v = red.data != NULL ? red.data : "";
@@ -99,8 +102,18 @@ static cJSON *text_item(struct ctx *c, const char *v, size_t len, size_t max, in
 static void add_text(struct ctx *c, cJSON *o, const char *k, const char *v, int redact)
 {
     if (c->rc == 0) {
+        attach(
+            c, o, k,
+            text_item(c, NULL, v, v != NULL ? strlen(v) : 0, KRC_REPORT_JSON_TEXT_MAX, redact, 1));
+    }
+}
+
+/* The value of a label or an annotation: redacted by its key too. */
+static void add_field(struct ctx *c, cJSON *o, const char *k, const char *v)
+{
+    if (c->rc == 0) {
         attach(c, o, k,
-               text_item(c, v, v != NULL ? strlen(v) : 0, KRC_REPORT_JSON_TEXT_MAX, redact, 1));
+               text_item(c, k, v, v != NULL ? strlen(v) : 0, KRC_REPORT_JSON_TEXT_MAX, 1, 1));
     }
 }
 
@@ -146,7 +159,11 @@ static void add_kv(struct ctx *c, cJSON *o, const char *k, const struct krc_kv_l
         if (strcmp(l->items[i].key, "kubectl.kubernetes.io/last-applied-configuration") == 0) {
             continue; /* the whole manifest, environment values included */
         }
-        add_text(c, m, l->items[i].key, l->items[i].value, redact);
+        if (redact) {
+            add_field(c, m, l->items[i].key, l->items[i].value);
+        } else {
+            add_text(c, m, l->items[i].key, l->items[i].value, 0);
+        }
     }
 }
 
@@ -172,7 +189,7 @@ static void add_pod(struct ctx *c, cJSON *root, const struct krc_report *r)
     add_text(c, p, "restart_policy", r->restart_policy, 0);
     add_num(c, p, "grace_period", (double)r->grace_period);
     add_text(c, p, "slack_channel", r->slack_channel, 0);
-    add_kv(c, p, "labels", &r->labels, 0);
+    add_kv(c, p, "labels", &r->labels, 1);
     add_kv(c, p, "annotations", &r->annotations, 1);
 }
 
@@ -372,8 +389,9 @@ static void add_log(struct ctx *c, cJSON *root, const struct krc_report *r)
     add_num(c, o, "omitted_bytes", (double)omitted);
     if (c->rc == 0) {
         attach(c, o, "text",
-               data != NULL ? text_item(c, (const char *)data, len, KRC_REPORT_JSON_LOG_MAX, 1, 1)
-                            : cJSON_CreateNull());
+               data != NULL
+                   ? text_item(c, NULL, (const char *)data, len, KRC_REPORT_JSON_LOG_MAX, 1, 1)
+                   : cJSON_CreateNull());
     }
 }
 

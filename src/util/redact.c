@@ -238,42 +238,185 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
 
 /* ---- key=value ------------------------------------------------------------ */
 
-static const char *const secret_keys[] = {
-    "password",    "passwd",     "pwd",         "secret",        "token",
-    "api_key",     "apikey",     "access_key",  "secret_key",    "client_secret",
-    "private_key", "credential", "credentials", "authorization",
+/* The key rule (docs/configuration.md, "Redaction"). A key is split into
+ * words: runs of letters, cut at every other character ('_', '-', '.', '/',
+ * ':', digits, ...) and at camelCase steps ("dbPassword" -> db password,
+ * "APIKey" -> api key); digit runs are words of their own. Trailing words
+ * that only qualify the one before (a digit run, a single letter, "value",
+ * "raw", "base", "hex", "encoded": DB_PASS_2, TOKEN_V2, password_b64,
+ * secret_value) are passed over. The last word left decides:
+ *   - one of secret_words, except "key" after one of plain_key_words
+ *     (public_key, cache_key, sort_key are not secrets);
+ *   - or it ends with one of secret_suffixes (PGPASSWORD, csrftoken,
+ *     clientsecret, JSESSIONID);
+ *   - or it and the word before spell "sessionid"/"sessid" (session_id).
+ * So passed, bypass, compass, author, keyboard, monkey, tokens, max_tokens,
+ * session_count, secret_name, password_file and token_expiry are not
+ * secrets: the last word is another word. */
+static const char *const secret_words[] = {
+    "pass",      "pwd",           "passwd",     "password",    "passphrase", "secret", "token",
+    "auth",      "authorization", "cookie",     "session",     "sessionid",  "sessid", "sid",
+    "private",   "privatekey",    "credential", "credentials", "creds",      "key",    "apikey",
+    "accesskey", "secretkey",     "sig",        "signature",   "jwt",
 };
 
-/* Does key k[0..n) name a secret? Compared lowercase with '-' as '_'. A key
- * matches when equal to a name or ending in one after '_', '.', '-' or a
- * lower-to-upper camelCase step. */
-static int is_secret_key(const unsigned char *k, size_t n)
-{
-    char low[KEY_MAX];
-    size_t i;
-    size_t w;
+static const char *const secret_suffixes[] = {
+    "password",   "passwd",      "passphrase", "secret",    "token",
+    "apikey",     "secretkey",   "privatekey", "accesskey", "authorization",
+    "credential", "credentials", "sessionid",  "sessid",    "pwd",
+};
 
-    if (n == 0 || n > KEY_MAX) {
+/* "<word> key" that names a key of a table, a cache or a public key */
+static const char *const plain_key_words[] = {
+    "public", "pub",   "cache", "partition", "sort",        "primary", "foreign",
+    "object", "row",   "shard", "dedup",     "lookup",      "hash",    "range",
+    "unique", "index", "map",   "group",     "idempotency",
+};
+
+static const char *const qualifier_words[] = {"value", "raw", "base", "hex", "encoded"};
+
+#define KEY_WORDS_MAX 8 /* the last words of a key kept while splitting it */
+
+struct key_word {
+    const unsigned char *p;
+    size_t n;
+};
+
+static int word_is(const struct key_word *w, const char *s)
+{
+    size_t n = strlen(s);
+    size_t i;
+
+    if (w->n != n) {
         return 0;
     }
     for (i = 0; i < n; i++) {
-        low[i] = (char)(k[i] == '-' ? '_' : lower(k[i]));
+        if (lower(w->p[i]) != (unsigned char)s[i]) {
+            return 0;
+        }
     }
-    for (w = 0; w < sizeof(secret_keys) / sizeof(secret_keys[0]); w++) {
-        size_t wl = strlen(secret_keys[w]);
-        size_t at;
-        if (wl > n || memcmp(low + n - wl, secret_keys[w], wl) != 0) {
-            continue;
-        }
-        at = n - wl;
-        if (at == 0 || k[at - 1] == '_' || k[at - 1] == '-' || k[at - 1] == '.') {
-            return 1;
-        }
-        if (k[at] >= 'A' && k[at] <= 'Z' && k[at - 1] >= 'a' && k[at - 1] <= 'z') {
+    return 1;
+}
+
+static int word_in(const struct key_word *w, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (word_is(w, list[i])) {
             return 1;
         }
     }
     return 0;
+}
+
+#define IN_LIST(w, list) word_in((w), (list), sizeof(list) / sizeof((list)[0]))
+
+static int word_ends_with(const struct key_word *w, const char *s)
+{
+    struct key_word tail;
+    size_t n = strlen(s);
+
+    if (w->n <= n) {
+        return 0;
+    }
+    tail.p = w->p + w->n - n;
+    tail.n = n;
+    return word_is(&tail, s);
+}
+
+static int is_upper(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z';
+}
+
+static int is_lower(unsigned char c)
+{
+    return c >= 'a' && c <= 'z';
+}
+
+/* Split k[0..n) into words; keeps the last KEY_WORDS_MAX in w (oldest
+ * first) and returns how many were kept. */
+static size_t key_words(const unsigned char *k, size_t n, struct key_word *w)
+{
+    size_t nw = 0;
+    size_t i = 0;
+
+    while (i < n) {
+        size_t s = i;
+        if (!is_alnum(k[i])) {
+            i++;
+            continue;
+        }
+        if (is_digit(k[i])) {
+            while (i < n && is_digit(k[i])) {
+                i++;
+            }
+        } else {
+            for (i++; i < n && is_alpha(k[i]); i++) {
+                if (is_upper(k[i]) &&
+                    (is_lower(k[i - 1]) || (i + 1 < n && is_lower(k[i + 1]) && i - 1 > s))) {
+                    break; /* "dbPassword", "APIKey" */
+                }
+            }
+        }
+        if (nw == KEY_WORDS_MAX) {
+            memmove(w, w + 1, (KEY_WORDS_MAX - 1) * sizeof(*w));
+            nw--;
+        }
+        w[nw].p = k + s;
+        w[nw].n = i - s;
+        nw++;
+    }
+    return nw;
+}
+
+static int is_qualifier(const struct key_word *w)
+{
+    size_t i;
+
+    for (i = 0; i < w->n && is_digit(w->p[i]); i++) {
+    }
+    return i == w->n || w->n == 1 || IN_LIST(w, qualifier_words);
+}
+
+/* Does the key k[0..n) name a secret? (the rule above) */
+static int is_secret_key(const unsigned char *k, size_t n)
+{
+    struct key_word w[KEY_WORDS_MAX];
+    size_t nw = key_words(k, n, w);
+    const struct key_word *last;
+    const struct key_word *prev;
+    size_t i;
+
+    while (nw > 1 && is_qualifier(&w[nw - 1])) {
+        nw--;
+    }
+    if (nw == 0) {
+        return 0;
+    }
+    last = &w[nw - 1];
+    prev = nw > 1 ? &w[nw - 2] : NULL;
+    if (IN_LIST(last, secret_words)) {
+        return !(word_is(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
+    }
+    for (i = 0; i < sizeof(secret_suffixes) / sizeof(secret_suffixes[0]); i++) {
+        if (word_ends_with(last, secret_suffixes[i])) {
+            return 1;
+        }
+    }
+    return prev != NULL && word_is(last, "id") &&
+           (word_is(prev, "session") || word_is(prev, "sess"));
+}
+
+/* Is the last word of k[0..n) (qualifiers passed over) `s`? */
+static int key_last_word_is(const unsigned char *k, size_t n, const char *s)
+{
+    struct key_word w[KEY_WORDS_MAX];
+    size_t nw = key_words(k, n, w);
+
+    while (nw > 1 && is_qualifier(&w[nw - 1])) {
+        nw--;
+    }
+    return nw > 0 && word_is(&w[nw - 1], s);
 }
 
 static int is_value_end(unsigned char c)
@@ -282,24 +425,154 @@ static int is_value_end(unsigned char c)
            c == '\'' || c == ')' || c == '}' || c == ']' || c == '<' || c == '>' || c == '\\';
 }
 
-/* Try key=value at i (a word boundary). Returns 1 and redacts on a match;
- * otherwise 0 with *ret_skip = end of the key (no pair can start inside). */
-static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
-{
-    const unsigned char *p = o->p;
-    size_t kend = run_end(p, len, i, is_key_char, KEY_MAX + 1);
-    size_t j = kend;
-    size_t vs;
-    size_t ve;
-    unsigned char q = 0;
-    int is_auth;
+#define ESC_MAX 16 /* backslashes before a quote: JSON in JSON in JSON ... */
 
-    *ret_skip = kend;
-    /* The separator first: most words are not followed by one, and it is
-     * cheaper than comparing the word with every secret name. */
-    /* "key": closing quote of a quoted key */
-    if (i > 0 && (p[i - 1] == '"' || p[i - 1] == '\'') && j < len && p[j] == p[i - 1]) {
+/* Is there a double quote escaped by exactly nb backslashes at j (\" in a
+ * JSON string, \\\" one level deeper, ...; nb 0: a plain quote)? */
+static int esc_quote_at(const unsigned char *p, size_t len, size_t j, size_t nb)
+{
+    size_t k;
+
+    for (k = 0; k < nb; k++) {
+        if (j + k >= len || p[j + k] != '\\') {
+            return 0;
+        }
+    }
+    return j + nb < len && p[j + nb] == '"';
+}
+
+/* The number of backslashes right before p[i] (at most ESC_MAX + 1). */
+static size_t backslashes_before(const unsigned char *p, size_t i)
+{
+    size_t n = 0;
+
+    while (i > n && n <= ESC_MAX && p[i - 1 - n] == '\\') {
+        n++;
+    }
+    return n;
+}
+
+static int is_mark_at(const unsigned char *p, size_t len, size_t j)
+{
+    return len - j >= MARK_LEN && memcmp(p + j, MARK, MARK_LEN) == 0;
+}
+
+/* The value starting at j (after the separator and its blanks): quoted
+ * ('...', "...", or a quote escaped by backslashes: \"...\" in a JSON
+ * string, closed by as many) or bare. Sets [*vs, *ve); *ret_end is past a
+ * closing quote. With `scheme`, a leading auth scheme word ("Bearer abc")
+ * stays out of the value. */
+static void value_span(const unsigned char *p, size_t len, size_t j, int scheme, size_t *vs,
+                       size_t *ve, size_t *ret_end)
+{
+    unsigned char q = 0;
+    int escq = 0;
+    size_t esc;
+    size_t e;
+
+    /* the value's own quote decides, whatever the key's was: a key=\"v w\"
+     * pair inside a JSON string has a bare key and an escaped quote */
+    for (esc = 0; j + esc < len && esc <= ESC_MAX && p[j + esc] == '\\'; esc++) {
+    }
+    if (esc > 0 && esc <= ESC_MAX && esc_quote_at(p, len, j, esc)) {
+        escq = 1;
+        j += esc + 1;
+    } else if (j < len && (p[j] == '"' || p[j] == '\'')) {
+        q = p[j++];
+    }
+    *vs = j;
+    if (scheme) {
+        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]", also when
+         * the token is already the mark (else a second pass redacted the
+         * scheme: "[REDACTED] [REDACTED]"; found by tests/fuzz/fuzz_redact) */
+        size_t w = run_end(p, len, j, is_alpha, 32);
+        if (w > j && w < len && p[w] == ' ' && w + 1 < len &&
+            (is_tok(p[w + 1]) || is_mark_at(p, len, w + 1))) {
+            *vs = w + 1;
+        }
+    }
+    if (q != 0 || escq) {
+        size_t lim = len - *vs > QUOTED_MAX ? *vs + QUOTED_MAX : len;
+        for (e = *vs; e < lim && p[e] != '\n'; e++) {
+            if (escq) {
+                /* the closing quote has exactly esc backslashes before it
+                 * (more: a quote escaped deeper, inside the value) */
+                if (p[e] == '"' && e - *vs >= esc && backslashes_before(p, e) == esc) {
+                    e -= esc;
+                    break;
+                }
+                continue;
+            }
+            if (p[e] == q) {
+                break;
+            }
+            if (p[e] == '\\' && e + 1 < lim) {
+                e++;
+            }
+        }
+        *ve = e;
+        *ret_end = e < lim && p[e] != '\n' ? e + (escq ? esc + 1 : 1) : e;
+    } else {
+        for (e = *vs; e < len && !is_value_end(p[e]); e++) {
+        }
+        *ve = e;
+        *ret_end = e;
+    }
+}
+
+/* A value not worth redacting: empty, null, or already the mark ("[REDACTED]"
+ * ends a bare value at its ']', a value end, so the mark is compared past
+ * ve, or a second pass would make it "[REDACTED]]"). */
+static int value_is_empty(const unsigned char *p, size_t len, size_t vs, size_t ve)
+{
+    return ve == vs || (ve - vs == 4 && memcmp(p + vs, "null", 4) == 0) || is_mark_at(p, len, vs);
+}
+
+/* "session = ort.InferenceSession(path)": a line of source code (a
+ * traceback shows them), not a secret: a bare value after a spaced '=' or
+ * ':' that is a (dotted) name called with '('. */
+static int is_code_call(const unsigned char *p, size_t len, size_t kend, size_t vs, size_t ve)
+{
+    size_t k = vs;
+
+    if (kend >= len || !is_blank(p[kend]) || vs == 0 || !is_blank(p[vs - 1])) {
+        return 0;
+    }
+    while (k < ve && (is_word(p[k]) || p[k] == '.')) {
+        k++;
+    }
+    return k > vs && k < ve && p[k] == '(' && !is_digit(p[vs]);
+}
+
+/* At j, past the end of a key: its closing quote (when it was opened by one
+ * at i - 1 or by \" at i - 2), blanks and a separator (':', ':=', '=', or a
+ * blank for "--key value"). Returns the index past the separator and its
+ * blanks, or 0 when there is none. */
+static size_t separator_end(const unsigned char *p, size_t len, size_t i, size_t j, size_t *ret_esc)
+{
+    size_t s = i;
+    size_t esc;
+
+    /* a quoted key may hold '/' before the word at i ("example.com/db-password":
+     * an annotation in a pod's JSON): its opening quote is before that path */
+    if (j < len && (p[j] == '"' || p[j] == '\'' || p[j] == '\\')) {
+        while (s > 0 && i - s < KEY_MAX && (is_key_char(p[s - 1]) || p[s - 1] == '/')) {
+            s--;
+        }
+    }
+    esc = s >= 1 && p[s - 1] == '"' ? backslashes_before(p, s - 1) : 0;
+    if (esc > ESC_MAX) {
+        esc = 0;
+    }
+    *ret_esc = esc;
+    if (esc > 0 && esc_quote_at(p, len, j, esc)) {
+        j += esc + 1;
+    } else if (s > 0 && (p[s - 1] == '"' || p[s - 1] == '\'') && j < len && p[j] == p[s - 1]) {
         j++;
+    } else if (i >= 2 && p[i - 1] == '-' && p[i - 2] == '-' && (i == 2 || is_blank(p[i - 3])) &&
+               j + 1 < len && p[j] == ' ' && p[j + 1] != '-' && !is_blank(p[j + 1])) {
+        /* a command line's "--password VALUE" */
+        return j + 1;
     }
     while (j < len && is_blank(p[j])) {
         j++;
@@ -319,44 +592,97 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
     } else {
         return 0;
     }
-    if (!is_secret_key(p + i, kend - i)) {
-        return 0;
-    }
-    is_auth = kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization");
     while (j < len && is_blank(p[j])) {
         j++;
     }
-    if (j < len && (p[j] == '"' || p[j] == '\'')) {
-        q = p[j++];
+    return j;
+}
+
+/* An environment variable as a pod spec writes it: "name": "DB_PASSWORD",
+ * "value": "x" (JSON) or name: DB_PASSWORD / value: x (YAML, on the next
+ * line). j is where the name's value starts. Returns 1 and redacts the value
+ * when the name is a secret's. */
+static int try_name_value(struct out *o, size_t len, size_t j, size_t esc, size_t *ret_skip)
+{
+    const unsigned char *p = o->p;
+    size_t ns;
+    size_t ne;
+    size_t k;
+    size_t ks;
+    size_t lim;
+    size_t esc2;
+
+    value_span(p, len, j, 0, &ns, &ne, &k);
+    if (ne == ns || ne - ns > KEY_MAX || !is_secret_key(p + ns, ne - ns)) {
+        return 0;
     }
-    vs = j;
-    if (is_auth) {
-        /* keep the scheme: "Bearer abc" -> "Bearer [REDACTED]", also when
-         * the token is already the mark (else a second pass redacted the
-         * scheme: "[REDACTED] [REDACTED]"; found by tests/fuzz/fuzz_redact) */
-        size_t w = run_end(p, len, vs, is_alpha, 32);
-        if (w > vs && w < len && p[w] == ' ' && w + 1 < len &&
-            (is_tok(p[w + 1]) ||
-             (len - (w + 1) >= MARK_LEN && memcmp(p + w + 1, MARK, MARK_LEN) == 0))) {
-            vs = w + 1;
-        }
+    /* then, within a few bytes: a comma and white space (a newline too) */
+    lim = len - k > 64 ? k + 64 : len;
+    while (k < lim && (is_blank(p[k]) || p[k] == ',' || p[k] == '\n' || p[k] == '\r')) {
+        k++;
     }
-    if (q != 0) {
-        size_t lim = len - vs > QUOTED_MAX ? vs + QUOTED_MAX : len;
-        for (ve = vs; ve < lim && p[ve] != q && p[ve] != '\n'; ve++) {
-            if (p[ve] == '\\' && ve + 1 < lim) {
-                ve++;
-            }
-        }
-    } else {
-        for (ve = vs; ve < len && !is_value_end(p[ve]); ve++) {
-        }
+    if (esc > 0 && esc_quote_at(p, len, k, esc)) {
+        k += esc + 1;
+    } else if (k < len && (p[k] == '"' || p[k] == '\'')) {
+        k++;
     }
-    if (ve == vs || (ve - vs == 4 && memcmp(p + vs, "null", 4) == 0) ||
-        (len - vs >= MARK_LEN && memcmp(p + vs, MARK, MARK_LEN) == 0)) {
-        /* already redacted: "[REDACTED]" ends the value at its ']' (a value
-         * end), so compare the mark past ve, or a second pass would make it
-         * "[REDACTED]]" */
+    ks = k;
+    if (!has_prefix_ci(p, len, ks, "value") || (ks + 5 < len && is_key_char(p[ks + 5]))) {
+        return 0;
+    }
+    k = separator_end(p, len, ks, ks + 5, &esc2);
+    if (k == 0 || k >= len) {
+        return 0;
+    }
+    {
+        size_t vs;
+        size_t ve;
+        size_t end;
+        value_span(p, len, k, 0, &vs, &ve, &end);
+        if (value_is_empty(p, len, vs, ve)) {
+            return 0;
+        }
+        replace(o, vs, ve);
+        *ret_skip = ve;
+    }
+    return 1;
+}
+
+/* Try key=value at i (a word boundary). Returns 1 and redacts on a match;
+ * otherwise 0 with *ret_skip = end of the key (no pair can start inside). */
+static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
+{
+    const unsigned char *p = o->p;
+    size_t kend = run_end(p, len, i, is_key_char, KEY_MAX + 1);
+    size_t j;
+    size_t vs;
+    size_t ve;
+    size_t end;
+    size_t esc;
+    int scheme;
+
+    *ret_skip = kend;
+    /* The separator first: most words are not followed by one, and it is
+     * cheaper than comparing the word with every secret name. */
+    j = separator_end(p, len, i, kend, &esc);
+    if (j == 0) {
+        return 0;
+    }
+    if (kend - i == 4 && has_prefix_ci(p, len, i, "name")) {
+        return try_name_value(o, len, j, esc, ret_skip);
+    }
+    if (!is_secret_key(p + i, kend - i)) {
+        return 0;
+    }
+    scheme = (kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization")) ||
+             key_last_word_is(p + i, kend - i, "auth");
+    value_span(p, len, j, scheme, &vs, &ve, &end);
+    if (value_is_empty(p, len, vs, ve) || is_code_call(p, len, kend, vs, ve)) {
+        return 0;
+    }
+    if (end == ve && p[ve - 1] == ':' && is_secret_key(p + vs, ve - 1 - vs)) {
+        /* "token: api-key: x": a bare "value" that is a secret's key and a
+         * ':' is that key; redacting it would leave that key's value */
         return 0;
     }
     replace(o, vs, ve);
@@ -409,6 +735,94 @@ static int is_slack_tok(unsigned char c)
     return is_alnum(c) || c == '-';
 }
 
+static int is_tok_body(unsigned char c)
+{
+    return is_word(c) || c == '-';
+}
+
+/* A token of one of these prefixes followed by at least `min` characters of
+ * [A-Za-z0-9_-] (first matching prefix wins). */
+struct prefixed {
+    const char *prefix;
+    size_t min;
+};
+
+static const struct prefixed prefixed_tokens[] = {
+    {"sk_live_", 16}, /* Stripe secret and restricted keys */
+    {"sk_test_", 16},  {"rk_live_", 16}, {"rk_test_", 16},
+    {"whsec_", 24},   /* Stripe webhook signing secret */
+    {"sk-ant-", 32},  /* Anthropic */
+    {"sk-proj-", 32}, /* OpenAI */
+    {"glpat-", 20},   /* GitLab personal, project and group access tokens */
+    {"glptt-", 20},   /* GitLab pipeline trigger */
+    {"gldt-", 20},    /* GitLab deploy token */
+    {"glrt-", 20},    /* GitLab runner */
+    {"glcbt-", 20},   /* GitLab CI/CD job */
+    {"glsoat-", 20},  /* GitLab OAuth application secret */
+    {"hvs.", 20},     /* HashiCorp Vault service, batch and recovery tokens */
+    {"hvb.", 20},      {"hvr.", 20},     {"npm_", 36}, /* npm access token */
+    {"pypi-AgE", 50},                                  /* PyPI API token */
+    {"ya29.", 20},                                     /* Google OAuth access token */
+    {"dckr_pat_", 20},                                 /* Docker Hub */
+    {"dop_v1_", 64},                                   /* DigitalOcean */
+    {"shpat_", 32},                                    /* Shopify */
+    {"SG.", 20},                                       /* SendGrid: SG.<id>.<secret> */
+};
+
+static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
+{
+    for (size_t k = 0; k < sizeof(prefixed_tokens) / sizeof(prefixed_tokens[0]); k++) {
+        const struct prefixed *t = &prefixed_tokens[k];
+        size_t e;
+        if (t->prefix[0] != (char)p[i]) {
+            continue;
+        }
+        e = shaped_end(p, len, i, t->prefix, is_tok_body, t->min, 0);
+        if (e != 0 && t->prefix[0] == 'S' && e < len && p[e] == '.') {
+            e = run_end(p, len, e + 1, is_tok_body, SIZE_MAX); /* SendGrid's second part */
+        }
+        if (e != 0) {
+            return e;
+        }
+    }
+    return 0;
+}
+
+static int is_b64_std(unsigned char c)
+{
+    return is_alnum(c) || c == '+' || c == '/';
+}
+
+/* An AWS secret access key standing alone: exactly 40 characters of
+ * [A-Za-z0-9+/] with an upper-case letter, a lower-case letter and a digit
+ * (a git SHA-1 is 40 lower-case hex digits: not one), at most 3 '/' and not
+ * ending in one (a relative path is not one either), with no token
+ * character on either side. */
+static size_t aws_secret_end(const unsigned char *p, size_t len, size_t i)
+{
+    size_t e;
+    int up = 0;
+    int lo = 0;
+    int dig = 0;
+    int slashes = 0;
+
+    if (i > 0 && (p[i - 1] == '/' || p[i - 1] == '+' || p[i - 1] == '=' || p[i - 1] == '.' ||
+                  p[i - 1] == '-' || p[i - 1] == '~')) {
+        return 0;
+    }
+    e = run_end(p, len, i, is_b64_std, 41);
+    if (e - i != 40 || (e < len && is_tok(p[e]))) {
+        return 0;
+    }
+    for (size_t k = i; k < e; k++) {
+        up |= is_upper(p[k]);
+        lo |= is_lower(p[k]);
+        dig |= is_digit(p[k]);
+        slashes += p[k] == '/';
+    }
+    return up && lo && dig && slashes <= 3 && p[e - 1] != '/' ? e : 0;
+}
+
 static size_t token_end(const unsigned char *p, size_t len, size_t i)
 {
     static const char *const aws[] = {"AKIA", "ASIA", "AGPA", "AIDA", "AROA",
@@ -417,6 +831,9 @@ static size_t token_end(const unsigned char *p, size_t len, size_t i)
     size_t k;
     size_t e;
 
+    if ((e = prefixed_end(p, len, i)) != 0) {
+        return e;
+    }
     switch (p[i]) {
     case 'A':
         for (k = 0; k < sizeof(aws) / sizeof(aws[0]); k++) {
@@ -425,23 +842,33 @@ static size_t token_end(const unsigned char *p, size_t len, size_t i)
                 return e;
             }
         }
-        return shaped_end(p, len, i, "AIza", is_b64url, 35, 35);
+        if ((e = shaped_end(p, len, i, "AIza", is_b64url, 35, 35)) != 0) {
+            return e;
+        }
+        break;
     case 'x':
         if (has_prefix(p, len, i, "xox") && len - i > 4 && strchr("abposr", p[i + 3]) != NULL &&
             p[i + 3] != '\0' && p[i + 4] == '-') {
             return shaped_end(p, len, i, "xox", is_slack_tok, 12, 0);
         }
-        return shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0);
+        if ((e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0)) != 0) {
+            return e;
+        }
+        break;
     case 'g':
         for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++) {
             if ((e = shaped_end(p, len, i, gh[k], is_alnum, 30, 0)) != 0) {
                 return e;
             }
         }
-        return shaped_end(p, len, i, "github_pat_", is_word, 20, 0);
+        if ((e = shaped_end(p, len, i, "github_pat_", is_word, 20, 0)) != 0) {
+            return e;
+        }
+        break;
     default:
-        return 0;
+        break;
     }
+    return is_alnum(p[i]) ? aws_secret_end(p, len, i) : 0;
 }
 
 /* "bearer TOKEN": the token's [start, end) or 0. */
@@ -479,7 +906,6 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
     struct out o = {p, 0, b, 0, 0};
     size_t skip_kv = 0;
     size_t skip_jwt = 0;
-    size_t skip_tok = 0;
     size_t orphan_end = 0;
     size_t orphan = orphan_pem_start(p, len, &orphan_end);
     size_t i = 0;
@@ -562,14 +988,10 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
                 continue;
             }
         }
-        if (i >= skip_tok && (e = token_end(p, len, i)) != 0) {
+        if ((e = token_end(p, len, i)) != 0) {
             replace(&o, i, e);
             i = e;
             continue;
-        }
-        if (c == 'x' || c == 'g') {
-            /* no token can start inside this run either */
-            skip_tok = run_end(p, len, i, is_slack_tok, SIZE_MAX);
         }
         i++;
     }
@@ -732,6 +1154,60 @@ void krc_redact_free(struct krc_redactor *rd)
     }
     krc_free(rd->extra);
     krc_free(rd);
+}
+
+int krc_redact_secret_key(const char *key, size_t len)
+{
+    return key != NULL && is_secret_key((const unsigned char *)key, len);
+}
+
+int krc_redact_field(const struct krc_redactor *rd, const char *key, const void *data, size_t len,
+                     struct krc_buf *out, struct krc_error *err)
+{
+    if (len > 0 && krc_redact_secret_key(key, key != NULL ? strlen(key) : 0) &&
+        !(len == MARK_LEN && memcmp(data, MARK, MARK_LEN) == 0)) {
+        int rc = krc_buf_append(out, MARK, MARK_LEN);
+        if (rc < 0) {
+            return krc_error_set(err, rc, "redaction: %s",
+                                 rc == KRC_ETOOBIG ? "output larger than its limit"
+                                                   : "out of memory");
+        }
+        return 1;
+    }
+    return krc_redact_apply(rd, data, len, out, err);
+}
+
+int krc_redact_in_place(const struct krc_redactor *rd, const char *key, char **s,
+                        struct krc_error *err)
+{
+    struct krc_buf b;
+    size_t len;
+    int n;
+
+    if (*s == NULL) {
+        return 0;
+    }
+    len = strlen(*s);
+    /* a redaction turns at least 1 byte into MARK_LEN; 3x is past any text's
+     * worst case (a run of "pwd=a "), so ETOOBIG is only a guard */
+    krc_buf_init(&b, 3 * len + 1024);
+    n = key != NULL ? krc_redact_field(rd, key, *s, len, &b, err)
+                    : krc_redact_apply(rd, *s, len, &b, err);
+    if (n > 0) {
+        char *red = krc_buf_take(&b);
+        if (red == NULL) {
+            n = krc_error_set(err, KRC_ENOMEM, "redaction: out of memory");
+        } else {
+            krc_free(*s);
+            *s = red;
+        }
+    }
+    krc_buf_cleanup(&b);
+    if (n < 0) {
+        krc_free(*s);
+        *s = krc_strdup(MARK);
+    }
+    return n;
 }
 
 /* The built-in scanners, then the extra patterns. A mark of an extra pattern

@@ -156,6 +156,15 @@ def seeds_for(target):
                     b"password=hunter2 token: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl\n"
                     b"postgres://user:secret@db:5432/x AKIAIOSFODNN7EXAMPLE pin:12345 secret-abcd\n"
                     b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"))
+        # each secret form of tests/fixtures/secrets/corpus.txt written each way (fuzz_redact.c:
+        # byte 0 the form, byte 1 the way, byte 2 the blanks, then the text around it)
+        forms = [l for l in read(os.path.join(FIX, "secrets", "corpus.txt")).splitlines()
+                 if l and not l.startswith(b"#") and not l.startswith(b"keep ")]
+        for i in range(len(forms)):
+            for way in range(8):
+                out.append(("secret-%02d-%d" % (i, way),
+                            bytes([i, way, (i + way) % 6]) + b"2025-01-01T00:00:00Z INFO before" +
+                            SEP + b"after {ok} [1/2]"))
     elif target == "slack_format":
         for c in corpus_cases()[:10]:
             parts = [part(c, "logs.txt") or b"", part(c, "pod.json"), part(c, "events.json")]

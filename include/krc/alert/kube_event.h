@@ -28,7 +28,8 @@ struct krc_kube_event_in {
     int init_container;    /* fieldPath spec.initContainers{name} */
     const char *cause;     /* cause code name, e.g. "OOMKilled" */
     const char *confidence;
-    const char *summary;            /* one line; may be NULL */
+    const char *summary;            /* one line without log text (the diagnosis'
+                                       summary_unquoted); may be NULL */
     const char *reporting_instance; /* krc's pod name (required) */
     int64_t time_ns;                /* eventTime (Unix ns): microseconds are kept */
 };

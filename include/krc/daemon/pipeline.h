@@ -84,7 +84,8 @@ struct krc_pipeline_deps {
     /* shared (borrowed, thread-safe) */
     _Atomic(const struct krc_config *) *config; /* the live configuration (SIGHUP) */
     struct krc_sender *notifier;                /* NULL: nothing is decided or posted */
-    const struct krc_redactor *redactor;        /* for the stored report; may be NULL */
+    const struct krc_redactor *redactor;        /* redacts every report and diagnosis; may be
+                                                   NULL (the built-in patterns) */
     struct krc_leader *leader;                  /* NULL without leader election */
     const atomic_int *lost;                     /* 1 once the Lease was lost; may be NULL */
     struct krc_metric *restarts_detected;       /* counter by namespace and cause; may be NULL */

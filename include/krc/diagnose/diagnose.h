@@ -41,6 +41,7 @@
 #include "krc/model/cause.h"
 #include "krc/model/report.h"
 #include "krc/util/error.h"
+#include "krc/util/redact.h"
 
 #define KRC_DIAG_SCAN_MAX (4u * 1024u * 1024u) /* log bytes searched for GPU faults */
 #define KRC_DIAG_TAIL_LINES 30                 /* "last lines" for dependency errors */
@@ -65,6 +66,11 @@ struct krc_diagnosis {
     int64_t finished_at;
     long gpus;     /* GPUs the pod holds (0 for CPU pods) */
     char *summary; /* one line, never NULL after success */
+    /* The summary without the text it quotes from the pod (log lines, event,
+     * runtime and termination messages): krc's own words only, for readers
+     * who are not shown the log (the Kubernetes Event's note). Never NULL
+     * after success; equal to summary when it quotes nothing. */
+    char *summary_unquoted;
     char **evidence;
     size_t n_evidence;
     enum krc_confidence confidence;
@@ -80,6 +86,15 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d);
 
 /* "SIGKILL" for 9 ... (Linux numbering), NULL when unknown. */
 const char *krc_signal_name(int signo);
+
+/* Redact the texts of a diagnosis in place (summary, summary_unquoted,
+ * evidence, unchecked) with `rd` (NULL: the built-in patterns): a diagnosis
+ * made from a report redacted with krc_report_redact quotes only redacted
+ * text, and this applies the extra patterns to what the diagnosis wrote
+ * around it. A text that cannot be redacted (out of memory) becomes the
+ * mark. 0 or KRC_ENOMEM (the diagnosis is safe to show either way). */
+int krc_diagnosis_redact(struct krc_diagnosis *d, const struct krc_redactor *rd,
+                         struct krc_error *err);
 
 /* The container to diagnose (borrowed from r), or NULL when no container
  * shows a termination, a restart, a back-off or a start error. */

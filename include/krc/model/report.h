@@ -15,6 +15,7 @@
 
 #include "krc/util/error.h"
 #include "krc/util/logtail.h"
+#include "krc/util/redact.h"
 
 /* Hard limit on the previous log kept in a report (bytes). */
 #define KRC_REPORT_LOG_MAX (8u * 1024u * 1024u)
@@ -224,6 +225,18 @@ int krc_report_take_log(struct krc_report *r, const char *container, unsigned ch
  * sets log_cut, and KRC_REPORT_LOG_TRUNCATED when bytes were dropped or
  * KRC_REPORT_LOG_CAPPED (with TRUNCATED) when reading stopped at the cap. */
 void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *cut);
+
+/* Redact, in place and once, every text of the report that came from the
+ * cluster, before it is diagnosed, rendered or stored (so that every output
+ * of it is redacted by construction): the pod's status message, the values
+ * of labels and annotations (the whole value when the key names a secret:
+ * krc_redact_field), container state and termination messages, event
+ * messages, node condition messages, notes and the previous log; `rd` NULL:
+ * the built-in patterns. A text that cannot be redacted becomes the mark (a
+ * log is left out, with a note). Returns the number of redactions, or
+ * KRC_ENOMEM after doing what it could (the report is safe to show either
+ * way). */
+int krc_report_redact(struct krc_report *r, const struct krc_redactor *rd, struct krc_error *err);
 
 /* Append a note (printf-style, one line). KRC_ENOMEM on failure. */
 int krc_report_add_note(struct krc_report *r, const char *fmt, ...)

@@ -33,7 +33,8 @@
  * collector already cut it, "cut" how: see krc_logtail_describe), other free texts
  * KRC_REPORT_JSON_TEXT_MAX bytes, the kubectl last-applied-configuration annotation is left out.
  * Safe: free texts (log, messages, notes, evidence, summary, unchecked, next step, commands,
- * annotation values) go through the redactor (built-in patterns when rd is NULL), then ANSI
+ * label and annotation values, the whole value when its key names a secret: krc_redact_field)
+ * go through the redactor (built-in patterns when rd is NULL), then ANSI
  * escapes and control characters other than \n and \t are removed and invalid UTF-8 becomes
  * U+FFFD, so the document is valid UTF-8 JSON. */
 #ifndef KRC_REPORT_JSON_H

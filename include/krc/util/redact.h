@@ -12,17 +12,29 @@
  *     the body becomes [REDACTED]; a block cut by truncation (no END, or an
  *     END whose BEGIN was cut off the top) is redacted to the cut;
  *   - passwords in URLs: scheme://user:PASSWORD@host keeps user and host;
- *   - key=value pairs whose key is (or ends in) password, passwd, pwd, secret,
- *     token, api_key, apikey, access_key, secret_key, client_secret,
- *     private_key, credential(s), authorization (case-insensitive, '-', '.'
- *     or camelCase boundaries, so DB_PASSWORD, x-api-key, accessToken match)
- *     in the forms k=v, k: v, k = "v", "k": "v" and 'k': 'v'; the key and
- *     quotes are kept, and an auth scheme word ("Bearer", "Basic") is kept;
+ *   - the values of pairs whose key names a secret (the key rule: the key
+ *     split into words at '_', '-', '.', '/', digits and camelCase steps, its
+ *     last word password, pass, pwd, secret, token, key (not after public,
+ *     cache, sort, ...), auth, authorization, cookie, session, credential(s),
+ *     private, passphrase, signature, ... or ending in password, token,
+ *     secret, ...; docs/configuration.md "Redaction" has the whole rule and
+ *     krc_redact_secret_key applies it), in the forms k=v, k: v, k = "v",
+ *     "k": "v", 'k': 'v', \"k\":\"v\" (JSON in a JSON string), --k v (a
+ *     command line) and "name": "K", "value": "v" (a pod's environment); the
+ *     key and quotes are kept, and an auth scheme word ("Bearer", "Basic") is
+ *     kept;
  *   - "Bearer TOKEN" anywhere (TOKEN of 8+ characters with a digit or a
  *     symbol, so prose such as "bearer authentication" survives);
- *   - JWTs (eyJ... . ... . ...), AWS access key ids (AKIA/ASIA + 16),
- *     GCP API keys (AIza + 35), Slack tokens (xox[abposr]-..., xapp-...),
- *     Slack webhook paths, GitHub tokens (ghp_/gho_/ghs_/ghu_/ghr_, github_pat_).
+ *   - JWTs (eyJ... . ... . ...), AWS access key ids (AKIA/ASIA + 16), AWS
+ *     secret access keys standing alone (40 of [A-Za-z0-9+/] with upper,
+ *     lower and a digit: a hex SHA-1 is not one), GCP API keys (AIza + 35),
+ *     Slack tokens (xox[abposr]-..., xapp-...), Slack webhook paths, GitHub
+ *     tokens (ghp_/gho_/ghs_/ghu_/ghr_, github_pat_), and the prefixed tokens
+ *     of Stripe (sk_live_, rk_live_, sk_test_, rk_test_, whsec_), GitLab
+ *     (glpat-, glptt-, gldt-, glrt-, glcbt-, glsoat-), HashiCorp Vault (hvs.,
+ *     hvb., hvr.), OpenAI (sk-proj-), Anthropic (sk-ant-), npm (npm_), PyPI
+ *     (pypi-AgE), Google OAuth (ya29.), Docker Hub (dckr_pat_), DigitalOcean
+ *     (dop_v1_), Shopify (shpat_) and SendGrid (SG.).
  * Extra regexes are applied afterwards, line by line, each match replaced by
  * [REDACTED].
  *
@@ -59,5 +71,28 @@ void krc_redact_free(struct krc_redactor *rd);
  * the built-in patterns only. */
 int krc_redact_apply(const struct krc_redactor *rd, const void *data, size_t len,
                      struct krc_buf *out, struct krc_error *err);
+
+/* Does a key of this name (an annotation, a label, an environment variable,
+ * the key of a key=value pair) hold a secret, by the key rule above? 1 or 0.
+ * "example.com/db-password", "DB_PASS", "AccountKey", "x_key" do;
+ * "passed", "bypass", "author", "keyboard", "public_key", "session_count",
+ * "secret_name" do not. */
+int krc_redact_secret_key(const char *key, size_t len);
+
+/* Append the redacted value of a named field (a label or an annotation
+ * value): the whole value becomes the mark when `key` (NUL-terminated; NULL:
+ * no key) names a secret (an empty value stays empty), else the value goes
+ * through krc_redact_apply. Same returns as krc_redact_apply. */
+int krc_redact_field(const struct krc_redactor *rd, const char *key, const void *data, size_t len,
+                     struct krc_buf *out, struct krc_error *err);
+
+/* Redact a krc_malloc'd, NUL-terminated string in place: *s is replaced by
+ * its redacted copy when something was redacted (as the value of a field
+ * named `key` when key is not NULL: krc_redact_field). When redaction fails,
+ * *s becomes the mark (NULL when even that cannot be allocated), so a text
+ * is never left unredacted. Returns the number of redactions (0 with *s NULL
+ * too), or KRC_ENOMEM (KRC_ETOOBIG: a guard that no text reaches). */
+int krc_redact_in_place(const struct krc_redactor *rd, const char *key, char **s,
+                        struct krc_error *err);
 
 #endif

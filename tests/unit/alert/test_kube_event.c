@@ -289,13 +289,19 @@ static void test_sink_format_restart(void **state)
     dg.container = krc_strdup("migrate");
     dg.cause = KRC_CAUSE_UNKNOWN;
     dg.confidence = KRC_CONFIDENCE_LOW;
-    dg.summary = krc_strdup("connecting to postgres://app:hunter2@db.internal:5432/orders failed");
+    /* the note carries the summary without the log text it quotes; that one
+     * is still redacted (its words could be anyone's) */
+    dg.summary = krc_strdup("Container migrate exited with code 1; the log ends with: "
+                            "LOG-LINE-SENTINEL connecting to postgres://app:hunter2@db failed");
+    dg.summary_unquoted =
+        krc_strdup("connecting to postgres://app:hunter2@db.internal:5432/orders failed");
     krc_slack_options_init(&fo);
     setenv("POD_NAME", "krc-abc", 1);
     krc_error_clear(&e);
     assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
     assert_null(fallback);
     assert_null(strstr(body, "hunter2"));
+    assert_null(strstr(body, "LOG-LINE-SENTINEL"));
     j = cJSON_Parse(body);
     assert_non_null(j);
     note = str(j, "note");
@@ -307,10 +313,10 @@ static void test_sink_format_restart(void **state)
     assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "namespace"), "shop");
     cJSON_Delete(j);
     krc_free(body);
-    /* a summary quoting a colored log line: the note has its text, not the
-     * terminal escapes (neither the ESC nor the rest of the sequence) */
-    krc_free(dg.summary);
-    dg.summary = krc_strdup("log says \x1b[31mFATAL\x1b[0m: disk full");
+    /* a summary with terminal escapes: the note has its text, not the
+     * escapes (neither the ESC nor the rest of the sequence) */
+    krc_free(dg.summary_unquoted);
+    dg.summary_unquoted = krc_strdup("log says \x1b[31mFATAL\x1b[0m: disk full");
     assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
     j = cJSON_Parse(body);
     assert_non_null(j);

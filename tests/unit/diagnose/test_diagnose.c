@@ -217,6 +217,71 @@ static int clean_text(const char *s)
     return 1;
 }
 
+/* Does s hold a run of 24 bytes of `text`? */
+static int shares_24(const char *s, const void *text, size_t len)
+{
+    const char *t = text;
+    size_t n = strlen(s);
+
+    for (size_t i = 0; t != NULL && i + 24 <= n; i++) {
+        for (size_t j = 0; j + 24 <= len; j++) {
+            if (t[j] == s[i] && memcmp(t + j, s + i, 24) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* summary_unquoted quotes nothing the pod wrote: no 24-byte run of it is
+ * in the log, a termination or state message, an event message or the pod's
+ * message; and it is the summary with parts left out. */
+static int unquoted_ok(const struct krc_report *r, const struct krc_diagnosis *d, char *why,
+                       size_t whysz)
+{
+    const char *u = d->summary_unquoted;
+    const char *f = d->summary;
+    size_t k = 0;
+
+    if (u == NULL || !clean_text(u)) {
+        snprintf(why, whysz, "summary_unquoted missing or not clean");
+        return 0;
+    }
+    for (const char *c = u; *c != '\0'; c++) { /* a subsequence of the summary */
+        while (f[k] != '\0' && f[k] != *c) {
+            k++;
+        }
+        if (f[k] == '\0') {
+            snprintf(why, whysz, "summary_unquoted is not the summary with parts left out");
+            return 0;
+        }
+        k++;
+    }
+    if (shares_24(u, r->log, r->log_len) ||
+        (r->pod_message && shares_24(u, r->pod_message, strlen(r->pod_message)))) {
+        snprintf(why, whysz, "summary_unquoted quotes the log: %s", u);
+        return 0;
+    }
+    for (size_t i = 0; i < r->n_events; i++) {
+        const char *m = r->events[i].message;
+        if (m != NULL && shares_24(u, m, strlen(m))) {
+            snprintf(why, whysz, "summary_unquoted quotes an event: %s", u);
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < r->n_containers; i++) {
+        const struct krc_report_container *c = &r->containers[i];
+        const char *m[] = {c->state_message, c->last.message, c->state_term.message};
+        for (size_t j = 0; j < 3; j++) {
+            if (m[j] != NULL && shares_24(u, m[j], strlen(m[j]))) {
+                snprintf(why, whysz, "summary_unquoted quotes a message: %s", u);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* ---- the corpus ---------------------------------------------------------- */
 
 static int run_case(const char *dir, char *why, size_t whysz)
@@ -299,6 +364,9 @@ static int run_case(const char *dir, char *why, size_t whysz)
     }
     if (ok && (!clean_text(d.summary) || d.n_evidence == 0)) {
         snprintf(why, whysz, "summary not clean or no evidence");
+        ok = 0;
+    }
+    if (ok && !unquoted_ok(&r, &d, why, whysz)) {
         ok = 0;
     }
     cJSON_Delete(exp);
@@ -752,6 +820,51 @@ static void test_dependency_at_the_end(void **state)
         }
         done(&r, &d);
     }
+}
+
+/* The summary quotes the log's last line; summary_unquoted (the Kubernetes
+ * Event's note) is krc's own words; redacted first, as the daemon does, the
+ * summary quotes the redacted line; krc_diagnosis_redact applies the extra
+ * patterns to what the diagnosis wrote. */
+static void test_summary_unquoted_and_redaction(void **state)
+{
+    static const char *const pats[] = {"app-[0-9]{3}"};
+    const char *log = "starting\nconnecting\nfatal: login failed DB_PASS=hunter2 for app-123\n";
+    struct krc_redactor *rd = NULL;
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error err;
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL, log, SIZE_MAX),
+        KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "the log ends with: fatal: login failed DB_PASS=hunter2"));
+    assert_string_equal(d.summary_unquoted,
+                        "Container app exited with code 1 after 5m0s; 3 restarts");
+    done(&r, &d);
+    /* the daemon's order: the report, then the diagnosis */
+    assert_int_equal(krc_redact_new(pats, 1, &rd, NULL), 0);
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    krc_error_clear(&err);
+    {
+        char *pod = make_pod("app", 1, "Error", STARTED, NULL, NULL);
+        assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+        krc_free(pod);
+    }
+    assert_int_equal(krc_report_set_log(&r, NULL, log, strlen(log), 0, &err), 0);
+    assert_int_equal(krc_report_redact(&r, rd, &err), 2);
+    assert_int_equal(krc_diagnose(&r, NULL, &d, &err), 0);
+    assert_int_equal(krc_diagnosis_redact(&d, rd, &err), 0);
+    assert_null(strstr(d.summary, "hunter2"));
+    assert_null(strstr(d.summary, "app-123"));
+    assert_non_null(strstr(d.summary, "DB_PASS=[REDACTED] for [REDACTED]"));
+    for (size_t i = 0; i < d.n_evidence; i++) {
+        assert_null(strstr(d.evidence[i], "hunter2"));
+    }
+    done(&r, &d);
+    krc_redact_free(rd);
 }
 
 static void test_dependency_retried_successfully_is_not_the_cause(void **state)
@@ -2268,6 +2381,7 @@ int main(void)
         cmocka_unit_test(test_cuda_oom_line_3_of_5000),
         cmocka_unit_test(test_gpu_error),
         cmocka_unit_test(test_dependency_at_the_end),
+        cmocka_unit_test(test_summary_unquoted_and_redaction),
         cmocka_unit_test(test_dependency_retried_successfully_is_not_the_cause),
         cmocka_unit_test(test_non_utf8_log),
         cmocka_unit_test(test_huge_line_and_bounded_work),

@@ -90,8 +90,10 @@ static void test_jwt(void **state)
     snprintf(in, sizeof(in), "token accepted: %s (exp 3600)", jwt);
     expect(NULL, in, "token accepted: " R " (exp 3600)", 1);
     snprintf(in, sizeof(in), "cookie=session;jwt:%s", jwt);
-    snprintf(want, sizeof(want), "cookie=session;jwt:" R);
-    expect(NULL, in, want, 1);
+    snprintf(want, sizeof(want), "cookie=" R ";jwt:" R);
+    expect(NULL, in, want, 2);
+    snprintf(in, sizeof(in), "id_token %s", jwt);
+    expect(NULL, in, "id_token " R, 1);
     /* not a JWT: too short, a single segment, or a word containing eyJ */
     keep("eyJhbGciOiJIUzI1NiJ9");
     keep("the key eyJa.b.c is short");
@@ -175,6 +177,353 @@ static void test_key_value(void **state)
     keep("Authorization: Bearer " R); /* the scheme stays (tests/fuzz/fuzz_redact) */
 }
 
+static void test_key_rule(void **state)
+{
+    static const char *const secret[] = {
+        "password",
+        "DB_PASSWORD",
+        "PGPASSWORD",
+        "DB_PASS",
+        "PASS",
+        "pass",
+        "db-pass",
+        "smtp.pass",
+        "passwd",
+        "passphrase",
+        "MYSQL_PWD",
+        "secret",
+        "client_secret",
+        "clientSecret",
+        "SECRET_VALUE",
+        "secretkey",
+        "token",
+        "AUTH_TOKEN",
+        "accessToken",
+        "csrftoken",
+        "TOKEN_V2",
+        "api_key",
+        "apikey",
+        "api-key",
+        "x-api-key",
+        "APIKey",
+        "AccountKey",
+        "SharedAccessKey",
+        "x_key",
+        "SSH_KEY",
+        "key",
+        "aws_secret_access_key",
+        "credential",
+        "credentials",
+        "X-Amz-Credential",
+        "cookie",
+        "Set-Cookie",
+        "session",
+        "session_id",
+        "JSESSIONID",
+        "sessionid",
+        "auth",
+        "basic_auth",
+        "AUTH",
+        "authorization",
+        "proxy-authorization",
+        "private",
+        "private_key",
+        "privateKey",
+        "sig",
+        "X-Amz-Signature",
+        "example.com/db-password",
+        "vault.hashicorp.com/agent-inject-token",
+        "REDIS_PASS_2",
+        "password_b64",
+        "creds",
+        "jwt",
+        "ssh-private-key",
+        "routing_key",
+    };
+    static const char *const plain[] = {
+        "passed",
+        "bypass",
+        "compass",
+        "passes",
+        "pass_count",
+        "author",
+        "authority",
+        "keyboard",
+        "monkey",
+        "turkey",
+        "keys",
+        "public_key",
+        "publicKey",
+        "PUBLICKEY",
+        "cache_key",
+        "sort_key",
+        "primary_key",
+        "session_count",
+        "sessions",
+        "tokens",
+        "max_tokens",
+        "tokenizer",
+        "token_count",
+        "token_expiry",
+        "secret_name",
+        "secretName",
+        "secretKeyRef",
+        "password_file",
+        "DB_PASSWORD_FILE",
+        "passwordless",
+        "aws_access_key_id",
+        "key_id",
+        "app.kubernetes.io/name",
+        "pod-template-hash",
+        "checksum/config",
+        "user",
+        "",
+        "secrets",
+        "auth_method",
+        "cookie_domain",
+        "signature_version",
+        "keyspace",
+        "2",
+        "_",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
+        if (!krc_redact_secret_key(secret[i], strlen(secret[i]))) {
+            fail_msg("\"%s\" should name a secret", secret[i]);
+        }
+    }
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        if (krc_redact_secret_key(plain[i], strlen(plain[i]))) {
+            fail_msg("\"%s\" should not name a secret", plain[i]);
+        }
+    }
+    assert_false(krc_redact_secret_key(NULL, 0));
+}
+
+static void test_key_forms(void **state)
+{
+    (void)state;
+    /* the forms of the review (issue 24), the non-secret part kept */
+    expect(NULL, "PGPASSWORD=pg1 psql -h db", "PGPASSWORD=" R " psql -h db", 1);
+    expect(NULL, "DB_PASS=x1 DB_USER=app", "DB_PASS=" R " DB_USER=app", 1);
+    expect(NULL, "passphrase=abc", "passphrase=" R, 1);
+    expect(NULL, "AccountName=a;AccountKey=k+/y==;EndpointSuffix=core.windows.net",
+           "AccountName=a;AccountKey=" R ";EndpointSuffix=core.windows.net", 1);
+    expect(NULL, "SharedAccessKeyName=Root;SharedAccessKey=abc=",
+           "SharedAccessKeyName=Root;SharedAccessKey=" R, 1);
+    expect(NULL, "cookie: session=abc; theme=dark", "cookie: " R "; theme=dark", 1);
+    expect(NULL, "Cookie: theme=dark; session=abc", "Cookie: " R "; session=" R, 2);
+    expect(NULL, "secretkey=s3", "secretkey=" R, 1);
+    expect(NULL, "x_key=1 SSH_KEY=2 api-key: 3", "x_key=" R " SSH_KEY=" R " api-key: " R, 3);
+    expect(NULL, "auth: Basic dXNlcjpw", "auth: Basic " R, 1);
+    /* JSON inside a JSON string */
+    expect(NULL, "{\"msg\":\"{\\\"password\\\":\\\"pw\\\",\\\"user\\\":\\\"bob\\\"}\"}",
+           "{\"msg\":\"{\\\"password\\\":\\\"" R "\\\",\\\"user\\\":\\\"bob\\\"}\"}", 1);
+    /* two and three levels deep */
+    expect(NULL, "{\"log\":\"{\\\"msg\\\":\\\"{\\\\\\\"token\\\\\\\":\\\\\\\"t0k\\\\\\\"}\\\"}\"}",
+           "{\"log\":\"{\\\"msg\\\":\\\"{\\\\\\\"token\\\\\\\":\\\\\\\"" R "\\\\\\\"}\\\"}\"}", 1);
+    expect(NULL, "\\\"password\\\":\\\"a\\\\\\\"b\\\"", "\\\"password\\\":\\\"" R "\\\"", 1);
+    /* an annotation in a pod's JSON or YAML: the key holds a '/' */
+    expect(NULL, "\"annotations\": {\"example.com/db-password\": \"pw\", \"a/b\": \"c\"}",
+           "\"annotations\": {\"example.com/db-password\": \"" R "\", \"a/b\": \"c\"}", 1);
+    expect(NULL, "  vault.hashicorp.com/agent-inject-token: s.abc",
+           "  vault.hashicorp.com/agent-inject-token: " R, 1);
+    /* a bare value that is the next key */
+    expect(NULL, "token: api-key: s3cr3t", "token: api-key: " R, 1);
+    expect(NULL, "password=hunter2: dial tcp", "password=" R " dial tcp", 1);
+    /* a command line */
+    expect(NULL, "mysql --user root --password hunter2 db", "mysql --user root --password " R " db",
+           1);
+    keep("mysql --password --user root");
+    keep("run --token-file /var/run/token");
+    /* an environment variable of a pod spec, JSON and YAML */
+    expect(
+        NULL, "[{\"name\":\"DB_PASSWORD\",\"value\":\"pw\"},{\"name\":\"MODE\",\"value\":\"x\"}]",
+        "[{\"name\":\"DB_PASSWORD\",\"value\":\"" R "\"},{\"name\":\"MODE\",\"value\":\"x\"}]", 1);
+    expect(NULL, "- name: API_TOKEN\n  value: t0k\n- name: PORT\n  value: 80",
+           "- name: API_TOKEN\n  value: " R "\n- name: PORT\n  value: 80", 1);
+    keep("{\"name\": \"DB_PASSWORD\", \"valueFrom\": {\"secretKeyRef\": {\"name\": \"db\"}}}");
+    /* a line of source code in a traceback: a call after a spaced '=' */
+    keep("    session = ort.InferenceSession(model_path, sess_options=opts)");
+    keep("token = auth.get_token(scope)");
+    expect(NULL, "token=f(1)", "token=" R ")", 1);
+    expect(NULL, "token = 'f(1)'", "token = '" R "'", 1);
+    /* not secrets: the last word of the key is another word */
+    keep("tests passed=3 bypass=on compass=north author=bob keyboard=us monkey=1");
+    keep("session_count=3 secret_name=db-creds password_file=/etc/pw token_expiry=3600");
+    keep("public_key=ssh-ed25519 cache_key=user:42 sort_key=name");
+    /* twice changes nothing */
+    keep("cookie: " R "; theme=dark");
+    keep("mysql --password " R " db");
+    keep("[{\"name\":\"DB_PASSWORD\",\"value\":\"" R "\"}]");
+}
+
+static void test_provider_tokens(void **state)
+{
+    (void)state;
+    expect(NULL, "pay sk_live_abcdefghij0123456789 ok", "pay " R " ok", 1);
+    expect(NULL, "rk_test_abcdefghij0123456789", R, 1);
+    expect(NULL, "wh whsec_abcdefghijklmnopqrstuvwx01", "wh " R, 1);
+    expect(NULL, "gitlab glpat-abcdefghij0123456789 x", "gitlab " R " x", 1);
+    expect(NULL, "deploy gldt-abcdefghij0123456789", "deploy " R, 1);
+    expect(NULL, "vault hvs.CAESIJabcdefghijklmnopqrst done", "vault " R " done", 1);
+    expect(NULL, "npm_abcdefghijklmnopqrstuvwxyz0123456789", R, 1);
+    expect(NULL, "k sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "k " R, 1);
+    expect(NULL, "k sk-proj-abcdefghijklmnopqrstuvwxyz012345", "k " R, 1);
+    expect(NULL, "t ya29.a0AfH6SMBxabcdefghijkl", "t " R, 1);
+    expect(NULL, "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", R, 1);
+    /* after a '-' in a word that starts with x or g (an earlier shortcut skipped these) */
+    expect(NULL, "x-ghp_abcdefghijklmnopqrstuvwxyz0123456789", "x-" R, 1);
+    expect(NULL, "gw-sk_live_abcdefghij0123456789", "gw-" R, 1);
+    /* prefixes alone, or too short */
+    keep("sk_live_ is the prefix; glpat-short; hvs.x; npm_install; SG.x");
+    keep("the ask_live_stream flag");
+}
+
+static void test_aws_secret_shape(void **state)
+{
+    (void)state;
+    expect(NULL, "key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY end", "key " R " end", 1);
+    expect(NULL, "\"Abcdefghij0123456789ABCDEFGHIJabcdefghij\"", "\"" R "\"", 1);
+    /* a git SHA-1 (hex, one case), other lengths, paths and longer tokens */
+    keep("commit 3f2c1e9a8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e");
+    keep("COMMIT 3F2C1E9A8B7D6C5E4F3A2B1C0D9E8F7A6B5C4D3E");
+    keep("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE is 39");
+    keep("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYS is 41");
+    keep("/opt/App/bin/Server2/lib/Main3/configXYZ1");
+    keep("opt/App/bin/Server2/lib/Main3/config/XY1");
+    keep("ref wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.json");
+    keep("allAlphabeticWordsMakeNoSecretAtAllHereX");
+}
+
+/* tests/fixtures/secrets/corpus.txt: each form (one a line; the secret between
+ * {{ and }}; "\n" a newline) through the redactor: no secret survives, the
+ * "keep" lines come out as they went in. Also the fuzz_redact and
+ * test_secrets corpus. */
+struct corpus_line {
+    char kind;       /* 't'ext, 'a'nnotation, 'l'abel, 'k'eep */
+    char key[128];   /* annotation and label */
+    char text[1024]; /* markers removed, "\n" a newline */
+    char secret[8][160];
+    size_t n_secrets;
+};
+
+static size_t read_corpus(struct corpus_line *out, size_t max)
+{
+    FILE *f = fopen(KRC_FIXTURES "/secrets/corpus.txt", "r");
+    char line[1200];
+    size_t n = 0;
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL && n < max) {
+        struct corpus_line *c = &out[n];
+        char *s = line;
+        size_t o = 0;
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0') {
+            continue;
+        }
+        memset(c, 0, sizeof(*c));
+        c->kind = 't';
+        if (strncmp(s, "annotation ", 11) == 0 || strncmp(s, "label ", 6) == 0) {
+            char *sp;
+            c->kind = s[0];
+            s = strchr(s, ' ') + 1;
+            sp = strchr(s, ' ');
+            assert_non_null(sp);
+            snprintf(c->key, sizeof(c->key), "%.*s", (int)(sp - s), s);
+            s = sp + 1;
+        } else if (strncmp(s, "keep ", 5) == 0) {
+            c->kind = 'k';
+            s += 5;
+        }
+        while (*s != '\0' && o + 1 < sizeof(c->text)) {
+            if (s[0] == '\\' && s[1] == 'n') {
+                c->text[o++] = '\n';
+                s += 2;
+            } else if (s[0] == '{' && s[1] == '{') {
+                char *e = strstr(s, "}}");
+                assert_non_null(e);
+                assert_true(c->n_secrets < 8);
+                snprintf(c->secret[c->n_secrets++], sizeof(c->secret[0]), "%.*s", (int)(e - s - 2),
+                         s + 2);
+                s += 2;
+                memcpy(c->text + o, s, (size_t)(e - s));
+                o += (size_t)(e - s);
+                s = e + 2;
+            } else {
+                c->text[o++] = *s++;
+            }
+        }
+        c->text[o] = '\0';
+        assert_true(c->kind == 'k' || c->n_secrets > 0);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_corpus(void **state)
+{
+    static struct corpus_line lines[128];
+    size_t n = read_corpus(lines, 128);
+    size_t forms = 0;
+
+    (void)state;
+    assert_true(n >= 40);
+    for (size_t i = 0; i < n; i++) {
+        struct corpus_line *c = &lines[i];
+        struct krc_buf b;
+        int k;
+        krc_buf_init(&b, 1 << 20);
+        if (c->kind == 'a' || c->kind == 'l') {
+            k = krc_redact_field(NULL, c->key, c->text, strlen(c->text), &b, NULL);
+        } else {
+            k = krc_redact_apply(NULL, c->text, strlen(c->text), &b, NULL);
+        }
+        assert_true(k >= 0);
+        if (c->kind == 'k') {
+            if (k != 0 || strcmp(krc_buf_str(&b), c->text) != 0) {
+                fail_msg("not a secret, but changed: %s -> %s", c->text, krc_buf_str(&b));
+            }
+        }
+        for (size_t s = 0; s < c->n_secrets; s++) {
+            if (strstr(krc_buf_str(&b), c->secret[s]) != NULL || k == 0) {
+                fail_msg("secret \"%s\" survived: %s -> %s", c->secret[s], c->text,
+                         krc_buf_str(&b));
+            }
+            forms++;
+        }
+        krc_buf_cleanup(&b);
+    }
+    assert_true(forms >= 40);
+}
+
+static void test_field(void **state)
+{
+    struct krc_buf b;
+
+    (void)state;
+    krc_buf_init(&b, 4096);
+    assert_int_equal(krc_redact_field(NULL, "example.com/db-password", "pw", 2, &b, NULL), 1);
+    assert_string_equal(krc_buf_str(&b), R);
+    krc_buf_reset(&b);
+    /* twice: the mark stays the mark, an empty value stays empty */
+    assert_int_equal(krc_redact_field(NULL, "example.com/db-password", R, strlen(R), &b, NULL), 0);
+    assert_string_equal(krc_buf_str(&b), R);
+    krc_buf_reset(&b);
+    assert_int_equal(krc_redact_field(NULL, "db-password", "", 0, &b, NULL), 0);
+    assert_string_equal(krc_buf_str(&b), "");
+    /* another key: the value rules */
+    assert_int_equal(krc_redact_field(NULL, "example.com/notes", "token=abc ok", 12, &b, NULL), 1);
+    assert_string_equal(krc_buf_str(&b), "token=" R " ok");
+    krc_buf_reset(&b);
+    assert_int_equal(krc_redact_field(NULL, NULL, "plain", 5, &b, NULL), 0);
+    assert_string_equal(krc_buf_str(&b), "plain");
+    krc_buf_cleanup(&b);
+}
+
 static void test_private_key(void **state)
 {
     (void)state;
@@ -185,8 +534,11 @@ static void test_private_key(void **state)
            "started",
            1);
     /* JSON-escaped on one line */
+    expect(NULL, "{\"pem\":\"-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n\"}",
+           "{\"pem\":\"-----BEGIN PRIVATE KEY-----" R "-----END PRIVATE KEY-----\\n\"}", 1);
+    /* a key named "key": the whole value */
     expect(NULL, "{\"key\":\"-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n\"}",
-           "{\"key\":\"-----BEGIN PRIVATE KEY-----" R "-----END PRIVATE KEY-----\\n\"}", 1);
+           "{\"key\":\"" R "\"}", 1);
     /* cut at the end by truncation */
     expect(NULL, "x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
            "x\n-----BEGIN OPENSSH PRIVATE KEY-----" R, 1);
@@ -407,6 +759,12 @@ int main(void)
         cmocka_unit_test(test_slack_and_github),
         cmocka_unit_test(test_url_password),
         cmocka_unit_test(test_key_value),
+        cmocka_unit_test(test_key_rule),
+        cmocka_unit_test(test_key_forms),
+        cmocka_unit_test(test_provider_tokens),
+        cmocka_unit_test(test_aws_secret_shape),
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_field),
         cmocka_unit_test(test_private_key),
         cmocka_unit_test(test_negatives),
         cmocka_unit_test(test_raw_bytes),
