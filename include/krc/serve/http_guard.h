@@ -27,8 +27,11 @@
  * A connection whose client has sent nothing at all since the head deadline
  * began (read from the kernel's byte count, TCP_INFO) is left to the idle
  * timeout instead: that is a quiet keep-alive connection or an idle one, not
- * a slow request. krc_http_guard_idle_timeout counts the idle timeout when
- * it cut a request (reason "idle_timeout").
+ * a slow request. (Bytes that arrived before the previous response ended
+ * count as before: the rest of a pipelined head sent that early and never
+ * finished is left to the idle timeout too.) Such a connection is looked at
+ * again every second, and cut once bytes arrive. krc_http_guard_idle_timeout
+ * counts the idle timeout when it cut a request (reason "idle_timeout").
  *
  * Each refusal and cut is counted in krc_http_connections_rejected_total
  * {reason} (every reason's series exists from the start) and logged at
