@@ -811,6 +811,14 @@ class ChartTest(unittest.TestCase):
         notes = []
         render(VALUE_SETS["plain-namespaces"][0], notes=notes)
         self.assertIn("shop, payments (namespaced Roles)", notes[0])
+        self.assertIn("NetworkPolicy: port 8080 (http) admits only the kubelet's probes", notes[0])
+        self.assertIn("(metricsScrapers); a Prometheus", notes[0])
+        notes = []
+        render(VALUE_SETS["network-policy"][0], notes=notes)
+        self.assertIn("(metricsScrapers, mcpClients)", notes[0])
+        notes = []
+        render({"networkPolicy": {"enabled": False}}, notes=notes)
+        self.assertNotIn("NetworkPolicy", notes[0])
 
     def test_every_value_is_documented(self):
         """Each key of values.yaml has a comment: on the lines just above it, or on its line."""
