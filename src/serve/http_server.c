@@ -662,7 +662,9 @@ static int host_value_ok(const char *v)
 
 /* NULL when the request's Host is as RFC 9112 section 3.2 wants it, else the
  * text of the 400: an HTTP/1.1 request needs one, and no request may carry
- * more than one or an invalid value. */
+ * more than one or an invalid value. Checked here rather than with
+ * MHD_OPTION_STRICT_FOR_CLIENT 1: libmicrohttpd 0.9.75 checks there only
+ * that a Host line is present (with an HTML body), not the other two. */
 static const char *host_problem(struct MHD_Connection *conn, const char *version)
 {
     struct host_count hc = {0, NULL};
