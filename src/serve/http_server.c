@@ -20,11 +20,20 @@
 
 #include <microhttpd.h>
 
+#include "krc/serve/http_guard.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
-#define DEFAULT_MAX_CONNECTIONS 32
+/* Connections: a slow client's 16 still leave 240 for everyone else (the
+ * kubelet's probes, Prometheus, MCP clients). Each connection has a thread
+ * (libmicrohttpd's thread-per-connection mode) with the default stack, which
+ * is reserved address space: only the pages a handler touches are resident,
+ * and the MCP handlers' stack use has not been measured, so it is not cut. */
+#define DEFAULT_MAX_CONNECTIONS 256
+#define DEFAULT_MAX_PER_ADDRESS 16
 #define DEFAULT_CONN_TIMEOUT_S 10
+#define DEFAULT_HEAD_TIMEOUT_S 10
+#define DEFAULT_REQUEST_TIMEOUT_S 30
 #define DEFAULT_DRAIN_MS 5000
 #define DEFAULT_METRICS_MAX (8u * 1024u * 1024u)
 #define DEFAULT_MAX_BODY (1024u * 1024u)
@@ -58,6 +67,7 @@ struct krc_http_server {
     struct route routes[KRC_HTTP_SERVER_MAX_ROUTES + 3];
     size_t n_routes;
     struct MHD_Daemon *daemon;
+    struct krc_http_guard *guard;
     int listen_fd;
     atomic_int stopping;
     pthread_mutex_t lock; /* guards in_flight */
@@ -68,7 +78,8 @@ struct krc_http_server {
 /* Per-request state, from the first access call to the completion callback. */
 struct request_ctx {
     const struct route *route;
-    int reject; /* status decided before the body was read (404, 405, 413) */
+    int reject;           /* status decided before the body was read (400, 404, 405, 413) */
+    const char *bad_host; /* the 400's text */
     int body_over;
     struct krc_buf body;
 };
@@ -214,8 +225,26 @@ int krc_http_server_new(const struct krc_http_server_config *cfg,
     if (srv->cfg.max_connections == 0) {
         srv->cfg.max_connections = DEFAULT_MAX_CONNECTIONS;
     }
+    if (srv->cfg.max_connections_per_address == 0) {
+        srv->cfg.max_connections_per_address = srv->cfg.max_connections < DEFAULT_MAX_PER_ADDRESS
+                                                   ? srv->cfg.max_connections
+                                                   : DEFAULT_MAX_PER_ADDRESS;
+    }
     if (srv->cfg.connection_timeout_s == 0) {
         srv->cfg.connection_timeout_s = DEFAULT_CONN_TIMEOUT_S;
+    }
+    if (srv->cfg.head_timeout_s == 0) {
+        srv->cfg.head_timeout_s = DEFAULT_HEAD_TIMEOUT_S;
+    }
+    if (srv->cfg.request_timeout_s == 0) {
+        srv->cfg.request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
+    }
+    if (srv->cfg.connection_timeout_s > 86400 || srv->cfg.head_timeout_s > 86400 ||
+        srv->cfg.request_timeout_s > 86400) {
+        rc = krc_error_set(err, KRC_EINVAL,
+                           "http server: connection, head and request timeouts: want at most "
+                           "86400 s");
+        goto fail;
     }
     if (srv->cfg.drain_timeout_ms == 0) {
         srv->cfg.drain_timeout_ms = DEFAULT_DRAIN_MS;
@@ -226,6 +255,20 @@ int krc_http_server_new(const struct krc_http_server_config *cfg,
     rc = krc_http_server_parse_listen(listen, srv->host, sizeof(srv->host), &srv->port_wanted, err);
     if (rc < 0) {
         goto fail;
+    }
+    {
+        const struct krc_http_guard_config gc = {
+            .max_connections = srv->cfg.max_connections,
+            .max_per_address = srv->cfg.max_connections_per_address,
+            .head_timeout_ms = srv->cfg.head_timeout_s * 1000u,
+            .request_timeout_ms = srv->cfg.request_timeout_s * 1000u,
+            .idle_timeout_s = srv->cfg.connection_timeout_s,
+            .metrics = srv->cfg.metrics,
+        };
+        rc = krc_http_guard_new(&gc, &srv->guard, err);
+        if (rc < 0) {
+            goto fail;
+        }
     }
     srv->listen = krc_strdup(listen);
     rc = srv->listen == NULL ? KRC_ENOMEM : 0;
@@ -350,6 +393,15 @@ struct reply {
     int no_store;
 };
 
+/* The guard's record of a connection (set when it started). */
+static struct krc_http_guard_conn *guard_conn(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
 /* Queue the reply; takes the body (freed on every path). */
 static enum MHD_Result send_reply(struct krc_http_server *srv, struct MHD_Connection *conn,
                                   struct reply *r)
@@ -382,6 +434,10 @@ static enum MHD_Result send_reply(struct krc_http_server *srv, struct MHD_Connec
     }
     if (ok && atomic_load(&srv->stopping)) {
         ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
+    }
+    if (ok) {
+        /* the client has request_timeout_s to take the response */
+        krc_http_guard_phase(srv->guard, guard_conn(conn), KRC_HTTP_GUARD_WRITE);
     }
     ret = ok ? MHD_queue_response(conn, (unsigned)r->status, resp) : MHD_NO;
     MHD_destroy_response(resp);
@@ -533,6 +589,98 @@ static enum MHD_Result serve_custom(struct krc_http_server *srv, struct MHD_Conn
     return send_reply(srv, conn, &r);
 }
 
+/* ---- Host (RFC 9112 section 3.2) ---- */
+
+struct host_count {
+    unsigned n;
+    const char *value;
+};
+
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    struct host_count *hc = cls;
+    (void)kind;
+
+    if (key != NULL && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        hc->n++;
+        hc->value = value != NULL ? value : "";
+    }
+    return MHD_YES;
+}
+
+static int ascii_in(unsigned char c, const char *set)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr(set, c) != NULL);
+}
+
+static int hex_digit(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* uri-host [ ":" port ] (RFC 3986 section 3.2.2/3.2.3): an IP literal in
+ * brackets or a reg-name (unreserved, sub-delims, %HH), then digits. Empty is
+ * valid (a target without an authority). */
+static int host_value_ok(const char *v)
+{
+    const unsigned char *p = (const unsigned char *)v;
+
+    if (*p == '[') {
+        const unsigned char *start = ++p;
+
+        while (*p != ']' && ascii_in(*p, "-._~!$&'()*+,;=:")) {
+            p++;
+        }
+        if (*p != ']' || p == start) {
+            return 0;
+        }
+        p++;
+    } else {
+        while (*p != '\0' && *p != ':') {
+            if (*p == '%') {
+                if (!hex_digit(p[1]) || !hex_digit(p[2])) {
+                    return 0;
+                }
+                p += 3;
+            } else if (ascii_in(*p, "-._~!$&'()*+,;=")) {
+                p++;
+            } else {
+                return 0;
+            }
+        }
+    }
+    if (*p == ':') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+    }
+    return *p == '\0';
+}
+
+/* NULL when the request's Host is as RFC 9112 section 3.2 wants it, else the
+ * text of the 400: an HTTP/1.1 request needs one, and no request may carry
+ * more than one or an invalid value. Checked here rather than with
+ * MHD_OPTION_STRICT_FOR_CLIENT 1: libmicrohttpd 0.9.75 checks there only
+ * that a Host line is present (with an HTML body), not the other two. */
+static const char *host_problem(struct MHD_Connection *conn, const char *version)
+{
+    struct host_count hc = {0, NULL};
+    int http11 = version != NULL && strncmp(version, "HTTP/1.", 7) == 0 &&
+                 strcmp(version, MHD_HTTP_VERSION_1_0) != 0;
+
+    (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, count_host, &hc);
+    if (hc.n == 0) {
+        return http11 ? "bad request: an HTTP/1.1 request needs a Host header\n" : NULL;
+    }
+    if (hc.n > 1) {
+        return "bad request: more than one Host header\n";
+    }
+    return host_value_ok(hc.value) ? NULL : "bad request: invalid Host header\n";
+}
+
 /* ---- libmicrohttpd callbacks ---- */
 
 static enum MHD_Result reject(struct krc_http_server *srv, struct MHD_Connection *conn,
@@ -571,7 +719,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         pthread_mutex_unlock(&srv->lock);
         *con_cls = ctx;
         ctx->route = find_route(srv, url);
-        if (ctx->route == NULL) {
+        ctx->bad_host = host_problem(conn, version);
+        if (ctx->bad_host != NULL) {
+            ctx->reject = MHD_HTTP_BAD_REQUEST;
+        } else if (ctx->route == NULL) {
             ctx->reject = MHD_HTTP_NOT_FOUND;
         } else if ((ctx->route->methods & method_bit(method)) == 0) {
             ctx->reject = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -586,9 +737,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         /* Answer a rejected request at once: libmicrohttpd then skips the
          * body and closes the connection instead of reading it. */
+        if (ctx->reject == MHD_HTTP_BAD_REQUEST) {
+            return send_text(srv, conn, ctx->reject, ctx->bad_host, NULL);
+        }
         if (ctx->reject != 0) {
             return reject(srv, conn, ctx->route, ctx->reject);
         }
+        /* the head is complete: the body has request_timeout_s */
+        krc_http_guard_phase(srv->guard, guard_conn(conn), KRC_HTTP_GUARD_BODY);
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -605,6 +761,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (ctx->body_over) {
         return reject(srv, conn, ctx->route, MHD_HTTP_CONTENT_TOO_LARGE);
     }
+    /* the handler's own time is not the client's doing: no deadline */
+    krc_http_guard_phase(srv->guard, guard_conn(conn), KRC_HTTP_GUARD_HANDLER);
     switch (ctx->route->builtin) {
     case ROUTE_HEALTHZ:
         return serve_check(srv, conn, srv->cfg.liveness, srv->cfg.liveness_userdata, "not alive");
@@ -623,9 +781,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct krc_http_server *srv = cls;
     struct request_ctx *ctx = *con_cls;
-    (void)conn;
-    (void)toe;
 
+    if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED) {
+        krc_http_guard_idle_timeout(srv->guard, guard_conn(conn));
+    } else if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+        /* kept alive: the next head has head_timeout_s from now */
+        krc_http_guard_phase(srv->guard, guard_conn(conn), KRC_HTTP_GUARD_HEAD);
+    }
     if (ctx == NULL) {
         return;
     }
@@ -638,6 +800,54 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         pthread_cond_broadcast(&srv->idle);
     }
     pthread_mutex_unlock(&srv->lock);
+}
+
+/* Runs on libmicrohttpd's accepting thread before a connection is set up;
+ * the guard's open (STARTED below) follows on the same thread. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct krc_http_server *srv = cls;
+
+    return krc_http_guard_admit(srv->guard, addr, addrlen) ? MHD_YES : MHD_NO;
+}
+
+/* STARTED and CLOSED, both on the accepting thread. libmicrohttpd (checked
+ * in 0.9.75's daemon.c: MHD_cleanup_connections and the failure path of
+ * new_connection_process_) sends CLOSED before it closes the socket, so the
+ * guard's record, and with it the reaper's right to shut the socket down,
+ * ends while the socket number is still this connection's. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct krc_http_server *srv = cls;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fdi =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ai =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ai != NULL ? ai->client_addr : NULL;
+        socklen_t len = 0;
+
+        if (sa != NULL) {
+            len = sa->sa_family == AF_INET6  ? (socklen_t)sizeof(struct sockaddr_in6)
+                  : sa->sa_family == AF_INET ? (socklen_t)sizeof(struct sockaddr_in)
+                                             : 0;
+        }
+        *socket_context = NULL;
+        if (fdi == NULL) {
+            return;
+        }
+        *socket_context = krc_http_guard_open(srv->guard, fdi->connect_fd, sa, len);
+        if (*socket_context == NULL) {
+            /* cannot happen: libmicrohttpd's limit is the guard's capacity */
+            krc_log(KRC_LOG_WARN, "http server: no connection slot left, closing a connection");
+            (void)shutdown(fdi->connect_fd, SHUT_RDWR);
+        }
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        krc_http_guard_close(srv->guard, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -740,14 +950,27 @@ int krc_http_server_start(struct krc_http_server *srv, struct krc_error *err)
     if (rc < 0) {
         return rc;
     }
+    rc = krc_http_guard_start(srv->guard, err);
+    if (rc < 0) {
+        close(srv->listen_fd);
+        srv->listen_fd = -1;
+        srv->port = 0;
+        return rc;
+    }
     atomic_store(&srv->stopping, 0);
+    /* The guard decides admission (on_accept) and counts every reason;
+     * libmicrohttpd's own limits sit KRC_HTTP_GUARD_SLACK above it, a
+     * backstop the guard always reaches first. */
     srv->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->listen_fd,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
+        flags, 0, on_accept, srv, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+        (MHD_socket)srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)krc_http_guard_capacity(srv->guard), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)(srv->cfg.max_connections_per_address + KRC_HTTP_GUARD_SLACK),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.connection_timeout_s,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
     if (srv->daemon == NULL) {
+        krc_http_guard_stop(srv->guard);
         close(srv->listen_fd);
         srv->listen_fd = -1;
         srv->port = 0;
@@ -798,6 +1021,7 @@ void krc_http_server_stop(struct krc_http_server *srv)
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
     srv->port = 0;
+    krc_http_guard_stop(srv->guard); /* every connection is closed now */
 }
 
 void krc_http_server_free(struct krc_http_server *srv)
@@ -806,6 +1030,7 @@ void krc_http_server_free(struct krc_http_server *srv)
         return;
     }
     krc_http_server_stop(srv);
+    krc_http_guard_free(srv->guard);
     for (size_t i = 0; i < srv->n_routes; i++) {
         krc_free(srv->routes[i].path);
     }

@@ -6,8 +6,10 @@ Checked here:
 - the renderer behaves like helm on the features the chart uses (a small chart of its own);
 - the chart with default values and with several value sets (a Go-tool values file, plain
   watched namespaces, two replicas, persistence, a ServiceMonitor, Secret references, a full
-  config, an external PostgreSQL database): the objects, the environment, the RBAC, the refusals, values.yaml documented;
-- the chart's RBAC rules are the Kustomize base's rules, and its pod settings the same;
+  config, an external PostgreSQL database, NetworkPolicy peers): the objects, the environment,
+  the RBAC, the NetworkPolicy, the refusals, values.yaml documented;
+- the chart's RBAC rules are the Kustomize base's rules, its pod settings the same, and its
+  NetworkPolicy admits the same as the base's;
 - yamllint (deploy/.yamllint) passes on values.yaml, Chart.yaml, the manifests and every
   rendered output, and fails on a bad file;
 - every rendered object validates strictly against the Kubernetes OpenAPI schemas
@@ -89,6 +91,13 @@ VALUE_SETS = {
                   "history": {"database": {"url": PG_URL,
                                            "passwordSecret": {"name": "krc-db", "key": "pw"}}}},
                  []),
+    "network-policy": ({"mcpTokenSecretKeyRef": {"name": "krc-mcp", "key": "token"},
+                        "networkPolicy": {
+                            "metricsScrapers": [{"namespaceSelector": {"matchLabels": {
+                                "kubernetes.io/metadata.name": "monitoring"}}}],
+                            "mcpClients": [{"podSelector": {"matchLabels": {"role": "agent"}}},
+                                           {"ipBlock": {"cidr": "192.168.10.0/24"}}],
+                            "nodeCidrs": ["10.0.0.0/16", "fd00:10::/64"]}}, []),
 }
 
 
@@ -327,8 +336,8 @@ class ChartTest(unittest.TestCase):
     def test_default_values(self):
         docs = render_set("default")
         self.assertEqual(sorted(d["kind"] for d in docs),
-                         ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service",
-                          "ServiceAccount"])
+                         ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+                          "NetworkPolicy", "Service", "ServiceAccount"])
         dep = one(docs, "Deployment")
         pod = dep["spec"]["template"]["spec"]
         c = container(docs)
@@ -676,6 +685,67 @@ class ChartTest(unittest.TestCase):
         self.assertIn("http", [p["name"] for p in svc["spec"]["ports"]])
         self.assertEqual(by_kind(render_set("default"), "ServiceMonitor"), [])
 
+    def check_network_policy(self, docs):
+        """The NetworkPolicy selects krc's pods, restricts ingress only, and every rule names
+        peers (a rule without `from` would admit everyone) and only the http port. Returns its
+        ingress rules."""
+        np = one(docs, "NetworkPolicy")
+        dep = one(docs, "Deployment")
+        self.assertEqual(np["apiVersion"], "networking.k8s.io/v1")
+        self.assertEqual(np["metadata"]["namespace"], dep["metadata"]["namespace"])
+        self.assertEqual(np["spec"]["podSelector"], {"matchLabels":
+                                                     dep["spec"]["selector"]["matchLabels"]})
+        pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+        for k, v in np["spec"]["podSelector"]["matchLabels"].items():
+            self.assertEqual(pod_labels.get(k), v, "the policy selects krc's pods")
+        self.assertEqual(np["spec"]["policyTypes"], ["Ingress"], "egress is not restricted")
+        self.assertNotIn("egress", np["spec"])
+        port_names = [p["name"] for p in container(docs)["ports"]]
+        self.assertEqual(port_names, ["http"])
+        rules = np["spec"]["ingress"]
+        for rule in rules:
+            self.assertTrue(rule.get("from"), rule)
+            self.assertEqual(rule["ports"], [{"protocol": "TCP", "port": "http"}], rule)
+        return rules
+
+    def test_network_policy(self):
+        # default: on, the Prometheus pods of any namespace, nothing else
+        rules = self.check_network_policy(render_set("default"))
+        self.assertEqual(rules, [{"from": [{"namespaceSelector": {}, "podSelector": {
+            "matchLabels": {"app.kubernetes.io/name": "prometheus"}}}],
+            "ports": [{"protocol": "TCP", "port": "http"}]}])
+        # scrapers, MCP clients (with /mcp served) and node ranges, each a rule of its own
+        docs = render_set("network-policy")
+        rules = self.check_network_policy(docs)
+        values = VALUE_SETS["network-policy"][0]["networkPolicy"]
+        self.assertEqual([r["from"] for r in rules],
+                         [values["metricsScrapers"], values["mcpClients"],
+                          [{"ipBlock": {"cidr": "10.0.0.0/16"}},
+                           {"ipBlock": {"cidr": "fd00:10::/64"}}]])
+        # MCP clients are admitted only while /mcp is served
+        values = copy.deepcopy(VALUE_SETS["network-policy"][0])
+        del values["mcpTokenSecretKeyRef"]
+        rules = self.check_network_policy(render(values))
+        self.assertNotIn(values["networkPolicy"]["mcpClients"], [r["from"] for r in rules])
+        self.assertEqual(len(rules), 2)
+        # no peer at all: no ingress rule, so only the node's own traffic (the probes) gets in
+        rules = self.check_network_policy(render({"networkPolicy": {"metricsScrapers": []}}))
+        self.assertEqual(rules, [])
+        # off
+        self.assertEqual(by_kind(render({"networkPolicy": {"enabled": False}}), "NetworkPolicy"),
+                         [])
+        for values, message in (
+                ({"metricsScrapers": ["prometheus"]},
+                 "networkPolicy.metricsScrapers[0] must be a NetworkPolicy peer"),
+                ({"mcpClients": [{}]}, "networkPolicy.mcpClients[0] must be a NetworkPolicy peer"),
+                ({"mcpClients": [{"podSelecter": {}}]},
+                 "networkPolicy.mcpClients[0] must be a NetworkPolicy peer"),
+                ({"nodeCidrs": ["10.0.0.0"]}, "networkPolicy.nodeCidrs[0] must be a CIDR")):
+            with self.subTest(values=values):
+                with self.assertRaises(RenderError) as cm:
+                    render({"networkPolicy": values})
+                self.assertIn(message, str(cm.exception))
+
     def test_config_change_rolls_the_pods(self):
         def checksums(values):
             ann = one(render(values), "Deployment")["spec"]["template"]["metadata"]["annotations"]
@@ -749,6 +819,14 @@ class ChartTest(unittest.TestCase):
         notes = []
         render(VALUE_SETS["plain-namespaces"][0], notes=notes)
         self.assertIn("shop, payments (namespaced Roles)", notes[0])
+        self.assertIn("NetworkPolicy: port 8080 (http) admits only the kubelet's probes", notes[0])
+        self.assertIn("(metricsScrapers); a Prometheus", notes[0])
+        notes = []
+        render(VALUE_SETS["network-policy"][0], notes=notes)
+        self.assertIn("(metricsScrapers, mcpClients)", notes[0])
+        notes = []
+        render({"networkPolicy": {"enabled": False}}, notes=notes)
+        self.assertNotIn("NetworkPolicy", notes[0])
 
     def test_every_value_is_documented(self):
         """Each key of values.yaml has a comment: on the lines just above it, or on its line."""
@@ -813,6 +891,34 @@ class KustomizeParityTest(unittest.TestCase):
         # two leader-elected replicas (the ha overlay's)
         self.assertEqual(dep["spec"]["replicas"], 2)
         self.assertIn("--leader-elect", c["args"])
+
+    def test_network_policy_admits_the_same(self):
+        """The base's NetworkPolicy: krc's pods, ingress only, the http port, and the same
+        scrapers as the chart's default. Its scraper selector is a matchExpressions because
+        kustomize's commonLabels rewrite a NetworkPolicy's podSelector.matchLabels: the rendered
+        base must still name Prometheus, not krc."""
+        def requirements(sel):
+            out = {(k, "In", (v,)) for k, v in (sel.get("matchLabels") or {}).items()}
+            out |= {(e["key"], e["operator"], tuple(sorted(e.get("values") or [])))
+                    for e in sel.get("matchExpressions") or []}
+            return out
+
+        def peers(rules):
+            return [[{k: requirements(v) if k.endswith("Selector") else v for k, v in p.items()}
+                     for p in r["from"]] for r in rules]
+
+        np = one(self.base, "NetworkPolicy")
+        dep = one(self.base, "Deployment")
+        self.assertEqual(np["spec"]["podSelector"]["matchLabels"],
+                         dep["spec"]["selector"]["matchLabels"])
+        self.assertEqual(np["spec"]["policyTypes"], ["Ingress"])
+        for rule in np["spec"]["ingress"]:
+            self.assertEqual(rule["ports"], [{"protocol": "TCP", "port": "http"}])
+        self.assertEqual(peers(np["spec"]["ingress"]),
+                         peers(one(render_set("default"), "NetworkPolicy")["spec"]["ingress"]))
+        self.assertEqual(peers(np["spec"]["ingress"]),
+                         [[{"namespaceSelector": set(), "podSelector": {
+                             ("app.kubernetes.io/name", "In", ("prometheus",))}}]])
 
     def test_rbac_rules_are_the_same(self):
         # The base always carries the Lease Role; the chart only with leader election.
@@ -946,7 +1052,7 @@ class SchemaTest(unittest.TestCase):
                 kinds |= {line.split()[1] for line in lines}
         for kind in ("Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
                      "RoleBinding", "Secret", "ConfigMap", "Service", "PersistentVolumeClaim",
-                     "ServiceMonitor"):
+                     "ServiceMonitor", "NetworkPolicy"):
             self.assertIn(kind, kinds)
 
     def test_the_crashing_pod_of_docs_install_is_valid(self):
@@ -1008,6 +1114,19 @@ class SchemaTest(unittest.TestCase):
         for message in streams:
             with self.subTest(message):
                 self.assertTrue(results[message].startswith("FAIL ServiceMonitor"), results[message])
+                self.assertIn(message, results[message])
+        np = one(render_set("network-policy"), "NetworkPolicy")
+        np_cases = [
+            (lambda o: o["spec"]["ingress"][0]["from"][0].__setitem__("podSelecter", {}),
+             "podSelecter: unknown field"),
+            (lambda o: o["spec"]["ingress"][2]["from"][0]["ipBlock"].pop("cidr"),
+             "missing required field cidr"),
+        ]
+        streams = {message: mutated(np, fn) for fn, message in np_cases}
+        results = self.validate_many(streams)
+        for message in streams:
+            with self.subTest(message):
+                self.assertTrue(results[message].startswith("FAIL NetworkPolicy"), results[message])
                 self.assertIn(message, results[message])
         # an unknown kind is not waved through, and the unmodified objects pass
         p = self.validate("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")

@@ -10,11 +10,21 @@
  * Further exact-path routes are added with krc_http_server_route before the
  * server starts.
  *
+ * Every request: an HTTP/1.1 request without a Host header, and any request
+ * with more than one or with an invalid value, gets 400 before routing
+ * (RFC 9112 section 3.2).
+ *
  * Threads: libmicrohttpd's internal polling thread accepts connections and
- * runs one thread per connection, at most `max_connections` at once (extra
- * connections are refused at accept); an idle connection is closed after
- * `connection_timeout_s`. Handlers and the check callbacks therefore run on
- * several threads at once and must be thread-safe.
+ * runs one thread per connection. Against slow and greedy clients
+ * (krc/serve/http_guard.h): at most `max_connections` at once, at most
+ * `max_connections_per_address` from one IP address (both refused at
+ * accept, closed at once); the request head must be complete
+ * `head_timeout_s` after the connection opened or its previous response,
+ * the body received and the response taken within `request_timeout_s` each;
+ * a connection silent for `connection_timeout_s` is closed (idle timeout).
+ * Refusals and cuts are counted in krc_http_connections_rejected_total
+ * {reason} of `metrics` and logged at warning, rate-limited. Handlers and the
+ * check callbacks run on several threads at once and must be thread-safe.
  *
  * Shutdown (krc_http_server_stop): stop accepting (the listening socket is
  * closed at once), let requests in flight finish for up to
@@ -50,16 +60,21 @@ enum {
 typedef int (*krc_http_server_check_fn)(void *userdata, char *reason, size_t reason_size);
 
 struct krc_http_server_config {
-    const char *listen;                 /* "HOST:PORT" (copied); NULL: default above */
-    struct krc_metrics *metrics;        /* borrowed, outlives the server; NULL: no /metrics */
-    krc_http_server_check_fn liveness;  /* NULL: always live */
-    void *liveness_userdata;            /* borrowed */
-    krc_http_server_check_fn readiness; /* NULL: always ready */
-    void *readiness_userdata;           /* borrowed */
-    unsigned max_connections;           /* 0: 32 */
-    unsigned connection_timeout_s;      /* idle connections; 0: 10 */
-    unsigned drain_timeout_ms;          /* at stop; 0: 5000 */
-    size_t metrics_max_bytes;           /* cap on the /metrics body; 0: 8 MiB */
+    const char *listen; /* "HOST:PORT" (copied); NULL: default above */
+    /* borrowed, outlives the server; NULL: no /metrics. The server registers
+     * krc_http_connections_rejected_total in it: one server per registry. */
+    struct krc_metrics *metrics;
+    krc_http_server_check_fn liveness;    /* NULL: always live */
+    void *liveness_userdata;              /* borrowed */
+    krc_http_server_check_fn readiness;   /* NULL: always ready */
+    void *readiness_userdata;             /* borrowed */
+    unsigned max_connections;             /* 0: 256 */
+    unsigned max_connections_per_address; /* 0: 16 (at most max_connections) */
+    unsigned connection_timeout_s;        /* idle: nothing received or sent; 0: 10 */
+    unsigned head_timeout_s;              /* whole request head; 0: 10 */
+    unsigned request_timeout_s;           /* body, and then response; 0: 30 */
+    unsigned drain_timeout_ms;            /* at stop; 0: 5000 */
+    size_t metrics_max_bytes;             /* cap on the /metrics body; 0: 8 MiB */
 };
 
 /* A request as a handler sees it; everything is borrowed for the call. */

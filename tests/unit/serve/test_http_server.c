@@ -1,7 +1,8 @@
 /* HTTP server: listen address parsing, the built-in routes over real
  * connections (libcurl through krc_http, and raw sockets for headers),
- * custom routes, limits, bind errors and a shutdown that lets requests in
- * flight finish. */
+ * custom routes, the Host rule, the limits and deadlines against slow clients
+ * and their metric and warnings, bind errors and a shutdown that lets
+ * requests in flight finish. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,9 +25,12 @@
 #include "krc/util/clock.h"
 #include "krc/util/error.h"
 #include "krc/util/http.h"
+#include "krc/util/log.h"
+#include "krc/serve/http_guard.h"
 #include "krc/serve/http_server.h"
 #include "krc/util/mem.h"
 #include "krc/serve/metrics.h"
+#include "krc_test.h"
 
 /* ---- helpers ---- */
 
@@ -528,6 +532,7 @@ static void test_bind_errors(void **state)
     run_fixture(&f);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", f.port);
     cfg.listen = listen;
+    cfg.metrics = NULL; /* one server per registry */
     assert_int_equal(krc_http_server_new(&cfg, &other, &err), 0);
     krc_error_clear(&err);
     assert_int_equal(krc_http_server_start(other, &err), KRC_EIO);
@@ -585,61 +590,636 @@ static void test_ipv6(void **state)
     krc_http_server_free(srv);
 }
 
-/* Idle connections are closed after connection_timeout_s, and connections
- * over max_connections are not served until one closes. */
-static void test_connection_limits(void **state)
+/* ---- limits and deadlines (http_guard) ---- */
+
+/* A TCP connection to the server from the loopback address `from`
+ * ("127.0.0.1", "127.0.0.2", ...: all of 127/8 is this machine's). */
+static int connect_from(int port, const char *from)
 {
-    struct krc_http_server_config cfg = {.max_connections = 2, .connection_timeout_s = 1};
-    struct fixture f;
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    assert_int_equal(inet_pton(AF_INET, from, &sa.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    sa.sin_port = htons((uint16_t)port);
+    assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Milliseconds until the server closed fd (EOF or reset; any answer is
+ * read and dropped), or -1 when it is still open after timeout_ms. */
+static int64_t ms_until_closed(int fd, int timeout_ms)
+{
+    int64_t t0 = krc_clock_mono_ms();
+    char buf[4096];
+
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int64_t left = t0 + timeout_ms - krc_clock_mono_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+            return -1;
+        }
+        n = read(fd, buf, sizeof(buf));
+        if (n <= 0) {
+            return krc_clock_mono_ms() - t0;
+        }
+    }
+}
+
+/* krc_http_connections_rejected_total{reason=...} as /metrics renders it. */
+static double rejected(struct fixture *f, const char *reason)
+{
+    struct krc_buf buf;
+    struct krc_error err;
+    char want[128];
+    const char *p;
+    double v = -1;
+
+    krc_buf_init(&buf, 1 << 20);
+    assert_int_equal(krc_metrics_render(f->metrics, &buf, &err), 0);
+    snprintf(want, sizeof(want), "\nkrc_http_connections_rejected_total{reason=\"%s\"} ", reason);
+    p = strstr(krc_buf_str(&buf), want);
+    if (p != NULL) {
+        v = strtod(p + strlen(want), NULL);
+    }
+    krc_buf_cleanup(&buf);
+    return v;
+}
+
+/* Wait (bounded) for the counter to reach `want`: the server counts on its
+ * own threads. */
+static void expect_rejected(struct fixture *f, const char *reason, double want)
+{
+    int64_t t0 = krc_clock_mono_ms();
+
+    while (rejected(f, reason) < want && krc_clock_mono_ms() - t0 < 5000) {
+        krc_clock_sleep_ms(10, NULL);
+    }
+    if (rejected(f, reason) != want) {
+        fail_msg("rejected{reason=\"%s\"} = %g, want %g", reason, rejected(f, reason), want);
+    }
+}
+
+/* One GET /healthz on a fresh connection from `from`: 1 when it is answered
+ * 200 within timeout_ms. */
+static int healthz_from(int port, const char *from, int timeout_ms)
+{
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
     char text[1024];
-    int a;
-    int b;
-    int c;
-    int64_t t0;
+    int fd = connect_from(port, from);
+    int ok;
+
+    if (fd < 0) {
+        return 0;
+    }
+    ok = write(fd, req, strlen(req)) == (ssize_t)strlen(req);
+    ok = ok && read_all(fd, text, sizeof(text), timeout_ms) > 0 &&
+         strstr(text, "HTTP/1.1 200 ") != NULL;
+    close(fd);
+    return ok;
+}
+
+static void send_str(int fd, const char *s)
+{
+    assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+}
+
+/* Every series of the metric exists from the start, at 0. */
+static void test_rejected_metric_series(void **state)
+{
+    static const char *const reasons[] = {"connection_limit", "per_address_limit", "head_timeout",
+                                          "request_timeout", "idle_timeout"};
+    struct krc_http_server_config cfg = {0};
+    struct krc_http_server *other = NULL;
+    struct krc_error err;
+    struct fixture f;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+        assert_true(rejected(&f, reasons[i]) == 0);
+    }
+    /* a second server on the same registry is refused, by name */
+    krc_error_clear(&err);
+    assert_int_equal(krc_http_server_new(&cfg, &other, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "krc_http_connections_rejected_total"));
+    /* a per-address limit over the total is a mistake the message names */
+    cfg.metrics = NULL;
+    cfg.max_connections = 4;
+    cfg.max_connections_per_address = 5;
+    assert_int_equal(krc_http_server_new(&cfg, &other, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "max_connections_per_address 5"));
+    stop_fixture(&f);
+}
+
+/* RFC 9112 section 3.2: an HTTP/1.1 request without Host, and any request with
+ * two Host lines or an invalid one, gets 400 before routing; HTTP/1.0 may
+ * leave it out. */
+static void test_host_header(void **state)
+{
+    static const struct {
+        const char *request;
+        const char *want;
+    } cases[] = {
+        {"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /nope HTTP/1.1\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.1 200 "},
+        {"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+         "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: a:80:90\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: a%zz\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: a/b\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 "},
+        {"GET /healthz HTTP/1.1\r\nHost: krc.krc.svc:8080\r\nConnection: close\r\n\r\n",
+         "HTTP/1.1 200 "},
+        {"GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 "},
+        {"GET /healthz HTTP/1.1\r\nHost: 10.0.0.7\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 "},
+        {"GET /healthz HTTP/1.1\r\nHost: my%2Dhost\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 "},
+        {"GET /healthz HTTP/1.1\r\nhost: lower\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 "},
+        /* empty: a target without an authority (RFC 9112 section 3.2) */
+        {"GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 "},
+    };
+    struct krc_http_server_config cfg = {0};
+    struct fixture f;
+    char text[2048];
     (void)state;
 
     start_fixture(&f, &cfg);
     run_fixture(&f);
-    a = connect_to(f.port);
-    b = connect_to(f.port);
-    assert_true(a >= 0 && b >= 0);
-    /* give the server a moment to take both (bounded wait on a request) */
-    {
-        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
-        assert_int_equal(write(a, req, strlen(req)), (ssize_t)strlen(req));
-        assert_true(read_all(a, text, sizeof(text), 300) > 0);
-        assert_non_null(strstr(text, "200"));
-    }
-    c = connect_to(f.port);
-    if (c >= 0) {
-        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
-        if (write(c, req, strlen(req)) > 0) {
-            read_all(c, text, sizeof(text), 500);
-            assert_null(strstr(text, "200 OK")); /* refused or waiting, not served */
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        raw(f.port, cases[i].request, text, sizeof(text));
+        if (strncmp(text, cases[i].want, strlen(cases[i].want)) != 0) {
+            fail_msg("%s: got \"%.40s\", want \"%s\"", cases[i].request, text, cases[i].want);
         }
-        close(c);
     }
-    /* the idle connections time out by themselves */
-    t0 = krc_clock_mono_ms();
-    read_all(a, text, sizeof(text), 5000);
-    read_all(b, text, sizeof(text), 5000);
-    assert_true(krc_clock_mono_ms() - t0 < 4000);
-    close(a);
-    close(b);
-    /* served again once they are gone (bounded retries: the server notices
-     * the closed connections asynchronously) */
+    raw(f.port, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", text, sizeof(text));
+    assert_non_null(strstr(text, "\r\n\r\nbad request: an HTTP/1.1 request needs a Host header\n"));
+    raw(f.port, "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n", text,
+        sizeof(text));
+    assert_non_null(strstr(text, "more than one Host header"));
+    stop_fixture(&f);
+}
+
+/* One address gets max_connections_per_address; the next is closed at once
+ * and counted, while another address is served; a freed slot is usable. */
+static void test_per_address_limit(void **state)
+{
+    struct krc_http_server_config cfg = {.max_connections = 8, .max_connections_per_address = 3};
+    struct fixture f;
+    int held[3];
+    int fd;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    for (int i = 0; i < 3; i++) {
+        held[i] = connect_from(f.port, "127.0.0.1");
+        assert_true(held[i] >= 0);
+        send_str(held[i], "GET /healthz HTTP/1.1\r\n"); /* a head that never ends */
+    }
+    /* the server takes connections in order: the fourth is over the limit */
+    fd = connect_from(f.port, "127.0.0.1");
+    assert_true(fd >= 0);
+    assert_true(ms_until_closed(fd, 3000) >= 0);
+    close(fd);
+    expect_rejected(&f, "per_address_limit", 1);
+    assert_true(rejected(&f, "connection_limit") == 0);
+    assert_true(healthz_from(f.port, "127.0.0.2", 2000));
+    /* another refusal, then a slot freed by the client is taken again */
+    fd = connect_from(f.port, "127.0.0.1");
+    assert_true(ms_until_closed(fd, 3000) >= 0);
+    close(fd);
+    expect_rejected(&f, "per_address_limit", 2);
+    close(held[0]);
     {
         int ok = 0;
-        for (int i = 0; i < 50 && !ok; i++) {
-            struct result r;
-            memset(&r, 0, sizeof(r));
-            ok = do_request(f.port, "GET", "/healthz", NULL, &r) == 0 && r.status == 200;
+
+        for (int i = 0; i < 100 && !ok; i++) {
+            ok = healthz_from(f.port, "127.0.0.1", 2000);
             if (!ok) {
-                krc_clock_sleep_ms(50, NULL);
+                krc_clock_sleep_ms(20, NULL);
             }
         }
         assert_true(ok);
     }
+    close(held[1]);
+    close(held[2]);
+    stop_fixture(&f);
+}
+
+/* max_connections in all, whatever the addresses; refused at once, counted. */
+static void test_connection_limit(void **state)
+{
+    struct krc_http_server_config cfg = {.max_connections = 4, .max_connections_per_address = 2};
+    const char *from[] = {"127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"};
+    struct fixture f;
+    int held[4];
+    int fd;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    for (int i = 0; i < 4; i++) {
+        held[i] = connect_from(f.port, from[i]);
+        assert_true(held[i] >= 0);
+        send_str(held[i], "GET /");
+    }
+    fd = connect_from(f.port, "127.0.0.3");
+    assert_true(fd >= 0);
+    assert_true(ms_until_closed(fd, 3000) >= 0);
+    close(fd);
+    expect_rejected(&f, "connection_limit", 1);
+    assert_true(rejected(&f, "per_address_limit") == 0);
+    for (int i = 0; i < 4; i++) {
+        close(held[i]);
+    }
+    stop_fixture(&f);
+}
+
+struct trickle {
+    int fd;
+    int every_ms;
+    atomic_int stop;
+    atomic_int bytes; /* sent before the server closed it */
+};
+
+/* One byte of an endless request head every every_ms: activity that an
+ * idle timer never cuts. */
+static void *trickle_main(void *arg)
+{
+    struct trickle *t = arg;
+    const char *head = "GET /healthz HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    for (size_t i = 0; !atomic_load(&t->stop); i = (i + 1) % strlen(head)) {
+        if (send(t->fd, head + i, 1, MSG_NOSIGNAL) != 1) {
+            break;
+        }
+        atomic_fetch_add(&t->bytes, 1);
+        krc_clock_sleep_ms(t->every_ms, &t->stop);
+    }
+    return NULL;
+}
+
+/* The head has head_timeout_s in all, however often the client sends a
+ * byte: cut and counted, while others are served. A connection that sends
+ * nothing is the idle timeout's: not cut at the head deadline, not counted. */
+static void test_head_deadline(void **state)
+{
+    struct krc_http_server_config cfg = {.head_timeout_s = 1, .connection_timeout_s = 4};
+    struct fixture f;
+    struct trickle t = {.every_ms = 100};
+    pthread_t th;
+    int64_t t0;
+    int64_t closed_after;
+    int quiet;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    quiet = connect_from(f.port, "127.0.0.3");
+    assert_true(quiet >= 0);
+    t.fd = connect_from(f.port, "127.0.0.1");
+    assert_true(t.fd >= 0);
+    atomic_init(&t.stop, 0);
+    atomic_init(&t.bytes, 0);
+    t0 = krc_clock_mono_ms();
+    assert_int_equal(pthread_create(&th, NULL, trickle_main, &t), 0);
+    assert_true(healthz_from(f.port, "127.0.0.2", 1000));
+    closed_after = ms_until_closed(t.fd, 8000);
+    atomic_store(&t.stop, 1);
+    pthread_join(th, NULL);
+    close(t.fd);
+    /* cut after the deadline (1 s), well before the idle timeout (4 s) that
+     * the trickle keeps resetting */
+    if (closed_after < 0 || closed_after > 3000 || krc_clock_mono_ms() - t0 < 900) {
+        fail_msg("trickling head closed after %lld ms, want 1000..3000", (long long)closed_after);
+    }
+    assert_true(atomic_load(&t.bytes) >= 5);
+    expect_rejected(&f, "head_timeout", 1);
+    /* the silent connection lived past the head deadline, and the idle
+     * timeout (4 s from its accept) ends it, uncounted */
+    closed_after = ms_until_closed(quiet, 8000);
+    close(quiet);
+    if (closed_after < 0 || krc_clock_mono_ms() - t0 < 3500) {
+        fail_msg("silent connection closed %lld ms after the start, want the idle timeout",
+                 (long long)(krc_clock_mono_ms() - t0));
+    }
+    assert_true(rejected(&f, "head_timeout") == 1);
+    assert_true(rejected(&f, "idle_timeout") == 0);
+    stop_fixture(&f);
+}
+
+/* On a kept-alive connection the next head has head_timeout_s from the end of
+ * the previous response; waiting quietly for it is not a slow head. */
+static void test_keepalive_head_deadline(void **state)
+{
+    struct krc_http_server_config cfg = {.head_timeout_s = 1, .connection_timeout_s = 3};
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+    struct fixture f;
+    char text[1024];
+    int64_t t0;
+    int64_t closed_after;
+    int a;
+    int b;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    a = connect_from(f.port, "127.0.0.1");
+    b = connect_from(f.port, "127.0.0.1");
+    assert_true(a >= 0 && b >= 0);
+    t0 = krc_clock_mono_ms();
+    send_str(a, req);
+    send_str(b, req);
+    /* (read_all waits its whole 300 ms: the connections stay open) */
+    assert_true(read_all(a, text, sizeof(text), 300) > 0 && strstr(text, " 200 ") != NULL);
+    assert_true(read_all(b, text, sizeof(text), 300) > 0 && strstr(text, " 200 ") != NULL);
+    /* b starts a second head and stops half-way: cut 1 s after its response */
+    send_str(b, "GET /healthz HTTP/1.1\r\nHo");
+    closed_after = ms_until_closed(b, 6000);
+    close(b);
+    closed_after = closed_after < 0 ? -1 : krc_clock_mono_ms() - t0;
+    if (closed_after < 900 || closed_after > 2500) {
+        fail_msg("half a second head closed %lld ms after the first, want about 1000",
+                 (long long)closed_after);
+    }
+    expect_rejected(&f, "head_timeout", 1);
+    /* a stays quiet: closed by the idle timeout (3 s), not counted */
+    closed_after = ms_until_closed(a, 6000);
+    close(a);
+    if (closed_after < 0 || krc_clock_mono_ms() - t0 < 2500) {
+        fail_msg("quiet kept-alive connection closed %lld ms after its response",
+                 (long long)(krc_clock_mono_ms() - t0));
+    }
+    assert_true(rejected(&f, "head_timeout") == 1);
+    assert_true(rejected(&f, "idle_timeout") == 0);
+    stop_fixture(&f);
+}
+
+static int big_handler(const struct krc_http_server_request *req,
+                       struct krc_http_server_response *resp, void *userdata)
+{
+    (void)req;
+    (void)userdata;
+    for (int i = 0; i < 64 * 1024; i++) {
+        int rc = krc_buf_append_str(&resp->body, "0123456789abcdef0123456789abcdef"
+                                                 "0123456789abcdef0123456789abcdef"
+                                                 "0123456789abcdef0123456789abcdef"
+                                                 "0123456789abcdef0123456789abcdef");
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int body_handler(const struct krc_http_server_request *req,
+                        struct krc_http_server_response *resp, void *userdata)
+{
+    (void)userdata;
+    return krc_buf_printf(&resp->body, "got %zu\n", req->body_len);
+}
+
+/* The body and then the response have request_timeout_s each; a client
+ * silent in the middle of a request meets the idle timeout, counted too. */
+static void test_request_deadline(void **state)
+{
+    struct krc_http_server_config cfg = {.request_timeout_s = 1, .connection_timeout_s = 3};
+    struct fixture f;
+    struct krc_error err;
+    int64_t closed_after;
+    int fd;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/body", KRC_HTTP_METHOD_POST, 0, 0, body_handler, NULL, &err),
+        0);
+    assert_int_equal(krc_http_server_route(f.srv, "/big", KRC_HTTP_METHOD_GET, 0,
+                                           32u * 1024u * 1024u, big_handler, NULL, &err),
+                     0);
+    run_fixture(&f);
+
+    /* a body sent one byte every 100 ms: cut 1 s after the head */
+    fd = connect_from(f.port, "127.0.0.1");
+    send_str(fd, "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
+    {
+        int64_t t0 = krc_clock_mono_ms();
+
+        closed_after = -1;
+        for (int i = 0; i < 60; i++) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+
+            if (send(fd, "x", 1, MSG_NOSIGNAL) != 1 || poll(&p, 1, 100) > 0) {
+                closed_after = krc_clock_mono_ms() - t0;
+                break;
+            }
+        }
+    }
+    close(fd);
+    if (closed_after < 800 || closed_after > 3000) {
+        fail_msg("trickling body closed after %lld ms, want about 1000", (long long)closed_after);
+    }
+    expect_rejected(&f, "request_timeout", 1);
+
+    /* a complete body is answered */
+    {
+        char text[1024];
+
+        raw(f.port,
+            "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+            text, sizeof(text));
+        assert_non_null(strstr(text, "\r\n\r\ngot 3\n"));
+    }
+
+    /* an 8 MiB response taken 4 KiB every 50 ms: cut 1 s after it was queued,
+     * with a reset that drops what the kernel still holds for the client */
+    {
+        int rcvbuf = 4096;
+        char buf[4096];
+        int64_t t0;
+        ssize_t n = 1;
+        size_t total = 0;
+
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+        {
+            struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f.port)};
+
+            sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        }
+        send_str(fd, "GET /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        t0 = krc_clock_mono_ms();
+        while (n > 0 && krc_clock_mono_ms() - t0 < 20000) {
+            n = read(fd, buf, sizeof(buf));
+            total += n > 0 ? (size_t)n : 0;
+            krc_clock_sleep_ms(50, NULL);
+        }
+        closed_after = krc_clock_mono_ms() - t0;
+        close(fd);
+        if (n > 0 || total >= 8u * 1024u * 1024u || closed_after > 4000) {
+            fail_msg("slow reader: %zu bytes in %lld ms, want a cut after about 1 s", total,
+                     (long long)closed_after);
+        }
+        expect_rejected(&f, "request_timeout", 2);
+    }
+
+    /* Content-Length 10 and nothing sent: the body's deadline (1 s) comes
+     * before the idle timeout (3 s) */
+    fd = connect_from(f.port, "127.0.0.1");
+    send_str(fd, "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n");
+    closed_after = ms_until_closed(fd, 8000);
+    close(fd);
+    if (closed_after < 0 || closed_after > 3000) {
+        fail_msg("silent body closed after %lld ms", (long long)closed_after);
+    }
+    expect_rejected(&f, "request_timeout", 3);
+    assert_true(rejected(&f, "idle_timeout") == 0);
+    stop_fixture(&f);
+}
+
+/* A client silent in the middle of a request for connection_timeout_s is cut
+ * by the idle timeout, counted as idle_timeout. */
+static void test_idle_timeout_counted(void **state)
+{
+    struct krc_http_server_config cfg = {.request_timeout_s = 30, .connection_timeout_s = 1};
+    struct fixture f;
+    struct krc_error err;
+    int64_t closed_after;
+    int fd;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    assert_int_equal(
+        krc_http_server_route(f.srv, "/body", KRC_HTTP_METHOD_POST, 0, 0, body_handler, NULL, &err),
+        0);
+    run_fixture(&f);
+    fd = connect_from(f.port, "127.0.0.1");
+    send_str(fd, "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
+    closed_after = ms_until_closed(fd, 8000);
+    close(fd);
+    if (closed_after < 0 || closed_after > 4000) {
+        fail_msg("silent body closed after %lld ms, want about 1000", (long long)closed_after);
+    }
+    expect_rejected(&f, "idle_timeout", 1);
+    assert_true(rejected(&f, "request_timeout") == 0);
+    stop_fixture(&f);
+}
+
+/* The warning: at most one line per reason per interval, naming the client
+ * and the reason; the next line says how many were not logged. */
+static void test_rejection_warnings(void **state)
+{
+    struct krc_http_server_config cfg = {.max_connections = 8,
+                                         .max_connections_per_address = 1,
+                                         .head_timeout_s = 60,
+                                         .connection_timeout_s = 60};
+    char path[] = "/tmp/krc-test-http-log-XXXXXX";
+    struct fixture f;
+    char *text;
+    size_t len;
+    int held;
+    int logfd;
+    int lines = 0;
+    (void)state;
+
+    logfd = mkstemp(path);
+    assert_true(logfd >= 0);
+    krc_log_setup(KRC_LOG_WARN, KRC_LOG_JSON, logfd);
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    held = connect_from(f.port, "127.0.0.1");
+    send_str(held, "GET / HTTP/1.1\r\n");
+    for (int i = 0; i < 5; i++) {
+        int fd = connect_from(f.port, "127.0.0.1");
+
+        assert_true(ms_until_closed(fd, 3000) >= 0);
+        close(fd);
+    }
+    expect_rejected(&f, "per_address_limit", 5);
+    /* after the interval, the next refusal is logged with the 4 left out */
+    krc_clock_sleep_ms(KRC_HTTP_GUARD_WARN_INTERVAL_MS + 200, NULL);
+    {
+        int fd = connect_from(f.port, "127.0.0.1");
+
+        assert_true(ms_until_closed(fd, 3000) >= 0);
+        close(fd);
+    }
+    expect_rejected(&f, "per_address_limit", 6);
+    close(held);
+    stop_fixture(&f);
+    krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, 2);
+    close(logfd);
+    text = krc_test_read_file(path, &len);
+    unlink(path);
+    assert_non_null(text);
+    for (const char *p = text; (p = strstr(p, "\"msg\":\"http connection rejected\"")) != NULL;
+         p++) {
+        lines++;
+    }
+    if (lines != 2 ||
+        strstr(text, "\"reason\":\"per_address_limit\",\"client\":\"127.0.0.1\"") == NULL ||
+        strstr(text, "\"suppressed\":0}") == NULL || strstr(text, "\"suppressed\":4}") == NULL) {
+        fail_msg("want 2 warnings, the second with suppressed 4:\n%s", text);
+    }
+    assert_null(strstr(text, "GET")); /* nothing of a request */
+    free(text);
+}
+
+/* The acceptance scenario in small: one address holds more slow connections
+ * than it may, sending a byte every 500 ms; another address is answered
+ * within 1 s throughout. */
+static void test_slow_address_does_not_starve_others(void **state)
+{
+    struct krc_http_server_config cfg = {
+        .max_connections = 16, .max_connections_per_address = 4, .head_timeout_s = 2};
+    struct fixture f;
+    struct trickle t[12];
+    pthread_t th[12];
+    int64_t t0;
+    int answered = 0;
+    (void)state;
+
+    start_fixture(&f, &cfg);
+    run_fixture(&f);
+    for (int i = 0; i < 12; i++) {
+        t[i].fd = connect_from(f.port, "127.0.0.1");
+        t[i].every_ms = 500;
+        atomic_init(&t[i].stop, 0);
+        atomic_init(&t[i].bytes, 0);
+        assert_int_equal(pthread_create(&th[i], NULL, trickle_main, &t[i]), 0);
+    }
+    t0 = krc_clock_mono_ms();
+    while (krc_clock_mono_ms() - t0 < 4000) {
+        int64_t t1 = krc_clock_mono_ms();
+
+        if (!healthz_from(f.port, "127.0.0.2", 1000) || krc_clock_mono_ms() - t1 > 1000) {
+            fail_msg("/healthz from another address not answered within 1 s");
+        }
+        answered++;
+        krc_clock_sleep_ms(100, NULL);
+    }
+    for (int i = 0; i < 12; i++) {
+        atomic_store(&t[i].stop, 1);
+        pthread_join(th[i], NULL);
+        close(t[i].fd);
+    }
+    assert_true(answered >= 10);
+    assert_true(rejected(&f, "per_address_limit") >= 8);
+    assert_true(rejected(&f, "head_timeout") >= 4);
     stop_fixture(&f);
 }
 
@@ -756,7 +1336,16 @@ int main(void)
         cmocka_unit_test(test_custom_route),
         cmocka_unit_test(test_bind_errors),
         cmocka_unit_test(test_ipv6),
-        cmocka_unit_test(test_connection_limits),
+        cmocka_unit_test(test_rejected_metric_series),
+        cmocka_unit_test(test_host_header),
+        cmocka_unit_test(test_per_address_limit),
+        cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_head_deadline),
+        cmocka_unit_test(test_keepalive_head_deadline),
+        cmocka_unit_test(test_request_deadline),
+        cmocka_unit_test(test_idle_timeout_counted),
+        cmocka_unit_test(test_rejection_warnings),
+        cmocka_unit_test(test_slow_address_does_not_starve_others),
         cmocka_unit_test(test_shutdown_finishes_in_flight),
     };
 
