@@ -163,10 +163,12 @@ static int on_line(const char *line, size_t len, void *ud)
     return flush_out(c);
 }
 
-static void on_oversize(size_t size, void *ud)
+static void on_oversize(const char *head, size_t head_len, size_t size, void *ud)
 {
     struct stdio_ctx *c = ud;
-    krc_log(KRC_LOG_WARN, "mcp: a request of more than %zu bytes was dropped", size - 1);
+    (void)head;
+    (void)head_len;
+    krc_log(KRC_LOG_WARN, "mcp: a request of %zu bytes was dropped", size);
     krc_buf_reset(&c->out);
     krc_mcp_error_json(&c->out, KRC_MCP_INVALID_REQUEST,
                        "Invalid Request: message larger than 1 MiB");

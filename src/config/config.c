@@ -131,6 +131,10 @@ static const struct krc_config_option options[] = {
     {"watchIdleTimeout", "KRC_WATCH_IDLE_TIMEOUT", "watch-idle-timeout", KRC_CONFIG_DURATION,
      OFF(watch_idle_timeout_s), "3m", 1, 86400, NULL,
      "Drop and resume a watch stream silent (no event, no bookmark) for this long"},
+    {"watchBookmarkInterval", "KRC_WATCH_BOOKMARK_INTERVAL", "watch-bookmark-interval",
+     KRC_CONFIG_DURATION, OFF(watch_bookmark_interval_s), "1m", 1, 3600, NULL,
+     "How often the API server sends a watch bookmark (Kubernetes: about every minute); /readyz "
+     "is 503 while a watch has delivered no event or bookmark for twice this"},
     {"listPageSize", "KRC_LIST_PAGE_SIZE", "list-page-size", KRC_CONFIG_INT, OFF(list_page_size),
      "500", 1, 100000, NULL, "Page size (limit) of pod LIST requests"},
     {"streamingList", "KRC_STREAMING_LIST", "streaming-list", KRC_CONFIG_BOOL, OFF(streaming_list),

@@ -22,11 +22,15 @@ static void add_delta(struct krc_metric *mt, const char *label, long long now, l
     }
 }
 
+static int check_ready(void *userdata, char *reason, size_t size);
+
 /* Scrape time: copy the loops' atomic counters into the registry. */
 static void collect(struct krc_metrics *m, void *userdata)
 {
     struct krc_health *h = userdata;
-    long long ev[5] = {0}, wr[5] = {0}, pods = 0;
+    long long ev[5] = {0}, wr[5] = {0}, sk[2] = {0}, pods = 0;
+    static const char *sk_names[2] = {"oversized", "undecodable"};
+    char reason[512];
     static const char *ev_names[5] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
     static const char *wr_names[5] = {"timeout", "expired", "error", "silent", "malformed"};
     static const char *nt_names[7] = {"sent",     "failed",     "muted",       "grouped",
@@ -46,7 +50,9 @@ static void collect(struct krc_metrics *m, void *userdata)
         wr[1] += atomic_load(&st->expired);
         wr[2] += atomic_load(&st->request_errors);
         wr[3] += atomic_load(&st->silent_streams);
-        wr[4] += atomic_load(&st->malformed_lines) + atomic_load(&st->oversized_lines);
+        wr[4] += atomic_load(&st->malformed_lists);
+        sk[0] += atomic_load(&st->skipped_oversized);
+        sk[1] += atomic_load(&st->skipped_undecodable);
         pods += atomic_load(&h->watches[i].pods_tracked);
     }
     if (h->notifier != NULL) {
@@ -65,6 +71,9 @@ static void collect(struct krc_metrics *m, void *userdata)
         add_delta(h->std.watch_events, ev_names[i], ev[i], &h->seen_watch[i]);
         add_delta(h->std.watch_restarts, wr_names[i], wr[i], &h->seen_restarts[i]);
     }
+    for (int i = 0; i < 2; i++) {
+        add_delta(h->std.watch_skipped, sk_names[i], sk[i], &h->seen_skipped[i]);
+    }
     for (int i = 0; i < 7; i++) {
         add_delta(h->std.notifications, nt_names[i], nt[i], &h->seen_notify[i]);
     }
@@ -78,6 +87,8 @@ static void collect(struct krc_metrics *m, void *userdata)
     if (h->leader != NULL && h->m_leader != NULL) {
         krc_metric_set(h->m_leader, NULL, krc_leader_role(h->leader) == KRC_LEADER_LEADING);
     }
+    /* krc_ready says what /readyz would answer now, probed or not */
+    (void)check_ready(h, reason, sizeof(reason));
 }
 
 void krc_health_on_delivered(double seconds, void *userdata)
@@ -113,8 +124,6 @@ static int check_live(void *userdata, char *reason, size_t size)
     }
     return 1;
 }
-
-static int check_ready(void *userdata, char *reason, size_t size);
 
 /* A standby's state for messages; returns 1 when it can reach the Lease. */
 static int standby_state(struct krc_health *h, char *reason, size_t size)
@@ -155,10 +164,16 @@ static int handle_replica_ready(const struct krc_http_server_request *req,
     return krc_buf_printf(&resp->body, "%s%s\n", ok ? "ok: " : "", reason) < 0 ? KRC_ENOMEM : 0;
 }
 
-/* /readyz: every watch scope synced and the API server answering. */
+/* /readyz: every watch scope synced, the API server answering, and each
+ * watch delivering: an event, a bookmark or a list within twice the
+ * bookmark interval (the API server sends a bookmark about every minute, so
+ * a quiet cluster stays ready; a watch that receives bytes but delivers
+ * nothing, or nothing at all, does not). */
 static int check_ready(void *userdata, char *reason, size_t size)
 {
     struct krc_health *h = userdata;
+    int64_t now = krc_clock_mono_ms();
+    int64_t stale_ms = (int64_t)h->cfg->watch_bookmark_interval_s * 2000;
 
     if (h->leader != NULL && krc_leader_role(h->leader) != KRC_LEADER_LEADING) {
         standby_state(h, reason, size);
@@ -175,6 +190,15 @@ static int check_ready(void *userdata, char *reason, size_t size)
         }
         if (atomic_load(&st->last_error_mono_ms) > atomic_load(&st->last_ok_mono_ms)) {
             snprintf(reason, size, "Kubernetes API unreachable (%s)", scope);
+            krc_metric_set(h->std.ready, NULL, 0);
+            return 0;
+        }
+        if (stale_ms > 0 && now - atomic_load(&st->last_ok_mono_ms) > stale_ms) {
+            snprintf(reason, size,
+                     "pod watch (%s) has delivered no event or bookmark for %llds (more than "
+                     "twice the %lds watchBookmarkInterval)",
+                     scope, (long long)((now - atomic_load(&st->last_ok_mono_ms)) / 1000),
+                     h->cfg->watch_bookmark_interval_s);
             krc_metric_set(h->std.ready, NULL, 0);
             return 0;
         }

@@ -73,7 +73,10 @@ void krc_list_framer_reset(struct krc_list_framer *lf)
     krc_error_clear(&lf->last);
     lf->off = 0;
     lf->n_items = 0;
+    lf->n_skipped = 0;
     lf->seen_items = 0;
+    lf->skipping = 0;
+    lf->skip_size = 0;
     lf->key = KEY_OTHER;
     lf->vkind = 0;
     lf->vdepth = 0;
@@ -90,9 +93,19 @@ void krc_list_framer_cleanup(struct krc_list_framer *lf)
     krc_buf_cleanup(&lf->val);
 }
 
+void krc_list_framer_set_skip(struct krc_list_framer *lf, krc_list_skip_cb on_skip)
+{
+    lf->on_skip = on_skip;
+}
+
 size_t krc_list_framer_item_count(const struct krc_list_framer *lf)
 {
     return lf->n_items;
+}
+
+size_t krc_list_framer_skipped_count(const struct krc_list_framer *lf)
+{
+    return lf->n_skipped;
 }
 
 const char *krc_list_framer_resource_version(const struct krc_list_framer *lf)
@@ -437,7 +450,7 @@ static int take_item(struct krc_list_framer *lf, const char *v, size_t n, krc_li
     char what[48];
     int rc;
 
-    snprintf(what, sizeof(what), "list: items[%zu]", lf->n_items);
+    snprintf(what, sizeof(what), "list: items[%zu]", lf->n_items + lf->n_skipped);
     krc_jscan_init(&s, v, n, what);
     s.base = lf->val_start;
     rc = krc_jscan_skip(&s, NULL, &lf->last);
@@ -451,7 +464,8 @@ static int take_item(struct krc_list_framer *lf, const char *v, size_t n, krc_li
     rc = on_item(v, n, userdata);
     if (rc != 0) {
         krc_error_set(&lf->last, rc < 0 ? rc : KRC_ECANCELED,
-                      "list: stopped by the item callback at items[%zu]", lf->n_items - 1);
+                      "list: stopped by the item callback at items[%zu]",
+                      lf->n_items - 1 + lf->n_skipped);
         lf->state = ST_FAILED;
         lf->error = lf->last.code;
         if (err != NULL) {
@@ -464,14 +478,41 @@ static int take_item(struct krc_list_framer *lf, const char *v, size_t n, krc_li
 
 static int too_big(struct krc_list_framer *lf, struct krc_error *err)
 {
-    if (lf->state == ST_ITEM) {
-        return fail(lf, err, KRC_ETOOBIG,
-                    "list: items[%zu] is larger than the %zu-byte limit (starts at offset %zu)",
-                    lf->n_items, lf->max_item, lf->val_start);
-    }
     return fail(lf, err, KRC_ETOOBIG,
                 "list: top-level value larger than the %zu-byte limit at offset %zu", lf->max_item,
                 lf->val_start);
+}
+
+/* An item outgrew max_item: what is in lf->val plus p[0, n) is its start.
+ * Keep its head in lf->val and scan on for its end without keeping it. */
+static void skip_begin(struct krc_list_framer *lf, const char *p, size_t n)
+{
+    size_t head = lf->max_item < KRC_LIST_FRAMER_HEAD ? lf->max_item : KRC_LIST_FRAMER_HEAD;
+
+    lf->skipping = 1;
+    lf->skip_size = lf->val.len + n;
+    if (lf->val.len > head) {
+        lf->val.len = head;
+        lf->val.data[head] = '\0';
+    } else if (lf->val.len < head) {
+        size_t more = head - lf->val.len < n ? head - lf->val.len : n;
+        (void)krc_buf_append(&lf->val, p, more); /* without memory: a shorter head */
+    }
+}
+
+/* The skipped item ended: name it to the callback and go on. */
+static void skip_end(struct krc_list_framer *lf, void *userdata)
+{
+    size_t index = lf->n_items + lf->n_skipped;
+
+    lf->n_skipped++;
+    lf->skipping = 0;
+    if (lf->on_skip != NULL) {
+        lf->on_skip(index, lf->val.data, lf->val.len, lf->skip_size, userdata);
+    }
+    lf->skip_size = 0;
+    krc_buf_reset(&lf->val);
+    lf->state = ST_ITEMS_NEXT;
 }
 
 /* The bytes p[0..avail) read in a state inside a key, a top-level value or an
@@ -487,14 +528,39 @@ static int feed_value(struct krc_list_framer *lf, const char *p, size_t avail, s
     const char *v;
     size_t vlen;
 
+    if (lf->skipping) {
+        lf->skip_size += n;
+        *ret_used = n;
+        lf->off += n;
+        if (done) {
+            skip_end(lf, userdata);
+        }
+        return 0;
+    }
     if (lf->val.len == 0 && done) {
         v = p; /* whole value inside this chunk: no copy */
         vlen = n;
         if (vlen > lf->max_item) {
-            return too_big(lf, err);
+            if (lf->state != ST_ITEM) {
+                return too_big(lf, err);
+            }
+            skip_begin(lf, p, n);
+            *ret_used = n;
+            lf->off += n;
+            skip_end(lf, userdata);
+            return 0;
         }
     } else {
         rc = krc_buf_append(&lf->val, p, n);
+        if (rc == KRC_ETOOBIG && lf->state == ST_ITEM) {
+            skip_begin(lf, p, n);
+            *ret_used = n;
+            lf->off += n;
+            if (done) {
+                skip_end(lf, userdata);
+            }
+            return 0;
+        }
         if (rc == KRC_ETOOBIG) {
             return too_big(lf, err);
         }
@@ -615,7 +681,7 @@ static int feed_structure(struct krc_list_framer *lf, unsigned char c, size_t *r
         if (c != '{') {
             if (starts_value(c)) {
                 return fail(lf, err, KRC_EPARSE, "list: items[%zu] is not an object at offset %zu",
-                            lf->n_items, at);
+                            lf->n_items + lf->n_skipped, at);
             }
             return fail_char(lf, err, "expected an item object", c, at);
         }
@@ -705,7 +771,7 @@ int krc_list_framer_finish(struct krc_list_framer *lf, struct krc_error *err)
             return fail(
                 lf, err, KRC_EPARSE,
                 "list: body truncated at offset %zu inside items (after %zu complete items)",
-                lf->off, lf->n_items);
+                lf->off, lf->n_items + lf->n_skipped);
         }
         return fail(lf, err, KRC_EPARSE, "list: body truncated at offset %zu", lf->off);
     }

@@ -11,6 +11,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/linebuf.h"
 #include "krc/kube/list_framer.h"
+#include "krc/kube/kube_pod.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
@@ -36,7 +37,8 @@ struct wctx {
     int synced;      /* the current sync has completed */
     int marker_seen; /* streaming list: the initial-events-end bookmark arrived */
     long long stream_events;
-    int stop; /* error code that ended the stream from inside, 0 if none */
+    int stop;      /* error code that ended the stream from inside, 0 if none */
+    int finishing; /* the stream ended: its last line is being framed */
     struct krc_error stop_err;
     struct krc_linebuf lb;
     struct krc_list_framer lf;
@@ -78,12 +80,81 @@ static void set_rv(struct wctx *w, const char *rv)
     }
 }
 
+/* --- skipped objects ---------------------------------------------------- */
+
+enum skip_reason {
+    SKIP_OVERSIZED,
+    SKIP_UNDECODABLE,
+};
+
+/* "the MODIFIED event of pod shop/web-0 (uid U, resourceVersion 12)", or for
+ * a list item "items[3], pod shop/web-0 (...)", from what the object's first
+ * bytes say; what they do not say is called unknown. */
+static void describe(const struct krc_kube_ident *id, long long list_index, char *out, size_t size)
+{
+    char pod[384];
+    char extra[256];
+
+    if (id->name[0] != '\0') {
+        snprintf(pod, sizeof(pod), "pod %s/%s", id->namespace[0] ? id->namespace : "(unknown)",
+                 id->name);
+    } else {
+        snprintf(pod, sizeof(pod), "an unknown pod (no metadata.name in its first bytes)");
+    }
+    extra[0] = '\0';
+    if (id->uid[0] != '\0' || id->resource_version[0] != '\0') {
+        snprintf(extra, sizeof(extra), " (%s%s%s%s%s)", id->uid[0] ? "uid " : "", id->uid,
+                 id->uid[0] && id->resource_version[0] ? ", " : "",
+                 id->resource_version[0] ? "resourceVersion " : "", id->resource_version);
+    }
+    if (list_index >= 0) {
+        snprintf(out, size, "items[%lld], %s%s", list_index, pod, extra);
+    } else if (id->type[0] != '\0') {
+        snprintf(out, size, "the %s event of %s%s", id->type, pod, extra);
+    } else {
+        snprintf(out, size, "an event (type unknown) of %s%s", pod, extra);
+    }
+}
+
+/* One object skipped: counted, and a warning that names it. head: its first
+ * bytes (at most KRC_LINEBUF_HEAD); size: its length; detail: why it did not
+ * decode (SKIP_UNDECODABLE). Fills *id with what its head says. */
+static void skip_object(struct wctx *w, enum skip_reason reason, long long list_index,
+                        const char *head, size_t head_len, size_t size, const char *detail,
+                        struct krc_kube_ident *id)
+{
+    char what[768];
+
+    krc_kube_ident_scan(head, head_len, id);
+    describe(id, list_index, what, sizeof(what));
+    if (reason == SKIP_OVERSIZED) {
+        atomic_fetch_add(&w->stats->skipped_oversized, 1);
+        krc_log(KRC_LOG_WARN, "%s (%s): skipped %s: %zu bytes, larger than the %zu-byte limit; %s",
+                list_index >= 0 ? "pod list" : "pod watch", scope(w), what, size, w->o->max_line,
+                strcmp(id->type, "DELETED") == 0
+                    ? "krc keeps what it knew of this pod until the next relist"
+                    : "krc does not know this pod's state and sees none of its restarts until a "
+                      "version of it within the limit arrives");
+    } else {
+        atomic_fetch_add(&w->stats->skipped_undecodable, 1);
+        krc_log(KRC_LOG_WARN, "%s (%s): skipped %s: undecodable (%zu bytes): %s; %s goes on",
+                list_index >= 0 ? "pod list" : "pod watch", scope(w), what, size, detail,
+                list_index >= 0 ? "the list" : "the stream");
+    }
+}
+
 /* --- watch lines ------------------------------------------------------ */
 
 static int stop_stream(struct wctx *w, int code)
 {
     w->stop = code;
     return 1;
+}
+
+/* An event or bookmark was delivered: readiness counts from here. */
+static void delivered(struct wctx *w)
+{
+    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
 }
 
 static int on_line(const char *line, size_t len, void *userdata)
@@ -93,21 +164,31 @@ static int on_line(const char *line, size_t len, void *userdata)
     int rc;
 
     if (w->stop != 0) {
-        return 1; /* an oversize line in this chunk already ended the stream */
+        return 1;
     }
     krc_error_clear(&perr);
     rc = krc_watch_event_parse(line, len, &w->ev, &perr);
+    if (rc == KRC_ENOMEM) {
+        krc_error_set(&w->stop_err, KRC_ENOMEM, "out of memory decoding a watch line");
+        return stop_stream(w, KRC_ENOMEM);
+    }
     if (rc < 0) {
-        atomic_fetch_add(&w->stats->malformed_lines, 1);
-        krc_error_set(&w->stop_err, KRC_EPARSE, "malformed watch line (%zu bytes): %s", len,
-                      perr.msg);
-        return stop_stream(w, KRC_EPARSE);
+        /* One bad line must not blind the watch: skip it and read the next.
+         * The resourceVersion stays where it was (a line that does not
+         * decode is not trusted for one): the next event's takes over, and
+         * a resume before one replays this line, which is skipped again.
+         * Not an event for readiness or for the pacing: a server that sends
+         * nothing but such lines is not healthy. */
+        struct krc_kube_ident id;
+        skip_object(w, SKIP_UNDECODABLE, -1, line, len, len, perr.msg, &id);
+        return 0;
     }
     w->stream_events++;
     if (w->ev.type != KRC_WATCH_ERROR) {
         /* A stream that delivers events is healthy: whatever backoff an
          * outage built up before it no longer applies. */
         krc_watch_pacing_healthy(&w->pacing);
+        delivered(w);
     }
     switch (w->ev.type) {
     case KRC_WATCH_ADDED:
@@ -158,21 +239,32 @@ static int on_line(const char *line, size_t len, void *userdata)
     return 0;
 }
 
-static void on_oversize(size_t size, void *userdata)
+/* A line over max_line ended; only its head was kept. */
+static void on_oversize(const char *head, size_t head_len, size_t size, void *userdata)
 {
     struct wctx *w = userdata;
-    atomic_fetch_add(&w->stats->oversized_lines, 1);
-    krc_error_set(&w->stop_err, KRC_ETOOBIG,
-                  "watch line larger than the %zu-byte limit (%zu bytes so far)", w->o->max_line,
-                  size);
-    w->stop = KRC_ETOOBIG;
+    struct krc_kube_ident id;
+
+    if (w->stop != 0) {
+        return;
+    }
+    skip_object(w, SKIP_OVERSIZED, -1, head, head_len, size, NULL, &id);
+    /* Past a complete line the resourceVersion moves on to the skipped
+     * event's, when its head names one: a resume then does not replay it
+     * (it would only be skipped again). A line cut by the end of the stream
+     * keeps the last one, so its event is read again in full. */
+    if (!w->finishing && (w->mode == MODE_WATCH || w->marker_seen) &&
+        (strcmp(id.type, "ADDED") == 0 || strcmp(id.type, "MODIFIED") == 0 ||
+         strcmp(id.type, "DELETED") == 0)) {
+        set_rv(w, id.resource_version);
+    }
 }
 
 static int on_watch_data(const char *data, size_t len, void *userdata)
 {
     struct wctx *w = userdata;
     atomic_fetch_add(&w->stats->bytes, (long long)len);
-    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    /* liveness only: readiness waits for a decoded event or bookmark */
     atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
     if (krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w) == KRC_ENOMEM &&
         w->stop == 0) {
@@ -186,20 +278,41 @@ static int on_watch_data(const char *data, size_t len, void *userdata)
 
 /* --- list items ------------------------------------------------------- */
 
+static long long list_index(const struct wctx *w)
+{
+    return (long long)(krc_list_framer_item_count(&w->lf) + krc_list_framer_skipped_count(&w->lf)) -
+           1;
+}
+
 static int on_item(const char *json, size_t len, void *userdata)
 {
     struct wctx *w = userdata;
     struct krc_error perr;
+    int rc;
 
     krc_error_clear(&perr);
-    if (krc_pod_info_parse(json, len, &w->item, &perr) < 0) {
-        /* One bad item must not hide the others: log it and go on. */
-        atomic_fetch_add(&w->stats->malformed_lines, 1);
-        krc_log(KRC_LOG_WARN, "pod list (%s): skipping malformed item: %s", scope(w), perr.msg);
+    rc = krc_pod_info_parse(json, len, &w->item, &perr);
+    if (rc == KRC_ENOMEM) {
+        return rc; /* the list fails and is read again */
+    }
+    if (rc < 0) {
+        /* One bad item must not hide the others: name it and go on. */
+        struct krc_kube_ident id;
+        skip_object(w, SKIP_UNDECODABLE, list_index(w), json, len, len, perr.msg, &id);
         return 0;
     }
+    delivered(w);
     w->h->pod(KRC_WATCH_ADDED, &w->item, w->h->userdata);
     return 0;
+}
+
+/* An item over max_item was read to its end; only its head was kept. */
+static void on_list_skip(size_t index, const char *head, size_t head_len, size_t size,
+                         void *userdata)
+{
+    struct wctx *w = userdata;
+    struct krc_kube_ident id;
+    skip_object(w, SKIP_OVERSIZED, (long long)index, head, head_len, size, NULL, &id);
 }
 
 static int on_list_data(const char *data, size_t len, void *userdata)
@@ -208,7 +321,7 @@ static int on_list_data(const char *data, size_t len, void *userdata)
     int rc;
 
     atomic_fetch_add(&w->stats->bytes, (long long)len);
-    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
     rc = krc_list_framer_feed(&w->lf, data, len, on_item, w, &w->stop_err);
     if (rc < 0) {
         w->stop = rc;
@@ -284,7 +397,9 @@ static int run_stream(struct wctx *w, enum stream_mode mode, struct krc_error *e
                          w->o->cancel, err);
     if (rc == 0 && w->stop == 0) {
         /* A final line without a newline still counts. */
+        w->finishing = 1;
         krc_linebuf_finish(&w->lb, on_line, on_oversize, w);
+        w->finishing = 0;
     }
     if (w->stop != 0) {
         rc = w->stop;
@@ -305,6 +420,9 @@ static int run_list(struct wctx *w, struct krc_error *err)
     long long items = 0;
     int pages = 0;
     int full = 0; /* the fallback after an expired continue token */
+    long long skipped0 =
+        atomic_load(&w->stats->skipped_oversized) + atomic_load(&w->stats->skipped_undecodable);
+    long long skipped;
 
     krc_buf_init(&path, URL_MAX);
     w->h->sync_begin(w->h->userdata);
@@ -355,7 +473,8 @@ static int run_list(struct wctx *w, struct krc_error *err)
             break;
         }
         pages++;
-        items += (long long)krc_list_framer_item_count(&w->lf);
+        items +=
+            (long long)(krc_list_framer_item_count(&w->lf) + krc_list_framer_skipped_count(&w->lf));
         next = krc_list_framer_continue(&w->lf);
         krc_free(cont);
         cont = NULL;
@@ -377,14 +496,29 @@ static int run_list(struct wctx *w, struct krc_error *err)
     }
     krc_free(cont);
     krc_buf_cleanup(&path);
+    if (rc == KRC_EPARSE || rc == KRC_ETOOBIG) {
+        /* the body was not a list krc can frame (its items are skipped one
+         * by one; this is the whole body) */
+        atomic_fetch_add(&w->stats->malformed_lists, 1);
+    }
     if (rc == 0) {
+        delivered(w);
         w->synced = 1;
         w->h->sync_end(w->h->userdata);
         atomic_store(&w->stats->synced, 1);
         atomic_store(&w->stats->last_sync_mono_ms, krc_clock_mono_ms());
-        krc_log(KRC_LOG_INFO,
-                "pod sync complete (list, %s): %lld pods in %d pages, resourceVersion %s", scope(w),
-                items, pages, w->rv);
+        skipped = atomic_load(&w->stats->skipped_oversized) +
+                  atomic_load(&w->stats->skipped_undecodable) - skipped0;
+        if (skipped > 0) {
+            krc_log(KRC_LOG_INFO,
+                    "pod sync complete (list, %s): %lld pods in %d pages, %lld of them skipped "
+                    "(named above), resourceVersion %s",
+                    scope(w), items, pages, skipped, w->rv);
+        } else {
+            krc_log(KRC_LOG_INFO,
+                    "pod sync complete (list, %s): %lld pods in %d pages, resourceVersion %s",
+                    scope(w), items, pages, w->rv);
+        }
     }
     return rc;
 }
@@ -447,10 +581,12 @@ static int after_failure(struct wctx *w, int rc, const char *what, const struct 
         break;
     case KRC_EPARSE:
     case KRC_ETOOBIG:
-        /* Resume at once when the stream had been healthy for a while; a
-         * server that keeps sending bad lines gets backoff of its own:
-         * the server answered, so an outage's backoff does not apply
-         * (after one, a bad line used to cost 20 s and more). */
+        /* A response body that could not be framed (a LIST that is not a
+         * list; bad watch lines and items are skipped one by one and never
+         * end up here). Retry at once when the request had run for a
+         * while; a server that keeps sending such bodies gets backoff of
+         * its own: the server answered, so an outage's backoff does not
+         * apply (after one, a bad line used to cost 20 s and more). */
         delay = krc_watch_pacing_bad_line(&w->pacing, krc_clock_mono_ms(),
                                           krc_clock_mono_ms() - started);
         if (delay > 0) {
@@ -458,8 +594,7 @@ static int after_failure(struct wctx *w, int rc, const char *what, const struct 
                 return 1;
             }
         } else {
-            krc_log(KRC_LOG_WARN, "%s (%s): %s; resuming from resourceVersion %s", what, scope(w),
-                    e->msg, w->rv[0] ? w->rv : "(none)");
+            krc_log(KRC_LOG_WARN, "%s (%s): %s; retrying at once", what, scope(w), e->msg);
         }
         break;
     case KRC_ERATELIMIT:
@@ -514,6 +649,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
         rc = krc_error_set(err, KRC_ENOMEM, "out of memory setting up the pod watch");
         goto out;
     }
+    krc_list_framer_set_skip(&w.lf, on_list_skip);
 
     while (!cancelled(&w)) {
         struct krc_error e;

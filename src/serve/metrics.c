@@ -859,6 +859,7 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     static const char *const types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR", NULL};
     static const char *const reasons[] = {"timeout", "expired",   "error",
                                           "silent",  "malformed", NULL};
+    static const char *const skip_reasons[] = {"oversized", "undecodable", NULL};
     static const double latency[] = {KRC_METRICS_LATENCY_BUCKETS};
     const char *causes[KRC_CAUSE_COUNT + 1];
     const char *versions[2];
@@ -879,6 +880,7 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     const struct krc_metric_label result_label = {.name = "result", .values = results};
     const struct krc_metric_label type_label = {.name = "type", .values = types};
     const struct krc_metric_label reason_label = {.name = "reason", .values = reasons};
+    const struct krc_metric_label skip_label = {.name = "reason", .values = skip_reasons};
     const struct krc_metric_label version_label = {.name = "version", .values = versions};
     const struct krc_metric_desc hist = {
         .type = KRC_METRIC_HISTOGRAM,
@@ -908,6 +910,13 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_watch_restarts_total",
                         "Pod watch streams re-established, by reason.", &reason_label, 1,
                         &s.watch_restarts, err);
+    }
+    if (rc == 0) {
+        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_watch_objects_skipped_total",
+                        "Pods skipped by the watch or a list (the stream goes on), by reason: "
+                        "oversized (over the 8 MiB line limit), undecodable (bad JSON or not a "
+                        "pod).",
+                        &skip_label, 1, &s.watch_skipped, err);
     }
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_GAUGE, "krc_pods_tracked",

@@ -2,11 +2,33 @@
  * object); the rest is the JSON. A decoded event or pod has its promised
  * fields (uid, namespace and name for pods; the type), its strings lie in
  * its arena, and `raw` lies inside the input. The struct is reused across
- * inputs as the watch loop reuses it. */
+ * inputs as the watch loop reuses it. The naming of a skipped object
+ * (krc_kube_ident_scan) reads the same input, every prefix of it too, and
+ * gives only printable fields; on a decoded pod it agrees with the decoder. */
 #include <string.h>
 
 #include "fuzz.h"
 #include "krc/kube/kube_pod.h"
+
+static void check_field(const char *f, size_t cap)
+{
+    size_t n = strnlen(f, cap);
+    FUZZ_CHECK(n < cap, "ident field not terminated");
+    for (size_t i = 0; i < n; i++) {
+        FUZZ_CHECK((unsigned char)f[i] > 0x20 && (unsigned char)f[i] < 0x7f, "ident byte 0x%02x",
+                   (unsigned char)f[i]);
+    }
+}
+
+static void check_ident(const uint8_t *in, size_t len, struct krc_kube_ident *id)
+{
+    krc_kube_ident_scan((const char *)in, len, id);
+    check_field(id->type, sizeof(id->type));
+    check_field(id->namespace, sizeof(id->namespace));
+    check_field(id->name, sizeof(id->name));
+    check_field(id->uid, sizeof(id->uid));
+    check_field(id->resource_version, sizeof(id->resource_version));
+}
 
 static void check_pod(const struct krc_pod_info *p, const uint8_t *in, size_t len, int need_ids)
 {
@@ -41,6 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct krc_pod_info pod;
     static int ready;
     struct krc_error err;
+    struct krc_kube_ident id;
+    struct krc_kube_ident id_half;
     uint8_t *copy;
 
     if (size < 1) {
@@ -57,9 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memcpy(copy, data + 1, size - 1);
+    check_ident(copy, size - 1, &id);
+    check_ident(copy, (size - 1) / 2, &id_half);
     if (data[0] & 1) {
         if (krc_pod_info_parse((const char *)copy, size - 1, &pod, &err) == 0) {
             check_pod(&pod, copy, size - 1, 1);
+            FUZZ_CHECK(id.name[0] == '\0' || strcmp(id.name, pod.name) == 0,
+                       "ident name %s, pod name %s", id.name, pod.name);
         } else {
             FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
         }

@@ -2,7 +2,7 @@
  * Each line handed out has no '\n', no trailing '\r', is not empty and is
  * at most max_line bytes; the lines joined with the dropped over-long ones
  * are exactly the input's non-empty lines, each over-long one reported
- * once; memory stays within max_line. */
+ * once, in order, with its size and head; memory stays within max_line. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -12,15 +12,14 @@ struct expect {
     const uint8_t *data;
     size_t size;
     size_t max;
-    size_t pos; /* where the next expected line starts in data */
-    size_t lines;
-    size_t oversize; /* over-long lines in the input (reference framing) */
-    size_t reported; /* on_oversize calls */
+    size_t pos;   /* where the next expected line starts in data */
+    size_t lines; /* lines delivered or reported so far */
 };
 
-/* The next line of the input (reference framing), skipping empty ones and
- * counting over-long ones as dropped. Returns 1 with [*s, *s+*n), or 0. */
-static int next_line(struct expect *x, const uint8_t **s, size_t *n)
+/* The next non-empty line of the input (reference framing): 1 with
+ * [*s, *s+*n) (the line ending removed) and *size (its bytes before the
+ * newline, a '\r' included), or 0 at the end. */
+static int next_line(struct expect *x, const uint8_t **s, size_t *n, size_t *size)
 {
     while (x->pos < x->size) {
         const uint8_t *p = x->data + x->pos;
@@ -31,12 +30,9 @@ static int next_line(struct expect *x, const uint8_t **s, size_t *n)
         if (body == 0) {
             continue;
         }
-        if (body > x->max) {
-            x->oversize++;
-            continue;
-        }
         *s = p;
         *n = body;
+        *size = len;
         return 1;
     }
     return 0;
@@ -47,20 +43,31 @@ static int on_line(const char *line, size_t len, void *ud)
     struct expect *x = ud;
     const uint8_t *s;
     size_t n;
+    size_t size;
 
     FUZZ_CHECK(len > 0 && len <= x->max, "line of %zu bytes (max %zu)", len, x->max);
     FUZZ_CHECK(memchr(line, '\n', len) == NULL, "newline inside a line");
-    FUZZ_CHECK(next_line(x, &s, &n), "extra line");
+    FUZZ_CHECK(next_line(x, &s, &n, &size), "extra line");
+    FUZZ_CHECK(n <= x->max, "line %zu (%zu bytes) delivered instead of reported", x->lines, n);
     FUZZ_CHECK(n == len && memcmp(s, line, n) == 0, "line %zu differs", x->lines);
     x->lines++;
     return 0;
 }
 
-static void on_oversize(size_t so_far, void *ud)
+static void on_oversize(const char *head, size_t head_len, size_t size, void *ud)
 {
     struct expect *x = ud;
-    FUZZ_CHECK(so_far > x->max, "oversize at %zu <= %zu", so_far, x->max);
-    x->reported++;
+    size_t want = x->max < KRC_LINEBUF_HEAD ? x->max : KRC_LINEBUF_HEAD;
+    const uint8_t *s;
+    size_t n;
+    size_t ref_size;
+
+    FUZZ_CHECK(next_line(x, &s, &n, &ref_size), "extra over-long line");
+    FUZZ_CHECK(n > x->max, "line %zu of %zu bytes reported as over-long", x->lines, n);
+    FUZZ_CHECK(size == ref_size, "over-long line of %zu bytes reported as %zu", ref_size, size);
+    FUZZ_CHECK(head_len == want && memcmp(head, s, want) == 0, "head of line %zu differs",
+               x->lines);
+    x->lines++;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -70,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t chunk;
     const uint8_t *s;
     size_t n;
+    size_t line_size;
 
     if (size < 2) {
         return 0;
@@ -91,9 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    krc_linebuf_pending(&lb));
     }
     FUZZ_CHECK(krc_linebuf_finish(&lb, on_line, on_oversize, &x) == 0, "finish failed");
-    FUZZ_CHECK(!next_line(&x, &s, &n), "line missing after %zu lines", x.lines);
-    FUZZ_CHECK(x.reported == x.oversize, "%zu over-long lines reported, %zu in the input",
-               x.reported, x.oversize);
+    FUZZ_CHECK(!next_line(&x, &s, &n, &line_size), "line missing after %zu lines", x.lines);
     krc_linebuf_cleanup(&lb);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* list_framer: a LIST body in chunks (sizes from the first byte). Every
- * item handed out is one complete JSON value (checked with jscan); the same
- * body fed in one piece gives the same items and the same verdict; the
+ * item handed out is one complete JSON value (checked with jscan); every
+ * item skipped is over max_item, with its head; the same body fed in one
+ * piece gives the same items, the same skips and the same verdict; the
  * framer never keeps more than max_item bytes of one item. */
 #include <string.h>
 
@@ -12,6 +13,8 @@ struct items {
     size_t n;
     unsigned long long hash;
     size_t max;
+    size_t skipped;
+    size_t next_index; /* items and skips so far */
 };
 
 static int on_item(const char *json, size_t len, void *ud)
@@ -29,7 +32,21 @@ static int on_item(const char *json, size_t len, void *ud)
     }
     it->hash = it->hash * 31 + len;
     it->n++;
+    it->next_index++;
     return 0;
+}
+
+static void on_skip(size_t index, const char *head, size_t head_len, size_t size, void *ud)
+{
+    struct items *it = ud;
+    size_t want = it->max < KRC_LIST_FRAMER_HEAD ? it->max : KRC_LIST_FRAMER_HEAD;
+
+    FUZZ_CHECK(size > it->max, "item of %zu bytes skipped (max %zu)", size, it->max);
+    FUZZ_CHECK(head_len == want && head[0] == '{', "head of %zu bytes, want %zu", head_len, want);
+    FUZZ_CHECK(index == it->next_index, "skipped index %zu, expected %zu", index, it->next_index);
+    it->hash = it->hash * 1099511628211ull + size;
+    it->skipped++;
+    it->next_index++;
 }
 
 static int frame(const uint8_t *body, size_t size, size_t chunk, size_t max, struct items *it,
@@ -50,6 +67,8 @@ static int frame(const uint8_t *body, size_t size, size_t chunk, size_t max, str
     FUZZ_CHECK(rc <= 0, "framer returned %d", rc);
     FUZZ_CHECK(krc_list_framer_item_count(lf) == it->n, "count %zu, items %zu",
                krc_list_framer_item_count(lf), it->n);
+    FUZZ_CHECK(krc_list_framer_skipped_count(lf) == it->skipped, "skipped %zu, callbacks %zu",
+               krc_list_framer_skipped_count(lf), it->skipped);
     return rc;
 }
 
@@ -71,11 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (krc_list_framer_init(&lf, max) != 0) {
         abort();
     }
+    krc_list_framer_set_skip(&lf, on_skip);
     ra = frame(data + 2, size - 2, chunk, max, &a, &lf);
     krc_list_framer_reset(&lf);
     rb = frame(data + 2, size - 2, size, max, &b, &lf);
     FUZZ_CHECK(ra == rb, "chunked %d, whole %d", ra, rb);
-    FUZZ_CHECK(a.n == b.n && a.hash == b.hash, "chunked and whole framing gave other items");
+    FUZZ_CHECK(a.n == b.n && a.skipped == b.skipped && a.hash == b.hash,
+               "chunked and whole framing gave other items");
     if (ra == 0) {
         const char *rv = krc_list_framer_resource_version(&lf);
         const char *kind = krc_list_framer_kind(&lf);

@@ -1,8 +1,10 @@
 """The real krc binary against the fake Kubernetes API server over TLS:
 restart detection through list/watch, bookmarks, 410 relists, dropped and
 stalled streams, 5xx bursts and outages, without losing or duplicating a
-restart."""
+restart; one pod too large for the watch (10,000 containers) skipped without
+blinding it, and /readyz following what the watch delivers (issue 24)."""
 
+import json
 import re
 import time
 import unittest
@@ -18,7 +20,7 @@ def iso(dt):
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class WatchTest(unittest.TestCase):
+class WatchBase(unittest.TestCase):
     def setUp(self):
         self.kube = FakeKube()
         self.kube.start()
@@ -56,6 +58,12 @@ class WatchTest(unittest.TestCase):
         self.assertEqual(sorted(got), sorted(expected),
                          "restart reports differ; log tail:\n" + self.krc.tail(40))
 
+    def watch_requests(self):
+        return [r for r in self.kube.requests() if r["path"] == "/api/v1/pods"
+                and r["query"].get("watch") in ("true", ["true"])]
+
+
+class WatchTest(WatchBase):
     def test_n_restarts_give_n_reports(self):
         for i in range(3):
             self.kube.create_pod("shop", "web-%d" % i, containers=("app", "proxy"))
@@ -238,19 +246,28 @@ class WatchTest(unittest.TestCase):
                             settle=1)
 
     def test_malformed_and_oversized_lines(self):
+        # a line that is not JSON and a 9 MiB line (over the 8 MiB limit) are each skipped
+        # with a warning; the stream goes on (no new watch request), so the restart that
+        # follows each arrives on the same stream
         self.kube.create_pod("default", "m-0")
         self.start_krc(["--log-level", "debug"])
+        self.kube.wait_for(lambda: self.kube.state()["open_watches"] >= 1, what="a watch")
+        watches = len(self.watch_requests())
         self.kube.fault(type="malformed_line", text='{"type":"MODIFIED","object":{"metadata":')
         self.kube.restart("default", "m-0", "app")
-        self.krc.wait_log("malformed watch line")
-        self.krc.wait_restarts(1)  # resumed from the last good resourceVersion
-        self.kube.wait_for(lambda: self.kube.state()["open_watches"] >= 1, what="a new watch")
+        line = self.krc.wait_log("undecodable")[0]["msg"]
+        self.assertIn("skipped the MODIFIED event of an unknown pod", line)
+        self.assertIn("the stream goes on", line)
+        self.krc.wait_restarts(1)
         self.kube.fault(type="oversize_line", bytes=9 * 1024 * 1024)
         self.kube.restart("default", "m-0", "app")
-        self.krc.wait_log("larger than", timeout=30)
+        line = self.krc.wait_log("larger than", timeout=30)[0]["msg"]
+        self.assertIn("9437184 bytes, larger than the 8388608-byte limit", line)
         self.kube.restart("default", "m-0", "app")
         self.assert_exactly([("default", "m-0", "app", 1), ("default", "m-0", "app", 2),
                              ("default", "m-0", "app", 3)])
+        self.assertEqual(len(self.watch_requests()), watches,
+                         "a bad line must not end the stream: %r" % self.watch_requests())
         self.assertIsNone(self.krc.proc.poll(), "krc must keep running")
 
     def test_sidecar_and_init_container_restarts(self):
@@ -289,6 +306,150 @@ class WatchTest(unittest.TestCase):
         self.start_krc()
         self.assertEqual(self.krc.stop(), 0)
         self.assertTrue(self.krc.logs(contains="SIGTERM received"))
+
+
+GIANT_CONTAINERS = 10000
+MIB = 1024 * 1024
+
+
+def metric_value(port, name, labels=""):
+    """The value of one series of /metrics (None when absent)."""
+    status, body = h.http_get(port, "/metrics")
+    if status != 200:
+        raise AssertionError("/metrics answered %d" % status)
+    for line in body.splitlines():
+        if line.startswith(name + labels + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+class OneBadObjectTest(WatchBase):
+    """Issue 24: a pod too large for the watch (10,000 containers, ~19 MB of JSON, over the
+    8 MiB line limit) is skipped with a warning naming it, in the sync (streaming list or
+    LIST) and as a watch event, while restarts of other pods are alerted on Slack within
+    10 s; krc_watch_objects_skipped_total counts it and /readyz tells the truth."""
+
+    def setUp(self):
+        super().setUp()
+        self.slack = h.fakeslack_client.FakeSlack()
+        self.slack.start()
+        self.addCleanup(self.slack.stop)
+
+    def start_krc(self, args=(), env=None):
+        full = {"SLACK_WEBHOOK_URL": self.slack.webhook_url("alerts"), "MUTE_SECONDS": "0",
+                "SLACK_CHANNEL": None, "SLACK_BOT_TOKEN": None, "WATCHED_NAMESPACES": None,
+                "IGNORED_NAMESPACES": None, "KRC_KUBERNETES_EVENTS": "false"}
+        full.update(env or {})
+        # no silent-stream reconnects while the fake server is busy with the giant pod:
+        # every new watch request in these tests would be one a bad object caused
+        return super().start_krc(["--watch-idle-timeout", "30s"] + list(args), full)
+
+    def create_giant(self):
+        self.kube.create_pod("big", "giant-0",
+                             containers=["c%05d" % i for i in range(GIANT_CONTAINERS)])
+        size = len(json.dumps(self.kube.get_pod("big", "giant-0"), separators=(",", ":")))
+        self.assertGreater(size, 8 * MIB, "the giant pod must be over the line limit")
+
+    def restart_alerted_within_10s(self, pod, n):
+        """Restart shop/POD; the n-th Slack message names it within 10 s of the restart."""
+        t0 = time.time()
+        self.kube.restart("shop", pod, "app", exit_code=137, reason="OOMKilled")
+        msgs = self.slack.wait_messages(n, timeout=30 * h.SLOWDOWN)
+        got = msgs[n - 1]
+        self.assertIn(pod, json.dumps(got["body"]), msgs)
+        self.assertLess(got["time"] - t0, 10.0 * h.SLOWDOWN,
+                        "%s alerted %.1fs after its restart:\n%s"
+                        % (pod, got["time"] - t0, self.krc.tail(30)))
+
+    def skipped(self, port):
+        return metric_value(port, "krc_watch_objects_skipped_total", '{reason="oversized"}')
+
+    def assert_ready(self, port):
+        status, body = h.http_get(port, "/readyz")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(metric_value(port, "krc_ready"), 1)
+
+    def test_giant_pod_in_the_stream_does_not_blind_the_watch(self):
+        self.kube.create_pod("shop", "web-0")
+        self.kube.create_pod("shop", "web-1")
+        self.create_giant()
+        # the streaming list's initial events carry the giant pod: skipped, sync completes
+        self.start_krc(["--watch-bookmark-interval", "5s"])
+        port = self.krc.http_port()
+        line = self.krc.wait_log("skipped the ADDED event of pod big/giant-0")[0]["msg"]
+        self.assertIn("larger than the 8388608-byte limit", line)
+        self.assertIn("sees none of its restarts", line)
+        self.assert_ready(port)
+        self.restart_alerted_within_10s("web-0", 1)
+        # the giant pod changes (one of its containers restarts): MODIFIED, skipped
+        self.kube.restart("big", "giant-0", "c00042", exit_code=1)
+        self.krc.wait_log("skipped the MODIFIED event of pod big/giant-0", timeout=30)
+        self.restart_alerted_within_10s("web-1", 2)
+        self.assertGreaterEqual(self.skipped(port), 2)
+        self.assert_ready(port)
+        # deleted: DELETED, skipped; the watch still reports the others
+        self.kube.delete_pod("big", "giant-0")
+        self.krc.wait_log("skipped the DELETED event of pod big/giant-0", timeout=30)
+        self.restart_alerted_within_10s("web-0", 3)
+        self.assertGreaterEqual(self.skipped(port), 3)
+        self.assert_ready(port)
+        # one stream throughout: no bad line ended it (a bookmark-fed watch is not renewed
+        # within the test's minute: timeoutSeconds is at least 300)
+        self.assertEqual(len(self.watch_requests()), 1, self.watch_requests())
+        self.assert_exactly([("shop", "web-0", "app", 1), ("shop", "web-1", "app", 1),
+                             ("shop", "web-0", "app", 2)], settle=1)
+        self.assertEqual(len(self.slack.messages()), 3)
+
+    def test_giant_pod_in_list_pages_is_skipped(self):
+        self.kube.config(streaming_list=False, max_page_size=2)
+        for i in range(3):
+            self.kube.create_pod("shop", "web-%d" % i)
+        self.create_giant()
+        self.start_krc(["--list-page-size", "2", "--watch-bookmark-interval", "5s"])
+        port = self.krc.http_port()
+        line = self.krc.wait_log("pod list (all namespaces): skipped items[")[0]["msg"]
+        self.assertIn("pod big/giant-0", line)
+        self.assertIn("larger than the 8388608-byte limit", line)
+        synced = self.krc.wait_log("pod sync complete (list")[0]["msg"]
+        self.assertIn("4 pods in 2 pages, 1 of them skipped", synced)
+        self.assertEqual(self.skipped(port), 1)
+        self.assert_ready(port)
+        self.restart_alerted_within_10s("web-2", 1)
+        # a 410 forces a relist: the giant pod is skipped again, the list completes again
+        self.kube.compact()
+        self.krc.wait_synced(count=2, timeout=30)
+        self.assertEqual(len(self.krc.logs(contains="skipped items[")), 2)
+        self.restart_alerted_within_10s("web-0", 2)
+        self.assertEqual(self.skipped(port), 2)
+        self.assert_ready(port)
+
+    def test_readyz_follows_what_the_watch_delivers(self):
+        # bookmarks every 0.5 s keep a quiet cluster's watch ready; a watch that delivers
+        # nothing (no event, no bookmark) for more than twice watchBookmarkInterval (2 s
+        # here) is not, and krc_ready says the same; it is ready again once bookmarks flow
+        self.kube.config(bookmark_interval=0.5)
+        self.kube.create_pod("shop", "web-0")
+        self.start_krc(["--watch-bookmark-interval", "2s", "--watch-idle-timeout", "5s"])
+        port = self.krc.http_port()
+        deadline = time.monotonic() + 6
+        while time.monotonic() < deadline:  # longer than the 4 s limit, nothing but bookmarks
+            self.assert_ready(port)
+            time.sleep(0.25)
+        self.kube.fault(type="stall_watches", seconds=12)
+        t0 = time.monotonic()
+        body = h.wait_until(lambda: (lambda r: r[0] == 503 and r[1])(
+            h.http_get(port, "/readyz")), 10 * h.SLOWDOWN, interval=0.1,
+            what="/readyz 503 while the watch is silent")
+        self.assertGreaterEqual(time.monotonic() - t0, 3.5, "unready too early: %s" % body)
+        self.assertIn("pod watch (all namespaces) has delivered no event or bookmark for", body)
+        self.assertIn("twice the 2s watchBookmarkInterval", body)
+        self.assertEqual(metric_value(port, "krc_ready"), 0)
+        # the stall ends: bookmarks again
+        h.wait_until(lambda: h.http_get(port, "/readyz")[0] == 200, 30 * h.SLOWDOWN,
+                     interval=0.1, what="/readyz 200 once bookmarks flow again")
+        self.assertEqual(metric_value(port, "krc_ready"), 1)
+        self.kube.restart("shop", "web-0", "app")
+        self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
 
 
 if __name__ == "__main__":

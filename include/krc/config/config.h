@@ -96,6 +96,7 @@ struct krc_config {
     /* watch */
     long startup_window_s;
     long watch_idle_timeout_s;
+    long watch_bookmark_interval_s; /* /readyz: unready after twice this without delivery */
     long list_page_size;
     int streaming_list;
     /* high availability */

@@ -48,6 +48,7 @@ struct krc_health {
     pthread_mutex_t metrics_lock;
     long long seen_watch[5];
     long long seen_restarts[5];
+    long long seen_skipped[2];
     long long seen_notify[7];
     long long seen_store_errors;
 };

@@ -122,6 +122,26 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
 int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 
+/* What the first bytes of a watch event line or a pod (a list item) say
+ * about the object, to name one that is skipped (too large to buffer, or
+ * not decodable). The text may be cut anywhere: it is scanned as JSON until
+ * its first problem or end, at most KRC_KUBE_IDENT_SCAN bytes of it. A field
+ * is "" when it was not found, or when its value is not printable ASCII
+ * (no spaces) that fits. The API server writes metadata.name, namespace, uid
+ * and resourceVersion before labels, annotations, managedFields, spec and
+ * status, so a short head names a pod of any size. */
+#define KRC_KUBE_IDENT_SCAN 65536
+
+struct krc_kube_ident {
+    char type[16];              /* a watch event's "type" */
+    char namespace[64];         /* object.metadata.namespace (a list item: metadata...) */
+    char name[254];             /* metadata.name */
+    char uid[64];               /* metadata.uid */
+    char resource_version[128]; /* metadata.resourceVersion */
+};
+
+void krc_kube_ident_scan(const char *text, size_t len, struct krc_kube_ident *ret);
+
 /* The one sidecar rule of both pod parsers (this one and kube_parse's): an
  * init container whose spec says restartPolicy: Always (KEP-753).
  * `restart_policy` is the spec's value, NULL when absent. */

@@ -11,9 +11,15 @@
  * Recovery: 410 Gone/Expired (in-band ERROR event or HTTP status) → relist;
  * transport errors and 5xx → exponential backoff with jitter (capped at 30 s)
  * then resume from the last resourceVersion; 429 → wait Retry-After; a stream
- * silent for longer than idle_timeout_ms → dropped and resumed; a malformed or
- * oversized line → logged, counted, and the watch resumed from the last good
- * resourceVersion so the event is not lost. */
+ * silent for longer than idle_timeout_ms → dropped and resumed.
+ *
+ * One bad object never stops the watch: an event line or list item over
+ * max_line (discarded as it arrives, only its first 64 KiB kept to name it)
+ * or one that does not decode (bad JSON, wrong shape) is skipped with a
+ * warning naming it (event type, namespace/name, size, as far as its first
+ * bytes say) and counted, and the stream or list goes on with the next one.
+ * The skipped pod stays unknown to krc until a version of it that fits
+ * arrives. */
 #ifndef KRC_WATCH_H
 #define KRC_WATCH_H
 
@@ -31,17 +37,20 @@ struct krc_watch_stats {
     atomic_llong events_deleted;
     atomic_llong events_bookmark;
     atomic_llong events_error;
-    atomic_llong malformed_lines;
-    atomic_llong oversized_lines;
-    atomic_llong relists;        /* full syncs after the first */
-    atomic_llong reconnects;     /* watch streams re-established */
-    atomic_llong expired;        /* 410 Gone/Expired seen */
-    atomic_llong silent_streams; /* streams dropped for silence */
-    atomic_llong request_errors; /* failed list/watch requests */
-    atomic_llong bytes;          /* body bytes received */
-    atomic_int synced;           /* 1 once the current sync completed */
+    atomic_llong skipped_oversized;   /* objects skipped: over max_line */
+    atomic_llong skipped_undecodable; /* objects skipped: bad JSON or not a pod/event */
+    atomic_llong malformed_lists;     /* LIST responses abandoned: the body was not a list */
+    atomic_llong relists;             /* full syncs after the first */
+    atomic_llong reconnects;          /* watch streams re-established */
+    atomic_llong expired;             /* 410 Gone/Expired seen */
+    atomic_llong silent_streams;      /* streams dropped for silence */
+    atomic_llong request_errors;      /* failed list/watch requests */
+    atomic_llong bytes;               /* body bytes received */
+    atomic_int synced;                /* 1 once the current sync completed */
     atomic_llong last_sync_mono_ms;
-    atomic_llong last_ok_mono_ms;    /* last data from the API server */
+    /* last delivery: an event or bookmark decoded, a list item or a whole
+     * list read (not a skipped object, not a bare chunk of bytes) */
+    atomic_llong last_ok_mono_ms;
     atomic_llong last_error_mono_ms; /* last failed list/watch request */
     atomic_llong heartbeat_mono_ms;  /* the loop is alive: each data chunk and iteration */
 };

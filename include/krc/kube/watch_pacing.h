@@ -5,9 +5,11 @@
  *   conn  failures to connect or to be answered (transport, 5xx, 429, 401/403).
  *         Reset by krc_watch_pacing_healthy(): a stream that delivered an
  *         event is healthy, so the outage is over.
- *   line  streams ended by a malformed or oversized line soon after they
- *         began: a server that keeps sending bad lines gets backoff of its
- *         own, a single bad line costs at most its first step.
+ *   line  responses that could not be framed (a LIST body that is not a
+ *         list; bad watch lines and list items are skipped one by one
+ *         instead) soon after the request began: a server that keeps
+ *         sending them gets backoff of its own, a single one costs at most
+ *         its first step.
  *
  * Pure: time is passed in. Embedded struct, no allocation. */
 #ifndef KRC_WATCH_PACING_H

@@ -138,6 +138,8 @@ struct krc_metrics_std {
     struct krc_metric *watch_events;
     /* counter {reason}: timeout expired error silent malformed */
     struct krc_metric *watch_restarts;
+    /* counter {reason}: oversized undecodable */
+    struct krc_metric *watch_skipped;
     struct krc_metric *pods_tracked; /* gauge */
     struct krc_metric *store_errors; /* counter */
     /* histogram, seconds, buckets KRC_METRICS_LATENCY_BUCKETS */
@@ -151,7 +153,7 @@ struct krc_metrics_std {
 
 /* Register the daemon's metrics (names: krc_restarts_detected_total,
  * krc_notifications_total, krc_watch_events_total, krc_watch_restarts_total,
- * krc_pods_tracked, krc_store_errors_total,
+ * krc_watch_objects_skipped_total, krc_pods_tracked, krc_store_errors_total,
  * krc_restart_to_notification_seconds, krc_build_info, krc_up, krc_ready).
  * `version` is the build_info label (NULL: KRC_VERSION). Fills *ret. */
 int krc_metrics_register_std(struct krc_metrics *m, const char *version,

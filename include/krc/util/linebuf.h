@@ -6,9 +6,11 @@
  * buffered. Each byte is examined once (memchr), so framing is linear in
  * the stream length whatever the chunking.
  *
- * A line longer than max_line bytes (not counting "\n" or "\r\n") is
- * reported once to on_oversize and its remaining bytes are discarded up to
- * the next newline without being buffered: memory stays bounded by
+ * A line longer than max_line bytes (not counting "\n" or "\r\n") is not
+ * delivered: its first bytes (its head: at most KRC_LINEBUF_HEAD, and at
+ * most max_line) are kept so that the caller can say what it was, the rest
+ * is discarded up to the next newline without being buffered, and the line
+ * is reported once to on_oversize when it ends. Memory stays bounded by
  * max_line + 1 bytes. Empty lines (also "\r\n" alone) are skipped. */
 #ifndef KRC_LINEBUF_H
 #define KRC_LINEBUF_H
@@ -20,17 +22,28 @@
  * stop: krc_linebuf_feed() then returns that value at once, the rest of the
  * chunk is dropped and the buffer is reset (the stream is to be abandoned). */
 typedef int (*krc_linebuf_line_cb)(const char *line, size_t len, void *userdata);
-/* Called once per over-long line with the number of bytes seen so far
- * (> max_line). May be NULL. */
-typedef void (*krc_linebuf_oversize_cb)(size_t size_so_far, void *userdata);
+/* Largest head of an over-long line kept for on_oversize. */
+#define KRC_LINEBUF_HEAD 65536
+
+/* Called once per over-long line when it ends (at its newline, or at
+ * krc_linebuf_finish for a last line without one): `head` (borrowed for the
+ * call, not NUL-terminated) holds its first head_len bytes, and `size` is
+ * the whole line's length before its newline (> max_line; a '\r' before the
+ * newline is counted). head_len is smaller than min(KRC_LINEBUF_HEAD,
+ * max_line) only when memory for the head could not be had. A line cut by
+ * krc_linebuf_reset (a broken connection) is not reported. May be NULL. */
+typedef void (*krc_linebuf_oversize_cb)(const char *head, size_t head_len, size_t size,
+                                        void *userdata);
 
 struct krc_linebuf {
     char *buf; /* partial line carried over between feeds */
     size_t len;
     size_t cap;
     size_t max_line;
-    int discarding;  /* inside an over-long line: drop bytes until '\n' */
-    size_t overlong; /* bytes of the current over-long line seen so far */
+    int discarding;  /* inside a dropped line: drop bytes until '\n' */
+    int report;      /* the dropped line is over-long: report it when it ends */
+    size_t overlong; /* bytes of the current dropped line seen so far */
+    size_t head_len; /* while discarding: its head, kept in buf[0, head_len) */
 };
 
 /* Embedded init/cleanup. max_line >= 1. Never allocates; returns 0, or
@@ -48,8 +61,9 @@ int krc_linebuf_feed(struct krc_linebuf *lb, const char *data, size_t len,
                      krc_linebuf_line_cb on_line, krc_linebuf_oversize_cb on_oversize,
                      void *userdata);
 
-/* End of stream: deliver a final line that had no newline, then reset.
- * Returns 0 or on_line's non-zero value. */
+/* End of stream: deliver a final line that had no newline (or report it
+ * to on_oversize when it is over-long), then reset. Returns 0 or on_line's
+ * non-zero value. */
 int krc_linebuf_finish(struct krc_linebuf *lb, krc_linebuf_line_cb on_line,
                        krc_linebuf_oversize_cb on_oversize, void *userdata);
 

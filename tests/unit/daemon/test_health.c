@@ -104,6 +104,7 @@ static void test_readiness(void **state)
 
     env_start(&v);
     atomic_store(&v.watches[0].stats.synced, 1);
+    atomic_store(&v.watches[0].stats.last_ok_mono_ms, krc_clock_mono_ms());
     assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 503);
     assert_non_null(strstr(body, "pods (web) not synced yet"));
     synced(&v);
@@ -129,6 +130,48 @@ static void test_readiness(void **state)
     assert_non_null(strstr(body, "2 restart(s) kept in memory to be recorded"));
     atomic_store(&v.status.unwritten, 0);
     assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
+    env_stop(&v);
+}
+
+/* A synced watch that has delivered nothing (no event, no bookmark, no
+ * list) for more than twice watchBookmarkInterval is not ready, whatever
+ * bytes it receives; krc_ready says the same at every scrape, probed or not. */
+static void test_readiness_of_a_silent_watch(void **state)
+{
+    struct env v;
+    static char body[65536];
+    int64_t limit_ms;
+    (void)state;
+
+    env_start(&v);
+    assert_int_equal(v.cfg.watch_bookmark_interval_s, 60);
+    limit_ms = v.cfg.watch_bookmark_interval_s * 2000;
+    synced(&v);
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
+    assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\nkrc_ready 1\n"));
+    /* just under the limit: still ready (a bookmark is due about every minute) */
+    atomic_store(&v.watches[0].stats.last_ok_mono_ms, krc_clock_mono_ms() - limit_ms + 5000);
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
+    /* over it: 503 naming the watch; bytes and heartbeats do not count */
+    atomic_store(&v.watches[0].stats.last_ok_mono_ms, krc_clock_mono_ms() - limit_ms - 5000);
+    atomic_store(&v.watches[0].stats.heartbeat_mono_ms, krc_clock_mono_ms());
+    atomic_store(&v.watches[0].stats.bytes, 123456);
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "pod watch (shop) has delivered no event or bookmark for 12"));
+    assert_non_null(strstr(body, "twice the 60s watchBookmarkInterval"));
+    /* the gauge follows at scrape time without a /readyz request */
+    synced(&v);
+    assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\nkrc_ready 1\n"));
+    atomic_store(&v.watches[1].stats.last_ok_mono_ms, krc_clock_mono_ms() - limit_ms - 1000);
+    assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\nkrc_ready 0\n"));
+    /* a bookmark arrives */
+    atomic_store(&v.watches[1].stats.last_ok_mono_ms, krc_clock_mono_ms());
+    assert_int_equal(get(&v, "/readyz", body, sizeof(body)), 200);
+    assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "\nkrc_ready 1\n"));
     env_stop(&v);
 }
 
@@ -163,6 +206,10 @@ static void test_metrics(void **state)
     atomic_store(&v.watches[1].pods_tracked, 4);
     atomic_store(&v.watches[0].stats.events_added, 5);
     atomic_store(&v.watches[1].stats.events_added, 2);
+    atomic_store(&v.watches[0].stats.skipped_oversized, 1);
+    atomic_store(&v.watches[1].stats.skipped_oversized, 2);
+    atomic_store(&v.watches[1].stats.skipped_undecodable, 4);
+    atomic_store(&v.watches[1].stats.malformed_lists, 1);
     atomic_store(&v.status.not_posted, 2);
     krc_pipeline_store_failed(&v.status, "locked");
     krc_health_reloaded(&v.health, 1);
@@ -171,6 +218,9 @@ static void test_metrics(void **state)
     assert_int_equal(get(&v, "/metrics", body, sizeof(body)), 200);
     assert_non_null(strstr(body, "\nkrc_pods_tracked 7\n"));
     assert_non_null(strstr(body, "krc_watch_events_total{type=\"ADDED\"} 7\n"));
+    assert_non_null(strstr(body, "krc_watch_objects_skipped_total{reason=\"oversized\"} 3\n"));
+    assert_non_null(strstr(body, "krc_watch_objects_skipped_total{reason=\"undecodable\"} 4\n"));
+    assert_non_null(strstr(body, "krc_watch_restarts_total{reason=\"malformed\"} 1\n"));
     assert_non_null(strstr(body, "krc_notifications_total{result=\"not_posted\"} 2\n"));
     assert_non_null(strstr(body, "\nkrc_store_errors_total 1\n"));
     assert_non_null(strstr(body, "\nkrc_store_unwritten_records 0\n"));
@@ -214,9 +264,8 @@ static void test_listen_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_readiness),
-        cmocka_unit_test(test_liveness),
-        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_readiness),  cmocka_unit_test(test_readiness_of_a_silent_watch),
+        cmocka_unit_test(test_liveness),   cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_listen_off),
     };
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);

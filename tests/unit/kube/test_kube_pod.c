@@ -575,6 +575,71 @@ static void test_no_allocation_when_warm(void **state)
     free(json);
 }
 
+/* The first bytes of a skipped object name it: a watch event's type and
+ * the pod's namespace, name, uid and resourceVersion, from a text cut
+ * anywhere; what is missing, not JSON or not printable stays "". */
+static void test_ident_scan(void **state)
+{
+    static const char ev[] =
+        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+        "\"metadata\":{\"name\":\"giant-0\",\"generateName\":\"giant-\",\"namespace\":\"big\","
+        "\"uid\":\"0d5e-11\",\"resourceVersion\":\"4711\",\"labels\":{\"a\":\"b\"},"
+        "\"managedFields\":[{\"manager\":\"x\"}]},\"spec\":{\"containers\":[{\"name\":\"c0\"}";
+    static const char item[] = "{\"metadata\":{\"namespace\":\"shop\",\"name\":\"w\\u0065b\","
+                               "\"resourceVersion\":\"9\"},\"spec\":{";
+    struct krc_kube_ident id;
+    size_t cut;
+    (void)state;
+
+    krc_kube_ident_scan(ev, strlen(ev), &id);
+    assert_string_equal(id.type, "MODIFIED");
+    assert_string_equal(id.namespace, "big");
+    assert_string_equal(id.name, "giant-0");
+    assert_string_equal(id.uid, "0d5e-11");
+    assert_string_equal(id.resource_version, "4711");
+
+    /* a list item (no event around it); escapes decoded */
+    krc_kube_ident_scan(item, strlen(item), &id);
+    assert_string_equal(id.type, "");
+    assert_string_equal(id.namespace, "shop");
+    assert_string_equal(id.name, "web");
+    assert_string_equal(id.resource_version, "9");
+    assert_string_equal(id.uid, "");
+
+    /* cut anywhere: never a partial value, fields found before the cut stay */
+    for (cut = 0; cut <= strlen(ev); cut++) {
+        krc_kube_ident_scan(ev, cut, &id);
+        assert_true(id.name[0] == '\0' || strcmp(id.name, "giant-0") == 0);
+        assert_true(id.resource_version[0] == '\0' || strcmp(id.resource_version, "4711") == 0);
+        assert_true(id.type[0] == '\0' || strcmp(id.type, "MODIFIED") == 0);
+        if (cut >= (size_t)(strstr(ev, ",\"labels\"") - ev)) {
+            assert_string_equal(id.resource_version, "4711");
+            assert_string_equal(id.namespace, "big");
+        }
+    }
+    krc_kube_ident_scan(NULL, 0, &id);
+    assert_string_equal(id.name, "");
+
+    /* not printable, too long, or not a string: unknown */
+    {
+        static const char odd[] = "{\"type\":\"MOD IFIED\",\"object\":{\"metadata\":{\"name\":"
+                                  "\"a\\nb\",\"namespace\":7,\"uid\":\"\\u00e9\"}}}";
+        char big[600];
+        krc_kube_ident_scan(odd, strlen(odd), &id);
+        assert_string_equal(id.type, "");
+        assert_string_equal(id.name, "");
+        assert_string_equal(id.namespace, "");
+        assert_string_equal(id.uid, "");
+        snprintf(big, sizeof(big), "{\"metadata\":{\"name\":\"%0300d\",\"namespace\":\"n\"}}", 1);
+        krc_kube_ident_scan(big, strlen(big), &id);
+        assert_string_equal(id.name, "");
+        assert_string_equal(id.namespace, "n");
+    }
+    /* garbage */
+    krc_kube_ident_scan("\x00\xff{[", 4, &id);
+    assert_string_equal(id.name, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_sidecar_rule),
         cmocka_unit_test(test_alloc_failure_sweep),
         cmocka_unit_test(test_no_allocation_when_warm),
+        cmocka_unit_test(test_ident_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

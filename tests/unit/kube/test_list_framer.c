@@ -170,30 +170,113 @@ static void test_metadata_after_items_and_empty_lists(void **state)
     krc_list_framer_cleanup(&lf);
 }
 
-static void test_oversize_item(void **state)
+/* Items over max_item, as the skip callback saw them: "index:size:head;". */
+struct skips {
+    char out[1024];
+    size_t len;
+    int n;
+};
+
+static struct skips *skips_seen;
+
+static void on_skip(size_t index, const char *head, size_t head_len, size_t size, void *ud)
+{
+    struct skips *k = skips_seen;
+    int w;
+
+    (void)ud;
+    assert_non_null(k);
+    w = snprintf(k->out + k->len, sizeof(k->out) - k->len, "%zu:%zu:%.*s;", index, size,
+                 (int)head_len, head);
+    assert_true(w > 0 && (size_t)w < sizeof(k->out) - k->len);
+    k->len += (size_t)w;
+    k->n++;
+}
+
+/* An item over the limit is skipped (named to the callback with its index,
+ * size and head) and the list goes on, whatever the chunking; the framer
+ * keeps no more than max_item bytes of it. */
+static void test_oversize_item_is_skipped(void **state)
 {
     struct krc_list_framer lf;
     struct items it;
+    struct skips k;
     struct krc_error err;
-    const char *body = "{\"items\":[{\"a\":1},{\"b\":\"0123456789012345678901234567890\"},{}]}";
+    /* items[1] (39 bytes) and items[3] (35 bytes: brackets and quotes inside
+     * its strings) are over 30 bytes */
+    const char *body = "{\"items\":[{\"a\":1},{\"b\":\"0123456789012345678901234567890\"},"
+                       "{},{\"c\":\"}]\\\"{[\",\"d\":[1,{\"x\":\"]]]]\"}]},{\"z\":2}],"
+                       "\"metadata\":{\"resourceVersion\":\"7\"}}";
     size_t len = strlen(body);
     size_t a;
 
     (void)state;
-    assert_int_equal(krc_list_framer_init(&lf, 20), 0);
+    assert_int_equal(krc_list_framer_init(&lf, 30), 0);
+    krc_list_framer_set_skip(&lf, on_skip);
+    skips_seen = &k;
     for (a = 0; a <= len; a++) {
         size_t cuts[1] = {a};
         memset(&it, 0, sizeof(it));
+        memset(&k, 0, sizeof(k));
         krc_error_clear(&err);
-        assert_int_equal(run(&lf, body, len, cuts, 1, &it, &err), KRC_ETOOBIG);
-        assert_string_equal(
-            err.msg, "list: items[1] is larger than the 20-byte limit (starts at offset 18)");
-        assert_int_equal(it.n, 1);
-        assert_true(lf.val.cap <= 21);
-        /* sticky */
-        assert_int_equal(krc_list_framer_feed(&lf, "x", 1, on_item, &it, &err), KRC_ETOOBIG);
-        assert_int_equal(krc_list_framer_finish(&lf, &err), KRC_ETOOBIG);
+        if (run(&lf, body, len, cuts, 1, &it, &err) != 0) {
+            fail_msg("split %zu: %s", a, err.msg);
+        }
+        assert_string_equal(it.out, "{\"a\":1}|{}|{\"z\":2}|");
+        assert_string_equal(k.out, "1:39:{\"b\":\"012345678901234567890123;"
+                                   "3:35:{\"c\":\"}]\\\"{[\",\"d\":[1,{\"x\":\"]]];");
+        assert_int_equal(krc_list_framer_item_count(&lf), 3);
+        assert_int_equal(krc_list_framer_skipped_count(&lf), 2);
+        assert_string_equal(krc_list_framer_resource_version(&lf), "7");
+        assert_true(lf.val.cap <= 31);
     }
+    /* byte by byte */
+    {
+        size_t cuts[512];
+        assert_true(len < 512);
+        for (a = 0; a + 1 < len; a++) {
+            cuts[a] = a + 1;
+        }
+        memset(&it, 0, sizeof(it));
+        memset(&k, 0, sizeof(k));
+        assert_int_equal(run(&lf, body, len, cuts, len - 1, &it, &err), 0);
+        assert_int_equal(k.n, 2);
+        assert_string_equal(it.out, "{\"a\":1}|{}|{\"z\":2}|");
+    }
+    /* a body cut inside a skipped item (37 of its 39 bytes) is truncated,
+     * not a success */
+    memset(&it, 0, sizeof(it));
+    memset(&k, 0, sizeof(k));
+    assert_int_equal(run(&lf, body, 55, NULL, 0, &it, &err), KRC_EPARSE);
+    assert_non_null(strstr(err.msg, "truncated"));
+    assert_int_equal(k.n, 0);
+    skips_seen = NULL;
+    krc_list_framer_cleanup(&lf);
+}
+
+/* Without a callback the item is skipped silently (counted); a top-level
+ * value over the limit still fails the list (sticky). */
+static void test_oversize_top_level_value_fails(void **state)
+{
+    struct krc_list_framer lf;
+    struct items it;
+    struct krc_error err;
+    const char *skipped = "{\"items\":[{\"b\":\"0123456789012345678901234567890\"}]}";
+    const char *body = "{\"items\":[],\"metadata\":{\"resourceVersion\":\"0123456789012345\"}}";
+
+    (void)state;
+    assert_int_equal(krc_list_framer_init(&lf, 20), 0);
+    memset(&it, 0, sizeof(it));
+    assert_int_equal(run_whole(&lf, skipped, &it, &err), 0);
+    assert_int_equal(it.n, 0);
+    assert_int_equal(krc_list_framer_skipped_count(&lf), 1);
+    memset(&it, 0, sizeof(it));
+    krc_error_clear(&err);
+    assert_int_equal(run_whole(&lf, body, &it, &err), KRC_ETOOBIG);
+    assert_string_equal(err.msg,
+                        "list: top-level value larger than the 20-byte limit at offset 23");
+    assert_int_equal(krc_list_framer_feed(&lf, "x", 1, on_item, &it, &err), KRC_ETOOBIG);
+    assert_int_equal(krc_list_framer_finish(&lf, &err), KRC_ETOOBIG);
     krc_list_framer_cleanup(&lf);
 }
 
@@ -423,7 +506,8 @@ int main(void)
         cmocka_unit_test(test_every_split_position),
         cmocka_unit_test(test_one_byte_chunks),
         cmocka_unit_test(test_metadata_after_items_and_empty_lists),
-        cmocka_unit_test(test_oversize_item),
+        cmocka_unit_test(test_oversize_item_is_skipped),
+        cmocka_unit_test(test_oversize_top_level_value_fails),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_status_body),
         cmocka_unit_test(test_callback_stop),

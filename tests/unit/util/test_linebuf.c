@@ -19,6 +19,8 @@ struct sink {
     int lines;
     int oversize;
     size_t last_oversize;
+    char head[128]; /* the last reported head, NUL-terminated (cut to fit) */
+    size_t head_len;
     int stop_after; /* return 7 from the Nth line (1-based); 0: never */
 };
 
@@ -39,11 +41,15 @@ static int on_line(const char *line, size_t len, void *ud)
     return 0;
 }
 
-static void on_oversize(size_t size, void *ud)
+static void on_oversize(const char *head, size_t head_len, size_t size, void *ud)
 {
     struct sink *s = ud;
+    size_t keep = head_len < sizeof(s->head) - 1 ? head_len : sizeof(s->head) - 1;
     s->oversize++;
     s->last_oversize = size;
+    s->head_len = head_len;
+    memcpy(s->head, head, keep);
+    s->head[keep] = '\0';
     s->out[s->len++] = '#';
     s->out[s->len] = '\0';
 }
@@ -177,10 +183,81 @@ static void test_oversize_one_byte_chunks_bounded(void **state)
         assert_int_equal(krc_linebuf_feed(&lb, "z", 1, on_line, on_oversize, &s), 0);
         assert_true(lb.cap <= 1001);
     }
-    assert_int_equal(s.oversize, 1);
-    assert_int_equal(s.last_oversize, 1002); /* reported as soon as it is certain */
+    /* reported when it ends, with its size and its head (max_line bytes) */
+    assert_int_equal(s.oversize, 0);
+    assert_int_equal(krc_linebuf_pending(&lb), 0);
     assert_int_equal(krc_linebuf_feed(&lb, "\nok\n", 4, on_line, on_oversize, &s), 0);
+    assert_int_equal(s.oversize, 1);
+    assert_int_equal(s.last_oversize, 1000000);
+    assert_int_equal(s.head_len, 1000);
     assert_string_equal(s.out, "#ok|");
+    krc_linebuf_cleanup(&lb);
+}
+
+/* An over-long line is reported once, when it ends, with its first
+ * KRC_LINEBUF_HEAD bytes (whatever the chunking) and its whole size; the
+ * rest is not buffered. */
+static void test_oversize_head_and_size(void **state)
+{
+    const size_t max = 4 * KRC_LINEBUF_HEAD;
+    const size_t big = 3 * max + 17;
+    const size_t chunks[] = {1, 7, 4096, KRC_LINEBUF_HEAD - 1, KRC_LINEBUF_HEAD + 3, max + 2, 0};
+    char *line = malloc(big + 1);
+    (void)state;
+
+    assert_non_null(line);
+    for (size_t i = 0; i < big; i++) {
+        line[i] = (char)('a' + i % 23);
+    }
+    line[big] = '\n';
+    for (size_t c = 0; chunks[c] != 0; c++) {
+        struct krc_linebuf lb;
+        struct sink s;
+
+        sink_init(&s);
+        assert_int_equal(krc_linebuf_init(&lb, max), 0);
+        assert_int_equal(krc_linebuf_feed(&lb, "first\n", 6, on_line, on_oversize, &s), 0);
+        for (size_t off = 0; off < big + 1; off += chunks[c]) {
+            size_t n = big + 1 - off < chunks[c] ? big + 1 - off : chunks[c];
+            assert_int_equal(krc_linebuf_feed(&lb, line + off, n, on_line, on_oversize, &s), 0);
+            assert_true(lb.cap <= max + 1);
+        }
+        assert_int_equal(krc_linebuf_feed(&lb, "next\n", 5, on_line, on_oversize, &s), 0);
+        assert_string_equal(s.out, "first|#next|");
+        assert_int_equal(s.oversize, 1);
+        assert_int_equal(s.last_oversize, big);
+        assert_int_equal(s.head_len, KRC_LINEBUF_HEAD);
+        assert_memory_equal(s.head, line, sizeof(s.head) - 1);
+        krc_linebuf_cleanup(&lb);
+    }
+    free(line);
+}
+
+/* A last over-long line without a newline is reported by finish (with the
+ * size it had); one cut by reset (a broken connection) is not reported. */
+static void test_oversize_at_finish_and_reset(void **state)
+{
+    struct krc_linebuf lb;
+    struct sink s;
+    (void)state;
+
+    sink_init(&s);
+    assert_int_equal(krc_linebuf_init(&lb, 8), 0);
+    assert_int_equal(krc_linebuf_feed(&lb, "abcdefghij", 10, on_line, on_oversize, &s), 0);
+    assert_int_equal(krc_linebuf_feed(&lb, "klm", 3, on_line, on_oversize, &s), 0);
+    krc_linebuf_reset(&lb);
+    assert_int_equal(s.oversize, 0);
+    assert_int_equal(krc_linebuf_feed(&lb, "ok\nABCDEFGHIJ", 13, on_line, on_oversize, &s), 0);
+    assert_int_equal(krc_linebuf_feed(&lb, "KL", 2, on_line, on_oversize, &s), 0);
+    assert_int_equal(krc_linebuf_finish(&lb, on_line, on_oversize, &s), 0);
+    assert_string_equal(s.out, "ok|#");
+    assert_int_equal(s.last_oversize, 12);
+    assert_int_equal(s.head_len, 8);
+    assert_string_equal(s.head, "ABCDEFGH");
+    /* max_line + 1 bytes without '\r', in one piece: reported with its head */
+    assert_int_equal(krc_linebuf_feed(&lb, "123456789\n", 10, on_line, on_oversize, &s), 0);
+    assert_int_equal(s.last_oversize, 9);
+    assert_string_equal(s.head, "12345678");
     krc_linebuf_cleanup(&lb);
 }
 
@@ -274,6 +351,8 @@ int main(void)
         cmocka_unit_test(test_one_byte_chunks),
         cmocka_unit_test(test_oversize_then_good_line),
         cmocka_unit_test(test_oversize_one_byte_chunks_bounded),
+        cmocka_unit_test(test_oversize_head_and_size),
+        cmocka_unit_test(test_oversize_at_finish_and_reset),
         cmocka_unit_test(test_big_chunk_many_lines),
         cmocka_unit_test(test_stop_from_callback),
         cmocka_unit_test(test_reset_and_finish_edge_cases),
