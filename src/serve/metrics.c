@@ -942,8 +942,9 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     }
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_GAUGE, "krc_ready",
-                        "1 when the daemon is ready (initial sync done, API reachable).", NULL, 0,
-                        &s.ready, err);
+                        "1 when the daemon is ready (as /readyz: initial sync done, API reachable, "
+                        "watches delivering).",
+                        NULL, 0, &s.ready, err);
     }
     if (rc < 0) {
         return rc;
