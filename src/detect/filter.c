@@ -23,10 +23,7 @@ struct krc_filter {
 
 static void list_free(struct list *l)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        krc_pattern_cleanup(&l->e[i]);
-    }
-    krc_free(l->e);
+    krc_pattern_list_free(l->e, l->n);
     l->e = NULL;
     l->n = 0;
 }
@@ -47,53 +44,7 @@ void krc_filter_free(struct krc_filter *f)
 static int parse_list(const char *var, const char *value, enum krc_pattern_field field,
                       struct list *l, struct krc_error *err)
 {
-    const char *p = value;
-    size_t cap = 0;
-
-    if (value == NULL) {
-        return 0;
-    }
-    while (*p != '\0') {
-        const char *end = strchr(p, ',');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        char *tok;
-        int rc;
-
-        /* trim spaces around entries */
-        while (len > 0 && (*p == ' ' || *p == '\t')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
-            len--;
-        }
-        if (len > 0) {
-            if (l->n == cap) {
-                size_t ncap = cap ? cap * 2 : 4;
-                struct krc_pattern *ne = krc_realloc(l->e, ncap * sizeof(*ne));
-                if (ne == NULL) {
-                    return krc_error_set(err, KRC_ENOMEM, "out of memory");
-                }
-                l->e = ne;
-                cap = ncap;
-            }
-            tok = krc_strndup(p, len);
-            if (tok == NULL) {
-                return krc_error_set(err, KRC_ENOMEM, "out of memory");
-            }
-            rc = krc_pattern_compile(&l->e[l->n], tok, field, 0, var, err);
-            krc_free(tok);
-            if (rc < 0) {
-                return rc;
-            }
-            l->n++;
-        }
-        if (end == NULL) {
-            break;
-        }
-        p = end + 1;
-    }
-    return 0;
+    return krc_pattern_list_compile(value, field, var, &l->e, &l->n, err);
 }
 
 int krc_filter_new(const char *watched_ns, const char *ignored_ns, const char *watched_prefixes,

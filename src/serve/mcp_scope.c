@@ -21,54 +21,9 @@ void krc_mcp_scope_free(struct krc_mcp_scope *s)
         return;
     }
     krc_filter_free(s->filter);
-    for (size_t i = 0; i < s->n_allowed; i++) {
-        krc_pattern_cleanup(&s->allowed[i]);
-    }
-    krc_free(s->allowed);
+    krc_pattern_list_free(s->allowed, s->n_allowed);
     krc_free(s->label_selector);
     krc_free(s);
-}
-
-/* mcpNamespaces: "a, b,^team-" -> patterns (empty entries skipped). */
-static int compile_allowed(struct krc_mcp_scope *s, const char *list, struct krc_error *err)
-{
-    size_t cap = 1;
-
-    for (const char *p = list; *p != '\0'; p++) {
-        cap += *p == ',';
-    }
-    s->allowed = krc_calloc(cap, sizeof(*s->allowed));
-    if (s->allowed == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    for (const char *p = list; p != NULL;) {
-        const char *end = strchr(p, ',');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        char *entry;
-        int rc;
-
-        while (len > 0 && (*p == ' ' || *p == '\t')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
-            len--;
-        }
-        if (len > 0) {
-            if ((entry = krc_strndup(p, len)) == NULL) {
-                return krc_error_set(err, KRC_ENOMEM, "out of memory");
-            }
-            rc = krc_pattern_compile(&s->allowed[s->n_allowed], entry, KRC_PATTERN_NAMESPACE, 0,
-                                     "mcpNamespaces", err);
-            krc_free(entry);
-            if (rc < 0) {
-                return rc;
-            }
-            s->n_allowed++;
-        }
-        p = end != NULL ? end + 1 : NULL;
-    }
-    return 0;
 }
 
 int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_scope **ret,
@@ -86,7 +41,8 @@ int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_sco
                                       cfg->watched_pod_name_prefixes,
                                       cfg->ignored_pod_name_prefixes, &s->filter, err);
     if (rc == 0 && cfg != NULL && cfg->mcp_namespaces != NULL) {
-        rc = compile_allowed(s, cfg->mcp_namespaces, err);
+        rc = krc_pattern_list_compile(cfg->mcp_namespaces, KRC_PATTERN_NAMESPACE, "mcpNamespaces",
+                                      &s->allowed, &s->n_allowed, err);
     }
     if (rc == 0 && cfg != NULL && cfg->label_selector != NULL && *cfg->label_selector != '\0' &&
         (s->label_selector = krc_strdup(cfg->label_selector)) == NULL) {

@@ -207,3 +207,63 @@ int krc_pattern_match_pod(const struct krc_pattern *ns, const struct krc_pattern
     return krc_pattern_match(ns, v_ns) && krc_pattern_match(pod, v_pod) &&
            krc_pattern_match(container, v_container);
 }
+
+void krc_pattern_list_free(struct krc_pattern *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        krc_pattern_cleanup(&list[i]);
+    }
+    krc_free(list);
+}
+
+int krc_pattern_list_compile(const char *list, enum krc_pattern_field field, const char *what,
+                             struct krc_pattern **ret, size_t *ret_n, struct krc_error *err)
+{
+    struct krc_pattern *e = NULL;
+    size_t n = 0;
+    size_t cap = 1;
+
+    *ret = NULL;
+    *ret_n = 0;
+    if (list == NULL || *list == '\0') {
+        return 0;
+    }
+    for (const char *p = list; *p != '\0'; p++) {
+        cap += *p == ',';
+    }
+    if ((e = krc_calloc(cap, sizeof(*e))) == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    for (const char *p = list; p != NULL;) {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+        while (len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+            len--;
+        }
+        if (len > 0) {
+            char *entry = krc_strndup(p, len);
+            int rc = entry == NULL ? krc_error_set(err, KRC_ENOMEM, "out of memory")
+                                   : krc_pattern_compile(&e[n], entry, field, 0, what, err);
+
+            krc_free(entry);
+            if (rc < 0) {
+                krc_pattern_list_free(e, n);
+                return rc;
+            }
+            n++;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    if (n == 0) {
+        krc_free(e);
+        e = NULL;
+    }
+    *ret = e;
+    *ret_n = n;
+    return 0;
+}

@@ -49,6 +49,15 @@ int krc_pattern_compile(struct krc_pattern *p, const char *text, enum krc_patter
                         unsigned flags, const char *what, struct krc_error *err);
 void krc_pattern_cleanup(struct krc_pattern *p);
 
+/* A comma-separated list of name patterns ("a, b,^team-": blanks around
+ * entries trimmed, empty entries skipped), each compiled as above with
+ * `what` naming the setting. *ret (krc_pattern_list_free) holds *ret_n
+ * patterns; NULL and 0 for a NULL or empty list. KRC_EINVAL, KRC_ENOMEM
+ * (nothing to free then). */
+int krc_pattern_list_compile(const char *list, enum krc_pattern_field field, const char *what,
+                             struct krc_pattern **ret, size_t *ret_n, struct krc_error *err);
+void krc_pattern_list_free(struct krc_pattern *list, size_t n);
+
 /* 1 when the pattern matches `value` (NUL-terminated; NULL matches only an
  * "any" pattern). */
 int krc_pattern_match(const struct krc_pattern *p, const char *value);
