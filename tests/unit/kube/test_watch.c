@@ -382,14 +382,18 @@ static void test_list_skips_oversized_and_undecodable_items(void **state)
     memset(&stats, 0, sizeof(stats));
     run_script(&f, &s, &stats, 0, &env);
 
+    pthread_mutex_lock(&f.lock); /* written by the server's threads */
     assert_int_equal(f.lists, 1);
+    pthread_mutex_unlock(&f.lock);
     assert_int_equal(s.syncs, 1);
     assert_string_equal(s.seen, "A:p1 A:p3 ");
     assert_int_equal(atomic_load(&stats.skipped_oversized), 1);
     assert_int_equal(atomic_load(&stats.skipped_undecodable), 1);
     assert_int_equal(atomic_load(&stats.malformed_lists), 0);
     /* the watch went on from the list's resourceVersion */
+    pthread_mutex_lock(&f.lock);
     assert_string_equal(f.watch_rv[0], "20");
+    pthread_mutex_unlock(&f.lock);
     log = run_log(&env);
     assert_non_null(strstr(log, "pod list (all namespaces): skipped items[1], pod ns/giant "
                                 "(uid uid-giant, resourceVersion 12): "));
@@ -456,10 +460,13 @@ static void test_watch_skips_bad_lines_and_goes_on(void **state)
     assert_int_equal(atomic_load(&stats.skipped_undecodable), 3);
     assert_int_equal(atomic_load(&stats.events_modified), 1);
     assert_int_equal(atomic_load(&stats.events_deleted), 1);
+    /* under the lock: the server's connection threads wrote them (ThreadSanitizer) */
+    pthread_mutex_lock(&f.lock);
     assert_int_equal(f.watches, 3);
     assert_string_equal(f.watch_rv[0], "30");
     assert_string_equal(f.watch_rv[1], "34"); /* past the skipped last event */
     assert_string_equal(f.watch_rv[2], "34"); /* not past the undecodable line */
+    pthread_mutex_unlock(&f.lock);
     /* delivered events moved readiness's clock, skipped lines did not: the
      * last stream delivered nothing */
     assert_true(atomic_load(&stats.last_ok_mono_ms) >= s.ok_at_sync);
