@@ -238,6 +238,18 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
 
 /* ---- key=value ------------------------------------------------------------ */
 
+/* A word of a list with its length (the lists are compared with every key
+ * followed by a separator: no strlen per comparison). */
+struct lit {
+    const char *s;
+    size_t n;
+};
+
+/* clang-format off */
+#define LIT(s) {(s), sizeof(s) - 1}
+#define LIST_LEN(list) (sizeof(list) / sizeof((list)[0]))
+/* clang-format on */
+
 /* The key rule (docs/configuration.md, "Redaction"). A key is split into
  * words: runs of letters, cut at every other character ('_', '-', '.', '/',
  * ':', digits, ...) and at camelCase steps ("dbPassword" -> db password,
@@ -253,27 +265,33 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
  * So passed, bypass, compass, author, keyboard, monkey, tokens, max_tokens,
  * session_count, secret_name, password_file and token_expiry are not
  * secrets: the last word is another word. */
-static const char *const secret_words[] = {
-    "pass",      "pwd",           "passwd",     "password",    "passphrase", "secret", "token",
-    "auth",      "authorization", "cookie",     "session",     "sessionid",  "sessid", "sid",
-    "private",   "privatekey",    "credential", "credentials", "creds",      "key",    "apikey",
-    "accesskey", "secretkey",     "sig",        "signature",   "jwt",
+static const struct lit secret_words[] = {
+    LIT("pass"),          LIT("pwd"),         LIT("passwd"),    LIT("password"),
+    LIT("passphrase"),    LIT("secret"),      LIT("token"),     LIT("auth"),
+    LIT("authorization"), LIT("cookie"),      LIT("session"),   LIT("sessionid"),
+    LIT("sessid"),        LIT("sid"),         LIT("private"),   LIT("privatekey"),
+    LIT("credential"),    LIT("credentials"), LIT("creds"),     LIT("key"),
+    LIT("apikey"),        LIT("accesskey"),   LIT("secretkey"), LIT("sig"),
+    LIT("signature"),     LIT("jwt"),
 };
 
-static const char *const secret_suffixes[] = {
-    "password",   "passwd",      "passphrase", "secret",    "token",
-    "apikey",     "secretkey",   "privatekey", "accesskey", "authorization",
-    "credential", "credentials", "sessionid",  "sessid",    "pwd",
+static const struct lit secret_suffixes[] = {
+    LIT("password"),  LIT("passwd"),        LIT("passphrase"), LIT("secret"),
+    LIT("token"),     LIT("apikey"),        LIT("secretkey"),  LIT("privatekey"),
+    LIT("accesskey"), LIT("authorization"), LIT("credential"), LIT("credentials"),
+    LIT("sessionid"), LIT("sessid"),        LIT("pwd"),
 };
 
 /* "<word> key" that names a key of a table, a cache or a public key */
-static const char *const plain_key_words[] = {
-    "public", "pub",   "cache", "partition", "sort",        "primary", "foreign",
-    "object", "row",   "shard", "dedup",     "lookup",      "hash",    "range",
-    "unique", "index", "map",   "group",     "idempotency",
+static const struct lit plain_key_words[] = {
+    LIT("public"),  LIT("pub"),     LIT("cache"),  LIT("partition"),   LIT("sort"),
+    LIT("primary"), LIT("foreign"), LIT("object"), LIT("row"),         LIT("shard"),
+    LIT("dedup"),   LIT("lookup"),  LIT("hash"),   LIT("range"),       LIT("unique"),
+    LIT("index"),   LIT("map"),     LIT("group"),  LIT("idempotency"),
 };
 
-static const char *const qualifier_words[] = {"value", "raw", "base", "hex", "encoded"};
+static const struct lit qualifier_words[] = {LIT("value"), LIT("raw"), LIT("base"), LIT("hex"),
+                                             LIT("encoded")};
 
 #define KEY_WORDS_MAX 8 /* the last words of a key kept while splitting it */
 
@@ -282,45 +300,39 @@ struct key_word {
     size_t n;
 };
 
-static int word_is(const struct key_word *w, const char *s)
+/* Is p[0..n) the lower-case word s[0..n), ignoring case? */
+static int eq_ci(const unsigned char *p, const char *s, size_t n)
 {
-    size_t n = strlen(s);
-    size_t i;
-
-    if (w->n != n) {
-        return 0;
-    }
-    for (i = 0; i < n; i++) {
-        if (lower(w->p[i]) != (unsigned char)s[i]) {
+    for (size_t i = 0; i < n; i++) {
+        if (lower(p[i]) != (unsigned char)s[i]) {
             return 0;
         }
     }
     return 1;
 }
 
-static int word_in(const struct key_word *w, const char *const *list, size_t n)
+static int word_is(const struct key_word *w, const char *s, size_t n)
+{
+    return w->n == n && eq_ci(w->p, s, n);
+}
+
+#define WORD_IS(w, s) word_is((w), (s), sizeof(s) - 1)
+
+static int word_in(const struct key_word *w, const struct lit *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (word_is(w, list[i])) {
+        if (word_is(w, list[i].s, list[i].n)) {
             return 1;
         }
     }
     return 0;
 }
 
-#define IN_LIST(w, list) word_in((w), (list), sizeof(list) / sizeof((list)[0]))
+#define IN_LIST(w, list) word_in((w), (list), LIST_LEN(list))
 
-static int word_ends_with(const struct key_word *w, const char *s)
+static int word_ends_with(const struct key_word *w, const struct lit *s)
 {
-    struct key_word tail;
-    size_t n = strlen(s);
-
-    if (w->n <= n) {
-        return 0;
-    }
-    tail.p = w->p + w->n - n;
-    tail.n = n;
-    return word_is(&tail, s);
+    return w->n > s->n && eq_ci(w->p + w->n - s->n, s->s, s->n);
 }
 
 static int is_upper(unsigned char c)
@@ -396,19 +408,19 @@ static int is_secret_key(const unsigned char *k, size_t n)
     last = &w[nw - 1];
     prev = nw > 1 ? &w[nw - 2] : NULL;
     if (IN_LIST(last, secret_words)) {
-        return !(word_is(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
+        return !(WORD_IS(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
     }
-    for (i = 0; i < sizeof(secret_suffixes) / sizeof(secret_suffixes[0]); i++) {
-        if (word_ends_with(last, secret_suffixes[i])) {
+    for (i = 0; i < LIST_LEN(secret_suffixes); i++) {
+        if (word_ends_with(last, &secret_suffixes[i])) {
             return 1;
         }
     }
-    return prev != NULL && word_is(last, "id") &&
-           (word_is(prev, "session") || word_is(prev, "sess"));
+    return prev != NULL && WORD_IS(last, "id") &&
+           (WORD_IS(prev, "session") || WORD_IS(prev, "sess"));
 }
 
 /* Is the last word of k[0..n) (qualifiers passed over) `s`? */
-static int key_last_word_is(const unsigned char *k, size_t n, const char *s)
+static int key_last_word_is(const unsigned char *k, size_t n, const char *s, size_t sn)
 {
     struct key_word w[KEY_WORDS_MAX];
     size_t nw = key_words(k, n, w);
@@ -416,7 +428,7 @@ static int key_last_word_is(const unsigned char *k, size_t n, const char *s)
     while (nw > 1 && is_qualifier(&w[nw - 1])) {
         nw--;
     }
-    return nw > 0 && word_is(&w[nw - 1], s);
+    return nw > 0 && word_is(&w[nw - 1], s, sn);
 }
 
 static int is_value_end(unsigned char c)
@@ -675,7 +687,7 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
         return 0;
     }
     scheme = (kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization")) ||
-             key_last_word_is(p + i, kend - i, "auth");
+             key_last_word_is(p + i, kend - i, "auth", 4);
     value_span(p, len, j, scheme, &vs, &ve, &end);
     if (value_is_empty(p, len, vs, ve) || is_code_call(p, len, kend, vs, ve)) {
         return 0;
