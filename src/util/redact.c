@@ -724,22 +724,27 @@ static size_t jwt_end(const unsigned char *p, size_t len, size_t i, size_t *ret_
     return c;
 }
 
-/* A fixed-shape token: prefix then at least `min` (at most `max`, 0: no
- * limit) characters of `cls`, not followed by another one. */
-static size_t shaped_end(const unsigned char *p, size_t len, size_t i, const char *prefix,
-                         int (*cls)(unsigned char), size_t min, size_t max)
+/* The end of a token body of class `cls` starting at s: at least `min` (at
+ * most `max`, 0: no limit) characters, not followed by another one; or 0. */
+static size_t body_end(const unsigned char *p, size_t len, size_t s, int (*cls)(unsigned char),
+                       size_t min, size_t max)
 {
-    size_t s = i + strlen(prefix);
-    size_t e;
+    size_t e = run_end(p, len, s, cls, max ? max + 1 : SIZE_MAX);
 
-    if (!has_prefix(p, len, i, prefix)) {
-        return 0;
-    }
-    e = run_end(p, len, s, cls, max ? max + 1 : SIZE_MAX);
     if (e - s < min || (max && e - s > max)) {
         return 0;
     }
     return e;
+}
+
+/* A fixed-shape token: prefix then a body (body_end). */
+static size_t shaped_end(const unsigned char *p, size_t len, size_t i, const char *prefix,
+                         int (*cls)(unsigned char), size_t min, size_t max)
+{
+    if (!has_prefix(p, len, i, prefix)) {
+        return 0;
+    }
+    return body_end(p, len, i + strlen(prefix), cls, min, max);
 }
 
 static int is_slack_tok(unsigned char c)
@@ -755,42 +760,44 @@ static int is_tok_body(unsigned char c)
 /* A token of one of these prefixes followed by at least `min` characters of
  * [A-Za-z0-9_-] (first matching prefix wins). */
 struct prefixed {
-    const char *prefix;
+    struct lit prefix;
     size_t min;
 };
 
 static const struct prefixed prefixed_tokens[] = {
-    {"sk_live_", 16}, /* Stripe secret and restricted keys */
-    {"sk_test_", 16},  {"rk_live_", 16}, {"rk_test_", 16},
-    {"whsec_", 24},   /* Stripe webhook signing secret */
-    {"sk-ant-", 32},  /* Anthropic */
-    {"sk-proj-", 32}, /* OpenAI */
-    {"glpat-", 20},   /* GitLab personal, project and group access tokens */
-    {"glptt-", 20},   /* GitLab pipeline trigger */
-    {"gldt-", 20},    /* GitLab deploy token */
-    {"glrt-", 20},    /* GitLab runner */
-    {"glcbt-", 20},   /* GitLab CI/CD job */
-    {"glsoat-", 20},  /* GitLab OAuth application secret */
-    {"hvs.", 20},     /* HashiCorp Vault service, batch and recovery tokens */
-    {"hvb.", 20},      {"hvr.", 20},     {"npm_", 36}, /* npm access token */
-    {"pypi-AgE", 50},                                  /* PyPI API token */
-    {"ya29.", 20},                                     /* Google OAuth access token */
-    {"dckr_pat_", 20},                                 /* Docker Hub */
-    {"dop_v1_", 64},                                   /* DigitalOcean */
-    {"shpat_", 32},                                    /* Shopify */
-    {"SG.", 20},                                       /* SendGrid: SG.<id>.<secret> */
+    {LIT("sk_live_"), 16}, /* Stripe secret and restricted keys */
+    {LIT("sk_test_"), 16},  {LIT("rk_live_"), 16}, {LIT("rk_test_"), 16},
+    {LIT("whsec_"), 24},   /* Stripe webhook signing secret */
+    {LIT("sk-ant-"), 32},  /* Anthropic */
+    {LIT("sk-proj-"), 32}, /* OpenAI */
+    {LIT("glpat-"), 20},   /* GitLab personal, project and group access tokens */
+    {LIT("glptt-"), 20},   /* GitLab pipeline trigger */
+    {LIT("gldt-"), 20},    /* GitLab deploy token */
+    {LIT("glrt-"), 20},    /* GitLab runner */
+    {LIT("glcbt-"), 20},   /* GitLab CI/CD job */
+    {LIT("glsoat-"), 20},  /* GitLab OAuth application secret */
+    {LIT("hvs."), 20},     /* HashiCorp Vault service, batch and recovery tokens */
+    {LIT("hvb."), 20},      {LIT("hvr."), 20},     {LIT("npm_"), 36}, /* npm access token */
+    {LIT("pypi-AgE"), 50},                                            /* PyPI API token */
+    {LIT("ya29."), 20},     /* Google OAuth access token */
+    {LIT("dckr_pat_"), 20}, /* Docker Hub */
+    {LIT("dop_v1_"), 64},   /* DigitalOcean */
+    {LIT("shpat_"), 32},    /* Shopify */
+    {LIT("SG."), 20},       /* SendGrid: SG.<id>.<secret> */
 };
 
+/* Called by token_end only at the first characters of prefixed_tokens
+ * (test_redact's test_provider_tokens has a token of every prefix). */
 static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
 {
-    for (size_t k = 0; k < sizeof(prefixed_tokens) / sizeof(prefixed_tokens[0]); k++) {
-        const struct prefixed *t = &prefixed_tokens[k];
+    for (size_t k = 0; k < LIST_LEN(prefixed_tokens); k++) {
+        const struct lit *pre = &prefixed_tokens[k].prefix;
         size_t e;
-        if (t->prefix[0] != (char)p[i]) {
+        if (pre->s[0] != (char)p[i] || len - i < pre->n || memcmp(p + i, pre->s, pre->n) != 0) {
             continue;
         }
-        e = shaped_end(p, len, i, t->prefix, is_tok_body, t->min, 0);
-        if (e != 0 && t->prefix[0] == 'S' && e < len && p[e] == '.') {
+        e = body_end(p, len, i + pre->n, is_tok_body, prefixed_tokens[k].min, 0);
+        if (e != 0 && pre->s[0] == 'S' && e < len && p[e] == '.') {
             e = run_end(p, len, e + 1, is_tok_body, SIZE_MAX); /* SendGrid's second part */
         }
         if (e != 0) {
@@ -835,50 +842,74 @@ static size_t aws_secret_end(const unsigned char *p, size_t len, size_t i)
     return up && lo && dig && slashes <= 3 && p[e - 1] != '/' ? e : 0;
 }
 
-static size_t token_end(const unsigned char *p, size_t len, size_t i)
+/* AWS access key ids and GCP API keys at an 'A'. */
+static size_t aws_gcp_end(const unsigned char *p, size_t len, size_t i)
 {
     static const char *const aws[] = {"AKIA", "ASIA", "AGPA", "AIDA", "AROA",
                                       "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"};
-    static const char *const gh[] = {"ghp_", "gho_", "ghs_", "ghu_", "ghr_"};
-    size_t k;
     size_t e;
 
-    if ((e = prefixed_end(p, len, i)) != 0) {
-        return e;
-    }
-    switch (p[i]) {
-    case 'A':
-        for (k = 0; k < sizeof(aws) / sizeof(aws[0]); k++) {
-            if ((e = shaped_end(p, len, i, aws[k], is_upper_alnum, 16, 16)) != 0 &&
-                (e == len || !is_alnum(p[e]))) {
-                return e;
-            }
-        }
-        if ((e = shaped_end(p, len, i, "AIza", is_b64url, 35, 35)) != 0) {
+    for (size_t k = 0; k < LIST_LEN(aws); k++) {
+        if ((e = shaped_end(p, len, i, aws[k], is_upper_alnum, 16, 16)) != 0 &&
+            (e == len || !is_alnum(p[e]))) {
             return e;
         }
+    }
+    return shaped_end(p, len, i, "AIza", is_b64url, 35, 35);
+}
+
+/* GitHub tokens at a 'g'. */
+static size_t github_end(const unsigned char *p, size_t len, size_t i)
+{
+    static const char *const gh[] = {"ghp_", "gho_", "ghs_", "ghu_", "ghr_"};
+    size_t e;
+
+    for (size_t k = 0; k < LIST_LEN(gh); k++) {
+        if ((e = shaped_end(p, len, i, gh[k], is_alnum, 30, 0)) != 0) {
+            return e;
+        }
+    }
+    return shaped_end(p, len, i, "github_pat_", is_word, 20, 0);
+}
+
+/* A token of a known shape starting at i (a word start): dispatched on its
+ * first character, so most words cost one switch, and an AWS secret key. */
+static size_t token_end(const unsigned char *p, size_t len, size_t i)
+{
+    size_t e = 0;
+
+    switch (p[i]) {
+    case 'A':
+        e = aws_gcp_end(p, len, i);
         break;
     case 'x':
         if (has_prefix(p, len, i, "xox") && len - i > 4 && strchr("abposr", p[i + 3]) != NULL &&
             p[i + 3] != '\0' && p[i + 4] == '-') {
             return shaped_end(p, len, i, "xox", is_slack_tok, 12, 0);
         }
-        if ((e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0)) != 0) {
-            return e;
-        }
+        e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0);
         break;
     case 'g':
-        for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++) {
-            if ((e = shaped_end(p, len, i, gh[k], is_alnum, 30, 0)) != 0) {
-                return e;
-            }
-        }
-        if ((e = shaped_end(p, len, i, "github_pat_", is_word, 20, 0)) != 0) {
-            return e;
-        }
+        e = prefixed_end(p, len, i);
+        e = e != 0 ? e : github_end(p, len, i);
+        break;
+    /* the other first characters of prefixed_tokens */
+    case 'd':
+    case 'h':
+    case 'n':
+    case 'p':
+    case 'r':
+    case 's':
+    case 'w':
+    case 'y':
+    case 'S':
+        e = prefixed_end(p, len, i);
         break;
     default:
         break;
+    }
+    if (e != 0) {
+        return e;
     }
     return is_alnum(p[i]) ? aws_secret_end(p, len, i) : 0;
 }

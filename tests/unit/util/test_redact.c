@@ -376,6 +376,21 @@ static void test_provider_tokens(void **state)
     /* after a '-' in a word that starts with x or g (an earlier shortcut skipped these) */
     expect(NULL, "x-ghp_abcdefghijklmnopqrstuvwxyz0123456789", "x-" R, 1);
     expect(NULL, "gw-sk_live_abcdefghij0123456789", "gw-" R, 1);
+    /* every prefix (the scanner looks for them by their first character) */
+    {
+        static const char *const prefixes[] = {
+            "sk_live_", "sk_test_",  "rk_live_", "rk_test_", "whsec_", "sk-ant-",
+            "sk-proj-", "glpat-",    "glptt-",   "gldt-",    "glrt-",  "glcbt-",
+            "glsoat-",  "hvs.",      "hvb.",     "hvr.",     "npm_",   "pypi-AgE",
+            "ya29.",    "dckr_pat_", "dop_v1_",  "shpat_",   "SG."};
+        for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+            char in[160];
+            snprintf(in, sizeof(in), "t %s%s%s x", prefixes[k],
+                     "abcdefghijklmnopqrstuvwxyz0123456789",
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+            expect(NULL, in, "t " R " x", 1);
+        }
+    }
     /* prefixes alone, or too short */
     keep("sk_live_ is the prefix; glpat-short; hvs.x; npm_install; SG.x");
     keep("the ask_live_stream flag");
