@@ -757,46 +757,59 @@ static int is_tok_body(unsigned char c)
     return is_word(c) || c == '-';
 }
 
-/* A token of one of these prefixes followed by at least `min` characters of
- * [A-Za-z0-9_-] (first matching prefix wins). */
+/* Provider tokens: a prefix followed by at least `min` characters of
+ * [A-Za-z0-9_-], listed by the prefix's first character (token_end
+ * dispatches on it; within a list the first matching prefix wins). */
 struct prefixed {
     struct lit prefix;
     size_t min;
 };
 
-static const struct prefixed prefixed_tokens[] = {
-    {LIT("sk_live_"), 16}, /* Stripe secret and restricted keys */
-    {LIT("sk_test_"), 16},  {LIT("rk_live_"), 16}, {LIT("rk_test_"), 16},
-    {LIT("whsec_"), 24},   /* Stripe webhook signing secret */
-    {LIT("sk-ant-"), 32},  /* Anthropic */
-    {LIT("sk-proj-"), 32}, /* OpenAI */
-    {LIT("glpat-"), 20},   /* GitLab personal, project and group access tokens */
-    {LIT("glptt-"), 20},   /* GitLab pipeline trigger */
-    {LIT("gldt-"), 20},    /* GitLab deploy token */
-    {LIT("glrt-"), 20},    /* GitLab runner */
-    {LIT("glcbt-"), 20},   /* GitLab CI/CD job */
-    {LIT("glsoat-"), 20},  /* GitLab OAuth application secret */
-    {LIT("hvs."), 20},     /* HashiCorp Vault service, batch and recovery tokens */
-    {LIT("hvb."), 20},      {LIT("hvr."), 20},     {LIT("npm_"), 36}, /* npm access token */
-    {LIT("pypi-AgE"), 50},                                            /* PyPI API token */
-    {LIT("ya29."), 20},     /* Google OAuth access token */
+static const struct prefixed tokens_d[] = {
     {LIT("dckr_pat_"), 20}, /* Docker Hub */
     {LIT("dop_v1_"), 64},   /* DigitalOcean */
-    {LIT("shpat_"), 32},    /* Shopify */
-    {LIT("SG."), 20},       /* SendGrid: SG.<id>.<secret> */
 };
+static const struct prefixed tokens_g[] = {
+    {LIT("glpat-"), 20},  /* GitLab personal, project and group access tokens */
+    {LIT("glptt-"), 20},  /* GitLab pipeline trigger */
+    {LIT("gldt-"), 20},   /* GitLab deploy token */
+    {LIT("glrt-"), 20},   /* GitLab runner */
+    {LIT("glcbt-"), 20},  /* GitLab CI/CD job */
+    {LIT("glsoat-"), 20}, /* GitLab OAuth application secret */
+};
+static const struct prefixed tokens_h[] = {
+    {LIT("hvs."), 20}, /* HashiCorp Vault service, batch and recovery tokens */
+    {LIT("hvb."), 20},
+    {LIT("hvr."), 20},
+};
+static const struct prefixed tokens_n[] = {{LIT("npm_"), 36}};     /* npm access token */
+static const struct prefixed tokens_p[] = {{LIT("pypi-AgE"), 50}}; /* PyPI API token */
+static const struct prefixed tokens_r[] = {
+    {LIT("rk_live_"), 16}, /* Stripe restricted keys */
+    {LIT("rk_test_"), 16}, /* (test mode) */
+};
+static const struct prefixed tokens_s[] = {
+    {LIT("sk_live_"), 16}, /* Stripe secret keys */
+    {LIT("sk_test_"), 16}, /* (test mode) */
+    {LIT("sk-ant-"), 32},  /* Anthropic */
+    {LIT("sk-proj-"), 32}, /* OpenAI */
+    {LIT("shpat_"), 32},   /* Shopify */
+};
+static const struct prefixed tokens_w[] = {{LIT("whsec_"), 24}}; /* Stripe webhook signing */
+static const struct prefixed tokens_y[] = {{LIT("ya29."), 20}};  /* Google OAuth access token */
+static const struct prefixed tokens_S[] = {{LIT("SG."), 20}};    /* SendGrid: SG.<id>.<secret> */
 
-/* Called by token_end only at the first characters of prefixed_tokens
- * (test_redact's test_provider_tokens has a token of every prefix). */
-static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
+/* A token of one of the n prefixes of `list` at i, or 0. */
+static size_t prefixed_end(const unsigned char *p, size_t len, size_t i,
+                           const struct prefixed *list, size_t n)
 {
-    for (size_t k = 0; k < LIST_LEN(prefixed_tokens); k++) {
-        const struct lit *pre = &prefixed_tokens[k].prefix;
+    for (size_t k = 0; k < n; k++) {
+        const struct lit *pre = &list[k].prefix;
         size_t e;
-        if (pre->s[0] != (char)p[i] || len - i < pre->n || memcmp(p + i, pre->s, pre->n) != 0) {
+        if (len - i < pre->n || memcmp(p + i, pre->s, pre->n) != 0) {
             continue;
         }
-        e = body_end(p, len, i + pre->n, is_tok_body, prefixed_tokens[k].min, 0);
+        e = body_end(p, len, i + pre->n, is_tok_body, list[k].min, 0);
         if (e != 0 && pre->s[0] == 'S' && e < len && p[e] == '.') {
             e = run_end(p, len, e + 1, is_tok_body, SIZE_MAX); /* SendGrid's second part */
         }
@@ -806,6 +819,8 @@ static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
     }
     return 0;
 }
+
+#define PREFIXED_END(p, len, i, list) prefixed_end((p), (len), (i), (list), LIST_LEN(list))
 
 static int is_b64_std(unsigned char c)
 {
@@ -890,20 +905,35 @@ static size_t token_end(const unsigned char *p, size_t len, size_t i)
         e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0);
         break;
     case 'g':
-        e = prefixed_end(p, len, i);
+        e = PREFIXED_END(p, len, i, tokens_g);
         e = e != 0 ? e : github_end(p, len, i);
         break;
-    /* the other first characters of prefixed_tokens */
     case 'd':
+        e = PREFIXED_END(p, len, i, tokens_d);
+        break;
     case 'h':
+        e = PREFIXED_END(p, len, i, tokens_h);
+        break;
     case 'n':
+        e = PREFIXED_END(p, len, i, tokens_n);
+        break;
     case 'p':
+        e = PREFIXED_END(p, len, i, tokens_p);
+        break;
     case 'r':
+        e = PREFIXED_END(p, len, i, tokens_r);
+        break;
     case 's':
+        e = PREFIXED_END(p, len, i, tokens_s);
+        break;
     case 'w':
+        e = PREFIXED_END(p, len, i, tokens_w);
+        break;
     case 'y':
+        e = PREFIXED_END(p, len, i, tokens_y);
+        break;
     case 'S':
-        e = prefixed_end(p, len, i);
+        e = PREFIXED_END(p, len, i, tokens_S);
         break;
     default:
         break;
