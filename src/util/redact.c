@@ -844,6 +844,12 @@ static size_t aws_secret_end(const unsigned char *p, size_t len, size_t i)
                   p[i - 1] == '-' || p[i - 1] == '~')) {
         return 0;
     }
+    /* the 40th character and the one after it first: at most word starts
+     * they rule the key out without a scan of the 40 */
+    if (len - i < 40 || !is_b64_std(p[i + 39]) || p[i + 39] == '/' ||
+        (len - i > 40 && is_tok(p[i + 40]))) {
+        return 0;
+    }
     e = run_end(p, len, i, is_b64_std, 41);
     if (e - i != 40 || (e < len && is_tok(p[e]))) {
         return 0;
