@@ -265,33 +265,37 @@ struct lit {
  * So passed, bypass, compass, author, keyboard, monkey, tokens, max_tokens,
  * session_count, secret_name, password_file and token_expiry are not
  * secrets: the last word is another word. */
+/* Each list is sorted by length: word_in and the suffix check stop at the
+ * first word longer than the one they look for (test_key_rule_lists checks
+ * every word). */
 static const struct lit secret_words[] = {
-    LIT("pass"),          LIT("pwd"),         LIT("passwd"),    LIT("password"),
-    LIT("passphrase"),    LIT("secret"),      LIT("token"),     LIT("auth"),
-    LIT("authorization"), LIT("cookie"),      LIT("session"),   LIT("sessionid"),
-    LIT("sessid"),        LIT("sid"),         LIT("private"),   LIT("privatekey"),
-    LIT("credential"),    LIT("credentials"), LIT("creds"),     LIT("key"),
-    LIT("apikey"),        LIT("accesskey"),   LIT("secretkey"), LIT("sig"),
-    LIT("signature"),     LIT("jwt"),
+    LIT("pwd"),         LIT("sid"),           LIT("key"),        LIT("sig"),
+    LIT("jwt"),         LIT("pass"),          LIT("auth"),       LIT("token"),
+    LIT("creds"),       LIT("passwd"),        LIT("secret"),     LIT("cookie"),
+    LIT("sessid"),      LIT("apikey"),        LIT("session"),    LIT("private"),
+    LIT("password"),    LIT("sessionid"),     LIT("accesskey"),  LIT("secretkey"),
+    LIT("signature"),   LIT("passphrase"),    LIT("privatekey"), LIT("credential"),
+    LIT("credentials"), LIT("authorization"),
 };
 
 static const struct lit secret_suffixes[] = {
-    LIT("password"),  LIT("passwd"),        LIT("passphrase"), LIT("secret"),
-    LIT("token"),     LIT("apikey"),        LIT("secretkey"),  LIT("privatekey"),
-    LIT("accesskey"), LIT("authorization"), LIT("credential"), LIT("credentials"),
-    LIT("sessionid"), LIT("sessid"),        LIT("pwd"),
+    LIT("pwd"),        LIT("token"),       LIT("passwd"),        LIT("secret"),
+    LIT("apikey"),     LIT("sessid"),      LIT("password"),      LIT("secretkey"),
+    LIT("accesskey"),  LIT("sessionid"),   LIT("passphrase"),    LIT("privatekey"),
+    LIT("credential"), LIT("credentials"), LIT("authorization"),
 };
 
 /* "<word> key" that names a key of a table, a cache or a public key */
 static const struct lit plain_key_words[] = {
-    LIT("public"),  LIT("pub"),     LIT("cache"),  LIT("partition"),   LIT("sort"),
-    LIT("primary"), LIT("foreign"), LIT("object"), LIT("row"),         LIT("shard"),
-    LIT("dedup"),   LIT("lookup"),  LIT("hash"),   LIT("range"),       LIT("unique"),
-    LIT("index"),   LIT("map"),     LIT("group"),  LIT("idempotency"),
+    LIT("pub"),     LIT("row"),     LIT("map"),       LIT("sort"),        LIT("hash"),
+    LIT("cache"),   LIT("shard"),   LIT("dedup"),     LIT("range"),       LIT("index"),
+    LIT("group"),   LIT("public"),  LIT("object"),    LIT("lookup"),      LIT("unique"),
+    LIT("primary"), LIT("foreign"), LIT("partition"), LIT("idempotency"),
 };
 
-static const struct lit qualifier_words[] = {LIT("value"), LIT("raw"), LIT("base"), LIT("hex"),
-                                             LIT("encoded")};
+static const struct lit qualifier_words[] = {
+    LIT("raw"), LIT("hex"), LIT("base"), LIT("value"), LIT("encoded"),
+};
 
 #define KEY_WORDS_MAX 8 /* the last words of a key kept while splitting it */
 
@@ -318,9 +322,10 @@ static int word_is(const struct key_word *w, const char *s, size_t n)
 
 #define WORD_IS(w, s) word_is((w), (s), sizeof(s) - 1)
 
+/* Is w one of the n words of `list` (sorted by length)? */
 static int word_in(const struct key_word *w, const struct lit *list, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && list[i].n <= w->n; i++) {
         if (word_is(w, list[i].s, list[i].n)) {
             return 1;
         }
@@ -410,7 +415,7 @@ static int is_secret_key(const unsigned char *k, size_t n)
     if (IN_LIST(last, secret_words)) {
         return !(WORD_IS(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
     }
-    for (i = 0; i < LIST_LEN(secret_suffixes); i++) {
+    for (i = 0; i < LIST_LEN(secret_suffixes) && secret_suffixes[i].n < last->n; i++) {
         if (word_ends_with(last, &secret_suffixes[i])) {
             return 1;
         }

@@ -301,6 +301,57 @@ static void test_key_rule(void **state)
     assert_false(krc_redact_secret_key(NULL, 0));
 }
 
+/* Every word of the key rule's lists (docs/configuration.md, "Redaction"),
+ * alone and in keys: the redactor keeps its lists sorted by length and stops
+ * early, so a word out of place would be missed. */
+static void test_key_rule_lists(void **state)
+{
+    static const char *const words[] = {
+        "pass",      "pwd",           "passwd",     "password",    "passphrase", "secret", "token",
+        "auth",      "authorization", "cookie",     "session",     "sessionid",  "sessid", "sid",
+        "private",   "privatekey",    "credential", "credentials", "creds",      "key",    "apikey",
+        "accesskey", "secretkey",     "sig",        "signature",   "jwt"};
+    static const char *const suffixes[] = {
+        "password",   "passwd",      "passphrase", "secret",    "token",
+        "apikey",     "secretkey",   "privatekey", "accesskey", "authorization",
+        "credential", "credentials", "sessionid",  "sessid",    "pwd"};
+    static const char *const plain_key[] = {"public",  "pub",     "cache",  "partition",  "sort",
+                                            "primary", "foreign", "object", "row",        "shard",
+                                            "dedup",   "lookup",  "hash",   "range",      "unique",
+                                            "index",   "map",     "group",  "idempotency"};
+    static const char *const qualifiers[] = {"value", "raw", "base", "hex", "encoded"};
+    char k[64];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        snprintf(k, sizeof(k), "%s", words[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "DB_%s", words[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "%sz", words[i]); /* another word */
+        assert_false(krc_redact_secret_key(k, strlen(k)));
+        for (size_t q = 0; q < sizeof(qualifiers) / sizeof(qualifiers[0]); q++) {
+            snprintf(k, sizeof(k), "%s_%s", words[i], qualifiers[q]);
+            assert_true(krc_redact_secret_key(k, strlen(k)));
+        }
+    }
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(k, sizeof(k), "x%s", suffixes[i]); /* one word ending in it */
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "my_zz%s", suffixes[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+    }
+    for (size_t i = 0; i < sizeof(plain_key) / sizeof(plain_key[0]); i++) {
+        snprintf(k, sizeof(k), "%s_key", plain_key[i]);
+        assert_false(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "%s_token", plain_key[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+    }
+    for (size_t q = 0; q < sizeof(qualifiers) / sizeof(qualifiers[0]); q++) {
+        assert_false(krc_redact_secret_key(qualifiers[q], strlen(qualifiers[q])));
+    }
+}
+
 static void test_key_forms(void **state)
 {
     (void)state;
@@ -775,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_url_password),
         cmocka_unit_test(test_key_value),
         cmocka_unit_test(test_key_rule),
+        cmocka_unit_test(test_key_rule_lists),
         cmocka_unit_test(test_key_forms),
         cmocka_unit_test(test_provider_tokens),
         cmocka_unit_test(test_aws_secret_shape),
