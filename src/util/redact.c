@@ -238,6 +238,18 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
 
 /* ---- key=value ------------------------------------------------------------ */
 
+/* A word of a list with its length (the lists are compared with every key
+ * followed by a separator: no strlen per comparison). */
+struct lit {
+    const char *s;
+    size_t n;
+};
+
+/* clang-format off */
+#define LIT(s) {(s), sizeof(s) - 1}
+#define LIST_LEN(list) (sizeof(list) / sizeof((list)[0]))
+/* clang-format on */
+
 /* The key rule (docs/configuration.md, "Redaction"). A key is split into
  * words: runs of letters, cut at every other character ('_', '-', '.', '/',
  * ':', digits, ...) and at camelCase steps ("dbPassword" -> db password,
@@ -253,27 +265,37 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
  * So passed, bypass, compass, author, keyboard, monkey, tokens, max_tokens,
  * session_count, secret_name, password_file and token_expiry are not
  * secrets: the last word is another word. */
-static const char *const secret_words[] = {
-    "pass",      "pwd",           "passwd",     "password",    "passphrase", "secret", "token",
-    "auth",      "authorization", "cookie",     "session",     "sessionid",  "sessid", "sid",
-    "private",   "privatekey",    "credential", "credentials", "creds",      "key",    "apikey",
-    "accesskey", "secretkey",     "sig",        "signature",   "jwt",
+/* Each list is sorted by length: word_in and the suffix check stop at the
+ * first word longer than the one they look for (test_key_rule_lists checks
+ * every word). */
+static const struct lit secret_words[] = {
+    LIT("pwd"),         LIT("sid"),           LIT("key"),        LIT("sig"),
+    LIT("jwt"),         LIT("pass"),          LIT("auth"),       LIT("token"),
+    LIT("creds"),       LIT("passwd"),        LIT("secret"),     LIT("cookie"),
+    LIT("sessid"),      LIT("apikey"),        LIT("session"),    LIT("private"),
+    LIT("password"),    LIT("sessionid"),     LIT("accesskey"),  LIT("secretkey"),
+    LIT("signature"),   LIT("passphrase"),    LIT("privatekey"), LIT("credential"),
+    LIT("credentials"), LIT("authorization"),
 };
 
-static const char *const secret_suffixes[] = {
-    "password",   "passwd",      "passphrase", "secret",    "token",
-    "apikey",     "secretkey",   "privatekey", "accesskey", "authorization",
-    "credential", "credentials", "sessionid",  "sessid",    "pwd",
+static const struct lit secret_suffixes[] = {
+    LIT("pwd"),        LIT("token"),       LIT("passwd"),        LIT("secret"),
+    LIT("apikey"),     LIT("sessid"),      LIT("password"),      LIT("secretkey"),
+    LIT("accesskey"),  LIT("sessionid"),   LIT("passphrase"),    LIT("privatekey"),
+    LIT("credential"), LIT("credentials"), LIT("authorization"),
 };
 
 /* "<word> key" that names a key of a table, a cache or a public key */
-static const char *const plain_key_words[] = {
-    "public", "pub",   "cache", "partition", "sort",        "primary", "foreign",
-    "object", "row",   "shard", "dedup",     "lookup",      "hash",    "range",
-    "unique", "index", "map",   "group",     "idempotency",
+static const struct lit plain_key_words[] = {
+    LIT("pub"),     LIT("row"),     LIT("map"),       LIT("sort"),        LIT("hash"),
+    LIT("cache"),   LIT("shard"),   LIT("dedup"),     LIT("range"),       LIT("index"),
+    LIT("group"),   LIT("public"),  LIT("object"),    LIT("lookup"),      LIT("unique"),
+    LIT("primary"), LIT("foreign"), LIT("partition"), LIT("idempotency"),
 };
 
-static const char *const qualifier_words[] = {"value", "raw", "base", "hex", "encoded"};
+static const struct lit qualifier_words[] = {
+    LIT("raw"), LIT("hex"), LIT("base"), LIT("value"), LIT("encoded"),
+};
 
 #define KEY_WORDS_MAX 8 /* the last words of a key kept while splitting it */
 
@@ -282,45 +304,40 @@ struct key_word {
     size_t n;
 };
 
-static int word_is(const struct key_word *w, const char *s)
+/* Is p[0..n) the lower-case word s[0..n), ignoring case? */
+static int eq_ci(const unsigned char *p, const char *s, size_t n)
 {
-    size_t n = strlen(s);
-    size_t i;
-
-    if (w->n != n) {
-        return 0;
-    }
-    for (i = 0; i < n; i++) {
-        if (lower(w->p[i]) != (unsigned char)s[i]) {
+    for (size_t i = 0; i < n; i++) {
+        if (lower(p[i]) != (unsigned char)s[i]) {
             return 0;
         }
     }
     return 1;
 }
 
-static int word_in(const struct key_word *w, const char *const *list, size_t n)
+static int word_is(const struct key_word *w, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (word_is(w, list[i])) {
+    return w->n == n && eq_ci(w->p, s, n);
+}
+
+#define WORD_IS(w, s) word_is((w), (s), sizeof(s) - 1)
+
+/* Is w one of the n words of `list` (sorted by length)? */
+static int word_in(const struct key_word *w, const struct lit *list, size_t n)
+{
+    for (size_t i = 0; i < n && list[i].n <= w->n; i++) {
+        if (word_is(w, list[i].s, list[i].n)) {
             return 1;
         }
     }
     return 0;
 }
 
-#define IN_LIST(w, list) word_in((w), (list), sizeof(list) / sizeof((list)[0]))
+#define IN_LIST(w, list) word_in((w), (list), LIST_LEN(list))
 
-static int word_ends_with(const struct key_word *w, const char *s)
+static int word_ends_with(const struct key_word *w, const struct lit *s)
 {
-    struct key_word tail;
-    size_t n = strlen(s);
-
-    if (w->n <= n) {
-        return 0;
-    }
-    tail.p = w->p + w->n - n;
-    tail.n = n;
-    return word_is(&tail, s);
+    return w->n > s->n && eq_ci(w->p + w->n - s->n, s->s, s->n);
 }
 
 static int is_upper(unsigned char c)
@@ -396,19 +413,19 @@ static int is_secret_key(const unsigned char *k, size_t n)
     last = &w[nw - 1];
     prev = nw > 1 ? &w[nw - 2] : NULL;
     if (IN_LIST(last, secret_words)) {
-        return !(word_is(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
+        return !(WORD_IS(last, "key") && prev != NULL && IN_LIST(prev, plain_key_words));
     }
-    for (i = 0; i < sizeof(secret_suffixes) / sizeof(secret_suffixes[0]); i++) {
-        if (word_ends_with(last, secret_suffixes[i])) {
+    for (i = 0; i < LIST_LEN(secret_suffixes) && secret_suffixes[i].n < last->n; i++) {
+        if (word_ends_with(last, &secret_suffixes[i])) {
             return 1;
         }
     }
-    return prev != NULL && word_is(last, "id") &&
-           (word_is(prev, "session") || word_is(prev, "sess"));
+    return prev != NULL && WORD_IS(last, "id") &&
+           (WORD_IS(prev, "session") || WORD_IS(prev, "sess"));
 }
 
 /* Is the last word of k[0..n) (qualifiers passed over) `s`? */
-static int key_last_word_is(const unsigned char *k, size_t n, const char *s)
+static int key_last_word_is(const unsigned char *k, size_t n, const char *s, size_t sn)
 {
     struct key_word w[KEY_WORDS_MAX];
     size_t nw = key_words(k, n, w);
@@ -416,7 +433,7 @@ static int key_last_word_is(const unsigned char *k, size_t n, const char *s)
     while (nw > 1 && is_qualifier(&w[nw - 1])) {
         nw--;
     }
-    return nw > 0 && word_is(&w[nw - 1], s);
+    return nw > 0 && word_is(&w[nw - 1], s, sn);
 }
 
 static int is_value_end(unsigned char c)
@@ -675,7 +692,7 @@ static int try_key_value(struct out *o, size_t len, size_t i, size_t *ret_skip)
         return 0;
     }
     scheme = (kend - i >= 13 && has_prefix_ci(p, len, kend - 13, "authorization")) ||
-             key_last_word_is(p + i, kend - i, "auth");
+             key_last_word_is(p + i, kend - i, "auth", 4);
     value_span(p, len, j, scheme, &vs, &ve, &end);
     if (value_is_empty(p, len, vs, ve) || is_code_call(p, len, kend, vs, ve)) {
         return 0;
@@ -712,22 +729,27 @@ static size_t jwt_end(const unsigned char *p, size_t len, size_t i, size_t *ret_
     return c;
 }
 
-/* A fixed-shape token: prefix then at least `min` (at most `max`, 0: no
- * limit) characters of `cls`, not followed by another one. */
-static size_t shaped_end(const unsigned char *p, size_t len, size_t i, const char *prefix,
-                         int (*cls)(unsigned char), size_t min, size_t max)
+/* The end of a token body of class `cls` starting at s: at least `min` (at
+ * most `max`, 0: no limit) characters, not followed by another one; or 0. */
+static size_t body_end(const unsigned char *p, size_t len, size_t s, int (*cls)(unsigned char),
+                       size_t min, size_t max)
 {
-    size_t s = i + strlen(prefix);
-    size_t e;
+    size_t e = run_end(p, len, s, cls, max ? max + 1 : SIZE_MAX);
 
-    if (!has_prefix(p, len, i, prefix)) {
-        return 0;
-    }
-    e = run_end(p, len, s, cls, max ? max + 1 : SIZE_MAX);
     if (e - s < min || (max && e - s > max)) {
         return 0;
     }
     return e;
+}
+
+/* A fixed-shape token: prefix then a body (body_end). */
+static size_t shaped_end(const unsigned char *p, size_t len, size_t i, const char *prefix,
+                         int (*cls)(unsigned char), size_t min, size_t max)
+{
+    if (!has_prefix(p, len, i, prefix)) {
+        return 0;
+    }
+    return body_end(p, len, i + strlen(prefix), cls, min, max);
 }
 
 static int is_slack_tok(unsigned char c)
@@ -740,45 +762,60 @@ static int is_tok_body(unsigned char c)
     return is_word(c) || c == '-';
 }
 
-/* A token of one of these prefixes followed by at least `min` characters of
- * [A-Za-z0-9_-] (first matching prefix wins). */
+/* Provider tokens: a prefix followed by at least `min` characters of
+ * [A-Za-z0-9_-], listed by the prefix's first character (token_end
+ * dispatches on it; within a list the first matching prefix wins). */
 struct prefixed {
-    const char *prefix;
+    struct lit prefix;
     size_t min;
 };
 
-static const struct prefixed prefixed_tokens[] = {
-    {"sk_live_", 16}, /* Stripe secret and restricted keys */
-    {"sk_test_", 16},  {"rk_live_", 16}, {"rk_test_", 16},
-    {"whsec_", 24},   /* Stripe webhook signing secret */
-    {"sk-ant-", 32},  /* Anthropic */
-    {"sk-proj-", 32}, /* OpenAI */
-    {"glpat-", 20},   /* GitLab personal, project and group access tokens */
-    {"glptt-", 20},   /* GitLab pipeline trigger */
-    {"gldt-", 20},    /* GitLab deploy token */
-    {"glrt-", 20},    /* GitLab runner */
-    {"glcbt-", 20},   /* GitLab CI/CD job */
-    {"glsoat-", 20},  /* GitLab OAuth application secret */
-    {"hvs.", 20},     /* HashiCorp Vault service, batch and recovery tokens */
-    {"hvb.", 20},      {"hvr.", 20},     {"npm_", 36}, /* npm access token */
-    {"pypi-AgE", 50},                                  /* PyPI API token */
-    {"ya29.", 20},                                     /* Google OAuth access token */
-    {"dckr_pat_", 20},                                 /* Docker Hub */
-    {"dop_v1_", 64},                                   /* DigitalOcean */
-    {"shpat_", 32},                                    /* Shopify */
-    {"SG.", 20},                                       /* SendGrid: SG.<id>.<secret> */
+static const struct prefixed tokens_d[] = {
+    {LIT("dckr_pat_"), 20}, /* Docker Hub */
+    {LIT("dop_v1_"), 64},   /* DigitalOcean */
 };
+static const struct prefixed tokens_g[] = {
+    {LIT("glpat-"), 20},  /* GitLab personal, project and group access tokens */
+    {LIT("glptt-"), 20},  /* GitLab pipeline trigger */
+    {LIT("gldt-"), 20},   /* GitLab deploy token */
+    {LIT("glrt-"), 20},   /* GitLab runner */
+    {LIT("glcbt-"), 20},  /* GitLab CI/CD job */
+    {LIT("glsoat-"), 20}, /* GitLab OAuth application secret */
+};
+static const struct prefixed tokens_h[] = {
+    {LIT("hvs."), 20}, /* HashiCorp Vault service, batch and recovery tokens */
+    {LIT("hvb."), 20},
+    {LIT("hvr."), 20},
+};
+static const struct prefixed tokens_n[] = {{LIT("npm_"), 36}};     /* npm access token */
+static const struct prefixed tokens_p[] = {{LIT("pypi-AgE"), 50}}; /* PyPI API token */
+static const struct prefixed tokens_r[] = {
+    {LIT("rk_live_"), 16}, /* Stripe restricted keys */
+    {LIT("rk_test_"), 16}, /* (test mode) */
+};
+static const struct prefixed tokens_s[] = {
+    {LIT("sk_live_"), 16}, /* Stripe secret keys */
+    {LIT("sk_test_"), 16}, /* (test mode) */
+    {LIT("sk-ant-"), 32},  /* Anthropic */
+    {LIT("sk-proj-"), 32}, /* OpenAI */
+    {LIT("shpat_"), 32},   /* Shopify */
+};
+static const struct prefixed tokens_w[] = {{LIT("whsec_"), 24}}; /* Stripe webhook signing */
+static const struct prefixed tokens_y[] = {{LIT("ya29."), 20}};  /* Google OAuth access token */
+static const struct prefixed tokens_S[] = {{LIT("SG."), 20}};    /* SendGrid: SG.<id>.<secret> */
 
-static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
+/* A token of one of the n prefixes of `list` at i, or 0. */
+static size_t prefixed_end(const unsigned char *p, size_t len, size_t i,
+                           const struct prefixed *list, size_t n)
 {
-    for (size_t k = 0; k < sizeof(prefixed_tokens) / sizeof(prefixed_tokens[0]); k++) {
-        const struct prefixed *t = &prefixed_tokens[k];
+    for (size_t k = 0; k < n; k++) {
+        const struct lit *pre = &list[k].prefix;
         size_t e;
-        if (t->prefix[0] != (char)p[i]) {
+        if (len - i < pre->n || memcmp(p + i, pre->s, pre->n) != 0) {
             continue;
         }
-        e = shaped_end(p, len, i, t->prefix, is_tok_body, t->min, 0);
-        if (e != 0 && t->prefix[0] == 'S' && e < len && p[e] == '.') {
+        e = body_end(p, len, i + pre->n, is_tok_body, list[k].min, 0);
+        if (e != 0 && pre->s[0] == 'S' && e < len && p[e] == '.') {
             e = run_end(p, len, e + 1, is_tok_body, SIZE_MAX); /* SendGrid's second part */
         }
         if (e != 0) {
@@ -787,6 +824,8 @@ static size_t prefixed_end(const unsigned char *p, size_t len, size_t i)
     }
     return 0;
 }
+
+#define PREFIXED_END(p, len, i, list) prefixed_end((p), (len), (i), (list), LIST_LEN(list))
 
 static int is_b64_std(unsigned char c)
 {
@@ -810,6 +849,12 @@ static size_t aws_secret_end(const unsigned char *p, size_t len, size_t i)
                   p[i - 1] == '-' || p[i - 1] == '~')) {
         return 0;
     }
+    /* the 40th character and the one after it first: at most word starts
+     * they rule the key out without a scan of the 40 */
+    if (len - i < 40 || !is_b64_std(p[i + 39]) || p[i + 39] == '/' ||
+        (len - i > 40 && is_tok(p[i + 40]))) {
+        return 0;
+    }
     e = run_end(p, len, i, is_b64_std, 41);
     if (e - i != 40 || (e < len && is_tok(p[e]))) {
         return 0;
@@ -823,50 +868,89 @@ static size_t aws_secret_end(const unsigned char *p, size_t len, size_t i)
     return up && lo && dig && slashes <= 3 && p[e - 1] != '/' ? e : 0;
 }
 
-static size_t token_end(const unsigned char *p, size_t len, size_t i)
+/* AWS access key ids and GCP API keys at an 'A'. */
+static size_t aws_gcp_end(const unsigned char *p, size_t len, size_t i)
 {
     static const char *const aws[] = {"AKIA", "ASIA", "AGPA", "AIDA", "AROA",
                                       "AIPA", "ANPA", "ANVA", "ABIA", "ACCA"};
-    static const char *const gh[] = {"ghp_", "gho_", "ghs_", "ghu_", "ghr_"};
-    size_t k;
     size_t e;
 
-    if ((e = prefixed_end(p, len, i)) != 0) {
-        return e;
-    }
-    switch (p[i]) {
-    case 'A':
-        for (k = 0; k < sizeof(aws) / sizeof(aws[0]); k++) {
-            if ((e = shaped_end(p, len, i, aws[k], is_upper_alnum, 16, 16)) != 0 &&
-                (e == len || !is_alnum(p[e]))) {
-                return e;
-            }
-        }
-        if ((e = shaped_end(p, len, i, "AIza", is_b64url, 35, 35)) != 0) {
+    for (size_t k = 0; k < LIST_LEN(aws); k++) {
+        if ((e = shaped_end(p, len, i, aws[k], is_upper_alnum, 16, 16)) != 0 &&
+            (e == len || !is_alnum(p[e]))) {
             return e;
         }
+    }
+    return shaped_end(p, len, i, "AIza", is_b64url, 35, 35);
+}
+
+/* GitHub tokens at a 'g'. */
+static size_t github_end(const unsigned char *p, size_t len, size_t i)
+{
+    static const char *const gh[] = {"ghp_", "gho_", "ghs_", "ghu_", "ghr_"};
+    size_t e;
+
+    for (size_t k = 0; k < LIST_LEN(gh); k++) {
+        if ((e = shaped_end(p, len, i, gh[k], is_alnum, 30, 0)) != 0) {
+            return e;
+        }
+    }
+    return shaped_end(p, len, i, "github_pat_", is_word, 20, 0);
+}
+
+/* A token of a known shape starting at i (a word start): dispatched on its
+ * first character, so most words cost one switch, and an AWS secret key. */
+static size_t token_end(const unsigned char *p, size_t len, size_t i)
+{
+    size_t e = 0;
+
+    switch (p[i]) {
+    case 'A':
+        e = aws_gcp_end(p, len, i);
         break;
     case 'x':
         if (has_prefix(p, len, i, "xox") && len - i > 4 && strchr("abposr", p[i + 3]) != NULL &&
             p[i + 3] != '\0' && p[i + 4] == '-') {
             return shaped_end(p, len, i, "xox", is_slack_tok, 12, 0);
         }
-        if ((e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0)) != 0) {
-            return e;
-        }
+        e = shaped_end(p, len, i, "xapp-", is_slack_tok, 12, 0);
         break;
     case 'g':
-        for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++) {
-            if ((e = shaped_end(p, len, i, gh[k], is_alnum, 30, 0)) != 0) {
-                return e;
-            }
-        }
-        if ((e = shaped_end(p, len, i, "github_pat_", is_word, 20, 0)) != 0) {
-            return e;
-        }
+        e = PREFIXED_END(p, len, i, tokens_g);
+        e = e != 0 ? e : github_end(p, len, i);
+        break;
+    case 'd':
+        e = PREFIXED_END(p, len, i, tokens_d);
+        break;
+    case 'h':
+        e = PREFIXED_END(p, len, i, tokens_h);
+        break;
+    case 'n':
+        e = PREFIXED_END(p, len, i, tokens_n);
+        break;
+    case 'p':
+        e = PREFIXED_END(p, len, i, tokens_p);
+        break;
+    case 'r':
+        e = PREFIXED_END(p, len, i, tokens_r);
+        break;
+    case 's':
+        e = PREFIXED_END(p, len, i, tokens_s);
+        break;
+    case 'w':
+        e = PREFIXED_END(p, len, i, tokens_w);
+        break;
+    case 'y':
+        e = PREFIXED_END(p, len, i, tokens_y);
+        break;
+    case 'S':
+        e = PREFIXED_END(p, len, i, tokens_S);
         break;
     default:
         break;
+    }
+    if (e != 0) {
+        return e;
     }
     return is_alnum(p[i]) ? aws_secret_end(p, len, i) : 0;
 }

@@ -301,6 +301,57 @@ static void test_key_rule(void **state)
     assert_false(krc_redact_secret_key(NULL, 0));
 }
 
+/* Every word of the key rule's lists (docs/configuration.md, "Redaction"),
+ * alone and in keys: the redactor keeps its lists sorted by length and stops
+ * early, so a word out of place would be missed. */
+static void test_key_rule_lists(void **state)
+{
+    static const char *const words[] = {
+        "pass",      "pwd",           "passwd",     "password",    "passphrase", "secret", "token",
+        "auth",      "authorization", "cookie",     "session",     "sessionid",  "sessid", "sid",
+        "private",   "privatekey",    "credential", "credentials", "creds",      "key",    "apikey",
+        "accesskey", "secretkey",     "sig",        "signature",   "jwt"};
+    static const char *const suffixes[] = {
+        "password",   "passwd",      "passphrase", "secret",    "token",
+        "apikey",     "secretkey",   "privatekey", "accesskey", "authorization",
+        "credential", "credentials", "sessionid",  "sessid",    "pwd"};
+    static const char *const plain_key[] = {"public",  "pub",     "cache",  "partition",  "sort",
+                                            "primary", "foreign", "object", "row",        "shard",
+                                            "dedup",   "lookup",  "hash",   "range",      "unique",
+                                            "index",   "map",     "group",  "idempotency"};
+    static const char *const qualifiers[] = {"value", "raw", "base", "hex", "encoded"};
+    char k[64];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        snprintf(k, sizeof(k), "%s", words[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "DB_%s", words[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "%sz", words[i]); /* another word */
+        assert_false(krc_redact_secret_key(k, strlen(k)));
+        for (size_t q = 0; q < sizeof(qualifiers) / sizeof(qualifiers[0]); q++) {
+            snprintf(k, sizeof(k), "%s_%s", words[i], qualifiers[q]);
+            assert_true(krc_redact_secret_key(k, strlen(k)));
+        }
+    }
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(k, sizeof(k), "x%s", suffixes[i]); /* one word ending in it */
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "my_zz%s", suffixes[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+    }
+    for (size_t i = 0; i < sizeof(plain_key) / sizeof(plain_key[0]); i++) {
+        snprintf(k, sizeof(k), "%s_key", plain_key[i]);
+        assert_false(krc_redact_secret_key(k, strlen(k)));
+        snprintf(k, sizeof(k), "%s_token", plain_key[i]);
+        assert_true(krc_redact_secret_key(k, strlen(k)));
+    }
+    for (size_t q = 0; q < sizeof(qualifiers) / sizeof(qualifiers[0]); q++) {
+        assert_false(krc_redact_secret_key(qualifiers[q], strlen(qualifiers[q])));
+    }
+}
+
 static void test_key_forms(void **state)
 {
     (void)state;
@@ -376,6 +427,21 @@ static void test_provider_tokens(void **state)
     /* after a '-' in a word that starts with x or g (an earlier shortcut skipped these) */
     expect(NULL, "x-ghp_abcdefghijklmnopqrstuvwxyz0123456789", "x-" R, 1);
     expect(NULL, "gw-sk_live_abcdefghij0123456789", "gw-" R, 1);
+    /* every prefix (the scanner looks for them by their first character) */
+    {
+        static const char *const prefixes[] = {
+            "sk_live_", "sk_test_",  "rk_live_", "rk_test_", "whsec_", "sk-ant-",
+            "sk-proj-", "glpat-",    "glptt-",   "gldt-",    "glrt-",  "glcbt-",
+            "glsoat-",  "hvs.",      "hvb.",     "hvr.",     "npm_",   "pypi-AgE",
+            "ya29.",    "dckr_pat_", "dop_v1_",  "shpat_",   "SG."};
+        for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+            char in[160];
+            snprintf(in, sizeof(in), "t %s%s%s x", prefixes[k],
+                     "abcdefghijklmnopqrstuvwxyz0123456789",
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+            expect(NULL, in, "t " R " x", 1);
+        }
+    }
     /* prefixes alone, or too short */
     keep("sk_live_ is the prefix; glpat-short; hvs.x; npm_install; SG.x");
     keep("the ask_live_stream flag");
@@ -760,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_url_password),
         cmocka_unit_test(test_key_value),
         cmocka_unit_test(test_key_rule),
+        cmocka_unit_test(test_key_rule_lists),
         cmocka_unit_test(test_key_forms),
         cmocka_unit_test(test_provider_tokens),
         cmocka_unit_test(test_aws_secret_shape),
