@@ -152,9 +152,26 @@ static void replace(struct out *o, size_t upto, size_t resume)
 
 /* ---- private key blocks -------------------------------------------------- */
 
+/* Is p[s..e) a label as private key headers have them: upper-case letters
+ * and digits, words joined by one space ("RSA PRIVATE KEY", "OPENSSH PRIVATE
+ * KEY", "PGP PRIVATE KEY BLOCK")? A header with any other label (RFC 7468
+ * allows more) may hold text that is not key material: "-----BEGIN RSA
+ * client_secret: x PRIVATE KEY-----" (fuzz_redact). */
+static int pem_label_plain(const unsigned char *p, size_t s, size_t e)
+{
+    for (size_t k = s; k < e; k++) {
+        if (!(is_upper_alnum(p[k]) || (p[k] == ' ' && k > s && p[k - 1] != ' '))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* At "-----BEGIN ": the end of the header line "-----BEGIN X PRIVATE KEY-----"
- * (index after the dashes), or 0 when it is not a private key header. */
-static size_t pem_header_end(const unsigned char *p, size_t len, size_t i, const char *kw)
+ * (index after the dashes), or 0 when it is not a private key header.
+ * *ret_plain: the label is pem_label_plain (else the caller redacts it too). */
+static size_t pem_header_end(const unsigned char *p, size_t len, size_t i, const char *kw,
+                             int *ret_plain)
 {
     size_t j = i + strlen(kw);
     size_t lim = len - j > PEM_LABEL_MAX ? j + PEM_LABEL_MAX : len;
@@ -168,6 +185,7 @@ static size_t pem_header_end(const unsigned char *p, size_t len, size_t i, const
     /* the label must end with PRIVATE KEY (or PRIVATE KEY BLOCK for PGP) */
     if ((k - j >= 11 && memcmp(p + k - 11, "PRIVATE KEY", 11) == 0) ||
         (k - j >= 17 && memcmp(p + k - 17, "PRIVATE KEY BLOCK", 17) == 0)) {
+        *ret_plain = pem_label_plain(p, j, k);
         return k + 5;
     }
     return 0;
@@ -207,9 +225,10 @@ static size_t orphan_pem_start(const unsigned char *p, size_t len, size_t *ret_e
     size_t end_at = find(p, len, 0, "-----END ");
     size_t begin_at = find(p, len, 0, "-----BEGIN ");
     size_t s;
+    int plain;
 
     if (end_at == SIZE_MAX || (begin_at != SIZE_MAX && begin_at < end_at) ||
-        pem_header_end(p, len, end_at, "-----END ") == 0) {
+        pem_header_end(p, len, end_at, "-----END ", &plain) == 0) {
         return SIZE_MAX;
     }
     s = end_at;
@@ -979,6 +998,13 @@ static size_t bearer_token(const unsigned char *p, size_t len, size_t i, size_t 
     if (!strong || (e - s >= MARK_LEN && memcmp(p + s, MARK, MARK_LEN) == 0)) {
         return 0;
     }
+    /* "Bearer aws_secret_access_key = x": the word is the key of a pair,
+     * whose value the key rule takes (fuzz_redact) */
+    for (k = e; k < len && (p[k] == ' ' || p[k] == '\t'); k++) {
+    }
+    if (k < len && (p[k] == '=' || p[k] == ':')) {
+        return 0;
+    }
     *ret_start = s;
     return e;
 }
@@ -993,6 +1019,7 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
     size_t orphan_end = 0;
     size_t orphan = orphan_pem_start(p, len, &orphan_end);
     size_t i = 0;
+    int plain = 1;
 
     while (i < len && o.rc == 0) {
         unsigned char c = p[i];
@@ -1005,8 +1032,11 @@ static int builtin(const unsigned char *p, size_t len, struct krc_buf *b, int *r
             continue;
         }
         if (c == '-' && has_prefix(p, len, i, "-----BEGIN ") &&
-            (e = pem_header_end(p, len, i, "-----BEGIN ")) != 0) {
+            (e = pem_header_end(p, len, i, "-----BEGIN ", &plain)) != 0) {
             size_t end = find(p, len, e, "-----END ");
+            if (!plain) {
+                e = i + 11; /* the label is no label: it goes with the key */
+            }
             if (end == SIZE_MAX) {
                 replace(&o, e, len);
                 i = len;

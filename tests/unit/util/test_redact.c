@@ -75,6 +75,10 @@ static void test_bearer_and_authorization(void **state)
     expect(NULL, "BEARER   0123456789abcdef", "BEARER   " R, 1);
     /* prose survives */
     keep("Using bearer authentication for the upstream");
+    /* the word after "Bearer" is the key of a pair: the pair's value goes
+     * (fuzz_redact) */
+    expect(NULL, "Bearer  aws_secret_access_key = C0rp11/abcdefghijklmnopqrstuvwxyz012 o",
+           "Bearer  aws_secret_access_key = " R " o", 1);
     keep("the bearer of bad news");
     keep("authorization failed for user bob");
 }
@@ -617,6 +621,12 @@ static void test_private_key(void **state)
            "ready: ok\nMIIEpAIBAAKCAQEAwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY0123\nabc\n"
            "-----END RSA PRIVATE KEY-----",
            "ready: ok\n" R "-----END RSA PRIVATE KEY-----", 1);
+    /* a header whose label is no label hides nothing (fuzz_redact): the
+     * label goes with the key */
+    expect(NULL,
+           "-----BEGIN RSA   client_secret: C0rp33clientSecret  PRIVATE KEY-----\nMIIE\n"
+           "-----END RSA PRIVATE KEY-----",
+           "-----BEGIN " R "-----END RSA PRIVATE KEY-----", 1);
     /* certificates and public keys are not secrets */
     keep("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
     keep("-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----");
