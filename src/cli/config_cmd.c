@@ -67,8 +67,7 @@ static void print_quoted(const char *s)
         if (n == 0) {
             fputs("\\uFFFD", stdout);
             i++;
-        } else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-                   (cp >= 0x2066 && cp <= 0x2069)) {
+        } else if (krc_text_unsafe_cp(cp)) {
             printf(cp <= 0xff ? "\\x%02x" : "\\u%04x", (unsigned)cp);
             i += n;
         } else {
