@@ -22,6 +22,21 @@ static void put_messages(const char *s)
     krc_text_fputs(s, MESSAGES_MAX, KRC_TEXT_LINES, stderr);
 }
 
+/* Each line of notes (NULL: none) as "note: LINE", sanitised. */
+static void put_notes(const char *notes)
+{
+    for (const char *p = notes; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        char *line = krc_strndup(p, len);
+        fputs("note: ", stderr);
+        put_messages(line != NULL ? line : "(out of memory)");
+        fputc('\n', stderr);
+        krc_free(line);
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "Usage:\n"
@@ -67,8 +82,7 @@ static void print_quoted(const char *s)
         if (n == 0) {
             fputs("\\uFFFD", stdout);
             i++;
-        } else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-                   (cp >= 0x2066 && cp <= 0x2069)) {
+        } else if (krc_text_unsafe_cp(cp)) {
             printf(cp <= 0xff ? "\\x%02x" : "\\u%04x", (unsigned)cp);
             i += n;
         } else {
@@ -329,27 +343,9 @@ static int cmd_check(int argc, char **argv)
     }
     printf("%s: ok\n", argv[1]);
     /* Not mistakes of the file, but what krc run here would stop at. */
-    for (const char *p = notes; p != NULL && *p != '\0';) {
-        const char *nl = strchr(p, '\n');
-        int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
-        char *line = krc_strndup(p, (size_t)len);
-        fputs("note: ", stderr);
-        put_messages(line != NULL ? line : "(out of memory)");
-        fputc('\n', stderr);
-        krc_free(line);
-        p = nl != NULL ? nl + 1 : NULL;
-    }
+    put_notes(notes);
     krc_free(notes);
-    for (const char *p = db_notes; p != NULL && *p != '\0';) {
-        const char *nl = strchr(p, '\n');
-        int len = nl != NULL ? (int)(nl - p) : (int)strlen(p);
-        char *line = krc_strndup(p, (size_t)len);
-        fputs("note: ", stderr);
-        put_messages(line != NULL ? line : "(out of memory)");
-        fputc('\n', stderr);
-        krc_free(line);
-        p = nl != NULL ? nl + 1 : NULL;
-    }
+    put_notes(db_notes);
     krc_free(db_notes);
     return 0;
 }

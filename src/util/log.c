@@ -190,14 +190,6 @@ static int needs_quotes(const char *v)
     return 0;
 }
 
-/* A code point a terminal may obey: a C1 control (U+0080-U+009F) or a
- * bidirectional control. */
-static int unsafe_cp(uint32_t cp)
-{
-    return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-           (cp >= 0x2066 && cp <= 0x2069);
-}
-
 /* s as the inside of a JSON string that is also safe on a terminal:
  * krc_buf_append_json_str's escapes (C0 as \u00XX), plus DEL, C1 and the
  * bidirectional controls as \u escapes and each invalid UTF-8 byte as
@@ -219,7 +211,7 @@ static void append_json_safe(struct krc_buf *b, const char *s, size_t len)
                 continue;
             }
             n = p[run] == 0x7f ? 1 : krc_text_utf8_decode(p + run, len - run, &cp);
-            if (p[run] == 0x7f || n == 0 || unsafe_cp(cp)) {
+            if (p[run] == 0x7f || n == 0 || krc_text_unsafe_cp(cp)) {
                 break;
             }
             run += n;

@@ -159,6 +159,11 @@ static int is_bidi_control(uint32_t cp)
     return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+int krc_text_unsafe_cp(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || is_bidi_control(cp);
+}
+
 /* A run of printable ASCII, cut to what fits. */
 static int append_run(struct krc_buf *out, const unsigned char *p, size_t n)
 {

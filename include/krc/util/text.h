@@ -55,6 +55,11 @@ size_t krc_text_ansi_len(const void *p, size_t len);
  * "...", or "…" ("\xe2\x80\xa6"). */
 size_t krc_text_truncate(char *s, size_t len, size_t size, const char *ellipsis);
 
+/* A code point a terminal may obey although it prints nothing: a C1 control
+ * (U+0080-U+009F, 8-bit CSI, OSC...) or a bidirectional control
+ * (U+202A-U+202E, U+2066-U+2069). 1 or 0. */
+int krc_text_unsafe_cp(uint32_t cp);
+
 /* krc_text_sanitize's flags. */
 #define KRC_TEXT_LINES 0x1u /* keep \n and \t (\r\n and a lone \r become \n); else spaces */
 #define KRC_TEXT_STRIP 0x2u /* remove controls instead of showing them (the store's form) */
