@@ -28,7 +28,7 @@ static const char *const reason_names[] = {
 struct krc_http_guard_conn {
     int used;
     int fd;
-    int cut; /* refused, cut by the reaper or by the idle timeout: counted once */
+    int cut; /* cut by the reaper or by the idle timeout: counted once */
     enum krc_http_guard_phase phase;
     int64_t deadline_ms; /* 0: none */
     uint64_t rx_mark;    /* bytes received when the HEAD phase began */

@@ -78,8 +78,7 @@ struct krc_http_server {
 /* Per-request state, from the first access call to the completion callback. */
 struct request_ctx {
     const struct route *route;
-    int reject;           /* status decided before the body was read (400, 404, 405, 413) */
-    const char *bad_host; /* the 400's text */
+    int reject; /* status decided before the body was read (400, 404, 405, 413) */
     int body_over;
     struct krc_buf body;
 };
@@ -705,9 +704,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     struct krc_http_server *srv = cls;
     struct request_ctx *ctx = *con_cls;
-    (void)version;
 
     if (ctx == NULL) {
+        const char *bad_host = host_problem(conn, version);
         const char *clen;
 
         ctx = krc_calloc(1, sizeof(*ctx));
@@ -719,8 +718,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         pthread_mutex_unlock(&srv->lock);
         *con_cls = ctx;
         ctx->route = find_route(srv, url);
-        ctx->bad_host = host_problem(conn, version);
-        if (ctx->bad_host != NULL) {
+        if (bad_host != NULL) {
             ctx->reject = MHD_HTTP_BAD_REQUEST;
         } else if (ctx->route == NULL) {
             ctx->reject = MHD_HTTP_NOT_FOUND;
@@ -738,7 +736,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         /* Answer a rejected request at once: libmicrohttpd then skips the
          * body and closes the connection instead of reading it. */
         if (ctx->reject == MHD_HTTP_BAD_REQUEST) {
-            return send_text(srv, conn, ctx->reject, ctx->bad_host, NULL);
+            return send_text(srv, conn, ctx->reject, bad_host, NULL);
         }
         if (ctx->reject != 0) {
             return reject(srv, conn, ctx->route, ctx->reject);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/config/config.h"
 #include "krc/detect/filter.h"
 #include "krc/util/mem.h"
 #include "krc/util/pattern.h"
@@ -24,6 +25,17 @@ void krc_mcp_scope_free(struct krc_mcp_scope *s)
     krc_pattern_list_free(s->allowed, s->n_allowed);
     krc_free(s->label_selector);
     krc_free(s);
+}
+
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->watched_namespaces = cfg->watched_namespaces;
+    sc->ignored_namespaces = cfg->ignored_namespaces;
+    sc->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
+    sc->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
+    sc->mcp_namespaces = cfg->mcp_namespaces;
+    sc->label_selector = cfg->label_selector;
 }
 
 int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_scope **ret,

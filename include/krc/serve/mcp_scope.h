@@ -28,6 +28,11 @@ struct krc_mcp_scope_config {
     const char *label_selector;
 };
 
+/* The scope of krc's configuration: its filters, mcpNamespaces and
+ * labelSelector (borrowed from cfg), as krc run and krc mcp use it. */
+struct krc_config;
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc);
+
 struct krc_mcp_scope;
 
 /* cfg NULL: every namespace and pod. Errors name the setting and quote the

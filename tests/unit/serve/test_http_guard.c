@@ -24,6 +24,7 @@
 #include "krc/util/log.h"
 #include "krc/serve/http_guard.h"
 #include "krc/serve/metrics.h"
+#include "krc_test.h"
 
 static struct sockaddr_in v4(const char *ip)
 {
@@ -49,21 +50,10 @@ static struct sockaddr_in6 v6(const char *ip)
 
 static double counted(struct krc_metrics *m, const char *reason)
 {
-    struct krc_buf buf;
-    struct krc_error err;
-    char want[128];
-    const char *p;
-    double v = -1;
+    char series[128];
 
-    krc_buf_init(&buf, 1 << 20);
-    assert_int_equal(krc_metrics_render(m, &buf, &err), 0);
-    snprintf(want, sizeof(want), "\nkrc_http_connections_rejected_total{reason=\"%s\"} ", reason);
-    p = strstr(krc_buf_str(&buf), want);
-    if (p != NULL) {
-        v = strtod(p + strlen(want), NULL);
-    }
-    krc_buf_cleanup(&buf);
-    return v;
+    snprintf(series, sizeof(series), "krc_http_connections_rejected_total{reason=\"%s\"}", reason);
+    return krc_test_metric(m, series);
 }
 
 static void test_config_checks(void **state)

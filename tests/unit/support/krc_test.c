@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "krc/kube/kube_parse.h"
+#include "krc/serve/metrics.h"
+#include "krc/util/buf.h"
 #include "krc/util/error.h"
 
 long krc_test_alloc_sweep(long (*run)(void *ud, long n), void *ud)
@@ -163,4 +165,23 @@ size_t krc_test_case_names(const char *corpus, char ***ret)
     qsort(names, n, sizeof(*names), cmp_str);
     *ret = names;
     return n;
+}
+
+double krc_test_metric(struct krc_metrics *m, const char *series)
+{
+    struct krc_buf buf;
+    struct krc_error err;
+    char want[256];
+    const char *p;
+    double v = -1;
+
+    krc_buf_init(&buf, 1 << 20);
+    assert_int_equal(krc_metrics_render(m, &buf, &err), 0);
+    snprintf(want, sizeof(want), "\n%s ", series);
+    p = strstr(krc_buf_str(&buf), want);
+    if (p != NULL) {
+        v = strtod(p + strlen(want), NULL);
+    }
+    krc_buf_cleanup(&buf);
+    return v;
 }

@@ -37,6 +37,12 @@ void krc_test_remove_db(const char *path);
  * NULL if it cannot be opened. A read error fails the test. */
 char *krc_test_read_file(const char *path, size_t *len);
 
+/* The value of one sample of m as /metrics renders it: `series` is the name
+ * and labels exactly as written, e.g. krc_x_total{reason="a"}; -1 when there
+ * is no such line. A render error fails the test. */
+struct krc_metrics;
+double krc_test_metric(struct krc_metrics *m, const char *series);
+
 /* Load a corpus case (tests/fixtures/corpus/NAME) the way `krc explain`
  * does: pod.json (required), events.json and node.json (if there), the pod's
  * own events retained, logs.txt as the previous log (if there); then
