@@ -394,13 +394,7 @@ int krc_mcp_main(int argc, char **argv)
     tc.db_password_file = db.password_file;
     tc.kube = kube;
     /* the same redactor and scope as krc run of the same configuration */
-    memset(&sc, 0, sizeof(sc));
-    sc.watched_namespaces = cfg.watched_namespaces;
-    sc.ignored_namespaces = cfg.ignored_namespaces;
-    sc.watched_pod_name_prefixes = cfg.watched_pod_name_prefixes;
-    sc.ignored_pod_name_prefixes = cfg.ignored_pod_name_prefixes;
-    sc.mcp_namespaces = cfg.mcp_namespaces;
-    sc.label_selector = cfg.label_selector;
+    krc_mcp_scope_config_from(&cfg, &sc);
     tc.scope = &sc;
     rc = krc_config_redactor(&cfg, &rd, &err);
     tc.redactor = rd;

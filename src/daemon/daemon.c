@@ -869,17 +869,6 @@ static int same_scopes(const struct krc_filter *a, const struct krc_filter *b)
 }
 
 /* What /mcp answers about: the filters of cfg and its mcpNamespaces. */
-static void mcp_scope_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc)
-{
-    memset(sc, 0, sizeof(*sc));
-    sc->watched_namespaces = cfg->watched_namespaces;
-    sc->ignored_namespaces = cfg->ignored_namespaces;
-    sc->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
-    sc->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
-    sc->mcp_namespaces = cfg->mcp_namespaces;
-    sc->label_selector = cfg->label_selector;
-}
-
 static void reload_rejected(const char *why)
 {
     krc_log(KRC_LOG_ERROR, "configuration reload rejected; the running configuration is kept: %s",
@@ -961,7 +950,7 @@ static void reload(struct daemon *d)
     /* /mcp answers about what the new filters let through (from its next call) */
     if (d->mcp_tools != NULL) {
         struct krc_mcp_scope_config sc;
-        mcp_scope_from(cfg, &sc);
+        krc_mcp_scope_config_from(cfg, &sc);
         if (krc_mcp_tools_set_scope(d->mcp_tools, &sc, &e) < 0) {
             reload_failed(d, e.msg);
             goto fail;
@@ -1246,7 +1235,7 @@ static int setup_mcp(struct daemon *d, struct krc_error *e)
     tc.db_password_file = d->cfg->db_password_file;
     tc.kube = d->mcp_client;
     tc.redactor = d->redactor;
-    mcp_scope_from(d->cfg, &sc);
+    krc_mcp_scope_config_from(d->cfg, &sc);
     tc.scope = &sc;
     if (krc_mcp_tools_new(&tc, &d->mcp_tools, e) < 0 ||
         krc_mcp_tools_server(d->mcp_tools, &d->mcp, e) < 0) {

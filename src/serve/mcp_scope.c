@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/config/config.h"
 #include "krc/detect/filter.h"
 #include "krc/util/mem.h"
 #include "krc/util/pattern.h"
@@ -14,6 +15,17 @@ struct krc_mcp_scope {
     size_t n_allowed;
     char *label_selector; /* NULL: none */
 };
+
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->watched_namespaces = cfg->watched_namespaces;
+    ret->ignored_namespaces = cfg->ignored_namespaces;
+    ret->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
+    ret->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
+    ret->mcp_namespaces = cfg->mcp_namespaces;
+    ret->label_selector = cfg->label_selector;
+}
 
 void krc_mcp_scope_free(struct krc_mcp_scope *s)
 {

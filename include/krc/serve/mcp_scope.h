@@ -29,6 +29,12 @@ struct krc_mcp_scope_config {
 };
 
 struct krc_mcp_scope;
+struct krc_config;
+
+/* The scope settings of a configuration (the strings borrowed from cfg):
+ * the one builder of krc run (start and reload) and krc mcp, so that both
+ * answer about the same pods. */
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *ret);
 
 /* cfg NULL: every namespace and pod. Errors name the setting and quote the
  * entry (an invalid regular expression); KRC_EINVAL, KRC_ENOMEM. */
