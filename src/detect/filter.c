@@ -98,25 +98,6 @@ static int list_matches(const struct list *l, const char *v)
     return 0;
 }
 
-int krc_filter_namespace_allowed(const struct krc_filter *f, const char *ns)
-{
-    if (list_matches(&f->ignored_ns, ns)) {
-        return 0;
-    }
-    return f->watched_ns.n == 0 || list_matches(&f->watched_ns, ns);
-}
-
-int krc_filter_pod_allowed(const struct krc_filter *f, const char *ns, const char *name)
-{
-    if (!krc_filter_namespace_allowed(f, ns)) {
-        return 0;
-    }
-    if (list_matches(&f->ignored_pods, name)) {
-        return 0;
-    }
-    return f->watched_pods.n == 0 || list_matches(&f->watched_pods, name);
-}
-
 const char *krc_filter_excluded_by(const struct krc_filter *f, const char *ns, const char *pod)
 {
     if (list_matches(&f->ignored_ns, ns)) {
@@ -135,6 +116,17 @@ const char *krc_filter_excluded_by(const struct krc_filter *f, const char *ns, c
         return "watchedPodNamePrefixes";
     }
     return NULL;
+}
+
+/* The one rule: allowed is "no setting keeps it out". */
+int krc_filter_namespace_allowed(const struct krc_filter *f, const char *ns)
+{
+    return krc_filter_excluded_by(f, ns, NULL) == NULL;
+}
+
+int krc_filter_pod_allowed(const struct krc_filter *f, const char *ns, const char *name)
+{
+    return krc_filter_excluded_by(f, ns, name) == NULL;
 }
 
 int krc_filter_allows_all(const struct krc_filter *f)

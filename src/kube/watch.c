@@ -39,6 +39,7 @@ struct wctx {
     long long stream_events;
     int stop;      /* error code that ended the stream from inside, 0 if none */
     int finishing; /* the stream ended: its last line is being framed */
+    int delivered; /* an event, bookmark or item was delivered in this chunk */
     struct krc_error stop_err;
     struct krc_linebuf lb;
     struct krc_list_framer lf;
@@ -151,10 +152,21 @@ static int stop_stream(struct wctx *w, int code)
     return 1;
 }
 
-/* An event or bookmark was delivered: readiness counts from here. */
+/* An event, bookmark or list item was delivered: readiness counts from the
+ * chunk that carried it (stored once per chunk by chunk_done, not per
+ * object). */
 static void delivered(struct wctx *w)
 {
-    atomic_store(&w->stats->last_ok_mono_ms, krc_clock_mono_ms());
+    w->delivered = 1;
+}
+
+/* A chunk that arrived at `now` has been framed. */
+static void chunk_done(struct wctx *w, long long now)
+{
+    if (w->delivered) {
+        w->delivered = 0;
+        atomic_store(&w->stats->last_ok_mono_ms, now);
+    }
 }
 
 static int on_line(const char *line, size_t len, void *userdata)
@@ -212,11 +224,16 @@ static int on_line(const char *line, size_t len, void *userdata)
         atomic_fetch_add(&w->stats->events_bookmark, 1);
         set_rv(w, w->ev.pod.resource_version);
         if (w->mode == MODE_STREAMING_LIST && !w->marker_seen && w->ev.initial_events_end) {
+            long long now = krc_clock_mono_ms();
+
+            /* stamped now, not at the chunk's end: /readyz never sees the
+             * sync done with an older delivery time */
+            atomic_store(&w->stats->last_ok_mono_ms, now);
             w->marker_seen = 1;
             w->synced = 1;
             w->h->sync_end(w->h->userdata);
             atomic_store(&w->stats->synced, 1);
-            atomic_store(&w->stats->last_sync_mono_ms, krc_clock_mono_ms());
+            atomic_store(&w->stats->last_sync_mono_ms, now);
             krc_log(KRC_LOG_INFO, "pod sync complete (streaming list, %s) at resourceVersion %s",
                     scope(w), w->rv);
         }
@@ -263,11 +280,15 @@ static void on_oversize(const char *head, size_t head_len, size_t size, void *us
 static int on_watch_data(const char *data, size_t len, void *userdata)
 {
     struct wctx *w = userdata;
+    long long now = krc_clock_mono_ms();
+    int rc;
+
     atomic_fetch_add(&w->stats->bytes, (long long)len);
     /* liveness only: readiness waits for a decoded event or bookmark */
-    atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
-    if (krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w) == KRC_ENOMEM &&
-        w->stop == 0) {
+    atomic_store(&w->stats->heartbeat_mono_ms, now);
+    rc = krc_linebuf_feed(&w->lb, data, len, on_line, on_oversize, w);
+    chunk_done(w, now);
+    if (rc == KRC_ENOMEM && w->stop == 0) {
         /* A line was lost: abandon the stream and resume from the last good
          * resourceVersion, which delivers it again. */
         krc_error_set(&w->stop_err, KRC_ENOMEM, "out of memory buffering a watch line");
@@ -318,11 +339,13 @@ static void on_list_skip(size_t index, const char *head, size_t head_len, size_t
 static int on_list_data(const char *data, size_t len, void *userdata)
 {
     struct wctx *w = userdata;
+    long long now = krc_clock_mono_ms();
     int rc;
 
     atomic_fetch_add(&w->stats->bytes, (long long)len);
-    atomic_store(&w->stats->heartbeat_mono_ms, krc_clock_mono_ms());
+    atomic_store(&w->stats->heartbeat_mono_ms, now);
     rc = krc_list_framer_feed(&w->lf, data, len, on_item, w, &w->stop_err);
+    chunk_done(w, now);
     if (rc < 0) {
         w->stop = rc;
         return 1;
@@ -400,6 +423,7 @@ static int run_stream(struct wctx *w, enum stream_mode mode, struct krc_error *e
         w->finishing = 1;
         krc_linebuf_finish(&w->lb, on_line, on_oversize, w);
         w->finishing = 0;
+        chunk_done(w, krc_clock_mono_ms());
     }
     if (w->stop != 0) {
         rc = w->stop;
@@ -502,11 +526,13 @@ static int run_list(struct wctx *w, struct krc_error *err)
         atomic_fetch_add(&w->stats->malformed_lists, 1);
     }
     if (rc == 0) {
-        delivered(w);
+        long long now = krc_clock_mono_ms();
+
+        atomic_store(&w->stats->last_ok_mono_ms, now); /* a whole list read */
         w->synced = 1;
         w->h->sync_end(w->h->userdata);
         atomic_store(&w->stats->synced, 1);
-        atomic_store(&w->stats->last_sync_mono_ms, krc_clock_mono_ms());
+        atomic_store(&w->stats->last_sync_mono_ms, now);
         skipped = atomic_load(&w->stats->skipped_oversized) +
                   atomic_load(&w->stats->skipped_undecodable) - skipped0;
         if (skipped > 0) {

@@ -16,6 +16,17 @@ struct krc_mcp_scope {
     char *label_selector; /* NULL: none */
 };
 
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->watched_namespaces = cfg->watched_namespaces;
+    ret->ignored_namespaces = cfg->ignored_namespaces;
+    ret->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
+    ret->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
+    ret->mcp_namespaces = cfg->mcp_namespaces;
+    ret->label_selector = cfg->label_selector;
+}
+
 void krc_mcp_scope_free(struct krc_mcp_scope *s)
 {
     if (s == NULL) {
@@ -25,17 +36,6 @@ void krc_mcp_scope_free(struct krc_mcp_scope *s)
     krc_pattern_list_free(s->allowed, s->n_allowed);
     krc_free(s->label_selector);
     krc_free(s);
-}
-
-void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc)
-{
-    memset(sc, 0, sizeof(*sc));
-    sc->watched_namespaces = cfg->watched_namespaces;
-    sc->ignored_namespaces = cfg->ignored_namespaces;
-    sc->watched_pod_name_prefixes = cfg->watched_pod_name_prefixes;
-    sc->ignored_pod_name_prefixes = cfg->ignored_pod_name_prefixes;
-    sc->mcp_namespaces = cfg->mcp_namespaces;
-    sc->label_selector = cfg->label_selector;
 }
 
 int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_scope **ret,

@@ -28,12 +28,13 @@ struct krc_mcp_scope_config {
     const char *label_selector;
 };
 
-/* The scope of krc's configuration: its filters, mcpNamespaces and
- * labelSelector (borrowed from cfg), as krc run and krc mcp use it. */
-struct krc_config;
-void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *sc);
-
 struct krc_mcp_scope;
+struct krc_config;
+
+/* The scope settings of a configuration (the strings borrowed from cfg):
+ * the one builder of krc run (start and reload) and krc mcp, so that both
+ * answer about the same pods. */
+void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *ret);
 
 /* cfg NULL: every namespace and pod. Errors name the setting and quote the
  * entry (an invalid regular expression); KRC_EINVAL, KRC_ENOMEM. */
