@@ -1198,16 +1198,6 @@ static enum MHD_Result serve_kube_event(struct krc_demo_sim *s, struct MHD_Conne
     return ret;
 }
 
-size_t krc_demo_sim_kube_event_count(struct krc_demo_sim *s)
-{
-    size_t n;
-
-    pthread_mutex_lock(&s->msg_lock);
-    n = s->n_kube_events;
-    pthread_mutex_unlock(&s->msg_lock);
-    return n;
-}
-
 /* --- dispatch ------------------------------------------------------------------------ */
 
 struct req {

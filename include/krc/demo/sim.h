@@ -115,9 +115,6 @@ size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono
  * after krc_demo_sim_stop. */
 const struct krc_demo_msg *krc_demo_sim_messages(const struct krc_demo_sim *s, size_t *ret_n);
 
-/* Kubernetes Events created so far. */
-size_t krc_demo_sim_kube_event_count(struct krc_demo_sim *s);
-
 /* Close the listening socket, end the watch streams, join every thread. */
 void krc_demo_sim_stop(struct krc_demo_sim *s);
 void krc_demo_sim_free(struct krc_demo_sim *s);
