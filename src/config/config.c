@@ -105,7 +105,7 @@ static const struct krc_config_option options[] = {
      NULL,
      "Extra regular expressions redacted, after the built-in rules, from every text taken from the "
      "cluster and from the diagnosis (list)"},
-    {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_LIST,
+    {"logIgnorePatterns", "KRC_LOG_IGNORE_PATTERNS", NULL, KRC_CONFIG_PATTERNS,
      OFF(log_ignore_patterns), "", 0, 0, NULL,
      "Regular expressions: a restart whose previous log matches is recorded, not alerted (list)"},
     {"routes", NULL, NULL, KRC_CONFIG_ROUTES, OFF(routes), "", 0, 0, NULL,
@@ -202,6 +202,90 @@ int krc_config_allowed_value(const char *allowed, const char *v)
     return 0;
 }
 
+static void list_cleanup(struct krc_config_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        krc_free(l->items[i]);
+    }
+    krc_pattern_list_free(l->patterns, l->n_patterns);
+    krc_free(l->items);
+    memset(l, 0, sizeof(*l));
+}
+
+int krc_config_list_equal(const struct krc_config_list *a, const struct krc_config_list *b)
+{
+    if (a->n != b->n) {
+        return 0;
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        if (strcmp(a->items[i], b->items[i]) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Append item text[0..len) to l; a pattern list compiles it (unless empty)
+ * as a text pattern, its errors naming `where` and the key. */
+static int list_add(struct krc_config_list *l, const struct krc_config_option *o, const char *text,
+                    size_t len, const char *where, struct krc_error *err)
+{
+    char **items = krc_realloc(l->items, (l->n + 1) * sizeof(*items));
+    struct krc_pattern *pats;
+    struct krc_error pe;
+    int rc;
+
+    if (items == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    l->items = items;
+    if ((l->items[l->n] = krc_strndup(text, len)) == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    l->n++;
+    if (o->type != KRC_CONFIG_PATTERNS || len == 0) {
+        return 0;
+    }
+    pats = krc_realloc(l->patterns, (l->n_patterns + 1) * sizeof(*pats));
+    if (pats == NULL) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    l->patterns = pats;
+    krc_error_clear(&pe);
+    rc = krc_pattern_compile(&l->patterns[l->n_patterns], l->items[l->n - 1], KRC_PATTERN_TEXT,
+                             KRC_PATTERN_NEWLINE, o->key, &pe);
+    if (rc < 0) {
+        return rc == KRC_EINVAL ? krc_error_set(err, rc, "%s: %s", where, pe.msg)
+                                : krc_error_set(err, rc, "%s", pe.msg);
+    }
+    l->n_patterns++;
+    return 0;
+}
+
+/* A list option from text, one item a line (the end of the text is no
+ * further item); the running value is kept on error. */
+static int set_list(struct krc_config_list *dst, const struct krc_config_option *o, const char *v,
+                    const char *where, struct krc_error *err)
+{
+    struct krc_config_list l;
+    int rc = 0;
+
+    memset(&l, 0, sizeof(l));
+    for (const char *p = v; *p != '\0' && rc == 0;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        rc = list_add(&l, o, p, len, where, err);
+        p += len + (nl != NULL);
+    }
+    if (rc < 0) {
+        list_cleanup(&l);
+        return rc;
+    }
+    list_cleanup(dst);
+    *dst = l;
+    return 0;
+}
+
 /* Set one option from text; `where` names the source for messages. */
 int krc_config_set_value(struct krc_config *cfg, const struct krc_config_option *o, const char *v,
                          const char *where, struct krc_error *err)
@@ -217,8 +301,10 @@ int krc_config_set_value(struct krc_config *cfg, const struct krc_config_option 
         }
         return krc_error_set(err, KRC_EINVAL, "%s: %s can only be set in the configuration file",
                              where, o->key);
-    case KRC_CONFIG_STRING:
     case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS:
+        return set_list((struct krc_config_list *)(void *)(base + o->offset), o, v, where, err);
+    case KRC_CONFIG_STRING:
     case KRC_CONFIG_SECRET: {
         char **dst = (char **)(base + o->offset);
         char *copy;
@@ -288,11 +374,12 @@ void krc_config_cleanup(struct krc_config *cfg)
     cfg->destinations = NULL;
     cfg->n_destinations = 0;
     for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
-        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET ||
-            o->type == KRC_CONFIG_LIST) {
+        if (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_SECRET) {
             char **p = (char **)(base + o->offset);
             krc_free(*p);
             *p = NULL;
+        } else if (o->type == KRC_CONFIG_LIST || o->type == KRC_CONFIG_PATTERNS) {
+            list_cleanup((struct krc_config_list *)(void *)(base + o->offset));
         }
     }
     krc_free(cfg->kubeconfig);
@@ -456,34 +543,24 @@ out:
 int krc_config_redactor(const struct krc_config *cfg, struct krc_redactor **ret,
                         struct krc_error *err)
 {
-    const char *list = cfg->redact_patterns != NULL ? cfg->redact_patterns : "";
-    char *copy = krc_strdup(list);
-    const char **items = krc_calloc(strlen(list) / 2 + 2, sizeof(char *));
+    const struct krc_config_list *l = &cfg->redact_patterns;
+    const char **items = krc_calloc(l->n + 1, sizeof(char *));
     size_t n = 0;
     int rc;
 
     *ret = NULL;
-    if (copy == NULL || items == NULL) {
-        krc_free(copy);
-        krc_free(items);
+    if (items == NULL) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    /* a KRC_CONFIG_LIST: one pattern a line, empty lines skipped */
-    for (char *p = copy; p != NULL && *p != '\0';) {
-        char *nl = strchr(p, '\n');
-        if (nl != NULL) {
-            *nl = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->items[i][0] != '\0') { /* empty lines are skipped */
+            items[n++] = l->items[i];
         }
-        if (*p != '\0') {
-            items[n++] = p;
-        }
-        p = nl != NULL ? nl + 1 : NULL;
     }
     rc = krc_redact_new(items, n, ret, err);
     if (rc < 0) {
         krc_error_prefix(err, "redactPatterns");
     }
     krc_free(items);
-    krc_free(copy);
     return rc;
 }

@@ -30,6 +30,20 @@ int krc_config_load_env(struct krc_config *cfg, struct krc_error *err)
     return 0;
 }
 
+int krc_config_set_env(struct krc_config *cfg, const char *env, const char *value,
+                       struct krc_error *err)
+{
+    char where[128];
+
+    for (const struct krc_config_option *o = krc_config_options(); o->key != NULL; o++) {
+        if (o->env != NULL && strcmp(o->env, env) == 0) {
+            snprintf(where, sizeof(where), "environment variable %s", o->env);
+            return krc_config_set_value(cfg, o, value, where, err);
+        }
+    }
+    return krc_error_set(err, KRC_EINVAL, "%s is not a krc environment variable", env);
+}
+
 extern char **environ;
 
 char *krc_config_env_typos(void)

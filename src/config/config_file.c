@@ -425,7 +425,7 @@ static int set_joined_value(struct krc_config *cfg, const struct krc_config_opti
             break;
         }
         if (joined.len > 0) {
-            krc_buf_append_char(&joined, o->type == KRC_CONFIG_LIST ? '\n' : ',');
+            krc_buf_append_char(&joined, o->type == KRC_CONFIG_STRING ? ',' : '\n');
         }
         rc = krc_buf_append_str(&joined, (const char *)item->data.scalar.value);
     }
@@ -546,7 +546,8 @@ static int load_file(struct krc_config *cfg, const char *path, struct krc_buf *n
                 }
                 rc = krc_config_set_value(cfg, o, text, where, &e);
             } else if (v->type == YAML_SEQUENCE_NODE &&
-                       (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST) &&
+                       (o->type == KRC_CONFIG_STRING || o->type == KRC_CONFIG_LIST ||
+                        o->type == KRC_CONFIG_PATTERNS) &&
                        o->allowed == NULL) {
                 rc = set_joined_value(cfg, o, &doc, v, key, where, &e);
             } else {

@@ -219,49 +219,6 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-/* Text patterns (util/pattern.h) of a '\n'-separated list, compiled; errors
- * name the key. */
-static int compile_list(const char *list, const char *key, struct krc_pattern **ret, size_t *ret_n,
-                        struct krc_error *err)
-{
-    size_t cap = 0;
-    const char *p = list;
-
-    *ret = NULL;
-    *ret_n = 0;
-    while (p != NULL && *p != '\0') {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len > 0) {
-            char *pat = krc_strndup(p, len);
-            int rc;
-            if (pat == NULL) {
-                return krc_error_set(err, KRC_ENOMEM, "out of memory");
-            }
-            if (*ret_n == cap) {
-                struct krc_pattern *nr =
-                    krc_realloc(*ret, (cap ? cap * 2 : 4) * sizeof(struct krc_pattern));
-                if (nr == NULL) {
-                    krc_free(pat);
-                    return krc_error_set(err, KRC_ENOMEM, "out of memory");
-                }
-                *ret = nr;
-                cap = cap ? cap * 2 : 4;
-            }
-            rc = krc_pattern_compile(&(*ret)[*ret_n], pat, KRC_PATTERN_TEXT, KRC_PATTERN_NEWLINE,
-                                     key, err);
-            if (rc < 0) {
-                krc_free(pat);
-                return rc;
-            }
-            krc_free(pat);
-            (*ret_n)++;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return 0;
-}
-
 /* The notifier's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
 void krc_daemon_notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
@@ -315,15 +272,10 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     if (rc < 0) {
         return rc;
     }
-    rc = compile_list(cfg->log_ignore_patterns, "logIgnorePatterns", &d->log_ignore,
-                      &d->n_log_ignore, err);
-    if (rc < 0) {
-        return rc;
-    }
     krc_daemon_notify_options_from(cfg, &no);
     no.ca_file = getenv("KRC_SLACK_CA_FILE");
-    no.log_ignore = d->log_ignore;
-    no.n_log_ignore = d->n_log_ignore;
+    no.log_ignore = cfg->log_ignore_patterns.patterns; /* compiled at load */
+    no.n_log_ignore = cfg->log_ignore_patterns.n_patterns;
     no.redactor = d->redactor;
     no.store_path = d->db_path[0] ? d->db_path : NULL;
     no.store_options = &d->store_opts;
@@ -815,10 +767,6 @@ static void daemon_cleanup(struct daemon *d)
     krc_free(d->workers);
     krc_sender_free(d->notifier);
     krc_redact_free(d->redactor);
-    for (size_t i = 0; i < d->n_log_ignore; i++) {
-        krc_pattern_cleanup(&d->log_ignore[i]);
-    }
-    krc_free(d->log_ignore);
     krc_health_cleanup(&d->health);
     krc_mcp_free(d->mcp);
     krc_mcp_tools_free(d->mcp_tools);

@@ -55,12 +55,14 @@ static int option_changed(const struct krc_config *a, const struct krc_config *b
 
     switch (o->type) {
     case KRC_CONFIG_STRING:
-    case KRC_CONFIG_SECRET:
-    case KRC_CONFIG_LIST: {
+    case KRC_CONFIG_SECRET: {
         const char *x = *(char *const *)(const void *)pa;
         const char *y = *(char *const *)(const void *)pb;
         return strcmp(x ? x : "", y ? y : "") != 0;
     }
+    case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS:
+        return !krc_config_list_equal((const void *)pa, (const void *)pb);
     case KRC_CONFIG_INT:
     case KRC_CONFIG_DURATION:
         return *(const long *)(const void *)pa != *(const long *)(const void *)pb;

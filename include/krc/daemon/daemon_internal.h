@@ -77,8 +77,6 @@ struct daemon {
     size_t n_workers;
     struct krc_sender *notifier;
     struct krc_redactor *redactor;
-    struct krc_pattern *log_ignore; /* logIgnorePatterns, compiled */
-    size_t n_log_ignore;
     struct krc_kube_client *mcp_client; /* explain_pod of /mcp; NULL without mcpTokenFile */
     struct krc_mcp_tools *mcp_tools;
     struct krc_mcp *mcp;
