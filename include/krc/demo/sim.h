@@ -67,6 +67,9 @@ int krc_demo_field_selector_match(const char *selector, const cJSON *obj, char *
  * for a namespace that differs from the path's) and the API server's message
  * in `why`. */
 int krc_demo_kube_event_check(const cJSON *ev, const char *ns, char *why, size_t why_size);
+/* The string member k of object o; NULL when o is not an object or k is
+ * absent or not a string. */
+const char *krc_demo_json_str(const cJSON *o, const char *k);
 
 /* The last `tail_lines` lines (< 0: all) of `log`, each prefixed with an
  * RFC 3339 time stamp with nanoseconds when `timestamps` (as the kubelet
