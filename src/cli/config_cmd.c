@@ -166,22 +166,18 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         putchar('\n');
         break;
     }
-    case KRC_CONFIG_LIST: {
-        const char *v = *(char *const *)(base + o->offset);
-        if (v == NULL || v[0] == '\0') {
+    case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS: {
+        const struct krc_config_list *l = (const void *)(base + o->offset);
+        if (l->n == 0) {
             printf("%s: []\n", o->key);
             break;
         }
         printf("%s:\n", o->key);
-        while (v != NULL && *v != '\0') {
-            const char *nl = strchr(v, '\n');
-            size_t len = nl ? (size_t)(nl - v) : strlen(v);
-            char *item = krc_strndup(v, len);
+        for (size_t i = 0; i < l->n; i++) {
             printf("  - ");
-            print_quoted(item);
+            print_quoted(l->items[i]);
             putchar('\n');
-            krc_free(item);
-            v = nl ? nl + 1 : NULL;
         }
         break;
     }
@@ -269,6 +265,7 @@ static const char *type_name(enum krc_config_type t)
     case KRC_CONFIG_BOOL:
         return "boolean";
     case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS:
         return "list of strings";
     case KRC_CONFIG_ROUTES:
         return "list of routes";
