@@ -8,22 +8,7 @@
 #include "krc/util/jscan.h"
 #include "krc/util/mem.h"
 
-/* Parse state shared by the functions below. */
-struct pctx {
-    struct krc_jscan *s;
-    struct krc_pod_info *p;
-    struct krc_error *err;
-    const char *what;    /* "pod", "watch event: pod", ... for semantic errors */
-    const char *section; /* e.g. "status.containerStatuses", for field paths */
-    size_t index;        /* element of `section`, or SIZE_MAX */
-    const char *ann_channel;
-    const char *label_channel;
-    int initial_events_end;
-    int seen_statuses;
-    int seen_init_statuses;
-};
-
-#define NO_INDEX ((size_t)-1)
+#include "kube_pod_private.h"
 
 /* ---- arena ---------------------------------------------------------------- */
 
@@ -31,7 +16,7 @@ struct pctx {
  * a decoded string is never longer than its raw form and its two quotes make
  * room for the NUL. Reserving that once up front keeps the pointers handed
  * out during a parse stable (no realloc in the middle). */
-static int arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *err)
+int krc_pod_arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *err)
 {
     size_t need = len + 1;
     char *a;
@@ -299,8 +284,6 @@ static int arr_or_null(struct pctx *c, const char *field)
     }
     return field_error(c, field, "expected array", t);
 }
-
-#define EQ(k, lit) KRC_JSCAN_EQ(k, lit)
 
 static int skip(struct pctx *c)
 {
@@ -801,7 +784,7 @@ static int parse_status(struct pctx *c)
 
 /* ---- pod object ----------------------------------------------------------- */
 
-static void pod_reset(struct krc_pod_info *p)
+void krc_pod_reset(struct krc_pod_info *p)
 {
     p->uid = NULL;
     p->namespace = NULL;
@@ -882,7 +865,7 @@ static void mark_sidecars(struct krc_pod_info *p)
 
 /* Parse the pod object at the scanner position. bookmark: read metadata only
  * and do not require a uid. */
-static int parse_pod_object(struct pctx *c, int bookmark)
+int krc_pod_parse_object(struct pctx *c, int bookmark)
 {
     struct krc_jscan_str k;
     int t = krc_jscan_peek(c->s, c->err);
@@ -945,8 +928,8 @@ static int parse_pod_object(struct pctx *c, int bookmark)
     return 0;
 }
 
-static void ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *p, const char *what,
-                     struct krc_error *err)
+void krc_pod_ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *p, const char *what,
+                      struct krc_error *err)
 {
     memset(c, 0, sizeof(*c));
     c->s = s;
@@ -974,21 +957,6 @@ void krc_pod_info_cleanup(struct krc_pod_info *p)
     memset(p, 0, sizeof(*p));
 }
 
-void krc_watch_event_init(struct krc_watch_event *ev)
-{
-    memset(ev, 0, sizeof(*ev));
-    krc_pod_info_init(&ev->pod);
-}
-
-void krc_watch_event_cleanup(struct krc_watch_event *ev)
-{
-    if (ev == NULL) {
-        return;
-    }
-    krc_pod_info_cleanup(&ev->pod);
-    memset(ev, 0, sizeof(*ev));
-}
-
 int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
                        struct krc_error *err)
 {
@@ -996,26 +964,26 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
     struct pctx c;
     int rc;
 
-    pod_reset(ret);
-    rc = arena_reserve(ret, len, err);
+    krc_pod_reset(ret);
+    rc = krc_pod_arena_reserve(ret, len, err);
     if (rc < 0) {
         return rc;
     }
     krc_jscan_init(&s, json, len, "pod");
-    ctx_init(&c, &s, ret, "pod", err);
-    rc = parse_pod_object(&c, 0);
+    krc_pod_ctx_init(&c, &s, ret, "pod", err);
+    rc = krc_pod_parse_object(&c, 0);
     if (rc == 0) {
         rc = krc_jscan_end(&s, err);
     }
     if (rc < 0) {
-        pod_reset(ret);
+        krc_pod_reset(ret);
     }
     return rc;
 }
 
 /* Status object at the scanner position into ev->status (strings in the pod
  * arena). */
-static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
+int krc_pod_parse_status_object(struct pctx *c, struct krc_kube_status *st)
 {
     struct krc_jscan_str k;
     const char *kind = NULL;
@@ -1051,261 +1019,4 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
                              kind);
     }
     return 0;
-}
-
-static void event_reset(struct krc_watch_event *ev)
-{
-    ev->type = 0;
-    ev->initial_events_end = 0;
-    memset(&ev->status, 0, sizeof(ev->status));
-    pod_reset(&ev->pod);
-}
-
-static int event_type(const struct krc_jscan_str *v)
-{
-    if (EQ(v, "ADDED")) {
-        return KRC_WATCH_ADDED;
-    }
-    if (EQ(v, "MODIFIED")) {
-        return KRC_WATCH_MODIFIED;
-    }
-    if (EQ(v, "DELETED")) {
-        return KRC_WATCH_DELETED;
-    }
-    if (EQ(v, "BOOKMARK")) {
-        return KRC_WATCH_BOOKMARK;
-    }
-    if (EQ(v, "ERROR")) {
-        return KRC_WATCH_ERROR;
-    }
-    return 0;
-}
-
-static int parse_event_object(struct krc_jscan *s, struct krc_watch_event *ev,
-                              struct krc_error *err)
-{
-    struct pctx c;
-    int rc;
-
-    switch (ev->type) {
-    case KRC_WATCH_BOOKMARK:
-        ctx_init(&c, s, &ev->pod, "watch event: bookmark", err);
-        rc = parse_pod_object(&c, 1);
-        ev->initial_events_end = c.initial_events_end;
-        return rc;
-    case KRC_WATCH_ERROR:
-        ctx_init(&c, s, &ev->pod, "watch event: status", err);
-        return parse_status_object(&c, &ev->status);
-    default:
-        ctx_init(&c, s, &ev->pod, "watch event: pod", err);
-        return parse_pod_object(&c, 0);
-    }
-}
-
-/* A short printable rendering of a scanned string for error messages. */
-static void printable(const struct krc_jscan_str *v, char *out, size_t cap)
-{
-    size_t i;
-    size_t o = 0;
-
-    for (i = 0; i < v->raw_len && o + 1 < cap; i++) {
-        unsigned char ch = (unsigned char)v->raw[i];
-        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    out[o] = '\0';
-}
-
-int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err)
-{
-    struct krc_jscan s;
-    struct krc_jscan_str k;
-    struct krc_jscan_str v;
-    size_t obj_start = 0;
-    unsigned obj_depth = 0;
-    int have_type = 0;
-    int have_object = 0;
-    int deferred = 0;
-    int rc;
-
-    event_reset(ret);
-    rc = arena_reserve(&ret->pod, len, err);
-    if (rc < 0) {
-        return rc;
-    }
-    krc_jscan_init(&s, json, len, "watch event");
-    rc = krc_jscan_peek(&s, err);
-    if (rc > 0 && rc != KRC_JSON_OBJECT) {
-        rc = krc_jscan_fail(&s, err, "expected an object, got %s", krc_jscan_type_name(rc));
-    }
-    if (rc > 0) {
-        rc = krc_jscan_object_begin(&s, err);
-    }
-    while (rc >= 0 && (rc = krc_jscan_object_next(&s, &k, err)) > 0) {
-        if (EQ(&k, "type")) {
-            if (have_type) {
-                rc = krc_jscan_fail(&s, err, "duplicate key \"type\"");
-                break;
-            }
-            have_type = 1;
-            rc = krc_jscan_string(&s, &v, err);
-            if (rc < 0) {
-                break;
-            }
-            ret->type = event_type(&v);
-            if (ret->type == 0) {
-                char shown[40];
-                printable(&v, shown, sizeof(shown));
-                rc = krc_error_set(err, KRC_EPARSE, "watch event: unknown type \"%s\"", shown);
-                break;
-            }
-        } else if (EQ(&k, "object")) {
-            if (have_object) {
-                rc = krc_jscan_fail(&s, err, "duplicate key \"object\"");
-                break;
-            }
-            have_object = 1;
-            if (krc_jscan_peek(&s, err) == KRC_JSON_NULL) {
-                rc = krc_jscan_fail(&s, err, "object is null");
-            } else if (have_type) {
-                rc = parse_event_object(&s, ret, err);
-            } else {
-                /* type comes later: validate and remember where the object is */
-                obj_depth = s.depth;
-                rc = krc_jscan_skip(&s, &obj_start, err);
-                deferred = 1;
-            }
-        } else {
-            rc = krc_jscan_skip(&s, NULL, err);
-        }
-    }
-    if (rc >= 0) {
-        rc = krc_jscan_end(&s, err);
-    }
-    if (rc >= 0 && !have_type) {
-        rc = krc_error_set(err, KRC_EPARSE, "watch event: type missing");
-    }
-    if (rc >= 0 && !have_object) {
-        rc = krc_error_set(err, KRC_EPARSE, "watch event: object missing");
-    }
-    if (rc >= 0 && deferred) {
-        struct krc_jscan sub;
-        krc_jscan_init(&sub, json, len, "watch event");
-        sub.pos = obj_start;
-        sub.depth = obj_depth;
-        rc = parse_event_object(&sub, ret, err);
-    }
-    if (rc < 0) {
-        event_reset(ret);
-        return rc;
-    }
-    return 0;
-}
-
-/* ---- naming a skipped object ---------------------------------------------- */
-
-/* A scanned string into out (size cap) when it is printable ASCII without
- * spaces and fits; otherwise out stays "". */
-static void ident_copy(const struct krc_jscan_str *v, char *out, size_t cap)
-{
-    char tmp[256];
-    size_t n;
-
-    out[0] = '\0';
-    if (v->raw_len >= sizeof(tmp)) {
-        return; /* too long for any of the fields (decoding never lengthens) */
-    }
-    n = krc_jscan_unescape(v, tmp);
-    if (n == 0 || n >= cap) {
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((unsigned char)tmp[i] <= 0x20 || (unsigned char)tmp[i] >= 0x7f) {
-            return;
-        }
-    }
-    memcpy(out, tmp, n);
-    out[n] = '\0';
-}
-
-/* A string value into out, any other value skipped. */
-static int ident_string(struct krc_jscan *s, char *out, size_t cap, struct krc_error *err)
-{
-    struct krc_jscan_str v;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_STRING) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_string(s, &v, err);
-    if (rc == 0) {
-        ident_copy(&v, out, cap);
-    }
-    return rc;
-}
-
-static int ident_metadata(struct krc_jscan *s, struct krc_kube_ident *id, struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_OBJECT) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_object_begin(s, err);
-    while (rc >= 0 && (rc = krc_jscan_object_next(s, &k, err)) > 0) {
-        if (EQ(&k, "name")) {
-            rc = ident_string(s, id->name, sizeof(id->name), err);
-        } else if (EQ(&k, "namespace")) {
-            rc = ident_string(s, id->namespace, sizeof(id->namespace), err);
-        } else if (EQ(&k, "uid")) {
-            rc = ident_string(s, id->uid, sizeof(id->uid), err);
-        } else if (EQ(&k, "resourceVersion")) {
-            rc = ident_string(s, id->resource_version, sizeof(id->resource_version), err);
-        } else {
-            rc = krc_jscan_skip(s, NULL, err);
-        }
-    }
-    return rc;
-}
-
-/* The members of an object: "metadata" is read, "object" (a watch event's)
- * is entered when `event`, "type" is read when `event`. */
-static int ident_object(struct krc_jscan *s, struct krc_kube_ident *id, int event,
-                        struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_OBJECT) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_object_begin(s, err);
-    while (rc >= 0 && (rc = krc_jscan_object_next(s, &k, err)) > 0) {
-        if (EQ(&k, "metadata")) {
-            rc = ident_metadata(s, id, err);
-        } else if (event && EQ(&k, "object")) {
-            rc = ident_object(s, id, 0, err);
-        } else if (event && EQ(&k, "type")) {
-            rc = ident_string(s, id->type, sizeof(id->type), err);
-        } else {
-            rc = krc_jscan_skip(s, NULL, err);
-        }
-    }
-    return rc;
-}
-
-void krc_kube_ident_scan(const char *text, size_t len, struct krc_kube_ident *ret)
-{
-    struct krc_jscan s;
-    struct krc_error err;
-
-    memset(ret, 0, sizeof(*ret));
-    if (text == NULL) {
-        return;
-    }
-    krc_jscan_init(&s, text, len < KRC_KUBE_IDENT_SCAN ? len : KRC_KUBE_IDENT_SCAN, "object");
-    krc_error_clear(&err);
-    /* a cut text ends in a parse error: what was read before it stays */
-    (void)ident_object(&s, ret, 1, &err);
 }
