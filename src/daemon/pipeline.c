@@ -543,7 +543,7 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     prior.signal = last.signal;
     prior.reason = last.has_reason ? last.reason : NULL;
     prior.log_collected = last.log_collected;
-    if (krc_diagnosis_carry(j->dg, &prior) < 0) {
+    if (krc_diagnosis_carry_prior(j->dg, &prior) < 0) {
         krc_log(KRC_LOG_WARN,
                 "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
                 r->namespace, r->pod, r->container, (long long)last.id);

@@ -1,5 +1,6 @@
 /* A muted repeat carries the diagnosis it repeats (include/krc/diagnose/diagnose.h,
- * krc_diagnosis_carry; docs/causes.md "Muted repeats"). */
+ * krc_diagnosis_carry; the history's form: struct krc_diagnosis_history,
+ * include/krc/model/diagnosis.h; docs/causes.md "Muted repeats"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,10 +15,10 @@ static int same_text(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-static int matches(const struct krc_diagnosis *d, const struct krc_diagnosis_prior *p)
+static int matches(const struct krc_diagnosis *d, const struct krc_diagnosis_history *p)
 {
     return d->has_termination && p->has_exit_code && d->exit_code == p->exit_code &&
-           d->signal == p->signal && same_text(d->reason, p->reason);
+           d->signal == p->signal && same_text(d->reason, p->has_reason ? p->reason : NULL);
 }
 
 /* Put `line` (owned) first in d's evidence; the last line goes when the
@@ -55,7 +56,7 @@ static void describe(const struct krc_diagnosis *d, char *out, size_t outsz)
     }
 }
 
-int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior)
+int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_history *prior)
 {
     enum krc_confidence conf;
     const char *cause;
@@ -107,4 +108,29 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prio
     d->cause = prior->cause;
     d->confidence = conf;
     return 1;
+}
+
+int krc_diagnosis_carry_prior(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior)
+{
+    struct krc_diagnosis_history h;
+
+    if (prior == NULL) {
+        return 0;
+    }
+    memset(&h, 0, sizeof(h));
+    h.id = prior->id;
+    h.cause = prior->cause;
+    h.confidence = prior->confidence;
+    h.has_exit_code = prior->has_exit_code;
+    h.exit_code = prior->exit_code;
+    h.signal = prior->signal;
+    if (prior->reason != NULL) {
+        if (strlen(prior->reason) >= sizeof(h.reason)) {
+            return 0; /* the store reads back no longer reason */
+        }
+        h.has_reason = 1;
+        memcpy(h.reason, prior->reason, strlen(prior->reason) + 1);
+    }
+    h.log_collected = prior->log_collected;
+    return krc_diagnosis_carry(d, &h);
 }
