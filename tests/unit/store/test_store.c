@@ -407,7 +407,7 @@ static void test_outbox_lifecycle(void **state)
     assert_int_equal(en->messages[0].state, KRC_STORE_DELIVERED);
     assert_int_equal(en->messages[0].attempts, 3);
     assert_string_equal(en->messages[0].last_error, "HTTP 503 from Slack");
-    assert_string_equal(en->messages[0].slack_ts, "1700000000.000100");
+    assert_string_equal(en->messages[0].message_ref, "1700000000.000100");
     assert_int_equal(en->messages[0].created_at, NOW);
     assert_int_equal(en->messages[0].delivered_at, NOW + 9);
     assert_int_equal(en->messages[0].updated_at, NOW + 9);
@@ -418,7 +418,7 @@ static void test_outbox_lifecycle(void **state)
     assert_int_equal(en->messages[1].kind, KRC_STORE_KIND_RECOVERED);
     assert_int_equal(en->messages[1].state, KRC_STORE_FAILED);
     assert_int_equal(en->messages[1].delivered_at, 0);
-    assert_null(en->messages[1].slack_ts);
+    assert_null(en->messages[1].message_ref);
     /* the row shows the latest notification's state */
     assert_string_equal(en->row.delivery, "failed");
     krc_store_entry_free(en);
@@ -1380,7 +1380,7 @@ static void test_delivery_journal(void **state)
     assert_int_equal(sn.ids[0], o2);
     assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
     assert_string_equal(en->row.delivery, "delivered");
-    assert_string_equal(en->messages[0].slack_ts, "123.456");
+    assert_string_equal(en->messages[0].message_ref, "123.456");
     krc_store_entry_free(en);
     assert_int_equal(stat(jpath, &sb), -1); /* applied and removed */
 
@@ -1552,6 +1552,7 @@ static void test_migration_v3_to_v4(void **state)
     sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "ALTER TABLE restarts DROP COLUMN gpus;"
+                   "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
                    "UPDATE schema_version SET version = 3;");
     assert_int_equal(schema_version_of(path), 3);
     sql_poke(path,
@@ -1782,6 +1783,7 @@ static void test_migration_v5_to_v6(void **state)
     sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN cluster;"
                    "CREATE INDEX restarts_window ON restarts (detected_at, namespace, "
                    "workload_kind, workload_name, pod, pod_uid, cause, node, gpus);"
+                   "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
                    "UPDATE schema_version SET version = 5;"
                    "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
                    "cause, detected_at, decision, identity) VALUES "
