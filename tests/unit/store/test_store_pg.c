@@ -870,6 +870,102 @@ static void test_prune_lock(void **state)
     krc_store_close(b);
 }
 
+/* Every row of schema.table as text, in id order. */
+static char *raw_rows(PGconn *c, const char *schema, const char *table, const char *order)
+{
+    char sql[256];
+    PGresult *r;
+    char *out;
+    snprintf(sql, sizeof(sql), "SELECT string_agg(t::text, E'\\n' ORDER BY t.%s) FROM %s.%s t",
+             order, schema, table);
+    r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    }
+    out = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    assert_non_null(out);
+    return out;
+}
+
+/* A database as krc wrote it before the SQL layer (16884f4, version 1:
+ * tests/fixtures/store/pg_v1.sql, real rows of every outbox state and two
+ * Slack ts) opens with this krc: version 2, every row as it was, the
+ * reference in message_ref, read back through the store. */
+static void test_upgrade_pg_v1(void **state)
+{
+    static const char *const tables[][2] = {
+        {"restarts", "id"}, {"reports", "restart_id"}, {"outbox", "id"}};
+    char schema[96], target[1024], sql[256];
+    char *before[3], *fixture, *ref = NULL, *channel = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_error err = {0};
+    struct krc_store *b;
+    PGconn *c = raw_conn();
+    FILE *f = fopen(KRC_FIXTURES "/store/pg_v1.sql", "r");
+    long len;
+    (void)state;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    len = ftell(f);
+    rewind(f);
+    fixture = calloc(1, (size_t)len + 1);
+    assert_non_null(fixture);
+    assert_int_equal(fread(fixture, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    snprintf(schema, sizeof(schema), "up_%ld_%ld", (long)getpid(), (long)time(NULL));
+    snprintf(sql, sizeof(sql), "CREATE SCHEMA %s; SET search_path = %s", schema, schema);
+    raw_exec(c, sql);
+    raw_exec(c, fixture);
+    free(fixture);
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 1);
+    for (int i = 0; i < 3; i++) {
+        before[i] = raw_rows(c, schema, tables[i][0], tables[i][1]);
+    }
+    assert_non_null(strstr(before[2], "1800000000.000100"));
+
+    snprintf(target, sizeof(target), "%s?options=-csearch_path%%3D%s", url, schema);
+    b = open_as(target, "prod-eu");
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 2);
+    for (int i = 0; i < 3; i++) {
+        char *after = raw_rows(c, schema, tables[i][0], tables[i][1]);
+        assert_string_equal(after, before[i]);
+        free(after);
+        free(before[i]);
+    }
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM information_schema.columns WHERE table_schema = '%s' AND "
+             "table_name = 'outbox' AND column_name IN ('slack_ts', 'message_ref')",
+             schema);
+    assert_int_equal(raw_int(c, sql), 1);
+    assert_int_equal(krc_store_get(b, 1, &en, &err), 0);
+    assert_string_equal(en->row.pod, "api-7d9f-x1");
+    assert_string_equal(en->row.cluster, "prod-eu");
+    assert_int_equal(en->n_messages, 2);
+    assert_string_equal(en->messages[0].message_ref, "1800000000.000100");
+    assert_null(en->messages[1].message_ref);
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_thread_ts(b, "shop/api-7d9f-x1", &ref, &channel, &err), 0);
+    assert_string_equal(ref, "1800000000.000100");
+    assert_string_equal(channel, "#ops");
+    krc_free(ref);
+    krc_free(channel);
+    assert_int_equal(krc_store_stats(b, &st, &err), 0);
+    assert_int_equal(st.restarts, 3);
+    assert_int_equal(st.pending, 1);
+    assert_int_equal(st.delivered, 2);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.withdrawn, 1);
+    krc_store_close(b);
+    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+    raw_exec(c, sql);
+    PQfinish(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +974,7 @@ int main(void)
         cmocka_unit_test(test_clusters),          cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_prune_lock),        cmocka_unit_test(test_reconnect),
         cmocka_unit_test(test_defer_connect),     cmocka_unit_test(test_defer_auth_fatal),
+        cmocka_unit_test(test_upgrade_pg_v1),
     };
     return cmocka_run_group_tests(tests, setup_pg, NULL);
 }
