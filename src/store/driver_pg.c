@@ -138,8 +138,8 @@ static int read_password(struct krc_sql *b, struct krc_error *err)
     }
     f = fopen(b->password_file, "re");
     if (f == NULL) {
-        return krc_error_set(err, KRC_EIO, "%s: cannot read the password file %s: %s", b->store->display,
-                             b->password_file, KRC_ERRNO_STR(errno));
+        return krc_error_set(err, KRC_EIO, "%s: cannot read the password file %s: %s",
+                             b->store->display, b->password_file, KRC_ERRNO_STR(errno));
     }
     if (fgets(line, sizeof(line), f) == NULL) {
         line[0] = '\0';
@@ -148,8 +148,8 @@ static int read_password(struct krc_sql *b, struct krc_error *err)
     n = strcspn(line, "\r\n");
     line[n] = '\0';
     if (n == 0) {
-        return krc_error_set(err, KRC_EINVAL, "%s: the password file %s is empty", b->store->display,
-                             b->password_file);
+        return krc_error_set(err, KRC_EINVAL, "%s: the password file %s is empty",
+                             b->store->display, b->password_file);
     }
     b->password = krc_strdup(line);
     memset(line, 0, sizeof(line));
@@ -172,7 +172,8 @@ static int session_setup(struct krc_sql *b, struct krc_error *err)
 
     PQsetNoticeProcessor(b->conn, drop_notice, NULL);
     snprintf(sql, sizeof(sql), "SET statement_timeout = %d%s", STATEMENT_TIMEOUT_MS,
-             (b->store->flags & KRC_STORE_READONLY) ? "; SET default_transaction_read_only = on" : "");
+             (b->store->flags & KRC_STORE_READONLY) ? "; SET default_transaction_read_only = on"
+                                                    : "");
     res = PQexec(b->conn, sql);
     if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
         char msg[400];
@@ -181,8 +182,8 @@ static int session_setup(struct krc_sql *b, struct krc_error *err)
         clean_message(b, res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(b->conn), msg,
                       sizeof(msg));
         PQclear(res);
-        return krc_error_set(err, KRC_EIO, "%s (%s): cannot configure the session: %s", b->store->display,
-                             where, msg);
+        return krc_error_set(err, KRC_EIO, "%s (%s): cannot configure the session: %s",
+                             b->store->display, where, msg);
     }
     PQclear(res);
     return 0;
@@ -190,8 +191,8 @@ static int session_setup(struct krc_sql *b, struct krc_error *err)
 
 /* libpq's keywords for a connection to b's target; `timeout` holds the
  * connect_timeout text. */
-static void conn_params(const struct krc_sql *b, char *timeout, size_t timeoutsz,
-                        const char **keys, const char **vals)
+static void conn_params(const struct krc_sql *b, char *timeout, size_t timeoutsz, const char **keys,
+                        const char **vals)
 {
     int k = 0;
 
@@ -260,8 +261,8 @@ static int pg_connect(struct krc_sql *b, struct krc_error *err)
         PQfinish(b->conn);
         b->conn = NULL;
         b->connect_failed = 1; /* pg_open asks the server (server_unreachable) */
-        return krc_error_set(err, KRC_EIO, "%s: cannot connect to PostgreSQL (%s): %s", b->store->display,
-                             where, msg);
+        return krc_error_set(err, KRC_EIO, "%s: cannot connect to PostgreSQL (%s): %s",
+                             b->store->display, where, msg);
     }
     if ((rc = session_setup(b, err)) < 0) {
         return rc;
@@ -322,8 +323,7 @@ static int sqlstate_is(const char *st, const char *code)
 }
 
 /* A failed result into a KRC code and a message naming the server. */
-static int pg_fail(struct krc_sql *b, const PGresult *res, const char *what,
-                   struct krc_error *err)
+static int pg_fail(struct krc_sql *b, const PGresult *res, const char *what, struct krc_error *err)
 {
     const char *st = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     char msg[400];
@@ -343,24 +343,24 @@ static int pg_fail(struct krc_sql *b, const PGresult *res, const char *what,
                              b->store->display, where, what, msg);
     }
     if (sqlstate_is(st, "53100")) {
-        return krc_error_set(err, KRC_ETOOBIG, "%s (%s): disk full while %s: %s", b->store->display, where,
-                             what, msg);
+        return krc_error_set(err, KRC_ETOOBIG, "%s (%s): disk full while %s: %s", b->store->display,
+                             where, what, msg);
     }
     if (sqlstate_is(st, "57014")) {
         return krc_error_set(err, KRC_ETIMEOUT, "%s (%s): statement timed out (%d ms) while %s",
                              b->store->display, where, STATEMENT_TIMEOUT_MS, what);
     }
     if (sqlstate_is(st, "53300")) {
-        return krc_error_set(err, KRC_EIO, "%s (%s): too many connections while %s: %s", b->store->display,
-                             where, what, msg);
+        return krc_error_set(err, KRC_EIO, "%s (%s): too many connections while %s: %s",
+                             b->store->display, where, what, msg);
     }
     if (st != NULL && strncmp(st, "23", 2) == 0) {
-        return krc_error_set(err, KRC_EINVAL, "%s (%s): constraint failed while %s: %s", b->store->display,
-                             where, what, msg);
+        return krc_error_set(err, KRC_EINVAL, "%s (%s): constraint failed while %s: %s",
+                             b->store->display, where, what, msg);
     }
     if (sqlstate_is(st, "25006")) {
-        return krc_error_set(err, KRC_EIO, "%s (%s): read-only connection while %s", b->store->display,
-                             where, what);
+        return krc_error_set(err, KRC_EIO, "%s (%s): read-only connection while %s",
+                             b->store->display, where, what);
     }
     return krc_error_set(err, KRC_EIO, "%s (%s): %s while %s", b->store->display, where, msg, what);
 }
@@ -466,8 +466,8 @@ static void pg_bind_int(struct krc_sql_stmt *st, int i, int64_t v)
 /* Prepare st on this connection unless it is (the planning of a hot
  * statement costs as much as its execution); its name into name. A new
  * connection prepares again. */
-static int prepare_once(struct krc_sql *b, const struct krc_sql_stmt *st, char *name,
-                        size_t namesz, struct krc_error *err)
+static int prepare_once(struct krc_sql *b, const struct krc_sql_stmt *st, char *name, size_t namesz,
+                        struct krc_error *err)
 {
     PGresult *res;
     int rc;
@@ -525,9 +525,9 @@ static int pg_step(struct krc_sql_stmt *st, const char *what, struct krc_error *
 
 static int64_t pg_col_int(struct krc_sql_stmt *st, int i)
 {
-    return PQgetisnull(st->res, st->row - 1, i) ? 0
-                                                 : strtoll(PQgetvalue(st->res, st->row - 1, i),
-                                                           NULL, 10);
+    return PQgetisnull(st->res, st->row - 1, i)
+               ? 0
+               : strtoll(PQgetvalue(st->res, st->row - 1, i), NULL, 10);
 }
 
 static const char *pg_col_text(struct krc_sql_stmt *st, int i)

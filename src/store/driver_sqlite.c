@@ -356,7 +356,7 @@ static int set_pragmas(struct krc_sql *s, struct krc_error *err)
      * daemon holds one connection per thread): the working set is a few
      * index pages and the rows being written. */
     snprintf(sql, sizeof(sql),
-             "PRAGMA busy_timeout = %d; PRAGMA foreign_keys = ON; PRAGMA cache_size = -256;",
+             "PRAGMA busy_timeout = %d; " KRC_SQL_FOREIGN_KEYS_ON "; PRAGMA cache_size = -256;",
              KRC_STORE_BUSY_MS);
     if ((rc = sq_exec(s, sql, "configuring the connection", err)) < 0) {
         return rc;
@@ -368,14 +368,14 @@ static int set_pragmas(struct krc_sql *s, struct krc_error *err)
      * retention bounds the file at its high-water mark without the cost
      * of moving pages inside the writers' lock. */
     rc = sq_exec(s, "PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 67108864;",
-                  "switching to WAL", err);
+                 "switching to WAL", err);
     if (rc < 0) {
         return rc;
     }
     return sq_exec(s,
-                    (s->flags & KRC_STORE_SYNC_FULL) ? "PRAGMA synchronous = FULL"
-                                                     : "PRAGMA synchronous = NORMAL",
-                    "configuring the connection", err);
+                   (s->flags & KRC_STORE_SYNC_FULL) ? "PRAGMA synchronous = FULL"
+                                                    : "PRAGMA synchronous = NORMAL",
+                   "configuring the connection", err);
 }
 
 static void disconnect(struct krc_sql *s)

@@ -192,9 +192,9 @@ static int record_one(struct krc_store *s, const struct krc_store_restart *rec,
  * RETURNING id gives no row when the identity is stored (by this or another
  * connection: the insert waits for a concurrent one's transaction and then
  * does nothing). */
-static int record_tx(struct krc_store *s, const struct krc_store_restart *rec,
-                     const char *identity, const struct krc_store_outbox *msgs, size_t n_msgs,
-                     int64_t *rid, int64_t *oids, struct krc_error *err)
+static int record_tx(struct krc_store *s, const struct krc_store_restart *rec, const char *identity,
+                     const struct krc_store_outbox *msgs, size_t n_msgs, int64_t *rid,
+                     int64_t *oids, struct krc_error *err)
 {
     struct krc_sql_stmt *st = NULL;
     int rc;
@@ -843,10 +843,10 @@ int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc
     int rc;
 
     memset(&out, 0, sizeof(out));
-    if ((rc = count_restarts(s, KRC_SQL_COUNT_RESTARTS, &out.restarts, "counting restarts",
+    if ((rc = count_restarts(s, KRC_SQL_COUNT_RESTARTS, &out.restarts, "counting restarts", err)) <
+            0 ||
+        (rc = count_restarts(s, KRC_SQL_STATS_OLDEST, &out.oldest_detected_at, "reading statistics",
                              err)) < 0 ||
-        (rc = count_restarts(s, KRC_SQL_STATS_OLDEST, &out.oldest_detected_at,
-                             "reading statistics", err)) < 0 ||
         (rc = krc_sql_prepare(s, KRC_SQL_DB_BYTES, &st, err)) < 0 ||
         (rc = krc_sql_int(s, st, &out.db_bytes, "reading statistics", err)) < 0 ||
         (rc = krc_sql_prepare(s, KRC_SQL_STATS_OUTBOX, &st, err)) < 0) {

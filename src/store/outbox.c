@@ -215,8 +215,8 @@ int krc_store_claim(struct krc_store *s, int64_t id, int64_t token, struct krc_e
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-void krc_sql_read_message(struct krc_store *s, struct krc_sql_stmt *st,
-                          struct krc_store_message *m, struct krc_sql_strings *k)
+void krc_sql_read_message(struct krc_store *s, struct krc_sql_stmt *st, struct krc_store_message *m,
+                          struct krc_sql_strings *k)
 {
 #define TXT(i) krc_sql_keep(k, COL_TEXT(s, st, i))
     memset(m, 0, sizeof(*m));
@@ -488,9 +488,8 @@ int krc_store_journal_apply(struct krc_store *s, struct krc_error *err)
     int rc;
 
     if (path == NULL) {
-        return strcmp(s->target, ":memory:") == 0
-                   ? 0
-                   : krc_error_set(err, KRC_ENOMEM, "out of memory");
+        return strcmp(s->target, ":memory:") == 0 ? 0
+                                                  : krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     krc_buf_init(&text, JOURNAL_MAX);
     rc = journal_read(path, &text, err);

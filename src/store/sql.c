@@ -62,9 +62,9 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
     [KRC_SQL_GET_RESTART] = "SELECT " RESTART_COLS ", p.message, p.report_json FROM restarts r "
                             "LEFT JOIN reports p ON p.restart_id = r.id WHERE r.id = $1",
     [KRC_SQL_GET_MESSAGES] = "SELECT " OUTBOX_COLS " FROM outbox WHERE restart_id = $1 ORDER BY id",
-    [KRC_SQL_PRUNE_AGE] = "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
-                          "{rscope}r.detected_at < $2 AND " PRUNABLE
-                          " ORDER BY r.detected_at, r.id LIMIT $3)",
+    [KRC_SQL_PRUNE_AGE] =
+        "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
+        "{rscope}r.detected_at < $2 AND " PRUNABLE " ORDER BY r.detected_at, r.id LIMIT $3)",
     [KRC_SQL_PRUNE_ORPHANS] = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE "
                               "{scope}restart_id IS NULL AND state != 'pending' AND created_at < "
                               "$2 ORDER BY id LIMIT $3)",
@@ -90,10 +90,14 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
 };
 
 static const char *const frag_names[KRC_SQL_N_FRAGS] = {
-    [KRC_SQL_F_SCOPE] = "scope",         [KRC_SQL_F_RSCOPE] = "rscope",
-    [KRC_SQL_F_WHERE_SCOPE] = "where_scope", [KRC_SQL_F_OUTBOX_COL] = "ocol",
-    [KRC_SQL_F_OUTBOX_VAL] = "oval",     [KRC_SQL_F_LOG_BYTES] = "log_bytes",
-    [KRC_SQL_F_WINDOW_HINT] = "window_hint", [KRC_SQL_F_DB_BYTES] = "db_bytes",
+    [KRC_SQL_F_SCOPE] = "scope",
+    [KRC_SQL_F_RSCOPE] = "rscope",
+    [KRC_SQL_F_WHERE_SCOPE] = "where_scope",
+    [KRC_SQL_F_OUTBOX_COL] = "ocol",
+    [KRC_SQL_F_OUTBOX_VAL] = "oval",
+    [KRC_SQL_F_LOG_BYTES] = "log_bytes",
+    [KRC_SQL_F_WINDOW_HINT] = "window_hint",
+    [KRC_SQL_F_DB_BYTES] = "db_bytes",
 };
 
 /* {name} into the dialect's fragment. */

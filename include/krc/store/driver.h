@@ -79,20 +79,23 @@ enum {
 
 /* The dialect's pieces of the queries, written {name} in their text. */
 enum krc_sql_frag {
-    KRC_SQL_F_SCOPE,        /* {scope}: "cluster = $1 AND " or "" (SQLite: one replica's file) */
-    KRC_SQL_F_RSCOPE,       /* {rscope}: the same of restarts r */
-    KRC_SQL_F_WHERE_SCOPE,  /* {where_scope}: " WHERE cluster = $1" or "" */
-    KRC_SQL_F_OUTBOX_COL,   /* {ocol}: the outbox's cluster column ("cluster, "), if it has one */
-    KRC_SQL_F_OUTBOX_VAL,   /* {oval}: its value ("$1, ") */
-    KRC_SQL_F_LOG_BYTES,    /* {log_bytes}: $.log.bytes of p.report_json, NULL if not JSON */
-    KRC_SQL_F_WINDOW_HINT,  /* {window_hint}: the window's covering index, when it must be named */
-    KRC_SQL_F_DB_BYTES,     /* {db_bytes}: a statement returning the database's size in bytes */
+    KRC_SQL_F_SCOPE,       /* {scope}: "cluster = $1 AND " or "" (SQLite: one replica's file) */
+    KRC_SQL_F_RSCOPE,      /* {rscope}: the same of restarts r */
+    KRC_SQL_F_WHERE_SCOPE, /* {where_scope}: " WHERE cluster = $1" or "" */
+    KRC_SQL_F_OUTBOX_COL,  /* {ocol}: the outbox's cluster column ("cluster, "), if it has one */
+    KRC_SQL_F_OUTBOX_VAL,  /* {oval}: its value ("$1, ") */
+    KRC_SQL_F_LOG_BYTES,   /* {log_bytes}: $.log.bytes of p.report_json, NULL if not JSON */
+    KRC_SQL_F_WINDOW_HINT, /* {window_hint}: the window's covering index, when it must be named */
+    KRC_SQL_F_DB_BYTES,    /* {db_bytes}: a statement returning the database's size in bytes */
     KRC_SQL_N_FRAGS,
 };
 
 /* The statements that end a transaction, in both dialects. */
 #define KRC_SQL_COMMIT "COMMIT"
 #define KRC_SQL_ROLLBACK "ROLLBACK"
+/* SQLite: set on every connection, and again after a migration that
+ * turned it off around a table rebuild (schema.c). */
+#define KRC_SQL_FOREIGN_KEYS_ON "PRAGMA foreign_keys = ON"
 
 struct krc_sql_driver {
     const char *name; /* "sqlite", "postgres" */
@@ -124,10 +127,11 @@ struct krc_sql_driver {
     /* 1: a row, 0: done, < 0: error (KRC code; `what` names the operation). */
     int (*step)(struct krc_sql_stmt *st, const char *what, struct krc_error *err);
     int64_t (*col_int)(struct krc_sql_stmt *st, int i); /* NULL: 0 */
-    const char *(*col_text)(struct krc_sql_stmt *st, int i); /* NULL: NULL; valid until the next step */
+    const char *(*col_text)(struct krc_sql_stmt *st,
+                            int i); /* NULL: NULL; valid until the next step */
     int (*col_null)(struct krc_sql_stmt *st, int i);
     int64_t (*changes)(struct krc_sql_stmt *st); /* rows the done statement changed */
-    void (*done)(struct krc_sql_stmt *st);         /* reset or free it; accepts NULL */
+    void (*done)(struct krc_sql_stmt *st);       /* reset or free it; accepts NULL */
 
     /* A script of statements without parameters (the migrations). */
     int (*exec)(struct krc_sql *c, const char *sql, const char *what, struct krc_error *err);
@@ -211,8 +215,8 @@ int krc_store_insert_outbox(struct krc_store *s, int64_t restart_id,
                             struct krc_error *err);
 
 /* outbox.c: an OUTBOX_COLS row (strings copied into k, or borrowed when k is NULL). */
-void krc_sql_read_message(struct krc_store *s, struct krc_sql_stmt *st,
-                          struct krc_store_message *m, struct krc_sql_strings *k);
+void krc_sql_read_message(struct krc_store *s, struct krc_sql_stmt *st, struct krc_store_message *m,
+                          struct krc_sql_strings *k);
 /* outbox.c: apply the delivery journal (drivers with `journal`). */
 int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
 

@@ -461,7 +461,8 @@ static void test_password(void **state)
     assert_non_null(f);
     fprintf(f, "%s\nsecond line ignored\n", wrong);
     fclose(f);
-    assert_int_equal(krc_store_open_as(url, "postgres://krc:****@db/krc", 0, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(url, "postgres://krc:****@db/krc", 0, &o, &b, &err),
+                     KRC_EIO);
     assert_null(b);
     assert_null(strstr(err.msg, wrong));
     assert_non_null(strstr(err.msg, "postgres://krc:****@db/krc"));
@@ -580,8 +581,8 @@ static void test_defer_connect(void **state)
     {
         struct krc_store *lazy = NULL;
         assert_int_equal(krc_store_open_as(target, "pg-lazy",
-                                  KRC_STORE_DEFER_CONNECT | KRC_STORE_CONNECT_ON_USE, &o, &lazy,
-                                  &err),
+                                           KRC_STORE_DEFER_CONNECT | KRC_STORE_CONNECT_ON_USE, &o,
+                                           &lazy, &err),
                          KRC_STORE_DEFERRED);
         assert_non_null(strstr(err.msg, "not connected yet"));
         assert_int_equal(krc_store_list(lazy, &f, collect_row, &c, &err), KRC_EIO);
@@ -625,14 +626,16 @@ static void test_defer_auth_fatal(void **state)
     fputs("not-the-password\n", f);
     fclose(f);
     o.password_file = bad;
-    assert_int_equal(krc_store_open_as(url, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(url, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err),
+                     KRC_EIO);
     assert_null(b);
     assert_non_null(strstr(err.msg, "cannot connect"));
     assert_null(strstr(err.msg, "not-the-password"));
     unlink(bad);
     /* a URL libpq cannot parse: fatal too */
     o.password_file = password_file;
-    assert_true(krc_store_open_as("postgres://[::1", "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err) < 0);
+    assert_true(
+        krc_store_open_as("postgres://[::1", "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err) < 0);
     assert_null(b);
 }
 
@@ -755,7 +758,8 @@ static void test_semantics(void **state)
     {
         int64_t again[2] = {-1, -1};
         int64_t rid2 = 0;
-        assert_int_equal(krc_store_record_many(b, &r, msgs, 2, &rid2, again, &err), KRC_STORE_EXISTS);
+        assert_int_equal(krc_store_record_many(b, &r, msgs, 2, &rid2, again, &err),
+                         KRC_STORE_EXISTS);
         assert_int_equal(rid2, rid);
         assert_int_equal(again[0], 0);
         assert_int_equal(again[1], 0);
