@@ -16,7 +16,8 @@
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
+#include "krc/store/row_json.h"
 #include "krc/store/store.h"
 
 #define EXIT_USAGE 2

@@ -30,7 +30,7 @@
 
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/store/store.h"
 #include "store_target.h"
 
