@@ -641,6 +641,7 @@ static const char *const pg_frags[KRC_SQL_N_FRAGS] = {
     [KRC_SQL_F_LOG_BYTES] = "krc_log_bytes(p.report_json)",
     [KRC_SQL_F_WINDOW_HINT] = "",
     [KRC_SQL_F_DB_BYTES] = "SELECT pg_database_size(current_database())",
+    [KRC_SQL_F_RETURNING_ID] = " RETURNING id",
 };
 
 const struct krc_sql_driver krc_sql_pg = {
@@ -669,4 +670,5 @@ const struct krc_sql_driver krc_sql_pg = {
     .prune_lock = pg_prune_lock,
     .release_memory = NULL,
     .wal_bytes = NULL,
+    .last_insert_id = NULL,
 };

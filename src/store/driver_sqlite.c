@@ -547,6 +547,11 @@ static int64_t sq_wal_bytes(struct krc_sql *c)
     return n;
 }
 
+static int64_t sq_last_insert_id(struct krc_sql *c)
+{
+    return sqlite3_last_insert_rowid(c->db);
+}
+
 static const char *const sq_frags[KRC_SQL_N_FRAGS] = {
     [KRC_SQL_F_SCOPE] = "",
     [KRC_SQL_F_RSCOPE] = "",
@@ -558,6 +563,7 @@ static const char *const sq_frags[KRC_SQL_N_FRAGS] = {
     [KRC_SQL_F_WINDOW_HINT] = " INDEXED BY restarts_window",
     [KRC_SQL_F_DB_BYTES] =
         "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+    [KRC_SQL_F_RETURNING_ID] = "",
 };
 
 const struct krc_sql_driver krc_sql_sqlite = {
@@ -586,4 +592,5 @@ const struct krc_sql_driver krc_sql_sqlite = {
     .prune_lock = NULL,
     .release_memory = sq_release_memory,
     .wal_bytes = sq_wal_bytes,
+    .last_insert_id = sq_last_insert_id,
 };

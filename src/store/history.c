@@ -113,7 +113,7 @@ int krc_store_insert_outbox(struct krc_store *s, int64_t restart_id,
         ST_TEXT(s, st, 2, NULL);
     }
     bind_outbox(s, st, 3, m);
-    return krc_sql_int(s, st, ret_id, "queueing a notification", err);
+    return krc_sql_insert(s, st, ret_id, "queueing a notification", err);
 }
 
 static int find_by_identity(struct krc_store *s, const char *pod_uid, const char *container,
@@ -205,7 +205,7 @@ static int record_tx(struct krc_store *s, const struct krc_store_restart *rec, c
         return rc;
     }
     bind_restart(s, st, rec, identity);
-    if ((rc = krc_sql_int(s, st, rid, "recording a restart", err)) < 0) {
+    if ((rc = krc_sql_insert(s, st, rid, "recording a restart", err)) < 0) {
         goto rollback;
     }
     if (*rid == 0) {

@@ -39,8 +39,8 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
                             "ON CONFLICT (restart_id) DO UPDATE SET message = excluded.message",
     [KRC_SQL_INSERT_OUTBOX] =
         "INSERT INTO outbox ({ocol}restart_id, kind, destination, channel, thread_key, body, "
-        "fallback, created_at, updated_at) VALUES ({oval}$2, $3, $4, $5, $6, $7, $8, $9, $9) "
-        "RETURNING id",
+        "fallback, created_at, updated_at) VALUES ({oval}$2, $3, $4, $5, $6, $7, $8, $9, $9)"
+        "{returning_id}",
     [KRC_SQL_MARK_DELIVERED] = "UPDATE outbox SET state = 'delivered', delivered_at = $2, "
                                "updated_at = $2, message_ref = $3, attempts = attempts + 1 "
                                "WHERE id = $1",
@@ -89,6 +89,8 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
     [KRC_SQL_WINDOW_CLUSTER] = WINDOW_SQL " AND r.cluster = $2",
 };
 
+static int expand_into(struct krc_buf *out, const struct krc_sql_driver *drv, const char *tmpl);
+
 static const char *const frag_names[KRC_SQL_N_FRAGS] = {
     [KRC_SQL_F_SCOPE] = "scope",
     [KRC_SQL_F_RSCOPE] = "rscope",
@@ -98,6 +100,7 @@ static const char *const frag_names[KRC_SQL_N_FRAGS] = {
     [KRC_SQL_F_LOG_BYTES] = "log_bytes",
     [KRC_SQL_F_WINDOW_HINT] = "window_hint",
     [KRC_SQL_F_DB_BYTES] = "db_bytes",
+    [KRC_SQL_F_RETURNING_ID] = "returning_id",
 };
 
 /* {name} into the dialect's fragment. */
@@ -106,57 +109,53 @@ static int append_frag(struct krc_buf *out, const struct krc_sql_driver *drv, co
 {
     for (int f = 0; f < KRC_SQL_N_FRAGS; f++) {
         if (strlen(frag_names[f]) == len && strncmp(frag_names[f], name, len) == 0) {
-            return krc_buf_append_str(out, drv->frags[f]);
+            return expand_into(out, drv, drv->frags[f]);
         }
     }
     return -1;
 }
 
-/* $n into ?n for SQLite, outside quoted text. */
-static char *placeholders(const struct krc_sql_driver *drv, const char *sql)
+/* tmpl with its {fragments} (which may hold $n themselves) and, for SQLite,
+ * $n as ?n outside quoted text, appended to out. */
+static int expand_into(struct krc_buf *out, const struct krc_sql_driver *drv, const char *tmpl)
 {
-    struct krc_buf out;
-    char quote = 0;
-    char *r = NULL;
+    const char *p = tmpl;
+    int sqlite = drv->dialect == KRC_SQL_SQLITE;
     int rc = 0;
 
-    krc_buf_init(&out, 2 * strlen(sql) + 64);
-    for (const char *p = sql; rc == 0 && *p != '\0'; p++) {
-        char ch = *p;
-        if (quote != 0) {
-            quote = ch == quote ? 0 : quote;
-        } else if (ch == '\'' || ch == '"') {
-            quote = ch;
-        } else if (ch == '$' && p[1] >= '0' && p[1] <= '9' && drv->dialect == KRC_SQL_SQLITE) {
-            ch = '?';
+    while (rc == 0 && *p != '\0') {
+        size_t n = strcspn(p, sqlite ? "{$'\"" : "{'\"");
+        const char *end;
+        rc = krc_buf_append(out, p, n);
+        p += n;
+        if (rc < 0 || *p == '\0') {
+            break;
         }
-        rc = krc_buf_append_char(&out, ch);
+        if (*p == '{' && (end = strchr(p, '}')) != NULL) {
+            rc = append_frag(out, drv, p + 1, (size_t)(end - p - 1));
+            p = end + 1;
+        } else if (*p == '\'' || *p == '"') {
+            end = strchr(p + 1, *p);
+            n = end != NULL ? (size_t)(end - p) + 1 : strlen(p);
+            rc = krc_buf_append(out, p, n);
+            p += n;
+        } else {
+            /* $n as ?n; any other '$' as it is */
+            rc = krc_buf_append_char(out, p[1] >= '0' && p[1] <= '9' ? '?' : *p);
+            p++;
+        }
     }
-    if (rc == 0) {
-        r = krc_buf_take(&out);
-    }
-    krc_buf_cleanup(&out);
-    return r;
+    return rc;
 }
 
 char *krc_sql_expand(const struct krc_sql_driver *drv, const char *tmpl)
 {
     struct krc_buf out;
     char *r = NULL;
-    int rc = 0;
 
-    krc_buf_init(&out, 2 * strlen(tmpl) + 256);
-    for (const char *p = tmpl; rc == 0 && *p != '\0'; p++) {
-        const char *end;
-        if (*p == '{' && (end = strchr(p, '}')) != NULL) {
-            rc = append_frag(&out, drv, p + 1, (size_t)(end - p - 1));
-            p = end;
-        } else {
-            rc = krc_buf_append_char(&out, *p);
-        }
-    }
-    if (rc == 0) {
-        r = placeholders(drv, krc_buf_str(&out));
+    krc_buf_init(&out, 2 * strlen(tmpl) + 1024);
+    if (expand_into(&out, drv, tmpl) == 0) {
+        r = krc_buf_take(&out);
     }
     krc_buf_cleanup(&out);
     return r;
@@ -219,6 +218,20 @@ int krc_sql_run(struct krc_store *s, struct krc_sql_stmt *st, const char *what,
         *ret_changes = s->drv->changes(st);
     }
     s->drv->done(st);
+    return rc;
+}
+
+int krc_sql_insert(struct krc_store *s, struct krc_sql_stmt *st, int64_t *ret, const char *what,
+                   struct krc_error *err)
+{
+    int64_t changed = 0;
+    int rc;
+
+    if (s->drv->last_insert_id == NULL) {
+        return krc_sql_int(s, st, ret, what, err);
+    }
+    rc = krc_sql_run(s, st, what, &changed, err);
+    *ret = rc == 0 && changed > 0 ? s->drv->last_insert_id(s->c) : 0;
     return rc;
 }
 

@@ -87,6 +87,9 @@ enum krc_sql_frag {
     KRC_SQL_F_LOG_BYTES,   /* {log_bytes}: $.log.bytes of p.report_json, NULL if not JSON */
     KRC_SQL_F_WINDOW_HINT, /* {window_hint}: the window's covering index, when it must be named */
     KRC_SQL_F_DB_BYTES,    /* {db_bytes}: a statement returning the database's size in bytes */
+    /* {returning_id}: " RETURNING id" where an INSERT says its row so (PostgreSQL); SQLite's
+     * RETURNING costs a temporary table per row: last_insert_id instead */
+    KRC_SQL_F_RETURNING_ID,
     KRC_SQL_N_FRAGS,
 };
 
@@ -145,6 +148,8 @@ struct krc_sql_driver {
     int (*prune_lock)(struct krc_sql *c, int take, struct krc_error *err);
     void (*release_memory)(struct krc_sql *c); /* NULL: nothing cached */
     int64_t (*wal_bytes)(struct krc_sql *c);   /* NULL: none */
+    /* the row the last INSERT made, for {returning_id} empty; NULL: RETURNING */
+    int64_t (*last_insert_id)(struct krc_sql *c);
 };
 
 extern const struct krc_sql_driver krc_sql_sqlite;
@@ -179,6 +184,10 @@ char *krc_sql_expand(const struct krc_sql_driver *drv, const char *tmpl);
 /* Run a statement that returns no rows and done it; *ret_changes when non-NULL. */
 int krc_sql_run(struct krc_store *s, struct krc_sql_stmt *st, const char *what,
                 int64_t *ret_changes, struct krc_error *err);
+/* An INSERT with {returning_id}: the new row's id into *ret, 0 when it
+ * inserted nothing (ON CONFLICT DO NOTHING); done it. */
+int krc_sql_insert(struct krc_store *s, struct krc_sql_stmt *st, int64_t *ret, const char *what,
+                   struct krc_error *err);
 /* Its first row's first column (0 when no row or NULL), and done it. */
 int krc_sql_int(struct krc_store *s, struct krc_sql_stmt *st, int64_t *ret, const char *what,
                 struct krc_error *err);
@@ -240,7 +249,7 @@ int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
     "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "           \
     "finished_at, detected_at, decision, summary, confidence, gpus, identity) VALUES ($1, $2, "    \
     "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) "     \
-    "ON CONFLICT DO NOTHING RETURNING id"
+    "ON CONFLICT DO NOTHING{returning_id}"
 #define OUTBOX_COLS                                                                                \
     "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
     "last_error, created_at, updated_at, delivered_at, message_ref"
