@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 6, src/store/store_sqlite.c).
+that follows the store's schema (version 7, src/store/schema.c).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """
@@ -56,7 +56,7 @@ NEXT_STEP = "Raise the memory limit of %s or find what grows its memory"
 
 
 # migration 2 -> 3 (issue 12): the restarts table rebuilt with a restart's identity (its
-# termination) as the key, as store_sqlite.c's migrate_identity does.
+# termination) as the key, as schema.c's migrate_identity does.
 SCHEMA_V3 = SCHEMA_V2 + """
 CREATE TABLE restarts_new (
   id INTEGER PRIMARY KEY, pod_uid TEXT NOT NULL, container TEXT NOT NULL,
@@ -92,7 +92,7 @@ UPDATE schema_version SET version = 4;
 # migration 4 -> 5 (issue 15): the outbox states 'withdrawn' (an alert folded into a storm
 # summary before it was posted) and 'superseded' (a new leader found the row posted by the
 # previous leader); schema 4 wrote such rows as 'failed' with these last errors.
-# (This fixture's outbox has no CHECK constraint, so the rebuild of store_sqlite.c is not needed.)
+# (This fixture's outbox has no CHECK constraint, so the rebuild of schema.c is not needed.)
 SCHEMA_V5 = SCHEMA_V4 + """
 UPDATE outbox SET state = 'withdrawn', attempts = 0, last_error = NULL
   WHERE state = 'failed' AND last_error = 'withdrawn: grouped into an alert-storm summary';

@@ -1,6 +1,6 @@
 /* Durable restart history and the crash-safe notification outbox: SQLite in
  * the pod (the default), or PostgreSQL shared by many replicas and clusters
- * (issue 17; krc/store/backend.h, docs/architecture.md "History and outbox").
+ * (issue 17; krc/store/driver.h, docs/architecture.md "History and outbox").
  *
  * One database file holds every restart report (its identity is pod UID +
  * container + its termination: lastState.terminated.finishedAt, containerID

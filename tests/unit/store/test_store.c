@@ -7,7 +7,7 @@
  * SQLite itself (files, modes, WAL, the journal, corruption, migrations of
  * old files, query plans) skip on PostgreSQL. They poke at the file with
  * SQLite directly (to fake an old or newer schema or hold a lock); krc
- * itself only reaches SQLite through store_sqlite.c. */
+ * itself only reaches SQLite through driver_sqlite.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -1591,9 +1591,9 @@ static void test_migration_v3_to_v4(void **state)
             " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r WHERE r.detected_at >= 1",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
-    /* store_sqlite.c's list query with only the workload filter */
+    /* history.c's list query with only the workload filter */
     plan_of(path,
-            "SELECT * FROM restarts r WHERE 1 AND r.workload_name = 'web'"
+            "SELECT * FROM restarts r WHERE 1 = 1 AND r.workload_name = 'web'"
             " ORDER BY r.detected_at DESC, r.id DESC LIMIT 50",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "USING INDEX restarts_workload"));
@@ -1819,11 +1819,12 @@ static void test_migration_v5_to_v6(void **state)
     assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_index_info('restarts_window') "
                                    "WHERE name = 'cluster'"),
                      1);
-    /* store_sqlite.c's window query, one cluster: the index alone */
+    /* sql.c's window query (KRC_SQL_WINDOW_CLUSTER) as SQLite reads it, one
+     * cluster: the index alone */
     plan_of(path,
             "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"
             " r.pod_uid, r.cause, r.node, r.gpus, r.cluster FROM restarts r INDEXED BY"
-            " restarts_window WHERE r.detected_at >= 1 AND ('east' IS NULL OR r.cluster = 'east')",
+            " restarts_window WHERE r.detected_at >= 1 AND r.cluster = 'east'",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
 }
