@@ -108,7 +108,8 @@ static int append_frag(struct krc_buf *out, const struct krc_sql_driver *drv, co
                        size_t len)
 {
     for (int f = 0; f < KRC_SQL_N_FRAGS; f++) {
-        if (strlen(frag_names[f]) == len && strncmp(frag_names[f], name, len) == 0) {
+        if (frag_names[f] != NULL && drv->frags[f] != NULL && strlen(frag_names[f]) == len &&
+            strncmp(frag_names[f], name, len) == 0) {
             return expand_into(out, drv, drv->frags[f]);
         }
     }
@@ -188,7 +189,8 @@ int krc_sql_prepare(struct krc_store *s, int id, struct krc_sql_stmt **ret, stru
 
     pthread_once(&expand_once[d], d == KRC_SQL_SQLITE ? expand_sqlite : expand_pg);
     if (expanded[d][id] == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory preparing a statement");
+        return krc_error_set(err, KRC_ENOMEM,
+                             "out of memory or an unknown {fragment} preparing statement %d", id);
     }
     return s->drv->prepare(s->c, id, expanded[d][id], 0, ret, err);
 }
@@ -200,7 +202,8 @@ int krc_sql_prepare_text(struct krc_store *s, int id, const char *tmpl, unsigned
     int rc;
 
     if (sql == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "out of memory preparing a statement");
+        return krc_error_set(err, KRC_ENOMEM,
+                             "out of memory or an unknown {fragment} preparing statement %d", id);
     }
     rc = s->drv->prepare(s->c, id, sql, flags, ret, err);
     krc_free(sql);
