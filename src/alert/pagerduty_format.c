@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "krc/alert/sink_formats.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"

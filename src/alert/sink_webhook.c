@@ -16,7 +16,7 @@
 #include "krc/alert/sink.h"
 #include "krc/alert/sink_formats.h"
 #include "krc/alert/slack_send.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "krc/diagnose/diagnose.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"

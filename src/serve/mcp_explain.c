@@ -12,7 +12,7 @@
 #include "krc/kube/kube_pod.h"
 #include "krc/model/report.h"
 #include "krc/serve/mcp.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/mem.h"
 
 #define POD_MAX_BYTES (4u * 1024u * 1024u)

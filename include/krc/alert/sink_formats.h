@@ -35,7 +35,7 @@ int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *e
 #define KRC_WEBHOOK_SCHEMA_VERSION 1
 
 /* {"schema_version": 1, "kind": "restart" | "storm_summary" | "recovered",
- *  "sent_at", "cluster", and "report" (store/report_json.h) | "summary" |
+ *  "sent_at", "cluster", and "report" (model/report_json.h) | "summary" |
  *  "recovered"}. */
 int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                                const struct krc_slack_options *fo, char **ret_body,

@@ -1,6 +1,6 @@
 /* Durable restart history and the crash-safe notification outbox: SQLite in
  * the pod (the default), or PostgreSQL shared by many replicas and clusters
- * (issue 17; krc/store/backend.h, docs/architecture.md "History and outbox").
+ * (issue 17; krc/store/driver.h, docs/architecture.md "History and outbox").
  *
  * One database file holds every restart report (its identity is pod UID +
  * container + its termination: lastState.terminated.finishedAt, containerID
@@ -36,8 +36,8 @@
  *   KRC_ENOMEM        out of memory
  *   KRC_EUNSUPPORTED  also: an operation the backend has no use for (the journal
  *                     on PostgreSQL)
- * Only src/store/store_sqlite.c includes <sqlite3.h>, only src/store/store_pg.c
- * <libpq-fe.h>. */
+ * Only src/store/driver_sqlite.c includes <sqlite3.h>, only src/store/driver_pg.c
+ * <libpq-fe.h> (krc/store/driver.h: the SQL layer under these calls). */
 #ifndef KRC_STORE_H
 #define KRC_STORE_H
 
@@ -52,8 +52,8 @@
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
- * too. */
-#define KRC_STORE_SCHEMA_VERSION 6
+ * too; 7: outbox.slack_ts renamed outbox.message_ref. */
+#define KRC_STORE_SCHEMA_VERSION 7
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -267,9 +267,9 @@ int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
                          const struct krc_store_outbox *msg, int64_t *ret_outbox_id,
                          struct krc_error *err);
 
-/* Slack accepted outbox row `id`: state delivered, delivered_at now,
- * slack_ts (may be NULL: webhooks return none). KRC_ENOTFOUND. */
-int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+/* The destination accepted outbox row `id`: state delivered, delivered_at
+ * now, message_ref (may be NULL: webhooks return none). KRC_ENOTFOUND. */
+int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *message_ref,
                              struct krc_error *err);
 /* Slack accepted outbox row `id` but krc_store_mark_delivered() failed
  * (database locked past the busy timeout, disk full): append the fact to the
@@ -278,7 +278,7 @@ int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_
  * krc_store_pending() applies the journal before it lists anything, so a
  * restart does not post the message again. KRC_EINVAL for ":memory:",
  * KRC_ETOOBIG when the disk is full, KRC_EIO. */
-int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *message_ref,
                                 struct krc_error *err);
 /* Remove the journal: call once every fact in it reached the database. */
 int krc_store_journal_clear(struct krc_store *s, struct krc_error *err);
@@ -337,7 +337,9 @@ struct krc_store_message {
     int64_t created_at;
     int64_t updated_at;
     int64_t delivered_at; /* 0: not delivered */
-    const char *slack_ts;
+    /* the delivered message's reference: Slack's ts, another destination's id;
+     * NULL when it returned none (webhooks) */
+    const char *message_ref;
 };
 
 /* Callbacks return 0 to continue; any other value stops the iteration and
@@ -353,7 +355,7 @@ typedef int (*krc_store_message_fn)(const struct krc_store_message *m, void *ud)
 int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud,
                       struct krc_error *err);
 
-/* The slack_ts (and channel) of the latest delivered alert for thread_key,
+/* The message_ref (Slack's ts) and channel of the latest delivered alert for thread_key,
  * for Web API thread replies across daemon restarts. *ret_ts (and
  * *ret_channel when ret_channel is non-NULL) are set to owned strings (free
  * with krc_free), or to NULL when there is none. */

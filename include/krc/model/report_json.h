@@ -44,7 +44,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
@@ -75,15 +74,5 @@ int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, 
 int krc_report_json_put(cJSON *o, const char *k, cJSON *item);
 cJSON *krc_report_json_str(const char *v);
 cJSON *krc_report_json_time(int64_t t);
-
-/* A stored restart (a list row) as JSON: id, cluster (the cluster that
- * recorded it, "" when unnamed or not known), time, namespace, pod, container,
- * restart_count, workload {kind, name}, node, exit_code, signal, reason,
- * cause, confidence, summary; with KRC_ROW_JSON_FULL also detected_at (unix
- * seconds), pod_uid, started_at, finished_at, decision, delivery, attempts
- * (the keys of `krc history --format json`, a public contract; the MCP
- * tools' output schemas list the brief ones). NULL when out of memory. */
-#define KRC_ROW_JSON_FULL 1u
-cJSON *krc_store_row_json(const struct krc_store_row *r, unsigned flags);
 
 #endif
