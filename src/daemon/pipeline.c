@@ -515,8 +515,7 @@ static void collect(const struct krc_pipeline_deps *p, struct job *j)
 static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
-    struct krc_store_diagnosed last;
-    struct krc_diagnosis_prior prior;
+    struct krc_diagnosis_history last;
     struct krc_error e;
     int rc;
 
@@ -535,15 +534,7 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     if (rc == 0) {
         return;
     }
-    prior.id = last.id;
-    prior.cause = last.cause;
-    prior.confidence = last.confidence;
-    prior.has_exit_code = last.has_exit_code;
-    prior.exit_code = last.exit_code;
-    prior.signal = last.signal;
-    prior.reason = last.has_reason ? last.reason : NULL;
-    prior.log_collected = last.log_collected;
-    if (krc_diagnosis_carry_prior(j->dg, &prior) < 0) {
+    if (krc_diagnosis_carry(j->dg, &last) < 0) {
         krc_log(KRC_LOG_WARN,
                 "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
                 r->namespace, r->pod, r->container, (long long)last.id);

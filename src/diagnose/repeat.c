@@ -109,28 +109,3 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_hist
     d->confidence = conf;
     return 1;
 }
-
-int krc_diagnosis_carry_prior(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior)
-{
-    struct krc_diagnosis_history h;
-
-    if (prior == NULL) {
-        return 0;
-    }
-    memset(&h, 0, sizeof(h));
-    h.id = prior->id;
-    h.cause = prior->cause;
-    h.confidence = prior->confidence;
-    h.has_exit_code = prior->has_exit_code;
-    h.exit_code = prior->exit_code;
-    h.signal = prior->signal;
-    if (prior->reason != NULL) {
-        if (strlen(prior->reason) >= sizeof(h.reason)) {
-            return 0; /* the store reads back no longer reason */
-        }
-        h.has_reason = 1;
-        memcpy(h.reason, prior->reason, strlen(prior->reason) + 1);
-    }
-    h.log_collected = prior->log_collected;
-    return krc_diagnosis_carry(d, &h);
-}

@@ -337,7 +337,7 @@ int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity 
 /* A row of KRC_SQL_LAST_DIAGNOSED into *ret: 1, or 0 when it cannot be read
  * back whole. */
 static int read_diagnosed(struct krc_store *s, struct krc_sql_stmt *st,
-                          struct krc_store_diagnosed *ret)
+                          struct krc_diagnosis_history *ret)
 {
     const char *cause = COL_TEXT(s, st, 1);
     const char *conf = COL_TEXT(s, st, 2);
@@ -366,7 +366,7 @@ static int read_diagnosed(struct krc_store *s, struct krc_sql_stmt *st,
 }
 
 int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
-                             struct krc_store_diagnosed *ret, struct krc_error *err)
+                             struct krc_diagnosis_history *ret, struct krc_error *err)
 {
     struct krc_sql_stmt *st = NULL;
     int rc;

@@ -2,7 +2,7 @@
  * --format json` and of the MCP tools. */
 #include <cjson/cJSON.h>
 
-#include "krc/diagnose/diagnose.h"
+#include "krc/model/diagnosis.h"
 #include "krc/model/report_json.h"
 #include "krc/store/row_json.h"
 

@@ -74,22 +74,6 @@ int krc_diagnose(const struct krc_report *r, const char *container, struct krc_d
  * not (d unchanged), KRC_ENOMEM. src/diagnose/repeat.c. */
 int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_history *prior);
 
-/* TEMPORARY (issue 23 refit, until the store returns struct
- * krc_diagnosis_history): the borrowed form daemon/pipeline.c still builds
- * from the store's krc_store_diagnosed, and krc_diagnosis_carry for it. Both
- * go when pipeline.c passes the store's row to krc_diagnosis_carry. */
-struct krc_diagnosis_prior {
-    int64_t id;
-    enum krc_cause cause;
-    enum krc_confidence confidence;
-    int has_exit_code;
-    int exit_code;
-    int signal;
-    const char *reason; /* may be NULL */
-    int log_collected;
-};
-int krc_diagnosis_carry_prior(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior);
-
 /* The rule table in precedence order, for tests and documentation: the
  * number of rules, the name and cause of rule i (NULL / unknown past the
  * end). */

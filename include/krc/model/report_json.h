@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #include "krc/util/buf.h"
-#include "krc/diagnose/diagnose.h"
+#include "krc/model/diagnosis.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
 #include "krc/model/report.h"

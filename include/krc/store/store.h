@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "krc/model/cause.h"
+#include "krc/model/diagnosis.h"
 #include "krc/util/error.h"
 
 /* Schema version this binary writes (migrations up to it are built in).
@@ -238,23 +239,11 @@ int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity 
 /* The container's last diagnosed restart: the newest of this pod UID and
  * container that was collected (decision alert, thread_reply or
  * not_posted), for a muted repeat to compare with (krc_diagnosis_carry). */
-struct krc_store_diagnosed {
-    int64_t id;
-    enum krc_cause cause;
-    enum krc_confidence confidence; /* low when recorded before schema 2 */
-    int has_exit_code;
-    int exit_code;
-    int signal;
-    int has_reason;
-    char reason[256];
-    int log_collected; /* its stored report holds a non-empty log */
-};
-
 /* 1 with *ret, 0 when there is none (or its cause or reason cannot be read
  * back whole), < 0 on a database error. Served by the UNIQUE (pod_uid,
  * container, identity) index. */
 int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
-                             struct krc_store_diagnosed *ret, struct krc_error *err);
+                             struct krc_diagnosis_history *ret, struct krc_error *err);
 
 /* Change the decision (and the message text when non-NULL) of a stored
  * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */

@@ -2370,8 +2370,8 @@ static void test_carry_repeat(void **state)
 }
 
 /* The history's "no reason" is has_reason 0 (whatever its buffer holds): it
- * matches a termination without a reason, and only that. The temporary
- * borrowed form (krc_diagnosis_carry_prior) carries the same way. */
+ * matches a termination without a reason, and only that; has_reason 1
+ * matches that reason only. */
 static void test_carry_history_reason(void **state)
 {
     struct krc_diagnosis d;
@@ -2382,8 +2382,6 @@ static void test_carry_history_reason(void **state)
                                       .exit_code = 1,
                                       .has_reason = 0,
                                       .reason = "Error"};
-    struct krc_diagnosis_prior p = {
-        7, KRC_CAUSE_DEPENDENCY_UNREACHABLE, KRC_CONFIDENCE_MEDIUM, 1, 1, 0, NULL, 0};
     (void)state;
 
     repeat_diagnosis(&d, 1, 0, "Error");
@@ -2395,16 +2393,12 @@ static void test_carry_history_reason(void **state)
     assert_non_null(strstr(d.evidence[0], "same exit code 1 and no reason as restart #7"));
     krc_diagnosis_cleanup(&d);
 
+    h.has_reason = 1;
     repeat_diagnosis(&d, 1, 0, NULL);
-    assert_int_equal(krc_diagnosis_carry_prior(&d, &p), 1);
-    assert_int_equal(d.cause, KRC_CAUSE_DEPENDENCY_UNREACHABLE);
-    krc_diagnosis_cleanup(&d);
-    p.reason = "Error";
-    repeat_diagnosis(&d, 1, 0, NULL);
-    assert_int_equal(krc_diagnosis_carry_prior(&d, &p), 0);
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 0);
     krc_diagnosis_cleanup(&d);
     repeat_diagnosis(&d, 1, 0, "Error");
-    assert_int_equal(krc_diagnosis_carry_prior(&d, &p), 1);
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 1);
     assert_non_null(strstr(d.evidence[0], "same exit code 1 and reason Error as restart #7"));
     krc_diagnosis_cleanup(&d);
 }

@@ -2823,7 +2823,7 @@ static void test_upgrade_sqlite_v6(void **state)
 static void test_last_diagnosed(void **state)
 {
     struct krc_store *s = open_mem();
-    struct krc_store_diagnosed d;
+    struct krc_diagnosis_history d;
     struct krc_store_restart r1 = mkrec("u1", "ns", "web-1", 1, 1000);
     struct krc_store_restart r2 = mkrec("u1", "ns", "web-1", 2, 1100);
     struct krc_store_restart r3 = mkrec("u1", "ns", "web-1", 3, 1200);

@@ -743,7 +743,7 @@ static void test_semantics(void **state)
     struct krc_store_restart r = restart("sem-uid", 4, 1800000000);
     struct krc_store_outbox msgs[2] = {message("webhook:default"), message("route:2")};
     struct krc_store_entry *e = NULL;
-    struct krc_store_diagnosed d;
+    struct krc_diagnosis_history d;
     struct krc_store_filter f = {0};
     struct collect c = {0};
     struct krc_error err = {0};
