@@ -68,20 +68,10 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
     struct scope *s = userdata;
     const struct krc_config *cfg = live_cfg(s->d);
     struct krc_restart *r;
-    int total;
+    const char *ignored = krc_route_ignored(cfg, d);
 
-    if (d->pod->ignore) {
-        log_ignored(d, "restart ignored: pod has annotation krc.io/ignore=true");
-        return;
-    }
-    total = krc_restart_pod_total(d->pod);
-    if (total > cfg->ignore_restart_count) {
-        log_ignored(d, "restart ignored: pod restart count exceeds IGNORE_RESTART_COUNT");
-        return;
-    }
-    if (cfg->ignore_restarts_with_exit_code_zero && d->container->has_last_terminated &&
-        d->container->last_exit_code == 0) {
-        log_ignored(d, "restart ignored: exit code 0 (IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO)");
+    if (ignored != NULL) {
+        log_ignored(d, ignored);
         return;
     }
     r = krc_restart_from_delta(d, atomic_load(&s->d->queued_pod_bytes) + d->pod->raw_len <=
@@ -568,7 +558,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->collect = krc_collect;
     p->log_file = krc_collect_log_file;
     p->config = &d->live;
-    p->notifier = d->notifier;
+    p->sender = d->notifier;
     p->redactor = d->redactor;
     p->leader = d->leader;
     p->lost = &d->lost;

@@ -1,5 +1,5 @@
-/* The worker pipeline (include/krc/daemon/pipeline.h): decide, collect,
- * diagnose, format, record with the outbox, hand over to the sender. */
+/* The worker pipeline (include/krc/daemon/pipeline.h): route, collect,
+ * diagnose, render, record with the outbox, deliver. */
 #include "krc/daemon/pipeline.h"
 
 #include <malloc.h>
@@ -458,9 +458,10 @@ static int not_ours(const struct krc_pipeline_deps *p, const struct krc_restart 
     return 0;
 }
 
-/* One restart on its way: what it owns until the notifier takes it. */
+/* One restart on its way: what it owns until deliver takes it. */
 struct job {
     const struct krc_restart *r;
+    struct krc_route_plan plan; /* the route stage's answer */
     enum krc_policy_decision decision;
     struct krc_report *rep;
     struct krc_diagnosis *dg;
@@ -469,9 +470,9 @@ struct job {
     int64_t t0; /* monotonic ms at the start */
 };
 
-/* Collect what the decision needs: everything for an alert (and the log
- * file when the notifier wants one), only what the watch saw for a muted,
- * grouped or silenced restart (no requests). */
+/* Collect what the plan needs: everything for an alert (and the log file
+ * when the plan wants one), only what the watch saw for a muted, grouped
+ * or silenced restart (no requests). */
 static void collect(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
@@ -485,13 +486,11 @@ static void collect(const struct krc_pipeline_deps *p, struct job *j)
     co.limit_bytes = cfg->log_limit_bytes;
     co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
     krc_error_clear(&e);
-    if (j->decision != KRC_POLICY_ALERT && j->decision != KRC_POLICY_THREAD &&
-        j->decision != KRC_POLICY_NO_DESTINATION) {
+    if (!j->plan.collect) {
         rc = krc_collect_minimal(r, j->rep, &e);
     } else {
         rc = p->collect(p->client, r, &co, j->rep, &e);
-        if (rc == 0 && j->decision != KRC_POLICY_NO_DESTINATION && j->rep->log != NULL &&
-            p->notifier != NULL && krc_sender_wants_full_log(p->notifier)) {
+        if (rc == 0 && j->plan.wants_full_log && j->rep->log != NULL) {
             struct krc_error fe;
             krc_error_clear(&fe);
             if (p->log_file(p->client, r, &j->log_file, &j->log_file_len, &fe) < 0) {
@@ -584,17 +583,17 @@ static void note_handled(const struct krc_pipeline_deps *p, const struct krc_res
     }
 }
 
-/* Format, record with the outbox, queue. Returns 1 when the notifier took
- * the job's report, diagnosis and log file. */
-static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
+/* Render, record with the outbox, deliver (which takes the job's report,
+ * diagnosis and log file). */
+static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
     struct krc_sender_message msg;
-    struct krc_sender_message *next;
     int64_t outbox_ids[MAX_MESSAGES] = {0};
-    int rc;
+    int rc = 0;
+    int post = 0;
 
-    j->decision = krc_sender_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
+    j->decision = krc_render_restart(&j->plan, r, j->rep, j->dg, krc_clock_now(), &msg);
     if (j->decision == KRC_POLICY_NO_DESTINATION) {
         atomic_fetch_add(&p->status->not_posted, 1);
     }
@@ -602,39 +601,26 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
     if (lease_lost(p)) {
         /* lost the Lease while collecting: not recorded, not posted */
         left_to_next_leader(r);
-        krc_sender_message_cleanup(&msg);
-        return 0;
+    } else {
+        /* Recorded with its pending notification in one transaction before
+         * anything is sent: a crash cannot lose or repeat it. */
+        rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
+        if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
+            /* nothing to post (muted, grouped, silenced): handled now; a
+             * message is published as handled once it was accepted
+             * (on_posted), so that a new leader posts what this one could
+             * not */
+            note_handled(p, r);
+        }
+        post = rc != KRC_STORE_EXISTS;
     }
-    /* Recorded with its pending notification in one transaction before
-     * anything is sent: a crash cannot lose or repeat it. */
-    rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
-    if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
-        /* nothing to post (muted, grouped, silenced): handled now; a message
-         * is published as handled once Slack accepted it (on_posted), so
-         * that a new leader posts what this one could not */
-        note_handled(p, r);
-    }
-    if (rc == KRC_STORE_EXISTS || msg.body == NULL) {
-        krc_sender_message_cleanup(&msg);
-        return 0;
-    }
-    /* the first destination (Slack when it is one) gets the report, the
-     * diagnosis and the log file; the others their formatted message */
-    next = msg.next;
-    msg.next = NULL;
-    krc_sender_enqueue(p->notifier, &msg, outbox_ids[0], j->rep, j->dg, j->log_file,
-                       j->log_file_len);
-    for (size_t k = 1; next != NULL; k++) {
-        struct krc_sender_message *m = next;
-        next = m->next;
-        m->next = NULL;
-        krc_sender_enqueue(p->notifier, m, k < MAX_MESSAGES ? outbox_ids[k] : 0, NULL, NULL, NULL,
-                           0);
-        krc_free(m);
-    }
-    return 1;
+    krc_deliver_restart(p->sender, &j->plan, r, &msg, outbox_ids, post, j->rep, j->dg, j->log_file,
+                        j->log_file_len);
 }
 
+/* route -> collect -> diagnose -> render -> record -> deliver: each stage
+ * once. Without a sender nothing is routed, rendered or delivered (the
+ * restart is collected, diagnosed and recorded). */
 void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r)
 {
     struct job j;
@@ -642,6 +628,8 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     memset(&j, 0, sizeof(j));
     j.r = r;
     j.decision = KRC_POLICY_NO_DESTINATION;
+    j.plan.decision = KRC_POLICY_NO_DESTINATION;
+    j.plan.collect = 1;
     j.t0 = mono_ms(p);
     log_detected(r);
     if (not_ours(p, r)) {
@@ -658,20 +646,18 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
         return;
     }
     krc_diagnosis_init(j.dg);
-    if (p->notifier != NULL) {
-        j.decision = krc_sender_decide(p->notifier, r);
+    if (p->sender != NULL) {
+        j.decision = krc_route_restart(p->sender, r, &j.plan);
     }
     collect(p, &j);
     diagnose(p, &j);
-    if (p->notifier != NULL) {
-        if (hand_over(p, &j)) {
-            return; /* the notifier owns the report, diagnosis and log file */
-        }
-    } else {
-        log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
-        record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
-        note_handled(p, r);
+    if (p->sender != NULL) {
+        hand_over(p, &j); /* deliver owns the report, diagnosis and log file */
+        return;
     }
+    log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
+    record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
+    note_handled(p, r);
     krc_report_free(j.rep);
     krc_diagnosis_cleanup(j.dg);
     krc_free(j.dg);

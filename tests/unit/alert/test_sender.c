@@ -1,9 +1,9 @@
-/* The sender on its own: what it decides for a restart (routes, mute, silences, log-ignore, the
- * storm guard, as the policy says and with the policy's memory) and queues; then, with a fake
- * sink, its delivery: one thread per destination (a destination held by a 429's wait does not
- * hold another), retries, exactly-once marking in a temporary store, the callbacks; and the Slack
- * sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and target,
- * 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
+/* The sender on its own: what its route stage decides for a restart (routes, mute, silences,
+ * log-ignore, the storm guard, as the policy says and with the policy's memory) and queues; then,
+ * with a fake sink, its delivery: one thread per destination (a destination held by a 429's wait
+ * does not hold another), retries, exactly-once marking in a temporary store, the callbacks; and
+ * the Slack sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and
+ * target, 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,8 +56,20 @@ static struct krc_sender_options base_options(void)
     return krc_test_sender_options(HOOK_A);
 }
 
+/* The plan of the restart routed last (decide). */
+static struct krc_route_plan last_plan;
+
+/* The route stage's decision for r (its plan in last_plan). */
+static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r)
+{
+    enum krc_policy_decision d = krc_route_restart(n, r, &last_plan);
+    assert_int_equal(last_plan.decision, d);
+    return d;
+}
+
 /* Hand over a collected restart with an empty report as the pipeline does:
- * prepare, then queue what is to be posted (ownership moves). */
+ * render with the plan decide() made for it (decision d), then deliver
+ * (ownership moves). */
 static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc_restart *r,
                                           enum krc_policy_decision d, const char *log)
 {
@@ -70,14 +82,9 @@ static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc
     if (log != NULL) {
         assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
     }
-    d = krc_sender_prepare(n, r, d, rep, dg, &msg);
-    if (msg.body != NULL) {
-        krc_sender_enqueue(n, &msg, 0, rep, dg, NULL, 0);
-        return d;
-    }
-    krc_report_free(rep);
-    krc_diagnosis_cleanup(dg);
-    krc_free(dg);
+    assert_int_equal(last_plan.decision, d);
+    d = krc_render_restart(&last_plan, r, rep, dg, krc_clock_now(), &msg);
+    krc_deliver_restart(n, &last_plan, r, &msg, NULL, 1, rep, dg, NULL, 0);
     return d;
 }
 
@@ -97,7 +104,7 @@ static void test_no_destination(void **state)
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
     assert_false(krc_sender_has_destination(n));
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
     assert_int_equal(hand_over(n, &r, KRC_POLICY_NO_DESTINATION, NULL), KRC_POLICY_NO_DESTINATION);
     assert_int_equal(krc_sender_pending(n), 0);
     krc_sender_free(n);
@@ -113,18 +120,18 @@ static void test_mute_per_pod(void **state)
     (void)state;
 
     assert_non_null(n);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     /* the same pod again, even another container: muted (the Go tool mutes per pod) */
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
-    assert_int_equal(krc_sender_decide(n, &a2), KRC_POLICY_MUTED);
-    assert_int_equal(krc_sender_decide(n, &b), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &a2), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &b), KRC_POLICY_ALERT);
     assert_int_equal(krc_sender_stats(n)->muted, 2);
     krc_sender_free(n);
 
     o.mute_seconds = 0;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_sender_free(n);
 }
 
@@ -137,11 +144,11 @@ static void test_mute_expires(void **state)
     (void)state;
 
     krc_clock_set_fake_now(t0);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(t0 + 599);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
     krc_clock_set_fake_now(t0 + 600);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(0);
     krc_sender_free(n);
 }
@@ -167,9 +174,9 @@ static void test_routes_and_channel_annotation(void **state)
         struct krc_restart r1 = mk_restart("team-a", "web-1", "app", NULL);
         struct krc_restart r2 = mk_restart("shop", "payments-1", "app", NULL);
         struct krc_restart r3 = mk_restart("team-c", "web-1", "app", "#ops");
-        assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
-        assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
-        assert_int_equal(krc_sender_decide(n, &r3), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r1), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r2), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r3), KRC_POLICY_ALERT);
     }
     krc_sender_free(n);
     krc_pattern_cleanup(&routes[0].namespace);
@@ -188,10 +195,11 @@ static void test_web_api_needs_channel(void **state)
     o.bot_token = "xoxb-test-token-123";
     n = krc_sender_new(&o, NULL);
     assert_false(krc_sender_has_destination(n));
-    assert_true(krc_sender_wants_full_log(n));
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_false(last_plan.wants_full_log); /* nothing to post it to */
     /* a pod's own alert-slack-channel is a destination in Web API mode */
-    assert_int_equal(krc_sender_decide(n, &annotated), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &annotated), KRC_POLICY_ALERT);
+    assert_true(last_plan.wants_full_log); /* Web API mode: the log file for the thread */
     krc_sender_free(n);
 }
 
@@ -219,16 +227,16 @@ static void test_silences(void **state)
     n = krc_sender_new(&o, NULL);
 
     krc_clock_set_fake_now(day + 3600 + 5);
-    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_SILENCED);
-    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &maint), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &other), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(day + 7200); /* end is exclusive */
-    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &maint), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(day + 23 * 3600); /* 23:00: inside 22:00-06:00 */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &night), KRC_POLICY_SILENCED);
     krc_clock_set_fake_now(day + 5 * 3600 + 59 * 60); /* 05:59 */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &night), KRC_POLICY_SILENCED);
     krc_clock_set_fake_now(day + 12 * 3600); /* noon */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &night), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(0);
     assert_int_equal(krc_sender_stats(n)->silenced, 3);
     krc_sender_free(n);
@@ -251,11 +259,11 @@ static void test_log_ignore(void **state)
     o.log_ignore = &re;
     o.n_log_ignore = 1;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r1), KRC_POLICY_ALERT);
     assert_int_equal(hand_over(n, &r1, KRC_POLICY_ALERT, "x\nthis was an expected shutdown\n"),
                      KRC_POLICY_SILENCED);
     assert_int_equal(krc_sender_stats(n)->log_ignored, 1);
-    assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r2), KRC_POLICY_ALERT);
     assert_int_equal(hand_over(n, &r2, KRC_POLICY_ALERT, "panic: boom\n"), KRC_POLICY_ALERT);
     assert_int_equal(krc_sender_pending(n), 1);
     krc_sender_free(n); /* frees the queued alert */
@@ -279,17 +287,17 @@ static void test_storm_groups_and_withdraws(void **state)
     }
     /* three arrivals: alerts, queued (the sender is not running) */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r[i]), KRC_POLICY_ALERT);
         assert_int_equal(hand_over(n, &r[i], KRC_POLICY_ALERT, NULL), KRC_POLICY_ALERT);
     }
     assert_int_equal(krc_sender_pending(n), 3);
     /* the fourth within the window starts the storm: queued alerts are withdrawn; they stay
      * queued (as withdrawn) only so that the sender settles their outbox rows */
-    assert_int_equal(krc_sender_decide(n, &r[3]), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r[3]), KRC_POLICY_GROUPED);
     assert_int_equal(krc_sender_pending(n), 3);
     assert_int_equal(krc_sender_stats(n)->grouped, 3);
     for (int i = 4; i < 10; i++) {
-        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_GROUPED);
+        assert_int_equal(decide(n, &r[i]), KRC_POLICY_GROUPED);
         assert_int_equal(hand_over(n, &r[i], KRC_POLICY_GROUPED, NULL), KRC_POLICY_GROUPED);
     }
     assert_int_equal(krc_sender_stats(n)->grouped, 9);
@@ -317,17 +325,17 @@ static void test_storm_is_per_destination(void **state)
     for (int i = 0; i < 5; i++) {
         snprintf(names[i], sizeof(names[i]), "w-%d", i);
         a[i] = mk_restart("shop", names[i], "app", NULL);
-        krc_sender_decide(n, &a[i]);
+        decide(n, &a[i]);
     }
-    assert_int_equal(krc_sender_decide(n, &a[0]), KRC_POLICY_GROUPED);
-    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a[0]), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &other), KRC_POLICY_ALERT);
     krc_sender_free(n);
     krc_pattern_cleanup(&rt.namespace);
 }
 
 /* --- the Kubernetes Event destination (kubernetesEvents) -------------------------- */
 
-/* The destinations of one restart, as prepare chains them: "A,B,...". */
+/* The destinations of one restart, as render chains them: "A,B,...". */
 static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_restart *r,
                                          char *dests, size_t dsz, char *what, size_t wsz)
 {
@@ -343,7 +351,8 @@ static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_
     rep->uid = krc_strdup("0ff65529-fbd4-4921-a586-b69ac8ea1030");
     dg.container = krc_strdup(r->container);
     dg.summary = krc_strdup("Container app exited with code 1 after 3s; 1 restart");
-    d = krc_sender_prepare(n, r, krc_sender_decide(n, r), rep, &dg, &msg);
+    decide(n, r);
+    d = krc_render_restart(&last_plan, r, rep, &dg, krc_clock_now(), &msg);
     dests[0] = '\0';
     what[0] = '\0';
     for (struct krc_sender_message *m = msg.body != NULL ? &msg : NULL; m != NULL; m = m->next) {
@@ -390,22 +399,22 @@ static void test_kubernetes_event_destination(void **state)
     assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
     assert_string_equal(dests, "dest:kubernetes-event");
     /* the mute per pod applies to it */
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &r), KRC_POLICY_MUTED);
     krc_sender_free(n);
 
     /* its own storm state: the Event alone in a storm groups the restart */
     o.mute_seconds = 0;
     o.storm_threshold = 1;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_decide(n, &q), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &q), KRC_POLICY_GROUPED);
     krc_sender_free(n);
     o.storm_threshold = 0;
 
     /* off: nothing */
     o.kubernetes_events = 0;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
     krc_sender_free(n);
 
     /* a declared one replaces the implicit one: routed (here: default), never two */
@@ -652,7 +661,7 @@ static void on_posted(const char *uid, const char *container, int restart_count,
     pthread_mutex_unlock(&fk_lock);
 }
 
-/* decide, prepare and queue a restart of ns/pod, with its outbox row when a store is given */
+/* route, render and deliver a restart of ns/pod, with its outbox row when a store is given */
 static void submit(struct krc_sender *n, struct krc_store *store, const char *ns, const char *pod,
                    int64_t *ret_outbox_id)
 {
@@ -665,8 +674,9 @@ static void submit(struct krc_sender *n, struct krc_store *store, const char *ns
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_render_restart(&last_plan, &r, rep, dg, krc_clock_now(), &msg),
+                     KRC_POLICY_ALERT);
     assert_non_null(msg.body);
     if (store != NULL) {
         struct krc_store_outbox ob;
@@ -677,7 +687,7 @@ static void submit(struct krc_sender *n, struct krc_store *store, const char *ns
         ob.body = msg.body;
         assert_int_equal(krc_store_add_outbox(store, 0, &ob, &id, NULL), 0);
     }
-    krc_sender_enqueue(n, &msg, id, rep, dg, NULL, 0);
+    krc_deliver_restart(n, &last_plan, &r, &msg, &id, 1, rep, dg, NULL, 0);
     if (ret_outbox_id != NULL) {
         *ret_outbox_id = id;
     }
@@ -936,7 +946,9 @@ static int64_t record_pending(struct krc_sender *n, struct krc_store *store, con
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
-    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_render_restart(&last_plan, &r, rep, dg, krc_clock_now(), &msg),
+                     KRC_POLICY_ALERT);
     memset(&rec, 0, sizeof(rec));
     rec.pod_uid = pod;
     rec.container = "app";
@@ -1043,7 +1055,7 @@ static void test_storm_withdrawn_rows_are_not_failures(void **state)
     submit(n, store, "fast", "web-3", &ids[2]);
     /* the fourth starts the storm before the sender ran: the three are withdrawn */
     r4 = mk("fast", "web-4");
-    assert_int_equal(krc_sender_decide(n, &r4), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r4), KRC_POLICY_GROUPED);
     assert_int_equal(krc_sender_stats(n)->grouped, 3);
     assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
     deadline = krc_clock_mono_ms() + 5000;
