@@ -89,7 +89,7 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
     atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
     /* before this event's state is observed (h_pod), so the recovery
      * tracker misses nothing between the restart and its alert */
-    krc_sender_restart_seen(s->d->notifier, r->uid, r->namespace, r->pod, r->container,
+    krc_sender_restart_seen(s->d->sender, r->uid, r->namespace, r->pod, r->container,
                             r->restart_count);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
@@ -118,7 +118,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     struct scope *s = userdata;
 
     if (type == KRC_WATCH_DELETED) {
-        krc_sender_pod_event(s->d->notifier, pod, 1);
+        krc_sender_pod_event(s->d->sender, pod, 1);
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -135,7 +135,7 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
         krc_log(KRC_LOG_ERROR, "out of memory tracking pod %s/%s", pod->namespace, pod->name);
     }
     /* after on_restart: a restart this event revealed is awaited first */
-    krc_sender_pod_event(s->d->notifier, pod, 0);
+    krc_sender_pod_event(s->d->sender, pod, 0);
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
@@ -204,14 +204,14 @@ static void *sender_main(void *arg)
 {
     struct daemon *d = arg;
     krc_daemon_name_thread("krc-sender");
-    krc_sender_run(d->notifier);
+    krc_sender_run(d->sender);
     atomic_store(&d->sender_done, 1);
     return NULL;
 }
 
-/* The notifier's options a configuration gives (the reloadable ones and the
+/* The sender's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
-void krc_daemon_notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
+void krc_daemon_sender_options_from(const struct krc_config *cfg, struct krc_sender_options *no)
 {
     memset(no, 0, sizeof(*no));
     no->cluster_name = cfg->cluster_name;
@@ -252,7 +252,7 @@ static int events_declared(const struct krc_config *cfg)
     return 0;
 }
 
-static int setup_notifier(struct daemon *d, struct krc_error *err)
+static int setup_sender(struct daemon *d, struct krc_error *err)
 {
     const struct krc_config *cfg = d->cfg;
     struct krc_sender_options no;
@@ -262,7 +262,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     if (rc < 0) {
         return rc;
     }
-    krc_daemon_notify_options_from(cfg, &no);
+    krc_daemon_sender_options_from(cfg, &no);
     no.ca_file = getenv("KRC_SLACK_CA_FILE");
     no.log_ignore = cfg->log_ignore_patterns.patterns; /* compiled at load */
     no.n_log_ignore = cfg->log_ignore_patterns.n_patterns;
@@ -277,8 +277,8 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
     no.kubernetes_events = cfg->kubernetes_events;
     no.kube_auth = &d->auth;
     no.kube_tokens = d->tokens;
-    d->notifier = krc_sender_new(&no, err);
-    if (d->notifier == NULL) {
+    d->sender = krc_sender_new(&no, err);
+    if (d->sender == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
     }
     for (size_t i = 0; i < cfg->n_destinations; i++) {
@@ -294,7 +294,7 @@ static int setup_notifier(struct daemon *d, struct krc_error *err)
                 events_declared(cfg) ? ": the declared kubernetes-event destinations, by route"
                                      : "");
     }
-    if (!krc_sender_has_destination(d->notifier)) {
+    if (!krc_sender_has_destination(d->sender)) {
         krc_log(KRC_LOG_WARN,
                 "no Slack destination configured (SLACK_WEBHOOK_URL, or "
                 "SLACK_BOT_TOKEN with SLACK_CHANNEL, or routes, or destinations): "
@@ -508,7 +508,7 @@ static int setup_mcp(struct daemon *d, struct krc_error *e)
 }
 
 /* Everything before the threads: Kubernetes access, the queue, the scopes,
- * the history, the notifier, leader election and the health endpoint. */
+ * the history, the sender, leader election and the health endpoint. */
 static int setup(struct daemon *d, struct krc_error *e)
 {
     if (setup_kube(d, e) < 0) {
@@ -525,7 +525,7 @@ static int setup(struct daemon *d, struct krc_error *e)
         krc_log(KRC_LOG_ERROR, "history database: %s", e->msg);
         return -1;
     }
-    if (setup_notifier(d, e) < 0) {
+    if (setup_sender(d, e) < 0) {
         krc_log(KRC_LOG_ERROR, "invalid alert configuration: %s", e->msg);
         return -1;
     }
@@ -533,9 +533,9 @@ static int setup(struct daemon *d, struct krc_error *e)
         krc_log(KRC_LOG_ERROR, "leader election: %s", e->msg);
         return -1;
     }
-    /* Last of what the HTTP threads read (the notifier, the leader): they
+    /* Last of what the HTTP threads read (the sender, the leader): they
      * start here, and those pointers are not written again. */
-    d->health.notifier = d->notifier;
+    d->health.sender = d->sender;
     d->health.leader = d->leader;
     if (setup_mcp(d, e) < 0) {
         krc_log(KRC_LOG_ERROR, "MCP endpoint: %s", e->msg);
@@ -558,7 +558,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->collect = krc_collect;
     p->log_file = krc_collect_log_file;
     p->config = &d->live;
-    p->sender = d->notifier;
+    p->sender = d->sender;
     p->redactor = d->redactor;
     p->leader = d->leader;
     p->lost = &d->lost;
@@ -628,7 +628,7 @@ static int start(struct daemon *d, struct krc_error *e)
     }
     /* The sender runs on a standby too, idle: nothing is queued for it until
      * this replica leads. */
-    if (pthread_create(&d->sender, NULL, sender_main, d) != 0) {
+    if (pthread_create(&d->sender_thread, NULL, sender_main, d) != 0) {
         krc_log(KRC_LOG_ERROR, "cannot start the Slack sender thread");
         return -1;
     }
@@ -686,12 +686,12 @@ static void drain_sender(struct daemon *d)
      * (leadership_lost aborted the sender already). */
     int64_t deadline = krc_clock_mono_ms() + (atomic_load(&d->lost) ? 0 : DRAIN_MS);
 
-    while (krc_sender_pending(d->notifier) > 0 && krc_clock_mono_ms() < deadline) {
+    while (krc_sender_pending(d->sender) > 0 && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(50, NULL);
     }
     /* The message in flight may finish (Slack may be processing it already);
      * a hung one is cut after SENDER_GRACE_MS. */
-    krc_sender_abort(d->notifier);
+    krc_sender_abort(d->sender);
     deadline = krc_clock_mono_ms() + SENDER_GRACE_MS;
     while (!atomic_load(&d->sender_done) && krc_clock_mono_ms() < deadline) {
         krc_clock_sleep_ms(20, NULL);
@@ -701,9 +701,9 @@ static void drain_sender(struct daemon *d)
                 "shutdown: the Slack request in flight did not finish in %ds; "
                 "aborted (it stays in the outbox)",
                 SENDER_GRACE_MS / 1000);
-        krc_sender_abort_transfers(d->notifier);
+        krc_sender_abort_transfers(d->sender);
     }
-    pthread_join(d->sender, NULL);
+    pthread_join(d->sender_thread, NULL);
 }
 
 /* Stop every thread: the endpoint and the watches first, then the workers
@@ -755,7 +755,7 @@ static void daemon_cleanup(struct daemon *d)
     }
     krc_store_close(d->store);
     krc_free(d->workers);
-    krc_sender_free(d->notifier);
+    krc_sender_free(d->sender);
     krc_redact_free(d->redactor);
     krc_health_cleanup(&d->health);
     krc_mcp_free(d->mcp);

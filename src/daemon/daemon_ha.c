@@ -29,7 +29,7 @@ static int resumed_was_handled(const struct krc_store_row *row, void *ud)
  * failed, not sent again. */
 void krc_daemon_resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    int rc = krc_sender_resume_outbox(d->notifier, store,
+    int rc = krc_sender_resume_outbox(d->sender, store,
                                       d->leader != NULL ? resumed_was_handled : NULL, d);
     if (rc < 0 && d->shared_store) {
         /* PostgreSQL down: rows left pending by an earlier process or leader
@@ -47,8 +47,8 @@ void krc_daemon_late_resume(struct daemon *d, struct krc_store *st)
         (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING)) {
         return;
     }
-    if (krc_sender_resume_outbox(d->notifier, st, d->leader != NULL ? resumed_was_handled : NULL,
-                                 d) < 0) {
+    if (krc_sender_resume_outbox(d->sender, st, d->leader != NULL ? resumed_was_handled : NULL, d) <
+        0) {
         return;
     }
     atomic_store(&d->resume_due, 0);
@@ -101,7 +101,7 @@ static int resume_after_takeover(struct daemon *d)
     struct krc_error e;
     int64_t token = krc_leader_fence_token(d->leader);
 
-    if (d->db_path[0] == '\0' || d->notifier == NULL) {
+    if (d->db_path[0] == '\0' || d->sender == NULL) {
         return 0;
     }
     krc_error_clear(&e);
@@ -112,7 +112,7 @@ static int resume_after_takeover(struct daemon *d)
             atomic_store(&d->resume_due, 1);
         }
         if (d->shared_store) {
-            krc_sender_set_fence_token(d->notifier, token); /* claims still protect */
+            krc_sender_set_fence_token(d->sender, token); /* claims still protect */
         }
         return 0;
     }
@@ -121,7 +121,7 @@ static int resume_after_takeover(struct daemon *d)
             krc_store_close(st);
             return 1;
         }
-        krc_sender_set_fence_token(d->notifier, token);
+        krc_sender_set_fence_token(d->sender, token);
     }
     krc_daemon_resume_outbox(d, st);
     krc_store_close(st);
@@ -151,8 +151,8 @@ static void leadership_lost(void *userdata)
 {
     struct daemon *d = userdata;
     atomic_store(&d->lost, 1);
-    if (d->notifier != NULL) {
-        krc_sender_abort(d->notifier);
+    if (d->sender != NULL) {
+        krc_sender_abort(d->sender);
     }
 }
 

@@ -183,10 +183,10 @@ void krc_daemon_reload(struct daemon *d)
             goto fail;
         }
     }
-    /* Apply: the notifier first (under its lock), then the watch side. */
-    if (d->notifier != NULL) {
-        krc_daemon_notify_options_from(cfg, &no); /* the notifier takes the reloadable ones */
-        krc_sender_reconfigure(d->notifier, &no);
+    /* Apply: the sender first (under its lock), then the watch side. */
+    if (d->sender != NULL) {
+        krc_daemon_sender_options_from(cfg, &no); /* the sender takes the reloadable ones */
+        krc_sender_reconfigure(d->sender, &no);
     }
     {
         enum krc_log_level level = KRC_LOG_INFO;

@@ -52,7 +52,7 @@ struct worker {
     int started;
 };
 
-/* What SIGHUP replaced: kept until exit, since threads and the notifier's
+/* What SIGHUP replaced: kept until exit, since threads and the sender's
  * destinations may still point into them (a few KB per reload). */
 struct retired {
     struct krc_config *cfg;
@@ -75,12 +75,12 @@ struct daemon {
     size_t n_scopes;
     struct worker *workers;
     size_t n_workers;
-    struct krc_sender *notifier;
+    struct krc_sender *sender;
     struct krc_redactor *redactor;
     struct krc_kube_client *mcp_client; /* explain_pod of /mcp; NULL without mcpTokenFile */
     struct krc_mcp_tools *mcp_tools;
     struct krc_mcp *mcp;
-    pthread_t sender;
+    pthread_t sender_thread;
     int sender_started;
     atomic_int sender_done;
     char db_path[4096];                  /* the store's target: a file or a PostgreSQL URL */
@@ -116,9 +116,9 @@ static inline const struct krc_config *live_cfg(struct daemon *d)
 /* daemon.c */
 /* Thread names show in top -H, ps -L and /proc/PID/task/TID/comm. */
 void krc_daemon_name_thread(const char *name);
-/* The notifier's options a configuration gives (the reloadable ones and the
+/* The sender's options a configuration gives (the reloadable ones and the
  * rest); the daemon adds what is not configuration (redactor, clients, ...). */
-void krc_daemon_notify_options_from(const struct krc_config *cfg, struct krc_sender_options *no);
+void krc_daemon_sender_options_from(const struct krc_config *cfg, struct krc_sender_options *no);
 /* Create the detection tables and start the watch threads (at start-up, or
  * when this replica becomes the leader). */
 int krc_daemon_start_watches(struct daemon *d);
