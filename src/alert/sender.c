@@ -9,10 +9,11 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/alert/dest.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/recovery.h"
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/store/store.h"
 #include <stdlib.h>
 
@@ -83,7 +84,7 @@ struct item {
     struct krc_diagnosis *diag;
     char *full_log;
     size_t full_log_len;
-    struct krc_slack_recovered recovered; /* strings point into the item's rec_* */
+    struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -223,20 +224,19 @@ static int check_destinations(const struct krc_sender_options *o, struct krc_err
 {
     for (size_t i = 0; i < o->n_destinations; i++) {
         const struct krc_destination *d = &o->destinations[i];
-        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
-        if (krc_sink_ops_for(d->type) == NULL) {
+        if (krc_dest_ops(d) == NULL) {
             return krc_error_set(err, KRC_EUNSUPPORTED,
                                  "destination %s: type %s is not available in this build of krc",
-                                 d->name, ti != NULL ? ti->name : "?");
+                                 d->name, d->kind != NULL ? d->kind->name : "?");
         }
-        if (d->type == KRC_DEST_KUBERNETES_EVENT && !o->kubernetes_events) {
+        if (krc_dest_is(d, "kubernetes-event") && !o->kubernetes_events) {
             return krc_error_set(err, KRC_EINVAL,
                                  "destination %s (line %zu): type kubernetes-event needs "
                                  "kubernetesEvents: true (it is false, so krc has no permission "
                                  "to create Events); remove the destination or turn it on",
                                  d->name, d->line);
         }
-        if (d->url != NULL && ti != NULL && ti->url_is_secret) {
+        if (d->url != NULL && krc_dest_url_hidden(d)) {
             krc_log_add_secret(d->url);
         }
         if (d->secret != NULL) {
@@ -273,7 +273,7 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
         return 0;
     }
     for (size_t i = 0; i < o->n_destinations; i++) {
-        if (o->destinations[i].type == KRC_DEST_KUBERNETES_EVENT) {
+        if (krc_dest_is(&o->destinations[i], "kubernetes-event")) {
             return 0;
         }
     }
@@ -286,7 +286,7 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
         }
     }
     n->implicit_event.name = (char *)KRC_SENDER_KUBE_EVENT_NAME;
-    n->implicit_event.type = KRC_DEST_KUBERNETES_EVENT;
+    n->implicit_event.kind = &krc_dest_kind_find("kubernetes-event")->schema;
     n->has_implicit_event = 1;
     return 0;
 }
@@ -295,9 +295,8 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
 static int wants_resolves(const struct krc_sender_options *o)
 {
     for (size_t i = 0; i < o->n_destinations; i++) {
-        if (o->destinations[i].type == KRC_DEST_PAGERDUTY ||
-            o->destinations[i].type == KRC_DEST_WEBHOOK ||
-            o->destinations[i].type == KRC_DEST_GOOGLE_CHAT) {
+        const struct krc_dest_kind *k = krc_dest_kind_of(&o->destinations[i]);
+        if (k != NULL && k->resolves) {
             return 1;
         }
     }
@@ -369,9 +368,9 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     if (n->web_api) {
         krc_log_add_secret(o->bot_token);
     }
-    n->ops = o->sink_ops != NULL ? o->sink_ops
-             : n->web_api        ? &krc_sink_slack_api
-                                 : &krc_sink_slack_webhook;
+    n->ops = o->sink_ops != NULL
+                 ? o->sink_ops
+                 : krc_dest_kind_find(n->web_api ? "slack-api" : "slack-webhook")->ops;
     so = &n->sink_options;
     krc_sink_options_defaults(so);
     if (o->api_url != NULL && o->api_url[0] != '\0') {
@@ -623,7 +622,7 @@ static struct dest *dest_get_named(struct krc_sender *n, const struct krc_destin
         snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", nd->channel);
         d->channel = d->channel_buf;
     }
-    d->ops = krc_sink_ops_for(nd->type);
+    d->ops = krc_dest_ops(nd);
     d->named = nd;
     d->lane = lane_get(n, key, NULL, d->ops, nd);
     return d;
@@ -663,7 +662,7 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
     }
     for (size_t i = 0; i < t.n_named; i++) {
         const struct krc_destination *nd = fixed_named(n, n->o.destinations[t.named[i]].name);
-        if (nd != NULL && krc_sink_ops_for(nd->type) != NULL) {
+        if (nd != NULL && krc_dest_ops(nd) != NULL) {
             out[k++] = dest_get_named(n, nd);
         }
     }
@@ -676,7 +675,7 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
 /* A Kubernetes Event destination (declared or implicit). */
 static int is_event(const struct dest *d)
 {
-    return d->named != NULL && d->named->type == KRC_DEST_KUBERNETES_EVENT;
+    return d->named != NULL && krc_dest_is(d->named, "kubernetes-event");
 }
 
 /* --- storm guard ---------------------------------------------------------- */
@@ -812,14 +811,14 @@ out:
 }
 
 static void fill_format_options(const struct krc_sender *n, const struct dest *d,
-                                struct krc_slack_options *fo);
+                                struct krc_alert_options *fo);
 
 /* Format the message of one destination into m (the decision's kind). */
 static int prepare_one(struct krc_sender *n, struct dest *dest, const struct krc_restart *r,
                        enum krc_policy_decision d, const struct krc_report *rep,
                        const struct krc_diagnosis *diag, struct krc_sender_message *m)
 {
-    struct krc_slack_options fo;
+    struct krc_alert_options fo;
     struct krc_error e;
     /* the implicit Event's name says nothing its "Kubernetes Event" does not */
     int show_to = dest->named != NULL && dest->named != &n->implicit_event;
@@ -1049,7 +1048,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
 
     if (strncmp(m->destination, "dest:", 5) == 0) {
         named = fixed_named(n, m->destination + 5);
-        if (named == NULL || krc_sink_ops_for(named->type) == NULL) {
+        if (named == NULL || krc_dest_ops(named) == NULL) {
             return KRC_ENOTFOUND;
         }
     } else if (strcmp(m->destination, "api") == 0) {
@@ -1196,9 +1195,9 @@ int krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
  * checks recoveries. */
 
 static void fill_format_options(const struct krc_sender *n, const struct dest *d,
-                                struct krc_slack_options *fo)
+                                struct krc_alert_options *fo)
 {
-    krc_slack_options_init(fo);
+    krc_alert_options_init(fo);
     fo->cluster = n->o.cluster_name != NULL && n->o.cluster_name[0] ? n->o.cluster_name : NULL;
     fo->now = krc_clock_now();
     fo->channel = d->channel;
@@ -1212,10 +1211,10 @@ static void fill_format_options(const struct krc_sender *n, const struct dest *d
 
 static int summary_item(struct krc_sender *n, struct dest *d, char **ret_body, long *ret_total)
 {
-    struct krc_slack_summary s;
-    struct krc_slack_options fo;
-    struct krc_slack_group nodes[MAX_GROUPS], wls[MAX_GROUPS], causes[MAX_GROUPS];
-    struct krc_slack_example ex[MAX_EXAMPLES];
+    struct krc_alert_summary s;
+    struct krc_alert_options fo;
+    struct krc_alert_group nodes[MAX_GROUPS], wls[MAX_GROUPS], causes[MAX_GROUPS];
+    struct krc_alert_example ex[MAX_EXAMPLES];
     struct krc_error e;
     int rc;
 
@@ -1647,7 +1646,7 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     m.body = it->body;
     m.fallback = it->fallback;
     if (it->kind == ITEM_RECOVERED && m.body == NULL) {
-        struct krc_slack_options fo;
+        struct krc_alert_options fo;
         fill_format_options(n, it->dest, &fo);
         if (it->dest->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
             krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
@@ -1903,7 +1902,7 @@ static int lane_open(struct krc_sender *n, struct lane *l)
     so = n->sink_options;
     if (l->named != NULL) {
         so.destination = l->named;
-        if (l->named->type == KRC_DEST_SLACK_API) {
+        if (krc_dest_is(l->named, "slack-api")) {
             so.bot_token = l->named->secret;
             so.api_url = l->named->api_url != NULL ? l->named->api_url : "https://slack.com/api";
         }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest/slack.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/model/report.h"
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_error err;
     char *json = NULL;
     int red = 0;
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         krc_report_cleanup(&r);
         return 0;
     }
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-<eu>&1";
     o.now = 1785398400;
     o.color_bar = data[0] & 1;
