@@ -200,11 +200,13 @@ static int storm_and_recovery(struct page *p, double at)
     s.n_examples = 2;
     krc_alert_options_init(&o);
     o.cluster = "prod-eu";
-    if (krc_slack_format_summary(&s, &o, &json, NULL) < 0 || add(p, own(json), at) < 0) {
+    if (krc_dest_kind_find("slack-webhook")->ops->format_summary(&s, &o, &json, NULL) < 0 ||
+        add(p, own(json), at) < 0) {
         return -1;
     }
     json = NULL;
-    if (krc_slack_format_recovered(&rec, &o, &json, NULL) < 0 || add(p, own(json), at) < 0) {
+    if (krc_dest_kind_find("slack-webhook")->ops->format_recovered(&rec, &o, &json, NULL) < 0 ||
+        add(p, own(json), at) < 0) {
         return -1;
     }
     return 0;

@@ -360,9 +360,11 @@ static void test_summary_and_recovered(void **state)
     s.n_by_node = 1;
     krc_alert_options_init(&o);
     o.cluster = "prod-eu";
-    assert_int_equal(krc_slack_format_summary(&s, &o, &sum, NULL), 0);
+    assert_int_equal(krc_dest_kind_find("slack-webhook")->ops->format_summary(&s, &o, &sum, NULL),
+                     0);
     o.thread_ts = "1722325372.001200";
-    assert_int_equal(krc_slack_format_recovered(&rec, &o, &recov, NULL), 0);
+    assert_int_equal(
+        krc_dest_kind_find("slack-webhook")->ops->format_recovered(&rec, &o, &recov, NULL), 0);
     m[0].body = sum;
     m[0].received_at = AT;
     m[1].body = recov;
