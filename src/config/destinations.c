@@ -517,8 +517,13 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
         report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).default must be true or false", w->path,
                m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
     }
-    for (size_t i = 0; i < k->n_settings; i++) {
-        dest_setting(doc, m, &k->settings[i], k->name, w, d);
+    /* the endpoint first, then the others in the table's order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < k->n_settings; i++) {
+            if ((k->settings[i].offset == offsetof(struct krc_destination, url)) == (pass == 0)) {
+                dest_setting(doc, m, &k->settings[i], k->name, w, d);
+            }
+        }
     }
     return d->name != NULL ? 0 : KRC_ENOMEM;
 }
