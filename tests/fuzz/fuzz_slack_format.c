@@ -1,4 +1,4 @@
-/* The Slack formatter (alert/slack_format.c) fed outside bytes. Parts split
+/* The Slack formatter (alert/dest/slack_format.c, slack_message.c) fed outside bytes. Parts split
  * at FUZZ_SEP: log bytes | pod JSON | events JSON (a pod that does not
  * parse is replaced by a small built-in one, so that most inputs reach the
  * formatter). The first byte picks options (colour bar, log left out, log

@@ -6,7 +6,7 @@
  * body's thread.threadKey puts every message of a pod in its thread). The
  * webhook URL is the secret: registered with the log redactor, only its
  * origin is logged. 429 waits Retry-After, 5xx and transport errors back
- * off, other 4xx are final (slack_send.c's loop). */
+ * off, other 4xx are final (sink_send.c's loop). */
 #include <stdio.h>
 #include <string.h>
 

@@ -390,7 +390,7 @@ static int final_status(struct kevent_sink *k, const char *ns, const struct krc_
 }
 
 /* At most one attempt per o.min_interval_ms (one Event per second by
- * default), as the HTTP sinks pace theirs in slack_send.c: a burst of
+ * default), as the HTTP sinks pace theirs in sink_send.c: a burst of
  * restarts does not turn into a burst of writes to the API server. */
 static int pace(struct kevent_sink *k)
 {

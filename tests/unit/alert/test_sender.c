@@ -2,7 +2,7 @@
  * storm guard, as the policy says and with the policy's memory) and queues; then, with a fake
  * sink, its delivery: one thread per destination (a destination held by a 429's wait does not
  * hold another), retries, exactly-once marking in a temporary store, the callbacks; and the Slack
- * sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and target,
+ * sinks' shared delivery loop (sink_send.c) with a fake POST: pacing per connection and target,
  * 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
 #include <pthread.h>
 #include <setjmp.h>

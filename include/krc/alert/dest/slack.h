@@ -1,6 +1,9 @@
-/* Slack message bodies for restarts, storms and recoveries: pure functions
- * from a report (and its diagnosis) to the JSON body of an incoming-webhook
- * POST or a chat.postMessage call, built with cJSON.
+/* The Slack destination's format (alert/dest/slack_format.c and
+ * slack_message.c; its two kinds are slack_webhook.c and slack_api.c):
+ * message bodies for restarts, storms and recoveries, pure functions from a
+ * report (and its diagnosis) to the JSON body of an incoming-webhook POST or
+ * a chat.postMessage call, built with cJSON. Other modules reach it through
+ * the kinds (krc_dest_kind_find("slack-webhook")->ops, alert/dest.h).
  *
  * Pure: no clock reads (ages are computed from options.now), no I/O, no
  * global state; the same input gives byte-identical output (golden tests).
