@@ -13,7 +13,7 @@
 #include "krc/alert/recovery.h"
 #include "krc/alert/sender.h"
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
@@ -528,7 +528,7 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     m.body = it->body;
     m.fallback = it->fallback;
     if (it->kind == ITEM_RECOVERED && m.body == NULL) {
-        struct krc_slack_options fo;
+        struct krc_alert_options fo;
         krc_render_format_options(n, it->dest, &fo);
         if (it->dest->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
             krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
@@ -779,7 +779,7 @@ static int lane_open(struct krc_sender *n, struct lane *l)
     so = n->sink_options;
     if (l->named != NULL) {
         so.destination = l->named;
-        if (l->named->type == KRC_DEST_SLACK_API) {
+        if (krc_dest_is(l->named, "slack-api")) {
             so.bot_token = l->named->secret;
             so.api_url = l->named->api_url != NULL ? l->named->api_url : "https://slack.com/api";
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/deliver.h"
 #include "krc/alert/sender.h"
 #include "krc/store/store.h"
@@ -35,7 +36,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
 
     if (strncmp(m->destination, "dest:", 5) == 0) {
         named = krc_route_fixed_named(n, m->destination + 5);
-        if (named == NULL || krc_sink_ops_for(named->type) == NULL) {
+        if (named == NULL || krc_dest_ops(named) == NULL) {
             return KRC_ENOTFOUND;
         }
     } else if (strcmp(m->destination, "api") == 0) {

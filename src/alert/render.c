@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -19,7 +19,7 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
                       const struct krc_report *rep, const struct krc_diagnosis *diag, int64_t now_s,
                       struct krc_sender_message *m)
 {
-    struct krc_slack_options fo = plan->format;
+    struct krc_alert_options fo = plan->format;
     struct krc_error e;
 
     fo.now = now_s;
@@ -148,9 +148,9 @@ void krc_sender_message_cleanup(struct krc_sender_message *m)
 }
 
 void krc_render_format_options(const struct krc_sender *n, const struct dest *d,
-                               struct krc_slack_options *fo)
+                               struct krc_alert_options *fo)
 {
-    krc_slack_options_init(fo);
+    krc_alert_options_init(fo);
     fo->cluster = n->o.cluster_name != NULL && n->o.cluster_name[0] ? n->o.cluster_name : NULL;
     fo->now = krc_clock_now();
     fo->channel = d != NULL ? d->channel : NULL;
@@ -164,10 +164,10 @@ void krc_render_format_options(const struct krc_sender *n, const struct dest *d,
 
 int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, long *ret_total)
 {
-    struct krc_slack_summary s;
-    struct krc_slack_options fo;
-    struct krc_slack_group nodes[MAX_GROUPS], wls[MAX_GROUPS], causes[MAX_GROUPS];
-    struct krc_slack_example ex[MAX_EXAMPLES];
+    struct krc_alert_summary s;
+    struct krc_alert_options fo;
+    struct krc_alert_group nodes[MAX_GROUPS], wls[MAX_GROUPS], causes[MAX_GROUPS];
+    struct krc_alert_example ex[MAX_EXAMPLES];
     struct krc_error e;
     int rc;
 

@@ -1,6 +1,7 @@
 /* The route stage (include/krc/alert/route.h): the destinations of a
  * restart, the decision and the storm guard, over the sender's memory
  * (the mute per pod, the destinations' storms) under its lock. */
+#include "krc/alert/dest.h"
 #include "krc/alert/route.h"
 
 #include <pthread.h>
@@ -69,7 +70,7 @@ struct dest *krc_route_dest_get_named(struct krc_sender *n, const struct krc_des
         snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", nd->channel);
         d->channel = d->channel_buf;
     }
-    d->ops = krc_sink_ops_for(nd->type);
+    d->ops = krc_dest_ops(nd);
     d->named = nd;
     d->lane = krc_deliver_lane_get(n, key, NULL, d->ops, nd);
     return d;
@@ -110,7 +111,7 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
     for (size_t i = 0; i < t.n_named; i++) {
         const struct krc_destination *nd =
             krc_route_fixed_named(n, n->o.destinations[t.named[i]].name);
-        if (nd != NULL && krc_sink_ops_for(nd->type) != NULL) {
+        if (nd != NULL && krc_dest_ops(nd) != NULL) {
             out[k++] = krc_route_dest_get_named(n, nd);
         }
     }

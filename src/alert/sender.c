@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/recovery.h"
 #include "krc/alert/sink.h"
@@ -21,20 +22,19 @@ static int check_destinations(const struct krc_sender_options *o, struct krc_err
 {
     for (size_t i = 0; i < o->n_destinations; i++) {
         const struct krc_destination *d = &o->destinations[i];
-        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
-        if (krc_sink_ops_for(d->type) == NULL) {
+        if (krc_dest_ops(d) == NULL) {
             return krc_error_set(err, KRC_EUNSUPPORTED,
                                  "destination %s: type %s is not available in this build of krc",
-                                 d->name, ti != NULL ? ti->name : "?");
+                                 d->name, d->kind != NULL ? d->kind->name : "?");
         }
-        if (d->type == KRC_DEST_KUBERNETES_EVENT && !o->kubernetes_events) {
+        if (krc_dest_is(d, "kubernetes-event") && !o->kubernetes_events) {
             return krc_error_set(err, KRC_EINVAL,
                                  "destination %s (line %zu): type kubernetes-event needs "
                                  "kubernetesEvents: true (it is false, so krc has no permission "
                                  "to create Events); remove the destination or turn it on",
                                  d->name, d->line);
         }
-        if (d->url != NULL && ti != NULL && ti->url_is_secret) {
+        if (d->url != NULL && krc_dest_url_hidden(d)) {
             krc_log_add_secret(d->url);
         }
         if (d->secret != NULL) {
@@ -71,7 +71,7 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
         return 0;
     }
     for (size_t i = 0; i < o->n_destinations; i++) {
-        if (o->destinations[i].type == KRC_DEST_KUBERNETES_EVENT) {
+        if (krc_dest_is(&o->destinations[i], "kubernetes-event")) {
             return 0;
         }
     }
@@ -84,7 +84,7 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
         }
     }
     n->implicit_event.name = (char *)KRC_SENDER_KUBE_EVENT_NAME;
-    n->implicit_event.type = KRC_DEST_KUBERNETES_EVENT;
+    n->implicit_event.kind = &krc_dest_kind_find("kubernetes-event")->schema;
     n->has_implicit_event = 1;
     return 0;
 }
@@ -93,9 +93,8 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
 static int wants_resolves(const struct krc_sender_options *o)
 {
     for (size_t i = 0; i < o->n_destinations; i++) {
-        if (o->destinations[i].type == KRC_DEST_PAGERDUTY ||
-            o->destinations[i].type == KRC_DEST_WEBHOOK ||
-            o->destinations[i].type == KRC_DEST_GOOGLE_CHAT) {
+        const struct krc_dest_kind *k = krc_dest_kind_of(&o->destinations[i]);
+        if (k != NULL && k->resolves) {
             return 1;
         }
     }
@@ -167,9 +166,9 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     if (n->web_api) {
         krc_log_add_secret(o->bot_token);
     }
-    n->ops = o->sink_ops != NULL ? o->sink_ops
-             : n->web_api        ? &krc_sink_slack_api
-                                 : &krc_sink_slack_webhook;
+    n->ops = o->sink_ops != NULL
+                 ? o->sink_ops
+                 : krc_dest_kind_find(n->web_api ? "slack-api" : "slack-webhook")->ops;
     so = &n->sink_options;
     krc_sink_options_defaults(so);
     if (o->api_url != NULL && o->api_url[0] != '\0') {

@@ -84,7 +84,7 @@ struct item {
     struct krc_diagnosis *diag;
     char *full_log;
     size_t full_log_len;
-    struct krc_slack_recovered recovered; /* strings point into the item's rec_* */
+    struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -208,7 +208,7 @@ struct krc_sender {
 /* A Kubernetes Event destination (declared or implicit). */
 static inline int krc_dest_is_event(const struct dest *d)
 {
-    return d->named != NULL && d->named->type == KRC_DEST_KUBERNETES_EVENT;
+    return d->named != NULL && krc_dest_is(d->named, "kubernetes-event");
 }
 
 /* --- route.c --------------------------------------------------------------- */
@@ -229,7 +229,7 @@ void krc_route_group(struct dest *d, const struct krc_report *rep, const struct 
 
 /* The formats' settings of destination d now. Caller holds the lock. */
 void krc_render_format_options(const struct krc_sender *n, const struct dest *d,
-                               struct krc_slack_options *fo);
+                               struct krc_alert_options *fo);
 /* The storm summary of d (*ret_body NULL: the destination has none) and
  * the restarts it counts; the next summary starts. Caller holds the lock. */
 int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, long *ret_total);

@@ -123,15 +123,14 @@ static void print_destinations(const struct krc_config *cfg)
     printf("destinations:\n");
     for (size_t i = 0; i < cfg->n_destinations; i++) {
         const struct krc_destination *d = &cfg->destinations[i];
-        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
         printf("  - name: ");
         print_quoted(d->name);
-        printf("\n    type: %s\n", ti != NULL ? ti->name : "?");
+        printf("\n    type: %s\n", d->kind != NULL ? d->kind->name : "?");
         /* a secret is shown by where it comes from (a variable, a file), never itself */
         if (d->url_src != NULL) {
             print_source(d->url_src);
         } else if (d->url != NULL) {
-            print_pattern_field("url", ti != NULL && ti->url_is_secret ? "[REDACTED]" : d->url);
+            print_pattern_field("url", krc_dest_url_hidden(d) ? "[REDACTED]" : d->url);
         }
         if (d->secret_src != NULL) {
             print_source(d->secret_src);

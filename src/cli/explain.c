@@ -21,7 +21,7 @@
 #include "krc/util/redact.h"
 #include "krc/cli/env_redactor.h"
 #include "krc/model/report.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest.h"
 #include "krc/util/text.h"
 #include "krc/util/yaml_json.h"
 
@@ -514,18 +514,20 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
 static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d,
                        const struct krc_redactor *rd)
 {
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_error err;
     const char *cluster = getenv("CLUSTER_NAME");
     char *json = NULL;
+    char *fallback = NULL;
     int rc;
 
     krc_error_clear(&err);
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = cluster != NULL && cluster[0] != '\0' ? cluster : NULL;
     o.now = (int64_t)time(NULL);
     o.redactor = rd;
-    rc = krc_slack_format_restart(r, d, &o, &json, NULL, &err);
+    rc = krc_dest_kind_find("slack-webhook")->ops->format_restart(r, d, &o, &json, &fallback, &err);
+    krc_free(fallback);
     if (rc < 0) {
         complain("%s", err.msg);
         return 1;

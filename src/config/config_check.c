@@ -23,7 +23,7 @@ static int validate_kube_events(const struct krc_config *cfg, struct krc_error *
 
     for (size_t i = 0; i < cfg->n_destinations; i++) {
         const struct krc_destination *d = &cfg->destinations[i];
-        if (d->type != KRC_DEST_KUBERNETES_EVENT) {
+        if (!krc_dest_is(d, "kubernetes-event")) {
             continue;
         }
         declared = 1;

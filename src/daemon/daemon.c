@@ -245,7 +245,7 @@ static void on_delivered(double seconds, void *userdata)
 static int events_declared(const struct krc_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_destinations; i++) {
-        if (cfg->destinations[i].type == KRC_DEST_KUBERNETES_EVENT) {
+        if (krc_dest_is(&cfg->destinations[i], "kubernetes-event")) {
             return 1;
         }
     }
@@ -283,8 +283,8 @@ static int setup_sender(struct daemon *d, struct krc_error *err)
     }
     for (size_t i = 0; i < cfg->n_destinations; i++) {
         const struct krc_destination *x = &cfg->destinations[i];
-        const struct krc_dest_type_info *ti = krc_dest_type_info(x->type);
-        krc_log(KRC_LOG_INFO, "destination %s: %s%s", x->name, ti != NULL ? ti->help : "?",
+        krc_log(KRC_LOG_INFO, "destination %s: %s%s", x->name,
+                x->kind != NULL ? x->kind->help : "?",
                 x->is_default ? " (default: gets the restarts no route matches)" : "");
     }
     if (cfg->kubernetes_events) {

@@ -25,7 +25,7 @@
 
 #include "krc/alert/policy.h"
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/config/config.h"
 #include "krc/detect/pod_state.h"
 #include "krc/detect/restart.h"
@@ -53,7 +53,7 @@ struct krc_route_plan {
     /* the formats' settings when the restart was routed (render adds the
      * destination's channel and the time); strings borrowed from the
      * configuration, which the daemon keeps until it exits */
-    struct krc_slack_options format;
+    struct krc_alert_options format;
     /* log-ignore patterns (KRC_PATTERN_TEXT): render holds back an alert
      * whose previous log matches one */
     const struct krc_pattern *log_ignore;

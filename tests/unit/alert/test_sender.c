@@ -2,7 +2,7 @@
  * log-ignore, the storm guard, as the policy says and with the policy's memory) and queues; then,
  * with a fake sink, its delivery: one thread per destination (a destination held by a 429's wait
  * does not hold another), retries, exactly-once marking in a temporary store, the callbacks; and
- * the Slack sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and
+ * the Slack sinks' shared delivery loop (sink_send.c) with a fake POST: pacing per connection and
  * target, 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,9 +15,10 @@
 
 #include <cmocka.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/sender.h"
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_send.h"
+#include "krc/alert/sink_send.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
@@ -420,7 +421,7 @@ static void test_kubernetes_event_destination(void **state)
     /* a declared one replaces the implicit one: routed (here: default), never two */
     memset(dest, 0, sizeof(dest));
     dest[0].name = (char *)"cluster";
-    dest[0].type = KRC_DEST_KUBERNETES_EVENT;
+    dest[0].kind = &krc_dest_kind_find("kubernetes-event")->schema;
     dest[0].line = 3;
     o.destinations = dest;
     o.n_destinations = 1;
@@ -446,7 +447,7 @@ static void test_kubernetes_event_destination(void **state)
 
     /* another type may not take the implicit one's name */
     dest[0].name = (char *)"kubernetes-event";
-    dest[0].type = KRC_DEST_TEAMS;
+    dest[0].kind = &krc_dest_kind_find("teams")->schema;
     dest[0].url = (char *)"https://teams.example.test/x";
     o.kubernetes_events = 1;
     krc_error_clear(&e);
@@ -493,7 +494,7 @@ static struct krc_sink *fk_create(const struct krc_sink_options *o, const char *
 }
 
 static int fk_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
 {
     (void)rep;
@@ -505,8 +506,8 @@ static int fk_format_restart(const struct krc_report *rep, const struct krc_diag
     return *ret_body != NULL ? 0 : KRC_ENOMEM;
 }
 
-static int fk_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+static int fk_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err)
 {
     (void)sum;
@@ -516,8 +517,8 @@ static int fk_format_summary(const struct krc_slack_summary *sum,
     return *ret_body != NULL ? 0 : KRC_ENOMEM;
 }
 
-static int fk_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+static int fk_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
 {
     (void)rec;
@@ -1092,7 +1093,7 @@ struct script {
     const char *bodies[8];
 };
 
-static int fake_post(struct krc_slack_conn *c, void *ctx, const char *body,
+static int fake_post(struct krc_sink_conn *c, void *ctx, const char *body,
                      struct krc_http_response *resp, struct krc_sink_result *res,
                      struct krc_error *err)
 {
@@ -1109,7 +1110,7 @@ static int fake_post(struct krc_slack_conn *c, void *ctx, const char *body,
     return s->status[i] == 200 ? 0 : 1;
 }
 
-static void conn_init(struct krc_slack_conn *c)
+static void conn_init(struct krc_sink_conn *c)
 {
     struct krc_sink_options o;
     krc_sink_options_defaults(&o);
@@ -1117,13 +1118,13 @@ static void conn_init(struct krc_slack_conn *c)
     o.max_attempts = 3;
     o.backoff_initial_ms = 10;
     o.backoff_max_ms = 20;
-    assert_int_equal(krc_slack_conn_init(c, &o, NULL), 0);
+    assert_int_equal(krc_sink_conn_init(c, &o, NULL), 0);
 }
 
 static void test_pacing_per_connection_and_target(void **state)
 {
-    struct krc_slack_conn a;
-    struct krc_slack_conn b;
+    struct krc_sink_conn a;
+    struct krc_sink_conn b;
     struct krc_sink_result res;
     struct script s;
     int64_t t0;
@@ -1135,22 +1136,22 @@ static void test_pacing_per_connection_and_target(void **state)
     s.status[0] = 200;
     s.n = 1;
     t0 = krc_clock_mono_ms();
-    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     /* another target of the same connection, and another connection: not paced */
-    assert_int_equal(krc_slack_deliver(&a, "y", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
-    assert_int_equal(krc_slack_deliver(&b, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "y", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&b, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 < 250);
     /* the same target again: one message per min_interval */
-    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 >= 300);
     assert_int_equal(s.calls, 4);
-    krc_slack_conn_cleanup(&a);
-    krc_slack_conn_cleanup(&b);
+    krc_sink_conn_cleanup(&a);
+    krc_sink_conn_cleanup(&b);
 }
 
 static void test_deliver_429_fallback_4xx_5xx(void **state)
 {
-    struct krc_slack_conn c;
+    struct krc_sink_conn c;
     struct krc_sink_result res;
     struct krc_error e;
     struct script s;
@@ -1165,7 +1166,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.status[1] = 200;
     s.n = 2;
     t0 = krc_clock_mono_ms();
-    assert_int_equal(krc_slack_deliver(&c, "k1", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&c, "k1", "d", fake_post, &s, "B", "F", &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 >= 1000);
     assert_int_equal(res.rate_limited, 1);
     assert_int_equal(res.retry_after_ms, 1000);
@@ -1176,7 +1177,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "invalid_blocks";
     s.status[1] = 200;
     s.n = 2;
-    assert_int_equal(krc_slack_deliver(&c, "k2", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&c, "k2", "d", fake_post, &s, "B", "F", &res, NULL), 0);
     assert_true(res.used_fallback);
     assert_string_equal(s.bodies[0], "B");
     assert_string_equal(s.bodies[1], "F");
@@ -1186,8 +1187,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "no_service";
     s.n = 1;
     krc_error_clear(&e);
-    assert_int_equal(krc_slack_deliver(&c, "k3", "d", fake_post, &s, "B", "F", &res, &e),
-                     KRC_EHTTP);
+    assert_int_equal(krc_sink_deliver(&c, "k3", "d", fake_post, &s, "B", "F", &res, &e), KRC_EHTTP);
     assert_int_equal(e.http_status, 404);
     assert_non_null(strstr(e.msg, "no_service"));
     assert_int_equal(s.calls, 1);
@@ -1197,11 +1197,11 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "rollup_error";
     s.n = 1;
     krc_error_clear(&e);
-    assert_int_equal(krc_slack_deliver(&c, "k4", "d", fake_post, &s, "B", NULL, &res, &e),
+    assert_int_equal(krc_sink_deliver(&c, "k4", "d", fake_post, &s, "B", NULL, &res, &e),
                      KRC_EHTTP);
     assert_int_equal(s.calls, 3);
     assert_non_null(strstr(e.msg, "gave up after 3 attempts"));
-    krc_slack_conn_cleanup(&c);
+    krc_sink_conn_cleanup(&c);
 }
 
 int main(void)

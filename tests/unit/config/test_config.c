@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "krc/alert/dest.h"
 #include "krc/config/config.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
@@ -1215,5 +1216,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed_yaml_null_is_literal_text, setup, teardown),
     };
     select_bug_tests();
+    (void)krc_dest_registry_init(NULL, 0); /* the kinds of destination, as main does */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,15 +3,19 @@
  * (files.getUploadURLExternal, POST to the upload URL,
  * files.completeUploadExternal). */
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
-#include "krc/alert/slack_send.h"
+#include "krc/alert/dest/slack.h"
+#include "krc/alert/sink_send.h"
 #include "krc/util/buf.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/alert/dest.h"
+
+static const struct krc_sink_ops krc_sink_slack_api;
 
 /* krc's own bound on a body (the sender refuses a larger one); the
  * formatter's budgets keep a message far below it. */
@@ -19,7 +23,7 @@
 
 struct api_sink {
     struct krc_sink base;
-    struct krc_slack_conn conn;
+    struct krc_sink_conn conn;
     char *api_url;
     char *auth_header; /* "Authorization: Bearer ..." */
 };
@@ -49,7 +53,7 @@ static int read_answer(const struct krc_http_response *resp, struct krc_sink_res
     return accepted ? 0 : 1;
 }
 
-static int api_post(struct krc_slack_conn *c, void *ctx, const char *body,
+static int api_post(struct krc_sink_conn *c, void *ctx, const char *body,
                     struct krc_http_response *resp, struct krc_sink_result *res,
                     struct krc_error *err)
 {
@@ -59,7 +63,7 @@ static int api_post(struct krc_slack_conn *c, void *ctx, const char *body,
     int rc;
 
     snprintf(url, sizeof(url), "%s/chat.postMessage", a->api_url);
-    rc = krc_slack_http_post(c, url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
+    rc = krc_sink_http_post(c, url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
     res->http_status = resp->status;
     res->error[0] = '\0';
     if (rc < 0) {
@@ -113,8 +117,8 @@ static int api_send(struct krc_sink *s, const struct krc_sink_message *m,
             body = threaded;
         }
     }
-    rc = krc_slack_deliver(&a->conn, m->channel != NULL ? m->channel : "", dest, api_post, a, body,
-                           m->fallback, res, err);
+    rc = krc_sink_deliver(&a->conn, m->channel != NULL ? m->channel : "", dest, api_post, a, body,
+                          m->fallback, res, err);
     cJSON_free(threaded);
     return rc;
 }
@@ -132,8 +136,8 @@ static int api_call(struct api_sink *a, const char *method, const char *content_
     snprintf(url, sizeof(url), "%s/%s", a->api_url, method);
     snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
     krc_http_response_init(&resp);
-    rc = krc_slack_http_post(&a->conn, url, headers, body, body_len, a->conn.o.timeout_ms, &resp,
-                             err);
+    rc = krc_sink_http_post(&a->conn, url, headers, body, body_len, a->conn.o.timeout_ms, &resp,
+                            err);
     if (rc < 0) {
         krc_error_prefix(err, "Slack %s", method);
         krc_http_response_cleanup(&resp);
@@ -162,8 +166,8 @@ static int upload_bytes(struct api_sink *a, const char *url, const void *data, s
     int rc;
 
     krc_http_response_init(&resp);
-    rc = krc_slack_http_post(&a->conn, url, headers, data, len, a->conn.o.timeout_ms * 4, &resp,
-                             err);
+    rc =
+        krc_sink_http_post(&a->conn, url, headers, data, len, a->conn.o.timeout_ms * 4, &resp, err);
     if (rc == 0 && resp.status != 200) {
         rc = krc_error_set(err, KRC_EHTTP, "Slack file upload answered %ld", resp.status);
     }
@@ -248,7 +252,7 @@ static void api_free(struct krc_sink *s)
 {
     struct api_sink *a = (struct api_sink *)s;
 
-    krc_slack_conn_cleanup(&a->conn);
+    krc_sink_conn_cleanup(&a->conn);
     krc_free(a->api_url);
     if (a->auth_header != NULL) {
         memset(a->auth_header, 0, strlen(a->auth_header));
@@ -303,14 +307,14 @@ static struct krc_sink *api_create(const struct krc_sink_options *o, const char 
     for (size_t n = strlen(a->api_url); n > 0 && a->api_url[n - 1] == '/'; n--) {
         a->api_url[n - 1] = '\0';
     }
-    if (set_auth(a, o->bot_token, err) < 0 || krc_slack_conn_init(&a->conn, o, err) < 0) {
+    if (set_auth(a, o->bot_token, err) < 0 || krc_sink_conn_init(&a->conn, o, err) < 0) {
         api_free(&a->base);
         return NULL;
     }
     return &a->base;
 }
 
-const struct krc_sink_ops krc_sink_slack_api = {
+static const struct krc_sink_ops krc_sink_slack_api = {
     .name = "slack-api",
     .create = api_create,
     .format_restart = krc_slack_sink_format_restart,
@@ -319,4 +323,21 @@ const struct krc_sink_ops krc_sink_slack_api = {
     .send = api_send,
     .upload = api_upload,
     .free = api_free,
+};
+
+/* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
+
+static const struct krc_dest_setting settings[] = {
+    {"token", KRC_DEST_SECRET, KRC_DEST_REQUIRED, NULL, offsetof(struct krc_destination, secret),
+     offsetof(struct krc_destination, secret_src), NULL},
+    {"channel", KRC_DEST_TEXT, KRC_DEST_REQUIRED, NULL, offsetof(struct krc_destination, channel),
+     0, NULL},
+    {"apiUrl", KRC_DEST_URL, 0, NULL, offsetof(struct krc_destination, api_url), 0, NULL},
+};
+
+const struct krc_dest_kind krc_dest_slack_api = {
+    .schema = {"slack-api", "the Slack Web API (a bot token and a channel)", settings,
+               sizeof(settings) / sizeof(settings[0])},
+    .ops = &krc_sink_slack_api,
+    .resolves = 0,
 };

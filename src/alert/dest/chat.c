@@ -1,17 +1,17 @@
-/* The chat sinks of incoming webhooks other than Slack's: Microsoft Teams
+/* What the chat destinations share (teams.c, google_chat.c): the sink of
+ * an incoming webhook other than Slack's: Microsoft Teams
  * (a Workflows webhook; 200 or 202 when accepted) and Google Chat (an
  * incoming webhook; the URL gets
  * messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD so that the
  * body's thread.threadKey puts every message of a pod in its thread). The
  * webhook URL is the secret: registered with the log redactor, only its
  * origin is logged. 429 waits Retry-After, 5xx and transport errors back
- * off, other 4xx are final (slack_send.c's loop). */
+ * off, other 4xx are final (sink_send.c's loop). */
 #include <stdio.h>
 #include <string.h>
 
 #include "krc/alert/sink.h"
-#include "krc/alert/sink_formats.h"
-#include "krc/alert/slack_send.h"
+#include "krc/alert/sink_send.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
@@ -19,25 +19,24 @@
 
 struct chat_sink {
     struct krc_sink base;
-    struct krc_slack_conn conn;
+    struct krc_sink_conn conn;
     char *url;        /* owned: the webhook URL (Google Chat: with the reply option) */
     const char *what; /* "Teams", "Google Chat" */
 };
 
-static int chat_post(struct krc_slack_conn *c, void *ctx, const char *body,
+static int chat_post(struct krc_sink_conn *c, void *ctx, const char *body,
                      struct krc_http_response *resp, struct krc_sink_result *res,
                      struct krc_error *err)
 {
     const struct chat_sink *s = ctx;
     const char *headers[] = {"Content-Type: application/json; charset=utf-8", NULL};
-    int rc =
-        krc_slack_http_post(c, s->url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
+    int rc = krc_sink_http_post(c, s->url, headers, body, strlen(body), c->o.timeout_ms, resp, err);
 
     return krc_sink_http_answer(rc, resp, res);
 }
 
-static int chat_send(struct krc_sink *base, const struct krc_sink_message *m,
-                     struct krc_sink_result *res, struct krc_error *err)
+int krc_chat_sink_send(struct krc_sink *base, const struct krc_sink_message *m,
+                       struct krc_sink_result *res, struct krc_error *err)
 {
     struct chat_sink *s = (struct chat_sink *)base;
     char origin[256];
@@ -45,21 +44,21 @@ static int chat_send(struct krc_sink *base, const struct krc_sink_message *m,
 
     krc_http_url_origin(s->url, origin, sizeof(origin));
     snprintf(dest, sizeof(dest), "%s %s", s->what, origin);
-    return krc_slack_deliver(&s->conn, s->url, dest, chat_post, s, m->body, NULL, res, err);
+    return krc_sink_deliver(&s->conn, s->url, dest, chat_post, s, m->body, NULL, res, err);
 }
 
-static void chat_free(struct krc_sink *base)
+void krc_chat_sink_free(struct krc_sink *base)
 {
     struct chat_sink *s = (struct chat_sink *)base;
 
-    krc_slack_conn_cleanup(&s->conn);
+    krc_sink_conn_cleanup(&s->conn);
     krc_free(s->url);
     krc_free(s);
 }
 
-static struct krc_sink *chat_create(const struct krc_sink_options *o, const char *url,
-                                    const struct krc_sink_ops *ops, const char *what,
-                                    size_t max_payload, int gchat, struct krc_error *err)
+struct krc_sink *krc_chat_sink_create(const struct krc_sink_options *o, const char *url,
+                                      const struct krc_sink_ops *ops, const char *what,
+                                      size_t max_payload, int gchat, struct krc_error *err)
 {
     struct chat_sink *s;
     size_t len;
@@ -88,43 +87,9 @@ static struct krc_sink *chat_create(const struct krc_sink_options *o, const char
     s->what = what;
     krc_log_add_secret(url);
     krc_log_add_secret(s->url);
-    if (krc_slack_conn_init(&s->conn, o, err) < 0) {
-        chat_free(&s->base);
+    if (krc_sink_conn_init(&s->conn, o, err) < 0) {
+        krc_chat_sink_free(&s->base);
         return NULL;
     }
     return &s->base;
 }
-
-static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,
-                                     struct krc_error *err)
-{
-    return chat_create(o, url, &krc_sink_teams, "Teams", KRC_TEAMS_MAX_PAYLOAD, 0, err);
-}
-
-static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,
-                                     struct krc_error *err)
-{
-    return chat_create(o, url, &krc_sink_google_chat, "Google Chat", KRC_GCHAT_MAX_PAYLOAD, 1, err);
-}
-
-const struct krc_sink_ops krc_sink_teams = {
-    .name = "teams",
-    .create = teams_create,
-    .format_restart = krc_teams_format_restart,
-    .format_summary = krc_teams_format_summary,
-    .format_recovered = krc_teams_format_recovered,
-    .send = chat_send,
-    .upload = NULL,
-    .free = chat_free,
-};
-
-const struct krc_sink_ops krc_sink_google_chat = {
-    .name = "google-chat",
-    .create = gchat_create,
-    .format_restart = krc_gchat_format_restart,
-    .format_summary = krc_gchat_format_summary,
-    .format_recovered = krc_gchat_format_recovered,
-    .send = chat_send,
-    .upload = NULL,
-    .free = chat_free,
-};

@@ -1,17 +1,16 @@
-#include "krc/alert/slack_send.h"
+#include "krc/alert/sink_send.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/alert/slack_format.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
 #define RESPONSE_MAX (256 * 1024)
 
-int krc_slack_conn_init(struct krc_slack_conn *c, const struct krc_sink_options *o,
-                        struct krc_error *err)
+int krc_sink_conn_init(struct krc_sink_conn *c, const struct krc_sink_options *o,
+                       struct krc_error *err)
 {
     struct krc_http_tls tls;
 
@@ -28,7 +27,7 @@ int krc_slack_conn_init(struct krc_slack_conn *c, const struct krc_sink_options 
     return 0;
 }
 
-void krc_slack_conn_cleanup(struct krc_slack_conn *c)
+void krc_sink_conn_cleanup(struct krc_sink_conn *c)
 {
     krc_http_free(c->http);
     c->http = NULL;
@@ -37,7 +36,7 @@ void krc_slack_conn_cleanup(struct krc_slack_conn *c)
 /* A request in flight is aborted only on the hard cancel: at shutdown a
  * message Slack may already be processing is better finished than sent
  * again from the outbox at the next start. */
-const atomic_int *krc_slack_transfer_cancel(const struct krc_slack_conn *c)
+const atomic_int *krc_sink_transfer_cancel(const struct krc_sink_conn *c)
 {
     return c->o.cancel_transfer != NULL ? c->o.cancel_transfer : c->o.cancel;
 }
@@ -53,14 +52,14 @@ static uint64_t key_of(const char *s)
 }
 
 /* Wait until this target may receive another message. */
-static int pace_wait(struct krc_slack_conn *c, const char *target)
+static int pace_wait(struct krc_sink_conn *c, const char *target)
 {
     uint64_t k = key_of(target);
-    struct krc_slack_pace *slot = NULL;
-    struct krc_slack_pace *oldest = &c->pace[0];
+    struct krc_sink_pace *slot = NULL;
+    struct krc_sink_pace *oldest = &c->pace[0];
     int64_t now = krc_clock_mono_ms();
 
-    for (size_t i = 0; i < KRC_SLACK_PACE_SLOTS; i++) {
+    for (size_t i = 0; i < KRC_SINK_PACE_SLOTS; i++) {
         if (c->pace[i].key == k) {
             slot = &c->pace[i];
             break;
@@ -82,9 +81,9 @@ static int pace_wait(struct krc_slack_conn *c, const char *target)
     return 0;
 }
 
-int krc_slack_http_post(struct krc_slack_conn *c, const char *url, const char *const *headers,
-                        const void *body, size_t len, long timeout_ms,
-                        struct krc_http_response *resp, struct krc_error *err)
+int krc_sink_http_post(struct krc_sink_conn *c, const char *url, const char *const *headers,
+                       const void *body, size_t len, long timeout_ms,
+                       struct krc_http_response *resp, struct krc_error *err)
 {
     struct krc_http_request req;
 
@@ -96,7 +95,7 @@ int krc_slack_http_post(struct krc_slack_conn *c, const char *url, const char *c
     req.body_len = len;
     req.timeout_ms = timeout_ms;
     req.max_body = RESPONSE_MAX;
-    req.cancel = krc_slack_transfer_cancel(c);
+    req.cancel = krc_sink_transfer_cancel(c);
     return krc_http_do(c->http, &req, resp, err);
 }
 
@@ -112,7 +111,7 @@ enum next { NEXT_DONE, NEXT_WAIT, NEXT_FALLBACK };
 
 /* What to do after an answer that was not a success: wait `*delay` and try
  * again, switch to the fallback, or stop with *rc set. */
-static enum next after_failure(struct krc_slack_conn *c, const char *dest, int *rc,
+static enum next after_failure(struct krc_sink_conn *c, const char *dest, int *rc,
                                const struct krc_http_response *resp, const struct krc_error *e,
                                int has_fallback, int *transient, int64_t *delay,
                                struct krc_sink_result *res, struct krc_error *err)
@@ -168,9 +167,9 @@ static enum next after_failure(struct krc_slack_conn *c, const char *dest, int *
     return NEXT_WAIT;
 }
 
-int krc_slack_deliver(struct krc_slack_conn *c, const char *pace_key, const char *dest,
-                      krc_slack_post_fn post, void *ctx, const char *body, const char *fallback,
-                      struct krc_sink_result *res, struct krc_error *err)
+int krc_sink_deliver(struct krc_sink_conn *c, const char *pace_key, const char *dest,
+                     krc_sink_post_fn post, void *ctx, const char *body, const char *fallback,
+                     struct krc_sink_result *res, struct krc_error *err)
 {
     struct krc_http_response resp;
     int rc = 0;
@@ -236,21 +235,4 @@ int krc_sink_http_answer(int rc, const struct krc_http_response *resp, struct kr
         }
     }
     return 1;
-}
-
-int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                                  const struct krc_slack_options *fo, char **ret_body,
-                                  char **ret_fallback, struct krc_error *err)
-{
-    char *body = NULL;
-    char *fallback = NULL;
-
-    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
-        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
-        krc_free(body);
-        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
-    }
-    *ret_body = body;
-    *ret_fallback = fallback;
-    return 0;
 }

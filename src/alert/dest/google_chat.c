@@ -6,6 +6,7 @@
  * textParagraph takes a little HTML: every text is escaped (& < > "), line
  * breaks become <br>; krc's own labels are the only markup. Within Chat's
  * 32,000 bytes per message. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,8 @@
 #include "krc/alert/sink_formats.h"
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/alert/dest.h"
+#include "krc/alert/sink_send.h"
 
 static cJSON *append(cJSON *a)
 {
@@ -196,7 +199,7 @@ static char *render_restart(const struct krc_card *c, const void *ud)
 }
 
 int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
 {
     static const size_t log_max[] = {8000, 4000, 2000, 0, 0, 0};
@@ -222,15 +225,15 @@ int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diag
     return krc_card_fit(rep, diag, fo, &fit, ret_body, err);
 }
 
-int krc_gchat_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+int krc_gchat_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err)
 {
     cJSON *sections = NULL;
     cJSON *m;
     char title[256];
     char key[256];
-    const struct krc_slack_group *groups[3] = {sum->by_cause, sum->by_node, sum->by_workload};
+    const struct krc_alert_group *groups[3] = {sum->by_cause, sum->by_node, sum->by_workload};
     const size_t ngroups[3] = {sum->n_by_cause, sum->n_by_node, sum->n_by_workload};
     const char *names[3] = {"By cause", "By node", "By workload"};
 
@@ -249,7 +252,7 @@ int krc_gchat_format_summary(const struct krc_slack_summary *sum,
             m = NULL;
             break;
         }
-        for (size_t i = 0; i < ngroups[g] && i < KRC_SLACK_GROUPS_SHOWN; i++) {
+        for (size_t i = 0; i < ngroups[g] && i < KRC_ALERT_GROUPS_SHOWN; i++) {
             char n[32];
             snprintf(n, sizeof(n), "%zu", groups[g][i].count);
             if (decorated(w, groups[g][i].key ? groups[g][i].key : "?", n) < 0) {
@@ -261,8 +264,8 @@ int krc_gchat_format_summary(const struct krc_slack_summary *sum,
     return krc_format_json_finish(m, ret_body, err);
 }
 
-int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+int krc_gchat_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
 {
     cJSON *sections = NULL;
@@ -283,3 +286,40 @@ int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
     }
     return krc_format_json_finish(m, ret_body, err);
 }
+
+/* --- the sink (chat.c) ------------------------------------------------------ */
+
+static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,
+                                     struct krc_error *err);
+
+static const struct krc_sink_ops krc_sink_google_chat = {
+    .name = "google-chat",
+    .create = gchat_create,
+    .format_restart = krc_gchat_format_restart,
+    .format_summary = krc_gchat_format_summary,
+    .format_recovered = krc_gchat_format_recovered,
+    .send = krc_chat_sink_send,
+    .upload = NULL,
+    .free = krc_chat_sink_free,
+};
+
+static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,
+                                     struct krc_error *err)
+{
+    return krc_chat_sink_create(o, url, &krc_sink_google_chat, "Google Chat", KRC_GCHAT_MAX_PAYLOAD,
+                                1, err);
+}
+
+/* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
+
+static const struct krc_dest_setting settings[] = {
+    {"url", KRC_DEST_SECRET, KRC_DEST_INLINE | KRC_DEST_REQUIRED | KRC_DEST_HIDDEN, NULL,
+     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src), NULL},
+};
+
+const struct krc_dest_kind krc_dest_google_chat = {
+    .schema = {"google-chat", "a Google Chat incoming webhook", settings,
+               sizeof(settings) / sizeof(settings[0])},
+    .ops = &krc_sink_google_chat,
+    .resolves = 1,
+};

@@ -4,6 +4,7 @@
  * (critical | error | warning | info), custom_details; one event at most
  * 512 KB. The routing key is not in the body: the sink adds it when it
  * sends (the body is stored in the outbox). */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,12 @@
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
+#include "krc/alert/sink.h"
+#include "krc/alert/sink_send.h"
+#include "krc/util/log.h"
+#include "krc/alert/dest.h"
+
+static const struct krc_sink_ops krc_sink_pagerduty;
 
 void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *pod,
                              const char *container, char *out, size_t outsz)
@@ -33,18 +40,18 @@ void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *po
  * red, error when krc is less sure of them, warning and info as shown. */
 static const char *severity(const struct krc_diagnosis *d)
 {
-    switch (krc_slack_cause_severity(d->cause)) {
-    case KRC_SLACK_SEV_CRITICAL:
+    switch (krc_alert_cause_severity(d->cause)) {
+    case KRC_ALERT_SEV_CRITICAL:
         return d->confidence == KRC_CONFIDENCE_LOW ? "error" : "critical";
-    case KRC_SLACK_SEV_WARNING:
+    case KRC_ALERT_SEV_WARNING:
         return "warning";
-    case KRC_SLACK_SEV_INFO:
+    case KRC_ALERT_SEV_INFO:
         return "info";
     }
     return "error";
 }
 
-static int add_text(cJSON *o, const char *key, const struct krc_slack_options *fo, const char *s,
+static int add_text(cJSON *o, const char *key, const struct krc_alert_options *fo, const char *s,
                     size_t max, int keep_newlines)
 {
     char *t;
@@ -59,7 +66,7 @@ static int add_text(cJSON *o, const char *key, const struct krc_slack_options *f
     return ok ? 0 : -1;
 }
 
-static int add_list(cJSON *o, const char *key, const struct krc_slack_options *fo, char *const *v,
+static int add_list(cJSON *o, const char *key, const struct krc_alert_options *fo, char *const *v,
                     size_t n)
 {
     cJSON *a = cJSON_AddArrayToObject(o, key);
@@ -77,7 +84,7 @@ static int add_list(cJSON *o, const char *key, const struct krc_slack_options *f
 
 /* The one line: "CLUSTER: ns/pod container c restarted: SUMMARY". */
 static char *summary_line(const struct krc_report *rep, const struct krc_diagnosis *d,
-                          const struct krc_slack_options *fo)
+                          const struct krc_alert_options *fo)
 {
     struct krc_buf b;
     char *r;
@@ -96,7 +103,7 @@ static char *summary_line(const struct krc_report *rep, const struct krc_diagnos
  * the event would pass PagerDuty's size limit: the log cut to its end, then
  * no report). */
 static int add_details(cJSON *payload, const struct krc_report *rep, const struct krc_diagnosis *d,
-                       const struct krc_slack_options *fo, size_t report_max, struct krc_error *err)
+                       const struct krc_alert_options *fo, size_t report_max, struct krc_error *err)
 {
     cJSON *cd = cJSON_AddObjectToObject(payload, "custom_details");
     char *report = NULL;
@@ -155,7 +162,7 @@ static int add_details(cJSON *payload, const struct krc_report *rep, const struc
 }
 
 static int restart_event(const struct krc_report *rep, const struct krc_diagnosis *d,
-                         const struct krc_slack_options *fo, size_t report_max, char **ret_body,
+                         const struct krc_alert_options *fo, size_t report_max, char **ret_body,
                          struct krc_error *err)
 {
     cJSON *o = cJSON_CreateObject();
@@ -202,7 +209,7 @@ static int restart_event(const struct krc_report *rep, const struct krc_diagnosi
 }
 
 int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                                 const struct krc_slack_options *fo, char **ret_body,
+                                 const struct krc_alert_options *fo, char **ret_body,
                                  char **ret_fallback, struct krc_error *err)
 {
     /* room left for the routing key and the envelope */
@@ -228,7 +235,7 @@ int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_
     return krc_error_set(err, KRC_ETOOBIG, "PagerDuty event larger than %zu bytes", limit);
 }
 
-static int add_groups(cJSON *o, const char *key, const struct krc_slack_group *g, size_t n)
+static int add_groups(cJSON *o, const char *key, const struct krc_alert_group *g, size_t n)
 {
     cJSON *m = cJSON_AddObjectToObject(o, key);
 
@@ -241,8 +248,8 @@ static int add_groups(cJSON *o, const char *key, const struct krc_slack_group *g
     return m != NULL ? 0 : -1;
 }
 
-int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
-                                 const struct krc_slack_options *fo, char **ret_body,
+int krc_pagerduty_format_summary(const struct krc_alert_summary *sum,
+                                 const struct krc_alert_options *fo, char **ret_body,
                                  struct krc_error *err)
 {
     cJSON *o = cJSON_CreateObject();
@@ -279,8 +286,8 @@ int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
     return krc_format_json_finish(o, ret_body, err);
 }
 
-int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
-                                   const struct krc_slack_options *fo, char **ret_body,
+int krc_pagerduty_format_recovered(const struct krc_alert_recovered *rec,
+                                   const struct krc_alert_options *fo, char **ret_body,
                                    struct krc_error *err)
 {
     cJSON *o = cJSON_CreateObject();
@@ -317,3 +324,132 @@ char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct k
     cJSON_Delete(o);
     return r;
 }
+
+/* --- the sink ---
+ * The PagerDuty sink: Events API v2 (POST /v2/enqueue, 202 Accepted). The
+ * routing key is added to each stored event when it is sent; "recovered"
+ * messages are resolve events (limits.resolves). 429 is PagerDuty's rate
+ * limit (retried after Retry-After, else 1 s), 5xx and transport errors are
+ * retried with backoff, 400 (an invalid event) is final. */
+struct pd_sink {
+    struct krc_sink base;
+    struct krc_sink_conn conn;
+    const char *url; /* borrowed from the destination */
+    const char *routing_key;
+};
+
+static int pd_post(struct krc_sink_conn *c, void *ctx, const char *body,
+                   struct krc_http_response *resp, struct krc_sink_result *res,
+                   struct krc_error *err)
+{
+    const struct pd_sink *p = ctx;
+    const char *headers[] = {"Content-Type: application/json", NULL};
+    char *event = krc_pagerduty_with_key(body, p->routing_key, err);
+    int rc;
+
+    if (event == NULL) {
+        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
+    }
+    rc = krc_sink_http_post(c, p->url, headers, event, strlen(event), c->o.timeout_ms, resp, err);
+    krc_free(event);
+    return krc_sink_http_answer(rc, resp, res);
+}
+
+static int pd_send(struct krc_sink *s, const struct krc_sink_message *m,
+                   struct krc_sink_result *res, struct krc_error *err)
+{
+    struct pd_sink *p = (struct pd_sink *)s;
+    char origin[256];
+    char dest[300];
+    int rc;
+
+    krc_http_url_origin(p->url, origin, sizeof(origin));
+    snprintf(dest, sizeof(dest), "PagerDuty %s", origin);
+    rc = krc_sink_deliver(&p->conn, p->url, dest, pd_post, p, m->body, NULL, res, err);
+    if (rc == KRC_EPARSE) {
+        /* a stored event that is not JSON will never be: give up on it */
+        if (err != NULL) {
+            err->http_status = 400;
+        }
+        res->http_status = 400;
+        return KRC_EHTTP;
+    }
+    return rc;
+}
+
+static void pd_free(struct krc_sink *s)
+{
+    struct pd_sink *p = (struct pd_sink *)s;
+
+    krc_sink_conn_cleanup(&p->conn);
+    krc_free(p);
+}
+
+static struct krc_sink *pd_create(const struct krc_sink_options *o, const char *url,
+                                  struct krc_error *err)
+{
+    const struct krc_destination *d = o->destination;
+    struct pd_sink *p;
+
+    if (d == NULL || url == NULL || url[0] == '\0' || d->secret == NULL || d->secret[0] == '\0') {
+        krc_error_set(err, KRC_EINVAL, "PagerDuty sink: needs a destination with a routing key");
+        return NULL;
+    }
+    p = krc_calloc(1, sizeof(*p));
+    if (p == NULL) {
+        krc_error_set(err, KRC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->base.ops = &krc_sink_pagerduty;
+    p->base.limits.min_interval_ms = o->min_interval_ms;
+    p->base.limits.max_payload = KRC_PD_MAX_PAYLOAD;
+    p->base.limits.resolves = 1;
+    p->url = url;
+    p->routing_key = d->secret;
+    krc_log_add_secret(d->secret);
+    if (krc_sink_conn_init(&p->conn, o, err) < 0) {
+        pd_free(&p->base);
+        return NULL;
+    }
+    return &p->base;
+}
+
+static const struct krc_sink_ops krc_sink_pagerduty = {
+    .name = "pagerduty",
+    .create = pd_create,
+    .format_restart = krc_pagerduty_format_restart,
+    .format_summary = krc_pagerduty_format_summary,
+    .format_recovered = krc_pagerduty_format_recovered,
+    .send = pd_send,
+    .upload = NULL,
+    .free = pd_free,
+};
+
+/* An Events API v2 integration key has 32 characters. */
+static int check_routing_key(const char *v, char *why, size_t whysz)
+{
+    if (strlen(v) == 32) {
+        return 0;
+    }
+    snprintf(why, whysz,
+             "the routing key must be 32 characters (an Events API v2 integration key), not %zu",
+             strlen(v));
+    return -1;
+}
+
+/* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
+
+static const struct krc_dest_setting settings[] = {
+    {"routingKey", KRC_DEST_SECRET, KRC_DEST_REQUIRED, NULL,
+     offsetof(struct krc_destination, secret), offsetof(struct krc_destination, secret_src),
+     check_routing_key},
+    {"url", KRC_DEST_URL, 0, "https://events.pagerduty.com/v2/enqueue",
+     offsetof(struct krc_destination, url), 0, NULL},
+};
+
+const struct krc_dest_kind krc_dest_pagerduty = {
+    .schema = {"pagerduty", "PagerDuty Events API v2", settings,
+               sizeof(settings) / sizeof(settings[0])},
+    .ops = &krc_sink_pagerduty,
+    .resolves = 1,
+};

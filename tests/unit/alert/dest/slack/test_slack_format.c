@@ -26,7 +26,7 @@
 #include "krc/util/mem.h"
 #include "krc/util/redact.h"
 #include "krc/model/report.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest/slack.h"
 #include "krc_test.h"
 
 #define CORPUS KRC_FIXTURES "/corpus"
@@ -249,7 +249,7 @@ static char *all_text(const cJSON *root)
 }
 
 static cJSON *format_ok(const struct krc_report *r, const struct krc_diagnosis *d,
-                        const struct krc_slack_options *o, int *ret_redactions)
+                        const struct krc_alert_options *o, int *ret_redactions)
 {
     struct krc_error err;
     char *json = NULL;
@@ -312,10 +312,10 @@ static void compare_golden(const char *name, const char *json)
     cJSON_free(pretty);
 }
 
-static void golden_options(struct krc_slack_options *o, const struct krc_diagnosis *d,
+static void golden_options(struct krc_alert_options *o, const struct krc_diagnosis *d,
                            const struct krc_redactor *rd)
 {
-    krc_slack_options_init(o);
+    krc_alert_options_init(o);
     o->cluster = "prod-eu";
     o->now = d->finished_at + NOW_AFTER;
     o->redactor = rd;
@@ -335,7 +335,7 @@ static void test_golden_corpus(void **state)
         char dir[1024];
         struct krc_report r;
         struct krc_diagnosis d;
-        struct krc_slack_options o;
+        struct krc_alert_options o;
         char *json = NULL;
         cJSON *root;
         snprintf(dir, sizeof(dir), "%s/%s", CORPUS, names[i]);
@@ -360,7 +360,7 @@ static void test_golden_variants(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *json = NULL;
     cJSON *root;
 
@@ -397,18 +397,18 @@ static void test_golden_variants(void **state)
 
 static void test_summary(void **state)
 {
-    struct krc_slack_group nodes[12];
-    struct krc_slack_group causes[] = {
+    struct krc_alert_group nodes[12];
+    struct krc_alert_group causes[] = {
         {"dependency_unreachable", 150}, {"oom_killed", 20}, {"app_error", 30}};
-    struct krc_slack_group workloads[] = {{"Deployment shop/web", 180},
+    struct krc_alert_group workloads[] = {{"Deployment shop/web", 180},
                                           {"StatefulSet shop/db <!here>", 20}};
-    struct krc_slack_example ex[] = {
+    struct krc_alert_example ex[] = {
         {"shop", "web-7d9c-1", "app", "dependency_unreachable", "node-1", 3},
         {"shop", "web-7d9c-2", "app", "dependency_unreachable", "node-2", 1},
         {"shop", "db-0", NULL, NULL, NULL, 1},
     };
-    struct krc_slack_summary s;
-    struct krc_slack_options o;
+    struct krc_alert_summary s;
+    struct krc_alert_options o;
     char names[12][16];
     char *json = NULL;
     char *text;
@@ -434,7 +434,7 @@ static void test_summary(void **state)
     s.n_by_workload = 2;
     s.examples = ex;
     s.n_examples = 3;
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-eu";
     assert_int_equal(krc_slack_format_summary(&s, &o, &json, NULL), 0);
     root = cJSON_Parse(json);
@@ -454,13 +454,13 @@ static void test_summary(void **state)
 
 static void test_recovered(void **state)
 {
-    struct krc_slack_recovered rc = {"shop", "web-1", "app", 600, 5};
-    struct krc_slack_options o;
+    struct krc_alert_recovered rc = {"shop", "web-1", "app", 600, 5};
+    struct krc_alert_options o;
     char *json = NULL;
     cJSON *root;
 
     (void)state;
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.thread_ts = "1722325372.001200";
     assert_int_equal(krc_slack_format_recovered(&rc, &o, &json, NULL), 0);
     root = cJSON_Parse(json);
@@ -503,7 +503,7 @@ static void test_one_megabyte_line(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     size_t len = 1024 * 1024;
     char *log = malloc(len);
     char *text;
@@ -536,7 +536,7 @@ static void test_log_stamps_and_cut_note(void **state)
                               "2026-07-30T07:43:53.000000001Z fatal: boom\n";
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_logtail_cut cut;
     char *text;
     cJSON *root;
@@ -577,7 +577,7 @@ static void test_ten_thousand_lines(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_buf b;
     const cJSON *blocks;
     char *text;
@@ -634,7 +634,7 @@ static void test_hostile_log_and_events(void **state)
         "tail `";
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *text;
     cJSON *root;
 
@@ -664,7 +664,7 @@ static void test_many_events(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char msg[600];
     char *text;
     cJSON *root;
@@ -705,7 +705,7 @@ static void test_long_names(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char big[4000];
     const cJSON *hdr;
     const char *h;
@@ -736,7 +736,7 @@ static void test_gpu_pod(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *text;
     cJSON *root;
 
@@ -762,7 +762,7 @@ static void test_redaction_is_reported(void **state)
     struct krc_redactor *rd = NULL;
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     int n = -1;
     char *text;
     char *json = NULL;
@@ -804,7 +804,7 @@ static void test_text_only_budget(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_buf b;
     char *json = NULL;
     cJSON *root;
@@ -882,7 +882,7 @@ static void test_next_step_and_commands(void **state)
     };
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *json = NULL;
     char *text;
     cJSON *root;
@@ -953,7 +953,7 @@ static void test_next_step_budget(void **state)
     static const char *unchecked[100];
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char big[3000];
     char *text;
     char *json = NULL;
@@ -995,7 +995,7 @@ static void test_no_log_and_omitted_log(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *text;
     cJSON *root;
 
@@ -1042,7 +1042,7 @@ static void test_alloc_failures(void **state)
     struct krc_redactor *rd = NULL;
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     long n;
 
     (void)state;

@@ -20,6 +20,9 @@
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
+#include "krc/alert/dest.h"
+
+static const struct krc_sink_ops krc_sink_kube_event;
 
 /* An Event is a few hundred bytes; this bounds what krc sends. */
 #define KEVENT_MAX_PAYLOAD (16 * 1024)
@@ -282,20 +285,20 @@ static void reporting_instance(char *out, size_t outsz)
 }
 
 static int ke_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
 {
     struct krc_kube_event_in in;
     const struct krc_report_container *c = find_container(rep, diag->container);
     char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
-    struct krc_slack_options defaults;
+    struct krc_alert_options defaults;
     const char *unquoted = diag->summary_unquoted;
     char *summary = NULL;
     int rc;
 
     *ret_fallback = NULL;
     if (fo == NULL) {
-        krc_slack_options_init(&defaults);
+        krc_alert_options_init(&defaults);
         fo = &defaults;
     }
     reporting_instance(instance, sizeof(instance));
@@ -324,8 +327,8 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     return rc;
 }
 
-static int ke_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+static int ke_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err)
 {
     (void)sum;
@@ -335,8 +338,8 @@ static int ke_format_summary(const struct krc_slack_summary *sum,
                          "a Kubernetes Event is about one pod: no storm summary");
 }
 
-static int ke_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+static int ke_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
 {
     (void)rec;
@@ -387,7 +390,7 @@ static int final_status(struct kevent_sink *k, const char *ns, const struct krc_
 }
 
 /* At most one attempt per o.min_interval_ms (one Event per second by
- * default), as the HTTP sinks pace theirs in slack_send.c: a burst of
+ * default), as the HTTP sinks pace theirs in sink_send.c: a burst of
  * restarts does not turn into a burst of writes to the API server. */
 static int pace(struct kevent_sink *k)
 {
@@ -510,7 +513,7 @@ static struct krc_sink *ke_create(const struct krc_sink_options *o, const char *
     return &k->base;
 }
 
-const struct krc_sink_ops krc_sink_kube_event = {
+static const struct krc_sink_ops krc_sink_kube_event = {
     .name = "kubernetes-event",
     .create = ke_create,
     .format_restart = ke_format_restart,
@@ -519,4 +522,12 @@ const struct krc_sink_ops krc_sink_kube_event = {
     .send = ke_send,
     .upload = NULL,
     .free = ke_free,
+};
+
+/* --- the kind: no settings of its own (alert/dest.h) ----------------------- */
+
+const struct krc_dest_kind krc_dest_kube_event = {
+    .schema = {"kubernetes-event", "an Event on the pod (events.k8s.io/v1)", NULL, 0},
+    .ops = &krc_sink_kube_event,
+    .resolves = 0,
 };

@@ -3,6 +3,7 @@
  * the same content as the Slack message, within Teams' 28 KB. Foreign texts
  * go into TextRuns (RichTextBlock): Teams renders them as plain text, so a
  * log line cannot turn into a link or a heading. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 
 #include "krc/alert/sink_formats.h"
 #include "krc/util/mem.h"
+#include "krc/alert/dest.h"
+#include "krc/alert/sink_send.h"
 
 /* Append a new object to array a: NULL (nothing leaked) on failure. */
 static cJSON *append(cJSON *a)
@@ -83,12 +86,12 @@ static cJSON *message(cJSON **ret_body)
 
 static const char *cause_color(const struct krc_diagnosis *d)
 {
-    switch (krc_slack_cause_severity(d->cause)) {
-    case KRC_SLACK_SEV_CRITICAL:
+    switch (krc_alert_cause_severity(d->cause)) {
+    case KRC_ALERT_SEV_CRITICAL:
         return "Attention";
-    case KRC_SLACK_SEV_WARNING:
+    case KRC_ALERT_SEV_WARNING:
         return "Warning";
-    case KRC_SLACK_SEV_INFO:
+    case KRC_ALERT_SEV_INFO:
         return "Default";
     }
     return "Default";
@@ -148,7 +151,7 @@ static char *render_restart(const struct krc_card *c, const void *ud)
 }
 
 int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
 {
     /* the log first, then every text, until the message fits */
@@ -185,14 +188,14 @@ static int finish(cJSON *m, char **ret_body, struct krc_error *err)
     return 0;
 }
 
-int krc_teams_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+int krc_teams_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err)
 {
     cJSON *body = NULL;
     cJSON *m = message(&body);
     char line[512];
-    const struct krc_slack_group *groups[3] = {sum->by_cause, sum->by_node, sum->by_workload};
+    const struct krc_alert_group *groups[3] = {sum->by_cause, sum->by_node, sum->by_workload};
     const size_t ngroups[3] = {sum->n_by_cause, sum->n_by_node, sum->n_by_workload};
     const char *names[3] = {"By cause", "By node", "By workload"};
 
@@ -216,7 +219,7 @@ int krc_teams_format_summary(const struct krc_slack_summary *sum,
             cJSON_Delete(m);
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
-        for (size_t i = 0; i < ngroups[g] && i < KRC_SLACK_GROUPS_SHOWN; i++) {
+        for (size_t i = 0; i < ngroups[g] && i < KRC_ALERT_GROUPS_SHOWN; i++) {
             cJSON *f = append(facts);
             char n[32];
             snprintf(n, sizeof(n), "%zu", groups[g][i].count);
@@ -232,8 +235,8 @@ int krc_teams_format_summary(const struct krc_slack_summary *sum,
     return finish(m, ret_body, err);
 }
 
-int krc_teams_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+int krc_teams_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
 {
     cJSON *body = NULL;
@@ -251,3 +254,39 @@ int krc_teams_format_recovered(const struct krc_slack_recovered *rec,
     }
     return finish(m, ret_body, err);
 }
+
+/* --- the sink (chat.c) ------------------------------------------------------ */
+
+static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,
+                                     struct krc_error *err);
+
+static const struct krc_sink_ops krc_sink_teams = {
+    .name = "teams",
+    .create = teams_create,
+    .format_restart = krc_teams_format_restart,
+    .format_summary = krc_teams_format_summary,
+    .format_recovered = krc_teams_format_recovered,
+    .send = krc_chat_sink_send,
+    .upload = NULL,
+    .free = krc_chat_sink_free,
+};
+
+static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,
+                                     struct krc_error *err)
+{
+    return krc_chat_sink_create(o, url, &krc_sink_teams, "Teams", KRC_TEAMS_MAX_PAYLOAD, 0, err);
+}
+
+/* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
+
+static const struct krc_dest_setting settings[] = {
+    {"url", KRC_DEST_SECRET, KRC_DEST_INLINE | KRC_DEST_REQUIRED | KRC_DEST_HIDDEN, NULL,
+     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src), NULL},
+};
+
+const struct krc_dest_kind krc_dest_teams = {
+    .schema = {"teams", "a Microsoft Teams Workflows webhook", settings,
+               sizeof(settings) / sizeof(settings[0])},
+    .ops = &krc_sink_teams,
+    .resolves = 0,
+};
