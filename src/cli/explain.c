@@ -14,7 +14,7 @@
 #include "krc/util/buf.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
-#include "krc/kube/kube_describe.h"
+#include "krc/explain/kube_describe.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
@@ -23,7 +23,7 @@
 #include "krc/model/report.h"
 #include "krc/alert/slack_format.h"
 #include "krc/util/text.h"
-#include "krc/util/yaml_json.h"
+#include "krc/explain/yaml_json.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
 

@@ -4,7 +4,7 @@
  * into nesting depth (a line's children are the lines below it that are
  * nested deeper). A fragment is then rewritten into one describe document
  * (canonical()) that the field readers take like a whole one. */
-#include "krc/kube/kube_describe.h"
+#include "krc/explain/kube_describe.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "krc/serve/http_server.h"
-#include "krc/serve/mcp.h"
-#include "krc/serve/mcp_http.h"
+#include "krc/mcp/mcp.h"
+#include "krc/mcp/mcp_http.h"
 #include "krc/util/error.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"

@@ -1,5 +1,5 @@
 /* The read-only MCP tools over the restart history (and the live cluster). */
-#include "krc/serve/mcp_tools.h"
+#include "krc/mcp/mcp_tools.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,9 +12,9 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_name.h"
 #include "krc/model/cause.h"
-#include "krc/serve/mcp_explain.h"
-#include "krc/serve/mcp_scope.h"
-#include "krc/serve/mcp_untrusted.h"
+#include "krc/mcp/mcp_explain.h"
+#include "krc/mcp/mcp_scope.h"
+#include "krc/mcp/mcp_untrusted.h"
 #include "krc/store/report_json.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"

@@ -1,5 +1,5 @@
 /* MCP protocol core: JSON-RPC 2.0 dispatch for both protocol eras. */
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* explain_pod: a live diagnosis through the Kubernetes API. */
-#include "krc/serve/mcp_explain.h"
+#include "krc/mcp/mcp_explain.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "krc/kube/kube_name.h"
 #include "krc/kube/kube_pod.h"
 #include "krc/model/report.h"
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 #include "krc/store/report_json.h"
 #include "krc/util/mem.h"
 

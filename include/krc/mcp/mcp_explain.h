@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "krc/kube/kube_client.h"
-#include "krc/serve/mcp_untrusted.h"
+#include "krc/mcp/mcp_untrusted.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
 
