@@ -29,12 +29,12 @@ krc_layer(collect   USES detect)
 krc_layer(diagnose  USES model)
 krc_layer(store     USES model                           LIBS PkgConfig::SQLITE PkgConfig::LIBPQ
                                                               PkgConfig::CJSON)
+krc_layer(analyse   USES collect diagnose store)
 krc_layer(alert     USES config detect diagnose store    LIBS PkgConfig::CJSON
                                                               PkgConfig::OPENSSL)
 krc_layer(serve     USES model                           LIBS PkgConfig::MHD PkgConfig::CJSON)
-krc_layer(mcp       USES config collect diagnose store serve
-                                                         LIBS PkgConfig::CJSON)
-krc_layer(daemon    USES alert collect serve mcp)
+krc_layer(mcp       USES config analyse serve            LIBS PkgConfig::CJSON)
+krc_layer(daemon    USES alert collect serve analyse mcp)
 krc_layer(demo      USES daemon                          LIBS PkgConfig::MHD PkgConfig::CJSON)
 krc_layer(explain   USES util                            LIBS PkgConfig::CJSON PkgConfig::YAML)
 krc_layer(cli       USES demo explain                    LIBS PkgConfig::CJSON)

@@ -1,54 +1,50 @@
 /* explain_pod: a live diagnosis through the Kubernetes API. */
 #include "krc/mcp/mcp_explain.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/collect/collector.h"
-#include "krc/detect/pod_state.h"
-#include "krc/detect/restart.h"
-#include "krc/diagnose/diagnose.h"
+#include "krc/analyse/analyse.h"
 #include "krc/kube/kube_name.h"
-#include "krc/kube/kube_pod.h"
-#include "krc/model/report.h"
+#include "krc/kube/list_framer.h"
 #include "krc/mcp/mcp.h"
-#include "krc/store/report_json.h"
 #include "krc/util/mem.h"
 
 #define POD_MAX_BYTES (4u * 1024u * 1024u)
 
-static const struct krc_container_info *pick(const struct krc_pod_info *p, const char *name)
+/* A pod LIST answer's first item, copied (*ret, owned). */
+static int first_item(const char *json, size_t len, void *ud)
 {
-    const struct krc_container_info *best = NULL;
-    for (size_t i = 0; i < p->n_containers; i++) {
-        const struct krc_container_info *c = &p->containers[i];
-        if (name != NULL) {
-            if (strcmp(c->name, name) == 0) {
-                return c;
-            }
-        } else if (best == NULL || c->restart_count > best->restart_count) {
-            best = c;
-        }
-    }
-    return best;
+    char **ret = ud;
+
+    *ret = krc_strndup(json, len);
+    return *ret == NULL ? KRC_ENOMEM : 1;
 }
 
 /* The one item of a pod LIST answer (the pod as JSON, owned), or NULL with
  * *none set when the list is empty. */
 static char *only_item(const char *body, size_t len, int *none)
 {
-    cJSON *list = cJSON_ParseWithLength(body, len);
-    const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
-    const cJSON *item = cJSON_IsArray(items) ? cJSON_GetArrayItem(items, 0) : NULL;
+    struct krc_list_framer lf;
+    struct krc_error e;
     char *out = NULL;
+    int rc;
 
-    *none = cJSON_IsArray(items) && item == NULL;
-    if (cJSON_IsObject(item)) {
-        char *printed = cJSON_PrintUnformatted(item);
-        out = printed != NULL ? krc_strdup(printed) : NULL;
-        cJSON_free(printed);
+    *none = 0;
+    krc_error_clear(&e);
+    if (krc_list_framer_init(&lf, len + 1) < 0) {
+        return NULL;
     }
-    cJSON_Delete(list);
+    rc = krc_list_framer_feed(&lf, body, len, first_item, &out, &e);
+    if (rc == 0 && krc_list_framer_finish(&lf, &e) == 0) {
+        *none = krc_list_framer_item_count(&lf) == 0;
+    }
+    krc_list_framer_cleanup(&lf);
+    if (out != NULL && (rc != 1 || out[0] != '{')) {
+        krc_free(out); /* not a list of objects: an unreadable answer */
+        out = NULL;
+    }
     return out;
 }
 
@@ -119,58 +115,15 @@ static int get_pod(struct krc_kube_client *kube, const char *selector, const cha
     return 0;
 }
 
-/* Collect, diagnose and turn into JSON; *ret_json owned. */
-static int analyse(struct krc_kube_client *kube, const struct krc_redactor *rd,
-                   const struct krc_restart *r, char **ret_json, char *msg, size_t msgsz,
-                   struct krc_error *err)
-{
-    struct krc_collector_options co;
-    struct krc_report rep;
-    struct krc_diagnosis dg;
-    struct krc_error e;
-    int rc;
-
-    krc_collector_options_defaults(&co);
-    co.limit_bytes = KRC_MCP_EXPLAIN_LOG_BYTES;
-    krc_report_init(&rep);
-    krc_diagnosis_init(&dg);
-    krc_error_clear(&e);
-    rc = krc_collect(kube, r, &co, &rep, &e);
-    if (rc == 0 && krc_report_redact(&rep, rd, &e) < 0) {
-        rc = KRC_ENOMEM; /* said as a tool failure below */
-    }
-    if (rc < 0) {
-        /* clang-tidy: as below: r is not NULL when rc == 0 */
-        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-        snprintf(msg, msgsz, "cannot collect %s/%s: %s", r->namespace, r->pod, e.msg);
-        rc = KRC_MCP_TOOL_FAILED;
-        /* clang-tidy: r is set whenever rc == 0: krc_error_set() returns its (negative) code, which
-         * the analyzer cannot see */
-        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-    } else if (krc_diagnose(&rep, r->container, &dg, &e) < 0 &&
-               krc_diagnose(&rep, NULL, &dg, &e) < 0) {
-        snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
-        rc = KRC_MCP_TOOL_FAILED;
-    } else if (krc_diagnosis_redact(&dg, rd, &e) < 0) {
-        snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
-        rc = KRC_MCP_TOOL_FAILED;
-    } else {
-        rc = krc_report_json_build(&rep, &dg, rd, ret_json, err);
-    }
-    krc_diagnosis_cleanup(&dg);
-    krc_report_cleanup(&rep);
-    return rc;
-}
-
-static int result(const struct krc_restart *r, const char *json, cJSON **ret, struct krc_error *err)
+static int result(const char *ns, const char *pod, const char *container, int restart_count,
+                  const char *json, cJSON **ret, struct krc_error *err)
 {
     cJSON *out = cJSON_CreateObject();
     cJSON *rep = cJSON_Parse(json);
-    int ok = out != NULL && rep != NULL &&
-             cJSON_AddStringToObject(out, "namespace", r->namespace) != NULL &&
-             cJSON_AddStringToObject(out, "pod", r->pod) != NULL &&
-             cJSON_AddStringToObject(out, "container", r->container) != NULL &&
-             cJSON_AddNumberToObject(out, "restart_count", r->restart_count) != NULL &&
+    int ok = out != NULL && rep != NULL && cJSON_AddStringToObject(out, "namespace", ns) != NULL &&
+             cJSON_AddStringToObject(out, "pod", pod) != NULL &&
+             cJSON_AddStringToObject(out, "container", container) != NULL &&
+             cJSON_AddNumberToObject(out, "restart_count", restart_count) != NULL &&
              cJSON_AddItemToObject(out, "report", rep);
     if (!ok) {
         if (out == NULL || cJSON_GetObjectItemCaseSensitive(out, "report") != rep) {
@@ -183,17 +136,45 @@ static int result(const struct krc_restart *r, const char *json, cJSON **ret, st
     return KRC_MCP_TOOL_OK;
 }
 
+/* The analysis's failure as the tool's answer. */
+static int failure(const struct krc_analysis *a, const struct krc_error *e, const char *ns,
+                   const char *pod, const char *container, char *msg, size_t msgsz)
+{
+    switch (a->failed) {
+    case KRC_ANALYSE_POD:
+        if (e->code == KRC_ENOTFOUND) {
+            snprintf(msg, msgsz, "pod %s/%s has no container %s", ns, pod,
+                     container != NULL ? container : "with a status yet");
+        } else {
+            snprintf(msg, msgsz, "pod %s/%s: the API answered an unreadable pod: %s", ns, pod,
+                     e->msg);
+        }
+        return KRC_MCP_TOOL_FAILED;
+    case KRC_ANALYSE_COLLECT:
+    case KRC_ANALYSE_REDACT_REPORT:
+        snprintf(msg, msgsz, "cannot collect %s/%s: %s", ns, pod, e->msg);
+        return KRC_MCP_TOOL_FAILED;
+    case KRC_ANALYSE_DIAGNOSE:
+    case KRC_ANALYSE_REDACT_DIAGNOSIS:
+        snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", ns, pod, e->msg);
+        return KRC_MCP_TOOL_FAILED;
+    default:
+        return e->code < 0 ? e->code : KRC_ENOMEM; /* the report JSON: out of memory */
+    }
+}
+
 int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
                         const char *label_selector, const char *namespace, const char *pod,
                         const char *container, cJSON **ret, char *msg, size_t msgsz,
                         struct krc_error *err)
 {
-    struct krc_pod_info info;
-    struct krc_restart_delta d;
-    struct krc_restart *r = NULL;
+    struct krc_collector_options co;
+    struct krc_analyse_request q;
+    struct krc_analysis a;
+    struct krc_report rep;
+    struct krc_diagnosis dg;
     struct krc_error e;
     char *body = NULL;
-    char *json = NULL;
     size_t len = 0;
     int rc;
 
@@ -212,32 +193,33 @@ int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor 
     if ((rc = get_pod(kube, label_selector, namespace, pod, &body, &len, msg, msgsz, err)) != 0) {
         return rc;
     }
-    krc_pod_info_init(&info);
+    krc_collector_options_defaults(&co);
+    co.limit_bytes = KRC_MCP_EXPLAIN_LOG_BYTES;
+    memset(&q, 0, sizeof(q));
+    q.pod_json = body;
+    q.pod_json_len = len;
+    q.client = kube;
+    q.options = &co;
+    q.container = container;
+    q.any_container = 1;
+    q.redactor = rd;
+    q.want_json = 1;
+    krc_report_init(&rep);
+    krc_diagnosis_init(&dg);
+    a.report = &rep;
+    a.diagnosis = &dg;
     krc_error_clear(&e);
-    if (krc_pod_info_parse(body, len, &info, &e) < 0) {
-        snprintf(msg, msgsz, "pod %s/%s: the API answered an unreadable pod: %s", namespace, pod,
-                 e.msg);
-        rc = KRC_MCP_TOOL_FAILED;
-    } else if ((d.container = pick(&info, container)) == NULL) {
-        snprintf(msg, msgsz, "pod %s/%s has no container %s", namespace, pod,
-                 container != NULL ? container : "with a status yet");
-        rc = KRC_MCP_TOOL_FAILED;
+    if (krc_analyse(&q, &a, &e) < 0) {
+        rc = failure(&a, &e, namespace, pod, container, msg, msgsz);
+        if (rc < 0) {
+            krc_error_set(err, rc, "%s", e.msg);
+        }
     } else {
-        d.pod = &info;
-        d.previous_count = -1;
-        d.missed = 0;
-        r = krc_restart_from_delta(&d, 1);
-        rc = r == NULL ? krc_error_set(err, KRC_ENOMEM, "out of memory") : 0;
+        rc = result(rep.namespace, rep.name, a.container, a.restart_count, a.json, ret, err);
     }
-    krc_pod_info_cleanup(&info);
+    krc_analysis_cleanup(&a);
+    krc_diagnosis_cleanup(&dg);
+    krc_report_cleanup(&rep);
     krc_free(body);
-    if (rc == 0) {
-        rc = analyse(kube, rd, r, &json, msg, msgsz, err);
-    }
-    if (rc == 0) {
-        rc = result(r, json, ret, err);
-    }
-    krc_free(json);
-    krc_restart_free(r);
     return rc;
 }
