@@ -1,6 +1,7 @@
 /* The read-only MCP tools over the restart history (and the live cluster). */
 #include "krc/mcp/mcp_tools.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,6 +1,7 @@
 /* MCP's Streamable HTTP route over real connections on 127.0.0.1: the
  * Origin and Host checks, the bearer token, methods, content type, 202 for
  * notifications; the token file reader and the loopback rule. */
+#include <cjson/cJSON.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <stdarg.h>
