@@ -29,15 +29,16 @@ krc_layer(collect   USES detect)
 krc_layer(diagnose  USES model)
 krc_layer(store     USES model                           LIBS PkgConfig::SQLITE PkgConfig::LIBPQ
                                                               PkgConfig::CJSON)
+krc_layer(analyse   USES collect diagnose)
 krc_layer(alert     USES config detect diagnose store    LIBS PkgConfig::CJSON
                                                               PkgConfig::OPENSSL)
 krc_layer(serve     USES model                           LIBS PkgConfig::MHD PkgConfig::CJSON)
-krc_layer(daemon    USES alert collect serve)
+krc_layer(mcp       USES config analyse store serve         LIBS PkgConfig::CJSON)
+krc_layer(daemon    USES alert collect serve analyse mcp)
 krc_layer(demo      USES daemon                          LIBS PkgConfig::MHD PkgConfig::CJSON)
-krc_layer(cli       USES demo                            LIBS PkgConfig::CJSON)
+krc_layer(explain   USES util                            LIBS PkgConfig::CJSON PkgConfig::YAML)
+krc_layer(cli       USES demo explain                    LIBS PkgConfig::CJSON)
 
 # ---- Known violations: uses the table above does not allow, kept building until the code
 # ---- moves. Shrink this list; never add to it (move the code to the layer it belongs to).
-krc_layer_violation(serve USES config detect collect diagnose store kube
-  REASON "the MCP server (mcp*.c) lives in serve/ (moves to src/mcp/)")
 # ---- End of the known violations.

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/analyse/analyse.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report_json.h"
 #include "krc/util/clock.h"
@@ -470,43 +471,6 @@ struct job {
     int64_t t0; /* monotonic ms at the start */
 };
 
-/* Collect what the plan needs: everything for an alert (and the log file
- * when the plan wants one), only what the watch saw for a muted, grouped
- * or silenced restart (no requests). */
-static void collect(const struct krc_pipeline_deps *p, struct job *j)
-{
-    const struct krc_restart *r = j->r;
-    const struct krc_config *cfg = live_cfg(p);
-    struct krc_collector_options co;
-    struct krc_error e;
-    int rc;
-
-    krc_collector_options_defaults(&co);
-    co.tail_lines = (int)cfg->log_tail_lines;
-    co.limit_bytes = cfg->log_limit_bytes;
-    co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
-    krc_error_clear(&e);
-    if (!j->plan.collect) {
-        rc = krc_collect_minimal(r, j->rep, &e);
-    } else {
-        rc = p->collect(p->client, r, &co, j->rep, &e);
-        if (rc == 0 && j->plan.wants_full_log && j->rep->log != NULL) {
-            struct krc_error fe;
-            krc_error_clear(&fe);
-            if (p->log_file(p->client, r, &j->log_file, &j->log_file_len, &fe) < 0) {
-                krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s",
-                        r->namespace, r->pod, r->container, fe.msg);
-                j->log_file = NULL;
-                j->log_file_len = 0;
-            }
-        }
-    }
-    if (rc < 0) {
-        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
-    }
-}
-
 /* A muted repeat is not collected (a crash loop must not cost requests):
  * when its termination matches the container's last diagnosed restart in
  * the history, it carries that cause (krc_diagnosis_carry). From the store,
@@ -540,37 +504,81 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     }
 }
 
-/* Redaction happens once, here, between collection and everything else:
- * the report (labels and annotations by their key, messages, the log) is
- * redacted before it is diagnosed, so the diagnosis quotes only redacted
- * text, and the diagnosis is redacted too (redactPatterns over what it
- * wrote around its quotes). Every output (the log line, the store, every
- * destination, MCP) then starts from redacted text. */
-static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
-{
-    const struct krc_restart *r = j->r;
-    struct krc_error e;
+/* The job in the analysis's hooks. */
+struct analysis_ud {
+    const struct krc_pipeline_deps *p;
+    struct job *j;
+};
 
-    krc_error_clear(&e);
-    if (krc_report_redact(j->rep, p->redactor, &e) < 0) {
-        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
-    }
-    krc_error_clear(&e);
-    if (krc_diagnose(j->rep, r->container, j->dg, &e) < 0 &&
-        krc_diagnose(j->rep, NULL, j->dg, &e) < 0) {
+static void on_amend(void *ud, struct krc_diagnosis *dg)
+{
+    struct analysis_ud *u = ud;
+
+    (void)dg; /* the job's */
+    carry_repeat(u->p, u->j);
+}
+
+/* A step that failed is logged; the restart goes on with what could be had. */
+static void on_warn(void *ud, enum krc_analyse_step step, const struct krc_error *e)
+{
+    const struct krc_restart *r = ((struct analysis_ud *)ud)->j->r;
+
+    if (step == KRC_ANALYSE_COLLECT) {
+        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e->msg);
+    } else if (step == KRC_ANALYSE_DIAGNOSE) {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
-                r->pod, r->container, e.msg);
-    }
-    carry_repeat(p, j);
-    krc_error_clear(&e);
-    if (krc_diagnosis_redact(j->dg, p->redactor, &e) < 0) {
+                r->pod, r->container, e->msg);
+    } else {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
+                r->container, e->msg);
     }
+}
+
+/* The analysis (analyse/analyse.h): collect what the decision needs
+ * (everything for an alert, and the log file when the plan wants one;
+ * only what the watch saw for a muted, grouped or silenced restart: no
+ * requests), then redact the report, diagnose it (a muted repeat carries
+ * the container's last diagnosed restart's cause from the history) and
+ * redact the diagnosis. Redaction happens once, there, before anything
+ * reads the report: every output (the log line, the store, every
+ * destination, MCP) starts from redacted text. */
+static void analyse(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_config *cfg = live_cfg(p);
+    struct krc_collector_options co;
+    struct analysis_ud ud = {p, j};
+    struct krc_analyse_request q;
+    struct krc_analysis a;
+
+    krc_collector_options_defaults(&co);
+    co.tail_lines = (int)cfg->log_tail_lines;
+    co.limit_bytes = cfg->log_limit_bytes;
+    co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
+    memset(&q, 0, sizeof(q));
+    q.restart = j->r;
+    q.client = p->client;
+    q.options = &co;
+    q.collect = p->collect;
+    q.minimal = !j->plan.collect;
+    q.want_log_file = j->plan.wants_full_log;
+    q.log_file = p->log_file;
+    q.container = j->r->container;
+    q.any_container = 1;
+    q.redactor = p->redactor;
+    q.amend = on_amend;
+    q.warn = on_warn;
+    q.ud = &ud;
+    a.report = j->rep;
+    a.diagnosis = j->dg;
+    krc_analyse(&q, &a, NULL);
+    j->log_file = a.log_file; /* the job's now */
+    j->log_file_len = a.log_file_len;
+    a.log_file = NULL;
+    krc_analysis_cleanup(&a);
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
-                       (const char *[]){r->namespace, krc_cause_name(j->dg->cause)});
+                       (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
     }
 }
 
@@ -649,8 +657,7 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     if (p->sender != NULL) {
         j.decision = krc_route_restart(p->sender, r, &j.plan);
     }
-    collect(p, &j);
-    diagnose(p, &j);
+    analyse(p, &j);
     if (p->sender != NULL) {
         hand_over(p, &j); /* deliver owns the report, diagnosis and log file */
         return;

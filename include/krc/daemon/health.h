@@ -15,7 +15,7 @@
 #include "krc/kube/leader.h"
 #include "krc/kube/watch.h"
 #include "krc/serve/http_server.h"
-#include "krc/serve/mcp_http.h"
+#include "krc/mcp/mcp_http.h"
 #include "krc/serve/metrics.h"
 #include "krc/util/error.h"
 

@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 #include "krc/serve/http_server.h"
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 #include "krc/util/error.h"
 
 #define KRC_MCP_HTTP_MAX_BODY (1024u * 1024u)

@@ -1,6 +1,7 @@
 /* The read-only MCP tools over the restart history (and the live cluster). */
-#include "krc/serve/mcp_tools.h"
+#include "krc/mcp/mcp_tools.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -12,9 +13,9 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_name.h"
 #include "krc/model/cause.h"
-#include "krc/serve/mcp_explain.h"
-#include "krc/serve/mcp_scope.h"
-#include "krc/serve/mcp_untrusted.h"
+#include "krc/mcp/mcp_explain.h"
+#include "krc/mcp/mcp_scope.h"
+#include "krc/mcp/mcp_untrusted.h"
 #include "krc/model/report_json.h"
 #include "krc/store/row_json.h"
 #include "krc/store/store.h"

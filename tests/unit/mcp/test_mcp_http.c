@@ -1,6 +1,7 @@
 /* MCP's Streamable HTTP route over real connections on 127.0.0.1: the
  * Origin and Host checks, the bearer token, methods, content type, 202 for
  * notifications; the token file reader and the loopback rule. */
+#include <cjson/cJSON.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -19,8 +20,8 @@
 #include <unistd.h>
 
 #include "krc/serve/http_server.h"
-#include "krc/serve/mcp.h"
-#include "krc/serve/mcp_http.h"
+#include "krc/mcp/mcp.h"
+#include "krc/mcp/mcp_http.h"
 #include "krc/util/error.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"

@@ -33,11 +33,14 @@
 #ifndef KRC_MCP_H
 #define KRC_MCP_H
 
-#include <cjson/cJSON.h>
 #include <stddef.h>
 
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
+
+/* cJSON's type, declared only: its library stays inside mcp/ (the tools and the core
+ * include <cjson/cJSON.h>). */
+struct cJSON;
 
 #define KRC_MCP_VERSION_MODERN "2026-07-28"
 #define KRC_MCP_VERSION_LEGACY "2025-11-25" /* the newest legacy version */
@@ -62,8 +65,8 @@ enum {
  * structuredContent; the core takes it). On KRC_MCP_TOOL_FAILED write a
  * one-line reason into msg (msgsz bytes). A negative krc error code is an
  * internal error (-32603, err->msg logged, not sent). */
-typedef int (*krc_mcp_tool_fn)(void *ud, const cJSON *args, cJSON **ret, char *msg, size_t msgsz,
-                               struct krc_error *err);
+typedef int (*krc_mcp_tool_fn)(void *ud, const struct cJSON *args, struct cJSON **ret, char *msg,
+                               size_t msgsz, struct krc_error *err);
 
 struct krc_mcp_tool {
     const char *name;          /* [A-Za-z0-9_.-]{1,128}, unique */

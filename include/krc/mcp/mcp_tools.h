@@ -40,8 +40,8 @@
 #define KRC_MCP_TOOLS_H
 
 #include "krc/kube/kube_client.h"
-#include "krc/serve/mcp.h"
-#include "krc/serve/mcp_scope.h"
+#include "krc/mcp/mcp.h"
+#include "krc/mcp/mcp_scope.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
 

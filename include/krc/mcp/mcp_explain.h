@@ -1,18 +1,22 @@
-/* The live explain_pod MCP tool: GET a pod through the Kubernetes API, pick
- * its container (the one named, else the one with the most restarts), collect
- * events, node and previous log as the daemon does, diagnose, and return the
- * report as JSON (krc_report_json_build, redacted, log tail at most 16 KiB).
- * Reads only: a GET of the pod and what the collector reads. */
+/* The live explain_pod MCP tool: GET a pod through the Kubernetes API and
+ * analyse it as the daemon does (analyse/analyse.h: the pod parsed once, its
+ * container picked: the one named, else the one with the most restarts;
+ * events, node and previous log collected; redacted, diagnosed) and return
+ * the report as JSON (krc_report_json_build, redacted, log tail at most
+ * 16 KiB). Reads only: a GET of the pod and what the collector reads. */
 #ifndef KRC_MCP_EXPLAIN_H
 #define KRC_MCP_EXPLAIN_H
 
-#include <cjson/cJSON.h>
 #include <stddef.h>
 
 #include "krc/kube/kube_client.h"
-#include "krc/serve/mcp_untrusted.h"
+#include "krc/mcp/mcp_untrusted.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
+
+/* cJSON's type, declared only: its library stays inside mcp/ (the tools and the core
+ * include <cjson/cJSON.h>). */
+struct cJSON;
 
 #define KRC_MCP_EXPLAIN_INPUT_SCHEMA                                                               \
     "{\"type\":\"object\",\"properties\":{"                                                        \
@@ -47,7 +51,7 @@
  * daemon's watch, and a pod the daemon does not watch is refused. */
 int krc_mcp_explain_pod(struct krc_kube_client *kube, const struct krc_redactor *rd,
                         const char *label_selector, const char *namespace, const char *pod,
-                        const char *container, cJSON **ret, char *msg, size_t msgsz,
+                        const char *container, struct cJSON **ret, char *msg, size_t msgsz,
                         struct krc_error *err);
 
 #endif

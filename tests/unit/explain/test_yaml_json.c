@@ -13,7 +13,7 @@
 #include "krc/kube/kube_parse.h"
 #include "krc/util/mem.h"
 #include "krc/model/report.h"
-#include "krc/util/yaml_json.h"
+#include "krc/explain/yaml_json.h"
 
 /* Convert a copy without a NUL (ASan catches reads past len). */
 static int conv(const char *yaml, const char *kind, size_t max, char **ret, struct krc_error *err)

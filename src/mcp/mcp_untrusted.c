@@ -1,6 +1,7 @@
 /* untrusted_fields: where an MCP answer holds text from the cluster. */
-#include "krc/serve/mcp_untrusted.h"
+#include "krc/mcp/mcp_untrusted.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 

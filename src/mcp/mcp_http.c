@@ -1,5 +1,5 @@
 /* MCP over Streamable HTTP: request checks and the /mcp handler. */
-#include "krc/serve/mcp_http.h"
+#include "krc/mcp/mcp_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

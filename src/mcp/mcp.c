@@ -1,6 +1,7 @@
 /* MCP protocol core: JSON-RPC 2.0 dispatch for both protocol eras. */
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* YAML -> JSON text with libyaml's event parser: one pass, bounded depth and
  * size, no document tree kept. */
-#include "krc/util/yaml_json.h"
+#include "krc/explain/yaml_json.h"
 
 #include <errno.h>
 #include <stdint.h>

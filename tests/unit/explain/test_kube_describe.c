@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "krc/util/error.h"
-#include "krc/kube/kube_describe.h"
+#include "krc/explain/kube_describe.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/util/mem.h"
 #include "krc/model/report.h"

@@ -1,5 +1,5 @@
 /* The MCP tools' scope: the daemon's filters and mcpNamespaces. */
-#include "krc/serve/mcp_scope.h"
+#include "krc/mcp/mcp_scope.h"
 
 #include <stdio.h>
 #include <string.h>

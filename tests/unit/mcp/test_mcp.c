@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
