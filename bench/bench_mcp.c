@@ -21,8 +21,8 @@
 
 #include "bench_time.h"
 
-#include "krc/serve/mcp.h"
-#include "krc/serve/mcp_tools.h"
+#include "krc/mcp/mcp.h"
+#include "krc/mcp/mcp_tools.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"

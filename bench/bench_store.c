@@ -30,7 +30,7 @@
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/mem.h"
 #include "krc/model/report.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/store/store.h"
 
 static double now_ms(void)

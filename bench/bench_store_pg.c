@@ -32,7 +32,7 @@
 
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"

@@ -58,7 +58,6 @@ import os
 import queue
 import secrets
 import select
-import signal
 import socket
 import ssl
 import subprocess
@@ -70,7 +69,11 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import podgen  # noqa: E402  (bench/podgen.py, the shared realistic pod generator)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests/lib'))
-from testtls import make_certs, run_openssl  # noqa: E402
+from testtls import make_certs, run_openssl, write_atomic  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                                'tests/fakekube'))
+import fakekube  # noqa: E402  (the test fake: its server plumbing and Status objects)
+from fakekube import ApiError, status_obj  # noqa: E402
 
 LOG = logging.getLogger("benchserver")
 
@@ -112,9 +115,6 @@ def dumps(obj) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def status_obj(code, reason, message):
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": message, "reason": reason, "code": code}
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,13 +510,7 @@ class State:
 # API handler
 
 
-class ApiError(Exception):
-    def __init__(self, code, reason, message):
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
-
-
-class ApiHandler(http.server.BaseHTTPRequestHandler):
+class ApiHandler(fakekube.TlsHandlerMixin, http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "benchserver"
     sys_version = ""
@@ -527,25 +521,6 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
     @property
     def st(self) -> State:
         return self.server.state
-
-    def handle(self):
-        if isinstance(self.connection, ssl.SSLSocket):
-            try:
-                self.connection.do_handshake()
-            except (OSError, ssl.SSLError) as e:
-                LOG.info("TLS handshake with %s failed: %s", self.client_address, e)
-                self.close_connection = True
-                return
-        try:
-            super().handle()
-        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
-            LOG.debug("connection %s ended: %s", self.client_address, e)
-
-    def finish(self):
-        try:
-            super().finish()
-        except (OSError, ssl.SSLError):
-            pass
 
     def do_GET(self):
         parsed = urllib.parse.urlsplit(self.path)
@@ -986,46 +961,13 @@ class AdminHandler(http.server.BaseHTTPRequestHandler):
 # startup
 
 
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class Server(fakekube.TlsHttpServer):
     request_queue_size = 64
 
-    def __init__(self, addr, handler, state, ssl_ctx=None):
-        super().__init__(addr, handler)
-        self.state = state
-        self.ssl_ctx = ssl_ctx
-
-    def get_request(self):
-        sock, addr = super().get_request()
+    def accepted(self):
         self.state.count("connections")
-        if self.ssl_ctx is not None:
-            sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
-                                            do_handshake_on_connect=False)
-        return sock, addr
-
-    def handle_error(self, request, client_address):
-        LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
 
 
-def write_file(path, data: bytes, mode=0o600):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def kubeconfig_text(server_url, ca_path, token_path):
-    q = json.dumps
-    return "\n".join([
-        "apiVersion: v1", "kind: Config", "clusters:", "- name: bench", "  cluster:",
-        "    server: %s" % q(server_url), "    certificate-authority: %s" % q(ca_path),
-        "users:", "- name: bench", "  user:", "    tokenFile: %s" % q(token_path),
-        "contexts:", "- name: bench", "  context:", "    cluster: bench", "    user: bench",
-        "current-context: bench", "preferences: {}", ""])
 
 
 def main(argv=None):
@@ -1063,38 +1005,26 @@ def main(argv=None):
     st.streaming = not a.no_streaming
     st.token = secrets.token_urlsafe(32)
     token_path = os.path.join(state_dir, "token")
-    write_file(token_path, st.token.encode())
+    write_atomic(token_path, st.token.encode())
 
     make_certs(state_dir, 'benchserver-ca')
-    ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
-                            os.path.join(state_dir, "server.key"))
-    ssl_ctx.set_alpn_protocols(["http/1.1"])
+    ssl_ctx = fakekube.server_ssl_context(state_dir)
     api = Server(("127.0.0.1", a.port), ApiHandler, st, ssl_ctx)
     admin = Server(("127.0.0.1", a.admin_port), AdminHandler, st)
     api_port, admin_port = api.server_address[1], admin.server_address[1]
-    write_file(os.path.join(state_dir, "kubeconfig"),
-               kubeconfig_text("https://127.0.0.1:%d" % api_port,
-                               os.path.join(state_dir, "ca.crt"), token_path).encode())
-    for srv in (api, admin):
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2},
-                         daemon=True).start()
+    write_atomic(os.path.join(state_dir, "kubeconfig"),
+               fakekube.kubeconfig_text("https://127.0.0.1:%d" % api_port,
+                               os.path.join(state_dir, "ca.crt"), token_path, name="bench",
+                               namespace=None).encode())
+    fakekube.serve_in_threads((api, admin))
     item_bytes = len(tpl.render_item(0, 1000, 0))
-    write_file(ready_path, dumps({"api_port": api_port, "admin_port": admin_port,
+    write_atomic(ready_path, dumps({"api_port": api_port, "admin_port": admin_port,
                                   "pid": os.getpid(), "pod_bytes": item_bytes,
                                   "event_bytes": len(tpl.render_event("MODIFIED", 0, 1000, 1))
                                   }).encode(), 0o644)
     LOG.info("ready: https://127.0.0.1:%d admin http://127.0.0.1:%d, %d pods of ~%d bytes",
              api_port, admin_port, a.pods, item_bytes)
-
-    def on_signal(signum, frame):
-        st.shutdown.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not st.shutdown.wait(0.5):
-        pass
+    fakekube.wait_for_stop_signal(st.shutdown)
     LOG.info("shutting down")
     for srv in (api, admin):
         srv.shutdown()

@@ -49,7 +49,6 @@ import logging
 import os
 import re
 import secrets
-import signal
 import socket
 import ssl
 import subprocess
@@ -61,7 +60,11 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import podgen  # noqa: E402  (bench/podgen.py: realistic ~10 KB pods)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests/lib'))
-from testtls import make_certs, run_openssl  # noqa: E402
+from testtls import make_certs, run_openssl, write_atomic  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                                'tests/fakekube'))
+import fakekube  # noqa: E402  (the test fake: its server plumbing and Status objects)
+from fakekube import ApiError, status_obj  # noqa: E402
 
 LOG = logging.getLogger("latency_server")
 
@@ -80,9 +83,6 @@ def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def status_obj(code, reason, message):
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": message, "reason": reason, "code": code}
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,22 +353,17 @@ class State:
 # API handler
 
 
-class ApiError(Exception):
-    def __init__(self, code, reason, message):
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
-
-
 EVENTS_RE = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
 NODE_RE = re.compile(r"^/api/v1/nodes/([^/]+)$")
 POD_RE = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$")
 LOG_RE = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 
 
-class ApiHandler(http.server.BaseHTTPRequestHandler):
+class ApiHandler(fakekube.TlsHandlerMixin, http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "latency_server"
     sys_version = ""
+    tcp_nodelay = True
 
     def log_message(self, format, *args):  # noqa: A002 - base class signature
         LOG.debug("%s " + format, self.client_address, *args)
@@ -376,26 +371,6 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
     @property
     def st(self) -> State:
         return self.server.state
-
-    def handle(self):
-        if isinstance(self.connection, ssl.SSLSocket):
-            try:
-                self.connection.do_handshake()
-            except (OSError, ssl.SSLError) as e:
-                LOG.info("TLS handshake with %s failed: %s", self.client_address, e)
-                self.close_connection = True
-                return
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            super().handle()
-        except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
-            LOG.debug("connection %s ended: %s", self.client_address, e)
-
-    def finish(self):
-        try:
-            super().finish()
-        except (OSError, ssl.SSLError):
-            pass
 
     def do_GET(self):
         t0 = time.monotonic_ns()
@@ -778,60 +753,15 @@ class SlackHandler(http.server.BaseHTTPRequestHandler):
 # setup
 
 
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, addr, handler, state, ssl_ctx=None):
-        super().__init__(addr, handler)
-        self.state = state
-        self.ssl_ctx = ssl_ctx
-
-    def get_request(self):
-        sock, addr = super().get_request()
-        if self.ssl_ctx is not None:
-            sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
-                                            do_handshake_on_connect=False)
-        return sock, addr
-
-    def handle_error(self, request, client_address):
-        LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
+Server = fakekube.TlsHttpServer
 
 
-def write_file(path, data: bytes, mode=0o600):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def kubeconfig_text(server_url, ca_path, token_path):
-    q = json.dumps
-    return "\n".join([
-        "apiVersion: v1", "kind: Config", "clusters:", "- name: bench", "  cluster:",
-        "    server: %s" % q(server_url), "    certificate-authority: %s" % q(ca_path),
-        "users:", "- name: bench", "  user:", "    tokenFile: %s" % q(token_path),
-        "contexts:", "- name: bench", "  context:", "    cluster: bench", "    user: bench",
-        "current-context: bench", "preferences: {}", ""])
 
 
 def serve_forever(servers, ready_path, ready):
-    for s in servers:
-        threading.Thread(target=s.serve_forever, daemon=True).start()
-    write_file(ready_path, (dumps(ready) + "\n").encode(), 0o644)
-    stop = threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stop.wait(0.5):
-        pass
+    fakekube.serve_in_threads(servers, poll_interval=0.5)
+    write_atomic(ready_path, (dumps(ready) + "\n").encode(), 0o644)
+    fakekube.wait_for_stop_signal()
     for s in servers:
         s.shutdown()
 
@@ -879,17 +809,15 @@ def main(argv=None):
     make_certs(a.state_dir, 'latency-bench-ca')
     st = State(a)
     token_path = os.path.join(a.state_dir, "token")
-    write_file(token_path, st.token.encode())
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(os.path.join(a.state_dir, "server.crt"),
-                        os.path.join(a.state_dir, "server.key"))
-    ctx.set_alpn_protocols(["http/1.1"])
+    write_atomic(token_path, st.token.encode())
+    ctx = fakekube.server_ssl_context(a.state_dir, minimum_tls12=False)
     api = Server(("127.0.0.1", a.port), ApiHandler, st, ctx)
     admin = Server(("127.0.0.1", a.admin_port), AdminHandler, st)
     port = api.server_address[1]
-    write_file(os.path.join(a.state_dir, "kubeconfig"),
-               kubeconfig_text("https://127.0.0.1:%d" % port,
-                               os.path.join(a.state_dir, "ca.crt"), token_path).encode())
+    write_atomic(os.path.join(a.state_dir, "kubeconfig"),
+               fakekube.kubeconfig_text("https://127.0.0.1:%d" % port,
+                               os.path.join(a.state_dir, "ca.crt"), token_path, name="bench",
+                               namespace=None).encode())
     LOG.info("API on https://127.0.0.1:%d, admin on 127.0.0.1:%d", port,
              admin.server_address[1])
     serve_forever([api, admin], ready_path,

@@ -58,7 +58,7 @@ SELECT r.id, t.message, t.report_json FROM restarts r
 JOIN bench_tpl t ON t.v = (n_from_uid(r.pod_uid, r.restart_count)) % 8
 WHERE r.cluster = '{c}' AND r.pod_uid LIKE 'bulk-%' AND r.id > {maxid};
 INSERT INTO outbox (cluster, restart_id, kind, destination, thread_key, body, state, attempts,
-    created_at, updated_at, delivered_at, slack_ts)
+    created_at, updated_at, delivered_at, message_ref)
 SELECT '{c}', r.id, 'alert', 'webhook:default', r.namespace || '/' || r.pod, t.body,
     'delivered', 1, r.detected_at, r.detected_at + 1, r.detected_at + 1,
     '1796000000.' || lpad((r.id % 1000000)::text, 6, '0')
@@ -81,7 +81,7 @@ CREATE OR REPLACE FUNCTION n_from_uid(uid TEXT, cnt INTEGER) RETURNS BIGINT LANG
 
 CLEANUP_SQL = """
 UPDATE outbox SET state = 'delivered', attempts = 1, delivered_at = created_at + 1,
-    updated_at = created_at + 1, slack_ts = '1796000000.' || lpad((id % 1000000)::text, 6, '0')
+    updated_at = created_at + 1, message_ref = '1796000000.' || lpad((id % 1000000)::text, 6, '0')
 WHERE cluster = '{c}' AND state = 'pending'
     AND id NOT IN (SELECT id FROM outbox WHERE cluster = '{c}' ORDER BY id DESC LIMIT 10);
 DROP TABLE bench_tpl; DROP TABLE bench_now; DROP FUNCTION n_from_uid(TEXT, INTEGER);

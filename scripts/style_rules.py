@@ -18,6 +18,15 @@
    rank(M) <= rank(L): a layer uses its own headers and those of the layers above it in the table,
    never those of a layer below it.
 
+3. No dead code. An external (not static) function defined in src/ must be used somewhere in
+   src/ outside its own body: called, or named (a function pointer in an ops table), in a .c
+   file, or in a macro or inline function of a header in include/krc/ (a use in tests/,
+   bench/ or fuzz targets does not count). `main` is exempt. Functions listed in
+   scripts/unused-functions.txt (`path function reason`, like the long functions) are allowed:
+   only for what has a reason to exist without a caller in src/ (a symbol the dynamic linker
+   binds, API kept for tests only); an entry without a reason, for a function that no longer
+   exists or that src/ now uses is an error.
+
 Prints one `path:line: message` per violation and exits 1 if there is any, else 0.
 """
 
@@ -27,6 +36,7 @@ import sys
 
 LIMIT = 120
 EXCEPTIONS = os.path.join("scripts", "long-functions.txt")
+UNUSED_EXCEPTIONS = os.path.join("scripts", "unused-functions.txt")
 ARCHITECTURE = os.path.join("docs", "architecture.md")
 LAYERS_BEGIN = "<!-- layers: begin -->"
 LAYERS_END = "<!-- layers: end -->"
@@ -92,6 +102,13 @@ def preprocessor(code):
 
 def functions(text):
     """(name, name_line, open_line, close_line) of every function defined in C source text."""
+    return [f[:4] for f in functions_with_heads(text)]
+
+
+def functions_with_heads(text):
+    """(name, name_line, open_line, close_line, head) of every function defined in C source
+    text; head is the declaration before its `{` (comments, strings and preprocessor lines
+    blanked)."""
     code = blank(text, strings=True)
     found = []
     depth = 0
@@ -113,7 +130,7 @@ def functions(text):
                     name, off = name_at
                     found.append((name, code.count("\n", 0, decl_start + off) + 1,
                                   code.count("\n", 0, open_at) + 1,
-                                  code.count("\n", 0, i) + 1))
+                                  code.count("\n", 0, i) + 1, head))
                 open_at = None
                 decl_start = i + 1
         elif c == ";" and depth == 0:
@@ -160,9 +177,10 @@ def read(root, rel):
         return f.read()
 
 
-def load_exceptions(root, errors):
-    """{(path, function): line} from scripts/long-functions.txt (missing file: none)."""
-    path = os.path.join(root, EXCEPTIONS)
+def load_exceptions(root, errors, name=EXCEPTIONS):
+    """{(path, function): line} from scripts/long-functions.txt or another list of the same form
+    (missing file: none)."""
+    path = os.path.join(root, name)
     allowed = {}
     if not os.path.exists(path):
         return allowed
@@ -172,7 +190,7 @@ def load_exceptions(root, errors):
             if not line or line.startswith("#"):
                 continue
             parts = line.split(None, 2)
-            where = "%s:%d" % (EXCEPTIONS, lineno)
+            where = "%s:%d" % (name, lineno)
             if len(parts) < 3:
                 errors.append("%s: an exception is `path function reason`; the reason is "
                               "missing" % where)
@@ -204,6 +222,78 @@ def check_lengths(root, errors):
         elif seen[(rel, name)] <= LIMIT:
             errors.append("%s: stale exception: %s %s is %d lines, within the limit %d (remove "
                           "the line)" % (where, rel, name, seen[(rel, name)], LIMIT))
+
+
+IDENT_ANY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define\b.*(?:\\\n.*)*", re.M)
+
+
+def without_prototypes(code):
+    """code with its top-level declarations that end in `;` without an initializer (function
+    prototypes among them) blanked: a prototype names a function without using it."""
+    out = list(code)
+    depth, start = 0, 0
+    for i, c in enumerate(code):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+            if depth == 0:
+                start = i + 1
+        elif c == ";" and depth == 0:
+            stmt = code[start:i]
+            if "(" in stmt and "=" not in stmt:
+                for k in range(start, i):
+                    if out[k] != "\n":
+                        out[k] = " "
+            start = i + 1
+    return "".join(out)
+
+
+def check_unused(root, errors):
+    """External functions of src/ that nothing in src/ uses (rule 3)."""
+    allowed = load_exceptions(root, errors, UNUSED_EXCEPTIONS)
+    uses = {}  # identifier -> number of uses
+    defined = []  # (rel, name, line)
+
+    def count(code):
+        for m in IDENT_ANY_RE.finditer(code):
+            uses[m.group(0)] = uses.get(m.group(0), 0) + 1
+
+    for rel in source_files(root, "src", (".c", ".h")):
+        text = read(root, rel)
+        code = without_prototypes(blank(text, strings=True))
+        count(code)
+        lines = code.split("\n")
+        for name, name_line, _, close, head in functions_with_heads(text):
+            # the function's own lines (its name and any recursion) are not a use
+            own = "\n".join(lines[name_line - 1:close])
+            uses[name] = uses.get(name, 0) - len(re.findall(r"\b%s\b" % re.escape(name), own))
+            if name != "main" and "static" not in IDENT_ANY_RE.findall(head):
+                defined.append((rel, name, name_line))
+        # macros of a source file can use a function too
+        count("\n".join(m.group(0) for m in DEFINE_RE.finditer(blank(text, strings=False))))
+    for rel in source_files(root, os.path.join("include", "krc"), (".h",)):
+        text = read(root, rel)
+        count("\n".join(m.group(0) for m in DEFINE_RE.finditer(blank(text, strings=False))))
+        code = blank(text, strings=True).split("\n")
+        for _, _, first, close, _ in functions_with_heads(text):
+            count("\n".join(code[first - 1:close]))
+    seen = set()
+    for rel, name, line in defined:
+        seen.add((rel, name))
+        used = uses.get(name, 0) > 0
+        if not used and (rel, name) not in allowed:
+            errors.append("%s:%d: function %s is external but nothing in src/ uses it (remove "
+                          "it, make it static, or list it with a reason in %s)"
+                          % (rel, line, name, UNUSED_EXCEPTIONS))
+        elif used and (rel, name) in allowed:
+            errors.append("%s:%d: stale exception: %s %s is used in src/ (remove the line)"
+                          % (UNUSED_EXCEPTIONS, allowed[(rel, name)], rel, name))
+    for (rel, name), lineno in sorted(allowed.items(), key=lambda kv: kv[1]):
+        if (rel, name) not in seen:
+            errors.append("%s:%d: stale exception: %s has no external function %s (remove the "
+                          "line)" % (UNUSED_EXCEPTIONS, lineno, rel, name))
 
 
 def load_layers(root, errors):
@@ -287,6 +377,7 @@ def main():
     errors = []
     check_lengths(root, errors)
     check_layers(root, errors)
+    check_unused(root, errors)
     for e in errors:
         print(e)
     return 1 if errors else 0

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "krc/alert/sink_formats.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
@@ -33,7 +33,7 @@ int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *e
     return *ret_body != NULL ? 0 : krc_error_set(err, KRC_ENOMEM, "out of memory");
 }
 
-char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
+char *krc_card_text(const struct krc_alert_options *fo, const char *s, size_t len, size_t max,
                     int keep_newlines)
 {
     struct krc_buf red;
@@ -67,7 +67,7 @@ char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t le
 
 /* The end of the log: at most max bytes, starting at a line when one
  * starts in the window, on a code-point boundary. */
-static char *log_tail(const struct krc_report *rep, const struct krc_slack_options *fo, size_t max)
+static char *log_tail(const struct krc_report *rep, const struct krc_alert_options *fo, size_t max)
 {
     struct krc_buf red;
     struct krc_buf out;
@@ -113,7 +113,7 @@ static char *log_tail(const struct krc_report *rep, const struct krc_slack_optio
     return r;
 }
 
-static void fact(struct krc_card *c, const char *label, const struct krc_slack_options *fo,
+static void fact(struct krc_card *c, const char *label, const struct krc_alert_options *fo,
                  const char *value)
 {
     if (value != NULL && value[0] != '\0' && c->n_facts < KRC_CARD_MAX_FACTS) {
@@ -126,14 +126,14 @@ static void fact(struct krc_card *c, const char *label, const struct krc_slack_o
 }
 
 int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
-                   const struct krc_slack_options *fo, size_t log_max, size_t text_max,
+                   const struct krc_alert_options *fo, size_t log_max, size_t text_max,
                    struct krc_card *c)
 {
     char buf[1024];
     struct krc_buf cmds;
 
     memset(c, 0, sizeof(*c));
-    snprintf(buf, sizeof(buf), "%s: %s/%s (%s)", krc_slack_cause_title(d->cause),
+    snprintf(buf, sizeof(buf), "%s: %s/%s (%s)", krc_alert_cause_title(d->cause),
              rep->namespace ? rep->namespace : "?", rep->name ? rep->name : "?",
              d->container ? d->container : "?");
     c->title = krc_card_text(fo, buf, strlen(buf), 200, 0);
@@ -197,7 +197,7 @@ void krc_card_cleanup(struct krc_card *c)
 }
 
 int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
-                 const struct krc_slack_options *fo, const struct krc_card_fit *fit,
+                 const struct krc_alert_options *fo, const struct krc_card_fit *fit,
                  char **ret_body, struct krc_error *err)
 {
     *ret_body = NULL;

@@ -123,15 +123,14 @@ static void print_destinations(const struct krc_config *cfg)
     printf("destinations:\n");
     for (size_t i = 0; i < cfg->n_destinations; i++) {
         const struct krc_destination *d = &cfg->destinations[i];
-        const struct krc_dest_type_info *ti = krc_dest_type_info(d->type);
         printf("  - name: ");
         print_quoted(d->name);
-        printf("\n    type: %s\n", ti != NULL ? ti->name : "?");
+        printf("\n    type: %s\n", d->kind != NULL ? d->kind->name : "?");
         /* a secret is shown by where it comes from (a variable, a file), never itself */
         if (d->url_src != NULL) {
             print_source(d->url_src);
         } else if (d->url != NULL) {
-            print_pattern_field("url", ti != NULL && ti->url_is_secret ? "[REDACTED]" : d->url);
+            print_pattern_field("url", krc_dest_url_hidden(d) ? "[REDACTED]" : d->url);
         }
         if (d->secret_src != NULL) {
             print_source(d->secret_src);
@@ -166,22 +165,18 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         putchar('\n');
         break;
     }
-    case KRC_CONFIG_LIST: {
-        const char *v = *(char *const *)(base + o->offset);
-        if (v == NULL || v[0] == '\0') {
+    case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS: {
+        const struct krc_config_list *l = (const void *)(base + o->offset);
+        if (l->n == 0) {
             printf("%s: []\n", o->key);
             break;
         }
         printf("%s:\n", o->key);
-        while (v != NULL && *v != '\0') {
-            const char *nl = strchr(v, '\n');
-            size_t len = nl ? (size_t)(nl - v) : strlen(v);
-            char *item = krc_strndup(v, len);
+        for (size_t i = 0; i < l->n; i++) {
             printf("  - ");
-            print_quoted(item);
+            print_quoted(l->items[i]);
             putchar('\n');
-            krc_free(item);
-            v = nl ? nl + 1 : NULL;
         }
         break;
     }
@@ -269,6 +264,7 @@ static const char *type_name(enum krc_config_type t)
     case KRC_CONFIG_BOOL:
         return "boolean";
     case KRC_CONFIG_LIST:
+    case KRC_CONFIG_PATTERNS:
         return "list of strings";
     case KRC_CONFIG_ROUTES:
         return "list of routes";

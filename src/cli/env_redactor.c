@@ -11,17 +11,14 @@ int krc_env_redactor(struct krc_redactor **ret, struct krc_error *err)
     struct krc_config cfg;
     int rc;
 
-    /* only redactPatterns, from the environment: the one builder
-     * (krc_config_redactor) splits and checks it as for krc run, and no
-     * other variable can make krc explain fail */
+    /* only redactPatterns, from the environment: split as for krc run
+     * (krc_config_set_env) and checked by the one builder
+     * (krc_config_redactor), and no other variable can make krc explain
+     * fail */
     krc_config_init(&cfg);
-    if (env != NULL) {
-        krc_free(cfg.redact_patterns);
-        cfg.redact_patterns = krc_strdup(env);
-        if (cfg.redact_patterns == NULL) {
-            krc_config_cleanup(&cfg);
-            return krc_error_set(err, KRC_ENOMEM, "out of memory");
-        }
+    if (env != NULL && (rc = krc_config_set_env(&cfg, "KRC_REDACT_PATTERNS", env, err)) < 0) {
+        krc_config_cleanup(&cfg);
+        return rc;
     }
     rc = krc_config_redactor(&cfg, ret, err);
     if (rc < 0) {

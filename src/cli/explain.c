@@ -11,19 +11,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "krc/analyse/analyse.h"
 #include "krc/util/buf.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
-#include "krc/kube/kube_describe.h"
+#include "krc/explain/kube_describe.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
 #include "krc/util/redact.h"
 #include "krc/cli/env_redactor.h"
 #include "krc/model/report.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest.h"
 #include "krc/util/text.h"
-#include "krc/util/yaml_json.h"
+#include "krc/explain/yaml_json.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
 
@@ -514,18 +515,20 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
 static int print_slack(const struct krc_report *r, const struct krc_diagnosis *d,
                        const struct krc_redactor *rd)
 {
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_error err;
     const char *cluster = getenv("CLUSTER_NAME");
     char *json = NULL;
+    char *fallback = NULL;
     int rc;
 
     krc_error_clear(&err);
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = cluster != NULL && cluster[0] != '\0' ? cluster : NULL;
     o.now = (int64_t)time(NULL);
     o.redactor = rd;
-    rc = krc_slack_format_restart(r, d, &o, &json, NULL, &err);
+    rc = krc_dest_kind_find("slack-webhook")->ops->format_restart(r, d, &o, &json, &fallback, &err);
+    krc_free(fallback);
     if (rc < 0) {
         complain("%s", err.msg);
         return 1;
@@ -692,6 +695,34 @@ static int load_report(const struct explain_args *a, struct krc_report *r)
     return 0;
 }
 
+/* The report as the files gave it, redacted and diagnosed (analyse.h):
+ * 0, or -1 after saying why on stderr. */
+static int analyse(const struct explain_args *a, struct krc_report *r, struct krc_diagnosis *d,
+                   const struct krc_redactor *rd)
+{
+    struct krc_analyse_request q;
+    struct krc_analysis res;
+    struct krc_error err;
+
+    memset(&q, 0, sizeof(q));
+    q.container = a->container;
+    q.redactor = rd;
+    res.report = r;
+    res.diagnosis = d;
+    krc_error_clear(&err);
+    if (krc_analyse(&q, &res, &err) == 0) {
+        krc_analysis_cleanup(&res);
+        return 0;
+    }
+    if (res.failed == KRC_ANALYSE_DIAGNOSE) {
+        complain("%s%s", err.code == KRC_ENOTFOUND ? "--container: " : "", err.msg);
+    } else {
+        fprintf(stderr, "krc explain: %s\n", err.msg);
+    }
+    krc_analysis_cleanup(&res);
+    return -1;
+}
+
 int krc_explain_main(int argc, char **argv)
 {
     struct explain_args a;
@@ -714,16 +745,11 @@ int krc_explain_main(int argc, char **argv)
     /* what it prints is often pasted into a ticket: redacted like the
      * daemon's reports (built-in patterns and KRC_REDACT_PATTERNS), before
      * the diagnosis quotes it */
-    if (krc_env_redactor(&rd, &err) < 0 || krc_report_redact(&r, rd, &err) < 0) {
+    if (krc_env_redactor(&rd, &err) < 0) {
         fprintf(stderr, "krc explain: %s\n", err.msg);
         goto out;
     }
-    if (krc_diagnose(&r, a.container, &d, &err) < 0) {
-        complain("%s%s", err.code == KRC_ENOTFOUND ? "--container: " : "", err.msg);
-        goto out;
-    }
-    if (krc_diagnosis_redact(&d, rd, &err) < 0) {
-        fprintf(stderr, "krc explain: %s\n", err.msg);
+    if (analyse(&a, &r, &d, rd) < 0) {
         goto out;
     }
     if (d.container == NULL) {

@@ -16,7 +16,8 @@
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
+#include "krc/store/row_json.h"
 #include "krc/store/store.h"
 
 #define EXIT_USAGE 2
@@ -438,7 +439,7 @@ static void print_delivery(const struct krc_store_entry *e)
                  m->channel ? " channel " : "", m->channel ? m->channel : "",
                  krc_store_state_name(m->state), m->attempts, m->attempts == 1 ? "" : "s", t1,
                  m->delivered_at > 0 ? ", delivered " : "", m->delivered_at > 0 ? t2 : "",
-                 m->slack_ts ? ", ts " : "", m->slack_ts ? m->slack_ts : "");
+                 m->message_ref ? ", ts " : "", m->message_ref ? m->message_ref : "");
         print_block("  ", line, sizeof(line));
         if (m->state == KRC_STORE_WITHDRAWN) {
             printf("      not posted: grouped into the alert-storm summary\n");
@@ -558,7 +559,7 @@ static int print_show_json(const struct krc_store_entry *e)
         ok = ok && krc_report_json_put(n, "created_at", krc_report_json_time(m->created_at));
         ok = ok && krc_report_json_put(n, "updated_at", krc_report_json_time(m->updated_at));
         ok = ok && krc_report_json_put(n, "delivered_at", krc_report_json_time(m->delivered_at));
-        ok = ok && krc_report_json_put(n, "slack_ts", krc_report_json_str(m->slack_ts));
+        ok = ok && krc_report_json_put(n, "slack_ts", krc_report_json_str(m->message_ref));
         ok = ok && krc_report_json_put(n, "body", json_doc(m->body));
         ok = ok && krc_report_json_put(n, "fallback", json_doc(m->fallback));
     }

@@ -17,6 +17,7 @@
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
+#include "krc/alert/dest.h"
 
 #define EXIT_USAGE 2
 
@@ -156,6 +157,8 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     cmd = argv[1];
+    /* the kinds of destination the configuration may name (alert/dest.h) */
+    (void)krc_dest_registry_init(NULL, 0);
 
     if (strcmp(cmd, "run") == 0) {
         return cmd_run(argc - 1, argv + 1);

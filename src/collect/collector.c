@@ -235,7 +235,7 @@ out:
 }
 
 /* 2. Which of events, node, node events and the previous log to request. */
-static void plan_requests(struct fetch *f, const struct krc_restart *r,
+static void plan_requests(struct fetch *f, const struct krc_collect_target *r,
                           const struct krc_collector_options *o, struct krc_report *rep,
                           int pod_gone)
 {
@@ -369,21 +369,17 @@ static int apply_response(struct fetch *f, size_t i, const char *container,
     return 0;
 }
 
-int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
-                const struct krc_collector_options *o, struct krc_report *rep,
-                struct krc_error *err)
+/* 2 and 3: everything after the pod, for the pod and container of t. */
+static int collect_rest(struct krc_kube_client *c, const struct krc_collect_target *t,
+                        const struct krc_collector_options *o, struct krc_report *rep, int pod_gone,
+                        struct krc_error *err)
 {
     struct fetch fetch;
     struct fetch *f = &fetch;
-    int pod_gone = 0;
-    int rc;
+    int rc = 0;
 
     fetch_init(f, o);
-    rc = collect_pod(c, r, rep, &pod_gone, err);
-    if (rc < 0) {
-        goto out;
-    }
-    plan_requests(f, r, o, rep, pod_gone);
+    plan_requests(f, t, o, rep, pod_gone);
     for (size_t i = 0; i < f->n; i++) {
         f->path_ptrs[i] = krc_buf_str(&f->paths[i]);
     }
@@ -395,11 +391,31 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
         }
     }
     for (size_t i = 0; i < f->n && rc == 0; i++) {
-        rc = apply_response(f, i, r->container, o, rep, err);
+        rc = apply_response(f, i, t->container, o, rep, err);
     }
-out:
     fetch_cleanup(f);
     return rc;
+}
+
+int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
+                const struct krc_collector_options *o, struct krc_report *rep,
+                struct krc_error *err)
+{
+    struct krc_collect_target t = {r->namespace, r->pod, r->uid, r->container};
+    int pod_gone = 0;
+    int rc = collect_pod(c, r, rep, &pod_gone, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    return collect_rest(c, &t, o, rep, pod_gone, err);
+}
+
+int krc_collect_around_pod(struct krc_kube_client *c, const struct krc_collect_target *t,
+                           const struct krc_collector_options *o, struct krc_report *rep,
+                           struct krc_error *err)
+{
+    return collect_rest(c, t, o, rep, 0, err);
 }
 
 /* The end of the whole previous log: the last `keep` bytes, reading at most

@@ -1,6 +1,7 @@
 #include "krc/config/destinations.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,55 +13,44 @@
 #include "krc/util/yaml_doc.h"
 
 #define COMMON_KEYS "name|type|default"
-#define URL_KEYS "url|urlEnv|urlFile"
 #define SECRET_MAX (64 * 1024)
 #define NAME_MAX_LEN 40
 
-/* The one table of destination types (kubernetes-event: the Event on the
- * pod, a sink of its own). */
-static const struct krc_dest_type_info types[] = {
-    {KRC_DEST_SLACK_WEBHOOK, "slack-webhook", COMMON_KEYS "|" URL_KEYS "|channel", 1, 1, NULL, NULL,
-     "a Slack incoming webhook"},
-    {KRC_DEST_SLACK_API, "slack-api", COMMON_KEYS "|tokenEnv|tokenFile|channel|apiUrl", 0, 0, NULL,
-     "token", "the Slack Web API (a bot token and a channel)"},
-    {KRC_DEST_PAGERDUTY, "pagerduty", COMMON_KEYS "|routingKeyEnv|routingKeyFile|url", 2, 0,
-     "https://events.pagerduty.com/v2/enqueue", "routingKey", "PagerDuty Events API v2"},
-    {KRC_DEST_TEAMS, "teams", COMMON_KEYS "|" URL_KEYS, 1, 1, NULL, NULL,
-     "a Microsoft Teams Workflows webhook"},
-    {KRC_DEST_GOOGLE_CHAT, "google-chat", COMMON_KEYS "|" URL_KEYS, 1, 1, NULL, NULL,
-     "a Google Chat incoming webhook"},
-    {KRC_DEST_WEBHOOK, "webhook", COMMON_KEYS "|" URL_KEYS "|secretEnv|secretFile|headersFile", 1,
-     0, NULL, "secret", "the report as signed JSON (HMAC-SHA256)"},
-    {KRC_DEST_KUBERNETES_EVENT, "kubernetes-event", COMMON_KEYS, 0, 0, NULL, NULL,
-     "an Event on the pod (events.k8s.io/v1)"},
-};
+#define MAX_KINDS 32
 
-#define N_TYPES (sizeof(types) / sizeof(types[0]))
+static const struct krc_dest_schema *const *kinds;
+static size_t n_kinds;
 
-const struct krc_dest_type_info *krc_dest_types(size_t *ret_n)
+void krc_dest_schemas_set(const struct krc_dest_schema *const *v, size_t n)
 {
-    *ret_n = N_TYPES;
-    return types;
+    kinds = v;
+    n_kinds = n;
 }
 
-const struct krc_dest_type_info *krc_dest_type_find(const char *name)
+const struct krc_dest_schema *krc_dest_schema_find(const char *name)
 {
-    for (size_t i = 0; i < N_TYPES; i++) {
-        if (strcmp(types[i].name, name) == 0) {
-            return &types[i];
+    for (size_t i = 0; i < n_kinds; i++) {
+        if (strcmp(kinds[i]->name, name) == 0) {
+            return kinds[i];
         }
     }
     return NULL;
 }
 
-const struct krc_dest_type_info *krc_dest_type_info(enum krc_dest_type t)
+int krc_dest_is(const struct krc_destination *d, const char *kind)
 {
-    for (size_t i = 0; i < N_TYPES; i++) {
-        if (types[i].type == t) {
-            return &types[i];
+    return d->kind != NULL && strcmp(d->kind->name, kind) == 0;
+}
+
+int krc_dest_url_hidden(const struct krc_destination *d)
+{
+    for (size_t i = 0; d->kind != NULL && i < d->kind->n_settings; i++) {
+        const struct krc_dest_setting *st = &d->kind->settings[i];
+        if (st->offset == offsetof(struct krc_destination, url)) {
+            return (st->flags & KRC_DEST_HIDDEN) != 0;
         }
     }
-    return NULL;
+    return 0;
 }
 
 static void report(const struct krc_dest_report *rep, const char *fmt, ...)
@@ -304,37 +294,6 @@ static int load_secret(yaml_document_t *doc, yaml_node_t *m, const char *stem, i
     return 0;
 }
 
-/* Header lines "Name: value" (a Secret mounted as a file): each must have
- * a token name and no line breaks inside. */
-static int check_headers(const char *h, char *why, size_t whysz)
-{
-    size_t line = 1;
-
-    for (const char *p = h; *p != '\0'; line++) {
-        const char *nl = strchr(p, '\n');
-        size_t l = nl != NULL ? (size_t)(nl - p) : strlen(p);
-        const char *colon = memchr(p, ':', l);
-        if (l > 0 && p[l - 1] == '\r') {
-            l--;
-        }
-        if (l > 0) {
-            if (colon == NULL || colon == p) {
-                snprintf(why, whysz, "line %zu is not \"Name: value\"", line);
-                return -1;
-            }
-            for (const char *c = p; c < colon; c++) {
-                if (*c <= ' ' || *c >= 127 || strchr("()<>@,;:\\\"/[]?={}", *c) != NULL) {
-                    snprintf(why, whysz, "line %zu: the header name has a character not allowed",
-                             line);
-                    return -1;
-                }
-            }
-        }
-        p = nl != NULL ? nl + 1 : p + strlen(p);
-    }
-    return 0;
-}
-
 static int check_dest_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed,
                            const struct where *w)
 {
@@ -359,107 +318,155 @@ static int check_dest_keys(yaml_document_t *doc, yaml_node_t *m, const char *all
     return bad;
 }
 
-/* The type of mapping m, or NULL (reported). */
-static const struct krc_dest_type_info *dest_type(yaml_document_t *doc, yaml_node_t *m,
-                                                  const struct where *w)
+/* The keys a kind allows, "name|type|default|url|urlEnv|urlFile|channel",
+ * in the order of its table. */
+static void allowed_keys(const struct krc_dest_schema *k, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s", COMMON_KEYS);
+    for (size_t i = 0; i < k->n_settings; i++) {
+        const struct krc_dest_setting *st = &k->settings[i];
+        size_t l = strlen(out);
+        if (st->type != KRC_DEST_SECRET) {
+            snprintf(out + l, outsz - l, "|%s", st->key);
+            continue;
+        }
+        if (st->flags & KRC_DEST_INLINE) {
+            snprintf(out + l, outsz - l, "|%s", st->key);
+            l = strlen(out);
+        }
+        if (!(st->flags & KRC_DEST_FILE_ONLY)) {
+            snprintf(out + l, outsz - l, "|%sEnv", st->key);
+            l = strlen(out);
+        }
+        snprintf(out + l, outsz - l, "|%sFile", st->key);
+    }
+}
+
+/* The kind of mapping m, or NULL (reported). */
+static const struct krc_dest_schema *dest_kind(yaml_document_t *doc, yaml_node_t *m,
+                                               const struct where *w)
 {
     yaml_node_t *tn = krc_yaml_doc_map_get(doc, m, "type");
     const char *t = krc_yaml_doc_scalar(tn);
-    const struct krc_dest_type_info *ti;
-    const char *names[N_TYPES];
-    char list[256] = "";
+    const struct krc_dest_schema *k;
+    const char *names[MAX_KINDS];
+    size_t n = n_kinds < MAX_KINDS ? n_kinds : MAX_KINDS;
+    char list[512] = "";
+    const char *near;
+    char mean[96] = "";
 
     if (t == NULL || t[0] == '\0') {
         report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s) needs a type", w->path,
                m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
         return NULL;
     }
-    ti = krc_dest_type_find(t);
-    if (ti != NULL) {
-        return ti;
+    k = krc_dest_schema_find(t);
+    if (k != NULL) {
+        return k;
     }
-    for (size_t i = 0; i < N_TYPES; i++) {
-        names[i] = types[i].name;
+    for (size_t i = 0; i < n; i++) {
+        names[i] = kinds[i]->name;
         snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-                 types[i].name);
+                 kinds[i]->name);
     }
-    {
-        const char *near = nearest(t, names, N_TYPES);
-        char mean[96] = "";
-        if (near != NULL) {
-            snprintf(mean, sizeof(mean), "did you mean \"%s\"? ", near);
-        }
-        report(w->rep,
-               "%s:%zu:%zu: destinations[%zu] (%s).type: unknown destination type \"%s\" "
-               "(%stypes: %s)",
-               w->path, tn->start_mark.line + 1, tn->start_mark.column + 1, w->idx, w->dname, t,
-               mean, list);
+    near = nearest(t, names, n);
+    if (near != NULL) {
+        snprintf(mean, sizeof(mean), "did you mean \"%s\"? ", near);
     }
+    report(w->rep,
+           "%s:%zu:%zu: destinations[%zu] (%s).type: unknown destination type \"%s\" "
+           "(%stypes: %s)",
+           w->path, tn->start_mark.line + 1, tn->start_mark.column + 1, w->idx, w->dname, t, mean,
+           list);
     return NULL;
 }
 
-/* The url of a destination: given, resolved and allowed. */
-static void dest_url(yaml_document_t *doc, yaml_node_t *m, const struct krc_dest_type_info *ti,
-                     const struct where *w, struct krc_destination *d)
+static char **field(struct krc_destination *d, size_t offset)
 {
-    yaml_node_t *un = krc_yaml_doc_map_get(doc, m, "url");
-    int unavailable;
+    return (char **)(void *)((char *)d + offset);
+}
 
-    unavailable = 0;
-    if (key_allowed(ti->keys, "urlEnv")) {
-        unavailable = load_secret(doc, m, "url", 1, w, &d->url, &d->url_src);
+/* A setting's value is missing: "a pagerduty destination needs
+ * routingKeyEnv or routingKeyFile". */
+static void report_missing(const struct krc_dest_setting *st, const char *kind, yaml_node_t *m,
+                           const struct where *w)
+{
+    char need[160];
+
+    if (st->type == KRC_DEST_SECRET && (st->flags & KRC_DEST_INLINE)) {
+        snprintf(need, sizeof(need), "%s, %sEnv or %sFile", st->key, st->key, st->key);
+    } else if (st->type == KRC_DEST_SECRET) {
+        snprintf(need, sizeof(need), "%sEnv or %sFile", st->key, st->key);
+    } else if (st->type == KRC_DEST_TEXT) {
+        snprintf(need, sizeof(need), "a %s", st->key);
     } else {
-        const char *u = krc_yaml_doc_scalar(un);
-        d->url = u != NULL && u[0] != '\0' ? krc_strdup(u) : NULL;
+        snprintf(need, sizeof(need), "%s", st->key);
     }
-    if (d->url == NULL && !unavailable && ti->default_url != NULL) {
-        d->url = krc_strdup(ti->default_url);
+    report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): a %s destination needs %s", w->path,
+           m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname, kind, need);
+}
+
+/* An endpoint that is neither https nor loopback http. The url may be a
+ * secret: the message names where it came from, never its text (a `url`
+ * at its node, another key at the destination). */
+static void report_url(const struct krc_dest_setting *st, yaml_document_t *doc, yaml_node_t *m,
+                       const struct where *w)
+{
+    int is_url = strcmp(st->key, "url") == 0;
+    yaml_node_t *kn = is_url ? krc_yaml_doc_map_get(doc, m, st->key) : NULL;
+    yaml_node_t *at = kn != NULL ? kn : m;
+
+    report(w->rep,
+           "%s:%zu:%zu: destinations[%zu] (%s): %s%s must be https:// (http:// only "
+           "to localhost, 127.0.0.0/8 or [::1])",
+           w->path, at->start_mark.line + 1, at->start_mark.column + 1, w->idx, w->dname,
+           is_url ? "the " : "", st->key);
+}
+
+/* The value of one setting: read (a secret from its variable or file),
+ * defaulted and checked; every mistake reported. */
+static void dest_setting(yaml_document_t *doc, yaml_node_t *m, const struct krc_dest_setting *st,
+                         const char *kind, const struct where *w, struct krc_destination *d)
+{
+    char **v = field(d, st->offset);
+    char **src = st->source != 0 ? field(d, st->source) : NULL;
+    char *ignored_src = NULL;
+    int unavailable = 0;
+    char why[160];
+
+    if (st->type == KRC_DEST_SECRET) {
+        unavailable = load_secret(doc, m, st->key, (st->flags & KRC_DEST_INLINE) != 0, w, v,
+                                  src != NULL ? src : &ignored_src);
+        krc_free(ignored_src);
+    } else {
+        const char *t = krc_yaml_doc_scalar(krc_yaml_doc_map_get(doc, m, st->key));
+        *v = t != NULL && t[0] != '\0' ? krc_strdup(t) : NULL;
     }
-    if (d->url == NULL) {
-        if (!unavailable) {
-            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): a %s destination needs url%s",
-                   w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname,
-                   ti->name, key_allowed(ti->keys, "urlEnv") ? ", urlEnv or urlFile" : "");
+    if (*v == NULL && !unavailable && st->default_value != NULL) {
+        *v = krc_strdup(st->default_value);
+    }
+    if (*v == NULL) {
+        if (!unavailable && (st->flags & KRC_DEST_REQUIRED)) {
+            report_missing(st, kind, m, w);
         }
         return;
     }
-    if (!krc_dest_url_allowed(d->url)) {
-        yaml_node_t *at = un != NULL ? un : m;
-        /* the URL may be a secret: name where it came from, never its text */
-        report(w->rep,
-               "%s:%zu:%zu: destinations[%zu] (%s): the url must be https:// (http:// only "
-               "to localhost, 127.0.0.0/8 or [::1])",
-               w->path, at->start_mark.line + 1, at->start_mark.column + 1, w->idx, w->dname);
+    if ((st->type == KRC_DEST_URL || (st->flags & KRC_DEST_INLINE)) && !krc_dest_url_allowed(*v)) {
+        report_url(st, doc, m, w);
     }
-}
-
-static void dest_secret(yaml_document_t *doc, yaml_node_t *m, const struct krc_dest_type_info *ti,
-                        const struct where *w, struct krc_destination *d)
-{
-    char why[160];
-
-    if (ti->secret != NULL &&
-        load_secret(doc, m, ti->secret, 0, w, &d->secret, &d->secret_src) == 0 &&
-        d->secret == NULL) {
-        report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): a %s destination needs %sEnv or %sFile",
-               w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname,
-               ti->name, ti->secret, ti->secret);
-    }
-    if (ti->type == KRC_DEST_PAGERDUTY && d->secret != NULL && strlen(d->secret) != 32) {
-        report(w->rep,
-               "%s:%zu:%zu: destinations[%zu] (%s): the routing key must be 32 characters "
-               "(an Events API v2 integration key), not %zu",
-               w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname,
-               strlen(d->secret));
-    }
-    if (ti->type == KRC_DEST_WEBHOOK && key_allowed(ti->keys, "headersFile")) {
-        yaml_node_t *hn = krc_yaml_doc_map_get(doc, m, "headersFile");
-        const char *hf = krc_yaml_doc_scalar(hn);
-        if (hf != NULL && hf[0] != '\0' &&
-            load_secret(doc, m, "headers", 0, w, &d->headers, &d->headers_src) == 0 &&
-            d->headers != NULL && check_headers(d->headers, why, sizeof(why)) < 0) {
-            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).headersFile: %s: %s", w->path,
-                   hn->start_mark.line + 1, hn->start_mark.column + 1, w->idx, w->dname, hf, why);
+    if (st->check != NULL && st->check(*v, why, sizeof(why)) < 0) {
+        if (st->flags & KRC_DEST_CHECK_AT_FILE) {
+            char key_file[64];
+            yaml_node_t *fn = krc_yaml_doc_map_get(
+                doc, m, (snprintf(key_file, sizeof(key_file), "%sFile", st->key), key_file));
+            const char *file = krc_yaml_doc_scalar(fn);
+            yaml_node_t *at = fn != NULL ? fn : m;
+            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).%s: %s: %s", w->path,
+                   at->start_mark.line + 1, at->start_mark.column + 1, w->idx, w->dname, key_file,
+                   file != NULL ? file : "", why);
+        } else {
+            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): %s", w->path,
+                   m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname, why);
         }
     }
 }
@@ -470,7 +477,8 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
     yaml_node_t *nn = krc_yaml_doc_map_get(doc, m, "name");
     const char *name = krc_yaml_doc_scalar(nn);
     const char *dflt = krc_yaml_doc_scalar(krc_yaml_doc_map_get(doc, m, "default"));
-    const struct krc_dest_type_info *ti;
+    const struct krc_dest_schema *k;
+    char allowed[512];
 
     w->dname = name != NULL && name[0] != '\0' ? name : "?";
     if (name == NULL || !valid_name(name)) {
@@ -491,13 +499,17 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
             return KRC_EINVAL;
         }
     }
-    ti = dest_type(doc, m, w);
-    if (ti == NULL || check_dest_keys(doc, m, ti->keys, w)) {
+    k = dest_kind(doc, m, w);
+    if (k == NULL) {
+        return KRC_EINVAL;
+    }
+    allowed_keys(k, allowed, sizeof(allowed));
+    if (check_dest_keys(doc, m, allowed, w)) {
         return KRC_EINVAL;
     }
     memset(d, 0, sizeof(*d));
     d->name = krc_strdup(name);
-    d->type = ti->type;
+    d->kind = k;
     d->line = m->start_mark.line + 1;
     d->column = m->start_mark.column + 1;
     d->is_default = dflt != NULL && (strcmp(dflt, "true") == 0 || strcmp(dflt, "yes") == 0);
@@ -505,28 +517,12 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
         report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).default must be true or false", w->path,
                m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
     }
-    if (ti->url != 0) {
-        dest_url(doc, m, ti, w, d);
-    }
-    dest_secret(doc, m, ti, w, d);
-    if (key_allowed(ti->keys, "channel")) {
-        const char *c = krc_yaml_doc_scalar(krc_yaml_doc_map_get(doc, m, "channel"));
-        d->channel = c != NULL && c[0] != '\0' ? krc_strdup(c) : NULL;
-    }
-    if (ti->type == KRC_DEST_SLACK_API) {
-        const char *a = krc_yaml_doc_scalar(krc_yaml_doc_map_get(doc, m, "apiUrl"));
-        d->api_url = a != NULL && a[0] != '\0' ? krc_strdup(a) : NULL;
-        if (d->channel == NULL) {
-            report(w->rep,
-                   "%s:%zu:%zu: destinations[%zu] (%s): a slack-api destination needs a "
-                   "channel",
-                   w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
-        }
-        if (d->api_url != NULL && !krc_dest_url_allowed(d->api_url)) {
-            report(w->rep,
-                   "%s:%zu:%zu: destinations[%zu] (%s): apiUrl must be https:// (http:// "
-                   "only to localhost, 127.0.0.0/8 or [::1])",
-                   w->path, m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
+    /* the endpoint first, then the others in the table's order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < k->n_settings; i++) {
+            if ((k->settings[i].offset == offsetof(struct krc_destination, url)) == (pass == 0)) {
+                dest_setting(doc, m, &k->settings[i], k->name, w, d);
+            }
         }
     }
     return d->name != NULL ? 0 : KRC_ENOMEM;
@@ -584,6 +580,9 @@ void krc_destinations_free(struct krc_destination *v, size_t n)
         krc_free(v[i].url_src);
         krc_free(v[i].secret_src);
         krc_free(v[i].headers_src);
+        for (size_t k = 0; k < KRC_DEST_EXTRA_MAX; k++) {
+            krc_free(v[i].extra[k]);
+        }
     }
     krc_free(v);
 }
@@ -600,7 +599,12 @@ int krc_destinations_differ(const struct krc_destination *a, size_t na,
         return 1;
     }
     for (size_t i = 0; i < na; i++) {
-        if (str_differ(a[i].name, b[i].name) || a[i].type != b[i].type ||
+        for (size_t k = 0; k < KRC_DEST_EXTRA_MAX; k++) {
+            if (str_differ(a[i].extra[k], b[i].extra[k])) {
+                return 1;
+            }
+        }
+        if (str_differ(a[i].name, b[i].name) || a[i].kind != b[i].kind ||
             str_differ(a[i].url, b[i].url) || str_differ(a[i].secret, b[i].secret) ||
             str_differ(a[i].channel, b[i].channel) || str_differ(a[i].headers, b[i].headers) ||
             str_differ(a[i].api_url, b[i].api_url) || a[i].is_default != b[i].is_default) {

@@ -55,8 +55,8 @@ static void collect(struct krc_metrics *m, void *userdata)
         sk[1] += atomic_load(&st->skipped_undecodable);
         pods += atomic_load(&h->watches[i].pods_tracked);
     }
-    if (h->notifier != NULL) {
-        const struct krc_sender_stats *ns = krc_sender_stats(h->notifier);
+    if (h->sender != NULL) {
+        const struct krc_sender_stats *ns = krc_sender_stats(h->sender);
         nt[0] = atomic_load(&ns->alerts_sent) + atomic_load(&ns->replies_sent) +
                 atomic_load(&ns->summaries_sent) + atomic_load(&ns->recovered_sent);
         nt[1] = atomic_load(&ns->failed);
@@ -115,8 +115,8 @@ static int check_live(void *userdata, char *reason, size_t size)
             return 0;
         }
     }
-    if (h->notifier != NULL) {
-        int64_t hb = krc_sender_heartbeat(h->notifier);
+    if (h->sender != NULL) {
+        int64_t hb = krc_sender_heartbeat(h->sender);
         if (hb != 0 && now - hb > 15 * 60 * 1000) {
             snprintf(reason, size, "Slack sender stuck for %llds", (long long)((now - hb) / 1000));
             return 0;

@@ -1,13 +1,14 @@
-/* The worker pipeline (include/krc/daemon/pipeline.h): decide, collect,
- * diagnose, format, record with the outbox, hand over to the sender. */
+/* The worker pipeline (include/krc/daemon/pipeline.h): route, collect,
+ * diagnose, render, record with the outbox, deliver. */
 #include "krc/daemon/pipeline.h"
 
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/analyse/analyse.h"
 #include "krc/diagnose/diagnose.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -458,9 +459,10 @@ static int not_ours(const struct krc_pipeline_deps *p, const struct krc_restart 
     return 0;
 }
 
-/* One restart on its way: what it owns until the notifier takes it. */
+/* One restart on its way: what it owns until deliver takes it. */
 struct job {
     const struct krc_restart *r;
+    struct krc_route_plan plan; /* the route stage's answer */
     enum krc_policy_decision decision;
     struct krc_report *rep;
     struct krc_diagnosis *dg;
@@ -469,45 +471,6 @@ struct job {
     int64_t t0; /* monotonic ms at the start */
 };
 
-/* Collect what the decision needs: everything for an alert (and the log
- * file when the notifier wants one), only what the watch saw for a muted,
- * grouped or silenced restart (no requests). */
-static void collect(const struct krc_pipeline_deps *p, struct job *j)
-{
-    const struct krc_restart *r = j->r;
-    const struct krc_config *cfg = live_cfg(p);
-    struct krc_collector_options co;
-    struct krc_error e;
-    int rc;
-
-    krc_collector_options_defaults(&co);
-    co.tail_lines = (int)cfg->log_tail_lines;
-    co.limit_bytes = cfg->log_limit_bytes;
-    co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
-    krc_error_clear(&e);
-    if (j->decision != KRC_POLICY_ALERT && j->decision != KRC_POLICY_THREAD &&
-        j->decision != KRC_POLICY_NO_DESTINATION) {
-        rc = krc_collect_minimal(r, j->rep, &e);
-    } else {
-        rc = p->collect(p->client, r, &co, j->rep, &e);
-        if (rc == 0 && j->decision != KRC_POLICY_NO_DESTINATION && j->rep->log != NULL &&
-            p->notifier != NULL && krc_sender_wants_full_log(p->notifier)) {
-            struct krc_error fe;
-            krc_error_clear(&fe);
-            if (p->log_file(p->client, r, &j->log_file, &j->log_file_len, &fe) < 0) {
-                krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s",
-                        r->namespace, r->pod, r->container, fe.msg);
-                j->log_file = NULL;
-                j->log_file_len = 0;
-            }
-        }
-    }
-    if (rc < 0) {
-        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
-    }
-}
-
 /* A muted repeat is not collected (a crash loop must not cost requests):
  * when its termination matches the container's last diagnosed restart in
  * the history, it carries that cause (krc_diagnosis_carry). From the store,
@@ -515,8 +478,7 @@ static void collect(const struct krc_pipeline_deps *p, struct job *j)
 static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
-    struct krc_store_diagnosed last;
-    struct krc_diagnosis_prior prior;
+    struct krc_diagnosis_history last;
     struct krc_error e;
     int rc;
 
@@ -535,52 +497,88 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     if (rc == 0) {
         return;
     }
-    prior.id = last.id;
-    prior.cause = last.cause;
-    prior.confidence = last.confidence;
-    prior.has_exit_code = last.has_exit_code;
-    prior.exit_code = last.exit_code;
-    prior.signal = last.signal;
-    prior.reason = last.has_reason ? last.reason : NULL;
-    prior.log_collected = last.log_collected;
-    if (krc_diagnosis_carry(j->dg, &prior) < 0) {
+    if (krc_diagnosis_carry(j->dg, &last) < 0) {
         krc_log(KRC_LOG_WARN,
                 "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
                 r->namespace, r->pod, r->container, (long long)last.id);
     }
 }
 
-/* Redaction happens once, here, between collection and everything else:
- * the report (labels and annotations by their key, messages, the log) is
- * redacted before it is diagnosed, so the diagnosis quotes only redacted
- * text, and the diagnosis is redacted too (redactPatterns over what it
- * wrote around its quotes). Every output (the log line, the store, every
- * destination, MCP) then starts from redacted text. */
-static void diagnose(const struct krc_pipeline_deps *p, struct job *j)
-{
-    const struct krc_restart *r = j->r;
-    struct krc_error e;
+/* The job in the analysis's hooks. */
+struct analysis_ud {
+    const struct krc_pipeline_deps *p;
+    struct job *j;
+};
 
-    krc_error_clear(&e);
-    if (krc_report_redact(j->rep, p->redactor, &e) < 0) {
-        krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
-    }
-    krc_error_clear(&e);
-    if (krc_diagnose(j->rep, r->container, j->dg, &e) < 0 &&
-        krc_diagnose(j->rep, NULL, j->dg, &e) < 0) {
+static void on_amend(void *ud, struct krc_diagnosis *dg)
+{
+    struct analysis_ud *u = ud;
+
+    (void)dg; /* the job's */
+    carry_repeat(u->p, u->j);
+}
+
+/* A step that failed is logged; the restart goes on with what could be had. */
+static void on_warn(void *ud, enum krc_analyse_step step, const struct krc_error *e)
+{
+    const struct krc_restart *r = ((struct analysis_ud *)ud)->j->r;
+
+    if (step == KRC_ANALYSE_COLLECT) {
+        krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
+                r->container, e->msg);
+    } else if (step == KRC_ANALYSE_DIAGNOSE) {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
-                r->pod, r->container, e.msg);
-    }
-    carry_repeat(p, j);
-    krc_error_clear(&e);
-    if (krc_diagnosis_redact(j->dg, p->redactor, &e) < 0) {
+                r->pod, r->container, e->msg);
+    } else {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e.msg);
+                r->container, e->msg);
     }
+}
+
+/* The analysis (analyse/analyse.h): collect what the decision needs
+ * (everything for an alert, and the log file when the plan wants one;
+ * only what the watch saw for a muted, grouped or silenced restart: no
+ * requests), then redact the report, diagnose it (a muted repeat carries
+ * the container's last diagnosed restart's cause from the history) and
+ * redact the diagnosis. Redaction happens once, there, before anything
+ * reads the report: every output (the log line, the store, every
+ * destination, MCP) starts from redacted text. */
+static void analyse(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_config *cfg = live_cfg(p);
+    struct krc_collector_options co;
+    struct analysis_ud ud = {p, j};
+    struct krc_analyse_request q;
+    struct krc_analysis a;
+
+    krc_collector_options_defaults(&co);
+    co.tail_lines = (int)cfg->log_tail_lines;
+    co.limit_bytes = cfg->log_limit_bytes;
+    co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
+    memset(&q, 0, sizeof(q));
+    q.restart = j->r;
+    q.client = p->client;
+    q.options = &co;
+    q.collect = p->collect;
+    q.minimal = !j->plan.collect;
+    q.want_log_file = j->plan.wants_full_log;
+    q.log_file = p->log_file;
+    q.container = j->r->container;
+    q.any_container = 1;
+    q.redactor = p->redactor;
+    q.amend = on_amend;
+    q.warn = on_warn;
+    q.ud = &ud;
+    a.report = j->rep;
+    a.diagnosis = j->dg;
+    krc_analyse(&q, &a, NULL);
+    j->log_file = a.log_file; /* the job's now */
+    j->log_file_len = a.log_file_len;
+    a.log_file = NULL;
+    krc_analysis_cleanup(&a);
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
-                       (const char *[]){r->namespace, krc_cause_name(j->dg->cause)});
+                       (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
     }
 }
 
@@ -593,17 +591,17 @@ static void note_handled(const struct krc_pipeline_deps *p, const struct krc_res
     }
 }
 
-/* Format, record with the outbox, queue. Returns 1 when the notifier took
- * the job's report, diagnosis and log file. */
-static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
+/* Render, record with the outbox, deliver (which takes the job's report,
+ * diagnosis and log file). */
+static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
     struct krc_sender_message msg;
-    struct krc_sender_message *next;
     int64_t outbox_ids[MAX_MESSAGES] = {0};
-    int rc;
+    int rc = 0;
+    int post = 0;
 
-    j->decision = krc_sender_prepare(p->notifier, r, j->decision, j->rep, j->dg, &msg);
+    j->decision = krc_render_restart(&j->plan, r, j->rep, j->dg, krc_clock_now(), &msg);
     if (j->decision == KRC_POLICY_NO_DESTINATION) {
         atomic_fetch_add(&p->status->not_posted, 1);
     }
@@ -611,39 +609,26 @@ static int hand_over(const struct krc_pipeline_deps *p, struct job *j)
     if (lease_lost(p)) {
         /* lost the Lease while collecting: not recorded, not posted */
         left_to_next_leader(r);
-        krc_sender_message_cleanup(&msg);
-        return 0;
+    } else {
+        /* Recorded with its pending notification in one transaction before
+         * anything is sent: a crash cannot lose or repeat it. */
+        rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
+        if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
+            /* nothing to post (muted, grouped, silenced): handled now; a
+             * message is published as handled once it was accepted
+             * (on_posted), so that a new leader posts what this one could
+             * not */
+            note_handled(p, r);
+        }
+        post = rc != KRC_STORE_EXISTS;
     }
-    /* Recorded with its pending notification in one transaction before
-     * anything is sent: a crash cannot lose or repeat it. */
-    rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
-    if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
-        /* nothing to post (muted, grouped, silenced): handled now; a message
-         * is published as handled once Slack accepted it (on_posted), so
-         * that a new leader posts what this one could not */
-        note_handled(p, r);
-    }
-    if (rc == KRC_STORE_EXISTS || msg.body == NULL) {
-        krc_sender_message_cleanup(&msg);
-        return 0;
-    }
-    /* the first destination (Slack when it is one) gets the report, the
-     * diagnosis and the log file; the others their formatted message */
-    next = msg.next;
-    msg.next = NULL;
-    krc_sender_enqueue(p->notifier, &msg, outbox_ids[0], j->rep, j->dg, j->log_file,
-                       j->log_file_len);
-    for (size_t k = 1; next != NULL; k++) {
-        struct krc_sender_message *m = next;
-        next = m->next;
-        m->next = NULL;
-        krc_sender_enqueue(p->notifier, m, k < MAX_MESSAGES ? outbox_ids[k] : 0, NULL, NULL, NULL,
-                           0);
-        krc_free(m);
-    }
-    return 1;
+    krc_deliver_restart(p->sender, &j->plan, r, &msg, outbox_ids, post, j->rep, j->dg, j->log_file,
+                        j->log_file_len);
 }
 
+/* route -> collect -> diagnose -> render -> record -> deliver: each stage
+ * once. Without a sender nothing is routed, rendered or delivered (the
+ * restart is collected, diagnosed and recorded). */
 void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_restart *r)
 {
     struct job j;
@@ -651,6 +636,8 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     memset(&j, 0, sizeof(j));
     j.r = r;
     j.decision = KRC_POLICY_NO_DESTINATION;
+    j.plan.decision = KRC_POLICY_NO_DESTINATION;
+    j.plan.collect = 1;
     j.t0 = mono_ms(p);
     log_detected(r);
     if (not_ours(p, r)) {
@@ -667,20 +654,17 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
         return;
     }
     krc_diagnosis_init(j.dg);
-    if (p->notifier != NULL) {
-        j.decision = krc_sender_decide(p->notifier, r);
+    if (p->sender != NULL) {
+        j.decision = krc_route_restart(p->sender, r, &j.plan);
     }
-    collect(p, &j);
-    diagnose(p, &j);
-    if (p->notifier != NULL) {
-        if (hand_over(p, &j)) {
-            return; /* the notifier owns the report, diagnosis and log file */
-        }
-    } else {
-        log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
-        record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
-        note_handled(p, r);
+    analyse(p, &j);
+    if (p->sender != NULL) {
+        hand_over(p, &j); /* deliver owns the report, diagnosis and log file */
+        return;
     }
+    log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
+    record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
+    note_handled(p, r);
     krc_report_free(j.rep);
     krc_diagnosis_cleanup(j.dg);
     krc_free(j.dg);

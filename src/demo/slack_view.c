@@ -1,25 +1,21 @@
 /* Views of Slack messages: one mrkdwn/Block Kit walker with two outputs,
- * HTML (the page) and terminal text. See include/krc/demo/slack_view.h. */
+ * HTML (the page, slack_view_page.c) and terminal text. See
+ * include/krc/demo/slack_view.h. */
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
+#include <strings.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "krc/demo/slack_view.h"
+#include "krc/demo/slack_view_internal.h"
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
 
-#define PAGE_MAX ((size_t)512 * 1024 * 1024) /* the whole page (bodies are capped) */
-#define TERM_MAX ((size_t)64 * 1024 * 1024)  /* one message's terminal text */
-#define MAX_DEPTH 6                          /* nested *_~ spans */
+#define TERM_MAX ((size_t)64 * 1024 * 1024) /* one message's terminal text */
+#define MAX_DEPTH 6                         /* nested *_~ spans */
 #define EMOJI_NAME_MAX 64
 #define TYPE_SHOWN 64       /* bytes of an unknown block type shown */
 #define BAD_BODY_SHOWN 2000 /* bytes of an unparsable body shown */
@@ -33,17 +29,6 @@ enum style {
     ST_DIM = 16u,
 };
 
-struct view {
-    struct krc_buf *b;
-    int html;          /* else terminal text */
-    int colour;        /* terminal: ANSI escapes */
-    int rc;            /* first append error */
-    unsigned style;    /* terminal: styles in effect */
-    const char *bar;   /* terminal: the left marker of an attachment, or NULL */
-    const char *inset; /* terminal: after the marker ("    " in a code block) */
-    int bol;           /* terminal: at the beginning of a line */
-};
-
 /* ---- output primitives ----------------------------------------------------------------- */
 
 static void raw_n(struct view *v, const char *s, size_t len)
@@ -53,7 +38,7 @@ static void raw_n(struct view *v, const char *s, size_t len)
     }
 }
 
-static void raw(struct view *v, const char *s)
+void krc_view_raw(struct view *v, const char *s)
 {
     raw_n(v, s, strlen(s));
 }
@@ -64,23 +49,23 @@ static void sgr(struct view *v)
     if (v->html || !v->colour) {
         return;
     }
-    raw(v, "\x1b[0");
+    krc_view_raw(v, "\x1b[0");
     if (v->style & ST_BOLD) {
-        raw(v, ";1");
+        krc_view_raw(v, ";1");
     }
     if (v->style & ST_DIM) {
-        raw(v, ";2");
+        krc_view_raw(v, ";2");
     }
     if (v->style & ST_ITALIC) {
-        raw(v, ";3");
+        krc_view_raw(v, ";3");
     }
     if (v->style & ST_STRIKE) {
-        raw(v, ";9");
+        krc_view_raw(v, ";9");
     }
     if (v->style & ST_CODE) {
-        raw(v, ";36");
+        krc_view_raw(v, ";36");
     }
-    raw(v, "m");
+    krc_view_raw(v, "m");
 }
 
 /* Terminal: the marker and inset that begin every line. */
@@ -91,14 +76,14 @@ static void line_start(struct view *v)
     }
     v->bol = 0;
     if (v->bar != NULL && v->colour) {
-        raw(v, "\x1b[0m");
-        raw(v, v->bar);
-        raw(v, "\xe2\x96\x8c\x1b[0m ");
+        krc_view_raw(v, "\x1b[0m");
+        krc_view_raw(v, v->bar);
+        krc_view_raw(v, "\xe2\x96\x8c\x1b[0m ");
     } else if (v->bar != NULL) {
-        raw(v, "| ");
+        krc_view_raw(v, "| ");
     }
     if (v->inset != NULL) {
-        raw(v, v->inset);
+        krc_view_raw(v, v->inset);
     }
     if (v->style != 0) {
         sgr(v);
@@ -108,14 +93,14 @@ static void line_start(struct view *v)
 static void newline(struct view *v)
 {
     if (v->html) {
-        raw(v, "\n");
+        krc_view_raw(v, "\n");
         return;
     }
     line_start(v);
     if (v->colour && v->style != 0) {
-        raw(v, "\x1b[0m");
+        krc_view_raw(v, "\x1b[0m");
     }
-    raw(v, "\n");
+    krc_view_raw(v, "\n");
     v->bol = 1;
 }
 
@@ -143,7 +128,7 @@ static void text_cp(struct view *v, const char *p, size_t n, uint32_t cp)
     }
     line_start(v);
     if (cp == '\t') {
-        raw(v, v->html ? "\t" : "    ");
+        krc_view_raw(v, v->html ? "\t" : "    ");
     } else if (cp < 0x20 || cp == 0x7f) {
         /* a visible Control Picture (U+2400 + c, DEL U+2421) */
         uint32_t pc = cp == 0x7f ? 0x2421 : 0x2400 + cp;
@@ -152,17 +137,17 @@ static void text_cp(struct view *v, const char *p, size_t n, uint32_t cp)
         pic[2] = (char)(0x80 | (pc & 0x3f));
         raw_n(v, pic, 3);
     } else if ((cp >= 0x80 && cp <= 0x9f) || is_bidi_control(cp)) {
-        raw(v, REPLACEMENT);
+        krc_view_raw(v, REPLACEMENT);
     } else if (v->html && cp == '&') {
-        raw(v, "&amp;");
+        krc_view_raw(v, "&amp;");
     } else if (v->html && cp == '<') {
-        raw(v, "&lt;");
+        krc_view_raw(v, "&lt;");
     } else if (v->html && cp == '>') {
-        raw(v, "&gt;");
+        krc_view_raw(v, "&gt;");
     } else if (v->html && cp == '"') {
-        raw(v, "&quot;");
+        krc_view_raw(v, "&quot;");
     } else if (v->html && cp == '\'') {
-        raw(v, "&#39;");
+        krc_view_raw(v, "&#39;");
     } else {
         raw_n(v, p, n);
     }
@@ -178,7 +163,7 @@ static void text(struct view *v, const char *s, size_t len)
         size_t n = krc_text_utf8_decode(s + i, len - i, &cp);
         if (n == 0) {
             line_start(v);
-            raw(v, REPLACEMENT);
+            krc_view_raw(v, REPLACEMENT);
             i++;
             continue;
         }
@@ -187,7 +172,7 @@ static void text(struct view *v, const char *s, size_t len)
     }
 }
 
-static void text_str(struct view *v, const char *s)
+void krc_view_text_str(struct view *v, const char *s)
 {
     text(v, s, strlen(s));
 }
@@ -240,9 +225,9 @@ static void style(struct view *v, unsigned st, int on)
                           : st == ST_ITALIC ? "i"
                           : st == ST_STRIKE ? "s"
                                             : "code";
-        raw(v, on ? "<" : "</");
-        raw(v, tag);
-        raw(v, ">");
+        krc_view_raw(v, on ? "<" : "</");
+        krc_view_raw(v, tag);
+        krc_view_raw(v, ">");
         return;
     }
     line_start(v);
@@ -299,7 +284,7 @@ static int emoji_char(char c)
 }
 
 /* ":name:" at s[0]: its length when the name is known (*ret set), else 0. */
-static size_t emoji_at(const char *s, size_t len, const char **ret)
+size_t krc_view_emoji_at(const char *s, size_t len, const char **ret)
 {
     size_t j = 1;
 
@@ -317,13 +302,13 @@ static void emoji_out(struct view *v, const char *name, size_t len, const char *
 {
     line_start(v);
     if (v->html) {
-        raw(v, "<span class=\"emoji\" title=\":");
+        krc_view_raw(v, "<span class=\"emoji\" title=\":");
         raw_n(v, name, len); /* [a-z0-9_+-] only */
-        raw(v, ":\">");
-        raw(v, utf8);
-        raw(v, "</span>");
+        krc_view_raw(v, ":\">");
+        krc_view_raw(v, utf8);
+        krc_view_raw(v, "</span>");
     } else {
-        raw(v, utf8);
+        krc_view_raw(v, utf8);
     }
 }
 
@@ -426,12 +411,12 @@ static void angle(struct view *v, const char *s, size_t len)
 
     if (len > 0 && (s[0] == '!' || s[0] == '@' || s[0] == '#')) {
         if (v->html) {
-            raw(v, "<span class=\"mention\">");
+            krc_view_raw(v, "<span class=\"mention\">");
         }
         text(v, s[0] == '#' ? "#" : "@", 1);
         text_decoded(v, bar != NULL ? label : s + 1, bar != NULL ? label_len : len - 1);
         if (v->html) {
-            raw(v, "</span>");
+            krc_view_raw(v, "</span>");
         }
         return;
     }
@@ -442,11 +427,11 @@ static void angle(struct view *v, const char *s, size_t len)
         return;
     }
     if (v->html) {
-        raw(v, "<a href=\"");
+        krc_view_raw(v, "<a href=\"");
         text_decoded(v, s, target);
-        raw(v, "\" rel=\"noopener noreferrer nofollow\">");
+        krc_view_raw(v, "\" rel=\"noopener noreferrer nofollow\">");
         text_decoded(v, label, label_len);
-        raw(v, "</a>");
+        krc_view_raw(v, "</a>");
     } else {
         text_decoded(v, label, label_len);
         if (bar != NULL) {
@@ -469,7 +454,7 @@ static int markup(struct view *v, struct scan *sc, size_t i, size_t *ret_used)
     char c = p[0];
 
     if (c == ':' || c == '&') {
-        n = c == ':' ? emoji_at(p, rest, &utf8) : entity(p, rest, &c);
+        n = c == ':' ? krc_view_emoji_at(p, rest, &utf8) : entity(p, rest, &c);
         if (n > 0 && utf8 != NULL) {
             emoji_out(v, p + 1, n - 2, utf8);
         } else if (n > 0) {
@@ -543,9 +528,10 @@ static void code_block(struct view *v, const char *s, size_t len)
     if (v->html) {
         /* an HTML parser drops a newline right after <pre>: a text that
          * starts with an empty line needs one more */
-        raw(v, len > 0 && s[0] == '\n' ? "<pre class=\"code\">\n" : "<pre class=\"code\">");
+        krc_view_raw(v,
+                     len > 0 && s[0] == '\n' ? "<pre class=\"code\">\n" : "<pre class=\"code\">");
         text_decoded(v, s, len);
-        raw(v, "</pre>");
+        krc_view_raw(v, "</pre>");
         return;
     }
     end_line(v);
@@ -603,7 +589,7 @@ static void mrkdwn(struct view *v, const char *s, size_t len)
 
 /* ---- Block Kit ---------------------------------------------------------------------------- */
 
-static const char *str_of(const cJSON *o, const char *key)
+const char *krc_view_str_of(const cJSON *o, const char *key)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
 
@@ -615,12 +601,12 @@ static void note(struct view *v, const char *what, const char *detail)
 {
     end_line(v);
     if (v->html) {
-        raw(v, "<div class=\"note\">");
+        krc_view_raw(v, "<div class=\"note\">");
     } else {
         style(v, ST_DIM, 1);
         text(v, "[", 1);
     }
-    text_str(v, what);
+    krc_view_text_str(v, what);
     if (detail != NULL) {
         size_t dl = strlen(detail);
         text(v, " \"", 2);
@@ -628,7 +614,7 @@ static void note(struct view *v, const char *what, const char *detail)
         text(v, dl > TYPE_SHOWN ? "\xe2\x80\xa6\"" : "\"", dl > TYPE_SHOWN ? 4 : 1);
     }
     if (v->html) {
-        raw(v, "</div>");
+        krc_view_raw(v, "</div>");
     } else {
         text(v, "]", 1);
         style(v, ST_DIM, 0);
@@ -639,8 +625,8 @@ static void note(struct view *v, const char *what, const char *detail)
 /* A text object: {"type": "plain_text" | "mrkdwn", "text": ...}. */
 static void text_object(struct view *v, const cJSON *t)
 {
-    const char *type = str_of(t, "type");
-    const char *s = str_of(t, "text");
+    const char *type = krc_view_str_of(t, "type");
+    const char *s = krc_view_str_of(t, "text");
 
     if (s == NULL) {
         note(v, "text object without text", NULL);
@@ -659,9 +645,9 @@ static void block_header(struct view *v, const cJSON *blk)
 
     end_line(v);
     if (v->html) {
-        raw(v, "<div class=\"header\">");
+        krc_view_raw(v, "<div class=\"header\">");
         text_object(v, t);
-        raw(v, "</div>");
+        krc_view_raw(v, "</div>");
         return;
     }
     style(v, ST_BOLD, 1);
@@ -699,30 +685,32 @@ static void block_section(struct view *v, const cJSON *blk)
 
     end_line(v);
     if (t != NULL) {
-        raw(v, v->html ? "<div class=\"section\">" : "");
+        krc_view_raw(v, v->html ? "<div class=\"section\">" : "");
         text_object(v, t);
-        raw(v, v->html ? "</div>" : "");
+        krc_view_raw(v, v->html ? "</div>" : "");
         end_line(v);
     }
     if (cJSON_IsArray(fields)) {
-        raw(v, v->html ? "<div class=\"fields\">" : "");
+        krc_view_raw(v, v->html ? "<div class=\"fields\">" : "");
         cJSON_ArrayForEach(f, fields)
         {
-            const char *s = str_of(f, "text");
+            const char *s = krc_view_str_of(f, "text");
             if (!v->html && s != NULL &&
-                strcmp(str_of(f, "type") ? str_of(f, "type") : "", "mrkdwn") == 0) {
+                strcmp(krc_view_str_of(f, "type") ? krc_view_str_of(f, "type") : "", "mrkdwn") ==
+                    0) {
                 term_field(v, s);
                 continue;
             }
-            raw(v, v->html ? "<div class=\"field\">" : "");
+            krc_view_raw(v, v->html ? "<div class=\"field\">" : "");
             text_object(v, f);
-            raw(v, v->html ? "</div>" : "");
+            krc_view_raw(v, v->html ? "</div>" : "");
             end_line(v);
         }
-        raw(v, v->html ? "</div>" : "");
+        krc_view_raw(v, v->html ? "</div>" : "");
     }
     if (acc != NULL) {
-        note(v, "unsupported accessory", str_of(acc, "type") ? str_of(acc, "type") : "?");
+        note(v, "unsupported accessory",
+             krc_view_str_of(acc, "type") ? krc_view_str_of(acc, "type") : "?");
     }
 }
 
@@ -734,7 +722,7 @@ static void block_context(struct view *v, const cJSON *blk)
 
     end_line(v);
     if (v->html) {
-        raw(v, "<div class=\"context\">");
+        krc_view_raw(v, "<div class=\"context\">");
     } else {
         style(v, ST_DIM, 1);
     }
@@ -743,25 +731,26 @@ static void block_context(struct view *v, const cJSON *blk)
     }
     cJSON_ArrayForEach(e, els)
     {
-        const char *type = str_of(e, "type") ? str_of(e, "type") : "";
+        const char *type = krc_view_str_of(e, "type") ? krc_view_str_of(e, "type") : "";
         if (!first) {
             text(v, "  ", 2);
         }
         first = 0;
         if (strcmp(type, "mrkdwn") == 0 || strcmp(type, "plain_text") == 0) {
-            raw(v, v->html ? "<span>" : "");
+            krc_view_raw(v, v->html ? "<span>" : "");
             text_object(v, e);
-            raw(v, v->html ? "</span>" : "");
+            krc_view_raw(v, v->html ? "</span>" : "");
         } else if (strcmp(type, "image") == 0) {
-            text_str(v, "[image: ");
-            text_str(v, str_of(e, "alt_text") ? str_of(e, "alt_text") : "");
+            krc_view_text_str(v, "[image: ");
+            krc_view_text_str(v,
+                              krc_view_str_of(e, "alt_text") ? krc_view_str_of(e, "alt_text") : "");
             text(v, "]", 1);
         } else {
-            text_str(v, "[unsupported context element]");
+            krc_view_text_str(v, "[unsupported context element]");
         }
     }
     if (v->html) {
-        raw(v, "</div>");
+        krc_view_raw(v, "</div>");
     } else {
         style(v, ST_DIM, 0);
         end_line(v);
@@ -774,7 +763,7 @@ static void blocks(struct view *v, const cJSON *arr)
 
     cJSON_ArrayForEach(blk, arr)
     {
-        const char *type = str_of(blk, "type");
+        const char *type = krc_view_str_of(blk, "type");
         if (v->rc != 0) {
             return;
         }
@@ -788,14 +777,15 @@ static void blocks(struct view *v, const cJSON *arr)
             block_context(v, blk);
         } else if (strcmp(type, "divider") == 0) {
             end_line(v);
-            raw(v, v->html ? "<hr class=\"divider\">" : "");
+            krc_view_raw(v, v->html ? "<hr class=\"divider\">" : "");
             if (!v->html) {
-                text_str(v, "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2"
-                            "\x94\x80\xe2\x94\x80\xe2\x94\x80\n");
+                krc_view_text_str(v,
+                                  "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2"
+                                  "\x94\x80\xe2\x94\x80\xe2\x94\x80\n");
             }
         } else if (strcmp(type, "image") == 0) {
             note(v, "image not shown; alt text",
-                 str_of(blk, "alt_text") ? str_of(blk, "alt_text") : "");
+                 krc_view_str_of(blk, "alt_text") ? krc_view_str_of(blk, "alt_text") : "");
         } else {
             note(v, "unsupported block", type);
         }
@@ -853,13 +843,13 @@ static void attachment_fields(struct view *v, const cJSON *fields)
 {
     const cJSON *f;
 
-    raw(v, v->html ? "<div class=\"fields\">" : "");
+    krc_view_raw(v, v->html ? "<div class=\"fields\">" : "");
     cJSON_ArrayForEach(f, fields)
     {
-        const char *t = str_of(f, "title");
-        const char *val = str_of(f, "value");
+        const char *t = krc_view_str_of(f, "title");
+        const char *val = krc_view_str_of(f, "value");
         end_line(v);
-        raw(v, v->html ? "<div class=\"field\">" : "");
+        krc_view_raw(v, v->html ? "<div class=\"field\">" : "");
         if (t != NULL) {
             style(v, ST_BOLD, 1);
             text_decoded(v, t, strlen(t));
@@ -869,31 +859,31 @@ static void attachment_fields(struct view *v, const cJSON *fields)
         if (val != NULL) {
             mrkdwn(v, val, strlen(val));
         }
-        raw(v, v->html ? "</div>" : "");
+        krc_view_raw(v, v->html ? "</div>" : "");
         end_line(v);
     }
-    raw(v, v->html ? "</div>" : "");
+    krc_view_raw(v, v->html ? "</div>" : "");
 }
 
 static void attachment_text(struct view *v, const cJSON *a, const char *key, const char *cls,
                             unsigned st)
 {
-    const char *s = str_of(a, key);
+    const char *s = krc_view_str_of(a, key);
 
     if (s == NULL) {
         return;
     }
     end_line(v);
     if (v->html) {
-        raw(v, "<div class=\"");
-        raw(v, cls);
-        raw(v, "\">");
+        krc_view_raw(v, "<div class=\"");
+        krc_view_raw(v, cls);
+        krc_view_raw(v, "\">");
     } else if (st != 0) {
         style(v, st, 1);
     }
     mrkdwn(v, s, strlen(s));
     if (v->html) {
-        raw(v, "</div>");
+        krc_view_raw(v, "</div>");
     } else {
         if (st != 0) {
             style(v, st, 0);
@@ -909,13 +899,13 @@ static void attachment(struct view *v, const cJSON *a)
     const cJSON *bl = cJSON_GetObjectItemCaseSensitive(a, "blocks");
     const cJSON *fields = cJSON_GetObjectItemCaseSensitive(a, "fields");
 
-    colour_of(str_of(a, "color"), hex);
+    colour_of(krc_view_str_of(a, "color"), hex);
     attachment_text(v, a, "pretext", "section", 0);
     end_line(v);
     if (v->html) {
-        raw(v, "<div class=\"attachment\" style=\"border-left-color:");
-        raw(v, hex); /* validated: #RRGGBB */
-        raw(v, "\">");
+        krc_view_raw(v, "<div class=\"attachment\" style=\"border-left-color:");
+        krc_view_raw(v, hex); /* validated: #RRGGBB */
+        krc_view_raw(v, "\">");
     } else {
         ansi_bar(hex, bar, sizeof(bar));
         v->bar = bar;
@@ -931,33 +921,33 @@ static void attachment(struct view *v, const cJSON *a)
     attachment_text(v, a, "footer", "context", ST_DIM);
     end_line(v);
     v->bar = NULL;
-    raw(v, v->html ? "</div>" : "");
+    krc_view_raw(v, v->html ? "</div>" : "");
 }
 
 /* ---- one message ------------------------------------------------------------------------ */
 
 /* The content of one message (no bot line): text, blocks, attachments. */
-static void message_content(struct view *v, const cJSON *root)
+void krc_view_message_content(struct view *v, const cJSON *root)
 {
     const cJSON *bl = cJSON_GetObjectItemCaseSensitive(root, "blocks");
     const cJSON *atts = cJSON_GetObjectItemCaseSensitive(root, "attachments");
-    const char *text_s = str_of(root, "text");
+    const char *text_s = krc_view_str_of(root, "text");
     int has_blocks = cJSON_IsArray(bl) && cJSON_GetArraySize(bl) > 0;
     int has_atts = cJSON_IsArray(atts) && cJSON_GetArraySize(atts) > 0;
     const cJSON *a;
 
-    if (str_of(root, "thread_ts") != NULL) {
+    if (krc_view_str_of(root, "thread_ts") != NULL) {
         end_line(v);
-        raw(v, v->html ? "<div class=\"thread\">" : "");
-        text_str(v, "\xe2\x86\xb3 reply in a thread");
-        raw(v, v->html ? "</div>" : "");
+        krc_view_raw(v, v->html ? "<div class=\"thread\">" : "");
+        krc_view_text_str(v, "\xe2\x86\xb3 reply in a thread");
+        krc_view_raw(v, v->html ? "</div>" : "");
         end_line(v);
     }
     /* Slack shows `text` only when there are no blocks (it is their notification fallback). */
     if (!has_blocks && text_s != NULL) {
-        raw(v, v->html ? "<div class=\"section\">" : "");
+        krc_view_raw(v, v->html ? "<div class=\"section\">" : "");
         mrkdwn(v, text_s, strlen(text_s));
-        raw(v, v->html ? "</div>" : "");
+        krc_view_raw(v, v->html ? "</div>" : "");
         end_line(v);
     }
     if (has_blocks) {
@@ -976,7 +966,7 @@ static void message_content(struct view *v, const cJSON *root)
 }
 
 /* Parse a body, or say visibly why not; NULL when it is not shown. */
-static cJSON *parse_body(struct view *v, const char *body)
+cJSON *krc_view_parse_body(struct view *v, const char *body)
 {
     size_t len = body != NULL ? strlen(body) : 0;
     cJSON *root;
@@ -1002,13 +992,13 @@ static cJSON *parse_body(struct view *v, const char *body)
              "could not parse this message: the %zu-byte body is not a JSON object", len);
     note(v, what, NULL);
     if (v->html) {
-        raw(v, "<pre class=\"code\">");
+        krc_view_raw(v, "<pre class=\"code\">");
     }
     text(v, body, len > BAD_BODY_SHOWN ? BAD_BODY_SHOWN : len);
     if (len > BAD_BODY_SHOWN) {
-        text_str(v, "\xe2\x80\xa6");
+        krc_view_text_str(v, "\xe2\x80\xa6");
     }
-    raw(v, v->html ? "</pre>" : "");
+    krc_view_raw(v, v->html ? "</pre>" : "");
     end_line(v);
     return NULL;
 }
@@ -1020,9 +1010,9 @@ char *krc_demo_term_render(const char *body, int colour)
     cJSON *root;
 
     krc_buf_init(&b, TERM_MAX);
-    root = parse_body(&v, body);
+    root = krc_view_parse_body(&v, body);
     if (root != NULL) {
-        message_content(&v, root);
+        krc_view_message_content(&v, root);
         cJSON_Delete(root);
     }
     end_line(&v);
@@ -1035,215 +1025,4 @@ char *krc_demo_term_render(const char *body, int colour)
         return NULL;
     }
     return krc_buf_take(&b);
-}
-
-/* ---- the page ------------------------------------------------------------------------------- */
-
-static const char CSS[] =
-    "*{box-sizing:border-box}"
-    "body{margin:0;background:#fff;color:#1d1c1d;font:15px/1.46668 Lato,'Helvetica Neue',"
-    "Helvetica,'Segoe UI',Arial,sans-serif;-webkit-font-smoothing:antialiased}"
-    ".channel{max-width:960px;margin:0 auto}"
-    ".chan-head{padding:14px 20px;border-bottom:1px solid #dddddd;font-weight:900;font-size:18px}"
-    ".chan-head .sub{display:block;font-weight:400;font-size:13px;color:#616061}"
-    ".msg{display:flex;padding:8px 20px 8px 20px}"
-    ".msg:hover{background:#f8f8f8}"
-    ".avatar{flex:0 0 36px;height:36px;margin-right:8px;border-radius:4px;background:#4a154b;"
-    "color:#fff;font-weight:900;font-size:20px;line-height:36px;text-align:center}"
-    ".avatar.emo{background:#f2f2f2}"
-    ".mbody{flex:1 1 auto;min-width:0}"
-    ".meta{line-height:22px}"
-    ".name{font-weight:900;margin-right:4px}"
-    ".app{display:inline-block;background:rgba(29,28,29,.13);color:rgba(29,28,29,.7);"
-    "font-size:10px;font-weight:700;line-height:14px;padding:0 3px;border-radius:2px;"
-    "margin-right:6px;vertical-align:1px}"
-    "time{color:#616061;font-size:12px}"
-    ".section,.header,.field,.context,.note,.thread{white-space:pre-wrap;"
-    "overflow-wrap:anywhere}"
-    ".header{font-size:18px;font-weight:900;line-height:1.33;margin:4px 0 6px}"
-    ".section{margin:4px 0}"
-    ".fields{display:grid;grid-template-columns:1fr 1fr;gap:8px 16px;margin:8px 0}"
-    ".context{font-size:12px;color:#616061;margin:6px 0}"
-    ".context span{margin-right:8px}"
-    ".attachment{border-left:4px solid #dddddd;border-radius:4px 0 0 4px;padding:2px 0 2px 12px;"
-    "margin:6px 0}"
-    "pre.code{font:12px/1.50001 Monaco,Menlo,Consolas,'Courier New',monospace;"
-    "background:#f8f8f8;border:1px solid #dddddd;border-radius:4px;padding:8px;margin:4px 0;"
-    "white-space:pre-wrap;overflow-wrap:anywhere}"
-    "code{font:12px Monaco,Menlo,Consolas,'Courier New',monospace;color:#e01e5a;"
-    "background:rgba(29,28,29,.04);border:1px solid rgba(29,28,29,.13);border-radius:3px;"
-    "padding:2px 3px 1px}"
-    ".emoji{font-family:'Apple Color Emoji','Segoe UI Emoji','Noto Color Emoji',sans-serif;"
-    "font-style:normal}"
-    "a{color:#1264a3;text-decoration:none}"
-    ".mention{color:#1264a3;background:rgba(29,155,209,.1);border-radius:3px;padding:0 2px}"
-    ".note{color:#616061;font-style:italic;font-size:13px;border:1px dashed #dddddd;"
-    "border-radius:4px;padding:4px 8px;margin:4px 0}"
-    ".thread{color:#616061;font-size:12px}"
-    ".reply{margin-left:44px;border-left:2px solid #dddddd}"
-    "hr.divider{border:0;border-top:1px solid #dddddd;margin:8px 0}"
-    "body:has(.msg:target) .msg:not(:target),body:has(.msg:target) .chan-head{display:none}"
-    ".msg:target{background:#fff}";
-
-static void page_head(struct view *v, const char *title, size_t n)
-{
-    char count[64];
-
-    raw(v, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-           "style-src 'unsafe-inline'\">\n"
-           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-    text_str(v, title);
-    raw(v, "</title>\n<style>");
-    raw(v, CSS);
-    raw(v, "</style>\n</head>\n<body>\n<div class=\"channel\">\n<div class=\"chan-head\">");
-    text_str(v, title);
-    snprintf(count, sizeof(count), "%zu message%s", n, n == 1 ? "" : "s");
-    raw(v, "<span class=\"sub\">");
-    text_str(v, count);
-    text_str(v, " as the Slack-compatible endpoint received them, shown the way Slack shows "
-                "them (times in UTC)");
-    raw(v, "</span></div>\n");
-}
-
-/* Bot name, APP badge and time. */
-static void message_meta(struct view *v, const cJSON *root, double at)
-{
-    const char *user = root != NULL ? str_of(root, "username") : NULL;
-    const char *icon = root != NULL ? str_of(root, "icon_emoji") : NULL;
-    const char *utf8 = NULL;
-    char stamp[64];
-    char shown[16];
-    struct tm tm;
-    time_t t = isfinite(at) && at > 0 && at < 253402300800.0 ? (time_t)at : 0;
-
-    if (icon != NULL && emoji_at(icon, strlen(icon), &utf8) == strlen(icon) && utf8 != NULL) {
-        raw(v, "<div class=\"avatar emo\"><span class=\"emoji\">");
-        raw(v, utf8);
-        raw(v, "</span></div>");
-    } else {
-        raw(v, "<div class=\"avatar\">k</div>");
-    }
-    raw(v, "<div class=\"mbody\"><div class=\"meta\"><span class=\"name\">");
-    text_str(v, user != NULL && user[0] != '\0' ? user : "krc");
-    raw(v, "</span><span class=\"app\">APP</span>");
-    if (t != 0 && gmtime_r(&t, &tm) != NULL) {
-        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        strftime(shown, sizeof(shown), "%H:%M:%S", &tm);
-        raw(v, "<time datetime=\"");
-        raw(v, stamp);
-        raw(v, "\" title=\"");
-        raw(v, stamp);
-        raw(v, "\">");
-        raw(v, shown);
-        raw(v, "</time>");
-    }
-    raw(v, "</div>\n");
-}
-
-static void page_message(struct view *v, const struct krc_demo_msg *m, size_t i)
-{
-    char id[40];
-    size_t mark = v->b->len;
-    cJSON *root = NULL;
-    int reply;
-
-    if (m->body != NULL && strlen(m->body) <= KRC_DEMO_VIEW_MAX_BODY) {
-        root = cJSON_ParseWithLength(m->body, strlen(m->body));
-    }
-    reply = cJSON_IsObject(root) && str_of(root, "thread_ts") != NULL;
-    snprintf(id, sizeof(id), "<div class=\"msg%s\" id=\"m%zu\">", reply ? " reply" : "", i + 1);
-    raw(v, id);
-    message_meta(v, cJSON_IsObject(root) ? root : NULL, m->received_at);
-    if (cJSON_IsObject(root)) {
-        message_content(v, root);
-    } else {
-        cJSON_Delete(parse_body(v, m->body));
-    }
-    raw(v, "</div></div>\n");
-    cJSON_Delete(root);
-    if (v->rc == KRC_ETOOBIG && mark < v->b->len) {
-        /* this message does not fit: say so in its place */
-        v->b->len = mark;
-        v->b->data[mark] = '\0';
-        v->rc = 0;
-        snprintf(id, sizeof(id), "<div class=\"msg\" id=\"m%zu\">", i + 1);
-        raw(v, id);
-        raw(v, "<div class=\"note\">message not shown: the page is too large</div></div>\n");
-    }
-}
-
-char *krc_demo_html_render(const struct krc_demo_msg *msgs, size_t n, const char *title)
-{
-    struct krc_buf b;
-    struct view v = {&b, 1, 0, 0, 0, NULL, NULL, 0};
-    size_t i;
-
-    krc_buf_init(&b, PAGE_MAX);
-    page_head(&v, title != NULL ? title : "krc demo", n);
-    for (i = 0; i < n && v.rc == 0; i++) {
-        page_message(&v, &msgs[i], i);
-    }
-    if (n == 0) {
-        raw(&v, "<div class=\"msg\"><div class=\"note\">no messages</div></div>\n");
-    }
-    raw(&v, "</div>\n</body>\n</html>\n");
-    if (v.rc != 0) {
-        krc_buf_cleanup(&b);
-        return NULL;
-    }
-    return krc_buf_take(&b);
-}
-
-static int write_all(int fd, const char *s, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, s, len);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return -1;
-        }
-        s += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-int krc_demo_html_write(const char *path, const struct krc_demo_msg *msgs, size_t n,
-                        const char *title, struct krc_error *err)
-{
-    char *page = krc_demo_html_render(msgs, n, title);
-    struct krc_buf tmp;
-    int fd = -1;
-    int rc = 0;
-
-    if (page == NULL) {
-        return krc_error_set(err, KRC_ENOMEM, "%s: out of memory rendering the page", path);
-    }
-    krc_buf_init(&tmp, 8192);
-    if (krc_buf_printf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-        krc_free(page);
-        return krc_error_set(err, KRC_ENOMEM, "%s: out of memory", path);
-    }
-    fd = mkstemp(tmp.data);
-    if (fd < 0) {
-        rc = krc_error_set(err, KRC_EIO, "%s: cannot create a file next to it: %s", path,
-                           KRC_ERRNO_STR(errno));
-    } else if (write_all(fd, page, strlen(page)) < 0) {
-        rc = krc_error_set(err, KRC_EIO, "%s: write: %s", path, KRC_ERRNO_STR(errno));
-    }
-    if (fd >= 0 && close(fd) < 0 && rc == 0) {
-        rc = krc_error_set(err, KRC_EIO, "%s: write: %s", path, KRC_ERRNO_STR(errno));
-    }
-    if (fd >= 0 && rc == 0 && rename(tmp.data, path) < 0) {
-        rc = krc_error_set(err, KRC_EIO, "%s: %s", path, KRC_ERRNO_STR(errno));
-    }
-    if (fd >= 0 && rc != 0) {
-        unlink(tmp.data);
-    }
-    krc_buf_cleanup(&tmp);
-    krc_free(page);
-    return rc;
 }

@@ -1,5 +1,6 @@
 /* A muted repeat carries the diagnosis it repeats (include/krc/diagnose/diagnose.h,
- * krc_diagnosis_carry; docs/causes.md "Muted repeats"). */
+ * krc_diagnosis_carry; the history's form: struct krc_diagnosis_history,
+ * include/krc/model/diagnosis.h; docs/causes.md "Muted repeats"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,10 +15,10 @@ static int same_text(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-static int matches(const struct krc_diagnosis *d, const struct krc_diagnosis_prior *p)
+static int matches(const struct krc_diagnosis *d, const struct krc_diagnosis_history *p)
 {
     return d->has_termination && p->has_exit_code && d->exit_code == p->exit_code &&
-           d->signal == p->signal && same_text(d->reason, p->reason);
+           d->signal == p->signal && same_text(d->reason, p->has_reason ? p->reason : NULL);
 }
 
 /* Put `line` (owned) first in d's evidence; the last line goes when the
@@ -55,7 +56,7 @@ static void describe(const struct krc_diagnosis *d, char *out, size_t outsz)
     }
 }
 
-int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior)
+int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_history *prior)
 {
     enum krc_confidence conf;
     const char *cause;

@@ -663,17 +663,6 @@ int krc_kube_get(struct krc_kube_client *c, const char *path, size_t max_body, c
     return rc;
 }
 
-int krc_kube_get_raw(struct krc_kube_client *c, const char *path, size_t max_body,
-                     struct krc_http_response *resp, struct krc_error *err)
-{
-    int rc = perform(c, "GET", path, "Accept: application/json, */*", NULL, 0, c->timeout_ms, 0,
-                     NULL, NULL, NULL, max_body, resp, err);
-    if (rc == 0 && resp->status == 401) {
-        rc = finish(c, "GET", path, resp, err);
-    }
-    return rc;
-}
-
 int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeout_ms,
                     krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
                     struct krc_error *err)
@@ -716,13 +705,6 @@ int krc_kube_write(struct krc_kube_client *c, const char *method, const char *pa
     }
     krc_http_response_cleanup(&resp);
     return rc;
-}
-
-int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_t n,
-                      size_t max_body, struct krc_http_response *resps, int *rets,
-                      struct krc_error *errs)
-{
-    return krc_kube_get_many_stream(c, paths, n, max_body, NULL, NULL, resps, rets, errs);
 }
 
 int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths, size_t n,

@@ -529,6 +529,7 @@ static int parse_status_container(struct ctx *cx, const cJSON *js, int is_init, 
         c->is_init = is_init;
     }
     c->has_status = 1;
+    c->status_index = idx;
     c->restart_count_known = !is_absent(member(js, "restartCount"));
     if ((rc = get_int(cx, js, "restartCount", &c->restart_count)) < 0 ||
         (rc = get_bool(cx, js, "ready", &c->ready)) < 0) {

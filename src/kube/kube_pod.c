@@ -1,29 +1,16 @@
+/* Pod JSON (include/krc/kube/kube_pod.h): the few fields detection needs,
+ * in one pass with the jscan pull scanner, strings copied into the pod's
+ * arena: metadata, the spec's init containers (which are sidecars) and the
+ * status (kube_pod_status.c); the watch event around a pod is
+ * kube_watch_event.c's. */
 #include "krc/kube/kube_pod.h"
 
-#include <limits.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "krc/util/clock.h"
 #include "krc/util/jscan.h"
 #include "krc/util/mem.h"
 
-/* Parse state shared by the functions below. */
-struct pctx {
-    struct krc_jscan *s;
-    struct krc_pod_info *p;
-    struct krc_error *err;
-    const char *what;    /* "pod", "watch event: pod", ... for semantic errors */
-    const char *section; /* e.g. "status.containerStatuses", for field paths */
-    size_t index;        /* element of `section`, or SIZE_MAX */
-    const char *ann_channel;
-    const char *label_channel;
-    int initial_events_end;
-    int seen_statuses;
-    int seen_init_statuses;
-};
-
-#define NO_INDEX ((size_t)-1)
+#include "kube_pod_private.h"
 
 /* ---- arena ---------------------------------------------------------------- */
 
@@ -31,7 +18,7 @@ struct pctx {
  * a decoded string is never longer than its raw form and its two quotes make
  * room for the NUL. Reserving that once up front keeps the pointers handed
  * out during a parse stable (no realloc in the middle). */
-static int arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *err)
+int krc_pod_arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *err)
 {
     size_t need = len + 1;
     char *a;
@@ -55,259 +42,6 @@ static int arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *e
     return 0;
 }
 
-static const char *arena_put(struct krc_pod_info *p, const struct krc_jscan_str *str)
-{
-    char *dst;
-    size_t n;
-
-    if (p->arena_cap - p->arena_len < str->raw_len + 1) {
-        return NULL; /* cannot happen, see arena_reserve */
-    }
-    dst = p->arena + p->arena_len;
-    if (str->escaped) {
-        n = krc_jscan_unescape(str, dst);
-    } else {
-        memcpy(dst, str->raw, str->raw_len);
-        n = str->raw_len;
-    }
-    dst[n] = '\0';
-    p->arena_len += n + 1;
-    return dst;
-}
-
-/* ---- typed field readers -------------------------------------------------- */
-
-static int field_error(struct pctx *c, const char *field, const char *problem, int got)
-{
-    char path[256];
-
-    const char *dot = field[0] != '\0' ? "." : "";
-
-    if (c->section == NULL) {
-        snprintf(path, sizeof(path), "%s", field);
-    } else if (c->index == NO_INDEX) {
-        snprintf(path, sizeof(path), "%s%s%s", c->section, dot, field);
-    } else {
-        snprintf(path, sizeof(path), "%s[%zu]%s%s", c->section, c->index, dot, field);
-    }
-    if (got != 0) {
-        return krc_error_set(c->err, KRC_EPARSE, "%s: %s: %s, got %s at offset %zu", c->what, path,
-                             problem, krc_jscan_type_name(got), c->s->base + c->s->pos);
-    }
-    return krc_error_set(c->err, KRC_EPARSE, "%s: %s: %s at offset %zu", c->what, path, problem,
-                         c->s->base + c->s->pos);
-}
-
-static int missing(struct pctx *c, const char *field)
-{
-    if (c->section == NULL) {
-        return krc_error_set(c->err, KRC_EPARSE, "%s: %s missing", c->what, field);
-    }
-    if (c->index == NO_INDEX) {
-        return krc_error_set(c->err, KRC_EPARSE, "%s: %s.%s missing", c->what, c->section, field);
-    }
-    return krc_error_set(c->err, KRC_EPARSE, "%s: %s[%zu].%s missing", c->what, c->section,
-                         c->index, field);
-}
-
-/* A string or null (-> NULL) copied into the arena. */
-static int get_str(struct pctx *c, const char *field, const char **ret)
-{
-    struct krc_jscan_str str;
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_STRING) {
-        rc = krc_jscan_string(c->s, &str, c->err);
-        if (rc < 0) {
-            return rc;
-        }
-        *ret = arena_put(c->p, &str);
-        if (*ret == NULL) {
-            return krc_error_set(c->err, KRC_EPARSE, "%s: internal: arena overflow", c->what);
-        }
-        return 0;
-    }
-    if (t == KRC_JSON_NULL) {
-        *ret = NULL;
-        return krc_jscan_null(c->s, c->err);
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected string", t);
-}
-
-/* A string compared with `lit` without copying; null counts as different. */
-static int get_str_is(struct pctx *c, const char *field, const char *lit, int *ret)
-{
-    struct krc_jscan_str str;
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_STRING) {
-        rc = krc_jscan_string(c->s, &str, c->err);
-        if (rc < 0) {
-            return rc;
-        }
-        *ret = krc_jscan_str_eq(&str, lit, strlen(lit));
-        return 0;
-    }
-    if (t == KRC_JSON_NULL) {
-        *ret = 0;
-        return krc_jscan_null(c->s, c->err);
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected string", t);
-}
-
-static int get_int(struct pctx *c, const char *field, int *ret)
-{
-    int64_t v;
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_NUMBER) {
-        size_t at = c->s->pos;
-        rc = krc_jscan_int64(c->s, &v, c->err);
-        if (rc < 0) {
-            return rc;
-        }
-        if (v < INT_MIN || v > INT_MAX) {
-            c->s->pos = at;
-            return field_error(c, field, "integer out of range", 0);
-        }
-        *ret = (int)v;
-        return 0;
-    }
-    if (t == KRC_JSON_NULL) {
-        *ret = 0;
-        return krc_jscan_null(c->s, c->err);
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected integer", t);
-}
-
-static int get_bool(struct pctx *c, const char *field, int *ret)
-{
-    int t = krc_jscan_peek(c->s, c->err);
-
-    if (t == KRC_JSON_TRUE || t == KRC_JSON_FALSE) {
-        return krc_jscan_bool(c->s, ret, c->err);
-    }
-    if (t == KRC_JSON_NULL) {
-        *ret = 0;
-        return krc_jscan_null(c->s, c->err);
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected boolean", t);
-}
-
-/* An RFC 3339 string, or null (-> 0). *ret_set tells whether it was a string. */
-static int get_time(struct pctx *c, const char *field, int64_t *ret, int *ret_set)
-{
-    struct krc_jscan_str str;
-    char tmp[128];
-    const char *txt;
-    size_t len;
-    size_t at;
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_NULL) {
-        *ret = 0;
-        if (ret_set != NULL) {
-            *ret_set = 0;
-        }
-        return krc_jscan_null(c->s, c->err);
-    }
-    if (t < 0) {
-        return t;
-    }
-    if (t != KRC_JSON_STRING) {
-        return field_error(c, field, "expected RFC 3339 timestamp string", t);
-    }
-    at = c->s->pos;
-    rc = krc_jscan_string(c->s, &str, c->err);
-    if (rc < 0) {
-        return rc;
-    }
-    txt = str.raw;
-    len = str.raw_len;
-    if (str.escaped) {
-        if (len > sizeof(tmp)) {
-            len = 0; /* far too long for a timestamp: rejected below */
-        } else {
-            len = krc_jscan_unescape(&str, tmp);
-        }
-        txt = tmp;
-    }
-    if (krc_parse_rfc3339(txt, len, ret) < 0) {
-        c->s->pos = at;
-        return field_error(c, field, "invalid RFC 3339 timestamp", 0);
-    }
-    if (*ret < 0) {
-        *ret = 0; /* before 1970: 0, as kube_parse reads it (found by fuzz_pod_diff) */
-    }
-    if (ret_set != NULL) {
-        *ret_set = 1;
-    }
-    return 0;
-}
-
-/* Begin an object; 1 when begun, 0 when the value was null (consumed). */
-static int obj_or_null(struct pctx *c, const char *field)
-{
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_OBJECT) {
-        rc = krc_jscan_object_begin(c->s, c->err);
-        return rc < 0 ? rc : 1;
-    }
-    if (t == KRC_JSON_NULL) {
-        rc = krc_jscan_null(c->s, c->err);
-        return rc < 0 ? rc : 0;
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected object", t);
-}
-
-static int arr_or_null(struct pctx *c, const char *field)
-{
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_ARRAY) {
-        rc = krc_jscan_array_begin(c->s, c->err);
-        return rc < 0 ? rc : 1;
-    }
-    if (t == KRC_JSON_NULL) {
-        rc = krc_jscan_null(c->s, c->err);
-        return rc < 0 ? rc : 0;
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected array", t);
-}
-
-#define EQ(k, lit) KRC_JSCAN_EQ(k, lit)
-
-static int skip(struct pctx *c)
-{
-    int rc = krc_jscan_skip(c->s, NULL, c->err);
-    return rc < 0 ? rc : 0;
-}
-
 /* ---- metadata ------------------------------------------------------------- */
 
 /* annotations (is_labels == 0) or labels */
@@ -315,7 +49,7 @@ static int parse_string_map(struct pctx *c, const char *field, int is_labels)
 {
     struct krc_jscan_str k;
     int rc = obj_or_null(c, field);
-    int flag;
+    int flag = 0; /* get_str_is sets it unless it fails (the parse fails then) */
 
     if (rc <= 0) {
         return rc;
@@ -480,328 +214,9 @@ static int parse_spec(struct pctx *c)
     return rc;
 }
 
-/* ---- status --------------------------------------------------------------- */
-
-/* Consume an object (whole) or null: 1 for an object, 0 for null. */
-static int present_obj(struct pctx *c, const char *field)
-{
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t == KRC_JSON_OBJECT) {
-        rc = krc_jscan_skip(c->s, NULL, c->err);
-        return rc < 0 ? rc : 1;
-    }
-    if (t == KRC_JSON_NULL) {
-        rc = krc_jscan_null(c->s, c->err);
-        return rc < 0 ? rc : 0;
-    }
-    if (t < 0) {
-        return t;
-    }
-    return field_error(c, field, "expected object", t);
-}
-
-struct terminated {
-    int exit_code;
-    int signal;
-    const char *reason;
-    int64_t started;
-    int64_t finished;
-    const char *container_id;
-};
-
-/* state.terminated (last == 0) or lastState.terminated: 1 when an object was
- * read into *t, 0 for null. */
-static int parse_terminated(struct pctx *c, int last, struct terminated *t)
-{
-    struct krc_jscan_str k;
-    int rc = obj_or_null(c, last ? "lastState.terminated" : "state.terminated");
-
-    memset(t, 0, sizeof(*t));
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "exitCode")) {
-            rc = get_int(c, last ? "lastState.terminated.exitCode" : "state.terminated.exitCode",
-                         &t->exit_code);
-        } else if (EQ(&k, "reason")) {
-            rc = get_str(c, last ? "lastState.terminated.reason" : "state.terminated.reason",
-                         &t->reason);
-        } else if (last && EQ(&k, "signal")) {
-            rc = get_int(c, "lastState.terminated.signal", &t->signal);
-        } else if (last && EQ(&k, "startedAt")) {
-            rc = get_time(c, "lastState.terminated.startedAt", &t->started, NULL);
-        } else if (last && EQ(&k, "finishedAt")) {
-            rc = get_time(c, "lastState.terminated.finishedAt", &t->finished, NULL);
-        } else if (last && EQ(&k, "containerID")) {
-            rc = get_str(c, "lastState.terminated.containerID", &t->container_id);
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    return rc < 0 ? rc : 1;
-}
-
-/* state.waiting: 1 with *reason when an object, 0 for null. */
-static int parse_waiting(struct pctx *c, const char **reason)
-{
-    struct krc_jscan_str k;
-    int rc = obj_or_null(c, "state.waiting");
-
-    *reason = NULL;
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "reason")) {
-            rc = get_str(c, "state.waiting.reason", reason);
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    return rc < 0 ? rc : 1;
-}
-
-/* state: Kubernetes sets at most one of running/waiting/terminated. When a
- * document has several, the same precedence as kube_parse's decoder applies
- * whatever their order (JSON member order carries no meaning): terminated,
- * then waiting, then running, so the watch and the collector agree (found by
- * fuzz_pod_diff; regression input tests/fuzz/regressions/pod_diff). */
-static void set_state(struct krc_container_info *ci, int running, int waiting,
-                      const char *wait_reason, int terminated, const struct terminated *t)
-{
-    ci->state_running = 0;
-    ci->state_waiting = 0;
-    ci->state_terminated = 0;
-    ci->state_reason = NULL;
-    ci->state_exit_code = 0;
-    if (terminated) {
-        ci->state_terminated = 1;
-        ci->state_reason = t->reason;
-        ci->state_exit_code = t->exit_code;
-    } else if (waiting) {
-        ci->state_waiting = 1;
-        ci->state_reason = wait_reason;
-    } else if (running) {
-        ci->state_running = 1;
-    }
-}
-
-static int parse_state(struct pctx *c, struct krc_container_info *ci)
-{
-    struct krc_jscan_str k;
-    struct terminated t, term;
-    const char *reason, *wait_reason = NULL;
-    int running = 0, waiting = 0, terminated = 0;
-    int rc = obj_or_null(c, "state");
-
-    if (rc <= 0) {
-        return rc;
-    }
-    memset(&term, 0, sizeof(term));
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "running")) {
-            rc = present_obj(c, "state.running");
-            running |= rc > 0;
-        } else if (EQ(&k, "waiting")) {
-            rc = parse_waiting(c, &reason);
-            if (rc > 0) {
-                waiting = 1;
-                wait_reason = reason;
-            }
-        } else if (EQ(&k, "terminated")) {
-            rc = parse_terminated(c, 0, &t);
-            if (rc > 0) {
-                terminated = 1;
-                term = t;
-            }
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    if (rc == 0 && (running || waiting || terminated)) {
-        set_state(ci, running, waiting, wait_reason, terminated, &term);
-    }
-    return rc;
-}
-
-/* lastState: only terminated matters. */
-static int parse_last_state(struct pctx *c, struct krc_container_info *ci)
-{
-    struct krc_jscan_str k;
-    struct terminated t;
-    int rc = obj_or_null(c, "lastState");
-
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "terminated")) {
-            rc = parse_terminated(c, 1, &t);
-            if (rc > 0) {
-                ci->has_last_terminated = 1;
-                ci->last_exit_code = t.exit_code;
-                ci->last_signal = t.signal;
-                ci->last_reason = t.reason;
-                ci->last_started_at = t.started;
-                ci->last_finished_at = t.finished;
-                ci->last_container_id = t.container_id;
-            }
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    return rc;
-}
-
-static int parse_container_status(struct pctx *c, struct krc_container_info *ci)
-{
-    struct krc_jscan_str k;
-    int t = krc_jscan_peek(c->s, c->err);
-    int rc;
-
-    if (t < 0) {
-        return t;
-    }
-    if (t != KRC_JSON_OBJECT) {
-        return field_error(c, "", "expected object", t);
-    }
-    rc = krc_jscan_object_begin(c->s, c->err);
-    if (rc < 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "name")) {
-            rc = get_str(c, "name", &ci->name);
-        } else if (EQ(&k, "restartCount")) {
-            rc = get_int(c, "restartCount", &ci->restart_count);
-        } else if (EQ(&k, "ready")) {
-            rc = get_bool(c, "ready", &ci->ready);
-        } else if (EQ(&k, "state")) {
-            rc = parse_state(c, ci);
-        } else if (EQ(&k, "lastState")) {
-            rc = parse_last_state(c, ci);
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    if (rc < 0) {
-        return rc;
-    }
-    if (ci->name == NULL) {
-        return missing(c, "name");
-    }
-    return 0;
-}
-
-static int grow_containers(struct pctx *c)
-{
-    struct krc_pod_info *p = c->p;
-    struct krc_container_info *n;
-    size_t cap;
-
-    if (p->n_containers < p->containers_cap) {
-        return 0;
-    }
-    cap = p->containers_cap ? p->containers_cap * 2 : 8;
-    n = krc_realloc(p->containers, cap * sizeof(*n));
-    if (n == NULL) {
-        return krc_error_set(c->err, KRC_ENOMEM, "%s: out of memory for %zu containers", c->what,
-                             cap);
-    }
-    p->containers = n;
-    p->containers_cap = cap;
-    return 0;
-}
-
-static int parse_statuses(struct pctx *c, int is_init)
-{
-    const char *field = is_init ? "initContainerStatuses" : "containerStatuses";
-    int *seen = is_init ? &c->seen_init_statuses : &c->seen_statuses;
-    int rc;
-
-    if (*seen) {
-        return field_error(c, field, "duplicate key", 0);
-    }
-    *seen = 1;
-    rc = arr_or_null(c, field);
-    if (rc <= 0) {
-        return rc;
-    }
-    c->section = is_init ? "status.initContainerStatuses" : "status.containerStatuses";
-    c->index = 0;
-    while ((rc = krc_jscan_array_next(c->s, c->err)) > 0) {
-        struct krc_container_info *ci;
-
-        rc = grow_containers(c);
-        if (rc < 0) {
-            return rc;
-        }
-        ci = &c->p->containers[c->p->n_containers];
-        memset(ci, 0, sizeof(*ci));
-        ci->is_init = is_init;
-        rc = parse_container_status(c, ci);
-        if (rc < 0) {
-            return rc;
-        }
-        c->p->n_containers++;
-        c->index++;
-    }
-    c->section = "status";
-    c->index = NO_INDEX;
-    return rc;
-}
-
-static int parse_status(struct pctx *c)
-{
-    struct krc_jscan_str k;
-    int rc;
-
-    c->section = NULL;
-    rc = obj_or_null(c, "status");
-    if (rc <= 0) {
-        return rc;
-    }
-    c->section = "status";
-    c->index = NO_INDEX;
-    while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
-        if (EQ(&k, "phase")) {
-            rc = get_str(c, "phase", &c->p->phase);
-        } else if (EQ(&k, "containerStatuses")) {
-            rc = parse_statuses(c, 0);
-        } else if (EQ(&k, "initContainerStatuses")) {
-            rc = parse_statuses(c, 1);
-        } else {
-            rc = skip(c);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    c->section = NULL;
-    return rc;
-}
-
 /* ---- pod object ----------------------------------------------------------- */
 
-static void pod_reset(struct krc_pod_info *p)
+void krc_pod_reset(struct krc_pod_info *p)
 {
     p->uid = NULL;
     p->namespace = NULL;
@@ -882,7 +297,7 @@ static void mark_sidecars(struct krc_pod_info *p)
 
 /* Parse the pod object at the scanner position. bookmark: read metadata only
  * and do not require a uid. */
-static int parse_pod_object(struct pctx *c, int bookmark)
+int krc_pod_parse_object(struct pctx *c, int bookmark)
 {
     struct krc_jscan_str k;
     int t = krc_jscan_peek(c->s, c->err);
@@ -907,7 +322,7 @@ static int parse_pod_object(struct pctx *c, int bookmark)
         } else if (!bookmark && EQ(&k, "spec")) {
             rc = parse_spec(c);
         } else if (!bookmark && EQ(&k, "status")) {
-            rc = parse_status(c);
+            rc = krc_pod_parse_status(c);
         } else {
             rc = skip(c);
         }
@@ -945,8 +360,8 @@ static int parse_pod_object(struct pctx *c, int bookmark)
     return 0;
 }
 
-static void ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *p, const char *what,
-                     struct krc_error *err)
+void krc_pod_ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *p, const char *what,
+                      struct krc_error *err)
 {
     memset(c, 0, sizeof(*c));
     c->s = s;
@@ -974,21 +389,6 @@ void krc_pod_info_cleanup(struct krc_pod_info *p)
     memset(p, 0, sizeof(*p));
 }
 
-void krc_watch_event_init(struct krc_watch_event *ev)
-{
-    memset(ev, 0, sizeof(*ev));
-    krc_pod_info_init(&ev->pod);
-}
-
-void krc_watch_event_cleanup(struct krc_watch_event *ev)
-{
-    if (ev == NULL) {
-        return;
-    }
-    krc_pod_info_cleanup(&ev->pod);
-    memset(ev, 0, sizeof(*ev));
-}
-
 int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
                        struct krc_error *err)
 {
@@ -996,26 +396,26 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
     struct pctx c;
     int rc;
 
-    pod_reset(ret);
-    rc = arena_reserve(ret, len, err);
+    krc_pod_reset(ret);
+    rc = krc_pod_arena_reserve(ret, len, err);
     if (rc < 0) {
         return rc;
     }
     krc_jscan_init(&s, json, len, "pod");
-    ctx_init(&c, &s, ret, "pod", err);
-    rc = parse_pod_object(&c, 0);
+    krc_pod_ctx_init(&c, &s, ret, "pod", err);
+    rc = krc_pod_parse_object(&c, 0);
     if (rc == 0) {
         rc = krc_jscan_end(&s, err);
     }
     if (rc < 0) {
-        pod_reset(ret);
+        krc_pod_reset(ret);
     }
     return rc;
 }
 
 /* Status object at the scanner position into ev->status (strings in the pod
  * arena). */
-static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
+int krc_pod_parse_status_object(struct pctx *c, struct krc_kube_status *st)
 {
     struct krc_jscan_str k;
     const char *kind = NULL;
@@ -1051,261 +451,4 @@ static int parse_status_object(struct pctx *c, struct krc_kube_status *st)
                              kind);
     }
     return 0;
-}
-
-static void event_reset(struct krc_watch_event *ev)
-{
-    ev->type = 0;
-    ev->initial_events_end = 0;
-    memset(&ev->status, 0, sizeof(ev->status));
-    pod_reset(&ev->pod);
-}
-
-static int event_type(const struct krc_jscan_str *v)
-{
-    if (EQ(v, "ADDED")) {
-        return KRC_WATCH_ADDED;
-    }
-    if (EQ(v, "MODIFIED")) {
-        return KRC_WATCH_MODIFIED;
-    }
-    if (EQ(v, "DELETED")) {
-        return KRC_WATCH_DELETED;
-    }
-    if (EQ(v, "BOOKMARK")) {
-        return KRC_WATCH_BOOKMARK;
-    }
-    if (EQ(v, "ERROR")) {
-        return KRC_WATCH_ERROR;
-    }
-    return 0;
-}
-
-static int parse_event_object(struct krc_jscan *s, struct krc_watch_event *ev,
-                              struct krc_error *err)
-{
-    struct pctx c;
-    int rc;
-
-    switch (ev->type) {
-    case KRC_WATCH_BOOKMARK:
-        ctx_init(&c, s, &ev->pod, "watch event: bookmark", err);
-        rc = parse_pod_object(&c, 1);
-        ev->initial_events_end = c.initial_events_end;
-        return rc;
-    case KRC_WATCH_ERROR:
-        ctx_init(&c, s, &ev->pod, "watch event: status", err);
-        return parse_status_object(&c, &ev->status);
-    default:
-        ctx_init(&c, s, &ev->pod, "watch event: pod", err);
-        return parse_pod_object(&c, 0);
-    }
-}
-
-/* A short printable rendering of a scanned string for error messages. */
-static void printable(const struct krc_jscan_str *v, char *out, size_t cap)
-{
-    size_t i;
-    size_t o = 0;
-
-    for (i = 0; i < v->raw_len && o + 1 < cap; i++) {
-        unsigned char ch = (unsigned char)v->raw[i];
-        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    out[o] = '\0';
-}
-
-int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err)
-{
-    struct krc_jscan s;
-    struct krc_jscan_str k;
-    struct krc_jscan_str v;
-    size_t obj_start = 0;
-    unsigned obj_depth = 0;
-    int have_type = 0;
-    int have_object = 0;
-    int deferred = 0;
-    int rc;
-
-    event_reset(ret);
-    rc = arena_reserve(&ret->pod, len, err);
-    if (rc < 0) {
-        return rc;
-    }
-    krc_jscan_init(&s, json, len, "watch event");
-    rc = krc_jscan_peek(&s, err);
-    if (rc > 0 && rc != KRC_JSON_OBJECT) {
-        rc = krc_jscan_fail(&s, err, "expected an object, got %s", krc_jscan_type_name(rc));
-    }
-    if (rc > 0) {
-        rc = krc_jscan_object_begin(&s, err);
-    }
-    while (rc >= 0 && (rc = krc_jscan_object_next(&s, &k, err)) > 0) {
-        if (EQ(&k, "type")) {
-            if (have_type) {
-                rc = krc_jscan_fail(&s, err, "duplicate key \"type\"");
-                break;
-            }
-            have_type = 1;
-            rc = krc_jscan_string(&s, &v, err);
-            if (rc < 0) {
-                break;
-            }
-            ret->type = event_type(&v);
-            if (ret->type == 0) {
-                char shown[40];
-                printable(&v, shown, sizeof(shown));
-                rc = krc_error_set(err, KRC_EPARSE, "watch event: unknown type \"%s\"", shown);
-                break;
-            }
-        } else if (EQ(&k, "object")) {
-            if (have_object) {
-                rc = krc_jscan_fail(&s, err, "duplicate key \"object\"");
-                break;
-            }
-            have_object = 1;
-            if (krc_jscan_peek(&s, err) == KRC_JSON_NULL) {
-                rc = krc_jscan_fail(&s, err, "object is null");
-            } else if (have_type) {
-                rc = parse_event_object(&s, ret, err);
-            } else {
-                /* type comes later: validate and remember where the object is */
-                obj_depth = s.depth;
-                rc = krc_jscan_skip(&s, &obj_start, err);
-                deferred = 1;
-            }
-        } else {
-            rc = krc_jscan_skip(&s, NULL, err);
-        }
-    }
-    if (rc >= 0) {
-        rc = krc_jscan_end(&s, err);
-    }
-    if (rc >= 0 && !have_type) {
-        rc = krc_error_set(err, KRC_EPARSE, "watch event: type missing");
-    }
-    if (rc >= 0 && !have_object) {
-        rc = krc_error_set(err, KRC_EPARSE, "watch event: object missing");
-    }
-    if (rc >= 0 && deferred) {
-        struct krc_jscan sub;
-        krc_jscan_init(&sub, json, len, "watch event");
-        sub.pos = obj_start;
-        sub.depth = obj_depth;
-        rc = parse_event_object(&sub, ret, err);
-    }
-    if (rc < 0) {
-        event_reset(ret);
-        return rc;
-    }
-    return 0;
-}
-
-/* ---- naming a skipped object ---------------------------------------------- */
-
-/* A scanned string into out (size cap) when it is printable ASCII without
- * spaces and fits; otherwise out stays "". */
-static void ident_copy(const struct krc_jscan_str *v, char *out, size_t cap)
-{
-    char tmp[256];
-    size_t n;
-
-    out[0] = '\0';
-    if (v->raw_len >= sizeof(tmp)) {
-        return; /* too long for any of the fields (decoding never lengthens) */
-    }
-    n = krc_jscan_unescape(v, tmp);
-    if (n == 0 || n >= cap) {
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((unsigned char)tmp[i] <= 0x20 || (unsigned char)tmp[i] >= 0x7f) {
-            return;
-        }
-    }
-    memcpy(out, tmp, n);
-    out[n] = '\0';
-}
-
-/* A string value into out, any other value skipped. */
-static int ident_string(struct krc_jscan *s, char *out, size_t cap, struct krc_error *err)
-{
-    struct krc_jscan_str v;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_STRING) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_string(s, &v, err);
-    if (rc == 0) {
-        ident_copy(&v, out, cap);
-    }
-    return rc;
-}
-
-static int ident_metadata(struct krc_jscan *s, struct krc_kube_ident *id, struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_OBJECT) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_object_begin(s, err);
-    while (rc >= 0 && (rc = krc_jscan_object_next(s, &k, err)) > 0) {
-        if (EQ(&k, "name")) {
-            rc = ident_string(s, id->name, sizeof(id->name), err);
-        } else if (EQ(&k, "namespace")) {
-            rc = ident_string(s, id->namespace, sizeof(id->namespace), err);
-        } else if (EQ(&k, "uid")) {
-            rc = ident_string(s, id->uid, sizeof(id->uid), err);
-        } else if (EQ(&k, "resourceVersion")) {
-            rc = ident_string(s, id->resource_version, sizeof(id->resource_version), err);
-        } else {
-            rc = krc_jscan_skip(s, NULL, err);
-        }
-    }
-    return rc;
-}
-
-/* The members of an object: "metadata" is read, "object" (a watch event's)
- * is entered when `event`, "type" is read when `event`. */
-static int ident_object(struct krc_jscan *s, struct krc_kube_ident *id, int event,
-                        struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc;
-
-    if (krc_jscan_peek(s, err) != KRC_JSON_OBJECT) {
-        return krc_jscan_skip(s, NULL, err);
-    }
-    rc = krc_jscan_object_begin(s, err);
-    while (rc >= 0 && (rc = krc_jscan_object_next(s, &k, err)) > 0) {
-        if (EQ(&k, "metadata")) {
-            rc = ident_metadata(s, id, err);
-        } else if (event && EQ(&k, "object")) {
-            rc = ident_object(s, id, 0, err);
-        } else if (event && EQ(&k, "type")) {
-            rc = ident_string(s, id->type, sizeof(id->type), err);
-        } else {
-            rc = krc_jscan_skip(s, NULL, err);
-        }
-    }
-    return rc;
-}
-
-void krc_kube_ident_scan(const char *text, size_t len, struct krc_kube_ident *ret)
-{
-    struct krc_jscan s;
-    struct krc_error err;
-
-    memset(ret, 0, sizeof(*ret));
-    if (text == NULL) {
-        return;
-    }
-    krc_jscan_init(&s, text, len < KRC_KUBE_IDENT_SCAN ? len : KRC_KUBE_IDENT_SCAN, "object");
-    krc_error_clear(&err);
-    /* a cut text ends in a parse error: what was read before it stays */
-    (void)ident_object(&s, ret, 1, &err);
 }

@@ -1579,16 +1579,13 @@ class HandlerBase(http.server.BaseHTTPRequestHandler):
             self.send_json(e.code, e.status(), headers)
 
 
-class ApiHandler(HandlerBase):
-    """The Kubernetes API (TLS unless --no-tls)."""
+class TlsHandlerMixin:
+    """For a handler of a TlsHttpServer: the TLS handshake in the handler's thread, and a
+    connection that ends or breaks is no error (bench/ servers use it too)."""
+
+    tcp_nodelay = False  # set TCP_NODELAY once the handshake is done
 
     def handle(self):
-        store = self.store
-        if time.monotonic() < store.refuse_until:
-            LOG.info("refusing connection from %s (fault)", self.client_address)
-            self._abrupt_close()
-            self.close_connection = True
-            return
         if isinstance(self.connection, ssl.SSLSocket):
             try:
                 self.connection.do_handshake()
@@ -1596,6 +1593,8 @@ class ApiHandler(HandlerBase):
                 LOG.info("TLS handshake with %s failed: %s", self.client_address, e)
                 self.close_connection = True
                 return
+        if self.tcp_nodelay:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             super().handle()
         except (ConnectionError, ssl.SSLError, socket.timeout, OSError) as e:
@@ -1606,6 +1605,19 @@ class ApiHandler(HandlerBase):
             super().finish()
         except (OSError, ssl.SSLError):
             pass
+
+
+class ApiHandler(TlsHandlerMixin, HandlerBase):
+    """The Kubernetes API (TLS unless --no-tls)."""
+
+    def handle(self):
+        store = self.store
+        if time.monotonic() < store.refuse_until:
+            LOG.info("refusing connection from %s (fault)", self.client_address)
+            self._abrupt_close()
+            self.close_connection = True
+            return
+        super().handle()
 
     def _peer_gone(self):
         """True when the client closed or reset its side (an idle watch never reads)."""
@@ -3090,23 +3102,31 @@ class AdminHandler(HandlerBase):
 
 
 # --------------------------------------------------------------------------------------------
-# startup
+# startup: the server plumbing here (TlsHttpServer, TlsHandlerMixin, server_ssl_context,
+# kubeconfig_text, serve_in_threads, wait_for_stop_signal) is shared with the benchmarks'
+# servers (bench/benchserver.py, bench/latency_server.py import this module)
 
 
-class Server(http.server.ThreadingHTTPServer):
+class TlsHttpServer(http.server.ThreadingHTTPServer):
+    """A threading HTTP server on which the TLS handshake (ssl_ctx; None: plain HTTP) happens
+    in the handler thread, never in the accept loop. `state` is what its handlers serve."""
+
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, addr, handler, store, ssl_ctx=None):
+    def __init__(self, addr, handler, state=None, ssl_ctx=None):
         super().__init__(addr, handler)
-        self.store = store
+        self.state = state
         self.ssl_ctx = ssl_ctx
+
+    def accepted(self):
+        """Called for each accepted connection (a subclass may count them)."""
 
     def get_request(self):
         sock, addr = super().get_request()
+        self.accepted()
         if self.ssl_ctx is not None:
-            # handshake happens in the handler thread, never in the accept loop
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
                                             do_handshake_on_connect=False)
         return sock, addr
@@ -3115,17 +3135,58 @@ class Server(http.server.ThreadingHTTPServer):
         LOG.info("error on connection %s: %s", client_address, sys.exc_info()[1])
 
 
-def kubeconfig_text(server_url, ca_path, token_path):
+class Server(TlsHttpServer):
+    def __init__(self, addr, handler, store, ssl_ctx=None):
+        super().__init__(addr, handler, store, ssl_ctx)
+        self.store = store
+
+
+def server_ssl_context(state_dir, minimum_tls12=True):
+    """The TLS context of a server whose server.crt and server.key (testtls.make_certs) are in
+    state_dir."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    if minimum_tls12:
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
+                        os.path.join(state_dir, "server.key"))
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def kubeconfig_text(server_url, ca_path, token_path, name="fake", namespace="default"):
     q = json.dumps
-    lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: fake", "  cluster:",
+    lines = ["apiVersion: v1", "kind: Config", "clusters:", "- name: %s" % name, "  cluster:",
              "    server: %s" % q(server_url)]
     if ca_path:
         lines.append("    certificate-authority: %s" % q(ca_path))
-    lines += ["users:", "- name: fake", "  user:", "    tokenFile: %s" % q(token_path),
-              "contexts:", "- name: fake", "  context:", "    cluster: fake",
-              "    user: fake", "    namespace: default", "current-context: fake",
-              "preferences: {}", ""]
+    lines += ["users:", "- name: %s" % name, "  user:", "    tokenFile: %s" % q(token_path),
+              "contexts:", "- name: %s" % name, "  context:", "    cluster: %s" % name,
+              "    user: %s" % name]
+    if namespace:
+        lines.append("    namespace: %s" % namespace)
+    lines += ["current-context: %s" % name, "preferences: {}", ""]
     return "\n".join(lines)
+
+
+def serve_in_threads(servers, poll_interval=0.2):
+    for srv in servers:
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": poll_interval},
+                         daemon=True).start()
+
+
+def wait_for_stop_signal(stop=None):
+    """Wait until SIGTERM or SIGINT (or until `stop`, a threading.Event, is set otherwise);
+    sets `stop` and returns it."""
+    stop = stop if stop is not None else threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop.wait(0.5):
+        pass
+    return stop
 
 
 def main(argv=None):
@@ -3194,11 +3255,7 @@ def main(argv=None):
         if not all(os.path.exists(os.path.join(state_dir, f))
                    for f in ("ca.crt", "server.crt", "server.key")):
             make_certs(state_dir, 'fakekube-ca')  # a restart in the same dir keeps them
-        ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ssl_ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ssl_ctx.load_cert_chain(os.path.join(state_dir, "server.crt"),
-                                os.path.join(state_dir, "server.key"))
-        ssl_ctx.set_alpn_protocols(["http/1.1"])
+        ssl_ctx = server_ssl_context(state_dir)
         if args.client_ca:
             ssl_ctx.verify_mode = ssl.CERT_OPTIONAL
             ssl_ctx.load_verify_locations(args.client_ca)
@@ -3212,9 +3269,7 @@ def main(argv=None):
     write_atomic(os.path.join(state_dir, "kubeconfig"),
                  kubeconfig_text("%s://127.0.0.1:%d" % (scheme, api_port), ca_path,
                                  store.token_path).encode())
-    for srv in (api, admin):
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2},
-                         daemon=True).start()
+    serve_in_threads((api, admin))
     write_atomic(ready_path, json.dumps({"api_port": api_port, "admin_port": admin_port,
                                          "pid": os.getpid()}).encode(), 0o644)
     LOG.info("ready: api %s://127.0.0.1:%d admin http://127.0.0.1:%d state %s", scheme,
@@ -3222,15 +3277,7 @@ def main(argv=None):
     if store.rbac is not None:
         LOG.info("RBAC enforced for %s (%d objects from %s)", store.config.user,
                  len(store.rbac.objects), args.rbac)
-    stop = threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stop.wait(0.5):
-        pass
+    wait_for_stop_signal()
     LOG.info("shutting down")
     for srv in (api, admin):
         srv.shutdown()

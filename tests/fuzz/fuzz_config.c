@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "krc/alert/dest.h"
 #include "krc/config/config.h"
 #include "krc/util/mem.h"
 
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (path == NULL) {
         return 0;
     }
+    (void)krc_dest_registry_init(NULL, 0); /* the kinds of destination, as main does */
     krc_config_init(&cfg);
     rc = krc_config_load_file(&cfg, path, &errors, &err);
     if (rc != 0) {

@@ -1,4 +1,4 @@
-/* The MCP request handler (serve/mcp.c): one JSON-RPC message of any bytes,
+/* The MCP request handler (mcp/mcp.c): one JSON-RPC message of any bytes,
  * with (first byte odd) or without the Streamable HTTP headers. The answer
  * is nothing with status 202, or one JSON object with jsonrpc "2.0", an id,
  * and exactly one of result and error (an integer code and a message), with
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "krc/serve/mcp.h"
+#include "krc/mcp/mcp.h"
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
 #include "krc/util/text.h"

@@ -1,4 +1,4 @@
-/* The Slack formatter (alert/slack_format.c) fed outside bytes. Parts split
+/* The Slack formatter (alert/dest/slack_format.c, slack_message.c) fed outside bytes. Parts split
  * at FUZZ_SEP: log bytes | pod JSON | events JSON (a pod that does not
  * parse is replaced by a small built-in one, so that most inputs reach the
  * formatter). The first byte picks options (colour bar, log left out, log
@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest.h"
+#include "krc/alert/dest/slack.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/model/report.h"
@@ -109,10 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_error err;
+    const struct krc_sink_ops *slack = krc_dest_kind_find("slack-webhook")->ops;
     char *json = NULL;
-    int red = 0;
+    char *fallback = NULL;
 
     if (size < 1) {
         return 0;
@@ -139,21 +141,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         krc_report_cleanup(&r);
         return 0;
     }
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-<eu>&1";
     o.now = 1785398400;
     o.color_bar = data[0] & 1;
     o.omit_log = (data[0] & 2) != 0 && (data[0] & 8) != 0;
     o.max_log_lines = 1 + (data[0] >> 4) * 7;
     o.redactor = (data[0] & 8) ? NULL : rd;
-    FUZZ_CHECK(krc_slack_format_restart(&r, &d, &o, &json, &red, &err) == 0, "format: %s", err.msg);
-    check_message(json);
-    krc_free(json);
-    json = NULL;
-    FUZZ_CHECK(krc_slack_format_text_only(&r, &d, &o, &json, &red, &err) == 0, "text only: %s",
+    /* the Slack sinks' format: the Block Kit message and its text-only fallback */
+    FUZZ_CHECK(slack->format_restart(&r, &d, &o, &json, &fallback, &err) == 0, "format: %s",
                err.msg);
     check_message(json);
+    check_message(fallback);
     krc_free(json);
+    krc_free(fallback);
     krc_diagnosis_cleanup(&d);
     krc_report_cleanup(&r);
     return 0;

@@ -2,8 +2,9 @@
 over 120 lines in src/ unless scripts/long-functions.txt lists it with a reason (and fails on an
 entry without a reason or a stale one), and on an include that goes down the layer table of
 docs/architecture.md (the repository's own table is used), or from a folder that is not a layer;
-on a thread-unsafe libc call in src/ (gmtime, strerror, strtok, rand, ...); it passes on a
-clean tree.
+on a thread-unsafe libc call in src/ (gmtime, strerror, strtok, rand, ...); on an external
+function that nothing in src/ uses unless scripts/unused-functions.txt lists it with a reason
+(issue 23; a use in tests/ does not count); it passes on a clean tree.
 
     python3 tests/integration/test_check_style.py [--krc IGNORED] [-k Layer]
 """
@@ -49,6 +50,9 @@ class CheckStyle(unittest.TestCase):
         self.write("src/kube/kube_pod.c",
                    '#include "krc/config/config.h"\n#include <stdio.h>\n\n'
                    + function("kube_pod_parse", 10))
+        # Every external function of these trees has a use in src/ (the unused-function rule).
+        self.write("src/cli/main.c", "int main(void)\n{\n    return buf_len(0) + config_load(0) + "
+                   "kube_pod_parse(0) + watch_run(0);\n}\n")
 
     def write(self, rel, text):
         path = os.path.join(self.dir, rel)
@@ -204,6 +208,67 @@ class CheckStyle(unittest.TestCase):
         folders = set(os.listdir(os.path.join(ROOT, "src")))
         folders |= set(os.listdir(os.path.join(ROOT, "include", "krc")))
         self.assertEqual(folders - set(layers), set())
+
+    def test_unused_external_function_fails(self):
+        self.write("src/util/buf.c", '#include "krc/util/buf.h"\n\n' + function("buf_len", 5)
+                   + "\n" + function("buf_spare", 5))
+        self.write("tests/unit/util/test_buf.c", "int t(void)\n{\n    return buf_spare(1);\n}\n")
+        out = self.assert_fails("src/util/buf.c:10: function buf_spare is external but nothing in "
+                                "src/ uses it")
+        self.assertNotIn("buf_len is external", out)
+
+    def test_what_counts_as_a_use(self):
+        # used: through an ops table, through a header's macro, from another file; a static
+        # function needs no use (the compiler warns about it); recursion and a prototype in a
+        # .c file are not uses
+        self.write("include/krc/util/buf.h", '#include "krc/util/error.h"\nint buf_len(int n);\n'
+                   "#define BUF_GROW(n) buf_grow(n)\n")
+        self.write("src/util/buf.c",
+                   '#include "krc/util/buf.h"\n\n' + function("buf_len", 5) + "\n"
+                   + function("buf_grow", 5) + "\n" + function("buf_op", 5) + "\n"
+                   + "static " + function("buf_private", 5) + "\n"
+                   + "struct ops {\n    int (*f)(int);\n};\n"
+                   "const struct ops buf_ops = {.f = buf_op};\n")
+        self.write("src/config/config.c",
+                   '#include "krc/config/config.h"\n#include "krc/util/buf.h"\n\n'
+                   + function("config_load", 10, "    n += BUF_GROW(n);\n"))
+        self.assert_passes()
+        self.write("src/kube/watch.c",
+                   "int watch_loop(int n);\n\n"
+                   + function("watch_loop", 5, "    n += watch_loop(n - 1);\n"))
+        self.assert_fails("src/kube/watch.c:3: function watch_loop is external but nothing in "
+                          "src/ uses it")
+
+    def test_unused_exception_with_reason_passes(self):
+        self.write("src/util/buf.c", '#include "krc/util/buf.h"\n\n' + function("buf_len", 5)
+                   + "\n" + function("buf_fake_clock", 5))
+        self.assert_fails("function buf_fake_clock is external but nothing in src/ uses it")
+        self.write("scripts/unused-functions.txt",
+                   "# path function reason\n"
+                   "src/util/buf.c buf_fake_clock the tests' fake clock\n")
+        self.assert_passes()
+
+    def test_unused_exception_without_reason_or_stale_fails(self):
+        self.write("scripts/unused-functions.txt",
+                   "src/util/buf.c buf_spare\n"
+                   "src/util/buf.c buf_len used by main\n"
+                   "src/kube/watch.c watch_gone removed\n")
+        self.assert_fails("scripts/unused-functions.txt:1: an exception is `path function "
+                          "reason`; the reason is missing",
+                          "scripts/unused-functions.txt:2: stale exception: src/util/buf.c buf_len "
+                          "is used in src/",
+                          "scripts/unused-functions.txt:3: stale exception: src/kube/watch.c has "
+                          "no external function watch_gone")
+
+    def test_repository_has_no_unused_function(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "style_rules", os.path.join(ROOT, "scripts", "style_rules.py"))
+        rules = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rules)
+        errors = []
+        rules.check_unused(ROOT, errors)
+        self.assertEqual(errors, [])
 
 
 if __name__ == "__main__":

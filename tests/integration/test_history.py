@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 6, src/store/store_sqlite.c).
+that follows the store's schema (version 7, src/store/schema.c).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """
@@ -56,7 +56,7 @@ NEXT_STEP = "Raise the memory limit of %s or find what grows its memory"
 
 
 # migration 2 -> 3 (issue 12): the restarts table rebuilt with a restart's identity (its
-# termination) as the key, as store_sqlite.c's migrate_identity does.
+# termination) as the key, as schema.c's migrate_identity does.
 SCHEMA_V3 = SCHEMA_V2 + """
 CREATE TABLE restarts_new (
   id INTEGER PRIMARY KEY, pod_uid TEXT NOT NULL, container TEXT NOT NULL,
@@ -92,7 +92,7 @@ UPDATE schema_version SET version = 4;
 # migration 4 -> 5 (issue 15): the outbox states 'withdrawn' (an alert folded into a storm
 # summary before it was posted) and 'superseded' (a new leader found the row posted by the
 # previous leader); schema 4 wrote such rows as 'failed' with these last errors.
-# (This fixture's outbox has no CHECK constraint, so the rebuild of store_sqlite.c is not needed.)
+# (This fixture's outbox has no CHECK constraint, so the rebuild of schema.c is not needed.)
 SCHEMA_V5 = SCHEMA_V4 + """
 UPDATE outbox SET state = 'withdrawn', attempts = 0, last_error = NULL
   WHERE state = 'failed' AND last_error = 'withdrawn: grouped into an alert-storm summary';
@@ -108,6 +108,12 @@ DROP INDEX restarts_window;
 CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,
   workload_name, pod, pod_uid, cause, node, gpus, cluster);
 UPDATE schema_version SET version = 6;
+"""
+
+# migration 6 -> 7: the delivered message's reference is not Slack's alone.
+SCHEMA_V7 = SCHEMA_V6 + """
+ALTER TABLE outbox RENAME COLUMN slack_ts TO message_ref;
+UPDATE schema_version SET version = 7;
 """
 
 def report_doc(ns, pod, container, cause, log_lines=40):
@@ -173,12 +179,12 @@ def add_next_step(doc, confidence):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=6):
+    def __init__(self, path, schema_version=7):
         self.db = sqlite3.connect(path)
         self.schema = schema_version
-        self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3,
-                               4: SCHEMA_V4, 5: SCHEMA_V5}.get(schema_version, SCHEMA_V6))
-        if schema_version not in (1, 2, 3, 4, 5, 6):
+        self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3, 4: SCHEMA_V4,
+                               5: SCHEMA_V5, 6: SCHEMA_V6}.get(schema_version, SCHEMA_V7))
+        if schema_version not in (1, 2, 3, 4, 5, 6, 7):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
@@ -216,8 +222,8 @@ class Fixture:
             self.db.execute(
                 "INSERT INTO outbox (restart_id, kind, destination, channel, thread_key, body, "
                 "fallback, state, attempts, last_error, created_at, updated_at, delivered_at, "
-                "slack_ts) VALUES (?, 'alert', 'webhook:default', '#alerts', ?, ?, NULL, ?, ?, "
-                "?, ?, ?, ?, ?)",
+                "%s) VALUES (?, 'alert', 'webhook:default', '#alerts', ?, ?, NULL, ?, ?, "
+                "?, ?, ?, ?, ?)" % ("message_ref" if self.schema >= 7 else "slack_ts"),
                 (rid, ns + "/" + pod, json.dumps({"text": message or "alert"}), delivery,
                  attempts, last_error, detected, detected + 5,
                  detected + 5 if delivery == "delivered" else None,
@@ -433,7 +439,7 @@ class HistoryTest(unittest.TestCase):
         self.assertIn(garbage, p.stderr)
         self.assertIn("corrupt", p.stderr)
         newer = os.path.join(self.tmp.name, "newer.db")
-        Fixture(newer, schema_version=7).close()
+        Fixture(newer, schema_version=8).close()
         p = run(["--db", newer], check_rc=1)
         self.assertIn("newer", p.stderr)
         self.assertIn(newer, p.stderr)

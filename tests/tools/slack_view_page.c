@@ -21,7 +21,8 @@
 #include <sys/stat.h>
 
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest.h"
+#include "krc/alert/dest/slack.h"
 #include "krc/demo/slack_view.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
@@ -115,7 +116,7 @@ static int corpus_case(struct page *p, const char *dir, const struct krc_redacto
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     struct krc_error err;
     char path[4096];
     char *body = NULL;
@@ -144,12 +145,13 @@ static int corpus_case(struct page *p, const char *dir, const struct krc_redacto
         rc = krc_diagnose(&r, NULL, &d, &err);
     }
     if (rc == 0) {
-        krc_slack_options_init(&o);
+        krc_alert_options_init(&o);
         o.cluster = "prod-eu";
         o.now = d.finished_at + 150;
         o.redactor = rd;
         o.color_bar = colour_bar;
-        rc = krc_sink_slack_webhook.format_restart(&r, &d, &o, &body, &fallback, &err);
+        rc = krc_dest_kind_find("slack-webhook")
+                 ->ops->format_restart(&r, &d, &o, &body, &fallback, &err);
         if (rc < 0) {
             fprintf(stderr, "slack_view_page: %s: %s\n", dir, err.msg);
         }
@@ -171,16 +173,16 @@ static int cmp_str(const void *a, const void *b)
 /* A storm summary and a "recovered" reply, as the sender would have them formatted. */
 static int storm_and_recovery(struct page *p, double at)
 {
-    struct krc_slack_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
-    struct krc_slack_group nodes[] = {{"gke-prod-pool-2-7f3a", 11}};
-    struct krc_slack_group workloads[] = {{"Deployment shop/cart", 6}, {"Deployment shop/web", 5}};
-    struct krc_slack_example ex[] = {
+    struct krc_alert_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
+    struct krc_alert_group nodes[] = {{"gke-prod-pool-2-7f3a", 11}};
+    struct krc_alert_group workloads[] = {{"Deployment shop/cart", 6}, {"Deployment shop/web", 5}};
+    struct krc_alert_example ex[] = {
         {"shop", "cart-6d5f9-x2k4p", "app", "dependency_unreachable", "gke-prod-pool-2-7f3a", 3},
         {"shop", "web-7d9c-q8z1m", "app", "oom_killed", "gke-prod-pool-2-7f3a", 1},
     };
-    struct krc_slack_recovered rec = {"payments", "checkout-5f7d9c8b6d-w9j4h", "checkout", 600, 4};
-    struct krc_slack_summary s;
-    struct krc_slack_options o;
+    struct krc_alert_recovered rec = {"payments", "checkout-5f7d9c8b6d-w9j4h", "checkout", 600, 4};
+    struct krc_alert_summary s;
+    struct krc_alert_options o;
     char *json = NULL;
 
     memset(&s, 0, sizeof(s));
@@ -196,13 +198,15 @@ static int storm_and_recovery(struct page *p, double at)
     s.n_by_workload = 2;
     s.examples = ex;
     s.n_examples = 2;
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-eu";
-    if (krc_slack_format_summary(&s, &o, &json, NULL) < 0 || add(p, own(json), at) < 0) {
+    if (krc_dest_kind_find("slack-webhook")->ops->format_summary(&s, &o, &json, NULL) < 0 ||
+        add(p, own(json), at) < 0) {
         return -1;
     }
     json = NULL;
-    if (krc_slack_format_recovered(&rec, &o, &json, NULL) < 0 || add(p, own(json), at) < 0) {
+    if (krc_dest_kind_find("slack-webhook")->ops->format_recovered(&rec, &o, &json, NULL) < 0 ||
+        add(p, own(json), at) < 0) {
         return -1;
     }
     return 0;

@@ -7,15 +7,13 @@
  * A sink instance serves one destination and is used by one thread (the
  * sender's thread for that destination), so one destination's rate limit or
  * outage never holds another's messages. The format functions need no
- * instance (workers format before the message is queued). A new kind of
- * destination is one new file defining a struct krc_sink_ops, declared
- * below.
- *
- * Implementations: sink_slack_webhook.c (incoming webhooks),
- * sink_slack_api.c (chat.postMessage threads and the external file upload),
- * sink_webhook.c (the report as signed JSON), sink_pagerduty.c (Events API
- * v2 trigger and resolve), sink_chat.c (Teams and Google Chat webhooks),
- * sink_kube_event.c (an events.k8s.io/v1 Event on the pod).
+ * instance (workers format before the message is queued). Each kind of
+ * destination (alert/dest.h) has its sink in its file under alert/dest/:
+ * slack_webhook.c (incoming webhooks), slack_api.c (chat.postMessage threads
+ * and the external file upload), webhook.c (the report as signed JSON),
+ * pagerduty.c (Events API v2 trigger and resolve), teams.c and
+ * google_chat.c (their webhooks, through chat.c), kube_event.c (an
+ * events.k8s.io/v1 Event on the pod).
  * Secrets (webhook URLs, tokens) never appear in errors or logs. */
 #ifndef KRC_SINK_H
 #define KRC_SINK_H
@@ -23,7 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/config/destinations.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_auth.h"
@@ -90,12 +88,12 @@ struct krc_sink_ops {
                                struct krc_error *err);
     /* Bodies, each a caller-freed (krc_free) string; thread-safe. */
     int (*format_restart)(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                          const struct krc_slack_options *fo, char **ret_body, char **ret_fallback,
+                          const struct krc_alert_options *fo, char **ret_body, char **ret_fallback,
                           struct krc_error *err);
-    int (*format_summary)(const struct krc_slack_summary *sum, const struct krc_slack_options *fo,
+    int (*format_summary)(const struct krc_alert_summary *sum, const struct krc_alert_options *fo,
                           char **ret_body, struct krc_error *err);
-    int (*format_recovered)(const struct krc_slack_recovered *rec,
-                            const struct krc_slack_options *fo, char **ret_body,
+    int (*format_recovered)(const struct krc_alert_recovered *rec,
+                            const struct krc_alert_options *fo, char **ret_body,
                             struct krc_error *err);
     /* Deliver one message (blocking: pacing, retries). 0 when accepted;
      * KRC_ECANCELED on shutdown; KRC_EHTTP (err->http_status set for a
@@ -114,31 +112,6 @@ struct krc_sink {
     const struct krc_sink_ops *ops;
     struct krc_sink_limits limits;
 };
-
-/* Slack incoming webhooks: target is the webhook URL (registered as a
- * secret). */
-extern const struct krc_sink_ops krc_sink_slack_webhook;
-/* The Slack Web API with o->bot_token (required); no target. */
-extern const struct krc_sink_ops krc_sink_slack_api;
-
-/* The signed webhook: the versioned report JSON (docs/report-schema.json),
- * HMAC-SHA256 over "TIMESTAMP.BODY" in X-Krc-Signature: t=...,v1=...; the
- * destination's url, secret and extra headers. */
-extern const struct krc_sink_ops krc_sink_webhook;
-/* PagerDuty Events API v2: trigger per pod and container, resolve on
- * recovery; the routing key is added at send time (never stored). */
-extern const struct krc_sink_ops krc_sink_pagerduty;
-
-/* Microsoft Teams Workflows webhook (Adaptive Card 1.5) and Google Chat
- * incoming webhook (cardsV2, a thread per pod): target is the webhook URL. */
-extern const struct krc_sink_ops krc_sink_teams;
-extern const struct krc_sink_ops krc_sink_google_chat;
-
-/* Kubernetes Events (alert/kube_event.h) with o->kube_auth; no target. */
-extern const struct krc_sink_ops krc_sink_kube_event;
-
-/* The sink of a destination type, or NULL when this build has none. */
-const struct krc_sink_ops *krc_sink_ops_for(enum krc_dest_type type);
 
 /* NULL is accepted. */
 void krc_sink_free(struct krc_sink *s);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "krc/alert/slack_format.h"
+#include "krc/alert/format.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report.h"
 #include "krc/util/error.h"
@@ -35,16 +35,16 @@ int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *e
 #define KRC_WEBHOOK_SCHEMA_VERSION 1
 
 /* {"schema_version": 1, "kind": "restart" | "storm_summary" | "recovered",
- *  "sent_at", "cluster", and "report" (store/report_json.h) | "summary" |
+ *  "sent_at", "cluster", and "report" (model/report_json.h) | "summary" |
  *  "recovered"}. */
 int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                               const struct krc_slack_options *fo, char **ret_body,
+                               const struct krc_alert_options *fo, char **ret_body,
                                char **ret_fallback, struct krc_error *err);
-int krc_webhook_format_summary(const struct krc_slack_summary *sum,
-                               const struct krc_slack_options *fo, char **ret_body,
+int krc_webhook_format_summary(const struct krc_alert_summary *sum,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err);
-int krc_webhook_format_recovered(const struct krc_slack_recovered *rec,
-                                 const struct krc_slack_options *fo, char **ret_body,
+int krc_webhook_format_recovered(const struct krc_alert_recovered *rec,
+                                 const struct krc_alert_options *fo, char **ret_body,
                                  struct krc_error *err);
 
 /* HMAC-SHA256 of "T.BODY" with secret, as lowercase hex (65 bytes with
@@ -66,15 +66,15 @@ int krc_webhook_signature(const char *secret, int64_t t, const char *body, size_
  * component, group, class, custom_details (the diagnosis and the report)},
  * within KRC_PD_MAX_PAYLOAD. */
 int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                                 const struct krc_slack_options *fo, char **ret_body,
+                                 const struct krc_alert_options *fo, char **ret_body,
                                  char **ret_fallback, struct krc_error *err);
 /* A trigger for the storm (dedup_key "krc/CLUSTER/storm": one incident). */
-int krc_pagerduty_format_summary(const struct krc_slack_summary *sum,
-                                 const struct krc_slack_options *fo, char **ret_body,
+int krc_pagerduty_format_summary(const struct krc_alert_summary *sum,
+                                 const struct krc_alert_options *fo, char **ret_body,
                                  struct krc_error *err);
 /* resolve with the restart's dedup_key. */
-int krc_pagerduty_format_recovered(const struct krc_slack_recovered *rec,
-                                   const struct krc_slack_options *fo, char **ret_body,
+int krc_pagerduty_format_recovered(const struct krc_alert_recovered *rec,
+                                   const struct krc_alert_options *fo, char **ret_body,
                                    struct krc_error *err);
 /* The dedup_key of a pod's container (out: at most 256 bytes with NUL). */
 void krc_pagerduty_dedup_key(const char *cluster, const char *ns, const char *pod,
@@ -107,7 +107,7 @@ struct krc_card {
 /* Fill c (free with krc_card_cleanup, also after a failure): texts cut to
  * text_max bytes, the log to its last log_max bytes. 0 or KRC_ENOMEM. */
 int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
-                   const struct krc_slack_options *fo, size_t log_max, size_t text_max,
+                   const struct krc_alert_options *fo, size_t log_max, size_t text_max,
                    struct krc_card *c);
 void krc_card_cleanup(struct krc_card *c);
 /* How a chat format shrinks its card until the body fits: the card is built
@@ -126,11 +126,11 @@ struct krc_card_fit {
 
 /* *ret_body set (krc_free) and 0, or KRC_ENOMEM / KRC_ETOOBIG (err set). */
 int krc_card_fit(const struct krc_report *rep, const struct krc_diagnosis *d,
-                 const struct krc_slack_options *fo, const struct krc_card_fit *fit,
+                 const struct krc_alert_options *fo, const struct krc_card_fit *fit,
                  char **ret_body, struct krc_error *err);
 /* A redacted, display-safe copy of s cut to max bytes with "…" (NULL for
  * NULL or out of memory); the PagerDuty texts use it too. */
-char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t len, size_t max,
+char *krc_card_text(const struct krc_alert_options *fo, const char *s, size_t len, size_t max,
                     int keep_newlines);
 
 /* --- Microsoft Teams (Workflows webhook) ----------------------------------- */
@@ -143,13 +143,13 @@ char *krc_card_text(const struct krc_slack_options *fo, const char *s, size_t le
  * shortened until it fits). Foreign texts are TextRuns of RichTextBlocks,
  * which Teams shows without markdown. */
 int krc_teams_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err);
-int krc_teams_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+int krc_teams_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err);
-int krc_teams_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+int krc_teams_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err);
 
 /* --- Google Chat (incoming webhook) ---------------------------------------- */
@@ -162,13 +162,13 @@ int krc_teams_format_recovered(const struct krc_slack_recovered *rec,
  * asks messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD). Texts are
  * HTML-escaped (textParagraph takes a little HTML). */
 int krc_gchat_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err);
-int krc_gchat_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+int krc_gchat_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err);
-int krc_gchat_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+int krc_gchat_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err);
 /* The pod's thread key (out: at most 256 bytes with NUL). */
 void krc_gchat_thread_key(const char *cluster, const char *ns, const char *pod, char *out,

@@ -5,7 +5,7 @@
  *
  * Without --listen: stdio (one JSON-RPC message per line on stdin and
  * stdout; logs on stderr only; exits at end of input). With --listen:
- * Streamable HTTP at /mcp (krc/serve/mcp_http.h) until SIGTERM or SIGINT;
+ * Streamable HTTP at /mcp (krc/mcp/mcp_http.h) until SIGTERM or SIGINT;
  * a bearer token file is required unless HOST is loopback. The database is
  * FILE, else $KRC_DB, else krc_store_default_path(), opened read-only on
  * first use. explain_pod reads the cluster with --kubeconfig, or in a pod

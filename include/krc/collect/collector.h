@@ -39,6 +39,23 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
                 const struct krc_collector_options *o, struct krc_report *rep,
                 struct krc_error *err);
 
+/* The pod and the container a collection is about (borrowed strings). */
+struct krc_collect_target {
+    const char *namespace;
+    const char *pod;
+    const char *uid;
+    const char *container; /* whose previous log is read */
+};
+
+/* What krc_collect does after the pod, for a report whose pod part is
+ * already filled (explain_pod: the pod the API answered, parsed once by the
+ * caller): the pod's events, the node and its warning events and
+ * t->container's previous log, in parallel; failures become notes. Returns
+ * 0 whenever the report could be completed, KRC_ENOMEM otherwise. */
+int krc_collect_around_pod(struct krc_kube_client *c, const struct krc_collect_target *t,
+                           const struct krc_collector_options *o, struct krc_report *rep,
+                           struct krc_error *err);
+
 /* Web API threads get the previous log as a file, not only the tail: its
  * last KRC_COLLECT_LOG_FILE_KEEP bytes, reading at most
  * KRC_COLLECT_LOG_FILE_CAP (the kubelet rotates container logs at 10 MiB by

@@ -45,6 +45,19 @@ struct krc_silence {
     char *reason;
 };
 
+/* The value of a list option (KRC_CONFIG_LIST, KRC_CONFIG_PATTERNS): one
+ * item per line of the text it was set from (a YAML sequence's entries, or
+ * the lines of an environment variable), in order; an empty line is an empty
+ * item, which every use skips. */
+struct krc_config_list {
+    char **items;
+    size_t n;
+    /* KRC_CONFIG_PATTERNS: the non-empty items as text patterns
+     * (util/pattern.h, one line each), compiled when the option is set */
+    struct krc_pattern *patterns;
+    size_t n_patterns;
+};
+
 struct krc_config {
     /* cluster and API access */
     char *kubeconfig;
@@ -84,8 +97,8 @@ struct krc_config {
     long log_limit_bytes;
     long log_transfer_limit_bytes;
     long workers;
-    char *redact_patterns;     /* KRC_CONFIG_LIST: '\n'-separated */
-    char *log_ignore_patterns; /* KRC_CONFIG_LIST */
+    struct krc_config_list redact_patterns;     /* regular expressions (the redactor's) */
+    struct krc_config_list log_ignore_patterns; /* compiled: .patterns */
     struct krc_route *routes;
     size_t n_routes;
     struct krc_silence *silences;
@@ -122,6 +135,7 @@ enum krc_config_type {
     KRC_CONFIG_DURATION, /* seconds; accepts 90, 90s, 10m, 1h, 1h30m */
     KRC_CONFIG_BOOL,
     KRC_CONFIG_LIST,         /* strings; YAML sequence, or newline-separated in env/flags */
+    KRC_CONFIG_PATTERNS,     /* KRC_CONFIG_LIST of text patterns, compiled when set */
     KRC_CONFIG_ROUTES,       /* YAML sequence of route mappings (file only) */
     KRC_CONFIG_SILENCES,     /* YAML sequence of silence mappings (file only) */
     KRC_CONFIG_DESTINATIONS, /* YAML sequence of destination mappings (file only) */
@@ -169,6 +183,12 @@ char *krc_config_env_typos(void);
 /* Set one option by flag name ("label-selector") from a string value. */
 int krc_config_set_flag(struct krc_config *cfg, const char *flag, const char *value,
                         struct krc_error *err);
+/* Set one option by environment variable name ("KRC_REDACT_PATTERNS") from
+ * a string value, as krc_config_load_env does. */
+int krc_config_set_env(struct krc_config *cfg, const char *env, const char *value,
+                       struct krc_error *err);
+/* 1 when two list values hold the same items. */
+int krc_config_list_equal(const struct krc_config_list *a, const struct krc_config_list *b);
 /* Find the option a flag names; NULL if none. */
 const struct krc_config_option *krc_config_find_flag(const char *flag);
 

@@ -2,8 +2,9 @@
  *
  * The configuration file's `destinations:` list names each destination and
  * gives its type and the type's fields; routes name destinations
- * (`destinations: [a, b]`). The one table of types is here: a new type is a
- * row below and a sink (alert/sink.h) of that name.
+ * (`destinations: [a, b]`). Each kind of destination has its settings
+ * table (struct krc_dest_schema) in its own file (alert/dest/); this loader
+ * reads every destination generically with its kind's table.
  *
  * Secrets (webhook URLs of Slack, Teams and Google Chat, the PagerDuty
  * routing key, the signing secret, bot tokens, extra headers) are read from
@@ -18,40 +19,78 @@
 
 #include "krc/util/buf.h"
 
-enum krc_dest_type {
-    KRC_DEST_SLACK_WEBHOOK = 0,
-    KRC_DEST_SLACK_API,
-    KRC_DEST_PAGERDUTY,
-    KRC_DEST_TEAMS,
-    KRC_DEST_GOOGLE_CHAT,
-    KRC_DEST_WEBHOOK,
-    KRC_DEST_KUBERNETES_EVENT,
+#define KRC_DEST_EXTRA_MAX 4
+
+struct krc_destination;
+
+/* How a setting's value is given in the file. */
+enum krc_dest_value {
+    KRC_DEST_TEXT,   /* a plain value: `channel: "#ops"` */
+    KRC_DEST_URL,    /* an endpoint: https://, or http:// to a loopback host */
+    KRC_DEST_SECRET, /* `<key>Env` (a variable) or `<key>File` (a mounted Secret), never the
+                      * file's text (but `<key>` itself with KRC_DEST_INLINE) */
 };
 
-struct krc_dest_type_info {
-    enum krc_dest_type type;
-    const char *name;        /* as written in the file: "pagerduty" */
-    const char *keys;        /* allowed keys, "a|b|c" */
-    int url;                 /* 0: none; 1: required; 2: optional (default_url) */
-    int url_is_secret;       /* the URL itself grants access (incoming webhooks) */
-    const char *default_url; /* url == 2 */
-    const char *secret;      /* its secret's key stem ("routingKey"), or NULL */
-    const char *help;        /* one line for docs and errors */
+/* KRC_DEST_SECRET: `<key>` itself may hold the value (an incoming webhook's
+ * url), and the value is then an endpoint (checked as KRC_DEST_URL). */
+#define KRC_DEST_INLINE 0x1u
+/* The destination needs a value (after the default). */
+#define KRC_DEST_REQUIRED 0x2u
+/* KRC_DEST_SECRET given only as `<key>File` (no `<key>Env`). */
+#define KRC_DEST_FILE_ONLY 0x4u
+/* The value itself grants access (an incoming webhook's URL): never printed,
+ * registered with the log redactor. Secrets always are. */
+#define KRC_DEST_HIDDEN 0x8u
+/* A failed check names the key and the file it was read from
+ * ("(NAME).headersFile: PATH: WHY") instead of the destination. */
+#define KRC_DEST_CHECK_AT_FILE 0x10u
+
+/* One setting of a kind of destination: the kind's file has a table of
+ * these and the loader reads every destination with it (fluent-bit's
+ * config_map is the model). Its value (an owned string) goes to the char *
+ * field of struct krc_destination at `offset`, where it came from ("urlEnv:
+ * NAME") to the one at `source` (0: not kept). */
+struct krc_dest_setting {
+    const char *key; /* "url", "channel"; a secret's stem: "routingKey" */
+    enum krc_dest_value type;
+    unsigned flags;
+    const char *default_value; /* NULL: none */
+    size_t offset;
+    size_t source;
+    /* A check beyond the type's, or NULL: 0, or -1 with why set (a sentence
+     * without the value: it may be a secret). */
+    int (*check)(const char *value, char *why, size_t whysz);
 };
 
-/* The table, and its row of `name` (NULL: not a type). */
-const struct krc_dest_type_info *krc_dest_types(size_t *ret_n);
-const struct krc_dest_type_info *krc_dest_type_find(const char *name);
-const struct krc_dest_type_info *krc_dest_type_info(enum krc_dest_type t);
+/* A kind of destination as the loader sees it: the alert layer's kinds
+ * (alert/dest.h) each hold one. */
+struct krc_dest_schema {
+    const char *name; /* as written in the file: "pagerduty" */
+    const char *help; /* one line for the log and docs */
+    const struct krc_dest_setting *settings;
+    size_t n_settings;
+};
+
+/* The kinds the loader knows, in the order errors list them. The config
+ * layer cannot see the destinations' files (alert/dest/), so the program
+ * hands them over once before it loads a configuration
+ * (krc_dest_registry_init, alert/dest.h); until then no type is known.
+ * The array is borrowed. */
+void krc_dest_schemas_set(const struct krc_dest_schema *const *v, size_t n);
+/* The kind named `name`, or NULL. */
+const struct krc_dest_schema *krc_dest_schema_find(const char *name);
 
 struct krc_destination {
     char *name;
-    enum krc_dest_type type;
-    char *url;      /* the endpoint (NULL: none, or unresolved in `config check`) */
-    char *secret;   /* routing key, signing secret or bot token; NULL: none */
-    char *channel;  /* slack-api / slack-webhook; NULL: none */
-    char *headers;  /* webhook: extra header lines "Name: value\n"; NULL: none */
-    char *api_url;  /* slack-api: the Web API base; NULL: Slack's */
+    const struct krc_dest_schema *kind;
+    char *url;     /* the endpoint (NULL: none, or unresolved in `config check`) */
+    char *secret;  /* routing key, signing secret or bot token; NULL: none */
+    char *channel; /* slack-api / slack-webhook; NULL: none */
+    char *headers; /* webhook: extra header lines "Name: value\n"; NULL: none */
+    char *api_url; /* slack-api: the Web API base; NULL: Slack's */
+    /* the settings of a kind that no field above holds (its table says
+     * which: offsetof(struct krc_destination, extra[i])) */
+    char *extra[KRC_DEST_EXTRA_MAX];
     int is_default; /* `default: true`: gets the restarts no route matches */
     /* where each secret came from, "urlEnv: NAME" / "secretFile: PATH" (NULL: inline
      * or none): what `krc config print` shows instead of the secret */
@@ -101,6 +140,11 @@ void krc_route_dests_free(struct krc_route_dest *v, size_t n);
 void krc_route_dests_resolve(struct krc_route_dest *v, size_t n, size_t route,
                              const struct krc_destination *dests, size_t n_dests, const char *path,
                              const struct krc_dest_report *rep);
+
+/* 1 when d is of the kind named `kind`. */
+int krc_dest_is(const struct krc_destination *d, const char *kind);
+/* 1 when d's url is a secret (an incoming webhook's: KRC_DEST_HIDDEN). */
+int krc_dest_url_hidden(const struct krc_destination *d);
 
 /* 1 when `url` may be used: https, or http to a loopback host (localhost,
  * 127.0.0.0/8, [::1]). */

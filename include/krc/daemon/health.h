@@ -15,7 +15,7 @@
 #include "krc/kube/leader.h"
 #include "krc/kube/watch.h"
 #include "krc/serve/http_server.h"
-#include "krc/serve/mcp_http.h"
+#include "krc/mcp/mcp_http.h"
 #include "krc/serve/metrics.h"
 #include "krc/util/error.h"
 
@@ -32,8 +32,8 @@ struct krc_health {
     const struct krc_config *cfg; /* as started */
     struct krc_health_watch *watches;
     size_t n_watches;
-    struct krc_sender *notifier; /* may be NULL */
-    struct krc_leader *leader;   /* NULL without leader election */
+    struct krc_sender *sender; /* may be NULL */
+    struct krc_leader *leader; /* NULL without leader election */
     struct krc_pipeline_status *status;
     struct krc_mcp *mcp; /* NULL: no /mcp; served with cfg->mcp_token_file's token */
     /* built by krc_health_start */
@@ -71,7 +71,7 @@ void krc_health_cleanup(struct krc_health *h);
 void krc_health_reload_mcp_token(struct krc_health *h);
 /* A configuration reload's result, counted. */
 void krc_health_reloaded(struct krc_health *h, int ok);
-/* The notifier's on_delivered callback (userdata: the struct krc_health):
+/* The sender's on_delivered callback (userdata: the struct krc_health):
  * the restart-to-notification latency histogram. */
 void krc_health_on_delivered(double seconds, void *userdata);
 

@@ -1,15 +1,16 @@
 /* The worker pipeline: what happens to one detected restart, in one place.
  *
- *   decide (the notifier, before any request) -> collect (the collector:
- *   pod, events, node, previous log; nothing for a muted, grouped or
- *   silenced restart) -> diagnose -> format (the notifier) -> record the
- *   restart and its pending message in one store transaction (the outbox)
- *   -> hand the message to the sender.
+ *   route (alert/route.h, before any request: the plan) -> collect (the
+ *   collector: pod, events, node, previous log; nothing for a muted,
+ *   grouped or silenced restart) -> diagnose -> render (alert/render.h:
+ *   the messages) -> record the restart and its pending messages in one
+ *   store transaction (the outbox) -> deliver (alert/deliver.h: the
+ *   destinations' lanes). Each stage is entered once per restart.
  *
  * Everything the pipeline uses comes in through struct krc_pipeline_deps,
  * so that it runs on its own with fakes (tests/unit/daemon/test_pipeline.c).
  * Threads: every worker thread has its own deps (its own Kubernetes client
- * and store connection); the notifier, the leader and the status are shared
+ * and store connection); the sender, the leader and the status are shared
  * and thread-safe. */
 #ifndef KRC_PIPELINE_H
 #define KRC_PIPELINE_H
@@ -83,7 +84,7 @@ struct krc_pipeline_deps {
     struct krc_pipeline_deferred *deferred; /* NULL: a failed history write is not retried */
     /* shared (borrowed, thread-safe) */
     _Atomic(const struct krc_config *) *config; /* the live configuration (SIGHUP) */
-    struct krc_sender *notifier;                /* NULL: nothing is decided or posted */
+    struct krc_sender *sender;                  /* NULL: nothing is routed or posted */
     const struct krc_redactor *redactor;        /* redacts every report and diagnosis; may be
                                                    NULL (the built-in patterns) */
     struct krc_leader *leader;                  /* NULL without leader election */

@@ -67,6 +67,9 @@ int krc_demo_field_selector_match(const char *selector, const cJSON *obj, char *
  * for a namespace that differs from the path's) and the API server's message
  * in `why`. */
 int krc_demo_kube_event_check(const cJSON *ev, const char *ns, char *why, size_t why_size);
+/* The string member k of object o; NULL when o is not an object or k is
+ * absent or not a string. */
+const char *krc_demo_json_str(const cJSON *o, const char *k);
 
 /* The last `tail_lines` lines (< 0: all) of `log`, each prefixed with an
  * RFC 3339 time stamp with nanoseconds when `timestamps` (as the kubelet
@@ -114,9 +117,6 @@ size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono
 /* Every message received (borrowed; valid until krc_demo_sim_free). Only
  * after krc_demo_sim_stop. */
 const struct krc_demo_msg *krc_demo_sim_messages(const struct krc_demo_sim *s, size_t *ret_n);
-
-/* Kubernetes Events created so far. */
-size_t krc_demo_sim_kube_event_count(struct krc_demo_sim *s);
 
 /* Close the listening socket, end the watch streams, join every thread. */
 void krc_demo_sim_stop(struct krc_demo_sim *s);

@@ -1,6 +1,6 @@
 /* One detected restart: the owned record that travels from the detector
  * through the bounded queue to the workers (collector, diagnose, store,
- * notifier). */
+ * sender). */
 #ifndef KRC_RESTART_H
 #define KRC_RESTART_H
 

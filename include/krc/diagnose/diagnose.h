@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "krc/model/cause.h"
+#include "krc/model/diagnosis.h"
 #include "krc/model/report.h"
 #include "krc/util/error.h"
 #include "krc/util/redact.h"
@@ -48,53 +49,6 @@
 #define KRC_DIAG_WINDOW_AFTER 60               /* seconds after finishedAt in W */
 #define KRC_DIAG_MAX_EVIDENCE 16
 #define KRC_DIAG_EVIDENCE_MAX 320 /* bytes per evidence line */
-
-struct krc_diagnosis {
-    char *container; /* NULL when the pod has no container to diagnose */
-    int is_init;
-    int is_sidecar;
-    enum krc_cause cause;
-    int has_termination; /* a termination with an exitCode was seen; 0: exit_code meaningless */
-    int from_last_state; /* T is lastState.terminated (else state.terminated) */
-    int exit_code;
-    int signal;              /* signal number from exit code 128+N or T.signal; 0 = none */
-    const char *signal_name; /* static "SIGKILL" ..., NULL when no signal */
-    char *reason;            /* T.reason, may be NULL */
-    int restart_count;
-    int restart_count_known; /* 0: the status did not give restartCount (restart_count 0) */
-    int64_t started_at;      /* T.startedAt, 0 when unknown (StartError) */
-    int64_t finished_at;
-    long gpus;     /* GPUs the pod holds (0 for CPU pods) */
-    char *summary; /* one line, never NULL after success */
-    /* The summary without the text it quotes from the pod (log lines, event,
-     * runtime and termination messages): krc's own words only, for readers
-     * who are not shown the log (the Kubernetes Event's note). Never NULL
-     * after success; equal to summary when it quotes nothing. */
-    char *summary_unquoted;
-    char **evidence;
-    size_t n_evidence;
-    enum krc_confidence confidence;
-    char *next_step; /* one actionable line, never NULL after success */
-    char **commands; /* kubectl commands to look further (complete, runnable) */
-    size_t n_commands;
-    char **unchecked; /* what could not be seen, and what that leaves open */
-    size_t n_unchecked;
-};
-
-void krc_diagnosis_init(struct krc_diagnosis *d);
-void krc_diagnosis_cleanup(struct krc_diagnosis *d);
-
-/* "SIGKILL" for 9 ... (Linux numbering), NULL when unknown. */
-const char *krc_signal_name(int signo);
-
-/* Redact the texts of a diagnosis in place (summary, summary_unquoted,
- * evidence, unchecked) with `rd` (NULL: the built-in patterns): a diagnosis
- * made from a report redacted with krc_report_redact quotes only redacted
- * text, and this applies the extra patterns to what the diagnosis wrote
- * around it. A text that cannot be redacted (out of memory) becomes the
- * mark. 0 or KRC_ENOMEM (the diagnosis is safe to show either way). */
-int krc_diagnosis_redact(struct krc_diagnosis *d, const struct krc_redactor *rd,
-                         struct krc_error *err);
 
 /* The container to diagnose (borrowed from r), or NULL when no container
  * shows a termination, a restart, a back-off or a start error. */
@@ -110,28 +64,15 @@ const struct krc_report_container *krc_diagnose_pick(const struct krc_report *r)
 int krc_diagnose(const struct krc_report *r, const char *container, struct krc_diagnosis *ret,
                  struct krc_error *err);
 
-/* The container's last diagnosed (collected) restart, as the history has
- * it: what a muted repeat, which is not collected, may carry
- * (krc_diagnosis_carry, src/diagnose/repeat.c). Strings borrowed. */
-struct krc_diagnosis_prior {
-    int64_t id; /* its history id */
-    enum krc_cause cause;
-    enum krc_confidence confidence;
-    int has_exit_code; /* 0: exit code unknown: never matches */
-    int exit_code;
-    int signal;         /* 0: none */
-    const char *reason; /* may be NULL */
-    int log_collected;  /* its previous log was collected (non-empty) */
-};
-
 /* A muted repeat's diagnosis *d (made without the log) takes the cause of
- * `prior` when their terminations match (same exit code, signal and
- * reason; the caller matched pod UID and container) and the carried
- * confidence, min(prior's, medium), is not below d's own: the cause and
- * that confidence are set, a summary and a first evidence line say what was
+ * `prior` (the container's last diagnosed restart, as the history has it)
+ * when their terminations match (same exit code, signal and reason; the
+ * caller matched pod UID and container) and the carried confidence,
+ * min(prior's, medium), is not below d's own: the cause and that
+ * confidence are set, a summary and a first evidence line say what was
  * compared, `unchecked` keeps what it listed. Returns 1 when carried, 0 when
- * not (d unchanged), KRC_ENOMEM. */
-int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_prior *prior);
+ * not (d unchanged), KRC_ENOMEM. src/diagnose/repeat.c. */
+int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_history *prior);
 
 /* The rule table in precedence order, for tests and documentation: the
  * number of rules, the name and cause of rule i (NULL / unknown past the

@@ -38,24 +38,16 @@ int krc_kube_query_add(struct krc_buf *q, const char *key, const char *value);
 int krc_kube_get(struct krc_kube_client *c, const char *path, size_t max_body, char **ret_body,
                  size_t *ret_len, struct krc_error *err);
 
-/* Like krc_kube_get but with status and body of any 2xx/4xx handed back
- * instead of translated (for callers that interpret specific statuses, such
- * as the log endpoint's 400). Transport errors and 401 are still errors. */
-int krc_kube_get_raw(struct krc_kube_client *c, const char *path, size_t max_body,
-                     struct krc_http_response *resp, struct krc_error *err);
-
-/* Several GETs at once (n <= KRC_HTTP_MAX_PARALLEL), each handled like
- * krc_kube_get_raw: rets[i]/errs[i] per request (errs cleared by the
- * caller), statuses and bodies in resps[i] untranslated. */
-int krc_kube_get_many(struct krc_kube_client *c, const char *const *paths, size_t n,
-                      size_t max_body, struct krc_http_response *resps, int *rets,
-                      struct krc_error *errs);
-
-/* krc_kube_get_many where the 2xx body of request i goes to on_data[i]
- * (with userdata[i]) piece by piece instead of being collected, when
- * on_data and on_data[i] are not NULL (a callback that returns non-zero
- * stops its transfer: rets[i] KRC_ECANCELED). Error bodies are still
- * collected. A request retried after a 401 streams to the same callback. */
+/* Several GETs at once (n <= KRC_HTTP_MAX_PARALLEL), with the status and
+ * body of any 2xx/4xx handed back instead of translated (for callers that
+ * interpret specific statuses, such as the log endpoint's 400; transport
+ * errors and 401 are still errors): rets[i]/errs[i] per request (errs
+ * cleared by the caller), statuses and bodies in resps[i]. The 2xx body of
+ * request i goes to on_data[i] (with userdata[i]) piece by piece instead of
+ * being collected, when on_data and on_data[i] are not NULL (a callback that
+ * returns non-zero stops its transfer: rets[i] KRC_ECANCELED). Error bodies
+ * are still collected. A request retried after a 401 streams to the same
+ * callback. */
 int krc_kube_get_many_stream(struct krc_kube_client *c, const char *const *paths, size_t n,
                              size_t max_body, const krc_http_data_cb *on_data,
                              void *const *userdata, struct krc_http_response *resps, int *rets,

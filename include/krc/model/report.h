@@ -93,6 +93,9 @@ struct krc_report_container {
     struct krc_report_probe liveness; /* present == has_liveness */
     struct krc_report_probe startup;  /* present == has_startup */
     char *termination_message_policy; /* File / FallbackToLogsOnError */
+
+    /* With has_status: its position in containerStatuses / initContainerStatuses. */
+    int status_index;
 };
 
 struct krc_report_event {

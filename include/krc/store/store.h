@@ -1,6 +1,6 @@
 /* Durable restart history and the crash-safe notification outbox: SQLite in
  * the pod (the default), or PostgreSQL shared by many replicas and clusters
- * (issue 17; krc/store/backend.h, docs/architecture.md "History and outbox").
+ * (issue 17; krc/store/driver.h, docs/architecture.md "History and outbox").
  *
  * One database file holds every restart report (its identity is pod UID +
  * container + its termination: lastState.terminated.finishedAt, containerID
@@ -36,8 +36,8 @@
  *   KRC_ENOMEM        out of memory
  *   KRC_EUNSUPPORTED  also: an operation the backend has no use for (the journal
  *                     on PostgreSQL)
- * Only src/store/store_sqlite.c includes <sqlite3.h>, only src/store/store_pg.c
- * <libpq-fe.h>. */
+ * Only src/store/driver_sqlite.c includes <sqlite3.h>, only src/store/driver_pg.c
+ * <libpq-fe.h> (krc/store/driver.h: the SQL layer under these calls). */
 #ifndef KRC_STORE_H
 #define KRC_STORE_H
 
@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "krc/model/cause.h"
+#include "krc/model/diagnosis.h"
 #include "krc/util/error.h"
 
 /* Schema version this binary writes (migrations up to it are built in).
@@ -52,8 +53,8 @@
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
- * too. */
-#define KRC_STORE_SCHEMA_VERSION 6
+ * too; 7: outbox.slack_ts renamed outbox.message_ref. */
+#define KRC_STORE_SCHEMA_VERSION 7
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -238,23 +239,11 @@ int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity 
 /* The container's last diagnosed restart: the newest of this pod UID and
  * container that was collected (decision alert, thread_reply or
  * not_posted), for a muted repeat to compare with (krc_diagnosis_carry). */
-struct krc_store_diagnosed {
-    int64_t id;
-    enum krc_cause cause;
-    enum krc_confidence confidence; /* low when recorded before schema 2 */
-    int has_exit_code;
-    int exit_code;
-    int signal;
-    int has_reason;
-    char reason[256];
-    int log_collected; /* its stored report holds a non-empty log */
-};
-
 /* 1 with *ret, 0 when there is none (or its cause or reason cannot be read
  * back whole), < 0 on a database error. Served by the UNIQUE (pod_uid,
  * container, identity) index. */
 int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
-                             struct krc_store_diagnosed *ret, struct krc_error *err);
+                             struct krc_diagnosis_history *ret, struct krc_error *err);
 
 /* Change the decision (and the message text when non-NULL) of a stored
  * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
@@ -267,9 +256,9 @@ int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,
                          const struct krc_store_outbox *msg, int64_t *ret_outbox_id,
                          struct krc_error *err);
 
-/* Slack accepted outbox row `id`: state delivered, delivered_at now,
- * slack_ts (may be NULL: webhooks return none). KRC_ENOTFOUND. */
-int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+/* The destination accepted outbox row `id`: state delivered, delivered_at
+ * now, message_ref (may be NULL: webhooks return none). KRC_ENOTFOUND. */
+int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *message_ref,
                              struct krc_error *err);
 /* Slack accepted outbox row `id` but krc_store_mark_delivered() failed
  * (database locked past the busy timeout, disk full): append the fact to the
@@ -278,7 +267,7 @@ int krc_store_mark_delivered(struct krc_store *s, int64_t id, const char *slack_
  * krc_store_pending() applies the journal before it lists anything, so a
  * restart does not post the message again. KRC_EINVAL for ":memory:",
  * KRC_ETOOBIG when the disk is full, KRC_EIO. */
-int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *slack_ts,
+int krc_store_journal_delivered(struct krc_store *s, int64_t id, const char *message_ref,
                                 struct krc_error *err);
 /* Remove the journal: call once every fact in it reached the database. */
 int krc_store_journal_clear(struct krc_store *s, struct krc_error *err);
@@ -337,7 +326,9 @@ struct krc_store_message {
     int64_t created_at;
     int64_t updated_at;
     int64_t delivered_at; /* 0: not delivered */
-    const char *slack_ts;
+    /* the delivered message's reference: Slack's ts, another destination's id;
+     * NULL when it returned none (webhooks) */
+    const char *message_ref;
 };
 
 /* Callbacks return 0 to continue; any other value stops the iteration and
@@ -353,7 +344,7 @@ typedef int (*krc_store_message_fn)(const struct krc_store_message *m, void *ud)
 int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud,
                       struct krc_error *err);
 
-/* The slack_ts (and channel) of the latest delivered alert for thread_key,
+/* The message_ref (Slack's ts) and channel of the latest delivered alert for thread_key,
  * for Web API thread replies across daemon restarts. *ret_ts (and
  * *ret_channel when ret_channel is non-NULL) are set to owned strings (free
  * with krc_free), or to NULL when there is none. */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "krc/alert/kube_event.h"
+#include "krc/alert/dest.h"
 #include "krc/alert/sink.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
@@ -270,7 +271,7 @@ static void test_sink_format_restart(void **state)
     struct krc_report *rep = krc_report_new();
     struct krc_diagnosis dg;
     struct krc_report_container *c;
-    struct krc_slack_options fo;
+    struct krc_alert_options fo;
     struct krc_error e;
     char *body = NULL;
     char *fallback = (char *)"untouched";
@@ -295,10 +296,12 @@ static void test_sink_format_restart(void **state)
                             "LOG-LINE-SENTINEL connecting to postgres://app:hunter2@db failed");
     dg.summary_unquoted =
         krc_strdup("connecting to postgres://app:hunter2@db.internal:5432/orders failed");
-    krc_slack_options_init(&fo);
+    krc_alert_options_init(&fo);
     setenv("POD_NAME", "krc-abc", 1);
     krc_error_clear(&e);
-    assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
+    assert_int_equal(krc_dest_kind_find("kubernetes-event")
+                         ->ops->format_restart(rep, &dg, &fo, &body, &fallback, &e),
+                     0);
     assert_null(fallback);
     assert_null(strstr(body, "hunter2"));
     assert_null(strstr(body, "LOG-LINE-SENTINEL"));
@@ -317,14 +320,18 @@ static void test_sink_format_restart(void **state)
      * escapes (neither the ESC nor the rest of the sequence) */
     krc_free(dg.summary_unquoted);
     dg.summary_unquoted = krc_strdup("log says \x1b[31mFATAL\x1b[0m: disk full");
-    assert_int_equal(krc_sink_kube_event.format_restart(rep, &dg, &fo, &body, &fallback, &e), 0);
+    assert_int_equal(krc_dest_kind_find("kubernetes-event")
+                         ->ops->format_restart(rep, &dg, &fo, &body, &fallback, &e),
+                     0);
     j = cJSON_Parse(body);
     assert_non_null(j);
     assert_non_null(strstr(str(j, "note"), "(low confidence): log says FATAL: disk full"));
     cJSON_Delete(j);
     krc_free(body);
     /* an Event is about one pod: no storm summary, no replies */
-    assert_int_equal(krc_sink_kube_event.format_summary(NULL, &fo, &body, &e), KRC_EUNSUPPORTED);
+    assert_int_equal(
+        krc_dest_kind_find("kubernetes-event")->ops->format_summary(NULL, &fo, &body, &e),
+        KRC_EUNSUPPORTED);
     assert_null(body);
     unsetenv("POD_NAME");
     krc_diagnosis_cleanup(&dg);
@@ -339,9 +346,9 @@ static void test_sink_needs_a_client(void **state)
     (void)state;
     krc_sink_options_defaults(&o);
     krc_error_clear(&e);
-    assert_null(krc_sink_kube_event.create(&o, NULL, &e));
+    assert_null(krc_dest_kind_find("kubernetes-event")->ops->create(&o, NULL, &e));
     assert_int_equal(e.code, KRC_EINVAL);
-    assert_string_equal(krc_sink_kube_event.name, "kubernetes-event");
+    assert_string_equal(krc_dest_kind_find("kubernetes-event")->ops->name, "kubernetes-event");
 }
 
 int main(void)

@@ -1,9 +1,9 @@
-/* The sender on its own: what it decides for a restart (routes, mute, silences, log-ignore, the
- * storm guard, as the policy says and with the policy's memory) and queues; then, with a fake
- * sink, its delivery: one thread per destination (a destination held by a 429's wait does not
- * hold another), retries, exactly-once marking in a temporary store, the callbacks; and the Slack
- * sinks' shared delivery loop (slack_send.c) with a fake POST: pacing per connection and target,
- * 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
+/* The sender on its own: what its route stage decides for a restart (routes, mute, silences,
+ * log-ignore, the storm guard, as the policy says and with the policy's memory) and queues; then,
+ * with a fake sink, its delivery: one thread per destination (a destination held by a 429's wait
+ * does not hold another), retries, exactly-once marking in a temporary store, the callbacks; and
+ * the Slack sinks' shared delivery loop (sink_send.c) with a fake POST: pacing per connection and
+ * target, 429 Retry-After, the plain-text fallback, final 4xx and bounded retries of 5xx. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +15,10 @@
 
 #include <cmocka.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/sender.h"
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_send.h"
+#include "krc/alert/sink_send.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
@@ -56,8 +57,20 @@ static struct krc_sender_options base_options(void)
     return krc_test_sender_options(HOOK_A);
 }
 
+/* The plan of the restart routed last (decide). */
+static struct krc_route_plan last_plan;
+
+/* The route stage's decision for r (its plan in last_plan). */
+static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r)
+{
+    enum krc_policy_decision d = krc_route_restart(n, r, &last_plan);
+    assert_int_equal(last_plan.decision, d);
+    return d;
+}
+
 /* Hand over a collected restart with an empty report as the pipeline does:
- * prepare, then queue what is to be posted (ownership moves). */
+ * render with the plan decide() made for it (decision d), then deliver
+ * (ownership moves). */
 static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc_restart *r,
                                           enum krc_policy_decision d, const char *log)
 {
@@ -70,14 +83,9 @@ static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc
     if (log != NULL) {
         assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
     }
-    d = krc_sender_prepare(n, r, d, rep, dg, &msg);
-    if (msg.body != NULL) {
-        krc_sender_enqueue(n, &msg, 0, rep, dg, NULL, 0);
-        return d;
-    }
-    krc_report_free(rep);
-    krc_diagnosis_cleanup(dg);
-    krc_free(dg);
+    assert_int_equal(last_plan.decision, d);
+    d = krc_render_restart(&last_plan, r, rep, dg, krc_clock_now(), &msg);
+    krc_deliver_restart(n, &last_plan, r, &msg, NULL, 1, rep, dg, NULL, 0);
     return d;
 }
 
@@ -97,7 +105,7 @@ static void test_no_destination(void **state)
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
     assert_false(krc_sender_has_destination(n));
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
     assert_int_equal(hand_over(n, &r, KRC_POLICY_NO_DESTINATION, NULL), KRC_POLICY_NO_DESTINATION);
     assert_int_equal(krc_sender_pending(n), 0);
     krc_sender_free(n);
@@ -113,18 +121,18 @@ static void test_mute_per_pod(void **state)
     (void)state;
 
     assert_non_null(n);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     /* the same pod again, even another container: muted (the Go tool mutes per pod) */
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
-    assert_int_equal(krc_sender_decide(n, &a2), KRC_POLICY_MUTED);
-    assert_int_equal(krc_sender_decide(n, &b), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &a2), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &b), KRC_POLICY_ALERT);
     assert_int_equal(krc_sender_stats(n)->muted, 2);
     krc_sender_free(n);
 
     o.mute_seconds = 0;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_sender_free(n);
 }
 
@@ -137,11 +145,11 @@ static void test_mute_expires(void **state)
     (void)state;
 
     krc_clock_set_fake_now(t0);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(t0 + 599);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
     krc_clock_set_fake_now(t0 + 600);
-    assert_int_equal(krc_sender_decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(0);
     krc_sender_free(n);
 }
@@ -167,9 +175,9 @@ static void test_routes_and_channel_annotation(void **state)
         struct krc_restart r1 = mk_restart("team-a", "web-1", "app", NULL);
         struct krc_restart r2 = mk_restart("shop", "payments-1", "app", NULL);
         struct krc_restart r3 = mk_restart("team-c", "web-1", "app", "#ops");
-        assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
-        assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
-        assert_int_equal(krc_sender_decide(n, &r3), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r1), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r2), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r3), KRC_POLICY_ALERT);
     }
     krc_sender_free(n);
     krc_pattern_cleanup(&routes[0].namespace);
@@ -188,10 +196,11 @@ static void test_web_api_needs_channel(void **state)
     o.bot_token = "xoxb-test-token-123";
     n = krc_sender_new(&o, NULL);
     assert_false(krc_sender_has_destination(n));
-    assert_true(krc_sender_wants_full_log(n));
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_false(last_plan.wants_full_log); /* nothing to post it to */
     /* a pod's own alert-slack-channel is a destination in Web API mode */
-    assert_int_equal(krc_sender_decide(n, &annotated), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &annotated), KRC_POLICY_ALERT);
+    assert_true(last_plan.wants_full_log); /* Web API mode: the log file for the thread */
     krc_sender_free(n);
 }
 
@@ -219,16 +228,16 @@ static void test_silences(void **state)
     n = krc_sender_new(&o, NULL);
 
     krc_clock_set_fake_now(day + 3600 + 5);
-    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_SILENCED);
-    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &maint), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &other), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(day + 7200); /* end is exclusive */
-    assert_int_equal(krc_sender_decide(n, &maint), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &maint), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(day + 23 * 3600); /* 23:00: inside 22:00-06:00 */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &night), KRC_POLICY_SILENCED);
     krc_clock_set_fake_now(day + 5 * 3600 + 59 * 60); /* 05:59 */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_SILENCED);
+    assert_int_equal(decide(n, &night), KRC_POLICY_SILENCED);
     krc_clock_set_fake_now(day + 12 * 3600); /* noon */
-    assert_int_equal(krc_sender_decide(n, &night), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &night), KRC_POLICY_ALERT);
     krc_clock_set_fake_now(0);
     assert_int_equal(krc_sender_stats(n)->silenced, 3);
     krc_sender_free(n);
@@ -251,11 +260,11 @@ static void test_log_ignore(void **state)
     o.log_ignore = &re;
     o.n_log_ignore = 1;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r1), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r1), KRC_POLICY_ALERT);
     assert_int_equal(hand_over(n, &r1, KRC_POLICY_ALERT, "x\nthis was an expected shutdown\n"),
                      KRC_POLICY_SILENCED);
     assert_int_equal(krc_sender_stats(n)->log_ignored, 1);
-    assert_int_equal(krc_sender_decide(n, &r2), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r2), KRC_POLICY_ALERT);
     assert_int_equal(hand_over(n, &r2, KRC_POLICY_ALERT, "panic: boom\n"), KRC_POLICY_ALERT);
     assert_int_equal(krc_sender_pending(n), 1);
     krc_sender_free(n); /* frees the queued alert */
@@ -279,17 +288,17 @@ static void test_storm_groups_and_withdraws(void **state)
     }
     /* three arrivals: alerts, queued (the sender is not running) */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_ALERT);
+        assert_int_equal(decide(n, &r[i]), KRC_POLICY_ALERT);
         assert_int_equal(hand_over(n, &r[i], KRC_POLICY_ALERT, NULL), KRC_POLICY_ALERT);
     }
     assert_int_equal(krc_sender_pending(n), 3);
     /* the fourth within the window starts the storm: queued alerts are withdrawn; they stay
      * queued (as withdrawn) only so that the sender settles their outbox rows */
-    assert_int_equal(krc_sender_decide(n, &r[3]), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r[3]), KRC_POLICY_GROUPED);
     assert_int_equal(krc_sender_pending(n), 3);
     assert_int_equal(krc_sender_stats(n)->grouped, 3);
     for (int i = 4; i < 10; i++) {
-        assert_int_equal(krc_sender_decide(n, &r[i]), KRC_POLICY_GROUPED);
+        assert_int_equal(decide(n, &r[i]), KRC_POLICY_GROUPED);
         assert_int_equal(hand_over(n, &r[i], KRC_POLICY_GROUPED, NULL), KRC_POLICY_GROUPED);
     }
     assert_int_equal(krc_sender_stats(n)->grouped, 9);
@@ -317,17 +326,17 @@ static void test_storm_is_per_destination(void **state)
     for (int i = 0; i < 5; i++) {
         snprintf(names[i], sizeof(names[i]), "w-%d", i);
         a[i] = mk_restart("shop", names[i], "app", NULL);
-        krc_sender_decide(n, &a[i]);
+        decide(n, &a[i]);
     }
-    assert_int_equal(krc_sender_decide(n, &a[0]), KRC_POLICY_GROUPED);
-    assert_int_equal(krc_sender_decide(n, &other), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a[0]), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &other), KRC_POLICY_ALERT);
     krc_sender_free(n);
     krc_pattern_cleanup(&rt.namespace);
 }
 
 /* --- the Kubernetes Event destination (kubernetesEvents) -------------------------- */
 
-/* The destinations of one restart, as prepare chains them: "A,B,...". */
+/* The destinations of one restart, as render chains them: "A,B,...". */
 static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_restart *r,
                                          char *dests, size_t dsz, char *what, size_t wsz)
 {
@@ -343,7 +352,8 @@ static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_
     rep->uid = krc_strdup("0ff65529-fbd4-4921-a586-b69ac8ea1030");
     dg.container = krc_strdup(r->container);
     dg.summary = krc_strdup("Container app exited with code 1 after 3s; 1 restart");
-    d = krc_sender_prepare(n, r, krc_sender_decide(n, r), rep, &dg, &msg);
+    decide(n, r);
+    d = krc_render_restart(&last_plan, r, rep, &dg, krc_clock_now(), &msg);
     dests[0] = '\0';
     what[0] = '\0';
     for (struct krc_sender_message *m = msg.body != NULL ? &msg : NULL; m != NULL; m = m->next) {
@@ -390,28 +400,28 @@ static void test_kubernetes_event_destination(void **state)
     assert_int_equal(prepared(n, &r, dests, sizeof(dests), what, sizeof(what)), KRC_POLICY_ALERT);
     assert_string_equal(dests, "dest:kubernetes-event");
     /* the mute per pod applies to it */
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_MUTED);
+    assert_int_equal(decide(n, &r), KRC_POLICY_MUTED);
     krc_sender_free(n);
 
     /* its own storm state: the Event alone in a storm groups the restart */
     o.mute_seconds = 0;
     o.storm_threshold = 1;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_decide(n, &q), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &q), KRC_POLICY_GROUPED);
     krc_sender_free(n);
     o.storm_threshold = 0;
 
     /* off: nothing */
     o.kubernetes_events = 0;
     n = krc_sender_new(&o, NULL);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(decide(n, &r), KRC_POLICY_NO_DESTINATION);
     krc_sender_free(n);
 
     /* a declared one replaces the implicit one: routed (here: default), never two */
     memset(dest, 0, sizeof(dest));
     dest[0].name = (char *)"cluster";
-    dest[0].type = KRC_DEST_KUBERNETES_EVENT;
+    dest[0].kind = &krc_dest_kind_find("kubernetes-event")->schema;
     dest[0].line = 3;
     o.destinations = dest;
     o.n_destinations = 1;
@@ -437,7 +447,7 @@ static void test_kubernetes_event_destination(void **state)
 
     /* another type may not take the implicit one's name */
     dest[0].name = (char *)"kubernetes-event";
-    dest[0].type = KRC_DEST_TEAMS;
+    dest[0].kind = &krc_dest_kind_find("teams")->schema;
     dest[0].url = (char *)"https://teams.example.test/x";
     o.kubernetes_events = 1;
     krc_error_clear(&e);
@@ -484,7 +494,7 @@ static struct krc_sink *fk_create(const struct krc_sink_options *o, const char *
 }
 
 static int fk_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_slack_options *fo, char **ret_body,
+                             const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
 {
     (void)rep;
@@ -496,8 +506,8 @@ static int fk_format_restart(const struct krc_report *rep, const struct krc_diag
     return *ret_body != NULL ? 0 : KRC_ENOMEM;
 }
 
-static int fk_format_summary(const struct krc_slack_summary *sum,
-                             const struct krc_slack_options *fo, char **ret_body,
+static int fk_format_summary(const struct krc_alert_summary *sum,
+                             const struct krc_alert_options *fo, char **ret_body,
                              struct krc_error *err)
 {
     (void)sum;
@@ -507,8 +517,8 @@ static int fk_format_summary(const struct krc_slack_summary *sum,
     return *ret_body != NULL ? 0 : KRC_ENOMEM;
 }
 
-static int fk_format_recovered(const struct krc_slack_recovered *rec,
-                               const struct krc_slack_options *fo, char **ret_body,
+static int fk_format_recovered(const struct krc_alert_recovered *rec,
+                               const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
 {
     (void)rec;
@@ -652,7 +662,7 @@ static void on_posted(const char *uid, const char *container, int restart_count,
     pthread_mutex_unlock(&fk_lock);
 }
 
-/* decide, prepare and queue a restart of ns/pod, with its outbox row when a store is given */
+/* route, render and deliver a restart of ns/pod, with its outbox row when a store is given */
 static void submit(struct krc_sender *n, struct krc_store *store, const char *ns, const char *pod,
                    int64_t *ret_outbox_id)
 {
@@ -665,8 +675,9 @@ static void submit(struct krc_sender *n, struct krc_store *store, const char *ns
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
-    assert_int_equal(krc_sender_decide(n, &r), KRC_POLICY_ALERT);
-    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_render_restart(&last_plan, &r, rep, dg, krc_clock_now(), &msg),
+                     KRC_POLICY_ALERT);
     assert_non_null(msg.body);
     if (store != NULL) {
         struct krc_store_outbox ob;
@@ -677,7 +688,7 @@ static void submit(struct krc_sender *n, struct krc_store *store, const char *ns
         ob.body = msg.body;
         assert_int_equal(krc_store_add_outbox(store, 0, &ob, &id, NULL), 0);
     }
-    krc_sender_enqueue(n, &msg, id, rep, dg, NULL, 0);
+    krc_deliver_restart(n, &last_plan, &r, &msg, &id, 1, rep, dg, NULL, 0);
     if (ret_outbox_id != NULL) {
         *ret_outbox_id = id;
     }
@@ -936,7 +947,9 @@ static int64_t record_pending(struct krc_sender *n, struct krc_store *store, con
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
-    assert_int_equal(krc_sender_prepare(n, &r, KRC_POLICY_ALERT, rep, dg, &msg), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &r), KRC_POLICY_ALERT);
+    assert_int_equal(krc_render_restart(&last_plan, &r, rep, dg, krc_clock_now(), &msg),
+                     KRC_POLICY_ALERT);
     memset(&rec, 0, sizeof(rec));
     rec.pod_uid = pod;
     rec.container = "app";
@@ -1043,7 +1056,7 @@ static void test_storm_withdrawn_rows_are_not_failures(void **state)
     submit(n, store, "fast", "web-3", &ids[2]);
     /* the fourth starts the storm before the sender ran: the three are withdrawn */
     r4 = mk("fast", "web-4");
-    assert_int_equal(krc_sender_decide(n, &r4), KRC_POLICY_GROUPED);
+    assert_int_equal(decide(n, &r4), KRC_POLICY_GROUPED);
     assert_int_equal(krc_sender_stats(n)->grouped, 3);
     assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
     deadline = krc_clock_mono_ms() + 5000;
@@ -1080,7 +1093,7 @@ struct script {
     const char *bodies[8];
 };
 
-static int fake_post(struct krc_slack_conn *c, void *ctx, const char *body,
+static int fake_post(struct krc_sink_conn *c, void *ctx, const char *body,
                      struct krc_http_response *resp, struct krc_sink_result *res,
                      struct krc_error *err)
 {
@@ -1097,7 +1110,7 @@ static int fake_post(struct krc_slack_conn *c, void *ctx, const char *body,
     return s->status[i] == 200 ? 0 : 1;
 }
 
-static void conn_init(struct krc_slack_conn *c)
+static void conn_init(struct krc_sink_conn *c)
 {
     struct krc_sink_options o;
     krc_sink_options_defaults(&o);
@@ -1105,13 +1118,13 @@ static void conn_init(struct krc_slack_conn *c)
     o.max_attempts = 3;
     o.backoff_initial_ms = 10;
     o.backoff_max_ms = 20;
-    assert_int_equal(krc_slack_conn_init(c, &o, NULL), 0);
+    assert_int_equal(krc_sink_conn_init(c, &o, NULL), 0);
 }
 
 static void test_pacing_per_connection_and_target(void **state)
 {
-    struct krc_slack_conn a;
-    struct krc_slack_conn b;
+    struct krc_sink_conn a;
+    struct krc_sink_conn b;
     struct krc_sink_result res;
     struct script s;
     int64_t t0;
@@ -1123,22 +1136,22 @@ static void test_pacing_per_connection_and_target(void **state)
     s.status[0] = 200;
     s.n = 1;
     t0 = krc_clock_mono_ms();
-    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     /* another target of the same connection, and another connection: not paced */
-    assert_int_equal(krc_slack_deliver(&a, "y", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
-    assert_int_equal(krc_slack_deliver(&b, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "y", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&b, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 < 250);
     /* the same target again: one message per min_interval */
-    assert_int_equal(krc_slack_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&a, "x", "d", fake_post, &s, "{}", NULL, &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 >= 300);
     assert_int_equal(s.calls, 4);
-    krc_slack_conn_cleanup(&a);
-    krc_slack_conn_cleanup(&b);
+    krc_sink_conn_cleanup(&a);
+    krc_sink_conn_cleanup(&b);
 }
 
 static void test_deliver_429_fallback_4xx_5xx(void **state)
 {
-    struct krc_slack_conn c;
+    struct krc_sink_conn c;
     struct krc_sink_result res;
     struct krc_error e;
     struct script s;
@@ -1153,7 +1166,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.status[1] = 200;
     s.n = 2;
     t0 = krc_clock_mono_ms();
-    assert_int_equal(krc_slack_deliver(&c, "k1", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&c, "k1", "d", fake_post, &s, "B", "F", &res, NULL), 0);
     assert_true(krc_clock_mono_ms() - t0 >= 1000);
     assert_int_equal(res.rate_limited, 1);
     assert_int_equal(res.retry_after_ms, 1000);
@@ -1164,7 +1177,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "invalid_blocks";
     s.status[1] = 200;
     s.n = 2;
-    assert_int_equal(krc_slack_deliver(&c, "k2", "d", fake_post, &s, "B", "F", &res, NULL), 0);
+    assert_int_equal(krc_sink_deliver(&c, "k2", "d", fake_post, &s, "B", "F", &res, NULL), 0);
     assert_true(res.used_fallback);
     assert_string_equal(s.bodies[0], "B");
     assert_string_equal(s.bodies[1], "F");
@@ -1174,8 +1187,7 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "no_service";
     s.n = 1;
     krc_error_clear(&e);
-    assert_int_equal(krc_slack_deliver(&c, "k3", "d", fake_post, &s, "B", "F", &res, &e),
-                     KRC_EHTTP);
+    assert_int_equal(krc_sink_deliver(&c, "k3", "d", fake_post, &s, "B", "F", &res, &e), KRC_EHTTP);
     assert_int_equal(e.http_status, 404);
     assert_non_null(strstr(e.msg, "no_service"));
     assert_int_equal(s.calls, 1);
@@ -1185,11 +1197,11 @@ static void test_deliver_429_fallback_4xx_5xx(void **state)
     s.err[0] = "rollup_error";
     s.n = 1;
     krc_error_clear(&e);
-    assert_int_equal(krc_slack_deliver(&c, "k4", "d", fake_post, &s, "B", NULL, &res, &e),
+    assert_int_equal(krc_sink_deliver(&c, "k4", "d", fake_post, &s, "B", NULL, &res, &e),
                      KRC_EHTTP);
     assert_int_equal(s.calls, 3);
     assert_non_null(strstr(e.msg, "gave up after 3 attempts"));
-    krc_slack_conn_cleanup(&c);
+    krc_sink_conn_cleanup(&c);
 }
 
 int main(void)

@@ -37,9 +37,9 @@ static int is_case(const char *dir)
     return stat(path, &st) == 0;
 }
 
-static void opts(struct krc_slack_options *fo)
+static void opts(struct krc_alert_options *fo)
 {
-    krc_slack_options_init(fo);
+    krc_alert_options_init(fo);
     fo->cluster = "prod-eu";
     fo->now = 1780000000;
 }
@@ -88,7 +88,7 @@ static void test_pagerduty_every_corpus_case(void **state)
         char path[1024];
         struct krc_report r;
         struct krc_diagnosis d;
-        struct krc_slack_options fo;
+        struct krc_alert_options fo;
         struct krc_error e;
         char *body = NULL;
         char *fallback = (char *)"x";
@@ -162,7 +162,7 @@ static void test_pagerduty_limits_hold_on_huge_input(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options fo;
+    struct krc_alert_options fo;
     struct krc_error e;
     char *body = NULL;
     cJSON *o;
@@ -214,8 +214,8 @@ static void test_pagerduty_limits_hold_on_huge_input(void **state)
 
 static void test_pagerduty_dedup_key_and_resolve(void **state)
 {
-    struct krc_slack_options fo;
-    struct krc_slack_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_alert_options fo;
+    struct krc_alert_recovered rec = {"shop", "api-0", "app", 600, 3};
     struct krc_error e;
     char key[256];
     char long_pod[400];
@@ -250,11 +250,11 @@ static void test_pagerduty_dedup_key_and_resolve(void **state)
 
 static void test_summaries(void **state)
 {
-    struct krc_slack_group nodes[] = {{"node-a", 7}, {"node-\"b\"", 3}};
-    struct krc_slack_group causes[] = {{"oom_killed", 10}};
-    struct krc_slack_example ex[] = {{"shop", "api-0", "app", "oom_killed", "node-a", 4}};
-    struct krc_slack_summary s;
-    struct krc_slack_options fo;
+    struct krc_alert_group nodes[] = {{"node-a", 7}, {"node-\"b\"", 3}};
+    struct krc_alert_group causes[] = {{"oom_killed", 10}};
+    struct krc_alert_example ex[] = {{"shop", "api-0", "app", "oom_killed", "node-a", 4}};
+    struct krc_alert_summary s;
+    struct krc_alert_options fo;
     struct krc_error e;
     char *body = NULL;
     cJSON *o;
@@ -316,7 +316,7 @@ static void test_teams_card_within_28kb_on_huge_input(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options fo;
+    struct krc_alert_options fo;
     struct krc_error e;
     char *body = NULL;
     cJSON *o;
@@ -351,8 +351,8 @@ static void test_gchat_card_escaped_within_limit(void **state)
 {
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options fo;
-    struct krc_slack_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_alert_options fo;
+    struct krc_alert_recovered rec = {"shop", "api-0", "app", 600, 3};
     struct krc_error e;
     char *body = NULL;
     cJSON *o;
@@ -401,7 +401,7 @@ static void test_chat_cards_every_corpus_case(void **state)
         char path[1024];
         struct krc_report r;
         struct krc_diagnosis d;
-        struct krc_slack_options fo;
+        struct krc_alert_options fo;
         struct krc_error e;
         char *body = NULL;
 

@@ -17,8 +17,8 @@
 
 #include "krc/cli/db_target.h"
 #include "krc/cli/history.h"
-#include "krc/serve/mcp.h"
-#include "krc/serve/mcp_tools.h"
+#include "krc/mcp/mcp.h"
+#include "krc/mcp/mcp_tools.h"
 #include "krc/store/store.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"

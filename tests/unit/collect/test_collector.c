@@ -18,6 +18,7 @@
 #include "krc/collect/collector.h"
 #include "krc/kube/kube_auth.h"
 #include "krc/kube/kube_client.h"
+#include "krc/kube/kube_parse.h"
 #include "krc/serve/http_server.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -248,6 +249,37 @@ static void test_failures_become_notes(void **state)
     krc_kube_client_free(c);
 }
 
+/* A report whose pod is already parsed (explain_pod): no pod GET, the rest
+ * requested for the target's container. */
+static void test_around_pod(void **state)
+{
+    struct krc_kube_client *c = client();
+    struct krc_collector_options o;
+    struct krc_collect_target t = {"shop", "web-1", "u-1", "app"};
+    struct krc_report *rep = krc_report_new();
+    (void)state;
+
+    assert_non_null(rep);
+    assert_int_equal(krc_kube_parse_pod(pod_json, strlen(pod_json), rep, NULL), 0);
+    script("2026-01-01T00:00:01Z panic: boom\n");
+    krc_collector_options_defaults(&o);
+    o.limit_bytes = 16384;
+    assert_int_equal(krc_collect_around_pod(c, &t, &o, rep, NULL), 0);
+    assert_int_equal(snap(R_POD).hits, 0);
+    assert_int_equal(snap(R_EVENTS).hits, 1);
+    assert_int_equal(snap(R_NODE).hits, 1);
+    assert_int_equal(snap(R_NODE_EVENTS).hits, 1);
+    assert_int_equal(snap(R_LOG).hits, 1);
+    assert_string_equal(snap(R_LOG).previous, "true");
+    assert_int_equal(rep->n_events, 1);
+    assert_true(rep->node.present);
+    assert_string_equal(rep->log_container, "app");
+    assert_non_null(memmem(rep->log, rep->log_len, "panic: boom", 11));
+    assert_int_equal(rep->n_notes, 0);
+    krc_report_free(rep);
+    krc_kube_client_free(c);
+}
+
 /* The log file: the whole previous log (no tailLines), read up to the cap,
  * its last KRC_COLLECT_LOG_FILE_KEEP bytes kept. */
 static void test_log_file(void **state)
@@ -363,9 +395,8 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_collects_everything),
-        cmocka_unit_test(test_failures_become_notes),
-        cmocka_unit_test(test_log_file),
+        cmocka_unit_test(test_collects_everything), cmocka_unit_test(test_failures_become_notes),
+        cmocka_unit_test(test_around_pod),          cmocka_unit_test(test_log_file),
         cmocka_unit_test(test_alloc_sweep),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "krc/alert/dest.h"
 #include "krc/config/config.h"
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
@@ -442,6 +443,74 @@ static void test_file_sequences(void **state)
                      KRC_EINVAL);
     assert_contains(errors, ":2:3: clusterName must be a single value");
     krc_free(errors);
+}
+
+/* List options are typed: one item per YAML entry or per line of the
+ * environment, and logIgnorePatterns compiled when it is set, its mistakes
+ * naming the file (or variable) and the key. */
+static void test_list_options(void **state)
+{
+    struct krc_config *cfg = *state;
+    const struct krc_config_list *li = &cfg->log_ignore_patterns;
+    struct krc_config other;
+    struct krc_error err;
+    char path[64];
+    char want[128];
+    char *errors = NULL;
+
+    assert_int_equal(li->n, 0);
+    assert_int_equal(load_text(cfg,
+                               "logIgnorePatterns:\n  - 'known (flaky|slow)'\n  - ''\n"
+                               "  - 'ticket [0-9]+'\nredactPatterns: ['cust-[0-9]+']\n",
+                               path, sizeof(path), &errors, &err),
+                     0);
+    assert_int_equal(li->n, 3);
+    assert_string_equal(li->items[0], "known (flaky|slow)");
+    assert_string_equal(li->items[1], "");
+    assert_int_equal(li->n_patterns, 2); /* the empty item is no pattern */
+    assert_true(krc_pattern_match(&li->patterns[0], "a known slow shutdown"));
+    assert_false(krc_pattern_match(&li->patterns[0], "unknown"));
+    assert_true(krc_pattern_match(&li->patterns[1], "see ticket 42"));
+    assert_int_equal(cfg->redact_patterns.n, 1);
+    assert_string_equal(cfg->redact_patterns.items[0], "cust-[0-9]+");
+    assert_null(cfg->redact_patterns.patterns); /* the redactor compiles its own */
+
+    /* a bad pattern names the file, the place and the key; the value is kept */
+    assert_int_equal(load_text(cfg, "clusterName: x\nlogIgnorePatterns:\n  - ok\n  - '(oops'\n",
+                               path, sizeof(path), &errors, &err),
+                     KRC_EINVAL);
+    snprintf(want, sizeof(want), "%s:3:3: logIgnorePatterns: invalid regular expression \"(oops\"",
+             path);
+    assert_contains(errors, want);
+    assert_int_equal(count_lines(errors), 1);
+    krc_free(errors);
+    assert_int_equal(li->n, 3);
+
+    /* the environment: one item a line, the last newline ends the list */
+    setenv("KRC_REDACT_PATTERNS", "a\n\nb\n", 1);
+    setenv("KRC_LOG_IGNORE_PATTERNS", "fine\n[b", 1);
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_env(cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "environment variable KRC_LOG_IGNORE_PATTERNS: logIgnorePatterns: "
+                             "invalid regular expression \"[b\"");
+    assert_int_equal(cfg->redact_patterns.n, 3);
+    assert_string_equal(cfg->redact_patterns.items[2], "b");
+    setenv("KRC_LOG_IGNORE_PATTERNS", "one\ntwo", 1);
+    assert_int_equal(krc_config_load_env(cfg, &err), 0);
+    assert_int_equal(li->n, 2);
+    assert_int_equal(li->n_patterns, 2);
+    assert_true(krc_pattern_match(&li->patterns[1], "two"));
+    unsetenv("KRC_REDACT_PATTERNS");
+    unsetenv("KRC_LOG_IGNORE_PATTERNS");
+
+    /* krc_config_set_env sets one variable; equal lists compare equal */
+    krc_config_init(&other);
+    assert_false(krc_config_list_equal(&other.log_ignore_patterns, li));
+    assert_int_equal(krc_config_set_env(&other, "KRC_LOG_IGNORE_PATTERNS", "one\ntwo", &err), 0);
+    assert_true(krc_config_list_equal(&other.log_ignore_patterns, li));
+    assert_int_equal(krc_config_set_env(&other, "KRC_NO_SUCH", "x", &err), KRC_EINVAL);
+    assert_contains(err.msg, "KRC_NO_SUCH");
+    krc_config_cleanup(&other);
 }
 
 static void test_file_structure_errors(void **state)
@@ -1126,6 +1195,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_file_several_mistakes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_values_per_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_sequences, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_structure_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_overrides_file_and_flags_override_env, setup,
                                         teardown),
@@ -1146,5 +1216,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixed_yaml_null_is_literal_text, setup, teardown),
     };
     select_bug_tests();
+    (void)krc_dest_registry_init(NULL, 0); /* the kinds of destination, as main does */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

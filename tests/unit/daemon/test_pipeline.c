@@ -1,5 +1,5 @@
 /* The worker pipeline on its own: a fake collector (counts its calls, no
- * Kubernetes), a fake clock, a real notifier whose sender is not run (its
+ * Kubernetes), a fake clock, a real sender whose delivery is not run (its
  * queue is observed) and a real store in a temporary file (a second SQLite
  * connection breaks it for the failure test). */
 #include <setjmp.h>
@@ -94,7 +94,7 @@ struct env {
     struct krc_config cfg;
     _Atomic(const struct krc_config *) live;
     struct krc_sender_options no;
-    struct krc_sender *notifier;
+    struct krc_sender *sender;
     struct krc_store *store;
     struct krc_pipeline_status status;
     struct krc_pipeline_deps deps;
@@ -111,14 +111,14 @@ static void env_init(struct env *v, const struct krc_sender_options *no)
     assert_int_equal(krc_store_open(db, 0, &v->store, NULL), 0);
     if (no != NULL) {
         v->no = *no;
-        v->notifier = krc_sender_new(&v->no, NULL);
-        assert_non_null(v->notifier);
+        v->sender = krc_sender_new(&v->no, NULL);
+        assert_non_null(v->sender);
     }
     v->deps.collect = fake_collect;
     v->deps.log_file = fake_log_file;
     v->deps.store = v->store;
     v->deps.config = &v->live;
-    v->deps.notifier = v->notifier;
+    v->deps.sender = v->sender;
     v->deps.lost = &fk.lost;
     v->deps.status = &v->status;
     v->deps.mono_ms = fake_mono;
@@ -128,7 +128,7 @@ static void env_init(struct env *v, const struct krc_sender_options *no)
 static void env_cleanup(struct env *v)
 {
     krc_clock_set_fake_now(0);
-    krc_sender_free(v->notifier);
+    krc_sender_free(v->sender);
     krc_store_close(v->store);
     krc_pipeline_status_cleanup(&v->status);
     krc_config_cleanup(&v->cfg);
@@ -213,14 +213,14 @@ static void test_alert_written_once(void **state)
     assert_string_equal(decision, "alert");
     assert_int_equal(messages, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     assert_int_equal(atomic_load(&v.status.store_errors), 0);
     assert_int_equal(atomic_load(&v.status.store_fault), 0);
 
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 }
 
@@ -245,7 +245,7 @@ static void test_kubernetes_event_beside_the_alert(void **state)
     assert_string_equal(decision, "alert");
     assert_int_equal(messages, 2);
     assert_int_equal(outbox_pending(&v), 2);
-    assert_int_equal(krc_sender_pending(v.notifier), 2);
+    assert_int_equal(krc_sender_pending(v.sender), 2);
     krc_pipeline_process(&v.deps, &again);
     stored(&v, &again, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "muted");
@@ -260,7 +260,7 @@ static void test_kubernetes_event_beside_the_alert(void **state)
     stored(&v, &b, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "alert");
     assert_int_equal(messages, 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 }
 
@@ -281,7 +281,7 @@ static void test_web_api_log_file(void **state)
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(fk.log_files, 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 }
 
@@ -307,7 +307,7 @@ static void test_held_back_costs_no_collection(void **state)
     env_init(&v, &o);
     krc_pipeline_process(&v.deps, &first);
     assert_int_equal(fk.collected, 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
 
     krc_pipeline_process(&v.deps, &again); /* within muteSeconds of the pod's alert */
     krc_pipeline_process(&v.deps, &maint); /* silenced */
@@ -319,7 +319,7 @@ static void test_held_back_costs_no_collection(void **state)
     assert_string_equal(decision, "silenced");
     assert_int_equal(messages, 0);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 
     /* a storm: past the threshold, further restarts are grouped */
@@ -433,7 +433,7 @@ static void test_muted_repeat_carries_the_diagnosis(void **state)
 }
 
 /* No destination: collected, diagnosed and recorded, counted as not posted,
- * nothing queued. Without a notifier at all, recorded the same way. */
+ * nothing queued. Without a sender at all, recorded the same way. */
 static void test_no_destination(void **state)
 {
     struct krc_sender_options o = webhook();
@@ -451,7 +451,7 @@ static void test_no_destination(void **state)
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "not_posted");
     assert_int_equal(messages, 0);
-    assert_int_equal(krc_sender_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
     env_cleanup(&v);
 
     env_init(&v, NULL);
@@ -476,7 +476,7 @@ static void test_collection_failure_still_alerts(void **state)
     krc_pipeline_process(&v.deps, &r);
     assert_int_equal(fk.collected, 1);
     assert_int_equal(outbox_pending(&v), 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 }
 
@@ -504,7 +504,7 @@ static void test_store_failure_alerts_anyway(void **state)
     assert_int_equal(atomic_load(&v.status.store_fault), 1);
     krc_pipeline_store_fault(&v.status, msg, sizeof(msg));
     assert_true(msg[0] != '\0');
-    assert_int_equal(krc_sender_pending(v.notifier), 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
     env_cleanup(&v);
 
     /* a later successful record clears the fault */
@@ -539,7 +539,7 @@ static void test_failed_record_is_written_later(void **state)
     krc_pipeline_process(&v.deps, &r1);
     assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 1);
     assert_int_equal(atomic_load(&v.status.store_fault), 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 1); /* alerted anyway */
+    assert_int_equal(krc_sender_pending(v.sender), 1); /* alerted anyway */
     assert_int_equal(sqlite3_exec(other, "ALTER TABLE gone RENAME TO restarts", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(other);
@@ -553,7 +553,7 @@ static void test_failed_record_is_written_later(void **state)
     stored(&v, &r2, decision, sizeof(decision), &n_msgs);
     assert_string_equal(decision, "alert");
     assert_int_equal(n_msgs, 1);
-    assert_int_equal(krc_sender_pending(v.notifier), 2);
+    assert_int_equal(krc_sender_pending(v.sender), 2);
     krc_pipeline_deferred_free(v.deps.deferred);
     env_cleanup(&v);
 }
@@ -606,7 +606,7 @@ static void test_unreachable_database_keeps_records(void **state)
     db_down_code = KRC_ETIMEOUT;
     krc_pipeline_process(&v.deps, &r2);
     assert_int_equal(fk.collected, 2);
-    assert_int_equal(krc_sender_pending(v.notifier), 2); /* both alerted */
+    assert_int_equal(krc_sender_pending(v.sender), 2); /* both alerted */
     assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 2);
     assert_int_equal(atomic_load(&v.status.unwritten), 2);
     assert_int_equal(atomic_load(&v.status.store_fault), 1);
@@ -629,7 +629,7 @@ static void test_unreachable_database_keeps_records(void **state)
     assert_int_equal(db_down_calls, 4); /* three records, one retry (it stops at the first) */
     assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 3);
     assert_int_equal(atomic_load(&v.status.unwritten), 3);
-    assert_int_equal(krc_sender_pending(v.notifier), 3);
+    assert_int_equal(krc_sender_pending(v.sender), 3);
 
     /* back: the retry of the worker's loop (here its last try at the
      * queue's close) writes the three, oldest first, without their
@@ -721,7 +721,7 @@ static void test_left_to_next_leader(void **state)
     assert_int_equal(fk.collected, 0);
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "");
-    assert_int_equal(krc_sender_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
 
     atomic_store(&fk.lost, 0);
     fk.lose_on_collect = 1;
@@ -730,7 +730,7 @@ static void test_left_to_next_leader(void **state)
     stored(&v, &r, decision, sizeof(decision), &messages);
     assert_string_equal(decision, "");
     assert_int_equal(outbox_pending(&v), 0);
-    assert_int_equal(krc_sender_pending(v.notifier), 0);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
     env_cleanup(&v);
 }
 
@@ -749,7 +749,7 @@ static long sweep_run(void *ud, long n)
     krc_mem_fail_after(n);
     krc_pipeline_process(&v.deps, &r);
     attempts = krc_mem_fail_after(-1);
-    assert_true(krc_sender_pending(v.notifier) <= 1);
+    assert_true(krc_sender_pending(v.sender) <= 1);
     assert_true(outbox_pending(&v) <= 1);
     env_cleanup(&v);
     return attempts;
@@ -790,7 +790,7 @@ static long sweep_deferred_run(void *ud, long n)
     attempts = krc_mem_fail_after(-1);
     sw->kept = krc_pipeline_deferred_count(v.deps.deferred);
     assert_true(sw->kept <= 1);
-    assert_true(krc_sender_pending(v.notifier) <= 1);
+    assert_true(krc_sender_pending(v.sender) <= 1);
     krc_pipeline_deferred_free(v.deps.deferred);
     env_cleanup(&v);
     return attempts;

@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "krc/alert/sink.h"
-#include "krc/alert/slack_format.h"
+#include "krc/alert/dest.h"
+#include "krc/alert/dest/slack.h"
 #include "krc/demo/slack_view.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
@@ -39,17 +40,19 @@ static char *corpus_body(const char *name, int colour_bar)
     char dir[1024];
     struct krc_report r;
     struct krc_diagnosis d;
-    struct krc_slack_options o;
+    struct krc_alert_options o;
     char *body = NULL;
     char *fallback = NULL;
 
     snprintf(dir, sizeof(dir), "%s/%s", CORPUS, name);
     krc_test_load_case(dir, &r, &d);
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-eu";
     o.now = d.finished_at + 150;
     o.color_bar = colour_bar;
-    assert_int_equal(krc_sink_slack_webhook.format_restart(&r, &d, &o, &body, &fallback, NULL), 0);
+    assert_int_equal(krc_dest_kind_find("slack-webhook")
+                         ->ops->format_restart(&r, &d, &o, &body, &fallback, NULL),
+                     0);
     krc_free(fallback);
     krc_test_unload_case(&r, &d);
     return body;
@@ -335,11 +338,11 @@ static void test_liveness_details(void **state)
 
 static void test_summary_and_recovered(void **state)
 {
-    struct krc_slack_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
-    struct krc_slack_group nodes[] = {{"node-1", 11}};
-    struct krc_slack_recovered rec = {"shop", "web-1", "app", 600, 5};
-    struct krc_slack_summary s;
-    struct krc_slack_options o;
+    struct krc_alert_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
+    struct krc_alert_group nodes[] = {{"node-1", 11}};
+    struct krc_alert_recovered rec = {"shop", "web-1", "app", 600, 5};
+    struct krc_alert_summary s;
+    struct krc_alert_options o;
     struct krc_demo_msg m[2];
     char *sum = NULL;
     char *recov = NULL;
@@ -355,11 +358,13 @@ static void test_summary_and_recovered(void **state)
     s.n_by_cause = 2;
     s.by_node = nodes;
     s.n_by_node = 1;
-    krc_slack_options_init(&o);
+    krc_alert_options_init(&o);
     o.cluster = "prod-eu";
-    assert_int_equal(krc_slack_format_summary(&s, &o, &sum, NULL), 0);
+    assert_int_equal(krc_dest_kind_find("slack-webhook")->ops->format_summary(&s, &o, &sum, NULL),
+                     0);
     o.thread_ts = "1722325372.001200";
-    assert_int_equal(krc_slack_format_recovered(&rec, &o, &recov, NULL), 0);
+    assert_int_equal(
+        krc_dest_kind_find("slack-webhook")->ops->format_recovered(&rec, &o, &recov, NULL), 0);
     m[0].body = sum;
     m[0].received_at = AT;
     m[1].body = recov;

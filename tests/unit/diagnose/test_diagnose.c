@@ -2287,8 +2287,15 @@ static void repeat_diagnosis(struct krc_diagnosis *d, int exit_code, int signal,
 static void test_carry_repeat(void **state)
 {
     struct krc_diagnosis d;
-    struct krc_diagnosis_prior p = {
-        42, KRC_CAUSE_GPU_OUT_OF_MEMORY, KRC_CONFIDENCE_HIGH, 1, 1, 0, "Error", 1};
+    struct krc_diagnosis_history p = {.id = 42,
+                                      .cause = KRC_CAUSE_GPU_OUT_OF_MEMORY,
+                                      .confidence = KRC_CONFIDENCE_HIGH,
+                                      .has_exit_code = 1,
+                                      .exit_code = 1,
+                                      .signal = 0,
+                                      .has_reason = 1,
+                                      .reason = "Error",
+                                      .log_collected = 1};
     (void)state;
 
     /* matching: the cause, capped at medium, the evidence first, the
@@ -2362,6 +2369,40 @@ static void test_carry_repeat(void **state)
     krc_diagnosis_cleanup(&d);
 }
 
+/* The history's "no reason" is has_reason 0 (whatever its buffer holds): it
+ * matches a termination without a reason, and only that; has_reason 1
+ * matches that reason only. */
+static void test_carry_history_reason(void **state)
+{
+    struct krc_diagnosis d;
+    struct krc_diagnosis_history h = {.id = 7,
+                                      .cause = KRC_CAUSE_DEPENDENCY_UNREACHABLE,
+                                      .confidence = KRC_CONFIDENCE_MEDIUM,
+                                      .has_exit_code = 1,
+                                      .exit_code = 1,
+                                      .has_reason = 0,
+                                      .reason = "Error"};
+    (void)state;
+
+    repeat_diagnosis(&d, 1, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 0);
+    krc_diagnosis_cleanup(&d);
+    repeat_diagnosis(&d, 1, 0, NULL);
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 1);
+    assert_int_equal(d.cause, KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    assert_non_null(strstr(d.evidence[0], "same exit code 1 and no reason as restart #7"));
+    krc_diagnosis_cleanup(&d);
+
+    h.has_reason = 1;
+    repeat_diagnosis(&d, 1, 0, NULL);
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 0);
+    krc_diagnosis_cleanup(&d);
+    repeat_diagnosis(&d, 1, 0, "Error");
+    assert_int_equal(krc_diagnosis_carry(&d, &h), 1);
+    assert_non_null(strstr(d.evidence[0], "same exit code 1 and reason Error as restart #7"));
+    krc_diagnosis_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2408,6 +2449,7 @@ int main(void)
         cmocka_unit_test(test_partial_input),
         cmocka_unit_test(test_partial_pastes),
         cmocka_unit_test(test_carry_repeat),
+        cmocka_unit_test(test_carry_history_reason),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

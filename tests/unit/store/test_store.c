@@ -7,7 +7,7 @@
  * SQLite itself (files, modes, WAL, the journal, corruption, migrations of
  * old files, query plans) skip on PostgreSQL. They poke at the file with
  * SQLite directly (to fake an old or newer schema or hold a lock); krc
- * itself only reaches SQLite through store_sqlite.c. */
+ * itself only reaches SQLite through driver_sqlite.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
-#include "krc/store/report_json.h"
+#include "krc/model/report_json.h"
 #include "krc/store/store.h"
 #include "store_target.h"
 
@@ -407,7 +407,7 @@ static void test_outbox_lifecycle(void **state)
     assert_int_equal(en->messages[0].state, KRC_STORE_DELIVERED);
     assert_int_equal(en->messages[0].attempts, 3);
     assert_string_equal(en->messages[0].last_error, "HTTP 503 from Slack");
-    assert_string_equal(en->messages[0].slack_ts, "1700000000.000100");
+    assert_string_equal(en->messages[0].message_ref, "1700000000.000100");
     assert_int_equal(en->messages[0].created_at, NOW);
     assert_int_equal(en->messages[0].delivered_at, NOW + 9);
     assert_int_equal(en->messages[0].updated_at, NOW + 9);
@@ -418,7 +418,7 @@ static void test_outbox_lifecycle(void **state)
     assert_int_equal(en->messages[1].kind, KRC_STORE_KIND_RECOVERED);
     assert_int_equal(en->messages[1].state, KRC_STORE_FAILED);
     assert_int_equal(en->messages[1].delivered_at, 0);
-    assert_null(en->messages[1].slack_ts);
+    assert_null(en->messages[1].message_ref);
     /* the row shows the latest notification's state */
     assert_string_equal(en->row.delivery, "failed");
     krc_store_entry_free(en);
@@ -1380,7 +1380,7 @@ static void test_delivery_journal(void **state)
     assert_int_equal(sn.ids[0], o2);
     assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
     assert_string_equal(en->row.delivery, "delivered");
-    assert_string_equal(en->messages[0].slack_ts, "123.456");
+    assert_string_equal(en->messages[0].message_ref, "123.456");
     krc_store_entry_free(en);
     assert_int_equal(stat(jpath, &sb), -1); /* applied and removed */
 
@@ -1552,6 +1552,7 @@ static void test_migration_v3_to_v4(void **state)
     sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "ALTER TABLE restarts DROP COLUMN gpus;"
+                   "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
                    "UPDATE schema_version SET version = 3;");
     assert_int_equal(schema_version_of(path), 3);
     sql_poke(path,
@@ -1590,9 +1591,9 @@ static void test_migration_v3_to_v4(void **state)
             " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r WHERE r.detected_at >= 1",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
-    /* store_sqlite.c's list query with only the workload filter */
+    /* history.c's list query with only the workload filter */
     plan_of(path,
-            "SELECT * FROM restarts r WHERE 1 AND r.workload_name = 'web'"
+            "SELECT * FROM restarts r WHERE 1 = 1 AND r.workload_name = 'web'"
             " ORDER BY r.detected_at DESC, r.id DESC LIMIT 50",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "USING INDEX restarts_workload"));
@@ -1782,6 +1783,7 @@ static void test_migration_v5_to_v6(void **state)
     sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN cluster;"
                    "CREATE INDEX restarts_window ON restarts (detected_at, namespace, "
                    "workload_kind, workload_name, pod, pod_uid, cause, node, gpus);"
+                   "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
                    "UPDATE schema_version SET version = 5;"
                    "INSERT INTO restarts (id, pod_uid, container, restart_count, namespace, pod, "
                    "cause, detected_at, decision, identity) VALUES "
@@ -1817,11 +1819,12 @@ static void test_migration_v5_to_v6(void **state)
     assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_index_info('restarts_window') "
                                    "WHERE name = 'cluster'"),
                      1);
-    /* store_sqlite.c's window query, one cluster: the index alone */
+    /* sql.c's window query (KRC_SQL_WINDOW_CLUSTER) as SQLite reads it, one
+     * cluster: the index alone */
     plan_of(path,
             "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"
             " r.pod_uid, r.cause, r.node, r.gpus, r.cluster FROM restarts r INDEXED BY"
-            " restarts_window WHERE r.detected_at >= 1 AND ('east' IS NULL OR r.cluster = 'east')",
+            " restarts_window WHERE r.detected_at >= 1 AND r.cluster = 'east'",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
 }
@@ -2718,10 +2721,109 @@ static int count_restarts_main(const char *path)
 /* The container's last diagnosed restart: the newest collected one (alert,
  * thread_reply, not_posted) of that pod UID and container, muted, grouped and
  * silenced ones skipped, with whether its report held a log. */
+/* Every row of a table as text, one line a row (the columns as SQLite gives them). */
+static void table_text(const char *path, const char *table, char *out, size_t outsz)
+{
+    char q[128];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+
+    snprintf(q, sizeof(q), "SELECT * FROM %s ORDER BY 1", table);
+    out[0] = '\0';
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW && n < outsz) {
+        for (int i = 0; i < sqlite3_column_count(st) && n < outsz; i++) {
+            const char *v = (const char *)sqlite3_column_text(st, i);
+            n += (size_t)snprintf(out + n, outsz - n, "%s|", v != NULL ? v : "NULL");
+        }
+        n += n < outsz ? (size_t)snprintf(out + n, outsz - n, "\n") : 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    assert_true(n > 0 && n < outsz);
+}
+
+/* A database as krc wrote it before the SQL layer (16884f4, schema 6:
+ * tests/fixtures/store/sqlite_v6.sql, real rows of every outbox state and
+ * two Slack ts) opens with this krc: schema 7, every row as it was, the
+ * reference in message_ref, read back through the store. */
+static void test_upgrade_sqlite_v6(void **state)
+{
+    static const char *const tables[] = {"restarts", "reports", "outbox"};
+    static char before[3][8192], after[3][8192];
+    char path[512];
+    char *ref = NULL, *channel = NULL;
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_error e = {0};
+    FILE *f;
+    char *sql;
+    long len;
+
+    (void)state;
+    SQLITE_ONLY("an SQLite file of schema 6 (test_store_pg.c has PostgreSQL's)");
+    f = fopen(KRC_FIXTURES "/store/sqlite_v6.sql", "r");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    len = ftell(f);
+    rewind(f);
+    sql = calloc(1, (size_t)len + 1);
+    assert_non_null(sql);
+    assert_int_equal(fread(sql, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    path_in_tmp(path, sizeof(path), "v6-fixture.db");
+    sql_poke(path, sql);
+    free(sql);
+    assert_int_equal(schema_version_of(path), 6);
+    for (int i = 0; i < 3; i++) {
+        table_text(path, tables[i], before[i], sizeof(before[i]));
+    }
+    assert_non_null(strstr(before[2], "1800000000.000100"));
+
+    assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
+    assert_int_equal(schema_version_of(path), 7);
+    for (int i = 0; i < 3; i++) {
+        table_text(path, tables[i], after[i], sizeof(after[i]));
+        assert_string_equal(after[i], before[i]);
+    }
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('outbox') WHERE "
+                                   "name = 'slack_ts'"),
+                     0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = "
+                                   "'outbox_thread' AND sql LIKE '%message_ref IS NOT NULL%'"),
+                     1);
+    assert_int_equal(krc_store_get(s, 1, &en, &e), 0);
+    assert_string_equal(en->row.pod, "api-7d9f-x1");
+    assert_string_equal(en->row.cluster, "prod-eu");
+    assert_string_equal(en->row.delivery, "failed"); /* its latest message's */
+    assert_string_equal(en->report_json,
+                        "{\"version\":1,\"diagnosis\":{\"gpus\":2},\"log\":{\"bytes\":42}}");
+    assert_int_equal(en->n_messages, 2);
+    assert_string_equal(en->messages[0].message_ref, "1800000000.000100");
+    assert_int_equal(en->messages[1].state, KRC_STORE_FAILED);
+    assert_null(en->messages[1].message_ref);
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_thread_ts(s, "shop/api-7d9f-x1", &ref, &channel, &e), 0);
+    assert_string_equal(ref, "1800000000.000100");
+    assert_string_equal(channel, "#ops");
+    krc_free(ref);
+    krc_free(channel);
+    assert_int_equal(krc_store_stats(s, &st, &e), 0);
+    assert_int_equal(st.restarts, 3);
+    assert_int_equal(st.pending, 1);
+    assert_int_equal(st.delivered, 2);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.withdrawn, 1);
+    krc_store_close(s);
+}
+
 static void test_last_diagnosed(void **state)
 {
     struct krc_store *s = open_mem();
-    struct krc_store_diagnosed d;
+    struct krc_diagnosis_history d;
     struct krc_store_restart r1 = mkrec("u1", "ns", "web-1", 1, 1000);
     struct krc_store_restart r2 = mkrec("u1", "ns", "web-1", 2, 1100);
     struct krc_store_restart r3 = mkrec("u1", "ns", "web-1", 3, 1200);
@@ -2806,6 +2908,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_last_diagnosed),
         cmocka_unit_test(test_identity_is_the_termination),
         cmocka_unit_test(test_migrate_v1_database),
+        cmocka_unit_test(test_upgrade_sqlite_v6),
         cmocka_unit_test(test_delivery_journal),
         cmocka_unit_test(test_second_connection_keeps_the_wal),
         cmocka_unit_test(test_corrupt_files),

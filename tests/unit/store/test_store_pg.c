@@ -1,5 +1,5 @@
-/* store_pg.c, the PostgreSQL backend, called through its ops table
- * (krc_store_pg_backend) against a real server: tests/tools/pg_server.py,
+/* The store on PostgreSQL (driver_pg.c under the SQL layer), opened with a
+ * display name of the test's (krc_store_open_as) against a real server: tests/tools/pg_server.py,
  * started by the ctest fixture pg_server_start, whose directory
  * KRC_TEST_PG_DIR holds `url` and `password`. KRC_TEST_PG_SERVER is the
  * pg_server.py that the reconnection test stops and starts the server with.
@@ -22,11 +22,10 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
-#include "krc/store/backend.h"
+#include "krc/store/driver.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 
-static const struct krc_store_backend *be = &krc_store_pg_backend;
 static char pg_dir[512];
 static char url[512];
 static char password_file[600];
@@ -71,12 +70,12 @@ static const char *cluster_name(char *out, size_t outsz, const char *test)
     return out;
 }
 
-static struct krc_store_be *open_as(const char *target, const char *cluster)
+static struct krc_store *open_as(const char *target, const char *cluster)
 {
     struct krc_store_options o = {.cluster = cluster, .password_file = password_file};
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_error err = {0};
-    int rc = be->open(target, "pg-test", 0, &o, &b, &err);
+    int rc = krc_store_open_as(target, "pg-test", 0, &o, &b, &err);
     if (rc != 0) {
         fail_msg("open %s: %s", target, err.msg);
     }
@@ -164,12 +163,12 @@ static struct krc_store_outbox message(const char *dest)
     return m;
 }
 
-static int64_t record(struct krc_store_be *b, const struct krc_store_restart *r,
+static int64_t record(struct krc_store *b, const struct krc_store_restart *r,
                       const struct krc_store_outbox *m, int64_t *oid)
 {
     struct krc_error err = {0};
     int64_t rid = 0;
-    int rc = be->record_many(b, r, m, m != NULL ? 1 : 0, &rid, oid, &err);
+    int rc = krc_store_record_many(b, r, m, m != NULL ? 1 : 0, &rid, oid, &err);
     if (rc != 0) {
         fail_msg("record: %d %s", rc, err.msg);
     }
@@ -228,12 +227,12 @@ static void *open_thread(void *arg)
 {
     struct opener *o = arg;
     struct krc_store_options opt = {.cluster = o->cluster, .password_file = password_file};
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_error err = {0};
     pthread_barrier_wait(o->go);
-    o->rc = be->open(o->target, "pg-test", 0, &opt, &b, &err);
+    o->rc = krc_store_open_as(o->target, "pg-test", 0, &opt, &b, &err);
     snprintf(o->msg, sizeof(o->msg), "%s", err.msg);
-    be->close(b);
+    krc_store_close(b);
     return NULL;
 }
 
@@ -249,7 +248,7 @@ static void test_schema_concurrent(void **state)
     struct opener op[4];
     pthread_barrier_t go;
     PGconn *c = raw_conn();
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_store_options opt = {.password_file = password_file};
     struct krc_error err = {0};
     (void)state;
@@ -260,7 +259,7 @@ static void test_schema_concurrent(void **state)
     snprintf(target, sizeof(target), "%s?options=-csearch_path%%3D%s", url, schema);
 
     /* read-only on an empty schema: never creates it */
-    assert_int_equal(be->open(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err),
+    assert_int_equal(krc_store_open_as(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err),
                      KRC_ENOTFOUND);
     assert_non_null(strstr(err.msg, "no krc schema"));
 
@@ -279,17 +278,17 @@ static void test_schema_concurrent(void **state)
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s.krc_schema_version", schema);
     assert_int_equal(raw_int(c, sql), 1);
     snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
-    assert_int_equal(raw_int(c, sql), 1);
+    assert_int_equal(raw_int(c, sql), 2); /* 2: outbox.message_ref */
 
     /* read-only of the current schema works */
-    assert_int_equal(be->open(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err), 0);
-    be->close(b);
+    assert_int_equal(krc_store_open_as(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err), 0);
+    krc_store_close(b);
 
     /* a newer schema is refused, read-only or not */
     snprintf(sql, sizeof(sql), "UPDATE %s.krc_schema_version SET version = 99", schema);
     raw_exec(c, sql);
     b = NULL;
-    assert_int_equal(be->open(target, "pg-test", 0, &opt, &b, &err), KRC_EUNSUPPORTED);
+    assert_int_equal(krc_store_open_as(target, "pg-test", 0, &opt, &b, &err), KRC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "schema version 99 is newer"));
     assert_null(b);
 
@@ -301,7 +300,7 @@ static void test_schema_concurrent(void **state)
 /* ---- the unique key across connections --------------------------------------------- */
 
 struct recorder {
-    struct krc_store_be *b;
+    struct krc_store *b;
     pthread_barrier_t *go;
     int round;
     int rc[20];
@@ -321,7 +320,7 @@ static void *record_thread(void *arg)
         snprintf(uid, sizeof(uid), "uid-%d", i);
         rec = restart(uid, 3, 1800000000 + i);
         pthread_barrier_wait(r->go);
-        r->rc[i] = be->record_many(r->b, &rec, &m, 1, &r->rid[i], &r->oid[i], &err);
+        r->rc[i] = krc_store_record_many(r->b, &rec, &m, 1, &r->rid[i], &r->oid[i], &err);
         if (r->rc[i] < 0) {
             snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
         }
@@ -367,13 +366,13 @@ static void test_unique_concurrent(void **state)
         assert_true((r[0].oid[i] == 0) != (r[1].oid[i] == 0));
     }
     f.cluster = cl;
-    assert_int_equal(be->list(r[0].b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(r[0].b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 20);
     c.n = 0;
-    assert_int_equal(be->pending(r[1].b, collect_msg, &c, &err), 0);
+    assert_int_equal(krc_store_pending(r[1].b, collect_msg, &c, &err), 0);
     assert_int_equal(c.n, 20);
-    be->close(r[0].b);
-    be->close(r[1].b);
+    krc_store_close(r[0].b);
+    krc_store_close(r[1].b);
 }
 
 /* ---- fencing --------------------------------------------------------------------- */
@@ -382,8 +381,8 @@ static void test_fence_claim(void **state)
 {
     char cl[128];
     char sql[256];
-    struct krc_store_be *a;
-    struct krc_store_be *b;
+    struct krc_store *a;
+    struct krc_store *b;
     struct krc_store_restart r1;
     struct krc_store_restart r2;
     struct krc_store_outbox m = message("webhook:default");
@@ -403,17 +402,17 @@ static void test_fence_claim(void **state)
     record(a, &r2, &m, &o2);
 
     /* replica a leads with token 1 and claims o1 */
-    assert_int_equal(be->fence(a, 1, &err), 0);
-    assert_int_equal(be->claim(a, o1, 1, &err), 0);
+    assert_int_equal(krc_store_fence(a, 1, &err), 0);
+    assert_int_equal(krc_store_claim(a, o1, 1, &err), 0);
     /* b takes over with token 2: a is deposed */
-    assert_int_equal(be->fence(b, 2, &err), 0);
-    assert_int_equal(be->fence(a, 1, &err), KRC_STORE_FENCED);
-    assert_int_equal(be->claim(a, o1, 1, &err), KRC_STORE_FENCED);
-    assert_int_equal(be->claim(a, o2, 1, &err), KRC_STORE_FENCED);
+    assert_int_equal(krc_store_fence(b, 2, &err), 0);
+    assert_int_equal(krc_store_fence(a, 1, &err), KRC_STORE_FENCED);
+    assert_int_equal(krc_store_claim(a, o1, 1, &err), KRC_STORE_FENCED);
+    assert_int_equal(krc_store_claim(a, o2, 1, &err), KRC_STORE_FENCED);
     /* the new leader claims the row a had claimed */
-    assert_int_equal(be->claim(b, o1, 2, &err), 0);
+    assert_int_equal(krc_store_claim(b, o1, 2, &err), 0);
     /* raising to the same token again is fine */
-    assert_int_equal(be->fence(b, 2, &err), 0);
+    assert_int_equal(krc_store_fence(b, 2, &err), 0);
 
     /* a row locked by another open transaction is skipped, not waited for */
     c = raw_conn();
@@ -421,26 +420,26 @@ static void test_fence_claim(void **state)
     snprintf(sql, sizeof(sql), "SELECT id FROM outbox WHERE id = %lld FOR UPDATE", (long long)o2);
     raw_exec(c, sql);
     t0 = krc_clock_now();
-    assert_int_equal(be->claim(b, o2, 2, &err), KRC_STORE_FENCED);
+    assert_int_equal(krc_store_claim(b, o2, 2, &err), KRC_STORE_FENCED);
     assert_true(krc_clock_now() - t0 < 5);
     raw_exec(c, "COMMIT");
-    assert_int_equal(be->claim(b, o2, 2, &err), 0);
+    assert_int_equal(krc_store_claim(b, o2, 2, &err), 0);
     snprintf(sql, sizeof(sql), "SELECT claim_token FROM outbox WHERE id = %lld", (long long)o2);
     assert_int_equal(raw_int(c, sql), 2);
 
     /* a row that is no longer pending cannot be claimed */
-    assert_int_equal(be->mark_delivered(b, o2, "1700000000.000100", &err), 0);
-    assert_int_equal(be->claim(b, o2, 2, &err), KRC_STORE_FENCED);
+    assert_int_equal(krc_store_mark_delivered(b, o2, "1700000000.000100", &err), 0);
+    assert_int_equal(krc_store_claim(b, o2, 2, &err), KRC_STORE_FENCED);
     /* another cluster's fence is its own */
     {
         char other[128];
-        struct krc_store_be *x = open_as(url, cluster_name(other, sizeof(other), "fence-other"));
-        assert_int_equal(be->fence(x, 1, &err), 0);
-        be->close(x);
+        struct krc_store *x = open_as(url, cluster_name(other, sizeof(other), "fence-other"));
+        assert_int_equal(krc_store_fence(x, 1, &err), 0);
+        krc_store_close(x);
     }
     PQfinish(c);
-    be->close(a);
-    be->close(b);
+    krc_store_close(a);
+    krc_store_close(b);
 }
 
 /* ---- password ---------------------------------------------------------------------- */
@@ -451,7 +450,7 @@ static void test_password(void **state)
     char file[700];
     char port[16];
     struct krc_store_options o = {.cluster = "x", .password_file = file};
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_error err = {0};
     FILE *f;
     const char *p;
@@ -462,7 +461,8 @@ static void test_password(void **state)
     assert_non_null(f);
     fprintf(f, "%s\nsecond line ignored\n", wrong);
     fclose(f);
-    assert_int_equal(be->open(url, "postgres://krc:****@db/krc", 0, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(url, "postgres://krc:****@db/krc", 0, &o, &b, &err),
+                     KRC_EIO);
     assert_null(b);
     assert_null(strstr(err.msg, wrong));
     assert_non_null(strstr(err.msg, "postgres://krc:****@db/krc"));
@@ -476,7 +476,7 @@ static void test_password(void **state)
     unlink(file);
 
     /* a missing file is named */
-    assert_int_equal(be->open(url, "pg-test", 0, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(url, "pg-test", 0, &o, &b, &err), KRC_EIO);
     assert_non_null(strstr(err.msg, file));
     assert_non_null(strstr(err.msg, "password file"));
 }
@@ -495,7 +495,7 @@ static void server_cmd(const char *what)
 static void test_reconnect(void **state)
 {
     char cl[128];
-    struct krc_store_be *b;
+    struct krc_store *b;
     struct krc_store_restart r = restart("reconnect-1", 1, 1800000000);
     struct krc_store_filter f = {0};
     struct collect c = {0};
@@ -508,19 +508,19 @@ static void test_reconnect(void **state)
     server_cmd("stop");
     f.cluster = cl;
     /* the call that finds the connection gone fails naming the server */
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), KRC_EIO);
     assert_non_null(strstr(err.msg, "pg-test"));
     assert_non_null(strstr(err.msg, "127.0.0.1"));
     /* the next one tries to connect, once, and fails fast while it is down */
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), KRC_EIO);
     assert_non_null(strstr(err.msg, "cannot connect"));
     server_cmd("start");
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 1);
     /* the session settings came back with the connection */
     r = restart("reconnect-2", 1, 1800000001);
     record(b, &r, NULL, NULL);
-    be->close(b);
+    krc_store_close(b);
 }
 
 /* KRC_STORE_DEFER_CONNECT: the server is down at open. The store is made
@@ -534,7 +534,7 @@ static void test_defer_connect(void **state)
     char target[700];
     char sql[300];
     struct krc_store_options o = {.password_file = password_file};
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_store_restart r = restart("deferred-1", 1, 1800000000);
     struct krc_store_filter f = {0};
     struct collect c = {0};
@@ -558,10 +558,10 @@ static void test_defer_connect(void **state)
 
     server_cmd("stop");
     /* without the flag: fatal, as for krc history */
-    assert_int_equal(be->open(target, "pg-test", 0, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(target, "pg-test", 0, &o, &b, &err), KRC_EIO);
     assert_null(b);
     assert_non_null(strstr(err.msg, "127.0.0.1"));
-    rc = be->open(target, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err);
+    rc = krc_store_open_as(target, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err);
     assert_int_equal(rc, KRC_STORE_DEFERRED);
     assert_non_null(b);
     assert_non_null(strstr(err.msg, "cannot connect"));
@@ -569,35 +569,35 @@ static void test_defer_connect(void **state)
     assert_null(strstr(err.msg, "scram")); /* no password anywhere near */
     /* calls fail naming the server; within a second without trying again */
     t0 = krc_clock_mono_ms();
-    assert_int_equal(be->record_many(b, &r, NULL, 0, &id, NULL, &err), KRC_EIO);
+    assert_int_equal(krc_store_record_many(b, &r, NULL, 0, &id, NULL, &err), KRC_EIO);
     assert_non_null(strstr(err.msg, "pg-test"));
     assert_non_null(strstr(err.msg, "127.0.0.1"));
     if (krc_clock_mono_ms() - t0 < 500) {
         assert_non_null(strstr(err.msg, "again within 1 s"));
     }
     f.cluster = cl;
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), KRC_EIO);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), KRC_EIO);
     /* KRC_STORE_CONNECT_ON_USE: no attempt at open, the first call makes one */
     {
-        struct krc_store_be *lazy = NULL;
-        assert_int_equal(be->open(target, "pg-lazy",
-                                  KRC_STORE_DEFER_CONNECT | KRC_STORE_CONNECT_ON_USE, &o, &lazy,
-                                  &err),
+        struct krc_store *lazy = NULL;
+        assert_int_equal(krc_store_open_as(target, "pg-lazy",
+                                           KRC_STORE_DEFER_CONNECT | KRC_STORE_CONNECT_ON_USE, &o,
+                                           &lazy, &err),
                          KRC_STORE_DEFERRED);
         assert_non_null(strstr(err.msg, "not connected yet"));
-        assert_int_equal(be->list(lazy, &f, collect_row, &c, &err), KRC_EIO);
+        assert_int_equal(krc_store_list(lazy, &f, collect_row, &c, &err), KRC_EIO);
         assert_non_null(strstr(err.msg, "cannot connect"));
         assert_non_null(strstr(err.msg, "pg-lazy"));
-        be->close(lazy);
+        krc_store_close(lazy);
     }
 
     server_cmd("start");
     krc_clock_sleep_ms(1100, NULL); /* past the one attempt per second */
-    assert_int_equal(be->record_many(b, &r, NULL, 0, &id, NULL, &err), 0);
+    assert_int_equal(krc_store_record_many(b, &r, NULL, 0, &id, NULL, &err), 0);
     assert_true(id > 0);
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 1);
-    be->close(b);
+    krc_store_close(b);
 
     /* the schema was created in the URL's search_path at that connection */
     raw = raw_conn();
@@ -615,7 +615,7 @@ static void test_defer_auth_fatal(void **state)
 {
     char bad[600];
     struct krc_store_options o = {.cluster = "auth"};
-    struct krc_store_be *b = NULL;
+    struct krc_store *b = NULL;
     struct krc_error err = {0};
     FILE *f;
     (void)state;
@@ -626,14 +626,16 @@ static void test_defer_auth_fatal(void **state)
     fputs("not-the-password\n", f);
     fclose(f);
     o.password_file = bad;
-    assert_int_equal(be->open(url, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err), KRC_EIO);
+    assert_int_equal(krc_store_open_as(url, "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err),
+                     KRC_EIO);
     assert_null(b);
     assert_non_null(strstr(err.msg, "cannot connect"));
     assert_null(strstr(err.msg, "not-the-password"));
     unlink(bad);
     /* a URL libpq cannot parse: fatal too */
     o.password_file = password_file;
-    assert_true(be->open("postgres://[::1", "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err) < 0);
+    assert_true(
+        krc_store_open_as("postgres://[::1", "pg-test", KRC_STORE_DEFER_CONNECT, &o, &b, &err) < 0);
     assert_null(b);
 }
 
@@ -643,8 +645,8 @@ static void test_clusters(void **state)
 {
     char ca[128];
     char cb[128];
-    struct krc_store_be *a;
-    struct krc_store_be *b;
+    struct krc_store *a;
+    struct krc_store *b;
     struct krc_store_restart r = restart("shared-uid", 1, 1800000000);
     struct krc_store_outbox m = message("webhook:default");
     struct krc_store_filter f = {0};
@@ -667,13 +669,13 @@ static void test_clusters(void **state)
     ra = record(a, &r, &m, &oa);
     rb = record(b, &r, &m, &ob);
     assert_true(ra != rb);
-    assert_int_equal(be->find_restart(a, &id, &found, &err), 1);
+    assert_int_equal(krc_store_find_restart(a, &id, &found, &err), 1);
     assert_int_equal(found, ra);
-    assert_int_equal(be->find_restart(b, &id, &found, &err), 1);
+    assert_int_equal(krc_store_find_restart(b, &id, &found, &err), 1);
     assert_int_equal(found, rb);
 
     f.cluster = ca;
-    assert_int_equal(be->list(a, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(a, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 1);
     assert_int_equal(c.ids[0], ra);
     assert_string_equal(c.clusters[0], ca);
@@ -683,65 +685,65 @@ static void test_clusters(void **state)
     f.since = 1800000000;
     f.pod = "api_1-"; /* '_' is a literal, not LIKE's wildcard */
     f.pod_exact = 0;
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_true(c.n >= 2);
     f.pod = "api%"; /* nor is '%' */
     memset(&c, 0, sizeof(c));
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 0);
 
     memset(&c, 0, sizeof(c));
-    assert_int_equal(be->window(a, 1800000000, cb, collect_window, &c, &err), 0);
+    assert_int_equal(krc_store_window(a, 1800000000, cb, collect_window, &c, &err), 0);
     assert_int_equal(c.n, 1);
     assert_int_equal(c.ids[0], rb);
 
     /* pending and stats are the store's cluster's */
     memset(&c, 0, sizeof(c));
-    assert_int_equal(be->pending(a, collect_msg, &c, &err), 0);
+    assert_int_equal(krc_store_pending(a, collect_msg, &c, &err), 0);
     assert_int_equal(c.n, 1);
     assert_int_equal(c.ids[0], oa);
-    assert_int_equal(be->stats(b, &st, &err), 0);
+    assert_int_equal(krc_store_stats(b, &st, &err), 0);
     assert_int_equal(st.restarts, 1);
     assert_int_equal(st.pending, 1);
     assert_true(st.db_bytes > 0);
     assert_int_equal(st.wal_bytes, 0);
 
     /* threads: a's delivered alert is not b's */
-    assert_int_equal(be->mark_delivered(a, oa, "1.2", &err), 0);
-    assert_int_equal(be->thread_ts(a, "prod/api_1-abc", &ts, &ch, &err), 0);
+    assert_int_equal(krc_store_mark_delivered(a, oa, "1.2", &err), 0);
+    assert_int_equal(krc_store_thread_ts(a, "prod/api_1-abc", &ts, &ch, &err), 0);
     assert_non_null(ts);
     assert_string_equal(ts, "1.2");
     assert_string_equal(ch, "#ops");
     krc_free(ts);
     krc_free(ch);
-    assert_int_equal(be->thread_ts(b, "prod/api_1-abc", &ts, &ch, &err), 0);
+    assert_int_equal(krc_store_thread_ts(b, "prod/api_1-abc", &ts, &ch, &err), 0);
     assert_null(ts);
 
     /* retention: b's restart (pending) stays; a's prunes a's only */
     {
         int64_t deleted = -1;
-        assert_int_equal(be->prune(a, 0, 0 + 0, 10, &deleted, &err), 0);
+        assert_int_equal(krc_store_prune(a, 0, 0 + 0, 10, &deleted, &err), 0);
         assert_int_equal(deleted, 0);
         krc_clock_set_fake_now(1800000000 + 100 * 86400);
-        assert_int_equal(be->prune(a, 86400, 0, 10, &deleted, &err), 0);
+        assert_int_equal(krc_store_prune(a, 86400, 0, 10, &deleted, &err), 0);
         assert_int_equal(deleted, 1);
-        assert_int_equal(be->prune(b, 86400, 0, 10, &deleted, &err), 0);
+        assert_int_equal(krc_store_prune(b, 86400, 0, 10, &deleted, &err), 0);
         assert_int_equal(deleted, 0); /* pending notification */
         krc_clock_set_fake_now(0);
     }
-    be->close(a);
-    be->close(b);
+    krc_store_close(a);
+    krc_store_close(b);
 }
 
 /* get, last_diagnosed, set_decision, the marks, keyset pages, the journal. */
 static void test_semantics(void **state)
 {
     char cl[128];
-    struct krc_store_be *b;
+    struct krc_store *b;
     struct krc_store_restart r = restart("sem-uid", 4, 1800000000);
     struct krc_store_outbox msgs[2] = {message("webhook:default"), message("route:2")};
     struct krc_store_entry *e = NULL;
-    struct krc_store_diagnosed d;
+    struct krc_diagnosis_history d;
     struct krc_store_filter f = {0};
     struct collect c = {0};
     struct krc_error err = {0};
@@ -751,39 +753,40 @@ static void test_semantics(void **state)
     (void)state;
 
     b = open_as(url, cluster_name(cl, sizeof(cl), "sem"));
-    assert_int_equal(be->record_many(b, &r, msgs, 2, &rid, oids, &err), 0);
+    assert_int_equal(krc_store_record_many(b, &r, msgs, 2, &rid, oids, &err), 0);
     assert_true(oids[0] > 0 && oids[1] > oids[0]);
     {
         int64_t again[2] = {-1, -1};
         int64_t rid2 = 0;
-        assert_int_equal(be->record_many(b, &r, msgs, 2, &rid2, again, &err), KRC_STORE_EXISTS);
+        assert_int_equal(krc_store_record_many(b, &r, msgs, 2, &rid2, again, &err),
+                         KRC_STORE_EXISTS);
         assert_int_equal(rid2, rid);
         assert_int_equal(again[0], 0);
         assert_int_equal(again[1], 0);
     }
 
-    assert_int_equal(be->last_diagnosed(b, "sem-uid", "app", &d, &err), 1);
+    assert_int_equal(krc_store_last_diagnosed(b, "sem-uid", "app", &d, &err), 1);
     assert_int_equal(d.id, rid);
     assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
     assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
     assert_int_equal(d.exit_code, 137);
     assert_string_equal(d.reason, "OOMKilled");
     assert_int_equal(d.log_collected, 1);
-    assert_int_equal(be->last_diagnosed(b, "other", "app", &d, &err), 0);
+    assert_int_equal(krc_store_last_diagnosed(b, "other", "app", &d, &err), 0);
 
-    assert_int_equal(be->mark_attempt(b, oids[0], "HTTP 500", 0, &err), 0);
-    assert_int_equal(be->mark_attempt(b, oids[1], "HTTP 404", 1, &err), 0);
-    assert_int_equal(be->mark_withdrawn(b, oids[1], &err), KRC_ENOTFOUND);
-    assert_int_equal(be->mark_superseded(b, oids[0], &err), 0);
-    assert_int_equal(be->mark_delivered(b, 999999999, NULL, &err), KRC_ENOTFOUND);
-    assert_int_equal(be->set_decision(b, rid, "storm", "grouped", &err), 0);
-    assert_int_equal(be->set_decision(b, 999999999, "storm", NULL, &err), KRC_ENOTFOUND);
-    assert_int_equal(be->add_outbox(b, 999999999, &msgs[0], &s_oid, &err), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_mark_attempt(b, oids[0], "HTTP 500", 0, &err), 0);
+    assert_int_equal(krc_store_mark_attempt(b, oids[1], "HTTP 404", 1, &err), 0);
+    assert_int_equal(krc_store_mark_withdrawn(b, oids[1], &err), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_mark_superseded(b, oids[0], &err), 0);
+    assert_int_equal(krc_store_mark_delivered(b, 999999999, NULL, &err), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_set_decision(b, rid, "storm", "grouped", &err), 0);
+    assert_int_equal(krc_store_set_decision(b, 999999999, "storm", NULL, &err), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_add_outbox(b, 999999999, &msgs[0], &s_oid, &err), KRC_ENOTFOUND);
     msgs[0].kind = KRC_STORE_KIND_SUMMARY;
-    assert_int_equal(be->add_outbox(b, 0, &msgs[0], &s_oid, &err), 0);
+    assert_int_equal(krc_store_add_outbox(b, 0, &msgs[0], &s_oid, &err), 0);
     assert_true(s_oid > oids[1]);
 
-    assert_int_equal(be->get(b, rid, &e, &err), 0);
+    assert_int_equal(krc_store_get(b, rid, &e, &err), 0);
     assert_string_equal(e->row.decision, "storm");
     assert_string_equal(e->message, "grouped");
     assert_string_equal(e->report_json, "{\"log\":{\"bytes\":12}}");
@@ -796,7 +799,7 @@ static void test_semantics(void **state)
     assert_int_equal(e->messages[0].attempts, 1);
     assert_string_equal(e->messages[1].last_error, "HTTP 404");
     krc_store_entry_free(e);
-    assert_int_equal(be->get(b, 999999999, &e, &err), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_get(b, 999999999, &e, &err), KRC_ENOTFOUND);
 
     /* keyset pages, newest first: three restarts at the same second */
     for (int i = 0; i < 3; i++) {
@@ -806,14 +809,14 @@ static void test_semantics(void **state)
     }
     f.cluster = cl;
     f.limit = 2;
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 2);
     assert_true(c.ids[0] > c.ids[1]);
     f.before_at = 1800000500;
     f.before_id = c.ids[1];
     f.limit = 0;
     memset(&c, 0, sizeof(c));
-    assert_int_equal(be->list(b, &f, collect_row, &c, &err), 0);
+    assert_int_equal(krc_store_list(b, &f, collect_row, &c, &err), 0);
     assert_int_equal(c.n, 2); /* the third of the second, then the older restart */
     assert_int_equal(c.ids[1], rid);
 
@@ -826,23 +829,23 @@ static void test_semantics(void **state)
         for (int i = 0; i < 17; i++) {
             many[i] = message("route:9");
         }
-        assert_int_equal(be->record_many(b, &x, many, 17, &xr, ids, &err), 0);
+        assert_int_equal(krc_store_record_many(b, &x, many, 17, &xr, ids, &err), 0);
         for (int i = 1; i < 17; i++) {
             assert_true(ids[i] > ids[i - 1]);
         }
-        assert_int_equal(be->get(b, xr, &e, &err), 0);
+        assert_int_equal(krc_store_get(b, xr, &e, &err), 0);
         assert_int_equal(e->n_messages, 17);
         assert_string_equal(e->report_json, "{\"log\":{\"bytes\":12}}");
         krc_store_entry_free(e);
-        assert_int_equal(be->record_many(b, &x, many, 17, &rid, ids, &err), KRC_STORE_EXISTS);
+        assert_int_equal(krc_store_record_many(b, &x, many, 17, &rid, ids, &err), KRC_STORE_EXISTS);
         assert_int_equal(rid, xr);
         assert_int_equal(ids[16], 0);
     }
 
-    assert_int_equal(be->journal_delivered(b, oids[0], NULL, &err), KRC_EUNSUPPORTED);
+    assert_int_equal(krc_store_journal_delivered(b, oids[0], NULL, &err), KRC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "no delivery journal with PostgreSQL"));
-    assert_int_equal(be->journal_clear(b, &err), KRC_EUNSUPPORTED);
-    be->close(b);
+    assert_int_equal(krc_store_journal_clear(b, &err), KRC_EUNSUPPORTED);
+    krc_store_close(b);
 }
 
 /* Retention runs on one replica at a time: while another session holds the
@@ -850,7 +853,7 @@ static void test_semantics(void **state)
 static void test_prune_lock(void **state)
 {
     char cl[128];
-    struct krc_store_be *b;
+    struct krc_store *b;
     struct krc_store_restart r = restart("prune-1", 1, 1800000000);
     struct krc_error err = {0};
     int64_t deleted = -1;
@@ -862,13 +865,109 @@ static void test_prune_lock(void **state)
     r = restart("prune-2", 1, 1800000001);
     record(b, &r, NULL, NULL);
     raw_exec(c, "SELECT pg_advisory_lock(7741542380882244965)");
-    assert_int_equal(be->prune(b, 0, 1, 10, &deleted, &err), 0);
+    assert_int_equal(krc_store_prune(b, 0, 1, 10, &deleted, &err), 0);
     assert_int_equal(deleted, 0);
     raw_exec(c, "SELECT pg_advisory_unlock(7741542380882244965)");
-    assert_int_equal(be->prune(b, 0, 1, 10, &deleted, &err), 0);
+    assert_int_equal(krc_store_prune(b, 0, 1, 10, &deleted, &err), 0);
     assert_int_equal(deleted, 1);
     PQfinish(c);
-    be->close(b);
+    krc_store_close(b);
+}
+
+/* Every row of schema.table as text, in id order. */
+static char *raw_rows(PGconn *c, const char *schema, const char *table, const char *order)
+{
+    char sql[256];
+    PGresult *r;
+    char *out;
+    snprintf(sql, sizeof(sql), "SELECT string_agg(t::text, E'\\n' ORDER BY t.%s) FROM %s.%s t",
+             order, schema, table);
+    r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    }
+    out = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    assert_non_null(out);
+    return out;
+}
+
+/* A database as krc wrote it before the SQL layer (16884f4, version 1:
+ * tests/fixtures/store/pg_v1.sql, real rows of every outbox state and two
+ * Slack ts) opens with this krc: version 2, every row as it was, the
+ * reference in message_ref, read back through the store. */
+static void test_upgrade_pg_v1(void **state)
+{
+    static const char *const tables[][2] = {
+        {"restarts", "id"}, {"reports", "restart_id"}, {"outbox", "id"}};
+    char schema[96], target[1024], sql[256];
+    char *before[3], *fixture, *ref = NULL, *channel = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_error err = {0};
+    struct krc_store *b;
+    PGconn *c = raw_conn();
+    FILE *f = fopen(KRC_FIXTURES "/store/pg_v1.sql", "r");
+    long len;
+    (void)state;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    len = ftell(f);
+    rewind(f);
+    fixture = calloc(1, (size_t)len + 1);
+    assert_non_null(fixture);
+    assert_int_equal(fread(fixture, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    snprintf(schema, sizeof(schema), "up_%ld_%ld", (long)getpid(), (long)time(NULL));
+    snprintf(sql, sizeof(sql), "CREATE SCHEMA %s; SET search_path = %s", schema, schema);
+    raw_exec(c, sql);
+    raw_exec(c, fixture);
+    free(fixture);
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 1);
+    for (int i = 0; i < 3; i++) {
+        before[i] = raw_rows(c, schema, tables[i][0], tables[i][1]);
+    }
+    assert_non_null(strstr(before[2], "1800000000.000100"));
+
+    snprintf(target, sizeof(target), "%s?options=-csearch_path%%3D%s", url, schema);
+    b = open_as(target, "prod-eu");
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
+    assert_int_equal(raw_int(c, sql), 2);
+    for (int i = 0; i < 3; i++) {
+        char *after = raw_rows(c, schema, tables[i][0], tables[i][1]);
+        assert_string_equal(after, before[i]);
+        free(after);
+        free(before[i]);
+    }
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM information_schema.columns WHERE table_schema = '%s' AND "
+             "table_name = 'outbox' AND column_name IN ('slack_ts', 'message_ref')",
+             schema);
+    assert_int_equal(raw_int(c, sql), 1);
+    assert_int_equal(krc_store_get(b, 1, &en, &err), 0);
+    assert_string_equal(en->row.pod, "api-7d9f-x1");
+    assert_string_equal(en->row.cluster, "prod-eu");
+    assert_int_equal(en->n_messages, 2);
+    assert_string_equal(en->messages[0].message_ref, "1800000000.000100");
+    assert_null(en->messages[1].message_ref);
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_thread_ts(b, "shop/api-7d9f-x1", &ref, &channel, &err), 0);
+    assert_string_equal(ref, "1800000000.000100");
+    assert_string_equal(channel, "#ops");
+    krc_free(ref);
+    krc_free(channel);
+    assert_int_equal(krc_store_stats(b, &st, &err), 0);
+    assert_int_equal(st.restarts, 3);
+    assert_int_equal(st.pending, 1);
+    assert_int_equal(st.delivered, 2);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.withdrawn, 1);
+    krc_store_close(b);
+    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+    raw_exec(c, sql);
+    PQfinish(c);
 }
 
 int main(void)
@@ -879,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_clusters),          cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_prune_lock),        cmocka_unit_test(test_reconnect),
         cmocka_unit_test(test_defer_connect),     cmocka_unit_test(test_defer_auth_fatal),
+        cmocka_unit_test(test_upgrade_pg_v1),
     };
     return cmocka_run_group_tests(tests, setup_pg, NULL);
 }

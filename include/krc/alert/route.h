@@ -1,0 +1,75 @@
+/* The route stage of the alert pipeline: what happens to one restart,
+ * asked once per restart, before anything is collected.
+ *
+ * krc_route_restart() answers, from the alert policy (alert/policy.h) and
+ * the sender's memory of it (the mute per pod, the storm guard per
+ * destination): the destinations of the restart, the decision (alert,
+ * thread reply, muted, grouped into a storm, silenced, no destination),
+ * which destinations are in a storm, what to collect (everything, the log
+ * file too, or only what the watch saw) and the settings the render stage
+ * formats with. The plan is a value: render (alert/render.h) and deliver
+ * (alert/deliver.h) read it and never ask the routing again.
+ *
+ * krc_route_ignored() is the rule that keeps a restart out before it is
+ * even queued (the Go tool's ignore settings); the watch thread asks it.
+ * Every other "is this restart held back" answer is in the plan (silences,
+ * mute, storm) or in render (a log-ignore pattern, which needs the log).
+ * The detection-level filters (namespaces, pod names) stay in
+ * detect/filter.h; "handled already" (by this replica, a predecessor or an
+ * earlier process) is the pipeline's check against the history and the
+ * Lease, not a rule. */
+#ifndef KRC_ALERT_ROUTE_H
+#define KRC_ALERT_ROUTE_H
+
+#include <stddef.h>
+
+#include "krc/alert/policy.h"
+#include "krc/alert/sink.h"
+#include "krc/alert/format.h"
+#include "krc/config/config.h"
+#include "krc/detect/pod_state.h"
+#include "krc/detect/restart.h"
+#include "krc/util/pattern.h"
+
+struct krc_sender;
+
+/* One destination of a restart, as the plan names it. */
+struct krc_plan_dest {
+    void *dest;                     /* the sender's destination (private to the sender) */
+    const struct krc_sink_ops *ops; /* its formats (alert/sink.h) */
+    char store_key[64];             /* "webhook:default", "route:N", "api", "dest:NAME" */
+    const char *channel;            /* NULL when none (the sender's, valid while it lives) */
+    const char *name;               /* shown in logs ("alert ... to NAME"); NULL: not shown */
+    int is_event;                   /* a Kubernetes Event (no thread, no summary) */
+    int storming;                   /* in a storm: counted into its summary, no message */
+};
+
+struct krc_route_plan {
+    enum krc_policy_decision decision;
+    int collect;        /* collect everything (alert, thread reply, no destination) */
+    int wants_full_log; /* and the previous log as a file (Web API threads) */
+    size_t n_dests;     /* 0: nothing is configured for the restart */
+    struct krc_plan_dest dests[KRC_POLICY_MAX_ROUTED];
+    /* the formats' settings when the restart was routed (render adds the
+     * destination's channel and the time); strings borrowed from the
+     * configuration, which the daemon keeps until it exits */
+    struct krc_alert_options format;
+    /* log-ignore patterns (KRC_PATTERN_TEXT): render holds back an alert
+     * whose previous log matches one */
+    const struct krc_pattern *log_ignore;
+    size_t n_log_ignore;
+};
+
+/* Route one restart: fills *plan and returns its decision. Counts muted
+ * and silenced restarts, starts storms (and withdraws the queued alerts of
+ * a destination whose storm this restart starts). Thread-safe. */
+enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
+                                           struct krc_route_plan *plan);
+
+/* Why a detected restart is ignored before it is queued: the
+ * krc.io/ignore=true annotation, the pod's restart count above
+ * ignoreRestartCount, exit code 0 with ignoreRestartsWithExitCodeZero. The
+ * sentence to log, or NULL when it is not ignored. Pure. */
+const char *krc_route_ignored(const struct krc_config *cfg, const struct krc_restart_delta *d);
+
+#endif

@@ -1,0 +1,971 @@
+/* The Slack messages (alert/dest/slack.h): the restart alert (the report's
+ * sections after the diagnosis: pod events, the node, collection notes, the
+ * log tail, the context line), its text-only fallback, the storm summary
+ * and the "recovered" reply, built from slack_format.c's blocks. */
+#include "krc/alert/dest/slack.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slack_blocks.h"
+#include "krc/util/logtail.h"
+#include "krc/util/mem.h"
+#include "krc/util/text.h"
+
+struct ev_group {
+    const struct krc_report_event *e; /* newest of the group */
+    const char *msg;                  /* without "(combined from similar events): " */
+    long count;
+    int warning;
+    int64_t last;
+};
+
+static const char *strip_combined(const char *m)
+{
+    static const char prefix[] = "(combined from similar events): ";
+
+    if (m != NULL && strncmp(m, prefix, sizeof(prefix) - 1) == 0) {
+        return m + sizeof(prefix) - 1;
+    }
+    return m;
+}
+
+static int str_same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static int ev_cmp(const void *pa, const void *pb)
+{
+    const struct ev_group *a = pa;
+    const struct ev_group *b = pb;
+    int c;
+
+    if (a->warning != b->warning) {
+        return b->warning - a->warning;
+    }
+    if (a->last != b->last) {
+        return a->last < b->last ? 1 : -1;
+    }
+    c = strcmp(a->e->reason ? a->e->reason : "", b->e->reason ? b->e->reason : "");
+    return c != 0 ? c : strcmp(a->msg ? a->msg : "", b->msg ? b->msg : "");
+}
+
+static int64_t ev_time(const struct krc_report_event *e)
+{
+    return e->last_timestamp > 0 ? e->last_timestamp : e->first_timestamp;
+}
+
+/* Group events (node: warning events of the node; else pod events) by
+ * reason+message. Caller frees *ret with krc_free. */
+static size_t group_events(struct fmt *f, const struct krc_report *r, int node,
+                           struct ev_group **ret)
+{
+    struct ev_group *g;
+    size_t n = 0;
+    size_t i;
+    size_t k;
+
+    *ret = NULL;
+    if (f->rc != 0 || r->n_events == 0) {
+        return 0;
+    }
+    g = krc_calloc(r->n_events, sizeof(*g));
+    if (g == NULL) {
+        krc_slack_fail(f, KRC_ENOMEM);
+        return 0;
+    }
+    for (i = 0; i < r->n_events; i++) {
+        const struct krc_report_event *e = &r->events[i];
+        const char *msg = strip_combined(e->message);
+        long cnt = e->count > 0 ? e->count : 1;
+        int warn = e->type != NULL && strcmp(e->type, "Warning") == 0;
+        if (node) {
+            if (!warn || e->object_kind == NULL || strcmp(e->object_kind, "Node") != 0) {
+                continue;
+            }
+        } else if (!krc_report_event_is_pod(r, e)) {
+            continue;
+        }
+        for (k = 0; k < n; k++) {
+            if (str_same(g[k].e->reason, e->reason) && str_same(g[k].msg, msg)) {
+                break;
+            }
+        }
+        if (k == n) {
+            g[n].e = e;
+            g[n].msg = msg;
+            g[n].last = ev_time(e);
+            n++;
+        } else if (ev_time(e) > g[k].last) {
+            g[k].e = e;
+            g[k].last = ev_time(e);
+        }
+        g[k].count += cnt;
+        g[k].warning |= warn;
+    }
+    qsort(g, n, sizeof(*g), ev_cmp);
+    *ret = g;
+    return n;
+}
+
+static void event_line(struct fmt *f, struct krc_buf *line, const struct ev_group *g)
+{
+    char age[32];
+
+    krc_buf_reset(line);
+    krc_slack_lit(f, line, BULLET " ");
+    krc_slack_lit(f, line, g->warning ? ":warning: *" : "*");
+    krc_slack_put(f, line, g->e->reason ? g->e->reason : "(no reason)", 100);
+    krc_slack_lit(f, line, "*");
+    if (g->count > 1) {
+        krc_slack_litf(f, line, " \xc3\x97%ld", g->count);
+    }
+    krc_slack_age_of(f, g->last, age, sizeof(age));
+    if (age[0] != '\0') {
+        krc_slack_litf(f, line, DOT "%s ago", age);
+    }
+    if (g->msg != NULL && g->msg[0] != '\0') {
+        krc_slack_lit(f, line, ": ");
+        krc_slack_put_red(f, line, g->msg, EVENT_MSG_MAX);
+    }
+}
+
+static void events_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
+{
+    struct ev_group *g = NULL;
+    size_t n = group_events(f, r, 0, &g);
+    struct krc_buf sec;
+    struct krc_buf line;
+    size_t i;
+
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_buf_init(&line, BYTES_FOR(EVENT_MSG_MAX + 200));
+    krc_slack_lit(f, &sec, "*Pod events*");
+    if (n == 0) {
+        krc_slack_lit(f, &sec, "\n_none found (events expire after one hour by default)_");
+    }
+    for (i = 0; i < n && i < KRC_SLACK_EVENTS_MAX && f->rc == 0; i++) {
+        event_line(f, &line, &g[i]);
+        if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+            break;
+        }
+    }
+    if (i < n) {
+        krc_buf_reset(&line);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", n - i);
+        krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+    }
+    krc_slack_block_section(f, bl, &sec);
+    krc_buf_cleanup(&line);
+    krc_buf_cleanup(&sec);
+    krc_free(g);
+}
+
+static void node_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
+{
+    const struct krc_report_node *nd = &r->node;
+    struct ev_group *g = NULL;
+    size_t n = group_events(f, r, 1, &g);
+    struct krc_buf sec;
+    struct krc_buf line;
+    size_t i;
+
+    if (!nd->present && n == 0) {
+        krc_free(g);
+        return;
+    }
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_buf_init(&line, BYTES_FOR(EVENT_MSG_MAX + 400));
+    krc_slack_lit(f, &sec, "*Node* `");
+    krc_slack_put(f, &sec, nd->present && nd->name ? nd->name : r->node_name, NAME_MAX_UNITS);
+    krc_slack_lit(f, &sec, "`");
+    if (nd->present) {
+        const char *ready = "Unknown";
+        for (i = 0; i < nd->n_conditions; i++) {
+            const struct krc_report_node_condition *c = &nd->conditions[i];
+            if (c->type != NULL && strcmp(c->type, "Ready") == 0 && c->status != NULL) {
+                ready = strcmp(c->status, "True") == 0
+                            ? "Ready"
+                            : (strcmp(c->status, "False") == 0 ? "NotReady" : "Unknown");
+            }
+        }
+        krc_slack_lit(f, &sec, ": ");
+        krc_slack_lit(f, &sec, strcmp(ready, "Ready") == 0 ? ready : ":warning: ");
+        if (strcmp(ready, "Ready") != 0) {
+            krc_slack_litf(f, &sec, "*%s*", ready);
+        }
+        if (nd->unschedulable) {
+            krc_slack_lit(f, &sec, ",SchedulingDisabled");
+        }
+        if (nd->kubelet_version != NULL) {
+            krc_slack_lit(f, &sec, DOT "kubelet ");
+            krc_slack_put(f, &sec, nd->kubelet_version, 60);
+        }
+        for (i = 0; i < nd->capacity.n; i++) {
+            const char *k = nd->capacity.items[i].key;
+            const char *alloc = krc_kv_list_get(&nd->allocatable, k);
+            if (!krc_report_is_gpu_resource(k)) {
+                continue;
+            }
+            krc_slack_lit(f, &sec, DOT);
+            krc_slack_put(f, &sec, k, 100);
+            krc_slack_lit(f, &sec, ": ");
+            krc_slack_put(f, &sec, alloc ? alloc : "0", 30);
+            krc_slack_lit(f, &sec, " allocatable / ");
+            krc_slack_put(f, &sec, nd->capacity.items[i].value, 30);
+            krc_slack_lit(f, &sec, " capacity");
+        }
+        for (i = 0; i < nd->n_conditions; i++) {
+            const struct krc_report_node_condition *c = &nd->conditions[i];
+            if (c->type == NULL || strcmp(c->type, "Ready") == 0 || c->status == NULL ||
+                strcmp(c->status, "True") != 0) {
+                continue;
+            }
+            krc_buf_reset(&line);
+            krc_slack_lit(f, &line, BULLET " :warning: *");
+            krc_slack_put(f, &line, c->type, 60);
+            krc_slack_lit(f, &line, "*");
+            if (c->message != NULL) {
+                krc_slack_lit(f, &line, ": ");
+                krc_slack_put_red(f, &line, c->message, EVENT_MSG_MAX);
+            }
+            krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE);
+        }
+    }
+    for (i = 0; i < n && i < KRC_SLACK_NODE_EVENTS_MAX && f->rc == 0; i++) {
+        event_line(f, &line, &g[i]);
+        if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+            break;
+        }
+    }
+    if (i < n) {
+        krc_buf_reset(&line);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more node warnings_", n - i);
+        krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+    }
+    krc_slack_block_section(f, bl, &sec);
+    krc_buf_cleanup(&line);
+    krc_buf_cleanup(&sec);
+    krc_free(g);
+}
+
+static void notes_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
+{
+    struct krc_buf sec;
+    struct krc_buf line;
+    size_t i;
+
+    if (r->n_notes == 0) {
+        return;
+    }
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_buf_init(&line, BYTES_FOR(NOTE_MAX + 10));
+    krc_slack_lit(f, &sec, "*Collection notes*");
+    for (i = 0; i < r->n_notes && f->rc == 0; i++) {
+        krc_buf_reset(&line);
+        krc_slack_lit(f, &line, BULLET " ");
+        krc_slack_put(f, &line, r->notes[i], NOTE_MAX);
+        if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+            break;
+        }
+    }
+    if (i < r->n_notes) {
+        krc_buf_reset(&line);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", r->n_notes - i);
+        krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+    }
+    krc_slack_block_section(f, bl, &sec);
+    krc_buf_cleanup(&line);
+    krc_buf_cleanup(&sec);
+}
+
+/* ---- the log tail ---------------------------------------------------------------------- */
+
+struct log_tail {
+    struct krc_buf *lines; /* escaped lines, oldest first, [first, n) used */
+    size_t n;
+    size_t first;   /* index of the first line shown */
+    size_t omitted; /* earlier lines not shown */
+    int redactions; /* found in the log */
+    /* code blocks, numbered from the bottom: block s holds lines
+     * [cut[s], s ? cut[s - 1] : n) */
+    size_t cut[KRC_SLACK_LOG_SECTIONS];
+    size_t n_sections;
+};
+
+/* One log line for display: after the last carriage return (what a
+ * terminal shows of a progress bar), escaped, cut at KRC_SLACK_LOG_LINE_MAX.
+ * One time stamp per line: in a log fetched with timestamps=true (`stamps`),
+ * the kubelet's prefix ("2026-07-30T07:43:51.123456789Z ") is dropped when
+ * the application's line starts with a time of its own, else shown as its
+ * time of day and zone ("07:43:51Z"). Other logs are shown as they are. */
+static void log_line(struct fmt *f, struct krc_buf *out, const unsigned char *p, size_t len,
+                     int stamps)
+{
+    size_t i;
+    const unsigned char *stamp = p;
+    size_t stamp_len = stamps ? krc_logtail_stamp_len(p, len) : 0;
+
+    p += stamp_len;
+    len -= stamp_len;
+    while (len > 0 && p[len - 1] == '\r') {
+        len--;
+    }
+    for (i = len; i > 0; i--) {
+        if (p[i - 1] == '\r') {
+            p += i;
+            len -= i;
+            break;
+        }
+    }
+    if (stamp_len > 0 && !krc_logtail_has_app_stamp(p, len)) {
+        char hms[24];
+        if (krc_logtail_stamp_short(stamp, stamp_len, hms, sizeof(hms)) > 0) {
+            krc_slack_litf(f, out, "%s ", hms);
+        }
+    }
+    if (krc_slack_put_n(f, out, p, len, ESC_MRKDWN, KRC_SLACK_LOG_LINE_MAX)) {
+        krc_slack_lit(f, out, " [line cut]");
+    }
+}
+
+static void log_tail_cleanup(struct log_tail *t)
+{
+    size_t i;
+
+    for (i = 0; t->lines != NULL && i < t->n; i++) {
+        krc_buf_cleanup(&t->lines[i]);
+    }
+    krc_free(t->lines);
+    t->lines = NULL;
+}
+
+/* The same lines packed from the top read better (full blocks first): packs
+ * t's lines so when that needs no more blocks than t has. */
+static void log_tail_pack_from_top(struct log_tail *t, size_t per_section)
+{
+    size_t tops[KRC_SLACK_LOG_SECTIONS];
+    size_t ns = 0;
+    size_t used = 0;
+    size_t i;
+    size_t k;
+
+    for (i = t->first; i < t->n; i++) {
+        size_t u = krc_slack_buf_units(&t->lines[i]) + 1;
+        if (ns == 0 || used + u > per_section) {
+            if (ns == t->n_sections) {
+                break;
+            }
+            tops[ns++] = i;
+            used = 0;
+        }
+        used += u;
+    }
+    if (i == t->n) {
+        for (k = 0; k < ns; k++) {
+            t->cut[ns - 1 - k] = tops[k];
+        }
+        t->n_sections = ns;
+    }
+}
+
+/* Select, redact and escape the last lines of the log: at most max_lines,
+ * packed from the bottom into at most `sections` code blocks of
+ * `per_section` units each (a line never spans two blocks). */
+static void log_tail_build(struct fmt *f, const struct krc_report *r, size_t max_lines,
+                           size_t sections, size_t per_section, struct log_tail *t)
+{
+    const unsigned char *p = r->log;
+    size_t end = r->log_len;
+    size_t lo;
+    size_t start;
+    size_t nl = 0;
+    size_t before = 0;
+    size_t i;
+    size_t rl;
+    const unsigned char *rp;
+    int partial_head = 0;
+    int before_red = f->redactions;
+    size_t e;
+    size_t k;
+    size_t shown = 0;
+    size_t used = 0;
+
+    memset(t, 0, sizeof(*t));
+    if (f->rc != 0 || sections == 0) {
+        return;
+    }
+    if (sections > KRC_SLACK_LOG_SECTIONS) {
+        sections = KRC_SLACK_LOG_SECTIONS;
+    }
+    if (end > 0 && p[end - 1] == '\n') {
+        end--;
+    }
+    /* the last max_lines lines, within the last KRC_SLACK_LOG_WINDOW bytes */
+    lo = end > KRC_SLACK_LOG_WINDOW ? end - KRC_SLACK_LOG_WINDOW : 0;
+    for (start = end; start > lo; start--) {
+        if (p[start - 1] == '\n' && ++nl == max_lines) {
+            break;
+        }
+    }
+    if (start == lo && lo > 0 && p[lo - 1] != '\n') {
+        /* the window begins inside a line: drop that piece unless it is all */
+        const unsigned char *q = memchr(p + lo, '\n', end - lo);
+        if (q != NULL) {
+            start = (size_t)(q - p) + 1;
+        } else {
+            partial_head = 1;
+        }
+    }
+    if (start == 0 && r->log_cut.known && r->log_cut.head_cut) {
+        partial_head = 1; /* the collector kept only the end of this line */
+    }
+    for (i = 0; i < start; i++) {
+        before += p[i] == '\n';
+    }
+    rp = krc_slack_redact(f, p + start, end - start, &rl);
+    t->redactions = f->redactions - before_red;
+    t->n = 1;
+    for (i = 0; i < rl; i++) {
+        t->n += rp[i] == '\n';
+    }
+    t->lines = krc_calloc(t->n, sizeof(*t->lines));
+    if (t->lines == NULL) {
+        t->n = 0;
+        krc_slack_fail(f, KRC_ENOMEM);
+        return;
+    }
+    /* walk the lines from the last one up */
+    e = rl;
+    k = t->n;
+    t->n_sections = 1;
+    t->cut[0] = t->n;
+    while (k > 0 && shown < max_lines && f->rc == 0) {
+        size_t s = e;
+        size_t u;
+        while (s > 0 && rp[s - 1] != '\n') {
+            s--;
+        }
+        k--;
+        krc_buf_init(&t->lines[k], BYTES_FOR(KRC_SLACK_LOG_LINE_MAX + 40));
+        if (k == 0 && partial_head) {
+            krc_slack_lit(f, &t->lines[k], ELLIPSIS);
+        }
+        log_line(f, &t->lines[k], rp + s, e - s, (r->log_flags & KRC_REPORT_LOG_TIMESTAMPS) != 0);
+        u = krc_slack_buf_units(&t->lines[k]) + 1;
+        if (used + u > per_section) {
+            if (t->n_sections == sections || used == 0) {
+                krc_buf_cleanup(&t->lines[k]);
+                k++;
+                break;
+            }
+            t->n_sections++;
+            used = 0;
+        }
+        used += u;
+        t->cut[t->n_sections - 1] = k;
+        shown++;
+        e = s > 0 ? s - 1 : 0;
+    }
+    if (shown == 0) {
+        t->n_sections = 0;
+    }
+    t->first = k;
+    t->omitted = before + k;
+    if (t->n_sections > 1 && f->rc == 0) {
+        log_tail_pack_from_top(t, per_section);
+    }
+}
+
+/* The lines of code block s (numbered from the bottom) as one text. */
+static void log_section_text(struct fmt *f, const struct log_tail *t, size_t s, struct krc_buf *out)
+{
+    size_t hi = s > 0 ? t->cut[s - 1] : t->n;
+    size_t i;
+
+    krc_slack_lit(f, out, FENCE "\n");
+    for (i = t->cut[s]; i < hi && f->rc == 0; i++) {
+        krc_slack_fail(f, krc_buf_append(out, krc_buf_str(&t->lines[i]), t->lines[i].len));
+        krc_slack_lit(f, out, "\n");
+    }
+    krc_slack_lit(f, out, FENCE);
+}
+
+static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                       const struct krc_diagnosis *d)
+{
+    struct krc_buf head;
+    struct log_tail t;
+    size_t max_lines =
+        f->o->max_log_lines > 0 ? (size_t)f->o->max_log_lines : KRC_ALERT_DEFAULT_LOG_LINES;
+    size_t sections = bl->max - bl->n > 1 ? bl->max - bl->n - 1 : 0;
+    size_t s;
+
+    krc_buf_init(&head, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_slack_lit(f, &head, "*Previous log*");
+    if (r->log_container != NULL || d->container != NULL) {
+        krc_slack_lit(f, &head, " of `");
+        krc_slack_put(f, &head, r->log_container ? r->log_container : d->container, NAME_MAX_UNITS);
+        krc_slack_lit(f, &head, "`");
+    }
+    if (f->o->omit_log) {
+        krc_slack_lit(f, &head, ": _not included (disabled by configuration)_");
+        krc_slack_block_section(f, bl, &head);
+        krc_buf_cleanup(&head);
+        return;
+    }
+    if (r->log == NULL || r->log_len == 0 || sections == 0) {
+        krc_slack_lit(f, &head,
+                      (r->log_flags & KRC_REPORT_LOG_EMPTY) || (r->log != NULL && r->log_len == 0)
+                          ? ": _empty, the container wrote nothing_"
+                          : ": _not available_");
+        krc_slack_block_section(f, bl, &head);
+        krc_buf_cleanup(&head);
+        return;
+    }
+    if (max_lines > 1000) {
+        max_lines = 1000;
+    }
+    log_tail_build(f, r, max_lines, sections, CODE_BUDGET, &t);
+    if (f->rc == 0) {
+        size_t shown = t.n - t.first;
+        krc_slack_litf(f, &head, DOT "last %zu line%s", shown, shown == 1 ? "" : "s");
+        if (t.omitted > 0) {
+            krc_slack_litf(f, &head, DOT "_" ELLIPSIS " %zu earlier line%s omitted_", t.omitted,
+                           t.omitted == 1 ? "" : "s");
+        }
+        char cut[320];
+        if (krc_logtail_describe(&r->log_cut, cut, sizeof(cut)) > 0) {
+            krc_slack_litf(f, &head, DOT "_%s_", cut);
+        } else if (r->log_flags & KRC_REPORT_LOG_TRUNCATED) {
+            krc_slack_lit(f, &head, DOT "_only the end of the log was kept_");
+        }
+        if (t.redactions > 0) {
+            krc_slack_litf(f, &head, DOT ":lock: %d secret%s redacted", t.redactions,
+                           t.redactions == 1 ? "" : "s");
+        }
+        krc_slack_block_section(f, bl, &head);
+    }
+    for (s = t.n_sections; s-- > 0 && f->rc == 0;) {
+        struct krc_buf sec;
+        krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+        log_section_text(f, &t, s, &sec);
+        krc_slack_block_section(f, bl, &sec);
+        krc_buf_cleanup(&sec);
+    }
+    log_tail_cleanup(&t);
+    krc_buf_cleanup(&head);
+}
+
+static void context_text(struct fmt *f, struct krc_buf *b, const struct krc_report *r)
+{
+    if (f->o->cluster != NULL) {
+        krc_slack_lit(f, b, "cluster *");
+        krc_slack_put(f, b, f->o->cluster, 100);
+        krc_slack_lit(f, b, "*" DOT);
+    }
+    if (r != NULL && r->uid != NULL) {
+        krc_slack_lit(f, b, "pod uid `");
+        krc_slack_put(f, b, r->uid, 100);
+        krc_slack_lit(f, b, "`" DOT);
+    }
+    krc_slack_lit(f, b, "krc");
+    if (f->redactions > 0) {
+        krc_slack_litf(f, b, DOT ":lock: %d secret%s redacted", f->redactions,
+                       f->redactions == 1 ? "" : "s");
+    }
+}
+
+/* Build the blocks array into root (at the top or in a coloured attachment)
+ * and return it. */
+static cJSON *blocks_root(struct fmt *f, cJSON *root, const char *fallback,
+                          enum krc_alert_severity sev)
+{
+    cJSON *arr = f->rc == 0 ? cJSON_CreateArray() : NULL;
+
+    if (arr == NULL) {
+        krc_slack_fail(f, KRC_ENOMEM);
+        return NULL;
+    }
+    if (f->o->color_bar) {
+        cJSON *atts = cJSON_CreateArray();
+        cJSON *a = krc_slack_new_obj(f);
+        if (atts == NULL) {
+            krc_slack_fail(f, KRC_ENOMEM);
+        }
+        krc_slack_set_str(f, a, "color", krc_slack_severity_color(sev));
+        krc_slack_set_str(f, a, "fallback", fallback);
+        krc_slack_attach(f, a, "blocks", arr);
+        krc_slack_push(f, atts, a);
+        krc_slack_attach(f, root, "attachments", atts);
+    } else {
+        krc_slack_attach(f, root, "blocks", arr);
+    }
+    return f->rc == 0 ? arr : NULL;
+}
+
+int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagnosis *d,
+                             const struct krc_alert_options *o, char **ret_json,
+                             int *ret_redactions, struct krc_error *err)
+{
+    struct fmt f;
+    struct krc_buf text;
+    struct krc_buf hdr;
+    struct krc_buf ctx;
+    struct blocks bl = {NULL, 0, KRC_SLACK_MAX_BLOCKS - 1};
+    cJSON *root;
+    int rc;
+
+    krc_slack_fmt_init(&f, o);
+    krc_buf_init(&text, BYTES_FOR(KRC_SLACK_TEXT_MAX));
+    krc_buf_init(&hdr, BYTES_FOR(KRC_SLACK_HEADER_MAX));
+    krc_buf_init(&ctx, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    root = krc_slack_new_obj(&f);
+    krc_slack_envelope(&f, root);
+    krc_slack_headline(&f, &text, r, d);
+    krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
+    bl.arr = blocks_root(&f, root, krc_buf_str(&text), krc_alert_cause_severity(d->cause));
+    krc_slack_header_text(&f, &hdr, r, d);
+    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr));
+    krc_slack_cause_section(&f, &bl, d);
+    krc_slack_evidence_section(&f, &bl, d);
+    krc_slack_next_step_section(&f, &bl, d);
+    krc_slack_fields_section(&f, &bl, r, d);
+    krc_slack_pod_section(&f, &bl, r);
+    events_section(&f, &bl, r);
+    node_section(&f, &bl, r);
+    notes_section(&f, &bl, r);
+    log_blocks(&f, &bl, r, d);
+    context_text(&f, &ctx, r);
+    krc_slack_block_context(&f, bl.arr, &ctx);
+    krc_buf_cleanup(&ctx);
+    krc_buf_cleanup(&hdr);
+    krc_buf_cleanup(&text);
+    rc = krc_slack_finish(&f, root, ret_json, err);
+    if (rc == 0 && ret_redactions != NULL) {
+        *ret_redactions = f.redactions;
+    }
+    return rc;
+}
+
+int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diagnosis *d,
+                               const struct krc_alert_options *o, char **ret_json,
+                               int *ret_redactions, struct krc_error *err)
+{
+    struct fmt f;
+    struct krc_buf text;
+    struct krc_buf part;
+    struct log_tail t;
+    cJSON *root;
+    size_t i;
+    int rc;
+
+    krc_slack_fmt_init(&f, o);
+    memset(&t, 0, sizeof(t));
+    krc_buf_init(&text, BYTES_FOR(KRC_SLACK_TEXT_MAX));
+    krc_buf_init(&part, BYTES_FOR(KRC_SLACK_TEXT_MAX));
+    root = krc_slack_new_obj(&f);
+    krc_slack_envelope(&f, root);
+    krc_slack_headline(&f, &text, r, d);
+    krc_slack_lit(&f, &part, "\n");
+    krc_slack_put_red(&f, &part, d->summary, 1000);
+    krc_slack_litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
+    krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
+    for (i = 0; i < d->n_evidence && i < 5; i++) {
+        krc_buf_reset(&part);
+        krc_slack_lit(&f, &part, BULLET " ");
+        krc_slack_put_red(&f, &part, d->evidence[i], 300);
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    for (i = 0; i < d->n_unchecked && i < 3; i++) {
+        krc_buf_reset(&part);
+        krc_slack_lit(&f, &part, BULLET " not checked: ");
+        krc_slack_put_red(&f, &part, d->unchecked[i], 300);
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    if (d->next_step != NULL) {
+        krc_buf_reset(&part);
+        krc_slack_lit(&f, &part, "*Next step:* ");
+        krc_slack_put_red(&f, &part, d->next_step, 400);
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    if (d->n_commands > 0) {
+        krc_buf_reset(&part);
+        krc_slack_commands_block(&f, &part, d, 3, 300, 1000);
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
+    if (!o->omit_log && r->log != NULL && r->log_len > 0) {
+        /* the code block (fences: 9 units) and a redaction line (40) must fit */
+        size_t room = krc_slack_buf_units(&text) + 60 < KRC_SLACK_TEXT_MAX
+                          ? KRC_SLACK_TEXT_MAX - krc_slack_buf_units(&text) - 60
+                          : 0;
+        log_tail_build(&f, r, 15, 1, room, &t);
+        if (f.rc == 0 && t.n_sections == 1) {
+            krc_buf_reset(&part);
+            krc_slack_lit(&f, &part, "\n");
+            log_section_text(&f, &t, 0, &part);
+            krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 40);
+        }
+        log_tail_cleanup(&t);
+    }
+    if (f.redactions > 0) {
+        krc_buf_reset(&part);
+        krc_slack_litf(&f, &part, ":lock: %d secret%s redacted", f.redactions,
+                       f.redactions == 1 ? "" : "s");
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
+    }
+    krc_slack_fit(&f, &text, KRC_SLACK_TEXT_MAX);
+    krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
+    krc_buf_cleanup(&part);
+    krc_buf_cleanup(&text);
+    rc = krc_slack_finish(&f, root, ret_json, err);
+    if (rc == 0 && ret_redactions != NULL) {
+        *ret_redactions = f.redactions;
+    }
+    return rc;
+}
+
+/* ---- storm summary ----------------------------------------------------------------------- */
+
+static int group_cmp(const void *pa, const void *pb)
+{
+    const struct krc_alert_group *a = *(const struct krc_alert_group *const *)pa;
+    const struct krc_alert_group *b = *(const struct krc_alert_group *const *)pb;
+
+    if (a->count != b->count) {
+        return a->count < b->count ? 1 : -1;
+    }
+    return strcmp(a->key ? a->key : "", b->key ? b->key : "");
+}
+
+static void group_field(struct fmt *f, struct krc_buf *b, const char *title,
+                        const struct krc_alert_group *g, size_t n)
+{
+    const struct krc_alert_group **sorted;
+    struct krc_buf line;
+    size_t i;
+
+    krc_slack_litf(f, b, "*%s*", title);
+    if (n == 0) {
+        krc_slack_lit(f, b, "\n_unknown_");
+        return;
+    }
+    sorted = krc_calloc(n, sizeof(*sorted));
+    if (sorted == NULL) {
+        krc_slack_fail(f, KRC_ENOMEM);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        sorted[i] = &g[i];
+    }
+    qsort(sorted, n, sizeof(*sorted), group_cmp);
+    krc_buf_init(&line, BYTES_FOR(400));
+    for (i = 0; i < n && i < KRC_ALERT_GROUPS_SHOWN && f->rc == 0; i++) {
+        krc_buf_reset(&line);
+        krc_slack_lit(f, &line, BULLET " `");
+        krc_slack_put(f, &line, sorted[i]->key ? sorted[i]->key : "(none)", 150);
+        krc_slack_litf(f, &line, "` %zu", sorted[i]->count);
+        if (!krc_slack_add_line(f, b, &line, KRC_SLACK_FIELD_MAX, MORE_RESERVE)) {
+            break;
+        }
+    }
+    if (i < n) {
+        size_t rest = 0;
+        size_t k;
+        for (k = i; k < n; k++) {
+            rest += sorted[k]->count;
+        }
+        krc_buf_reset(&line);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more (%zu restarts)_", n - i, rest);
+        krc_slack_add_line(f, b, &line, KRC_SLACK_FIELD_MAX, 0);
+    }
+    krc_buf_cleanup(&line);
+    krc_free(sorted);
+}
+
+/* One example pod of a storm summary: "• `ns/pod` container c · cause · node n · 3 restarts". */
+static void example_line(struct fmt *f, struct krc_buf *line, const struct krc_alert_example *e)
+{
+    krc_buf_reset(line);
+    krc_slack_lit(f, line, BULLET " `");
+    krc_slack_put(f, line, e->namespace, 100);
+    krc_slack_lit(f, line, "/");
+    krc_slack_put(f, line, e->pod, 150);
+    krc_slack_lit(f, line, "`");
+    if (e->container != NULL) {
+        krc_slack_lit(f, line, " container ");
+        krc_slack_put(f, line, e->container, 100);
+    }
+    if (e->cause != NULL) {
+        krc_slack_lit(f, line, DOT);
+        krc_slack_put(f, line, e->cause, 60);
+    }
+    if (e->node != NULL) {
+        krc_slack_lit(f, line, DOT "node ");
+        krc_slack_put(f, line, e->node, 150);
+    }
+    krc_slack_litf(f, line, DOT "%d restart%s", e->restart_count, e->restart_count == 1 ? "" : "s");
+}
+
+int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc_alert_options *o,
+                             char **ret_json, struct krc_error *err)
+{
+    struct fmt f;
+    struct krc_buf text;
+    struct krc_buf hdr;
+    struct krc_buf sec;
+    struct krc_buf line;
+    struct krc_buf fields[3];
+    struct blocks bl = {NULL, 0, KRC_SLACK_MAX_BLOCKS - 1};
+    char win[32];
+    cJSON *root;
+    size_t i;
+
+    krc_slack_fmt_init(&f, o);
+    krc_diagnose_format_duration(s->window_seconds, win, sizeof(win));
+    krc_buf_init(&text, BYTES_FOR(KRC_SLACK_TEXT_MAX));
+    krc_buf_init(&hdr, BYTES_FOR(KRC_SLACK_HEADER_MAX));
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_buf_init(&line, BYTES_FOR(800));
+    for (i = 0; i < 3; i++) {
+        krc_buf_init(&fields[i], BYTES_FOR(KRC_SLACK_FIELD_MAX));
+    }
+    root = krc_slack_new_obj(&f);
+    krc_slack_envelope(&f, root);
+    krc_slack_lit(&f, &text, ":rotating_light: ");
+    if (o->cluster != NULL) {
+        krc_slack_lit(&f, &text, "[");
+        krc_slack_put(&f, &text, o->cluster, 60);
+        krc_slack_lit(&f, &text, "] ");
+    }
+    krc_slack_litf(&f, &text, "Restart storm: %zu restarts", s->restarts);
+    if (s->pods > 0) {
+        krc_slack_litf(&f, &text, " of %zu pod%s", s->pods, s->pods == 1 ? "" : "s");
+    }
+    krc_slack_litf(&f, &text, " in the last %s", win);
+    krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
+    bl.arr = blocks_root(&f, root, krc_buf_str(&text), KRC_ALERT_SEV_CRITICAL);
+
+    {
+        struct krc_buf raw;
+        krc_buf_init(&raw, 512);
+        if (o->cluster != NULL) {
+            krc_slack_fail(&f, krc_buf_printf(&raw, "[%.100s] ", o->cluster));
+        }
+        krc_slack_fail(&f,
+                       krc_buf_printf(&raw, "Restart storm: %zu restarts in %s", s->restarts, win));
+        krc_slack_put_n(&f, &hdr, krc_buf_str(&raw), raw.len, 0, KRC_SLACK_HEADER_MAX);
+        krc_buf_cleanup(&raw);
+    }
+    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr));
+
+    krc_slack_litf(&f, &sec, ":rotating_light: *%zu restarts*", s->restarts);
+    if (s->pods > 0) {
+        krc_slack_litf(&f, &sec, " of *%zu pod%s*", s->pods, s->pods == 1 ? "" : "s");
+    }
+    krc_slack_litf(&f, &sec, " in the last *%s*. ", win);
+    if (s->alerted > 0) {
+        krc_slack_litf(
+            &f, &sec,
+            "%zu %s alerted one by one before the storm began; the other %zu restarts are "
+            "grouped here instead of one message each. ",
+            s->alerted, s->alerted == 1 ? "was" : "were",
+            s->restarts > s->alerted ? s->restarts - s->alerted : 0);
+    } else {
+        krc_slack_lit(&f, &sec, "They are grouped here instead of one message each. ");
+    }
+    krc_slack_lit(&f, &sec, "Every restart is still diagnosed and recorded.");
+    krc_slack_block_section(&f, &bl, &sec);
+
+    group_field(&f, &fields[0], "By cause", s->by_cause, s->n_by_cause);
+    group_field(&f, &fields[1], "By node", s->by_node, s->n_by_node);
+    group_field(&f, &fields[2], "By workload", s->by_workload, s->n_by_workload);
+    krc_slack_block_fields(&f, &bl, fields, 3);
+
+    if (s->n_examples > 0) {
+        krc_buf_reset(&sec);
+        krc_slack_lit(&f, &sec, "*Examples*");
+        for (i = 0; i < s->n_examples && i < KRC_ALERT_EXAMPLES_SHOWN; i++) {
+            example_line(&f, &line, &s->examples[i]);
+            if (!krc_slack_add_line(&f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+                break;
+            }
+        }
+        if (i < s->n_examples) {
+            krc_buf_reset(&line);
+            krc_slack_litf(&f, &line, "_" ELLIPSIS " and %zu more_", s->n_examples - i);
+            krc_slack_add_line(&f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+        }
+        krc_slack_block_section(&f, &bl, &sec);
+    }
+    krc_buf_reset(&sec);
+    context_text(&f, &sec, NULL);
+    krc_slack_block_context(&f, bl.arr, &sec);
+    for (i = 0; i < 3; i++) {
+        krc_buf_cleanup(&fields[i]);
+    }
+    krc_buf_cleanup(&line);
+    krc_buf_cleanup(&sec);
+    krc_buf_cleanup(&hdr);
+    krc_buf_cleanup(&text);
+    return krc_slack_finish(&f, root, ret_json, err);
+}
+
+/* ---- recovered --------------------------------------------------------------------------- */
+
+int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
+                               const struct krc_alert_options *o, char **ret_json,
+                               struct krc_error *err)
+{
+    struct fmt f;
+    struct krc_buf text;
+    char dur[32];
+    cJSON *root;
+
+    krc_slack_fmt_init(&f, o);
+    krc_buf_init(&text, BYTES_FOR(KRC_SLACK_TEXT_MAX));
+    krc_diagnose_format_duration(rc->ready_seconds, dur, sizeof(dur));
+    root = krc_slack_new_obj(&f);
+    krc_slack_envelope(&f, root);
+    krc_slack_lit(&f, &text, ":large_green_circle: ");
+    if (o->cluster != NULL) {
+        krc_slack_lit(&f, &text, "[");
+        krc_slack_put(&f, &text, o->cluster, 60);
+        krc_slack_lit(&f, &text, "] ");
+    }
+    if (rc->container != NULL) {
+        krc_slack_lit(&f, &text, "container `");
+        krc_slack_put(&f, &text, rc->container, NAME_MAX_UNITS);
+        krc_slack_lit(&f, &text, "` of ");
+    }
+    krc_slack_lit(&f, &text, "`");
+    krc_slack_put(&f, &text, rc->namespace, NAME_MAX_UNITS);
+    krc_slack_lit(&f, &text, "/");
+    krc_slack_put(&f, &text, rc->pod, NAME_MAX_UNITS);
+    krc_slack_litf(&f, &text, "` has run ready for %s after %d restart%s", dur, rc->restart_count,
+                   rc->restart_count == 1 ? "" : "s");
+    krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
+    krc_buf_cleanup(&text);
+    return krc_slack_finish(&f, root, ret_json, err);
+}
+
+int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
+                                  const struct krc_alert_options *fo, char **ret_body,
+                                  char **ret_fallback, struct krc_error *err)
+{
+    char *body = NULL;
+    char *fallback = NULL;
+
+    if (krc_slack_format_restart(rep, diag, fo, &body, NULL, err) < 0 ||
+        krc_slack_format_text_only(rep, diag, fo, &fallback, NULL, err) < 0) {
+        krc_free(body);
+        return err != NULL && err->code < 0 ? err->code : KRC_ENOMEM;
+    }
+    *ret_body = body;
+    *ret_fallback = fallback;
+    return 0;
+}

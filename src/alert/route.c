@@ -1,0 +1,301 @@
+/* The route stage (include/krc/alert/route.h): the destinations of a
+ * restart, the decision and the storm guard, over the sender's memory
+ * (the mute per pod, the destinations' storms) under its lock. */
+#include "krc/alert/dest.h"
+#include "krc/alert/route.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/alert/policy.h"
+#include "krc/alert/sender.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "sender_int.h"
+
+/* --- routing ------------------------------------------------------------- */
+
+struct dest *krc_route_dest_get(struct krc_sender *n, const char *webhook, const char *channel,
+                                const char *store_key)
+{
+    struct dest *d;
+    char key[1024];
+
+    snprintf(key, sizeof(key), "%s|%s", n->web_api ? "api" : webhook, channel ? channel : "");
+    for (size_t i = 0; i < n->n_dests; i++) {
+        if (strcmp(n->dests[i].key, key) == 0) {
+            return &n->dests[i];
+        }
+    }
+    if (n->n_dests == MAX_DESTS) {
+        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
+    }
+    d = &n->dests[n->n_dests++];
+    memset(d, 0, sizeof(*d));
+    d->webhook_url = n->web_api ? NULL : (char *)webhook;
+    if (channel != NULL) {
+        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", channel);
+        d->channel = d->channel_buf;
+    }
+    snprintf(d->key, sizeof(d->key), "%s", key);
+    snprintf(d->store_key, sizeof(d->store_key), "%s", store_key);
+    d->ops = n->ops;
+    d->lane = krc_deliver_lane_get(n, n->web_api ? "api" : webhook, n->web_api ? NULL : webhook,
+                                   n->ops, NULL);
+    return d;
+}
+
+/* The destination of a named one (config/destinations.h). Caller holds the
+ * lock. */
+struct dest *krc_route_dest_get_named(struct krc_sender *n, const struct krc_destination *nd)
+{
+    struct dest *d;
+    char key[1024];
+
+    snprintf(key, sizeof(key), "dest:%s", nd->name);
+    for (size_t i = 0; i < n->n_dests; i++) {
+        if (strcmp(n->dests[i].key, key) == 0) {
+            return &n->dests[i];
+        }
+    }
+    if (n->n_dests == MAX_DESTS) {
+        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
+    }
+    d = &n->dests[n->n_dests++];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->key, sizeof(d->key), "%s", key);
+    snprintf(d->store_key, sizeof(d->store_key), "%s", key);
+    if (nd->channel != NULL) {
+        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", nd->channel);
+        d->channel = d->channel_buf;
+    }
+    d->ops = krc_dest_ops(nd);
+    d->named = nd;
+    d->lane = krc_deliver_lane_get(n, key, NULL, d->ops, nd);
+    return d;
+}
+
+#define MAX_ROUTED KRC_POLICY_MAX_ROUTED
+
+/* The running destination of that name (NULL: one a reload added; it
+ * takes effect when krc is restarted, as the reload's warning says). */
+const struct krc_destination *krc_route_fixed_named(const struct krc_sender *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_fixed; i++) {
+        if (strcmp(n->fixed[i].name, name) == 0) {
+            return &n->fixed[i];
+        }
+    }
+    if (n->has_implicit_event && strcmp(name, n->implicit_event.name) == 0) {
+        return &n->implicit_event;
+    }
+    return NULL;
+}
+
+/* The destinations of a restart (Slack first, then the named ones, then
+ * the implicit Kubernetes Event): how many were written to out (0: nothing
+ * is configured for it). Caller holds the lock. */
+static size_t route(struct krc_sender *n, const struct krc_restart *r, struct dest **out)
+{
+    struct krc_policy_target t;
+    size_t k = 0;
+
+    if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->container, r->slack_channel, &t)) {
+        t.slack = 0;
+        t.n_named = 0;
+    }
+    if (t.slack) {
+        out[k++] = krc_route_dest_get(n, t.webhook_url, t.channel, t.store_key);
+    }
+    for (size_t i = 0; i < t.n_named; i++) {
+        const struct krc_destination *nd =
+            krc_route_fixed_named(n, n->o.destinations[t.named[i]].name);
+        if (nd != NULL && krc_dest_ops(nd) != NULL) {
+            out[k++] = krc_route_dest_get_named(n, nd);
+        }
+    }
+    if (n->has_implicit_event) {
+        out[k++] = krc_route_dest_get_named(n, &n->implicit_event);
+    }
+    return k;
+}
+
+/* --- storm guard ---------------------------------------------------------- */
+
+static void group_add(struct group *g, size_t *n, const char *key)
+{
+    if (key == NULL || key[0] == '\0') {
+        key = "(unknown)";
+    }
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(g[i].key, key) == 0) {
+            g[i].count++;
+            return;
+        }
+    }
+    if (*n < MAX_GROUPS) {
+        snprintf(g[*n].key, sizeof(g[*n].key), "%s", key);
+        g[*n].count = 1;
+        (*n)++;
+    } else {
+        g[MAX_GROUPS - 1].count++; /* folded into the last group */
+    }
+}
+
+void krc_route_group(struct dest *d, const struct krc_report *rep, const struct krc_diagnosis *diag,
+                     const struct krc_restart *r)
+{
+    char wl[512];
+    const char *ns = rep != NULL && rep->namespace ? rep->namespace : r ? r->namespace : "";
+    const char *pod = rep != NULL && rep->name ? rep->name : r ? r->pod : "";
+    const char *node = rep != NULL && rep->node_name ? rep->node_name : r ? r->node : NULL;
+    const char *container = diag != NULL && diag->container ? diag->container
+                            : r != NULL                     ? r->container
+                                                            : "";
+    const char *cause = diag != NULL ? krc_cause_name(diag->cause) : "unknown";
+
+    if (rep != NULL && rep->workload_kind != NULL) {
+        snprintf(wl, sizeof(wl), "%s %s/%s", rep->workload_kind, ns,
+                 rep->workload_name ? rep->workload_name : "");
+    } else {
+        snprintf(wl, sizeof(wl), "Pod %s/%s", ns, pod);
+    }
+    group_add(d->by_node, &d->n_by_node, node);
+    group_add(d->by_workload, &d->n_by_workload, wl);
+    group_add(d->by_cause, &d->n_by_cause, cause);
+    if (d->n_examples < MAX_EXAMPLES) {
+        struct example *x = &d->examples[d->n_examples++];
+        snprintf(x->namespace, sizeof(x->namespace), "%s", ns);
+        snprintf(x->pod, sizeof(x->pod), "%s", pod);
+        snprintf(x->container, sizeof(x->container), "%s", container);
+        snprintf(x->cause, sizeof(x->cause), "%s", cause);
+        snprintf(x->node, sizeof(x->node), "%s", node ? node : "");
+        x->restart_count = diag != NULL ? diag->restart_count : r ? r->restart_count : 0;
+    }
+    d->grouped_total++;
+    d->storm_total++;
+}
+
+/* Count an arrival; start a storm when the window holds too many. Caller
+ * holds the lock. Pending, unsent alerts of this destination are folded
+ * into the summary so a burst never becomes a flood. */
+static void storm_arrival(struct krc_sender *n, struct dest *d, int64_t now_ms)
+{
+    if (!krc_policy_storm_arrival(&n->pol, &d->storm, now_ms)) {
+        return;
+    }
+    d->storm_total = 0;
+    krc_log(KRC_LOG_WARN,
+            "alert storm: more than %d restarts within %lds for one destination (%s); grouping "
+            "further restarts into a summary%s",
+            n->pol.storm_threshold, n->pol.storm_window_s, d->store_key,
+            krc_dest_is_event(d) ? " (a Kubernetes Event has none: grouped restarts get no Event)"
+                                 : "");
+    /* withdraw queued alerts of this destination */
+    for (struct item *it = d->lane->head; it != NULL; it = it->next) {
+        if (it->dest == d && (it->kind == ITEM_ALERT || it->kind == ITEM_REPLY)) {
+            /* Not posted: counted into the summary. The item stays queued as
+             * WITHDRAWN so the sender settles its outbox row (it must not be
+             * resent after a restart of krc). */
+            krc_route_group(d, it->rep, it->diag, NULL);
+            atomic_fetch_add(&n->stats.grouped, 1);
+            krc_log(KRC_LOG_INFO, "%s withdrawn: grouped into the storm summary", it->what);
+            it->kind = ITEM_WITHDRAWN;
+        }
+    }
+}
+
+/* The plan's view of destination d. Caller holds the lock. */
+static void plan_dest(const struct krc_sender *n, struct dest *d, struct krc_plan_dest *pd)
+{
+    memset(pd, 0, sizeof(*pd));
+    pd->dest = d;
+    pd->ops = d->ops;
+    snprintf(pd->store_key, sizeof(pd->store_key), "%s", d->store_key);
+    pd->channel = d->channel;
+    /* the implicit Event's name says nothing its "Kubernetes Event" does not */
+    pd->name = d->named != NULL && d->named != &n->implicit_event ? d->named->name : NULL;
+    pd->is_event = krc_dest_is_event(d);
+    pd->storming = d->storm.active != 0;
+}
+
+/* The decision for r and its destinations dests[n_dests]. Caller holds the
+ * lock. */
+static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r,
+                                       struct dest **dests, size_t n_dests)
+{
+    int64_t now = krc_clock_now();
+    size_t storming = 0;
+    char key[512];
+
+    if (n_dests == 0) {
+        return KRC_POLICY_NO_DESTINATION;
+    }
+    if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->container, now)) {
+        atomic_fetch_add(&n->stats.silenced, 1);
+        return KRC_POLICY_SILENCED;
+    }
+    /* the storm guard is per destination: grouped when every one of them
+     * is in a storm (the others get the alert; the storming ones count it
+     * into their summaries) */
+    for (size_t i = 0; i < n_dests; i++) {
+        storm_arrival(n, dests[i], krc_clock_mono_ms());
+        storming += dests[i]->storm.active != 0;
+    }
+    if (storming == n_dests) {
+        return KRC_POLICY_GROUPED;
+    }
+    snprintf(key, sizeof(key), "%s/%s", r->namespace, r->pod);
+    switch (krc_policy_mute_check(&n->pol, &n->mutes, key, now)) {
+    case KRC_POLICY_MUTE_THREAD:
+        return KRC_POLICY_THREAD;
+    case KRC_POLICY_MUTE_MUTED:
+        atomic_fetch_add(&n->stats.muted, 1);
+        return KRC_POLICY_MUTED;
+    case KRC_POLICY_MUTE_NONE:
+        break;
+    }
+    return KRC_POLICY_ALERT;
+}
+
+enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
+                                           struct krc_route_plan *plan)
+{
+    struct dest *dests[MAX_ROUTED];
+    size_t n_dests;
+    enum krc_policy_decision d;
+
+    memset(plan, 0, sizeof(*plan));
+    pthread_mutex_lock(&n->lock);
+    n_dests = route(n, r, dests);
+    d = decide(n, r, dests, n_dests);
+    for (size_t i = 0; i < n_dests; i++) {
+        plan_dest(n, dests[i], &plan->dests[i]);
+    }
+    plan->n_dests = n_dests;
+    krc_render_format_options(n, NULL, &plan->format);
+    pthread_mutex_unlock(&n->lock);
+    plan->decision = d;
+    plan->collect =
+        d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD || d == KRC_POLICY_NO_DESTINATION;
+    plan->wants_full_log = n->web_api && (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD);
+    plan->log_ignore = n->o.log_ignore;
+    plan->n_log_ignore = n->o.n_log_ignore;
+    return d;
+}
+
+const char *krc_route_ignored(const struct krc_config *cfg, const struct krc_restart_delta *d)
+{
+    if (d->pod->ignore) {
+        return "restart ignored: pod has annotation krc.io/ignore=true";
+    }
+    if (krc_restart_pod_total(d->pod) > cfg->ignore_restart_count) {
+        return "restart ignored: pod restart count exceeds IGNORE_RESTART_COUNT";
+    }
+    if (cfg->ignore_restarts_with_exit_code_zero && d->container->has_last_terminated &&
+        d->container->last_exit_code == 0) {
+        return "restart ignored: exit code 0 (IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO)";
+    }
+    return NULL;
+}

@@ -1,0 +1,263 @@
+/* The sender's private state, shared by its files: sender.c (set-up,
+ * reload), route.c (the route stage), render.c (the formats' glue),
+ * deliver.c (lanes, sending) and deliver_outbox.c (resume, delivered marks,
+ * claims). Not a public header: nothing outside src/alert/ includes it. */
+#ifndef KRC_SENDER_INT_H
+#define KRC_SENDER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krc/alert/policy.h"
+#include "krc/alert/recovery.h"
+#include "krc/alert/sender.h"
+#include "krc/alert/sink.h"
+#include "krc/store/store.h"
+#include "krc/util/mem.h"
+
+#define MAX_DESTS 64
+#define MAX_LANES 64
+#define LANE_RETRY_MS 10000 /* a lane whose sink could not be built tries again */
+#define MAX_MUTES 4096
+#define MAX_GROUPS 64
+#define MAX_EXAMPLES 8
+#define MAX_RECOVERY 1024
+/* Delivered marks that failed, kept for a retry (see struct unmarked). */
+#define MAX_UNMARKED 64
+#define UNMARKED_FIRST_RETRY_MS 1000
+#define UNMARKED_MAX_DELAY_MS 60000
+#define UNMARKED_MAX_TRIES 12
+
+enum item_kind { ITEM_ALERT, ITEM_REPLY, ITEM_SUMMARY, ITEM_RECOVERED, ITEM_WITHDRAWN };
+
+struct dest;
+struct lane;
+
+/* The messages of one restart to its several destinations: the restart is
+ * published as handled (on_posted) once every one of them is settled
+ * (accepted, given up for good, or grouped into a storm summary) and at
+ * least one was accepted, not when the first is. Shared by the messages,
+ * freed with the last reference. */
+struct siblings {
+    atomic_int pending; /* messages not settled yet */
+    atomic_int sent;    /* messages accepted */
+    atomic_int refs;
+};
+
+static inline void krc_siblings_unref(struct siblings *g)
+{
+    if (g != NULL && atomic_fetch_sub(&g->refs, 1) == 1) {
+        krc_free(g);
+    }
+}
+
+/* One message of g settled: 1 when it was the last and one was accepted. */
+static inline int krc_siblings_settle(struct siblings *g, int sent)
+{
+    if (sent) {
+        atomic_fetch_add(&g->sent, 1);
+    }
+    return atomic_fetch_sub(&g->pending, 1) == 1 && atomic_load(&g->sent) > 0;
+}
+
+/* A message waiting for the sender. */
+struct item {
+    enum item_kind kind;
+    struct dest *dest;
+    char pod_key[512];        /* namespace/pod */
+    char *body;               /* formatted JSON, thread_ts added at send time for replies */
+    char *fallback;           /* text-only JSON, or NULL */
+    char what[300];           /* for logs: "alert for ns/pod container c (cause)" */
+    int64_t outbox_id;        /* store row, 0 when not stored */
+    int64_t detected_mono_ms; /* 0: unknown (resumed from the outbox) */
+    int64_t restart_id;       /* store row of the restart, 0 when unknown */
+    char uid[64];             /* the restart, "" when unknown (resumed from the outbox) */
+    char container[256];
+    int restart_count;
+    int64_t finished_at;
+    char container_id[160];
+    struct siblings *group; /* the restart's other destinations' messages, or NULL */
+    int64_t not_before_ms;  /* retry time after a transient failure */
+    struct krc_report *rep;
+    struct krc_diagnosis *diag;
+    char *full_log;
+    size_t full_log_len;
+    struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
+    char rec_ns[256];
+    char rec_pod[256];
+    char rec_container[256];
+    struct item *next;
+};
+
+struct group {
+    char key[256];
+    long count;
+};
+
+struct example {
+    char namespace[128];
+    char pod[256];
+    char container[128];
+    char cause[48];
+    char node[128];
+    int restart_count;
+};
+
+/* A delivery target with its own thread, queue, sink, pacing and retry
+ * state: a webhook URL, or the Web API. One lane's 429 or outage never holds
+ * another's messages. The queues are under the sender's lock. */
+struct lane {
+    struct krc_sender *n;
+    char key[1024];                      /* the webhook URL, "api", or "dest:NAME" */
+    const char *webhook_url;             /* borrowed from options/routes; NULL for the Web API */
+    const struct krc_sink_ops *ops;      /* the lane's kind of sink */
+    const struct krc_destination *named; /* a named destination, or NULL (Slack) */
+    struct item *head;
+    struct item *tail;
+    size_t n_items;
+    pthread_cond_t wake;
+    pthread_t thread;
+    int started;             /* the thread runs (join it) */
+    struct krc_sink *sink;   /* the lane thread's */
+    struct krc_store *store; /* the lane thread's connection, or NULL */
+    atomic_llong heartbeat_ms;
+};
+
+/* Per destination: the storm guard and the summary being built. */
+struct dest {
+    struct lane *lane;
+    char *webhook_url; /* borrowed from options/routes */
+    char *channel;
+    char key[1024];
+    char store_key[64]; /* "webhook:default", "route:N", "api", "dest:NAME": never a URL */
+    char channel_buf[256];
+    const struct krc_sink_ops *ops;      /* formats for this destination */
+    const struct krc_destination *named; /* NULL: the Go tool's Slack */
+    struct krc_policy_storm storm;
+    long grouped_total; /* in the current summary */
+    long storm_total;   /* since the storm began */
+    struct group by_node[MAX_GROUPS];
+    size_t n_by_node;
+    struct group by_workload[MAX_GROUPS];
+    size_t n_by_workload;
+    struct group by_cause[MAX_GROUPS];
+    size_t n_by_cause;
+    struct example examples[MAX_EXAMPLES];
+    size_t n_examples;
+};
+
+/* A message Slack accepted whose "delivered" mark did not reach the
+ * database (locked past the busy timeout, disk full). It is not posted
+ * again: the fact is kept here and retried with backoff, and it is in the
+ * delivery journal (krc_store_journal_delivered) for the next start. */
+struct unmarked {
+    int64_t outbox_id;
+    char ts[64];
+    int64_t next_ms; /* mono time of the next try */
+    int64_t delay_ms;
+    int tries;
+    int journaled; /* the journal has it: memory may give up */
+};
+
+struct krc_sender {
+    struct krc_sender_options o;
+    struct krc_sender_stats stats;
+    struct krc_sink_options sink_options;
+    const struct krc_sink_ops *ops; /* the kind of sink of every lane */
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* the main sender loop */
+    size_t n_items;      /* in all lanes */
+    struct lane lanes[MAX_LANES];
+    size_t n_lanes;
+    int running; /* krc_sender_run started: lanes start their threads */
+    struct dest dests[MAX_DESTS];
+    size_t n_dests;
+    struct krc_policy pol; /* the policy's view of o */
+    struct krc_policy_mutes mutes;
+    struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
+    int web_api;
+    int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
+    /* the named destinations krc started with: a reload changes the routes (and the
+     * indices they hold into its own list) but not the destinations, which keep their
+     * lanes and settings until krc is restarted */
+    const struct krc_destination *fixed;
+    size_t n_fixed;
+    /* kubernetesEvents with no declared kubernetes-event destination: the
+     * implicit one, which every restart goes to whatever the routes */
+    struct krc_destination implicit_event;
+    int has_implicit_event;
+    atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
+    atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
+    struct krc_store *store;   /* the main sender thread's connection, or NULL */
+    pthread_mutex_t mark_lock; /* the unmarked table and the delivery journal */
+    struct unmarked unmarked[MAX_UNMARKED];
+    size_t n_unmarked;
+    int journal_kept; /* the journal holds a fact memory gave up */
+    atomic_llong heartbeat_ms;
+    /* krc_sender_set_fence_token: claim before each POST (shared outbox) */
+    atomic_int fencing;
+    atomic_llong fence_token;
+    /* the smallest outbox id this process wrote or was given by a worker
+     * (0: none yet): a resume skips rows from there on, which are queued
+     * already (a late resume, after the database came back) */
+    atomic_llong first_own_outbox_id;
+};
+
+/* A Kubernetes Event destination (declared or implicit). */
+static inline int krc_dest_is_event(const struct dest *d)
+{
+    return d->named != NULL && krc_dest_is(d->named, "kubernetes-event");
+}
+
+/* --- route.c --------------------------------------------------------------- */
+
+/* The destination of a Slack target / of a named destination, made when new.
+ * Caller holds the lock. */
+struct dest *krc_route_dest_get(struct krc_sender *n, const char *webhook, const char *channel,
+                                const char *store_key);
+struct dest *krc_route_dest_get_named(struct krc_sender *n, const struct krc_destination *nd);
+/* The running destination of that name, or NULL. */
+const struct krc_destination *krc_route_fixed_named(const struct krc_sender *n, const char *name);
+/* Count a restart into d's storm summary (rep, diag or r may be NULL).
+ * Caller holds the lock. */
+void krc_route_group(struct dest *d, const struct krc_report *rep, const struct krc_diagnosis *diag,
+                     const struct krc_restart *r);
+
+/* --- render.c -------------------------------------------------------------- */
+
+/* The formats' settings of destination d now. Caller holds the lock. */
+void krc_render_format_options(const struct krc_sender *n, const struct dest *d,
+                               struct krc_alert_options *fo);
+/* The storm summary of d (*ret_body NULL: the destination has none) and
+ * the restarts it counts; the next summary starts. Caller holds the lock. */
+int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, long *ret_total);
+
+/* --- deliver.c ------------------------------------------------------------- */
+
+void krc_deliver_item_free(struct item *it);
+/* Free the lanes' queues and sinks (krc_sender_free). */
+void krc_deliver_lanes_free(struct krc_sender *n);
+/* The lane of `key`, made with these settings when new. Caller holds the lock. */
+struct lane *krc_deliver_lane_get(struct krc_sender *n, const char *key, const char *webhook,
+                                  const struct krc_sink_ops *ops,
+                                  const struct krc_destination *named);
+/* Queue it on its destination's lane (takes the lock). */
+void krc_deliver_queue(struct krc_sender *n, struct item *it);
+
+/* --- deliver_outbox.c ------------------------------------------------------ */
+
+/* An outbox row of this process's own (see first_own_outbox_id). */
+void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id);
+/* The destination accepted outbox row `id`: mark it delivered (or keep the
+ * fact in the journal and memory for a retry). */
+void krc_deliver_mark_delivered(struct krc_sender *n, struct krc_store *store, int64_t id,
+                                const char *ts, const char *what);
+/* Retry the due delivered marks (all of them when `all`, once). */
+void krc_deliver_retry_unmarked(struct krc_sender *n, int all);
+/* A shared outbox: may this replica post the item's row now? 1: post, 0: another leader owns
+ * it (logged). */
+int krc_deliver_claimed(struct krc_sender *n, struct lane *l, const struct item *it);
+
+#endif
