@@ -6,7 +6,7 @@
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
 
-/* Layout (see docs/architecture.md, "Restart detection"): one allocation per
+/* Layout (see docs/design/detection-and-identity.md, "The detection table"): one allocation per
  * pod holding only what the comparison reads back:
  *
  *   struct pod_rec (20 bytes)   uid as 16 binary bytes, container count, flags
@@ -583,12 +583,12 @@ static void maybe_shrink(struct krc_pod_state *st)
     (void)rehash(st, new_cap);
 }
 
-/* A restart is identified by its termination (docs/architecture.md,
- * "Restart identity"): a lastState.terminated that finished after the one
- * recorded is a new crash whatever the count says. At an unchanged count a
- * termination appearing where none was recorded is not counted (the status
- * only caught up with a restart already reported by its count); below the
- * recorded count it is, since the count was reset in between. */
+/* A restart is identified by its termination
+ * (docs/design/detection-and-identity.md, "Identity"): a lastState.terminated that finished after
+ * the one recorded is a new crash whatever the count says. At an unchanged count a termination
+ * appearing where none was recorded is not counted (the status only caught up with a restart
+ * already reported by its count); below the recorded count it is, since the count was reset in
+ * between. */
 static int is_newer_termination(const struct cstate *prev, const struct krc_container_info *ci)
 {
     uint32_t fin = finished_of(ci);

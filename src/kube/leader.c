@@ -167,8 +167,8 @@ void krc_leader_stop(struct krc_leader *l)
 
 /* The hand-over key of a restart: "uid/container/IDENT" with IDENT its
  * termination, "t<finishedAt>[:<container id, 16 characters>]#<count>", or
- * "c<count>" when no finishedAt is known (docs/architecture.md, "Restart
- * identity"). */
+ * "c<count>" when no finishedAt is known (docs/design/detection-and-identity.md,
+ * "Identity"). */
 static void handled_key(char *out, size_t outsz, const char *uid, const char *container, int count,
                         int64_t finished_at, const char *container_id)
 {
@@ -497,7 +497,7 @@ static int fill_holder(struct krc_leader *l, cJSON *lease, int acquiring, int re
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
         /* taken over from another holder, a released Lease or an earlier
          * process of this identity: every leading process gets a token of
-         * its own (docs/architecture.md, "A shared outbox") */
+         * its own (docs/design/shared-outbox.md) */
         set_number(spec, "leaseTransitions", (cJSON_IsNumber(tr) ? tr->valuedouble : 0) + 1);
         set_string(spec, "acquireTime", now);
     }

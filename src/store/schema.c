@@ -39,8 +39,8 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
 /* ---- SQLite ----------------------------------------------------------------------- */
 
 /* A restart's identity in SQL, from the finishedAt, containerID and
- * restartCount of its last termination (docs/architecture.md, "Restart
- * identity"): 't<finishedAt>/<containerID>/<restartCount>' when the
+ * restartCount of its last termination (docs/design/detection-and-identity.md,
+ * "Identity"): 't<finishedAt>/<containerID>/<restartCount>' when the
  * termination time is known, else 'c<restartCount>', the only thing known.
  * The count alone is not the identity: it can go down and climb back. */
 /* clang-format off */

@@ -29,7 +29,8 @@ struct krc_sender_message {
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
     int64_t restart_id; /* set by the caller after recording (0: not recorded) */
-    char uid[64];       /* the restart's identity (docs/architecture.md), for on_posted */
+    /* the restart's identity (docs/design/detection-and-identity.md), for on_posted */
+    char uid[64];
     char container[256];
     int restart_count;
     int64_t finished_at;

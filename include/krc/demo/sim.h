@@ -1,6 +1,6 @@
 /* The `krc demo` simulated cluster: a Kubernetes API server and a
  * Slack-compatible incoming-webhook endpoint in one embedded HTTP server on
- * 127.0.0.1 (libmicrohttpd; see docs/architecture.md for why this is the
+ * 127.0.0.1 (libmicrohttpd; see docs/design/demo.md for why this is the
  * second MHD user).
  *
  * Served over real HTTP/1.1, as kube-apiserver does (bearer token required

@@ -7,8 +7,8 @@
  * sidecar containers alike) or a lastState.terminated that finished after
  * the one recorded, whether the count stayed the same or went down (a
  * kubelet whose count was reset, a rewritten status): a restart's identity
- * is its termination, not its count alone (docs/architecture.md, "Restart
- * identity"). Each one is reported exactly once: a relist compares
+ * is its termination, not its count alone (docs/design/detection-and-identity.md,
+ * "Identity"). Each one is reported exactly once: a relist compares
  * against the table, so it reports restarts that happened while the watch was
  * down and never repeats old ones. Pods seen for the first time report only
  * terminations that finished at or after `report_since` (start-up time minus

@@ -96,7 +96,7 @@ void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 /* A restart was handled by this replica: its message was accepted by Slack,
  * or it had none to post (muted, grouped, silenced). Published in the Lease
  * from the next renewal on. It is identified by its termination
- * (docs/architecture.md, "Restart identity"): finished_at (unix s,
+ * (docs/design/detection-and-identity.md, "Identity"): finished_at (unix s,
  * lastState.terminated.finishedAt), container_id (may be NULL) and
  * restart_count when finished_at > 0, else restart_count alone. */
 void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,

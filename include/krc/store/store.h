@@ -1,11 +1,11 @@
 /* Durable restart history and the crash-safe notification outbox: SQLite in
  * the pod (the default), or PostgreSQL shared by many replicas and clusters
- * (issue 17; krc/store/driver.h, docs/architecture.md "History and outbox").
+ * (krc/store/driver.h; docs/design/store.md, docs/design/postgresql.md).
  *
  * One database file holds every restart report (its identity is pod UID +
  * container + its termination: lastState.terminated.finishedAt, containerID
  * and the restart count, or the count alone when no finishedAt is known; UNIQUE;
- * docs/architecture.md, "Restart identity") and an outbox of notifications with
+ * docs/design/detection-and-identity.md, "Identity") and an outbox of notifications with
  * their delivery state. The pipeline writes a restart and its pending
  * notification in ONE transaction before anything is sent
  * (krc_store_record), marks the notification delivered once Slack accepted
