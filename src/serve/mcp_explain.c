@@ -147,7 +147,7 @@ static int analyse(struct krc_kube_client *kube, const struct krc_redactor *rd,
         /* clang-tidy: r is set whenever rc == 0: krc_error_set() returns its (negative) code, which
          * the analyzer cannot see */
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-    } else if (krc_diagnose(&rep, r->container, &dg, &e) < 0 &&
+    } else if (krc_diagnose(&rep, r->ident.container, &dg, &e) < 0 &&
                krc_diagnose(&rep, NULL, &dg, &e) < 0) {
         snprintf(msg, msgsz, "cannot diagnose %s/%s: %s", r->namespace, r->pod, e.msg);
         rc = KRC_MCP_TOOL_FAILED;
@@ -169,8 +169,8 @@ static int result(const struct krc_restart *r, const char *json, cJSON **ret, st
     int ok = out != NULL && rep != NULL &&
              cJSON_AddStringToObject(out, "namespace", r->namespace) != NULL &&
              cJSON_AddStringToObject(out, "pod", r->pod) != NULL &&
-             cJSON_AddStringToObject(out, "container", r->container) != NULL &&
-             cJSON_AddNumberToObject(out, "restart_count", r->restart_count) != NULL &&
+             cJSON_AddStringToObject(out, "container", r->ident.container) != NULL &&
+             cJSON_AddNumberToObject(out, "restart_count", r->ident.restart_count) != NULL &&
              cJSON_AddItemToObject(out, "report", rep);
     if (!ok) {
         if (out == NULL || cJSON_GetObjectItemCaseSensitive(out, "report") != rep) {

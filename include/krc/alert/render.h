@@ -28,14 +28,10 @@ struct krc_sender_message {
     char *body;           /* owned; NULL when nothing is to be posted */
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
-    int64_t restart_id; /* set by the caller after recording (0: not recorded) */
-    char uid[64];       /* the restart's identity (docs/architecture.md), for on_posted */
-    char container[256];
-    int restart_count;
-    int64_t finished_at;
-    char container_id[160];
-    void *dest;  /* private: the plan's destination */
-    void *group; /* private: shared by the messages of one restart (deliver) */
+    int64_t restart_id;             /* set by the caller after recording (0: not recorded) */
+    struct krc_restart_ident ident; /* the restart's, for on_posted */
+    void *dest;                     /* private: the plan's destination */
+    void *group;                    /* private: shared by the messages of one restart (deliver) */
     /* the same restart's message to its next destination (owned, freed by
      * krc_sender_message_cleanup), or NULL: one outbox row each */
     struct krc_sender_message *next;
