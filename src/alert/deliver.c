@@ -23,12 +23,10 @@
 
 /* on_posted for a restart (a message, or the last of its siblings, was
  * settled): the leader hand-over learns it was handled. */
-static void publish_handled(const struct krc_sender *n, const char *uid, const char *container,
-                            int restart_count, int64_t finished_at, const char *container_id)
+static void publish_handled(const struct krc_sender *n, const struct krc_restart_ident *id)
 {
-    if (n->o.on_posted != NULL && uid[0] != '\0') {
-        n->o.on_posted(uid, container, restart_count, finished_at,
-                       container_id[0] ? container_id : NULL, n->o.on_delivered_userdata);
+    if (n->o.on_posted != NULL && id->uid[0] != '\0') {
+        n->o.on_posted(id, n->o.on_delivered_userdata);
     }
 }
 
@@ -191,11 +189,7 @@ static struct item *item_of(struct krc_sender_message *msg, int64_t outbox_id)
     it->outbox_id = outbox_id;
     it->detected_mono_ms = msg->detected_mono_ms;
     it->restart_id = msg->restart_id;
-    snprintf(it->uid, sizeof(it->uid), "%s", msg->uid);
-    snprintf(it->container, sizeof(it->container), "%s", msg->container);
-    it->restart_count = msg->restart_count;
-    it->finished_at = msg->finished_at;
-    snprintf(it->container_id, sizeof(it->container_id), "%s", msg->container_id);
+    it->ident = msg->ident;
     return it;
 }
 
@@ -217,8 +211,7 @@ static void deliver_one(struct krc_sender *n, struct krc_sender_message *msg, in
         }
         /* dropped counts as settled for the restart's other destinations */
         if (msg->group != NULL && krc_siblings_settle(msg->group, 0)) {
-            publish_handled(n, msg->uid, msg->container, msg->restart_count, msg->finished_at,
-                            msg->container_id);
+            publish_handled(n, &msg->ident);
         }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
@@ -381,9 +374,9 @@ static void remember_thread(struct krc_sender *n, struct item *it,
 static void arm_recovery(struct krc_sender *n, const struct item *it, const char *ts,
                          const char *channel)
 {
-    if (n->recovery != NULL && it->uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
-        (void)krc_recovery_arm(n->recovery, it->uid, it->container, ts, channel, it->dest,
-                               krc_clock_now());
+    if (n->recovery != NULL && it->ident.uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
+        (void)krc_recovery_arm(n->recovery, it->ident.uid, it->ident.container, ts, channel,
+                               it->dest, krc_clock_now());
     }
 }
 
@@ -470,8 +463,7 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
                           n->o.on_delivered_userdata);
     }
     if (restart_msg && it->group == NULL) {
-        publish_handled(n, it->uid, it->container, it->restart_count, it->finished_at,
-                        it->container_id);
+        publish_handled(n, &it->ident);
     }
     if (it->kind == ITEM_ALERT) {
         pthread_mutex_lock(&n->lock);
@@ -756,8 +748,7 @@ static void settle(struct krc_sender *n, const struct item *it, enum send_result
         return;
     }
     if (krc_siblings_settle(it->group, r == SENT)) {
-        publish_handled(n, it->uid, it->container, it->restart_count, it->finished_at,
-                        it->container_id);
+        publish_handled(n, &it->ident);
     }
 }
 

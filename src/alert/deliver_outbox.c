@@ -78,15 +78,8 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
     it->dest = d;
     it->outbox_id = m->id;
     it->restart_id = m->restart_id;
-    if (restart != NULL && restart->pod_uid != NULL && restart->container != NULL) {
-        snprintf(it->uid, sizeof(it->uid), "%s", restart->pod_uid);
-        snprintf(it->container, sizeof(it->container), "%s", restart->container);
-        it->restart_count = restart->restart_count;
-        /* the identity's finishedAt is the row's when positive (IDENTITY_SQL);
-         * only its containerID has no column of its own */
-        (void)krc_store_identity_container_id(restart->identity, it->container_id,
-                                              sizeof(it->container_id));
-        it->finished_at = restart->finished_at > 0 ? restart->finished_at : 0;
+    if (restart != NULL) {
+        (void)krc_store_row_ident(restart, &it->ident);
     }
     snprintf(it->pod_key, sizeof(it->pod_key), "%s", m->thread_key ? m->thread_key : "");
     snprintf(it->what, sizeof(it->what), "%s #%lld from before the restart of krc",

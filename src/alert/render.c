@@ -44,16 +44,11 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
              pd->is_event             ? "Kubernetes Event"
              : d == KRC_POLICY_THREAD ? "thread reply"
                                       : "alert",
-             r->namespace, r->pod, diag->container ? diag->container : r->container,
+             r->namespace, r->pod, diag->container ? diag->container : r->ident.container,
              krc_cause_name(diag->cause), pd->name != NULL ? " to " : "",
              pd->name != NULL ? pd->name : "");
     m->detected_mono_ms = r->detected_mono_ms;
-    snprintf(m->uid, sizeof(m->uid), "%s", r->uid);
-    snprintf(m->container, sizeof(m->container), "%s", r->container);
-    m->restart_count = r->restart_count;
-    m->finished_at = r->finished_at;
-    snprintf(m->container_id, sizeof(m->container_id), "%s",
-             r->container_id != NULL ? r->container_id : "");
+    m->ident = r->ident;
     m->decision = d;
     return 0;
 }

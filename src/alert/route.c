@@ -101,7 +101,8 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
     struct krc_policy_target t;
     size_t k = 0;
 
-    if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->container, r->slack_channel, &t)) {
+    if (!krc_policy_route(&n->pol, r->namespace, r->pod, r->ident.container, r->slack_channel,
+                          &t)) {
         t.slack = 0;
         t.n_named = 0;
     }
@@ -151,7 +152,7 @@ void krc_route_group(struct dest *d, const struct krc_report *rep, const struct 
     const char *pod = rep != NULL && rep->name ? rep->name : r ? r->pod : "";
     const char *node = rep != NULL && rep->node_name ? rep->node_name : r ? r->node : NULL;
     const char *container = diag != NULL && diag->container ? diag->container
-                            : r != NULL                     ? r->container
+                            : r != NULL                     ? r->ident.container
                                                             : "";
     const char *cause = diag != NULL ? krc_cause_name(diag->cause) : "unknown";
 
@@ -171,7 +172,7 @@ void krc_route_group(struct dest *d, const struct krc_report *rep, const struct 
         snprintf(x->container, sizeof(x->container), "%s", container);
         snprintf(x->cause, sizeof(x->cause), "%s", cause);
         snprintf(x->node, sizeof(x->node), "%s", node ? node : "");
-        x->restart_count = diag != NULL ? diag->restart_count : r ? r->restart_count : 0;
+        x->restart_count = diag != NULL ? diag->restart_count : r ? r->ident.restart_count : 0;
     }
     d->grouped_total++;
     d->storm_total++;
@@ -232,7 +233,7 @@ static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_re
     if (n_dests == 0) {
         return KRC_POLICY_NO_DESTINATION;
     }
-    if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->container, now)) {
+    if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->ident.container, now)) {
         atomic_fetch_add(&n->stats.silenced, 1);
         return KRC_POLICY_SILENCED;
     }

@@ -66,20 +66,16 @@ static inline int krc_siblings_settle(struct siblings *g, int sent)
 struct item {
     enum item_kind kind;
     struct dest *dest;
-    char pod_key[512];        /* namespace/pod */
-    char *body;               /* formatted JSON, thread_ts added at send time for replies */
-    char *fallback;           /* text-only JSON, or NULL */
-    char what[300];           /* for logs: "alert for ns/pod container c (cause)" */
-    int64_t outbox_id;        /* store row, 0 when not stored */
-    int64_t detected_mono_ms; /* 0: unknown (resumed from the outbox) */
-    int64_t restart_id;       /* store row of the restart, 0 when unknown */
-    char uid[64];             /* the restart, "" when unknown (resumed from the outbox) */
-    char container[256];
-    int restart_count;
-    int64_t finished_at;
-    char container_id[160];
-    struct siblings *group; /* the restart's other destinations' messages, or NULL */
-    int64_t not_before_ms;  /* retry time after a transient failure */
+    char pod_key[512];              /* namespace/pod */
+    char *body;                     /* formatted JSON, thread_ts added at send time for replies */
+    char *fallback;                 /* text-only JSON, or NULL */
+    char what[300];                 /* for logs: "alert for ns/pod container c (cause)" */
+    int64_t outbox_id;              /* store row, 0 when not stored */
+    int64_t detected_mono_ms;       /* 0: unknown (resumed from the outbox) */
+    int64_t restart_id;             /* store row of the restart, 0 when unknown */
+    struct krc_restart_ident ident; /* the restart's; empty when unknown (resumed) */
+    struct siblings *group;         /* the restart's other destinations' messages, or NULL */
+    int64_t not_before_ms;          /* retry time after a transient failure */
     struct krc_report *rep;
     struct krc_diagnosis *diag;
     char *full_log;

@@ -113,7 +113,7 @@ static int from_restart(const struct krc_analyse_request *q, const struct krc_co
     if ((q->log_file != NULL ? q->log_file : krc_collect_log_file)(q->client, r, &res->log_file,
                                                                    &res->log_file_len, &fe) < 0) {
         krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s", r->namespace,
-                r->pod, r->container, fe.msg);
+                r->pod, r->ident.container, fe.msg);
         res->log_file = NULL;
         res->log_file_len = 0;
     }

@@ -33,7 +33,7 @@ static int fill_identity(const struct krc_restart *r, struct krc_report *rep)
 
     rep->namespace = krc_strdup(r->namespace);
     rep->name = krc_strdup(r->pod);
-    rep->uid = krc_strdup(r->uid);
+    rep->uid = krc_strdup(r->ident.uid);
     rep->node_name = r->node != NULL ? krc_strdup(r->node) : NULL;
     rep->slack_channel = r->slack_channel != NULL ? krc_strdup(r->slack_channel) : NULL;
     c = krc_report_add_container(rep);
@@ -42,20 +42,20 @@ static int fill_identity(const struct krc_restart *r, struct krc_report *rep)
         (r->slack_channel != NULL && rep->slack_channel == NULL)) {
         return KRC_ENOMEM;
     }
-    c->name = krc_strdup(r->container);
+    c->name = krc_strdup(r->ident.container);
     if (c->name == NULL) {
         return KRC_ENOMEM;
     }
     c->is_init = r->is_init;
     c->is_sidecar = r->is_sidecar;
     c->has_status = 1;
-    c->restart_count = r->restart_count;
+    c->restart_count = r->ident.restart_count;
     if (r->has_exit_code) {
         c->last.present = 1;
         c->last.exit_code = r->exit_code;
         c->last.signal = r->signal;
         c->last.started_at = r->started_at;
-        c->last.finished_at = r->finished_at;
+        c->last.finished_at = r->ident.finished_at;
         if (r->reason != NULL && (c->last.reason = krc_strdup(r->reason)) == NULL) {
             return KRC_ENOMEM;
         }
@@ -401,7 +401,7 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
                 const struct krc_collector_options *o, struct krc_report *rep,
                 struct krc_error *err)
 {
-    struct krc_collect_target t = {r->namespace, r->pod, r->uid, r->container};
+    struct krc_collect_target t = {r->namespace, r->pod, r->ident.uid, r->ident.container};
     int pod_gone = 0;
     int rc = collect_pod(c, r, rep, &pod_gone, err);
 
@@ -425,8 +425,8 @@ static int full_log(struct krc_kube_client *c, const struct krc_restart *r, size
                     struct krc_error *err)
 {
     char num[32];
-    const char *kv[] = {"container", r->container, "previous", "true", "limitBytes",
-                        num,         "timestamps", "true",     NULL};
+    const char *kv[] = {"container", r->ident.container, "previous", "true", "limitBytes",
+                        num,         "timestamps",       "true",     NULL};
     struct krc_buf p;
     struct krc_buf path;
     struct krc_http_response resp;
@@ -492,7 +492,7 @@ int krc_collect_log_file(struct krc_kube_client *c, const struct krc_restart *r,
         char note[320];
         krc_logtail_describe(&cut, note, sizeof(note));
         krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, note);
+                r->ident.container, note);
     }
     *ret = (char *)out;
     *ret_len = len;

@@ -89,8 +89,8 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
     atomic_fetch_add(&s->d->queued_pod_bytes, r->pod_json_len);
     /* before this event's state is observed (h_pod), so the recovery
      * tracker misses nothing between the restart and its alert */
-    krc_sender_restart_seen(s->d->sender, r->uid, r->namespace, r->pod, r->container,
-                            r->restart_count);
+    krc_sender_restart_seen(s->d->sender, r->ident.uid, r->namespace, r->pod, r->ident.container,
+                            r->ident.restart_count);
     /* Back-pressure: wait for the workers rather than drop a restart. */
     for (;;) {
         int rc = krc_queue_push(&s->d->queue, r, 1000);

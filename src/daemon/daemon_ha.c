@@ -14,11 +14,10 @@
 static int resumed_was_handled(const struct krc_store_row *row, void *ud)
 {
     struct daemon *d = ud;
-    char cid[160];
-    int64_t fin = krc_store_identity_container_id(row->identity, cid, sizeof(cid));
+    struct krc_restart_ident id;
 
-    return krc_leader_was_handled(d->leader, row->pod_uid, row->container, row->restart_count, fin,
-                                  cid[0] ? cid : NULL);
+    (void)krc_store_row_ident(row, &id);
+    return krc_leader_was_handled(d->leader, &id);
 }
 
 /* Queue the outbox rows still pending from before (the sender reads them).
@@ -130,13 +129,11 @@ static int resume_after_takeover(struct daemon *d)
 
 /* Slack accepted a restart's message: published in the hand-over list from
  * the next renewal on. */
-void krc_daemon_on_posted(const char *uid, const char *container, int restart_count,
-                          int64_t finished_at, const char *container_id, void *userdata)
+void krc_daemon_on_posted(const struct krc_restart_ident *id, void *userdata)
 {
     struct daemon *d = userdata;
     if (d->leader != NULL) {
-        krc_leader_note_handled(d->leader, uid, container, restart_count, finished_at,
-                                container_id);
+        krc_leader_note_handled(d->leader, id);
     }
 }
 

@@ -274,19 +274,19 @@ static void log_detected(const struct krc_restart *r)
     struct krc_log_field f[12];
     size_t n = 0;
 
-    snprintf(count, sizeof(count), "%d", r->restart_count);
+    snprintf(count, sizeof(count), "%d", r->ident.restart_count);
     snprintf(prev, sizeof(prev), "%d", r->previous_count);
     snprintf(exit_code, sizeof(exit_code), "%d", r->exit_code);
     snprintf(missed, sizeof(missed), "%d", r->missed);
-    if (r->finished_at != 0) {
-        krc_clock_format_rfc3339(r->finished_at, fin, sizeof(fin));
+    if (r->ident.finished_at != 0) {
+        krc_clock_format_rfc3339(r->ident.finished_at, fin, sizeof(fin));
     } else {
         fin[0] = '\0';
     }
     f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
     f[n++] = (struct krc_log_field){"pod", r->pod, 0};
-    f[n++] = (struct krc_log_field){"pod_uid", r->uid, 0};
-    f[n++] = (struct krc_log_field){"container", r->container, 0};
+    f[n++] = (struct krc_log_field){"pod_uid", r->ident.uid, 0};
+    f[n++] = (struct krc_log_field){"container", r->ident.container, 0};
     f[n++] = (struct krc_log_field){"restart_count", count, 1};
     f[n++] = (struct krc_log_field){"exit_code", r->has_exit_code ? exit_code : "", 1};
     f[n++] = (struct krc_log_field){"reason", r->reason ? r->reason : "", 0};
@@ -314,7 +314,7 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
     snprintf(gpus, sizeof(gpus), "%ld", dg->gpus);
     f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
     f[n++] = (struct krc_log_field){"pod", r->pod, 0};
-    f[n++] = (struct krc_log_field){"container", r->container, 0};
+    f[n++] = (struct krc_log_field){"container", r->ident.container, 0};
     f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
     f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
     f[n++] = (struct krc_log_field){"decision", krc_policy_decision_name(decision), 0};
@@ -351,9 +351,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
         json = NULL;
     }
     memset(&rec, 0, sizeof(rec));
-    rec.pod_uid = r->uid;
-    rec.container = r->container;
-    rec.restart_count = r->restart_count;
+    rec.pod_uid = r->ident.uid;
+    rec.container = r->ident.container;
+    rec.restart_count = r->ident.restart_count;
     rec.namespace = r->namespace;
     rec.pod = r->pod;
     rec.workload_kind = rep->workload_kind;
@@ -365,8 +365,8 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.signal = dg->signal;
     rec.reason = r->reason;
     rec.started_at = r->started_at;
-    rec.finished_at = r->finished_at;
-    rec.container_id = r->container_id;
+    rec.finished_at = r->ident.finished_at;
+    rec.container_id = krc_restart_ident_container_id(&r->ident);
     rec.detected_at = r->detected_at;
     rec.decision = krc_policy_decision_name(decision);
     rec.summary = dg->summary;
@@ -395,7 +395,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
         krc_log(KRC_LOG_INFO,
                 "restart of %s/%s container %s (count %d) already recorded; not "
                 "alerted again",
-                r->namespace, r->pod, r->container, r->restart_count);
+                r->namespace, r->pod, r->ident.container, r->ident.restart_count);
         return rc;
     }
     if (rc < 0) {
@@ -413,7 +413,7 @@ static void left_to_next_leader(const struct krc_restart *r)
     krc_log(KRC_LOG_INFO,
             "restart of %s/%s container %s (count %d) not alerted by this replica: leadership "
             "lost; the next leader reports it",
-            r->namespace, r->pod, r->container, r->restart_count);
+            r->namespace, r->pod, r->ident.container, r->ident.restart_count);
 }
 
 /* Did this replica, its predecessor or an earlier process handle the restart
@@ -426,29 +426,26 @@ static int not_ours(const struct krc_pipeline_deps *p, const struct krc_restart 
         left_to_next_leader(r);
         return 1;
     }
-    if (p->leader != NULL &&
-        krc_leader_was_handled(p->leader, r->uid, r->container, r->restart_count, r->finished_at,
-                               r->container_id)) {
+    if (p->leader != NULL && krc_leader_was_handled(p->leader, &r->ident)) {
         /* re-detected by a new leader: its predecessor handled it */
         krc_log(KRC_LOG_INFO,
                 "restart of %s/%s container %s (count %d) already handled by the previous "
                 "leader; not alerted again",
-                r->namespace, r->pod, r->container, r->restart_count);
+                r->namespace, r->pod, r->ident.container, r->ident.restart_count);
         return 1;
     }
     if (p->store != NULL) {
         int64_t id = 0;
-        struct krc_store_identity ident = {r->uid, r->container, r->restart_count, r->finished_at,
-                                           r->container_id};
         int found;
         krc_error_clear(&e);
-        found = krc_store_find_restart(p->store, &ident, &id, &e);
+        found = krc_store_find_restart(p->store, &r->ident, &id, &e);
         if (found == 1) {
             /* e.g. re-detected after a restart of krc: it was handled then */
             krc_log(KRC_LOG_INFO,
                     "restart of %s/%s container %s (count %d) already recorded as "
                     "#%lld; not alerted again",
-                    r->namespace, r->pod, r->container, r->restart_count, (long long)id);
+                    r->namespace, r->pod, r->ident.container, r->ident.restart_count,
+                    (long long)id);
             return 1;
         }
         if (found < 0) {
@@ -482,13 +479,13 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     struct krc_error e;
     int rc;
 
-    if (j->decision != KRC_POLICY_MUTED || p->store == NULL || r->uid == NULL ||
-        r->container == NULL || j->dg->container == NULL ||
-        strcmp(j->dg->container, r->container) != 0) {
+    if (j->decision != KRC_POLICY_MUTED || p->store == NULL ||
+        !krc_restart_ident_known(&r->ident) || j->dg->container == NULL ||
+        strcmp(j->dg->container, r->ident.container) != 0) {
         return;
     }
     krc_error_clear(&e);
-    rc = krc_store_last_diagnosed(p->store, r->uid, r->container, &last, &e);
+    rc = krc_store_last_diagnosed(p->store, r->ident.uid, r->ident.container, &last, &e);
     if (rc < 0) {
         atomic_fetch_add(&p->status->store_errors, 1);
         krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
@@ -500,7 +497,7 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
     if (krc_diagnosis_carry(j->dg, &last) < 0) {
         krc_log(KRC_LOG_WARN,
                 "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
-                r->namespace, r->pod, r->container, (long long)last.id);
+                r->namespace, r->pod, r->ident.container, (long long)last.id);
     }
 }
 
@@ -525,13 +522,13 @@ static void on_warn(void *ud, enum krc_analyse_step step, const struct krc_error
 
     if (step == KRC_ANALYSE_COLLECT) {
         krc_log(KRC_LOG_ERROR, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e->msg);
+                r->ident.container, e->msg);
     } else if (step == KRC_ANALYSE_DIAGNOSE) {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s not diagnosed: %s", r->namespace,
-                r->pod, r->container, e->msg);
+                r->pod, r->ident.container, e->msg);
     } else {
         krc_log(KRC_LOG_WARN, "restart of %s/%s container %s: %s", r->namespace, r->pod,
-                r->container, e->msg);
+                r->ident.container, e->msg);
     }
 }
 
@@ -563,7 +560,7 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     q.minimal = !j->plan.collect;
     q.want_log_file = j->plan.wants_full_log;
     q.log_file = p->log_file;
-    q.container = j->r->container;
+    q.container = j->r->ident.container;
     q.any_container = 1;
     q.redactor = p->redactor;
     q.amend = on_amend;
@@ -586,8 +583,7 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
 static void note_handled(const struct krc_pipeline_deps *p, const struct krc_restart *r)
 {
     if (p->leader != NULL) {
-        krc_leader_note_handled(p->leader, r->uid, r->container, r->restart_count, r->finished_at,
-                                r->container_id);
+        krc_leader_note_handled(p->leader, &r->ident);
     }
 }
 

@@ -129,11 +129,9 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, in
         return NULL;
     }
     if (dup_opt(&r->namespace, p->namespace) < 0 || dup_opt(&r->pod, p->name) < 0 ||
-        dup_opt(&r->uid, p->uid) < 0 || dup_opt(&r->container, c->name) < 0 ||
         dup_opt(&r->node, p->node_name) < 0 ||
         dup_opt(&r->reason, c->has_last_terminated ? c->last_reason : NULL) < 0 ||
-        dup_opt(&r->slack_channel, p->slack_channel) < 0 ||
-        dup_opt(&r->container_id, c->has_last_terminated ? c->last_container_id : NULL) < 0) {
+        dup_opt(&r->slack_channel, p->slack_channel) < 0) {
         krc_restart_free(r);
         return NULL;
     }
@@ -144,9 +142,11 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, in
             return NULL;
         }
     }
+    /* an API server's values fit (model/restart_ident.h); a longer one is cut */
+    (void)krc_restart_ident_set(&r->ident, p->uid, c->name, c->restart_count, c->last_finished_at,
+                                c->has_last_terminated ? c->last_container_id : NULL);
     r->is_init = c->is_init;
     r->is_sidecar = c->is_sidecar;
-    r->restart_count = c->restart_count;
     r->previous_count = d->previous_count;
     r->missed = d->missed;
     r->pod_restarts = krc_restart_pod_total(p);
@@ -154,7 +154,6 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, in
     r->exit_code = c->last_exit_code;
     r->signal = c->last_signal;
     r->started_at = c->last_started_at;
-    r->finished_at = c->last_finished_at;
     r->detected_at = krc_clock_now();
     r->detected_mono_ms = krc_clock_mono_ms();
     return r;
@@ -167,12 +166,9 @@ void krc_restart_free(struct krc_restart *r)
     }
     krc_free(r->namespace);
     krc_free(r->pod);
-    krc_free(r->uid);
-    krc_free(r->container);
     krc_free(r->node);
     krc_free(r->reason);
     krc_free(r->slack_channel);
-    krc_free(r->container_id);
     krc_free(r->pod_json);
     krc_free(r);
 }

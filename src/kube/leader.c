@@ -169,28 +169,27 @@ void krc_leader_stop(struct krc_leader *l)
  * termination, "t<finishedAt>[:<container id, 16 characters>]#<count>", or
  * "c<count>" when no finishedAt is known (docs/design/detection-and-identity.md,
  * "Identity"). */
-static void handled_key(char *out, size_t outsz, const char *uid, const char *container, int count,
-                        int64_t finished_at, const char *container_id)
+static void handled_key(char *out, size_t outsz, const struct krc_restart_ident *id)
 {
     char cid[17];
     size_t n = 0;
 
-    if (finished_at <= 0) {
-        snprintf(out, outsz, "%s/%s/c%d", uid, container, count);
+    if (id->finished_at <= 0) {
+        snprintf(out, outsz, "%s/%s/c%d", id->uid, id->container, id->restart_count);
         return;
     }
-    if (container_id != NULL) {
+    if (id->container_id[0] != '\0') {
         /* "containerd://<64 hex>": the hex after the scheme is enough */
-        const char *p = strstr(container_id, "://");
-        for (p = p != NULL ? p + 3 : container_id; *p != '\0' && n < sizeof(cid) - 1; p++) {
+        const char *p = strstr(id->container_id, "://");
+        for (p = p != NULL ? p + 3 : id->container_id; *p != '\0' && n < sizeof(cid) - 1; p++) {
             if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
                 cid[n++] = *p;
             }
         }
     }
     cid[n] = '\0';
-    snprintf(out, outsz, "%s/%s/t%lld%s%s#%d", uid, container, (long long)finished_at, n ? ":" : "",
-             cid, count);
+    snprintf(out, outsz, "%s/%s/t%lld%s%s#%d", id->uid, id->container, (long long)id->finished_at,
+             n ? ":" : "", cid, id->restart_count);
 }
 
 /* An entry of the encoding before the identity (a Lease written by an older
@@ -229,32 +228,30 @@ static void handled_add(struct krc_leader *l, const char *key, int64_t at)
     l->n_handled++;
 }
 
-void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
-                             int restart_count, int64_t finished_at, const char *container_id)
+void krc_leader_note_handled(struct krc_leader *l, const struct krc_restart_ident *id)
 {
     char key[320];
-    handled_key(key, sizeof(key), uid, container, restart_count, finished_at, container_id);
+    handled_key(key, sizeof(key), id);
     pthread_mutex_lock(&l->lock);
     handled_add(l, key, krc_clock_now());
     pthread_mutex_unlock(&l->lock);
 }
 
-int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *container,
-                           int restart_count, int64_t finished_at, const char *container_id)
+int krc_leader_was_handled(struct krc_leader *l, const struct krc_restart_ident *id)
 {
     char key[320];
     char old[320];
     const struct krc_leader_handled *h;
     int found;
 
-    handled_key(key, sizeof(key), uid, container, restart_count, finished_at, container_id);
-    legacy_key(old, sizeof(old), uid, container, restart_count);
+    handled_key(key, sizeof(key), id);
+    legacy_key(old, sizeof(old), id->uid, id->container, id->restart_count);
     pthread_mutex_lock(&l->lock);
     found = handled_find(l, key) != NULL;
     if (!found && (h = handled_find(l, old)) != NULL) {
         /* An older krc handled this count at h->at: the same termination
          * unless this one finished after that. */
-        found = finished_at <= 0 || finished_at <= h->at;
+        found = id->finished_at <= 0 || id->finished_at <= h->at;
     }
     pthread_mutex_unlock(&l->lock);
     return found;

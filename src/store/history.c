@@ -308,21 +308,21 @@ int krc_store_record(struct krc_store *s, const struct krc_store_restart *rec,
                                  err);
 }
 
-int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity *id,
-                           int64_t *ret_id, struct krc_error *err)
+int krc_store_find_restart(struct krc_store *s, const struct krc_restart_ident *id, int64_t *ret_id,
+                           struct krc_error *err)
 {
     int64_t found = 0;
     char *identity;
     int rc;
 
-    if (id == NULL || !nonempty(id->pod_uid) || !nonempty(id->container)) {
+    if (id == NULL || !nonempty(id->uid) || !nonempty(id->container)) {
         return krc_error_set(err, KRC_EINVAL, "restart lookup needs pod_uid and container");
     }
     if ((identity = krc_sql_identity(id->finished_at, id->container_id, id->restart_count)) ==
         NULL) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    rc = find_by_identity(s, id->pod_uid, id->container, identity, &found, err);
+    rc = find_by_identity(s, id->uid, id->container, identity, &found, err);
     krc_free(identity);
     if (rc < 0) {
         return rc;

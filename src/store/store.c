@@ -147,7 +147,9 @@ const char *krc_store_state_name(enum krc_store_state st)
     return (unsigned)st < KRC_STORE_STATE_COUNT ? state_names[st] : "unknown";
 }
 
-int64_t krc_store_identity_container_id(const char *identity, char *out, size_t outsz)
+/* The finishedAt (0: none) and the containerID (into out, "" when none) of a
+ * stored identity ("t<finishedAt>/<containerID>/<count>" or "c<count>"). */
+static int64_t identity_container_id(const char *identity, char *out, size_t outsz)
 {
     const char *first;
     const char *last;
@@ -168,6 +170,20 @@ int64_t krc_store_identity_container_id(const char *identity, char *out, size_t 
         out[n] = '\0';
     }
     return strtoll(identity + 1, NULL, 10);
+}
+
+int krc_store_row_ident(const struct krc_store_row *row, struct krc_restart_ident *ret)
+{
+    char cid[KRC_RESTART_IDENT_CONTAINER_ID_MAX];
+    int64_t fin;
+
+    if (row->pod_uid == NULL || row->container == NULL) {
+        (void)krc_restart_ident_set(ret, NULL, NULL, 0, 0, NULL);
+        return 0;
+    }
+    fin = identity_container_id(row->identity, cid, sizeof(cid));
+    (void)krc_restart_ident_set(ret, row->pod_uid, row->container, row->restart_count, fin, cid);
+    return 1;
 }
 
 enum krc_store_kind krc_store_kind_parse(const char *name)

@@ -29,12 +29,8 @@ struct krc_sender_message {
     char *fallback;       /* owned, may be NULL */
     int64_t detected_mono_ms;
     int64_t restart_id; /* set by the caller after recording (0: not recorded) */
-    /* the restart's identity (docs/design/detection-and-identity.md), for on_posted */
-    char uid[64];
-    char container[256];
-    int restart_count;
-    int64_t finished_at;
-    char container_id[160];
+    struct krc_restart_ident
+        ident;   /* the restart's (docs/design/detection-and-identity.md), for on_posted */
     void *dest;  /* private: the plan's destination */
     void *group; /* private: shared by the messages of one restart (deliver) */
     /* the same restart's message to its next destination (owned, freed by

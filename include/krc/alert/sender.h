@@ -81,8 +81,7 @@ struct krc_sender_options {
      * is stored): leader election publishes it as handled only then. May be
      * NULL; gets on_delivered_userdata. Both callbacks run in the delivery
      * threads, one per destination, so they must be thread-safe. */
-    void (*on_posted)(const char *uid, const char *container, int restart_count,
-                      int64_t finished_at, const char *container_id, void *userdata);
+    void (*on_posted)(const struct krc_restart_ident *id, void *userdata);
     void *on_delivered_userdata;
     const atomic_int *cancel;
     /* The kind of sink of every destination (alert/sink.h); NULL: the

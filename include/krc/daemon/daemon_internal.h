@@ -141,8 +141,7 @@ void krc_daemon_resume_outbox(struct daemon *d, struct krc_store *store);
 /* The pruner thread: resume the outbox once the database answers again. */
 void krc_daemon_late_resume(struct daemon *d, struct krc_store *st);
 /* The sender's on_posted: a delivered restart joins the hand-over list. */
-void krc_daemon_on_posted(const char *uid, const char *container, int restart_count,
-                          int64_t finished_at, const char *container_id, void *userdata);
+void krc_daemon_on_posted(const struct krc_restart_ident *id, void *userdata);
 
 /* daemon_retention.c */
 int krc_daemon_open_store(const struct daemon *d, unsigned flags, struct krc_store **ret,

@@ -7,19 +7,19 @@
 #include <stdint.h>
 
 #include "krc/detect/pod_state.h"
+#include "krc/model/restart_ident.h"
 
 struct krc_restart {
+    /* which restart: pod UID, container, restartCount, the termination's
+     * finishedAt and containerID (model/restart_ident.h) */
+    struct krc_restart_ident ident;
     char *namespace;
     char *pod;
-    char *uid;
-    char *container;
     char *node;          /* may be NULL */
     char *reason;        /* lastState.terminated.reason, may be NULL */
     char *slack_channel; /* alert-slack-channel annotation/label, may be NULL */
-    char *container_id;  /* lastState.terminated.containerID, may be NULL */
     int is_init;
     int is_sidecar;
-    int restart_count;
     int previous_count; /* -1: first sight of the pod/container */
     int missed;         /* further restarts folded into this one (seen late) */
     int pod_restarts;   /* sum of restartCount over the pod's containers */
@@ -27,7 +27,6 @@ struct krc_restart {
     int exit_code;
     int signal;
     int64_t started_at;
-    int64_t finished_at;
     char *pod_json; /* the pod object as the watch delivered it minus
                      * metadata.managedFields, or NULL */
     size_t pod_json_len;

@@ -27,6 +27,7 @@
 
 #include "krc/util/error.h"
 #include "krc/kube/kube_client.h"
+#include "krc/model/restart_ident.h"
 
 #define KRC_LEADER_ANNOTATION "krc.io/handled-restarts"
 
@@ -95,18 +96,16 @@ void krc_leader_last_error(struct krc_leader *l, char *out, size_t outsz);
 
 /* A restart was handled by this replica: its message was accepted by Slack,
  * or it had none to post (muted, grouped, silenced). Published in the Lease
- * from the next renewal on. It is identified by its termination
- * (docs/design/detection-and-identity.md, "Identity"): finished_at (unix s,
- * lastState.terminated.finishedAt), container_id (may be NULL) and
+ * from the next renewal on. It is identified by its identity
+ * (model/restart_ident.h; docs/design/detection-and-identity.md, "Identity"): its
+ * termination, finished_at, container_id and
  * restart_count when finished_at > 0, else restart_count alone. */
-void krc_leader_note_handled(struct krc_leader *l, const char *uid, const char *container,
-                             int restart_count, int64_t finished_at, const char *container_id);
+void krc_leader_note_handled(struct krc_leader *l, const struct krc_restart_ident *id);
 /* 1 if this replica or a previous leader already handled it. An entry of
  * the older encoding (count only, from a Lease written by an older krc)
  * matches a restart of that count that finished no later than the entry's
  * time. */
-int krc_leader_was_handled(struct krc_leader *l, const char *uid, const char *container,
-                           int restart_count, int64_t finished_at, const char *container_id);
+int krc_leader_was_handled(struct krc_leader *l, const struct krc_restart_ident *id);
 
 /* The annotation's format, exposed for tests: one "UNIXTIME UID CONTAINER
  * IDENT" line per restart, IDENT "t<finishedAt>[:<16 chars of the container

@@ -46,6 +46,7 @@
 
 #include "krc/model/cause.h"
 #include "krc/model/diagnosis.h"
+#include "krc/model/restart_ident.h"
 #include "krc/util/error.h"
 
 /* Schema version this binary writes (migrations up to it are built in).
@@ -220,21 +221,11 @@ int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *r
                           const struct krc_store_outbox *msgs, size_t n_msgs,
                           int64_t *ret_restart_id, int64_t *ret_outbox_ids, struct krc_error *err);
 
-/* What identifies a restart: its pod and container and its termination
- * (finished_at > 0: finished_at, container_id and restart_count; finished_at
- * 0: restart_count alone). Strings borrowed; container_id may be NULL. */
-struct krc_store_identity {
-    const char *pod_uid;
-    const char *container;
-    int restart_count;
-    int64_t finished_at;
-    const char *container_id;
-};
-
-/* Is this restart already recorded? 1 with *ret_id when it is, 0 when not,
- * < 0 on a database error. */
-int krc_store_find_restart(struct krc_store *s, const struct krc_store_identity *id,
-                           int64_t *ret_id, struct krc_error *err);
+/* Is this restart already recorded (by its identity, model/restart_ident.h,
+ * as the identity column holds it)? 1 with *ret_id when it is, 0 when not,
+ * < 0 on a database error; KRC_EINVAL without uid or container. */
+int krc_store_find_restart(struct krc_store *s, const struct krc_restart_ident *id, int64_t *ret_id,
+                           struct krc_error *err);
 
 /* The container's last diagnosed restart: the newest of this pod UID and
  * container that was collected (decision alert, thread_reply or
@@ -380,9 +371,11 @@ struct krc_store_row {
     const char *identity;   /* the restart's identity as stored (schema 3) */
 };
 
-/* The finishedAt (0: none) and the containerID (into out, "" when none) of a
- * stored identity ("t<finishedAt>/<containerID>/<count>" or "c<count>"). */
-int64_t krc_store_identity_container_id(const char *identity, char *out, size_t outsz);
+/* The restart's identity of a row (its pod_uid, container and count, and the
+ * finishedAt and containerID of its stored identity,
+ * "t<finishedAt>/<containerID>/<count>" or "c<count>"): 1, or 0 with *ret
+ * empty when the row has no pod_uid or container. */
+int krc_store_row_ident(const struct krc_store_row *row, struct krc_restart_ident *ret);
 
 typedef int (*krc_store_row_fn)(const struct krc_store_row *row, void *ud);
 

@@ -331,9 +331,8 @@ static void test_route_render_deliver(void **state)
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)"shop";
     r.pod = (char *)"web-1";
-    r.uid = (char *)"uid-1";
-    r.container = (char *)"app";
-    r.restart_count = 3;
+    (void)krc_restart_ident_set(&r.ident, "uid-1", "app", 0, 0, NULL);
+    r.ident.restart_count = 3;
     other = r;
     other.namespace = (char *)"billing";
     assert_int_equal(krc_route_restart(n, &other, &other_plan), KRC_POLICY_NO_DESTINATION);

@@ -43,10 +43,9 @@ static struct krc_restart mk_restart(const char *ns, const char *pod, const char
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)ns;
     r.pod = (char *)pod;
-    r.uid = (char *)"uid-1";
-    r.container = (char *)container;
+    (void)krc_restart_ident_set(&r.ident, "uid-1", container, 0, 0, NULL);
     r.slack_channel = (char *)channel;
-    r.restart_count = 1;
+    r.ident.restart_count = 1;
     r.has_exit_code = 1;
     r.exit_code = 1;
     return r;
@@ -81,7 +80,7 @@ static enum krc_policy_decision hand_over(struct krc_sender *n, const struct krc
     assert_non_null(dg);
     krc_diagnosis_init(dg);
     if (log != NULL) {
-        assert_int_equal(krc_report_set_log(rep, r->container, log, strlen(log), 0, NULL), 0);
+        assert_int_equal(krc_report_set_log(rep, r->ident.container, log, strlen(log), 0, NULL), 0);
     }
     assert_int_equal(last_plan.decision, d);
     d = krc_render_restart(&last_plan, r, rep, dg, krc_clock_now(), &msg);
@@ -350,7 +349,7 @@ static enum krc_policy_decision prepared(struct krc_sender *n, const struct krc_
     rep->namespace = krc_strdup(r->namespace);
     rep->name = krc_strdup(r->pod);
     rep->uid = krc_strdup("0ff65529-fbd4-4921-a586-b69ac8ea1030");
-    dg.container = krc_strdup(r->container);
+    dg.container = krc_strdup(r->ident.container);
     dg.summary = krc_strdup("Container app exited with code 1 after 3s; 1 restart");
     decide(n, r);
     d = krc_render_restart(&last_plan, r, rep, &dg, krc_clock_now(), &msg);
@@ -614,9 +613,8 @@ static struct krc_restart mk(const char *ns, const char *pod)
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)ns;
     r.pod = (char *)pod;
-    r.uid = (char *)"uid-1";
-    r.container = (char *)"app";
-    r.restart_count = 1;
+    (void)krc_restart_ident_set(&r.ident, "uid-1", "app", 0, 0, NULL);
+    r.ident.restart_count = 1;
     r.detected_mono_ms = krc_clock_mono_ms();
     return r;
 }
@@ -648,17 +646,12 @@ static void routes_cleanup(struct routes *rs)
 static int posted_calls;
 static char posted_uid[64];
 
-static void on_posted(const char *uid, const char *container, int restart_count,
-                      int64_t finished_at, const char *container_id, void *userdata)
+static void on_posted(const struct krc_restart_ident *id, void *userdata)
 {
-    (void)container;
-    (void)restart_count;
-    (void)finished_at;
-    (void)container_id;
     (void)userdata;
     pthread_mutex_lock(&fk_lock);
     posted_calls++;
-    snprintf(posted_uid, sizeof(posted_uid), "%s", uid);
+    snprintf(posted_uid, sizeof(posted_uid), "%s", id->uid);
     pthread_mutex_unlock(&fk_lock);
 }
 

@@ -29,9 +29,8 @@ static struct krc_restart mk(const char *pod)
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)"shop";
     r.pod = (char *)pod;
-    r.uid = (char *)"uid-stages";
-    r.container = (char *)"app";
-    r.restart_count = 1;
+    (void)krc_restart_ident_set(&r.ident, "uid-stages", "app", 0, 0, NULL);
+    r.ident.restart_count = 1;
     r.has_exit_code = 1;
     r.exit_code = 1;
     return r;

@@ -331,7 +331,7 @@ static int fake_collect(struct krc_kube_client *c, const struct krc_restart *r,
         if (copy == NULL) {
             return KRC_ENOMEM;
         }
-        return krc_report_take_log(rep, r->container, copy, strlen(found_log), err);
+        return krc_report_take_log(rep, r->ident.container, copy, strlen(found_log), err);
     }
     return 0;
 }
@@ -362,8 +362,7 @@ static void test_restart_collection(void **state)
     memset(&rs, 0, sizeof(rs));
     rs.namespace = (char *)"shop";
     rs.pod = (char *)"api-1";
-    rs.uid = (char *)"u-2";
-    rs.container = (char *)"api";
+    assert_int_equal(krc_restart_ident_set(&rs.ident, "u-2", "api", 0, 0, NULL), 0);
     rs.pod_json = (char *)panic_pod;
     rs.pod_json_len = strlen(panic_pod);
     memset(&q, 0, sizeof(q));

@@ -145,10 +145,9 @@ static struct krc_restart restart(void)
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)"shop";
     r.pod = (char *)"web-1";
-    r.uid = (char *)"u-1";
-    r.container = (char *)"app";
+    (void)krc_restart_ident_set(&r.ident, "u-1", "app", 0, 0, NULL);
     r.node = (char *)"node-a";
-    r.restart_count = 3;
+    r.ident.restart_count = 3;
     r.has_exit_code = 1;
     r.exit_code = 1;
     r.reason = (char *)"Error";

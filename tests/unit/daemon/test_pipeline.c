@@ -61,9 +61,9 @@ static int fake_collect(struct krc_kube_client *c, const struct krc_restart *r,
     }
     rc = krc_collect_minimal(r, rep, err);
     if (rc == 0 && fk.log_text != NULL) {
-        rc = krc_report_set_log(rep, r->container, fk.log_text, strlen(fk.log_text), 0, err);
+        rc = krc_report_set_log(rep, r->ident.container, fk.log_text, strlen(fk.log_text), 0, err);
     } else if (rc == 0) {
-        rc = krc_report_set_log(rep, r->container, log, sizeof(log) - 1, 0, err);
+        rc = krc_report_set_log(rep, r->ident.container, log, sizeof(log) - 1, 0, err);
     }
     return rc;
 }
@@ -145,14 +145,13 @@ static struct krc_restart mk(const char *ns, const char *pod, int count)
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)ns;
     r.pod = (char *)pod;
-    r.uid = (char *)pod; /* one uid per pod name */
-    r.container = (char *)"app";
-    r.restart_count = count;
+    (void)krc_restart_ident_set(&r.ident, pod, "app", 0, 0, NULL); /* one uid per pod name */
+    r.ident.restart_count = count;
     r.previous_count = count - 1;
     r.has_exit_code = 1;
     r.exit_code = 2;
     r.reason = (char *)"Error";
-    r.finished_at = NOW - 5;
+    r.ident.finished_at = NOW - 5;
     r.detected_at = NOW;
     return r;
 }
@@ -175,14 +174,13 @@ static int outbox_pending(struct env *v)
 static void stored(struct env *v, const struct krc_restart *r, char *decision, size_t size,
                    size_t *ret_messages)
 {
-    struct krc_store_identity id = {r->uid, r->container, r->restart_count, r->finished_at,
-                                    r->container_id};
+    const struct krc_restart_ident *id = &r->ident;
     struct krc_store_entry *ent = NULL;
     int64_t row = 0;
 
     decision[0] = '\0';
     *ret_messages = 0;
-    if (krc_store_find_restart(v->store, &id, &row, NULL) != 1) {
+    if (krc_store_find_restart(v->store, id, &row, NULL) != 1) {
         return;
     }
     assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
@@ -341,13 +339,12 @@ static void test_held_back_costs_no_collection(void **state)
 static char *stored_diagnosis(struct env *v, const struct krc_restart *r, char *cause,
                               char *confidence, size_t size)
 {
-    struct krc_store_identity id = {r->uid, r->container, r->restart_count, r->finished_at,
-                                    r->container_id};
+    const struct krc_restart_ident *id = &r->ident;
     struct krc_store_entry *ent = NULL;
     int64_t row = 0;
     char *json;
 
-    assert_int_equal(krc_store_find_restart(v->store, &id, &row, NULL), 1);
+    assert_int_equal(krc_store_find_restart(v->store, id, &row, NULL), 1);
     assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
     snprintf(cause, size, "%s", ent->row.cause);
     snprintf(confidence, size, "%s", ent->row.confidence != NULL ? ent->row.confidence : "");
@@ -370,8 +367,7 @@ static void test_muted_repeat_carries_the_diagnosis(void **state)
     struct krc_restart other = mk("ml", "ft-1", 4);
     struct krc_restart sigkill = mk("ml", "ft-1", 5);
     char cause[64], conf[64], want[160];
-    struct krc_store_identity id = {first.uid, first.container, first.restart_count,
-                                    first.finished_at, first.container_id};
+    struct krc_restart_ident id = first.ident;
     int64_t first_id = 0;
     char *json;
     (void)state;
@@ -380,10 +376,10 @@ static void test_muted_repeat_carries_the_diagnosis(void **state)
     other.exit_code = 2; /* same reason, another exit code */
     sigkill.exit_code = 1;
     sigkill.reason = (char *)"OOMKilled"; /* same exit code, another reason */
-    again.finished_at = NOW - 4;
-    third.finished_at = NOW - 3;
-    other.finished_at = NOW - 2;
-    sigkill.finished_at = NOW - 1;
+    again.ident.finished_at = NOW - 4;
+    third.ident.finished_at = NOW - 3;
+    other.ident.finished_at = NOW - 2;
+    sigkill.ident.finished_at = NOW - 1;
     env_init(&v, &o);
     fk.log_text = "step 12\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
                   "GiB\n";

@@ -51,7 +51,7 @@ static void check_stripped(const char *raw, const char *expect)
         cJSON_Delete(j);
     }
     assert_string_equal(r->namespace, "shop");
-    assert_int_equal(r->restart_count, 3);
+    assert_int_equal(r->ident.restart_count, 3);
     krc_restart_free(r);
 }
 
@@ -130,8 +130,8 @@ static void test_without_pod_copy(void **state)
     assert_int_equal(r->pod_json_len, 0);
     assert_string_equal(r->namespace, "shop");
     assert_string_equal(r->pod, "web-1");
-    assert_string_equal(r->container, "app");
-    assert_int_equal(r->restart_count, 3);
+    assert_string_equal(r->ident.container, "app");
+    assert_int_equal(r->ident.restart_count, 3);
     assert_int_equal(r->previous_count, 2);
     krc_restart_free(r);
 }

@@ -70,6 +70,23 @@ static struct krc_leader *new_leader(size_t handled_max)
     return l;
 }
 
+/* The hand-over list's calls with the identity's fields spelled out. */
+static void note_handled(struct krc_leader *l, const char *uid, const char *container, int count,
+                         int64_t finished_at, const char *container_id)
+{
+    struct krc_restart_ident id;
+    (void)krc_restart_ident_set(&id, uid, container, count, finished_at, container_id);
+    krc_leader_note_handled(l, &id);
+}
+
+static int was_handled(struct krc_leader *l, const char *uid, const char *container, int count,
+                       int64_t finished_at, const char *container_id)
+{
+    struct krc_restart_ident id;
+    (void)krc_restart_ident_set(&id, uid, container, count, finished_at, container_id);
+    return krc_leader_was_handled(l, &id);
+}
+
 /* Scenario 5 of issue 12: a restart is its termination, not its count. */
 static void test_handled_identity_is_the_termination(void **state)
 {
@@ -77,21 +94,21 @@ static void test_handled_identity_is_the_termination(void **state)
     const char *cid = "containerd://0123456789abcdef0123456789abcdef";
     (void)state;
 
-    krc_leader_note_handled(l, "u1", "app", 3, 1796239000, cid);
+    note_handled(l, "u1", "app", 3, 1796239000, cid);
     /* the same termination, relisted */
-    assert_true(krc_leader_was_handled(l, "u1", "app", 3, 1796239000, cid));
+    assert_true(was_handled(l, "u1", "app", 3, 1796239000, cid));
     /* same count, newer termination: a new crash */
-    assert_false(krc_leader_was_handled(l, "u1", "app", 3, 1796239100, cid));
+    assert_false(was_handled(l, "u1", "app", 3, 1796239100, cid));
     /* the count went down and climbed back to 3: a new crash */
-    assert_false(krc_leader_was_handled(l, "u1", "app", 3, 1796239200,
-                                        "containerd://ffff456789abcdef0123456789abcdef"));
+    assert_false(was_handled(l, "u1", "app", 3, 1796239200,
+                             "containerd://ffff456789abcdef0123456789abcdef"));
     /* the same second, another container: a new crash */
-    assert_false(krc_leader_was_handled(l, "u1", "app", 3, 1796239000,
-                                        "containerd://9999456789abcdef0123456789abcdef"));
+    assert_false(was_handled(l, "u1", "app", 3, 1796239000,
+                             "containerd://9999456789abcdef0123456789abcdef"));
     /* the same termination at another count: another restart */
-    assert_false(krc_leader_was_handled(l, "u1", "app", 4, 1796239000, cid));
+    assert_false(was_handled(l, "u1", "app", 4, 1796239000, cid));
     /* the count alone (no finishedAt) does not match a termination */
-    assert_false(krc_leader_was_handled(l, "u1", "app", 3, 0, NULL));
+    assert_false(was_handled(l, "u1", "app", 3, 0, NULL));
     krc_leader_free(l);
 }
 
@@ -112,15 +129,15 @@ static void test_handled_reads_the_old_encoding(void **state)
     assert_int_equal(krc_leader_merge_handled(l, text), 3);
     /* old entry: count 3, handled at ...909: a termination of count 3 that
      * finished before is the same one; one that finished later is new */
-    assert_true(krc_leader_was_handled(l, "0b5e-uid", "app", 3, 1796239900, "docker://x"));
-    assert_true(krc_leader_was_handled(l, "0b5e-uid", "app", 3, 0, NULL));
-    assert_false(krc_leader_was_handled(l, "0b5e-uid", "app", 3, 1796239930, NULL));
-    assert_false(krc_leader_was_handled(l, "0b5e-uid", "app", 4, 1796239900, NULL));
+    assert_true(was_handled(l, "0b5e-uid", "app", 3, 1796239900, "docker://x"));
+    assert_true(was_handled(l, "0b5e-uid", "app", 3, 0, NULL));
+    assert_false(was_handled(l, "0b5e-uid", "app", 3, 1796239930, NULL));
+    assert_false(was_handled(l, "0b5e-uid", "app", 4, 1796239900, NULL));
     /* new entries */
-    assert_true(krc_leader_was_handled(l, "0b5e-uid", "app", 4, 1796239940,
-                                       "containerd://0123456789abcdef0123"));
-    assert_true(krc_leader_was_handled(l, "1c6f-uid", "app", 2, 0, NULL));
-    assert_false(krc_leader_was_handled(l, "1c6f-uid", "app", 2, 1796239940, NULL));
+    assert_true(
+        was_handled(l, "0b5e-uid", "app", 4, 1796239940, "containerd://0123456789abcdef0123"));
+    assert_true(was_handled(l, "1c6f-uid", "app", 2, 0, NULL));
+    assert_false(was_handled(l, "1c6f-uid", "app", 2, 1796239940, NULL));
     /* malformed identities are skipped */
     assert_int_equal(krc_leader_parse_handled("1 u app x3\n1 u app t12:#1\n1 u app t1:a-b#1\n"
                                               "1 u app t12\n1 u app t12#\n1 u app c\n",
@@ -151,17 +168,17 @@ static void test_handled_set_is_bounded(void **state)
     assert_int_equal(krc_leader_new(NULL, &o, &l, &e), 0);
     for (int i = 0; i < 5; i++) {
         snprintf(uid, sizeof(uid), "uid-%d", i);
-        krc_leader_note_handled(l, uid, "app", i, 0, NULL);
-        krc_leader_note_handled(l, uid, "app", i, 0, NULL); /* duplicates are not added twice */
+        note_handled(l, uid, "app", i, 0, NULL);
+        note_handled(l, uid, "app", i, 0, NULL); /* duplicates are not added twice */
     }
     /* the oldest two made room */
-    assert_false(krc_leader_was_handled(l, "uid-0", "app", 0, 0, NULL));
-    assert_false(krc_leader_was_handled(l, "uid-1", "app", 1, 0, NULL));
-    assert_true(krc_leader_was_handled(l, "uid-2", "app", 2, 0, NULL));
-    assert_true(krc_leader_was_handled(l, "uid-4", "app", 4, 0, NULL));
+    assert_false(was_handled(l, "uid-0", "app", 0, 0, NULL));
+    assert_false(was_handled(l, "uid-1", "app", 1, 0, NULL));
+    assert_true(was_handled(l, "uid-2", "app", 2, 0, NULL));
+    assert_true(was_handled(l, "uid-4", "app", 4, 0, NULL));
     /* without a finishedAt the count is the key: the next restart is a new one */
-    assert_false(krc_leader_was_handled(l, "uid-4", "app", 5, 0, NULL));
-    assert_false(krc_leader_was_handled(l, "uid-4", "other", 4, 0, NULL));
+    assert_false(was_handled(l, "uid-4", "app", 5, 0, NULL));
+    assert_false(was_handled(l, "uid-4", "other", 4, 0, NULL));
     assert_int_equal(krc_leader_role(l), KRC_LEADER_STANDBY);
     krc_leader_free(l);
 }

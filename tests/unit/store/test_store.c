@@ -1136,11 +1136,12 @@ static void test_identity_is_the_termination(void **state)
 {
     struct krc_store *s = open_mem();
     struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
-    struct krc_store_identity id = {"uid-1", "app", 3, NOW - 2, NULL};
+    struct krc_restart_ident id;
     int64_t rid = 0;
     int64_t found = 0;
 
     (void)state;
+    (void)krc_restart_ident_set(&id, "uid-1", "app", 3, NOW - 2, NULL);
     assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
     assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
     assert_int_equal(found, rid);
@@ -1160,9 +1161,9 @@ static void test_identity_is_the_termination(void **state)
     assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), KRC_STORE_EXISTS);
     id.finished_at = NOW + 500;
-    id.container_id = "containerd://aaaa";
+    snprintf(id.container_id, sizeof(id.container_id), "containerd://aaaa");
     assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
-    id.container_id = "containerd://bbbb";
+    snprintf(id.container_id, sizeof(id.container_id), "containerd://bbbb");
     assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 0);
     /* the count is part of it: two restarts that report the same termination
      * (a status that did not catch up) are still two */
@@ -1180,8 +1181,51 @@ static void test_identity_is_the_termination(void **state)
     id.restart_count = 4;
     assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), 1);
     assert_int_equal(stat_of(s, 0), 7);
-    id.pod_uid = NULL;
+    id.uid[0] = '\0';
     assert_int_equal(krc_store_find_restart(s, &id, &found, NULL), KRC_EINVAL);
+    krc_store_close(s);
+}
+
+/* A stored row gives back the identity it was recorded with (the outbox's
+ * resume and the hand-over check read it so): the containerID, '/' in it
+ * and all, and the finishedAt, or the count alone without a finishedAt. */
+static void test_row_ident_is_the_recorded_identity(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 3, NOW);
+    struct krc_store_entry *ent = NULL;
+    struct krc_store_row empty;
+    struct krc_restart_ident id;
+    int64_t rid = 0;
+
+    (void)state;
+    r.container_id = "containerd://aaaa/b";
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
+    assert_int_equal(krc_store_row_ident(&ent->row, &id), 1);
+    assert_string_equal(id.uid, "uid-1");
+    assert_string_equal(id.container, "app");
+    assert_int_equal(id.restart_count, 3);
+    assert_int_equal(id.finished_at, NOW - 2);
+    assert_string_equal(id.container_id, "containerd://aaaa/b");
+    krc_store_entry_free(ent);
+    /* no finishedAt: the count alone, no containerID */
+    r.restart_count = 4;
+    r.finished_at = 0;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
+    assert_int_equal(krc_store_row_ident(&ent->row, &id), 1);
+    assert_int_equal(id.restart_count, 4);
+    assert_int_equal(id.finished_at, 0);
+    assert_string_equal(id.container_id, "");
+    /* and it finds the row it came from */
+    assert_int_equal(krc_store_find_restart(s, &id, &rid, NULL), 1);
+    assert_int_equal(rid, ent->row.id);
+    krc_store_entry_free(ent);
+    /* a row without its pod: no identity */
+    memset(&empty, 0, sizeof(empty));
+    assert_int_equal(krc_store_row_ident(&empty, &id), 0);
+    assert_string_equal(id.uid, "");
     krc_store_close(s);
 }
 
@@ -2907,6 +2951,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_confidence_stored),
         cmocka_unit_test(test_last_diagnosed),
         cmocka_unit_test(test_identity_is_the_termination),
+        cmocka_unit_test(test_row_ident_is_the_recorded_identity),
         cmocka_unit_test(test_migrate_v1_database),
         cmocka_unit_test(test_upgrade_sqlite_v6),
         cmocka_unit_test(test_delivery_journal),

@@ -651,7 +651,7 @@ static void test_clusters(void **state)
     struct krc_store_outbox m = message("webhook:default");
     struct krc_store_filter f = {0};
     struct krc_store_stats st;
-    struct krc_store_identity id = {"shared-uid", "app", 1, 1799999999, "containerd://abc"};
+    struct krc_restart_ident id;
     struct collect c = {0};
     struct krc_error err = {0};
     int64_t ra;
@@ -663,6 +663,7 @@ static void test_clusters(void **state)
     char *ch = NULL;
     (void)state;
 
+    (void)krc_restart_ident_set(&id, "shared-uid", "app", 1, 1799999999, "containerd://abc");
     a = open_as(url, cluster_name(ca, sizeof(ca), "clA"));
     b = open_as(url, cluster_name(cb, sizeof(cb), "clB"));
     /* the same identity in two clusters is two restarts */
