@@ -99,14 +99,51 @@ if os.environ.get("KRC_TEST_RBAC", "") != "off":
     admin.DEFAULT_RBAC = shipped_rbac
 
 
+def _flatten(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _flatten(t)
+        else:
+            yield t
+
+
+def run_shard(spec, module="__main__"):
+    """Run shard K of N (spec "K/N", 1 <= K <= N) of a test file: its tests in the order
+    unittest runs them, dealt out in turn, so that the N shards together run every test
+    exactly once (CMakeLists.txt registers the long files as N ctest entries so that
+    ctest -j spreads them). Module and class fixtures still run around the shard's tests.
+    A shard with no test is an error (more shards than tests), not a pass."""
+    try:
+        k, n = (int(x) for x in spec.split("/"))
+        if not 1 <= k <= n:
+            raise ValueError
+    except ValueError:
+        sys.exit("--shard %r: expected K/N with 1 <= K <= N" % spec)
+    tests = list(_flatten(unittest.defaultTestLoader.loadTestsFromModule(sys.modules[module])))
+    mine = tests[k - 1::n]
+    if not mine:
+        sys.exit("--shard %s: no test for this shard (the file has %d)" % (spec, len(tests)))
+    print("shard %s: %d of the file's %d tests" % (spec, len(mine), len(tests)), flush=True)
+    result = unittest.TextTestRunner(verbosity=2).run(unittest.TestSuite(mine))
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
 def main():
-    """unittest.main() that understands --krc PATH."""
+    """unittest.main() that understands --krc PATH and --shard K/N (run_shard)."""
     global KRC
     argv = list(sys.argv)
     if "--krc" in argv:
         i = argv.index("--krc")
         KRC = os.path.abspath(argv[i + 1])
         del argv[i:i + 2]
+    if "--shard" in argv:
+        i = argv.index("--shard")
+        spec = argv[i + 1]
+        del argv[i:i + 2]
+        if len(argv) > 1:
+            sys.exit("--shard runs a fixed part of the file: no other arguments (%s)"
+                     % " ".join(argv[1:]))
+        run_shard(spec)
     unittest.main(argv=argv, verbosity=2)
 
 

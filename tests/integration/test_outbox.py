@@ -43,6 +43,12 @@ class OutboxTest(unittest.TestCase):
     def history(self, *args):
         return h.history(self.db, *args)
 
+    def wait_post_in_flight(self):
+        """Until the fake Slack holds krc's POST (its one hang fault taken): a fixed sleep
+        here would, on a slow machine, kill krc before the POST left."""
+        h.wait_until(lambda: self.slack.stats()["faults_applied"] >= 1, 20,
+                     what="krc's POST hung by the fake Slack")
+
     def alerts_for(self, pod):
         return [m for m in self.slack.messages() if pod in json.dumps(m.get("body"))]
 
@@ -80,7 +86,7 @@ class OutboxTest(unittest.TestCase):
         k = self.start()
         self.kube.restart("shop", "api-1", "app", exit_code=1, logs="x\n")
         h.wait_until(lambda: len(self.history()) == 1, 20, what="the recorded restart")
-        time.sleep(1.5)  # the POST is in flight (the fake hangs 4 s, then answers 500)
+        self.wait_post_in_flight()  # the fake hangs it 4 s, then answers 500
         k.kill()
         time.sleep(4.5)  # let the hung request end (with its 500) before the restart
         self.assertEqual(self.slack.messages(), [])
@@ -99,7 +105,7 @@ class OutboxTest(unittest.TestCase):
         k = self.start()
         self.kube.restart("shop", "dup-1", "app", exit_code=1, logs="x\n")
         k.wait_log("restart diagnosed")
-        time.sleep(1.5)  # the POST is in flight, Slack has not answered (the fake hangs 4 s)
+        self.wait_post_in_flight()  # Slack has not answered (the fake hangs it 4 s)
         self.assertEqual(self.slack.messages(), [])
         k.kill()
         h.wait_until(lambda: len(self.slack.messages()) == 1, 10,
