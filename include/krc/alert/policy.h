@@ -59,6 +59,7 @@ struct krc_policy_target {
     const char *webhook_url;            /* NULL in Web API mode */
     const char *channel;                /* may be NULL for webhooks */
     char store_key[64];                 /* "webhook:default", "route:N", "api": never a URL */
+    long route;                         /* the route whose webhook_url it is, -1: the default */
     size_t named[KRC_POLICY_MAX_NAMED]; /* indices into p->destinations */
     size_t n_named;
 };
