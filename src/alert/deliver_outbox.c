@@ -28,9 +28,8 @@ void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id)
 /* The destination and target of an outbox row's key: the Go tool's
  * settings' (their kind reads the key) or a named one's ("dest:NAME").
  * KRC_ENOTFOUND: the configuration no longer has it. */
-static int row_target(struct krc_sender *n, const struct krc_store_message *m,
-                      const char *channel, const struct krc_destination **ret,
-                      struct krc_dest_target *t)
+static int row_target(struct krc_sender *n, const struct krc_store_message *m, const char *channel,
+                      const struct krc_destination **ret, struct krc_dest_target *t)
 {
     int rc = krc_dest_target_of_key(n->env, m->destination, channel, n->o.routes, n->o.n_routes, t);
 
@@ -38,8 +37,8 @@ static int row_target(struct krc_sender *n, const struct krc_store_message *m,
     if (rc == 0 && strncmp(m->destination, "dest:", 5) == 0) {
         *ret = krc_route_fixed_named(n, m->destination + 5);
         rc = *ret != NULL && krc_dest_ops(*ret) != NULL
-                 ? krc_dest_target_of_key(*ret, m->destination, channel, n->o.routes,
-                                          n->o.n_routes, t)
+                 ? krc_dest_target_of_key(*ret, m->destination, channel, n->o.routes, n->o.n_routes,
+                                          t)
                  : 0;
     }
     return rc == 1 ? 0 : KRC_ENOTFOUND;

@@ -96,6 +96,25 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
     return ret->slack || ret->n_named > 0;
 }
 
+int krc_policy_has_destination(const struct krc_policy *p)
+{
+    if (p->web_api ? nonempty(p->channel) : nonempty(p->webhook_url)) {
+        return 1;
+    }
+    for (size_t i = 0; i < p->n_routes; i++) {
+        if ((p->web_api && p->routes[i].channel != NULL) ||
+            (!p->web_api && p->routes[i].webhook_url != NULL) || p->routes[i].n_dests > 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < p->n_destinations; i++) {
+        if (p->destinations[i].is_default) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int in_daily_window(const struct krc_silence *s, int64_t now_s)
 {
     int minute = (int)((now_s % 86400 + 86400) % 86400 / 60);

@@ -107,7 +107,7 @@ static void policy_from(struct krc_sender *n)
     struct krc_policy *p = &n->pol;
 
     memset(p, 0, sizeof(*p));
-    p->webhook_url = n->o.webhook_url;
+    p->webhook_url = n->env->url; /* the Go tool's settings' destination */
     p->channel = n->o.channel;
     p->web_api = n->threads;
     p->mute_seconds = n->o.mute_seconds;
@@ -163,8 +163,8 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
         krc_sender_free(n);
         return NULL;
     }
-    if (o->webhook_url != NULL && o->webhook_url[0] != '\0') {
-        krc_log_add_secret(o->webhook_url);
+    if (n->env->url != NULL) {
+        krc_log_add_secret(n->env->url);
     }
     for (size_t i = 0; i < o->n_routes; i++) {
         if (o->routes[i].webhook_url != NULL) {
@@ -206,25 +206,8 @@ const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n)
 
 int krc_sender_has_destination(const struct krc_sender *n)
 {
-    if (n->threads) {
-        if (n->o.channel != NULL && n->o.channel[0] != '\0') {
-            return 1;
-        }
-    } else if (n->o.webhook_url != NULL && n->o.webhook_url[0] != '\0') {
-        return 1;
-    }
-    for (size_t i = 0; i < n->o.n_routes; i++) {
-        if ((n->threads && n->o.routes[i].channel != NULL) ||
-            (!n->threads && n->o.routes[i].webhook_url != NULL) || n->o.routes[i].n_dests > 0) {
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < n->o.n_destinations; i++) {
-        if (n->o.destinations[i].is_default) {
-            return 1;
-        }
-    }
-    return 0; /* the implicit Kubernetes Event is not counted: it is not posted */
+    /* the implicit Kubernetes Event is not counted: it is not posted */
+    return krc_policy_has_destination(&n->pol);
 }
 
 void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o)

@@ -74,6 +74,11 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
                      const char *container, const char *slack_channel,
                      struct krc_policy_target *ret);
 
+/* 1 when some restart can go somewhere: the default webhook (the default
+ * channel in Web API mode), a route's webhook (channel) or named
+ * destinations, or a destination marked default. */
+int krc_policy_has_destination(const struct krc_policy *p);
+
 /* 1 when an active silence matches at unix time now_s. */
 int krc_policy_silenced(const struct krc_policy *p, const char *ns, const char *pod,
                         const char *container, int64_t now_s);
