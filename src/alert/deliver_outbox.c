@@ -3,7 +3,6 @@
  * journal and retries, and the claims of a shared outbox. */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "krc/alert/dest.h"
