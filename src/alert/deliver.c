@@ -3,6 +3,7 @@
  * summaries and the "recovered" replies; the outbox's resume, delivered
  * marks and claims are in deliver_outbox.c. */
 #include "krc/alert/deliver.h"
+#include "krc/alert/dest.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -99,19 +100,16 @@ static void lane_start(struct krc_sender *n, struct lane *l)
     l->started = 1;
 }
 
-/* The lane of `key` (a webhook URL, "api" or "dest:NAME"), made with these
- * settings when new. Caller holds the lock. */
-struct lane *krc_deliver_lane_get(struct krc_sender *n, const char *key, const char *webhook,
+/* The lane of target t (its lane: a webhook URL, "api", "dest:NAME"),
+ * made with these settings when new. Caller holds the lock. */
+struct lane *krc_deliver_lane_get(struct krc_sender *n, const struct krc_dest_target *t,
                                   const struct krc_sink_ops *ops,
                                   const struct krc_destination *named)
 {
     struct lane *l;
 
     for (size_t i = 0; i < n->n_lanes; i++) {
-        /* clang-tidy: web_api never changes after krc_sender_new; without it every caller passes a
-         * webhook (route, resume_row check) */
-        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
-        if (strcmp(n->lanes[i].key, key) == 0) {
+        if (strcmp(n->lanes[i].key, t->lane) == 0) {
             return &n->lanes[i];
         }
     }
@@ -120,8 +118,8 @@ struct lane *krc_deliver_lane_get(struct krc_sender *n, const char *key, const c
     }
     l = &n->lanes[n->n_lanes++];
     l->n = n;
-    snprintf(l->key, sizeof(l->key), "%s", key);
-    l->webhook_url = webhook;
+    snprintf(l->key, sizeof(l->key), "%s", t->lane);
+    l->url = t->url;
     l->ops = ops;
     l->named = named;
     pthread_cond_init(&l->wake, NULL);
@@ -534,8 +532,7 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
                       sizeof(parent_channel));
         m.thread_ts = parent_ts[0] != '\0' ? parent_ts : NULL;
     }
-    m.channel =
-        l->webhook_url == NULL ? (parent_channel[0] ? parent_channel : it->dest->channel) : NULL;
+    m.channel = parent_channel[0] ? parent_channel : it->dest->channel;
     if (strlen(m.body) > l->sink->limits.max_payload) {
         rc = krc_error_set(&e, KRC_EHTTP, "%s: %zu bytes, more than the %zu the destination takes",
                            l->sink->ops->name, strlen(m.body), l->sink->limits.max_payload);
@@ -768,18 +765,14 @@ static int lane_open(struct krc_sender *n, struct lane *l)
     }
     krc_error_clear(&e);
     so = n->sink_options;
-    if (l->named != NULL) {
-        so.destination = l->named;
-        if (krc_dest_is(l->named, "slack-api")) {
-            so.bot_token = l->named->secret;
-            so.api_url = l->named->api_url != NULL ? l->named->api_url : "https://slack.com/api";
-        }
-    }
-    l->sink = l->ops->create(&so, l->named != NULL ? l->named->url : l->webhook_url, &e);
+    krc_dest_sink_options(l->named, &so);
+    l->sink = l->ops->create(&so, l->url, &e);
     if (l->sink == NULL) {
+        /* an implicit destination's name says nothing */
+        const char *name = l->named->implicit ? NULL : l->named->name;
         krc_log(KRC_LOG_ERROR, "sender: cannot set up %s delivery%s%s (%s); retrying in %ds",
-                l->ops->name, l->named != NULL ? " to " : "",
-                l->named != NULL ? l->named->name : "", e.msg, LANE_RETRY_MS / 1000);
+                l->ops->name, name != NULL ? " to " : "", name != NULL ? name : "", e.msg,
+                LANE_RETRY_MS / 1000);
         return -1;
     }
     return 0;

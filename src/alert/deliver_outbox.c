@@ -3,7 +3,6 @@
  * journal and retries, and the claims of a shared outbox. */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "krc/alert/dest.h"
@@ -25,34 +24,35 @@ void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id)
     }
 }
 
+/* The destination and target of an outbox row's key: the Go tool's
+ * settings' (their kind reads the key) or a named one's ("dest:NAME").
+ * KRC_ENOTFOUND: the configuration no longer has it. */
+static int row_target(struct krc_sender *n, const struct krc_store_message *m, const char *channel,
+                      const struct krc_destination **ret, struct krc_dest_target *t)
+{
+    int rc = krc_dest_target_of_key(n->env, m->destination, channel, n->o.routes, n->o.n_routes, t);
+
+    *ret = n->env;
+    if (rc == 0 && strncmp(m->destination, "dest:", 5) == 0) {
+        *ret = krc_route_fixed_named(n, m->destination + 5);
+        rc = *ret != NULL && krc_dest_ops(*ret) != NULL
+                 ? krc_dest_target_of_key(*ret, m->destination, channel, n->o.routes, n->o.n_routes,
+                                          t)
+                 : 0;
+    }
+    return rc == 1 ? 0 : KRC_ENOTFOUND;
+}
+
 static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
                       const struct krc_store_row *restart)
 {
-    const char *webhook = NULL;
-    const struct krc_destination *named = NULL;
+    const struct krc_destination *nd = NULL;
+    struct krc_dest_target t;
     struct item *it;
     struct dest *d;
     const char *channel = m->channel != NULL && m->channel[0] != '\0' ? m->channel : NULL;
 
-    if (strncmp(m->destination, "dest:", 5) == 0) {
-        named = krc_route_fixed_named(n, m->destination + 5);
-        if (named == NULL || krc_dest_ops(named) == NULL) {
-            return KRC_ENOTFOUND;
-        }
-    } else if (strcmp(m->destination, "api") == 0) {
-        if (!n->web_api) {
-            return KRC_EINVAL;
-        }
-    } else if (strcmp(m->destination, "webhook:default") == 0) {
-        webhook = n->o.webhook_url;
-    } else if (strncmp(m->destination, "route:", 6) == 0) {
-        char *end;
-        long i = strtol(m->destination + 6, &end, 10);
-        if (*end == '\0' && i >= 0 && (size_t)i < n->o.n_routes) {
-            webhook = n->o.routes[i].webhook_url;
-        }
-    }
-    if (named == NULL && !n->web_api && (webhook == NULL || webhook[0] == '\0')) {
+    if (row_target(n, m, channel, &nd, &t) < 0) {
         return KRC_ENOTFOUND; /* the configuration no longer has that destination */
     }
     /* channel strings must outlive the item: keep them in the options or
@@ -68,8 +68,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
         return KRC_ENOMEM;
     }
     pthread_mutex_lock(&n->lock);
-    d = named != NULL ? krc_route_dest_get_named(n, named)
-                      : krc_route_dest_get(n, webhook, channel, m->destination);
+    d = krc_route_dest_get(n, nd, &t);
     pthread_mutex_unlock(&n->lock);
     it->kind = m->kind == KRC_STORE_KIND_REPLY       ? ITEM_REPLY
                : m->kind == KRC_STORE_KIND_RECOVERED ? ITEM_RECOVERED

@@ -56,6 +56,7 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
     const char *channel = p->channel;
     char store_key[64] = "webhook:default";
     const struct krc_route *matched = NULL;
+    long route = -1;
     int slack = 1;
 
     for (size_t i = 0; i < p->n_routes; i++) {
@@ -65,6 +66,7 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
             if (rt->webhook_url != NULL) {
                 webhook = rt->webhook_url;
                 snprintf(store_key, sizeof(store_key), "route:%zu", i);
+                route = (long)i;
             }
             if (rt->channel != NULL) {
                 channel = rt->channel;
@@ -88,9 +90,29 @@ int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod
         ret->slack = 1;
         ret->webhook_url = p->web_api ? NULL : webhook;
         ret->channel = channel;
+        ret->route = route;
         snprintf(ret->store_key, sizeof(ret->store_key), "%s", p->web_api ? "api" : store_key);
     }
     return ret->slack || ret->n_named > 0;
+}
+
+int krc_policy_has_destination(const struct krc_policy *p)
+{
+    if (p->web_api ? nonempty(p->channel) : nonempty(p->webhook_url)) {
+        return 1;
+    }
+    for (size_t i = 0; i < p->n_routes; i++) {
+        if ((p->web_api && p->routes[i].channel != NULL) ||
+            (!p->web_api && p->routes[i].webhook_url != NULL) || p->routes[i].n_dests > 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < p->n_destinations; i++) {
+        if (p->destinations[i].is_default) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int in_daily_window(const struct krc_silence *s, int64_t now_s)

@@ -206,7 +206,8 @@ int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, lo
         /* a destination without summaries (a Kubernetes Event is about one
          * pod): the grouped restarts are recorded; this summary is done */
         krc_log(KRC_LOG_INFO, "%s: %ld restart(s) grouped by the storm guard get no message (%s)",
-                d->named != NULL ? d->named->name : d->ops->name, d->grouped_total, e.msg);
+                d->named != NULL && !d->named->implicit ? d->named->name : d->ops->name,
+                d->grouped_total, e.msg);
         *ret_body = NULL;
     } else if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the storm summary: %s", e.msg);

@@ -16,13 +16,13 @@
 
 /* --- routing ------------------------------------------------------------- */
 
-struct dest *krc_route_dest_get(struct krc_sender *n, const char *webhook, const char *channel,
-                                const char *store_key)
+struct dest *krc_route_dest_get(struct krc_sender *n, const struct krc_destination *nd,
+                                const struct krc_dest_target *t)
 {
     struct dest *d;
     char key[1024];
 
-    snprintf(key, sizeof(key), "%s|%s", n->web_api ? "api" : webhook, channel ? channel : "");
+    snprintf(key, sizeof(key), "%s|%s", t->lane, t->channel ? t->channel : "");
     for (size_t i = 0; i < n->n_dests; i++) {
         if (strcmp(n->dests[i].key, key) == 0) {
             return &n->dests[i];
@@ -33,47 +33,26 @@ struct dest *krc_route_dest_get(struct krc_sender *n, const char *webhook, const
     }
     d = &n->dests[n->n_dests++];
     memset(d, 0, sizeof(*d));
-    d->webhook_url = n->web_api ? NULL : (char *)webhook;
-    if (channel != NULL) {
-        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", channel);
+    if (t->channel != NULL) {
+        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", t->channel);
         d->channel = d->channel_buf;
     }
     snprintf(d->key, sizeof(d->key), "%s", key);
-    snprintf(d->store_key, sizeof(d->store_key), "%s", store_key);
-    d->ops = n->ops;
-    d->lane = krc_deliver_lane_get(n, n->web_api ? "api" : webhook, n->web_api ? NULL : webhook,
-                                   n->ops, NULL);
+    snprintf(d->store_key, sizeof(d->store_key), "%s", t->key);
+    d->ops = nd == n->env ? n->ops : krc_dest_ops(nd);
+    d->named = nd;
+    d->lane = krc_deliver_lane_get(n, t, d->ops, nd);
     return d;
 }
 
-/* The destination of a named one (config/destinations.h). Caller holds the
- * lock. */
-struct dest *krc_route_dest_get_named(struct krc_sender *n, const struct krc_destination *nd)
+/* The destination of restart target `t` at nd. Caller holds the lock. */
+static struct dest *dest_of(struct krc_sender *n, const struct krc_destination *nd,
+                            const struct krc_dest_route *r)
 {
-    struct dest *d;
-    char key[1024];
+    struct krc_dest_target t;
 
-    snprintf(key, sizeof(key), "dest:%s", nd->name);
-    for (size_t i = 0; i < n->n_dests; i++) {
-        if (strcmp(n->dests[i].key, key) == 0) {
-            return &n->dests[i];
-        }
-    }
-    if (n->n_dests == MAX_DESTS) {
-        return &n->dests[MAX_DESTS - 1]; /* pathological: share the last slot */
-    }
-    d = &n->dests[n->n_dests++];
-    memset(d, 0, sizeof(*d));
-    snprintf(d->key, sizeof(d->key), "%s", key);
-    snprintf(d->store_key, sizeof(d->store_key), "%s", key);
-    if (nd->channel != NULL) {
-        snprintf(d->channel_buf, sizeof(d->channel_buf), "%s", nd->channel);
-        d->channel = d->channel_buf;
-    }
-    d->ops = krc_dest_ops(nd);
-    d->named = nd;
-    d->lane = krc_deliver_lane_get(n, key, NULL, d->ops, nd);
-    return d;
+    krc_dest_target_of(nd, r, &t);
+    return krc_route_dest_get(n, nd, &t);
 }
 
 #define MAX_ROUTED KRC_POLICY_MAX_ROUTED
@@ -93,9 +72,9 @@ const struct krc_destination *krc_route_fixed_named(const struct krc_sender *n, 
     return NULL;
 }
 
-/* The destinations of a restart (Slack first, then the named ones, then
- * the implicit Kubernetes Event): how many were written to out (0: nothing
- * is configured for it). Caller holds the lock. */
+/* The destinations of a restart (the Go tool's settings' first, then the
+ * named ones, then the implicit Kubernetes Event): how many were written to
+ * out (0: nothing is configured for it). Caller holds the lock. */
 static size_t route(struct krc_sender *n, const struct krc_restart *r, struct dest **out)
 {
     struct krc_policy_target t;
@@ -107,17 +86,18 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
         t.n_named = 0;
     }
     if (t.slack) {
-        out[k++] = krc_route_dest_get(n, t.webhook_url, t.channel, t.store_key);
+        struct krc_dest_route dr = {t.webhook_url, t.channel, t.route};
+        out[k++] = dest_of(n, n->env, &dr);
     }
     for (size_t i = 0; i < t.n_named; i++) {
         const struct krc_destination *nd =
             krc_route_fixed_named(n, n->o.destinations[t.named[i]].name);
         if (nd != NULL && krc_dest_ops(nd) != NULL) {
-            out[k++] = krc_route_dest_get_named(n, nd);
+            out[k++] = dest_of(n, nd, NULL);
         }
     }
     if (n->has_implicit_event) {
-        out[k++] = krc_route_dest_get_named(n, &n->implicit_event);
+        out[k++] = dest_of(n, &n->implicit_event, NULL);
     }
     return k;
 }
@@ -215,8 +195,11 @@ static void plan_dest(const struct krc_sender *n, struct dest *d, struct krc_pla
     pd->ops = d->ops;
     snprintf(pd->store_key, sizeof(pd->store_key), "%s", d->store_key);
     pd->channel = d->channel;
-    /* the implicit Event's name says nothing its "Kubernetes Event" does not */
-    pd->name = d->named != NULL && d->named != &n->implicit_event ? d->named->name : NULL;
+    /* the implicit Event's name says nothing its "Kubernetes Event" does
+     * not; the Go tool's settings have none */
+    pd->name = d->named != NULL && !d->named->implicit && d->named != &n->implicit_event
+                   ? d->named->name
+                   : NULL;
     pd->is_event = krc_dest_is_event(d);
     pd->storming = d->storm.active != 0;
 }
@@ -280,7 +263,7 @@ enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct kr
     plan->decision = d;
     plan->collect =
         d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD || d == KRC_POLICY_NO_DESTINATION;
-    plan->wants_full_log = n->web_api && (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD);
+    plan->wants_full_log = n->threads && (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD);
     plan->log_ignore = n->o.log_ignore;
     plan->n_log_ignore = n->o.n_log_ignore;
     return d;

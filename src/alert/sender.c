@@ -107,9 +107,9 @@ static void policy_from(struct krc_sender *n)
     struct krc_policy *p = &n->pol;
 
     memset(p, 0, sizeof(*p));
-    p->webhook_url = n->o.webhook_url;
+    p->webhook_url = n->env->url; /* the Go tool's settings' destination */
     p->channel = n->o.channel;
-    p->web_api = n->web_api;
+    p->web_api = n->threads;
     p->mute_seconds = n->o.mute_seconds;
     p->storm_threshold = n->o.storm_threshold;
     p->storm_window_s = n->o.storm_window_s;
@@ -134,7 +134,15 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
         return NULL;
     }
     n->o = *o;
-    n->web_api = o->bot_token != NULL && o->bot_token[0] != '\0';
+    if (o->slack_env != NULL && o->slack_env->kind != NULL) {
+        n->env = o->slack_env;
+    } else {
+        /* made here as the configuration loader makes it (an embedder, a test) */
+        krc_dest_registry_ensure();
+        krc_dest_slack_env(o->webhook_url, o->channel, o->bot_token, o->api_url, &n->own_env);
+        n->env = &n->own_env;
+    }
+    n->threads = krc_dest_threads(n->env);
     pthread_mutex_init(&n->lock, NULL);
     pthread_mutex_init(&n->mark_lock, NULL);
     pthread_cond_init(&n->wake, NULL);
@@ -145,7 +153,7 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     }
     n->fixed = o->destinations;
     n->n_fixed = o->n_destinations;
-    n->track_recovery = (n->web_api || wants_resolves(o)) && o->recovered_after_s > 0;
+    n->track_recovery = (n->threads || wants_resolves(o)) && o->recovered_after_s > 0;
     if (n->track_recovery) {
         n->recovery = krc_recovery_new(MAX_RECOVERY);
     }
@@ -155,26 +163,20 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
         krc_sender_free(n);
         return NULL;
     }
-    if (o->webhook_url != NULL && o->webhook_url[0] != '\0') {
-        krc_log_add_secret(o->webhook_url);
+    if (n->env->url != NULL) {
+        krc_log_add_secret(n->env->url);
     }
     for (size_t i = 0; i < o->n_routes; i++) {
         if (o->routes[i].webhook_url != NULL) {
             krc_log_add_secret(o->routes[i].webhook_url);
         }
     }
-    if (n->web_api) {
-        krc_log_add_secret(o->bot_token);
+    if (n->env->secret != NULL) {
+        krc_log_add_secret(n->env->secret);
     }
-    n->ops = o->sink_ops != NULL
-                 ? o->sink_ops
-                 : krc_dest_kind_find(n->web_api ? "slack-api" : "slack-webhook")->ops;
+    n->ops = o->sink_ops != NULL ? o->sink_ops : krc_dest_ops(n->env);
     so = &n->sink_options;
     krc_sink_options_defaults(so);
-    if (o->api_url != NULL && o->api_url[0] != '\0') {
-        so->api_url = o->api_url;
-    }
-    so->bot_token = o->bot_token;
     so->ca_file = o->ca_file;
     so->cancel = &n->abort;
     so->cancel_transfer = &n->abort_hard;
@@ -204,25 +206,8 @@ const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n)
 
 int krc_sender_has_destination(const struct krc_sender *n)
 {
-    if (n->web_api) {
-        if (n->o.channel != NULL && n->o.channel[0] != '\0') {
-            return 1;
-        }
-    } else if (n->o.webhook_url != NULL && n->o.webhook_url[0] != '\0') {
-        return 1;
-    }
-    for (size_t i = 0; i < n->o.n_routes; i++) {
-        if ((n->web_api && n->o.routes[i].channel != NULL) ||
-            (!n->web_api && n->o.routes[i].webhook_url != NULL) || n->o.routes[i].n_dests > 0) {
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < n->o.n_destinations; i++) {
-        if (n->o.destinations[i].is_default) {
-            return 1;
-        }
-    }
-    return 0; /* the implicit Kubernetes Event is not counted: it is not posted */
+    /* the implicit Kubernetes Event is not counted: it is not posted */
+    return krc_policy_has_destination(&n->pol);
 }
 
 void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/recovery.h"
 #include "krc/alert/sender.h"
@@ -102,14 +103,15 @@ struct example {
 };
 
 /* A delivery target with its own thread, queue, sink, pacing and retry
- * state: a webhook URL, or the Web API. One lane's 429 or outage never holds
- * another's messages. The queues are under the sender's lock. */
+ * state: the lane of a destination's target (struct krc_dest_target: a
+ * webhook URL, the Web API, "dest:NAME"). One lane's 429 or outage never
+ * holds another's messages. The queues are under the sender's lock. */
 struct lane {
     struct krc_sender *n;
-    char key[1024];                      /* the webhook URL, "api", or "dest:NAME" */
-    const char *webhook_url;             /* borrowed from options/routes; NULL for the Web API */
+    char key[1024];                      /* the target's lane */
+    const char *url;                     /* the target's endpoint (borrowed), or NULL */
     const struct krc_sink_ops *ops;      /* the lane's kind of sink */
-    const struct krc_destination *named; /* a named destination, or NULL (Slack) */
+    const struct krc_destination *named; /* the destination (declared or implicit) */
     struct item *head;
     struct item *tail;
     size_t n_items;
@@ -124,13 +126,12 @@ struct lane {
 /* Per destination: the storm guard and the summary being built. */
 struct dest {
     struct lane *lane;
-    char *webhook_url; /* borrowed from options/routes */
     char *channel;
     char key[1024];
-    char store_key[64]; /* "webhook:default", "route:N", "api", "dest:NAME": never a URL */
+    char store_key[64]; /* the target's outbox key ("dest:NAME", ...): never a URL */
     char channel_buf[256];
     const struct krc_sink_ops *ops;      /* formats for this destination */
-    const struct krc_destination *named; /* NULL: the Go tool's Slack */
+    const struct krc_destination *named; /* the destination (declared or implicit) */
     struct krc_policy_storm storm;
     long grouped_total; /* in the current summary */
     long storm_total;   /* since the storm began */
@@ -161,7 +162,11 @@ struct krc_sender {
     struct krc_sender_options o;
     struct krc_sender_stats stats;
     struct krc_sink_options sink_options;
-    const struct krc_sink_ops *ops; /* the kind of sink of every lane */
+    /* the Go tool's settings as a destination (o.slack_env, else own_env made
+     * from the options), routed by the policy's rules */
+    const struct krc_destination *env;
+    struct krc_destination own_env;
+    const struct krc_sink_ops *ops; /* env's sink (o.sink_ops, else its kind's) */
     pthread_mutex_t lock;
     pthread_cond_t wake; /* the main sender loop */
     size_t n_items;      /* in all lanes */
@@ -173,7 +178,7 @@ struct krc_sender {
     struct krc_policy pol; /* the policy's view of o */
     struct krc_policy_mutes mutes;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
-    int web_api;
+    int threads; /* env's kind posts threads (krc_dest_threads) */
     int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their
@@ -209,11 +214,10 @@ static inline int krc_dest_is_event(const struct dest *d)
 
 /* --- route.c --------------------------------------------------------------- */
 
-/* The destination of a Slack target / of a named destination, made when new.
- * Caller holds the lock. */
-struct dest *krc_route_dest_get(struct krc_sender *n, const char *webhook, const char *channel,
-                                const char *store_key);
-struct dest *krc_route_dest_get_named(struct krc_sender *n, const struct krc_destination *nd);
+/* The destination of target t of destination nd, made when new. Caller
+ * holds the lock. */
+struct dest *krc_route_dest_get(struct krc_sender *n, const struct krc_destination *nd,
+                                const struct krc_dest_target *t);
 /* The running destination of that name, or NULL. */
 const struct krc_destination *krc_route_fixed_named(const struct krc_sender *n, const char *name);
 /* Count a restart into d's storm summary (rep, diag or r may be NULL).
@@ -235,8 +239,8 @@ int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, lo
 void krc_deliver_item_free(struct item *it);
 /* Free the lanes' queues and sinks (krc_sender_free). */
 void krc_deliver_lanes_free(struct krc_sender *n);
-/* The lane of `key`, made with these settings when new. Caller holds the lock. */
-struct lane *krc_deliver_lane_get(struct krc_sender *n, const char *key, const char *webhook,
+/* The lane of target t, made with these settings when new. Caller holds the lock. */
+struct lane *krc_deliver_lane_get(struct krc_sender *n, const struct krc_dest_target *t,
                                   const struct krc_sink_ops *ops,
                                   const struct krc_destination *named);
 /* Queue it on its destination's lane (takes the lock). */

@@ -524,6 +524,8 @@ int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **r
         krc_buf_printf(&msg, "krc run: %s\n", err->msg);
         goto out;
     }
+    krc_dest_slack_env(cfg->slack_webhook_url, cfg->slack_channel, cfg->slack_bot_token,
+                       cfg->slack_api_url, &cfg->slack_env);
 out:
     krc_free(flags);
     if (rc < 0) {

@@ -37,6 +37,26 @@ const struct krc_dest_schema *krc_dest_schema_find(const char *name)
     return NULL;
 }
 
+static char *nonempty_or_null(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? (char *)s : NULL;
+}
+
+void krc_dest_slack_env(const char *webhook_url, const char *channel, const char *bot_token,
+                        const char *api_url, struct krc_destination *ret)
+{
+    int api = nonempty_or_null(bot_token) != NULL;
+
+    memset(ret, 0, sizeof(*ret));
+    ret->name = (char *)KRC_DEST_SLACK_ENV_NAME;
+    ret->kind = krc_dest_schema_find(api ? "slack-api" : "slack-webhook");
+    ret->url = api ? NULL : nonempty_or_null(webhook_url);
+    ret->secret = api ? (char *)bot_token : NULL;
+    ret->channel = nonempty_or_null(channel);
+    ret->api_url = api ? nonempty_or_null(api_url) : NULL;
+    ret->implicit = 1;
+}
+
 int krc_dest_is(const struct krc_destination *d, const char *kind)
 {
     return d->kind != NULL && strcmp(d->kind->name, kind) == 0;

@@ -221,6 +221,7 @@ void krc_daemon_sender_options_from(const struct krc_config *cfg, struct krc_sen
     no->icon_emoji = cfg->slack_icon;
     no->bot_token = cfg->slack_bot_token;
     no->api_url = cfg->slack_api_url;
+    no->slack_env = &cfg->slack_env;
     no->mute_seconds = cfg->mute_seconds;
     no->storm_threshold = (int)cfg->storm_threshold;
     no->storm_window_s = cfg->storm_window_s;

@@ -59,6 +59,7 @@ struct krc_policy_target {
     const char *webhook_url;            /* NULL in Web API mode */
     const char *channel;                /* may be NULL for webhooks */
     char store_key[64];                 /* "webhook:default", "route:N", "api": never a URL */
+    long route;                         /* the route whose webhook_url it is, -1: the default */
     size_t named[KRC_POLICY_MAX_NAMED]; /* indices into p->destinations */
     size_t n_named;
 };
@@ -72,6 +73,11 @@ struct krc_policy_target {
 int krc_policy_route(const struct krc_policy *p, const char *ns, const char *pod,
                      const char *container, const char *slack_channel,
                      struct krc_policy_target *ret);
+
+/* 1 when some restart can go somewhere: the default webhook (the default
+ * channel in Web API mode), a route's webhook (channel) or named
+ * destinations, or a destination marked default. */
+int krc_policy_has_destination(const struct krc_policy *p);
 
 /* 1 when an active silence matches at unix time now_s. */
 int krc_policy_silenced(const struct krc_policy *p, const char *ns, const char *pod,

@@ -49,6 +49,10 @@ struct krc_sender_options {
     const char *bot_token; /* Web API mode when set */
     const char *api_url;   /* Web API base URL */
     const char *ca_file;   /* extra CA for Slack (tests) */
+    /* The Go tool's Slack settings as a destination (the configuration's
+     * slack_env, config/destinations.h); NULL: made from webhook_url,
+     * channel, bot_token and api_url above. Borrowed. */
+    const struct krc_destination *slack_env;
     long mute_seconds;
     int storm_threshold; /* more restarts than this within storm_window_s start a storm */
     long storm_window_s;
@@ -84,8 +88,8 @@ struct krc_sender_options {
     void (*on_posted)(const struct krc_restart_ident *id, void *userdata);
     void *on_delivered_userdata;
     const atomic_int *cancel;
-    /* The kind of sink of every destination (alert/sink.h); NULL: the
-     * Slack Web API when bot_token is set, else Slack incoming webhooks. */
+    /* The sink of slack_env's lanes (alert/sink.h); NULL: its kind's (the
+     * Slack Web API when bot_token is set, else Slack incoming webhooks). */
     const struct krc_sink_ops *sink_ops;
     /* kubernetesEvents: every restart also goes to a Kubernetes Event
      * destination (type kubernetes-event): the declared ones in

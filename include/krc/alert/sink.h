@@ -40,8 +40,8 @@ struct krc_sink_options {
     long backoff_max_ms;               /* default 60000 */
     const atomic_int *cancel;          /* no new attempt, no waiting */
     const atomic_int *cancel_transfer; /* abort a request in flight (NULL: cancel) */
-    /* A named destination (config/destinations.h: its url, secret, headers),
-     * or NULL for the Go tool's Slack settings above. Borrowed. */
+    /* The destination (config/destinations.h: its url, secret, headers; the
+     * Go tool's Slack settings are an implicit one), or NULL. Borrowed. */
     const struct krc_destination *destination;
     /* Kubernetes Events: the sink makes its own client from these (borrowed) */
     const struct krc_kube_auth_config *kube_auth;

@@ -105,6 +105,10 @@ struct krc_config {
     size_t n_silences;
     struct krc_destination *destinations; /* the `destinations:` list */
     size_t n_destinations;
+    /* the Go tool's Slack settings as a destination (krc_dest_slack_env),
+     * made by krc_config_from_args once the settings are final; implicit:
+     * not in `destinations`, never printed */
+    struct krc_destination slack_env;
     int kubernetes_events; /* an events.k8s.io/v1 Event on the restarted pod */
     /* watch */
     long startup_window_s;

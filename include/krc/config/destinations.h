@@ -99,6 +99,10 @@ struct krc_destination {
     char *headers_src;
     size_t line; /* where it was defined (1-based) */
     size_t column;
+    /* made by the loader from the Go tool's Slack settings (krc_dest_slack_env),
+     * not declared: never listed or printed, its strings borrowed from the
+     * configuration, its outbox keys and lanes its kind's (alert/dest.h) */
+    int implicit;
 };
 
 /* A route's reference to a destination by name. */
@@ -140,6 +144,17 @@ void krc_route_dests_free(struct krc_route_dest *v, size_t n);
 void krc_route_dests_resolve(struct krc_route_dest *v, size_t n, size_t route,
                              const struct krc_destination *dests, size_t n_dests, const char *path,
                              const struct krc_dest_report *rep);
+
+/* The implicit destination the Go tool's Slack settings make
+ * (SLACK_WEBHOOK_URL, SLACK_CHANNEL, SLACK_BOT_TOKEN, SLACK_API_URL):
+ * of kind slack-api when bot_token is set, else slack-webhook (whose routes
+ * may give webhooks of their own even without a default one). The strings
+ * are borrowed ("" is kept as none). Its name is KRC_DEST_SLACK_ENV_NAME, which
+ * no key, log line or output shows. kind is NULL until the kinds are known
+ * (krc_dest_schemas_set). */
+#define KRC_DEST_SLACK_ENV_NAME "slack"
+void krc_dest_slack_env(const char *webhook_url, const char *channel, const char *bot_token,
+                        const char *api_url, struct krc_destination *ret);
 
 /* 1 when d is of the kind named `kind`. */
 int krc_dest_is(const struct krc_destination *d, const char *kind);

@@ -4,6 +4,7 @@
  * this folder (alert/dest.h). */
 #include "krc/alert/dest.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "krc/util/error.h"
@@ -58,6 +59,13 @@ int krc_dest_registry_init(const struct krc_dest_kind *const *extra, size_t n_ex
     return 0;
 }
 
+void krc_dest_registry_ensure(void)
+{
+    if (krc_dest_schema_find(builtin[0]->schema.name) == NULL) {
+        (void)krc_dest_registry_init(NULL, 0);
+    }
+}
+
 const struct krc_dest_kind *krc_dest_kind_find(const char *name)
 {
     for (size_t i = 0; i < N_BUILTIN; i++) {
@@ -83,4 +91,54 @@ const struct krc_sink_ops *krc_dest_ops(const struct krc_destination *d)
     const struct krc_dest_kind *k = krc_dest_kind_of(d);
 
     return k != NULL ? k->ops : NULL;
+}
+
+void krc_dest_target_of(const struct krc_destination *d, const struct krc_dest_route *r,
+                        struct krc_dest_target *t)
+{
+    const struct krc_dest_kind *k = krc_dest_kind_of(d);
+
+    memset(t, 0, sizeof(*t));
+    if (k != NULL && k->target != NULL && d->implicit) {
+        k->target(d, r, t);
+        return;
+    }
+    snprintf(t->key, sizeof(t->key), "dest:%s", d->name);
+    snprintf(t->lane, sizeof(t->lane), "dest:%s", d->name);
+    t->url = d->url;
+    t->channel = d->channel;
+}
+
+int krc_dest_target_of_key(const struct krc_destination *d, const char *key, const char *channel,
+                           const struct krc_route *routes, size_t n_routes,
+                           struct krc_dest_target *t)
+{
+    const struct krc_dest_kind *k = krc_dest_kind_of(d);
+
+    memset(t, 0, sizeof(*t));
+    if (k != NULL && k->target_of_key != NULL && d->implicit) {
+        return k->target_of_key(d, key, channel, routes, n_routes, t);
+    }
+    if (strncmp(key, "dest:", 5) != 0 || strcmp(key + 5, d->name) != 0) {
+        return 0;
+    }
+    krc_dest_target_of(d, NULL, t);
+    return 1;
+}
+
+void krc_dest_sink_options(const struct krc_destination *d, struct krc_sink_options *so)
+{
+    const struct krc_dest_kind *k = krc_dest_kind_of(d);
+
+    so->destination = d;
+    if (k != NULL && k->sink_options != NULL) {
+        k->sink_options(d, so);
+    }
+}
+
+int krc_dest_threads(const struct krc_destination *d)
+{
+    const struct krc_dest_kind *k = d != NULL ? krc_dest_kind_of(d) : NULL;
+
+    return k != NULL && k->threads;
 }

@@ -340,4 +340,8 @@ const struct krc_dest_kind krc_dest_slack_api = {
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_slack_api,
     .resolves = 0,
+    .target = krc_slack_env_api_target,
+    .target_of_key = krc_slack_env_api_target_of_key,
+    .sink_options = krc_slack_api_sink_options,
+    .threads = 1,
 };

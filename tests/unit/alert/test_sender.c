@@ -1011,6 +1011,90 @@ static void test_resume_superseded(void **state)
     routes_cleanup(&rs);
 }
 
+/* An outbox row an earlier krc left pending, keyed as every earlier version
+ * keyed the Go tool's Slack settings. */
+static void add_row(struct krc_store *store, const char *key, const char *channel)
+{
+    struct krc_store_outbox ob;
+    int64_t id = 0;
+
+    memset(&ob, 0, sizeof(ob));
+    ob.kind = KRC_STORE_KIND_ALERT;
+    ob.destination = key;
+    ob.channel = channel;
+    ob.thread_key = "fast/web-1";
+    ob.body = "{\"text\":\"earlier\"}";
+    assert_int_equal(krc_store_add_outbox(store, 0, &ob, &id, NULL), 0);
+}
+
+/* After an upgrade, with the Go tool's settings as the configuration's
+ * implicit destination: rows keyed "webhook:default" and "route:N" resume
+ * to their webhooks (the default one, the route's), "api" rows to the Web
+ * API; a key the configuration no longer has is marked failed. */
+static void test_resume_earlier_keys(void **state)
+{
+    struct krc_sender_options o;
+    struct krc_destination env;
+    struct routes rs;
+    struct krc_sender *n;
+    struct krc_store *store = NULL;
+    struct krc_store_stats st;
+    pthread_t th;
+    (void)state;
+
+    (void)krc_dest_registry_init(NULL, 0);
+    fk_reset();
+    assert_int_equal(krc_store_open(":memory:", 0, &store, NULL), 0);
+    add_row(store, "webhook:default", NULL);
+    add_row(store, "route:1", NULL);
+    add_row(store, "route:9", NULL);
+    add_row(store, "api", "C123");
+    add_row(store, "dest:gone", NULL);
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    krc_dest_slack_env("fake://default", NULL, NULL, NULL, &env);
+    o.slack_env = &env; /* as the daemon passes the configuration's */
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_int_equal(krc_sender_resume_outbox(n, store, NULL, NULL), 0);
+    assert_int_equal(krc_sender_pending(n), 2);
+    assert_int_equal(krc_store_stats(store, &st, NULL), 0);
+    assert_int_equal(st.failed, 3); /* route:9, api (no token now), dest:gone */
+    assert_int_equal(st.pending, 2);
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    assert_true(wait_for_send("fake://default", krc_clock_mono_ms() + 10000));
+    assert_true(wait_for_send(HOOK_FAST, krc_clock_mono_ms() + 10000));
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    krc_sender_free(n);
+
+    krc_store_close(store);
+
+    /* the Web API: every row of the Go tool's settings goes to it, in its channel */
+    fk_reset();
+    assert_int_equal(krc_store_open(":memory:", 0, &store, NULL), 0);
+    krc_dest_slack_env(NULL, "#ops", "xoxb-test-token-123", NULL, &env);
+    add_row(store, "api", "C123");
+    add_row(store, "webhook:default", "#old");
+    add_row(store, "dest:gone", NULL);
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_int_equal(krc_sender_resume_outbox(n, store, NULL, NULL), 0);
+    assert_int_equal(krc_sender_pending(n), 2);
+    assert_int_equal(krc_store_stats(store, &st, NULL), 0);
+    assert_int_equal(st.failed, 1); /* dest:gone */
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    assert_true(wait_for_send("api", krc_clock_mono_ms() + 10000));
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    krc_sender_free(n);
+    krc_store_close(store);
+    routes_cleanup(&rs);
+}
+
 /* Alerts queued when a storm begins are withdrawn into its summary: their
  * outbox rows become "withdrawn" (never attempted), not "failed", and the
  * sender counts them as grouped, never as failed or sent. */
@@ -1212,6 +1296,7 @@ int main(void)
         cmocka_unit_test(test_storm_is_per_destination),
         cmocka_unit_test(test_storm_withdrawn_rows_are_not_failures),
         cmocka_unit_test(test_resume_superseded),
+        cmocka_unit_test(test_resume_earlier_keys),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
         cmocka_unit_test(test_claim_action),

@@ -105,4 +105,28 @@ int krc_slack_sink_format_restart(const struct krc_report *rep, const struct krc
                                   const struct krc_alert_options *fo, char **ret_body,
                                   char **ret_fallback, struct krc_error *err);
 
+/* --- the Go tool's Slack settings as a destination (slack_env.c) ------------ */
+
+struct krc_destination;
+struct krc_dest_route;
+struct krc_dest_target;
+struct krc_route;
+struct krc_sink_options;
+
+/* The kinds' operations (alert/dest.h) for the implicit destination: the
+ * incoming webhooks' (a lane per URL, keys "webhook:default" / "route:N")
+ * and the Web API's (lane and key "api"). */
+void krc_slack_env_webhook_target(const struct krc_destination *d, const struct krc_dest_route *r,
+                                  struct krc_dest_target *t);
+int krc_slack_env_webhook_target_of_key(const struct krc_destination *d, const char *key,
+                                        const char *channel, const struct krc_route *routes,
+                                        size_t n_routes, struct krc_dest_target *t);
+void krc_slack_env_api_target(const struct krc_destination *d, const struct krc_dest_route *r,
+                              struct krc_dest_target *t);
+int krc_slack_env_api_target_of_key(const struct krc_destination *d, const char *key,
+                                    const char *channel, const struct krc_route *routes,
+                                    size_t n_routes, struct krc_dest_target *t);
+/* A slack-api destination's token and Web API base into its sink's options. */
+void krc_slack_api_sink_options(const struct krc_destination *d, struct krc_sink_options *so);
+
 #endif
