@@ -178,7 +178,7 @@ struct krc_sender {
     struct krc_policy pol; /* the policy's view of o */
     struct krc_policy_mutes mutes;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
-    int threads; /* env's kind posts threads (krc_dest_threads) */
+    int threads;                   /* env's kind posts threads (krc_dest_threads) */
     int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their

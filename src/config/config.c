@@ -493,7 +493,7 @@ int krc_config_from_args(struct krc_config *cfg, int argc, char **argv, char **r
             cfg->context = krc_strdup(value);
         } else if (strcmp(name, "config") == 0) {
             config_file = value;
-        } else {
+        } else if (o != NULL) { /* found above: every other name was refused */
             flags[n_flags].name = o->flag;
             flags[n_flags].value = value;
             n_flags++;

@@ -114,8 +114,8 @@ static int exec_cluster_json(const struct krc_kube_auth_config *cfg, struct krc_
 static int exec_mode(struct kc_file *f, yaml_node_t *x, const char *what, const char **ret_api,
                      struct krc_error *err)
 {
-    const char *api;
-    const char *mode;
+    const char *api = NULL;
+    const char *mode = NULL;
     int rc = krc_kubeconfig_get_str(f, x, what, "apiVersion", &api, err);
 
     if (rc == 0) {

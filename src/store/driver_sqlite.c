@@ -196,7 +196,7 @@ static int run_tx(struct krc_sql *c, int id, const char *sql, const char *what,
     struct krc_sql_stmt *st = NULL;
     int rc = sq_prepare(c, id, sql, 0, &st, err);
 
-    if (rc == 0) {
+    if (rc == 0 && st != NULL) {
         rc = sq_step(st, what, err);
         sq_done(st);
     }

@@ -699,17 +699,18 @@ int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
     if (rc <= 0) {
         return rc < 0 ? rc : not_found(s, "restart", id, err);
     }
-    rc = e == NULL || k.failed ? krc_error_set(err, KRC_ENOMEM, "out of memory") : 0;
-    if (rc == 0) {
+    if (e == NULL || k.failed) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+    } else {
         rc = get_messages(s, id, e, &k, err);
     }
-    if (rc < 0) {
+    if (rc < 0 || e == NULL) {
         krc_sql_strings_cleanup(&k);
         if (e != NULL) {
             krc_free(e->messages);
         }
         krc_free(e);
-        return rc;
+        return rc < 0 ? rc : KRC_ENOMEM;
     }
     e->strings_ = k.items;
     e->n_strings_ = k.n;

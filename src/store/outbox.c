@@ -263,6 +263,7 @@ int krc_store_pending(struct krc_store *s, krc_store_message_fn fn, void *ud, st
         ST_TEXT(s, st, 1, s->cluster);
         ST_INT(s, st, 2, last);
         memset(&k, 0, sizeof(k));
+        memset(&m, 0, sizeof(m));
         if ((rc = s->drv->step(st, "reading pending notifications", err)) == 1) {
             krc_sql_read_message(s, st, &m, &k);
         }

@@ -19,7 +19,7 @@
     X(krc_dest_kube_event)
 
 #define DECLARE(k) extern const struct krc_dest_kind k;
-#define ADDRESS(k) &k,
+#define ADDRESS(k) &(k),
 
 KRC_DEST_KINDS(DECLARE)
 
