@@ -145,6 +145,18 @@ class CheckStyle(unittest.TestCase):
                 out = self.assert_fails("src/kube/kube_pod.c:5:", "thread-unsafe libc call")
                 self.assertIn(name + "(", out)
 
+    def test_files_at_any_depth_are_checked(self):
+        # a sub-folder of a layer (src/alert/dest/) and a private header in src/: formatting and
+        # the thread-unsafe call rule reach them as they reach src/<layer>/*.c
+        self.write("src/kube/dest/kube_x.c", function("kube_x", 3))
+        with open(os.path.join(self.dir, "src/kube/dest/kube_x.c"), "a") as f:
+            f.write("int   kube_y ( void ) { return 0; }\n")
+        self.assert_fails("src/kube/dest/kube_x.c is not clang-formatted")
+        self.remove("src/kube/dest/kube_x.c")
+        self.write("src/kube/kube_private.h", "static inline int kube_z(void)\n{\n"
+                   "    return rand();\n}\n")
+        self.assert_fails("src/kube/kube_private.h:3:", "thread-unsafe libc call")
+
     def test_thread_unsafe_call_with_reason_and_safe_forms_pass(self):
         self.write("src/kube/kube_pod.c",
                    '#include "krc/config/config.h"\n\n'
