@@ -25,6 +25,7 @@
 #include "krc/alert/dest.h"
 #include "krc/util/text.h"
 #include "krc/explain/yaml_json.h"
+#include "krc/explain/describe_node.h"
 #include "krc/explain/input_kind.h"
 #include "krc/util/json_indent.h"
 
@@ -38,17 +39,18 @@ static void usage(FILE *f)
                "    FILE...          each file is told apart by its content: a pod (kubectl\n"
                "                     get pod -o json|yaml, or kubectl describe pod), events\n"
                "                     (kubectl get events [-o json|yaml]), a node (kubectl get\n"
-               "                     node -o json|yaml) or, anything else, the previous log\n"
-               "                     (kubectl logs --previous); \"-\" is stdin. Without a pod\n"
-               "                     among them, piped stdin is read the same way:\n"
+               "                     node -o json|yaml, or kubectl describe node) or, anything\n"
+               "                     else, the previous log (kubectl logs --previous); \"-\"\n"
+               "                     is stdin. Without a pod among them, piped stdin is\n"
+               "                     read the same way:\n"
                "                     kubectl describe pod POD | krc explain\n"
                "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin),\n"
                "                     or kubectl describe pod POD (then --events may be left\n"
                "                     out: its Events table is used)\n"
                "    --events FILE    kubectl get events -n NS [-o json|yaml], or the Events\n"
                "                     table of kubectl describe pod\n"
-               "    --node FILE      kubectl get node NODE -o json|yaml\n"
-               "                     (JSON or YAML, told apart by the content)\n"
+               "    --node FILE      kubectl get node NODE -o json|yaml (JSON or YAML, told\n"
+               "                     apart by the content), or kubectl describe node NODE\n"
                "    --logs FILE      kubectl logs POD -c CONTAINER --previous\n"
                "                     (the options say what a file is, unsniffed)\n"
                "    --container NAME diagnose this container (default: the one that\n"
@@ -256,6 +258,21 @@ static int load_event_table(const char *data, size_t len, struct krc_report *r,
     return rc;
 }
 
+/* `kubectl describe node` text: the node's name, conditions, capacity,
+ * allocatable and system info. */
+static int load_describe_node(const char *data, size_t len, struct krc_report *r,
+                              struct krc_error *err)
+{
+    char *node = NULL;
+    int rc = krc_describe_node(data, len, &node, err);
+
+    if (rc == 0) {
+        rc = krc_kube_parse_node(node, strlen(node), r, err);
+    }
+    krc_free(node);
+    return rc;
+}
+
 /* 1 when the JSON (from YAML) is an object with a Kubernetes object's
  * top-level keys, or a List of them: then it is not describe text. */
 static int kube_object(const char *json)
@@ -307,7 +324,7 @@ static int decode_doc(const char *label, const char *data, size_t len, parse_fn 
         int text = memchr(data, '\0', len) == NULL &&
                    (fn == krc_kube_parse_pod      ? krc_kube_describe_is_pod(data, len)
                     : fn == krc_kube_parse_events ? krc_kube_describe_is_events(data, len)
-                                                  : 0);
+                                                  : krc_describe_node_is(data, len));
         rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
         if (text && !(rc == 0 && kube_object(json))) {
             /* describe's shapes, and not YAML of a Kubernetes object: kubectl
@@ -315,8 +332,9 @@ static int decode_doc(const char *label, const char *data, size_t len, parse_fn 
             krc_free(json);
             json = NULL;
             krc_error_clear(&err);
-            rc = fn == krc_kube_parse_pod ? load_describe(data, len, events_given, r, &err)
-                                          : load_event_table(data, len, r, &err);
+            rc = fn == krc_kube_parse_pod      ? load_describe(data, len, events_given, r, &err)
+                 : fn == krc_kube_parse_events ? load_event_table(data, len, r, &err)
+                                               : load_describe_node(data, len, r, &err);
             hint = rc == KRC_EINVAL;
         } else if (rc == KRC_EPARSE) {
             hint = 1; /* e.g. kubectl's default table output */
@@ -331,7 +349,7 @@ static int decode_doc(const char *label, const char *data, size_t len, parse_fn 
                  fn == krc_kube_parse_pod      ? " or kubectl describe pod"
                  : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
                                                  "or kubectl get events"
-                                               : "");
+                                               : " or kubectl describe node");
     } else if (rc < 0) {
         complain("%s: %s", label, err.msg);
     }
@@ -717,8 +735,8 @@ struct input {
 /* What each kind of input is when none is right: said after the file's name. */
 #define EXPECTED                                                                                   \
     "expected a pod (kubectl get pod -o json|yaml, or kubectl describe pod), events (kubectl "     \
-    "get events [-o json|yaml]), a node (kubectl get node -o json|yaml) or a container log "       \
-    "(kubectl logs --previous)"
+    "get events [-o json|yaml]), a node (kubectl get node -o json|yaml, or kubectl describe "      \
+    "node) or a container log (kubectl logs --previous)"
 
 static void input_cleanup(struct input *in)
 {
@@ -826,12 +844,6 @@ static int sniff(struct input *in, const char *path, int piped)
         } else {
             complain("%s: cannot tell what it is: %s; " EXPECTED, in->label, err.msg);
         }
-        return -1;
-    }
-    if (in->kind == KRC_INPUT_DESCRIBE_NODE) {
-        complain("%s: kubectl describe node text is not read: give the node as "
-                 "kubectl get node NODE -o yaml",
-                 in->label);
         return -1;
     }
     return 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/explain/describe_node.h"
 #include "krc/explain/kube_describe.h"
 #include "krc/explain/yaml_json.h"
 #include "krc/util/mem.h"
@@ -207,66 +208,6 @@ static int classify_json(const char *json, size_t len, enum krc_input_kind *ret,
 
 /* ---- text -------------------------------------------------------------- */
 
-/* 1 when the line (len bytes) holds word. */
-static int has_word(const char *line, size_t len, const char *word)
-{
-    size_t wl = strlen(word);
-
-    for (size_t i = 0; i + wl <= len; i++) {
-        if (memcmp(line + i, word, wl) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Lines only `kubectl describe node` prints (at the start of a line, after
- * indentation), and the conditions table's header (Type Status
- * LastHeartbeatTime ...). */
-static int describe_node(const char *data, size_t len)
-{
-    static const char *const marks[] = {"Roles:",
-                                        "Taints:",
-                                        "Unschedulable:",
-                                        "System Info:",
-                                        "Kubelet Version:",
-                                        "Kernel Version:",
-                                        "Container Runtime Version:",
-                                        "Non-terminated Pods:",
-                                        "Allocated resources:",
-                                        "PodCIDR:",
-                                        "ProviderID:",
-                                        "Lease:",
-                                        "Type "};
-    enum { N_MARKS = sizeof(marks) / sizeof(marks[0]) };
-    int seen[N_MARKS] = {0};
-    int n = 0;
-    size_t i = 0;
-
-    while (i < len) {
-        const char *nl = memchr(data + i, '\n', len - i);
-        size_t end = nl != NULL ? (size_t)(nl - data) : len;
-        size_t s = i;
-
-        while (s < end && (data[s] == ' ' || data[s] == '\t')) {
-            s++;
-        }
-        for (size_t k = 0; k < N_MARKS; k++) {
-            size_t ml = strlen(marks[k]);
-            if (seen[k] || end - s < ml || memcmp(data + s, marks[k], ml) != 0) {
-                continue;
-            }
-            if (k == N_MARKS - 1 && !has_word(data + s, end - s, "LastHeartbeatTime")) {
-                continue;
-            }
-            seen[k] = 1;
-            n++;
-        }
-        i = end + 1;
-    }
-    return n >= 2;
-}
-
 /* 1 when describe pod's conversion of the text shows something of the pod
  * (a name, a container, a status), 0 when it is an Events table alone. */
 static int describe_shows_pod(const char *data, size_t len, struct krc_error *err)
@@ -332,7 +273,7 @@ int krc_input_classify(const char *data, size_t len, size_t max, enum krc_input_
             return krc_error_set(err, KRC_ENOMEM, "out of memory");
         }
     }
-    if (describe_node(data, len)) {
+    if (krc_describe_node_is(data, len)) {
         *ret_kind = KRC_INPUT_DESCRIBE_NODE;
         return 0;
     }
