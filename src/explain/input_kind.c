@@ -164,15 +164,21 @@ static int classify_list(const cJSON *list, enum krc_input_kind *ret, struct krc
 }
 
 /* 1 and *ret when the JSON is a Kubernetes object (or a List), 0 when it
- * is not one (a JSON log line), <0 when it is one of another kind. */
-static int classify_json(const char *json, size_t len, enum krc_input_kind *ret,
+ * is not one (a JSON log line), 2 when it is not one JSON document
+ * (*ret_bad: where it broke off), <0 when it is one of another kind. */
+static int classify_json(const char *json, size_t len, enum krc_input_kind *ret, size_t *ret_bad,
                          struct krc_error *err)
 {
-    cJSON *o = cJSON_ParseWithLength(json, len);
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     const char *kind = NULL;
     int rc = 1;
 
-    if (o == NULL || !kube_keys(o)) {
+    if (o == NULL) {
+        *ret_bad = end != NULL && end >= json && end <= json + len ? (size_t)(end - json) : 0;
+        return 2;
+    }
+    if (!kube_keys(o)) {
         cJSON_Delete(o);
         return 0;
     }
@@ -238,6 +244,48 @@ static int describe_shows_pod(const char *data, size_t len, struct krc_error *er
     return rc < 0 ? rc : shows;
 }
 
+static char first_char(const char *data, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) {
+        i++;
+    }
+    return i < len ? data[i] : '?';
+}
+
+/* 1 when the first line that is not blank is "{" or "[" alone: how
+ * `kubectl -o json` (and any pretty-printed JSON) starts, never a log line
+ * or a prompt. */
+static int json_document_start(const char *data, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) {
+        i++;
+    }
+    if (i == len || (data[i] != '{' && data[i] != '[')) {
+        return 0;
+    }
+    for (i++; i < len && data[i] != '\n'; i++) {
+        if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The line number (from 1) of byte offset off. */
+static size_t line_of(const char *data, size_t off)
+{
+    size_t line = 1;
+
+    for (size_t i = 0; i < off; i++) {
+        line += data[i] == '\n';
+    }
+    return line;
+}
+
 int krc_input_classify(const char *data, size_t len, size_t max, enum krc_input_kind *ret_kind,
                        struct krc_error *err)
 {
@@ -252,8 +300,16 @@ int krc_input_classify(const char *data, size_t len, size_t max, enum krc_input_
     }
     if (krc_yaml_json_is_json(data, len)) {
         size_t skip = len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-        rc = classify_json(data + skip, len - skip, ret_kind, err);
-        if (rc != 0) {
+        size_t bad = 0;
+        rc = classify_json(data + skip, len - skip, ret_kind, &bad, err);
+        if (rc == 2 && json_document_start(data + skip, len - skip)) {
+            /* `kubectl get ... -o json` output cut short or edited */
+            return krc_error_set(err, KRC_EINVAL,
+                                 "a JSON document (its first line is \"%c\") that is not valid "
+                                 "JSON (cut short or malformed near line %zu)",
+                                 first_char(data + skip, len - skip), line_of(data + skip, bad));
+        }
+        if (rc != 0 && rc != 2) {
             return rc < 0 ? rc : 0;
         }
         /* not one JSON object: JSON log lines, or text after a prompt "[..." */
@@ -264,7 +320,8 @@ int krc_input_classify(const char *data, size_t len, size_t max, enum krc_input_
 
         krc_error_clear(&yerr);
         if (krc_yaml_json_convert(data, len, NULL, max, &json, &jlen, &yerr) == 0) {
-            rc = classify_json(json, jlen, ret_kind, err);
+            size_t bad = 0;
+            rc = classify_json(json, jlen, ret_kind, &bad, err);
             krc_free(json);
             if (rc != 0) {
                 return rc < 0 ? rc : 0;

@@ -7,6 +7,7 @@ spaces. The options (--pod, --events, --node, --logs) give the same answers as b
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -178,6 +179,14 @@ class ExplainInputsTest(unittest.TestCase):
         p = krc(pods)
         self.assertEqual(p.returncode, 1)
         self.assertIn("%s: cannot tell what it is: a List of 2 Pods" % pods, p.stderr)
+        # kubectl -o json cut short: refused, not taken for a log
+        with open(os.path.join(CORPUS, "01-orders-api-oomkilled", "pod.json")) as f:
+            cut = self.write("cut.json", f.read()[:300])
+        p = krc(cut, pod)
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, r"%s: cannot tell what it is: a JSON document \(its first "
+                         r"line is \"\{\"\) that is not valid JSON \(cut short or malformed "
+                         r"near line \d+\); expected a pod" % re.escape(cut))
         missing = os.path.join(self.tmp, "nope.txt")
         p = krc(pod, missing)
         self.assertEqual(p.returncode, 1)

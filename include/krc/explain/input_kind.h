@@ -21,7 +21,8 @@
  *   Anything else that is text is a container log (`kubectl logs
  *   --previous`), a JSON log line among them, and an empty file (the log
  *   of a container that wrote nothing). Binary data (a NUL byte) is
- *   refused. */
+ *   refused, and so is a JSON document that does not parse and whose first
+ *   line is "{" or "[" alone (kubectl -o json cut short). */
 #ifndef KRC_EXPLAIN_INPUT_KIND_H
 #define KRC_EXPLAIN_INPUT_KIND_H
 

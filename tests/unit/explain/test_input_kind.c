@@ -168,6 +168,10 @@ static void test_logs(void **state)
                 KRC_INPUT_LOG);
     expect_kind("{\"level\":\"fatal\",\"msg\":\"cannot connect\"}\n", KRC_INPUT_LOG);
     expect_kind("[1, 2, 3]\n", KRC_INPUT_LOG);
+    /* bracketed time stamps; a JSON log line cut short */
+    expect_kind("[2026-12-02 16:50:00] ERROR cannot connect\n[2026-12-02 16:50:01] exit\n",
+                KRC_INPUT_LOG);
+    expect_kind("{\"level\":\"fatal\",\"msg\":\"cannot conn", KRC_INPUT_LOG);
     /* YAML-looking log lines without a Kubernetes object's keys */
     expect_kind("level: error\nmsg: connection refused\n", KRC_INPUT_LOG);
     expect_kind("2026-12-02T16:50:00Z starting\n2026-12-02T16:50:01Z listening on :8080\n",
@@ -191,6 +195,11 @@ static void test_refused(void **state)
     expect_refused("{\"kind\":\"List\",\"items\":[{\"kind\":\"Service\"}]}", (size_t)-1,
                    "a List of 1 item, of them Service");
     expect_refused("{\"metadata\":{\"name\":\"x\"}}", (size_t)-1, "without a kind");
+    /* kubectl -o json cut short: refused, not taken for a log */
+    expect_refused("{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"Pod\",\n    \"metadata\": {\n",
+                   (size_t)-1,
+                   "a JSON document (its first line is \"{\") that is not valid JSON (cut short or "
+                   "malformed near line 4)");
 }
 
 static void test_names(void **state)
