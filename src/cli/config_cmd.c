@@ -37,6 +37,26 @@ static void put_notes(const char *notes)
     }
 }
 
+/* A duration in the largest unit of the configuration's parser (d, h, m,
+ * s) that holds it exactly: 2592000 is 30d, 5400 is 90m, 90 is 90s; it
+ * reads back as the same number of seconds. */
+static void print_duration(const char *key, long seconds)
+{
+    static const struct {
+        long s;
+        char unit;
+    } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}};
+    size_t i;
+
+    for (i = 0; seconds != 0 && i < sizeof(units) / sizeof(units[0]); i++) {
+        if (seconds % units[i].s == 0) {
+            printf("%s: %ld%c\n", key, seconds / units[i].s, units[i].unit);
+            return;
+        }
+    }
+    printf("%s: %lds\n", key, seconds);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "Usage:\n"
@@ -184,7 +204,7 @@ static void print_value(const struct krc_config *cfg, const struct krc_config_op
         printf("%s: %ld\n", o->key, *(const long *)(base + o->offset));
         break;
     case KRC_CONFIG_DURATION:
-        printf("%s: %lds\n", o->key, *(const long *)(base + o->offset));
+        print_duration(o->key, *(const long *)(base + o->offset));
         break;
     case KRC_CONFIG_BOOL:
         printf("%s: %s\n", o->key, *(const int *)(base + o->offset) ? "true" : "false");

@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "binary, start failure, unreachable database, a node going NotReady with a\n"
             "storm of restarts). Each alert is printed as it arrives; at the end\n"
             "DIR/" KRC_DEMO_HTML " shows every message as Slack does and DIR/" KRC_DEMO_DB "\n"
-            "holds the history for `krc history` and `krc mcp`. About 25 seconds; Ctrl-C\n"
+            "holds the history for `krc history` and `krc mcp`. About 20 seconds; Ctrl-C\n"
             "stops it (exit 130, the history so far kept).\n"
             "\n"
             "    --out DIR     output directory (default ./" KRC_DEMO_DEFAULT_OUT "; a previous\n"

@@ -25,25 +25,38 @@
 #include "krc/alert/dest.h"
 #include "krc/util/text.h"
 #include "krc/explain/yaml_json.h"
+#include "krc/explain/describe_node.h"
+#include "krc/explain/input_kind.h"
+#include "krc/util/json_indent.h"
 
 enum format { FMT_TEXT, FMT_JSON, FMT_SLACK };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: krc explain --pod FILE [--events FILE] [--node FILE] [--logs FILE]\n"
-               "                   [--container NAME] [--format text|json|slack]\n"
-               "  Diagnose the last restart of a pod from saved kubectl output:\n"
+    fprintf(f, "usage: krc explain [FILE...] [--pod FILE] [--events FILE] [--node FILE]\n"
+               "                   [--logs FILE] [--container NAME] [--format text|json|slack]\n"
+               "  Diagnose the last restart of a pod from saved kubectl output.\n"
+               "    FILE...          each file is told apart by its content: a pod (kubectl\n"
+               "                     get pod -o json|yaml, or kubectl describe pod), events\n"
+               "                     (kubectl get events [-o json|yaml]), a node (kubectl get\n"
+               "                     node -o json|yaml, or kubectl describe node) or, anything\n"
+               "                     else, the previous log (kubectl logs --previous); \"-\"\n"
+               "                     is stdin. Without a pod among them, piped stdin is\n"
+               "                     read the same way:\n"
+               "                     kubectl describe pod POD | krc explain\n"
                "    --pod FILE       kubectl get pod POD -o json|yaml   (\"-\" reads stdin),\n"
                "                     or kubectl describe pod POD (then --events may be left\n"
                "                     out: its Events table is used)\n"
                "    --events FILE    kubectl get events -n NS [-o json|yaml], or the Events\n"
                "                     table of kubectl describe pod\n"
-               "    --node FILE      kubectl get node NODE -o json|yaml\n"
-               "                     (JSON or YAML, told apart by the content)\n"
+               "    --node FILE      kubectl get node NODE -o json|yaml (JSON or YAML, told\n"
+               "                     apart by the content), or kubectl describe node NODE\n"
                "    --logs FILE      kubectl logs POD -c CONTAINER --previous\n"
+               "                     (the options say what a file is, unsniffed)\n"
                "    --container NAME diagnose this container (default: the one that\n"
                "                     terminated last)\n"
-               "    --format F       text (default), json or slack\n");
+               "    --format F       text (default), json (indented with two spaces) or slack\n"
+               "  docs/explain.md has every input krc explain reads.\n");
 }
 
 /* An error on stderr. Its details may quote the input files (a name, a
@@ -245,6 +258,21 @@ static int load_event_table(const char *data, size_t len, struct krc_report *r,
     return rc;
 }
 
+/* `kubectl describe node` text: the node's name, conditions, capacity,
+ * allocatable and system info. */
+static int load_describe_node(const char *data, size_t len, struct krc_report *r,
+                              struct krc_error *err)
+{
+    char *node = NULL;
+    int rc = krc_describe_node(data, len, &node, err);
+
+    if (rc == 0) {
+        rc = krc_kube_parse_node(node, strlen(node), r, err);
+    }
+    krc_free(node);
+    return rc;
+}
+
 /* 1 when the JSON (from YAML) is an object with a Kubernetes object's
  * top-level keys, or a List of them: then it is not describe text. */
 static int kube_object(const char *json)
@@ -260,32 +288,24 @@ static int kube_object(const char *json)
     return yes;
 }
 
-/* Read kubectl output in JSON or YAML (told apart by content, not by the
- * file name) and decode it with fn. `kind` picks the document of that kind
- * from a multi-document YAML file; `what` names the expected command. For
- * --pod (fn is krc_kube_parse_pod), `kubectl describe pod` text is read
- * too; events_given tells whether its Events table is wanted. */
-static int load_doc(const char *opt, const char *path, parse_fn fn, const char *kind,
-                    const char *what, int events_given, struct krc_report *r)
+/* Decode kubectl output in JSON or YAML (told apart by content, not by the
+ * file name) with fn. `label` names the input in errors ("--pod FILE", or
+ * the file alone). `kind` picks the document of that kind from a
+ * multi-document YAML file; `what` names the expected command. For a pod
+ * (fn is krc_kube_parse_pod), `kubectl describe pod` text is read too;
+ * events_given tells whether its Events table is wanted. */
+static int decode_doc(const char *label, const char *data, size_t len, parse_fn fn,
+                      const char *kind, const char *what, int events_given, struct krc_report *r)
 {
     struct krc_error err;
-    const char *name = strcmp(path, "-") ? path : "<stdin>";
-    char *data = NULL;
     char *json = NULL;
-    size_t len = 0;
     int hint = 0;
     int rc;
 
     krc_error_clear(&err);
-    rc = read_input(path, KRC_KUBE_PARSE_MAX, &data, &len, &err);
-    if (rc < 0) {
-        complain("%s %s: %s", opt, name, err.msg);
-        return rc;
-    }
     if (only_space(data, len)) {
-        fprintf(stderr, "krc explain: %s %s: the file is empty (expected the output of %s)\n", opt,
-                name, what);
-        krc_free(data);
+        fprintf(stderr, "krc explain: %s: the file is empty (expected the output of %s)\n", label,
+                what);
         return KRC_EPARSE;
     }
     if (krc_yaml_json_is_json(data, len)) {
@@ -304,7 +324,7 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
         int text = memchr(data, '\0', len) == NULL &&
                    (fn == krc_kube_parse_pod      ? krc_kube_describe_is_pod(data, len)
                     : fn == krc_kube_parse_events ? krc_kube_describe_is_events(data, len)
-                                                  : 0);
+                                                  : krc_describe_node_is(data, len));
         rc = krc_yaml_json_convert(data, len, kind, KRC_KUBE_PARSE_MAX, &json, &jlen, &err);
         if (text && !(rc == 0 && kube_object(json))) {
             /* describe's shapes, and not YAML of a Kubernetes object: kubectl
@@ -312,8 +332,9 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
             krc_free(json);
             json = NULL;
             krc_error_clear(&err);
-            rc = fn == krc_kube_parse_pod ? load_describe(data, len, events_given, r, &err)
-                                          : load_event_table(data, len, r, &err);
+            rc = fn == krc_kube_parse_pod      ? load_describe(data, len, events_given, r, &err)
+                 : fn == krc_kube_parse_events ? load_event_table(data, len, r, &err)
+                                               : load_describe_node(data, len, r, &err);
             hint = rc == KRC_EINVAL;
         } else if (rc == KRC_EPARSE) {
             hint = 1; /* e.g. kubectl's default table output */
@@ -322,17 +343,39 @@ static int load_doc(const char *opt, const char *path, parse_fn fn, const char *
         }
     }
     krc_free(json);
-    krc_free(data);
     if (rc < 0 && hint) {
         /* say what is expected */
-        complain("%s %s: %s (expected the output of %s%s)", opt, name, err.msg, what,
+        complain("%s: %s (expected the output of %s%s)", label, err.msg, what,
                  fn == krc_kube_parse_pod      ? " or kubectl describe pod"
                  : fn == krc_kube_parse_events ? ", the Events table of kubectl describe pod "
                                                  "or kubectl get events"
-                                               : "");
+                                               : " or kubectl describe node");
     } else if (rc < 0) {
-        complain("%s %s: %s", opt, name, err.msg);
+        complain("%s: %s", label, err.msg);
     }
+    return rc;
+}
+
+/* Read a file named by an option (or stdin for "-") and decode it as
+ * decode_doc does. */
+static int load_doc(const char *opt, const char *path, parse_fn fn, const char *kind,
+                    const char *what, int events_given, struct krc_report *r)
+{
+    struct krc_error err;
+    char label[4200];
+    char *data = NULL;
+    size_t len = 0;
+    int rc;
+
+    snprintf(label, sizeof(label), "%s %s", opt, strcmp(path, "-") ? path : "<stdin>");
+    krc_error_clear(&err);
+    rc = read_input(path, KRC_KUBE_PARSE_MAX, &data, &len, &err);
+    if (rc < 0) {
+        complain("%s: %s", label, err.msg);
+        return rc;
+    }
+    rc = decode_doc(label, data, len, fn, kind, what, events_given, r);
+    krc_free(data);
     return rc;
 }
 
@@ -386,8 +429,10 @@ int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct k
 {
     cJSON *o = cJSON_CreateObject();
     char ts[40];
-    char *text;
+    char *compact;
+    char *text = NULL;
     int ok = o != NULL;
+    int rc;
 
     ok = ok && add_str_or_null(o, "namespace", r->namespace);
     ok = ok && add_str_or_null(o, "pod", r->name);
@@ -414,13 +459,16 @@ int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct k
     ok = ok && add_strings(o, "unchecked", d->unchecked, d->n_unchecked);
     ok = ok && add_str_or_null(o, "next_step", d->next_step);
     ok = ok && add_strings(o, "commands", d->commands, d->n_commands);
-    text = ok ? cJSON_Print(o) : NULL;
+    compact = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
-    if (text == NULL) {
+    /* two spaces a level, as jq and kubectl print JSON */
+    rc = compact != NULL ? krc_json_indent(compact, strlen(compact), &text) : KRC_ENOMEM;
+    cJSON_free(compact);
+    if (rc < 0) {
         return KRC_ENOMEM;
     }
     fprintf(out, "%s\n", text);
-    cJSON_free(text);
+    krc_free(text);
     return 0;
 }
 
@@ -545,18 +593,28 @@ struct explain_args {
     const char *node;
     const char *logs;
     const char *container;
+    const char **files; /* the positional files, told apart by content */
+    size_t n_files;
+    int stdin_used; /* "-" among the options or the files */
     enum format fmt;
 };
 
-/* Parses argv into *a. Returns -1 to go on, or the exit status to return now
- * (0 after --help, 2 on a usage error, said on stderr). */
+/* Parses argv into *a (a->files: caller frees with krc_free). Returns -1 to
+ * go on, or the exit status to return now (0 after --help, 2 on a usage
+ * error, said on stderr). */
 static int parse_args(int argc, char **argv, struct explain_args *a)
 {
     int stdin_uses = 0;
+    int only_files = 0;
     int i;
 
     memset(a, 0, sizeof(*a));
     a->fmt = FMT_TEXT;
+    a->files = krc_calloc((size_t)argc + 1, sizeof(*a->files));
+    if (a->files == NULL) {
+        fprintf(stderr, "krc explain: out of memory\n");
+        return 1;
+    }
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *val = NULL;
@@ -567,6 +625,20 @@ static int parse_args(int argc, char **argv, struct explain_args *a)
                                            "--logs", "--container", "--format"};
         size_t k;
 
+        if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            /* a file, told apart by its content */
+            if (arg[0] == '\0') {
+                fprintf(stderr, "krc explain: an empty file name\n");
+                return 2;
+            }
+            stdin_uses += strcmp(arg, "-") == 0;
+            a->files[a->n_files++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_files = 1;
+            continue;
+        }
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -637,34 +709,296 @@ static int parse_args(int argc, char **argv, struct explain_args *a)
             }
         }
     }
-    if (a->pod == NULL) {
-        fprintf(stderr, "krc explain: --pod FILE is required\n");
-        usage(stderr);
-        return 2;
-    }
     if (stdin_uses > 1) {
         fprintf(stderr, "krc explain: only one input can be read from stdin (\"-\")\n");
         return 2;
     }
+    a->stdin_used = stdin_uses > 0;
     return -1;
 }
 
-/* Fills *r from the files in *a. Returns 0, or -1 after saying why on stderr. */
-static int load_report(const struct explain_args *a, struct krc_report *r)
+/* One input: a file named by an option (read as the option says), or a
+ * positional file or piped stdin (read to tell what it is). */
+struct input {
+    const char *path;         /* "-" is stdin */
+    const char *opt;          /* "--pod", ...; NULL when told apart by content */
+    enum krc_input_kind kind; /* when opt is NULL */
+    char label[4200];         /* "--pod FILE" or "FILE" ("<stdin>" for "-") */
+    char *data;               /* the content read to tell what it is */
+    size_t len;
+    unsigned char *log; /* a log too large to tell apart: its end */
+    size_t log_len;
+    struct krc_logtail_cut cut;
+    int tailed; /* log, log_len and cut are set */
+};
+
+/* What each kind of input is when none is right: said after the file's name. */
+#define EXPECTED                                                                                   \
+    "expected a pod (kubectl get pod -o json|yaml, or kubectl describe pod), events (kubectl "     \
+    "get events [-o json|yaml]), a node (kubectl get node -o json|yaml, or kubectl describe "      \
+    "node) or a container log (kubectl logs --previous)"
+
+static void input_cleanup(struct input *in)
+{
+    krc_free(in->data);
+    krc_free(in->log);
+    memset(in, 0, sizeof(*in));
+}
+
+/* Feed bytes into a log tail; 0 or KRC_ENOMEM. */
+static int tail_feed(struct krc_logtail *t, const char *data, size_t len, struct krc_error *err)
+{
+    return krc_logtail_feed(t, data, len) < 0 ? krc_error_set(err, KRC_ENOMEM, "out of memory") : 0;
+}
+
+/* Read a positional file (or stdin) to tell what it holds. A regular file
+ * larger than any kubectl object krc reads is a log: only its end is read.
+ * A stream that grows past that size turns into a log tail as it is read. */
+static int sniff_read(struct input *in, struct krc_error *err)
+{
+    struct krc_logtail tail;
+    struct krc_buf b;
+    char chunk[65536];
+    struct stat st;
+    int tailing = 0;
+    int fd;
+    int rc = open_input(in->path, &fd, &st, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > (uint64_t)KRC_KUBE_PARSE_MAX) {
+        if (fd != STDIN_FILENO) {
+            close(fd);
+        }
+        in->kind = KRC_INPUT_LOG;
+        in->tailed = 1;
+        return read_log(in->path, KRC_REPORT_LOG_MAX, &in->log, &in->log_len, &in->cut, err);
+    }
+    krc_buf_init(&b, KRC_KUBE_PARSE_MAX);
+    krc_logtail_init(&tail, KRC_REPORT_LOG_MAX, 0);
+    for (;;) {
+        ssize_t n = read_chunk(fd, chunk, sizeof(chunk), err);
+        if (n <= 0) {
+            rc = (int)n;
+            break;
+        }
+        if (tailing) {
+            rc = tail_feed(&tail, chunk, (size_t)n, err);
+        } else if ((rc = krc_buf_append(&b, chunk, (size_t)n)) == KRC_ETOOBIG) {
+            /* larger than any kubectl object krc reads: a log */
+            tailing = 1;
+            rc = tail_feed(&tail, b.data, b.len, err);
+            rc = rc == 0 ? tail_feed(&tail, chunk, (size_t)n, err) : rc;
+            krc_buf_cleanup(&b);
+        } else if (rc < 0) {
+            rc = krc_error_set(err, rc, "out of memory");
+        }
+        if (rc < 0) {
+            break;
+        }
+    }
+    if (rc == 0 && tailing) {
+        in->kind = KRC_INPUT_LOG;
+        in->tailed = 1;
+        krc_logtail_finish(&tail, &in->log, &in->log_len, &in->cut);
+    } else if (rc == 0) {
+        in->len = b.len;
+        in->data = krc_buf_take(&b);
+        if (in->data == NULL) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+        }
+    }
+    krc_logtail_cleanup(&tail);
+    krc_buf_cleanup(&b);
+    if (fd != STDIN_FILENO) {
+        close(fd);
+    }
+    return rc;
+}
+
+/* Read and classify a positional file or stdin. 0, 1 when stdin (read
+ * because it was piped, not named) was empty, or -1 after saying why on
+ * stderr. */
+static int sniff(struct input *in, const char *path, int piped)
 {
     struct krc_error err;
 
+    memset(in, 0, sizeof(*in));
+    in->path = path;
+    snprintf(in->label, sizeof(in->label), "%s", strcmp(path, "-") ? path : "<stdin>");
     krc_error_clear(&err);
-    if (load_doc("--pod", a->pod, krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
-                 a->events != NULL, r) < 0) {
+    if (sniff_read(in, &err) < 0) {
+        complain("%s: %s", in->label, err.msg);
         return -1;
     }
-    if (a->events != NULL && load_doc("--events", a->events, krc_kube_parse_events, NULL,
-                                      "kubectl get events -o json|yaml", 0, r) < 0) {
+    if (in->tailed) {
+        return 0;
+    }
+    if (piped && only_space(in->data, in->len)) {
+        return 1;
+    }
+    if (krc_input_classify(in->data, in->len, KRC_KUBE_PARSE_MAX, &in->kind, &err) < 0) {
+        if (err.code == KRC_ENOMEM) {
+            complain("%s: out of memory", in->label);
+        } else {
+            complain("%s: cannot tell what it is: %s; " EXPECTED, in->label, err.msg);
+        }
         return -1;
     }
-    if (a->node != NULL && load_doc("--node", a->node, krc_kube_parse_node, "Node",
-                                    "kubectl get node NODE -o json|yaml", 0, r) < 0) {
+    return 0;
+}
+
+enum role { ROLE_POD, ROLE_EVENTS, ROLE_NODE, ROLE_LOGS, N_ROLES };
+
+static enum role role_of(enum krc_input_kind kind)
+{
+    switch (kind) {
+    case KRC_INPUT_POD:
+    case KRC_INPUT_DESCRIBE_POD:
+        return ROLE_POD;
+    case KRC_INPUT_EVENTS:
+    case KRC_INPUT_EVENT_TABLE:
+        return ROLE_EVENTS;
+    case KRC_INPUT_NODE:
+    case KRC_INPUT_DESCRIBE_NODE:
+        return ROLE_NODE;
+    default:
+        return ROLE_LOGS;
+    }
+}
+
+/* Give the input its role; two inputs for one role are an error naming both. */
+static int assign(struct input **roles, enum role role, struct input *in)
+{
+    static const char *const what[N_ROLES] = {"pod inputs", "event inputs", "node inputs",
+                                              "logs (one container's previous log is read)"};
+
+    if (roles[role] != NULL) {
+        const struct input *was = roles[role];
+        complain("two %s: %s%s%s%s and %s%s%s%s; give one", what[role], was->label,
+                 was->opt == NULL ? " (" : "",
+                 was->opt == NULL ? krc_input_kind_name(was->kind) : "",
+                 was->opt == NULL ? ")" : "", in->label, in->opt == NULL ? " (" : "",
+                 in->opt == NULL ? krc_input_kind_name(in->kind) : "", in->opt == NULL ? ")" : "");
+        return -1;
+    }
+    roles[role] = in;
+    return 0;
+}
+
+/* The inputs of the options, of the positional files, and of piped stdin
+ * when no pod was given otherwise; ins holds a->n_files + 5 entries. */
+static int gather(const struct explain_args *a, struct input *ins, struct input **roles)
+{
+    const char *const by_opt[N_ROLES] = {a->pod, a->events, a->node, a->logs};
+    static const char *const opts[N_ROLES] = {"--pod", "--events", "--node", "--logs"};
+    size_t n = 0;
+
+    for (int k = 0; k < N_ROLES; k++) {
+        if (by_opt[k] != NULL) {
+            struct input *in = &ins[n++];
+            in->path = by_opt[k];
+            in->opt = opts[k];
+            snprintf(in->label, sizeof(in->label), "%s %s", opts[k],
+                     strcmp(by_opt[k], "-") ? by_opt[k] : "<stdin>");
+            roles[k] = in;
+        }
+    }
+    for (size_t i = 0; i < a->n_files; i++) {
+        struct input *in = &ins[n++];
+        if (sniff(in, a->files[i], 0) < 0 || assign(roles, role_of(in->kind), in) < 0) {
+            return -1;
+        }
+    }
+    if (roles[ROLE_POD] == NULL && !a->stdin_used && !isatty(STDIN_FILENO)) {
+        /* kubectl describe pod POD | krc explain */
+        struct input *in = &ins[n++];
+        int rc = sniff(in, "-", 1);
+        if (rc < 0 || (rc == 0 && assign(roles, role_of(in->kind), in) < 0)) {
+            return -1;
+        }
+    }
+    if (roles[ROLE_POD] == NULL && roles[ROLE_EVENTS] != NULL && roles[ROLE_EVENTS]->opt == NULL &&
+        roles[ROLE_EVENTS]->kind == KRC_INPUT_EVENT_TABLE &&
+        krc_kube_describe_is_pod(roles[ROLE_EVENTS]->data, roles[ROLE_EVENTS]->len)) {
+        /* describe's Events table pasted alone, and no pod: read as --pod
+         * reads it (the restart explained from its events) */
+        roles[ROLE_POD] = roles[ROLE_EVENTS];
+        roles[ROLE_EVENTS] = NULL;
+    }
+    if (roles[ROLE_POD] == NULL) {
+        fprintf(stderr,
+                "krc explain: no pod given: name a file holding kubectl get pod POD -o yaml or "
+                "kubectl describe pod POD output, pipe it in, or use --pod FILE%s\n",
+                a->n_files > 0 ? " (none of the files is a pod)" : "");
+        usage(stderr);
+        return -2;
+    }
+    return 0;
+}
+
+/* A positional input's log (already tailed, or its content) into the report. */
+static int take_log(const struct explain_args *a, struct input *in, struct krc_report *r)
+{
+    struct krc_error err;
+    unsigned char *data = NULL;
+    size_t len = 0;
+    struct krc_logtail_cut cut;
+    int rc = 0;
+
+    krc_error_clear(&err);
+    memset(&cut, 0, sizeof(cut));
+    if (in->opt != NULL) {
+        rc = read_log(in->path, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err);
+    } else if (in->tailed) {
+        data = in->log;
+        len = in->log_len;
+        cut = in->cut;
+        in->log = NULL;
+    } else {
+        struct krc_logtail tail;
+        krc_logtail_init(&tail, KRC_REPORT_LOG_MAX, 0);
+        rc = tail_feed(&tail, in->data, in->len, &err);
+        if (rc == 0) {
+            krc_logtail_finish(&tail, &data, &len, &cut);
+        }
+        krc_logtail_cleanup(&tail);
+    }
+    if (rc == 0) {
+        rc = krc_report_take_log(r, a->container, data, len, &err);
+    }
+    if (rc < 0) {
+        complain("%s: %s", in->label, err.msg);
+        return -1;
+    }
+    krc_report_set_log_cut(r, &cut);
+    return 0;
+}
+
+/* Decode one kubectl input as its option says, or as its content was told. */
+static int load_input(struct input *in, parse_fn fn, const char *kind, const char *what,
+                      int events_given, struct krc_report *r)
+{
+    if (in->opt != NULL) {
+        return load_doc(in->opt, in->path, fn, kind, what, events_given, r);
+    }
+    return decode_doc(in->label, in->data, in->len, fn, kind, what, events_given, r);
+}
+
+/* Fills *r from the inputs. Returns 0, or -1 after saying why on stderr. */
+static int load_report(const struct explain_args *a, struct input **roles, struct krc_report *r)
+{
+    if (load_input(roles[ROLE_POD], krc_kube_parse_pod, "Pod", "kubectl get pod POD -o json|yaml",
+                   roles[ROLE_EVENTS] != NULL, r) < 0) {
+        return -1;
+    }
+    if (roles[ROLE_EVENTS] != NULL && load_input(roles[ROLE_EVENTS], krc_kube_parse_events, NULL,
+                                                 "kubectl get events -o json|yaml", 0, r) < 0) {
+        return -1;
+    }
+    if (roles[ROLE_NODE] != NULL && load_input(roles[ROLE_NODE], krc_kube_parse_node, "Node",
+                                               "kubectl get node NODE -o json|yaml", 0, r) < 0) {
         return -1;
     }
     krc_report_retain_pod_events(r);
@@ -678,19 +1012,8 @@ static int load_report(const struct explain_args *a, struct krc_report *r)
             return -1;
         }
     }
-    if (a->logs != NULL) {
-        unsigned char *data = NULL;
-        size_t len = 0;
-        struct krc_logtail_cut cut;
-        if (read_log(a->logs, KRC_REPORT_LOG_MAX, &data, &len, &cut, &err) < 0) {
-            complain("--logs %s: %s", a->logs, err.msg);
-            return -1;
-        }
-        if (krc_report_take_log(r, a->container, data, len, &err) < 0) {
-            complain("--logs %s: %s", a->logs, err.msg);
-            return -1;
-        }
-        krc_report_set_log_cut(r, &cut);
+    if (roles[ROLE_LOGS] != NULL && take_log(a, roles[ROLE_LOGS], r) < 0) {
+        return -1;
     }
     return 0;
 }
@@ -730,16 +1053,28 @@ int krc_explain_main(int argc, char **argv)
     struct krc_diagnosis d;
     struct krc_redactor *rd = NULL;
     struct krc_error err;
+    struct input *ins = NULL;
+    struct input *roles[N_ROLES] = {NULL};
     int status = parse_args(argc, argv, &a);
 
-    if (status >= 0) {
-        return status;
-    }
-    status = 1;
     krc_report_init(&r);
     krc_diagnosis_init(&d);
     krc_error_clear(&err);
-    if (load_report(&a, &r) < 0) {
+    if (status >= 0) {
+        goto out;
+    }
+    status = 1;
+    ins = krc_calloc(a.n_files + N_ROLES + 1, sizeof(*ins));
+    if (ins == NULL) {
+        fprintf(stderr, "krc explain: out of memory\n");
+        goto out;
+    }
+    if ((status = gather(&a, ins, roles)) < 0) {
+        status = status == -2 ? 2 : 1;
+        goto out;
+    }
+    status = 1;
+    if (load_report(&a, roles, &r) < 0) {
         goto out;
     }
     /* what it prints is often pasted into a ticket: redacted like the
@@ -754,7 +1089,7 @@ int krc_explain_main(int argc, char **argv)
     }
     if (d.container == NULL) {
         /* A Pod without any container status to read: nothing to render. */
-        complain("nothing to explain: %s (in %s)", d.summary, a.pod);
+        complain("nothing to explain: %s (in %s)", d.summary, roles[ROLE_POD]->label);
         goto out;
     }
     switch (a.fmt) {
@@ -779,6 +1114,11 @@ int krc_explain_main(int argc, char **argv)
         status = 1;
     }
 out:
+    for (size_t i = 0; ins != NULL && i < a.n_files + N_ROLES + 1; i++) {
+        input_cleanup(&ins[i]);
+    }
+    krc_free(ins);
+    krc_free(a.files);
     krc_diagnosis_cleanup(&d);
     krc_report_cleanup(&r);
     krc_redact_free(rd);
