@@ -14,6 +14,7 @@
 #include "krc/config/config.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
+#include "krc/util/json_indent.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
 #include "krc/model/report_json.h"
@@ -74,6 +75,22 @@ static void time_utc(int64_t t, char *out, size_t outsz)
         ts[19] = '\0';
     }
     snprintf(out, outsz, "%s", ts);
+}
+
+/* JSON for people: two spaces a level, as krc explain, jq and kubectl
+ * print it. 0, or KRC_ENOMEM. */
+static int print_json(const cJSON *o)
+{
+    char *compact = cJSON_PrintUnformatted(o);
+    char *text = NULL;
+    int rc = compact != NULL ? krc_json_indent(compact, strlen(compact), &text) : KRC_ENOMEM;
+    cJSON_free(compact);
+    if (rc < 0) {
+        return KRC_ENOMEM;
+    }
+    printf("%s\n", text);
+    krc_free(text);
+    return 0;
 }
 
 /* ---- list ------------------------------------------------------------------------- */
@@ -531,7 +548,6 @@ static int print_show_json(const struct krc_store_entry *e)
 {
     cJSON *o = krc_store_row_json(&e->row, KRC_ROW_JSON_FULL);
     cJSON *msgs = NULL;
-    char *text;
     int ok = o != NULL;
 
     ok = ok && krc_report_json_put(o, "message", krc_report_json_str(e->message));
@@ -563,14 +579,12 @@ static int print_show_json(const struct krc_store_entry *e)
         ok = ok && krc_report_json_put(n, "body", json_doc(m->body));
         ok = ok && krc_report_json_put(n, "fallback", json_doc(m->fallback));
     }
-    text = ok ? cJSON_Print(o) : NULL;
+    ok = ok && print_json(o) == 0;
     cJSON_Delete(o);
-    if (text == NULL) {
+    if (!ok) {
         fprintf(stderr, "krc history: out of memory\n");
         return 1;
     }
-    printf("%s\n", text);
-    cJSON_free(text);
     return 0;
 }
 
@@ -693,13 +707,9 @@ static int run_list(const char *const *val, const struct krc_store_filter *f, en
         fprintf(stderr, "krc history: %s\n", err.msg);
         status = 1;
     } else if (fmt == FMT_JSON) {
-        char *text = cJSON_Print(t.json);
-        if (text == NULL) {
+        if (print_json(t.json) < 0) {
             fprintf(stderr, "krc history: out of memory\n");
             status = 1;
-        } else {
-            printf("%s\n", text);
-            cJSON_free(text);
         }
     } else if (t.rows == 0) {
         printf("no restarts recorded%s\n",
