@@ -2,7 +2,9 @@
  * whose container restarted (type Warning, reason RestartDiagnosed), so that
  * `kubectl describe pod` and every event exporter show the diagnosis. The
  * sink (krc_sink_kube_event, alert/sink.h) POSTs it through krc's Kubernetes
- * client; this header has the pure body builder it uses. */
+ * client; this header has the pure body builder it uses. The name is the
+ * restart's, so one restart has one Event whichever krc process writes it
+ * (a second create is 409 AlreadyExists: krc_sink_result.already_exists). */
 #ifndef KRC_KUBE_EVENT_H
 #define KRC_KUBE_EVENT_H
 
