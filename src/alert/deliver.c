@@ -557,7 +557,9 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     }
     /* "posted (" is the mark of a message; an Event is written */
     krc_log(KRC_LOG_INFO, "%s %s%s (%d attempt%s)", it->what,
-            krc_dest_is_event(it->dest) ? "written" : "posted",
+            !krc_dest_is_event(it->dest) ? "posted"
+            : res.already_exists         ? "there already, not written again"
+                                         : "written",
             res.used_fallback ? " as plain text" : "", res.attempts, res.attempts == 1 ? "" : "s");
     after_sent(n, l, it, &res, parent_ts, m.channel);
     return SENT;

@@ -24,6 +24,7 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
 
     fo.now = now_s;
     fo.channel = pd->channel;
+    fo.restart = &r->ident; /* the Kubernetes Event's name */
     /* an Event has no thread: a restart within the mute's thread window is
      * one more Event on the pod */
     m->kind = d == KRC_POLICY_THREAD && !pd->is_event ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;

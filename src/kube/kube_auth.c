@@ -143,12 +143,11 @@ struct krc_token_source {
     char *cached; /* last good token read from file */
     struct timespec read_at;
     int stale;
+    int failing; /* the last read failed (warned once) */
 };
 
-/* Read and validate a token file; *ret_token is a krc allocation. */
-static int read_token_file(const char *path, char **ret_token, struct krc_error *err)
+int krc_auth_read_token_file(const char *path, char **ret_token, char *why, size_t whysz)
 {
-    char ebuf[128];
     char *data = NULL;
     char *t;
     size_t len = 0;
@@ -157,36 +156,48 @@ static int read_token_file(const char *path, char **ret_token, struct krc_error 
     long bad;
     int rc;
 
+    *ret_token = NULL;
     rc = krc_auth_read_whole_file(path, TOKEN_MAX_BYTES, &data, &len, &e);
     if (rc == KRC_EIO) {
-        return krc_error_set(err, KRC_EIO, "token file %s: %s", path,
-                             krc_errno_str(e, ebuf, sizeof(ebuf)));
+        /* a directory opens; its read says EISDIR */
+        krc_errno_str(e, why, whysz);
+        return KRC_EIO;
     }
     if (rc == KRC_ETOOBIG) {
-        return krc_error_set(err, KRC_ETOOBIG, "token file %s is larger than %d bytes", path,
-                             TOKEN_MAX_BYTES);
+        snprintf(why, whysz, "larger than %d bytes", TOKEN_MAX_BYTES);
+        return KRC_ETOOBIG;
     }
     if (rc < 0) {
-        return krc_error_set(err, rc, "token file %s: out of memory", path);
+        snprintf(why, whysz, "out of memory");
+        return rc;
     }
     t = trim(data, len, &tlen);
     if (tlen == 0) {
         krc_free(data);
-        return krc_error_set(err, KRC_EIO, "token file %s is empty", path);
+        snprintf(why, whysz, "the file is empty");
+        return KRC_EIO;
     }
     bad = krc_auth_bad_token_byte(t, tlen);
     if (bad >= 0) {
         krc_free(data);
-        return krc_error_set(err, KRC_EINVAL,
-                             "token file %s: the token contains whitespace or a control "
-                             "character at offset %ld",
-                             path, bad);
+        snprintf(why, whysz, "the token contains whitespace or a control character at offset %ld",
+                 bad);
+        return KRC_EINVAL;
     }
     if (t != data) {
         memmove(data, t, tlen + 1);
     }
     *ret_token = data;
     return 0;
+}
+
+/* Read and validate a token file; *ret_token is a krc allocation. */
+static int read_token_file(const char *path, char **ret_token, struct krc_error *err)
+{
+    char why[160];
+    int rc = krc_auth_read_token_file(path, ret_token, why, sizeof(why));
+
+    return rc < 0 ? krc_error_set(err, rc, "token file %s: %s", path, why) : 0;
 }
 
 struct krc_token_source *krc_token_source_new(const char *static_token, const char *token_file,
@@ -277,9 +288,22 @@ int krc_token_source_get(struct krc_token_source *ts, char *out, size_t outsz,
                 ts->read_at = now;
                 ts->stale = 0;
                 krc_log_add_secret(fresh);
+                if (ts->failing) {
+                    ts->failing = 0;
+                    krc_log(KRC_LOG_INFO, "token file %s read again", ts->file);
+                }
+            } else if (!ts->failing) {
+                /* On failure the last good token stays in use (as in
+                 * client-go) and the next call tries again: a projected
+                 * token being replaced, or a mount gone. Said once per
+                 * failing spell; start-up made sure it was readable. */
+                ts->failing = 1;
+                krc_log(KRC_LOG_WARN, "%s; %s", read_err.msg,
+                        ts->cached != NULL
+                            ? "the token read before stays in use, and the file is read again at "
+                              "the next request"
+                            : "requests fail until it can be read");
             }
-            /* On failure the last good token stays in use (as in client-go)
-             * and the next call tries again. */
         }
     }
     tok = ts->cached != NULL ? ts->cached : ts->static_token;
@@ -352,13 +376,18 @@ static int load_in_cluster(const char *host, const char *port, const char *sa_di
         goto out;
     }
     cfg->in_cluster = 1;
-    if (access(cfg->token_file, R_OK) != 0) {
-        e = errno;
-        rc = krc_error_set(err, KRC_EIO,
-                           "%s: token file %s: %s (is a service-account token mounted? check "
-                           "automountServiceAccountToken)",
-                           src, cfg->token_file, krc_errno_str(e, ebuf, sizeof(ebuf)));
-        goto out;
+    {
+        char why[160];
+        char *tok = NULL;
+        rc = krc_auth_read_token_file(cfg->token_file, &tok, why, sizeof(why));
+        krc_free(tok);
+        if (rc < 0) {
+            rc = krc_error_set(err, rc,
+                               "%s: token file %s: %s (is a service-account token mounted? check "
+                               "automountServiceAccountToken)",
+                               src, cfg->token_file, why);
+            goto out;
+        }
     }
     if (access(ca, R_OK) != 0) {
         e = errno;

@@ -525,7 +525,21 @@ static int load_user(struct kc_file *f, yaml_node_t *u, const char *name,
         }
     }
     /* tokenFile (camelCase, unlike the other keys) wins over token at request time. */
-    return path_field(f, u, what, "tokenFile", &cfg->token_file, err);
+    rc = path_field(f, u, what, "tokenFile", &cfg->token_file, err);
+    if (rc == 0 && cfg->token_file != NULL) {
+        /* read now: one that cannot work (a directory, empty, a bad byte)
+         * stops the start like a missing one; a read that fails later
+         * (a rotating token) keeps the last token (krc_token_source_get) */
+        char why[160];
+        char *tok = NULL;
+        rc = krc_auth_read_token_file(cfg->token_file, &tok, why, sizeof(why));
+        krc_free(tok);
+        if (rc < 0) {
+            rc = krc_kubeconfig_err(err, rc, f, krc_yaml_doc_map_get(&f->doc, u, "tokenFile"),
+                                    "%s: tokenFile %s: %s", what, cfg->token_file, why);
+        }
+    }
+    return rc;
 }
 
 static int make_source(const char *path, const char *context, char **ret, struct krc_error *err)

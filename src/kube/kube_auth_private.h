@@ -23,6 +23,11 @@ int krc_auth_read_whole_file(const char *path, size_t max, char **ret_data, size
 /* Offset of the first byte of a token that is not visible ASCII (it goes
  * into an HTTP header), -1 when none. */
 long krc_auth_bad_token_byte(const char *s, size_t len);
+/* Read a bearer token file and check it (at most 64 KiB, not empty, no
+ * whitespace or control character inside): 0 with *ret_token a krc
+ * allocation, or the code with why the reason without the path ("Is a
+ * directory", "the file is empty", ...). */
+int krc_auth_read_token_file(const char *path, char **ret_token, char *why, size_t whysz);
 /* dir + "/" (unless dir ends with one) + name, a krc allocation (NULL when
  * out of memory). */
 char *krc_auth_join_path(const char *dir, const char *name);

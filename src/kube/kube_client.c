@@ -624,7 +624,11 @@ static int finish(struct krc_kube_client *c, const char *method, const char *pat
                                   resp->content_type, resp->retry_after, err);
     if (resp->status == 401 && err != NULL) {
         char more[KRC_ERROR_MSG_MAX];
-        snprintf(more, sizeof(more), "%s; the API server rejected %s", err->msg, c->token_origin);
+        /* already retried once with the credentials read again */
+        snprintf(more, sizeof(more),
+                 "%s; the API server rejected %s: expired or revoked, or for another cluster "
+                 "than %s",
+                 err->msg, c->token_origin, c->server);
         memcpy(err->msg, more, sizeof(err->msg));
     }
     return rc;

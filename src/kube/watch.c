@@ -744,7 +744,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             continue;
         }
         if (after_failure(&w, rc, what, &e, started)) {
-            goto out;
+            break; /* cancelled while waiting: a clean stop, not a failure */
         }
     }
     rc = 0;

@@ -248,6 +248,76 @@ class KubeEventTest(unittest.TestCase):
         self.assertEqual([r["status"] for r in self.posts("gone")], [404])
 
 
+    # ---- once per restart: the name is the restart's --------------------------------------
+
+    def restart_events(self, ns):
+        """The RestartDiagnosed Events the fake API server holds in ns (read by the test, not
+        krc: its RBAC is switched off for the read and put back)."""
+        rbac = self.kube.rbac_state()
+        self.assertTrue(rbac["enabled"], rbac)
+        self.kube.set_rbac(None)
+        try:
+            code, lst = self.api("GET", EVENTS % ns)
+        finally:
+            self.kube.set_rbac(rbac["objects"], user=rbac["user"])
+        self.assertEqual(code, 200, lst)
+        return [e for e in lst["items"] if e.get("reason") == "RestartDiagnosed"]
+
+    def test_two_daemons_on_fresh_databases_write_one_event_per_restart(self):
+        """Issue 25: a krc started again on a fresh database reports the restarts of its
+        start-up window again; their Events have the restart's name, so the API server answers
+        409 AlreadyExists and there is still one Event per restart. Another restart of the same
+        container is another Event."""
+        self.kube.create_pod("shop", "api-0", containers=["app", "sidecar"])
+        self.kube.create_pod("shop", "worker-0")
+        env = {"SLACK_WEBHOOK_URL": self.webhook("alerts"), "MUTE_SECONDS": "0"}
+        self.start_krc(env)
+        self.kube.restart("shop", "api-0", "app", exit_code=137, reason="OOMKilled",
+                          logs="allocating\n")
+        self.wait_posts("shop", n=1, status=201)
+        self.kube.restart("shop", "api-0", "app", exit_code=1, logs="boom\n")  # count 2
+        self.kube.restart("shop", "worker-0", "app", exit_code=1, logs="oops\n")
+        self.kube.restart("shop", "api-0", "sidecar", exit_code=2, logs="bad flag\n")
+        self.wait_posts("shop", n=4, status=201)
+        first = self.restart_events("shop")
+        self.assertEqual(len(first), 4, first)
+        names = sorted(e["metadata"]["name"] for e in first)
+        for n in names:
+            self.assertRegex(n, r"^(api|worker)-0\.krc-[0-9a-f]{16}$")
+        self.assertEqual(self.krc.stop(timeout=60), 0)
+        self.krc = None
+
+        # the second daemon: a fresh database (the harness gives each its own), the same cluster;
+        # the pods' statuses show the last termination of each container (3 of the 4 restarts)
+        k2 = self.start_krc(env)
+        k2.wait_diagnosed(3)
+        lines = k2.wait_log("there already, not written again", count=3)
+        self.assertTrue(all(l["level"] == "info" for l in lines), lines)
+        h.wait_until(lambda: len([r for r in self.posts("shop") if r["status"] == 409]) >= 3,
+                     20 * h.SLOWDOWN, what="three 409 answers")
+        time.sleep(2 * h.SLOWDOWN)  # what a retry would take (1 s backoff): none comes
+        statuses = sorted(r["status"] for r in self.posts("shop"))
+        self.assertEqual(statuses, [201] * 4 + [409] * 3, statuses)
+        self.assertEqual(k2.logs(contains="not delivered"), [])
+        self.assertEqual(k2.logs(contains="retrying"), [])
+        # the Slack messages went again (the database that would have said "done" is new) ...
+        self.slack.wait_messages(4 + 3, timeout=30 * h.SLOWDOWN)
+        # ... but the cluster still has one Event per restart, the same four
+        second = self.restart_events("shop")
+        self.assertEqual(sorted(e["metadata"]["name"] for e in second), names)
+        # both rows delivered in the new database: a 409 AlreadyExists is not a failure
+        rows = h.wait_until(lambda: [r for r in self.outbox() if r[2] == "dest:kubernetes-event"
+                                     and r[3] == "delivered"]
+                            if len([r for r in self.outbox() if r[2] == "dest:kubernetes-event"
+                                    and r[3] == "delivered"]) == 3 else None,
+                            20 * h.SLOWDOWN, what="three delivered Event rows")
+        self.assertEqual(len(rows), 3)
+
+        # a new restart while the second daemon runs: a new Event
+        self.kube.restart("shop", "worker-0", "app", exit_code=1, logs="again\n")
+        self.wait_posts("shop", n=5, status=201)
+        self.assertEqual(len(self.restart_events("shop")), 5)
+
     # ---- the kubernetes-event destination (the destinations framework) ------------------
 
     def outbox(self):
@@ -403,10 +473,30 @@ class FakeValidatesLikeTheApiServer(unittest.TestCase):
         self.assertEqual((code, got["reason"]), (200, "RestartDiagnosed"))
         code, lst = self.api("GET", "/api/v1/namespaces/shop/events")
         self.assertIn(body["metadata"]["name"], [e["metadata"]["name"] for e in lst["items"]])
-        # the same name again: 409, as a retried POST that was created would get
-        code, _ = self.api("POST", EVENTS % "shop", dict(body, metadata={
-            "name": body["metadata"]["name"]}))
+        # the same name again: 409 with the API server's AlreadyExists Status (what krc counts as
+        # already written), whatever the rest of the body says
+        name = body["metadata"]["name"]
+        code, st = self.api("POST", EVENTS % "shop", self.good(
+            metadata={"name": name}, note="another restart"))
         self.assertEqual(code, 409)
+        self.assertEqual(st, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                              "status": "Failure", "reason": "AlreadyExists", "code": 409,
+                              "message": 'events.events.k8s.io "%s" already exists' % name,
+                              "details": {"name": name, "group": "events.k8s.io",
+                                          "kind": "events"}})
+        code, got = self.api("GET", EVENTS % "shop" + "/" + name)
+        self.assertEqual(got["note"], "n" * 1024)  # the first one stays
+
+    def test_name_taken_through_core_v1_is_taken(self):
+        """core/v1 and events.k8s.io/v1 Events are one resource: a name written through either
+        API is taken in both (krc's 409 AlreadyExists can come from a core/v1 Event)."""
+        core = self.kube.add_event(namespace="shop", metadata={"name": "web-0.krc-0011"},
+                                   involvedObject={"kind": "Pod", "namespace": "shop",
+                                                   "name": "web-0"},
+                                   reason="BackOff", message="x", type="Warning")
+        self.assertEqual(core["metadata"]["name"], "web-0.krc-0011")
+        code, st = self.api("POST", EVENTS % "shop", self.good(metadata={"name": "web-0.krc-0011"}))
+        self.assertEqual((code, st["reason"]), (409, "AlreadyExists"))
 
     def test_refusals(self):
         cases = [

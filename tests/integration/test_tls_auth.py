@@ -224,6 +224,90 @@ class TlsAuthTest(unittest.TestCase):
         self.assertNotIn("rotated-one-0123456789abcdef", text)
         self.assertNotIn("rotated-two-0123456789abcd", text)
 
+    def test_unusable_token_file_is_fatal_at_start(self):
+        """Issue 25: a tokenFile that is a directory used to start and retry forever while a
+        missing one stopped krc. Both (and an empty one) now stop the start with the kubeconfig,
+        the path and the reason."""
+        kube = self.fake()
+        codes = {}
+        os.mkdir(os.path.join(self.dir, "tokdir"))
+        with open(os.path.join(self.dir, "tokempty"), "w") as f:
+            f.write("\n")
+        for name, why in (("tokabsent", "No such file or directory"),
+                          ("tokdir", "Is a directory"), ("tokempty", "the file is empty")):
+            with self.subTest(name):
+                tok = os.path.join(self.dir, name)
+                cfg = kubeconfig(os.path.join(self.dir, "kc-" + name), kube.api_url,
+                                 ca=kube.ca, token_file=tok)
+                self.start_krc(cfg)
+                codes[name] = self.krc.wait_exit(timeout=30)
+                self.assertNotEqual(codes[name], 0, self.krc.tail())
+                line = self.krc.wait_log("cannot configure Kubernetes access")[0]
+                self.assertEqual(line["level"], "error")
+                self.assertIn("kubeconfig %s" % cfg, line["msg"])
+                self.assertIn('user "u": tokenFile %s: %s' % (tok, why), line["msg"])
+                self.assertEqual(self.krc.logs(contains="retrying"), [])
+                self.krc = None
+        self.assertEqual(len(set(codes.values())), 1, codes)  # one way, the same exit status
+        self.assertEqual([r for r in kube.requests() if r["path"].startswith("/api")], [])
+
+    def test_token_file_unreadable_after_start_warns_and_keeps_running(self):
+        """A token file that cannot be read after the start (a projected token being replaced,
+        here a directory in its place): krc warns once, goes on with the token it read before,
+        and says so when the file is back."""
+        kube = self.fake()
+        kube.create_pod("default", "tok-0")
+        tok = os.path.join(self.dir, "token")
+        shutil.copy(kube.token_path, tok)
+        cfg = kubeconfig(os.path.join(self.dir, "kc"), kube.api_url, ca=kube.ca, token_file=tok)
+        self.start_krc(cfg)
+        self.krc.wait_synced()
+        saved = os.path.join(self.dir, "token.saved")
+        os.rename(tok, saved)
+        os.mkdir(tok)
+        for _ in range(2):  # a 401 makes krc read the file again (twice: one warning)
+            kube.fault(type="http_error", status=401, count=1, reason="Unauthorized",
+                       message="Unauthorized", path_regex="^/api/v1/pods$")
+            kube.fault(type="drop_watches")
+            kube.restart("default", "tok-0", "app")
+        self.krc.wait_restarts(2)
+        warns = self.krc.logs(contains="token file %s: Is a directory" % tok)
+        self.assertEqual(len(warns), 1, warns)
+        self.assertEqual(warns[0]["level"], "warn")
+        self.assertIn("the token read before stays in use", warns[0]["msg"])
+        self.assertIsNone(self.krc.proc.poll())
+        os.rmdir(tok)
+        os.rename(saved, tok)
+        kube.fault(type="http_error", status=401, count=1, reason="Unauthorized",
+                   message="Unauthorized", path_regex="^/api/v1/pods$")
+        kube.fault(type="drop_watches")
+        self.krc.wait_log("token file %s read again" % tok)
+        self.assertEqual(self.krc.stop(), 0)
+        self.krc = None
+
+    def test_rejected_token_says_why_and_stops_cleanly(self):
+        """Issue 25: a rejected token stopped the watch with an empty reason ("pod watch (all
+        namespaces) stopped: "). The 401 says what the API server answered and what to check;
+        a stop while krc waits to retry is a clean stop."""
+        kube = self.fake()
+        tok = os.path.join(self.dir, "token")
+        with open(tok, "w") as f:
+            f.write("revoked-token-0123456789\n")
+        cfg = kubeconfig(os.path.join(self.dir, "kc"), kube.api_url, ca=kube.ca, token_file=tok)
+        self.start_krc(cfg)
+        line = self.krc.wait_log("401 Unauthorized")[0]
+        self.assertEqual(line["level"], "error")
+        self.assertIn("GET /api/v1/pods: 401 Unauthorized: Unauthorized", line["msg"])
+        self.assertIn("the API server rejected the bearer token from %s: expired or revoked, or "
+                      "for another cluster than %s" % (tok, kube.api_url), line["msg"])
+        self.assertIn("retrying in", line["msg"])
+        self.assertEqual(self.krc.stop(), 0)
+        stopped = self.krc.logs(contains="stopped")
+        self.assertEqual([l for l in stopped if l["msg"].rstrip().endswith(":")], [], stopped)
+        self.assertEqual(self.krc.logs(contains="pod watch (all namespaces) stopped"), [])
+        self.assertNotIn("revoked-token-0123456789", self.krc.text())
+        self.krc = None
+
     def client_ca(self):
         ca_dir = os.path.join(self.dir, "client-ca")
         os.mkdir(ca_dir)

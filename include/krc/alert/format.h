@@ -12,6 +12,8 @@
 #include "krc/model/cause.h"
 #include "krc/util/redact.h"
 
+struct krc_restart_ident; /* krc/model/restart_ident.h */
+
 #define KRC_ALERT_DEFAULT_LOG_LINES 50
 
 /* How urgent a cause is; each format shows it its way (Slack's emoji and
@@ -41,6 +43,10 @@ struct krc_alert_options {
     int redactions_done; /* secrets already redacted upstream (e.g. by the collector); added
                             to the count the message shows */
     int color_bar;       /* wrap the blocks in one legacy attachment with a colour bar */
+    /* The restart's identity (render.c sets it from the detected restart), or
+     * NULL: the Kubernetes Event's name is derived from it, so that the same
+     * restart gets the same Event name in every krc process. */
+    const struct krc_restart_ident *restart;
 };
 
 /* Zero everything; max_log_lines = KRC_ALERT_DEFAULT_LOG_LINES. */

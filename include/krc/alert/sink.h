@@ -76,6 +76,11 @@ struct krc_sink_result {
     char error[128];     /* the destination's error code ("invalid_blocks", "no_service") or "" */
     char ts[64];         /* a success: the message's id for threads ("" without threads) */
     char channel[64];    /* a success: the channel id the destination answered, or "" */
+    /* A success without a new object: the destination had it already (a
+     * Kubernetes Event of the same name, 409 AlreadyExists: written for the
+     * same restart before, e.g. by an earlier krc process). Delivered, not
+     * an error; sender accounting counts it apart (already_exists). */
+    int already_exists;
 };
 
 struct krc_sink;

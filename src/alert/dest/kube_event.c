@@ -5,6 +5,7 @@
 #include "krc/alert/kube_event.h"
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,23 +96,61 @@ static void build_note(const struct krc_kube_event_in *in, char *note, size_t no
     snprintf(note, notesz, "%s", full);
 }
 
-/* metadata.name: "<pod>.<hex>" like client-go's recorder, the pod part cut
- * so the name stays a DNS subdomain (<= 253, ends alphanumeric). */
-static void build_name(const char *pod, int64_t time_ns, char *out, size_t outsz)
+/* metadata.name: "<pod>.<suffix>", the pod part cut so the name stays a DNS
+ * subdomain (<= 253, no "-." or ".." where the cut falls). */
+static void build_name(const char *pod, const char *suffix, char *out, size_t outsz)
 {
-    char hex[24];
     size_t plen = strlen(pod);
-    size_t room;
+    size_t room = KRC_KUBE_EVENT_NAME_MAX - 1 - strlen(suffix);
 
-    snprintf(hex, sizeof(hex), "%" PRIx64, (uint64_t)time_ns);
-    room = KRC_KUBE_EVENT_NAME_MAX - 1 - strlen(hex);
     if (plen > room) {
         plen = room;
     }
     while (plen > 0 && (pod[plen - 1] == '.' || pod[plen - 1] == '-')) {
         plen--;
     }
-    snprintf(out, outsz, "%.*s.%s", (int)plen, pod, hex);
+    snprintf(out, outsz, "%.*s.%s", (int)plen, pod, suffix);
+}
+
+/* The restart's identity as hashed: one line per field (a UID and a container
+ * name have no newline), the termination as the store keys it
+ * (docs/design/detection-and-identity.md). */
+static int ident_text(const struct krc_restart_ident *id, char *out, size_t outsz)
+{
+    int n;
+
+    if (id->finished_at > 0) {
+        n = snprintf(out, outsz, "krc restart v1\n%s\n%s\nt%lld\n%s\n%d", id->uid, id->container,
+                     (long long)id->finished_at, id->container_id, id->restart_count);
+    } else {
+        n = snprintf(out, outsz, "krc restart v1\n%s\n%s\nc%d", id->uid, id->container,
+                     id->restart_count);
+    }
+    return n > 0 && (size_t)n < outsz ? n : -1;
+}
+
+void krc_kube_event_restart_name(const char *pod, const struct krc_restart_ident *id, char *out,
+                                 size_t outsz)
+{
+    /* the fields are bounded arrays: this holds them all */
+    char text[64 + KRC_RESTART_IDENT_UID_MAX + KRC_RESTART_IDENT_CONTAINER_MAX +
+              KRC_RESTART_IDENT_CONTAINER_ID_MAX];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char suffix[32];
+    int n = ident_text(id, text, sizeof(text));
+
+    if (n < 0 || EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 8) {
+        /* not reached (the text fits; SHA-256 does not fail): a name from
+         * the fields alone, still the same for the same restart */
+        snprintf(suffix, sizeof(suffix), "krc-c%d", id->restart_count);
+    } else {
+        /* "krc-": never a client-go recorder's "<object>.<hex time>" name,
+         * whose suffix is all hex */
+        snprintf(suffix, sizeof(suffix), "krc-%02x%02x%02x%02x%02x%02x%02x%02x", md[0], md[1],
+                 md[2], md[3], md[4], md[5], md[6], md[7]);
+    }
+    build_name(pod, suffix, out, outsz);
 }
 
 static void format_micro(int64_t time_ns, char *out, size_t outsz)
@@ -184,7 +223,13 @@ int krc_kube_event_build(const struct krc_kube_event_in *in, char **ret, struct 
         return rc;
     }
     build_note(in, note, sizeof(note));
-    build_name(in->pod, in->time_ns, name, sizeof(name));
+    if (in->restart != NULL && krc_restart_ident_known(in->restart)) {
+        krc_kube_event_restart_name(in->pod, in->restart, name, sizeof(name));
+    } else {
+        char hex[24];
+        snprintf(hex, sizeof(hex), "%" PRIx64, (uint64_t)in->time_ns);
+        build_name(in->pod, hex, name, sizeof(name));
+    }
     format_micro(in->time_ns, when, sizeof(when));
     ev = cJSON_CreateObject();
     md = cJSON_CreateObject();
@@ -230,6 +275,17 @@ int krc_kube_event_namespace(const char *body, char *out, size_t outsz, struct k
     }
     cJSON_Delete(ev);
     return rc;
+}
+
+/* metadata.name of a built Event, "?" when it has none. */
+static void event_name(const char *body, char *out, size_t outsz)
+{
+    cJSON *ev = cJSON_Parse(body);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(ev, "metadata");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
+
+    snprintf(out, outsz, "%s", cJSON_IsString(name) ? name->valuestring : "?");
+    cJSON_Delete(ev);
 }
 
 /* --- the sink ----------------------------------------------------------- */
@@ -284,6 +340,26 @@ static void reporting_instance(char *out, size_t outsz)
     }
 }
 
+/* The restart the Event is about: the detected one (fo->restart, set by
+ * render.c), else the diagnosed container's last termination in the report
+ * (an Event formatted outside the daemon's pipeline), else NULL. */
+static const struct krc_restart_ident *restart_of(const struct krc_report *rep,
+                                                  const struct krc_report_container *c,
+                                                  const struct krc_alert_options *fo,
+                                                  struct krc_restart_ident *from_report)
+{
+    if (fo->restart != NULL && krc_restart_ident_known(fo->restart)) {
+        return fo->restart;
+    }
+    if (c == NULL || !c->has_status || !nonempty(rep->uid) || !nonempty(c->name)) {
+        return NULL;
+    }
+    (void)krc_restart_ident_set(from_report, rep->uid, c->name, c->restart_count,
+                                c->last.present ? c->last.finished_at : 0,
+                                c->last.present ? c->last.container_id : NULL);
+    return from_report;
+}
+
 static int ke_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                              const struct krc_alert_options *fo, char **ret_body,
                              char **ret_fallback, struct krc_error *err)
@@ -292,6 +368,7 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     const struct krc_report_container *c = find_container(rep, diag->container);
     char instance[KRC_KUBE_EVENT_FIELD_MAX + 1];
     struct krc_alert_options defaults;
+    struct krc_restart_ident from_report;
     const char *unquoted = diag->summary_unquoted;
     char *summary = NULL;
     int rc;
@@ -322,6 +399,7 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     in.summary = summary;
     in.reporting_instance = instance;
     in.time_ns = now_ns();
+    in.restart = restart_of(rep, c, fo, &from_report);
     rc = krc_kube_event_build(&in, ret_body, err);
     krc_free(summary);
     return rc;
@@ -353,16 +431,29 @@ static int canceled(const struct kevent_sink *k)
     return k->o.cancel != NULL && atomic_load(k->o.cancel);
 }
 
-/* A final answer of the API server: 0 for 201 (or 409: a retried POST the
- * server had created), KRC_EHTTP with the status otherwise. */
-static int final_status(struct kevent_sink *k, const char *ns, const struct krc_error *e,
-                        struct krc_sink_result *res, struct krc_error *err)
+/* A final answer of the API server: KRC_EHTTP with the status, or 0 for a
+ * 409 AlreadyExists: the Event's name is the restart's
+ * (krc_kube_event_restart_name), so an Event of that name is this restart's,
+ * written before (by an earlier krc process, a previous leader, or this
+ * POST's own earlier attempt whose answer was lost): delivered, counted as
+ * res->already_exists, never retried. */
+static int final_status(struct kevent_sink *k, const char *ns, const char *body,
+                        const struct krc_error *e, struct krc_sink_result *res,
+                        struct krc_error *err)
 {
     long st = e->http_status;
 
     res->http_status = st;
-    if (st == 409) {
-        res->http_status = 201;
+    /* the Status reason is in the client's message: "POST ...: 409
+     * AlreadyExists: events.events.k8s.io \"x\" already exists" */
+    if (st == 409 && strstr(e->msg, " 409 AlreadyExists") != NULL) {
+        char name[KRC_KUBE_EVENT_NAME_MAX + 1];
+        res->already_exists = 1;
+        event_name(body, name, sizeof(name));
+        krc_log(KRC_LOG_INFO,
+                "Kubernetes Event %s/%s exists already (this restart's, written before): not "
+                "written again",
+                ns, name);
         return 0;
     }
     if (st == 403) {
@@ -430,7 +521,7 @@ static int ke_post(struct kevent_sink *k, const char *path, const char *ns, cons
          * fresh credentials) never succeed */
         if (e.http_status >= 400 && e.http_status < 500 && e.http_status != 429 &&
             e.http_status != 401) {
-            return final_status(k, ns, &e, res, err);
+            return final_status(k, ns, body, &e, res, err);
         }
         res->http_status = e.http_status;
         wait = krc_backoff_next(bo, krc_clock_mono_ms());

@@ -218,6 +218,94 @@ static void test_name_is_dns_subdomain(void **state)
     cJSON_Delete(j);
 }
 
+/* With the restart known, the name is the restart's: the same in every krc
+ * process (time, cause, summary, reportingInstance do not change it), and
+ * another for each field of the identity. The value is pinned: a krc that
+ * named the same restart differently after an upgrade would write its Event
+ * twice. */
+static void test_name_from_restart(void **state)
+{
+    struct krc_kube_event_in in = base_in();
+    struct krc_restart_ident id;
+    struct krc_restart_ident other;
+    char first[KRC_KUBE_EVENT_NAME_MAX + 1];
+    char name[KRC_KUBE_EVENT_NAME_MAX + 1];
+    char pod[254];
+    cJSON *j;
+
+    (void)state;
+    assert_int_equal(
+        krc_restart_ident_set(&id, in.pod_uid, "api", 3, 1796313480, "containerd://4f1c2a"), 0);
+    in.restart = &id;
+    j = build(&in);
+    /* sha256("krc restart v1\n<uid>\napi\nt1796313480\ncontainerd://4f1c2a\n3") */
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"),
+                        "orders-api-7d9f8c6b5-x2x7q.krc-d4919a9036ad882b");
+    snprintf(first, sizeof(first), "%s",
+             str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"));
+    cJSON_Delete(j);
+
+    /* another process, later, another diagnosis: the same name */
+    in.time_ns += 3600LL * 1000000000LL;
+    in.cause = "app_error";
+    in.summary = "something else";
+    in.reporting_instance = "krc-other";
+    j = build(&in);
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"), first);
+    cJSON_Delete(j);
+
+    /* each field of the identity makes another restart */
+    const struct {
+        const char *uid, *container;
+        int count;
+        int64_t fin;
+        const char *cid;
+    } others[] = {
+        {"1b8f5e0c-3a1e-4a57-9a39-4d1f2f7a6c11", "api", 3, 1796313480, "containerd://4f1c2a"},
+        {in.pod_uid, "sidecar", 3, 1796313480, "containerd://4f1c2a"},
+        {in.pod_uid, "api", 4, 1796313480, "containerd://4f1c2a"},
+        {in.pod_uid, "api", 3, 1796313481, "containerd://4f1c2a"},
+        {in.pod_uid, "api", 3, 1796313480, "containerd://4f1c2b"},
+        {in.pod_uid, "api", 3, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        (void)krc_restart_ident_set(&other, others[i].uid, others[i].container, others[i].count,
+                                    others[i].fin, others[i].cid);
+        krc_kube_event_restart_name(in.pod, &other, name, sizeof(name));
+        assert_string_not_equal(name, first);
+        assert_true(strncmp(name, "orders-api-7d9f8c6b5-x2x7q.krc-", 31) == 0);
+        assert_int_equal(strlen(name), 31 + 16);
+    }
+    /* without a finishedAt the count alone is the termination (a container ID
+     * left from before does not enter) */
+    (void)krc_restart_ident_set(&other, in.pod_uid, "api", 3, 0, NULL);
+    krc_kube_event_restart_name(in.pod, &other, first, sizeof(first));
+    assert_string_equal(first, "orders-api-7d9f8c6b5-x2x7q.krc-11db711795bf0a45");
+    (void)krc_restart_ident_set(&other, in.pod_uid, "api", 3, 0, "containerd://4f1c2a");
+    krc_kube_event_restart_name(in.pod, &other, name, sizeof(name));
+    assert_string_equal(name, first);
+
+    /* a 253-character pod name: cut, still a DNS subdomain */
+    memset(pod, 'a', 253);
+    pod[253] = '\0';
+    krc_kube_event_restart_name(pod, &id, name, sizeof(name));
+    assert_int_equal(strlen(name), KRC_KUBE_EVENT_NAME_MAX);
+    assert_string_equal(name + strlen(name) - 21, ".krc-d4919a9036ad882b");
+    pod[231] = '.'; /* a cut that would end on this '.': it goes too */
+    krc_kube_event_restart_name(pod, &id, name, sizeof(name));
+    assert_null(strstr(name, ".."));
+    assert_int_equal(strlen(name), KRC_KUBE_EVENT_NAME_MAX - 1);
+
+    /* an identity without a uid: the name from the time, as client-go's */
+    in = base_in();
+    (void)krc_restart_ident_set(&other, "", "api", 3, 1796313480, NULL);
+    in.restart = &other;
+    j = build(&in);
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"),
+                        "orders-api-7d9f8c6b5-x2x7q.18edc997c8011d15");
+    cJSON_Delete(j);
+}
+
 static void test_missing_fields(void **state)
 {
     struct krc_kube_event_in in = base_in();
@@ -328,6 +416,36 @@ static void test_sink_format_restart(void **state)
     assert_non_null(strstr(str(j, "note"), "(low confidence): log says FATAL: disk full"));
     cJSON_Delete(j);
     krc_free(body);
+    /* the name: the detected restart's (render.c passes it) ... */
+    {
+        struct krc_restart_ident id;
+        char want[KRC_KUBE_EVENT_NAME_MAX + 1];
+        (void)krc_restart_ident_set(&id, "uid-1", "migrate", 2, 1796313480, "cri-o://77");
+        krc_kube_event_restart_name("orders-0", &id, want, sizeof(want));
+        fo.restart = &id;
+        assert_int_equal(krc_dest_kind_find("kubernetes-event")
+                             ->ops->format_restart(rep, &dg, &fo, &body, &fallback, &e),
+                         0);
+        j = cJSON_Parse(body);
+        assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"), want);
+        cJSON_Delete(j);
+        krc_free(body);
+        /* ... else the report's last termination of the diagnosed container */
+        fo.restart = NULL;
+        c->has_status = 1;
+        c->restart_count = 2;
+        c->last.present = 1;
+        c->last.finished_at = 1796313480;
+        c->last.container_id = krc_strdup("cri-o://77");
+        assert_int_equal(krc_dest_kind_find("kubernetes-event")
+                             ->ops->format_restart(rep, &dg, &fo, &body, &fallback, &e),
+                         0);
+        j = cJSON_Parse(body);
+        assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "name"), want);
+        assert_true(strncmp(want, "orders-0.krc-", 13) == 0);
+        cJSON_Delete(j);
+        krc_free(body);
+    }
     /* an Event is about one pod: no storm summary, no replies */
     assert_int_equal(
         krc_dest_kind_find("kubernetes-event")->ops->format_summary(NULL, &fo, &body, &e),
@@ -358,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_note_limit_and_utf8),
         cmocka_unit_test(test_escaping_and_bad_bytes),
         cmocka_unit_test(test_name_is_dns_subdomain),
+        cmocka_unit_test(test_name_from_restart),
         cmocka_unit_test(test_missing_fields),
         cmocka_unit_test(test_namespace_of_body),
         cmocka_unit_test(test_sink_format_restart),

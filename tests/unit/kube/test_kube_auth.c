@@ -1470,6 +1470,62 @@ static void test_token_file_errors(void **state)
     krc_token_source_free(ts);
 }
 
+/* A tokenFile that cannot work stops the start like a missing one, with the
+ * file, position, path and reason (issue 25): a directory, an empty file, a
+ * token with a space; in-cluster too. */
+static void test_token_file_checked_at_load(void **state)
+{
+    struct env *env = *state;
+    struct krc_kube_auth_config cfg;
+    struct krc_error err;
+    const char *const cases[][2] = {
+        {"tokdir", "Is a directory"},
+        {"tokempty", "the file is empty"},
+        {"tokspace", "whitespace or a control character at offset 6"},
+        {"tokabsent", "No such file or directory"},
+    };
+    char yaml[1024];
+
+    make_dir(env, "tokdir");
+    write_file(env, "tokempty", "\n");
+    write_file(env, "tokspace", "secret token\n");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(yaml, sizeof(yaml),
+                 "current-context: c\n"
+                 "clusters: [{name: k, cluster: {server: 'https://h'}}]\n"
+                 "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                 "users:\n"
+                 "- name: u\n"
+                 "  user:\n"
+                 "    tokenFile: %s\n",
+                 cases[i][0]);
+        write_file(env, "config", yaml);
+        krc_error_clear(&err);
+        assert_true(load(path_in(env, "config"), NULL, NULL, &cfg, &err) < 0);
+        assert_contains(err.msg, path_in(env, "config"));
+        assert_contains(err.msg, "user \"u\": tokenFile ");
+        assert_contains(err.msg, path_in(env, cases[i][0]));
+        assert_contains(err.msg, cases[i][1]);
+        assert_contains(err.msg, "(line 7, column 16)"); /* the tokenFile value */
+        assert_null(strstr(err.msg, "secret"));
+    }
+
+    /* in-cluster: the token mounted as a directory */
+    make_sa_dir(env, 1);
+    unlink(path_in(env, "sa/token"));
+    make_dir(env, "sa/token");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    krc_error_clear(&err);
+    assert_int_equal(load(NULL, NULL, path_in(env, "sa"), &cfg, &err), KRC_EIO);
+    assert_contains(err.msg, "in-cluster service account: token file");
+    assert_contains(err.msg, path_in(env, "sa/token"));
+    assert_contains(err.msg, "Is a directory");
+    rmdir(path_in(env, "sa/token"));
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
 struct reader_arg {
     struct krc_token_source *ts;
     int bad;
@@ -1690,6 +1746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unreadable_kubeconfig, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster_missing_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_file_checked_at_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nothing_configured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_source_static, setup, teardown),
