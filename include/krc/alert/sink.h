@@ -105,7 +105,20 @@ struct krc_sink_ops {
                   const char *filename, const char *title, const void *data, size_t len,
                   struct krc_error *err);
     void (*free)(struct krc_sink *s);
+    /* What an answer of the service means to the person who set it up
+     * ("this webhook was revoked or mistyped"), or NULL when the kind has
+     * nothing to add to the generic words for the status (NULL op: none).
+     * status: the HTTP status (0: no answer); error: the service's error
+     * code or the start of its body (struct krc_sink_result.error). */
+    const char *(*explain)(long status, const char *error);
 };
+
+/* An answer explained, one line: "404 no_service: this webhook was revoked
+ * or mistyped", "200 ok: sent" (status 2xx), "403 invalid_token: the token
+ * is not valid (revoked or mistyped)"; the kind's words (ops->explain) when
+ * it has some, else the generic ones of the status. ops may be NULL. */
+void krc_sink_explain(const struct krc_sink_ops *ops, long status, const char *error, char *out,
+                      size_t outsz);
 
 /* Implementations embed this as their first member. */
 struct krc_sink {

@@ -287,8 +287,8 @@ static void test_mistakes_named(void **state)
     assert_contains(errors, ":4:5: destinations[1] (b): a ticket destination needs tokenEnv or "
                             "tokenFile");
     /* the URL type's own check, then the table's check functions */
-    assert_contains(errors, ":9:10: destinations[2] (c): the url must be https:// (http:// only "
-                            "to localhost, 127.0.0.0/8 or [::1])");
+    assert_contains(errors, ":9:10: destinations[2] (c).url: the URL is plain http:// to a host "
+                            "that is not loopback");
     assert_contains(errors, ":7:5: destinations[2] (c): the token must have at least 8 "
                             "characters, not 5");
     assert_contains(errors, ":7:5: destinations[2] (c): queue must be lowercase letters");

@@ -1060,7 +1060,8 @@ static void test_destinations(void **state)
                                "    colour: red\n",
                                path, sizeof(path), &errors, &err),
                      KRC_EINVAL);
-    assert_contains(errors, ":4:10: destinations[0] (a): the url must be https://");
+    assert_contains(errors, ":4:10: destinations[0] (a).url: the URL is plain http:// to a host "
+                            "that is not loopback");
     assert_null(strstr(errors, "10.0.0.1")); /* a Teams URL is a secret */
     assert_contains(errors, ":5:11: destinations[1]: the name \"a\" is already used at line 2");
     assert_contains(errors, ":7:11: destinations[2] needs a name of lowercase letters");
