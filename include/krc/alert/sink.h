@@ -111,6 +111,11 @@ struct krc_sink_ops {
      * status: the HTTP status (0: no answer); error: the service's error
      * code or the start of its body (struct krc_sink_result.error). */
     const char *(*explain)(long status, const char *error);
+    /* krc notify test's message (alert/dest/test_message.h): step 0 the
+     * message, step 1 a follow-up (*ret_body NULL: none). NULL op: the
+     * kind takes no test message (a Kubernetes Event). */
+    int (*format_test)(const struct krc_alert_options *fo, const char *test_id, int step,
+                       char **ret_body, struct krc_error *err);
 };
 
 /* An answer explained, one line: "404 no_service: this webhook was revoked

@@ -17,6 +17,7 @@
 #include "krc/util/mem.h"
 #include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 #include "krc/alert/sink_send.h"
 
 static cJSON *append(cJSON *a)
@@ -320,6 +321,7 @@ static const struct krc_sink_ops krc_sink_google_chat = {
     .upload = NULL,
     .free = krc_chat_sink_free,
     .explain = gchat_explain,
+    .format_test = krc_test_format_gchat,
 };
 
 static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,

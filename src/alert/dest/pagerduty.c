@@ -21,6 +21,7 @@
 #include "krc/alert/sink_send.h"
 #include "krc/util/log.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_pagerduty;
 
@@ -440,6 +441,7 @@ static const struct krc_sink_ops krc_sink_pagerduty = {
     .upload = NULL,
     .free = pd_free,
     .explain = pd_explain,
+    .format_test = krc_test_format_pagerduty,
 };
 
 /* An Events API v2 integration key has 32 characters. */

@@ -15,6 +15,7 @@
 #include "krc/util/mem.h"
 #include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_slack_api;
 
@@ -355,6 +356,7 @@ static const struct krc_sink_ops krc_sink_slack_api = {
     .upload = api_upload,
     .free = api_free,
     .explain = api_explain,
+    .format_test = krc_test_format_slack,
 };
 
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */

@@ -11,6 +11,7 @@
 #include "krc/util/mem.h"
 #include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_slack_webhook;
 
@@ -131,6 +132,7 @@ static const struct krc_sink_ops krc_sink_slack_webhook = {
     .upload = NULL,
     .free = wh_free,
     .explain = wh_explain,
+    .format_test = krc_test_format_slack,
 };
 
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */

@@ -13,6 +13,7 @@
 #include "krc/util/mem.h"
 #include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 #include "krc/alert/sink_send.h"
 
 /* Append a new object to array a: NULL (nothing leaked) on failure. */
@@ -288,6 +289,7 @@ static const struct krc_sink_ops krc_sink_teams = {
     .upload = NULL,
     .free = krc_chat_sink_free,
     .explain = teams_explain,
+    .format_test = krc_test_format_teams,
 };
 
 static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,

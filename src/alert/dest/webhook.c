@@ -17,6 +17,7 @@
 #include "krc/alert/sink_send.h"
 #include "krc/util/log.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_webhook;
 
@@ -321,6 +322,7 @@ static const struct krc_sink_ops krc_sink_webhook = {
     .upload = NULL,
     .free = sw_free,
     .explain = sw_explain,
+    .format_test = krc_test_format_webhook,
 };
 /* Header lines "Name: value" (a Secret mounted as a file): each must have
  * a token name and no line breaks inside. */
