@@ -164,13 +164,6 @@ static int valid_name(const char *s)
     return 1;
 }
 
-int krc_dest_url_allowed(const char *url)
-{
-    char why[8];
-
-    return krc_dest_check_url(NULL, NULL, url, 0, NULL, why, sizeof(why)) == 0;
-}
-
 static const struct krc_dest_setting *setting_of(const struct krc_dest_schema *k, const char *key)
 {
     for (size_t i = 0; k != NULL && key != NULL && i < k->n_settings; i++) {

@@ -164,10 +164,6 @@ int krc_dest_is(const struct krc_destination *d, const char *kind);
 /* 1 when d's url is a secret (an incoming webhook's: KRC_DEST_HIDDEN). */
 int krc_dest_url_hidden(const struct krc_destination *d);
 
-/* 1 when `url` may be used: https, or http to a loopback host (localhost,
- * 127.0.0.0/8, [::1]). */
-int krc_dest_url_allowed(const char *url);
-
 /* Check the endpoint `url` of setting `key` of kind k before it is needed:
  * a scheme (https; http:// only to a loopback host, or to any host with
  * allow_http), a host, a port, no space, then the kind's own rules for the

@@ -294,7 +294,7 @@ static void test_mistakes_named(void **state)
     assert_contains(errors, ":7:5: destinations[2] (c): queue must be lowercase letters");
     /* the allowed keys are the table's */
     assert_contains(errors, ":14:5: destinations[3] (d): unknown key \"colour\" (allowed: "
-                            "name|type|default|url|tokenEnv|tokenFile|queue)");
+                            "name|type|default|allowInsecureHttp|url|tokenEnv|tokenFile|queue)");
     free(errors);
     krc_config_cleanup(&cfg);
 }

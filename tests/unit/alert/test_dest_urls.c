@@ -62,26 +62,23 @@ static void test_provider_shapes(void **state)
 
     assert_int_equal(
         check("slack-webhook", "url", "https://hooks.slack.com/services/T01/B02/abc", 0, why), 0);
-    assert_int_equal(check("slack-webhook", "url", "https://hooks.slack.com/services/T01/B02", 0,
-                           why),
-                     -1);
+    assert_int_equal(
+        check("slack-webhook", "url", "https://hooks.slack.com/services/T01/B02", 0, why), -1);
     assert_non_null(strstr(why, "not an incoming webhook's shape"));
-    assert_int_equal(check("slack-webhook", "url", "https://hooks.slack.com/triggers/T1/2/x", 0,
-                           why),
-                     -1);
+    assert_int_equal(
+        check("slack-webhook", "url", "https://hooks.slack.com/triggers/T1/2/x", 0, why), -1);
     assert_non_null(strstr(why, "Workflow Builder"));
     /* another host: a proxy, taken as it is */
     assert_int_equal(check("slack-webhook", "url", "https://relay.example.com/any/path", 0, why),
                      0);
     assert_int_equal(check("slack-api", "apiUrl", "https://slack.com/api", 0, why), 0);
-    assert_int_equal(check("slack-api", "apiUrl", "https://slack.com/api/chat.postMessage", 0,
-                           why),
+    assert_int_equal(check("slack-api", "apiUrl", "https://slack.com/api/chat.postMessage", 0, why),
                      -1);
-    assert_int_equal(
-        check("slack-api", "apiUrl", "https://hooks.slack.com/services/T/B/x", 0, why), -1);
+    assert_int_equal(check("slack-api", "apiUrl", "https://hooks.slack.com/services/T/B/x", 0, why),
+                     -1);
     assert_non_null(strstr(why, "incoming webhook's"));
-    assert_int_equal(
-        check("pagerduty", "url", "https://events.pagerduty.com/v2/enqueue", 0, why), 0);
+    assert_int_equal(check("pagerduty", "url", "https://events.pagerduty.com/v2/enqueue", 0, why),
+                     0);
     assert_int_equal(
         check("pagerduty", "url", "https://events.eu.pagerduty.com/v2/enqueue", 0, why), 0);
     assert_int_equal(check("pagerduty", "url", "https://events.pagerduty.com/v1/enqueue", 0, why),
@@ -131,10 +128,12 @@ static void test_answers_explained(void **state)
     /* a code the kind has no words for: refused, not "sent" */
     explain("slack-api", 200, "something_new", "200 something_new: refused by the service");
     explain("pagerduty", 202, "", "202 ok: sent");
-    explain("teams", 404, "", "404: no such flow: it was deleted or turned off, or the URL is "
-                              "mistyped");
-    explain("google-chat", 403, "x", "403 x: the webhook's key or token is not valid: the webhook "
-                                     "was deleted or mistyped");
+    explain("teams", 404, "",
+            "404: no such flow: it was deleted or turned off, or the URL is "
+            "mistyped");
+    explain("google-chat", 403, "x",
+            "403 x: the webhook's key or token is not valid: the webhook "
+            "was deleted or mistyped");
     explain("webhook", 500, "oops", "500 oops: the service failed; a later try may work");
 }
 
