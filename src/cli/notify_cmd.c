@@ -167,7 +167,6 @@ static int cmd_test(int argc, char **argv)
     char test_id[64];
     size_t n_args = 0;
     size_t n;
-    size_t sent = 0;
     int failed = 0;
     int rc;
 
@@ -253,7 +252,6 @@ static int cmd_test(int argc, char **argv)
             continue;
         }
         failed += test_one(&cfg, &targets[i], test_id);
-        sent++;
     }
     krc_http_global_cleanup();
     krc_free(targets);
