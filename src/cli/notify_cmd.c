@@ -11,6 +11,7 @@
 #include "krc/alert/format.h"
 #include "krc/alert/sink.h"
 #include "krc/config/config.h"
+#include "krc/util/buf.h"
 #include "krc/util/error.h"
 #include "krc/util/http.h"
 #include "krc/util/log.h"
@@ -39,6 +40,27 @@ static void usage(FILE *out)
           "  --destination NAME  only this one (\"slack\": the SLACK_* settings)\n"
           "  Exit status: 0 all accepted, 1 one or more failed, 2 usage or configuration.\n",
           out);
+}
+
+/* The loader's mistakes (made for krc run: "krc run: ..." lines) as this
+ * command's; the file's values in them are shown, never obeyed. */
+static void put_errors(const char *text)
+{
+    struct krc_buf b;
+
+    krc_buf_init(&b, 2 * 1024 * 1024);
+    for (const char *p = text; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) + 1 : strlen(p);
+        if (strncmp(p, "krc run:", 8) == 0) {
+            krc_buf_printf(&b, "krc notify test:%.*s", (int)(len - 8), p + 8);
+        } else {
+            krc_buf_printf(&b, "%.*s", (int)len, p);
+        }
+        p += len;
+    }
+    krc_text_fputs(krc_buf_str(&b), 1024 * 1024, KRC_TEXT_LINES, stderr);
+    krc_buf_cleanup(&b);
 }
 
 /* The targets of cfg, in the order krc config print lists them. */
@@ -201,7 +223,7 @@ static int cmd_test(int argc, char **argv)
         if (rc == 1) {
             usage(stdout);
         } else {
-            krc_text_fputs(errors != NULL ? errors : e.msg, 1024 * 1024, KRC_TEXT_LINES, stderr);
+            put_errors(errors != NULL ? errors : e.msg);
         }
         krc_free(errors);
         krc_config_cleanup(&cfg);

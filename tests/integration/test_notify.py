@@ -11,11 +11,18 @@ import re
 import signal
 import subprocess
 
+import sys
+
 import krc_harness as h
 from test_alerts import SCRUB, AlertTestBase
 from test_metrics_promtool import prometheus_tool
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakedest"))
+import fakedest  # noqa: E402
+
 HEADLINE = "krc test message \u2014 no restart happened"
+ROUTING_KEY = "R0UT1NGKEY0123456789abcdefABCDEF"  # 32 characters, as PagerDuty's
+SIGNING_SECRET = "whsec-test-notify-0a1b2c3d"
 
 
 def clean_env(extra=None):
@@ -63,6 +70,12 @@ class NotifyTest(AlertTestBase):
                 self.assertIn(want, p.stderr)
                 self.assertNotIn("watch", p.stderr.lower())
                 self.assertNotIn("secretpart", p.stdout + p.stderr)
+                # and krc notify test sends nothing with it
+                p = self.krc_cmd("notify", "test", "--config", path, env=env)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertTrue(p.stderr.startswith("krc notify test: "), p.stderr)
+                self.assertIn(want, p.stderr)
+                self.assertEqual(p.stdout, "")
 
     def test_bad_urls_from_the_environment_refused_at_start(self):
         cases = [({"SLACK_WEBHOOK_URL": "htps://hooks.slack.com/services/T0/B0/secretpart3"},
@@ -231,6 +244,44 @@ class NotifyTest(AlertTestBase):
         self.assertIn('no destination is named "godo" (destinations: slack, good, revoked, '
                       'badtoken, events)', p.stderr)
         self.assertEqual(p.stdout, "")
+
+
+    def test_notify_test_every_kind_in_its_own_format(self):
+        """PagerDuty (an info trigger resolved at once), Teams, Google Chat and the signed webhook
+        against the fake that checks each body against its service's rules."""
+        dest = fakedest.FakeDest().start()
+        self.addCleanup(dest.stop)
+        secret = self.config_file(SIGNING_SECRET + "\n")
+        path = self.config_file(
+            "clusterName: it-cluster\n"
+            "destinations:\n"
+            "  - name: oncall\n    type: pagerduty\n    url: %s\n    routingKeyEnv: KRC_IT_PD\n"
+            "  - name: teams\n    type: teams\n    urlEnv: KRC_IT_TEAMS\n"
+            "  - name: chat\n    type: google-chat\n    urlEnv: KRC_IT_CHAT\n"
+            "  - name: audit\n    type: webhook\n    url: %s\n    secretFile: %s\n"
+            % (dest.pagerduty_url, dest.webhook_url("audit", SIGNING_SECRET), secret))
+        env = {"KRC_IT_PD": ROUTING_KEY, "KRC_IT_TEAMS": dest.teams_url("ops"),
+               "KRC_IT_CHAT": dest.gchat_url("SPACE1")}
+        p = self.krc_cmd("notify", "test", "--config", path, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.strip().splitlines(),
+                         ["oncall (pagerduty): 202 ok: sent", "teams (teams): 202 ok: sent",
+                          "chat (google-chat): 200 ok: sent", "audit (webhook): 200 ok: sent"])
+        for s in [ROUTING_KEY, SIGNING_SECRET, "fake-SPACE1-token"]:
+            self.assertNotIn(s, p.stdout + p.stderr)
+        self.assertEqual([r["errors"] for r in dest.requests()], [[]] * 5)
+        pd = [r["json"] for r in dest.requests("/pagerduty/")]
+        self.assertEqual([e["event_action"] for e in pd], ["trigger", "resolve"])
+        self.assertEqual(pd[0]["dedup_key"], pd[1]["dedup_key"])
+        self.assertTrue(pd[0]["dedup_key"].startswith("krc-test/"))
+        self.assertEqual(pd[0]["payload"]["severity"], "info")
+        self.assertIn(HEADLINE, pd[0]["payload"]["summary"])
+        self.assertIn("it-cluster", pd[0]["payload"]["summary"])
+        hook = dest.requests("/webhook/")[0]["json"]
+        self.assertEqual((hook["kind"], hook["cluster"], hook["test"]["headline"]),
+                         ("test", "it-cluster", HEADLINE))
+        self.assertIn(HEADLINE, str(dest.requests("/teams/")[0]["json"]))
+        self.assertIn(HEADLINE, dest.requests("/chat/")[0]["json"]["text"])
 
 
 if __name__ == "__main__":

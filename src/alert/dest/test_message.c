@@ -108,7 +108,7 @@ int krc_test_format_teams(const struct krc_alert_options *fo, const char *test_i
          cJSON_AddStringToObject(card, "$schema",
                                  "http://adaptivecards.io/schemas/adaptive-card.json") &&
          cJSON_AddStringToObject(card, "type", "AdaptiveCard") &&
-         cJSON_AddStringToObject(card, "version", "1.4") &&
+         cJSON_AddStringToObject(card, "version", "1.5") &&
          (body = cJSON_AddArrayToObject(card, "body")) != NULL && (tb = add_obj(body)) != NULL &&
          cJSON_AddStringToObject(tb, "type", "TextBlock") &&
          cJSON_AddStringToObject(tb, "text", KRC_TEST_HEADLINE) &&
@@ -123,12 +123,51 @@ int krc_test_format_teams(const struct krc_alert_options *fo, const char *test_i
     return krc_format_json_finish(m, ret_body, err);
 }
 
+/* The card an alert has too: the headline, and the text as a paragraph
+ * (Chat's card text takes a little HTML: &, < and > escaped). */
+static int gchat_card(cJSON *m, const char *body)
+{
+    char esc[1024];
+    size_t k = 0;
+    cJSON *cards = cJSON_AddArrayToObject(m, "cardsV2");
+    cJSON *cw = cards != NULL ? add_obj(cards) : NULL;
+    cJSON *card;
+    cJSON *hdr;
+    cJSON *sec;
+    cJSON *w;
+    cJSON *tp;
+
+    for (const char *p = body; *p != '\0' && k + 6 < sizeof(esc); p++) {
+        const char *rep = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
+        if (rep != NULL) {
+            memcpy(esc + k, rep, strlen(rep));
+            k += strlen(rep);
+        } else {
+            esc[k++] = *p;
+        }
+    }
+    esc[k] = '\0';
+    if (cw == NULL || cJSON_AddStringToObject(cw, "cardId", "krc-test") == NULL ||
+        (card = cJSON_AddObjectToObject(cw, "card")) == NULL ||
+        (hdr = cJSON_AddObjectToObject(card, "header")) == NULL ||
+        cJSON_AddStringToObject(hdr, "title", KRC_TEST_HEADLINE) == NULL ||
+        (sec = add_obj(cJSON_AddArrayToObject(card, "sections"))) == NULL ||
+        (w = add_obj(cJSON_AddArrayToObject(sec, "widgets"))) == NULL ||
+        (tp = cJSON_AddObjectToObject(w, "textParagraph")) == NULL ||
+        cJSON_AddStringToObject(tp, "text", esc) == NULL) {
+        return -1;
+    }
+    return 0;
+}
+
 int krc_test_format_gchat(const struct krc_alert_options *fo, const char *test_id, int step,
                           char **ret_body, struct krc_error *err)
 {
     char text[600];
     char body[512];
+    char key[128];
     cJSON *m;
+    cJSON *th = NULL;
 
     (void)test_id;
     if (step != 0) {
@@ -136,8 +175,13 @@ int krc_test_format_gchat(const struct krc_alert_options *fo, const char *test_i
     }
     body_text(fo, body, sizeof(body));
     snprintf(text, sizeof(text), "*%s*\n%s", KRC_TEST_HEADLINE, body);
+    snprintf(key, sizeof(key), "krc-test-%s", test_id);
     m = cJSON_CreateObject();
-    if (m != NULL && cJSON_AddStringToObject(m, "text", text) == NULL) {
+    /* a thread of its own (the sink asks Chat to start one for a new key) */
+    if (m != NULL &&
+        (cJSON_AddStringToObject(m, "text", text) == NULL ||
+         (th = cJSON_AddObjectToObject(m, "thread")) == NULL ||
+         cJSON_AddStringToObject(th, "threadKey", key) == NULL || gchat_card(m, body) < 0)) {
         cJSON_Delete(m);
         m = NULL;
     }
@@ -181,19 +225,29 @@ int krc_test_format_webhook(const struct krc_alert_options *fo, const char *test
                             char **ret_body, struct krc_error *err)
 {
     char text[512];
+    char sent_at[32];
+    time_t now = time(NULL);
+    struct tm tm;
     cJSON *m;
+    cJSON *t = NULL;
 
     if (step != 0) {
         return none(ret_body);
     }
     body_text(fo, text, sizeof(text));
+    gmtime_r(&now, &tm);
+    strftime(sent_at, sizeof(sent_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* the envelope of docs/report-schema.json, kind "test" */
     m = cJSON_CreateObject();
-    if (m != NULL &&
-        (cJSON_AddStringToObject(m, "type", "test") == NULL ||
-         cJSON_AddStringToObject(m, "test_id", test_id) == NULL ||
-         cJSON_AddStringToObject(m, "cluster", fo->cluster != NULL ? fo->cluster : "") == NULL ||
-         cJSON_AddStringToObject(m, "headline", KRC_TEST_HEADLINE) == NULL ||
-         cJSON_AddStringToObject(m, "text", text) == NULL)) {
+    if (m != NULL && (cJSON_AddNumberToObject(m, "schema_version", 1) == NULL ||
+                      cJSON_AddStringToObject(m, "kind", "test") == NULL ||
+                      cJSON_AddStringToObject(m, "sent_at", sent_at) == NULL ||
+                      (fo->cluster != NULL ? cJSON_AddStringToObject(m, "cluster", fo->cluster)
+                                           : cJSON_AddNullToObject(m, "cluster")) == NULL ||
+                      (t = cJSON_AddObjectToObject(m, "test")) == NULL ||
+                      cJSON_AddStringToObject(t, "id", test_id) == NULL ||
+                      cJSON_AddStringToObject(t, "headline", KRC_TEST_HEADLINE) == NULL ||
+                      cJSON_AddStringToObject(t, "text", text) == NULL)) {
         cJSON_Delete(m);
         m = NULL;
     }
