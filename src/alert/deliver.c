@@ -435,15 +435,32 @@ static void settle_withdrawn(struct lane *l, const struct item *it)
 /* Slack refused it for good (4xx) or kept failing: a 4xx will never
  * succeed; anything else is tried again later, the outbox keeps it. */
 static enum send_result send_failed(struct krc_sender *n, struct lane *l, const struct item *it,
-                                    int rc, long http_status, const struct krc_error *e)
+                                    int rc, const struct krc_sink_result *res,
+                                    const struct krc_error *e)
 {
+    long http_status = res->http_status;
     int final = rc == KRC_EHTTP && http_status >= 400 && http_status < 500;
+    char why[400] = "";
 
     if (l->store != NULL && it->outbox_id > 0) {
         krc_store_mark_attempt(l->store, it->outbox_id, e->msg, final, NULL);
     }
-    atomic_fetch_add(&n->stats.failed, 1);
-    krc_log(KRC_LOG_ERROR, "%s not delivered: %s%s", it->what, e->msg,
+    if (!krc_dest_is_event(it->dest)) {
+        /* krc_notifications_total counts messages; Events are counted apart */
+        atomic_fetch_add(&n->stats.failed, 1);
+    }
+    krc_sender_count_outcome(n, l->named, rc, res, e);
+    if (http_status != 0) {
+        /* the answer explained by its kind: "404 no_service: this webhook was revoked ..." */
+        size_t k;
+        snprintf(why, sizeof(why), " (");
+        k = strlen(why);
+        krc_sink_explain(l->sink != NULL ? l->sink->ops : l->ops, http_status, res->error, why + k,
+                         sizeof(why) - k - 1);
+        k = strlen(why);
+        snprintf(why + k, sizeof(why) - k, ")");
+    }
+    krc_log(KRC_LOG_ERROR, "%s not delivered: %s%s%s", it->what, e->msg, why,
             final ? "" : "; it stays in the outbox and is retried in 60s");
     return final ? GIVEN_UP : RETRY_LATER;
 }
@@ -455,6 +472,7 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
                        const char *channel)
 {
     int restart_msg = it->kind == ITEM_ALERT || it->kind == ITEM_REPLY;
+    int counted;
 
     if (n->o.on_delivered != NULL && it->detected_mono_ms > 0 && restart_msg) {
         n->o.on_delivered((double)(krc_clock_mono_ms() - it->detected_mono_ms) / 1000.0,
@@ -468,9 +486,11 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
         krc_policy_storm_sent(&it->dest->storm, krc_clock_mono_ms());
         pthread_mutex_unlock(&n->lock);
     }
+    /* an Event is no notification: krc_kube_events_total counts it */
+    counted = !krc_dest_is_event(it->dest);
     switch (it->kind) {
     case ITEM_ALERT:
-        atomic_fetch_add(&n->stats.alerts_sent, 1);
+        atomic_fetch_add(&n->stats.alerts_sent, counted);
         if (l->sink->limits.threads && res->ts[0] != '\0') {
             remember_thread(n, it, res);
             arm_recovery(n, it, res->ts, res->channel);
@@ -479,14 +499,14 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
         }
         break;
     case ITEM_REPLY:
-        atomic_fetch_add(&n->stats.replies_sent, 1);
+        atomic_fetch_add(&n->stats.replies_sent, counted);
         arm_recovery(n, it, l->sink->limits.resolves ? "-" : parent_ts, channel);
         break;
     case ITEM_RECOVERED:
-        atomic_fetch_add(&n->stats.recovered_sent, 1);
+        atomic_fetch_add(&n->stats.recovered_sent, counted);
         break;
     case ITEM_SUMMARY:
-        atomic_fetch_add(&n->stats.summaries_sent, 1);
+        atomic_fetch_add(&n->stats.summaries_sent, counted);
         break;
     case ITEM_WITHDRAWN:
         break;
@@ -537,7 +557,8 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
         rc = krc_error_set(&e, KRC_EHTTP, "%s: %zu bytes, more than the %zu the destination takes",
                            l->sink->ops->name, strlen(m.body), l->sink->limits.max_payload);
         krc_free(owned);
-        return send_failed(n, l, it, rc, 400, &e);
+        res.http_status = 413; /* krc's own refusal: what a service would answer */
+        return send_failed(n, l, it, rc, &res, &e);
     }
     if (!krc_deliver_claimed(n, l, it)) {
         krc_free(owned);
@@ -550,8 +571,9 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
         return RETRY_LATER; /* shutdown: it stays pending in the outbox */
     }
     if (rc < 0) {
-        return send_failed(n, l, it, rc, res.http_status, &e);
+        return send_failed(n, l, it, rc, &res, &e);
     }
+    krc_sender_count_outcome(n, l->named, 0, &res, NULL);
     if (l->store != NULL && it->outbox_id > 0) {
         krc_deliver_mark_delivered(n, l->store, it->outbox_id, res.ts[0] ? res.ts : NULL, it->what);
     }

@@ -174,6 +174,16 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     if (n->env->secret != NULL) {
         krc_log_add_secret(n->env->secret);
     }
+    /* the destinations whose outcomes /metrics shows (the set is fixed) */
+    if (n->env->url != NULL || n->env->secret != NULL || o->n_routes > 0) {
+        krc_sender_stats_register(n, n->env);
+    }
+    for (size_t i = 0; i < n->n_fixed; i++) {
+        krc_sender_stats_register(n, &n->fixed[i]);
+    }
+    if (n->has_implicit_event) {
+        krc_sender_stats_register(n, &n->implicit_event);
+    }
     n->ops = o->sink_ops != NULL ? o->sink_ops : krc_dest_ops(n->env);
     so = &n->sink_options;
     krc_sink_options_defaults(so);

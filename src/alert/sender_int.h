@@ -158,6 +158,18 @@ struct unmarked {
     int journaled; /* the journal has it: memory may give up */
 };
 
+/* A destination's outcomes (struct krc_sender_dest_stat), written by its
+ * lanes' threads. */
+struct dest_stat {
+    const struct krc_destination *named;
+    atomic_llong last_success_s;
+    atomic_llong last_failure_s;
+    atomic_llong failures[KRC_DEST_N_REASONS];
+    atomic_llong events[KRC_KUBE_EVENT_N_RESULTS];
+};
+
+#define MAX_DEST_STATS (MAX_DESTS + 2)
+
 struct krc_sender {
     struct krc_sender_options o;
     struct krc_sender_stats stats;
@@ -189,6 +201,8 @@ struct krc_sender {
      * implicit one, which every restart goes to whatever the routes */
     struct krc_destination implicit_event;
     int has_implicit_event;
+    struct dest_stat dstats[MAX_DEST_STATS]; /* fixed at krc_sender_new */
+    size_t n_dstats;
     atomic_int abort;          /* set by krc_sender_abort: no new message, no waiting */
     atomic_int abort_hard;     /* krc_sender_abort_transfers: the one in flight too */
     struct krc_store *store;   /* the main sender thread's connection, or NULL */
@@ -259,5 +273,12 @@ void krc_deliver_retry_unmarked(struct krc_sender *n, int all);
 /* A shared outbox: may this replica post the item's row now? 1: post, 0: another leader owns
  * it (logged). */
 int krc_deliver_claimed(struct krc_sender *n, struct lane *l, const struct item *it);
+
+/* The outcome of one send at destination `named` (deliver.c): rc 0 or an
+ * error, the sink's result. */
+/* Keep outcomes for `named` (sender_stats.c; at krc_sender_new). */
+void krc_sender_stats_register(struct krc_sender *n, const struct krc_destination *named);
+void krc_sender_count_outcome(struct krc_sender *n, const struct krc_destination *named, int rc,
+                              const struct krc_sink_result *res, const struct krc_error *e);
 
 #endif

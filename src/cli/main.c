@@ -13,6 +13,7 @@
 #include "krc/util/gnutls_noinit.h"
 #include "krc/cli/history.h"
 #include "krc/cli/mcp_cmd.h"
+#include "krc/cli/notify_cmd.h"
 #include "krc/util/http.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -48,6 +49,9 @@ static void usage(FILE *out)
             "      Try krc without a cluster: real crash cases on a simulated cluster inside\n"
             "      this process; alerts in the terminal, DIR/alerts.html and DIR/history.db\n"
             "      (default DIR ./krc-demo). About 20 s; Ctrl-C stops it (exit 130).\n"
+            "  krc notify test [--destination NAME] [--config FILE] [OPTIONS]\n"
+            "      Send a message marked as a test to each chat and paging destination krc run\n"
+            "      would use, and explain each answer; exit 1 when one failed.\n"
             "  krc config check FILE | print [--config FILE] | keys\n"
             "      Validate a configuration file; show the effective configuration.\n"
             "  krc version\n"
@@ -82,6 +86,7 @@ static void short_usage(FILE *out)
           "  history    the recorded restarts\n"
           "  mcp        serve the history to AI agents (Model Context Protocol)\n"
           "  config     check a configuration file, print the effective configuration\n"
+          "  notify     send a test message to each destination (notify test)\n"
           "  version    print the version\n"
           "  help       every command and option\n"
           "\n"
@@ -182,6 +187,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "mcp") == 0) {
         return krc_mcp_main(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "notify") == 0) {
+        return krc_notify_main(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("krc %s\n", KRC_VERSION);

@@ -75,6 +75,11 @@ static const struct krc_config_option options[] = {
      NULL, "Slack bot token (xoxb-...): Web API mode with threads, log files, recovered replies"},
     {"slackApiUrl", "KRC_SLACK_API_URL", "slack-api-url", KRC_CONFIG_STRING, OFF(slack_api_url),
      "https://slack.com/api", 0, 0, NULL, "Slack Web API base URL"},
+    {"slackAllowInsecureHttp", "KRC_SLACK_ALLOW_INSECURE_HTTP", "slack-allow-insecure-http",
+     KRC_CONFIG_BOOL, OFF(slack_allow_insecure_http), "false", 0, 0, NULL,
+     "Allow plain http:// to any host for SLACK_WEBHOOK_URL, KRC_SLACK_API_URL and the routes' "
+     "webhooks (without it: https://, or http:// only to localhost/127.0.0.0/8/[::1]); the "
+     "URL and the bot token then cross the network unencrypted"},
     {"slackIcon", "SLACK_ICON", "slack-icon", KRC_CONFIG_STRING, OFF(slack_icon), "", 0, 0, NULL,
      "Icon (:emoji: or URL) for legacy webhooks"},
     {"stormThreshold", "KRC_STORM_THRESHOLD", "storm-threshold", KRC_CONFIG_INT,

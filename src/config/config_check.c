@@ -48,6 +48,46 @@ static int validate_kube_events(const struct krc_config *cfg, struct krc_error *
     return 0;
 }
 
+/* The Go tool's Slack URLs, checked as their kind checks a declared
+ * destination's (config/destinations.h: krc_dest_check_url), before they
+ * are needed: SLACK_WEBHOOK_URL without a bot token, KRC_SLACK_API_URL with
+ * one, and every route's webhook. The message names the variable and the
+ * key, never the URL (a webhook URL is a secret). */
+static int validate_slack_urls(const struct krc_config *cfg, struct krc_error *err)
+{
+    const char *file = cfg->config_file != NULL ? cfg->config_file : "the configuration";
+    const char *optin = "slackAllowInsecureHttp: true (KRC_SLACK_ALLOW_INSECURE_HTTP=true)";
+    int api = cfg->slack_bot_token != NULL && cfg->slack_bot_token[0] != '\0';
+    int http = cfg->slack_allow_insecure_http;
+    char why[300];
+
+    if (!api && cfg->slack_webhook_url != NULL && cfg->slack_webhook_url[0] != '\0' &&
+        krc_dest_check_url(krc_dest_schema_find("slack-webhook"), "url", cfg->slack_webhook_url,
+                           http, optin, why, sizeof(why)) < 0) {
+        return krc_error_set(err, KRC_EINVAL, "SLACK_WEBHOOK_URL (slackWebhookUrl): the URL %s",
+                             why);
+    }
+    if (api && cfg->slack_api_url != NULL && cfg->slack_api_url[0] != '\0' &&
+        krc_dest_check_url(krc_dest_schema_find("slack-api"), "apiUrl", cfg->slack_api_url, http,
+                           optin, why, sizeof(why)) < 0) {
+        return krc_error_set(err, KRC_EINVAL,
+                             "KRC_SLACK_API_URL (slackApiUrl, used with SLACK_BOT_TOKEN): the URL "
+                             "%s",
+                             why);
+    }
+    for (size_t i = 0; i < cfg->n_routes; i++) {
+        const struct krc_route *r = &cfg->routes[i];
+        if (r->webhook_url != NULL && r->webhook_url[0] != '\0' &&
+            krc_dest_check_url(krc_dest_schema_find("slack-webhook"), "url", r->webhook_url, http,
+                               optin, why, sizeof(why)) < 0) {
+            return krc_error_set(err, KRC_EINVAL, "%s:%zu:%zu: routes[%zu].%s: the URL %s", file,
+                                 r->line, r->column, i,
+                                 r->webhook_env ? "webhookUrlEnv" : "webhookUrl", why);
+        }
+    }
+    return 0;
+}
+
 int krc_config_db_is_url(const char *db)
 {
     return db != NULL &&
@@ -230,7 +270,7 @@ int krc_config_validate(const struct krc_config *cfg, struct krc_error *err)
 {
     int has_password;
 
-    if (validate_kube_events(cfg, err) < 0) {
+    if (validate_kube_events(cfg, err) < 0 || validate_slack_urls(cfg, err) < 0) {
         return KRC_EINVAL;
     }
     if (krc_config_db_is_url(cfg->db) && krc_config_check_db_url(cfg->db, &has_password, err) < 0) {

@@ -96,6 +96,23 @@ static const char *map_scalar(yaml_document_t *doc, yaml_node_t *m, const char *
     return krc_yaml_doc_scalar(v);
 }
 
+/* `key` is one of `allowed` ("a|b|c"), case and all: the mapping's values
+ * are looked up by their exact key, so "webhookURL" is not "webhookUrl". */
+static int key_in(const char *allowed, const char *key)
+{
+    size_t n = strlen(key);
+
+    for (const char *p = allowed; p != NULL && *p != '\0';) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar != NULL ? (size_t)(bar - p) : strlen(p);
+        if (l == n && strncmp(p, key, n) == 0) {
+            return 1;
+        }
+        p = bar != NULL ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Every key of mapping `m` must be in `allowed` ("a|b|c") and scalar. */
 static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed, const char *path,
                       const char *what, size_t index, struct file_errors *fe, struct krc_error *err)
@@ -106,7 +123,7 @@ static int check_keys(yaml_document_t *doc, yaml_node_t *m, const char *allowed,
         yaml_node_t *v = yaml_document_get_node(doc, pr->value);
         const char *key =
             k != NULL && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
-        if (!krc_config_allowed_value(allowed, key)) {
+        if (!key_in(allowed, key)) {
             char mean[160];
             add_error(fe, KRC_EINVAL, err,
                       "%s:%zu:%zu: %s[%zu]: unknown key \"%s\" (%sallowed: %s)", path,
@@ -293,6 +310,11 @@ static int load_routes(struct krc_config *cfg, yaml_document_t *doc, yaml_node_t
         }
         r->webhook_url = dup_or_null(hook);
         r->channel = dup_or_null(channel);
+        if (hn != NULL) {
+            r->line = hn->start_mark.line + 1;
+            r->column = hn->start_mark.column + 1;
+            r->webhook_env = hook_env != NULL && hook_env[0] != '\0';
+        }
         cfg->n_routes++;
     }
     return 0;

@@ -1,4 +1,5 @@
 #include "krc/config/destinations.h"
+#include "krc/config/config_internal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include "krc/util/error.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 #include "krc/util/yaml_doc.h"
 
 #define COMMON_KEYS "name|type|default"
@@ -162,35 +164,69 @@ static int valid_name(const char *s)
     return 1;
 }
 
-int krc_dest_url_allowed(const char *url)
+static const struct krc_dest_setting *setting_of(const struct krc_dest_schema *k, const char *key)
 {
-    const char *host;
-    size_t hl;
-
-    if (strncasecmp(url, "https://", 8) == 0) {
-        return url[8] != '\0' && url[8] != '/';
-    }
-    if (strncasecmp(url, "http://", 7) != 0) {
-        return 0;
-    }
-    host = url + 7;
-    if (strchr(host, '@') != NULL && strchr(host, '@') < host + strcspn(host, "/?#")) {
-        host = strchr(host, '@') + 1;
-    }
-    if (host[0] == '[') {
-        return strncmp(host, "[::1]", 5) == 0 && strchr(":/?#", host[5] ? host[5] : '/') != NULL;
-    }
-    hl = strcspn(host, ":/?#");
-    if ((hl == 9 && strncasecmp(host, "localhost", 9) == 0)) {
-        return 1;
-    }
-    if (hl >= 9 && strncmp(host, "127.", 4) == 0) {
-        for (size_t i = 4; i < hl; i++) {
-            if (!((host[i] >= '0' && host[i] <= '9') || host[i] == '.')) {
-                return 0;
-            }
+    for (size_t i = 0; k != NULL && key != NULL && i < k->n_settings; i++) {
+        if (strcmp(k->settings[i].key, key) == 0) {
+            return &k->settings[i];
         }
-        return 1;
+    }
+    return NULL;
+}
+
+int krc_dest_check_url(const struct krc_dest_schema *k, const char *key, const char *url,
+                       int allow_http, const char *optin, char *why, size_t whysz)
+{
+    struct krc_url_parts u;
+    const struct krc_dest_setting *st;
+
+    if (strcmp(url, "[REDACTED]") == 0) {
+        snprintf(why, whysz,
+                 "is the placeholder krc config print writes for a secret: give the real one");
+        return -1;
+    }
+    switch (krc_url_split(url, &u)) {
+    case KRC_URL_OK:
+        break;
+    case KRC_URL_NO_SCHEME:
+        snprintf(why, whysz,
+                 "has no scheme: write it as https://HOST/... (without one it would be taken "
+                 "for a host name)");
+        return -1;
+    case KRC_URL_BAD_SCHEME:
+        snprintf(why, whysz, "does not start with a valid scheme; it must be https://");
+        return -1;
+    case KRC_URL_NO_HOST:
+        snprintf(why, whysz, "names no host (https://HOST/...)");
+        return -1;
+    case KRC_URL_BAD_PORT:
+        snprintf(why, whysz, "has a bad port (a number from 1 to 65535 after the host)");
+        return -1;
+    case KRC_URL_BAD_CHAR:
+        snprintf(why, whysz,
+                 "contains a space or a control character (a line break copied with it?)");
+        return -1;
+    }
+    if (u.scheme_len == 5 && strncasecmp(u.scheme, "https", 5) == 0) {
+        /* the provider's rules below */
+    } else if (u.scheme_len == 4 && strncasecmp(u.scheme, "http", 4) == 0) {
+        if (!allow_http && !krc_url_host_is_loopback(u.host, u.host_len)) {
+            /* not the host: a webhook URL's host may tell where its secret goes */
+            snprintf(why, whysz,
+                     "is plain http:// to a host that is not loopback: the URL and its token "
+                     "would cross the network unencrypted; use https://%s%s",
+                     optin != NULL ? ", or set " : "", optin != NULL ? optin : "");
+            return -1;
+        }
+    } else {
+        snprintf(why, whysz, "has the scheme \"%.*s://\"; it must be https://%s",
+                 (int)(u.scheme_len < 16 ? u.scheme_len : 16), u.scheme,
+                 u.scheme_len == 4 && strncasecmp(u.scheme, "htps", 4) == 0 ? " (a typo?)" : "");
+        return -1;
+    }
+    st = setting_of(k, key);
+    if (st != NULL && st->check != NULL && st->check(url, why, whysz) < 0) {
+        return -1;
     }
     return 0;
 }
@@ -324,9 +360,13 @@ static int check_dest_keys(yaml_document_t *doc, yaml_node_t *m, const char *all
         yaml_node_t *v = yaml_document_get_node(doc, pr->value);
         const char *key = krc_yaml_doc_scalar(k);
         if (key == NULL || !key_allowed(allowed, key)) {
-            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): unknown key \"%s\" (allowed: %s)",
+            char mean[160] = "";
+            if (key != NULL) {
+                krc_config_suggest_allowed(key, allowed, mean, sizeof(mean));
+            }
+            report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s): unknown key \"%s\" (%sallowed: %s)",
                    w->path, k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0,
-                   w->idx, w->dname, key ? key : "", allowed);
+                   w->idx, w->dname, key ? key : "", mean, allowed);
             bad = 1;
         } else if (v == NULL || v->type != YAML_SCALAR_NODE) {
             report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).%s must be a single value", w->path,
@@ -342,7 +382,13 @@ static int check_dest_keys(yaml_document_t *doc, yaml_node_t *m, const char *all
  * in the order of its table. */
 static void allowed_keys(const struct krc_dest_schema *k, char *out, size_t outsz)
 {
-    snprintf(out, outsz, "%s", COMMON_KEYS);
+    int endpoint = 0;
+
+    for (size_t i = 0; i < k->n_settings; i++) {
+        endpoint |= k->settings[i].type == KRC_DEST_URL || (k->settings[i].flags & KRC_DEST_INLINE);
+    }
+    /* the opt-in to plain http, for a kind that has an endpoint */
+    snprintf(out, outsz, "%s%s", COMMON_KEYS, endpoint ? "|allowInsecureHttp" : "");
     for (size_t i = 0; i < k->n_settings; i++) {
         const struct krc_dest_setting *st = &k->settings[i];
         size_t l = strlen(out);
@@ -430,17 +476,24 @@ static void report_missing(const struct krc_dest_setting *st, const char *kind, 
  * secret: the message names where it came from, never its text (a `url`
  * at its node, another key at the destination). */
 static void report_url(const struct krc_dest_setting *st, yaml_document_t *doc, yaml_node_t *m,
-                       const struct where *w)
+                       const struct where *w, const char *why)
 {
-    int is_url = strcmp(st->key, "url") == 0;
-    yaml_node_t *kn = is_url ? krc_yaml_doc_map_get(doc, m, st->key) : NULL;
-    yaml_node_t *at = kn != NULL ? kn : m;
+    char key_env[64];
+    char key_file[64];
+    yaml_node_t *kn = krc_yaml_doc_map_get(doc, m, st->key);
+    yaml_node_t *kn_env = krc_yaml_doc_map_get(
+        doc, m, (snprintf(key_env, sizeof(key_env), "%sEnv", st->key), key_env));
+    yaml_node_t *kn_file = krc_yaml_doc_map_get(
+        doc, m, (snprintf(key_file, sizeof(key_file), "%sFile", st->key), key_file));
+    yaml_node_t *at = kn != NULL ? kn : kn_env != NULL ? kn_env : kn_file != NULL ? kn_file : m;
+    const char *from = kn != NULL ? st->key : kn_env != NULL ? key_env : kn_file ? key_file : NULL;
+    const char *src = kn != NULL ? NULL : krc_yaml_doc_scalar(kn_env ? kn_env : kn_file);
 
-    report(w->rep,
-           "%s:%zu:%zu: destinations[%zu] (%s): %s%s must be https:// (http:// only "
-           "to localhost, 127.0.0.0/8 or [::1])",
-           w->path, at->start_mark.line + 1, at->start_mark.column + 1, w->idx, w->dname,
-           is_url ? "the " : "", st->key);
+    /* "(alerts).urlEnv (SLACK_ALERTS_URL): the URL has no scheme ..." */
+    report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).%s%s%s%s: the URL %s", w->path,
+           at->start_mark.line + 1, at->start_mark.column + 1, w->idx, w->dname,
+           from != NULL ? from : st->key, src != NULL ? " (" : "", src != NULL ? src : "",
+           src != NULL ? ")" : "", why);
 }
 
 /* The value of one setting: read (a secret from its variable or file),
@@ -448,11 +501,11 @@ static void report_url(const struct krc_dest_setting *st, yaml_document_t *doc, 
 static void dest_setting(yaml_document_t *doc, yaml_node_t *m, const struct krc_dest_setting *st,
                          const char *kind, const struct where *w, struct krc_destination *d)
 {
+    char why[240];
     char **v = field(d, st->offset);
     char **src = st->source != 0 ? field(d, st->source) : NULL;
     char *ignored_src = NULL;
     int unavailable = 0;
-    char why[160];
 
     if (st->type == KRC_DEST_SECRET) {
         unavailable = load_secret(doc, m, st->key, (st->flags & KRC_DEST_INLINE) != 0, w, v,
@@ -471,10 +524,13 @@ static void dest_setting(yaml_document_t *doc, yaml_node_t *m, const struct krc_
         }
         return;
     }
-    if ((st->type == KRC_DEST_URL || (st->flags & KRC_DEST_INLINE)) && !krc_dest_url_allowed(*v)) {
-        report_url(st, doc, m, w);
-    }
-    if (st->check != NULL && st->check(*v, why, sizeof(why)) < 0) {
+    if (st->type == KRC_DEST_URL || (st->flags & KRC_DEST_INLINE)) {
+        /* the scheme, the host, then the kind's own rules (its check) */
+        if (krc_dest_check_url(d->kind, st->key, *v, d->allow_insecure_http,
+                               "allowInsecureHttp: true", why, sizeof(why)) < 0) {
+            report_url(st, doc, m, w, why);
+        }
+    } else if (st->check != NULL && st->check(*v, why, sizeof(why)) < 0) {
         if (st->flags & KRC_DEST_CHECK_AT_FILE) {
             char key_file[64];
             yaml_node_t *fn = krc_yaml_doc_map_get(
@@ -497,6 +553,8 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
     yaml_node_t *nn = krc_yaml_doc_map_get(doc, m, "name");
     const char *name = krc_yaml_doc_scalar(nn);
     const char *dflt = krc_yaml_doc_scalar(krc_yaml_doc_map_get(doc, m, "default"));
+    yaml_node_t *in = krc_yaml_doc_map_get(doc, m, "allowInsecureHttp");
+    const char *insecure = krc_yaml_doc_scalar(in);
     const struct krc_dest_schema *k;
     char allowed[512];
 
@@ -536,6 +594,13 @@ static int dest_one(yaml_document_t *doc, yaml_node_t *m, struct where *w,
     if (dflt != NULL && !d->is_default && strcmp(dflt, "false") != 0 && strcmp(dflt, "no") != 0) {
         report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).default must be true or false", w->path,
                m->start_mark.line + 1, m->start_mark.column + 1, w->idx, w->dname);
+    }
+    d->allow_insecure_http =
+        insecure != NULL && (strcmp(insecure, "true") == 0 || strcmp(insecure, "yes") == 0);
+    if (insecure != NULL && !d->allow_insecure_http && strcmp(insecure, "false") != 0 &&
+        strcmp(insecure, "no") != 0) {
+        report(w->rep, "%s:%zu:%zu: destinations[%zu] (%s).allowInsecureHttp must be true or false",
+               w->path, in->start_mark.line + 1, in->start_mark.column + 1, w->idx, w->dname);
     }
     /* the endpoint first, then the others in the table's order */
     for (int pass = 0; pass < 2; pass++) {
@@ -627,7 +692,8 @@ int krc_destinations_differ(const struct krc_destination *a, size_t na,
         if (str_differ(a[i].name, b[i].name) || a[i].kind != b[i].kind ||
             str_differ(a[i].url, b[i].url) || str_differ(a[i].secret, b[i].secret) ||
             str_differ(a[i].channel, b[i].channel) || str_differ(a[i].headers, b[i].headers) ||
-            str_differ(a[i].api_url, b[i].api_url) || a[i].is_default != b[i].is_default) {
+            str_differ(a[i].api_url, b[i].api_url) || a[i].is_default != b[i].is_default ||
+            a[i].allow_insecure_http != b[i].allow_insecure_http) {
             return 1;
         }
     }

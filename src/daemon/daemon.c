@@ -282,12 +282,8 @@ static int setup_sender(struct daemon *d, struct krc_error *err)
     if (d->sender == NULL) {
         return err != NULL && err->code ? err->code : KRC_ENOMEM;
     }
-    for (size_t i = 0; i < cfg->n_destinations; i++) {
-        const struct krc_destination *x = &cfg->destinations[i];
-        krc_log(KRC_LOG_INFO, "destination %s: %s%s", x->name,
-                x->kind != NULL ? x->kind->help : "?",
-                x->is_default ? " (default: gets the restarts no route matches)" : "");
-    }
+    /* one line each: name, kind, host (never a URL's path or token) */
+    krc_sender_log_destinations(d->sender);
     if (cfg->kubernetes_events) {
         krc_log(KRC_LOG_INFO,
                 "writing an events.k8s.io/v1 Event (RestartDiagnosed) on each "

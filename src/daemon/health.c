@@ -1,5 +1,6 @@
 /* Health: liveness, readiness and the metrics glue (include/krc/daemon/health.h). */
 #include "krc/daemon/health.h"
+#include "krc/alert/dest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,38 @@ static void add_delta(struct krc_metric *mt, const char *label, long long now, l
 }
 
 static int check_ready(void *userdata, char *reason, size_t size);
+
+/* Each destination's outcomes (alert/sender.h). Caller holds metrics_lock. */
+static void collect_destinations(struct krc_health *h)
+{
+    size_t n = krc_sender_dest_stats(h->sender, h->dest_stats, KRC_HEALTH_MAX_DESTS);
+    long long ev[KRC_KUBE_EVENT_N_RESULTS] = {0};
+
+    for (size_t i = 0; i < n && i < KRC_HEALTH_MAX_DESTS; i++) {
+        const struct krc_sender_dest_stat *st = &h->dest_stats[i];
+        const char *dk[2] = {st->destination, st->kind};
+        krc_metric_set(h->m_dest_success, dk, (double)st->last_success_s);
+        krc_metric_set(h->m_dest_failure, dk, (double)st->last_failure_s);
+        for (int r = 0; r < KRC_DEST_N_REASONS; r++) {
+            const char *dkr[3] = {st->destination, st->kind, krc_dest_failure_reasons[r]};
+            long long now = st->failures[r];
+            /* every reason shows, 0 until it happens (rate() needs the series) */
+            krc_metric_add(h->m_dest_failures, dkr,
+                           (double)(now > h->seen_dest_failures[i][r]
+                                        ? now - h->seen_dest_failures[i][r]
+                                        : 0));
+            if (now > h->seen_dest_failures[i][r]) {
+                h->seen_dest_failures[i][r] = now;
+            }
+        }
+        for (int r = 0; st->is_event && r < KRC_KUBE_EVENT_N_RESULTS; r++) {
+            ev[r] += st->events[r];
+        }
+    }
+    for (int r = 0; r < KRC_KUBE_EVENT_N_RESULTS; r++) {
+        add_delta(h->m_kube_events, krc_kube_event_results[r], ev[r], &h->seen_kube_events[r]);
+    }
+}
 
 /* Scrape time: copy the loops' atomic counters into the registry. */
 static void collect(struct krc_metrics *m, void *userdata)
@@ -79,6 +112,9 @@ static void collect(struct krc_metrics *m, void *userdata)
     }
     add_delta(h->std.store_errors, NULL, atomic_load(&h->status->store_errors),
               &h->seen_store_errors);
+    if (h->sender != NULL && h->m_dest_failures != NULL) {
+        collect_destinations(h);
+    }
     pthread_mutex_unlock(&h->metrics_lock);
     krc_metric_set(h->std.pods_tracked, NULL, (double)pods);
     if (h->m_unwritten != NULL) {
@@ -252,6 +288,56 @@ static int add_mcp(struct krc_health *h, struct krc_error *err)
     return rc;
 }
 
+/* The destinations' metrics: labels destination (the configuration's
+ * names: bounded), kind (the kinds known) and reason (a fixed set). */
+static int register_destinations(struct krc_health *h, struct krc_error *err)
+{
+    static const char *kinds[33];
+    size_t nk = krc_dest_kind_names(kinds, 32);
+    const struct krc_metric_label dkr[3] = {
+        {.name = "destination", .cap = KRC_HEALTH_MAX_DESTS},
+        {.name = "kind", .values = kinds},
+        {.name = "reason", .values = krc_dest_failure_reasons},
+    };
+    const struct krc_metric_label result = {.name = "result", .values = krc_kube_event_results};
+    const struct krc_metric_desc success = {
+        .type = KRC_METRIC_GAUGE,
+        .name = "krc_destination_last_success_timestamp_seconds",
+        .help = "Unix time of the last message a destination accepted (0: none since start).",
+        .labels = dkr,
+        .n_labels = 2};
+    const struct krc_metric_desc failure = {
+        .type = KRC_METRIC_GAUGE,
+        .name = "krc_destination_last_failure_timestamp_seconds",
+        .help = "Unix time of the last message a destination did not take after krc's retries "
+                "(0: none since start).",
+        .labels = dkr,
+        .n_labels = 2};
+    const struct krc_metric_desc failures = {
+        .type = KRC_METRIC_COUNTER,
+        .name = "krc_destination_failures_total",
+        .help = "Messages a destination did not take after krc's retries, by reason.",
+        .labels = dkr,
+        .n_labels = 3};
+    const struct krc_metric_desc events = {
+        .type = KRC_METRIC_COUNTER,
+        .name = "krc_kube_events_total",
+        .help = "Kubernetes Events krc wrote on restarted pods, by result (not in "
+                "krc_notifications_total).",
+        .labels = &result,
+        .n_labels = 1};
+    int rc;
+
+    kinds[nk < 32 ? nk : 32] = NULL;
+    if ((rc = krc_metrics_add(h->metrics, &success, &h->m_dest_success, err)) < 0 ||
+        (rc = krc_metrics_add(h->metrics, &failure, &h->m_dest_failure, err)) < 0 ||
+        (rc = krc_metrics_add(h->metrics, &failures, &h->m_dest_failures, err)) < 0 ||
+        (rc = krc_metrics_add(h->metrics, &events, &h->m_kube_events, err)) < 0) {
+        return rc;
+    }
+    return 0;
+}
+
 int krc_health_start(struct krc_health *h, struct krc_error *err)
 {
     struct krc_http_server_config hc;
@@ -280,7 +366,8 @@ int krc_health_start(struct krc_health *h, struct krc_error *err)
             .type = KRC_METRIC_GAUGE,
             .name = "krc_leader",
             .help = "1 while this replica holds the leader-election Lease, 0 on a standby."};
-        if ((rc = krc_metrics_add(h->metrics, &reloads, &h->m_reloads, err)) < 0 ||
+        if ((rc = register_destinations(h, err)) < 0 ||
+            (rc = krc_metrics_add(h->metrics, &reloads, &h->m_reloads, err)) < 0 ||
             (rc = krc_metrics_add(h->metrics, &unwritten, &h->m_unwritten, err)) < 0 ||
             (h->cfg->leader_elect &&
              (rc = krc_metrics_add(h->metrics, &leader, &h->m_leader, err)) < 0)) {

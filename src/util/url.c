@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
@@ -108,4 +109,134 @@ char *krc_url_mask_password(const char *s)
     }
     krc_buf_cleanup(&b);
     return out;
+}
+
+enum krc_url_problem krc_url_split(const char *url, struct krc_url_parts *ret)
+{
+    const char *p = url;
+    const char *sep;
+    const char *auth;
+    size_t auth_len;
+    const char *at = NULL;
+    const char *host;
+    const char *host_end;
+
+    memset(ret, 0, sizeof(*ret));
+    for (const char *c = url; *c != '\0'; c++) {
+        if ((unsigned char)*c <= 0x20 || *c == 0x7f) {
+            return KRC_URL_BAD_CHAR;
+        }
+    }
+    sep = strstr(url, "://");
+    if (sep == NULL || sep == url || memchr(url, '/', (size_t)(sep - url)) != NULL ||
+        memchr(url, '.', (size_t)(sep - url)) != NULL) {
+        /* "hooks.slack.com/services/...", "//host/x", "host:443/x" */
+        return KRC_URL_NO_SCHEME;
+    }
+    ret->scheme = url;
+    ret->scheme_len = (size_t)(sep - url);
+    if (!isalpha((unsigned char)*p)) {
+        return KRC_URL_BAD_SCHEME;
+    }
+    for (; p < sep; p++) {
+        if (!isalnum((unsigned char)*p) && *p != '+' && *p != '-') {
+            return KRC_URL_BAD_SCHEME;
+        }
+    }
+    auth = sep + 3;
+    auth_len = strcspn(auth, "/?#");
+    for (size_t i = 0; i < auth_len; i++) {
+        if (auth[i] == '@') {
+            at = auth + i; /* the last '@' ends the user information */
+        }
+    }
+    host = at != NULL ? at + 1 : auth;
+    host_end = auth + auth_len;
+    if (*host == '[') {
+        const char *close = memchr(host, ']', (size_t)(host_end - host));
+        if (close == NULL) {
+            return KRC_URL_NO_HOST;
+        }
+        ret->host = host;
+        ret->host_len = (size_t)(close - host) + 1;
+        p = close + 1;
+    } else {
+        const char *colon = memchr(host, ':', (size_t)(host_end - host));
+        ret->host = host;
+        ret->host_len = (size_t)((colon != NULL ? colon : host_end) - host);
+        p = colon != NULL ? colon : host_end;
+    }
+    if (ret->host_len == 0 || (ret->host_len == 2 && host[0] == '[')) {
+        return KRC_URL_NO_HOST;
+    }
+    if (p < host_end) {
+        long port = 0;
+        if (*p != ':' || p + 1 == host_end) {
+            return KRC_URL_BAD_PORT;
+        }
+        for (p++; p < host_end; p++) {
+            if (!isdigit((unsigned char)*p) || (port = port * 10 + (*p - '0')) > 65535) {
+                return KRC_URL_BAD_PORT;
+            }
+        }
+        if (port == 0) {
+            return KRC_URL_BAD_PORT;
+        }
+        ret->port = port;
+    }
+    ret->path = host_end;
+    ret->path_len = strcspn(host_end, "?#");
+    if (host_end[ret->path_len] == '?') {
+        ret->query = host_end + ret->path_len + 1;
+        ret->query_len = strcspn(ret->query, "#");
+    }
+    return KRC_URL_OK;
+}
+
+int krc_url_host_is_loopback(const char *host, size_t len)
+{
+    if (len == 9 && strncasecmp(host, "localhost", 9) == 0) {
+        return 1;
+    }
+    if (len == 5 && strncmp(host, "[::1]", 5) == 0) {
+        return 1;
+    }
+    if (len >= 7 && strncmp(host, "127.", 4) == 0) {
+        int dots = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (host[i] == '.') {
+                dots++;
+            } else if (!isdigit((unsigned char)host[i])) {
+                return 0;
+            }
+        }
+        return dots == 3;
+    }
+    return 0;
+}
+
+int krc_url_host_is(const struct krc_url_parts *u, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (name[0] == '.') {
+        return u->host_len > n && strncasecmp(u->host + u->host_len - n, name, n) == 0;
+    }
+    return u->host_len == n && strncasecmp(u->host, name, n) == 0;
+}
+
+int krc_url_query_has(const struct krc_url_parts *u, const char *key)
+{
+    size_t kl = strlen(key);
+    const char *end = u->query != NULL ? u->query + u->query_len : NULL;
+
+    for (const char *p = u->query; p != NULL && p < end;) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *stop = amp != NULL ? amp : end;
+        if ((size_t)(stop - p) > kl + 1 && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            return 1;
+        }
+        p = amp != NULL ? amp + 1 : NULL;
+    }
+    return 0;
 }

@@ -78,8 +78,14 @@ class ConfigCliTest(unittest.TestCase):
         self.assertIn("muteSeconds: 120", p.stdout)  # environment over file
         self.assertIn('slackWebhookUrl: "[REDACTED]"', p.stdout)
         self.assertNotIn("supersecret", p.stdout + p.stderr)
-        # the printed configuration is itself a valid file
+        # the printed configuration is itself a valid file once the secret is put back: the
+        # placeholder is refused as a URL, and said to be one
         again = self.write(p.stdout)
+        c = krc("config", "check", again)
+        self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
+        self.assertIn("SLACK_WEBHOOK_URL (slackWebhookUrl): the URL is the placeholder krc config "
+                      "print writes for a secret", c.stderr)
+        again = self.write(p.stdout.replace('"[REDACTED]"', '"%s"' % hook))
         self.assertEqual(krc("config", "check", again).returncode, 0)
 
     def test_print_durations_in_the_largest_exact_unit(self):

@@ -395,7 +395,7 @@ class DestinationConfig(AlertTestBase):
                       "or routingKeyFile" % path, out)
         self.assertIn('%s:5:11: destinations[1] (hook).type: unknown destination type "webhok" '
                       '(did you mean "webhook"?' % path, out)
-        self.assertIn("%s:9:10: destinations[2] (chat): the url must be https://" % path, out)
+        self.assertIn("%s:9:10: destinations[2] (chat).url: the URL " % path, out)
         self.assertIn('%s:12:24: routes[0].destinations: no destination is named "pdd" '
                       '(did you mean "pd"?)' % path, out)
         self.assertNotIn("teams.example.com", out, "the url of a Teams webhook is a secret")

@@ -78,6 +78,9 @@ void krc_dest_registry_ensure(void);
 /* The kind named `name` (built-in or given to krc_dest_registry_init), or
  * NULL. */
 const struct krc_dest_kind *krc_dest_kind_find(const char *name);
+/* The names of the kinds (built-in, then extra) into out[max]; returns how
+ * many there are. */
+size_t krc_dest_kind_names(const char **out, size_t max);
 /* The kind of a destination (d->kind), or NULL. */
 const struct krc_dest_kind *krc_dest_kind_of(const struct krc_destination *d);
 /* The sink of a destination's kind, or NULL. */

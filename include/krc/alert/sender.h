@@ -120,6 +120,25 @@ struct krc_sender_stats {
     atomic_llong files_uploaded;
 };
 
+/* Per destination (the Go tool's Slack settings are one, "slack"; each
+ * declared one; the implicit Kubernetes Event): what /metrics shows. The
+ * failure reasons, in this order (krc_destination_failures_total{reason}). */
+#define KRC_DEST_N_REASONS 8
+extern const char *const krc_dest_failure_reasons[KRC_DEST_N_REASONS + 1];
+/* Kubernetes Events' results (krc_kube_events_total{result}). */
+#define KRC_KUBE_EVENT_N_RESULTS 3
+extern const char *const krc_kube_event_results[KRC_KUBE_EVENT_N_RESULTS + 1];
+
+struct krc_sender_dest_stat {
+    char destination[48];     /* its name: "slack", "oncall", "kubernetes-event" */
+    char kind[32];            /* "slack-webhook", ... */
+    int is_event;             /* a Kubernetes Event destination: counted in events[] */
+    long long last_success_s; /* unix seconds, 0: never */
+    long long last_failure_s;
+    long long failures[KRC_DEST_N_REASONS];
+    long long events[KRC_KUBE_EVENT_N_RESULTS]; /* created, already_exists, failed */
+};
+
 struct krc_sender;
 
 /* Options are copied (strings and arrays stay borrowed: keep them alive).
@@ -133,6 +152,13 @@ const struct krc_sender_stats *krc_sender_stats(const struct krc_sender *n);
  * daemon keeps every configuration it loaded until it exits), because
  * destinations already in use keep pointing into them. */
 void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_options *o);
+/* A snapshot of the destinations' outcomes into out[max]; returns how many
+ * there are (the set is fixed when n is made). Thread-safe. */
+size_t krc_sender_dest_stats(struct krc_sender *n, struct krc_sender_dest_stat *out, size_t max);
+/* One info line per destination, as krc run starts: its name, kind and the
+ * host it posts to (never the path, query or token of a URL). */
+void krc_sender_log_destinations(const struct krc_sender *n);
+
 /* 1 when a restart can be posted somewhere (the implicit Kubernetes Event
  * does not count). */
 int krc_sender_has_destination(const struct krc_sender *n);

@@ -110,7 +110,25 @@ struct krc_sink_ops {
                   const char *filename, const char *title, const void *data, size_t len,
                   struct krc_error *err);
     void (*free)(struct krc_sink *s);
+    /* What an answer of the service means to the person who set it up
+     * ("this webhook was revoked or mistyped"), or NULL when the kind has
+     * nothing to add to the generic words for the status (NULL op: none).
+     * status: the HTTP status (0: no answer); error: the service's error
+     * code or the start of its body (struct krc_sink_result.error). */
+    const char *(*explain)(long status, const char *error);
+    /* krc notify test's message (alert/dest/test_message.h): step 0 the
+     * message, step 1 a follow-up (*ret_body NULL: none). NULL op: the
+     * kind takes no test message (a Kubernetes Event). */
+    int (*format_test)(const struct krc_alert_options *fo, const char *test_id, int step,
+                       char **ret_body, struct krc_error *err);
 };
+
+/* An answer explained, one line: "404 no_service: this webhook was revoked
+ * or mistyped", "200 ok: sent" (status 2xx), "403 invalid_token: the token
+ * is not valid (revoked or mistyped)"; the kind's words (ops->explain) when
+ * it has some, else the generic ones of the status. ops may be NULL. */
+void krc_sink_explain(const struct krc_sink_ops *ops, long status, const char *error, char *out,
+                      size_t outsz);
 
 /* Implementations embed this as their first member. */
 struct krc_sink {

@@ -24,6 +24,9 @@ struct krc_route {
     struct krc_pattern container;
     char *webhook_url; /* NULL: the default webhook */
     char *channel;     /* NULL: the default channel */
+    size_t line;       /* of webhookUrl or webhookUrlEnv in the file (0: none) */
+    size_t column;
+    int webhook_env; /* the URL came from webhookUrlEnv */
     /* named destinations (config/destinations.h); none: Slack as above plus
      * the destinations marked default */
     struct krc_route_dest *dests;
@@ -88,6 +91,7 @@ struct krc_config {
     long history_max_rows;
     char *slack_bot_token;
     char *slack_api_url;
+    int slack_allow_insecure_http; /* http:// to any host for the Go tool's Slack URLs */
     char *slack_icon;
     long storm_threshold;
     long storm_window_s;

@@ -92,6 +92,9 @@ struct krc_destination {
      * which: offsetof(struct krc_destination, extra[i])) */
     char *extra[KRC_DEST_EXTRA_MAX];
     int is_default; /* `default: true`: gets the restarts no route matches */
+    /* `allowInsecureHttp: true`: its endpoints may be plain http:// to any
+     * host (without it, http:// only to a loopback host) */
+    int allow_insecure_http;
     /* where each secret came from, "urlEnv: NAME" / "secretFile: PATH" (NULL: inline
      * or none): what `krc config print` shows instead of the secret */
     char *url_src;
@@ -161,8 +164,16 @@ int krc_dest_is(const struct krc_destination *d, const char *kind);
 /* 1 when d's url is a secret (an incoming webhook's: KRC_DEST_HIDDEN). */
 int krc_dest_url_hidden(const struct krc_destination *d);
 
-/* 1 when `url` may be used: https, or http to a loopback host (localhost,
- * 127.0.0.0/8, [::1]). */
-int krc_dest_url_allowed(const char *url);
+/* Check the endpoint `url` of setting `key` of kind k before it is needed:
+ * a scheme (https; http:// only to a loopback host, or to any host with
+ * allow_http), a host, a port, no space, then the kind's own rules for the
+ * setting (its check: the provider's URL shape, e.g. a Slack incoming
+ * webhook is https://hooks.slack.com/services/T.../B.../...). k NULL (or no
+ * such setting): the generic rules only. 0, or -1 with why set to a
+ * sentence that never quotes the URL (it may be a secret; the scheme and
+ * host may be named); `optin` names the setting that allows http to any
+ * host ("allowInsecureHttp: true"), said in the sentence about http. */
+int krc_dest_check_url(const struct krc_dest_schema *k, const char *key, const char *url,
+                       int allow_http, const char *optin, char *why, size_t whysz);
 
 #endif

@@ -26,6 +26,8 @@ struct krc_health_watch {
     atomic_llong pods_tracked;
 };
 
+#define KRC_HEALTH_MAX_DESTS 72
+
 struct krc_health {
     /* inputs, borrowed; set before krc_health_start and not written again
      * (the HTTP threads read them) */
@@ -43,7 +45,15 @@ struct krc_health {
     struct krc_metric *m_reloads;   /* krc_config_reloads_total{result} */
     struct krc_metric *m_leader;    /* NULL unless leaderElect */
     struct krc_metric *m_unwritten; /* krc_store_unwritten_records */
-    struct krc_http_server *http;   /* NULL with listen: off */
+    /* per destination (krc_sender_dest_stats): krc_destination_*, krc_kube_events_total */
+    struct krc_metric *m_dest_success;
+    struct krc_metric *m_dest_failure;
+    struct krc_metric *m_dest_failures;
+    struct krc_metric *m_kube_events;
+    struct krc_sender_dest_stat dest_stats[KRC_HEALTH_MAX_DESTS];
+    long long seen_dest_failures[KRC_HEALTH_MAX_DESTS][KRC_DEST_N_REASONS];
+    long long seen_kube_events[KRC_KUBE_EVENT_N_RESULTS];
+    struct krc_http_server *http; /* NULL with listen: off */
     /* last values copied into the Prometheus counters (deltas) */
     pthread_mutex_t metrics_lock;
     long long seen_watch[5];

@@ -32,7 +32,7 @@
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
 
-#define KRC_METRICS_MAX_LABELS 2
+#define KRC_METRICS_MAX_LABELS 3
 #define KRC_METRICS_MAX_BUCKETS 32
 #define KRC_METRICS_MAX_OPEN_CAP 10000  /* largest `cap` of an open dimension */
 #define KRC_METRICS_LABEL_VALUE_MAX 128 /* longer open values count as "other" */

@@ -15,7 +15,9 @@
 #include "krc/alert/sink_formats.h"
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 #include "krc/alert/sink_send.h"
 
 static cJSON *append(cJSON *a)
@@ -292,6 +294,23 @@ int krc_gchat_format_recovered(const struct krc_alert_recovered *rec,
 static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,
                                      struct krc_error *err);
 
+/* What Google Chat's answer to an incoming webhook means. */
+static const char *gchat_explain(long status, const char *error)
+{
+    (void)error;
+    switch (status) {
+    case 400:
+        return "Google Chat refused the message or the URL (its key or token is mistyped?)";
+    case 401:
+    case 403:
+        return "the webhook's key or token is not valid: the webhook was deleted or mistyped";
+    case 404:
+        return "no such space or webhook: it was deleted, or the URL is mistyped";
+    default:
+        return NULL;
+    }
+}
+
 static const struct krc_sink_ops krc_sink_google_chat = {
     .name = "google-chat",
     .create = gchat_create,
@@ -301,6 +320,8 @@ static const struct krc_sink_ops krc_sink_google_chat = {
     .send = krc_chat_sink_send,
     .upload = NULL,
     .free = krc_chat_sink_free,
+    .explain = gchat_explain,
+    .format_test = krc_test_format_gchat,
 };
 
 static struct krc_sink *gchat_create(const struct krc_sink_options *o, const char *url,
@@ -310,11 +331,37 @@ static struct krc_sink *gchat_create(const struct krc_sink_options *o, const cha
                                 1, err);
 }
 
+/* On chat.googleapis.com an incoming webhook is
+ * /v1/spaces/SPACE/messages?key=...&token=...; another host is a proxy. */
+static int check_chat_url(const char *url, char *why, size_t whysz)
+{
+    struct krc_url_parts u;
+    const char *space;
+    size_t space_len;
+
+    if (krc_url_split(url, &u) != KRC_URL_OK || !krc_url_host_is(&u, "chat.googleapis.com")) {
+        return 0;
+    }
+    space = u.path + 11;
+    if (u.path_len > 11 + 9 && strncmp(u.path, "/v1/spaces/", 11) == 0 &&
+        strncmp(u.path + u.path_len - 9, "/messages", 9) == 0 &&
+        (space_len = (size_t)(u.path + u.path_len - 9 - space)) > 0 &&
+        memchr(space, '/', space_len) == NULL && krc_url_query_has(&u, "key") &&
+        krc_url_query_has(&u, "token")) {
+        return 0;
+    }
+    snprintf(why, whysz,
+             "is not a whole Google Chat webhook URL "
+             "(https://chat.googleapis.com/v1/spaces/SPACE/messages?key=...&token=...)");
+    return -1;
+}
+
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
 
 static const struct krc_dest_setting settings[] = {
     {"url", KRC_DEST_SECRET, KRC_DEST_INLINE | KRC_DEST_REQUIRED | KRC_DEST_HIDDEN, NULL,
-     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src), NULL},
+     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src),
+     check_chat_url},
 };
 
 const struct krc_dest_kind krc_dest_google_chat = {

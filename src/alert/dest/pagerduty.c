@@ -15,11 +15,13 @@
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 #include "krc/util/text.h"
 #include "krc/alert/sink.h"
 #include "krc/alert/sink_send.h"
 #include "krc/util/log.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_pagerduty;
 
@@ -414,6 +416,21 @@ static struct krc_sink *pd_create(const struct krc_sink_options *o, const char *
     return &p->base;
 }
 
+/* The Events API v2's answers (202 when accepted). */
+static const char *pd_explain(long status, const char *error)
+{
+    (void)error;
+    switch (status) {
+    case 400:
+        return "PagerDuty refused the event (its message says why; a routing key that is not an "
+               "Events API v2 integration key of a service is a common cause)";
+    case 429:
+        return "PagerDuty throttles events for this routing key";
+    default:
+        return NULL;
+    }
+}
+
 static const struct krc_sink_ops krc_sink_pagerduty = {
     .name = "pagerduty",
     .create = pd_create,
@@ -423,6 +440,8 @@ static const struct krc_sink_ops krc_sink_pagerduty = {
     .send = pd_send,
     .upload = NULL,
     .free = pd_free,
+    .explain = pd_explain,
+    .format_test = krc_test_format_pagerduty,
 };
 
 /* An Events API v2 integration key has 32 characters. */
@@ -437,6 +456,26 @@ static int check_routing_key(const char *v, char *why, size_t whysz)
     return -1;
 }
 
+/* On PagerDuty's hosts the Events API v2 URL is /v2/enqueue (the EU service
+ * region: events.eu.pagerduty.com); another host is a proxy. */
+static int check_events_url(const char *url, char *why, size_t whysz)
+{
+    struct krc_url_parts u;
+
+    if (krc_url_split(url, &u) != KRC_URL_OK || !krc_url_host_is(&u, ".pagerduty.com")) {
+        return 0;
+    }
+    if ((krc_url_host_is(&u, "events.pagerduty.com") ||
+         krc_url_host_is(&u, "events.eu.pagerduty.com")) &&
+        u.path_len == 11 && strncmp(u.path, "/v2/enqueue", 11) == 0) {
+        return 0;
+    }
+    snprintf(why, whysz,
+             "is not PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue, "
+             "or events.eu.pagerduty.com in the EU region)");
+    return -1;
+}
+
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
 
 static const struct krc_dest_setting settings[] = {
@@ -444,7 +483,7 @@ static const struct krc_dest_setting settings[] = {
      offsetof(struct krc_destination, secret), offsetof(struct krc_destination, secret_src),
      check_routing_key},
     {"url", KRC_DEST_URL, 0, "https://events.pagerduty.com/v2/enqueue",
-     offsetof(struct krc_destination, url), 0, NULL},
+     offsetof(struct krc_destination, url), 0, check_events_url},
 };
 
 const struct krc_dest_kind krc_dest_pagerduty = {

@@ -81,6 +81,23 @@ const struct krc_dest_kind *krc_dest_kind_find(const char *name)
     return NULL;
 }
 
+size_t krc_dest_kind_names(const char **out, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < N_BUILTIN; i++, n++) {
+        if (n < max) {
+            out[n] = builtin[i]->schema.name;
+        }
+    }
+    for (size_t i = 0; i < n_extras; i++, n++) {
+        if (n < max) {
+            out[n] = extras[i]->schema.name;
+        }
+    }
+    return n;
+}
+
 const struct krc_dest_kind *krc_dest_kind_of(const struct krc_destination *d)
 {
     return d->kind != NULL ? krc_dest_kind_find(d->kind->name) : NULL;

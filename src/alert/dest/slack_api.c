@@ -13,7 +13,9 @@
 #include "krc/util/buf.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_slack_api;
 
@@ -314,6 +316,36 @@ static struct krc_sink *api_create(const struct krc_sink_options *o, const char 
     return &a->base;
 }
 
+/* The Web API's error codes (HTTP 200 {"ok":false,"error":...}). */
+static const char *api_explain(long status, const char *error)
+{
+    static const struct {
+        const char *code;
+        const char *why;
+    } words[] = {
+        {"invalid_auth", "the bot token is not valid (revoked or mistyped)"},
+        {"not_authed", "no bot token was sent"},
+        {"token_revoked", "the bot token was revoked"},
+        {"token_expired", "the bot token expired (token rotation is on: give krc a new one)"},
+        {"account_inactive", "the bot token's user or workspace was deleted"},
+        {"not_in_channel", "the bot is not in the channel: invite it (/invite @BOT)"},
+        {"channel_not_found",
+         "the bot sees no such channel (mistyped, or private without the bot in it)"},
+        {"is_archived", "the channel is archived"},
+        {"missing_scope", "the token lacks a scope (chat:write; files:write for log files)"},
+        {"restricted_action", "a workspace setting keeps the bot from posting there"},
+        {"ratelimited", "rate limited by Slack"},
+    };
+
+    (void)status;
+    for (size_t i = 0; error != NULL && i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strcmp(error, words[i].code) == 0) {
+            return words[i].why;
+        }
+    }
+    return NULL;
+}
+
 static const struct krc_sink_ops krc_sink_slack_api = {
     .name = "slack-api",
     .create = api_create,
@@ -323,16 +355,44 @@ static const struct krc_sink_ops krc_sink_slack_api = {
     .send = api_send,
     .upload = api_upload,
     .free = api_free,
+    .explain = api_explain,
+    .format_test = krc_test_format_slack,
 };
 
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
+
+/* The Web API base on Slack's hosts is https://slack.com/api (slack-gov.com
+ * for GovSlack); another host is a proxy and taken as it is. An incoming
+ * webhook's URL here is a common slip. */
+static int check_api_url(const char *url, char *why, size_t whysz)
+{
+    struct krc_url_parts u;
+
+    if (krc_url_split(url, &u) != KRC_URL_OK) {
+        return 0;
+    }
+    if (krc_url_host_is(&u, "hooks.slack.com") || krc_url_host_is(&u, "hooks.slack-gov.com")) {
+        snprintf(why, whysz,
+                 "is an incoming webhook's, not the Web API base (https://slack.com/api): the "
+                 "Web API takes the bot token and a channel; a webhook goes in SLACK_WEBHOOK_URL "
+                 "or a slack-webhook destination");
+        return -1;
+    }
+    if ((krc_url_host_is(&u, "slack.com") || krc_url_host_is(&u, "slack-gov.com")) &&
+        !(u.path_len == 4 && strncmp(u.path, "/api", 4) == 0) &&
+        !(u.path_len == 5 && strncmp(u.path, "/api/", 5) == 0)) {
+        snprintf(why, whysz, "is on Slack's host but not the Web API base (https://slack.com/api)");
+        return -1;
+    }
+    return 0;
+}
 
 static const struct krc_dest_setting settings[] = {
     {"token", KRC_DEST_SECRET, KRC_DEST_REQUIRED, NULL, offsetof(struct krc_destination, secret),
      offsetof(struct krc_destination, secret_src), NULL},
     {"channel", KRC_DEST_TEXT, KRC_DEST_REQUIRED, NULL, offsetof(struct krc_destination, channel),
      0, NULL},
-    {"apiUrl", KRC_DEST_URL, 0, NULL, offsetof(struct krc_destination, api_url), 0, NULL},
+    {"apiUrl", KRC_DEST_URL, 0, NULL, offsetof(struct krc_destination, api_url), 0, check_api_url},
 };
 
 const struct krc_dest_kind krc_dest_slack_api = {

@@ -11,7 +11,9 @@
 
 #include "krc/alert/sink_formats.h"
 #include "krc/util/mem.h"
+#include "krc/util/url.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 #include "krc/alert/sink_send.h"
 
 /* Append a new object to array a: NULL (nothing leaked) on failure. */
@@ -260,6 +262,23 @@ int krc_teams_format_recovered(const struct krc_alert_recovered *rec,
 static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,
                                      struct krc_error *err);
 
+/* What a Workflows webhook's answer means (200 or 202 when accepted). */
+static const char *teams_explain(long status, const char *error)
+{
+    (void)error;
+    switch (status) {
+    case 400:
+        return "the flow refused the message (does its trigger expect an Adaptive Card?)";
+    case 401:
+    case 403:
+        return "the URL's signature (sig) is not valid: the flow's URL changed or was mistyped";
+    case 404:
+        return "no such flow: it was deleted or turned off, or the URL is mistyped";
+    default:
+        return NULL;
+    }
+}
+
 static const struct krc_sink_ops krc_sink_teams = {
     .name = "teams",
     .create = teams_create,
@@ -269,6 +288,8 @@ static const struct krc_sink_ops krc_sink_teams = {
     .send = krc_chat_sink_send,
     .upload = NULL,
     .free = krc_chat_sink_free,
+    .explain = teams_explain,
+    .format_test = krc_test_format_teams,
 };
 
 static struct krc_sink *teams_create(const struct krc_sink_options *o, const char *url,
@@ -277,11 +298,37 @@ static struct krc_sink *teams_create(const struct krc_sink_options *o, const cha
     return krc_chat_sink_create(o, url, &krc_sink_teams, "Teams", KRC_TEAMS_MAX_PAYLOAD, 0, err);
 }
 
+/* A Workflows webhook ("When a Teams webhook request is received") on
+ * Microsoft's hosts (*.logic.azure.com, *.powerplatform.com) has a
+ * /workflows/.../triggers/... path and its signature in the query (sig=):
+ * a URL cut short at the '?' or '&' is the common slip. Another host (a
+ * proxy, an old connector) is taken as it is. */
+static int check_workflow_url(const char *url, char *why, size_t whysz)
+{
+    struct krc_url_parts u;
+    char path[1024];
+
+    if (krc_url_split(url, &u) != KRC_URL_OK ||
+        (!krc_url_host_is(&u, ".logic.azure.com") && !krc_url_host_is(&u, ".powerplatform.com"))) {
+        return 0;
+    }
+    snprintf(path, sizeof(path), "%.*s", (int)u.path_len, u.path);
+    if (strstr(path, "/workflows/") != NULL && strstr(path, "/triggers/") != NULL &&
+        krc_url_query_has(&u, "sig")) {
+        return 0;
+    }
+    snprintf(why, whysz,
+             "is not a whole Workflows webhook URL (.../workflows/.../triggers/...?...&sig=...): "
+             "copy all of it, with its query");
+    return -1;
+}
+
 /* --- the kind: settings and registry entry (alert/dest.h) -------------------- */
 
 static const struct krc_dest_setting settings[] = {
     {"url", KRC_DEST_SECRET, KRC_DEST_INLINE | KRC_DEST_REQUIRED | KRC_DEST_HIDDEN, NULL,
-     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src), NULL},
+     offsetof(struct krc_destination, url), offsetof(struct krc_destination, url_src),
+     check_workflow_url},
 };
 
 const struct krc_dest_kind krc_dest_teams = {

@@ -17,6 +17,7 @@
 #include "krc/alert/sink_send.h"
 #include "krc/util/log.h"
 #include "krc/alert/dest.h"
+#include "krc/alert/dest/test_message.h"
 
 static const struct krc_sink_ops krc_sink_webhook;
 
@@ -300,6 +301,17 @@ static struct krc_sink *sw_create(const struct krc_sink_options *o, const char *
     return &w->base;
 }
 
+/* The receiver is the operator's own: only the words for its credentials. */
+static const char *sw_explain(long status, const char *error)
+{
+    (void)error;
+    if (status == 401 || status == 403) {
+        return "the receiver refused the request (does it check the signature with the same "
+               "secret, or want one of the extra headers?)";
+    }
+    return NULL;
+}
+
 static const struct krc_sink_ops krc_sink_webhook = {
     .name = "webhook",
     .create = sw_create,
@@ -309,6 +321,8 @@ static const struct krc_sink_ops krc_sink_webhook = {
     .send = sw_send,
     .upload = NULL,
     .free = sw_free,
+    .explain = sw_explain,
+    .format_test = krc_test_format_webhook,
 };
 /* Header lines "Name: value" (a Secret mounted as a file): each must have
  * a token name and no line breaks inside. */

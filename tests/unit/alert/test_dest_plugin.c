@@ -287,14 +287,14 @@ static void test_mistakes_named(void **state)
     assert_contains(errors, ":4:5: destinations[1] (b): a ticket destination needs tokenEnv or "
                             "tokenFile");
     /* the URL type's own check, then the table's check functions */
-    assert_contains(errors, ":9:10: destinations[2] (c): the url must be https:// (http:// only "
-                            "to localhost, 127.0.0.0/8 or [::1])");
+    assert_contains(errors, ":9:10: destinations[2] (c).url: the URL is plain http:// to a host "
+                            "that is not loopback");
     assert_contains(errors, ":7:5: destinations[2] (c): the token must have at least 8 "
                             "characters, not 5");
     assert_contains(errors, ":7:5: destinations[2] (c): queue must be lowercase letters");
     /* the allowed keys are the table's */
     assert_contains(errors, ":14:5: destinations[3] (d): unknown key \"colour\" (allowed: "
-                            "name|type|default|url|tokenEnv|tokenFile|queue)");
+                            "name|type|default|allowInsecureHttp|url|tokenEnv|tokenFile|queue)");
     free(errors);
     krc_config_cleanup(&cfg);
 }

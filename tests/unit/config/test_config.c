@@ -1060,22 +1060,40 @@ static void test_destinations(void **state)
                                "    colour: red\n",
                                path, sizeof(path), &errors, &err),
                      KRC_EINVAL);
-    assert_contains(errors, ":4:10: destinations[0] (a): the url must be https://");
+    assert_contains(errors, ":4:10: destinations[0] (a).url: the URL is plain http:// to a host "
+                            "that is not loopback");
     assert_null(strstr(errors, "10.0.0.1")); /* a Teams URL is a secret */
     assert_contains(errors, ":5:11: destinations[1]: the name \"a\" is already used at line 2");
     assert_contains(errors, ":7:11: destinations[2] needs a name of lowercase letters");
     assert_contains(errors, ":13:5: destinations[3] (c): unknown key \"colour\"");
     krc_free(errors);
 
-    assert_true(krc_dest_url_allowed("https://hooks.example.com/x"));
-    assert_true(krc_dest_url_allowed("http://localhost:8080/x"));
-    assert_true(krc_dest_url_allowed("http://127.0.0.1/x"));
-    assert_true(krc_dest_url_allowed("http://[::1]:9/x"));
-    assert_false(krc_dest_url_allowed("http://localhost.evil.example/x"));
-    assert_false(krc_dest_url_allowed("http://127.0.0.1.evil.example/x"));
-    assert_false(krc_dest_url_allowed("http://user@example.com/x"));
-    assert_false(krc_dest_url_allowed("ftp://example.com/x"));
-    assert_false(krc_dest_url_allowed("https:///x"));
+    {
+        char why[256];
+        assert_int_equal(krc_dest_check_url(NULL, NULL, "https://hooks.example.com/x", 0, NULL, why,
+                                            sizeof(why)),
+                         0);
+        assert_int_equal(
+            krc_dest_check_url(NULL, NULL, "http://localhost:8080/x", 0, NULL, why, sizeof(why)),
+            0);
+        assert_int_equal(
+            krc_dest_check_url(NULL, NULL, "http://127.0.0.1/x", 0, NULL, why, sizeof(why)), 0);
+        assert_int_equal(
+            krc_dest_check_url(NULL, NULL, "http://[::1]:9/x", 0, NULL, why, sizeof(why)), 0);
+        assert_int_equal(krc_dest_check_url(NULL, NULL, "http://localhost.evil.example/x", 0, NULL,
+                                            why, sizeof(why)),
+                         -1);
+        assert_int_equal(krc_dest_check_url(NULL, NULL, "http://127.0.0.1.evil.example/x", 0, NULL,
+                                            why, sizeof(why)),
+                         -1);
+        assert_int_equal(
+            krc_dest_check_url(NULL, NULL, "http://user@example.com/x", 0, NULL, why, sizeof(why)),
+            -1);
+        assert_int_equal(
+            krc_dest_check_url(NULL, NULL, "ftp://example.com/x", 0, NULL, why, sizeof(why)), -1);
+        assert_int_equal(krc_dest_check_url(NULL, NULL, "https:///x", 0, NULL, why, sizeof(why)),
+                         -1);
+    }
 }
 
 /* --db takes a PostgreSQL URL: its shape is checked, a password in it is a
