@@ -75,8 +75,8 @@ void krc_sender_count_outcome(struct krc_sender *n, const struct krc_destination
     if (rc == 0) {
         atomic_store(&st->last_success_s, now);
         if (krc_dest_is(named, "kubernetes-event")) {
-            /* the sink reports a 409 (the Event is there already) as http_status 409 */
-            atomic_fetch_add(&st->events[res->http_status == 409 ? 1 : 0], 1);
+            /* a 409 AlreadyExists: the Event is there already (kube_event.c) */
+            atomic_fetch_add(&st->events[res->already_exists ? 1 : 0], 1);
         }
         return;
     }

@@ -313,10 +313,27 @@ class KubeEventTest(unittest.TestCase):
                             20 * h.SLOWDOWN, what="three delivered Event rows")
         self.assertEqual(len(rows), 3)
 
+        # counted apart in /metrics: three there already, none failed
+        port = k2.http_port()
+        self.assertEqual(self.events_metric(port, "already_exists"), 3)
+        self.assertEqual(self.events_metric(port, "failed"), 0)
+
         # a new restart while the second daemon runs: a new Event
         self.kube.restart("shop", "worker-0", "app", exit_code=1, logs="again\n")
         self.wait_posts("shop", n=5, status=201)
         self.assertEqual(len(self.restart_events("shop")), 5)
+        h.wait_until(lambda: self.events_metric(port, "created") == 1, 20 * h.SLOWDOWN,
+                     what="krc_kube_events_total{result=\"created\"} 1")
+        self.assertEqual(self.events_metric(port, "already_exists"), 3)
+
+    @staticmethod
+    def events_metric(port, result):
+        status, body = h.http_get(port, "/metrics")
+        want = 'krc_kube_events_total{result="%s"} ' % result
+        for line in body.splitlines():
+            if line.startswith(want):
+                return float(line[len(want):])
+        return None
 
     # ---- the kubernetes-event destination (the destinations framework) ------------------
 
