@@ -2,10 +2,12 @@
 """Seed corpora of the fuzz targets, made from tests/fixtures (README.md).
 
   seeds.py OUTDIR [TARGET...]        write OUTDIR/TARGET/* (all targets by default)
-  seeds.py --replay BINARY TARGET    seeds into a temporary folder, then run
+  seeds.py --replay [EMULATOR...] BINARY TARGET
+                                     seeds into a temporary folder, then run
                                      BINARY (a *_replay build) on
                                      tests/fuzz/regressions/TARGET and the seeds:
-                                     the ctest fuzz_replay_TARGET
+                                     the ctest fuzz_replay_TARGET (a cross build
+                                     puts its emulator, qemu, before BINARY)
 """
 import glob
 import json
@@ -221,13 +223,13 @@ def write(outdir, target):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--replay":
-        binary, target = sys.argv[2], sys.argv[3]
+    if len(sys.argv) >= 4 and sys.argv[1] == "--replay":
+        command, target = sys.argv[2:-1], sys.argv[-1]
         with tempfile.TemporaryDirectory() as tmp:
             d, n = write(tmp, target)
             if n == 0:
                 raise SystemExit("seeds.py: no seeds for %s (fixtures missing?)" % target)
-            return subprocess.call([binary, os.path.join(HERE, "regressions", target), d])
+            return subprocess.call(command + [os.path.join(HERE, "regressions", target), d])
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         raise SystemExit(__doc__)
     for t in sys.argv[2:] or TARGETS:

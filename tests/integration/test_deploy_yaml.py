@@ -168,11 +168,25 @@ def render_set(name):
     return render(values, files)
 
 
-def kustomize_text(path):
-    p = subprocess.run(["kubectl", "kustomize", path], stdin=subprocess.DEVNULL,
+def kustomize_run(path):
+    return subprocess.run(["kubectl", "kustomize", path], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+def kustomize_version():
+    """kubectl's kustomize version as a tuple, (0,) when kubectl does not say (before 1.24)."""
+    p = subprocess.run(["kubectl", "version", "--client"], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, timeout=60)
+    m = re.search(r"Kustomize Version: v?([0-9]+)\.([0-9]+)", p.stdout)
+    return (int(m.group(1)), int(m.group(2))) if m else (0,)
+
+
+def kustomize_text(path):
+    p = kustomize_run(path)
     if p.returncode != 0:
-        raise AssertionError("kubectl kustomize %s failed: %s" % (path, p.stderr))
+        raise AssertionError("kubectl kustomize %s failed: %s(deploy/ needs kustomize 4.1 or later, "
+                             "kubectl 1.22 or later; this kubectl's: %s)"
+                             % (path, p.stderr, ".".join(map(str, kustomize_version()))))
     return p.stdout
 
 
@@ -895,8 +909,8 @@ class KustomizeParityTest(unittest.TestCase):
     def test_network_policy_admits_the_same(self):
         """The base's NetworkPolicy: krc's pods, ingress only, the http port, and the same
         scrapers as the chart's default. Its scraper selector is a matchExpressions because
-        kustomize's commonLabels rewrite a NetworkPolicy's podSelector.matchLabels: the rendered
-        base must still name Prometheus, not krc."""
+        kustomize's labels with includeSelectors (as commonLabels did) rewrite a NetworkPolicy's
+        podSelector.matchLabels: the rendered base must still name Prometheus, not krc."""
         def requirements(sel):
             out = {(k, "In", (v,)) for k, v in (sel.get("matchLabels") or {}).items()}
             out |= {(e["key"], e["operator"], tuple(sorted(e.get("values") or [])))
@@ -945,6 +959,39 @@ class KustomizeParityTest(unittest.TestCase):
         self.assertEqual(sorted((m["name"], m["mountPath"]) for m in cc["volumeMounts"]),
                          sorted((m["name"], m["mountPath"]) for m in bc["volumeMounts"]))
         self.assertEqual(cc["image"].rsplit(":", 1)[0], bc["image"].rsplit(":", 1)[0])
+
+
+class KustomizeWarningsTest(unittest.TestCase):
+    """`kubectl kustomize` prints nothing on stderr for the base and each overlay: no field that
+    kustomize 5 deprecates (commonLabels, bases, patchesStrategicMerge, vars, ...)."""
+
+    def test_no_warning(self):
+        dirs = kustomize_dirs()
+        self.assertEqual([os.path.relpath(d, ROOT) for d in dirs],
+                         ["deploy/manifests", "deploy/overlays/ha", "deploy/overlays/mcp",
+                          "deploy/overlays/postgres"])
+        for d in dirs:
+            with self.subTest(os.path.relpath(d, ROOT)):
+                p = kustomize_run(d)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, "")
+
+    def test_a_deprecated_field_is_seen(self):
+        """The check above can fail: a copy of an overlay written the old way warns."""
+        if kustomize_version() < (5, 0):
+            self.skipTest("kustomize before 5 does not warn about deprecated fields")
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(os.path.join(ROOT, "deploy"), os.path.join(tmp, "deploy"))
+            path = os.path.join(tmp, "deploy", "overlays", "ha", "kustomization.yaml")
+            with open(path) as f:
+                text = f.read()
+            old = text.replace("resources:\n  - ../../manifests", "bases:\n  - ../../manifests")
+            self.assertNotEqual(old, text)
+            with open(path, "w") as f:
+                f.write(old)
+            p = kustomize_run(os.path.dirname(path))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("'bases' is deprecated", p.stderr)
 
 
 class YamllintTest(unittest.TestCase):
