@@ -209,6 +209,7 @@ int krc_diag_match_app_oom(struct dctx *x)
 void krc_diag_say_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     s_text_cause(x, b, s, "hit its language runtime's own heap limit");
+    krc_diag_advise_app_oom(x, b);
 }
 
 /* 12-14. fatal signals: the exit code names the signal; a log line alone
@@ -405,4 +406,5 @@ void krc_diag_say_app_error(struct dctx *x, struct builder *b, struct krc_buf *s
         krc_diag_quote_clean(s, lead, line, "");
         krc_diag_evidence_hit(b, x);
     }
+    krc_diag_advise_missing(x, b);
 }

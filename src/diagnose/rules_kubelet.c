@@ -9,6 +9,23 @@
 #include "diagnose_private.h"
 #include "krc/util/mem.h"
 
+/* 5. node_not_ready: the container was killed (exit 137, no exit code, or
+ * lost: ContainerStatusUnknown) while its node's Ready condition was False
+ * or Unknown, or a NodeNotReady event of the pod or the node came at that
+ * time. */
+static int killed_like(const struct dctx *x)
+{
+    return x->t != NULL &&
+           (!x->has_exit || x->exit_code == 137 || str_eq(x->t->reason, "ContainerStatusUnknown"));
+}
+
+static int node_down(const struct dctx *x)
+{
+    const struct krc_report_event *ev;
+
+    return killed_like(x) && (krc_diag_node_not_ready(x, &ev) != NULL || ev != NULL);
+}
+
 /* 1. oom_killed */
 int krc_diag_match_oom_killed(struct dctx *x)
 {
@@ -45,6 +62,7 @@ void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *
             krc_diag_evidence_event(b, e);
         }
     }
+    krc_diag_advise_oom_killed(x, b);
 }
 
 /* 2. evicted, from direct evidence */
@@ -75,9 +93,12 @@ int krc_diag_match_evicted(struct dctx *x)
             return 1;
         }
     }
+    /* A container the kubelet lost while its node was NotReady: the node
+     * rule names that (node_not_ready). */
     if (x->t != NULL &&
         (str_eq(x->t->reason, "ContainerStatusUnknown") ||
-         krc_diag_str_has_ci(x->t->message, "could not be located when the pod was"))) {
+         krc_diag_str_has_ci(x->t->message, "could not be located when the pod was")) &&
+        !node_down(x)) {
         x->conf = KRC_CONFIDENCE_MEDIUM;
         x->detail = "unknown";
         return 1;
@@ -123,6 +144,53 @@ void krc_diag_say_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
     }
     if (x->t != NULL && x->t->message != NULL) {
         krc_diag_add_evidence(b, "termination message: %s", x->t->message);
+    }
+}
+
+/* 5. node_not_ready */
+int krc_diag_match_node_not_ready(struct dctx *x)
+{
+    x->conf = KRC_CONFIDENCE_MEDIUM;
+    return node_down(x);
+}
+
+void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_buf *s)
+{
+    const struct krc_report_event *ev;
+    const struct krc_report_node_condition *ready = krc_diag_node_not_ready(x, &ev);
+    const char *node = x->r->node_name != NULL   ? x->r->node_name
+                       : x->r->node.name != NULL ? x->r->node.name
+                                                 : NULL;
+
+    if (ready != NULL) {
+        krc_buf_printf(s, "Node %s is NotReady (Ready=%s%s%s)", node ? node : "?", ready->status,
+                       ready->reason ? ", " : "", ready->reason ? ready->reason : "");
+    } else {
+        krc_buf_printf(s, "%s%s was NotReady at the time (event NodeNotReady)%s",
+                       node ? "Node " : "The pod's node", node ? node : "",
+                       x->r->node.present ? " and reports Ready now" : "");
+    }
+    krc_buf_printf(s, "; container %s was killed (", x->c->name);
+    if (x->t != NULL && str_eq(x->t->reason, "ContainerStatusUnknown")) {
+        krc_buf_append_str(s, "reason ContainerStatusUnknown: the kubelet lost it, ");
+    }
+    krc_diag_say_exit(x, s);
+    krc_buf_append_str(s, ")");
+    krc_diag_say_after(x, s);
+    if (ev != NULL) {
+        krc_diag_evidence_event(b, ev);
+    }
+    if (!x->r->node.present) {
+        krc_diag_add_unchecked(b, "no node object was given: the node's conditions now were not "
+                                  "checked");
+    }
+    if (node != NULL) {
+        snprintf(x->next, sizeof(x->next),
+                 "Check node %s first (kubectl describe node %s: its conditions and events; the "
+                 "kubelet, the container runtime, memory and disk on the node): the container was "
+                 "killed with the node; the pod restarts when the node recovers, or is replaced "
+                 "if the node is drained",
+                 node, node);
     }
 }
 

@@ -95,6 +95,9 @@ static void container_cleanup(struct krc_report_container *c)
     term_cleanup(&c->last);
     krc_kv_list_cleanup(&c->limits);
     krc_kv_list_cleanup(&c->requests);
+    krc_kv_list_cleanup(&c->env);
+    krc_kv_list_cleanup(&c->env_from);
+    krc_kv_list_cleanup(&c->jvm_heap);
     memset(c, 0, sizeof(*c));
 }
 

@@ -93,6 +93,16 @@ struct krc_report_container {
     struct krc_report_probe liveness; /* present == has_liveness */
     struct krc_report_probe startup;  /* present == has_startup */
     char *termination_message_policy; /* File / FallbackToLogsOnError */
+    /* Where the spec's environment comes from, for the diagnosis to name (literal values
+     * are not kept: they may be secrets). env: variable name -> "value" (a literal),
+     * "secret NAME key KEY", "configMap NAME key KEY", "fieldRef", "resourceFieldRef";
+     * env_from: "secret NAME" / "configMap NAME" -> its prefix ("" without one). */
+    struct krc_kv_list env;
+    struct krc_kv_list env_from;
+    /* The JVM heap options (-Xmx, -XX:MaxRAMPercentage, -XX:MaxRAMFraction) of the spec,
+     * by where they were found: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS,
+     * JAVA_OPTS (literal values only), "command/args" -> the options, space-separated. */
+    struct krc_kv_list jvm_heap;
 
     /* With has_status: its position in containerStatuses / initContainerStatuses. */
     int status_index;
@@ -120,6 +130,7 @@ struct krc_report_node_condition {
     char *status; /* "True" / "False" / "Unknown" */
     char *reason;
     char *message;
+    int64_t last_transition; /* lastTransitionTime, 0 when absent */
 };
 
 struct krc_report_node {
