@@ -214,25 +214,25 @@ static int heap_evidence(const struct heap *h, struct builder *b)
     if (h->bytes < 0 || h->limit <= 0) {
         if (h->bytes >= 0) {
             fmt_bytes(h->bytes, heap, sizeof(heap));
-            krc_diag_add_evidence(b, "JVM heap up to %s (%s in %s); no memory limit", heap, h->opt,
-                                  h->where);
+            krc_diag_add_evidence(b, "%s in %s: a JVM heap of up to %s; no memory limit", h->opt,
+                                  h->where, heap);
         }
         return 0;
     }
     fmt_bytes(h->bytes, heap, sizeof(heap));
     if (h->bytes >= h->limit) {
         krc_diag_add_evidence(b,
-                              "JVM heap up to %s (%s in %s), at or above the %s memory limit: no "
-                              "room for non-heap memory (metaspace, thread stacks, code cache, "
+                              "%s in %s: a JVM heap of up to %s, at or above the %s memory limit: "
+                              "no room for non-heap memory (metaspace, thread stacks, code cache, "
                               "direct buffers)",
-                              heap, h->opt, h->where, h->lim_text);
+                              h->opt, h->where, heap, h->lim_text);
         return 2;
     }
     fmt_bytes(h->limit - h->bytes, left, sizeof(left));
     krc_diag_add_evidence(b,
-                          "JVM heap up to %s (%s in %s) of the %s memory limit: %s left for "
+                          "%s in %s: a JVM heap of up to %s of the %s memory limit, %s left for "
                           "non-heap memory (metaspace, thread stacks, code cache, direct buffers)",
-                          heap, h->opt, h->where, h->lim_text, left);
+                          h->opt, h->where, heap, h->lim_text, left);
     return h->limit - h->bytes < h->limit / 4 ? 1 : 0;
 }
 
@@ -244,7 +244,9 @@ void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
     const char *node = x->r->node_name != NULL ? x->r->node_name : x->r->node.name;
     struct heap h;
 
-    if (lim == NULL && x->c->has_spec) {
+    /* no limit: only an object the API server served says so (a pasted or
+     * cut spec may just not show it) */
+    if (lim == NULL && x->c->has_spec && x->r->api_object) {
         const char *alloc = krc_kv_list_get(&x->r->node.allocatable, "memory");
         const char *cap = krc_kv_list_get(&x->r->node.capacity, "memory");
         if (x->r->node.present && alloc != NULL) {
@@ -253,11 +255,11 @@ void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
                                   cap ? " (capacity " : "", cap ? cap : "", cap ? ")" : "");
         }
         snprintf(x->next, sizeof(x->next),
-                 "Container %s has no memory limit, so the OOM kill came from the node running out "
-                 "of memory (or from a pod-level limit): check the memory of node%s%s (kubectl "
+                 "Container %s has no memory limit: an OOM kill then comes from the node running "
+                 "out of memory (or from a pod-level limit). Check the memory of %s%s (kubectl "
                  "describe node: allocatable, MemoryPressure, what the other pods use) and set a "
                  "memory request and limit for this container from its real use (kubectl top)",
-                 x->c->name, node ? " " : "", node ? node : "");
+                 x->c->name, node ? "node " : "the pod's node", node ? node : "");
         x->cmds |= CMD_NODE | CMD_TOP;
         return;
     }
@@ -398,9 +400,11 @@ static int missing_in_line(const struct tail *t, size_t i, struct missing *m)
         m->how = "Ruby's KeyError from fetch (ENV.fetch or a Hash)";
         return 1;
     }
-    /* Python: "KeyError: 'X'" ending a traceback */
-    if (starts_with(l.p, l.len, "KeyError: '") || starts_with(l.p, l.len, "KeyError: \"")) {
-        if (take_name(l.p + 11, end, (char)l.p[10], m)) {
+    /* Python: "KeyError: 'X'" ending a traceback (Python 2: "KeyError: u'X'") */
+    {
+        size_t q = starts_with(l.p, l.len, "KeyError: u'") ? 11 : 10;
+        if (starts_with(l.p, l.len, "KeyError: ") && l.len > q + 1 &&
+            (l.p[q] == '\'' || l.p[q] == '"') && take_name(l.p + q + 1, end, (char)l.p[q], m)) {
             int env = python_environ(t, i);
             m->kind = env ? MISSING_ENV : MISSING_KEY;
             m->how = env ? "Python's os.environ lookup raised KeyError"
@@ -505,6 +509,11 @@ static void spec_says(const struct dctx *x, const char *name, char *out, size_t 
                  "%s is not in the container's env; envFrom loads %s (their keys are not visible "
                  "to krc)",
                  name, from);
+    } else if (!x->c->env_known) {
+        snprintf(out, outsz,
+                 "the pod given shows no env of the container (a pasted or converted spec may "
+                 "leave it out): whether %s is set was not checked",
+                 name);
     } else {
         snprintf(out, outsz,
                  "%s is not in the container's env and there is no envFrom (the image's own ENV "
@@ -570,6 +579,11 @@ int krc_diag_advise_missing(struct dctx *x, struct builder *b)
                      "Add %s to container %s's env, or as a key of %s (loaded with envFrom): the "
                      "application stops without it",
                      m.name, x->c->name, from);
+        } else if (!x->c->env_known) {
+            snprintf(x->next, sizeof(x->next),
+                     "Set environment variable %s for container %s (in its env, or as a key of a "
+                     "ConfigMap/Secret it loads with envFrom): the application stops without it",
+                     m.name, x->c->name);
         } else {
             snprintf(x->next, sizeof(x->next),
                      "Add %s to container %s's env (a value, or a key of a ConfigMap or Secret): "

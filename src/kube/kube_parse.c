@@ -510,6 +510,7 @@ static int parse_env(struct ctx *cx, const cJSON *js, struct krc_report_containe
     if ((rc = get_arr(cx, js, "env", &env)) < 0 || (rc = get_arr(cx, js, "envFrom", &from)) < 0) {
         return rc;
     }
+    c->env_known = env != NULL || from != NULL;
     krc_buf_init(&b, 4096);
     cJSON_ArrayForEach(it, env)
     {
@@ -871,6 +872,13 @@ static int parse_pod_object(const cJSON *pod, struct krc_report *r, struct krc_e
         if ((rc = parse_containers(&cx, spec, "initContainers", "spec", 1, 0, r)) < 0 ||
             (rc = parse_containers(&cx, spec, "containers", "spec", 0, 0, r)) < 0) {
             return rc;
+        }
+        /* an object the API server served: a container without env has none */
+        r->api_object = cJSON_IsString(member(meta, "resourceVersion"));
+        if (r->api_object) {
+            for (size_t i = 0; i < r->n_containers; i++) {
+                r->containers[i].env_known |= r->containers[i].has_spec;
+            }
         }
     }
     if (status != NULL) {

@@ -146,6 +146,7 @@ void krc_report_clear_pod(struct krc_report *r)
     r->restart_policy = r->slack_channel = NULL;
     r->created_at = 0;
     r->grace_period = 30;
+    r->api_object = 0;
     krc_kv_list_cleanup(&r->labels);
     krc_kv_list_cleanup(&r->annotations);
     for (i = 0; i < r->n_containers; i++) {

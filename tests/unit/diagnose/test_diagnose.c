@@ -2412,6 +2412,20 @@ static char *pod_spec(int exit_code, const char *reason, const char *limits, con
     return make_pod_probes("app", exit_code, reason, STARTED, NULL, limits, spec);
 }
 
+/* The same pod as the API server serves it (metadata.resourceVersion): whole,
+ * an absent field is not set. Takes pod. */
+static char *served(char *pod)
+{
+    char *meta = strstr(pod, "\"metadata\":{");
+    char *copy;
+
+    assert_non_null(meta);
+    copy = fmt("%.*s\"metadata\":{\"resourceVersion\":\"4711\",%s", (int)(meta - pod), pod,
+               meta + strlen("\"metadata\":{"));
+    krc_free(pod);
+    return copy;
+}
+
 static int count_evidence(const struct krc_diagnosis *d, const char *needle)
 {
     int n = 0;
@@ -2430,7 +2444,7 @@ static void test_advice_oom_without_limit(void **state)
     struct krc_diagnosis d;
 
     (void)state;
-    assert_int_equal(run(&r, &d, pod_spec(137, "OOMKilled", "{}", NULL), NULL, NULL, 0),
+    assert_int_equal(run(&r, &d, served(pod_spec(137, "OOMKilled", "{}", NULL)), NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
     assert_non_null(strstr(d.summary, "no memory limit in the pod spec"));
     assert_non_null(strstr(d.next_step, "no memory limit"));
@@ -2439,6 +2453,14 @@ static void test_advice_oom_without_limit(void **state)
     assert_null(strstr(d.next_step, "raise the memory limit"));
     assert_true(command_is(&d, "kubectl describe node node-1"));
     assert_bounded(&d);
+    done(&r, &d);
+    /* a pasted or cut spec without a limit (realworld 024, 029: the describe text broke off
+     * before the memory limit): not shown is not "none" */
+    assert_int_equal(
+        run(&r, &d, pod_spec(137, "OOMKilled", "{\"cpu\":\"30m\"}", NULL), NULL, NULL, 0),
+        KRC_CAUSE_OOM_KILLED);
+    assert_non_null(strstr(d.summary, "no memory limit shown in the pod given"));
+    assert_null(strstr(d.next_step, "no memory limit"));
     done(&r, &d);
     /* with a limit: the limit is the thing to compare and raise */
     assert_int_equal(
@@ -2474,8 +2496,9 @@ static void test_advice_jvm_heap(void **state)
                      "-Xmx2g\"}]"),
             NULL, NULL, 0),
         KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "JVM heap up to 2Gi (-Xmx2g in JAVA_TOOL_OPTIONS), at or above "
-                                 "the 2Gi memory limit"));
+    assert_true(evidence_has(&d,
+                             "-Xmx2g in JAVA_TOOL_OPTIONS: a JVM heap of up to 2Gi, at or above "
+                             "the 2Gi memory limit"));
     assert_non_null(strstr(d.next_step, "Lower the JVM heap (-Xmx2g in JAVA_TOOL_OPTIONS)"));
     assert_null(strstr(d.next_step, "raise the memory limit or reduce"));
     done(&r, &d);
@@ -2487,8 +2510,8 @@ static void test_advice_jvm_heap(void **state)
                                   "\"-XX:MaxRAMPercentage=80\"}]"),
                          NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "JVM heap up to 1.6Gi (-XX:MaxRAMPercentage=80 in "
-                                 "JDK_JAVA_OPTIONS) of the 2000Mi memory limit: 400Mi left"));
+    assert_true(evidence_has(&d, "-XX:MaxRAMPercentage=80 in JDK_JAVA_OPTIONS: a JVM heap of up to "
+                                 "1.6Gi of the 2000Mi memory limit, 400Mi left"));
     assert_non_null(strstr(d.next_step, "Lower the JVM heap (-XX:MaxRAMPercentage=80 in "
                                         "JDK_JAVA_OPTIONS) or raise the memory limit"));
     done(&r, &d);
@@ -2498,7 +2521,9 @@ static void test_advice_jvm_heap(void **state)
                                   ",\"env\":[{\"name\":\"JAVA_OPTS\",\"value\":\"-Xmx1536m\"}]"),
                          NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "(-Xmx1536m in JAVA_OPTS) of the 2Gi memory limit: 512Mi left"));
+    assert_true(evidence_has(&d,
+                             "-Xmx1536m in JAVA_OPTS: a JVM heap of up to 1.5Gi of the 2Gi memory "
+                             "limit, 512Mi left"));
     assert_non_null(strstr(d.next_step, "raise the memory limit or reduce"));
     done(&r, &d);
     /* the command line overrides JAVA_TOOL_OPTIONS; -Xmx inside a `sh -c` line counts */
@@ -2509,7 +2534,7 @@ static void test_advice_jvm_heap(void **state)
                      "\"command\":[\"sh\",\"-c\"],\"args\":[\"exec java -Xmx3g -jar app.jar\"]"),
             NULL, NULL, 0),
         KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "JVM heap up to 3Gi (-Xmx3g in command/args), at or above"));
+    assert_true(evidence_has(&d, "-Xmx3g in command/args: a JVM heap of up to 3Gi, at or above"));
     done(&r, &d);
     /* -Xmx wins over the RAM percentage; MaxRAMFraction=1 is the whole limit */
     assert_int_equal(run(&r, &d,
@@ -2518,14 +2543,16 @@ static void test_advice_jvm_heap(void **state)
                                   "\"-XX:MaxRAMPercentage=100 -Xmx512m\"}]"),
                          NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "JVM heap up to 512Mi (-Xmx512m in JAVA_TOOL_OPTIONS)"));
+    assert_true(evidence_has(&d, "-Xmx512m in JAVA_TOOL_OPTIONS: a JVM heap of up to 512Mi"));
     done(&r, &d);
     assert_int_equal(run(&r, &d,
                          pod_spec(137, "OOMKilled", "{\"memory\":\"1Gi\"}",
                                   ",\"args\":[\"-XX:MaxRAMFraction=1\",\"-jar\",\"app.jar\"]"),
                          NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
-    assert_true(evidence_has(&d, "(-XX:MaxRAMFraction=1 in command/args), at or above"));
+    assert_true(evidence_has(&d,
+                             "-XX:MaxRAMFraction=1 in command/args: a JVM heap of up to 1Gi, at or "
+                             "above"));
     done(&r, &d);
     /* a value from a ConfigMap is not visible: nothing is said about the heap */
     assert_int_equal(run(&r, &d,
@@ -2534,7 +2561,7 @@ static void test_advice_jvm_heap(void **state)
                                   "\"configMapKeyRef\":{\"name\":\"jvm\",\"key\":\"opts\"}}}]"),
                          NULL, NULL, 0),
                      KRC_CAUSE_OOM_KILLED);
-    assert_false(evidence_has(&d, "JVM heap"));
+    assert_false(evidence_has(&d, "a JVM heap"));
     done(&r, &d);
     /* app_out_of_memory: the heap ran out at a maximum that is already the limit */
     assert_int_equal(run(&r, &d,
@@ -2585,7 +2612,7 @@ static void test_advice_missing_setting(void **state)
          "    raise KeyError(key) from None\n"
          "KeyError: 'API_BASE_URL'\n",
          NULL, "missing setting: environment variable API_BASE_URL (Python's os.environ",
-         "Add API_BASE_URL to container app's env (a value, or a key of a ConfigMap or Secret)"},
+         "Set environment variable API_BASE_URL for container app"},
         {"https://github.com/pawadski/curlhttp_exporter/issues/8",
          "Traceback (most recent call last):\n"
          "  File \"exporter.py\", line 312, in <module>\n"
@@ -2593,6 +2620,11 @@ static void test_advice_missing_setting(void **state)
          "KeyError: 'curl_settings'\n",
          NULL, "missing setting: key curl_settings (Python's KeyError",
          "The application looked up 'curl_settings' and it was not there"},
+        {"https://github.com/abrt/faf/issues/501 (Python 2)",
+         "    frame[\"file_name\"].encode(\"ascii\", \"ignore\")))\n"
+         "KeyError: u'file_name'\n",
+         NULL, "missing setting: key file_name (Python's KeyError",
+         "The application looked up 'file_name' and it was not there"},
         {"https://github.com/PacktPublishing/Machine-Learning-on-Kubernetes/issues/3",
          "Added 'admin' to '/opt/jboss/keycloak/standalone/configuration/"
          "keycloak-add-user.json', restart server to load user\n"
@@ -2617,8 +2649,9 @@ static void test_advice_missing_setting(void **state)
          "the container's env takes REDIS_URL from secret redis key url",
          "Check secret redis key url, which the container's env reads into REDIS_URL"},
         {"https://github.com/kelseyhightower/envconfig/pull/216 (the library's error text)",
-         "required key FOO missing value\n", NULL, "missing setting: environment variable FOO",
-         "Add FOO to container app's env"},
+         "required key FOO missing value\n", ",\"env\":[]",
+         "FOO is not in the container's env and there is no envFrom",
+         "Add FOO to container app's env (a value, or a key of a ConfigMap or Secret)"},
         {"https://github.com/wekan/wekan/issues/6363",
          "node:internal/modules/cjs/loader:1503\n"
          "  throw err;\n"
@@ -2656,6 +2689,21 @@ static void test_advice_missing_setting(void **state)
     assert_non_null(strstr(d.next_step, "Read the end of the previous log"));
     assert_false(evidence_has(&d, "missing setting"));
     done(&r, &d);
+    /* a spec without env: pasted or converted, it may have left env out; served by the API
+     * server (metadata.resourceVersion), it has none */
+    assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL, cases[0].log, SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "whether API_BASE_URL is set was not checked"));
+    done(&r, &d);
+    {
+        assert_int_equal(
+            run(&r, &d, served(pod_spec(1, "Error", NULL, NULL)), NULL, cases[0].log, SIZE_MAX),
+            KRC_CAUSE_APP_ERROR);
+        assert_true(evidence_has(&d, "API_BASE_URL is not in the container's env and there is no "
+                                     "envFrom"));
+        assert_non_null(strstr(d.next_step, "Add API_BASE_URL to container app's env"));
+        done(&r, &d);
+    }
     /* no spec: whether the variable is set is said to be unknown */
     {
         static const char bare[] =
