@@ -469,6 +469,11 @@ static int jvm_heap_tokens(const char *text, struct krc_buf *acc)
                p[n] != '\n' && n < 64) {
             n++;
         }
+        /* bounded: a text with more options than fit keeps the last ones
+         * (the JVM takes the last of each) */
+        if (acc->len + n + 2 > acc->max) {
+            acc->len = 0;
+        }
         if ((acc->len > 0 && krc_buf_append_str(acc, " ") < 0) || krc_buf_append(acc, p, n) < 0) {
             return KRC_ENOMEM;
         }

@@ -2554,6 +2554,26 @@ static void test_advice_jvm_heap(void **state)
                              "-XX:MaxRAMFraction=1 in command/args: a JVM heap of up to 1Gi, at or "
                              "above"));
     done(&r, &d);
+    /* a value with more options than the parser keeps: bounded, the last one counts */
+    {
+        struct krc_buf opts;
+        char *text;
+        krc_buf_init(&opts, 1 << 20);
+        for (int i = 0; i < 2000; i++) {
+            assert_int_equal(krc_buf_append_str(&opts, "-Xmx1g "), 0);
+        }
+        assert_int_equal(krc_buf_append_str(&opts, "-Xmx3g"), 0);
+        text = krc_buf_take(&opts);
+        assert_non_null(text);
+        char *spec = fmt(",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"%s\"}]", text);
+        assert_int_equal(
+            run(&r, &d, pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}", spec), NULL, NULL, 0),
+            KRC_CAUSE_OOM_KILLED);
+        assert_true(evidence_has(&d, "-Xmx3g in JAVA_TOOL_OPTIONS: a JVM heap of up to 3Gi"));
+        krc_free(spec);
+        krc_free(text);
+        done(&r, &d);
+    }
     /* a value from a ConfigMap is not visible: nothing is said about the heap */
     assert_int_equal(run(&r, &d,
                          pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}",
