@@ -256,9 +256,9 @@ void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
         }
         snprintf(x->next, sizeof(x->next),
                  "Container %s has no memory limit: an OOM kill then comes from the node running "
-                 "out of memory (or from a pod-level limit). Check the memory of %s%s (kubectl "
-                 "describe node: allocatable, MemoryPressure, what the other pods use) and set a "
-                 "memory request and limit for this container from its real use (kubectl top)",
+                 "out of memory (or from a pod-level limit). Check the memory of %s%s "
+                 "(allocatable, MemoryPressure, what the other pods use) and set a memory request "
+                 "and limit for this container from its real use",
                  x->c->name, node ? "node " : "the pod's node", node ? node : "");
         x->cmds |= CMD_NODE | CMD_TOP;
         return;

@@ -30,9 +30,8 @@ const struct rule krc_diag_rules[] = {
      CMD_LOGS_PREV | CMD_DESCRIBE | CMD_EVENTS},
     {"node_not_ready", KRC_CAUSE_NODE_NOT_READY, krc_diag_match_node_not_ready,
      krc_diag_say_node_not_ready,
-     "Check the pod's node first (kubectl describe node: its conditions and events; the kubelet, "
-     "the container runtime, memory and disk on the node): the container was killed with the "
-     "node",
+     "Check the pod's node first (its conditions and events; the kubelet, the container runtime, "
+     "memory and disk on the node): the container was killed with the node",
      CMD_NODE | CMD_EVENTS | CMD_DESCRIBE},
     {"exec_format_error", KRC_CAUSE_EXEC_FORMAT_ERROR, krc_diag_match_exec_format,
      krc_diag_say_exec_format,

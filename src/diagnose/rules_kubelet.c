@@ -239,8 +239,8 @@ void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_b
                                                  : NULL;
 
     if (ready != NULL) {
-        krc_buf_printf(s, "Node %s is NotReady (Ready=%s%s%s)", node ? node : "?", ready->status,
-                       ready->reason ? ", " : "", ready->reason ? ready->reason : "");
+        /* the reason and message are the evidence's node line */
+        krc_buf_printf(s, "Node %s is NotReady (Ready=%s)", node ? node : "?", ready->status);
     } else {
         krc_buf_printf(s, "%s%s was NotReady at the time (event NodeNotReady)%s",
                        node ? "Node " : "The pod's node", node ? node : "",
@@ -262,11 +262,10 @@ void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_b
     }
     if (node != NULL) {
         snprintf(x->next, sizeof(x->next),
-                 "Check node %s first (kubectl describe node %s: its conditions and events; the "
-                 "kubelet, the container runtime, memory and disk on the node): the container was "
-                 "killed with the node; the pod restarts when the node recovers, or is replaced "
-                 "if the node is drained",
-                 node, node);
+                 "Check node %s first (its conditions and events; the kubelet, the container "
+                 "runtime, memory and disk on the node): the container was killed with the node; "
+                 "the pod restarts when the node recovers, or is replaced if the node is drained",
+                 node);
     }
 }
 
