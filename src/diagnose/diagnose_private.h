@@ -9,7 +9,8 @@
  * summary and its evidence (rules_*.c), and the common parts (the
  * termination, the node, the back-off, what was not seen, the kubectl
  * commands) are added around it (evidence.c). Rules read text through the
- * log readers of log_patterns.c. */
+ * log readers of log_patterns.c. A say function may replace the rule's next
+ * step with one that follows the evidence (advice.c: x->next, x->cmds). */
 #ifndef KRC_DIAGNOSE_PRIVATE_H
 #define KRC_DIAGNOSE_PRIVATE_H
 
