@@ -419,6 +419,16 @@ static int missing_in_line(const struct tail *t, size_t i, struct missing *m)
         m->how = "envconfig: required key missing value";
         return 1;
     }
+    /* django-environ (and the idiom it comes from): "ImproperlyConfigured: Set
+     * the X environment variable"; a hint of that wording in the middle of a
+     * log is not the error, so only among the last three lines */
+    if (t->n - i <= 3 && (p = find_in(l, "set the ")) != NULL && take_name(p + 8, end, ' ', m) &&
+        find_in((struct span){p + 8, (size_t)(end - (p + 8))}, " environment variable") ==
+            p + 8 + strlen(m->name)) {
+        m->kind = MISSING_ENV;
+        m->how = "the application asks to set it";
+        return 1;
+    }
     /* Spring: "Could not resolve placeholder 'x' in value "${x}"" */
     if ((p = find_in(l, "could not resolve placeholder '")) != NULL &&
         take_name(p + 31, end, '\'', m)) {

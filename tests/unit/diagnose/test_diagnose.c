@@ -2672,6 +2672,10 @@ static void test_advice_missing_setting(void **state)
          "required key FOO missing value\n", ",\"env\":[]",
          "FOO is not in the container's env and there is no envFrom",
          "Add FOO to container app's env (a value, or a key of a ConfigMap or Secret)"},
+        {"joke2k/django-environ, environ/environ.py (the library's message)",
+         "django.core.exceptions.ImproperlyConfigured: Set the SECRET_KEY environment variable\n",
+         NULL, "missing setting: environment variable SECRET_KEY",
+         "Set environment variable SECRET_KEY for container app"},
         {"https://github.com/wekan/wekan/issues/6363",
          "node:internal/modules/cjs/loader:1503\n"
          "  throw err;\n"
@@ -2702,6 +2706,15 @@ static void test_advice_missing_setting(void **state)
         assert_bounded(&d);
         done(&r, &d);
     }
+    /* a hint of that wording earlier in the log is not the error */
+    assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL,
+                         "Set the DEBUG_TOOLBAR environment variable to enable the toolbar\n"
+                         "starting\nloading models\nlistening on :8000\n"
+                         "panic: runtime error: index out of range [3] with length 3\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_false(evidence_has(&d, "missing setting"));
+    done(&r, &d);
     /* an error that names no setting keeps the generic step */
     assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL,
                          "panic: runtime error: index out of range [3] with length 3\n", SIZE_MAX),
