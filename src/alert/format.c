@@ -17,6 +17,7 @@ enum krc_alert_severity krc_alert_cause_severity(enum krc_cause cause)
     case KRC_CAUSE_STARTUP_PROBE_FAILED:
     case KRC_CAUSE_DEPENDENCY_UNREACHABLE:
     case KRC_CAUSE_KILLED:
+    case KRC_CAUSE_NODE_NOT_READY:
         return KRC_ALERT_SEV_WARNING;
     default:
         return KRC_ALERT_SEV_INFO;
@@ -47,6 +48,7 @@ const char *krc_alert_cause_title(enum krc_cause cause)
         "Application out of memory",
         "Disk full",
         "Evicted",
+        "Node not ready",
     };
 
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

@@ -303,6 +303,8 @@ static const struct krc_demo_case CASES[] = {
      .owner_api = "apps/v1",
      .owner_kind = "StatefulSet",
      .owner_name = "memcached",
+     /* what the case's files give; the demo's node goes NotReady first, and the
+      * alerts say node_not_ready (tests/integration/test_demo.py) */
      .expect = "killed"},
 };
 

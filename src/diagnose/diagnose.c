@@ -94,8 +94,8 @@ static int diagnose_with(const struct krc_report *r, const struct krc_report_con
     rule->say(&x, &b, &s);
     krc_diag_finish(&b, &x, &s);
     krc_diag_add_missing(&b, &x, rule);
-    krc_diag_add_commands(&b, &x, rule->cmds);
-    if (krc_diag_set_str(&b, &ret->next_step, rule->next_step) == 0) {
+    krc_diag_add_commands(&b, &x, rule->cmds | x.cmds);
+    if (krc_diag_set_str(&b, &ret->next_step, x.next[0] ? x.next : rule->next_step) == 0) {
         krc_diag_summary_set(&b, &s);
     }
 

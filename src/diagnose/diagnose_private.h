@@ -9,7 +9,8 @@
  * summary and its evidence (rules_*.c), and the common parts (the
  * termination, the node, the back-off, what was not seen, the kubectl
  * commands) are added around it (evidence.c). Rules read text through the
- * log readers of log_patterns.c. */
+ * log readers of log_patterns.c. A say function may replace the rule's next
+ * step with one that follows the evidence (advice.c: x->next, x->cmds). */
 #ifndef KRC_DIAGNOSE_PRIVATE_H
 #define KRC_DIAGNOSE_PRIVATE_H
 
@@ -87,6 +88,8 @@ int krc_diag_find_error_line(const unsigned char *buf, size_t len, struct hit *h
 
 /* ---- facts ------------------------------------------------------------- */
 
+#define KRC_DIAG_NEXT_MAX 640
+
 /* Everything the rules read, computed once per diagnosis. */
 struct dctx {
     const struct krc_report *r;
@@ -118,6 +121,10 @@ struct dctx {
     const struct krc_report_probe *probe;
     const char *detail;
     int runc_log; /* the hit is an exec error in the log: 1 runc's, 2 a shell's */
+    /* set by a say function when the evidence calls for a more specific next
+     * step than the rule's (advice.c), and the commands it adds */
+    char next[KRC_DIAG_NEXT_MAX];
+    unsigned cmds;
 };
 
 /* Where krc_diag_find_text looks. */
@@ -204,6 +211,15 @@ void krc_diag_add_missing(struct builder *b, const struct dctx *x, const struct 
 void krc_diag_add_commands(struct builder *b, const struct dctx *x, unsigned cmds);
 int krc_diag_set_str(struct builder *b, char **dst, const char *src);
 
+/* advice.c: next steps that follow the evidence (a memory limit or none, the
+ * JVM's heap against it, a missing setting the log names, a NotReady node). */
+int64_t krc_diag_quantity_bytes(const char *q);
+void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b);
+void krc_diag_advise_app_oom(struct dctx *x, struct builder *b);
+int krc_diag_advise_missing(struct dctx *x, struct builder *b);
+const struct krc_report_node_condition *krc_diag_node_not_ready(const struct dctx *x,
+                                                                const struct krc_report_event **ev);
+
 /* ---- the rules ------------------------------------------------------------ */
 
 /* rules.c: the table, in precedence order. */
@@ -217,6 +233,8 @@ int krc_diag_match_oom_killed(struct dctx *x);
 void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_evicted(struct dctx *x);
 void krc_diag_say_evicted(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_node_not_ready(struct dctx *x);
+void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_liveness_event(struct dctx *x);
 void krc_diag_say_liveness_event(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_startup_event(struct dctx *x);

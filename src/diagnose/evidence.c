@@ -291,6 +291,20 @@ void krc_diag_summary_set(struct builder *b, struct krc_buf *s)
     b->d->summary_unquoted = unquoted;
 }
 
+static int condition_bad(const struct krc_report_node_condition *c)
+{
+    if (c->type == NULL || c->status == NULL) {
+        return 0;
+    }
+    return strcmp(c->type, "Ready") == 0 ? strcmp(c->status, "True") != 0
+                                         : strcmp(c->status, "False") != 0;
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
 static void node_evidence(struct builder *b, const struct krc_report *r)
 {
     const struct krc_report_node *n = &r->node;
@@ -299,26 +313,40 @@ static void node_evidence(struct builder *b, const struct krc_report *r)
     if (!n->present) {
         return;
     }
+    /* One line per distinct status, reason and message: a node that stops
+     * posting status turns every condition Unknown with the same words. */
     for (i = 0; i < n->n_conditions; i++) {
         const struct krc_report_node_condition *c = &n->conditions[i];
-        int bad;
-        if (c->type == NULL || c->status == NULL) {
+        char types[256];
+        size_t o = 0;
+        size_t j;
+        int dup = 0;
+        int msg;
+        if (!condition_bad(c)) {
             continue;
         }
-        if (strcmp(c->type, "Ready") == 0) {
-            bad = strcmp(c->status, "True") != 0;
-        } else {
-            bad = strcmp(c->status, "False") != 0;
+        for (j = 0; j < i && !dup; j++) {
+            const struct krc_report_node_condition *e = &n->conditions[j];
+            dup = condition_bad(e) && strcmp(e->status, c->status) == 0 &&
+                  same_text(e->reason, c->reason) && same_text(e->message, c->message);
         }
-        if (bad) {
-            krc_diag_add_evidence(b, "node %s: condition %s=%s%s%s%s%s", n->name ? n->name : "?",
-                                  c->type, c->status, c->reason ? " (" : "",
-                                  c->reason ? c->reason : "", c->reason ? ")" : "", "");
-            if (c->message != NULL && c->message[0] != '\0') {
-                krc_diag_add_evidence(b, "node %s: %s: %s", n->name ? n->name : "?", c->type,
-                                      c->message);
+        if (dup) {
+            continue;
+        }
+        types[0] = '\0';
+        for (j = i; j < n->n_conditions && o + 1 < sizeof(types); j++) {
+            const struct krc_report_node_condition *e = &n->conditions[j];
+            if (condition_bad(e) && strcmp(e->status, c->status) == 0 &&
+                same_text(e->reason, c->reason) && same_text(e->message, c->message)) {
+                int k = snprintf(types + o, sizeof(types) - o, "%s%s", o ? ", " : "", e->type);
+                o += k > 0 ? (size_t)k : 0;
             }
         }
+        msg = c->message != NULL && c->message[0] != '\0';
+        krc_diag_add_evidence(b, "node %s: %s %s=%s%s%s%s%s%s", n->name ? n->name : "?",
+                              strchr(types, ',') ? "conditions" : "condition", types, c->status,
+                              c->reason ? " (" : "", c->reason ? c->reason : "",
+                              c->reason ? ")" : "", msg ? ": " : "", msg ? c->message : "");
     }
     if (n->unschedulable) {
         krc_diag_add_evidence(b, "node %s is cordoned (unschedulable)", n->name ? n->name : "?");

@@ -28,6 +28,11 @@ const struct rule krc_diag_rules[] = {
      "Give the application more time to start (startupProbe failureThreshold x periodSeconds) "
      "or find what slows its start in the log",
      CMD_LOGS_PREV | CMD_DESCRIBE | CMD_EVENTS},
+    {"node_not_ready", KRC_CAUSE_NODE_NOT_READY, krc_diag_match_node_not_ready,
+     krc_diag_say_node_not_ready,
+     "Check the pod's node first (its conditions and events; the kubelet, the container runtime, "
+     "memory and disk on the node): the container was killed with the node",
+     CMD_NODE | CMD_EVENTS | CMD_DESCRIBE},
     {"exec_format_error", KRC_CAUSE_EXEC_FORMAT_ERROR, krc_diag_match_exec_format,
      krc_diag_say_exec_format,
      "Build or pull the image for the node's CPU architecture (docker buildx --platform), or "

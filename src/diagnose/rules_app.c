@@ -165,7 +165,7 @@ static int find_python_memory_error(struct dctx *x)
     return found;
 }
 
-/* 10. gpu_out_of_memory */
+/* 11. gpu_out_of_memory */
 int krc_diag_match_gpu_oom(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
@@ -190,7 +190,7 @@ void krc_diag_say_gpu_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
     s_text_cause(x, b, s, "ran out of GPU memory");
 }
 
-/* 11. app_out_of_memory */
+/* 12. app_out_of_memory */
 int krc_diag_match_app_oom(struct dctx *x)
 {
     if (!failed_or_unknown(x)) {
@@ -209,9 +209,10 @@ int krc_diag_match_app_oom(struct dctx *x)
 void krc_diag_say_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
     s_text_cause(x, b, s, "hit its language runtime's own heap limit");
+    krc_diag_advise_app_oom(x, b);
 }
 
-/* 12-14. fatal signals: the exit code names the signal; a log line alone
+/* 13-15. fatal signals: the exit code names the signal; a log line alone
  * counts only when the exit code names no other signal. */
 static int m_signal(struct dctx *x, int signo, const struct pattern *pats, size_t n)
 {
@@ -295,7 +296,7 @@ void krc_diag_say_abort(struct dctx *x, struct builder *b, struct krc_buf *s)
     s_signal(x, b, s, "aborted (SIGABRT: a failed assertion, abort() or heap corruption)");
 }
 
-/* 15. gpu_error */
+/* 16. gpu_error */
 int krc_diag_match_gpu_error(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
@@ -322,7 +323,7 @@ void krc_diag_say_gpu_error(struct dctx *x, struct builder *b, struct krc_buf *s
     s_text_cause(x, b, s, "hit a GPU device or driver error");
 }
 
-/* 16. dependency_unreachable */
+/* 17. dependency_unreachable */
 int krc_diag_match_dependency(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_MEDIUM;
@@ -347,7 +348,7 @@ void krc_diag_say_dependency(struct dctx *x, struct builder *b, struct krc_buf *
     s_text_cause(x, b, s, "gave up because a network dependency could not be reached");
 }
 
-/* 17. app_error */
+/* 18. app_error */
 int krc_diag_match_app_error(struct dctx *x)
 {
     const unsigned char *src = NULL; /* the text holding the error line */
@@ -405,4 +406,5 @@ void krc_diag_say_app_error(struct dctx *x, struct builder *b, struct krc_buf *s
         krc_diag_quote_clean(s, lead, line, "");
         krc_diag_evidence_hit(b, x);
     }
+    krc_diag_advise_missing(x, b);
 }

@@ -9,6 +9,24 @@
 #include "diagnose_private.h"
 #include "krc/util/mem.h"
 
+/* What rule 5 (node_not_ready) holds on, and rule 2 (evicted) leaves to it:
+ * the container was killed (exit 137, no exit code, or lost:
+ * ContainerStatusUnknown) while its node's Ready condition was False or
+ * Unknown, or a NodeNotReady event of the pod or the node came at that time
+ * (advice.c, krc_diag_node_not_ready). */
+static int killed_like(const struct dctx *x)
+{
+    return x->t != NULL &&
+           (!x->has_exit || x->exit_code == 137 || str_eq(x->t->reason, "ContainerStatusUnknown"));
+}
+
+static int node_down(const struct dctx *x)
+{
+    const struct krc_report_event *ev;
+
+    return killed_like(x) && (krc_diag_node_not_ready(x, &ev) != NULL || ev != NULL);
+}
+
 /* 1. oom_killed */
 int krc_diag_match_oom_killed(struct dctx *x)
 {
@@ -25,8 +43,10 @@ void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *
     krc_buf_printf(s, "Container %s was OOM-killed by the kernel (reason OOMKilled", x->c->name);
     if (lim != NULL) {
         krc_buf_printf(s, ", memory limit %s)", lim);
-    } else if (x->c->has_spec) {
+    } else if (x->c->has_spec && x->r->api_object) {
         krc_buf_append_str(s, ", no memory limit in the pod spec)");
+    } else if (x->c->has_spec) {
+        krc_buf_append_str(s, ", no memory limit shown in the pod given)");
     } else {
         krc_buf_append_str(s, ")");
     }
@@ -45,6 +65,7 @@ void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *
             krc_diag_evidence_event(b, e);
         }
     }
+    krc_diag_advise_oom_killed(x, b);
 }
 
 /* 2. evicted, from direct evidence */
@@ -75,9 +96,12 @@ int krc_diag_match_evicted(struct dctx *x)
             return 1;
         }
     }
+    /* A container the kubelet lost while its node was NotReady: the node
+     * rule names that (node_not_ready). */
     if (x->t != NULL &&
         (str_eq(x->t->reason, "ContainerStatusUnknown") ||
-         krc_diag_str_has_ci(x->t->message, "could not be located when the pod was"))) {
+         krc_diag_str_has_ci(x->t->message, "could not be located when the pod was")) &&
+        !node_down(x)) {
         x->conf = KRC_CONFIDENCE_MEDIUM;
         x->detail = "unknown";
         return 1;
@@ -199,7 +223,53 @@ void krc_diag_say_startup_event(struct dctx *x, struct builder *b, struct krc_bu
     s_probe_event(x, b, s, 0);
 }
 
-/* 18. evicted, inferred from node pressure */
+/* 5. node_not_ready */
+int krc_diag_match_node_not_ready(struct dctx *x)
+{
+    x->conf = KRC_CONFIDENCE_MEDIUM;
+    return node_down(x);
+}
+
+void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_buf *s)
+{
+    const struct krc_report_event *ev;
+    const struct krc_report_node_condition *ready = krc_diag_node_not_ready(x, &ev);
+    const char *node = x->r->node_name != NULL   ? x->r->node_name
+                       : x->r->node.name != NULL ? x->r->node.name
+                                                 : NULL;
+
+    if (ready != NULL) {
+        /* the reason and message are the evidence's node line */
+        krc_buf_printf(s, "Node %s is NotReady (Ready=%s)", node ? node : "?", ready->status);
+    } else {
+        krc_buf_printf(s, "%s%s was NotReady at the time (event NodeNotReady)%s",
+                       node ? "Node " : "The pod's node", node ? node : "",
+                       x->r->node.present ? " and reports Ready now" : "");
+    }
+    krc_buf_printf(s, "; container %s was killed (", x->c->name);
+    if (x->t != NULL && str_eq(x->t->reason, "ContainerStatusUnknown")) {
+        krc_buf_append_str(s, "reason ContainerStatusUnknown: the kubelet lost it, ");
+    }
+    krc_diag_say_exit(x, s);
+    krc_buf_append_str(s, ")");
+    krc_diag_say_after(x, s);
+    if (ev != NULL) {
+        krc_diag_evidence_event(b, ev);
+    }
+    if (!x->r->node.present) {
+        krc_diag_add_unchecked(b, "no node object was given: the node's conditions now were not "
+                                  "checked");
+    }
+    if (node != NULL) {
+        snprintf(x->next, sizeof(x->next),
+                 "Check node %s first (its conditions and events; the kubelet, the container "
+                 "runtime, memory and disk on the node): the container was killed with the node; "
+                 "the pod restarts when the node recovers, or is replaced if the node is drained",
+                 node);
+    }
+}
+
+/* 19. evicted, inferred from node pressure */
 static const struct krc_report_node_condition *node_pressure(const struct krc_report *r)
 {
     size_t i;
@@ -235,7 +305,7 @@ void krc_diag_say_evicted_pressure(struct dctx *x, struct builder *b, struct krc
                               "eviction");
 }
 
-/* 19-20. probes configured in the spec, no kill event seen */
+/* 20-21. probes configured in the spec, no kill event seen */
 static int probe_fits(const struct dctx *x, const struct krc_report_probe *p, int startup)
 {
     int64_t first = (int64_t)p->initial_delay + (int64_t)p->period * (p->failure_threshold - 1);
@@ -336,7 +406,7 @@ void krc_diag_say_liveness_spec(struct dctx *x, struct builder *b, struct krc_bu
     s_probe_spec(x, b, s, 0);
 }
 
-/* 21. completed */
+/* 22. completed */
 int krc_diag_match_completed(struct dctx *x)
 {
     if (!x->has_exit || x->exit_code != 0) {
@@ -366,7 +436,7 @@ void krc_diag_say_completed(struct dctx *x, struct builder *b, struct krc_buf *s
     }
 }
 
-/* 22-23. killed, terminated */
+/* 23-24. killed, terminated */
 int krc_diag_match_killed(struct dctx *x)
 {
     x->conf =
@@ -418,7 +488,7 @@ void krc_diag_say_terminated(struct dctx *x, struct builder *b, struct krc_buf *
     say_checked(x, s, 0);
 }
 
-/* 24. unknown */
+/* 25. unknown */
 int krc_diag_match_unknown(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_LOW;

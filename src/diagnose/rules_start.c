@@ -67,7 +67,7 @@ static int msg_permission(const char *m)
            !krc_diag_str_has_ci(m, "error mounting");
 }
 
-/* 5. exec_format_error */
+/* 6. exec_format_error */
 int krc_diag_match_exec_format(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
@@ -90,7 +90,7 @@ void krc_diag_say_exec_format(struct dctx *x, struct builder *b, struct krc_buf 
     krc_diag_evidence_hit(b, x);
 }
 
-/* 6-7. command_not_found, permission_denied */
+/* 7-8. command_not_found, permission_denied */
 static const char *start_text(struct dctx *x)
 {
     size_t i;
@@ -325,7 +325,7 @@ void krc_diag_say_permission(struct dctx *x, struct builder *b, struct krc_buf *
     }
 }
 
-/* 8. disk_full */
+/* 9. disk_full */
 int krc_diag_match_disk_full(struct dctx *x)
 {
     if (!failed_or_unknown(x) && !x->start_error) {
@@ -355,7 +355,7 @@ void krc_diag_say_disk_full(struct dctx *x, struct builder *b, struct krc_buf *s
     krc_diag_evidence_hit(b, x);
 }
 
-/* 9. start_failed */
+/* 10. start_failed */
 int krc_diag_match_start_failed(struct dctx *x)
 {
     memset(&x->h, 0, sizeof(x->h));

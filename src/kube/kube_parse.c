@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "krc/kube/kube_pod.h"
+#include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 
@@ -442,6 +443,154 @@ static const char *entry_name(const cJSON *js, int is_init, int idx, int n, int 
     return buf;
 }
 
+/* The JVM heap options in `text` (an environment value, a command or an
+ * argument, which may be a whole `sh -c` line), appended to *acc
+ * space-separated: -Xmx, -XX:MaxHeapSize, -XX:MaxRAMPercentage,
+ * -XX:MaxRAMFraction. 0 or KRC_ENOMEM. */
+static int jvm_heap_tokens(const char *text, struct krc_buf *acc)
+{
+    static const char *const opts[] = {
+        "-Xmx", "-XX:MaxHeapSize=", "-XX:MaxRAMPercentage=", "-XX:MaxRAMFraction="};
+    const char *p = text;
+
+    while (p != NULL && (p = strchr(p, '-')) != NULL) {
+        size_t n = 0;
+        int hit = 0;
+        for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]) && !hit; i++) {
+            hit = strncmp(p, opts[i], strlen(opts[i])) == 0 &&
+                  (p == text || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '"' || p[-1] == '\'' ||
+                   p[-1] == '=');
+        }
+        if (!hit) {
+            p++;
+            continue;
+        }
+        while (p[n] != '\0' && p[n] != ' ' && p[n] != '\t' && p[n] != '"' && p[n] != '\'' &&
+               p[n] != '\n' && n < 64) {
+            n++;
+        }
+        /* bounded: a text with more options than fit keeps the last ones
+         * (the JVM takes the last of each) */
+        if (acc->len + n + 2 > acc->max) {
+            acc->len = 0;
+        }
+        if ((acc->len > 0 && krc_buf_append_str(acc, " ") < 0) || krc_buf_append(acc, p, n) < 0) {
+            return KRC_ENOMEM;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+/* The JVM's own environment variables, and JAVA_OPTS (the start scripts'
+ * convention). */
+static int is_jvm_env(const char *name)
+{
+    return strcmp(name, "JAVA_TOOL_OPTIONS") == 0 || strcmp(name, "JDK_JAVA_OPTIONS") == 0 ||
+           strcmp(name, "_JAVA_OPTIONS") == 0 || strcmp(name, "JAVA_OPTS") == 0;
+}
+
+static int put_heap(struct ctx *cx, struct krc_report_container *c, const char *where,
+                    struct krc_buf *b)
+{
+    if (b->len > 0 && krc_kv_list_put(&c->jvm_heap, where, b->data) < 0) {
+        return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* spec.containers[].env / envFrom / command / args: where each variable comes
+ * from (never a literal value) and the JVM heap options. */
+static int parse_env(struct ctx *cx, const cJSON *js, struct krc_report_container *c)
+{
+    static const char *const refs[][2] = {{"secretKeyRef", "secret"},
+                                          {"configMapKeyRef", "configMap"}};
+    const cJSON *env;
+    const cJSON *from;
+    const cJSON *it;
+    struct krc_buf b;
+    char src[400];
+    int rc;
+
+    if ((rc = get_arr(cx, js, "env", &env)) < 0 || (rc = get_arr(cx, js, "envFrom", &from)) < 0) {
+        return rc;
+    }
+    c->env_known = env != NULL || from != NULL;
+    krc_buf_init(&b, 4096);
+    cJSON_ArrayForEach(it, env)
+    {
+        const cJSON *name = member(it, "name");
+        const cJSON *value = member(it, "value");
+        const cJSON *vf = member(it, "valueFrom");
+        if (!cJSON_IsString(name) || name->valuestring[0] == '\0') {
+            continue; /* the API server refuses it; a paste may hold anything */
+        }
+        snprintf(src, sizeof(src), "value");
+        if (cJSON_IsObject(vf)) {
+            snprintf(src, sizeof(src), "%s", "fieldRef");
+            for (size_t i = 0; i < 2; i++) {
+                const cJSON *ref = member(vf, refs[i][0]);
+                const cJSON *rn = member(ref, "name");
+                const cJSON *rk = member(ref, "key");
+                if (cJSON_IsObject(ref)) {
+                    snprintf(src, sizeof(src), "%s %.120s key %.120s", refs[i][1],
+                             cJSON_IsString(rn) ? rn->valuestring : "?",
+                             cJSON_IsString(rk) ? rk->valuestring : "?");
+                }
+            }
+            if (cJSON_IsObject(member(vf, "resourceFieldRef"))) {
+                snprintf(src, sizeof(src), "resourceFieldRef");
+            }
+        } else if (is_jvm_env(name->valuestring) && cJSON_IsString(value)) {
+            b.len = 0;
+            if (jvm_heap_tokens(value->valuestring, &b) < 0 ||
+                (rc = put_heap(cx, c, name->valuestring, &b)) < 0) {
+                krc_buf_cleanup(&b);
+                return rc < 0 ? rc : krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
+            }
+        }
+        if (krc_kv_list_put(&c->env, name->valuestring, src) < 0) {
+            krc_buf_cleanup(&b);
+            return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
+        }
+    }
+    cJSON_ArrayForEach(it, from)
+    {
+        const cJSON *pre = member(it, "prefix");
+        for (size_t i = 0; i < 2; i++) {
+            const cJSON *ref = member(it, i == 0 ? "secretRef" : "configMapRef");
+            const cJSON *rn = member(ref, "name");
+            if (!cJSON_IsObject(ref)) {
+                continue;
+            }
+            snprintf(src, sizeof(src), "%s %.200s", i == 0 ? "secret" : "configMap",
+                     cJSON_IsString(rn) ? rn->valuestring : "?");
+            if (krc_kv_list_put(&c->env_from, src, cJSON_IsString(pre) ? pre->valuestring : "") <
+                0) {
+                krc_buf_cleanup(&b);
+                return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
+            }
+        }
+    }
+    b.len = 0;
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *arr = member(js, k == 0 ? "command" : "args");
+        if (!cJSON_IsArray(arr)) {
+            continue;
+        }
+        cJSON_ArrayForEach(it, arr)
+        {
+            if (cJSON_IsString(it) && jvm_heap_tokens(it->valuestring, &b) < 0) {
+                krc_buf_cleanup(&b);
+                return krc_error_set(cx->err, KRC_ENOMEM, "out of memory");
+            }
+        }
+    }
+    rc = put_heap(cx, c, "command/args", &b);
+    krc_buf_cleanup(&b);
+    return rc;
+}
+
 static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, int idx, int n,
                                 struct krc_report *r)
 {
@@ -484,6 +633,9 @@ static int parse_spec_container(struct ctx *cx, const cJSON *js, int is_init, in
     memcpy(cx->path, base, sizeof(base));
     c->has_liveness = c->liveness.present;
     c->has_startup = c->startup.present;
+    if ((rc = parse_env(cx, js, c)) < 0) {
+        return rc;
+    }
     if ((rc = get_obj(cx, js, "resources", &res)) < 0) {
         return rc;
     }
@@ -725,6 +877,13 @@ static int parse_pod_object(const cJSON *pod, struct krc_report *r, struct krc_e
         if ((rc = parse_containers(&cx, spec, "initContainers", "spec", 1, 0, r)) < 0 ||
             (rc = parse_containers(&cx, spec, "containers", "spec", 0, 0, r)) < 0) {
             return rc;
+        }
+        /* an object the API server served: a container without env has none */
+        r->api_object = cJSON_IsString(member(meta, "resourceVersion"));
+        if (r->api_object) {
+            for (size_t i = 0; i < r->n_containers; i++) {
+                r->containers[i].env_known |= r->containers[i].has_spec;
+            }
         }
     }
     if (status != NULL) {
@@ -1071,7 +1230,8 @@ static int parse_node_object(const cJSON *node, struct krc_report_node *n, struc
             if ((rc = get_str(&cx, it, "type", &c->type)) < 0 ||
                 (rc = get_str(&cx, it, "status", &c->status)) < 0 ||
                 (rc = get_str(&cx, it, "reason", &c->reason)) < 0 ||
-                (rc = get_str(&cx, it, "message", &c->message)) < 0) {
+                (rc = get_str(&cx, it, "message", &c->message)) < 0 ||
+                (rc = get_time(&cx, it, "lastTransitionTime", &c->last_transition, NULL)) < 0) {
                 return rc;
             }
         }

@@ -26,6 +26,7 @@ static const char *const cause_names[KRC_CAUSE_COUNT] = {
     "app_out_of_memory",
     "disk_full",
     "evicted",
+    "node_not_ready",
 };
 
 const char *krc_confidence_name(enum krc_confidence c)

@@ -71,6 +71,9 @@ int krc_diagnosis_redact(struct krc_diagnosis *d, const struct krc_redactor *rd,
     rc = n < 0 ? n : rc;
     n = krc_redact_in_place(rd, NULL, &d->summary_unquoted, err);
     rc = n < 0 ? n : rc;
+    /* a next step may name a setting the log named (src/diagnose/advice.c) */
+    n = krc_redact_in_place(rd, NULL, &d->next_step, err);
+    rc = n < 0 ? n : rc;
     for (size_t i = 0; i < d->n_evidence; i++) {
         n = krc_redact_in_place(rd, NULL, &d->evidence[i], err);
         rc = n < 0 ? n : rc;

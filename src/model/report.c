@@ -95,6 +95,9 @@ static void container_cleanup(struct krc_report_container *c)
     term_cleanup(&c->last);
     krc_kv_list_cleanup(&c->limits);
     krc_kv_list_cleanup(&c->requests);
+    krc_kv_list_cleanup(&c->env);
+    krc_kv_list_cleanup(&c->env_from);
+    krc_kv_list_cleanup(&c->jvm_heap);
     memset(c, 0, sizeof(*c));
 }
 
@@ -143,6 +146,7 @@ void krc_report_clear_pod(struct krc_report *r)
     r->restart_policy = r->slack_channel = NULL;
     r->created_at = 0;
     r->grace_period = 30;
+    r->api_object = 0;
     krc_kv_list_cleanup(&r->labels);
     krc_kv_list_cleanup(&r->annotations);
     for (i = 0; i < r->n_containers; i++) {

@@ -22,7 +22,7 @@ CAUSES = {
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
     # issue 11
     "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
-    "disk_full", "evicted", "unknown",
+    "disk_full", "evicted", "node_not_ready", "unknown",
 }
 KRC = None
 TIMEOUT = 10

@@ -22,7 +22,7 @@ CAUSES = {
     "permission_denied", "segfault", "gpu_out_of_memory", "gpu_error",
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
     "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
-    "disk_full", "evicted", "unknown",
+    "disk_full", "evicted", "node_not_ready", "unknown",
 }
 # Claims the old analyser made without having checked them.
 FORBIDDEN = ("not the OOM killer", "no probe kill)", "(no probe kill", "did not start",

@@ -34,7 +34,7 @@ CAUSES = {
     "permission_denied", "segfault", "gpu_out_of_memory", "gpu_error",
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
     "start_failed", "exec_format_error", "illegal_instruction", "aborted",
-    "app_out_of_memory", "disk_full", "evicted", "unknown",
+    "app_out_of_memory", "disk_full", "evicted", "node_not_ready", "unknown",
 }
 REQUIRED_BAR = 0.90
 KRC = None

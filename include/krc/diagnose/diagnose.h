@@ -11,6 +11,8 @@
  *   oom_killed               T.reason OOMKilled
  *   evicted                  pod reason Evicted, Evicted event, ContainerStatusUnknown
  *   liveness/startup_probe_failed   a Killing event naming the probe, in W
+ *   node_not_ready           killed (137, no exit code, ContainerStatusUnknown) while the
+ *                            node is NotReady or a NodeNotReady event came at that time
  *   exec_format_error        "exec format error" anywhere
  *   command_not_found        start error "not found", exit 127
  *   permission_denied        start error "permission denied", exit 126

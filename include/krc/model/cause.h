@@ -27,8 +27,10 @@ enum krc_cause {
     KRC_CAUSE_APP_OUT_OF_MEMORY,   /* the language runtime's own heap limit */
     KRC_CAUSE_DISK_FULL,           /* "No space left on device" */
     KRC_CAUSE_EVICTED,             /* kubelet eviction / node pressure */
+    /* issue 25 */
+    KRC_CAUSE_NODE_NOT_READY, /* killed while its node was NotReady */
 };
-#define KRC_CAUSE_COUNT 21
+#define KRC_CAUSE_COUNT 22
 
 /* How sure a diagnosis is, given what it could see. */
 enum krc_confidence {

@@ -53,7 +53,7 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d);
 const char *krc_signal_name(int signo);
 
 /* Redact the texts of a diagnosis in place (summary, summary_unquoted,
- * evidence, unchecked) with `rd` (NULL: the built-in patterns): a diagnosis
+ * next_step, evidence, unchecked) with `rd` (NULL: the built-in patterns): a diagnosis
  * made from a report redacted with krc_report_redact quotes only redacted
  * text, and this applies the extra patterns to what the diagnosis wrote
  * around it. A text that cannot be redacted (out of memory) becomes the

@@ -93,6 +93,21 @@ struct krc_report_container {
     struct krc_report_probe liveness; /* present == has_liveness */
     struct krc_report_probe startup;  /* present == has_startup */
     char *termination_message_policy; /* File / FallbackToLogsOnError */
+    /* Where the spec's environment comes from, for the diagnosis to name (literal values
+     * are not kept: they may be secrets). env: variable name -> "value" (a literal),
+     * "secret NAME key KEY", "configMap NAME key KEY", "fieldRef", "resourceFieldRef";
+     * env_from: "secret NAME" / "configMap NAME" -> its prefix ("" without one). */
+    struct krc_kv_list env;
+    struct krc_kv_list env_from;
+    /* env and env_from are the whole environment of the spec: the container
+     * lists env or envFrom, or the Pod is an object the API server served
+     * (metadata.resourceVersion), where an absent list means none. A spec
+     * converted from `kubectl describe` or pasted by hand leaves it 0. */
+    int env_known;
+    /* The JVM heap options (-Xmx, -XX:MaxRAMPercentage, -XX:MaxRAMFraction) of the spec,
+     * by where they were found: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS,
+     * JAVA_OPTS (literal values only), "command/args" -> the options, space-separated. */
+    struct krc_kv_list jvm_heap;
 
     /* With has_status: its position in containerStatuses / initContainerStatuses. */
     int status_index;
@@ -120,6 +135,7 @@ struct krc_report_node_condition {
     char *status; /* "True" / "False" / "Unknown" */
     char *reason;
     char *message;
+    int64_t last_transition; /* lastTransitionTime, 0 when absent */
 };
 
 struct krc_report_node {
@@ -167,6 +183,11 @@ struct krc_report {
     char *pod_reason;     /* status.reason (Evicted, ...) */
     char *pod_message;    /* status.message */
     char *restart_policy; /* Always / OnFailure / Never; NULL when absent */
+    /* The Pod carries metadata.resourceVersion: an object the API server
+     * served, whole, where a field that is absent is not set. A pasted,
+     * cut or converted Pod may leave fields out (no limit shown is not
+     * "no limit"). */
+    int api_object;
     int64_t grace_period; /* spec.terminationGracePeriodSeconds, 30 when absent */
     char *slack_channel;  /* annotation, else label, "alert-slack-channel" */
     struct krc_kv_list labels;

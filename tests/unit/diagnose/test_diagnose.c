@@ -2403,6 +2403,481 @@ static void test_carry_history_reason(void **state)
     krc_diagnosis_cleanup(&d);
 }
 
+/* ---- next steps that follow the evidence (issue 25) ---------------------- */
+
+/* The pod of make_pod_probes with `spec` (",\"env\":[...]" and the like)
+ * inserted into the container. */
+static char *pod_spec(int exit_code, const char *reason, const char *limits, const char *spec)
+{
+    return make_pod_probes("app", exit_code, reason, STARTED, NULL, limits, spec);
+}
+
+/* The same pod as the API server serves it (metadata.resourceVersion): whole,
+ * an absent field is not set. Takes pod. */
+static char *served(char *pod)
+{
+    char *meta = strstr(pod, "\"metadata\":{");
+    char *copy;
+
+    assert_non_null(meta);
+    copy = fmt("%.*s\"metadata\":{\"resourceVersion\":\"4711\",%s", (int)(meta - pod), pod,
+               meta + strlen("\"metadata\":{"));
+    krc_free(pod);
+    return copy;
+}
+
+static int count_evidence(const struct krc_diagnosis *d, const char *needle)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < d->n_evidence; i++) {
+        n += strstr(d->evidence[i], needle) != NULL;
+    }
+    return n;
+}
+
+/* (1a) An OOM kill without a memory limit: the node's memory and a limit to
+ * set, never "raise the memory limit". */
+static void test_advice_oom_without_limit(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, served(pod_spec(137, "OOMKilled", "{}", NULL)), NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_non_null(strstr(d.summary, "no memory limit in the pod spec"));
+    assert_non_null(strstr(d.next_step, "no memory limit"));
+    assert_non_null(strstr(d.next_step, "node node-1"));
+    assert_non_null(strstr(d.next_step, "set a memory request and limit"));
+    assert_null(strstr(d.next_step, "raise the memory limit"));
+    assert_true(command_is(&d, "kubectl describe node node-1"));
+    assert_bounded(&d);
+    done(&r, &d);
+    /* a pasted or cut spec without a limit (realworld 024, 029: the describe text broke off
+     * before the memory limit): not shown is not "none" */
+    assert_int_equal(
+        run(&r, &d, pod_spec(137, "OOMKilled", "{\"cpu\":\"30m\"}", NULL), NULL, NULL, 0),
+        KRC_CAUSE_OOM_KILLED);
+    assert_non_null(strstr(d.summary, "no memory limit shown in the pod given"));
+    assert_null(strstr(d.next_step, "no memory limit"));
+    done(&r, &d);
+    /* with a limit: the limit is the thing to compare and raise */
+    assert_int_equal(
+        run(&r, &d, pod_spec(137, "OOMKilled", "{\"memory\":\"1Gi\"}", NULL), NULL, NULL, 0),
+        KRC_CAUSE_OOM_KILLED);
+    assert_non_null(strstr(d.next_step, "raise the memory limit"));
+    done(&r, &d);
+    /* no spec at all: whether there is a limit is unknown, nothing is claimed */
+    {
+        static const char bare[] =
+            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+            "\"n\"},\"status\":{\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":1,"
+            "\"lastState\":{\"terminated\":{\"exitCode\":137,\"reason\":\"OOMKilled\"}}}]}}";
+        assert_int_equal(run(&r, &d, krc_strdup(bare), NULL, NULL, 0), KRC_CAUSE_OOM_KILLED);
+        assert_null(strstr(d.next_step, "no memory limit"));
+        assert_null(strstr(d.summary, "no memory limit"));
+        done(&r, &d);
+    }
+}
+
+/* (1c) The JVM's maximum heap against the container's memory limit. */
+static void test_advice_jvm_heap(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    /* issue 25: -Xmx2g in JAVA_TOOL_OPTIONS under a 2Gi limit */
+    assert_int_equal(
+        run(&r, &d,
+            pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}",
+                     ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"-XX:+UseG1GC "
+                     "-Xmx2g\"}]"),
+            NULL, NULL, 0),
+        KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d,
+                             "-Xmx2g in JAVA_TOOL_OPTIONS: a JVM heap of up to 2Gi, at or above "
+                             "the 2Gi memory limit"));
+    assert_non_null(strstr(d.next_step, "Lower the JVM heap (-Xmx2g in JAVA_TOOL_OPTIONS)"));
+    assert_null(strstr(d.next_step, "raise the memory limit or reduce"));
+    done(&r, &d);
+    /* virtualcell/vcell#1899: MaxRAMPercentage=80 of a 2000Mi limit, 1600Mi of heap and
+     * ~700Mi of measured non-heap: a quarter or less left is called tight */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(137, "OOMKilled", "{\"memory\":\"2000Mi\"}",
+                                  ",\"env\":[{\"name\":\"JDK_JAVA_OPTIONS\",\"value\":"
+                                  "\"-XX:MaxRAMPercentage=80\"}]"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d, "-XX:MaxRAMPercentage=80 in JDK_JAVA_OPTIONS: a JVM heap of up to "
+                                 "1.6Gi of the 2000Mi memory limit, 400Mi left"));
+    assert_non_null(strstr(d.next_step, "Lower the JVM heap (-XX:MaxRAMPercentage=80 in "
+                                        "JDK_JAVA_OPTIONS) or raise the memory limit"));
+    done(&r, &d);
+    /* a quarter left: said, but the generic step stays */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}",
+                                  ",\"env\":[{\"name\":\"JAVA_OPTS\",\"value\":\"-Xmx1536m\"}]"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d,
+                             "-Xmx1536m in JAVA_OPTS: a JVM heap of up to 1.5Gi of the 2Gi memory "
+                             "limit, 512Mi left"));
+    assert_non_null(strstr(d.next_step, "raise the memory limit or reduce"));
+    done(&r, &d);
+    /* the command line overrides JAVA_TOOL_OPTIONS; -Xmx inside a `sh -c` line counts */
+    assert_int_equal(
+        run(&r, &d,
+            pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}",
+                     ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"-Xmx1g\"}],"
+                     "\"command\":[\"sh\",\"-c\"],\"args\":[\"exec java -Xmx3g -jar app.jar\"]"),
+            NULL, NULL, 0),
+        KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d, "-Xmx3g in command/args: a JVM heap of up to 3Gi, at or above"));
+    done(&r, &d);
+    /* -Xmx wins over the RAM percentage; MaxRAMFraction=1 is the whole limit */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(137, "OOMKilled", "{\"memory\":\"1Gi\"}",
+                                  ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":"
+                                  "\"-XX:MaxRAMPercentage=100 -Xmx512m\"}]"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d, "-Xmx512m in JAVA_TOOL_OPTIONS: a JVM heap of up to 512Mi"));
+    done(&r, &d);
+    assert_int_equal(run(&r, &d,
+                         pod_spec(137, "OOMKilled", "{\"memory\":\"1Gi\"}",
+                                  ",\"args\":[\"-XX:MaxRAMFraction=1\",\"-jar\",\"app.jar\"]"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_true(evidence_has(&d,
+                             "-XX:MaxRAMFraction=1 in command/args: a JVM heap of up to 1Gi, at or "
+                             "above"));
+    done(&r, &d);
+    /* a value with more options than the parser keeps: bounded, the last one counts */
+    {
+        struct krc_buf opts;
+        char *text;
+        krc_buf_init(&opts, 1 << 20);
+        for (int i = 0; i < 2000; i++) {
+            assert_int_equal(krc_buf_append_str(&opts, "-Xmx1g "), 0);
+        }
+        assert_int_equal(krc_buf_append_str(&opts, "-Xmx3g"), 0);
+        text = krc_buf_take(&opts);
+        assert_non_null(text);
+        char *spec = fmt(",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"%s\"}]", text);
+        assert_int_equal(
+            run(&r, &d, pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}", spec), NULL, NULL, 0),
+            KRC_CAUSE_OOM_KILLED);
+        assert_true(evidence_has(&d, "-Xmx3g in JAVA_TOOL_OPTIONS: a JVM heap of up to 3Gi"));
+        krc_free(spec);
+        krc_free(text);
+        done(&r, &d);
+    }
+    /* a value from a ConfigMap is not visible: nothing is said about the heap */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(137, "OOMKilled", "{\"memory\":\"2Gi\"}",
+                                  ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"valueFrom\":{"
+                                  "\"configMapKeyRef\":{\"name\":\"jvm\",\"key\":\"opts\"}}}]"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_OOM_KILLED);
+    assert_false(evidence_has(&d, "a JVM heap"));
+    done(&r, &d);
+    /* app_out_of_memory: the heap ran out at a maximum that is already the limit */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(1, "Error", "{\"memory\":\"2Gi\"}",
+                                  ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":"
+                                  "\"-Xmx2g\"}]"),
+                         NULL,
+                         "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap "
+                         "space\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_non_null(strstr(d.next_step, "Do not raise the heap (-Xmx2g in JAVA_TOOL_OPTIONS)"));
+    assert_true(evidence_has(&d, "at or above the 2Gi memory limit"));
+    done(&r, &d);
+    /* room left: raise that heap, named */
+    assert_int_equal(run(&r, &d,
+                         pod_spec(1, "Error", "{\"memory\":\"4Gi\"}",
+                                  ",\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":"
+                                  "\"-Xmx1g\"}]"),
+                         NULL,
+                         "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap "
+                         "space\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_OUT_OF_MEMORY);
+    assert_non_null(strstr(d.next_step, "Raise the heap (-Xmx1g in JAVA_TOOL_OPTIONS)"));
+    done(&r, &d);
+}
+
+struct missing_case {
+    const char *source; /* where the log text was posted */
+    const char *log;
+    const char *spec;
+    const char *evidence; /* must be in the evidence */
+    const char *next;     /* must be in the next step */
+};
+
+/* (1b) A missing key or setting named by the log: the next step names it.
+ * The log lines are as posted in the sources. */
+static void test_advice_missing_setting(void **state)
+{
+    static const struct missing_case cases[] = {
+        {"https://github.com/greenstatic/bigbluebutton-exporter/issues/89",
+         "  File \"server.py\", line 7, in <module>\n"
+         "    import settings\n"
+         "  File \"/app/settings.py\", line 24, in <module>\n"
+         "    API_BASE_URL = validate_api_base_url(os.environ[\"API_BASE_URL\"])\n"
+         "  File \"/usr/local/lib/python3.8/os.py\", line 675, in __getitem__\n"
+         "    raise KeyError(key) from None\n"
+         "KeyError: 'API_BASE_URL'\n",
+         NULL, "missing setting: environment variable API_BASE_URL (Python's os.environ",
+         "Set environment variable API_BASE_URL for container app"},
+        {"https://github.com/pawadski/curlhttp_exporter/issues/8",
+         "Traceback (most recent call last):\n"
+         "  File \"exporter.py\", line 312, in <module>\n"
+         "    config_curl_options = docs['curl_settings']\n"
+         "KeyError: 'curl_settings'\n",
+         NULL, "missing setting: key curl_settings (Python's KeyError",
+         "The application looked up 'curl_settings' and it was not there"},
+        {"https://github.com/abrt/faf/issues/501 (Python 2)",
+         "    frame[\"file_name\"].encode(\"ascii\", \"ignore\")))\n"
+         "KeyError: u'file_name'\n",
+         NULL, "missing setting: key file_name (Python's KeyError",
+         "The application looked up 'file_name' and it was not there"},
+        {"https://github.com/PacktPublishing/Machine-Learning-on-Kubernetes/issues/3",
+         "Added 'admin' to '/opt/jboss/keycloak/standalone/configuration/"
+         "keycloak-add-user.json', restart server to load user\n"
+         "-b 0.0.0.0\n"
+         "/opt/jboss/tools/docker-entrypoint.sh: line 165: DB_ADDR: unbound variable\n",
+         ",\"env\":[{\"name\":\"DB_VENDOR\",\"value\":\"postgres\"}],\"envFrom\":[{"
+         "\"configMapRef\":"
+         "{\"name\":\"keycloak-env\"}}]",
+         "DB_ADDR is not in the container's env; envFrom loads configMap keycloak-env",
+         "Add DB_ADDR to container app's env, or as a key of configMap keycloak-env"},
+        {"https://github.com/DickChesterwood/k8s-fleetman/issues/53",
+         "org.springframework.beans.factory.BeanCreationException: Error creating bean with name "
+         "'journeySimulator': Injection of autowired dependencies failed; nested exception is "
+         "java.lang.IllegalArgumentException: Could not resolve placeholder "
+         "'fleetman.position.queue' in string value \"${fleetman.position.queue}\"\n",
+         NULL, "missing setting: property fleetman.position.queue",
+         "or as environment variable FLEETMAN_POSITION_QUEUE"},
+        {"https://github.com/openware/peatio/issues/739",
+         "KeyError: key not found: \"REDIS_URL\"\n",
+         ",\"env\":[{\"name\":\"REDIS_URL\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"redis\","
+         "\"key\":\"url\",\"optional\":true}}}]",
+         "the container's env takes REDIS_URL from secret redis key url",
+         "Check secret redis key url, which the container's env reads into REDIS_URL"},
+        {"https://github.com/kelseyhightower/envconfig/pull/216 (the library's error text)",
+         "required key FOO missing value\n", ",\"env\":[]",
+         "FOO is not in the container's env and there is no envFrom",
+         "Add FOO to container app's env (a value, or a key of a ConfigMap or Secret)"},
+        {"joke2k/django-environ, environ/environ.py (the library's message)",
+         "django.core.exceptions.ImproperlyConfigured: Set the SECRET_KEY environment variable\n",
+         NULL, "missing setting: environment variable SECRET_KEY",
+         "Set environment variable SECRET_KEY for container app"},
+        {"https://github.com/wekan/wekan/issues/6363",
+         "node:internal/modules/cjs/loader:1503\n"
+         "  throw err;\n"
+         "  ^\n"
+         "Error: Cannot find module '/build/main.js'\n"
+         "    at Module._resolveFilename (node:internal/modules/cjs/loader:1500:15)\n"
+         "    at node:internal/main/run_main_module:33:47 {\n"
+         "  code: 'MODULE_NOT_FOUND',\n"
+         "  requireStack: []\n"
+         "}\n"
+         "Node.js v24.16.0\n",
+         NULL, "missing module: /build/main.js", "Module '/build/main.js' could not be loaded"},
+    };
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct missing_case *c = &cases[i];
+        assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, c->spec), NULL, c->log, SIZE_MAX),
+                         KRC_CAUSE_APP_ERROR);
+        if (!evidence_has(&d, c->evidence) || strstr(d.next_step, c->next) == NULL) {
+            fail_msg("%s: evidence or next step:\n%s\n%s\n%s", c->source,
+                     d.n_evidence > 2 ? d.evidence[2] : "(none)", d.next_step,
+                     d.n_evidence > 1 ? d.evidence[1] : "");
+        }
+        assert_null(strstr(d.next_step, "Read the end of the previous log"));
+        assert_bounded(&d);
+        done(&r, &d);
+    }
+    /* a hint of that wording earlier in the log is not the error */
+    assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL,
+                         "Set the DEBUG_TOOLBAR environment variable to enable the toolbar\n"
+                         "starting\nloading models\nlistening on :8000\n"
+                         "panic: runtime error: index out of range [3] with length 3\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_false(evidence_has(&d, "missing setting"));
+    done(&r, &d);
+    /* an error that names no setting keeps the generic step */
+    assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL,
+                         "panic: runtime error: index out of range [3] with length 3\n", SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.next_step, "Read the end of the previous log"));
+    assert_false(evidence_has(&d, "missing setting"));
+    done(&r, &d);
+    /* a spec without env: pasted or converted, it may have left env out; served by the API
+     * server (metadata.resourceVersion), it has none */
+    assert_int_equal(run(&r, &d, pod_spec(1, "Error", NULL, NULL), NULL, cases[0].log, SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "whether API_BASE_URL is set was not checked"));
+    done(&r, &d);
+    {
+        assert_int_equal(
+            run(&r, &d, served(pod_spec(1, "Error", NULL, NULL)), NULL, cases[0].log, SIZE_MAX),
+            KRC_CAUSE_APP_ERROR);
+        assert_true(evidence_has(&d, "API_BASE_URL is not in the container's env and there is no "
+                                     "envFrom"));
+        assert_non_null(strstr(d.next_step, "Add API_BASE_URL to container app's env"));
+        done(&r, &d);
+    }
+    /* no spec: whether the variable is set is said to be unknown */
+    {
+        static const char bare[] =
+            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+            "\"n\"},\"status\":{\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":1,"
+            "\"lastState\":{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}}]}}";
+        assert_int_equal(run(&r, &d, krc_strdup(bare), NULL, cases[0].log, SIZE_MAX),
+                         KRC_CAUSE_APP_ERROR);
+        assert_true(evidence_has(&d, "the container spec was not given: whether API_BASE_URL is "
+                                     "set was not checked"));
+        done(&r, &d);
+    }
+}
+
+/* aws-samples/eks-workshop-v2, website/docs/troubleshooting/workernodes/three/index.md:
+ * the node's conditions as `kubectl describe node` printed them (all Unknown,
+ * "Kubelet stopped posting node status.", last transition Wed, 12 Feb 2025
+ * 15:21:04 +0000), here in Node structure; its allocatable memory was not
+ * posted. The pod is 062's (kubernetes/kubernetes#53669): exit 137, reason
+ * Error, its times moved to just before the node's transition. */
+static const char eks_not_ready_node[] =
+    "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+    "\"ip-10-42-180-244.us-west-2.compute.internal\"},\"status\":{\"conditions\":["
+    "{\"type\":\"MemoryPressure\",\"status\":\"Unknown\",\"lastHeartbeatTime\":"
+    "\"2025-02-12T15:20:21Z\",\"lastTransitionTime\":\"2025-02-12T15:21:04Z\",\"reason\":"
+    "\"NodeStatusUnknown\",\"message\":\"Kubelet stopped posting node status.\"},"
+    "{\"type\":\"DiskPressure\",\"status\":\"Unknown\",\"lastHeartbeatTime\":"
+    "\"2025-02-12T15:20:21Z\",\"lastTransitionTime\":\"2025-02-12T15:21:04Z\",\"reason\":"
+    "\"NodeStatusUnknown\",\"message\":\"Kubelet stopped posting node status.\"},"
+    "{\"type\":\"PIDPressure\",\"status\":\"Unknown\",\"lastHeartbeatTime\":"
+    "\"2025-02-12T15:20:21Z\",\"lastTransitionTime\":\"2025-02-12T15:21:04Z\",\"reason\":"
+    "\"NodeStatusUnknown\",\"message\":\"Kubelet stopped posting node status.\"},"
+    "{\"type\":\"Ready\",\"status\":\"Unknown\",\"lastHeartbeatTime\":"
+    "\"2025-02-12T15:20:21Z\",\"lastTransitionTime\":\"%s\",\"reason\":"
+    "\"NodeStatusUnknown\",\"message\":\"Kubelet stopped posting node status.\"}]}}";
+
+#define EKS_NODE "ip-10-42-180-244.us-west-2.compute.internal"
+
+static char *node_pod(int exit_code, const char *reason, const char *finished)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"memcached-0\","
+               "\"namespace\":\"cache\",\"uid\":\"" POD_UID "\"},\"spec\":{\"nodeName\":\"" EKS_NODE
+               "\",\"containers\":[{\"name\":\"memcached\",\"image\":\"memcached:1.5\","
+               "\"resources\":{\"limits\":{\"memory\":\"500M\"}}}]},\"status\":{"
+               "\"containerStatuses\":[{\"name\":\"memcached\",\"restartCount\":1,\"lastState\":{"
+               "\"terminated\":{\"exitCode\":%d,\"reason\":\"%s\",\"startedAt\":"
+               "\"2025-02-12T14:59:37Z\",\"finishedAt\":\"%s\"}}}]}}",
+               exit_code, reason, finished);
+}
+
+/* the node controller's event on the pod (realworld 062's demo, scenario.c) */
+static char *node_not_ready_event(const char *when)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"apiVersion\":\"v1\","
+               "\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\",\"namespace\":\"cache\"},"
+               "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"cache\",\"name\":"
+               "\"memcached-0\",\"uid\":\"" POD_UID "\"},\"reason\":\"NodeNotReady\",\"message\":"
+               "\"Node is not ready\",\"type\":\"Warning\",\"source\":{\"component\":"
+               "\"node-controller\"},\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\","
+               "\"count\":1}]}",
+               when, when);
+}
+
+static enum krc_cause run_node(struct krc_report *r, struct krc_diagnosis *d, char *pod,
+                               char *events, const char *transition)
+{
+    struct krc_error err;
+    char *node = transition != NULL ? fmt(eks_not_ready_node, transition) : NULL;
+
+    krc_error_clear(&err);
+    run(r, d, pod, events, NULL, 0);
+    if (node != NULL) {
+        assert_int_equal(krc_kube_parse_node(node, strlen(node), r, &err), 0);
+        krc_free(node);
+        assert_int_equal(krc_diagnose(r, NULL, d, &err), 0);
+    }
+    return d->cause;
+}
+
+/* (2) A container killed while its node was NotReady: the node leads. */
+static void test_rule_node_not_ready(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run_node(&r, &d, node_pod(137, "Error", "2025-02-12T15:20:58Z"), NULL,
+                              "2025-02-12T15:21:04Z"),
+                     KRC_CAUSE_NODE_NOT_READY);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "Node " EKS_NODE " is NotReady (Ready=Unknown)"));
+    assert_null(strstr(d.summary, "NodeStatusUnknown")); /* the evidence says it */
+    assert_non_null(strstr(d.next_step, "Check node " EKS_NODE " first"));
+    assert_true(command_is(&d, "kubectl describe node " EKS_NODE));
+    /* the four conditions with the same words are one line, said once */
+    assert_int_equal(count_evidence(&d, "Kubelet stopped posting node status."), 1);
+    assert_true(evidence_has(&d, "conditions MemoryPressure, DiskPressure, PIDPressure, "
+                                 "Ready=Unknown (NodeStatusUnknown)"));
+    assert_null(strstr(d.summary, "no probe kill or eviction"));
+    assert_bounded(&d);
+    done(&r, &d);
+    /* the event alone (the node reports Ready now, or was not given) */
+    assert_int_equal(run_node(&r, &d, node_pod(137, "Error", "2025-02-12T15:20:58Z"),
+                              node_not_ready_event("2025-02-12T15:21:40Z"), NULL),
+                     KRC_CAUSE_NODE_NOT_READY);
+    assert_non_null(strstr(d.summary, "was NotReady at the time (event NodeNotReady)"));
+    assert_true(evidence_has(&d, "event NodeNotReady"));
+    assert_true(unchecked_has(&d, "no node object was given"));
+    done(&r, &d);
+    /* an event long after the kill is another story */
+    assert_int_equal(run_node(&r, &d, node_pod(137, "Error", "2025-02-12T15:20:58Z"),
+                              node_not_ready_event("2025-02-12T16:30:00Z"), NULL),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+    /* NotReady only since an hour after the kill: not the kill's node state */
+    assert_int_equal(run_node(&r, &d, node_pod(137, "Error", "2025-02-12T14:20:58Z"), NULL,
+                              "2025-02-12T15:21:04Z"),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+    /* no exit code, or the kubelet lost the container: the node, not an eviction */
+    assert_int_equal(run_node(&r, &d,
+                              node_pod(137, "ContainerStatusUnknown", "2025-02-12T15:20:58Z"), NULL,
+                              "2025-02-12T15:21:04Z"),
+                     KRC_CAUSE_NODE_NOT_READY);
+    assert_non_null(strstr(d.summary, "ContainerStatusUnknown"));
+    done(&r, &d);
+    /* the kernel's verdict and an application's own exit still win */
+    assert_int_equal(run_node(&r, &d, node_pod(137, "OOMKilled", "2025-02-12T15:20:58Z"), NULL,
+                              "2025-02-12T15:21:04Z"),
+                     KRC_CAUSE_OOM_KILLED);
+    done(&r, &d);
+    assert_int_equal(run_node(&r, &d, node_pod(1, "Error", "2025-02-12T15:20:58Z"), NULL,
+                              "2025-02-12T15:21:04Z"),
+                     KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    /* a Ready node and no event: nothing says the node was down */
+    assert_int_equal(run_node(&r, &d, node_pod(137, "Error", "2025-02-12T15:20:58Z"), NULL, NULL),
+                     KRC_CAUSE_KILLED);
+    done(&r, &d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2450,6 +2925,10 @@ int main(void)
         cmocka_unit_test(test_partial_pastes),
         cmocka_unit_test(test_carry_repeat),
         cmocka_unit_test(test_carry_history_reason),
+        cmocka_unit_test(test_advice_oom_without_limit),
+        cmocka_unit_test(test_advice_jvm_heap),
+        cmocka_unit_test(test_advice_missing_setting),
+        cmocka_unit_test(test_rule_node_not_ready),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
