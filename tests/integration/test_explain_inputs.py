@@ -152,8 +152,8 @@ class ExplainInputsTest(unittest.TestCase):
         self.assertEqual(got, self.ok(krc("--pod", describe, "--events", events, "--node", node,
                                           "--logs", logs, "--format", "json")))
         out = json.loads(got)
-        self.assertIn("node node-3: condition MemoryPressure=True (KubeletHasInsufficientMemory)",
-                      out["evidence"])
+        self.assertIn("node node-3: condition MemoryPressure=True (KubeletHasInsufficientMemory): "
+                      "kubelet has insufficient memory available", out["evidence"])
         # --node takes describe node too
         self.assertIn("MemoryPressure", self.ok(krc("--pod", describe, "--node", node)))
 
