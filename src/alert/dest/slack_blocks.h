@@ -32,10 +32,11 @@
 #define NEXT_STEP_MAX 600
 #define COMMAND_MAX 400    /* one kubectl command */
 #define AGE_SHOWN 120      /* seconds: a time closer to now than this is not said ("0s ago") */
-#define LOG_LINES_SHOWN 15 /* log lines in a chat message at most (the history has all) */
-#define LOG_UNITS_SHOWN                                                                            \
-    1400 /* and at most this many characters of them: the alert fits                               \
-            one screen (tests/integration/test_alert_height.py) */
+/* The log tail of a chat message: at most LOG_LINES_SHOWN lines and LOG_UNITS_SHOWN
+ * characters of them (the history keeps all): the alert fits one screen
+ * (tests/integration/test_alert_layout.py measures it). */
+#define LOG_LINES_SHOWN 15
+#define LOG_UNITS_SHOWN 1400
 
 /* escape flags */
 enum {
