@@ -376,7 +376,7 @@ class DemoRunTest(unittest.TestCase):
         start = text.index('<div class="msg" id="m%d">' % n)
         end = text.find('<div class="msg" id="m%d">' % (n + 1))
         msg = text[start:end if end > 0 else len(text)]
-        self.assertIn("<code>oom_killed</code>", msg)
+        self.assertIn('data-block-id="cause:oom_killed"', msg)
         self.assertIn("es-zookeeper-0", msg)
         w, h, _, _ = png_pixels(png)
         self.assertEqual((w, h), (1000, int(m.group(2))))
