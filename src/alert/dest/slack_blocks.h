@@ -30,8 +30,8 @@
 #define NAME_MAX_UNITS 300
 #define MORE_RESERVE 60 /* room kept for an "… and K more" line */
 #define NEXT_STEP_MAX 600
-#define COMMAND_MAX 400    /* one kubectl command */
-#define AGE_SHOWN 120      /* seconds: a time closer to now than this is not said ("0s ago") */
+#define COMMAND_MAX 400 /* one kubectl command */
+#define AGE_SHOWN 120   /* seconds: a time closer to now than this is not said ("0s ago") */
 /* The log tail of a chat message: at most LOG_LINES_SHOWN lines and LOG_UNITS_SHOWN
  * characters of them (the history keeps all): the alert fits one screen
  * (tests/integration/test_alert_layout.py measures it). */

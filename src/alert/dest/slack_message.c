@@ -603,6 +603,7 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     struct log_tail t;
     cJSON *root;
     size_t i;
+    size_t shown;
     int rc;
 
     krc_slack_fmt_init(&f, o);
@@ -616,7 +617,11 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     krc_slack_put_red(&f, &part, d->summary, 1000);
     krc_slack_litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
     krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
-    for (i = 0; i < d->n_evidence && i < 5; i++) {
+    for (i = 0, shown = 0; i < d->n_evidence && shown < 5; i++) {
+        if (!krc_alert_evidence_shown(r, d, i)) {
+            continue;
+        }
+        shown++;
         krc_buf_reset(&part);
         krc_slack_lit(&f, &part, BULLET " ");
         krc_slack_put_red(&f, &part, d->evidence[i], 300);
