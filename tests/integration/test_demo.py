@@ -240,8 +240,9 @@ class DemoRunTest(unittest.TestCase):
                     self.assertTrue(any("previous log" in u for u in dg["unchecked"]),
                                     dg["unchecked"])
             name = pod.split("/")[1]
-            self.assertEqual(self.p.stdout.count("%s (%s)" % (pod, pods[pod][0]["container"])), 1,
-                             "one alert for %s" % pod)
+            # one alert: one header line "[krc-demo] Title: ns/pod"
+            self.assertEqual(len(re.findall(r"^\[krc-demo\] [^\n]*: %s(?: \(|$)" % re.escape(pod),
+                                            self.p.stdout, re.M)), 1, "one alert for %s" % pod)
             self.assertIn("%s: crashes again the same way (restartCount %d, the kubelet's "
                           "BackOff)" % (pod, CRASH_LOOPS[pod]), self.p.stdout)
             self.assertIn(name, self.p.stdout)
@@ -313,7 +314,7 @@ class DemoRunTest(unittest.TestCase):
             self.assertIn("%s/%s" % (ns, name), out)
         # each step is announced before its alert is printed
         first_step = out.index("event-streams/es-zookeeper-0:")
-        first_alert = out.index("event-streams/es-zookeeper-0 (zookeeper)")
+        first_alert = out.index("OOMKilled: event-streams/es-zookeeper-0\n")
         self.assertLess(first_step, first_alert)
         self.assertNotIn("\033[", out)  # not a terminal: no colours
 

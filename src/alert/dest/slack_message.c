@@ -612,13 +612,25 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     krc_buf_init(&part, BYTES_FOR(KRC_SLACK_TEXT_MAX));
     root = krc_slack_new_obj(&f);
     krc_slack_envelope(&f, root);
-    krc_slack_headline(&f, &text, r, d);
+    /* the headline without the notification's summary: the summary follows */
+    krc_slack_lit(&f, &text, krc_slack_severity_emoji(krc_alert_cause_severity(d->cause)));
+    krc_slack_lit(&f, &text, " ");
+    {
+        struct krc_buf hdr;
+        krc_buf_init(&hdr, BYTES_FOR(KRC_SLACK_HEADER_MAX));
+        krc_slack_header_text(&f, &hdr, r, d);
+        krc_slack_put(&f, &text, krc_buf_str(&hdr), KRC_SLACK_HEADER_MAX);
+        krc_buf_cleanup(&hdr);
+    }
     krc_slack_lit(&f, &part, "\n");
     krc_slack_put_red(&f, &part, d->summary, 1000);
     krc_slack_litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
     krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
     for (i = 0, shown = 0; i < d->n_evidence && shown < 5; i++) {
-        if (!krc_alert_evidence_shown(r, d, i)) {
+        /* no facts line here: the termination line stays */
+        if (!krc_alert_evidence_shown(r, d, i) &&
+            strncmp(d->evidence[i], "lastState.terminated: ", 22) != 0 &&
+            strncmp(d->evidence[i], "state.terminated: ", 18) != 0) {
             continue;
         }
         shown++;
