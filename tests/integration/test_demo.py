@@ -486,7 +486,7 @@ class DemoInterruptTest(unittest.TestCase):
 
     def test_sigint_mid_run(self):
         proc = self.start()
-        seen = read_until(proc, rb"airflow-worker-0 \(worker\)")
+        seen = read_until(proc, rb"Application error: astronomer/airflow-worker-0\n")
         recorded = self.interrupt(proc, seen)
         self.assertGreaterEqual(recorded, 3)  # the partial history is kept
 
@@ -649,7 +649,7 @@ class DemoSimProtocolTest(unittest.TestCase):
                          ["nvidia.com/gpu"], "8")
 
     def test_previous_log(self):
-        read_until(self.proc, rb"es-zookeeper-0 \(zookeeper\)", 30)
+        read_until(self.proc, rb"OOMKilled: event-streams/es-zookeeper-0\n", 30)
         base = "/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log?container=zookeeper"
         st, ctype, body = self.get(base + "&previous=true&tailLines=2&timestamps=true")
         self.assertEqual(st, 200)
