@@ -130,21 +130,39 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
                    struct krc_card *c)
 {
     char buf[1024];
+    char state[128];
+    char detail[512];
+    char say[96];
+    const char *node;
+    int node_bad;
+    int named;
     struct krc_buf cmds;
 
     memset(c, 0, sizeof(*c));
-    snprintf(buf, sizeof(buf), "%s: %s/%s (%s)", krc_alert_cause_title(d->cause),
-             rep->namespace ? rep->namespace : "?", rep->name ? rep->name : "?",
-             d->container ? d->container : "?");
+    /* the design of every chat message (krc/alert/format.h): a failing node
+     * first, the cause once (its title), the container when the summary does
+     * not name it */
+    node_bad = krc_alert_node_state(rep, state, sizeof(state), detail, sizeof(detail));
+    node = rep->node.name != NULL ? rep->node.name : rep->node_name;
+    node_bad = node_bad && node != NULL;
+    named = d->container != NULL && !krc_alert_summary_names(d, d->container);
+    snprintf(buf, sizeof(buf), "%s%s%s%s%s%s: %s/%s%s%s%s", node_bad ? "Node " : "",
+             node_bad ? node : "", node_bad ? " " : "", node_bad ? state : "",
+             node_bad ? " \xc2\xb7 " : "", krc_alert_cause_title(d->cause),
+             rep->namespace ? rep->namespace : "?", rep->name ? rep->name : "?", named ? " (" : "",
+             named ? d->container : "", named ? ")" : "");
     c->title = krc_card_text(fo, buf, strlen(buf), 200, 0);
-    snprintf(buf, sizeof(buf), "%s, %s confidence", krc_cause_name(d->cause),
-             krc_confidence_name(d->confidence));
-    c->cause = krc_strdup(buf);
+    snprintf(buf, sizeof(buf), "%s%sconfidence: %s", node_bad ? detail : "",
+             node_bad ? " \xc2\xb7 " : "", krc_confidence_name(d->confidence));
+    c->cause = krc_card_text(fo, buf, strlen(buf), 600, 0);
     c->summary = krc_card_text(fo, d->summary ? d->summary : "",
                                d->summary ? strlen(d->summary) : 0, text_max, 0);
     c->next_step =
         d->next_step ? krc_card_text(fo, d->next_step, strlen(d->next_step), text_max, 0) : NULL;
     for (size_t i = 0; i < d->n_evidence && c->n_evidence < KRC_CARD_MAX_EVIDENCE; i++) {
+        if (!krc_alert_evidence_shown(rep, d, i)) {
+            continue;
+        }
         c->evidence[c->n_evidence] =
             krc_card_text(fo, d->evidence[i], strlen(d->evidence[i]), text_max / 2, 0);
         if (c->evidence[c->n_evidence] != NULL) {
@@ -158,19 +176,31 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
     c->commands =
         cmds.len > 0 ? krc_card_text(fo, krc_buf_str(&cmds), cmds.len, text_max, 1) : NULL;
     krc_buf_cleanup(&cmds);
+    /* facts the title and the summary do not already say */
     fact(c, "Cluster", fo, fo->cluster);
-    fact(c, "Namespace", fo, rep->namespace);
-    fact(c, "Pod", fo, rep->name);
-    fact(c, "Container", fo, d->container);
-    fact(c, "Node", fo, rep->node_name);
+    fact(c, "Node", fo, node_bad ? NULL : rep->node_name);
     if (d->has_termination) {
-        snprintf(buf, sizeof(buf), "%d%s%s%s", d->exit_code, d->signal_name ? " (" : "",
-                 d->signal_name ? d->signal_name : "", d->signal_name ? ")" : "");
-        fact(c, "Exit code", fo, buf);
+        snprintf(say, sizeof(say), "exit %d", d->exit_code);
+        snprintf(buf, sizeof(buf), "exited %d", d->exit_code);
+        if (!krc_alert_summary_says(d, say) && !krc_alert_summary_says(d, buf) &&
+            !(snprintf(say, sizeof(say), "code %d", d->exit_code) > 0 &&
+              krc_alert_summary_says(d, say))) {
+            snprintf(buf, sizeof(buf), "%d%s%s%s", d->exit_code, d->signal_name ? " (" : "",
+                     d->signal_name ? d->signal_name : "", d->signal_name ? ")" : "");
+            fact(c, "Exit code", fo, buf);
+        }
     }
-    fact(c, "Reason", fo, d->reason);
+    snprintf(say, sizeof(say), "reason %.60s", d->reason ? d->reason : "");
+    if (d->reason != NULL && !krc_alert_summary_says(d, say) &&
+        strcmp(d->reason, krc_alert_cause_title(d->cause)) != 0) {
+        fact(c, "Reason", fo, d->reason);
+    }
+    snprintf(say, sizeof(say), "%d restart", d->restart_count);
     snprintf(buf, sizeof(buf), "%d", d->restart_count);
-    fact(c, "Restarts", fo, d->restart_count_known ? buf : NULL);
+    if (d->restart_count_known && !krc_alert_summary_says(d, say)) {
+        snprintf(say, sizeof(say), "%d restarts", d->restart_count);
+        fact(c, "Restarts", fo, krc_alert_summary_says(d, say) ? NULL : buf);
+    }
     c->log = log_tail(rep, fo, log_max);
     if (c->title == NULL || c->cause == NULL || c->summary == NULL) {
         krc_card_cleanup(c);

@@ -171,14 +171,17 @@ int krc_render_summary(struct krc_sender *n, struct dest *d, char **ret_body, lo
     for (size_t i = 0; i < d->n_by_node; i++) {
         nodes[i].key = d->by_node[i].key;
         nodes[i].count = (size_t)d->by_node[i].count;
+        nodes[i].condition = d->by_node[i].condition[0] ? d->by_node[i].condition : NULL;
     }
     for (size_t i = 0; i < d->n_by_workload; i++) {
         wls[i].key = d->by_workload[i].key;
         wls[i].count = (size_t)d->by_workload[i].count;
+        wls[i].condition = NULL;
     }
     for (size_t i = 0; i < d->n_by_cause; i++) {
         causes[i].key = d->by_cause[i].key;
         causes[i].count = (size_t)d->by_cause[i].count;
+        causes[i].condition = NULL;
     }
     for (size_t i = 0; i < d->n_examples; i++) {
         const struct example *x = &d->examples[i];

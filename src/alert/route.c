@@ -104,7 +104,7 @@ static size_t route(struct krc_sender *n, const struct krc_restart *r, struct de
 
 /* --- storm guard ---------------------------------------------------------- */
 
-static void group_add(struct group *g, size_t *n, const char *key)
+static struct group *group_add(struct group *g, size_t *n, const char *key)
 {
     if (key == NULL || key[0] == '\0') {
         key = "(unknown)";
@@ -112,16 +112,17 @@ static void group_add(struct group *g, size_t *n, const char *key)
     for (size_t i = 0; i < *n; i++) {
         if (strcmp(g[i].key, key) == 0) {
             g[i].count++;
-            return;
+            return &g[i];
         }
     }
     if (*n < MAX_GROUPS) {
         snprintf(g[*n].key, sizeof(g[*n].key), "%s", key);
         g[*n].count = 1;
-        (*n)++;
-    } else {
-        g[MAX_GROUPS - 1].count++; /* folded into the last group */
+        g[*n].condition[0] = '\0';
+        return &g[(*n)++];
     }
+    g[MAX_GROUPS - 1].count++; /* folded into the last group */
+    return NULL;
 }
 
 void krc_route_group(struct dest *d, const struct krc_report *rep, const struct krc_diagnosis *diag,
@@ -135,6 +136,7 @@ void krc_route_group(struct dest *d, const struct krc_report *rep, const struct 
                             : r != NULL                     ? r->ident.container
                                                             : "";
     const char *cause = diag != NULL ? krc_cause_name(diag->cause) : "unknown";
+    struct group *ng;
 
     if (rep != NULL && rep->workload_kind != NULL) {
         snprintf(wl, sizeof(wl), "%s %s/%s", rep->workload_kind, ns,
@@ -142,7 +144,12 @@ void krc_route_group(struct dest *d, const struct krc_report *rep, const struct 
     } else {
         snprintf(wl, sizeof(wl), "Pod %s/%s", ns, pod);
     }
-    group_add(d->by_node, &d->n_by_node, node);
+    ng = group_add(d->by_node, &d->n_by_node, node);
+    if (ng != NULL && rep != NULL && rep->node.present) {
+        /* a collected report saw the node: its failure names the storm's cause */
+        char detail[8];
+        krc_alert_node_state(rep, ng->condition, sizeof(ng->condition), detail, sizeof(detail));
+    }
     group_add(d->by_workload, &d->n_by_workload, wl);
     group_add(d->by_cause, &d->n_by_cause, cause);
     if (d->n_examples < MAX_EXAMPLES) {

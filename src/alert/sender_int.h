@@ -91,6 +91,7 @@ struct item {
 struct group {
     char key[256];
     long count;
+    char condition[128]; /* by_node: the node's failure a report saw ("NotReady"), or "" */
 };
 
 struct example {

@@ -95,7 +95,9 @@ static const struct krc_config_option options[] = {
      OFF(recovered_after_s), "10m", 0, 604800, NULL,
      "Web API: reply \"recovered\" once the container ran ready this long (0: off)"},
     {"logTailLines", "KRC_LOG_TAIL_LINES", "log-tail-lines", KRC_CONFIG_INT, OFF(log_tail_lines),
-     "50", 1, 100000, NULL, "Previous-log lines fetched and shown"},
+     "50", 1, 100000, NULL,
+     "Previous-log lines fetched (a Slack message shows at most the last 15; the history keeps "
+     "them all)"},
     {"logLimitBytes", "KRC_LOG_LIMIT_BYTES", "log-limit-bytes", KRC_CONFIG_INT,
      OFF(log_limit_bytes), "65536", 1024, 67108864, NULL,
      "Previous-log bytes kept: the end of the last logTailLines lines (at most 8 MiB are kept)"},

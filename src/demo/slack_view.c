@@ -642,10 +642,19 @@ static void text_object(struct view *v, const cJSON *t)
 static void block_header(struct view *v, const cJSON *blk)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(blk, "text");
+    const char *id = krc_view_str_of(blk, "block_id");
 
     end_line(v);
     if (v->html) {
-        krc_view_raw(v, "<div class=\"header\">");
+        /* the block_id is not shown; it is kept for tools that read the page
+         * (a restart's "cause:CODE": scripts/readme-picture --cause) */
+        krc_view_raw(v, "<div class=\"header\"");
+        if (id != NULL && strlen(id) <= 255) {
+            krc_view_raw(v, " data-block-id=\"");
+            krc_view_text_str(v, id);
+            krc_view_raw(v, "\"");
+        }
+        krc_view_raw(v, ">");
         text_object(v, t);
         krc_view_raw(v, "</div>");
         return;

@@ -257,8 +257,9 @@ class DemoRunTest(unittest.TestCase):
                     self.assertTrue(any("previous log" in u for u in dg["unchecked"]),
                                     dg["unchecked"])
             name = pod.split("/")[1]
-            self.assertEqual(self.p.stdout.count("%s (%s)" % (pod, pods[pod][0]["container"])), 1,
-                             "one alert for %s" % pod)
+            # one alert: one header line "[krc-demo] Title: ns/pod"
+            self.assertEqual(len(re.findall(r"^\[krc-demo\] [^\n]*: %s(?: \(|$)" % re.escape(pod),
+                                            self.p.stdout, re.M)), 1, "one alert for %s" % pod)
             self.assertIn("%s: crashes again the same way (restartCount %d, the kubelet's "
                           "BackOff)" % (pod, CRASH_LOOPS[pod]), self.p.stdout)
             self.assertIn(name, self.p.stdout)
@@ -330,7 +331,7 @@ class DemoRunTest(unittest.TestCase):
             self.assertIn("%s/%s" % (ns, name), out)
         # each step is announced before its alert is printed
         first_step = out.index("event-streams/es-zookeeper-0:")
-        first_alert = out.index("event-streams/es-zookeeper-0 (zookeeper)")
+        first_alert = out.index("OOMKilled: event-streams/es-zookeeper-0\n")
         self.assertLess(first_step, first_alert)
         self.assertNotIn("\033[", out)  # not a terminal: no colours
 
@@ -393,7 +394,7 @@ class DemoRunTest(unittest.TestCase):
         start = text.index('<div class="msg" id="m%d">' % n)
         end = text.find('<div class="msg" id="m%d">' % (n + 1))
         msg = text[start:end if end > 0 else len(text)]
-        self.assertIn("<code>oom_killed</code>", msg)
+        self.assertIn('data-block-id="cause:oom_killed"', msg)
         self.assertIn("es-zookeeper-0", msg)
         w, h, _, _ = png_pixels(png)
         self.assertEqual((w, h), (1000, int(m.group(2))))
@@ -502,7 +503,7 @@ class DemoInterruptTest(unittest.TestCase):
 
     def test_sigint_mid_run(self):
         proc = self.start()
-        seen = read_until(proc, rb"airflow-worker-0 \(worker\)")
+        seen = read_until(proc, rb"Application error: astronomer/airflow-worker-0\n")
         recorded = self.interrupt(proc, seen)
         self.assertGreaterEqual(recorded, 3)  # the partial history is kept
 
@@ -665,7 +666,7 @@ class DemoSimProtocolTest(unittest.TestCase):
                          ["nvidia.com/gpu"], "8")
 
     def test_previous_log(self):
-        read_until(self.proc, rb"es-zookeeper-0 \(zookeeper\)", 30)
+        read_until(self.proc, rb"OOMKilled: event-streams/es-zookeeper-0\n", 30)
         base = "/api/v1/namespaces/event-streams/pods/es-zookeeper-0/log?container=zookeeper"
         st, ctype, body = self.get(base + "&previous=true&tailLines=2&timestamps=true")
         self.assertEqual(st, 200)

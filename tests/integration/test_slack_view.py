@@ -38,7 +38,7 @@ TOOL = None
 TAGS = {"html", "head", "meta", "title", "style", "body", "div", "span", "pre", "code", "b", "i",
         "s", "a", "time", "hr"}
 ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "style", "href",
-         "rel", "title", "datetime"}
+         "rel", "title", "datetime", "data-block-id"}
 
 HOSTILE = [
     # a header, a code block and a field with markup, quotes and invalid UTF-8, in a bad colour

@@ -173,9 +173,11 @@ static int cmp_str(const void *a, const void *b)
 /* A storm summary and a "recovered" reply, as the sender would have them formatted. */
 static int storm_and_recovery(struct page *p, double at)
 {
-    struct krc_alert_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
-    struct krc_alert_group nodes[] = {{"gke-prod-pool-2-7f3a", 11}};
-    struct krc_alert_group workloads[] = {{"Deployment shop/cart", 6}, {"Deployment shop/web", 5}};
+    struct krc_alert_group causes[] = {{"dependency_unreachable", 9, NULL},
+                                       {"oom_killed", 2, NULL}};
+    struct krc_alert_group nodes[] = {{"gke-prod-pool-2-7f3a", 11, NULL}};
+    struct krc_alert_group workloads[] = {{"Deployment shop/cart", 6, NULL},
+                                          {"Deployment shop/web", 5, NULL}};
     struct krc_alert_example ex[] = {
         {"shop", "cart-6d5f9-x2k4p", "app", "dependency_unreachable", "gke-prod-pool-2-7f3a", 3},
         {"shop", "web-7d9c-q8z1m", "app", "oom_killed", "gke-prod-pool-2-7f3a", 1},

@@ -13,6 +13,9 @@
 #include "krc/util/redact.h"
 
 struct krc_restart_ident; /* krc/model/restart_ident.h */
+struct krc_report;
+struct krc_report_event;
+struct krc_diagnosis;
 
 #define KRC_ALERT_DEFAULT_LOG_LINES 50
 
@@ -57,6 +60,9 @@ void krc_alert_options_init(struct krc_alert_options *o);
 struct krc_alert_group {
     const char *key; /* node name, "Kind namespace/name" (or "namespace/pod"), cause code */
     size_t count;    /* restarts in the group */
+    /* by_node only: the node's failure as a grouped restart's report saw it
+     * ("NotReady", "MemoryPressure": krc_alert_node_state), or NULL */
+    const char *condition;
 };
 
 struct krc_alert_example {
@@ -87,6 +93,48 @@ struct krc_alert_summary {
 
 #define KRC_ALERT_GROUPS_SHOWN 8   /* per grouping, then "and K more" */
 #define KRC_ALERT_EXAMPLES_SHOWN 5 /* example pods */
+
+/* ---- what a restart message shows ----------------------------------------
+ * One design for every chat format (docs/destinations.md, "The message"):
+ * the cause once, no field said twice, only the events that are warnings or
+ * evidence, no back-off boilerplate, collection notes only when they change
+ * what the reader does, and a failing node first. These helpers decide what
+ * is shown; each format writes it its way. */
+
+/* The node's failure as the report saw it, or 0 when the node is healthy or
+ * unknown: *ret_state "NotReady" (its Ready condition is False or Unknown),
+ * else the pressure conditions that are True ("MemoryPressure, DiskPressure");
+ * *ret_detail the Ready condition's status, message and reason ("Ready=Unknown:
+ * Kubelet stopped posting node status. (NodeStatusUnknown)"), else the first
+ * pressure condition's message and reason ("" when it has none). */
+int krc_alert_node_state(const struct krc_report *r, char *ret_state, size_t state_size,
+                         char *ret_detail, size_t detail_size);
+
+/* Is evidence line i of d worth its line in a message? Not when it is the
+ * kubelet's back-off boilerplate (state: waiting CrashLoopBackOff, a BackOff
+ * "restarting failed container" event), the termination line (the message's
+ * facts carry its exit code, reason and run time), a node condition (the node
+ * line says each once) or a quote the summary already holds. */
+int krc_alert_evidence_shown(const struct krc_report *r, const struct krc_diagnosis *d, size_t i);
+
+/* Is the pod's event worth a line of its own? A warning or an event the
+ * evidence quotes, that the evidence does not already show, that is not the
+ * back-off boilerplate, and (when the node leads, node_leads) not the pod's
+ * NodeNotReady echo of the node line. */
+int krc_alert_event_shown(const struct krc_report *r, const struct krc_diagnosis *d,
+                          const struct krc_report_event *e, int node_leads);
+
+/* Is this collection note worth showing? The previous log's absence is said
+ * once by the message (or by the diagnosis' "not checked"): notes about it
+ * are not repeated; every other note (an API error, a missing node) is. */
+int krc_alert_note_shown(const char *note);
+
+/* Does the diagnosis' summary already say `needle` (as a whole phrase: not
+ * followed by a digit or letter)? For leaving a fact out of the facts line. */
+int krc_alert_summary_says(const struct krc_diagnosis *d, const char *needle);
+
+/* Does the summary name the container (as a word of its own)? */
+int krc_alert_summary_names(const struct krc_diagnosis *d, const char *name);
 
 /* ---- recovery ------------------------------------------------------------ */
 

@@ -31,6 +31,12 @@
 #define MORE_RESERVE 60 /* room kept for an "… and K more" line */
 #define NEXT_STEP_MAX 600
 #define COMMAND_MAX 400 /* one kubectl command */
+#define AGE_SHOWN 120   /* seconds: a time closer to now than this is not said ("0s ago") */
+/* The log tail of a chat message: at most LOG_LINES_SHOWN lines and LOG_UNITS_SHOWN
+ * characters of them (the history keeps all): the alert fits one screen
+ * (tests/integration/test_alert_layout.py measures it). */
+#define LOG_LINES_SHOWN 15
+#define LOG_UNITS_SHOWN 1400
 
 /* escape flags */
 enum {
@@ -73,23 +79,36 @@ void krc_slack_set_str(struct fmt *f, cJSON *o, const char *k, const char *v);
 void krc_slack_push(struct fmt *f, cJSON *arr, cJSON *item);
 void krc_slack_attach(struct fmt *f, cJSON *o, const char *k, cJSON *item);
 void krc_slack_fit(struct fmt *f, struct krc_buf *b, size_t max_units);
-void krc_slack_block_header(struct fmt *f, struct blocks *bl, const char *plain);
+/* block_id: NULL, or "cause:CODE" on a restart's header (the cause code for
+ * machines: the chat text says the cause once, by its title) */
+void krc_slack_block_header(struct fmt *f, struct blocks *bl, const char *plain,
+                            const char *block_id);
 void krc_slack_block_section(struct fmt *f, struct blocks *bl, struct krc_buf *mrkdwn);
 void krc_slack_block_fields(struct fmt *f, struct blocks *bl, struct krc_buf *fields, size_t n);
 void krc_slack_block_context(struct fmt *f, cJSON *arr, struct krc_buf *mrkdwn);
 void krc_slack_envelope(struct fmt *f, cJSON *root);
 int krc_slack_finish(struct fmt *f, cJSON *root, char **ret_json, struct krc_error *err);
+/* The node when it fails (krc_alert_node_state): it leads the message. */
+struct krc_slack_node {
+    int leads;
+    const char *name;
+    char state[128];
+    char detail[512];
+};
+
+void krc_slack_node_lead(const struct krc_report *r, struct krc_slack_node *nl);
 void krc_slack_headline(struct fmt *f, struct krc_buf *b, const struct krc_report *r,
                         const struct krc_diagnosis *d);
 void krc_slack_header_text(struct fmt *f, struct krc_buf *b, const struct krc_report *r,
                            const struct krc_diagnosis *d);
-void krc_slack_cause_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d);
-void krc_slack_evidence_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d);
+void krc_slack_cause_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                             const struct krc_diagnosis *d);
+void krc_slack_evidence_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                                const struct krc_diagnosis *d);
 size_t krc_slack_commands_block(struct fmt *f, struct krc_buf *b, const struct krc_diagnosis *d,
                                 size_t max_commands, size_t line_max, size_t budget);
 void krc_slack_next_step_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d);
-void krc_slack_fields_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
-                              const struct krc_diagnosis *d);
-void krc_slack_pod_section(struct fmt *f, struct blocks *bl, const struct krc_report *r);
+void krc_slack_facts_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                             const struct krc_diagnosis *d);
 
 #endif

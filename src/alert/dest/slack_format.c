@@ -465,7 +465,8 @@ void krc_slack_fit(struct fmt *f, struct krc_buf *b, size_t max_units)
     }
 }
 
-void krc_slack_block_header(struct fmt *f, struct blocks *bl, const char *plain)
+void krc_slack_block_header(struct fmt *f, struct blocks *bl, const char *plain,
+                            const char *block_id)
 {
     cJSON *h;
 
@@ -474,6 +475,9 @@ void krc_slack_block_header(struct fmt *f, struct blocks *bl, const char *plain)
     }
     h = krc_slack_new_obj(f);
     krc_slack_set_str(f, h, "type", "header");
+    if (block_id != NULL) {
+        krc_slack_set_str(f, h, "block_id", block_id);
+    }
     krc_slack_attach(f, h, "text", text_obj(f, "plain_text", plain));
     krc_slack_push(f, bl->arr, h);
     bl->n++;
@@ -593,50 +597,83 @@ static const struct krc_report_container *diag_container(const struct krc_report
     return d->container != NULL ? krc_report_container_get(r, d->container, d->is_init) : NULL;
 }
 
-static const char *container_kind(const struct krc_diagnosis *d)
+/* Does the header name the container? When the summary does not. */
+static int header_names_container(const struct krc_diagnosis *d)
 {
-    return d->is_sidecar ? "sidecar container " : (d->is_init ? "init container " : "container ");
+    return d->container != NULL && !krc_alert_summary_names(d, d->container);
 }
 
-/* ":red_circle: [prod] OOMKilled: shop/web container app restarted (exit 137, 5 restarts)" */
+/* The failing node's state and its condition's words, "" when the node is
+ * fine: a failing node leads the message. */
+void krc_slack_node_lead(const struct krc_report *r, struct krc_slack_node *nl)
+{
+    nl->leads =
+        krc_alert_node_state(r, nl->state, sizeof(nl->state), nl->detail, sizeof(nl->detail));
+    nl->name = r->node.name != NULL ? r->node.name : r->node_name;
+    if (nl->name == NULL) {
+        nl->leads = 0;
+    }
+}
+
+/* The display length of a text: its UTF-16 units, an emoji code such as
+ * :red_circle: counted as the one character a phone shows. */
+static size_t shown_units(const struct krc_buf *b)
+{
+    size_t units = krc_slack_buf_units(b);
+    const char *p = krc_buf_str(b);
+
+    if (p[0] == ':') {
+        const char *q = strchr(p + 1, ':');
+        if (q != NULL && (size_t)(q - p) + 1 < units) {
+            units -= (size_t)(q - p); /* ":name:" shows as one character */
+        }
+    }
+    return units;
+}
+
+/* The notification (the message's `text`, what a phone shows): the severity,
+ * "[prod] Node n NotReady · OOMKilled: shop/web-7d9c (app)", then the
+ * summary in krc's own words, all within KRC_SLACK_NOTIFY_MAX characters
+ * (the summary cut at a word with "…"). */
 void krc_slack_headline(struct fmt *f, struct krc_buf *b, const struct krc_report *r,
                         const struct krc_diagnosis *d)
 {
-    const char *title = krc_alert_cause_title(d->cause);
+    struct krc_slack_node nl;
+    struct krc_buf hdr;
+    size_t used;
 
+    krc_slack_node_lead(r, &nl);
+    krc_buf_init(&hdr, BYTES_FOR(KRC_SLACK_HEADER_MAX));
     krc_slack_lit(f, b, krc_slack_severity_emoji(krc_alert_cause_severity(d->cause)));
     krc_slack_lit(f, b, " ");
-    if (f->o->cluster != NULL) {
-        krc_slack_lit(f, b, "[");
-        krc_slack_put(f, b, f->o->cluster, 60);
-        krc_slack_lit(f, b, "] ");
-    }
-    if (d->cause == KRC_CAUSE_UNKNOWN && d->reason != NULL) {
-        krc_slack_put(f, b, d->reason, 60);
-    } else {
-        krc_slack_lit(f, b, title);
-    }
-    krc_slack_lit(f, b, ": ");
-    krc_slack_put(f, b, r->namespace, NAME_MAX_UNITS);
-    krc_slack_lit(f, b, "/");
-    krc_slack_put(f, b, r->name, NAME_MAX_UNITS);
-    if (d->container != NULL) {
-        krc_slack_lit(f, b, " ");
-        krc_slack_lit(f, b, container_kind(d));
-        krc_slack_put(f, b, d->container, NAME_MAX_UNITS);
-    }
-    krc_slack_lit(f, b, " restarted (");
-    if (d->has_termination) {
-        krc_slack_litf(f, b, "exit %d", d->exit_code);
-        if (d->signal_name != NULL) {
-            krc_slack_litf(f, b, " %s", d->signal_name);
+    krc_slack_header_text(f, &hdr, r, d);
+    /* the header is plain text; the notification is mrkdwn */
+    krc_slack_put(f, b, krc_buf_str(&hdr), KRC_SLACK_HEADER_MAX);
+    krc_buf_cleanup(&hdr);
+    used = shown_units(b);
+    if (d->summary_unquoted != NULL && used + 3 + 12 < KRC_SLACK_NOTIFY_MAX && f->rc == 0) {
+        size_t room = KRC_SLACK_NOTIFY_MAX - used - 3;
+        size_t mark;
+        krc_slack_lit(f, b, " \xe2\x80\x94 ");
+        mark = b->len;
+        if (krc_slack_put_n(f, b, d->summary_unquoted, strlen(d->summary_unquoted), ESC_MRKDWN,
+                            room) &&
+            f->rc == 0) {
+            /* cut at the last space before the ellipsis */
+            size_t k = b->len - strlen(ELLIPSIS);
+            while (k > mark && b->data[k - 1] != ' ') {
+                k--;
+            }
+            while (k > mark && (b->data[k - 1] == ' ' || b->data[k - 1] == ',' ||
+                                b->data[k - 1] == ';' || b->data[k - 1] == '(')) {
+                k--;
+            }
+            if (k > mark) {
+                b->len = k;
+                b->data[k] = '\0';
+                krc_slack_lit(f, b, ELLIPSIS);
+            }
         }
-        krc_slack_lit(f, b, ", ");
-    }
-    if (d->restart_count_known) {
-        krc_slack_litf(f, b, "%d restart%s)", d->restart_count, d->restart_count == 1 ? "" : "s");
-    } else {
-        krc_slack_lit(f, b, "restart count not given)");
     }
 }
 
@@ -655,81 +692,131 @@ static void header_piece(struct fmt *f, struct krc_buf *b, const char *s, int *c
     *cut = krc_slack_put_n(f, b, s, strlen(s), 0, KRC_SLACK_HEADER_MAX - used);
 }
 
-/* "[prod] shop/web-7d9c (app)", plain text, at most 150 units */
+/* "[prod] OOMKilled: shop/web-7d9c", with " (app)" when the summary does not
+ * name the container, and "Node n NotReady · " first when the node fails;
+ * plain text, at most 150 units */
 void krc_slack_header_text(struct fmt *f, struct krc_buf *b, const struct krc_report *r,
                            const struct krc_diagnosis *d)
 {
+    struct krc_slack_node nl;
     int cut = 0;
 
+    krc_slack_node_lead(r, &nl);
     if (f->o->cluster != NULL) {
         header_piece(f, b, "[", &cut);
         header_piece(f, b, f->o->cluster, &cut);
         header_piece(f, b, "] ", &cut);
     }
+    if (nl.leads) {
+        header_piece(f, b, "Node ", &cut);
+        header_piece(f, b, nl.name, &cut);
+        header_piece(f, b, " ", &cut);
+        header_piece(f, b, nl.state, &cut);
+        header_piece(f, b, DOT, &cut);
+    }
+    if (d->cause == KRC_CAUSE_UNKNOWN && d->reason != NULL) {
+        header_piece(f, b, d->reason, &cut);
+    } else {
+        header_piece(f, b, krc_alert_cause_title(d->cause), &cut);
+    }
+    header_piece(f, b, ": ", &cut);
     header_piece(f, b, r->namespace ? r->namespace : "?", &cut);
     header_piece(f, b, "/", &cut);
     header_piece(f, b, r->name ? r->name : "?", &cut);
-    if (d->container != NULL) {
-        header_piece(f, b, " (", &cut);
+    if (header_names_container(d)) {
+        header_piece(f, b,
+                     d->is_sidecar ? " (sidecar "
+                     : d->is_init  ? " (init container "
+                                   : " (",
+                     &cut);
         header_piece(f, b, d->container, &cut);
         header_piece(f, b, ")", &cut);
     }
 }
 
-void krc_slack_cause_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d)
+/* The failing node's line (when it leads) and the summary with the
+ * confidence: the cause itself is the header's. */
+void krc_slack_cause_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                             const struct krc_diagnosis *d)
 {
+    struct krc_slack_node nl;
     struct krc_buf b;
 
+    krc_slack_node_lead(r, &nl);
     krc_buf_init(&b, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    if (nl.leads) {
+        /* the header names the node and its state: here, its words */
+        krc_slack_lit(f, &b, ":warning: ");
+        krc_slack_put_red(f, &b, nl.detail[0] != '\0' ? nl.detail : "(no message)", NOTE_MAX);
+        if (r->node.unschedulable) {
+            krc_slack_lit(f, &b, "; the node is cordoned");
+        }
+        krc_slack_lit(f, &b, "\n");
+    }
     krc_slack_lit(f, &b, krc_slack_severity_emoji(krc_alert_cause_severity(d->cause)));
-    krc_slack_lit(f, &b, " *");
-    krc_slack_lit(f, &b, krc_alert_cause_title(d->cause));
-    krc_slack_lit(f, &b, "* `");
-    krc_slack_lit(f, &b, krc_cause_name(d->cause));
-    krc_slack_lit(f, &b, "`" DOT "confidence: *");
-    krc_slack_lit(f, &b, krc_confidence_name(d->confidence));
-    krc_slack_lit(f, &b, "*\n");
-    krc_slack_put_red(f, &b, d->summary, KRC_SLACK_SECTION_MAX - 200);
+    krc_slack_lit(f, &b, " ");
+    krc_slack_put_red(f, &b, d->summary, KRC_SLACK_SECTION_MAX - 600);
+    krc_slack_litf(f, &b, DOT "_confidence: %s_", krc_confidence_name(d->confidence));
     krc_slack_block_section(f, bl, &b);
     krc_buf_cleanup(&b);
 }
 
-/* "*Title*" and one bullet per item, as many as fit, then "… and K more". */
-static void list_section(struct fmt *f, struct blocks *bl, const char *title, char *const *items,
-                         size_t n)
+/* One bullet per item that `shown` keeps (all when NULL), as many as fit,
+ * then "… and K more"; appended to sec under its title. */
+static void list_lines(struct fmt *f, struct krc_buf *sec, const char *title, char *const *items,
+                       size_t n, const struct krc_report *r, const struct krc_diagnosis *d,
+                       int evidence)
 {
-    struct krc_buf sec;
     struct krc_buf line;
     size_t i;
+    size_t left = 0;
+    size_t shown = 0;
 
-    if (n == 0) {
+    for (i = 0; i < n; i++) {
+        shown += !evidence || krc_alert_evidence_shown(r, d, i);
+    }
+    if (shown == 0) {
         return;
     }
-    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
     krc_buf_init(&line, BYTES_FOR(EVIDENCE_LINE_MAX + 10));
-    krc_slack_lit(f, &sec, title);
+    if (sec->len > 0) {
+        krc_slack_lit(f, sec, "\n");
+    }
+    krc_slack_lit(f, sec, title);
     for (i = 0; i < n && f->rc == 0; i++) {
+        if (evidence && !krc_alert_evidence_shown(r, d, i)) {
+            continue;
+        }
         krc_buf_reset(&line);
         krc_slack_lit(f, &line, BULLET " ");
         krc_slack_put_red(f, &line, items[i], EVIDENCE_LINE_MAX);
-        if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+        if (!krc_slack_add_line(f, sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
             break;
         }
     }
-    if (i < n) {
-        krc_buf_reset(&line);
-        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", n - i);
-        krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+    for (; i < n; i++) {
+        left += !evidence || krc_alert_evidence_shown(r, d, i);
     }
-    krc_slack_block_section(f, bl, &sec);
+    if (left > 0) {
+        krc_buf_reset(&line);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", left);
+        krc_slack_add_line(f, sec, &line, KRC_SLACK_SECTION_MAX, 0);
+    }
     krc_buf_cleanup(&line);
-    krc_buf_cleanup(&sec);
 }
 
-void krc_slack_evidence_section(struct fmt *f, struct blocks *bl, const struct krc_diagnosis *d)
+/* The evidence the message does not already say (krc_alert_evidence_shown)
+ * and what could not be checked, in one section. */
+void krc_slack_evidence_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                                const struct krc_diagnosis *d)
 {
-    list_section(f, bl, "*Evidence*", d->evidence, d->n_evidence);
-    list_section(f, bl, "*Not checked*", d->unchecked, d->n_unchecked);
+    struct krc_buf sec;
+
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    list_lines(f, &sec, "*Evidence*", d->evidence, d->n_evidence, r, d, 1);
+    list_lines(f, &sec, "*Not checked*", d->unchecked, d->n_unchecked, r, d, 0);
+    krc_slack_block_section(f, bl, &sec);
+    krc_buf_cleanup(&sec);
 }
 
 /* The commands as one code block of whole lines (those that fit in
@@ -803,254 +890,148 @@ static void put_kv_list(struct fmt *f, struct krc_buf *b, const struct krc_kv_li
     }
 }
 
-void krc_slack_fields_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
-                              const struct krc_diagnosis *d)
+/* Start one fact of the facts line: " · *Label* ". */
+static void fact(struct fmt *f, struct krc_buf *b, const char *label)
 {
-    const struct krc_report_container *c = diag_container(r, d);
-    struct krc_buf fields[KRC_SLACK_FIELDS_MAX];
-    size_t n = 0;
-    size_t i;
+    if (b->len > 0) {
+        krc_slack_lit(f, b, DOT);
+    }
+    krc_slack_litf(f, b, "*%s* ", label);
+}
+
+/* The termination's facts: exit code, reason, restarts, run time and end,
+ * each unless the summary says it. */
+static void termination_facts(struct fmt *f, struct krc_buf *b, const struct krc_diagnosis *d)
+{
+    char say[96];
     char age[32];
 
-    for (i = 0; i < KRC_SLACK_FIELDS_MAX; i++) {
-        krc_buf_init(&fields[i], BYTES_FOR(KRC_SLACK_FIELD_MAX));
-    }
     if (d->has_termination) {
-        krc_slack_lit(f, &fields[n], "*Last exit*\n");
-        krc_slack_litf(f, &fields[n], "%d", d->exit_code);
-        if (d->signal_name != NULL) {
-            krc_slack_litf(f, &fields[n], " (%s)", d->signal_name);
+        char e1[32], e2[32], e3[40];
+        snprintf(e1, sizeof(e1), "exit %d", d->exit_code);
+        snprintf(e2, sizeof(e2), "exited %d", d->exit_code);
+        snprintf(e3, sizeof(e3), "code %d", d->exit_code);
+        if (!krc_alert_summary_says(d, e1) && !krc_alert_summary_says(d, e2) &&
+            !krc_alert_summary_says(d, e3)) {
+            fact(f, b, "Exit");
+            krc_slack_litf(f, b, "%d", d->exit_code);
+            if (d->signal_name != NULL) {
+                krc_slack_litf(f, b, " (%s)", d->signal_name);
+            }
         }
-        if (d->reason != NULL) {
-            krc_slack_lit(f, &fields[n], DOT);
-            krc_slack_put(f, &fields[n], d->reason, 200);
-        }
-        n++;
-    }
-    if (d->restart_count_known) {
-        krc_slack_litf(f, &fields[n++], "*Restarts*\n%d", d->restart_count);
-    } else {
-        krc_slack_lit(f, &fields[n++], "*Restarts*\nnot given");
-    }
-    krc_slack_lit(f, &fields[n], "*Node*\n");
-    if (r->node_name != NULL) {
-        krc_slack_put(f, &fields[n], r->node_name, NAME_MAX_UNITS);
-    } else {
-        krc_slack_lit(f, &fields[n], "_not scheduled_");
-    }
-    n++;
-    krc_slack_lit(f, &fields[n], "*Workload*\n");
-    if (r->workload_kind != NULL && r->workload_name != NULL) {
-        krc_slack_put(f, &fields[n], r->workload_kind, 60);
-        krc_slack_lit(f, &fields[n], " ");
-        krc_slack_put(f, &fields[n], r->workload_name, NAME_MAX_UNITS);
-    } else if (r->owner_kind != NULL && r->owner_name != NULL) {
-        krc_slack_put(f, &fields[n], r->owner_kind, 60);
-        krc_slack_lit(f, &fields[n], " ");
-        krc_slack_put(f, &fields[n], r->owner_name, NAME_MAX_UNITS);
-    } else {
-        krc_slack_lit(f, &fields[n], "_bare pod_");
-    }
-    n++;
-    if (c != NULL && c->image != NULL) {
-        krc_slack_lit(f, &fields[n], "*Image*\n");
-        krc_slack_put(f, &fields[n++], c->image, 600);
-    }
-    if (c != NULL) {
-        krc_slack_lit(f, &fields[n], "*Limits*\n");
-        if (c->limits.n > 0) {
-            put_kv_list(f, &fields[n], &c->limits);
-        } else {
-            krc_slack_lit(f, &fields[n], "_none_");
-        }
-        n++;
-        if (c->requests.n > 0) {
-            krc_slack_lit(f, &fields[n], "*Requests*\n");
-            put_kv_list(f, &fields[n++], &c->requests);
+        snprintf(say, sizeof(say), "reason %.60s", d->reason != NULL ? d->reason : "");
+        if (d->reason != NULL && !krc_alert_summary_says(d, say) &&
+            strcmp(d->reason, krc_alert_cause_title(d->cause)) != 0) {
+            fact(f, b, "Reason");
+            krc_slack_put(f, b, d->reason, 200);
         }
     }
-    if (d->gpus > 0) {
-        krc_slack_litf(f, &fields[n++], "*GPUs*\n%ld held by the pod", d->gpus);
+    snprintf(say, sizeof(say), "%d restart", d->restart_count);
+    if (!d->restart_count_known) {
+        fact(f, b, "Restarts");
+        krc_slack_lit(f, b, "not given");
+    } else if (!krc_alert_summary_says(d, say) &&
+               !(snprintf(say, sizeof(say), "%d restarts", d->restart_count) > 0 &&
+                 krc_alert_summary_says(d, say))) {
+        fact(f, b, "Restarts");
+        krc_slack_litf(f, b, "%d", d->restart_count);
     }
     if (d->started_at > 0 && d->finished_at >= d->started_at) {
         char ran[32];
         krc_diagnose_format_duration(d->finished_at - d->started_at, ran, sizeof(ran));
-        krc_slack_litf(f, &fields[n], "*Ran for*\n%s", ran);
+        snprintf(say, sizeof(say), "after %s", ran);
         krc_slack_age_of(f, d->finished_at, age, sizeof(age));
-        if (age[0] != '\0') {
-            krc_slack_litf(f, &fields[n], ", ended %s ago", age);
+        /* a few seconds after it ended is when the alert arrives: not said */
+        if (f->o->now - d->finished_at < AGE_SHOWN) {
+            age[0] = '\0';
         }
-        n++;
-    }
-    krc_slack_age_of(f, r->created_at, age, sizeof(age));
-    if (age[0] != '\0' && n < KRC_SLACK_FIELDS_MAX) {
-        krc_slack_litf(f, &fields[n++], "*Pod age*\n%s", age);
-    }
-    krc_slack_block_fields(f, bl, fields, n);
-    for (i = 0; i < KRC_SLACK_FIELDS_MAX; i++) {
-        krc_buf_cleanup(&fields[i]);
+        if (!krc_alert_summary_says(d, say)) {
+            fact(f, b, "Ran");
+            krc_slack_lit(f, b, ran);
+            if (age[0] != '\0') {
+                krc_slack_litf(f, b, ", ended %s ago", age);
+            }
+        } else if (age[0] != '\0') {
+            fact(f, b, "Ended");
+            krc_slack_litf(f, b, "%s ago", age);
+        }
     }
 }
 
-/* ---- kubectl get pod ------------------------------------------------------------------ */
-
-struct pod_line {
-    char ready[32];
-    char status[160];
-    char restarts[64];
+/* One line of facts, each said once: what the summary (or the header)
+ * already says is left out. */
+void krc_slack_facts_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                             const struct krc_diagnosis *d)
+{
+    const struct krc_report_container *c = diag_container(r, d);
+    struct krc_slack_node nl;
+    struct krc_buf b;
     char age[32];
-};
 
-static void term_status(char *out, size_t outsz, const char *prefix,
-                        const struct krc_report_term *t)
-{
-    if (t->reason != NULL && t->reason[0] != '\0') {
-        snprintf(out, outsz, "%s%s", prefix, t->reason);
-    } else if (t->signal != 0) {
-        snprintf(out, outsz, "%sSignal:%d", prefix, t->signal);
-    } else {
-        snprintf(out, outsz, "%sExitCode:%d", prefix, t->exit_code);
-    }
-}
-
-/* kubectl's printPod, from what the report holds (no pod conditions or
- * deletion timestamp: a completed pod with a running container shows
- * Running, a terminating pod its phase). */
-static void kubectl_line(const struct fmt *f, const struct krc_report *r, struct pod_line *pl)
-{
-    const char *reason =
-        r->pod_reason && r->pod_reason[0] ? r->pod_reason : (r->phase ? r->phase : "Unknown");
-    char status[160];
-    size_t n_init = 0;
-    size_t i;
-    int total = 0;
-    int ready = 0;
-    int restarts = 0;
-    int init_idx = 0;
-    int initializing = 0;
-    int has_running = 0;
-    int64_t last_restart = 0;
-
-    snprintf(status, sizeof(status), "%s", reason);
-    for (i = 0; i < r->n_containers; i++) {
-        const struct krc_report_container *c = &r->containers[i];
-        n_init += c->is_init;
-        total += !c->is_init || c->is_sidecar;
-    }
-    for (i = 0; i < r->n_containers; i++) {
-        const struct krc_report_container *c = &r->containers[i];
-        if (!c->is_init || !c->has_status) {
-            continue;
-        }
-        restarts += c->restart_count;
-        if (c->last.present && c->last.finished_at > last_restart) {
-            last_restart = c->last.finished_at;
-        }
-        init_idx++;
-        if (c->state == KRC_REPORT_STATE_TERMINATED && c->state_term.exit_code == 0) {
-            continue;
-        }
-        if (c->is_sidecar && c->state == KRC_REPORT_STATE_RUNNING) {
-            ready += c->ready;
-            continue;
-        }
-        if (c->state == KRC_REPORT_STATE_TERMINATED) {
-            term_status(status, sizeof(status), "Init:", &c->state_term);
-        } else if (c->state == KRC_REPORT_STATE_WAITING && c->state_reason != NULL &&
-                   c->state_reason[0] != '\0' && strcmp(c->state_reason, "PodInitializing") != 0) {
-            snprintf(status, sizeof(status), "Init:%s", c->state_reason);
+    krc_slack_node_lead(r, &nl);
+    krc_buf_init(&b, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    termination_facts(f, &b, d);
+    if (!nl.leads) {
+        fact(f, &b, "Node");
+        if (r->node_name != NULL) {
+            krc_slack_put(f, &b, r->node_name, NAME_MAX_UNITS);
         } else {
-            snprintf(status, sizeof(status), "Init:%d/%zu", init_idx - 1, n_init);
+            krc_slack_lit(f, &b, "_not scheduled_");
         }
-        initializing = 1;
-        break;
     }
-    if (!initializing) {
-        for (i = r->n_containers; i-- > 0;) {
-            const struct krc_report_container *c = &r->containers[i];
-            if (c->is_init || !c->has_status) {
+    fact(f, &b, "Workload");
+    if (r->workload_kind != NULL && r->workload_name != NULL) {
+        krc_slack_put(f, &b, r->workload_kind, 60);
+        krc_slack_lit(f, &b, " ");
+        krc_slack_put(f, &b, r->workload_name, NAME_MAX_UNITS);
+    } else if (r->owner_kind != NULL && r->owner_name != NULL) {
+        krc_slack_put(f, &b, r->owner_kind, 60);
+        krc_slack_lit(f, &b, " ");
+        krc_slack_put(f, &b, r->owner_name, NAME_MAX_UNITS);
+    } else {
+        krc_slack_lit(f, &b, "_bare pod_");
+    }
+    if (c != NULL && c->image != NULL) {
+        fact(f, &b, "Image");
+        krc_slack_put(f, &b, c->image, 600);
+    }
+    if (c != NULL && c->limits.n > 0) {
+        fact(f, &b, "Limits");
+        put_kv_list(f, &b, &c->limits);
+    } else if (c != NULL && !krc_alert_summary_says(d, "limit")) {
+        fact(f, &b, "Limits");
+        krc_slack_lit(f, &b, "none");
+    }
+    if (c != NULL && c->requests.n > 0) {
+        fact(f, &b, "Requests");
+        put_kv_list(f, &b, &c->requests);
+    }
+    if (d->gpus > 0 && !krc_alert_summary_says(d, "GPU")) {
+        fact(f, &b, "GPUs");
+        krc_slack_litf(f, &b, "%ld held by the pod", d->gpus);
+    }
+    if (r->node.present && d->gpus > 0) {
+        for (size_t i = 0; i < r->node.capacity.n; i++) {
+            const char *k = r->node.capacity.items[i].key;
+            const char *alloc = krc_kv_list_get(&r->node.allocatable, k);
+            if (!krc_report_is_gpu_resource(k)) {
                 continue;
             }
-            restarts += c->restart_count;
-            if (c->last.present && c->last.finished_at > last_restart) {
-                last_restart = c->last.finished_at;
-            }
-            if (c->state == KRC_REPORT_STATE_WAITING && c->state_reason != NULL &&
-                c->state_reason[0] != '\0') {
-                snprintf(status, sizeof(status), "%s", c->state_reason);
-            } else if (c->state == KRC_REPORT_STATE_TERMINATED) {
-                term_status(status, sizeof(status), "", &c->state_term);
-            } else if (c->ready && c->state == KRC_REPORT_STATE_RUNNING) {
-                has_running = 1;
-                ready++;
-            }
-        }
-        if (strcmp(status, "Completed") == 0 && has_running) {
-            snprintf(status, sizeof(status), "Running");
+            fact(f, &b, "Node GPUs");
+            krc_slack_put(f, &b, alloc ? alloc : "0", 30);
+            krc_slack_lit(f, &b, " of ");
+            krc_slack_put(f, &b, r->node.capacity.items[i].value, 30);
+            krc_slack_lit(f, &b, " ");
+            krc_slack_put(f, &b, k, 100);
+            krc_slack_lit(f, &b, " allocatable");
         }
     }
-    snprintf(pl->ready, sizeof(pl->ready), "%d/%d", ready, total);
-    snprintf(pl->status, sizeof(pl->status), "%s", status);
-    if (last_restart > 0 && f->o->now > 0) {
-        char ago[32];
-        human_duration(f->o->now - last_restart, ago, sizeof(ago));
-        snprintf(pl->restarts, sizeof(pl->restarts), "%d (%s ago)", restarts, ago);
-    } else {
-        snprintf(pl->restarts, sizeof(pl->restarts), "%d", restarts);
+    krc_slack_age_of(f, r->created_at, age, sizeof(age));
+    if (age[0] != '\0') {
+        fact(f, &b, "Pod age");
+        krc_slack_lit(f, &b, age);
     }
-    if (f->o->now > 0 && r->created_at > 0) {
-        human_duration(f->o->now - r->created_at, pl->age, sizeof(pl->age));
-    } else {
-        snprintf(pl->age, sizeof(pl->age), "unknown");
-    }
-}
-
-static void pad(struct fmt *f, struct krc_buf *b, size_t have, size_t width)
-{
-    while (have++ < width + 3) {
-        krc_slack_lit(f, b, " ");
-    }
-}
-
-void krc_slack_pod_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
-{
-    struct pod_line pl;
-    struct krc_buf b;
-    struct krc_buf name;
-    size_t nw;
-    size_t w[3];
-    size_t mark;
-
-    kubectl_line(f, r, &pl);
-    krc_buf_init(&b, BYTES_FOR(KRC_SLACK_SECTION_MAX));
-    krc_buf_init(&name, BYTES_FOR(NAME_MAX_UNITS));
-    krc_slack_put(f, &name, r->name, NAME_MAX_UNITS);
-    nw = krc_slack_buf_units(&name) > 4 ? krc_slack_buf_units(&name) : 4;
-    w[0] = strlen(pl.ready) > 5 ? strlen(pl.ready) : 5;
-    w[1] = strlen(pl.status) > 6 ? strlen(pl.status) : 6;
-    w[2] = strlen(pl.restarts) > 8 ? strlen(pl.restarts) : 8;
-    krc_slack_lit(f, &b, FENCE "\nNAME");
-    pad(f, &b, 4, nw);
-    krc_slack_lit(f, &b, "READY");
-    pad(f, &b, 5, w[0]);
-    krc_slack_lit(f, &b, "STATUS");
-    pad(f, &b, 6, w[1]);
-    krc_slack_lit(f, &b, "RESTARTS");
-    pad(f, &b, 8, w[2]);
-    krc_slack_lit(f, &b, "AGE\n");
-    krc_slack_lit(f, &b, krc_buf_str(&name));
-    pad(f, &b, krc_slack_buf_units(&name), nw);
-    krc_slack_lit(f, &b, pl.ready);
-    pad(f, &b, strlen(pl.ready), w[0]);
-    mark = b.len;
-    krc_slack_put(f, &b, pl.status, 150);
-    pad(f, &b, krc_slack_text_length(b.data + mark, b.len - mark), w[1]);
-    krc_slack_lit(f, &b, pl.restarts);
-    pad(f, &b, strlen(pl.restarts), w[2]);
-    krc_slack_lit(f, &b, pl.age);
-    krc_slack_lit(f, &b, "\n" FENCE);
     krc_slack_block_section(f, bl, &b);
-    krc_buf_cleanup(&name);
     krc_buf_cleanup(&b);
 }
 

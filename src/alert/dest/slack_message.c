@@ -19,7 +19,7 @@ struct ev_group {
     const struct krc_report_event *e; /* newest of the group */
     const char *msg;                  /* without "(combined from similar events): " */
     long count;
-    int warning;
+    int node; /* an event of the node (else of the pod) */
     int64_t last;
 };
 
@@ -44,8 +44,8 @@ static int ev_cmp(const void *pa, const void *pb)
     const struct ev_group *b = pb;
     int c;
 
-    if (a->warning != b->warning) {
-        return b->warning - a->warning;
+    if (a->node != b->node) {
+        return a->node - b->node;
     }
     if (a->last != b->last) {
         return a->last < b->last ? 1 : -1;
@@ -59,10 +59,11 @@ static int64_t ev_time(const struct krc_report_event *e)
     return e->last_timestamp > 0 ? e->last_timestamp : e->first_timestamp;
 }
 
-/* Group events (node: warning events of the node; else pod events) by
- * reason+message. Caller frees *ret with krc_free. */
-static size_t group_events(struct fmt *f, const struct krc_report *r, int node,
-                           struct ev_group **ret)
+/* Group the events the message shows by reason+message: the pod's
+ * (krc_alert_event_shown) and the node's warnings. Caller frees *ret with
+ * krc_free. */
+static size_t group_events(struct fmt *f, const struct krc_report *r, const struct krc_diagnosis *d,
+                           int node_leads, struct ev_group **ret)
 {
     struct ev_group *g;
     size_t n = 0;
@@ -82,16 +83,14 @@ static size_t group_events(struct fmt *f, const struct krc_report *r, int node,
         const struct krc_report_event *e = &r->events[i];
         const char *msg = strip_combined(e->message);
         long cnt = e->count > 0 ? e->count : 1;
-        int warn = e->type != NULL && strcmp(e->type, "Warning") == 0;
-        if (node) {
-            if (!warn || e->object_kind == NULL || strcmp(e->object_kind, "Node") != 0) {
-                continue;
-            }
-        } else if (!krc_report_event_is_pod(r, e)) {
+        int node = e->object_kind != NULL && strcmp(e->object_kind, "Node") == 0;
+        if (node ? e->type == NULL || strcmp(e->type, "Warning") != 0
+                 : !krc_report_event_is_pod(r, e) || !krc_alert_event_shown(r, d, e, node_leads)) {
             continue;
         }
         for (k = 0; k < n; k++) {
-            if (str_same(g[k].e->reason, e->reason) && str_same(g[k].msg, msg)) {
+            if (g[k].node == node && str_same(g[k].e->reason, e->reason) &&
+                str_same(g[k].msg, msg)) {
                 break;
             }
         }
@@ -99,33 +98,35 @@ static size_t group_events(struct fmt *f, const struct krc_report *r, int node,
             g[n].e = e;
             g[n].msg = msg;
             g[n].last = ev_time(e);
+            g[n].node = node;
             n++;
         } else if (ev_time(e) > g[k].last) {
             g[k].e = e;
             g[k].last = ev_time(e);
         }
         g[k].count += cnt;
-        g[k].warning |= warn;
     }
     qsort(g, n, sizeof(*g), ev_cmp);
     *ret = g;
     return n;
 }
 
+/* "• *Unhealthy* ×3 · 5m ago: Liveness probe failed ..." (the node's: "• node
+ * *SystemOOM* ..."); an age under AGE_SHOWN is not said. */
 static void event_line(struct fmt *f, struct krc_buf *line, const struct ev_group *g)
 {
     char age[32];
 
     krc_buf_reset(line);
     krc_slack_lit(f, line, BULLET " ");
-    krc_slack_lit(f, line, g->warning ? ":warning: *" : "*");
+    krc_slack_lit(f, line, g->node ? "node *" : "*");
     krc_slack_put(f, line, g->e->reason ? g->e->reason : "(no reason)", 100);
     krc_slack_lit(f, line, "*");
     if (g->count > 1) {
         krc_slack_litf(f, line, " \xc3\x97%ld", g->count);
     }
     krc_slack_age_of(f, g->last, age, sizeof(age));
-    if (age[0] != '\0') {
+    if (age[0] != '\0' && f->o->now - g->last >= AGE_SHOWN) {
         krc_slack_litf(f, line, DOT "%s ago", age);
     }
     if (g->msg != NULL && g->msg[0] != '\0') {
@@ -134,20 +135,26 @@ static void event_line(struct fmt *f, struct krc_buf *line, const struct ev_grou
     }
 }
 
-static void events_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
+/* The warnings the evidence does not already show (nothing when none). */
+static void events_section(struct fmt *f, struct blocks *bl, const struct krc_report *r,
+                           const struct krc_diagnosis *d)
 {
+    struct krc_slack_node nl;
     struct ev_group *g = NULL;
-    size_t n = group_events(f, r, 0, &g);
+    size_t n;
     struct krc_buf sec;
     struct krc_buf line;
     size_t i;
 
+    krc_slack_node_lead(r, &nl);
+    n = group_events(f, r, d, nl.leads, &g);
+    if (n == 0) {
+        krc_free(g);
+        return;
+    }
     krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
     krc_buf_init(&line, BYTES_FOR(EVENT_MSG_MAX + 200));
-    krc_slack_lit(f, &sec, "*Pod events*");
-    if (n == 0) {
-        krc_slack_lit(f, &sec, "\n_none found (events expire after one hour by default)_");
-    }
+    krc_slack_lit(f, &sec, "*Warning events*");
     for (i = 0; i < n && i < KRC_SLACK_EVENTS_MAX && f->rc == 0; i++) {
         event_line(f, &line, &g[i]);
         if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
@@ -165,117 +172,39 @@ static void events_section(struct fmt *f, struct blocks *bl, const struct krc_re
     krc_free(g);
 }
 
-static void node_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
-{
-    const struct krc_report_node *nd = &r->node;
-    struct ev_group *g = NULL;
-    size_t n = group_events(f, r, 1, &g);
-    struct krc_buf sec;
-    struct krc_buf line;
-    size_t i;
-
-    if (!nd->present && n == 0) {
-        krc_free(g);
-        return;
-    }
-    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
-    krc_buf_init(&line, BYTES_FOR(EVENT_MSG_MAX + 400));
-    krc_slack_lit(f, &sec, "*Node* `");
-    krc_slack_put(f, &sec, nd->present && nd->name ? nd->name : r->node_name, NAME_MAX_UNITS);
-    krc_slack_lit(f, &sec, "`");
-    if (nd->present) {
-        const char *ready = "Unknown";
-        for (i = 0; i < nd->n_conditions; i++) {
-            const struct krc_report_node_condition *c = &nd->conditions[i];
-            if (c->type != NULL && strcmp(c->type, "Ready") == 0 && c->status != NULL) {
-                ready = strcmp(c->status, "True") == 0
-                            ? "Ready"
-                            : (strcmp(c->status, "False") == 0 ? "NotReady" : "Unknown");
-            }
-        }
-        krc_slack_lit(f, &sec, ": ");
-        krc_slack_lit(f, &sec, strcmp(ready, "Ready") == 0 ? ready : ":warning: ");
-        if (strcmp(ready, "Ready") != 0) {
-            krc_slack_litf(f, &sec, "*%s*", ready);
-        }
-        if (nd->unschedulable) {
-            krc_slack_lit(f, &sec, ",SchedulingDisabled");
-        }
-        if (nd->kubelet_version != NULL) {
-            krc_slack_lit(f, &sec, DOT "kubelet ");
-            krc_slack_put(f, &sec, nd->kubelet_version, 60);
-        }
-        for (i = 0; i < nd->capacity.n; i++) {
-            const char *k = nd->capacity.items[i].key;
-            const char *alloc = krc_kv_list_get(&nd->allocatable, k);
-            if (!krc_report_is_gpu_resource(k)) {
-                continue;
-            }
-            krc_slack_lit(f, &sec, DOT);
-            krc_slack_put(f, &sec, k, 100);
-            krc_slack_lit(f, &sec, ": ");
-            krc_slack_put(f, &sec, alloc ? alloc : "0", 30);
-            krc_slack_lit(f, &sec, " allocatable / ");
-            krc_slack_put(f, &sec, nd->capacity.items[i].value, 30);
-            krc_slack_lit(f, &sec, " capacity");
-        }
-        for (i = 0; i < nd->n_conditions; i++) {
-            const struct krc_report_node_condition *c = &nd->conditions[i];
-            if (c->type == NULL || strcmp(c->type, "Ready") == 0 || c->status == NULL ||
-                strcmp(c->status, "True") != 0) {
-                continue;
-            }
-            krc_buf_reset(&line);
-            krc_slack_lit(f, &line, BULLET " :warning: *");
-            krc_slack_put(f, &line, c->type, 60);
-            krc_slack_lit(f, &line, "*");
-            if (c->message != NULL) {
-                krc_slack_lit(f, &line, ": ");
-                krc_slack_put_red(f, &line, c->message, EVENT_MSG_MAX);
-            }
-            krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE);
-        }
-    }
-    for (i = 0; i < n && i < KRC_SLACK_NODE_EVENTS_MAX && f->rc == 0; i++) {
-        event_line(f, &line, &g[i]);
-        if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
-            break;
-        }
-    }
-    if (i < n) {
-        krc_buf_reset(&line);
-        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more node warnings_", n - i);
-        krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
-    }
-    krc_slack_block_section(f, bl, &sec);
-    krc_buf_cleanup(&line);
-    krc_buf_cleanup(&sec);
-    krc_free(g);
-}
-
+/* The collection notes that change what the reader does (an API error, a
+ * node that is gone: krc_alert_note_shown). */
 static void notes_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
 {
     struct krc_buf sec;
     struct krc_buf line;
     size_t i;
+    size_t shown = 0;
 
-    if (r->n_notes == 0) {
+    for (i = 0; i < r->n_notes; i++) {
+        shown += krc_alert_note_shown(r->notes[i]);
+    }
+    if (shown == 0) {
         return;
     }
     krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
     krc_buf_init(&line, BYTES_FOR(NOTE_MAX + 10));
     krc_slack_lit(f, &sec, "*Collection notes*");
     for (i = 0; i < r->n_notes && f->rc == 0; i++) {
+        if (!krc_alert_note_shown(r->notes[i])) {
+            continue;
+        }
         krc_buf_reset(&line);
         krc_slack_lit(f, &line, BULLET " ");
         krc_slack_put(f, &line, r->notes[i], NOTE_MAX);
         if (!krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
             break;
         }
+        shown--;
     }
-    if (i < r->n_notes) {
+    if (shown > 0) {
         krc_buf_reset(&line);
-        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", r->n_notes - i);
+        krc_slack_litf(f, &line, "_" ELLIPSIS " and %zu more_", shown);
         krc_slack_add_line(f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
     }
     krc_slack_block_section(f, bl, &sec);
@@ -495,6 +424,22 @@ static void log_section_text(struct fmt *f, const struct log_tail *t, size_t s, 
     krc_slack_lit(f, out, FENCE);
 }
 
+/* Does the message already say the previous log is missing? The
+ * diagnosis' "not checked" does; a start error ran nothing to log. */
+static int log_absence_said(const struct krc_report *r, const struct krc_diagnosis *d)
+{
+    (void)r;
+    for (size_t i = 0; i < d->n_unchecked; i++) {
+        if (d->unchecked[i] != NULL && strstr(d->unchecked[i], "log") != NULL) {
+            return 1;
+        }
+    }
+    return d->has_termination && d->started_at == 0 && d->reason != NULL &&
+           (strcmp(d->reason, "StartError") == 0 || strcmp(d->reason, "ContainerCannotRun") == 0);
+}
+
+/* The log tail: one section, "*Previous log* · last N lines" and the code
+ * block of the last lines that fit LOG_LINES_SHOWN and LOG_UNITS_SHOWN. */
 static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report *r,
                        const struct krc_diagnosis *d)
 {
@@ -502,14 +447,19 @@ static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report
     struct log_tail t;
     size_t max_lines =
         f->o->max_log_lines > 0 ? (size_t)f->o->max_log_lines : KRC_ALERT_DEFAULT_LOG_LINES;
-    size_t sections = bl->max - bl->n > 1 ? bl->max - bl->n - 1 : 0;
-    size_t s;
+    const char *other = r->log_container != NULL && d->container != NULL &&
+                                strcmp(r->log_container, d->container) != 0
+                            ? r->log_container
+                            : NULL;
 
+    if (bl->max - bl->n < 1) {
+        return;
+    }
     krc_buf_init(&head, BYTES_FOR(KRC_SLACK_SECTION_MAX));
     krc_slack_lit(f, &head, "*Previous log*");
-    if (r->log_container != NULL || d->container != NULL) {
+    if (other != NULL) {
         krc_slack_lit(f, &head, " of `");
-        krc_slack_put(f, &head, r->log_container ? r->log_container : d->container, NAME_MAX_UNITS);
+        krc_slack_put(f, &head, other, NAME_MAX_UNITS);
         krc_slack_lit(f, &head, "`");
     }
     if (f->o->omit_log) {
@@ -518,24 +468,27 @@ static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report
         krc_buf_cleanup(&head);
         return;
     }
-    if (r->log == NULL || r->log_len == 0 || sections == 0) {
-        krc_slack_lit(f, &head,
-                      (r->log_flags & KRC_REPORT_LOG_EMPTY) || (r->log != NULL && r->log_len == 0)
-                          ? ": _empty, the container wrote nothing_"
-                          : ": _not available_");
-        krc_slack_block_section(f, bl, &head);
+    if (r->log == NULL || r->log_len == 0) {
+        int empty = (r->log_flags & KRC_REPORT_LOG_EMPTY) || (r->log != NULL && r->log_len == 0);
+        if (empty || !log_absence_said(r, d)) {
+            /* why the API had none ("previous terminated container ... not
+             * found") changes nothing for the reader: not said */
+            krc_slack_lit(f, &head,
+                          empty ? ": _empty, the container wrote nothing_" : ": _not available_");
+            krc_slack_block_section(f, bl, &head);
+        }
         krc_buf_cleanup(&head);
         return;
     }
-    if (max_lines > 1000) {
-        max_lines = 1000;
+    if (max_lines > LOG_LINES_SHOWN) {
+        max_lines = LOG_LINES_SHOWN;
     }
-    log_tail_build(f, r, max_lines, sections, CODE_BUDGET, &t);
-    if (f->rc == 0) {
+    log_tail_build(f, r, max_lines, 1, LOG_UNITS_SHOWN, &t);
+    if (f->rc == 0 && t.n_sections == 1) {
         size_t shown = t.n - t.first;
         krc_slack_litf(f, &head, DOT "last %zu line%s", shown, shown == 1 ? "" : "s");
         if (t.omitted > 0) {
-            krc_slack_litf(f, &head, DOT "_" ELLIPSIS " %zu earlier line%s omitted_", t.omitted,
+            krc_slack_litf(f, &head, DOT "_%zu earlier line%s not shown_", t.omitted,
                            t.omitted == 1 ? "" : "s");
         }
         char cut[320];
@@ -548,14 +501,9 @@ static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report
             krc_slack_litf(f, &head, DOT ":lock: %d secret%s redacted", t.redactions,
                            t.redactions == 1 ? "" : "s");
         }
+        krc_slack_lit(f, &head, "\n");
+        log_section_text(f, &t, 0, &head);
         krc_slack_block_section(f, bl, &head);
-    }
-    for (s = t.n_sections; s-- > 0 && f->rc == 0;) {
-        struct krc_buf sec;
-        krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
-        log_section_text(f, &t, s, &sec);
-        krc_slack_block_section(f, bl, &sec);
-        krc_buf_cleanup(&sec);
     }
     log_tail_cleanup(&t);
     krc_buf_cleanup(&head);
@@ -563,16 +511,9 @@ static void log_blocks(struct fmt *f, struct blocks *bl, const struct krc_report
 
 static void context_text(struct fmt *f, struct krc_buf *b, const struct krc_report *r)
 {
-    if (f->o->cluster != NULL) {
-        krc_slack_lit(f, b, "cluster *");
-        krc_slack_put(f, b, f->o->cluster, 100);
-        krc_slack_lit(f, b, "*" DOT);
-    }
-    if (r != NULL && r->uid != NULL) {
-        krc_slack_lit(f, b, "pod uid `");
-        krc_slack_put(f, b, r->uid, 100);
-        krc_slack_lit(f, b, "`" DOT);
-    }
+    /* the cluster is in the header; the pod's uid is for machines (the
+     * webhook's JSON, the history), not the chat */
+    (void)r;
     krc_slack_lit(f, b, "krc");
     if (f->redactions > 0) {
         krc_slack_litf(f, b, DOT ":lock: %d secret%s redacted", f->redactions,
@@ -617,6 +558,7 @@ int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagno
     struct krc_buf hdr;
     struct krc_buf ctx;
     struct blocks bl = {NULL, 0, KRC_SLACK_MAX_BLOCKS - 1};
+    char block_id[64];
     cJSON *root;
     int rc;
 
@@ -630,14 +572,13 @@ int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagno
     krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
     bl.arr = blocks_root(&f, root, krc_buf_str(&text), krc_alert_cause_severity(d->cause));
     krc_slack_header_text(&f, &hdr, r, d);
-    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr));
-    krc_slack_cause_section(&f, &bl, d);
-    krc_slack_evidence_section(&f, &bl, d);
+    snprintf(block_id, sizeof(block_id), "cause:%s", krc_cause_name(d->cause));
+    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr), block_id);
+    krc_slack_cause_section(&f, &bl, r, d);
+    krc_slack_facts_section(&f, &bl, r, d);
+    krc_slack_evidence_section(&f, &bl, r, d);
     krc_slack_next_step_section(&f, &bl, d);
-    krc_slack_fields_section(&f, &bl, r, d);
-    krc_slack_pod_section(&f, &bl, r);
-    events_section(&f, &bl, r);
-    node_section(&f, &bl, r);
+    events_section(&f, &bl, r, d);
     notes_section(&f, &bl, r);
     log_blocks(&f, &bl, r, d);
     context_text(&f, &ctx, r);
@@ -662,6 +603,7 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     struct log_tail t;
     cJSON *root;
     size_t i;
+    size_t shown;
     int rc;
 
     krc_slack_fmt_init(&f, o);
@@ -670,12 +612,28 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     krc_buf_init(&part, BYTES_FOR(KRC_SLACK_TEXT_MAX));
     root = krc_slack_new_obj(&f);
     krc_slack_envelope(&f, root);
-    krc_slack_headline(&f, &text, r, d);
+    /* the headline without the notification's summary: the summary follows */
+    krc_slack_lit(&f, &text, krc_slack_severity_emoji(krc_alert_cause_severity(d->cause)));
+    krc_slack_lit(&f, &text, " ");
+    {
+        struct krc_buf hdr;
+        krc_buf_init(&hdr, BYTES_FOR(KRC_SLACK_HEADER_MAX));
+        krc_slack_header_text(&f, &hdr, r, d);
+        krc_slack_put(&f, &text, krc_buf_str(&hdr), KRC_SLACK_HEADER_MAX);
+        krc_buf_cleanup(&hdr);
+    }
     krc_slack_lit(&f, &part, "\n");
     krc_slack_put_red(&f, &part, d->summary, 1000);
     krc_slack_litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
     krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
-    for (i = 0; i < d->n_evidence && i < 5; i++) {
+    for (i = 0, shown = 0; i < d->n_evidence && shown < 5; i++) {
+        /* no facts line here: the termination line stays */
+        if (!krc_alert_evidence_shown(r, d, i) &&
+            strncmp(d->evidence[i], "lastState.terminated: ", 22) != 0 &&
+            strncmp(d->evidence[i], "state.terminated: ", 18) != 0) {
+            continue;
+        }
+        shown++;
         krc_buf_reset(&part);
         krc_slack_lit(&f, &part, BULLET " ");
         krc_slack_put_red(&f, &part, d->evidence[i], 300);
@@ -787,28 +745,101 @@ static void group_field(struct fmt *f, struct krc_buf *b, const char *title,
     krc_free(sorted);
 }
 
-/* One example pod of a storm summary: "• `ns/pod` container c · cause · node n · 3 restarts". */
-static void example_line(struct fmt *f, struct krc_buf *line, const struct krc_alert_example *e)
+/* The group every grouped restart is in (the grouping's only one), or NULL. */
+static const struct krc_alert_group *shared(const struct krc_alert_group *g, size_t n)
+{
+    return n == 1 && g[0].key != NULL && strcmp(g[0].key, "(unknown)") != 0 ? &g[0] : NULL;
+}
+
+/* What the grouped restarts share, in words: "all `killed`, on node `n`,
+ * which is *NotReady*, in StatefulSet cache/memcached" (mrkdwn, or plain for
+ * the notification). Nothing when they share nothing. */
+static void shared_words(struct fmt *f, struct krc_buf *b, const struct krc_alert_summary *s,
+                         int mrkdwn)
+{
+    const struct krc_alert_group *cause = shared(s->by_cause, s->n_by_cause);
+    const struct krc_alert_group *node = shared(s->by_node, s->n_by_node);
+    const struct krc_alert_group *wl = shared(s->by_workload, s->n_by_workload);
+    const char *tick = mrkdwn ? "`" : "";
+
+    if (cause != NULL) {
+        krc_slack_litf(f, b, "all %s", tick);
+        krc_slack_put(f, b, cause->key, 60);
+        krc_slack_lit(f, b, tick);
+    }
+    if (node != NULL) {
+        krc_slack_litf(f, b, "%son node %s", cause != NULL ? ", " : "", tick);
+        krc_slack_put(f, b, node->key, 150);
+        krc_slack_lit(f, b, tick);
+        if (node->condition != NULL) {
+            krc_slack_litf(f, b, ", which is %s", mrkdwn ? "*" : "");
+            krc_slack_put(f, b, node->condition, 100);
+            krc_slack_lit(f, b, mrkdwn ? "*" : "");
+        }
+    }
+    if (wl != NULL && mrkdwn) {
+        krc_slack_lit(f, b, cause != NULL || node != NULL ? ", in " : "in ");
+        krc_slack_put(f, b, wl->key, 300);
+    }
+}
+
+/* One example pod of a storm summary: "`ns/pod`" and what it does not share
+ * with the others (container, cause, node; restarts when more than one). */
+static void example_line(struct fmt *f, struct krc_buf *line, const struct krc_alert_summary *s,
+                         const struct krc_alert_example *e, int same_container)
 {
     krc_buf_reset(line);
-    krc_slack_lit(f, line, BULLET " `");
+    krc_slack_lit(f, line, "`");
     krc_slack_put(f, line, e->namespace, 100);
     krc_slack_lit(f, line, "/");
     krc_slack_put(f, line, e->pod, 150);
     krc_slack_lit(f, line, "`");
-    if (e->container != NULL) {
-        krc_slack_lit(f, line, " container ");
+    if (e->container != NULL && !same_container) {
+        krc_slack_lit(f, line, " (");
         krc_slack_put(f, line, e->container, 100);
+        krc_slack_lit(f, line, ")");
     }
-    if (e->cause != NULL) {
-        krc_slack_lit(f, line, DOT);
+    if (e->cause != NULL && shared(s->by_cause, s->n_by_cause) == NULL) {
+        krc_slack_lit(f, line, " ");
         krc_slack_put(f, line, e->cause, 60);
     }
-    if (e->node != NULL) {
-        krc_slack_lit(f, line, DOT "node ");
+    if (e->node != NULL && shared(s->by_node, s->n_by_node) == NULL) {
+        krc_slack_lit(f, line, " on ");
         krc_slack_put(f, line, e->node, 150);
     }
-    krc_slack_litf(f, line, DOT "%d restart%s", e->restart_count, e->restart_count == 1 ? "" : "s");
+    if (e->restart_count > 1) {
+        krc_slack_litf(f, line, " \xc3\x97%d", e->restart_count);
+    }
+}
+
+/* The storm's notification: its size and what its grouped restarts share
+ * ("...; 6 grouped, all killed, on node n, which is NotReady"). */
+static void summary_notification(struct fmt *f, struct krc_buf *text,
+                                 const struct krc_alert_summary *s, size_t grouped, const char *win)
+{
+    /* the notification: the storm and what its restarts share */
+    krc_slack_lit(f, text, ":rotating_light: ");
+    if (f->o->cluster != NULL) {
+        krc_slack_lit(f, text, "[");
+        krc_slack_put(f, text, f->o->cluster, 60);
+        krc_slack_lit(f, text, "] ");
+    }
+    krc_slack_litf(f, text, "Restart storm: %zu restarts", s->restarts);
+    if (s->pods > 0) {
+        krc_slack_litf(f, text, " of %zu pod%s", s->pods, s->pods == 1 ? "" : "s");
+    }
+    krc_slack_litf(f, text, " in %s", win);
+    {
+        struct krc_buf why;
+        krc_buf_init(&why, BYTES_FOR(600));
+        shared_words(f, &why, s, 0);
+        if (why.len > 0 && f->rc == 0) {
+            krc_slack_litf(f, text, "; %zu grouped, ", grouped);
+            krc_slack_put(f, text, krc_buf_str(&why), 600);
+        }
+        krc_buf_cleanup(&why);
+    }
+    krc_slack_fit(f, text, KRC_SLACK_NOTIFY_MAX + 15);
 }
 
 int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc_alert_options *o,
@@ -821,6 +852,12 @@ int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc
     struct krc_buf line;
     struct krc_buf fields[3];
     struct blocks bl = {NULL, 0, KRC_SLACK_MAX_BLOCKS - 1};
+    const struct krc_alert_group *groups[3] = {s->by_cause, s->by_node, s->by_workload};
+    const size_t n_groups[3] = {s->n_by_cause, s->n_by_node, s->n_by_workload};
+    const char *titles[3] = {"By cause", "By node", "By workload"};
+    size_t grouped = s->restarts > s->alerted ? s->restarts - s->alerted : 0;
+    size_t n_fields = 0;
+    int same_container = 1;
     char win[32];
     cJSON *root;
     size_t i;
@@ -836,17 +873,7 @@ int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc
     }
     root = krc_slack_new_obj(&f);
     krc_slack_envelope(&f, root);
-    krc_slack_lit(&f, &text, ":rotating_light: ");
-    if (o->cluster != NULL) {
-        krc_slack_lit(&f, &text, "[");
-        krc_slack_put(&f, &text, o->cluster, 60);
-        krc_slack_lit(&f, &text, "] ");
-    }
-    krc_slack_litf(&f, &text, "Restart storm: %zu restarts", s->restarts);
-    if (s->pods > 0) {
-        krc_slack_litf(&f, &text, " of %zu pod%s", s->pods, s->pods == 1 ? "" : "s");
-    }
-    krc_slack_litf(&f, &text, " in the last %s", win);
+    summary_notification(&f, &text, s, grouped, win);
     krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
     bl.arr = blocks_root(&f, root, krc_buf_str(&text), KRC_ALERT_SEV_CRITICAL);
 
@@ -856,49 +883,61 @@ int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc
         if (o->cluster != NULL) {
             krc_slack_fail(&f, krc_buf_printf(&raw, "[%.100s] ", o->cluster));
         }
-        krc_slack_fail(&f,
-                       krc_buf_printf(&raw, "Restart storm: %zu restarts in %s", s->restarts, win));
+        krc_slack_fail(&f, krc_buf_printf(&raw, "Restart storm: %zu restarts", s->restarts));
+        if (s->pods > 0) {
+            krc_slack_fail(&f,
+                           krc_buf_printf(&raw, " of %zu pod%s", s->pods, s->pods == 1 ? "" : "s"));
+        }
+        krc_slack_fail(&f, krc_buf_printf(&raw, " in %s", win));
         krc_slack_put_n(&f, &hdr, krc_buf_str(&raw), raw.len, 0, KRC_SLACK_HEADER_MAX);
         krc_buf_cleanup(&raw);
     }
-    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr));
+    krc_slack_block_header(&f, &bl, krc_buf_str(&hdr), NULL);
 
-    krc_slack_litf(&f, &sec, ":rotating_light: *%zu restarts*", s->restarts);
-    if (s->pods > 0) {
-        krc_slack_litf(&f, &sec, " of *%zu pod%s*", s->pods, s->pods == 1 ? "" : "s");
+    krc_slack_litf(&f, &sec, ":rotating_light: *%zu restart%s grouped here*", grouped,
+                   grouped == 1 ? "" : "s");
+    krc_buf_reset(&line);
+    shared_words(&f, &line, s, 1);
+    if (line.len > 0) {
+        krc_slack_lit(&f, &sec, ": ");
+        krc_slack_fail(&f, krc_buf_append(&sec, krc_buf_str(&line), line.len));
     }
-    krc_slack_litf(&f, &sec, " in the last *%s*. ", win);
+    krc_slack_lit(&f, &sec, ".\n_");
     if (s->alerted > 0) {
-        krc_slack_litf(
-            &f, &sec,
-            "%zu %s alerted one by one before the storm began; the other %zu restarts are "
-            "grouped here instead of one message each. ",
-            s->alerted, s->alerted == 1 ? "was" : "were",
-            s->restarts > s->alerted ? s->restarts - s->alerted : 0);
-    } else {
-        krc_slack_lit(&f, &sec, "They are grouped here instead of one message each. ");
+        krc_slack_litf(&f, &sec, "%zu %s alerted one by one before the storm began. ", s->alerted,
+                       s->alerted == 1 ? "was" : "were");
     }
-    krc_slack_lit(&f, &sec, "Every restart is still diagnosed and recorded.");
+    krc_slack_lit(&f, &sec, "Every restart is still diagnosed and recorded._");
     krc_slack_block_section(&f, &bl, &sec);
 
-    group_field(&f, &fields[0], "By cause", s->by_cause, s->n_by_cause);
-    group_field(&f, &fields[1], "By node", s->by_node, s->n_by_node);
-    group_field(&f, &fields[2], "By workload", s->by_workload, s->n_by_workload);
-    krc_slack_block_fields(&f, &bl, fields, 3);
+    for (i = 0; i < 3; i++) {
+        if (n_groups[i] > 1 || (n_groups[i] == 1 && shared(groups[i], n_groups[i]) == NULL)) {
+            group_field(&f, &fields[n_fields++], titles[i], groups[i], n_groups[i]);
+        }
+    }
+    krc_slack_block_fields(&f, &bl, fields, n_fields);
 
+    for (i = 1; i < s->n_examples; i++) {
+        const char *a = s->examples[0].container;
+        const char *b = s->examples[i].container;
+        if (a == NULL || b == NULL || strcmp(a, b) != 0) {
+            same_container = 0;
+        }
+    }
     if (s->n_examples > 0) {
         krc_buf_reset(&sec);
-        krc_slack_lit(&f, &sec, "*Examples*");
-        for (i = 0; i < s->n_examples && i < KRC_ALERT_EXAMPLES_SHOWN; i++) {
-            example_line(&f, &line, &s->examples[i]);
-            if (!krc_slack_add_line(&f, &sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
+        krc_slack_lit(&f, &sec, "*Pods:* ");
+        for (i = 0; i < s->n_examples && i < KRC_ALERT_EXAMPLES_SHOWN && f.rc == 0; i++) {
+            example_line(&f, &line, s, &s->examples[i], same_container);
+            if (krc_slack_buf_units(&sec) + krc_slack_buf_units(&line) + MORE_RESERVE >
+                KRC_SLACK_SECTION_MAX) {
                 break;
             }
+            krc_slack_lit(&f, &sec, i > 0 ? ", " : "");
+            krc_slack_fail(&f, krc_buf_append(&sec, krc_buf_str(&line), line.len));
         }
         if (i < s->n_examples) {
-            krc_buf_reset(&line);
-            krc_slack_litf(&f, &line, "_" ELLIPSIS " and %zu more_", s->n_examples - i);
-            krc_slack_add_line(&f, &sec, &line, KRC_SLACK_SECTION_MAX, 0);
+            krc_slack_litf(&f, &sec, " _" ELLIPSIS " and %zu more_", s->n_examples - i);
         }
         krc_slack_block_section(&f, &bl, &sec);
     }

@@ -250,8 +250,8 @@ static void test_pagerduty_dedup_key_and_resolve(void **state)
 
 static void test_summaries(void **state)
 {
-    struct krc_alert_group nodes[] = {{"node-a", 7}, {"node-\"b\"", 3}};
-    struct krc_alert_group causes[] = {{"oom_killed", 10}};
+    struct krc_alert_group nodes[] = {{"node-a", 7, NULL}, {"node-\"b\"", 3, NULL}};
+    struct krc_alert_group causes[] = {{"oom_killed", 10, NULL}};
     struct krc_alert_example ex[] = {{"shop", "api-0", "app", "oom_killed", "node-a", 4}};
     struct krc_alert_summary s;
     struct krc_alert_options fo;

@@ -238,10 +238,16 @@ static void check_corpus_message(const char *body, int colour_bar)
         if (strcmp(type, "header") == 0) {
             const char *h = cJSON_GetStringValue(cJSON_GetObjectItem(t, "text"));
             char *want = html_of(h);
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(blk, "block_id"));
             size_t sz = strlen(want) + 40;
             char *line = malloc(sz);
             assert_non_null(line);
-            snprintf(line, sz, "<div class=\"header\">%s</div>", want);
+            snprintf(line, sz, "\">%s</div>", want);
+            assert_non_null(strstr(page, line));
+            /* a restart's header carries its cause code for tools, not for the eye */
+            assert_non_null(id);
+            assert_true(strncmp(id, "cause:", 6) == 0);
+            snprintf(line, sz, "<div class=\"header\" data-block-id=\"%s\">", id);
             assert_non_null(strstr(page, line));
             /* the terminal has the header as a line of its own */
             assert_non_null(strstr(plain, h));
@@ -267,8 +273,8 @@ static void check_corpus_message(const char *body, int colour_bar)
     assert_int_equal(count(page, ":warning:"), count(page, "title=\":warning:\""));
     assert_true(strstr(page, "\xf0\x9f\x94\xb4") != NULL || strstr(page, "\xf0\x9f\x9f\xa0") ||
                 strstr(page, "\xe2\x9a\xaa"));
-    /* fields as "Label: value", code indented */
-    assert_non_null(strstr(plain, "Restarts: "));
+    /* the facts line, code indented */
+    assert_non_null(strstr(plain, "Workload "));
     assert_non_null(strstr(plain, "    kubectl "));
     assert_non_null(strstr(colour, "\x1b[0;1m"));
     if (colour_bar) {
@@ -278,7 +284,8 @@ static void check_corpus_message(const char *body, int colour_bar)
         snprintf(want, sizeof(want), "border-left-color:%s\"", c);
         assert_non_null(strstr(page, want));
         assert_non_null(strstr(colour, "\xe2\x96\x8c\x1b[0m "));
-        assert_non_null(strstr(plain, "\n| Restarts: "));
+        assert_non_null(strstr(plain, "\n| Workload ") != NULL || strstr(plain, " Workload "));
+        assert_non_null(strstr(plain, "\n| krc\n"));
         /* Slack shows the text of a message with attachments above them */
         assert_true(strstr(page, "<div class=\"section\">") < strstr(page, "class=\"attachment\""));
     } else {
@@ -318,19 +325,28 @@ static void test_liveness_details(void **state)
     char *plain = krc_demo_term_render(body, 0);
 
     (void)state;
+    /* the cause once: the header's title; its code only in the header's block_id */
+    assert_non_null(strstr(page,
+                           "<div class=\"header\" data-block-id=\"cause:liveness_probe_failed\">"
+                           "[prod-eu] Liveness probe failed: payments/checkout-5f7d9c8b6d-w9j4h"
+                           " (checkout)</div>"));
+    assert_int_equal(count(page, "liveness_probe_failed"), 1);
     assert_non_null(strstr(page, "<span class=\"emoji\" title=\":large_orange_circle:\">"
-                                 "\xf0\x9f\x9f\xa0</span> <b>Liveness probe failed</b> "
-                                 "<code>liveness_probe_failed</code>"));
-    assert_non_null(strstr(page, "<div class=\"field\"><b>Last exit</b>\n137 (SIGKILL)"));
-    assert_non_null(strstr(page, "Container image &quot;acrprodweu.azurecr.io/payments/"));
+                                 "\xf0\x9f\x9f\xa0</span> Liveness probe failed (HTTP probe"));
+    assert_non_null(strstr(page, "<b>Reason</b> Error"));
+    /* a Normal event (Pulled: "Container image ... already present") is not shown */
+    assert_null(strstr(page, "Container image &quot;acrprodweu.azurecr.io/payments/"));
+    assert_non_null(strstr(page, "Readiness probe failed: HTTP probe failed with statuscode: 503"));
     assert_non_null(strstr(page, "<span class=\"name\">krc</span><span class=\"app\">APP</span>"
                                  "<time datetime=\"2025-12-03T15:00:00Z\""));
     assert_non_null(strstr(page, "border-left-color:#F2A33A"));
-    assert_non_null(strstr(plain, "| [prod-eu] payments/checkout-5f7d9c8b6d-w9j4h (checkout)\n"));
-    assert_non_null(
-        strstr(plain, "| \xf0\x9f\x9f\xa0 Liveness probe failed liveness_probe_failed"));
-    assert_non_null(strstr(plain, "| Last exit: 137 (SIGKILL) \xc2\xb7 Error\n"));
-    assert_non_null(strstr(plain, "|     NAME                        READY"));
+    assert_non_null(strstr(plain, "| [prod-eu] Liveness probe failed: "
+                                  "payments/checkout-5f7d9c8b6d-w9j4h (checkout)\n"));
+    assert_non_null(strstr(plain, "| \xf0\x9f\x9f\xa0 Liveness probe failed (HTTP probe failed"));
+    assert_non_null(strstr(plain, "| Reason Error \xc2\xb7 "));
+    /* no kubectl table repeating the restarts and age, no pod uid */
+    assert_null(strstr(plain, "NAME                        READY"));
+    assert_null(strstr(plain, "pod uid"));
     krc_free(plain);
     krc_free(page);
     krc_free(body);
@@ -338,8 +354,9 @@ static void test_liveness_details(void **state)
 
 static void test_summary_and_recovered(void **state)
 {
-    struct krc_alert_group causes[] = {{"dependency_unreachable", 9}, {"oom_killed", 2}};
-    struct krc_alert_group nodes[] = {{"node-1", 11}};
+    struct krc_alert_group causes[] = {{"dependency_unreachable", 9, NULL},
+                                       {"oom_killed", 2, NULL}};
+    struct krc_alert_group nodes[] = {{"node-1", 11, NULL}};
     struct krc_alert_recovered rec = {"shop", "web-1", "app", 600, 5};
     struct krc_alert_summary s;
     struct krc_alert_options o;
@@ -373,7 +390,10 @@ static void test_summary_and_recovered(void **state)
     assert_non_null(page);
     check_page(page);
     assert_non_null(
-        strstr(page, "<div class=\"header\">[prod-eu] Restart storm: 11 restarts in 1m"));
+        strstr(page, "<div class=\"header\">[prod-eu] Restart storm: 11 restarts of 9 pods in 1m"));
+    /* every grouped restart on one node: said once, not as a one-line grouping */
+    assert_non_null(strstr(page, "on node <code>node-1</code>"));
+    assert_null(strstr(page, "<b>By node</b>"));
     assert_non_null(
         strstr(page, "<b>By cause</b>\n\xe2\x80\xa2 <code>dependency_unreachable</code> 9"));
     assert_non_null(strstr(page, "<div class=\"msg reply\" id=\"m2\">"));

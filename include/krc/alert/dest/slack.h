@@ -47,10 +47,11 @@
 #define KRC_SLACK_CONTEXT_MAX 10 /* elements of a context block */
 #define KRC_SLACK_BLOCK_ID_MAX 255
 #define KRC_SLACK_TEXT_MAX 4000      /* top-level text, and the text-only fallback */
+#define KRC_SLACK_NOTIFY_MAX 150     /* a restart's `text`: what a phone notification shows */
 #define KRC_SLACK_LOG_SECTIONS 3     /* the log tail uses at most this many code blocks */
 #define KRC_SLACK_LOG_LINE_MAX 1000  /* one log line is cut after this many units */
 #define KRC_SLACK_LOG_WINDOW 262144u /* bytes at the end of the log looked at */
-#define KRC_SLACK_EVENTS_MAX 10      /* pod events shown */
+#define KRC_SLACK_EVENTS_MAX 5       /* events shown */
 #define KRC_SLACK_NODE_EVENTS_MAX 5  /* node warning events shown */
 
 /* ":red_circle:", ":large_orange_circle:", ":white_circle:" (static). */
@@ -58,10 +59,13 @@ const char *krc_slack_severity_emoji(enum krc_alert_severity sev);
 /* "#E01E5A", "#F2A33A", "#9E9EA6" (static). */
 const char *krc_slack_severity_color(enum krc_alert_severity sev);
 
-/* The restart alert: a `text` notification fallback and blocks (header,
- * cause + summary, evidence, fields, kubectl pod line, pod events, node,
- * collection notes, log tail, context). `d` must come from krc_diagnose()
- * on `r`. *ret_json (unformatted JSON, caller frees with krc_free) and
+/* The restart alert: a `text` notification (headline and summary, at most
+ * KRC_SLACK_NOTIFY_MAX characters) and blocks (header: the cause and pod,
+ * a failing node first; the node's condition and the summary; one line of
+ * facts; evidence and what was not checked; next step and commands; the
+ * warning events not already in the evidence; collection notes that matter;
+ * the log tail; context). Each field is said once (krc/alert/format.h). `d` must come from
+ * krc_diagnose() on `r`. *ret_json (unformatted JSON, caller frees with krc_free) and
  * *ret_redactions (total secrets redacted, including redactions_done; may be
  * NULL) are set on success. KRC_ENOMEM. */
 int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagnosis *d,
