@@ -133,8 +133,10 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
     char state[128];
     char detail[512];
     char say[96];
+    char line[2048];
     const char *node;
     int node_bad;
+    int lead_only;
     int named;
     struct krc_buf cmds;
 
@@ -146,9 +148,11 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
     node = rep->node.name != NULL ? rep->node.name : rep->node_name;
     node_bad = node_bad && node != NULL;
     named = d->container != NULL && !krc_alert_summary_names(d, d->container);
+    lead_only = node_bad && d->cause == KRC_CAUSE_NODE_NOT_READY; /* its title says it */
     snprintf(buf, sizeof(buf), "%s%s%s%s%s%s: %s/%s%s%s%s", node_bad ? "Node " : "",
              node_bad ? node : "", node_bad ? " " : "", node_bad ? state : "",
-             node_bad ? " \xc2\xb7 " : "", krc_alert_cause_title(d->cause),
+             node_bad && !lead_only ? " \xc2\xb7 " : "",
+             lead_only ? "" : krc_alert_cause_title(d->cause),
              rep->namespace ? rep->namespace : "?", rep->name ? rep->name : "?", named ? " (" : "",
              named ? d->container : "", named ? ")" : "");
     c->title = krc_card_text(fo, buf, strlen(buf), 200, 0);
@@ -163,8 +167,8 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
         if (!krc_alert_evidence_shown(rep, d, i)) {
             continue;
         }
-        c->evidence[c->n_evidence] =
-            krc_card_text(fo, d->evidence[i], strlen(d->evidence[i]), text_max / 2, 0);
+        const char *e = krc_alert_evidence_text(rep, d->evidence[i], line, sizeof(line));
+        c->evidence[c->n_evidence] = krc_card_text(fo, e, strlen(e), text_max / 2, 0);
         if (c->evidence[c->n_evidence] != NULL) {
             c->n_evidence++;
         }

@@ -201,7 +201,7 @@ static int is_node_condition_line(const struct krc_report *r, const char *e)
         return 0;
     }
     e += 5 + strlen(name);
-    if (starts(e, ": condition ") || starts(e, " is cordoned")) {
+    if (starts(e, ": condition ") || starts(e, ": conditions ") || starts(e, " is cordoned")) {
         return 1;
     }
     for (size_t i = 0; i < nd->n_conditions; i++) {
@@ -237,11 +237,25 @@ int krc_alert_evidence_shown(const struct krc_report *r, const struct krc_diagno
         (starts(e, "lastState.terminated: ") || starts(e, "state.terminated: "))) {
         return 0;
     }
-    if (is_node_condition_line(r, e) &&
-        krc_alert_node_state(r, state, sizeof(state), detail, sizeof(detail))) {
+    if ((is_node_condition_line(r, e) || starts(e, "event NodeNotReady ")) &&
+        krc_alert_node_state(r, state, sizeof(state), detail, sizeof(detail)) &&
+        (!starts(e, "event ") || strcmp(state, "NotReady") == 0)) {
         return 0;
     }
     return starts(e, "event ") || !summary_quotes(d->summary, e);
+}
+
+const char *krc_alert_evidence_text(const struct krc_report *r, const char *e, char *buf,
+                                    size_t size)
+{
+    const char *name = r->node.name != NULL ? r->node.name : r->node_name;
+    size_t n = name != NULL ? strlen(name) : 0;
+
+    if (n == 0 || !starts(e, "node ") || strncmp(e + 5, name, n) != 0 || e[5 + n] != ':') {
+        return e;
+    }
+    snprintf(buf, size, "node%s", e + 5 + n);
+    return buf;
 }
 
 int krc_alert_event_shown(const struct krc_report *r, const struct krc_diagnosis *d,

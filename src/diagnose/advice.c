@@ -241,7 +241,6 @@ static int heap_evidence(const struct heap *h, struct builder *b)
 void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
 {
     const char *lim = krc_kv_list_get(&x->c->limits, "memory");
-    const char *node = x->r->node_name != NULL ? x->r->node_name : x->r->node.name;
     struct heap h;
 
     /* no limit: only an object the API server served says so (a pasted or
@@ -255,11 +254,10 @@ void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
                                   cap ? " (capacity " : "", cap ? cap : "", cap ? ")" : "");
         }
         snprintf(x->next, sizeof(x->next),
-                 "Container %s has no memory limit: an OOM kill then comes from the node running "
-                 "out of memory (or from a pod-level limit). Check the memory of %s%s "
+                 "The container has no memory limit: an OOM kill then comes from the node running "
+                 "out of memory (or from a pod-level limit). Check the memory of the pod's node "
                  "(allocatable, MemoryPressure, what the other pods use) and set a memory request "
-                 "and limit for this container from its real use",
-                 x->c->name, node ? "node " : "the pod's node", node ? node : "");
+                 "and limit for this container from its real use");
         x->cmds |= CMD_NODE | CMD_TOP;
         return;
     }
@@ -557,10 +555,10 @@ int krc_diag_advise_missing(struct dctx *x, struct builder *b)
         spec_says(x, envname, spec, sizeof(spec));
         krc_diag_add_evidence(b, "missing setting: property %s (%s); %s", m.name, m.how, spec);
         snprintf(x->next, sizeof(x->next),
-                 "Define property %s for container %s: in the application's configuration (an "
+                 "Define property %s for the container: in the application's configuration (an "
                  "application.properties/yaml, e.g. from a ConfigMap) or as environment variable "
                  "%s",
-                 m.name, x->c->name, envname);
+                 m.name, envname);
         return 1;
     case MISSING_KEY:
     case MISSING_ENV:
@@ -586,19 +584,19 @@ int krc_diag_advise_missing(struct dctx *x, struct builder *b)
         }
         if (from[0] != '\0') {
             snprintf(x->next, sizeof(x->next),
-                     "Add %s to container %s's env, or as a key of %s (loaded with envFrom): the "
+                     "Add %s to the container's env, or as a key of %s (loaded with envFrom): the "
                      "application stops without it",
-                     m.name, x->c->name, from);
+                     m.name, from);
         } else if (!x->c->env_known) {
             snprintf(x->next, sizeof(x->next),
-                     "Set environment variable %s for container %s (in its env, or as a key of a "
+                     "Set environment variable %s for the container (in its env, or as a key of a "
                      "ConfigMap/Secret it loads with envFrom): the application stops without it",
-                     m.name, x->c->name);
+                     m.name);
         } else {
             snprintf(x->next, sizeof(x->next),
-                     "Add %s to container %s's env (a value, or a key of a ConfigMap or Secret): "
+                     "Add %s to the container's env (a value, or a key of a ConfigMap or Secret): "
                      "the application stops without it",
-                     m.name, x->c->name);
+                     m.name);
         }
     } else {
         snprintf(x->next, sizeof(x->next),

@@ -240,10 +240,9 @@ void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_b
 
     if (ready != NULL) {
         /* the reason and message are the evidence's node line */
-        krc_buf_printf(s, "Node %s is NotReady (Ready=%s)", node ? node : "?", ready->status);
+        krc_buf_printf(s, "The pod's node is NotReady (Ready=%s)", ready->status);
     } else {
-        krc_buf_printf(s, "%s%s was NotReady at the time (event NodeNotReady)%s",
-                       node ? "Node " : "The pod's node", node ? node : "",
+        krc_buf_printf(s, "The pod's node was NotReady at the time (event NodeNotReady)%s",
                        x->r->node.present ? " and reports Ready now" : "");
     }
     krc_buf_printf(s, "; container %s was killed (", x->c->name);
@@ -261,11 +260,11 @@ void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_b
                                   "checked");
     }
     if (node != NULL) {
+        /* the node's name is in the report's node field and the commands */
         snprintf(x->next, sizeof(x->next),
-                 "Check node %s first (its conditions and events; the kubelet, the container "
+                 "Check the node first (its conditions and events; the kubelet, the container "
                  "runtime, memory and disk on the node): the container was killed with the node; "
-                 "the pod restarts when the node recovers, or is replaced if the node is drained",
-                 node);
+                 "the pod restarts when the node recovers, or is replaced if the node is drained");
     }
 }
 

@@ -250,7 +250,9 @@ class AlertLayoutTest(unittest.TestCase):
             head = blocks[0]["text"]["text"]
             if kind == "alert" and rep["pod"]["node"] == STORM_NODE:
                 storm_alerts += 1
-                self.assertIn("Node %s NotReady \u00b7 " % STORM_NODE, head)
+                # "Node n NotReady: ns/pod" for node_not_ready (its title would say it
+                # again), else "Node n NotReady · <cause>: ns/pod"
+                self.assertRegex(head, r"\] Node %s NotReady(?:: | \u00b7 )" % re.escape(STORM_NODE))
                 self.assertTrue(m["text"].split("] ", 1)[1].startswith(
                     "Node %s NotReady" % STORM_NODE), m["text"])
                 seen = visible("\n".join(t for _, t in block_texts(blocks)))

@@ -114,8 +114,15 @@ int krc_alert_node_state(const struct krc_report *r, char *ret_state, size_t sta
  * kubelet's back-off boilerplate (state: waiting CrashLoopBackOff, a BackOff
  * "restarting failed container" event), the termination line (the message's
  * facts carry its exit code, reason and run time), a node condition (the node
- * line says each once) or a quote the summary already holds. */
+ * line says each once), the pod's NodeNotReady event when the node leads (the
+ * headline says it) or a quote the summary already holds. */
 int krc_alert_evidence_shown(const struct krc_report *r, const struct krc_diagnosis *d, size_t i);
+
+/* Evidence line e as a message shows it: "node NAME: ..." as "node: ..."
+ * (the message names the node once, in its facts or its headline), written
+ * into buf (size bytes, cut when longer); other lines as they are. */
+const char *krc_alert_evidence_text(const struct krc_report *r, const char *e, char *buf,
+                                    size_t size);
 
 /* Is the pod's event worth a line of its own? A warning or an event the
  * evidence quotes, that the evidence does not already show, that is not the

@@ -712,9 +712,12 @@ void krc_slack_header_text(struct fmt *f, struct krc_buf *b, const struct krc_re
         header_piece(f, b, nl.name, &cut);
         header_piece(f, b, " ", &cut);
         header_piece(f, b, nl.state, &cut);
-        header_piece(f, b, DOT, &cut);
+        /* node_not_ready's title would say the node's state twice */
+        header_piece(f, b, d->cause == KRC_CAUSE_NODE_NOT_READY ? "" : DOT, &cut);
     }
-    if (d->cause == KRC_CAUSE_UNKNOWN && d->reason != NULL) {
+    if (nl.leads && d->cause == KRC_CAUSE_NODE_NOT_READY) {
+        /* "Node n NotReady: ns/pod" */
+    } else if (d->cause == KRC_CAUSE_UNKNOWN && d->reason != NULL) {
         header_piece(f, b, d->reason, &cut);
     } else {
         header_piece(f, b, krc_alert_cause_title(d->cause), &cut);
@@ -768,6 +771,7 @@ static void list_lines(struct fmt *f, struct krc_buf *sec, const char *title, ch
                        int evidence)
 {
     struct krc_buf line;
+    char shown_line[2048];
     size_t i;
     size_t left = 0;
     size_t shown = 0;
@@ -789,7 +793,11 @@ static void list_lines(struct fmt *f, struct krc_buf *sec, const char *title, ch
         }
         krc_buf_reset(&line);
         krc_slack_lit(f, &line, BULLET " ");
-        krc_slack_put_red(f, &line, items[i], EVIDENCE_LINE_MAX);
+        krc_slack_put_red(f, &line,
+                          evidence ? krc_alert_evidence_text(r, items[i], shown_line,
+                                                             sizeof(shown_line))
+                                   : items[i],
+                          EVIDENCE_LINE_MAX);
         if (!krc_slack_add_line(f, sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
             break;
         }

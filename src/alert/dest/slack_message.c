@@ -602,6 +602,7 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     struct krc_buf part;
     struct log_tail t;
     cJSON *root;
+    char shown_line[2048];
     size_t i;
     size_t shown;
     int rc;
@@ -636,7 +637,10 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
         shown++;
         krc_buf_reset(&part);
         krc_slack_lit(&f, &part, BULLET " ");
-        krc_slack_put_red(&f, &part, d->evidence[i], 300);
+        krc_slack_put_red(&f, &part,
+                          krc_alert_evidence_text(r, d->evidence[i], shown_line,
+                                                  sizeof(shown_line)),
+                          300);
         krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
     }
     for (i = 0; i < d->n_unchecked && i < 3; i++) {

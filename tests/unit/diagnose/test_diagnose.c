@@ -2448,7 +2448,7 @@ static void test_advice_oom_without_limit(void **state)
                      KRC_CAUSE_OOM_KILLED);
     assert_non_null(strstr(d.summary, "no memory limit in the pod spec"));
     assert_non_null(strstr(d.next_step, "no memory limit"));
-    assert_non_null(strstr(d.next_step, "node node-1"));
+    assert_non_null(strstr(d.next_step, "memory of the pod's node"));
     assert_non_null(strstr(d.next_step, "set a memory request and limit"));
     assert_null(strstr(d.next_step, "raise the memory limit"));
     assert_true(command_is(&d, "kubectl describe node node-1"));
@@ -2632,7 +2632,7 @@ static void test_advice_missing_setting(void **state)
          "    raise KeyError(key) from None\n"
          "KeyError: 'API_BASE_URL'\n",
          NULL, "missing setting: environment variable API_BASE_URL (Python's os.environ",
-         "Set environment variable API_BASE_URL for container app"},
+         "Set environment variable API_BASE_URL for the container"},
         {"https://github.com/pawadski/curlhttp_exporter/issues/8",
          "Traceback (most recent call last):\n"
          "  File \"exporter.py\", line 312, in <module>\n"
@@ -2654,7 +2654,7 @@ static void test_advice_missing_setting(void **state)
          "\"configMapRef\":"
          "{\"name\":\"keycloak-env\"}}]",
          "DB_ADDR is not in the container's env; envFrom loads configMap keycloak-env",
-         "Add DB_ADDR to container app's env, or as a key of configMap keycloak-env"},
+         "Add DB_ADDR to the container's env, or as a key of configMap keycloak-env"},
         {"https://github.com/DickChesterwood/k8s-fleetman/issues/53",
          "org.springframework.beans.factory.BeanCreationException: Error creating bean with name "
          "'journeySimulator': Injection of autowired dependencies failed; nested exception is "
@@ -2671,11 +2671,11 @@ static void test_advice_missing_setting(void **state)
         {"https://github.com/kelseyhightower/envconfig/pull/216 (the library's error text)",
          "required key FOO missing value\n", ",\"env\":[]",
          "FOO is not in the container's env and there is no envFrom",
-         "Add FOO to container app's env (a value, or a key of a ConfigMap or Secret)"},
+         "Add FOO to the container's env (a value, or a key of a ConfigMap or Secret)"},
         {"joke2k/django-environ, environ/environ.py (the library's message)",
          "django.core.exceptions.ImproperlyConfigured: Set the SECRET_KEY environment variable\n",
          NULL, "missing setting: environment variable SECRET_KEY",
-         "Set environment variable SECRET_KEY for container app"},
+         "Set environment variable SECRET_KEY for the container"},
         {"https://github.com/wekan/wekan/issues/6363",
          "node:internal/modules/cjs/loader:1503\n"
          "  throw err;\n"
@@ -2734,7 +2734,7 @@ static void test_advice_missing_setting(void **state)
             KRC_CAUSE_APP_ERROR);
         assert_true(evidence_has(&d, "API_BASE_URL is not in the container's env and there is no "
                                      "envFrom"));
-        assert_non_null(strstr(d.next_step, "Add API_BASE_URL to container app's env"));
+        assert_non_null(strstr(d.next_step, "Add API_BASE_URL to the container's env"));
         done(&r, &d);
     }
     /* no spec: whether the variable is set is said to be unknown */
@@ -2827,9 +2827,9 @@ static void test_rule_node_not_ready(void **state)
                               "2025-02-12T15:21:04Z"),
                      KRC_CAUSE_NODE_NOT_READY);
     assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
-    assert_non_null(strstr(d.summary, "Node " EKS_NODE " is NotReady (Ready=Unknown)"));
+    assert_non_null(strstr(d.summary, "The pod's node is NotReady (Ready=Unknown)"));
     assert_null(strstr(d.summary, "NodeStatusUnknown")); /* the evidence says it */
-    assert_non_null(strstr(d.next_step, "Check node " EKS_NODE " first"));
+    assert_non_null(strstr(d.next_step, "Check the node first"));
     assert_true(command_is(&d, "kubectl describe node " EKS_NODE));
     /* the four conditions with the same words are one line, said once */
     assert_int_equal(count_evidence(&d, "Kubelet stopped posting node status."), 1);
