@@ -794,9 +794,9 @@ static void list_lines(struct fmt *f, struct krc_buf *sec, const char *title, ch
         krc_buf_reset(&line);
         krc_slack_lit(f, &line, BULLET " ");
         krc_slack_put_red(f, &line,
-                          evidence ? krc_alert_evidence_text(r, items[i], shown_line,
-                                                             sizeof(shown_line))
-                                   : items[i],
+                          evidence
+                              ? krc_alert_evidence_text(r, items[i], shown_line, sizeof(shown_line))
+                              : items[i],
                           EVIDENCE_LINE_MAX);
         if (!krc_slack_add_line(f, sec, &line, KRC_SLACK_SECTION_MAX, MORE_RESERVE)) {
             break;

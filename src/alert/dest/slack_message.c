@@ -637,10 +637,9 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
         shown++;
         krc_buf_reset(&part);
         krc_slack_lit(&f, &part, BULLET " ");
-        krc_slack_put_red(&f, &part,
-                          krc_alert_evidence_text(r, d->evidence[i], shown_line,
-                                                  sizeof(shown_line)),
-                          300);
+        krc_slack_put_red(
+            &f, &part, krc_alert_evidence_text(r, d->evidence[i], shown_line, sizeof(shown_line)),
+            300);
         krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
     }
     for (i = 0; i < d->n_unchecked && i < 3; i++) {
