@@ -209,6 +209,12 @@ close:
 
 typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
 
+/* No NUL byte in the data (text, not binary); empty data has none. */
+static int no_nul(const char *data, size_t len)
+{
+    return len == 0 || memchr(data, '\0', len) == NULL;
+}
+
 static int only_space(const char *data, size_t len)
 {
     size_t i = 0;
@@ -310,7 +316,7 @@ static int decode_doc(const char *label, const char *data, size_t len, parse_fn 
     }
     if (krc_yaml_json_is_json(data, len)) {
         rc = fn(data, len, r, &err);
-        if (rc == KRC_EPARSE && fn == krc_kube_parse_pod && memchr(data, '\0', len) == NULL &&
+        if (rc == KRC_EPARSE && fn == krc_kube_parse_pod && no_nul(data, len) &&
             krc_kube_describe_is_pod(data, len)) {
             /* not JSON after all: describe text whose first line starts
              * with '[' or '{' (a shell prompt "[12:54:41] $ kubectl ...") */
@@ -321,7 +327,7 @@ static int decode_doc(const char *label, const char *data, size_t len, parse_fn 
         }
     } else {
         size_t jlen = 0;
-        int text = memchr(data, '\0', len) == NULL &&
+        int text = no_nul(data, len) &&
                    (fn == krc_kube_parse_pod      ? krc_kube_describe_is_pod(data, len)
                     : fn == krc_kube_parse_events ? krc_kube_describe_is_events(data, len)
                                                   : krc_describe_node_is(data, len));
