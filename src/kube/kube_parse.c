@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kube_parse_private.h"
 #include "krc/kube/kube_pod.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
@@ -36,6 +37,11 @@ static const char *type_name(const cJSON *v)
         return "an object";
     }
     return "an invalid value";
+}
+
+const char *krc_kube_parse_type_name(const cJSON *v)
+{
+    return type_name(v);
 }
 
 static int is_absent(const cJSON *v)
@@ -898,7 +904,8 @@ static int parse_pod_object(const cJSON *pod, struct krc_report *r, struct krc_e
             return rc;
         }
     }
-    return 0;
+    /* Kubernetes 1.33+: restart rules, resize, stop signal, device health, ... */
+    return krc_kube_parse_pod_fields(pod, r, err);
 }
 
 static const char *kind_of(const cJSON *root)

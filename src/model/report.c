@@ -84,8 +84,39 @@ static void term_cleanup(struct krc_report_term *t)
     memset(t, 0, sizeof(*t));
 }
 
+static void container_fields_cleanup(struct krc_report_container *c)
+{
+    for (size_t i = 0; i < c->n_restart_rules; i++) {
+        krc_free(c->restart_rules[i].action);
+        krc_free(c->restart_rules[i].op);
+        krc_free(c->restart_rules[i].values);
+    }
+    krc_free(c->restart_rules);
+    for (size_t i = 0; i < c->n_resize_policy; i++) {
+        krc_free(c->resize_policy[i].resource_name);
+        krc_free(c->resize_policy[i].restart_policy);
+    }
+    krc_free(c->resize_policy);
+    for (size_t i = 0; i < c->n_resource_health; i++) {
+        struct krc_report_resource_health *h = &c->resource_health[i];
+        for (size_t j = 0; j < h->n_resources; j++) {
+            krc_free(h->resources[j].resource_id);
+            krc_free(h->resources[j].health);
+            krc_free(h->resources[j].message);
+        }
+        krc_free(h->resources);
+        krc_free(h->name);
+    }
+    krc_free(c->resource_health);
+    krc_free(c->restart_policy);
+    krc_free(c->stop_signal);
+    krc_kv_list_cleanup(&c->status_limits);
+    krc_kv_list_cleanup(&c->status_requests);
+}
+
 static void container_cleanup(struct krc_report_container *c)
 {
+    container_fields_cleanup(c);
     krc_free(c->name);
     krc_free(c->image);
     krc_free(c->state_reason);
@@ -149,6 +180,27 @@ void krc_report_clear_pod(struct krc_report *r)
     r->api_object = 0;
     krc_kv_list_cleanup(&r->labels);
     krc_kv_list_cleanup(&r->annotations);
+    krc_kv_list_cleanup(&r->pod_limits);
+    krc_kv_list_cleanup(&r->pod_requests);
+    r->has_pod_resources = 0;
+    r->has_generation = r->has_observed_generation = 0;
+    r->generation = r->observed_generation = 0;
+    for (i = 0; i < r->n_conditions; i++) {
+        krc_free(r->conditions[i].type);
+        krc_free(r->conditions[i].status);
+        krc_free(r->conditions[i].reason);
+        krc_free(r->conditions[i].message);
+    }
+    krc_free(r->conditions);
+    r->conditions = NULL;
+    r->n_conditions = r->conditions_omitted = 0;
+    for (i = 0; i < r->n_claim_statuses; i++) {
+        krc_free(r->claim_statuses[i].name);
+        krc_free(r->claim_statuses[i].resource_claim_name);
+    }
+    krc_free(r->claim_statuses);
+    r->claim_statuses = NULL;
+    r->n_claim_statuses = r->claim_statuses_omitted = 0;
     for (i = 0; i < r->n_containers; i++) {
         container_cleanup(&r->containers[i]);
     }
@@ -701,6 +753,14 @@ int krc_report_redact(struct krc_report *r, const struct krc_redactor *rd, struc
         red_str(&x, NULL, &c->state_message);
         red_term(&x, &c->state_term);
         red_term(&x, &c->last);
+        for (size_t j = 0; j < c->n_resource_health; j++) {
+            for (size_t k = 0; k < c->resource_health[j].n_resources; k++) {
+                red_str(&x, NULL, &c->resource_health[j].resources[k].message);
+            }
+        }
+    }
+    for (size_t i = 0; i < r->n_conditions; i++) {
+        red_str(&x, NULL, &r->conditions[i].message);
     }
     for (size_t i = 0; i < r->n_events; i++) {
         red_str(&x, NULL, &r->events[i].message);

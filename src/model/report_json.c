@@ -1,6 +1,7 @@
 /* Restart report + diagnosis -> one bounded, redacted, valid UTF-8 JSON
  * document (the store's full diagnostics). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -167,6 +168,152 @@ static void add_kv(struct ctx *c, cJSON *o, const char *k, const struct krc_kv_l
     }
 }
 
+/* ---- Kubernetes 1.33+ fields: written only when the pod has them, so
+ * that the document of an older pod is byte for byte what it was. ---- */
+
+/* "KEY_omitted": n, only when a capped list left some out. */
+static void add_omitted(struct ctx *c, cJSON *o, const char *k, size_t n)
+{
+    char key[64];
+
+    if (n > 0) {
+        snprintf(key, sizeof(key), "%s_omitted", k);
+        add_num(c, o, key, (double)n);
+    }
+}
+
+static void add_resources(struct ctx *c, cJSON *o, const char *k, const struct krc_kv_list *limits,
+                          const struct krc_kv_list *requests)
+{
+    cJSON *res = obj(c, o, k);
+    add_kv(c, res, "limits", limits, 0);
+    add_kv(c, res, "requests", requests, 0);
+}
+
+/* The pod conditions written: those that say why containers restarted or
+ * stopped (docs/design/kubernetes-1.33-fields.md). PodScheduled, Initialized,
+ * ContainersReady and Ready stay in the model only. */
+static int condition_written(const char *type)
+{
+    static const char *const types[] = {"AllContainersRestarting", "DisruptionTarget",
+                                        "PodReadyToStartContainers", "PodResizeInProgress",
+                                        "PodResizePending"};
+    for (size_t i = 0; type != NULL && i < sizeof(types) / sizeof(types[0]); i++) {
+        if (strcmp(type, types[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void add_pod_fields(struct ctx *c, cJSON *p, const struct krc_report *r)
+{
+    cJSON *a = NULL;
+
+    if (r->has_generation) {
+        add_num(c, p, "generation", (double)r->generation);
+    }
+    if (r->has_observed_generation) {
+        add_num(c, p, "observed_generation", (double)r->observed_generation);
+    }
+    if (r->has_pod_resources) {
+        add_resources(c, p, "resources", &r->pod_limits, &r->pod_requests);
+    }
+    for (size_t i = 0; c->rc == 0 && i < r->n_conditions; i++) {
+        const struct krc_report_pod_condition *k = &r->conditions[i];
+        cJSON *o;
+        if (!condition_written(k->type)) {
+            continue;
+        }
+        if (a == NULL) {
+            a = arr(c, p, "conditions");
+        }
+        o = obj(c, a, NULL);
+        add_text(c, o, "type", k->type, 0);
+        add_text(c, o, "status", k->status, 0);
+        add_text(c, o, "reason", k->reason, 0);
+        add_text(c, o, "message", k->message, 1);
+        add_time(c, o, "last_transition", k->last_transition);
+        if (k->has_observed_generation) {
+            add_num(c, o, "observed_generation", (double)k->observed_generation);
+        }
+    }
+    if (r->n_claim_statuses > 0) {
+        a = arr(c, p, "resource_claim_statuses");
+        for (size_t i = 0; c->rc == 0 && i < r->n_claim_statuses; i++) {
+            cJSON *o = obj(c, a, NULL);
+            add_text(c, o, "name", r->claim_statuses[i].name, 0);
+            add_text(c, o, "resource_claim_name", r->claim_statuses[i].resource_claim_name, 0);
+        }
+    }
+    add_omitted(c, p, "resource_claim_statuses", r->claim_statuses_omitted);
+}
+
+static void add_container_fields(struct ctx *c, cJSON *o, const struct krc_report_container *k)
+{
+    cJSON *a;
+
+    /* a sidecar's Always is what is_sidecar says already */
+    if (k->restart_policy != NULL && !(k->is_init && strcmp(k->restart_policy, "Always") == 0)) {
+        add_text(c, o, "restart_policy", k->restart_policy, 0);
+    }
+    if (k->n_restart_rules > 0) {
+        a = arr(c, o, "restart_policy_rules");
+        for (size_t i = 0; c->rc == 0 && i < k->n_restart_rules; i++) {
+            const struct krc_report_restart_rule *rule = &k->restart_rules[i];
+            cJSON *ro = obj(c, a, NULL);
+            cJSON *codes;
+            cJSON *vals;
+            add_text(c, ro, "action", rule->action, 0);
+            if (!rule->has_exit_codes) {
+                add_null(c, ro, "exit_codes");
+                continue;
+            }
+            codes = obj(c, ro, "exit_codes");
+            add_text(c, codes, "operator", rule->op, 0);
+            vals = arr(c, codes, "values");
+            for (size_t j = 0; c->rc == 0 && j < rule->n_values; j++) {
+                add_num(c, vals, NULL, rule->values[j]);
+            }
+            add_omitted(c, codes, "values", rule->values_omitted);
+        }
+    }
+    add_omitted(c, o, "restart_policy_rules", k->restart_rules_omitted);
+    if (k->n_resize_policy > 0) {
+        a = arr(c, o, "resize_policy");
+        for (size_t i = 0; c->rc == 0 && i < k->n_resize_policy; i++) {
+            cJSON *ro = obj(c, a, NULL);
+            add_text(c, ro, "resource_name", k->resize_policy[i].resource_name, 0);
+            add_text(c, ro, "restart_policy", k->resize_policy[i].restart_policy, 0);
+        }
+    }
+    add_omitted(c, o, "resize_policy", k->resize_policy_omitted);
+    if (k->stop_signal != NULL) {
+        add_text(c, o, "stop_signal", k->stop_signal, 0);
+    }
+    if (k->has_status_resources) {
+        add_resources(c, o, "status_resources", &k->status_limits, &k->status_requests);
+    }
+    if (k->n_resource_health > 0) {
+        a = arr(c, o, "allocated_resources_status");
+        for (size_t i = 0; c->rc == 0 && i < k->n_resource_health; i++) {
+            const struct krc_report_resource_health *h = &k->resource_health[i];
+            cJSON *ho = obj(c, a, NULL);
+            cJSON *devs;
+            add_text(c, ho, "name", h->name, 0);
+            devs = arr(c, ho, "resources");
+            for (size_t j = 0; c->rc == 0 && j < h->n_resources; j++) {
+                cJSON *d = obj(c, devs, NULL);
+                add_text(c, d, "resource_id", h->resources[j].resource_id, 0);
+                add_text(c, d, "health", h->resources[j].health, 0);
+                add_text(c, d, "message", h->resources[j].message, 1);
+            }
+            add_omitted(c, ho, "resources", h->resources_omitted);
+        }
+    }
+    add_omitted(c, o, "allocated_resources_status", k->resource_health_omitted);
+}
+
 static void add_pod(struct ctx *c, cJSON *root, const struct krc_report *r)
 {
     cJSON *p = obj(c, root, "pod");
@@ -191,6 +338,7 @@ static void add_pod(struct ctx *c, cJSON *root, const struct krc_report *r)
     add_text(c, p, "slack_channel", r->slack_channel, 0);
     add_kv(c, p, "labels", &r->labels, 1);
     add_kv(c, p, "annotations", &r->annotations, 1);
+    add_pod_fields(c, p, r);
 }
 
 /* An array of redacted, cleaned texts. */
@@ -294,6 +442,7 @@ static void add_containers(struct ctx *c, cJSON *root, const struct krc_report *
         add_bool(c, p, "readiness", k->has_readiness);
         add_bool(c, p, "startup", k->has_startup);
         add_text(c, o, "termination_message_policy", k->termination_message_policy, 0);
+        add_container_fields(c, o, k);
     }
 }
 

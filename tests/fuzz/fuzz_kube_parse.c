@@ -30,13 +30,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 0:
         rc = krc_kube_parse_pod((const char *)copy, n, &r, &err);
         if (rc != 0) {
-            FUZZ_CHECK(r.n_containers == 0 && r.uid == NULL && r.name == NULL,
+            FUZZ_CHECK(r.n_containers == 0 && r.uid == NULL && r.name == NULL &&
+                           r.n_conditions == 0 && r.n_claim_statuses == 0 && !r.has_pod_resources,
                        "failed pod parse left a pod part");
         }
         for (size_t i = 0; i < r.n_containers; i++) {
-            FUZZ_CHECK(r.containers[i].name != NULL, "container %zu without a name", i);
-            FUZZ_CHECK(!r.containers[i].is_sidecar || r.containers[i].is_init, "sidecar");
+            const struct krc_report_container *c = &r.containers[i];
+            FUZZ_CHECK(c->name != NULL, "container %zu without a name", i);
+            FUZZ_CHECK(!c->is_sidecar || c->is_init, "sidecar");
+            /* the Kubernetes 1.33+ fields stay within their caps */
+            FUZZ_CHECK(c->n_restart_rules <= KRC_REPORT_RULES_MAX &&
+                           c->n_resize_policy <= KRC_REPORT_RESIZE_MAX &&
+                           c->n_resource_health <= KRC_REPORT_HEALTH_MAX,
+                       "container %zu over a cap", i);
+            for (size_t j = 0; j < c->n_restart_rules; j++) {
+                FUZZ_CHECK(c->restart_rules[j].n_values <= KRC_REPORT_RULE_CODES_MAX, "codes");
+            }
+            for (size_t j = 0; j < c->n_resource_health; j++) {
+                FUZZ_CHECK(c->resource_health[j].n_resources <= KRC_REPORT_DEVICES_MAX, "devices");
+            }
+            FUZZ_CHECK(c->stop_signal == NULL ||
+                           strlen(c->stop_signal) <= KRC_REPORT_FIELD_TEXT_MAX,
+                       "stop signal over the text cap");
         }
+        FUZZ_CHECK(r.n_conditions <= KRC_REPORT_CONDITIONS_MAX &&
+                       r.n_claim_statuses <= KRC_REPORT_CLAIMS_MAX,
+                   "pod over a cap");
         (void)krc_report_resolve_workload(&r);
         break;
     case 1:

@@ -119,9 +119,14 @@ def seeds_for(target):
                 d = part(c, n)
                 if d:
                     out.append((os.path.basename(c) + "-" + n, bytes([i]) + d))
+        # Kubernetes 1.35-shaped pods: the fields kube_parse_fields.c reads
+        for p in fixtures("k8s-1.35/*.json"):
+            out.append(("k8s-1.35-" + os.path.basename(p), b"\x00" + read(p)))
     elif target == "pod_diff":
         for p in fixtures("corpus/*/pod.json"):
             out.append((os.path.basename(os.path.dirname(p)), read(p)))
+        for p in fixtures("k8s-1.35/*.json"):
+            out.append(("k8s-1.35-" + os.path.basename(p), read(p)))
         for p in pods:
             obj = json.load(open(p, "rb")).get("object")
             if obj and obj.get("kind") == "Pod" and "uid" in obj.get("metadata", {}):

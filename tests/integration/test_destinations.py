@@ -106,6 +106,37 @@ class DestinationTest(AlertTestBase):
         self.assertTrue(fakedest.signature_errors(r["headers"], r["raw"], "another-secret"))
         self.wait_log("alert for shop/api-0 container app (oom_killed) to hook posted")
 
+    def test_webhook_report_carries_kubernetes_135_fields(self):
+        # issue 26: a 1.35-shaped pod (tests/fixtures/k8s-1.35, built from the API reference)
+        # served as given by the fake API server; its restart's report, through the watch,
+        # the collector and the signed webhook, carries the fields under their report names
+        # and stays valid against docs/report-schema.json (fakedest checks it)
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                            "k8s-1.35", "pod-restart-fields.json")
+        with open(path) as f:
+            pod = json.load(f)
+        self.kube.call("POST", "/admin/pods", pod)
+        self.start("destinations:\n" + self.webhook_dest())
+        self.kube.restart("ml", "trainer-0", "trainer", exit_code=42, reason="Error")
+        (r,) = self.dest.wait(1, "/webhook/hook", timeout=30)
+        self.assert_valid([r])
+        rep = r["json"]["report"]
+        self.assertEqual(rep["pod"]["generation"], 4)
+        self.assertEqual(rep["pod"]["resources"]["limits"]["memory"], "32Gi")
+        self.assertEqual([c["type"] for c in rep["pod"]["conditions"]],
+                         ["PodReadyToStartContainers", "AllContainersRestarting",
+                          "PodResizePending"])
+        self.assertEqual(rep["pod"]["resource_claim_statuses"][0]["resource_claim_name"],
+                         "trainer-0-gpu-x7k2p")
+        (c,) = [c for c in rep["containers"] if c["name"] == "trainer"]
+        self.assertEqual(c["restart_policy_rules"][1],
+                         {"action": "RestartAllContainers",
+                          "exit_codes": {"operator": "In", "values": [88]}})
+        self.assertEqual(c["stop_signal"], "SIGUSR1")
+        self.assertEqual(c["status_resources"]["limits"]["memory"], "12Gi")
+        self.assertEqual(c["allocated_resources_status"][0]["resources"][0]["health"],
+                         "Unhealthy")
+
     def test_webhook_429_and_5xx_are_retried(self):
         self.kube.create_pod("shop", "api-1")
         self.dest.fault("^/webhook/", 429, count=1, retry_after=1)

@@ -62,6 +62,70 @@ struct krc_report_probe {
     int64_t grace_period; /* probe-level terminationGracePeriodSeconds, -1 when absent */
 };
 
+/* ---- Fields Kubernetes 1.33-1.37 added to say why a container restarted
+ * (docs/design/kubernetes-1.33-fields.md: the version of each and its
+ * source). All of them are optional: a Pod of an older cluster leaves them
+ * empty. Lists are capped (what was left out is counted in *_omitted) and
+ * every text is cut at KRC_REPORT_FIELD_TEXT_MAX bytes (a UTF-8 boundary);
+ * values the API may add later are kept as the text sent. */
+#define KRC_REPORT_RULES_MAX 20       /* restartPolicyRules (the API allows 20) */
+#define KRC_REPORT_RULE_CODES_MAX 255 /* exitCodes.values (the API allows 255) */
+#define KRC_REPORT_RESIZE_MAX 8       /* resizePolicy entries (cpu, memory, ...) */
+#define KRC_REPORT_HEALTH_MAX 16      /* allocatedResourcesStatus entries */
+#define KRC_REPORT_DEVICES_MAX 64     /* resources[] of one of them */
+#define KRC_REPORT_CONDITIONS_MAX 32  /* status.conditions */
+#define KRC_REPORT_CLAIMS_MAX 32      /* status.resourceClaimStatuses */
+#define KRC_REPORT_FIELD_TEXT_MAX 1024
+
+/* spec.containers[].restartPolicyRules[] (KEP-5307; action RestartAllContainers:
+ * KEP-5532). */
+struct krc_report_restart_rule {
+    char *action;       /* Restart, RestartAllContainers, or what was sent */
+    int has_exit_codes; /* exitCodes was given */
+    char *op;           /* exitCodes.operator: In / NotIn / what was sent; may be NULL */
+    int *values;        /* exitCodes.values */
+    size_t n_values;
+    size_t values_omitted;
+};
+
+/* spec.containers[].resizePolicy[] (KEP-1287). */
+struct krc_report_resize_policy {
+    char *resource_name;  /* cpu, memory, ... */
+    char *restart_policy; /* NotRequired / RestartContainer / what was sent */
+};
+
+/* containerStatuses[].allocatedResourcesStatus[].resources[] (KEP-4680). */
+struct krc_report_device_health {
+    char *resource_id;
+    char *health;  /* Healthy / Unhealthy / Unknown / what was sent; may be NULL */
+    char *message; /* e.g. "ECC error count exceeded threshold"; may be NULL */
+};
+
+/* containerStatuses[].allocatedResourcesStatus[] (KEP-4680). */
+struct krc_report_resource_health {
+    char *name; /* a resource name (nvidia.com/gpu) or "claim:<claim>/<request>" */
+    struct krc_report_device_health *resources;
+    size_t n_resources;
+    size_t resources_omitted;
+};
+
+/* status.conditions[] of the pod. */
+struct krc_report_pod_condition {
+    char *type;
+    char *status; /* True / False / Unknown */
+    char *reason;
+    char *message;
+    int64_t last_transition;     /* lastTransitionTime, 0 when absent */
+    int has_observed_generation; /* conditions[].observedGeneration (KEP-5067) */
+    int64_t observed_generation;
+};
+
+/* status.resourceClaimStatuses[] (DRA, KEP-4381). */
+struct krc_report_claim_status {
+    char *name;                /* the claim's name in pod.spec.resourceClaims */
+    char *resource_claim_name; /* the ResourceClaim object; NULL when none was generated */
+};
+
 enum krc_report_state {
     KRC_REPORT_STATE_NONE = 0,
     KRC_REPORT_STATE_WAITING,
@@ -111,6 +175,24 @@ struct krc_report_container {
 
     /* With has_status: its position in containerStatuses / initContainerStatuses. */
     int status_index;
+
+    /* Kubernetes 1.33+ (see above). */
+    char *restart_policy; /* the container's own restartPolicy (sidecars, KEP-5307) */
+    struct krc_report_restart_rule *restart_rules;
+    size_t n_restart_rules;
+    size_t restart_rules_omitted;
+    struct krc_report_resize_policy *resize_policy;
+    size_t n_resize_policy;
+    size_t resize_policy_omitted;
+    char *stop_signal; /* containerStatuses[].stopSignal (KEP-4960), e.g. SIGTERM */
+    struct krc_report_resource_health *resource_health; /* allocatedResourcesStatus */
+    size_t n_resource_health;
+    size_t resource_health_omitted;
+    /* containerStatuses[].resources: the limits and requests the kubelet
+     * actuated (KEP-1287), which a resize may have changed from the spec's. */
+    int has_status_resources;
+    struct krc_kv_list status_limits;
+    struct krc_kv_list status_requests;
 };
 
 struct krc_report_event {
@@ -193,6 +275,21 @@ struct krc_report {
     struct krc_kv_list labels;
     struct krc_kv_list annotations;
 
+    /* Kubernetes 1.33+ (see above). */
+    int has_pod_resources; /* spec.resources, pod-level (KEP-2837) */
+    struct krc_kv_list pod_limits;
+    struct krc_kv_list pod_requests;
+    int has_generation; /* metadata.generation (KEP-5067) */
+    int64_t generation;
+    int has_observed_generation; /* status.observedGeneration (KEP-5067) */
+    int64_t observed_generation;
+    struct krc_report_pod_condition *conditions; /* status.conditions, every type */
+    size_t n_conditions;
+    size_t conditions_omitted;
+    struct krc_report_claim_status *claim_statuses; /* status.resourceClaimStatuses */
+    size_t n_claim_statuses;
+    size_t claim_statuses_omitted;
+
     struct krc_report_container *containers; /* spec order: init containers first */
     size_t n_containers;
     size_t containers_cap;
@@ -255,7 +352,8 @@ void krc_report_set_log_cut(struct krc_report *r, const struct krc_logtail_cut *
  * of it is redacted by construction): the pod's status message, the values
  * of labels and annotations (the whole value when the key names a secret:
  * krc_redact_field), container state and termination messages, event
- * messages, node condition messages, notes and the previous log; `rd` NULL:
+ * messages, pod and node condition messages, device health
+ * messages (allocatedResourcesStatus), notes and the previous log; `rd` NULL:
  * the built-in patterns. A text that cannot be redacted becomes the mark (a
  * log is left out, with a note). Returns the number of redactions, or
  * KRC_ENOMEM after doing what it could (the report is safe to show either

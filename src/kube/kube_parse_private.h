@@ -1,0 +1,20 @@
+/* Private to src/kube: what kube_parse.c shares with kube_parse_fields.c. */
+#ifndef KRC_KUBE_PARSE_PRIVATE_H
+#define KRC_KUBE_PARSE_PRIVATE_H
+
+#include <cjson/cJSON.h>
+
+#include "krc/model/report.h"
+#include "krc/util/error.h"
+
+/* "a string", "an object", ... for messages. */
+const char *krc_kube_parse_type_name(const cJSON *v);
+
+/* The fields Kubernetes 1.33-1.37 added to say why a container restarted
+ * (docs/design/kubernetes-1.33-fields.md), read from `pod` into `r` after
+ * kube_parse has read the rest (its containers exist). Optional fields: one
+ * of the wrong type is left out with a note naming it, the pod is still
+ * read. 0, or KRC_ENOMEM. */
+int krc_kube_parse_pod_fields(const cJSON *pod, struct krc_report *r, struct krc_error *err);
+
+#endif
