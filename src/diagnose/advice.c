@@ -327,6 +327,9 @@ enum missing_kind {
     MISSING_KEY,      /* a key the application looked up (maybe an environment variable) */
     MISSING_PROPERTY, /* a configuration property (Spring) */
     MISSING_MODULE,   /* a module or file the runtime could not load (Node) */
+    MISSING_PYMODULE, /* a Python module that is not installed */
+    MISSING_LIBRARY,  /* a shared library the dynamic loader could not find */
+    MISSING_GLIBC,    /* a glibc symbol version newer than the image's libc */
 };
 
 struct missing {
@@ -441,6 +444,35 @@ static int missing_in_line(const struct tail *t, size_t i, struct missing *m)
         m->how = "Node.js: Cannot find module";
         return 1;
     }
+    /* Python 3.6+: "ModuleNotFoundError: No module named 'x'"; before:
+     * "ImportError: No module named 'x'" (3.3-3.5), "... named x" (2) */
+    if ((p = find_in(l, "no module named ")) != NULL &&
+        (find_in(l, "modulenotfounderror") != NULL || find_in(l, "importerror") != NULL)) {
+        const unsigned char *q = p + 16;
+        int ok = q < end && (*q == '\'' || *q == '"') ? take_name(q + 1, end, (char)*q, m)
+                                                      : take_name(q, end, 0, m);
+        if (ok) {
+            m->kind = MISSING_PYMODULE;
+            m->how = "Python could not import it";
+            return 1;
+        }
+    }
+    /* The dynamic loader (ld.so): "prog: error while loading shared
+     * libraries: libfoo.so.1: cannot open shared object file: ..." */
+    if ((p = find_in(l, "error while loading shared libraries: ")) != NULL &&
+        take_name(p + 38, end, ':', m)) {
+        m->kind = MISSING_LIBRARY;
+        m->how = "the dynamic loader could not find it";
+        return 1;
+    }
+    /* ... and "prog: /lib64/libc.so.6: version `GLIBC_2.34' not found
+     * (required by prog)" */
+    if ((p = find_in(l, "version `glibc_")) != NULL && take_name(p + 9, end, '\'', m) &&
+        find_in(l, "' not found") != NULL) {
+        m->kind = MISSING_GLIBC;
+        m->how = "the dynamic loader found an older glibc in the image";
+        return 1;
+    }
     /* a shell with set -u: "script.sh: line 165: X: unbound variable" */
     if ((p = find_in(l, ": unbound variable")) != NULL) {
         const unsigned char *s = p;
@@ -452,6 +484,23 @@ static int missing_in_line(const struct tail *t, size_t i, struct missing *m)
             m->how = "the shell stopped on an unset variable (set -u)";
             return 1;
         }
+    }
+    return 0;
+}
+
+/* Is "GLIBC_a.b[.c]" a newer version than "GLIBC_x.y[.z]"? */
+static int glibc_newer(const char *a, const char *b)
+{
+    a += strlen("GLIBC_");
+    b += strlen("GLIBC_");
+    while (*a != '\0' || *b != '\0') {
+        long x = strtol(a, NULL, 10);
+        long y = strtol(b, NULL, 10);
+        if (x != y) {
+            return x > y;
+        }
+        a = strchr(a, '.') ? strchr(a, '.') + 1 : a + strlen(a);
+        b = strchr(b, '.') ? strchr(b, '.') + 1 : b + strlen(b);
     }
     return 0;
 }
@@ -475,6 +524,15 @@ static int find_missing(const struct dctx *x, struct missing *m)
         krc_diag_collect_tail(src[k], len[k], KRC_DIAG_TAIL_LINES, t);
         for (size_t i = t->n; i > 0 && !found; i--) {
             found = missing_in_line(t, i - 1, m);
+            /* the loader lists each missing version: name the newest */
+            for (size_t j = i - 1; found && m->kind == MISSING_GLIBC && j > 0; j--) {
+                struct missing o;
+                memset(&o, 0, sizeof(o));
+                if (missing_in_line(t, j - 1, &o) && o.kind == MISSING_GLIBC &&
+                    glibc_newer(o.name, m->name)) {
+                    memcpy(m->name, o.name, sizeof(m->name));
+                }
+            }
         }
     }
     krc_free(t);
@@ -548,6 +606,38 @@ int krc_diag_advise_missing(struct dctx *x, struct builder *b)
                  "Module '%s' could not be loaded: check that the image contains it (the build's "
                  "npm install or output directory) and that the container's command/args name "
                  "the right path",
+                 m.name);
+        return 1;
+    case MISSING_PYMODULE: {
+        char top[128];
+        size_t n = strcspn(m.name, ".");
+        snprintf(top, sizeof(top), "%.*s", (int)n, m.name);
+        krc_diag_add_evidence(b, "missing module: %s (%s: an application/packaging error)", m.name,
+                              m.how);
+        snprintf(x->next, sizeof(x->next),
+                 "Python module '%s' is not installed in the image: add the package that "
+                 "provides '%s' to the image's build (requirements.txt, pip install), or check "
+                 "PYTHONPATH and the Python environment the command runs in",
+                 m.name, top);
+        return 1;
+    }
+    case MISSING_LIBRARY:
+        krc_diag_add_evidence(b, "missing shared library: %s (%s: the program never ran)", m.name,
+                              m.how);
+        snprintf(x->next, sizeof(x->next),
+                 "Shared library %s is missing from the image: install the package that provides "
+                 "it in the image, or build the program on the image's base (or statically)",
+                 m.name);
+        return 1;
+    case MISSING_GLIBC:
+        krc_diag_add_evidence(b,
+                              "C library too old: the program needs %s (%s: the program never "
+                              "ran)",
+                              m.name, m.how);
+        snprintf(x->next, sizeof(x->next),
+                 "The program was built against a newer glibc than the image has (it needs %s): "
+                 "build it on the image's base image, use a base image with that glibc, or link "
+                 "it statically (Go: CGO_ENABLED=0)",
                  m.name);
         return 1;
     case MISSING_PROPERTY:

@@ -80,6 +80,7 @@ int krc_diag_tail_search(const unsigned char *p, size_t n, const struct pattern 
                          struct hit *h);
 struct span krc_diag_strip_ts(struct span l);
 int krc_diag_is_error_header(struct span l);
+int krc_diag_is_error_level(struct span l);
 void krc_diag_collect_tail(const unsigned char *buf, size_t len, size_t want, struct tail *t);
 int krc_diag_is_last_line(const unsigned char *buf, size_t len, struct span l);
 int krc_diag_find_xid(const unsigned char *buf, size_t len, struct hit *h);
@@ -274,6 +275,8 @@ int krc_diag_match_startup_spec(struct dctx *x);
 void krc_diag_say_startup_spec(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_liveness_spec(struct dctx *x);
 void krc_diag_say_liveness_spec(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_terminated_exit0(struct dctx *x);
+void krc_diag_say_terminated_exit0(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_completed(struct dctx *x);
 void krc_diag_say_completed(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_killed(struct dctx *x);

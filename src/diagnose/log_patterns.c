@@ -186,6 +186,32 @@ static const char *const failure_words[] = {
     "stack",     "exiting",  "aborting",  "closing",
 };
 
+/* Like line_matches, but `a` must start a word: "ENOTFOUND" (Node's DNS
+ * error code) is not the tail of "ModuleNotFoundError". */
+static int line_matches_word(struct span l, const struct pattern *pat, size_t *at)
+{
+    size_t pos = 0;
+
+    while (pos < l.len) {
+        size_t o = krc_diag_find_ci(l.p + pos, l.len - pos, pat->a);
+        if (o == SIZE_MAX) {
+            return 0;
+        }
+        o += pos;
+        if (o == 0 || !is_alnum(l.p[o - 1]) || !is_alnum((unsigned char)pat->a[0])) {
+            if (pat->b != NULL && !krc_diag_has_ci(l.p, l.len, pat->b)) {
+                return 0;
+            }
+            if (at != NULL) {
+                *at = o;
+            }
+            return 1;
+        }
+        pos = o + 1;
+    }
+    return 0;
+}
+
 static int line_matches(struct span l, const struct pattern *pat, size_t *at)
 {
     size_t o = krc_diag_find_ci(l.p, l.len, pat->a);
@@ -311,6 +337,39 @@ static int is_blank(struct span l)
     return 1;
 }
 
+/* A line a log viewer adds when the stream it follows ends, not written by
+ * the container: k9s, Lens and other client-go based viewers print "Stream
+ * closed EOF for NAMESPACE/POD (CONTAINER)" when the log stream of a
+ * container that exited reaches EOF. Pasted logs often end with it. */
+static int is_viewer_trailer(struct span l)
+{
+    l = krc_diag_strip_ts(l);
+    while (l.len > 0 && is_space(l.p[0])) {
+        l.p++;
+        l.len--;
+    }
+    return starts_with(l.p, l.len, "Stream closed EOF for ");
+}
+
+/* A record whose level is right-aligned after its time stamp, as Rust's
+ * tracing writes them ("2024-05-01T10:00:00Z  INFO target: ..."): indented,
+ * but a record, not a frame. */
+static int is_padded_level(struct span l)
+{
+    static const char *const levels[] = {"INFO ", "WARN ", "DEBUG ", "TRACE ", "ERROR "};
+    size_t i = 0;
+
+    while (i < l.len && i < 4 && l.p[i] == ' ') {
+        i++;
+    }
+    for (size_t k = 0; k < sizeof(levels) / sizeof(levels[0]); k++) {
+        if (starts_with(l.p + i, l.len - i, levels[k])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Stack frames, source excerpts, markers, punctuation: lines that do not
  * count toward the "last lines" of a log. */
 static int is_frame(struct span l)
@@ -321,6 +380,9 @@ static int is_frame(struct span l)
     l = krc_diag_strip_ts(l);
     if (l.len == 0) {
         return 1;
+    }
+    if (l.p[0] == ' ' && is_padded_level(l)) {
+        return 0;
     }
     if (l.p[0] == ' ' || l.p[0] == '\t' || l.p[0] == '^' || l.p[0] == '~') {
         return 1;
@@ -391,6 +453,25 @@ int krc_diag_is_error_header(struct span l)
         starts_with(l.p, l.len, "terminate called")) {
         return 1;
     }
+    /* .NET: the runtime's report of an exception no handler caught, after
+     * which the process exits ("Unhandled exception. System.X: ..." since
+     * .NET 5, "Unhandled Exception: System.X: ..." before); the "   at ..."
+     * frames that follow are not counted as lines. */
+    if (starts_with(l.p, l.len, "Unhandled exception. ") ||
+        starts_with(l.p, l.len, "Unhandled Exception: ")) {
+        return 1;
+    }
+    /* Rust: the panic message ("thread 'main' panicked at src/main.rs:5:9:") */
+    if (starts_with(l.p, l.len, "thread '") && krc_diag_has_ci(l.p, l.len, "' panicked at") != 0) {
+        return 1;
+    }
+    /* The dynamic loader refusing to run the program before main: a missing
+     * shared library or too old a C library in the image. */
+    if (krc_diag_has_ci(l.p, l.len, "error while loading shared libraries: ") ||
+        (krc_diag_has_ci(l.p, l.len, ": version `glibc_") &&
+         krc_diag_has_ci(l.p, l.len, "' not found"))) {
+        return 1;
+    }
     for (i = 0; i < l.len; i++) {
         unsigned char c = l.p[i];
         if (!(is_alnum(c) || c == '_' || c == '.' || c == '$')) {
@@ -403,6 +484,39 @@ int krc_diag_is_error_header(struct span l)
     }
     return (tok >= 5 && memcmp(l.p + tok - 5, "Error", 5) == 0) ||
            (tok >= 9 && memcmp(l.p + tok - 9, "Exception", 9) == 0);
+}
+
+/* A record logged at error level by the common formats: Rust's tracing
+ * ("2024-05-01T10:00:00.1Z ERROR target: ...", the time stamp skipped) and
+ * env_logger ("[2024-05-01T10:00:00Z ERROR target] ..."), klog
+ * ("E0210 01:36:39.123645 ..."), "[ERROR]", logfmt "level=error" and JSON
+ * "\"level\":\"error\"". Alone it is not a crash: many programs log errors
+ * and go on; the rules use it only for the last line a process wrote. */
+int krc_diag_is_error_level(struct span l)
+{
+    static const char *const marks[] = {"[ERROR]", "level=error", "\"level\":\"error\""};
+    size_t i;
+
+    l = krc_diag_strip_ts(l);
+    if (starts_with(l.p, l.len, "ERROR ") || starts_with(l.p, l.len, "ERROR:")) {
+        return 1;
+    }
+    if (l.len > 6 && l.p[0] == 'E' && is_digit(l.p[1]) && is_digit(l.p[2]) && is_digit(l.p[3]) &&
+        is_digit(l.p[4]) && l.p[5] == ' ') {
+        return 1;
+    }
+    if (l.len > 0 && l.p[0] == '[') {
+        const unsigned char *close = memchr(l.p, ']', l.len < 80 ? l.len : 80);
+        if (close != NULL && memmem(l.p, (size_t)(close - l.p), " ERROR ", 7) != NULL) {
+            return 1;
+        }
+    }
+    for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        if (memmem(l.p, l.len, marks[i], strlen(marks[i])) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void krc_diag_collect_tail(const unsigned char *buf, size_t len, size_t want, struct tail *t)
@@ -424,7 +538,7 @@ void krc_diag_collect_tail(const unsigned char *buf, size_t len, size_t want, st
         while (l.len > 0 && l.p[l.len - 1] == '\r') {
             l.len--; /* CRLF line ends */
         }
-        if (!is_blank(l)) {
+        if (!is_blank(l) && !is_viewer_trailer(l)) {
             t->lines[t->n++] = l;
             if (!is_frame(l)) {
                 counted++;
@@ -458,10 +572,13 @@ int krc_diag_find_dependency(const unsigned char *buf, size_t len, struct hit *h
     }
     krc_diag_collect_tail(buf, len, KRC_DIAG_TAIL_LINES, t);
     for (i = 0; i < t->n; i++) {
-        if (line_matches_any(t->lines[i], net_patterns,
-                             sizeof(net_patterns) / sizeof(net_patterns[0]), &at)) {
-            last = i;
-            last_at = at;
+        size_t k;
+        for (k = 0; k < sizeof(net_patterns) / sizeof(net_patterns[0]); k++) {
+            if (line_matches_word(t->lines[i], &net_patterns[k], &at)) {
+                last = i;
+                last_at = at;
+                break;
+            }
         }
     }
     if (last == SIZE_MAX) {

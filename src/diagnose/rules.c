@@ -104,6 +104,12 @@ const struct rule krc_diag_rules[] = {
      "Check the pod's events right after the next restart for a liveness probe kill, and test "
      "the probe's command or endpoint by hand",
      CMD_EVENTS | CMD_LOGS_PREV | CMD_DESCRIBE},
+    {"terminated_exit0", KRC_CAUSE_TERMINATED, krc_diag_match_terminated_exit0,
+     krc_diag_say_terminated_exit0,
+     "Find who stopped it: the pod's events (a probe kill, a deletion, an eviction), a rollout "
+     "of its workload, or a sidecar or supervisor in the pod; it is not a program that "
+     "finished, so a Job is not the answer",
+     CMD_EVENTS | CMD_LOGS_PREV | CMD_DESCRIBE},
     {"completed", KRC_CAUSE_COMPLETED, krc_diag_match_completed, krc_diag_say_completed,
      "If the program is meant to finish, run it as a Job; if it is a server, find in its log why "
      "it exited 0",

@@ -97,6 +97,28 @@ static const struct pattern gpu_error_patterns[] = {
     {"forward compatibility was attempted on non supported hw", NULL},
 };
 
+/* Collective communication between GPUs failing (NVIDIA NCCL, and AMD's
+ * RCCL, which keeps NCCL's messages): NCCL's result codes as its callers
+ * print them ("NCCL error in: ...ProcessGroupNCCL.cpp:..., unhandled system
+ * error", "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for
+ * details)", "NCCL Error 2: unhandled system error"), the result code
+ * names (ncclSystemError, ncclInternalError, ncclRemoteError,
+ * ncclUnhandledCudaError, ncclInvalidUsage), NCCL's own warning lines
+ * ("... NCCL WARN Call to connect returned Connection refused") and
+ * PyTorch's watchdog on a collective that never completed. Searched in the
+ * tail only: NCCL warns about recoverable things in long runs too. */
+static const struct pattern nccl_patterns[] = {
+    {"nccl error", NULL},
+    {"ncclsystemerror", NULL},
+    {"ncclinternalerror", NULL},
+    {"ncclremoteerror", NULL},
+    {"ncclunhandledcudaerror", NULL},
+    {"ncclinvalidusage", NULL},
+    {"ncclinvalidargument", NULL},
+    {"watchdog caught collective operation timeout", NULL},
+    {"nccl warn", NULL},
+};
+
 /* Language runtimes giving up at their own heap limit. */
 static const struct pattern app_oom_patterns[] = {
     {"javascript heap out of memory", NULL},
@@ -303,7 +325,15 @@ int krc_diag_match_gpu_error(struct dctx *x)
     if (!failed_or_unknown(x)) {
         return 0;
     }
+    x->detail = NULL;
     if (krc_diag_find_text(x, gpu_error_patterns, NPAT(gpu_error_patterns), IN_LOG | IN_MSG)) {
+        return 1;
+    }
+    /* medium: a collective fails on every rank when one rank or the
+     * network between them fails, so the fault may not be this pod's */
+    if (krc_diag_find_text(x, nccl_patterns, NPAT(nccl_patterns), IN_LOG_TAIL | IN_MSG)) {
+        x->conf = KRC_CONFIDENCE_MEDIUM;
+        x->detail = "nccl";
         return 1;
     }
     memset(&x->h, 0, sizeof(x->h));
@@ -320,6 +350,16 @@ int krc_diag_match_gpu_error(struct dctx *x)
 
 void krc_diag_say_gpu_error(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
+    if (str_eq(x->detail, "nccl")) {
+        s_text_cause(x, b, s,
+                     "hit a collective-communication failure between GPUs or ranks (NCCL)");
+        snprintf(x->next, sizeof(x->next), "%s",
+                 "Read the NCCL WARN lines before the error (run with NCCL_DEBUG=INFO): check "
+                 "the network between the ranks (NCCL_SOCKET_IFNAME, the RDMA/InfiniBand "
+                 "devices), the size of /dev/shm (an emptyDir with medium Memory) and whether "
+                 "another rank or pod failed first");
+        return;
+    }
     s_text_cause(x, b, s, "hit a GPU device or driver error");
 }
 
@@ -379,9 +419,14 @@ int krc_diag_match_app_error(struct dctx *x)
     if (x->has_exit || !line) {
         return 0;
     }
+    /* An error-level record (Rust's tracing or env_logger, klog, logfmt)
+     * as the very last line of an instance that terminated: the program
+     * logged its error and exited. */
     return krc_diag_is_error_header(x->h.line) ||
            ((str_eq(x->c->state_reason, "CrashLoopBackOff") || x->c->restart_count > 0 ||
              x->c->last.present) &&
+            krc_diag_is_last_line(src, src_len, x->h.line)) ||
+           (x->t != NULL && krc_diag_is_error_level(x->h.line) &&
             krc_diag_is_last_line(src, src_len, x->h.line));
 }
 

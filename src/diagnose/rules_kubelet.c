@@ -405,7 +405,37 @@ void krc_diag_say_liveness_spec(struct dctx *x, struct builder *b, struct krc_bu
     s_probe_spec(x, b, s, 0);
 }
 
-/* 22. completed */
+/* 22. terminated, exit 0: the log says the process was asked to stop.
+ * A program that handles SIGTERM (the kubelet's stop signal for a probe
+ * kill, a deletion, an eviction or a rollout) and shuts down cleanly exits
+ * 0: that is a stop, not a program that finished its work. The lines are
+ * the handlers' own words: "SIGTERM received", "Received SIGTERM", Go's
+ * "received signal: terminated" (os.Signal's String), nginx's "signal 15
+ * (SIGTERM) received", PostgreSQL's "received smart/fast shutdown request"
+ * (its SIGTERM/SIGINT handlers), the NATS server's "Trapped "terminated"
+ * signal". */
+static const struct pattern stop_signal_patterns[] = {
+    {"sigterm", "receiv"},
+    {"sigterm", "caught"},
+    {"sigterm", "got "},
+    {"signal terminated", "receiv"},
+    {"signal: terminated", "receiv"},
+    {"signal 15", "receiv"},
+    {"received smart shutdown request", NULL},
+    {"received fast shutdown request", NULL},
+    {"trapped \"terminated\" signal", NULL}, /* NATS server */
+};
+
+int krc_diag_match_terminated_exit0(struct dctx *x)
+{
+    x->ev = NULL;
+    memset(&x->h, 0, sizeof(x->h));
+    x->conf = x->window_events > 0 ? KRC_CONFIDENCE_MEDIUM : KRC_CONFIDENCE_LOW;
+    return x->has_exit && x->exit_code == 0 &&
+           krc_diag_find_text(x, stop_signal_patterns, NPAT(stop_signal_patterns), IN_LOG_TAIL);
+}
+
+/* 23. completed */
 int krc_diag_match_completed(struct dctx *x)
 {
     if (!x->has_exit || x->exit_code != 0) {
@@ -435,7 +465,7 @@ void krc_diag_say_completed(struct dctx *x, struct builder *b, struct krc_buf *s
     }
 }
 
-/* 23-24. killed, terminated */
+/* 24-25. killed, terminated */
 int krc_diag_match_killed(struct dctx *x)
 {
     x->conf =
@@ -487,7 +517,22 @@ void krc_diag_say_terminated(struct dctx *x, struct builder *b, struct krc_buf *
     say_checked(x, s, 0);
 }
 
-/* 25. unknown */
+void krc_diag_say_terminated_exit0(struct dctx *x, struct builder *b, struct krc_buf *s)
+{
+    char line[200];
+
+    krc_diag_hit_short(x, line, sizeof(line));
+    krc_buf_printf(s, "Container %s was stopped: its log reported a stop signal", x->c->name);
+    krc_diag_quote_clean(s, " (", line, ")");
+    krc_buf_printf(s, " and it exited 0 (%s)", x->t->reason ? x->t->reason : "no reason given");
+    krc_diag_say_after(x, s);
+    krc_diag_evidence_hit(b, x);
+    krc_diag_add_evidence(b, "exit 0 after a stop signal is a graceful stop, not a finished "
+                             "program: the sender is not shown by the exit code");
+    say_checked(x, s, 0);
+}
+
+/* 26. unknown */
 int krc_diag_match_unknown(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_LOW;

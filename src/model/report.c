@@ -589,20 +589,37 @@ void krc_report_retain_pod_events(struct krc_report *r)
     r->n_events = out;
 }
 
+/* Extended resources that count accelerator devices, one unit per device
+ * (or per partition that the plugin hands out as a device): the device
+ * plugins' resource names. Quantities that merely mention a GPU are not
+ * devices: HAMi's nvidia.com/gpumem (MiB) and nvidia.com/gpucores
+ * (percent of a GPU), other memory or core quantities, and time-sliced
+ * shares (nvidia.com/gpu.shared) are left out, so that "1 GPU + 100 cores +
+ * 16000 MiB" is not 16101 GPUs. A resource not listed is not counted. */
 int krc_report_is_gpu_resource(const char *name)
 {
-    const char *slash;
+    static const char *const devices[] = {
+        "nvidia.com/gpu",        /* NVIDIA device plugin */
+        "amd.com/gpu",           /* AMD (ROCm) device plugin */
+        "gpu.intel.com/i915",    /* Intel GPU plugin */
+        "gpu.intel.com/xe",      /* Intel GPU plugin, xe driver */
+        "intel.com/gpu",         /* older Intel naming */
+        "google.com/tpu",        /* GKE TPUs */
+        "habana.ai/gaudi",       /* Intel Gaudi (Habana) */
+        "aws.amazon.com/neuron", /* AWS Inferentia/Trainium devices */
+        "aws.amazon.com/neurondevice",
+    };
+    size_t i;
 
-    if (name == NULL) {
-        return 0;
-    }
-    slash = strchr(name, '/');
-    if (slash == NULL) {
+    if (name == NULL || strchr(name, '/') == NULL) {
         return 0; /* cpu, memory, ephemeral-storage, hugepages-... */
     }
-    if (strstr(name, "gpu") != NULL || strstr(name, "GPU") != NULL) {
-        return 1;
+    for (i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+        if (strcmp(name, devices[i]) == 0) {
+            return 1;
+        }
     }
+    /* MIG slices ("nvidia.com/mig-1g.5gb"): each unit is a GPU instance */
     return strncmp(name, "nvidia.com/mig-", 15) == 0;
 }
 

@@ -101,6 +101,49 @@ class ParityTest(unittest.TestCase):
             self.assertTrue(answer["next_step"])
             self.assertTrue(answer["commands"])
 
+    def test_issue26_patterns_live_and_explain(self):
+        """The issue 26 patterns give the same verdict live and in krc explain: an NCCL
+        failure (gpu_error) in a pod holding 8 GPUs plus HAMi's gpucores/gpumem quantities
+        (8 devices, not 16108), exit 0 after "SIGTERM received" (terminated), and a Python
+        module missing at start (app_error, not dependency_unreachable)."""
+        now = datetime.now(timezone.utc)
+        started, finished = iso(now - timedelta(seconds=5)), iso(now)
+        nccl_log = ("rank 3: init\nRuntimeError: NCCL error: unhandled system error (run with "
+                    "NCCL_DEBUG=INFO for details)\n")
+        stop_log = "listening on :8080\nSIGTERM received, shutting down\nbye\n"
+        module_log = ("Traceback (most recent call last):\n  File \"/app/serve.py\", line 3, "
+                      "in <module>\n    from transformers import AutoModel\n"
+                      "ModuleNotFoundError: No module named 'transformers'\n")
+        self.kube.create_pod("ml", "nccl-0", containers=(
+            {"name": "app", "resources": {"limits": {
+                "memory": "64Gi", "nvidia.com/gpu": "8", "nvidia.com/gpucores": "100",
+                "nvidia.com/gpumem": "16000"}}},))
+        self.kube.create_pod("ml", "stop-0")
+        self.kube.create_pod("ml", "pymod-0")
+        self.db = os.path.join(self.tmp.name, "krc.db")
+        self.krc = h.Krc(self.kube.kubeconfig, ["--watch-idle-timeout", "3s"],
+                         env={"KRC_DB": self.db})
+        self.krc.wait_synced()
+        for pod, code, reason, logs in (("nccl-0", 1, "Error", nccl_log),
+                                        ("stop-0", 0, "Completed", stop_log),
+                                        ("pymod-0", 1, "Error", module_log)):
+            self.kube.restart("ml", pod, "app", exit_code=code, reason=reason,
+                              started_at=started, finished_at=finished, waiting=True,
+                              logs=logs)
+        live = {d["pod"]: d for d in self.krc.wait_diagnosed(3)}
+        want = {"nccl-0": ("gpu_error", nccl_log), "stop-0": ("terminated", stop_log),
+                "pymod-0": ("app_error", module_log)}
+        for pod, (cause, logs) in want.items():
+            answer = self.explain("ml", pod, logs)
+            self.assertEqual(answer["cause"], cause, pod)
+            self.assertEqual(live[pod]["cause"], answer["cause"], pod)
+            self.assertEqual(live[pod]["summary"], answer["summary"], pod)
+            stored = self.stored_diagnosis(pod)
+            for key in ("cause", "summary", "confidence", "next_step", "gpus"):
+                self.assertEqual(stored[key], answer[key], "%s: %s" % (pod, key))
+        self.assertEqual(self.explain("ml", "nccl-0", nccl_log)["gpus"], 8)
+        self.assertIn("'transformers'", self.explain("ml", "pymod-0", module_log)["next_step"])
+
     def stored_diagnosis(self, pod):
         deadline = time.monotonic() + 30
         while True:

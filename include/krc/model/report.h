@@ -393,14 +393,16 @@ int krc_report_event_matches(const struct krc_report *r, const struct krc_report
 /* Does `ev` concern this pod (any container or the pod itself)? */
 int krc_report_event_is_pod(const struct krc_report *r, const struct krc_report_event *ev);
 
-/* Number of GPUs (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/..., MIG
- * slices: any extended resource whose name contains "gpu" or "nvidia.com/mig-")
- * that the pod holds: limits (else requests) summed over regular and sidecar
- * containers, or the largest ordinary init container request if larger. */
+/* Number of accelerator devices (krc_report_is_gpu_resource: nvidia.com/gpu,
+ * amd.com/gpu, google.com/tpu, MIG slices ...; not quantities such as
+ * nvidia.com/gpumem or gpucores) that the pod holds: limits (else requests)
+ * summed over regular and sidecar containers, or the largest ordinary init
+ * container request if larger. */
 long krc_report_gpu_count(const struct krc_report *r);
 /* Same for one container. */
 long krc_report_container_gpus(const struct krc_report_container *c);
-/* Is this resource name a GPU-like extended resource? */
+/* Is this extended resource an accelerator device count (a device plugin's
+ * resource name, src/model/report.c lists them), not a quantity? */
 int krc_report_is_gpu_resource(const char *name);
 
 /* key/value lists. put copies both strings (replaces an existing key). */

@@ -2878,6 +2878,265 @@ static void test_rule_node_not_ready(void **state)
     done(&r, &d);
 }
 
+/* ---- issue 26: the patterns ---------------------------------------------- */
+
+/* A pod whose container "app" is terminated with reason Error and no exit
+ * code, restartCount 0, no previous state: the log alone must decide. */
+static char *make_pod_no_exit(void)
+{
+    return fmt("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
+               "\"namespace\":\"shop\",\"uid\":\"" POD_UID "\"},"
+               "\"spec\":{\"nodeName\":\"node-1\",\"restartPolicy\":\"Always\",\"containers\":[{"
+               "\"name\":\"app\",\"image\":\"img:1\"}]},"
+               "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\","
+               "\"ready\":false,\"restartCount\":0,\"image\":\"img:1\",\"imageID\":\"\","
+               "\"state\":{\"terminated\":{\"reason\":\"Error\",\"startedAt\":\"" STARTED
+               "\",\"finishedAt\":\"" FINISHED "\"}}}]}}");
+}
+
+/* A crash header with no exit code shown: .NET's unhandled exception with
+ * its frames after it, a Rust panic, a Rust error-level record ending the
+ * log, the dynamic loader refusing the program; and a log viewer's trailer
+ * line is not the last line of the log. */
+static void test_crash_header_without_exit_code(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    static const char dotnet[] =
+        "info: Microsoft.Hosting.Lifetime[0]\n"
+        "      Application is shutting down...\n"
+        "Unhandled exception. System.InvalidOperationException: Unable to resolve service for "
+        "type 'IRepo'\n"
+        "   at Microsoft.Extensions.DependencyInjection.ServiceProvider.GetService(Type t)\n"
+        "   at Program.<Main>$(String[] args) in /src/Program.cs:line 12\n";
+    static const char rust_panic[] =
+        "starting worker\n"
+        "thread 'main' panicked at src/main.rs:41:10:\n"
+        "called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound }\n"
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+    static const char rust_error[] =
+        "2024-05-01T10:00:00.120000Z  INFO indexer: loading state\n"
+        "2024-05-01T10:00:00.125000Z ERROR indexer: could not open state file\n";
+    static const char rust_error_trailer[] =
+        "2024-05-01T10:00:00.120000Z  INFO indexer: loading state\n"
+        "2024-05-01T10:00:00.125000Z ERROR indexer: could not open state file\n"
+        "Stream closed EOF for shop/web-0 (app)\n";
+    static const char rust_error_then_work[] =
+        "2024-05-01T10:00:00.125000Z ERROR indexer: could not open state file\n"
+        "2024-05-01T10:00:01.000000Z  INFO indexer: using an empty state\n";
+    static const char glibc[] =
+        "gke-operator: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
+        "gke-operator)\n"
+        "gke-operator: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
+        "gke-operator)\n";
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, dotnet, SIZE_MAX), KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "Unhandled exception. System.InvalidOperationException"));
+    assert_non_null(strstr(d.summary, "exit code unknown"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, rust_panic, SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "panicked at"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, rust_error, SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "could not open state file"));
+    done(&r, &d);
+
+    /* the viewer's "Stream closed EOF for NS/POD (C)" is not the last line */
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, rust_error_trailer, SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.summary, "could not open state file"));
+    assert_null(strstr(d.summary, "Stream closed"));
+    done(&r, &d);
+
+    /* an error record the program went on after is not its end */
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, rust_error_then_work, SIZE_MAX),
+                     KRC_CAUSE_UNKNOWN);
+    done(&r, &d);
+
+    /* the dynamic loader: the newest glibc version is the one to name */
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL, glibc, SIZE_MAX), KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "C library too old: the program needs GLIBC_2.34"));
+    assert_non_null(strstr(d.next_step, "newer glibc than the image has (it needs GLIBC_2.34)"));
+    done(&r, &d);
+
+    /* the loader's missing library, named in the next step */
+    assert_int_equal(run(&r, &d, make_pod_no_exit(), NULL,
+                         "/usr/bin/app: error while loading shared libraries: libssl.so.1.1: "
+                         "cannot open shared object file: No such file or directory\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "missing shared library: libssl.so.1.1"));
+    assert_non_null(strstr(d.next_step, "Shared library libssl.so.1.1 is missing"));
+    done(&r, &d);
+}
+
+/* NCCL failures are GPU (collective communication) errors, read in the
+ * last lines of the log only. */
+static void test_nccl_gpu_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_buf b;
+    static const char vllm[] =
+        "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] RuntimeError: NCCL error: "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+        "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] WorkerProc failed to "
+        "start.\n";
+    static const char warn[] =
+        "42692884fcba:140:140 [0] include/socket.h:333 NCCL WARN Call to bind failed : Address "
+        "already in use\n"
+        "42692884fcba:140:140 [0] NCCL INFO bootstrap.cc:91 -> 2\n"
+        "Traceback (most recent call last):\n"
+        "  File \"train.py\", line 186, in <module>\n";
+
+    (void)state;
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 1, "Error", STARTED, NULL, "{\"nvidia.com/gpu\":\"8\"}"),
+            NULL, vllm, SIZE_MAX),
+        KRC_CAUSE_GPU_ERROR);
+    assert_non_null(strstr(d.summary, "collective-communication failure"));
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
+    assert_non_null(strstr(d.summary, "NCCL error: unhandled system error"));
+    assert_non_null(strstr(d.next_step, "NCCL_DEBUG=INFO"));
+    assert_non_null(strstr(d.next_step, "/dev/shm"));
+    done(&r, &d);
+
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 1, "Error", STARTED, NULL, NULL), NULL, warn, SIZE_MAX),
+        KRC_CAUSE_GPU_ERROR);
+    assert_non_null(strstr(d.summary, "NCCL WARN"));
+    done(&r, &d);
+
+    /* a warning long before the end, and another error ending the log */
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b, warn), 0);
+    for (int i = 0; i < 60; i++) {
+        assert_int_equal(krc_buf_printf(&b, "step %d loss=0.5\n", i), 0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "ValueError: checkpoint path is empty\n"), 0);
+    assert_int_equal(
+        run(&r, &d, make_pod("trainer", 1, "Error", STARTED, NULL, NULL), NULL, b.data, b.len),
+        KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+    krc_buf_cleanup(&b);
+}
+
+/* Exit 0 after the log reported SIGTERM: a stop, not a completed program. */
+static void test_sigterm_exit0_is_terminated(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                         "listening on :8080\nSIGTERM received, shutting down\nbye\n", SIZE_MAX),
+                     KRC_CAUSE_TERMINATED);
+    assert_non_null(strstr(d.summary, "was stopped: its log reported a stop signal"));
+    assert_non_null(strstr(d.summary, "and it exited 0 (Completed)"));
+    assert_non_null(strstr(d.summary, "SIGTERM received"));
+    assert_non_null(strstr(d.summary, "a probe kill cannot be ruled out"));
+    assert_true(evidence_has(&d, "SIGTERM received"));
+    assert_non_null(strstr(d.next_step, "Find who stopped it"));
+    assert_null(strstr(d.summary, "completed"));
+    assert_bounded(&d);
+    done(&r, &d);
+
+    /* Go's wording of the signal */
+    assert_int_equal(run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                         "level=info msg=\"received signal: terminated\"\n", SIZE_MAX),
+                     KRC_CAUSE_TERMINATED);
+    done(&r, &d);
+
+    /* a handler being installed is not a signal received */
+    assert_int_equal(run(&r, &d, make_pod("app", 0, "Completed", STARTED, NULL, NULL), NULL,
+                         "installing SIGTERM handler\njob done\n", SIZE_MAX),
+                     KRC_CAUSE_COMPLETED);
+    done(&r, &d);
+
+    /* a failing exit keeps its own rules */
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "SIGTERM received\npanic: close of closed channel\n", SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    done(&r, &d);
+}
+
+/* A Python module missing at start is an application/packaging error with
+ * a next step naming it, not an unreachable dependency ("ENOTFOUND" is
+ * Node's DNS error code, not the tail of "ModuleNotFoundError"). */
+static void test_module_not_found_is_app_error(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "Traceback (most recent call last):\n"
+                         "  File \"/app/serve.py\", line 3, in <module>\n"
+                         "    from transformers import AutoModel\n"
+                         "ModuleNotFoundError: No module named 'transformers'\n",
+                         SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_true(evidence_has(&d, "missing module: transformers"));
+    assert_non_null(strstr(d.next_step, "Python module 'transformers' is not installed"));
+    done(&r, &d);
+
+    /* a submodule: the package to install is the top-level one; Python 2 */
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "ImportError: No module named yaml.constructor\n", SIZE_MAX),
+                     KRC_CAUSE_APP_ERROR);
+    assert_non_null(strstr(d.next_step, "provides 'yaml'"));
+    done(&r, &d);
+
+    /* Node's ENOTFOUND still names a dependency */
+    assert_int_equal(run(&r, &d, make_pod("app", 1, "Error", STARTED, NULL, NULL), NULL,
+                         "Error: getaddrinfo ENOTFOUND postgres\n", SIZE_MAX),
+                     KRC_CAUSE_DEPENDENCY_UNREACHABLE);
+    done(&r, &d);
+}
+
+/* Only device resources count as GPUs: not HAMi's gpumem/gpucores. */
+static void test_gpu_count_devices_only(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+
+    (void)state;
+    assert_int_equal(run(&r, &d,
+                         make_pod("trainer", 1, "Error", STARTED, NULL,
+                                  "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpucores\":\"100\","
+                                  "\"nvidia.com/gpumem\":\"16000\",\"memory\":\"1Gi\"}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_int_equal(d.gpus, 1);
+    assert_null(strstr(d.summary, "16101"));
+    done(&r, &d);
+
+    assert_int_equal(run(&r, &d,
+                         make_pod("trainer", 1, "Error", STARTED, NULL,
+                                  "{\"amd.com/gpu\":\"2\",\"nvidia.com/gpu.shared\":\"4\"}"),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_APP_ERROR);
+    assert_int_equal(d.gpus, 2);
+    done(&r, &d);
+
+    assert_true(krc_report_is_gpu_resource("nvidia.com/gpu"));
+    assert_true(krc_report_is_gpu_resource("nvidia.com/mig-1g.5gb"));
+    assert_true(krc_report_is_gpu_resource("google.com/tpu"));
+    assert_true(krc_report_is_gpu_resource("habana.ai/gaudi"));
+    assert_true(krc_report_is_gpu_resource("gpu.intel.com/i915"));
+    assert_false(krc_report_is_gpu_resource("nvidia.com/gpumem"));
+    assert_false(krc_report_is_gpu_resource("nvidia.com/gpucores"));
+    assert_false(krc_report_is_gpu_resource("nvidia.com/gpumem-percentage"));
+    assert_false(krc_report_is_gpu_resource("gpu"));
+    assert_false(krc_report_is_gpu_resource(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2929,6 +3188,11 @@ int main(void)
         cmocka_unit_test(test_advice_jvm_heap),
         cmocka_unit_test(test_advice_missing_setting),
         cmocka_unit_test(test_rule_node_not_ready),
+        cmocka_unit_test(test_crash_header_without_exit_code),
+        cmocka_unit_test(test_nccl_gpu_error),
+        cmocka_unit_test(test_sigterm_exit0_is_terminated),
+        cmocka_unit_test(test_module_not_found_is_app_error),
+        cmocka_unit_test(test_gpu_count_devices_only),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
