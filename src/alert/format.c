@@ -57,6 +57,7 @@ const char *krc_alert_cause_title(enum krc_cause cause)
         "Disk full",
         "Evicted",
         "Node not ready",
+        "Restarted by its rule",
     };
 
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

@@ -454,6 +454,7 @@ int krc_explain_write_json(FILE *out, const struct krc_report *r, const struct k
     ok = ok && add_str_or_null(o, "signal", d->signal_name);
     ok = ok && add_str_or_null(o, "reason", d->reason);
     ok = ok && cJSON_AddStringToObject(o, "cause", krc_cause_name(d->cause));
+    ok = ok && (!d->intentional || cJSON_AddTrueToObject(o, "intentional") != NULL);
     ok = ok && cJSON_AddStringToObject(o, "confidence", krc_confidence_name(d->confidence));
     ok = ok && cJSON_AddStringToObject(o, "summary", d->summary);
     time_str(d->started_at, ts, sizeof(ts));
@@ -549,8 +550,8 @@ void krc_explain_write_text(FILE *out, const struct krc_report *r, const struct 
         put(out, d->reason, "");
         fputc('\n', out);
     }
-    fprintf(out, "Cause:      %s (confidence: %s)\n", krc_cause_name(d->cause),
-            krc_confidence_name(d->confidence));
+    fprintf(out, "Cause:      %s (confidence: %s%s)\n", krc_cause_name(d->cause),
+            krc_confidence_name(d->confidence), d->intentional ? "; intentional" : "");
     fputs("Summary:    ", out);
     put(out, d->summary, "");
     fputc('\n', out);

@@ -513,7 +513,12 @@ static void print_show_text(const struct krc_store_entry *e)
     }
     print_field("Last exit:", line);
     if (r->confidence != NULL && r->cause != NULL) {
-        snprintf(line, sizeof(line), "%s (confidence: %s)", r->cause, r->confidence);
+        /* "intentional" is in the stored diagnosis only (issue 26), not a column */
+        snprintf(line, sizeof(line), "%s (confidence: %s%s)", r->cause, r->confidence,
+                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+                     cJSON_GetObjectItemCaseSensitive(rep, "diagnosis"), "intentional"))
+                     ? "; intentional"
+                     : "");
         print_field("Cause:", line);
     } else {
         print_field("Cause:", r->cause);

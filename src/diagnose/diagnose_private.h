@@ -121,6 +121,8 @@ struct dctx {
     const struct krc_report_event *ev2;
     const struct krc_report_probe *probe;
     const char *detail;
+    const struct krc_report_restart_rule *rrule; /* restart_rule: the rule that holds */
+    size_t rrule_i;                              /* and its index in restartPolicyRules */
     int runc_log; /* the hit is an exec error in the log: 1 runc's, 2 a shell's */
     /* set by a say function when the evidence calls for a more specific next
      * step than the rule's (advice.c), and the commands it adds */
@@ -251,6 +253,13 @@ int krc_diag_match_disk_full(struct dctx *x);
 void krc_diag_say_disk_full(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_start_failed(struct dctx *x);
 void krc_diag_say_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* rules_intentional.c: restarts and stops the pod declares or reports as intended */
+int krc_diag_match_restart_rule(struct dctx *x);
+void krc_diag_say_restart_rule(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_stop_signal(struct dctx *x);
+void krc_diag_say_stop_signal(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* The evidence line of each DisruptionTarget=True pod condition (any cause). */
+void krc_diag_evidence_disruption(struct builder *b, const struct krc_report *r);
 /* rules_app.c: what the application's log and exit say */
 int krc_diag_match_gpu_oom(struct dctx *x);
 void krc_diag_say_gpu_oom(struct dctx *x, struct builder *b, struct krc_buf *s);

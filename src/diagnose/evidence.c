@@ -639,6 +639,7 @@ void krc_diag_finish(struct builder *b, struct dctx *x, struct krc_buf *s)
         }
     }
     node_evidence(b, r);
+    krc_diag_evidence_disruption(b, r);
     if (r->log_flags & KRC_REPORT_LOG_CAPPED) {
         krc_diag_add_evidence(b, "the previous log was read only up to the transfer cap; its last "
                                  "lines were not seen");

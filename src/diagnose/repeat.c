@@ -106,6 +106,9 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_hist
     krc_free(d->summary_unquoted);
     d->summary_unquoted = unq_copy;
     d->cause = prior->cause;
+    /* a restart rule's restart is intended by its cause; a stop by the stop
+     * signal (terminated) is not told apart in the history: not carried */
+    d->intentional = prior->cause == KRC_CAUSE_RESTART_RULE;
     d->confidence = conf;
     return 1;
 }

@@ -57,6 +57,15 @@ const struct rule krc_diag_rules[] = {
      "Read the runtime error in the pod's events and fix what it names (a mount, a missing "
      "ConfigMap/Secret, the security context, the cgroup or the runtime on the node)",
      CMD_DESCRIBE | CMD_EVENTS | CMD_NODE},
+    {"restart_rule", KRC_CAUSE_RESTART_RULE, krc_diag_match_restart_rule, krc_diag_say_restart_rule,
+     "Nothing to fix if this exit code is the retry the rule was written for; if the restarts "
+     "repeat, read the previous log for why the program asks to be retried",
+     CMD_LOGS_PREV | CMD_DESCRIBE},
+    {"terminated_stop_signal", KRC_CAUSE_TERMINATED, krc_diag_match_stop_signal,
+     krc_diag_say_stop_signal,
+     "Find who stopped it: the pod's events (a deletion, a rollout, a probe kill, a resize); "
+     "the exit itself is the stop signal's, not a crash",
+     CMD_EVENTS | CMD_DESCRIBE},
     {"gpu_out_of_memory", KRC_CAUSE_GPU_OUT_OF_MEMORY, krc_diag_match_gpu_oom, krc_diag_say_gpu_oom,
      "Reduce the GPU memory the job needs (batch size, sequence length, model sharding) or run it "
      "on GPUs with more memory",

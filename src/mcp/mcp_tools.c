@@ -118,7 +118,8 @@ static const char report_in[] =
 static const char report_out[] =
     "{\"type\":\"object\",\"properties\":{\"restart\":" ROW_SCHEMA
     ",\"report\":{\"type\":[\"object\",\"null\"],\"description\":\"pod, diagnosis (cause, "
-    "confidence, evidence, next_step), containers, events, node, notes, log; the fields "
+    "confidence, evidence, next_step; intentional: true only for an intended restart or stop), "
+    "containers, events, node, notes, log; the fields "
     "untrusted_fields lists hold text from the cluster\"," KRC_MCP_REPORT_UNTRUSTED_PROPS
     "}," KRC_MCP_UNTRUSTED_FIELDS_PROP "},"
     "\"required\":[\"restart\",\"report\",\"untrusted_fields\"]}";

@@ -363,6 +363,9 @@ static void add_diagnosis(struct ctx *c, cJSON *root, const struct krc_diagnosis
     add_bool(c, o, "is_init", d->is_init);
     add_bool(c, o, "is_sidecar", d->is_sidecar);
     add_text(c, o, "cause", krc_cause_name(d->cause), 0);
+    if (d->intentional) {
+        add_bool(c, o, "intentional", 1); /* absent when not: older documents unchanged */
+    }
     add_bool(c, o, "has_termination", d->has_termination);
     add_num(c, o, "exit_code", d->exit_code);
     add_num(c, o, "signal", d->signal);

@@ -136,6 +136,12 @@ class DestinationTest(AlertTestBase):
         self.assertEqual(c["status_resources"]["limits"]["memory"], "12Gi")
         self.assertEqual(c["allocated_resources_status"][0]["resources"][0]["health"],
                          "Unhealthy")
+        # exit 42 is the retry its rule Restart In [42, 43] declares: the live diagnosis
+        # names the rule and says so, in a body the schema accepts
+        self.assertEqual(rep["diagnosis"]["cause"], "restart_rule")
+        self.assertIs(rep["diagnosis"]["intentional"], True)
+        self.assertIn("restarted by its restart rule for exit code 42",
+                      rep["diagnosis"]["summary"])
 
     def test_webhook_429_and_5xx_are_retried(self):
         self.kube.create_pod("shop", "api-1")

@@ -31,9 +31,9 @@ struct cJSON;
     "\"namespace\":{\"type\":\"string\"},\"pod\":{\"type\":\"string\"},"                           \
     "\"container\":{\"type\":\"string\"},\"restart_count\":{\"type\":\"integer\"},"                \
     "\"report\":{\"type\":\"object\",\"description\":\"pod, diagnosis (cause, confidence, "        \
-    "evidence, next_step), containers, events, node, notes, log; the fields untrusted_fields "     \
-    "lists hold text from the cluster\"," KRC_MCP_REPORT_UNTRUSTED_PROPS                           \
-    "}," KRC_MCP_UNTRUSTED_FIELDS_PROP "},"                                                        \
+    "evidence, next_step; intentional: true only for an intended restart or stop), containers, "   \
+    "events, node, notes, log; the fields untrusted_fields lists hold text from the "              \
+    "cluster\"," KRC_MCP_REPORT_UNTRUSTED_PROPS "}," KRC_MCP_UNTRUSTED_FIELDS_PROP "},"            \
     "\"required\":[\"namespace\",\"pod\",\"container\",\"report\",\"untrusted_fields\"]}"
 
 #define KRC_MCP_EXPLAIN_LOG_BYTES 16384

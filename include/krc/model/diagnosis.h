@@ -19,6 +19,10 @@ struct krc_diagnosis {
     int is_init;
     int is_sidecar;
     enum krc_cause cause;
+    /* The restart or stop was intended, by a field that proves it (a restart
+     * rule, the reported stop signal: docs/causes.md); 0 otherwise. Written
+     * as "intentional": true only when set. */
+    int intentional;
     int has_termination; /* a termination with an exitCode was seen; 0: exit_code meaningless */
     int from_last_state; /* T is lastState.terminated (else state.terminated) */
     int exit_code;
