@@ -251,6 +251,11 @@ int krc_diag_match_disk_full(struct dctx *x);
 void krc_diag_say_disk_full(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_start_failed(struct dctx *x);
 void krc_diag_say_start_failed(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* rules_device.c: the kubelet reports a device of the container Unhealthy;
+ * krc_diag_device_evidence: its devices not Healthy, whatever the cause */
+int krc_diag_match_device_unhealthy(struct dctx *x);
+void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc_buf *s);
+void krc_diag_device_evidence(struct builder *b, const struct dctx *x);
 /* rules_app.c: what the application's log and exit say */
 int krc_diag_match_gpu_oom(struct dctx *x);
 void krc_diag_say_gpu_oom(struct dctx *x, struct builder *b, struct krc_buf *s);

@@ -27,6 +27,7 @@ static const char *const cause_names[KRC_CAUSE_COUNT] = {
     "disk_full",
     "evicted",
     "node_not_ready",
+    "gpu_device_unhealthy",
 };
 
 const char *krc_confidence_name(enum krc_confidence c)

@@ -23,6 +23,8 @@ CAUSES = {
     # issue 11
     "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
     "disk_full", "evicted", "node_not_ready", "unknown",
+    # issue 26
+    "gpu_device_unhealthy",
 }
 KRC = None
 TIMEOUT = 10

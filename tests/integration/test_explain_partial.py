@@ -23,6 +23,8 @@ CAUSES = {
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
     "start_failed", "exec_format_error", "illegal_instruction", "aborted", "app_out_of_memory",
     "disk_full", "evicted", "node_not_ready", "unknown",
+    # issue 26
+    "gpu_device_unhealthy",
 }
 # Claims the old analyser made without having checked them.
 FORBIDDEN = ("not the OOM killer", "no probe kill)", "(no probe kill", "did not start",

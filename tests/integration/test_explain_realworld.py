@@ -35,6 +35,8 @@ CAUSES = {
     "dependency_unreachable", "app_error", "completed", "killed", "terminated",
     "start_failed", "exec_format_error", "illegal_instruction", "aborted",
     "app_out_of_memory", "disk_full", "evicted", "node_not_ready", "unknown",
+    # issue 26
+    "gpu_device_unhealthy",
 }
 REQUIRED_BAR = 0.90
 KRC = None

@@ -18,6 +18,8 @@
  *   permission_denied        start error "permission denied", exit 126
  *   disk_full                "No space left on device" / ENOSPC
  *   start_failed             StartError & co, exit 128, runtime create/mount/cgroup errors
+ *   gpu_device_unhealthy     failed while the kubelet reports an accelerator device it holds
+ *                            Unhealthy (allocatedResourcesStatus; Unknown is only evidence)
  *   gpu_out_of_memory        GPU OOM in the log
  *   app_out_of_memory        the language runtime's own heap limit in the log
  *   segfault / illegal_instruction / aborted   exit 139 / 132 / 134 (or their log lines)

@@ -29,8 +29,10 @@ enum krc_cause {
     KRC_CAUSE_EVICTED,             /* kubelet eviction / node pressure */
     /* issue 25 */
     KRC_CAUSE_NODE_NOT_READY, /* killed while its node was NotReady */
+    /* issue 26 */
+    KRC_CAUSE_GPU_DEVICE_UNHEALTHY, /* the kubelet reports a device it holds Unhealthy */
 };
-#define KRC_CAUSE_COUNT 22
+#define KRC_CAUSE_COUNT 23
 
 /* How sure a diagnosis is, given what it could see. */
 enum krc_confidence {
