@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "krc/alert/format.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/model/cause.h"
@@ -509,6 +510,23 @@ static void test_alloc_failures(void **state)
     krc_report_cleanup(&r);
 }
 
+/* The code is a public contract and its enum value is stored: appended after
+ * node_not_ready (21); an alert shows it red with its own title. */
+static void test_code_title_severity(void **state)
+{
+    enum krc_cause c = KRC_CAUSE_UNKNOWN;
+
+    (void)state;
+    assert_int_equal((int)KRC_CAUSE_GPU_DEVICE_UNHEALTHY, 22);
+    assert_int_equal(krc_cause_parse("gpu_device_unhealthy", &c), 0);
+    assert_int_equal(c, KRC_CAUSE_GPU_DEVICE_UNHEALTHY);
+    assert_string_equal(krc_cause_name(KRC_CAUSE_NODE_NOT_READY), "node_not_ready");
+    assert_string_equal(krc_alert_cause_title(KRC_CAUSE_GPU_DEVICE_UNHEALTHY),
+                        "GPU device unhealthy");
+    assert_int_equal(krc_alert_cause_severity(KRC_CAUSE_GPU_DEVICE_UNHEALTHY),
+                     KRC_ALERT_SEV_CRITICAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_many_devices_bounded),
         cmocka_unit_test(test_without_the_field),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_code_title_severity),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
