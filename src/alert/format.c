@@ -17,6 +17,7 @@ enum krc_alert_severity krc_alert_cause_severity(enum krc_cause cause)
     case KRC_CAUSE_SEGFAULT:
     case KRC_CAUSE_GPU_OUT_OF_MEMORY:
     case KRC_CAUSE_GPU_ERROR:
+    case KRC_CAUSE_GPU_DEVICE_UNHEALTHY:
     case KRC_CAUSE_COMMAND_NOT_FOUND:
     case KRC_CAUSE_PERMISSION_DENIED:
     case KRC_CAUSE_APP_ERROR:
@@ -58,6 +59,7 @@ const char *krc_alert_cause_title(enum krc_cause cause)
         "Evicted",
         "Node not ready",
         "Restarted by its rule",
+        "GPU device unhealthy",
     };
 
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

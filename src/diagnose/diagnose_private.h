@@ -260,6 +260,11 @@ int krc_diag_match_stop_signal(struct dctx *x);
 void krc_diag_say_stop_signal(struct dctx *x, struct builder *b, struct krc_buf *s);
 /* The evidence line of each DisruptionTarget=True pod condition (any cause). */
 void krc_diag_evidence_disruption(struct builder *b, const struct krc_report *r);
+/* rules_device.c: the kubelet reports a device of the container Unhealthy;
+ * krc_diag_device_evidence: its devices not Healthy, whatever the cause */
+int krc_diag_match_device_unhealthy(struct dctx *x);
+void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc_buf *s);
+void krc_diag_device_evidence(struct builder *b, const struct dctx *x);
 /* rules_app.c: what the application's log and exit say */
 int krc_diag_match_gpu_oom(struct dctx *x);
 void krc_diag_say_gpu_oom(struct dctx *x, struct builder *b, struct krc_buf *s);

@@ -57,6 +57,12 @@ const struct rule krc_diag_rules[] = {
      "Read the runtime error in the pod's events and fix what it names (a mount, a missing "
      "ConfigMap/Secret, the security context, the cgroup or the runtime on the node)",
      CMD_DESCRIBE | CMD_EVENTS | CMD_NODE},
+    {"gpu_device_unhealthy", KRC_CAUSE_GPU_DEVICE_UNHEALTHY, krc_diag_match_device_unhealthy,
+     krc_diag_say_device_unhealthy,
+     "Take the unhealthy device out of service (cordon and drain its node, or let the device "
+     "plugin or DRA driver withdraw it), check it on the node (nvidia-smi, DCGM) and reschedule "
+     "the pod onto a healthy device",
+     CMD_NODE | CMD_DESCRIBE | CMD_LOGS_PREV},
     {"restart_rule", KRC_CAUSE_RESTART_RULE, krc_diag_match_restart_rule, krc_diag_say_restart_rule,
      "Nothing to fix if this exit code is the retry the rule was written for; if the restarts "
      "repeat, read the previous log for why the program asks to be retried",

@@ -187,7 +187,7 @@ static int find_python_memory_error(struct dctx *x)
     return found;
 }
 
-/* 11. gpu_out_of_memory */
+/* 12. gpu_out_of_memory */
 int krc_diag_match_gpu_oom(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
@@ -212,7 +212,7 @@ void krc_diag_say_gpu_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
     s_text_cause(x, b, s, "ran out of GPU memory");
 }
 
-/* 12. app_out_of_memory */
+/* 13. app_out_of_memory */
 int krc_diag_match_app_oom(struct dctx *x)
 {
     if (!failed_or_unknown(x)) {
@@ -234,7 +234,7 @@ void krc_diag_say_app_oom(struct dctx *x, struct builder *b, struct krc_buf *s)
     krc_diag_advise_app_oom(x, b);
 }
 
-/* 13-15. fatal signals: the exit code names the signal; a log line alone
+/* 14-16. fatal signals: the exit code names the signal; a log line alone
  * counts only when the exit code names no other signal. */
 static int m_signal(struct dctx *x, int signo, const struct pattern *pats, size_t n)
 {
@@ -318,7 +318,7 @@ void krc_diag_say_abort(struct dctx *x, struct builder *b, struct krc_buf *s)
     s_signal(x, b, s, "aborted (SIGABRT: a failed assertion, abort() or heap corruption)");
 }
 
-/* 16. gpu_error */
+/* 17. gpu_error */
 int krc_diag_match_gpu_error(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_HIGH;
@@ -363,7 +363,7 @@ void krc_diag_say_gpu_error(struct dctx *x, struct builder *b, struct krc_buf *s
     s_text_cause(x, b, s, "hit a GPU device or driver error");
 }
 
-/* 17. dependency_unreachable */
+/* 18. dependency_unreachable */
 int krc_diag_match_dependency(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_MEDIUM;
@@ -388,7 +388,7 @@ void krc_diag_say_dependency(struct dctx *x, struct builder *b, struct krc_buf *
     s_text_cause(x, b, s, "gave up because a network dependency could not be reached");
 }
 
-/* 18. app_error */
+/* 19. app_error */
 int krc_diag_match_app_error(struct dctx *x)
 {
     const unsigned char *src = NULL; /* the text holding the error line */

@@ -268,7 +268,7 @@ void krc_diag_say_node_not_ready(struct dctx *x, struct builder *b, struct krc_b
     }
 }
 
-/* 19. evicted, inferred from node pressure */
+/* 20. evicted, inferred from node pressure */
 static const struct krc_report_node_condition *node_pressure(const struct krc_report *r)
 {
     size_t i;
@@ -304,7 +304,7 @@ void krc_diag_say_evicted_pressure(struct dctx *x, struct builder *b, struct krc
                               "eviction");
 }
 
-/* 20-21. probes configured in the spec, no kill event seen */
+/* 21-22. probes configured in the spec, no kill event seen */
 static int probe_fits(const struct dctx *x, const struct krc_report_probe *p, int startup)
 {
     int64_t first = (int64_t)p->initial_delay + (int64_t)p->period * (p->failure_threshold - 1);
@@ -405,7 +405,7 @@ void krc_diag_say_liveness_spec(struct dctx *x, struct builder *b, struct krc_bu
     s_probe_spec(x, b, s, 0);
 }
 
-/* 22. terminated, exit 0: the log says the process was asked to stop.
+/* 23. terminated, exit 0: the log says the process was asked to stop.
  * A program that handles SIGTERM (the kubelet's stop signal for a probe
  * kill, a deletion, an eviction or a rollout) and shuts down cleanly exits
  * 0: that is a stop, not a program that finished its work. The lines are
@@ -435,7 +435,7 @@ int krc_diag_match_terminated_exit0(struct dctx *x)
            krc_diag_find_text(x, stop_signal_patterns, NPAT(stop_signal_patterns), IN_LOG_TAIL);
 }
 
-/* 23. completed */
+/* 24. completed */
 int krc_diag_match_completed(struct dctx *x)
 {
     if (!x->has_exit || x->exit_code != 0) {
@@ -465,7 +465,7 @@ void krc_diag_say_completed(struct dctx *x, struct builder *b, struct krc_buf *s
     }
 }
 
-/* 24-25. killed, terminated */
+/* 25-26. killed, terminated */
 int krc_diag_match_killed(struct dctx *x)
 {
     x->conf =
@@ -532,7 +532,7 @@ void krc_diag_say_terminated_exit0(struct dctx *x, struct builder *b, struct krc
     say_checked(x, s, 0);
 }
 
-/* 26. unknown */
+/* 27. unknown */
 int krc_diag_match_unknown(struct dctx *x)
 {
     x->conf = KRC_CONFIDENCE_LOW;

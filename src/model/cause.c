@@ -28,6 +28,7 @@ static const char *const cause_names[KRC_CAUSE_COUNT] = {
     "evicted",
     "node_not_ready",
     "restart_rule",
+    "gpu_device_unhealthy",
 };
 
 const char *krc_confidence_name(enum krc_confidence c)

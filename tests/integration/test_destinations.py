@@ -136,11 +136,12 @@ class DestinationTest(AlertTestBase):
         self.assertEqual(c["status_resources"]["limits"]["memory"], "12Gi")
         self.assertEqual(c["allocated_resources_status"][0]["resources"][0]["health"],
                          "Unhealthy")
-        # exit 42 is the retry its rule Restart In [42, 43] declares: the live diagnosis
-        # names the rule and says so, in a body the schema accepts
-        self.assertEqual(rep["diagnosis"]["cause"], "restart_rule")
-        self.assertIs(rep["diagnosis"]["intentional"], True)
-        self.assertIn("restarted by its restart rule for exit code 42",
+        # exit 42 is the retry its rule Restart In [42, 43] declares, but the kubelet reports
+        # the GPU it holds Unhealthy: the device fault is named (it ranks above the rule: a
+        # platform fault, whatever the retry rule says), in a body the schema accepts
+        self.assertEqual(rep["diagnosis"]["cause"], "gpu_device_unhealthy")
+        self.assertNotIn("intentional", rep["diagnosis"])
+        self.assertIn("GPU-5a1e0b7c-2f3d-4e8a-9b6c-0d1e2f3a4b5c (nvidia.com/gpu) Unhealthy",
                       rep["diagnosis"]["summary"])
 
     def test_webhook_429_and_5xx_are_retried(self):

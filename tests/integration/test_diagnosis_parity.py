@@ -144,6 +144,43 @@ class ParityTest(unittest.TestCase):
         self.assertEqual(self.explain("ml", "nccl-0", nccl_log)["gpus"], 8)
         self.assertIn("'transformers'", self.explain("ml", "pymod-0", module_log)["next_step"])
 
+    def test_device_unhealthy_live_and_explain(self):
+        """Issue 26: a container that exits 1 while the kubelet reports its GPU Unhealthy
+        (allocatedResourcesStatus, KEP-4680) is gpu_device_unhealthy live, stored and in krc
+        explain, above the CUDA error in its log; an Unknown device is only evidence."""
+        now = datetime.now(timezone.utc)
+        started, finished = iso(now - timedelta(seconds=5)), iso(now)
+        log = "step 812\nRuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+        gpu = {"name": "app", "resources": {"limits": {"memory": "16Gi", "nvidia.com/gpu": "1"}}}
+        for pod, health in (("gpu-bad-0", "Unhealthy"), ("gpu-unknown-0", "Unknown")):
+            self.kube.create_pod("ml", pod, containers=(gpu,))
+            self.kube.set_container_status("ml", pod, "app", {"allocatedResourcesStatus": [
+                {"name": "nvidia.com/gpu", "resources": [
+                    {"resourceID": "GPU-0b7c2f3d", "health": health,
+                     "message": "ECC error count exceeded threshold"}]}]})
+        self.db = os.path.join(self.tmp.name, "krc.db")
+        self.krc = h.Krc(self.kube.kubeconfig, ["--watch-idle-timeout", "3s"],
+                         env={"KRC_DB": self.db})
+        self.krc.wait_synced()
+        for pod in ("gpu-bad-0", "gpu-unknown-0"):
+            self.kube.restart("ml", pod, "app", exit_code=1, reason="Error", started_at=started,
+                              finished_at=finished, waiting=True, logs=log)
+        live = {d["pod"]: d for d in self.krc.wait_diagnosed(2)}
+        for pod, cause in (("gpu-bad-0", "gpu_device_unhealthy"), ("gpu-unknown-0", "gpu_error")):
+            answer = self.explain("ml", pod, log)
+            self.assertEqual(answer["cause"], cause, pod)
+            self.assertEqual(live[pod]["cause"], answer["cause"], pod)
+            self.assertEqual(live[pod]["summary"], answer["summary"], pod)
+            stored = self.stored_diagnosis(pod)
+            for key in ("cause", "summary", "confidence", "next_step", "evidence"):
+                self.assertEqual(stored[key], answer[key], "%s: %s" % (pod, key))
+            self.assertTrue(any("GPU-0b7c2f3d" in e and "ECC error count" in e
+                                for e in answer["evidence"]), answer["evidence"])
+        bad = self.explain("ml", "gpu-bad-0", log)
+        self.assertEqual(bad["confidence"], "high")
+        self.assertIn("GPU-0b7c2f3d (nvidia.com/gpu) Unhealthy", bad["summary"])
+        self.assertIn("cordon and drain node", bad["next_step"])
+
     def stored_diagnosis(self, pod):
         deadline = time.monotonic() + 30
         while True:

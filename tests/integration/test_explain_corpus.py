@@ -25,6 +25,7 @@ CAUSES = {
     "disk_full", "evicted", "node_not_ready", "unknown",
     # issue 26
     "restart_rule",
+    "gpu_device_unhealthy",
 }
 KRC = None
 TIMEOUT = 10

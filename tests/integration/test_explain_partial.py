@@ -25,6 +25,7 @@ CAUSES = {
     "disk_full", "evicted", "node_not_ready", "unknown",
     # issue 26
     "restart_rule",
+    "gpu_device_unhealthy",
 }
 # Claims the old analyser made without having checked them.
 FORBIDDEN = ("not the OOM killer", "no probe kill)", "(no probe kill", "did not start",

@@ -37,6 +37,7 @@ CAUSES = {
     "app_out_of_memory", "disk_full", "evicted", "node_not_ready", "unknown",
     # issue 26
     "restart_rule",
+    "gpu_device_unhealthy",
 }
 REQUIRED_BAR = 0.90
 KRC = None

@@ -18,6 +18,8 @@
  *   permission_denied        start error "permission denied", exit 126
  *   disk_full                "No space left on device" / ENOSPC
  *   start_failed             StartError & co, exit 128, runtime create/mount/cgroup errors
+ *   gpu_device_unhealthy     failed while the kubelet reports an accelerator device it holds
+ *                            Unhealthy (allocatedResourcesStatus; Unknown is only evidence)
  *   restart_rule             a restartPolicyRules rule (action Restart) holds the exit code
  *   terminated               exit 128+N for the reported stopSignal N (not SIGKILL)
  *   gpu_out_of_memory        GPU OOM in the log

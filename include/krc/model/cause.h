@@ -30,9 +30,10 @@ enum krc_cause {
     /* issue 25 */
     KRC_CAUSE_NODE_NOT_READY, /* killed while its node was NotReady */
     /* issue 26 */
-    KRC_CAUSE_RESTART_RULE, /* restarted by its restartPolicyRules (KEP-5307) */
+    KRC_CAUSE_RESTART_RULE,         /* restarted by its restartPolicyRules (KEP-5307) */
+    KRC_CAUSE_GPU_DEVICE_UNHEALTHY, /* the kubelet reports a device it holds Unhealthy */
 };
-#define KRC_CAUSE_COUNT 23
+#define KRC_CAUSE_COUNT 24
 
 /* How sure a diagnosis is, given what it could see. */
 enum krc_confidence {
