@@ -174,6 +174,37 @@ static void *alloc_list(struct fx *x, const cJSON *a, size_t max, size_t size, s
     return p;
 }
 
+/* Reads one element of a list (an object) into slot. */
+typedef void (*object_fn)(struct fx *x, const cJSON *item, const char *path, void *slot);
+
+/* The objects of array `a` ("PARENT.KEY[i]" in notes), at most max of them,
+ * each read by fn into a new list of `size`-byte elements, returned (*ret_n
+ * read, *omitted the rest beyond max); an element that is not an object is
+ * left out with a note. NULL for an empty array or out of memory (x->rc). */
+static void *object_list(struct fx *x, const cJSON *a, const char *parent, const char *key,
+                         size_t max, size_t size, size_t *ret_n, size_t *omitted, object_fn fn)
+{
+    char *list = alloc_list(x, a, max, size, omitted);
+    const cJSON *it;
+    char path[256];
+    size_t i = 0;
+
+    *ret_n = 0;
+    cJSON_ArrayForEach(it, a)
+    {
+        if (x->rc != 0 || list == NULL || *ret_n == max) {
+            break;
+        }
+        snprintf(path, sizeof(path), "%s.%s[%zu]", parent, key, i++);
+        if (!cJSON_IsObject(it)) {
+            bad(x, path, "an object", it);
+            continue;
+        }
+        fn(x, it, path, list + (*ret_n)++ * size);
+    }
+    return list;
+}
+
 /* A limits/requests object: name -> quantity (a string; a bare number is
  * kept as written, as kube_parse does for the container's). */
 static void quantities(struct fx *x, const cJSON *o, const char *path, struct krc_kv_list *l)
@@ -246,9 +277,9 @@ static void resources(struct fx *x, const cJSON *o, const char *k, const char *p
 
 /* ---- spec.containers[] ------------------------------------------------ */
 
-static void restart_rule(struct fx *x, const cJSON *js, const char *path,
-                         struct krc_report_restart_rule *rule)
+static void restart_rule(struct fx *x, const cJSON *js, const char *path, void *slot)
 {
+    struct krc_report_restart_rule *rule = slot;
     const cJSON *codes;
     const cJSON *vals;
     const cJSON *it;
@@ -286,86 +317,53 @@ static void restart_rule(struct fx *x, const cJSON *js, const char *path,
     }
 }
 
+static void resize_policy(struct fx *x, const cJSON *js, const char *path, void *slot)
+{
+    struct krc_report_resize_policy *rp = slot;
+
+    text(x, js, "resourceName", path, &rp->resource_name);
+    text(x, js, "restartPolicy", path, &rp->restart_policy);
+}
+
 static void spec_container(struct fx *x, const cJSON *js, const char *path,
                            struct krc_report_container *c)
 {
     const cJSON *a;
-    const cJSON *it;
-    char full[220];
-    size_t i = 0;
 
     text(x, js, "restartPolicy", path, &c->restart_policy);
     if ((a = typed(x, js, "restartPolicyRules", path, cJSON_Array)) != NULL) {
-        c->restart_rules = alloc_list(x, a, KRC_REPORT_RULES_MAX, sizeof(*c->restart_rules),
-                                      &c->restart_rules_omitted);
-        cJSON_ArrayForEach(it, a)
-        {
-            if (x->rc != 0 || c->restart_rules == NULL ||
-                c->n_restart_rules == KRC_REPORT_RULES_MAX) {
-                break;
-            }
-            snprintf(full, sizeof(full), "%s.restartPolicyRules[%zu]", path, i++);
-            if (!cJSON_IsObject(it)) {
-                bad(x, full, "an object", it);
-                continue;
-            }
-            restart_rule(x, it, full, &c->restart_rules[c->n_restart_rules++]);
-        }
+        c->restart_rules = object_list(x, a, path, "restartPolicyRules", KRC_REPORT_RULES_MAX,
+                                       sizeof(*c->restart_rules), &c->n_restart_rules,
+                                       &c->restart_rules_omitted, restart_rule);
     }
-    i = 0;
     if ((a = typed(x, js, "resizePolicy", path, cJSON_Array)) != NULL) {
-        c->resize_policy = alloc_list(x, a, KRC_REPORT_RESIZE_MAX, sizeof(*c->resize_policy),
-                                      &c->resize_policy_omitted);
-        cJSON_ArrayForEach(it, a)
-        {
-            struct krc_report_resize_policy *rp;
-            if (x->rc != 0 || c->resize_policy == NULL ||
-                c->n_resize_policy == KRC_REPORT_RESIZE_MAX) {
-                break;
-            }
-            snprintf(full, sizeof(full), "%s.resizePolicy[%zu]", path, i++);
-            if (!cJSON_IsObject(it)) {
-                bad(x, full, "an object", it);
-                continue;
-            }
-            rp = &c->resize_policy[c->n_resize_policy++];
-            text(x, it, "resourceName", full, &rp->resource_name);
-            text(x, it, "restartPolicy", full, &rp->restart_policy);
-        }
+        c->resize_policy = object_list(x, a, path, "resizePolicy", KRC_REPORT_RESIZE_MAX,
+                                       sizeof(*c->resize_policy), &c->n_resize_policy,
+                                       &c->resize_policy_omitted, resize_policy);
     }
 }
 
 /* ---- status.containerStatuses[] --------------------------------------- */
 
-static void resource_health(struct fx *x, const cJSON *js, const char *path,
-                            struct krc_report_resource_health *h)
+static void device_health(struct fx *x, const cJSON *js, const char *path, void *slot)
 {
+    struct krc_report_device_health *d = slot;
+
+    text(x, js, "resourceID", path, &d->resource_id);
+    text(x, js, "health", path, &d->health);
+    text(x, js, "message", path, &d->message);
+}
+
+static void resource_health(struct fx *x, const cJSON *js, const char *path, void *slot)
+{
+    struct krc_report_resource_health *h = slot;
     const cJSON *a;
-    const cJSON *it;
-    char full[240];
-    size_t i = 0;
 
     text(x, js, "name", path, &h->name);
-    if ((a = typed(x, js, "resources", path, cJSON_Array)) == NULL) {
-        return;
-    }
-    h->resources =
-        alloc_list(x, a, KRC_REPORT_DEVICES_MAX, sizeof(*h->resources), &h->resources_omitted);
-    cJSON_ArrayForEach(it, a)
-    {
-        struct krc_report_device_health *d;
-        if (x->rc != 0 || h->resources == NULL || h->n_resources == KRC_REPORT_DEVICES_MAX) {
-            break;
-        }
-        snprintf(full, sizeof(full), "%s.resources[%zu]", path, i++);
-        if (!cJSON_IsObject(it)) {
-            bad(x, full, "an object", it);
-            continue;
-        }
-        d = &h->resources[h->n_resources++];
-        text(x, it, "resourceID", full, &d->resource_id);
-        text(x, it, "health", full, &d->health);
-        text(x, it, "message", full, &d->message);
+    if ((a = typed(x, js, "resources", path, cJSON_Array)) != NULL) {
+        h->resources =
+            object_list(x, a, path, "resources", KRC_REPORT_DEVICES_MAX, sizeof(*h->resources),
+                        &h->n_resources, &h->resources_omitted, device_health);
     }
 }
 
@@ -373,30 +371,15 @@ static void status_container(struct fx *x, const cJSON *js, const char *path,
                              struct krc_report_container *c)
 {
     const cJSON *a;
-    const cJSON *it;
-    char full[220];
-    size_t i = 0;
 
     text(x, js, "stopSignal", path, &c->stop_signal);
     resources(x, js, "resources", path, &c->has_status_resources, &c->status_limits,
               &c->status_requests);
-    if ((a = typed(x, js, "allocatedResourcesStatus", path, cJSON_Array)) == NULL) {
-        return;
-    }
-    c->resource_health = alloc_list(x, a, KRC_REPORT_HEALTH_MAX, sizeof(*c->resource_health),
-                                    &c->resource_health_omitted);
-    cJSON_ArrayForEach(it, a)
-    {
-        if (x->rc != 0 || c->resource_health == NULL ||
-            c->n_resource_health == KRC_REPORT_HEALTH_MAX) {
-            break;
-        }
-        snprintf(full, sizeof(full), "%s.allocatedResourcesStatus[%zu]", path, i++);
-        if (!cJSON_IsObject(it)) {
-            bad(x, full, "an object", it);
-            continue;
-        }
-        resource_health(x, it, full, &c->resource_health[c->n_resource_health++]);
+    if ((a = typed(x, js, "allocatedResourcesStatus", path, cJSON_Array)) != NULL) {
+        c->resource_health =
+            object_list(x, a, path, "allocatedResourcesStatus", KRC_REPORT_HEALTH_MAX,
+                        sizeof(*c->resource_health), &c->n_resource_health,
+                        &c->resource_health_omitted, resource_health);
     }
 }
 
@@ -454,82 +437,62 @@ static void containers(struct fx *x, const cJSON *parent, const char *key, const
 
 /* ---- pod --------------------------------------------------------------- */
 
+static void condition(struct fx *x, const cJSON *js, const char *path, void *slot)
+{
+    struct krc_report_pod_condition *c = slot;
+    const cJSON *t;
+
+    text(x, js, "type", path, &c->type);
+    text(x, js, "status", path, &c->status);
+    text(x, js, "reason", path, &c->reason);
+    text(x, js, "message", path, &c->message);
+    integer(x, js, "observedGeneration", path, &c->has_observed_generation,
+            &c->observed_generation);
+    t = child(js, "lastTransitionTime");
+    if (t != NULL && x->rc == 0) {
+        int64_t ts = 0;
+        if (!cJSON_IsString(t) || t->valuestring == NULL ||
+            (t->valuestring[0] != '\0' &&
+             krc_parse_rfc3339(t->valuestring, strlen(t->valuestring), &ts) < 0)) {
+            char full[300];
+            snprintf(full, sizeof(full), "%s.lastTransitionTime", path);
+            bad(x, full, "an RFC 3339 timestamp", t);
+        } else {
+            c->last_transition = ts < 0 ? 0 : ts;
+        }
+    }
+}
+
+static void claim_status(struct fx *x, const cJSON *js, const char *path, void *slot)
+{
+    struct krc_report_claim_status *c = slot;
+
+    text(x, js, "name", path, &c->name);
+    text(x, js, "resourceClaimName", path, &c->resource_claim_name);
+}
+
 static void conditions(struct fx *x, const cJSON *status)
 {
     const cJSON *a = typed(x, status, "conditions", "status", cJSON_Array);
-    const cJSON *it;
     struct krc_report *r = x->r;
-    char path[64];
-    size_t i = 0;
 
-    if (a == NULL) {
-        return;
-    }
-    r->conditions =
-        alloc_list(x, a, KRC_REPORT_CONDITIONS_MAX, sizeof(*r->conditions), &r->conditions_omitted);
-    cJSON_ArrayForEach(it, a)
-    {
-        struct krc_report_pod_condition *c;
-        const cJSON *t;
-        if (x->rc != 0 || r->conditions == NULL || r->n_conditions == KRC_REPORT_CONDITIONS_MAX) {
-            break;
-        }
-        snprintf(path, sizeof(path), "status.conditions[%zu]", i++);
-        if (!cJSON_IsObject(it)) {
-            bad(x, path, "an object", it);
-            continue;
-        }
-        c = &r->conditions[r->n_conditions++];
-        text(x, it, "type", path, &c->type);
-        text(x, it, "status", path, &c->status);
-        text(x, it, "reason", path, &c->reason);
-        text(x, it, "message", path, &c->message);
-        integer(x, it, "observedGeneration", path, &c->has_observed_generation,
-                &c->observed_generation);
-        t = child(it, "lastTransitionTime");
-        if (t != NULL && x->rc == 0) {
-            int64_t ts = 0;
-            if (!cJSON_IsString(t) || t->valuestring == NULL ||
-                (t->valuestring[0] != '\0' &&
-                 krc_parse_rfc3339(t->valuestring, strlen(t->valuestring), &ts) < 0)) {
-                char full[96];
-                snprintf(full, sizeof(full), "%s.lastTransitionTime", path);
-                bad(x, full, "an RFC 3339 timestamp", t);
-            } else {
-                c->last_transition = ts < 0 ? 0 : ts;
-            }
-        }
+    if (a != NULL) {
+        r->conditions = object_list(x, a, "status", "conditions", KRC_REPORT_CONDITIONS_MAX,
+                                    sizeof(*r->conditions), &r->n_conditions,
+                                    &r->conditions_omitted, condition);
     }
 }
 
 static void claim_statuses(struct fx *x, const cJSON *status)
 {
     const cJSON *a = typed(x, status, "resourceClaimStatuses", "status", cJSON_Array);
-    const cJSON *it;
     struct krc_report *r = x->r;
-    char path[64];
-    size_t i = 0;
 
-    if (a == NULL) {
-        return;
-    }
-    r->claim_statuses = alloc_list(x, a, KRC_REPORT_CLAIMS_MAX, sizeof(*r->claim_statuses),
-                                   &r->claim_statuses_omitted);
-    cJSON_ArrayForEach(it, a)
-    {
-        struct krc_report_claim_status *c;
-        if (x->rc != 0 || r->claim_statuses == NULL ||
-            r->n_claim_statuses == KRC_REPORT_CLAIMS_MAX) {
-            break;
-        }
-        snprintf(path, sizeof(path), "status.resourceClaimStatuses[%zu]", i++);
-        if (!cJSON_IsObject(it)) {
-            bad(x, path, "an object", it);
-            continue;
-        }
-        c = &r->claim_statuses[r->n_claim_statuses++];
-        text(x, it, "name", path, &c->name);
-        text(x, it, "resourceClaimName", path, &c->resource_claim_name);
+    if (a != NULL) {
+        r->claim_statuses =
+            object_list(x, a, "status", "resourceClaimStatuses", KRC_REPORT_CLAIMS_MAX,
+                        sizeof(*r->claim_statuses), &r->n_claim_statuses,
+                        &r->claim_statuses_omitted, claim_status);
     }
 }
 
