@@ -49,6 +49,10 @@ class EndpointTest(unittest.TestCase):
         h.wait_until(lambda: get(self.port, "/readyz")[0] == 200, 20, what="readiness")
         self.kube.restart("shop", "web-1", "app", exit_code=137, reason="OOMKilled", logs="x\n")
         self.slack.wait_messages(1, timeout=20)
+        # the fake Slack has the message before krc has read its answer and counted it (the
+        # Kubernetes Event, which used to be counted here too, no longer is: issue 25)
+        h.wait_until(lambda: metric(get(self.port, "/metrics")[1], "krc_notifications_total",
+                                    '{result="sent"}') >= 1, 20, what="the message counted")
         status, text, ctype = get(self.port, "/metrics")
         self.assertEqual(status, 200)
         self.assertTrue(ctype.startswith("text/plain; version=0.0.4"), ctype)
