@@ -816,8 +816,15 @@ static void test_outbox_marked_once_retry_and_final_failure(void **state)
     submit(n, store, "fail", "web-2", &fail_id);
     submit(n, store, "bad", "web-3", &bad_id);
     assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
-    while (krc_sender_stats(n)->alerts_sent < 1 || krc_sender_stats(n)->failed < 2) {
-        krc_clock_sleep_ms(10, NULL);
+    /* the failure is counted before its item is queued again, so wait for
+     * both (bounded: a transient failure that is never queued again fails) */
+    {
+        int64_t deadline = krc_clock_mono_ms() + 10000;
+        while ((krc_sender_stats(n)->alerts_sent < 1 || krc_sender_stats(n)->failed < 2 ||
+                krc_sender_pending(n) < 1) &&
+               krc_clock_mono_ms() < deadline) {
+            krc_clock_sleep_ms(10, NULL);
+        }
     }
     /* the transient failure is queued again (for 60 s), the final one is not */
     assert_int_equal(krc_sender_pending(n), 1);
