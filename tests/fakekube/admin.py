@@ -226,7 +226,7 @@ class FakeKube:
     def start(self):
         cmd = [sys.executable, SERVER, "--state-dir", self.state_dir]
         if self.token:
-            cmd += ["--token", self.token]
+            cmd.append("--token=" + self.token)  # a token may begin with "-"
         rbac = DEFAULT_RBAC if self.rbac is None else self.rbac
         if callable(rbac):
             rbac = rbac()

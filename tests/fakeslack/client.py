@@ -80,7 +80,7 @@ class FakeSlack:
         if self.tls:
             cmd.append("--tls")
         if self._token:
-            cmd += ["--token", self._token]
+            cmd.append("--token=" + self._token)  # a token may begin with "-"
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
