@@ -93,7 +93,7 @@ void krc_diagnose_format_duration(int64_t s, char *out, size_t outsz)
     }
 }
 
-static void format_time(int64_t t, char *out, size_t outsz)
+void krc_diag_format_time(int64_t t, char *out, size_t outsz)
 {
     int64_t days = t / 86400;
     int64_t rem = t % 86400;
@@ -202,7 +202,7 @@ void krc_diag_evidence_event(struct builder *b, const struct krc_report_event *e
 {
     char when[32];
 
-    format_time(e->last_timestamp, when, sizeof(when));
+    krc_diag_format_time(e->last_timestamp, when, sizeof(when));
     if (e->count > 1) {
         krc_diag_add_evidence(b, "event %s x%d (last %s): %s", e->reason ? e->reason : "?",
                               e->count, when, krc_diag_strip_combined(e->message));
@@ -589,8 +589,8 @@ void krc_diag_add_common_evidence(struct builder *b, const struct dctx *x)
     if (x->t == NULL) {
         return;
     }
-    format_time(x->t->started_at, when_s, sizeof(when_s));
-    format_time(x->t->finished_at, when_f, sizeof(when_f));
+    krc_diag_format_time(x->t->started_at, when_s, sizeof(when_s));
+    krc_diag_format_time(x->t->finished_at, when_f, sizeof(when_f));
     if (x->has_exit) {
         snprintf(code, sizeof(code), "exitCode=%d%s%s%s", x->exit_code, x->signal_name ? " (" : "",
                  x->signal_name ? x->signal_name : "", x->signal_name ? ")" : "");
@@ -616,6 +616,7 @@ void krc_diag_finish(struct builder *b, struct dctx *x, struct krc_buf *s)
         c->state == KRC_REPORT_STATE_WAITING && str_eq(c->state_reason, "CrashLoopBackOff");
     size_t i;
 
+    krc_diag_kill_evidence(b, x);
     if (c->restart_count > 0) {
         krc_buf_printf(s, "; %d restart%s", c->restart_count, c->restart_count == 1 ? "" : "s");
     }
