@@ -171,11 +171,11 @@ static void s_probe_event(struct dctx *x, struct builder *b, struct krc_buf *s, 
                        x->signal_name ? x->signal_name : "", x->signal_name ? ")" : "");
     }
     krc_diag_say_after(x, s);
-    krc_diag_say_probe_grace(x, b, s, liveness ? &x->c->liveness : &x->c->startup);
     krc_diag_evidence_event(b, x->ev);
     if (x->ev2 != NULL) {
         krc_diag_evidence_event(b, x->ev2);
     }
+    krc_diag_say_probe_grace(x, b, s, liveness ? &x->c->liveness : &x->c->startup);
 }
 
 void krc_diag_say_liveness_event(struct dctx *x, struct builder *b, struct krc_buf *s)
@@ -306,7 +306,9 @@ static void s_probe_spec(struct dctx *x, struct builder *b, struct krc_buf *s, i
                    "probe failures past the threshold make the kubelet restart it (no kill "
                    "event seen)",
                    startup ? "Startup" : "Liveness", x->c->name);
-    krc_diag_evidence_event(b, x->ev2);
+    if (x->ev2 != NULL) {
+        krc_diag_evidence_event(b, x->ev2);
+    }
     if (x->probe != NULL) {
         krc_diag_add_evidence(
             b,
