@@ -513,9 +513,12 @@ static void probe_hypothesis(struct dctx *x, struct builder *b)
                                    "%s probe failures were seen but no Killing event of the probe: "
                                    "whether the kubelet killed the container for them is not shown",
                                    names[i]);
-        } else {
+        } else if (x->pod_events > 0 && x->hi == 0) {
+            /* (without events, or without events of the time, krc_diag_add_missing says
+             * that a probe kill cannot be ruled out) */
             krc_diag_add_unchecked(b,
-                                   "no events of the time were given: a %s probe kill can be "
+                                   "no termination time: whether the events given are of the "
+                                   "time of the kill is not known, and a %s probe kill can be "
                                    "neither confirmed nor ruled out",
                                    names[i]);
         }

@@ -645,8 +645,8 @@ static void test_probe_alone_is_a_hypothesis(void **state)
     EVIDENCE_HAS(&d, "hypothesis, not a finding: a liveness probe is configured (httpGet, first "
                      "possible kill after 20s) and fits the run time of 5m0s; a probe kill ends a "
                      "container this way, but no Killing event naming it was seen");
-    UNCHECKED_HAS(&d, "no events of the time were given: a liveness probe kill can be neither "
-                      "confirmed nor ruled out");
+    UNCHECKED_HAS(&d, "no pod events were available, so a liveness or startup probe kill or an "
+                      "eviction cannot be ruled out");
     assert_no_probe_claim(&d);
     no_unproven_negation(&d);
     done(&r, &d);
