@@ -504,6 +504,10 @@ static int stop_exit(const struct dctx *x)
            (n > 0 && x->exit_code == 128 + n);
 }
 
+/* Seconds after the resize began, beyond the grace period, within which the
+ * kubelet's stop for it is looked for. */
+#define RESIZE_STOP_SLACK 120
+
 int krc_diag_match_resize_restart(struct dctx *x)
 {
     const struct krc_report_pod_condition *cond;
@@ -519,9 +523,13 @@ int krc_diag_match_resize_restart(struct dctx *x)
     if (cond == NULL || !str_eq(cond->status, "True")) {
         return 0; /* pending (not actuated) or done: nothing shows the resize now */
     }
-    /* the stop came after the kubelet began the resize, not before */
+    /* the stop came after the kubelet began the resize, not before, and
+     * within the grace period of it (with RESIZE_STOP_SLACK seconds to spare):
+     * a resize still in progress (or failed, reason Error) long before the stop
+     * did not stop it */
     if (cond->last_transition > 0 && x->t->finished_at > 0 &&
-        x->t->finished_at < cond->last_transition - 1) {
+        (x->t->finished_at < cond->last_transition - 1 ||
+         x->t->finished_at - cond->last_transition > x->r->grace_period + RESIZE_STOP_SLACK)) {
         return 0;
     }
     for (i = 0; i < x->c->n_resize_policy; i++) {

@@ -396,6 +396,14 @@ static void test_resize_not(void **state)
     expect(&d, "terminated", 0);
     done(&r, &d);
 
+    /* it stopped an hour after the resize began (a resize still in
+     * progress, or failed): not stopped for it */
+    pod = load("resize-restart.json");
+    set_term(pod, "redis", -1, NULL, "2026-11-22T10:15:02Z");
+    diagnose(pod, NULL, NULL, &r, &d);
+    expect(&d, "terminated", 0);
+    done(&r, &d);
+
     /* only the cpu (NotRequired) was resized: no restart for it */
     pod = load("resize-restart.json");
     st = member(status_of(pod, "redis"), "resources");
