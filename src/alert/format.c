@@ -27,6 +27,7 @@ enum krc_alert_severity krc_alert_cause_severity(enum krc_cause cause)
     case KRC_CAUSE_DEPENDENCY_UNREACHABLE:
     case KRC_CAUSE_KILLED:
     case KRC_CAUSE_NODE_NOT_READY:
+    case KRC_CAUSE_SANDBOX_CHANGED:
         return KRC_ALERT_SEV_WARNING;
     default:
         return KRC_ALERT_SEV_INFO;
@@ -60,6 +61,9 @@ const char *krc_alert_cause_title(enum krc_cause cause)
         "Node not ready",
         "Restarted by its rule",
         "GPU device unhealthy",
+        "Restarted with the other containers",
+        "Restarted to resize",
+        "Pod sandbox re-created",
     };
 
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

@@ -288,6 +288,24 @@ static int add_mcp(struct krc_health *h, struct krc_error *err)
     return rc;
 }
 
+/* Destination label values the series are made for: the destinations of
+ * the configuration as started (krc_sender_dest_stats: the named ones, the
+ * Go tool's Slack settings, the implicit Kubernetes Event; destinations a
+ * reload adds take effect at the next start), plus one, at most
+ * KRC_HEALTH_MAX_DESTS; a destination beyond them would be counted as
+ * "other". The series are one dense array (the cross product with kind and
+ * reason), so sizing it by the configuration rather than by the maximum
+ * keeps ~90 KB out of every krc's memory (docs/performance.md). */
+static size_t destination_cap(const struct krc_config *cfg)
+{
+    size_t n = 3;
+
+    if (cfg != NULL) {
+        n += cfg->n_destinations;
+    }
+    return n < KRC_HEALTH_MAX_DESTS ? n : KRC_HEALTH_MAX_DESTS;
+}
+
 /* The destinations' metrics: labels destination (the configuration's
  * names: bounded), kind (the kinds known) and reason (a fixed set). */
 static int register_destinations(struct krc_health *h, struct krc_error *err)
@@ -295,7 +313,7 @@ static int register_destinations(struct krc_health *h, struct krc_error *err)
     static const char *kinds[33];
     size_t nk = krc_dest_kind_names(kinds, 32);
     const struct krc_metric_label dkr[3] = {
-        {.name = "destination", .cap = KRC_HEALTH_MAX_DESTS},
+        {.name = "destination", .cap = destination_cap(h->cfg)},
         {.name = "kind", .values = kinds},
         {.name = "reason", .values = krc_dest_failure_reasons},
     };

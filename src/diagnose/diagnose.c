@@ -93,6 +93,7 @@ static int diagnose_with(const struct krc_report *r, const struct krc_report_con
     ret->confidence = x.conf;
     rule->say(&x, &b, &s);
     krc_diag_device_evidence(&b, &x);
+    krc_diag_evidence_restart_all(&b, &x);
     krc_diag_finish(&b, &x, &s);
     krc_diag_add_missing(&b, &x, rule);
     krc_diag_add_commands(&b, &x, rule->cmds | x.cmds);

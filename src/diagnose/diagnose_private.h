@@ -123,6 +123,15 @@ struct dctx {
     const char *detail;
     const struct krc_report_restart_rule *rrule; /* restart_rule: the rule that holds */
     size_t rrule_i;                              /* and its index in restartPolicyRules */
+    /* restarted_with_others: the container whose exit restarted all of them,
+     * its termination and the AllContainersRestarting condition (may be NULL);
+     * resize_restart: the PodResizeInProgress condition and the resize
+     * policy of the resource seen resized (may be NULL); sandbox_changed: the
+     * PodReadyToStartContainers condition (may be NULL) */
+    const struct krc_report_container *other;
+    const struct krc_report_term *other_t;
+    const struct krc_report_pod_condition *cond;
+    const struct krc_report_resize_policy *resized;
     int runc_log; /* the hit is an exec error in the log: 1 runc's, 2 a shell's */
     /* set by a say function when the evidence calls for a more specific next
      * step than the rule's (advice.c), and the commands it adds */
@@ -290,6 +299,25 @@ int krc_diag_match_restart_rule(struct dctx *x);
 void krc_diag_say_restart_rule(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_stop_signal(struct dctx *x);
 void krc_diag_say_stop_signal(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_restarted_with_others(struct dctx *x);
+void krc_diag_say_restarted_with_others(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_resize_restart(struct dctx *x);
+void krc_diag_say_resize_restart(struct dctx *x, struct builder *b, struct krc_buf *s);
+int krc_diag_match_sidecar_deletion(struct dctx *x);
+void krc_diag_say_sidecar_deletion(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* The evidence of a container whose own exit restarted all containers (its
+ * rule RestartAllContainers holds its exit code; whatever its cause). */
+void krc_diag_evidence_restart_all(struct builder *b, const struct dctx *x);
+/* Helpers the rules of other containers' terminations share: a container's
+ * termination T (lastState, else a terminated state; NULL: none), a pod
+ * condition of `type` (NULL: none) and "2026-11-20T09:12:30Z" (or "unknown"). */
+const struct krc_report_term *krc_diag_term_of(const struct krc_report_container *c);
+const struct krc_report_pod_condition *krc_diag_pod_condition(const struct krc_report *r,
+                                                              const char *type);
+void krc_diag_format_time(int64_t t, char *out, size_t size);
+/* rules_sandbox.c: the pod's sandbox was re-created (node-level) */
+int krc_diag_match_sandbox_changed(struct dctx *x);
+void krc_diag_say_sandbox_changed(struct dctx *x, struct builder *b, struct krc_buf *s);
 /* The evidence line of each DisruptionTarget=True pod condition (any cause). */
 void krc_diag_evidence_disruption(struct builder *b, const struct krc_report *r);
 /* rules_device.c: the kubelet reports a device of the container Unhealthy;

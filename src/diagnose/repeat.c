@@ -106,9 +106,10 @@ int krc_diagnosis_carry(struct krc_diagnosis *d, const struct krc_diagnosis_hist
     krc_free(d->summary_unquoted);
     d->summary_unquoted = unq_copy;
     d->cause = prior->cause;
-    /* a restart rule's restart is intended by its cause; a stop by the stop
-     * signal (terminated) is not told apart in the history: not carried */
-    d->intentional = prior->cause == KRC_CAUSE_RESTART_RULE;
+    /* a restart rule's, a restart-all's or a resize's restart is intended by
+     * its cause; a stop by the stop signal (terminated) is not told apart in
+     * the history: not carried */
+    d->intentional = krc_cause_always_intentional(prior->cause);
     d->confidence = conf;
     return 1;
 }

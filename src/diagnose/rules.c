@@ -57,6 +57,26 @@ const struct rule krc_diag_rules[] = {
      "Read the runtime error in the pod's events and fix what it names (a mount, a missing "
      "ConfigMap/Secret, the security context, the cgroup or the runtime on the node)",
      CMD_DESCRIBE | CMD_EVENTS | CMD_NODE},
+    /* all containers killed with a lost sandbox: one node-level cause, above the
+     * exit-code and log rules that would call each kill a crash of its own */
+    {"sandbox_changed", KRC_CAUSE_SANDBOX_CHANGED, krc_diag_match_sandbox_changed,
+     krc_diag_say_sandbox_changed,
+     "Check the pod's node: its events (Rebooted, NodeNotReady), the container runtime's and "
+     "the kubelet's logs and the CNI plugin on it; the containers were stopped with their "
+     "sandbox, their own logs end where it was lost",
+     CMD_NODE | CMD_EVENTS | CMD_DESCRIBE},
+    /* the kubelet killed it for another container's exit: that one's rule proves it */
+    {"restarted_with_others", KRC_CAUSE_RESTARTED_WITH_OTHERS, krc_diag_match_restarted_with_others,
+     krc_diag_say_restarted_with_others,
+     "Nothing to fix in this container: look at the container whose exit restarted them all "
+     "(its own restart is diagnosed and alerted on its own)",
+     CMD_DESCRIBE | CMD_EVENTS},
+    /* the kubelet stopped it to apply a resize its resizePolicy restarts for */
+    {"resize_restart", KRC_CAUSE_RESIZE_RESTART, krc_diag_match_resize_restart,
+     krc_diag_say_resize_restart,
+     "Nothing to fix if the resize was wanted; set resizePolicy NotRequired for the resource "
+     "if the container can take the new value without a restart",
+     CMD_DESCRIBE | CMD_EVENTS},
     {"gpu_device_unhealthy", KRC_CAUSE_GPU_DEVICE_UNHEALTHY, krc_diag_match_device_unhealthy,
      krc_diag_say_device_unhealthy,
      "Take the unhealthy device out of service (cordon and drain its node, or let the device "
@@ -67,6 +87,12 @@ const struct rule krc_diag_rules[] = {
      "Nothing to fix if this exit code is the retry the rule was written for; if the restarts "
      "repeat, read the previous log for why the program asks to be retried",
      CMD_LOGS_PREV | CMD_DESCRIBE},
+    /* a sidecar stops after the main containers when the pod is deleted */
+    {"terminated_sidecar_deletion", KRC_CAUSE_TERMINATED, krc_diag_match_sidecar_deletion,
+     krc_diag_say_sidecar_deletion,
+     "Nothing to fix: the pod is being deleted; if the sidecar should outlive the main "
+     "containers longer, check its stop handling and the pod's grace period",
+     CMD_EVENTS | CMD_DESCRIBE},
     {"terminated_stop_signal", KRC_CAUSE_TERMINATED, krc_diag_match_stop_signal,
      krc_diag_say_stop_signal,
      "Find who stopped it: the pod's events (a deletion, a rollout, a probe kill, a resize); "

@@ -6,6 +6,8 @@
  *   spec.containers[].restartPolicy, restartPolicyRules[]   (KEP-5307, KEP-5532)
  *   spec.containers[].resizePolicy[]                (KEP-1287)
  *   metadata.generation, status.observedGeneration  (KEP-5067)
+ *   metadata.deletionTimestamp, deletionGracePeriodSeconds  (any release: a
+ *                                                   sidecar's exit during deletion)
  *   status.conditions[]                             every type, observedGeneration too
  *   status.resourceClaimStatuses[]                  (DRA, KEP-4381)
  *   containerStatuses[].stopSignal                  (KEP-4960)
@@ -131,6 +133,27 @@ static void integer(struct fx *x, const cJSON *o, const char *k, const char *pat
         return;
     }
     *has = 1;
+}
+
+/* Optional RFC 3339 time member into *ret (unix seconds; 0 when absent,
+ * empty or before 1970). */
+static void timestamp(struct fx *x, const cJSON *o, const char *k, const char *path, int64_t *ret)
+{
+    const cJSON *t = child(o, k);
+    int64_t ts = 0;
+
+    if (t == NULL || x->rc != 0) {
+        return;
+    }
+    if (!cJSON_IsString(t) || t->valuestring == NULL ||
+        (t->valuestring[0] != '\0' &&
+         krc_parse_rfc3339(t->valuestring, strlen(t->valuestring), &ts) < 0)) {
+        char full[300];
+        snprintf(full, sizeof(full), "%s.%s", path, k);
+        bad(x, full, "an RFC 3339 timestamp", t);
+        return;
+    }
+    *ret = ts < 0 ? 0 : ts;
 }
 
 /* Optional member of the given kind (cJSON_Array / cJSON_Object). */
@@ -440,7 +463,6 @@ static void containers(struct fx *x, const cJSON *parent, const char *key, const
 static void condition(struct fx *x, const cJSON *js, const char *path, void *slot)
 {
     struct krc_report_pod_condition *c = slot;
-    const cJSON *t;
 
     text(x, js, "type", path, &c->type);
     text(x, js, "status", path, &c->status);
@@ -448,19 +470,7 @@ static void condition(struct fx *x, const cJSON *js, const char *path, void *slo
     text(x, js, "message", path, &c->message);
     integer(x, js, "observedGeneration", path, &c->has_observed_generation,
             &c->observed_generation);
-    t = child(js, "lastTransitionTime");
-    if (t != NULL && x->rc == 0) {
-        int64_t ts = 0;
-        if (!cJSON_IsString(t) || t->valuestring == NULL ||
-            (t->valuestring[0] != '\0' &&
-             krc_parse_rfc3339(t->valuestring, strlen(t->valuestring), &ts) < 0)) {
-            char full[300];
-            snprintf(full, sizeof(full), "%s.lastTransitionTime", path);
-            bad(x, full, "an RFC 3339 timestamp", t);
-        } else {
-            c->last_transition = ts < 0 ? 0 : ts;
-        }
-    }
+    timestamp(x, js, "lastTransitionTime", path, &c->last_transition);
 }
 
 static void claim_status(struct fx *x, const cJSON *js, const char *path, void *slot)
@@ -506,6 +516,9 @@ int krc_kube_parse_pod_fields(const cJSON *pod, struct krc_report *r, struct krc
     /* kube_parse refused a metadata, spec or status that is not an object */
     if (cJSON_IsObject(meta)) {
         integer(&x, meta, "generation", "metadata", &r->has_generation, &r->generation);
+        timestamp(&x, meta, "deletionTimestamp", "metadata", &r->deletion_timestamp);
+        integer(&x, meta, "deletionGracePeriodSeconds", "metadata", &r->has_deletion_grace,
+                &r->deletion_grace);
     }
     if (cJSON_IsObject(spec)) {
         resources(&x, spec, "resources", "spec", &r->has_pod_resources, &r->pod_limits,

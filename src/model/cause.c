@@ -29,6 +29,9 @@ static const char *const cause_names[KRC_CAUSE_COUNT] = {
     "node_not_ready",
     "restart_rule",
     "gpu_device_unhealthy",
+    "restarted_with_others",
+    "resize_restart",
+    "sandbox_changed",
 };
 
 const char *krc_confidence_name(enum krc_confidence c)
@@ -55,6 +58,12 @@ int krc_confidence_parse(const char *name, enum krc_confidence *ret)
         }
     }
     return KRC_EINVAL;
+}
+
+int krc_cause_always_intentional(enum krc_cause cause)
+{
+    return cause == KRC_CAUSE_RESTART_RULE || cause == KRC_CAUSE_RESTARTED_WITH_OTHERS ||
+           cause == KRC_CAUSE_RESIZE_RESTART;
 }
 
 const char *krc_cause_name(enum krc_cause cause)

@@ -185,6 +185,9 @@ void krc_report_clear_pod(struct krc_report *r)
     r->has_pod_resources = 0;
     r->has_generation = r->has_observed_generation = 0;
     r->generation = r->observed_generation = 0;
+    r->deletion_timestamp = 0;
+    r->has_deletion_grace = 0;
+    r->deletion_grace = 0;
     for (i = 0; i < r->n_conditions; i++) {
         krc_free(r->conditions[i].type);
         krc_free(r->conditions[i].status);

@@ -216,6 +216,12 @@ static void add_pod_fields(struct ctx *c, cJSON *p, const struct krc_report *r)
     if (r->has_observed_generation) {
         add_num(c, p, "observed_generation", (double)r->observed_generation);
     }
+    if (r->deletion_timestamp > 0) {
+        add_time(c, p, "deletion_timestamp", r->deletion_timestamp);
+    }
+    if (r->has_deletion_grace) {
+        add_num(c, p, "deletion_grace_period", (double)r->deletion_grace);
+    }
     if (r->has_pod_resources) {
         add_resources(c, p, "resources", &r->pod_limits, &r->pod_requests);
     }

@@ -26,6 +26,7 @@ CAUSES = {
     # issue 26
     "restart_rule",
     "gpu_device_unhealthy",
+    "restarted_with_others", "resize_restart", "sandbox_changed",
 }
 KRC = None
 TIMEOUT = 10

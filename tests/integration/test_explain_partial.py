@@ -26,6 +26,7 @@ CAUSES = {
     # issue 26
     "restart_rule",
     "gpu_device_unhealthy",
+    "restarted_with_others", "resize_restart", "sandbox_changed",
 }
 # Claims the old analyser made without having checked them.
 FORBIDDEN = ("not the OOM killer", "no probe kill)", "(no probe kill", "did not start",

@@ -38,6 +38,7 @@ CAUSES = {
     # issue 26
     "restart_rule",
     "gpu_device_unhealthy",
+    "restarted_with_others", "resize_restart", "sandbox_changed",
 }
 REQUIRED_BAR = 0.90
 KRC = None

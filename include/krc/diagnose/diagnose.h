@@ -18,9 +18,15 @@
  *   permission_denied        start error "permission denied", exit 126
  *   disk_full                "No space left on device" / ENOSPC
  *   start_failed             StartError & co, exit 128, runtime create/mount/cgroup errors
+ *   sandbox_changed          stopped with all containers, PodReadyToStartContainers changed
+ *                            after it or a SandboxChanged event (a node-level cause)
+ *   restarted_with_others    another container's RestartAllContainers rule held its exit
+ *                            code, and this one stopped with it
+ *   resize_restart           PodResizeInProgress, resizePolicy RestartContainer, a stop exit
  *   gpu_device_unhealthy     failed while the kubelet reports an accelerator device it holds
  *                            Unhealthy (allocatedResourcesStatus; Unknown is only evidence)
  *   restart_rule             a restartPolicyRules rule (action Restart) holds the exit code
+ *   terminated               a sidecar stopped after the pod's deletion was asked
  *   terminated               exit 128+N for the reported stopSignal N (not SIGKILL)
  *   gpu_out_of_memory        GPU OOM in the log
  *   app_out_of_memory        the language runtime's own heap limit in the log

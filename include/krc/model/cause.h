@@ -30,10 +30,15 @@ enum krc_cause {
     /* issue 25 */
     KRC_CAUSE_NODE_NOT_READY, /* killed while its node was NotReady */
     /* issue 26 */
-    KRC_CAUSE_RESTART_RULE,         /* restarted by its restartPolicyRules (KEP-5307) */
-    KRC_CAUSE_GPU_DEVICE_UNHEALTHY, /* the kubelet reports a device it holds Unhealthy */
+    KRC_CAUSE_RESTART_RULE,          /* restarted by its restartPolicyRules (KEP-5307) */
+    KRC_CAUSE_GPU_DEVICE_UNHEALTHY,  /* the kubelet reports a device it holds Unhealthy */
+    KRC_CAUSE_RESTARTED_WITH_OTHERS, /* killed by another container's RestartAllContainers
+                                        rule (KEP-5532) */
+    KRC_CAUSE_RESIZE_RESTART,        /* stopped to apply an in-place resize whose
+                                        resizePolicy is RestartContainer (KEP-1287) */
+    KRC_CAUSE_SANDBOX_CHANGED,       /* the pod sandbox was re-created (node-level) */
 };
-#define KRC_CAUSE_COUNT 24
+#define KRC_CAUSE_COUNT 27
 
 /* How sure a diagnosis is, given what it could see. */
 enum krc_confidence {
@@ -46,6 +51,10 @@ enum krc_confidence {
 const char *krc_cause_name(enum krc_cause cause);
 /* Inverse of krc_cause_name; KRC_EINVAL for an unknown name. */
 int krc_cause_parse(const char *name, enum krc_cause *ret_cause);
+/* 1 for the causes that are intended restarts by their name (restart_rule,
+ * restarted_with_others, resize_restart): a diagnosis of one is always
+ * intentional. terminated may be either (the diagnosis says). */
+int krc_cause_always_intentional(enum krc_cause cause);
 /* "low", "medium", "high". */
 const char *krc_confidence_name(enum krc_confidence c);
 /* Inverse of krc_confidence_name; KRC_EINVAL for an unknown name. */

@@ -289,6 +289,13 @@ struct krc_report {
     struct krc_report_claim_status *claim_statuses; /* status.resourceClaimStatuses */
     size_t n_claim_statuses;
     size_t claim_statuses_omitted;
+    /* metadata.deletionTimestamp: the time the API server deletes the pod,
+     * set when its graceful deletion was asked for (0: not being deleted);
+     * the ask came deletion_grace seconds before it (deletionGracePeriodSeconds,
+     * has_deletion_grace 0 when absent). */
+    int64_t deletion_timestamp;
+    int has_deletion_grace;
+    int64_t deletion_grace;
 
     struct krc_report_container *containers; /* spec order: init containers first */
     size_t n_containers;

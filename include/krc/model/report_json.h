@@ -8,7 +8,8 @@
  *             created_at, phase, reason, message, restart_policy, grace_period,
  *             slack_channel, labels{}, annotations{}, and only when the pod has them
  *             (Kubernetes 1.33+, docs/design/kubernetes-1.33-fields.md): generation,
- *             observed_generation, resources{limits{}, requests{}} (pod-level),
+ *             observed_generation, deletion_timestamp, deletion_grace_period,
+ *             resources{limits{}, requests{}} (pod-level),
  *             conditions[{type, status, reason, message, last_transition,
  *             observed_generation?}] (AllContainersRestarting, DisruptionTarget,
  *             PodReadyToStartContainers, PodResizeInProgress, PodResizePending only),
