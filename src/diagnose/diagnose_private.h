@@ -220,7 +220,6 @@ void krc_diag_quote_clean(struct krc_buf *s, const char *lead, const char *line,
 void krc_diag_quote(struct krc_buf *s, const char *lead, const char *text, size_t max,
                     const char *tail);
 void krc_diag_summary_set(struct builder *b, struct krc_buf *s);
-void krc_diag_format_time(int64_t t, char *out, size_t outsz);
 void krc_diag_say_exit(const struct dctx *x, struct krc_buf *s);
 void krc_diag_say_exited(const struct dctx *x, struct krc_buf *s);
 void krc_diag_say_after(const struct dctx *x, struct krc_buf *s);

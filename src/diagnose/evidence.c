@@ -93,7 +93,7 @@ void krc_diagnose_format_duration(int64_t s, char *out, size_t outsz)
     }
 }
 
-void krc_diag_format_time(int64_t t, char *out, size_t outsz)
+static void format_time(int64_t t, char *out, size_t outsz)
 {
     int64_t days = t / 86400;
     int64_t rem = t % 86400;
@@ -202,7 +202,7 @@ void krc_diag_evidence_event(struct builder *b, const struct krc_report_event *e
 {
     char when[32];
 
-    krc_diag_format_time(e->last_timestamp, when, sizeof(when));
+    format_time(e->last_timestamp, when, sizeof(when));
     if (e->count > 1) {
         krc_diag_add_evidence(b, "event %s x%d (last %s): %s", e->reason ? e->reason : "?",
                               e->count, when, krc_diag_strip_combined(e->message));
@@ -589,8 +589,8 @@ void krc_diag_add_common_evidence(struct builder *b, const struct dctx *x)
     if (x->t == NULL) {
         return;
     }
-    krc_diag_format_time(x->t->started_at, when_s, sizeof(when_s));
-    krc_diag_format_time(x->t->finished_at, when_f, sizeof(when_f));
+    format_time(x->t->started_at, when_s, sizeof(when_s));
+    format_time(x->t->finished_at, when_f, sizeof(when_f));
     if (x->has_exit) {
         snprintf(code, sizeof(code), "exitCode=%d%s%s%s", x->exit_code, x->signal_name ? " (" : "",
                  x->signal_name ? x->signal_name : "", x->signal_name ? ")" : "");
