@@ -390,7 +390,9 @@ int krc_diag_say_kubelet_stop(struct dctx *x, struct builder *b, struct krc_buf 
     int64_t hi = x->t != NULL && x->t->finished_at > 0 ? x->t->finished_at + 2 : x->hi;
     const struct krc_report_event *stop = krc_diag_find_stop(x->r, x->c, x->lo, hi);
     const struct krc_report_event *hook;
-    int64_t grace = grace_of(x, NULL);
+    /* a deletion gives its own grace period (metadata.deletionGracePeriodSeconds) */
+    int deletion = x->r->deletion_timestamp > 0 && x->r->has_deletion_grace;
+    int64_t grace = deletion ? x->r->deletion_grace : grace_of(x, NULL);
     int64_t d;
 
     if (stop == NULL) {
@@ -410,11 +412,13 @@ int krc_diag_say_kubelet_stop(struct dctx *x, struct builder *b, struct krc_buf 
                        "; SIGKILL %llds after the stop: the %llds grace period ran out before it "
                        "exited",
                        (long long)d, (long long)grace);
-        krc_diag_add_evidence(b,
-                              "terminationGracePeriodSeconds %lld (the pod's; a deletion may give "
-                              "its own): the kubelet runs the preStop hook, sends the stop "
-                              "signal, and sends SIGKILL when the grace period ends",
-                              (long long)grace);
+        krc_diag_add_evidence(
+            b,
+            "%s %lld (%s): the kubelet runs the preStop hook, sends the stop "
+            "signal, and sends SIGKILL when the grace period ends",
+            deletion ? "metadata.deletionGracePeriodSeconds" : "terminationGracePeriodSeconds",
+            (long long)grace,
+            deletion ? "the pod's deletion" : "the pod's; a deletion may give its own");
         krc_diag_add_unchecked(b, "whether a preStop hook used up the grace period or the process "
                                   "ignored its stop signal is not shown (the spec's "
                                   "lifecycle.preStop is not read)");
@@ -425,10 +429,12 @@ int krc_diag_say_kubelet_stop(struct dctx *x, struct builder *b, struct krc_buf 
                  "around the Killing event say why it was stopped");
     } else if (x->has_exit && x->exit_code == 137 && d >= 0) {
         krc_buf_printf(s,
-                       "; SIGKILL %llds after the stop, before the pod's %llds grace period "
-                       "ended: a shorter grace period given with the deletion (--grace-period, "
-                       "--force) or a kill from elsewhere",
-                       (long long)d, (long long)grace);
+                       "; SIGKILL %llds after the stop, before the %s %llds grace period "
+                       "ended: %s",
+                       (long long)d, deletion ? "deletion's" : "pod's", (long long)grace,
+                       deletion ? "a kill from elsewhere"
+                                : "a shorter grace period given with the deletion (--grace-period, "
+                                  "--force) or a kill from elsewhere");
         snprintf(x->next, sizeof(x->next),
                  "Find who stopped the pod and how: a deletion with a short grace period "
                  "(--grace-period, --force), a controller or a person (the pod's events, the "

@@ -490,6 +490,21 @@ static void test_sigkill_after_grace(void **state)
     done(&r, &d);
     p.grace = 0;
 
+    /* a deletion with its own grace period of 10 s, asked at 10:04:50 */
+    p.meta = ",\"deletionTimestamp\":\"2026-11-20T10:05:00Z\",\"deletionGracePeriodSeconds\":10";
+    {
+        struct ev deleted[] = {
+            {"Pod", "Killing", "Stopping container app", "2026-11-20T10:04:50Z"},
+        };
+        run(&r, &d, &p, deleted, 1, READY_ONLY);
+        EXPECT_CAUSE(&d, KRC_CAUSE_KILLED);
+        SUMMARY_HAS(&d,
+                    "SIGKILL 10s after the stop: the 10s grace period ran out before it exited");
+        EVIDENCE_HAS(&d, "metadata.deletionGracePeriodSeconds 10 (the pod's deletion)");
+        done(&r, &d);
+    }
+    p.meta = NULL;
+
     /* no event: what killed it is not named, and the unknowns say so */
     run(&r, &d, &p, NULL, 0, NULL);
     EXPECT_CAUSE(&d, KRC_CAUSE_KILLED);
