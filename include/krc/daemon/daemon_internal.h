@@ -137,7 +137,7 @@ void krc_daemon_free_reloaded(struct daemon *d);
 /* daemon_accel.c */
 /* Distinct (namespace, workload, resource) series of
  * krc_accelerator_seconds_lost_total; past it: one series, all "other". */
-#define KRC_DAEMON_ACCEL_SERIES 500
+#define KRC_DAEMON_ACCEL_SERIES 200
 /* After krc_health_start: register the counter, give each scope its table,
  * bring the counter up to date at every scrape. */
 int krc_daemon_accel_setup(struct daemon *d, struct krc_error *err);
