@@ -205,6 +205,7 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
         snprintf(say, sizeof(say), "%d restarts", d->restart_count);
         fact(c, "Restarts", fo, krc_alert_summary_says(d, say) ? NULL : buf);
     }
+    fact(c, "GPU time", fo, krc_alert_accel_text(fo, buf, sizeof(buf)));
     c->log = log_tail(rep, fo, log_max);
     if (c->title == NULL || c->cause == NULL || c->summary == NULL) {
         krc_card_cleanup(c);

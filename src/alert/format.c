@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "krc/detect/accel_time.h"
 #include "krc/model/diagnosis.h"
 #include "krc/model/report.h"
 
@@ -310,6 +311,27 @@ int krc_alert_summary_says(const struct krc_diagnosis *d, const char *needle)
         }
     }
     return 0;
+}
+
+const char *krc_alert_accel_text(const struct krc_alert_options *fo, char *buf, size_t size)
+{
+    const struct krc_accel_note *a = fo->accel;
+    long long s;
+    char when[32];
+
+    if (a == NULL || a->devices <= 0 || size == 0) {
+        return NULL;
+    }
+    s = (long long)(a->lost_ms / 1000);
+    if (s < 120) {
+        snprintf(when, sizeof(when), "%lld s", s);
+    } else if (s < 2 * 3600) {
+        snprintf(when, sizeof(when), "%lld min", s / 60);
+    } else {
+        snprintf(when, sizeof(when), "%.1f h", (double)s / 3600.0);
+    }
+    snprintf(buf, size, "holds %ld %s; %s in back-off so far", a->devices, a->resource, when);
+    return buf;
 }
 
 static int name_char(char c)

@@ -20,9 +20,14 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
                       struct krc_sender_message *m)
 {
     struct krc_alert_options fo = plan->format;
+    struct krc_accel_note accel = r->accel;
     struct krc_error e;
 
     fo.now = now_s;
+    if (accel.devices > 0) { /* GPU time lost, brought up to now */
+        accel.lost_ms += accel.down && now_s > r->detected_at ? (now_s - r->detected_at) * 1000 : 0;
+        fo.accel = &accel;
+    }
     fo.channel = pd->channel;
     fo.restart = &r->ident; /* the Kubernetes Event's name */
     /* an Event has no thread: a restart within the mute's thread window is

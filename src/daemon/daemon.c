@@ -81,6 +81,7 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
                 d->pod->namespace, d->pod->name, d->container->name);
         return;
     }
+    krc_accel_time_restart(s->accel, d, krc_clock_mono_ms(), krc_clock_now(), &r->accel);
     if (r->pod_json == NULL && d->pod->raw_len > 0 && krc_log_enabled(KRC_LOG_DEBUG)) {
         log_restart_line(KRC_LOG_DEBUG, d,
                          "restart queued without a copy of its pod (backlog over the pod budget): "
@@ -111,6 +112,7 @@ static void h_sync_begin(void *userdata)
 {
     struct scope *s = userdata;
     krc_pod_state_sync_begin(s->state);
+    krc_accel_time_sync_begin(s->accel);
 }
 
 static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod, void *userdata)
@@ -119,6 +121,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
 
     if (type == KRC_WATCH_DELETED) {
         krc_sender_pod_event(s->d->sender, pod, 1);
+        if (krc_accel_time_count(s->accel) > 0) {
+            krc_accel_time_forget(s->accel, pod->uid, krc_clock_mono_ms());
+        }
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -126,6 +131,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     if (!krc_filter_pod_allowed(atomic_load(&s->d->live_filter), pod->namespace, pod->name)) {
         /* not tracked at all: costs no memory (and a pod a reload filtered
          * out leaves the table) */
+        if (krc_accel_time_count(s->accel) > 0) {
+            krc_accel_time_forget(s->accel, pod->uid, krc_clock_mono_ms());
+        }
         if (krc_pod_state_forget(s->state, pod->uid)) {
             atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         }
@@ -136,6 +144,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     }
     /* after on_restart: a restart this event revealed is awaited first */
     krc_sender_pod_event(s->d->sender, pod, 0);
+    if (krc_accel_time_count(s->accel) > 0) { /* GPU time lost: nothing while none is tracked */
+        krc_accel_time_observe(s->accel, pod, krc_clock_mono_ms());
+    }
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
 
@@ -143,6 +154,7 @@ static void h_sync_end(void *userdata)
 {
     struct scope *s = userdata;
     size_t removed = krc_pod_state_sync_end(s->state);
+    krc_accel_time_sync_end(s->accel, krc_clock_mono_ms());
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
     /* A (re)list churned through thousands of pod objects: hand the free
      * heap top back now (the thresholds keep up to 512 KiB of it), once per
@@ -542,6 +554,10 @@ static int setup(struct daemon *d, struct krc_error *e)
         krc_log(KRC_LOG_ERROR, "health and metrics endpoint: %s", e->msg);
         return -1;
     }
+    if (krc_daemon_accel_setup(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "GPU time lost: %s", e->msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -758,6 +774,7 @@ static void daemon_cleanup(struct daemon *d)
     krc_mcp_free(d->mcp);
     krc_mcp_tools_free(d->mcp_tools);
     krc_kube_client_free(d->mcp_client);
+    krc_daemon_accel_cleanup(d);
     for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
         krc_kube_client_free(d->scopes[i].client);
         krc_pod_state_free(d->scopes[i].state);

@@ -40,17 +40,22 @@ struct krc_metric {
     char *help;
     struct dim dims[KRC_METRICS_MAX_LABELS];
     size_t n_dims;
-    int open_dim; /* index of the open dimension, -1 when none */
-    size_t open_cap;
-    size_t n_fixed; /* product of the fixed dimensions' sizes */
-    size_t n_slots; /* open: open_cap + 1 (last = "other"); else 1 */
+    int open_dim;                          /* index of the first open dimension, -1 when none */
+    int open_dims[KRC_METRICS_MAX_LABELS]; /* every open dimension, in order */
+    size_t n_open_dims;
+    size_t open_cap; /* distinct values (with several open dimensions: combinations) */
+    size_t n_fixed;  /* product of the fixed dimensions' sizes */
+    size_t n_slots;  /* open: open_cap + 1 (last = "other"); else 1 */
     size_t n_series;
     struct series *series;
     double *bounds;
     size_t n_bounds;
     _Atomic uint64_t *hcounts; /* n_series * (n_bounds + 1), not cumulative */
     pthread_mutex_t open_lock; /* guards open_values */
-    char **open_values;        /* open_cap entries, first n_open used */
+    /* open_cap entries, first n_open used: each the open values of one series,
+     * every one ended by a NUL, in the order of open_dims */
+    char **open_values;
+    size_t *open_lens; /* bytes of each entry, its last NUL included */
     atomic_size_t n_open;
 };
 
@@ -181,6 +186,7 @@ static void family_free(struct krc_metric *f)
         }
         krc_free(f->open_values);
     }
+    krc_free(f->open_lens);
     pthread_mutex_destroy(&f->open_lock);
     krc_free(f->series);
     krc_free(f->hcounts);
@@ -213,6 +219,7 @@ static int check_desc(const struct krc_metric_desc *d, struct krc_error *err)
     size_t i;
     size_t k;
     size_t n_open = 0;
+    size_t open_cap = 0;
 
     if (!valid_metric_name(d->name)) {
         return krc_error_set(err, KRC_EINVAL, "metric \"%s\": invalid metric name", name);
@@ -251,12 +258,19 @@ static int check_desc(const struct krc_metric_desc *d, struct krc_error *err)
             }
         }
         if (l->values == NULL) {
-            n_open++;
             if (l->cap < 1 || l->cap > KRC_METRICS_MAX_OPEN_CAP) {
                 return krc_error_set(err, KRC_EINVAL,
                                      "metric %s: label %s: cap %zu out of range 1..%d", name, lname,
                                      l->cap, KRC_METRICS_MAX_OPEN_CAP);
             }
+            if (n_open > 0 && l->cap != open_cap) {
+                return krc_error_set(err, KRC_EINVAL,
+                                     "metric %s: label %s: cap %zu differs from the cap %zu of the "
+                                     "first open label (it bounds their combinations)",
+                                     name, lname, l->cap, open_cap);
+            }
+            open_cap = l->cap;
+            n_open++;
             continue;
         }
         for (k = 0; l->values[k] != NULL; k++) {
@@ -284,9 +298,6 @@ static int check_desc(const struct krc_metric_desc *d, struct krc_error *err)
             return krc_error_set(err, KRC_EINVAL, "metric %s: label %s: empty value list", name,
                                  lname);
         }
-    }
-    if (n_open > 1) {
-        return krc_error_set(err, KRC_EINVAL, "metric %s: at most one open label dimension", name);
     }
     if (d->type == KRC_METRIC_HISTOGRAM) {
         if (d->n_buckets < 1 || d->n_buckets > KRC_METRICS_MAX_BUCKETS || d->buckets == NULL) {
@@ -334,13 +345,17 @@ static int family_build(const struct krc_metric_desc *d, struct krc_metric **ret
             goto fail;
         }
         if (l->values == NULL) {
-            f->open_dim = (int)i;
-            f->open_cap = l->cap;
-            f->n_slots = l->cap + 1;
-            f->open_values = krc_calloc(l->cap, sizeof(char *));
-            if (f->open_values == NULL) {
-                goto fail;
+            if (f->open_dim < 0) {
+                f->open_dim = (int)i;
+                f->open_cap = l->cap;
+                f->n_slots = l->cap + 1;
+                f->open_values = krc_calloc(l->cap, sizeof(char *));
+                f->open_lens = krc_calloc(l->cap, sizeof(size_t));
+                if (f->open_values == NULL || f->open_lens == NULL) {
+                    goto fail;
+                }
             }
+            f->open_dims[f->n_open_dims++] = (int)i;
             continue;
         }
         for (k = 0; l->values[k] != NULL; k++) {
@@ -455,22 +470,46 @@ int krc_metrics_add_collector(struct krc_metrics *m, krc_metrics_collect_fn fn, 
 
 /* ---- series lookup ---- */
 
-/* Slot of an open value: existing, newly added (create != 0), or "other". */
-static int open_slot(struct krc_metric *f, const char *v, int create, size_t *ret_slot)
+/* The open values of one update as one key (each value and its NUL, in the
+ * order of open_dims) into buf; 0 and its length, or -1 when the update
+ * belongs to "other": a value too long, not UTF-8 or "other" itself. */
+static int open_key(const struct krc_metric *f, const char *const *values, char *buf,
+                    size_t *ret_len)
 {
-    size_t len = strlen(v);
+    size_t at = 0;
+
+    for (size_t j = 0; j < f->n_open_dims; j++) {
+        const char *v = values[f->open_dims[j]];
+        size_t len = strlen(v);
+
+        if (len > KRC_METRICS_LABEL_VALUE_MAX || !krc_text_utf8_valid(v, len) ||
+            strcmp(v, KRC_METRICS_OTHER) == 0) {
+            return -1;
+        }
+        memcpy(buf + at, v, len + 1);
+        at += len + 1;
+    }
+    *ret_len = at;
+    return 0;
+}
+
+/* Slot of the open values: existing, newly added (create != 0), or "other"
+ * (every open label "other"). */
+static int open_slot(struct krc_metric *f, const char *const *values, int create, size_t *ret_slot)
+{
+    char key[KRC_METRICS_MAX_LABELS * (KRC_METRICS_LABEL_VALUE_MAX + 1)];
+    size_t len = 0;
     size_t n;
     size_t i;
 
-    if (len > KRC_METRICS_LABEL_VALUE_MAX || !krc_text_utf8_valid(v, len) ||
-        strcmp(v, KRC_METRICS_OTHER) == 0) {
+    if (open_key(f, values, key, &len) < 0) {
         *ret_slot = f->open_cap;
         return 0;
     }
     pthread_mutex_lock(&f->open_lock);
     n = atomic_load(&f->n_open);
     for (i = 0; i < n; i++) {
-        if (strcmp(f->open_values[i], v) == 0) {
+        if (f->open_lens[i] == len && memcmp(f->open_values[i], key, len) == 0) {
             pthread_mutex_unlock(&f->open_lock);
             *ret_slot = i;
             return 0;
@@ -481,10 +520,12 @@ static int open_slot(struct krc_metric *f, const char *v, int create, size_t *re
         return KRC_ENOTFOUND;
     }
     if (n < f->open_cap) {
-        char *copy = krc_strdup(v);
+        char *copy = krc_malloc(len);
 
         if (copy != NULL) {
+            memcpy(copy, key, len);
             f->open_values[n] = copy;
+            f->open_lens[n] = len;
             atomic_store(&f->n_open, n + 1);
             pthread_mutex_unlock(&f->open_lock);
             *ret_slot = n;
@@ -529,7 +570,7 @@ static int series_index(struct krc_metric *f, const char *const *values, int cre
     if (f->open_dim >= 0) {
         /* clang-tidy: values is NULL only for families without labels, whose open_dim is -1 */
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-        int rc = open_slot(f, values[f->open_dim], create, &slot);
+        int rc = open_slot(f, values, create, &slot);
 
         if (rc < 0) {
             return rc;
@@ -785,7 +826,13 @@ static int render_family(struct krc_buf *out, struct krc_metric *f)
             if (slot < f->open_cap && slot >= n_open) {
                 continue;
             }
-            vals[f->open_dim] = slot < f->open_cap ? f->open_values[slot] : KRC_METRICS_OTHER;
+            const char *v = slot < f->open_cap ? f->open_values[slot] : NULL;
+            for (size_t j = 0; j < f->n_open_dims; j++) {
+                vals[f->open_dims[j]] = v != NULL ? v : KRC_METRICS_OTHER;
+                if (v != NULL) {
+                    v += strlen(v) + 1;
+                }
+            }
         }
         for (fx = 0; fx < f->n_fixed && rc == 0; fx++) {
             size_t idx = slot * f->n_fixed + fx;

@@ -13,6 +13,7 @@
 #include "krc/util/redact.h"
 
 struct krc_restart_ident; /* krc/model/restart_ident.h */
+struct krc_accel_note;    /* krc/detect/accel_time.h */
 struct krc_report;
 struct krc_report_event;
 struct krc_diagnosis;
@@ -50,6 +51,10 @@ struct krc_alert_options {
      * NULL: the Kubernetes Event's name is derived from it, so that the same
      * restart gets the same Event name in every krc process. */
     const struct krc_restart_ident *restart;
+    /* GPU time lost: the accelerators the container holds and its time not
+     * running while holding them, brought up to now (render.c sets it from
+     * the detected restart), or NULL */
+    const struct krc_accel_note *accel;
 };
 
 /* Zero everything; max_log_lines = KRC_ALERT_DEFAULT_LOG_LINES. */
@@ -139,6 +144,10 @@ int krc_alert_note_shown(const char *note);
 /* Does the diagnosis' summary already say `needle` (as a whole phrase: not
  * followed by a digit or letter)? For leaving a fact out of the facts line. */
 int krc_alert_summary_says(const struct krc_diagnosis *d, const char *needle);
+
+/* The GPU time line, "holds 8 nvidia.com/gpu; 14 min in back-off so far",
+ * into buf, or NULL when fo->accel is NULL or holds no device. */
+const char *krc_alert_accel_text(const struct krc_alert_options *fo, char *buf, size_t size);
 
 /* Does the summary name the container (as a word of its own)? */
 int krc_alert_summary_names(const struct krc_diagnosis *d, const char *name);

@@ -7,7 +7,8 @@
  *   daemon_ha.c         leader election glue: the Lease's thread, the
  *                       take-over (fence, resume the outbox), the hand-over
  *   daemon_retention.c  the history database: opening it, its password,
- *                       and the pruner thread (retention) */
+ *                       and the pruner thread (retention)
+ *   daemon_accel.c      GPU time lost: the scopes' tables and their counter */
 #ifndef KRC_DAEMON_INTERNAL_H
 #define KRC_DAEMON_INTERNAL_H
 
@@ -19,6 +20,7 @@
 #include "krc/config/config.h"
 #include "krc/daemon/health.h"
 #include "krc/daemon/pipeline.h"
+#include "krc/detect/accel_time.h"
 #include "krc/detect/filter.h"
 #include "krc/detect/pod_state.h"
 #include "krc/kube/kube_auth.h"
@@ -40,6 +42,7 @@ struct scope {
     const char *namespace; /* borrowed from the filter; NULL = all */
     struct krc_kube_client *client;
     struct krc_pod_state *state;
+    struct krc_accel_time *accel;    /* GPU time lost (daemon_accel.c) */
     struct krc_health_watch *health; /* its stats and pod count, read by health */
     pthread_t thread;
     int started;
@@ -106,6 +109,7 @@ struct daemon {
     /* Set by the election thread the moment the Lease is lost: no worker
      * records or queues another restart, and the sender starts no POST. */
     atomic_int lost;
+    struct krc_metric *m_accel; /* krc_accelerator_seconds_lost_total */
 };
 
 static inline const struct krc_config *live_cfg(struct daemon *d)
@@ -129,6 +133,15 @@ int krc_daemon_start_watches(struct daemon *d);
 void krc_daemon_reload(struct daemon *d);
 /* The configurations and filters SIGHUP replaced, and the live ones. */
 void krc_daemon_free_reloaded(struct daemon *d);
+
+/* daemon_accel.c */
+/* Distinct (namespace, workload, resource) series of
+ * krc_accelerator_seconds_lost_total; past it: one series, all "other". */
+#define KRC_DAEMON_ACCEL_SERIES 200
+/* After krc_health_start: register the counter, give each scope its table,
+ * bring the counter up to date at every scrape. */
+int krc_daemon_accel_setup(struct daemon *d, struct krc_error *err);
+void krc_daemon_accel_cleanup(struct daemon *d);
 
 /* daemon_ha.c */
 int krc_daemon_setup_leader(struct daemon *d, struct krc_error *err);

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "krc/detect/accel_time.h"
 #include "krc/detect/pod_state.h"
 #include "krc/model/restart_ident.h"
 
@@ -32,6 +33,9 @@ struct krc_restart {
     size_t pod_json_len;
     int64_t detected_at; /* unix seconds */
     int64_t detected_mono_ms;
+    /* the accelerators the container holds and the time it has spent not
+     * running while holding them (devices 0: none; detect/accel_time.h) */
+    struct krc_accel_note accel;
 };
 
 /* Build an owned restart from a detector delta. With copy_pod, and when the

@@ -7,11 +7,15 @@
  *     updating with a value outside the list fails with KRC_EINVAL and counts
  *     nothing. Series of a family whose dimensions are all fixed exist from
  *     the start with value 0, so a dashboard sees every series;
- *   - an open dimension (at most one per family) takes any value, but only
- *     the first `cap` distinct values get their own series; later values,
- *     values longer than KRC_METRICS_LABEL_VALUE_MAX bytes and values that are
- *     not valid UTF-8 are all counted under the value "other"
- *     (KRC_METRICS_OTHER). Open-dimension series appear when first updated.
+ *   - an open dimension takes any value, but only the first `cap` distinct
+ *     values get their own series; later values, values longer than
+ *     KRC_METRICS_LABEL_VALUE_MAX bytes and values that are not valid UTF-8
+ *     are all counted under the value "other" (KRC_METRICS_OTHER).
+ *     Open-dimension series appear when first updated. A family may have
+ *     several open dimensions (e.g. namespace, workload, resource): their
+ *     caps must be equal and bound the distinct *combinations*; an update
+ *     past the cap, or with any open value that would be "other", counts
+ *     under the one series whose open labels are all "other".
  *
  * All storage is allocated when a family is added: updating never allocates
  * except to copy a new open label value (once per distinct value, at most
@@ -55,7 +59,8 @@ struct krc_metric;
 
 /* One label dimension. `values` non-NULL: a fixed set (NULL-terminated list,
  * 1..64 distinct values, `cap` ignored). `values` NULL: an open set of at most
- * `cap` (1..KRC_METRICS_MAX_OPEN_CAP) distinct values plus "other". */
+ * `cap` (1..KRC_METRICS_MAX_OPEN_CAP) distinct values plus "other" (several
+ * open dimensions: the same `cap` on each, bounding their combinations). */
 struct krc_metric_label {
     const char *name;
     const char *const *values;
@@ -68,7 +73,7 @@ struct krc_metric_desc {
     const char *name; /* [a-zA-Z_:][a-zA-Z0-9_:]*; counters must end in "_total" */
     const char *help; /* one line of documentation (escaped on output) */
     const struct krc_metric_label *labels;
-    size_t n_labels;       /* 0..KRC_METRICS_MAX_LABELS, at most one open */
+    size_t n_labels;       /* 0..KRC_METRICS_MAX_LABELS */
     const double *buckets; /* histograms: finite upper bounds, strictly increasing; */
     size_t n_buckets;      /* 1..KRC_METRICS_MAX_BUCKETS ("+Inf" is implied) */
 };

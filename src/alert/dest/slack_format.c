@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "krc/detect/accel_time.h"
 #include "krc/util/logtail.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
@@ -975,6 +976,7 @@ void krc_slack_facts_section(struct fmt *f, struct blocks *bl, const struct krc_
     struct krc_slack_node nl;
     struct krc_buf b;
     char age[32];
+    char line[KRC_ACCEL_NAME_MAX + 96];
 
     krc_slack_node_lead(r, &nl);
     krc_buf_init(&b, BYTES_FOR(KRC_SLACK_SECTION_MAX));
@@ -1017,6 +1019,10 @@ void krc_slack_facts_section(struct fmt *f, struct blocks *bl, const struct krc_
     if (d->gpus > 0 && !krc_alert_summary_says(d, "GPU")) {
         fact(f, &b, "GPUs");
         krc_slack_litf(f, &b, "%ld held by the pod", d->gpus);
+    }
+    if (krc_alert_accel_text(f->o, line, sizeof(line)) != NULL) {
+        fact(f, &b, "GPU time");
+        krc_slack_put(f, &b, line, 200);
     }
     if (r->node.present && d->gpus > 0) {
         for (size_t i = 0; i < r->node.capacity.n; i++) {

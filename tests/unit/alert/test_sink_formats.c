@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "krc/alert/sink_formats.h"
+#include "krc/detect/accel_time.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/model/report.h"
@@ -390,6 +391,55 @@ static void test_gchat_card_escaped_within_limit(void **state)
     krc_report_cleanup(&r);
 }
 
+/* GPU time lost: the line every format shares, and the cards' fact. */
+static void test_gpu_time_line(void **state)
+{
+    static const struct {
+        int64_t ms;
+        const char *want;
+    } cases[] = {
+        {0, "holds 4 amd.com/gpu; 0 s in back-off so far"},
+        {119999, "holds 4 amd.com/gpu; 119 s in back-off so far"},
+        {120000, "holds 4 amd.com/gpu; 2 min in back-off so far"},
+        {7199000, "holds 4 amd.com/gpu; 119 min in back-off so far"},
+        {3 * 3600 * 1000 + 360 * 1000, "holds 4 amd.com/gpu; 3.1 h in back-off so far"},
+    };
+    struct krc_accel_note note;
+    struct krc_alert_options fo;
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error e;
+    char buf[256];
+    char *body = NULL;
+
+    (void)state;
+    opts(&fo);
+    assert_null(krc_alert_accel_text(&fo, buf, sizeof(buf)));
+    memset(&note, 0, sizeof(note));
+    snprintf(note.resource, sizeof(note.resource), "amd.com/gpu");
+    fo.accel = &note;
+    assert_null(krc_alert_accel_text(&fo, buf, sizeof(buf))); /* no device */
+    note.devices = 4;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        note.lost_ms = cases[i].ms;
+        assert_string_equal(krc_alert_accel_text(&fo, buf, sizeof(buf)), cases[i].want);
+    }
+    hostile(&r, &d);
+    note.lost_ms = 14 * 60 * 1000;
+    assert_int_equal(krc_teams_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_non_null(strstr(body, "holds 4 amd.com/gpu; 14 min in back-off so far"));
+    krc_free(body);
+    assert_int_equal(krc_gchat_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_non_null(strstr(body, "holds 4 amd.com/gpu; 14 min in back-off so far"));
+    krc_free(body);
+    fo.accel = NULL;
+    assert_int_equal(krc_teams_format_restart(&r, &d, &fo, &body, NULL, &e), 0);
+    assert_null(strstr(body, "in back-off so far"));
+    krc_free(body);
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+}
+
 static void test_chat_cards_every_corpus_case(void **state)
 {
     DIR *dir = opendir(CORPUS);
@@ -434,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_teams_card_within_28kb_on_huge_input),
         cmocka_unit_test(test_gchat_card_escaped_within_limit),
         cmocka_unit_test(test_chat_cards_every_corpus_case),
+        cmocka_unit_test(test_gpu_time_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,6 +265,58 @@ static void test_open_label_cap(void **state)
     krc_metrics_free(m);
 }
 
+/* Several open labels: the cap bounds their combinations; past it, or with
+ * any value that cannot have a series, the one series whose open labels are
+ * all "other" counts; fixed labels keep their own values. */
+static void test_open_combinations(void **state)
+{
+    static const char *const kinds[] = {"a", "b", NULL};
+    const struct krc_metric_label labels[] = {
+        {.name = "namespace", .cap = 3},
+        {.name = "kind", .values = kinds},
+        {.name = "workload", .cap = 3},
+    };
+    struct krc_metrics *m = new_registry();
+    struct krc_metric *c;
+    char longv[KRC_METRICS_LABEL_VALUE_MAX + 2];
+    double v = 0;
+    char *text;
+    (void)state;
+
+    c = add(m, &(struct krc_metric_desc){.type = KRC_METRIC_COUNTER,
+                                         .name = "c_total",
+                                         .help = "c",
+                                         .labels = labels,
+                                         .n_labels = 3});
+    assert_int_equal(krc_metric_add(c, V("ml", "a", "train"), 8), 0);
+    assert_int_equal(krc_metric_add(c, V("ml", "b", "train"), 1), 0);
+    /* "x" "yz" and "xy" "z" are different combinations */
+    assert_int_equal(krc_metric_add(c, V("x", "a", "yz"), 3), 0);
+    assert_int_equal(krc_metric_add(c, V("xy", "a", "z"), 4), 0);
+    /* the cap (3 combinations) is reached: the same values swapped are new */
+    assert_int_equal(krc_metric_add(c, V("train", "a", "ml"), 2), 0);
+    assert_int_equal(krc_metric_add(c, V("ml", "a", "train"), 8), 0);
+    memset(longv, 'x', sizeof(longv) - 1);
+    longv[sizeof(longv) - 1] = '\0';
+    assert_int_equal(krc_metric_add(c, V("ml", "b", longv), 5), 0);
+    assert_int_equal(krc_metric_add(c, V("ml", "c", "train"), 1), KRC_EINVAL);
+    assert_int_equal(krc_metric_add(c, V("ml", "a", NULL), 1), KRC_EINVAL);
+    text = render(m);
+    assert_string_equal(text, "# HELP c_total c\n# TYPE c_total counter\n"
+                              "c_total{namespace=\"ml\",kind=\"a\",workload=\"train\"} 16\n"
+                              "c_total{namespace=\"ml\",kind=\"b\",workload=\"train\"} 1\n"
+                              "c_total{namespace=\"x\",kind=\"a\",workload=\"yz\"} 3\n"
+                              "c_total{namespace=\"xy\",kind=\"a\",workload=\"z\"} 4\n"
+                              "c_total{namespace=\"other\",kind=\"a\",workload=\"other\"} 2\n"
+                              "c_total{namespace=\"other\",kind=\"b\",workload=\"other\"} 5\n");
+    krc_free(text);
+    assert_int_equal(krc_metric_get(c, V("xy", "a", "z"), &v), 0);
+    assert_true(v == 4);
+    assert_int_equal(krc_metric_get(c, V("nope", "a", "nope"), &v), 0); /* reads "other" */
+    assert_true(v == 2);
+    krc_metrics_free(m);
+}
+
 static void expect_add_error(struct krc_metrics *m, const struct krc_metric_desc *d,
                              const char *msg_part)
 {
@@ -287,7 +339,7 @@ static void test_validation(void **state)
     static const double good[] = {1, 2};
     static const double bad[] = {1, 1};
     const double inf[] = {1, INFINITY};
-    const struct krc_metric_label two_open[] = {{.name = "x", .cap = 2}, {.name = "y", .cap = 2}};
+    const struct krc_metric_label two_open[] = {{.name = "x", .cap = 2}, {.name = "y", .cap = 3}};
     const struct krc_metric_label same[] = {{.name = "x", .values = one},
                                             {.name = "x", .values = one}};
     const struct krc_metric_label le = {.name = "le", .values = one};
@@ -318,7 +370,7 @@ static void test_validation(void **state)
         m,
         &(struct krc_metric_desc){
             .type = KRC_METRIC_GAUGE, .name = "g", .help = "", .labels = two_open, .n_labels = 2},
-        "at most one open");
+        "differs from the cap 2 of the first open label");
     expect_add_error(
         m,
         &(struct krc_metric_desc){
@@ -749,12 +801,12 @@ static void test_concurrent_updates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_render_exact),       cmocka_unit_test(test_histogram_cumulative),
-        cmocka_unit_test(test_open_label_cap),     cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_format_value),       cmocka_unit_test(test_collectors),
-        cmocka_unit_test(test_render_too_big),     cmocka_unit_test(test_std_metrics),
-        cmocka_unit_test(test_process_metrics),    cmocka_unit_test(test_allocation_failures),
-        cmocka_unit_test(test_concurrent_updates),
+        cmocka_unit_test(test_render_exact),        cmocka_unit_test(test_histogram_cumulative),
+        cmocka_unit_test(test_open_label_cap),      cmocka_unit_test(test_open_combinations),
+        cmocka_unit_test(test_validation),          cmocka_unit_test(test_format_value),
+        cmocka_unit_test(test_collectors),          cmocka_unit_test(test_render_too_big),
+        cmocka_unit_test(test_std_metrics),         cmocka_unit_test(test_process_metrics),
+        cmocka_unit_test(test_allocation_failures), cmocka_unit_test(test_concurrent_updates),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

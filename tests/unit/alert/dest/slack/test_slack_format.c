@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "krc/detect/accel_time.h"
 #include "krc/util/buf.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/util/error.h"
@@ -761,8 +762,30 @@ static void test_gpu_pod(void **state)
     assert_non_null(strstr(text, "*Node GPUs* 8 of 8 nvidia.com/gpu allocatable"));
     assert_non_null(strstr(text, "GPU out of memory: "));
     assert_non_null(strstr(text, ":red_circle: Container trainer ran out of GPU memory"));
+    /* GPU time lost: said only when the restart carries it */
+    assert_null(strstr(text, "*GPU time*"));
     krc_free(text);
     cJSON_Delete(root);
+    {
+        struct krc_accel_note note;
+        memset(&note, 0, sizeof(note));
+        snprintf(note.resource, sizeof(note.resource), "nvidia.com/gpu");
+        note.devices = 8;
+        note.lost_ms = 14 * 60 * 1000 + 59 * 1000;
+        o.accel = &note;
+        root = format_ok(&r, &d, &o, NULL);
+        text = all_text(root);
+        assert_non_null(
+            strstr(text, "*GPU time* holds 8 nvidia.com/gpu; 14 min in back-off so far"));
+        krc_free(text);
+        cJSON_Delete(root);
+        note.devices = 0; /* holds none: no line */
+        root = format_ok(&r, &d, &o, NULL);
+        text = all_text(root);
+        assert_null(strstr(text, "*GPU time*"));
+        krc_free(text);
+        cJSON_Delete(root);
+    }
     krc_test_unload_case(&r, &d);
 }
 
