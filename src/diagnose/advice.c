@@ -1,11 +1,11 @@
 /* Next steps that follow the evidence (src/diagnose/diagnose_private.h): a
  * rule's say function calls these to replace the rule's generic next step
  * when the evidence says more (docs/causes.md):
- * - an OOM kill of a container without a memory limit: the node's memory,
- *   and a limit to set;
+ * - an OOM kill of a container without a memory limit: the pod-level limit
+ *   (KEP-2837) when there is one, else the node's memory, and a limit to set;
  * - the JVM's maximum heap (-Xmx, -XX:MaxRAMPercentage, -XX:MaxRAMFraction
  *   from the spec's environment or command line) at or near the container's
- *   memory limit;
+ *   memory limit in effect (the actuated one when the status shows it);
  * - a setting the log names as missing (an environment variable, a
  *   configuration key or property, a module), and what the container spec
  *   shows about it;
@@ -162,8 +162,11 @@ static int jvm_heap(const struct dctx *x, struct heap *h)
         {"-XX:MaxRAMPercentage=", NULL},
         {"-XX:MaxRAMFraction=", NULL},
     };
-    const char *lim = krc_kv_list_get(&x->c->limits, "memory");
+    struct krc_diag_memlim m;
+    const char *lim;
 
+    krc_diag_mem_limits(x, &m);
+    lim = m.limit;
     memset(h, 0, sizeof(*h));
     h->limit = lim != NULL ? krc_diag_quantity_bytes(lim) : -1;
     snprintf(h->lim_text, sizeof(h->lim_text), "%s", lim != NULL ? lim : "");
@@ -240,12 +243,23 @@ static int heap_evidence(const struct heap *h, struct builder *b)
 
 void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
 {
-    const char *lim = krc_kv_list_get(&x->c->limits, "memory");
+    struct krc_diag_memlim m;
     struct heap h;
 
+    krc_diag_mem_limits(x, &m);
+    /* no limit of its own under a pod-level limit (KEP-2837) */
+    if (m.limit == NULL && m.pod != NULL) {
+        snprintf(x->next, sizeof(x->next),
+                 "The pod-level memory limit %s (spec.resources) holds the containers of the pod "
+                 "together: compare their memory use (kubectl top pod --containers) with it, and "
+                 "raise it or give the container that grows a memory limit of its own",
+                 m.pod);
+        x->cmds |= CMD_TOP;
+        return;
+    }
     /* no limit: only an object the API server served says so (a pasted or
      * cut spec may just not show it) */
-    if (lim == NULL && x->c->has_spec && x->r->api_object) {
+    if (m.limit == NULL && m.whole) {
         const char *alloc = krc_kv_list_get(&x->r->node.allocatable, "memory");
         const char *cap = krc_kv_list_get(&x->r->node.capacity, "memory");
         if (x->r->node.present && alloc != NULL) {
@@ -254,8 +268,8 @@ void krc_diag_advise_oom_killed(struct dctx *x, struct builder *b)
                                   cap ? " (capacity " : "", cap ? cap : "", cap ? ")" : "");
         }
         snprintf(x->next, sizeof(x->next),
-                 "The container has no memory limit: an OOM kill then comes from the node running "
-                 "out of memory (or from a pod-level limit). Check the memory of the pod's node "
+                 "The container and the pod have no memory limit: an OOM kill then comes from the "
+                 "node running out of memory. Check the memory of the pod's node "
                  "(allocatable, MemoryPressure, what the other pods use) and set a memory request "
                  "and limit for this container from its real use");
         x->cmds |= CMD_NODE | CMD_TOP;

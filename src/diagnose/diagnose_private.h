@@ -175,6 +175,12 @@ const struct krc_report_event *krc_diag_find_unhealthy(const struct krc_report *
                                                        const struct krc_report_container *c,
                                                        const char *probe_cap, int64_t lo,
                                                        int64_t hi);
+const struct krc_report_event *krc_diag_find_stop(const struct krc_report *r,
+                                                  const struct krc_report_container *c, int64_t lo,
+                                                  int64_t hi);
+const struct krc_report_event *krc_diag_find_reason(const struct krc_report *r,
+                                                    const struct krc_report_container *c,
+                                                    const char *reason, int64_t lo, int64_t hi);
 
 /* ---- evidence wording ---------------------------------------------------- */
 
@@ -240,7 +246,7 @@ extern const size_t krc_diag_n_rules;
 
 /* Each rule's match (the conditions) and say (the summary and evidence),
  * in the order of the table. */
-/* rules_kubelet.c: what the kubelet or the kernel did */
+/* rules_kubelet.c: what the kubelet or the kernel did (rule 1: rules_kill.c) */
 int krc_diag_match_oom_killed(struct dctx *x);
 void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_evicted(struct dctx *x);
@@ -251,6 +257,31 @@ int krc_diag_match_liveness_event(struct dctx *x);
 void krc_diag_say_liveness_event(struct dctx *x, struct builder *b, struct krc_buf *s);
 int krc_diag_match_startup_event(struct dctx *x);
 void krc_diag_say_startup_event(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* rules_kill.c: the kill verdict (the OOM kill's say function above is
+ * there too): the memory limits that applied, the kubelet's stop and its
+ * grace period, a stale OOMKilled flag on a stop, a configured probe as a
+ * hypothesis. */
+struct krc_diag_memlim {
+    const char *limit;   /* the container's memory limit in effect, NULL: none shown */
+    int from_status;     /* limit is status.containerStatuses[].resources (actuated) */
+    const char *spec;    /* the spec's limit when it differs from limit, else NULL */
+    const char *request; /* its memory request (actuated, else the spec's) */
+    const char *pod;     /* the pod-level limit (spec.resources, KEP-2837), NULL: none */
+    int whole;           /* an API object with the spec: an absent limit is no limit */
+};
+void krc_diag_mem_limits(const struct dctx *x, struct krc_diag_memlim *m);
+/* reason OOMKilled on an exit by the stop signal (143, 128+N of the reported
+ * one): a stale flag, not the container's OOM kill (kubernetes#140716) */
+int krc_diag_oom_flag_on_stop(const struct dctx *x);
+/* "; the kubelet had stopped it (event Killing: ...)" and the grace period,
+ * when a Killing event that is not a probe kill is seen: 1, else 0 */
+int krc_diag_say_kubelet_stop(struct dctx *x, struct builder *b, struct krc_buf *s);
+/* a probe kill (x->ev) that ended in SIGKILL after the grace period */
+void krc_diag_say_probe_grace(struct dctx *x, struct builder *b, struct krc_buf *s,
+                              const struct krc_report_probe *probe);
+/* What every diagnosis adds (krc_diag_finish): a stale OOM flag, the probe
+ * hypothesis for killed / terminated / completed, the node's OOM events. */
+void krc_diag_kill_evidence(struct builder *b, struct dctx *x);
 /* rules_start.c: the process could not be started */
 int krc_diag_match_exec_format(struct dctx *x);
 void krc_diag_say_exec_format(struct dctx *x, struct builder *b, struct krc_buf *s);

@@ -616,6 +616,7 @@ void krc_diag_finish(struct builder *b, struct dctx *x, struct krc_buf *s)
         c->state == KRC_REPORT_STATE_WAITING && str_eq(c->state_reason, "CrashLoopBackOff");
     size_t i;
 
+    krc_diag_kill_evidence(b, x);
     if (c->restart_count > 0) {
         krc_buf_printf(s, "; %d restart%s", c->restart_count, c->restart_count == 1 ? "" : "s");
     }

@@ -143,6 +143,53 @@ const struct krc_report_event *krc_diag_find_probe_kill(const struct krc_report 
     return best;
 }
 
+/* The latest Killing event for container c in [lo, hi] that is not a probe
+ * kill: the kubelet stopping it for another reason ("Stopping container
+ * NAME" for a deletion or a pod stop, "Container NAME definition changed,
+ * will be restarted"). */
+const struct krc_report_event *krc_diag_find_stop(const struct krc_report *r,
+                                                  const struct krc_report_container *c, int64_t lo,
+                                                  int64_t hi)
+{
+    const struct krc_report_event *best = NULL;
+    size_t i;
+
+    for (i = 0; i < r->n_events; i++) {
+        const struct krc_report_event *e = &r->events[i];
+        if (!ev_is(e, "Killing") || !krc_diag_ev_about(r, e, c) ||
+            krc_diag_str_has_ci(krc_diag_strip_combined(e->message), " probe") ||
+            !krc_diag_ev_in_window(e, lo, hi)) {
+            continue;
+        }
+        if (best == NULL || e->last_timestamp > best->last_timestamp) {
+            best = e;
+        }
+    }
+    return best;
+}
+
+/* The latest event of `reason` about container c (or the pod without a
+ * fieldPath) in [lo, hi]. */
+const struct krc_report_event *krc_diag_find_reason(const struct krc_report *r,
+                                                    const struct krc_report_container *c,
+                                                    const char *reason, int64_t lo, int64_t hi)
+{
+    const struct krc_report_event *best = NULL;
+    size_t i;
+
+    for (i = 0; i < r->n_events; i++) {
+        const struct krc_report_event *e = &r->events[i];
+        if (!str_eq(e->reason, reason) || !krc_diag_ev_about(r, e, c) ||
+            !krc_diag_ev_in_window(e, lo, hi)) {
+            continue;
+        }
+        if (best == NULL || e->last_timestamp > best->last_timestamp) {
+            best = e;
+        }
+    }
+    return best;
+}
+
 /* Latest "<Probe> probe failed: ..." Unhealthy event for c up to `hi`. */
 const struct krc_report_event *krc_diag_find_unhealthy(const struct krc_report *r,
                                                        const struct krc_report_container *c,

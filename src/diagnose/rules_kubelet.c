@@ -1,7 +1,10 @@
 /* The rules of what the kubelet or the kernel did to the container
- * (src/diagnose/rules.c has the table): the OOM killer, an eviction, a probe
- * kill seen in the events or inferred from the spec, and the endings the
- * exit code alone names (completed, killed, terminated, unknown). */
+ * (src/diagnose/rules.c has the table): an eviction, a probe kill seen in the
+ * events, probe failures of a container without a termination, and the
+ * endings the exit code alone names (completed, killed, terminated,
+ * unknown). The OOM kill and what the kill verdict adds to these endings
+ * (the limits, the kubelet's stop and its grace period, a configured probe
+ * as a hypothesis) are in rules_kill.c. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,46 +30,7 @@ static int node_down(const struct dctx *x)
     return killed_like(x) && (krc_diag_node_not_ready(x, &ev) != NULL || ev != NULL);
 }
 
-/* 1. oom_killed */
-int krc_diag_match_oom_killed(struct dctx *x)
-{
-    x->conf = KRC_CONFIDENCE_HIGH;
-    return x->t != NULL && str_eq(x->t->reason, "OOMKilled");
-}
-
-void krc_diag_say_oom_killed(struct dctx *x, struct builder *b, struct krc_buf *s)
-{
-    const char *lim = krc_kv_list_get(&x->c->limits, "memory");
-    const char *req = krc_kv_list_get(&x->c->requests, "memory");
-    size_t i;
-
-    krc_buf_printf(s, "Container %s was OOM-killed by the kernel (reason OOMKilled", x->c->name);
-    if (lim != NULL) {
-        krc_buf_printf(s, ", memory limit %s)", lim);
-    } else if (x->c->has_spec && x->r->api_object) {
-        krc_buf_append_str(s, ", no memory limit in the pod spec)");
-    } else if (x->c->has_spec) {
-        krc_buf_append_str(s, ", no memory limit shown in the pod given)");
-    } else {
-        krc_buf_append_str(s, ")");
-    }
-    if (x->has_exit && x->exit_code != 137) {
-        krc_buf_printf(s, " with exit code %d (on cgroup v1 the victim can be a child process)",
-                       x->exit_code);
-    }
-    krc_diag_say_after(x, s);
-    if (lim != NULL) {
-        krc_diag_add_evidence(b, "memory limit %s, request %s", lim, req ? req : "(none)");
-    }
-    for (i = 0; i < x->r->n_events; i++) {
-        const struct krc_report_event *e = &x->r->events[i];
-        if ((str_eq(e->reason, "SystemOOM") || str_eq(e->reason, "OOMKilling")) &&
-            krc_diag_ev_in_window(e, x->lo - 60, x->hi)) {
-            krc_diag_evidence_event(b, e);
-        }
-    }
-    krc_diag_advise_oom_killed(x, b);
-}
+/* 1. oom_killed: rules_kill.c (the kill verdict) */
 
 /* 2. evicted, from direct evidence */
 int krc_diag_match_evicted(struct dctx *x)
@@ -211,6 +175,7 @@ static void s_probe_event(struct dctx *x, struct builder *b, struct krc_buf *s, 
     if (x->ev2 != NULL) {
         krc_diag_evidence_event(b, x->ev2);
     }
+    krc_diag_say_probe_grace(x, b, s, liveness ? &x->c->liveness : &x->c->startup);
 }
 
 void krc_diag_say_liveness_event(struct dctx *x, struct builder *b, struct krc_buf *s)
@@ -304,28 +269,10 @@ void krc_diag_say_evicted_pressure(struct dctx *x, struct builder *b, struct krc
                               "eviction");
 }
 
-/* 21-22. probes configured in the spec, no kill event seen */
-static int probe_fits(const struct dctx *x, const struct krc_report_probe *p, int startup)
-{
-    int64_t first = (int64_t)p->initial_delay + (int64_t)p->period * (p->failure_threshold - 1);
-    int64_t grace = p->grace_period >= 0 ? p->grace_period : x->r->grace_period;
-
-    if (x->run < 0) {
-        return 1; /* timing unknown: the confidence says so */
-    }
-    if (x->run < first) {
-        return 0;
-    }
-    /* A startup probe stops probing once it succeeds: its kill comes at the
-     * end of its budget, plus the stop time. */
-    return !startup || x->run <= first + p->period + p->timeout + grace + 10;
-}
-
-static int has_unhealthy(const struct dctx *x, const char *cap)
-{
-    return krc_diag_find_unhealthy(x->r, x->c, cap, x->lo, x->hi) != NULL;
-}
-
+/* 21-22. probe failures seen in the events of a container that restarts,
+ * without a termination to read: no Killing event seen. A probe configured
+ * in the spec alone names no cause: with a termination it is a hypothesis
+ * in the evidence of killed / terminated / completed (rules_kill.c). */
 static int m_probe_spec(struct dctx *x, int startup)
 {
     const struct krc_report_probe *p = startup ? &x->c->startup : &x->c->liveness;
@@ -333,23 +280,13 @@ static int m_probe_spec(struct dctx *x, int startup)
 
     x->probe = p->present ? p : NULL;
     x->ev2 = NULL;
-    /* A status without a termination: failures of the probe seen in events. */
-    if (!x->has_exit) {
-        if (has_unhealthy(x, cap) &&
-            (x->c->restart_count > 0 || str_eq(x->c->state_reason, "CrashLoopBackOff"))) {
-            x->ev2 = krc_diag_find_unhealthy(x->r, x->c, cap, x->lo, x->hi);
-            x->conf = KRC_CONFIDENCE_MEDIUM;
-            return 1;
-        }
+    if (x->has_exit) {
         return 0;
     }
-    if (!p->present || x->window_events > 0 ||
-        !(x->exit_code == 0 || x->exit_code == 137 || x->exit_code == 143) ||
-        !probe_fits(x, p, startup)) {
-        return 0;
-    }
-    x->conf = x->run >= 0 ? KRC_CONFIDENCE_MEDIUM : KRC_CONFIDENCE_LOW;
-    return 1;
+    x->ev2 = krc_diag_find_unhealthy(x->r, x->c, cap, x->lo, x->hi);
+    x->conf = KRC_CONFIDENCE_MEDIUM;
+    return x->ev2 != NULL &&
+           (x->c->restart_count > 0 || str_eq(x->c->state_reason, "CrashLoopBackOff"));
 }
 
 int krc_diag_match_startup_spec(struct dctx *x)
@@ -364,34 +301,21 @@ int krc_diag_match_liveness_spec(struct dctx *x)
 
 static void s_probe_spec(struct dctx *x, struct builder *b, struct krc_buf *s, int startup)
 {
-    const struct krc_report_probe *p = x->probe;
-
-    if (x->ev2 != NULL) {
-        krc_buf_printf(s,
-                       "%s probe failures were seen for container %s, which is restarting; "
-                       "probe failures past the threshold make the kubelet restart it (no kill "
-                       "event seen)",
-                       startup ? "Startup" : "Liveness", x->c->name);
-        krc_diag_evidence_event(b, x->ev2);
-        return;
-    }
-    krc_buf_printf(s, "Container %s ", x->c->name);
-    krc_diag_say_exited(x, s);
     krc_buf_printf(s,
-                   "%s%s; a %s probe is configured (%s, first possible kill after %ds) and "
-                   "fits the run time: probe configured; no kill event seen",
-                   x->dur[0] ? " after " : "", x->dur, startup ? "startup" : "liveness", p->handler,
-                   p->initial_delay + p->period * (p->failure_threshold - 1));
-    krc_diag_add_evidence(
-        b,
-        "%s probe: %s, initialDelaySeconds %d, periodSeconds %d, timeoutSeconds %d, "
-        "failureThreshold %d",
-        startup ? "startup" : "liveness", p->handler, p->initial_delay, p->period, p->timeout,
-        p->failure_threshold);
-    if (x->run < 0) {
-        krc_diag_add_unchecked(
-            b, "start time unknown: the run time could not be compared with the probe "
-               "timing");
+                   "%s probe failures were seen for container %s, which is restarting; "
+                   "probe failures past the threshold make the kubelet restart it (no kill "
+                   "event seen)",
+                   startup ? "Startup" : "Liveness", x->c->name);
+    if (x->ev2 != NULL) {
+        krc_diag_evidence_event(b, x->ev2);
+    }
+    if (x->probe != NULL) {
+        krc_diag_add_evidence(
+            b,
+            "%s probe: %s, initialDelaySeconds %d, periodSeconds %d, timeoutSeconds %d, "
+            "failureThreshold %d",
+            startup ? "startup" : "liveness", x->probe->handler, x->probe->initial_delay,
+            x->probe->period, x->probe->timeout, x->probe->failure_threshold);
     }
 }
 
@@ -502,19 +426,27 @@ static void say_checked(struct dctx *x, struct krc_buf *s, int want_node)
 
 void krc_diag_say_killed(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    (void)b;
     krc_buf_printf(s, "Container %s was killed (SIGKILL, exit 137, reason %s)", x->c->name,
                    x->t->reason ? x->t->reason : "none");
     krc_diag_say_after(x, s);
-    say_checked(x, s, 1);
+    if (!krc_diag_say_kubelet_stop(x, b, s)) {
+        say_checked(x, s, 1);
+    }
 }
 
 void krc_diag_say_terminated(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    (void)b;
     krc_buf_printf(s, "Container %s received SIGTERM and exited 143", x->c->name);
     krc_diag_say_after(x, s);
-    say_checked(x, s, 0);
+    if (krc_diag_oom_flag_on_stop(x)) {
+        krc_buf_append_str(s, " with reason OOMKilled: a stop, not an OOM kill of the container "
+                              "(its own process ended on SIGTERM; the flag says a process in its "
+                              "memory cgroup was OOM-killed at some time, e.g. a child: "
+                              "kubernetes#140716)");
+    }
+    if (!krc_diag_say_kubelet_stop(x, b, s)) {
+        say_checked(x, s, 0);
+    }
 }
 
 void krc_diag_say_terminated_exit0(struct dctx *x, struct builder *b, struct krc_buf *s)

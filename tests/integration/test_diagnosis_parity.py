@@ -62,7 +62,7 @@ class ParityTest(unittest.TestCase):
 
     def test_same_diagnosis_live_and_explain(self):
         now = datetime.now(timezone.utc)
-        # a liveness probe in the spec and no events: inferred from the spec
+        # a liveness probe in the spec and no events: a hypothesis, the exit code names the cause
         self.kube.create_pod("shop", "probe-0", containers=(
             {"name": "app", "livenessProbe": {"exec": {"command": ["/bin/check"]},
                                               "periodSeconds": 10, "failureThreshold": 3}},))
@@ -81,8 +81,9 @@ class ParityTest(unittest.TestCase):
         live = {d["pod"]: d for d in self.krc.wait_diagnosed(2)}
 
         probe = self.explain("shop", "probe-0")
-        self.assertEqual(probe["cause"], "liveness_probe_failed")
-        self.assertIn("probe configured; no kill event seen", probe["summary"])
+        self.assertEqual(probe["cause"], "killed")
+        self.assertTrue(any("hypothesis, not a finding: a liveness probe is configured" in e
+                            for e in probe["evidence"]), probe["evidence"])
         self.assertEqual(live["probe-0"]["cause"], probe["cause"])
         self.assertEqual(live["probe-0"]["summary"], probe["summary"])
 

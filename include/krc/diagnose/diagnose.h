@@ -35,8 +35,9 @@
  *   dependency_unreachable   the log's last lines give up on a network dependency
  *   app_error                other non-zero exit except 137 and 143
  *   evicted                  exit 137 under node pressure
- *   startup/liveness_probe_failed   probe configured, timing fits, no event of W seen
- *   completed / killed / terminated   exit 0 / 137 / 143
+ *   startup/liveness_probe_failed   probe failure events, no termination to read
+ *   completed / killed / terminated   exit 0 / 137 / 143 (a configured probe whose
+ *                            timing fits is a hypothesis in their evidence)
  *   unknown                  not enough evidence
  *
  * Every statement says what was seen, never a negation of what was not

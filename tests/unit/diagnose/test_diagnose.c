@@ -2033,7 +2033,8 @@ static void test_partial_pastes(void **state)
     krc_report_cleanup(&r);
 }
 
-/* A probe in the spec stands in for missing events. */
+/* A probe in the spec no longer stands in for missing events (issue 26): it
+ * is a hypothesis in the evidence and the exit code names the cause. */
 static void test_rule_probe_from_spec(void **state)
 {
     struct krc_report r;
@@ -2055,32 +2056,32 @@ static void test_rule_probe_from_spec(void **state)
     };
 
     (void)state;
-    /* exit 137, no events: the probe cause, medium, and it says so */
+    /* exit 137, no events: killed, the probe a hypothesis, and it says so */
     assert_int_equal(run(&r, &d,
                          make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, http_probe),
                          NULL, NULL, 0),
-                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
-    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
-    assert_non_null(strstr(d.summary, "probe configured; no kill event seen"));
+                     KRC_CAUSE_KILLED);
+    assert_int_equal(d.confidence, KRC_CONFIDENCE_LOW);
+    assert_true(evidence_has(&d, "hypothesis, not a finding: a liveness probe is configured"));
     assert_true(unchecked_has(&d, "no pod events were available"));
     assert_bounded(&d);
     done(&r, &d);
 
-    /* exit 0 killed by a failing exec liveness probe: not "completed" */
+    /* exit 0 with a failing exec liveness probe configured: completed, the probe a hypothesis */
     assert_int_equal(run(&r, &d,
                          make_pod_probes("app", 0, "Completed", STARTED, NULL, NULL, exec_probe),
                          NULL, NULL, 0),
-                     KRC_CAUSE_LIVENESS_PROBE_FAILED);
-    assert_int_equal(d.confidence, KRC_CONFIDENCE_MEDIUM);
-    assert_true(evidence_has(&d, "liveness probe: exec"));
+                     KRC_CAUSE_COMPLETED);
+    assert_true(evidence_has(&d, "a liveness probe is configured (exec"));
     done(&r, &d);
 
-    /* the timing does not fit (5 min run, first probe after 10 min) */
-    assert_int_equal(
-        rule_holds("liveness_probe_configured",
-                   make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, late_probe), NULL,
-                   NULL),
-        0);
+    /* the timing does not fit (5 min run, first probe after 10 min): no hypothesis */
+    assert_int_equal(run(&r, &d,
+                         make_pod_probes("app", 137, "Error", STARTED, NULL, NULL, late_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_false(evidence_has(&d, "hypothesis"));
+    done(&r, &d);
     /* events of the time were seen and none is a kill: no inference */
     assert_int_equal(
         rule_holds("liveness_probe_configured",
@@ -2092,17 +2093,19 @@ static void test_rule_probe_from_spec(void **state)
                                 make_pod_probes("app", 1, "Error", STARTED, NULL, NULL, http_probe),
                                 NULL, NULL),
                      0);
-    /* startup probe: killed at the end of its budget (30 x 10 s = 290 s .. 5 min) */
+    /* startup probe: killed at the end of its budget (30 x 10 s = 290 s .. 5 min): a
+     * hypothesis, the rule does not hold */
     assert_int_equal(
         rule_holds("startup_probe_configured",
                    make_pod_probes("app", 143, "Error", STARTED, NULL, NULL, startup_probe), NULL,
                    NULL),
-        MEDIUM);
-    /* without a start time the timing cannot be checked: low */
-    assert_int_equal(rule_holds("liveness_probe_configured",
-                                make_pod_probes("app", 137, "Error", "", NULL, NULL, http_probe),
-                                NULL, NULL),
-                     LOW);
+        0);
+    /* without a start time the timing cannot be checked: the hypothesis says so */
+    assert_int_equal(run(&r, &d, make_pod_probes("app", 137, "Error", "", NULL, NULL, http_probe),
+                         NULL, NULL, 0),
+                     KRC_CAUSE_KILLED);
+    assert_true(evidence_has(&d, "the run time is unknown"));
+    done(&r, &d);
 }
 
 static void test_rule_completed_killed_terminated_wording(void **state)
