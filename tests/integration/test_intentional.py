@@ -16,8 +16,8 @@ during deletion) are added the same way.
 import json
 import os
 import re
-import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -102,13 +102,13 @@ class IntentionalRestarts(unittest.TestCase):
             for s in self.secrets:
                 self.assertNotIn(s, out, "a secret appeared in krc's output")
 
-    def start_krc(self, **env):
+    def start_krc(self, args=(), **env):
         url = self.slack.webhook_url("alerts", mode="app")
         self.secrets += [url, url.rsplit("/", 1)[1]]
         full = {k: None for k in SCRUB}
         full.update({"SLACK_WEBHOOK_URL": url, "KRC_DB": self.db})
         full.update(env)
-        self.krc = h.Krc(self.kube.kubeconfig, [], full)
+        self.krc = h.Krc(self.kube.kubeconfig, list(args), full)
         self.krc.wait_synced()
 
     # ---- scenarios (one helper each) ----
@@ -227,6 +227,27 @@ class IntentionalRestarts(unittest.TestCase):
         self.assertEqual(metric(text, "krc_notifications_total", result="intentional"), 0)
         self.assertEqual(metric(text, "krc_notifications_total", result="sent"), 2)
         self.assertEqual(restart_summary(self.db)["intentional"], 2)
+
+    def test_page_setting_is_applied_at_reload(self):
+        """pageIntentionalRestarts changed in the --config file takes effect at SIGHUP."""
+        first = self.restart_rule_retry(name="retry-0")
+        second = self.restart_rule_retry(name="retry-1")
+        path = os.path.join(self.dbdir, "config.yaml")
+        with open(path, "w") as f:
+            f.write("pageIntentionalRestarts: false\n")
+        self.start_krc(args=["--config", path])
+        first.trigger()
+        self.krc.wait_diagnosed(1, pod=first.pod, cause="restart_rule", decision="intentional")
+        with open(path, "w") as f:
+            f.write("pageIntentionalRestarts: true\n")
+        self.krc.proc.send_signal(signal.SIGHUP)
+        self.krc.wait_log("configuration reloaded")
+        self.assertEqual(self.krc.logs(contains="pageIntentionalRestarts changed"), [])
+        second.trigger()
+        self.krc.wait_diagnosed(1, pod=second.pod, cause="restart_rule", decision="alert")
+        msgs = self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.assertIn(second.pod, msgs[0]["text"])
+        self.assertEqual(len(self.slack.messages()), 1)
 
 
 if __name__ == "__main__":
