@@ -20,6 +20,8 @@ const char *krc_policy_decision_name(enum krc_policy_decision d)
         return "silenced";
     case KRC_POLICY_NO_DESTINATION:
         return "not_posted";
+    case KRC_POLICY_INTENTIONAL:
+        return "intentional";
     }
     return "unknown";
 }

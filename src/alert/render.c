@@ -59,10 +59,12 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
     return 0;
 }
 
-/* The decision after collection: an alert whose log a log-ignore pattern
+/* The decision after collection: an alert whose diagnosis is intentional
+ * is held back (unless they are paged); one whose log a log-ignore pattern
  * matches is silenced; one whose every destination storms is grouped. */
 static enum krc_policy_decision final_decision(const struct krc_route_plan *plan,
-                                               const struct krc_report *rep)
+                                               const struct krc_report *rep,
+                                               const struct krc_diagnosis *diag)
 {
     enum krc_policy_decision d = plan->decision;
     struct krc_policy pol;
@@ -70,6 +72,9 @@ static enum krc_policy_decision final_decision(const struct krc_route_plan *plan
 
     if (d != KRC_POLICY_ALERT && d != KRC_POLICY_THREAD) {
         return d;
+    }
+    if (diag != NULL && diag->intentional && !plan->page_intentional) {
+        return KRC_POLICY_INTENTIONAL;
     }
     memset(&pol, 0, sizeof(pol));
     pol.log_ignore = plan->log_ignore;
@@ -89,7 +94,7 @@ enum krc_policy_decision krc_render_restart(const struct krc_route_plan *plan,
                                             const struct krc_diagnosis *diag, int64_t now_s,
                                             struct krc_sender_message *ret)
 {
-    enum krc_policy_decision d = final_decision(plan, rep);
+    enum krc_policy_decision d = final_decision(plan, rep, diag);
     struct krc_sender_message **tail = &ret->next;
 
     memset(ret, 0, sizeof(*ret));

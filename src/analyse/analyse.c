@@ -221,3 +221,30 @@ void krc_analysis_cleanup(struct krc_analysis *res)
     res->log_file = NULL;
     res->log_file_len = 0;
 }
+
+int krc_analyse_intentional_candidate(const struct krc_restart *r)
+{
+    struct krc_report *rep;
+    struct krc_diagnosis dg;
+    struct krc_error e;
+    int rc = 0;
+
+    if (r->pod_json == NULL || r->pod_json_len == 0) {
+        return 0;
+    }
+    rep = krc_report_new();
+    if (rep == NULL) {
+        return KRC_ENOMEM;
+    }
+    krc_diagnosis_init(&dg);
+    krc_error_clear(&e);
+    if (krc_kube_parse_pod(r->pod_json, r->pod_json_len, rep, &e) == 0 &&
+        krc_diagnose(rep, r->ident.container, &dg, &e) == 0) {
+        rc = dg.intentional != 0;
+    } else if (e.code == KRC_ENOMEM) {
+        rc = KRC_ENOMEM;
+    }
+    krc_diagnosis_cleanup(&dg);
+    krc_report_free(rep);
+    return rc;
+}

@@ -47,6 +47,10 @@ static const struct krc_config_option options[] = {
      "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
     {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
      31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+    {"pageIntentionalRestarts", "KRC_PAGE_INTENTIONAL_RESTARTS", "page-intentional-restarts",
+     KRC_CONFIG_BOOL, OFF(page_intentional_restarts), "false", 0, 0, NULL,
+     "Alert restarts that a field of the pod proves intended (a restart rule, the stop signal; "
+     "\"intentional\": true) like crashes; false: recorded and counted, not alerted"},
     {"listen", "KRC_LISTEN", "listen", KRC_CONFIG_STRING, OFF(listen), "0.0.0.0:8080", 0, 0, NULL,
      "Address of /healthz, /readyz and /metrics (HOST:PORT; \"off\" disables it)"},
     {"mcpTokenFile", "KRC_MCP_TOKEN_FILE", "mcp-token-file", KRC_CONFIG_STRING, OFF(mcp_token_file),

@@ -576,6 +576,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->leader = d->leader;
     p->lost = &d->lost;
     p->restarts_detected = d->health.std.restarts_detected;
+    p->restarts_intentional = d->health.std.restarts_intentional;
     p->status = &d->status;
     p->client = krc_kube_client_new(&d->auth, d->tokens, e);
     if (p->client == NULL) {

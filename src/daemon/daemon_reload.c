@@ -24,6 +24,7 @@ static const char *const reloadable[] = {
     "slackUsername",
     "slackIcon",
     "muteSeconds",
+    "pageIntentionalRestarts",
     "stormThreshold",
     "stormWindow",
     "stormSummaryDelay",

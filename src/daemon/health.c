@@ -66,9 +66,9 @@ static void collect(struct krc_metrics *m, void *userdata)
     char reason[512];
     static const char *ev_names[5] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
     static const char *wr_names[5] = {"timeout", "expired", "error", "silent", "malformed"};
-    static const char *nt_names[7] = {"sent",     "failed",     "muted",       "grouped",
-                                      "silenced", "not_posted", "rate_limited"};
-    long long nt[7] = {0};
+    static const char *nt_names[8] = {"sent",     "failed",     "muted",        "grouped",
+                                      "silenced", "not_posted", "rate_limited", "intentional"};
+    long long nt[8] = {0};
     (void)m;
 
     for (size_t i = 0; i < h->n_watches; i++) {
@@ -99,6 +99,7 @@ static void collect(struct krc_metrics *m, void *userdata)
         nt[6] = atomic_load(&ns->rate_limited);
     }
     nt[5] = atomic_load(&h->status->not_posted);
+    nt[7] = atomic_load(&h->status->intentional);
     pthread_mutex_lock(&h->metrics_lock);
     for (int i = 0; i < 5; i++) {
         add_delta(h->std.watch_events, ev_names[i], ev[i], &h->seen_watch[i]);
@@ -107,7 +108,7 @@ static void collect(struct krc_metrics *m, void *userdata)
     for (int i = 0; i < 2; i++) {
         add_delta(h->std.watch_skipped, sk_names[i], sk[i], &h->seen_skipped[i]);
     }
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         add_delta(h->std.notifications, nt_names[i], nt[i], &h->seen_notify[i]);
     }
     add_delta(h->std.store_errors, NULL, atomic_load(&h->status->store_errors),

@@ -17,6 +17,7 @@ void krc_pipeline_status_init(struct krc_pipeline_status *s)
 {
     atomic_init(&s->store_errors, 0);
     atomic_init(&s->not_posted, 0);
+    atomic_init(&s->intentional, 0);
     atomic_init(&s->store_fault, 0);
     atomic_init(&s->unwritten, 0);
     pthread_mutex_init(&s->fault_lock, NULL);
@@ -374,6 +375,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.message = msg != NULL ? msg->body : NULL;
     rec.report_json = json;
     rec.gpus = dg->gpus;
+    rec.intentional = dg->intentional;
     for (const struct krc_sender_message *m = msg;
          m != NULL && m->body != NULL && n_ob < MAX_MESSAGES; m = m->next) {
         struct krc_store_outbox *o = &ob[n_ob++];
@@ -577,6 +579,78 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
         krc_metric_inc(p->restarts_detected,
                        (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
     }
+    if (p->restarts_intentional != NULL && j->dg->intentional) {
+        krc_metric_inc(p->restarts_intentional,
+                       (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
+    }
+}
+
+/* The previous log as a file, when the plan wants one and the analysis ran
+ * before the plan was made (an intentional candidate that was not). */
+static void fetch_log_file(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_error e;
+
+    if (!j->plan.wants_full_log || j->log_file != NULL || j->rep->log == NULL) {
+        return;
+    }
+    krc_error_clear(&e);
+    if ((p->log_file != NULL ? p->log_file : krc_collect_log_file)(p->client, r, &j->log_file,
+                                                                   &j->log_file_len, &e) < 0) {
+        krc_log(KRC_LOG_DEBUG, "log file of %s/%s container %s not fetched: %s", r->namespace,
+                r->pod, r->ident.container, e.msg);
+        j->log_file = NULL;
+        j->log_file_len = 0;
+    }
+}
+
+/* An intentional restart held back: never routed (no mute mark, no storm
+ * arrival), recorded with its cause and reason. */
+static void log_intentional(const struct krc_restart *r, const struct krc_diagnosis *dg)
+{
+    struct krc_log_field f[5];
+    size_t n = 0;
+
+    f[n++] = (struct krc_log_field){"namespace", r->namespace, 0};
+    f[n++] = (struct krc_log_field){"pod", r->pod, 0};
+    f[n++] = (struct krc_log_field){"container", r->ident.container, 0};
+    f[n++] = (struct krc_log_field){"cause", krc_cause_name(dg->cause), 0};
+    f[n++] = (struct krc_log_field){"summary", dg->summary ? dg->summary : "", 0};
+    krc_log_fields(KRC_LOG_INFO,
+                   "restart not alerted: intentional (pageIntentionalRestarts alerts them)", f, n);
+}
+
+/* Before routing: when the pod the watch delivered already shows an
+ * intentional restart (and those are not paged), the restart is analysed
+ * fully first. Intentional in the end: decided here, never routed, so that
+ * it neither marks the pod's mute (which would hold back the pod's next
+ * real crash) nor counts in a destination's storm. Otherwise it is routed
+ * as any other (its analysis is done). 1 when it was analysed. */
+static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_config *cfg = live_cfg(p);
+    int rc;
+
+    if (cfg->page_intentional_restarts) {
+        return 0;
+    }
+    rc = krc_analyse_intentional_candidate(j->r);
+    if (rc <= 0) {
+        return 0; /* out of memory: the ordinary path, where render still holds it back */
+    }
+    analyse(p, j);
+    if (j->dg->intentional) {
+        memset(&j->plan, 0, sizeof(j->plan));
+        j->plan.decision = KRC_POLICY_INTENTIONAL;
+        j->plan.collect = 1;
+        j->decision = KRC_POLICY_INTENTIONAL;
+        return 1;
+    }
+    j->decision = krc_route_restart(p->sender, j->r, &j->plan);
+    j->plan.page_intentional = cfg->page_intentional_restarts;
+    fetch_log_file(p, j);
+    return 1;
 }
 
 /* Leader election: the restart is handled, published in the hand-over list. */
@@ -600,6 +674,10 @@ static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
     j->decision = krc_render_restart(&j->plan, r, j->rep, j->dg, krc_clock_now(), &msg);
     if (j->decision == KRC_POLICY_NO_DESTINATION) {
         atomic_fetch_add(&p->status->not_posted, 1);
+    }
+    if (j->decision == KRC_POLICY_INTENTIONAL) {
+        atomic_fetch_add(&p->status->intentional, 1);
+        log_intentional(r, j->dg);
     }
     log_diagnosed(r, j->dg, j->decision, mono_ms(p) - j->t0);
     if (lease_lost(p)) {
@@ -650,8 +728,13 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
         return;
     }
     krc_diagnosis_init(j.dg);
+    if (p->sender != NULL && intentional_first(p, &j)) {
+        hand_over(p, &j);
+        return;
+    }
     if (p->sender != NULL) {
         j.decision = krc_route_restart(p->sender, r, &j.plan);
+        j.plan.page_intentional = live_cfg(p)->page_intentional_restarts;
     }
     analyse(p, &j);
     if (p->sender != NULL) {

@@ -157,6 +157,9 @@ static const char summary_out[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"cluster\":{\"type\":\"string\",\"description\":\"the cluster asked for\"},"
     "\"since\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
+    "\"intentional\":{\"type\":\"integer\",\"description\":\"of the restarts, those a field of "
+    "the pod proves intended (a restart rule, the stop signal: 'intentional': true in the "
+    "report), paged or not\"},"
     "\"workloads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"namespace\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
     "\"name\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
@@ -177,8 +180,8 @@ static const char summary_out[] =
                              "\"untrusted_fields\":{\"type\":\"array\",\"items\":{\"type\":"
                              "\"string\"},\"description\":\"always empty: a summary holds names "
                              "and counts only\"}},"
-                             "\"required\":[\"since\",\"restarts\",\"workloads\",\"causes\","
-                             "\"nodes\",\"gpus_held\","
+                             "\"required\":[\"since\",\"restarts\",\"intentional\","
+                             "\"workloads\",\"causes\",\"nodes\",\"gpus_held\","
                              "\"gpu_pods\",\"untrusted_fields\"]}";
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -726,6 +729,7 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
           krc_report_json_put(out, "cluster", cJSON_CreateString(arg_str(args, "cluster")))) &&
          krc_report_json_put(out, "since", krc_report_json_time(since)) &&
          krc_report_json_put(out, "restarts", cJSON_CreateNumber((double)sum->restarts)) &&
+         krc_report_json_put(out, "intentional", cJSON_CreateNumber((double)sum->intentional)) &&
          summary_list(out, "workloads", sum->workloads, sum->n_workloads) &&
          summary_list(out, "causes", sum->causes, sum->n_causes) &&
          summary_list(out, "nodes", sum->nodes, sum->n_nodes) &&

@@ -901,8 +901,9 @@ static int add_simple(struct krc_metrics *m, enum krc_metric_type type, const ch
 int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                              struct krc_metrics_std *ret, struct krc_error *err)
 {
-    static const char *const results[] = {"sent",     "failed",     "muted",        "grouped",
-                                          "silenced", "not_posted", "rate_limited", NULL};
+    static const char *const results[] = {"sent",         "failed",      "muted",
+                                          "grouped",      "silenced",    "not_posted",
+                                          "rate_limited", "intentional", NULL};
     static const char *const types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR", NULL};
     static const char *const reasons[] = {"timeout", "expired",   "error",
                                           "silent",  "malformed", NULL};
@@ -943,6 +944,14 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                     "Container restarts detected, by namespace (first 200 namespaces, then "
                     "\"other\") and diagnosed cause.",
                     restart_labels, 2, &s.restarts_detected, err);
+    if (rc == 0) {
+        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_intentional_total",
+                        "Container restarts whose diagnosis says a field of the pod proves them "
+                        "intended (a restart rule, the stop signal), alerted or not, by namespace "
+                        "(first 200, then \"other\") and cause; also in "
+                        "krc_restarts_detected_total.",
+                        restart_labels, 2, &s.restarts_intentional, err);
+    }
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_notifications_total",
                         "Restart notifications by outcome.", &result_label, 1, &s.notifications,

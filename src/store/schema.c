@@ -27,6 +27,12 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
  * (Slack's ts, another destination's id) is not Slack's alone. */
 #define RENAME_MESSAGE_REF "ALTER TABLE outbox RENAME COLUMN slack_ts TO message_ref;"
 
+/* restarts_window is made again when a column it covers is added (SQLite 5 -> 6
+ * and 7 -> 8, PostgreSQL 2 -> 3). */
+#define DROP_WINDOW_INDEX "DROP INDEX restarts_window;"
+/* Issue 26: the diagnosis was intentional (SQLite 7 -> 8, PostgreSQL 2 -> 3). */
+#define ADD_INTENTIONAL "ALTER TABLE restarts ADD COLUMN intentional INTEGER NOT NULL DEFAULT 0;"
+
 /* The outbox's indexes as schema 1 made them, made again by the rebuild of
  * 4 -> 5 (SQLite); PostgreSQL's first has the same outbox_restart. */
 #define OUTBOX_RESTART_INDEX "CREATE INDEX outbox_restart ON outbox (restart_id);"
@@ -173,8 +179,7 @@ static const struct migration sqlite_migrations[] = {
      * has no cluster, and retention and counts take the whole file: a
      * SQLite file is one replica's own (whatever clusterName it had when it
      * recorded a row). */
-    {"ALTER TABLE restarts ADD COLUMN cluster TEXT NOT NULL DEFAULT '';"
-     "DROP INDEX restarts_window;"
+    {"ALTER TABLE restarts ADD COLUMN cluster TEXT NOT NULL DEFAULT '';" DROP_WINDOW_INDEX
      "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
      "  workload_name, pod, pod_uid, cause, node, gpus, cluster);",
      NULL},
@@ -182,6 +187,14 @@ static const struct migration sqlite_migrations[] = {
      * destination's id) is not Slack's alone: outbox.slack_ts becomes
      * outbox.message_ref (the partial index outbox_thread follows). */
     {RENAME_MESSAGE_REF, NULL},
+    /* 7 -> 8 (issue 26): whether the diagnosis was intentional (a restart rule,
+     * the stop signal: "intentional": true in the report), so that
+     * restart_summary counts them apart from the index alone; restarts
+     * recorded before count as not intentional. */
+    {ADD_INTENTIONAL DROP_WINDOW_INDEX
+     "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
+     "  workload_name, pod, pod_uid, cause, node, gpus, cluster, intentional);",
+     NULL},
 };
 
 _Static_assert(sizeof(sqlite_migrations) / sizeof(sqlite_migrations[0]) == KRC_STORE_SCHEMA_VERSION,
@@ -265,6 +278,11 @@ static const struct migration pg_migrations[] = {
      NULL},
     /* 1 -> 2: outbox.slack_ts becomes outbox.message_ref (as SQLite 6 -> 7) */
     {RENAME_MESSAGE_REF, NULL},
+    /* 2 -> 3: restarts.intentional, in restarts_window too (as SQLite 7 -> 8) */
+    {ADD_INTENTIONAL DROP_WINDOW_INDEX
+     "CREATE INDEX restarts_window ON restarts (cluster, detected_at) INCLUDE (id, namespace,"
+     "  workload_kind, workload_name, pod, pod_uid, cause, node, gpus, intentional);",
+     NULL},
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 

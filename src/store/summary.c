@@ -266,6 +266,7 @@ struct agg {
     size_t wl_cause_cap; /* workloads */
     struct chunk *arena;
     int64_t restarts;
+    int64_t intentional;      /* restarts whose diagnosis was intentional */
     krc_store_window_fn keep; /* NULL: every row */
     void *keep_ud;
 };
@@ -427,6 +428,7 @@ static int on_row(const struct krc_store_window_row *r, void *ud)
     }
     first = g[T_POD]->restarts == 0;
     a->restarts++;
+    a->intentional += r->intentional != 0;
     for (int t = 0; t < N_TABLES; t++) {
         g[t]->restarts++;
         if (r->detected_at > g[t]->last_at) {
@@ -604,6 +606,7 @@ int krc_store_summarize_where(struct krc_store *s, int64_t since, const char *cl
     if (rc == 0) {
         top_causes(&a);
         sum->restarts = a.restarts;
+        sum->intentional = a.intentional;
         sum->mem_ = a.arena;
         a.arena = NULL;
         rc = make_list(&a, T_WORKLOAD, limit, &sum->workloads, &sum->n_workloads, &sum->gpus_held);

@@ -822,6 +822,11 @@ def default_pod(obj, ts=None):
             st["started"] = True
         st["lastState"] = {}
         st["restartCount"] = 0
+        # KEP-4960 (1.33+, ContainerStopSignals): the kubelet reports the effective stop
+        # signal; here only when the spec sets lifecycle.stopSignal (no image to read it from)
+        stop = (c.get("lifecycle") or {}).get("stopSignal")
+        if stop:
+            st["stopSignal"] = stop
         st["image"] = c["image"]
         st["imageID"] = _image_id(c["image"])
         st["containerID"] = _container_id()

@@ -116,6 +116,15 @@ ALTER TABLE outbox RENAME COLUMN slack_ts TO message_ref;
 UPDATE schema_version SET version = 7;
 """
 
+# migration 7 -> 8 (issue 26): whether the diagnosis was intentional, in the covering index too.
+SCHEMA_V8 = SCHEMA_V7 + """
+ALTER TABLE restarts ADD COLUMN intentional INTEGER NOT NULL DEFAULT 0;
+DROP INDEX restarts_window;
+CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,
+  workload_name, pod, pod_uid, cause, node, gpus, cluster, intentional);
+UPDATE schema_version SET version = 8;
+"""
+
 def report_doc(ns, pod, container, cause, log_lines=40):
     return {
         "version": 1,
@@ -179,12 +188,13 @@ def add_next_step(doc, confidence):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=7):
+    def __init__(self, path, schema_version=8):
         self.db = sqlite3.connect(path)
         self.schema = schema_version
         self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3, 4: SCHEMA_V4,
-                               5: SCHEMA_V5, 6: SCHEMA_V6}.get(schema_version, SCHEMA_V7))
-        if schema_version not in (1, 2, 3, 4, 5, 6, 7):
+                               5: SCHEMA_V5, 6: SCHEMA_V6, 7: SCHEMA_V7}.get(schema_version,
+                                                                             SCHEMA_V8))
+        if schema_version not in (1, 2, 3, 4, 5, 6, 7, 8):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
@@ -439,7 +449,7 @@ class HistoryTest(unittest.TestCase):
         self.assertIn(garbage, p.stderr)
         self.assertIn("corrupt", p.stderr)
         newer = os.path.join(self.tmp.name, "newer.db")
-        Fixture(newer, schema_version=8).close()
+        Fixture(newer, schema_version=9).close()
         p = run(["--db", newer], check_rc=1)
         self.assertIn("newer", p.stderr)
         self.assertIn(newer, p.stderr)

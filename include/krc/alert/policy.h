@@ -44,6 +44,9 @@ enum krc_policy_decision {
     KRC_POLICY_GROUPED,        /* part of an alert storm: counted into the summary */
     KRC_POLICY_SILENCED,       /* a silence matches */
     KRC_POLICY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
+    /* the diagnosis says a field of the pod proves the restart intended (a restart rule, the
+     * stop signal, ...): recorded, not paged (pageIntentionalRestarts pages them) */
+    KRC_POLICY_INTENTIONAL,
 };
 
 const char *krc_policy_decision_name(enum krc_policy_decision d);

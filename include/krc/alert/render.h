@@ -40,9 +40,15 @@ struct krc_sender_message {
 
 /* Render the restart's messages into *ret (the first; the others chained
  * to it) at unix time now_s, and return the final decision: the plan's,
- * except that an alert or reply whose previous log matches a log-ignore
- * pattern is silenced, and one whose every destination is storming is
- * grouped. ret->body is NULL when nothing is to be posted. Does not take
+ * except that an alert or reply whose diagnosis is intentional is held back
+ * (KRC_POLICY_INTENTIONAL) unless plan->page_intentional, one whose previous
+ * log matches a log-ignore pattern is silenced, and one whose every
+ * destination is storming is grouped. The pipeline holds an intentional
+ * restart back before routing it when the pod the watch saw already shows
+ * it; render's hold is for the others: the route stage has then marked the
+ * pod's mute and counted the storm arrival, which stay (the mute only holds
+ * back repeats of the pod; undoing it could unmute a pod another restart
+ * was just alerted for). ret->body is NULL when nothing is to be posted. Does not take
  * ownership of rep/diag. Free with krc_sender_message_cleanup. */
 enum krc_policy_decision krc_render_restart(const struct krc_route_plan *plan,
                                             const struct krc_restart *r,

@@ -58,6 +58,10 @@ struct krc_route_plan {
      * whose previous log matches one */
     const struct krc_pattern *log_ignore;
     size_t n_log_ignore;
+    /* pageIntentionalRestarts: render pages a restart whose diagnosis is
+     * intentional like any other. 0 (as krc_route_restart leaves it): render
+     * holds it back (KRC_POLICY_INTENTIONAL); the caller sets it. */
+    int page_intentional;
 };
 
 /* Route one restart: fills *plan and returns its decision. Counts muted

@@ -110,4 +110,13 @@ int krc_analyse(const struct krc_analyse_request *q, struct krc_analysis *res,
 /* Frees what krc_analyse allocated in res (not the report or diagnosis). */
 void krc_analysis_cleanup(struct krc_analysis *res);
 
+/* A cheap look before the daemon routes a restart: the pod as the watch
+ * delivered it (r->pod_json; no request) diagnosed for r's container with no
+ * events and no log. 1 when that diagnosis is intentional (a field of the
+ * pod proves the restart intended: a restart rule, the stop signal), 0 when
+ * it is not or cannot be told (no pod JSON, not a readable pod, no such
+ * container), KRC_ENOMEM when out of memory. Nothing is logged or kept:
+ * the restart's own analysis decides. */
+int krc_analyse_intentional_candidate(const struct krc_restart *r);
+
 #endif

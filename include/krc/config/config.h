@@ -81,6 +81,7 @@ struct krc_config {
     char *slack_channel;
     char *slack_username;
     long mute_seconds;
+    int page_intentional_restarts; /* alert intentional restarts (default: recorded only) */
     /* watch */
     char *db;               /* history database path or PostgreSQL URL ("" = default) */
     char *db_password_file; /* PostgreSQL password file ("": none) */

@@ -59,7 +59,7 @@ struct krc_health {
     long long seen_watch[5];
     long long seen_restarts[5];
     long long seen_skipped[2];
-    long long seen_notify[7];
+    long long seen_notify[8];
     long long seen_store_errors;
 };
 

@@ -37,6 +37,7 @@
 struct krc_pipeline_status {
     atomic_llong store_errors; /* history reads/writes that failed */
     atomic_llong not_posted;   /* restarts with no destination */
+    atomic_llong intentional;  /* restarts held back as intentional (KRC_POLICY_INTENTIONAL) */
     atomic_int store_fault;    /* 1 while the history database is unusable */
     /* records kept in the workers' memory because the database refused them
      * (krc_store_unwritten_records; /readyz is unready while any wait) */
@@ -90,6 +91,9 @@ struct krc_pipeline_deps {
     struct krc_leader *leader;                  /* NULL without leader election */
     const atomic_int *lost;                     /* 1 once the Lease was lost; may be NULL */
     struct krc_metric *restarts_detected;       /* counter by namespace and cause; may be NULL */
+    /* counter by namespace and cause of the restarts whose diagnosis is
+     * intentional, paged or not; may be NULL */
+    struct krc_metric *restarts_intentional;
     struct krc_pipeline_status *status;
     int64_t (*mono_ms)(void); /* clock for collect_ms; NULL: krc_clock_mono_ms */
     /* krc_store_record_many's seam (tests: a database that answers KRC_EIO);

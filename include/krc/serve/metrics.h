@@ -137,7 +137,10 @@ void krc_metrics_format_value(double v, char *out, size_t outsz);
 struct krc_metrics_std {
     /* counter {namespace (open, KRC_METRICS_NAMESPACE_CAP), cause (krc_cause_name)} */
     struct krc_metric *restarts_detected;
-    /* counter {result}: sent failed muted grouped silenced not_posted rate_limited */
+    /* counter {namespace, cause}: the restarts whose diagnosis is intentional */
+    struct krc_metric *restarts_intentional;
+    /* counter {result}: sent failed muted grouped silenced not_posted rate_limited
+     * intentional (restarts held back because intentional) */
     struct krc_metric *notifications;
     /* counter {type}: ADDED MODIFIED DELETED BOOKMARK ERROR */
     struct krc_metric *watch_events;
@@ -157,9 +160,9 @@ struct krc_metrics_std {
 #define KRC_METRICS_LATENCY_BUCKETS 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
 
 /* Register the daemon's metrics (names: krc_restarts_detected_total,
- * krc_notifications_total, krc_watch_events_total, krc_watch_restarts_total,
- * krc_watch_objects_skipped_total, krc_pods_tracked, krc_store_errors_total,
- * krc_restart_to_notification_seconds, krc_build_info, krc_up, krc_ready).
+ * krc_restarts_intentional_total, krc_notifications_total, krc_watch_events_total,
+ * krc_watch_restarts_total, krc_watch_objects_skipped_total, krc_pods_tracked,
+ * krc_store_errors_total, krc_restart_to_notification_seconds, krc_build_info, krc_up, krc_ready).
  * `version` is the build_info label (NULL: KRC_VERSION). Fills *ret. */
 int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                              struct krc_metrics_std *ret, struct krc_error *err);

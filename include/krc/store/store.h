@@ -54,8 +54,9 @@
  * container, restart_count); 4: restarts.gpus and the covering indexes of
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
- * too; 7: outbox.slack_ts renamed outbox.message_ref. */
-#define KRC_STORE_SCHEMA_VERSION 7
+ * too; 7: outbox.slack_ts renamed outbox.message_ref; 8: restarts.intentional
+ * (issue 26), in the restarts_window index too. */
+#define KRC_STORE_SCHEMA_VERSION 8
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -167,6 +168,7 @@ struct krc_store_restart {
     const char *message;            /* the alert text as posted (or to be posted) */
     const char *report_json;        /* full diagnostics (krc_report_json_build) */
     long gpus;                      /* GPUs the pod holds (diagnosis.gpus), 0: none */
+    int intentional;                /* the diagnosis is intentional (diagnosis.intentional) */
 };
 
 enum krc_store_kind {
@@ -431,7 +433,8 @@ struct krc_store_window_row {
     const char *pod_uid;
     const char *cause;
     const char *node;
-    long gpus; /* GPUs the pod held (the diagnosis), 0: none */
+    long gpus;       /* GPUs the pod held (the diagnosis), 0: none */
+    int intentional; /* the diagnosis was intentional (0 for restarts recorded before schema 8) */
 };
 
 typedef int (*krc_store_window_fn)(const struct krc_store_window_row *row, void *ud);
@@ -459,10 +462,12 @@ struct krc_store_group_row {
  * krc_store_window. Every list is sorted by most restarts, then the latest,
  * then the key, and holds at most `limit` entries (<= 0: all); GPU pods are
  * the pods with at least 2 restarts whose latest restart held GPUs, most
- * GPUs first. `restarts` and `gpus_held` count everything, listed or not. */
+ * GPUs first. `restarts`, `gpus_held` and `intentional` (the restarts whose
+ * diagnosis was intentional, paged or not) count everything, listed or not. */
 struct krc_store_summary {
     int64_t restarts;
     long gpus_held;
+    int64_t intentional;
     struct krc_store_group_row *workloads, *causes, *nodes, *gpu_pods;
     size_t n_workloads, n_causes, n_nodes, n_gpu_pods;
     void *mem_; /* the strings */

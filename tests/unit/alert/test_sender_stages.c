@@ -163,6 +163,48 @@ static void test_plan_render_deliver(void **state)
     krc_sender_free(n);
 }
 
+/* Render holds back an alert or reply whose diagnosis is intentional
+ * (decision intentional, no message, nothing queued or counted as sent),
+ * unless the plan says they are paged; a decision that posts nothing stays
+ * as it was. */
+static void test_intentional_held_back_by_render(void **state)
+{
+    struct krc_sender_options o = krc_test_sender_options(HOOK);
+    struct krc_restart r = mk("retry-0");
+    struct krc_route_plan plan;
+    struct krc_sender_message m;
+    struct krc_report *rep;
+    struct krc_diagnosis *dg;
+    struct krc_sender *n;
+    (void)state;
+
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_false(plan.page_intentional); /* held back unless the caller says otherwise */
+    collected("panic: boom\n", &rep, &dg);
+    dg->intentional = 1;
+    assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m),
+                     KRC_POLICY_INTENTIONAL);
+    assert_null(m.body);
+    assert_int_equal(m.decision, KRC_POLICY_INTENTIONAL);
+    plan.page_intentional = 1;
+    assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m), KRC_POLICY_ALERT);
+    assert_non_null(m.body);
+    krc_sender_message_cleanup(&m);
+    plan.page_intentional = 0;
+    plan.decision = KRC_POLICY_MUTED;
+    assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m), KRC_POLICY_MUTED);
+    plan.decision = KRC_POLICY_INTENTIONAL;
+    assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m),
+                     KRC_POLICY_INTENTIONAL);
+    krc_deliver_restart(n, &plan, &r, &m, NULL, 1, rep, dg, NULL, 0);
+    assert_int_equal(krc_sender_pending(n), 0);
+    assert_int_equal(krc_sender_stats(n)->alerts_sent, 0);
+    assert_int_equal(krc_sender_stats(n)->muted, 0);
+    krc_sender_free(n);
+}
+
 /* A log-ignore pattern silences at render (it needs the log); render
  * counts nothing, deliver counts it once. */
 static void test_log_ignore_counted_by_deliver(void **state)
@@ -238,6 +280,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_route_ignored),
         cmocka_unit_test(test_plan_render_deliver),
+        cmocka_unit_test(test_intentional_held_back_by_render),
         cmocka_unit_test(test_log_ignore_counted_by_deliver),
         cmocka_unit_test(test_storm_begun_after_routing),
     };

@@ -456,6 +456,69 @@ static void test_alloc_sweep(void **state)
     assert_true(krc_test_alloc_sweep(sweep_run, NULL) > 10);
 }
 
+/* A container stopped by its stop signal (KEP-4960: exit 128 + SIGUSR1). */
+static const char stop_pod[] =
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"worker-0\",\"namespace\":\"jobs\","
+    "\"uid\":\"u-3\"},\"spec\":{\"containers\":[{\"name\":\"app\",\"lifecycle\":{"
+    "\"stopSignal\":\"SIGUSR1\"}}]},\"status\":{\"containerStatuses\":[{\"name\":\"app\","
+    "\"restartCount\":1,\"stopSignal\":\"SIGUSR1\",\"state\":{\"running\":{}},"
+    "\"lastState\":{\"terminated\":{\"exitCode\":138,\"reason\":\"Error\"}}}]}}";
+
+static struct krc_restart watched(const char *json, const char *container)
+{
+    struct krc_restart r;
+
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)"jobs";
+    r.pod = (char *)"worker-0";
+    (void)krc_restart_ident_set(&r.ident, "u-3", container, 1, 0, NULL);
+    r.pod_json = (char *)json;
+    r.pod_json_len = json != NULL ? strlen(json) : 0;
+    return r;
+}
+
+/* The daemon's look before routing: the watch's pod diagnosed without events
+ * or log; 1 only when a field of the pod proves the restart intended. */
+static void test_intentional_candidate(void **state)
+{
+    struct krc_restart r = watched(stop_pod, "app");
+    (void)state;
+
+    assert_int_equal(krc_analyse_intentional_candidate(&r), 1);
+    r = watched(pod_json, "a"); /* exit 1, no rule, no stop signal */
+    assert_int_equal(krc_analyse_intentional_candidate(&r), 0);
+    r = watched(stop_pod, "nosuch");
+    assert_int_equal(krc_analyse_intentional_candidate(&r), 0);
+    r = watched(NULL, "app"); /* no pod from the watch */
+    assert_int_equal(krc_analyse_intentional_candidate(&r), 0);
+    r = watched("{\"kind\":", "app");
+    assert_int_equal(krc_analyse_intentional_candidate(&r), 0);
+}
+
+static long candidate_sweep_run(void *ud, long n)
+{
+    struct krc_restart r = watched(stop_pod, "app");
+    long attempts;
+    int rc;
+    (void)ud;
+
+    krc_mem_fail_after(n);
+    rc = krc_analyse_intentional_candidate(&r);
+    attempts = krc_mem_fail_after(-1);
+    /* a failed allocation is never taken for "intentional" unless it was */
+    assert_true(rc == 1 || rc == 0 || rc == KRC_ENOMEM);
+    if (attempts <= n) {
+        assert_int_equal(rc, 1);
+    }
+    return attempts;
+}
+
+static void test_intentional_candidate_alloc_sweep(void **state)
+{
+    (void)state;
+    assert_true(krc_test_alloc_sweep(candidate_sweep_run, NULL) > 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +528,8 @@ int main(void)
         cmocka_unit_test(test_pod_pick_and_collection),
         cmocka_unit_test(test_restart_collection),
         cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_intentional_candidate),
+        cmocka_unit_test(test_intentional_candidate_alloc_sweep),
     };
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,7 @@ static void test_defaults(void **state)
     assert_string_equal(cfg->ignored_pod_name_prefixes, "");
     assert_int_equal(cfg->ignore_restart_count, 30);
     assert_int_equal(cfg->ignore_restarts_with_exit_code_zero, 0);
+    assert_int_equal(cfg->page_intentional_restarts, 0);
     assert_string_equal(cfg->label_selector, "");
     assert_string_equal(cfg->slack_webhook_url, "");
     assert_string_equal(cfg->slack_channel, "");
@@ -592,9 +593,12 @@ static void test_env_overrides_file_and_flags_override_env(void **state)
     setenv("MUTE_SECONDS", "120", 1);
     setenv("KRC_STARTUP_WINDOW", "2h", 1);
     setenv("IGNORE_RESTARTS_WITH_EXIT_CODE_ZERO", "false", 1);
+    setenv("KRC_PAGE_INTENTIONAL_RESTARTS", "true", 1);
     setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T1/B1/ENVSECRET", 1);
     krc_error_clear(&err);
     assert_int_equal(krc_config_load_env(cfg, &err), 0);
+    unsetenv("KRC_PAGE_INTENTIONAL_RESTARTS");
+    assert_int_equal(cfg->page_intentional_restarts, 1);
     assert_string_equal(cfg->watched_namespaces, "from-env");
     assert_int_equal(cfg->mute_seconds, 120);
     assert_int_equal(cfg->startup_window_s, 7200);
@@ -625,6 +629,13 @@ static void test_env_errors_name_variable(void **state)
     assert_contains(err.msg, "\"soon\"");
     assert_int_equal(cfg->mute_seconds, 600);
     unsetenv("MUTE_SECONDS");
+
+    setenv("KRC_PAGE_INTENTIONAL_RESTARTS", "sometimes", 1);
+    krc_error_clear(&err);
+    assert_int_equal(krc_config_load_env(cfg, &err), KRC_EINVAL);
+    assert_contains(err.msg, "environment variable KRC_PAGE_INTENTIONAL_RESTARTS");
+    assert_int_equal(cfg->page_intentional_restarts, 0);
+    unsetenv("KRC_PAGE_INTENTIONAL_RESTARTS");
 
     setenv("KRC_LOG_LEVEL", "loud", 1);
     krc_error_clear(&err);

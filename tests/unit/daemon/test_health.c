@@ -211,6 +211,7 @@ static void test_metrics(void **state)
     atomic_store(&v.watches[1].stats.skipped_undecodable, 4);
     atomic_store(&v.watches[1].stats.malformed_lists, 1);
     atomic_store(&v.status.not_posted, 2);
+    atomic_store(&v.status.intentional, 3);
     krc_pipeline_store_failed(&v.status, "locked");
     krc_health_reloaded(&v.health, 1);
     krc_health_reloaded(&v.health, 0);
@@ -222,6 +223,7 @@ static void test_metrics(void **state)
     assert_non_null(strstr(body, "krc_watch_objects_skipped_total{reason=\"undecodable\"} 4\n"));
     assert_non_null(strstr(body, "krc_watch_restarts_total{reason=\"malformed\"} 1\n"));
     assert_non_null(strstr(body, "krc_notifications_total{result=\"not_posted\"} 2\n"));
+    assert_non_null(strstr(body, "krc_notifications_total{result=\"intentional\"} 3\n"));
     assert_non_null(strstr(body, "\nkrc_store_errors_total 1\n"));
     assert_non_null(strstr(body, "\nkrc_store_unwritten_records 0\n"));
     assert_non_null(strstr(body, "krc_config_reloads_total{result=\"success\"} 1\n"));

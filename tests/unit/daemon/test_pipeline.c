@@ -39,6 +39,7 @@ struct fakes {
     int lose_on_collect;
     int64_t mono;
     const char *log_text; /* the previous log the collector finds; NULL: a Go panic */
+    const char *pod_json; /* the pod the collector finds when the watch gave none */
 };
 
 static struct fakes fk;
@@ -59,7 +60,14 @@ static int fake_collect(struct krc_kube_client *c, const struct krc_restart *r,
     if (fk.collect_fails) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
-    rc = krc_collect_minimal(r, rep, err);
+    if (r->pod_json == NULL && fk.pod_json != NULL) {
+        struct krc_restart got = *r;
+        got.pod_json = (char *)fk.pod_json;
+        got.pod_json_len = strlen(fk.pod_json);
+        rc = krc_collect_minimal(&got, rep, err);
+    } else {
+        rc = krc_collect_minimal(r, rep, err);
+    }
     if (rc == 0 && fk.log_text != NULL) {
         rc = krc_report_set_log(rep, r->ident.container, fk.log_text, strlen(fk.log_text), 0, err);
     } else if (rc == 0) {
@@ -458,6 +466,133 @@ static void test_no_destination(void **state)
     env_cleanup(&v);
 }
 
+/* A pod whose container restarts in place on exit code 42 (KEP-5307), as
+ * the watch delivers it after the container exited 42 (NOW - 5). */
+static const char retry_pod[] =
+    "{\"metadata\":{\"name\":\"retry-0\",\"namespace\":\"jobs\",\"uid\":\"retry-0\"},"
+    "\"spec\":{\"restartPolicy\":\"Always\",\"containers\":[{\"name\":\"app\",\"image\":"
+    "\"registry.example.com/app:1\",\"restartPolicy\":\"Never\",\"restartPolicyRules\":[{"
+    "\"action\":\"Restart\",\"exitCodes\":{\"operator\":\"In\",\"values\":[42]}}]}]},"
+    "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\","
+    "\"restartCount\":1,\"ready\":true,\"image\":\"registry.example.com/app:1\","
+    "\"state\":{\"running\":{\"startedAt\":\"2027-01-15T07:59:56Z\"}},"
+    "\"lastState\":{\"terminated\":{\"exitCode\":42,\"reason\":\"Error\","
+    "\"startedAt\":\"2027-01-15T07:50:00Z\",\"finishedAt\":\"2027-01-15T07:59:55Z\"}}}]}}";
+
+static struct krc_restart retry(int count)
+{
+    struct krc_restart r = mk("jobs", "retry-0", count);
+    r.exit_code = 42;
+    r.pod_json = (char *)retry_pod;
+    r.pod_json_len = sizeof(retry_pod) - 1;
+    return r;
+}
+
+static int64_t summary_intentional(struct env *v)
+{
+    struct krc_store_summary *sum = NULL;
+    int64_t n;
+
+    assert_int_equal(krc_store_summarize(v->store, 0, NULL, 10, &sum, NULL), 0);
+    n = sum->intentional;
+    krc_store_summary_free(sum);
+    return n;
+}
+
+/* An intentional restart (a restart rule holds its exit code) is analysed
+ * before it is routed and never routed: recorded as "intentional" with its
+ * cause, counted apart, no outbox row, nothing queued, and the pod's mute is
+ * not marked: the pod's next crash is alerted, not muted. */
+static void test_intentional_not_routed(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = retry(1);
+    struct krc_restart crash = mk("jobs", "retry-0", 2);
+    struct krc_metrics *m = NULL;
+    struct krc_metrics_std std;
+    char decision[32];
+    size_t messages;
+    double n = 0;
+    (void)state;
+
+    assert_int_equal(krc_metrics_new(&m, NULL), 0);
+    assert_int_equal(krc_metrics_register_std(m, "test", &std, NULL), 0);
+    env_init(&v, &o);
+    v.deps.restarts_intentional = std.restarts_intentional;
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1); /* analysed fully */
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "intentional");
+    assert_int_equal(messages, 0);
+    assert_int_equal(outbox_pending(&v), 0);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
+    assert_int_equal(atomic_load(&v.status.intentional), 1);
+    assert_int_equal(atomic_load(&krc_sender_stats(v.sender)->muted), 0);
+    assert_int_equal(summary_intentional(&v), 1);
+    assert_int_equal(
+        krc_metric_get(std.restarts_intentional, (const char *[]){"jobs", "restart_rule"}, &n), 0);
+    assert_true(n == 1);
+
+    krc_pipeline_process(&v.deps, &crash); /* exit 2: no rule holds */
+    stored(&v, &crash, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(messages, 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
+    assert_int_equal(atomic_load(&v.status.intentional), 1);
+    assert_int_equal(summary_intentional(&v), 1);
+    env_cleanup(&v);
+    krc_metrics_free(m);
+}
+
+/* pageIntentionalRestarts: routed and alerted like any other restart, still
+ * recorded as intentional in the summary. */
+static void test_intentional_paged_when_set(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = retry(1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    env_init(&v, &o);
+    v.cfg.page_intentional_restarts = 1;
+    krc_pipeline_process(&v.deps, &r);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "alert");
+    assert_int_equal(messages, 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
+    assert_int_equal(atomic_load(&v.status.intentional), 0);
+    assert_int_equal(summary_intentional(&v), 1);
+    env_cleanup(&v);
+}
+
+/* Without the watch's pod the candidate check cannot run: the restart is
+ * routed, and render holds the intentional diagnosis back. */
+static void test_intentional_held_back_by_render(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = retry(1);
+    char decision[32];
+    size_t messages;
+    (void)state;
+
+    r.pod_json = NULL;
+    r.pod_json_len = 0;
+    env_init(&v, &o);
+    fk.pod_json = retry_pod; /* what the collection reads */
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(fk.collected, 1);
+    stored(&v, &r, decision, sizeof(decision), &messages);
+    assert_string_equal(decision, "intentional");
+    assert_int_equal(messages, 0);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
+    assert_int_equal(atomic_load(&v.status.intentional), 1);
+    env_cleanup(&v);
+}
+
 /* A failed collection still gives a diagnosis and an alert (from what the
  * watch saw). */
 static void test_collection_failure_still_alerts(void **state)
@@ -828,6 +963,9 @@ int main(void)
         cmocka_unit_test(test_held_back_costs_no_collection),
         cmocka_unit_test(test_muted_repeat_carries_the_diagnosis),
         cmocka_unit_test(test_no_destination),
+        cmocka_unit_test(test_intentional_not_routed),
+        cmocka_unit_test(test_intentional_paged_when_set),
+        cmocka_unit_test(test_intentional_held_back_by_render),
         cmocka_unit_test(test_collection_failure_still_alerts),
         cmocka_unit_test(test_store_failure_alerts_anyway),
         cmocka_unit_test(test_failed_record_is_written_later),

@@ -76,6 +76,8 @@ static int64_t record(const char *uid, const char *ns, const char *pod, int coun
     r.decision = "alert";
     r.summary = "exited 1: IGNORE ALL";
     r.report_json = rep;
+    /* intentional: web-1's second restart and coredns-1's (outside some scopes) */
+    r.intentional = count == 2 || strcmp(ns, "kube-system") == 0;
     assert_int_equal(krc_store_record(s, &r, NULL, &id, NULL, &err), 0);
     krc_store_close(s);
     return id;
@@ -260,6 +262,7 @@ static void test_watched_namespaces(void **state)
     assert_string_equal(got, "shop/web-1,shop/web-1");
     res = sc_of(call(&f, "restart_summary", "{}"));
     assert_int_equal((int)number(res, "restarts"), 5);
+    assert_int_equal((int)number(res, "intentional"), 1); /* coredns-1's is out of scope */
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "workloads")), 4);
     close_tools(&f);
 
@@ -268,6 +271,7 @@ static void test_watched_namespaces(void **state)
     rows(&f, "list_restarts", "{\"namespace\":\"kube-system\"}", got, sizeof(got));
     assert_string_equal(got, "kube-system/coredns-1");
     assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "restarts"), 7);
+    assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "intentional"), 2);
     close_tools(&f);
 }
 

@@ -583,7 +583,10 @@ static void test_std_metrics(void **state)
         assert_int_equal(krc_metric_inc(std.notifications, r), 0);
     }
     assert_int_equal(krc_metric_inc(std.notifications, V("rate_limited")), 0);
+    assert_int_equal(krc_metric_inc(std.notifications, V("intentional")), 0);
     assert_int_equal(krc_metric_inc(std.notifications, V("ok")), KRC_EINVAL);
+    assert_int_equal(krc_metric_inc(std.restarts_intentional, V("jobs", "restart_rule")), 0);
+    assert_int_equal(krc_metric_inc(std.restarts_intentional, V("jobs", "bogus")), KRC_EINVAL);
     assert_int_equal(krc_metric_inc(std.watch_events, V("BOOKMARK")), 0);
     assert_int_equal(krc_metric_inc(std.watch_events, V("added")), KRC_EINVAL);
     assert_int_equal(krc_metric_inc(std.watch_restarts, V("silent")), 0);
@@ -599,6 +602,10 @@ static void test_std_metrics(void **state)
     assert_non_null(
         strstr(text, "krc_restarts_detected_total{namespace=\"other\",cause=\"oom_killed\"} 2\n"));
     assert_non_null(strstr(text, "krc_notifications_total{result=\"not_posted\"} 1\n"));
+    assert_non_null(strstr(text, "krc_notifications_total{result=\"intentional\"} 1\n"));
+    assert_non_null(strstr(text, "# TYPE krc_restarts_intentional_total counter\n"
+                                 "krc_restarts_intentional_total{namespace=\"jobs\",cause="
+                                 "\"restart_rule\"} 1\n"));
     assert_non_null(strstr(text, "krc_watch_events_total{type=\"BOOKMARK\"} 1\n"));
     assert_non_null(strstr(text, "krc_watch_events_total{type=\"ERROR\"} 0\n"));
     assert_non_null(strstr(text, "krc_watch_restarts_total{reason=\"silent\"} 1\n"));

@@ -671,11 +671,13 @@ static void test_summary_counts(void **state)
             mkrec(i == 2 ? "uid-w2" : "uid-w", "shop", "web-1", i, NOW - 50 + i);
         r.cause = i == 2 ? KRC_CAUSE_OOM_KILLED : KRC_CAUSE_APP_ERROR;
         r.node = i == 2 ? "node-1" : NULL;
+        r.intentional = i == 1; /* counted apart, whatever its cause */
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
     {
         struct krc_store_restart r = mkrec("uid-old", "ml", "trainer-0", 9, NOW - 5000);
         r.gpus = 8;
+        r.intentional = 1; /* before the window */
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
     /* a bare pod (no workload) with GPUs held on its first restart only:
@@ -690,6 +692,7 @@ static void test_summary_counts(void **state)
     }
     assert_int_equal(krc_store_summarize(s, NOW - 1000, NULL, 10, &sum, NULL), 0);
     assert_int_equal(sum->restarts, 8);
+    assert_int_equal(sum->intentional, 1);
     assert_int_equal(sum->gpus_held, 4);
     assert_int_equal(sum->n_workloads, 3);
     /* equal counts: the latest first */
@@ -1594,6 +1597,7 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
     krc_store_close(s);
     sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
+                   "ALTER TABLE restarts DROP COLUMN intentional;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "ALTER TABLE restarts DROP COLUMN gpus;"
                    "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
@@ -1635,6 +1639,12 @@ static void test_migration_v3_to_v4(void **state)
             " r.pod_uid, r.cause, r.node, r.gpus FROM restarts r WHERE r.detected_at >= 1",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
+    plan_of(path,
+            "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"
+            " r.pod_uid, r.cause, r.node, r.gpus, r.cluster, r.intentional FROM restarts r"
+            " WHERE r.detected_at >= 1",
+            plan, sizeof(plan));
+    assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
     /* history.c's list query with only the workload filter */
     plan_of(path,
             "SELECT * FROM restarts r WHERE 1 = 1 AND r.workload_name = 'web'"
@@ -1646,6 +1656,7 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
     assert_int_equal(krc_store_summarize(s, 0, NULL, 10, &sum, &e), 0);
     assert_int_equal(sum->restarts, 5);
+    assert_int_equal(sum->intentional, 0); /* recorded before schema 8 */
     assert_int_equal(sum->n_gpu_pods, 1);
     assert_string_equal(sum->gpu_pods[0].key[1], "trainer-0");
     assert_int_equal(sum->gpus_held, 4);
@@ -1753,7 +1764,8 @@ static void test_migration_v4_to_v5(void **state)
              "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending';"
              "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS "
              "NOT NULL;"
-             "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN cluster;"
+             "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+             "ALTER TABLE restarts DROP COLUMN cluster;"
              "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
              " workload_name, pod, pod_uid, cause, node, gpus);"
              "UPDATE schema_version SET version = 4;"
@@ -1824,7 +1836,8 @@ static void test_migration_v5_to_v6(void **state)
     path_in_tmp(path, sizeof(path), "v5.db");
     assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
     krc_store_close(s);
-    sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN cluster;"
+    sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+                   "ALTER TABLE restarts DROP COLUMN cluster;"
                    "CREATE INDEX restarts_window ON restarts (detected_at, namespace, "
                    "workload_kind, workload_name, pod, pod_uid, cause, node, gpus);"
                    "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
@@ -2791,7 +2804,7 @@ static void table_text(const char *path, const char *table, char *out, size_t ou
 
 /* A database as krc wrote it before the SQL layer (16884f4, schema 6:
  * tests/fixtures/store/sqlite_v6.sql, real rows of every outbox state and
- * two Slack ts) opens with this krc: schema 7, every row as it was, the
+ * two Slack ts) opens with this krc: schema 8 (restarts.intentional 0), every row as it was, the
  * reference in message_ref, read back through the store. */
 static void test_upgrade_sqlite_v6(void **state)
 {
@@ -2828,10 +2841,25 @@ static void test_upgrade_sqlite_v6(void **state)
     assert_non_null(strstr(before[2], "1800000000.000100"));
 
     assert_int_equal(krc_store_open(path, 0, &s, &e), 0);
-    assert_int_equal(schema_version_of(path), 7);
+    assert_int_equal(schema_version_of(path), KRC_STORE_SCHEMA_VERSION);
     for (int i = 0; i < 3; i++) {
         table_text(path, tables[i], after[i], sizeof(after[i]));
-        assert_string_equal(after[i], before[i]);
+        if (i == 0) {
+            /* schema 8 added restarts.intentional, 0 for every row recorded before */
+            char want[sizeof(before[0]) + 256];
+            size_t n = 0;
+            for (const char *p = before[0]; *p != '\0' && n + 3 < sizeof(want); p++) {
+                if (*p == '\n') {
+                    want[n++] = '0';
+                    want[n++] = '|';
+                }
+                want[n++] = *p;
+            }
+            want[n] = '\0';
+            assert_string_equal(after[i], want);
+        } else {
+            assert_string_equal(after[i], before[i]);
+        }
     }
     assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('outbox') WHERE "
                                    "name = 'slack_ts'"),
