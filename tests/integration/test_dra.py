@@ -18,9 +18,12 @@ import subprocess
 import tempfile
 import unittest
 
+import jsonschema
+
 import krc_harness as h
 
 CLAIM = os.path.join(h.ROOT, "tests", "fixtures", "k8s-1.35", "resourceclaim-gpu.json")
+SCHEMA = os.path.join(h.ROOT, "docs", "report-schema.json")
 CLAIM_NAME = "trainer-0-gpu-x7k2p"
 CLAIM_PATH = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/" + CLAIM_NAME
 DEVICE_WORDS = ("ResourceClaim trainer-0-gpu-x7k2p: driver gpu.example.com, pool gpu-node-7, "
@@ -99,6 +102,12 @@ class DraClaimTest(unittest.TestCase):
         self.assertEqual([r["status"] for r in self.claim_gets()], [200])
 
         report = self.stored_report()
+        with open(SCHEMA, encoding="utf-8") as f:  # the documented shape, devices included
+            schema = json.load(f)
+        restart = [o for o in schema["oneOf"] if o["properties"]["kind"].get("const") ==
+                   "restart"][0]["properties"]["report"]
+        jsonschema.Draft202012Validator(dict(restart, **{"$defs": schema["$defs"]})).validate(
+            report)
         diag = report["diagnosis"]
         self.assertEqual(diag["cause"], "gpu_device_unhealthy")
         self.assertIn(DEVICE_WORDS, diag["summary"])
