@@ -805,6 +805,14 @@ int krc_report_redact(struct krc_report *r, const struct krc_redactor *rd, struc
     for (size_t i = 0; i < r->n_conditions; i++) {
         red_str(&x, NULL, &r->conditions[i].message);
     }
+    for (size_t i = 0; i < r->n_claim_statuses; i++) { /* a ResourceClaim's device conditions */
+        for (size_t j = 0; j < r->claim_statuses[i].n_devices; j++) {
+            struct krc_report_claim_device *d = &r->claim_statuses[i].devices[j];
+            for (size_t k = 0; k < d->n_conditions; k++) {
+                red_str(&x, NULL, &d->conditions[k].message);
+            }
+        }
+    }
     for (size_t i = 0; i < r->n_events; i++) {
         red_str(&x, NULL, &r->events[i].message);
     }

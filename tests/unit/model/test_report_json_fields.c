@@ -340,12 +340,44 @@ static void test_json_messages_redacted(void **state)
     krc_report_cleanup(&r);
 }
 
+/* A ResourceClaim device condition's message is a text of the cluster: redacted too. */
+static void test_json_claim_message_redacted(void **state)
+{
+    static const char pod[] =
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"},"
+        "\"status\":{\"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}]}}";
+    static const char claim[] =
+        "{\"kind\":\"ResourceClaim\",\"status\":{\"allocation\":{\"devices\":{\"results\":"
+        "[{\"request\":\"gpu\",\"driver\":\"d\",\"pool\":\"p\",\"device\":\"x\"}]}},"
+        "\"devices\":[{\"driver\":\"d\",\"pool\":\"p\",\"device\":\"x\",\"conditions\":"
+        "[{\"type\":\"Ready\",\"status\":\"False\",\"message\":\"lost; password=pw9q\"}]}]}}";
+    struct krc_report r;
+    struct krc_error err;
+    char *json;
+
+    (void)state;
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    assert_int_equal(krc_kube_parse_resource_claim(claim, strlen(claim), &r, 0, &err), 0);
+    assert_int_equal(krc_report_redact(&r, NULL, &err), 1);
+    assert_null(strstr(r.claim_statuses[0].devices[0].conditions[0].message, "pw9q"));
+    json = report_json(&r);
+    assert_null(strstr(json, "pw9q"));
+    assert_non_null(strstr(json, "lost; password="));
+    krc_free(json);
+    krc_report_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_128_unchanged),     cmocka_unit_test(test_json_135),
-        cmocka_unit_test(test_json_claim_devices),     cmocka_unit_test(test_json_omitted_counts),
+        cmocka_unit_test(test_json_128_unchanged),
+        cmocka_unit_test(test_json_135),
+        cmocka_unit_test(test_json_claim_devices),
+        cmocka_unit_test(test_json_omitted_counts),
         cmocka_unit_test(test_json_messages_redacted),
+        cmocka_unit_test(test_json_claim_message_redacted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
