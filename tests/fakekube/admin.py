@@ -573,13 +573,14 @@ class FakeKube:
         return self._edit(namespace, name, mark)
 
     def sandbox_change(self, namespace, name, exit_code=255, reason="Unknown", reboot=True,
-                       pause=0.0):
+                       pause=0.0, stagger=0.0):
         """A re-created pod sandbox (KEP-3085), as after a node reboot: the node's kubelet
         reports Rebooted (reboot=True), the pod condition PodReadyToStartContainers turns False
         and every container (and sidecar) has stopped (exit_code, reason: "Unknown" is what a
         reboot leaves); the kubelet reports SandboxChanged ("Pod sandbox changed, it will be
         killed and re-created."), PodReadyToStartContainers turns True with the new sandbox and
-        every container runs again (each restartCount + 1, in one update)."""
+        every container runs again (each restartCount + 1, in one update; with stagger, one
+        container per update, stagger seconds apart, as the kubelet starts them in turn)."""
         pod = self.get_pod(namespace, name)
         node = pod["spec"].get("nodeName", "")
         if reboot:
@@ -603,17 +604,27 @@ class FakeKube:
         if pause:
             time.sleep(pause)
 
-        def start(pod):
+        def stopped(pod):
+            return [(init, s["name"]) for init in (True, False)
+                    for s in self._statuses(pod, init)
+                    if (s.get("state") or {}).get("terminated", {}).get("reason") == reason]
+
+        def start(pod, which):
             ts = _now()
             self._set_condition(pod, "PodReadyToStartContainers", "True", ts)
-            for init in (True, False):
+            for init, cname in which:
                 for s in self._statuses(pod, init):
-                    if "terminated" in (s.get("state") or {}) and (
-                            s["state"]["terminated"].get("finishedAt") and
-                            s["state"]["terminated"].get("reason") == reason):
+                    if s["name"] == cname:
                         self._start_again(s, ts)
             self._ready(pod, True, ts)
-        return self._edit(namespace, name, start)
+        todo = stopped(self.get_pod(namespace, name))
+        groups = [[x] for x in todo] if stagger else [todo]
+        out = None
+        for i, which in enumerate(groups):
+            if i:
+                time.sleep(stagger)
+            out = self._edit(namespace, name, lambda pod, w=which: start(pod, w))
+        return out
 
     def add_event(self, event=None, **kw):
         """core/v1 Event, partial (server fills metadata, timestamps, count, source).

@@ -107,6 +107,10 @@ class IntentionalRestarts(unittest.TestCase):
         self.secrets += [url, url.rsplit("/", 1)[1]]
         full = {k: None for k in SCRUB}
         full.update({"SLACK_WEBHOOK_URL": url, "KRC_DB": self.db})
+        if env.get("SLACK_BOT_TOKEN"):  # the Slack Web API instead (threads)
+            full.update({"SLACK_WEBHOOK_URL": None, "SLACK_CHANNEL": "#alerts",
+                         "KRC_SLACK_API_URL": self.slack.api_url})
+            self.secrets.append(env["SLACK_BOT_TOKEN"])
         full.update(env)
         self.krc = h.Krc(self.kube.kubeconfig, list(args), full)
         self.krc.wait_synced()
@@ -179,7 +183,7 @@ class IntentionalRestarts(unittest.TestCase):
             ns, name, "server", 88,
             logs={"server": "loading shard 3\nFATAL: shard 3 checksum mismatch, exiting 88\n"})
 
-    def sandbox_pod(self, ns="shop", name="api-0"):
+    def sandbox_pod(self, ns="shop", name="api-0", stagger=0.0):
         """Two containers and a sidecar on node fake-node-1, running for an hour, whose
         sandbox a node reboot re-creates (KEP-3085): returns the trigger."""
         hour_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
@@ -191,7 +195,7 @@ class IntentionalRestarts(unittest.TestCase):
             status={"startTime": hour_ago,
                     "containerStatuses": [dict(running, name=c) for c in ("api", "envoy")],
                     "initContainerStatuses": [dict(running, name="log-shipper")]})
-        return lambda: self.kube.sandbox_change(ns, name)
+        return lambda: self.kube.sandbox_change(ns, name, stagger=stagger)
 
     def scenarios(self):
         return [self.restart_rule_retry(), self.stop_signal_exit(), self.resize_restart(),
@@ -368,8 +372,8 @@ class IntentionalRestarts(unittest.TestCase):
 
     # ---- a sandbox change: one alert with the node-level cause ----
 
-    def check_sandbox(self, **env):
-        trigger = self.sandbox_pod()
+    def check_sandbox(self, stagger=0.0, **env):
+        trigger = self.sandbox_pod(stagger=stagger)
         self.start_krc(**env)
         trigger()
         containers = ("api", "envoy", "log-shipper")
@@ -407,6 +411,13 @@ class IntentionalRestarts(unittest.TestCase):
 
     def test_sandbox_change_one_alert_unmuted_parallel(self):
         self.check_sandbox(MUTE_SECONDS="0", KRC_WORKERS="4")
+
+    def test_sandbox_change_one_alert_web_api(self):
+        """The Slack Web API posts a restart within the mute window as a reply in the pod's
+        thread once its alert was posted: the sandbox change's other containers, started one by
+        one 1.5 s apart, are not replies either."""
+        self.check_sandbox(stagger=1.5, SLACK_BOT_TOKEN=self.slack.token)
+        self.assertEqual([m for m in self.slack.messages() if m.get("thread_ts")], [])
 
 
 if __name__ == "__main__":
