@@ -330,6 +330,8 @@ class IntentionalRestarts(unittest.TestCase):
         msgs = self.slack.messages()
         self.assertEqual(len(msgs), 1, [m["text"][:160] for m in msgs])
         self.assertIn("server-0", msgs[0]["text"])
+        self.assertIn("Container server exited with code 88", msgs[0]["text"])
+        self.assertIn("this exit restarted all 4 containers of the pod", json.dumps(msgs[0]))
         rows = {r["container"]: r for r in h.history(self.db)}
         self.assertEqual(sorted(rows), sorted(("server",) + others))
         for c in others:
