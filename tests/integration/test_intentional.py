@@ -7,8 +7,13 @@ pageIntentionalRestarts it is paged like a crash. It never marks the pod's mute:
 real crash is alerted.
 
 Each scenario is a method that creates its pod (before krc starts) and returns a Scenario:
-the restart to trigger and what krc must record. More scenarios (restart-all, resize, sidecar
-during deletion) are added the same way.
+the restart to trigger and what krc must record: a restart-rule retry, a stop-signal exit, a
+resize restart, a sidecar exit during the pod's deletion. A 4-container restart-all gives one
+alert (the trigger's, with its own cause), the other three recorded restarted_with_others; a
+re-created sandbox gives one alert (sandbox_changed, the node-level cause) whatever the mute
+(muteSeconds 0, Slack Web API thread replies) and the workers. The kubelet's status sequences
+come from tests/fakekube/admin.py (restart_all, resize_restart, begin_deletion,
+sandbox_change).
 
     python3 tests/integration/test_intentional.py --krc build/krc [-k page]
 """
