@@ -478,13 +478,14 @@ class FakeKube:
             self.set_logs(namespace, name, container, text, previous=True)
 
     def restart_all(self, namespace, name, trigger, exit_code, others_exit_code=137,
-                    logs=None, pause=0.0):
+                    logs=None, pause=0.0, stagger=0.0):
         """KEP-5532 (alpha 1.35): container `trigger` exits exit_code, which its
         restartPolicyRules action RestartAllContainers holds; the kubelet sets the pod
         condition AllContainersRestarting True, kills every other container (no preStop:
         others_exit_code, 137 = SIGKILL), then starts them all again: every restartCount rises
-        in one status update, and AllContainersRestarting turns False.  logs: {container:
-        previous log}.  pause: seconds between the two updates."""
+        in one status update (with stagger: one container per update, stagger seconds apart,
+        the trigger first), and AllContainersRestarting turns False.  logs: {container:
+        previous log}.  pause: seconds between the stop and the first start."""
         def stop(pod):
             ts = _now()
             self._set_condition(pod, "AllContainersRestarting", "True", ts)
@@ -498,14 +499,25 @@ class FakeKube:
         if pause:
             time.sleep(pause)
 
-        def start(pod):
+        def start(pod, which, last):
             ts = _now()
             for s in self._statuses(pod):
-                self._start_again(s, ts)
-            self._set_condition(pod, "AllContainersRestarting", "False", ts)
+                if s["name"] in which:
+                    self._start_again(s, ts)
+            if last:
+                self._set_condition(pod, "AllContainersRestarting", "False", ts)
             self._ready(pod, True, ts)
         self._previous_logs(namespace, name, logs)
-        return self._edit(namespace, name, start)
+        names = [s["name"] for s in self._statuses(self.get_pod(namespace, name))]
+        names.sort(key=lambda n: n != trigger)
+        groups = [[n] for n in names] if stagger else [names]
+        out = None
+        for i, which in enumerate(groups):
+            if i:
+                time.sleep(stagger)
+            out = self._edit(namespace, name,
+                             lambda pod, w=which, last=i == len(groups) - 1: start(pod, w, last))
+        return out
 
     def resize_restart(self, namespace, name, container, resource, quantity, exit_code=143,
                        logs=None, finish=True):

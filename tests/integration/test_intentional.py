@@ -175,7 +175,7 @@ class IntentionalRestarts(unittest.TestCase):
         return Scenario(ns, name, "log-shipper", "terminated", trigger,
                         "metadata.deletionTimestamp")
 
-    def restart_all(self, ns="infer", name="server-0"):
+    def restart_all(self, ns="infer", name="server-0", stagger=0.0):
         """KEP-5532 (alpha 1.35): four containers; `server`'s rule RestartAllContainers holds
         its exit code 88: the kubelet restarts all four (AllContainersRestarting True, then
         False). Returns the trigger."""
@@ -186,7 +186,8 @@ class IntentionalRestarts(unittest.TestCase):
             "tokenizer", "metrics", "cache"])
         return lambda: self.kube.restart_all(
             ns, name, "server", 88,
-            logs={"server": "loading shard 3\nFATAL: shard 3 checksum mismatch, exiting 88\n"})
+            logs={"server": "loading shard 3\nFATAL: shard 3 checksum mismatch, exiting 88\n"},
+            stagger=stagger)
 
     def sandbox_pod(self, ns="shop", name="api-0", stagger=0.0):
         """Two containers and a sidecar on node fake-node-1, running for an hour, whose
@@ -319,8 +320,8 @@ class IntentionalRestarts(unittest.TestCase):
 
     # ---- restart-all: one alert, the trigger's ----
 
-    def check_restart_all(self, **env):
-        trigger = self.restart_all()
+    def check_restart_all(self, stagger=0.0, **env):
+        trigger = self.restart_all(stagger=stagger)
         self.start_krc(**env)
         trigger()
         others = ("tokenizer", "metrics", "cache")
@@ -376,6 +377,10 @@ class IntentionalRestarts(unittest.TestCase):
     def test_restart_all_one_alert_unmuted_parallel(self):
         """No mute to hide the others' alerts, four workers taking the four restarts at once."""
         self.check_restart_all(MUTE_SECONDS="0", KRC_WORKERS="4")
+
+    def test_restart_all_one_alert_counts_rising_one_by_one(self):
+        """The kubelet's status updates may carry the restarts one container at a time."""
+        self.check_restart_all(stagger=0.7, MUTE_SECONDS="0")
 
     # ---- a sandbox change: one alert with the node-level cause ----
 
