@@ -45,11 +45,12 @@ struct demo {
     const struct krc_demo_options *o;
     struct krc_demo_sim *sim;
     pthread_mutex_t print_lock;
-    atomic_int stop;   /* the scenario is over: the daemon stops */
-    atomic_int cancel; /* the daemon stopped: the scenario ends */
-    int64_t t0;        /* wall clock at start */
-    int seq;           /* event names */
-    int failed;        /* the scenario could not build its objects */
+    atomic_int stop;      /* the scenario is over: the daemon stops */
+    atomic_int cancel;    /* the daemon stopped: the scenario ends */
+    int64_t t0;           /* wall clock at start */
+    int seq;              /* event names */
+    int failed;           /* the scenario could not build its objects */
+    int fields_announced; /* the field demonstrations' header was printed */
     /* per case: crashes so far, the end of the first and of the last one */
     int crashes[MAX_CASES];
     int64_t first_end[MAX_CASES];
@@ -231,8 +232,23 @@ static void step_line(struct demo *d, const struct krc_demo_case *c, int restart
             bold, (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, restart);
         return;
     }
+    if (c->field != NULL) {
+        /* not a public case: say so next to the step */
+        say(d,
+            "%s>> %5.1fs  %s%s: %s\n%s   field demonstration, not a public case: %s; pod composed "
+            "from the API reference (%s)%s\n\n",
+            bold, (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, c->what, dim, c->field,
+            c->source, off);
+        return;
+    }
     say(d, "%s>> %5.1fs  %s%s: %s\n%s   facts from %s%s\n\n", bold,
         (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, c->what, dim, c->source, off);
+}
+
+/* The step at which case i starts: the table's, else its index. */
+static size_t start_step(const struct krc_demo_case *c, size_t i)
+{
+    return c->step > 0 ? (size_t)c->step : i;
 }
 
 /* The crash of case i due at step `step`: 1 for its first, k for its k-th
@@ -240,28 +256,30 @@ static void step_line(struct demo *d, const struct krc_demo_case *c, int restart
 static int due(const struct krc_demo_case *c, size_t i, size_t step)
 {
     int restarts = c->restarts > 1 ? c->restarts : 1;
+    size_t first = start_step(c, i);
     int k;
 
-    if (step < i || (step - i) % LOOP_STEPS != 0) {
+    if (step < first || (step - first) % LOOP_STEPS != 0) {
         return 0;
     }
-    k = (int)((step - i) / LOOP_STEPS) + 1;
+    k = (int)((step - first) / LOOP_STEPS) + 1;
     return k <= restarts ? k : 0;
 }
 
 /* The last step of the scenario. */
 static size_t last_step(const struct krc_demo_case *cases, size_t n)
 {
-    size_t last = n > 0 ? n - 1 : 0;
+    size_t last = 0;
 
     for (size_t i = 0; i < n; i++) {
-        size_t end = i + (size_t)(cases[i].restarts > 1 ? cases[i].restarts - 1 : 0) * LOOP_STEPS;
+        size_t end = start_step(&cases[i], i) +
+                     (size_t)(cases[i].restarts > 1 ? cases[i].restarts - 1 : 0) * LOOP_STEPS;
         last = end > last ? end : last;
     }
     return last;
 }
 
-/* Step `step`: the repeats due, then the case that starts. */
+/* Step `step`: the repeats due, then the cases that start. */
 static int play_step(struct demo *d, const struct krc_demo_case *cases, size_t n, size_t step)
 {
     for (size_t i = 0; i < n; i++) {
@@ -273,17 +291,29 @@ static int play_step(struct demo *d, const struct krc_demo_case *cases, size_t n
             }
         }
     }
-    if (step >= n) {
-        return 0;
-    }
-    if (cases[step].replicas > 1 && strcmp(cases[step].node, krc_demo_storm_node()) == 0) {
-        if (node_not_ready(d, cases[step].node) < 0) {
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        if (due(c, i, step) != 1) {
+            continue;
+        }
+        if (c->field != NULL && !d->fields_announced) {
+            d->fields_announced = 1;
+            say(d, ">> Kubernetes 1.33-1.37 fields: field demonstrations follow. Their pods are "
+                   "composed from the field definitions of the Kubernetes API reference; they "
+                   "are not public crash cases.\n\n");
+        }
+        if (c->replicas > 1 && strcmp(c->node, krc_demo_storm_node()) == 0) {
+            if (node_not_ready(d, c->node) < 0) {
+                return -1;
+            }
+            say(d, ">> node %s stops posting status: NotReady\n", c->node);
+        }
+        step_line(d, c, 1);
+        if (crash(d, i, c, krc_clock_now()) < 0) {
             return -1;
         }
-        say(d, ">> node %s stops posting status: NotReady\n", cases[step].node);
     }
-    step_line(d, &cases[step], 1);
-    return crash(d, step, &cases[step], krc_clock_now());
+    return 0;
 }
 
 /* Wait for the messages to stop coming (the storm summary last). */
@@ -420,8 +450,10 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BDATA/demo\n"
         "  - namespace: cache\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BCACHE/demo\n"
+        "  - namespace: \"^(batch|inference|ml-serving|analytics)$\"\n"
+        "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BFIELDS/demo\n"
         "db: ",
-        port, port, port, port, port);
+        port, port, port, port, port, port);
     if (rc == 0) {
         rc = yaml_str(&b, db);
     }
