@@ -77,11 +77,27 @@ static void on_message(const struct krc_demo_msg *m, void *userdata)
     char *text = krc_demo_term_render(m->body, d->o->colour);
 
     pthread_mutex_lock(&d->print_lock);
+    if (m->note != NULL) {
+        fprintf(d->o->out, "(%s)\n", m->note);
+    }
     fputs(text != NULL ? text : "(a message arrived; it could not be rendered)\n", d->o->out);
     fputc('\n', d->o->out);
     fflush(d->o->out);
     pthread_mutex_unlock(&d->print_lock);
     krc_free(text);
+}
+
+/* The field demonstrations' webhook (write_config): their alerts are not
+ * about public cases, and say so in the terminal and in alerts.html. */
+#define FIELD_WEBHOOK "/services/TDEMO/BFIELDS/demo"
+
+static const char *field_note(const char *path, void *userdata)
+{
+    (void)userdata;
+    return path != NULL && strcmp(path, FIELD_WEBHOOK) == 0
+               ? "Field demonstration, not a public case: the pod is composed from the field "
+                 "definitions of the Kubernetes API reference (docs/demo.md)"
+               : NULL;
 }
 
 /* A Kubernetes Event was created on a pod: one line, as kubectl describe
@@ -451,7 +467,7 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "  - namespace: cache\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BCACHE/demo\n"
         "  - namespace: \"^(batch|inference|ml-serving|analytics)$\"\n"
-        "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BFIELDS/demo\n"
+        "    webhookUrl: http://127.0.0.1:%d" FIELD_WEBHOOK "\n"
         "db: ",
         port, port, port, port, port, port);
     if (rc == 0) {
@@ -633,7 +649,7 @@ static int write_html(struct demo *d, const struct paths *p)
 
 static int run_sim(struct demo *d, const struct paths *p, int *ret_signal)
 {
-    struct krc_demo_sim_options so = {NULL, on_message, d, on_kube_event};
+    struct krc_demo_sim_options so = {NULL, on_message, d, on_kube_event, field_note};
     struct krc_config cfg;
     struct krc_error e;
     char token[64];

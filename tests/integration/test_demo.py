@@ -352,6 +352,24 @@ class DemoRunTest(unittest.TestCase):
                     self.assertIn(FIELD_PROOF[pod], mine, (pod, sorted(mine)))
                 if r["cause"] == "oom_killed":
                     self.assertEqual(report["pod"]["resources"]["limits"], {"memory": "2Gi"})
+        # each of their alerts says so, in the terminal and in alerts.html, and no other does
+        note = ("Field demonstration, not a public case: the pod is composed from the field "
+                "definitions of the Kubernetes API reference (docs/demo.md)")
+        paged = sum(v[1] == "alert" for cs in FIELD.values() for v in cs.values())
+        noted = re.findall(r"^\(%s\)\n\[krc-demo\] [^\n]*: (\S+)$" % re.escape(note), out, re.M)
+        self.assertEqual(sorted(noted), sorted(pod for pod, cs in FIELD.items()
+                                               for v in cs.values() if v[1] == "alert"))
+        self.assertEqual(out.count(note), paged)
+        with open(os.path.join(RUN["out"], "alerts.html"), encoding="utf-8") as f:
+            page = f.read()
+        msgs = page.split('<div class="msg')[1:]
+        with_note = [m for m in msgs if '<div class="note">' + note + "</div>" in m]
+        self.assertEqual(len(with_note), paged)
+        for m in with_note:
+            self.assertTrue(any(pod.split("/")[1] in m for pod in FIELD), m[:300])
+        for m in msgs:
+            if any(pod.split("/")[1] in m for pod in EXPECTED):
+                self.assertNotIn(note, m)
         # the restart-all alert names the rule and all 4 containers
         self.assertIn("action RestartAllContainers, exitCodes In [88] holds exit code 88: this "
                       "exit restarted all 4 containers of the pod", out)
