@@ -371,8 +371,8 @@ class DemoRunTest(unittest.TestCase):
             if any(pod.split("/")[1] in m for pod in EXPECTED):
                 self.assertNotIn(note, m)
         # the restart-all alert names the rule and all 4 containers
-        self.assertIn("action RestartAllContainers, exitCodes In [88] holds exit code 88: this "
-                      "exit restarted all 4 containers of the pod", out)
+        self.assertIn("action RestartAllContainers, exitCodes In [88]: this exit restarted all 4 "
+                      "containers of the pod", out)
         # the device and the kubelet's message for it
         self.assertIn("while the kubelet reports its device GPU-5a1e0b7c-2f3d-4e8a-9b6c-"
                       "0d1e2f3a4b5c (nvidia.com/gpu) Unhealthy: ECC error count exceeded "
