@@ -369,7 +369,7 @@ static const struct krc_demo_case CASES[] = {
      .what = "an inference server exits 88, which its rule answers by restarting all 4 "
              "containers: one alert",
      .field = "restartPolicyRules action RestartAllContainers, condition AllContainersRestarting "
-              "(KEP-5532: alpha in 1.35)",
+              "(KEP-5532: alpha in 1.35, beta in 1.36)",
      .source = KEP_5532,
      .fixture = "tests/fixtures/k8s-1.35/restart-all.json",
      .ns = "inference",
