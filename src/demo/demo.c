@@ -45,11 +45,12 @@ struct demo {
     const struct krc_demo_options *o;
     struct krc_demo_sim *sim;
     pthread_mutex_t print_lock;
-    atomic_int stop;   /* the scenario is over: the daemon stops */
-    atomic_int cancel; /* the daemon stopped: the scenario ends */
-    int64_t t0;        /* wall clock at start */
-    int seq;           /* event names */
-    int failed;        /* the scenario could not build its objects */
+    atomic_int stop;      /* the scenario is over: the daemon stops */
+    atomic_int cancel;    /* the daemon stopped: the scenario ends */
+    int64_t t0;           /* wall clock at start */
+    int seq;              /* event names */
+    int failed;           /* the scenario could not build its objects */
+    int fields_announced; /* the field demonstrations' header was printed */
     /* per case: crashes so far, the end of the first and of the last one */
     int crashes[MAX_CASES];
     int64_t first_end[MAX_CASES];
@@ -76,11 +77,27 @@ static void on_message(const struct krc_demo_msg *m, void *userdata)
     char *text = krc_demo_term_render(m->body, d->o->colour);
 
     pthread_mutex_lock(&d->print_lock);
+    if (m->note != NULL) {
+        fprintf(d->o->out, "(%s)\n", m->note);
+    }
     fputs(text != NULL ? text : "(a message arrived; it could not be rendered)\n", d->o->out);
     fputc('\n', d->o->out);
     fflush(d->o->out);
     pthread_mutex_unlock(&d->print_lock);
     krc_free(text);
+}
+
+/* The field demonstrations' webhook (write_config): their alerts are not
+ * about public cases, and say so in the terminal and in alerts.html. */
+#define FIELD_WEBHOOK "/services/TDEMO/BFIELDS/demo"
+
+static const char *field_note(const char *path, void *userdata)
+{
+    (void)userdata;
+    return path != NULL && strcmp(path, FIELD_WEBHOOK) == 0
+               ? "Field demonstration, not a public case: the pod is composed from the field "
+                 "definitions of the Kubernetes API reference (docs/demo.md)"
+               : NULL;
 }
 
 /* A Kubernetes Event was created on a pod: one line, as kubectl describe
@@ -231,8 +248,23 @@ static void step_line(struct demo *d, const struct krc_demo_case *c, int restart
             bold, (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, restart);
         return;
     }
+    if (c->field != NULL) {
+        /* not a public case: say so next to the step */
+        say(d,
+            "%s>> %5.1fs  %s%s: %s\n%s   field demonstration, not a public case: %s; pod composed "
+            "from the API reference (%s)%s\n\n",
+            bold, (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, c->what, dim, c->field,
+            c->source, off);
+        return;
+    }
     say(d, "%s>> %5.1fs  %s%s: %s\n%s   facts from %s%s\n\n", bold,
         (double)(krc_clock_mono_ms() - d->t0) / 1000.0, pod, off, c->what, dim, c->source, off);
+}
+
+/* The step at which case i starts: the table's, else its index. */
+static size_t start_step(const struct krc_demo_case *c, size_t i)
+{
+    return c->step > 0 ? (size_t)c->step : i;
 }
 
 /* The crash of case i due at step `step`: 1 for its first, k for its k-th
@@ -240,28 +272,30 @@ static void step_line(struct demo *d, const struct krc_demo_case *c, int restart
 static int due(const struct krc_demo_case *c, size_t i, size_t step)
 {
     int restarts = c->restarts > 1 ? c->restarts : 1;
+    size_t first = start_step(c, i);
     int k;
 
-    if (step < i || (step - i) % LOOP_STEPS != 0) {
+    if (step < first || (step - first) % LOOP_STEPS != 0) {
         return 0;
     }
-    k = (int)((step - i) / LOOP_STEPS) + 1;
+    k = (int)((step - first) / LOOP_STEPS) + 1;
     return k <= restarts ? k : 0;
 }
 
 /* The last step of the scenario. */
 static size_t last_step(const struct krc_demo_case *cases, size_t n)
 {
-    size_t last = n > 0 ? n - 1 : 0;
+    size_t last = 0;
 
     for (size_t i = 0; i < n; i++) {
-        size_t end = i + (size_t)(cases[i].restarts > 1 ? cases[i].restarts - 1 : 0) * LOOP_STEPS;
+        size_t end = start_step(&cases[i], i) +
+                     (size_t)(cases[i].restarts > 1 ? cases[i].restarts - 1 : 0) * LOOP_STEPS;
         last = end > last ? end : last;
     }
     return last;
 }
 
-/* Step `step`: the repeats due, then the case that starts. */
+/* Step `step`: the repeats due, then the cases that start. */
 static int play_step(struct demo *d, const struct krc_demo_case *cases, size_t n, size_t step)
 {
     for (size_t i = 0; i < n; i++) {
@@ -273,17 +307,29 @@ static int play_step(struct demo *d, const struct krc_demo_case *cases, size_t n
             }
         }
     }
-    if (step >= n) {
-        return 0;
-    }
-    if (cases[step].replicas > 1 && strcmp(cases[step].node, krc_demo_storm_node()) == 0) {
-        if (node_not_ready(d, cases[step].node) < 0) {
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        if (due(c, i, step) != 1) {
+            continue;
+        }
+        if (c->field != NULL && !d->fields_announced) {
+            d->fields_announced = 1;
+            say(d, ">> Kubernetes 1.33-1.37 fields: field demonstrations follow. Their pods are "
+                   "composed from the field definitions of the Kubernetes API reference; they "
+                   "are not public crash cases.\n\n");
+        }
+        if (c->replicas > 1 && strcmp(c->node, krc_demo_storm_node()) == 0) {
+            if (node_not_ready(d, c->node) < 0) {
+                return -1;
+            }
+            say(d, ">> node %s stops posting status: NotReady\n", c->node);
+        }
+        step_line(d, c, 1);
+        if (crash(d, i, c, krc_clock_now()) < 0) {
             return -1;
         }
-        say(d, ">> node %s stops posting status: NotReady\n", cases[step].node);
     }
-    step_line(d, &cases[step], 1);
-    return crash(d, step, &cases[step], krc_clock_now());
+    return 0;
 }
 
 /* Wait for the messages to stop coming (the storm summary last). */
@@ -420,8 +466,10 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BDATA/demo\n"
         "  - namespace: cache\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BCACHE/demo\n"
+        "  - namespace: \"^(batch|inference|ml-serving|analytics)$\"\n"
+        "    webhookUrl: http://127.0.0.1:%d" FIELD_WEBHOOK "\n"
         "db: ",
-        port, port, port, port, port);
+        port, port, port, port, port, port);
     if (rc == 0) {
         rc = yaml_str(&b, db);
     }
@@ -601,7 +649,7 @@ static int write_html(struct demo *d, const struct paths *p)
 
 static int run_sim(struct demo *d, const struct paths *p, int *ret_signal)
 {
-    struct krc_demo_sim_options so = {NULL, on_message, d, on_kube_event};
+    struct krc_demo_sim_options so = {NULL, on_message, d, on_kube_event, field_note};
     struct krc_config cfg;
     struct krc_error e;
     char token[64];

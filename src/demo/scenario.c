@@ -138,6 +138,38 @@ static const struct krc_demo_event EV_NODE_NOT_READY[] = {
     {"Warning", "NodeNotReady", "Node is not ready", "node-controller", 1, -6, -6},
 };
 
+/* Field demonstrations (issue 26). Not public crash cases: no public report
+ * of these fields with a crash was found, so each pod is composed from the
+ * field definitions of the Kubernetes API reference (core/v1), the KEP that
+ * added the field and the release it appeared in, in the shape of the
+ * composed pods of tests/fixtures/k8s-1.35 (README.md there). The terminal
+ * and docs/demo.md label them as such; names, images, times, exit codes and
+ * log lines are the demo's own. */
+#define KEP_5307                                                                                   \
+    "https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/"                        \
+    "5307-container-restart-policy"
+#define KEP_5532                                                                                   \
+    "https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/"                        \
+    "5532-restart-all-containers-on-container-exits"
+#define KEP_4680                                                                                   \
+    "https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/"                        \
+    "4680-add-resource-health-to-pod-status"
+#define KEP_2837                                                                                   \
+    "https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/"                        \
+    "2837-pod-level-resource-spec"
+
+/* composed: the step's own words for the exit its rule retries */
+static const char LOG_RETRY[] =
+    "loader: upstream partition not published yet; exiting 42 (retry)\n";
+
+/* composed, in PyTorch's words for a CUDA error (cudaErrorECCUncorrectable) */
+static const char LOG_ECC[] =
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\n";
+
+static const char *const INFER_OTHERS[] = {"tokenizer", "metrics", "cache", NULL};
+
 static const struct krc_demo_case CASES[] = {
     {.key = "oom",
      .what = "the kernel OOM-kills ZooKeeper's JVM (exit 137, OOMKilled)",
@@ -306,6 +338,112 @@ static const struct krc_demo_case CASES[] = {
      /* what the case's files give; the demo's node goes NotReady first, and the
       * alerts say node_not_ready (tests/integration/test_demo.py) */
      .expect = "killed"},
+    {.key = "restart-rule",
+     .what = "a batch step exits 42, which its container restart rule retries: recorded, "
+             "not paged",
+     .field = "containers[].restartPolicy + restartPolicyRules (KEP-5307: alpha in 1.34, beta "
+              "in 1.35)",
+     .source = KEP_5307,
+     .fixture = "tests/fixtures/k8s-1.35/pod-restart-fields.json",
+     .ns = "batch",
+     .pod = "etl-shard-3-q8v2n",
+     .container = "loader",
+     .image = "registry.local/etl-loader:3.1",
+     .node = "worker-2",
+     /* ContainerRestartRule {action, exitCodes {operator In|NotIn, values}} */
+     .pod_spec_json = "{\"restartPolicy\":\"Never\"}",
+     .container_spec_json = "{\"restartPolicy\":\"Never\",\"restartPolicyRules\":[{\"action\":"
+                            "\"Restart\",\"exitCodes\":{\"operator\":\"In\",\"values\":[42]}}]}",
+     .t_reason = "Error",
+     .exit_code = 42,
+     .run_s = 95,
+     .log = LOG_RETRY,
+     .replicas = 1,
+     .owner_api = "batch/v1",
+     .owner_kind = "Job",
+     .owner_name = "etl-shard-3",
+     .running_after = 1,
+     .step = 8,
+     .expect = "restart_rule"},
+    {.key = "restart-all",
+     .what = "an inference server exits 88, which its rule answers by restarting all 4 "
+             "containers: one alert",
+     .field = "restartPolicyRules action RestartAllContainers, condition AllContainersRestarting "
+              "(KEP-5532: alpha in 1.35, beta in 1.36)",
+     .source = KEP_5532,
+     .fixture = "tests/fixtures/k8s-1.35/restart-all.json",
+     .ns = "inference",
+     .pod = "infer-0",
+     .container = "server",
+     .image = "registry.local/infer-server:1.4",
+     .node = "worker-1",
+     .container_spec_json = "{\"restartPolicyRules\":[{\"action\":\"RestartAllContainers\","
+                            "\"exitCodes\":{\"operator\":\"In\",\"values\":[88]}}]}",
+     .others = INFER_OTHERS,
+     .others_restart = 1,
+     /* True while the kubelet restarts them, False after (KEP-5532) */
+     .conditions_json = "[{\"type\":\"AllContainersRestarting\",\"status\":\"False\"}]",
+     .t_reason = "Error",
+     .exit_code = 88,
+     .run_s = 5400,
+     .replicas = 1,
+     .owner_api = "apps/v1",
+     .owner_kind = "StatefulSet",
+     .owner_name = "infer",
+     .running_after = 1,
+     .step = 8,
+     /* the trigger keeps its own cause: exit 88, no log */
+     .expect = "app_error"},
+    {.key = "gpu-unhealthy",
+     .what = "a GPU inference pod crashes with a CUDA ECC error; the kubelet reports its GPU "
+             "Unhealthy",
+     .field = "containerStatuses[].allocatedResourcesStatus (KEP-4680: alpha in 1.31, beta in "
+              "1.36)",
+     .source = KEP_4680,
+     .fixture = "tests/fixtures/k8s-1.35/pod-restart-fields.json",
+     .ns = "ml-serving",
+     .pod = "vllm-0",
+     .container = "vllm",
+     .image = "vllm/vllm-openai:v0.6.3",
+     .node = "gpu-a100-07",
+     .resources = "{\"limits\":{\"nvidia.com/gpu\":\"1\"},\"requests\":{\"cpu\":\"8\","
+                  "\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"1\"}}",
+     /* ResourceStatus {name, resources[] ResourceHealth {resourceID, health, message}} */
+     .crashed_status_json =
+         "{\"allocatedResourcesStatus\":[{\"name\":\"nvidia.com/gpu\",\"resources\":[{"
+         "\"resourceID\":\"GPU-5a1e0b7c-2f3d-4e8a-9b6c-0d1e2f3a4b5c\",\"health\":\"Unhealthy\","
+         "\"message\":\"ECC error count exceeded threshold\"}]}]}",
+     .t_reason = "Error",
+     .exit_code = 1,
+     .run_s = 7200,
+     .log = LOG_ECC,
+     .replicas = 1,
+     .owner_api = "apps/v1",
+     .owner_kind = "StatefulSet",
+     .owner_name = "vllm",
+     .step = 8,
+     .expect = "gpu_device_unhealthy"},
+    {.key = "pod-level-oom",
+     .what = "a container with no memory limit of its own is OOM-killed under the pod's limit",
+     .field = "spec.resources, pod-level (KEP-2837: alpha in 1.32, beta in 1.34)",
+     .source = KEP_2837,
+     .fixture = "tests/fixtures/k8s-1.35/pod-restart-fields.json",
+     .ns = "analytics",
+     .pod = "report-builder-7c9d5f6b8-m4tqz",
+     .container = "builder",
+     .image = "registry.local/report-builder:5.2",
+     .node = "worker-2",
+     .pod_spec_json = "{\"resources\":{\"limits\":{\"memory\":\"2Gi\"},\"requests\":{"
+                      "\"memory\":\"2Gi\"}}}",
+     .t_reason = "OOMKilled",
+     .exit_code = 137,
+     .run_s = 340,
+     .replicas = 1,
+     .owner_api = "apps/v1",
+     .owner_kind = "ReplicaSet",
+     .owner_name = "report-builder-7c9d5f6b8",
+     .step = 8,
+     .expect = "oom_killed"},
 };
 
 static const struct krc_demo_node NODES[] = {
@@ -403,6 +541,26 @@ static void add_raw_json(cJSON *o, const char *key, const char *json)
     }
 }
 
+/* Each member of the JSON object `json` set in o (replacing one of the same
+ * name). */
+static void merge_raw_json(cJSON *o, const char *json)
+{
+    cJSON *v = json != NULL ? cJSON_Parse(json) : NULL;
+    cJSON *item;
+
+    while (v != NULL && (item = v->child) != NULL) {
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(o, item->string);
+        cJSON_DetachItemViaPointer(v, item);
+        /* the item keeps its name (item->string) either way */
+        if (old != NULL) {
+            cJSON_ReplaceItemViaPointer(o, old, item);
+        } else {
+            cJSON_AddItemToArray(o, item);
+        }
+    }
+    cJSON_Delete(v);
+}
+
 /* metadata.ownerReferences: the controller that made the pod; a
  * ReplicaSet's pods carry its hash as the pod-template-hash label. */
 static void add_owner(cJSON *m, cJSON *labels, const struct krc_demo_case *c)
@@ -463,16 +621,35 @@ static cJSON *container_spec(const char *name, const char *image, const char *re
     return k;
 }
 
+/* The image of another container of a field demonstration's pod: the
+ * demo's own name, beside the main container's image. */
+static void other_image(const struct krc_demo_case *c, const char *name, char *out, size_t outsz)
+{
+    const char *slash = strrchr(c->image, '/');
+    const char *colon = strrchr(c->image, ':');
+
+    snprintf(out, outsz, "%.*s%s%s", slash != NULL ? (int)(slash - c->image + 1) : 0, c->image,
+             name, colon != NULL && (slash == NULL || colon > slash) ? colon : "");
+}
+
 static cJSON *pod_spec(const struct krc_demo_case *c)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON *cs = cJSON_AddArrayToObject(s, "containers");
+    cJSON *mine = container_spec(c->container, c->image, c->resources, c->liveness);
 
-    cJSON_AddItemToArray(cs, container_spec(c->container, c->image, c->resources, c->liveness));
+    merge_raw_json(mine, c->container_spec_json);
+    cJSON_AddItemToArray(cs, mine);
+    for (size_t k = 0; c->others != NULL && c->others[k] != NULL; k++) {
+        char image[256];
+        other_image(c, c->others[k], image, sizeof(image));
+        cJSON_AddItemToArray(cs, container_spec(c->others[k], image, NULL, NULL));
+    }
     cJSON_AddStringToObject(s, "nodeName", c->node);
     cJSON_AddStringToObject(s, "restartPolicy", "Always");
     cJSON_AddNumberToObject(s, "terminationGracePeriodSeconds", 30);
     cJSON_AddStringToObject(s, "schedulerName", "default-scheduler");
+    merge_raw_json(s, c->pod_spec_json);
     return s;
 }
 
@@ -552,14 +729,77 @@ static cJSON *container_status(const struct krc_demo_case *c, const char *pod, c
         cJSON_AddBoolToObject(k, "started", !never_started);
         return k;
     }
-    snprintf(msg, sizeof(msg), "back-off %ds restarting failed container=%s pod=%s_%s(%s)",
-             krc_demo_backoff_s(restarts), c->container, pod, c->ns, uid);
-    cJSON_AddItemToObject(k, "state", state_waiting("CrashLoopBackOff", msg));
+    krc_demo_container_id(pod, c->container, restarts, cid);
+    if (c->running_after) {
+        /* restarted by its rule at once (a field demonstration) */
+        cJSON_AddStringToObject(k, "containerID", cid);
+        cJSON_AddItemToObject(k, "state", state_running(ended + 3));
+    } else {
+        snprintf(msg, sizeof(msg), "back-off %ds restarting failed container=%s pod=%s_%s(%s)",
+                 krc_demo_backoff_s(restarts), c->container, pod, c->ns, uid);
+        cJSON_AddItemToObject(k, "state", state_waiting("CrashLoopBackOff", msg));
+    }
     cJSON_AddItemToObject(k, "lastState", last_terminated(c, pod, restarts, ran_from, ended));
-    cJSON_AddBoolToObject(k, "ready", 0);
+    cJSON_AddBoolToObject(k, "ready", c->running_after);
     cJSON_AddNumberToObject(k, "restartCount", restarts);
-    cJSON_AddBoolToObject(k, "started", 0);
+    cJSON_AddBoolToObject(k, "started", c->running_after);
+    merge_raw_json(k, c->crashed_status_json);
     return k;
+}
+
+/* Another container of the pod: running since `started`, or (others_restart)
+ * stopped by the kubelet 1 s after the case's container ended (exit 137, as
+ * in tests/fixtures/k8s-1.35/restart-all.json) and running again. */
+static cJSON *other_status(const struct krc_demo_case *c, const char *pod, const char *name,
+                           int restarts, int64_t started, int64_t ran_from, int64_t ended)
+{
+    cJSON *k = cJSON_CreateObject();
+    int n = c->others_restart ? restarts : 0;
+    char image[256];
+    char cid[78];
+
+    other_image(c, name, image, sizeof(image));
+    krc_demo_container_id(pod, name, n, cid);
+    cJSON_AddStringToObject(k, "name", name);
+    cJSON_AddStringToObject(k, "image", image);
+    cJSON_AddStringToObject(k, "imageID", "");
+    cJSON_AddStringToObject(k, "containerID", cid);
+    cJSON_AddItemToObject(k, "state", state_running(n > 0 ? ended + 4 : started));
+    if (n > 0) {
+        cJSON *st = cJSON_CreateObject();
+        cJSON *t = cJSON_AddObjectToObject(st, "terminated");
+        krc_demo_container_id(pod, name, n - 1, cid);
+        cJSON_AddStringToObject(t, "containerID", cid);
+        cJSON_AddNumberToObject(t, "exitCode", 137);
+        cJSON_AddStringToObject(t, "reason", "Error");
+        add_time(t, "startedAt", ran_from);
+        add_time(t, "finishedAt", ended + 1);
+        cJSON_AddItemToObject(k, "lastState", st);
+    } else {
+        cJSON_AddObjectToObject(k, "lastState");
+    }
+    cJSON_AddBoolToObject(k, "ready", 1);
+    cJSON_AddNumberToObject(k, "restartCount", n);
+    cJSON_AddBoolToObject(k, "started", 1);
+    return k;
+}
+
+/* status.conditions of a field demonstration after a crash: each of the
+ * case's, its lastTransitionTime 3 s after the exit. */
+static void add_conditions(cJSON *s, const struct krc_demo_case *c, int64_t ended)
+{
+    cJSON *list = c->conditions_json != NULL ? cJSON_Parse(c->conditions_json) : NULL;
+    cJSON *k;
+
+    if (list == NULL) {
+        return;
+    }
+    cJSON_ArrayForEach(k, list)
+    {
+        cJSON_AddNullToObject(k, "lastProbeTime");
+        add_time(k, "lastTransitionTime", ended + 3);
+    }
+    cJSON_AddItemToObject(s, "conditions", list);
 }
 
 static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const char *uid,
@@ -573,8 +813,21 @@ static cJSON *pod_status(const struct krc_demo_case *c, const char *pod, const c
     cJSON_AddStringToObject(s, "hostIP", "10.0.0.10");
     cJSON_AddStringToObject(s, "podIP", "10.244.1.17");
     add_time(s, "startTime", started);
-    cJSON_AddStringToObject(s, "qosClass", c->resources != NULL ? "Burstable" : "BestEffort");
+    cJSON_AddStringToObject(
+        s, "qosClass",
+        c->resources != NULL ||
+                (c->pod_spec_json != NULL && strstr(c->pod_spec_json, "\"resources\"") != NULL)
+            ? "Burstable"
+            : "BestEffort");
+    if (restarts > 0) {
+        add_conditions(s, c, ended);
+    }
     cJSON_AddItemToArray(cJSON_AddArrayToObject(s, "containerStatuses"), mine);
+    for (size_t k = 0; c->others != NULL && c->others[k] != NULL; k++) {
+        cJSON_AddItemToArray(
+            cJSON_GetObjectItem(s, "containerStatuses"),
+            other_status(c, pod, c->others[k], restarts, started, ran_from, ended));
+    }
     return s;
 }
 

@@ -48,6 +48,7 @@ struct krc_demo_sim {
     char *token;
     krc_demo_sim_message_fn on_message;
     krc_demo_sim_kube_event_fn on_kube_event;
+    krc_demo_sim_note_fn note_for;
     void *userdata;
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -806,7 +807,7 @@ static enum MHD_Result serve_log(struct krc_demo_sim *s, struct MHD_Connection *
 /* --- the webhook ------------------------------------------------------------------ */
 
 static enum MHD_Result serve_webhook(struct krc_demo_sim *s, struct MHD_Connection *conn,
-                                     struct krc_buf *body)
+                                     const char *url, struct krc_buf *body)
 {
     struct krc_demo_msg *grown;
     struct timespec now;
@@ -827,6 +828,7 @@ static enum MHD_Result serve_webhook(struct krc_demo_sim *s, struct MHD_Connecti
     s->msgs = grown;
     grown[s->n_msgs].body = krc_buf_take(body);
     grown[s->n_msgs].received_at = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    grown[s->n_msgs].note = s->note_for != NULL ? s->note_for(url, s->userdata) : NULL;
     if (grown[s->n_msgs].body == NULL) {
         pthread_mutex_unlock(&s->msg_lock);
         return MHD_NO;
@@ -931,7 +933,7 @@ static enum MHD_Result dispatch(struct krc_demo_sim *s, struct MHD_Connection *c
             return respond(conn, 405, "text/plain", "invalid_method", 14);
         }
         return rq->too_big ? respond(conn, 413, "text/plain", "request_too_large", 17)
-                           : serve_webhook(s, conn, &rq->body);
+                           : serve_webhook(s, conn, url, &rq->body);
     }
     if (strncmp(url, "/api", 4) == 0 && !authorized(s, conn)) {
         return status_fail(conn, 401, "Unauthorized", "Unauthorized");
@@ -1064,6 +1066,7 @@ int krc_demo_sim_start(const struct krc_demo_sim_options *o, struct krc_demo_sim
     s->on_message = o->on_message;
     s->userdata = o->userdata;
     s->on_kube_event = o->on_kube_event;
+    s->note_for = o->note_for;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->msg_lock, NULL);
     pthread_cond_init(&s->changed, NULL);

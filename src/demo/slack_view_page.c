@@ -139,6 +139,11 @@ static void page_message(struct view *v, const struct krc_demo_msg *m, size_t i)
     snprintf(id, sizeof(id), "<div class=\"msg%s\" id=\"m%zu\">", reply ? " reply" : "", i + 1);
     krc_view_raw(v, id);
     message_meta(v, cJSON_IsObject(root) ? root : NULL, m->received_at);
+    if (m->note != NULL) {
+        krc_view_raw(v, "<div class=\"note\">");
+        krc_view_text_str(v, m->note);
+        krc_view_raw(v, "</div>");
+    }
     if (cJSON_IsObject(root)) {
         krc_view_message_content(v, root);
     } else {

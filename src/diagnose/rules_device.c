@@ -200,7 +200,6 @@ void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc
     size_t n = find_unhealthy(x->c, &rh, &dev);
     char what[600];
     char id[160];
-    char node[128];
 
     if (n == 0) {
         return;
@@ -219,18 +218,15 @@ void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc
     }
     krc_diag_add_unchecked(b, "allocatedResourcesStatus carries no time: whether the device "
                               "turned Unhealthy before or after the container exited is not shown");
-    if (x->r->node_name != NULL) {
-        krc_diagnose_sanitize(x->r->node_name, strlen(x->r->node_name), node, sizeof(node));
-    } else {
-        snprintf(node, sizeof(node), "%s", "the pod's node");
-    }
+    /* "the pod's node": the report and the alert name it once (its facts, and
+     * the `kubectl describe node` command) */
     snprintf(x->next, sizeof(x->next),
-             "Take device %s out of service: cordon and drain node %s, or let the device plugin "
-             "or DRA driver withdraw the device; check it on the node (nvidia-smi -q, DCGM "
+             "Take device %s out of service: cordon and drain the pod's node, or let the device "
+             "plugin or DRA driver withdraw the device; check it on the node (nvidia-smi -q, DCGM "
              "dcgmi diag, or the accelerator vendor's tool). The pod will likely fail again on "
              "that device while it holds it: once the node is cordoned, delete the pod so that "
              "it is rescheduled onto a healthy device",
-             id, node);
+             id);
 }
 
 /* The conditions the DRA driver reports of the claim device behind d (the

@@ -413,12 +413,13 @@ void krc_diag_evidence_restart_all(struct builder *b, const struct dctx *x)
         return;
     }
     rule_codes(rr, list);
+    /* the exit code is the summary's and the rule's list's: not said a third
+     * time (the alert says each fact once) */
     krc_diag_add_evidence(b,
                           "spec.containers[%s].restartPolicyRules[%zu]: action %s, exitCodes %s "
-                          "%s holds exit code %d: this exit restarted all %zu containers of the "
-                          "pod by its rule (KEP-5532); the others are restarted_with_others",
-                          x->c->name, k, rr->action, rr->op, list, x->t->exit_code,
-                          n_containers(x->r));
+                          "%s: this exit restarted all %zu containers of the pod by its rule "
+                          "(KEP-5532); the others are restarted_with_others",
+                          x->c->name, k, rr->action, rr->op, list, n_containers(x->r));
 }
 
 /* ---- 10c. resize_restart (KEP-1287) ------------------------------------ */

@@ -59,6 +59,26 @@ STORM_GROUPED_CAUSE = "killed"
 # the crash loops: pod -> how often its container crashes (restartCount 1..N)
 CRASH_LOOPS = {"astronomer/airflow-worker-0": 3, "ml-training/llama-ft-sweep-lr3e5-7xkq2": 3}
 STORM_NODE = "small-1gb-3"
+# The field demonstrations (issue 26; scenario.c, docs/demo.md): 1.35-shaped pods composed from
+# the Kubernetes API reference, labelled as such, not public cases.
+# pod -> container -> (cause, decision, delivery)
+FIELD = {
+    "batch/etl-shard-3-q8v2n": {"loader": ("restart_rule", "intentional", None)},
+    # one alert, for the container whose exit triggered the restart of all 4
+    "inference/infer-0": {"server": ("app_error", "alert", "delivered"),
+                          "tokenizer": ("restarted_with_others", "intentional", None),
+                          "metrics": ("restarted_with_others", "intentional", None),
+                          "cache": ("restarted_with_others", "intentional", None)},
+    "ml-serving/vllm-0": {"vllm": ("gpu_device_unhealthy", "alert", "delivered")},
+    "analytics/report-builder-7c9d5f6b8-m4tqz": {"builder": ("oom_killed", "alert", "delivered")},
+}
+FIELD_RESTARTS = sum(len(v) for v in FIELD.values())
+# the proving field of each, as the report JSON of `krc history show` has it
+FIELD_PROOF = {
+    "batch/etl-shard-3-q8v2n": "restart_policy_rules",
+    "inference/infer-0": "restart_policy_rules",
+    "ml-serving/vllm-0": "allocated_resources_status",
+}
 KEPT = {"history.db", "history.db-wal", "history.db-shm", "alerts.html"}
 
 
@@ -227,7 +247,7 @@ class DemoRunTest(unittest.TestCase):
             self.assertEqual(first["cause"], cause, "%s: %s" % (pod, first["summary"]))
             self.assertEqual([r["restart_count"] for r in pods[pod]],
                              list(range(1, CRASH_LOOPS.get(pod, 1) + 1)), pod)
-        self.assertEqual(set(pods), set(EXPECTED) | set(STORM))
+        self.assertEqual(set(pods), set(EXPECTED) | set(STORM) | set(FIELD))
         for pod in EXPECTED:
             self.assertEqual((pods[pod][0]["decision"], pods[pod][0]["delivery"]),
                              ("alert", "delivered"), pod)
@@ -265,7 +285,8 @@ class DemoRunTest(unittest.TestCase):
             self.assertIn(name, self.p.stdout)
         # every other pod crashed once
         self.assertEqual(sum(len(v) for v in pods.values()),
-                         len(EXPECTED) + len(STORM) + sum(n - 1 for n in CRASH_LOOPS.values()))
+                         len(EXPECTED) + len(STORM) + FIELD_RESTARTS
+                         + sum(n - 1 for n in CRASH_LOOPS.values()))
 
     def test_summary_shows_the_crash_loop_and_its_gpus(self):
         """restart_summary names the crash-looping workloads (from the pods' ownerReferences)
@@ -285,6 +306,82 @@ class DemoRunTest(unittest.TestCase):
                           for p in s["gpu_pods"]],
                          [("ml-training", "llama-ft-sweep-lr3e5-7xkq2", 1, 3)])
         self.assertEqual(s["gpus_held"], 1)
+
+    def test_field_demonstrations(self):
+        """The 1.35 field demonstrations (issue 26): announced as such, not as public cases;
+        the restart-rule retry and the 3 containers restarted with the others recorded
+        intentional and not paged; the restart-all gives one alert, for its trigger, naming
+        the 4 containers; the unhealthy GPU and the pod-level OOM are alerted with their
+        proof; each recorded with its proving field."""
+        out = self.p.stdout
+        self.assertIn("field demonstrations follow. Their pods are composed from the field "
+                      "definitions of the Kubernetes API reference; they are not public crash "
+                      "cases.", out)
+        header = out.index("field demonstrations follow")
+        for pod in FIELD:
+            line = re.search(r"^>> +[\d.]+s  %s: .*\n   (.*)$" % re.escape(pod), out, re.M)
+            self.assertIsNotNone(line, pod)
+            self.assertGreater(line.start(), header, pod)
+            self.assertTrue(line.group(1).startswith("field demonstration, not a public case: "),
+                            line.group(1))
+            self.assertRegex(line.group(1), r"KEP-\d+: .*in 1\.3\d")
+            self.assertNotIn("facts from", line.group(1))
+        # every public case comes before them
+        for pod in EXPECTED:
+            self.assertLess(out.index(pod + ":"), header, pod)
+        pods = self.by_pod()
+        for pod, containers in FIELD.items():
+            got = {r["container"]: (r["cause"], r["decision"], r["delivery"]) for r in pods[pod]}
+            self.assertEqual(got, containers, pod)
+            alerts = re.findall(r"^\[krc-demo\] [^\n]*: %s$" % re.escape(pod), out, re.M)
+            paged = [c for c, v in containers.items() if v[1] == "alert"]
+            self.assertEqual(len(alerts), len(paged), (pod, alerts))
+            for r in pods[pod]:
+                p = subprocess.run([KRC, "history", "show", str(r["id"]), "--db", RUN["db"],
+                                    "--format", "json"], capture_output=True, text=True,
+                                   timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                report = json.loads(p.stdout)["report"]
+                dg = report["diagnosis"]
+                self.assertEqual(dg["cause"], r["cause"])
+                self.assertEqual(dg.get("intentional", False), r["decision"] == "intentional",
+                                 (pod, r["container"]))
+                if pod in FIELD_PROOF and r["container"] == dg["container"] and \
+                        r["cause"] != "restarted_with_others":
+                    mine = [c for c in report["containers"] if c["name"] == r["container"]][0]
+                    self.assertIn(FIELD_PROOF[pod], mine, (pod, sorted(mine)))
+                if r["cause"] == "oom_killed":
+                    self.assertEqual(report["pod"]["resources"]["limits"], {"memory": "2Gi"})
+        # each of their alerts says so, in the terminal and in alerts.html, and no other does
+        note = ("Field demonstration, not a public case: the pod is composed from the field "
+                "definitions of the Kubernetes API reference (docs/demo.md)")
+        paged = sum(v[1] == "alert" for cs in FIELD.values() for v in cs.values())
+        noted = re.findall(r"^\(%s\)\n\[krc-demo\] [^\n]*: (\S+)$" % re.escape(note), out, re.M)
+        self.assertEqual(sorted(noted), sorted(pod for pod, cs in FIELD.items()
+                                               for v in cs.values() if v[1] == "alert"))
+        self.assertEqual(out.count(note), paged)
+        with open(os.path.join(RUN["out"], "alerts.html"), encoding="utf-8") as f:
+            page = f.read()
+        msgs = page.split('<div class="msg')[1:]
+        with_note = [m for m in msgs if '<div class="note">' + note + "</div>" in m]
+        self.assertEqual(len(with_note), paged)
+        for m in with_note:
+            self.assertTrue(any(pod.split("/")[1] in m for pod in FIELD), m[:300])
+        for m in msgs:
+            if any(pod.split("/")[1] in m for pod in EXPECTED):
+                self.assertNotIn(note, m)
+        # the restart-all alert names the rule and all 4 containers
+        self.assertIn("action RestartAllContainers, exitCodes In [88]: this exit restarted all 4 "
+                      "containers of the pod", out)
+        # the device and the kubelet's message for it
+        self.assertIn("while the kubelet reports its device GPU-5a1e0b7c-2f3d-4e8a-9b6c-"
+                      "0d1e2f3a4b5c (nvidia.com/gpu) Unhealthy: ECC error count exceeded "
+                      "threshold", out)
+        # the pod-level limit (spec.resources, KEP-2837)
+        self.assertIn("under the pod-level memory limit 2Gi (spec.resources)", out)
+        s = mcp_call("restart_summary", {"since": "1h", "limit": 50})
+        self.assertEqual(s["intentional"],
+                         sum(v[1] == "intentional" for cs in FIELD.values() for v in cs.values()))
 
     def test_storm_guard_grouped_the_notready_node(self):
         rows = [r for r in self.history() if "cache/%s" % r["pod"] in STORM]
@@ -454,11 +551,18 @@ class DemoRunTest(unittest.TestCase):
         answers = {a["id"]: a for a in map(json.loads, p.stdout.splitlines())}
         res = answers[2]["result"]
         self.assertFalse(res["isError"], res)
+        rows = res["structuredContent"]["restarts"]
         got = {"%s/%s" % (r["namespace"], r["pod"]): r["cause"]
-               for r in res["structuredContent"]["restarts"] if r["restart_count"] == 1}
+               for r in rows if r["restart_count"] == 1
+               and "%s/%s" % (r["namespace"], r["pod"]) not in FIELD}
         self.assertEqual(got, self.expected_causes())
+        got = {("%s/%s" % (r["namespace"], r["pod"]), r["container"]): r["cause"]
+               for r in rows if "%s/%s" % (r["namespace"], r["pod"]) in FIELD}
+        self.assertEqual(got, {(pod, c): v[0] for pod, cs in FIELD.items()
+                               for c, v in cs.items()})
         self.assertEqual(len(res["structuredContent"]["restarts"]),
-                         len(EXPECTED) + len(STORM) + sum(n - 1 for n in CRASH_LOOPS.values()))
+                         len(EXPECTED) + len(STORM) + FIELD_RESTARTS
+                         + sum(n - 1 for n in CRASH_LOOPS.values()))
 
     def test_nothing_generated_is_left(self):
         self.assertLessEqual(set(os.listdir(RUN["out"])), KEPT)
@@ -607,7 +711,7 @@ class DemoSimProtocolTest(unittest.TestCase):
         self.assertGreater(int(full["metadata"]["resourceVersion"]), 0)
         names = sorted(p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
                        for p in full["items"])
-        self.assertEqual(names, sorted(list(EXPECTED) + list(STORM)))
+        self.assertEqual(names, sorted(list(EXPECTED) + list(STORM) + list(FIELD)))
         paged, cont, pages = [], None, 0
         while True:
             q = "/api/v1/pods?limit=4" + ("&continue=" + cont if cont else "")
@@ -620,7 +724,7 @@ class DemoSimProtocolTest(unittest.TestCase):
             if not cont:
                 break
         self.assertEqual(sorted(paged), names)
-        self.assertEqual(pages, 4)
+        self.assertEqual(pages, (len(names) + 3) // 4)
         cache = self.get_json("/api/v1/namespaces/cache/pods")["items"]
         self.assertEqual(sorted(p["metadata"]["name"] for p in cache),
                          sorted(k.split("/")[1] for k in STORM))
@@ -628,7 +732,7 @@ class DemoSimProtocolTest(unittest.TestCase):
     def test_streaming_list_then_watch(self):
         events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 2)
         added = [e for e in events if e["type"] == "ADDED"]
-        self.assertEqual(len(added), len(EXPECTED) + len(STORM))
+        self.assertEqual(len(added), len(EXPECTED) + len(STORM) + len(FIELD))
         end = events[len(added)]
         self.assertEqual(end["type"], "BOOKMARK")
         self.assertEqual(end["object"]["metadata"]["annotations"],

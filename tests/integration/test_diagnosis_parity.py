@@ -180,7 +180,7 @@ class ParityTest(unittest.TestCase):
         bad = self.explain("ml", "gpu-bad-0", log)
         self.assertEqual(bad["confidence"], "high")
         self.assertIn("GPU-0b7c2f3d (nvidia.com/gpu) Unhealthy", bad["summary"])
-        self.assertIn("cordon and drain node", bad["next_step"])
+        self.assertIn("cordon and drain the pod's node", bad["next_step"])
 
     def stored_diagnosis(self, pod):
         deadline = time.monotonic() + 30

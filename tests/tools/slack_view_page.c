@@ -71,6 +71,7 @@ static int add(struct page *p, char *body, double at)
     p->owned[p->n] = body;
     p->msgs[p->n].body = body;
     p->msgs[p->n].received_at = at;
+    p->msgs[p->n].note = NULL;
     p->n++;
     return 0;
 }

@@ -50,6 +50,20 @@ struct krc_demo_case {
     const char *owner_kind; /* NULL: no owner */
     const char *owner_name; /* a ReplicaSet's NAME-HASH gets the pod-template-hash label */
     const char *expect;     /* the cause code krc must name */
+    /* A field demonstration (issue 26), not a public crash case: a pod shaped
+     * after the Kubernetes API reference to show a field of a recent release
+     * that krc reads. `field` names it for the terminal ("restartPolicyRules,
+     * KEP-5307, beta in 1.35"); `source` is the KEP, `fixture` the composed
+     * pod of tests/fixtures/k8s-1.35 whose shape it follows. NULL: a public case. */
+    const char *field;
+    const char *pod_spec_json;       /* JSON object merged into spec (pod-level resources) */
+    const char *container_spec_json; /* merged into the container's spec (restart rules) */
+    const char *crashed_status_json; /* merged into its status after a crash (device health) */
+    const char *const *others;       /* other containers, NULL-terminated, or NULL */
+    int others_restart;              /* the others stop with it (exit 137) and restart too */
+    int running_after;               /* restarted at once (by a rule): running, no back-off */
+    const char *conditions_json;     /* JSON array: status.conditions after a crash, or NULL */
+    int step;                        /* the scenario step it plays at; 0: its index */
 };
 
 struct krc_demo_node {

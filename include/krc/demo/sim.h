@@ -86,12 +86,15 @@ struct krc_demo_sim;
 typedef void (*krc_demo_sim_message_fn)(const struct krc_demo_msg *m, void *userdata);
 /* Called on a server thread for each Kubernetes Event created (borrowed). */
 typedef void (*krc_demo_sim_kube_event_fn)(const cJSON *event, void *userdata);
+/* The note of a webhook message posted to `path` (a static string), or NULL. */
+typedef const char *(*krc_demo_sim_note_fn)(const char *path, void *userdata);
 
 struct krc_demo_sim_options {
     const char *token; /* the bearer token /api requires (copied) */
     krc_demo_sim_message_fn on_message;
     void *userdata;
     krc_demo_sim_kube_event_fn on_kube_event; /* may be NULL; gets userdata */
+    krc_demo_sim_note_fn note_for;            /* may be NULL; gets userdata */
 };
 
 /* Listen on 127.0.0.1, a free port, and serve. */

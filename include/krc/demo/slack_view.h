@@ -32,6 +32,7 @@
 struct krc_demo_msg {
     const char *body;   /* raw JSON POST body (Block Kit payload or attachments) */
     double received_at; /* unix seconds */
+    const char *note;   /* the demo's own words shown above the message, or NULL */
 };
 
 /* Terminal text for one message (ANSI colours when `colour`), caller frees

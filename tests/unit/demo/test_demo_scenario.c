@@ -14,7 +14,11 @@
 #include <cmocka.h>
 
 #include "krc/demo/scenario.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/kube/kube_parse.h"
 #include "krc/model/cause.h"
+#include "krc/model/diagnosis.h"
+#include "krc/model/report.h"
 #include "krc/util/mem.h"
 #include "krc_test.h"
 
@@ -165,6 +169,9 @@ static void test_cases_match_their_sources(void **state)
     assert_true(n >= 8);
     for (size_t i = 0; i < n; i++) {
         char dir[1024];
+        if (cases[i].field != NULL) {
+            continue; /* test_field_demonstrations */
+        }
         fixture_dir(&cases[i], dir, sizeof(dir));
         check_verdict(&cases[i], dir);
         check_facts(&cases[i], dir);
@@ -277,6 +284,10 @@ static void test_crash_loops(void **state)
         const struct krc_demo_case *c = &cases[i];
         char dir[1024];
         char *all;
+        if (c->field != NULL) {
+            assert_true(c->restarts <= 1);
+            continue;
+        }
         fixture_dir(c, dir, sizeof(dir));
         all = case_text(dir);
         if (c->owner_name != NULL && strstr(all, "ownerReferences") != NULL &&
@@ -331,6 +342,156 @@ static void test_crash_loops(void **state)
     assert_int_equal(loops, 2);
 }
 
+/* Every member name of `o` (recursively) is a field name of the composed
+ * 1.35 pod `fixture` follows (quoted: "name"). */
+static void check_field_names(const struct krc_demo_case *c, const cJSON *o, const char *fixture)
+{
+    const cJSON *k;
+
+    cJSON_ArrayForEach(k, o)
+    {
+        if (k->string != NULL) {
+            char quoted[256];
+            snprintf(quoted, sizeof(quoted), "\"%s\"", k->string);
+            if (strstr(fixture, quoted) == NULL) {
+                fail_msg("%s: field %s is not in %s", c->key, quoted, c->fixture);
+            }
+        }
+        check_field_names(c, k, fixture);
+    }
+}
+
+static void check_json_fields(const struct krc_demo_case *c, const char *json, const char *fixture)
+{
+    cJSON *o;
+
+    if (json == NULL) {
+        return;
+    }
+    o = cJSON_Parse(json);
+    if (o == NULL) {
+        fail_msg("%s: not JSON: %s", c->key, json);
+    }
+    check_field_names(c, o, fixture);
+    cJSON_Delete(o);
+}
+
+/* krc's own parser and diagnosis, on the pod the demo serves after the
+ * crash, name `cause` for `container` (intentional or not). */
+static void check_diagnosis(const struct krc_demo_case *c, const char *container, const char *cause,
+                            int intentional)
+{
+    cJSON *pod = krc_demo_pod_json(c, 0, 1, 1700000000, 1700003000 - c->run_s, 1700003000);
+    char *text = cJSON_PrintUnformatted(pod);
+    struct krc_report r;
+    struct krc_diagnosis d;
+    struct krc_error e;
+    enum krc_cause want;
+
+    assert_non_null(text);
+    krc_report_init(&r);
+    krc_diagnosis_init(&d);
+    krc_error_clear(&e);
+    if (krc_kube_parse_pod(text, strlen(text), &r, &e) < 0) {
+        fail_msg("%s: krc cannot parse the demo's pod: %s", c->key, e.msg);
+    }
+    assert_int_equal(krc_diagnose(&r, container, &d, &e), 0);
+    assert_int_equal(krc_cause_parse(cause, &want), 0);
+    if (d.cause != want || d.intentional != intentional) {
+        fail_msg("%s/%s: cause %s intentional %d, want %s intentional %d: %s", c->key, container,
+                 krc_cause_name(d.cause), d.intentional, cause, intentional, d.summary);
+    }
+    krc_diagnosis_cleanup(&d);
+    krc_report_cleanup(&r);
+    cJSON_free(text);
+    cJSON_Delete(pod);
+}
+
+/* Every member of the JSON object `json` is in `o`, equal. */
+static void check_merged(const struct krc_demo_case *c, const cJSON *o, const char *json)
+{
+    cJSON *want = json != NULL ? cJSON_Parse(json) : NULL;
+    const cJSON *k;
+
+    cJSON_ArrayForEach(k, want)
+    {
+        if (!cJSON_Compare(k, cJSON_GetObjectItemCaseSensitive(o, k->string), 1)) {
+            fail_msg("%s: %s is not as the table says in the pod", c->key, k->string);
+        }
+    }
+    cJSON_Delete(want);
+}
+
+/* The field demonstrations (issue 26): labelled as such, with their KEP as
+ * source; the fields they add have the names of the composed 1.35 pod of
+ * tests/fixtures/k8s-1.35 they follow; krc's diagnosis of the pod the demo
+ * serves names the cause the demo promises, and the restart-all's other
+ * containers are restarted_with_others, intentional. */
+static void test_field_demonstrations(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    const char *kep = "https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/";
+    int fields = 0;
+    int others = 0;
+    int public_seen_after = 0;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        char path[1024];
+        char num[16];
+        char *fixture;
+        enum krc_cause cause;
+        if (c->field == NULL) {
+            public_seen_after |= fields > 0;
+            assert_null(c->pod_spec_json);
+            assert_null(c->container_spec_json);
+            assert_null(c->crashed_status_json);
+            assert_null(c->others);
+            continue;
+        }
+        fields++;
+        /* the KEP the label names is the source */
+        assert_memory_equal(c->source, kep, strlen(kep));
+        snprintf(num, sizeof(num), "KEP-%.4s", c->source + strlen(kep));
+        if (strstr(c->field, num) == NULL) {
+            fail_msg("%s: the label does not name %s: %s", c->key, num, c->field);
+        }
+        assert_non_null(strstr(c->field, "in 1."));
+        assert_memory_equal(c->fixture, PREFIX "k8s-1.35/", strlen(PREFIX "k8s-1.35/"));
+        snprintf(path, sizeof(path), "%s/%s", KRC_FIXTURES, c->fixture + strlen(PREFIX));
+        fixture = read_all(path);
+        assert_non_null(fixture);
+        check_json_fields(c, c->pod_spec_json, fixture);
+        check_json_fields(c, c->container_spec_json, fixture);
+        check_json_fields(c, c->crashed_status_json, fixture);
+        check_json_fields(c, c->conditions_json, fixture);
+        free(fixture);
+        {
+            cJSON *pod = krc_demo_pod_json(c, 0, 1, 1700000000, 1700000000, 1700003000);
+            const cJSON *spec = cJSON_GetObjectItem(pod, "spec");
+            check_merged(c, spec, c->pod_spec_json);
+            check_merged(c, cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 0),
+                         c->container_spec_json);
+            check_merged(c, status_of(pod), c->crashed_status_json);
+            cJSON_Delete(pod);
+        }
+        assert_int_equal(krc_cause_parse(c->expect, &cause), 0);
+        check_diagnosis(c, c->container, c->expect,
+                        strcmp(c->expect, "restart_rule") == 0 ||
+                            strcmp(c->expect, "restarted_with_others") == 0);
+        for (size_t k = 0; c->others != NULL && c->others[k] != NULL; k++) {
+            check_diagnosis(c, c->others[k], "restarted_with_others", 1);
+            others++;
+        }
+    }
+    /* the four of the issue, after every public case */
+    assert_int_equal(fields, 4);
+    assert_int_equal(others, 3);
+    assert_false(public_seen_after);
+}
+
 static void test_node_states(void **state)
 {
     const struct krc_demo_node *gpu = krc_demo_node_named("gpu-a100-07");
@@ -369,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_cases_match_their_sources),
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_crash_loops),
+        cmocka_unit_test(test_field_demonstrations),
         cmocka_unit_test(test_node_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

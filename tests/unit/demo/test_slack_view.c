@@ -60,7 +60,7 @@ static char *corpus_body(const char *name, int colour_bar)
 
 static char *page_of(const char *body)
 {
-    struct krc_demo_msg m = {body, AT};
+    struct krc_demo_msg m = {body, AT, NULL};
     char *page = krc_demo_html_render(&m, 1, "#alerts");
 
     assert_non_null(page);
@@ -360,7 +360,7 @@ static void test_summary_and_recovered(void **state)
     struct krc_alert_recovered rec = {"shop", "web-1", "app", 600, 5};
     struct krc_alert_summary s;
     struct krc_alert_options o;
-    struct krc_demo_msg m[2];
+    struct krc_demo_msg m[2] = {{NULL, 0, NULL}};
     char *sum = NULL;
     char *recov = NULL;
     char *page;
@@ -544,7 +544,7 @@ static void test_unknown_blocks(void **state)
 static void test_invalid_bodies(void **state)
 {
     const char *bad[] = {"{not json <script>", "[1,2]", "", "\"text\"", "{\"text\":5}", NULL};
-    struct krc_demo_msg m[6];
+    struct krc_demo_msg m[6] = {{NULL, 0, NULL}};
     char *page;
     size_t i;
 
@@ -634,12 +634,34 @@ static void test_huge_bodies(void **state)
 
 /* ---- the file ------------------------------------------------------------------------------ */
 
+/* A message's note (the demo's own words, e.g. for a field demonstration) is
+ * shown above its content, escaped; without one, nothing is added. */
+static void test_note(void **state)
+{
+    struct krc_demo_msg m = {"{\"text\":\"hello\"}", AT, "composed <pod> & more"};
+    char *page = krc_demo_html_render(&m, 1, "t");
+    const char *note;
+
+    (void)state;
+    check_page(page);
+    note = strstr(page, "<div class=\"note\">composed &lt;pod&gt; &amp; more</div>");
+    assert_non_null(note);
+    assert_non_null(strstr(note, "hello"));
+    krc_free(page);
+    m.note = NULL;
+    page = krc_demo_html_render(&m, 1, "t");
+    check_page(page);
+    assert_null(strstr(page, "composed"));
+    assert_null(strstr(page, "<div class=\"note\">"));
+    krc_free(page);
+}
+
 static void test_write(void **state)
 {
     char dir[] = "/tmp/krc-slack-view-XXXXXX";
     char path[128];
     char bad[160];
-    struct krc_demo_msg m = {"{\"text\":\"hello *world*\"}", AT};
+    struct krc_demo_msg m = {"{\"text\":\"hello *world*\"}", AT, NULL};
     struct krc_error err;
     char *want = krc_demo_html_render(&m, 1, "t");
     char *got;
@@ -708,7 +730,7 @@ static long render_failing_after(void *ud, long n)
 static void test_allocation_failures(void **state)
 {
     char *body = corpus_body("09-llama-finetune-cuda-oom", 1);
-    struct krc_demo_msg m = {body, AT};
+    struct krc_demo_msg m = {body, AT, NULL};
     char *full_page = krc_demo_html_render(&m, 1, "x");
     char *full_term = krc_demo_term_render(body, 1);
     struct alloc_run a = {body, &m, full_page, full_term};
@@ -734,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_unknown_blocks),
         cmocka_unit_test(test_invalid_bodies),
         cmocka_unit_test(test_huge_bodies),
+        cmocka_unit_test(test_note),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_allocation_failures),
     };

@@ -243,8 +243,8 @@ static void test_restart_all_trigger(void **state)
     (void)state;
     diagnose(load("restart-all.json"), NULL, "server", &r, &d);
     expect(&d, "app_error", 0);
-    assert_true(EVIDENCE(&d, "holds exit code 88: this exit restarted all 4 containers of the "
-                             "pod by its rule (KEP-5532)"));
+    assert_true(EVIDENCE(&d, "action RestartAllContainers, exitCodes In [88]: this exit restarted "
+                             "all 4 containers of the pod by its rule (KEP-5532)"));
     done(&r, &d);
 }
 
