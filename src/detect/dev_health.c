@@ -218,8 +218,8 @@ static void copy_clean(char *out, size_t outsz, const char *s)
     snprintf(out, outsz, "%s", s != NULL ? s : "");
 }
 
-int krc_dev_health_observe(struct krc_dev_health *t, const struct krc_pod_info *pod,
-                           int64_t now_ms, char container[KRC_DEV_HEALTH_CONTAINER_MAX],
+int krc_dev_health_observe(struct krc_dev_health *t, const struct krc_pod_info *pod, int64_t now_ms,
+                           char container[KRC_DEV_HEALTH_CONTAINER_MAX],
                            struct krc_dev_health_hit *hit)
 {
     struct krc_report r;
@@ -292,14 +292,4 @@ void krc_dev_health_forget(struct krc_dev_health *t, const char *uid)
 size_t krc_dev_health_count(struct krc_dev_health *t)
 {
     return atomic_load(&t->n_watched);
-}
-
-size_t krc_dev_health_dropped(struct krc_dev_health *t)
-{
-    size_t n;
-
-    pthread_mutex_lock(&t->lock);
-    n = t->dropped;
-    pthread_mutex_unlock(&t->lock);
-    return n;
 }

@@ -19,7 +19,7 @@
  * mentions allocatedResourcesStatus, one parse. A pod update of a watched
  * pod costs one parse. Watched restarts are capped (KRC_DEV_HEALTH_MAX):
  * past it, expired ones make room; past that a restart is not watched,
- * counted (krc_dev_health_dropped) and logged. Thread-safe. Times are
+ * counted and logged (at the 1st, 2nd, 4th, 8th ... one). Thread-safe. Times are
  * milliseconds on the caller's monotonic clock (tests pass a fake one). */
 #ifndef KRC_DEV_HEALTH_H
 #define KRC_DEV_HEALTH_H
@@ -64,16 +64,14 @@ int krc_dev_health_restart(struct krc_dev_health *t, const struct krc_restart_de
  * the newer status), is forgotten. 0 when nothing. One atomic load when
  * nothing is watched. Call it again while it returns 1 (several containers
  * of one pod). */
-int krc_dev_health_observe(struct krc_dev_health *t, const struct krc_pod_info *pod,
-                           int64_t now_ms, char container[KRC_DEV_HEALTH_CONTAINER_MAX],
+int krc_dev_health_observe(struct krc_dev_health *t, const struct krc_pod_info *pod, int64_t now_ms,
+                           char container[KRC_DEV_HEALTH_CONTAINER_MAX],
                            struct krc_dev_health_hit *hit);
 
 /* The pod is gone (DELETED, filtered out): its restarts are forgotten. */
 void krc_dev_health_forget(struct krc_dev_health *t, const char *uid);
 
-/* Restarts watched now (expired ones included until the next call), and
- * restarts not watched because the table was full. */
+/* Restarts watched now (expired ones included until the next call). */
 size_t krc_dev_health_count(struct krc_dev_health *t);
-size_t krc_dev_health_dropped(struct krc_dev_health *t);
 
 #endif
