@@ -8,10 +8,12 @@ nothing."""
 
 import json
 import os
+import ssl
 import subprocess
 import tempfile
 import time
 import unittest
+import urllib.request
 
 import krc_harness as h
 
@@ -61,6 +63,18 @@ class LateDeviceHealthTest(unittest.TestCase):
 
     def rows(self):
         return [r for r in h.history(self.db) if r.get("pod") == "trainer-0"]
+
+    def events(self):
+        """The Events stored in namespace ml, read back by the test (krc may only create)."""
+        self.kube.set_rbac(None)
+        ctx = ssl.create_default_context(cafile=self.kube.ca)
+        req = urllib.request.Request(
+            self.kube.api_url + "/apis/events.k8s.io/v1/namespaces/ml/events",
+            headers={"Authorization": "Bearer " + self.kube.current_token(),
+                     "Accept": "application/json"})
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            items = json.loads(r.read())["items"]
+        return [e for e in items if e.get("reason") == "RestartDiagnosed"]
 
     def show(self, row_id):
         p = subprocess.run([h.krc_binary(), "history", "show", str(row_id), "--db", self.db],
@@ -144,6 +158,14 @@ class LateDeviceHealthTest(unittest.TestCase):
         self.assertNotIn("Update to the alert", json.dumps(msgs[0]))
         time.sleep(2)
         self.assertEqual(len(self.slack.messages()), 2)
+        # the Kubernetes Event: a second one, named after the first, with the amended cause
+        evs = h.wait_until(lambda: (lambda e: e if len(e) == 2 else None)(self.events()),
+                           20 * h.SLOWDOWN, what="two Events")
+        names = sorted(e["metadata"]["name"] for e in evs)
+        self.assertEqual(names[1], names[0] + "-amended", names)
+        amended = [e for e in evs if e["metadata"]["name"].endswith("-amended")][0]
+        self.assertTrue(amended["note"].startswith("gpu_device_unhealthy"), amended["note"])
+        self.assertIn("Update to the alert of ml/trainer-0", amended["note"])
 
 
 if __name__ == "__main__":
