@@ -875,6 +875,12 @@ static void amend_restart(const struct krc_pipeline_deps *p, const struct krc_re
         }
         krc_clock_sleep_ms(500, p->lost);
     }
+    if (p->store != NULL && se == NULL) {
+        krc_log(KRC_LOG_WARN,
+                "restart of %s/%s container %s (count %d) not found in the history: its "
+                "amendment is posted, its record (if it comes) keeps the first diagnosis",
+                r->namespace, r->pod, r->ident.container, r->ident.restart_count);
+    }
     if (se != NULL && se->row.cause != NULL &&
         strcmp(se->row.cause, krc_cause_name(KRC_CAUSE_GPU_DEVICE_UNHEALTHY)) == 0) {
         krc_store_entry_free(se);

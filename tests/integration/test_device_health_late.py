@@ -167,6 +167,23 @@ class LateDeviceHealthTest(unittest.TestCase):
         self.assertTrue(amended["note"].startswith("gpu_device_unhealthy"), amended["note"])
         self.assertIn("Update to the alert of ml/trainer-0", amended["note"])
 
+    def test_unhealthy_at_once_with_two_workers(self):
+        """The device turns Unhealthy right after the restart, while the first diagnosis may
+        still be under way on the other worker: still one alert, one amendment, one record."""
+        self.crash()
+        self.start({"SLACK_WEBHOOK_URL": self.slack.webhook_url("alerts"), "KRC_WORKERS": "2",
+                    "KRC_KUBERNETES_EVENTS": "false"})
+        self.kube.restart("ml", "trainer-0", "train", exit_code=1, reason="Error", waiting=True,
+                          logs=CUDA_LOG)
+        self.kube.set_container_status("ml", "trainer-0", "train", device_status("Unhealthy"))
+        msgs = self.slack.wait_messages(2, timeout=30 * h.SLOWDOWN)
+        self.assertNotIn("Update to the alert", json.dumps(msgs[0]))
+        self.assertIn("Update to the alert of ml/trainer-0 container train", json.dumps(msgs[1]))
+        h.wait_until(lambda: [r for r in self.rows() if r["cause"] == "gpu_device_unhealthy"]
+                     or None, 20 * h.SLOWDOWN, what="the amended record")
+        time.sleep(2)
+        self.assertEqual(len(self.slack.messages()), 2)
+        self.assertEqual(len(self.rows()), 1)
 
 if __name__ == "__main__":
     h.main()
