@@ -305,6 +305,45 @@ enum krc_policy_decision krc_route_amend(struct krc_sender *n, const struct krc_
     return d;
 }
 
+/* --- one alert per sandbox change ------------------------------------------ */
+
+int krc_route_sandbox_alerted(struct krc_sender *n, const struct krc_restart *r, char *alerted,
+                              size_t size)
+{
+    int64_t at = r->ident.finished_at > 0 ? r->ident.finished_at : r->detected_at;
+    struct sandbox_mark *slot = NULL;
+    int found = 0;
+
+    if (!krc_restart_ident_known(&r->ident)) {
+        return 0; /* no uid to tell the pod's change by */
+    }
+    pthread_mutex_lock(&n->lock);
+    for (size_t i = 0; i < n->n_sandbox; i++) {
+        struct sandbox_mark *m = &n->sandbox[i];
+        int64_t gap = m->stopped_at > at ? m->stopped_at - at : at - m->stopped_at;
+        if (strcmp(m->uid, r->ident.uid) == 0 && gap <= KRC_ROUTE_SANDBOX_SECONDS) {
+            snprintf(alerted, size, "%s", m->container);
+            found = 1;
+            break;
+        }
+        if (slot == NULL || m->stopped_at < slot->stopped_at) {
+            slot = m; /* the oldest, replaced when the table is full */
+        }
+    }
+    if (!found) {
+        if (n->n_sandbox < MAX_SANDBOX_MARKS) {
+            slot = &n->sandbox[n->n_sandbox++];
+        }
+        snprintf(slot->uid, sizeof(slot->uid), "%s", r->ident.uid);
+        snprintf(slot->container, sizeof(slot->container), "%s", r->ident.container);
+        slot->stopped_at = at;
+    } else {
+        atomic_fetch_add(&n->stats.muted, 1);
+    }
+    pthread_mutex_unlock(&n->lock);
+    return found;
+}
+
 const char *krc_route_ignored(const struct krc_config *cfg, const struct krc_restart_delta *d)
 {
     if (d->pod->ignore) {

@@ -25,6 +25,8 @@
 #define MAX_GROUPS 64
 #define MAX_EXAMPLES 8
 #define MAX_RECOVERY 1024
+/* Sandbox changes alerted (krc_route_sandbox_alerted): the newest kept. */
+#define MAX_SANDBOX_MARKS 256
 /* Delivered marks that failed, kept for a retry (see struct unmarked). */
 #define MAX_UNMARKED 64
 #define UNMARKED_FIRST_RETRY_MS 1000
@@ -86,6 +88,14 @@ struct item {
     char rec_pod[256];
     char rec_container[256];
     struct item *next;
+};
+
+/* A pod's sandbox change that was alerted: its other containers' restarts
+ * of the same change are not (krc_route_sandbox_alerted). */
+struct sandbox_mark {
+    char uid[KRC_RESTART_IDENT_UID_MAX];
+    char container[KRC_RESTART_IDENT_CONTAINER_MAX]; /* the one alerted */
+    int64_t stopped_at;                              /* its stop (unix s) */
 };
 
 struct group {
@@ -190,6 +200,8 @@ struct krc_sender {
     size_t n_dests;
     struct krc_policy pol; /* the policy's view of o */
     struct krc_policy_mutes mutes;
+    struct sandbox_mark sandbox[MAX_SANDBOX_MARKS]; /* under lock */
+    size_t n_sandbox;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int threads;                   /* env's kind posts threads (krc_dest_threads) */
     int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */

@@ -1,5 +1,6 @@
 /* One restart analysed (include/krc/analyse/analyse.h): the report, its
  * redaction, the diagnosis and its redaction, the report JSON. */
+#define _GNU_SOURCE /* memmem */
 #include "krc/analyse/analyse.h"
 
 #include <string.h>
@@ -222,6 +223,23 @@ void krc_analysis_cleanup(struct krc_analysis *res)
     res->log_file_len = 0;
 }
 
+/* Every intentional verdict rests on one of these fields of the Pod
+ * (src/diagnose/rules_intentional.c): a Pod that names none of them (every
+ * Pod of a cluster before 1.33, and most after) cannot be one, and is not
+ * parsed twice. The API server writes object keys unescaped. */
+static int names_an_intent_field(const char *json, size_t len)
+{
+    static const char *const keys[] = {"\"restartPolicyRules\"", "\"stopSignal\"",
+                                       "\"resizePolicy\"", "\"deletionTimestamp\""};
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (memmem(json, len, keys[i], strlen(keys[i])) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int krc_analyse_intentional_candidate(const struct krc_restart *r)
 {
     struct krc_report *rep;
@@ -229,7 +247,8 @@ int krc_analyse_intentional_candidate(const struct krc_restart *r)
     struct krc_error e;
     int rc = 0;
 
-    if (r->pod_json == NULL || r->pod_json_len == 0) {
+    if (r->pod_json == NULL || r->pod_json_len == 0 ||
+        !names_an_intent_field(r->pod_json, r->pod_json_len)) {
         return 0;
     }
     rep = krc_report_new();

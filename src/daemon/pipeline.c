@@ -665,6 +665,29 @@ static void note_handled(const struct krc_pipeline_deps *p, const struct krc_res
     }
 }
 
+/* A sandbox change is one alert per pod (issue 26): every container of
+ * the pod restarts for it, and whatever the mute (muteSeconds 0, or a thread
+ * reply per restart) the containers after the first one alerted are held
+ * back, recorded with their cause. Decided after the diagnosis (the route
+ * stage cannot know the cause), under the sender's lock, so that parallel
+ * workers let exactly one through. */
+static void sandbox_once(const struct krc_pipeline_deps *p, struct job *j)
+{
+    char alerted[KRC_RESTART_IDENT_CONTAINER_MAX];
+
+    if (j->dg->cause != KRC_CAUSE_SANDBOX_CHANGED ||
+        (j->plan.decision != KRC_POLICY_ALERT && j->plan.decision != KRC_POLICY_THREAD)) {
+        return;
+    }
+    if (krc_route_sandbox_alerted(p->sender, j->r, alerted, sizeof(alerted)) == 1) {
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s not alerted: the pod's sandbox change was "
+                "alerted with container %s",
+                j->r->namespace, j->r->pod, j->r->ident.container, alerted);
+        j->plan.decision = KRC_POLICY_MUTED;
+    }
+}
+
 /* Render, record with the outbox, deliver (which takes the job's report,
  * diagnosis and log file). */
 static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
@@ -675,6 +698,7 @@ static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
     int rc = 0;
     int post = 0;
 
+    sandbox_once(p, j);
     j->decision = krc_render_restart(&j->plan, r, j->rep, j->dg, krc_clock_now(), &msg);
     if (j->decision == KRC_POLICY_NO_DESTINATION) {
         atomic_fetch_add(&p->status->not_posted, 1);

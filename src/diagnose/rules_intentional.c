@@ -153,27 +153,13 @@ void krc_diag_say_restart_rule(struct dctx *x, struct builder *b, struct krc_buf
     }
 }
 
-/* The number of a stop signal's name ("SIGUSR1" -> 10), 0 when unknown. */
-static int signal_number(const char *name)
-{
-    int n;
-
-    for (n = 1; name != NULL && n <= 64; n++) {
-        const char *s = krc_signal_name(n);
-        if (s != NULL && strcmp(s, name) == 0) {
-            return n;
-        }
-    }
-    return 0;
-}
-
 /* 11c. terminated_stop_signal: exit 128+N for the container's reported stop
  * signal N is how the process ends when it is stopped (and does not catch
  * the signal). Not SIGKILL: exit 137 is also the OOM killer's and a grace
  * period's end, which the stop signal does not tell apart. */
 int krc_diag_match_stop_signal(struct dctx *x)
 {
-    int n = signal_number(x->c->stop_signal);
+    int n = krc_signal_number(x->c->stop_signal);
 
     x->conf = x->window_events > 0 ? KRC_CONFIDENCE_HIGH : KRC_CONFIDENCE_MEDIUM;
     return x->t != NULL && x->has_exit && n > 0 && n != 9 && x->exit_code == 128 + n;
@@ -498,7 +484,7 @@ static int resource_resized(const struct krc_report_container *c, const char *na
  * that handles the signal. */
 static int stop_exit(const struct dctx *x)
 {
-    int n = signal_number(x->c->stop_signal);
+    int n = krc_signal_number(x->c->stop_signal);
 
     return x->exit_code == 0 || x->exit_code == 137 || x->exit_code == 143 ||
            (n > 0 && x->exit_code == 128 + n);

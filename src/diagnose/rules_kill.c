@@ -21,20 +21,6 @@
 
 #include "diagnose_private.h"
 
-/* The number of a stop signal's name ("SIGTERM" -> 15), 0 when unknown. */
-static int stop_signal_no(const char *name)
-{
-    int n;
-
-    for (n = 1; name != NULL && n <= 64; n++) {
-        const char *sn = krc_signal_name(n);
-        if (sn != NULL && strcmp(sn, name) == 0) {
-            return n;
-        }
-    }
-    return 0;
-}
-
 /* ---- the memory limits ------------------------------------------------------ */
 
 static int same_quantity(const char *a, const char *b)
@@ -205,7 +191,7 @@ static void resize_verdict(struct dctx *x, struct builder *b, struct krc_buf *s,
  * stop signal: the flag is then stale (krc_diag_oom_flag_on_stop). */
 int krc_diag_oom_flag_on_stop(const struct dctx *x)
 {
-    int n = stop_signal_no(x->c->stop_signal);
+    int n = krc_signal_number(x->c->stop_signal);
 
     if (x->t == NULL || !str_eq(x->t->reason, "OOMKilled") || !x->has_exit) {
         return 0;
@@ -470,7 +456,7 @@ static int probe_fits(const struct dctx *x, const struct krc_report_probe *p, in
  * or 128+N of the reported stop signal, 0 (a program that handles it). */
 static int probe_kill_exit(const struct dctx *x)
 {
-    int n = stop_signal_no(x->c->stop_signal);
+    int n = krc_signal_number(x->c->stop_signal);
 
     return x->has_exit && (x->exit_code == 0 || x->exit_code == 137 || x->exit_code == 143 ||
                            (n > 0 && x->exit_code == 128 + n));

@@ -45,16 +45,9 @@ static int sandbox_exit(const struct dctx *x)
     if (!x->has_exit) {
         return 1;
     }
-    if (x->c->stop_signal != NULL) {
-        for (n = 1; n <= 64; n++) {
-            const char *s = krc_signal_name(n);
-            if (s != NULL && strcmp(s, x->c->stop_signal) == 0) {
-                break;
-            }
-        }
-    }
+    n = krc_signal_number(x->c->stop_signal);
     return x->exit_code == 0 || x->exit_code == 137 || x->exit_code == 143 || x->exit_code == 255 ||
-           (n > 0 && n <= 64 && x->exit_code == 128 + n);
+           (n > 0 && x->exit_code == 128 + n);
 }
 
 /* Is e the kubelet's SandboxChanged event (by its reason, or its wording

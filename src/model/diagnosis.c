@@ -32,6 +32,17 @@ const char *krc_signal_name(int signo)
     return NULL;
 }
 
+int krc_signal_number(const char *name)
+{
+    for (int n = 1; name != NULL && n <= 64; n++) {
+        const char *sn = krc_signal_name(n);
+        if (sn != NULL && strcmp(sn, name) == 0) {
+            return n;
+        }
+    }
+    return 0;
+}
+
 void krc_diagnosis_init(struct krc_diagnosis *d)
 {
     memset(d, 0, sizeof(*d));

@@ -389,6 +389,255 @@ class FakeKube:
     def delete_pod(self, namespace, name):
         return self.call("DELETE", "/admin/pods/%s/%s" % (namespace, name))
 
+    # ---- what the kubelet writes for the restarts of Kubernetes 1.33+ (issue 26) ----
+    # Each is a sequence of status updates (one MODIFIED each), in the order the kubelet
+    # reports them; field names from the Kubernetes API reference (core/v1 PodStatus,
+    # ContainerStatus, PodCondition) and the KEPs named (see /work/shared/protocols.md Part 8
+    # and docs/design/kubernetes-1.33-fields.md).
+
+    def _edit(self, namespace, name, edit):
+        """Read the pod, let edit(pod) change it in place, write back its metadata, spec and
+        status (lists replaced whole); returns the stored Pod."""
+        pod = self.get_pod(namespace, name)
+        edit(pod)
+        return self.update_pod(namespace, name, {k: pod[k] for k in ("metadata", "spec", "status")
+                                                 if k in pod})
+
+    @staticmethod
+    def _statuses(pod, init=False):
+        st = pod.setdefault("status", {})
+        return st.setdefault("initContainerStatuses" if init else "containerStatuses", [])
+
+    @staticmethod
+    def _set_condition(pod, ctype, status, ts, reason=None, message=None):
+        """Set (or add, before Ready) the pod condition ctype; lastTransitionTime changes only
+        when the status does, as the kubelet writes it."""
+        st = pod.setdefault("status", {})
+        conds = st.setdefault("conditions", [])
+        gen = pod["metadata"].get("generation")
+        for c in conds:
+            if c.get("type") == ctype:
+                if c.get("status") != status:
+                    c["lastTransitionTime"] = ts
+                c["status"] = status
+                break
+        else:
+            c = {"type": ctype, "status": status, "lastProbeTime": None,
+                 "lastTransitionTime": ts}
+            at = next((i for i, x in enumerate(conds) if x.get("type") == "Ready"), len(conds))
+            conds.insert(at, c)
+        for k, v in (("reason", reason), ("message", message)):
+            if v is None:
+                c.pop(k, None)
+            else:
+                c[k] = v
+        if gen is not None:  # KEP-5067 (GA 1.35): conditions[].observedGeneration
+            c["observedGeneration"] = gen
+
+    @staticmethod
+    def _stop(s, exit_code, reason, ts, message=None):
+        """Container status s stops now: state.terminated (its current instance)."""
+        started = (s.get("state", {}).get("running") or {}).get("startedAt") or ts
+        term = {"exitCode": exit_code, "reason": reason, "startedAt": started, "finishedAt": ts,
+                "containerID": s.get("containerID") or "containerd://" + uuid.uuid4().hex}
+        if message:
+            term["message"] = message
+        s["state"] = {"terminated": term}
+        s["ready"] = False
+        s["started"] = False
+
+    @staticmethod
+    def _start_again(s, ts):
+        """Container status s (stopped) runs again: restartCount+1, lastState.terminated."""
+        s["lastState"] = {"terminated": s["state"]["terminated"]}
+        s["restartCount"] = int(s.get("restartCount", 0)) + 1
+        s["state"] = {"running": {"startedAt": ts}}
+        s["containerID"] = "containerd://" + uuid.uuid4().hex
+        s["ready"] = True
+        s["started"] = True
+
+    @staticmethod
+    def _ready(pod, ready, ts):
+        unready = [s["name"] for s in pod["status"].get("containerStatuses", [])
+                   if not s.get("ready")]
+        for c in pod["status"].get("conditions", []):
+            if c.get("type") in ("Ready", "ContainersReady"):
+                want = "True" if ready and not unready else "False"
+                if c.get("status") != want:
+                    c["lastTransitionTime"] = ts
+                c["status"] = want
+                if want == "True":
+                    c.pop("reason", None)
+                    c.pop("message", None)
+                else:
+                    c["reason"] = "ContainersNotReady"
+                    c["message"] = "containers with unready status: [%s]" % " ".join(unready)
+
+    def _previous_logs(self, namespace, name, logs):
+        for container, text in (logs or {}).items():
+            self.set_logs(namespace, name, container, text, previous=True)
+
+    def restart_all(self, namespace, name, trigger, exit_code, others_exit_code=137,
+                    logs=None, pause=0.0, stagger=0.0):
+        """KEP-5532 (alpha 1.35): container `trigger` exits exit_code, which its
+        restartPolicyRules action RestartAllContainers holds; the kubelet sets the pod
+        condition AllContainersRestarting True, kills every other container (no preStop:
+        others_exit_code, 137 = SIGKILL), then starts them all again: every restartCount rises
+        in one status update (with stagger: one container per update, stagger seconds apart,
+        the trigger first), and AllContainersRestarting turns False.  logs: {container:
+        previous log}.  pause: seconds between the stop and the first start."""
+        def stop(pod):
+            ts = _now()
+            self._set_condition(pod, "AllContainersRestarting", "True", ts)
+            for s in self._statuses(pod):
+                code = exit_code if s["name"] == trigger else others_exit_code
+                self._stop(s, code, "Error", ts)
+            self._ready(pod, False, ts)
+        if not any(s["name"] == trigger for s in self._statuses(self.get_pod(namespace, name))):
+            raise KeyError("pod %s/%s has no container %s" % (namespace, name, trigger))
+        self._edit(namespace, name, stop)
+        if pause:
+            time.sleep(pause)
+
+        def start(pod, which, last):
+            ts = _now()
+            for s in self._statuses(pod):
+                if s["name"] in which:
+                    self._start_again(s, ts)
+            if last:
+                self._set_condition(pod, "AllContainersRestarting", "False", ts)
+            self._ready(pod, True, ts)
+        self._previous_logs(namespace, name, logs)
+        names = [s["name"] for s in self._statuses(self.get_pod(namespace, name))]
+        names.sort(key=lambda n: n != trigger)
+        groups = [[n] for n in names] if stagger else [names]
+        out = None
+        for i, which in enumerate(groups):
+            if i:
+                time.sleep(stagger)
+            out = self._edit(namespace, name,
+                             lambda pod, w=which, last=i == len(groups) - 1: start(pod, w, last))
+        return out
+
+    def resize_restart(self, namespace, name, container, resource, quantity, exit_code=143,
+                       logs=None, finish=True):
+        """KEP-1287 (GA 1.35): an in-place resize of `resource` of `container` to `quantity`
+        (its request and limit) whose resizePolicy is RestartContainer.  The spec changes
+        (metadata.generation + 1); the kubelet accepts it (allocatedResources, PodResizeInProgress
+        True, status.observedGeneration), stops the container (exit_code: 143, SIGTERM) and
+        starts it again (restartCount + 1) while status resources still show the old values;
+        with finish the resize completes in a last update (status resources = the new ones,
+        PodResizeInProgress removed)."""
+        def spec(pod):
+            pod["metadata"]["generation"] = int(pod["metadata"].get("generation", 1)) + 1
+            for c in pod["spec"]["containers"]:
+                if c["name"] == container:
+                    res = c.setdefault("resources", {})
+                    for s in self._statuses(pod):  # what the kubelet actuated so far
+                        if s["name"] == container and "resources" not in s:
+                            s["resources"] = json.loads(json.dumps(res))
+                    for k in ("requests", "limits"):
+                        res.setdefault(k, {})[resource] = quantity
+        self._edit(namespace, name, spec)
+
+        def accept(pod):
+            ts = _now()
+            pod["status"]["observedGeneration"] = pod["metadata"]["generation"]
+            self._set_condition(pod, "PodResizeInProgress", "True", ts)
+            for s in self._statuses(pod):
+                if s["name"] == container:
+                    s.setdefault("allocatedResources", {})[resource] = quantity
+                    self._stop(s, exit_code, "Error", ts)
+            self._ready(pod, False, ts)
+        self._edit(namespace, name, accept)
+
+        def start(pod):
+            ts = _now()
+            for s in self._statuses(pod):
+                if s["name"] == container:
+                    self._start_again(s, ts)
+            self._ready(pod, True, ts)
+        self._previous_logs(namespace, name, logs)
+        out = self._edit(namespace, name, start)
+        if finish:
+            def done(pod):
+                for s in self._statuses(pod):
+                    if s["name"] == container:
+                        for k in ("requests", "limits"):
+                            s.setdefault("resources", {}).setdefault(k, {})[resource] = quantity
+                pod["status"]["conditions"] = [c for c in pod["status"]["conditions"]
+                                               if c.get("type") != "PodResizeInProgress"]
+            out = self._edit(namespace, name, done)
+        return out
+
+    def begin_deletion(self, namespace, name, grace_seconds=None):
+        """A graceful DELETE as the API server records it: metadata.deletionTimestamp (now +
+        the grace period) and deletionGracePeriodSeconds (default: the spec's
+        terminationGracePeriodSeconds); the pod stays until the kubelet is done."""
+        def mark(pod):
+            grace = grace_seconds if grace_seconds is not None else int(
+                pod["spec"].get("terminationGracePeriodSeconds", 30))
+            at = datetime.now(timezone.utc).timestamp() + grace
+            pod["metadata"]["deletionTimestamp"] = datetime.fromtimestamp(
+                int(at), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            pod["metadata"]["deletionGracePeriodSeconds"] = grace
+            pod["metadata"]["generation"] = int(pod["metadata"].get("generation", 1)) + 1
+        return self._edit(namespace, name, mark)
+
+    def sandbox_change(self, namespace, name, exit_code=255, reason="Unknown", reboot=True,
+                       pause=0.0, stagger=0.0):
+        """A re-created pod sandbox (KEP-3085), as after a node reboot: the node's kubelet
+        reports Rebooted (reboot=True), the pod condition PodReadyToStartContainers turns False
+        and every container (and sidecar) has stopped (exit_code, reason: "Unknown" is what a
+        reboot leaves); the kubelet reports SandboxChanged ("Pod sandbox changed, it will be
+        killed and re-created."), PodReadyToStartContainers turns True with the new sandbox and
+        every container runs again (each restartCount + 1, in one update; with stagger, one
+        container per update, stagger seconds apart, as the kubelet starts them in turn)."""
+        pod = self.get_pod(namespace, name)
+        node = pod["spec"].get("nodeName", "")
+        if reboot:
+            self.add_event(namespace="default", involvedObject={
+                "kind": "Node", "name": node, "uid": node}, reason="Rebooted",
+                message="Node %s has been rebooted, boot id: %s" % (node, uuid.uuid4()),
+                type="Warning", source={"component": "kubelet", "host": node})
+
+        def stop(pod):
+            ts = _now()
+            self._set_condition(pod, "PodReadyToStartContainers", "False", ts)
+            for init in (False, True):
+                for s in self._statuses(pod, init):
+                    if "running" in (s.get("state") or {}):
+                        self._stop(s, exit_code, reason, ts)
+            self._ready(pod, False, ts)
+        self._edit(namespace, name, stop)
+        self.add_pod_event(self.get_pod(namespace, name), "SandboxChanged",
+                           "Pod sandbox changed, it will be killed and re-created.",
+                           type_="Normal")
+        if pause:
+            time.sleep(pause)
+
+        def stopped(pod):
+            return [(init, s["name"]) for init in (True, False)
+                    for s in self._statuses(pod, init)
+                    if (s.get("state") or {}).get("terminated", {}).get("reason") == reason]
+
+        def start(pod, which):
+            ts = _now()
+            self._set_condition(pod, "PodReadyToStartContainers", "True", ts)
+            for init, cname in which:
+                for s in self._statuses(pod, init):
+                    if s["name"] == cname:
+                        self._start_again(s, ts)
+            self._ready(pod, True, ts)
+        todo = stopped(self.get_pod(namespace, name))
+        groups = [[x] for x in todo] if stagger else [todo]
+        out = None
+        for i, which in enumerate(groups):
+            if i:
+                time.sleep(stagger)
+            out = self._edit(namespace, name, lambda pod, w=which: start(pod, w))
+        return out
+
     def add_event(self, event=None, **kw):
         """core/v1 Event, partial (server fills metadata, timestamps, count, source).
         Keyword form: add_event(namespace=..., involvedObject={...}, reason=..., message=...,

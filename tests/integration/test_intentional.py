@@ -7,8 +7,13 @@ pageIntentionalRestarts it is paged like a crash. It never marks the pod's mute:
 real crash is alerted.
 
 Each scenario is a method that creates its pod (before krc starts) and returns a Scenario:
-the restart to trigger and what krc must record. More scenarios (restart-all, resize, sidecar
-during deletion) are added the same way.
+the restart to trigger and what krc must record: a restart-rule retry, a stop-signal exit, a
+resize restart, a sidecar exit during the pod's deletion. A 4-container restart-all gives one
+alert (the trigger's, with its own cause), the other three recorded restarted_with_others; a
+re-created sandbox gives one alert (sandbox_changed, the node-level cause) whatever the mute
+(muteSeconds 0, Slack Web API thread replies) and the workers. The kubelet's status sequences
+come from tests/fakekube/admin.py (restart_all, resize_restart, begin_deletion,
+sandbox_change).
 
     python3 tests/integration/test_intentional.py --krc build/krc [-k page]
 """
@@ -107,6 +112,10 @@ class IntentionalRestarts(unittest.TestCase):
         self.secrets += [url, url.rsplit("/", 1)[1]]
         full = {k: None for k in SCRUB}
         full.update({"SLACK_WEBHOOK_URL": url, "KRC_DB": self.db})
+        if env.get("SLACK_BOT_TOKEN"):  # the Slack Web API instead (threads)
+            full.update({"SLACK_WEBHOOK_URL": None, "SLACK_CHANNEL": "#alerts",
+                         "KRC_SLACK_API_URL": self.slack.api_url})
+            self.secrets.append(env["SLACK_BOT_TOKEN"])
         full.update(env)
         self.krc = h.Krc(self.kube.kubeconfig, list(args), full)
         self.krc.wait_synced()
@@ -135,8 +144,68 @@ class IntentionalRestarts(unittest.TestCase):
                                                   logs="draining connections\n"),
                         "stopSignal SIGUSR1")
 
+    def resize_restart(self, ns="cache", name="redis-0"):
+        """KEP-1287 (GA 1.35): resizePolicy memory RestartContainer; the memory of `redis` is
+        resized in place from 1Gi to 2Gi: the kubelet (PodResizeInProgress True) stops it
+        (exit 143) and starts it again, then finishes the resize."""
+        self.kube.create_pod(ns, name, containers=[{
+            "name": "redis", "image": "redis:7.4",
+            "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                             {"resourceName": "memory", "restartPolicy": "RestartContainer"}],
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"},
+                          "requests": {"cpu": "500m", "memory": "1Gi"}}}])
+        return Scenario(ns, name, "redis", "resize_restart",
+                        lambda: self.kube.resize_restart(
+                            ns, name, "redis", "memory", "2Gi",
+                            logs={"redis": "Received SIGTERM scheduling shutdown...\n"}),
+                        "resizePolicy: memory RestartContainer")
+
+    def sidecar_exit_during_deletion(self, ns="web", name="web-0"):
+        """KEP-753 (GA 1.33): the sidecar `log-shipper` (an init container with restartPolicy
+        Always) exits 1 after the pod's deletion was asked (deletionTimestamp,
+        deletionGracePeriodSeconds 30)."""
+        self.kube.create_pod(ns, name, containers=["web"], init_containers=[{
+            "name": "log-shipper", "image": "fluent-bit:3.2", "restartPolicy": "Always"}])
+
+        def trigger():
+            self.kube.begin_deletion(ns, name, 30)
+            time.sleep(1.1)  # the sidecar stops after the deletion was asked
+            self.kube.restart(ns, name, "log-shipper", exit_code=1, reason="Error",
+                              logs="[engine] caught signal (SIGTERM)\n")
+        return Scenario(ns, name, "log-shipper", "terminated", trigger,
+                        "metadata.deletionTimestamp")
+
+    def restart_all(self, ns="infer", name="server-0", stagger=0.0):
+        """KEP-5532 (alpha 1.35): four containers; `server`'s rule RestartAllContainers holds
+        its exit code 88: the kubelet restarts all four (AllContainersRestarting True, then
+        False). Returns the trigger."""
+        self.kube.create_pod(ns, name, containers=[
+            {"name": "server", "image": "registry.local/infer-server:1.4",
+             "restartPolicyRules": [{"action": "RestartAllContainers",
+                                     "exitCodes": {"operator": "In", "values": [88]}}]},
+            "tokenizer", "metrics", "cache"])
+        return lambda: self.kube.restart_all(
+            ns, name, "server", 88,
+            logs={"server": "loading shard 3\nFATAL: shard 3 checksum mismatch, exiting 88\n"},
+            stagger=stagger)
+
+    def sandbox_pod(self, ns="shop", name="api-0", stagger=0.0):
+        """Two containers and a sidecar on node fake-node-1, running for an hour, whose
+        sandbox a node reboot re-creates (KEP-3085): returns the trigger."""
+        hour_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+        running = {"state": {"running": {"startedAt": hour_ago}}}
+        self.kube.create_pod(
+            ns, name, containers=["api", "envoy"], init_containers=[{
+                "name": "log-shipper", "image": "fluent-bit:3.2", "restartPolicy": "Always"}],
+            metadata={"creationTimestamp": hour_ago},
+            status={"startTime": hour_ago,
+                    "containerStatuses": [dict(running, name=c) for c in ("api", "envoy")],
+                    "initContainerStatuses": [dict(running, name="log-shipper")]})
+        return lambda: self.kube.sandbox_change(ns, name, stagger=stagger)
+
     def scenarios(self):
-        return [self.restart_rule_retry(), self.stop_signal_exit()]
+        return [self.restart_rule_retry(), self.stop_signal_exit(), self.resize_restart(),
+                self.sidecar_exit_during_deletion()]
 
     # ---- checks ----
 
@@ -166,7 +235,7 @@ class IntentionalRestarts(unittest.TestCase):
         for sc in scs:
             self.krc.wait_diagnosed(1, pod=sc.pod, cause=sc.cause, decision="intentional")
         self.assertEqual(len(self.krc.logs(msg="restart not alerted: intentional "
-                                               "(pageIntentionalRestarts alerts them)")), 2)
+                                               "(pageIntentionalRestarts alerts them)")), len(scs))
         for sc in scs:
             row, show = self.stored(sc)
             self.assertEqual((row["cause"], row["decision"]), (sc.cause, "intentional"))
@@ -198,11 +267,11 @@ class IntentionalRestarts(unittest.TestCase):
         for sc in scs:
             self.assertEqual(metric(text, "krc_restarts_intentional_total",
                                     namespace=sc.namespace, cause=sc.cause), 1, sc.cause)
-        self.assertEqual(metric(text, "krc_notifications_total", result="intentional"), 2)
+        self.assertEqual(metric(text, "krc_notifications_total", result="intentional"), len(scs))
         self.assertEqual(metric(text, "krc_notifications_total", result="sent"), 1)
         self.assertEqual(metric(text, "krc_notifications_total", result="muted"), 0)
         s = restart_summary(self.db)
-        self.assertEqual((s["restarts"], s["intentional"]), (3, 2), s)
+        self.assertEqual((s["restarts"], s["intentional"]), (len(scs) + 1, len(scs)), s)
 
     def test_page_setting_pages_them(self):
         scs = self.scenarios()
@@ -211,22 +280,22 @@ class IntentionalRestarts(unittest.TestCase):
             sc.trigger()
         for sc in scs:
             self.krc.wait_diagnosed(1, pod=sc.pod, cause=sc.cause, decision="alert")
-        self.slack.wait_messages(2, timeout=30 * h.SLOWDOWN)
-        self.assertEqual(sorted(p for m in self.slack.messages()
-                                for p in (scs[0].pod, scs[1].pod) if p in m["text"]),
-                         sorted([scs[0].pod, scs[1].pod]))
+        self.slack.wait_messages(len(scs), timeout=30 * h.SLOWDOWN)
+        self.assertEqual(sorted(sc.pod for m in self.slack.messages()
+                                for sc in scs if sc.pod in m["text"]),
+                         sorted(sc.pod for sc in scs))
         for sc in scs:
             row, show = self.stored(sc)
             self.assertEqual(row["decision"], "alert")
             self.assertIs(show["report"]["diagnosis"].get("intentional"), True)
-        self.krc.wait_log(" posted (", count=2)
+        self.krc.wait_log(" posted (", count=len(scs))
         text = self.metrics()
         for sc in scs:
             self.assertEqual(metric(text, "krc_restarts_intentional_total",
                                     namespace=sc.namespace, cause=sc.cause), 1, sc.cause)
         self.assertEqual(metric(text, "krc_notifications_total", result="intentional"), 0)
-        self.assertEqual(metric(text, "krc_notifications_total", result="sent"), 2)
-        self.assertEqual(restart_summary(self.db)["intentional"], 2)
+        self.assertEqual(metric(text, "krc_notifications_total", result="sent"), len(scs))
+        self.assertEqual(restart_summary(self.db)["intentional"], len(scs))
 
     def test_page_setting_is_applied_at_reload(self):
         """pageIntentionalRestarts changed in the --config file takes effect at SIGHUP."""
@@ -248,6 +317,119 @@ class IntentionalRestarts(unittest.TestCase):
         msgs = self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
         self.assertIn(second.pod, msgs[0]["text"])
         self.assertEqual(len(self.slack.messages()), 1)
+
+    # ---- restart-all: one alert, the trigger's ----
+
+    def check_restart_all(self, stagger=0.0, **env):
+        trigger = self.restart_all(stagger=stagger)
+        self.start_krc(**env)
+        trigger()
+        others = ("tokenizer", "metrics", "cache")
+        self.krc.wait_diagnosed(3, pod="server-0", cause="restarted_with_others",
+                                decision="intentional")
+        first = self.krc.wait_diagnosed(1, pod="server-0", container="server")[0]
+        self.assertNotIn(first["cause"], ("restarted_with_others", "sandbox_changed"), first)
+        self.assertEqual(first["decision"], "alert", first)
+        msgs = self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.krc.wait_log(" posted (")
+        time.sleep(1.5)  # a window for a second message; asserted below
+        msgs = self.slack.messages()
+        self.assertEqual(len(msgs), 1, [m["text"][:160] for m in msgs])
+        self.assertIn("server-0", msgs[0]["text"])
+        self.assertIn("Container server exited with code 88", msgs[0]["text"])
+        self.assertIn("this exit restarted all 4 containers of the pod", json.dumps(msgs[0]))
+        rows = {r["container"]: r for r in h.history(self.db)}
+        self.assertEqual(sorted(rows), sorted(("server",) + others))
+        for c in others:
+            self.assertEqual((rows[c]["cause"], rows[c]["decision"]),
+                             ("restarted_with_others", "intentional"), c)
+            p = subprocess.run([h.krc_binary(), "history", "show", str(rows[c]["id"]), "--db",
+                                self.db, "--format", "json"], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            show = json.loads(p.stdout)
+            diag = show["report"]["diagnosis"]
+            self.assertIs(diag.get("intentional"), True, c)
+            self.assertTrue(any("spec.containers[server].restartPolicyRules[0]: action "
+                                "RestartAllContainers" in e for e in diag["evidence"]),
+                            diag["evidence"])
+            self.assertEqual(show["notifications"], [], c)
+        p = subprocess.run([h.krc_binary(), "history", "show", str(rows["server"]["id"]),
+                            "--db", self.db, "--format", "json"], capture_output=True,
+                           text=True, timeout=30)
+        diag = json.loads(p.stdout)["report"]["diagnosis"]
+        self.assertNotIn("intentional", diag)
+        self.assertEqual(rows["server"]["decision"], "alert")
+        self.assertTrue(any("this exit restarted all 4 containers of the pod" in e
+                            for e in diag["evidence"]), diag["evidence"])
+        text = self.metrics()
+        self.assertEqual(metric(text, "krc_restarts_intentional_total", namespace="infer",
+                                cause="restarted_with_others"), 3)
+        self.assertEqual(metric(text, "krc_notifications_total", result="intentional"), 3)
+        self.assertEqual(metric(text, "krc_notifications_total", result="sent"), 1)
+        events = [q for q in self.kube.requests()
+                  if q["method"] == "POST" and "/events" in q["path"]]
+        self.assertEqual(len(events), 1, events)
+
+    def test_restart_all_one_alert(self):
+        self.check_restart_all()
+
+    def test_restart_all_one_alert_unmuted_parallel(self):
+        """No mute to hide the others' alerts, four workers taking the four restarts at once."""
+        self.check_restart_all(MUTE_SECONDS="0", KRC_WORKERS="4")
+
+    def test_restart_all_one_alert_counts_rising_one_by_one(self):
+        """The kubelet's status updates may carry the restarts one container at a time."""
+        self.check_restart_all(stagger=0.7, MUTE_SECONDS="0")
+
+    # ---- a sandbox change: one alert with the node-level cause ----
+
+    def check_sandbox(self, stagger=0.0, **env):
+        trigger = self.sandbox_pod(stagger=stagger)
+        self.start_krc(**env)
+        trigger()
+        containers = ("api", "envoy", "log-shipper")
+        got = self.krc.wait_diagnosed(3, pod="api-0")
+        self.assertEqual(sorted(d["container"] for d in got), sorted(containers))
+        msgs = self.slack.wait_messages(1, timeout=30 * h.SLOWDOWN)
+        self.krc.wait_log(" posted (")
+        time.sleep(1.5)  # a window for a second message; asserted below
+        msgs = self.slack.messages()
+        self.assertEqual(len(msgs), 1, [m["text"][:160] for m in msgs])
+        self.assertIn("api-0", msgs[0]["text"])
+        self.assertIn("Pod sandbox re-created", msgs[0]["text"])
+        self.assertIn("a node-level cause (the node rebooted)", json.dumps(msgs[0]))
+        alerted = [d for d in got if d["decision"] == "alert"]
+        self.assertEqual(len(alerted), 1, got)
+        self.assertEqual(alerted[0]["cause"], "sandbox_changed", alerted[0])
+        rows = {r["container"]: r for r in h.history(self.db)}
+        self.assertEqual(sorted(rows), sorted(containers))
+        for c, r in rows.items():
+            self.assertEqual(r["cause"], "sandbox_changed", r)
+        events = [q for q in self.kube.requests()
+                  if q["method"] == "POST" and "/events" in q["path"]]
+        self.assertEqual(len(events), 1, events)
+        text = self.metrics()
+        self.assertEqual(metric(text, "krc_notifications_total", result="sent"), 1)
+        self.assertEqual(metric(text, "krc_restarts_detected_total", namespace="shop",
+                                cause="sandbox_changed"), 3)
+        return got
+
+    def test_sandbox_change_one_alert(self):
+        self.check_sandbox()
+
+    def test_sandbox_change_one_alert_unmuted(self):
+        self.check_sandbox(MUTE_SECONDS="0")
+
+    def test_sandbox_change_one_alert_unmuted_parallel(self):
+        self.check_sandbox(MUTE_SECONDS="0", KRC_WORKERS="4")
+
+    def test_sandbox_change_one_alert_web_api(self):
+        """The Slack Web API posts a restart within the mute window as a reply in the pod's
+        thread once its alert was posted: the sandbox change's other containers, started one by
+        one 1.5 s apart, are not replies either."""
+        self.check_sandbox(stagger=1.5, SLACK_BOT_TOKEN=self.slack.token)
+        self.assertEqual([m for m in self.slack.messages() if m.get("thread_ts")], [])
 
 
 if __name__ == "__main__":

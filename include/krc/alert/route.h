@@ -79,6 +79,22 @@ enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct kr
  * restart was routed once already. Thread-safe. */
 enum krc_policy_decision krc_route_amend(struct krc_sender *n, const struct krc_restart *r,
                                          struct krc_route_plan *plan);
+
+/* Seconds within which the stops of a pod's containers are one sandbox
+ * change (the diagnosis's rule takes them together within 60 s). */
+#define KRC_ROUTE_SANDBOX_SECONDS 60
+
+/* A re-created sandbox restarts every container of the pod for one cause:
+ * it is alerted once per pod, whatever the mute (muteSeconds 0 included).
+ * For a restart diagnosed sandbox_changed that is about to be alerted: 1
+ * when an alert of the same change of the pod (its uid, a stop within
+ * KRC_ROUTE_SANDBOX_SECONDS) was let through already, with the container
+ * that was alerted in alerted[size] (the caller holds this one back and
+ * counts it muted); 0 when this restart is the change's first (remembered
+ * now: the newest MAX_SANDBOX_MARKS changes are). Thread-safe. */
+int krc_route_sandbox_alerted(struct krc_sender *n, const struct krc_restart *r, char *alerted,
+                              size_t size);
+
 /* Why a detected restart is ignored before it is queued: the
  * krc.io/ignore=true annotation, the pod's restart count above
  * ignoreRestartCount, exit code 0 with ignoreRestartsWithExitCodeZero. The

@@ -56,6 +56,10 @@ void krc_diagnosis_cleanup(struct krc_diagnosis *d);
 /* "SIGKILL" for 9 ... (Linux numbering), NULL when unknown. */
 const char *krc_signal_name(int signo);
 
+/* The number of a signal's name as krc_signal_name writes it ("SIGTERM" ->
+ * 15; the stopSignal field uses these names), 0 when unknown or NULL. */
+int krc_signal_number(const char *name);
+
 /* Redact the texts of a diagnosis in place (summary, summary_unquoted,
  * next_step, evidence, unchecked) with `rd` (NULL: the built-in patterns): a diagnosis
  * made from a report redacted with krc_report_redact quotes only redacted

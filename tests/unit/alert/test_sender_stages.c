@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -275,6 +276,59 @@ static void test_storm_begun_after_routing(void **state)
     krc_sender_free(n); /* frees the withdrawn item */
 }
 
+/* A sandbox change is alerted once per pod: the first of its restarts
+ * passes, the pod's other containers stopped with it (within
+ * KRC_ROUTE_SANDBOX_SECONDS) are answered "alerted already" with the
+ * container that was, and counted muted; another pod, or the same pod's
+ * next change later, passes again. The memory is bounded. */
+static void test_sandbox_change_alerted_once(void **state)
+{
+    struct krc_sender_options o = krc_test_sender_options(HOOK);
+    struct krc_restart r = mk("api-0");
+    char who[KRC_RESTART_IDENT_CONTAINER_MAX] = "";
+    char uid[64];
+    struct krc_sender *n;
+    (void)state;
+
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    (void)krc_restart_ident_set(&r.ident, "uid-sandbox", "api", 1, 1800000000, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    (void)krc_restart_ident_set(&r.ident, "uid-sandbox", "envoy", 1, 1800000002, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 1);
+    assert_string_equal(who, "api");
+    (void)krc_restart_ident_set(&r.ident, "uid-sandbox", "log-shipper", 1,
+                                1800000000 - KRC_ROUTE_SANDBOX_SECONDS, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 1);
+    assert_int_equal(krc_sender_stats(n)->muted, 2);
+    /* another pod's change at the same time */
+    (void)krc_restart_ident_set(&r.ident, "uid-other", "api", 1, 1800000000, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    /* the same pod's next change, later */
+    (void)krc_restart_ident_set(&r.ident, "uid-sandbox", "envoy", 2,
+                                1800000002 + KRC_ROUTE_SANDBOX_SECONDS + 1, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    /* without a uid the change cannot be told: never held back */
+    (void)krc_restart_ident_set(&r.ident, "", "api", 1, 1800000000, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    assert_int_equal(krc_sender_stats(n)->muted, 2);
+    /* bounded: many pods' changes later, the oldest is forgotten, the newest kept */
+    for (int i = 0; i < 300; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        (void)krc_restart_ident_set(&r.ident, uid, "api", 1, 1800001000 + i, NULL);
+        assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    }
+    for (int i = 300 - 256; i < 300; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        (void)krc_restart_ident_set(&r.ident, uid, "envoy", 1, 1800001000 + i, NULL);
+        assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 1);
+    }
+    (void)krc_restart_ident_set(&r.ident, "uid-sandbox", "envoy", 1, 1800000002, NULL);
+    assert_int_equal(krc_route_sandbox_alerted(n, &r, who, sizeof(who)), 0);
+    krc_sender_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_intentional_held_back_by_render),
         cmocka_unit_test(test_log_ignore_counted_by_deliver),
         cmocka_unit_test(test_storm_begun_after_routing),
+        cmocka_unit_test(test_sandbox_change_alerted_once),
     };
     krc_clock_set_fake_now(1800000000);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -495,6 +495,51 @@ static void test_intentional_candidate(void **state)
     assert_int_equal(krc_analyse_intentional_candidate(&r), 0);
 }
 
+/* The look before routing agrees with the full diagnosis of the same Pod on
+ * every container of the 1.35-shaped fixtures (restart rules, restart-all,
+ * resize, a sidecar during deletion, a sandbox change), and a Pod that names
+ * no intent field is not one. */
+static void test_intentional_candidate_agrees(void **state)
+{
+    static const char *const files[] = {"restart-all", "resize-restart", "sidecar-deletion",
+                                        "sandbox-changed", "pod-restart-fields"};
+    size_t seen_intentional = 0;
+    size_t seen_not = 0;
+    (void)state;
+
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char path[512];
+        size_t len = 0;
+        char *json;
+        struct krc_report *rep = krc_report_new();
+
+        snprintf(path, sizeof(path), "%s/k8s-1.35/%s.json", KRC_FIXTURES, files[f]);
+        json = krc_test_read_file(path, &len);
+        assert_non_null(json);
+        assert_non_null(rep);
+        assert_int_equal(krc_kube_parse_pod(json, len, rep, NULL), 0);
+        for (size_t i = 0; i < rep->n_containers; i++) {
+            struct krc_diagnosis dg;
+            struct krc_restart r = watched(json, rep->containers[i].name);
+            krc_diagnosis_init(&dg);
+            assert_int_equal(krc_diagnose(rep, rep->containers[i].name, &dg, NULL), 0);
+            if (krc_analyse_intentional_candidate(&r) != dg.intentional) {
+                fail_msg("%s container %s: candidate %d, diagnosis intentional %d (%s)", files[f],
+                         rep->containers[i].name, krc_analyse_intentional_candidate(&r),
+                         dg.intentional, krc_cause_name(dg.cause));
+            }
+            seen_intentional += dg.intentional != 0;
+            seen_not += dg.intentional == 0;
+            krc_diagnosis_cleanup(&dg);
+        }
+        krc_report_free(rep);
+        free(json);
+    }
+    /* both answers were exercised */
+    assert_true(seen_intentional >= 5);
+    assert_true(seen_not >= 2);
+}
+
 static long candidate_sweep_run(void *ud, long n)
 {
     struct krc_restart r = watched(stop_pod, "app");
@@ -529,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_restart_collection),
         cmocka_unit_test(test_alloc_sweep),
         cmocka_unit_test(test_intentional_candidate),
+        cmocka_unit_test(test_intentional_candidate_agrees),
         cmocka_unit_test(test_intentional_candidate_alloc_sweep),
     };
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
