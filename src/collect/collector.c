@@ -5,6 +5,7 @@
 
 #include "krc/util/buf.h"
 #include "krc/util/http.h"
+#include "krc/kube/kube_name.h"
 #include "krc/kube/kube_parse.h"
 #include "krc/util/log.h"
 #include "krc/util/logtail.h"
@@ -13,7 +14,14 @@
 #define JSON_MAX (8 * 1024 * 1024)
 #define PATH_MAX_LEN 4096
 
-enum { REQ_EVENTS, REQ_NODE, REQ_NODE_EVENTS, REQ_LOGS, REQ_COUNT };
+enum { REQ_EVENTS, REQ_NODE, REQ_NODE_EVENTS, REQ_LOGS, REQ_CLAIM, REQ_COUNT };
+
+/* The pod's ResourceClaims read at most (status.resourceClaimStatuses; the
+ * rest named in a note), and the bytes of one read at most: with the four
+ * other requests, KRC_HTTP_MAX_PARALLEL at once. */
+#define CLAIMS_MAX 4
+#define CLAIM_JSON_MAX (1024 * 1024)
+#define REQ_MAX (REQ_CLAIM + CLAIMS_MAX)
 
 void krc_collector_options_defaults(struct krc_collector_options *o)
 {
@@ -152,33 +160,65 @@ static int add_query_path(struct krc_buf *b, const char *fmt_path, const char *a
     return rc;
 }
 
+/* A ResourceClaim's body, read up to CLAIM_JSON_MAX bytes. */
+struct claim_sink {
+    struct krc_buf body;
+    int over; /* stopped at the cap */
+    int nomem;
+};
+
+static int claim_on_data(const char *data, size_t len, void *ud)
+{
+    struct claim_sink *s = ud;
+    int rc = krc_buf_append(&s->body, data, len);
+
+    if (rc == KRC_ETOOBIG) {
+        s->over = 1;
+        return 1;
+    }
+    if (rc < 0) {
+        s->nomem = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* The parallel requests of one collection and their answers. */
 struct fetch {
-    struct krc_buf paths[REQ_COUNT];
-    const char *path_ptrs[REQ_COUNT];
-    int which[REQ_COUNT];
-    struct krc_http_response resps[REQ_COUNT];
-    krc_http_data_cb on_data[REQ_COUNT];
-    void *userdata[REQ_COUNT];
-    struct krc_error errs[REQ_COUNT];
-    int rets[REQ_COUNT];
+    struct krc_buf paths[REQ_MAX];
+    const char *path_ptrs[REQ_MAX];
+    int which[REQ_MAX];
+    size_t claim[REQ_MAX]; /* REQ_CLAIM: the index in rep->claim_statuses */
+    struct krc_http_response resps[REQ_MAX];
+    krc_http_data_cb on_data[REQ_MAX];
+    void *userdata[REQ_MAX];
+    struct krc_error errs[REQ_MAX];
+    int rets[REQ_MAX];
     size_t n;
     struct log_sink sink; /* the previous log */
     long cap;             /* its transfer cap */
+    struct claim_sink claims[CLAIMS_MAX];
+    size_t n_claims;
 };
 
 static void fetch_init(struct fetch *f, const struct krc_collector_options *o)
 {
     size_t keep;
 
-    for (size_t i = 0; i < REQ_COUNT; i++) {
+    for (size_t i = 0; i < REQ_MAX; i++) {
         krc_buf_init(&f->paths[i], PATH_MAX_LEN);
         krc_http_response_init(&f->resps[i]);
         krc_error_clear(&f->errs[i]);
         f->on_data[i] = NULL;
         f->userdata[i] = NULL;
+        f->claim[i] = 0;
+    }
+    for (size_t i = 0; i < CLAIMS_MAX; i++) {
+        krc_buf_init(&f->claims[i].body, CLAIM_JSON_MAX);
+        f->claims[i].over = f->claims[i].nomem = 0;
     }
     f->n = 0;
+    f->n_claims = 0;
     keep = o->limit_bytes > 0 ? (size_t)o->limit_bytes : 1;
     if (keep > KRC_REPORT_LOG_MAX) {
         keep = KRC_REPORT_LOG_MAX;
@@ -188,9 +228,12 @@ static void fetch_init(struct fetch *f, const struct krc_collector_options *o)
 
 static void fetch_cleanup(struct fetch *f)
 {
-    for (size_t i = 0; i < REQ_COUNT; i++) {
+    for (size_t i = 0; i < REQ_MAX; i++) {
         krc_buf_cleanup(&f->paths[i]);
         krc_http_response_cleanup(&f->resps[i]);
+    }
+    for (size_t i = 0; i < CLAIMS_MAX; i++) {
+        krc_buf_cleanup(&f->claims[i].body);
     }
     krc_logtail_cleanup(&f->sink.tail);
 }
@@ -232,6 +275,44 @@ out:
     krc_free(body);
     krc_buf_cleanup(&p);
     return rc;
+}
+
+/* 2b. The ResourceClaims status.resourceClaimStatuses names (DRA): GET
+ * resource.k8s.io/v1 .../resourceclaims/NAME, at most CLAIMS_MAX. */
+static void plan_claims(struct fetch *f, const struct krc_collect_target *r, struct krc_report *rep)
+{
+    size_t skipped = 0;
+    const char *bad;
+
+    for (size_t i = 0; i < rep->n_claim_statuses; i++) {
+        const char *name = rep->claim_statuses[i].resource_claim_name;
+        struct krc_buf *p = &f->paths[f->n];
+        if (name == NULL || name[0] == '\0') {
+            continue; /* no ResourceClaim was needed for it */
+        }
+        if (f->n_claims == CLAIMS_MAX) {
+            skipped++;
+            continue;
+        }
+        if ((bad = krc_kube_name_problem(name, KRC_KUBE_NAME_SUBDOMAIN)) != NULL) {
+            krc_report_add_note(rep, "ResourceClaim \"%.100s\" not read: the name %s", name, bad);
+            continue;
+        }
+        if (krc_buf_printf(p, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+                           r->namespace, name) < 0) {
+            krc_report_add_note(rep, "ResourceClaim %.200s not read: its name is too long", name);
+            krc_buf_reset(p);
+            continue;
+        }
+        f->claim[f->n] = i;
+        f->on_data[f->n] = claim_on_data;
+        f->userdata[f->n] = &f->claims[f->n_claims++];
+        f->which[f->n++] = REQ_CLAIM;
+    }
+    if (skipped > 0) {
+        krc_report_add_note(rep, "%zu more ResourceClaims of the pod not read (at most %d are)",
+                            skipped, CLAIMS_MAX);
+    }
 }
 
 /* 2. Which of events, node, node events and the previous log to request. */
@@ -284,6 +365,7 @@ static void plan_requests(struct fetch *f, const struct krc_collect_target *r,
     } else if (pod_gone) {
         krc_report_add_note(rep, "no previous log: the pod no longer exists");
     }
+    plan_claims(f, r, rep);
 }
 
 /* The previous log's answer: kept, or a note saying why there is none. */
@@ -310,6 +392,42 @@ static int apply_log(struct fetch *f, size_t i, const char *msg, int ok, const c
         krc_report_add_note(rep, "no previous log: the pod no longer exists");
     } else {
         krc_report_add_note(rep, "previous log unavailable: %s", msg);
+    }
+    return 0;
+}
+
+/* A ResourceClaim's answer: its devices in the claim status, or a note
+ * naming the claim (a 403 or a 404 is not a failure of the collection). */
+static int apply_claim(struct fetch *f, size_t i, const char *msg, int ok, struct krc_report *rep,
+                       struct krc_error *err)
+{
+    struct krc_report_claim_status *cs = &rep->claim_statuses[f->claim[i]];
+    struct claim_sink *s = f->userdata[i];
+    const char *name = cs->resource_claim_name;
+    struct krc_error pe;
+
+    krc_error_clear(&pe);
+    if (s->nomem) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory reading ResourceClaim %s", name);
+    }
+    if (f->rets[i] == KRC_ECANCELED && s->over) {
+        krc_report_add_note(rep, "ResourceClaim %s not read: larger than %d bytes", name,
+                            CLAIM_JSON_MAX);
+    } else if (f->rets[i] == 0 && f->resps[i].status == 404) {
+        krc_report_add_note(rep, "ResourceClaim %s no longer exists", name);
+    } else if (f->rets[i] == 0 && f->resps[i].status == 403) {
+        krc_report_add_note(rep,
+                            "ResourceClaim %s not readable (403: krc needs get on "
+                            "resourceclaims.resource.k8s.io): %s",
+                            name, msg);
+    } else if (!ok) {
+        krc_report_add_note(rep, "ResourceClaim %s unavailable: %s", name, msg);
+    } else if (krc_kube_parse_resource_claim(s->body.data ? s->body.data : "", s->body.len, rep,
+                                             f->claim[i], &pe) < 0) {
+        if (pe.code == KRC_ENOMEM) {
+            return krc_error_set(err, KRC_ENOMEM, "out of memory reading ResourceClaim %s", name);
+        }
+        krc_report_add_note(rep, "ResourceClaim %s unreadable: %s", name, pe.msg);
     }
     return 0;
 }
@@ -365,6 +483,8 @@ static int apply_response(struct fetch *f, size_t i, const char *container,
         break;
     case REQ_LOGS:
         return apply_log(f, i, msg, ok, container, o, rep, err);
+    case REQ_CLAIM:
+        return apply_claim(f, i, msg, ok, rep, err);
     }
     return 0;
 }

@@ -377,6 +377,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.report_json = json;
     rec.gpus = dg->gpus;
     rec.intentional = dg->intentional;
+    rec.accel_seconds_lost = r->accel.devices > 0
+                                 ? ((int64_t)r->accel.devices * r->accel.since_last_ms + 500) / 1000
+                                 : 0;
     for (const struct krc_sender_message *m = msg;
          m != NULL && m->body != NULL && n_ob < MAX_MESSAGES; m = m->next) {
         struct krc_store_outbox *o = &ob[n_ob++];

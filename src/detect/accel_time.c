@@ -222,6 +222,7 @@ struct hold {
     int down;           /* a spell of not running is open */
     int64_t counted_ms; /* its time is counted up to here; when closed: its end */
     int64_t lost_ms;    /* counted so far, every spell */
+    int64_t noted_ms;   /* the note's lost_ms at the last restart (since_last_ms) */
 };
 
 struct pod_entry {
@@ -350,13 +351,17 @@ static void open_spell(struct hold *h, int64_t start_ms)
     }
 }
 
-static void fill_note(const struct hold *h, int64_t now_ms, struct krc_accel_note *note)
+static void fill_note(struct hold *h, int64_t now_ms, struct krc_accel_note *note)
 {
     snprintf(note->resource, sizeof(note->resource), "%s", h->what.resource);
     note->devices = h->what.devices;
     note->lost_ms = h->lost_ms + (h->down && now_ms > h->counted_ms ? now_ms - h->counted_ms : 0);
     note->at_ms = now_ms;
     note->down = h->down;
+    note->since_last_ms = note->lost_ms > h->noted_ms ? note->lost_ms - h->noted_ms : 0;
+    if (note->lost_ms > h->noted_ms) {
+        h->noted_ms = note->lost_ms;
+    }
 }
 
 /* When the spell of a termination began, on the caller's clock: its

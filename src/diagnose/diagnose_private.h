@@ -322,6 +322,12 @@ void krc_diag_evidence_disruption(struct builder *b, const struct krc_report *r)
 /* rules_device.c: the kubelet reports a device of the container Unhealthy;
  * krc_diag_device_evidence: its devices not Healthy, whatever the cause */
 int krc_diag_match_device_unhealthy(struct dctx *x);
+/* An eviction by a device taint (rules_device.c): the DisruptionTarget
+ * condition DeletionByDeviceTaintManager (else NULL, *ev an event of the pod
+ * whose reason begins with DeviceTaint, or NULL). Rule 2 (evicted) names it. */
+const struct krc_report_pod_condition *krc_diag_device_taint(const struct dctx *x,
+                                                             const struct krc_report_event **ev);
+void krc_diag_say_device_taint(struct dctx *x, struct builder *b, struct krc_buf *s);
 void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc_buf *s);
 void krc_diag_device_evidence(struct builder *b, const struct dctx *x);
 /* rules_app.c: what the application's log and exit say */

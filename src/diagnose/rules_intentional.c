@@ -201,6 +201,9 @@ static const char *disruption_meaning(const char *reason)
          "tolerate"},
         {"EvictionByEvictionAPI", "evicted through the Eviction API (a drain, an autoscaler, "
                                   "a descheduler)"},
+        {"DeletionByDeviceTaintManager",
+         "evicted (device taint): deleted by the device taint eviction controller, a device of "
+         "its ResourceClaim has a NoExecute taint that it does not tolerate"},
         {"DeletionByPodGC", "deleted by the pod garbage collector (its node is gone, or it was "
                             "terminating on a node out of service)"},
         {"TerminationByKubelet", "terminated by the kubelet (node-pressure eviction, graceful "

@@ -43,11 +43,18 @@ int krc_diag_match_evicted(struct dctx *x)
         {"exceeded its local ephemeral storage limit", NULL},
         {"usage of emptydir volume", "exceeds the limit"},
     };
+    const struct krc_report_event *taint_ev = NULL;
     size_t i;
 
     x->conf = KRC_CONFIDENCE_HIGH;
     x->ev = NULL;
     x->detail = NULL;
+    /* a stop (SIGTERM, SIGKILL, no exit code): an exit of its own is its own */
+    if ((krc_diag_device_taint(x, &taint_ev) != NULL || taint_ev != NULL) && x->t != NULL &&
+        (!x->has_exit || x->exit_code == 137 || x->exit_code == 143 || x->exit_code == 0)) {
+        x->detail = "device taint";
+        return 1;
+    }
     if (str_eq(x->r->pod_reason, "Evicted")) {
         x->detail = "pod";
         return 1;
@@ -81,7 +88,9 @@ int krc_diag_match_evicted(struct dctx *x)
 
 void krc_diag_say_evicted(struct dctx *x, struct builder *b, struct krc_buf *s)
 {
-    if (x->detail != NULL && strcmp(x->detail, "pod") == 0) {
+    if (x->detail != NULL && strcmp(x->detail, "device taint") == 0) {
+        krc_diag_say_device_taint(x, b, s);
+    } else if (x->detail != NULL && strcmp(x->detail, "pod") == 0) {
         krc_buf_printf(s, "The kubelet evicted %s%s (status.reason Evicted",
                        x->r->name ? "pod " : "the pod", x->r->name ? x->r->name : "");
         if (x->r->pod_message != NULL) {

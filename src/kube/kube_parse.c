@@ -1279,3 +1279,30 @@ out:
     cJSON_Delete(root);
     return rc;
 }
+
+int krc_kube_parse_resource_claim(const char *json, size_t len, struct krc_report *r, size_t i,
+                                  struct krc_error *err)
+{
+    cJSON *root;
+    const char *kind;
+    int rc;
+
+    if (i >= r->n_claim_statuses) {
+        return krc_error_set(err, KRC_EINVAL, "no resource claim status %zu", i);
+    }
+    root = parse_json(json, len, err);
+    if (root == NULL) {
+        return err != NULL ? err->code : KRC_EPARSE;
+    }
+    kind = kind_of(root);
+    if (!cJSON_IsObject(root)) {
+        rc = krc_error_set(err, KRC_EINVAL, "not a ResourceClaim (the document is %s)",
+                           type_name(root));
+    } else if (kind != NULL && strcmp(kind, "ResourceClaim") != 0) {
+        rc = krc_error_set(err, KRC_EINVAL, "not a ResourceClaim (kind \"%.60s\")", kind);
+    } else {
+        rc = krc_kube_parse_claim_fields(root, r, &r->claim_statuses[i], err);
+    }
+    cJSON_Delete(root);
+    return rc;
+}

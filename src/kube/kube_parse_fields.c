@@ -14,6 +14,12 @@
  *   containerStatuses[].allocatedResourcesStatus[]  (KEP-4680)
  *   containerStatuses[].resources                   actuated limits/requests (KEP-1287)
  *
+ * and, of a ResourceClaim (resource.k8s.io/v1, DRA GA 1.34) that
+ * status.resourceClaimStatuses names, what the collector GETs:
+ *
+ *   status.allocation.devices.results[] {request, driver, pool, device}
+ *   status.devices[] {driver, pool, device, conditions[]}  (KEP-4817)
+ *
  * Only the cJSON path of kube_parse (a restart's report) reads them; the
  * watch's scanner (kube_pod.c) does not, so the watch costs the same.
  *
@@ -535,6 +541,110 @@ int krc_kube_parse_pod_fields(const cJSON *pod, struct krc_report *r, struct krc
         containers(&x, status, "containerStatuses", "status", 0, 1);
     }
     if (x.rc != 0) {
+        return krc_error_set(err, x.rc, "out of memory");
+    }
+    return 0;
+}
+
+/* ---- a ResourceClaim (resource.k8s.io/v1) ------------------------------ */
+
+static void claim_result(struct fx *x, const cJSON *js, const char *path, void *slot)
+{
+    struct krc_report_claim_device *d = slot;
+
+    text(x, js, "request", path, &d->request);
+    text(x, js, "driver", path, &d->driver);
+    text(x, js, "pool", path, &d->pool);
+    text(x, js, "device", path, &d->device);
+}
+
+/* Both NULL, or equal. */
+static int same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* status.devices[i]: the conditions of the allocated device it names
+ * (driver, pool, device); an entry for no allocated device is skipped. */
+static void claim_device_status(struct fx *x, struct krc_report_claim_status *c, const cJSON *js,
+                                const char *path)
+{
+    char *driver = NULL;
+    char *pool = NULL;
+    char *device = NULL;
+    const cJSON *a;
+
+    text(x, js, "driver", path, &driver);
+    text(x, js, "pool", path, &pool);
+    text(x, js, "device", path, &device);
+    for (size_t i = 0; x->rc == 0 && i < c->n_devices; i++) {
+        struct krc_report_claim_device *d = &c->devices[i];
+        if (d->has_status || !same_text(d->driver, driver) || !same_text(d->pool, pool) ||
+            !same_text(d->device, device)) {
+            continue;
+        }
+        d->has_status = 1;
+        if ((a = typed(x, js, "conditions", path, cJSON_Array)) != NULL) {
+            d->conditions = object_list(x, a, path, "conditions", KRC_REPORT_CLAIM_CONDS_MAX,
+                                        sizeof(*d->conditions), &d->n_conditions,
+                                        &d->conditions_omitted, condition);
+        }
+        break;
+    }
+    krc_free(driver);
+    krc_free(pool);
+    krc_free(device);
+}
+
+int krc_kube_parse_claim_fields(const cJSON *claim, struct krc_report *r,
+                                struct krc_report_claim_status *c, struct krc_error *err)
+{
+    struct fx x = {r, 0};
+    const cJSON *status = child(claim, "status");
+    const cJSON *alloc;
+    const cJSON *devs;
+    const cJSON *a;
+    const cJSON *it;
+    char base[200];
+    size_t i = 0;
+
+    snprintf(base, sizeof(base), "ResourceClaim %.100s status",
+             c->resource_claim_name ? c->resource_claim_name : "?");
+    krc_report_claim_clear_devices(c);
+    c->fetched = 1;
+    if (status != NULL && !cJSON_IsObject(status)) {
+        bad(&x, base, "an object", status);
+        status = NULL;
+    }
+    alloc = status != NULL ? typed(&x, status, "allocation", base, cJSON_Object) : NULL;
+    if (alloc != NULL) {
+        char path[240];
+        c->allocated = 1;
+        snprintf(path, sizeof(path), "%s.allocation", base);
+        devs = typed(&x, alloc, "devices", path, cJSON_Object);
+        snprintf(path, sizeof(path), "%s.allocation.devices", base);
+        if (devs != NULL && (a = typed(&x, devs, "results", path, cJSON_Array)) != NULL) {
+            c->devices =
+                object_list(&x, a, path, "results", KRC_REPORT_CLAIM_DEVICES_MAX,
+                            sizeof(*c->devices), &c->n_devices, &c->devices_omitted, claim_result);
+        }
+    }
+    a = status != NULL ? typed(&x, status, "devices", base, cJSON_Array) : NULL;
+    cJSON_ArrayForEach(it, a)
+    {
+        char path[240];
+        if (x.rc != 0) {
+            break;
+        }
+        snprintf(path, sizeof(path), "%s.devices[%zu]", base, i++);
+        if (!cJSON_IsObject(it)) {
+            bad(&x, path, "an object", it);
+            continue;
+        }
+        claim_device_status(&x, c, it, path);
+    }
+    if (x.rc != 0) {
+        krc_report_claim_clear_devices(c);
         return krc_error_set(err, x.rc, "out of memory");
     }
     return 0;

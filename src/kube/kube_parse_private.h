@@ -17,4 +17,11 @@ const char *krc_kube_parse_type_name(const cJSON *v);
  * read. 0, or KRC_ENOMEM. */
 int krc_kube_parse_pod_fields(const cJSON *pod, struct krc_report *r, struct krc_error *err);
 
+/* What the ResourceClaim `claim` says of its devices, into c (its previous
+ * devices replaced; c->fetched set): status.allocation.devices.results and
+ * the conditions of status.devices. A field of the wrong type is left out
+ * with a note in r naming the claim and the field. 0, or KRC_ENOMEM. */
+int krc_kube_parse_claim_fields(const cJSON *claim, struct krc_report *r,
+                                struct krc_report_claim_status *c, struct krc_error *err);
+
 #endif

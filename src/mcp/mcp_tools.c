@@ -160,6 +160,11 @@ static const char summary_out[] =
     "\"intentional\":{\"type\":\"integer\",\"description\":\"of the restarts, those a field of "
     "the pod proves intended (a restart rule, the stop signal: 'intentional': true in the "
     "report), paged or not\"},"
+    "\"accelerator_seconds_lost\":{\"type\":\"integer\",\"description\":\"GPU time lost: "
+    "accelerator device-seconds the restarted containers spent not running while holding "
+    "them, each restart counting the time since the container's previous one (devices x "
+    "seconds, as krc_accelerator_seconds_lost_total counts them); 0 for restarts recorded "
+    "before krc counted it\"},"
     "\"workloads\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"namespace\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
     "\"name\":{\"type\":\"string\"},\"restarts\":{\"type\":\"integer\"},"
@@ -181,6 +186,7 @@ static const char summary_out[] =
                              "\"string\"},\"description\":\"always empty: a summary holds names "
                              "and counts only\"}},"
                              "\"required\":[\"since\",\"restarts\",\"intentional\","
+                             "\"accelerator_seconds_lost\","
                              "\"workloads\",\"causes\",\"nodes\",\"gpus_held\","
                              "\"gpu_pods\",\"untrusted_fields\"]}";
 
@@ -730,6 +736,8 @@ static int tool_summary(void *ud, const cJSON *args, cJSON **ret, char *msg, siz
          krc_report_json_put(out, "since", krc_report_json_time(since)) &&
          krc_report_json_put(out, "restarts", cJSON_CreateNumber((double)sum->restarts)) &&
          krc_report_json_put(out, "intentional", cJSON_CreateNumber((double)sum->intentional)) &&
+         krc_report_json_put(out, "accelerator_seconds_lost",
+                             cJSON_CreateNumber((double)sum->accel_seconds_lost)) &&
          summary_list(out, "workloads", sum->workloads, sum->n_workloads) &&
          summary_list(out, "causes", sum->causes, sum->n_causes) &&
          summary_list(out, "nodes", sum->nodes, sum->n_nodes) &&

@@ -154,6 +154,28 @@ void krc_report_init(struct krc_report *r)
     r->log_flags = KRC_REPORT_LOG_ABSENT;
 }
 
+void krc_report_claim_clear_devices(struct krc_report_claim_status *c)
+{
+    for (size_t i = 0; i < c->n_devices; i++) {
+        struct krc_report_claim_device *d = &c->devices[i];
+        krc_free(d->request);
+        krc_free(d->driver);
+        krc_free(d->pool);
+        krc_free(d->device);
+        for (size_t j = 0; j < d->n_conditions; j++) {
+            krc_free(d->conditions[j].type);
+            krc_free(d->conditions[j].status);
+            krc_free(d->conditions[j].reason);
+            krc_free(d->conditions[j].message);
+        }
+        krc_free(d->conditions);
+    }
+    krc_free(c->devices);
+    c->devices = NULL;
+    c->n_devices = c->devices_omitted = 0;
+    c->fetched = c->allocated = 0;
+}
+
 void krc_report_clear_pod(struct krc_report *r)
 {
     size_t i;
@@ -200,6 +222,7 @@ void krc_report_clear_pod(struct krc_report *r)
     for (i = 0; i < r->n_claim_statuses; i++) {
         krc_free(r->claim_statuses[i].name);
         krc_free(r->claim_statuses[i].resource_claim_name);
+        krc_report_claim_clear_devices(&r->claim_statuses[i]);
     }
     krc_free(r->claim_statuses);
     r->claim_statuses = NULL;
@@ -781,6 +804,14 @@ int krc_report_redact(struct krc_report *r, const struct krc_redactor *rd, struc
     }
     for (size_t i = 0; i < r->n_conditions; i++) {
         red_str(&x, NULL, &r->conditions[i].message);
+    }
+    for (size_t i = 0; i < r->n_claim_statuses; i++) { /* a ResourceClaim's device conditions */
+        for (size_t j = 0; j < r->claim_statuses[i].n_devices; j++) {
+            struct krc_report_claim_device *d = &r->claim_statuses[i].devices[j];
+            for (size_t k = 0; k < d->n_conditions; k++) {
+                red_str(&x, NULL, &d->conditions[k].message);
+            }
+        }
     }
     for (size_t i = 0; i < r->n_events; i++) {
         red_str(&x, NULL, &r->events[i].message);

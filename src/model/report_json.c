@@ -206,6 +206,37 @@ static int condition_written(const char *type)
     return 0;
 }
 
+/* What the collector read of a ResourceClaim: "allocated" and its devices,
+ * each with the conditions its driver reported (status.devices). */
+static void add_claim(struct ctx *c, cJSON *o, const struct krc_report_claim_status *cs)
+{
+    cJSON *a;
+
+    add_bool(c, o, "allocated", cs->allocated);
+    a = arr(c, o, "devices");
+    for (size_t i = 0; c->rc == 0 && i < cs->n_devices; i++) {
+        const struct krc_report_claim_device *d = &cs->devices[i];
+        cJSON *dj = obj(c, a, NULL);
+        add_text(c, dj, "request", d->request, 0);
+        add_text(c, dj, "driver", d->driver, 0);
+        add_text(c, dj, "pool", d->pool, 0);
+        add_text(c, dj, "device", d->device, 0);
+        if (d->has_status) {
+            cJSON *ca = arr(c, dj, "conditions");
+            for (size_t j = 0; c->rc == 0 && j < d->n_conditions; j++) {
+                const struct krc_report_pod_condition *k = &d->conditions[j];
+                cJSON *co = obj(c, ca, NULL);
+                add_text(c, co, "type", k->type, 0);
+                add_text(c, co, "status", k->status, 0);
+                add_text(c, co, "reason", k->reason, 0);
+                add_text(c, co, "message", k->message, 1);
+            }
+            add_omitted(c, dj, "conditions", d->conditions_omitted);
+        }
+    }
+    add_omitted(c, o, "devices", cs->devices_omitted);
+}
+
 static void add_pod_fields(struct ctx *c, cJSON *p, const struct krc_report *r)
 {
     cJSON *a = NULL;
@@ -250,6 +281,9 @@ static void add_pod_fields(struct ctx *c, cJSON *p, const struct krc_report *r)
             cJSON *o = obj(c, a, NULL);
             add_text(c, o, "name", r->claim_statuses[i].name, 0);
             add_text(c, o, "resource_claim_name", r->claim_statuses[i].resource_claim_name, 0);
+            if (r->claim_statuses[i].fetched) {
+                add_claim(c, o, &r->claim_statuses[i]);
+            }
         }
     }
     add_omitted(c, p, "resource_claim_statuses", r->claim_statuses_omitted);

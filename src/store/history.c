@@ -50,7 +50,7 @@ static int not_found(struct krc_store *s, const char *what, int64_t id, struct k
 
 /* ---- recording --------------------------------------------------------------------- */
 
-/* KRC_SQL_INSERT_RESTART's parameters $1..$22 ($1 the cluster). */
+/* KRC_SQL_INSERT_RESTART's parameters $1..$23 ($1 the cluster). */
 static void bind_restart(struct krc_store *s, struct krc_sql_stmt *st,
                          const struct krc_store_restart *r, const char *identity)
 {
@@ -81,6 +81,7 @@ static void bind_restart(struct krc_store *s, struct krc_sql_stmt *st,
     d->bind_int(st, 20, r->gpus > 0 ? (int64_t)r->gpus : 0);
     d->bind_text(st, 21, identity);
     d->bind_int(st, 22, r->intentional != 0);
+    d->bind_int(st, 23, r->accel_seconds_lost > 0 ? r->accel_seconds_lost : 0);
 }
 
 /* KRC_SQL_INSERT_OUTBOX's $3..$9 (from `k`: k, k + 1, ...). */
@@ -149,9 +150,9 @@ static int record_one(struct krc_store *s, const struct krc_store_restart *rec,
     krc_buf_init(&sql, 64 * 1024);
     rc = krc_buf_append_str(&sql, "WITH r AS (" KRC_SQL_INSERT_RESTART_TEXT "), p AS (INSERT "
                                   "INTO reports (restart_id, message, report_json) SELECT id, "
-                                  "$23, $24 FROM r)");
+                                  "$24, $25 FROM r)");
     for (size_t i = 0; rc == 0 && i < n_msgs; i++) {
-        int k = 25 + 7 * (int)i;
+        int k = 26 + 7 * (int)i;
         rc = krc_buf_printf(&sql,
                             ", o%zu AS (INSERT INTO outbox ({ocol}restart_id, kind, destination, "
                             "channel, thread_key, body, fallback, created_at, updated_at) SELECT "
@@ -174,10 +175,10 @@ static int record_one(struct krc_store *s, const struct krc_store_restart *rec,
         return rc;
     }
     bind_restart(s, st, rec, identity);
-    ST_TEXT(s, st, 23, rec->message);
-    ST_TEXT(s, st, 24, rec->report_json);
+    ST_TEXT(s, st, 24, rec->message);
+    ST_TEXT(s, st, 25, rec->report_json);
     for (size_t i = 0; i < n_msgs; i++) {
-        bind_outbox(s, st, 25 + 7 * (int)i, &msgs[i]);
+        bind_outbox(s, st, 26 + 7 * (int)i, &msgs[i]);
     }
     if ((rc = s->drv->step(st, "recording a restart", err)) == 1) {
         *rid = COL_INT(s, st, 0);
@@ -695,6 +696,7 @@ int krc_store_window(struct krc_store *s, int64_t since, const char *cluster,
         r.gpus = (long)COL_INT(s, st, 9);
         r.cluster = COL_TEXT(s, st, 10);
         r.intentional = COL_INT(s, st, 11) != 0;
+        r.accel_seconds_lost = COL_INT(s, st, 12);
         if ((rc = fn(&r, ud)) != 0) {
             break;
         }

@@ -32,6 +32,11 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
 #define DROP_WINDOW_INDEX "DROP INDEX restarts_window;"
 /* Issue 26: the diagnosis was intentional (SQLite 7 -> 8, PostgreSQL 2 -> 3). */
 #define ADD_INTENTIONAL "ALTER TABLE restarts ADD COLUMN intentional INTEGER NOT NULL DEFAULT 0;"
+/* Issue 26, in the same (unreleased) migration: the device-seconds of GPU time
+ * lost that this restart's accel note counted since the container's previous
+ * restart (detect/accel_time.h), summed by restart_summary. */
+#define ADD_ACCEL_LOST                                                                             \
+    "ALTER TABLE restarts ADD COLUMN accel_seconds_lost BIGINT NOT NULL DEFAULT 0;"
 
 /* The outbox's indexes as schema 1 made them, made again by the rebuild of
  * 4 -> 5 (SQLite); PostgreSQL's first has the same outbox_restart. */
@@ -190,10 +195,12 @@ static const struct migration sqlite_migrations[] = {
     /* 7 -> 8 (issue 26): whether the diagnosis was intentional (a restart rule,
      * the stop signal: "intentional": true in the report), so that
      * restart_summary counts them apart from the index alone; restarts
-     * recorded before count as not intentional. */
-    {ADD_INTENTIONAL DROP_WINDOW_INDEX
+     * recorded before count as not intentional. And the GPU time lost that
+     * the restart counted (accel_seconds_lost), which restart_summary sums. */
+    {ADD_INTENTIONAL ADD_ACCEL_LOST DROP_WINDOW_INDEX
      "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
-     "  workload_name, pod, pod_uid, cause, node, gpus, cluster, intentional);",
+     "  workload_name, pod, pod_uid, cause, node, gpus, cluster, intentional,"
+     "  accel_seconds_lost);",
      NULL},
 };
 
@@ -278,10 +285,12 @@ static const struct migration pg_migrations[] = {
      NULL},
     /* 1 -> 2: outbox.slack_ts becomes outbox.message_ref (as SQLite 6 -> 7) */
     {RENAME_MESSAGE_REF, NULL},
-    /* 2 -> 3: restarts.intentional, in restarts_window too (as SQLite 7 -> 8) */
-    {ADD_INTENTIONAL DROP_WINDOW_INDEX
+    /* 2 -> 3: restarts.intentional and restarts.accel_seconds_lost, in
+     * restarts_window too (as SQLite 7 -> 8) */
+    {ADD_INTENTIONAL ADD_ACCEL_LOST DROP_WINDOW_INDEX
      "CREATE INDEX restarts_window ON restarts (cluster, detected_at) INCLUDE (id, namespace,"
-     "  workload_kind, workload_name, pod, pod_uid, cause, node, gpus, intentional);",
+     "  workload_kind, workload_name, pod, pod_uid, cause, node, gpus, intentional,"
+     "  accel_seconds_lost);",
      NULL},
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))

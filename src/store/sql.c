@@ -19,7 +19,8 @@
  * covering index restarts_window alone: $1 since, $2 the cluster. */
 #define WINDOW_SQL                                                                                 \
     "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"            \
-    " r.pod_uid, r.cause, r.node, r.gpus, r.cluster, r.intentional FROM restarts r{window_hint}"   \
+    " r.pod_uid, r.cause, r.node, r.gpus, r.cluster, r.intentional, r.accel_seconds_lost"          \
+    " FROM restarts r{window_hint}"                                                                \
     " WHERE r.detected_at >= $1"
 
 static const char *const sql_text[KRC_SQL_N_FIXED] = {

@@ -267,6 +267,7 @@ struct agg {
     struct chunk *arena;
     int64_t restarts;
     int64_t intentional;      /* restarts whose diagnosis was intentional */
+    int64_t accel_lost;       /* the sum of their accel_seconds_lost */
     krc_store_window_fn keep; /* NULL: every row */
     void *keep_ud;
 };
@@ -429,6 +430,7 @@ static int on_row(const struct krc_store_window_row *r, void *ud)
     first = g[T_POD]->restarts == 0;
     a->restarts++;
     a->intentional += r->intentional != 0;
+    a->accel_lost += r->accel_seconds_lost > 0 ? r->accel_seconds_lost : 0;
     for (int t = 0; t < N_TABLES; t++) {
         g[t]->restarts++;
         if (r->detected_at > g[t]->last_at) {
@@ -607,6 +609,7 @@ int krc_store_summarize_where(struct krc_store *s, int64_t since, const char *cl
         top_causes(&a);
         sum->restarts = a.restarts;
         sum->intentional = a.intentional;
+        sum->accel_seconds_lost = a.accel_lost;
         sum->mem_ = a.arena;
         a.arena = NULL;
         rc = make_list(&a, T_WORKLOAD, limit, &sum->workloads, &sum->n_workloads, &sum->gpus_held);

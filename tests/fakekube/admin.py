@@ -680,6 +680,11 @@ class FakeKube:
     def put_lease(self, lease):
         return self.call("POST", "/admin/leases", lease)
 
+    def add_resource_claim(self, claim):
+        """A ResourceClaim (resource.k8s.io/v1 shape: metadata, spec, status) that the API
+        serves at /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME."""
+        return self.call("POST", "/admin/resourceclaims", claim)
+
     # ---- control ----
 
     def compact(self, rv=None, close_watches=True):

@@ -65,6 +65,11 @@ RESOURCES = {
     "leases": {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
                "group": "coordination.k8s.io", "namespaced": True, "singular": "lease",
                "short": []},
+    # DRA (resource.k8s.io/v1, GA 1.34): the claims a pod's status.resourceClaimStatuses
+    # name; served as stored (an admin POST), status included
+    "resourceclaims": {"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                       "group": "resource.k8s.io", "namespaced": True,
+                       "singular": "resourceclaim", "short": []},
 }
 
 # what the fake implements, per resource (also what discovery advertises)
@@ -74,6 +79,7 @@ VERBS = {
     "nodes": ["get", "list", "watch"],
     "namespaces": ["get", "list", "watch"],
     "leases": ["create", "get", "list", "update", "watch"],
+    "resourceclaims": ["get", "list", "watch"],
 }
 
 # empty shells used for BOOKMARK events (what a Go zero value of the kind encodes to)
@@ -90,6 +96,7 @@ BOOKMARK_BODY = {
                                                   "operatingSystem": "", "architecture": ""}}},
     "namespaces": {"spec": {}, "status": {}},
     "leases": {"spec": {}},
+    "resourceclaims": {"spec": {"devices": {}}, "status": {}},
 }
 
 TRUE_STRINGS = {"1", "t", "T", "true", "TRUE", "True"}
@@ -1139,8 +1146,27 @@ def default_lease(obj):
     return {"metadata": md, "spec": dict(obj.get("spec") or {})}
 
 
+def default_resource_claim(obj, ts=None):
+    """A ResourceClaim (resource.k8s.io/v1) as given: metadata defaulted like the API
+    server's, spec and status kept (status.allocation.devices.results, status.devices)."""
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "resourceclaim must be a JSON object")
+    md = dict(obj.get("metadata") or {})
+    if not md.get("name"):
+        raise ApiError(400, "BadRequest", "resourceclaim metadata.name is required")
+    md.setdefault("namespace", "default")
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", ts or now_time())
+    md["resourceVersion"] = ""
+    out = {"metadata": md, "spec": copy.deepcopy(obj.get("spec") or {"devices": {}})}
+    if obj.get("status") is not None:
+        out["status"] = copy.deepcopy(obj["status"])
+    return out
+
+
 DEFAULTERS = {"pods": default_pod, "events": default_event, "nodes": default_node,
-              "leases": lambda o, ts=None: default_lease(o)}
+              "leases": lambda o, ts=None: default_lease(o),
+              "resourceclaims": default_resource_claim}
 
 
 def log_lines(text, start_time=None):
@@ -1890,7 +1916,8 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
             return self.ensure_get(m) or self.send_json(200, {
                 "kind": "APIGroupList", "apiVersion": "v1",
                 "groups": [self.group_info("coordination.k8s.io"),
-                           self.group_info(EVENTS_GROUP)]})
+                           self.group_info(EVENTS_GROUP),
+                           self.group_info("resource.k8s.io")]})
         if parts == ["apis", EVENTS_GROUP]:
             return self.ensure_get(m) or self.send_json(
                 200, dict({"kind": "APIGroup", "apiVersion": "v1"},
@@ -1913,10 +1940,19 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
         if parts == ["apis", "coordination.k8s.io", "v1"]:
             return self.ensure_get(m) or self.send_json(
                 200, self.resource_list("coordination.k8s.io/v1"))
+        if parts == ["apis", "resource.k8s.io"]:
+            return self.ensure_get(m) or self.send_json(
+                200, dict({"kind": "APIGroup", "apiVersion": "v1"},
+                          **self.group_info("resource.k8s.io")))
+        if parts == ["apis", "resource.k8s.io", "v1"]:
+            return self.ensure_get(m) or self.send_json(
+                200, self.resource_list("resource.k8s.io/v1"))
         if parts[:2] == ["api", "v1"]:
             rest, group = parts[2:], ""
         elif parts[:3] == ["apis", "coordination.k8s.io", "v1"]:
             rest, group = parts[3:], "coordination.k8s.io"
+        elif parts[:3] == ["apis", "resource.k8s.io", "v1"]:
+            rest, group = parts[3:], "resource.k8s.io"
         else:
             raise path_not_found()
         ns = None
@@ -2758,6 +2794,7 @@ class AdminHandler(HandlerBase):
                              "events": len(store.objects["events"]),
                              "nodes": len(store.objects["nodes"]),
                              "leases": len(store.objects["leases"]),
+                             "resourceclaims": len(store.objects["resourceclaims"]),
                              "namespaces": len(store.objects["namespaces"]),
                              "open_watches": len(store.watchers),
                              "history": len(store.history)}
@@ -2798,7 +2835,7 @@ class AdminHandler(HandlerBase):
                 if b.get("user"):
                     store.config.user = str(b["user"])
                 return 200, {"enabled": store.rbac is not None, "user": store.config.user}
-        if p and p[0] in ("pods", "events", "nodes", "leases"):
+        if p and p[0] in ("pods", "events", "nodes", "leases", "resourceclaims"):
             return self.objects(m, p[0], p[1:])
         raise AdminError(404, "unknown admin endpoint %s %s" % (m, "/".join(p)))
 

@@ -440,6 +440,7 @@ class ChartTest(unittest.TestCase):
                 ("Role", ns, "", "pods", "get", "*"), ("Role", ns, "", "pods", "list", "*"),
                 ("Role", ns, "", "pods", "watch", "*"), ("Role", ns, "", "pods/log", "get", "*"),
                 ("Role", ns, "", "events", "list", "*"),
+                ("Role", ns, "resource.k8s.io", "resourceclaims", "get", "*"),
                 ("Role", ns, "events.k8s.io", "events", "create", "*")})
         self.assertEqual(rule_set([roles[("default", "krc-node-events")]]),
                          {("Role", "default", "", "events", "list", "*")})
@@ -496,6 +497,7 @@ class ChartTest(unittest.TestCase):
                     ("ClusterRole", None, "", "pods/log", "get", "*"),
                     ("ClusterRole", None, "", "events", "list", "*"),
                     ("ClusterRole", None, "", "nodes", "get", "*"),
+                    ("ClusterRole", None, "resource.k8s.io", "resourceclaims", "get", "*"),
                     ("ClusterRole", None, "events.k8s.io", "events", "create", "*")})
         self.assertEqual(env_of(render_set("regex-namespaces"))["WATCHED_NAMESPACES"]["value"],
                          "shop,^ml-")

@@ -31,6 +31,9 @@ The minimal set and why each grant is there:
       ""  pods/log  get     the previous container's log (and the whole log as a file)
       ""  events    list    the pod's events and the node's warning events (in "default")
       ""  nodes     get     the pod's node
+      resource.k8s.io resourceclaims get  the restarted pod's DRA ResourceClaims (named in
+                            status.resourceClaimStatuses): the devices its containers held;
+                            without it the alert's collection notes name the claim
       events.k8s.io events create  the RestartDiagnosed Event on the restarted pod
                             (kubernetesEvents, on by default); without it krc warns once per
                             run, marks the Event failed (no retries) and still alerts Slack
@@ -72,6 +75,7 @@ EXPECTED = {
     ("ClusterRole", "", "", "pods/log", "get", ()),
     ("ClusterRole", "", "", "events", "list", ()),
     ("ClusterRole", "", "", "nodes", "get", ()),
+    ("ClusterRole", "", "resource.k8s.io", "resourceclaims", "get", ()),
     ("ClusterRole", "", "events.k8s.io", "events", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "get", ("krc",)),
@@ -237,9 +241,27 @@ class Run:
                 if r["status"] == 403 and r.get("authz") and not r["authz"]["allowed"]]
 
 
+def add_claimed_gpu(kube, ns, pod):
+    """The pod holds a DRA claim: spec.resourceClaims + status.resourceClaimStatuses naming
+    the ResourceClaim <pod>-gpu-0, which the API serves (resource.k8s.io/v1)."""
+    claim = pod + "-gpu-0"
+    kube.update_pod(ns, pod, {
+        "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+        "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim}]}})
+    kube.add_resource_claim({
+        "metadata": {"name": claim, "namespace": ns},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.example.com"}}]}},
+        "status": {"allocation": {"devices": {"results": [{
+            "request": "gpu", "driver": "gpu.example.com", "pool": "fake-node-1",
+            "device": "gpu-0"}]}}}})
+    return claim
+
+
 def scenario_collect(case, objects, slack, streaming_list=True):
-    """A restart with pod events, a node, a node warning event and a previous log, alerted
-    through a webhook: the message shows every part (or a note saying why not)."""
+    """A restart with pod events, a node, a node warning event, a previous log and a DRA
+    ResourceClaim, alerted through a webhook: the message shows every part (or a note saying
+    why not)."""
     with Run(case, objects, slack) as run:
         kube = run.kube
         if not streaming_list:
@@ -252,6 +274,7 @@ def scenario_collect(case, objects, slack, streaming_list=True):
         pod = kube.create_pod("shop", "web-1")
         kube.add_pod_event(pod, "BackOff", "Back-off restarting failed container app",
                            container="app")
+        add_claimed_gpu(kube, "shop", "web-1")
         webhook = slack.webhook_url("rbac-" + case)
         run.start_krc({"SLACK_WEBHOOK_URL": webhook, "MUTE_SECONDS": "0"})
         if not run.wait_synced_or_forbidden():
@@ -469,6 +492,18 @@ def expect_no_pod(t, obs):
                 "namespace": "shop", "name": "big-0", "allowed": False}, obs["forbidden"])
 
 
+def expect_no_claim(t, obs):
+    expect_note(t, obs, "ResourceClaim web-1-gpu-0 not readable (403: krc needs get on "
+                "resourceclaims.resource.k8s.io): resourceclaims.resource.k8s.io \"web-1-gpu-0\" "
+                "is forbidden: User \"%s\" cannot get resource \"resourceclaims\" in API group "
+                "\"resource.k8s.io\" in the namespace \"shop\"" % SA)
+    t.assertIn("boom: out of memory", text_of(obs))  # the rest is all there
+    t.assertEqual(obs["forbidden"], [{"verb": "get", "apiGroup": "resource.k8s.io",
+                                      "resource": "resourceclaims", "subresource": "",
+                                      "namespace": "shop", "name": "web-1-gpu-0",
+                                      "allowed": False}])
+
+
 def expect_leading(t, obs):
     t.assertEqual(obs["leader"], "leading", obs)
     t.assertEqual(obs["holder"], "krc-0")
@@ -500,6 +535,8 @@ NEEDED_BY = {
     ("ClusterRole", "", "", "pods/log", "get", ()): ("collect", expect_no_logs),
     ("ClusterRole", "", "", "events", "list", ()): ("collect", expect_no_events),
     ("ClusterRole", "", "", "nodes", "get", ()): ("collect", expect_no_node),
+    ("ClusterRole", "", "resource.k8s.io", "resourceclaims", "get", ()): (
+        "collect", expect_no_claim),
     ("ClusterRole", "", "events.k8s.io", "events", "create", ()): (
         "collect", expect_no_kube_event),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()): (
@@ -713,6 +750,8 @@ class FakeAuthorizer(unittest.TestCase):
             ("DELETE", "/api/v1/namespaces/a/pods", ("deletecollection", "", "pods", "", "a",
                                                      "")),
             ("GET", "/api/v1/watch/namespaces/a/pods", ("watch", "", "pods", "", "a", "")),
+            ("GET", "/apis/resource.k8s.io/v1/namespaces/a/resourceclaims/c",
+             ("get", "resource.k8s.io", "resourceclaims", "", "a", "c")),
         ]
         for method, url, want in cases:
             a = self.attrs(method, url)
@@ -735,6 +774,9 @@ class FakeAuthorizer(unittest.TestCase):
         self.assertFalse(ok("GET", "/api/v1/namespaces/x/events?watch=true"))
         self.assertFalse(ok("GET", "/api/v1/nodes"))
         self.assertFalse(ok("GET", "/api/v1/namespaces/x/secrets"))
+        self.assertTrue(ok("GET", "/apis/resource.k8s.io/v1/namespaces/x/resourceclaims/c"))
+        self.assertFalse(ok("GET", "/apis/resource.k8s.io/v1/namespaces/x/resourceclaims"))
+        self.assertFalse(ok("GET", "/apis/resource.k8s.io/v1/devicetaintrules"))
         self.assertTrue(ok("GET", "/apis/coordination.k8s.io/v1/namespaces/krc/leases/krc"))
         self.assertFalse(ok("GET", "/apis/coordination.k8s.io/v1/namespaces/krc/leases/x"))
         self.assertFalse(ok("GET", "/apis/coordination.k8s.io/v1/namespaces/y/leases/krc"))
@@ -912,8 +954,8 @@ class FakeAuthorizer(unittest.TestCase):
 
 class ChartNamespacedRoles(unittest.TestCase):
     """The chart's namespaced variant is enough for the real krc: with plain
-    watchedNamespaces the chart grants pods/log/events (and create on events.k8s.io events) in a
-    Role per namespace, events in "default" (node warnings) and only nodes get in a ClusterRole. krc watches each namespace
+    watchedNamespaces the chart grants pods/log/events, resourceclaims get (and create on
+    events.k8s.io events) in a Role per namespace, events in "default" (node warnings) and only nodes get in a ClusterRole. krc watches each namespace
     on its own, collects everything and never needs a cluster-scoped pod permission."""
 
     def test_plain_namespaces_chart_rbac_runs_krc(self):
@@ -934,9 +976,10 @@ class ChartNamespacedRoles(unittest.TestCase):
                 reason="NodeHasDiskPressure", message="disk pressure on fake-node-1",
                 type="Warning", source={"component": "kubelet", "host": "fake-node-1"})
             pods = {ns: kube.create_pod(ns, "web-1") for ns in ("shop", "payments", "other")}
-            for pod in pods.values():
+            for ns, pod in pods.items():
                 kube.add_pod_event(pod, "BackOff", "Back-off restarting failed container app",
                                    container="app")
+                add_claimed_gpu(kube, ns, "web-1")
             webhook = slack.webhook_url("rbac-chart-namespaced")
             run.start_krc({"SLACK_WEBHOOK_URL": webhook, "MUTE_SECONDS": "0",
                            "WATCHED_NAMESPACES": dy.env_of(docs)["WATCHED_NAMESPACES"]["value"]})

@@ -56,6 +56,9 @@ struct krc_accel_note {
     int64_t lost_ms;
     int64_t at_ms;
     int down;
+    /* lost_ms less what the note of the container's previous restart said:
+     * the time counted since then (restart_summary sums devices x it) */
+    int64_t since_last_ms;
 };
 
 /* The accelerators container `container` holds according to the pod JSON

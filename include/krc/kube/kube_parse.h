@@ -38,4 +38,13 @@ int krc_kube_parse_events(const char *json, size_t len, struct krc_report *r,
 /* Replace the node part of `r` with the Node in `json`. */
 int krc_kube_parse_node(const char *json, size_t len, struct krc_report *r, struct krc_error *err);
 
+/* Read the ResourceClaim (resource.k8s.io/v1) in `json` into
+ * r->claim_statuses[i], the claim status that names it: the devices of
+ * status.allocation.devices.results {request, driver, pool, device} and the
+ * conditions status.devices gives each (KEP-4817). Capped lists; a field of
+ * the wrong type is left out with a note naming the claim. KRC_EPARSE on
+ * malformed JSON, KRC_EINVAL when it is not a ResourceClaim. */
+int krc_kube_parse_resource_claim(const char *json, size_t len, struct krc_report *r, size_t i,
+                                  struct krc_error *err);
+
 #endif

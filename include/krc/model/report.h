@@ -68,13 +68,15 @@ struct krc_report_probe {
  * empty. Lists are capped (what was left out is counted in *_omitted) and
  * every text is cut at KRC_REPORT_FIELD_TEXT_MAX bytes (a UTF-8 boundary);
  * values the API may add later are kept as the text sent. */
-#define KRC_REPORT_RULES_MAX 20       /* restartPolicyRules (the API allows 20) */
-#define KRC_REPORT_RULE_CODES_MAX 255 /* exitCodes.values (the API allows 255) */
-#define KRC_REPORT_RESIZE_MAX 8       /* resizePolicy entries (cpu, memory, ...) */
-#define KRC_REPORT_HEALTH_MAX 16      /* allocatedResourcesStatus entries */
-#define KRC_REPORT_DEVICES_MAX 64     /* resources[] of one of them */
-#define KRC_REPORT_CONDITIONS_MAX 32  /* status.conditions */
-#define KRC_REPORT_CLAIMS_MAX 32      /* status.resourceClaimStatuses */
+#define KRC_REPORT_RULES_MAX 20         /* restartPolicyRules (the API allows 20) */
+#define KRC_REPORT_RULE_CODES_MAX 255   /* exitCodes.values (the API allows 255) */
+#define KRC_REPORT_RESIZE_MAX 8         /* resizePolicy entries (cpu, memory, ...) */
+#define KRC_REPORT_HEALTH_MAX 16        /* allocatedResourcesStatus entries */
+#define KRC_REPORT_DEVICES_MAX 64       /* resources[] of one of them */
+#define KRC_REPORT_CONDITIONS_MAX 32    /* status.conditions */
+#define KRC_REPORT_CLAIMS_MAX 32        /* status.resourceClaimStatuses */
+#define KRC_REPORT_CLAIM_DEVICES_MAX 32 /* a ResourceClaim's allocated devices */
+#define KRC_REPORT_CLAIM_CONDS_MAX 8    /* conditions of one of them */
 #define KRC_REPORT_FIELD_TEXT_MAX 1024
 
 /* spec.containers[].restartPolicyRules[] (KEP-5307; action RestartAllContainers:
@@ -120,10 +122,31 @@ struct krc_report_pod_condition {
     int64_t observed_generation;
 };
 
-/* status.resourceClaimStatuses[] (DRA, KEP-4381). */
+/* One device a ResourceClaim was allocated (resource.k8s.io/v1 ResourceClaim
+ * status.allocation.devices.results[]: request, driver, pool, device), with
+ * what its driver reports of it in status.devices[] (same driver, pool and
+ * device: conditions, KEP-4817). */
+struct krc_report_claim_device {
+    char *request; /* the claim's request it satisfies (may be "req/subreq") */
+    char *driver;
+    char *pool;
+    char *device;
+    int has_status; /* status.devices[] had an entry for it */
+    struct krc_report_pod_condition *conditions;
+    size_t n_conditions;
+    size_t conditions_omitted;
+};
+
+/* status.resourceClaimStatuses[] (DRA, KEP-4381), and the ResourceClaim it
+ * names when the collector read it (fetched 1). */
 struct krc_report_claim_status {
     char *name;                /* the claim's name in pod.spec.resourceClaims */
     char *resource_claim_name; /* the ResourceClaim object; NULL when none was generated */
+    int fetched;               /* the ResourceClaim was read (devices below) */
+    int allocated;             /* it has status.allocation */
+    struct krc_report_claim_device *devices;
+    size_t n_devices;
+    size_t devices_omitted;
 };
 
 enum krc_report_state {
@@ -333,6 +356,8 @@ void krc_report_free(struct krc_report *r);
 
 /* Drop the pod part (identity, containers) / events / node / log. */
 void krc_report_clear_pod(struct krc_report *r);
+/* Forgets what was read of c's ResourceClaim (devices, fetched, allocated). */
+void krc_report_claim_clear_devices(struct krc_report_claim_status *c);
 void krc_report_clear_events(struct krc_report *r);
 void krc_report_clear_node(struct krc_report *r);
 void krc_report_clear_log(struct krc_report *r);

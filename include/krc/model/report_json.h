@@ -13,7 +13,10 @@
  *             conditions[{type, status, reason, message, last_transition,
  *             observed_generation?}] (AllContainersRestarting, DisruptionTarget,
  *             PodReadyToStartContainers, PodResizeInProgress, PodResizePending only),
- *             resource_claim_statuses[{name, resource_claim_name}]},
+ *             resource_claim_statuses[{name, resource_claim_name, and when the
+ *             ResourceClaim was read: allocated, devices[{request, driver, pool,
+ *             device, conditions[{type, status, reason, message}] (when its
+ *             driver reported the device in status.devices)}]}]},
  *     "diagnosis": {container, is_init, is_sidecar, cause, has_termination,
  *             exit_code, signal, signal_name, reason, restart_count, started_at,
  *             finished_at, gpus, confidence ("low"|"medium"|"high"), summary,

@@ -244,15 +244,17 @@ int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
     "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                 \
     "r.confidence, r.identity, r.cluster"
 #define N_RESTART_COLS 23
-/* A restart ($1 the cluster .. $21 its identity, $22 intentional); nothing
+/* A restart ($1 the cluster .. $21 its identity, $22 intentional, $23
+ * accel_seconds_lost); nothing
  * when the identity is stored. history.c runs it alone and inside
  * record_one's WITH. */
 #define KRC_SQL_INSERT_RESTART_TEXT                                                                \
     "INSERT INTO restarts (cluster, pod_uid, container, restart_count, namespace, pod, "           \
     "workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at, "           \
-    "finished_at, detected_at, decision, summary, confidence, gpus, identity, intentional) "       \
+    "finished_at, detected_at, decision, summary, confidence, gpus, identity, intentional, "       \
+    "accel_seconds_lost) "                                                                         \
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "    \
-    "$19, $20, $21, $22) ON CONFLICT DO NOTHING{returning_id}"
+    "$19, $20, $21, $22, $23) ON CONFLICT DO NOTHING{returning_id}"
 #define OUTBOX_COLS                                                                                \
     "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
     "last_error, created_at, updated_at, delivered_at, message_ref"

@@ -55,7 +55,7 @@
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
  * too; 7: outbox.slack_ts renamed outbox.message_ref; 8: restarts.intentional
- * (issue 26), in the restarts_window index too. */
+ * and restarts.accel_seconds_lost (issue 26), in the restarts_window index too. */
 #define KRC_STORE_SCHEMA_VERSION 8
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
@@ -169,6 +169,10 @@ struct krc_store_restart {
     const char *report_json;        /* full diagnostics (krc_report_json_build) */
     long gpus;                      /* GPUs the pod holds (diagnosis.gpus), 0: none */
     int intentional;                /* the diagnosis is intentional (diagnosis.intentional) */
+    /* GPU time lost: accelerator device-seconds the container spent not
+     * running while holding them since its previous restart, as counted when
+     * this one was detected (the restart's accel note); 0: none held */
+    int64_t accel_seconds_lost;
 };
 
 enum krc_store_kind {
@@ -442,6 +446,7 @@ struct krc_store_window_row {
     const char *node;
     long gpus;       /* GPUs the pod held (the diagnosis), 0: none */
     int intentional; /* the diagnosis was intentional (0 for restarts recorded before schema 8) */
+    int64_t accel_seconds_lost; /* krc_store_restart.accel_seconds_lost */
 };
 
 typedef int (*krc_store_window_fn)(const struct krc_store_window_row *row, void *ud);
@@ -475,6 +480,7 @@ struct krc_store_summary {
     int64_t restarts;
     long gpus_held;
     int64_t intentional;
+    int64_t accel_seconds_lost; /* the sum of the restarts' accel_seconds_lost */
     struct krc_store_group_row *workloads, *causes, *nodes, *gpu_pods;
     size_t n_workloads, n_causes, n_nodes, n_gpu_pods;
     void *mem_; /* the strings */

@@ -28,6 +28,9 @@
 #define EVENTS_PATH "/api/v1/namespaces/shop/events"
 #define NODE_PATH "/api/v1/nodes/node-a"
 #define NODE_EVENTS_PATH "/api/v1/namespaces/default/events"
+#define CLAIMS_PATH "/apis/resource.k8s.io/v1/namespaces/shop/resourceclaims/"
+#define CLAIM_A_PATH CLAIMS_PATH "web-1-gpu-a1"
+#define CLAIM_B_PATH CLAIMS_PATH "web-1-nic-b2"
 
 static const char pod_json[] =
     "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\",\"namespace\":\"shop\",\"uid\":\"u-1\"},"
@@ -42,6 +45,24 @@ static const char node_json[] =
     "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-a\"},"
     "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}";
 static const char empty_list[] = "{\"kind\":\"EventList\",\"items\":[]}";
+/* The pod with DRA claims (status.resourceClaimStatuses): two ResourceClaims,
+ * one claim with no ResourceClaim (resourceClaimName null), one whose name
+ * is not an object name. */
+static const char pod_claims_json[] =
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\",\"namespace\":\"shop\",\"uid\":\"u-1\"},"
+    "\"spec\":{\"nodeName\":\"node-a\",\"containers\":[{\"name\":\"app\",\"image\":\"shop:1\"}]},"
+    "\"status\":{\"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":"
+    "\"web-1-gpu-a1\"},{\"name\":\"nic\",\"resourceClaimName\":\"web-1-nic-b2\"},{\"name\":"
+    "\"none\",\"resourceClaimName\":null},{\"name\":\"bad\",\"resourceClaimName\":\"../x\"}],"
+    "\"containerStatuses\":[{\"name\":\"app\",\"image\":\"shop:1\",\"restartCount\":3,"
+    "\"lastState\":{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}}]}}";
+static const char claim_a_json[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+    "\"web-1-gpu-a1\",\"namespace\":\"shop\"},\"status\":{\"allocation\":{\"devices\":{"
+    "\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\",\"pool\":\"node-a\","
+    "\"device\":\"gpu-0\"}]}},\"devices\":[{\"driver\":\"gpu.example.com\",\"pool\":"
+    "\"node-a\",\"device\":\"gpu-0\",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+    "\"False\",\"reason\":\"DeviceLost\"}]}]}}";
 
 /* One scripted resource: its answer and the query of the last request. */
 struct resource {
@@ -56,11 +77,11 @@ struct resource {
     char timestamps[16];
 };
 
-enum { R_POD, R_LOG, R_EVENTS, R_NODE, R_NODE_EVENTS, R_COUNT };
+enum { R_POD, R_LOG, R_EVENTS, R_NODE, R_NODE_EVENTS, R_CLAIM_A, R_CLAIM_B, R_COUNT };
 
 static struct resource res[R_COUNT] = {
-    {.path = POD_PATH},  {.path = LOG_PATH},         {.path = EVENTS_PATH},
-    {.path = NODE_PATH}, {.path = NODE_EVENTS_PATH},
+    {.path = POD_PATH},         {.path = LOG_PATH},     {.path = EVENTS_PATH},  {.path = NODE_PATH},
+    {.path = NODE_EVENTS_PATH}, {.path = CLAIM_A_PATH}, {.path = CLAIM_B_PATH},
 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct krc_http_server *srv;
@@ -126,6 +147,9 @@ static void script(const char *log)
     res[R_EVENTS].body = events_json;
     res[R_NODE].body = node_json;
     res[R_NODE_EVENTS].body = empty_list;
+    res[R_CLAIM_A].body = claim_a_json;
+    res[R_CLAIM_B].body = NULL;
+    res[R_CLAIM_B].status = 403;
     pthread_mutex_unlock(&lock);
 }
 
@@ -248,6 +272,105 @@ static void test_failures_become_notes(void **state)
     krc_kube_client_free(c);
 }
 
+/* The pod's ResourceClaims (status.resourceClaimStatuses): read in the same
+ * parallel round; a 403, a 404, a body over the cap or a bad name are notes
+ * naming the claim; a claim without a ResourceClaim is not asked for. */
+static void test_claims(void **state)
+{
+    struct krc_kube_client *c = client();
+    struct krc_collector_options o;
+    struct krc_restart r = restart();
+    struct krc_report *rep = krc_report_new();
+    const struct krc_report_claim_status *cs;
+    static char big[1024 * 1024 + 64];
+    (void)state;
+
+    r.pod_json = (char *)pod_claims_json;
+    r.pod_json_len = strlen(pod_claims_json);
+    script("x\n");
+    krc_collector_options_defaults(&o);
+    assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
+    assert_int_equal(snap(R_CLAIM_A).hits, 1);
+    assert_int_equal(snap(R_CLAIM_B).hits, 1);
+    assert_int_equal(rep->n_claim_statuses, 4);
+    cs = &rep->claim_statuses[0];
+    assert_true(cs->fetched);
+    assert_true(cs->allocated);
+    assert_int_equal(cs->n_devices, 1);
+    assert_string_equal(cs->devices[0].driver, "gpu.example.com");
+    assert_string_equal(cs->devices[0].pool, "node-a");
+    assert_string_equal(cs->devices[0].device, "gpu-0");
+    assert_string_equal(cs->devices[0].request, "gpu");
+    assert_int_equal(cs->devices[0].n_conditions, 1);
+    assert_string_equal(cs->devices[0].conditions[0].reason, "DeviceLost");
+    assert_false(rep->claim_statuses[1].fetched);
+    assert_false(rep->claim_statuses[2].fetched);
+    assert_false(rep->claim_statuses[3].fetched);
+    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 not readable (403: krc needs get on "
+                              "resourceclaims.resource.k8s.io): scripted 403"));
+    assert_true(has_note(rep, "ResourceClaim \"../x\" not read: the name "));
+    assert_int_equal(rep->n_notes, 2);
+    /* the rest of the collection as without claims */
+    assert_int_equal(rep->n_events, 1);
+    assert_true(rep->node.present);
+    assert_non_null(rep->log);
+    krc_report_free(rep);
+
+    /* a claim gone (404), a claim over the size cap, a claim not JSON */
+    rep = krc_report_new();
+    script("x\n");
+    answer(R_CLAIM_B, 404, NULL, 0);
+    memset(big, ' ', sizeof(big));
+    answer(R_CLAIM_A, 200, big, sizeof(big));
+    assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
+    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 no longer exists"));
+    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 not read: larger than 1048576 bytes"));
+    assert_false(rep->claim_statuses[0].fetched);
+    krc_report_free(rep);
+    rep = krc_report_new();
+    script("x\n");
+    answer(R_CLAIM_A, 200, "{\"kind\":\"Pod\"}", 0);
+    assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
+    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 unreadable: not a ResourceClaim"));
+    krc_report_free(rep);
+    krc_kube_client_free(c);
+}
+
+/* At most 4 ResourceClaims are read; the rest are counted in a note. */
+static void test_claims_capped(void **state)
+{
+    struct krc_kube_client *c = client();
+    struct krc_collector_options o;
+    struct krc_restart r = restart();
+    struct krc_report *rep = krc_report_new();
+    char pod[4096];
+    int n;
+    (void)state;
+
+    n = snprintf(pod, sizeof(pod),
+                 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\",\"namespace\":\"shop\","
+                 "\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"node-a\",\"containers\":[{\"name\":"
+                 "\"app\"}]},\"status\":{\"resourceClaimStatuses\":[");
+    for (int i = 0; i < 7; i++) {
+        n += snprintf(pod + n, sizeof(pod) - (size_t)n,
+                      "%s{\"name\":\"c%d\",\"resourceClaimName\":\"%s\"}", i ? "," : "", i,
+                      i == 0   ? "web-1-gpu-a1"
+                      : i == 6 ? "web-1-nic-b2"
+                               : "web-1-other");
+    }
+    snprintf(pod + n, sizeof(pod) - (size_t)n, "]}}");
+    r.pod_json = pod;
+    r.pod_json_len = strlen(pod);
+    script("x\n");
+    krc_collector_options_defaults(&o);
+    assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
+    assert_int_equal(snap(R_CLAIM_A).hits, 1);
+    assert_int_equal(snap(R_CLAIM_B).hits, 0); /* the 7th: not read */
+    assert_true(has_note(rep, "3 more ResourceClaims of the pod not read (at most 4 are)"));
+    krc_report_free(rep);
+    krc_kube_client_free(c);
+}
+
 /* A report whose pod is already parsed (explain_pod): no pod GET, the rest
  * requested for the target's container. */
 static void test_around_pod(void **state)
@@ -351,6 +474,25 @@ static void test_alloc_sweep(void **state)
         }
     }
     assert_true(n > 20);
+    /* and with ResourceClaims to read */
+    r.pod_json = (char *)pod_claims_json;
+    r.pod_json_len = strlen(pod_claims_json);
+    for (n = 0;; n++) {
+        struct krc_report *rep = krc_report_new();
+        long attempts;
+        int rc;
+        assert_non_null(rep);
+        script("line one\n");
+        krc_mem_fail_after(n);
+        rc = krc_collect(c, &r, &o, rep, NULL);
+        attempts = krc_mem_fail_after(-1);
+        assert_true(rc == 0 || rc == KRC_ENOMEM);
+        krc_report_free(rep);
+        if (attempts <= n) {
+            assert_int_equal(rc, 0);
+            break;
+        }
+    }
     krc_kube_client_free(c);
 }
 
@@ -396,7 +538,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collects_everything), cmocka_unit_test(test_failures_become_notes),
         cmocka_unit_test(test_around_pod),          cmocka_unit_test(test_log_file),
-        cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_alloc_sweep),         cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_claims_capped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

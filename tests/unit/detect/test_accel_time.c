@@ -190,6 +190,7 @@ static void test_backoff_counted(void **state)
     assert_string_equal(note.resource, "nvidia.com/gpu");
     assert_int_equal(note.devices, 4);
     assert_int_equal(note.lost_ms, 2 * SEC);
+    assert_int_equal(note.since_last_ms, 2 * SEC);
     assert_int_equal(note.down, 1);
 
     krc_accel_time_observe(t, &f.p, T0 + 5 * SEC); /* still waiting */
@@ -210,6 +211,8 @@ static void test_backoff_counted(void **state)
     crash(&f, WALL0 + 100, 1);
     restart(t, &f, T0 + 100 * SEC, WALL0 + 100, &note);
     assert_int_equal(note.lost_ms, 23 * SEC);
+    /* restart_summary's share: what was counted since the previous restart */
+    assert_int_equal(note.since_last_ms, 21 * SEC);
     krc_accel_time_observe(t, &f.p, T0 + 100 * SEC);
     /* the pod is deleted while it waits: its spell ends there */
     krc_accel_time_forget(t, f.p.uid, T0 + 110 * SEC);
@@ -236,6 +239,7 @@ static void test_failed_starts(void **state)
     crash(&f, WALL0, KRC_ACCEL_BACKDATE_MAX_S + 60);
     restart(t, &f, T0, WALL0, &note);
     assert_int_equal(note.lost_ms, 0);
+    assert_int_equal(note.since_last_ms, 0);
     krc_accel_time_observe(t, &f.p, T0);
     /* StartError, then waiting again: one spell */
     f.c[0].state_waiting = 0;
@@ -245,6 +249,7 @@ static void test_failed_starts(void **state)
     crash(&f, WALL0 + 30, 0);
     restart(t, &f, T0 + 30 * SEC, WALL0 + 30, &note);
     assert_int_equal(note.lost_ms, 30 * SEC);
+    assert_int_equal(note.since_last_ms, 30 * SEC);
     krc_accel_time_observe(t, &f.p, T0 + 30 * SEC);
     run(&f);
     krc_accel_time_observe(t, &f.p, T0 + 40 * SEC);
@@ -252,6 +257,8 @@ static void test_failed_starts(void **state)
     /* a pod that finished holds nothing any more */
     crash(&f, WALL0 + 50, 0);
     restart(t, &f, T0 + 50 * SEC, WALL0 + 50, &note);
+    assert_int_equal(note.lost_ms, 40 * SEC);
+    assert_int_equal(note.since_last_ms, 10 * SEC); /* the sums never count a time twice */
     f.p.phase = "Failed";
     krc_accel_time_observe(t, &f.p, T0 + 55 * SEC);
     krc_accel_time_flush(t, T0 + 90 * SEC);

@@ -26,6 +26,11 @@
 #define GPU_ID "GPU-5a1e0b7c-2f3d-4e8a-9b6c-0d1e2f3a4b5c"
 #define ECC "ECC error count exceeded threshold"
 #define DRA_ID "gpu.example.com/gpu-node-7/gpu-3"
+#define CLAIM_FIXTURE KRC_FIXTURES "/k8s-1.35/resourceclaim-gpu.json"
+
+/* When set, run() reads this ResourceClaim into the pod's first claim
+ * status, as the collector does (NULL: the claim was not read). */
+static char *claim_doc;
 
 /* ---- the pod ------------------------------------------------------------ */
 
@@ -132,6 +137,10 @@ static enum krc_cause run(struct krc_report *r, struct krc_diagnosis *d, cJSON *
         fail_msg("parse: %s", err.msg);
     }
     cJSON_free(json);
+    if (claim_doc != NULL &&
+        krc_kube_parse_resource_claim(claim_doc, strlen(claim_doc), r, 0, &err) != 0) {
+        fail_msg("claim: %s", err.msg);
+    }
     if (log != NULL) {
         assert_int_equal(krc_report_set_log(r, "trainer", log, strlen(log), 0, &err), 0);
     }
@@ -272,6 +281,139 @@ static void test_unhealthy_dra_claim(void **state)
         evidence_with(&d, "DRA claim gpu, request gpu", DRA_ID, "fallen off the bus", NULL));
     assert_null(evidence_with(&d, GPU_ID, NULL));
     done(&r, &d);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    data = calloc(1, (size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return data;
+}
+
+/* The claim's ResourceClaim read (collector): the Unhealthy claim device is
+ * named with its ResourceClaim, driver, pool and device, and the condition
+ * its driver reports of it is evidence. The device is found by its
+ * resourceID (driver/pool/device); a resourceID of no allocated device falls
+ * back on the claim's only device of that request; a claim with two devices
+ * for the request and no matching ID names none. */
+static void test_unhealthy_dra_claim_device(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    cJSON *pod = crashed_pod();
+    cJSON *claim;
+    cJSON *results;
+    char *two;
+
+    (void)state;
+    claim_doc = read_text(CLAIM_FIXTURE);
+    set_health(pod, 0, NULL, "Healthy", NULL);
+    set_health(pod, 1, NULL, "Unhealthy", "XID 79: GPU has fallen off the bus");
+    assert_int_equal(run(&r, &d, pod, NULL), KRC_CAUSE_GPU_DEVICE_UNHEALTHY);
+    assert_non_null(strstr(d.summary, DRA_ID " (DRA claim gpu, request gpu; ResourceClaim "
+                                             "trainer-0-gpu-x7k2p: driver gpu.example.com, pool "
+                                             "gpu-node-7, device gpu-3) Unhealthy"));
+    assert_non_null(evidence_with(&d,
+                                  "ResourceClaim trainer-0-gpu-x7k2p, device gpu-3: "
+                                  "condition Ready=False, reason DeviceLost: XID 79",
+                                  NULL));
+    done(&r, &d);
+
+    /* an ID of no allocated device: the only device of request gpu */
+    pod = crashed_pod();
+    set_health(pod, 0, NULL, "Healthy", NULL);
+    set_health(pod, 1, NULL, "Unhealthy", NULL);
+    set_str(device(pod, 1), "resourceID", "gpu.example.com/gpu-node-7/gpu-9");
+    assert_int_equal(run(&r, &d, pod, NULL), KRC_CAUSE_GPU_DEVICE_UNHEALTHY);
+    assert_non_null(strstr(d.summary, "device gpu-3)"));
+    done(&r, &d);
+
+    /* two devices for the request and no matching ID: neither is named */
+    claim = cJSON_Parse(claim_doc);
+    assert_non_null(claim);
+    results = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(claim, "status"), "allocation"),
+                            "devices"),
+        "results");
+    assert_non_null(results);
+    cJSON_AddItemToArray(results, cJSON_Duplicate(cJSON_GetArrayItem(results, 0), 1));
+    two = cJSON_PrintUnformatted(claim);
+    cJSON_Delete(claim);
+    free(claim_doc);
+    claim_doc = strdup(two);
+    cJSON_free(two);
+    pod = crashed_pod();
+    set_health(pod, 0, NULL, "Healthy", NULL);
+    set_health(pod, 1, NULL, "Unhealthy", NULL);
+    set_str(device(pod, 1), "resourceID", "gpu.example.com/gpu-node-7/gpu-9");
+    assert_int_equal(run(&r, &d, pod, NULL), KRC_CAUSE_GPU_DEVICE_UNHEALTHY);
+    assert_null(strstr(d.summary, "ResourceClaim"));
+    assert_non_null(strstr(d.summary, "(DRA claim gpu, request gpu) Unhealthy"));
+    done(&r, &d);
+    free(claim_doc);
+    claim_doc = NULL;
+}
+
+/* An eviction by a device taint (KEP-5055): the DisruptionTarget condition
+ * the device taint eviction controller sets names it "evicted (device
+ * taint)", with the claim's devices; a container's own crash is still its
+ * own. */
+static void test_evicted_device_taint(void **state)
+{
+    struct krc_report r;
+    struct krc_diagnosis d;
+    cJSON *pod = crashed_pod();
+    cJSON *conds;
+    cJSON *c;
+
+    (void)state;
+    claim_doc = read_text(CLAIM_FIXTURE);
+    set_health(pod, 0, NULL, "Healthy", NULL);
+    set_exit(pod, 143, "Error");
+    conds = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions");
+    assert_non_null(conds);
+    c = cJSON_Parse("{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"reason\":"
+                    "\"DeletionByDeviceTaintManager\",\"message\":\"Device Taint manager: "
+                    "deleting due to NoExecute taint\"}");
+    assert_non_null(c);
+    cJSON_AddItemToArray(conds, c);
+    assert_int_equal(run(&r, &d, pod, NULL), KRC_CAUSE_EVICTED);
+    assert_non_null(strstr(d.summary, "evicted (device taint)"));
+    assert_non_null(strstr(d.summary, "DeletionByDeviceTaintManager"));
+    assert_non_null(evidence_with(&d,
+                                  "ResourceClaim trainer-0-gpu-x7k2p (claim gpu) holds device "
+                                  "gpu-3 of driver gpu.example.com, pool gpu-node-7",
+                                  NULL));
+    assert_non_null(evidence_with(&d,
+                                  "DisruptionTarget=True, reason DeletionByDeviceTaintManager: "
+                                  "evicted (device taint)",
+                                  NULL));
+    assert_true(unchecked_has(&d, "DeviceTaintRule"));
+    done(&r, &d);
+
+    /* the same condition on a container that crashed (exit 1): its own cause */
+    pod = crashed_pod();
+    set_health(pod, 0, NULL, "Healthy", NULL);
+    conds = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions");
+    cJSON_AddItemToArray(conds,
+                         cJSON_Parse("{\"type\":\"DisruptionTarget\",\"status\":"
+                                     "\"True\",\"reason\":\"DeletionByDeviceTaintManager\"}"));
+    assert_int_not_equal(run(&r, &d, pod, NULL), KRC_CAUSE_EVICTED);
+    assert_null(strstr(d.summary, "device taint"));
+    done(&r, &d);
+    free(claim_doc);
+    claim_doc = NULL;
 }
 
 /* Unknown is not proof: stated as evidence, the cause is the exit's. */
@@ -532,6 +674,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unhealthy_gpu),
         cmocka_unit_test(test_unhealthy_dra_claim),
+        cmocka_unit_test(test_unhealthy_dra_claim_device),
+        cmocka_unit_test(test_evicted_device_taint),
         cmocka_unit_test(test_unknown_alone_is_not_the_cause),
         cmocka_unit_test(test_healthy_is_not_the_cause),
         cmocka_unit_test(test_non_accelerator_is_not_the_cause),

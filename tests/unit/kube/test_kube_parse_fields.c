@@ -451,6 +451,187 @@ static void test_fields_alloc_failures(void **state)
     free(sweep_text);
 }
 
+/* ---- a ResourceClaim (resource.k8s.io/v1) ------------------------------ */
+
+#define CLAIM_FIXTURE KRC_FIXTURES "/k8s-1.35/resourceclaim-gpu.json"
+
+static int parse_claim_text(const char *json, size_t n, struct krc_report *r, size_t i,
+                            struct krc_error *err)
+{
+    char *copy = malloc(n ? n : 1);
+    int rc;
+
+    assert_non_null(copy);
+    memcpy(copy, json, n);
+    rc = krc_kube_parse_resource_claim(copy, n, r, i, err);
+    free(copy);
+    return rc;
+}
+
+/* The claim pod-restart-fields.json names, read into its claim status:
+ * allocation results and the device's conditions from status.devices. */
+static void test_claim_135(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    size_t len = 0;
+    char *text = krc_test_read_file(CLAIM_FIXTURE, &len);
+    const struct krc_report_claim_device *d;
+    size_t notes;
+
+    (void)state;
+    assert_non_null(text);
+    parse_file(FIXTURE_135, &r);
+    notes = r.n_notes;
+    assert_int_equal(r.n_claim_statuses, 1);
+    assert_false(r.claim_statuses[0].fetched);
+    krc_error_clear(&err);
+    assert_int_equal(parse_claim_text(text, len, &r, 0, &err), 0);
+    assert_true(r.claim_statuses[0].fetched);
+    assert_true(r.claim_statuses[0].allocated);
+    assert_int_equal(r.claim_statuses[0].n_devices, 1);
+    assert_int_equal(r.claim_statuses[0].devices_omitted, 0);
+    d = &r.claim_statuses[0].devices[0];
+    assert_string_equal(d->request, "gpu");
+    assert_string_equal(d->driver, "gpu.example.com");
+    assert_string_equal(d->pool, "gpu-node-7");
+    assert_string_equal(d->device, "gpu-3");
+    assert_true(d->has_status);
+    assert_int_equal(d->n_conditions, 1);
+    assert_string_equal(d->conditions[0].type, "Ready");
+    assert_string_equal(d->conditions[0].status, "False");
+    assert_string_equal(d->conditions[0].reason, "DeviceLost");
+    assert_string_equal(d->conditions[0].message, "XID 79: GPU has fallen off the bus");
+    assert_int_equal(r.n_notes, notes);
+    /* read again: replaced, not appended */
+    assert_int_equal(parse_claim_text(text, len, &r, 0, &err), 0);
+    assert_int_equal(r.claim_statuses[0].n_devices, 1);
+    /* a claim status that is not there, and documents that are not claims */
+    assert_int_equal(parse_claim_text(text, len, &r, 1, &err), KRC_EINVAL);
+    assert_int_equal(parse_claim_text("{\"kind\":\"Pod\"}", 14, &r, 0, &err), KRC_EINVAL);
+    assert_non_null(strstr(err.msg, "not a ResourceClaim"));
+    assert_int_equal(parse_claim_text("[1]", 3, &r, 0, &err), KRC_EINVAL);
+    assert_int_equal(parse_claim_text("{\"kind\":", 8, &r, 0, &err), KRC_EPARSE);
+    /* a failed read leaves what was read before */
+    assert_int_equal(r.claim_statuses[0].n_devices, 1);
+    krc_report_cleanup(&r);
+    free(text);
+}
+
+/* Not allocated yet, devices without a status, a status for a device not
+ * allocated, wrong types (a note naming the claim and the field), caps. */
+static void test_claim_shapes(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    struct krc_buf b;
+    const char *unalloc = "{\"kind\":\"ResourceClaim\",\"status\":{}}";
+    const char *wrong =
+        "{\"kind\":\"ResourceClaim\",\"status\":{\"allocation\":{\"devices\":{\"results\":"
+        "[{\"request\":\"gpu\",\"driver\":7,\"pool\":\"p\",\"device\":\"d\"},\"x\"]}},"
+        "\"devices\":[{\"driver\":\"other\",\"pool\":\"p\",\"device\":\"d\","
+        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]},5,"
+        "{\"pool\":\"p\",\"device\":\"d\",\"conditions\":{}}]}}";
+    size_t notes;
+
+    (void)state;
+    parse_file(FIXTURE_135, &r);
+    notes = r.n_notes;
+    krc_error_clear(&err);
+    assert_int_equal(parse_claim_text(unalloc, strlen(unalloc), &r, 0, &err), 0);
+    assert_true(r.claim_statuses[0].fetched);
+    assert_false(r.claim_statuses[0].allocated);
+    assert_int_equal(r.claim_statuses[0].n_devices, 0);
+    assert_int_equal(r.n_notes, notes);
+
+    assert_int_equal(parse_claim_text(wrong, strlen(wrong), &r, 0, &err), 0);
+    assert_true(r.claim_statuses[0].allocated);
+    assert_int_equal(r.claim_statuses[0].n_devices, 1);
+    assert_null(r.claim_statuses[0].devices[0].driver); /* 7: left out */
+    assert_string_equal(r.claim_statuses[0].devices[0].device, "d");
+    /* "other" is another driver's device; the entry without a driver is this
+     * one (driver left out on both sides), its conditions of the wrong type */
+    assert_true(r.claim_statuses[0].devices[0].has_status);
+    assert_int_equal(r.claim_statuses[0].devices[0].n_conditions, 0);
+    assert_int_equal(r.n_notes, notes + 4);
+    assert_string_equal(r.notes[notes], "ResourceClaim trainer-0-gpu-x7k2p "
+                                        "status.allocation.devices.results[0].driver: expected "
+                                        "a string, got a number; left out");
+    assert_string_equal(r.notes[notes + 1], "ResourceClaim trainer-0-gpu-x7k2p "
+                                            "status.allocation.devices.results[1]: expected an "
+                                            "object, got a string; left out");
+    assert_string_equal(r.notes[notes + 2], "ResourceClaim trainer-0-gpu-x7k2p status.devices[1]: "
+                                            "expected an object, got a number; left out");
+    assert_string_equal(r.notes[notes + 3], "ResourceClaim trainer-0-gpu-x7k2p "
+                                            "status.devices[2].conditions: expected an array, "
+                                            "got an object; left out");
+    krc_report_cleanup(&r);
+
+    /* caps: 40 results, 12 conditions */
+    parse_file(FIXTURE_135, &r);
+    krc_buf_init(&b, 1 << 20);
+    assert_int_equal(krc_buf_append_str(&b,
+                                        "{\"kind\":\"ResourceClaim\",\"status\":{\"allocation\":"
+                                        "{\"devices\":{\"results\":["),
+                     0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(appendf(&b,
+                                 "%s{\"request\":\"gpu\",\"driver\":\"g\",\"pool\":\"p\","
+                                 "\"device\":\"d%d\"}",
+                                 i ? "," : "", i),
+                         0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "]}},\"devices\":[{\"driver\":\"g\",\"pool\":\"p\","
+                                            "\"device\":\"d0\",\"conditions\":["),
+                     0);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(appendf(&b, "%s{\"type\":\"T%d\",\"status\":\"True\"}", i ? "," : "", i),
+                         0);
+    }
+    assert_int_equal(krc_buf_append_str(&b, "]}]}}"), 0);
+    assert_int_equal(parse_claim_text(b.data, b.len, &r, 0, &err), 0);
+    assert_int_equal(r.claim_statuses[0].n_devices, KRC_REPORT_CLAIM_DEVICES_MAX);
+    assert_int_equal(r.claim_statuses[0].devices_omitted, 40 - KRC_REPORT_CLAIM_DEVICES_MAX);
+    assert_int_equal(r.claim_statuses[0].devices[0].n_conditions, KRC_REPORT_CLAIM_CONDS_MAX);
+    assert_int_equal(r.claim_statuses[0].devices[0].conditions_omitted,
+                     12 - KRC_REPORT_CLAIM_CONDS_MAX);
+    krc_buf_cleanup(&b);
+    krc_report_cleanup(&r);
+}
+
+static char *claim_text;
+static size_t claim_len;
+
+static long claim_sweep_run(void *ud, long n)
+{
+    struct krc_report *r = ud;
+    struct krc_error err;
+    long used;
+    int rc;
+
+    krc_mem_fail_after(n);
+    rc = parse_claim_text(claim_text, claim_len, r, 0, &err);
+    used = krc_mem_fail_after(-1);
+    assert_true(rc == 0 || rc == KRC_ENOMEM);
+    if (rc != 0) {
+        assert_int_equal(r->claim_statuses[0].n_devices, 0);
+    }
+    return used;
+}
+
+static void test_claim_alloc_failures(void **state)
+{
+    struct krc_report r;
+
+    (void)state;
+    parse_file(FIXTURE_135, &r);
+    claim_text = krc_test_read_file(CLAIM_FIXTURE, &claim_len);
+    assert_non_null(claim_text);
+    assert_true(krc_test_alloc_sweep(claim_sweep_run, &r) > 5);
+    free(claim_text);
+    krc_report_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +641,9 @@ int main(void)
         cmocka_unit_test(test_fields_unknown_and_wrong_types),
         cmocka_unit_test(test_fields_reparse),
         cmocka_unit_test(test_fields_alloc_failures),
+        cmocka_unit_test(test_claim_135),
+        cmocka_unit_test(test_claim_shapes),
+        cmocka_unit_test(test_claim_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

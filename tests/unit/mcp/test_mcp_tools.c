@@ -78,6 +78,10 @@ static int64_t record(const char *uid, const char *ns, const char *pod, int coun
     r.report_json = rep;
     /* intentional: web-1's second restart and coredns-1's (outside some scopes) */
     r.intentional = count == 2 || strcmp(ns, "kube-system") == 0;
+    /* GPU time lost: trainer-0's 8 GPUs x 30 s, and coredns-1's 7 (out of some scopes) */
+    r.accel_seconds_lost = strcmp(pod, "trainer-0") == 0   ? 240
+                           : strcmp(pod, "coredns-1") == 0 ? 7
+                                                           : 0;
     assert_int_equal(krc_store_record(s, &r, NULL, &id, NULL, &err), 0);
     krc_store_close(s);
     return id;
@@ -263,6 +267,7 @@ static void test_watched_namespaces(void **state)
     res = sc_of(call(&f, "restart_summary", "{}"));
     assert_int_equal((int)number(res, "restarts"), 5);
     assert_int_equal((int)number(res, "intentional"), 1); /* coredns-1's is out of scope */
+    assert_int_equal((int)number(res, "accelerator_seconds_lost"), 240); /* so is its GPU time */
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "workloads")), 4);
     close_tools(&f);
 
@@ -272,6 +277,8 @@ static void test_watched_namespaces(void **state)
     assert_string_equal(got, "kube-system/coredns-1");
     assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "restarts"), 7);
     assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "intentional"), 2);
+    assert_int_equal(
+        (int)number(sc_of(call(&f, "restart_summary", "{}")), "accelerator_seconds_lost"), 247);
     close_tools(&f);
 }
 

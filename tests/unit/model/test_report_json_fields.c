@@ -173,6 +173,9 @@ static void test_json_135(void **state)
     a = at(pod, "resource_claim_statuses");
     assert_string_equal(str_at(cJSON_GetArrayItem(a, 0), "resource_claim_name"),
                         "trainer-0-gpu-x7k2p");
+    /* the ResourceClaim was not read: no allocated, no devices */
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, 0), "devices"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, 0), "allocated"));
 
     c = container(doc, "trainer");
     assert_string_equal(str_at(c, "restart_policy"), "Never");
@@ -213,6 +216,47 @@ static void test_json_135(void **state)
     cJSON_Delete(doc);
     krc_free(json);
     krc_report_cleanup(&r);
+}
+
+/* A ResourceClaim the collector read: allocated, its devices and the
+ * conditions its driver reports (schema: docs/report-schema.json). */
+static void test_json_claim_devices(void **state)
+{
+    struct krc_report r;
+    struct krc_error err;
+    size_t len = 0;
+    char *text = krc_test_read_file(KRC_FIXTURES "/k8s-1.35/resourceclaim-gpu.json", &len);
+    char *json;
+    cJSON *doc;
+    const cJSON *cs;
+    const cJSON *dev;
+    const cJSON *cond;
+
+    (void)state;
+    assert_non_null(text);
+    load_pod(KRC_FIXTURES "/k8s-1.35/pod-restart-fields.json", &r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_resource_claim(text, len, &r, 0, &err), 0);
+    json = report_json(&r);
+    doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    cs = cJSON_GetArrayItem(at(at(doc, "pod"), "resource_claim_statuses"), 0);
+    assert_true(cJSON_IsTrue(at(cs, "allocated")));
+    assert_int_equal(cJSON_GetArraySize(at(cs, "devices")), 1);
+    dev = cJSON_GetArrayItem(at(cs, "devices"), 0);
+    assert_string_equal(str_at(dev, "request"), "gpu");
+    assert_string_equal(str_at(dev, "driver"), "gpu.example.com");
+    assert_string_equal(str_at(dev, "pool"), "gpu-node-7");
+    assert_string_equal(str_at(dev, "device"), "gpu-3");
+    cond = cJSON_GetArrayItem(at(dev, "conditions"), 0);
+    assert_string_equal(str_at(cond, "type"), "Ready");
+    assert_string_equal(str_at(cond, "status"), "False");
+    assert_string_equal(str_at(cond, "reason"), "DeviceLost");
+    assert_string_equal(str_at(cond, "message"), "XID 79: GPU has fallen off the bus");
+    cJSON_Delete(doc);
+    krc_free(json);
+    krc_report_cleanup(&r);
+    free(text);
 }
 
 static void test_json_omitted_counts(void **state)
@@ -296,13 +340,44 @@ static void test_json_messages_redacted(void **state)
     krc_report_cleanup(&r);
 }
 
+/* A ResourceClaim device condition's message is a text of the cluster: redacted too. */
+static void test_json_claim_message_redacted(void **state)
+{
+    static const char pod[] =
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"},"
+        "\"status\":{\"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}]}}";
+    static const char claim[] =
+        "{\"kind\":\"ResourceClaim\",\"status\":{\"allocation\":{\"devices\":{\"results\":"
+        "[{\"request\":\"gpu\",\"driver\":\"d\",\"pool\":\"p\",\"device\":\"x\"}]}},"
+        "\"devices\":[{\"driver\":\"d\",\"pool\":\"p\",\"device\":\"x\",\"conditions\":"
+        "[{\"type\":\"Ready\",\"status\":\"False\",\"message\":\"lost; password=pw9q\"}]}]}}";
+    struct krc_report r;
+    struct krc_error err;
+    char *json;
+
+    (void)state;
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    assert_int_equal(krc_kube_parse_resource_claim(claim, strlen(claim), &r, 0, &err), 0);
+    assert_int_equal(krc_report_redact(&r, NULL, &err), 1);
+    assert_null(strstr(r.claim_statuses[0].devices[0].conditions[0].message, "pw9q"));
+    json = report_json(&r);
+    assert_null(strstr(json, "pw9q"));
+    assert_non_null(strstr(json, "lost; password="));
+    krc_free(json);
+    krc_report_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_128_unchanged),
         cmocka_unit_test(test_json_135),
+        cmocka_unit_test(test_json_claim_devices),
         cmocka_unit_test(test_json_omitted_counts),
         cmocka_unit_test(test_json_messages_redacted),
+        cmocka_unit_test(test_json_claim_message_redacted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

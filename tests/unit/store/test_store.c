@@ -690,6 +690,7 @@ static void test_summary_counts(void **state)
         r.workload_name = "trainer";
         r.node = "gpu-1";
         r.gpus = 4;
+        r.accel_seconds_lost = 40 * (i + 1); /* GPU time lost: 4 GPUs x 10, 20, 30 s */
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
     for (int i = 0; i < 3; i++) {
@@ -703,7 +704,8 @@ static void test_summary_counts(void **state)
     {
         struct krc_store_restart r = mkrec("uid-old", "ml", "trainer-0", 9, NOW - 5000);
         r.gpus = 8;
-        r.intentional = 1; /* before the window */
+        r.intentional = 1;            /* before the window */
+        r.accel_seconds_lost = 10000; /* before the window too */
         assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
     }
     /* a bare pod (no workload) with GPUs held on its first restart only:
@@ -719,6 +721,7 @@ static void test_summary_counts(void **state)
     assert_int_equal(krc_store_summarize(s, NOW - 1000, NULL, 10, &sum, NULL), 0);
     assert_int_equal(sum->restarts, 8);
     assert_int_equal(sum->intentional, 1);
+    assert_int_equal(sum->accel_seconds_lost, 240); /* summed, the window's only */
     assert_int_equal(sum->gpus_held, 4);
     assert_int_equal(sum->n_workloads, 3);
     /* equal counts: the latest first */
@@ -1624,6 +1627,7 @@ static void test_migration_v3_to_v4(void **state)
     krc_store_close(s);
     sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
                    "ALTER TABLE restarts DROP COLUMN intentional;"
+                   "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "ALTER TABLE restarts DROP COLUMN gpus;"
                    "ALTER TABLE outbox RENAME COLUMN message_ref TO slack_ts;"
@@ -1667,8 +1671,8 @@ static void test_migration_v3_to_v4(void **state)
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
     plan_of(path,
             "SELECT r.id, r.detected_at, r.namespace, r.workload_kind, r.workload_name, r.pod,"
-            " r.pod_uid, r.cause, r.node, r.gpus, r.cluster, r.intentional FROM restarts r"
-            " WHERE r.detected_at >= 1",
+            " r.pod_uid, r.cause, r.node, r.gpus, r.cluster, r.intentional,"
+            " r.accel_seconds_lost FROM restarts r WHERE r.detected_at >= 1",
             plan, sizeof(plan));
     assert_non_null(strstr(plan, "COVERING INDEX restarts_window"));
     /* history.c's list query with only the workload filter */
@@ -1682,7 +1686,8 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(krc_store_open(path, KRC_STORE_READONLY, &s, &e), 0);
     assert_int_equal(krc_store_summarize(s, 0, NULL, 10, &sum, &e), 0);
     assert_int_equal(sum->restarts, 5);
-    assert_int_equal(sum->intentional, 0); /* recorded before schema 8 */
+    assert_int_equal(sum->intentional, 0);        /* recorded before schema 8 */
+    assert_int_equal(sum->accel_seconds_lost, 0); /* as well */
     assert_int_equal(sum->n_gpu_pods, 1);
     assert_string_equal(sum->gpu_pods[0].key[1], "trainer-0");
     assert_int_equal(sum->gpus_held, 4);
@@ -1791,6 +1796,7 @@ static void test_migration_v4_to_v5(void **state)
              "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS "
              "NOT NULL;"
              "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+             "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
              "ALTER TABLE restarts DROP COLUMN cluster;"
              "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
              " workload_name, pod, pod_uid, cause, node, gpus);"
@@ -1863,6 +1869,7 @@ static void test_migration_v5_to_v6(void **state)
     assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
     krc_store_close(s);
     sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+                   "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "CREATE INDEX restarts_window ON restarts (detected_at, namespace, "
                    "workload_kind, workload_name, pod, pod_uid, cause, node, gpus);"
@@ -2871,11 +2878,14 @@ static void test_upgrade_sqlite_v6(void **state)
     for (int i = 0; i < 3; i++) {
         table_text(path, tables[i], after[i], sizeof(after[i]));
         if (i == 0) {
-            /* schema 8 added restarts.intentional, 0 for every row recorded before */
+            /* schema 8 added restarts.intentional and restarts.accel_seconds_lost, 0
+             * for every row recorded before */
             char want[sizeof(before[0]) + 256];
             size_t n = 0;
             for (const char *p = before[0]; *p != '\0' && n + 3 < sizeof(want); p++) {
                 if (*p == '\n') {
+                    want[n++] = '0';
+                    want[n++] = '|';
                     want[n++] = '0';
                     want[n++] = '|';
                 }
