@@ -30,6 +30,7 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
     }
     fo.channel = pd->channel;
     fo.restart = &r->ident; /* the Kubernetes Event's name */
+    fo.amended = r->amend;
     /* an Event has no thread: a restart within the mute's thread window is
      * one more Event on the pod */
     m->kind = d == KRC_POLICY_THREAD && !pd->is_event ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
@@ -47,7 +48,8 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
         return -1;
     }
     snprintf(m->what, sizeof(m->what), "%s for %s/%s container %s (%s)%s%s",
-             pd->is_event             ? "Kubernetes Event"
+             pd->is_event ? (r->amend ? "amending Kubernetes Event" : "Kubernetes Event")
+             : r->amend   ? (d == KRC_POLICY_THREAD ? "amendment thread reply" : "amendment")
              : d == KRC_POLICY_THREAD ? "thread reply"
                                       : "alert",
              r->namespace, r->pod, diag->container ? diag->container : r->ident.container,

@@ -276,6 +276,35 @@ enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct kr
     return d;
 }
 
+enum krc_policy_decision krc_route_amend(struct krc_sender *n, const struct krc_restart *r,
+                                         struct krc_route_plan *plan)
+{
+    struct dest *dests[MAX_ROUTED];
+    size_t n_dests;
+    enum krc_policy_decision d = KRC_POLICY_NO_DESTINATION;
+
+    memset(plan, 0, sizeof(*plan));
+    pthread_mutex_lock(&n->lock);
+    n_dests = route(n, r, dests);
+    if (n_dests > 0) {
+        d = krc_policy_silenced(&n->pol, r->namespace, r->pod, r->ident.container, krc_clock_now())
+                ? KRC_POLICY_SILENCED
+            : n->threads ? KRC_POLICY_THREAD
+                         : KRC_POLICY_ALERT;
+    }
+    for (size_t i = 0; i < n_dests; i++) {
+        plan_dest(n, dests[i], &plan->dests[i]);
+        plan->dests[i].storming = 0; /* an amendment is not counted into a storm */
+    }
+    plan->n_dests = n_dests;
+    krc_render_format_options(n, NULL, &plan->format);
+    pthread_mutex_unlock(&n->lock);
+    plan->decision = d;
+    plan->collect = 1;
+    plan->page_intentional = 1; /* the amended diagnosis is a device failure */
+    return d;
+}
+
 /* --- one alert per sandbox change ------------------------------------------ */
 
 int krc_route_sandbox_alerted(struct krc_sender *n, const struct krc_restart *r, char *alerted,

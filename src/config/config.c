@@ -51,6 +51,12 @@ static const struct krc_config_option options[] = {
      KRC_CONFIG_BOOL, OFF(page_intentional_restarts), "false", 0, 0, NULL,
      "Alert restarts that a field of the pod proves intended (a restart rule, the stop signal; "
      "\"intentional\": true) like crashes; false: recorded and counted, not alerted"},
+    {"deviceHealthRecheckSeconds", "KRC_DEVICE_HEALTH_RECHECK_SECONDS",
+     "device-health-recheck-seconds", KRC_CONFIG_INT, OFF(device_health_recheck_seconds), "60", 0,
+     3600, NULL,
+     "After a restart of a container holding accelerators, watch its pod this many seconds for "
+     "the kubelet reporting one of its devices Unhealthy (allocatedResourcesStatus), and amend "
+     "the restart's alert and stored report once; 0: off"},
     {"listen", "KRC_LISTEN", "listen", KRC_CONFIG_STRING, OFF(listen), "0.0.0.0:8080", 0, 0, NULL,
      "Address of /healthz, /readyz and /metrics (HOST:PORT; \"off\" disables it)"},
     {"mcpTokenFile", "KRC_MCP_TOKEN_FILE", "mcp-token-file", KRC_CONFIG_STRING, OFF(mcp_token_file),

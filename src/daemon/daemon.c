@@ -82,6 +82,9 @@ static void on_restart(const struct krc_restart_delta *d, void *userdata)
         return;
     }
     krc_accel_time_restart(s->accel, d, krc_clock_mono_ms(), krc_clock_now(), &r->accel);
+    if (s->devh != NULL) {
+        krc_dev_health_restart(s->devh, d, krc_clock_mono_ms());
+    }
     if (r->pod_json == NULL && d->pod->raw_len > 0 && krc_log_enabled(KRC_LOG_DEBUG)) {
         log_restart_line(KRC_LOG_DEBUG, d,
                          "restart queued without a copy of its pod (backlog over the pod budget): "
@@ -124,6 +127,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
         if (krc_accel_time_count(s->accel) > 0) {
             krc_accel_time_forget(s->accel, pod->uid, krc_clock_mono_ms());
         }
+        if (s->devh != NULL) {
+            krc_dev_health_forget(s->devh, pod->uid);
+        }
         krc_pod_state_delete(s->state, pod->uid);
         atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
         return;
@@ -133,6 +139,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
          * out leaves the table) */
         if (krc_accel_time_count(s->accel) > 0) {
             krc_accel_time_forget(s->accel, pod->uid, krc_clock_mono_ms());
+        }
+        if (s->devh != NULL) {
+            krc_dev_health_forget(s->devh, pod->uid);
         }
         if (krc_pod_state_forget(s->state, pod->uid)) {
             atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
@@ -146,6 +155,9 @@ static void h_pod(enum krc_watch_event_type type, const struct krc_pod_info *pod
     krc_sender_pod_event(s->d->sender, pod, 0);
     if (krc_accel_time_count(s->accel) > 0) { /* GPU time lost: nothing while none is tracked */
         krc_accel_time_observe(s->accel, pod, krc_clock_mono_ms());
+    }
+    if (s->devh != NULL && krc_dev_health_count(s->devh) > 0) {
+        krc_daemon_dev_health_observe(s, pod); /* late device health: nothing while none */
     }
     atomic_store(&s->health->pods_tracked, (long long)krc_pod_state_count(s->state));
 }
@@ -577,6 +589,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->lost = &d->lost;
     p->restarts_detected = d->health.std.restarts_detected;
     p->restarts_intentional = d->health.std.restarts_intentional;
+    p->restarts_amended = d->health.std.restarts_amended;
     p->status = &d->status;
     p->client = krc_kube_client_new(&d->auth, d->tokens, e);
     if (p->client == NULL) {

@@ -9,6 +9,7 @@
 #include "krc/analyse/analyse.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report_json.h"
+#include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -578,6 +579,9 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     j->log_file_len = a.log_file_len;
     a.log_file = NULL;
     krc_analysis_cleanup(&a);
+    if (j->r->amend) {
+        return; /* counted when it was detected */
+    }
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
                        (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
@@ -727,6 +731,237 @@ static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
                         j->log_file_len);
 }
 
+/* The amendment's words before the new summary: which alert it updates. */
+static char *amend_text(const struct krc_restart *r, const struct krc_store_entry *e,
+                        const char *summary)
+{
+    char when[32] = "";
+    struct krc_buf b;
+
+    if (e != NULL && e->row.detected_at > 0) {
+        krc_clock_format_rfc3339(e->row.detected_at, when, sizeof(when));
+    }
+    krc_buf_init(&b, 64 * 1024);
+    krc_buf_printf(&b, "Update to the alert of %s/%s container %s (restart %d%s%s): ", r->namespace,
+                   r->pod, r->ident.container, r->ident.restart_count,
+                   when[0] ? ", alerted at " : "", when);
+    krc_buf_printf(&b, "the kubelet reported a device Unhealthy %llds after the restart. %s",
+                   (long long)(r->amend_after_ms / 1000), summary != NULL ? summary : "");
+    return krc_buf_take(&b);
+}
+
+/* Put the amendment's words before the summaries (the messages say what
+ * they update); 0, or -1 out of memory. */
+static int prefix_summaries(const struct krc_restart *r, const struct krc_store_entry *e,
+                            struct krc_diagnosis *dg)
+{
+    char *s = amend_text(r, e, dg->summary);
+    char *u = amend_text(r, e, dg->summary_unquoted);
+
+    if (s == NULL || u == NULL) {
+        krc_free(s);
+        krc_free(u);
+        return -1;
+    }
+    krc_free(dg->summary);
+    krc_free(dg->summary_unquoted);
+    dg->summary = s;
+    dg->summary_unquoted = u;
+    return 0;
+}
+
+/* The amendment's evidence line in the stored report: what was first said. */
+static void add_amend_evidence(const struct krc_restart *r, const struct krc_store_entry *e,
+                               struct krc_diagnosis *dg)
+{
+    char line[512];
+    char **v = krc_realloc(dg->evidence, (dg->n_evidence + 1) * sizeof(*v));
+
+    if (v == NULL) {
+        return;
+    }
+    dg->evidence = v;
+    snprintf(line, sizeof(line),
+             "amended: the kubelet reported the device Unhealthy (allocatedResourcesStatus) "
+             "%llds after the restart was detected; first diagnosed as %s",
+             (long long)(r->amend_after_ms / 1000),
+             e != NULL && e->row.cause != NULL ? e->row.cause : "(not recorded)");
+    if ((v[dg->n_evidence] = krc_strdup(line)) != NULL) {
+        dg->n_evidence++;
+    }
+}
+
+/* The stored restart of r (1 and *ret), 0 when not recorded (yet), < 0 on a
+ * database error (logged). */
+static int stored_restart(const struct krc_pipeline_deps *p, const struct krc_restart *r,
+                          struct krc_store_entry **ret)
+{
+    struct krc_error e;
+    int64_t id = 0;
+    int rc;
+
+    *ret = NULL;
+    krc_error_clear(&e);
+    rc = krc_store_find_restart(p->store, &r->ident, &id, &e);
+    if (rc == 1) {
+        rc = krc_store_get(p->store, id, ret, &e) == 0 ? 1 : -1;
+    }
+    if (rc < 0) {
+        atomic_fetch_add(&p->status->store_errors, 1);
+        krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
+    }
+    return rc;
+}
+
+/* Was the restart's first diagnosis posted (so the amendment updates an
+ * alert)? Without a history: assumed so. */
+static int was_alerted(const struct krc_store_entry *e)
+{
+    return e == NULL || (e->row.decision != NULL && (strcmp(e->row.decision, "alert") == 0 ||
+                                                     strcmp(e->row.decision, "thread_reply") == 0));
+}
+
+/* Record the amended diagnosis over the stored one. */
+static void store_amend(const struct krc_pipeline_deps *p, const struct krc_restart *r,
+                        const struct krc_store_entry *se, const struct krc_report *rep,
+                        const struct krc_diagnosis *dg)
+{
+    struct krc_error e;
+    char *json = NULL;
+
+    if (p->store == NULL || se == NULL) {
+        return;
+    }
+    krc_error_clear(&e);
+    if (krc_report_json_build(rep, dg, p->redactor, &json, &e) < 0) {
+        krc_log(KRC_LOG_WARN, "history: amended report of %s/%s not serialised: %s", r->namespace,
+                r->pod, e.msg);
+        json = NULL;
+    }
+    krc_error_clear(&e);
+    if (krc_store_amend(p->store, se->row.id, krc_cause_name(dg->cause), dg->summary,
+                        krc_confidence_name(dg->confidence), json, &e) < 0) {
+        atomic_fetch_add(&p->status->store_errors, 1);
+        krc_log(KRC_LOG_ERROR, "history: restart #%lld of %s/%s not amended: %s",
+                (long long)se->row.id, r->namespace, r->pod, e.msg);
+    }
+    krc_free(json);
+}
+
+/* Post the amendment (a reply in the pod's Slack thread, else a message of
+ * its own, a second Kubernetes Event), its rows in the outbox first. Takes
+ * the job's report, diagnosis and log file. */
+static void send_amend(const struct krc_pipeline_deps *p, struct job *j, int64_t restart_id)
+{
+    struct krc_sender_message msg;
+    int64_t outbox_ids[MAX_MESSAGES] = {0};
+    struct krc_route_plan plan;
+    size_t k = 0;
+
+    krc_route_amend(p->sender, j->r, &plan);
+    j->decision = krc_render_restart(&plan, j->r, j->rep, j->dg, krc_clock_now(), &msg);
+    for (struct krc_sender_message *m = &msg;
+         p->store != NULL && restart_id > 0 && m != NULL && m->body != NULL && k < MAX_MESSAGES;
+         m = m->next, k++) {
+        struct krc_store_outbox o;
+        memset(&o, 0, sizeof(o));
+        o.kind = m->kind;
+        o.destination = m->destination;
+        o.channel = m->channel[0] ? m->channel : NULL;
+        o.thread_key = m->thread_key;
+        o.body = m->body;
+        o.fallback = m->fallback;
+        m->restart_id = restart_id;
+        if (krc_store_add_outbox(p->store, restart_id, &o, &outbox_ids[k], NULL) < 0) {
+            outbox_ids[k] = 0; /* posted all the same, as when the database is down */
+        }
+    }
+    krc_deliver_restart(p->sender, &plan, j->r, &msg, outbox_ids, 1, j->rep, j->dg, NULL, 0);
+    j->rep = NULL;
+    j->dg = NULL;
+}
+
+/* A device of an alerted restart's container reported Unhealthy after the
+ * restart (krc_restart.amend): diagnosed again from the newer pod (same
+ * rules); when that names gpu_device_unhealthy and the first diagnosis did
+ * not, the stored restart is amended and, if it was alerted, one amendment
+ * is posted. */
+static void amend_restart(const struct krc_pipeline_deps *p, const struct krc_restart *r)
+{
+    struct krc_store_entry *se = NULL;
+    struct job j;
+
+    if (lease_lost(p)) {
+        return;
+    }
+    /* the first diagnosis is recorded before its alert is sent: a worker
+     * still on it (workers > 1) is waited for, briefly */
+    for (int tries = 0; p->store != NULL && tries < 10; tries++) {
+        if (stored_restart(p, r, &se) != 0) {
+            break;
+        }
+        krc_clock_sleep_ms(500, p->lost);
+    }
+    if (p->store != NULL && se == NULL) {
+        krc_log(KRC_LOG_WARN,
+                "restart of %s/%s container %s (count %d) not found in the history: its "
+                "amendment is posted, its record (if it comes) keeps the first diagnosis",
+                r->namespace, r->pod, r->ident.container, r->ident.restart_count);
+    }
+    if (se != NULL && se->row.cause != NULL &&
+        strcmp(se->row.cause, krc_cause_name(KRC_CAUSE_GPU_DEVICE_UNHEALTHY)) == 0) {
+        krc_store_entry_free(se);
+        return; /* its own diagnosis named the device */
+    }
+    memset(&j, 0, sizeof(j));
+    j.r = r;
+    j.plan.collect = 1;
+    j.t0 = mono_ms(p);
+    j.rep = krc_report_new();
+    j.dg = krc_calloc(1, sizeof(*j.dg));
+    if (j.rep == NULL || j.dg == NULL) {
+        krc_log(KRC_LOG_ERROR, "out of memory: restart of %s/%s not amended", r->namespace, r->pod);
+        goto out;
+    }
+    krc_diagnosis_init(j.dg);
+    analyse(p, &j);
+    if (j.dg->cause != KRC_CAUSE_GPU_DEVICE_UNHEALTHY) {
+        krc_log(KRC_LOG_INFO,
+                "restart of %s/%s container %s (count %d) not amended: diagnosed again, still "
+                "%s",
+                r->namespace, r->pod, r->ident.container, r->ident.restart_count,
+                krc_cause_name(j.dg->cause));
+        goto out;
+    }
+    add_amend_evidence(r, se, j.dg);
+    store_amend(p, r, se, j.rep, j.dg);
+    if (p->restarts_amended != NULL) {
+        krc_metric_inc(p->restarts_amended,
+                       (const char *[]){r->namespace, krc_cause_name(j.dg->cause)});
+    }
+    krc_log(KRC_LOG_INFO, "restart of %s/%s container %s (count %d) amended: %s (was %s)",
+            r->namespace, r->pod, r->ident.container, r->ident.restart_count,
+            krc_cause_name(j.dg->cause),
+            se != NULL && se->row.cause != NULL ? se->row.cause : "not recorded");
+    if (p->sender == NULL || !was_alerted(se)) {
+        goto out; /* recorded only: there is no alert to update */
+    }
+    if (prefix_summaries(r, se, j.dg) < 0) {
+        krc_log(KRC_LOG_ERROR, "out of memory: amendment of %s/%s not posted", r->namespace,
+                r->pod);
+        goto out;
+    }
+    send_amend(p, &j, se != NULL ? se->row.id : 0);
+out:
+    krc_store_entry_free(se);
+    krc_report_free(j.rep);
+    if (j.dg != NULL) {
+        krc_diagnosis_cleanup(j.dg);
+        krc_free(j.dg);
+    }
+    krc_free(j.log_file);
+}
+
 /* route -> collect -> diagnose -> render -> record -> deliver: each stage
  * once. Without a sender nothing is routed, rendered or delivered (the
  * restart is collected, diagnosed and recorded). */
@@ -740,6 +975,10 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     j.plan.decision = KRC_POLICY_NO_DESTINATION;
     j.plan.collect = 1;
     j.t0 = mono_ms(p);
+    if (r->amend) {
+        amend_restart(p, r);
+        return;
+    }
     log_detected(r);
     if (not_ours(p, r)) {
         return;

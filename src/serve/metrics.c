@@ -953,6 +953,14 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                         restart_labels, 2, &s.restarts_intentional, err);
     }
     if (rc == 0) {
+        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_amended_total",
+                        "Restarts whose alert and stored report were amended after the kubelet "
+                        "reported a device of the container Unhealthy within "
+                        "deviceHealthRecheckSeconds of the restart, by namespace (first 200, "
+                        "then \"other\") and the amended cause.",
+                        restart_labels, 2, &s.restarts_amended, err);
+    }
+    if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_notifications_total",
                         "Restart notifications by outcome.", &result_label, 1, &s.notifications,
                         err);

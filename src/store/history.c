@@ -446,6 +446,63 @@ int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *
     return rc;
 }
 
+static int amend_tx(struct krc_store *s, int64_t restart_id, const char *cause, const char *summary,
+                    const char *confidence, const char *report_json, struct krc_error *err)
+{
+    struct krc_sql_stmt *st = NULL;
+    int64_t changed = 0;
+    int rc;
+
+    if ((rc = krc_sql_prepare(s, KRC_SQL_AMEND_RESTART, &st, err)) < 0 ||
+        (rc = s->drv->begin(s->c, err)) < 0) {
+        s->drv->done(st);
+        return rc;
+    }
+    ST_INT(s, st, 1, restart_id);
+    ST_TEXT(s, st, 2, cause);
+    ST_TEXT(s, st, 3, summary);
+    ST_TEXT(s, st, 4, confidence);
+    if ((rc = krc_sql_run(s, st, "amending a restart", &changed, err)) < 0) {
+        goto rollback;
+    }
+    if (changed == 0) {
+        rc = not_found(s, "restart", restart_id, err);
+        goto rollback;
+    }
+    if (report_json != NULL) {
+        if ((rc = krc_sql_prepare(s, KRC_SQL_SET_REPORT_JSON, &st, err)) < 0) {
+            goto rollback;
+        }
+        ST_INT(s, st, 1, restart_id);
+        ST_TEXT(s, st, 2, report_json);
+        if ((rc = krc_sql_run(s, st, "amending a report", NULL, err)) < 0) {
+            goto rollback;
+        }
+    }
+    if ((rc = s->drv->commit(s->c, err)) < 0) {
+        goto rollback;
+    }
+    return 0;
+rollback:
+    s->drv->rollback(s->c);
+    return rc;
+}
+
+int krc_store_amend(struct krc_store *s, int64_t restart_id, const char *cause, const char *summary,
+                    const char *confidence, const char *report_json, struct krc_error *err)
+{
+    int rc;
+
+    if (!nonempty(cause)) {
+        return krc_error_set(err, KRC_EINVAL, "cause is required");
+    }
+    rc = amend_tx(s, restart_id, cause, summary, confidence, report_json, err);
+    if (rc < 0 && s->drv->retryable != NULL && s->drv->retryable(s->c)) {
+        rc = amend_tx(s, restart_id, cause, summary, confidence, report_json, err);
+    }
+    return rc;
+}
+
 /* ---- reading ------------------------------------------------------------------------ */
 
 /* Fill row from the RESTART_COLS columns; strings copied into k or borrowed. */

@@ -38,6 +38,11 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
     [KRC_SQL_SET_DECISION] = "UPDATE restarts SET decision = $2 WHERE id = $1",
     [KRC_SQL_SET_MESSAGE] = "INSERT INTO reports (restart_id, message) VALUES ($1, $2) "
                             "ON CONFLICT (restart_id) DO UPDATE SET message = excluded.message",
+    [KRC_SQL_AMEND_RESTART] =
+        "UPDATE restarts SET cause = $2, summary = $3, confidence = $4 WHERE id = $1",
+    [KRC_SQL_SET_REPORT_JSON] = "INSERT INTO reports (restart_id, report_json) VALUES ($1, $2) "
+                                "ON CONFLICT (restart_id) DO UPDATE SET report_json = "
+                                "excluded.report_json",
     [KRC_SQL_INSERT_OUTBOX] =
         "INSERT INTO outbox ({ocol}restart_id, kind, destination, channel, thread_key, body, "
         "fallback, created_at, updated_at) VALUES ({oval}$2, $3, $4, $5, $6, $7, $8, $9, $9)"

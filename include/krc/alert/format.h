@@ -55,6 +55,9 @@ struct krc_alert_options {
      * running while holding them, brought up to now (render.c sets it from
      * the detected restart), or NULL */
     const struct krc_accel_note *accel;
+    /* The message amends the restart's first alert (a device reported
+     * Unhealthy after it): a Kubernetes Event gets a name of its own. */
+    int amended;
 };
 
 /* Zero everything; max_log_lines = KRC_ALERT_DEFAULT_LOG_LINES. */

@@ -38,6 +38,10 @@ struct krc_kube_event_in {
     /* The restart the Event is about (model/restart_ident.h), or NULL (or an
      * identity without uid or container): then the name is from time_ns. */
     const struct krc_restart_ident *restart;
+    /* The amendment of that restart's first Event (its device reported
+     * Unhealthy later, detect/dev_health.h): a second Event, named
+     * "<pod>.krc-<16 hex>-amended", so that it is not answered 409. */
+    int amended;
 };
 
 /* The Event's metadata.name for a restart: "<pod>.krc-<16 hex>", the hex the

@@ -70,6 +70,16 @@ struct krc_route_plan {
 enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
                                            struct krc_route_plan *plan);
 
+/* Route the amendment of a restart already alerted (its device reported
+ * Unhealthy after it, detect/dev_health.h): the restart's destinations, as
+ * krc_route_restart finds them, decision KRC_POLICY_THREAD where the Slack
+ * target has threads (a reply under the pod's alert), else
+ * KRC_POLICY_ALERT (a message of its own), KRC_POLICY_SILENCED when a
+ * silence matches. Neither marks the mute nor counts a storm arrival: the
+ * restart was routed once already. Thread-safe. */
+enum krc_policy_decision krc_route_amend(struct krc_sender *n, const struct krc_restart *r,
+                                         struct krc_route_plan *plan);
+
 /* Seconds within which the stops of a pod's containers are one sandbox
  * change (the diagnosis's rule takes them together within 60 s). */
 #define KRC_ROUTE_SANDBOX_SECONDS 60

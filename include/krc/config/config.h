@@ -82,6 +82,8 @@ struct krc_config {
     char *slack_username;
     long mute_seconds;
     int page_intentional_restarts; /* alert intentional restarts (default: recorded only) */
+    /* re-read a restarted container's device health for this long (0: off) */
+    long device_health_recheck_seconds;
     /* watch */
     char *db;               /* history database path or PostgreSQL URL ("" = default) */
     char *db_password_file; /* PostgreSQL password file ("": none) */

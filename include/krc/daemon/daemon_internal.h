@@ -21,6 +21,7 @@
 #include "krc/daemon/health.h"
 #include "krc/daemon/pipeline.h"
 #include "krc/detect/accel_time.h"
+#include "krc/detect/dev_health.h"
 #include "krc/detect/filter.h"
 #include "krc/detect/pod_state.h"
 #include "krc/kube/kube_auth.h"
@@ -43,6 +44,7 @@ struct scope {
     struct krc_kube_client *client;
     struct krc_pod_state *state;
     struct krc_accel_time *accel;    /* GPU time lost (daemon_accel.c) */
+    struct krc_dev_health *devh;     /* late device health (daemon_accel.c); NULL: off */
     struct krc_health_watch *health; /* its stats and pod count, read by health */
     pthread_t thread;
     int started;
@@ -142,6 +144,10 @@ void krc_daemon_free_reloaded(struct daemon *d);
  * bring the counter up to date at every scrape. */
 int krc_daemon_accel_setup(struct daemon *d, struct krc_error *err);
 void krc_daemon_accel_cleanup(struct daemon *d);
+/* The watch thread, after the restarts a pod update revealed: a restart of
+ * the pod whose device the kubelet now reports Unhealthy is queued again as
+ * an amendment (krc_restart.amend), at most once per restart. */
+void krc_daemon_dev_health_observe(struct scope *s, const struct krc_pod_info *pod);
 
 /* daemon_ha.c */
 int krc_daemon_setup_leader(struct daemon *d, struct krc_error *err);

@@ -94,6 +94,9 @@ struct krc_pipeline_deps {
     /* counter by namespace and cause of the restarts whose diagnosis is
      * intentional, paged or not; may be NULL */
     struct krc_metric *restarts_intentional;
+    /* counter by namespace and cause of the restarts amended after the
+     * kubelet reported a device Unhealthy (detect/dev_health.h); may be NULL */
+    struct krc_metric *restarts_amended;
     struct krc_pipeline_status *status;
     int64_t (*mono_ms)(void); /* clock for collect_ms; NULL: krc_clock_mono_ms */
     /* krc_store_record_many's seam (tests: a database that answers KRC_EIO);

@@ -36,6 +36,11 @@ struct krc_restart {
     /* the accelerators the container holds and the time it has spent not
      * running while holding them (devices 0: none; detect/accel_time.h) */
     struct krc_accel_note accel;
+    /* Not a new restart: the kubelet reported a device of this (already
+     * detected) restart's container Unhealthy after it (detect/dev_health.h);
+     * the pipeline amends the restart's alert and stored report. */
+    int amend;
+    int64_t amend_after_ms; /* how long after the restart was seen */
 };
 
 /* Build an owned restart from a detector delta. With copy_pod, and when the

@@ -139,6 +139,7 @@ struct krc_metrics_std {
     struct krc_metric *restarts_detected;
     /* counter {namespace, cause}: the restarts whose diagnosis is intentional */
     struct krc_metric *restarts_intentional;
+    struct krc_metric *restarts_amended;
     /* counter {result}: sent failed muted grouped silenced not_posted rate_limited
      * intentional (restarts held back because intentional) */
     struct krc_metric *notifications;
@@ -160,10 +161,10 @@ struct krc_metrics_std {
 #define KRC_METRICS_LATENCY_BUCKETS 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300
 
 /* Register the daemon's metrics (names: krc_restarts_detected_total,
- * krc_restarts_intentional_total, krc_notifications_total, krc_watch_events_total,
- * krc_watch_restarts_total, krc_watch_objects_skipped_total, krc_pods_tracked,
- * krc_store_errors_total, krc_restart_to_notification_seconds, krc_build_info, krc_up, krc_ready).
- * `version` is the build_info label (NULL: KRC_VERSION). Fills *ret. */
+ * krc_restarts_intentional_total, krc_restarts_amended_total, krc_notifications_total,
+ * krc_watch_events_total, krc_watch_restarts_total, krc_watch_objects_skipped_total,
+ * krc_pods_tracked, krc_store_errors_total, krc_restart_to_notification_seconds, krc_build_info,
+ * krc_up, krc_ready). `version` is the build_info label (NULL: KRC_VERSION). Fills *ret. */
 int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                              struct krc_metrics_std *ret, struct krc_error *err);
 

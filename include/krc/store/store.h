@@ -247,6 +247,13 @@ int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const cha
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
                            const char *message, struct krc_error *err);
 
+/* Amend a stored restart whose diagnosis changed after it was recorded (a
+ * device the kubelet reported Unhealthy after the restart,
+ * detect/dev_health.h): its cause, summary and confidence, and its report
+ * JSON when non-NULL, in one transaction. KRC_ENOTFOUND. */
+int krc_store_amend(struct krc_store *s, int64_t restart_id, const char *cause, const char *summary,
+                    const char *confidence, const char *report_json, struct krc_error *err);
+
 /* A notification tied to a restart (restart_id > 0) or to none (0: storm
  * summaries). KRC_ENOTFOUND when restart_id names no restart. */
 int krc_store_add_outbox(struct krc_store *s, int64_t restart_id,

@@ -225,6 +225,18 @@ int krc_kube_event_build(const struct krc_kube_event_in *in, char **ret, struct 
     build_note(in, note, sizeof(note));
     if (in->restart != NULL && krc_restart_ident_known(in->restart)) {
         krc_kube_event_restart_name(in->pod, in->restart, name, sizeof(name));
+        if (in->amended) {
+            char first[KRC_KUBE_EVENT_NAME_MAX + 1];
+            const char *suffix = strrchr(name, '.');
+            size_t plen = suffix != NULL ? (size_t)(suffix - name) : 0;
+            size_t room = KRC_KUBE_EVENT_NAME_MAX - strlen(suffix != NULL ? suffix : "") - 8;
+
+            snprintf(first, sizeof(first), "%s", name);
+            /* "-amended" (8 characters) after the suffix; the pod part is cut
+             * to leave it room, as build_name cuts it for the suffix */
+            snprintf(name, sizeof(name), "%.*s%s-amended", (int)(plen < room ? plen : room), first,
+                     suffix != NULL ? suffix : "");
+        }
     } else {
         char hex[24];
         snprintf(hex, sizeof(hex), "%" PRIx64, (uint64_t)in->time_ns);
@@ -400,6 +412,7 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
     in.reporting_instance = instance;
     in.time_ns = now_ns();
     in.restart = restart_of(rep, c, fo, &from_report);
+    in.amended = fo->amended;
     rc = krc_kube_event_build(&in, ret_body, err);
     krc_free(summary);
     return rc;

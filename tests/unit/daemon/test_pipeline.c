@@ -954,6 +954,91 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A GPU pod whose device the kubelet reports `health` (allocatedResourcesStatus). */
+static void gpu_pod(char *out, size_t outsz, const char *health)
+{
+    snprintf(out, outsz,
+             "{\"metadata\":{\"name\":\"gpu-0\",\"namespace\":\"ml\",\"uid\":\"gpu-0\","
+             "\"resourceVersion\":\"9\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":"
+             "\"app\",\"image\":\"t\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
+             "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\","
+             "\"restartCount\":1,\"ready\":false,\"image\":\"t\",\"state\":{\"waiting\":"
+             "{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{\"exitCode\":2,"
+             "\"reason\":\"Error\"}},\"allocatedResourcesStatus\":[{\"name\":\"nvidia.com/gpu\","
+             "\"resources\":[{\"resourceID\":\"GPU-1\",\"health\":\"%s\",\"message\":"
+             "\"XID 79\"}]}]}]}}",
+             health);
+}
+
+static void stored_cause(struct env *v, const struct krc_restart *r, char *cause, size_t size,
+                         size_t *ret_messages)
+{
+    struct krc_store_entry *ent = NULL;
+    int64_t row = 0;
+
+    assert_int_equal(krc_store_find_restart(v->store, &r->ident, &row, NULL), 1);
+    assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
+    snprintf(cause, size, "%s", ent->row.cause);
+    *ret_messages = ent->n_messages;
+    krc_store_entry_free(ent);
+}
+
+/* A device reported Unhealthy after the restart (krc_restart.amend): diagnosed
+ * again, the record amended and one amendment queued; an amendment of a
+ * restart already diagnosed gpu_device_unhealthy, or whose new diagnosis is
+ * not, changes nothing and sends nothing. */
+static void test_amend_device_unhealthy(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("ml", "gpu-0", 1);
+    struct krc_restart late = r;
+    char healthy[2048];
+    char unhealthy[2048];
+    char cause[64];
+    size_t messages;
+    (void)state;
+
+    gpu_pod(healthy, sizeof(healthy), "Healthy");
+    gpu_pod(unhealthy, sizeof(unhealthy), "Unhealthy");
+    env_init(&v, &o);
+    r.pod_json = healthy;
+    r.pod_json_len = strlen(healthy);
+    krc_pipeline_process(&v.deps, &r);
+    stored_cause(&v, &r, cause, sizeof(cause), &messages);
+    assert_string_not_equal(cause, "gpu_device_unhealthy");
+    assert_int_equal(messages, 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
+
+    /* the status still says Healthy: not amended */
+    late.amend = 1;
+    late.amend_after_ms = 20000;
+    late.pod_json = healthy;
+    late.pod_json_len = strlen(healthy);
+    krc_pipeline_process(&v.deps, &late);
+    stored_cause(&v, &r, cause, sizeof(cause), &messages);
+    assert_string_not_equal(cause, "gpu_device_unhealthy");
+    assert_int_equal(messages, 1);
+    assert_int_equal(krc_sender_pending(v.sender), 1);
+
+    /* Unhealthy: amended, one more message tied to the same restart */
+    late.pod_json = unhealthy;
+    late.pod_json_len = strlen(unhealthy);
+    krc_pipeline_process(&v.deps, &late);
+    stored_cause(&v, &r, cause, sizeof(cause), &messages);
+    assert_string_equal(cause, "gpu_device_unhealthy");
+    assert_int_equal(messages, 2);
+    assert_int_equal(krc_sender_pending(v.sender), 2);
+    assert_int_equal(outbox_pending(&v), 2);
+
+    /* already gpu_device_unhealthy: nothing more */
+    krc_pipeline_process(&v.deps, &late);
+    stored_cause(&v, &r, cause, sizeof(cause), &messages);
+    assert_int_equal(messages, 2);
+    assert_int_equal(krc_sender_pending(v.sender), 2);
+    env_cleanup(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -974,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
         cmocka_unit_test(test_alloc_sweep_deferred),
+        cmocka_unit_test(test_amend_device_unhealthy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

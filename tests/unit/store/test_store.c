@@ -314,6 +314,32 @@ static void test_record_and_duplicate(void **state)
         krc_store_entry_free(en);
     }
     assert_int_equal(krc_store_set_decision(s, 99999, "grouped", NULL, &e), KRC_ENOTFOUND);
+
+    /* amend: a device reported Unhealthy after the restart (detect/dev_health.h) */
+    {
+        struct krc_store_entry *en = NULL;
+        assert_int_equal(krc_store_amend(s, rid, "gpu_device_unhealthy", "device GPU-1 Unhealthy",
+                                         "high", "{\"version\":1,\"amended\":1}", NULL),
+                         0);
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.cause, "gpu_device_unhealthy");
+        assert_string_equal(en->row.summary, "device GPU-1 Unhealthy");
+        assert_string_equal(en->row.confidence, "high");
+        assert_string_equal(en->row.decision, "alert"); /* unchanged */
+        assert_string_equal(en->message, "new text");   /* the first alert's, kept */
+        assert_string_equal(en->report_json, "{\"version\":1,\"amended\":1}");
+        krc_store_entry_free(en);
+        /* without a report JSON, the stored one stays */
+        assert_int_equal(
+            krc_store_amend(s, rid, "gpu_device_unhealthy", "again", "medium", NULL, NULL), 0);
+        assert_int_equal(krc_store_get(s, rid, &en, NULL), 0);
+        assert_string_equal(en->row.summary, "again");
+        assert_string_equal(en->report_json, "{\"version\":1,\"amended\":1}");
+        krc_store_entry_free(en);
+    }
+    assert_int_equal(krc_store_amend(s, 99999, "gpu_device_unhealthy", "x", "high", NULL, &e),
+                     KRC_ENOTFOUND);
+    assert_int_equal(krc_store_amend(s, rid, "", "x", "high", NULL, &e), KRC_EINVAL);
     krc_store_close(s);
 }
 
