@@ -170,8 +170,9 @@ size_t krc_accel_scan_pod(const char *json, size_t len, const char *container,
     size_t found = 0;
     int rc;
 
-    if (json == NULL || container == NULL || max == 0) {
-        return 0;
+    if (json == NULL || container == NULL || max == 0 ||
+        !krc_report_json_may_name_gpu_resource(json, len)) {
+        return 0; /* most pods: no device resource named anywhere, nothing to scan */
     }
     krc_jscan_init(&s, json, len, "pod");
     if (krc_jscan_object_begin(&s, &err) < 0) {

@@ -622,31 +622,57 @@ void krc_report_retain_pod_events(struct krc_report *r)
  * (percent of a GPU), other memory or core quantities, and time-sliced
  * shares (nvidia.com/gpu.shared) are left out, so that "1 GPU + 100 cores +
  * 16000 MiB" is not 16101 GPUs. A resource not listed is not counted. */
+static const char *const gpu_devices[] = {
+    "nvidia.com/gpu",        /* NVIDIA device plugin */
+    "amd.com/gpu",           /* AMD (ROCm) device plugin */
+    "gpu.intel.com/i915",    /* Intel GPU plugin */
+    "gpu.intel.com/xe",      /* Intel GPU plugin, xe driver */
+    "intel.com/gpu",         /* older Intel naming */
+    "google.com/tpu",        /* GKE TPUs */
+    "habana.ai/gaudi",       /* Intel Gaudi (Habana) */
+    "aws.amazon.com/neuron", /* AWS Inferentia/Trainium devices */
+    "aws.amazon.com/neurondevice",
+};
+
 int krc_report_is_gpu_resource(const char *name)
 {
-    static const char *const devices[] = {
-        "nvidia.com/gpu",        /* NVIDIA device plugin */
-        "amd.com/gpu",           /* AMD (ROCm) device plugin */
-        "gpu.intel.com/i915",    /* Intel GPU plugin */
-        "gpu.intel.com/xe",      /* Intel GPU plugin, xe driver */
-        "intel.com/gpu",         /* older Intel naming */
-        "google.com/tpu",        /* GKE TPUs */
-        "habana.ai/gaudi",       /* Intel Gaudi (Habana) */
-        "aws.amazon.com/neuron", /* AWS Inferentia/Trainium devices */
-        "aws.amazon.com/neurondevice",
-    };
     size_t i;
 
     if (name == NULL || strchr(name, '/') == NULL) {
         return 0; /* cpu, memory, ephemeral-storage, hugepages-... */
     }
-    for (i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
-        if (strcmp(name, devices[i]) == 0) {
+    for (i = 0; i < sizeof(gpu_devices) / sizeof(gpu_devices[0]); i++) {
+        if (strcmp(name, gpu_devices[i]) == 0) {
             return 1;
         }
     }
     /* MIG slices ("nvidia.com/mig-1g.5gb"): each unit is a GPU instance */
     return strncmp(name, "nvidia.com/mig-", 15) == 0;
+}
+
+int krc_report_json_may_name_gpu_resource(const char *json, size_t len)
+{
+    const char *p = json;
+    const char *end = json + len;
+
+    if (json == NULL) {
+        return 0;
+    }
+    /* every '/' of the text: is what stands before it, from a quote, the
+     * domain of a device resource ("nvidia.com" of "nvidia.com/gpu", also
+     * MIG's "nvidia.com/mig-..."; a '/' written escaped as "\/" too) */
+    while (p < end && (p = memchr(p, '/', (size_t)(end - p))) != NULL) {
+        const char *stop = p > json && p[-1] == '\\' ? p - 1 : p;
+        for (size_t i = 0; i < sizeof(gpu_devices) / sizeof(gpu_devices[0]); i++) {
+            size_t dl = (size_t)(strchr(gpu_devices[i], '/') - gpu_devices[i]);
+            if ((size_t)(stop - json) > dl && stop[-(ptrdiff_t)dl - 1] == '"' &&
+                memcmp(stop - dl, gpu_devices[i], dl) == 0) {
+                return 1;
+            }
+        }
+        p++;
+    }
+    return 0;
 }
 
 static long quantity_whole(const char *q)

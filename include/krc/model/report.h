@@ -437,6 +437,12 @@ long krc_report_container_gpus(const struct krc_report_container *c);
  * resource name, src/model/report.c lists them), not a quantity? */
 int krc_report_is_gpu_resource(const char *name);
 
+/* Whether a Pod's JSON may name a resource krc_report_is_gpu_resource takes
+ * (a quoted name whose domain is a device resource's, e.g. "nvidia.com/...):
+ * 0 means it names none, so the watch thread scans no further (a few
+ * microseconds of memchr for a 10 KB pod). */
+int krc_report_json_may_name_gpu_resource(const char *json, size_t len);
+
 /* key/value lists. put copies both strings (replaces an existing key). */
 int krc_kv_list_put(struct krc_kv_list *l, const char *key, const char *value);
 const char *krc_kv_list_get(const struct krc_kv_list *l, const char *key);

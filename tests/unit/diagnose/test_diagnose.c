@@ -3138,6 +3138,34 @@ static void test_gpu_count_devices_only(void **state)
     assert_false(krc_report_is_gpu_resource("nvidia.com/gpumem-percentage"));
     assert_false(krc_report_is_gpu_resource("gpu"));
     assert_false(krc_report_is_gpu_resource(NULL));
+
+    /* the watch thread's look before it scans a pod: every device name quoted
+     * in the JSON (also with an escaped '/'), none for other names */
+    {
+        static const char *const devices[] = {
+            "nvidia.com/gpu",        "nvidia.com/mig-1g.5gb",
+            "amd.com/gpu",           "gpu.intel.com/i915",
+            "gpu.intel.com/xe",      "intel.com/gpu",
+            "google.com/tpu",        "habana.ai/gaudi",
+            "aws.amazon.com/neuron", "aws.amazon.com/neurondevice"};
+        char json[256];
+        for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+            const char *slash = strchr(devices[i], '/');
+            assert_true(krc_report_is_gpu_resource(devices[i]));
+            snprintf(json, sizeof(json), "{\"limits\":{\"cpu\":\"1\",\"%s\":\"2\"}}", devices[i]);
+            assert_true(krc_report_json_may_name_gpu_resource(json, strlen(json)));
+            snprintf(json, sizeof(json), "{\"limits\":{\"%.*s\\/%s\":\"2\"}}",
+                     (int)(slash - devices[i]), devices[i], slash + 1);
+            assert_true(krc_report_json_may_name_gpu_resource(json, strlen(json)));
+        }
+        snprintf(json, sizeof(json), "%s",
+                 "{\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":\"x\"}},"
+                 "\"image\":\"reg.example.com/nvidia.com/gpu\",\"example.com/gpu\":\"1\","
+                 "\"mount\":\"/var/run/nvidia.com\"}");
+        assert_false(krc_report_json_may_name_gpu_resource(json, strlen(json)));
+        assert_false(krc_report_json_may_name_gpu_resource("/", 1));
+        assert_false(krc_report_json_may_name_gpu_resource(NULL, 0));
+    }
 }
 
 int main(void)
