@@ -66,6 +66,11 @@ int krc_cause_always_intentional(enum krc_cause cause)
            cause == KRC_CAUSE_RESIZE_RESTART;
 }
 
+int krc_cause_may_be_intentional(enum krc_cause cause)
+{
+    return krc_cause_always_intentional(cause) || cause == KRC_CAUSE_TERMINATED;
+}
+
 const char *krc_cause_name(enum krc_cause cause)
 {
     if ((int)cause < 0 || (int)cause >= KRC_CAUSE_COUNT) {

@@ -910,20 +910,38 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     static const char *const skip_reasons[] = {"oversized", "undecodable", NULL};
     static const double latency[] = {KRC_METRICS_LATENCY_BUCKETS};
     const char *causes[KRC_CAUSE_COUNT + 1];
+    const char *intentional_causes[KRC_CAUSE_COUNT + 1];
+    const char *amended_causes[] = {krc_cause_name(KRC_CAUSE_GPU_DEVICE_UNHEALTHY), NULL};
     const char *versions[2];
     struct krc_metrics_std s;
+    size_t n_intentional = 0;
     int rc;
 
     for (int i = 0; i < KRC_CAUSE_COUNT; i++) {
         causes[i] = krc_cause_name((enum krc_cause)i);
+        if (krc_cause_may_be_intentional((enum krc_cause)i)) {
+            intentional_causes[n_intentional++] = causes[i];
+        }
     }
     causes[KRC_CAUSE_COUNT] = NULL;
+    intentional_causes[n_intentional] = NULL;
     versions[0] = version != NULL ? version : KRC_VERSION;
     versions[1] = NULL;
 
     const struct krc_metric_label restart_labels[] = {
         {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
         {.name = "cause", .values = causes},
+    };
+    /* The series are a dense array (namespaces x causes): the two counters
+     * below take only the causes they can count, not all of them (~87 KB
+     * each otherwise). */
+    const struct krc_metric_label intentional_labels[] = {
+        {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
+        {.name = "cause", .values = intentional_causes},
+    };
+    const struct krc_metric_label amended_labels[] = {
+        {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
+        {.name = "cause", .values = amended_causes},
     };
     const struct krc_metric_label result_label = {.name = "result", .values = results};
     const struct krc_metric_label type_label = {.name = "type", .values = types};
@@ -950,7 +968,7 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                         "intended (a restart rule, the stop signal), alerted or not, by namespace "
                         "(first 200, then \"other\") and cause; also in "
                         "krc_restarts_detected_total.",
-                        restart_labels, 2, &s.restarts_intentional, err);
+                        intentional_labels, 2, &s.restarts_intentional, err);
     }
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_amended_total",
@@ -958,7 +976,7 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
                         "reported a device of the container Unhealthy within "
                         "deviceHealthRecheckSeconds of the restart, by namespace (first 200, "
                         "then \"other\") and the amended cause.",
-                        restart_labels, 2, &s.restarts_amended, err);
+                        amended_labels, 2, &s.restarts_amended, err);
     }
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_notifications_total",

@@ -55,6 +55,11 @@ int krc_cause_parse(const char *name, enum krc_cause *ret_cause);
  * restarted_with_others, resize_restart): a diagnosis of one is always
  * intentional. terminated may be either (the diagnosis says). */
 int krc_cause_always_intentional(enum krc_cause cause);
+
+/* 1 for the causes a diagnosis marked intentional can have: the three above
+ * and `terminated` (a stop by the reported stop signal, a sidecar stopped
+ * during deletion); the values of krc_restarts_intentional_total's cause. */
+int krc_cause_may_be_intentional(enum krc_cause cause);
 /* "low", "medium", "high". */
 const char *krc_confidence_name(enum krc_confidence c);
 /* Inverse of krc_confidence_name; KRC_EINVAL for an unknown name. */

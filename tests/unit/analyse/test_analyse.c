@@ -528,6 +528,8 @@ static void test_intentional_candidate_agrees(void **state)
                          rep->containers[i].name, krc_analyse_intentional_candidate(&r),
                          dg.intentional, krc_cause_name(dg.cause));
             }
+            /* krc_restarts_intentional_total has a series for its cause */
+            assert_true(!dg.intentional || krc_cause_may_be_intentional(dg.cause));
             seen_intentional += dg.intentional != 0;
             seen_not += dg.intentional == 0;
             krc_diagnosis_cleanup(&dg);
