@@ -898,22 +898,15 @@ static int add_simple(struct krc_metrics *m, enum krc_metric_type type, const ch
     return krc_metrics_add(m, &d, ret, err);
 }
 
-int krc_metrics_register_std(struct krc_metrics *m, const char *version,
-                             struct krc_metrics_std *ret, struct krc_error *err)
+/* The restart counters, by namespace (bounded) and cause. The series are a
+ * dense array (namespaces x causes): the intentional and amended counters take
+ * only the causes they can count, not all of them (~87 KB each otherwise). */
+static int register_restarts(struct krc_metrics *m, struct krc_metrics_std *s,
+                             struct krc_error *err)
 {
-    static const char *const results[] = {"sent",         "failed",      "muted",
-                                          "grouped",      "silenced",    "not_posted",
-                                          "rate_limited", "intentional", NULL};
-    static const char *const types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR", NULL};
-    static const char *const reasons[] = {"timeout", "expired",   "error",
-                                          "silent",  "malformed", NULL};
-    static const char *const skip_reasons[] = {"oversized", "undecodable", NULL};
-    static const double latency[] = {KRC_METRICS_LATENCY_BUCKETS};
     const char *causes[KRC_CAUSE_COUNT + 1];
     const char *intentional_causes[KRC_CAUSE_COUNT + 1];
     const char *amended_causes[] = {krc_cause_name(KRC_CAUSE_GPU_DEVICE_UNHEALTHY), NULL};
-    const char *versions[2];
-    struct krc_metrics_std s;
     size_t n_intentional = 0;
     int rc;
 
@@ -925,16 +918,11 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     }
     causes[KRC_CAUSE_COUNT] = NULL;
     intentional_causes[n_intentional] = NULL;
-    versions[0] = version != NULL ? version : KRC_VERSION;
-    versions[1] = NULL;
 
     const struct krc_metric_label restart_labels[] = {
         {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
         {.name = "cause", .values = causes},
     };
-    /* The series are a dense array (namespaces x causes): the two counters
-     * below take only the causes they can count, not all of them (~87 KB
-     * each otherwise). */
     const struct krc_metric_label intentional_labels[] = {
         {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
         {.name = "cause", .values = intentional_causes},
@@ -943,6 +931,48 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
         {.name = "namespace", .cap = KRC_METRICS_NAMESPACE_CAP},
         {.name = "cause", .values = amended_causes},
     };
+
+    rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_detected_total",
+                    "Container restarts detected, by namespace (first 200 namespaces, then "
+                    "\"other\") and diagnosed cause.",
+                    restart_labels, 2, &s->restarts_detected, err);
+    if (rc == 0) {
+        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_intentional_total",
+                        "Container restarts whose diagnosis says a field of the pod proves them "
+                        "intended (a restart rule, the stop signal), alerted or not, by namespace "
+                        "(first 200, then \"other\") and cause; also in "
+                        "krc_restarts_detected_total.",
+                        intentional_labels, 2, &s->restarts_intentional, err);
+    }
+    if (rc == 0) {
+        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_amended_total",
+                        "Restarts whose alert and stored report were amended after the kubelet "
+                        "reported a device of the container Unhealthy within "
+                        "deviceHealthRecheckSeconds of the restart, by namespace (first 200, "
+                        "then \"other\") and the amended cause.",
+                        amended_labels, 2, &s->restarts_amended, err);
+    }
+    return rc;
+}
+
+int krc_metrics_register_std(struct krc_metrics *m, const char *version,
+                             struct krc_metrics_std *ret, struct krc_error *err)
+{
+    static const char *const results[] = {"sent",         "failed",      "muted",
+                                          "grouped",      "silenced",    "not_posted",
+                                          "rate_limited", "intentional", NULL};
+    static const char *const types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR", NULL};
+    static const char *const reasons[] = {"timeout", "expired",   "error",
+                                          "silent",  "malformed", NULL};
+    static const char *const skip_reasons[] = {"oversized", "undecodable", NULL};
+    static const double latency[] = {KRC_METRICS_LATENCY_BUCKETS};
+    const char *versions[2];
+    struct krc_metrics_std s;
+    int rc;
+
+    versions[0] = version != NULL ? version : KRC_VERSION;
+    versions[1] = NULL;
+
     const struct krc_metric_label result_label = {.name = "result", .values = results};
     const struct krc_metric_label type_label = {.name = "type", .values = types};
     const struct krc_metric_label reason_label = {.name = "reason", .values = reasons};
@@ -958,26 +988,7 @@ int krc_metrics_register_std(struct krc_metrics *m, const char *version,
     };
 
     memset(&s, 0, sizeof(s));
-    rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_detected_total",
-                    "Container restarts detected, by namespace (first 200 namespaces, then "
-                    "\"other\") and diagnosed cause.",
-                    restart_labels, 2, &s.restarts_detected, err);
-    if (rc == 0) {
-        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_intentional_total",
-                        "Container restarts whose diagnosis says a field of the pod proves them "
-                        "intended (a restart rule, the stop signal), alerted or not, by namespace "
-                        "(first 200, then \"other\") and cause; also in "
-                        "krc_restarts_detected_total.",
-                        intentional_labels, 2, &s.restarts_intentional, err);
-    }
-    if (rc == 0) {
-        rc = add_simple(m, KRC_METRIC_COUNTER, "krc_restarts_amended_total",
-                        "Restarts whose alert and stored report were amended after the kubelet "
-                        "reported a device of the container Unhealthy within "
-                        "deviceHealthRecheckSeconds of the restart, by namespace (first 200, "
-                        "then \"other\") and the amended cause.",
-                        amended_labels, 2, &s.restarts_amended, err);
-    }
+    rc = register_restarts(m, &s, err);
     if (rc == 0) {
         rc = add_simple(m, KRC_METRIC_COUNTER, "krc_notifications_total",
                         "Restart notifications by outcome.", &result_label, 1, &s.notifications,
