@@ -586,7 +586,7 @@ void krc_accel_time_sync_end(struct krc_accel_time *t, int64_t now_ms)
         return;
     }
     pthread_mutex_lock(&t->lock);
-    for (size_t i = t->n; i-- > 0;) {
+    for (size_t i = t->n; t->pods != NULL && i-- > 0;) {
         if (!t->pods[i]->seen) {
             remove_at(t, i, now_ms);
         }

@@ -128,7 +128,8 @@ static void remove_at(struct krc_dev_health *t, size_t i)
 
 static void expire(struct krc_dev_health *t, int64_t now_ms)
 {
-    for (size_t i = t->n; i-- > 0;) {
+    /* remove_at frees v with the last entry */
+    for (size_t i = t->n; t->v != NULL && i-- > 0;) {
         if (now_ms - t->v[i].seen_ms > t->window_ms) {
             remove_at(t, i);
         }
@@ -231,7 +232,7 @@ int krc_dev_health_observe(struct krc_dev_health *t, const struct krc_pod_info *
     }
     pthread_mutex_lock(&t->lock);
     expire(t, now_ms);
-    for (size_t i = 0; i < t->n && !found; i++) {
+    for (size_t i = 0; t->v != NULL && i < t->n && !found; i++) {
         struct watched *w = &t->v[i];
         const struct krc_report_container *c;
         const struct krc_report_resource_health *rh;
@@ -281,7 +282,7 @@ void krc_dev_health_forget(struct krc_dev_health *t, const char *uid)
         return;
     }
     pthread_mutex_lock(&t->lock);
-    for (size_t i = t->n; i-- > 0;) {
+    for (size_t i = t->n; t->v != NULL && i-- > 0;) {
         if (strcmp(t->v[i].uid, uid) == 0) {
             remove_at(t, i);
         }

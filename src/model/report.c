@@ -653,11 +653,12 @@ int krc_report_is_gpu_resource(const char *name)
 int krc_report_json_may_name_gpu_resource(const char *json, size_t len)
 {
     const char *p = json;
-    const char *end = json + len;
+    const char *end;
 
     if (json == NULL) {
         return 0;
     }
+    end = json + len;
     /* every '/' of the text: is what stands before it, from a quote, the
      * domain of a device resource ("nvidia.com" of "nvidia.com/gpu", also
      * MIG's "nvidia.com/mig-..."; a '/' written escaped as "\/" too) */

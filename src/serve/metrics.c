@@ -478,6 +478,9 @@ static int open_key(const struct krc_metric *f, const char *const *values, char 
 {
     size_t at = 0;
 
+    if (values == NULL) {
+        return -1; /* only families without labels are given none */
+    }
     for (size_t j = 0; j < f->n_open_dims; j++) {
         const char *v = values[f->open_dims[j]];
         size_t len = strlen(v);
