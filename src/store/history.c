@@ -391,34 +391,49 @@ int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const cha
     return rc;
 }
 
-static int set_decision_tx(struct krc_store *s, int64_t restart_id, const char *decision,
-                           const char *message, struct krc_error *err)
+/* One restart row updated in a transaction: statement `first` with the id as
+ * $1 and texts as $2..; then, when text2 is given, statement `second` with
+ * ($1 id, $2 text2). A row that is not there is KRC_ENOTFOUND. Retried once
+ * when the driver says the failure was transient. */
+struct restart_update {
+    int first;
+    const char *what;
+    const char *texts[3];
+    size_t n_texts;
+    int second;
+    const char *text2;
+    const char *what2;
+};
+
+static int update_restart_tx(struct krc_store *s, int64_t restart_id,
+                             const struct restart_update *u, struct krc_error *err)
 {
     struct krc_sql_stmt *st = NULL;
     int64_t changed = 0;
     int rc;
 
-    if ((rc = krc_sql_prepare(s, KRC_SQL_SET_DECISION, &st, err)) < 0 ||
-        (rc = s->drv->begin(s->c, err)) < 0) {
+    if ((rc = krc_sql_prepare(s, u->first, &st, err)) < 0 || (rc = s->drv->begin(s->c, err)) < 0) {
         s->drv->done(st);
         return rc;
     }
     ST_INT(s, st, 1, restart_id);
-    ST_TEXT(s, st, 2, decision);
-    if ((rc = krc_sql_run(s, st, "updating a decision", &changed, err)) < 0) {
+    for (size_t i = 0; i < u->n_texts; i++) {
+        ST_TEXT(s, st, (int)i + 2, u->texts[i]);
+    }
+    if ((rc = krc_sql_run(s, st, u->what, &changed, err)) < 0) {
         goto rollback;
     }
     if (changed == 0) {
         rc = not_found(s, "restart", restart_id, err);
         goto rollback;
     }
-    if (message != NULL) {
-        if ((rc = krc_sql_prepare(s, KRC_SQL_SET_MESSAGE, &st, err)) < 0) {
+    if (u->text2 != NULL) {
+        if ((rc = krc_sql_prepare(s, u->second, &st, err)) < 0) {
             goto rollback;
         }
         ST_INT(s, st, 1, restart_id);
-        ST_TEXT(s, st, 2, message);
-        if ((rc = krc_sql_run(s, st, "updating a message", NULL, err)) < 0) {
+        ST_TEXT(s, st, 2, u->text2);
+        if ((rc = krc_sql_run(s, st, u->what2, NULL, err)) < 0) {
             goto rollback;
         }
     }
@@ -428,79 +443,44 @@ static int set_decision_tx(struct krc_store *s, int64_t restart_id, const char *
     return 0;
 rollback:
     s->drv->rollback(s->c);
+    return rc;
+}
+
+static int update_restart(struct krc_store *s, int64_t restart_id, const struct restart_update *u,
+                          struct krc_error *err)
+{
+    int rc = update_restart_tx(s, restart_id, u, err);
+
+    if (rc < 0 && s->drv->retryable != NULL && s->drv->retryable(s->c)) {
+        rc = update_restart_tx(s, restart_id, u, err);
+    }
     return rc;
 }
 
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,
                            const char *message, struct krc_error *err)
 {
-    int rc;
+    const struct restart_update u = {
+        KRC_SQL_SET_DECISION, "updating a decision", {decision}, 1, KRC_SQL_SET_MESSAGE, message,
+        "updating a message"};
 
     if (!nonempty(decision)) {
         return krc_error_set(err, KRC_EINVAL, "decision is required");
     }
-    rc = set_decision_tx(s, restart_id, decision, message, err);
-    if (rc < 0 && s->drv->retryable != NULL && s->drv->retryable(s->c)) {
-        rc = set_decision_tx(s, restart_id, decision, message, err);
-    }
-    return rc;
-}
-
-static int amend_tx(struct krc_store *s, int64_t restart_id, const char *cause, const char *summary,
-                    const char *confidence, const char *report_json, struct krc_error *err)
-{
-    struct krc_sql_stmt *st = NULL;
-    int64_t changed = 0;
-    int rc;
-
-    if ((rc = krc_sql_prepare(s, KRC_SQL_AMEND_RESTART, &st, err)) < 0 ||
-        (rc = s->drv->begin(s->c, err)) < 0) {
-        s->drv->done(st);
-        return rc;
-    }
-    ST_INT(s, st, 1, restart_id);
-    ST_TEXT(s, st, 2, cause);
-    ST_TEXT(s, st, 3, summary);
-    ST_TEXT(s, st, 4, confidence);
-    if ((rc = krc_sql_run(s, st, "amending a restart", &changed, err)) < 0) {
-        goto rollback;
-    }
-    if (changed == 0) {
-        rc = not_found(s, "restart", restart_id, err);
-        goto rollback;
-    }
-    if (report_json != NULL) {
-        if ((rc = krc_sql_prepare(s, KRC_SQL_SET_REPORT_JSON, &st, err)) < 0) {
-            goto rollback;
-        }
-        ST_INT(s, st, 1, restart_id);
-        ST_TEXT(s, st, 2, report_json);
-        if ((rc = krc_sql_run(s, st, "amending a report", NULL, err)) < 0) {
-            goto rollback;
-        }
-    }
-    if ((rc = s->drv->commit(s->c, err)) < 0) {
-        goto rollback;
-    }
-    return 0;
-rollback:
-    s->drv->rollback(s->c);
-    return rc;
+    return update_restart(s, restart_id, &u, err);
 }
 
 int krc_store_amend(struct krc_store *s, int64_t restart_id, const char *cause, const char *summary,
                     const char *confidence, const char *report_json, struct krc_error *err)
 {
-    int rc;
+    const struct restart_update u = {
+        KRC_SQL_AMEND_RESTART,   "amending a restart", {cause, summary, confidence}, 3,
+        KRC_SQL_SET_REPORT_JSON, report_json,          "amending a report"};
 
     if (!nonempty(cause)) {
         return krc_error_set(err, KRC_EINVAL, "cause is required");
     }
-    rc = amend_tx(s, restart_id, cause, summary, confidence, report_json, err);
-    if (rc < 0 && s->drv->retryable != NULL && s->drv->retryable(s->c)) {
-        rc = amend_tx(s, restart_id, cause, summary, confidence, report_json, err);
-    }
-    return rc;
+    return update_restart(s, restart_id, &u, err);
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
