@@ -36,9 +36,11 @@ enum opt {
     N_OPTS
 };
 
-static const char *const opt_names[N_OPTS] = {
-    "--db",       "--db-password-file", "--cluster", "--namespace", "--workload",
-    "--open",     "--since",            "--limit",   "--format"};
+static const char *const opt_names[N_OPTS] = {"--db",       "--db-password-file",
+                                              "--cluster",  "--namespace",
+                                              "--workload", "--open",
+                                              "--since",    "--limit",
+                                              "--format"};
 
 /* The options each subcommand takes. */
 static int allowed(const char *what, enum opt k)
@@ -147,7 +149,8 @@ static int parse_since(const char *what, const char *v, int64_t *ret)
     return 0;
 }
 
-/* ---- a table ---------------------------------------------------------------------------------- */
+/* ---- a table ----------------------------------------------------------------------------------
+ */
 
 #define MAX_COLS 9
 
@@ -226,8 +229,8 @@ static void table_free(struct table *t)
 
 /* ---- incidents ------------------------------------------------------------------------------ */
 
-static const char *const incident_head[] = {"ID",       "NAMESPACE",   "WORKLOAD",
-                                            "CONTAINER", "CAUSE",      "RESTARTS",
+static const char *const incident_head[] = {"ID",          "NAMESPACE",  "WORKLOAD",
+                                            "CONTAINER",   "CAUSE",      "RESTARTS",
                                             "FIRST (UTC)", "LAST (UTC)", "ENDED (UTC)"};
 
 struct list {
@@ -287,11 +290,10 @@ static int run_incidents(const struct args *a)
         return USAGE;
     }
     if (a->val[O_WORKLOAD] != NULL) {
-        const char *why = krc_workload_ref_parse(a->val[O_WORKLOAD], kind, sizeof(kind), name,
-                                                 sizeof(name));
+        const char *why =
+            krc_workload_ref_parse(a->val[O_WORKLOAD], kind, sizeof(kind), name, sizeof(name));
         if (why != NULL) {
-            fprintf(stderr, "krc history incidents: --workload '%s' %s\n", a->val[O_WORKLOAD],
-                    why);
+            fprintf(stderr, "krc history incidents: --workload '%s' %s\n", a->val[O_WORKLOAD], why);
             return USAGE;
         }
         f.workload_kind = kind;
@@ -336,8 +338,7 @@ static int run_incidents(const struct args *a)
 
 /* ---- changes -------------------------------------------------------------------------------- */
 
-static const char *const change_head[] = {"TIME (UTC)", "CHANGED", "REVISION", "MANAGER",
-                                          "WHAT"};
+static const char *const change_head[] = {"TIME (UTC)", "CHANGED", "REVISION", "MANAGER", "WHAT"};
 
 /* The table row of a change (its JSON, krc_change_json). */
 static int change_cells(struct table *t, const cJSON *c)
@@ -502,16 +503,16 @@ static int print_incident_json(const struct krc_store_incident_detail *d, cJSON 
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *msgs = cJSON_CreateArray();
-    int ok = krc_report_json_put(o, "incident", krc_incident_json(&d->inc)) &&
-             krc_report_json_put(o, "first", evidence_json(d->first)) &&
-             krc_report_json_put(o, "latest", evidence_json(d->latest)) &&
-             krc_report_json_put(o, "changes", cJSON_Duplicate(changes, 1)) &&
-             krc_report_json_put(o, "messages", msgs) &&
-             krc_report_json_put(o, "messages_total",
-                                 cJSON_CreateNumber((double)(d->n_messages_total >
-                                                                     (int64_t)d->n_messages
-                                                                 ? d->n_messages_total
-                                                                 : (int64_t)d->n_messages)));
+    int ok =
+        krc_report_json_put(o, "incident", krc_incident_json(&d->inc)) &&
+        krc_report_json_put(o, "first", evidence_json(d->first)) &&
+        krc_report_json_put(o, "latest", evidence_json(d->latest)) &&
+        krc_report_json_put(o, "changes", cJSON_Duplicate(changes, 1)) &&
+        krc_report_json_put(o, "messages", msgs) &&
+        krc_report_json_put(o, "messages_total",
+                            cJSON_CreateNumber((double)(d->n_messages_total > (int64_t)d->n_messages
+                                                            ? d->n_messages_total
+                                                            : (int64_t)d->n_messages)));
 
     if (!ok && cJSON_GetObjectItemCaseSensitive(o, "messages") == NULL) {
         cJSON_Delete(msgs);
@@ -569,8 +570,8 @@ static void print_evidence(const char *title, const struct krc_store_entry *e, i
 /* The what-changed line the first alert said (the first report's). */
 static void print_alerted_change(const struct krc_store_entry *first)
 {
-    cJSON *rep = first != NULL && first->report_json != NULL ? cJSON_Parse(first->report_json)
-                                                             : NULL;
+    cJSON *rep =
+        first != NULL && first->report_json != NULL ? cJSON_Parse(first->report_json) : NULL;
     const char *line = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(rep, "what_changed"), "summary"));
 
@@ -619,9 +620,9 @@ static void print_incident_text(const struct krc_store_incident_detail *d, const
     } else {
         print_evidence("Latest failure", d->latest, inc->latest_restart_id);
     }
-    printf("\nMessages (%lld):\n", (long long)(d->n_messages_total > (int64_t)d->n_messages
-                                                   ? d->n_messages_total
-                                                   : (int64_t)d->n_messages));
+    printf("\nMessages (%lld):\n",
+           (long long)(d->n_messages_total > (int64_t)d->n_messages ? d->n_messages_total
+                                                                    : (int64_t)d->n_messages));
     for (size_t i = 0; i < d->n_messages; i++) {
         krc_history_print_outbox(&d->messages[i]);
     }
