@@ -353,6 +353,10 @@ static int change_cells(struct table *t, const cJSON *c)
     const char *sum = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "summary"));
 
     snprintf(cell[0], CELL_MAX, "%s", at != NULL ? at : "-");
+    if (strlen(cell[0]) == 20 && cell[0][10] == 'T') { /* as the other tables: "... 17:44:37" */
+        cell[0][10] = ' ';
+        cell[0][19] = '\0';
+    }
     snprintf(cell[1], CELL_MAX, "%s %s%s%s",
              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "kind")),
              ns != NULL && ns[0] != '\0' ? ns : "", ns != NULL && ns[0] != '\0' ? "/" : "",
@@ -403,7 +407,8 @@ static int parse_workload3(const char *v, char *ns, size_t nssz, char *kind, cha
     const char *slash = strchr(v, '/');
     const char *why;
 
-    if (slash == NULL || (size_t)(slash - v) >= nssz || slash == v) {
+    if (slash == NULL || (size_t)(slash - v) >= nssz || slash == v ||
+        strchr(slash + 1, '/') == NULL) {
         fprintf(stderr,
                 "krc history changes: --workload '%s' must be NAMESPACE/KIND/NAME, e.g. "
                 "shop/Deployment/api\n",
