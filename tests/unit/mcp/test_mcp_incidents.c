@@ -423,6 +423,8 @@ static void test_scope(void **state)
 {
     struct krc_mcp_scope_config narrow = {NULL, NULL, NULL, NULL, "shop", NULL};
     struct krc_mcp_scope_config canary = {NULL, NULL, NULL, "web-canary", NULL, NULL};
+    struct krc_mcp_scope_config first_pod = {NULL, NULL, NULL, "api-7d9f-1", NULL, NULL};
+    struct krc_mcp_scope_config latest_pod = {NULL, NULL, NULL, "api-7d9f-3", NULL, NULL};
     struct fx f;
     char want[128];
     char args[128];
@@ -461,6 +463,21 @@ static void test_scope(void **state)
             "workload Deployment/web-canary", "ignoredPodNamePrefixes");
     refused(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"web-canary-1\"}",
             "pod web-canary-1", "ignoredPodNamePrefixes");
+    close_tools(&f);
+
+    /* the api incident's first pod only is left out: so is the incident */
+    open_tools(&f, &first_pod, 0, 0);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.dns,
+             (long long)ids.canary);
+    expect_ids(&f, "{}", want);
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.api);
+    refused(&f, "get_incident", args, "is outside what this MCP server answers about",
+            "ignoredPodNamePrefixes");
+    close_tools(&f);
+    /* and its latest one only */
+    open_tools(&f, &latest_pod, 0, 0);
+    expect_ids(&f, "{}", want);
+    refused(&f, "get_incident", args, "is outside", "ignoredPodNamePrefixes");
     close_tools(&f);
 }
 
