@@ -56,7 +56,7 @@ static void usage(FILE *f)
             "                   [--cluster NAME] [--since DURATION|TIME] [--limit N]\n"
             "                   [--format table|json]\n"
             "  Incidents (restarts of one workload's container with the same cause), newest\n"
-            "  first: those open, or (--since) open then or ended since; --open: open only.\n"
+            "  first; --since D: those still open or ended since D; --open: open ones only.\n"
             "       krc history incident ID [--format text|json]\n"
             "  One incident: its counts, the changes before it, the first and the latest\n"
             "  failure (last state, events, node, log tail) and the messages sent about it.\n"

@@ -111,7 +111,7 @@
 #define ARG_OPEN                                                                                   \
     "\"open\":{\"type\":\"boolean\",\"description\":\"true: only incidents still open\"}"
 #define ARG_SINCE_INCIDENTS                                                                        \
-    "\"since\":" STR(64, SINCE_DESC "; only incidents open then or ended since")
+    "\"since\":" STR(64, SINCE_DESC "; keeps the incidents still open or ended since")
 #define ARG_SINCE_24H "\"since\":" STR(64, SINCE_DESC "; default 24h")
 #define ARG_LIMIT "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"default\":50}"
 #define ARG_CURSOR "\"cursor\":" STR(64, "next_cursor of the previous page")
