@@ -29,6 +29,8 @@
 #include "krc/mcp/mcp_tools.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
+#include "krc/util/mem.h"
+#include "krc_test.h"
 
 static char tmpdir[256];
 static char db[512];
@@ -512,12 +514,65 @@ static void test_pages_with_a_scope(void **state)
     close_tools(&f);
 }
 
+struct sweep {
+    struct fx f;
+    const char *name;
+    char args[256];
+};
+
+/* One call with its Nth allocation failing (the database already open): an answer or an
+ * internal error, never a crash or a leak (ASan). The allocations attempted. */
+static long sweep_run(void *ud, long n)
+{
+    struct sweep *sw = ud;
+    char req[512];
+    struct krc_error err;
+    int status = 0;
+    long used;
+    int rc;
+
+    snprintf(req, sizeof(req),
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+             "\"arguments\":%s}}",
+             sw->name, sw->args);
+    krc_buf_reset(&sw->f.out);
+    krc_mem_fail_after(n);
+    rc = krc_mcp_handle(sw->f.m, NULL, req, strlen(req), NULL, &sw->f.out, &status, &err);
+    used = krc_mem_fail_after(-1);
+    assert_true(rc == 0 || rc == KRC_ENOMEM);
+    assert_true(rc == 0 ? sw->f.out.len > 0 : sw->f.out.len == 0);
+    return used;
+}
+
+/* Every allocation of the three tools failing in turn (135, 72 and 11 points when written). */
+static void test_out_of_memory_is_clean(void **state)
+{
+    struct krc_mcp_scope_config pods = {NULL, NULL, NULL, "web-canary", NULL, NULL};
+    struct sweep sw;
+    (void)state;
+
+    memset(&sw, 0, sizeof(sw));
+    open_tools(&sw.f, &pods, 0, 0); /* a scope with pod rules: the incidents' pods are read */
+    sc_of(call(&sw.f, "list_incidents", "{}")); /* the database opened */
+    sw.name = "list_incidents";
+    snprintf(sw.args, sizeof(sw.args), "{\"limit\":2}");
+    assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 10);
+    sw.name = "get_incident";
+    snprintf(sw.args, sizeof(sw.args), "{\"id\":%lld}", (long long)ids.api);
+    assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 10);
+    sw.name = "what_changed";
+    snprintf(sw.args, sizeof(sw.args),
+             "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\",\"since\":\"3d\"}");
+    assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 5);
+    close_tools(&sw.f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_incidents),     cmocka_unit_test(test_get_incident),
         cmocka_unit_test(test_what_changed),       cmocka_unit_test(test_scope),
-        cmocka_unit_test(test_pages_with_a_scope),
+        cmocka_unit_test(test_pages_with_a_scope), cmocka_unit_test(test_out_of_memory_is_clean),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
