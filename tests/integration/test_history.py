@@ -742,6 +742,53 @@ class IncidentsTest(unittest.TestCase):
         self.assertIn("older", p.stderr)
 
 
+class IncidentsPostgresTest(unittest.TestCase):
+    """The same history written to PostgreSQL (schema 4) through the store API: krc history
+    answers as it does from SQLite, with the same ids, and from a URL with a password file
+    (tests/tools/pg_server.py starts a server of Debian's postgresql)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tools"))
+        import pg_server
+        cls.tmp = tempfile.TemporaryDirectory(prefix="krc-history-pg-")
+        os.chmod(cls.tmp.name, 0o755)  # as root the server runs as `postgres`
+        cls.pg = pg_server.PgServer(os.path.join(cls.tmp.name, "pg"))
+        cls.pg.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pg.stop()
+        cls.tmp.cleanup()
+
+    def test_both_backends_answer_alike(self):
+        url = self.pg.create_database("krc_history_incidents_%d" % os.getpid())
+        now = str(int(time.time()))
+        answers = []
+        for db in (os.path.join(self.tmp.name, "krc.db"), url):
+            env = dict(os.environ, PGPASSWORD=self.pg.password())
+            p = subprocess.run([incident_seed(), db, now], capture_output=True, text=True,
+                               timeout=60, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            ids = json.loads(p.stdout)
+            pw = ["--db-password-file", self.pg.password_file] if db == url else []
+            incidents = json.loads(run(["incidents", "--db", db, "--format", "json"] + pw,
+                                       check_rc=0).stdout)
+            incident = json.loads(run(["incident", str(ids["api"]), "--db", db, "--format",
+                                       "json"] + pw, check_rc=0).stdout)
+            changes = json.loads(run(["changes", "--workload", "shop/Deployment/api", "--db",
+                                      db, "--format", "json"] + pw, check_rc=0).stdout)
+            for c in incident["changes"] + changes:
+                c.pop("recorded_at")  # the time each was written
+            answers.append((ids, incidents, incident["incident"], incident["changes"],
+                            [(m["kind"], m["state"]) for m in incident["messages"]],
+                            incident["first"]["report"], changes))
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(len(answers[1][1]), 4)
+        self.assertNotIn(self.pg.password(), json.dumps(answers[1]))
+
+
 def main():
     global KRC
     ap = argparse.ArgumentParser()
