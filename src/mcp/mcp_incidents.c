@@ -40,7 +40,7 @@
 #define MESSAGE_TEXT_MAX 2000
 /* incidents read per call when their pods must be looked up (pod name
  * settings): two restarts read each */
-#define POD_CHECK_BUDGET 2000
+#define POD_CHECK_BUDGET 500
 
 /* ---- schemas ------------------------------------------------------------------------------ */
 
