@@ -61,7 +61,7 @@ static void usage(FILE *f)
             "  One incident: its counts, the changes before it, the first and the latest\n"
             "  failure (last state, events, node, log tail) and the messages sent about it.\n"
             "       krc history changes --workload NS/KIND/NAME [--since DURATION|TIME]\n"
-            "                   [--limit N] [--format table|json]\n"
+            "                   [--cluster NAME] [--limit N] [--format table|json]\n"
             "  The changes recorded to a workload (shop/Deployment/api) and to the nodes of\n"
             "  its newest recorded restarts, newest first.\n"
             "  All take --db and --db-password-file as above.\n",

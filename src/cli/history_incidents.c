@@ -52,7 +52,7 @@ static int allowed(const char *what, enum opt k)
         return 1;
     }
     if (strcmp(what, "changes") == 0) {
-        return k == O_WORKLOAD || k == O_SINCE || k == O_LIMIT;
+        return k == O_WORKLOAD || k == O_SINCE || k == O_LIMIT || k == O_CLUSTER;
     }
     return 0; /* incident ID */
 }
@@ -454,7 +454,8 @@ static int run_changes(const struct args *a)
         return status;
     }
     krc_error_clear(&err);
-    rc = krc_change_target_resolve(s, ns, kind, name, NULL, NULL, NULL, &ct, &err);
+    rc = krc_change_target_resolve(s, a->val[O_CLUSTER], ns, kind, name, NULL, NULL, NULL, &ct,
+                                   &err);
     if (rc == 0) {
         rc = krc_change_target_list(s, ns, &ct, since, 0, n, &changes, &err);
     }
@@ -646,6 +647,7 @@ static int incident_changes(struct krc_store *s, const struct krc_store_incident
     const struct krc_store_entry *e[2] = {d->first, d->latest};
 
     memset(&ct, 0, sizeof(ct));
+    ct.cluster = d->inc.cluster; /* a shared database: that cluster's workload and nodes */
     snprintf(ct.kind, sizeof(ct.kind), "%s", d->inc.workload_kind ? d->inc.workload_kind : "");
     snprintf(ct.name, sizeof(ct.name), "%s", d->inc.workload_name ? d->inc.workload_name : "");
     for (int i = 0; i < 2; i++) {

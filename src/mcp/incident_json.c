@@ -227,9 +227,10 @@ static int resolve_row(const struct krc_store_row *r, void *ud)
     return 0;
 }
 
-int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *kind,
-                              const char *name, const char *pod, krc_change_keep_fn keep, void *ud,
-                              struct krc_change_target *t, struct krc_error *err)
+int krc_change_target_resolve(struct krc_store *s, const char *cluster, const char *ns,
+                              const char *kind, const char *name, const char *pod,
+                              krc_change_keep_fn keep, void *ud, struct krc_change_target *t,
+                              struct krc_error *err)
 {
     struct krc_store_filter f;
     struct resolve rs;
@@ -241,6 +242,8 @@ int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *k
     rs.t = t;
     rs.keep = keep;
     rs.ud = ud;
+    t->cluster = cluster;
+    f.cluster = cluster;
     f.namespace = ns;
     f.limit = KRC_CHANGE_ROWS_READ;
     if (pod != NULL) {
@@ -301,6 +304,7 @@ int krc_change_target_list(struct krc_store *s, const char *ns, const struct krc
     for (size_t i = 0; i < t->n_nodes; i++) {
         nodes[i] = t->nodes[i];
     }
+    f.cluster = t->cluster;
     f.namespace = ns;
     f.kind = t->kind;
     f.name = t->name;

@@ -115,10 +115,15 @@
 #define ARG_SINCE_24H "\"since\":" STR(64, SINCE_DESC "; default 24h")
 #define ARG_LIMIT "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"default\":50}"
 #define ARG_CURSOR "\"cursor\":" STR(64, "next_cursor of the previous page")
+#define ARG_CLUSTER                                                                                \
+    "\"cluster\":" STR(253,                                                                        \
+                       "exact clusterName of the krc that recorded them (a database shared by "    \
+                       "clusters); omit for all")
 
 const char krc_mcp_incidents_in[] =
-    "{\"type\":\"object\",\"properties\":{" ARG_NAMESPACE_ANY "," ARG_WORKLOAD "," ARG_OPEN
-    "," ARG_SINCE_INCIDENTS "," ARG_LIMIT "," ARG_CURSOR "},\"additionalProperties\":false}";
+    "{\"type\":\"object\",\"properties\":{" ARG_CLUSTER "," ARG_NAMESPACE_ANY "," ARG_WORKLOAD
+    "," ARG_OPEN "," ARG_SINCE_INCIDENTS "," ARG_LIMIT "," ARG_CURSOR
+    "},\"additionalProperties\":false}";
 const char krc_mcp_incidents_out[] =
     "{\"type\":\"object\",\"properties\":{\"incidents\":{\"type\":\"array\","
     "\"items\":" INCIDENT_SCHEMA "},\"next_cursor\":{\"type\":\"string\"},"
@@ -164,9 +169,10 @@ void krc_mcp_incidents_init(void)
     pthread_once(&incident_out_once, incident_out_build);
 }
 
-const char krc_mcp_changes_in[] = "{\"type\":\"object\",\"properties\":{" ARG_NAMESPACE
-                                  "," ARG_WORKLOAD_OR "," ARG_POD_OR "," ARG_SINCE_24H "," ARG_LIMIT
-                                  "},\"required\":[\"namespace\"],\"additionalProperties\":false}";
+const char krc_mcp_changes_in[] =
+    "{\"type\":\"object\",\"properties\":{" ARG_CLUSTER "," ARG_NAMESPACE "," ARG_WORKLOAD_OR
+    "," ARG_POD_OR "," ARG_SINCE_24H "," ARG_LIMIT
+    "},\"required\":[\"namespace\"],\"additionalProperties\":false}";
 const char krc_mcp_changes_out[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"namespace\":{\"type\":\"string\"},"
@@ -419,6 +425,7 @@ int krc_mcp_tool_incidents(void *ud, const cJSON *args, cJSON **ret, char *msg, 
         parse_id_cursor(krc_mcp_arg_str(args, "cursor"), &f.before_id, msg, msgsz) < 0) {
         return KRC_MCP_TOOL_FAILED;
     }
+    f.cluster = krc_mcp_arg_str(args, "cluster");
     f.workload_kind = kind[0] != '\0' ? kind : NULL;
     f.workload_name = name[0] != '\0' ? name : NULL;
     f.open_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "open"));
@@ -515,6 +522,7 @@ static void incident_target(const struct krc_store_incident_detail *d, struct kr
     const struct krc_store_entry *e[2] = {d->first, d->latest};
 
     memset(ct, 0, sizeof(*ct));
+    ct->cluster = d->inc.cluster; /* a shared database: that cluster's workload and nodes */
     snprintf(ct->kind, sizeof(ct->kind), "%s",
              d->inc.workload_kind != NULL ? d->inc.workload_kind : "");
     snprintf(ct->name, sizeof(ct->name), "%s",
@@ -719,9 +727,10 @@ int krc_mcp_tool_what_changed(void *ud, const cJSON *args, cJSON **ret, char *ms
         return rc;
     }
     pthread_mutex_lock(&t->scope_mu);
-    rc = krc_change_target_resolve(t->db, ns, pod != NULL ? NULL : kind, pod != NULL ? NULL : name,
-                                   pod, krc_mcp_scope_all(t->scope) ? NULL : row_in_scope, t->scope,
-                                   &ct, err);
+    rc = krc_change_target_resolve(t->db, krc_mcp_arg_str(args, "cluster"), ns,
+                                   pod != NULL ? NULL : kind, pod != NULL ? NULL : name, pod,
+                                   krc_mcp_scope_all(t->scope) ? NULL : row_in_scope, t->scope, &ct,
+                                   err);
     pthread_mutex_unlock(&t->scope_mu);
     if (rc == KRC_ENOTFOUND) {
         pthread_mutex_unlock(&t->mu);

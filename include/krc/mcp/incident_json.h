@@ -49,6 +49,7 @@ struct cJSON *krc_incident_message_json(const struct krc_store_message *m, size_
 /* What a "what changed" question is about: a workload (kind "Pod" for a bare
  * pod) and the nodes its pods ran on. */
 struct krc_change_target {
+    const char *cluster; /* exact clusterName of the restarts and changes; NULL: any */
     char kind[64];
     char name[254];
     char nodes[KRC_CHANGE_NODES_MAX][254];
@@ -62,13 +63,15 @@ typedef int (*krc_change_keep_fn)(const struct krc_store_row *r, void *ud);
 /* Fill t for the workload kind/name of namespace ns, or (pod non-NULL, kind
  * and name NULL) for the workload of the pod's newest recorded restart: the
  * nodes of its newest KRC_CHANGE_ROWS_READ recorded restarts that keep()
- * allows, newest first, distinct. 0; KRC_ENOTFOUND when the pod has no
+ * allows (of cluster, when not NULL: t->cluster, borrowed), newest first,
+ * distinct. 0; KRC_ENOTFOUND when the pod has no
  * recorded restart keep() allows (t->kind empty); < 0 a database error. */
-int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *kind,
-                              const char *name, const char *pod, krc_change_keep_fn keep, void *ud,
-                              struct krc_change_target *t, struct krc_error *err);
+int krc_change_target_resolve(struct krc_store *s, const char *cluster, const char *ns,
+                              const char *kind, const char *name, const char *pod,
+                              krc_change_keep_fn keep, void *ud, struct krc_change_target *t,
+                              struct krc_error *err);
 
-/* The changes of namespace ns's target and of its nodes with since <= at <
+/* The changes of namespace ns's target and of its nodes (of t->cluster) with since <= at <
  * until (0: no bound), newest first, at most limit, as a JSON array in *ret
  * (krc_change_json). 0, or < 0 (KRC_ENOMEM, a database error). */
 int krc_change_target_list(struct krc_store *s, const char *ns, const struct krc_change_target *t,

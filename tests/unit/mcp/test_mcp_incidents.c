@@ -263,6 +263,8 @@ static void test_list_incidents(void **state)
     snprintf(want, sizeof(want), "%lld", (long long)ids.api);
     assert_string_equal(page2, want);
 
+    /* a shared database: one cluster's (the seed's is unnamed) */
+    expect_ids(&f, "{\"cluster\":\"east\"}", "");
     refused(&f, "list_incidents", "{\"workload\":\"api\"}", "workload 'api'", "Kind/name");
     refused(&f, "list_incidents", "{\"workload\":\"deployment/api\"}", "upper-case", NULL);
     refused(&f, "list_incidents", "{\"workload\":\"Deployment/API\"}", "DNS subdomain", NULL);
@@ -388,6 +390,11 @@ static void test_what_changed(void **state)
         "node-b");
     assert_true(has_pointer(sc, "/changes/0/items"));
     assert_true(has_pointer(sc, "/changes/0/summary"));
+    sc = sc_of(call(&f, "what_changed",
+                    "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\","
+                    "\"cluster\":\"east\"}"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "changes")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "nodes")), 0);
     /* the default: the last 24 h */
     sc =
         sc_of(call(&f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\"}"));
