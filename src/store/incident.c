@@ -48,19 +48,14 @@ static void bind_count(struct krc_store *s, struct krc_sql_stmt *st,
     ST_INT(s, st, 5, at > 0 && ref->thread_reply ? at : 0);
 }
 
-/* Open an incident for the restart, or join the open one of its key. */
-static int incident_open(struct krc_store *s, const struct krc_store_restart *rec,
-                         int64_t restart_id, struct krc_error *err)
+/* The incident's key: $1 the cluster, $6..$10 namespace, workload kind and
+ * name, container, cause; $11 a new incident's thread. */
+static void bind_key(struct krc_store *s, struct krc_sql_stmt *st,
+                     const struct krc_store_restart *rec)
 {
-    struct krc_sql_stmt *st = NULL;
     int nokind = !nonempty(rec->workload_kind) || !nonempty(rec->workload_name);
-    int rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_OPEN, &st, err);
 
-    if (rc < 0) {
-        return rc;
-    }
     ST_TEXT(s, st, 1, s->cluster);
-    bind_count(s, st, rec, restart_id);
     ST_TEXT(s, st, 6, rec->namespace);
     /* a bare pod is its own workload */
     ST_TEXT(s, st, 7, nokind ? "Pod" : rec->workload_kind);
@@ -68,6 +63,20 @@ static int incident_open(struct krc_store *s, const struct krc_store_restart *re
     ST_TEXT(s, st, 9, rec->container);
     ST_TEXT(s, st, 10, krc_cause_name(rec->cause));
     ST_TEXT(s, st, 11, rec->incident->thread_key);
+}
+
+/* Open an incident for the restart, or join the open one of its key. */
+static int incident_open(struct krc_store *s, const struct krc_store_restart *rec,
+                         int64_t restart_id, struct krc_error *err)
+{
+    struct krc_sql_stmt *st = NULL;
+    int rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_OPEN, &st, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    bind_key(s, st, rec);
+    bind_count(s, st, rec, restart_id);
     rc = returned(s, st, rec->incident, "opening an incident", err);
     if (rc == 0) {
         rc = krc_error_set(err, KRC_EIO, "%s: opening an incident returned no row", s->display);
@@ -84,6 +93,22 @@ int krc_store_incident_record(struct krc_store *s, const struct krc_store_restar
 
     ref->ret_id = 0;
     ref->ret_restarts = 0;
+    if (s->drv->one_statement_record) {
+        /* one round trip: KRC_SQL_INCIDENT_RECORD */
+        if ((rc = krc_sql_prepare_as(s, KRC_SQL_INCIDENT_RECORD, KRC_SQL_PREPARE_SERVER, &st,
+                                     err)) < 0) {
+            return rc;
+        }
+        bind_key(s, st, rec);
+        bind_count(s, st, rec, restart_id);
+        ST_INT(s, st, 12, ref->id > 0 ? ref->id : 0);
+        rc = returned(s, st, ref, "recording a restart's incident", err);
+        if (rc == 0) {
+            rc = krc_error_set(err, KRC_EIO, "%s: recording a restart's incident returned no row",
+                               s->display);
+        }
+        return rc < 0 ? rc : 0;
+    }
     if (ref->id > 0) {
         if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_JOIN, &st, err)) < 0) {
             return rc;

@@ -1430,6 +1430,7 @@ static void test_changes(void **state)
     struct krc_store_change_filter f;
     struct changes_seen seen;
     const char *nodes[] = {"node-1", "node-2"};
+    char rev[8], sum[64];
     struct krc_error e;
 
     (void)state;
@@ -1439,7 +1440,6 @@ static void test_changes(void **state)
     c.name = "api";
     c.manager = "kubectl-client-side-apply";
     for (int i = 11; i <= 13; i++) {
-        char rev[8], sum[64];
         snprintf(rev, sizeof(rev), "%d", i);
         snprintf(sum, sizeof(sum), "image api:1.4.%d", i);
         c.revision = rev;
@@ -3124,8 +3124,23 @@ static int noop_row(const struct krc_store_row *r, void *ud)
     return 0;
 }
 
+static int noop_incident(const struct krc_store_incident *i, void *ud)
+{
+    (void)i;
+    (void)ud;
+    return 0;
+}
+
+static int noop_change(const struct krc_store_change *c, void *ud)
+{
+    (void)c;
+    (void)ud;
+    return 0;
+}
+
 static void alloc_scenario(void)
 {
+    struct krc_store_incident_ref inc = {0};
     struct krc_store *s = NULL;
     struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
     struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
@@ -3142,11 +3157,36 @@ static void alloc_scenario(void)
     if (krc_store_open(":memory:", 0, &s, NULL) != 0) {
         return;
     }
+    inc.thread_key = "shop/web-1";
+    r.incident = &inc;
     rc = krc_store_record(s, &r, &m, &rid, &oid, NULL);
     if (rc == 0) {
+        struct krc_store_incident_detail *d = NULL;
+        struct krc_store_change c = {.namespace = "shop",
+                                     .kind = "Deployment",
+                                     .name = "web",
+                                     .revision = "2",
+                                     .at = NOW - 60,
+                                     .summary = "image a → b"};
+        struct krc_store_change_filter cf = {
+            .namespace = "shop", .kind = "Deployment", .name = "web", .limit = 5};
+        if (krc_store_incident_get(s, inc.ret_id, &d, NULL) == 0) {
+            assert_int_equal(d->n_messages, 1);
+            assert_non_null(d->first);
+            krc_store_incident_detail_free(d);
+        } else {
+            assert_null(d);
+        }
+        if (krc_store_incidents_list(s, NULL, noop_incident, NULL, NULL) < 0 ||
+            krc_store_incident_end(s, inc.ret_id, NOW, &m, 1, NULL, NULL) < 0 ||
+            krc_store_record_change(s, &c, NULL) < 0 ||
+            krc_store_changes_list(s, &cf, noop_change, NULL, NULL) < 0) {
+            krc_store_close(s);
+            return;
+        }
         krc_store_mark_delivered(s, oid, "1.2", NULL);
         if (krc_store_get(s, rid, &en, NULL) == 0) {
-            assert_int_equal(en->n_messages, 1);
+            assert_int_equal(en->n_messages, 2); /* the alert and the resolved message */
             krc_store_entry_free(en);
         }
         if (krc_store_thread_ts(s, "shop/web-1", &ts, NULL, NULL) == 0 && ts != NULL) {
