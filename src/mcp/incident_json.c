@@ -122,15 +122,35 @@ static cJSON *json_doc(const char *text)
     return v != NULL ? v : cJSON_CreateString(text);
 }
 
-/* The body's "text" (Slack's, Google Chat's, a webhook's), at most max bytes
- * (0: whole), cut on a character boundary; null when it has none. */
+/* What a person read of a message body: Slack's and Google Chat's "text",
+ * PagerDuty's payload.summary, a webhook restart event's diagnosis summary;
+ * NULL for others (Teams' cards, storm summaries of webhooks). */
+static const cJSON *readable(const cJSON *doc)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "text");
+
+    if (!cJSON_IsString(t)) {
+        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "payload"),
+                                             "summary");
+    }
+    if (!cJSON_IsString(t)) {
+        t = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "report"),
+                                             "diagnosis"),
+            "summary");
+    }
+    return cJSON_IsString(t) ? t : NULL;
+}
+
+/* The body's readable text, at most max bytes (0: whole), cut on a character
+ * boundary; null when it has none. */
 static cJSON *body_text(const char *body, size_t max)
 {
     cJSON *doc = body != NULL ? cJSON_Parse(body) : NULL;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "text");
+    const cJSON *t = readable(doc);
     cJSON *out;
 
-    if (!cJSON_IsString(t)) {
+    if (t == NULL) {
         cJSON_Delete(doc);
         return cJSON_CreateNull();
     }

@@ -40,9 +40,10 @@ struct cJSON *krc_change_json(const struct krc_store_change *c);
 
 /* An outbox row of an incident: id, restart_id, kind, destination, channel,
  * thread_key, state, attempts, created_at, delivered_at, message_ref,
- * last_error, and text: the body's "text" (what a person read), cut to
- * text_max bytes (0: whole). With `bodies`, also body and fallback (the JSON
- * documents as stored). NULL: out of memory. */
+ * last_error, and text: what a person read of the body (Slack's and Google
+ * Chat's text, PagerDuty's summary, a webhook restart's diagnosis summary;
+ * null for others), cut to text_max bytes (0: whole). With `bodies`, also body and fallback (the
+ * JSON documents as stored). NULL: out of memory. */
 struct cJSON *krc_incident_message_json(const struct krc_store_message *m, size_t text_max,
                                         int bodies);
 

@@ -328,6 +328,8 @@ static void test_get_incident(void **state)
     assert_non_null(strstr(str(cJSON_GetArrayItem(msgs, 0), "text"), "OOM-killed"));
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "kind"), "reply");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "state"), "pending");
+    assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "text"),
+                        "2 more restarts since the first");
     /* text from the cluster is pointed to */
     assert_true(has_pointer(sc, "/first/restart/summary"));
     assert_true(has_pointer(sc, "/first/report/log/text"));

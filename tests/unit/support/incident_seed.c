@@ -128,7 +128,9 @@ static int api_incident(struct seed *sd, struct krc_test_incidents *ids)
     alert.created_at = sd->t;
     reply = alert;
     reply.kind = KRC_STORE_KIND_REPLY;
-    reply.body = "{\"text\":\"2 more restarts since the first\"}";
+    /* a webhook restart event's body: its diagnosis summary is what was read */
+    reply.body = "{\"kind\":\"restart\",\"report\":{\"diagnosis\":{\"summary\":\"2 more "
+                 "restarts since the first\"}}}";
     reply.created_at = sd->t + 1200;
     report(rep[0], sizeof(rep[0]), "api-7d9f-1", "node-a", "FIRST-CRASH-LOG", 1);
     report(rep[1], sizeof(rep[1]), "api-7d9f-2", "node-a", "SECOND-CRASH-LOG", 0);
