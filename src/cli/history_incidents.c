@@ -581,7 +581,10 @@ static void print_alerted_change(const struct krc_store_entry *first)
     const char *line = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(rep, "what_changed"), "summary"));
 
-    krc_history_print_field("Changed:", line);
+    if (line != NULL) {
+        printf("\nWhat changed, as the first alert said:\n");
+        krc_history_print_block("  ", line, 4096);
+    }
     cJSON_Delete(rep);
 }
 
