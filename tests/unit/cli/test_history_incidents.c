@@ -246,6 +246,8 @@ static void test_incident_json(void **state)
     v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "messages"), 0);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(v, "state")->valuestring, "delivered");
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v, "body")));
+    /* the whole text here (3,000 bytes of it quoted): MCP cuts it */
+    assert_true(strlen(cJSON_GetObjectItemCaseSensitive(v, "text")->valuestring) > 3000);
     cJSON_Delete(o);
     free(out);
 }

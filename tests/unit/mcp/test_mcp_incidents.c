@@ -326,6 +326,10 @@ static void test_get_incident(void **state)
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 0), "state"), "delivered");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 0), "message_ref"), "1765000000.000100");
     assert_non_null(strstr(str(cJSON_GetArrayItem(msgs, 0), "text"), "OOM-killed"));
+    /* its text is cut to 2,000 bytes, on a character, with an ellipsis */
+    assert_true(strlen(str(cJSON_GetArrayItem(msgs, 0), "text")) <= 2000);
+    assert_true(strlen(str(cJSON_GetArrayItem(msgs, 0), "text")) > 1900);
+    assert_non_null(strstr(str(cJSON_GetArrayItem(msgs, 0), "text"), "x\xe2\x80\xa6"));
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "kind"), "reply");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "state"), "pending");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "text"),
