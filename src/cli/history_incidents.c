@@ -152,11 +152,13 @@ static int parse_since(const char *what, const char *v, int64_t *ret)
 /* ---- a table ----------------------------------------------------------------------------------
  */
 
-#define MAX_COLS 9
+#define MAX_COLS 10
+#define COL_CLUSTER 1 /* incidents: shown for a shared store or rows of several clusters */
 
 struct table {
     const char *const *head;
     int cols;
+    int hide; /* a column not printed; -1: none */
     char **cells;
     size_t rows;
     size_t cap;
@@ -210,6 +212,9 @@ static void table_print(const struct table *t)
     for (size_t r = 0; r <= t->rows; r++) {
         for (int i = 0; i < t->cols; i++) {
             const char *c = r == 0 ? t->head[i] : t->cells[(r - 1) * (size_t)t->cols + (size_t)i];
+            if (i == t->hide) {
+                continue;
+            }
             if (i == t->cols - 1) {
                 printf("%s\n", c);
             } else {
@@ -229,13 +234,14 @@ static void table_free(struct table *t)
 
 /* ---- incidents ------------------------------------------------------------------------------ */
 
-static const char *const incident_head[] = {"ID",          "NAMESPACE",  "WORKLOAD",
-                                            "CONTAINER",   "CAUSE",      "RESTARTS",
-                                            "FIRST (UTC)", "LAST (UTC)", "ENDED (UTC)"};
+static const char *const incident_head[] = {"ID",         "CLUSTER",    "NAMESPACE", "WORKLOAD",
+                                            "CONTAINER",  "CAUSE",      "RESTARTS",  "FIRST (UTC)",
+                                            "LAST (UTC)", "ENDED (UTC)"};
 
 struct list {
     struct table t;
     cJSON *json; /* --format json: the array */
+    char first_cluster[CELL_MAX];
 };
 
 static int incident_row(const struct krc_store_incident *inc, void *ud)
@@ -253,18 +259,25 @@ static int incident_row(const struct krc_store_incident *inc, void *ud)
         return 0;
     }
     snprintf(c[0], CELL_MAX, "%lld", (long long)inc->id);
-    snprintf(c[1], CELL_MAX, "%s", inc->namespace != NULL ? inc->namespace : "?");
-    snprintf(c[2], CELL_MAX, "%s/%s", inc->workload_kind != NULL ? inc->workload_kind : "?",
+    snprintf(c[COL_CLUSTER], CELL_MAX, "%s",
+             inc->cluster != NULL && inc->cluster[0] != '\0' ? inc->cluster : "-");
+    snprintf(c[2], CELL_MAX, "%s", inc->namespace != NULL ? inc->namespace : "?");
+    snprintf(c[3], CELL_MAX, "%s/%s", inc->workload_kind != NULL ? inc->workload_kind : "?",
              inc->workload_name != NULL ? inc->workload_name : "?");
-    snprintf(c[3], CELL_MAX, "%s", inc->container != NULL ? inc->container : "-");
-    snprintf(c[4], CELL_MAX, "%s", inc->cause != NULL ? inc->cause : "-");
-    snprintf(c[5], CELL_MAX, "%lld", (long long)inc->restarts);
-    krc_history_time_utc(inc->first_at, c[6], CELL_MAX);
-    krc_history_time_utc(inc->last_at, c[7], CELL_MAX);
+    snprintf(c[4], CELL_MAX, "%s", inc->container != NULL ? inc->container : "-");
+    snprintf(c[5], CELL_MAX, "%s", inc->cause != NULL ? inc->cause : "-");
+    snprintf(c[6], CELL_MAX, "%lld", (long long)inc->restarts);
+    krc_history_time_utc(inc->first_at, c[7], CELL_MAX);
+    krc_history_time_utc(inc->last_at, c[8], CELL_MAX);
     if (inc->ended_at > 0) {
-        krc_history_time_utc(inc->ended_at, c[8], CELL_MAX);
+        krc_history_time_utc(inc->ended_at, c[9], CELL_MAX);
     } else {
-        snprintf(c[8], CELL_MAX, "open");
+        snprintf(c[9], CELL_MAX, "open");
+    }
+    if (l->t.rows > 0 && strcmp(l->first_cluster, c[COL_CLUSTER]) != 0) {
+        l->t.hide = -1; /* rows of more than one cluster */
+    } else if (l->t.rows == 0) {
+        snprintf(l->first_cluster, sizeof(l->first_cluster), "%s", c[COL_CLUSTER]);
     }
     return table_add(&l->t, c);
 }
@@ -308,6 +321,7 @@ static int run_incidents(const struct args *a)
     if ((status = krc_history_open_db(a->val[O_DB], a->val[O_PASSWORD], &s)) != 0) {
         return status;
     }
+    l.t.hide = krc_store_shared(s) ? -1 : COL_CLUSTER; /* as krc history's CLUSTER column */
     if (json && (l.json = cJSON_CreateArray()) == NULL) {
         krc_store_close(s);
         fprintf(stderr, "krc history: out of memory\n");
@@ -387,6 +401,7 @@ static int print_changes(const cJSON *changes)
     memset(&t, 0, sizeof(t));
     t.head = change_head;
     t.cols = 5;
+    t.hide = -1;
     cJSON_ArrayForEach(c, changes)
     {
         if (change_cells(&t, c) != 0) {

@@ -784,6 +784,10 @@ class IncidentsPostgresTest(unittest.TestCase):
             answers.append((ids, incidents, incident["incident"], incident["changes"],
                             [(m["kind"], m["state"]) for m in incident["messages"]],
                             incident["first"]["report"], changes))
+        # a shared store's table names the cluster of each row (as krc history's does)
+        p = run(["incidents", "--db", url, "--db-password-file", self.pg.password_file],
+                check_rc=0)
+        self.assertRegex(p.stdout.splitlines()[0], r"^ID +CLUSTER +NAMESPACE +WORKLOAD")
         self.assertEqual(answers[0], answers[1])
         self.assertEqual(len(answers[1][1]), 4)
         self.assertNotIn(self.pg.password(), json.dumps(answers[1]))
