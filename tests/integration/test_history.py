@@ -724,6 +724,32 @@ class IncidentsTest(unittest.TestCase):
         self.assertEqual(len(p.stdout.splitlines()), 4)
         self.assertNotIn("api:1.4.1", p.stdout)
 
+    def test_a_pruned_restart(self):
+        """An incident whose first restart is gone from the history (an ended incident's
+        restarts pruned by age): said so, never an error; MCP answers first: null."""
+        db = sqlite3.connect(self.path)
+        db.execute("DELETE FROM reports WHERE restart_id = ?", (self.ids["api_first"],))
+        db.execute("DELETE FROM outbox WHERE restart_id = ?", (self.ids["api_first"],))
+        db.execute("DELETE FROM restarts WHERE id = ?", (self.ids["api_first"],))
+        db.commit()
+        db.close()
+        p = run(["incident", str(self.ids["api"]), "--db", self.path], check_rc=0)
+        self.assertIn("First failure: restart #%d is no longer in the history"
+                      % self.ids["api_first"], p.stdout)
+        self.assertIn("LATEST-CRASH-LOG", p.stdout)
+        doc = json.loads(run(["incident", str(self.ids["api"]), "--db", self.path, "--format",
+                              "json"], check_rc=0).stdout)
+        self.assertIsNone(doc["first"])
+        self.assertEqual(doc["latest"]["restart"]["id"], self.ids["api_latest"])
+        req = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "get_incident", "arguments": {"id": self.ids["api"]}}}
+        p = subprocess.run([KRC, "mcp", "--db", self.path], input=json.dumps(req) + "\n",
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        res = json.loads(p.stdout.splitlines()[0])["result"]
+        self.assertFalse(res["isError"], res)
+        self.assertIsNone(res["structuredContent"]["first"])
+        self.assertIn("/latest/report/log/text", res["structuredContent"]["untrusted_fields"])
+
     def test_errors(self):
         for args in (["changes"], ["changes", "--workload", "Deployment/api"],
                      ["changes", "--workload", "shop/deploy/api"], ["incident"],
