@@ -175,6 +175,7 @@ const char krc_mcp_changes_in[] =
     "},\"required\":[\"namespace\"],\"additionalProperties\":false}";
 const char krc_mcp_changes_out[] =
     "{\"type\":\"object\",\"properties\":{"
+    "\"cluster\":{\"type\":\"string\",\"description\":\"the cluster asked for\"},"
     "\"namespace\":{\"type\":\"string\"},"
     "\"workload\":{\"type\":\"string\",\"description\":\"" WORKLOAD_DESC "\"},"
     "\"pod\":{\"type\":\"string\"},"
@@ -684,7 +685,9 @@ static int changes_answer(const char *ns, const char *pod, const struct krc_chan
     int ok;
 
     snprintf(workload, sizeof(workload), "%s/%s", ct->kind, ct->name);
-    ok = krc_report_json_put(out, "namespace", cJSON_CreateString(ns)) &&
+    ok = (ct->cluster == NULL ||
+          krc_report_json_put(out, "cluster", cJSON_CreateString(ct->cluster))) &&
+         krc_report_json_put(out, "namespace", cJSON_CreateString(ns)) &&
          krc_report_json_put(out, "workload", cJSON_CreateString(workload)) &&
          (pod == NULL || krc_report_json_put(out, "pod", cJSON_CreateString(pod))) &&
          krc_report_json_put(out, "nodes", nodes);

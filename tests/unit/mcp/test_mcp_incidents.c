@@ -401,6 +401,7 @@ static void test_what_changed(void **state)
                     "\"cluster\":\"east\"}"));
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "changes")), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "nodes")), 0);
+    assert_string_equal(str(sc, "cluster"), "east");
     /* the default: the last 24 h */
     sc =
         sc_of(call(&f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\"}"));
