@@ -399,10 +399,11 @@ static int count_change(const struct krc_store_change *c, void *ud)
     return 0;
 }
 
-/* kind 0: incidents_list(f), 1: changes_list(cf); median and worst of LIST_RUNS */
+/* kind 0: incidents_list(f), 1: changes_list(cf), 2: incident_get(id); median and worst of
+ * LIST_RUNS */
 static void time_incident_query(struct krc_store *s, const char *what, int kind,
                                 const struct krc_store_incident_filter *f,
-                                const struct krc_store_change_filter *cf)
+                                const struct krc_store_change_filter *cf, int64_t id)
 {
     double t[LIST_RUNS];
     long rows = 0;
@@ -411,10 +412,16 @@ static void time_incident_query(struct krc_store *s, const char *what, int kind,
         double t0 = now_ms();
         int rc;
         rows = 0;
-        rc = kind == 0 ? krc_store_incidents_list(s, f, count_incident, &rows, &err)
-                       : krc_store_changes_list(s, cf, count_change, &rows, &err);
+        struct krc_store_incident_detail *d = NULL;
+        rc = kind == 0   ? krc_store_incidents_list(s, f, count_incident, &rows, &err)
+             : kind == 1 ? krc_store_changes_list(s, cf, count_change, &rows, &err)
+                         : krc_store_incident_get(s, id, &d, &err);
         if (rc != 0) {
             die(what, &err);
+        }
+        if (d != NULL) {
+            rows = (long)d->n_messages + (d->first != NULL) + (d->latest != NULL);
+            krc_store_incident_detail_free(d);
         }
         t[i] = now_ms() - t0;
     }
@@ -437,31 +444,36 @@ static void run_incident_queries(const struct opts *o)
                                          .n_nodes = 2,
                                          .limit = 50};
 
-    time_incident_query(s, "list_incidents (limit 50)", 0, &f, NULL);
+    time_incident_query(s, "list_incidents (limit 50)", 0, &f, NULL, 0);
     f.since = now - 86400;
-    time_incident_query(s, "list_incidents --since 24h (limit 50)", 0, &f, NULL);
+    time_incident_query(s, "list_incidents --since 24h (limit 50)", 0, &f, NULL, 0);
     f.since = 0;
     f.namespace = "ns-7";
-    time_incident_query(s, "list_incidents --namespace ns-7 (limit 50)", 0, &f, NULL);
+    time_incident_query(s, "list_incidents --namespace ns-7 (limit 50)", 0, &f, NULL, 0);
     f.namespace = NULL;
     f.open_only = 1;
-    time_incident_query(s, "list_incidents --open (limit 50)", 0, &f, NULL);
+    time_incident_query(s, "list_incidents --open (limit 50)", 0, &f, NULL, 0);
     f.open_only = 0;
     f.since = now - 30 * 86400;
     f.before_id = 10000;
-    time_incident_query(s, "list_incidents --since 30d, page at the middle", 0, &f, NULL);
-    time_incident_query(s, "what_changed workload + 2 nodes (limit 50)", 1, NULL, &cf);
+    time_incident_query(s, "list_incidents --since 30d, page at the middle", 0, &f, NULL, 0);
+    f.since = now - 86400;
+    f.namespace = "ns-7";
+    f.before_id = 19990;
+    time_incident_query(s, "list_incidents ns-7 --since 24h, a later page", 0, &f, NULL, 0);
+    time_incident_query(s, "get_incident (first, latest, messages)", 2, NULL, NULL, 10001);
+    time_incident_query(s, "what_changed workload + 2 nodes (limit 50)", 1, NULL, &cf, 0);
     cf.since = now - 7 * 86400;
-    time_incident_query(s, "what_changed workload + 2 nodes --since 7d", 1, NULL, &cf);
+    time_incident_query(s, "what_changed workload + 2 nodes --since 7d", 1, NULL, &cf, 0);
     cf.since = now - 3 * 86400;
     cf.until = now - 86400;
     cf.limit = 5;
-    time_incident_query(s, "what_changed 2 days before a crash (limit 5)", 1, NULL, &cf);
+    time_incident_query(s, "what_changed 2 days before a crash (limit 5)", 1, NULL, &cf, 0);
     memset(&cf, 0, sizeof(cf));
     cf.cluster = o->cluster;
     cf.namespace = "ns-7";
     cf.limit = 50;
-    time_incident_query(s, "what_changed namespace ns-7 (limit 50)", 1, NULL, &cf);
+    time_incident_query(s, "what_changed namespace ns-7 (limit 50)", 1, NULL, &cf, 0);
     krc_store_close(s);
 }
 
