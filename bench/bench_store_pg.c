@@ -21,6 +21,8 @@
  *             its workload, container and cause, or opens one (issue 27: the
  *             record then takes a transaction of 4 statements instead of one
  *             statement).
+ * --changes N records N changes (krc_store_record_change, one statement each, as the
+ *             daemon drains the tracker) and prints the rate.
  * --incident-queries
  *             times what list_incidents and what_changed (MCP, krc history) run
  *             for this cluster, on the store bench/pg_bench.py `incidents` loads
@@ -62,6 +64,7 @@ struct opts {
     int list;
     int incident;
     int incident_queries;
+    long changes;
 };
 
 static int g_incident; /* --incident */
@@ -477,11 +480,41 @@ static void run_incident_queries(const struct opts *o)
     krc_store_close(s);
 }
 
+static void run_changes(const struct opts *o)
+{
+    struct krc_store *s = open_pg(o);
+    int64_t now = krc_clock_now();
+    double t0 = now_ms();
+    double ms;
+
+    for (long k = 0; k < o->changes; k++) {
+        char name[64], rev[32];
+        struct krc_store_change c = {.namespace = "ns-1",
+                                     .kind = "ReplicaSet",
+                                     .name = name,
+                                     .revision = rev,
+                                     .manager = "kube-controller-manager",
+                                     .summary = "image web:1.0 → web:1.1",
+                                     .detail_json = "{\"kind\":\"Deployment\",\"items\":[]}",
+                                     .at = now - k};
+        struct krc_error e = {0};
+        snprintf(name, sizeof(name), "web-%ld", k % 30000);
+        snprintf(rev, sizeof(rev), "%ld-%ld", now, k);
+        if (krc_store_record_change(s, &c, &e) < 0) {
+            die("record change", &e);
+        }
+    }
+    ms = now_ms() - t0;
+    printf("changes: %ld in %.0f ms: %.0f changes/s (one connection, one statement each)\n",
+           o->changes, ms, (double)o->changes * 1000.0 / ms);
+    krc_store_close(s);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: KRC_BENCH_PG_URL=postgres://... bench_store_pg [--password-file F] "
                     "[--cluster NAME] [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] "
-                    "[--list] [--incident] [--incident-queries]\n");
+                    "[--list] [--incident] [--incident-queries] [--changes N]\n");
     exit(2);
 }
 
@@ -518,6 +551,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
             o->storm = strtol(v, NULL, 10);
         } else if (strcmp(a, "--conns") == 0) {
             o->conns = (int)strtol(v, NULL, 10);
+        } else if (strcmp(a, "--changes") == 0) {
+            o->changes = strtol(v, NULL, 10);
         } else if (strcmp(a, "--rate") == 0) {
             o->rate = strtod(v, NULL);
         } else {
@@ -526,7 +561,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->url == NULL || o->fill < 0 || o->storm < 0 || o->spacing < 1 || o->conns < 1 ||
         o->conns > MAX_CONNS || o->rate < 0 ||
-        (o->fill == 0 && o->storm == 0 && !o->list && !o->incident_queries)) {
+        (o->fill == 0 && o->storm == 0 && !o->list && !o->incident_queries && o->changes <= 0)) {
         usage();
     }
 }
@@ -553,6 +588,9 @@ int main(int argc, char **argv)
     }
     if (o.storm > 0) {
         run_storm(&o);
+    }
+    if (o.changes > 0) {
+        run_changes(&o);
     }
     if (o.incident_queries) {
         run_incident_queries(&o);

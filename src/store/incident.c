@@ -553,7 +553,8 @@ int krc_store_record_change(struct krc_store *s, const struct krc_store_change *
                              "a change needs its namespace (\"\" for a node), kind, name and "
                              "revision");
     }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_INSERT_CHANGE, &st, err)) < 0) {
+    /* the tracker's first drain after a start may hand over thousands */
+    if ((rc = krc_sql_prepare_as(s, KRC_SQL_INSERT_CHANGE, KRC_SQL_PREPARE_SERVER, &st, err)) < 0) {
         return rc;
     }
     ST_TEXT(s, st, 1, s->cluster);
