@@ -192,20 +192,68 @@ static int each_incident(struct krc_store *s, struct krc_sql_stmt *st, krc_store
     return rc;
 }
 
+/* The open incidents, copied (strings into k): no statement stays active
+ * while the caller's callback runs. */
+static int read_open(struct krc_store *s, struct krc_store_incident **ret, size_t *ret_n,
+                     struct krc_sql_strings *k, struct krc_error *err)
+{
+    struct krc_store_incident *v = NULL;
+    struct krc_sql_stmt *st = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+
+    if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENTS_OPEN, &st, err)) < 0) {
+        return rc;
+    }
+    ST_TEXT(s, st, 1, s->cluster);
+    while ((rc = s->drv->step(st, "reading the open incidents", err)) == 1) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct krc_store_incident *nv = krc_realloc(v, ncap * sizeof(*nv));
+            if (nv == NULL) {
+                k->failed = 1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        read_incident(s, st, &v[n++], k);
+        if (k->failed) {
+            break;
+        }
+    }
+    s->drv->done(st);
+    if (rc >= 0 && k->failed) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    if (rc < 0) {
+        krc_free(v);
+        return rc;
+    }
+    *ret = v;
+    *ret_n = n;
+    return 0;
+}
+
 int krc_store_incidents_open(struct krc_store *s, krc_store_incident_fn fn, void *ud,
                              struct krc_error *err)
 {
-    struct krc_sql_stmt *st = NULL;
+    struct krc_store_incident *v = NULL;
+    struct krc_sql_strings k;
+    size_t n = 0;
     int rc;
 
     if (fn == NULL) {
         return krc_error_set(err, KRC_EINVAL, "open incidents: no callback");
     }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENTS_OPEN, &st, err)) < 0) {
-        return rc;
+    memset(&k, 0, sizeof(k));
+    rc = read_open(s, &v, &n, &k, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = fn(&v[i], ud);
     }
-    ST_TEXT(s, st, 1, s->cluster);
-    return each_incident(s, st, fn, ud, "reading the open incidents", err);
+    krc_free(v);
+    krc_sql_strings_cleanup(&k);
+    return rc;
 }
 
 /* The list query for the filters in use, its parameters numbered in order. */
@@ -505,7 +553,8 @@ int krc_store_record_change(struct krc_store *s, const struct krc_store_change *
                              "a change needs its namespace (\"\" for a node), kind, name and "
                              "revision");
     }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_INSERT_CHANGE, &st, err)) < 0) {
+    /* the tracker's first drain after a start may hand over thousands */
+    if ((rc = krc_sql_prepare_as(s, KRC_SQL_INSERT_CHANGE, KRC_SQL_PREPARE_SERVER, &st, err)) < 0) {
         return rc;
     }
     ST_TEXT(s, st, 1, s->cluster);

@@ -1331,6 +1331,64 @@ static void test_incident_end_and_get(void **state)
     krc_store_close(s);
 }
 
+struct loader {
+    struct krc_store *s;
+    int n;
+    int64_t first_restart[8];
+};
+
+/* A new leader's load: for each open incident, its evidence, and the first
+ * one ended on the spot, all on the store being iterated. */
+static int load_open(const struct krc_store_incident *i, void *ud)
+{
+    struct loader *ld = ud;
+    struct krc_store_incident_detail *d = NULL;
+    struct krc_error e;
+    krc_error_clear(&e);
+    if (krc_store_incident_get(ld->s, i->id, &d, &e) != 0) {
+        fail_msg("incident %lld: %s", (long long)i->id, e.msg);
+    }
+    assert_non_null(d->first);
+    ld->first_restart[ld->n] = d->first->row.id;
+    krc_store_incident_detail_free(d);
+    if (ld->n == 0 && krc_store_incident_end(ld->s, i->id, NOW - 1, NULL, 0, NULL, &e) != 0) {
+        fail_msg("end %lld: %s", (long long)i->id, e.msg);
+    }
+    ld->n++;
+    return 0;
+}
+
+/* The open incidents are read before the first callback: the callback may
+ * read and end incidents on the same store (the daemon's load at
+ * take-over does). */
+static void test_incidents_open_callback_uses_store(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct loader ld;
+    struct incidents_seen seen;
+    int64_t rids[3];
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        char uid[16], wl[16];
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "u%d", i);
+        snprintf(wl, sizeof(wl), "w%d", i);
+        r = mkrec(uid, "ns", uid, 1, NOW - 100 + i);
+        r.workload_name = wl;
+        (void)record_in(s, &r, 0, NULL, &rids[i]);
+    }
+    memset(&ld, 0, sizeof(ld));
+    ld.s = s;
+    assert_int_equal(krc_store_incidents_open(s, load_open, &ld, NULL), 0);
+    assert_int_equal(ld.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ld.first_restart[i], rids[i]);
+    }
+    assert_int_equal(incidents(s, NULL, &seen), 2);
+    krc_store_close(s);
+}
+
 /* The list: newest first, filters, keyset pages. */
 static void test_incident_list(void **state)
 {
@@ -3670,6 +3728,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_incident_join_and_open),
         cmocka_unit_test(test_incident_end_and_get),
         cmocka_unit_test(test_incident_list),
+        cmocka_unit_test(test_incidents_open_callback_uses_store),
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_prune_incidents),
         cmocka_unit_test(test_migrations_and_versions),
