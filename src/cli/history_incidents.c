@@ -297,7 +297,10 @@ static int run_incidents(const struct args *a)
 
     memset(&f, 0, sizeof(f));
     memset(&l, 0, sizeof(l));
-    if (json < 0 || parse_since("incidents", a->val[O_SINCE], &f.since) != 0 ||
+    /* open and recent: by default the open ones and those ended in the last 24 h */
+    if (json < 0 ||
+        parse_since("incidents", a->val[O_SINCE] != NULL ? a->val[O_SINCE] : "24h", &f.since) !=
+            0 ||
         (a->val[O_LIMIT] != NULL &&
          krc_history_parse_long("--limit", a->val[O_LIMIT], 1, 1000000, &n) != 0)) {
         return USAGE;
@@ -339,9 +342,14 @@ static int run_incidents(const struct args *a)
     } else if (json) {
         status = krc_history_print_json(l.json) < 0 ? 1 : 0;
     } else if (l.t.rows == 0) {
-        printf("no incidents recorded%s\n",
-               f.cluster || f.namespace || f.workload_kind || f.open_only || f.since ? " that match"
-                                                                                     : "");
+        int narrowed = f.cluster || f.namespace || f.workload_kind;
+        char t[40];
+        krc_history_time_utc(f.since, t, sizeof(t));
+        if (f.open_only) {
+            printf("no open incidents%s\n", narrowed ? " that match" : "");
+        } else {
+            printf("no incidents%s open or ended since %s UTC\n", narrowed ? " that match" : "", t);
+        }
     } else {
         table_print(&l.t);
     }

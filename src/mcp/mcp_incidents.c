@@ -111,7 +111,8 @@
 #define ARG_OPEN                                                                                   \
     "\"open\":{\"type\":\"boolean\",\"description\":\"true: only incidents still open\"}"
 #define ARG_SINCE_INCIDENTS                                                                        \
-    "\"since\":" STR(64, SINCE_DESC "; keeps the incidents still open or ended since")
+    "\"since\":" STR(64, SINCE_DESC "; keeps the incidents still open or ended since; default "    \
+                                    "24h (open and recent)")
 #define ARG_SINCE_24H "\"since\":" STR(64, SINCE_DESC "; default 24h")
 #define ARG_LIMIT "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"default\":50}"
 #define ARG_CURSOR "\"cursor\":" STR(64, "next_cursor of the previous page")
@@ -127,6 +128,8 @@ const char krc_mcp_incidents_in[] =
 const char krc_mcp_incidents_out[] =
     "{\"type\":\"object\",\"properties\":{\"incidents\":{\"type\":\"array\","
     "\"items\":" INCIDENT_SCHEMA "},\"next_cursor\":{\"type\":\"string\"},"
+    "\"since\":{\"type\":\"string\",\"description\":\"open ones and those ended since this "
+    "time (UTC)\"},"
     "\"untrusted_fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
     "\"description\":\"always empty: incidents are names, causes, counts and times\"}},"
     "\"required\":[\"incidents\",\"untrusted_fields\"]}";
@@ -422,7 +425,9 @@ int krc_mcp_tool_incidents(void *ud, const cJSON *args, cJSON **ret, char *msg, 
                          msgsz) < 0 ||
         arg_workload(args, kind, sizeof(kind), name, sizeof(name), msg, msgsz) < 0 ||
         (f.namespace != NULL && krc_mcp_check_scope(t, f.namespace, NULL, msg, msgsz) < 0) ||
-        krc_mcp_parse_since(krc_mcp_arg_str(args, "since"), &f.since, msg, msgsz) < 0 ||
+        krc_mcp_parse_since(krc_mcp_arg_str(args, "since") != NULL ? krc_mcp_arg_str(args, "since")
+                                                                   : "24h",
+                            &f.since, msg, msgsz) < 0 ||
         parse_id_cursor(krc_mcp_arg_str(args, "cursor"), &f.before_id, msg, msgsz) < 0) {
         return KRC_MCP_TOOL_FAILED;
     }
@@ -449,6 +454,10 @@ int krc_mcp_tool_incidents(void *ud, const cJSON *args, cJSON **ret, char *msg, 
     if (rc != 0) {
         cJSON_Delete(out);
         return rc;
+    }
+    if (!krc_report_json_put(out, "since", krc_report_json_time(f.since))) {
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     /* after the last incident returned; or, cut short, after the last one read */
     snprintf(cur, sizeof(cur), "%" PRId64, s.more ? s.last_id : s.scan_id);

@@ -684,7 +684,8 @@ class IncidentsTest(unittest.TestCase):
         self.assertIn("Deployment/api", lines[4])
         self.assertTrue(lines[4].endswith("open"), lines[4])
         p = run(["incidents", "--db", self.path, "--namespace", "nowhere"], check_rc=0)
-        self.assertEqual(p.stdout, "no incidents recorded that match\n")
+        self.assertRegex(p.stdout, r"^no incidents that match open or ended since "
+                                   r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$")
 
     def test_incident_keeps_the_first_failure(self):
         p = run(["incident", str(self.ids["api"]), "--db", self.path], check_rc=0)
@@ -723,6 +724,31 @@ class IncidentsTest(unittest.TestCase):
                  self.path], check_rc=0)
         self.assertEqual(len(p.stdout.splitlines()), 4)
         self.assertNotIn("api:1.4.1", p.stdout)
+
+    def test_open_and_recent_by_default(self):
+        """Without --since: the open incidents and those that ended in the last 24 h; an
+        incident that ended two days ago takes --since (MCP's list_incidents alike)."""
+        old = os.path.join(self.tmp.name, "old.db")
+        p = subprocess.run([incident_seed(), old, str(int(time.time()) - 2 * 86400)],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ids = json.loads(p.stdout)
+        rows = json.loads(run(["incidents", "--db", old, "--format", "json"], check_rc=0).stdout)
+        self.assertEqual([r["id"] for r in rows], [ids["dns"], ids["canary"], ids["api"]])
+        rows = json.loads(run(["incidents", "--db", old, "--format", "json", "--since", "3d"],
+                              check_rc=0).stdout)
+        self.assertEqual(rows[0]["id"], ids["trainer"])
+        req = [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "list_incidents", "arguments": a}}
+               for n, a in ((1, {}), (2, {"since": "3d"}))]
+        p = subprocess.run([KRC, "mcp", "--db", old], capture_output=True, text=True,
+                           input="".join(json.dumps(r) + "\n" for r in req), timeout=TIMEOUT)
+        answers = [json.loads(line)["result"]["structuredContent"]
+                   for line in p.stdout.splitlines()]
+        self.assertEqual([[r["id"] for r in a["incidents"]] for a in answers],
+                         [[ids["dns"], ids["canary"], ids["api"]],
+                          [ids["trainer"], ids["dns"], ids["canary"], ids["api"]]])
+        self.assertRegex(answers[0]["since"], RFC3339)
 
     def test_a_pruned_restart(self):
         """An incident whose first restart is gone from the history (an ended incident's

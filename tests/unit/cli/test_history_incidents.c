@@ -189,7 +189,7 @@ static void test_incidents_table(void **state)
     /* the subcommand after an option works too */
     assert_int_equal(
         history(&out, "--format", "table", "incidents", "--namespace", "nowhere", NULL), 0);
-    assert_string_equal(out, "no incidents recorded that match\n");
+    assert_non_null(strstr(out, "no incidents that match open or ended since "));
     free(out);
 }
 
