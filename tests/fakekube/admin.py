@@ -730,6 +730,15 @@ class FakeKube:
                 body[k] = v
         return self.call("POST", "/admin/deployments/%s/%s/rollout" % (namespace, name), body)
 
+    def replace_pod(self, namespace, name, node=None, ready=True, time=None):
+        """Delete a pod of a ReplicaSet made by deployment()/rollout(); its controller
+        creates a replacement pod (new name and uid, restartCount 0), returned."""
+        body = {"ready": ready}
+        for k, v in (("node", node), ("time", time)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/pods/%s/%s/replace" % (namespace, name), body)
+
     def get_object(self, resource, namespace, name=None):
         """Any stored object: get_object("replicasets", "shop", "api-x"); cluster-scoped
         resources take the name alone (get_object("nodes", "n1"))."""

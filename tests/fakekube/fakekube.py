@@ -146,8 +146,10 @@ BOOKMARK_BODY = {
     "namespaces": {"spec": {}, "status": {}},
     "leases": {"spec": {}},
     "resourceclaims": {"spec": {"devices": {}}, "status": {}},
-    # Go zero values of the apps/v1 and batch/v1 types (json tags of k8s.io/api 1.32 as read
-    # from the type definitions; not compared byte for byte with a real server's bookmark)
+    # Go zero values of the apps/v1 and batch/v1 types under their json tags (fields without
+    # omitempty, structs, null pointers); the StatefulSet tags were checked against copies of
+    # the type, the others are from memory of k8s.io/api; none was compared with a real
+    # server's bookmark (clients read only the bookmark's metadata)
     "configmaps": {},
     "secrets": {},
     "deployments": {"spec": {"selector": None, "template": {
@@ -3356,6 +3358,9 @@ class AdminHandler(HandlerBase):
             out = self.restart(rest[0], rest[1], self.body())
             self.reconcile_owner(out)
             return 200, out
+        if resource == "pods" and len(rest) == 3 and rest[2] == "replace" and m == "POST":
+            b = self.body()
+            return 201, self.replace_pod(rest[0], rest[1], b if isinstance(b, dict) else {})
         if resource == "deployments" and len(rest) == 3 and m == "POST" and rest[2] in (
                 "create", "rollout"):
             b = self.body()
@@ -3615,6 +3620,9 @@ class AdminHandler(HandlerBase):
 
         def n(r, k):
             return int((r.get("status") or {}).get(k) or 0)
+        # as calculateStatus of pkg/controller/deployment/sync.go: unavailable counts
+        # against the ReplicaSets' spec.replicas, replicas and updated against their status
+        wanted = sum(int(r["spec"].get("replicas", 0)) for r in rss)
         replicas = sum(n(r, "replicas") for r in rss)
         updated = n(new_rs, "replicas") if new_rs else 0
         ready = sum(n(r, "readyReplicas") for r in rss)
@@ -3622,7 +3630,7 @@ class AdminHandler(HandlerBase):
         st = {"observedGeneration": int(md.get("generation", 1))}
         for k, v in (("replicas", replicas), ("updatedReplicas", updated),
                      ("readyReplicas", ready), ("availableReplicas", available),
-                     ("unavailableReplicas", max(0, total - available))):
+                     ("unavailableReplicas", max(0, wanted - available))):
             if v:
                 st[k] = v
         old_conds = (cur.get("status") or {}).get("conditions")
@@ -3678,6 +3686,29 @@ class AdminHandler(HandlerBase):
                                                               dref["name"]))
             if dep is not None and dep["metadata"].get("uid") == dref.get("uid"):
                 self._deployment_status(dep, ts)
+
+    def replace_pod(self, ns, name, b):
+        """{"node": N?, "ready": true, "time": T?}: the pod is deleted and its ReplicaSet's
+        controller creates a replacement (a new name and uid, restart counts 0), as when a
+        pod is evicted or its node fails; the statuses follow.  Only for pods whose
+        ReplicaSet is stored here (deployment()/rollout())."""
+        store = self.store
+        ts = self.time_arg(b.get("time"))
+        with store.cond:
+            pod = store.objects["pods"].get("%s/%s" % (ns, name))
+            if pod is None:
+                raise AdminError(404, "pod %s/%s not found" % (ns, name))
+            ref = next((r for r in pod["metadata"].get("ownerReferences") or []
+                        if r.get("controller") and r.get("kind") == "ReplicaSet"), None)
+            rs = store.objects["replicasets"].get("%s/%s" % (ns, ref["name"])) if ref else None
+            if rs is None or rs["metadata"].get("uid") != ref.get("uid"):
+                raise AdminError(400, "pod %s/%s has no ReplicaSet stored here to replace it "
+                                 "(use deployment())" % (ns, name))
+            store.delete("pods", "%s/%s" % (ns, name))
+            new = self._replicaset_pods(rs, 1, b.get("ready", True),
+                                        b.get("node") or pod["spec"].get("nodeName"), ts)[0]
+        self.reconcile_owner(new)
+        return ApiHandler.full("pods", new)
 
     @staticmethod
     def _containers_arg(containers):
