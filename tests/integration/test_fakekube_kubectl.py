@@ -456,6 +456,29 @@ class KubectlTest(unittest.TestCase):
                          "name")
         self.assertEqual(r.stdout.split(), ["pod/" + out["pods"][0]["metadata"]["name"]])
 
+    def test_statefulset_daemonset_history(self):
+        """kubectl reads the StatefulSet's and DaemonSet's history from the
+        ControllerRevisions the fake wrote (owned with controller: true, revision numbers,
+        the template in data)."""
+        ns = "wl-history"
+        self.fk.statefulset(ns, "db", [{"name": "db", "image": "postgres:16.4"}], replicas=2)
+        self.fk.rollout_statefulset(ns, "db", {"db": {"image": "postgres:16.5"}})
+        self.fk.daemonset(ns, "agent", [{"name": "agent", "image": "agent:1"}],
+                          nodes=["n1", "n2"])
+        self.fk.rollout_daemonset(ns, "agent", {"agent": {"image": "agent:2"}})
+        for kind in ("sts/db", "ds/agent"):
+            r = self.kubectl("rollout", "history", kind, "-n", ns)
+            self.assertEqual([ln.split()[0] for ln in r.stdout.splitlines()[2:] if ln.strip()],
+                             ["1", "2"], r.stdout)
+        r = self.kubectl("rollout", "history", "sts/db", "-n", ns, "--revision=1")
+        self.assertIn("postgres:16.4", r.stdout)
+        r = self.kubectl("rollout", "history", "ds/agent", "-n", ns, "--revision=2")
+        self.assertIn("agent:2", r.stdout)
+        r = self.kubectl("rollout", "status", "sts/db", "-n", ns, "--watch=false")
+        self.assertIn("1 out of 2 new pods have been updated", r.stdout)
+        r = self.kubectl("rollout", "status", "ds/agent", "-n", ns, "--watch=false")
+        self.assertIn("1 out of 2 new pods have been updated", r.stdout)
+
     def test_watch_sees_rollout(self):
         ns = "wl-watch"
         self.fk.deployment(ns, "web", ["web"], replicas=2)
@@ -1324,7 +1347,7 @@ class WorkloadAdminTest(unittest.TestCase):
         fk.create_pod("shop", "loose-1")
         with self.assertRaises(Exception) as e:
             fk.replace_pod("shop", "loose-1")
-        self.assertIn("no ReplicaSet stored", e.exception.body["error"])
+        self.assertIn("no controller stored", e.exception.body["error"])
         # scaling the old ReplicaSet down; a rollback re-uses revision 1's ReplicaSet
         r = fk.rollout("shop", "api", {"api": {"image": "api:1.4.4"}}, old_ready=1, new_pods=2)
         self.assertEqual(r["revision"], 3)
@@ -1425,6 +1448,98 @@ class WorkloadAdminTest(unittest.TestCase):
         self.assertEqual((mp["status"], mp["reason"]), ("True", "KubeletHasInsufficientMemory"))
         self.assertEqual(len([c for c in n["status"]["conditions"]
                               if c["type"] == "MemoryPressure"]), 1)
+
+    def test_statefulset_daemonset(self):
+        fk = self.fk
+        out = fk.statefulset("ctl", "db", [{"name": "db", "image": "postgres:16.4"}],
+                             replicas=3, time="2026-12-06T02:00:00Z")
+        sts, cr, pods = out["statefulset"], out["controllerrevision"], out["pods"]
+        h = cr["metadata"]["labels"]["controller.kubernetes.io/hash"]
+        self.assertEqual(cr["metadata"]["name"], "db-" + h)
+        self.assertEqual((cr["revision"], cr["metadata"]["ownerReferences"][0]["kind"],
+                          cr["metadata"]["ownerReferences"][0]["controller"]),
+                         (1, "StatefulSet", True))
+        tmpl = cr["data"]["spec"]["template"]
+        self.assertEqual(tmpl["$patch"], "replace")
+        self.assertEqual(tmpl["spec"]["containers"][0]["image"], "postgres:16.4")
+        self.assertEqual([p["metadata"]["name"] for p in pods], ["db-0", "db-1", "db-2"])
+        self.assertEqual(pods[2]["metadata"]["labels"]["controller-revision-hash"], "db-" + h)
+        self.assertEqual(pods[2]["metadata"]["labels"]["apps.kubernetes.io/pod-index"], "2")
+        self.assertEqual(pods[2]["spec"]["hostname"], "db-2")
+        self.assertEqual((sts["status"]["currentRevision"], sts["status"]["updateRevision"],
+                          sts["status"]["readyReplicas"]), ("db-" + h, "db-" + h, 3))
+        r = fk.rollout_statefulset("ctl", "db", {"db": {"image": "postgres:16.5"}},
+                                   time="2026-12-06T03:00:00Z")
+        cr2 = r["controllerrevision"]
+        self.assertEqual(cr2["revision"], 2)
+        self.assertNotEqual(cr2["metadata"]["name"], cr["metadata"]["name"])
+        self.assertEqual([p["metadata"]["name"] for p in r["pods"]], ["db-2"])
+        self.assertNotEqual(r["pods"][0]["metadata"]["uid"], pods[2]["metadata"]["uid"])
+        self.assertEqual(r["pods"][0]["spec"]["containers"][0]["image"], "postgres:16.5")
+        st = r["statefulset"]["status"]
+        self.assertEqual((st["currentRevision"], st["updateRevision"], st["currentReplicas"],
+                          st["updatedReplicas"]),
+                         ("db-" + h, cr2["metadata"]["name"], 2, 1))
+        self.assertEqual(r["statefulset"]["metadata"]["generation"], 2)
+        # a replaced pod keeps its name and gets the update revision
+        new0 = fk.replace_pod("ctl", "db-0")
+        self.assertEqual(new0["metadata"]["name"], "db-0")
+        self.assertEqual(new0["metadata"]["labels"]["controller-revision-hash"],
+                         cr2["metadata"]["name"])
+        fk.restart("ctl", "db-0", "db", exit_code=1, waiting=True)
+        st = fk.get_object("statefulsets", "ctl", "db")["status"]
+        self.assertEqual((st["readyReplicas"], st["availableReplicas"], st["updatedReplicas"]),
+                         (2, 2, 2))
+
+        out = fk.daemonset("ctl", "agent", [{"name": "agent", "image": "agent:1"}],
+                           nodes=["n-a", "n-b"])
+        ds, dcr, dpods = out["daemonset"], out["controllerrevision"], out["pods"]
+        dh = dcr["metadata"]["labels"]["controller.kubernetes.io/hash"]
+        self.assertEqual(sorted(p["spec"]["nodeName"] for p in dpods), ["n-a", "n-b"])
+        for p in dpods:
+            self.assertEqual(p["metadata"]["labels"]["controller-revision-hash"], dh)
+            self.assertEqual(p["metadata"]["labels"]["pod-template-generation"], "1")
+            self.assertTrue(p["metadata"]["name"].startswith("agent-"))
+        self.assertEqual((ds["status"]["desiredNumberScheduled"], ds["status"]["numberReady"]),
+                         (2, 2))
+        r = fk.rollout_daemonset("ctl", "agent", {"agent": {"image": "agent:2"}})
+        self.assertEqual(r["controllerrevision"]["revision"], 2)
+        self.assertEqual(r["pods"][0]["metadata"]["labels"]["pod-template-generation"], "2")
+        self.assertEqual(r["daemonset"]["status"]["updatedNumberScheduled"], 1)
+        with self.assertRaises(Exception) as e:
+            fk.rollout_daemonset("ctl", "agent", {"agent": {"image": "agent:2"}})
+        self.assertIn("changes nothing", e.exception.body["error"])
+
+    def test_job_cronjob(self):
+        fk = self.fk
+        out = fk.job("ctl", "migrate", [{"name": "m", "image": "migrate:3"}])
+        job, pod = out["job"], out["pods"][0]
+        uid = job["metadata"]["uid"]
+        self.assertEqual(pod["metadata"]["labels"]["batch.kubernetes.io/job-name"], "migrate")
+        self.assertEqual(pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"], uid)
+        self.assertEqual(pod["metadata"]["ownerReferences"][0]["kind"], "Job")
+        self.assertEqual(pod["spec"]["restartPolicy"], "OnFailure")
+        self.assertEqual((job["status"]["active"], job["status"]["ready"]), (1, 1))
+        fk.restart("ctl", pod["metadata"]["name"], "m", exit_code=2, waiting=True)
+        self.assertEqual(fk.get_object("jobs", "ctl", "migrate")["status"]["ready"], 0)
+        fk.cronjob("ctl", "nightly", [{"name": "report", "image": "report:1"}],
+                   schedule="0 3 * * *")
+        r = fk.run_cronjob("ctl", "nightly", time="2026-12-06T03:00:00Z")
+        jmd = r["job"]["metadata"]
+        self.assertEqual(jmd["name"], "nightly-29942100")  # minutes since the epoch
+        self.assertEqual(jmd["ownerReferences"][0]["kind"], "CronJob")
+        self.assertEqual(jmd["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
+                         "2026-12-06T03:00:00Z")
+        self.assertEqual(r["pods"][0]["metadata"]["ownerReferences"][0]["name"],
+                         "nightly-29942100")
+        self.assertEqual(r["cronjob"]["status"]["active"][0]["name"], "nightly-29942100")
+        self.assertEqual(r["cronjob"]["status"]["lastScheduleTime"], "2026-12-06T03:00:00Z")
+        with self.assertRaises(Exception) as e:
+            fk.run_cronjob("ctl", "nightly", time="2026-12-06T03:00:00Z")
+        self.assertEqual(e.exception.status, 409)
+        with self.assertRaises(Exception) as e:
+            fk.job("ctl", "migrate", ["m"])
+        self.assertEqual(e.exception.status, 409)
 
     def test_other_workloads_defaults(self):
         fk = self.fk
