@@ -2860,7 +2860,6 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
         store = self.store
         cfg = store.config
         self._watch_target = self.meta_target()
-        self._watch_target_warned = False
         rv, rvm, _, sie = self.validate_list_options(True)
         lsel = parse_label_selector(self.q.get("labelSelector"))
         fsel = parse_field_selector(resource, self.q.get("fieldSelector"))
@@ -2936,20 +2935,11 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
 
     def watch_object(self, resource, obj):
         """A watch event's object as this watch's Accept header asks for it: the full object,
-        or with as=PartialObjectMetadata its metadata only.  As the API server's
-        watchEmbeddedEncoder: a conversion that fails (as=PartialObjectMetadataList of one
-        object) is logged and the object is sent unconverted."""
+        or with as=PartialObjectMetadata its metadata only (as=PartialObjectMetadataList:
+        see watch_loop)."""
         target = getattr(self, "_watch_target", None)
-        if target is None:
-            return obj if "kind" in obj else self.full(resource, obj)
-        if target[0] == "PartialObjectMetadata":
+        if target is not None and target[0] == "PartialObjectMetadata":
             return partial_metadata(obj, target[1])
-        if not getattr(self, "_watch_target_warned", False):
-            self._watch_target_warned = True
-            LOG.info("watch %s: failed to transform object *%s: you requested "
-                     "PartialObjectMetadataList, but the requested object is not a list "
-                     "(*%s); sent unconverted", self.path, INTERNAL_TYPES[resource],
-                     INTERNAL_TYPES[resource])
         return obj if "kind" in obj else self.full(resource, obj)
 
     def write_chunk(self, data: bytes):
@@ -3067,6 +3057,17 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
                 return
             for p in prefixes:
                 self.write_chunk(p)
+            if self._watch_target is not None and \
+                    self._watch_target[0] != "PartialObjectMetadata" and any(
+                    not isinstance(ln, bytes) or ln.startswith(b'{"type":"BOOKMARK"')
+                    for ln in pending):
+                # as the API server's watch: the conversion fails, the unconverted object
+                # then fails to encode with the meta.k8s.io codec, and the stream ends
+                LOG.info("watch %s: unable to encode watch object *%s: you requested "
+                         "PartialObjectMetadataList, but the requested object is not a list; "
+                         "ending the watch", self.path, INTERNAL_TYPES[resource])
+                self.end_chunked()
+                return
             self.write_events(ln if isinstance(ln, bytes) else
                               self.event_line(ln[0], self.watch_object(resource, ln[1]))
                               for ln in pending)
