@@ -3371,6 +3371,8 @@ class AdminHandler(HandlerBase):
                 store.put_many(resource, objs)
             if many:  # bulk: a summary keeps big creations fast
                 return 201, [summary(o) for o in objs]
+            if resource == "pods":
+                self.reconcile_owner(objs[0])
             return 201, ApiHandler.full(resource, objs[0])
         if rest == ["bulk"] and m == "POST":
             return 201, self.bulk(resource, self.body())
