@@ -3549,6 +3549,41 @@ class AdminHandler(HandlerBase):
             if ns + "/" + name not in self.store.objects["pods"]:
                 return name
 
+    CONTROLLER_COMPONENTS = {"deployments": "deployment-controller",
+                             "replicasets": "replicaset-controller",
+                             "statefulsets": "statefulset-controller",
+                             "daemonsets": "daemonset-controller",
+                             "jobs": "job-controller", "cronjobs": "cronjob-controller"}
+
+    def controller_event(self, owner_resource, owner, reason, message, ts):
+        """The Event a controller's recorder (core/v1, legacy style) writes about owner."""
+        md = owner["metadata"]
+        info = RESOURCES[owner_resource]
+        ev = default_event({"metadata": {"namespace": md["namespace"]},
+                            "involvedObject": {"kind": info["kind"],
+                                               "namespace": md["namespace"],
+                                               "name": md["name"], "uid": md["uid"],
+                                               "apiVersion": info["apiVersion"],
+                                               "resourceVersion": md.get("resourceVersion",
+                                                                         "")},
+                            "reason": reason, "message": message, "type": "Normal",
+                            "reportingComponent": self.CONTROLLER_COMPONENTS[owner_resource],
+                            "firstTimestamp": ts, "lastTimestamp": ts}, ts)
+        self.store.put("events", ev)
+
+    def _pod_event(self, owner_resource, owner, verb, pod_name, ts):
+        """SuccessfulCreate/SuccessfulDelete as the pod's controller words it."""
+        if owner_resource == "statefulsets":
+            msg = "%s Pod %s in StatefulSet %s successful" % (verb.lower(), pod_name,
+                                                               owner["metadata"]["name"])
+        else:
+            msg = "%s pod: %s" % ("Created" if verb == "Create" else "Deleted", pod_name)
+        self.controller_event(owner_resource, owner, "Successful" + verb, msg, ts)
+
+    def _controller_delete_pod(self, owner_resource, owner, pod, ts):
+        self.store.delete("pods", obj_key("pods", pod))
+        self._pod_event(owner_resource, owner, "Delete", pod["metadata"]["name"], ts)
+
     def _controller_pod(self, owner_resource, owner, tmpl, name, node, ready, ts,
                         generate_name=None, labels=None, spec_extra=None):
         """A pod of owner (a stored ReplicaSet, StatefulSet, DaemonSet or Job) from its
@@ -3590,6 +3625,7 @@ class AdminHandler(HandlerBase):
         pod["metadata"]["managedFields"] = created["metadata"]["managedFields"]
         record_update("pods", created, pod, "kubelet", "status", ts)
         self.store.put("pods", pod)
+        self._pod_event(owner_resource, owner, "Create", name, ts)
         return pod
 
     def _replicaset_pods(self, rs, count, ready, node, ts):
@@ -3814,6 +3850,10 @@ class AdminHandler(HandlerBase):
             self._apply_annotation(dep, manager, applied)
             self.write("deployments", None, dep, manager, ts)
             rs = self._replicaset_for(dep, replicas, 1, ts)
+            if replicas:
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled up replica set %s from 0 to %d" % (
+                                          rs["metadata"]["name"], replicas), ts)
             dep = self._set_revision(dep, 1, ts)
             pods = self._replicaset_pods(rs, replicas, b.get("ready", True), node, ts)
             rs = self._replicaset_status(rs, ts)
@@ -3875,18 +3915,31 @@ class AdminHandler(HandlerBase):
             old_rs = next((r for r in rss if self._revision(r) == old_rev), None)
             revision = max([self._revision(r) for r in rss] + [0]) + 1
             dep = self.write("deployments", cur, new, manager, ts)
+            before = store.objects["replicasets"].get("%s/%s-%s" % (
+                ns, name, pod_template_hash(dep["spec"]["template"])))
             rs = self._replicaset_for(dep, new_pods, revision, ts)
+            was = int(before["spec"].get("replicas", 0)) if before is not None else 0
+            if new_pods != was:
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled %s replica set %s from %d to %d" % (
+                                          "up" if new_pods > was else "down",
+                                          rs["metadata"]["name"], was, new_pods), ts)
             dep = self._set_revision(dep, revision, ts)
             pods = self._replicaset_pods(rs, new_pods, b.get("ready", True), node, ts)
             rs = self._replicaset_status(rs, ts)
             if old_rs is not None and old_ready is not None and old_rs is not rs:
+                # the ReplicaSet controller deletes not-ready pods first, then the newest
                 old_pods = sorted(self._owned("pods", ns, old_rs["metadata"]["uid"]),
-                                  key=lambda p: (self._pod_ready(p),
-                                                 p["metadata"]["creationTimestamp"]),
-                                  reverse=False)
-                for p in old_pods[:max(0, len(old_pods) - old_ready)]:
-                    store.delete("pods", obj_key("pods", p))
+                                  key=lambda p: p["metadata"]["creationTimestamp"],
+                                  reverse=True)
+                old_pods.sort(key=self._pod_ready)
                 o = store.objects["replicasets"][obj_key("replicasets", old_rs)]
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled down replica set %s from %d to %d" % (
+                                          o["metadata"]["name"],
+                                          int(o["spec"].get("replicas", 0)), old_ready), ts)
+                for p in old_pods[:max(0, len(old_pods) - old_ready)]:
+                    self._controller_delete_pod("replicasets", o, p, ts)
                 scaled = copy.deepcopy(o)
                 scaled["spec"]["replicas"] = old_ready
                 scaled["metadata"]["generation"] = int(o["metadata"].get("generation", 1)) + 1
@@ -4090,7 +4143,7 @@ class AdminHandler(HandlerBase):
                 node = b.get("node") or (old or {}).get("spec", {}).get("nodeName") or \
                     "fake-node-1"
                 if old is not None:
-                    store.delete("pods", obj_key("pods", old))
+                    self._controller_delete_pod("statefulsets", sts, old, ts)
                 pods.append(self._sts_pod(sts, cr, ordinal, node, b.get("ready", True), ts))
             sts = self._statefulset_status(sts, ts)
             return {"statefulset": ApiHandler.full("statefulsets", sts),
@@ -4184,7 +4237,7 @@ class AdminHandler(HandlerBase):
                           key=lambda p: p["spec"].get("nodeName") or "")
             pods = []
             for old in olds[:new_pods]:
-                store.delete("pods", obj_key("pods", old))
+                self._controller_delete_pod("daemonsets", ds, old, ts)
                 pods.append(self._ds_pod(ds, cr, old["spec"].get("nodeName"),
                                          b.get("ready", True), ts))
             ds = self._daemonset_status(ds, ts)
@@ -4302,6 +4355,8 @@ class AdminHandler(HandlerBase):
                                   "blockOwnerDeletion": True}])
             job = default_workload("jobs")({"metadata": jmd, "spec": jt["spec"]}, ts)
             job, pods = self._job_with_pods(job, "kube-controller-manager", b, ts)
+            self.controller_event("cronjobs", cj, "SuccessfulCreate", "Created job %s" % jname,
+                                  ts)
             new = copy.deepcopy(cj)
             new["status"] = {"active": [{"kind": "Job", "namespace": ns, "name": jname,
                                          "uid": job["metadata"]["uid"],

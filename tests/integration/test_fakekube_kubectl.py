@@ -449,6 +449,11 @@ class KubectlTest(unittest.TestCase):
         r = self.kubectl("describe", "deploy", "api", "-n", ns)
         self.assertRegex(r.stdout, r"NewReplicaSet:\s+%s \(1/1 replicas created\)" % new_rs)
         self.assertRegex(r.stdout, r"OldReplicaSets:\s+%s \(3/3 replicas created\)" % old_rs)
+        self.assertRegex(r.stdout, r"ScalingReplicaSet\s+\S+\s+deployment-controller\s+"
+                                   r"Scaled up replica set %s from 0 to 1" % new_rs)
+        r = self.kubectl("describe", "rs", new_rs, "-n", ns)
+        self.assertRegex(r.stdout, r"SuccessfulCreate\s+\S+\s+replicaset-controller\s+"
+                                   r"Created pod: %s" % out["pods"][0]["metadata"]["name"])
         r = self.kubectl("rollout", "status", "deploy/api", "-n", ns, "--watch=false")
         self.assertIn("1 out of 3 new replicas have been updated", r.stdout)
         hash_ = out["replicaset"]["metadata"]["labels"]["pod-template-hash"]
@@ -478,6 +483,15 @@ class KubectlTest(unittest.TestCase):
         self.assertIn("1 out of 2 new pods have been updated", r.stdout)
         r = self.kubectl("rollout", "status", "ds/agent", "-n", ns, "--watch=false")
         self.assertIn("1 out of 2 new pods have been updated", r.stdout)
+        r = self.kubectl("get", "events", "-n", ns, "--field-selector",
+                         "involvedObject.kind=StatefulSet", "-o", "json")
+        msgs = [(e["reason"], e["message"], e["source"]["component"])
+                for e in json.loads(r.stdout)["items"]]
+        for want in (("SuccessfulCreate", "create Pod db-0 in StatefulSet db successful",
+                      "statefulset-controller"),
+                     ("SuccessfulDelete", "delete Pod db-1 in StatefulSet db successful",
+                      "statefulset-controller")):
+            self.assertIn(want, msgs)
 
     def test_watch_sees_rollout(self):
         ns = "wl-watch"
@@ -1385,6 +1399,38 @@ class WorkloadAdminTest(unittest.TestCase):
         with self.assertRaises(Exception) as e:
             fk.rollout("shop", "api", {"api": {"image": "z"}}, time="03:52")
         self.assertIn("RFC 3339", e.exception.body["error"])
+
+    def test_scale_down_ranking_and_events(self):
+        fk = self.fk
+        out = fk.deployment("rank", "web", ["web"], replicas=3)
+        pods = [p["metadata"]["name"] for p in out["pods"]]
+        fk.restart("rank", pods[1], "web", exit_code=1, waiting=True)  # not ready
+        r = fk.rollout("rank", "web", {"web": {"image": "web:2"}}, old_ready=2)
+        old = r["old_replicaset"]
+        for n in (pods[0], pods[2]):
+            self.assertEqual(fk.get_pod("rank", n)["metadata"]["name"], n)
+        with self.assertRaises(Exception) as e:
+            fk.get_pod("rank", pods[1])  # the not-ready one went first
+        self.assertEqual(e.exception.status, 404)
+        self.assertEqual((old["spec"]["replicas"], old["status"]["readyReplicas"]), (2, 2))
+        raw = Raw(fk)
+        code, _, lst = raw.json("GET", "/api/v1/namespaces/rank/events")
+        got = [(e["involvedObject"]["kind"], e["reason"], e["message"], e["source"])
+               for e in lst["items"]]
+        rs1, rs2 = old["metadata"]["name"], r["replicaset"]["metadata"]["name"]
+        for want in (
+                ("Deployment", "ScalingReplicaSet", "Scaled up replica set %s from 0 to 3" % rs1,
+                 {"component": "deployment-controller"}),
+                ("Deployment", "ScalingReplicaSet", "Scaled up replica set %s from 0 to 1" % rs2,
+                 {"component": "deployment-controller"}),
+                ("Deployment", "ScalingReplicaSet",
+                 "Scaled down replica set %s from 3 to 2" % rs1,
+                 {"component": "deployment-controller"}),
+                ("ReplicaSet", "SuccessfulDelete", "Deleted pod: " + pods[1],
+                 {"component": "replicaset-controller"}),
+                ("ReplicaSet", "SuccessfulCreate", "Created pod: " + pods[0],
+                 {"component": "replicaset-controller"})):
+            self.assertIn(want, got)
 
     def test_configmap_and_secret(self):
         fk = self.fk
