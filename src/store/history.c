@@ -825,7 +825,7 @@ static int prune_batch(struct krc_store *s, int id, int64_t cutoff, int64_t limi
     ST_TEXT(s, st, 1, s->cluster);
     ST_INT(s, st, 2, cutoff);
     ST_INT(s, st, 3, limit);
-    if ((rc = krc_sql_run(s, st, "pruning old restarts", ret_n, err)) < 0 ||
+    if ((rc = krc_sql_run(s, st, "pruning the history", ret_n, err)) < 0 ||
         (rc = s->drv->commit(s->c, err)) < 0) {
         s->drv->rollback(s->c);
     }
