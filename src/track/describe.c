@@ -264,22 +264,20 @@ static int note_segment(struct answer *a, const struct config_note *n)
 }
 
 /* Can the tracker answer for this kind? (its resources have synced) */
-static int answerable(struct krc_track *t, uint8_t kind, int have_node)
+static int answerable(struct krc_track *t, uint8_t kind, const char *ns, int have_node)
 {
-    unsigned s = t->synced;
-
     switch (kind) {
     case TK_DEPLOYMENT:
-        return (s >> KRC_TRACK_REPLICASETS) & 1u;
+        return track_scope_synced(t, KRC_TRACK_REPLICASETS, ns);
     case TK_STATEFULSET:
     case TK_DAEMONSET:
-        return (s >> KRC_TRACK_CONTROLLERREVISIONS) & 1u;
+        return track_scope_synced(t, KRC_TRACK_CONTROLLERREVISIONS, ns);
     case TK_CRONJOB:
-        return (s >> KRC_TRACK_CRONJOBS) & 1u;
+        return track_scope_synced(t, KRC_TRACK_CRONJOBS, ns);
     case TK_JOB:
-        return (s >> KRC_TRACK_JOBS) & 1u;
+        return track_scope_synced(t, KRC_TRACK_JOBS, ns);
     case TK_POD:
-        return have_node && ((s >> KRC_TRACK_NODES) & 1u);
+        return have_node;
     default:
         return 0;
     }
@@ -355,8 +353,9 @@ int krc_track_describe(struct krc_track *t, const struct krc_track_query *q, int
     krc_buf_init(&a->json, JSON_MAX_BYTES);
     kind = (uint8_t)track_kind_of(q->workload_kind);
     pthread_mutex_lock(&t->lock);
-    node_known = q->node != NULL && q->node[0] != '\0' && ((t->synced >> KRC_TRACK_NODES) & 1u);
-    if (!answerable(t, kind, node_known)) {
+    node_known = q->node != NULL && q->node[0] != '\0' &&
+                 track_scope_synced(t, KRC_TRACK_NODES, NULL);
+    if (!answerable(t, kind, q->namespace, node_known)) {
         rc = 0;
     } else {
         gather(a, kind, find(t, q->namespace), find(t, q->workload_name),

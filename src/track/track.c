@@ -295,6 +295,10 @@ void krc_track_free(struct krc_track *t)
     for (size_t i = 0; i < KRC_TRACK_CONFIG_NOTES; i++) {
         note_clear(t, &t->notes[i]);
     }
+    for (size_t i = 0; i < t->n_scopes; i++) {
+        krc_intern_unref(t->in, t->scopes[i].ns);
+    }
+    krc_free(t->scopes);
     krc_free(t->ring);
     krc_free(t->notes);
     krc_intern_free(t->in);
@@ -567,6 +571,19 @@ static void carry_over(struct krc_track *t, struct rev *old, struct rev *cur, in
     }
 }
 
+/* The object's scope has synced and is not syncing again: what arrives now
+ * is news (during a sync, an object may be old news). */
+static int scope_quiet(const struct krc_track *t, enum krc_track_resource r, uint32_t ns)
+{
+    for (size_t i = 0; i < t->n_scopes; i++) {
+        const struct sync_scope *sc = &t->scopes[i];
+        if (sc->res == r && (sc->ns == 0 || sc->ns == ns)) {
+            return sc->synced && !sc->syncing;
+        }
+    }
+    return 0;
+}
+
 static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
                       const struct krc_track_obj *o, uint32_t ns, int64_t now)
 {
@@ -574,7 +591,7 @@ static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
     uint32_t *ids = intern_facts(t, &o->facts, idbuf);
     struct rev *old = rev_find(t, (uint8_t)res, ns, o->name);
     struct rev *cur;
-    int syncing = t->syncing[res] || !(t->synced & (1u << res));
+    int syncing = !scope_quiet(t, res, ns);
     int rc = 0;
 
     if (ids == NULL) {
@@ -585,7 +602,7 @@ static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
         old->revision = o->revision; /* a CronJob's generation: the schedule, say */
         unref_facts(t, ids, o->facts.n); /* the template as before: status only */
         old->ready = o->ready;
-        old->gen = t->gen[res];
+        old->link.seen = t->tick;
         return 0;
     }
     cur = rev_new(t, res, o, ns, ids, now);
@@ -593,7 +610,7 @@ static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
         unref_facts(t, ids, o->facts.n);
         return KRC_ENOMEM;
     }
-    cur->gen = t->gen[res];
+    cur->link.seen = t->tick;
     if (old != NULL) {
         carry_over(t, old, cur, now, syncing);
         if (res == KRC_TRACK_CRONJOBS && !syncing) {
@@ -642,7 +659,7 @@ static int upsert_workload(struct krc_track *t, enum krc_track_resource res,
     } else {
         krc_intern_unref(t->in, name); /* w holds one */
     }
-    w->gen = t->gen[res];
+    w->link.seen = t->tick;
     w->revision = o->revision;
     if (o->manager[0] != '\0' && o->manager_at >= w->manager_at) {
         uint32_t m = krc_intern_add(t->in, o->manager, strlen(o->manager));
@@ -683,7 +700,7 @@ static int upsert_node(struct krc_track *t, const struct krc_track_obj *o, int64
         memcmp(old->facts, ids, o->facts.n * sizeof(uint32_t)) == 0) {
         unref_facts(t, ids, o->facts.n);
         krc_intern_unref(t->in, name);
-        old->gen = t->gen[KRC_TRACK_NODES];
+        old->link.seen = t->tick;
         return 0;
     }
     cur = krc_calloc(1, sizeof(*cur) + o->facts.n * sizeof(uint32_t));
@@ -693,7 +710,7 @@ static int upsert_node(struct krc_track *t, const struct krc_track_obj *o, int64
         return KRC_ENOMEM;
     }
     cur->name = name;
-    cur->gen = t->gen[KRC_TRACK_NODES];
+    cur->link.seen = t->tick;
     cur->n_facts = (uint16_t)o->facts.n;
     memcpy(cur->facts, ids, o->facts.n * sizeof(uint32_t));
     cur->link.hash = key_hash(TK_NODE, 0, (const char *)&name, sizeof(name));
@@ -714,84 +731,155 @@ static int upsert_node(struct krc_track *t, const struct krc_track_obj *o, int64
 
 /* ---- feeding ---------------------------------------------------------------- */
 
-void krc_track_sync_begin(struct krc_track *t, enum krc_track_resource r)
+static struct sync_scope *scope_find(const struct krc_track *t, enum krc_track_resource r,
+                                     uint32_t ns)
 {
-    pthread_mutex_lock(&t->lock);
-    t->gen[r]++;
-    t->syncing[r] = 1;
-    pthread_mutex_unlock(&t->lock);
+    for (size_t i = 0; i < t->n_scopes; i++) {
+        if (t->scopes[i].res == r && t->scopes[i].ns == ns) {
+            return &t->scopes[i];
+        }
+    }
+    return NULL;
 }
 
-/* The first sync of a revision resource: record the revisions made within
- * the lookback, now that their predecessors are known. */
-static void record_recent(struct krc_track *t, enum krc_track_resource r, int64_t now)
+int track_scope_synced(const struct krc_track *t, enum krc_track_resource r, const char *ns)
+{
+    uint32_t id = ns != NULL && ns[0] != '\0' ? krc_intern_find(t->in, ns, strlen(ns)) : 0;
+
+    for (size_t i = 0; i < t->n_scopes; i++) {
+        const struct sync_scope *sc = &t->scopes[i];
+        if (sc->res == r && sc->synced && (ns == NULL || sc->ns == 0 || (id && sc->ns == id))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int krc_track_sync_begin(struct krc_track *t, enum krc_track_resource r, const char *namespace)
+{
+    struct sync_scope *sc;
+    uint32_t ns = 0;
+    int rc = 0;
+
+    pthread_mutex_lock(&t->lock);
+    if (namespace != NULL && namespace[0] != '\0') {
+        ns = krc_intern_add(t->in, namespace, strlen(namespace));
+        if (ns == 0) {
+            rc = KRC_ENOMEM;
+            goto out;
+        }
+    }
+    sc = scope_find(t, r, ns);
+    if (sc != NULL) {
+        krc_intern_unref(t->in, ns); /* the scope holds one */
+    } else {
+        struct sync_scope *v = krc_realloc(t->scopes, (t->n_scopes + 1) * sizeof(*v));
+        if (v == NULL) {
+            krc_intern_unref(t->in, ns);
+            rc = KRC_ENOMEM;
+            goto out;
+        }
+        t->scopes = v;
+        sc = &t->scopes[t->n_scopes++];
+        memset(sc, 0, sizeof(*sc));
+        sc->res = (uint8_t)r;
+        sc->ns = ns;
+    }
+    sc->start = ++t->tick;
+    sc->syncing = 1;
+out:
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* The first sync of a revision resource's scope: record the revisions made
+ * within the lookback, now that their predecessors are known. */
+static void record_recent(struct krc_track *t, enum krc_track_resource r, uint32_t ns,
+                          int64_t now)
 {
     for (size_t i = 0; i < t->revs.n_buckets; i++) {
         for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
             struct rev *v = (struct rev *)l;
-            if (v->res == r && !v->recorded && v->at > now - t->opt.lookback_s &&
-                record_rev(t, v) < 0) {
+            if (v->res == r && (ns == 0 || v->ns == ns) && !v->recorded &&
+                v->at > now - t->opt.lookback_s && record_rev(t, v) < 0) {
                 return;
             }
         }
     }
 }
 
-static void sweep(struct krc_track *t, enum krc_track_resource r)
+/* Seen before the scope's sync began (wrap-safe). */
+static int stale(const struct link *l, const struct sync_scope *sc)
 {
-    for (size_t i = 0; i < t->revs.n_buckets; i++) {
-        struct link **p = &t->revs.buckets[i];
-        while (*p != NULL) {
-            struct rev *v = (struct rev *)*p;
-            if (v->res == r && v->gen != t->gen[r]) {
-                *p = v->link.next;
-                t->revs.count--;
-                rev_free(t, v);
-            } else {
-                p = &(*p)->next;
-            }
-        }
-    }
-    struct table *tb = r == KRC_TRACK_NODES ? &t->nodes : &t->workloads;
+    return (int32_t)(l->seen - sc->start) < 0;
+}
+
+static int workload_of(enum krc_track_resource r, const struct workload *w)
+{
+    return (r == KRC_TRACK_DEPLOYMENTS && w->kind == TK_DEPLOYMENT) ||
+           (r == KRC_TRACK_STATEFULSETS && w->kind == TK_STATEFULSET) ||
+           (r == KRC_TRACK_DAEMONSETS && w->kind == TK_DAEMONSET);
+}
+
+static void sweep(struct krc_track *t, const struct sync_scope *sc)
+{
+    enum krc_track_resource r = (enum krc_track_resource)sc->res;
+    struct table *tb = r == KRC_TRACK_NODES                                  ? &t->nodes
+                       : r == KRC_TRACK_DEPLOYMENTS || r == KRC_TRACK_STATEFULSETS ||
+                               r == KRC_TRACK_DAEMONSETS                     ? &t->workloads
+                                                                             : &t->revs;
+
     for (size_t i = 0; i < tb->n_buckets; i++) {
         struct link **p = &tb->buckets[i];
         while (*p != NULL) {
             struct link *l = *p;
-            int stale;
-            if (r == KRC_TRACK_NODES) {
-                stale = ((struct node *)l)->gen != t->gen[r];
+            int gone = 0;
+            if (tb == &t->nodes) {
+                gone = stale(l, sc);
+            } else if (tb == &t->workloads) {
+                const struct workload *w = (const struct workload *)l;
+                gone = workload_of(r, w) && (sc->ns == 0 || w->ns == sc->ns) && stale(l, sc);
             } else {
-                struct workload *w = (struct workload *)l;
-                stale = w->gen != t->gen[r] &&
-                        ((r == KRC_TRACK_DEPLOYMENTS && w->kind == TK_DEPLOYMENT) ||
-                         (r == KRC_TRACK_STATEFULSETS && w->kind == TK_STATEFULSET) ||
-                         (r == KRC_TRACK_DAEMONSETS && w->kind == TK_DAEMONSET));
+                const struct rev *v = (const struct rev *)l;
+                gone = v->res == r && (sc->ns == 0 || v->ns == sc->ns) && stale(l, sc);
             }
-            if (!stale) {
+            if (!gone) {
                 p = &l->next;
                 continue;
             }
             *p = l->next;
             tb->count--;
-            if (r == KRC_TRACK_NODES) {
+            if (tb == &t->nodes) {
                 node_free(t, (struct node *)l);
-            } else {
+            } else if (tb == &t->workloads) {
                 wl_free(t, (struct workload *)l);
+            } else {
+                rev_free(t, (struct rev *)l);
             }
         }
     }
 }
 
-void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r, int64_t now)
+void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r, const char *namespace,
+                        int64_t now)
 {
+    struct sync_scope *sc;
+    uint32_t ns = 0;
+
     pthread_mutex_lock(&t->lock);
-    sweep(t, r);
-    if (!(t->synced & (1u << r)) &&
-        (r == KRC_TRACK_REPLICASETS || r == KRC_TRACK_CONTROLLERREVISIONS)) {
-        record_recent(t, r, now);
+    if (namespace != NULL && namespace[0] != '\0') {
+        ns = krc_intern_find(t->in, namespace, strlen(namespace));
     }
-    t->syncing[r] = 0;
-    t->synced |= 1u << r;
+    sc = ns != 0 || namespace == NULL || namespace[0] == '\0' ? scope_find(t, r, ns) : NULL;
+    if (sc != NULL && sc->syncing) {
+        sweep(t, sc);
+        if (!sc->synced && (r == KRC_TRACK_REPLICASETS || r == KRC_TRACK_CONTROLLERREVISIONS)) {
+            record_recent(t, r, sc->ns, now);
+        }
+        sc->syncing = 0;
+        sc->synced = 1;
+        t->synced |= 1u << r;
+    }
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -871,6 +959,7 @@ int krc_track_object(struct krc_track *t, enum krc_track_resource r,
     if (rc == KRC_EPARSE) {
         t->undecodable++;
     } else if (rc == 0) {
+        t->tick++;
         rc = apply(t, r, type, &o, now);
         if (rc == KRC_ENOMEM) {
             krc_error_set(err, rc, "out of memory tracking %s %s/%s", RESOURCES[r].name,

@@ -32,6 +32,7 @@ enum track_kind track_kind_of(const char *name);
 struct link {
     struct link *next;
     uint32_t hash;
+    uint32_t seen; /* the tick of the last object event that named it (syncs) */
 };
 struct table {
     struct link **buckets;
@@ -47,7 +48,6 @@ struct rev {
     uint32_t hash_id;            /* interned pod-template-hash / controller-revision-hash */
     uint8_t res;                 /* enum krc_track_resource */
     uint8_t owner_kind;          /* enum track_kind; TK_NONE: no workload owns it */
-    uint8_t gen;                 /* the sync that last saw it */
     uint8_t recorded;            /* its change is in the ring (or was) */
     uint16_t n_facts;
     uint16_t name_len;
@@ -68,7 +68,6 @@ struct workload {
     struct link link;
     uint32_t ns, name, manager;
     uint8_t kind;
-    uint8_t gen;
     int64_t manager_at;
     int64_t revision; /* a Deployment's revision annotation */
 };
@@ -76,9 +75,17 @@ struct workload {
 struct node {
     struct link link;
     uint32_t name;
-    uint8_t gen;
     uint16_t n_facts;
     uint32_t facts[];
+};
+
+/* One watch of a resource: the cluster (ns 0) or a namespace. */
+struct sync_scope {
+    uint8_t res;
+    uint32_t ns;    /* interned, reference held; 0: all namespaces */
+    uint32_t start; /* tick at its sync_begin */
+    uint8_t syncing;
+    uint8_t synced; /* has synced once */
 };
 
 /* A recorded change (the ring). */
@@ -107,9 +114,10 @@ struct krc_track {
     struct krc_track_options opt;
     struct krc_intern *in;
     struct table revs, workloads, nodes;
-    uint8_t gen[KRC_TRACK_N_RESOURCES];
-    uint8_t syncing[KRC_TRACK_N_RESOURCES];
-    unsigned synced; /* bit r */
+    uint32_t tick; /* counts object events: what a sync saw is newer than its start */
+    struct sync_scope *scopes;
+    size_t n_scopes;
+    unsigned synced; /* bit r: some scope of resource r has synced */
     struct change *ring;
     size_t ring_cap;
     uint64_t next_seq, drained_seq;
@@ -126,6 +134,10 @@ struct rev *track_rev_before(struct krc_track *t, const struct rev *r);
 /* The items from prev (NULL: none) to r. */
 int track_rev_items(struct krc_track *t, const struct rev *prev, const struct rev *r,
                     struct krc_track_items *it);
+
+/* Has resource r synced for namespace ns (its cluster-wide watch, or the
+ * watch of that namespace)? ns NULL: any scope. */
+int track_scope_synced(const struct krc_track *t, enum krc_track_resource r, const char *ns);
 
 /* describe.c: one change object into b (JSON). */
 int track_change_json(struct krc_buf *b, const char *kind, const char *ns, const char *name,

@@ -87,8 +87,8 @@ static void feed(struct krc_track *t, enum krc_track_resource r, enum krc_watch_
 static void sync_all(struct krc_track *t, int64_t now)
 {
     for (int r = 0; r < KRC_TRACK_N_RESOURCES; r++) {
-        krc_track_sync_begin(t, (enum krc_track_resource)r);
-        krc_track_sync_end(t, (enum krc_track_resource)r, now);
+        krc_track_sync_begin(t, (enum krc_track_resource)r, NULL);
+        krc_track_sync_end(t, (enum krc_track_resource)r, NULL, now);
     }
 }
 
@@ -115,12 +115,12 @@ static void test_rollout_line(void **state)
     char *line, *json;
 
     assert_non_null(t);
-    krc_track_sync_begin(t, KRC_TRACK_REPLICASETS);
+    krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, NULL);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
          rs("shop", "api", "aaa", 11, T0 - 86400 * 3, "api:1.4.2", "1Gi", 3), T0);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
          rs("shop", "api", "bbb", 12, T0, "api:1.4.3", "512Mi", 0), T0);
-    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, T0 + 60);
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, NULL, T0 + 60);
     feed(t, KRC_TRACK_DEPLOYMENTS, KRC_WATCH_ADDED,
          deployment("shop", "api", 12, "kubectl-client-side-apply", T0), T0 + 60);
 
@@ -263,10 +263,10 @@ static void test_node_changes(void **state)
     struct drained d;
     char *line, *json;
 
-    krc_track_sync_begin(t, KRC_TRACK_NODES);
+    krc_track_sync_begin(t, KRC_TRACK_NODES, NULL);
     feed(t, KRC_TRACK_NODES, KRC_WATCH_ADDED, node("n1", "10", "v1.33.1", "", "False"), T0);
     feed(t, KRC_TRACK_NODES, KRC_WATCH_ADDED, node("n2", "11", "v1.33.1", "", "False"), T0);
-    krc_track_sync_end(t, KRC_TRACK_NODES, T0);
+    krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0);
     sync_all(t, T0);
     /* heartbeats (same facts) record nothing */
     feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "12", "v1.33.1", "", "False"),
@@ -328,10 +328,10 @@ static void test_statefulset_revisions(void **state)
     rfc3339(T0 - 600, w2, sizeof(w2));
     snprintf(a, sizeof(a), CR_FMT, "5c7d", w1, "5c7d", "16.4", 10, 4);
     snprintf(b, sizeof(b), CR_FMT, "8f9e", w2, "8f9e", "17.0", 5, 5);
-    krc_track_sync_begin(t, KRC_TRACK_CONTROLLERREVISIONS);
+    krc_track_sync_begin(t, KRC_TRACK_CONTROLLERREVISIONS, NULL);
     feed(t, KRC_TRACK_CONTROLLERREVISIONS, KRC_WATCH_ADDED, b, T0);
     feed(t, KRC_TRACK_CONTROLLERREVISIONS, KRC_WATCH_ADDED, a, T0);
-    krc_track_sync_end(t, KRC_TRACK_CONTROLLERREVISIONS, T0);
+    krc_track_sync_end(t, KRC_TRACK_CONTROLLERREVISIONS, NULL, T0);
     assert_int_equal(describe(t, "data", "StatefulSet", "db", NULL, T0, &line, &json), 1);
     assert_string_equal(line, "StatefulSet data/db rolled out revision 5 at 03:42, 10 min before "
                               "the first crash: image postgres:16.4 \xe2\x86\x92 postgres:17.0; "
@@ -360,9 +360,9 @@ static void test_cronjob_template_change(void **state)
 
     rfc3339(T0 - 86400 * 30, when, sizeof(when));
     snprintf(j, sizeof(j), CJ_FMT, 3, when, "0 * * * *", "1");
-    krc_track_sync_begin(t, KRC_TRACK_CRONJOBS);
+    krc_track_sync_begin(t, KRC_TRACK_CRONJOBS, NULL);
     feed(t, KRC_TRACK_CRONJOBS, KRC_WATCH_ADDED, j, T0);
-    krc_track_sync_end(t, KRC_TRACK_CRONJOBS, T0);
+    krc_track_sync_end(t, KRC_TRACK_CRONJOBS, NULL, T0);
     /* a schedule change: not the pod template */
     snprintf(j, sizeof(j), CJ_FMT, 4, when, "5 * * * *", "1");
     feed(t, KRC_TRACK_CRONJOBS, KRC_WATCH_MODIFIED, j, T0 + 10);
@@ -446,9 +446,9 @@ static void test_sync_sweep_and_ring(void **state)
     krc_track_get_stats(t, &st);
     assert_int_equal(st.dropped, 2);
     /* relist: only n0 is still there */
-    krc_track_sync_begin(t, KRC_TRACK_NODES);
+    krc_track_sync_begin(t, KRC_TRACK_NODES, NULL);
     feed(t, KRC_TRACK_NODES, KRC_WATCH_ADDED, node("n0", "3", "v2", "", "False"), T0 + 50);
-    krc_track_sync_end(t, KRC_TRACK_NODES, T0 + 50);
+    krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0 + 50);
     krc_track_get_stats(t, &st);
     assert_int_equal(st.nodes, 1);
     /* a deleted ReplicaSet goes; its strings with it */
@@ -462,6 +462,37 @@ static void test_sync_sweep_and_ring(void **state)
     krc_track_get_stats(t, &st);
     assert_int_equal(st.revisions, 0);
     assert_true(st.strings < strings);
+    krc_track_free(t);
+}
+
+/* Watches per namespace (WATCHED_NAMESPACES): a relist of one namespace
+ * removes only its own objects, and a namespace not watched is not
+ * answered for. */
+static void test_namespace_scopes(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track_stats st;
+    char *line, *json;
+
+    assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a"), 0);
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("a", "x", "h1", 1, T0, "x:1", "1Gi", 1), T0);
+    assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "b"), 0);
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("b", "y", "h2", 1, T0, "y:1", "1Gi", 1), T0);
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0);
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "b", T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.revisions, 2);
+    /* a relists and finds x gone; b keeps y */
+    krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a");
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0 + 10);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.revisions, 1);
+    assert_int_equal(describe(t, "b", "Deployment", "y", NULL, T0 + 60, &line, &json), 1);
+    assert_non_null(strstr(line, "Deployment b/y rolled out revision 1"));
+    krc_free(line);
+    krc_free(json);
+    assert_int_equal(describe(t, "c", "Deployment", "z", NULL, T0 + 60, &line, &json), 0);
     krc_track_free(t);
 }
 
@@ -536,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_cronjob_template_change),
         cmocka_unit_test(test_config_notes),
         cmocka_unit_test(test_sync_sweep_and_ring),
+        cmocka_unit_test(test_namespace_scopes),
         cmocka_unit_test(test_undecodable_object),
         cmocka_unit_test(test_alloc_failures),
     };
