@@ -55,8 +55,9 @@
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
  * too; 7: outbox.slack_ts renamed outbox.message_ref; 8: restarts.intentional
- * and restarts.accel_seconds_lost (issue 26), in the restarts_window index too. */
-#define KRC_STORE_SCHEMA_VERSION 8
+ * and restarts.accel_seconds_lost (issue 26), in the restarts_window index too;
+ * 9: incidents, restarts.incident_id and changes (issue 27, krc/store/incident.h). */
+#define KRC_STORE_SCHEMA_VERSION 9
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -84,6 +85,7 @@ enum {
 #define KRC_STORE_DEFERRED 3
 
 struct krc_store;
+struct krc_store_incident_ref; /* krc/store/incident.h */
 
 /* How a store is opened besides its target. Strings borrowed for the call. */
 struct krc_store_options {
@@ -173,6 +175,9 @@ struct krc_store_restart {
      * running while holding them since its previous restart, as counted when
      * this one was detected (the restart's accel note); 0: none held */
     int64_t accel_seconds_lost;
+    /* its incident (krc/store/incident.h): joined or opened in the same
+     * transaction (its ret_* are set); NULL: none (restarts.incident_id NULL) */
+    struct krc_store_incident_ref *incident;
 };
 
 enum krc_store_kind {
@@ -382,6 +387,7 @@ struct krc_store_row {
     int attempts;
     const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
     const char *identity;   /* the restart's identity as stored (schema 3) */
+    int64_t incident_id;    /* its incident (krc/store/incident.h); 0: none */
 };
 
 /* The restart's identity of a row (its pod_uid, container and count, and the
@@ -531,5 +537,8 @@ struct krc_store_stats {
 /* Counts of the store's cluster (SQLite: of the whole file). PostgreSQL: db_bytes is the database's
  * size (pg_database_size), wal_bytes 0. */
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
+
+/* incidents and changes (issue 27) */
+#include "krc/store/incident.h"
 
 #endif
