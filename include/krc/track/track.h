@@ -116,6 +116,13 @@ int krc_track_object(struct krc_track *t, enum krc_track_resource r,
                      enum krc_watch_event_type type, const char *json, size_t len, int64_t now,
                      struct krc_error *err);
 
+/* Drop the pod templates no answer can need any more (revisions that left
+ * the lookback and are neither their workload's newest nor the one before
+ * a recent revision: their entry stays, without facts). Does the work at
+ * most every 10 minutes; krc_track_object does it too, so a fed tracker
+ * needs no call. */
+void krc_track_compact(struct krc_track *t, int64_t now);
+
 /* ---- ConfigMaps and Secrets (trackConfigChanges, the collector) ---------- */
 
 #define KRC_TRACK_CONFIG_REFS 8 /* referenced objects looked up at most */
@@ -158,7 +165,8 @@ int krc_track_note_config(struct krc_track *t, const char *namespace, const char
 /* ---- Numbers (metrics, the benchmark, tests) ---------------------------- */
 
 struct krc_track_stats {
-    size_t revisions;       /* template digests kept */
+    size_t revisions;       /* revisions known */
+    size_t templates;       /* of them, with their pod template's facts (the rest: compacted) */
     size_t workloads;       /* Deployments, StatefulSets, DaemonSets, CronJobs kept */
     size_t nodes;           /* node digests kept */
     size_t strings;         /* interned strings */

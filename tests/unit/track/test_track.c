@@ -496,6 +496,55 @@ static void test_namespace_scopes(void **state)
     krc_track_free(t);
 }
 
+/* Old revisions keep their entry, not their template; a rollout and a
+ * rollback still say what changed. */
+static void test_old_templates_are_dropped(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track_stats st;
+    struct drained d;
+    const char *images[] = {"api:1", "api:2", "api:3", "api:4"};
+
+    krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, NULL);
+    for (int r = 1; r <= 4; r++) {
+        char hash[8];
+        snprintf(hash, sizeof(hash), "h%d", r);
+        feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
+             rs("shop", "api", hash, r, T0 - 86400 * (10 - r), images[r - 1], "1Gi", r == 4 ? 3 : 0),
+             T0);
+    }
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, NULL, T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.revisions, 4);
+    assert_int_equal(st.templates, 1); /* the newest only */
+    /* status updates of an old one change nothing */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_MODIFIED,
+         rs("shop", "api", "h1", 1, T0 - 86400 * 9, "api:1", "1Gi", 0), T0 + 1);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 0);
+    /* a rollout: its items against the newest, kept */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
+         rs("shop", "api", "h5", 5, T0 + 10, "api:5", "2Gi", 0), T0 + 10);
+    /* a rollback to revision 1 (made revision 6): its template comes with the event */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_MODIFIED,
+         rs("shop", "api", "h1", 6, T0 - 86400 * 9, "api:1", "1Gi", 1), T0 + 20);
+    assert_int_equal(krc_track_drain(t, on_change, &d), 2);
+    assert_string_equal(d.summary[0], "image api:4 \xe2\x86\x92 api:5; memory limit 1Gi "
+                                      "\xe2\x86\x92 2Gi");
+    assert_string_equal(d.revision[1], "6");
+    assert_string_equal(d.summary[1], "image api:5 \xe2\x86\x92 api:1; memory limit 2Gi "
+                                      "\xe2\x86\x92 1Gi");
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.templates, 3); /* 6, 5 (before 6), 4 (before 5): all within a day */
+    /* a day later, compaction leaves the newest */
+    krc_track_compact(t, T0 + 3 * 86400);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.templates, 1);
+    assert_int_equal(st.revisions, 5);
+    krc_track_free(t);
+}
+
 static void test_undecodable_object(void **state)
 {
     (void)state;
@@ -568,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_config_notes),
         cmocka_unit_test(test_sync_sweep_and_ring),
         cmocka_unit_test(test_namespace_scopes),
+        cmocka_unit_test(test_old_templates_are_dropped),
         cmocka_unit_test(test_undecodable_object),
         cmocka_unit_test(test_alloc_failures),
     };
