@@ -192,12 +192,7 @@ static int rev_segment(struct answer *a, const struct rev *r, int newest)
     int rc;
 
     krc_track_items_init(&it, KRC_TRACK_ITEMS);
-    if (prev != NULL) {
-        rc = track_rev_items(t, prev, r, &it);
-    } else {
-        rc = krc_track_items_add(&it, r->revision <= 1 ? "created"
-                                                       : "the revision before it is no longer kept");
-    }
+    rc = track_rev_items(t, prev, r, &it);
     clock_time(r->at, when, sizeof(when));
     span(a->before - r->at, ago, sizeof(ago));
     snprintf(revision, sizeof(revision), "%lld", (long long)r->revision);

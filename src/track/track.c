@@ -526,7 +526,8 @@ int track_rev_items(struct krc_track *t, const struct rev *prev, const struct re
                     struct krc_track_items *it)
 {
     if (prev == NULL) {
-        return krc_track_items_add(it, "first revision seen");
+        return krc_track_items_add(it, r->revision <= 1 ? "created"
+                                                        : "the revision before it is not known");
     }
     if (prev->cold || r->cold) {
         return krc_track_items_add(it, "the pod template of revision %lld is no longer in memory",

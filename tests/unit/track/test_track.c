@@ -228,9 +228,9 @@ static void test_live_rollout_is_drained(void **state)
 
     memset(&d, 0, sizeof(d));
     assert_int_equal(krc_track_drain(t, on_change, &d), 2);
-    /* revision 1 arrived after the sync with nothing before it */
+    /* revision 1 arrived after the sync: the Deployment was created */
     assert_string_equal(d.revision[0], "1");
-    assert_string_equal(d.summary[0], "first revision seen");
+    assert_string_equal(d.summary[0], "created");
     assert_string_equal(d.kind[1], "Deployment");
     assert_string_equal(d.ns[1], "shop");
     assert_string_equal(d.name[1], "api");
@@ -337,7 +337,7 @@ static void test_statefulset_revisions(void **state)
                               "the first crash: image postgres:16.4 \xe2\x86\x92 postgres:17.0; "
                               "readiness probe period 10s \xe2\x86\x92 period 5s. StatefulSet "
                               "data/db rolled out revision 4 at 01:52, 2 h before the first "
-                              "crash: the revision before it is no longer kept");
+                              "crash: the revision before it is not known");
     krc_free(line);
     krc_free(json);
     krc_track_free(t);
