@@ -214,17 +214,20 @@ class Run:
 
     def wait_synced_or_forbidden(self, timeout=15.0):
         """True once the pod watch synced, False once krc logged a 403 for it instead."""
+        def pods_refused():  # the pod watch's, not change tracking's
+            return [x["msg"] for x in self.krc.logs(contains="403 Forbidden")
+                    if 'resource "pods"' in x["msg"]]
+
         def done():
             if self.krc.logs(contains="pod sync complete"):
                 return "synced"
-            if self.krc.logs(contains="403 Forbidden"):
+            if pods_refused():
                 return "forbidden"
             return None
         state = h.wait_until(done, timeout * h.SLOWDOWN, what="sync or a 403 (log:\n%s)"
                              % self.krc.tail())
         if state == "forbidden":
-            self.obs["forbidden_log"] = [x["msg"] for x in self.krc.logs(
-                contains="403 Forbidden")]
+            self.obs["forbidden_log"] = pods_refused()
             # readiness reflects the failing watch: wait for the probe to say so
             try:
                 h.wait_until(lambda: http_get(self.port, "/readyz")[0] == 503, 5 * h.SLOWDOWN,
