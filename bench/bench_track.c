@@ -138,8 +138,7 @@ int main(int argc, char **argv)
            "(MODIFIED)\n",
            1000.0 * sync_ms / (double)l.n, 1000.0 * again_ms / (double)l.n);
     /* the question of the first restart of an incident: a Deployment of 10 revisions */
-    struct krc_track_query q = {"ns-000", "Deployment", "svc-00000", NULL, NULL, NULL,
-                                1790000000};
+    struct krc_track_query q = {"ns-000", "Deployment", "svc-00000", NULL, NULL, NULL, 1790000000};
     double c0 = bench_cpu_ms();
     int rounds = 200;
     for (int i = 0; i < rounds; i++) {

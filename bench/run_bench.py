@@ -297,7 +297,7 @@ def classify_krc(line):
         return "sync", msg
     if msg.startswith("streaming list not available"):
         return "fallback", msg
-    if msg.startswith("change tracking: ") and msg.endswith(") synced"):
+    if msg.startswith("change tracking: ") and ") synced" in msg:
         return "track_synced", msg
     if msg.startswith("restart ignored"):
         return "ignored", msg

@@ -245,8 +245,8 @@ static void fetch_cleanup(struct fetch *f)
  * restart record's identity with a note (*ret_pod_gone when deleted). A
  * pod that was GOT: its JSON in *ret_body (caller frees; else NULL). */
 static int collect_pod(struct krc_kube_client *c, const struct krc_restart *r,
-                       struct krc_report *rep, int *ret_pod_gone, char **ret_body,
-                       size_t *ret_len, struct krc_error *err)
+                       struct krc_report *rep, int *ret_pod_gone, char **ret_body, size_t *ret_len,
+                       struct krc_error *err)
 {
     struct krc_error pe;
     char *body = NULL;

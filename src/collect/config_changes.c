@@ -45,8 +45,8 @@ static int read_one(struct krc_kube_client *c, struct krc_track *t,
              secret ? "secrets" : "configmaps", ref->name);
     krc_buf_init(&b, META_MAX);
     krc_error_clear(&e);
-    rc = krc_kube_stream_accept(c, path, KRC_COLLECT_CONFIG_ACCEPT, META_IDLE_MS, on_meta, &b,
-                                NULL, &e);
+    rc = krc_kube_stream_accept(c, path, KRC_COLLECT_CONFIG_ACCEPT, META_IDLE_MS, on_meta, &b, NULL,
+                                &e);
     if (rc == 0) {
         rc = krc_track_config_meta_parse(b.data != NULL ? b.data : "", b.len, &meta, &e);
     }
@@ -83,8 +83,8 @@ static int read_one(struct krc_kube_client *c, struct krc_track *t,
                : 0;
 }
 
-int krc_collect_config_changes(struct krc_kube_client *c, struct krc_track *t,
-                               const char *pod_json, size_t len, struct krc_report *rep)
+int krc_collect_config_changes(struct krc_kube_client *c, struct krc_track *t, const char *pod_json,
+                               size_t len, struct krc_report *rep)
 {
     struct krc_track_config_ref refs[KRC_TRACK_CONFIG_REFS];
     size_t n = 0, more = 0;
@@ -97,8 +97,8 @@ int krc_collect_config_changes(struct krc_kube_client *c, struct krc_track *t,
     }
     krc_error_clear(&e);
     if (krc_track_config_refs(pod_json, len, refs, KRC_TRACK_CONFIG_REFS, &n, &more, &e) < 0) {
-        krc_log(KRC_LOG_DEBUG, "ConfigMap/Secret references of %s/%s not read: %s",
-                rep->namespace, rep->name, e.msg);
+        krc_log(KRC_LOG_DEBUG, "ConfigMap/Secret references of %s/%s not read: %s", rep->namespace,
+                rep->name, e.msg);
         return 0;
     }
     if (more > 0) {

@@ -48,14 +48,18 @@ static void h_sync_end(void *userdata)
     struct krc_daemon_track_watch *w = userdata;
     krc_track_sync_end(w->d->track, w->r, w->namespace, krc_clock_now());
     if (!w->synced_once) {
+        struct krc_track_stats st;
         w->synced_once = 1;
-        krc_log(KRC_LOG_INFO, "change tracking: %s (%s) synced",
-                krc_track_resource_info(w->r)->name, scope_name(w));
+        krc_track_get_stats(w->d->track, &st);
+        krc_log(KRC_LOG_INFO,
+                "change tracking: %s (%s) synced; tracking %zu revisions (%zu with their "
+                "template), %zu workloads, %zu nodes, %zu strings in %zu KiB",
+                krc_track_resource_info(w->r)->name, scope_name(w), st.revisions, st.templates,
+                st.workloads, st.nodes, st.strings, st.string_bytes / 1024);
     }
 }
 
-static void h_object(enum krc_watch_event_type type, const char *json, size_t len,
-                     void *userdata)
+static void h_object(enum krc_watch_event_type type, const char *json, size_t len, void *userdata)
 {
     struct krc_daemon_track_watch *w = userdata;
     struct krc_error e;
@@ -68,8 +72,8 @@ static void h_object(enum krc_watch_event_type type, const char *json, size_t le
          * object type must not flood the log */
         w->skipped++;
         krc_log(w->skipped == 1 ? KRC_LOG_WARN : KRC_LOG_DEBUG,
-                "change tracking: a %s object was skipped: %s",
-                krc_track_resource_info(w->r)->name, e.msg);
+                "change tracking: a %s object was skipped: %s", krc_track_resource_info(w->r)->name,
+                e.msg);
     } else if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "change tracking: %s", e.msg);
     }
@@ -241,7 +245,6 @@ void krc_daemon_track_drain(struct daemon *d, struct krc_store *st)
                 "name them from memory)",
                 x.failed, x.first_error);
     } else if (x.stored > 0) {
-        krc_log(KRC_LOG_DEBUG, "change tracking: %zu change(s) written to the history",
-                x.stored);
+        krc_log(KRC_LOG_DEBUG, "change tracking: %zu change(s) written to the history", x.stored);
     }
 }

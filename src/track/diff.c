@@ -180,8 +180,8 @@ static int probe_changed(struct krc_track_items *out, const char *p, const struc
         size_t al = strcspn(a, "\x1e");
         size_t bl = strcspn(b, "\x1e");
         if (al != bl || memcmp(a, b, al) != 0) {
-            int w = snprintf(text + len, sizeof(text) - len, "%s%.*s" ARROW "%.*s",
-                             len ? ", " : "", (int)al, a, (int)bl, b);
+            int w = snprintf(text + len, sizeof(text) - len, "%s%.*s" ARROW "%.*s", len ? ", " : "",
+                             (int)al, a, (int)bl, b);
             if (w > 0 && (size_t)w < sizeof(text) - len) {
                 len += (size_t)w;
             }
@@ -200,8 +200,7 @@ static int handler_len(const char *value)
 
 /* "image api:1.4.2 → api:1.4.3"; the whole names when the short ones are
  * the same (another registry). */
-static int image_item(struct krc_track_items *out, const char *p, const char *old,
-                      const char *cur)
+static int image_item(struct krc_track_items *out, const char *p, const char *old, const char *cur)
 {
     char a[128];
     char b[128];
@@ -262,8 +261,7 @@ static int changed(struct krc_track_items *out, const char *p, const struct fact
         return krc_track_items_add(out, "condition %.*s %s" ARROW "%s", sl, n->sub, o->value,
                                    n->value);
     case KRC_FACT_LABEL:
-        return krc_track_items_add(out, "label %.*s %s" ARROW "%s", sl, n->sub, o->value,
-                                   n->value);
+        return krc_track_items_add(out, "label %.*s %s" ARROW "%s", sl, n->sub, o->value, n->value);
     default: /* tolerations and taints are their own keys: never "changed" */
         return krc_track_items_add(out, "%.*s %s" ARROW "%s", sl, n->sub, o->value, n->value);
     }
@@ -279,8 +277,7 @@ static int one_side(struct krc_track_items *out, const char *p, const struct fac
     case KRC_FACT_LIMIT:
     case KRC_FACT_REQUEST:
         return krc_track_items_add(out, "%s%.*s %s %s %s", p, sl, f->sub,
-                                   f->type == KRC_FACT_LIMIT ? "limit" : "request", f->value,
-                                   verb);
+                                   f->type == KRC_FACT_LIMIT ? "limit" : "request", f->value, verb);
     case KRC_FACT_COMMAND:
         return krc_track_items_add(out, "%scommand %s", p, added ? "set" : "removed");
     case KRC_FACT_ARGS:
@@ -315,8 +312,8 @@ static int one_side(struct krc_track_items *out, const char *p, const struct fac
     case KRC_FACT_TAINT:
         return krc_track_items_add(out, "taint %.*s %s", sl, f->sub, verb);
     case KRC_FACT_CONDITION:
-        return krc_track_items_add(out, "condition %.*s %s%s", sl, f->sub,
-                                   added ? f->value : "", added ? " (new)" : "removed");
+        return krc_track_items_add(out, "condition %.*s %s%s", sl, f->sub, added ? f->value : "",
+                                   added ? " (new)" : "removed");
     case KRC_FACT_KUBELET:
         return krc_track_items_add(out, "kubelet %s %s", f->value, verb);
     case KRC_FACT_RUNTIME:

@@ -21,17 +21,23 @@ static const struct krc_track_resource_info RESOURCES[KRC_TRACK_N_RESOURCES] = {
     [KRC_TRACK_REPLICASETS] = {"replicasets", "apis/apps/v1/replicasets", 0, 1},
     [KRC_TRACK_STATEFULSETS] = {"statefulsets", "apis/apps/v1/statefulsets", 1, 1},
     [KRC_TRACK_DAEMONSETS] = {"daemonsets", "apis/apps/v1/daemonsets", 1, 1},
-    [KRC_TRACK_CONTROLLERREVISIONS] = {"controllerrevisions", "apis/apps/v1/controllerrevisions",
-                                       0, 1},
+    [KRC_TRACK_CONTROLLERREVISIONS] = {"controllerrevisions", "apis/apps/v1/controllerrevisions", 0,
+                                       1},
     [KRC_TRACK_JOBS] = {"jobs", "apis/batch/v1/jobs", 1, 1},
     [KRC_TRACK_CRONJOBS] = {"cronjobs", "apis/batch/v1/cronjobs", 0, 1},
     [KRC_TRACK_NODES] = {"nodes", "api/v1/nodes", 0, 0},
 };
 
 static const char *const KIND_NAMES[TK_N] = {
-    [TK_NONE] = "",           [TK_DEPLOYMENT] = "Deployment", [TK_STATEFULSET] = "StatefulSet",
-    [TK_DAEMONSET] = "DaemonSet", [TK_CRONJOB] = "CronJob",   [TK_JOB] = "Job",
-    [TK_NODE] = "Node",       [TK_CONFIGMAP] = "ConfigMap",   [TK_SECRET] = "Secret",
+    [TK_NONE] = "",
+    [TK_DEPLOYMENT] = "Deployment",
+    [TK_STATEFULSET] = "StatefulSet",
+    [TK_DAEMONSET] = "DaemonSet",
+    [TK_CRONJOB] = "CronJob",
+    [TK_JOB] = "Job",
+    [TK_NODE] = "Node",
+    [TK_CONFIGMAP] = "ConfigMap",
+    [TK_SECRET] = "Secret",
     [TK_POD] = "Pod",
 };
 
@@ -135,8 +141,7 @@ static uint32_t rev_hash(uint8_t res, uint32_t ns, const char *name, size_t len)
 }
 
 /* Is r's name name[0..len)? */
-static int rev_name_eq(const struct krc_track *t, const struct rev *r, const char *name,
-                       size_t len)
+static int rev_name_eq(const struct krc_track *t, const struct rev *r, const char *name, size_t len)
 {
     size_t olen;
     const char *owner;
@@ -202,8 +207,7 @@ static uint32_t owner_hash(uint8_t kind, uint32_t ns, uint32_t name)
     return key_hash(kind, ns, (const char *)&name, sizeof(name));
 }
 
-static struct owner *owner_find(const struct krc_track *t, uint8_t kind, uint32_t ns,
-                                uint32_t name)
+static struct owner *owner_find(const struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name)
 {
     uint32_t h = owner_hash(kind, ns, name);
 
@@ -293,8 +297,7 @@ static struct node *node_find(struct krc_track *t, uint32_t name)
 {
     uint32_t h = key_hash(TK_NODE, 0, (const char *)&name, sizeof(name));
 
-    for (struct link *l = t->nodes.buckets[h & (t->nodes.n_buckets - 1)]; l != NULL;
-         l = l->next) {
+    for (struct link *l = t->nodes.buckets[h & (t->nodes.n_buckets - 1)]; l != NULL; l = l->next) {
         struct node *n = (struct node *)l;
         if (l->hash == h && n->name == name) {
             return n;
@@ -331,8 +334,8 @@ struct krc_track *krc_track_new(const struct krc_track_options *o)
     t->ring = krc_calloc(t->ring_cap, sizeof(struct change));
     t->notes = krc_calloc(KRC_TRACK_CONFIG_NOTES, sizeof(struct config_note));
     if (t->in == NULL || t->ring == NULL || t->notes == NULL || table_init(&t->revs) < 0 ||
-        table_init(&t->workloads) < 0 || table_init(&t->nodes) < 0 ||
-        table_init(&t->owners) < 0 || pthread_mutex_init(&t->lock, NULL) != 0) {
+        table_init(&t->workloads) < 0 || table_init(&t->nodes) < 0 || table_init(&t->owners) < 0 ||
+        pthread_mutex_init(&t->lock, NULL) != 0) {
         krc_intern_free(t->in);
         krc_free(t->ring);
         krc_free(t->notes);
@@ -480,8 +483,7 @@ struct rev *track_rev_before(struct krc_track *t, const struct rev *r)
     }
     o = owner_find(t, r->owner_kind, r->ns, r->owner);
     for (struct rev *v = o != NULL ? o->revs : NULL; v != NULL; v = v->sibling) {
-        if (v != r && v->revision < r->revision &&
-            (best == NULL || v->revision > best->revision)) {
+        if (v != r && v->revision < r->revision && (best == NULL || v->revision > best->revision)) {
             best = v;
         }
     }
@@ -707,8 +709,8 @@ static int cronjob_changed(struct krc_track *t, struct rev *old, struct rev *cur
     uint32_t manager = 0;
     int rc;
 
-    cur->at = o->manager_at > old->at && o->manager_at <= now + MANAGER_SLACK_S ? o->manager_at
-                                                                                : now;
+    cur->at =
+        o->manager_at > old->at && o->manager_at <= now + MANAGER_SLACK_S ? o->manager_at : now;
     if (o->manager[0] != '\0') {
         manager = krc_intern_add(t->in, o->manager, strlen(o->manager));
         krc_intern_unref(t->in, cur->manager);
@@ -718,8 +720,8 @@ static int cronjob_changed(struct krc_track *t, struct rev *old, struct rev *cur
     rc = facts_items(t, old->facts, old->n_facts, cur->facts, cur->n_facts, &it);
     snprintf(revision, sizeof(revision), "%lld", (long long)cur->revision);
     if (rc == 0) {
-        rc = record(t, TK_CRONJOB, cur->ns, cur->owner, revision, cur->at, manager,
-                    old->revision, &it);
+        rc = record(t, TK_CRONJOB, cur->ns, cur->owner, revision, cur->at, manager, old->revision,
+                    &it);
     }
     cur->recorded = 1;
     krc_track_items_cleanup(&it);
@@ -888,7 +890,7 @@ static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
     if (old != NULL && same_facts(old, ids, n) &&
         (old->revision == o->revision || res == KRC_TRACK_CRONJOBS)) {
         old->revision = o->revision; /* a CronJob's generation: the schedule, say */
-        unref_facts(t, ids, n); /* the template as before: status only */
+        unref_facts(t, ids, n);      /* the template as before: status only */
         old->ready = o->ready;
         old->link.seen = t->tick;
         return 0;
@@ -1087,8 +1089,7 @@ out:
 
 /* The first sync of a revision resource's scope: record the revisions made
  * within the lookback, now that their predecessors are known. */
-static void record_recent(struct krc_track *t, enum krc_track_resource r, uint32_t ns,
-                          int64_t now)
+static void record_recent(struct krc_track *t, enum krc_track_resource r, uint32_t ns, int64_t now)
 {
     for (size_t i = 0; i < t->revs.n_buckets; i++) {
         for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
@@ -1117,10 +1118,11 @@ static int workload_of(enum krc_track_resource r, const struct workload *w)
 static void sweep(struct krc_track *t, const struct sync_scope *sc)
 {
     enum krc_track_resource r = (enum krc_track_resource)sc->res;
-    struct table *tb = r == KRC_TRACK_NODES                                  ? &t->nodes
-                       : r == KRC_TRACK_DEPLOYMENTS || r == KRC_TRACK_STATEFULSETS ||
-                               r == KRC_TRACK_DAEMONSETS                     ? &t->workloads
-                                                                             : &t->revs;
+    struct table *tb =
+        r == KRC_TRACK_NODES ? &t->nodes
+        : r == KRC_TRACK_DEPLOYMENTS || r == KRC_TRACK_STATEFULSETS || r == KRC_TRACK_DAEMONSETS
+            ? &t->workloads
+            : &t->revs;
 
     for (size_t i = 0; i < tb->n_buckets; i++) {
         struct link **p = &tb->buckets[i];
@@ -1236,9 +1238,8 @@ static int apply(struct krc_track *t, enum krc_track_resource r, enum krc_watch_
     return rc;
 }
 
-int krc_track_object(struct krc_track *t, enum krc_track_resource r,
-                     enum krc_watch_event_type type, const char *json, size_t len, int64_t now,
-                     struct krc_error *err)
+int krc_track_object(struct krc_track *t, enum krc_track_resource r, enum krc_watch_event_type type,
+                     const char *json, size_t len, int64_t now, struct krc_error *err)
 {
     struct krc_track_obj o;
     int rc;
@@ -1443,8 +1444,8 @@ static int drained_fill(struct krc_track *t, const struct change *c, struct drai
                            prev_ready(t, c));
     d->json = rc == 0 ? krc_buf_take(&b) : NULL;
     krc_buf_cleanup(&b);
-    if (d->ns == NULL || d->name == NULL || (manager && d->manager == NULL) ||
-        d->summary == NULL || d->json == NULL) {
+    if (d->ns == NULL || d->name == NULL || (manager && d->manager == NULL) || d->summary == NULL ||
+        d->json == NULL) {
         drained_free(d);
         return KRC_ENOMEM;
     }
@@ -1476,9 +1477,9 @@ size_t krc_track_drain(struct krc_track *t, krc_track_change_fn fn, void *ud)
         }
         pthread_mutex_unlock(&t->lock);
         for (size_t i = 0; i < n; i++) {
-            struct krc_track_change c = {batch[i].ns,      batch[i].kind,    batch[i].name,
+            struct krc_track_change c = {batch[i].ns,       batch[i].kind,    batch[i].name,
                                          batch[i].revision, batch[i].manager, batch[i].at,
-                                         batch[i].summary, batch[i].json};
+                                         batch[i].summary,  batch[i].json};
             fn(&c, ud);
             drained_free(&batch[i]);
         }
@@ -1512,13 +1513,4 @@ void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret)
     ret->undecodable = t->undecodable;
     ret->synced = t->synced;
     pthread_mutex_unlock(&t->lock);
-}
-
-int krc_track_synced(struct krc_track *t, enum krc_track_resource r)
-{
-    int s;
-    pthread_mutex_lock(&t->lock);
-    s = (t->synced >> r) & 1u;
-    pthread_mutex_unlock(&t->lock);
-    return s;
 }

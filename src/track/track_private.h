@@ -52,10 +52,10 @@ struct rev {
     struct rev *sibling;         /* the next revision of its owner (struct owner) */
     uint32_t ns, owner, manager; /* interned: namespace, owning workload, manager (0: none) */
     int32_t ready;               /* readyReplicas, -1 unknown */
-    int64_t revision; /* the Deployment revision, ControllerRevision revision, generation */
-    uint32_t at;      /* unix s (until 2106): when it became this revision */
-    uint16_t n_facts; /* elements */
-    uint16_t name_len; /* bytes stored */
+    int64_t revision;    /* the Deployment revision, ControllerRevision revision, generation */
+    uint32_t at;         /* unix s (until 2106): when it became this revision */
+    uint16_t n_facts;    /* elements */
+    uint16_t name_len;   /* bytes stored */
     uint8_t res;         /* enum krc_track_resource */
     uint8_t owner_kind;  /* enum track_kind; TK_NONE: no workload owns it */
     uint8_t recorded;    /* its change is in the ring (or was) */
@@ -131,7 +131,7 @@ struct krc_track {
     struct krc_intern *in;
     struct table revs, workloads, nodes, owners;
     int64_t compacted_at; /* the last compaction of every owner */
-    uint32_t tick; /* counts object events: what a sync saw is newer than its start */
+    uint32_t tick;        /* counts object events: what a sync saw is newer than its start */
     struct sync_scope *scopes;
     size_t n_scopes;
     unsigned synced; /* bit r: some scope of resource r has synced */

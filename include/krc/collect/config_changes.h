@@ -21,7 +21,7 @@
  * t. What cannot be read becomes a note in rep (a 403 says which RBAC is
  * missing); a ConfigMap or Secret that does not exist is left out. Returns
  * how many were read; KRC_ENOMEM. */
-int krc_collect_config_changes(struct krc_kube_client *c, struct krc_track *t,
-                               const char *pod_json, size_t len, struct krc_report *rep);
+int krc_collect_config_changes(struct krc_kube_client *c, struct krc_track *t, const char *pod_json,
+                               size_t len, struct krc_report *rep);
 
 #endif

@@ -10,7 +10,7 @@
 
 struct krc_intern;
 
-struct krc_intern *krc_intern_new(void); /* NULL: out of memory */
+struct krc_intern *krc_intern_new(void);     /* NULL: out of memory */
 void krc_intern_free(struct krc_intern *in); /* NULL accepted */
 
 /* The id of s[0..len) with one more reference (added when new); 0: out of

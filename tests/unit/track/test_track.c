@@ -31,16 +31,17 @@ static char *rs(const char *ns, const char *owner, const char *hash, int revisio
     static char buf[4096];
     char when[32];
     rfc3339(created, when, sizeof(when));
-    snprintf(buf, sizeof(buf),
-             "{\"metadata\":{\"name\":\"%s-%s\",\"namespace\":\"%s\",\"creationTimestamp\":\"%s\","
-             "\"labels\":{\"pod-template-hash\":\"%s\"},"
-             "\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
-             "\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"%s\",\"controller\":true}]},"
-             "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"api\",\"image\":"
-             "\"registry.example.com/shop/%s\",\"env\":[{\"name\":\"TOKEN\",\"value\":\"hunter2\"}],"
-             "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}},"
-             "\"status\":{\"replicas\":3,\"readyReplicas\":%d}}",
-             owner, hash, ns, when, hash, revision, owner, image, memory, ready);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"metadata\":{\"name\":\"%s-%s\",\"namespace\":\"%s\",\"creationTimestamp\":\"%s\","
+        "\"labels\":{\"pod-template-hash\":\"%s\"},"
+        "\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
+        "\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"%s\",\"controller\":true}]},"
+        "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"api\",\"image\":"
+        "\"registry.example.com/shop/%s\",\"env\":[{\"name\":\"TOKEN\",\"value\":\"hunter2\"}],"
+        "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}},"
+        "\"status\":{\"replicas\":3,\"readyReplicas\":%d}}",
+        owner, hash, ns, when, hash, revision, owner, image, memory, ready);
     return buf;
 }
 
@@ -50,14 +51,15 @@ static char *deployment(const char *ns, const char *name, int revision, const ch
     static char buf[2048];
     char when[32];
     rfc3339(at, when, sizeof(when));
-    snprintf(buf, sizeof(buf),
-             "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-             "\"generation\":%d,\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
-             "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
-             "\"time\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}},"
-             "{\"manager\":\"%s\",\"operation\":\"Update\",\"time\":\"%s\",\"fieldsType\":"
-             "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:template\":{\"f:spec\":{}}}}}]}}",
-             name, ns, revision, revision, when, manager, when);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+        "\"generation\":%d,\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
+        "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
+        "\"time\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}},"
+        "{\"manager\":\"%s\",\"operation\":\"Update\",\"time\":\"%s\",\"fieldsType\":"
+        "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:template\":{\"f:spec\":{}}}}}]}}",
+        name, ns, revision, revision, when, manager, when);
     return buf;
 }
 
@@ -65,11 +67,12 @@ static char *node(const char *name, const char *rv, const char *kubelet, const c
                   const char *mem_pressure)
 {
     static char buf[2048];
-    snprintf(buf, sizeof(buf),
-             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"},\"spec\":{\"taints\":[%s]},"
-             "\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"%s\"},\"conditions\":["
-             "{\"type\":\"MemoryPressure\",\"status\":\"%s\"}]}}",
-             name, rv, taint, kubelet, mem_pressure);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"},\"spec\":{\"taints\":[%s]},"
+        "\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"%s\"},\"conditions\":["
+        "{\"type\":\"MemoryPressure\",\"status\":\"%s\"}]}}",
+        name, rv, taint, kubelet, mem_pressure);
     return buf;
 }
 
@@ -269,8 +272,7 @@ static void test_node_changes(void **state)
     krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0);
     sync_all(t, T0);
     /* heartbeats (same facts) record nothing */
-    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "12", "v1.33.1", "", "False"),
-         T0 + 10);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "12", "v1.33.1", "", "False"), T0 + 10);
     feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED,
          node("n1", "20", "v1.34.0",
               "{\"key\":\"gpu\",\"value\":\"broken\",\"effect\":\"NoSchedule\"}", "True"),
@@ -510,9 +512,10 @@ static void test_old_templates_are_dropped(void **state)
     for (int r = 1; r <= 4; r++) {
         char hash[8];
         snprintf(hash, sizeof(hash), "h%d", r);
-        feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
-             rs("shop", "api", hash, r, T0 - 86400 * (10 - r), images[r - 1], "1Gi", r == 4 ? 3 : 0),
-             T0);
+        feed(
+            t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
+            rs("shop", "api", hash, r, T0 - 86400 * (10 - r), images[r - 1], "1Gi", r == 4 ? 3 : 0),
+            T0);
     }
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, NULL, T0);
     krc_track_get_stats(t, &st);
@@ -553,9 +556,9 @@ static void test_undecodable_object(void **state)
     struct krc_error e;
 
     krc_error_clear(&e);
-    assert_int_equal(krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{\"metadata\":",
-                                      12, T0, &e),
-                     KRC_EPARSE);
+    assert_int_equal(
+        krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{\"metadata\":", 12, T0, &e),
+        KRC_EPARSE);
     assert_int_equal(krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{}", 2, T0, &e),
                      KRC_EPARSE);
     assert_non_null(strstr(e.msg, "replicasets object without metadata.name"));
