@@ -254,6 +254,7 @@ static void test_off_asks_nothing(void **state)
     assert_int_equal(o.track_configs, 0);
     assert_null(o.track);
     o.fetch_logs = o.fetch_events = o.fetch_node = 0;
+    o.track = t; /* change tracking on, trackConfigChanges off */
     memset(&r, 0, sizeof(r));
     r.namespace = (char *)"shop";
     r.pod = (char *)"api-7d9f-x1";
@@ -267,7 +268,6 @@ static void test_off_asks_nothing(void **state)
     }
     krc_report_cleanup(&rep);
     /* on: the same collection reads them */
-    o.track = t;
     o.track_configs = 1;
     krc_report_init(&rep);
     assert_int_equal(krc_collect(c, &r, &o, &rep, NULL), 0);
