@@ -12,6 +12,9 @@
  *   - the CPU time per object of the sync and of a second pass (the
  *     MODIFIED events of a relist: the same objects again);
  *   - the CPU time of krc_track_describe for a Deployment of 10 revisions.
+ * With -a (all recent), the lookback covers every revision, so none is
+ * compacted: the worst case, a cluster whose every Deployment rolled out 10
+ * times within the lookback.
  * Build without sanitizers: ASan replaces malloc, so mallinfo2 and the
  * timings mean nothing under it. */
 #include <malloc.h>
@@ -102,20 +105,28 @@ int main(int argc, char **argv)
     struct krc_track_stats st;
     size_t bytes = 0;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: bench_track FILE.jsonl (python3 bench/benchworkloads.py N)\n");
+    struct krc_track_options opt;
+    int all_recent = argc == 3 && strcmp(argv[1], "-a") == 0;
+    const char *path = argv[argc - 1];
+
+    if (argc != 2 && !all_recent) {
+        fprintf(stderr, "usage: bench_track [-a] FILE.jsonl (python3 bench/benchworkloads.py N)\n");
         return 2;
     }
-    if (read_lines(argv[1], &l) < 0 || l.n == 0) {
-        fprintf(stderr, "bench_track: no objects in %s\n", argv[1]);
+    if (read_lines(path, &l) < 0 || l.n == 0) {
+        fprintf(stderr, "bench_track: no objects in %s\n", path);
         return 1;
+    }
+    krc_track_options_defaults(&opt);
+    if (all_recent) {
+        opt.lookback_s = 3650L * 86400; /* every revision is recent */
     }
     for (size_t i = 0; i < l.n; i++) {
         bytes += l.len[i];
     }
     malloc_trim(0);
     size_t h0 = heap_in_use();
-    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track *t = krc_track_new(&opt);
     if (t == NULL || krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, NULL) < 0) {
         return 1;
     }

@@ -82,15 +82,17 @@ static void clock_time(int64_t at, char *out, size_t outsz)
     snprintf(out, outsz, "%02d:%02d", tm.tm_hour, tm.tm_min);
 }
 
-/* "45 s", "4 min", "3 h". */
+/* "45 s", "4 min", "3 h", "5 days" (a lookback longer than the default). */
 static void span(int64_t d, char *out, size_t outsz)
 {
     if (d < 60) {
         snprintf(out, outsz, "%lld s", (long long)d);
     } else if (d < 2 * 3600) {
         snprintf(out, outsz, "%lld min", (long long)(d / 60));
-    } else {
+    } else if (d < 48 * 3600) {
         snprintf(out, outsz, "%lld h", (long long)(d / 3600));
+    } else {
+        snprintf(out, outsz, "%lld days", (long long)(d / 86400));
     }
 }
 
