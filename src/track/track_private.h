@@ -143,6 +143,14 @@ struct krc_track {
     uint64_t recorded, dropped, undecodable;
 };
 
+/* changes.c: record a change in the ring (takes a reference on ns, name,
+ * manager; copies the items); an entry's and a note's references dropped. */
+int track_record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
+                 const char *revision, int64_t at, uint32_t manager, int64_t prev_revision,
+                 const struct krc_track_items *it);
+void track_change_clear(struct krc_track *t, struct change *c);
+void track_note_clear(struct krc_track *t, struct config_note *n);
+
 /* Revisions of one workload, newest first. Returns how many (at most max). */
 size_t track_revs_of(struct krc_track *t, uint32_t ns, uint8_t owner_kind, uint32_t owner,
                      struct rev **out, size_t max);
