@@ -17,6 +17,8 @@
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 
+#define TRACK_MAX_LINE (2u * 1024u * 1024u) /* one object or event line at most */
+
 struct krc_daemon_track_watch {
     struct daemon *d;
     enum krc_track_resource r;
@@ -95,6 +97,9 @@ static void *track_main(void *arg)
     o.idle_timeout_ms = w->d->cfg->watch_idle_timeout_s * 1000;
     o.page_size = (int)w->d->cfg->list_page_size;
     o.streaming_list = w->d->cfg->streaming_list;
+    /* etcd refuses objects over ~1.5 MiB: a larger line is a broken or hostile
+     * server's, and eight watches at the pods' 8 MiB would bound far more */
+    o.max_line = TRACK_MAX_LINE;
     o.cancel = &w->d->cancel;
     o.stats = &w->stats;
     memset(&h, 0, sizeof(h));
