@@ -37,6 +37,13 @@ The minimal set and why each grant is there:
       events.k8s.io events create  the RestartDiagnosed Event on the restarted pod
                             (kubernetesEvents, on by default); without it krc warns once per
                             run, marks the Event failed (no retries) and still alerts Slack
+      ""  nodes     list, watch    change tracking (trackChanges, on by default): every node's
+                            versions, taints, conditions and driver labels
+      apps deployments, replicasets, statefulsets, daemonsets, controllerrevisions
+                    list, watch    change tracking: the pod template of every revision and
+                            who changed it; without one krc logs which resource it cannot
+                            list or watch, says nothing about those changes, stays ready
+      batch jobs, cronjobs  list, watch    the same for Jobs and CronJobs
     Role krc-leader-election in namespace krc (RoleBinding krc-leader-election)
       coordination.k8s.io leases create                    the first replica creates the Lease
       coordination.k8s.io leases get, update  (name krc)   read, acquire, renew, release it
@@ -77,10 +84,19 @@ EXPECTED = {
     ("ClusterRole", "", "", "nodes", "get", ()),
     ("ClusterRole", "", "resource.k8s.io", "resourceclaims", "get", ()),
     ("ClusterRole", "", "events.k8s.io", "events", "create", ()),
+    ("ClusterRole", "", "", "nodes", "list", ()),
+    ("ClusterRole", "", "", "nodes", "watch", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "get", ("krc",)),
     ("Role", "krc", "coordination.k8s.io", "leases", "update", ("krc",)),
 }
+
+# change tracking: (apiGroup, resource) of the watches krc runs with trackChanges
+TRACKED = [("apps", r) for r in ("deployments", "replicasets", "statefulsets", "daemonsets",
+                                 "controllerrevisions")] + [
+    ("batch", "jobs"), ("batch", "cronjobs"), ("", "nodes")]
+EXPECTED |= {("ClusterRole", "", g, r, v, ()) for g, r in TRACKED if g
+             for v in ("list", "watch")}
 
 SCRUB = {k: None for k in (
     "SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN", "SLACK_ICON",
@@ -89,7 +105,7 @@ SCRUB = {k: None for k in (
     "WATCHED_POD_NAME_PREFIXES", "IGNORED_POD_NAME_PREFIXES", "POD_NAME", "POD_NAMESPACE",
     "KRC_STREAMING_LIST", "KRC_LABEL_SELECTOR", "KRC_LEADER_ELECT", "KRC_LEASE_NAMESPACE",
     "KRC_LEASE_NAME", "KRC_LEASE_DURATION", "KRC_LEASE_RENEW_DEADLINE",
-    "KRC_LEASE_RETRY_PERIOD")}
+    "KRC_LEASE_RETRY_PERIOD", "KRC_TRACK_CHANGES", "KRC_TRACK_CONFIG_CHANGES")}
 
 
 def grants(objects):
@@ -198,17 +214,20 @@ class Run:
 
     def wait_synced_or_forbidden(self, timeout=15.0):
         """True once the pod watch synced, False once krc logged a 403 for it instead."""
+        def pods_refused():  # the pod watch's, not change tracking's
+            return [x["msg"] for x in self.krc.logs(contains="403 Forbidden")
+                    if 'resource "pods"' in x["msg"]]
+
         def done():
-            if self.krc.logs(contains="sync complete"):
+            if self.krc.logs(contains="pod sync complete"):
                 return "synced"
-            if self.krc.logs(contains="403 Forbidden"):
+            if pods_refused():
                 return "forbidden"
             return None
         state = h.wait_until(done, timeout * h.SLOWDOWN, what="sync or a 403 (log:\n%s)"
                              % self.krc.tail())
         if state == "forbidden":
-            self.obs["forbidden_log"] = [x["msg"] for x in self.krc.logs(
-                contains="403 Forbidden")]
+            self.obs["forbidden_log"] = pods_refused()
             # readiness reflects the failing watch: wait for the probe to say so
             try:
                 h.wait_until(lambda: http_get(self.port, "/readyz")[0] == 503, 5 * h.SLOWDOWN,
@@ -364,7 +383,7 @@ def scenario_leader(case, objects, slack):
             reqs = [r for r in kube.requests() if r["path"].startswith(lease_reqs)]
             renewals = [r for r in reqs if r["method"] == "PUT" and r["status"] == 200]
             if (run.krc.logs(contains="became the leader") and len(renewals) >= 2 and
-                    run.krc.logs(contains="sync complete")):
+                    run.krc.logs(contains="pod sync complete")):
                 return "leading"
             refused = [x for x in run.krc.logs(contains="leader election")
                        if "forbidden" in x["msg"]]
@@ -385,6 +404,48 @@ def scenario_leader(case, objects, slack):
                 "holderIdentity")
         except Exception:  # noqa: BLE001 - no Lease at all
             run.obs["holder"] = None
+        return run.obs
+
+
+def scenario_track(case, objects, slack):
+    """Change tracking: a Deployment, a StatefulSet, a DaemonSet, a CronJob and a node; krc
+    lists and watches each tracked resource (its log says when each has synced), and a
+    resource it may not list or watch is named in its log while the pod watch, and /readyz,
+    are unaffected."""
+    with Run(case, objects, slack) as run:
+        kube = run.kube
+        # without the streaming list (a WATCH), so that both list and watch are needed
+        kube.config(streaming_list=False)
+        kube.add_node("fake-node-1")
+        kube.deployment("shop", "api", ["app"], replicas=1)
+        kube.statefulset("shop", "db", ["pg"])
+        kube.daemonset("shop", "agent", ["agent"])
+        kube.cronjob("shop", "report", ["r"])
+        run.start_krc({})
+        names = [r for _, r in TRACKED]
+
+        def state():
+            synced = {r for r in names
+                      if run.krc.logs(contains="change tracking: %s (all namespaces) synced" % r)}
+            # what an operator sees (the retries after the first are logged at debug level)
+            refused = [x["msg"] for x in run.krc.logs(contains="forbidden")
+                       if x.get("level") != "debug" and
+                       any('resource "%s"' % r in x["msg"] for r in names)]
+            pods = bool(run.krc.logs(contains="pod sync complete"))
+            if not pods or not (len(synced) == len(names) or refused):
+                return None
+            # a WATCH refused after its LIST synced shows a moment later: give it the time
+            if run.t_done is None:
+                run.t_done = time.time() + 3 * h.SLOWDOWN
+            return (synced, refused) if time.time() >= run.t_done else None
+        run.t_done = None
+        synced, refused = h.wait_until(state, 30 * h.SLOWDOWN,
+                                       what="the tracked resources synced or refused (log:\n%s)"
+                                       % run.krc.tail())
+        run.obs["track_synced"] = sorted(synced)
+        run.obs["track_refused"] = refused
+        run.obs["readyz"] = http_get(run.port, "/readyz")
+        run.obs["forbidden"] = run.forbidden_requests()
         return run.obs
 
 
@@ -504,6 +565,29 @@ def expect_no_claim(t, obs):
                                       "allowed": False}])
 
 
+def expect_tracking(t, obs):
+    t.assertEqual(obs["track_synced"], sorted(r for _, r in TRACKED), obs)
+    t.assertEqual(obs["track_refused"], [])
+    t.assertEqual(obs["readyz"][0], 200, obs["readyz"])
+    t.assertEqual(obs["forbidden"], [])
+
+
+def expect_not_tracked(verb, group, resource, t, obs):
+    """krc names what it may not do (once: the retries are quiet); the rest of change
+    tracking, the pod watch and /readyz carry on."""
+    needle = 'cannot %s resource "%s" in API group "%s" at the cluster scope' % (
+        verb, resource, group)
+    t.assertEqual(len([x for x in obs["track_refused"] if needle in x]), 1, obs["track_refused"])
+    if verb == "list":
+        t.assertNotIn(resource, obs["track_synced"])
+    others = {r for _, r in TRACKED} - {resource}
+    t.assertLessEqual(others, set(obs["track_synced"]))
+    t.assertEqual(obs["readyz"][0], 200, "change tracking must not make /readyz fail: %s"
+                  % (obs["readyz"],))
+    t.assertTrue(all(f["resource"] == resource and f["verb"] == verb
+                     for f in obs["forbidden"]), obs["forbidden"])
+
+
 def expect_leading(t, obs):
     t.assertEqual(obs["leader"], "leading", obs)
     t.assertEqual(obs["holder"], "krc-0")
@@ -523,7 +607,7 @@ def expect_no_lead(verb, t, obs):
 
 
 SCENARIOS = {"collect": scenario_collect, "list": scenario_list, "podget": scenario_pod_get,
-             "recovered": scenario_recovered, "leader": scenario_leader}
+             "recovered": scenario_recovered, "leader": scenario_leader, "track": scenario_track}
 
 # each grant -> (the scenario that needs it, what its absence must look like)
 NEEDED_BY = {
@@ -546,8 +630,12 @@ NEEDED_BY = {
     ("Role", "krc", "coordination.k8s.io", "leases", "update", ("krc",)): (
         "leader", lambda t, o: expect_no_lead("update", t, o)),
 }
+for _g, _r in TRACKED:
+    for _v in ("list", "watch"):
+        NEEDED_BY[("ClusterRole", "", _g, _r, _v, ())] = (
+            "track", lambda t, o, v=_v, g=_g, r=_r: expect_not_tracked(v, g, r, t, o))
 POSITIVE = {"collect": expect_collect_ok, "list": expect_list_ok, "podget": expect_pod_got,
-            "recovered": expect_recovered, "leader": expect_leading}
+            "recovered": expect_recovered, "leader": expect_leading, "track": expect_tracking}
 
 
 def case_name(grant):
@@ -699,6 +787,9 @@ class EachGrantIsNeeded(unittest.TestCase):
     def test_full_leader(self):
         self.check("full-leader", POSITIVE["leader"])
 
+    def test_full_track(self):
+        self.check("full-track", POSITIVE["track"])
+
     # one grant removed: the daemon visibly fails at what needs it
     def test_without_each_grant(self):
         for grant, (_, expect) in sorted(NEEDED_BY.items()):
@@ -772,8 +863,12 @@ class FakeAuthorizer(unittest.TestCase):
         self.assertTrue(ok("GET", "/api/v1/namespaces/x/pods/p/log"))
         self.assertFalse(ok("GET", "/api/v1/namespaces/x/pods/p/exec"))
         self.assertFalse(ok("GET", "/api/v1/namespaces/x/events?watch=true"))
-        self.assertFalse(ok("GET", "/api/v1/nodes"))
+        self.assertTrue(ok("GET", "/api/v1/nodes?watch=true"))  # change tracking
+        self.assertFalse(ok("GET", "/api/v1/namespaces"))
+        self.assertTrue(ok("GET", "/apis/apps/v1/replicasets?watch=true"))
+        self.assertFalse(ok("GET", "/apis/apps/v1/namespaces/x/replicasets/r"))
         self.assertFalse(ok("GET", "/api/v1/namespaces/x/secrets"))
+        self.assertFalse(ok("GET", "/api/v1/namespaces/x/configmaps/c"))
         self.assertTrue(ok("GET", "/apis/resource.k8s.io/v1/namespaces/x/resourceclaims/c"))
         self.assertFalse(ok("GET", "/apis/resource.k8s.io/v1/namespaces/x/resourceclaims"))
         self.assertFalse(ok("GET", "/apis/resource.k8s.io/v1/devicetaintrules"))
@@ -828,10 +923,10 @@ class FakeAuthorizer(unittest.TestCase):
             self.assertIn("web-1", out)
             code, out = kubectl("logs", "web-1", "-n", "shop")
             self.assertEqual(code, 0, out)
-            code, out = kubectl("get", "nodes")
+            code, out = kubectl("get", "secrets", "-n", "shop")
             self.assertNotEqual(code, 0)
-            self.assertIn('Error from server (Forbidden): nodes is forbidden: User "%s" cannot '
-                          'list resource "nodes" in API group "" at the cluster scope' % SA,
+            self.assertIn('Error from server (Forbidden): secrets is forbidden: User "%s" cannot '
+                          'list resource "secrets" in API group "" in the namespace "shop"' % SA,
                           out)
             code, out = kubectl("get", "lease", "other", "-n", "krc")
             self.assertIn('Error from server (Forbidden): leases.coordination.k8s.io "other" '
@@ -983,7 +1078,7 @@ class ChartNamespacedRoles(unittest.TestCase):
             webhook = slack.webhook_url("rbac-chart-namespaced")
             run.start_krc({"SLACK_WEBHOOK_URL": webhook, "MUTE_SECONDS": "0",
                            "WATCHED_NAMESPACES": dy.env_of(docs)["WATCHED_NAMESPACES"]["value"]})
-            h.wait_until(lambda: len(run.krc.logs(contains="sync complete")) >= 2,
+            h.wait_until(lambda: len(run.krc.logs(contains="pod sync complete")) >= 2,
                          15 * h.SLOWDOWN, what="both namespaces synced (log:\n%s)"
                          % run.krc.tail())
             for ns in ("other", "shop", "payments"):
