@@ -266,6 +266,29 @@ size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t afte
     return k;
 }
 
+int krc_recovery_ready(struct krc_recovery *t, const char *uid, const char *container,
+                       int64_t now_s, int64_t *ret_ready_since)
+{
+    struct entry *e;
+    int rc = 0;
+
+    *ret_ready_since = 0;
+    if (t == NULL || uid == NULL || uid[0] == '\0') {
+        return 0;
+    }
+    pthread_mutex_lock(&t->lock);
+    e = find(t, uid, container);
+    if (e != NULL) {
+        *ret_ready_since = e->ready_since_s;
+        if (e->n_arms == 0) {
+            e->awaited_s = now_s;
+        }
+        rc = 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
 size_t krc_recovery_count(struct krc_recovery *t)
 {
     return t != NULL ? atomic_load(&t->n) : 0;

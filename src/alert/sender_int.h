@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "krc/alert/dest.h"
+#include "krc/alert/incident.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/recovery.h"
 #include "krc/alert/sender.h"
@@ -25,6 +26,8 @@
 #define MAX_GROUPS 64
 #define MAX_EXAMPLES 8
 #define MAX_RECOVERY 1024
+/* Open incidents held (alert/incident.h): the one whose last restart is oldest is forgotten */
+#define MAX_INCIDENTS 1024
 /* Sandbox changes alerted (krc_route_sandbox_alerted): the newest kept. */
 #define MAX_SANDBOX_MARKS 256
 /* Delivered marks that failed, kept for a retry (see struct unmarked). */
@@ -84,6 +87,7 @@ struct item {
     char *full_log;
     size_t full_log_len;
     struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
+    int64_t incident_id; /* a resolved message: its incident's (0: none) */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -199,7 +203,8 @@ struct krc_sender {
     struct dest dests[MAX_DESTS];
     size_t n_dests;
     struct krc_policy pol; /* the policy's view of o */
-    struct krc_policy_mutes mutes;
+    struct krc_policy_mutes mutes; /* the threads' parents by thread key (ts, channel) */
+    struct krc_incidents incidents; /* the open incidents (under lock) */
     struct sandbox_mark sandbox[MAX_SANDBOX_MARKS]; /* under lock */
     size_t n_sandbox;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */

@@ -78,6 +78,14 @@ struct krc_recovery_due {
 size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t after_s,
                              struct krc_recovery_due *out, size_t max);
 
+/* An incident's awaited pod (alert/incident.h): is uid/container tracked?
+ * 1 with *ret_ready_since (unix s the watch first showed it running and ready
+ * since its last restart; 0: not ready), 0 when it is not (never awaited, or
+ * forgotten: its pod deleted or replaced). Keeps an unarmed entry another
+ * KRC_RECOVERY_UNARMED_S (an open incident still waits for it). */
+int krc_recovery_ready(struct krc_recovery *t, const char *uid, const char *container,
+                       int64_t now_s, int64_t *ret_ready_since);
+
 /* Entries held (tests, metrics). */
 size_t krc_recovery_count(struct krc_recovery *t);
 
