@@ -84,6 +84,7 @@ enum {
 #define KRC_STORE_DEFERRED 3
 
 struct krc_store;
+struct krc_store_incident_ref; /* krc/store/incident.h */
 
 /* How a store is opened besides its target. Strings borrowed for the call. */
 struct krc_store_options {
@@ -173,6 +174,9 @@ struct krc_store_restart {
      * running while holding them since its previous restart, as counted when
      * this one was detected (the restart's accel note); 0: none held */
     int64_t accel_seconds_lost;
+    /* its incident (krc/store/incident.h): joined or opened in the same
+     * transaction (its ret_* are set); NULL: none (restarts.incident_id NULL) */
+    struct krc_store_incident_ref *incident;
 };
 
 enum krc_store_kind {
@@ -531,5 +535,8 @@ struct krc_store_stats {
 /* Counts of the store's cluster (SQLite: of the whole file). PostgreSQL: db_bytes is the database's
  * size (pg_database_size), wal_bytes 0. */
 int krc_store_stats(struct krc_store *s, struct krc_store_stats *ret, struct krc_error *err);
+
+/* incidents and changes (issue 27) */
+#include "krc/store/incident.h"
 
 #endif
