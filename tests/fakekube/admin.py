@@ -12,6 +12,7 @@ Standard library only.  See README.md in this directory for the admin API itself
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 from datetime import datetime, timezone
 
@@ -685,6 +687,160 @@ class FakeKube:
         serves at /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME."""
         return self.call("POST", "/admin/resourceclaims", claim)
 
+    # ---- workload controllers, ConfigMaps, Secrets (issue 27: what changed) ----
+
+    def deployment(self, namespace, name, containers, replicas=3,
+                   manager="kubectl-client-side-apply", ready=True, node="fake-node-1",
+                   labels=None, template_spec=None, time=None, realistic=True):
+        """A Deployment as `manager` created it and what the controllers then write: the
+        Deployment (generation 1, annotation deployment.kubernetes.io/revision "1",
+        managedFields: `manager` owning f:spec, kube-controller-manager the revision and the
+        status), its ReplicaSet <name>-<pod-template-hash> (same annotation, ownerReferences
+        to the Deployment with controller: true, the pod-template-hash label, status
+        replicas/readyReplicas) and `replicas` running pods owned by it (ready unless
+        ready=False).  containers: names or partial container dicts (realistic=True fills
+        image, ports, resources and probes as create_pod does).  time: RFC 3339 UTC of the
+        creation (default now).  Returns {"deployment", "replicaset", "pods"}."""
+        body = {"containers": [_container(c, i) if realistic else
+                               ({"name": c} if isinstance(c, str) else dict(c))
+                               for i, c in enumerate(containers)],
+                "replicas": replicas, "manager": manager, "ready": ready, "node": node}
+        for k, v in (("labels", labels), ("template_spec", template_spec), ("time", time)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/deployments/%s/%s/create" % (namespace, name), body)
+
+    def rollout(self, namespace, name, containers_patch=None, manager="kubectl-client-side-apply",
+                new_pods=1, old_ready=None, ready=True, node="fake-node-1", template_spec=None,
+                time=None):
+        """`manager` changes the Deployment's pod template: containers_patch maps container
+        names to JSON merge patches (e.g. {"api": {"image": "api:1.4.3", "resources":
+        {"limits": {"memory": "512Mi"}}}}), template_spec is a merge patch of the pod spec.
+        generation + 1; the controller makes the new ReplicaSet (revision = highest + 1,
+        creation time `time` or now; the ReplicaSet of an earlier identical template is
+        re-used, as a rollback does), writes the revision annotation, starts new_pods running
+        pods of it (tests crash them with restart()), and with old_ready scales the previous
+        ReplicaSet to old_ready pods (its other pods deleted) so that its status says
+        old_ready ready replicas; the Deployment's status follows.  Returns {"deployment",
+        "replicaset", "old_replicaset", "revision", "pods"}."""
+        body = {"containers_patch": containers_patch or {}, "manager": manager,
+                "new_pods": new_pods, "old_ready": old_ready, "ready": ready, "node": node}
+        for k, v in (("template_spec", template_spec), ("time", time)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/deployments/%s/%s/rollout" % (namespace, name), body)
+
+    def get_object(self, resource, namespace, name=None):
+        """Any stored object: get_object("replicasets", "shop", "api-x"); cluster-scoped
+        resources take the name alone (get_object("nodes", "n1"))."""
+        path = "/admin/%s/%s" % (resource, namespace if name is None else
+                                 "%s/%s" % (namespace, name))
+        return self.call("GET", path)
+
+    def create_object(self, resource, obj, manager=None, subresource=None, time=None):
+        """POST a partial object of any served resource (deployments, replicasets,
+        statefulsets, daemonsets, controllerrevisions, jobs, cronjobs, configmaps, secrets,
+        ...); the server fills metadata and the API server's defaults.  With manager, the
+        write is recorded in metadata.managedFields as that manager's Update (at time)."""
+        return self.call("POST", "/admin/%s%s" % (resource, _write_query(
+            manager, subresource, time)), obj)
+
+    def update_object(self, resource, namespace, name, patch, manager=None, subresource=None,
+                      time=None):
+        """JSON merge patch of a stored object (name=None for cluster-scoped ones: then
+        namespace is the name); with manager, recorded in managedFields (subresource
+        "status" for a status write)."""
+        path = "/admin/%s/%s" % (resource, namespace if name is None else
+                                 "%s/%s" % (namespace, name))
+        return self.call("PUT", path + _write_query(manager, subresource, time), patch)
+
+    def delete_object(self, resource, namespace, name=None):
+        path = "/admin/%s/%s" % (resource, namespace if name is None else
+                                 "%s/%s" % (namespace, name))
+        return self.call("DELETE", path)
+
+    def configmap(self, namespace, name, data, manager="kubectl-create", time=None,
+                  labels=None, binary_data=None):
+        """Create (or replace the data of) a ConfigMap; managedFields: `manager` owns the
+        f:data keys it wrote, at `time` (RFC 3339 UTC, default now)."""
+        body = {"data": data, "manager": manager}
+        for k, v in (("time", time), ("labels", labels), ("binaryData", binary_data)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/configmaps/%s/%s/write" % (namespace, name), body)
+
+    def edit_configmap(self, namespace, name, data_patch, manager="kubectl-edit", time=None):
+        """Change some keys of a ConfigMap's data (None deletes a key), as `manager` at
+        `time`: that manager's managedFields entry takes the changed f:data keys and its time
+        becomes `time`."""
+        body = {"data_patch": data_patch, "manager": manager}
+        if time is not None:
+            body["time"] = time
+        return self.call("POST", "/admin/configmaps/%s/%s/write" % (namespace, name), body)
+
+    def secret(self, namespace, name, data, manager="kubectl-create", time=None,
+               string_data=False, type_="Opaque"):
+        """Create (or replace the data of) a Secret; data values are plain text (encoded
+        here).  string_data=True writes them as stringData (the managed field is then
+        f:stringData, as when a client sends stringData)."""
+        if string_data:
+            body = {"data": None, "stringData": dict(data)}
+        else:
+            body = {"data": {k: base64.b64encode(v.encode() if isinstance(v, str) else v)
+                             .decode() for k, v in data.items()}}
+        body["manager"] = manager
+        if time is not None:
+            body["time"] = time
+        return self.call("POST", "/admin/secrets/%s/%s/write" % (namespace, name), body)
+
+    def edit_secret(self, namespace, name, data_patch, manager="kubectl-edit", time=None):
+        """Change some keys of a Secret (plain text values, None deletes)."""
+        patch = {k: None if v is None else base64.b64encode(
+            v.encode() if isinstance(v, str) else v).decode() for k, v in data_patch.items()}
+        body = {"data_patch": patch, "manager": manager}
+        if time is not None:
+            body["time"] = time
+        return self.call("POST", "/admin/secrets/%s/%s/write" % (namespace, name), body)
+
+    def update_node(self, name, patch, manager="kubelet", subresource="status", time=None):
+        """JSON merge patch of a Node as `manager` writes it: the kubelet's status (nodeInfo
+        versions, conditions) by default; labels or taints with e.g.
+        manager="kubectl-label"/"kubectl-taint", subresource=None."""
+        return self.update_object("nodes", name, None, patch, manager, subresource, time)
+
+    def set_node_versions(self, name, kubelet=None, runtime=None, kernel=None, time=None):
+        """The node's kubelet reports new versions (status.nodeInfo), as after an upgrade."""
+        info = {}
+        for k, v in (("kubeletVersion", kubelet), ("kubeProxyVersion", kubelet),
+                     ("containerRuntimeVersion", runtime), ("kernelVersion", kernel)):
+            if v is not None:
+                info[k] = v
+        return self.update_node(name, {"status": {"nodeInfo": info}}, time=time)
+
+    def set_node_taints(self, name, taints, manager="kubectl-taint", time=None):
+        """spec.taints replaced by `taints` (list of {key, value?, effect})."""
+        return self.update_node(name, {"spec": {"taints": taints}}, manager, None, time)
+
+    def set_node_labels(self, name, labels, manager="kubectl-label", time=None):
+        """Merge labels into the node's (None deletes one)."""
+        return self.update_node(name, {"metadata": {"labels": labels}}, manager, None, time)
+
+    def set_node_condition(self, name, ctype, status, reason="", message="", time=None):
+        """The kubelet reports node condition ctype (e.g. MemoryPressure) as status."""
+        node = self.get_object("nodes", name)
+        conds = node.get("status", {}).get("conditions", [])
+        ts = time or _now()
+        for c in conds:
+            if c.get("type") == ctype:
+                if c.get("status") != status:
+                    c["lastTransitionTime"] = ts
+                c.update(status=status, reason=reason, message=message, lastHeartbeatTime=ts)
+                break
+        else:
+            conds.append({"type": ctype, "status": status, "lastHeartbeatTime": ts,
+                          "lastTransitionTime": ts, "reason": reason, "message": message})
+        return self.update_node(name, {"status": {"conditions": conds}}, time=time)
+
     # ---- control ----
 
     def compact(self, rv=None, close_watches=True):
@@ -737,6 +893,12 @@ class FakeKube:
             if time.monotonic() > deadline:
                 raise TimeoutError("timed out after %.1f s waiting for %s" % (timeout, what))
             time.sleep(interval)
+
+
+def _write_query(manager, subresource, time):
+    q = {k: v for k, v in (("manager", manager), ("subresource", subresource), ("time", time))
+         if v is not None}
+    return "?" + urllib.parse.urlencode(q) if q else ""
 
 
 def _merge(target, patch):

@@ -70,7 +70,36 @@ RESOURCES = {
     "resourceclaims": {"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
                        "group": "resource.k8s.io", "namespaced": True,
                        "singular": "resourceclaim", "short": []},
+    # ConfigMaps and Secrets: served in full and as PartialObjectMetadata (metadata only)
+    "configmaps": {"kind": "ConfigMap", "apiVersion": "v1", "group": "", "namespaced": True,
+                   "singular": "configmap", "short": ["cm"]},
+    "secrets": {"kind": "Secret", "apiVersion": "v1", "group": "", "namespaced": True,
+                "singular": "secret", "short": []},
+    # the workload controllers (apps/v1, batch/v1)
+    "deployments": {"kind": "Deployment", "apiVersion": "apps/v1", "group": "apps",
+                    "namespaced": True, "singular": "deployment", "short": ["deploy"],
+                    "categories": ["all"]},
+    "replicasets": {"kind": "ReplicaSet", "apiVersion": "apps/v1", "group": "apps",
+                    "namespaced": True, "singular": "replicaset", "short": ["rs"],
+                    "categories": ["all"]},
+    "statefulsets": {"kind": "StatefulSet", "apiVersion": "apps/v1", "group": "apps",
+                     "namespaced": True, "singular": "statefulset", "short": ["sts"],
+                     "categories": ["all"]},
+    "daemonsets": {"kind": "DaemonSet", "apiVersion": "apps/v1", "group": "apps",
+                   "namespaced": True, "singular": "daemonset", "short": ["ds"],
+                   "categories": ["all"]},
+    "controllerrevisions": {"kind": "ControllerRevision", "apiVersion": "apps/v1",
+                            "group": "apps", "namespaced": True,
+                            "singular": "controllerrevision", "short": []},
+    "jobs": {"kind": "Job", "apiVersion": "batch/v1", "group": "batch", "namespaced": True,
+             "singular": "job", "short": [], "categories": ["all"]},
+    "cronjobs": {"kind": "CronJob", "apiVersion": "batch/v1", "group": "batch",
+                 "namespaced": True, "singular": "cronjob", "short": ["cj"],
+                 "categories": ["all"]},
 }
+
+# the API groups served besides the core group (discovery order of /apis)
+API_GROUPS = ["apps", "events.k8s.io", "batch", "coordination.k8s.io", "resource.k8s.io"]
 
 # what the fake implements, per resource (also what discovery advertises)
 VERBS = {
@@ -80,6 +109,26 @@ VERBS = {
     "namespaces": ["get", "list", "watch"],
     "leases": ["create", "get", "list", "update", "watch"],
     "resourceclaims": ["get", "list", "watch"],
+    "configmaps": ["get", "list", "watch"],
+    "secrets": ["get", "list", "watch"],
+    "deployments": ["get", "list", "watch"],
+    "replicasets": ["get", "list", "watch"],
+    "statefulsets": ["get", "list", "watch"],
+    "daemonsets": ["get", "list", "watch"],
+    "controllerrevisions": ["get", "list", "watch"],
+    "jobs": ["get", "list", "watch"],
+    "cronjobs": ["get", "list", "watch"],
+}
+
+# the internal Go type names the API server's 406 messages name (%T of the stored object)
+INTERNAL_TYPES = {
+    "pods": "core.Pod", "events": "core.Event", "nodes": "core.Node",
+    "namespaces": "core.Namespace", "leases": "coordination.Lease",
+    "resourceclaims": "resource.ResourceClaim", "configmaps": "core.ConfigMap",
+    "secrets": "core.Secret", "deployments": "apps.Deployment",
+    "replicasets": "apps.ReplicaSet", "statefulsets": "apps.StatefulSet",
+    "daemonsets": "apps.DaemonSet", "controllerrevisions": "apps.ControllerRevision",
+    "jobs": "batch.Job", "cronjobs": "batch.CronJob",
 }
 
 # empty shells used for BOOKMARK events (what a Go zero value of the kind encodes to)
@@ -97,6 +146,32 @@ BOOKMARK_BODY = {
     "namespaces": {"spec": {}, "status": {}},
     "leases": {"spec": {}},
     "resourceclaims": {"spec": {"devices": {}}, "status": {}},
+    # Go zero values of the apps/v1 and batch/v1 types (json tags of k8s.io/api 1.32 as read
+    # from the type definitions; not compared byte for byte with a real server's bookmark)
+    "configmaps": {},
+    "secrets": {},
+    "deployments": {"spec": {"selector": None, "template": {
+        "metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
+        "strategy": {}}, "status": {}},
+    "replicasets": {"spec": {"selector": None, "template": {
+        "metadata": {"creationTimestamp": None}, "spec": {"containers": None}}},
+        "status": {"replicas": 0}},
+    "statefulsets": {"spec": {"selector": None, "template": {
+        "metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
+        "serviceName": "", "updateStrategy": {}},
+        "status": {"replicas": 0, "availableReplicas": 0}},
+    "daemonsets": {"spec": {"selector": None, "template": {
+        "metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
+        "updateStrategy": {}},
+        "status": {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                   "desiredNumberScheduled": 0, "numberReady": 0}},
+    "controllerrevisions": {"data": None, "revision": 0},
+    "jobs": {"spec": {"template": {"metadata": {"creationTimestamp": None},
+                                   "spec": {"containers": None}}}, "status": {}},
+    "cronjobs": {"spec": {"schedule": "", "jobTemplate": {
+        "metadata": {"creationTimestamp": None}, "spec": {"template": {
+            "metadata": {"creationTimestamp": None}, "spec": {"containers": None}}}}},
+        "status": {}},
 }
 
 TRUE_STRINGS = {"1", "t", "T", "true", "TRUE", "True"}
@@ -257,6 +332,18 @@ def not_found(resource: str, name: str) -> ApiError:
     return ApiError(404, "NotFound", '%s "%s" not found' % (qual, name), details=details)
 
 
+def not_acceptable(message) -> ApiError:
+    """406 as the API server's errNotAcceptable writes it (a conversion it cannot do)."""
+    return ApiError(406, "NotAcceptable", message)
+
+
+def partial_metadata(obj, api_version="meta.k8s.io/v1") -> dict:
+    """meta.AsPartialObjectMetadata: the object's whole ObjectMeta (managedFields
+    included), nothing else, as kind PartialObjectMetadata."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version,
+            "metadata": obj.get("metadata") or {}}
+
+
 def path_not_found() -> ApiError:
     return ApiError(404, "NotFound", "the server could not find the requested resource",
                     details={})
@@ -411,6 +498,15 @@ FIELD_GETTERS = {
         "metadata.namespace": lambda o: _dig(o, "metadata", "namespace"),
     },
 }
+# the other namespaced resources: metadata.name and metadata.namespace (the generic
+# DefaultClusterScopedAttr/DefaultNamespaceScopedAttr), plus what their registry adds
+for _r in ("resourceclaims", "configmaps", "secrets", "deployments", "replicasets",
+           "statefulsets", "daemonsets", "controllerrevisions", "jobs", "cronjobs"):
+    FIELD_GETTERS[_r] = dict(FIELD_GETTERS["leases"])
+FIELD_GETTERS["secrets"]["type"] = lambda o: o.get("type")
+FIELD_GETTERS["replicasets"]["status.replicas"] = lambda o: _s(_dig(o, "status", "replicas")
+                                                               or 0)
+FIELD_GETTERS["jobs"]["status.successful"] = lambda o: _s(_dig(o, "status", "succeeded") or 0)
 
 
 def _split_unescaped(text, sep):
@@ -1164,9 +1260,340 @@ def default_resource_claim(obj, ts=None):
     return out
 
 
+# --------------------------------------------------------------------------------------------
+# managedFields: what the API server's field manager records for an Update
+# (k8s.io/apimachinery/pkg/util/managedfields: the fields a write changed move to the writing
+# manager's entry, taken from every other manager; the entry's time is the write's; an entry
+# left with no fields is dropped; entries sorted by operation, time, manager, apiVersion,
+# subresource).  FieldsV1 paths follow the API types' list markers for the lists that occur
+# in the objects this fake builds; the exact set a real server records can differ in detail
+# (e.g. which struct nodes carry ".").
+
+# metadata fields the field manager never tracks (the URL and the server own them)
+UNMANAGED_METADATA = {"name", "namespace", "uid", "resourceVersion", "generation",
+                      "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                      "managedFields", "selfLink"}
+# associative lists (+listType=map) and their keys
+LIST_MAP_KEYS = {"containers": ("name",), "initContainers": ("name",),
+                 "ephemeralContainers": ("name",), "volumes": ("name",), "env": ("name",),
+                 "imagePullSecrets": ("name",), "ports": ("containerPort", "protocol"),
+                 "volumeMounts": ("mountPath",), "volumeDevices": ("devicePath",),
+                 "conditions": ("type",), "ownerReferences": ("uid",),
+                 "hostAliases": ("ip",), "resourceClaims": ("name",),
+                 "topologySpreadConstraints": ("topologyKey", "whenUnsatisfiable")}
+SET_LISTS = {"finalizers"}
+# struct-valued fields whose own path is not a managed field (only their members are)
+STRUCT_FIELDS = {"metadata", "spec", "status", "template", "strategy", "updateStrategy",
+                 "jobTemplate"}
+# resources whose status is written through the status subresource only
+STATUS_SUBRESOURCE = {"pods", "nodes", "namespaces", "deployments", "replicasets",
+                      "statefulsets", "daemonsets", "jobs", "cronjobs", "resourceclaims"}
+
+
+def _value_paths(key, value, path, out):
+    if isinstance(value, dict) and value:
+        if key not in STRUCT_FIELDS:
+            out[path + (".",)] = None
+        for k, v in value.items():
+            if path == ("f:metadata",) and k in UNMANAGED_METADATA:
+                continue
+            _value_paths(k, v, path + ("f:" + k,), out)
+    elif isinstance(value, list) and value and key in LIST_MAP_KEYS and all(
+            isinstance(i, dict) for i in value):
+        out[path + (".",)] = None
+        for item in value:
+            ident = {}
+            for kf in LIST_MAP_KEYS[key]:
+                ident[kf] = item.get(kf, "TCP" if kf == "protocol" else "")
+            elem = path + ("k:" + json.dumps(ident, sort_keys=True, separators=(",", ":")),)
+            out[elem + (".",)] = None
+            for k, v in item.items():
+                _value_paths(k, v, elem + ("f:" + k,), out)
+    elif isinstance(value, list) and value and key in SET_LISTS:
+        out[path + (".",)] = None
+        for item in value:
+            out[path + ("v:" + json.dumps(item, separators=(",", ":")),)] = None
+    else:
+        out[path] = json.dumps(value, sort_keys=True)  # a leaf: scalar, {} or atomic list
+
+
+def field_paths(obj):
+    """{FieldsV1 path (tuple): leaf value} of an object ("." = the node itself)."""
+    out = {}
+    for k, v in obj.items():
+        if k in ("apiVersion", "kind"):
+            continue
+        _value_paths(k, v, ("f:" + k,), out)
+    return out
+
+
+def fields_v1(paths):
+    root = {}
+    for p in sorted(paths):
+        node = root
+        for seg in p:
+            node = node.setdefault(seg, {})
+    return root
+
+
+def paths_of_fields(fv1, prefix=()):
+    out = set()
+    for k, v in (fv1 or {}).items():
+        if isinstance(v, dict) and v:
+            out |= paths_of_fields(v, prefix + (k,))
+        else:
+            out.add(prefix + (k,))
+    return out
+
+
+def record_update(resource, old, new, manager, subresource=None, ts=None,
+                  operation="Update", rename=None):
+    """Set new["metadata"]["managedFields"] as the API server records a write of `new` over
+    `old` (None: a create) by `manager`; returns the paths the write changed.  rename: {top
+    field: field the client sent} (a Secret written with stringData: {"f:data":
+    "f:stringData"})."""
+    ts = ts or now_time()
+    info = RESOURCES[resource]
+    md = new.setdefault("metadata", {})
+    entries = copy.deepcopy(old["metadata"].get("managedFields") or []) if old else []
+    newp = field_paths(new)
+    oldp = field_paths(old) if old else {}
+    changed = {p for p, v in newp.items() if p not in oldp or oldp[p] != v}
+    removed = {p for p in oldp if p not in newp}
+    if resource in STATUS_SUBRESOURCE:  # the other endpoint's fields are reset, not written
+        if subresource == "status":
+            changed = {p for p in changed if p[0] == "f:status"}
+        else:
+            changed = {p for p in changed if p[0] != "f:status"}
+    taken = set(changed)
+    if rename:
+        changed = {(rename.get(p[0], p[0]),) + p[1:] for p in changed}
+        taken |= changed
+    out = []
+    mine = None
+    for e in entries:
+        paths = paths_of_fields(e.get("fieldsV1")) - taken - removed
+        if (e.get("manager"), e.get("operation"), e.get("subresource")) == (
+                manager, operation, subresource):
+            mine = (e, paths)
+            continue
+        if paths:
+            e["fieldsV1"] = fields_v1(paths)
+            out.append(e)
+    if mine is not None:
+        e, paths = mine
+        if changed:
+            paths |= changed
+            e["time"] = ts
+            e["apiVersion"] = info["apiVersion"]
+        if paths:
+            e["fieldsV1"] = fields_v1(paths)
+            out.append(e)
+    elif changed:
+        e = {"manager": manager, "operation": operation, "apiVersion": info["apiVersion"],
+             "time": ts, "fieldsType": "FieldsV1", "fieldsV1": fields_v1(changed)}
+        if subresource:
+            e["subresource"] = subresource
+        out.append(e)
+    out.sort(key=lambda e: (e.get("operation", ""), e.get("time") or "", e.get("manager", ""),
+                            e.get("apiVersion", ""), e.get("subresource", "")))
+    if out:
+        md["managedFields"] = out
+    else:
+        md.pop("managedFields", None)
+    return changed
+
+
+# --------------------------------------------------------------------------------------------
+# workload controllers, ConfigMaps and Secrets (admin side): defaulting as the API server's
+# SetDefaults_* for apps/v1 and batch/v1, and what the deployment controller writes
+
+SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+WORKLOAD_RESOURCES = ("deployments", "replicasets", "statefulsets", "daemonsets", "jobs",
+                      "cronjobs")
+
+
+def safe_encode(s):
+    """rand.SafeEncodeString: every byte mapped into an alphabet without vowels."""
+    return "".join(SAFE_ALPHANUMS[b % len(SAFE_ALPHANUMS)] for b in s.encode())
+
+
+def pod_template_hash(template, collision_count=None):
+    """controller.ComputeHash: FNV-32a over the template (and collisionCount), the decimal
+    value SafeEncodeString'd.  The bytes hashed here are the template's canonical JSON, not
+    Go's DeepHashObject dump, so the value is not what a real cluster computes for the same
+    template; its form (up to 10 characters of the same alphabet) is."""
+    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
+    if collision_count:
+        data += str(collision_count).encode()
+    h = 0x811c9dc5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xffffffff
+    return safe_encode(str(h))
+
+
+def default_pod_template(tmpl, restart_policy="Always"):
+    """A PodTemplateSpec as the API server defaults it (SetDefaults_PodSpec, containers)."""
+    t = copy.deepcopy(tmpl or {})
+    md = t.setdefault("metadata", {})
+    md.setdefault("creationTimestamp", None)
+    spec = t.setdefault("spec", {})
+    containers = spec.get("containers") or [{"name": "app"}]
+    if not isinstance(containers, list) or any(
+            not isinstance(c, dict) or not c.get("name") for c in containers):
+        raise ApiError(400, "BadRequest", "template spec.containers must be a list of objects "
+                       "with a name")
+    spec["containers"] = [_default_container_spec(c) for c in containers]
+    if spec.get("initContainers"):
+        spec["initContainers"] = [_default_container_spec(c) for c in spec["initContainers"]]
+    spec.setdefault("restartPolicy", restart_policy)
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    return t
+
+
+def _workload_meta(resource, obj, ts):
+    if not isinstance(obj, dict):
+        raise ApiError(400, "BadRequest", "%s must be a JSON object" % RESOURCES[resource][
+            "singular"])
+    md = dict(obj.get("metadata") or {})
+    if not md.get("name"):
+        raise ApiError(400, "BadRequest", "%s metadata.name is required"
+                       % RESOURCES[resource]["singular"])
+    md.setdefault("namespace", "default")
+    md["uid"] = md.get("uid") or str(uuid.uuid4())
+    md.setdefault("creationTimestamp", ts)
+    md["resourceVersion"] = ""
+    if resource in WORKLOAD_RESOURCES:
+        md.setdefault("generation", 1)
+    return md
+
+
+def _selector_from(spec, tmpl):
+    sel = spec.get("selector")
+    if sel is None:
+        labels = (tmpl.get("metadata") or {}).get("labels") or {}
+        if not labels:
+            raise ApiError(400, "BadRequest", "spec.selector is required (or template labels "
+                           "to derive it from)")
+        sel = {"matchLabels": dict(labels)}
+    return sel
+
+
+def default_workload(resource):
+    def defaulter(obj, ts=None):
+        ts = ts or now_time()
+        md = _workload_meta(resource, obj, ts)
+        out = {"metadata": md}
+        spec = copy.deepcopy(obj.get("spec") or {})
+        status = copy.deepcopy(obj.get("status"))
+        if resource == "deployments":
+            spec["template"] = default_pod_template(spec.get("template"))
+            spec["selector"] = _selector_from(spec, spec["template"])
+            spec.setdefault("replicas", 1)
+            spec.setdefault("strategy", {"type": "RollingUpdate", "rollingUpdate": {
+                "maxUnavailable": "25%", "maxSurge": "25%"}})
+            spec.setdefault("revisionHistoryLimit", 10)
+            spec.setdefault("progressDeadlineSeconds", 600)
+            out["spec"] = spec
+            out["status"] = status if status is not None else {}
+        elif resource == "replicasets":
+            spec["template"] = default_pod_template(spec.get("template"))
+            spec["selector"] = _selector_from(spec, spec["template"])
+            spec.setdefault("replicas", 1)
+            out["spec"] = spec
+            out["status"] = status if status is not None else {"replicas": 0}
+        elif resource == "statefulsets":
+            spec["template"] = default_pod_template(spec.get("template"))
+            spec["selector"] = _selector_from(spec, spec["template"])
+            spec.setdefault("replicas", 1)
+            spec.setdefault("serviceName", "")
+            spec.setdefault("podManagementPolicy", "OrderedReady")
+            spec.setdefault("updateStrategy", {"type": "RollingUpdate",
+                                               "rollingUpdate": {"partition": 0}})
+            spec.setdefault("revisionHistoryLimit", 10)
+            spec.setdefault("persistentVolumeClaimRetentionPolicy",
+                            {"whenDeleted": "Retain", "whenScaled": "Retain"})
+            out["spec"] = spec
+            out["status"] = status if status is not None else {"replicas": 0,
+                                                               "availableReplicas": 0}
+        elif resource == "daemonsets":
+            spec["template"] = default_pod_template(spec.get("template"))
+            spec["selector"] = _selector_from(spec, spec["template"])
+            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {
+                "maxUnavailable": 1, "maxSurge": 0}})
+            spec.setdefault("revisionHistoryLimit", 10)
+            out["spec"] = spec
+            out["status"] = status if status is not None else {
+                "currentNumberScheduled": 0, "numberMisscheduled": 0,
+                "desiredNumberScheduled": 0, "numberReady": 0}
+        elif resource == "jobs":
+            tmpl = default_pod_template(spec.get("template"), restart_policy="Never")
+            uid = md["uid"]
+            job_labels = {"batch.kubernetes.io/controller-uid": uid,
+                          "batch.kubernetes.io/job-name": md["name"],
+                          "controller-uid": uid, "job-name": md["name"]}
+            tmpl["metadata"]["labels"] = dict(job_labels, **(tmpl["metadata"].get("labels")
+                                                             or {}))
+            spec["template"] = tmpl
+            spec.setdefault("selector", {"matchLabels": {
+                "batch.kubernetes.io/controller-uid": uid}})
+            spec.setdefault("parallelism", 1)
+            spec.setdefault("completions", 1)
+            spec.setdefault("backoffLimit", 6)
+            spec.setdefault("completionMode", "NonIndexed")
+            spec.setdefault("suspend", False)
+            spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+            md["labels"] = dict(job_labels, **(md.get("labels") or {}))
+            out["spec"] = spec
+            out["status"] = status if status is not None else {}
+        elif resource == "cronjobs":
+            if not spec.get("schedule"):
+                raise ApiError(400, "BadRequest", "cronjob spec.schedule is required")
+            jt = copy.deepcopy(spec.get("jobTemplate") or {})
+            jt.setdefault("metadata", {"creationTimestamp": None})
+            jspec = jt.setdefault("spec", {})
+            jspec["template"] = default_pod_template(jspec.get("template"),
+                                                     restart_policy="Never")
+            spec["jobTemplate"] = jt
+            spec.setdefault("concurrencyPolicy", "Allow")
+            spec.setdefault("suspend", False)
+            spec.setdefault("successfulJobsHistoryLimit", 3)
+            spec.setdefault("failedJobsHistoryLimit", 1)
+            out["spec"] = spec
+            out["status"] = status if status is not None else {}
+        elif resource == "controllerrevisions":
+            rev = obj.get("revision")
+            if not isinstance(rev, int) or isinstance(rev, bool):
+                raise ApiError(400, "BadRequest", "controllerrevision revision (an integer) "
+                               "is required")
+            out["data"] = copy.deepcopy(obj.get("data"))
+            out["revision"] = rev
+        elif resource == "configmaps":
+            for k in ("immutable", "data", "binaryData"):
+                if obj.get(k) is not None:
+                    out[k] = copy.deepcopy(obj[k])
+        elif resource == "secrets":
+            data = dict(obj.get("data") or {})
+            for k, v in (obj.get("stringData") or {}).items():  # as the API server merges it
+                data[k] = base64.b64encode(v.encode("utf-8")).decode()
+            if obj.get("immutable") is not None:
+                out["immutable"] = obj["immutable"]
+            if data:
+                out["data"] = data
+            out["type"] = obj.get("type") or "Opaque"
+        return out
+    return defaulter
+
+
 DEFAULTERS = {"pods": default_pod, "events": default_event, "nodes": default_node,
               "leases": lambda o, ts=None: default_lease(o),
               "resourceclaims": default_resource_claim}
+for _r in WORKLOAD_RESOURCES + ("controllerrevisions", "configmaps", "secrets"):
+    DEFAULTERS[_r] = default_workload(_r)
 
 
 def log_lines(text, start_time=None):
@@ -1915,9 +2342,7 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
         if parts == ["apis"]:
             return self.ensure_get(m) or self.send_json(200, {
                 "kind": "APIGroupList", "apiVersion": "v1",
-                "groups": [self.group_info("coordination.k8s.io"),
-                           self.group_info(EVENTS_GROUP),
-                           self.group_info("resource.k8s.io")]})
+                "groups": [self.group_info(g) for g in API_GROUPS]})
         if parts == ["apis", EVENTS_GROUP]:
             return self.ensure_get(m) or self.send_json(
                 200, dict({"kind": "APIGroup", "apiVersion": "v1"},
@@ -1931,28 +2356,21 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
                                "shortNames": ["ev"]}]})
         if parts[:3] == ["apis", EVENTS_GROUP, "v1"]:
             return self.route_events_v1(m, parts[3:])
-        if parts == ["apis", "coordination.k8s.io"]:
+        if len(parts) == 2 and parts[0] == "apis" and parts[1] in API_GROUPS:
             return self.ensure_get(m) or self.send_json(
                 200, dict({"kind": "APIGroup", "apiVersion": "v1"},
-                          **self.group_info("coordination.k8s.io")))
+                          **self.group_info(parts[1])))
         if parts == ["api", "v1"]:
             return self.ensure_get(m) or self.send_json(200, self.resource_list("v1"))
-        if parts == ["apis", "coordination.k8s.io", "v1"]:
+        if len(parts) == 3 and parts[0] == "apis" and parts[1] in API_GROUPS and \
+                parts[2] == "v1":
             return self.ensure_get(m) or self.send_json(
-                200, self.resource_list("coordination.k8s.io/v1"))
-        if parts == ["apis", "resource.k8s.io"]:
-            return self.ensure_get(m) or self.send_json(
-                200, dict({"kind": "APIGroup", "apiVersion": "v1"},
-                          **self.group_info("resource.k8s.io")))
-        if parts == ["apis", "resource.k8s.io", "v1"]:
-            return self.ensure_get(m) or self.send_json(
-                200, self.resource_list("resource.k8s.io/v1"))
+                200, self.resource_list(parts[1] + "/v1"))
         if parts[:2] == ["api", "v1"]:
             rest, group = parts[2:], ""
-        elif parts[:3] == ["apis", "coordination.k8s.io", "v1"]:
-            rest, group = parts[3:], "coordination.k8s.io"
-        elif parts[:3] == ["apis", "resource.k8s.io", "v1"]:
-            rest, group = parts[3:], "resource.k8s.io"
+        elif len(parts) >= 3 and parts[0] == "apis" and parts[1] in API_GROUPS and \
+                parts[1] != EVENTS_GROUP and parts[2] == "v1":
+            rest, group = parts[3:], parts[1]
         else:
             raise path_not_found()
         ns = None
@@ -2094,8 +2512,8 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
                  "verbs": VERBS[name]}
             if info["short"]:
                 r["shortNames"] = info["short"]
-            if name == "pods":
-                r["categories"] = ["all"]
+            if name == "pods" or info.get("categories"):
+                r["categories"] = info.get("categories") or ["all"]
             res.append(r)
             if name == "pods":
                 res.append({"name": "pods/log", "singularName": "", "namespaced": True,
@@ -2115,10 +2533,42 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
             obj = self.store.get(resource, key)
             if obj is None:
                 raise not_found(resource, name)
-            return self.send_json(200, self.full(resource, obj))
+            target = self.meta_target()
+            if target is None:
+                return self.send_json(200, self.full(resource, obj))
+            if target[0] != "PartialObjectMetadata":
+                raise not_acceptable("you requested PartialObjectMetadataList, but the "
+                                     "requested object is not a list (*%s)"
+                                     % INTERNAL_TYPES[resource])
+            return self.send_json(200, partial_metadata(obj, target[1]))
         if m == "PUT" and resource == "leases":
             return self.update_lease(ns, name)
         raise self.method_not_allowed()
+
+    def meta_target(self):
+        """The metadata-only conversion the Accept header asks for: (kind, apiVersion) with
+        kind PartialObjectMetadata or PartialObjectMetadataList, or None.  As the API
+        server's negotiation, the first acceptable clause wins; this fake serves JSON only,
+        so clauses of other media types (protobuf, CBOR, YAML) are skipped, and a JSON clause
+        asking for a Table falls back to plain JSON (kubectl accepts that)."""
+        accept = self.headers.get("Accept", "") or ""
+        for clause in accept.split(","):
+            fields = [f.strip() for f in clause.split(";")]
+            if fields[0] not in ("application/json", "*/*", "application/*"):
+                continue
+            params = {}
+            for f in fields[1:]:
+                if "=" in f:
+                    k, v = f.split("=", 1)
+                    params[k.strip()] = v.strip().strip('"')
+            kind = params.get("as")
+            if kind in ("PartialObjectMetadata", "PartialObjectMetadataList") and params.get(
+                    "g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+                return kind, "meta.k8s.io/" + params["v"]
+            if kind is None or kind == "Table":
+                return None
+            # any other conversion is not acceptable: the negotiation tries the next clause
+        return None
 
     @staticmethod
     def full(resource, obj):
@@ -2386,8 +2836,16 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
                 else:
                     end = nkeys
                 md["remainingItemCount"] = end - i
-        body = {"kind": info["kind"] + "List", "apiVersion": info["apiVersion"], "metadata": md,
-                "items": items}
+        target = self.meta_target()
+        if target is None:
+            body = {"kind": info["kind"] + "List", "apiVersion": info["apiVersion"],
+                    "metadata": md, "items": items}
+        elif target[0] == "PartialObjectMetadata":
+            raise not_acceptable("you requested PartialObjectMetadata, but the requested "
+                                 "object is a list (*%sList)" % INTERNAL_TYPES[resource])
+        else:
+            body = {"kind": "PartialObjectMetadataList", "apiVersion": target[1],
+                    "metadata": md, "items": [partial_metadata(o, target[1]) for o in items]}
         self.send_json(200, body)
 
     # ---- watch ----
@@ -2395,6 +2853,8 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
     def serve_watch(self, resource, ns, name):
         store = self.store
         cfg = store.config
+        self._watch_target = self.meta_target()
+        self._watch_target_warned = False
         rv, rvm, _, sie = self.validate_list_options(True)
         lsel = parse_label_selector(self.q.get("labelSelector"))
         fsel = parse_field_selector(resource, self.q.get("fieldSelector"))
@@ -2466,7 +2926,25 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
         obj = {"kind": info["kind"], "apiVersion": info["apiVersion"], "metadata": md}
         obj.update(copy.deepcopy(BOOKMARK_BODY[resource]))
-        return self.event_line("BOOKMARK", obj)
+        return self.event_line("BOOKMARK", self.watch_object(resource, obj))
+
+    def watch_object(self, resource, obj):
+        """A watch event's object as this watch's Accept header asks for it: the full object,
+        or with as=PartialObjectMetadata its metadata only.  As the API server's
+        watchEmbeddedEncoder: a conversion that fails (as=PartialObjectMetadataList of one
+        object) is logged and the object is sent unconverted."""
+        target = getattr(self, "_watch_target", None)
+        if target is None:
+            return obj if "kind" in obj else self.full(resource, obj)
+        if target[0] == "PartialObjectMetadata":
+            return partial_metadata(obj, target[1])
+        if not getattr(self, "_watch_target_warned", False):
+            self._watch_target_warned = True
+            LOG.info("watch %s: failed to transform object *%s: you requested "
+                     "PartialObjectMetadataList, but the requested object is not a list "
+                     "(*%s); sent unconverted", self.path, INTERNAL_TYPES[resource],
+                     INTERNAL_TYPES[resource])
+        return obj if "kind" in obj else self.full(resource, obj)
 
     def write_chunk(self, data: bytes):
         if not data:
@@ -2584,7 +3062,7 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
             for p in prefixes:
                 self.write_chunk(p)
             self.write_events(ln if isinstance(ln, bytes) else
-                              self.event_line(ln[0], self.full(resource, ln[1]))
+                              self.event_line(ln[0], self.watch_object(resource, ln[1]))
                               for ln in pending)
             pending = []
             if finish == "error":
@@ -2796,6 +3274,7 @@ class AdminHandler(HandlerBase):
                              "leases": len(store.objects["leases"]),
                              "resourceclaims": len(store.objects["resourceclaims"]),
                              "namespaces": len(store.objects["namespaces"]),
+                             "objects": {r: len(o) for r, o in sorted(store.objects.items())},
                              "open_watches": len(store.watchers),
                              "history": len(store.history)}
         if p == ["requests"]:
@@ -2835,7 +3314,7 @@ class AdminHandler(HandlerBase):
                 if b.get("user"):
                     store.config.user = str(b["user"])
                 return 200, {"enabled": store.rbac is not None, "user": store.config.user}
-        if p and p[0] in ("pods", "events", "nodes", "leases", "resourceclaims"):
+        if p and p[0] in RESOURCES and p[0] != "namespaces":
             return self.objects(m, p[0], p[1:])
         raise AdminError(404, "unknown admin endpoint %s %s" % (m, "/".join(p)))
 
@@ -2856,7 +3335,7 @@ class AdminHandler(HandlerBase):
             if m != "POST":
                 raise AdminError(405, "use POST /admin/%s" % resource)
             body = self.body()
-            ts = now_time()
+            manager, subresource, ts = self.write_options()
             many = isinstance(body, list)
             objs = [DEFAULTERS[resource](o, ts) for o in (body if many else [body])]
             with store.lock:
@@ -2865,6 +3344,8 @@ class AdminHandler(HandlerBase):
                     if cur is not None:
                         for k in ("uid", "creationTimestamp"):
                             o["metadata"][k] = cur["metadata"][k]
+                    if manager:
+                        record_update(resource, cur, o, manager, subresource, ts)
                 store.put_many(resource, objs)
             if many:  # bulk: a summary keeps big creations fast
                 return 201, [summary(o) for o in objs]
@@ -2872,7 +3353,23 @@ class AdminHandler(HandlerBase):
         if rest == ["bulk"] and m == "POST":
             return 201, self.bulk(resource, self.body())
         if resource == "pods" and len(rest) == 3 and rest[2] == "restart" and m == "POST":
-            return 200, self.restart(rest[0], rest[1], self.body())
+            out = self.restart(rest[0], rest[1], self.body())
+            self.reconcile_owner(out)
+            return 200, out
+        if resource == "deployments" and len(rest) == 3 and m == "POST" and rest[2] in (
+                "create", "rollout"):
+            b = self.body()
+            if not isinstance(b, dict):
+                raise AdminError(400, "body must be a JSON object")
+            if rest[2] == "create":
+                return 201, self.deployment_create(rest[0], rest[1], b)
+            return 200, self.deployment_rollout(rest[0], rest[1], b)
+        if resource in ("configmaps", "secrets") and len(rest) == 3 and rest[2] == "write" \
+                and m == "POST":
+            b = self.body()
+            if not isinstance(b, dict):
+                raise AdminError(400, "body must be a JSON object")
+            return 200, self.config_write(resource, rest[0], rest[1], b)
         key = self.key_from(resource, rest)
         if m == "GET":
             obj = store.get(resource, key)
@@ -2883,11 +3380,14 @@ class AdminHandler(HandlerBase):
             gone = store.delete(resource, key)
             if gone is None:
                 raise AdminError(404, "%s %s not found" % (resource, key))
+            if resource == "pods":
+                self.reconcile_owner(gone)
             return 200, ApiHandler.full(resource, gone)
         if m == "PUT":
             patch = self.body()
             if not isinstance(patch, dict):
                 raise AdminError(400, "PUT body must be a JSON object (merge patch)")
+            manager, subresource, ts = self.write_options()
             with store.cond:
                 cur = store.objects[resource].get(key)
                 if cur is None:
@@ -2898,9 +3398,464 @@ class AdminHandler(HandlerBase):
                     if k in cur["metadata"]:
                         md[k] = cur["metadata"][k]
                 new = copy.deepcopy(new)
+                if manager:
+                    record_update(resource, cur, new, manager, subresource, ts)
                 store.put(resource, new)
+            if resource == "pods":
+                self.reconcile_owner(new)
             return 200, ApiHandler.full(resource, new)
         raise AdminError(405, "method %s not supported here" % m)
+
+    # ---- writes with field management (?manager=M&subresource=status&time=T) ----
+
+    def write_options(self):
+        """manager, subresource and time of an admin write: with a manager, the write is
+        recorded in metadata.managedFields as that manager's Update."""
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        sub = q.get("subresource") or None
+        if sub not in (None, "status"):
+            raise AdminError(400, "subresource must be \"status\" or absent")
+        return q.get("manager") or None, sub, self.time_arg(q.get("time"))
+
+    @staticmethod
+    def time_arg(t):
+        if t is None:
+            return now_time()
+        if not isinstance(t, str) or not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", t):
+            raise AdminError(400, "time must be RFC 3339 UTC with second precision, e.g. "
+                             "2026-12-06T03:52:00Z (got %r)" % (t,))
+        return t
+
+    def write(self, resource, old, new, manager, ts, subresource=None, rename=None):
+        """Store `new` (a fresh object, never shared with `old`) as `manager`'s write."""
+        record_update(resource, old, new, manager, subresource, ts, rename=rename)
+        self.store.put(resource, new)
+        return new
+
+    # ---- the deployment controller: what kube-controller-manager writes for a Deployment
+    # (pkg/controller/deployment: one ReplicaSet per pod template, named <deployment>-<hash>,
+    # the template's pod-template-hash label on it and its pods, the revision annotation on
+    # both, a RollingUpdate within maxSurge/maxUnavailable) ----
+
+    def _owned(self, resource, ns, uid):
+        return [o for k, o in self.store.objects[resource].items()
+                if k.startswith(ns + "/") and any(
+                    r.get("controller") and r.get("uid") == uid
+                    for r in o["metadata"].get("ownerReferences") or [])]
+
+    @staticmethod
+    def _intstr(value, total, round_up):
+        if isinstance(value, str) and value.endswith("%"):
+            x = total * int(value[:-1]) / 100.0
+            return int(-(-x // 1)) if round_up else int(x // 1)
+        return int(value or 0)
+
+    def _surge_unavailable(self, dep):
+        total = int(dep["spec"].get("replicas", 1))
+        ru = (dep["spec"].get("strategy") or {}).get("rollingUpdate") or {}
+        surge = self._intstr(ru.get("maxSurge", "25%"), total, True)
+        unavail = self._intstr(ru.get("maxUnavailable", "25%"), total, False)
+        if surge == 0 and unavail == 0:
+            unavail = 1
+        return surge, unavail
+
+    @staticmethod
+    def _revision(obj):
+        try:
+            return int((obj["metadata"].get("annotations") or {}).get(
+                "deployment.kubernetes.io/revision", "0"))
+        except ValueError:
+            return 0
+
+    def _apply_annotation(self, obj, manager, applied):
+        """kubectl apply (client side) keeps what it applied in an annotation."""
+        if manager == "kubectl-client-side-apply":
+            obj["metadata"].setdefault("annotations", {})[
+                "kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
+                applied, sort_keys=True, separators=(",", ":")) + "\n"
+
+    def _replicaset_for(self, dep, replicas, revision, ts):
+        """The ReplicaSet of the Deployment's current template: created, or (a rollback to
+        an old template) the old one re-used with the new revision."""
+        store = self.store
+        md = dep["metadata"]
+        ns = md["namespace"]
+        tmpl = copy.deepcopy(dep["spec"]["template"])
+        h = pod_template_hash(tmpl)
+        tmpl["metadata"]["labels"] = dict(tmpl["metadata"].get("labels") or {},
+                                          **{"pod-template-hash": h})
+        rs_name = "%s-%s" % (md["name"], h)
+        total = int(dep["spec"].get("replicas", 1))
+        surge, _ = self._surge_unavailable(dep)
+        ann = {"deployment.kubernetes.io/desired-replicas": str(total),
+               "deployment.kubernetes.io/max-replicas": str(total + surge),
+               "deployment.kubernetes.io/revision": str(revision)}
+        cur = store.objects["replicasets"].get(ns + "/" + rs_name)
+        if cur is not None:
+            new = copy.deepcopy(cur)
+            old_rev = (cur["metadata"].get("annotations") or {}).get(
+                "deployment.kubernetes.io/revision")
+            hist = (cur["metadata"].get("annotations") or {}).get(
+                "deployment.kubernetes.io/revision-history")
+            if old_rev and old_rev != str(revision):
+                ann["deployment.kubernetes.io/revision-history"] = (
+                    hist + "," + old_rev if hist else old_rev)
+            new["metadata"].setdefault("annotations", {}).update(ann)
+            if new["spec"].get("replicas") != replicas:
+                new["spec"]["replicas"] = replicas
+                new["metadata"]["generation"] = int(new["metadata"].get("generation", 1)) + 1
+            return self.write("replicasets", cur, new, "kube-controller-manager", ts)
+        sel = copy.deepcopy(dep["spec"]["selector"])
+        sel.setdefault("matchLabels", {})["pod-template-hash"] = h
+        rs = default_workload("replicasets")({
+            "metadata": {"name": rs_name, "namespace": ns,
+                         "labels": dict(tmpl["metadata"]["labels"]), "annotations": ann,
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                              "name": md["name"], "uid": md["uid"],
+                                              "controller": True,
+                                              "blockOwnerDeletion": True}]},
+            "spec": {"replicas": replicas, "selector": sel, "template": tmpl}}, ts)
+        return self.write("replicasets", None, rs, "kube-controller-manager", ts)
+
+    def _replicaset_pods(self, rs, count, ready, node, ts):
+        """count pods of the ReplicaSet, scheduled to node, running (ready or not)."""
+        md = rs["metadata"]
+        tmpl = rs["spec"]["template"]
+        out = []
+        for _ in range(count):
+            while True:
+                name = "%s-%s" % (md["name"], "".join(random.choice(SAFE_ALPHANUMS)
+                                                       for _ in range(5)))
+                if md["namespace"] + "/" + name not in self.store.objects["pods"]:
+                    break
+            base = {"metadata": {"name": name, "generateName": md["name"] + "-",
+                                 "namespace": md["namespace"],
+                                 "labels": dict(tmpl["metadata"].get("labels") or {}),
+                                 "ownerReferences": [{
+                                     "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                     "name": md["name"], "uid": md["uid"], "controller": True,
+                                     "blockOwnerDeletion": True}]},
+                    "spec": copy.deepcopy(tmpl["spec"])}
+            if (tmpl["metadata"].get("annotations")):
+                base["metadata"]["annotations"] = dict(tmpl["metadata"]["annotations"])
+            spec = base["spec"]
+            spec["nodeName"] = node
+            if not ready:  # running, readiness probe failing
+                base["status"] = {"containerStatuses": [
+                    {"name": c["name"], "ready": False, "started": True,
+                     "state": {"running": {"startedAt": ts}}} for c in spec["containers"]]}
+            pod = default_pod(base, ts)
+            # the controller's create, as the field manager saw it: before the scheduler's
+            # binding, the kubelet's status and the fields admission adds
+            created = copy.deepcopy(pod)
+            created.pop("status", None)
+            for k in ("nodeName", "tolerations", "priority", "preemptionPolicy",
+                      "serviceAccount", "serviceAccountName"):
+                if k not in tmpl["spec"]:
+                    created["spec"].pop(k, None)
+            record_update("pods", None, created, "kube-controller-manager", None, ts)
+            pod["metadata"]["managedFields"] = created["metadata"]["managedFields"]
+            record_update("pods", created, pod, "kubelet", "status", ts)
+            self.store.put("pods", pod)
+            out.append(pod)
+        return out
+
+    @staticmethod
+    def _pod_ready(pod):
+        return any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in (pod.get("status") or {}).get("conditions") or [])
+
+    def _replicaset_status(self, rs, ts):
+        """status of a ReplicaSet from its pods (minReadySeconds 0: available = ready)."""
+        store = self.store
+        cur = store.objects["replicasets"].get(obj_key("replicasets", rs))
+        if cur is None:
+            return None
+        pods = [p for p in self._owned("pods", cur["metadata"]["namespace"],
+                                       cur["metadata"]["uid"])
+                if not p["metadata"].get("deletionTimestamp")]
+        ready = sum(1 for p in pods if self._pod_ready(p))
+        st = {"replicas": len(pods)}
+        if pods:
+            st["fullyLabeledReplicas"] = len(pods)
+        if ready:
+            st["readyReplicas"] = ready
+            st["availableReplicas"] = ready
+        st["observedGeneration"] = int(cur["metadata"].get("generation", 1))
+        if cur.get("status") == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write("replicasets", cur, new, "kube-controller-manager", ts, "status")
+
+    def _condition(self, old_conds, ctype, status, reason, message, ts):
+        prev = next((c for c in old_conds or [] if c.get("type") == ctype), None)
+        c = {"type": ctype, "status": status, "lastUpdateTime": ts, "lastTransitionTime": ts,
+             "reason": reason, "message": message}
+        if prev is not None:
+            if prev.get("status") == status:
+                c["lastTransitionTime"] = prev.get("lastTransitionTime", ts)
+            if (prev.get("status"), prev.get("reason"), prev.get("message")) == (
+                    status, reason, message):
+                c["lastUpdateTime"] = prev.get("lastUpdateTime", ts)
+        return c
+
+    def _deployment_status(self, dep, ts):
+        store = self.store
+        cur = store.objects["deployments"].get(obj_key("deployments", dep))
+        if cur is None:
+            return None
+        md = cur["metadata"]
+        rss = self._owned("replicasets", md["namespace"], md["uid"])
+        h = pod_template_hash(cur["spec"]["template"])
+        new_rs = next((r for r in rss if (r["metadata"].get("labels") or {}).get(
+            "pod-template-hash") == h), None)
+        total = int(cur["spec"].get("replicas", 1))
+        _, unavail = self._surge_unavailable(cur)
+
+        def n(r, k):
+            return int((r.get("status") or {}).get(k) or 0)
+        replicas = sum(n(r, "replicas") for r in rss)
+        updated = n(new_rs, "replicas") if new_rs else 0
+        ready = sum(n(r, "readyReplicas") for r in rss)
+        available = sum(n(r, "availableReplicas") for r in rss)
+        st = {"observedGeneration": int(md.get("generation", 1))}
+        for k, v in (("replicas", replicas), ("updatedReplicas", updated),
+                     ("readyReplicas", ready), ("availableReplicas", available),
+                     ("unavailableReplicas", max(0, total - available))):
+            if v:
+                st[k] = v
+        old_conds = (cur.get("status") or {}).get("conditions")
+        if available >= total - unavail:
+            avail = self._condition(old_conds, "Available", "True", "MinimumReplicasAvailable",
+                                    "Deployment has minimum availability.", ts)
+        else:
+            avail = self._condition(old_conds, "Available", "False",
+                                    "MinimumReplicasUnavailable",
+                                    "Deployment does not have minimum availability.", ts)
+        rs_name = new_rs["metadata"]["name"] if new_rs else ""
+        if new_rs and updated == total and replicas == total and available == total:
+            prog = self._condition(old_conds, "Progressing", "True", "NewReplicaSetAvailable",
+                                   'ReplicaSet "%s" has successfully progressed.' % rs_name, ts)
+        else:
+            prog = self._condition(old_conds, "Progressing", "True", "ReplicaSetUpdated",
+                                   'ReplicaSet "%s" is progressing.' % rs_name, ts)
+        st["conditions"] = [avail, prog]
+        if cur.get("status") == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write("deployments", cur, new, "kube-controller-manager", ts, "status")
+
+    def _set_revision(self, dep, revision, ts):
+        cur = self.store.objects["deployments"][obj_key("deployments", dep)]
+        new = copy.deepcopy(cur)
+        new["metadata"].setdefault("annotations", {})[
+            "deployment.kubernetes.io/revision"] = str(revision)
+        return self.write("deployments", cur, new, "kube-controller-manager", ts)
+
+    def reconcile_owner(self, pod):
+        """After a pod changed (admin restart/update/delete): the ReplicaSet controller
+        updates its ReplicaSet's status, the deployment controller its Deployment's, as in a
+        cluster.  Pods whose owner is not stored here (create_pod's default) change nothing."""
+        store = self.store
+        md = pod.get("metadata") or {}
+        ref = next((r for r in md.get("ownerReferences") or []
+                    if r.get("controller") and r.get("kind") == "ReplicaSet"), None)
+        if ref is None:
+            return
+        with store.cond:
+            rs = store.objects["replicasets"].get("%s/%s" % (md.get("namespace"), ref["name"]))
+            if rs is None or rs["metadata"].get("uid") != ref.get("uid"):
+                return
+            ts = now_time()
+            self._replicaset_status(rs, ts)
+            dref = next((r for r in rs["metadata"].get("ownerReferences") or []
+                         if r.get("controller") and r.get("kind") == "Deployment"), None)
+            if dref is None:
+                return
+            dep = store.objects["deployments"].get("%s/%s" % (md.get("namespace"),
+                                                              dref["name"]))
+            if dep is not None and dep["metadata"].get("uid") == dref.get("uid"):
+                self._deployment_status(dep, ts)
+
+    @staticmethod
+    def _containers_arg(containers):
+        if not isinstance(containers, list) or not containers or any(
+                not isinstance(c, dict) or not c.get("name") for c in containers):
+            raise AdminError(400, "\"containers\" must be a non-empty list of container "
+                             "objects with a name")
+        return copy.deepcopy(containers)
+
+    def deployment_create(self, ns, name, b):
+        """{"containers": [...], "replicas": 3, "manager": M, "ready": true, "node": N,
+        "labels": {...}, "template_spec": {...}, "time": T}: the Deployment as `manager`
+        created it, then what the controllers write: its ReplicaSet (revision 1), `replicas`
+        pods, the ReplicaSet's and the Deployment's status."""
+        containers = self._containers_arg(b.get("containers"))
+        replicas = b.get("replicas", 3)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise AdminError(400, "\"replicas\" must be a non-negative integer")
+        manager = b.get("manager") or "kubectl-client-side-apply"
+        labels = b.get("labels") or {"app": name}
+        node = b.get("node", "fake-node-1")
+        ts = self.time_arg(b.get("time"))
+        store = self.store
+        with store.cond:
+            if store.objects["deployments"].get("%s/%s" % (ns, name)) is not None:
+                raise AdminError(409, "deployment %s/%s exists; use rollout" % (ns, name))
+            applied = {"apiVersion": "apps/v1", "kind": "Deployment",
+                       "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
+                       "spec": {"replicas": replicas,
+                                "selector": {"matchLabels": dict(labels)},
+                                "template": {"metadata": {"labels": dict(labels)},
+                                             "spec": dict(copy.deepcopy(
+                                                 b.get("template_spec") or {}),
+                                                 containers=containers)}}}
+            dep = default_workload("deployments")(copy.deepcopy(applied), ts)
+            self._apply_annotation(dep, manager, applied)
+            self.write("deployments", None, dep, manager, ts)
+            rs = self._replicaset_for(dep, replicas, 1, ts)
+            dep = self._set_revision(dep, 1, ts)
+            pods = self._replicaset_pods(rs, replicas, b.get("ready", True), node, ts)
+            rs = self._replicaset_status(rs, ts)
+            dep = self._deployment_status(dep, ts)
+            return {"deployment": ApiHandler.full("deployments", dep),
+                    "replicaset": ApiHandler.full("replicasets", rs),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    def deployment_rollout(self, ns, name, b):
+        """{"containers_patch": {container: merge patch}, "template_spec": merge patch of the
+        pod spec, "manager": M, "new_pods": 1, "old_ready": N or null, "ready": true,
+        "node": N, "time": T}: `manager` changes the pod template (generation + 1); the
+        controller makes a ReplicaSet for it (revision = the highest + 1; an old template's
+        ReplicaSet is re-used, as for a rollback), starts new_pods pods of it and, with
+        old_ready, scales the previous ReplicaSet to old_ready pods (deleting the others)."""
+        patch = b.get("containers_patch") or {}
+        if not isinstance(patch, dict) or any(not isinstance(v, dict) for v in patch.values()):
+            raise AdminError(400, "\"containers_patch\" must map container names to merge "
+                             "patches")
+        new_pods = b.get("new_pods", 1)
+        old_ready = b.get("old_ready")
+        for k, v in (("new_pods", new_pods), ("old_ready", old_ready)):
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise AdminError(400, "\"%s\" must be a non-negative integer" % k)
+        manager = b.get("manager") or "kubectl-client-side-apply"
+        node = b.get("node", "fake-node-1")
+        ts = self.time_arg(b.get("time"))
+        store = self.store
+        with store.cond:
+            cur = store.objects["deployments"].get("%s/%s" % (ns, name))
+            if cur is None:
+                raise AdminError(404, "deployment %s/%s not found" % (ns, name))
+            new = copy.deepcopy(cur)
+            spec = new["spec"]["template"]["spec"]
+            names = [c["name"] for c in spec["containers"]]
+            for cname, cpatch in patch.items():
+                if cname not in names:
+                    raise AdminError(400, "deployment %s/%s has no container %s (has %s)"
+                                     % (ns, name, cname, ", ".join(names)))
+                i = names.index(cname)
+                spec["containers"][i] = _default_container_spec(
+                    merge_patch(spec["containers"][i], cpatch))
+            if b.get("template_spec"):
+                new["spec"]["template"]["spec"] = merge_patch(spec, b["template_spec"])
+            if new["spec"]["template"] == cur["spec"]["template"]:
+                raise AdminError(400, "rollout of %s/%s changes nothing in the pod template"
+                                 % (ns, name))
+            new["metadata"]["generation"] = int(cur["metadata"].get("generation", 1)) + 1
+            if manager == "kubectl-client-side-apply":
+                applied = {"apiVersion": "apps/v1", "kind": "Deployment",
+                           "metadata": {"name": name, "namespace": ns,
+                                        "labels": new["metadata"].get("labels") or {}},
+                           "spec": {"replicas": new["spec"]["replicas"],
+                                    "selector": new["spec"]["selector"],
+                                    "template": new["spec"]["template"]}}
+                self._apply_annotation(new, manager, applied)
+            old_rev = self._revision(cur)
+            rss = self._owned("replicasets", ns, cur["metadata"]["uid"])
+            old_rs = next((r for r in rss if self._revision(r) == old_rev), None)
+            revision = max([self._revision(r) for r in rss] + [0]) + 1
+            dep = self.write("deployments", cur, new, manager, ts)
+            rs = self._replicaset_for(dep, new_pods, revision, ts)
+            dep = self._set_revision(dep, revision, ts)
+            pods = self._replicaset_pods(rs, new_pods, b.get("ready", True), node, ts)
+            rs = self._replicaset_status(rs, ts)
+            if old_rs is not None and old_ready is not None and old_rs is not rs:
+                old_pods = sorted(self._owned("pods", ns, old_rs["metadata"]["uid"]),
+                                  key=lambda p: (self._pod_ready(p),
+                                                 p["metadata"]["creationTimestamp"]),
+                                  reverse=False)
+                for p in old_pods[:max(0, len(old_pods) - old_ready)]:
+                    store.delete("pods", obj_key("pods", p))
+                o = store.objects["replicasets"][obj_key("replicasets", old_rs)]
+                scaled = copy.deepcopy(o)
+                scaled["spec"]["replicas"] = old_ready
+                scaled["metadata"]["generation"] = int(o["metadata"].get("generation", 1)) + 1
+                scaled["metadata"].setdefault("annotations", {})[
+                    "deployment.kubernetes.io/desired-replicas"] = str(dep["spec"]["replicas"])
+                self.write("replicasets", o, scaled, "kube-controller-manager", ts)
+                old_rs = self._replicaset_status(scaled, ts)
+            dep = self._deployment_status(dep, ts)
+            return {"deployment": ApiHandler.full("deployments", dep),
+                    "replicaset": ApiHandler.full("replicasets", rs),
+                    "old_replicaset": ApiHandler.full("replicasets", old_rs)
+                    if old_rs is not None else None,
+                    "revision": revision,
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    # ---- ConfigMaps and Secrets: a write of their data by a manager ----
+
+    def config_write(self, resource, ns, name, b):
+        """{"data": {...} (the whole data; Secret values base64), "data_patch": {k: v or
+        null}, "binaryData": {...}, "stringData": {...} (Secrets: merged into data as the API
+        server does, the managed field is f:stringData), "labels": {...}, "manager": M,
+        "time": T}: creates the object or updates it; managedFields record `manager` taking
+        the keys it changed, at `time`.  A write that changes nothing is not stored (no new
+        resourceVersion), as on a real server."""
+        ts = self.time_arg(b.get("time"))
+        store = self.store
+        key = "%s/%s" % (ns, name)
+        with store.cond:
+            cur = store.objects[resource].get(key)
+            manager = b.get("manager") or ("kubectl-create" if cur is None else "kubectl-edit")
+            if cur is None:
+                new = DEFAULTERS[resource]({"metadata": {"name": name, "namespace": ns}}, ts)
+            else:
+                new = copy.deepcopy(cur)
+            if b.get("labels") is not None:
+                new["metadata"]["labels"] = dict(b["labels"])
+            for field in ("data", "binaryData"):
+                if field in b:
+                    if b[field] is None:
+                        new.pop(field, None)
+                    elif not isinstance(b[field], dict):
+                        raise AdminError(400, "\"%s\" must be an object" % field)
+                    else:
+                        new[field] = dict(b[field])
+            if b.get("data_patch") is not None:
+                if not isinstance(b["data_patch"], dict):
+                    raise AdminError(400, "\"data_patch\" must be an object")
+                merged = merge_patch(new.get("data") or {}, b["data_patch"])
+                if merged:
+                    new["data"] = merged
+                else:
+                    new.pop("data", None)
+            rename = None
+            if b.get("stringData"):
+                if resource != "secrets":
+                    raise AdminError(400, "stringData is a Secret field")
+                data = dict(new.get("data") or {})
+                for k, v in b["stringData"].items():
+                    data[k] = base64.b64encode(str(v).encode("utf-8")).decode()
+                new["data"] = data
+                rename = {"f:data": "f:stringData"}
+            if cur is not None and {k: v for k, v in new.items() if k != "metadata"} == {
+                    k: v for k, v in cur.items() if k != "metadata"} and \
+                    new["metadata"].get("labels") == cur["metadata"].get("labels"):
+                return dict(ApiHandler.full(resource, cur), changed=False)
+            self.write(resource, cur, new, manager, ts, rename=rename)
+            return ApiHandler.full(resource, new)
 
     def bulk(self, resource, b):
         """{"template": obj, "count": N, "prefix": P, "namespace": NS, "start": 0}: N copies
@@ -3089,10 +4044,11 @@ class AdminHandler(HandlerBase):
                 return {"watches": len(store.watchers)}
             if t == "forbid":
                 verb, res = b.get("verb"), b.get("resource")
-                if verb not in ("get", "list", "watch", "create", "update") or res not in (
-                        "pods", "pods/log", "events", "nodes", "leases", "namespaces"):
+                if verb not in ("get", "list", "watch", "create", "update") or (
+                        res not in RESOURCES and res != "pods/log"):
                     raise AdminError(400, "forbid needs verb get|list|watch|create|update and "
-                                     "resource pods|pods/log|events|nodes|leases|namespaces")
+                                     "a served resource (%s, pods/log)"
+                                     % "|".join(sorted(RESOURCES)))
                 store.forbids.append({"verb": verb, "resource": res,
                                       "namespace": b.get("namespace")})
                 return {"forbids": len(store.forbids)}
