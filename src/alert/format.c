@@ -388,17 +388,17 @@ void krc_alert_resolved_line(const struct krc_alert_recovered *rec, char *out, s
         snprintf(out, size,
                  "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s "
                  "to %s UTC; its last pod went away and no restart followed.",
-                 id, rec->workload_kind,
-                 rec->namespace ? rec->namespace : "", rec->workload_name ? rec->workload_name : "",
-                 rec->container ? rec->container : "", rec->cause ? rec->cause : "unknown",
-                 rec->restarts, rec->restarts == 1 ? "" : "s", from, to);
+                 id, rec->workload_kind, rec->namespace ? rec->namespace : "",
+                 rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
+                 rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
+                 from, to);
         return;
     }
     snprintf(out, size,
              "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s to "
              "%s UTC; the container has run ready for %s.",
-             id, rec->workload_kind,
-             rec->namespace ? rec->namespace : "", rec->workload_name ? rec->workload_name : "",
-             rec->container ? rec->container : "", rec->cause ? rec->cause : "unknown",
-             rec->restarts, rec->restarts == 1 ? "" : "s", from, to, ready);
+             id, rec->workload_kind, rec->namespace ? rec->namespace : "",
+             rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
+             rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
+             from, to, ready);
 }

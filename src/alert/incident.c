@@ -102,6 +102,9 @@ struct krc_incident *krc_incident_open(struct krc_incidents *t, const char *ns, 
 {
     struct krc_incident *x;
 
+    if (t->cap == 0) {
+        return NULL; /* not initialised */
+    }
     if (t->n == t->cap) {
         struct krc_incident *old = &t->v[0];
         for (size_t i = 1; i < t->n; i++) {

@@ -38,7 +38,8 @@ static int format_paced(const struct krc_route_plan *plan, const struct krc_plan
                         const struct krc_alert_options *fo, struct krc_sender_message *m,
                         struct krc_error *e)
 {
-    const char *headline = pd->reply && !pd->is_event ? plan->headline_reply : plan->headline_update;
+    const char *headline =
+        pd->reply && !pd->is_event ? plan->headline_reply : plan->headline_update;
     struct krc_diagnosis d;
     int rc;
 

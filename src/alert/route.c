@@ -297,9 +297,8 @@ static enum krc_policy_decision pace_repeat(struct krc_sender *n, struct krc_inc
 /* The decision for r and its destinations dests[n_dests]. Caller holds the
  * lock. */
 static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r,
-                                       struct dest **dests, size_t n_dests,
-                                       struct krc_incident *x, int repeat,
-                                       struct krc_route_plan *plan, int64_t now)
+                                       struct dest **dests, size_t n_dests, struct krc_incident *x,
+                                       int repeat, struct krc_route_plan *plan, int64_t now)
 {
     size_t storming = 0;
 

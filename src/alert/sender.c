@@ -157,6 +157,7 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     if (n->track_recovery) {
         n->recovery = krc_recovery_new(MAX_RECOVERY);
     }
+    krc_incidents_init(&n->incidents, MAX_INCIDENTS);
     if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
         (n->track_recovery && n->recovery == NULL)) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -202,6 +203,7 @@ void krc_sender_free(struct krc_sender *n)
     }
     krc_deliver_lanes_free(n);
     krc_policy_mutes_cleanup(&n->mutes);
+    krc_incidents_cleanup(&n->incidents);
     krc_recovery_free(n->recovery);
     pthread_mutex_destroy(&n->mark_lock);
     pthread_mutex_destroy(&n->lock);
@@ -233,6 +235,8 @@ void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_option
     n->o.username = o->username;
     n->o.icon_emoji = o->icon_emoji;
     n->o.mute_seconds = o->mute_seconds;
+    n->o.incident_reply_interval_s = o->incident_reply_interval_s;
+    n->o.incident_update_interval_s = o->incident_update_interval_s;
     n->o.storm_threshold = o->storm_threshold;
     n->o.storm_window_s = o->storm_window_s;
     n->o.storm_delay_s = o->storm_delay_s;

@@ -87,7 +87,7 @@ struct item {
     char *full_log;
     size_t full_log_len;
     struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
-    int64_t incident_id; /* a resolved message: its incident's (0: none) */
+    int64_t incident_id;                  /* a resolved message: its incident's (0: none) */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -202,8 +202,8 @@ struct krc_sender {
     int running; /* krc_sender_run started: lanes start their threads */
     struct dest dests[MAX_DESTS];
     size_t n_dests;
-    struct krc_policy pol; /* the policy's view of o */
-    struct krc_policy_mutes mutes; /* the threads' parents by thread key (ts, channel) */
+    struct krc_policy pol;          /* the policy's view of o */
+    struct krc_policy_mutes mutes;  /* the threads' parents by thread key (ts, channel) */
     struct krc_incidents incidents; /* the open incidents (under lock) */
     struct sandbox_mark sandbox[MAX_SANDBOX_MARKS]; /* under lock */
     size_t n_sandbox;

@@ -251,6 +251,8 @@ void krc_daemon_sender_options_from(const struct krc_config *cfg, struct krc_sen
     no->storm_window_s = cfg->storm_window_s;
     no->storm_delay_s = cfg->storm_summary_delay_s;
     no->recovered_after_s = cfg->recovered_after_s;
+    no->incident_reply_interval_s = cfg->incident_reply_interval_s;
+    no->incident_update_interval_s = cfg->incident_update_interval_s;
     no->max_log_lines = (int)cfg->log_tail_lines;
     no->routes = cfg->routes;
     no->n_routes = cfg->n_routes;

@@ -34,8 +34,8 @@ struct krc_incident_facts {
     int has_exit_code;
     int exit_code;
     int signal;
-    char reason[64];   /* "" none */
-    char node[254];    /* "" unknown */
+    char reason[64]; /* "" none */
+    char node[254];  /* "" unknown */
     int has_confidence;
     enum krc_confidence confidence;
 };
@@ -76,7 +76,7 @@ struct krc_incident {
     size_t n_dests;
     int alerted;  /* its first alert was (or is being) posted */
     int recorded; /* its first restart's record was written (or failed): id is final */
-    int ending;  /* ended: its resolved messages are on their way */
+    int ending;   /* ended: its resolved messages are on their way */
 };
 
 struct krc_incidents {

@@ -39,12 +39,13 @@ static void test_key_and_cause(void **state)
     a->first_cheap = KRC_CAUSE_APP_ERROR;
     assert_ptr_equal(
         krc_incident_match(&t, "shop", "Deployment", "api", "app", KRC_CAUSE_APP_ERROR), a);
-    assert_ptr_equal(
-        krc_incident_match(&t, "shop", "Deployment", "api", "app", KRC_CAUSE_DEPENDENCY_UNREACHABLE), a);
+    assert_ptr_equal(krc_incident_match(&t, "shop", "Deployment", "api", "app",
+                                        KRC_CAUSE_DEPENDENCY_UNREACHABLE),
+                     a);
     /* an ended incident takes no repeat */
     a->ending = 1;
-    assert_null(
-        krc_incident_match(&t, "shop", "Deployment", "api", "app", KRC_CAUSE_DEPENDENCY_UNREACHABLE));
+    assert_null(krc_incident_match(&t, "shop", "Deployment", "api", "app",
+                                   KRC_CAUSE_DEPENDENCY_UNREACHABLE));
     assert_null(krc_incident_latest(&t, "shop", "Deployment", "api", "app"));
     krc_incidents_cleanup(&t);
 }
