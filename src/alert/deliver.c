@@ -367,17 +367,6 @@ static void remember_thread(struct krc_sender *n, struct item *it,
     pthread_mutex_unlock(&n->lock);
 }
 
-/* The restart's "recovered" reply goes into this thread once the watch saw
- * its container run ready long enough (a later reply arms it again). */
-static void arm_recovery(struct krc_sender *n, const struct item *it, const char *ts,
-                         const char *channel)
-{
-    if (n->recovery != NULL && it->ident.uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
-        (void)krc_recovery_arm(n->recovery, it->ident.uid, it->ident.container, ts, channel,
-                               it->dest, krc_clock_now());
-    }
-}
-
 static void upload_log(struct krc_sender *n, struct lane *l, struct item *it, const char *channel,
                        const char *thread)
 {
@@ -492,15 +481,11 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
     case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, counted);
         if (l->sink->limits.threads && res->ts[0] != '\0') {
-            remember_thread(n, it, res);
-            arm_recovery(n, it, res->ts, res->channel);
-        } else if (l->sink->limits.resolves) {
-            arm_recovery(n, it, "-", NULL); /* PagerDuty: resolve by its dedup_key */
+            remember_thread(n, it, res); /* the thread of its incident's replies */
         }
         break;
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, counted);
-        arm_recovery(n, it, l->sink->limits.resolves ? "-" : parent_ts, channel);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, counted);
@@ -634,39 +619,6 @@ static struct dest *due_summary(struct krc_sender *n, const struct lane *l, int6
         }
     }
     return NULL;
-}
-
-/* Web API: the "recovered" replies the watch made due. */
-static void queue_recoveries(struct krc_sender *n)
-{
-    struct krc_recovery_due due[16];
-    size_t k = krc_recovery_take_due(n->recovery, krc_clock_now(), n->o.recovered_after_s, due,
-                                     sizeof(due) / sizeof(due[0]));
-
-    for (size_t i = 0; i < k; i++) {
-        struct item *it = krc_calloc(1, sizeof(*it));
-        if (it == NULL) {
-            krc_log(KRC_LOG_ERROR, "out of memory: recovered reply for %s/%s dropped",
-                    due[i].namespace, due[i].pod);
-            continue;
-        }
-        it->kind = ITEM_RECOVERED;
-        it->dest = due[i].dest;
-        snprintf(it->pod_key, sizeof(it->pod_key), "%s/%s", due[i].namespace, due[i].pod);
-        snprintf(it->rec_ns, sizeof(it->rec_ns), "%s", due[i].namespace);
-        snprintf(it->rec_pod, sizeof(it->rec_pod), "%s", due[i].pod);
-        snprintf(it->rec_container, sizeof(it->rec_container), "%s", due[i].container);
-        it->recovered.namespace = it->rec_ns;
-        it->recovered.pod = it->rec_pod;
-        it->recovered.container = it->rec_container;
-        it->recovered.ready_seconds = due[i].ready_seconds;
-        it->recovered.restart_count = due[i].restart_count;
-        snprintf(it->what, sizeof(it->what), "recovered reply for %s/%s", due[i].namespace,
-                 due[i].pod);
-        pthread_mutex_lock(&n->lock);
-        lane_push(n, it->dest->lane, it);
-        pthread_mutex_unlock(&n->lock);
-    }
 }
 
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
@@ -905,7 +857,7 @@ void krc_sender_run(struct krc_sender *n)
         }
         if (!stopping && n->recovery != NULL && now_ms - last_recovery_check >= 1000) {
             last_recovery_check = now_ms;
-            queue_recoveries(n);
+            krc_deliver_incidents_check(n); /* their resolved messages */
         }
         pthread_mutex_lock(&n->lock);
         for (size_t i = 0; i < n->n_lanes; i++) {

@@ -209,7 +209,7 @@ struct krc_sender {
     size_t n_sandbox;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int threads;                   /* env's kind posts threads (krc_dest_threads) */
-    int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
+    int track_recovery; /* a recovery tracker is kept (always: incidents end from it) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their
      * lanes and settings until krc is restarted */
@@ -278,8 +278,18 @@ struct lane *krc_deliver_lane_get(struct krc_sender *n, const struct krc_dest_ta
 /* Queue it on its destination's lane (takes the lock). */
 void krc_deliver_queue(struct krc_sender *n, struct item *it);
 
+/* --- deliver_incident.c ---------------------------------------------------- */
+
+/* End the open incidents that are over (the main sender thread, once a second). */
+void krc_deliver_incidents_check(struct krc_sender *n);
+
 /* --- deliver_outbox.c ------------------------------------------------------ */
 
+/* The destination and target of an outbox row's key (the Go tool's settings' or a named
+ * one's); KRC_ENOTFOUND when the configuration no longer has it. */
+int krc_deliver_row_target(struct krc_sender *n, const struct krc_store_message *m,
+                           const char *channel, const struct krc_destination **ret,
+                           struct krc_dest_target *t);
 /* An outbox row of this process's own (see first_own_outbox_id). */
 void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id);
 /* The destination accepted outbox row `id`: mark it delivered (or keep the
