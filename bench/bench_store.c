@@ -16,7 +16,22 @@
  * 1,000 records, and exits 1 unless the row count stays within max_rows +
  * 1,000, the file size at the end is within 10% of its size after 2 x
  * max_rows restarts, and the 50 oldest restarts, whose alerts stay
- * pending, are all still stored. */
+ * pending, are all still stored.
+ *
+ *   bench_store --incidents [--dir DIR] [--restarts 1000000] [--incident-count 20000]
+ *               [--changes 50000]
+ *
+ * Issue 27: a store of N restarts (one per 2.6 s back from now: 30 days for
+ * 1M; the first restart of an incident with a full report JSON of about 6 KB,
+ * the repeats, which the pipeline mutes, with a short one) in incidents of N / incident-count
+ * consecutive restarts of one workload (2,000 workloads in 40 namespaces on
+ * 500 nodes; the first restart of each alerts, delivered; each incident ends
+ * when the next one of the store begins, the newest 50 stay open), and
+ * `--changes` changes (each workload's revisions and each node's updates,
+ * spread over the 30 days). Records through the API (the record rate with
+ * incidents is printed), then times on a read-only connection what
+ * `list_incidents` and `what_changed` (MCP, krc history) run: median and
+ * worst of 11. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -667,6 +682,272 @@ static int run_soak(const char *dir, long n, long max_rows)
     return failures;
 }
 
+/* ---- incidents and changes (issue 27) ---------------------------------------------- */
+
+#define INC_WORKLOADS 2000
+#define INC_NAMESPACES 40
+#define INC_NODES 500
+#define INC_OPEN 50
+#define INC_RUNS 11
+
+static int count_incident(const struct krc_store_incident *i, void *ud)
+{
+    (void)i;
+    ((struct counter *)ud)->rows++;
+    return 0;
+}
+
+static int count_change(const struct krc_store_change *c, void *ud)
+{
+    (void)c;
+    ((struct counter *)ud)->rows++;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* kind 0: krc_store_incidents_list(f), 1: krc_store_changes_list(cf), 2:
+ * krc_store_incident_get(id); median and worst of INC_RUNS. */
+static void time_query(struct krc_store *s, const char *label, int kind,
+                       const struct krc_store_incident_filter *f,
+                       const struct krc_store_change_filter *cf, int64_t id)
+{
+    double t[INC_RUNS];
+    struct counter c = {0};
+    struct krc_error e;
+
+    for (int rep = 0; rep < INC_RUNS; rep++) {
+        struct krc_store_incident_detail *d = NULL;
+        double t0 = now_ms();
+        int rc;
+        c.rows = 0;
+        rc = kind == 0   ? krc_store_incidents_list(s, f, count_incident, &c, &e)
+             : kind == 1 ? krc_store_changes_list(s, cf, count_change, &c, &e)
+                         : krc_store_incident_get(s, id, &d, &e);
+        if (rc < 0) {
+            die(label, &e);
+        }
+        if (d != NULL) {
+            c.rows = (long)d->n_messages + (d->first != NULL) + (d->latest != NULL);
+            krc_store_incident_detail_free(d);
+        }
+        t[rep] = now_ms() - t0;
+    }
+    qsort(t, INC_RUNS, sizeof(t[0]), cmp_double);
+    printf("%-46s %7.2f ms median, %7.2f ms worst, %ld rows\n", label, t[INC_RUNS / 2],
+           t[INC_RUNS - 1], c.rows);
+}
+
+static void record_changes(struct krc_store *s, long n_changes, int64_t now)
+{
+    struct krc_error e;
+    long per = n_changes / (INC_WORKLOADS + INC_NODES);
+
+    for (long k = 0; k < n_changes; k++) {
+        struct krc_store_change c;
+        char ns[32], name[64], rev[32], summary[160], detail[512];
+        long obj = k % (INC_WORKLOADS + INC_NODES);
+        long v = k / (INC_WORKLOADS + INC_NODES);
+        int node = obj >= INC_WORKLOADS;
+
+        memset(&c, 0, sizeof(c));
+        snprintf(ns, sizeof(ns), "ns-%ld", obj % INC_NAMESPACES);
+        snprintf(name, sizeof(name), node ? "ip-10-0-%ld" : "web-%ld",
+                 node ? obj - INC_WORKLOADS : obj);
+        snprintf(rev, sizeof(rev), "%ld", v + 1);
+        snprintf(summary, sizeof(summary),
+                 node ? "kubelet v1.33.%ld → v1.33.%ld"
+                      : "image web:1.%ld.0 → web:1.%ld.1; memory limit 1Gi → 512Mi",
+                 v, v + 1);
+        c.namespace = node ? "" : ns;
+        c.kind = node ? "Node" : "Deployment";
+        c.name = name;
+        c.revision = rev;
+        c.manager = "kubectl-client-side-apply";
+        c.summary = summary;
+        /* spread over 30 days, each object's revisions in order */
+        c.at = now - 30 * 86400 + (v * 30 * 86400) / (per > 0 ? per : 1) + obj % 3600;
+        snprintf(detail, sizeof(detail),
+                 "{\"kind\":\"%s\",\"namespace\":\"%s\",\"name\":\"%s\",\"revision\":\"%s\","
+                 "\"items\":[\"%s\"]}",
+                 c.kind, c.namespace, name, rev, summary);
+        c.detail_json = detail;
+        if (krc_store_record_change(s, &c, &e) < 0) {
+            die("record change", &e);
+        }
+    }
+}
+
+/* A muted repeat's report: the cheap diagnosis, no log collected. */
+#define REPEAT_JSON                                                                                \
+    "{\"version\":1,\"pod\":{\"namespace\":\"shop\",\"name\":\"web-5d9f8c7b6-x2k4q\"},"            \
+    "\"diagnosis\":{\"cause\":\"oom_killed\",\"confidence\":\"high\",\"summary\":\"container app " \
+    "was OOM-killed (limit 512Mi)\",\"signals\":[\"exit_code_137\",\"reason_oomkilled\"]},"        \
+    "\"containers\":[{\"name\":\"app\",\"restart_count\":7,\"last_state\":{\"reason\":"            \
+    "\"OOMKilled\",\"exit_code\":137}}]}"
+
+static int64_t record_incidents(struct krc_store *s, long n, long n_inc, int64_t now,
+                                const char *json, const char *body)
+{
+    struct krc_error e;
+    long per = n / n_inc;
+    int64_t inc_id = 0, probe = 0;
+    double t0 = now_ms();
+
+    for (long i = 0; i < n; i++) {
+        long inc = i / per;
+        long wl = (inc * 7919) % INC_WORKLOADS; /* workloads in no order */
+        char uid[64], pod[64], ns[32], name[32], node[32], key[128];
+        struct krc_store_incident_ref ref;
+        struct krc_store_restart r;
+        struct krc_store_outbox m;
+        int64_t oid = 0;
+
+        snprintf(uid, sizeof(uid), "uid-%ld-%ld", wl, (i % per) / 10);
+        snprintf(pod, sizeof(pod), "web-%ld-%ld", wl, (i % per) / 10);
+        snprintf(ns, sizeof(ns), "ns-%ld", wl % INC_NAMESPACES);
+        snprintf(name, sizeof(name), "web-%ld", wl);
+        snprintf(node, sizeof(node), "ip-10-0-%ld", wl % INC_NODES);
+        snprintf(key, sizeof(key), "%s/%s", ns, pod);
+        memset(&r, 0, sizeof(r));
+        memset(&ref, 0, sizeof(ref));
+        r.pod_uid = uid;
+        r.container = "app";
+        r.restart_count = (int)(i % 10) + 1;
+        r.namespace = ns;
+        r.pod = pod;
+        r.workload_kind = "Deployment";
+        r.workload_name = name;
+        r.node = node;
+        r.cause = inc % 3 == 0 ? KRC_CAUSE_APP_ERROR : KRC_CAUSE_OOM_KILLED;
+        r.has_exit_code = 1;
+        r.exit_code = 137;
+        r.finished_at = now - (n - i) * 26 / 10 - 1;
+        r.container_id = "containerd://0f6e8a52";
+        r.detected_at = now - (n - i) * 26 / 10;
+        r.decision = i % per == 0 ? "alert" : "muted";
+        r.summary = "container app was OOM-killed (limit 512Mi)";
+        r.message = "OOMKilled: shop/web container app";
+        r.report_json = i % per == 0 ? json : REPEAT_JSON;
+        ref.id = i % per == 0 ? 0 : inc_id;
+        ref.thread_key = key;
+        r.incident = &ref;
+        memset(&m, 0, sizeof(m));
+        m.kind = KRC_STORE_KIND_ALERT;
+        m.destination = "api:#ops";
+        m.thread_key = key;
+        m.body = body;
+        if (krc_store_record(s, &r, i % per == 0 ? &m : NULL, NULL, &oid, &e) != 0) {
+            die("record", &e);
+        }
+        if (oid > 0 && krc_store_mark_delivered(s, oid, "1800000000.000100", &e) < 0) {
+            die("mark", &e);
+        }
+        inc_id = ref.ret_id;
+        if (inc == n_inc / 2 && i % per == 0) {
+            probe = inc_id;
+        }
+        /* the last restart of its incident: it ends, unless among the newest */
+        if (i % per == per - 1 && inc < n_inc - INC_OPEN &&
+            krc_store_incident_end(s, inc_id, r.detected_at + 600, NULL, 0, NULL, &e) < 0) {
+            die("end", &e);
+        }
+        if ((i + 1) % 100000 == 0) {
+            fprintf(stderr, "bench_store: %ld restarts recorded\n", i + 1);
+        }
+    }
+    printf("record with incidents (1 tx each, %ld incidents): %.0f restarts/s\n", n_inc,
+           (double)n * 1000.0 / (now_ms() - t0));
+    return probe;
+}
+
+static void run_incidents(const char *dir, long n, long n_inc, long n_changes)
+{
+    char path[1024];
+    struct krc_store *s = NULL;
+    struct krc_store_stats st;
+    struct krc_store_incident_filter f;
+    struct krc_store_change_filter cf;
+    struct krc_error e;
+    const char *nodes[2] = {"ip-10-0-7", "ip-10-0-8"};
+    int64_t now = (int64_t)time(NULL);
+    char *json = make_report_json(2, 1000);
+    char *body = make_body(2000);
+    int64_t probe;
+    double t0;
+
+    snprintf(path, sizeof(path), "%s/bench-incidents-%ld.db", dir, n);
+    unlink(path);
+    if (krc_store_open(path, 0, &s, &e) < 0) {
+        die("open", &e);
+    }
+    printf("== %ld restarts in %ld incidents, %ld changes (report JSON %zu bytes first, %zu "
+           "repeats)\n",
+           n, n_inc, n_changes, strlen(json), strlen(REPEAT_JSON));
+    probe = record_incidents(s, n, n_inc, now, json, body);
+    t0 = now_ms();
+    record_changes(s, n_changes, now);
+    printf("record changes: %.0f changes/s\n", (double)n_changes * 1000.0 / (now_ms() - t0));
+    if (krc_store_stats(s, &st, &e) < 0) {
+        die("stats", &e);
+    }
+    printf("database: %.1f MiB, %lld restarts\n", (double)st.db_bytes / 1048576.0,
+           (long long)st.restarts);
+    krc_store_close(s);
+
+    if (krc_store_open(path, KRC_STORE_READONLY, &s, &e) < 0) {
+        die("open read-only", &e);
+    }
+    memset(&f, 0, sizeof(f));
+    f.limit = 50;
+    time_query(s, "list_incidents (limit 50)", 0, &f, NULL, 0);
+    f.since = now - 86400;
+    time_query(s, "list_incidents --since 24h (limit 50)", 0, &f, NULL, 0);
+    f.since = 0;
+    f.namespace = "ns-7";
+    time_query(s, "list_incidents --namespace ns-7 (limit 50)", 0, &f, NULL, 0);
+    f.namespace = NULL;
+    f.open_only = 1;
+    time_query(s, "list_incidents --open (limit 50)", 0, &f, NULL, 0);
+    f.open_only = 0;
+    f.since = now - 86400;
+    f.namespace = "ns-7";
+    f.before_id = n_inc - 10;
+    time_query(s, "list_incidents ns-7 --since 24h, a later page", 0, &f, NULL, 0);
+    f.since = now - 30 * 86400;
+    f.namespace = NULL;
+    f.before_id = n_inc / 2;
+    time_query(s, "list_incidents --since 30d, page at the middle", 0, &f, NULL, 0);
+    time_query(s, "get_incident (first, latest, messages)", 2, NULL, NULL, probe);
+
+    memset(&cf, 0, sizeof(cf));
+    cf.namespace = "ns-7";
+    cf.kind = "Deployment";
+    cf.name = "web-7";
+    cf.nodes = nodes;
+    cf.n_nodes = 2;
+    cf.limit = 50;
+    time_query(s, "what_changed workload + 2 nodes (limit 50)", 1, NULL, &cf, 0);
+    cf.since = now - 7 * 86400;
+    time_query(s, "what_changed workload + 2 nodes --since 7d", 1, NULL, &cf, 0);
+    cf.since = now - 3 * 86400;
+    cf.until = now - 86400;
+    cf.limit = 5;
+    time_query(s, "what_changed 2 days before a crash (limit 5)", 1, NULL, &cf, 0);
+    memset(&cf, 0, sizeof(cf));
+    cf.namespace = "ns-7";
+    cf.limit = 50;
+    time_query(s, "what_changed namespace ns-7 (limit 50)", 1, NULL, &cf, 0);
+    krc_store_close(s);
+    krc_free(json);
+    krc_free(body);
+    unlink(path);
+}
+
 static int parse_count(const char *opt, const char *text, long min, long *ret)
 {
     char *end;
@@ -685,7 +966,9 @@ static int parse_count(const char *opt, const char *text, long min, long *ret)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_store [--dir DIR] [--sizes N,M] [--full-sync N]\n"
-                    "       bench_store --soak [--dir DIR] [--restarts N] [--max-rows N]\n");
+                    "       bench_store --soak [--dir DIR] [--restarts N] [--max-rows N]\n"
+                    "       bench_store --incidents [--dir DIR] [--restarts N] "
+                    "[--incident-count N] [--changes N]\n");
 }
 
 int main(int argc, char **argv)
@@ -696,12 +979,20 @@ int main(int argc, char **argv)
     long soak_n = 100000;
     long soak_rows = 10000;
     int soak = 0;
+    int incidents = 0;
+    long inc_n = 1000000;
+    long inc_count = 20000;
+    long inc_changes = 50000;
     char *json;
     char body[4096];
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--soak") == 0) {
             soak = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--incidents") == 0) {
+            incidents = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -720,6 +1011,15 @@ int main(int argc, char **argv)
             if (parse_count(argv[i], argv[i + 1], SOAK_INTERVAL, &soak_n) < 0) {
                 return 2;
             }
+            inc_n = soak_n;
+        } else if (strcmp(argv[i], "--incident-count") == 0) {
+            if (parse_count(argv[i], argv[i + 1], 2 * INC_OPEN, &inc_count) < 0) {
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--changes") == 0) {
+            if (parse_count(argv[i], argv[i + 1], INC_WORKLOADS + INC_NODES, &inc_changes) < 0) {
+                return 2;
+            }
         } else if (strcmp(argv[i], "--max-rows") == 0) {
             if (parse_count(argv[i], argv[i + 1], 2 * SOAK_PENDING, &soak_rows) < 0) {
                 return 2;
@@ -729,6 +1029,14 @@ int main(int argc, char **argv)
             return 2;
         }
         i++;
+    }
+    if (incidents) {
+        if (inc_n < inc_count) {
+            fprintf(stderr, "bench_store: --restarts must be at least --incident-count\n");
+            return 2;
+        }
+        run_incidents(dir, inc_n, inc_count, inc_changes);
+        return 0;
     }
     if (soak) {
         if (soak_n % SOAK_INTERVAL != 0 || soak_n < 2 * soak_rows ||

@@ -69,9 +69,11 @@ struct krc_sql {
  * a failed one. */
 #define CONNECT_RETRY_MS 1000
 
-/* The most parameters of a statement: record_one's 23 for the restart and
- * its report, 7 per notification. */
-#define MAX_PARAMS (23 + 7 * KRC_SQL_RECORD_ONE_MAX)
+/* The most parameters of a statement: record_one's 23 for the restart, 2
+ * for its report, 7 per notification. */
+#define MAX_PARAMS (25 + 7 * KRC_SQL_RECORD_ONE_MAX)
+/* `prepared` has a bit per statement id */
+_Static_assert(KRC_SQL_CACHED <= 64, "statement ids fit the prepared bits");
 
 struct krc_sql_stmt {
     struct krc_sql *c;

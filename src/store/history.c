@@ -3,6 +3,7 @@
  * list, one restart whole, the summary's window, retention and counts, and
  * the mapping of their rows, written once for both databases. store.c has
  * checked the handle; the arguments are checked here. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -230,6 +231,9 @@ static int record_tx(struct krc_store *s, const struct krc_store_restart *rec, c
             goto rollback;
         }
     }
+    if (rec->incident != NULL && (rc = krc_store_incident_record(s, rec, *rid, err)) < 0) {
+        goto rollback;
+    }
     if ((rc = s->drv->commit(s->c, err)) < 0) {
         goto rollback;
     }
@@ -245,7 +249,9 @@ static int record(struct krc_store *s, const struct krc_store_restart *rec, cons
 {
     int rc;
 
-    if (s->drv->one_statement_record && n_msgs <= KRC_SQL_RECORD_ONE_MAX) {
+    /* an incident to join or open takes the transaction (its id is the
+     * restart's and the restart's its) */
+    if (s->drv->one_statement_record && n_msgs <= KRC_SQL_RECORD_ONE_MAX && rec->incident == NULL) {
         /* a serialization failure or deadlock is retried by the driver */
         rc = record_one(s, rec, identity, msgs, n_msgs, rid, oids, err);
         if (rc == 0 && *rid == 0) {
@@ -288,7 +294,18 @@ int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *r
         krc_free(oids);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
+    if (rec->incident != NULL) {
+        rec->incident->ret_id = 0;
+        rec->incident->ret_restarts = 0;
+    }
     rc = record(s, rec, identity, msgs, n_msgs, &rid, oids, err);
+    if (rc < 0 && rec->incident != NULL) {
+        rec->incident->ret_id = 0; /* rolled back */
+        rec->incident->ret_restarts = 0;
+    } else if (rc == KRC_STORE_EXISTS && rec->incident != NULL) {
+        rc = krc_store_incident_of(s, rec, rid, err);
+        rc = rc < 0 ? rc : KRC_STORE_EXISTS;
+    }
     if (rc >= 0) {
         if (ret_restart_id != NULL) {
             *ret_restart_id = rid;
@@ -515,6 +532,7 @@ static void read_row(struct krc_store *s, struct krc_sql_stmt *st, struct krc_st
     r->confidence = TXT(20);
     r->identity = TXT(21);
     r->cluster = TXT(22);
+    r->incident_id = COL_INT(s, st, 23);
 #undef TXT
 }
 
@@ -761,10 +779,10 @@ int krc_store_get(struct krc_store *s, int64_t id, struct krc_store_entry **ret,
 
 /* ---- retention and health -------------------------------------------------------- */
 
-/* One batch, a DELETE in its own short transaction: $1 the cluster, then
- * the cutoff (when nargs is 3), then the batch size. */
-static int prune_batch(struct krc_store *s, int id, int64_t cutoff, int64_t limit, int nargs,
-                       int64_t *ret_n, struct krc_error *err)
+/* One batch, a DELETE in its own short transaction: $1 the cluster, $2 the
+ * cutoff (or the pin time), $3 the batch size. */
+static int prune_batch(struct krc_store *s, int id, int64_t cutoff, int64_t limit, int64_t *ret_n,
+                       struct krc_error *err)
 {
     struct krc_sql_stmt *st = NULL;
     int rc = krc_sql_prepare(s, id, &st, err);
@@ -774,10 +792,8 @@ static int prune_batch(struct krc_store *s, int id, int64_t cutoff, int64_t limi
         return rc;
     }
     ST_TEXT(s, st, 1, s->cluster);
-    if (nargs == 3) {
-        ST_INT(s, st, 2, cutoff);
-    }
-    ST_INT(s, st, nargs, limit);
+    ST_INT(s, st, 2, cutoff);
+    ST_INT(s, st, 3, limit);
     if ((rc = krc_sql_run(s, st, "pruning old restarts", ret_n, err)) < 0 ||
         (rc = s->drv->commit(s->c, err)) < 0) {
         s->drv->rollback(s->c);
@@ -798,26 +814,41 @@ static int count_restarts(struct krc_store *s, int id, int64_t *ret, const char 
     return krc_sql_int(s, st, ret, what, err);
 }
 
-static int prune_locked(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
-                        int64_t *deleted, struct krc_error *err)
+/* Statement `id` batch after batch until a batch is not full; *counted
+ * (may be NULL) adds what it deleted. */
+static int prune_all(struct krc_store *s, int id, int64_t cutoff, int batch, int64_t *counted,
+                     struct krc_error *err)
 {
     int64_t n = 0;
     int rc;
 
+    do {
+        if ((rc = prune_batch(s, id, cutoff, batch, &n, err)) < 0) {
+            return rc;
+        }
+        if (counted != NULL) {
+            *counted += n;
+        }
+    } while (n == batch);
+    return 0;
+}
+
+static int prune_locked(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,
+                        int64_t *deleted, struct krc_error *err)
+{
+    int64_t now = krc_clock_now();
     /* a cutoff at or before 1970 deletes nothing */
-    if (max_age_seconds > 0 && krc_clock_now() - max_age_seconds > 0) {
-        int64_t cutoff = krc_clock_now() - max_age_seconds;
-        do {
-            if ((rc = prune_batch(s, KRC_SQL_PRUNE_AGE, cutoff, batch, 3, &n, err)) < 0) {
-                return rc;
-            }
-            *deleted += n;
-        } while (n == batch);
-        do {
-            if ((rc = prune_batch(s, KRC_SQL_PRUNE_ORPHANS, cutoff, batch, 3, &n, err)) < 0) {
-                return rc;
-            }
-        } while (n == batch);
+    int64_t cutoff = max_age_seconds > 0 && now - max_age_seconds > 0 ? now - max_age_seconds : 0;
+    /* an incident ended at or after `pin` keeps its first and latest restart;
+     * without an age limit only an open one does */
+    int64_t pin = max_age_seconds > 0 ? now - max_age_seconds : INT64_MAX;
+    int64_t n = 0;
+    int rc;
+
+    if (cutoff > 0 && ((rc = prune_all(s, KRC_SQL_PRUNE_AGE, cutoff, batch, deleted, err)) < 0 ||
+                       (rc = prune_all(s, KRC_SQL_PRUNE_ORPHANS, cutoff, batch, NULL, err)) < 0 ||
+                       (rc = prune_all(s, KRC_SQL_PRUNE_CHANGES, cutoff, batch, NULL, err)) < 0)) {
+        return rc;
     }
     while (max_rows > 0) {
         int64_t count = 0;
@@ -829,16 +860,17 @@ static int prune_locked(struct krc_store *s, int64_t max_age_seconds, int64_t ma
         if ((excess = count - max_rows) <= 0) {
             break;
         }
-        if ((rc = prune_batch(s, KRC_SQL_PRUNE_OLDEST, 0, excess < batch ? excess : batch, 2, &n,
+        if ((rc = prune_batch(s, KRC_SQL_PRUNE_OLDEST, pin, excess < batch ? excess : batch, &n,
                               err)) < 0) {
             return rc;
         }
         *deleted += n;
         if (n == 0) {
-            break; /* only restarts with pending notifications are left */
+            break; /* only restarts with pending notifications or pinned are left */
         }
     }
-    return 0;
+    /* ended incidents past the age limit, or whose restarts are all gone */
+    return prune_all(s, KRC_SQL_PRUNE_INCIDENTS, cutoff, batch, NULL, err);
 }
 
 int krc_store_prune(struct krc_store *s, int64_t max_age_seconds, int64_t max_rows, int batch,

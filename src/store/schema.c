@@ -38,6 +38,57 @@ static int migrate_identity(struct krc_store *s, struct krc_error *err);
 #define ADD_ACCEL_LOST                                                                             \
     "ALTER TABLE restarts ADD COLUMN accel_seconds_lost BIGINT NOT NULL DEFAULT 0;"
 
+/* Issue 27: incidents and changes (SQLite 8 -> 9, PostgreSQL 3 -> 4). The
+ * id column is the dialect's; times are unix seconds. At most one open
+ * incident per key (the partial UNIQUE index the join's upsert names). The
+ * restart ids of an incident and a restart's incident_id are plain
+ * references: retention keeps an incident's first and latest restart while
+ * it is kept (sql.c, PRUNABLE) and prunes an ended incident with its age. */
+#define INCIDENTS_V9(id)                                                                           \
+    "CREATE TABLE incidents ("                                                                     \
+    "  id " id ","                                                                                 \
+    "  cluster TEXT NOT NULL DEFAULT '',"                                                          \
+    "  namespace TEXT NOT NULL,"                                                                   \
+    "  workload_kind TEXT NOT NULL,"                                                               \
+    "  workload_name TEXT NOT NULL,"                                                               \
+    "  container TEXT NOT NULL,"                                                                   \
+    "  cause TEXT NOT NULL,"                                                                       \
+    "  restarts BIGINT NOT NULL DEFAULT 1,"                                                        \
+    "  first_restart_id BIGINT,"                                                                   \
+    "  latest_restart_id BIGINT,"                                                                  \
+    "  first_at BIGINT NOT NULL,"                                                                  \
+    "  last_at BIGINT NOT NULL,"                                                                   \
+    "  ended_at BIGINT,"                                                                           \
+    "  thread_key TEXT,"                                                                           \
+    "  last_reply_at BIGINT NOT NULL DEFAULT 0,"                                                   \
+    "  last_update_at BIGINT NOT NULL DEFAULT 0,"                                                  \
+    "  told_restarts BIGINT NOT NULL DEFAULT 0"                                                    \
+    ");"                                                                                           \
+    "CREATE UNIQUE INDEX incidents_open ON incidents (cluster, namespace, workload_kind,"          \
+    "  workload_name, container, cause) WHERE ended_at IS NULL;"                                   \
+    "CREATE INDEX incidents_namespace ON incidents (namespace, id);"                               \
+    "CREATE INDEX incidents_workload ON incidents (workload_name, id);"                            \
+    "CREATE INDEX incidents_first ON incidents (first_restart_id);"                                \
+    "CREATE INDEX incidents_latest ON incidents (latest_restart_id);"                              \
+    "CREATE INDEX incidents_ended ON incidents (ended_at) WHERE ended_at IS NOT NULL;"             \
+    "ALTER TABLE restarts ADD COLUMN incident_id BIGINT;"                                          \
+    "CREATE INDEX restarts_incident ON restarts (incident_id);"                                    \
+    "CREATE TABLE changes ("                                                                       \
+    "  id " id ","                                                                                 \
+    "  cluster TEXT NOT NULL DEFAULT '',"                                                          \
+    "  namespace TEXT NOT NULL,"                                                                   \
+    "  kind TEXT NOT NULL,"                                                                        \
+    "  name TEXT NOT NULL,"                                                                        \
+    "  revision TEXT NOT NULL,"                                                                    \
+    "  at BIGINT NOT NULL,"                                                                        \
+    "  manager TEXT,"                                                                              \
+    "  summary TEXT,"                                                                              \
+    "  detail_json TEXT,"                                                                          \
+    "  recorded_at BIGINT NOT NULL,"                                                               \
+    "  UNIQUE (cluster, namespace, kind, name, revision)"                                          \
+    ");"                                                                                           \
+    "CREATE INDEX changes_recorded ON changes (recorded_at);"
+
 /* The outbox's indexes as schema 1 made them, made again by the rebuild of
  * 4 -> 5 (SQLite); PostgreSQL's first has the same outbox_restart. */
 #define OUTBOX_RESTART_INDEX "CREATE INDEX outbox_restart ON outbox (restart_id);"
@@ -202,6 +253,12 @@ static const struct migration sqlite_migrations[] = {
      "  workload_name, pod, pod_uid, cause, node, gpus, cluster, intentional,"
      "  accel_seconds_lost);",
      NULL},
+    /* 8 -> 9 (issue 27): incidents and changes; a workload's changes are
+     * read by (namespace, kind, name) newest first (SQLite's file is one
+     * replica's: no cluster in the index, as in its other indexes) */
+    {INCIDENTS_V9("INTEGER PRIMARY KEY") "CREATE INDEX changes_object ON changes (namespace, kind, "
+                                         "name, at);",
+     NULL},
 };
 
 _Static_assert(sizeof(sqlite_migrations) / sizeof(sqlite_migrations[0]) == KRC_STORE_SCHEMA_VERSION,
@@ -291,6 +348,13 @@ static const struct migration pg_migrations[] = {
      "CREATE INDEX restarts_window ON restarts (cluster, detected_at) INCLUDE (id, namespace,"
      "  workload_kind, workload_name, pod, pod_uid, cause, node, gpus, intentional,"
      "  accel_seconds_lost);",
+     NULL},
+    /* 3 -> 4: incidents and changes (as SQLite 8 -> 9), a cluster's
+     * workload's changes read newest first */
+    {INCIDENTS_V9(
+         "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY") "CREATE INDEX changes_object ON "
+                                                                "changes (cluster, namespace, "
+                                                                "kind, name, at);",
      NULL},
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))

@@ -12,9 +12,27 @@
 #include "krc/util/buf.h"
 #include "krc/util/mem.h"
 
-/* Restarts that may be deleted: no pending notification. */
+/* Restarts that may be deleted ($2 the pin time): no pending notification,
+ * and not the first or latest restart of an incident that is open or ended
+ * at or after $2 (its evidence stays while the incident is kept). */
+#define PINNED_AS(col)                                                                             \
+    "NOT EXISTS (SELECT 1 FROM incidents i WHERE i." col " = r.id AND (i.ended_at IS NULL OR "     \
+    "i.ended_at >= $2))"
 #define PRUNABLE                                                                                   \
-    "NOT EXISTS (SELECT 1 FROM outbox o WHERE o.restart_id = r.id AND o.state = 'pending')"
+    "NOT EXISTS (SELECT 1 FROM outbox o WHERE o.restart_id = r.id AND o.state = 'pending') "       \
+    "AND " PINNED_AS("first_restart_id") " AND " PINNED_AS("latest_restart_id")
+/* What a restart does to its incident's counters: $2 the restart, $3 its
+ * detected_at, $4 the update's time (0: none), $5 the thread reply's. */
+#define INCIDENT_COUNT_SET(t)                                                                      \
+    "restarts = " t "restarts + 1, last_at = CASE WHEN CAST($3 AS BIGINT) > " t "last_at THEN $3 " \
+    "ELSE " t                                                                                      \
+    "last_at END, latest_restart_id = $2, last_update_at = CASE WHEN CAST($4 AS BIGINT) "          \
+    "> 0 THEN $4 ELSE " t "last_update_at END, last_reply_at = CASE WHEN CAST($5 AS BIGINT) > 0 "  \
+    "THEN $5 ELSE " t "last_reply_at END, told_restarts = CASE WHEN CAST($4 AS BIGINT) > 0 OR "    \
+    "CAST($5 AS BIGINT) > 0 THEN " t "restarts + 1 ELSE " t "told_restarts END"
+/* The outbox rows of an incident's restarts. */
+#define INCIDENT_OUTBOX                                                                            \
+    "FROM outbox WHERE restart_id IN (SELECT id FROM restarts WHERE incident_id = $1)"
 /* Everything krc_store_summarize reads of the restarts in a window, from the
  * covering index restarts_window alone: $1 since, $2 the cluster. */
 #define WINDOW_SQL                                                                                 \
@@ -75,7 +93,7 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
                               "{scope}restart_id IS NULL AND state != 'pending' AND created_at < "
                               "$2 ORDER BY id LIMIT $3)",
     [KRC_SQL_PRUNE_OLDEST] = "DELETE FROM restarts WHERE id IN (SELECT r.id FROM restarts r WHERE "
-                             "{rscope}" PRUNABLE " ORDER BY r.detected_at, r.id LIMIT $2)",
+                             "{rscope}" PRUNABLE " ORDER BY r.detected_at, r.id LIMIT $3)",
     [KRC_SQL_COUNT_RESTARTS] = "SELECT count(*) FROM restarts{where_scope}",
     [KRC_SQL_STATS_OLDEST] = "SELECT min(detected_at) FROM restarts{where_scope}",
     [KRC_SQL_STATS_OUTBOX] = "SELECT state, count(*) FROM outbox{where_scope} GROUP BY state",
@@ -93,6 +111,41 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
         "o.claim_token <= $3) RETURNING o.id",
     [KRC_SQL_WINDOW] = WINDOW_SQL,
     [KRC_SQL_WINDOW_CLUSTER] = WINDOW_SQL " AND r.cluster = $2",
+    /* $1 the incident, $2..$5 as INCIDENT_COUNT_SET; nothing when it ended */
+    [KRC_SQL_INCIDENT_JOIN] = "UPDATE incidents SET " INCIDENT_COUNT_SET(
+        "") " WHERE id = $1 AND ended_at IS NULL RETURNING id, restarts",
+    /* $1 the cluster, $2..$5 as INCIDENT_COUNT_SET, $6.. its key, $11 the
+     * thread: a new incident, or the open one of its key joined */
+    [KRC_SQL_INCIDENT_OPEN] =
+        "INSERT INTO incidents (cluster, namespace, workload_kind, workload_name, container, "
+        "cause, restarts, first_restart_id, latest_restart_id, first_at, last_at, thread_key, "
+        "last_update_at, last_reply_at, told_restarts) VALUES ($1, $6, $7, $8, $9, $10, 1, $2, $2, "
+        "$3, $3, $11, $4, $5, CASE WHEN CAST($4 AS BIGINT) > 0 OR CAST($5 AS BIGINT) > 0 THEN 1 "
+        "ELSE 0 END) ON CONFLICT (cluster, namespace, workload_kind, workload_name, container, "
+        "cause) WHERE ended_at IS NULL DO UPDATE SET " INCIDENT_COUNT_SET(
+            "incidents.") " RETURNING id, restarts",
+    [KRC_SQL_SET_INCIDENT] = "UPDATE restarts SET incident_id = $2 WHERE id = $1",
+    [KRC_SQL_RESTART_INCIDENT] = "SELECT i.id, i.restarts FROM restarts r JOIN incidents i ON i.id "
+                                 "= r.incident_id WHERE r.id = $1",
+    [KRC_SQL_INCIDENTS_OPEN] = "SELECT " INCIDENT_COLS " FROM incidents WHERE {scope}ended_at IS "
+                               "NULL ORDER BY id",
+    [KRC_SQL_INCIDENT_END] = "UPDATE incidents SET ended_at = $2 WHERE id = $1 AND ended_at IS "
+                             "NULL RETURNING coalesce(latest_restart_id, 0)",
+    [KRC_SQL_INCIDENT_EXISTS] = "SELECT 1 FROM incidents WHERE id = $1",
+    [KRC_SQL_GET_INCIDENT] = "SELECT " INCIDENT_COLS " FROM incidents WHERE id = $1",
+    [KRC_SQL_INCIDENT_MESSAGES] = "SELECT " OUTBOX_COLS " " INCIDENT_OUTBOX " ORDER BY id LIMIT $2",
+    [KRC_SQL_INCIDENT_MESSAGE_COUNT] = "SELECT count(*) " INCIDENT_OUTBOX,
+    [KRC_SQL_INSERT_CHANGE] = "INSERT INTO changes (cluster, namespace, kind, name, revision, at, "
+                              "manager, summary, detail_json, recorded_at) VALUES ($1, $2, $3, "
+                              "$4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING{returning_id}",
+    /* ended before $2, or ended with no restart left (their restarts were
+     * pruned: historyMaxRows without historyMaxAge) */
+    [KRC_SQL_PRUNE_INCIDENTS] =
+        "DELETE FROM incidents WHERE id IN (SELECT id FROM incidents WHERE {scope}ended_at IS NOT "
+        "NULL AND (ended_at < $2 OR NOT EXISTS (SELECT 1 FROM restarts r WHERE r.incident_id = "
+        "incidents.id)) ORDER BY id LIMIT $3)",
+    [KRC_SQL_PRUNE_CHANGES] = "DELETE FROM changes WHERE id IN (SELECT id FROM changes WHERE "
+                              "{scope}recorded_at < $2 ORDER BY recorded_at LIMIT $3)",
 };
 
 static int expand_into(struct krc_buf *out, const struct krc_sql_driver *drv, const char *tmpl);

@@ -125,6 +125,26 @@ CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,
 UPDATE schema_version SET version = 8;
 """
 
+# migration 8 -> 9 (issue 27): incidents, a restart's incident and changes (src/store/schema.c).
+SCHEMA_V9 = SCHEMA_V8 + """
+CREATE TABLE incidents (id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '',
+  namespace TEXT NOT NULL, workload_kind TEXT NOT NULL, workload_name TEXT NOT NULL,
+  container TEXT NOT NULL, cause TEXT NOT NULL, restarts BIGINT NOT NULL DEFAULT 1,
+  first_restart_id BIGINT, latest_restart_id BIGINT, first_at BIGINT NOT NULL,
+  last_at BIGINT NOT NULL, ended_at BIGINT, thread_key TEXT,
+  last_reply_at BIGINT NOT NULL DEFAULT 0, last_update_at BIGINT NOT NULL DEFAULT 0,
+  told_restarts BIGINT NOT NULL DEFAULT 0);
+CREATE UNIQUE INDEX incidents_open ON incidents (cluster, namespace, workload_kind,
+  workload_name, container, cause) WHERE ended_at IS NULL;
+ALTER TABLE restarts ADD COLUMN incident_id BIGINT;
+CREATE INDEX restarts_incident ON restarts (incident_id);
+CREATE TABLE changes (id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '',
+  namespace TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, revision TEXT NOT NULL,
+  at BIGINT NOT NULL, manager TEXT, summary TEXT, detail_json TEXT,
+  recorded_at BIGINT NOT NULL, UNIQUE (cluster, namespace, kind, name, revision));
+UPDATE schema_version SET version = 9;
+"""
+
 def report_doc(ns, pod, container, cause, log_lines=40):
     return {
         "version": 1,
@@ -188,13 +208,13 @@ def add_next_step(doc, confidence):
 class Fixture:
     """Writes a krc database the way `krc run` would."""
 
-    def __init__(self, path, schema_version=8):
+    def __init__(self, path, schema_version=9):
         self.db = sqlite3.connect(path)
         self.schema = schema_version
         self.db.executescript({1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3, 4: SCHEMA_V4,
-                               5: SCHEMA_V5, 6: SCHEMA_V6, 7: SCHEMA_V7}.get(schema_version,
-                                                                             SCHEMA_V8))
-        if schema_version not in (1, 2, 3, 4, 5, 6, 7, 8):
+                               5: SCHEMA_V5, 6: SCHEMA_V6, 7: SCHEMA_V7,
+                               8: SCHEMA_V8}.get(schema_version, SCHEMA_V9))
+        if schema_version not in (1, 2, 3, 4, 5, 6, 7, 8, 9):
             self.db.execute("UPDATE schema_version SET version = ?", (schema_version,))
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.commit()
@@ -449,7 +469,7 @@ class HistoryTest(unittest.TestCase):
         self.assertIn(garbage, p.stderr)
         self.assertIn("corrupt", p.stderr)
         newer = os.path.join(self.tmp.name, "newer.db")
-        Fixture(newer, schema_version=9).close()
+        Fixture(newer, schema_version=10).close()
         p = run(["--db", newer], check_rc=1)
         self.assertIn("newer", p.stderr)
         self.assertIn(newer, p.stderr)

@@ -62,6 +62,20 @@ enum krc_sql_id {
     KRC_SQL_CLAIM,
     KRC_SQL_WINDOW,
     KRC_SQL_WINDOW_CLUSTER,
+    /* incidents and changes (incident.c) */
+    KRC_SQL_INCIDENT_JOIN,
+    KRC_SQL_INCIDENT_OPEN,
+    KRC_SQL_SET_INCIDENT,
+    KRC_SQL_RESTART_INCIDENT,
+    KRC_SQL_INCIDENTS_OPEN,
+    KRC_SQL_INCIDENT_END,
+    KRC_SQL_INCIDENT_EXISTS,
+    KRC_SQL_GET_INCIDENT,
+    KRC_SQL_INCIDENT_MESSAGES,
+    KRC_SQL_INCIDENT_MESSAGE_COUNT,
+    KRC_SQL_INSERT_CHANGE,
+    KRC_SQL_PRUNE_INCIDENTS,
+    KRC_SQL_PRUNE_CHANGES,
     KRC_SQL_N_FIXED,
     /* the restart, its report and n notifications in one statement
      * (record_one, drivers with one_statement_record): id + n */
@@ -228,6 +242,15 @@ int krc_store_insert_outbox(struct krc_store *s, int64_t restart_id,
 /* outbox.c: an OUTBOX_COLS row (strings copied into k, or borrowed when k is NULL). */
 void krc_sql_read_message(struct krc_store *s, struct krc_sql_stmt *st, struct krc_store_message *m,
                           struct krc_sql_strings *k);
+/* incident.c: join or open rec->incident for the restart `restart_id` just
+ * inserted, inside record's transaction (its ret_* set). */
+int krc_store_incident_record(struct krc_store *s, const struct krc_store_restart *rec,
+                              int64_t restart_id, struct krc_error *err);
+/* incident.c: a restart already recorded: rec->incident's ret_* say its
+ * incident (0 when none). */
+int krc_store_incident_of(struct krc_store *s, const struct krc_store_restart *rec,
+                          int64_t restart_id, struct krc_error *err);
+
 /* outbox.c: apply the delivery journal (drivers with `journal`). */
 int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
 
@@ -242,8 +265,8 @@ int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
     "r.finished_at, r.detected_at, r.decision, r.summary, "                                        \
     "(SELECT o.state FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                    \
     "(SELECT o.attempts FROM outbox o WHERE o.restart_id = r.id " EVENT_LAST "), "                 \
-    "r.confidence, r.identity, r.cluster"
-#define N_RESTART_COLS 23
+    "r.confidence, r.identity, r.cluster, r.incident_id"
+#define N_RESTART_COLS 24
 /* A restart ($1 the cluster .. $21 its identity, $22 intentional, $23
  * accel_seconds_lost); nothing
  * when the identity is stored. history.c runs it alone and inside
@@ -255,6 +278,11 @@ int krc_store_journal_apply(struct krc_store *s, struct krc_error *err);
     "accel_seconds_lost) "                                                                         \
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "    \
     "$19, $20, $21, $22, $23) ON CONFLICT DO NOTHING{returning_id}"
+/* An incident row as incident.c reads it. */
+#define INCIDENT_COLS                                                                              \
+    "id, namespace, workload_kind, workload_name, container, cause, thread_key, restarts, "        \
+    "first_restart_id, latest_restart_id, first_at, last_at, ended_at, last_reply_at, "            \
+    "last_update_at, told_restarts, cluster"
 #define OUTBOX_COLS                                                                                \
     "id, restart_id, kind, destination, channel, thread_key, body, fallback, state, attempts, "    \
     "last_error, created_at, updated_at, delivered_at, message_ref"

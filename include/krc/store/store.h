@@ -55,8 +55,9 @@
  * restart_summary and the workload filter; 5: outbox states withdrawn and
  * superseded; 6: restarts.cluster (issue 17), in the restarts_window index
  * too; 7: outbox.slack_ts renamed outbox.message_ref; 8: restarts.intentional
- * and restarts.accel_seconds_lost (issue 26), in the restarts_window index too. */
-#define KRC_STORE_SCHEMA_VERSION 8
+ * and restarts.accel_seconds_lost (issue 26), in the restarts_window index too;
+ * 9: incidents, restarts.incident_id and changes (issue 27, krc/store/incident.h). */
+#define KRC_STORE_SCHEMA_VERSION 9
 /* krc_store_record(): the identity is already stored, nothing was written. */
 #define KRC_STORE_EXISTS 1
 /* Busy timeout: how long a connection waits for another one's write lock. */
@@ -386,6 +387,7 @@ struct krc_store_row {
     int attempts;
     const char *confidence; /* "low", "medium", "high"; NULL: recorded before schema 2 */
     const char *identity;   /* the restart's identity as stored (schema 3) */
+    int64_t incident_id;    /* its incident (krc/store/incident.h); 0: none */
 };
 
 /* The restart's identity of a row (its pod_uid, container and count, and the

@@ -1072,6 +1072,555 @@ static void test_prune_age_and_count(void **state)
     krc_store_close(s);
 }
 
+/* ---- incidents and changes ------------------------------------------------------------ */
+
+struct incidents_seen {
+    int64_t ids[64];
+    int64_t restarts[64];
+    int64_t ended[64];
+    char key[64][96];
+    int n;
+};
+
+static int on_incident(const struct krc_store_incident *i, void *ud)
+{
+    struct incidents_seen *sn = ud;
+    assert_true(sn->n < 64);
+    sn->ids[sn->n] = i->id;
+    sn->restarts[sn->n] = i->restarts;
+    sn->ended[sn->n] = i->ended_at;
+    snprintf(sn->key[sn->n], sizeof(sn->key[0]), "%s/%s/%s/%s/%s", i->namespace, i->workload_kind,
+             i->workload_name, i->container, i->cause);
+    sn->n++;
+    return 0;
+}
+
+static int incidents(struct krc_store *s, const struct krc_store_incident_filter *f,
+                     struct incidents_seen *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (f == NULL) {
+        assert_int_equal(krc_store_incidents_open(s, on_incident, out, NULL), 0);
+    } else {
+        assert_int_equal(krc_store_incidents_list(s, f, on_incident, out, NULL), 0);
+    }
+    return out->n;
+}
+
+/* Record restart r into incident `id` (0: a new one); the incident's id. */
+static int64_t record_in(struct krc_store *s, struct krc_store_restart *r, int64_t id,
+                         int64_t *ret_restarts, int64_t *ret_restart_id)
+{
+    struct krc_store_incident_ref inc;
+    struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "ns/web-1");
+    struct krc_error e;
+    memset(&inc, 0, sizeof(inc));
+    inc.id = id;
+    inc.thread_key = "ns/web-1";
+    r->incident = &inc;
+    krc_error_clear(&e);
+    if (krc_store_record(s, r, &m, ret_restart_id, NULL, &e) != 0) {
+        fail_msg("record: %s", e.msg);
+    }
+    r->incident = NULL;
+    if (ret_restarts != NULL) {
+        *ret_restarts = inc.ret_restarts;
+    }
+    return inc.ret_id;
+}
+
+static struct krc_store_incident_detail *incident_of(struct krc_store *s, int64_t id)
+{
+    struct krc_store_incident_detail *d = NULL;
+    struct krc_error e;
+    krc_error_clear(&e);
+    if (krc_store_incident_get(s, id, &d, &e) != 0) {
+        fail_msg("incident %lld: %s", (long long)id, e.msg);
+    }
+    return d;
+}
+
+/* A restart joins or opens its incident in the transaction that records it:
+ * one open incident per (workload, container, cause) across pods, a repeat
+ * that is already recorded changes nothing, a stale "open a new one" joins
+ * the open one, another cause or a bare pod is another incident, the
+ * counters of updates and replies, and a joined incident that ended opens a
+ * new one. */
+static void test_incident_join_and_open(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r1 = mkrec("u1", "ns", "web-1", 1, NOW - 600);
+    struct krc_store_restart r2 = mkrec("u2", "ns", "web-2", 1, NOW - 500);
+    struct krc_store_restart r;
+    struct krc_store_incident_ref inc;
+    struct krc_store_incident_detail *d;
+    struct krc_store_entry *en = NULL;
+    struct incidents_seen seen;
+    int64_t x, y, pod_inc, n = 0, rid1 = 0, rid2 = 0, rid = 0;
+    int64_t before_outbox;
+
+    (void)state;
+    x = record_in(s, &r1, 0, &n, &rid1);
+    assert_true(x > 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(krc_store_get(s, rid1, &en, NULL), 0);
+    assert_int_equal(en->row.incident_id, x);
+    krc_store_entry_free(en);
+    /* another pod of the workload (a replacement) joins it */
+    assert_int_equal(record_in(s, &r2, x, &n, &rid2), x);
+    assert_int_equal(n, 2);
+
+    /* the same restart again (a relist, another leader): nothing changes,
+     * ret_id says which incident holds it */
+    before_outbox = stat_of(s, 1);
+    memset(&inc, 0, sizeof(inc));
+    inc.id = x;
+    r2.incident = &inc;
+    assert_int_equal(krc_store_record(s, &r2, NULL, &rid, NULL, NULL), KRC_STORE_EXISTS);
+    r2.incident = NULL;
+    assert_int_equal(rid, rid2);
+    assert_int_equal(inc.ret_id, x);
+    assert_int_equal(inc.ret_restarts, 2);
+    assert_int_equal(stat_of(s, 1), before_outbox);
+    d = incident_of(s, x);
+    assert_int_equal(d->inc.restarts, 2);
+    assert_int_equal(d->inc.latest_restart_id, rid2);
+    krc_store_incident_detail_free(d);
+
+    /* a caller that believes none is open (0) joins the open one */
+    r = mkrec("u1", "ns", "web-1", 2, NOW - 400);
+    assert_int_equal(record_in(s, &r, 0, &n, NULL), x);
+    assert_int_equal(n, 3);
+    /* another cause, another incident; a bare pod is its own workload */
+    r = mkrec("u1", "ns", "web-1", 3, NOW - 390);
+    r.cause = KRC_CAUSE_APP_ERROR;
+    y = record_in(s, &r, 0, &n, NULL);
+    assert_true(y > x);
+    assert_int_equal(n, 1);
+    r = mkrec("u9", "ns", "solo", 1, NOW - 380);
+    r.workload_kind = NULL;
+    r.workload_name = NULL;
+    pod_inc = record_in(s, &r, 0, &n, NULL);
+    assert_true(pod_inc > y);
+    assert_int_equal(incidents(s, NULL, &seen), 3);
+    assert_int_equal(seen.ids[0], x); /* oldest first */
+    assert_string_equal(seen.key[0], "ns/Deployment/web/app/oom_killed");
+    assert_string_equal(seen.key[1], "ns/Deployment/web/app/app_error");
+    assert_string_equal(seen.key[2], "ns/Pod/solo/app/oom_killed");
+
+    /* the pacing counters: a thread reply, then an update, then both */
+    memset(&inc, 0, sizeof(inc));
+    inc.id = x;
+    inc.update_at = NOW - 300;
+    inc.thread_reply = 1;
+    r = mkrec("u2", "ns", "web-2", 2, NOW - 300);
+    r.incident = &inc;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    d = incident_of(s, x);
+    assert_int_equal(d->inc.restarts, 4);
+    assert_int_equal(d->inc.told_restarts, 4);
+    assert_int_equal(d->inc.last_reply_at, NOW - 300);
+    assert_int_equal(d->inc.last_update_at, 0);
+    assert_string_equal(d->inc.thread_key, "ns/web-1");
+    assert_int_equal(d->inc.first_at, NOW - 600);
+    assert_int_equal(d->inc.last_at, NOW - 300);
+    krc_store_incident_detail_free(d);
+    inc.thread_reply = 0;
+    inc.update_at = NOW - 200;
+    r = mkrec("u2", "ns", "web-2", 3, NOW - 200);
+    r.incident = &inc;
+    assert_int_equal(krc_store_record(s, &r, NULL, NULL, NULL, NULL), 0);
+    r = mkrec("u2", "ns", "web-2", 4, NOW - 150); /* no message: counted, not told */
+    assert_int_equal(record_in(s, &r, x, &n, NULL), x);
+    d = incident_of(s, x);
+    assert_int_equal(d->inc.restarts, 6);
+    assert_int_equal(d->inc.told_restarts, 5);
+    assert_int_equal(d->inc.last_reply_at, NOW - 300);
+    assert_int_equal(d->inc.last_update_at, NOW - 200);
+    krc_store_incident_detail_free(d);
+    inc.update_at = NOW - 100;
+    inc.thread_reply = 1;
+    inc.and_update = 1;
+    r = mkrec("u2", "ns", "web-2", 5, NOW - 100);
+    r.incident = &inc;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, NULL), 0);
+    assert_int_equal(inc.ret_restarts, 7);
+    d = incident_of(s, x);
+    assert_int_equal(d->inc.told_restarts, 7);
+    assert_int_equal(d->inc.last_reply_at, NOW - 100);
+    assert_int_equal(d->inc.last_update_at, NOW - 100);
+    assert_int_equal(d->inc.first_restart_id, rid1);
+    assert_int_equal(d->inc.latest_restart_id, rid);
+    krc_store_incident_detail_free(d);
+
+    /* it ends; a restart that still names it opens a new one */
+    assert_int_equal(krc_store_incident_end(s, x, NOW - 50, NULL, 0, NULL, NULL), 0);
+    r = mkrec("u2", "ns", "web-2", 6, NOW - 10);
+    y = record_in(s, &r, x, &n, &rid);
+    assert_true(y > pod_inc);
+    assert_int_equal(n, 1);
+    d = incident_of(s, y);
+    assert_int_equal(d->inc.first_restart_id, rid);
+    assert_int_equal(d->inc.ended_at, 0);
+    krc_store_incident_detail_free(d);
+    assert_int_equal(incidents(s, NULL, &seen), 3);
+    for (int i = 0; i < seen.n; i++) {
+        assert_true(seen.ids[i] != x);
+    }
+    krc_store_close(s);
+}
+
+/* The end: exactly once (a second end, another leader's, writes nothing and
+ * says so), with its resolved messages tied to the latest restart; the
+ * detail holds the first and latest evidence and the messages. */
+static void test_incident_end_and_get(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_restart r1 = mkrec("u1", "ns", "web-1", 1, NOW - 600);
+    struct krc_store_restart r2 = mkrec("u2", "ns", "web-2", 1, NOW - 300);
+    struct krc_store_outbox res[2] = {mkmsg(KRC_STORE_KIND_RECOVERED, "ns/web-1"),
+                                      mkmsg(KRC_STORE_KIND_RECOVERED, NULL)};
+    struct krc_store_incident_detail *d;
+    struct krc_error e;
+    int64_t x, rid1 = 0, rid2 = 0, oids[2] = {0, 0}, pending;
+
+    (void)state;
+    r1.report_json = "{\"version\":1,\"log\":{\"tail\":\"first failure\"}}";
+    x = record_in(s, &r1, 0, NULL, &rid1);
+    assert_int_equal(record_in(s, &r2, x, NULL, &rid2), x);
+    res[1].destination = "pagerduty:default";
+    pending = stat_of(s, 1);
+    assert_int_equal(krc_store_incident_end(s, x, NOW - 60, res, 2, oids, NULL), 0);
+    assert_true(oids[0] > 0 && oids[1] > oids[0]);
+    assert_int_equal(stat_of(s, 1), pending + 2);
+
+    /* another leader ends it too: nothing written */
+    oids[0] = oids[1] = -1;
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_incident_end(s, x, NOW - 30, res, 2, oids, &e), KRC_STORE_EXISTS);
+    assert_int_equal(oids[0], 0);
+    assert_int_equal(oids[1], 0);
+    assert_int_equal(stat_of(s, 1), pending + 2);
+    assert_int_equal(krc_store_incident_end(s, 999999, NOW, NULL, 0, NULL, &e), KRC_ENOTFOUND);
+    assert_int_equal(krc_store_incident_end(s, 0, NOW, NULL, 0, NULL, &e), KRC_EINVAL);
+    assert_int_equal(krc_store_incident_end(s, x, NOW, NULL, 1, NULL, &e), KRC_EINVAL);
+
+    d = incident_of(s, x);
+    assert_int_equal(d->inc.ended_at, NOW - 60);
+    assert_int_equal(d->inc.restarts, 2);
+    assert_non_null(d->first);
+    assert_non_null(d->latest);
+    assert_int_equal(d->first->row.id, rid1);
+    assert_string_equal(d->first->report_json,
+                        "{\"version\":1,\"log\":{\"tail\":\"first failure\"}}");
+    assert_int_equal(d->latest->row.id, rid2);
+    assert_string_equal(d->latest->row.pod, "web-2");
+    /* the two alerts and the two resolved messages, oldest first */
+    assert_int_equal(d->n_messages_total, 4);
+    assert_int_equal(d->n_messages, 4);
+    assert_int_equal(d->messages[0].restart_id, rid1);
+    assert_int_equal(d->messages[0].kind, KRC_STORE_KIND_ALERT);
+    assert_int_equal(d->messages[2].kind, KRC_STORE_KIND_RECOVERED);
+    assert_int_equal(d->messages[2].restart_id, rid2);
+    assert_string_equal(d->messages[3].destination, "pagerduty:default");
+    krc_store_incident_detail_free(d);
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_incident_get(s, 999999, &d, &e), KRC_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "999999"));
+    krc_store_incident_detail_free(NULL);
+    krc_store_close(s);
+}
+
+/* The list: newest first, filters, keyset pages. */
+static void test_incident_list(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_incident_filter f;
+    struct incidents_seen seen;
+    int64_t ids[6];
+
+    (void)state;
+    /* 6 incidents of 3 workloads in 2 namespaces, 0..2 ended at NOW - 1000 + i */
+    for (int i = 0; i < 6; i++) {
+        char uid[16], pod[16];
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "u%d", i);
+        snprintf(pod, sizeof(pod), "p%d", i);
+        r = mkrec(uid, i % 2 ? "b" : "a", pod, 1, NOW - 2000 + i);
+        r.workload_name = i < 2 ? "w0" : i < 4 ? "w1" : "w2";
+        r.cause = i % 3 == 0 ? KRC_CAUSE_OOM_KILLED : KRC_CAUSE_APP_ERROR;
+        r.restart_count = i;
+        ids[i] = record_in(s, &r, 0, NULL, NULL);
+        if (i < 3) {
+            assert_int_equal(krc_store_incident_end(s, ids[i], NOW - 1000 + i, NULL, 0, NULL, NULL),
+                             0);
+        }
+    }
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(incidents(s, &f, &seen), 6);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(seen.ids[i], ids[5 - i]);
+    }
+    f.open_only = 1;
+    assert_int_equal(incidents(s, &f, &seen), 3);
+    assert_int_equal(seen.ids[2], ids[3]);
+    f.open_only = 0;
+    f.since = NOW - 999; /* open, or ended at or after: 1 and 2 */
+    assert_int_equal(incidents(s, &f, &seen), 5);
+    assert_int_equal(seen.ids[4], ids[1]);
+    f.since = 0;
+    f.namespace = "b";
+    assert_int_equal(incidents(s, &f, &seen), 3);
+    f.namespace = NULL;
+    f.workload_kind = "Deployment";
+    f.workload_name = "w1";
+    assert_int_equal(incidents(s, &f, &seen), 2);
+    assert_int_equal(seen.ids[0], ids[3]);
+    f.workload_kind = "StatefulSet";
+    assert_int_equal(incidents(s, &f, &seen), 0);
+    /* pages of 4: no repeat, no gap */
+    memset(&f, 0, sizeof(f));
+    f.limit = 4;
+    assert_int_equal(incidents(s, &f, &seen), 4);
+    f.before_id = seen.ids[3];
+    assert_int_equal(incidents(s, &f, &seen), 2);
+    assert_int_equal(seen.ids[0], ids[1]);
+    assert_int_equal(seen.ids[1], ids[0]);
+    f.before_id = 0;
+    f.cluster = "elsewhere";
+    assert_int_equal(incidents(s, &f, &seen), 0);
+    f.cluster = "";
+    assert_int_equal(incidents(s, &f, &seen), 4);
+    krc_store_close(s);
+}
+
+struct changes_seen {
+    int64_t at[32];
+    char what[32][128];
+    int n;
+};
+
+static int on_change(const struct krc_store_change *c, void *ud)
+{
+    struct changes_seen *sn = ud;
+    assert_true(sn->n < 32);
+    assert_true(c->id > 0);
+    assert_true(c->recorded_at > 0);
+    sn->at[sn->n] = c->at;
+    snprintf(sn->what[sn->n], sizeof(sn->what[0]), "%s/%s/%s@%s %s", c->namespace, c->kind, c->name,
+             c->revision, c->summary != NULL ? c->summary : "-");
+    sn->n++;
+    return 0;
+}
+
+static int changes(struct krc_store *s, const struct krc_store_change_filter *f,
+                   struct changes_seen *out)
+{
+    memset(out, 0, sizeof(*out));
+    assert_int_equal(krc_store_changes_list(s, f, on_change, out, NULL), 0);
+    return out->n;
+}
+
+/* Changes: once per revision, a workload's and its nodes' newest first,
+ * bounded by time and count. */
+static void test_changes(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_change c;
+    struct krc_store_change_filter f;
+    struct changes_seen seen;
+    const char *nodes[] = {"node-1", "node-2"};
+    struct krc_error e;
+
+    (void)state;
+    memset(&c, 0, sizeof(c));
+    c.namespace = "shop";
+    c.kind = "Deployment";
+    c.name = "api";
+    c.manager = "kubectl-client-side-apply";
+    for (int i = 11; i <= 13; i++) {
+        char rev[8], sum[64];
+        snprintf(rev, sizeof(rev), "%d", i);
+        snprintf(sum, sizeof(sum), "image api:1.4.%d", i);
+        c.revision = rev;
+        c.summary = sum;
+        c.detail_json = "{\"kind\":\"Deployment\"}";
+        c.at = NOW - 3600 * (14 - i);
+        assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    }
+    /* the same revision again (a relist, a restart of krc): nothing */
+    c.summary = "again";
+    assert_int_equal(krc_store_record_change(s, &c, NULL), KRC_STORE_EXISTS);
+    c.name = "web";
+    c.revision = "1";
+    c.at = NOW - 60;
+    assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    c.namespace = "";
+    c.kind = "Node";
+    c.name = "node-1";
+    c.revision = "98765";
+    c.summary = "kubelet v1.33.1 → v1.34.0";
+    c.at = NOW - 5400;
+    assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    c.name = "node-3";
+    assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    krc_error_clear(&e);
+    c.revision = "";
+    assert_int_equal(krc_store_record_change(s, &c, &e), KRC_EINVAL);
+    c.namespace = NULL;
+    c.revision = "1";
+    assert_int_equal(krc_store_record_change(s, &c, &e), KRC_EINVAL);
+
+    memset(&f, 0, sizeof(f));
+    f.namespace = "shop";
+    f.kind = "Deployment";
+    f.name = "api";
+    assert_int_equal(changes(s, &f, &seen), 3);
+    assert_string_equal(seen.what[0], "shop/Deployment/api@13 image api:1.4.13");
+    assert_string_equal(seen.what[2], "shop/Deployment/api@11 image api:1.4.11");
+    /* with its nodes: node-1's change between revisions 12 and 13 */
+    f.nodes = nodes;
+    f.n_nodes = 2;
+    assert_int_equal(changes(s, &f, &seen), 4);
+    assert_string_equal(seen.what[1], "/Node/node-1@98765 kubelet v1.33.1 → v1.34.0");
+    /* before the first crash, within the lookback, the nearest 2 */
+    f.until = NOW - 3600 + 1;
+    f.since = NOW - 86400;
+    f.limit = 2;
+    assert_int_equal(changes(s, &f, &seen), 2);
+    assert_int_equal(seen.at[0], NOW - 3600);
+    assert_int_equal(seen.at[1], NOW - 5400);
+    /* nodes alone */
+    memset(&f, 0, sizeof(f));
+    f.nodes = nodes;
+    f.n_nodes = 1;
+    assert_int_equal(changes(s, &f, &seen), 1);
+    /* everything */
+    f.n_nodes = 0;
+    assert_int_equal(changes(s, &f, &seen), 6);
+    f.cluster = "elsewhere";
+    assert_int_equal(changes(s, &f, &seen), 0);
+    f.cluster = NULL;
+    f.n_nodes = 65;
+    krc_error_clear(&e);
+    assert_int_equal(krc_store_changes_list(s, &f, on_change, &seen, &e), KRC_EINVAL);
+    krc_store_close(s);
+}
+
+/* Retention keeps an incident's first and latest restart while the incident
+ * is open or ended less than the age limit ago (its first failure's
+ * evidence), prunes the restarts between them, and prunes ended incidents
+ * and changes past the age limit; without an age limit only open incidents
+ * pin, and an ended one goes with its last restart. */
+static void test_prune_incidents(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_store_change c;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_incident_detail *d;
+    struct incidents_seen seen;
+    struct changes_seen cs;
+    int64_t open_inc, old_inc, recent_inc, first = 0, latest = 0, rid = 0, deleted = 0;
+
+    (void)state;
+    /* an open incident of 5 restarts, the first 100 h ago */
+    for (int i = 0; i < 5; i++) {
+        struct krc_store_restart r = mkrec("u-open", "ns", "web-1", i, NOW - (100 - 20 * i) * 3600);
+        open_inc = record_in(s, &r, 0, NULL, &rid);
+        first = i == 0 ? rid : first;
+        latest = rid;
+    }
+    /* an incident ended 60 h ago (its restarts older), one ended 1 h ago
+     * whose restarts are 70 h old */
+    {
+        struct krc_store_restart r = mkrec("u-old", "ns", "old-1", 1, NOW - 80 * 3600);
+        r.workload_name = "old";
+        old_inc = record_in(s, &r, 0, NULL, NULL);
+        assert_int_equal(krc_store_incident_end(s, old_inc, NOW - 60 * 3600, NULL, 0, NULL, NULL),
+                         0);
+        r = mkrec("u-recent", "ns", "recent-1", 1, NOW - 70 * 3600);
+        r.workload_name = "recent";
+        recent_inc = record_in(s, &r, 0, NULL, NULL);
+        r.restart_count = 2;
+        r.detected_at = NOW - 69 * 3600;
+        assert_int_equal(record_in(s, &r, recent_inc, NULL, NULL), recent_inc);
+        assert_int_equal(krc_store_incident_end(s, recent_inc, NOW - 3600, NULL, 0, NULL, NULL), 0);
+    }
+    /* changes recorded 60 h ago and now */
+    memset(&c, 0, sizeof(c));
+    c.namespace = "ns";
+    c.kind = "Deployment";
+    c.name = "web";
+    c.revision = "1";
+    c.at = NOW - 61 * 3600;
+    c.recorded_at = NOW - 60 * 3600;
+    assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    c.revision = "2";
+    c.recorded_at = 0; /* now */
+    assert_int_equal(krc_store_record_change(s, &c, NULL), 0);
+    /* deliver every alert: only the pins hold restarts */
+    {
+        struct seen sn;
+        memset(&sn, 0, sizeof(sn));
+        sn.mark = s;
+        assert_int_equal(krc_store_pending(s, on_pending, &sn, NULL), 0);
+        assert_int_equal(sn.n, 8);
+    }
+
+    /* 48 h: the open incident keeps its first (100 h ago) and the restarts
+     * newer than the limit (40 h, 20 h); 80 h and 60 h go. The incident
+     * ended 60 h ago goes with its restart; the one ended 1 h ago keeps its
+     * first and latest (70 h, 69 h). The change recorded 60 h ago goes. */
+    assert_int_equal(krc_store_prune(s, 48 * 3600, 0, 2, &deleted, NULL), 0);
+    assert_int_equal(deleted, 3);
+    assert_int_equal(stat_of(s, 0), 5);
+    assert_int_equal(krc_store_get(s, first, &en, NULL), 0);
+    krc_store_entry_free(en);
+    d = incident_of(s, open_inc);
+    assert_non_null(d->first);
+    assert_int_equal(d->first->row.id, first);
+    assert_non_null(d->latest);
+    assert_int_equal(d->latest->row.id, latest);
+    krc_store_incident_detail_free(d);
+    memset(&seen, 0, sizeof(seen));
+    {
+        struct krc_store_incident_filter f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(incidents(s, &f, &seen), 2);
+        assert_int_equal(seen.ids[0], recent_inc);
+        assert_int_equal(seen.ids[1], open_inc);
+    }
+    assert_int_equal(changes(s, NULL, &cs), 1);
+    assert_string_equal(cs.what[0], "ns/Deployment/web@2 -");
+
+    /* at most 1 row: only the unpinned 40 h restart can go */
+    assert_int_equal(krc_store_prune(s, 48 * 3600, 1, 100, &deleted, NULL), 0);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(stat_of(s, 0), 4);
+    /* without an age limit an ended incident pins nothing: its restarts go,
+     * and then the incident */
+    assert_int_equal(krc_store_prune(s, 0, 1, 100, &deleted, NULL), 0);
+    assert_int_equal(deleted, 2);
+    assert_int_equal(stat_of(s, 0), 2);
+    assert_int_equal(incidents(s, NULL, &seen), 1);
+    {
+        struct krc_store_incident_filter f;
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(incidents(s, &f, &seen), 1);
+        assert_int_equal(seen.ids[0], open_inc);
+    }
+    /* once it ended too, its oldest goes; the incident stays while a
+     * restart of it is left */
+    assert_int_equal(krc_store_incident_end(s, open_inc, NOW, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(krc_store_prune(s, 0, 1, 100, &deleted, NULL), 0);
+    assert_int_equal(deleted, 1);
+    d = incident_of(s, open_inc);
+    assert_null(d->first);
+    assert_non_null(d->latest);
+    krc_store_incident_detail_free(d);
+    krc_store_close(s);
+}
+
 /* ---- files: schema, corruption, permissions -------------------------------------------- */
 
 static void write_file(const char *path, const void *data, size_t len)
@@ -1626,6 +2175,8 @@ static void test_migration_v3_to_v4(void **state)
     assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
     krc_store_close(s);
     sql_poke(path, "DROP INDEX restarts_window; DROP INDEX restarts_workload;"
+                   "DROP TABLE incidents; DROP TABLE changes; DROP INDEX restarts_incident;"
+                   "ALTER TABLE restarts DROP COLUMN incident_id;"
                    "ALTER TABLE restarts DROP COLUMN intentional;"
                    "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
@@ -1796,6 +2347,8 @@ static void test_migration_v4_to_v5(void **state)
              "CREATE INDEX outbox_thread ON outbox (thread_key, delivered_at) WHERE slack_ts IS "
              "NOT NULL;"
              "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+             "DROP TABLE incidents; DROP TABLE changes; DROP INDEX restarts_incident;"
+             "ALTER TABLE restarts DROP COLUMN incident_id;"
              "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
              "ALTER TABLE restarts DROP COLUMN cluster;"
              "CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,"
@@ -1869,6 +2422,8 @@ static void test_migration_v5_to_v6(void **state)
     assert_int_equal(krc_store_open(path, 0, &s, NULL), 0);
     krc_store_close(s);
     sql_poke(path, "DROP INDEX restarts_window; ALTER TABLE restarts DROP COLUMN intentional;"
+                   "DROP TABLE incidents; DROP TABLE changes; DROP INDEX restarts_incident;"
+                   "ALTER TABLE restarts DROP COLUMN incident_id;"
                    "ALTER TABLE restarts DROP COLUMN accel_seconds_lost;"
                    "ALTER TABLE restarts DROP COLUMN cluster;"
                    "CREATE INDEX restarts_window ON restarts (detected_at, namespace, "
@@ -2835,27 +3390,25 @@ static void table_text(const char *path, const char *table, char *out, size_t ou
     assert_true(n > 0 && n < outsz);
 }
 
-/* A database as krc wrote it before the SQL layer (16884f4, schema 6:
- * tests/fixtures/store/sqlite_v6.sql, real rows of every outbox state and
- * two Slack ts) opens with this krc: schema 8 (restarts.intentional 0), every row as it was, the
- * reference in message_ref, read back through the store. */
-static void test_upgrade_sqlite_v6(void **state)
+/* Load fixture `name` (tests/fixtures/store/) into a new file at path (its
+ * schema `version`), open it with this krc (migrating it) and check that every
+ * row is as it was: outbox and reports the same, each restart row the same
+ * with `added` appended (the columns added since, as table_text prints
+ * them). Returns the open store. */
+static struct krc_store *upgrade_fixture(const char *name, int version, const char *added,
+                                         char *path, size_t pathsz)
 {
     static const char *const tables[] = {"restarts", "reports", "outbox"};
     static char before[3][8192], after[3][8192];
-    char path[512];
-    char *ref = NULL, *channel = NULL;
     struct krc_store *s = NULL;
-    struct krc_store_entry *en = NULL;
-    struct krc_store_stats st;
     struct krc_error e = {0};
+    char file[512];
     FILE *f;
     char *sql;
     long len;
 
-    (void)state;
-    SQLITE_ONLY("an SQLite file of schema 6 (test_store_pg.c has PostgreSQL's)");
-    f = fopen(KRC_FIXTURES "/store/sqlite_v6.sql", "r");
+    snprintf(file, sizeof(file), "%s/store/%s", KRC_FIXTURES, name);
+    f = fopen(file, "r");
     assert_non_null(f);
     assert_int_equal(fseek(f, 0, SEEK_END), 0);
     len = ftell(f);
@@ -2864,10 +3417,10 @@ static void test_upgrade_sqlite_v6(void **state)
     assert_non_null(sql);
     assert_int_equal(fread(sql, 1, (size_t)len, f), (size_t)len);
     fclose(f);
-    path_in_tmp(path, sizeof(path), "v6-fixture.db");
+    path_in_tmp(path, pathsz, name);
     sql_poke(path, sql);
     free(sql);
-    assert_int_equal(schema_version_of(path), 6);
+    assert_int_equal(schema_version_of(path), version);
     for (int i = 0; i < 3; i++) {
         table_text(path, tables[i], before[i], sizeof(before[i]));
     }
@@ -2878,16 +3431,13 @@ static void test_upgrade_sqlite_v6(void **state)
     for (int i = 0; i < 3; i++) {
         table_text(path, tables[i], after[i], sizeof(after[i]));
         if (i == 0) {
-            /* schema 8 added restarts.intentional and restarts.accel_seconds_lost, 0
-             * for every row recorded before */
-            char want[sizeof(before[0]) + 256];
+            char want[sizeof(before[0]) + 1024];
             size_t n = 0;
-            for (const char *p = before[0]; *p != '\0' && n + 3 < sizeof(want); p++) {
+            for (const char *p = before[0]; *p != '\0' && n + strlen(added) + 1 < sizeof(want);
+                 p++) {
                 if (*p == '\n') {
-                    want[n++] = '0';
-                    want[n++] = '|';
-                    want[n++] = '0';
-                    want[n++] = '|';
+                    memcpy(want + n, added, strlen(added));
+                    n += strlen(added);
                 }
                 want[n++] = *p;
             }
@@ -2897,6 +3447,31 @@ static void test_upgrade_sqlite_v6(void **state)
             assert_string_equal(after[i], before[i]);
         }
     }
+    /* schema 9: no incident, no change, no restart in one */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM incidents"), 0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM changes"), 0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE incident_id IS NOT NULL"),
+                     0);
+    return s;
+}
+
+/* A database as krc wrote it before the SQL layer (16884f4, schema 6:
+ * tests/fixtures/store/sqlite_v6.sql, real rows of every outbox state and
+ * two Slack ts) opens with this krc: restarts.intentional and
+ * accel_seconds_lost 0 (schema 8), incident_id NULL (schema 9), every row as
+ * it was, the reference in message_ref, read back through the store. */
+static void test_upgrade_sqlite_v6(void **state)
+{
+    char path[512];
+    char *ref = NULL, *channel = NULL;
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_error e = {0};
+
+    (void)state;
+    SQLITE_ONLY("an SQLite file of schema 6 (test_store_pg.c has PostgreSQL's)");
+    s = upgrade_fixture("sqlite_v6.sql", 6, "0|0|NULL|", path, sizeof(path));
     assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('outbox') WHERE "
                                    "name = 'slack_ts'"),
                      0);
@@ -2925,6 +3500,56 @@ static void test_upgrade_sqlite_v6(void **state)
     assert_int_equal(st.delivered, 2);
     assert_int_equal(st.failed, 1);
     assert_int_equal(st.withdrawn, 1);
+    krc_store_close(s);
+}
+
+/* A database of schema 8 as krc wrote it before issue 27 (fc308ef:
+ * tests/fixtures/store/sqlite_v8.sql, every outbox state, intentional and
+ * GPU time lost) opens with this krc: schema 9, every row as it was with no
+ * incident; a restart of an old pod then opens an incident, the old
+ * restarts stay in none, and retention and the thread work as before. */
+static void test_upgrade_sqlite_v8(void **state)
+{
+    char path[512];
+    char *ref = NULL, *channel = NULL;
+    struct krc_store *s = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_store_incident_ref inc = {0};
+    struct krc_store_restart r;
+    struct krc_error e = {0};
+    int64_t rid = 0;
+
+    (void)state;
+    SQLITE_ONLY("an SQLite file of schema 8 (test_store_pg.c has PostgreSQL's)");
+    s = upgrade_fixture("sqlite_v8.sql", 8, "NULL|", path, sizeof(path));
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name IN ('incidents_open', 'restarts_incident', "
+                                   "'changes_object')"),
+                     3);
+    assert_int_equal(krc_store_get(s, 4, &en, &e), 0);
+    assert_null(en->row.workload_kind);
+    assert_int_equal(en->row.incident_id, 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_thread_ts(s, "shop/api-7d9f-x1", &ref, &channel, &e), 0);
+    assert_string_equal(ref, "1800000000.000100");
+    krc_free(ref);
+    krc_free(channel);
+    assert_int_equal(krc_store_stats(s, &st, &e), 0);
+    assert_int_equal(st.restarts, 4);
+    assert_int_equal(st.superseded, 1);
+
+    r = mkrec("uid-api-1", "shop", "api-7d9f-x1", 5, 1800000100);
+    r.workload_kind = "Deployment";
+    r.workload_name = "api";
+    inc.thread_key = "shop/api-7d9f-x1";
+    r.incident = &inc;
+    assert_int_equal(krc_store_record(s, &r, NULL, &rid, NULL, &e), 0);
+    assert_true(rid > 4);
+    assert_true(inc.ret_id > 0);
+    assert_int_equal(inc.ret_restarts, 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM restarts WHERE incident_id IS NULL"), 4);
     krc_store_close(s);
 }
 
@@ -3002,6 +3627,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_summary_matches_sql),
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_prune_age_and_count),
+        cmocka_unit_test(test_incident_join_and_open),
+        cmocka_unit_test(test_incident_end_and_get),
+        cmocka_unit_test(test_incident_list),
+        cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_prune_incidents),
         cmocka_unit_test(test_migrations_and_versions),
         cmocka_unit_test(test_migration_v1_to_v2),
         cmocka_unit_test(test_migration_v3_to_v4),
@@ -3018,6 +3648,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_row_ident_is_the_recorded_identity),
         cmocka_unit_test(test_migrate_v1_database),
         cmocka_unit_test(test_upgrade_sqlite_v6),
+        cmocka_unit_test(test_upgrade_sqlite_v8),
         cmocka_unit_test(test_delivery_journal),
         cmocka_unit_test(test_second_connection_keeps_the_wal),
         cmocka_unit_test(test_corrupt_files),

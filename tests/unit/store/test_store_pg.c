@@ -278,7 +278,8 @@ static void test_schema_concurrent(void **state)
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s.krc_schema_version", schema);
     assert_int_equal(raw_int(c, sql), 1);
     snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
-    assert_int_equal(raw_int(c, sql), 3); /* 2: outbox.message_ref, 3: restarts.intentional */
+    /* 2: outbox.message_ref, 3: restarts.intentional, 4: incidents and changes */
+    assert_int_equal(raw_int(c, sql), 4);
 
     /* read-only of the current schema works */
     assert_int_equal(krc_store_open_as(target, "pg-test", KRC_STORE_READONLY, &opt, &b, &err), 0);
@@ -371,6 +372,134 @@ static void test_unique_concurrent(void **state)
     c.n = 0;
     assert_int_equal(krc_store_pending(r[1].b, collect_msg, &c, &err), 0);
     assert_int_equal(c.n, 20);
+    krc_store_close(r[0].b);
+    krc_store_close(r[1].b);
+}
+
+/* ---- incidents across connections ------------------------------------------------------ */
+
+struct inc_recorder {
+    struct krc_store *b;
+    pthread_barrier_t *go;
+    const char *uid; /* NULL: the same restarts as the other thread */
+    int64_t incident;
+    int rc[20];
+    int64_t ret_id[20];
+    int64_t ret_restarts[20];
+    int end_rc;
+    char msg[KRC_ERROR_MSG_MAX];
+};
+
+static void *inc_record_thread(void *arg)
+{
+    struct inc_recorder *r = arg;
+    for (int i = 0; i < 20; i++) {
+        struct krc_store_incident_ref inc = {.id = r->incident, .thread_key = "prod/api_1-abc"};
+        struct krc_store_restart rec =
+            restart(r->uid != NULL ? r->uid : "inc-same", 10 + i, 1800000000 + i);
+        struct krc_error err = {0};
+        rec.incident = &inc;
+        pthread_barrier_wait(r->go);
+        r->rc[i] = krc_store_record(r->b, &rec, NULL, NULL, NULL, &err);
+        r->ret_id[i] = inc.ret_id;
+        r->ret_restarts[i] = inc.ret_restarts;
+        if (r->rc[i] < 0) {
+            snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
+        }
+    }
+    return NULL;
+}
+
+static void *inc_end_thread(void *arg)
+{
+    struct inc_recorder *r = arg;
+    struct krc_store_outbox m = message("route:1");
+    struct krc_error err = {0};
+    m.kind = KRC_STORE_KIND_RECOVERED;
+    pthread_barrier_wait(r->go);
+    r->end_rc = krc_store_incident_end(r->b, r->incident, 1800000100, &m, 1, NULL, &err);
+    if (r->end_rc < 0) {
+        snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
+    }
+    return NULL;
+}
+
+static void run_pair(struct inc_recorder *r, void *(*fn)(void *))
+{
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(pthread_create(&th[t], NULL, fn, &r[t]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+    }
+}
+
+/* Two leaders at once (a hand-over): restarts of different pods of one
+ * workload recorded at the same moment form one incident, each counted
+ * once; the same restarts recorded by both count once; both ending it at
+ * the same moment end it once, with one resolved message. */
+static void test_incidents_concurrent(void **state)
+{
+    char cl[128];
+    struct inc_recorder r[2];
+    pthread_barrier_t go;
+    struct collect c = {0};
+    struct krc_store_incident_detail *d = NULL;
+    struct krc_error err = {0};
+    int seen[41] = {0};
+    int64_t id;
+    (void)state;
+
+    cluster_name(cl, sizeof(cl), "incidents");
+    pthread_barrier_init(&go, NULL, 2);
+    for (int t = 0; t < 2; t++) {
+        memset(&r[t], 0, sizeof(r[t]));
+        r[t].b = open_as(url, cl);
+        r[t].go = &go;
+        r[t].uid = t == 0 ? "inc-a" : "inc-b";
+    }
+    /* neither knows of an incident: they open one and join it */
+    run_pair(r, inc_record_thread);
+    id = r[0].ret_id[0];
+    assert_true(id > 0);
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < 20; i++) {
+            if (r[t].rc[i] != 0) {
+                fail_msg("round %d: %d %s", i, r[t].rc[i], r[t].msg);
+            }
+            assert_int_equal(r[t].ret_id[i], id);
+            assert_true(r[t].ret_restarts[i] >= 1 && r[t].ret_restarts[i] <= 40);
+            seen[r[t].ret_restarts[i]]++;
+        }
+    }
+    for (int k = 1; k <= 40; k++) {
+        assert_int_equal(seen[k], 1); /* each restart counted once */
+    }
+    /* the same restarts by both: each counted once more */
+    for (int t = 0; t < 2; t++) {
+        r[t].uid = NULL;
+        r[t].incident = id;
+    }
+    run_pair(r, inc_record_thread);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(r[0].rc[i] + r[1].rc[i], KRC_STORE_EXISTS);
+        assert_int_equal(r[0].ret_id[i], id);
+        assert_int_equal(r[1].ret_id[i], id);
+    }
+    assert_int_equal(krc_store_incident_get(r[0].b, id, &d, &err), 0);
+    assert_int_equal(d->inc.restarts, 60);
+    assert_string_equal(d->inc.cluster, cl);
+    krc_store_incident_detail_free(d);
+    /* both end it */
+    run_pair(r, inc_end_thread);
+    if (r[0].end_rc < 0 || r[1].end_rc < 0) {
+        fail_msg("end: %s%s", r[0].msg, r[1].msg);
+    }
+    assert_int_equal(r[0].end_rc + r[1].end_rc, KRC_STORE_EXISTS);
+    assert_int_equal(krc_store_pending(r[1].b, collect_msg, &c, &err), 0);
+    assert_int_equal(c.n, 1);
+    pthread_barrier_destroy(&go);
     krc_store_close(r[0].b);
     krc_store_close(r[1].b);
 }
@@ -893,25 +1022,25 @@ static char *raw_rows(PGconn *c, const char *schema, const char *table, const ch
     return out;
 }
 
-/* A database as krc wrote it before the SQL layer (16884f4, version 1:
- * tests/fixtures/store/pg_v1.sql, real rows of every outbox state and two
- * Slack ts) opens with this krc: version 3 (restarts.intentional 0), every row as it was, the
- * reference in message_ref, read back through the store. */
-static void test_upgrade_pg_v1(void **state)
+/* Load fixture `name` (tests/fixtures/store/, schema `version`) into a new
+ * schema, open it with this krc for cluster prod-eu (migrating it) and check
+ * that every row is as it was: outbox and reports the same, each restart row
+ * with `added` (the columns added since, as row text) before its ")".
+ * Returns the open store; *c the test's connection, schema its name. */
+static struct krc_store *upgrade_fixture(const char *name, int version, const char *added,
+                                         PGconn **c, char *schema, size_t schemasz)
 {
     static const char *const tables[][2] = {
         {"restarts", "id"}, {"reports", "restart_id"}, {"outbox", "id"}};
-    char schema[96], target[1024], sql[256];
-    char *before[3], *fixture, *ref = NULL, *channel = NULL;
-    struct krc_store_entry *en = NULL;
-    struct krc_store_stats st;
-    struct krc_error err = {0};
+    char target[1024], sql[256], file[512];
+    char *before[3], *fixture;
     struct krc_store *b;
-    PGconn *c = raw_conn();
-    FILE *f = fopen(KRC_FIXTURES "/store/pg_v1.sql", "r");
+    FILE *f;
     long len;
-    (void)state;
 
+    *c = raw_conn();
+    snprintf(file, sizeof(file), "%s/store/%s", KRC_FIXTURES, name);
+    f = fopen(file, "r");
     assert_non_null(f);
     assert_int_equal(fseek(f, 0, SEEK_END), 0);
     len = ftell(f);
@@ -920,36 +1049,32 @@ static void test_upgrade_pg_v1(void **state)
     assert_non_null(fixture);
     assert_int_equal(fread(fixture, 1, (size_t)len, f), (size_t)len);
     fclose(f);
-    snprintf(schema, sizeof(schema), "up_%ld_%ld", (long)getpid(), (long)time(NULL));
+    snprintf(schema, schemasz, "up%d_%ld_%ld", version, (long)getpid(), (long)time(NULL));
     snprintf(sql, sizeof(sql), "CREATE SCHEMA %s; SET search_path = %s", schema, schema);
-    raw_exec(c, sql);
-    raw_exec(c, fixture);
+    raw_exec(*c, sql);
+    raw_exec(*c, fixture);
     free(fixture);
     snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
-    assert_int_equal(raw_int(c, sql), 1);
+    assert_int_equal(raw_int(*c, sql), version);
     for (int i = 0; i < 3; i++) {
-        before[i] = raw_rows(c, schema, tables[i][0], tables[i][1]);
+        before[i] = raw_rows(*c, schema, tables[i][0], tables[i][1]);
     }
     assert_non_null(strstr(before[2], "1800000000.000100"));
 
     snprintf(target, sizeof(target), "%s?options=-csearch_path%%3D%s", url, schema);
     b = open_as(target, "prod-eu");
     snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.krc_schema_version", schema);
-    assert_int_equal(raw_int(c, sql), 3);
+    assert_int_equal(raw_int(*c, sql), 4);
     for (int i = 0; i < 3; i++) {
-        char *after = raw_rows(c, schema, tables[i][0], tables[i][1]);
+        char *after = raw_rows(*c, schema, tables[i][0], tables[i][1]);
         if (i == 0) {
-            /* version 3 added restarts.intentional and restarts.accel_seconds_lost, 0
-             * for every row recorded before */
-            char *want = malloc(strlen(before[0]) * 3 + 5);
+            char *want = malloc(strlen(before[0]) * (strlen(added) + 1) + 5);
             size_t n = 0;
             assert_non_null(want);
             for (const char *p = before[0]; *p != '\0'; p++) {
                 if (*p == ')' && (p[1] == '\n' || p[1] == '\0')) {
-                    want[n++] = ',';
-                    want[n++] = '0';
-                    want[n++] = ',';
-                    want[n++] = '0';
+                    memcpy(want + n, added, strlen(added));
+                    n += strlen(added);
                 }
                 want[n++] = *p;
             }
@@ -962,6 +1087,40 @@ static void test_upgrade_pg_v1(void **state)
         free(after);
         free(before[i]);
     }
+    /* version 4: no incident, no change, no restart in one */
+    snprintf(sql, sizeof(sql),
+             "SELECT (SELECT count(*) FROM %s.incidents) + (SELECT count(*) FROM %s.changes) + "
+             "(SELECT count(*) FROM %s.restarts WHERE incident_id IS NOT NULL)",
+             schema, schema, schema);
+    assert_int_equal(raw_int(*c, sql), 0);
+    return b;
+}
+
+static void drop_schema(PGconn *c, const char *schema)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+    raw_exec(c, sql);
+    PQfinish(c);
+}
+
+/* A database as krc wrote it before the SQL layer (16884f4, version 1:
+ * tests/fixtures/store/pg_v1.sql, real rows of every outbox state and two
+ * Slack ts) opens with this krc: version 4 (restarts.intentional and
+ * accel_seconds_lost 0, incident_id NULL), every row as it was, the reference
+ * in message_ref, read back through the store. */
+static void test_upgrade_pg_v1(void **state)
+{
+    char schema[96], sql[256];
+    char *ref = NULL, *channel = NULL;
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_error err = {0};
+    struct krc_store *b;
+    PGconn *c;
+    (void)state;
+
+    b = upgrade_fixture("pg_v1.sql", 1, ",0,0,", &c, schema, sizeof(schema));
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM information_schema.columns WHERE table_schema = '%s' AND "
              "table_name = 'outbox' AND column_name IN ('slack_ts', 'message_ref')",
@@ -986,20 +1145,74 @@ static void test_upgrade_pg_v1(void **state)
     assert_int_equal(st.failed, 1);
     assert_int_equal(st.withdrawn, 1);
     krc_store_close(b);
-    snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
-    raw_exec(c, sql);
-    PQfinish(c);
+    drop_schema(c, schema);
+}
+
+/* A database of version 3 as krc wrote it before issue 27 (fc308ef:
+ * tests/fixtures/store/pg_v3.sql, every outbox state, intentional and GPU
+ * time lost) opens with this krc: version 4, every row as it was with no
+ * incident; a new restart of an old pod opens an incident and a second one
+ * joins it, the old restarts stay in none. */
+static void test_upgrade_pg_v3(void **state)
+{
+    char schema[96], sql[256];
+    struct krc_store_entry *en = NULL;
+    struct krc_store_stats st;
+    struct krc_store_incident_ref inc = {0};
+    struct krc_error err = {0};
+    struct krc_store *b;
+    int64_t rid = 0, first;
+    PGconn *c;
+    (void)state;
+
+    b = upgrade_fixture("pg_v3.sql", 3, ",", &c, schema, sizeof(schema));
+    assert_int_equal(krc_store_get(b, 4, &en, &err), 0);
+    assert_null(en->row.workload_kind);
+    assert_int_equal(en->row.incident_id, 0);
+    assert_int_equal(en->messages[0].state, KRC_STORE_SUPERSEDED);
+    krc_store_entry_free(en);
+    assert_int_equal(krc_store_stats(b, &st, &err), 0);
+    assert_int_equal(st.restarts, 4);
+    assert_int_equal(st.superseded, 1);
+    {
+        struct krc_store_restart r = restart("uid-api-1", 5, 1800000100);
+        r.incident = &inc;
+        inc.thread_key = "shop/api-7d9f-x1";
+        assert_int_equal(krc_store_record(b, &r, NULL, &rid, NULL, &err), 0);
+        assert_true(rid > 4);
+        assert_true(inc.ret_id > 0);
+        assert_int_equal(inc.ret_restarts, 1);
+        first = inc.ret_id;
+        r = restart("uid-api-1", 6, 1800000200);
+        r.incident = &inc;
+        inc.id = first;
+        assert_int_equal(krc_store_record(b, &r, NULL, &rid, NULL, &err), 0);
+        assert_int_equal(inc.ret_id, first);
+        assert_int_equal(inc.ret_restarts, 2);
+    }
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM %s.restarts WHERE incident_id IS NULL AND id <= 4", schema);
+    assert_int_equal(raw_int(c, sql), 4);
+    krc_store_close(b);
+    drop_schema(c, schema);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_concurrent), cmocka_unit_test(test_unique_concurrent),
-        cmocka_unit_test(test_fence_claim),       cmocka_unit_test(test_password),
-        cmocka_unit_test(test_clusters),          cmocka_unit_test(test_semantics),
-        cmocka_unit_test(test_prune_lock),        cmocka_unit_test(test_reconnect),
-        cmocka_unit_test(test_defer_connect),     cmocka_unit_test(test_defer_auth_fatal),
+        cmocka_unit_test(test_schema_concurrent),
+        cmocka_unit_test(test_unique_concurrent),
+        cmocka_unit_test(test_fence_claim),
+        cmocka_unit_test(test_password),
+        cmocka_unit_test(test_clusters),
+        cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_prune_lock),
+        cmocka_unit_test(test_reconnect),
+        cmocka_unit_test(test_defer_connect),
+        cmocka_unit_test(test_defer_auth_fatal),
         cmocka_unit_test(test_upgrade_pg_v1),
+        cmocka_unit_test(test_upgrade_pg_v3),
+        cmocka_unit_test(test_incidents_concurrent),
     };
     return cmocka_run_group_tests(tests, setup_pg, NULL);
 }
