@@ -68,6 +68,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import podgen  # noqa: E402  (bench/podgen.py, the shared realistic pod generator)
+import benchworkloads  # noqa: E402  (bench/benchworkloads.py: --replicasets)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests/lib'))
 from testtls import make_certs, run_openssl, write_atomic  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
@@ -476,6 +477,9 @@ class State:
                          "get_pod_events": 0, "get_other_events": 0, "get_node": 0,
                          "get_log": 0, "get_pod": 0, "get_not_found": 0, "connections": 0}
         self.shutdown = threading.Event()
+        self.workloads = None  # benchworkloads.Workloads with --replicasets
+        self.open_track_watches = 0
+        self.counters["track_requests"] = 0
 
     def count(self, key, n=1):
         with self.lock:
@@ -484,7 +488,9 @@ class State:
     def stats(self):
         with self.lock:
             return dict(self.counters, open_watches=len(self.watches), resource_version=self.rv,
-                        pods=self.n, streaming=self.streaming)
+                        pods=self.n, streaming=self.streaming,
+                        open_track_watches=self.open_track_watches,
+                        replicasets=self.workloads.n_rs if self.workloads else 0)
 
     def register_watch(self):
         q = queue.Queue()
@@ -592,6 +598,8 @@ class ApiHandler(fakekube.TlsHandlerMixin, http.server.BaseHTTPRequestHandler):
             if self.q.get("watch") in ("true", "1"):
                 return self.serve_watch()
             return self.serve_list()
+        if path in benchworkloads.TRACKED and self.st.workloads is not None:
+            return self.serve_tracked(path)
         parts = path.split("/")
         # /api/v1/nodes/NAME
         if len(parts) == 5 and parts[3] == "nodes":
@@ -739,6 +747,111 @@ class ApiHandler(fakekube.TlsHandlerMixin, http.server.BaseHTTPRequestHandler):
         buf.append("]}\n")
         self.write_chunk("".join(buf))
         self.end_chunked()
+
+    # ---- change tracking's resources (--replicasets) ----
+
+    def tracked_items(self, path):
+        """(count, render(i, rv) -> the item's JSON text) of a tracked resource."""
+        st = self.st
+        wl = st.workloads
+        what = benchworkloads.TRACKED[path][2]
+        if what == "rs":
+            return wl.n_rs, wl.render_rs
+        if what == "deploy":
+            return wl.n_deploy, wl.render_deployment
+        if what == "node":
+            return st.tpl.nodes, lambda i, rv: st.ctpl.render_node("node-%03d" % i, rv)
+        return 0, None
+
+    def serve_tracked(self, path):
+        """LIST (limit/continue) or WATCH (streaming list, then bookmarks until the timeout)
+        of a resource krc's change tracking watches. Not among the pod watches: /events and
+        /expire do not reach them."""
+        st = self.st
+        kind, api_version, _ = benchworkloads.TRACKED[path]
+        n, render = self.tracked_items(path)
+        meta_only = "as=PartialObjectMetadata" in self.headers.get("Accept", "")
+        st.count("track_requests")
+        with st.lock:
+            rv = st.rv
+        if self.q.get("watch") in ("true", "1"):
+            return self.serve_tracked_watch(n, render, rv)
+        try:
+            limit = int(self.q.get("limit") or 0)
+            start = int(base64.urlsafe_b64decode(self.q["continue"].encode())) \
+                if self.q.get("continue") else 0
+        except (ValueError, KeyError):
+            raise ApiError(400, "BadRequest", "invalid limit or continue")
+        end = n if limit <= 0 else min(n, start + limit)
+        meta = {"resourceVersion": str(rv)}
+        if end < n:
+            meta["continue"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+            meta["remainingItemCount"] = n - end
+        if meta_only:
+            kind, api_version = "PartialObjectMetadataList", "meta.k8s.io/v1"
+        self.start_chunked()
+        buf = ['{"kind":"%s","apiVersion":"%s","metadata":%s,"items":['
+               % (kind, api_version, dumps(meta))]
+        size = 0
+        for i in range(start, end):
+            item = render(i, rv)
+            buf.append(item if i == start else "," + item)
+            size += len(item)
+            if size >= BATCH_BYTES:
+                self.write_chunk("".join(buf))
+                buf, size = [], 0
+        buf.append("]}\n")
+        self.write_chunk("".join(buf))
+        self.end_chunked()
+
+    def serve_tracked_watch(self, n, render, rv):
+        st = self.st
+        try:
+            timeout = int(self.q.get("timeoutSeconds") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid timeoutSeconds")
+        streaming = self.q.get("sendInitialEvents") in ("true", "1")
+        if streaming and not st.streaming:
+            raise ApiError(422, "Invalid", "sendInitialEvents: Forbidden (benchmark: streaming "
+                           "list off)")
+        bookmarks = self.q.get("allowWatchBookmarks") in ("true", "1")
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        with st.lock:
+            st.open_track_watches += 1
+        try:
+            self.start_chunked()
+            if streaming:
+                buf, size = [], 0
+                for i in range(n):
+                    line = '{"type":"ADDED","object":%s}\n' % render(i, rv)
+                    buf.append(line)
+                    size += len(line)
+                    if size >= BATCH_BYTES:
+                        self.write_chunk("".join(buf))
+                        buf, size = [], 0
+                if bookmarks:
+                    buf.append(bookmark_line(rv, end_marker=True))
+                if buf:
+                    self.write_chunk("".join(buf))
+                self.wfile.flush()
+            next_bookmark = time.monotonic() + st.bookmark_interval
+            while not st.shutdown.is_set():
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    self.end_chunked()
+                    return
+                if self.peer_gone():
+                    self.close_connection = True
+                    return
+                if bookmarks and now >= next_bookmark:
+                    next_bookmark = now + st.bookmark_interval
+                    self.write_chunk(bookmark_line(rv))
+                    self.wfile.flush()
+                time.sleep(0.2)
+            self.end_chunked()
+        finally:
+            with st.lock:
+                st.open_track_watches -= 1
 
     # ---- WATCH ----
 
@@ -984,6 +1097,10 @@ def main(argv=None):
                     help="seconds between BOOKMARKs on an idle watch (default 5)")
     ap.add_argument("--no-streaming", action="store_true",
                     help="answer streaming-list requests with 422 (LIST+WATCH path)")
+    ap.add_argument("--replicasets", type=int, default=0,
+                    help="also serve this many ReplicaSets (Deployments of 10 revisions), the "
+                         "Deployments, the nodes and empty lists of the other workload "
+                         "controllers, for krc's change tracking (default 0: none, 404)")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--admin-port", type=int, default=0)
     ap.add_argument("--log-level", default="INFO")
@@ -1003,6 +1120,8 @@ def main(argv=None):
     tpl = PodTemplates(a.pod_size, a.namespaces, a.nodes or max(1, a.pods // 100))
     st = State(a.pods, tpl, a.bookmark_interval)
     st.streaming = not a.no_streaming
+    if a.replicasets > 0:
+        st.workloads = benchworkloads.Workloads(a.replicasets, a.namespaces)
     st.token = secrets.token_urlsafe(32)
     token_path = os.path.join(state_dir, "token")
     write_atomic(token_path, st.token.encode())

@@ -102,7 +102,7 @@ def proc_thread_cpu(pid) -> dict:
     return out
 
 
-THREAD_GROUPS = ("krc-watch", "krc-worker", "krc-sender")
+THREAD_GROUPS = ("krc-watch", "krc-worker", "krc-sender", "krc-track")
 
 
 def thread_cpu_delta(t0, t1, total):
@@ -151,13 +151,14 @@ def wait_for(pred, timeout, what, poll=0.02):
 
 
 class Server:
-    def __init__(self, pods, workdir, pod_size, log_path):
+    def __init__(self, pods, workdir, pod_size, log_path, replicasets=0):
         self.dir = os.path.join(workdir, "server-%d" % pods)
         os.makedirs(self.dir, exist_ok=True)
         self.log = open(log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(HERE, "benchserver.py"), "--state-dir", self.dir,
-             "--pods", str(pods), "--pod-size", str(pod_size)],
+             "--pods", str(pods), "--pod-size", str(pod_size),
+             "--replicasets", str(replicasets)],
             stdout=self.log, stderr=subprocess.STDOUT)
         ready = os.path.join(self.dir, "ready.json")
 
@@ -296,6 +297,8 @@ def classify_krc(line):
         return "sync", msg
     if msg.startswith("streaming list not available"):
         return "fallback", msg
+    if msg.startswith("change tracking: ") and msg.endswith(") synced"):
+        return "track_synced", msg
     if msg.startswith("restart ignored"):
         return "ignored", msg
     if o.get("level") in ("warn", "error"):
@@ -326,10 +329,16 @@ def mem_sample(pid):
             "file_kib": s.get("RssFile"), "threads": s.get("Threads")}
 
 
-def start_krc(krc, server, outdir, tag):
+TRACKED_RESOURCES = 8  # the watches of krc's change tracking (src/track/track.c)
+
+
+def start_krc(krc, server, outdir, tag, track=False):
+    """krc without change tracking (the figures of the issues before 27), or with it
+    (track: the server must serve the tracked resources, benchserver --replicasets)."""
     argv = [krc, "run", "--kubeconfig", server.kubeconfig, "--log-format", "json",
             "--ignore-restart-count", "1000000000", "--listen", "127.0.0.1:0",
-            "--db", os.path.join(outdir, "krc-%s.db" % tag)]
+            "--db", os.path.join(outdir, "krc-%s.db" % tag),
+            "--track-changes", "true" if track else "false"]
     return Consumer(argv, "stderr", os.path.join(outdir, "krc-%s.log" % tag), classify_krc)
 
 
@@ -453,14 +462,31 @@ def krc_relist(k, server, pods, timeout):
             "spurious_restarts": k.count("restart") - restarts}
 
 
-def run_krc_streaming(krc, server, pods, events, storm_events, outdir, timeout):
+def track_sync(k, server, timeout):
+    """With change tracking: wait until each tracked resource has synced (after the pods);
+    the peak RSS so far covers both syncs."""
+    t0 = time.monotonic()
+    wait_consumer(k, lambda: k.count("track_synced") >= TRACKED_RESOURCES, timeout,
+                  "krc's change tracking to sync its %d resources" % TRACKED_RESOURCES)
+    m = mem_sample(k.pid)
+    return {"wall_after_pods_s": round(time.monotonic() - t0, 3),
+            "cpu_s": round(proc_cpu(k.pid), 3), "peak_rss_kib": m["hwm_kib"],
+            "rss_kib": m["rss_kib"], "threads": m["threads"],
+            "replicasets": server.stats()["replicasets"]}
+
+
+def run_krc_streaming(krc, server, pods, events, storm_events, outdir, timeout, track=False):
     server.call("/reset", "POST")
     server.call("/config?streaming=1", "POST")
     no_watches(server)
-    k = start_krc(krc, server, outdir, "%d-streaming" % pods)
+    k = start_krc(krc, server, outdir, "%d-streaming%s" % (pods, "-tracked" if track else ""),
+                  track)
     try:
-        res = {"path": "streaming list"}
+        res = {"path": "streaming list", "tracking": track}
         res["sync"] = krc_sync(k, server, pods, False, timeout)
+        if track:
+            res["track_sync"] = track_sync(k, server, timeout)
+            res["sync"]["peak_rss_kib"] = res["track_sync"]["peak_rss_kib"]
         res["steady_after_sync"] = settle(k.pid)
         res["events"] = [krc_events(k, server, events, 100, timeout),
                          krc_events(k, server, events, 100, timeout, prerender=False)]
@@ -605,6 +631,8 @@ def verdicts(result):
             rows.append(("%d pods: peak during LIST relist / RSS before" % n,
                          lst["relist"]["peak_rss_kib"] / rb, "< 1.5x (no doubling)",
                          lst["relist"]["peak_rss_kib"] < 1.5 * rb))
+        for row in tracked_verdicts(run, lim):
+            rows.append(row)
     for kc in result.get("kubectl", []):
         # same stream (1 restart per 100, prerendered); krc's whole process, all threads
         krc_rate = kc.get("krc_events_per_cpu_s")
@@ -612,6 +640,43 @@ def verdicts(result):
             ratio = krc_rate / kc["events_per_cpu_s"]
             rows.append(("krc (whole) vs kubectl -w (%s), events/CPU-s" % kc["output"], ratio,
                          ">= 10x", ratio >= 10))
+    return rows
+
+
+def tracked_verdicts(run, lim):
+    """Change tracking (issue 27): the tracked run's memory against the same budget, and the
+    pod watch's events per CPU-second with tracking against without it, in the same run (the
+    means of the pairs; each pair ran on the same server one after the other)."""
+    rows = []
+    pairs = run.get("pairs") or []
+    if not pairs:
+        return rows
+    n, nrs = run["pods"], run["replicasets"]
+    t = run["tracked"]
+    peak = max([p["with"]["sync"]["peak_rss_kib"] for p in pairs] +
+               [p["with"]["relist"]["peak_rss_kib"] for p in pairs] +
+               [e["peak_rss_kib"] for p in pairs for e in p["with"]["events"]])
+    steady = max(max(p["with"]["steady_after_sync"]["rss_kib"],
+                     p["with"]["steady_after_events"]["rss_kib"]) for p in pairs)
+    if lim:
+        rows.append(("%d pods + %d RS tracked: peak RSS" % (n, nrs), peak / 1024,
+                     "<= %d MiB" % lim, peak <= lim * 1024))
+        rows.append(("%d pods + %d RS tracked: steady RSS" % (n, nrs), steady / 1024,
+                     "<= %d MiB" % lim, steady <= lim * 1024))
+    base_steady = sum(p["without"]["steady_after_sync"]["rss_kib"] for p in pairs) / len(pairs)
+    with_steady = sum(p["with"]["steady_after_sync"]["rss_kib"] for p in pairs) / len(pairs)
+    rows.append(("%d pods: tracking %d RS costs (steady after sync)" % (n, nrs),
+                 (with_steady - base_steady) / 1024, "(info, MiB)", None))
+    rows.append(("%d pods: tracking sync after the pods, s" % n,
+                 t["track_sync"]["wall_after_pods_s"], "(info)", None))
+    for i, producer in enumerate(("prerendered", "live")):
+        w = [p["with"]["events"][i]["events_per_watch_cpu_s"] or 0 for p in pairs]
+        b = [p["without"]["events"][i]["events_per_watch_cpu_s"] or 0 for p in pairs]
+        mw, mb = sum(w) / len(w), sum(b) / len(b)
+        rows.append(("%d pods: pod events/CPU-s krc-watch with/without tracking, %s"
+                     % (n, producer), mw / mb if mb else None,
+                     ">= 1.0 (means of %d pair%s)" % (len(pairs), "s" if len(pairs) > 1 else ""),
+                     mb > 0 and mw >= mb))
     return rows
 
 
@@ -628,7 +693,7 @@ def print_report(result):
     print("%-8s %-10s %10s %10s %10s %10s %10s" % ("pods", "path", "sync s", "sync CPU",
                                                    "peak MiB", "steady MiB", "relist pk"))
     for run in result["runs"]:
-        for key in ("streaming", "list"):
+        for key in ("streaming", "list", "tracked"):
             r = run.get(key)
             if not r:
                 continue
@@ -643,16 +708,21 @@ def print_report(result):
         "pods", "consumer", "events", "rstrts", "CPU s", "watch", "worker", "ev/CPU-s",
         "ev/watchs", "rst/CPU-s", "coll ms", "pk MiB", "busy"))
     for run in result["runs"]:
-        s = run.get("streaming")
-        phases = (s["events"] + ([s["storm"]] if s.get("storm") else [])) if s else []
-        for e in phases:
-            th = e["thread_cpu_s"]
-            print("%-7d %-26s %7d %6d %7.2f %6.2f %7.2f %9s %9s %9s %8s %7.1f %5s" % (
-                run["pods"], "krc 1 rst/%d, %s" % (e["restart_every"], e["producer"]),
-                e["events"], e["restarts"], e["cpu_s"], th["krc-watch"], th["krc-worker"],
-                fmt(e["events_per_cpu_s"]), fmt(e["events_per_watch_cpu_s"]),
-                fmt(e["restarts_per_cpu_s"]), fmt(e["collect_ms"]["median"]),
-                e["peak_rss_kib"] / 1024, fmt(e["machine_busy_cpus"])))
+        runs = [("krc", p[w]) for p in run.get("pairs") or [] for w in ("without", "with")] \
+            or [("krc", run.get("streaming"))]
+        for label, s in runs:
+            if s and s.get("tracking"):
+                label = "krc+track"
+            phases = (s["events"] + ([s["storm"]] if s.get("storm") else [])) if s else []
+            for e in phases:
+                th = e["thread_cpu_s"]
+                print("%-7d %-26s %7d %6d %7.2f %6.2f %7.2f %9s %9s %9s %8s %7.1f %5s" % (
+                    run["pods"], "%s 1 rst/%d, %s" % (label, e["restart_every"],
+                                                       e["producer"]),
+                    e["events"], e["restarts"], e["cpu_s"], th["krc-watch"], th["krc-worker"],
+                    fmt(e["events_per_cpu_s"]), fmt(e["events_per_watch_cpu_s"]),
+                    fmt(e["restarts_per_cpu_s"]), fmt(e["collect_ms"]["median"]),
+                    e["peak_rss_kib"] / 1024, fmt(e["machine_busy_cpus"])))
     for kc in result.get("kubectl", []):
         print("%-7d %-26s %7d %6s %7.2f %6s %7s %9s %9s %9s %8s %7.1f" % (
             kc["pods"], "kubectl -w (%s)" % kc["output"], kc["events"], "-", kc["cpu_s"],
@@ -715,6 +785,14 @@ def main(argv=None):
     ap.add_argument("--no-list-path", action="store_true",
                     help="skip the paginated-LIST run (422 for the streaming list)")
     ap.add_argument("--pod-size", type=int, default=10240, help="bytes per pod (default 10240)")
+    ap.add_argument("--replicasets", type=int, default=0,
+                    help="also serve this many ReplicaSets (Deployments of 10 revisions, the "
+                         "nodes) and run the streaming scenario again with change tracking on, "
+                         "after the run without it, on the same server (default 0: only "
+                         "without tracking)")
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="with --replicasets: how many times to alternate the runs without "
+                         "and with tracking (default 1)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 2000 pods, 20000 events, 1000 storm events, "
                          "2000 kubectl events")
@@ -748,7 +826,8 @@ def main(argv=None):
     try:
         for i, pods in enumerate(a.pods):
             print("== %d pods" % pods, flush=True)
-            srv = Server(pods, workdir, a.pod_size, os.path.join(logdir, "server-%d.log" % pods))
+            srv = Server(pods, workdir, a.pod_size, os.path.join(logdir, "server-%d.log" % pods),
+                         a.replicasets)
             try:
                 run = {"pods": pods, "pod_bytes": srv.info["pod_bytes"],
                        "event_bytes": srv.info["event_bytes"],
@@ -756,6 +835,24 @@ def main(argv=None):
                 print("   krc, streaming list ...", flush=True)
                 run["streaming"] = run_krc_streaming(a.krc, srv, pods, a.events,
                                                      a.storm_events, logdir, a.timeout)
+                if a.replicasets > 0:
+                    run["replicasets"] = a.replicasets
+                    run["pairs"] = []
+                    for k in range(a.pairs):
+                        if k > 0:
+                            print("   krc, streaming list, no tracking (pair %d) ..." % (k + 1),
+                                  flush=True)
+                            base = run_krc_streaming(a.krc, srv, pods, a.events,
+                                                     a.storm_events, logdir, a.timeout)
+                        else:
+                            base = run["streaming"]
+                        print("   krc, streaming list, tracking %d ReplicaSets (pair %d) ..."
+                              % (a.replicasets, k + 1), flush=True)
+                        tracked = run_krc_streaming(a.krc, srv, pods, a.events,
+                                                    a.storm_events, logdir, a.timeout,
+                                                    track=True)
+                        run["pairs"].append({"without": base, "with": tracked})
+                    run["tracked"] = run["pairs"][-1]["with"]
                 if not a.no_list_path:
                     print("   krc, paginated LIST ...", flush=True)
                     run["list"] = run_krc_list(a.krc, srv, pods, logdir, a.timeout)

@@ -149,6 +149,16 @@ static const struct krc_config_option options[] = {
      OFF(kubernetes_events), "true", 0, 0, NULL,
      "Also write an events.k8s.io/v1 Event (Warning, RestartDiagnosed) on the restarted pod, "
      "shown by kubectl describe pod (needs create on events.k8s.io events)"},
+    {"trackChanges", "KRC_TRACK_CHANGES", "track-changes", KRC_CONFIG_BOOL, OFF(track_changes),
+     "true", 0, 0, NULL,
+     "Watch Deployments, ReplicaSets, StatefulSets, DaemonSets, ControllerRevisions, Jobs, "
+     "CronJobs and nodes (read-only) to say in the first alert of an incident what changed "
+     "before it (docs/design/change-tracking.md)"},
+    {"trackConfigChanges", "KRC_TRACK_CONFIG_CHANGES", "track-config-changes", KRC_CONFIG_BOOL,
+     OFF(track_config_changes), "false", 0, 0, NULL,
+     "Also read the metadata of the ConfigMaps and Secrets a crashing pod references, to name "
+     "one whose data changed before the crash (needs get on configmaps and secrets, which also "
+     "allows reading their data; with trackChanges)"},
     {"startupWindow", "KRC_STARTUP_WINDOW", "startup-window", KRC_CONFIG_DURATION,
      OFF(startup_window_s), "10m", 0, 604800, NULL,
      "At start-up, report restarts that finished this recently"},

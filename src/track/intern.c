@@ -114,7 +114,7 @@ static uint32_t take_id(struct krc_intern *in)
     if (in->n_free > 0) {
         return in->free_ids[--in->n_free];
     }
-    if (in->n_entries == in->cap_entries) {
+    if (in->n_entries >= in->cap_entries) {
         uint32_t cap = in->cap_entries ? in->cap_entries * 2 : 256;
         struct istr **e = krc_realloc(in->entries, (size_t)cap * sizeof(*e));
         if (e == NULL) {

@@ -101,6 +101,13 @@ VALUE_SETS = {
 }
 
 
+# change tracking (trackChanges, on by default): list and watch of the workload controllers
+TRACKED = {(g, r, v) for g, rs in (("apps", ("deployments", "replicasets", "statefulsets",
+                                             "daemonsets", "controllerrevisions")),
+                                    ("batch", ("jobs", "cronjobs")))
+           for r in rs for v in ("list", "watch")}
+
+
 class RenderError(Exception):
     pass
 
@@ -441,11 +448,13 @@ class ChartTest(unittest.TestCase):
                 ("Role", ns, "", "pods", "watch", "*"), ("Role", ns, "", "pods/log", "get", "*"),
                 ("Role", ns, "", "events", "list", "*"),
                 ("Role", ns, "resource.k8s.io", "resourceclaims", "get", "*"),
-                ("Role", ns, "events.k8s.io", "events", "create", "*")})
+                ("Role", ns, "events.k8s.io", "events", "create", "*")} |
+                {("Role", ns, g, r, v, "*") for g, r, v in TRACKED})
         self.assertEqual(rule_set([roles[("default", "krc-node-events")]]),
                          {("Role", "default", "", "events", "list", "*")})
         cr = one(docs, "ClusterRole")
-        self.assertEqual(rule_set([cr]), {("ClusterRole", None, "", "nodes", "get", "*")})
+        self.assertEqual(rule_set([cr]), {("ClusterRole", None, "", "nodes", v, "*")
+                                          for v in ("get", "list", "watch")})
         bindings = by_kind(docs, "RoleBinding")
         self.assertEqual(sorted(b["metadata"]["namespace"] for b in bindings),
                          ["default", "payments", "shop"])
@@ -480,6 +489,40 @@ class ChartTest(unittest.TestCase):
                 self.assertEqual({t[2:] for t in rule_set(docs)},
                                  {t[2:] for t in rule_set(on) if t[2] != "events.k8s.io"})
 
+    def test_track_changes_off_grants_nothing_for_it(self):
+        on = render_set("default")
+        tracked = {("ClusterRole", None, g, r, v, "*") for g, r, v in TRACKED}
+        self.assertLessEqual(tracked, rule_set(on))
+        self.assertNotIn("KRC_TRACK_CHANGES", env_of(on))
+        self.assertNotIn("KRC_TRACK_CONFIG_CHANGES", env_of(on))
+        node_watch = {("ClusterRole", None, "", "nodes", v, "*") for v in ("list", "watch")}
+        for values in ({"trackChanges": False}, {"config": {"trackChanges": False}},
+                       {"trackChanges": False, "trackConfigChanges": True}):
+            with self.subTest(values):
+                docs = render(values)
+                self.assertEqual(rule_set(docs), rule_set(on) - tracked - node_watch)
+                self.assertEqual(env_of(docs)["KRC_TRACK_CHANGES"]["value"], "false")
+                self.assertNotIn("KRC_TRACK_CONFIG_CHANGES", env_of(docs))
+        docs = render({"trackChanges": False, "watchedNamespaces": "shop,payments"})
+        self.assertEqual([t for t in rule_set(docs) if t[2] in ("apps", "batch")], [])
+        self.assertEqual(rule_set([one(docs, "ClusterRole")]),
+                         {("ClusterRole", None, "", "nodes", "get", "*")})
+
+    def test_track_config_changes_grants_get_on_configmaps_and_secrets(self):
+        on = render_set("default")
+        self.assertEqual([t for t in rule_set(on) if t[3] in ("configmaps", "secrets")], [])
+        for values in ({"trackConfigChanges": True}, {"config": {"trackConfigChanges": True}}):
+            with self.subTest(values):
+                docs = render(values)
+                self.assertEqual(rule_set(docs) - rule_set(on), {
+                    ("ClusterRole", None, "", "configmaps", "get", "*"),
+                    ("ClusterRole", None, "", "secrets", "get", "*")})
+                self.assertEqual(env_of(docs)["KRC_TRACK_CONFIG_CHANGES"]["value"], "true")
+        docs = render({"trackConfigChanges": True, "watchedNamespaces": "shop,payments"})
+        self.assertEqual({t for t in rule_set(docs) if t[3] in ("configmaps", "secrets")}, {
+            ("Role", ns, "", r, "get", "*") for ns in ("shop", "payments")
+            for r in ("configmaps", "secrets")})
+
     def test_namespaces_from_the_config_file_count_too(self):
         docs = render_set("full-config")
         self.assertEqual(sorted(r["metadata"]["namespace"] for r in by_kind(docs, "Role")),
@@ -497,8 +540,11 @@ class ChartTest(unittest.TestCase):
                     ("ClusterRole", None, "", "pods/log", "get", "*"),
                     ("ClusterRole", None, "", "events", "list", "*"),
                     ("ClusterRole", None, "", "nodes", "get", "*"),
+                    ("ClusterRole", None, "", "nodes", "list", "*"),
+                    ("ClusterRole", None, "", "nodes", "watch", "*"),
                     ("ClusterRole", None, "resource.k8s.io", "resourceclaims", "get", "*"),
-                    ("ClusterRole", None, "events.k8s.io", "events", "create", "*")})
+                    ("ClusterRole", None, "events.k8s.io", "events", "create", "*")} | {
+                    ("ClusterRole", None, g, r, v, "*") for g, r, v in TRACKED})
         self.assertEqual(env_of(render_set("regex-namespaces"))["WATCHED_NAMESPACES"]["value"],
                          "shop,^ml-")
 
@@ -970,8 +1016,8 @@ class KustomizeWarningsTest(unittest.TestCase):
     def test_no_warning(self):
         dirs = kustomize_dirs()
         self.assertEqual([os.path.relpath(d, ROOT) for d in dirs],
-                         ["deploy/manifests", "deploy/overlays/ha", "deploy/overlays/mcp",
-                          "deploy/overlays/postgres"])
+                         ["deploy/manifests", "deploy/overlays/config-changes",
+                          "deploy/overlays/ha", "deploy/overlays/mcp", "deploy/overlays/postgres"])
         for d in dirs:
             with self.subTest(os.path.relpath(d, ROOT)):
                 p = kustomize_run(d)

@@ -37,6 +37,13 @@ The minimal set and why each grant is there:
       events.k8s.io events create  the RestartDiagnosed Event on the restarted pod
                             (kubernetesEvents, on by default); without it krc warns once per
                             run, marks the Event failed (no retries) and still alerts Slack
+      ""  nodes     list, watch    change tracking (trackChanges, on by default): every node's
+                            versions, taints, conditions and driver labels
+      apps deployments, replicasets, statefulsets, daemonsets, controllerrevisions
+                    list, watch    change tracking: the pod template of every revision and
+                            who changed it; without one krc logs which resource it cannot
+                            list or watch, says nothing about those changes, stays ready
+      batch jobs, cronjobs  list, watch    the same for Jobs and CronJobs
     Role krc-leader-election in namespace krc (RoleBinding krc-leader-election)
       coordination.k8s.io leases create                    the first replica creates the Lease
       coordination.k8s.io leases get, update  (name krc)   read, acquire, renew, release it
@@ -77,10 +84,19 @@ EXPECTED = {
     ("ClusterRole", "", "", "nodes", "get", ()),
     ("ClusterRole", "", "resource.k8s.io", "resourceclaims", "get", ()),
     ("ClusterRole", "", "events.k8s.io", "events", "create", ()),
+    ("ClusterRole", "", "", "nodes", "list", ()),
+    ("ClusterRole", "", "", "nodes", "watch", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "create", ()),
     ("Role", "krc", "coordination.k8s.io", "leases", "get", ("krc",)),
     ("Role", "krc", "coordination.k8s.io", "leases", "update", ("krc",)),
 }
+
+# change tracking: (apiGroup, resource) of the watches krc runs with trackChanges
+TRACKED = [("apps", r) for r in ("deployments", "replicasets", "statefulsets", "daemonsets",
+                                 "controllerrevisions")] + [
+    ("batch", "jobs"), ("batch", "cronjobs"), ("", "nodes")]
+EXPECTED |= {("ClusterRole", "", g, r, v, ()) for g, r in TRACKED if g
+             for v in ("list", "watch")}
 
 SCRUB = {k: None for k in (
     "SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN", "SLACK_ICON",
@@ -89,7 +105,7 @@ SCRUB = {k: None for k in (
     "WATCHED_POD_NAME_PREFIXES", "IGNORED_POD_NAME_PREFIXES", "POD_NAME", "POD_NAMESPACE",
     "KRC_STREAMING_LIST", "KRC_LABEL_SELECTOR", "KRC_LEADER_ELECT", "KRC_LEASE_NAMESPACE",
     "KRC_LEASE_NAME", "KRC_LEASE_DURATION", "KRC_LEASE_RENEW_DEADLINE",
-    "KRC_LEASE_RETRY_PERIOD")}
+    "KRC_LEASE_RETRY_PERIOD", "KRC_TRACK_CHANGES", "KRC_TRACK_CONFIG_CHANGES")}
 
 
 def grants(objects):
@@ -388,6 +404,45 @@ def scenario_leader(case, objects, slack):
         return run.obs
 
 
+def scenario_track(case, objects, slack):
+    """Change tracking: a Deployment, a StatefulSet, a DaemonSet, a CronJob and a node; krc
+    lists and watches each tracked resource (its log says when each has synced), and a
+    resource it may not list or watch is named in its log while the pod watch, and /readyz,
+    are unaffected."""
+    with Run(case, objects, slack) as run:
+        kube = run.kube
+        kube.add_node("fake-node-1")
+        kube.deployment("shop", "api", ["app"], replicas=1)
+        kube.statefulset("shop", "db", ["pg"])
+        kube.daemonset("shop", "agent", ["agent"])
+        kube.cronjob("shop", "report", ["r"])
+        run.start_krc({})
+        names = [r for _, r in TRACKED]
+
+        def state():
+            synced = {r for r in names
+                      if run.krc.logs(contains="change tracking: %s (all namespaces) synced" % r)}
+            refused = [x["msg"] for x in run.krc.logs(contains="forbidden")
+                       if "change tracking" in x["msg"] or "krc-track" in x["msg"] or
+                       any('resource "%s"' % r in x["msg"] for r in names)]
+            pods = bool(run.krc.logs(contains="pod sync complete"))
+            if pods and (len(synced) == len(names) or (refused and len(synced) >= len(names) - 1
+                                                       and time.time() > run.t_refused)):
+                return synced, refused
+            if refused and run.t_refused == float("inf"):
+                run.t_refused = time.time() + 3 * h.SLOWDOWN  # a watch refused after its list
+            return None
+        run.t_refused = float("inf")
+        synced, refused = h.wait_until(state, 30 * h.SLOWDOWN,
+                                       what="the tracked resources synced or refused (log:\n%s)"
+                                       % run.krc.tail())
+        run.obs["track_synced"] = sorted(synced)
+        run.obs["track_refused"] = refused
+        run.obs["readyz"] = http_get(run.port, "/readyz")
+        run.obs["forbidden"] = run.forbidden_requests()
+        return run.obs
+
+
 # --------------------------------------------------------------------------------------------
 # what each run must show
 
@@ -504,6 +559,33 @@ def expect_no_claim(t, obs):
                                       "allowed": False}])
 
 
+def expect_tracking(t, obs):
+    t.assertEqual(obs["track_synced"], sorted(r for _, r in TRACKED), obs)
+    t.assertEqual(obs["track_refused"], [])
+    t.assertEqual(obs["readyz"][0], 200, obs["readyz"])
+    t.assertEqual(obs["forbidden"], [])
+
+
+def expect_not_tracked(verb, group, resource, t, obs):
+    """krc names what it may not do; the rest of change tracking, the pod watch and /readyz
+    carry on."""
+    lines = "\n".join(obs["track_refused"])
+    t.assertIn('cannot %s resource "%s" in API group "%s" at the cluster scope'
+               % (verb, resource, group), lines)
+    if verb == "list":
+        t.assertNotIn(resource, obs["track_synced"])
+        t.assertIn("change tracking: cannot list %s (all namespaces)" % resource, lines)
+        # once, not at every retry
+        t.assertEqual(len([x for x in obs["track_refused"]
+                           if x.startswith("change tracking: cannot list %s" % resource)]), 1)
+    others = {r for _, r in TRACKED} - {resource}
+    t.assertLessEqual(others, set(obs["track_synced"]))
+    t.assertEqual(obs["readyz"][0], 200, "change tracking must not make /readyz fail: %s"
+                  % (obs["readyz"],))
+    t.assertTrue(all(f["resource"] == resource and f["verb"] == verb
+                     for f in obs["forbidden"]), obs["forbidden"])
+
+
 def expect_leading(t, obs):
     t.assertEqual(obs["leader"], "leading", obs)
     t.assertEqual(obs["holder"], "krc-0")
@@ -523,7 +605,7 @@ def expect_no_lead(verb, t, obs):
 
 
 SCENARIOS = {"collect": scenario_collect, "list": scenario_list, "podget": scenario_pod_get,
-             "recovered": scenario_recovered, "leader": scenario_leader}
+             "recovered": scenario_recovered, "leader": scenario_leader, "track": scenario_track}
 
 # each grant -> (the scenario that needs it, what its absence must look like)
 NEEDED_BY = {
@@ -698,6 +780,9 @@ class EachGrantIsNeeded(unittest.TestCase):
 
     def test_full_leader(self):
         self.check("full-leader", POSITIVE["leader"])
+
+    def test_full_track(self):
+        self.check("full-track", POSITIVE["track"])
 
     # one grant removed: the daemon visibly fails at what needs it
     def test_without_each_grant(self):

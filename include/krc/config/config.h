@@ -119,6 +119,9 @@ struct krc_config {
      * not in `destinations`, never printed */
     struct krc_destination slack_env;
     int kubernetes_events; /* an events.k8s.io/v1 Event on the restarted pod */
+    /* change tracking (docs/design/change-tracking.md) */
+    int track_changes;        /* watch the workload controllers and nodes */
+    int track_config_changes; /* GET a crashing pod's ConfigMaps/Secrets' metadata */
     /* watch */
     long startup_window_s;
     long watch_idle_timeout_s;

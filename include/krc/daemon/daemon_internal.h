@@ -8,7 +8,9 @@
  *                       take-over (fence, resume the outbox), the hand-over
  *   daemon_retention.c  the history database: opening it, its password,
  *                       and the pruner thread (retention)
- *   daemon_accel.c      GPU time lost: the scopes' tables and their counter */
+ *   daemon_accel.c      GPU time lost: the scopes' tables and their counter
+ *   daemon_track.c      change tracking: the tracker's watches, the drain of its
+ *                       changes into the history */
 #ifndef KRC_DAEMON_INTERNAL_H
 #define KRC_DAEMON_INTERNAL_H
 
@@ -30,6 +32,7 @@
 #include "krc/mcp/mcp.h"
 #include "krc/mcp/mcp_tools.h"
 #include "krc/store/store.h"
+#include "krc/track/track.h"
 #include "krc/util/error.h"
 #include "krc/util/pattern.h"
 #include "krc/util/queue.h"
@@ -112,6 +115,10 @@ struct daemon {
      * records or queues another restart, and the sender starts no POST. */
     atomic_int lost;
     struct krc_metric *m_accel; /* krc_accelerator_seconds_lost_total */
+    /* change tracking (daemon_track.c); NULL / 0 with trackChanges off */
+    struct krc_track *track;
+    struct krc_daemon_track_watch *track_watches;
+    size_t n_track_watches;
 };
 
 static inline const struct krc_config *live_cfg(struct daemon *d)
@@ -148,6 +155,18 @@ void krc_daemon_accel_cleanup(struct daemon *d);
  * the pod whose device the kubelet now reports Unhealthy is queued again as
  * an amendment (krc_restart.amend), at most once per restart. */
 void krc_daemon_dev_health_observe(struct scope *s, const struct krc_pod_info *pod);
+
+/* daemon_track.c */
+/* With trackChanges: the tracker and a watch (client, thread to come) per
+ * resource and scope. */
+int krc_daemon_track_setup(struct daemon *d, struct krc_error *err);
+/* Start the watches (with the pod watches: at start-up or at the take-over). */
+int krc_daemon_track_start(struct daemon *d);
+/* After d->cancel: join the watch threads. */
+void krc_daemon_track_stop(struct daemon *d);
+void krc_daemon_track_cleanup(struct daemon *d);
+/* The krc-store thread: write the changes recorded since the last drain. */
+void krc_daemon_track_drain(struct daemon *d, struct krc_store *st);
 
 /* daemon_ha.c */
 int krc_daemon_setup_leader(struct daemon *d, struct krc_error *err);

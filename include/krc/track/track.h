@@ -99,11 +99,15 @@ struct krc_track_resource_info {
 };
 const struct krc_track_resource_info *krc_track_resource_info(enum krc_track_resource r);
 
-/* A full sync of resource r starts / completed: objects not seen since
- * sync_begin are gone. An object of a resource that has synced once stays
- * answerable across later relists. */
-void krc_track_sync_begin(struct krc_track *t, enum krc_track_resource r);
-void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r);
+/* A full sync of resource r in namespace `namespace` (NULL: the whole
+ * cluster, one watch) starts / completed: its objects not seen since
+ * sync_begin are gone. A scope that has synced once stays answerable across
+ * later relists. KRC_ENOMEM (sync_begin: the sync then removes nothing). */
+int krc_track_sync_begin(struct krc_track *t, enum krc_track_resource r, const char *namespace);
+void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r, const char *namespace,
+                        int64_t now);
+/* 1 once resource r has synced (any scope). */
+int krc_track_synced(struct krc_track *t, enum krc_track_resource r);
 /* One object of resource r (its own JSON, not the event wrapper), seen at
  * `now` (unix s). KRC_EPARSE (err names the object as far as known) for an
  * object that does not scan: it is skipped, the tracker is unchanged;

@@ -76,6 +76,24 @@ create on events.k8s.io events; otherwise krc is told so (KRC_KUBERNETES_EVENTS=
 {{- if and (ne (toString $v) "false") (ne (toString $c) "false") -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when change tracking is on: trackChanges (default true) and
+config.trackChanges are not false. RBAC then grants list and watch on the workload
+controllers and nodes; otherwise krc is told so (KRC_TRACK_CHANGES=false). */}}
+{{- define "krc.trackChanges" -}}
+{{- $v := .Values.trackChanges -}}
+{{- $c := get (.Values.config | default dict) "trackChanges" -}}
+{{- if and (ne (toString $v) "false") (ne (toString $c) "false") -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when krc reads crashing pods' ConfigMap/Secret metadata: trackConfigChanges or
+config.trackConfigChanges is true, with change tracking on. RBAC then grants get on configmaps
+and secrets, and krc is told (KRC_TRACK_CONFIG_CHANGES=true). */}}
+{{- define "krc.trackConfigChanges" -}}
+{{- $v := .Values.trackConfigChanges -}}
+{{- $c := get (.Values.config | default dict) "trackConfigChanges" -}}
+{{- if and (include "krc.trackChanges" .) (or (eq (toString $v) "true") (eq (toString $c) "true")) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "krc.leaseName" -}}
 {{- default (include "krc.fullname" .) .Values.leaderElection.leaseName -}}
 {{- end -}}
@@ -265,6 +283,16 @@ credentials from a Secret, and the Lease identity with leader election.
 - name: KRC_KUBERNETES_EVENTS
   value: "false"
 {{- end }}
+{{- if not (include "krc.trackChanges" .) }}
+# trackChanges is off: no watches of the workload controllers and nodes (and no RBAC for them).
+- name: KRC_TRACK_CHANGES
+  value: "false"
+{{- end }}
+{{- if include "krc.trackConfigChanges" . }}
+# trackConfigChanges: the metadata of a crashing pod's ConfigMaps and Secrets (get on them).
+- name: KRC_TRACK_CONFIG_CHANGES
+  value: "true"
+{{- end }}
 {{- if include "krc.isSet" .Values.clusterName }}
 - name: CLUSTER_NAME
   value: {{ .Values.clusterName | toString | quote }}
@@ -348,5 +376,27 @@ credentials from a Secret, and the Lease identity with leader election.
 {{- end }}
 {{- with .Values.extraEnv }}
 {{- toYaml . | nindent 0 }}
+{{- end }}
+{{- end -}}
+
+{{/* The change-tracking rules of the ClusterRole or of a namespace's Role (indented as rules):
+list/watch of the workload controllers with trackChanges, get on configmaps and secrets with
+trackConfigChanges. */}}
+{{- define "krc.trackRules" -}}
+{{- if .track }}
+  # change tracking (trackChanges): the pod templates of every revision and who changed them
+  - apiGroups: ["apps"]
+    resources: ["deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"]
+    verbs: ["list", "watch"]
+  - apiGroups: ["batch"]
+    resources: ["jobs", "cronjobs"]
+    verbs: ["list", "watch"]
+{{- end }}
+{{- if .trackcfg }}
+  # trackConfigChanges: a crashing pod's ConfigMaps and Secrets, metadata only (RBAC cannot
+  # say so: get also allows reading their data)
+  - apiGroups: [""]
+    resources: ["configmaps", "secrets"]
+    verbs: ["get"]
 {{- end }}
 {{- end -}}

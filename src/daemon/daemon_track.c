@@ -1,0 +1,318 @@
+/* Change tracking's runner (trackChanges): one thread per watched resource
+ * and scope (the cluster, or each plain watched namespace; nodes are
+ * cluster-wide), each running the generic watch loop into the tracker, and
+ * the drain of the recorded changes into the store on the krc-store thread.
+ *
+ * A resource krc may not list (403) or that the server does not serve
+ * (404) is logged once, then probed again quietly with backoff (up to
+ * PROBE_MAX_MS); these watches never make /readyz fail: a tracker that has
+ * not synced a workload's resource says nothing about it. */
+#include "krc/daemon/daemon_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "krc/util/backoff.h"
+#include "krc/util/clock.h"
+#include "krc/util/log.h"
+#include "krc/util/mem.h"
+
+#define PROBE_INITIAL_MS 5000
+#define PROBE_MAX_MS (5 * 60 * 1000)
+
+struct krc_daemon_track_watch {
+    struct daemon *d;
+    enum krc_track_resource r;
+    const char *namespace; /* borrowed from the filter; NULL: the cluster */
+    struct krc_kube_client *client;
+    struct krc_watch_stats stats;
+    long long skipped; /* objects the tracker could not read */
+    int synced_once;
+    pthread_t thread;
+    int started;
+};
+
+static const char *scope_name(const struct krc_daemon_track_watch *w)
+{
+    return w->namespace != NULL ? w->namespace : "all namespaces";
+}
+
+/* /apis/apps/v1/replicasets, or /apis/apps/v1/namespaces/NS/replicasets. */
+static int list_path(const struct krc_daemon_track_watch *w, char *out, size_t outsz)
+{
+    const struct krc_track_resource_info *ri = krc_track_resource_info(w->r);
+    const char *slash = strrchr(ri->path, '/');
+    int n;
+
+    if (w->namespace != NULL && ri->namespaced && slash != NULL) {
+        n = snprintf(out, outsz, "/%.*s/namespaces/%s/%s?limit=1", (int)(slash - ri->path),
+                     ri->path, w->namespace, slash + 1);
+    } else {
+        n = snprintf(out, outsz, "/%s?limit=1", ri->path);
+    }
+    return n > 0 && (size_t)n < outsz ? 0 : KRC_ETOOBIG;
+}
+
+/* Wait until the resource may be listed: 0 to watch, 1 when cancelled. A
+ * 403 or 404 is logged once (what is then not tracked); later probes are
+ * quiet. Any other failure is left to the watch loop's own retries. */
+static int wait_for_access(struct krc_daemon_track_watch *w)
+{
+    const struct krc_track_resource_info *ri = krc_track_resource_info(w->r);
+    struct krc_backoff b;
+    char path[512];
+    int denied = 0;
+
+    if (list_path(w, path, sizeof(path)) < 0) {
+        return 0;
+    }
+    krc_backoff_init(&b, PROBE_INITIAL_MS, PROBE_MAX_MS, 24LL * 3600 * 1000,
+                     (uint64_t)krc_clock_mono_ms() ^ (uint64_t)w->r);
+    while (!atomic_load(&w->d->cancel)) {
+        struct krc_error e;
+        char *body = NULL;
+        size_t len = 0;
+        int rc;
+
+        krc_error_clear(&e);
+        rc = krc_kube_get(w->client, path, 64 * 1024, &body, &len, &e);
+        krc_free(body);
+        if (rc != KRC_EAUTH && rc != KRC_ENOTFOUND) {
+            if (denied) {
+                krc_log(KRC_LOG_INFO, "change tracking: %s (%s) can be listed now; watching it",
+                        ri->name, scope_name(w));
+            }
+            return 0;
+        }
+        if (!denied) {
+            krc_log(KRC_LOG_WARN,
+                    "change tracking: cannot list %s (%s): %s; what changed in them is not "
+                    "tracked (see the RBAC table in docs/install.md); trying again quietly",
+                    ri->name, scope_name(w), e.msg[0] ? e.msg : krc_strerror(rc));
+            denied = 1;
+        } else {
+            krc_log(KRC_LOG_DEBUG, "change tracking: still cannot list %s (%s): %s", ri->name,
+                    scope_name(w), e.msg);
+        }
+        if (krc_clock_sleep_ms(krc_backoff_next(&b, krc_clock_mono_ms()), &w->d->cancel)) {
+            return 1;
+        }
+    }
+    return 1;
+}
+
+static void h_sync_begin(void *userdata)
+{
+    struct krc_daemon_track_watch *w = userdata;
+    if (krc_track_sync_begin(w->d->track, w->r, w->namespace) < 0) {
+        krc_log(KRC_LOG_ERROR, "change tracking: out of memory starting a sync of %s",
+                krc_track_resource_info(w->r)->name);
+    }
+}
+
+static void h_sync_end(void *userdata)
+{
+    struct krc_daemon_track_watch *w = userdata;
+    krc_track_sync_end(w->d->track, w->r, w->namespace, krc_clock_now());
+    if (!w->synced_once) {
+        w->synced_once = 1;
+        krc_log(KRC_LOG_INFO, "change tracking: %s (%s) synced",
+                krc_track_resource_info(w->r)->name, scope_name(w));
+    }
+}
+
+static void h_object(enum krc_watch_event_type type, const char *json, size_t len,
+                     void *userdata)
+{
+    struct krc_daemon_track_watch *w = userdata;
+    struct krc_error e;
+    int rc;
+
+    krc_error_clear(&e);
+    rc = krc_track_object(w->d->track, w->r, type, json, len, krc_clock_now(), &e);
+    if (rc == KRC_EPARSE) {
+        /* the first of a resource at warn, the rest at debug: one odd
+         * object type must not flood the log */
+        w->skipped++;
+        krc_log(w->skipped == 1 ? KRC_LOG_WARN : KRC_LOG_DEBUG,
+                "change tracking: a %s object was skipped: %s",
+                krc_track_resource_info(w->r)->name, e.msg);
+    } else if (rc < 0) {
+        krc_log(KRC_LOG_ERROR, "change tracking: %s", e.msg);
+    }
+}
+
+static void *track_main(void *arg)
+{
+    struct krc_daemon_track_watch *w = arg;
+    const struct krc_track_resource_info *ri = krc_track_resource_info(w->r);
+    struct krc_watch_options o;
+    struct krc_watch_handler h;
+    struct krc_error e;
+
+    krc_daemon_name_thread("krc-track");
+    if (wait_for_access(w)) {
+        return NULL;
+    }
+    krc_watch_options_defaults(&o);
+    o.resource = ri->path;
+    o.metadata_only = ri->metadata_only;
+    o.namespace = ri->namespaced ? w->namespace : NULL;
+    o.idle_timeout_ms = w->d->cfg->watch_idle_timeout_s * 1000;
+    o.page_size = (int)w->d->cfg->list_page_size;
+    o.streaming_list = w->d->cfg->streaming_list;
+    o.cancel = &w->d->cancel;
+    o.stats = &w->stats;
+    memset(&h, 0, sizeof(h));
+    h.sync_begin = h_sync_begin;
+    h.object = h_object;
+    h.sync_end = h_sync_end;
+    h.userdata = w;
+    krc_error_clear(&e);
+    if (krc_watch_run(w->client, &o, &h, &e) < 0) {
+        /* change tracking is an extra: the daemon goes on without it */
+        krc_log(KRC_LOG_ERROR, "change tracking: the %s watch (%s) stopped: %s", ri->name,
+                scope_name(w), e.msg);
+    }
+    return NULL;
+}
+
+int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
+{
+    const char *const *names = NULL;
+    size_t n_names;
+    size_t n = 0;
+
+    if (!d->cfg->track_changes) {
+        krc_log(KRC_LOG_INFO, "change tracking off (trackChanges: false): alerts say nothing "
+                              "about what changed");
+        return 0;
+    }
+    d->track = krc_track_new(NULL);
+    n_names = krc_filter_plain_namespaces(d->filter, &names);
+    /* namespaced resources: one watch per scope; nodes: one */
+    d->n_track_watches = (KRC_TRACK_N_RESOURCES - 1) * (n_names > 0 ? n_names : 1) + 1;
+    d->track_watches = krc_calloc(d->n_track_watches, sizeof(struct krc_daemon_track_watch));
+    if (d->track == NULL || d->track_watches == NULL) {
+        return krc_error_set(e, KRC_ENOMEM, "out of memory");
+    }
+    for (int r = 0; r < KRC_TRACK_N_RESOURCES; r++) {
+        int per_ns = krc_track_resource_info((enum krc_track_resource)r)->namespaced && n_names;
+        for (size_t i = 0; i < (per_ns ? n_names : 1); i++) {
+            struct krc_daemon_track_watch *w = &d->track_watches[n++];
+            w->d = d;
+            w->r = (enum krc_track_resource)r;
+            w->namespace = per_ns ? names[i] : NULL;
+            w->client = krc_kube_client_new(&d->auth, d->tokens, e);
+            if (w->client == NULL) {
+                return e != NULL && e->code ? e->code : KRC_ENOMEM;
+            }
+            krc_kube_client_set_timeout(w->client, 10000); /* the probe; streams set their own */
+        }
+    }
+    d->n_track_watches = n;
+    if (d->cfg->track_config_changes) {
+        krc_log(KRC_LOG_INFO, "change tracking: also the metadata of a crashing pod's ConfigMaps "
+                              "and Secrets (trackConfigChanges)");
+    }
+    return 0;
+}
+
+int krc_daemon_track_start(struct daemon *d)
+{
+    for (size_t i = 0; i < d->n_track_watches; i++) {
+        struct krc_daemon_track_watch *w = &d->track_watches[i];
+        if (pthread_create(&w->thread, NULL, track_main, w) != 0) {
+            krc_log(KRC_LOG_ERROR, "cannot start a change-tracking thread");
+            return KRC_ENOMEM;
+        }
+        w->started = 1;
+    }
+    if (d->n_track_watches > 0) {
+        krc_log(KRC_LOG_INFO, "change tracking: %zu watches (workload controllers and nodes)",
+                d->n_track_watches);
+    }
+    return 0;
+}
+
+/* After d->cancel: the watch loops end within their cancel checks. */
+void krc_daemon_track_stop(struct daemon *d)
+{
+    for (size_t i = 0; i < d->n_track_watches; i++) {
+        if (d->track_watches[i].started) {
+            pthread_join(d->track_watches[i].thread, NULL);
+            d->track_watches[i].started = 0;
+        }
+    }
+}
+
+void krc_daemon_track_cleanup(struct daemon *d)
+{
+    for (size_t i = 0; d->track_watches != NULL && i < d->n_track_watches; i++) {
+        krc_kube_client_free(d->track_watches[i].client);
+    }
+    krc_free(d->track_watches);
+    d->track_watches = NULL;
+    krc_track_free(d->track);
+    d->track = NULL;
+}
+
+struct drain_ctx {
+    struct daemon *d;
+    struct krc_store *st;
+    size_t stored, failed;
+    char first_error[KRC_ERROR_MSG_MAX];
+};
+
+static void store_change(const struct krc_track_change *c, void *ud)
+{
+    struct drain_ctx *x = ud;
+    struct krc_store_change sc;
+    struct krc_error e;
+    int rc;
+
+    memset(&sc, 0, sizeof(sc));
+    sc.namespace = c->namespace;
+    sc.kind = c->kind;
+    sc.name = c->name;
+    sc.revision = c->revision;
+    sc.manager = c->manager;
+    sc.summary = c->summary;
+    sc.detail_json = c->detail_json;
+    sc.at = c->at;
+    krc_error_clear(&e);
+    rc = krc_store_record_change(x->st, &sc, &e);
+    if (rc < 0) {
+        if (x->failed++ == 0) {
+            snprintf(x->first_error, sizeof(x->first_error), "%s", e.msg);
+        }
+    } else if (rc == 0) {
+        x->stored++;
+    }
+}
+
+/* The krc-store thread, between retention rounds: the changes recorded since
+ * the last drain into the history (a change already stored, by another
+ * replica or before a restart of krc, is KRC_STORE_EXISTS: skipped). */
+void krc_daemon_track_drain(struct daemon *d, struct krc_store *st)
+{
+    struct drain_ctx x;
+
+    if (d->track == NULL || st == NULL) {
+        return;
+    }
+    memset(&x, 0, sizeof(x));
+    x.d = d;
+    x.st = st;
+    krc_track_drain(d->track, store_change, &x);
+    if (x.failed > 0) {
+        atomic_fetch_add(&d->status.store_errors, 1);
+        krc_log(KRC_LOG_WARN,
+                "change tracking: %zu change(s) not written to the history: %s (alerts still "
+                "name them from memory)",
+                x.failed, x.first_error);
+    } else if (x.stored > 0) {
+        krc_log(KRC_LOG_DEBUG, "change tracking: %zu change(s) written to the history",
+                x.stored);
+    }
+}
