@@ -60,11 +60,6 @@ void krc_dev_health_free(struct krc_dev_health *t)
     krc_free(t);
 }
 
-static int is_accelerator(const char *name)
-{
-    return name != NULL && (krc_report_is_gpu_resource(name) || strncmp(name, "claim:", 6) == 0);
-}
-
 /* Container c of the report: 1 when its allocatedResourcesStatus lists an
  * accelerator; *ret_bad: the first Unhealthy accelerator device, or NULL. */
 static int scan_health(const struct krc_report_container *c,
@@ -73,24 +68,7 @@ static int scan_health(const struct krc_report_container *c,
 {
     int listed = 0;
 
-    *ret_rh = NULL;
-    *ret_bad = NULL;
-    for (size_t i = 0; i < c->n_resource_health; i++) {
-        const struct krc_report_resource_health *rh = &c->resource_health[i];
-
-        if (!is_accelerator(rh->name)) {
-            continue;
-        }
-        listed = 1;
-        for (size_t j = 0; j < rh->n_resources; j++) {
-            const struct krc_report_device_health *d = &rh->resources[j];
-            if (d->health != NULL && strcmp(d->health, "Unhealthy") == 0) {
-                *ret_rh = rh;
-                *ret_bad = d;
-                return 1;
-            }
-        }
-    }
+    krc_report_unhealthy_accelerators(c, ret_rh, ret_bad, &listed);
     return listed;
 }
 

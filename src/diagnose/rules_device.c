@@ -28,41 +28,9 @@
 /* Evidence lines about devices, at most; then one line counts the rest. */
 #define DEVICE_LINES_MAX 4
 
-static int is_accelerator(const char *name)
-{
-    return krc_report_is_gpu_resource(name) || (name != NULL && strncmp(name, "claim:", 6) == 0);
-}
-
 static int is_unhealthy(const struct krc_report_device_health *d)
 {
     return str_eq(d->health, "Unhealthy");
-}
-
-/* The first Unhealthy accelerator device of c (*ret_rh, *ret_dev) and how
- * many there are. */
-static size_t find_unhealthy(const struct krc_report_container *c,
-                             const struct krc_report_resource_health **ret_rh,
-                             const struct krc_report_device_health **ret_dev)
-{
-    size_t n = 0;
-    size_t i;
-    size_t j;
-
-    for (i = 0; i < c->n_resource_health; i++) {
-        const struct krc_report_resource_health *rh = &c->resource_health[i];
-        if (!is_accelerator(rh->name)) {
-            continue;
-        }
-        for (j = 0; j < rh->n_resources; j++) {
-            if (is_unhealthy(&rh->resources[j])) {
-                if (n++ == 0) {
-                    *ret_rh = rh;
-                    *ret_dev = &rh->resources[j];
-                }
-            }
-        }
-    }
-    return n;
 }
 
 /* The request of a claim's device result is that request, or one of its
@@ -183,7 +151,7 @@ int krc_diag_match_device_unhealthy(struct dctx *x)
     const struct krc_report_resource_health *rh = NULL;
     const struct krc_report_device_health *dev = NULL;
 
-    if (!failed_or_unknown(x) || find_unhealthy(x->c, &rh, &dev) == 0) {
+    if (!failed_or_unknown(x) || krc_report_unhealthy_accelerators(x->c, &rh, &dev, NULL) == 0) {
         return 0;
     }
     /* A SIGKILL or SIGTERM is something else stopping the container; a
@@ -197,7 +165,7 @@ void krc_diag_say_device_unhealthy(struct dctx *x, struct builder *b, struct krc
 {
     const struct krc_report_resource_health *rh = NULL;
     const struct krc_report_device_health *dev = NULL;
-    size_t n = find_unhealthy(x->c, &rh, &dev);
+    size_t n = krc_report_unhealthy_accelerators(x->c, &rh, &dev, NULL);
     char what[600];
     char id[160];
 
@@ -277,7 +245,7 @@ void krc_diag_device_evidence(struct builder *b, const struct dctx *x)
             }
             if (d->health == NULL || str_eq(d->health, "Unknown")) {
                 note = " (the kubelet cannot tell: not by itself a device fault)";
-            } else if (is_unhealthy(d) && !is_accelerator(rh->name)) {
+            } else if (is_unhealthy(d) && !krc_report_is_accelerator_status(rh->name)) {
                 note = " (not an accelerator)";
             }
             device_id(d, id, sizeof(id));

@@ -659,6 +659,44 @@ int krc_report_is_gpu_resource(const char *name)
     return strncmp(name, "nvidia.com/mig-", 15) == 0;
 }
 
+int krc_report_is_accelerator_status(const char *name)
+{
+    return name != NULL && (krc_report_is_gpu_resource(name) || strncmp(name, "claim:", 6) == 0);
+}
+
+size_t krc_report_unhealthy_accelerators(const struct krc_report_container *c,
+                                         const struct krc_report_resource_health **ret_rh,
+                                         const struct krc_report_device_health **ret_dev,
+                                         int *ret_listed)
+{
+    size_t n = 0;
+
+    *ret_rh = NULL;
+    *ret_dev = NULL;
+    if (ret_listed != NULL) {
+        *ret_listed = 0;
+    }
+    for (size_t i = 0; c->resource_health != NULL && i < c->n_resource_health; i++) {
+        const struct krc_report_resource_health *rh = &c->resource_health[i];
+
+        if (!krc_report_is_accelerator_status(rh->name)) {
+            continue;
+        }
+        if (ret_listed != NULL) {
+            *ret_listed = 1;
+        }
+        for (size_t j = 0; rh->resources != NULL && j < rh->n_resources; j++) {
+            const struct krc_report_device_health *d = &rh->resources[j];
+
+            if (d->health != NULL && strcmp(d->health, "Unhealthy") == 0 && n++ == 0) {
+                *ret_rh = rh;
+                *ret_dev = d;
+            }
+        }
+    }
+    return n;
+}
+
 int krc_report_json_may_name_gpu_resource(const char *json, size_t len)
 {
     const char *p = json;

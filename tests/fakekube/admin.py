@@ -730,6 +730,99 @@ class FakeKube:
                 body[k] = v
         return self.call("POST", "/admin/deployments/%s/%s/rollout" % (namespace, name), body)
 
+    def _controller_call(self, resource, action, namespace, name, containers=None,
+                         realistic=True, **kw):
+        body = {k: v for k, v in kw.items() if v is not None}
+        if containers is not None:
+            body["containers"] = [_container(c, i) if realistic else
+                                  ({"name": c} if isinstance(c, str) else dict(c))
+                                  for i, c in enumerate(containers)]
+        return self.call("POST", "/admin/%s/%s/%s/%s" % (resource, namespace, name, action),
+                         body)
+
+    def statefulset(self, namespace, name, containers, replicas=1,
+                    manager="kubectl-client-side-apply", ready=True, node="fake-node-1",
+                    labels=None, service_name=None, template_spec=None, time=None,
+                    realistic=True):
+        """A StatefulSet and what its controller writes: the ControllerRevision
+        <name>-<hash> (revision 1; data {"spec": {"template": {..., "$patch": "replace"}}},
+        label controller.kubernetes.io/hash), pods <name>-0.. (labels
+        controller-revision-hash = the revision's name, statefulset.kubernetes.io/pod-name,
+        apps.kubernetes.io/pod-index) and the status (currentRevision = updateRevision).
+        Returns {"statefulset", "controllerrevision", "pods"}."""
+        return self._controller_call(
+            "statefulsets", "create", namespace, name, containers, realistic,
+            replicas=replicas, manager=manager, ready=ready, node=node, labels=labels,
+            service_name=service_name, template_spec=template_spec, time=time)
+
+    def rollout_statefulset(self, namespace, name, containers_patch=None,
+                            manager="kubectl-client-side-apply", new_pods=1, ready=True,
+                            node=None, template_spec=None, time=None):
+        """The pod template changes (generation + 1): a new ControllerRevision (revision + 1,
+        the status's updateRevision) and the RollingUpdate replaces new_pods pods from the
+        highest ordinal down (same names, new uids); currentRevision stays until every pod
+        is updated."""
+        return self._controller_call(
+            "statefulsets", "rollout", namespace, name, containers_patch=containers_patch or {},
+            manager=manager, new_pods=new_pods, ready=ready, node=node,
+            template_spec=template_spec, time=time)
+
+    def daemonset(self, namespace, name, containers, nodes=("fake-node-1",),
+                  manager="kubectl-client-side-apply", ready=True, labels=None,
+                  template_spec=None, time=None, realistic=True):
+        """A DaemonSet, its ControllerRevision, one pod per node (labels
+        controller-revision-hash = the revision's hash, pod-template-generation; the node
+        affinity and tolerations the controller adds) and its status."""
+        return self._controller_call(
+            "daemonsets", "create", namespace, name, containers, realistic,
+            nodes=list(nodes), manager=manager, ready=ready, labels=labels,
+            template_spec=template_spec, time=time)
+
+    def rollout_daemonset(self, namespace, name, containers_patch=None,
+                          manager="kubectl-client-side-apply", new_pods=1, ready=True,
+                          template_spec=None, time=None):
+        """A new ControllerRevision; the pods of new_pods nodes are replaced."""
+        return self._controller_call(
+            "daemonsets", "rollout", namespace, name, containers_patch=containers_patch or {},
+            manager=manager, new_pods=new_pods, ready=ready, template_spec=template_spec,
+            time=time)
+
+    def job(self, namespace, name, containers, pods=1, restart_policy="OnFailure",
+            manager="kubectl-create", ready=True, node="fake-node-1", labels=None, time=None,
+            realistic=True):
+        """A Job (selector and pod labels batch.kubernetes.io/controller-uid and job-name),
+        `pods` running pods owned by it (restart_policy OnFailure: containers restart in
+        place) and its status (active, ready, startTime)."""
+        return self._controller_call(
+            "jobs", "create", namespace, name, containers, realistic, pods=pods,
+            restart_policy=restart_policy, manager=manager, ready=ready, node=node,
+            labels=labels, time=time)
+
+    def cronjob(self, namespace, name, containers, schedule="*/5 * * * *",
+                restart_policy="OnFailure", manager="kubectl-client-side-apply", labels=None,
+                time=None, realistic=True):
+        """A CronJob (run it with run_cronjob)."""
+        return self._controller_call(
+            "cronjobs", "create", namespace, name, containers, realistic, schedule=schedule,
+            restart_policy=restart_policy, manager=manager, labels=labels, time=time)
+
+    def run_cronjob(self, namespace, name, time=None, pods=1, ready=True, node="fake-node-1"):
+        """The CronJob controller starts the run scheduled at `time` (default now): the Job
+        <name>-<minutes since the epoch> owned by the CronJob (annotation
+        batch.kubernetes.io/cronjob-scheduled-timestamp), its pods, the CronJob's status.
+        Returns {"cronjob", "job", "pods"}."""
+        return self._controller_call("cronjobs", "run", namespace, name, time=time,
+                                     pods=pods, ready=ready, node=node)
+
+    def replace_pod(self, namespace, name, node=None, ready=True, time=None):
+        """Delete a pod of a ReplicaSet made by deployment()/rollout(); its controller
+        creates a replacement pod (new name and uid, restartCount 0), returned."""
+        body = {"ready": ready}
+        for k, v in (("node", node), ("time", time)):
+            if v is not None:
+                body[k] = v
+        return self.call("POST", "/admin/pods/%s/%s/replace" % (namespace, name), body)
+
     def get_object(self, resource, namespace, name=None):
         """Any stored object: get_object("replicasets", "shop", "api-x"); cluster-scoped
         resources take the name alone (get_object("nodes", "n1"))."""

@@ -146,8 +146,10 @@ BOOKMARK_BODY = {
     "namespaces": {"spec": {}, "status": {}},
     "leases": {"spec": {}},
     "resourceclaims": {"spec": {"devices": {}}, "status": {}},
-    # Go zero values of the apps/v1 and batch/v1 types (json tags of k8s.io/api 1.32 as read
-    # from the type definitions; not compared byte for byte with a real server's bookmark)
+    # Go zero values of the apps/v1 and batch/v1 types under their json tags (fields without
+    # omitempty, structs, null pointers); the StatefulSet tags were checked against copies of
+    # the type, the others are from memory of k8s.io/api; none was compared with a real
+    # server's bookmark (clients read only the bookmark's metadata)
     "configmaps": {},
     "secrets": {},
     "deployments": {"spec": {"selector": None, "template": {
@@ -1418,6 +1420,14 @@ def safe_encode(s):
     return "".join(SAFE_ALPHANUMS[b % len(SAFE_ALPHANUMS)] for b in s.encode())
 
 
+def fnv32a(data):
+    h = 0x811c9dc5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xffffffff
+    return h
+
+
 def pod_template_hash(template, collision_count=None):
     """controller.ComputeHash: FNV-32a over the template (and collisionCount), the decimal
     value SafeEncodeString'd.  The bytes hashed here are the template's canonical JSON, not
@@ -1426,11 +1436,7 @@ def pod_template_hash(template, collision_count=None):
     data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
     if collision_count:
         data += str(collision_count).encode()
-    h = 0x811c9dc5
-    for b in data:
-        h ^= b
-        h = (h * 0x01000193) & 0xffffffff
-    return safe_encode(str(h))
+    return safe_encode(str(fnv32a(data)))
 
 
 def default_pod_template(tmpl, restart_policy="Always"):
@@ -2854,7 +2860,6 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
         store = self.store
         cfg = store.config
         self._watch_target = self.meta_target()
-        self._watch_target_warned = False
         rv, rvm, _, sie = self.validate_list_options(True)
         lsel = parse_label_selector(self.q.get("labelSelector"))
         fsel = parse_field_selector(resource, self.q.get("fieldSelector"))
@@ -2930,20 +2935,11 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
 
     def watch_object(self, resource, obj):
         """A watch event's object as this watch's Accept header asks for it: the full object,
-        or with as=PartialObjectMetadata its metadata only.  As the API server's
-        watchEmbeddedEncoder: a conversion that fails (as=PartialObjectMetadataList of one
-        object) is logged and the object is sent unconverted."""
+        or with as=PartialObjectMetadata its metadata only (as=PartialObjectMetadataList:
+        see watch_loop)."""
         target = getattr(self, "_watch_target", None)
-        if target is None:
-            return obj if "kind" in obj else self.full(resource, obj)
-        if target[0] == "PartialObjectMetadata":
+        if target is not None and target[0] == "PartialObjectMetadata":
             return partial_metadata(obj, target[1])
-        if not getattr(self, "_watch_target_warned", False):
-            self._watch_target_warned = True
-            LOG.info("watch %s: failed to transform object *%s: you requested "
-                     "PartialObjectMetadataList, but the requested object is not a list "
-                     "(*%s); sent unconverted", self.path, INTERNAL_TYPES[resource],
-                     INTERNAL_TYPES[resource])
         return obj if "kind" in obj else self.full(resource, obj)
 
     def write_chunk(self, data: bytes):
@@ -3061,6 +3057,17 @@ class ApiHandler(TlsHandlerMixin, HandlerBase):
                 return
             for p in prefixes:
                 self.write_chunk(p)
+            if self._watch_target is not None and \
+                    self._watch_target[0] != "PartialObjectMetadata" and any(
+                    not isinstance(ln, bytes) or ln.startswith(b'{"type":"BOOKMARK"')
+                    for ln in pending):
+                # as the API server's watch: the conversion fails, the unconverted object
+                # then fails to encode with the meta.k8s.io codec, and the stream ends
+                LOG.info("watch %s: unable to encode watch object *%s: you requested "
+                         "PartialObjectMetadataList, but the requested object is not a list; "
+                         "ending the watch", self.path, INTERNAL_TYPES[resource])
+                self.end_chunked()
+                return
             self.write_events(ln if isinstance(ln, bytes) else
                               self.event_line(ln[0], self.watch_object(resource, ln[1]))
                               for ln in pending)
@@ -3212,6 +3219,21 @@ class AdminError(Exception):
         self.message = message
 
 
+# POST /admin/RESOURCE/NS/NAME/ACTION -> the AdminHandler method that does what the
+# resource's controller would
+CONTROLLER_ACTIONS = {
+    ("deployments", "create"): "deployment_create",
+    ("deployments", "rollout"): "deployment_rollout",
+    ("statefulsets", "create"): "statefulset_create",
+    ("statefulsets", "rollout"): "statefulset_rollout",
+    ("daemonsets", "create"): "daemonset_create",
+    ("daemonsets", "rollout"): "daemonset_rollout",
+    ("jobs", "create"): "job_create",
+    ("cronjobs", "create"): "cronjob_create",
+    ("cronjobs", "run"): "cronjob_run",
+}
+
+
 class AdminHandler(HandlerBase):
     timeout = 120
 
@@ -3349,6 +3371,8 @@ class AdminHandler(HandlerBase):
                 store.put_many(resource, objs)
             if many:  # bulk: a summary keeps big creations fast
                 return 201, [summary(o) for o in objs]
+            if resource == "pods":
+                self.reconcile_owner(objs[0])
             return 201, ApiHandler.full(resource, objs[0])
         if rest == ["bulk"] and m == "POST":
             return 201, self.bulk(resource, self.body())
@@ -3356,14 +3380,16 @@ class AdminHandler(HandlerBase):
             out = self.restart(rest[0], rest[1], self.body())
             self.reconcile_owner(out)
             return 200, out
-        if resource == "deployments" and len(rest) == 3 and m == "POST" and rest[2] in (
-                "create", "rollout"):
+        if resource == "pods" and len(rest) == 3 and rest[2] == "replace" and m == "POST":
+            b = self.body()
+            return 201, self.replace_pod(rest[0], rest[1], b if isinstance(b, dict) else {})
+        action = CONTROLLER_ACTIONS.get((resource, rest[2])) if len(rest) == 3 else None
+        if action is not None and m == "POST":
             b = self.body()
             if not isinstance(b, dict):
                 raise AdminError(400, "body must be a JSON object")
-            if rest[2] == "create":
-                return 201, self.deployment_create(rest[0], rest[1], b)
-            return 200, self.deployment_rollout(rest[0], rest[1], b)
+            return (201 if rest[2] == "create" else 200), getattr(self, action)(
+                rest[0], rest[1], b)
         if resource in ("configmaps", "secrets") and len(rest) == 3 and rest[2] == "write" \
                 and m == "POST":
             b = self.body()
@@ -3517,48 +3543,98 @@ class AdminHandler(HandlerBase):
             "spec": {"replicas": replicas, "selector": sel, "template": tmpl}}, ts)
         return self.write("replicasets", None, rs, "kube-controller-manager", ts)
 
+    def _random_name(self, ns, prefix):
+        while True:
+            name = prefix + "".join(random.choice(SAFE_ALPHANUMS) for _ in range(5))
+            if ns + "/" + name not in self.store.objects["pods"]:
+                return name
+
+    CONTROLLER_COMPONENTS = {"deployments": "deployment-controller",
+                             "replicasets": "replicaset-controller",
+                             "statefulsets": "statefulset-controller",
+                             "daemonsets": "daemonset-controller",
+                             "jobs": "job-controller", "cronjobs": "cronjob-controller"}
+
+    def controller_event(self, owner_resource, owner, reason, message, ts):
+        """The Event a controller's recorder (core/v1, legacy style) writes about owner."""
+        md = owner["metadata"]
+        info = RESOURCES[owner_resource]
+        ev = default_event({"metadata": {"namespace": md["namespace"]},
+                            "involvedObject": {"kind": info["kind"],
+                                               "namespace": md["namespace"],
+                                               "name": md["name"], "uid": md["uid"],
+                                               "apiVersion": info["apiVersion"],
+                                               "resourceVersion": md.get("resourceVersion",
+                                                                         "")},
+                            "reason": reason, "message": message, "type": "Normal",
+                            "reportingComponent": self.CONTROLLER_COMPONENTS[owner_resource],
+                            "firstTimestamp": ts, "lastTimestamp": ts}, ts)
+        self.store.put("events", ev)
+
+    def _pod_event(self, owner_resource, owner, verb, pod_name, ts):
+        """SuccessfulCreate/SuccessfulDelete as the pod's controller words it."""
+        if owner_resource == "statefulsets":
+            msg = "%s Pod %s in StatefulSet %s successful" % (verb.lower(), pod_name,
+                                                               owner["metadata"]["name"])
+        else:
+            msg = "%s pod: %s" % ("Created" if verb == "Create" else "Deleted", pod_name)
+        self.controller_event(owner_resource, owner, "Successful" + verb, msg, ts)
+
+    def _controller_delete_pod(self, owner_resource, owner, pod, ts):
+        self.store.delete("pods", obj_key("pods", pod))
+        self._pod_event(owner_resource, owner, "Delete", pod["metadata"]["name"], ts)
+
+    def _controller_pod(self, owner_resource, owner, tmpl, name, node, ready, ts,
+                        generate_name=None, labels=None, spec_extra=None):
+        """A pod of owner (a stored ReplicaSet, StatefulSet, DaemonSet or Job) from its
+        template, scheduled to node, running (ready or not), stored; managedFields: the
+        controller's create (before the binding, the kubelet's status and what admission
+        adds), then the kubelet's status."""
+        md = owner["metadata"]
+        info = RESOURCES[owner_resource]
+        manager = "kube-controller-manager"
+        base = {"metadata": {"name": name, "namespace": md["namespace"],
+                             "labels": dict(tmpl["metadata"].get("labels") or {},
+                                            **(labels or {})),
+                             "ownerReferences": [{
+                                 "apiVersion": info["apiVersion"], "kind": info["kind"],
+                                 "name": md["name"], "uid": md["uid"], "controller": True,
+                                 "blockOwnerDeletion": True}]},
+                "spec": copy.deepcopy(tmpl["spec"])}
+        if generate_name:
+            base["metadata"]["generateName"] = generate_name
+        if tmpl["metadata"].get("annotations"):
+            base["metadata"]["annotations"] = dict(tmpl["metadata"]["annotations"])
+        base["spec"].update(copy.deepcopy(spec_extra or {}))
+        spec = base["spec"]
+        spec["nodeName"] = node
+        if not ready:  # running, readiness probe failing
+            base["status"] = {"containerStatuses": [
+                {"name": c["name"], "ready": False, "started": True,
+                 "state": {"running": {"startedAt": ts}}} for c in spec["containers"]]}
+        pod = default_pod(base, ts)
+        created = copy.deepcopy(pod)
+        created.pop("status", None)
+        for k in ("nodeName", "tolerations", "priority", "preemptionPolicy",
+                  "serviceAccount", "serviceAccountName"):
+            if k not in tmpl["spec"] and k not in (spec_extra or {}):
+                created["spec"].pop(k, None)
+        if owner_resource == "daemonsets":  # the DaemonSet controller binds its pods itself
+            created["spec"]["nodeName"] = node
+        record_update("pods", None, created, manager, None, ts)
+        pod["metadata"]["managedFields"] = created["metadata"]["managedFields"]
+        record_update("pods", created, pod, "kubelet", "status", ts)
+        self.store.put("pods", pod)
+        self._pod_event(owner_resource, owner, "Create", name, ts)
+        return pod
+
     def _replicaset_pods(self, rs, count, ready, node, ts):
         """count pods of the ReplicaSet, scheduled to node, running (ready or not)."""
         md = rs["metadata"]
-        tmpl = rs["spec"]["template"]
-        out = []
-        for _ in range(count):
-            while True:
-                name = "%s-%s" % (md["name"], "".join(random.choice(SAFE_ALPHANUMS)
-                                                       for _ in range(5)))
-                if md["namespace"] + "/" + name not in self.store.objects["pods"]:
-                    break
-            base = {"metadata": {"name": name, "generateName": md["name"] + "-",
-                                 "namespace": md["namespace"],
-                                 "labels": dict(tmpl["metadata"].get("labels") or {}),
-                                 "ownerReferences": [{
-                                     "apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                     "name": md["name"], "uid": md["uid"], "controller": True,
-                                     "blockOwnerDeletion": True}]},
-                    "spec": copy.deepcopy(tmpl["spec"])}
-            if (tmpl["metadata"].get("annotations")):
-                base["metadata"]["annotations"] = dict(tmpl["metadata"]["annotations"])
-            spec = base["spec"]
-            spec["nodeName"] = node
-            if not ready:  # running, readiness probe failing
-                base["status"] = {"containerStatuses": [
-                    {"name": c["name"], "ready": False, "started": True,
-                     "state": {"running": {"startedAt": ts}}} for c in spec["containers"]]}
-            pod = default_pod(base, ts)
-            # the controller's create, as the field manager saw it: before the scheduler's
-            # binding, the kubelet's status and the fields admission adds
-            created = copy.deepcopy(pod)
-            created.pop("status", None)
-            for k in ("nodeName", "tolerations", "priority", "preemptionPolicy",
-                      "serviceAccount", "serviceAccountName"):
-                if k not in tmpl["spec"]:
-                    created["spec"].pop(k, None)
-            record_update("pods", None, created, "kube-controller-manager", None, ts)
-            pod["metadata"]["managedFields"] = created["metadata"]["managedFields"]
-            record_update("pods", created, pod, "kubelet", "status", ts)
-            self.store.put("pods", pod)
-            out.append(pod)
-        return out
+        return [self._controller_pod("replicasets", rs, rs["spec"]["template"],
+                                     self._random_name(md["namespace"], md["name"] + "-"),
+                                     node, ready, ts, generate_name=md["name"] + "-")
+                for _ in range(count)]
 
     @staticmethod
     def _pod_ready(pod):
@@ -3615,6 +3691,9 @@ class AdminHandler(HandlerBase):
 
         def n(r, k):
             return int((r.get("status") or {}).get(k) or 0)
+        # as calculateStatus of pkg/controller/deployment/sync.go: unavailable counts
+        # against the ReplicaSets' spec.replicas, replicas and updated against their status
+        wanted = sum(int(r["spec"].get("replicas", 0)) for r in rss)
         replicas = sum(n(r, "replicas") for r in rss)
         updated = n(new_rs, "replicas") if new_rs else 0
         ready = sum(n(r, "readyReplicas") for r in rss)
@@ -3622,7 +3701,7 @@ class AdminHandler(HandlerBase):
         st = {"observedGeneration": int(md.get("generation", 1))}
         for k, v in (("replicas", replicas), ("updatedReplicas", updated),
                      ("readyReplicas", ready), ("availableReplicas", available),
-                     ("unavailableReplicas", max(0, total - available))):
+                     ("unavailableReplicas", max(0, wanted - available))):
             if v:
                 st[k] = v
         old_conds = (cur.get("status") or {}).get("conditions")
@@ -3660,9 +3739,20 @@ class AdminHandler(HandlerBase):
         cluster.  Pods whose owner is not stored here (create_pod's default) change nothing."""
         store = self.store
         md = pod.get("metadata") or {}
-        ref = next((r for r in md.get("ownerReferences") or []
-                    if r.get("controller") and r.get("kind") == "ReplicaSet"), None)
+        ref = next((r for r in md.get("ownerReferences") or [] if r.get("controller")), None)
         if ref is None:
+            return
+        other = {"StatefulSet": ("statefulsets", self._statefulset_status),
+                 "DaemonSet": ("daemonsets", self._daemonset_status),
+                 "Job": ("jobs", self._job_status)}.get(ref.get("kind"))
+        if other is not None:
+            with store.cond:
+                owner = store.objects[other[0]].get("%s/%s" % (md.get("namespace"),
+                                                               ref.get("name")))
+                if owner is not None and owner["metadata"].get("uid") == ref.get("uid"):
+                    other[1](owner, now_time())
+            return
+        if ref.get("kind") != "ReplicaSet":
             return
         with store.cond:
             rs = store.objects["replicasets"].get("%s/%s" % (md.get("namespace"), ref["name"]))
@@ -3678,6 +3768,50 @@ class AdminHandler(HandlerBase):
                                                               dref["name"]))
             if dep is not None and dep["metadata"].get("uid") == dref.get("uid"):
                 self._deployment_status(dep, ts)
+
+    def replace_pod(self, ns, name, b):
+        """{"node": N?, "ready": true, "time": T?}: the pod is deleted and its controller
+        creates a replacement, as after an eviction or a node failure: a ReplicaSet's or a
+        Job's a new name and uid, a DaemonSet's on the same node, a StatefulSet's the same
+        name (the update revision's template, as with partition 0); restart counts 0; the
+        statuses follow.  Only for pods whose owner is stored here."""
+        store = self.store
+        ts = self.time_arg(b.get("time"))
+        ready = b.get("ready", True)
+        with store.cond:
+            pod = store.objects["pods"].get("%s/%s" % (ns, name))
+            if pod is None:
+                raise AdminError(404, "pod %s/%s not found" % (ns, name))
+            ref = next((r for r in pod["metadata"].get("ownerReferences") or []
+                        if r.get("controller")), None) or {}
+            resource = {"ReplicaSet": "replicasets", "StatefulSet": "statefulsets",
+                        "DaemonSet": "daemonsets", "Job": "jobs"}.get(ref.get("kind"))
+            owner = store.objects[resource].get("%s/%s" % (ns, ref.get("name"))) \
+                if resource else None
+            if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
+                raise AdminError(400, "pod %s/%s has no controller stored here to replace it "
+                                 "(pods of deployment(), statefulset(), daemonset(), job())"
+                                 % (ns, name))
+            node = b.get("node") or pod["spec"].get("nodeName") or "fake-node-1"
+            store.delete("pods", "%s/%s" % (ns, name))
+            omd = owner["metadata"]
+            if resource == "replicasets":
+                new = self._replicaset_pods(owner, 1, ready, node, ts)[0]
+            elif resource == "jobs":
+                new = self._controller_pod("jobs", owner, owner["spec"]["template"],
+                                           self._random_name(ns, omd["name"] + "-"), node,
+                                           ready, ts, generate_name=omd["name"] + "-")
+            else:
+                cr = max(self._owned("controllerrevisions", ns, omd["uid"]),
+                         key=lambda r: int(r.get("revision") or 0))
+                if resource == "statefulsets":
+                    ordinal = int(pod["metadata"].get("labels", {}).get(
+                        "apps.kubernetes.io/pod-index") or name.rsplit("-", 1)[-1])
+                    new = self._sts_pod(owner, cr, ordinal, node, ready, ts)
+                else:
+                    new = self._ds_pod(owner, cr, node, ready, ts)
+        self.reconcile_owner(new)
+        return ApiHandler.full("pods", new)
 
     @staticmethod
     def _containers_arg(containers):
@@ -3716,6 +3850,10 @@ class AdminHandler(HandlerBase):
             self._apply_annotation(dep, manager, applied)
             self.write("deployments", None, dep, manager, ts)
             rs = self._replicaset_for(dep, replicas, 1, ts)
+            if replicas:
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled up replica set %s from 0 to %d" % (
+                                          rs["metadata"]["name"], replicas), ts)
             dep = self._set_revision(dep, 1, ts)
             pods = self._replicaset_pods(rs, replicas, b.get("ready", True), node, ts)
             rs = self._replicaset_status(rs, ts)
@@ -3777,18 +3915,31 @@ class AdminHandler(HandlerBase):
             old_rs = next((r for r in rss if self._revision(r) == old_rev), None)
             revision = max([self._revision(r) for r in rss] + [0]) + 1
             dep = self.write("deployments", cur, new, manager, ts)
+            before = store.objects["replicasets"].get("%s/%s-%s" % (
+                ns, name, pod_template_hash(dep["spec"]["template"])))
             rs = self._replicaset_for(dep, new_pods, revision, ts)
+            was = int(before["spec"].get("replicas", 0)) if before is not None else 0
+            if new_pods != was:
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled %s replica set %s from %d to %d" % (
+                                          "up" if new_pods > was else "down",
+                                          rs["metadata"]["name"], was, new_pods), ts)
             dep = self._set_revision(dep, revision, ts)
             pods = self._replicaset_pods(rs, new_pods, b.get("ready", True), node, ts)
             rs = self._replicaset_status(rs, ts)
             if old_rs is not None and old_ready is not None and old_rs is not rs:
+                # the ReplicaSet controller deletes not-ready pods first, then the newest
                 old_pods = sorted(self._owned("pods", ns, old_rs["metadata"]["uid"]),
-                                  key=lambda p: (self._pod_ready(p),
-                                                 p["metadata"]["creationTimestamp"]),
-                                  reverse=False)
-                for p in old_pods[:max(0, len(old_pods) - old_ready)]:
-                    store.delete("pods", obj_key("pods", p))
+                                  key=lambda p: p["metadata"]["creationTimestamp"],
+                                  reverse=True)
+                old_pods.sort(key=self._pod_ready)
                 o = store.objects["replicasets"][obj_key("replicasets", old_rs)]
+                self.controller_event("deployments", dep, "ScalingReplicaSet",
+                                      "Scaled down replica set %s from %d to %d" % (
+                                          o["metadata"]["name"],
+                                          int(o["spec"].get("replicas", 0)), old_ready), ts)
+                for p in old_pods[:max(0, len(old_pods) - old_ready)]:
+                    self._controller_delete_pod("replicasets", o, p, ts)
                 scaled = copy.deepcopy(o)
                 scaled["spec"]["replicas"] = old_ready
                 scaled["metadata"]["generation"] = int(o["metadata"].get("generation", 1)) + 1
@@ -3802,6 +3953,420 @@ class AdminHandler(HandlerBase):
                     "old_replicaset": ApiHandler.full("replicasets", old_rs)
                     if old_rs is not None else None,
                     "revision": revision,
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    # ---- StatefulSet, DaemonSet, Job and CronJob controllers (pkg/controller/statefulset,
+    # daemon, job, cronjob; history in ControllerRevisions, pkg/controller/history) ----
+
+    def _controller_revision(self, owner_resource, owner, ts):
+        """history.NewControllerRevision for the owner's current template: data
+        {"spec": {"template": {..., "$patch": "replace"}}}, name <owner>-<hash of the data>,
+        labels the template's + controller.kubernetes.io/hash, ownerReferences to the owner,
+        revision = the highest + 1; a revision equal to an older one is re-used with the new
+        revision number (a rollback)."""
+        store = self.store
+        md = owner["metadata"]
+        ns = md["namespace"]
+        tmpl = copy.deepcopy(owner["spec"]["template"])
+        tmpl["$patch"] = "replace"
+        data = {"spec": {"template": tmpl}}
+        h = safe_encode(str(fnv32a(json.dumps(data, sort_keys=True,
+                                              separators=(",", ":")).encode())))
+        name = "%s-%s" % (md["name"], h)
+        revs = self._owned("controllerrevisions", ns, md["uid"])
+        top = max([int(r.get("revision") or 0) for r in revs] + [0])
+        cur = store.objects["controllerrevisions"].get(ns + "/" + name)
+        if cur is not None:
+            if int(cur.get("revision") or 0) == top:
+                return cur
+            new = copy.deepcopy(cur)
+            new["revision"] = top + 1
+            return self.write("controllerrevisions", cur, new, "kube-controller-manager", ts)
+        info = RESOURCES[owner_resource]
+        cr = default_workload("controllerrevisions")({
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": dict(owner["spec"]["template"]["metadata"].get("labels")
+                                        or {}, **{"controller.kubernetes.io/hash": h}),
+                         "ownerReferences": [{"apiVersion": info["apiVersion"],
+                                              "kind": info["kind"], "name": md["name"],
+                                              "uid": md["uid"], "controller": True,
+                                              "blockOwnerDeletion": True}]},
+            "data": data, "revision": top + 1}, ts)
+        return self.write("controllerrevisions", None, cr, "kube-controller-manager", ts)
+
+    @staticmethod
+    def _revision_template(cr):
+        tmpl = copy.deepcopy(cr["data"]["spec"]["template"])
+        tmpl.pop("$patch", None)
+        return tmpl
+
+    def _workload_create(self, resource, ns, name, b, spec_extra):
+        """The object as `manager` created it (generation 1; client-side apply keeps its
+        annotation)."""
+        containers = self._containers_arg(b.get("containers"))
+        manager = b.get("manager") or "kubectl-client-side-apply"
+        labels = b.get("labels") or {"app": name}
+        ts = self.time_arg(b.get("time"))
+        if self.store.objects[resource].get("%s/%s" % (ns, name)) is not None:
+            raise AdminError(409, "%s %s/%s exists; use rollout" % (
+                RESOURCES[resource]["singular"], ns, name))
+        applied = {"apiVersion": RESOURCES[resource]["apiVersion"],
+                   "kind": RESOURCES[resource]["kind"],
+                   "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
+                   "spec": dict(spec_extra, selector={"matchLabels": dict(labels)},
+                                template={"metadata": {"labels": dict(labels)},
+                                          "spec": dict(copy.deepcopy(
+                                              b.get("template_spec") or {}),
+                                              containers=containers)})}
+        obj = default_workload(resource)(copy.deepcopy(applied), ts)
+        self._apply_annotation(obj, manager, applied)
+        return self.write(resource, None, obj, manager, ts), ts
+
+    def _workload_template_change(self, resource, ns, name, b):
+        """`manager` changes the pod template of a StatefulSet or DaemonSet (as for
+        deployment_rollout); returns (old, new, ts)."""
+        patch = b.get("containers_patch") or {}
+        if not isinstance(patch, dict) or any(not isinstance(v, dict) for v in patch.values()):
+            raise AdminError(400, "\"containers_patch\" must map container names to merge "
+                             "patches")
+        manager = b.get("manager") or "kubectl-client-side-apply"
+        ts = self.time_arg(b.get("time"))
+        cur = self.store.objects[resource].get("%s/%s" % (ns, name))
+        if cur is None:
+            raise AdminError(404, "%s %s/%s not found" % (RESOURCES[resource]["singular"], ns,
+                                                          name))
+        new = copy.deepcopy(cur)
+        spec = new["spec"]["template"]["spec"]
+        names = [c["name"] for c in spec["containers"]]
+        for cname, cpatch in patch.items():
+            if cname not in names:
+                raise AdminError(400, "%s %s/%s has no container %s (has %s)" % (
+                    RESOURCES[resource]["singular"], ns, name, cname, ", ".join(names)))
+            i = names.index(cname)
+            spec["containers"][i] = _default_container_spec(merge_patch(spec["containers"][i],
+                                                                        cpatch))
+        if b.get("template_spec"):
+            new["spec"]["template"]["spec"] = merge_patch(spec, b["template_spec"])
+        if new["spec"]["template"] == cur["spec"]["template"]:
+            raise AdminError(400, "rollout of %s/%s changes nothing in the pod template"
+                             % (ns, name))
+        new["metadata"]["generation"] = int(cur["metadata"].get("generation", 1)) + 1
+        if manager == "kubectl-client-side-apply":
+            self._apply_annotation(new, manager, {
+                "apiVersion": RESOURCES[resource]["apiVersion"],
+                "kind": RESOURCES[resource]["kind"],
+                "metadata": {"name": name, "namespace": ns,
+                             "labels": new["metadata"].get("labels") or {}},
+                "spec": {k: v for k, v in new["spec"].items()
+                         if k in ("replicas", "selector", "serviceName", "template")}})
+        return cur, self.write(resource, cur, new, manager, ts), ts
+
+    def _sts_pod(self, sts, cr, ordinal, node, ready, ts):
+        md = sts["metadata"]
+        pname = "%s-%d" % (md["name"], ordinal)
+        return self._controller_pod(
+            "statefulsets", sts, self._revision_template(cr), pname, node, ready, ts,
+            labels={"controller-revision-hash": cr["metadata"]["name"],
+                    "statefulset.kubernetes.io/pod-name": pname,
+                    "apps.kubernetes.io/pod-index": str(ordinal)},
+            spec_extra={"hostname": pname, "subdomain": sts["spec"].get("serviceName", "")})
+
+    def _statefulset_status(self, sts, ts):
+        store = self.store
+        cur = store.objects["statefulsets"].get(obj_key("statefulsets", sts))
+        if cur is None:
+            return None
+        md = cur["metadata"]
+        pods = [p for p in self._owned("pods", md["namespace"], md["uid"])
+                if not p["metadata"].get("deletionTimestamp")]
+        revs = sorted(self._owned("controllerrevisions", md["namespace"], md["uid"]),
+                      key=lambda r: int(r.get("revision") or 0))
+        update = revs[-1]["metadata"]["name"] if revs else ""
+        current = (cur.get("status") or {}).get("currentRevision") or update
+
+        def count(rev):
+            return sum(1 for p in pods if (p["metadata"].get("labels") or {}).get(
+                "controller-revision-hash") == rev)
+        if count(update) == len(pods) == int(cur["spec"].get("replicas", 1)):
+            current = update  # the rolling update is done
+        ready = sum(1 for p in pods if self._pod_ready(p))
+        st = {"observedGeneration": int(md.get("generation", 1)), "replicas": len(pods)}
+        for k, v in (("readyReplicas", ready), ("currentReplicas", count(current)),
+                     ("updatedReplicas", count(update))):
+            if v:
+                st[k] = v
+        st.update(currentRevision=current, updateRevision=update, collisionCount=0,
+                  availableReplicas=ready)
+        if cur.get("status") == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write("statefulsets", cur, new, "kube-controller-manager", ts, "status")
+
+    def statefulset_create(self, ns, name, b):
+        """{"containers", "replicas"?: 1, "service_name"?, "manager"?, "ready"?, "node"?,
+        "labels"?, "template_spec"?, "time"?}: the StatefulSet, its ControllerRevision
+        (revision 1), pods <name>-0.. (label controller-revision-hash = the revision's name,
+        statefulset.kubernetes.io/pod-name, apps.kubernetes.io/pod-index) and its status
+        (currentRevision = updateRevision)."""
+        replicas = b.get("replicas", 1)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise AdminError(400, "\"replicas\" must be a non-negative integer")
+        store = self.store
+        with store.cond:
+            sts, ts = self._workload_create("statefulsets", ns, name, b, {
+                "replicas": replicas, "serviceName": b.get("service_name") or name})
+            cr = self._controller_revision("statefulsets", sts, ts)
+            pods = [self._sts_pod(sts, cr, i, b.get("node", "fake-node-1"),
+                                  b.get("ready", True), ts) for i in range(replicas)]
+            sts = self._statefulset_status(sts, ts)
+            return {"statefulset": ApiHandler.full("statefulsets", sts),
+                    "controllerrevision": ApiHandler.full("controllerrevisions", cr),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    def statefulset_rollout(self, ns, name, b):
+        """{"containers_patch", "template_spec"?, "manager"?, "new_pods"?: 1, "ready"?,
+        "node"?, "time"?}: a new ControllerRevision (updateRevision); the RollingUpdate
+        replaces new_pods pods from the highest ordinal down (same name, new uid, the new
+        revision's template and label)."""
+        new_pods = b.get("new_pods", 1)
+        if not isinstance(new_pods, int) or isinstance(new_pods, bool) or new_pods < 0:
+            raise AdminError(400, "\"new_pods\" must be a non-negative integer")
+        store = self.store
+        with store.cond:
+            _, sts, ts = self._workload_template_change("statefulsets", ns, name, b)
+            cr = self._controller_revision("statefulsets", sts, ts)
+            replicas = int(sts["spec"].get("replicas", 1))
+            pods = []
+            for ordinal in range(replicas - 1, max(-1, replicas - 1 - new_pods), -1):
+                old = store.objects["pods"].get("%s/%s-%d" % (ns, name, ordinal))
+                node = b.get("node") or (old or {}).get("spec", {}).get("nodeName") or \
+                    "fake-node-1"
+                if old is not None:
+                    self._controller_delete_pod("statefulsets", sts, old, ts)
+                pods.append(self._sts_pod(sts, cr, ordinal, node, b.get("ready", True), ts))
+            sts = self._statefulset_status(sts, ts)
+            return {"statefulset": ApiHandler.full("statefulsets", sts),
+                    "controllerrevision": ApiHandler.full("controllerrevisions", cr),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    DAEMON_TOLERATIONS = [  # what the DaemonSet controller adds to its pods
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists",
+         "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists",
+         "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists",
+         "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+         "effect": "NoSchedule"}]
+
+    def _ds_pod(self, ds, cr, node, ready, ts):
+        md = ds["metadata"]
+        tmpl = self._revision_template(cr)
+        tolerations = list(tmpl["spec"].get("tolerations") or []) + self.DAEMON_TOLERATIONS
+        return self._controller_pod(
+            "daemonsets", ds, tmpl, self._random_name(md["namespace"], md["name"] + "-"),
+            node, ready, ts, generate_name=md["name"] + "-",
+            labels={"controller-revision-hash": cr["metadata"]["labels"][
+                "controller.kubernetes.io/hash"],
+                "pod-template-generation": str(md.get("generation", 1))},
+            spec_extra={"tolerations": tolerations, "affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                      "values": [node]}]}]}}}})
+
+    def _daemonset_status(self, ds, ts):
+        store = self.store
+        cur = store.objects["daemonsets"].get(obj_key("daemonsets", ds))
+        if cur is None:
+            return None
+        md = cur["metadata"]
+        pods = [p for p in self._owned("pods", md["namespace"], md["uid"])
+                if not p["metadata"].get("deletionTimestamp")]
+        nodes = {p["spec"].get("nodeName") for p in pods}
+        desired = max(len(nodes), int((cur.get("status") or {}).get(
+            "desiredNumberScheduled") or 0))
+        ready = sum(1 for p in pods if self._pod_ready(p))
+        updated = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get(
+            "pod-template-generation") == str(md.get("generation", 1)))
+        st = {"currentNumberScheduled": len(nodes), "numberMisscheduled": 0,
+              "desiredNumberScheduled": desired, "numberReady": ready,
+              "observedGeneration": int(md.get("generation", 1))}
+        for k, v in (("updatedNumberScheduled", updated), ("numberAvailable", ready),
+                     ("numberUnavailable", max(0, desired - ready))):
+            if v:
+                st[k] = v
+        if cur.get("status") == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write("daemonsets", cur, new, "kube-controller-manager", ts, "status")
+
+    def daemonset_create(self, ns, name, b):
+        """{"containers", "nodes"?: ["fake-node-1"], "manager"?, "ready"?, "labels"?,
+        "template_spec"?, "time"?}: the DaemonSet, its ControllerRevision, one pod per node
+        (labels controller-revision-hash = the revision's hash, pod-template-generation; the
+        node affinity and tolerations the controller adds) and its status."""
+        nodes = b.get("nodes") or ["fake-node-1"]
+        if not isinstance(nodes, list) or any(not isinstance(n, str) or not n for n in nodes):
+            raise AdminError(400, "\"nodes\" must be a list of node names")
+        store = self.store
+        with store.cond:
+            ds, ts = self._workload_create("daemonsets", ns, name, b, {})
+            cr = self._controller_revision("daemonsets", ds, ts)
+            pods = [self._ds_pod(ds, cr, n, b.get("ready", True), ts) for n in nodes]
+            ds = self._daemonset_status(ds, ts)
+            return {"daemonset": ApiHandler.full("daemonsets", ds),
+                    "controllerrevision": ApiHandler.full("controllerrevisions", cr),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    def daemonset_rollout(self, ns, name, b):
+        """{"containers_patch", "template_spec"?, "manager"?, "new_pods"?: 1, "ready"?,
+        "time"?}: a new ControllerRevision; the RollingUpdate replaces the pods of new_pods
+        nodes (the old pod deleted, a new one on the same node)."""
+        new_pods = b.get("new_pods", 1)
+        if not isinstance(new_pods, int) or isinstance(new_pods, bool) or new_pods < 0:
+            raise AdminError(400, "\"new_pods\" must be a non-negative integer")
+        store = self.store
+        with store.cond:
+            _, ds, ts = self._workload_template_change("daemonsets", ns, name, b)
+            cr = self._controller_revision("daemonsets", ds, ts)
+            olds = sorted(self._owned("pods", ns, ds["metadata"]["uid"]),
+                          key=lambda p: p["spec"].get("nodeName") or "")
+            pods = []
+            for old in olds[:new_pods]:
+                self._controller_delete_pod("daemonsets", ds, old, ts)
+                pods.append(self._ds_pod(ds, cr, old["spec"].get("nodeName"),
+                                         b.get("ready", True), ts))
+            ds = self._daemonset_status(ds, ts)
+            return {"daemonset": ApiHandler.full("daemonsets", ds),
+                    "controllerrevision": ApiHandler.full("controllerrevisions", cr),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    def _job_status(self, job, ts):
+        store = self.store
+        cur = store.objects["jobs"].get(obj_key("jobs", job))
+        if cur is None:
+            return None
+        md = cur["metadata"]
+        pods = [p for p in self._owned("pods", md["namespace"], md["uid"])
+                if (p.get("status") or {}).get("phase") in ("Pending", "Running")]
+        ready = sum(1 for p in pods if self._pod_ready(p))
+        old = cur.get("status") or {}
+        st = {"startTime": old.get("startTime") or ts}
+        if pods:
+            st["active"] = len(pods)
+        for k in ("succeeded", "failed", "conditions", "completionTime"):
+            if old.get(k) is not None:
+                st[k] = old[k]
+        st.update(terminating=0, uncountedTerminatedPods={}, ready=ready)
+        if old == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write("jobs", cur, new, "kube-controller-manager", ts, "status")
+
+    def _job_with_pods(self, job, manager, b, ts):
+        n = b.get("pods", 1)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise AdminError(400, "\"pods\" must be a non-negative integer")
+        job = self.write("jobs", None, job, manager, ts)
+        md = job["metadata"]
+        pods = [self._controller_pod("jobs", job, job["spec"]["template"],
+                                     self._random_name(md["namespace"], md["name"] + "-"),
+                                     b.get("node", "fake-node-1"), b.get("ready", True), ts,
+                                     generate_name=md["name"] + "-") for _ in range(n)]
+        job = self._job_status(job, ts)
+        return job, pods
+
+    def job_create(self, ns, name, b):
+        """{"containers", "pods"?: 1, "restart_policy"?: "OnFailure", "manager"?:
+        "kubectl-create", "ready"?, "node"?, "labels"?, "time"?}: the Job (selector and pod
+        labels batch.kubernetes.io/controller-uid and job-name from its uid), its running
+        pods (restartPolicy OnFailure restarts containers in place) and its status."""
+        containers = self._containers_arg(b.get("containers"))
+        ts = self.time_arg(b.get("time"))
+        store = self.store
+        with store.cond:
+            if store.objects["jobs"].get("%s/%s" % (ns, name)) is not None:
+                raise AdminError(409, "job %s/%s exists" % (ns, name))
+            job = default_workload("jobs")({
+                "metadata": {"name": name, "namespace": ns, "labels": b.get("labels") or {}},
+                "spec": {"template": {"metadata": {"labels": b.get("labels") or {}},
+                                      "spec": {"containers": containers,
+                                               "restartPolicy": b.get("restart_policy",
+                                                                      "OnFailure")}}}}, ts)
+            job, pods = self._job_with_pods(job, b.get("manager") or "kubectl-create", b, ts)
+            return {"job": ApiHandler.full("jobs", job),
+                    "pods": [ApiHandler.full("pods", p) for p in pods]}
+
+    def cronjob_create(self, ns, name, b):
+        """{"containers", "schedule"?: "*/5 * * * *", "restart_policy"?: "OnFailure",
+        "manager"?, "labels"?, "time"?}: the CronJob."""
+        containers = self._containers_arg(b.get("containers"))
+        manager = b.get("manager") or "kubectl-client-side-apply"
+        ts = self.time_arg(b.get("time"))
+        labels = b.get("labels") or {"app": name}
+        store = self.store
+        with store.cond:
+            if store.objects["cronjobs"].get("%s/%s" % (ns, name)) is not None:
+                raise AdminError(409, "cronjob %s/%s exists" % (ns, name))
+            applied = {"apiVersion": "batch/v1", "kind": "CronJob",
+                       "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
+                       "spec": {"schedule": b.get("schedule") or "*/5 * * * *",
+                                "jobTemplate": {"spec": {"template": {
+                                    "metadata": {"labels": dict(labels)},
+                                    "spec": {"containers": containers,
+                                             "restartPolicy": b.get("restart_policy",
+                                                                    "OnFailure")}}}}}}
+            cj = default_workload("cronjobs")(copy.deepcopy(applied), ts)
+            self._apply_annotation(cj, manager, applied)
+            cj = self.write("cronjobs", None, cj, manager, ts)
+            return {"cronjob": ApiHandler.full("cronjobs", cj)}
+
+    def cronjob_run(self, ns, name, b):
+        """{"pods"?: 1, "ready"?, "node"?, "time"?: the scheduled time}: the CronJob
+        controller starts a Job <cronjob>-<scheduled time in minutes since the epoch> from
+        its jobTemplate (ownerReferences to the CronJob, annotation
+        batch.kubernetes.io/cronjob-scheduled-timestamp), the Job's pods, and the CronJob's
+        status (active, lastScheduleTime)."""
+        ts = self.time_arg(b.get("time"))
+        store = self.store
+        with store.cond:
+            cj = store.objects["cronjobs"].get("%s/%s" % (ns, name))
+            if cj is None:
+                raise AdminError(404, "cronjob %s/%s not found" % (ns, name))
+            at = int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=timezone.utc).timestamp())
+            jname = "%s-%d" % (name, at // 60)
+            if store.objects["jobs"].get("%s/%s" % (ns, jname)) is not None:
+                raise AdminError(409, "job %s/%s (the run scheduled at %s) exists"
+                                 % (ns, jname, ts))
+            jt = copy.deepcopy(cj["spec"]["jobTemplate"])
+            jmd = dict(jt.get("metadata") or {})
+            jmd.pop("creationTimestamp", None)
+            jmd.update(name=jname, namespace=ns, annotations=dict(
+                jmd.get("annotations") or {},
+                **{"batch.kubernetes.io/cronjob-scheduled-timestamp": ts}),
+                ownerReferences=[{"apiVersion": "batch/v1", "kind": "CronJob", "name": name,
+                                  "uid": cj["metadata"]["uid"], "controller": True,
+                                  "blockOwnerDeletion": True}])
+            job = default_workload("jobs")({"metadata": jmd, "spec": jt["spec"]}, ts)
+            job, pods = self._job_with_pods(job, "kube-controller-manager", b, ts)
+            self.controller_event("cronjobs", cj, "SuccessfulCreate", "Created job %s" % jname,
+                                  ts)
+            new = copy.deepcopy(cj)
+            new["status"] = {"active": [{"kind": "Job", "namespace": ns, "name": jname,
+                                         "uid": job["metadata"]["uid"],
+                                         "apiVersion": "batch/v1",
+                                         "resourceVersion": job["metadata"][
+                                             "resourceVersion"]}],
+                             "lastScheduleTime": ts}
+            cj = self.write("cronjobs", cj, new, "kube-controller-manager", ts, "status")
+            return {"cronjob": ApiHandler.full("cronjobs", cj),
+                    "job": ApiHandler.full("jobs", job),
                     "pods": [ApiHandler.full("pods", p) for p in pods]}
 
     # ---- ConfigMaps and Secrets: a write of their data by a manager ----

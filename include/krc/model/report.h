@@ -449,6 +449,18 @@ long krc_report_container_gpus(const struct krc_report_container *c);
 /* Is this extended resource an accelerator device count (a device plugin's
  * resource name, src/model/report.c lists them), not a quantity? */
 int krc_report_is_gpu_resource(const char *name);
+/* Is this allocatedResourcesStatus entry an accelerator: a device count
+ * (krc_report_is_gpu_resource) or a DRA claim ("claim:<claim>/<request>")? */
+int krc_report_is_accelerator_status(const char *name);
+/* Container c's Unhealthy accelerator devices (allocatedResourcesStatus,
+ * accelerator entries only): how many, with the first in *ret_rh / *ret_dev
+ * (both NULL when none). *ret_listed (may be NULL): 1 when any accelerator
+ * is listed at all. The one reading shared by the diagnosis
+ * (gpu_device_unhealthy) and the late device-health check. */
+size_t krc_report_unhealthy_accelerators(const struct krc_report_container *c,
+                                         const struct krc_report_resource_health **ret_rh,
+                                         const struct krc_report_device_health **ret_dev,
+                                         int *ret_listed);
 
 /* Whether a Pod's JSON may name a resource krc_report_is_gpu_resource takes
  * (a quoted name whose domain is a device resource's, e.g. "nvidia.com/...):
