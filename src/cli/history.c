@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "krc/cli/db_target.h"
+#include "history_int.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/config/config.h"
@@ -49,7 +50,21 @@ static void usage(FILE *f)
             "    --since D        only restarts detected in the last D (90s, 10m, 2h, 1d) or\n"
             "                     since the RFC 3339 time D (2026-12-03T08:00:00Z)\n"
             "    --limit N        at most N rows (default %d)\n"
-            "    --format F       table (default) or json; for show: text or json\n",
+            "    --format F       table (default) or json; for show: text or json\n"
+            "\n"
+            "       krc history incidents [--namespace NS] [--workload KIND/NAME] [--open]\n"
+            "                   [--cluster NAME] [--since DURATION|TIME] [--limit N]\n"
+            "                   [--format table|json]\n"
+            "  Incidents (restarts of one workload's container with the same cause), newest\n"
+            "  first; --since D: those still open or ended since D; --open: open ones only.\n"
+            "       krc history incident ID [--format text|json]\n"
+            "  One incident: its counts, the changes before it, the first and the latest\n"
+            "  failure (last state, events, node, log tail) and the messages sent about it.\n"
+            "       krc history changes --workload NS/KIND/NAME [--since DURATION|TIME]\n"
+            "                   [--limit N] [--format table|json]\n"
+            "  The changes recorded to a workload (shop/Deployment/api) and to the nodes of\n"
+            "  its newest recorded restarts, newest first.\n"
+            "  All take --db and --db-password-file as above.\n",
             KRC_HISTORY_DEFAULT_LIMIT);
 }
 
@@ -61,7 +76,7 @@ static char *safe(const char *s, size_t max, int keep_newlines)
     return krc_text_safe(s, max, keep_newlines ? KRC_TEXT_LINES : 0);
 }
 
-static void time_utc(int64_t t, char *out, size_t outsz)
+void krc_history_time_utc(int64_t t, char *out, size_t outsz)
 {
     char ts[40];
     if (t <= 0) {
@@ -79,7 +94,7 @@ static void time_utc(int64_t t, char *out, size_t outsz)
 
 /* JSON for people: two spaces a level, as krc explain, jq and kubectl
  * print it. 0, or KRC_ENOMEM. */
-static int print_json(const cJSON *o)
+int krc_history_print_json(const cJSON *o)
 {
     char *compact = cJSON_PrintUnformatted(o);
     char *text = NULL;
@@ -133,7 +148,7 @@ static int collect_row(const struct krc_store_row *r, void *ud)
         t->cells = nc;
         t->cap = ncap;
     }
-    time_utc(r->detected_at, ts, sizeof(ts));
+    krc_history_time_utc(r->detected_at, ts, sizeof(ts));
     snprintf(buf[0], CELL_MAX, "%lld", (long long)r->id);
     snprintf(buf[COL_CLUSTER], CELL_MAX, "%s",
              r->cluster != NULL && r->cluster[0] != '\0' ? r->cluster : "-"); /* "-": unnamed */
@@ -217,7 +232,7 @@ static void print_table(const struct table *t)
 
 /* ---- show ------------------------------------------------------------------------- */
 
-static void print_field(const char *label, const char *v)
+void krc_history_print_field(const char *label, const char *v)
 {
     char *s = safe(v, KRC_REPORT_JSON_TEXT_MAX, 0);
     if (s != NULL && s[0] != '\0') {
@@ -227,7 +242,7 @@ static void print_field(const char *label, const char *v)
 }
 
 /* Indented block of (possibly multi-line) text. */
-static void print_block(const char *indent, const char *text, size_t max)
+void krc_history_print_block(const char *indent, const char *text, size_t max)
 {
     char *s = safe(text, max, 1);
     const char *p = s;
@@ -298,7 +313,7 @@ static void print_message(const struct krc_store_entry *e)
     }
     if (text != NULL && (plain = unescape_mrkdwn(text)) != NULL) {
         printf("\nMessage (as sent to Slack):\n");
-        print_block("  ", plain, 64 * 1024);
+        krc_history_print_block("  ", plain, 64 * 1024);
         krc_free(plain);
     }
     cJSON_Delete(body);
@@ -315,12 +330,12 @@ static void print_strings(const char *title, const cJSON *a, const char *bullet)
     cJSON_ArrayForEach(it, a)
     {
         if (cJSON_IsString(it)) {
-            print_block(bullet, it->valuestring, 4096);
+            krc_history_print_block(bullet, it->valuestring, 4096);
         }
     }
 }
 
-static void print_report(const cJSON *rep)
+void krc_history_print_report(const cJSON *rep)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
     const cJSON *a;
@@ -335,7 +350,7 @@ static void print_report(const cJSON *rep)
         cJSON_ArrayForEach(it, a)
         {
             if (cJSON_IsString(it)) {
-                print_block("  - ", it->valuestring, 4096);
+                krc_history_print_block("  - ", it->valuestring, 4096);
             }
         }
     }
@@ -359,12 +374,12 @@ static void print_report(const cJSON *rep)
                          (int)jnum(last, "exit_code"), jstr(last, "reason") ? " " : "",
                          jstr(last, "reason") ? jstr(last, "reason") : "");
             }
-            print_block("  ", line, sizeof(line));
+            krc_history_print_block("  ", line, sizeof(line));
             if (jstr(it, "state_message") != NULL) {
-                print_block("      ", jstr(it, "state_message"), 4096);
+                krc_history_print_block("      ", jstr(it, "state_message"), 4096);
             }
             if (cJSON_IsObject(last) && jstr(last, "message") != NULL) {
-                print_block("      last message: ", jstr(last, "message"), 4096);
+                krc_history_print_block("      last message: ", jstr(last, "message"), 4096);
             }
         }
     }
@@ -378,7 +393,7 @@ static void print_report(const cJSON *rep)
                      jstr(it, "type") ? jstr(it, "type") : "?",
                      jstr(it, "reason") ? jstr(it, "reason") : "?", (int)jnum(it, "count"),
                      jstr(it, "message") ? jstr(it, "message") : "");
-            print_block("  ", line, sizeof(line));
+            krc_history_print_block("  ", line, sizeof(line));
         }
     }
     if (cJSON_IsObject(node)) {
@@ -386,14 +401,14 @@ static void print_report(const cJSON *rep)
                  jstr(node, "kubelet_version") != NULL ? " kubelet " : "",
                  jstr(node, "kubelet_version") != NULL ? jstr(node, "kubelet_version") : "");
         printf("\n");
-        print_block("", line, sizeof(line));
+        krc_history_print_block("", line, sizeof(line));
         cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "conditions"))
         {
             snprintf(line, sizeof(line), "%s=%s %s %s", jstr(it, "type") ? jstr(it, "type") : "?",
                      jstr(it, "status") ? jstr(it, "status") : "?",
                      jstr(it, "reason") ? jstr(it, "reason") : "",
                      jstr(it, "message") ? jstr(it, "message") : "");
-            print_block("  ", line, sizeof(line));
+            krc_history_print_block("  ", line, sizeof(line));
         }
     }
     a = cJSON_GetObjectItemCaseSensitive(rep, "notes");
@@ -402,7 +417,7 @@ static void print_report(const cJSON *rep)
         cJSON_ArrayForEach(it, a)
         {
             if (cJSON_IsString(it)) {
-                print_block("  - ", it->valuestring, 4096);
+                krc_history_print_block("  - ", it->valuestring, 4096);
             }
         }
     }
@@ -417,13 +432,13 @@ static void print_report(const cJSON *rep)
                          : "",
                      omitted > 0 ? ", earlier part not stored" : "");
             printf("\n");
-            print_block("", line, sizeof(line));
+            krc_history_print_block("", line, sizeof(line));
             const cJSON *cut = cJSON_GetObjectItemCaseSensitive(log, "cut");
             if (cJSON_IsObject(cut) && jstr(cut, "note") != NULL) {
                 snprintf(line, sizeof(line), "(%s)", jstr(cut, "note"));
-                print_block("  ", line, sizeof(line));
+                krc_history_print_block("  ", line, sizeof(line));
             }
-            print_block("  | ", text, KRC_REPORT_JSON_LOG_MAX + 1024);
+            krc_history_print_block("  | ", text, KRC_REPORT_JSON_LOG_MAX + 1024);
         } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(log, "empty"))) {
             printf("\nPrevious log: empty\n");
         } else {
@@ -432,40 +447,44 @@ static void print_report(const cJSON *rep)
     }
 }
 
-static void print_delivery(const struct krc_store_entry *e)
+void krc_history_print_outbox(const struct krc_store_message *m)
 {
     char t1[40];
     char t2[40];
+    char line[1024];
 
+    krc_history_time_utc(m->created_at, t1, sizeof(t1));
+    krc_history_time_utc(m->delivered_at, t2, sizeof(t2));
+    snprintf(line, sizeof(line), "#%lld %s to %s%s%s: %s, %d attempt%s, queued %s%s%s%s%s",
+             (long long)m->id, krc_store_kind_name(m->kind), m->destination,
+             m->channel ? " channel " : "", m->channel ? m->channel : "",
+             krc_store_state_name(m->state), m->attempts, m->attempts == 1 ? "" : "s", t1,
+             m->delivered_at > 0 ? ", delivered " : "", m->delivered_at > 0 ? t2 : "",
+             m->message_ref ? ", ts " : "", m->message_ref ? m->message_ref : "");
+    krc_history_print_block("  ", line, sizeof(line));
+    if (m->state == KRC_STORE_WITHDRAWN) {
+        printf("      not posted: grouped into the alert-storm summary\n");
+    } else if (m->state == KRC_STORE_SUPERSEDED) {
+        printf("      not posted by this replica: the previous leader posted this restart\n");
+    }
+    if (m->last_error != NULL) {
+        krc_history_print_block("      last error: ", m->last_error, 1024);
+    }
+}
+
+static void print_delivery(const struct krc_store_entry *e)
+{
     if (e->n_messages == 0) {
         char line[256];
         snprintf(line, sizeof(line), "nothing to send (decision %s)",
                  e->row.decision ? e->row.decision : "-");
         printf("\n");
-        print_field("Delivery:", line);
+        krc_history_print_field("Delivery:", line);
         return;
     }
     printf("\nDelivery:\n");
     for (size_t i = 0; i < e->n_messages; i++) {
-        const struct krc_store_message *m = &e->messages[i];
-        char line[1024];
-        time_utc(m->created_at, t1, sizeof(t1));
-        time_utc(m->delivered_at, t2, sizeof(t2));
-        snprintf(line, sizeof(line), "#%lld %s to %s%s%s: %s, %d attempt%s, queued %s%s%s%s%s",
-                 (long long)m->id, krc_store_kind_name(m->kind), m->destination,
-                 m->channel ? " channel " : "", m->channel ? m->channel : "",
-                 krc_store_state_name(m->state), m->attempts, m->attempts == 1 ? "" : "s", t1,
-                 m->delivered_at > 0 ? ", delivered " : "", m->delivered_at > 0 ? t2 : "",
-                 m->message_ref ? ", ts " : "", m->message_ref ? m->message_ref : "");
-        print_block("  ", line, sizeof(line));
-        if (m->state == KRC_STORE_WITHDRAWN) {
-            printf("      not posted: grouped into the alert-storm summary\n");
-        } else if (m->state == KRC_STORE_SUPERSEDED) {
-            printf("      not posted by this replica: the previous leader posted this restart\n");
-        }
-        if (m->last_error != NULL) {
-            print_block("      last error: ", m->last_error, 1024);
-        }
+        krc_history_print_outbox(&e->messages[i]);
     }
 }
 
@@ -475,7 +494,7 @@ static void print_next_step(const cJSON *rep)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(rep, "diagnosis");
 
-    print_field("Next step:", jstr(d, "next_step"));
+    krc_history_print_field("Next step:", jstr(d, "next_step"));
     print_strings("Commands:", cJSON_GetObjectItemCaseSensitive(d, "commands"), "  $ ");
 }
 
@@ -490,19 +509,19 @@ static void print_show_text(const struct krc_store_entry *e)
     snprintf(line, sizeof(line), "%s/%s container %s, restart %d", r->namespace, r->pod,
              r->container, r->restart_count);
     printf("Restart #%lld\n", (long long)r->id);
-    print_field("Cluster:", r->cluster);
-    print_field("Pod:", line);
-    print_field("Pod UID:", r->pod_uid);
+    krc_history_print_field("Cluster:", r->cluster);
+    krc_history_print_field("Pod:", line);
+    krc_history_print_field("Pod UID:", r->pod_uid);
     if (r->workload_kind != NULL && r->workload_name != NULL) {
         snprintf(line, sizeof(line), "%s %s", r->workload_kind, r->workload_name);
-        print_field("Workload:", line);
+        krc_history_print_field("Workload:", line);
     }
-    print_field("Node:", r->node);
-    time_utc(r->detected_at, t1, sizeof(t1));
+    krc_history_print_field("Node:", r->node);
+    krc_history_time_utc(r->detected_at, t1, sizeof(t1));
     snprintf(line, sizeof(line), "%s UTC", t1);
-    print_field("Detected:", line);
-    time_utc(r->started_at, t1, sizeof(t1));
-    time_utc(r->finished_at, t2, sizeof(t2));
+    krc_history_print_field("Detected:", line);
+    krc_history_time_utc(r->started_at, t1, sizeof(t1));
+    krc_history_time_utc(r->finished_at, t2, sizeof(t2));
     if (r->has_exit_code) {
         const char *sig = krc_signal_name(r->signal);
         snprintf(line, sizeof(line), "code %d%s%s%s, reason %s, ran %s .. %s UTC", r->exit_code,
@@ -511,7 +530,7 @@ static void print_show_text(const struct krc_store_entry *e)
     } else {
         snprintf(line, sizeof(line), "unknown");
     }
-    print_field("Last exit:", line);
+    krc_history_print_field("Last exit:", line);
     if (r->confidence != NULL && r->cause != NULL) {
         /* "intentional" is in the stored diagnosis only (issue 26), not a column */
         snprintf(line, sizeof(line), "%s (confidence: %s%s)", r->cause, r->confidence,
@@ -519,16 +538,16 @@ static void print_show_text(const struct krc_store_entry *e)
                      cJSON_GetObjectItemCaseSensitive(rep, "diagnosis"), "intentional"))
                      ? "; intentional"
                      : "");
-        print_field("Cause:", line);
+        krc_history_print_field("Cause:", line);
     } else {
-        print_field("Cause:", r->cause);
+        krc_history_print_field("Cause:", r->cause);
     }
-    print_field("Summary:", r->summary);
+    krc_history_print_field("Summary:", r->summary);
     print_next_step(rep);
-    print_field("Decision:", r->decision);
+    krc_history_print_field("Decision:", r->decision);
     print_message(e);
     if (rep != NULL) {
-        print_report(rep);
+        krc_history_print_report(rep);
     } else if (e->report_json != NULL) {
         printf("\n(the stored diagnostics are not valid JSON)\n");
     } else {
@@ -584,7 +603,7 @@ static int print_show_json(const struct krc_store_entry *e)
         ok = ok && krc_report_json_put(n, "body", json_doc(m->body));
         ok = ok && krc_report_json_put(n, "fallback", json_doc(m->fallback));
     }
-    ok = ok && print_json(o) == 0;
+    ok = ok && krc_history_print_json(o) == 0;
     cJSON_Delete(o);
     if (!ok) {
         fprintf(stderr, "krc history: out of memory\n");
@@ -595,15 +614,16 @@ static int print_show_json(const struct krc_store_entry *e)
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-/* The database of --db (val[0]) and --db-password-file (val[8]), read-only. */
-static int open_db(const char *const *val, struct krc_store **ret)
+/* The database of --db and --db-password-file (NULL: their defaults),
+ * read-only. 0, or 1 after saying why. */
+int krc_history_open_db(const char *db, const char *password_file, struct krc_store **ret)
 {
     struct krc_db_target t;
     struct krc_store_options o;
     struct krc_error err;
     int rc;
 
-    if (krc_db_target_resolve("krc history", val[0], val[8], &t) != 0) {
+    if (krc_db_target_resolve("krc history", db, password_file, &t) != 0) {
         return 1;
     }
     memset(&o, 0, sizeof(o));
@@ -627,7 +647,7 @@ static int open_db(const char *const *val, struct krc_store **ret)
     return 0;
 }
 
-static int parse_long(const char *opt, const char *v, long min, long max, long *ret)
+int krc_history_parse_long(const char *opt, const char *v, long min, long max, long *ret)
 {
     char *end;
     long n;
@@ -643,7 +663,7 @@ static int parse_long(const char *opt, const char *v, long min, long max, long *
     return 0;
 }
 
-static int finish(int status)
+int krc_history_finish(int status)
 {
     if (fflush(stdout) != 0) {
         fprintf(stderr, "krc history: cannot write the output: %s\n", KRC_ERRNO_STR(errno));
@@ -660,10 +680,10 @@ static int run_show(const char *const *val, const char *id_text, enum format fmt
     long id;
     int status;
 
-    if (parse_long("ID", id_text, 1, LONG_MAX, &id) != 0) {
+    if (krc_history_parse_long("ID", id_text, 1, LONG_MAX, &id) != 0) {
         return EXIT_USAGE;
     }
-    if ((status = open_db(val, &s)) != 0) {
+    if ((status = krc_history_open_db(val[0], val[8], &s)) != 0) {
         return status;
     }
     krc_error_clear(&err);
@@ -680,7 +700,7 @@ static int run_show(const char *const *val, const char *id_text, enum format fmt
     }
     krc_store_entry_free(e);
     krc_store_close(s);
-    return finish(status);
+    return krc_history_finish(status);
 }
 
 static int run_list(const char *const *val, const struct krc_store_filter *f, enum format fmt)
@@ -693,7 +713,7 @@ static int run_list(const char *const *val, const struct krc_store_filter *f, en
 
     memset(&t, 0, sizeof(t));
     t.fmt = fmt;
-    if ((status = open_db(val, &s)) != 0) {
+    if ((status = krc_history_open_db(val[0], val[8], &s)) != 0) {
         return status;
     }
     t.show_cluster = krc_store_shared(s);
@@ -712,7 +732,7 @@ static int run_list(const char *const *val, const struct krc_store_filter *f, en
         fprintf(stderr, "krc history: %s\n", err.msg);
         status = 1;
     } else if (fmt == FMT_JSON) {
-        if (print_json(t.json) < 0) {
+        if (krc_history_print_json(t.json) < 0) {
             fprintf(stderr, "krc history: out of memory\n");
             status = 1;
         }
@@ -727,7 +747,7 @@ static int run_list(const char *const *val, const struct krc_store_filter *f, en
     }
     krc_free(t.cells);
     cJSON_Delete(t.json);
-    return finish(status);
+    return krc_history_finish(status);
 }
 
 /* The list filter of the options val[1..5] and val[7] (--namespace, --pod,
@@ -762,12 +782,36 @@ static int list_filter(const char *const *val, struct krc_store_filter *f)
         return EXIT_USAGE;
     }
     if (val[5] != NULL) {
-        if (parse_long("--limit", val[5], 1, 1000000, &n) != 0) {
+        if (krc_history_parse_long("--limit", val[5], 1, 1000000, &n) != 0) {
             return EXIT_USAGE;
         }
         f->limit = n;
     }
     return 0;
+}
+
+/* The first argument that is neither an option nor an option's value, when
+ * it is incidents, incident or changes (history_incidents.c); else NULL. */
+static const char *subcommand(int argc, char **argv)
+{
+    static const char *const subs[] = {"incidents", "incident", "changes"};
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--open") == 0) {
+            continue; /* incidents' flag: takes no value */
+        }
+        if (strncmp(argv[i], "--", 2) == 0) {
+            i += strchr(argv[i], '=') == NULL; /* its value */
+            continue;
+        }
+        for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
+            if (strcmp(argv[i], subs[k]) == 0) {
+                return subs[k];
+            }
+        }
+        return NULL;
+    }
+    return NULL;
 }
 
 int krc_history_main(int argc, char **argv)
@@ -778,20 +822,26 @@ int krc_history_main(int argc, char **argv)
     enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
     const char *val[N_OPTS] = {0};
     const char *show_id = NULL;
+    const char *sub;
     int show = 0;
     struct krc_store_filter f;
     enum format fmt;
 
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    }
+    if ((sub = subcommand(argc, argv)) != NULL) {
+        return krc_history_incidents_main(argc, argv, sub);
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *eq;
         size_t nl;
         int k;
 
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
         if (strncmp(a, "--", 2) != 0) {
             if (!show && strcmp(a, "show") == 0 && show_id == NULL) {
                 show = 1;

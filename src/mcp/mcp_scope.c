@@ -14,6 +14,7 @@ struct krc_mcp_scope {
     struct krc_pattern *allowed; /* mcpNamespaces; n_allowed 0: no further limit */
     size_t n_allowed;
     char *label_selector; /* NULL: none */
+    int pod_rules;        /* watchedPodNamePrefixes or ignoredPodNamePrefixes is set */
 };
 
 void krc_mcp_scope_config_from(const struct krc_config *cfg, struct krc_mcp_scope_config *ret)
@@ -64,6 +65,10 @@ int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_sco
         krc_mcp_scope_free(s);
         return rc;
     }
+    s->pod_rules =
+        cfg != NULL &&
+        ((cfg->watched_pod_name_prefixes != NULL && cfg->watched_pod_name_prefixes[0] != '\0') ||
+         (cfg->ignored_pod_name_prefixes != NULL && cfg->ignored_pod_name_prefixes[0] != '\0'));
     *ret = s;
     return 0;
 }
@@ -71,6 +76,11 @@ int krc_mcp_scope_new(const struct krc_mcp_scope_config *cfg, struct krc_mcp_sco
 int krc_mcp_scope_all(const struct krc_mcp_scope *s)
 {
     return s == NULL || (s->n_allowed == 0 && krc_filter_allows_all(s->filter));
+}
+
+int krc_mcp_scope_pod_rules(const struct krc_mcp_scope *s)
+{
+    return s != NULL && s->pod_rules;
 }
 
 const char *krc_mcp_scope_label_selector(const struct krc_mcp_scope *s)

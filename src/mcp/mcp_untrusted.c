@@ -20,7 +20,16 @@ static const char *const report_paths[] = {
     "diagnosis/evidence",
     "log/text",
     "notes",
+    /* the what-changed line and its changes (issue 27): images, managers and
+     * taints are written by whoever changes the workload or node */
+    "what_changed/summary",
+    "what_changed/changes/*/items",
+    "what_changed/changes/*/manager",
+    "what_changed/changes/*/summary",
 };
+
+/* Paths of free text in a recorded change (incident_json.h). */
+static const char *const change_paths[] = {"items", "manager", "summary"};
 
 static int present(const cJSON *v)
 {
@@ -82,6 +91,37 @@ static int mark(cJSON *list, const cJSON *answer, const char *prefix, const char
     return walk(list, answer, full, ptr, 0);
 }
 
+static int mark_report(cJSON *list, const cJSON *answer, const char *prefix)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof(report_paths) / sizeof(report_paths[0]); i++) {
+        rc = mark(list, answer, prefix, report_paths[i]);
+    }
+    return rc;
+}
+
+static int mark_changes(cJSON *list, const cJSON *answer)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof(change_paths) / sizeof(change_paths[0]); i++) {
+        rc = mark(list, answer, "changes/*/", change_paths[i]);
+    }
+    return rc;
+}
+
+/* get_incident: the restarts' summaries, both reports, the changes, the
+ * messages' text and the destinations' errors. */
+static int mark_incident(cJSON *list, const cJSON *answer)
+{
+    int rc = mark(list, answer, "", "first/restart/summary");
+    rc = rc < 0 ? rc : mark_report(list, answer, "first/report/");
+    rc = rc < 0 ? rc : mark(list, answer, "", "latest/restart/summary");
+    rc = rc < 0 ? rc : mark_report(list, answer, "latest/report/");
+    rc = rc < 0 ? rc : mark_changes(list, answer);
+    rc = rc < 0 ? rc : mark(list, answer, "", "messages/*/text");
+    return rc < 0 ? rc : mark(list, answer, "", "messages/*/last_error");
+}
+
 int krc_mcp_untrusted_add(cJSON *answer, enum krc_mcp_answer kind)
 {
     cJSON *list = cJSON_CreateArray();
@@ -96,10 +136,13 @@ int krc_mcp_untrusted_add(cJSON *answer, enum krc_mcp_answer kind)
     } else if (kind == KRC_MCP_ANSWER_REPORT) {
         rc = mark(list, answer, "", "restart/summary");
     }
-    if (kind == KRC_MCP_ANSWER_REPORT || kind == KRC_MCP_ANSWER_EXPLAIN) {
-        for (size_t i = 0; rc == 0 && i < sizeof(report_paths) / sizeof(report_paths[0]); i++) {
-            rc = mark(list, answer, "report/", report_paths[i]);
-        }
+    if (rc == 0 && (kind == KRC_MCP_ANSWER_REPORT || kind == KRC_MCP_ANSWER_EXPLAIN)) {
+        rc = mark_report(list, answer, "report/");
+    }
+    if (kind == KRC_MCP_ANSWER_INCIDENT) {
+        rc = mark_incident(list, answer);
+    } else if (kind == KRC_MCP_ANSWER_CHANGES) {
+        rc = mark_changes(list, answer);
     }
     return rc;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Run the real `krc history` against databases written by a fixture writer
-that follows the store's schema (version 7, src/store/schema.c).
+that follows the store's schema (version 9, src/store/schema.c), and `krc history incidents |
+incident ID | changes` against a history written through the store API by
+tests/tools/incident_seed (BUILD/tests/incident_seed next to --krc, or $KRC_INCIDENT_SEED).
 
     python3 test_history.py --krc /path/to/krc [unittest options]
 """
@@ -125,23 +127,31 @@ CREATE INDEX restarts_window ON restarts (detected_at, namespace, workload_kind,
 UPDATE schema_version SET version = 8;
 """
 
-# migration 8 -> 9 (issue 27): incidents, a restart's incident and changes (src/store/schema.c).
+# migration 8 -> 9 (issue 27): incidents and changes (schema.c's INCIDENTS_V9).
 SCHEMA_V9 = SCHEMA_V8 + """
-CREATE TABLE incidents (id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '',
-  namespace TEXT NOT NULL, workload_kind TEXT NOT NULL, workload_name TEXT NOT NULL,
-  container TEXT NOT NULL, cause TEXT NOT NULL, restarts BIGINT NOT NULL DEFAULT 1,
-  first_restart_id BIGINT, latest_restart_id BIGINT, first_at BIGINT NOT NULL,
-  last_at BIGINT NOT NULL, ended_at BIGINT, thread_key TEXT,
-  last_reply_at BIGINT NOT NULL DEFAULT 0, last_update_at BIGINT NOT NULL DEFAULT 0,
-  told_restarts BIGINT NOT NULL DEFAULT 0);
+CREATE TABLE incidents (
+  id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '', namespace TEXT NOT NULL,
+  workload_kind TEXT NOT NULL, workload_name TEXT NOT NULL, container TEXT NOT NULL,
+  cause TEXT NOT NULL, restarts BIGINT NOT NULL DEFAULT 1, first_restart_id BIGINT,
+  latest_restart_id BIGINT, first_at BIGINT NOT NULL, last_at BIGINT NOT NULL, ended_at BIGINT,
+  thread_key TEXT, last_reply_at BIGINT NOT NULL DEFAULT 0,
+  last_update_at BIGINT NOT NULL DEFAULT 0, told_restarts BIGINT NOT NULL DEFAULT 0);
 CREATE UNIQUE INDEX incidents_open ON incidents (cluster, namespace, workload_kind,
   workload_name, container, cause) WHERE ended_at IS NULL;
+CREATE INDEX incidents_namespace ON incidents (namespace, id);
+CREATE INDEX incidents_workload ON incidents (workload_name, id);
+CREATE INDEX incidents_first ON incidents (first_restart_id);
+CREATE INDEX incidents_latest ON incidents (latest_restart_id);
+CREATE INDEX incidents_ended ON incidents (ended_at) WHERE ended_at IS NOT NULL;
 ALTER TABLE restarts ADD COLUMN incident_id BIGINT;
 CREATE INDEX restarts_incident ON restarts (incident_id);
-CREATE TABLE changes (id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '',
-  namespace TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, revision TEXT NOT NULL,
-  at BIGINT NOT NULL, manager TEXT, summary TEXT, detail_json TEXT,
-  recorded_at BIGINT NOT NULL, UNIQUE (cluster, namespace, kind, name, revision));
+CREATE TABLE changes (
+  id INTEGER PRIMARY KEY, cluster TEXT NOT NULL DEFAULT '', namespace TEXT NOT NULL,
+  kind TEXT NOT NULL, name TEXT NOT NULL, revision TEXT NOT NULL, at BIGINT NOT NULL,
+  manager TEXT, summary TEXT, detail_json TEXT, recorded_at BIGINT NOT NULL,
+  UNIQUE (cluster, namespace, kind, name, revision));
+CREATE INDEX changes_recorded ON changes (recorded_at);
+CREATE INDEX changes_object ON changes (namespace, kind, name, at);
 UPDATE schema_version SET version = 9;
 """
 
@@ -602,6 +612,134 @@ class HistoryTest(unittest.TestCase):
         self.assertLess(best, 1.0)
         print("  krc history --since 1h over 10,000 rows: %.0f ms (whole process)" %
               (best * 1000), file=sys.stderr)
+
+
+def incident_seed():
+    """tests/tools/incident_seed: next to --krc (BUILD/tests/), or $KRC_INCIDENT_SEED."""
+    path = os.environ.get("KRC_INCIDENT_SEED") or os.path.join(os.path.dirname(KRC), "tests",
+                                                               "incident_seed")
+    if not os.access(path, os.X_OK):
+        raise AssertionError("%s is missing: build the incident_seed target (KRC_TESTS=ON)"
+                             % path)
+    return path
+
+
+RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
+
+
+class IncidentsTest(unittest.TestCase):
+    """krc history incidents | incident ID | changes (issue 27) on a history that the store
+    API wrote: incidents (one open across three pods, one ended) and recorded changes."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="krc-history-incidents-")
+        self.path = os.path.join(self.tmp.name, "krc.db")
+        p = subprocess.run([incident_seed(), self.path], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.ids = json.loads(p.stdout)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def incidents(self, *args):
+        p = run(["incidents", "--db", self.path, "--format", "json"] + list(args), check_rc=0)
+        return json.loads(p.stdout)
+
+    def test_incidents_json_has_the_issue_keys(self):
+        rows = self.incidents()
+        ids = self.ids
+        self.assertEqual([r["id"] for r in rows],
+                         [ids["trainer"], ids["dns"], ids["canary"], ids["api"]])
+        for r in rows:
+            for key in ("id", "namespace", "workload", "container", "cause", "restarts",
+                        "first_at", "last_at", "ended_at"):
+                self.assertIn(key, r)
+            self.assertRegex(r["first_at"], RFC3339)
+            self.assertRegex(r["last_at"], RFC3339)
+        api = rows[-1]
+        self.assertEqual((api["namespace"], api["workload"], api["container"], api["cause"],
+                          api["restarts"], api["ended_at"]),
+                         ("shop", "Deployment/api", "app", "oom_killed", 3, None))
+        self.assertEqual((api["first_restart_id"], api["latest_restart_id"]),
+                         (ids["api_first"], ids["api_latest"]))
+        trainer = rows[0]
+        self.assertEqual(trainer["workload"], "Pod/trainer-0")
+        self.assertRegex(trainer["ended_at"], RFC3339)
+        # open and recent: --open, --since (open then, or ended since), --namespace, --limit
+        self.assertEqual([r["id"] for r in self.incidents("--open")],
+                         [ids["dns"], ids["canary"], ids["api"]])
+        self.assertEqual([r["id"] for r in self.incidents("--since", "30m")],
+                         [ids["dns"], ids["canary"], ids["api"]])
+        self.assertEqual(len(self.incidents("--since", "1d")), 4)
+        self.assertEqual([r["id"] for r in self.incidents("--namespace", "shop", "--limit", "1")],
+                         [ids["canary"]])
+
+    def test_incidents_table(self):
+        p = run(["incidents", "--db", self.path], check_rc=0)
+        lines = p.stdout.splitlines()
+        self.assertRegex(lines[0], r"^ID +NAMESPACE +WORKLOAD +CONTAINER +CAUSE +RESTARTS +"
+                                   r"FIRST \(UTC\) +LAST \(UTC\) +ENDED \(UTC\)$")
+        self.assertEqual(len(lines), 5)
+        self.assertIn("Deployment/api", lines[4])
+        self.assertTrue(lines[4].endswith("open"), lines[4])
+        p = run(["incidents", "--db", self.path, "--namespace", "nowhere"], check_rc=0)
+        self.assertEqual(p.stdout, "no incidents recorded that match\n")
+
+    def test_incident_keeps_the_first_failure(self):
+        p = run(["incident", str(self.ids["api"]), "--db", self.path], check_rc=0)
+        out = p.stdout
+        self.assertIn("Deployment shop/api, container app", out)
+        self.assertIn("3 (first restart #%d, latest #%d" % (self.ids["api_first"],
+                                                            self.ids["api_latest"]), out)
+        self.assertIn("rolled out revision 12", out)
+        self.assertIn("memory limit 1Gi \u2192 512Mi", out)
+        self.assertIn("Node node-a", out)
+        self.assertNotIn("node-z", out)
+        self.assertLess(out.index("FIRST-CRASH-LOG"), out.index("LATEST-CRASH-LOG"))
+        self.assertIn("alert to webhook:default: delivered", out)
+        # the same as JSON
+        doc = json.loads(run(["incident", str(self.ids["api"]), "--db", self.path, "--format",
+                              "json"], check_rc=0).stdout)
+        self.assertEqual(doc["incident"]["id"], self.ids["api"])
+        self.assertEqual(doc["first"]["restart"]["id"], self.ids["api_first"])
+        self.assertIn("FIRST-CRASH-LOG", doc["first"]["report"]["log"]["text"])
+        self.assertEqual(doc["latest"]["restart"]["id"], self.ids["api_latest"])
+        self.assertEqual([(c["kind"], c["name"], c["revision"]) for c in doc["changes"]],
+                         [("Deployment", "api", "12"), ("Node", "node-a", "9001")])
+        self.assertEqual([m["kind"] for m in doc["messages"]], ["alert", "reply"])
+
+    def test_changes(self):
+        rows = json.loads(run(["changes", "--workload", "shop/Deployment/api", "--db", self.path,
+                               "--format", "json"], check_rc=0).stdout)
+        self.assertEqual([(c["kind"], c["revision"]) for c in rows],
+                         [("Deployment", "13"), ("Deployment", "12"), ("Node", "9001"),
+                          ("Deployment", "11")])
+        self.assertEqual(rows[1]["items"], ["image api:1.4.2 \u2192 api:1.4.3",
+                                            "memory limit 1Gi \u2192 512Mi"])
+        self.assertEqual((rows[1]["previous_revision"], rows[1]["previous_ready"]), ("11", 3))
+        self.assertRegex(rows[1]["at"], RFC3339)
+        p = run(["changes", "--workload", "shop/Deployment/api", "--since", "1d", "--db",
+                 self.path], check_rc=0)
+        self.assertEqual(len(p.stdout.splitlines()), 4)
+        self.assertNotIn("api:1.4.1", p.stdout)
+
+    def test_errors(self):
+        for args in (["changes"], ["changes", "--workload", "Deployment/api"],
+                     ["changes", "--workload", "shop/deploy/api"], ["incident"],
+                     ["incident", "x"], ["incident", "1", "2"], ["incidents", "--open=1"],
+                     ["incidents", "--format", "text"], ["incidents", "--since", "soon"],
+                     ["incidents", "--workload", "api"], ["incidents", "--limit", "0"]):
+            p = run(["--db", self.path] + args)
+            self.assertEqual(p.returncode, 2, "%s: %s" % (args, p.stderr))
+            self.assertTrue(p.stderr.strip(), args)
+        p = run(["incident", "999999", "--db", self.path], check_rc=1)
+        self.assertIn("no incident with id 999999", p.stderr)
+        # read-only: a history of the schema before incidents is refused, not migrated
+        old = os.path.join(self.tmp.name, "v8.db")
+        Fixture(old, schema_version=8).close()
+        p = run(["incidents", "--db", old], check_rc=1)
+        self.assertIn("older", p.stderr)
 
 
 def main():

@@ -32,7 +32,7 @@ MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}}
 TOOLS = ["list_restarts", "get_restart_report", "pod_restart_timeline", "restart_summary",
-         "explain_pod"]
+         "explain_pod", "list_incidents", "get_incident", "what_changed"]
 
 # Filled once by setUpModule: a history database written by krc run.
 DB = None
@@ -84,6 +84,17 @@ def fill_history():
     return holder, db
 
 
+def seed_incidents(path):
+    """A history with incidents and recorded changes written through the store API by
+    tests/tools/incident_seed (BUILD/tests/ next to krc, or $KRC_INCIDENT_SEED): the ids."""
+    seed = os.environ.get("KRC_INCIDENT_SEED") or os.path.join(
+        os.path.dirname(os.path.abspath(h.krc_binary())), "tests", "incident_seed")
+    p = subprocess.run([seed, path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError("%s %s: %s" % (seed, path, p.stderr))
+    return json.loads(p.stdout)
+
+
 def count_rows(db):
     p = subprocess.run([h.krc_binary(), "history", "--db", db, "--format", "json"],
                        capture_output=True, text=True, timeout=30)
@@ -122,7 +133,8 @@ class Stdio:
     """A `krc mcp` child over stdio; one JSON-RPC message per line."""
 
     def __init__(self, *args, env=None, db=True):
-        self.proc = subprocess.Popen([h.krc_binary(), "mcp"] + (["--db", DB] if db else []) +
+        self.proc = subprocess.Popen([h.krc_binary(), "mcp"] +
+                                     (["--db", db if isinstance(db, str) else DB] if db else []) +
                                      list(args),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=mcp_env(env))
@@ -576,8 +588,8 @@ class McpScopeTest(unittest.TestCase):
 class Http:
     """A `krc mcp --listen` child; the port comes from its log."""
 
-    def __init__(self, *args, listen="127.0.0.1:0"):
-        self.proc = subprocess.Popen([h.krc_binary(), "mcp", "--db", DB, "--listen", listen,
+    def __init__(self, *args, listen="127.0.0.1:0", db=None):
+        self.proc = subprocess.Popen([h.krc_binary(), "mcp", "--db", db or DB, "--listen", listen,
                                       "--log-level", "info"] + list(args),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -806,6 +818,206 @@ class McpHttpTokenTest(unittest.TestCase):
                             "--token-file", empty], capture_output=True, text=True, timeout=20)
         self.assertEqual(p.returncode, 1)
         self.assertIn("token file %s: empty" % empty, p.stderr)
+
+
+class McpIncidentsTest(unittest.TestCase):
+    """list_incidents, get_incident and what_changed (issue 27) on a history with incidents and
+    recorded changes that the store API wrote (incident_seed): every answer against its output
+    schema, over stdio and HTTP in both eras, the scope (filters and mcpNamespaces, in krc mcp
+    and the daemon's /mcp), untrusted_fields, and the refusals."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.db = os.path.join(cls.tmp.name, "incidents.db")
+        cls.ids = seed_incidents(cls.db)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def start(self, *args, env=None):
+        c = Stdio(*args, env=env, db=self.db)
+        self.addCleanup(lambda: self.assertEqual(c.close(), 0))
+        schemas = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
+        self.assertEqual(list(schemas), TOOLS)
+
+        def call(name, arguments):
+            res = tool(c, name, arguments)
+            if not res["isError"]:
+                self.assertEqual(json.loads(text_of(res)), res["structuredContent"])
+                jsonschema.validate(res["structuredContent"], schemas[name]["outputSchema"])
+            return res
+        return call, schemas
+
+    def ok(self, res):
+        self.assertFalse(res["isError"], res)
+        return res["structuredContent"]
+
+    def test_schemas(self):
+        _, schemas = self.start()
+        for name in ("list_incidents", "get_incident", "what_changed"):
+            t = schemas[name]
+            self.assertTrue(t["annotations"]["readOnlyHint"], name)
+            jsonschema.Draft202012Validator.check_schema(t["inputSchema"])
+            jsonschema.Draft202012Validator.check_schema(t["outputSchema"])
+            self.assertFalse(t["inputSchema"]["additionalProperties"])
+        props = schemas["what_changed"]["inputSchema"]["properties"]
+        self.assertEqual(sorted(props), ["limit", "namespace", "pod", "since", "workload"])
+        self.assertEqual(sorted(schemas["list_incidents"]["inputSchema"]["properties"]),
+                         ["cursor", "limit", "namespace", "open", "since", "workload"])
+        self.assertEqual(schemas["get_incident"]["inputSchema"]["required"], ["id"])
+
+    def test_list_get_and_what_changed(self):
+        call, _ = self.start()
+        ids = self.ids
+        rows = self.ok(call("list_incidents", {}))["incidents"]
+        self.assertEqual([r["id"] for r in rows],
+                         [ids["trainer"], ids["dns"], ids["canary"], ids["api"]])
+        self.assertEqual([r["id"] for r in self.ok(call("list_incidents", {"open": True}))
+                          ["incidents"]], [ids["dns"], ids["canary"], ids["api"]])
+        api = self.ok(call("list_incidents", {"namespace": "shop",
+                                              "workload": "Deployment/api"}))["incidents"]
+        self.assertEqual([(r["workload"], r["restarts"], r["ended_at"]) for r in api],
+                         [("Deployment/api", 3, None)])
+        page = self.ok(call("list_incidents", {"limit": 2}))
+        rest = self.ok(call("list_incidents", {"limit": 2, "cursor": page["next_cursor"]}))
+        self.assertEqual([r["id"] for r in page["incidents"] + rest["incidents"]],
+                         [r["id"] for r in rows])
+        self.assertNotIn("next_cursor", rest)
+        # one incident: the first failure's evidence kept, the latest one's, the changes before
+        # it, what was sent; every id cited is one the other tools take
+        inc = self.ok(call("get_incident", {"id": ids["api"], "log_bytes": 200}))
+        self.assertIn("FIRST-CRASH-LOG", inc["first"]["report"]["log"]["text"])
+        self.assertIn("LATEST-CRASH-LOG", inc["latest"]["report"]["log"]["text"])
+        self.assertEqual([(c["kind"], c["name"], c["revision"]) for c in inc["changes"]],
+                         [("Deployment", "api", "12"), ("Node", "node-a", "9001")])
+        self.assertEqual([(m["kind"], m["state"]) for m in inc["messages"]],
+                         [("alert", "delivered"), ("reply", "pending")])
+        first = self.ok(call("get_restart_report", {"id": inc["incident"]["first_restart_id"]}))
+        self.assertEqual(first["restart"]["pod"], "api-7d9f-1")
+        for ptr in ("/first/report/log/text", "/latest/report/log/text", "/changes/0/items",
+                    "/messages/0/text", "/first/report/what_changed/summary"):
+            self.assertIn(ptr, inc["untrusted_fields"])
+        # what changed: a workload, a pod's workload
+        wc = self.ok(call("what_changed", {"namespace": "shop", "workload": "Deployment/api",
+                                           "since": "3d"}))
+        self.assertEqual([c["revision"] for c in wc["changes"]], ["13", "12", "9001", "11"])
+        self.assertEqual(sorted(wc["nodes"]), ["node-a", "node-b"])
+        # a pod: its workload's changes and those of the nodes the pod ran on (node-b only)
+        wc = self.ok(call("what_changed", {"namespace": "shop", "pod": "api-7d9f-3"}))
+        self.assertEqual((wc["workload"], wc["nodes"], [c["revision"] for c in wc["changes"]]),
+                         ("Deployment/api", ["node-b"], ["13", "12"]))
+        self.assertIn("/changes/0/items", wc["untrusted_fields"])
+        for name, args, needle in (
+                ("get_incident", {"id": 999999}, "no incident with id 999999"),
+                ("get_incident", {"id": "x"}, "'id' must be an integer"),
+                ("list_incidents", {"workload": "api"}, "Kind/name"),
+                ("list_incidents", {"open": 1}, "'open' must be true or false"),
+                ("what_changed", {"namespace": "shop"}, "either workload"),
+                ("what_changed", {"namespace": "shop", "pod": "gone-1"},
+                 "no restart of pod gone-1"),
+                ("what_changed", {"namespace": "shop", "workload": "Deployment/api",
+                                  "limit": 500}, "'limit'")):
+            res = call(name, args)
+            self.assertTrue(res["isError"], (name, args, res))
+            self.assertIn(needle, text_of(res))
+
+    def test_scope(self):
+        """A token limited to namespaces never sees others: mcpNamespaces (the flag, as the
+        environment and the file give it) and the filters."""
+        ids = self.ids
+        for call, _ in (self.start("--mcp-namespaces", "shop"),
+                        self.start(env={"WATCHED_NAMESPACES": "shop"})):
+            self.assertEqual({r["namespace"] for r in self.ok(call("list_incidents", {}))
+                              ["incidents"]}, {"shop"})
+            res = call("list_incidents", {"namespace": "kube-system"})
+            self.assertTrue(res["isError"])
+            self.assertIn("namespace kube-system is outside what this MCP server answers about",
+                          text_of(res))
+            res = call("get_incident", {"id": ids["dns"]})
+            self.assertTrue(res["isError"])
+            self.assertIn("incident %d is outside" % ids["dns"], text_of(res))
+            self.assertNotIn("kube-system", text_of(res))
+            self.assertNotIn("coredns", text_of(res))
+            res = call("what_changed", {"namespace": "kube-system",
+                                        "workload": "Deployment/coredns"})
+            self.assertTrue(res["isError"])
+            self.assertIn("namespace kube-system", text_of(res))
+            self.ok(call("get_incident", {"id": ids["api"]}))
+        call, _ = self.start(env={"IGNORED_POD_NAME_PREFIXES": "web-canary"})
+        self.assertNotIn(ids["canary"], [r["id"] for r in self.ok(call("list_incidents", {}))
+                                         ["incidents"]])
+        res = call("get_incident", {"id": ids["canary"]})
+        self.assertIn("ignoredPodNamePrefixes", text_of(res))
+        res = call("what_changed", {"namespace": "shop", "workload": "Deployment/web-canary"})
+        self.assertIn("ignoredPodNamePrefixes", text_of(res))
+
+    def test_http_both_eras_with_a_token(self):
+        path = os.path.join(self.tmp.name, "token")
+        with open(path, "w") as f:
+            f.write("incident-token-9\n")
+        s = Http("--token-file", path, "--mcp-namespaces", "shop,ml", db=self.db)
+        try:
+            auth = {"Authorization": "Bearer incident-token-9"}
+            st, _, body = s.post(rpc("tools/call", {"name": "list_incidents", "arguments": {}}),
+                                 auth)
+            self.assertEqual(st, 200, body)
+            got = body["result"]["structuredContent"]["incidents"]
+            self.assertEqual({r["namespace"] for r in got}, {"shop", "ml"})
+            params = {"name": "get_incident", "arguments": {"id": self.ids["trainer"]},
+                      "_meta": META}
+            st, _, body = s.post(rpc("tools/call", params),
+                                 dict(auth, **{"MCP-Protocol-Version": MODERN,
+                                               "Mcp-Method": "tools/call",
+                                               "Mcp-Name": "get_incident"}))
+            self.assertEqual(st, 200, body)
+            res = body["result"]
+            self.assertEqual(res["resultType"], "complete")
+            self.assertFalse(res["isError"], res)
+            self.assertEqual(res["structuredContent"]["incident"]["workload"], "Pod/trainer-0")
+            st, _, _ = s.post(rpc("tools/call", {"name": "list_incidents", "arguments": {}}))
+            self.assertEqual(st, 401)
+        finally:
+            self.assertEqual(s.stop(), 0)
+
+    def test_daemon_mcp(self):
+        """The daemon's /mcp answers with the incident tools, within what it watches."""
+        db = os.path.join(self.tmp.name, "daemon.db")
+        ids = seed_incidents(db)
+        token = os.path.join(self.tmp.name, "daemon-token")
+        with open(token, "w") as f:
+            f.write("incident-daemon-5\n")
+        k = h.Krc(HOLDER.kube.kubeconfig, FAST + ["--watched-namespaces", "shop"],
+                  {"SLACK_WEBHOOK_URL": HOLDER.slack.webhook_url("d"), "KRC_DB": db,
+                   "KRC_MCP_TOKEN_FILE": token})
+        try:
+            k.wait_synced()
+            port = k.http_port()
+
+            def call(name, args):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+                try:
+                    conn.request("POST", "/mcp", body=json.dumps(rpc("tools/call", {
+                        "name": name, "arguments": args})), headers={
+                        "Content-Type": "application/json",
+                        "Authorization": "Bearer incident-daemon-5"})
+                    resp = conn.getresponse()
+                    data = resp.read()
+                finally:
+                    conn.close()
+                self.assertEqual(resp.status, 200, data)
+                return json.loads(data)["result"]
+            rows = call("list_incidents", {})["structuredContent"]["incidents"]
+            self.assertEqual(sorted(r["id"] for r in rows), sorted([ids["api"], ids["canary"]]))
+            res = call("get_incident", {"id": ids["trainer"]})
+            self.assertTrue(res["isError"])
+            self.assertIn("watchedNamespaces", text_of(res))
+            res = call("what_changed", {"namespace": "shop", "pod": "api-7d9f-1"})
+            self.assertFalse(res["isError"], res)
+            self.assertEqual(res["structuredContent"]["workload"], "Deployment/api")
+        finally:
+            self.assertEqual(k.stop(), 0)
 
 
 class McpDaemonTest(unittest.TestCase):

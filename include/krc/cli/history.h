@@ -3,6 +3,8 @@
  *   krc history [--db FILE] [--namespace NS] [--pod NAME] [--cause CODE]
  *               [--since DURATION] [--limit N] [--format table|json]
  *   krc history show ID [--db FILE] [--format text|json]
+ *   krc history incidents|incident ID|changes --workload NS/KIND/NAME ...
+ *               (history_incidents.c: incidents and recorded changes)
  *
  * The database is FILE, else $KRC_DB, else krc_store_default_path(); it is
  * opened read-only (safe while krc run writes). --pod is a name prefix,

@@ -46,6 +46,10 @@ void krc_mcp_scope_free(struct krc_mcp_scope *s);
 /* 1 when nothing is left out (no setting above is set). */
 int krc_mcp_scope_all(const struct krc_mcp_scope *s);
 
+/* 1 when a pod name setting (watchedPodNamePrefixes, ignoredPodNamePrefixes)
+ * is set: a namespace in scope may then hold pods that are not. */
+int krc_mcp_scope_pod_rules(const struct krc_mcp_scope *s);
+
 /* NULL when the pod (pod NULL: any pod of the namespace, i.e. the namespace
  * is in scope) is in scope; else the configuration key of the setting that
  * keeps it out: "mcpNamespaces", "ignoredNamespaces", "watchedNamespaces",

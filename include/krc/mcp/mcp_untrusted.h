@@ -46,14 +46,22 @@ struct cJSON;
     "\"diagnosis\":{\"properties\":{\"summary\":" KRC_MCP_UNTRUSTED_TEXT                           \
     ",\"evidence\":" KRC_MCP_UNTRUSTED_TEXT "}},"                                                  \
     "\"log\":{\"properties\":{\"text\":" KRC_MCP_UNTRUSTED_TEXT "}},"                              \
-    "\"notes\":" KRC_MCP_UNTRUSTED_TEXT "}"
+    "\"notes\":" KRC_MCP_UNTRUSTED_TEXT ","                                                        \
+    "\"what_changed\":{\"properties\":{\"summary\":" KRC_MCP_UNTRUSTED_TEXT                        \
+    ",\"changes\":{\"items\":{\"properties\":{\"items\":" KRC_MCP_UNTRUSTED_TEXT                   \
+    ",\"manager\":" KRC_MCP_UNTRUSTED_TEXT "}}}}}}"
 
 /* The shapes of answers. */
 enum krc_mcp_answer {
-    KRC_MCP_ANSWER_ROWS,    /* {restarts: [row...]}: list_restarts, pod_restart_timeline */
-    KRC_MCP_ANSWER_REPORT,  /* {restart: row, report}: get_restart_report */
-    KRC_MCP_ANSWER_EXPLAIN, /* {..., report}: explain_pod */
-    KRC_MCP_ANSWER_SUMMARY, /* restart_summary: names and counts only */
+    KRC_MCP_ANSWER_ROWS,      /* {restarts: [row...]}: list_restarts, pod_restart_timeline */
+    KRC_MCP_ANSWER_REPORT,    /* {restart: row, report}: get_restart_report */
+    KRC_MCP_ANSWER_EXPLAIN,   /* {..., report}: explain_pod */
+    KRC_MCP_ANSWER_SUMMARY,   /* restart_summary: names and counts only */
+    KRC_MCP_ANSWER_INCIDENTS, /* list_incidents: names, causes, counts and times only */
+    /* get_incident: {incident, first: {restart, report}, latest: {...}, changes,
+     * messages} */
+    KRC_MCP_ANSWER_INCIDENT,
+    KRC_MCP_ANSWER_CHANGES, /* what_changed: {changes: [change...]} */
 };
 
 /* Add "untrusted_fields" (an empty array when there is none) to the answer
