@@ -593,6 +593,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->restarts_intentional = d->health.std.restarts_intentional;
     p->restarts_amended = d->health.std.restarts_amended;
     p->status = &d->status;
+    p->track = d->track; /* an incident's first alert says what changed (NULL: off) */
     p->client = krc_kube_client_new(&d->auth, d->tokens, e);
     if (p->client == NULL) {
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);
