@@ -188,6 +188,7 @@ static struct item *item_of(struct krc_sender_message *msg, int64_t outbox_id)
     it->detected_mono_ms = msg->detected_mono_ms;
     it->restart_id = msg->restart_id;
     it->ident = msg->ident;
+    it->incident = msg->incident;
     return it;
 }
 
@@ -208,6 +209,7 @@ static void deliver_one(struct krc_sender *n, struct krc_sender_message *msg, in
             atomic_fetch_add(&n->stats.failed, 1);
         }
         /* dropped counts as settled for the restart's other destinations */
+        krc_deliver_incident_settled(n, msg->incident);
         if (msg->group != NULL && krc_siblings_settle(msg->group, 0)) {
             publish_handled(n, &msg->ident);
         }
@@ -717,7 +719,11 @@ static struct item *lane_next(struct krc_sender *n, struct lane *l, int64_t now_
  * given up): the restart is published as handled with the last one. */
 static void settle(struct krc_sender *n, const struct item *it, enum send_result r)
 {
-    if (it->group == NULL || r == RETRY_LATER) {
+    if (r == RETRY_LATER) {
+        return;
+    }
+    krc_deliver_incident_settled(n, it->incident);
+    if (it->group == NULL) {
         return;
     }
     if (krc_siblings_settle(it->group, r == SENT)) {

@@ -63,8 +63,9 @@ static size_t take_over(struct krc_sender *n, int64_t now, struct ending *out, s
     pthread_mutex_lock(&n->lock);
     for (size_t i = 0; i < n->incidents.n && k < max; i++) {
         struct krc_incident *x = &n->incidents.v[i];
-        if (x->ending || (n->store != NULL && !x->recorded)) {
-            continue; /* its first record is still being written */
+        if (x->ending || (n->store != NULL && !x->recorded) || x->unsettled > 0) {
+            continue; /* its first record is still being written, or its first alert is
+                       * still on its way: the resolved message comes after it */
         }
         if (is_over(n, x, now, &out[k].ready_seconds, &out[k].moved_on)) {
             x->ending = 1;
@@ -92,6 +93,7 @@ static int format_resolved(struct krc_sender *n, const struct ending *en, struct
     rec.container = x->container;
     rec.ready_seconds = en->ready_seconds;
     rec.restart_count = (int)x->restarts;
+    rec.last_pod = x->latest_pod;
     rec.incident_id = x->id;
     rec.workload_kind = x->workload_kind;
     rec.workload_name = x->workload_name;
@@ -189,8 +191,9 @@ static void end_one(struct krc_sender *n, const struct ending *en)
             krc_deliver_note_own_outbox(n, ids[i]);
         }
         snprintf(it->pod_key, sizeof(it->pod_key), "%s", x->thread_key);
-        snprintf(it->what, sizeof(it->what), "resolved message of incident #%lld (%s %s/%s)",
-                 (long long)x->id, x->workload_kind, x->namespace, x->workload_name);
+        snprintf(it->what, sizeof(it->what),
+                 "resolved message of incident #%lld (%s %s/%s, pod %s)", (long long)x->id,
+                 x->workload_kind, x->namespace, x->workload_name, x->latest_pod);
         krc_deliver_queue(n, it);
     }
     for (size_t i = 0; i < KRC_INCIDENT_MAX_DESTS; i++) {
@@ -202,6 +205,21 @@ static void end_one(struct krc_sender *n, const struct ending *en)
         if (still != NULL) {
             krc_incident_remove(&n->incidents, still);
         }
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident)
+{
+    struct krc_incident *x;
+
+    if (incident == 0) {
+        return;
+    }
+    pthread_mutex_lock(&n->lock);
+    x = krc_incident_by_seq(&n->incidents, incident);
+    if (x != NULL && x->unsettled > 0) {
+        x->unsettled--;
     }
     pthread_mutex_unlock(&n->lock);
 }

@@ -107,6 +107,7 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
              pd->name != NULL ? pd->name : "");
     m->detected_mono_ms = r->detected_mono_ms;
     m->ident = r->ident;
+    m->incident = plan->repeat ? 0 : plan->incident;
     m->decision = d;
     return 0;
 }

@@ -136,11 +136,13 @@ void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan
         snprintf(x->first_pod, sizeof(x->first_pod), "%s", r->pod);
         x->alerted = posted;
         x->n_dests = 0;
+        x->unsettled = 0;
         for (const struct krc_sender_message *m = posted ? msg : NULL;
              m != NULL && m->body != NULL && x->n_dests < KRC_INCIDENT_MAX_DESTS; m = m->next) {
             x->dests[x->n_dests] = m->dest;
             snprintf(x->dest_keys[x->n_dests], sizeof(x->dest_keys[0]), "%s", m->destination);
             x->n_dests++;
+            x->unsettled++;
             if (x->thread_key[0] == '\0') {
                 snprintf(x->thread_key, sizeof(x->thread_key), "%s", m->thread_key);
             }

@@ -88,6 +88,7 @@ struct item {
     size_t full_log_len;
     struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
     int64_t incident_id;                  /* a resolved message: its incident's (0: none) */
+    uint64_t incident; /* an incident's first alert: its handle (settled: the end may come) */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -209,7 +210,7 @@ struct krc_sender {
     size_t n_sandbox;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int threads;                   /* env's kind posts threads (krc_dest_threads) */
-    int track_recovery; /* a recovery tracker is kept (always: incidents end from it) */
+    int track_recovery;            /* a recovery tracker is kept (always: incidents end from it) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their
      * lanes and settings until krc is restarted */
@@ -282,6 +283,9 @@ void krc_deliver_queue(struct krc_sender *n, struct item *it);
 
 /* End the open incidents that are over (the main sender thread, once a second). */
 void krc_deliver_incidents_check(struct krc_sender *n);
+/* One message of an incident's first alert is settled (posted, given up, withdrawn): an
+ * incident ends only after its first alert (0: nothing). Takes the lock. */
+void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident);
 
 /* --- deliver_outbox.c ------------------------------------------------------ */
 

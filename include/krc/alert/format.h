@@ -169,11 +169,12 @@ struct krc_alert_recovered {
     int64_t incident_id;       /* its store id, 0: not recorded */
     const char *workload_kind; /* "Deployment"; "Pod" for a bare pod */
     const char *workload_name;
-    const char *cause; /* the incident's cause code */
-    long restarts;     /* restarts counted into it */
-    int64_t first_at;  /* its first restart (unix s) */
-    int64_t last_at;   /* its last restart */
-    int moved_on;      /* its last pod went away and no restart followed (not seen ready) */
+    const char *cause;    /* the incident's cause code */
+    long restarts;        /* restarts counted into it */
+    int64_t first_at;     /* its first restart (unix s) */
+    int64_t last_at;      /* its last restart */
+    int moved_on;         /* its last pod went away and no restart followed (not seen ready) */
+    const char *last_pod; /* the pod of its latest restart (may be NULL) */
 };
 
 /* The resolved message's line, for every destination's format: "Resolved: incident #12 of

@@ -74,9 +74,10 @@ struct krc_incident {
     void *dests[KRC_INCIDENT_MAX_DESTS];
     char dest_keys[KRC_INCIDENT_MAX_DESTS][64];
     size_t n_dests;
-    int alerted;  /* its first alert was (or is being) posted */
-    int recorded; /* its first restart's record was written (or failed): id is final */
-    int ending;   /* ended: its resolved messages are on their way */
+    int alerted;   /* its first alert was (or is being) posted */
+    int recorded;  /* its first restart's record was written (or failed): id is final */
+    int unsettled; /* messages of its first alert not posted or given up yet */
+    int ending;    /* ended: its resolved messages are on their way */
 };
 
 struct krc_incidents {
