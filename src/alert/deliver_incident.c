@@ -233,6 +233,7 @@ void krc_deliver_incidents_check(struct krc_sender *n)
         return;
     }
     k = take_over(n, krc_clock_now(), due, ENDS_PER_CHECK);
+    krc_recovery_expire(n->recovery, krc_clock_now());
     for (size_t i = 0; i < k; i++) {
         end_one(n, &due[i]);
     }
