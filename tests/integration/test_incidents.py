@@ -85,13 +85,16 @@ class IncidentTest(unittest.TestCase):
         self.db = os.path.join(self.dbdir, "krc.db")
 
     def tearDown(self):
-        failed = any(err for _, err in (getattr(self._outcome, "errors", None) or []) if err) \
-            if hasattr(self._outcome, "errors") else False
+        # every krc still running shuts down cleanly (an AddressSanitizer build reports a leak
+        # or an error by its exit status)
+        codes = []
         for k in self.procs:
             if not k.exited():
-                if failed:
+                code = k.stop(timeout=60)
+                codes.append(code)
+                if code != 0:
                     print("---- krc log tail (%s) ----\n%s" % (self.id(), k.tail(80)))
-                k.kill()
+        self.assertEqual([c for c in codes if c != 0], [], "krc did not shut down cleanly")
 
     # ---- helpers ----
 
@@ -243,9 +246,9 @@ class IncidentTest(unittest.TestCase):
         self.assertIsNotNone(detail["incident"]["ended_at"])
         self.assertIn("fatal: crash 1 of %s" % first_pod,
                       json.dumps(detail["first"], ensure_ascii=False))
-        # the latest is the last pod's, a muted repeat: what the watch saw, no log fetched
+        # the latest is the last pod's: a repeat (muted, or the paced reply when one was due)
         self.assertEqual(detail["latest"]["restart"]["pod"], used[-1])
-        self.assertEqual(detail["latest"]["restart"]["decision"], "muted")
+        self.assertIn(detail["latest"]["restart"]["decision"], ("muted", "thread_reply"))
 
     def test_recovery_sends_one_resolved_message(self):
         pods = self.deployment(replicas=1, ready=False)["pods"]
