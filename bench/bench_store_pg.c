@@ -2,7 +2,7 @@
  * uses (krc_store_open_with, krc_store_record_many, krc_store_list):
  *
  *   KRC_BENCH_PG_URL=postgres://... bench_store_pg [--password-file F] [--cluster NAME]
- *       [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] [--list]
+ *       [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] [--list] [--incident]
  *
  * --fill N    records N restarts, one transaction each as a worker does (a
  *             realistic report JSON of 5-11 KB and one pending alert), the newest
@@ -17,6 +17,17 @@
  *             (p50/p99/max) and the delay from due to recorded (p50/p99/max).
  * --list      times the list of `krc history --since 1h` (limit 50, this
  *             cluster and every cluster): median and worst of 11 runs.
+ * --incident  each restart of --fill and --storm joins the open incident of
+ *             its workload, container and cause, or opens one (issue 27: the
+ *             record then takes a transaction of 4 statements instead of one
+ *             statement).
+ * --changes N records N changes (krc_store_record_change, one statement each, as the
+ *             daemon drains the tracker) and prints the rate.
+ * --incident-queries
+ *             times what list_incidents and what_changed (MCP, krc history) run
+ *             for this cluster, on the store bench/pg_bench.py `incidents` loads
+ *             (workloads web-N in namespace ns-(N % 40) on nodes ip-10-0-(N % 500)):
+ *             median and worst of 11 runs.
  *
  * tests/tools/pg_server.py start DIR gives a server (DIR/url, DIR/password);
  * bench/pg_bench.py runs the whole issue 17 benchmark. Nothing is asserted:
@@ -51,8 +62,12 @@ struct opts {
     int conns;
     double rate;
     int list;
+    int incident;
+    int incident_queries;
+    long changes;
 };
 
+static int g_incident; /* --incident */
 static char *g_json[N_VARIANTS];
 static char *g_body[N_VARIANTS];
 
@@ -213,6 +228,7 @@ static void record_one(struct krc_store *s, const char *tag, long k, int64_t det
     char key[128];
     struct krc_store_restart r = {0};
     struct krc_store_outbox m = {0};
+    struct krc_store_incident_ref inc = {0};
     struct krc_error e = {0};
     int64_t rid = 0;
     int64_t oid = 0;
@@ -247,6 +263,9 @@ static void record_one(struct krc_store *s, const char *tag, long k, int64_t det
     m.destination = "webhook:default";
     m.thread_key = key;
     m.body = g_body[v];
+    if (g_incident) {
+        r.incident = &inc;
+    }
     if (krc_store_record_many(s, &r, &m, 1, &rid, &oid, &e) != 0) {
         die("record", &e);
     }
@@ -369,11 +388,133 @@ static void time_list(struct krc_store *s, const char *cluster, const char *what
            rows, t[LIST_RUNS / 2], t[LIST_RUNS - 1], LIST_RUNS);
 }
 
+static int count_incident(const struct krc_store_incident *i, void *ud)
+{
+    (void)i;
+    (*(long *)ud)++;
+    return 0;
+}
+
+static int count_change(const struct krc_store_change *c, void *ud)
+{
+    (void)c;
+    (*(long *)ud)++;
+    return 0;
+}
+
+/* kind 0: incidents_list(f), 1: changes_list(cf), 2: incident_get(id); median and worst of
+ * LIST_RUNS */
+static void time_incident_query(struct krc_store *s, const char *what, int kind,
+                                const struct krc_store_incident_filter *f,
+                                const struct krc_store_change_filter *cf, int64_t id)
+{
+    double t[LIST_RUNS];
+    long rows = 0;
+    for (int i = 0; i < LIST_RUNS; i++) {
+        struct krc_error err = {0};
+        double t0 = now_ms();
+        int rc;
+        rows = 0;
+        struct krc_store_incident_detail *d = NULL;
+        rc = kind == 0   ? krc_store_incidents_list(s, f, count_incident, &rows, &err)
+             : kind == 1 ? krc_store_changes_list(s, cf, count_change, &rows, &err)
+                         : krc_store_incident_get(s, id, &d, &err);
+        if (rc != 0) {
+            die(what, &err);
+        }
+        if (d != NULL) {
+            rows = (long)d->n_messages + (d->first != NULL) + (d->latest != NULL);
+            krc_store_incident_detail_free(d);
+        }
+        t[i] = now_ms() - t0;
+    }
+    qsort(t, LIST_RUNS, sizeof(t[0]), cmp_double);
+    printf("%-46s %7.2f ms median, %7.2f ms worst, %ld rows\n", what, t[LIST_RUNS / 2],
+           t[LIST_RUNS - 1], rows);
+}
+
+static void run_incident_queries(const struct opts *o)
+{
+    struct krc_store *s = open_pg(o);
+    const char *nodes[2] = {"ip-10-0-7", "ip-10-0-8"};
+    int64_t now = krc_clock_now();
+    struct krc_store_incident_filter f = {.cluster = o->cluster, .limit = 50};
+    struct krc_store_change_filter cf = {.cluster = o->cluster,
+                                         .namespace = "ns-7",
+                                         .kind = "Deployment",
+                                         .name = "web-7",
+                                         .nodes = nodes,
+                                         .n_nodes = 2,
+                                         .limit = 50};
+
+    time_incident_query(s, "list_incidents (limit 50)", 0, &f, NULL, 0);
+    f.since = now - 86400;
+    time_incident_query(s, "list_incidents --since 24h (limit 50)", 0, &f, NULL, 0);
+    f.since = 0;
+    f.namespace = "ns-7";
+    time_incident_query(s, "list_incidents --namespace ns-7 (limit 50)", 0, &f, NULL, 0);
+    f.namespace = NULL;
+    f.open_only = 1;
+    time_incident_query(s, "list_incidents --open (limit 50)", 0, &f, NULL, 0);
+    f.open_only = 0;
+    f.since = now - 30 * 86400;
+    f.before_id = 10000;
+    time_incident_query(s, "list_incidents --since 30d, page at the middle", 0, &f, NULL, 0);
+    f.since = now - 86400;
+    f.namespace = "ns-7";
+    f.before_id = 19990;
+    time_incident_query(s, "list_incidents ns-7 --since 24h, a later page", 0, &f, NULL, 0);
+    time_incident_query(s, "get_incident (first, latest, messages)", 2, NULL, NULL, 10001);
+    time_incident_query(s, "what_changed workload + 2 nodes (limit 50)", 1, NULL, &cf, 0);
+    cf.since = now - 7 * 86400;
+    time_incident_query(s, "what_changed workload + 2 nodes --since 7d", 1, NULL, &cf, 0);
+    cf.since = now - 3 * 86400;
+    cf.until = now - 86400;
+    cf.limit = 5;
+    time_incident_query(s, "what_changed 2 days before a crash (limit 5)", 1, NULL, &cf, 0);
+    memset(&cf, 0, sizeof(cf));
+    cf.cluster = o->cluster;
+    cf.namespace = "ns-7";
+    cf.limit = 50;
+    time_incident_query(s, "what_changed namespace ns-7 (limit 50)", 1, NULL, &cf, 0);
+    krc_store_close(s);
+}
+
+static void run_changes(const struct opts *o)
+{
+    struct krc_store *s = open_pg(o);
+    int64_t now = krc_clock_now();
+    double t0 = now_ms();
+    double ms;
+
+    for (long k = 0; k < o->changes; k++) {
+        char name[64], rev[32];
+        struct krc_store_change c = {.namespace = "ns-1",
+                                     .kind = "ReplicaSet",
+                                     .name = name,
+                                     .revision = rev,
+                                     .manager = "kube-controller-manager",
+                                     .summary = "image web:1.0 → web:1.1",
+                                     .detail_json = "{\"kind\":\"Deployment\",\"items\":[]}",
+                                     .at = now - k};
+        struct krc_error e = {0};
+        snprintf(name, sizeof(name), "web-%ld", k % 30000);
+        snprintf(rev, sizeof(rev), "%ld-%ld", now, k);
+        if (krc_store_record_change(s, &c, &e) < 0) {
+            die("record change", &e);
+        }
+    }
+    ms = now_ms() - t0;
+    printf("changes: %ld in %.0f ms: %.0f changes/s (one connection, one statement each)\n",
+           o->changes, ms, (double)o->changes * 1000.0 / ms);
+    krc_store_close(s);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: KRC_BENCH_PG_URL=postgres://... bench_store_pg [--password-file F] "
                     "[--cluster NAME] [--fill N [--spacing S]] [--storm N [--conns C] [--rate R]] "
-                    "[--list]\n");
+                    "[--list] [--incident] [--incident-queries] [--changes N]\n");
     exit(2);
 }
 
@@ -384,6 +525,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--list") == 0) {
             o->list = 1;
+            continue;
+        }
+        if (strcmp(a, "--incident") == 0) {
+            o->incident = 1;
+            continue;
+        }
+        if (strcmp(a, "--incident-queries") == 0) {
+            o->incident_queries = 1;
             continue;
         }
         if (v == NULL) {
@@ -402,6 +551,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
             o->storm = strtol(v, NULL, 10);
         } else if (strcmp(a, "--conns") == 0) {
             o->conns = (int)strtol(v, NULL, 10);
+        } else if (strcmp(a, "--changes") == 0) {
+            o->changes = strtol(v, NULL, 10);
         } else if (strcmp(a, "--rate") == 0) {
             o->rate = strtod(v, NULL);
         } else {
@@ -409,7 +560,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (o->url == NULL || o->fill < 0 || o->storm < 0 || o->spacing < 1 || o->conns < 1 ||
-        o->conns > MAX_CONNS || o->rate < 0 || (o->fill == 0 && o->storm == 0 && !o->list)) {
+        o->conns > MAX_CONNS || o->rate < 0 ||
+        (o->fill == 0 && o->storm == 0 && !o->list && !o->incident_queries && o->changes <= 0)) {
         usage();
     }
 }
@@ -422,6 +574,7 @@ int main(int argc, char **argv)
     size_t jmax = 0;
 
     parse_args(argc, argv, &o);
+    g_incident = o.incident;
     for (int v = 0; v < N_VARIANTS; v++) {
         g_json[v] = make_report_json(v, 2000 + (size_t)v * 860);
         g_body[v] = make_body(3000 + (size_t)v * 285);
@@ -435,6 +588,12 @@ int main(int argc, char **argv)
     }
     if (o.storm > 0) {
         run_storm(&o);
+    }
+    if (o.changes > 0) {
+        run_changes(&o);
+    }
+    if (o.incident_queries) {
+        run_incident_queries(&o);
     }
     if (o.list) {
         double t0 = now_ms();

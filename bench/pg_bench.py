@@ -18,6 +18,13 @@ docs/performance.md.
         bench_store_pg --storm into the database `storm` of the same server (created on
         first use, so the 1,000,000-row history stays as it is): per connection count,
         unpaced (as fast as it goes) and paced at --rate restarts/s
+    pg_bench.py incidents DIR [--bench B] [--total M] [--incidents K] [--changes C]
+        issue 27: into the database `incidents` of the same server, bulk-loads M restarts
+        (default 1,000,000, one per 2.6 s back from now) in K incidents (default 20,000) of
+        M / K consecutive restarts each, and C changes (default 50,000), the shape
+        bench_store --incidents records through the API; VACUUM ANALYZE; then
+        bench_store_pg --incident-queries, and the record rate of 2,000 restarts with and
+        without --incident on that store
 
 DIR is a server from tests/tools/pg_server.py (`start DIR` or `start --durable DIR`); run the
 long steps at `nice -n 10` on a shared machine.
@@ -179,11 +186,90 @@ def cmd_storm(srv, a):
             print("load average: %s" % open("/proc/loadavg").read().split()[:3], flush=True)
 
 
+# Issue 27's store: restarts g = 0..M-1 in incident k = g / P (P = M / K) of workload
+# w = k * 7919 % 2000 (web-w in ns-(w % 40) on ip-10-0-(w % 500)), the first of each with a
+# report and a delivered alert (the repeats muted, with a short report); the newest 50
+# incidents open, the others ended 10 min after their last restart. Changes: object o = c %
+# 2500 (workloads 0..1999, then nodes 0..499), revision c / 2500 + 1, spread over 30 days.
+INCIDENTS_SQL = """
+CREATE TEMP TABLE bn AS SELECT extract(epoch FROM now())::bigint AS now, {m}::bigint AS m,
+    {p}::bigint AS p, {k}::bigint AS k;
+INSERT INTO restarts (id, cluster, pod_uid, container, restart_count, namespace, pod,
+    workload_kind, workload_name, node, cause, exit_code, signal, reason, started_at,
+    finished_at, detected_at, decision, summary, confidence, gpus, identity, incident_id)
+SELECT g + 1, '{c}', 'uid-' || w || '-' || (g % p / 10), 'app', g % 10 + 1, 'ns-' || (w % 40),
+    'web-' || w || '-' || (g % p / 10), 'Deployment', 'web-' || w, 'ip-10-0-' || (w % 500),
+    CASE WHEN g / p % 3 = 0 THEN 'app_error' ELSE 'oom_killed' END, 137, 9, 'OOMKilled', 0,
+    det - 1, det, CASE WHEN g % p = 0 THEN 'alert' ELSE 'muted' END,
+    'container app was OOM-killed (limit 512Mi)', 'high', 0, 't' || (det - 1) || '/c/' || g,
+    g / p + 1
+FROM bn, generate_series(0, {m} - 1) g,
+    LATERAL (SELECT g / bn.p * 7919 % 2000 AS w, bn.now - (bn.m - g) * 26 / 10 AS det) x;
+INSERT INTO reports (restart_id, message, report_json)
+SELECT r.id, 'OOMKilled: shop/web container app', CASE WHEN r.decision = 'alert'
+    THEN repeat('{{"version":1,"log":"x"}}', 280) ELSE '{{"version":1,"diagnosis":{{"cause":'
+    || '"oom_killed","confidence":"high"}},"containers":[{{"name":"app","restart_count":7}}]}}'
+    END FROM restarts r WHERE r.cluster = '{c}';
+INSERT INTO outbox (cluster, restart_id, kind, destination, thread_key, body, state, attempts,
+    created_at, updated_at, delivered_at, message_ref)
+SELECT '{c}', r.id, 'alert', 'api:#ops', r.namespace || '/' || r.pod, repeat('x', 2000),
+    'delivered', 1, r.detected_at, r.detected_at + 1, r.detected_at + 1, '1800000000.000100'
+FROM restarts r WHERE r.cluster = '{c}' AND r.decision = 'alert';
+INSERT INTO incidents (id, cluster, namespace, workload_kind, workload_name, container, cause,
+    restarts, first_restart_id, latest_restart_id, first_at, last_at, ended_at, thread_key)
+SELECT i + 1, '{c}', 'ns-' || (w % 40), 'Deployment', 'web-' || w, 'app',
+    CASE WHEN i % 3 = 0 THEN 'app_error' ELSE 'oom_killed' END, p, i * p + 1, i * p + p,
+    now - (m - i * p) * 26 / 10, now - (m - i * p - p + 1) * 26 / 10,
+    CASE WHEN i < k - 50 THEN now - (m - i * p - p + 1) * 26 / 10 + 600 END,
+    'ns-' || (w % 40) || '/web-' || w || '-0'
+FROM bn, generate_series(0, {k} - 1) i, LATERAL (SELECT i * 7919 % 2000 AS w) x;
+INSERT INTO changes (cluster, namespace, kind, name, revision, at, manager, summary,
+    detail_json, recorded_at)
+SELECT '{c}', CASE WHEN o < 2000 THEN 'ns-' || (o % 40) ELSE '' END,
+    CASE WHEN o < 2000 THEN 'Deployment' ELSE 'Node' END,
+    CASE WHEN o < 2000 THEN 'web-' || o ELSE 'ip-10-0-' || (o - 2000) END, (v + 1)::text,
+    bn.now - 30 * 86400 + v * 30 * 86400 / ({ch} / 2500) + o % 3600,
+    'kubectl-client-side-apply', 'image web:1.' || v || '.0 → web:1.' || v || '.1',
+    '{{"kind":"Deployment","items":["image"]}}', bn.now
+FROM bn, generate_series(0, {ch} - 1) c, LATERAL (SELECT c % 2500 AS o, c / 2500 AS v) x;
+SELECT setval(pg_get_serial_sequence('restarts', 'id'), (SELECT max(id) FROM restarts));
+SELECT setval(pg_get_serial_sequence('incidents', 'id'), (SELECT max(id) FROM incidents));
+"""
+
+
+def cmd_incidents(srv, a):
+    if not srv.query("SELECT 1 FROM pg_database WHERE datname = 'incidents';", db="postgres"):
+        srv.create_database("incidents")
+    url = srv.url.rsplit("/", 1)[0] + "/incidents"
+    env = bench_env(srv, url)
+    base = [a.bench, "--password-file", srv.password_file, "--cluster", CLUSTER]
+    # the schema, through the store (an empty store answers every query)
+    run_bench(base + ["--incident-queries"], env)
+    if int(srv.query("SELECT count(*) FROM restarts;", db="incidents")) > 0:
+        raise SystemExit("pg_bench.py: the database incidents already holds restarts: drop it")
+    t0 = time.monotonic()
+    srv.query(INCIDENTS_SQL.format(c=CLUSTER, m=a.total, p=a.total // a.incidents,
+                                   k=a.incidents, ch=a.changes), db="incidents")
+    print("bulk: %d restarts, %d incidents, %d changes in %.1f s"
+          % (a.total, a.incidents, a.changes, time.monotonic() - t0), flush=True)
+    t0 = time.monotonic()
+    srv.query("VACUUM ANALYZE;", db="incidents")
+    print("VACUUM ANALYZE: %.1f s" % (time.monotonic() - t0))
+    print(srv.query("SELECT pg_size_pretty(pg_database_size('incidents'));",
+                    db="incidents").strip())
+    print("load average before: %s" % open("/proc/loadavg").read().split()[:3])
+    run_bench(base + ["--incident-queries"], env)
+    for extra in ([], ["--incident"]):
+        run_bench([a.bench, "--password-file", srv.password_file, "--cluster",
+                   "rate" + ("-incident" if extra else ""), "--storm", "2000"] + extra, env)
+    print("load average after: %s" % open("/proc/loadavg").read().split()[:3])
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     build = os.path.join(here, "..", "build-rel")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("fill", "history", "storm"))
+    ap.add_argument("step", choices=("fill", "history", "storm", "incidents"))
     ap.add_argument("dir")
     ap.add_argument("--bench", default=os.path.join(build, "bench", "bench_store_pg"))
     ap.add_argument("--krc", default=os.path.join(build, "krc"))
@@ -193,12 +279,15 @@ def main():
     ap.add_argument("--count", type=int, default=20000)
     ap.add_argument("--conns", default="1,2,4")
     ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--incidents", type=int, default=20000)
+    ap.add_argument("--changes", type=int, default=50000)
     a = ap.parse_args()
     srv = pg_server.PgServer(a.dir)
     if not srv.running():
         raise SystemExit("pg_bench.py: no server running in %s: tests/tools/pg_server.py "
                          "start [--durable] %s" % (a.dir, a.dir))
-    {"fill": cmd_fill, "history": cmd_history, "storm": cmd_storm}[a.step](srv, a)
+    {"fill": cmd_fill, "history": cmd_history, "storm": cmd_storm,
+     "incidents": cmd_incidents}[a.step](srv, a)
 
 
 if __name__ == "__main__":

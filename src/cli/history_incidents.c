@@ -52,7 +52,7 @@ static int allowed(const char *what, enum opt k)
         return 1;
     }
     if (strcmp(what, "changes") == 0) {
-        return k == O_WORKLOAD || k == O_SINCE || k == O_LIMIT;
+        return k == O_WORKLOAD || k == O_SINCE || k == O_LIMIT || k == O_CLUSTER;
     }
     return 0; /* incident ID */
 }
@@ -152,11 +152,13 @@ static int parse_since(const char *what, const char *v, int64_t *ret)
 /* ---- a table ----------------------------------------------------------------------------------
  */
 
-#define MAX_COLS 9
+#define MAX_COLS 10
+#define COL_CLUSTER 1 /* incidents: shown for a shared store or rows of several clusters */
 
 struct table {
     const char *const *head;
     int cols;
+    int hide; /* a column not printed; -1: none */
     char **cells;
     size_t rows;
     size_t cap;
@@ -210,6 +212,9 @@ static void table_print(const struct table *t)
     for (size_t r = 0; r <= t->rows; r++) {
         for (int i = 0; i < t->cols; i++) {
             const char *c = r == 0 ? t->head[i] : t->cells[(r - 1) * (size_t)t->cols + (size_t)i];
+            if (i == t->hide) {
+                continue;
+            }
             if (i == t->cols - 1) {
                 printf("%s\n", c);
             } else {
@@ -229,13 +234,14 @@ static void table_free(struct table *t)
 
 /* ---- incidents ------------------------------------------------------------------------------ */
 
-static const char *const incident_head[] = {"ID",          "NAMESPACE",  "WORKLOAD",
-                                            "CONTAINER",   "CAUSE",      "RESTARTS",
-                                            "FIRST (UTC)", "LAST (UTC)", "ENDED (UTC)"};
+static const char *const incident_head[] = {"ID",         "CLUSTER",    "NAMESPACE", "WORKLOAD",
+                                            "CONTAINER",  "CAUSE",      "RESTARTS",  "FIRST (UTC)",
+                                            "LAST (UTC)", "ENDED (UTC)"};
 
 struct list {
     struct table t;
     cJSON *json; /* --format json: the array */
+    char first_cluster[CELL_MAX];
 };
 
 static int incident_row(const struct krc_store_incident *inc, void *ud)
@@ -253,18 +259,25 @@ static int incident_row(const struct krc_store_incident *inc, void *ud)
         return 0;
     }
     snprintf(c[0], CELL_MAX, "%lld", (long long)inc->id);
-    snprintf(c[1], CELL_MAX, "%s", inc->namespace != NULL ? inc->namespace : "?");
-    snprintf(c[2], CELL_MAX, "%s/%s", inc->workload_kind != NULL ? inc->workload_kind : "?",
+    snprintf(c[COL_CLUSTER], CELL_MAX, "%s",
+             inc->cluster != NULL && inc->cluster[0] != '\0' ? inc->cluster : "-");
+    snprintf(c[2], CELL_MAX, "%s", inc->namespace != NULL ? inc->namespace : "?");
+    snprintf(c[3], CELL_MAX, "%s/%s", inc->workload_kind != NULL ? inc->workload_kind : "?",
              inc->workload_name != NULL ? inc->workload_name : "?");
-    snprintf(c[3], CELL_MAX, "%s", inc->container != NULL ? inc->container : "-");
-    snprintf(c[4], CELL_MAX, "%s", inc->cause != NULL ? inc->cause : "-");
-    snprintf(c[5], CELL_MAX, "%lld", (long long)inc->restarts);
-    krc_history_time_utc(inc->first_at, c[6], CELL_MAX);
-    krc_history_time_utc(inc->last_at, c[7], CELL_MAX);
+    snprintf(c[4], CELL_MAX, "%s", inc->container != NULL ? inc->container : "-");
+    snprintf(c[5], CELL_MAX, "%s", inc->cause != NULL ? inc->cause : "-");
+    snprintf(c[6], CELL_MAX, "%lld", (long long)inc->restarts);
+    krc_history_time_utc(inc->first_at, c[7], CELL_MAX);
+    krc_history_time_utc(inc->last_at, c[8], CELL_MAX);
     if (inc->ended_at > 0) {
-        krc_history_time_utc(inc->ended_at, c[8], CELL_MAX);
+        krc_history_time_utc(inc->ended_at, c[9], CELL_MAX);
     } else {
-        snprintf(c[8], CELL_MAX, "open");
+        snprintf(c[9], CELL_MAX, "open");
+    }
+    if (l->t.rows > 0 && strcmp(l->first_cluster, c[COL_CLUSTER]) != 0) {
+        l->t.hide = -1; /* rows of more than one cluster */
+    } else if (l->t.rows == 0) {
+        snprintf(l->first_cluster, sizeof(l->first_cluster), "%s", c[COL_CLUSTER]);
     }
     return table_add(&l->t, c);
 }
@@ -284,7 +297,10 @@ static int run_incidents(const struct args *a)
 
     memset(&f, 0, sizeof(f));
     memset(&l, 0, sizeof(l));
-    if (json < 0 || parse_since("incidents", a->val[O_SINCE], &f.since) != 0 ||
+    /* open and recent: by default the open ones and those ended in the last 24 h */
+    if (json < 0 ||
+        parse_since("incidents", a->val[O_SINCE] != NULL ? a->val[O_SINCE] : "24h", &f.since) !=
+            0 ||
         (a->val[O_LIMIT] != NULL &&
          krc_history_parse_long("--limit", a->val[O_LIMIT], 1, 1000000, &n) != 0)) {
         return USAGE;
@@ -308,6 +324,7 @@ static int run_incidents(const struct args *a)
     if ((status = krc_history_open_db(a->val[O_DB], a->val[O_PASSWORD], &s)) != 0) {
         return status;
     }
+    l.t.hide = krc_store_shared(s) ? -1 : COL_CLUSTER; /* as krc history's CLUSTER column */
     if (json && (l.json = cJSON_CreateArray()) == NULL) {
         krc_store_close(s);
         fprintf(stderr, "krc history: out of memory\n");
@@ -325,9 +342,14 @@ static int run_incidents(const struct args *a)
     } else if (json) {
         status = krc_history_print_json(l.json) < 0 ? 1 : 0;
     } else if (l.t.rows == 0) {
-        printf("no incidents recorded%s\n",
-               f.cluster || f.namespace || f.workload_kind || f.open_only || f.since ? " that match"
-                                                                                     : "");
+        int narrowed = f.cluster || f.namespace || f.workload_kind;
+        char t[40];
+        krc_history_time_utc(f.since, t, sizeof(t));
+        if (f.open_only) {
+            printf("no open incidents%s\n", narrowed ? " that match" : "");
+        } else {
+            printf("no incidents%s open or ended since %s UTC\n", narrowed ? " that match" : "", t);
+        }
     } else {
         table_print(&l.t);
     }
@@ -387,6 +409,7 @@ static int print_changes(const cJSON *changes)
     memset(&t, 0, sizeof(t));
     t.head = change_head;
     t.cols = 5;
+    t.hide = -1;
     cJSON_ArrayForEach(c, changes)
     {
         if (change_cells(&t, c) != 0) {
@@ -454,7 +477,8 @@ static int run_changes(const struct args *a)
         return status;
     }
     krc_error_clear(&err);
-    rc = krc_change_target_resolve(s, ns, kind, name, NULL, NULL, NULL, &ct, &err);
+    rc = krc_change_target_resolve(s, a->val[O_CLUSTER], ns, kind, name, NULL, NULL, NULL, &ct,
+                                   &err);
     if (rc == 0) {
         rc = krc_change_target_list(s, ns, &ct, since, 0, n, &changes, &err);
     }
@@ -580,7 +604,10 @@ static void print_alerted_change(const struct krc_store_entry *first)
     const char *line = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(rep, "what_changed"), "summary"));
 
-    krc_history_print_field("Changed:", line);
+    if (line != NULL) {
+        printf("\nWhat changed, as the first alert said:\n");
+        krc_history_print_block("  ", line, 4096);
+    }
     cJSON_Delete(rep);
 }
 
@@ -646,6 +673,7 @@ static int incident_changes(struct krc_store *s, const struct krc_store_incident
     const struct krc_store_entry *e[2] = {d->first, d->latest};
 
     memset(&ct, 0, sizeof(ct));
+    ct.cluster = d->inc.cluster; /* a shared database: that cluster's workload and nodes */
     snprintf(ct.kind, sizeof(ct.kind), "%s", d->inc.workload_kind ? d->inc.workload_kind : "");
     snprintf(ct.name, sizeof(ct.name), "%s", d->inc.workload_name ? d->inc.workload_name : "");
     for (int i = 0; i < 2; i++) {

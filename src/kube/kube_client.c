@@ -667,16 +667,17 @@ int krc_kube_get(struct krc_kube_client *c, const char *path, size_t max_body, c
     return rc;
 }
 
-int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeout_ms,
-                    krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
-                    struct krc_error *err)
+/* accept: the whole header line */
+static int stream_accept(struct krc_kube_client *c, const char *path, const char *accept,
+                         long idle_timeout_ms, krc_http_data_cb on_data, void *userdata,
+                         const atomic_int *cancel, struct krc_error *err)
 {
     struct krc_http_response resp;
     int rc;
 
     krc_http_response_init(&resp);
-    rc = perform(c, "GET", path, "Accept: application/json", NULL, 0, 0, idle_timeout_ms, on_data,
-                 userdata, cancel, ERROR_BODY_MAX, &resp, err);
+    rc = perform(c, "GET", path, accept, NULL, 0, 0, idle_timeout_ms, on_data, userdata, cancel,
+                 ERROR_BODY_MAX, &resp, err);
     if (rc == 0) {
         rc = finish(c, "GET", path, &resp, err);
     } else if (err != NULL) {
@@ -684,6 +685,29 @@ int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeo
     }
     krc_http_response_cleanup(&resp);
     return rc;
+}
+
+int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeout_ms,
+                    krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
+                    struct krc_error *err)
+{
+    return stream_accept(c, path, "Accept: application/json", idle_timeout_ms, on_data, userdata,
+                         cancel, err);
+}
+
+int krc_kube_stream_accept(struct krc_kube_client *c, const char *path, const char *accept,
+                           long idle_timeout_ms, krc_http_data_cb on_data, void *userdata,
+                           const atomic_int *cancel, struct krc_error *err)
+{
+    char line[256];
+    char p[512];
+    int n = snprintf(line, sizeof(line), "Accept: %s", accept);
+
+    if (n < 0 || (size_t)n >= sizeof(line) || strpbrk(accept, "\r\n") != NULL) {
+        path_only(path, p, sizeof(p));
+        return krc_error_set(err, KRC_EINVAL, "GET %s: Accept value too long or not one line", p);
+    }
+    return stream_accept(c, path, line, idle_timeout_ms, on_data, userdata, cancel, err);
 }
 
 int krc_kube_write(struct krc_kube_client *c, const char *method, const char *path,

@@ -295,9 +295,10 @@ static void mark_sidecars(struct krc_pod_info *p)
     }
 }
 
-/* Parse the pod object at the scanner position. bookmark: read metadata only
- * and do not require a uid. */
-int krc_pod_parse_object(struct pctx *c, int bookmark)
+/* Parse the pod object at the scanner position. meta_only (a bookmark, or
+ * another resource's object): read metadata only and require nothing of it
+ * (the caller checks what it needs). */
+int krc_pod_parse_object(struct pctx *c, int meta_only)
 {
     struct krc_jscan_str k;
     int t = krc_jscan_peek(c->s, c->err);
@@ -308,8 +309,8 @@ int krc_pod_parse_object(struct pctx *c, int bookmark)
         return t;
     }
     if (t != KRC_JSON_OBJECT) {
-        return krc_jscan_fail(c->s, c->err, "expected a pod object, got %s",
-                              krc_jscan_type_name(t));
+        return krc_jscan_fail(c->s, c->err, "expected %s object, got %s",
+                              meta_only ? "an" : "a pod", krc_jscan_type_name(t));
     }
     start = c->s->pos; /* peek left the scanner on the '{' */
     rc = krc_jscan_object_begin(c->s, c->err);
@@ -319,9 +320,9 @@ int krc_pod_parse_object(struct pctx *c, int bookmark)
     while ((rc = krc_jscan_object_next(c->s, &k, c->err)) > 0) {
         if (EQ(&k, "metadata")) {
             rc = parse_metadata(c);
-        } else if (!bookmark && EQ(&k, "spec")) {
+        } else if (!meta_only && EQ(&k, "spec")) {
             rc = parse_spec(c);
-        } else if (!bookmark && EQ(&k, "status")) {
+        } else if (!meta_only && EQ(&k, "status")) {
             rc = krc_pod_parse_status(c);
         } else {
             rc = skip(c);
@@ -336,10 +337,7 @@ int krc_pod_parse_object(struct pctx *c, int bookmark)
     c->section = NULL;
     c->p->raw = c->s->buf + start;
     c->p->raw_len = c->s->pos - start;
-    if (bookmark) {
-        if (c->p->resource_version == NULL) {
-            return missing(c, "metadata.resourceVersion");
-        }
+    if (meta_only) {
         return 0;
     }
     if (c->p->uid == NULL) {

@@ -295,9 +295,9 @@ void krc_pod_ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *
                       struct krc_error *err);
 /* kube_pod_status.c: the status object at the scanner position. */
 int krc_pod_parse_status(struct pctx *c);
-/* The pod object at the scanner position (bookmark: metadata only, no uid
- * required). */
-int krc_pod_parse_object(struct pctx *c, int bookmark);
+/* The pod object at the scanner position (meta_only: metadata only, nothing
+ * required: a bookmark, another resource's object). */
+int krc_pod_parse_object(struct pctx *c, int meta_only);
 /* The Status object at the scanner position into *st (strings in the pod
  * arena). */
 int krc_pod_parse_status_object(struct pctx *c, struct krc_kube_status *st);

@@ -1,6 +1,7 @@
 /* A watch event (include/krc/kube/kube_pod.h): its type and its object, a
- * pod read by kube_pod.c's parser, a bookmark's metadata or an ERROR's
- * Status, in one pass whatever the order of "type" and "object". */
+ * pod read by kube_pod.c's parser (or the metadata of another resource's
+ * object), a bookmark's metadata or an ERROR's Status, in one pass whatever
+ * the order of "type" and "object". */
 #include <string.h>
 
 #include "kube_pod_private.h"
@@ -48,7 +49,26 @@ static int event_type(const struct krc_jscan_str *v)
     return 0;
 }
 
-static int parse_event_object(struct krc_jscan *s, struct krc_watch_event *ev,
+/* Another resource's object at the scanner position: its metadata, and a
+ * name (what names it to its consumer). */
+static int parse_meta_object(struct pctx *c)
+{
+    int rc = krc_pod_parse_object(c, 1);
+
+    if (rc < 0) {
+        return rc;
+    }
+    if (c->p->name == NULL) {
+        return missing(c, "metadata.name");
+    }
+    if (c->p->resource_version == NULL) {
+        c->p->resource_version = "";
+    }
+    return 0;
+}
+
+/* generic: the objects are not pods (parse_meta_object) */
+static int parse_event_object(struct krc_jscan *s, struct krc_watch_event *ev, int generic,
                               struct krc_error *err)
 {
     struct pctx c;
@@ -58,12 +78,19 @@ static int parse_event_object(struct krc_jscan *s, struct krc_watch_event *ev,
     case KRC_WATCH_BOOKMARK:
         krc_pod_ctx_init(&c, s, &ev->pod, "watch event: bookmark", err);
         rc = krc_pod_parse_object(&c, 1);
+        if (rc == 0 && ev->pod.resource_version == NULL) {
+            rc = missing(&c, "metadata.resourceVersion"); /* a bookmark without one is useless */
+        }
         ev->initial_events_end = c.initial_events_end;
         return rc;
     case KRC_WATCH_ERROR:
         krc_pod_ctx_init(&c, s, &ev->pod, "watch event: status", err);
         return krc_pod_parse_status_object(&c, &ev->status);
     default:
+        if (generic) {
+            krc_pod_ctx_init(&c, s, &ev->pod, "watch event: object", err);
+            return parse_meta_object(&c);
+        }
         krc_pod_ctx_init(&c, s, &ev->pod, "watch event: pod", err);
         return krc_pod_parse_object(&c, 0);
     }
@@ -82,8 +109,8 @@ static void printable(const struct krc_jscan_str *v, char *out, size_t cap)
     out[o] = '\0';
 }
 
-int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
-                          struct krc_error *err)
+static inline int event_parse(const char *json, size_t len, struct krc_watch_event *ret,
+                              int generic, struct krc_error *err)
 {
     struct krc_jscan s;
     struct krc_jscan_str k;
@@ -135,7 +162,7 @@ int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *
             if (krc_jscan_peek(&s, err) == KRC_JSON_NULL) {
                 rc = krc_jscan_fail(&s, err, "object is null");
             } else if (have_type) {
-                rc = parse_event_object(&s, ret, err);
+                rc = parse_event_object(&s, ret, generic, err);
             } else {
                 /* type comes later: validate and remember where the object is */
                 obj_depth = s.depth;
@@ -160,11 +187,47 @@ int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *
         krc_jscan_init(&sub, json, len, "watch event");
         sub.pos = obj_start;
         sub.depth = obj_depth;
-        rc = parse_event_object(&sub, ret, err);
+        rc = parse_event_object(&sub, ret, generic, err);
     }
     if (rc < 0) {
         event_reset(ret);
         return rc;
     }
     return 0;
+}
+
+int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
+                          struct krc_error *err)
+{
+    return event_parse(json, len, ret, 0, err);
+}
+
+int krc_watch_event_parse_object(const char *json, size_t len, struct krc_watch_event *ret,
+                                 struct krc_error *err)
+{
+    return event_parse(json, len, ret, 1, err);
+}
+
+int krc_kube_object_meta_parse(const char *json, size_t len, struct krc_pod_info *ret,
+                               struct krc_error *err)
+{
+    struct krc_jscan s;
+    struct pctx c;
+    int rc;
+
+    krc_pod_reset(ret);
+    rc = krc_pod_arena_reserve(ret, len, err);
+    if (rc < 0) {
+        return rc;
+    }
+    krc_jscan_init(&s, json, len, "object");
+    krc_pod_ctx_init(&c, &s, ret, "object", err);
+    rc = parse_meta_object(&c);
+    if (rc == 0) {
+        rc = krc_jscan_end(&s, err);
+    }
+    if (rc < 0) {
+        krc_pod_reset(ret);
+    }
+    return rc;
 }

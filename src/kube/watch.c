@@ -17,6 +17,11 @@
 
 #define RV_MAX 128
 #define URL_MAX 8192
+#define WHAT_MAX 160
+/* metadata_only: what the metadata client of client-go asks for, JSON only
+ * (no fallback to the full objects) */
+#define ACCEPT_META_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#define ACCEPT_META_WATCH "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 /* A streaming list that never delivers its end marker is given up after
  * this many attempts, and the loop falls back to LIST for good. */
 #define STREAMING_LIST_ATTEMPTS 2
@@ -47,6 +52,14 @@ struct wctx {
     struct krc_pod_info item;
     struct krc_watch_pacing pacing;
     struct krc_buf base_path;
+    int generic;       /* another resource than pods: objects go to h->object */
+    int denied_logged; /* generic: a 403/404 was logged since the last sync */
+    const char *what;  /* in messages: "pod", "apps/v1 replicasets" */
+    const char *items; /* what the list counts: "pods", "objects" */
+    char what_buf[WHAT_MAX];
+    char what_stream[WHAT_MAX + 32]; /* "streaming pod list" */
+    char what_list[WHAT_MAX + 32];   /* "pod list" */
+    char what_watch[WHAT_MAX + 32];  /* "pod watch" */
 };
 
 static struct krc_watch_stats dummy_stats;
@@ -90,17 +103,23 @@ enum skip_reason {
 
 /* "the MODIFIED event of pod shop/web-0 (uid U, resourceVersion 12)", or for
  * a list item "items[3], pod shop/web-0 (...)", from what the object's first
- * bytes say; what they do not say is called unknown. */
-static void describe(const struct krc_kube_ident *id, long long list_index, char *out, size_t size)
+ * bytes say; what they do not say is called unknown. Another resource's
+ * object is "object shop/api-5d9c" ("object node-1" without a namespace:
+ * cluster-scoped, or not in its first bytes). */
+static void describe(const struct wctx *w, const struct krc_kube_ident *id, long long list_index,
+                     char *out, size_t size)
 {
+    const char *noun = w->generic ? "object" : "pod";
     char pod[384];
     char extra[256];
 
-    if (id->name[0] != '\0') {
-        snprintf(pod, sizeof(pod), "pod %s/%s", id->namespace[0] ? id->namespace : "(unknown)",
+    if (id->name[0] != '\0' && w->generic && id->namespace[0] == '\0') {
+        snprintf(pod, sizeof(pod), "object %s", id->name);
+    } else if (id->name[0] != '\0') {
+        snprintf(pod, sizeof(pod), "%s %s/%s", noun, id->namespace[0] ? id->namespace : "(unknown)",
                  id->name);
     } else {
-        snprintf(pod, sizeof(pod), "an unknown pod (no metadata.name in its first bytes)");
+        snprintf(pod, sizeof(pod), "an unknown %s (no metadata.name in its first bytes)", noun);
     }
     extra[0] = '\0';
     if (id->uid[0] != '\0' || id->resource_version[0] != '\0') {
@@ -127,19 +146,26 @@ static void skip_object(struct wctx *w, enum skip_reason reason, long long list_
     char what[768];
 
     krc_kube_ident_scan(head, head_len, id);
-    describe(id, list_index, what, sizeof(what));
+    describe(w, id, list_index, what, sizeof(what));
     if (reason == SKIP_OVERSIZED) {
+        const char *lost;
         atomic_fetch_add(&w->stats->skipped_oversized, 1);
-        krc_log(KRC_LOG_WARN, "%s (%s): skipped %s: %zu bytes, larger than the %zu-byte limit; %s",
-                list_index >= 0 ? "pod list" : "pod watch", scope(w), what, size, w->o->max_line,
-                strcmp(id->type, "DELETED") == 0
-                    ? "krc keeps what it knew of this pod until the next relist"
-                    : "krc does not know this pod's state and sees none of its restarts until a "
-                      "version of it within the limit arrives");
+        if (strcmp(id->type, "DELETED") == 0) {
+            lost = w->generic ? "krc keeps what it knew of this object until the next relist"
+                              : "krc keeps what it knew of this pod until the next relist";
+        } else {
+            lost = w->generic ? "krc does not know this object's state until a version of it "
+                                "within the limit arrives"
+                              : "krc does not know this pod's state and sees none of its "
+                                "restarts until a version of it within the limit arrives";
+        }
+        krc_log(KRC_LOG_WARN,
+                "%s %s (%s): skipped %s: %zu bytes, larger than the %zu-byte limit; %s", w->what,
+                list_index >= 0 ? "list" : "watch", scope(w), what, size, w->o->max_line, lost);
     } else {
         atomic_fetch_add(&w->stats->skipped_undecodable, 1);
-        krc_log(KRC_LOG_WARN, "%s (%s): skipped %s: undecodable (%zu bytes): %s; %s goes on",
-                list_index >= 0 ? "pod list" : "pod watch", scope(w), what, size, detail,
+        krc_log(KRC_LOG_WARN, "%s %s (%s): skipped %s: undecodable (%zu bytes): %s; %s goes on",
+                w->what, list_index >= 0 ? "list" : "watch", scope(w), what, size, detail,
                 list_index >= 0 ? "the list" : "the stream");
     }
 }
@@ -179,7 +205,8 @@ static int on_line(const char *line, size_t len, void *userdata)
         return 1;
     }
     krc_error_clear(&perr);
-    rc = krc_watch_event_parse(line, len, &w->ev, &perr);
+    rc = w->generic ? krc_watch_event_parse_object(line, len, &w->ev, &perr)
+                    : krc_watch_event_parse(line, len, &w->ev, &perr);
     if (rc == KRC_ENOMEM) {
         krc_error_set(&w->stop_err, KRC_ENOMEM, "out of memory decoding a watch line");
         return stop_stream(w, KRC_ENOMEM);
@@ -213,7 +240,11 @@ static int on_line(const char *line, size_t len, void *userdata)
         } else {
             atomic_fetch_add(&w->stats->events_deleted, 1);
         }
-        w->h->pod(w->ev.type, &w->ev.pod, w->h->userdata);
+        if (w->generic) {
+            w->h->object(w->ev.type, w->ev.pod.raw, w->ev.pod.raw_len, w->h->userdata);
+        } else {
+            w->h->pod(w->ev.type, &w->ev.pod, w->h->userdata);
+        }
         /* The initial burst of a streaming list is not ordered by
          * resourceVersion; only the end marker gives a resumable one. */
         if (w->mode == MODE_WATCH || w->marker_seen) {
@@ -231,11 +262,12 @@ static int on_line(const char *line, size_t len, void *userdata)
             atomic_store(&w->stats->last_ok_mono_ms, now);
             w->marker_seen = 1;
             w->synced = 1;
+            w->denied_logged = 0;
             w->h->sync_end(w->h->userdata);
             atomic_store(&w->stats->synced, 1);
             atomic_store(&w->stats->last_sync_mono_ms, now);
-            krc_log(KRC_LOG_INFO, "pod sync complete (streaming list, %s) at resourceVersion %s",
-                    scope(w), w->rv);
+            krc_log(KRC_LOG_INFO, "%s sync complete (streaming list, %s) at resourceVersion %s",
+                    w->what, scope(w), w->rv);
         }
         break;
     case KRC_WATCH_ERROR: {
@@ -312,7 +344,8 @@ static int on_item(const char *json, size_t len, void *userdata)
     int rc;
 
     krc_error_clear(&perr);
-    rc = krc_pod_info_parse(json, len, &w->item, &perr);
+    rc = w->generic ? krc_kube_object_meta_parse(json, len, &w->item, &perr)
+                    : krc_pod_info_parse(json, len, &w->item, &perr);
     if (rc == KRC_ENOMEM) {
         return rc; /* the list fails and is read again */
     }
@@ -323,7 +356,11 @@ static int on_item(const char *json, size_t len, void *userdata)
         return 0;
     }
     delivered(w);
-    w->h->pod(KRC_WATCH_ADDED, &w->item, w->h->userdata);
+    if (w->generic) {
+        w->h->object(KRC_WATCH_ADDED, json, len, w->h->userdata);
+    } else {
+        w->h->pod(KRC_WATCH_ADDED, &w->item, w->h->userdata);
+    }
     return 0;
 }
 
@@ -396,6 +433,17 @@ static int build_path(struct wctx *w, struct krc_buf *path, enum stream_mode mod
     return rc < 0 ? KRC_ENOMEM : 0;
 }
 
+/* GET path, its body to on_data (list: a LIST, else a watch stream). */
+static int request(struct wctx *w, const char *path, int list, krc_http_data_cb on_data,
+                   struct krc_error *err)
+{
+    if (w->o->metadata_only) {
+        return krc_kube_stream_accept(w->client, path, list ? ACCEPT_META_LIST : ACCEPT_META_WATCH,
+                                      w->o->idle_timeout_ms, on_data, w, w->o->cancel, err);
+    }
+    return krc_kube_stream(w->client, path, w->o->idle_timeout_ms, on_data, w, w->o->cancel, err);
+}
+
 /* Run one watch stream (plain or streaming list). */
 static int run_stream(struct wctx *w, enum stream_mode mode, struct krc_error *err)
 {
@@ -416,8 +464,7 @@ static int run_stream(struct wctx *w, enum stream_mode mode, struct krc_error *e
     if (mode == MODE_STREAMING_LIST) {
         w->h->sync_begin(w->h->userdata);
     }
-    rc = krc_kube_stream(w->client, krc_buf_str(&path), w->o->idle_timeout_ms, on_watch_data, w,
-                         w->o->cancel, err);
+    rc = request(w, krc_buf_str(&path), 0, on_watch_data, err);
     if (rc == 0 && w->stop == 0) {
         /* A final line without a newline still counts. */
         w->finishing = 1;
@@ -459,8 +506,7 @@ static int run_list(struct wctx *w, struct krc_error *err)
         krc_list_framer_reset(&w->lf);
         w->stop = 0;
         krc_error_clear(&w->stop_err);
-        rc = krc_kube_stream(w->client, krc_buf_str(&path), w->o->idle_timeout_ms, on_list_data, w,
-                             w->o->cancel, err);
+        rc = request(w, krc_buf_str(&path), 1, on_list_data, err);
         if (rc == 0 && w->stop == 0) {
             rc = krc_list_framer_finish(&w->lf, &w->stop_err);
             if (rc < 0) {
@@ -481,9 +527,9 @@ static int run_list(struct wctx *w, struct krc_error *err)
              * list everything in one request. Pods applied from the first
              * pages are applied again: that changes nothing. */
             krc_log(KRC_LOG_INFO,
-                    "pod list (%s): continue token expired after %d page(s) (%s); listing all "
-                    "pods in one request",
-                    scope(w), pages, err != NULL ? err->msg : "410");
+                    "%s list (%s): continue token expired after %d page(s) (%s); listing all "
+                    "%s in one request",
+                    w->what, scope(w), pages, err != NULL ? err->msg : "410", w->items);
             atomic_fetch_add(&w->stats->expired, 1);
             full = 1;
             pages = 0;
@@ -535,15 +581,16 @@ static int run_list(struct wctx *w, struct krc_error *err)
         atomic_store(&w->stats->last_sync_mono_ms, now);
         skipped = atomic_load(&w->stats->skipped_oversized) +
                   atomic_load(&w->stats->skipped_undecodable) - skipped0;
+        w->denied_logged = 0;
         if (skipped > 0) {
             krc_log(KRC_LOG_INFO,
-                    "pod sync complete (list, %s): %lld pods in %d pages, %lld of them skipped "
+                    "%s sync complete (list, %s): %lld %s in %d pages, %lld of them skipped "
                     "(named above), resourceVersion %s",
-                    scope(w), items, pages, skipped, w->rv);
+                    w->what, scope(w), items, w->items, pages, skipped, w->rv);
         } else {
             krc_log(KRC_LOG_INFO,
-                    "pod sync complete (list, %s): %lld pods in %d pages, resourceVersion %s",
-                    scope(w), items, pages, w->rv);
+                    "%s sync complete (list, %s): %lld %s in %d pages, resourceVersion %s", w->what,
+                    scope(w), items, w->items, pages, w->rv);
         }
     }
     return rc;
@@ -571,6 +618,23 @@ static int sleep_backoff(struct wctx *w, const char *what, const struct krc_erro
                          int retry_after)
 {
     return sleep_backoff_level(w, KRC_LOG_WARN, what, e, retry_after);
+}
+
+/* The level of a 403 or 404 (first: the pods' level). Another resource's
+ * watch is optional to krc (the change tracker's): its first denial since
+ * it last synced is a warning, the retries that follow are logged at debug
+ * level only (RBAC without it, or an API server that does not serve the
+ * resource, would otherwise log every 30 s for ever). */
+static enum krc_log_level denied_level(struct wctx *w, enum krc_log_level first)
+{
+    if (!w->generic) {
+        return first;
+    }
+    if (w->denied_logged) {
+        return KRC_LOG_DEBUG;
+    }
+    w->denied_logged = 1;
+    return KRC_LOG_WARN;
 }
 
 /* After a failed list or watch that started at started (monotonic ms): log,
@@ -636,7 +700,13 @@ static int after_failure(struct wctx *w, int rc, const char *what, const struct 
         break;
     case KRC_EAUTH:
         /* Credentials or RBAC may be fixed without restarting us. */
-        if (sleep_backoff_level(w, KRC_LOG_ERROR, what, e, 0)) {
+        if (sleep_backoff_level(w, denied_level(w, KRC_LOG_ERROR), what, e, 0)) {
+            return 1;
+        }
+        break;
+    case KRC_ENOTFOUND:
+        if (sleep_backoff_level(w, denied_level(w, KRC_LOG_WARN), what, e,
+                                e->retry_after > 0 ? e->retry_after : 0)) {
             return 1;
         }
         break;
@@ -645,6 +715,86 @@ static int after_failure(struct wctx *w, int rc, const char *what, const struct 
             return 1;
         }
         break;
+    }
+    return 0;
+}
+
+/* A resource path "api/<version>/<plural>" or "apis/<group>/<version>/<plural>",
+ * lower-case letters, digits, '.' and '-' between the slashes. */
+static int resource_ok(const char *r)
+{
+    size_t segs = 1;
+    size_t seg_len = 0;
+    const char *p;
+
+    if (strncmp(r, "api/", 4) != 0 && strncmp(r, "apis/", 5) != 0) {
+        return 0;
+    }
+    for (p = r; *p != '\0'; p++) {
+        if (*p == '/') {
+            if (seg_len == 0) {
+                return 0;
+            }
+            segs++;
+            seg_len = 0;
+        } else if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-') {
+            seg_len++;
+        } else {
+            return 0;
+        }
+    }
+    return seg_len > 0 && segs == (r[3] == '/' ? 3u : 4u) && p - r < WHAT_MAX;
+}
+
+/* The scope-independent part of the set-up: what the messages call the
+ * resource, the collection's path. */
+static int setup_resource(struct wctx *w, struct krc_error *err)
+{
+    const struct krc_watch_options *o = w->o;
+    const char *r = o->resource;
+    int rc;
+
+    if (r == NULL) {
+        if (o->metadata_only) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "watch: metadata_only is for other resources than pods");
+        }
+        if (w->h->pod == NULL) {
+            return krc_error_set(err, KRC_EINVAL, "pod watch: no pod callback");
+        }
+        w->what = "pod";
+        w->items = "pods";
+        rc = o->namespace != NULL
+                 ? krc_buf_printf(&w->base_path, "/api/v1/namespaces/%s/pods", o->namespace)
+                 : krc_buf_append_str(&w->base_path, "/api/v1/pods");
+    } else {
+        const char *slash;
+        const char *gv;
+        if (!resource_ok(r)) {
+            return krc_error_set(err, KRC_EINVAL,
+                                 "watch: resource \"%.200s\" is not a collection path like "
+                                 "\"apis/apps/v1/replicasets\" or \"api/v1/nodes\"",
+                                 r);
+        }
+        if (w->h->object == NULL) {
+            return krc_error_set(err, KRC_EINVAL, "watch of %s: no object callback", r);
+        }
+        w->generic = 1;
+        slash = strrchr(r, '/');
+        gv = r[3] == '/' ? r + 4 : r + 5; /* after "api/" or "apis/" */
+        /* "apps/v1 replicasets", "v1 nodes" */
+        snprintf(w->what_buf, sizeof(w->what_buf), "%.*s %s", (int)(slash - gv), gv, slash + 1);
+        w->what = w->what_buf;
+        w->items = "objects";
+        rc = o->namespace != NULL ? krc_buf_printf(&w->base_path, "/%.*s/namespaces/%s/%s",
+                                                   (int)(slash - r), r, o->namespace, slash + 1)
+                                  : krc_buf_printf(&w->base_path, "/%s", r);
+    }
+    snprintf(w->what_stream, sizeof(w->what_stream), "streaming %s list", w->what);
+    snprintf(w->what_list, sizeof(w->what_list), "%s list", w->what);
+    snprintf(w->what_watch, sizeof(w->what_watch), "%s watch", w->what);
+    if (rc < 0) {
+        return krc_error_set(err, KRC_ENOMEM, "out of memory setting up the %s watch", w->what);
     }
     return 0;
 }
@@ -667,12 +817,13 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
     krc_buf_init(&w.base_path, 1024);
     krc_watch_event_init(&w.ev);
     krc_pod_info_init(&w.item);
+    rc = setup_resource(&w, err);
+    if (rc < 0) {
+        goto out;
+    }
     if (krc_linebuf_init(&w.lb, opts->max_line) < 0 ||
-        krc_list_framer_init(&w.lf, opts->max_line) < 0 ||
-        (opts->namespace != NULL
-             ? krc_buf_printf(&w.base_path, "/api/v1/namespaces/%s/pods", opts->namespace)
-             : krc_buf_append_str(&w.base_path, "/api/v1/pods")) < 0) {
-        rc = krc_error_set(err, KRC_ENOMEM, "out of memory setting up the pod watch");
+        krc_list_framer_init(&w.lf, opts->max_line) < 0) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory setting up the %s watch", w.what);
         goto out;
     }
     krc_list_framer_set_skip(&w.lf, on_list_skip);
@@ -688,7 +839,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
         if (!w.synced) {
             atomic_store(&w.stats->synced, 0);
             if (streaming) {
-                what = "streaming pod list";
+                what = w.what_stream;
                 rc = run_stream(&w, MODE_STREAMING_LIST, &e);
                 if (!w.synced && rc == 0) {
                     /* Ended without its end marker: an older server, or one
@@ -697,7 +848,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                                        "stream ended without the initial-events-end bookmark");
                 }
             } else {
-                what = "pod list";
+                what = w.what_list;
                 rc = run_list(&w, &e);
                 if (rc == 0) {
                     /* synced: watch from the list's resourceVersion at once */
@@ -706,7 +857,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
                 }
             }
         } else {
-            what = "pod watch";
+            what = w.what_watch;
             atomic_fetch_add(&w.stats->reconnects, 1);
             rc = run_stream(&w, MODE_WATCH, &e);
         }
@@ -714,7 +865,7 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             break;
         }
         if (w.synced) {
-            what = "pod watch";
+            what = w.what_watch;
         }
         if (rc == 0) {
             /* The server closed the stream (timeoutSeconds). A watch that ends
@@ -739,8 +890,15 @@ int krc_watch_run(struct krc_kube_client *client, const struct krc_watch_options
             (rc == KRC_EUNSUPPORTED || e.http_status == 400 || e.http_status == 422 ||
              (rc == KRC_ETIMEOUT && ++streaming_failures >= STREAMING_LIST_ATTEMPTS))) {
             streaming = 0;
-            krc_log(KRC_LOG_INFO, "streaming list not available (%s); using paginated LIST for %s",
-                    e.msg, scope(&w));
+            if (w.generic) {
+                krc_log(KRC_LOG_INFO,
+                        "streaming list not available (%s); using paginated LIST for %s (%s)",
+                        e.msg, w.what, scope(&w));
+            } else {
+                krc_log(KRC_LOG_INFO,
+                        "streaming list not available (%s); using paginated LIST for %s", e.msg,
+                        scope(&w));
+            }
             continue;
         }
         if (after_failure(&w, rc, what, &e, started)) {

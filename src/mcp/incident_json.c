@@ -122,15 +122,35 @@ static cJSON *json_doc(const char *text)
     return v != NULL ? v : cJSON_CreateString(text);
 }
 
-/* The body's "text" (Slack's, Google Chat's, a webhook's), at most max bytes
- * (0: whole), cut on a character boundary; null when it has none. */
+/* What a person read of a message body: Slack's and Google Chat's "text",
+ * PagerDuty's payload.summary, a webhook restart event's diagnosis summary;
+ * NULL for others (Teams' cards, storm summaries of webhooks). */
+static const cJSON *readable(const cJSON *doc)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "text");
+
+    if (!cJSON_IsString(t)) {
+        t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "payload"),
+                                             "summary");
+    }
+    if (!cJSON_IsString(t)) {
+        t = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "report"),
+                                             "diagnosis"),
+            "summary");
+    }
+    return cJSON_IsString(t) ? t : NULL;
+}
+
+/* The body's readable text, at most max bytes (0: whole), cut on a character
+ * boundary; null when it has none. */
 static cJSON *body_text(const char *body, size_t max)
 {
     cJSON *doc = body != NULL ? cJSON_Parse(body) : NULL;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "text");
+    const cJSON *t = readable(doc);
     cJSON *out;
 
-    if (!cJSON_IsString(t)) {
+    if (t == NULL) {
         cJSON_Delete(doc);
         return cJSON_CreateNull();
     }
@@ -227,9 +247,10 @@ static int resolve_row(const struct krc_store_row *r, void *ud)
     return 0;
 }
 
-int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *kind,
-                              const char *name, const char *pod, krc_change_keep_fn keep, void *ud,
-                              struct krc_change_target *t, struct krc_error *err)
+int krc_change_target_resolve(struct krc_store *s, const char *cluster, const char *ns,
+                              const char *kind, const char *name, const char *pod,
+                              krc_change_keep_fn keep, void *ud, struct krc_change_target *t,
+                              struct krc_error *err)
 {
     struct krc_store_filter f;
     struct resolve rs;
@@ -241,6 +262,8 @@ int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *k
     rs.t = t;
     rs.keep = keep;
     rs.ud = ud;
+    t->cluster = cluster;
+    f.cluster = cluster;
     f.namespace = ns;
     f.limit = KRC_CHANGE_ROWS_READ;
     if (pod != NULL) {
@@ -301,6 +324,7 @@ int krc_change_target_list(struct krc_store *s, const char *ns, const struct krc
     for (size_t i = 0; i < t->n_nodes; i++) {
         nodes[i] = t->nodes[i];
     }
+    f.cluster = t->cluster;
     f.namespace = ns;
     f.kind = t->kind;
     f.name = t->name;

@@ -40,7 +40,7 @@
 #define MESSAGE_TEXT_MAX 2000
 /* incidents read per call when their pods must be looked up (pod name
  * settings): two restarts read each */
-#define POD_CHECK_BUDGET 2000
+#define POD_CHECK_BUDGET 500
 
 /* ---- schemas ------------------------------------------------------------------------------ */
 
@@ -111,17 +111,25 @@
 #define ARG_OPEN                                                                                   \
     "\"open\":{\"type\":\"boolean\",\"description\":\"true: only incidents still open\"}"
 #define ARG_SINCE_INCIDENTS                                                                        \
-    "\"since\":" STR(64, SINCE_DESC "; keeps the incidents still open or ended since")
+    "\"since\":" STR(64, SINCE_DESC "; keeps the incidents still open or ended since; default "    \
+                                    "24h (open and recent)")
 #define ARG_SINCE_24H "\"since\":" STR(64, SINCE_DESC "; default 24h")
 #define ARG_LIMIT "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"default\":50}"
 #define ARG_CURSOR "\"cursor\":" STR(64, "next_cursor of the previous page")
+#define ARG_CLUSTER                                                                                \
+    "\"cluster\":" STR(253,                                                                        \
+                       "exact clusterName of the krc that recorded them (a database shared by "    \
+                       "clusters); omit for all")
 
 const char krc_mcp_incidents_in[] =
-    "{\"type\":\"object\",\"properties\":{" ARG_NAMESPACE_ANY "," ARG_WORKLOAD "," ARG_OPEN
-    "," ARG_SINCE_INCIDENTS "," ARG_LIMIT "," ARG_CURSOR "},\"additionalProperties\":false}";
+    "{\"type\":\"object\",\"properties\":{" ARG_CLUSTER "," ARG_NAMESPACE_ANY "," ARG_WORKLOAD
+    "," ARG_OPEN "," ARG_SINCE_INCIDENTS "," ARG_LIMIT "," ARG_CURSOR
+    "},\"additionalProperties\":false}";
 const char krc_mcp_incidents_out[] =
     "{\"type\":\"object\",\"properties\":{\"incidents\":{\"type\":\"array\","
     "\"items\":" INCIDENT_SCHEMA "},\"next_cursor\":{\"type\":\"string\"},"
+    "\"since\":{\"type\":\"string\",\"description\":\"open ones and those ended since this "
+    "time (UTC)\"},"
     "\"untrusted_fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
     "\"description\":\"always empty: incidents are names, causes, counts and times\"}},"
     "\"required\":[\"incidents\",\"untrusted_fields\"]}";
@@ -164,11 +172,13 @@ void krc_mcp_incidents_init(void)
     pthread_once(&incident_out_once, incident_out_build);
 }
 
-const char krc_mcp_changes_in[] = "{\"type\":\"object\",\"properties\":{" ARG_NAMESPACE
-                                  "," ARG_WORKLOAD_OR "," ARG_POD_OR "," ARG_SINCE_24H "," ARG_LIMIT
-                                  "},\"required\":[\"namespace\"],\"additionalProperties\":false}";
+const char krc_mcp_changes_in[] =
+    "{\"type\":\"object\",\"properties\":{" ARG_CLUSTER "," ARG_NAMESPACE "," ARG_WORKLOAD_OR
+    "," ARG_POD_OR "," ARG_SINCE_24H "," ARG_LIMIT
+    "},\"required\":[\"namespace\"],\"additionalProperties\":false}";
 const char krc_mcp_changes_out[] =
     "{\"type\":\"object\",\"properties\":{"
+    "\"cluster\":{\"type\":\"string\",\"description\":\"the cluster asked for\"},"
     "\"namespace\":{\"type\":\"string\"},"
     "\"workload\":{\"type\":\"string\",\"description\":\"" WORKLOAD_DESC "\"},"
     "\"pod\":{\"type\":\"string\"},"
@@ -415,10 +425,13 @@ int krc_mcp_tool_incidents(void *ud, const cJSON *args, cJSON **ret, char *msg, 
                          msgsz) < 0 ||
         arg_workload(args, kind, sizeof(kind), name, sizeof(name), msg, msgsz) < 0 ||
         (f.namespace != NULL && krc_mcp_check_scope(t, f.namespace, NULL, msg, msgsz) < 0) ||
-        krc_mcp_parse_since(krc_mcp_arg_str(args, "since"), &f.since, msg, msgsz) < 0 ||
+        krc_mcp_parse_since(krc_mcp_arg_str(args, "since") != NULL ? krc_mcp_arg_str(args, "since")
+                                                                   : "24h",
+                            &f.since, msg, msgsz) < 0 ||
         parse_id_cursor(krc_mcp_arg_str(args, "cursor"), &f.before_id, msg, msgsz) < 0) {
         return KRC_MCP_TOOL_FAILED;
     }
+    f.cluster = krc_mcp_arg_str(args, "cluster");
     f.workload_kind = kind[0] != '\0' ? kind : NULL;
     f.workload_name = name[0] != '\0' ? name : NULL;
     f.open_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "open"));
@@ -441,6 +454,10 @@ int krc_mcp_tool_incidents(void *ud, const cJSON *args, cJSON **ret, char *msg, 
     if (rc != 0) {
         cJSON_Delete(out);
         return rc;
+    }
+    if (!krc_report_json_put(out, "since", krc_report_json_time(f.since))) {
+        cJSON_Delete(out);
+        return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     /* after the last incident returned; or, cut short, after the last one read */
     snprintf(cur, sizeof(cur), "%" PRId64, s.more ? s.last_id : s.scan_id);
@@ -515,6 +532,7 @@ static void incident_target(const struct krc_store_incident_detail *d, struct kr
     const struct krc_store_entry *e[2] = {d->first, d->latest};
 
     memset(ct, 0, sizeof(*ct));
+    ct->cluster = d->inc.cluster; /* a shared database: that cluster's workload and nodes */
     snprintf(ct->kind, sizeof(ct->kind), "%s",
              d->inc.workload_kind != NULL ? d->inc.workload_kind : "");
     snprintf(ct->name, sizeof(ct->name), "%s",
@@ -676,7 +694,9 @@ static int changes_answer(const char *ns, const char *pod, const struct krc_chan
     int ok;
 
     snprintf(workload, sizeof(workload), "%s/%s", ct->kind, ct->name);
-    ok = krc_report_json_put(out, "namespace", cJSON_CreateString(ns)) &&
+    ok = (ct->cluster == NULL ||
+          krc_report_json_put(out, "cluster", cJSON_CreateString(ct->cluster))) &&
+         krc_report_json_put(out, "namespace", cJSON_CreateString(ns)) &&
          krc_report_json_put(out, "workload", cJSON_CreateString(workload)) &&
          (pod == NULL || krc_report_json_put(out, "pod", cJSON_CreateString(pod))) &&
          krc_report_json_put(out, "nodes", nodes);
@@ -719,9 +739,10 @@ int krc_mcp_tool_what_changed(void *ud, const cJSON *args, cJSON **ret, char *ms
         return rc;
     }
     pthread_mutex_lock(&t->scope_mu);
-    rc = krc_change_target_resolve(t->db, ns, pod != NULL ? NULL : kind, pod != NULL ? NULL : name,
-                                   pod, krc_mcp_scope_all(t->scope) ? NULL : row_in_scope, t->scope,
-                                   &ct, err);
+    rc = krc_change_target_resolve(t->db, krc_mcp_arg_str(args, "cluster"), ns,
+                                   pod != NULL ? NULL : kind, pod != NULL ? NULL : name, pod,
+                                   krc_mcp_scope_all(t->scope) ? NULL : row_in_scope, t->scope, &ct,
+                                   err);
     pthread_mutex_unlock(&t->scope_mu);
     if (rc == KRC_ENOTFOUND) {
         pthread_mutex_unlock(&t->mu);

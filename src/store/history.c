@@ -243,15 +243,46 @@ rollback:
     return rc;
 }
 
+/* One attempt of a restart with an incident on a one_statement_record
+ * driver: its one statement and the incident's in a transaction (the
+ * incident's statement sets the restart's incident_id, which the restart's
+ * own statement cannot: its WITHs share one snapshot). */
+static int record_one_tx(struct krc_store *s, const struct krc_store_restart *rec,
+                         const char *identity, const struct krc_store_outbox *msgs, size_t n_msgs,
+                         int64_t *rid, int64_t *oids, struct krc_error *err)
+{
+    int rc = s->drv->begin(s->c, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    if ((rc = record_one(s, rec, identity, msgs, n_msgs, rid, oids, err)) == 0 && *rid == 0) {
+        s->drv->rollback(s->c);
+        rc = find_by_identity(s, rec->pod_uid, rec->container, identity, rid, err);
+        return rc < 0 ? rc : KRC_STORE_EXISTS;
+    }
+    if (rc == 0 && (rc = krc_store_incident_record(s, rec, *rid, err)) == 0 &&
+        (rc = s->drv->commit(s->c, err)) == 0) {
+        return 0;
+    }
+    s->drv->rollback(s->c);
+    return rc;
+}
+
 static int record(struct krc_store *s, const struct krc_store_restart *rec, const char *identity,
                   const struct krc_store_outbox *msgs, size_t n_msgs, int64_t *rid, int64_t *oids,
                   struct krc_error *err)
 {
     int rc;
 
-    /* an incident to join or open takes the transaction (its id is the
-     * restart's and the restart's its) */
-    if (s->drv->one_statement_record && n_msgs <= KRC_SQL_RECORD_ONE_MAX && rec->incident == NULL) {
+    if (s->drv->one_statement_record && n_msgs <= KRC_SQL_RECORD_ONE_MAX && rec->incident != NULL) {
+        rc = record_one_tx(s, rec, identity, msgs, n_msgs, rid, oids, err);
+        if (rc < 0 && s->drv->retryable != NULL && s->drv->retryable(s->c)) {
+            rc = record_one_tx(s, rec, identity, msgs, n_msgs, rid, oids, err);
+        }
+        return rc;
+    }
+    if (s->drv->one_statement_record && n_msgs <= KRC_SQL_RECORD_ONE_MAX) {
         /* a serialization failure or deadlock is retried by the driver */
         rc = record_one(s, rec, identity, msgs, n_msgs, rid, oids, err);
         if (rc == 0 && *rid == 0) {
@@ -794,7 +825,7 @@ static int prune_batch(struct krc_store *s, int id, int64_t cutoff, int64_t limi
     ST_TEXT(s, st, 1, s->cluster);
     ST_INT(s, st, 2, cutoff);
     ST_INT(s, st, 3, limit);
-    if ((rc = krc_sql_run(s, st, "pruning old restarts", ret_n, err)) < 0 ||
+    if ((rc = krc_sql_run(s, st, "pruning the history", ret_n, err)) < 0 ||
         (rc = s->drv->commit(s->c, err)) < 0) {
         s->drv->rollback(s->c);
     }

@@ -48,19 +48,14 @@ static void bind_count(struct krc_store *s, struct krc_sql_stmt *st,
     ST_INT(s, st, 5, at > 0 && ref->thread_reply ? at : 0);
 }
 
-/* Open an incident for the restart, or join the open one of its key. */
-static int incident_open(struct krc_store *s, const struct krc_store_restart *rec,
-                         int64_t restart_id, struct krc_error *err)
+/* The incident's key: $1 the cluster, $6..$10 namespace, workload kind and
+ * name, container, cause; $11 a new incident's thread. */
+static void bind_key(struct krc_store *s, struct krc_sql_stmt *st,
+                     const struct krc_store_restart *rec)
 {
-    struct krc_sql_stmt *st = NULL;
     int nokind = !nonempty(rec->workload_kind) || !nonempty(rec->workload_name);
-    int rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_OPEN, &st, err);
 
-    if (rc < 0) {
-        return rc;
-    }
     ST_TEXT(s, st, 1, s->cluster);
-    bind_count(s, st, rec, restart_id);
     ST_TEXT(s, st, 6, rec->namespace);
     /* a bare pod is its own workload */
     ST_TEXT(s, st, 7, nokind ? "Pod" : rec->workload_kind);
@@ -68,6 +63,20 @@ static int incident_open(struct krc_store *s, const struct krc_store_restart *re
     ST_TEXT(s, st, 9, rec->container);
     ST_TEXT(s, st, 10, krc_cause_name(rec->cause));
     ST_TEXT(s, st, 11, rec->incident->thread_key);
+}
+
+/* Open an incident for the restart, or join the open one of its key. */
+static int incident_open(struct krc_store *s, const struct krc_store_restart *rec,
+                         int64_t restart_id, struct krc_error *err)
+{
+    struct krc_sql_stmt *st = NULL;
+    int rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_OPEN, &st, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    bind_key(s, st, rec);
+    bind_count(s, st, rec, restart_id);
     rc = returned(s, st, rec->incident, "opening an incident", err);
     if (rc == 0) {
         rc = krc_error_set(err, KRC_EIO, "%s: opening an incident returned no row", s->display);
@@ -84,6 +93,22 @@ int krc_store_incident_record(struct krc_store *s, const struct krc_store_restar
 
     ref->ret_id = 0;
     ref->ret_restarts = 0;
+    if (s->drv->one_statement_record) {
+        /* one round trip: KRC_SQL_INCIDENT_RECORD */
+        if ((rc = krc_sql_prepare_as(s, KRC_SQL_INCIDENT_RECORD, KRC_SQL_PREPARE_SERVER, &st,
+                                     err)) < 0) {
+            return rc;
+        }
+        bind_key(s, st, rec);
+        bind_count(s, st, rec, restart_id);
+        ST_INT(s, st, 12, ref->id > 0 ? ref->id : 0);
+        rc = returned(s, st, ref, "recording a restart's incident", err);
+        if (rc == 0) {
+            rc = krc_error_set(err, KRC_EIO, "%s: recording a restart's incident returned no row",
+                               s->display);
+        }
+        return rc < 0 ? rc : 0;
+    }
     if (ref->id > 0) {
         if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENT_JOIN, &st, err)) < 0) {
             return rc;
@@ -167,20 +192,68 @@ static int each_incident(struct krc_store *s, struct krc_sql_stmt *st, krc_store
     return rc;
 }
 
+/* The open incidents, copied (strings into k): no statement stays active
+ * while the caller's callback runs. */
+static int read_open(struct krc_store *s, struct krc_store_incident **ret, size_t *ret_n,
+                     struct krc_sql_strings *k, struct krc_error *err)
+{
+    struct krc_store_incident *v = NULL;
+    struct krc_sql_stmt *st = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+
+    if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENTS_OPEN, &st, err)) < 0) {
+        return rc;
+    }
+    ST_TEXT(s, st, 1, s->cluster);
+    while ((rc = s->drv->step(st, "reading the open incidents", err)) == 1) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct krc_store_incident *nv = krc_realloc(v, ncap * sizeof(*nv));
+            if (nv == NULL) {
+                k->failed = 1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        read_incident(s, st, &v[n++], k);
+        if (k->failed) {
+            break;
+        }
+    }
+    s->drv->done(st);
+    if (rc >= 0 && k->failed) {
+        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
+    }
+    if (rc < 0) {
+        krc_free(v);
+        return rc;
+    }
+    *ret = v;
+    *ret_n = n;
+    return 0;
+}
+
 int krc_store_incidents_open(struct krc_store *s, krc_store_incident_fn fn, void *ud,
                              struct krc_error *err)
 {
-    struct krc_sql_stmt *st = NULL;
+    struct krc_store_incident *v = NULL;
+    struct krc_sql_strings k;
+    size_t n = 0;
     int rc;
 
     if (fn == NULL) {
         return krc_error_set(err, KRC_EINVAL, "open incidents: no callback");
     }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_INCIDENTS_OPEN, &st, err)) < 0) {
-        return rc;
+    memset(&k, 0, sizeof(k));
+    rc = read_open(s, &v, &n, &k, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = fn(&v[i], ud);
     }
-    ST_TEXT(s, st, 1, s->cluster);
-    return each_incident(s, st, fn, ud, "reading the open incidents", err);
+    krc_free(v);
+    krc_sql_strings_cleanup(&k);
+    return rc;
 }
 
 /* The list query for the filters in use, its parameters numbered in order. */
@@ -480,7 +553,8 @@ int krc_store_record_change(struct krc_store *s, const struct krc_store_change *
                              "a change needs its namespace (\"\" for a node), kind, name and "
                              "revision");
     }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_INSERT_CHANGE, &st, err)) < 0) {
+    /* the tracker's first drain after a start may hand over thousands */
+    if ((rc = krc_sql_prepare_as(s, KRC_SQL_INSERT_CHANGE, KRC_SQL_PREPARE_SERVER, &st, err)) < 0) {
         return rc;
     }
     ST_TEXT(s, st, 1, s->cluster);

@@ -124,6 +124,23 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
         "ELSE 0 END) ON CONFLICT (cluster, namespace, workload_kind, workload_name, container, "
         "cause) WHERE ended_at IS NULL DO UPDATE SET " INCIDENT_COUNT_SET(
             "incidents.") " RETURNING id, restarts",
+    /* The same as one statement (drivers with one_statement_record: data-modifying
+     * WITH), $12 the incident to join (0: none): join it, else open or join
+     * the open one of the key, and set the restart's incident_id. */
+    [KRC_SQL_INCIDENT_RECORD] = "WITH j AS (UPDATE incidents SET " INCIDENT_COUNT_SET(
+        "") " WHERE id = $12 AND ended_at IS NULL RETURNING id, restarts), n AS (INSERT INTO "
+            "incidents (cluster, namespace, workload_kind, workload_name, container, cause, "
+            "restarts, first_restart_id, latest_restart_id, first_at, last_at, thread_key, "
+            "last_update_at, last_reply_at, told_restarts) SELECT CAST($1 AS TEXT), CAST($6 "
+            "AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS TEXT), CAST($10 AS "
+            "TEXT), 1, $2, $2, $3, $3, CAST($11 AS TEXT), $4, $5, CASE WHEN CAST($4 AS "
+            "BIGINT) > 0 OR CAST($5 AS BIGINT) > 0 THEN 1 ELSE 0 END WHERE NOT EXISTS "
+            "(SELECT 1 FROM j) ON CONFLICT (cluster, namespace, workload_kind, workload_name, "
+            "container, cause) WHERE ended_at IS NULL DO UPDATE SET " INCIDENT_COUNT_SET(
+                "incidents.") " RETURNING id, restarts), a AS (SELECT id, restarts FROM j "
+                              "UNION ALL SELECT id, restarts FROM n), u AS (UPDATE restarts "
+                              "SET incident_id = a.id FROM a WHERE restarts.id = $2) SELECT "
+                              "id, restarts FROM a",
     [KRC_SQL_SET_INCIDENT] = "UPDATE restarts SET incident_id = $2 WHERE id = $1",
     [KRC_SQL_RESTART_INCIDENT] = "SELECT i.id, i.restarts FROM restarts r JOIN incidents i ON i.id "
                                  "= r.incident_id WHERE r.id = $1",
@@ -244,6 +261,12 @@ static void expand_pg(void)
 
 int krc_sql_prepare(struct krc_store *s, int id, struct krc_sql_stmt **ret, struct krc_error *err)
 {
+    return krc_sql_prepare_as(s, id, 0, ret, err);
+}
+
+int krc_sql_prepare_as(struct krc_store *s, int id, unsigned flags, struct krc_sql_stmt **ret,
+                       struct krc_error *err)
+{
     enum krc_sql_dialect d = s->drv->dialect;
 
     pthread_once(&expand_once[d], d == KRC_SQL_SQLITE ? expand_sqlite : expand_pg);
@@ -251,7 +274,7 @@ int krc_sql_prepare(struct krc_store *s, int id, struct krc_sql_stmt **ret, stru
         return krc_error_set(err, KRC_ENOMEM,
                              "out of memory or an unknown {fragment} preparing statement %d", id);
     }
-    return s->drv->prepare(s->c, id, expanded[d][id], 0, ret, err);
+    return s->drv->prepare(s->c, id, expanded[d][id], flags, ret, err);
 }
 
 int krc_sql_prepare_text(struct krc_store *s, int id, const char *tmpl, unsigned flags,

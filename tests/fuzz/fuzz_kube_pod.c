@@ -1,5 +1,6 @@
 /* kube_pod: the first byte picks the decoder (watch event line or pod
- * object); the rest is the JSON. A decoded event or pod has its promised
+ * object; with bit 1 set, the generic watch's: another resource's event
+ * line or object, metadata only); the rest is the JSON. A decoded event or pod has its promised
  * fields (uid, namespace and name for pods; the type), its strings lie in
  * its arena, and `raw` lies inside the input. The struct is reused across
  * inputs as the watch loop reuses it. The naming of a skipped object
@@ -83,7 +84,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, data + 1, size - 1);
     check_ident(copy, size - 1, &id);
     check_ident(copy, (size - 1) / 2, &id_half);
-    if (data[0] & 1) {
+    if (data[0] & 2) {
+        /* another resource (the generic watch): metadata only, no uid needed */
+        if (data[0] & 1) {
+            if (krc_kube_object_meta_parse((const char *)copy, size - 1, &pod, &err) == 0) {
+                FUZZ_CHECK(pod.name != NULL, "object without a name");
+                check_pod(&pod, copy, size - 1, 0);
+            } else {
+                FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+            }
+        } else if (krc_watch_event_parse_object((const char *)copy, size - 1, &ev, &err) == 0) {
+            FUZZ_CHECK(ev.type >= KRC_WATCH_ADDED && ev.type <= KRC_WATCH_ERROR, "type %d",
+                       ev.type);
+            if (ev.type <= KRC_WATCH_DELETED) {
+                FUZZ_CHECK(ev.pod.name != NULL, "object without a name");
+                check_pod(&ev.pod, copy, size - 1, 0);
+            }
+        } else {
+            FUZZ_CHECK(ev.type == 0, "failed parse left type %d", ev.type);
+            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        }
+    } else if (data[0] & 1) {
         if (krc_pod_info_parse((const char *)copy, size - 1, &pod, &err) == 0) {
             check_pod(&pod, copy, size - 1, 1);
             FUZZ_CHECK(id.name[0] == '\0' || strcmp(id.name, pod.name) == 0,

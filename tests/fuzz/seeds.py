@@ -113,6 +113,25 @@ def seeds_for(target):
             out.append(("event-" + os.path.basename(p), b"\x00" + compact(p)))
         for p in fixtures("corpus/*/pod.json")[:8]:
             out.append(("pod-" + os.path.basename(os.path.dirname(p)), b"\x01" + read(p)))
+        # the generic watch (bit 1): another resource's event lines and objects
+        rs = {"kind": "ReplicaSet", "apiVersion": "apps/v1",
+              "metadata": {"name": "api-6d4b9c7f5", "namespace": "shop", "uid": "u-1",
+                           "resourceVersion": "77",
+                           "annotations": {"deployment.kubernetes.io/revision": "12"}},
+              "spec": {"template": {"spec": {"containers": [{"name": "api",
+                                                              "image": "api:1.4.3"}]}}},
+              "status": {"readyReplicas": 3}}
+        meta = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"name": "api-config", "namespace": "shop", "resourceVersion": "9"}}
+        for name, obj in (("rs", rs), ("meta", meta)):
+            out.append(("object-" + name, b"\x03" + json.dumps(obj).encode()))
+            out.append(("object-event-" + name,
+                        b"\x02" + json.dumps({"type": "MODIFIED", "object": obj}).encode()))
+        out.append(("object-bookmark", b"\x02" + json.dumps(
+            {"type": "BOOKMARK", "object": {"kind": "ReplicaSet", "apiVersion": "apps/v1",
+                                            "metadata": {"resourceVersion": "80"}}}).encode()))
+        for p in pods[:2]:
+            out.append(("object-pod-event-" + os.path.basename(p), b"\x02" + compact(p)))
     elif target == "kube_parse":
         for c in corpus_cases()[:10]:
             for i, n in enumerate(("pod.json", "events.json", "node.json")):

@@ -684,7 +684,8 @@ class IncidentsTest(unittest.TestCase):
         self.assertIn("Deployment/api", lines[4])
         self.assertTrue(lines[4].endswith("open"), lines[4])
         p = run(["incidents", "--db", self.path, "--namespace", "nowhere"], check_rc=0)
-        self.assertEqual(p.stdout, "no incidents recorded that match\n")
+        self.assertRegex(p.stdout, r"^no incidents that match open or ended since "
+                                   r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$")
 
     def test_incident_keeps_the_first_failure(self):
         p = run(["incident", str(self.ids["api"]), "--db", self.path], check_rc=0)
@@ -724,6 +725,57 @@ class IncidentsTest(unittest.TestCase):
         self.assertEqual(len(p.stdout.splitlines()), 4)
         self.assertNotIn("api:1.4.1", p.stdout)
 
+    def test_open_and_recent_by_default(self):
+        """Without --since: the open incidents and those that ended in the last 24 h; an
+        incident that ended two days ago takes --since (MCP's list_incidents alike)."""
+        old = os.path.join(self.tmp.name, "old.db")
+        p = subprocess.run([incident_seed(), old, str(int(time.time()) - 2 * 86400)],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ids = json.loads(p.stdout)
+        rows = json.loads(run(["incidents", "--db", old, "--format", "json"], check_rc=0).stdout)
+        self.assertEqual([r["id"] for r in rows], [ids["dns"], ids["canary"], ids["api"]])
+        rows = json.loads(run(["incidents", "--db", old, "--format", "json", "--since", "3d"],
+                              check_rc=0).stdout)
+        self.assertEqual(rows[0]["id"], ids["trainer"])
+        req = [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "list_incidents", "arguments": a}}
+               for n, a in ((1, {}), (2, {"since": "3d"}))]
+        p = subprocess.run([KRC, "mcp", "--db", old], capture_output=True, text=True,
+                           input="".join(json.dumps(r) + "\n" for r in req), timeout=TIMEOUT)
+        answers = [json.loads(line)["result"]["structuredContent"]
+                   for line in p.stdout.splitlines()]
+        self.assertEqual([[r["id"] for r in a["incidents"]] for a in answers],
+                         [[ids["dns"], ids["canary"], ids["api"]],
+                          [ids["trainer"], ids["dns"], ids["canary"], ids["api"]]])
+        self.assertRegex(answers[0]["since"], RFC3339)
+
+    def test_a_pruned_restart(self):
+        """An incident whose first restart is gone from the history (an ended incident's
+        restarts pruned by age): said so, never an error; MCP answers first: null."""
+        db = sqlite3.connect(self.path)
+        db.execute("DELETE FROM reports WHERE restart_id = ?", (self.ids["api_first"],))
+        db.execute("DELETE FROM outbox WHERE restart_id = ?", (self.ids["api_first"],))
+        db.execute("DELETE FROM restarts WHERE id = ?", (self.ids["api_first"],))
+        db.commit()
+        db.close()
+        p = run(["incident", str(self.ids["api"]), "--db", self.path], check_rc=0)
+        self.assertIn("First failure: restart #%d is no longer in the history"
+                      % self.ids["api_first"], p.stdout)
+        self.assertIn("LATEST-CRASH-LOG", p.stdout)
+        doc = json.loads(run(["incident", str(self.ids["api"]), "--db", self.path, "--format",
+                              "json"], check_rc=0).stdout)
+        self.assertIsNone(doc["first"])
+        self.assertEqual(doc["latest"]["restart"]["id"], self.ids["api_latest"])
+        req = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "get_incident", "arguments": {"id": self.ids["api"]}}}
+        p = subprocess.run([KRC, "mcp", "--db", self.path], input=json.dumps(req) + "\n",
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        res = json.loads(p.stdout.splitlines()[0])["result"]
+        self.assertFalse(res["isError"], res)
+        self.assertIsNone(res["structuredContent"]["first"])
+        self.assertIn("/latest/report/log/text", res["structuredContent"]["untrusted_fields"])
+
     def test_errors(self):
         for args in (["changes"], ["changes", "--workload", "Deployment/api"],
                      ["changes", "--workload", "shop/deploy/api"], ["incident"],
@@ -740,6 +792,57 @@ class IncidentsTest(unittest.TestCase):
         Fixture(old, schema_version=8).close()
         p = run(["incidents", "--db", old], check_rc=1)
         self.assertIn("older", p.stderr)
+
+
+class IncidentsPostgresTest(unittest.TestCase):
+    """The same history written to PostgreSQL (schema 4) through the store API: krc history
+    answers as it does from SQLite, with the same ids, and from a URL with a password file
+    (tests/tools/pg_server.py starts a server of Debian's postgresql)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tools"))
+        import pg_server
+        cls.tmp = tempfile.TemporaryDirectory(prefix="krc-history-pg-")
+        os.chmod(cls.tmp.name, 0o755)  # as root the server runs as `postgres`
+        cls.pg = pg_server.PgServer(os.path.join(cls.tmp.name, "pg"))
+        cls.pg.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pg.stop()
+        cls.tmp.cleanup()
+
+    def test_both_backends_answer_alike(self):
+        url = self.pg.create_database("krc_history_incidents_%d" % os.getpid())
+        now = str(int(time.time()))
+        answers = []
+        for db in (os.path.join(self.tmp.name, "krc.db"), url):
+            env = dict(os.environ, PGPASSWORD=self.pg.password())
+            p = subprocess.run([incident_seed(), db, now], capture_output=True, text=True,
+                               timeout=60, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            ids = json.loads(p.stdout)
+            pw = ["--db-password-file", self.pg.password_file] if db == url else []
+            incidents = json.loads(run(["incidents", "--db", db, "--format", "json"] + pw,
+                                       check_rc=0).stdout)
+            incident = json.loads(run(["incident", str(ids["api"]), "--db", db, "--format",
+                                       "json"] + pw, check_rc=0).stdout)
+            changes = json.loads(run(["changes", "--workload", "shop/Deployment/api", "--db",
+                                      db, "--format", "json"] + pw, check_rc=0).stdout)
+            for c in incident["changes"] + changes:
+                c.pop("recorded_at")  # the time each was written
+            answers.append((ids, incidents, incident["incident"], incident["changes"],
+                            [(m["kind"], m["state"]) for m in incident["messages"]],
+                            incident["first"]["report"], changes))
+        # a shared store's table names the cluster of each row (as krc history's does)
+        p = run(["incidents", "--db", url, "--db-password-file", self.pg.password_file],
+                check_rc=0)
+        self.assertRegex(p.stdout.splitlines()[0], r"^ID +CLUSTER +NAMESPACE +WORKLOAD")
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(len(answers[1][1]), 4)
+        self.assertNotIn(self.pg.password(), json.dumps(answers[1]))
 
 
 def main():

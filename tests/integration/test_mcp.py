@@ -863,9 +863,10 @@ class McpIncidentsTest(unittest.TestCase):
             jsonschema.Draft202012Validator.check_schema(t["outputSchema"])
             self.assertFalse(t["inputSchema"]["additionalProperties"])
         props = schemas["what_changed"]["inputSchema"]["properties"]
-        self.assertEqual(sorted(props), ["limit", "namespace", "pod", "since", "workload"])
+        self.assertEqual(sorted(props),
+                         ["cluster", "limit", "namespace", "pod", "since", "workload"])
         self.assertEqual(sorted(schemas["list_incidents"]["inputSchema"]["properties"]),
-                         ["cursor", "limit", "namespace", "open", "since", "workload"])
+                         ["cluster", "cursor", "limit", "namespace", "open", "since", "workload"])
         self.assertEqual(schemas["get_incident"]["inputSchema"]["required"], ["id"])
 
     def test_list_get_and_what_changed(self):

@@ -60,6 +60,13 @@ int krc_kube_stream(struct krc_kube_client *c, const char *path, long idle_timeo
                     krc_http_data_cb on_data, void *userdata, const atomic_int *cancel,
                     struct krc_error *err);
 
+/* The same with another Accept media type (the value, e.g.
+ * "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"; at
+ * most 240 bytes, one line: KRC_EINVAL otherwise). */
+int krc_kube_stream_accept(struct krc_kube_client *c, const char *path, const char *accept,
+                           long idle_timeout_ms, krc_http_data_cb on_data, void *userdata,
+                           const atomic_int *cancel, struct krc_error *err);
+
 /* POST/PUT a JSON body; on 2xx the response body is returned like krc_kube_get.
  * 409 gives KRC_ECONFLICT. */
 int krc_kube_write(struct krc_kube_client *c, const char *method, const char *path,

@@ -122,6 +122,22 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
 int krc_watch_event_parse(const char *json, size_t len, struct krc_watch_event *ret,
                           struct krc_error *err);
 
+/* The same for a watch of another resource (a ReplicaSet, a Node, a
+ * PartialObjectMetadata, ...): an ADDED/MODIFIED/DELETED object is read as
+ * krc_kube_object_meta_parse reads it (into `pod`); bookmarks and ERRORs as
+ * above. */
+int krc_watch_event_parse_object(const char *json, size_t len, struct krc_watch_event *ret,
+                                 struct krc_error *err);
+
+/* Another resource's object (a list item, a GET): its metadata only into
+ * `ret` (name, namespace, uid, resourceVersion ("" when absent),
+ * creationTimestamp, deleting; raw/raw_len the object's text), the rest
+ * validated as JSON and skipped. KRC_EPARSE on malformed JSON, a value
+ * that is not an object, or no metadata.name; on failure `ret` is left
+ * empty. */
+int krc_kube_object_meta_parse(const char *json, size_t len, struct krc_pod_info *ret,
+                               struct krc_error *err);
+
 /* What the first bytes of a watch event line or a pod (a list item) say
  * about the object, to name one that is skipped (too large to buffer, or
  * not decodable). The text may be cut anywhere: it is scanned as JSON until

@@ -91,8 +91,9 @@ struct krc_watch_options {
      * application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, WATCH
      * (and the streaming list) with ...;as=PartialObjectMetadata;...: the
      * objects are PartialObjectMetadata (apiVersion meta.k8s.io/v1). No
-     * fallback to full objects is offered: a server without it answers 406,
-     * which is logged and retried with backoff. Other resources only. */
+     * fallback to full objects is offered: a server that cannot answer so
+     * fails the request, logged and retried with backoff like any failure.
+     * Other resources only. */
     int metadata_only;
     const char *namespace;      /* NULL: all namespaces */
     const char *label_selector; /* server-side labelSelector, or NULL */

@@ -40,15 +40,17 @@ struct cJSON *krc_change_json(const struct krc_store_change *c);
 
 /* An outbox row of an incident: id, restart_id, kind, destination, channel,
  * thread_key, state, attempts, created_at, delivered_at, message_ref,
- * last_error, and text: the body's "text" (what a person read), cut to
- * text_max bytes (0: whole). With `bodies`, also body and fallback (the JSON
- * documents as stored). NULL: out of memory. */
+ * last_error, and text: what a person read of the body (Slack's and Google
+ * Chat's text, PagerDuty's summary, a webhook restart's diagnosis summary;
+ * null for others), cut to text_max bytes (0: whole). With `bodies`, also body and fallback (the
+ * JSON documents as stored). NULL: out of memory. */
 struct cJSON *krc_incident_message_json(const struct krc_store_message *m, size_t text_max,
                                         int bodies);
 
 /* What a "what changed" question is about: a workload (kind "Pod" for a bare
  * pod) and the nodes its pods ran on. */
 struct krc_change_target {
+    const char *cluster; /* exact clusterName of the restarts and changes; NULL: any */
     char kind[64];
     char name[254];
     char nodes[KRC_CHANGE_NODES_MAX][254];
@@ -62,13 +64,15 @@ typedef int (*krc_change_keep_fn)(const struct krc_store_row *r, void *ud);
 /* Fill t for the workload kind/name of namespace ns, or (pod non-NULL, kind
  * and name NULL) for the workload of the pod's newest recorded restart: the
  * nodes of its newest KRC_CHANGE_ROWS_READ recorded restarts that keep()
- * allows, newest first, distinct. 0; KRC_ENOTFOUND when the pod has no
+ * allows (of cluster, when not NULL: t->cluster, borrowed), newest first,
+ * distinct. 0; KRC_ENOTFOUND when the pod has no
  * recorded restart keep() allows (t->kind empty); < 0 a database error. */
-int krc_change_target_resolve(struct krc_store *s, const char *ns, const char *kind,
-                              const char *name, const char *pod, krc_change_keep_fn keep, void *ud,
-                              struct krc_change_target *t, struct krc_error *err);
+int krc_change_target_resolve(struct krc_store *s, const char *cluster, const char *ns,
+                              const char *kind, const char *name, const char *pod,
+                              krc_change_keep_fn keep, void *ud, struct krc_change_target *t,
+                              struct krc_error *err);
 
-/* The changes of namespace ns's target and of its nodes with since <= at <
+/* The changes of namespace ns's target and of its nodes (of t->cluster) with since <= at <
  * until (0: no bound), newest first, at most limit, as a JSON array in *ret
  * (krc_change_json). 0, or < 0 (KRC_ENOMEM, a database error). */
 int krc_change_target_list(struct krc_store *s, const char *ns, const struct krc_change_target *t,

@@ -65,6 +65,7 @@ enum krc_sql_id {
     /* incidents and changes (incident.c) */
     KRC_SQL_INCIDENT_JOIN,
     KRC_SQL_INCIDENT_OPEN,
+    KRC_SQL_INCIDENT_RECORD, /* one_statement_record drivers: join or open, and the restart's id */
     KRC_SQL_SET_INCIDENT,
     KRC_SQL_RESTART_INCIDENT,
     KRC_SQL_INCIDENTS_OPEN,
@@ -191,6 +192,9 @@ int krc_store_migrate(struct krc_store *s, struct krc_error *err);
 
 /* sql.c: statement `id`'s text for s's dialect, prepared. */
 int krc_sql_prepare(struct krc_store *s, int id, struct krc_sql_stmt **ret, struct krc_error *err);
+/* The same with prepare flags (KRC_SQL_PREPARE_SERVER). */
+int krc_sql_prepare_as(struct krc_store *s, int id, unsigned flags, struct krc_sql_stmt **ret,
+                       struct krc_error *err);
 /* A text assembled for one call (KRC_SQL_DYNAMIC unless id names it), with
  * {fragments} and $n, prepared. */
 int krc_sql_prepare_text(struct krc_store *s, int id, const char *tmpl, unsigned flags,

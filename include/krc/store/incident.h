@@ -68,7 +68,8 @@ struct krc_store_incident {
 typedef int (*krc_store_incident_fn)(const struct krc_store_incident *inc, void *ud);
 
 /* Every open incident (of the store's cluster; SQLite: of the file), oldest
- * first: what a new leader continues. */
+ * first: what a new leader continues. They are read before the first
+ * callback, so the callback may call the store (krc_store_incident_get, _end). */
 int krc_store_incidents_open(struct krc_store *s, krc_store_incident_fn fn, void *ud,
                              struct krc_error *err);
 

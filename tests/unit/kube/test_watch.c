@@ -114,7 +114,7 @@ static void test_expired_continue_falls_back_to_full_list(void **state)
     struct krc_token_source *ts;
     struct krc_kube_client *client;
     struct krc_watch_options o;
-    struct krc_watch_handler h = {on_sync_begin, on_pod, on_sync_end, &s};
+    struct krc_watch_handler h = {on_sync_begin, on_pod, on_sync_end, &s, NULL};
     struct krc_watch_stats stats;
     struct krc_error e;
     char server[64];
@@ -304,7 +304,7 @@ static void run_script(struct script *f, struct events *s, struct krc_watch_stat
     struct krc_http_server_config sc;
     struct krc_kube_auth_config ac;
     struct krc_watch_options o;
-    struct krc_watch_handler h = {ev_sync_begin, ev_pod, ev_sync_end, s};
+    struct krc_watch_handler h = {ev_sync_begin, ev_pod, ev_sync_end, s, NULL};
     struct krc_error e;
     char server[64];
 

@@ -263,6 +263,8 @@ static void test_list_incidents(void **state)
     snprintf(want, sizeof(want), "%lld", (long long)ids.api);
     assert_string_equal(page2, want);
 
+    /* a shared database: one cluster's (the seed's is unnamed) */
+    expect_ids(&f, "{\"cluster\":\"east\"}", "");
     refused(&f, "list_incidents", "{\"workload\":\"api\"}", "workload 'api'", "Kind/name");
     refused(&f, "list_incidents", "{\"workload\":\"deployment/api\"}", "upper-case", NULL);
     refused(&f, "list_incidents", "{\"workload\":\"Deployment/API\"}", "DNS subdomain", NULL);
@@ -324,8 +326,14 @@ static void test_get_incident(void **state)
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 0), "state"), "delivered");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 0), "message_ref"), "1765000000.000100");
     assert_non_null(strstr(str(cJSON_GetArrayItem(msgs, 0), "text"), "OOM-killed"));
+    /* its text is cut to 2,000 bytes, on a character, with an ellipsis */
+    assert_true(strlen(str(cJSON_GetArrayItem(msgs, 0), "text")) <= 2000);
+    assert_true(strlen(str(cJSON_GetArrayItem(msgs, 0), "text")) > 1900);
+    assert_non_null(strstr(str(cJSON_GetArrayItem(msgs, 0), "text"), "x\xe2\x80\xa6"));
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "kind"), "reply");
     assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "state"), "pending");
+    assert_string_equal(str(cJSON_GetArrayItem(msgs, 1), "text"),
+                        "2 more restarts since the first");
     /* text from the cluster is pointed to */
     assert_true(has_pointer(sc, "/first/restart/summary"));
     assert_true(has_pointer(sc, "/first/report/log/text"));
@@ -388,6 +396,12 @@ static void test_what_changed(void **state)
         "node-b");
     assert_true(has_pointer(sc, "/changes/0/items"));
     assert_true(has_pointer(sc, "/changes/0/summary"));
+    sc = sc_of(call(&f, "what_changed",
+                    "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\","
+                    "\"cluster\":\"east\"}"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "changes")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "nodes")), 0);
+    assert_string_equal(str(sc, "cluster"), "east");
     /* the default: the last 24 h */
     sc =
         sc_of(call(&f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\"}"));

@@ -1331,6 +1331,64 @@ static void test_incident_end_and_get(void **state)
     krc_store_close(s);
 }
 
+struct loader {
+    struct krc_store *s;
+    int n;
+    int64_t first_restart[8];
+};
+
+/* A new leader's load: for each open incident, its evidence, and the first
+ * one ended on the spot, all on the store being iterated. */
+static int load_open(const struct krc_store_incident *i, void *ud)
+{
+    struct loader *ld = ud;
+    struct krc_store_incident_detail *d = NULL;
+    struct krc_error e;
+    krc_error_clear(&e);
+    if (krc_store_incident_get(ld->s, i->id, &d, &e) != 0) {
+        fail_msg("incident %lld: %s", (long long)i->id, e.msg);
+    }
+    assert_non_null(d->first);
+    ld->first_restart[ld->n] = d->first->row.id;
+    krc_store_incident_detail_free(d);
+    if (ld->n == 0 && krc_store_incident_end(ld->s, i->id, NOW - 1, NULL, 0, NULL, &e) != 0) {
+        fail_msg("end %lld: %s", (long long)i->id, e.msg);
+    }
+    ld->n++;
+    return 0;
+}
+
+/* The open incidents are read before the first callback: the callback may
+ * read and end incidents on the same store (the daemon's load at
+ * take-over does). */
+static void test_incidents_open_callback_uses_store(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct loader ld;
+    struct incidents_seen seen;
+    int64_t rids[3];
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        char uid[16], wl[16];
+        struct krc_store_restart r;
+        snprintf(uid, sizeof(uid), "u%d", i);
+        snprintf(wl, sizeof(wl), "w%d", i);
+        r = mkrec(uid, "ns", uid, 1, NOW - 100 + i);
+        r.workload_name = wl;
+        (void)record_in(s, &r, 0, NULL, &rids[i]);
+    }
+    memset(&ld, 0, sizeof(ld));
+    ld.s = s;
+    assert_int_equal(krc_store_incidents_open(s, load_open, &ld, NULL), 0);
+    assert_int_equal(ld.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ld.first_restart[i], rids[i]);
+    }
+    assert_int_equal(incidents(s, NULL, &seen), 2);
+    krc_store_close(s);
+}
+
 /* The list: newest first, filters, keyset pages. */
 static void test_incident_list(void **state)
 {
@@ -1430,6 +1488,7 @@ static void test_changes(void **state)
     struct krc_store_change_filter f;
     struct changes_seen seen;
     const char *nodes[] = {"node-1", "node-2"};
+    char rev[8], sum[64];
     struct krc_error e;
 
     (void)state;
@@ -1439,7 +1498,6 @@ static void test_changes(void **state)
     c.name = "api";
     c.manager = "kubectl-client-side-apply";
     for (int i = 11; i <= 13; i++) {
-        char rev[8], sum[64];
         snprintf(rev, sizeof(rev), "%d", i);
         snprintf(sum, sizeof(sum), "image api:1.4.%d", i);
         c.revision = rev;
@@ -3124,8 +3182,23 @@ static int noop_row(const struct krc_store_row *r, void *ud)
     return 0;
 }
 
+static int noop_incident(const struct krc_store_incident *i, void *ud)
+{
+    (void)i;
+    (void)ud;
+    return 0;
+}
+
+static int noop_change(const struct krc_store_change *c, void *ud)
+{
+    (void)c;
+    (void)ud;
+    return 0;
+}
+
 static void alloc_scenario(void)
 {
+    struct krc_store_incident_ref inc = {0};
     struct krc_store *s = NULL;
     struct krc_store_restart r = mkrec("uid-1", "shop", "web-1", 1, NOW);
     struct krc_store_outbox m = mkmsg(KRC_STORE_KIND_ALERT, "shop/web-1");
@@ -3142,11 +3215,36 @@ static void alloc_scenario(void)
     if (krc_store_open(":memory:", 0, &s, NULL) != 0) {
         return;
     }
+    inc.thread_key = "shop/web-1";
+    r.incident = &inc;
     rc = krc_store_record(s, &r, &m, &rid, &oid, NULL);
     if (rc == 0) {
+        struct krc_store_incident_detail *d = NULL;
+        struct krc_store_change c = {.namespace = "shop",
+                                     .kind = "Deployment",
+                                     .name = "web",
+                                     .revision = "2",
+                                     .at = NOW - 60,
+                                     .summary = "image a → b"};
+        struct krc_store_change_filter cf = {
+            .namespace = "shop", .kind = "Deployment", .name = "web", .limit = 5};
+        if (krc_store_incident_get(s, inc.ret_id, &d, NULL) == 0) {
+            assert_int_equal(d->n_messages, 1);
+            assert_non_null(d->first);
+            krc_store_incident_detail_free(d);
+        } else {
+            assert_null(d);
+        }
+        if (krc_store_incidents_list(s, NULL, noop_incident, NULL, NULL) < 0 ||
+            krc_store_incident_end(s, inc.ret_id, NOW, &m, 1, NULL, NULL) < 0 ||
+            krc_store_record_change(s, &c, NULL) < 0 ||
+            krc_store_changes_list(s, &cf, noop_change, NULL, NULL) < 0) {
+            krc_store_close(s);
+            return;
+        }
         krc_store_mark_delivered(s, oid, "1.2", NULL);
         if (krc_store_get(s, rid, &en, NULL) == 0) {
-            assert_int_equal(en->n_messages, 1);
+            assert_int_equal(en->n_messages, 2); /* the alert and the resolved message */
             krc_store_entry_free(en);
         }
         if (krc_store_thread_ts(s, "shop/web-1", &ts, NULL, NULL) == 0 && ts != NULL) {
@@ -3630,6 +3728,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_incident_join_and_open),
         cmocka_unit_test(test_incident_end_and_get),
         cmocka_unit_test(test_incident_list),
+        cmocka_unit_test(test_incidents_open_callback_uses_store),
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_prune_incidents),
         cmocka_unit_test(test_migrations_and_versions),
