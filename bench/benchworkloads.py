@@ -199,3 +199,21 @@ TRACKED = {
     "/apis/batch/v1/cronjobs": ("CronJobList", "batch/v1", None),
     "/api/v1/nodes": ("NodeList", "v1", "node"),
 }
+
+
+def main(argv=None):
+    """Write N ReplicaSets as JSON lines (bench/bench_track.c reads them):
+    python3 bench/benchworkloads.py 30000 > /tmp/rs.jsonl"""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    n = int(args[0]) if args else 30000
+    w = Workloads(n, 200)
+    out = sys.stdout
+    for i in range(n):
+        out.write(w.render_rs(i, 1000 + i))
+        out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

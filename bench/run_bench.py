@@ -297,7 +297,7 @@ def classify_krc(line):
         return "sync", msg
     if msg.startswith("streaming list not available"):
         return "fallback", msg
-    if msg.startswith("change tracking: ") and msg.endswith(") synced"):
+    if msg.startswith("change tracking: ") and ") synced" in msg:
         return "track_synced", msg
     if msg.startswith("restart ignored"):
         return "ignored", msg
@@ -475,12 +475,15 @@ def track_sync(k, server, timeout):
             "replicasets": server.stats()["replicasets"]}
 
 
-def run_krc_streaming(krc, server, pods, events, storm_events, outdir, timeout, track=False):
+def run_krc_streaming(krc, server, pods, events, storm_events, outdir, timeout, track=False,
+                      tag=""):
+    """tag: another database and log per run (a second run on the same database would find
+    its restarts recorded already, as a restarted krc does, and diagnose none)."""
     server.call("/reset", "POST")
     server.call("/config?streaming=1", "POST")
     no_watches(server)
-    k = start_krc(krc, server, outdir, "%d-streaming%s" % (pods, "-tracked" if track else ""),
-                  track)
+    k = start_krc(krc, server, outdir, "%d-streaming%s%s" % (pods, "-tracked" if track else "",
+                                                             tag), track)
     try:
         res = {"path": "streaming list", "tracking": track}
         res["sync"] = krc_sync(k, server, pods, False, timeout)
@@ -843,14 +846,15 @@ def main(argv=None):
                             print("   krc, streaming list, no tracking (pair %d) ..." % (k + 1),
                                   flush=True)
                             base = run_krc_streaming(a.krc, srv, pods, a.events,
-                                                     a.storm_events, logdir, a.timeout)
+                                                     a.storm_events, logdir, a.timeout,
+                                                     tag="-pair%d" % (k + 1))
                         else:
                             base = run["streaming"]
                         print("   krc, streaming list, tracking %d ReplicaSets (pair %d) ..."
                               % (a.replicasets, k + 1), flush=True)
                         tracked = run_krc_streaming(a.krc, srv, pods, a.events,
                                                     a.storm_events, logdir, a.timeout,
-                                                    track=True)
+                                                    track=True, tag="-pair%d" % (k + 1))
                         run["pairs"].append({"without": base, "with": tracked})
                     run["tracked"] = run["pairs"][-1]["with"]
                 if not a.no_list_path:

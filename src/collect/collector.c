@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/collect/config_changes.h"
 #include "krc/util/buf.h"
 #include "krc/util/http.h"
 #include "krc/kube/kube_name.h"
@@ -32,6 +33,8 @@ void krc_collector_options_defaults(struct krc_collector_options *o)
     o->fetch_logs = 1;
     o->fetch_events = 1;
     o->fetch_node = 1;
+    o->track_configs = 0;
+    o->track = NULL;
 }
 
 /* Minimal identity from the restart record. */
@@ -239,9 +242,11 @@ static void fetch_cleanup(struct fetch *f)
 }
 
 /* 1. The pod: as the watch saw it at the restart, else a GET; else the
- * restart record's identity with a note (*ret_pod_gone when deleted). */
+ * restart record's identity with a note (*ret_pod_gone when deleted). A
+ * pod that was GOT: its JSON in *ret_body (caller frees; else NULL). */
 static int collect_pod(struct krc_kube_client *c, const struct krc_restart *r,
-                       struct krc_report *rep, int *ret_pod_gone, struct krc_error *err)
+                       struct krc_report *rep, int *ret_pod_gone, char **ret_body, size_t *ret_len,
+                       struct krc_error *err)
 {
     struct krc_error pe;
     char *body = NULL;
@@ -258,7 +263,10 @@ static int collect_pod(struct krc_kube_client *c, const struct krc_restart *r,
     if (krc_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s", r->namespace, r->pod) == 0 &&
         krc_kube_get(c, krc_buf_str(&p), JSON_MAX, &body, &len, &pe) == 0 &&
         krc_kube_parse_pod(body, len, rep, &pe) == 0) {
-        goto out; /* got it */
+        *ret_body = body; /* got it */
+        *ret_len = len;
+        body = NULL;
+        goto out;
     }
     krc_report_clear_pod(rep);
     if (fill_identity(r, rep) < 0) {
@@ -523,12 +531,23 @@ int krc_collect(struct krc_kube_client *c, const struct krc_restart *r,
 {
     struct krc_collect_target t = {r->namespace, r->pod, r->ident.uid, r->ident.container};
     int pod_gone = 0;
-    int rc = collect_pod(c, r, rep, &pod_gone, err);
+    char *got = NULL;
+    size_t got_len = 0;
+    int rc = collect_pod(c, r, rep, &pod_gone, &got, &got_len, err);
 
-    if (rc < 0) {
-        return rc;
+    if (rc == 0) {
+        rc = collect_rest(c, &t, o, rep, pod_gone, err);
     }
-    return collect_rest(c, &t, o, rep, pod_gone, err);
+    if (rc == 0 && o->track_configs && o->track != NULL && !pod_gone) {
+        /* 4. what changed in its ConfigMaps and Secrets (metadata only) */
+        const char *json = got != NULL ? got : r->pod_json;
+        size_t len = got != NULL ? got_len : r->pod_json_len;
+        if (krc_collect_config_changes(c, o->track, json, len, rep) == KRC_ENOMEM) {
+            rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading ConfigMap metadata");
+        }
+    }
+    krc_free(got);
+    return rc;
 }
 
 int krc_collect_around_pod(struct krc_kube_client *c, const struct krc_collect_target *t,

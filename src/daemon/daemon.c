@@ -363,7 +363,7 @@ int krc_daemon_start_watches(struct daemon *d)
         d->scopes[i].started = 1;
     }
     d->watching = 1;
-    return 0;
+    return krc_daemon_track_start(d);
 }
 
 /* --- lifecycle ------------------------------------------------------------ */
@@ -542,6 +542,10 @@ static int setup(struct daemon *d, struct krc_error *e)
         return KRC_ENOMEM;
     }
     if (setup_scopes(d, e) < 0) {
+        return -1;
+    }
+    if (krc_daemon_track_setup(d, e) < 0) {
+        krc_log(KRC_LOG_ERROR, "change tracking: %s", e->msg);
         return -1;
     }
     if (krc_daemon_open_history(d, e) < 0) {
@@ -750,6 +754,7 @@ static void stop(struct daemon *d)
             pthread_join(d->scopes[i].thread, NULL);
         }
     }
+    krc_daemon_track_stop(d);
     if (d->queue.items != NULL) {
         krc_queue_close(&d->queue);
     }
@@ -792,6 +797,7 @@ static void daemon_cleanup(struct daemon *d)
     krc_mcp_tools_free(d->mcp_tools);
     krc_kube_client_free(d->mcp_client);
     krc_daemon_accel_cleanup(d);
+    krc_daemon_track_cleanup(d);
     for (size_t i = 0; d->scopes != NULL && i < d->n_scopes; i++) {
         krc_kube_client_free(d->scopes[i].client);
         krc_pod_state_free(d->scopes[i].state);

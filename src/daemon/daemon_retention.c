@@ -37,6 +37,7 @@ static void prune_pause(struct daemon *d, struct krc_store *st)
 {
     for (int waited = 0; waited < 60000 && !d->cancel; waited += RESUME_RETRY_MS) {
         krc_daemon_late_resume(d, st);
+        krc_daemon_track_drain(d, st);
         if (krc_clock_sleep_ms(RESUME_RETRY_MS, &d->cancel)) {
             break;
         }

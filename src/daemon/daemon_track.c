@@ -3,22 +3,19 @@
  * cluster-wide), each running the generic watch loop into the tracker, and
  * the drain of the recorded changes into the store on the krc-store thread.
  *
- * A resource krc may not list (403) or that the server does not serve
- * (404) is logged once, then probed again quietly with backoff (up to
- * PROBE_MAX_MS); these watches never make /readyz fail: a tracker that has
- * not synced a workload's resource says nothing about it. */
+ * A resource krc may not list or watch (403) or that the server does not
+ * serve (404) is logged once by the watch loop, which then retries with its
+ * backoff, quietly; these watches never make /readyz fail (they are not
+ * among the health's watches): a tracker that has not synced a workload's
+ * resource says nothing about it. */
 #include "krc/daemon/daemon_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "krc/util/backoff.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
-
-#define PROBE_INITIAL_MS 5000
-#define PROBE_MAX_MS (5 * 60 * 1000)
 
 struct krc_daemon_track_watch {
     struct daemon *d;
@@ -37,70 +34,6 @@ static const char *scope_name(const struct krc_daemon_track_watch *w)
     return w->namespace != NULL ? w->namespace : "all namespaces";
 }
 
-/* /apis/apps/v1/replicasets, or /apis/apps/v1/namespaces/NS/replicasets. */
-static int list_path(const struct krc_daemon_track_watch *w, char *out, size_t outsz)
-{
-    const struct krc_track_resource_info *ri = krc_track_resource_info(w->r);
-    const char *slash = strrchr(ri->path, '/');
-    int n;
-
-    if (w->namespace != NULL && ri->namespaced && slash != NULL) {
-        n = snprintf(out, outsz, "/%.*s/namespaces/%s/%s?limit=1", (int)(slash - ri->path),
-                     ri->path, w->namespace, slash + 1);
-    } else {
-        n = snprintf(out, outsz, "/%s?limit=1", ri->path);
-    }
-    return n > 0 && (size_t)n < outsz ? 0 : KRC_ETOOBIG;
-}
-
-/* Wait until the resource may be listed: 0 to watch, 1 when cancelled. A
- * 403 or 404 is logged once (what is then not tracked); later probes are
- * quiet. Any other failure is left to the watch loop's own retries. */
-static int wait_for_access(struct krc_daemon_track_watch *w)
-{
-    const struct krc_track_resource_info *ri = krc_track_resource_info(w->r);
-    struct krc_backoff b;
-    char path[512];
-    int denied = 0;
-
-    if (list_path(w, path, sizeof(path)) < 0) {
-        return 0;
-    }
-    krc_backoff_init(&b, PROBE_INITIAL_MS, PROBE_MAX_MS, 24LL * 3600 * 1000,
-                     (uint64_t)krc_clock_mono_ms() ^ (uint64_t)w->r);
-    while (!atomic_load(&w->d->cancel)) {
-        struct krc_error e;
-        char *body = NULL;
-        size_t len = 0;
-        int rc;
-
-        krc_error_clear(&e);
-        rc = krc_kube_get(w->client, path, 64 * 1024, &body, &len, &e);
-        krc_free(body);
-        if (rc != KRC_EAUTH && rc != KRC_ENOTFOUND) {
-            if (denied) {
-                krc_log(KRC_LOG_INFO, "change tracking: %s (%s) can be listed now; watching it",
-                        ri->name, scope_name(w));
-            }
-            return 0;
-        }
-        if (!denied) {
-            krc_log(KRC_LOG_WARN,
-                    "change tracking: cannot list %s (%s): %s; what changed in them is not "
-                    "tracked (see the RBAC table in docs/install.md); trying again quietly",
-                    ri->name, scope_name(w), e.msg[0] ? e.msg : krc_strerror(rc));
-            denied = 1;
-        } else {
-            krc_log(KRC_LOG_DEBUG, "change tracking: still cannot list %s (%s): %s", ri->name,
-                    scope_name(w), e.msg);
-        }
-        if (krc_clock_sleep_ms(krc_backoff_next(&b, krc_clock_mono_ms()), &w->d->cancel)) {
-            return 1;
-        }
-    }
-    return 1;
-}
-
 static void h_sync_begin(void *userdata)
 {
     struct krc_daemon_track_watch *w = userdata;
@@ -115,14 +48,18 @@ static void h_sync_end(void *userdata)
     struct krc_daemon_track_watch *w = userdata;
     krc_track_sync_end(w->d->track, w->r, w->namespace, krc_clock_now());
     if (!w->synced_once) {
+        struct krc_track_stats st;
         w->synced_once = 1;
-        krc_log(KRC_LOG_INFO, "change tracking: %s (%s) synced",
-                krc_track_resource_info(w->r)->name, scope_name(w));
+        krc_track_get_stats(w->d->track, &st);
+        krc_log(KRC_LOG_INFO,
+                "change tracking: %s (%s) synced; tracking %zu revisions (%zu with their "
+                "template), %zu workloads, %zu nodes, %zu strings in %zu KiB",
+                krc_track_resource_info(w->r)->name, scope_name(w), st.revisions, st.templates,
+                st.workloads, st.nodes, st.strings, st.string_bytes / 1024);
     }
 }
 
-static void h_object(enum krc_watch_event_type type, const char *json, size_t len,
-                     void *userdata)
+static void h_object(enum krc_watch_event_type type, const char *json, size_t len, void *userdata)
 {
     struct krc_daemon_track_watch *w = userdata;
     struct krc_error e;
@@ -135,8 +72,8 @@ static void h_object(enum krc_watch_event_type type, const char *json, size_t le
          * object type must not flood the log */
         w->skipped++;
         krc_log(w->skipped == 1 ? KRC_LOG_WARN : KRC_LOG_DEBUG,
-                "change tracking: a %s object was skipped: %s",
-                krc_track_resource_info(w->r)->name, e.msg);
+                "change tracking: a %s object was skipped: %s", krc_track_resource_info(w->r)->name,
+                e.msg);
     } else if (rc < 0) {
         krc_log(KRC_LOG_ERROR, "change tracking: %s", e.msg);
     }
@@ -151,9 +88,6 @@ static void *track_main(void *arg)
     struct krc_error e;
 
     krc_daemon_name_thread("krc-track");
-    if (wait_for_access(w)) {
-        return NULL;
-    }
     krc_watch_options_defaults(&o);
     o.resource = ri->path;
     o.metadata_only = ri->metadata_only;
@@ -207,7 +141,6 @@ int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
             if (w->client == NULL) {
                 return e != NULL && e->code ? e->code : KRC_ENOMEM;
             }
-            krc_kube_client_set_timeout(w->client, 10000); /* the probe; streams set their own */
         }
     }
     d->n_track_watches = n;
@@ -312,7 +245,6 @@ void krc_daemon_track_drain(struct daemon *d, struct krc_store *st)
                 "name them from memory)",
                 x.failed, x.first_error);
     } else if (x.stored > 0) {
-        krc_log(KRC_LOG_DEBUG, "change tracking: %zu change(s) written to the history",
-                x.stored);
+        krc_log(KRC_LOG_DEBUG, "change tracking: %zu change(s) written to the history", x.stored);
     }
 }

@@ -126,8 +126,7 @@ int krc_track_config_meta_parse(const char *json, size_t len, struct krc_track_c
         } else {
             ret->at = o.created;
         }
-        snprintf(ret->resource_version, sizeof(ret->resource_version), "%s",
-                 o.resource_version);
+        snprintf(ret->resource_version, sizeof(ret->resource_version), "%s", o.resource_version);
     }
     krc_track_obj_cleanup(&o);
     return rc;

@@ -82,15 +82,17 @@ static void clock_time(int64_t at, char *out, size_t outsz)
     snprintf(out, outsz, "%02d:%02d", tm.tm_hour, tm.tm_min);
 }
 
-/* "45 s", "4 min", "3 h". */
+/* "45 s", "4 min", "3 h", "5 days" (a lookback longer than the default). */
 static void span(int64_t d, char *out, size_t outsz)
 {
     if (d < 60) {
         snprintf(out, outsz, "%lld s", (long long)d);
     } else if (d < 2 * 3600) {
         snprintf(out, outsz, "%lld min", (long long)(d / 60));
-    } else {
+    } else if (d < 48 * 3600) {
         snprintf(out, outsz, "%lld h", (long long)(d / 3600));
+    } else {
+        snprintf(out, outsz, "%lld days", (long long)(d / 86400));
     }
 }
 
@@ -117,8 +119,7 @@ static void add_cand(struct answer *a, int64_t at, const struct rev *r, const st
 
 static uint8_t rev_kind(uint8_t kind)
 {
-    return kind == TK_DEPLOYMENT || kind == TK_STATEFULSET || kind == TK_DAEMONSET ? kind
-                                                                                  : TK_NONE;
+    return kind == TK_DEPLOYMENT || kind == TK_STATEFULSET || kind == TK_DAEMONSET ? kind : TK_NONE;
 }
 
 static void gather(struct answer *a, uint8_t kind, uint32_t ns, uint32_t name, uint32_t node)
@@ -192,17 +193,13 @@ static int rev_segment(struct answer *a, const struct rev *r, int newest)
     int rc;
 
     krc_track_items_init(&it, KRC_TRACK_ITEMS);
-    if (prev != NULL) {
-        rc = track_rev_items(t, prev, r, &it);
-    } else {
-        rc = krc_track_items_add(&it, r->revision <= 1 ? "created"
-                                                       : "the revision before it is no longer kept");
-    }
+    rc = track_rev_items(t, prev, r, &it);
     clock_time(r->at, when, sizeof(when));
     span(a->before - r->at, ago, sizeof(ago));
     snprintf(revision, sizeof(revision), "%lld", (long long)r->revision);
-    rc |= krc_buf_printf(&a->line, "%s %s/%s rolled out revision %s at %s, %s before the first crash",
-                         kind, ns, name, revision, when, ago);
+    rc |=
+        krc_buf_printf(&a->line, "%s %s/%s rolled out revision %s at %s, %s before the first crash",
+                       kind, ns, name, revision, when, ago);
     rc |= line_items(&a->line, krc_buf_str(&it.buf), it.more, ": ");
     if (newest && ready > 0) {
         rc |= krc_buf_printf(&a->line, "; %d pod%s of revision %lld %s still ready", (int)ready,
@@ -256,10 +253,9 @@ static int note_segment(struct answer *a, const struct config_note *n)
     clock_time(n->at, when, sizeof(when));
     span(a->before - n->at, ago, sizeof(ago));
     rc |= krc_buf_printf(&a->line, "%s %s/%s data changed at %s%s%s, %s before the first crash",
-                         kind, ns, name, when, manager ? " by " : "", manager ? manager : "",
-                         ago);
-    rc |= track_change_json(&a->json, kind, ns, name, n->revision, n->at, manager,
-                            "data changed\n", -1, -1);
+                         kind, ns, name, when, manager ? " by " : "", manager ? manager : "", ago);
+    rc |= track_change_json(&a->json, kind, ns, name, n->revision, n->at, manager, "data changed\n",
+                            -1, -1);
     return rc != 0 ? KRC_ENOMEM : 0;
 }
 
@@ -312,9 +308,9 @@ static int compose(struct answer *a, int node_known, uint8_t kind)
             snprintf(window, sizeof(window), "%ld min", lb / 60);
         }
         rc |= krc_buf_printf(&a->line, "No change to %s in the %s before the first crash.",
-                             kind == TK_POD      ? "its node"
-                             : node_known        ? "the workload or its node"
-                                                 : "the workload",
+                             kind == TK_POD ? "its node"
+                             : node_known   ? "the workload or its node"
+                                            : "the workload",
                              window);
     }
     return rc != 0 ? KRC_ENOMEM : 0;
@@ -336,10 +332,10 @@ int krc_track_describe(struct krc_track *t, const struct krc_track_query *q, int
     if (t == NULL) {
         return 0;
     }
-    if (q == NULL || q->namespace == NULL || q->workload_kind == NULL ||
-        q->workload_name == NULL) {
-        return krc_error_set(err, KRC_EINVAL, "what changed: a query needs a namespace and a "
-                                              "workload");
+    if (q == NULL || q->namespace == NULL || q->workload_kind == NULL || q->workload_name == NULL) {
+        return krc_error_set(err, KRC_EINVAL,
+                             "what changed: a query needs a namespace and a "
+                             "workload");
     }
     a = krc_calloc(1, sizeof(*a));
     if (a == NULL) {
@@ -353,8 +349,8 @@ int krc_track_describe(struct krc_track *t, const struct krc_track_query *q, int
     krc_buf_init(&a->json, JSON_MAX_BYTES);
     kind = (uint8_t)track_kind_of(q->workload_kind);
     pthread_mutex_lock(&t->lock);
-    node_known = q->node != NULL && q->node[0] != '\0' &&
-                 track_scope_synced(t, KRC_TRACK_NODES, NULL);
+    node_known =
+        q->node != NULL && q->node[0] != '\0' && track_scope_synced(t, KRC_TRACK_NODES, NULL);
     if (!answerable(t, kind, q->namespace, node_known)) {
         rc = 0;
     } else {

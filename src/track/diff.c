@@ -120,6 +120,9 @@ struct containers {
 
 static void add_container(struct containers *cs, const struct fact *f, int side)
 {
+    if (f->slen != 0) {
+        return; /* the image's tag fact: its repository fact names the container */
+    }
     for (size_t i = 0; i < cs->n; i++) {
         if (cs->len[i] == f->clen && memcmp(cs->name[i], f->container, f->clen) == 0) {
             cs->side[i] |= side;
@@ -177,8 +180,8 @@ static int probe_changed(struct krc_track_items *out, const char *p, const struc
         size_t al = strcspn(a, "\x1e");
         size_t bl = strcspn(b, "\x1e");
         if (al != bl || memcmp(a, b, al) != 0) {
-            int w = snprintf(text + len, sizeof(text) - len, "%s%.*s" ARROW "%.*s",
-                             len ? ", " : "", (int)al, a, (int)bl, b);
+            int w = snprintf(text + len, sizeof(text) - len, "%s%.*s" ARROW "%.*s", len ? ", " : "",
+                             (int)al, a, (int)bl, b);
             if (w > 0 && (size_t)w < sizeof(text) - len) {
                 len += (size_t)w;
             }
@@ -195,21 +198,27 @@ static int handler_len(const char *value)
     return (int)strcspn(value, "\x1e");
 }
 
-static int changed(struct krc_track_items *out, const char *p, const struct fact *o,
-                   const struct fact *n)
+/* "image api:1.4.2 → api:1.4.3"; the whole names when the short ones are
+ * the same (another registry). */
+static int image_item(struct krc_track_items *out, const char *p, const char *old, const char *cur)
 {
     char a[128];
     char b[128];
+
+    krc_track_short_image(old, a, sizeof(a));
+    krc_track_short_image(cur, b, sizeof(b));
+    if (strcmp(a, b) == 0) {
+        return krc_track_items_add(out, "%simage %s" ARROW "%s", p, old, cur);
+    }
+    return krc_track_items_add(out, "%simage %s" ARROW "%s", p, a, b);
+}
+
+static int changed(struct krc_track_items *out, const char *p, const struct fact *o,
+                   const struct fact *n)
+{
     int sl = (int)n->slen;
 
     switch (n->type) {
-    case KRC_FACT_IMAGE:
-        krc_track_short_image(o->value, a, sizeof(a));
-        krc_track_short_image(n->value, b, sizeof(b));
-        if (strcmp(a, b) == 0) {
-            return krc_track_items_add(out, "%simage %s" ARROW "%s", p, o->value, n->value);
-        }
-        return krc_track_items_add(out, "%simage %s" ARROW "%s", p, a, b);
     case KRC_FACT_LIMIT:
     case KRC_FACT_REQUEST:
         return krc_track_items_add(out, "%s%.*s %s %s" ARROW "%s", p, sl, n->sub,
@@ -252,8 +261,7 @@ static int changed(struct krc_track_items *out, const char *p, const struct fact
         return krc_track_items_add(out, "condition %.*s %s" ARROW "%s", sl, n->sub, o->value,
                                    n->value);
     case KRC_FACT_LABEL:
-        return krc_track_items_add(out, "label %.*s %s" ARROW "%s", sl, n->sub, o->value,
-                                   n->value);
+        return krc_track_items_add(out, "label %.*s %s" ARROW "%s", sl, n->sub, o->value, n->value);
     default: /* tolerations and taints are their own keys: never "changed" */
         return krc_track_items_add(out, "%.*s %s" ARROW "%s", sl, n->sub, o->value, n->value);
     }
@@ -266,13 +274,10 @@ static int one_side(struct krc_track_items *out, const char *p, const struct fac
     int sl = (int)f->slen;
 
     switch (f->type) {
-    case KRC_FACT_IMAGE:
-        return krc_track_items_add(out, "%simage %s %s", p, f->value, verb);
     case KRC_FACT_LIMIT:
     case KRC_FACT_REQUEST:
         return krc_track_items_add(out, "%s%.*s %s %s %s", p, sl, f->sub,
-                                   f->type == KRC_FACT_LIMIT ? "limit" : "request", f->value,
-                                   verb);
+                                   f->type == KRC_FACT_LIMIT ? "limit" : "request", f->value, verb);
     case KRC_FACT_COMMAND:
         return krc_track_items_add(out, "%scommand %s", p, added ? "set" : "removed");
     case KRC_FACT_ARGS:
@@ -307,8 +312,8 @@ static int one_side(struct krc_track_items *out, const char *p, const struct fac
     case KRC_FACT_TAINT:
         return krc_track_items_add(out, "taint %.*s %s", sl, f->sub, verb);
     case KRC_FACT_CONDITION:
-        return krc_track_items_add(out, "condition %.*s %s%s", sl, f->sub,
-                                   added ? f->value : "", added ? " (new)" : "removed");
+        return krc_track_items_add(out, "condition %.*s %s%s", sl, f->sub, added ? f->value : "",
+                                   added ? " (new)" : "removed");
     case KRC_FACT_KUBELET:
         return krc_track_items_add(out, "kubelet %s %s", f->value, verb);
     case KRC_FACT_RUNTIME:
@@ -320,7 +325,58 @@ static int one_side(struct krc_track_items *out, const char *p, const struct fac
     }
 }
 
-/* Whole containers first: added (with their image) or removed. */
+/* A container's image: its repository and tag facts put together. */
+static void image_of(const char *const *facts, size_t n, const char *container, size_t clen,
+                     char *out, size_t outsz)
+{
+    const char *repo = "";
+    const char *tag = "";
+
+    for (size_t j = 0; j < n; j++) {
+        struct fact f;
+        split(facts[j], &f);
+        if (f.type != KRC_FACT_IMAGE || f.clen != clen || memcmp(f.container, container, clen)) {
+            continue;
+        }
+        if (f.slen == 0) {
+            repo = f.value;
+        } else {
+            tag = f.value;
+        }
+    }
+    snprintf(out, outsz, "%s%s", repo, tag);
+}
+
+/* Whole containers first: added (with their image) or removed; then the
+ * images of the others. */
+static int images_changed(struct krc_track_items *out, const struct containers *cs,
+                          const char *const *old, size_t n_old, const char *const *cur,
+                          size_t n_cur)
+{
+    for (size_t i = 0; i < cs->n; i++) {
+        char a[512], b[512], p[300];
+        struct fact f;
+        int rc;
+        if (cs->side[i] != 3) {
+            continue;
+        }
+        image_of(old, n_old, cs->name[i], cs->len[i], a, sizeof(a));
+        image_of(cur, n_cur, cs->name[i], cs->len[i], b, sizeof(b));
+        if (strcmp(a, b) == 0) {
+            continue;
+        }
+        memset(&f, 0, sizeof(f));
+        f.container = cs->name[i];
+        f.clen = cs->len[i];
+        prefix(cs, &f, p, sizeof(p));
+        rc = image_item(out, p, a, b);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int containers_items(struct krc_track_items *out, const struct containers *cs,
                             const char *const *cur, size_t n_cur)
 {
@@ -332,16 +388,9 @@ static int containers_items(struct krc_track_items *out, const struct containers
         if (cs->side[i] == 1) {
             rc = krc_track_items_add(out, "%scontainer %.*s removed", init ? "init " : "", nl, nm);
         } else if (cs->side[i] == 2) {
-            const char *image = "";
-            for (size_t j = 0; j < n_cur; j++) {
-                struct fact f;
-                split(cur[j], &f);
-                if (f.type == KRC_FACT_IMAGE && f.clen == cs->len[i] &&
-                    memcmp(f.container, cs->name[i], f.clen) == 0) {
-                    image = f.value;
-                }
-            }
+            char image[512];
             char shown[128];
+            image_of(cur, n_cur, cs->name[i], cs->len[i], image, sizeof(image));
             krc_track_short_image(image, shown, sizeof(shown));
             rc = krc_track_items_add(out, "%scontainer %.*s added (%s)", init ? "init " : "", nl,
                                      nm, shown);
@@ -375,7 +424,8 @@ int krc_track_diff(const char *const *old, size_t n_old, const char *const *cur,
             add_container(&cs, &f, 2);
         }
     }
-    if ((rc = containers_items(out, &cs, cur, n_cur)) < 0) {
+    if ((rc = containers_items(out, &cs, cur, n_cur)) < 0 ||
+        (rc = images_changed(out, &cs, old, n_old, cur, n_cur)) < 0) {
         return rc;
     }
     while (i < n_old || j < n_cur) {
@@ -389,6 +439,12 @@ int krc_track_diff(const char *const *old, size_t n_old, const char *const *cur,
             split(cur[j], &fn);
         }
         c = i >= n_old ? 1 : j >= n_cur ? -1 : key_cmp(old[i], &fo, cur[j], &fn);
+        if ((c <= 0 && fo.type == KRC_FACT_IMAGE) || (c >= 0 && fn.type == KRC_FACT_IMAGE)) {
+            /* images: images_changed, above */
+            i += c <= 0;
+            j += c >= 0;
+            continue;
+        }
         if (c == 0) {
             if (strcmp(fo.value, fn.value) != 0 && container_side(&cs, &fn) == 3) {
                 prefix(&cs, &fn, p, sizeof(p));

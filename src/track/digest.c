@@ -474,8 +474,8 @@ static int read_env_from(struct krc_jscan *s, struct krc_facts *cf, struct krc_e
         if (r2 < 0) {
             return KRC_EPARSE;
         }
-        if (ref[0] != '\0' && krc_facts_add(cf, KRC_FACT_ENV_FROM, "", 0, ref, strlen(ref),
-                                            prefix, strlen(prefix)) < 0) {
+        if (ref[0] != '\0' && krc_facts_add(cf, KRC_FACT_ENV_FROM, "", 0, ref, strlen(ref), prefix,
+                                            strlen(prefix)) < 0) {
             return KRC_ENOMEM;
         }
     }
@@ -615,16 +615,56 @@ static int read_probe(struct krc_jscan *s, const char *which, struct krc_facts *
     if (rc < 0) {
         return KRC_EPARSE;
     }
-    snprintf(value, sizeof(value), "%s\x1e" "delay %llds\x1e" "period %llds\x1e"
-             "timeout %llds\x1e" "failures %lld",
+    snprintf(value, sizeof(value),
+             "%s\x1e"
+             "delay %llds\x1e"
+             "period %llds\x1e"
+             "timeout %llds\x1e"
+             "failures %lld",
              handler[0] ? handler : "no handler", (long long)delay, (long long)period,
              (long long)timeout, (long long)failures);
     return krc_facts_add(cf, KRC_FACT_PROBE, "", 0, which, strlen(which), value, strlen(value));
 }
 
+/* The image as two facts: the repository (shared by a workload's
+ * revisions) and its tag and/or digest (":1.4.3", "@sha256:...", shared by
+ * many workloads), so that a revision that changes only the tag costs no
+ * new string of its repository. */
+static int add_image(struct krc_facts *cf, const char *image, size_t n)
+{
+    size_t cut = krc_digest_image_split(image, n);
+    int rc = krc_facts_add(cf, KRC_FACT_IMAGE, "", 0, "", 0, image, cut);
+
+    if (rc == 0) {
+        rc = krc_facts_add(cf, KRC_FACT_IMAGE, "", 0, KRC_FACT_IMAGE_TAG, 1, image + cut, n - cut);
+    }
+    return rc;
+}
+
+size_t krc_digest_image_split(const char *image, size_t n)
+{
+    size_t slash = 0;
+    size_t cut = n;
+
+    for (size_t i = 0; i < n; i++) {
+        if (image[i] == '/') {
+            slash = i + 1;
+        } else if (image[i] == '@') {
+            cut = i < cut ? i : cut;
+            break;
+        }
+    }
+    for (size_t i = slash; i < cut; i++) {
+        if (image[i] == ':') { /* a tag: after the last '/' (a registry's port is before it) */
+            return i;
+        }
+    }
+    return cut;
+}
+
 /* One container: its facts with the container's name. */
-static int read_container(struct krc_jscan *s, int init, struct krc_facts *cf,
-                          struct krc_facts *f, struct krc_error *err)
+static int read_container(struct krc_jscan *s, int init, struct krc_facts *cf, struct krc_facts *f,
+                          struct krc_error *err)
 {
     struct krc_jscan_str k;
     char name[300];
@@ -644,7 +684,7 @@ static int read_container(struct krc_jscan *s, int init, struct krc_facts *cf,
             snprintf(cname, sizeof(cname), "%s%s", init ? "init:" : "", name);
         } else if (KRC_JSCAN_EQ(&k, "image")) {
             if ((r2 = read_str(s, tmp, sizeof(tmp), &n, err)) == 0) {
-                r2 = krc_facts_add(cf, KRC_FACT_IMAGE, "", 0, "", 0, tmp, n);
+                r2 = add_image(cf, tmp, n);
             }
         } else if (KRC_JSCAN_EQ(&k, "command") || KRC_JSCAN_EQ(&k, "args")) {
             char type = KRC_JSCAN_EQ(&k, "command") ? KRC_FACT_COMMAND : KRC_FACT_ARGS;
@@ -880,8 +920,8 @@ static int read_toleration(struct krc_jscan *s, char *out, size_t outsz, char *v
     if (strcmp(op, "Exists") == 0) {
         value[0] = '\0';
     }
-    n = (size_t)snprintf(out, outsz, "%s%s%s%s%s", key[0] ? key : "*", value[0] ? "=" : "",
-                         value, effect[0] ? ":" : "", effect);
+    n = (size_t)snprintf(out, outsz, "%s%s%s%s%s", key[0] ? key : "*", value[0] ? "=" : "", value,
+                         effect[0] ? ":" : "", effect);
     if (secs >= 0 && n < outsz) {
         snprintf(out + n, outsz - n, " for %llds", (long long)secs);
     }
@@ -1044,8 +1084,13 @@ int krc_digest_node_conditions(struct krc_jscan *s, struct krc_facts *f, struct 
 int krc_digest_is_driver_label(const char *key, size_t len)
 {
     static const char *const prefixes[] = {
-        "nvidia.com/",    "amd.com/",  "beta.amd.com/",          "gpu.intel.com/",
-        "habana.ai/",     "aws.amazon.com/neuron", "cloud.google.com/gke-gpu",
+        "nvidia.com/",
+        "amd.com/",
+        "beta.amd.com/",
+        "gpu.intel.com/",
+        "habana.ai/",
+        "aws.amazon.com/neuron",
+        "cloud.google.com/gke-gpu",
     };
     int vendor = 0;
 

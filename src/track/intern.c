@@ -235,6 +235,11 @@ void krc_intern_unref(struct krc_intern *in, uint32_t id)
     in->free_ids[in->n_free++] = id; /* room was taken when it was added */
 }
 
+uint32_t krc_intern_refs(const struct krc_intern *in, uint32_t id)
+{
+    return id != 0 ? in->entries[id]->refs : 0;
+}
+
 const char *krc_intern_str(const struct krc_intern *in, uint32_t id, size_t *ret_len)
 {
     if (id == 0) {

@@ -109,8 +109,8 @@ static int key_in(const struct krc_jscan_str *k, const char *const *set)
 
 /* Does a fieldsV1 object touch one of level1 (at its top), or, with level2,
  * one of level2 inside one of level1? */
-static int fields_touch(struct krc_jscan *s, const char *const *level1,
-                        const char *const *level2, int *ret, struct krc_error *err)
+static int fields_touch(struct krc_jscan *s, const char *const *level1, const char *const *level2,
+                        int *ret, struct krc_error *err)
 {
     struct krc_jscan_str k;
     int rc = enter(s, err);
@@ -277,8 +277,7 @@ static int owners(struct krc_jscan *s, struct krc_track_obj *o, struct krc_error
                 r2 = str_into(s, kind, sizeof(kind), err);
             } else if (KRC_JSCAN_EQ(&k, "name")) {
                 r2 = str_into(s, name, sizeof(name), err);
-            } else if (KRC_JSCAN_EQ(&k, "controller") &&
-                       krc_jscan_peek(s, err) == KRC_JSON_TRUE) {
+            } else if (KRC_JSCAN_EQ(&k, "controller") && krc_jscan_peek(s, err) == KRC_JSON_TRUE) {
                 controller = 1;
                 r2 = skip(s, err);
             } else {
@@ -363,7 +362,7 @@ static int pod_spec_at(struct krc_jscan *s, const char *const *path, struct krc_
     }
     while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
         int r2 = krc_jscan_str_eq(&k, path[0], strlen(path[0])) ? pod_spec_at(s, path + 1, o, err)
-                                                                  : skip(s, err);
+                                                                : skip(s, err);
         if (r2 < 0) {
             return r2;
         }
@@ -518,8 +517,8 @@ int krc_track_obj_parse(struct krc_track_obj *o, enum krc_track_resource r, cons
     return parse(o, r, touch_of(r), json, len, err);
 }
 
-int krc_track_obj_parse_meta(struct krc_track_obj *o, enum krc_track_touch touch,
-                             const char *json, size_t len, struct krc_error *err)
+int krc_track_obj_parse_meta(struct krc_track_obj *o, enum krc_track_touch touch, const char *json,
+                             size_t len, struct krc_error *err)
 {
     return parse(o, KRC_TRACK_JOBS, touch, json, len, err);
 }

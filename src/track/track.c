@@ -14,24 +14,29 @@
  * revision's time still names who made it: the Deployment event and its new
  * ReplicaSet arrive in either order, a second or so apart. */
 #define MANAGER_SLACK_S 120
-#define DRAIN_BATCH 64
 
 static const struct krc_track_resource_info RESOURCES[KRC_TRACK_N_RESOURCES] = {
     [KRC_TRACK_DEPLOYMENTS] = {"deployments", "apis/apps/v1/deployments", 1, 1},
     [KRC_TRACK_REPLICASETS] = {"replicasets", "apis/apps/v1/replicasets", 0, 1},
     [KRC_TRACK_STATEFULSETS] = {"statefulsets", "apis/apps/v1/statefulsets", 1, 1},
     [KRC_TRACK_DAEMONSETS] = {"daemonsets", "apis/apps/v1/daemonsets", 1, 1},
-    [KRC_TRACK_CONTROLLERREVISIONS] = {"controllerrevisions", "apis/apps/v1/controllerrevisions",
-                                       0, 1},
+    [KRC_TRACK_CONTROLLERREVISIONS] = {"controllerrevisions", "apis/apps/v1/controllerrevisions", 0,
+                                       1},
     [KRC_TRACK_JOBS] = {"jobs", "apis/batch/v1/jobs", 1, 1},
     [KRC_TRACK_CRONJOBS] = {"cronjobs", "apis/batch/v1/cronjobs", 0, 1},
     [KRC_TRACK_NODES] = {"nodes", "api/v1/nodes", 0, 0},
 };
 
 static const char *const KIND_NAMES[TK_N] = {
-    [TK_NONE] = "",           [TK_DEPLOYMENT] = "Deployment", [TK_STATEFULSET] = "StatefulSet",
-    [TK_DAEMONSET] = "DaemonSet", [TK_CRONJOB] = "CronJob",   [TK_JOB] = "Job",
-    [TK_NODE] = "Node",       [TK_CONFIGMAP] = "ConfigMap",   [TK_SECRET] = "Secret",
+    [TK_NONE] = "",
+    [TK_DEPLOYMENT] = "Deployment",
+    [TK_STATEFULSET] = "StatefulSet",
+    [TK_DAEMONSET] = "DaemonSet",
+    [TK_CRONJOB] = "CronJob",
+    [TK_JOB] = "Job",
+    [TK_NODE] = "Node",
+    [TK_CONFIGMAP] = "ConfigMap",
+    [TK_SECRET] = "Secret",
     [TK_POD] = "Pod",
 };
 
@@ -134,6 +139,20 @@ static uint32_t rev_hash(uint8_t res, uint32_t ns, const char *name, size_t len)
     return key_hash(res, ns, name, len);
 }
 
+/* Is r's name name[0..len)? */
+static int rev_name_eq(const struct krc_track *t, const struct rev *r, const char *name, size_t len)
+{
+    size_t olen;
+    const char *owner;
+
+    if (!r->name_suffix) {
+        return r->name_len == len && memcmp(rev_name_bytes(r), name, len) == 0;
+    }
+    owner = krc_intern_str(t->in, r->owner, &olen);
+    return olen + 1 + r->name_len == len && memcmp(name, owner, olen) == 0 && name[olen] == '-' &&
+           memcmp(name + olen + 1, rev_name_bytes(r), r->name_len) == 0;
+}
+
 static struct rev *rev_find(struct krc_track *t, uint8_t res, uint32_t ns, const char *name)
 {
     size_t len = strlen(name);
@@ -141,18 +160,28 @@ static struct rev *rev_find(struct krc_track *t, uint8_t res, uint32_t ns, const
 
     for (struct link *l = t->revs.buckets[h & (t->revs.n_buckets - 1)]; l != NULL; l = l->next) {
         struct rev *r = (struct rev *)l;
-        if (l->hash == h && r->res == res && r->ns == ns && r->name_len == len &&
-            memcmp(rev_name(r), name, len) == 0) {
+        if (l->hash == h && r->res == res && r->ns == ns && rev_name_eq(t, r, name, len)) {
             return r;
         }
     }
     return NULL;
 }
 
+/* Drop the references of elements (a group's last one drops its facts'). */
 static void unref_facts(struct krc_track *t, const uint32_t *facts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        krc_intern_unref(t->in, facts[i]);
+        uint32_t id = facts[i] & ~TRACK_GROUP;
+        if ((facts[i] & TRACK_GROUP) && krc_intern_refs(t->in, id) == 1) {
+            size_t len;
+            const char *b = krc_intern_str(t->in, id, &len);
+            for (size_t k = 0; k + sizeof(uint32_t) <= len; k += sizeof(uint32_t)) {
+                uint32_t f;
+                memcpy(&f, b + k, sizeof(f));
+                krc_intern_unref(t->in, f);
+            }
+        }
+        krc_intern_unref(t->in, id);
     }
 }
 
@@ -161,9 +190,84 @@ static void rev_free(struct krc_track *t, struct rev *r)
     krc_intern_unref(t->in, r->ns);
     krc_intern_unref(t->in, r->owner);
     krc_intern_unref(t->in, r->manager);
-    krc_intern_unref(t->in, r->hash_id);
     unref_facts(t, r->facts, r->n_facts);
     krc_free(r);
+}
+
+static void owner_free(struct krc_track *t, struct owner *o)
+{
+    krc_intern_unref(t->in, o->ns);
+    krc_intern_unref(t->in, o->name);
+    krc_free(o);
+}
+
+static uint32_t owner_hash(uint8_t kind, uint32_t ns, uint32_t name)
+{
+    return key_hash(kind, ns, (const char *)&name, sizeof(name));
+}
+
+static struct owner *owner_find(const struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name)
+{
+    uint32_t h = owner_hash(kind, ns, name);
+
+    for (struct link *l = t->owners.buckets[h & (t->owners.n_buckets - 1)]; l != NULL;
+         l = l->next) {
+        struct owner *o = (struct owner *)l;
+        if (l->hash == h && o->kind == kind && o->ns == ns && o->name == name) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* Put r in the tables: by name, and in its owner's list (a revision of no
+ * workload is in the first only). KRC_ENOMEM: r is in neither. */
+static int rev_link(struct krc_track *t, struct rev *r)
+{
+    struct owner *o = NULL;
+
+    if (r->owner_kind != TK_NONE) {
+        o = owner_find(t, r->owner_kind, r->ns, r->owner);
+        if (o == NULL) {
+            o = krc_calloc(1, sizeof(*o));
+            if (o == NULL) {
+                return KRC_ENOMEM;
+            }
+            o->kind = r->owner_kind;
+            o->ns = r->ns;
+            o->name = r->owner;
+            krc_intern_ref(t->in, o->ns);
+            krc_intern_ref(t->in, o->name);
+            o->link.hash = owner_hash(o->kind, o->ns, o->name);
+            table_insert(&t->owners, &o->link);
+        }
+        r->sibling = o->revs;
+        o->revs = r;
+    }
+    table_insert(&t->revs, &r->link);
+    return 0;
+}
+
+static void rev_unlink(struct krc_track *t, struct rev *r)
+{
+    table_remove(&t->revs, &r->link);
+    if (r->owner_kind == TK_NONE) {
+        return;
+    }
+    struct owner *o = owner_find(t, r->owner_kind, r->ns, r->owner);
+    if (o == NULL) {
+        return;
+    }
+    for (struct rev **p = &o->revs; *p != NULL; p = &(*p)->sibling) {
+        if (*p == r) {
+            *p = r->sibling;
+            break;
+        }
+    }
+    if (o->revs == NULL) {
+        table_remove(&t->owners, &o->link);
+        owner_free(t, o);
+    }
 }
 
 static struct workload *wl_find(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name)
@@ -192,8 +296,7 @@ static struct node *node_find(struct krc_track *t, uint32_t name)
 {
     uint32_t h = key_hash(TK_NODE, 0, (const char *)&name, sizeof(name));
 
-    for (struct link *l = t->nodes.buckets[h & (t->nodes.n_buckets - 1)]; l != NULL;
-         l = l->next) {
+    for (struct link *l = t->nodes.buckets[h & (t->nodes.n_buckets - 1)]; l != NULL; l = l->next) {
         struct node *n = (struct node *)l;
         if (l->hash == h && n->name == name) {
             return n;
@@ -230,7 +333,7 @@ struct krc_track *krc_track_new(const struct krc_track_options *o)
     t->ring = krc_calloc(t->ring_cap, sizeof(struct change));
     t->notes = krc_calloc(KRC_TRACK_CONFIG_NOTES, sizeof(struct config_note));
     if (t->in == NULL || t->ring == NULL || t->notes == NULL || table_init(&t->revs) < 0 ||
-        table_init(&t->workloads) < 0 || table_init(&t->nodes) < 0 ||
+        table_init(&t->workloads) < 0 || table_init(&t->nodes) < 0 || table_init(&t->owners) < 0 ||
         pthread_mutex_init(&t->lock, NULL) != 0) {
         krc_intern_free(t->in);
         krc_free(t->ring);
@@ -238,28 +341,11 @@ struct krc_track *krc_track_new(const struct krc_track_options *o)
         krc_free(t->revs.buckets);
         krc_free(t->workloads.buckets);
         krc_free(t->nodes.buckets);
+        krc_free(t->owners.buckets);
         krc_free(t);
         return NULL;
     }
     return t;
-}
-
-static void change_clear(struct krc_track *t, struct change *c)
-{
-    krc_intern_unref(t->in, c->ns);
-    krc_intern_unref(t->in, c->name);
-    krc_intern_unref(t->in, c->manager);
-    krc_free(c->items);
-    memset(c, 0, sizeof(*c));
-}
-
-static void note_clear(struct krc_track *t, struct config_note *n)
-{
-    krc_intern_unref(t->in, n->ns);
-    krc_intern_unref(t->in, n->wl_name);
-    krc_intern_unref(t->in, n->name);
-    krc_intern_unref(t->in, n->manager);
-    memset(n, 0, sizeof(*n));
 }
 
 static void free_table(struct krc_track *t, struct table *tb, int which)
@@ -270,6 +356,8 @@ static void free_table(struct krc_track *t, struct table *tb, int which)
             struct link *next = l->next;
             if (which == 0) {
                 rev_free(t, (struct rev *)l);
+            } else if (which == 3) {
+                owner_free(t, (struct owner *)l);
             } else if (which == 1) {
                 wl_free(t, (struct workload *)l);
             } else {
@@ -287,13 +375,14 @@ void krc_track_free(struct krc_track *t)
         return;
     }
     free_table(t, &t->revs, 0);
+    free_table(t, &t->owners, 3);
     free_table(t, &t->workloads, 1);
     free_table(t, &t->nodes, 2);
     for (size_t i = 0; i < t->ring_cap; i++) {
-        change_clear(t, &t->ring[i]);
+        track_change_clear(t, &t->ring[i]);
     }
     for (size_t i = 0; i < KRC_TRACK_CONFIG_NOTES; i++) {
-        note_clear(t, &t->notes[i]);
+        track_note_clear(t, &t->notes[i]);
     }
     for (size_t i = 0; i < t->n_scopes; i++) {
         krc_intern_unref(t->in, t->scopes[i].ns);
@@ -306,65 +395,25 @@ void krc_track_free(struct krc_track *t)
     krc_free(t);
 }
 
-/* ---- the ring -------------------------------------------------------------- */
-
-/* Record a change (takes a reference on ns, name, manager; copies items). */
-static int record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
-                  const char *revision, int64_t at, uint32_t manager, int64_t prev_revision,
-                  const struct krc_track_items *it)
-{
-    struct change *c = &t->ring[t->next_seq % t->ring_cap];
-    char *items = krc_strdup(krc_buf_str(&it->buf));
-
-    if (items == NULL) {
-        return KRC_ENOMEM;
-    }
-    if (c->seq != 0 && c->seq > t->drained_seq) {
-        t->dropped++; /* overwritten before a drain took it */
-    }
-    change_clear(t, c);
-    c->seq = t->next_seq++;
-    c->kind = kind;
-    c->ns = ns;
-    c->name = name;
-    c->manager = manager;
-    krc_intern_ref(t->in, ns);
-    krc_intern_ref(t->in, name);
-    krc_intern_ref(t->in, manager);
-    c->at = at;
-    c->prev_revision = prev_revision;
-    snprintf(c->revision, sizeof(c->revision), "%s", revision);
-    c->items = items;
-    c->n_items = (uint16_t)it->n;
-    c->more = (uint16_t)(it->more > 65535 ? 65535 : it->more);
-    t->recorded++;
-    return 0;
-}
-
 /* ---- revisions ------------------------------------------------------------- */
 
 size_t track_revs_of(struct krc_track *t, uint32_t ns, uint8_t owner_kind, uint32_t owner,
                      struct rev **out, size_t max)
 {
+    struct owner *o = owner_find(t, owner_kind, ns, owner);
     size_t n = 0;
 
-    for (size_t i = 0; i < t->revs.n_buckets; i++) {
-        for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
-            struct rev *r = (struct rev *)l;
-            if (r->ns != ns || r->owner != owner || r->owner_kind != owner_kind) {
-                continue;
-            }
-            /* insert by revision, newest first; keep the newest max */
-            size_t j = n < max ? n++ : max;
-            while (j > 0 && out[j - 1]->revision < r->revision) {
-                if (j < max) {
-                    out[j] = out[j - 1];
-                }
-                j--;
-            }
+    for (struct rev *r = o != NULL ? o->revs : NULL; r != NULL; r = r->sibling) {
+        /* insert by revision, newest first; keep the newest max */
+        size_t j = n < max ? n++ : max;
+        while (j > 0 && out[j - 1]->revision < r->revision) {
             if (j < max) {
-                out[j] = r;
+                out[j] = out[j - 1];
             }
+            j--;
+        }
+        if (j < max) {
+            out[j] = r;
         }
     }
     return n;
@@ -372,22 +421,42 @@ size_t track_revs_of(struct krc_track *t, uint32_t ns, uint8_t owner_kind, uint3
 
 struct rev *track_rev_before(struct krc_track *t, const struct rev *r)
 {
+    struct owner *o;
     struct rev *best = NULL;
 
     if (r->owner_kind == TK_NONE || r->res == KRC_TRACK_CRONJOBS) {
         return NULL;
     }
-    for (size_t i = 0; i < t->revs.n_buckets; i++) {
-        for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
-            struct rev *o = (struct rev *)l;
-            if (o != r && o->ns == r->ns && o->owner == r->owner &&
-                o->owner_kind == r->owner_kind && o->revision < r->revision &&
-                (best == NULL || o->revision > best->revision)) {
-                best = o;
-            }
+    o = owner_find(t, r->owner_kind, r->ns, r->owner);
+    for (struct rev *v = o != NULL ? o->revs : NULL; v != NULL; v = v->sibling) {
+        if (v != r && v->revision < r->revision && (best == NULL || v->revision > best->revision)) {
+            best = v;
         }
     }
     return best;
+}
+
+/* The fact strings of elements (at most KRC_FACTS_MAX). */
+static size_t expand(const struct krc_track *t, const uint32_t *e, size_t n, const char **out)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!(e[i] & TRACK_GROUP)) {
+            if (k < KRC_FACTS_MAX) {
+                out[k++] = krc_intern_str(t->in, e[i], NULL);
+            }
+            continue;
+        }
+        size_t len;
+        const char *b = krc_intern_str(t->in, e[i] & ~TRACK_GROUP, &len);
+        for (size_t j = 0; j + sizeof(uint32_t) <= len && k < KRC_FACTS_MAX; j += 4) {
+            uint32_t f;
+            memcpy(&f, b + j, sizeof(f));
+            out[k++] = krc_intern_str(t->in, f, NULL);
+        }
+    }
+    return k;
 }
 
 static int facts_items(struct krc_track *t, const uint32_t *a, size_t na, const uint32_t *b,
@@ -395,21 +464,22 @@ static int facts_items(struct krc_track *t, const uint32_t *a, size_t na, const 
 {
     const char *sa[KRC_FACTS_MAX];
     const char *sb[KRC_FACTS_MAX];
+    size_t ea = expand(t, a, na, sa);
+    size_t eb = expand(t, b, nb, sb);
 
-    for (size_t i = 0; i < na; i++) {
-        sa[i] = krc_intern_str(t->in, a[i], NULL);
-    }
-    for (size_t i = 0; i < nb; i++) {
-        sb[i] = krc_intern_str(t->in, b[i], NULL);
-    }
-    return krc_track_diff(sa, na, sb, nb, it);
+    return krc_track_diff(sa, ea, sb, eb, it);
 }
 
 int track_rev_items(struct krc_track *t, const struct rev *prev, const struct rev *r,
                     struct krc_track_items *it)
 {
     if (prev == NULL) {
-        return krc_track_items_add(it, "first revision seen");
+        return krc_track_items_add(it, r->revision <= 1 ? "created"
+                                                        : "the revision before it is not known");
+    }
+    if (prev->cold || r->cold) {
+        return krc_track_items_add(it, "the pod template of revision %lld is no longer in memory",
+                                   (long long)(r->cold ? r->revision : prev->revision));
     }
     if (r->res == KRC_TRACK_REPLICASETS && r->n_facts == prev->n_facts &&
         memcmp(r->facts, prev->facts, r->n_facts * sizeof(uint32_t)) == 0) {
@@ -433,8 +503,8 @@ static int record_rev(struct krc_track *t, struct rev *r)
     rc = track_rev_items(t, prev, r, &it);
     snprintf(revision, sizeof(revision), "%lld", (long long)r->revision);
     if (rc == 0) {
-        rc = record(t, r->owner_kind, r->ns, r->owner, revision, r->at, r->manager,
-                    prev != NULL ? prev->revision : -1, &it);
+        rc = track_record(t, r->owner_kind, r->ns, r->owner, revision, r->at, r->manager,
+                          prev != NULL ? prev->revision : -1, &it);
     }
     r->recorded = 1;
     krc_track_items_cleanup(&it);
@@ -472,49 +542,101 @@ static uint8_t owner_kind_of(enum krc_track_resource res, const struct krc_track
     return k == TK_STATEFULSET || k == TK_DAEMONSET ? (uint8_t)k : TK_NONE;
 }
 
-/* Intern o's facts into ids (references taken); NULL: out of memory. */
-static uint32_t *intern_facts(struct krc_track *t, const struct krc_facts *f, uint32_t *ids)
+/* Facts a and b are of one type and container (a group's run). */
+static int same_run(const char *a, const char *b)
 {
-    for (size_t i = 0; i < f->n; i++) {
-        const char *s = krc_facts_get(f, i);
-        ids[i] = krc_intern_add(t->in, s, strlen(s));
-        if (ids[i] == 0) {
-            unref_facts(t, ids, i);
-            return NULL;
-        }
-    }
-    return ids;
+    size_t n = strcspn(a, "\x1f");
+    return a[0] != KRC_FACT_IMAGE && strncmp(a, b, n + 1) == 0;
 }
 
+/* Encode facts as elements (references taken): each fact's id, a run of
+ * two or more facts of one type and container as one group. *ret_n
+ * elements; KRC_ENOMEM (nothing held). */
+static int encode_facts(struct krc_track *t, const struct krc_facts *f, uint32_t *out,
+                        size_t *ret_n)
+{
+    uint32_t run[KRC_FACTS_MAX];
+    size_t n = 0;
+
+    for (size_t i = 0; i < f->n;) {
+        size_t j = i + 1;
+        while (j < f->n && same_run(krc_facts_get(f, i), krc_facts_get(f, j))) {
+            j++;
+        }
+        for (size_t k = i; k < j; k++) {
+            const char *fs = krc_facts_get(f, k);
+            run[k - i] = krc_intern_add(t->in, fs, strlen(fs));
+            if (run[k - i] == 0) {
+                for (size_t m = i; m < k; m++) {
+                    krc_intern_unref(t->in, run[m - i]);
+                }
+                goto nomem;
+            }
+        }
+        if (j - i == 1) {
+            out[n++] = run[0];
+        } else {
+            uint32_t g = krc_intern_add(t->in, (const char *)run, (j - i) * sizeof(uint32_t));
+            if (g == 0 || g >= TRACK_GROUP) {
+                krc_intern_unref(t->in, g);
+                for (size_t m = 0; m < j - i; m++) {
+                    krc_intern_unref(t->in, run[m]);
+                }
+                goto nomem;
+            }
+            if (krc_intern_refs(t->in, g) > 1) {
+                for (size_t m = 0; m < j - i; m++) { /* the group holds them already */
+                    krc_intern_unref(t->in, run[m]);
+                }
+            }
+            out[n++] = g | TRACK_GROUP;
+        }
+        i = j;
+    }
+    *ret_n = n;
+    return 0;
+nomem:
+    unref_facts(t, out, n);
+    return KRC_ENOMEM;
+}
+
+/* A new revision entry owning the n elements ids (on failure the caller
+ * still holds them). */
 static struct rev *rev_new(struct krc_track *t, enum krc_track_resource res,
                            const struct krc_track_obj *o, uint32_t ns, const uint32_t *ids,
-                           int64_t now)
+                           size_t n, int64_t now)
 {
     size_t nlen = strlen(o->name);
-    struct rev *r = krc_calloc(1, sizeof(*r) + o->facts.n * sizeof(uint32_t) + nlen);
+    uint8_t kind = owner_kind_of(res, o);
     const char *owner = res == KRC_TRACK_CRONJOBS ? o->name : o->owner_name;
+    size_t olen = kind != TK_NONE ? strlen(owner) : 0;
+    /* OWNER-SUFFIX (a ReplicaSet, a ControllerRevision): the suffix only */
+    int suffix = kind != TK_NONE && nlen > olen + 1 && memcmp(o->name, owner, olen) == 0 &&
+                 o->name[olen] == '-';
+    size_t stored = suffix ? nlen - olen - 1 : nlen;
+    struct rev *r = krc_calloc(1, sizeof(*r) + n * sizeof(uint32_t) + stored);
 
-    if (r == NULL) {
+    if (r == NULL || nlen > UINT16_MAX) {
+        krc_free(r);
         return NULL;
     }
     r->res = (uint8_t)res;
+    r->owner_kind = kind;
+    r->owner = kind != TK_NONE ? krc_intern_add(t->in, owner, olen) : 0;
+    if (kind != TK_NONE && r->owner == 0) {
+        krc_free(r);
+        return NULL;
+    }
     r->ns = ns;
     krc_intern_ref(t->in, ns);
-    r->owner_kind = owner_kind_of(res, o);
-    r->owner = r->owner_kind != TK_NONE ? krc_intern_add(t->in, owner, strlen(owner)) : 0;
-    r->hash_id = o->hash[0] ? krc_intern_add(t->in, o->hash, strlen(o->hash)) : 0;
-    r->n_facts = (uint16_t)o->facts.n;
-    r->name_len = (uint16_t)nlen;
-    memcpy(r->facts, ids, o->facts.n * sizeof(uint32_t));
-    memcpy((char *)(r->facts + r->n_facts), o->name, nlen);
+    r->n_facts = (uint16_t)n;
+    r->name_suffix = (uint8_t)suffix;
+    r->name_len = (uint16_t)stored;
+    memcpy(r->facts, ids, n * sizeof(uint32_t));
+    memcpy((char *)(r->facts + n), o->name + (nlen - stored), stored);
     r->ready = o->ready;
     r->revision = o->revision;
     r->at = o->created > 0 ? o->created : now;
-    if ((r->owner_kind != TK_NONE && r->owner == 0) || (o->hash[0] && r->hash_id == 0)) {
-        r->n_facts = 0; /* the caller still holds the facts' references */
-        rev_free(t, r);
-        return NULL;
-    }
     r->link.hash = rev_hash(r->res, ns, o->name, nlen);
     return r;
 }
@@ -533,8 +655,8 @@ static int cronjob_changed(struct krc_track *t, struct rev *old, struct rev *cur
     uint32_t manager = 0;
     int rc;
 
-    cur->at = o->manager_at > old->at && o->manager_at <= now + MANAGER_SLACK_S ? o->manager_at
-                                                                                : now;
+    cur->at =
+        o->manager_at > old->at && o->manager_at <= now + MANAGER_SLACK_S ? o->manager_at : now;
     if (o->manager[0] != '\0') {
         manager = krc_intern_add(t->in, o->manager, strlen(o->manager));
         krc_intern_unref(t->in, cur->manager);
@@ -544,8 +666,8 @@ static int cronjob_changed(struct krc_track *t, struct rev *old, struct rev *cur
     rc = facts_items(t, old->facts, old->n_facts, cur->facts, cur->n_facts, &it);
     snprintf(revision, sizeof(revision), "%lld", (long long)cur->revision);
     if (rc == 0) {
-        rc = record(t, TK_CRONJOB, cur->ns, cur->owner, revision, cur->at, manager,
-                    old->revision, &it);
+        rc = track_record(t, TK_CRONJOB, cur->ns, cur->owner, revision, cur->at, manager,
+                          old->revision, &it);
     }
     cur->recorded = 1;
     krc_track_items_cleanup(&it);
@@ -571,6 +693,115 @@ static void carry_over(struct krc_track *t, struct rev *old, struct rev *cur, in
     }
 }
 
+/* ---- keeping only the templates an answer can need ------------------------------------ */
+
+static void compact_all(struct krc_track *t, int64_t now);
+
+/* A revision older than the lookback (and this margin) that is neither its
+ * workload's newest nor the one before a recent revision is never part of
+ * an answer: its facts are dropped, its entry stays (revision, ready pods,
+ * name: a later event about it is known). */
+#define COLD_MARGIN_S 3600
+#define OWNER_REVS_MAX 128
+#define COMPACT_EVERY_S 600
+
+/* Put c where r is, in the table by name and in the owner's list. */
+static void rev_replace(struct krc_track *t, struct rev *r, struct rev *c)
+{
+    struct link **p = &t->revs.buckets[r->link.hash & (t->revs.n_buckets - 1)];
+    struct owner *o = owner_find(t, r->owner_kind, r->ns, r->owner);
+
+    for (; *p != NULL; p = &(*p)->next) {
+        if (*p == &r->link) {
+            *p = &c->link;
+            break;
+        }
+    }
+    for (struct rev **q = o != NULL ? &o->revs : NULL; q != NULL && *q != NULL;
+         q = &(*q)->sibling) {
+        if (*q == r) {
+            *q = c;
+            break;
+        }
+    }
+}
+
+/* r without its facts (the entry is replaced; r is freed). Out of memory:
+ * r stays as it is. */
+static void make_cold(struct krc_track *t, struct rev *r)
+{
+    struct rev *c = krc_malloc(sizeof(*c) + r->name_len);
+
+    if (c == NULL) {
+        return;
+    }
+    memcpy(c, r, sizeof(*c));
+    c->n_facts = 0;
+    c->cold = 1;
+    memcpy((char *)c->facts, rev_name_bytes(r), r->name_len);
+    rev_replace(t, r, c);
+    unref_facts(t, r->facts, r->n_facts);
+    krc_free(r);
+}
+
+static void compact_owner(struct krc_track *t, struct owner *o, int64_t now)
+{
+    struct rev *v[OWNER_REVS_MAX];
+    uint8_t keep[OWNER_REVS_MAX];
+    int64_t cutoff = now - t->opt.lookback_s - COLD_MARGIN_S;
+    size_t n = 0;
+
+    for (struct rev *r = o != NULL ? o->revs : NULL; r != NULL && n < OWNER_REVS_MAX;
+         r = r->sibling) {
+        size_t j = n++;
+        while (j > 0 && v[j - 1]->revision < r->revision) { /* newest first */
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = r;
+    }
+    memset(keep, 0, sizeof(keep));
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0) {
+            keep[i] = 1; /* the newest: the one before the next rollout */
+        }
+        if ((int64_t)v[i]->at > cutoff) {
+            keep[i] = 1;
+            if (i + 1 < n) {
+                keep[i + 1] = 1; /* the one before it: its change's items */
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[i] && !v[i]->cold && v[i]->res != KRC_TRACK_CRONJOBS) {
+            make_cold(t, v[i]);
+        }
+    }
+}
+
+/* Time passes: revisions leave the lookback (at most every COMPACT_EVERY_S). */
+void krc_track_compact(struct krc_track *t, int64_t now)
+{
+    if (t == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (now - t->compacted_at >= COMPACT_EVERY_S) {
+        t->compacted_at = now;
+        compact_all(t, now);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void compact_all(struct krc_track *t, int64_t now)
+{
+    for (size_t i = 0; i < t->owners.n_buckets; i++) {
+        for (struct link *l = t->owners.buckets[i]; l != NULL; l = l->next) {
+            compact_owner(t, (struct owner *)l, now);
+        }
+    }
+}
+
 /* The object's scope has synced and is not syncing again: what arrives now
  * is news (during a sync, an object may be old news). */
 static int scope_quiet(const struct krc_track *t, enum krc_track_resource r, uint32_t ns)
@@ -587,27 +818,32 @@ static int scope_quiet(const struct krc_track *t, enum krc_track_resource r, uin
 static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
                       const struct krc_track_obj *o, uint32_t ns, int64_t now)
 {
-    uint32_t idbuf[KRC_FACTS_MAX];
-    uint32_t *ids = intern_facts(t, &o->facts, idbuf);
+    uint32_t ids[KRC_FACTS_MAX];
+    size_t n;
     struct rev *old = rev_find(t, (uint8_t)res, ns, o->name);
     struct rev *cur;
     int syncing = !scope_quiet(t, res, ns);
     int rc = 0;
 
-    if (ids == NULL) {
+    if (old != NULL && old->cold && old->revision == o->revision) {
+        old->ready = o->ready; /* an old revision's status: its template is not kept */
+        old->link.seen = t->tick;
+        return 0;
+    }
+    if (encode_facts(t, &o->facts, ids, &n) < 0) {
         return KRC_ENOMEM;
     }
-    if (old != NULL && same_facts(old, ids, o->facts.n) &&
+    if (old != NULL && same_facts(old, ids, n) &&
         (old->revision == o->revision || res == KRC_TRACK_CRONJOBS)) {
         old->revision = o->revision; /* a CronJob's generation: the schedule, say */
-        unref_facts(t, ids, o->facts.n); /* the template as before: status only */
+        unref_facts(t, ids, n);      /* the template as before: status only */
         old->ready = o->ready;
         old->link.seen = t->tick;
         return 0;
     }
-    cur = rev_new(t, res, o, ns, ids, now);
+    cur = rev_new(t, res, o, ns, ids, n, now);
     if (cur == NULL) {
-        unref_facts(t, ids, o->facts.n);
+        unref_facts(t, ids, n);
         return KRC_ENOMEM;
     }
     cur->link.seen = t->tick;
@@ -616,15 +852,22 @@ static int upsert_rev(struct krc_track *t, enum krc_track_resource res,
         if (res == KRC_TRACK_CRONJOBS && !syncing) {
             rc = cronjob_changed(t, old, cur, o, now);
         }
-        table_remove(&t->revs, &old->link);
+        rev_unlink(t, old);
         rev_free(t, old);
     } else if (res == KRC_TRACK_CRONJOBS && o->manager[0] != '\0') {
         cur->manager = krc_intern_add(t->in, o->manager, strlen(o->manager));
     }
-    table_insert(&t->revs, &cur->link);
+    if (rev_link(t, cur) < 0) {
+        rev_free(t, cur);
+        return KRC_ENOMEM;
+    }
     attach_manager(t, cur);
     if (!syncing && !cur->recorded && res != KRC_TRACK_CRONJOBS) {
         rc = record_rev(t, cur);
+    }
+    /* last: cur itself may go cold (an old revision seen at a sync) */
+    if (cur->owner_kind != TK_NONE && res != KRC_TRACK_CRONJOBS) {
+        compact_owner(t, owner_find(t, cur->owner_kind, cur->ns, cur->owner), now);
     }
     return rc;
 }
@@ -680,46 +923,44 @@ static int upsert_workload(struct krc_track *t, enum krc_track_resource res,
 
 static int upsert_node(struct krc_track *t, const struct krc_track_obj *o, int64_t now)
 {
-    uint32_t idbuf[KRC_FACTS_MAX];
+    uint32_t ids[KRC_FACTS_MAX];
+    size_t n;
     uint32_t name = krc_intern_add(t->in, o->name, strlen(o->name));
     struct node *old;
     struct node *cur;
-    uint32_t *ids;
     int rc = 0;
 
     if (name == 0) {
         return KRC_ENOMEM;
     }
     old = node_find(t, name);
-    ids = intern_facts(t, &o->facts, idbuf);
-    if (ids == NULL) {
+    if (encode_facts(t, &o->facts, ids, &n) < 0) {
         krc_intern_unref(t->in, name);
         return KRC_ENOMEM;
     }
-    if (old != NULL && old->n_facts == o->facts.n &&
-        memcmp(old->facts, ids, o->facts.n * sizeof(uint32_t)) == 0) {
-        unref_facts(t, ids, o->facts.n);
+    if (old != NULL && old->n_facts == n && memcmp(old->facts, ids, n * sizeof(uint32_t)) == 0) {
+        unref_facts(t, ids, n);
         krc_intern_unref(t->in, name);
         old->link.seen = t->tick;
         return 0;
     }
-    cur = krc_calloc(1, sizeof(*cur) + o->facts.n * sizeof(uint32_t));
+    cur = krc_calloc(1, sizeof(*cur) + n * sizeof(uint32_t));
     if (cur == NULL) {
-        unref_facts(t, ids, o->facts.n);
+        unref_facts(t, ids, n);
         krc_intern_unref(t->in, name);
         return KRC_ENOMEM;
     }
     cur->name = name;
     cur->link.seen = t->tick;
-    cur->n_facts = (uint16_t)o->facts.n;
-    memcpy(cur->facts, ids, o->facts.n * sizeof(uint32_t));
+    cur->n_facts = (uint16_t)n;
+    memcpy(cur->facts, ids, n * sizeof(uint32_t));
     cur->link.hash = key_hash(TK_NODE, 0, (const char *)&name, sizeof(name));
     if (old != NULL) {
         struct krc_track_items it;
         krc_track_items_init(&it, KRC_TRACK_ITEMS);
         rc = facts_items(t, old->facts, old->n_facts, cur->facts, cur->n_facts, &it);
         if (rc == 0 && it.n > 0) {
-            rc = record(t, TK_NODE, 0, name, o->resource_version, now, 0, -1, &it);
+            rc = track_record(t, TK_NODE, 0, name, o->resource_version, now, 0, -1, &it);
         }
         krc_track_items_cleanup(&it);
         table_remove(&t->nodes, &old->link);
@@ -794,8 +1035,7 @@ out:
 
 /* The first sync of a revision resource's scope: record the revisions made
  * within the lookback, now that their predecessors are known. */
-static void record_recent(struct krc_track *t, enum krc_track_resource r, uint32_t ns,
-                          int64_t now)
+static void record_recent(struct krc_track *t, enum krc_track_resource r, uint32_t ns, int64_t now)
 {
     for (size_t i = 0; i < t->revs.n_buckets; i++) {
         for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
@@ -824,10 +1064,11 @@ static int workload_of(enum krc_track_resource r, const struct workload *w)
 static void sweep(struct krc_track *t, const struct sync_scope *sc)
 {
     enum krc_track_resource r = (enum krc_track_resource)sc->res;
-    struct table *tb = r == KRC_TRACK_NODES                                  ? &t->nodes
-                       : r == KRC_TRACK_DEPLOYMENTS || r == KRC_TRACK_STATEFULSETS ||
-                               r == KRC_TRACK_DAEMONSETS                     ? &t->workloads
-                                                                             : &t->revs;
+    struct table *tb =
+        r == KRC_TRACK_NODES ? &t->nodes
+        : r == KRC_TRACK_DEPLOYMENTS || r == KRC_TRACK_STATEFULSETS || r == KRC_TRACK_DAEMONSETS
+            ? &t->workloads
+            : &t->revs;
 
     for (size_t i = 0; i < tb->n_buckets; i++) {
         struct link **p = &tb->buckets[i];
@@ -847,14 +1088,17 @@ static void sweep(struct krc_track *t, const struct sync_scope *sc)
                 p = &l->next;
                 continue;
             }
+            if (tb == &t->revs) { /* out of both its tables: *p is the next one then */
+                rev_unlink(t, (struct rev *)l);
+                rev_free(t, (struct rev *)l);
+                continue;
+            }
             *p = l->next;
             tb->count--;
             if (tb == &t->nodes) {
                 node_free(t, (struct node *)l);
-            } else if (tb == &t->workloads) {
-                wl_free(t, (struct workload *)l);
             } else {
-                rev_free(t, (struct rev *)l);
+                wl_free(t, (struct workload *)l);
             }
         }
     }
@@ -907,7 +1151,7 @@ static void delete_object(struct krc_track *t, enum krc_track_resource r,
     } else if (r != KRC_TRACK_JOBS) {
         struct rev *v = rev_find(t, (uint8_t)r, ns, o->name);
         if (v != NULL) {
-            table_remove(&t->revs, &v->link);
+            rev_unlink(t, v);
             rev_free(t, v);
         }
     }
@@ -940,9 +1184,8 @@ static int apply(struct krc_track *t, enum krc_track_resource r, enum krc_watch_
     return rc;
 }
 
-int krc_track_object(struct krc_track *t, enum krc_track_resource r,
-                     enum krc_watch_event_type type, const char *json, size_t len, int64_t now,
-                     struct krc_error *err)
+int krc_track_object(struct krc_track *t, enum krc_track_resource r, enum krc_watch_event_type type,
+                     const char *json, size_t len, int64_t now, struct krc_error *err)
 {
     struct krc_track_obj o;
     int rc;
@@ -961,6 +1204,10 @@ int krc_track_object(struct krc_track *t, enum krc_track_resource r,
     } else if (rc == 0) {
         t->tick++;
         rc = apply(t, r, type, &o, now);
+        if (now - t->compacted_at >= COMPACT_EVERY_S) { /* time passes */
+            t->compacted_at = now;
+            compact_all(t, now);
+        }
         if (rc == KRC_ENOMEM) {
             krc_error_set(err, rc, "out of memory tracking %s %s/%s", RESOURCES[r].name,
                           o.namespace, o.name);
@@ -971,224 +1218,6 @@ int krc_track_object(struct krc_track *t, enum krc_track_resource r,
     return rc;
 }
 
-/* ---- ConfigMaps and Secrets ------------------------------------------------------ */
-
-static int same_note(const struct krc_track *t, const struct config_note *n, uint32_t ns,
-                     uint8_t kind, const char *name, const char *revision)
-{
-    return n->ns == ns && n->kind == kind &&
-           strcmp(krc_intern_str(t->in, n->name, NULL), name) == 0 &&
-           strcmp(n->revision, revision) == 0;
-}
-
-int krc_track_note_config(struct krc_track *t, const char *namespace, const char *workload_kind,
-                          const char *workload_name, const struct krc_track_config_ref *ref,
-                          const struct krc_track_config_meta *meta)
-{
-    uint8_t kind = (uint8_t)track_kind_of(ref->kind);
-    int rc = 0;
-
-    if (t == NULL || namespace == NULL || meta->at == 0 ||
-        (kind != TK_CONFIGMAP && kind != TK_SECRET)) {
-        return 0;
-    }
-    pthread_mutex_lock(&t->lock);
-    uint32_t ns = krc_intern_add(t->in, namespace, strlen(namespace));
-    const char *wl = workload_name != NULL ? workload_name : "";
-    uint32_t wl_name = krc_intern_add(t->in, wl, strlen(wl));
-    uint32_t name = krc_intern_add(t->in, ref->name, strlen(ref->name));
-    uint32_t manager =
-        meta->manager[0] ? krc_intern_add(t->in, meta->manager, strlen(meta->manager)) : 0;
-    int known = 0;
-
-    if (ns == 0 || wl_name == 0 || name == 0 || (meta->manager[0] && manager == 0)) {
-        rc = KRC_ENOMEM;
-        goto release;
-    }
-    for (size_t i = 0; i < KRC_TRACK_CONFIG_NOTES; i++) {
-        if (same_note(t, &t->notes[i], ns, kind, ref->name, meta->resource_version)) {
-            known = 1;
-        }
-    }
-    if (!known) {
-        struct config_note *n = &t->notes[t->notes_next];
-        struct krc_track_items it;
-        t->notes_next = (t->notes_next + 1) % KRC_TRACK_CONFIG_NOTES;
-        note_clear(t, n);
-        n->ns = ns;
-        n->wl_name = wl_name;
-        n->name = name;
-        n->manager = manager;
-        krc_intern_ref(t->in, ns);
-        krc_intern_ref(t->in, wl_name);
-        krc_intern_ref(t->in, name);
-        krc_intern_ref(t->in, manager);
-        n->wl_kind = (uint8_t)track_kind_of(workload_kind);
-        n->kind = kind;
-        n->at = meta->at;
-        snprintf(n->revision, sizeof(n->revision), "%s", meta->resource_version);
-        krc_track_items_init(&it, 1);
-        rc = krc_track_items_add(&it, "data changed");
-        if (rc == 0) {
-            rc = record(t, kind, ns, name, n->revision, n->at, manager, -1, &it);
-        }
-        krc_track_items_cleanup(&it);
-    }
-release:
-    krc_intern_unref(t->in, ns);
-    krc_intern_unref(t->in, wl_name);
-    krc_intern_unref(t->in, name);
-    krc_intern_unref(t->in, manager);
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-/* ---- draining ---------------------------------------------------------------------- */
-
-struct drained {
-    char kind[16];
-    char *ns, *name, *manager, *summary, *json;
-    char revision[24];
-    int64_t at;
-};
-
-static void drained_free(struct drained *d)
-{
-    krc_free(d->ns);
-    krc_free(d->name);
-    krc_free(d->manager);
-    krc_free(d->summary);
-    krc_free(d->json);
-}
-
-/* The summary: the items joined by "; " (and "(N more)"). */
-static char *summary_of(const struct change *c)
-{
-    struct krc_buf b;
-    const char *p = c->items;
-
-    krc_buf_init(&b, 64 * 1024);
-    while (*p != '\0') {
-        size_t n = strcspn(p, "\n");
-        if ((b.len > 0 && krc_buf_append_str(&b, "; ") < 0) || krc_buf_append(&b, p, n) < 0) {
-            krc_buf_cleanup(&b);
-            return NULL;
-        }
-        p += n + (p[n] == '\n');
-    }
-    if (c->more > 0 && krc_buf_printf(&b, " (%u more)", (unsigned)c->more) < 0) {
-        krc_buf_cleanup(&b);
-        return NULL;
-    }
-    return krc_buf_take(&b);
-}
-
-/* The ready pods of the revision before a Deployment change, when known. */
-static int32_t prev_ready(struct krc_track *t, const struct change *c)
-{
-    if (c->kind != TK_DEPLOYMENT || c->prev_revision < 0) {
-        return -1;
-    }
-    struct rev *revs[64];
-    size_t n = track_revs_of(t, c->ns, TK_DEPLOYMENT, c->name, revs, 64);
-    for (size_t i = 0; i < n && i < 64; i++) {
-        if (revs[i]->revision == c->prev_revision) {
-            return revs[i]->ready;
-        }
-    }
-    return -1;
-}
-
-/* The manager of a change: recorded with it, or learnt since (the
- * workload's event came after its new revision's). */
-static uint32_t change_manager(struct krc_track *t, const struct change *c)
-{
-    struct rev *revs[64];
-    size_t n;
-
-    if (c->manager != 0 ||
-        (c->kind != TK_DEPLOYMENT && c->kind != TK_STATEFULSET && c->kind != TK_DAEMONSET)) {
-        return c->manager;
-    }
-    n = track_revs_of(t, c->ns, c->kind, c->name, revs, 64);
-    for (size_t i = 0; i < n; i++) {
-        char r[24];
-        snprintf(r, sizeof(r), "%lld", (long long)revs[i]->revision);
-        if (strcmp(r, c->revision) == 0) {
-            return revs[i]->manager;
-        }
-    }
-    return 0;
-}
-
-static int drained_fill(struct krc_track *t, const struct change *c, struct drained *d)
-{
-    uint32_t manager = change_manager(t, c);
-    struct krc_buf b;
-    char prev[24];
-    int rc;
-
-    memset(d, 0, sizeof(*d));
-    snprintf(d->kind, sizeof(d->kind), "%s", track_kind_name((enum track_kind)c->kind));
-    snprintf(d->revision, sizeof(d->revision), "%s", c->revision);
-    d->at = c->at;
-    d->ns = krc_strdup(krc_intern_str(t->in, c->ns, NULL));
-    d->name = krc_strdup(krc_intern_str(t->in, c->name, NULL));
-    d->manager = manager ? krc_strdup(krc_intern_str(t->in, manager, NULL)) : NULL;
-    d->summary = summary_of(c);
-    snprintf(prev, sizeof(prev), "%lld", (long long)c->prev_revision);
-    krc_buf_init(&b, 256 * 1024);
-    rc = track_change_json(&b, d->kind, d->ns != NULL ? d->ns : "", d->name != NULL ? d->name : "",
-                           c->revision, c->at, d->manager, c->items, c->prev_revision,
-                           prev_ready(t, c));
-    d->json = rc == 0 ? krc_buf_take(&b) : NULL;
-    krc_buf_cleanup(&b);
-    if (d->ns == NULL || d->name == NULL || (manager && d->manager == NULL) ||
-        d->summary == NULL || d->json == NULL) {
-        drained_free(d);
-        return KRC_ENOMEM;
-    }
-    return 0;
-}
-
-size_t krc_track_drain(struct krc_track *t, krc_track_change_fn fn, void *ud)
-{
-    struct drained batch[DRAIN_BATCH];
-    size_t total = 0;
-
-    if (t == NULL) {
-        return 0;
-    }
-    for (;;) {
-        size_t n = 0;
-        pthread_mutex_lock(&t->lock);
-        uint64_t first = t->next_seq > t->ring_cap ? t->next_seq - t->ring_cap : 1;
-        if (t->drained_seq + 1 < first) {
-            t->drained_seq = first - 1; /* the ring dropped them (counted) */
-        }
-        while (n < DRAIN_BATCH && t->drained_seq + 1 < t->next_seq) {
-            const struct change *c = &t->ring[(t->drained_seq + 1) % t->ring_cap];
-            if (drained_fill(t, c, &batch[n]) < 0) {
-                break; /* out of memory: the rest at the next drain */
-            }
-            n++;
-            t->drained_seq++;
-        }
-        pthread_mutex_unlock(&t->lock);
-        for (size_t i = 0; i < n; i++) {
-            struct krc_track_change c = {batch[i].ns,      batch[i].kind,    batch[i].name,
-                                         batch[i].revision, batch[i].manager, batch[i].at,
-                                         batch[i].summary, batch[i].json};
-            fn(&c, ud);
-            drained_free(&batch[i]);
-        }
-        total += n;
-        if (n < DRAIN_BATCH) {
-            return total;
-        }
-    }
-}
-
 void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -1197,6 +1226,11 @@ void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret)
     }
     pthread_mutex_lock(&t->lock);
     ret->revisions = t->revs.count;
+    for (size_t i = 0; i < t->revs.n_buckets; i++) {
+        for (struct link *l = t->revs.buckets[i]; l != NULL; l = l->next) {
+            ret->templates += !((struct rev *)l)->cold;
+        }
+    }
     ret->workloads = t->workloads.count;
     ret->nodes = t->nodes.count;
     ret->strings = krc_intern_count(t->in);
@@ -1207,13 +1241,4 @@ void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret)
     ret->undecodable = t->undecodable;
     ret->synced = t->synced;
     pthread_mutex_unlock(&t->lock);
-}
-
-int krc_track_synced(struct krc_track *t, enum krc_track_resource r)
-{
-    int s;
-    pthread_mutex_lock(&t->lock);
-    s = (t->synced >> r) & 1u;
-    pthread_mutex_unlock(&t->lock);
-    return s;
 }

@@ -41,23 +41,39 @@ struct table {
 };
 
 /* One pod template revision: a ReplicaSet, a ControllerRevision, or a
- * CronJob's current job template. */
+ * CronJob's current job template. Its facts are kept as elements: a fact's
+ * interned id, or (TRACK_GROUP bit set) the interned id of a group, the ids
+ * of a run of facts of one type and container (a container's env, its
+ * probes, ...) stored as bytes, so revisions that share them share one
+ * copy (track.c: encode, expand). */
+#define TRACK_GROUP 0x80000000u
 struct rev {
     struct link link;
+    struct rev *sibling;         /* the next revision of its owner (struct owner) */
     uint32_t ns, owner, manager; /* interned: namespace, owning workload, manager (0: none) */
-    uint32_t hash_id;            /* interned pod-template-hash / controller-revision-hash */
-    uint8_t res;                 /* enum krc_track_resource */
-    uint8_t owner_kind;          /* enum track_kind; TK_NONE: no workload owns it */
-    uint8_t recorded;            /* its change is in the ring (or was) */
-    uint16_t n_facts;
-    uint16_t name_len;
-    int32_t ready;    /* readyReplicas, -1 unknown */
-    int64_t revision; /* the Deployment revision, ControllerRevision revision, generation */
-    int64_t at;       /* when it became this revision */
-    uint32_t facts[]; /* interned facts (key order); then the name, not NUL-terminated */
+    int32_t ready;               /* readyReplicas, -1 unknown */
+    int64_t revision;    /* the Deployment revision, ControllerRevision revision, generation */
+    uint32_t at;         /* unix s (until 2106): when it became this revision */
+    uint16_t n_facts;    /* elements */
+    uint16_t name_len;   /* bytes stored */
+    uint8_t res;         /* enum krc_track_resource */
+    uint8_t owner_kind;  /* enum track_kind; TK_NONE: no workload owns it */
+    uint8_t recorded;    /* its change is in the ring (or was) */
+    uint8_t name_suffix; /* the name is OWNER-<stored>, as the controllers name them */
+    uint8_t cold;        /* its facts were dropped: an old revision (compact_owner) */
+    uint32_t facts[];    /* the elements (key order); then the name or its suffix, no NUL */
 };
 
-static inline const char *rev_name(const struct rev *r)
+/* The revisions of one workload (an index, so that its revisions are found
+ * without a scan): the ones a describe or a new revision looks at. */
+struct owner {
+    struct link link;
+    uint32_t ns, name; /* interned, references held */
+    uint8_t kind;
+    struct rev *revs; /* linked by rev.sibling */
+};
+
+static inline const char *rev_name_bytes(const struct rev *r)
 {
     return (const char *)(r->facts + r->n_facts);
 }
@@ -113,8 +129,9 @@ struct krc_track {
     pthread_mutex_t lock;
     struct krc_track_options opt;
     struct krc_intern *in;
-    struct table revs, workloads, nodes;
-    uint32_t tick; /* counts object events: what a sync saw is newer than its start */
+    struct table revs, workloads, nodes, owners;
+    int64_t compacted_at; /* the last compaction of every owner */
+    uint32_t tick;        /* counts object events: what a sync saw is newer than its start */
     struct sync_scope *scopes;
     size_t n_scopes;
     unsigned synced; /* bit r: some scope of resource r has synced */
@@ -125,6 +142,14 @@ struct krc_track {
     size_t n_notes, notes_next;
     uint64_t recorded, dropped, undecodable;
 };
+
+/* changes.c: record a change in the ring (takes a reference on ns, name,
+ * manager; copies the items); an entry's and a note's references dropped. */
+int track_record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
+                 const char *revision, int64_t at, uint32_t manager, int64_t prev_revision,
+                 const struct krc_track_items *it);
+void track_change_clear(struct krc_track *t, struct change *c);
+void track_note_clear(struct krc_track *t, struct config_note *n);
 
 /* Revisions of one workload, newest first. Returns how many (at most max). */
 size_t track_revs_of(struct krc_track *t, uint32_t ns, uint8_t owner_kind, uint32_t owner,

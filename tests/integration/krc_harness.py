@@ -285,7 +285,8 @@ class Krc:
         return int(re.search(r"\(port (\d+)\)", line).group(1))
 
     def wait_synced(self, count=1, timeout=20.0):
-        return self.wait_log("sync complete", timeout, count)
+        # the pod watches' ("pod sync complete"), not change tracking's watches'
+        return self.wait_log("pod sync complete", timeout, count)
 
     def tail(self, n=30):
         with self._lock:

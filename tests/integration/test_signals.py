@@ -58,9 +58,9 @@ class ReloadTest(unittest.TestCase):
     def to(self, name):
         return self.slack.messages(webhook=self.slack.webhook_path(name))
 
-    def watch_requests(self):
-        return [r for r in self.kube.requests() if r.get("query", {}).get("watch")
-                or "limit" in r.get("query", {})]
+    def watch_requests(self):  # the pod watches' (not change tracking's)
+        return [r for r in self.kube.requests() if r["path"].endswith("/pods") and (
+            r.get("query", {}).get("watch") or "limit" in r.get("query", {}))]
 
     def test_valid_reload_applies_filters_routes_and_mute_without_a_new_watch(self):
         self.write("slackWebhookUrl: %s\nignoredNamespaces: noisy\nmuteSeconds: 0\n"
@@ -93,7 +93,7 @@ class ReloadTest(unittest.TestCase):
         self.assertEqual(len(self.to("payments-new")), 1)
         # the watch went on: no new LIST or WATCH because of the reload
         self.assertEqual(len(self.watch_requests()), watches)
-        self.assertEqual(len(k.logs(contains="sync complete")), 1)
+        self.assertEqual(len(k.logs(contains="pod sync complete")), 1)
         self.assertIn('krc_config_reloads_total{result="success"} 1', metrics(self.port))
         self.assertEqual(k.stop(), 0)
 

@@ -295,7 +295,8 @@ class TlsAuthTest(unittest.TestCase):
             f.write("revoked-token-0123456789\n")
         cfg = kubeconfig(os.path.join(self.dir, "kc"), kube.api_url, ca=kube.ca, token_file=tok)
         self.start_krc(cfg)
-        line = self.krc.wait_log("401 Unauthorized")[0]
+        # the pod watch's line (change tracking's watches are refused too, at warn level)
+        line = self.krc.wait_log("GET /api/v1/pods: 401 Unauthorized")[0]
         self.assertEqual(line["level"], "error")
         self.assertIn("GET /api/v1/pods: 401 Unauthorized: Unauthorized", line["msg"])
         self.assertIn("the API server rejected the bearer token from %s: expired or revoked, or "

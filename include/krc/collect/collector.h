@@ -13,6 +13,7 @@
 #include "krc/util/logtail.h"
 #include "krc/model/report.h"
 #include "krc/detect/restart.h"
+#include "krc/track/track.h"
 
 /* The previous log: the last `tail_lines` lines are requested with
  * limitBytes = transfer_limit_bytes + 1 (the API server counts limitBytes from
@@ -28,6 +29,11 @@ struct krc_collector_options {
     int fetch_logs;            /* default 1 */
     int fetch_events;          /* default 1 */
     int fetch_node;            /* default 1 */
+    /* trackConfigChanges: after the rest, the metadata of the ConfigMaps and
+     * Secrets the pod references, noted in `track` (collect/config_changes.h).
+     * Default 0 / NULL: no such request. */
+    int track_configs;
+    struct krc_track *track; /* borrowed, thread-safe */
 };
 
 void krc_collector_options_defaults(struct krc_collector_options *o);

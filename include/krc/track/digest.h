@@ -16,8 +16,11 @@
 #include "krc/util/error.h"
 #include "krc/util/jscan.h"
 
-/* Template facts, in the order their items are listed. */
+/* Template facts, in the order their items are listed. An image is two
+ * facts: sub "" its repository, sub KRC_FACT_IMAGE_TAG the rest (":tag",
+ * "@sha256:...", ":tag@sha256:..." or ""). */
 #define KRC_FACT_IMAGE 'a'
+#define KRC_FACT_IMAGE_TAG ":"
 #define KRC_FACT_LIMIT 'b'
 #define KRC_FACT_REQUEST 'c'
 #define KRC_FACT_COMMAND 'd'
@@ -82,6 +85,9 @@ int krc_digest_node_info(struct krc_jscan *s, struct krc_facts *f, struct krc_er
 int krc_digest_node_conditions(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err);
 int krc_digest_node_labels(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err);
 int krc_digest_is_driver_label(const char *key, size_t len);
+
+/* Where an image's tag or digest starts (its length when it has neither). */
+size_t krc_digest_image_split(const char *image, size_t n);
 
 /* Copy a scanned string into out (at most outsz - 1 bytes, unescaped, cut
  * at a UTF-8 boundary, NUL-terminated). Returns the length. */

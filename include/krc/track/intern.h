@@ -10,7 +10,7 @@
 
 struct krc_intern;
 
-struct krc_intern *krc_intern_new(void); /* NULL: out of memory */
+struct krc_intern *krc_intern_new(void);     /* NULL: out of memory */
 void krc_intern_free(struct krc_intern *in); /* NULL accepted */
 
 /* The id of s[0..len) with one more reference (added when new); 0: out of
@@ -23,6 +23,8 @@ uint32_t krc_intern_find(const struct krc_intern *in, const char *s, size_t len)
  * ignored. */
 void krc_intern_ref(struct krc_intern *in, uint32_t id);
 void krc_intern_unref(struct krc_intern *in, uint32_t id);
+/* The references held on id (0 for 0). */
+uint32_t krc_intern_refs(const struct krc_intern *in, uint32_t id);
 /* Borrowed, NUL-terminated, valid while a reference is held; "" for 0.
  * ret_len may be NULL. */
 const char *krc_intern_str(const struct krc_intern *in, uint32_t id, size_t *ret_len);

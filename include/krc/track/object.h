@@ -24,17 +24,17 @@ struct krc_track_obj {
     char namespace[64];
     char name[254];
     char resource_version[64];
-    int64_t created;   /* creationTimestamp, 0 absent */
-    int64_t revision;  /* deployment.kubernetes.io/revision, a ControllerRevision's
-                          revision, else metadata.generation; 0 absent */
-    char hash[64];     /* label pod-template-hash, else controller-revision-hash */
+    int64_t created;     /* creationTimestamp, 0 absent */
+    int64_t revision;    /* deployment.kubernetes.io/revision, a ControllerRevision's
+                            revision, else metadata.generation; 0 absent */
+    char hash[64];       /* label pod-template-hash, else controller-revision-hash */
     char owner_kind[32]; /* the controller ownerReference (else the first) */
     char owner_name[254];
-    char manager[128];   /* the latest managedFields entry that touched what
-                            `touch` names; "" none */
+    char manager[128]; /* the latest managedFields entry that touched what
+                          `touch` names; "" none */
     int64_t manager_at;
-    int32_t ready;       /* status.readyReplicas, -1 absent */
-    int has_template;    /* facts hold a pod template (or a node) */
+    int32_t ready;    /* status.readyReplicas, -1 absent */
+    int has_template; /* facts hold a pod template (or a node) */
     struct krc_facts facts;
 };
 
@@ -46,7 +46,7 @@ int krc_track_obj_parse(struct krc_track_obj *o, enum krc_track_resource r, cons
                         size_t len, struct krc_error *err);
 /* The same for a PartialObjectMetadata (or any object: only metadata is
  * read) with the given touch rule. */
-int krc_track_obj_parse_meta(struct krc_track_obj *o, enum krc_track_touch touch,
-                             const char *json, size_t len, struct krc_error *err);
+int krc_track_obj_parse_meta(struct krc_track_obj *o, enum krc_track_touch touch, const char *json,
+                             size_t len, struct krc_error *err);
 
 #endif

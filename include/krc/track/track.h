@@ -106,15 +106,19 @@ const struct krc_track_resource_info *krc_track_resource_info(enum krc_track_res
 int krc_track_sync_begin(struct krc_track *t, enum krc_track_resource r, const char *namespace);
 void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r, const char *namespace,
                         int64_t now);
-/* 1 once resource r has synced (any scope). */
-int krc_track_synced(struct krc_track *t, enum krc_track_resource r);
 /* One object of resource r (its own JSON, not the event wrapper), seen at
  * `now` (unix s). KRC_EPARSE (err names the object as far as known) for an
  * object that does not scan: it is skipped, the tracker is unchanged;
  * KRC_ENOMEM. */
-int krc_track_object(struct krc_track *t, enum krc_track_resource r,
-                     enum krc_watch_event_type type, const char *json, size_t len, int64_t now,
-                     struct krc_error *err);
+int krc_track_object(struct krc_track *t, enum krc_track_resource r, enum krc_watch_event_type type,
+                     const char *json, size_t len, int64_t now, struct krc_error *err);
+
+/* Drop the pod templates no answer can need any more (revisions that left
+ * the lookback and are neither their workload's newest nor the one before
+ * a recent revision: their entry stays, without facts). Does the work at
+ * most every 10 minutes; krc_track_object does it too, so a fed tracker
+ * needs no call. */
+void krc_track_compact(struct krc_track *t, int64_t now);
 
 /* ---- ConfigMaps and Secrets (trackConfigChanges, the collector) ---------- */
 
@@ -136,10 +140,10 @@ int krc_track_config_refs(const char *pod_json, size_t len, struct krc_track_con
  * touches f:data, f:binaryData or f:stringData (time and manager), else the
  * creationTimestamp (manager empty). */
 struct krc_track_config_meta {
-    int64_t at;                 /* 0: unknown */
-    char manager[128];          /* "" when unknown */
-    char resource_version[64];  /* the object's resourceVersion */
-    int from_managed_fields;    /* 1: at is a managedFields time */
+    int64_t at;                /* 0: unknown */
+    char manager[128];         /* "" when unknown */
+    char resource_version[64]; /* the object's resourceVersion */
+    int from_managed_fields;   /* 1: at is a managedFields time */
 };
 int krc_track_config_meta_parse(const char *json, size_t len, struct krc_track_config_meta *ret,
                                 struct krc_error *err);
@@ -158,16 +162,17 @@ int krc_track_note_config(struct krc_track *t, const char *namespace, const char
 /* ---- Numbers (metrics, the benchmark, tests) ---------------------------- */
 
 struct krc_track_stats {
-    size_t revisions;       /* template digests kept */
-    size_t workloads;       /* Deployments, StatefulSets, DaemonSets, CronJobs kept */
-    size_t nodes;           /* node digests kept */
-    size_t strings;         /* interned strings */
-    size_t string_bytes;    /* their bytes */
-    size_t changes;         /* changes in the ring */
-    uint64_t recorded;      /* changes recorded since start */
-    uint64_t dropped;       /* changes the ring dropped before a drain */
-    uint64_t undecodable;   /* objects skipped */
-    unsigned synced;        /* bit r: resource r has synced once */
+    size_t revisions;     /* revisions known */
+    size_t templates;     /* of them, with their pod template's facts (the rest: compacted) */
+    size_t workloads;     /* Deployments, StatefulSets, DaemonSets, CronJobs kept */
+    size_t nodes;         /* node digests kept */
+    size_t strings;       /* interned strings */
+    size_t string_bytes;  /* their bytes */
+    size_t changes;       /* changes in the ring */
+    uint64_t recorded;    /* changes recorded since start */
+    uint64_t dropped;     /* changes the ring dropped before a drain */
+    uint64_t undecodable; /* objects skipped */
+    unsigned synced;      /* bit r: resource r has synced once */
 };
 void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret);
 

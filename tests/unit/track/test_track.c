@@ -31,16 +31,17 @@ static char *rs(const char *ns, const char *owner, const char *hash, int revisio
     static char buf[4096];
     char when[32];
     rfc3339(created, when, sizeof(when));
-    snprintf(buf, sizeof(buf),
-             "{\"metadata\":{\"name\":\"%s-%s\",\"namespace\":\"%s\",\"creationTimestamp\":\"%s\","
-             "\"labels\":{\"pod-template-hash\":\"%s\"},"
-             "\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
-             "\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"%s\",\"controller\":true}]},"
-             "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"api\",\"image\":"
-             "\"registry.example.com/shop/%s\",\"env\":[{\"name\":\"TOKEN\",\"value\":\"hunter2\"}],"
-             "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}},"
-             "\"status\":{\"replicas\":3,\"readyReplicas\":%d}}",
-             owner, hash, ns, when, hash, revision, owner, image, memory, ready);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"metadata\":{\"name\":\"%s-%s\",\"namespace\":\"%s\",\"creationTimestamp\":\"%s\","
+        "\"labels\":{\"pod-template-hash\":\"%s\"},"
+        "\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
+        "\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"%s\",\"controller\":true}]},"
+        "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"api\",\"image\":"
+        "\"registry.example.com/shop/%s\",\"env\":[{\"name\":\"TOKEN\",\"value\":\"hunter2\"}],"
+        "\"resources\":{\"limits\":{\"memory\":\"%s\"}}}]}}},"
+        "\"status\":{\"replicas\":3,\"readyReplicas\":%d}}",
+        owner, hash, ns, when, hash, revision, owner, image, memory, ready);
     return buf;
 }
 
@@ -50,14 +51,15 @@ static char *deployment(const char *ns, const char *name, int revision, const ch
     static char buf[2048];
     char when[32];
     rfc3339(at, when, sizeof(when));
-    snprintf(buf, sizeof(buf),
-             "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-             "\"generation\":%d,\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
-             "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
-             "\"time\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}},"
-             "{\"manager\":\"%s\",\"operation\":\"Update\",\"time\":\"%s\",\"fieldsType\":"
-             "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:template\":{\"f:spec\":{}}}}}]}}",
-             name, ns, revision, revision, when, manager, when);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+        "\"generation\":%d,\"annotations\":{\"deployment.kubernetes.io/revision\":\"%d\"},"
+        "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
+        "\"time\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}},"
+        "{\"manager\":\"%s\",\"operation\":\"Update\",\"time\":\"%s\",\"fieldsType\":"
+        "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:template\":{\"f:spec\":{}}}}}]}}",
+        name, ns, revision, revision, when, manager, when);
     return buf;
 }
 
@@ -65,11 +67,12 @@ static char *node(const char *name, const char *rv, const char *kubelet, const c
                   const char *mem_pressure)
 {
     static char buf[2048];
-    snprintf(buf, sizeof(buf),
-             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"},\"spec\":{\"taints\":[%s]},"
-             "\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"%s\"},\"conditions\":["
-             "{\"type\":\"MemoryPressure\",\"status\":\"%s\"}]}}",
-             name, rv, taint, kubelet, mem_pressure);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"},\"spec\":{\"taints\":[%s]},"
+        "\"status\":{\"nodeInfo\":{\"kubeletVersion\":\"%s\"},\"conditions\":["
+        "{\"type\":\"MemoryPressure\",\"status\":\"%s\"}]}}",
+        name, rv, taint, kubelet, mem_pressure);
     return buf;
 }
 
@@ -228,9 +231,9 @@ static void test_live_rollout_is_drained(void **state)
 
     memset(&d, 0, sizeof(d));
     assert_int_equal(krc_track_drain(t, on_change, &d), 2);
-    /* revision 1 arrived after the sync with nothing before it */
+    /* revision 1 arrived after the sync: the Deployment was created */
     assert_string_equal(d.revision[0], "1");
-    assert_string_equal(d.summary[0], "first revision seen");
+    assert_string_equal(d.summary[0], "created");
     assert_string_equal(d.kind[1], "Deployment");
     assert_string_equal(d.ns[1], "shop");
     assert_string_equal(d.name[1], "api");
@@ -269,8 +272,7 @@ static void test_node_changes(void **state)
     krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0);
     sync_all(t, T0);
     /* heartbeats (same facts) record nothing */
-    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "12", "v1.33.1", "", "False"),
-         T0 + 10);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "12", "v1.33.1", "", "False"), T0 + 10);
     feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED,
          node("n1", "20", "v1.34.0",
               "{\"key\":\"gpu\",\"value\":\"broken\",\"effect\":\"NoSchedule\"}", "True"),
@@ -337,7 +339,7 @@ static void test_statefulset_revisions(void **state)
                               "the first crash: image postgres:16.4 \xe2\x86\x92 postgres:17.0; "
                               "readiness probe period 10s \xe2\x86\x92 period 5s. StatefulSet "
                               "data/db rolled out revision 4 at 01:52, 2 h before the first "
-                              "crash: the revision before it is no longer kept");
+                              "crash: the revision before it is not known");
     krc_free(line);
     krc_free(json);
     krc_track_free(t);
@@ -496,6 +498,56 @@ static void test_namespace_scopes(void **state)
     krc_track_free(t);
 }
 
+/* Old revisions keep their entry, not their template; a rollout and a
+ * rollback still say what changed. */
+static void test_old_templates_are_dropped(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track_stats st;
+    struct drained d;
+    const char *images[] = {"api:1", "api:2", "api:3", "api:4"};
+
+    krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, NULL);
+    for (int r = 1; r <= 4; r++) {
+        char hash[8];
+        snprintf(hash, sizeof(hash), "h%d", r);
+        feed(
+            t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
+            rs("shop", "api", hash, r, T0 - 86400 * (10 - r), images[r - 1], "1Gi", r == 4 ? 3 : 0),
+            T0);
+    }
+    krc_track_sync_end(t, KRC_TRACK_REPLICASETS, NULL, T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.revisions, 4);
+    assert_int_equal(st.templates, 1); /* the newest only */
+    /* status updates of an old one change nothing */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_MODIFIED,
+         rs("shop", "api", "h1", 1, T0 - 86400 * 9, "api:1", "1Gi", 0), T0 + 1);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 0);
+    /* a rollout: its items against the newest, kept */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED,
+         rs("shop", "api", "h5", 5, T0 + 10, "api:5", "2Gi", 0), T0 + 10);
+    /* a rollback to revision 1 (made revision 6): its template comes with the event */
+    feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_MODIFIED,
+         rs("shop", "api", "h1", 6, T0 - 86400 * 9, "api:1", "1Gi", 1), T0 + 20);
+    assert_int_equal(krc_track_drain(t, on_change, &d), 2);
+    assert_string_equal(d.summary[0], "image api:4 \xe2\x86\x92 api:5; memory limit 1Gi "
+                                      "\xe2\x86\x92 2Gi");
+    assert_string_equal(d.revision[1], "6");
+    assert_string_equal(d.summary[1], "image api:5 \xe2\x86\x92 api:1; memory limit 2Gi "
+                                      "\xe2\x86\x92 1Gi");
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.templates, 3); /* 6, 5 (before 6), 4 (before 5): all within a day */
+    /* a day later, compaction leaves the newest */
+    krc_track_compact(t, T0 + 3 * 86400);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.templates, 1);
+    assert_int_equal(st.revisions, 5);
+    krc_track_free(t);
+}
+
 static void test_undecodable_object(void **state)
 {
     (void)state;
@@ -504,9 +556,9 @@ static void test_undecodable_object(void **state)
     struct krc_error e;
 
     krc_error_clear(&e);
-    assert_int_equal(krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{\"metadata\":",
-                                      12, T0, &e),
-                     KRC_EPARSE);
+    assert_int_equal(
+        krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{\"metadata\":", 12, T0, &e),
+        KRC_EPARSE);
     assert_int_equal(krc_track_object(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, "{}", 2, T0, &e),
                      KRC_EPARSE);
     assert_non_null(strstr(e.msg, "replicasets object without metadata.name"));
@@ -568,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_config_notes),
         cmocka_unit_test(test_sync_sweep_and_ring),
         cmocka_unit_test(test_namespace_scopes),
+        cmocka_unit_test(test_old_templates_are_dropped),
         cmocka_unit_test(test_undecodable_object),
         cmocka_unit_test(test_alloc_failures),
     };

@@ -121,24 +121,39 @@ static void test_replicaset_object(void **state)
     assert_int_equal(o.ready, 2);
     assert_int_equal(o.created, 1796529120); /* 2026-12-06T03:52:00Z */
     assert_true(o.has_template);
-    assert_true(has_fact(&o.facts, "aapi\x1f\x1freg.io/shop/api:1.4.3"));
-    assert_true(has_fact(&o.facts, "ainit:migrate\x1f\x1freg.io/shop/migrate:7"));
-    assert_true(has_fact(&o.facts, "bapi\x1fmemory\x1f" "512Mi"));
-    assert_true(has_fact(&o.facts, "capi\x1f" "cpu\x1f" "100m"));
+    assert_true(has_fact(&o.facts, "aapi\x1f\x1freg.io/shop/api"));
+    assert_true(has_fact(&o.facts, "aapi\x1f:\x1f:1.4.3"));
+    assert_true(has_fact(&o.facts, "ainit:migrate\x1f\x1freg.io/shop/migrate"));
+    assert_true(has_fact(&o.facts, "ainit:migrate\x1f:\x1f:7"));
+    assert_true(has_fact(&o.facts, "bapi\x1fmemory\x1f"
+                                   "512Mi"));
+    assert_true(has_fact(&o.facts, "capi\x1f"
+                                   "cpu\x1f"
+                                   "100m"));
     assert_true(has_fact(&o.facts, "dapi\x1f\x1f/api"));
     assert_true(has_fact(&o.facts, "eapi\x1f\x1f--port 8080"));
-    assert_true(has_fact(&o.facts, "fapi\x1f" "DB_PASSWORD\x1f"));
-    assert_true(has_fact(&o.facts, "fapi\x1f" "DB_USER\x1fsecret db/user"));
-    assert_true(has_fact(&o.facts, "fapi\x1fPOD\x1f" "field metadata.name"));
-    assert_true(has_fact(&o.facts, "gapi\x1f" "configMap api-env\x1f"));
+    assert_true(has_fact(&o.facts, "fapi\x1f"
+                                   "DB_PASSWORD\x1f"));
+    assert_true(has_fact(&o.facts, "fapi\x1f"
+                                   "DB_USER\x1fsecret db/user"));
+    assert_true(has_fact(&o.facts, "fapi\x1fPOD\x1f"
+                                   "field metadata.name"));
+    assert_true(has_fact(&o.facts, "gapi\x1f"
+                                   "configMap api-env\x1f"));
     assert_true(has_fact(&o.facts, "hapi\x1fliveness\x1fhttp /healthz:8080\x1e"
                                    "delay 0s\x1eperiod 10s\x1etimeout 5s\x1e"
                                    "failures 3"));
-    assert_true(has_fact(&o.facts, "v\x1f" "cfg\x1f" "configMap api-config"));
+    assert_true(has_fact(&o.facts, "v\x1f"
+                                   "cfg\x1f"
+                                   "configMap api-config"));
     assert_true(has_fact(&o.facts, "v\x1ftls\x1fsecret api-tls"));
-    assert_true(has_fact(&o.facts, "v\x1f" "all\x1f" "configMap extra, secret creds"));
-    assert_true(has_fact(&o.facts, "w\x1f\x1f" "api-sa"));
-    assert_true(has_fact(&o.facts, "x\x1f" "disk\x1fssd"));
+    assert_true(has_fact(&o.facts, "v\x1f"
+                                   "all\x1f"
+                                   "configMap extra, secret creds"));
+    assert_true(has_fact(&o.facts, "w\x1f\x1f"
+                                   "api-sa"));
+    assert_true(has_fact(&o.facts, "x\x1f"
+                                   "disk\x1fssd"));
     assert_true(has_fact(&o.facts, "y\x1fgpu:NoSchedule\x1f"));
     /* an env value is never kept */
     for (size_t i = 0; i < o.facts.n; i++) {
@@ -210,18 +225,22 @@ static void test_node_object(void **state)
     struct krc_error e;
 
     krc_track_obj_init(&o);
-    assert_int_equal(krc_track_obj_parse(&o, KRC_TRACK_NODES, NODE_JSON, strlen(NODE_JSON), &e),
-                     0);
+    assert_int_equal(krc_track_obj_parse(&o, KRC_TRACK_NODES, NODE_JSON, strlen(NODE_JSON), &e), 0);
     assert_string_equal(o.name, "gpu-1");
     assert_string_equal(o.resource_version, "99");
     assert_true(has_fact(&o.facts, "A\x1f\x1fv1.34.0"));
-    assert_true(has_fact(&o.facts, "B\x1f\x1f" "containerd://2.0.1"));
-    assert_true(has_fact(&o.facts, "C\x1f\x1f" "6.8.0"));
+    assert_true(has_fact(&o.facts, "B\x1f\x1f"
+                                   "containerd://2.0.1"));
+    assert_true(has_fact(&o.facts, "C\x1f\x1f"
+                                   "6.8.0"));
     assert_true(has_fact(&o.facts, "E\x1fgpu=broken:NoSchedule\x1f"));
     assert_true(has_fact(&o.facts, "F\x1fReady\x1fTrue"));
-    assert_true(has_fact(&o.facts, "F\x1fMemoryPressure\x1f" "False"));
-    assert_true(has_fact(&o.facts, "G\x1fnvidia.com/cuda.driver.major\x1f" "550"));
-    assert_true(has_fact(&o.facts, "G\x1f" "cloud.google.com/gke-gpu-driver-version\x1flatest"));
+    assert_true(has_fact(&o.facts, "F\x1fMemoryPressure\x1f"
+                                   "False"));
+    assert_true(has_fact(&o.facts, "G\x1fnvidia.com/cuda.driver.major\x1f"
+                                   "550"));
+    assert_true(has_fact(&o.facts, "G\x1f"
+                                   "cloud.google.com/gke-gpu-driver-version\x1flatest"));
     for (size_t i = 0; i < o.facts.n; i++) { /* not a driver label, not a heartbeat */
         assert_null(strstr(krc_facts_get(&o.facts, i), "H100"));
         assert_null(strstr(krc_facts_get(&o.facts, i), "hostname"));
@@ -232,8 +251,8 @@ static void test_node_object(void **state)
 
 /* ---- diff ----------------------------------------------------------------- */
 
-static char *diff_text(const char *const *a, size_t na, const char *const *b, size_t nb,
-                       size_t max, size_t *more)
+static char *diff_text(const char *const *a, size_t na, const char *const *b, size_t nb, size_t max,
+                       size_t *more)
 {
     struct krc_track_items it;
     char *s;
@@ -249,16 +268,32 @@ static char *diff_text(const char *const *a, size_t na, const char *const *b, si
 static void test_diff_items(void **state)
 {
     (void)state;
-    const char *a[] = {"aapi\x1f\x1freg.io/shop/api:1.4.2", "bapi\x1fmemory\x1f" "1Gi",
-                       "fapi\x1f" "A\x1f", "fapi\x1f" "B\x1fsecret x/k",
-                       "hapi\x1fliveness\x1fhttp /h:80\x1e" "delay 0s\x1etimeout 1s",
-                       "w\x1f\x1f" "default"};
-    const char *b[] = {"aapi\x1f\x1freg.io/shop/api:1.4.3", "bapi\x1fmemory\x1f" "512Mi",
-                       "fapi\x1f" "B\x1fsecret y/k", "fapi\x1f" "C\x1f",
-                       "hapi\x1fliveness\x1fhttp /h:80\x1e" "delay 0s\x1etimeout 5s",
-                       "w\x1f\x1f" "api"};
+    const char *a[] = {"aapi\x1f\x1freg.io/shop/api",
+                       "aapi\x1f:\x1f:1.4.2",
+                       "bapi\x1fmemory\x1f"
+                       "1Gi",
+                       "fapi\x1f"
+                       "A\x1f",
+                       "fapi\x1f"
+                       "B\x1fsecret x/k",
+                       "hapi\x1fliveness\x1fhttp /h:80\x1e"
+                       "delay 0s\x1etimeout 1s",
+                       "w\x1f\x1f"
+                       "default"};
+    const char *b[] = {"aapi\x1f\x1freg.io/shop/api",
+                       "aapi\x1f:\x1f:1.4.3",
+                       "bapi\x1fmemory\x1f"
+                       "512Mi",
+                       "fapi\x1f"
+                       "B\x1fsecret y/k",
+                       "fapi\x1f"
+                       "C\x1f",
+                       "hapi\x1fliveness\x1fhttp /h:80\x1e"
+                       "delay 0s\x1etimeout 5s",
+                       "w\x1f\x1f"
+                       "api"};
     size_t more;
-    char *s = diff_text(a, 6, b, 6, 8, &more);
+    char *s = diff_text(a, 7, b, 7, 8, &more);
 
     assert_string_equal(s, "image api:1.4.2 \xe2\x86\x92 api:1.4.3\n"
                            "memory limit 1Gi \xe2\x86\x92 512Mi\n"
@@ -269,7 +304,7 @@ static void test_diff_items(void **state)
                            "service account default \xe2\x86\x92 api\n");
     assert_int_equal(more, 0);
     krc_free(s);
-    s = diff_text(a, 6, b, 6, 2, &more); /* bounded: the rest counted */
+    s = diff_text(a, 7, b, 7, 2, &more); /* bounded: the rest counted */
     assert_int_equal(more, 5);
     krc_free(s);
 }
@@ -277,11 +312,25 @@ static void test_diff_items(void **state)
 static void test_diff_containers(void **state)
 {
     (void)state;
-    const char *a[] = {"aapp\x1f\x1f" "app:1", "bapp\x1f" "cpu\x1f" "1"};
-    const char *b[] = {"aapp\x1f\x1f" "app:1", "aside\x1f\x1freg/envoy:1.30",
-                       "bapp\x1f" "cpu\x1f" "2", "bside\x1f" "cpu\x1f" "1"};
+    const char *a[] = {"aapp\x1f\x1f"
+                       "app",
+                       "aapp\x1f:\x1f:1",
+                       "bapp\x1f"
+                       "cpu\x1f"
+                       "1"};
+    const char *b[] = {"aapp\x1f\x1f"
+                       "app",
+                       "aapp\x1f:\x1f:1",
+                       "aside\x1f\x1freg/envoy",
+                       "aside\x1f:\x1f:1.30",
+                       "bapp\x1f"
+                       "cpu\x1f"
+                       "2",
+                       "bside\x1f"
+                       "cpu\x1f"
+                       "1"};
     size_t more;
-    char *s = diff_text(a, 2, b, 4, 8, &more);
+    char *s = diff_text(a, 3, b, 6, 8, &more);
 
     /* two containers now: items name theirs; the new one's facts are not listed */
     assert_string_equal(s, "container side added (envoy:1.30)\n"
@@ -290,6 +339,10 @@ static void test_diff_containers(void **state)
     char img[64];
     krc_track_short_image("reg.io/a/b@sha256:0123456789abcdef0123", img, sizeof(img));
     assert_string_equal(img, "b@0123456789ab");
+    assert_int_equal(krc_digest_image_split("reg.io:5000/a/b:1.2@sha256:ab", 29), 15);
+    assert_int_equal(krc_digest_image_split("reg.io:5000/a/b@sha256:ab", 25), 15);
+    assert_int_equal(krc_digest_image_split("reg.io:5000/a/b", 15), 15);
+    assert_int_equal(krc_digest_image_split("busybox", 7), 7);
 }
 
 /* ---- ConfigMap / Secret ----------------------------------------------------- */
