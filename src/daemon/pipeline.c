@@ -586,6 +586,10 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     co.tail_lines = (int)cfg->log_tail_lines;
     co.limit_bytes = cfg->log_limit_bytes;
     co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
+    /* trackConfigChanges: the ConfigMaps and Secrets of an incident's first restart (a
+     * repeat's paced message does not ask again), for what changed (track/track.h) */
+    co.track = p->track;
+    co.track_configs = p->track != NULL && cfg->track_config_changes && !j->plan.repeat;
     memset(&q, 0, sizeof(q));
     q.restart = j->r;
     q.client = p->client;

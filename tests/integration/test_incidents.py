@@ -334,6 +334,11 @@ class IncidentTest(unittest.TestCase):
         self.assertEqual(len(bodies), len(set(bodies)))
 
     def configmap_crash(self, track_configs):
+        if track_configs:
+            # the RBAC a user deploys with the setting: deploy/overlays/config-changes
+            self.kube.set_rbac(h.shipped_rbac_objects(
+                os.path.join(h.ROOT, "deploy", "overlays", "config-changes")),
+                user="system:serviceaccount:krc:krc")
         self.kube.configmap("shop", "api-config", {"mode": "fast"}, manager="kubectl-create",
                             time=iso(utcnow() - timedelta(hours=2)))
         pods = self.kube.deployment(
