@@ -17,6 +17,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -24,6 +25,9 @@ from datetime import datetime, timedelta, timezone
 
 import krc_harness as h
 from admin import FakeKubeError
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakedest"))
+import fakedest  # noqa: E402
 
 SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN",
          "SLACK_ICON", "CLUSTER_NAME", "MUTE_SECONDS", "KRC_SLACK_API_URL",
@@ -332,6 +336,60 @@ class IncidentTest(unittest.TestCase):
         # nothing twice: every message body once
         bodies = [json.dumps(m["body"], sort_keys=True) for m in self.posts()]
         self.assertEqual(len(bodies), len(set(bodies)))
+
+    def test_each_destination_gets_one_resolved_message(self):
+        """The end is one "resolved" message per destination of the first alert: the signed
+        webhook's `resolved` event and the first alert's report with what changed, both valid
+        against docs/report-schema.json (fakedest checks), PagerDuty's resolve with the
+        trigger's dedup_key (its repeats sent nothing), one Teams message."""
+        secret = "whsec-incidents-5f1c0f0e8a2b"
+        key = "R0UT1NGKEY0123456789abcdefABCDEF"
+        dest = fakedest.FakeDest().start()
+        self.addCleanup(dest.stop)
+        cfg = os.path.join(self.dbdir, "krc.yaml")
+        with open(os.path.join(self.dbdir, "secret"), "w") as f:
+            f.write(secret + "\n")
+        with open(cfg, "w") as f:
+            f.write("destinations:\n"
+                    "  - name: hook\n    type: webhook\n    url: %s\n    secretFile: %s\n"
+                    "    default: true\n"
+                    "  - name: pd\n    type: pagerduty\n    url: %s\n"
+                    "    routingKeyEnv: KRC_IT_PD_KEY\n    default: true\n"
+                    "  - name: teams\n    type: teams\n    url: %s\n    default: true\n"
+                    % (dest.webhook_url("hook", secret), os.path.join(self.dbdir, "secret"),
+                       dest.pagerduty_url, dest.teams_url("teams")))
+        pod = self.deployment(replicas=1, ready=False)["pods"][0]["metadata"]["name"]
+        k = self.start({"KRC_IT_PD_KEY": key}, ["--config", cfg])
+        k.wait_synced()
+        for n in range(1, 4):
+            self.crash(pod, n)
+            k.wait_diagnosed(n)
+        (report,) = dest.wait(1, "/webhook/hook", timeout=30 * h.SLOWDOWN)
+        (trigger,) = dest.wait(1, "/pagerduty/", timeout=30 * h.SLOWDOWN)
+        dest.wait(1, "/teams/", timeout=30 * h.SLOWDOWN)
+        self.assertEqual(report["errors"], [])
+        self.assertIn("what_changed", report["json"]["report"])
+        self.assertIn("Deployment shop/api", report["json"]["report"]["what_changed"]["summary"])
+        self.assertEqual(trigger["json"]["event_action"], "trigger")
+        self.set_ready(pod)
+        resolved = dest.wait(2, "/webhook/hook", timeout=30 * h.SLOWDOWN)[1]
+        resolve = dest.wait(2, "/pagerduty/", timeout=30 * h.SLOWDOWN)[1]
+        teams = dest.wait(2, "/teams/", timeout=30 * h.SLOWDOWN)[1]
+        for r in (resolved, resolve, teams):
+            self.assertEqual(r["errors"], [], r["path"])
+        self.assertEqual(resolved["json"]["kind"], "resolved")
+        res = resolved["json"]["resolved"]
+        self.assertEqual((res["namespace"], res["workload"], res["container"], res["cause"],
+                          res["restarts"], res["pod"], res["moved_on"]),
+                         ("shop", "Deployment/api", "api", "oom_killed", 3, pod, False))
+        (inc,) = self.incidents()
+        self.assertEqual(res["incident_id"], inc["id"])
+        self.assertEqual(resolve["json"]["event_action"], "resolve")
+        self.assertEqual(resolve["json"]["dedup_key"], trigger["json"]["dedup_key"])
+        self.assertIn("Resolved", json.dumps(teams["json"]))
+        time.sleep(5 * h.SLOWDOWN)
+        for path in ("/webhook/hook", "/pagerduty/", "/teams/"):
+            self.assertEqual(len(dest.requests(path, accepted=True)), 2, path)
 
     def configmap_crash(self, track_configs):
         if track_configs:
