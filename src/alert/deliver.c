@@ -286,6 +286,11 @@ void krc_deliver_restart(struct krc_sender *n, const struct krc_route_plan *plan
 
     deliver_count(n, plan, msg, r, rep, diag);
     if (!post || msg->body == NULL) {
+        /* not queued: an incident's first alert that is not sent holds its end back no
+         * longer */
+        for (const struct krc_sender_message *m = msg; m != NULL && m->body != NULL; m = m->next) {
+            krc_deliver_incident_settled(n, m->incident);
+        }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
         if (diag != NULL) {
