@@ -115,7 +115,7 @@ int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
 {
     const char *const *names = NULL;
     size_t n_names;
-    size_t n = 0;
+    size_t want;
 
     if (!d->cfg->track_changes) {
         krc_log(KRC_LOG_INFO, "change tracking off (trackChanges: false): alerts say nothing "
@@ -125,15 +125,16 @@ int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
     d->track = krc_track_new(NULL);
     n_names = krc_filter_plain_namespaces(d->filter, &names);
     /* namespaced resources: one watch per scope; nodes: one */
-    d->n_track_watches = (KRC_TRACK_N_RESOURCES - 1) * (n_names > 0 ? n_names : 1) + 1;
-    d->track_watches = krc_calloc(d->n_track_watches, sizeof(struct krc_daemon_track_watch));
+    want = (KRC_TRACK_N_RESOURCES - 1) * (n_names > 0 ? n_names : 1) + 1;
+    d->track_watches = krc_calloc(want, sizeof(struct krc_daemon_track_watch));
     if (d->track == NULL || d->track_watches == NULL) {
         return krc_error_set(e, KRC_ENOMEM, "out of memory");
     }
+    /* n_track_watches counts the ones set up: stop and clean-up see no other */
     for (int r = 0; r < KRC_TRACK_N_RESOURCES; r++) {
         int per_ns = krc_track_resource_info((enum krc_track_resource)r)->namespaced && n_names;
         for (size_t i = 0; i < (per_ns ? n_names : 1); i++) {
-            struct krc_daemon_track_watch *w = &d->track_watches[n++];
+            struct krc_daemon_track_watch *w = &d->track_watches[d->n_track_watches];
             w->d = d;
             w->r = (enum krc_track_resource)r;
             w->namespace = per_ns ? names[i] : NULL;
@@ -141,9 +142,9 @@ int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
             if (w->client == NULL) {
                 return e != NULL && e->code ? e->code : KRC_ENOMEM;
             }
+            d->n_track_watches++;
         }
     }
-    d->n_track_watches = n;
     if (d->cfg->track_config_changes) {
         krc_log(KRC_LOG_INFO, "change tracking: also the metadata of a crashing pod's ConfigMaps "
                               "and Secrets (trackConfigChanges)");
@@ -171,7 +172,7 @@ int krc_daemon_track_start(struct daemon *d)
 /* After d->cancel: the watch loops end within their cancel checks. */
 void krc_daemon_track_stop(struct daemon *d)
 {
-    for (size_t i = 0; i < d->n_track_watches; i++) {
+    for (size_t i = 0; d->track_watches != NULL && i < d->n_track_watches; i++) {
         if (d->track_watches[i].started) {
             pthread_join(d->track_watches[i].thread, NULL);
             d->track_watches[i].started = 0;
