@@ -29,6 +29,9 @@ from admin import FakeKubeError
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakedest"))
 import fakedest  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import pg_server  # noqa: E402
+
 SCRUB = ["SLACK_WEBHOOK_URL", "SLACK_CHANNEL", "SLACK_USERNAME", "SLACK_BOT_TOKEN",
          "SLACK_ICON", "CLUSTER_NAME", "MUTE_SECONDS", "KRC_SLACK_API_URL",
          "KRC_STORM_THRESHOLD", "KRC_STORM_WINDOW", "KRC_STORM_SUMMARY_DELAY",
@@ -81,7 +84,7 @@ def crash_log(pod, n):
             "fatal: crash %d of %s: out of memory allocating the cache\n" % (n, pod))
 
 
-class IncidentTest(unittest.TestCase):
+class Base(unittest.TestCase):
     def setUp(self):
         h.start_fakes(self)
         self.procs = []
@@ -167,6 +170,8 @@ class IncidentTest(unittest.TestCase):
                 pod = new["metadata"]["name"]
         return used
 
+
+class IncidentTest(Base):
     # ---- the acceptance ----
 
     def test_rollout_then_crash_loop_names_both_changes_and_the_ready_pods(self):
@@ -425,6 +430,88 @@ class IncidentTest(unittest.TestCase):
         text, cm_requests = self.configmap_crash(False)
         self.assertNotIn("api-config", text)
         self.assertEqual(cm_requests, [], "krc asked for a ConfigMap with the setting off")
+
+
+class PostgresHandoverTest(Base):
+    """Two replicas on one PostgreSQL history (the shared outbox): the leader dies in the
+    middle of an incident and the standby, another replica, continues the same incident and
+    thread; nothing is sent twice."""
+    PG = None
+    TMP = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.TMP = tempfile.TemporaryDirectory(prefix="krc-pg-inc-")
+        os.chmod(cls.TMP.name, 0o755)  # as root the server runs as `postgres`
+        cls.PG = pg_server.PgServer(os.path.join(cls.TMP.name, "pg"))
+        cls.PG.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.PG.stop()
+        cls.TMP.cleanup()
+
+    def setUp(self):
+        super().setUp()
+        self.url = self.PG.create_database("krc_inc_%d_%d" % (os.getpid(), int(time.time())))
+
+    def start(self, extra=None, args=(), name="krc-a"):
+        env = {"KRC_DB": self.url, "KRC_DB_PASSWORD_FILE": self.PG.password_file}
+        env.update(extra or {})
+        return super().start(env, args, name)
+
+    def incidents(self):
+        p = subprocess.run([h.krc_binary(), "history", "incidents", "--db", self.url,
+                            "--db-password-file", self.PG.password_file, "--since", "1h",
+                            "--format", "json"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return sorted(json.loads(p.stdout), key=lambda x: x["id"])
+
+    def test_handover_to_another_replica_continues_the_incident_and_thread(self):
+        pod = self.deployment(replicas=1, ready=False)["pods"][0]["metadata"]["name"]
+        extra = {"KRC_INCIDENT_REPLY_INTERVAL": "2s"}
+        a = self.start(extra, elect(), name="krc-a")
+        a.wait_log("became the leader")
+        a.wait_synced()
+        b = self.start(extra, elect(), name="krc-b")
+        b.wait_log("standby; lease krc/krc is held by \"krc-a\"")
+        for n in range(1, 4):
+            self.crash(pod, n)
+            a.wait_diagnosed(n)
+        (parent,) = self.wait_posts(1)
+        time.sleep(2.5)
+        self.crash(pod, 4)
+        a.wait_diagnosed(4)
+        self.wait_posts(2)
+        before = len(self.posts())
+        a.kill()  # the leader dies mid-incident
+        b.wait_log("became the leader", timeout=30)
+        b.wait_synced()
+        b.wait_log("open incident(s) continued from the history")
+        time.sleep(2.5)
+        for n in range(5, 8):
+            self.crash(pod, n)
+            b.wait_diagnosed(n - 4)
+        self.wait_posts(before + 1)
+        (inc,) = self.incidents()
+        self.assertEqual(inc["restarts"], 7)
+        self.assertIsNone(inc["ended_at"])
+        tops = [m for m in self.posts() if not m["thread_ts"]]
+        self.assertEqual([m["ts"] for m in tops], [parent["ts"]],
+                         "the new leader started a new thread")
+        self.assertTrue(all(m["thread_ts"] == parent["ts"] for m in self.posts()
+                            if m["thread_ts"]))
+        self.set_ready(pod)
+        h.wait_until(lambda: [m for m in self.posts() if "Resolved" in full_text(m)],
+                     30 * h.SLOWDOWN, what="the resolved message")
+        time.sleep(5 * h.SLOWDOWN)
+        resolved = [m for m in self.posts() if "Resolved" in full_text(m)]
+        self.assertEqual(len(resolved), 1)
+        self.assertEqual(resolved[0]["thread_ts"], parent["ts"])
+        self.assertIn("7 restarts", full_text(resolved[0]))
+        bodies = [json.dumps(m["body"], sort_keys=True) for m in self.posts()]
+        self.assertEqual(len(bodies), len(set(bodies)))
+        self.assertIsNotNone(self.incidents()[0]["ended_at"])
 
 
 if __name__ == "__main__":
