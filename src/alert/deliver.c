@@ -209,7 +209,7 @@ static void deliver_one(struct krc_sender *n, struct krc_sender_message *msg, in
             atomic_fetch_add(&n->stats.failed, 1);
         }
         /* dropped counts as settled for the restart's other destinations */
-        krc_deliver_incident_settled(n, msg->incident);
+        krc_deliver_incident_settled(n, msg->incident, msg->dest, 1);
         if (msg->group != NULL && krc_siblings_settle(msg->group, 0)) {
             publish_handled(n, &msg->ident);
         }
@@ -289,7 +289,7 @@ void krc_deliver_restart(struct krc_sender *n, const struct krc_route_plan *plan
         /* not queued: an incident's first alert that is not sent holds its end back no
          * longer */
         for (const struct krc_sender_message *m = msg; m != NULL && m->body != NULL; m = m->next) {
-            krc_deliver_incident_settled(n, m->incident);
+            krc_deliver_incident_settled(n, m->incident, m->dest, 0);
         }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
@@ -727,7 +727,9 @@ static void settle(struct krc_sender *n, const struct item *it, enum send_result
     if (r == RETRY_LATER) {
         return;
     }
-    krc_deliver_incident_settled(n, it->incident);
+    /* a first alert withdrawn into a storm summary was not the destination's alert: its
+     * incident's end sends it no resolved message */
+    krc_deliver_incident_settled(n, it->incident, it->dest, it->kind == ITEM_WITHDRAWN);
     if (it->group == NULL) {
         return;
     }

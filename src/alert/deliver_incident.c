@@ -209,7 +209,7 @@ static void end_one(struct krc_sender *n, const struct ending *en)
     pthread_mutex_unlock(&n->lock);
 }
 
-void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident)
+void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident, void *dest, int not_sent)
 {
     struct krc_incident *x;
 
@@ -220,6 +220,14 @@ void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident)
     x = krc_incident_by_seq(&n->incidents, incident);
     if (x != NULL && x->unsettled > 0) {
         x->unsettled--;
+    }
+    for (size_t i = 0; x != NULL && not_sent && i < x->n_dests; i++) {
+        if (x->dests[i] == dest) {
+            x->n_dests--;
+            x->dests[i] = x->dests[x->n_dests];
+            memcpy(x->dest_keys[i], x->dest_keys[x->n_dests], sizeof(x->dest_keys[i]));
+            break;
+        }
     }
     pthread_mutex_unlock(&n->lock);
 }

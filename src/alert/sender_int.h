@@ -283,9 +283,12 @@ void krc_deliver_queue(struct krc_sender *n, struct item *it);
 
 /* End the open incidents that are over (the main sender thread, once a second). */
 void krc_deliver_incidents_check(struct krc_sender *n);
-/* One message of an incident's first alert is settled (posted, given up, withdrawn): an
- * incident ends only after its first alert (0: nothing). Takes the lock. */
-void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident);
+/* One message of an incident's first alert, to dest, is settled (posted, given up,
+ * withdrawn): an incident ends only after its first alert (incident 0: nothing). not_sent:
+ * it was withdrawn or dropped, never the destination's alert: dest gets no resolved
+ * message. Takes the lock. */
+void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident, void *dest,
+                                  int not_sent);
 
 /* --- deliver_outbox.c ------------------------------------------------------ */
 
