@@ -183,6 +183,16 @@ int krc_card_build(const struct krc_report *rep, const struct krc_diagnosis *d,
     /* facts the title and the summary do not already say */
     fact(c, "Cluster", fo, fo->cluster);
     fact(c, "Node", fo, node_bad ? NULL : rep->node_name);
+    if (rep->what_changed != NULL && rep->what_changed[0] != '\0' &&
+        c->n_facts < KRC_CARD_MAX_FACTS) {
+        /* the incident's first alert: what changed before it (the whole line) */
+        c->facts[c->n_facts].label = "What changed";
+        c->facts[c->n_facts].value =
+            krc_card_text(fo, rep->what_changed, strlen(rep->what_changed), text_max, 0);
+        if (c->facts[c->n_facts].value != NULL) {
+            c->n_facts++;
+        }
+    }
     if (d->has_termination) {
         snprintf(say, sizeof(say), "exit %d", d->exit_code);
         snprintf(buf, sizeof(buf), "exited %d", d->exit_code);

@@ -188,6 +188,7 @@ static struct item *item_of(struct krc_sender_message *msg, int64_t outbox_id)
     it->detected_mono_ms = msg->detected_mono_ms;
     it->restart_id = msg->restart_id;
     it->ident = msg->ident;
+    it->incident = msg->incident;
     return it;
 }
 
@@ -208,6 +209,7 @@ static void deliver_one(struct krc_sender *n, struct krc_sender_message *msg, in
             atomic_fetch_add(&n->stats.failed, 1);
         }
         /* dropped counts as settled for the restart's other destinations */
+        krc_deliver_incident_settled(n, msg->incident, msg->dest, 1);
         if (msg->group != NULL && krc_siblings_settle(msg->group, 0)) {
             publish_handled(n, &msg->ident);
         }
@@ -284,6 +286,11 @@ void krc_deliver_restart(struct krc_sender *n, const struct krc_route_plan *plan
 
     deliver_count(n, plan, msg, r, rep, diag);
     if (!post || msg->body == NULL) {
+        /* not queued: an incident's first alert that is not sent holds its end back no
+         * longer */
+        for (const struct krc_sender_message *m = msg; m != NULL && m->body != NULL; m = m->next) {
+            krc_deliver_incident_settled(n, m->incident, m->dest, 0);
+        }
         krc_sender_message_cleanup(msg);
         krc_report_free(rep);
         if (diag != NULL) {
@@ -365,17 +372,6 @@ static void remember_thread(struct krc_sender *n, struct item *it,
     snprintf(mt->ts, sizeof(mt->ts), "%s", res->ts);
     snprintf(mt->channel, sizeof(mt->channel), "%s", res->channel);
     pthread_mutex_unlock(&n->lock);
-}
-
-/* The restart's "recovered" reply goes into this thread once the watch saw
- * its container run ready long enough (a later reply arms it again). */
-static void arm_recovery(struct krc_sender *n, const struct item *it, const char *ts,
-                         const char *channel)
-{
-    if (n->recovery != NULL && it->ident.uid[0] != '\0' && ts != NULL && ts[0] != '\0') {
-        (void)krc_recovery_arm(n->recovery, it->ident.uid, it->ident.container, ts, channel,
-                               it->dest, krc_clock_now());
-    }
 }
 
 static void upload_log(struct krc_sender *n, struct lane *l, struct item *it, const char *channel,
@@ -492,15 +488,11 @@ static void after_sent(struct krc_sender *n, struct lane *l, struct item *it,
     case ITEM_ALERT:
         atomic_fetch_add(&n->stats.alerts_sent, counted);
         if (l->sink->limits.threads && res->ts[0] != '\0') {
-            remember_thread(n, it, res);
-            arm_recovery(n, it, res->ts, res->channel);
-        } else if (l->sink->limits.resolves) {
-            arm_recovery(n, it, "-", NULL); /* PagerDuty: resolve by its dedup_key */
+            remember_thread(n, it, res); /* the thread of its incident's replies */
         }
         break;
     case ITEM_REPLY:
         atomic_fetch_add(&n->stats.replies_sent, counted);
-        arm_recovery(n, it, l->sink->limits.resolves ? "-" : parent_ts, channel);
         break;
     case ITEM_RECOVERED:
         atomic_fetch_add(&n->stats.recovered_sent, counted);
@@ -636,39 +628,6 @@ static struct dest *due_summary(struct krc_sender *n, const struct lane *l, int6
     return NULL;
 }
 
-/* Web API: the "recovered" replies the watch made due. */
-static void queue_recoveries(struct krc_sender *n)
-{
-    struct krc_recovery_due due[16];
-    size_t k = krc_recovery_take_due(n->recovery, krc_clock_now(), n->o.recovered_after_s, due,
-                                     sizeof(due) / sizeof(due[0]));
-
-    for (size_t i = 0; i < k; i++) {
-        struct item *it = krc_calloc(1, sizeof(*it));
-        if (it == NULL) {
-            krc_log(KRC_LOG_ERROR, "out of memory: recovered reply for %s/%s dropped",
-                    due[i].namespace, due[i].pod);
-            continue;
-        }
-        it->kind = ITEM_RECOVERED;
-        it->dest = due[i].dest;
-        snprintf(it->pod_key, sizeof(it->pod_key), "%s/%s", due[i].namespace, due[i].pod);
-        snprintf(it->rec_ns, sizeof(it->rec_ns), "%s", due[i].namespace);
-        snprintf(it->rec_pod, sizeof(it->rec_pod), "%s", due[i].pod);
-        snprintf(it->rec_container, sizeof(it->rec_container), "%s", due[i].container);
-        it->recovered.namespace = it->rec_ns;
-        it->recovered.pod = it->rec_pod;
-        it->recovered.container = it->rec_container;
-        it->recovered.ready_seconds = due[i].ready_seconds;
-        it->recovered.restart_count = due[i].restart_count;
-        snprintf(it->what, sizeof(it->what), "recovered reply for %s/%s", due[i].namespace,
-                 due[i].pod);
-        pthread_mutex_lock(&n->lock);
-        lane_push(n, it->dest->lane, it);
-        pthread_mutex_unlock(&n->lock);
-    }
-}
-
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
                              const char *name, const char *container, int restart_count)
 {
@@ -765,7 +724,13 @@ static struct item *lane_next(struct krc_sender *n, struct lane *l, int64_t now_
  * given up): the restart is published as handled with the last one. */
 static void settle(struct krc_sender *n, const struct item *it, enum send_result r)
 {
-    if (it->group == NULL || r == RETRY_LATER) {
+    if (r == RETRY_LATER) {
+        return;
+    }
+    /* a first alert withdrawn into a storm summary was not the destination's alert: its
+     * incident's end sends it no resolved message */
+    krc_deliver_incident_settled(n, it->incident, it->dest, it->kind == ITEM_WITHDRAWN);
+    if (it->group == NULL) {
         return;
     }
     if (krc_siblings_settle(it->group, r == SENT)) {
@@ -905,7 +870,7 @@ void krc_sender_run(struct krc_sender *n)
         }
         if (!stopping && n->recovery != NULL && now_ms - last_recovery_check >= 1000) {
             last_recovery_check = now_ms;
-            queue_recoveries(n);
+            krc_deliver_incidents_check(n); /* their resolved messages */
         }
         pthread_mutex_lock(&n->lock);
         for (size_t i = 0; i < n->n_lanes; i++) {

@@ -27,8 +27,9 @@ void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id)
 /* The destination and target of an outbox row's key: the Go tool's
  * settings' (their kind reads the key) or a named one's ("dest:NAME").
  * KRC_ENOTFOUND: the configuration no longer has it. */
-static int row_target(struct krc_sender *n, const struct krc_store_message *m, const char *channel,
-                      const struct krc_destination **ret, struct krc_dest_target *t)
+int krc_deliver_row_target(struct krc_sender *n, const struct krc_store_message *m,
+                           const char *channel, const struct krc_destination **ret,
+                           struct krc_dest_target *t)
 {
     int rc = krc_dest_target_of_key(n->env, m->destination, channel, n->o.routes, n->o.n_routes, t);
 
@@ -52,7 +53,7 @@ static int resume_row(struct krc_sender *n, const struct krc_store_message *m,
     struct dest *d;
     const char *channel = m->channel != NULL && m->channel[0] != '\0' ? m->channel : NULL;
 
-    if (row_target(n, m, channel, &nd, &t) < 0) {
+    if (krc_deliver_row_target(n, m, channel, &nd, &t) < 0) {
         return KRC_ENOTFOUND; /* the configuration no longer has that destination */
     }
     /* channel strings must outlive the item: keep them in the options or

@@ -8,6 +8,8 @@
 #include <strings.h>
 
 #include "krc/detect/accel_time.h"
+#include "krc/diagnose/diagnose.h"
+#include "krc/util/clock.h"
 #include "krc/model/diagnosis.h"
 #include "krc/model/report.h"
 
@@ -350,4 +352,55 @@ int krc_alert_summary_names(const struct krc_diagnosis *d, const char *name)
         }
     }
     return 0;
+}
+
+/* ---- the end of an incident ---------------------------------------------- */
+
+/* "03:56" of a unix time (UTC). */
+static void hhmm(int64_t t, char *out, size_t size)
+{
+    char ts[40];
+
+    krc_clock_format_rfc3339(t, ts, sizeof(ts));
+    snprintf(out, size, "%.5s", strlen(ts) >= 16 ? ts + 11 : ts);
+}
+
+void krc_alert_resolved_line(const struct krc_alert_recovered *rec, char *out, size_t size)
+{
+    char ready[32];
+    char from[16];
+    char to[16];
+    char id[32] = "";
+
+    krc_diagnose_format_duration(rec->ready_seconds, ready, sizeof(ready));
+    if (rec->incident_id > 0) {
+        snprintf(id, sizeof(id), " #%lld", (long long)rec->incident_id);
+    }
+    if (rec->workload_kind == NULL) {
+        snprintf(out, size, "Recovered: %s/%s container %s has run ready for %s.",
+                 rec->namespace ? rec->namespace : "", rec->pod ? rec->pod : "",
+                 rec->container ? rec->container : "", ready);
+        return;
+    }
+    hhmm(rec->first_at, from, sizeof(from));
+    hhmm(rec->last_at, to, sizeof(to));
+    if (rec->moved_on) {
+        snprintf(out, size,
+                 "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s "
+                 "to %s UTC; its last pod%s%s went away and no restart followed.",
+                 id, rec->workload_kind, rec->namespace ? rec->namespace : "",
+                 rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
+                 rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
+                 from, to, rec->last_pod != NULL && rec->last_pod[0] ? " " : "",
+                 rec->last_pod != NULL ? rec->last_pod : "");
+        return;
+    }
+    snprintf(out, size,
+             "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s to "
+             "%s UTC; the container has run ready for %s%s%s.",
+             id, rec->workload_kind, rec->namespace ? rec->namespace : "",
+             rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
+             rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
+             from, to, ready, rec->last_pod != NULL && rec->last_pod[0] ? " in pod " : "",
+             rec->last_pod != NULL ? rec->last_pod : "");
 }

@@ -208,26 +208,6 @@ struct krc_policy_mute *krc_policy_mute_find(struct krc_policy_mutes *m, const c
     return oldest;
 }
 
-enum krc_policy_mute_result krc_policy_mute_check(const struct krc_policy *p,
-                                                  struct krc_policy_mutes *m, const char *key,
-                                                  int64_t now_s)
-{
-    struct krc_policy_mute *e = krc_policy_mute_find(m, key, 0, now_s);
-
-    if (e != NULL && now_s - e->last_alert_s < p->mute_seconds) {
-        return p->web_api && e->ts[0] != '\0' ? KRC_POLICY_MUTE_THREAD : KRC_POLICY_MUTE_MUTED;
-    }
-    /* Mark now, so that a second restart of the same pod arriving before
-     * this alert is sent is muted (or threaded) rather than duplicated. */
-    e = krc_policy_mute_find(m, key, 1, now_s);
-    if (e != NULL) {
-        e->last_alert_s = now_s;
-        e->ts[0] = '\0';
-        e->channel[0] = '\0';
-    }
-    return KRC_POLICY_MUTE_NONE;
-}
-
 /* --- storm guard per destination ------------------------------------------- */
 
 int krc_policy_storm_arrival(const struct krc_policy *p, struct krc_policy_storm *s, int64_t now_ms)

@@ -18,13 +18,6 @@ struct entry {
     int restart_count;
     int64_t awaited_s;
     int64_t ready_since_s; /* 0: not running and ready */
-    int64_t armed_s;
-    struct arm {
-        char ts[64];
-        char channel[64];
-        void *dest;
-    } arms[KRC_RECOVERY_MAX_DESTS]; /* one per destination that posted the alert */
-    size_t n_arms;                  /* 0: not armed yet (no message posted) */
 };
 
 struct krc_recovery {
@@ -196,74 +189,41 @@ void krc_recovery_observe(struct krc_recovery *t, const struct krc_pod_info *pod
     pthread_mutex_unlock(&t->lock);
 }
 
-int krc_recovery_arm(struct krc_recovery *t, const char *uid, const char *container, const char *ts,
-                     const char *channel, void *dest, int64_t now_s)
+void krc_recovery_expire(struct krc_recovery *t, int64_t now_s)
 {
-    struct entry *e;
-    int rc = KRC_ENOTFOUND;
-
-    if (t == NULL) {
-        return rc;
-    }
-    pthread_mutex_lock(&t->lock);
-    e = find(t, uid, container);
-    if (e != NULL) {
-        struct arm *a = NULL;
-        for (size_t i = 0; i < e->n_arms; i++) {
-            if (e->arms[i].dest == dest) {
-                a = &e->arms[i];
-            }
-        }
-        if (a == NULL) {
-            a = &e->arms[e->n_arms < KRC_RECOVERY_MAX_DESTS ? e->n_arms++
-                                                            : KRC_RECOVERY_MAX_DESTS - 1];
-        }
-        e->armed_s = now_s;
-        snprintf(a->ts, sizeof(a->ts), "%s", ts != NULL ? ts : "");
-        snprintf(a->channel, sizeof(a->channel), "%s", channel != NULL ? channel : "");
-        a->dest = dest;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-size_t krc_recovery_take_due(struct krc_recovery *t, int64_t now_s, int64_t after_s,
-                             struct krc_recovery_due *out, size_t max)
-{
-    size_t k = 0;
-
     if (t == NULL || atomic_load(&t->n) == 0) {
-        return 0;
+        return;
     }
     pthread_mutex_lock(&t->lock);
     for (size_t i = 0; i < atomic_load(&t->n);) {
-        struct entry *e = &t->v[i];
-        if ((e->n_arms > 0 && now_s - e->armed_s > KRC_RECOVERY_GIVE_UP_S) ||
-            (e->n_arms == 0 && now_s - e->awaited_s > KRC_RECOVERY_UNARMED_S)) {
-            drop(t, i);
-            continue;
-        }
-        if (e->n_arms > 0 && e->ready_since_s != 0 && now_s - e->ready_since_s >= after_s &&
-            k + e->n_arms <= max) {
-            for (size_t a = 0; a < e->n_arms; a++) {
-                struct krc_recovery_due *d = &out[k++];
-                snprintf(d->namespace, sizeof(d->namespace), "%s", e->namespace);
-                snprintf(d->pod, sizeof(d->pod), "%s", e->pod);
-                snprintf(d->container, sizeof(d->container), "%s", e->container);
-                snprintf(d->ts, sizeof(d->ts), "%s", e->arms[a].ts);
-                snprintf(d->channel, sizeof(d->channel), "%s", e->arms[a].channel);
-                d->dest = e->arms[a].dest;
-                d->restart_count = e->restart_count;
-                d->ready_seconds = now_s - e->ready_since_s;
-            }
+        if (now_s - t->v[i].awaited_s > KRC_RECOVERY_UNARMED_S) {
             drop(t, i);
             continue;
         }
         i++;
     }
     pthread_mutex_unlock(&t->lock);
-    return k;
+}
+
+int krc_recovery_ready(struct krc_recovery *t, const char *uid, const char *container,
+                       int64_t now_s, int64_t *ret_ready_since)
+{
+    struct entry *e;
+    int rc = 0;
+
+    *ret_ready_since = 0;
+    if (t == NULL || uid == NULL || uid[0] == '\0') {
+        return 0;
+    }
+    pthread_mutex_lock(&t->lock);
+    e = find(t, uid, container);
+    if (e != NULL) {
+        *ret_ready_since = e->ready_since_s;
+        e->awaited_s = now_s; /* an open incident still waits for it */
+        rc = 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
 }
 
 size_t krc_recovery_count(struct krc_recovery *t)

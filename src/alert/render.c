@@ -13,6 +13,52 @@
 #include "krc/util/mem.h"
 #include "sender_int.h"
 
+/* "HEADLINE SUMMARY" in a new string (NULL: out of memory). */
+static char *prefixed(const char *headline, const char *summary)
+{
+    size_t a = strlen(headline);
+    size_t b = summary != NULL ? strlen(summary) : 0;
+    char *s = krc_malloc(a + b + 2);
+
+    if (s != NULL) {
+        memcpy(s, headline, a);
+        s[a] = ' ';
+        if (b > 0) {
+            memcpy(s + a + 1, summary, b);
+        }
+        s[a + 1 + b] = '\0';
+    }
+    return s;
+}
+
+/* The restart's message to pd: a paced message of an incident's repeat starts with the
+ * incident's headline (the count since the last message, what differs from the first). */
+static int format_paced(const struct krc_route_plan *plan, const struct krc_plan_dest *pd,
+                        const struct krc_report *rep, const struct krc_diagnosis *diag,
+                        const struct krc_alert_options *fo, struct krc_sender_message *m,
+                        struct krc_error *e)
+{
+    const char *headline =
+        pd->reply && !pd->is_event ? plan->headline_reply : plan->headline_update;
+    struct krc_diagnosis d;
+    int rc;
+
+    if (!plan->repeat || headline == NULL || headline[0] == '\0') {
+        return pd->ops->format_restart(rep, diag, fo, &m->body, &m->fallback, e);
+    }
+    d = *diag; /* the same diagnosis, its summaries prefixed (borrowed otherwise) */
+    d.summary = prefixed(headline, diag->summary);
+    d.summary_unquoted = prefixed(headline, diag->summary_unquoted);
+    if (d.summary == NULL || d.summary_unquoted == NULL) {
+        rc = krc_error_set(e, KRC_ENOMEM, "out of memory");
+    } else {
+        rc = pd->ops->format_restart(rep, &d, fo, &m->body, &m->fallback, e);
+    }
+    krc_free(d.summary);
+    krc_free(d.summary_unquoted);
+    return rc;
+}
+
 /* Format the message of plan destination pd into m (the decision's kind). */
 static int render_one(const struct krc_route_plan *plan, const struct krc_plan_dest *pd,
                       const struct krc_restart *r, enum krc_policy_decision d,
@@ -33,13 +79,17 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
     fo.amended = r->amend;
     /* an Event has no thread: a restart within the mute's thread window is
      * one more Event on the pod */
-    m->kind = d == KRC_POLICY_THREAD && !pd->is_event ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
+    m->kind = d == KRC_POLICY_THREAD && pd->reply ? KRC_STORE_KIND_REPLY : KRC_STORE_KIND_ALERT;
     snprintf(m->destination, sizeof(m->destination), "%s", pd->store_key);
     snprintf(m->channel, sizeof(m->channel), "%s", pd->channel ? pd->channel : "");
-    snprintf(m->thread_key, sizeof(m->thread_key), "%s/%s", r->namespace, r->pod);
+    if (plan->thread_key[0] != '\0') {
+        snprintf(m->thread_key, sizeof(m->thread_key), "%s", plan->thread_key);
+    } else {
+        snprintf(m->thread_key, sizeof(m->thread_key), "%s/%s", r->namespace, r->pod);
+    }
     m->dest = pd->dest;
     krc_error_clear(&e);
-    if (pd->ops->format_restart(rep, diag, &fo, &m->body, &m->fallback, &e) < 0) {
+    if (format_paced(plan, pd, rep, diag, &fo, m, &e) < 0) {
         krc_log(KRC_LOG_ERROR, "cannot format the alert for %s/%s (%s): %s", r->namespace, r->pod,
                 pd->store_key, e.msg);
         krc_free(m->body);
@@ -50,13 +100,14 @@ static int render_one(const struct krc_route_plan *plan, const struct krc_plan_d
     snprintf(m->what, sizeof(m->what), "%s for %s/%s container %s (%s)%s%s",
              pd->is_event ? (r->amend ? "amending Kubernetes Event" : "Kubernetes Event")
              : r->amend   ? (d == KRC_POLICY_THREAD ? "amendment thread reply" : "amendment")
-             : d == KRC_POLICY_THREAD ? "thread reply"
+             : d == KRC_POLICY_THREAD ? (pd->reply ? "thread reply" : "incident update")
                                       : "alert",
              r->namespace, r->pod, diag->container ? diag->container : r->ident.container,
              krc_cause_name(diag->cause), pd->name != NULL ? " to " : "",
              pd->name != NULL ? pd->name : "");
     m->detected_mono_ms = r->detected_mono_ms;
     m->ident = r->ident;
+    m->incident = plan->repeat ? 0 : plan->incident;
     m->decision = d;
     return 0;
 }
@@ -108,8 +159,9 @@ enum krc_policy_decision krc_render_restart(const struct krc_route_plan *plan,
         const struct krc_plan_dest *pd = &plan->dests[i];
         /* the first message is ret itself, the others are chained to it */
         struct krc_sender_message *m;
-        if (pd->storming) {
-            continue; /* counted into its storm summary by deliver */
+        if (pd->storming || pd->held) {
+            continue; /* counted into its storm summary by deliver; held: an incident's
+                       * repeat gets no message to it now */
         }
         m = ret->body == NULL ? ret : krc_calloc(1, sizeof(*m));
         if (m == NULL) {

@@ -209,16 +209,98 @@ static void plan_dest(const struct krc_sender *n, struct dest *d, struct krc_pla
                    : NULL;
     pd->is_event = krc_dest_is_event(d);
     pd->storming = d->storm.active != 0;
+    pd->reply = !pd->is_event && (d->named == n->env ? n->threads : krc_dest_threads(d->named));
+}
+
+/* --- incidents ------------------------------------------------------------- */
+
+/* The incident key of r: the workload inc names, else the pod. */
+static void incident_key(const struct krc_restart *r, const struct krc_route_incident *inc,
+                         const char **kind, const char **name)
+{
+    if (inc != NULL && inc->workload_kind != NULL && inc->workload_name != NULL &&
+        inc->workload_kind[0] != '\0' && inc->workload_name[0] != '\0') {
+        *kind = inc->workload_kind;
+        *name = inc->workload_name;
+    } else {
+        *kind = "Pod";
+        *name = r->pod;
+    }
+}
+
+/* Count r into its open incident, or open one. Caller holds the lock. NULL: out of memory
+ * (the restart is routed as an alert, with no incident). */
+static struct krc_incident *incident_of(struct krc_sender *n, const struct krc_restart *r,
+                                        const struct krc_route_incident *inc, int64_t now,
+                                        int *ret_repeat)
+{
+    enum krc_cause cause = inc != NULL ? inc->cause : KRC_CAUSE_UNKNOWN;
+    const char *kind;
+    const char *name;
+    struct krc_incident *x;
+
+    incident_key(r, inc, &kind, &name);
+    x = krc_incident_match(&n->incidents, r->namespace, kind, name, r->ident.container, cause);
+    *ret_repeat = 0;
+    if (x != NULL) {
+        krc_incident_count(x, now);
+        /* an incident none of whose restarts was alerted yet (silenced, held back): this
+         * one is its first alert */
+        *ret_repeat = x->alerted;
+    } else {
+        x = krc_incident_open(&n->incidents, r->namespace, kind, name, r->ident.container, cause,
+                              now);
+        if (x == NULL) {
+            return NULL;
+        }
+        snprintf(x->first_pod, sizeof(x->first_pod), "%s", r->pod);
+    }
+    snprintf(x->latest_uid, sizeof(x->latest_uid), "%s", r->ident.uid);
+    snprintf(x->latest_pod, sizeof(x->latest_pod), "%s", r->pod);
+    return x;
+}
+
+/* A repeat of incident x with muteSeconds > 0: which destinations a message is due to
+ * (the others held). KRC_POLICY_THREAD when one is, else KRC_POLICY_MUTED. Caller holds the
+ * lock. */
+static enum krc_policy_decision pace_repeat(struct krc_sender *n, struct krc_incident *x,
+                                            struct krc_route_plan *plan, int64_t now)
+{
+    int reply_due = krc_incident_reply_due(x, now, n->o.incident_reply_interval_s);
+    int update_due = krc_incident_update_due(x, now, n->o.incident_update_interval_s);
+    int replied = 0;
+    int updated = 0;
+
+    for (size_t i = 0; i < plan->n_dests; i++) {
+        struct krc_plan_dest *pd = &plan->dests[i];
+        const struct dest *d = pd->dest;
+        int pager = d->named != NULL && krc_dest_is(d->named, "pagerduty");
+        if (pd->reply) {
+            pd->held = !reply_due;
+            replied |= reply_due;
+        } else {
+            pd->held = pager || !update_due;
+            updated |= !pd->held;
+        }
+        pd->storming = 0; /* a repeat is no storm arrival: its destinations' storms are not
+                           * asked; a storm that is on withdraws the message (deliver) */
+    }
+    if (replied) {
+        krc_incident_told(x, 1, now);
+    }
+    if (updated) {
+        krc_incident_told(x, 0, now);
+    }
+    return replied || updated ? KRC_POLICY_THREAD : KRC_POLICY_MUTED;
 }
 
 /* The decision for r and its destinations dests[n_dests]. Caller holds the
  * lock. */
 static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r,
-                                       struct dest **dests, size_t n_dests)
+                                       struct dest **dests, size_t n_dests, struct krc_incident *x,
+                                       int repeat, struct krc_route_plan *plan, int64_t now)
 {
-    int64_t now = krc_clock_now();
     size_t storming = 0;
-    char key[512];
 
     if (n_dests == 0) {
         return KRC_POLICY_NO_DESTINATION;
@@ -226,6 +308,13 @@ static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_re
     if (krc_policy_silenced(&n->pol, r->namespace, r->pod, r->ident.container, now)) {
         atomic_fetch_add(&n->stats.silenced, 1);
         return KRC_POLICY_SILENCED;
+    }
+    if (x != NULL && repeat && n->pol.mute_seconds > 0) {
+        enum krc_policy_decision d = pace_repeat(n, x, plan, now);
+        if (d == KRC_POLICY_MUTED) {
+            atomic_fetch_add(&n->stats.muted, 1);
+        }
+        return d;
     }
     /* the storm guard is per destination: grouped when every one of them
      * is in a storm (the others get the alert; the storming ones count it
@@ -237,15 +326,9 @@ static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_re
     if (storming == n_dests) {
         return KRC_POLICY_GROUPED;
     }
-    snprintf(key, sizeof(key), "%s/%s", r->namespace, r->pod);
-    switch (krc_policy_mute_check(&n->pol, &n->mutes, key, now)) {
-    case KRC_POLICY_MUTE_THREAD:
-        return KRC_POLICY_THREAD;
-    case KRC_POLICY_MUTE_MUTED:
-        atomic_fetch_add(&n->stats.muted, 1);
-        return KRC_POLICY_MUTED;
-    case KRC_POLICY_MUTE_NONE:
-        break;
+    if (x != NULL) {
+        x->alerted = 1; /* its repeats are paced from now (muted until the first alert is
+                         * known not to be posted: krc_route_incident_settle) */
     }
     return KRC_POLICY_ALERT;
 }
@@ -253,24 +336,53 @@ static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_re
 enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
                                            struct krc_route_plan *plan)
 {
+    return krc_route_restart_in(n, r, NULL, plan);
+}
+
+enum krc_policy_decision krc_route_restart_in(struct krc_sender *n, const struct krc_restart *r,
+                                              const struct krc_route_incident *inc,
+                                              struct krc_route_plan *plan)
+{
     struct dest *dests[MAX_ROUTED];
     size_t n_dests;
     enum krc_policy_decision d;
+    int64_t now = krc_clock_now();
+    struct krc_incident *x;
+    int repeat = 0;
 
     memset(plan, 0, sizeof(*plan));
     pthread_mutex_lock(&n->lock);
     n_dests = route(n, r, dests);
-    d = decide(n, r, dests, n_dests);
     for (size_t i = 0; i < n_dests; i++) {
         plan_dest(n, dests[i], &plan->dests[i]);
     }
     plan->n_dests = n_dests;
+    x = incident_of(n, r, inc, now, &repeat);
+    d = decide(n, r, dests, n_dests, x, repeat, plan, now);
+    for (size_t i = 0; i < n_dests && !(repeat && n->pol.mute_seconds > 0); i++) {
+        plan->dests[i].storming = dests[i]->storm.active != 0; /* as decide left them */
+    }
+    if (x != NULL) {
+        plan->incident = x->seq;
+        plan->repeat = repeat;
+        if (repeat && n->pol.mute_seconds > 0 && x->thread_key[0] != '\0') {
+            snprintf(plan->thread_key, sizeof(plan->thread_key), "%s", x->thread_key);
+        }
+    }
     krc_render_format_options(n, NULL, &plan->format);
     pthread_mutex_unlock(&n->lock);
     plan->decision = d;
     plan->collect =
         d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD || d == KRC_POLICY_NO_DESTINATION;
     plan->wants_full_log = n->threads && (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD);
+    if (d == KRC_POLICY_THREAD && plan->repeat) {
+        /* a paced repeat: the log file goes into the thread only with a reply */
+        int replies = 0;
+        for (size_t i = 0; i < plan->n_dests; i++) {
+            replies |= plan->dests[i].reply && !plan->dests[i].held;
+        }
+        plan->wants_full_log = plan->wants_full_log && replies;
+    }
     plan->log_ignore = n->o.log_ignore;
     plan->n_log_ignore = n->o.n_log_ignore;
     return d;

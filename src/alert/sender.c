@@ -89,18 +89,6 @@ static int implicit_event(struct krc_sender *n, const struct krc_sender_options 
     return 0;
 }
 
-/* A named destination whose sink takes "recovered" messages without threads. */
-static int wants_resolves(const struct krc_sender_options *o)
-{
-    for (size_t i = 0; i < o->n_destinations; i++) {
-        const struct krc_dest_kind *k = krc_dest_kind_of(&o->destinations[i]);
-        if (k != NULL && k->resolves) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The policy's view of the options. Caller holds the lock (or owns n). */
 static void policy_from(struct krc_sender *n)
 {
@@ -153,10 +141,11 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     }
     n->fixed = o->destinations;
     n->n_fixed = o->n_destinations;
-    n->track_recovery = (n->threads || wants_resolves(o)) && o->recovered_after_s > 0;
-    if (n->track_recovery) {
-        n->recovery = krc_recovery_new(MAX_RECOVERY);
-    }
+    /* incidents end from what the watch saw of their latest pod, whatever the
+     * destinations (recoveredAfter 0 too: then when it is first seen ready) */
+    n->track_recovery = 1;
+    n->recovery = krc_recovery_new(MAX_RECOVERY);
+    krc_incidents_init(&n->incidents, MAX_INCIDENTS);
     if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
         (n->track_recovery && n->recovery == NULL)) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
@@ -202,6 +191,7 @@ void krc_sender_free(struct krc_sender *n)
     }
     krc_deliver_lanes_free(n);
     krc_policy_mutes_cleanup(&n->mutes);
+    krc_incidents_cleanup(&n->incidents);
     krc_recovery_free(n->recovery);
     pthread_mutex_destroy(&n->mark_lock);
     pthread_mutex_destroy(&n->lock);
@@ -233,6 +223,8 @@ void krc_sender_reconfigure(struct krc_sender *n, const struct krc_sender_option
     n->o.username = o->username;
     n->o.icon_emoji = o->icon_emoji;
     n->o.mute_seconds = o->mute_seconds;
+    n->o.incident_reply_interval_s = o->incident_reply_interval_s;
+    n->o.incident_update_interval_s = o->incident_update_interval_s;
     n->o.storm_threshold = o->storm_threshold;
     n->o.storm_window_s = o->storm_window_s;
     n->o.storm_delay_s = o->storm_delay_s;

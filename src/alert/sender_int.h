@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "krc/alert/dest.h"
+#include "krc/alert/incident.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/recovery.h"
 #include "krc/alert/sender.h"
@@ -25,6 +26,8 @@
 #define MAX_GROUPS 64
 #define MAX_EXAMPLES 8
 #define MAX_RECOVERY 1024
+/* Open incidents held (alert/incident.h): the one whose last restart is oldest is forgotten */
+#define MAX_INCIDENTS 1024
 /* Sandbox changes alerted (krc_route_sandbox_alerted): the newest kept. */
 #define MAX_SANDBOX_MARKS 256
 /* Delivered marks that failed, kept for a retry (see struct unmarked). */
@@ -84,6 +87,8 @@ struct item {
     char *full_log;
     size_t full_log_len;
     struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
+    int64_t incident_id;                  /* a resolved message: its incident's (0: none) */
+    uint64_t incident; /* an incident's first alert: its handle (settled: the end may come) */
     char rec_ns[256];
     char rec_pod[256];
     char rec_container[256];
@@ -198,13 +203,14 @@ struct krc_sender {
     int running; /* krc_sender_run started: lanes start their threads */
     struct dest dests[MAX_DESTS];
     size_t n_dests;
-    struct krc_policy pol; /* the policy's view of o */
-    struct krc_policy_mutes mutes;
+    struct krc_policy pol;          /* the policy's view of o */
+    struct krc_policy_mutes mutes;  /* the threads' parents by thread key (ts, channel) */
+    struct krc_incidents incidents; /* the open incidents (under lock) */
     struct sandbox_mark sandbox[MAX_SANDBOX_MARKS]; /* under lock */
     size_t n_sandbox;
     struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
     int threads;                   /* env's kind posts threads (krc_dest_threads) */
-    int track_recovery; /* a recovery tracker is kept (Web API threads, PagerDuty resolve) */
+    int track_recovery;            /* a recovery tracker is kept (always: incidents end from it) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their
      * lanes and settings until krc is restarted */
@@ -273,8 +279,24 @@ struct lane *krc_deliver_lane_get(struct krc_sender *n, const struct krc_dest_ta
 /* Queue it on its destination's lane (takes the lock). */
 void krc_deliver_queue(struct krc_sender *n, struct item *it);
 
+/* --- deliver_incident.c ---------------------------------------------------- */
+
+/* End the open incidents that are over (the main sender thread, once a second). */
+void krc_deliver_incidents_check(struct krc_sender *n);
+/* One message of an incident's first alert, to dest, is settled (posted, given up,
+ * withdrawn): an incident ends only after its first alert (incident 0: nothing). not_sent:
+ * it was withdrawn or dropped, never the destination's alert: dest gets no resolved
+ * message. Takes the lock. */
+void krc_deliver_incident_settled(struct krc_sender *n, uint64_t incident, void *dest,
+                                  int not_sent);
+
 /* --- deliver_outbox.c ------------------------------------------------------ */
 
+/* The destination and target of an outbox row's key (the Go tool's settings' or a named
+ * one's); KRC_ENOTFOUND when the configuration no longer has it. */
+int krc_deliver_row_target(struct krc_sender *n, const struct krc_store_message *m,
+                           const char *channel, const struct krc_destination **ret,
+                           struct krc_dest_target *t);
 /* An outbox row of this process's own (see first_own_outbox_id). */
 void krc_deliver_note_own_outbox(struct krc_sender *n, int64_t id);
 /* The destination accepted outbox row `id`: mark it delivered (or keep the

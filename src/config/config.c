@@ -46,7 +46,10 @@ static const struct krc_config_option options[] = {
     {"slackUsername", "SLACK_USERNAME", "slack-username", KRC_CONFIG_STRING, OFF(slack_username),
      "", 0, 0, NULL, "Slack user name (legacy webhooks)"},
     {"muteSeconds", "MUTE_SECONDS", "mute-seconds", KRC_CONFIG_INT, OFF(mute_seconds), "600", 0,
-     31536000, NULL, "Mute further alerts of the same pod for this many seconds"},
+     31536000, NULL,
+     "Incidents: repeats of an open incident (a workload's container, one cause) are not alerted "
+     "each but paced by incidentReplyInterval/incidentUpdateInterval (0: every restart is "
+     "alerted)"},
     {"pageIntentionalRestarts", "KRC_PAGE_INTENTIONAL_RESTARTS", "page-intentional-restarts",
      KRC_CONFIG_BOOL, OFF(page_intentional_restarts), "false", 0, 0, NULL,
      "Alert restarts that a field of the pod proves intended (a restart rule, the stop signal; "
@@ -103,7 +106,16 @@ static const struct krc_config_option options[] = {
      "The first storm summary is posted this long after the storm starts"},
     {"recoveredAfter", "KRC_RECOVERED_AFTER", "recovered-after", KRC_CONFIG_DURATION,
      OFF(recovered_after_s), "10m", 0, 604800, NULL,
-     "Web API: reply \"recovered\" once the container ran ready this long (0: off)"},
+     "The incident settle time: an incident ends, with one \"resolved\" message, once its "
+     "container ran ready this long (0: no message; it ends when first seen ready)"},
+    {"incidentReplyInterval", "KRC_INCIDENT_REPLY_INTERVAL", "incident-reply-interval",
+     KRC_CONFIG_DURATION, OFF(incident_reply_interval_s), "10m", 0, 604800, NULL,
+     "An open incident's repeats get at most one reply per this interval in its thread "
+     "(destinations with threads: the Slack Web API)"},
+    {"incidentUpdateInterval", "KRC_INCIDENT_UPDATE_INTERVAL", "incident-update-interval",
+     KRC_CONFIG_DURATION, OFF(incident_update_interval_s), "30m", 0, 604800, NULL,
+     "An open incident's repeats get at most one update per this interval at destinations "
+     "without threads (PagerDuty: none, the incident stays triggered)"},
     {"logTailLines", "KRC_LOG_TAIL_LINES", "log-tail-lines", KRC_CONFIG_INT, OFF(log_tail_lines),
      "50", 1, 100000, NULL,
      "Previous-log lines fetched (a Slack message shows at most the last 15; the history keeps "

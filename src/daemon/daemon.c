@@ -251,6 +251,8 @@ void krc_daemon_sender_options_from(const struct krc_config *cfg, struct krc_sen
     no->storm_window_s = cfg->storm_window_s;
     no->storm_delay_s = cfg->storm_summary_delay_s;
     no->recovered_after_s = cfg->recovered_after_s;
+    no->incident_reply_interval_s = cfg->incident_reply_interval_s;
+    no->incident_update_interval_s = cfg->incident_update_interval_s;
     no->max_log_lines = (int)cfg->log_tail_lines;
     no->routes = cfg->routes;
     no->n_routes = cfg->n_routes;
@@ -595,6 +597,7 @@ static int setup_worker(struct daemon *d, struct worker *w, struct krc_error *e)
     p->restarts_intentional = d->health.std.restarts_intentional;
     p->restarts_amended = d->health.std.restarts_amended;
     p->status = &d->status;
+    p->track = d->track; /* an incident's first alert says what changed (NULL: off) */
     p->client = krc_kube_client_new(&d->auth, d->tokens, e);
     if (p->client == NULL) {
         krc_log(KRC_LOG_ERROR, "cannot create the Kubernetes client: %s", e->msg);

@@ -28,8 +28,13 @@ static int resumed_was_handled(const struct krc_store_row *row, void *ud)
  * failed, not sent again. */
 void krc_daemon_resume_outbox(struct daemon *d, struct krc_store *store)
 {
-    int rc = krc_sender_resume_outbox(d->sender, store,
-                                      d->leader != NULL ? resumed_was_handled : NULL, d);
+    int rc;
+
+    /* the open incidents first: a repeat the relist finds continues its incident and
+     * thread, and the end of one sends its resolved message once (issue 27) */
+    (void)krc_sender_load_incidents(d->sender, store);
+    rc = krc_sender_resume_outbox(d->sender, store, d->leader != NULL ? resumed_was_handled : NULL,
+                                  d);
     if (rc < 0 && d->shared_store) {
         /* PostgreSQL down: rows left pending by an earlier process or leader
          * are resumed once it answers (late_resume) */

@@ -24,6 +24,8 @@ static const char *const reloadable[] = {
     "slackUsername",
     "slackIcon",
     "muteSeconds",
+    "incidentReplyInterval",
+    "incidentUpdateInterval",
     "pageIntentionalRestarts",
     "stormThreshold",
     "stormWindow",

@@ -9,6 +9,7 @@
 #include "krc/analyse/analyse.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report_json.h"
+#include "krc/track/track.h"
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
@@ -50,6 +51,7 @@ void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t s
  * strings are owned copies. */
 struct deferred_rec {
     struct krc_store_restart rec;
+    struct krc_store_incident_ref incident; /* rec.incident points here when it has one */
     size_t bytes;
     struct deferred_rec *next;
 };
@@ -83,6 +85,7 @@ static void deferred_rec_free(struct deferred_rec *x)
     for (size_t i = 0; i < REC_STRINGS; i++) {
         krc_free((void *)*f[i]);
     }
+    krc_free((void *)x->incident.thread_key);
     krc_free(x);
 }
 
@@ -128,6 +131,15 @@ static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store
     if (x != NULL) {
         const char **f[REC_STRINGS];
         x->rec = *rec;
+        if (rec->incident != NULL) {
+            /* joined or opened when it is written (its id, if known, stays) */
+            x->incident = *rec->incident;
+            x->incident.update_at = 0;
+            x->incident.thread_key =
+                rec->incident->thread_key != NULL ? krc_strdup(rec->incident->thread_key) : NULL;
+            ok = rec->incident->thread_key == NULL || x->incident.thread_key != NULL;
+            x->rec.incident = &x->incident;
+        }
         rec_strings(&x->rec, f);
         x->bytes = sizeof(*x);
         for (size_t i = 0; i < REC_STRINGS; i++) {
@@ -333,6 +345,7 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
 static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r,
                   const struct krc_report *rep, const struct krc_diagnosis *dg,
                   enum krc_policy_decision decision, struct krc_sender_message *msg,
+                  struct krc_store_incident_ref *incident, int64_t *ret_restart_id,
                   int64_t *ret_outbox_ids)
 {
     struct krc_store_restart rec;
@@ -377,6 +390,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     rec.report_json = json;
     rec.gpus = dg->gpus;
     rec.intentional = dg->intentional;
+    rec.incident = incident;
     rec.accel_seconds_lost = r->accel.devices > 0
                                  ? ((int64_t)r->accel.devices * r->accel.since_last_ms + 500) / 1000
                                  : 0;
@@ -410,6 +424,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     deferred_flush(p); /* clears the fault once nothing is waiting */
     for (struct krc_sender_message *m = msg; m != NULL; m = m->next) {
         m->restart_id = restart_id;
+    }
+    if (ret_restart_id != NULL) {
+        *ret_restart_id = restart_id;
     }
     return 0;
 }
@@ -471,39 +488,48 @@ struct job {
     struct krc_diagnosis *dg;
     char *log_file; /* Web API: the previous log as a file, or NULL */
     size_t log_file_len;
-    int64_t t0; /* monotonic ms at the start */
+    int64_t t0;        /* monotonic ms at the start */
+    int cheap;         /* the analysis is the cheap look before routing (no request) */
+    int no_carry;      /* the cheap look again, without a carried cause */
+    int carried;       /* the cheap look carried a cause (krc_diagnosis_carry) */
+    int analysed_full; /* the analysis so far collected everything */
+    /* a paced message of an incident's repeat starts with these (plan.headline_*) */
+    char headline_reply[1024];
+    char headline_update[1024];
 };
 
-/* A muted repeat is not collected (a crash loop must not cost requests):
- * when its termination matches the container's last diagnosed restart in
- * the history, it carries that cause (krc_diagnosis_carry). From the store,
- * not a memo, so that it holds across a restart of krc or a new leader. */
+/* A repeat that is not collected (a crash loop must not cost requests) carries its
+ * incident's cause when its termination matches the incident's first failure
+ * (krc_diagnosis_carry; the open incidents are loaded from the history at start-up and at
+ * a take-over, so this holds across a restart of krc or a new leader). Asked in the cheap
+ * look before routing: the carried cause decides whether the restart repeats its incident
+ * (alert/route.h). */
 static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_restart *r = j->r;
-    struct krc_diagnosis_history last;
-    struct krc_error e;
+    struct krc_diagnosis_history first;
+    const char *kind = j->rep->workload_kind;
+    const char *name = j->rep->workload_name;
     int rc;
 
-    if (j->decision != KRC_POLICY_MUTED || p->store == NULL ||
-        !krc_restart_ident_known(&r->ident) || j->dg->container == NULL ||
+    if (!j->cheap || j->no_carry || p->sender == NULL || j->dg->container == NULL ||
         strcmp(j->dg->container, r->ident.container) != 0) {
         return;
     }
-    krc_error_clear(&e);
-    rc = krc_store_last_diagnosed(p->store, r->ident.uid, r->ident.container, &last, &e);
+    if (kind == NULL || name == NULL) {
+        kind = "Pod";
+        name = r->pod;
+    }
+    if (krc_route_incident_first(p->sender, r->namespace, kind, name, r->ident.container, &first) !=
+        1) {
+        return;
+    }
+    rc = krc_diagnosis_carry(j->dg, &first);
+    j->carried = rc == 1;
     if (rc < 0) {
-        atomic_fetch_add(&p->status->store_errors, 1);
-        krc_log(KRC_LOG_ERROR, "history: %s", e.msg);
-        return;
-    }
-    if (rc == 0) {
-        return;
-    }
-    if (krc_diagnosis_carry(j->dg, &last) < 0) {
         krc_log(KRC_LOG_WARN,
                 "restart of %s/%s container %s: out of memory carrying restart #%lld's cause",
-                r->namespace, r->pod, r->ident.container, (long long)last.id);
+                r->namespace, r->pod, r->ident.container, (long long)first.id);
     }
 }
 
@@ -546,6 +572,8 @@ static void on_warn(void *ud, enum krc_analyse_step step, const struct krc_error
  * redact the diagnosis. Redaction happens once, there, before anything
  * reads the report: every output (the log line, the store, every
  * destination, MCP) starts from redacted text. */
+static void count_restart(const struct krc_pipeline_deps *p, const struct job *j);
+
 static void analyse(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_config *cfg = live_cfg(p);
@@ -558,6 +586,10 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     co.tail_lines = (int)cfg->log_tail_lines;
     co.limit_bytes = cfg->log_limit_bytes;
     co.transfer_limit_bytes = cfg->log_transfer_limit_bytes;
+    /* trackConfigChanges: the ConfigMaps and Secrets of an incident's first restart (a
+     * repeat's paced message does not ask again), for what changed (track/track.h) */
+    co.track = p->track;
+    co.track_configs = p->track != NULL && cfg->track_config_changes && !j->plan.repeat;
     memset(&q, 0, sizeof(q));
     q.restart = j->r;
     q.client = p->client;
@@ -579,9 +611,16 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     j->log_file_len = a.log_file_len;
     a.log_file = NULL;
     krc_analysis_cleanup(&a);
-    if (j->r->amend) {
-        return; /* counted when it was detected */
+    if (j->r->amend || j->cheap) {
+        return; /* counted when it was detected; the cheap look: when it is final */
     }
+    j->analysed_full = j->plan.collect;
+    count_restart(p, j);
+}
+
+/* The restart in krc_restarts_total (by its final diagnosis). */
+static void count_restart(const struct krc_pipeline_deps *p, const struct job *j)
+{
     if (p->restarts_detected != NULL) {
         krc_metric_inc(p->restarts_detected,
                        (const char *[]){j->r->namespace, krc_cause_name(j->dg->cause)});
@@ -634,6 +673,8 @@ static void log_intentional(const struct krc_restart *r, const struct krc_diagno
  * it neither marks the pod's mute (which would hold back the pod's next
  * real crash) nor counts in a destination's storm. Otherwise it is routed
  * as any other (its analysis is done). 1 when it was analysed. */
+static void route_job(const struct krc_pipeline_deps *p, struct job *j);
+
 static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
 {
     const struct krc_config *cfg = live_cfg(p);
@@ -654,10 +695,116 @@ static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
         j->decision = KRC_POLICY_INTENTIONAL;
         return 1;
     }
-    j->decision = krc_route_restart(p->sender, j->r, &j->plan);
-    j->plan.page_intentional = cfg->page_intentional_restarts;
+    route_job(p, j);
     fetch_log_file(p, j);
     return 1;
+}
+
+/* Route the restart with its incident (alert/route.h): its workload from the report and
+ * its cause from the diagnosis so far (the cheap look's, or the full one's). */
+static void route_job(const struct krc_pipeline_deps *p, struct job *j)
+{
+    struct krc_route_incident ri;
+
+    ri.workload_kind = j->rep->workload_kind;
+    ri.workload_name = j->rep->workload_name;
+    ri.cause = j->dg->cause;
+    j->decision = krc_route_restart_in(p->sender, j->r, &ri, &j->plan);
+    j->plan.page_intentional = live_cfg(p)->page_intentional_restarts;
+}
+
+/* Forget the analysis so far (the report and diagnosis are empty again). */
+static void analysis_reset(struct job *j)
+{
+    krc_report_cleanup(j->rep);
+    krc_diagnosis_cleanup(j->dg);
+    krc_diagnosis_init(j->dg);
+    j->carried = 0;
+}
+
+/* The cheap look before routing: the pod as the watch delivered it (no request), diagnosed;
+ * a repeat carries its incident's cause. */
+static void analyse_cheap(const struct krc_pipeline_deps *p, struct job *j)
+{
+    j->cheap = 1;
+    j->plan.collect = 0;
+    j->plan.wants_full_log = 0;
+    analyse(p, j);
+    j->cheap = 0;
+}
+
+/* After routing: what the plan wants beyond the cheap look. Collected (an alert, a paced
+ * message, no destination): analysed again, fully. Otherwise the cheap look is final; a
+ * cause it carried stays only on a muted repeat (a silenced or grouped restart says what
+ * the watch saw). */
+static void analyse_planned(const struct krc_pipeline_deps *p, struct job *j)
+{
+    if (j->plan.collect) {
+        analysis_reset(j);
+        analyse(p, j);
+        return;
+    }
+    if (j->carried && j->decision != KRC_POLICY_MUTED) {
+        analysis_reset(j);
+        j->no_carry = 1;
+        analyse_cheap(p, j);
+        j->no_carry = 0;
+    }
+    count_restart(p, j);
+}
+
+/* The incident's first alert says what changed before it (track/track.h): from the
+ * tracker's memory, into the report, so every destination, the stored report JSON and
+ * get_incident show it. Nothing when the tracker cannot say. */
+static void what_changed(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_track_query q;
+    struct krc_error e;
+    char *line = NULL;
+    char *json = NULL;
+    int rc;
+
+    if (p->track == NULL || j->plan.incident == 0 || j->plan.repeat ||
+        j->decision == KRC_POLICY_INTENTIONAL) {
+        return;
+    }
+    memset(&q, 0, sizeof(q));
+    q.namespace = r->namespace;
+    q.workload_kind = j->rep->workload_kind != NULL ? j->rep->workload_kind : "Pod";
+    q.workload_name = j->rep->workload_name != NULL ? j->rep->workload_name : r->pod;
+    q.pod_template_hash = krc_kv_list_get(&j->rep->labels, "pod-template-hash");
+    q.controller_revision_hash = krc_kv_list_get(&j->rep->labels, "controller-revision-hash");
+    q.node = j->rep->node_name != NULL ? j->rep->node_name : r->node;
+    q.before = r->ident.finished_at > 0 ? r->ident.finished_at : r->detected_at;
+    krc_error_clear(&e);
+    rc = krc_track_describe(p->track, &q, krc_clock_now(), &line, &json, &e);
+    if (rc < 0) {
+        krc_log(KRC_LOG_WARN, "restart of %s/%s: what changed before it is not known: %s",
+                r->namespace, r->pod, e.msg);
+        return;
+    }
+    if (rc == 1) {
+        krc_report_clear_changes(j->rep);
+        j->rep->what_changed = line;
+        j->rep->changes_json = json;
+    } else {
+        krc_free(line);
+        krc_free(json);
+    }
+}
+
+/* A paced message of an incident's repeat starts with its headline: the count since the
+ * last message and what differs from the first failure. */
+static void headlines(const struct krc_pipeline_deps *p, struct job *j)
+{
+    if (j->plan.incident == 0 || !j->plan.repeat || j->plan.decision != KRC_POLICY_THREAD) {
+        return;
+    }
+    krc_route_incident_headlines(p->sender, &j->plan, j->r, j->rep, j->dg, j->headline_reply,
+                                 j->headline_update, sizeof(j->headline_reply));
+    j->plan.headline_reply = j->headline_reply;
+    j->plan.headline_update = j->headline_update;
 }
 
 /* Leader election: the restart is handled, published in the hand-over list. */
@@ -691,6 +838,41 @@ static void sandbox_once(const struct krc_pipeline_deps *p, struct job *j)
     }
 }
 
+/* What the restart's record does to its incident (store/incident.h): a repeat joins the
+ * incident by its id (0 while its first record is still being written: the store joins the
+ * open incident of the key), a first restart opens it with its thread; a paced message is
+ * the incident's reply or update. */
+static void incident_ref(const struct krc_pipeline_deps *p, const struct job *j,
+                         const struct krc_sender_message *msg, struct krc_store_incident_ref *ref)
+{
+    int pending = 0;
+
+    memset(ref, 0, sizeof(*ref));
+    if (j->plan.incident == 0) {
+        return;
+    }
+    if (j->plan.repeat) {
+        ref->id = krc_route_incident_id(p->sender, j->plan.incident, &pending);
+        (void)pending; /* 0 while pending: the store joins the key's open incident */
+    } else if (msg->body != NULL) {
+        ref->thread_key = msg->thread_key;
+    }
+    if (j->plan.repeat && j->decision == KRC_POLICY_THREAD && msg->body != NULL) {
+        ref->update_at = krc_clock_now();
+        for (size_t i = 0; i < j->plan.n_dests; i++) {
+            const struct krc_plan_dest *pd = &j->plan.dests[i];
+            if (!pd->held && pd->reply) {
+                ref->thread_reply = 1;
+            } else if (!pd->held) {
+                ref->and_update = 1;
+            }
+        }
+        if (!ref->thread_reply) {
+            ref->and_update = 0; /* an update only: last_update_at */
+        }
+    }
+}
+
 /* Render, record with the outbox, deliver (which takes the job's report,
  * diagnosis and log file). */
 static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
@@ -717,7 +899,15 @@ static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
     } else {
         /* Recorded with its pending notification in one transaction before
          * anything is sent: a crash cannot lose or repeat it. */
-        rc = record(p, r, j->rep, j->dg, j->decision, &msg, outbox_ids);
+        struct krc_store_incident_ref ref;
+        int64_t restart_id = 0;
+        incident_ref(p, j, &msg, &ref);
+        krc_route_incident_settle(p->sender, &j->plan, r, j->rep, j->dg, j->decision, &msg);
+        rc = record(p, r, j->rep, j->dg, j->decision, &msg, j->plan.incident ? &ref : NULL,
+                    &restart_id, outbox_ids);
+        if (j->plan.incident != 0 && rc != KRC_STORE_EXISTS) {
+            krc_route_incident_recorded(p->sender, j->plan.incident, ref.ret_id, restart_id);
+        }
         if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
             /* nothing to post (muted, grouped, silenced): handled now; a
              * message is published as handled once it was accepted
@@ -995,20 +1185,28 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
     }
     krc_diagnosis_init(j.dg);
     if (p->sender != NULL && intentional_first(p, &j)) {
+        what_changed(p, &j);
+        headlines(p, &j);
         hand_over(p, &j);
         return;
     }
     if (p->sender != NULL) {
-        j.decision = krc_route_restart(p->sender, r, &j.plan);
-        j.plan.page_intentional = live_cfg(p)->page_intentional_restarts;
-    }
-    analyse(p, &j);
-    if (p->sender != NULL) {
+        analyse_cheap(p, &j);
+        route_job(p, &j);
+        analyse_planned(p, &j);
+        what_changed(p, &j);
+        headlines(p, &j);
         hand_over(p, &j); /* deliver owns the report, diagnosis and log file */
         return;
     }
+    analyse(p, &j);
     log_diagnosed(r, j.dg, j.decision, mono_ms(p) - j.t0);
-    record(p, r, j.rep, j.dg, j.decision, NULL, NULL);
+    {
+        /* no sender: the restart joins or opens its incident in the store all the same */
+        struct krc_store_incident_ref ref;
+        memset(&ref, 0, sizeof(ref));
+        record(p, r, j.rep, j.dg, j.decision, NULL, &ref, NULL, NULL);
+    }
     note_handled(p, r);
     krc_report_free(j.rep);
     krc_diagnosis_cleanup(j.dg);

@@ -282,6 +282,14 @@ void krc_report_clear_log(struct krc_report *r)
     memset(&r->log_cut, 0, sizeof(r->log_cut));
 }
 
+void krc_report_clear_changes(struct krc_report *r)
+{
+    krc_free(r->what_changed);
+    krc_free(r->changes_json);
+    r->what_changed = NULL;
+    r->changes_json = NULL;
+}
+
 int krc_report_add_note(struct krc_report *r, const char *fmt, ...)
 {
     char line[512];
@@ -365,6 +373,7 @@ void krc_report_cleanup(struct krc_report *r)
     krc_report_clear_events(r);
     krc_report_clear_node(r);
     krc_report_clear_log(r);
+    krc_report_clear_changes(r);
     krc_report_init(r);
 }
 

@@ -587,6 +587,29 @@ static void add_log(struct ctx *c, cJSON *root, const struct krc_report *r)
     }
 }
 
+/* "what_changed": {"summary": LINE, "changes": [..]}, only when the report
+ * has a line (the change objects as the tracker wrote them; a list that
+ * does not parse as a JSON array is left out, never passed on as text). */
+static void add_what_changed(struct ctx *c, cJSON *root, const struct krc_report *r)
+{
+    cJSON *o;
+    cJSON *changes = NULL;
+
+    if (c->rc != 0 || r->what_changed == NULL) {
+        return;
+    }
+    o = obj(c, root, "what_changed");
+    add_text(c, o, "summary", r->what_changed, 1);
+    if (r->changes_json != NULL) {
+        changes = cJSON_Parse(r->changes_json);
+        if (changes != NULL && !cJSON_IsArray(changes)) {
+            cJSON_Delete(changes);
+            changes = NULL;
+        }
+    }
+    attach(c, o, "changes", changes != NULL ? changes : cJSON_CreateArray());
+}
+
 int krc_report_json_build(const struct krc_report *r, const struct krc_diagnosis *d,
                           const struct krc_redactor *rd, char **ret_json, struct krc_error *err)
 {
@@ -602,6 +625,7 @@ int krc_report_json_build(const struct krc_report *r, const struct krc_diagnosis
     add_num(&c, root, "version", KRC_REPORT_JSON_VERSION);
     add_pod(&c, root, r);
     add_diagnosis(&c, root, d);
+    add_what_changed(&c, root, r);
     add_containers(&c, root, r);
     add_events(&c, root, r);
     add_node(&c, root, &r->node);

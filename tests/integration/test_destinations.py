@@ -177,7 +177,8 @@ class DestinationTest(AlertTestBase):
         self.assert_valid([res])
         self.assertEqual(res["json"]["event_action"], "resolve")
         self.assertEqual(res["json"]["dedup_key"], ev["dedup_key"])
-        self.wait_log("recovered reply for shop/pay-0 posted")
+        # issue 27: the incident's resolved message (the resolve) replaces the recovered one
+        self.wait_log("resolved message of incident #1 (Deployment shop/pay, pod pay-0) posted")
 
     def test_pagerduty_400_is_final_and_429_waits(self):
         self.kube.create_pod("shop", "pay-1")
@@ -243,18 +244,26 @@ class DestinationTest(AlertTestBase):
         self.assertTrue(by_pod["krc/-/shop/q-0"][1]["thread_reply"])
         self.assertEqual(by_pod["krc/-/shop/q-0"][0]["thread"], by_pod["krc/-/shop/q-0"][1]["thread"])
         self.assertFalse(by_pod["krc/-/shop/q-1"][0]["thread_reply"])
-        # ready for recoveredAfter: a "recovered" message in each pod's thread
-        rec = self.dest.wait(2, "/chat/", timeout=30,
-                             pred=lambda r: "Recovered" in json.dumps(r["json"]))
+        # ready for recoveredAfter: issue 27 replaces each pod's "recovered" message by one
+        # "resolved" message per incident; q-0 and q-1 are pods of one workload (the fake's
+        # ReplicaSet q-...), the same container and cause: one incident, resolved once, in
+        # the thread of its first alert (q-0's)
+        rec = self.dest.wait(1, "/chat/", timeout=30,
+                             pred=lambda r: "Resolved" in json.dumps(r["json"]))
         self.assert_valid(rec)
         self.assertTrue(all(r["thread_reply"] for r in rec))
+        self.assertEqual(rec[0]["json"]["thread"]["threadKey"], "krc/-/shop/q-0")
+        time.sleep(3 * h.SLOWDOWN)
+        resolved = [r for r in self.dest.requests("/chat/", accepted=True)
+                    if "Resolved" in json.dumps(r["json"])]
+        self.assertEqual(len(resolved), 1)
 
     # ---- the storm guard: a summary to each destination, in its format ----
 
     def test_storm_summary_goes_to_each_destination_in_its_format(self):
         text, url = self.gchat_dest()
-        for i in range(20):
-            self.kube.create_pod("batch", "w-%02d" % i)
+        for i in range(20):  # bare pods: one incident each (issue 27: the storm counts incidents)
+            self.kube.create_pod("batch", "w-%02d" % i, owner=False)
         self.start("destinations:\n" + self.webhook_dest() + self.pd_dest() + self.teams_dest() +
                    text,
                    {"KRC_IT_GCHAT_URL": url, "KRC_STORM_THRESHOLD": "3",

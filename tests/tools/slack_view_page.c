@@ -183,7 +183,11 @@ static int storm_and_recovery(struct page *p, double at)
         {"shop", "cart-6d5f9-x2k4p", "app", "dependency_unreachable", "gke-prod-pool-2-7f3a", 3},
         {"shop", "web-7d9c-q8z1m", "app", "oom_killed", "gke-prod-pool-2-7f3a", 1},
     };
-    struct krc_alert_recovered rec = {"payments", "checkout-5f7d9c8b6d-w9j4h", "checkout", 600, 4};
+    struct krc_alert_recovered rec = {.namespace = "payments",
+                                      .pod = "checkout-5f7d9c8b6d-w9j4h",
+                                      .container = "checkout",
+                                      .ready_seconds = 600,
+                                      .restart_count = 4};
     struct krc_alert_summary s;
     struct krc_alert_options o;
     char *json = NULL;

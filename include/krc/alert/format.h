@@ -159,10 +159,29 @@ int krc_alert_summary_names(const struct krc_diagnosis *d, const char *name);
 
 struct krc_alert_recovered {
     const char *namespace;
-    const char *pod;
+    const char *pod; /* an incident's: its first alert's pod (PagerDuty's dedup_key) */
     const char *container;
     int64_t ready_seconds; /* has run ready this long */
     int restart_count;
+    /* The end of an incident (alert/incident.h): one "resolved" message per destination its
+     * first alert went to. workload_kind NULL: a pod's "recovered" message (the fields
+     * below unset). */
+    int64_t incident_id;       /* its store id, 0: not recorded */
+    const char *workload_kind; /* "Deployment"; "Pod" for a bare pod */
+    const char *workload_name;
+    const char *cause;    /* the incident's cause code */
+    long restarts;        /* restarts counted into it */
+    int64_t first_at;     /* its first restart (unix s) */
+    int64_t last_at;      /* its last restart */
+    int moved_on;         /* its last pod went away and no restart followed (not seen ready) */
+    const char *last_pod; /* the pod of its latest restart (may be NULL) */
 };
+
+/* The resolved message's line, for every destination's format: "Resolved: incident #12 of
+ * Deployment shop/api container app (oom_killed), 20 restarts from 03:56 to 04:40 UTC; the
+ * container has run ready for 10m." (or "... the pod went away and no restart followed
+ * within the settle time."). A pod's recovered message (workload_kind NULL): "Recovered:
+ * shop/web-1 container app has run ready for 10m." */
+void krc_alert_resolved_line(const struct krc_alert_recovered *rec, char *out, size_t size);
 
 #endif

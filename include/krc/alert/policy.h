@@ -1,10 +1,10 @@
 /* Alert policy: pure functions from a restart, the configuration and the
  * time to a decision. Where a restart goes (routes, the alert-slack-channel
  * annotation/label, the defaults), whether it is held back (silences, the
- * mute per pod, a log-ignore pattern) and when a storm of restarts to one
- * destination starts and ends.
+ * a log-ignore pattern; the mute acts on incidents, alert/incident.h) and when a storm of restarts
+ * to one destination starts and ends.
  *
- * The mute and the storm guard need memory: it is kept in explicit state
+ * The threads' parents and the storm guard need memory: it is kept in explicit state
  * objects the functions take, with the time passed in (no clock is read, no
  * I/O, no logging). The caller serialises access to a state object. Route and
  * silence patterns arrive compiled (config.c compiles them at (re)load). */
@@ -39,8 +39,8 @@ struct krc_policy {
 /* What happens to a restart (the daemon records the name with it). */
 enum krc_policy_decision {
     KRC_POLICY_ALERT = 0,      /* collect fully and post a new alert */
-    KRC_POLICY_THREAD,         /* Web API: collect and post as a reply in the pod's thread */
-    KRC_POLICY_MUTED,          /* within MUTE_SECONDS of the pod's last alert */
+    KRC_POLICY_THREAD,         /* an incident's paced reply (in its thread) or update */
+    KRC_POLICY_MUTED,          /* a repeat of an open incident, no message due (MUTE_SECONDS) */
     KRC_POLICY_GROUPED,        /* part of an alert storm: counted into the summary */
     KRC_POLICY_SILENCED,       /* a silence matches */
     KRC_POLICY_NO_DESTINATION, /* nothing configured: collect and diagnose, post nothing */
@@ -90,16 +90,18 @@ int krc_policy_silenced(const struct krc_policy *p, const char *ns, const char *
  * NUL-terminated). */
 int krc_policy_log_ignored(const struct krc_policy *p, const char *log, size_t len);
 
-/* --- mute per pod ---------------------------------------------------------- */
+/* --- thread parents ---------------------------------------------------------
+ * The mute per pod became incidents (alert/incident.h, issue 27); its table
+ * remains as the memory of the threads' parents by thread key. */
 
 struct krc_policy_mute {
-    char key[512];        /* namespace/pod */
-    int64_t last_alert_s; /* unix seconds */
-    char ts[64];          /* Web API: the pod's thread parent ("" until posted) */
+    char key[512];        /* the thread key: namespace/pod of an incident's first alert */
+    int64_t last_alert_s; /* unix seconds: when it was remembered */
+    char ts[64];          /* Web API: the thread parent ("" until posted) */
     char channel[64];     /* Web API: the parent's channel id */
 };
 
-/* A bounded table: when full, the pod alerted longest ago is forgotten. */
+/* A bounded table: when full, the entry remembered longest ago is forgotten. */
 struct krc_policy_mutes {
     struct krc_policy_mute *v;
     size_t n;
@@ -114,18 +116,6 @@ void krc_policy_mutes_cleanup(struct krc_policy_mutes *m);
  * there is none. NULL when absent and not created. */
 struct krc_policy_mute *krc_policy_mute_find(struct krc_policy_mutes *m, const char *key,
                                              int create, int64_t now_s);
-
-enum krc_policy_mute_result {
-    KRC_POLICY_MUTE_NONE = 0, /* not muted: the pod is marked alerted at now_s */
-    KRC_POLICY_MUTE_MUTED,    /* within mute_seconds of the pod's last alert */
-    KRC_POLICY_MUTE_THREAD,   /* within mute_seconds, Web API with a thread: reply in it */
-};
-
-/* Is `key` muted at now_s? When not, it is marked alerted now (so a second
- * restart before the first alert is sent is muted, not duplicated). */
-enum krc_policy_mute_result krc_policy_mute_check(const struct krc_policy *p,
-                                                  struct krc_policy_mutes *m, const char *key,
-                                                  int64_t now_s);
 
 /* --- storm guard per destination ------------------------------------------- */
 

@@ -30,9 +30,10 @@ struct krc_sender_message {
     int64_t detected_mono_ms;
     int64_t restart_id; /* set by the caller after recording (0: not recorded) */
     struct krc_restart_ident
-        ident;   /* the restart's (docs/design/detection-and-identity.md), for on_posted */
-    void *dest;  /* private: the plan's destination */
-    void *group; /* private: shared by the messages of one restart (deliver) */
+        ident;         /* the restart's (docs/design/detection-and-identity.md), for on_posted */
+    uint64_t incident; /* an incident's first alert: its handle (alert/incident.h), else 0 */
+    void *dest;        /* private: the plan's destination */
+    void *group;       /* private: shared by the messages of one restart (deliver) */
     /* the same restart's message to its next destination (owned, freed by
      * krc_sender_message_cleanup), or NULL: one outbox row each */
     struct krc_sender_message *next;

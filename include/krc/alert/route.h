@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "krc/alert/incident.h"
 #include "krc/alert/policy.h"
 #include "krc/alert/sink.h"
 #include "krc/alert/format.h"
@@ -32,6 +33,7 @@
 #include "krc/util/pattern.h"
 
 struct krc_sender;
+struct krc_sender_message; /* alert/render.h */
 
 /* One destination of a restart, as the plan names it. */
 struct krc_plan_dest {
@@ -42,6 +44,10 @@ struct krc_plan_dest {
     const char *name;               /* shown in logs ("alert ... to NAME"); NULL: not shown */
     int is_event;                   /* a Kubernetes Event (no thread, no summary) */
     int storming;                   /* in a storm: counted into its summary, no message */
+    /* an incident's repeat: no message to it now (paced, alert/incident.h; PagerDuty gets
+     * none: its incident stays triggered) */
+    int held;
+    int reply; /* with decision KRC_POLICY_THREAD: a reply in the thread (it posts threads) */
 };
 
 struct krc_route_plan {
@@ -62,6 +68,24 @@ struct krc_route_plan {
      * intentional like any other. 0 (as krc_route_restart leaves it): render
      * holds it back (KRC_POLICY_INTENTIONAL); the caller sets it. */
     int page_intentional;
+    /* The restart's incident (alert/incident.h): its handle (0: none), whether the restart
+     * repeats it (decision KRC_POLICY_THREAD: a paced reply or update, KRC_POLICY_MUTED:
+     * counted only) and the thread its messages go to ("": namespace/pod). The caller sets
+     * the headlines a paced message starts with (krc_route_incident_headlines; NULL: none),
+     * kept alive until render. */
+    uint64_t incident;
+    int repeat;
+    char thread_key[320];
+    const char *headline_reply;  /* for replies in the thread */
+    const char *headline_update; /* for updates to destinations without threads */
+};
+
+/* What the pipeline knows of a restart's incident before routing it (after the cheap
+ * diagnosis: what the watch saw, a repeat's carried cause). */
+struct krc_route_incident {
+    const char *workload_kind; /* the report's workload; NULL: a bare pod (kind "Pod", the pod) */
+    const char *workload_name;
+    enum krc_cause cause;
 };
 
 /* Route one restart: fills *plan and returns its decision. Counts muted
@@ -69,6 +93,52 @@ struct krc_route_plan {
  * a destination whose storm this restart starts). Thread-safe. */
 enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
                                            struct krc_route_plan *plan);
+
+/* The same with the restart's incident: the first restart of an incident (none open for
+ * its namespace, workload, container and cause) opens it and is routed as an alert; a
+ * repeat is counted into it and, with muteSeconds > 0, is muted except for the
+ * destinations a message is due to (one reply per incidentReplyInterval in the thread of a
+ * destination with threads, one update per incidentUpdateInterval to one without, none to
+ * PagerDuty): decision KRC_POLICY_THREAD with the others held, or KRC_POLICY_MUTED. A repeat
+ * is never a storm arrival. inc NULL: the restart's pod is its workload, its cause unknown
+ * (what krc_route_restart does). Thread-safe. */
+enum krc_policy_decision krc_route_restart_in(struct krc_sender *n, const struct krc_restart *r,
+                                              const struct krc_route_incident *inc,
+                                              struct krc_route_plan *plan);
+
+/* The restart routed with plan repeats an incident whose first alert's diagnosis the
+ * cheap one carries: the first failure of plan's incident (1 and *ret), 0 when there is
+ * no open incident of that key or its first diagnosis is not known yet. Thread-safe. */
+int krc_route_incident_first(struct krc_sender *n, const char *ns, const char *kind,
+                             const char *name, const char *container,
+                             struct krc_diagnosis_history *ret);
+
+/* The first words of a paced message of plan's incident (a reply, an update): the count
+ * since the last message of that kind and what differs from the first failure (this
+ * restart's report and diagnosis). Thread-safe. */
+void krc_route_incident_headlines(struct krc_sender *n, const struct krc_route_plan *plan,
+                                  const struct krc_restart *r, const struct krc_report *rep,
+                                  const struct krc_diagnosis *dg, char *reply, char *update,
+                                  size_t size);
+
+/* After render: the incident's first alert (plan->repeat 0) keeps its diagnosis, its first
+ * failure (termination, node, log), its thread and the destinations its messages went to
+ * (msg's chain; decision: render's). A first alert that was not posted (held back,
+ * silenced, grouped) leaves the incident unalerted: its next restart is alerted. Thread-safe. */
+void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan *plan,
+                               const struct krc_restart *r, const struct krc_report *rep,
+                               const struct krc_diagnosis *dg, enum krc_policy_decision decision,
+                               const struct krc_sender_message *msg);
+
+/* The store recorded restart `restart_id` into incident `id` (0, 0: the record failed):
+ * the incident's id, for the next repeat and the end. An id other than the one known (the
+ * stored incident had ended meanwhile) replaces it. Thread-safe. */
+void krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t id,
+                                 int64_t restart_id);
+
+/* The store id of plan's incident (0: not recorded yet) and whether its first alert's
+ * record is still being written (a parallel worker): *ret_pending 1. Thread-safe. */
+int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident, int *ret_pending);
 
 /* Route the amendment of a restart already alerted (its device reported
  * Unhealthy after it, detect/dev_health.h): the restart's destinations, as

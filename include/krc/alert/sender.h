@@ -60,6 +60,11 @@ struct krc_sender_options {
     /* Web API: "recovered" reply after the container ran ready this long, as
      * the watch saw it (krc_sender_pod_event); 0: off */
     long recovered_after_s;
+    /* incidents (alert/incident.h): with mute_seconds > 0, a repeat gets at most one reply
+     * per incident_reply_interval_s in the thread (destinations with threads) and one
+     * update per incident_update_interval_s (destinations without) */
+    long incident_reply_interval_s;
+    long incident_update_interval_s;
     int max_log_lines;
     const struct krc_route *routes;
     size_t n_routes;
@@ -158,6 +163,17 @@ size_t krc_sender_dest_stats(struct krc_sender *n, struct krc_sender_dest_stat *
 /* One info line per destination, as krc run starts: its name, kind and the
  * host it posts to (never the path, query or token of a URL). */
 void krc_sender_log_destinations(const struct krc_sender *n);
+
+/* The open incidents of `store` (krc_store_incidents_open), at start-up and
+ * at a take-over, before the watch starts: a repeat of one continues it (its
+ * thread, its count), its awaited pod is watched for the end, and its end
+ * sends one resolved message to each destination its first alert went to.
+ * Returns how many were loaded, or < 0 when the store could not be read
+ * (logged). */
+int krc_sender_load_incidents(struct krc_sender *n, struct krc_store *store);
+
+/* Open incidents held (tests, metrics). */
+size_t krc_sender_incidents_open(struct krc_sender *n);
 
 /* 1 when a restart can be posted somewhere (the implicit Kubernetes Event
  * does not count). */

@@ -99,7 +99,9 @@ struct krc_config {
     long storm_threshold;
     long storm_window_s;
     long storm_summary_delay_s;
-    long recovered_after_s;
+    long recovered_after_s;          /* the incident settle time (0: no resolved message) */
+    long incident_reply_interval_s;  /* an incident's thread replies at most this often */
+    long incident_update_interval_s; /* its updates (destinations without threads) */
     long log_tail_lines;
     long log_limit_bytes;
     long log_transfer_limit_bytes;

@@ -73,6 +73,8 @@ typedef int (*krc_pipeline_collect_fn)(struct krc_kube_client *c, const struct k
                                        struct krc_report *rep, struct krc_error *err);
 /* The log file of a restart (Web API threads): *ret (caller frees with
  * krc_free; NULL when empty) and *ret_len; < 0 when it could not be had. */
+struct krc_track; /* track/track.h: the change tracker */
+
 typedef int (*krc_pipeline_log_file_fn)(struct krc_kube_client *c, const struct krc_restart *r,
                                         char **ret, size_t *ret_len, struct krc_error *err);
 
@@ -98,6 +100,9 @@ struct krc_pipeline_deps {
      * kubelet reported a device Unhealthy (detect/dev_health.h); may be NULL */
     struct krc_metric *restarts_amended;
     struct krc_pipeline_status *status;
+    /* the change tracker (track/track.h): an incident's first alert says
+     * what changed before it (krc_track_describe); NULL: no line */
+    struct krc_track *track;
     int64_t (*mono_ms)(void); /* clock for collect_ms; NULL: krc_clock_mono_ms */
     /* krc_store_record_many's seam (tests: a database that answers KRC_EIO);
      * NULL: krc_store_record_many */

@@ -344,6 +344,17 @@ struct krc_report {
     /* what was cut before the log was kept, when its producer counted it
      * (the collector, krc explain); log_cut.known 0 otherwise */
     struct krc_logtail_cut log_cut;
+
+    /* What changed before the incident's first restart (the change tracker,
+     * track/track.h, asked by the worker at the incident's first alert): one
+     * line ("Deployment shop/api rolled out revision 12 at 03:52, ...", or
+     * "No change to the workload or its node in the 24 h before the first
+     * crash."), and the changes as a JSON array of change objects
+     * (docs/design/incidents.md). Both NULL when nothing can be said
+     * (tracking off, the workload's kind not synced, not a first alert).
+     * Owned, freed with the report. */
+    char *what_changed;
+    char *changes_json;
 };
 
 /* Embedded lifecycle. cleanup releases everything and leaves an initialized
@@ -361,6 +372,8 @@ void krc_report_claim_clear_devices(struct krc_report_claim_status *c);
 void krc_report_clear_events(struct krc_report *r);
 void krc_report_clear_node(struct krc_report *r);
 void krc_report_clear_log(struct krc_report *r);
+/* Forget what_changed and changes_json. */
+void krc_report_clear_changes(struct krc_report *r);
 
 /* Copy `len` bytes of log for `container` (may be NULL). Longer logs keep
  * their last KRC_REPORT_LOG_MAX bytes and get KRC_REPORT_LOG_TRUNCATED;

@@ -400,6 +400,22 @@ static int ke_format_restart(const struct krc_report *rep, const struct krc_diag
                                                      2 * KRC_KUBE_EVENT_NOTE_MAX, 0)) == NULL) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
+    if (summary != NULL && rep->what_changed != NULL && rep->what_changed[0] != '\0') {
+        /* the incident's first alert: what changed before it, after the summary (the
+         * note's limit cuts it first) */
+        char *changed = krc_card_text(fo, rep->what_changed, strlen(rep->what_changed),
+                                      KRC_KUBE_EVENT_NOTE_MAX, 0);
+        size_t size = strlen(summary) + (changed != NULL ? strlen(changed) : 0) + 32;
+        char *both = changed != NULL ? krc_malloc(size) : NULL;
+        if (both != NULL) {
+            snprintf(both, size, "%s What changed: %s", summary, changed);
+            krc_free(summary);
+            summary = both;
+            both = NULL;
+        }
+        krc_free(both);
+        krc_free(changed);
+    }
     memset(&in, 0, sizeof(in));
     in.namespace = rep->namespace;
     in.pod = rep->name;

@@ -120,7 +120,9 @@ static int add_details(cJSON *payload, const struct krc_report *rep, const struc
         cJSON_AddNumberToObject(cd, "restart_count", d->restart_count) == NULL ||
         (d->has_termination ? cJSON_AddNumberToObject(cd, "exit_code", d->exit_code)
                             : cJSON_AddNullToObject(cd, "exit_code")) == NULL ||
-        add_text(cd, "node", fo, rep->node_name, 256, 0) < 0) {
+        add_text(cd, "node", fo, rep->node_name, 256, 0) < 0 ||
+        (rep->what_changed != NULL &&
+         add_text(cd, "what_changed", fo, rep->what_changed, 4096, 0) < 0)) {
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
     if (report_max == 0) {

@@ -212,6 +212,22 @@ static void notes_section(struct fmt *f, struct blocks *bl, const struct krc_rep
     krc_buf_cleanup(&sec);
 }
 
+/* What changed before the incident's first restart (the change tracker's line, on an
+ * incident's first alert only: krc_report.what_changed). */
+static void what_changed_section(struct fmt *f, struct blocks *bl, const struct krc_report *r)
+{
+    struct krc_buf sec;
+
+    if (r->what_changed == NULL || r->what_changed[0] == '\0') {
+        return;
+    }
+    krc_buf_init(&sec, BYTES_FOR(KRC_SLACK_SECTION_MAX));
+    krc_slack_lit(f, &sec, "*What changed:* ");
+    krc_slack_put_red(f, &sec, r->what_changed, KRC_SLACK_SECTION_MAX - 40);
+    krc_slack_block_section(f, bl, &sec);
+    krc_buf_cleanup(&sec);
+}
+
 /* ---- the log tail ---------------------------------------------------------------------- */
 
 struct log_tail {
@@ -576,6 +592,7 @@ int krc_slack_format_restart(const struct krc_report *r, const struct krc_diagno
     krc_slack_block_header(&f, &bl, krc_buf_str(&hdr), block_id);
     krc_slack_cause_section(&f, &bl, r, d);
     krc_slack_facts_section(&f, &bl, r, d);
+    what_changed_section(&f, &bl, r);
     krc_slack_evidence_section(&f, &bl, r, d);
     krc_slack_next_step_section(&f, &bl, d);
     events_section(&f, &bl, r, d);
@@ -627,6 +644,12 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
     krc_slack_put_red(&f, &part, d->summary, 1000);
     krc_slack_litf(&f, &part, " _(confidence: %s)_", krc_confidence_name(d->confidence));
     krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 0);
+    if (r->what_changed != NULL && r->what_changed[0] != '\0') {
+        krc_buf_reset(&part);
+        krc_slack_lit(&f, &part, "*What changed:* ");
+        krc_slack_put_red(&f, &part, r->what_changed, 1000);
+        krc_slack_add_line(&f, &text, &part, KRC_SLACK_TEXT_MAX, 200);
+    }
     for (i = 0, shown = 0; i < d->n_evidence && shown < 5; i++) {
         /* no facts line here: the termination line stays */
         if (!krc_alert_evidence_shown(r, d, i) &&
@@ -978,6 +1001,15 @@ int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
         krc_slack_lit(&f, &text, "[");
         krc_slack_put(&f, &text, o->cluster, 60);
         krc_slack_lit(&f, &text, "] ");
+    }
+    if (rc->workload_kind != NULL) {
+        /* an incident's end (alert/incident.h) */
+        char line[1024];
+        krc_alert_resolved_line(rc, line, sizeof(line));
+        krc_slack_put(&f, &text, line, KRC_SLACK_TEXT_MAX / 2);
+        krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
+        krc_buf_cleanup(&text);
+        return krc_slack_finish(&f, root, ret_json, err);
     }
     if (rc->container != NULL) {
         krc_slack_lit(&f, &text, "container `");

@@ -110,6 +110,10 @@ static void test_no_destination(void **state)
     krc_sender_free(n);
 }
 
+/* Muting acts on incidents (issue 27; was the mute per pod): a repeat of the same
+ * container of the same pod (its workload: here a bare pod) is muted; another container of
+ * the same pod is an incident of its own and alerted (the Go tool's mute per pod held it
+ * back); another pod is alerted. muteSeconds 0: every restart is alerted. */
 static void test_mute_per_pod(void **state)
 {
     struct krc_sender_options o = base_options();
@@ -121,20 +125,29 @@ static void test_mute_per_pod(void **state)
 
     assert_non_null(n);
     assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
-    /* the same pod again, even another container: muted (the Go tool mutes per pod) */
+    assert_int_equal(last_plan.repeat, 0);
     assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    assert_int_equal(last_plan.repeat, 1);
+    assert_int_equal(decide(n, &a2), KRC_POLICY_ALERT);
     assert_int_equal(decide(n, &a2), KRC_POLICY_MUTED);
     assert_int_equal(decide(n, &b), KRC_POLICY_ALERT);
     assert_int_equal(krc_sender_stats(n)->muted, 2);
+    assert_int_equal(krc_sender_incidents_open(n), 3);
     krc_sender_free(n);
 
     o.mute_seconds = 0;
     n = krc_sender_new(&o, NULL);
     assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
     assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
+    /* recorded as one incident all the same */
+    assert_int_equal(last_plan.repeat, 1);
+    assert_int_equal(krc_sender_incidents_open(n), 1);
     krc_sender_free(n);
 }
 
+/* An open incident's repeats are paced (issue 27; was: the mute per pod expired after
+ * muteSeconds): a destination without threads (this webhook) gets one update per
+ * incidentUpdateInterval (30m), its repeats in between are muted, whatever muteSeconds. */
 static void test_mute_expires(void **state)
 {
     struct krc_sender_options o = base_options();
@@ -148,7 +161,18 @@ static void test_mute_expires(void **state)
     krc_clock_set_fake_now(t0 + 599);
     assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
     krc_clock_set_fake_now(t0 + 600);
-    assert_int_equal(decide(n, &a), KRC_POLICY_ALERT);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    krc_clock_set_fake_now(t0 + 1800);
+    assert_int_equal(decide(n, &a), KRC_POLICY_THREAD); /* the update */
+    assert_int_equal(last_plan.n_dests, 1);
+    assert_int_equal(last_plan.dests[0].held, 0);
+    assert_int_equal(last_plan.dests[0].reply, 0); /* a message of its own, no thread */
+    krc_clock_set_fake_now(t0 + 1801);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    krc_clock_set_fake_now(t0 + 3599);
+    assert_int_equal(decide(n, &a), KRC_POLICY_MUTED);
+    krc_clock_set_fake_now(t0 + 3600);
+    assert_int_equal(decide(n, &a), KRC_POLICY_THREAD);
     krc_clock_set_fake_now(0);
     krc_sender_free(n);
 }

@@ -216,7 +216,11 @@ static void test_pagerduty_limits_hold_on_huge_input(void **state)
 static void test_pagerduty_dedup_key_and_resolve(void **state)
 {
     struct krc_alert_options fo;
-    struct krc_alert_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_alert_recovered rec = {.namespace = "shop",
+                                      .pod = "api-0",
+                                      .container = "app",
+                                      .ready_seconds = 600,
+                                      .restart_count = 3};
     struct krc_error e;
     char key[256];
     char long_pod[400];
@@ -353,7 +357,11 @@ static void test_gchat_card_escaped_within_limit(void **state)
     struct krc_report r;
     struct krc_diagnosis d;
     struct krc_alert_options fo;
-    struct krc_alert_recovered rec = {"shop", "api-0", "app", 600, 3};
+    struct krc_alert_recovered rec = {.namespace = "shop",
+                                      .pod = "api-0",
+                                      .container = "app",
+                                      .ready_seconds = 600,
+                                      .restart_count = 3};
     struct krc_error e;
     char *body = NULL;
     cJSON *o;

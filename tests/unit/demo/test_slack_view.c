@@ -357,7 +357,11 @@ static void test_summary_and_recovered(void **state)
     struct krc_alert_group causes[] = {{"dependency_unreachable", 9, NULL},
                                        {"oom_killed", 2, NULL}};
     struct krc_alert_group nodes[] = {{"node-1", 11, NULL}};
-    struct krc_alert_recovered rec = {"shop", "web-1", "app", 600, 5};
+    struct krc_alert_recovered rec = {.namespace = "shop",
+                                      .pod = "web-1",
+                                      .container = "app",
+                                      .ready_seconds = 600,
+                                      .restart_count = 5};
     struct krc_alert_summary s;
     struct krc_alert_options o;
     struct krc_demo_msg m[2] = {{NULL, 0, NULL}};

@@ -369,6 +369,65 @@ static void test_json_claim_message_redacted(void **state)
     krc_report_cleanup(&r);
 }
 
+/* "what_changed" (issue 27): absent without a line; with one, the summary and the change
+ * objects as given; a list that is not a JSON array is left out, never passed on as text. */
+static void test_json_what_changed(void **state)
+{
+    static const char pod[] =
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"}}";
+    static const char line[] = "Deployment n/api rolled out revision 12 at 03:52, 4 min before the "
+                               "first crash: image api:1.4.2 \xe2\x86\x92 api:1.4.3";
+    struct krc_report r;
+    struct krc_error err;
+    cJSON *root;
+    const cJSON *wc;
+    const cJSON *ch;
+    char *json;
+
+    (void)state;
+    krc_report_init(&r);
+    krc_error_clear(&err);
+    assert_int_equal(krc_kube_parse_pod(pod, strlen(pod), &r, &err), 0);
+    json = report_json(&r);
+    assert_null(strstr(json, "what_changed"));
+    krc_free(json);
+
+    r.what_changed = krc_strdup(line);
+    r.changes_json = krc_strdup("[{\"kind\":\"Deployment\",\"namespace\":\"n\",\"name\":\"api\","
+                                "\"revision\":\"12\",\"items\":[\"image api:1.4.2 \xe2\x86\x92 "
+                                "api:1.4.3\"],\"previous_revision\":\"11\",\"previous_ready\":3}]");
+    json = report_json(&r);
+    root = cJSON_Parse(json);
+    assert_non_null(root);
+    wc = cJSON_GetObjectItemCaseSensitive(root, "what_changed");
+    assert_non_null(wc);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(wc, "summary")->valuestring, line);
+    ch = cJSON_GetObjectItemCaseSensitive(wc, "changes");
+    assert_true(cJSON_IsArray(ch));
+    assert_int_equal(cJSON_GetArraySize(ch), 1);
+    assert_string_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ch, 0), "previous_revision")
+            ->valuestring,
+        "11");
+    cJSON_Delete(root);
+    krc_free(json);
+
+    krc_free(r.changes_json);
+    r.changes_json = krc_strdup("{\"not\":\"a list\"}");
+    json = report_json(&r);
+    root = cJSON_Parse(json);
+    ch = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "what_changed"),
+                                          "changes");
+    assert_true(cJSON_IsArray(ch));
+    assert_int_equal(cJSON_GetArraySize(ch), 0);
+    assert_null(strstr(json, "a list"));
+    cJSON_Delete(root);
+    krc_free(json);
+    krc_report_cleanup(&r); /* frees both fields */
+    assert_null(r.what_changed);
+    assert_null(r.changes_json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_json_omitted_counts),
         cmocka_unit_test(test_json_messages_redacted),
         cmocka_unit_test(test_json_claim_message_redacted),
+        cmocka_unit_test(test_json_what_changed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,8 @@ struct krc_sender_options krc_test_sender_options(const char *webhook_url)
     memset(&o, 0, sizeof(o));
     o.webhook_url = webhook_url;
     o.mute_seconds = KRC_TEST_MUTE_S;
+    o.incident_reply_interval_s = 600;   /* the defaults of incidentReplyInterval */
+    o.incident_update_interval_s = 1800; /* and incidentUpdateInterval */
     o.storm_window_s = KRC_TEST_STORM_WINDOW_S;
     o.storm_delay_s = KRC_TEST_STORM_DELAY_S;
     return o;

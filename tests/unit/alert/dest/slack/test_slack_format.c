@@ -460,7 +460,11 @@ static void test_summary(void **state)
 
 static void test_recovered(void **state)
 {
-    struct krc_alert_recovered rc = {"shop", "web-1", "app", 600, 5};
+    struct krc_alert_recovered rc = {.namespace = "shop",
+                                     .pod = "web-1",
+                                     .container = "app",
+                                     .ready_seconds = 600,
+                                     .restart_count = 5};
     struct krc_alert_options o;
     char *json = NULL;
     cJSON *root;
