@@ -384,61 +384,6 @@ int krc_store_find_restart(struct krc_store *s, const struct krc_restart_ident *
     return 0;
 }
 
-/* A row of KRC_SQL_LAST_DIAGNOSED into *ret: 1, or 0 when it cannot be read
- * back whole. */
-static int read_diagnosed(struct krc_store *s, struct krc_sql_stmt *st,
-                          struct krc_diagnosis_history *ret)
-{
-    const char *cause = COL_TEXT(s, st, 1);
-    const char *conf = COL_TEXT(s, st, 2);
-    const char *reason = COL_TEXT(s, st, 5);
-
-    memset(ret, 0, sizeof(*ret));
-    ret->id = COL_INT(s, st, 0);
-    if (cause == NULL || krc_cause_parse(cause, &ret->cause) < 0) {
-        return 0;
-    }
-    if (conf == NULL || krc_confidence_parse(conf, &ret->confidence) < 0) {
-        ret->confidence = KRC_CONFIDENCE_LOW;
-    }
-    ret->has_exit_code = !s->drv->col_null(st, 3);
-    ret->exit_code = (int)COL_INT(s, st, 3);
-    ret->signal = (int)COL_INT(s, st, 4);
-    if (reason != NULL) {
-        if (strlen(reason) >= sizeof(ret->reason)) {
-            return 0;
-        }
-        ret->has_reason = 1;
-        snprintf(ret->reason, sizeof(ret->reason), "%s", reason);
-    }
-    ret->log_collected = COL_INT(s, st, 6) != 0;
-    return 1;
-}
-
-int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
-                             struct krc_diagnosis_history *ret, struct krc_error *err)
-{
-    struct krc_sql_stmt *st = NULL;
-    int rc;
-
-    if (!nonempty(pod_uid) || !nonempty(container)) {
-        return krc_error_set(err, KRC_EINVAL,
-                             "last diagnosed restart: needs pod_uid and container");
-    }
-    if ((rc = krc_sql_prepare(s, KRC_SQL_LAST_DIAGNOSED, &st, err)) < 0) {
-        return rc;
-    }
-    ST_TEXT(s, st, 1, s->cluster);
-    ST_TEXT(s, st, 2, pod_uid);
-    ST_TEXT(s, st, 3, container);
-    rc = s->drv->step(st, "reading the container's last diagnosed restart", err);
-    if (rc == 1) {
-        rc = read_diagnosed(s, st, ret);
-    }
-    s->drv->done(st);
-    return rc;
-}
-
 /* One restart row updated in a transaction: statement `first` with the id as
  * $1 and texts as $2..; then, when text2 is given, statement `second` with
  * ($1 id, $2 text2). A row that is not there is KRC_ENOTFOUND. Retried once

@@ -46,11 +46,6 @@ static const char *const sql_text[KRC_SQL_N_FIXED] = {
     [KRC_SQL_FIND_RESTART] = "SELECT id FROM restarts WHERE {scope}pod_uid = $2 AND container = $3 "
                              "AND identity = $4",
     [KRC_SQL_RESTART_EXISTS] = "SELECT 1 FROM restarts WHERE id = $1",
-    [KRC_SQL_LAST_DIAGNOSED] =
-        "SELECT r.id, r.cause, r.confidence, r.exit_code, r.signal, r.reason, coalesce((SELECT "
-        "CASE WHEN {log_bytes} > 0 THEN 1 ELSE 0 END FROM reports p WHERE p.restart_id = r.id), "
-        "0) FROM restarts r WHERE {rscope}r.pod_uid = $2 AND r.container = $3 AND r.decision IN "
-        "('alert', 'thread_reply', 'not_posted') ORDER BY r.detected_at DESC, r.id DESC LIMIT 1",
     [KRC_SQL_INSERT_REPORT] =
         "INSERT INTO reports (restart_id, message, report_json) VALUES ($1, $2, $3)",
     [KRC_SQL_SET_DECISION] = "UPDATE restarts SET decision = $2 WHERE id = $1",

@@ -69,11 +69,12 @@ int krc_signal_number(const char *name);
 int krc_diagnosis_redact(struct krc_diagnosis *d, const struct krc_redactor *rd,
                          struct krc_error *err);
 
-/* A container's last diagnosed (collected) restart, as the history has it:
- * the store reads it back (the newest restart of that pod UID and container
- * that was collected) and a muted repeat, which is not collected, may carry
- * its cause (krc_diagnosis_carry, include/krc/diagnose/diagnose.h). A value:
- * it owns its reason, so it outlives the row it was read from. */
+/* A diagnosed (collected) restart as the history has it: an open incident's
+ * first failure (kept by the sender's incident table, read back from the
+ * history at start-up and take-over), which a muted repeat of the incident,
+ * not collected, may carry (krc_diagnosis_carry,
+ * include/krc/diagnose/diagnose.h). A value: it owns its reason, so it
+ * outlives the row it was read from. */
 struct krc_diagnosis_history {
     int64_t id; /* its history id */
     enum krc_cause cause;

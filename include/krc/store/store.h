@@ -238,15 +238,6 @@ int krc_store_record_many(struct krc_store *s, const struct krc_store_restart *r
 int krc_store_find_restart(struct krc_store *s, const struct krc_restart_ident *id, int64_t *ret_id,
                            struct krc_error *err);
 
-/* The container's last diagnosed restart: the newest of this pod UID and
- * container that was collected (decision alert, thread_reply or
- * not_posted), for a muted repeat to compare with (krc_diagnosis_carry). */
-/* 1 with *ret, 0 when there is none (or its cause or reason cannot be read
- * back whole), < 0 on a database error. Served by the UNIQUE (pod_uid,
- * container, identity) index. */
-int krc_store_last_diagnosed(struct krc_store *s, const char *pod_uid, const char *container,
-                             struct krc_diagnosis_history *ret, struct krc_error *err);
-
 /* Change the decision (and the message text when non-NULL) of a stored
  * restart, e.g. when a storm began after it was recorded. KRC_ENOTFOUND. */
 int krc_store_set_decision(struct krc_store *s, int64_t restart_id, const char *decision,

@@ -3651,62 +3651,6 @@ static void test_upgrade_sqlite_v8(void **state)
     krc_store_close(s);
 }
 
-static void test_last_diagnosed(void **state)
-{
-    struct krc_store *s = open_mem();
-    struct krc_diagnosis_history d;
-    struct krc_store_restart r1 = mkrec("u1", "ns", "web-1", 1, 1000);
-    struct krc_store_restart r2 = mkrec("u1", "ns", "web-1", 2, 1100);
-    struct krc_store_restart r3 = mkrec("u1", "ns", "web-1", 3, 1200);
-    struct krc_store_restart other = mkrec("u2", "ns", "web-2", 1, 1300);
-    int64_t id1 = 0, id2 = 0, id3 = 0, ido = 0;
-    struct krc_error e;
-    (void)state;
-
-    krc_error_clear(&e);
-    assert_int_equal(krc_store_last_diagnosed(s, "u1", "app", &d, &e), 0);
-    r1.cause = KRC_CAUSE_GPU_OUT_OF_MEMORY;
-    r1.confidence = KRC_CONFIDENCE_HIGH;
-    r1.exit_code = 1;
-    r1.signal = 0;
-    r1.reason = "Error";
-    r1.report_json = "{\"log\":{\"bytes\":120}}";
-    r2.decision = "muted";
-    r2.cause = KRC_CAUSE_APP_ERROR;
-    r3.decision = "grouped";
-    other.decision = "not_posted";
-    assert_int_equal(krc_store_record(s, &r1, NULL, &id1, NULL, &e), 0);
-    assert_int_equal(krc_store_record(s, &r2, NULL, &id2, NULL, &e), 0);
-    assert_int_equal(krc_store_record(s, &r3, NULL, &id3, NULL, &e), 0);
-    assert_int_equal(krc_store_record(s, &other, NULL, &ido, NULL, &e), 0);
-
-    assert_int_equal(krc_store_last_diagnosed(s, "u1", "app", &d, &e), 1);
-    assert_int_equal(d.id, id1);
-    assert_int_equal(d.cause, KRC_CAUSE_GPU_OUT_OF_MEMORY);
-    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
-    assert_true(d.has_exit_code);
-    assert_int_equal(d.exit_code, 1);
-    assert_int_equal(d.signal, 0);
-    assert_true(d.has_reason);
-    assert_string_equal(d.reason, "Error");
-    assert_true(d.log_collected);
-    assert_int_equal(krc_store_last_diagnosed(s, "u1", "sidecar", &d, &e), 0);
-
-    /* a newer collected one wins; no log in its report */
-    r2 = mkrec("u1", "ns", "web-1", 4, 1400);
-    assert_int_equal(krc_store_record(s, &r2, NULL, &id2, NULL, &e), 0);
-    assert_int_equal(krc_store_last_diagnosed(s, "u1", "app", &d, &e), 1);
-    assert_int_equal(d.id, id2);
-    assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
-    assert_int_equal(d.signal, 9);
-    assert_false(d.log_collected);
-    assert_int_equal(krc_store_last_diagnosed(s, "u2", "app", &d, &e), 1);
-    assert_int_equal(d.id, ido);
-
-    assert_int_equal(krc_store_last_diagnosed(s, "", "app", &d, &e), KRC_EINVAL);
-    krc_store_close(s);
-}
-
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--count-restarts") == 0) {
@@ -3742,7 +3686,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_display),
         cmocka_unit_test(test_backend_choice),
         cmocka_unit_test(test_confidence_stored),
-        cmocka_unit_test(test_last_diagnosed),
         cmocka_unit_test(test_identity_is_the_termination),
         cmocka_unit_test(test_row_ident_is_the_recorded_identity),
         cmocka_unit_test(test_migrate_v1_database),

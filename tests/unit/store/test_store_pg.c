@@ -865,7 +865,7 @@ static void test_clusters(void **state)
     krc_store_close(b);
 }
 
-/* get, last_diagnosed, set_decision, the marks, keyset pages, the journal. */
+/* get, set_decision, the marks, keyset pages, the journal. */
 static void test_semantics(void **state)
 {
     char cl[128];
@@ -873,7 +873,6 @@ static void test_semantics(void **state)
     struct krc_store_restart r = restart("sem-uid", 4, 1800000000);
     struct krc_store_outbox msgs[2] = {message("webhook:default"), message("route:2")};
     struct krc_store_entry *e = NULL;
-    struct krc_diagnosis_history d;
     struct krc_store_filter f = {0};
     struct collect c = {0};
     struct krc_error err = {0};
@@ -894,15 +893,6 @@ static void test_semantics(void **state)
         assert_int_equal(again[0], 0);
         assert_int_equal(again[1], 0);
     }
-
-    assert_int_equal(krc_store_last_diagnosed(b, "sem-uid", "app", &d, &err), 1);
-    assert_int_equal(d.id, rid);
-    assert_int_equal(d.cause, KRC_CAUSE_OOM_KILLED);
-    assert_int_equal(d.confidence, KRC_CONFIDENCE_HIGH);
-    assert_int_equal(d.exit_code, 137);
-    assert_string_equal(d.reason, "OOMKilled");
-    assert_int_equal(d.log_collected, 1);
-    assert_int_equal(krc_store_last_diagnosed(b, "other", "app", &d, &err), 0);
 
     assert_int_equal(krc_store_mark_attempt(b, oids[0], "HTTP 500", 0, &err), 0);
     assert_int_equal(krc_store_mark_attempt(b, oids[1], "HTTP 404", 1, &err), 0);
