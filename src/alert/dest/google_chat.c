@@ -278,13 +278,7 @@ int krc_gchat_format_recovered(const struct krc_alert_recovered *rec,
 
     *ret_body = NULL;
     krc_gchat_thread_key(fo->cluster, rec->namespace, rec->pod, key, sizeof(key));
-    if (rec->workload_kind != NULL) {
-        krc_alert_resolved_line(rec, line, sizeof(line)); /* an incident's end */
-    } else {
-        snprintf(line, sizeof(line),
-                 "Recovered: %s/%s (%s) has run ready for %llds (restart count %d)", rec->namespace,
-                 rec->pod, rec->container, (long long)rec->ready_seconds, rec->restart_count);
-    }
+    krc_alert_resolved_line(rec, line, sizeof(line)); /* an incident's end */
     m = message(line, "recovered", rec->workload_kind != NULL ? "Resolved" : "Recovered",
                 fo->cluster, key, &sections);
     if (m != NULL && ((w = section(sections, NULL)) == NULL || paragraph(w, NULL, line) < 0)) {

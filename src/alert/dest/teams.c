@@ -247,13 +247,7 @@ int krc_teams_format_recovered(const struct krc_alert_recovered *rec,
 
     (void)fo;
     *ret_body = NULL;
-    if (rec->workload_kind != NULL) {
-        krc_alert_resolved_line(rec, line, sizeof(line)); /* an incident's end */
-    } else {
-        snprintf(line, sizeof(line),
-                 "Recovered: %s/%s (%s) has run ready for %llds (restart count %d)", rec->namespace,
-                 rec->pod, rec->container, (long long)rec->ready_seconds, rec->restart_count);
-    }
+    krc_alert_resolved_line(rec, line, sizeof(line)); /* an incident's end */
     if (m == NULL || plain_text(body, line, 0, NULL) < 0) {
         cJSON_Delete(m);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
