@@ -335,7 +335,8 @@ static void image_of(const char *const *facts, size_t n, const char *container, 
     for (size_t j = 0; j < n; j++) {
         struct fact f;
         split(facts[j], &f);
-        if (f.type != KRC_FACT_IMAGE || f.clen != clen || memcmp(f.container, container, clen)) {
+        if (f.type != KRC_FACT_IMAGE || f.clen != clen ||
+            memcmp(f.container, container, clen) != 0) {
             continue;
         }
         if (f.slen == 0) {
@@ -429,7 +430,8 @@ int krc_track_diff(const char *const *old, size_t n_old, const char *const *cur,
         return rc;
     }
     while (i < n_old || j < n_cur) {
-        struct fact fo, fn;
+        struct fact fo = {0};
+        struct fact fn = {0};
         char p[300];
         int c;
         if (i < n_old) {

@@ -1108,7 +1108,8 @@ def run_image(plan, image, work, mounts):
             check(any("kubeconfig /etc/krc/kubeconfig" in l.get("msg", "")
                       for l in krc.json_lines()),
                   "krc did not use the kubeconfig:\n%s" % krc.tail())
-            restart_and_wait(fk, fs_plain, krc, "web-2", what)
+            # another workload: web-1 above opened an incident whose repeats are paced
+            restart_and_wait(fk, fs_plain, krc, "api-2", what)
         finally:
             stop_krc(krc, what)
         log("%s: restart diagnosed, Slack reached by a host name (nsswitch.conf, "
