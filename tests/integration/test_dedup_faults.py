@@ -194,9 +194,10 @@ class DedupFaultsTest(unittest.TestCase):
         self.kube.clear_requests()
         # the API server is back: as soon as the watch is open again, a malformed line
         # comes before its next event, which is a restart
-        h.wait_until(lambda: any(r["query"].get("watch") and r["status"] == 200
-                                 for r in self.kube.requests()), 60, interval=0.01,
-                     what="the watch reconnected after the outage")
+        # the pod watch's own: the change-tracking watches reconnect on their own backoff
+        h.wait_until(lambda: any(r["path"] == "/api/v1/pods" and r["query"].get("watch")
+                                 and r["status"] == 200 for r in self.kube.requests()),
+                     60, interval=0.01, what="the pod watch reconnected after the outage")
         self.kube.fault(type="malformed_line", text="{\"type\":\"MODIFIED\",\"object\":")
         t0 = time.monotonic()
         self.kube.restart("shop", "web-w", "app", exit_code=137, reason="OOMKilled")

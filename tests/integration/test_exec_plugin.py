@@ -35,7 +35,8 @@ PLUGIN = """#!/bin/sh
 # fake exec credential plugin: counts its runs, answers with the fake API server's token
 d='%(dir)s'
 n=$(( $(cat "$d/runs" 2>/dev/null || echo 0) + 1 ))
-echo $n > "$d/runs"
+# written whole (another run may read it meanwhile: krc runs the plugin for each watch)
+echo $n > "$d/runs.$$" && mv -f "$d/runs.$$" "$d/runs"
 printf '%%s' "$KUBERNETES_EXEC_INFO" > "$d/info"
 echo "fake-plugin: run $n for $FAKE_PROFILE" >&2
 tok=$(cat '%(token)s')
