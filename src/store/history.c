@@ -513,85 +513,45 @@ static void read_row(struct krc_store *s, struct krc_sql_stmt *st, struct krc_st
 }
 
 /* The list query for the filters in use (so that the database picks the
- * index of the filter that is present), its parameters numbered in order;
- * the pod prefix P is the range [P, P || U+10FFFF) (byte order: SQLite's
- * BINARY, PostgreSQL's pod column is COLLATE "C"). */
-static int build_list(const struct krc_store_filter *f, struct krc_buf *sql, int *n)
+ * index of the filter that is present); the pod prefix P is the range
+ * [P, P || U+10FFFF) (byte order: SQLite's BINARY, PostgreSQL's pod column
+ * is COLLATE "C"), pod_end its end. */
+static void build_list(struct krc_sql_query *q, const struct krc_store_filter *f,
+                       const char *pod_end)
 {
-    int rc = krc_buf_append_str(sql, "SELECT " RESTART_COLS " FROM restarts r WHERE 1 = 1");
-
-#define COND(fmt) (rc = rc == 0 ? krc_buf_printf(sql, " AND " fmt, ++*n) : rc)
+    krc_sql_query_init(q, "SELECT " RESTART_COLS " FROM restarts r WHERE 1 = 1");
     if (f->cluster != NULL) {
-        COND("r.cluster = $%d");
+        krc_sql_query_text(q, " AND r.cluster = ", f->cluster);
     }
     if (f->namespace != NULL) {
-        COND("r.namespace = $%d");
+        krc_sql_query_text(q, " AND r.namespace = ", f->namespace);
     }
     if (f->pod != NULL && f->pod_exact) {
-        COND("r.pod = $%d");
+        krc_sql_query_text(q, " AND r.pod = ", f->pod);
     } else if (f->pod != NULL) {
-        COND("r.pod >= $%d");
-        COND("r.pod < $%d");
+        krc_sql_query_text(q, " AND r.pod >= ", f->pod);
+        krc_sql_query_text(q, " AND r.pod < ", pod_end);
     }
     if (f->workload != NULL) {
-        COND("r.workload_name = $%d");
+        krc_sql_query_text(q, " AND r.workload_name = ", f->workload);
     }
     if (f->cause != NULL) {
-        COND("r.cause = $%d");
+        krc_sql_query_text(q, " AND r.cause = ", f->cause);
     }
     if (f->since > 0) {
-        COND("r.detected_at >= $%d");
+        krc_sql_query_int(q, " AND r.detected_at >= ", f->since);
     }
     if (f->before_id > 0) {
         /* detected_at < A or (detected_at = A and id < B), with a range the
          * index can take */
-        rc = rc == 0 ? krc_buf_printf(sql,
-                                      " AND r.detected_at <= $%d AND (r.detected_at < $%d OR "
-                                      "r.id < $%d)",
-                                      *n + 1, *n + 1, *n + 2)
-                     : rc;
-        *n += 2;
+        krc_sql_query_int(q, " AND r.detected_at <= ", f->before_at);
+        krc_sql_query_int(q, " AND (r.detected_at < ", f->before_at);
+        krc_sql_query_int(q, " OR r.id < ", f->before_id);
+        krc_sql_query_add(q, ")");
     }
-    rc = rc == 0 ? krc_buf_append_str(sql, " ORDER BY r.detected_at DESC, r.id DESC") : rc;
+    krc_sql_query_add(q, " ORDER BY r.detected_at DESC, r.id DESC");
     if (f->limit > 0) {
-        rc = rc == 0 ? krc_buf_printf(sql, " LIMIT $%d", ++*n) : rc;
-    }
-#undef COND
-    return rc;
-}
-
-static void bind_list(struct krc_store *s, struct krc_sql_stmt *st,
-                      const struct krc_store_filter *f, const char *pod_end)
-{
-    int n = 0;
-
-    if (f->cluster != NULL) {
-        ST_TEXT(s, st, ++n, f->cluster);
-    }
-    if (f->namespace != NULL) {
-        ST_TEXT(s, st, ++n, f->namespace);
-    }
-    if (f->pod != NULL) {
-        ST_TEXT(s, st, ++n, f->pod);
-        if (!f->pod_exact) {
-            ST_TEXT(s, st, ++n, pod_end);
-        }
-    }
-    if (f->workload != NULL) {
-        ST_TEXT(s, st, ++n, f->workload);
-    }
-    if (f->cause != NULL) {
-        ST_TEXT(s, st, ++n, f->cause);
-    }
-    if (f->since > 0) {
-        ST_INT(s, st, ++n, f->since);
-    }
-    if (f->before_id > 0) {
-        ST_INT(s, st, ++n, f->before_at);
-        ST_INT(s, st, ++n, f->before_id);
-    }
-    if (f->limit > 0) {
-        ST_INT(s, st, ++n, f->limit);
+        krc_sql_query_int(q, " LIMIT ", f->limit);
     }
 }
 
@@ -600,10 +560,9 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
 {
     struct krc_store_filter none;
     struct krc_sql_stmt *st = NULL;
-    struct krc_buf sql;
+    struct krc_sql_query q;
     struct krc_buf pod_end;
-    int n = 0;
-    int rc;
+    int rc = 0;
 
     if (fn == NULL) {
         return krc_error_set(err, KRC_EINVAL, "list: no callback");
@@ -612,20 +571,17 @@ int krc_store_list(struct krc_store *s, const struct krc_store_filter *f, krc_st
         memset(&none, 0, sizeof(none));
         f = &none;
     }
-    krc_buf_init(&sql, 8192);
     krc_buf_init(&pod_end, 4096);
-    rc = build_list(f, &sql, &n);
-    if (rc == 0 && f->pod != NULL && !f->pod_exact) {
+    if (f->pod != NULL && !f->pod_exact) {
         rc = krc_buf_printf(&pod_end, "%s\xf4\x8f\xbf\xbf", f->pod); /* P || U+10FFFF */
     }
     if (rc < 0) {
         rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
     } else {
-        rc = krc_sql_prepare_text(s, KRC_SQL_DYNAMIC, krc_buf_str(&sql), 0, &st, err);
+        build_list(&q, f, krc_buf_str(&pod_end));
+        rc = krc_sql_query_prepare(s, &q, &st, "listing restarts", err);
     }
-    krc_buf_cleanup(&sql);
     if (rc == 0) {
-        bind_list(s, st, f, krc_buf_str(&pod_end));
         while ((rc = s->drv->step(st, "listing restarts", err)) == 1) {
             struct krc_store_row row;
             read_row(s, st, &row, NULL);

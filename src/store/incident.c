@@ -256,67 +256,35 @@ int krc_store_incidents_open(struct krc_store *s, krc_store_incident_fn fn, void
     return rc;
 }
 
-/* The list query for the filters in use, its parameters numbered in order. */
-static int build_incident_list(const struct krc_store_incident_filter *f, struct krc_buf *sql)
+/* The list query for the filters in use. */
+static void build_incident_list(struct krc_sql_query *q, const struct krc_store_incident_filter *f)
 {
-    int n = 0;
-    int rc = krc_buf_append_str(sql, "SELECT " INCIDENT_COLS " FROM incidents WHERE 1 = 1");
-
-#define COND(fmt) (rc = rc == 0 ? krc_buf_printf(sql, " AND " fmt, ++n) : rc)
+    krc_sql_query_init(q, "SELECT " INCIDENT_COLS " FROM incidents WHERE 1 = 1");
     if (f->cluster != NULL) {
-        COND("cluster = $%d");
+        krc_sql_query_text(q, " AND cluster = ", f->cluster);
     }
     if (f->namespace != NULL) {
-        COND("namespace = $%d");
+        krc_sql_query_text(q, " AND namespace = ", f->namespace);
     }
     if (f->workload_kind != NULL) {
-        COND("workload_kind = $%d");
+        krc_sql_query_text(q, " AND workload_kind = ", f->workload_kind);
     }
     if (f->workload_name != NULL) {
-        COND("workload_name = $%d");
+        krc_sql_query_text(q, " AND workload_name = ", f->workload_name);
     }
     if (f->open_only) {
-        rc = rc == 0 ? krc_buf_append_str(sql, " AND ended_at IS NULL") : rc;
+        krc_sql_query_add(q, " AND ended_at IS NULL");
     }
     if (f->since > 0) {
-        COND("(ended_at IS NULL OR ended_at >= $%d)");
+        krc_sql_query_int(q, " AND (ended_at IS NULL OR ended_at >= ", f->since);
+        krc_sql_query_add(q, ")");
     }
     if (f->before_id > 0) {
-        COND("id < $%d");
+        krc_sql_query_int(q, " AND id < ", f->before_id);
     }
-    rc = rc == 0 ? krc_buf_append_str(sql, " ORDER BY id DESC") : rc;
+    krc_sql_query_add(q, " ORDER BY id DESC");
     if (f->limit > 0) {
-        rc = rc == 0 ? krc_buf_printf(sql, " LIMIT $%d", ++n) : rc;
-    }
-#undef COND
-    return rc;
-}
-
-static void bind_incident_list(struct krc_store *s, struct krc_sql_stmt *st,
-                               const struct krc_store_incident_filter *f)
-{
-    int n = 0;
-
-    if (f->cluster != NULL) {
-        ST_TEXT(s, st, ++n, f->cluster);
-    }
-    if (f->namespace != NULL) {
-        ST_TEXT(s, st, ++n, f->namespace);
-    }
-    if (f->workload_kind != NULL) {
-        ST_TEXT(s, st, ++n, f->workload_kind);
-    }
-    if (f->workload_name != NULL) {
-        ST_TEXT(s, st, ++n, f->workload_name);
-    }
-    if (f->since > 0) {
-        ST_INT(s, st, ++n, f->since);
-    }
-    if (f->before_id > 0) {
-        ST_INT(s, st, ++n, f->before_id);
-    }
-    if (f->limit > 0) {
-        ST_INT(s, st, ++n, f->limit);
+        krc_sql_query_int(q, " LIMIT ", f->limit);
     }
 }
 
@@ -325,7 +293,7 @@ int krc_store_incidents_list(struct krc_store *s, const struct krc_store_inciden
 {
     struct krc_store_incident_filter none;
     struct krc_sql_stmt *st = NULL;
-    struct krc_buf sql;
+    struct krc_sql_query q;
     int rc;
 
     if (fn == NULL) {
@@ -335,17 +303,10 @@ int krc_store_incidents_list(struct krc_store *s, const struct krc_store_inciden
         memset(&none, 0, sizeof(none));
         f = &none;
     }
-    krc_buf_init(&sql, 4096);
-    if (build_incident_list(f, &sql) < 0) {
-        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
-    } else {
-        rc = krc_sql_prepare_text(s, KRC_SQL_DYNAMIC, krc_buf_str(&sql), 0, &st, err);
-    }
-    krc_buf_cleanup(&sql);
-    if (rc < 0) {
+    build_incident_list(&q, f);
+    if ((rc = krc_sql_query_prepare(s, &q, &st, "listing incidents", err)) < 0) {
         return rc;
     }
-    bind_incident_list(s, st, f);
     return each_incident(s, st, fn, ud, "listing incidents", err);
 }
 
@@ -573,89 +534,47 @@ int krc_store_record_change(struct krc_store *s, const struct krc_store_change *
     return id > 0 ? 0 : KRC_STORE_EXISTS;
 }
 
-/* The change list's query, its parameters numbered in order: the object
- * (what of namespace, kind, name is given) or the nodes, then the times. */
-static int build_change_list(const struct krc_store_change_filter *f, struct krc_buf *sql)
+/* The change list's query: the object (what of namespace, kind, name is
+ * given) or the nodes, then the times. */
+static void build_change_list(struct krc_sql_query *q, const struct krc_store_change_filter *f)
 {
-    int n = 0;
     int obj = f->namespace != NULL || f->kind != NULL || f->name != NULL;
-    int rc =
-        krc_buf_append_str(sql, "SELECT id, namespace, kind, name, revision, manager, summary, "
-                                "detail_json, at, recorded_at, cluster FROM changes WHERE "
-                                "1 = 1");
 
-#define COND(fmt) (rc = rc == 0 ? krc_buf_printf(sql, fmt, ++n) : rc)
+    krc_sql_query_init(q, "SELECT id, namespace, kind, name, revision, manager, summary, "
+                          "detail_json, at, recorded_at, cluster FROM changes WHERE 1 = 1");
     if (f->cluster != NULL) {
-        COND(" AND cluster = $%d");
+        krc_sql_query_text(q, " AND cluster = ", f->cluster);
     }
     if (obj || f->n_nodes > 0) {
-        rc = rc == 0 ? krc_buf_append_str(sql, " AND ((1 = 1") : rc;
+        krc_sql_query_add(q, " AND ((1 = 1");
         if (f->namespace != NULL) {
-            COND(" AND namespace = $%d");
+            krc_sql_query_text(q, " AND namespace = ", f->namespace);
         }
         if (f->kind != NULL) {
-            COND(" AND kind = $%d");
+            krc_sql_query_text(q, " AND kind = ", f->kind);
         }
         if (f->name != NULL) {
-            COND(" AND name = $%d");
+            krc_sql_query_text(q, " AND name = ", f->name);
         }
-        if (!obj) {
-            rc = rc == 0 ? krc_buf_append_str(sql, " AND 1 = 0") : rc;
-        }
-        rc = rc == 0 ? krc_buf_append_str(sql, ")") : rc;
+        krc_sql_query_add(q, obj ? ")" : " AND 1 = 0)");
         if (f->n_nodes > 0) {
-            rc = rc == 0 ? krc_buf_append_str(sql,
-                                              " OR (namespace = '' AND kind = 'Node' AND name IN (")
-                         : rc;
+            krc_sql_query_add(q, " OR (namespace = '' AND kind = 'Node' AND name IN (");
             for (size_t i = 0; i < f->n_nodes; i++) {
-                COND(i == 0 ? "$%d" : ", $%d");
+                krc_sql_query_text(q, i == 0 ? "" : ", ", f->nodes[i]);
             }
-            rc = rc == 0 ? krc_buf_append_str(sql, "))") : rc;
+            krc_sql_query_add(q, "))");
         }
-        rc = rc == 0 ? krc_buf_append_str(sql, ")") : rc;
+        krc_sql_query_add(q, ")");
     }
     if (f->since > 0) {
-        COND(" AND at >= $%d");
+        krc_sql_query_int(q, " AND at >= ", f->since);
     }
     if (f->until > 0) {
-        COND(" AND at < $%d");
+        krc_sql_query_int(q, " AND at < ", f->until);
     }
-    rc = rc == 0 ? krc_buf_append_str(sql, " ORDER BY at DESC, id DESC") : rc;
+    krc_sql_query_add(q, " ORDER BY at DESC, id DESC");
     if (f->limit > 0) {
-        COND(" LIMIT $%d");
-    }
-#undef COND
-    return rc;
-}
-
-static void bind_change_list(struct krc_store *s, struct krc_sql_stmt *st,
-                             const struct krc_store_change_filter *f)
-{
-    int n = 0;
-
-    if (f->cluster != NULL) {
-        ST_TEXT(s, st, ++n, f->cluster);
-    }
-    if (f->namespace != NULL) {
-        ST_TEXT(s, st, ++n, f->namespace);
-    }
-    if (f->kind != NULL) {
-        ST_TEXT(s, st, ++n, f->kind);
-    }
-    if (f->name != NULL) {
-        ST_TEXT(s, st, ++n, f->name);
-    }
-    for (size_t i = 0; i < f->n_nodes; i++) {
-        ST_TEXT(s, st, ++n, f->nodes[i]);
-    }
-    if (f->since > 0) {
-        ST_INT(s, st, ++n, f->since);
-    }
-    if (f->until > 0) {
-        ST_INT(s, st, ++n, f->until);
-    }
-    if (f->limit > 0) {
-        ST_INT(s, st, ++n, f->limit);
+        krc_sql_query_int(q, " LIMIT ", f->limit);
     }
 }
 
@@ -690,7 +609,7 @@ int krc_store_changes_list(struct krc_store *s, const struct krc_store_change_fi
 {
     struct krc_store_change_filter none;
     struct krc_sql_stmt *st = NULL;
-    struct krc_buf sql;
+    struct krc_sql_query q;
     int rc;
 
     if (fn == NULL) {
@@ -709,16 +628,9 @@ int krc_store_changes_list(struct krc_store *s, const struct krc_store_change_fi
             return krc_error_set(err, KRC_EINVAL, "change list: node %zu is NULL", i);
         }
     }
-    krc_buf_init(&sql, 8192);
-    if (build_change_list(f, &sql) < 0) {
-        rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
-    } else {
-        rc = krc_sql_prepare_text(s, KRC_SQL_DYNAMIC, krc_buf_str(&sql), 0, &st, err);
-    }
-    krc_buf_cleanup(&sql);
-    if (rc < 0) {
+    build_change_list(&q, f);
+    if ((rc = krc_sql_query_prepare(s, &q, &st, "listing changes", err)) < 0) {
         return rc;
     }
-    bind_change_list(s, st, f);
     return each_change(s, st, fn, ud, err);
 }

@@ -287,6 +287,80 @@ int krc_sql_prepare_text(struct krc_store *s, int id, const char *tmpl, unsigned
     return rc;
 }
 
+void krc_sql_query_init(struct krc_sql_query *q, const char *head)
+{
+    krc_buf_init(&q->sql, 16384);
+    q->failed = 0;
+    q->n = 0;
+    krc_sql_query_add(q, head);
+}
+
+void krc_sql_query_add(struct krc_sql_query *q, const char *text)
+{
+    if (!q->failed && krc_buf_append_str(&q->sql, text) < 0) {
+        q->failed = KRC_SQL_QUERY_NOMEM;
+    }
+}
+
+/* before, then $n for the next parameter: its slot, -1 when failed. */
+static int next_param(struct krc_sql_query *q, const char *before)
+{
+    if (!q->failed && q->n == KRC_SQL_QUERY_PARAMS) {
+        q->failed = KRC_SQL_QUERY_TOO_MANY;
+    }
+    if (!q->failed && krc_buf_printf(&q->sql, "%s$%d", before, q->n + 1) < 0) {
+        q->failed = KRC_SQL_QUERY_NOMEM;
+    }
+    if (q->failed) {
+        return -1;
+    }
+    return q->n++;
+}
+
+void krc_sql_query_text(struct krc_sql_query *q, const char *before, const char *v)
+{
+    int i = next_param(q, before);
+
+    if (i >= 0) {
+        q->p[i].text = v;
+        q->p[i].is_text = 1;
+    }
+}
+
+void krc_sql_query_int(struct krc_sql_query *q, const char *before, int64_t v)
+{
+    int i = next_param(q, before);
+
+    if (i >= 0) {
+        q->p[i].i = v;
+        q->p[i].is_text = 0;
+    }
+}
+
+int krc_sql_query_prepare(struct krc_store *s, struct krc_sql_query *q, struct krc_sql_stmt **ret,
+                          const char *what, struct krc_error *err)
+{
+    int rc;
+
+    if (q->failed == KRC_SQL_QUERY_TOO_MANY) {
+        rc = krc_error_set(err, KRC_EINVAL, "%s: more than %d parameters", what,
+                           KRC_SQL_QUERY_PARAMS);
+    } else if (q->failed) {
+        rc = krc_error_set(err, KRC_ENOMEM, "%s: out of memory", what);
+    } else {
+        rc = krc_sql_prepare_text(s, KRC_SQL_DYNAMIC, krc_buf_str(&q->sql), 0, ret, err);
+    }
+    krc_buf_cleanup(&q->sql);
+    for (int i = 0; rc == 0 && i < q->n; i++) {
+        if (q->p[i].is_text) {
+            ST_TEXT(s, *ret, i + 1, q->p[i].text);
+        } else {
+            ST_INT(s, *ret, i + 1, q->p[i].i);
+        }
+    }
+    return rc;
+}
+
 int krc_sql_run(struct krc_store *s, struct krc_sql_stmt *st, const char *what,
                 int64_t *ret_changes, struct krc_error *err)
 {

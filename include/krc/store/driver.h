@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "krc/store/store.h"
+#include "krc/util/buf.h"
 
 /* A driver's connection and statement (their own structs, private to their file). */
 struct krc_sql;
@@ -198,6 +199,32 @@ int krc_sql_prepare_as(struct krc_store *s, int id, unsigned flags, struct krc_s
  * {fragments} and $n, prepared. */
 int krc_sql_prepare_text(struct krc_store *s, int id, const char *tmpl, unsigned flags,
                          struct krc_sql_stmt **ret, struct krc_error *err);
+/* A query assembled from the filters in use: each condition takes the next
+ * parameter number and keeps its value, so that the text and the binding
+ * can never disagree on the order. The values are borrowed: they must live
+ * until krc_sql_query_prepare. */
+#define KRC_SQL_QUERY_PARAMS 80
+struct krc_sql_query {
+    struct krc_buf sql;
+    enum { KRC_SQL_QUERY_NOMEM = 1, KRC_SQL_QUERY_TOO_MANY } failed; /* 0: not failed */
+    int n;
+    struct {
+        const char *text;
+        int64_t i;
+        int is_text;
+    } p[KRC_SQL_QUERY_PARAMS];
+};
+/* Start with `head` (with {fragments} and no parameter). */
+void krc_sql_query_init(struct krc_sql_query *q, const char *head);
+/* Append `text`, which takes no parameter. */
+void krc_sql_query_add(struct krc_sql_query *q, const char *text);
+/* Append `before` then the next parameter ($n), bound to v. */
+void krc_sql_query_text(struct krc_sql_query *q, const char *before, const char *v);
+void krc_sql_query_int(struct krc_sql_query *q, const char *before, int64_t v);
+/* Prepare the text and bind its parameters in order; q's text is released
+ * whatever the result. */
+int krc_sql_query_prepare(struct krc_store *s, struct krc_sql_query *q, struct krc_sql_stmt **ret,
+                          const char *what, struct krc_error *err);
 /* tmpl for `dialect` (owned, krc_free; NULL when out of memory or a fragment is unknown). */
 char *krc_sql_expand(const struct krc_sql_driver *drv, const char *tmpl);
 /* Run a statement that returns no rows and done it; *ret_changes when non-NULL. */

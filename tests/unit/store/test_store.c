@@ -31,6 +31,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/mem.h"
 #include "krc/model/report_json.h"
+#include "krc/store/driver.h"
 #include "krc/store/store.h"
 #include "store_target.h"
 
@@ -226,6 +227,51 @@ static void test_delivery_prefers_a_message_to_the_event(void **state)
     assert_int_equal(krc_store_get(s, rid, &ent, NULL), 0);
     assert_string_equal(ent->row.delivery, "failed");
     krc_store_entry_free(ent);
+    krc_store_close(s);
+}
+
+/* The query builder binds each value to the parameter its condition took,
+ * in both dialects, and refuses more parameters than it holds. */
+static int query_rows(struct krc_store *s, const char *a, int64_t b, const char *c)
+{
+    struct krc_sql_query q;
+    struct krc_sql_stmt *st = NULL;
+    struct krc_error e;
+    int rows = 0;
+    int rc;
+
+    krc_sql_query_init(&q, "SELECT 1 WHERE 1 = 1");
+    krc_sql_query_text(&q, " AND CAST('alpha' AS TEXT) = ", a);
+    krc_sql_query_int(&q, " AND (CAST(7 AS BIGINT) = ", b);
+    krc_sql_query_add(&q, ")");
+    krc_sql_query_text(&q, " AND CAST('gamma' AS TEXT) = ", c);
+    assert_int_equal(krc_sql_query_prepare(s, &q, &st, "a test query", &e), 0);
+    while ((rc = s->drv->step(st, "a test query", &e)) == 1) {
+        rows++;
+    }
+    s->drv->done(st);
+    assert_int_equal(rc, 0);
+    return rows;
+}
+
+static void test_query_builder(void **state)
+{
+    struct krc_store *s = open_mem();
+    struct krc_sql_query q;
+    struct krc_sql_stmt *st = NULL;
+    struct krc_error e;
+
+    (void)state;
+    assert_true(query_rows(s, "alpha", 7, "gamma") > 0);
+    assert_int_equal(query_rows(s, "gamma", 7, "alpha"), 0);
+    assert_int_equal(query_rows(s, "alpha", 8, "gamma"), 0);
+
+    krc_sql_query_init(&q, "SELECT 1 WHERE 1 = 1");
+    for (int i = 0; i <= KRC_SQL_QUERY_PARAMS; i++) {
+        krc_sql_query_int(&q, " AND 1 = ", 1);
+    }
+    assert_int_equal(krc_sql_query_prepare(s, &q, &st, "a long query", &e), KRC_EINVAL);
+    assert_non_null(strstr(e.msg, "a long query: more than 80 parameters"));
     krc_store_close(s);
 }
 
@@ -3657,6 +3703,7 @@ int main(int argc, char **argv)
         return count_restarts_main(argv[2]);
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_query_builder),
         cmocka_unit_test(test_record_and_duplicate),
         cmocka_unit_test(test_record_many_destinations),
         cmocka_unit_test(test_delivery_prefers_a_message_to_the_event),
