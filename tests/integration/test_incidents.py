@@ -225,7 +225,10 @@ class IncidentTest(Base):
         self.assertIn(first_pod, full_text(parent))
         replies = [m for m in posts if m["thread_ts"]]
         self.assertTrue(all(m["thread_ts"] == parent["ts"] for m in replies))
-        # paced: fewer replies than repeats, each counting the repeats since the last
+        # paced: fewer replies than repeats (one a second at most; the 19 repeats take more
+        # than 3.8 s), each counting the repeats since the last message: the counts add up to
+        # the incident's total at that reply, less the first alert's restart
+        self.assertGreaterEqual(len(replies), 2, [full_text(m)[:120] for m in posts])
         self.assertLess(len(replies), 19)
         told = 0
         for m in replies:
@@ -233,6 +236,7 @@ class IncidentTest(Base):
                             full_text(m))
             self.assertIsNotNone(got, full_text(m)[:300])
             told += int(got.group(1))
+            self.assertEqual(told, int(got.group(2)) - 1, full_text(m)[:300])
         self.assertLessEqual(told, 19)
         # the last pod runs ready for the settle time: one resolved message, in the thread
         self.set_ready(used[-1])
