@@ -421,6 +421,61 @@ static void test_config_notes(void **state)
     krc_track_free(t);
 }
 
+/* A ConfigMap two workloads share, at the same resourceVersion: each
+ * workload's crash names it (the second must not hear "No change"), and
+ * its change is recorded for the history once. */
+static void test_shared_config_note(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track_config_ref ref = {"ConfigMap", "shared-config"};
+    struct krc_track_config_meta m;
+    struct drained d;
+    char *line, *json;
+    const char *named = "ConfigMap shop/shared-config data changed at 03:50 by kubectl-edit, 2 "
+                        "min before the first crash";
+
+    sync_all(t, T0 - 3600);
+    memset(&m, 0, sizeof(m));
+    m.at = T0 - 120;
+    snprintf(m.manager, sizeof(m.manager), "kubectl-edit");
+    snprintf(m.resource_version, sizeof(m.resource_version), "977");
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "api", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "StatefulSet", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1); /* once per resourceVersion */
+    assert_string_equal(d.name[0], "shared-config");
+    assert_string_equal(d.revision[0], "977");
+    assert_int_equal(describe(t, "shop", "Deployment", "api", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    assert_int_equal(describe(t, "shop", "Deployment", "web", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    assert_int_equal(describe(t, "shop", "StatefulSet", "web", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    /* a workload that does not reference it */
+    assert_int_equal(describe(t, "shop", "Deployment", "worker", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, "No change to the workload in the 24 h before the first crash.");
+    krc_free(line);
+    krc_free(json);
+    /* its next content: recorded again, once */
+    m.at = T0 - 60;
+    snprintf(m.resource_version, sizeof(m.resource_version), "990");
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "api", &ref, &m), 0);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1);
+    assert_string_equal(d.revision[0], "990");
+    krc_track_free(t);
+}
+
 /* Objects deleted while the watch was down leave at the next sync; the
  * ring keeps max_changes and counts what it dropped. */
 static void test_sync_sweep_and_ring(void **state)
@@ -618,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_statefulset_revisions),
         cmocka_unit_test(test_cronjob_template_change),
         cmocka_unit_test(test_config_notes),
+        cmocka_unit_test(test_shared_config_note),
         cmocka_unit_test(test_sync_sweep_and_ring),
         cmocka_unit_test(test_namespace_scopes),
         cmocka_unit_test(test_old_templates_are_dropped),
