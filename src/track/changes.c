@@ -165,22 +165,13 @@ static void drained_free(struct drained *d)
     krc_free(d->json);
 }
 
-/* The summary: the items joined by "; " (and "(N more)"). */
+/* The summary: the items as the alert's line lists them. */
 static char *summary_of(const struct change *c)
 {
     struct krc_buf b;
-    const char *p = c->items;
 
     krc_buf_init(&b, 64 * 1024);
-    while (*p != '\0') {
-        size_t n = strcspn(p, "\n");
-        if ((b.len > 0 && krc_buf_append_str(&b, "; ") < 0) || krc_buf_append(&b, p, n) < 0) {
-            krc_buf_cleanup(&b);
-            return NULL;
-        }
-        p += n + (p[n] == '\n');
-    }
-    if (c->more > 0 && krc_buf_printf(&b, " (%u more)", (unsigned)c->more) < 0) {
+    if (track_items_join(&b, c->items, c->more, "") < 0) {
         krc_buf_cleanup(&b);
         return NULL;
     }

@@ -169,4 +169,9 @@ int track_change_json(struct krc_buf *b, const char *kind, const char *ns, const
                       const char *revision, int64_t at, const char *manager, const char *items,
                       int64_t prev_revision, int32_t prev_ready);
 
+/* describe.c: the items (each ended by '\n') as one text, "a; b; and N more"
+ * (more: the items left out), lead before the first: the alert's line and
+ * the history's summary say the same. */
+int track_items_join(struct krc_buf *b, const char *items, size_t more, const char *lead);
+
 #endif

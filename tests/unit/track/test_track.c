@@ -476,6 +476,47 @@ static void test_shared_config_note(void **state)
     krc_track_free(t);
 }
 
+/* More items than a change keeps: the history's summary and the alert's
+ * line list them in the same words, "; and N more" at the end. */
+static void test_items_left_out(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    char taints[1024] = "";
+    struct drained d;
+    char *line, *json;
+    const char *items = "taint ka=v:NoSchedule added; taint kb=v:NoSchedule added; taint "
+                        "kc=v:NoSchedule added; taint kd=v:NoSchedule added; taint "
+                        "ke=v:NoSchedule added; taint kf=v:NoSchedule added; taint "
+                        "kg=v:NoSchedule added; taint kh=v:NoSchedule added; and 3 more";
+
+    for (int i = 0; i < 11; i++) {
+        size_t len = strlen(taints);
+        snprintf(taints + len, sizeof(taints) - len,
+                 "%s{\"key\":\"k%c\",\"value\":\"v\",\"effect\":\"NoSchedule\"}", i > 0 ? "," : "",
+                 'a' + i);
+    }
+    sync_all(t, T0);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_ADDED, node("n1", "1", "v1", "", "False"), T0);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "2", "v1", taints, "False"), T0 + 60);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1);
+    assert_string_equal(d.summary[0], items);
+    assert_int_equal(describe(t, "shop", "Pod", "solo", "n1", T0 + 120, &line, &json), 1);
+    assert_string_equal(line, "Node n1 changed at 03:53, 1 min before the first crash: taint "
+                              "ka=v:NoSchedule added; taint kb=v:NoSchedule added; taint "
+                              "kc=v:NoSchedule added; taint kd=v:NoSchedule added; taint "
+                              "ke=v:NoSchedule added; taint kf=v:NoSchedule added; taint "
+                              "kg=v:NoSchedule added; taint kh=v:NoSchedule added; and 3 more");
+    cJSON *j = cJSON_Parse(json);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "items")), 8);
+    cJSON_Delete(j);
+    krc_free(line);
+    krc_free(json);
+    krc_track_free(t);
+}
+
 /* Objects deleted while the watch was down leave at the next sync; the
  * ring keeps max_changes and counts what it dropped. */
 static void test_sync_sweep_and_ring(void **state)
@@ -674,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_cronjob_template_change),
         cmocka_unit_test(test_config_notes),
         cmocka_unit_test(test_shared_config_note),
+        cmocka_unit_test(test_items_left_out),
         cmocka_unit_test(test_sync_sweep_and_ring),
         cmocka_unit_test(test_namespace_scopes),
         cmocka_unit_test(test_old_templates_are_dropped),
