@@ -59,7 +59,6 @@ int track_record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
     c->prev_revision = prev_revision;
     snprintf(c->revision, sizeof(c->revision), "%s", revision);
     c->items = items;
-    c->n_items = (uint16_t)it->n;
     c->more = (uint16_t)(it->more > 65535 ? 65535 : it->more);
     t->recorded++;
     return 0;

@@ -576,11 +576,18 @@ static void test_namespace_scopes(void **state)
     assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a"), 0);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("a", "x", "h1", 1, T0, "x:1", "1Gi", 1), T0);
     assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "b"), 0);
+    assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_NODES, NULL), 0);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("b", "y", "h2", 1, T0, "y:1", "1Gi", 1), T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.synced, 0); /* syncing, not synced */
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.synced, 1u << KRC_TRACK_REPLICASETS);
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "b", T0);
+    krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0);
     krc_track_get_stats(t, &st);
     assert_int_equal(st.revisions, 2);
+    assert_int_equal(st.synced, (1u << KRC_TRACK_REPLICASETS) | (1u << KRC_TRACK_NODES));
     /* a relists and finds x gone; b keeps y */
     krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a");
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0 + 10);
