@@ -363,7 +363,8 @@ int krc_daemon_start_watches(struct daemon *d)
         d->scopes[i].started = 1;
     }
     d->watching = 1;
-    return krc_daemon_track_start(d);
+    krc_daemon_track_start(d);
+    return 0;
 }
 
 /* --- lifecycle ------------------------------------------------------------ */
@@ -544,10 +545,7 @@ static int setup(struct daemon *d, struct krc_error *e)
     if (setup_scopes(d, e) < 0) {
         return -1;
     }
-    if (krc_daemon_track_setup(d, e) < 0) {
-        krc_log(KRC_LOG_ERROR, "change tracking: %s", e->msg);
-        return -1;
-    }
+    krc_daemon_track_setup(d);
     if (krc_daemon_open_history(d, e) < 0) {
         krc_log(KRC_LOG_ERROR, "history database: %s", e->msg);
         return -1;

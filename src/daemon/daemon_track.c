@@ -7,7 +7,10 @@
  * serve (404) is logged once by the watch loop, which then retries with its
  * backoff, quietly; these watches never make /readyz fail (they are not
  * among the health's watches): a tracker that has not synced a workload's
- * resource says nothing about it. */
+ * resource says nothing about it. Change tracking is an extra: a watch
+ * whose client or thread cannot be created is left out with one warning
+ * naming it, and the daemon runs on; its scope never syncs, so nothing is
+ * said (never "no change") about what only it would have told. */
 #include "krc/daemon/daemon_internal.h"
 
 #include <stdio.h>
@@ -116,7 +119,50 @@ static void *track_main(void *arg)
     return NULL;
 }
 
-int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
+/* What the answer lacks without resource r's watch (a warning's words). */
+static const char *without(enum krc_track_resource r)
+{
+    switch (r) {
+    case KRC_TRACK_DEPLOYMENTS:
+        return "who changed a Deployment";
+    case KRC_TRACK_REPLICASETS:
+        return "the rollouts of Deployments";
+    case KRC_TRACK_STATEFULSETS:
+        return "who changed a StatefulSet";
+    case KRC_TRACK_DAEMONSETS:
+        return "who changed a DaemonSet";
+    case KRC_TRACK_CONTROLLERREVISIONS:
+        return "the rollouts of StatefulSets and DaemonSets";
+    case KRC_TRACK_JOBS:
+        return "Jobs";
+    case KRC_TRACK_CRONJOBS:
+        return "CronJobs";
+    default:
+        return "nodes";
+    }
+}
+
+/* A watch that cannot start: one warning naming it. The tracker never hears
+ * of its scope, which stays unsynced: describe says nothing (rather than "no
+ * change") for what only this watch would have told. */
+static void not_started(const struct krc_daemon_track_watch *w, const char *why)
+{
+    krc_log(KRC_LOG_WARN,
+            "change tracking: the %s watch (%s) is not started: %s; krc runs without it, and its "
+            "alerts say nothing about %s%s%s",
+            krc_track_resource_info(w->r)->name, scope_name(w), why, without(w->r),
+            w->namespace != NULL ? " in namespace " : "", w->namespace != NULL ? w->namespace : "");
+}
+
+/* The watches wanted: per namespaced resource one per scope (the cluster,
+ * or each plain watched namespace), and one of the nodes. */
+static size_t watches_wanted(const struct daemon *d, const char *const **names, size_t *n_names)
+{
+    *n_names = krc_filter_plain_namespaces(d->filter, names);
+    return (KRC_TRACK_N_RESOURCES - 1) * (*n_names > 0 ? *n_names : 1) + 1;
+}
+
+void krc_daemon_track_setup(struct daemon *d)
 {
     const char *const *names = NULL;
     size_t n_names;
@@ -125,53 +171,81 @@ int krc_daemon_track_setup(struct daemon *d, struct krc_error *e)
     if (!d->cfg->track_changes) {
         krc_log(KRC_LOG_INFO, "change tracking off (trackChanges: false): alerts say nothing "
                               "about what changed");
-        return 0;
+        return;
     }
+    want = watches_wanted(d, &names, &n_names);
     d->track = krc_track_new(NULL);
-    n_names = krc_filter_plain_namespaces(d->filter, &names);
-    /* namespaced resources: one watch per scope; nodes: one */
-    want = (KRC_TRACK_N_RESOURCES - 1) * (n_names > 0 ? n_names : 1) + 1;
     d->track_watches = krc_calloc(want, sizeof(struct krc_daemon_track_watch));
     if (d->track == NULL || d->track_watches == NULL) {
-        return krc_error_set(e, KRC_ENOMEM, "out of memory");
+        /* change tracking is an extra: the daemon goes on without it */
+        krc_log(KRC_LOG_WARN, "change tracking off: out of memory setting it up; alerts say "
+                              "nothing about what changed");
+        krc_track_free(d->track);
+        krc_free(d->track_watches);
+        d->track = NULL;
+        d->track_watches = NULL;
+        return;
     }
-    /* n_track_watches counts the ones set up: stop and clean-up see no other */
+    /* n_track_watches counts the ones set up: start, stop and clean-up see
+     * no other */
     for (int r = 0; r < KRC_TRACK_N_RESOURCES; r++) {
         int per_ns = krc_track_resource_info((enum krc_track_resource)r)->namespaced && n_names;
         for (size_t i = 0; i < (per_ns ? n_names : 1); i++) {
             struct krc_daemon_track_watch *w = &d->track_watches[d->n_track_watches];
+            struct krc_error e;
+            memset(w, 0, sizeof(*w));
             w->d = d;
             w->r = (enum krc_track_resource)r;
             w->namespace = per_ns ? names[i] : NULL;
-            w->client = krc_kube_client_new(&d->auth, d->tokens, e);
+            krc_error_clear(&e);
+            w->client = krc_kube_client_new(&d->auth, d->tokens, &e);
             if (w->client == NULL) {
-                return e != NULL && e->code ? e->code : KRC_ENOMEM;
+                char why[KRC_ERROR_MSG_MAX + 64];
+                snprintf(why, sizeof(why), "cannot create its Kubernetes client: %s", e.msg);
+                not_started(w, why);
+                continue;
             }
             d->n_track_watches++;
         }
+    }
+    if (n_names > KRC_DAEMON_TRACK_MANY_NAMESPACES) {
+        /* a namespaced install's Roles (the chart's with plain watched
+         * namespaces) grant no cluster-wide list or watch: the watches stay
+         * per namespace, and their cost is said once */
+        krc_log(KRC_LOG_INFO,
+                "change tracking: %zu watched namespaces: %zu watches, each its own thread and API "
+                "connection (%d per namespace, and nodes); trackChanges: false drops them",
+                n_names, want, KRC_TRACK_N_RESOURCES - 1);
     }
     if (d->cfg->track_config_changes) {
         krc_log(KRC_LOG_INFO, "change tracking: also the metadata of a crashing pod's ConfigMaps "
                               "and Secrets (trackConfigChanges)");
     }
-    return 0;
 }
 
-int krc_daemon_track_start(struct daemon *d)
+void krc_daemon_track_start(struct daemon *d)
 {
+    const char *const *names;
+    size_t n_names;
+    size_t started = 0;
+
     for (size_t i = 0; i < d->n_track_watches; i++) {
         struct krc_daemon_track_watch *w = &d->track_watches[i];
-        if (pthread_create(&w->thread, NULL, track_main, w) != 0) {
-            krc_log(KRC_LOG_ERROR, "cannot start a change-tracking thread");
-            return KRC_ENOMEM;
+        int rc = pthread_create(&w->thread, NULL, track_main, w);
+        if (rc != 0) {
+            char why[160];
+            snprintf(why, sizeof(why), "cannot create its thread: %s", KRC_ERRNO_STR(rc));
+            not_started(w, why);
+            continue;
         }
         w->started = 1;
+        started++;
     }
-    if (d->n_track_watches > 0) {
-        krc_log(KRC_LOG_INFO, "change tracking: %zu watches (workload controllers and nodes)",
-                d->n_track_watches);
+    if (d->track != NULL) {
+        krc_log(KRC_LOG_INFO,
+                "change tracking: %zu of %zu watches started (workload controllers and nodes)",
+                started, watches_wanted(d, &names, &n_names));
     }
-    return 0;
 }
 
 /* After d->cancel: the watch loops end within their cancel checks. */

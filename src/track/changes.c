@@ -59,7 +59,6 @@ int track_record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
     c->prev_revision = prev_revision;
     snprintf(c->revision, sizeof(c->revision), "%s", revision);
     c->items = items;
-    c->n_items = (uint16_t)it->n;
     c->more = (uint16_t)(it->more > 65535 ? 65535 : it->more);
     t->recorded++;
     return 0;
@@ -67,8 +66,9 @@ int track_record(struct krc_track *t, uint8_t kind, uint32_t ns, uint32_t name,
 
 /* ---- ConfigMaps and Secrets ------------------------------------------------------ */
 
-static int same_note(const struct krc_track *t, const struct config_note *n, uint32_t ns,
-                     uint8_t kind, const char *name, const char *revision)
+/* A note of the same object and content (resourceVersion), for any workload. */
+static int same_object(const struct krc_track *t, const struct config_note *n, uint32_t ns,
+                       uint8_t kind, const char *name, const char *revision)
 {
     return n->ns == ns && n->kind == kind &&
            strcmp(krc_intern_str(t->in, n->name, NULL), name) == 0 &&
@@ -80,6 +80,7 @@ int krc_track_note_config(struct krc_track *t, const char *namespace, const char
                           const struct krc_track_config_meta *meta)
 {
     uint8_t kind = (uint8_t)track_kind_of(ref->kind);
+    uint8_t wl_kind = (uint8_t)track_kind_of(workload_kind);
     int rc = 0;
 
     if (t == NULL || namespace == NULL || meta->at == 0 ||
@@ -93,20 +94,24 @@ int krc_track_note_config(struct krc_track *t, const char *namespace, const char
     uint32_t name = krc_intern_add(t->in, ref->name, strlen(ref->name));
     uint32_t manager =
         meta->manager[0] ? krc_intern_add(t->in, meta->manager, strlen(meta->manager)) : 0;
-    int known = 0;
+    int known = 0;    /* this workload's note of this content */
+    int recorded = 0; /* the change is in the ring (another workload's note) */
 
     if (ns == 0 || wl_name == 0 || name == 0 || (meta->manager[0] && manager == 0)) {
         rc = KRC_ENOMEM;
         goto release;
     }
+    /* A ConfigMap shared by two workloads is noted for each (describe
+     * answers per workload), and its change recorded once. */
     for (size_t i = 0; i < KRC_TRACK_CONFIG_NOTES; i++) {
-        if (same_note(t, &t->notes[i], ns, kind, ref->name, meta->resource_version)) {
-            known = 1;
+        const struct config_note *n = &t->notes[i];
+        if (same_object(t, n, ns, kind, ref->name, meta->resource_version)) {
+            recorded = 1;
+            known |= n->wl_kind == wl_kind && n->wl_name == wl_name;
         }
     }
     if (!known) {
         struct config_note *n = &t->notes[t->notes_next];
-        struct krc_track_items it;
         t->notes_next = (t->notes_next + 1) % KRC_TRACK_CONFIG_NOTES;
         track_note_clear(t, n);
         n->ns = ns;
@@ -117,14 +122,18 @@ int krc_track_note_config(struct krc_track *t, const char *namespace, const char
         krc_intern_ref(t->in, wl_name);
         krc_intern_ref(t->in, name);
         krc_intern_ref(t->in, manager);
-        n->wl_kind = (uint8_t)track_kind_of(workload_kind);
+        n->wl_kind = wl_kind;
         n->kind = kind;
         n->at = meta->at;
         snprintf(n->revision, sizeof(n->revision), "%s", meta->resource_version);
+    }
+    if (!known && !recorded) {
+        struct krc_track_items it;
         krc_track_items_init(&it, 1);
         rc = krc_track_items_add(&it, "data changed");
         if (rc == 0) {
-            rc = track_record(t, kind, ns, name, n->revision, n->at, manager, -1, &it);
+            rc =
+                track_record(t, kind, ns, name, meta->resource_version, meta->at, manager, -1, &it);
         }
         krc_track_items_cleanup(&it);
     }
@@ -155,22 +164,13 @@ static void drained_free(struct drained *d)
     krc_free(d->json);
 }
 
-/* The summary: the items joined by "; " (and "(N more)"). */
+/* The summary: the items as the alert's line lists them. */
 static char *summary_of(const struct change *c)
 {
     struct krc_buf b;
-    const char *p = c->items;
 
     krc_buf_init(&b, 64 * 1024);
-    while (*p != '\0') {
-        size_t n = strcspn(p, "\n");
-        if ((b.len > 0 && krc_buf_append_str(&b, "; ") < 0) || krc_buf_append(&b, p, n) < 0) {
-            krc_buf_cleanup(&b);
-            return NULL;
-        }
-        p += n + (p[n] == '\n');
-    }
-    if (c->more > 0 && krc_buf_printf(&b, " (%u more)", (unsigned)c->more) < 0) {
+    if (track_items_join(&b, c->items, c->more, "") < 0) {
         krc_buf_cleanup(&b);
         return NULL;
     }

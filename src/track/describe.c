@@ -159,8 +159,7 @@ static int cand_cmp(const void *x, const void *y)
     return a->at < b->at ? 1 : a->at > b->at ? -1 : 0;
 }
 
-/* "; a; b" of the items (each ended by '\n'), with "; and N more". */
-static int line_items(struct krc_buf *b, const char *items, size_t more, const char *lead)
+int track_items_join(struct krc_buf *b, const char *items, size_t more, const char *lead)
 {
     const char *p = items;
     int first = 1;
@@ -174,7 +173,7 @@ static int line_items(struct krc_buf *b, const char *items, size_t more, const c
         p += n + (p[n] == '\n');
     }
     if (more > 0) {
-        rc |= krc_buf_printf(b, "; and %zu more", more);
+        rc |= krc_buf_printf(b, "%sand %zu more", first ? lead : "; ", more);
     }
     return rc != 0 ? KRC_ENOMEM : 0;
 }
@@ -200,7 +199,7 @@ static int rev_segment(struct answer *a, const struct rev *r, int newest)
     rc |=
         krc_buf_printf(&a->line, "%s %s/%s rolled out revision %s at %s, %s before the first crash",
                        kind, ns, name, revision, when, ago);
-    rc |= line_items(&a->line, krc_buf_str(&it.buf), it.more, ": ");
+    rc |= track_items_join(&a->line, krc_buf_str(&it.buf), it.more, ": ");
     if (newest && ready > 0) {
         rc |= krc_buf_printf(&a->line, "; %d pod%s of revision %lld %s still ready", (int)ready,
                              ready == 1 ? "" : "s", (long long)prev->revision,
@@ -233,7 +232,7 @@ static int change_segment(struct answer *a, const struct change *c)
                              "the first crash",
                              kind, ns, name, when, c->revision, ago);
     }
-    rc |= line_items(&a->line, c->items, c->more, ": ");
+    rc |= track_items_join(&a->line, c->items, c->more, ": ");
     rc |= track_change_json(&a->json, kind, ns, name, c->revision, c->at,
                             c->manager ? krc_intern_str(t->in, c->manager, NULL) : NULL, c->items,
                             c->kind == TK_NODE ? -1 : c->prev_revision, -1);

@@ -1122,7 +1122,6 @@ void krc_track_sync_end(struct krc_track *t, enum krc_track_resource r, const ch
         }
         sc->syncing = 0;
         sc->synced = 1;
-        t->synced |= 1u << r;
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -1239,6 +1238,8 @@ void krc_track_get_stats(struct krc_track *t, struct krc_track_stats *ret)
     ret->recorded = t->recorded;
     ret->dropped = t->dropped;
     ret->undecodable = t->undecodable;
-    ret->synced = t->synced;
+    for (size_t i = 0; i < t->n_scopes; i++) {
+        ret->synced |= t->scopes[i].synced ? 1u << t->scopes[i].res : 0u;
+    }
     pthread_mutex_unlock(&t->lock);
 }

@@ -112,9 +112,8 @@ struct change {
     int64_t at;
     int64_t prev_revision; /* -1 unknown */
     char revision[24];
-    char *items; /* owned: items each ended by '\n' */
-    uint16_t n_items;
-    uint16_t more;
+    char *items;   /* owned: items each ended by '\n' */
+    uint16_t more; /* items left out */
 };
 
 /* A ConfigMap/Secret content change the collector saw. */
@@ -134,12 +133,11 @@ struct krc_track {
     uint32_t tick;        /* counts object events: what a sync saw is newer than its start */
     struct sync_scope *scopes;
     size_t n_scopes;
-    unsigned synced; /* bit r: some scope of resource r has synced */
     struct change *ring;
     size_t ring_cap;
     uint64_t next_seq, drained_seq;
     struct config_note *notes;
-    size_t n_notes, notes_next;
+    size_t notes_next;
     uint64_t recorded, dropped, undecodable;
 };
 
@@ -168,5 +166,10 @@ int track_scope_synced(const struct krc_track *t, enum krc_track_resource r, con
 int track_change_json(struct krc_buf *b, const char *kind, const char *ns, const char *name,
                       const char *revision, int64_t at, const char *manager, const char *items,
                       int64_t prev_revision, int32_t prev_ready);
+
+/* describe.c: the items (each ended by '\n') as one text, "a; b; and N more"
+ * (more: the items left out), lead before the first: the alert's line and
+ * the history's summary say the same. */
+int track_items_join(struct krc_buf *b, const char *items, size_t more, const char *lead);
 
 #endif

@@ -12,6 +12,7 @@ of them. The alert's "what changed" line is tested with the incidents (test_inci
 import os
 import sqlite3
 import tempfile
+import time
 import unittest
 
 import krc_harness as h
@@ -21,6 +22,7 @@ TRACKED = ["deployments", "replicasets", "statefulsets", "daemonsets", "controll
 PATHS = ["/apis/apps/v1/" + r for r in TRACKED[:5]] + ["/apis/batch/v1/jobs",
                                                        "/apis/batch/v1/cronjobs", "/api/v1/nodes"]
 ARROW = "\u2192"
+DRAIN_S = 5  # the krc-store thread drains the recorded changes this often (daemon_retention.c)
 
 
 class TrackTest(unittest.TestCase):
@@ -135,9 +137,24 @@ class TrackTest(unittest.TestCase):
         h.wait_until(lambda: h.http_get(self.port, "/readyz")[0] == 200, 10 * h.SLOWDOWN,
                      what="/readyz")
         self.kube.rollout("shop", "api", {"api": {"image": "api:2"}})
-        self.assertEqual([r["path"] for r in self.kube.requests()
-                          if r["path"].split("?")[0] in PATHS], [])
-        self.assertEqual(self.changes(), [])
+        # The krc-store thread writes the recorded changes every DRAIN_S: watch the history for
+        # a whole period and a margin after the rollout, so that a change recorded by mistake
+        # (before or by the rollout) would be there by the end.
+        deadline = time.monotonic() + DRAIN_S + 3 * h.SLOWDOWN
+        while True:
+            self.assertEqual([r["path"] for r in self.kube.requests()
+                              if r["path"].split("?")[0] in PATHS], [])
+            self.assertEqual(self.changes(), [])
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        # the history is there, with its (empty) changes table: not a file krc never wrote
+        self.assertTrue(os.path.exists(self.db), self.db)
+        con = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(con.execute("SELECT COUNT(*) FROM changes").fetchone(), (0,))
+        finally:
+            con.close()
 
 
 if __name__ == "__main__":

@@ -157,11 +157,20 @@ void krc_daemon_accel_cleanup(struct daemon *d);
 void krc_daemon_dev_health_observe(struct scope *s, const struct krc_pod_info *pod);
 
 /* daemon_track.c */
+/* Past this many plain watched namespaces, the start-up log says what the
+ * per-namespace tracking watches cost (7 per namespace: a thread and an API
+ * connection each). They stay per namespace: a namespaced install's Roles
+ * (the chart's with plain watched namespaces) grant no cluster-wide list or
+ * watch. */
+#define KRC_DAEMON_TRACK_MANY_NAMESPACES 4
 /* With trackChanges: the tracker and a watch (client, thread to come) per
- * resource and scope. */
-int krc_daemon_track_setup(struct daemon *d, struct krc_error *err);
-/* Start the watches (with the pod watches: at start-up or at the take-over). */
-int krc_daemon_track_start(struct daemon *d);
+ * resource and scope. Change tracking is an extra: a watch whose client
+ * cannot be created is left out with a warning, and without memory for the
+ * tracker the daemon runs without change tracking (d->track NULL). */
+void krc_daemon_track_setup(struct daemon *d);
+/* Start the watches (with the pod watches: at start-up or at the take-over);
+ * a watch whose thread cannot be created is left out with a warning. */
+void krc_daemon_track_start(struct daemon *d);
 /* After d->cancel: join the watch threads. */
 void krc_daemon_track_stop(struct daemon *d);
 void krc_daemon_track_cleanup(struct daemon *d);

@@ -68,7 +68,7 @@ int krc_track_describe(struct krc_track *t, const struct krc_track_query *q, int
 struct krc_track_change {
     const char *namespace, *kind, *name, *revision, *manager; /* manager may be NULL */
     int64_t at;
-    const char *summary;     /* items joined by "; " */
+    const char *summary;     /* items joined by "; " ("; and N more" when some were left out) */
     const char *detail_json; /* the change object */
 };
 typedef void (*krc_track_change_fn)(const struct krc_track_change *c, void *ud);

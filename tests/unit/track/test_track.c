@@ -421,6 +421,102 @@ static void test_config_notes(void **state)
     krc_track_free(t);
 }
 
+/* A ConfigMap two workloads share, at the same resourceVersion: each
+ * workload's crash names it (the second must not hear "No change"), and
+ * its change is recorded for the history once. */
+static void test_shared_config_note(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    struct krc_track_config_ref ref = {"ConfigMap", "shared-config"};
+    struct krc_track_config_meta m;
+    struct drained d;
+    char *line, *json;
+    const char *named = "ConfigMap shop/shared-config data changed at 03:50 by kubectl-edit, 2 "
+                        "min before the first crash";
+
+    sync_all(t, T0 - 3600);
+    memset(&m, 0, sizeof(m));
+    m.at = T0 - 120;
+    snprintf(m.manager, sizeof(m.manager), "kubectl-edit");
+    snprintf(m.resource_version, sizeof(m.resource_version), "977");
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "api", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "StatefulSet", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1); /* once per resourceVersion */
+    assert_string_equal(d.name[0], "shared-config");
+    assert_string_equal(d.revision[0], "977");
+    assert_int_equal(describe(t, "shop", "Deployment", "api", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    assert_int_equal(describe(t, "shop", "Deployment", "web", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    assert_int_equal(describe(t, "shop", "StatefulSet", "web", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, named);
+    krc_free(line);
+    krc_free(json);
+    /* a workload that does not reference it */
+    assert_int_equal(describe(t, "shop", "Deployment", "worker", NULL, T0, &line, &json), 1);
+    assert_string_equal(line, "No change to the workload in the 24 h before the first crash.");
+    krc_free(line);
+    krc_free(json);
+    /* its next content: recorded again, once */
+    m.at = T0 - 60;
+    snprintf(m.resource_version, sizeof(m.resource_version), "990");
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "web", &ref, &m), 0);
+    assert_int_equal(krc_track_note_config(t, "shop", "Deployment", "api", &ref, &m), 0);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1);
+    assert_string_equal(d.revision[0], "990");
+    krc_track_free(t);
+}
+
+/* More items than a change keeps: the history's summary and the alert's
+ * line list them in the same words, "; and N more" at the end. */
+static void test_items_left_out(void **state)
+{
+    (void)state;
+    struct krc_track *t = krc_track_new(NULL);
+    char taints[1024] = "";
+    struct drained d;
+    char *line, *json;
+    const char *items = "taint ka=v:NoSchedule added; taint kb=v:NoSchedule added; taint "
+                        "kc=v:NoSchedule added; taint kd=v:NoSchedule added; taint "
+                        "ke=v:NoSchedule added; taint kf=v:NoSchedule added; taint "
+                        "kg=v:NoSchedule added; taint kh=v:NoSchedule added; and 3 more";
+
+    for (int i = 0; i < 11; i++) {
+        size_t len = strlen(taints);
+        snprintf(taints + len, sizeof(taints) - len,
+                 "%s{\"key\":\"k%c\",\"value\":\"v\",\"effect\":\"NoSchedule\"}", i > 0 ? "," : "",
+                 'a' + i);
+    }
+    sync_all(t, T0);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_ADDED, node("n1", "1", "v1", "", "False"), T0);
+    feed(t, KRC_TRACK_NODES, KRC_WATCH_MODIFIED, node("n1", "2", "v1", taints, "False"), T0 + 60);
+    memset(&d, 0, sizeof(d));
+    assert_int_equal(krc_track_drain(t, on_change, &d), 1);
+    assert_string_equal(d.summary[0], items);
+    assert_int_equal(describe(t, "shop", "Pod", "solo", "n1", T0 + 120, &line, &json), 1);
+    assert_string_equal(line, "Node n1 changed at 03:53, 1 min before the first crash: taint "
+                              "ka=v:NoSchedule added; taint kb=v:NoSchedule added; taint "
+                              "kc=v:NoSchedule added; taint kd=v:NoSchedule added; taint "
+                              "ke=v:NoSchedule added; taint kf=v:NoSchedule added; taint "
+                              "kg=v:NoSchedule added; taint kh=v:NoSchedule added; and 3 more");
+    cJSON *j = cJSON_Parse(json);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "items")), 8);
+    cJSON_Delete(j);
+    krc_free(line);
+    krc_free(json);
+    krc_track_free(t);
+}
+
 /* Objects deleted while the watch was down leave at the next sync; the
  * ring keeps max_changes and counts what it dropped. */
 static void test_sync_sweep_and_ring(void **state)
@@ -480,11 +576,18 @@ static void test_namespace_scopes(void **state)
     assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a"), 0);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("a", "x", "h1", 1, T0, "x:1", "1Gi", 1), T0);
     assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "b"), 0);
+    assert_int_equal(krc_track_sync_begin(t, KRC_TRACK_NODES, NULL), 0);
     feed(t, KRC_TRACK_REPLICASETS, KRC_WATCH_ADDED, rs("b", "y", "h2", 1, T0, "y:1", "1Gi", 1), T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.synced, 0); /* syncing, not synced */
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0);
+    krc_track_get_stats(t, &st);
+    assert_int_equal(st.synced, 1u << KRC_TRACK_REPLICASETS);
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "b", T0);
+    krc_track_sync_end(t, KRC_TRACK_NODES, NULL, T0);
     krc_track_get_stats(t, &st);
     assert_int_equal(st.revisions, 2);
+    assert_int_equal(st.synced, (1u << KRC_TRACK_REPLICASETS) | (1u << KRC_TRACK_NODES));
     /* a relists and finds x gone; b keeps y */
     krc_track_sync_begin(t, KRC_TRACK_REPLICASETS, "a");
     krc_track_sync_end(t, KRC_TRACK_REPLICASETS, "a", T0 + 10);
@@ -618,6 +721,8 @@ int main(void)
         cmocka_unit_test(test_statefulset_revisions),
         cmocka_unit_test(test_cronjob_template_change),
         cmocka_unit_test(test_config_notes),
+        cmocka_unit_test(test_shared_config_note),
+        cmocka_unit_test(test_items_left_out),
         cmocka_unit_test(test_sync_sweep_and_ring),
         cmocka_unit_test(test_namespace_scopes),
         cmocka_unit_test(test_old_templates_are_dropped),
