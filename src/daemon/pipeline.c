@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "krc/analyse/analyse.h"
+#include "krc/collect/config_changes.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report_json.h"
 #include "krc/track/track.h"
@@ -535,6 +536,9 @@ struct job {
     int no_carry;      /* the cheap look again, without a carried cause */
     int carried;       /* the cheap look carried a cause (krc_diagnosis_carry) */
     int analysed_full; /* the analysis so far collected everything */
+    /* the analysis looks no ConfigMap or Secret up (trackConfigChanges): it runs before the
+     * restart is routed (config_changes after it), or for an amendment (no first alert) */
+    int no_configs;
     /* a paced message of an incident's repeat starts with these (plan.headline_*) */
     char headline_reply[1024];
     char headline_update[1024];
@@ -631,7 +635,8 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     /* trackConfigChanges: the ConfigMaps and Secrets of an incident's first restart (a
      * repeat's paced message does not ask again), for what changed (track/track.h) */
     co.track = p->track;
-    co.track_configs = p->track != NULL && cfg->track_config_changes && !j->plan.repeat;
+    co.track_configs =
+        p->track != NULL && cfg->track_config_changes && !j->plan.repeat && !j->no_configs;
     memset(&q, 0, sizeof(q));
     q.restart = j->r;
     q.client = p->client;
@@ -709,6 +714,34 @@ static void log_intentional(const struct krc_restart *r, const struct krc_diagno
                    "restart not alerted: intentional (pageIntentionalRestarts alerts them)", f, n);
 }
 
+/* trackConfigChanges for a restart analysed before it was routed (an intentional
+ * candidate that was not): its pod's ConfigMaps and Secrets, looked up as krc_collect looks
+ * them up, only when the plan collects it fully as an incident's first restart (a repeat,
+ * muted or paced, asks nothing: a crash loop costs no such request). What the look-up notes
+ * in the report (a 403) is redacted as the collection's notes are. */
+static void config_changes(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_report *rep = j->rep;
+    size_t notes = rep->n_notes;
+    struct krc_error e;
+
+    if (p->track == NULL || !live_cfg(p)->track_config_changes || !j->plan.collect ||
+        j->plan.repeat) {
+        return;
+    }
+    if (krc_collect_config_changes(p->client, p->track, r->pod_json, r->pod_json_len, rep) ==
+        KRC_ENOMEM) {
+        krc_log(KRC_LOG_WARN,
+                "restart of %s/%s: out of memory reading its ConfigMaps' and Secrets' metadata",
+                r->namespace, r->pod);
+    }
+    for (size_t i = notes; i < rep->n_notes; i++) {
+        krc_error_clear(&e);
+        (void)krc_redact_in_place(p->redactor, NULL, &rep->notes[i], &e);
+    }
+}
+
 /* Before routing: when the pod the watch delivered already shows an
  * intentional restart (and those are not paged), the restart is analysed
  * fully first. Intentional in the end: decided here, never routed, so that
@@ -729,7 +762,9 @@ static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
     if (rc <= 0) {
         return 0; /* out of memory: the ordinary path, where render still holds it back */
     }
+    j->no_configs = 1; /* not before the plan says it is an incident's first alert */
     analyse(p, j);
+    j->no_configs = 0;
     if (j->dg->intentional) {
         memset(&j->plan, 0, sizeof(j->plan));
         j->plan.decision = KRC_POLICY_INTENTIONAL;
@@ -739,6 +774,7 @@ static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
     }
     route_job(p, j);
     fetch_log_file(p, j);
+    config_changes(p, j);
     return 1;
 }
 
@@ -1163,6 +1199,7 @@ static void amend_restart(const struct krc_pipeline_deps *p, const struct krc_re
     memset(&j, 0, sizeof(j));
     j.r = r;
     j.plan.collect = 1;
+    j.no_configs = 1;
     j.t0 = mono_ms(p);
     j.rep = krc_report_new();
     j.dg = krc_calloc(1, sizeof(*j.dg));

@@ -431,6 +431,74 @@ class IncidentTest(Base):
         self.assertNotIn("api-config", text)
         self.assertEqual(cm_requests, [], "krc asked for a ConfigMap with the setting off")
 
+    def test_configmap_asked_for_the_first_alert_only_of_an_intended_looking_crash_loop(self):
+        """A crash loop of a pod whose every restart looks intended to the watch (its
+        container's reported stop signal, KEP-4960; such a restart is analysed before it is
+        routed) but is a liveness kill (the events say so): the incident's first alert looks
+        its ConfigMap up (trackConfigChanges), its muted repeats never do (a crash loop costs
+        no such request), nor does a restart that is intended (held back, never routed)."""
+        self.kube.set_rbac(h.shipped_rbac_objects(
+            os.path.join(h.ROOT, "deploy", "overlays", "config-changes")),
+            user="system:serviceaccount:krc:krc")
+        self.kube.configmap("shop", "worker-config", {"mode": "fast"},
+                            manager="kubectl-create", time=iso(utcnow() - timedelta(hours=2)))
+        self.kube.create_pod("shop", "worker-0", containers=[{
+            "name": "app", "lifecycle": {"stopSignal": "SIGUSR1"},
+            "envFrom": [{"configMapRef": {"name": "worker-config"}}]}])
+        k = self.start({"KRC_TRACK_CONFIG_CHANGES": "true"})
+        k.wait_synced()
+        self.kube.edit_configmap("shop", "worker-config", {"mode": "slow"},
+                                 manager="kubectl-edit", time=iso(utcnow() - timedelta(minutes=3)))
+
+        def config_requests():
+            return [r for r in self.kube.requests()
+                    if "/configmaps" in r["path"] or "/secrets" in r["path"]]
+
+        def liveness_kill(n):
+            """The kubelet kills the container for its liveness probe: it exits 138 (128 +
+            SIGUSR1, its stop signal)."""
+            pod = self.kube.get_pod("shop", "worker-0")
+            now = utcnow()
+            self.kube.add_pod_event(pod, "Unhealthy",
+                                    "Liveness probe failed: HTTP probe failed with statuscode: 500",
+                                    container="app", firstTimestamp=iso(now - timedelta(seconds=9)),
+                                    lastTimestamp=iso(now - timedelta(seconds=9)))
+            self.kube.add_pod_event(pod, "Killing",
+                                    "Container app failed liveness probe, will be restarted",
+                                    type_="Normal", container="app",
+                                    firstTimestamp=iso(now - timedelta(seconds=8)),
+                                    lastTimestamp=iso(now - timedelta(seconds=8)))
+            self.kube.restart("shop", "worker-0", "app", exit_code=138, reason="Error",
+                              started_at=iso(now - timedelta(seconds=30)), finished_at=iso(now),
+                              logs="serving\ncrash %d\n" % n)
+
+        self.kube.clear_requests()
+        liveness_kill(1)
+        (alert,) = self.wait_posts(1)
+        (d,) = k.wait_diagnosed(1)
+        self.assertEqual((d["cause"], d["decision"]), ("liveness_probe_failed", "alert"))
+        self.assertTrue(config_requests(), "the first alert did not look its ConfigMap up")
+        self.assertIn("ConfigMap shop/worker-config", full_text(alert))
+
+        self.kube.clear_requests()
+        for n in range(2, 5):
+            liveness_kill(n)
+            k.wait_diagnosed(n)
+        diagnosed = k.diagnosed()
+        self.assertEqual([(x["cause"], x["decision"]) for x in diagnosed[1:]],
+                         [("liveness_probe_failed", "muted")] * 3)
+        # and one that is intended: stopped with its stop signal (no probe kill since it
+        # started); held back, never routed
+        time.sleep(2)
+        now = utcnow()
+        self.kube.restart("shop", "worker-0", "app", exit_code=138, reason="Error",
+                          started_at=iso(now), finished_at=iso(now), logs="draining\n")
+        k.wait_diagnosed(5)
+        self.assertEqual(k.diagnosed()[4]["decision"], "intentional")
+        self.assertEqual(config_requests(), [],
+                         "ConfigMap or Secret asked for a repeat or an intended restart")
+        self.assertEqual(len(self.posts()), 1)
+
 
 class PostgresHandoverTest(Base):
     """Two replicas on one PostgreSQL history (the shared outbox): the leader dies in the
