@@ -305,30 +305,49 @@ static void first_from(struct krc_incident *x, const struct krc_store_entry *fir
     snprintf(x->first_pod, sizeof(x->first_pod), "%s", row->pod ? row->pod : "");
 }
 
+/* Does the table hold stored incident si (of cause `cause`) already? By its id (this process
+ * recorded it), or as an incident of its key and cause that this process opened and has not
+ * recorded yet (the database was down: its record joins si when it is written, and tells it
+ * si's id). Caller holds the lock. */
+static int held(struct krc_sender *n, const struct krc_store_incident *si, enum krc_cause cause)
+{
+    const struct krc_incident *same;
+
+    if (krc_incident_by_id(&n->incidents, si->id) != NULL) {
+        return 1;
+    }
+    same = krc_incident_match(&n->incidents, si->namespace, si->workload_kind, si->workload_name,
+                              si->container, cause);
+    return same != NULL && same->cause == cause && same->id == 0;
+}
+
 static int load_one(const struct krc_store_incident *si, void *ud)
 {
     struct load *ld = ud;
     struct krc_sender *n = ld->n;
     struct krc_store_incident_detail *det = NULL;
-    struct krc_incident *x;
+    struct krc_incident *x = NULL;
     struct krc_error e;
     enum krc_cause cause = KRC_CAUSE_UNKNOWN;
+    int known;
 
-    pthread_mutex_lock(&n->lock);
-    x = krc_incident_by_id(&n->incidents, si->id);
-    pthread_mutex_unlock(&n->lock);
-    if (x != NULL) {
-        return 0; /* known already (this process recorded it) */
-    }
     (void)krc_cause_parse(si->cause, &cause);
+    pthread_mutex_lock(&n->lock);
+    known = held(n, si, cause);
+    pthread_mutex_unlock(&n->lock);
+    if (known) {
+        return 0;
+    }
     krc_error_clear(&e);
     if (krc_store_incident_get(ld->store, si->id, &det, &e) < 0) {
         krc_log(KRC_LOG_WARN, "incident #%lld not loaded: %s", (long long)si->id, e.msg);
         return 0;
     }
     pthread_mutex_lock(&n->lock);
-    x = krc_incident_open(&n->incidents, si->namespace, si->workload_kind, si->workload_name,
-                          si->container, cause, si->first_at);
+    if (!held(n, si, cause)) { /* a worker may have opened or recorded it meanwhile */
+        x = krc_incident_open(&n->incidents, si->namespace, si->workload_kind, si->workload_name,
+                              si->container, cause, si->first_at);
+    }
     if (x != NULL) {
         x->id = si->id;
         x->recorded = 1;

@@ -151,14 +151,23 @@ void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan
     pthread_mutex_unlock(&n->lock);
 }
 
-void krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t id,
-                                 int64_t restart_id)
+int krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t id,
+                                int64_t restarts, int64_t restart_id)
 {
     struct krc_incident *x;
 
     pthread_mutex_lock(&n->lock);
     x = krc_incident_by_seq(&n->incidents, incident);
     if (x != NULL) {
+        if (id > 0 && restarts > 0) {
+            /* the store's count: another leader's or worker's restarts of a joined incident
+             * too. Never below the restarts routed here (counted before they are recorded,
+             * some of them still on their way), unless the stored incident is another one
+             * (the known one had ended: this restart opened a new one) */
+            if ((x->id > 0 && x->id != id) || restarts > x->restarts) {
+                x->restarts = restarts;
+            }
+        }
         if (id > 0) {
             x->id = id;
         }
@@ -172,19 +181,30 @@ void krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_
         x->recorded = 1;
     }
     pthread_mutex_unlock(&n->lock);
+    return x != NULL;
 }
 
-int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident, int *ret_pending)
+void krc_route_incident_drop(struct krc_sender *n, uint64_t incident)
+{
+    struct krc_incident *x;
+
+    pthread_mutex_lock(&n->lock);
+    x = krc_incident_by_seq(&n->incidents, incident);
+    if (x != NULL && x->id == 0 && !x->recorded && !x->ending) {
+        krc_incident_remove(&n->incidents, x);
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident)
 {
     struct krc_incident *x;
     int64_t id = 0;
 
-    *ret_pending = 0;
     pthread_mutex_lock(&n->lock);
     x = krc_incident_by_seq(&n->incidents, incident);
     if (x != NULL) {
         id = x->id;
-        *ret_pending = !x->recorded;
     }
     pthread_mutex_unlock(&n->lock);
     return id;

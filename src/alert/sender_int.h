@@ -1,7 +1,8 @@
 /* The sender's private state, shared by its files: sender.c (set-up,
  * reload), route.c (the route stage), render.c (the formats' glue),
  * deliver.c (lanes, sending) and deliver_outbox.c (resume, delivered marks,
- * claims). Not a public header: nothing outside src/alert/ includes it. */
+ * claims). Not a public header: nothing outside src/alert/ includes it but
+ * tests/unit/alert/test_incident_end.c, which drives the incidents' end directly. */
 #ifndef KRC_SENDER_INT_H
 #define KRC_SENDER_INT_H
 

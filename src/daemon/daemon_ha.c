@@ -28,31 +28,37 @@ static int resumed_was_handled(const struct krc_store_row *row, void *ud)
  * failed, not sent again. */
 void krc_daemon_resume_outbox(struct daemon *d, struct krc_store *store)
 {
+    int loaded;
     int rc;
 
     /* the open incidents first: a repeat the relist finds continues its incident and
      * thread, and the end of one sends its resolved message once (issue 27) */
-    (void)krc_sender_load_incidents(d->sender, store);
+    loaded = krc_sender_load_incidents(d->sender, store);
     rc = krc_sender_resume_outbox(d->sender, store, d->leader != NULL ? resumed_was_handled : NULL,
                                   d);
-    if (rc < 0 && d->shared_store) {
-        /* PostgreSQL down: rows left pending by an earlier process or leader
-         * are resumed once it answers (late_resume) */
+    if ((rc < 0 || loaded < 0) && d->shared_store) {
+        /* PostgreSQL down: the open incidents and the rows left pending by an earlier
+         * process or leader are loaded and resumed once it answers (late_resume) */
         atomic_store(&d->resume_due, 1);
     }
 }
 
-/* The pruner thread: resume the outbox once the database answers again, if
- * it did not when this replica started or took over (a standby waits until
- * it leads). The sender skips rows this process wrote meanwhile. */
+/* The pruner thread: load the open incidents, then resume the outbox, once
+ * the database answers again, if it did not when this replica started or took
+ * over (a standby waits until it leads). An incident this process holds
+ * already is not loaded twice, and the sender skips rows this process wrote
+ * meanwhile; until both succeed, it is tried again. */
 void krc_daemon_late_resume(struct daemon *d, struct krc_store *st)
 {
     if (!atomic_load(&d->resume_due) ||
         (d->leader != NULL && krc_leader_role(d->leader) != KRC_LEADER_LEADING)) {
         return;
     }
-    if (krc_sender_resume_outbox(d->sender, st, d->leader != NULL ? resumed_was_handled : NULL, d) <
-        0) {
+    /* the incidents before the outbox (as at the take-over): a repeat seen from now on
+     * continues its incident and thread instead of opening a new one */
+    if (krc_sender_load_incidents(d->sender, st) < 0 ||
+        krc_sender_resume_outbox(d->sender, st, d->leader != NULL ? resumed_was_handled : NULL, d) <
+            0) {
         return;
     }
     atomic_store(&d->resume_due, 0);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "krc/analyse/analyse.h"
+#include "krc/collect/config_changes.h"
 #include "krc/diagnose/diagnose.h"
 #include "krc/model/report_json.h"
 #include "krc/track/track.h"
@@ -52,6 +53,7 @@ void krc_pipeline_store_fault(struct krc_pipeline_status *s, char *buf, size_t s
 struct deferred_rec {
     struct krc_store_restart rec;
     struct krc_store_incident_ref incident; /* rec.incident points here when it has one */
+    uint64_t seq; /* the sender's handle of that incident (0: none): told its id when written */
     size_t bytes;
     struct deferred_rec *next;
 };
@@ -121,9 +123,10 @@ static struct deferred_rec *deferred_pop(struct krc_pipeline_deferred *d)
     return x;
 }
 
-/* Copy rec (without its notifications) to the end of d; the oldest records
- * go when d is over its bounds. Returns 0, or < 0 when out of memory. */
-static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store_restart *rec)
+/* Copy rec (without its notifications; seq: its incident's handle) to the end of d; the
+ * oldest records go when d is over its bounds. Returns 0, or < 0 when out of memory. */
+static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store_restart *rec,
+                         uint64_t seq)
 {
     struct deferred_rec *x = krc_calloc(1, sizeof(*x));
     int ok = x != NULL;
@@ -131,6 +134,7 @@ static int deferred_push(struct krc_pipeline_deferred *d, const struct krc_store
     if (x != NULL) {
         const char **f[REC_STRINGS];
         x->rec = *rec;
+        x->seq = seq;
         if (rec->incident != NULL) {
             /* joined or opened when it is written (its id, if known, stays) */
             x->incident = *rec->incident;
@@ -194,6 +198,37 @@ static void unwritten_changed(const struct krc_pipeline_deps *p, size_t before)
                      (long long)krc_pipeline_deferred_count(p->deferred) - (long long)before);
 }
 
+/* A deferred record was written into stored incident x->incident.ret_id: the sender learns
+ * its id (the end ends the stored one by it). When the sender no longer holds the incident
+ * (it ended while the database was down, or was forgotten), the stored one would stay open
+ * for ever: it is ended here, without a message (the resolved messages, if any, were sent
+ * when it ended). */
+static void deferred_incident(const struct krc_pipeline_deps *p, const struct deferred_rec *x,
+                              int64_t restart_id)
+{
+    const struct krc_store_incident_ref *ref = &x->incident;
+    struct krc_error e;
+    int rc;
+
+    if (p->sender == NULL || x->seq == 0 || x->rec.incident == NULL || ref->ret_id <= 0 ||
+        krc_route_incident_recorded(p->sender, x->seq, ref->ret_id, ref->ret_restarts,
+                                    restart_id)) {
+        return;
+    }
+    krc_error_clear(&e);
+    rc = krc_store_incident_end(p->store, ref->ret_id, krc_clock_now(), NULL, 0, NULL, &e);
+    if (rc == 0) {
+        krc_log(KRC_LOG_INFO,
+                "incident #%lld (%s/%s container %s) ended in the history: this process ended "
+                "(or forgot) it while the database did not accept writes",
+                (long long)ref->ret_id, x->rec.namespace, x->rec.pod, x->rec.container);
+    } else if (rc < 0 && rc != KRC_STORE_EXISTS) {
+        atomic_fetch_add(&p->status->store_errors, 1);
+        krc_log(KRC_LOG_ERROR, "history: incident #%lld not ended: %s", (long long)ref->ret_id,
+                e.msg);
+    }
+}
+
 /* Write the deferred records, oldest first, until one fails. */
 static void deferred_flush(const struct krc_pipeline_deps *p)
 {
@@ -212,6 +247,7 @@ static void deferred_flush(const struct krc_pipeline_deps *p)
             unwritten_changed(p, before);
             return;
         }
+        deferred_incident(p, d->head, id);
         deferred_rec_free(deferred_pop(d));
         written += rc == KRC_STORE_EXISTS ? 0 : 1;
     }
@@ -249,10 +285,10 @@ static void deferred_last_try(const struct krc_pipeline_deps *p)
 /* A history write failed: shown on /readyz, and the record kept to be
  * written later (rec is copied: its strings are the caller's). */
 static void record_failed(const struct krc_pipeline_deps *p, const struct krc_restart *r,
-                          const struct krc_store_restart *rec, const char *msg)
+                          const struct krc_store_restart *rec, uint64_t seq, const char *msg)
 {
     size_t before = krc_pipeline_deferred_count(p->deferred);
-    int kept = p->deferred != NULL && deferred_push(p->deferred, rec) == 0;
+    int kept = p->deferred != NULL && deferred_push(p->deferred, rec, seq) == 0;
 
     krc_pipeline_store_failed(p->status, msg);
     unwritten_changed(p, before);
@@ -342,10 +378,14 @@ static void log_diagnosed(const struct krc_restart *r, const struct krc_diagnosi
 /* One outbox row per destination of the restart (msg and its chain). */
 #define MAX_MESSAGES 16
 
+/* Record the restart with its messages and its incident (seq: the sender's handle of it, kept
+ * with a record that waits for the database). 0 (*ret_restart_id: its row, 0 when it waits),
+ * or KRC_STORE_EXISTS when it was recorded already (*ret_restart_id: that row; incident's
+ * ret_id and ret_restarts: its incident's). */
 static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r,
                   const struct krc_report *rep, const struct krc_diagnosis *dg,
                   enum krc_policy_decision decision, struct krc_sender_message *msg,
-                  struct krc_store_incident_ref *incident, int64_t *ret_restart_id,
+                  struct krc_store_incident_ref *incident, uint64_t seq, int64_t *ret_restart_id,
                   int64_t *ret_outbox_ids)
 {
     struct krc_store_restart rec;
@@ -408,7 +448,7 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
     krc_error_clear(&e);
     rc = record_many(p, &rec, ob, n_ob, &restart_id, ret_outbox_ids, &e);
     if (rc < 0 && rc != KRC_STORE_EXISTS) {
-        record_failed(p, r, &rec, e.msg);
+        record_failed(p, r, &rec, seq, e.msg);
     }
     krc_free(json);
     if (rc == KRC_STORE_EXISTS) {
@@ -416,6 +456,9 @@ static int record(const struct krc_pipeline_deps *p, const struct krc_restart *r
                 "restart of %s/%s container %s (count %d) already recorded; not "
                 "alerted again",
                 r->namespace, r->pod, r->ident.container, r->ident.restart_count);
+        if (ret_restart_id != NULL) {
+            *ret_restart_id = restart_id;
+        }
         return rc;
     }
     if (rc < 0) {
@@ -493,6 +536,9 @@ struct job {
     int no_carry;      /* the cheap look again, without a carried cause */
     int carried;       /* the cheap look carried a cause (krc_diagnosis_carry) */
     int analysed_full; /* the analysis so far collected everything */
+    /* the analysis looks no ConfigMap or Secret up (trackConfigChanges): it runs before the
+     * restart is routed (config_changes after it), or for an amendment (no first alert) */
+    int no_configs;
     /* a paced message of an incident's repeat starts with these (plan.headline_*) */
     char headline_reply[1024];
     char headline_update[1024];
@@ -589,7 +635,8 @@ static void analyse(const struct krc_pipeline_deps *p, struct job *j)
     /* trackConfigChanges: the ConfigMaps and Secrets of an incident's first restart (a
      * repeat's paced message does not ask again), for what changed (track/track.h) */
     co.track = p->track;
-    co.track_configs = p->track != NULL && cfg->track_config_changes && !j->plan.repeat;
+    co.track_configs =
+        p->track != NULL && cfg->track_config_changes && !j->plan.repeat && !j->no_configs;
     memset(&q, 0, sizeof(q));
     q.restart = j->r;
     q.client = p->client;
@@ -667,6 +714,34 @@ static void log_intentional(const struct krc_restart *r, const struct krc_diagno
                    "restart not alerted: intentional (pageIntentionalRestarts alerts them)", f, n);
 }
 
+/* trackConfigChanges for a restart analysed before it was routed (an intentional
+ * candidate that was not): its pod's ConfigMaps and Secrets, looked up as krc_collect looks
+ * them up, only when the plan collects it fully as an incident's first restart (a repeat,
+ * muted or paced, asks nothing: a crash loop costs no such request). What the look-up notes
+ * in the report (a 403) is redacted as the collection's notes are. */
+static void config_changes(const struct krc_pipeline_deps *p, struct job *j)
+{
+    const struct krc_restart *r = j->r;
+    struct krc_report *rep = j->rep;
+    size_t notes = rep->n_notes;
+    struct krc_error e;
+
+    if (p->track == NULL || !live_cfg(p)->track_config_changes || !j->plan.collect ||
+        j->plan.repeat) {
+        return;
+    }
+    if (krc_collect_config_changes(p->client, p->track, r->pod_json, r->pod_json_len, rep) ==
+        KRC_ENOMEM) {
+        krc_log(KRC_LOG_WARN,
+                "restart of %s/%s: out of memory reading its ConfigMaps' and Secrets' metadata",
+                r->namespace, r->pod);
+    }
+    for (size_t i = notes; i < rep->n_notes; i++) {
+        krc_error_clear(&e);
+        (void)krc_redact_in_place(p->redactor, NULL, &rep->notes[i], &e);
+    }
+}
+
 /* Before routing: when the pod the watch delivered already shows an
  * intentional restart (and those are not paged), the restart is analysed
  * fully first. Intentional in the end: decided here, never routed, so that
@@ -687,7 +762,9 @@ static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
     if (rc <= 0) {
         return 0; /* out of memory: the ordinary path, where render still holds it back */
     }
+    j->no_configs = 1; /* not before the plan says it is an incident's first alert */
     analyse(p, j);
+    j->no_configs = 0;
     if (j->dg->intentional) {
         memset(&j->plan, 0, sizeof(j->plan));
         j->plan.decision = KRC_POLICY_INTENTIONAL;
@@ -697,6 +774,7 @@ static int intentional_first(const struct krc_pipeline_deps *p, struct job *j)
     }
     route_job(p, j);
     fetch_log_file(p, j);
+    config_changes(p, j);
     return 1;
 }
 
@@ -845,15 +923,12 @@ static void sandbox_once(const struct krc_pipeline_deps *p, struct job *j)
 static void incident_ref(const struct krc_pipeline_deps *p, const struct job *j,
                          const struct krc_sender_message *msg, struct krc_store_incident_ref *ref)
 {
-    int pending = 0;
-
     memset(ref, 0, sizeof(*ref));
     if (j->plan.incident == 0) {
         return;
     }
     if (j->plan.repeat) {
-        ref->id = krc_route_incident_id(p->sender, j->plan.incident, &pending);
-        (void)pending; /* 0 while pending: the store joins the key's open incident */
+        ref->id = krc_route_incident_id(p->sender, j->plan.incident);
     } else if (msg->body != NULL) {
         ref->thread_key = msg->thread_key;
     }
@@ -871,6 +946,26 @@ static void incident_ref(const struct krc_pipeline_deps *p, const struct job *j,
             ref->and_update = 0; /* an update only: last_update_at */
         }
     }
+}
+
+/* The restart's record told its incident (ref: what the store did). Recorded already
+ * (another worker or leader recorded it first): the incident it is in, when it has one;
+ * else an incident this restart opened is forgotten (nothing of it is in the store, and this
+ * process posts nothing of it). */
+static void recorded(const struct krc_pipeline_deps *p, const struct job *j,
+                     const struct krc_store_incident_ref *ref, int rc, int64_t restart_id)
+{
+    if (j->plan.incident == 0) {
+        return;
+    }
+    if (rc == KRC_STORE_EXISTS && ref->ret_id <= 0) {
+        if (!j->plan.repeat) {
+            krc_route_incident_drop(p->sender, j->plan.incident);
+        }
+        return;
+    }
+    (void)krc_route_incident_recorded(p->sender, j->plan.incident, ref->ret_id, ref->ret_restarts,
+                                      restart_id);
 }
 
 /* Render, record with the outbox, deliver (which takes the job's report,
@@ -904,10 +999,8 @@ static void hand_over(const struct krc_pipeline_deps *p, struct job *j)
         incident_ref(p, j, &msg, &ref);
         krc_route_incident_settle(p->sender, &j->plan, r, j->rep, j->dg, j->decision, &msg);
         rc = record(p, r, j->rep, j->dg, j->decision, &msg, j->plan.incident ? &ref : NULL,
-                    &restart_id, outbox_ids);
-        if (j->plan.incident != 0 && rc != KRC_STORE_EXISTS) {
-            krc_route_incident_recorded(p->sender, j->plan.incident, ref.ret_id, restart_id);
-        }
+                    j->plan.incident, &restart_id, outbox_ids);
+        recorded(p, j, &ref, rc, restart_id);
         if (rc != KRC_STORE_EXISTS && msg.body == NULL) {
             /* nothing to post (muted, grouped, silenced): handled now; a
              * message is published as handled once it was accepted
@@ -1106,6 +1199,7 @@ static void amend_restart(const struct krc_pipeline_deps *p, const struct krc_re
     memset(&j, 0, sizeof(j));
     j.r = r;
     j.plan.collect = 1;
+    j.no_configs = 1;
     j.t0 = mono_ms(p);
     j.rep = krc_report_new();
     j.dg = krc_calloc(1, sizeof(*j.dg));
@@ -1205,7 +1299,7 @@ void krc_pipeline_process(const struct krc_pipeline_deps *p, const struct krc_re
         /* no sender: the restart joins or opens its incident in the store all the same */
         struct krc_store_incident_ref ref;
         memset(&ref, 0, sizeof(ref));
-        record(p, r, j.rep, j.dg, j.decision, NULL, &ref, NULL, NULL);
+        record(p, r, j.rep, j.dg, j.decision, NULL, &ref, 0, NULL, NULL);
     }
     note_handled(p, r);
     krc_report_free(j.rep);

@@ -435,6 +435,74 @@ class IncidentTest(Base):
         self.assertNotIn("api-config", text)
         self.assertEqual(cm_requests, [], "krc asked for a ConfigMap with the setting off")
 
+    def test_configmap_asked_for_the_first_alert_only_of_an_intended_looking_crash_loop(self):
+        """A crash loop of a pod whose every restart looks intended to the watch (its
+        container's reported stop signal, KEP-4960; such a restart is analysed before it is
+        routed) but is a liveness kill (the events say so): the incident's first alert looks
+        its ConfigMap up (trackConfigChanges), its muted repeats never do (a crash loop costs
+        no such request), nor does a restart that is intended (held back, never routed)."""
+        self.kube.set_rbac(h.shipped_rbac_objects(
+            os.path.join(h.ROOT, "deploy", "overlays", "config-changes")),
+            user="system:serviceaccount:krc:krc")
+        self.kube.configmap("shop", "worker-config", {"mode": "fast"},
+                            manager="kubectl-create", time=iso(utcnow() - timedelta(hours=2)))
+        self.kube.create_pod("shop", "worker-0", containers=[{
+            "name": "app", "lifecycle": {"stopSignal": "SIGUSR1"},
+            "envFrom": [{"configMapRef": {"name": "worker-config"}}]}])
+        k = self.start({"KRC_TRACK_CONFIG_CHANGES": "true"})
+        k.wait_synced()
+        self.kube.edit_configmap("shop", "worker-config", {"mode": "slow"},
+                                 manager="kubectl-edit", time=iso(utcnow() - timedelta(minutes=3)))
+
+        def config_requests():
+            return [r for r in self.kube.requests()
+                    if "/configmaps" in r["path"] or "/secrets" in r["path"]]
+
+        def liveness_kill(n):
+            """The kubelet kills the container for its liveness probe: it exits 138 (128 +
+            SIGUSR1, its stop signal)."""
+            pod = self.kube.get_pod("shop", "worker-0")
+            now = utcnow()
+            self.kube.add_pod_event(pod, "Unhealthy",
+                                    "Liveness probe failed: HTTP probe failed with statuscode: 500",
+                                    container="app", firstTimestamp=iso(now - timedelta(seconds=9)),
+                                    lastTimestamp=iso(now - timedelta(seconds=9)))
+            self.kube.add_pod_event(pod, "Killing",
+                                    "Container app failed liveness probe, will be restarted",
+                                    type_="Normal", container="app",
+                                    firstTimestamp=iso(now - timedelta(seconds=8)),
+                                    lastTimestamp=iso(now - timedelta(seconds=8)))
+            self.kube.restart("shop", "worker-0", "app", exit_code=138, reason="Error",
+                              started_at=iso(now - timedelta(seconds=30)), finished_at=iso(now),
+                              logs="serving\ncrash %d\n" % n)
+
+        self.kube.clear_requests()
+        liveness_kill(1)
+        (alert,) = self.wait_posts(1)
+        (d,) = k.wait_diagnosed(1)
+        self.assertEqual((d["cause"], d["decision"]), ("liveness_probe_failed", "alert"))
+        self.assertTrue(config_requests(), "the first alert did not look its ConfigMap up")
+        self.assertIn("ConfigMap shop/worker-config", full_text(alert))
+
+        self.kube.clear_requests()
+        for n in range(2, 5):
+            liveness_kill(n)
+            k.wait_diagnosed(n)
+        diagnosed = k.diagnosed()
+        self.assertEqual([(x["cause"], x["decision"]) for x in diagnosed[1:]],
+                         [("liveness_probe_failed", "muted")] * 3)
+        # and one that is intended: stopped with its stop signal (no probe kill since it
+        # started); held back, never routed
+        time.sleep(2)
+        now = utcnow()
+        self.kube.restart("shop", "worker-0", "app", exit_code=138, reason="Error",
+                          started_at=iso(now), finished_at=iso(now), logs="draining\n")
+        k.wait_diagnosed(5)
+        self.assertEqual(k.diagnosed()[4]["decision"], "intentional")
+        self.assertEqual(config_requests(), [],
+                         "ConfigMap or Secret asked for a repeat or an intended restart")
+        self.assertEqual(len(self.posts()), 1)
+
 
 class PostgresHandoverTest(Base):
     """Two replicas on one PostgreSQL history (the shared outbox): the leader dies in the
@@ -516,6 +584,72 @@ class PostgresHandoverTest(Base):
         bodies = [json.dumps(m["body"], sort_keys=True) for m in self.posts()]
         self.assertEqual(len(bodies), len(set(bodies)))
         self.assertIsNotNone(self.incidents()[0]["ended_at"])
+
+    def test_postgres_down_at_start_then_back_continues_and_ends_the_incidents(self):
+        """krc starts while PostgreSQL does not answer (it connects on use): once the database
+        answers, the open incidents an earlier krc left are loaded (a repeat continues the
+        incident and its thread, no second alert), and the incidents opened while it was down
+        end in the history too: one that ended while it was down (its record written late),
+        one that ends after it came back; the resolved messages count every restart."""
+        extra = {"KRC_INCIDENT_REPLY_INTERVAL": "2s"}
+        api = self.deployment("api", ready=False)["pods"][0]["metadata"]["name"]
+        web = self.deployment("web", ready=False)["pods"][0]["metadata"]["name"]
+        db = self.deployment("db", ready=False)["pods"][0]["metadata"]["name"]
+        a = self.start(extra, name="krc-a")
+        a.wait_synced()
+        self.crash(api, 1)
+        (parent,) = self.wait_posts(1)
+        h.wait_until(lambda: [i for i in self.incidents() if i["workload"] == "Deployment/api"],
+                     20 * h.SLOWDOWN, what="the api incident recorded")
+        self.assertEqual(a.stop(), 0)
+
+        self.PG.stop()
+        try:
+            # api's restart is then outside krc-b's start-up window (whole seconds): krc-b,
+            # which cannot ask the history whether it is recorded, does not report it again
+            time.sleep(3)
+            b = self.start(extra, ["--startup-window", "1s"], name="krc-b")
+            b.wait_log("history database: ", timeout=20)
+            b.wait_synced()
+            # two incidents while the database is down: alerted, their records kept in memory
+            self.crash(web, 1)
+            self.crash(db, 1)
+            b.wait_diagnosed(2)
+            self.wait_posts(3)
+            # web recovers and ends while the database is still down
+            self.set_ready(web)
+            h.wait_until(lambda: [m for m in self.posts() if "Resolved" in full_text(m)],
+                         30 * h.SLOWDOWN, what="web's resolved message")
+        finally:
+            self.PG.start()
+        # the late resume (every 5 s): the open incidents, then the outbox
+        b.wait_log("undelivered notifications from before are resumed", timeout=30)
+        self.assertTrue(b.logs(contains="open incident(s) continued from the history"))
+        b.wait_log("restart(s) recorded late", timeout=30)
+        # a repeat of api: the earlier krc's incident and thread (a reply, no second alert)
+        before = len(self.posts())
+        self.crash(api, 2)
+        b.wait_diagnosed(3)
+        (reply,) = self.wait_posts(before + 1)[before:]
+        self.assertEqual(reply["thread_ts"], parent["ts"], full_text(reply)[:200])
+        tops = [m for m in self.posts() if not m["thread_ts"]]
+        self.assertEqual(len(tops), 3, [full_text(m)[:120] for m in tops])  # api, web, db
+        # both end: one resolved message each, in its own thread, counting its restarts
+        self.set_ready(api)
+        self.set_ready(db)
+        h.wait_until(lambda: len([m for m in self.posts() if "Resolved" in full_text(m)]) >= 3,
+                     30 * h.SLOWDOWN, what="the resolved messages of api and db")
+        time.sleep(3 * h.SLOWDOWN)
+        resolved = [m for m in self.posts() if "Resolved" in full_text(m)]
+        self.assertEqual(len(resolved), 3)
+        api_resolved = [m for m in resolved if m["thread_ts"] == parent["ts"]]
+        self.assertEqual(len(api_resolved), 1)
+        self.assertIn("2 restarts", full_text(api_resolved[0]))
+        # the history: every incident ended, none left open
+        incs = h.wait_until(lambda: (lambda v: v if all(i["ended_at"] for i in v) else None)(
+            self.incidents()), 20 * h.SLOWDOWN, what="every incident ended in the history")
+        self.assertEqual(sorted((i["workload"], i["restarts"]) for i in incs),
+                         [("Deployment/api", 2), ("Deployment/db", 1), ("Deployment/web", 1)])
 
 
 if __name__ == "__main__":

@@ -130,15 +130,23 @@ void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan
                                const struct krc_diagnosis *dg, enum krc_policy_decision decision,
                                const struct krc_sender_message *msg);
 
-/* The store recorded restart `restart_id` into incident `id` (0, 0: the record failed):
- * the incident's id, for the next repeat and the end. An id other than the one known (the
- * stored incident had ended meanwhile) replaces it. Thread-safe. */
-void krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t id,
-                                 int64_t restart_id);
+/* The store recorded restart `restart_id` into incident `id` with `restarts` restarts after
+ * it (its krc_store_incident_ref's ret_id and ret_restarts; 0, 0, 0: the record failed): the
+ * incident's id, for the next repeat and the end, and its count (the store's, which counts
+ * the restarts other leaders and workers recorded into it; never below the restarts routed
+ * here). An id other than the one known (the stored incident had ended meanwhile) replaces
+ * it, and its count too. Returns 1, or 0 when this process no longer holds the incident
+ * (ended, or forgotten). Thread-safe. */
+int krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t id,
+                                int64_t restarts, int64_t restart_id);
 
-/* The store id of plan's incident (0: not recorded yet) and whether its first alert's
- * record is still being written (a parallel worker): *ret_pending 1. Thread-safe. */
-int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident, int *ret_pending);
+/* The first restart of incident `incident` turned out recorded already, in no incident of
+ * the store (KRC_STORE_EXISTS, ret_id 0): the incident is forgotten when nothing of it is
+ * recorded (no id, no record). Thread-safe. */
+void krc_route_incident_drop(struct krc_sender *n, uint64_t incident);
+
+/* The store id of plan's incident (0: not recorded yet). Thread-safe. */
+int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident);
 
 /* Route the amendment of a restart already alerted (its device reported
  * Unhealthy after it, detect/dev_health.h): the restart's destinations, as

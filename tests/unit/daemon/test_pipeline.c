@@ -789,6 +789,177 @@ static void test_unreachable_database_keeps_records(void **state)
     env_cleanup(&v);
 }
 
+/* The handle of a new sender's first incident (alert/incident.h: handles count from 1). */
+#define FIRST_INCIDENT 1
+
+/* The stored incident of r's record (0: none) and its cause. */
+static int64_t stored_incident(struct env *v, const struct krc_restart *r, enum krc_cause *cause)
+{
+    struct krc_store_entry *ent = NULL;
+    struct krc_store_incident_detail *det = NULL;
+    int64_t row = 0;
+    int64_t id;
+
+    assert_int_equal(krc_store_find_restart(v->store, &r->ident, &row, NULL), 1);
+    assert_int_equal(krc_store_get(v->store, row, &ent, NULL), 0);
+    id = ent->row.incident_id;
+    krc_store_entry_free(ent);
+    if (id > 0 && cause != NULL) {
+        assert_int_equal(krc_store_incident_get(v->store, id, &det, NULL), 0);
+        assert_int_equal(krc_cause_parse(det->inc.cause, cause), 0);
+        krc_store_incident_detail_free(det);
+    }
+    return id;
+}
+
+/* Records written late (the database was down) tell the sender their incident's id: the
+ * incident the first alert opened in memory is the stored one, so its end ends the stored
+ * one (test_incident_end.c has the end; test_incidents.py the whole daemon). */
+static void test_deferred_records_tell_their_incident(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r1 = mk("shop", "web-1", 1);
+    struct krc_restart r2 = mk("shop", "web-1", 2);
+    struct krc_queue q;
+    atomic_size_t queued;
+    int64_t id;
+    (void)state;
+
+    env_init(&v, &o);
+    v.deps.deferred = krc_pipeline_deferred_new();
+    assert_non_null(v.deps.deferred);
+    v.deps.record = down_record;
+    db_down_code = KRC_EIO;
+    krc_pipeline_process(&v.deps, &r1); /* the first alert, posted directly */
+    krc_pipeline_process(&v.deps, &r2); /* a muted repeat */
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 2);
+    assert_int_equal(krc_sender_incidents_open(v.sender), 1);
+    assert_int_equal(krc_route_incident_id(v.sender, FIRST_INCIDENT), 0);
+
+    db_down_code = 0;
+    atomic_init(&queued, 0);
+    assert_int_equal(krc_queue_init(&q, 4), 0);
+    krc_queue_close(&q);
+    krc_pipeline_run(&v.deps, &q, &queued, 1000);
+    krc_queue_cleanup(&q, NULL);
+    assert_int_equal(krc_pipeline_deferred_count(v.deps.deferred), 0);
+    id = stored_incident(&v, &r1, NULL);
+    assert_true(id > 0);
+    assert_int_equal(stored_incident(&v, &r2, NULL), id);
+    assert_int_equal(krc_route_incident_id(v.sender, FIRST_INCIDENT), id);
+    krc_pipeline_deferred_free(v.deps.deferred);
+    env_cleanup(&v);
+}
+
+/* The record seam: another worker or leader records the restart first (into an incident, or
+ * into none when exists_in_incident is 0), so this worker's record finds it recorded
+ * (KRC_STORE_EXISTS). */
+static int exists_in_incident;
+static int64_t exists_incident_id;
+
+static int exists_record(struct krc_store *s, const struct krc_store_restart *rec,
+                         const struct krc_store_outbox *msgs, size_t n_msgs,
+                         int64_t *ret_restart_id, int64_t *ret_outbox_ids, struct krc_error *err)
+{
+    struct krc_store_restart other = *rec;
+    struct krc_store_incident_ref ref;
+    int64_t id = 0;
+
+    memset(&ref, 0, sizeof(ref));
+    ref.thread_key = "shop/web-1";
+    other.incident = exists_in_incident ? &ref : NULL;
+    assert_int_equal(krc_store_record_many(s, &other, NULL, 0, &id, NULL, NULL), 0);
+    exists_incident_id = ref.ret_id;
+    return krc_store_record_many(s, rec, msgs, n_msgs, ret_restart_id, ret_outbox_ids, err);
+}
+
+/* A first restart that another worker or leader recorded first: not alerted again; its
+ * incident takes the stored incident's id (so that it ends, and ends the stored one), or,
+ * when the stored restart is in no incident, the incident it opened is forgotten. */
+static void test_first_restart_recorded_already(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r = mk("shop", "web-1", 1);
+    (void)state;
+
+    env_init(&v, &o);
+    v.deps.record = exists_record;
+    exists_in_incident = 1;
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
+    assert_int_equal(outbox_pending(&v), 0);
+    assert_true(exists_incident_id > 0);
+    assert_int_equal(krc_sender_incidents_open(v.sender), 1);
+    assert_int_equal(krc_route_incident_id(v.sender, FIRST_INCIDENT), exists_incident_id);
+    env_cleanup(&v);
+
+    env_init(&v, &o);
+    v.deps.record = exists_record;
+    exists_in_incident = 0;
+    krc_pipeline_process(&v.deps, &r);
+    assert_int_equal(krc_sender_pending(v.sender), 0);
+    assert_int_equal(exists_incident_id, 0);
+    assert_int_equal(krc_sender_incidents_open(v.sender), 0);
+    env_cleanup(&v);
+}
+
+/* A restart joins a stored incident that others counted into too (another leader, another
+ * worker): the incident's count is the store's from then on, so the paced messages and the
+ * resolved message count every restart. */
+static void test_joined_incident_takes_the_stored_count(void **state)
+{
+    struct krc_sender_options o = webhook();
+    struct env v;
+    struct krc_restart r1 = mk("shop", "web-1", 1);
+    struct krc_restart r2 = mk("shop", "web-1", 5);
+    struct krc_restart r3 = mk("shop", "web-1", 6);
+    struct krc_route_incident ri;
+    struct krc_route_plan plan;
+    enum krc_cause cause = KRC_CAUSE_UNKNOWN;
+    char reply[1024], update[1024];
+    int64_t id;
+    (void)state;
+
+    env_init(&v, &o);
+    krc_pipeline_process(&v.deps, &r1);
+    id = stored_incident(&v, &r1, &cause);
+    assert_true(id > 0);
+    /* another leader records restarts 2 to 4 into it */
+    for (int count = 2; count <= 4; count++) {
+        struct krc_restart other = mk("shop", "web-1", count);
+        struct krc_store_restart rec;
+        struct krc_store_incident_ref ref;
+        memset(&rec, 0, sizeof(rec));
+        rec.pod_uid = other.ident.uid;
+        rec.container = other.ident.container;
+        rec.restart_count = count;
+        rec.namespace = "shop";
+        rec.pod = "web-1";
+        rec.cause = cause;
+        rec.finished_at = other.ident.finished_at;
+        rec.detected_at = NOW;
+        rec.decision = "muted";
+        memset(&ref, 0, sizeof(ref));
+        ref.id = id;
+        rec.incident = &ref;
+        assert_int_equal(krc_store_record_many(v.store, &rec, NULL, 0, NULL, NULL, NULL), 0);
+        assert_int_equal(ref.ret_id, id);
+    }
+    krc_pipeline_process(&v.deps, &r2); /* a repeat here: the incident's fifth restart */
+    assert_int_equal(stored_incident(&v, &r2, NULL), id);
+    /* the next one is counted as the sixth */
+    ri.workload_kind = NULL;
+    ri.workload_name = NULL;
+    ri.cause = cause;
+    assert_int_equal(krc_route_restart_in(v.sender, &r3, &ri, &plan), KRC_POLICY_MUTED);
+    assert_int_equal(plan.incident, FIRST_INCIDENT);
+    krc_route_incident_headlines(v.sender, &plan, &r3, NULL, NULL, reply, update, sizeof(reply));
+    assert_non_null(strstr(reply, ", 6 since "));
+    env_cleanup(&v);
+}
+
 /* Shutdown (the queue closed): the worker tries the deferred records once
  * more, so a database that came back within the last retry interval still
  * gets them; one it still refuses keeps them (logged as not recorded). */
@@ -1059,6 +1230,9 @@ int main(void)
         cmocka_unit_test(test_failed_record_is_written_later),
         cmocka_unit_test(test_unreachable_database_keeps_records),
         cmocka_unit_test(test_deferred_last_try_at_shutdown),
+        cmocka_unit_test(test_deferred_records_tell_their_incident),
+        cmocka_unit_test(test_first_restart_recorded_already),
+        cmocka_unit_test(test_joined_incident_takes_the_stored_count),
         cmocka_unit_test(test_left_to_next_leader),
         cmocka_unit_test(test_alloc_sweep),
         cmocka_unit_test(test_alloc_sweep_deferred),
