@@ -82,6 +82,13 @@ static int time_into(struct krc_jscan *s, int64_t *out, struct krc_error *err)
     return 0;
 }
 
+/* -v in unsigned arithmetic: INT64_MIN (a generation no API server sends)
+ * stays itself, as before, without the undefined signed negation. */
+static int64_t negate(int64_t v)
+{
+    return (int64_t)(0 - (uint64_t)v);
+}
+
 /* ---- managedFields ------------------------------------------------------ */
 
 static int key_in(const struct krc_jscan_str *k, const char *const *set)
@@ -317,7 +324,7 @@ static int metadata_key(struct krc_jscan *s, const struct krc_jscan_str *k, void
         int64_t g = 0;
         int rc = int_into(s, &g, err);
         if (o->revision == 0) {
-            o->revision = -g; /* kept apart until the end: an annotation wins */
+            o->revision = negate(g); /* kept apart until the end: an annotation wins */
         }
         return rc;
     }
@@ -512,7 +519,7 @@ static int parse(struct krc_track_obj *o, enum krc_track_resource r, enum krc_tr
         return KRC_EPARSE;
     }
     if (o->revision < 0) {
-        o->revision = -o->revision; /* the generation: no better revision */
+        o->revision = negate(o->revision); /* the generation: no better revision */
     }
     krc_facts_finish(&o->facts);
     return 0;
