@@ -60,25 +60,30 @@ static void refs_of_value(struct refs *r, const char *v, int with_key)
     }
 }
 
+/* A key of the pod: its spec digested into the facts (ctx). */
+static int pod_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                   struct krc_error *err)
+{
+    if (KRC_JSCAN_EQ(k, "spec")) {
+        return krc_digest_pod_spec(s, ctx, err);
+    }
+    return krc_jscan_skip(s, NULL, err);
+}
+
 int krc_track_config_refs(const char *pod_json, size_t len, struct krc_track_config_ref *refs,
                           size_t max, size_t *ret_n, size_t *ret_more, struct krc_error *err)
 {
     struct krc_jscan s;
-    struct krc_jscan_str k;
     struct krc_facts f;
     struct refs r = {refs, max, 0, 0};
     int rc;
 
     krc_facts_init(&f);
     krc_jscan_init(&s, pod_json, len, "pod");
-    rc = krc_jscan_object_begin(&s, err) < 0 ? KRC_EPARSE : 1;
-    while (rc == 1 && (rc = krc_jscan_object_next(&s, &k, err)) == 1) {
-        if (KRC_JSCAN_EQ(&k, "spec")) {
-            rc = krc_digest_pod_spec(&s, &f, err);
-        } else {
-            rc = krc_jscan_skip(&s, NULL, err) < 0 ? KRC_EPARSE : 0;
-        }
-        rc = rc < 0 ? rc : 1;
+    if (krc_jscan_peek(&s, err) == KRC_JSON_OBJECT) {
+        rc = krc_jscan_each_key(&s, pod_key, &f, err);
+    } else {
+        rc = krc_jscan_object_begin(&s, err); /* fails: the pod is not an object */
     }
     if (rc < 0) {
         krc_facts_cleanup(&f);

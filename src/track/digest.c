@@ -264,274 +264,280 @@ static int read_int(struct krc_jscan *s, int64_t *ret, struct krc_error *err)
     return krc_jscan_int64(s, ret, err) < 0 ? KRC_EPARSE : 0;
 }
 
-/* Begin an object, or skip a value of another type (returns 0: nothing to
- * read). 1: inside the object. */
-static int begin_object(struct krc_jscan *s, struct krc_error *err)
-{
-    int t = krc_jscan_peek(s, err);
-    if (t < 0) {
-        return t;
-    }
-    if (t != KRC_JSON_OBJECT) {
-        return krc_jscan_skip(s, NULL, err) < 0 ? KRC_EPARSE : 0;
-    }
-    return krc_jscan_object_begin(s, err) < 0 ? KRC_EPARSE : 1;
-}
-
-static int begin_array(struct krc_jscan *s, struct krc_error *err)
-{
-    int t = krc_jscan_peek(s, err);
-    if (t < 0) {
-        return t;
-    }
-    if (t != KRC_JSON_ARRAY) {
-        return krc_jscan_skip(s, NULL, err) < 0 ? KRC_EPARSE : 0;
-    }
-    return krc_jscan_array_begin(s, err) < 0 ? KRC_EPARSE : 1;
-}
-
 static int skip(struct krc_jscan *s, struct krc_error *err)
 {
     return krc_jscan_skip(s, NULL, err) < 0 ? KRC_EPARSE : 0;
+}
+
+/* Text joined from array items (read_str_array). */
+struct joined {
+    char *out;
+    size_t outsz, len;
+};
+
+static int join_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct joined *j = ctx;
+    char item[VAL_TMP_MAX];
+    size_t n;
+
+    if (read_scalar(s, item, sizeof(item), &n, err) < 0) {
+        return KRC_EPARSE;
+    }
+    if (j->len > 0 && j->len + 1 < j->outsz) {
+        j->out[j->len++] = ' ';
+    }
+    if (n > j->outsz - 1 - j->len) {
+        n = utf8_cut(item, n, j->outsz - 1 - j->len);
+    }
+    memcpy(j->out + j->len, item, n);
+    j->len += n;
+    j->out[j->len] = '\0';
+    return 0;
 }
 
 /* An array of strings joined by spaces (command, args). */
 static int read_str_array(struct krc_jscan *s, char *out, size_t outsz, size_t *ret_len,
                           struct krc_error *err)
 {
-    size_t len = 0;
-    int rc = begin_array(s, err);
+    struct joined j = {out, outsz, 0};
+    int rc;
 
     out[0] = '\0';
     *ret_len = 0;
-    if (rc <= 0) {
+    rc = krc_jscan_each_item(s, join_item, &j, err);
+    if (rc < 0) {
         return rc;
     }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        char item[VAL_TMP_MAX];
-        size_t n;
-        if (read_scalar(s, item, sizeof(item), &n, err) < 0) {
-            return KRC_EPARSE;
-        }
-        if (len > 0 && len + 1 < outsz) {
-            out[len++] = ' ';
-        }
-        if (n > outsz - 1 - len) {
-            n = utf8_cut(item, n, outsz - 1 - len);
-        }
-        memcpy(out + len, item, n);
-        len += n;
-        out[len] = '\0';
-    }
-    *ret_len = len;
-    return rc < 0 ? KRC_EPARSE : 0;
+    *ret_len = j.len;
+    return 0;
 }
 
 /* ---- containers --------------------------------------------------------- */
+
+struct ref {
+    const char *name_key;
+    char name[256];
+    char key[256];
+};
+
+static int ref_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                   struct krc_error *err)
+{
+    struct ref *r = ctx;
+    size_t n;
+
+    if (krc_jscan_str_eq(k, r->name_key, strlen(r->name_key))) {
+        return read_str(s, r->name, sizeof(r->name), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "key") || KRC_JSCAN_EQ(k, "fieldPath") || KRC_JSCAN_EQ(k, "resource")) {
+        return read_str(s, r->key, sizeof(r->key), &n, err);
+    }
+    return skip(s, err);
+}
 
 /* {"name": N, "key": K} of a key reference; writes "N/K" (or "N"). */
 static int read_ref(struct krc_jscan *s, const char *name_key, char *out, size_t outsz,
                     struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char name[256] = "";
-    char key[256] = "";
-    size_t n;
-    int rc = begin_object(s, err);
+    struct ref r = {name_key, "", ""};
+    int rc;
 
     out[0] = '\0';
+    rc = krc_jscan_each_key(s, ref_key, &r, err);
     if (rc <= 0) {
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        if (krc_jscan_str_eq(&k, name_key, strlen(name_key))) {
-            rc = read_str(s, name, sizeof(name), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "key") || KRC_JSCAN_EQ(&k, "fieldPath") ||
-                   KRC_JSCAN_EQ(&k, "resource")) {
-            rc = read_str(s, key, sizeof(key), &n, err);
-        } else {
-            rc = skip(s, err);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    if (rc < 0) {
-        return KRC_EPARSE;
-    }
-    if (name[0] != '\0' && key[0] != '\0') {
-        snprintf(out, outsz, "%s/%s", name, key);
+    if (r.name[0] != '\0' && r.key[0] != '\0') {
+        snprintf(out, outsz, "%s/%s", r.name, r.key);
     } else {
-        snprintf(out, outsz, "%s", name[0] != '\0' ? name : key);
+        snprintf(out, outsz, "%s", r.name[0] != '\0' ? r.name : r.key);
     }
     return 0;
+}
+
+/* A text written by a walk: out, outsz. */
+struct text {
+    char *out;
+    size_t outsz;
+};
+
+static int value_from_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                          struct krc_error *err)
+{
+    struct text *t = ctx;
+    const char *what = NULL;
+    char ref[520];
+    int rc;
+
+    if (KRC_JSCAN_EQ(k, "secretKeyRef")) {
+        what = "secret";
+    } else if (KRC_JSCAN_EQ(k, "configMapKeyRef")) {
+        what = "configMap";
+    } else if (KRC_JSCAN_EQ(k, "fieldRef")) {
+        what = "field";
+    } else if (KRC_JSCAN_EQ(k, "resourceFieldRef")) {
+        what = "resource";
+    }
+    if (what == NULL) {
+        return skip(s, err);
+    }
+    rc = read_ref(s, "name", ref, sizeof(ref), err);
+    snprintf(t->out, t->outsz, "%s %s", what, ref);
+    return rc;
 }
 
 /* env[].valueFrom -> "secret NAME/KEY", "configMap NAME/KEY", "field PATH",
  * "resource RES" (never a value). */
 static int read_value_from(struct krc_jscan *s, char *out, size_t outsz, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char ref[520];
-    int rc = begin_object(s, err);
+    struct text t = {out, outsz};
 
     out[0] = '\0';
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        const char *what = NULL;
-        if (KRC_JSCAN_EQ(&k, "secretKeyRef")) {
-            what = "secret";
-        } else if (KRC_JSCAN_EQ(&k, "configMapKeyRef")) {
-            what = "configMap";
-        } else if (KRC_JSCAN_EQ(&k, "fieldRef")) {
-            what = "field";
-        } else if (KRC_JSCAN_EQ(&k, "resourceFieldRef")) {
-            what = "resource";
-        }
-        if (what == NULL) {
-            rc = skip(s, err);
-        } else {
-            rc = read_ref(s, "name", ref, sizeof(ref), err);
-            snprintf(out, outsz, "%s %s", what, ref);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_key(s, value_from_key, &t, err);
 }
 
-static int read_env(struct krc_jscan *s, struct krc_facts *cf, struct krc_error *err)
-{
-    int rc = begin_array(s, err);
+/* One env[] item. */
+struct env {
+    char name[256];
+    char from[600];
+};
 
-    if (rc <= 0) {
-        return rc;
+static int env_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                   struct krc_error *err)
+{
+    struct env *e = ctx;
+    size_t n = 0;
+
+    if (KRC_JSCAN_EQ(k, "name")) {
+        return read_str(s, e->name, sizeof(e->name), &n, err);
     }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char name[256] = "";
-        char from[600] = "";
-        size_t n = 0;
-        int r2 = begin_object(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            if (KRC_JSCAN_EQ(&k, "name")) {
-                r2 = read_str(s, name, sizeof(name), &n, err);
-            } else if (KRC_JSCAN_EQ(&k, "valueFrom")) {
-                r2 = read_value_from(s, from, sizeof(from), err);
-            } else {
-                r2 = skip(s, err); /* "value": never read */
-            }
-            if (r2 < 0) {
-                return r2;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        if (name[0] != '\0' &&
-            krc_facts_add(cf, KRC_FACT_ENV, "", 0, name, strlen(name), from, strlen(from)) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (KRC_JSCAN_EQ(k, "valueFrom")) {
+        return read_value_from(s, e->from, sizeof(e->from), err);
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return skip(s, err); /* "value": never read */
 }
 
-static int read_env_from(struct krc_jscan *s, struct krc_facts *cf, struct krc_error *err)
+static int env_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
 {
-    int rc = begin_array(s, err);
+    struct krc_facts *cf = ctx;
+    struct env e = {"", ""};
+    int rc = krc_jscan_each_key(s, env_key, &e, err);
 
-    if (rc <= 0) {
+    if (rc < 0) {
         return rc;
     }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char ref[600] = "";
-        char prefix[256] = "";
-        size_t n;
-        int r2 = begin_object(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            char name[520];
-            if (KRC_JSCAN_EQ(&k, "configMapRef") || KRC_JSCAN_EQ(&k, "secretRef")) {
-                int cm = KRC_JSCAN_EQ(&k, "configMapRef");
-                r2 = read_ref(s, "name", name, sizeof(name), err);
-                snprintf(ref, sizeof(ref), "%s %s", cm ? "configMap" : "secret", name);
-            } else if (KRC_JSCAN_EQ(&k, "prefix")) {
-                r2 = read_str(s, prefix, sizeof(prefix), &n, err);
-            } else {
-                r2 = skip(s, err);
-            }
-            if (r2 < 0) {
-                return r2;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        if (ref[0] != '\0' && krc_facts_add(cf, KRC_FACT_ENV_FROM, "", 0, ref, strlen(ref), prefix,
-                                            strlen(prefix)) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (e.name[0] != '\0' && krc_facts_add(cf, KRC_FACT_ENV, "", 0, e.name, strlen(e.name), e.from,
+                                           strlen(e.from)) < 0) {
+        return KRC_ENOMEM;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return 0;
 }
 
-static int read_quantities(struct krc_jscan *s, char type, struct krc_facts *cf,
-                           struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
+/* One envFrom[] item. */
+struct env_from {
+    char ref[600];
+    char prefix[256];
+};
 
-    if (rc <= 0) {
+static int env_from_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                        struct krc_error *err)
+{
+    struct env_from *e = ctx;
+    char name[520];
+    size_t n;
+    int rc;
+
+    if (KRC_JSCAN_EQ(k, "configMapRef") || KRC_JSCAN_EQ(k, "secretRef")) {
+        int cm = KRC_JSCAN_EQ(k, "configMapRef");
+        rc = read_ref(s, "name", name, sizeof(name), err);
+        snprintf(e->ref, sizeof(e->ref), "%s %s", cm ? "configMap" : "secret", name);
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        char key[256];
-        char val[128];
-        size_t kn = krc_digest_copy(&k, key, sizeof(key));
-        size_t vn;
-        if (read_scalar(s, val, sizeof(val), &vn, err) < 0) {
-            return KRC_EPARSE;
-        }
-        if (krc_facts_add(cf, type, "", 0, key, kn, val, vn) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (KRC_JSCAN_EQ(k, "prefix")) {
+        return read_str(s, e->prefix, sizeof(e->prefix), &n, err);
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return skip(s, err);
 }
 
-static int read_resources(struct krc_jscan *s, struct krc_facts *cf, struct krc_error *err)
+static int env_from_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
+    struct krc_facts *cf = ctx;
+    struct env_from e = {"", ""};
+    int rc = krc_jscan_each_key(s, env_from_key, &e, err);
 
-    if (rc <= 0) {
+    if (rc < 0) {
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "limits")) {
-            r2 = read_quantities(s, KRC_FACT_LIMIT, cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "requests")) {
-            r2 = read_quantities(s, KRC_FACT_REQUEST, cf, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
+    if (e.ref[0] != '\0' && krc_facts_add(cf, KRC_FACT_ENV_FROM, "", 0, e.ref, strlen(e.ref),
+                                          e.prefix, strlen(e.prefix)) < 0) {
+        return KRC_ENOMEM;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return 0;
+}
+
+/* Facts of one type in a list (a container's, a pod's or a node's). */
+struct typed {
+    char type;
+    struct krc_facts *f;
+};
+
+static int quantity_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                        struct krc_error *err)
+{
+    struct typed *q = ctx;
+    char key[256];
+    char val[128];
+    size_t kn = krc_digest_copy(k, key, sizeof(key));
+    size_t vn;
+
+    if (read_scalar(s, val, sizeof(val), &vn, err) < 0) {
+        return KRC_EPARSE;
+    }
+    if (krc_facts_add(q->f, q->type, "", 0, key, kn, val, vn) < 0) {
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
+static int resources_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
+{
+    struct typed q = {0, ctx};
+
+    if (KRC_JSCAN_EQ(k, "limits")) {
+        q.type = KRC_FACT_LIMIT;
+    } else if (KRC_JSCAN_EQ(k, "requests")) {
+        q.type = KRC_FACT_REQUEST;
+    } else {
+        return skip(s, err);
+    }
+    return krc_jscan_each_key(s, quantity_key, &q, err);
+}
+
+/* A probe's handler. */
+struct handler {
+    char path[512];
+    char port[64];
+    char cmd[600];
+};
+
+static int handler_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                       struct krc_error *err)
+{
+    struct handler *h = ctx;
+    size_t n;
+
+    if (KRC_JSCAN_EQ(k, "path")) {
+        return read_str(s, h->path, sizeof(h->path), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "port")) {
+        return read_scalar(s, h->port, sizeof(h->port), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "command")) {
+        return read_str_array(s, h->cmd, sizeof(h->cmd), &n, err);
+    }
+    return skip(s, err);
 }
 
 /* The handler of a probe: "http /healthz:8080", "tcp 5432", "grpc 9000",
@@ -539,42 +545,59 @@ static int read_resources(struct krc_jscan *s, struct krc_facts *cf, struct krc_
 static int read_probe_handler(struct krc_jscan *s, const char *kind, char *out, size_t outsz,
                               struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char path[512] = "";
-    char port[64] = "";
-    char cmd[600] = "";
-    size_t n;
-    int rc = begin_object(s, err);
+    struct handler h = {"", "", ""};
+    int rc = krc_jscan_each_key(s, handler_key, &h, err);
 
     if (rc <= 0) {
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "path")) {
-            r2 = read_str(s, path, sizeof(path), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "port")) {
-            r2 = read_scalar(s, port, sizeof(port), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "command")) {
-            r2 = read_str_array(s, cmd, sizeof(cmd), &n, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    if (rc < 0) {
-        return KRC_EPARSE;
-    }
     if (strcmp(kind, "exec") == 0) {
-        snprintf(out, outsz, "exec %s", cmd);
+        snprintf(out, outsz, "exec %s", h.cmd);
     } else if (strcmp(kind, "http") == 0) {
-        snprintf(out, outsz, "http %s:%s", path[0] ? path : "/", port);
+        snprintf(out, outsz, "http %s:%s", h.path[0] ? h.path : "/", h.port);
     } else {
-        snprintf(out, outsz, "%s %s", kind, port);
+        snprintf(out, outsz, "%s %s", kind, h.port);
     }
     return 0;
+}
+
+/* A probe's parts. */
+struct probe {
+    char handler[700];
+    int64_t delay, period, timeout, failures;
+};
+
+static int probe_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                     struct krc_error *err)
+{
+    struct probe *p = ctx;
+    const char *kind = NULL;
+
+    if (KRC_JSCAN_EQ(k, "httpGet")) {
+        kind = "http";
+    } else if (KRC_JSCAN_EQ(k, "tcpSocket")) {
+        kind = "tcp";
+    } else if (KRC_JSCAN_EQ(k, "grpc")) {
+        kind = "grpc";
+    } else if (KRC_JSCAN_EQ(k, "exec")) {
+        kind = "exec";
+    }
+    if (kind != NULL) {
+        return read_probe_handler(s, kind, p->handler, sizeof(p->handler), err);
+    }
+    if (KRC_JSCAN_EQ(k, "initialDelaySeconds")) {
+        return read_int(s, &p->delay, err);
+    }
+    if (KRC_JSCAN_EQ(k, "periodSeconds")) {
+        return read_int(s, &p->period, err);
+    }
+    if (KRC_JSCAN_EQ(k, "timeoutSeconds")) {
+        return read_int(s, &p->timeout, err);
+    }
+    if (KRC_JSCAN_EQ(k, "failureThreshold")) {
+        return read_int(s, &p->failures, err);
+    }
+    return skip(s, err);
 }
 
 /* A probe as parts: handler, delay, period, timeout, failures (Kubernetes
@@ -582,42 +605,12 @@ static int read_probe_handler(struct krc_jscan *s, const char *kind, char *out, 
 static int read_probe(struct krc_jscan *s, const char *which, struct krc_facts *cf,
                       struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char handler[700] = "";
+    struct probe p = {"", 0, 10, 1, 3};
     char value[900];
-    int64_t delay = 0, period = 10, timeout = 1, failures = 3;
-    int rc = begin_object(s, err);
+    int rc = krc_jscan_each_key(s, probe_key, &p, err);
 
     if (rc <= 0) {
         return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "httpGet")) {
-            r2 = read_probe_handler(s, "http", handler, sizeof(handler), err);
-        } else if (KRC_JSCAN_EQ(&k, "tcpSocket")) {
-            r2 = read_probe_handler(s, "tcp", handler, sizeof(handler), err);
-        } else if (KRC_JSCAN_EQ(&k, "grpc")) {
-            r2 = read_probe_handler(s, "grpc", handler, sizeof(handler), err);
-        } else if (KRC_JSCAN_EQ(&k, "exec")) {
-            r2 = read_probe_handler(s, "exec", handler, sizeof(handler), err);
-        } else if (KRC_JSCAN_EQ(&k, "initialDelaySeconds")) {
-            r2 = read_int(s, &delay, err);
-        } else if (KRC_JSCAN_EQ(&k, "periodSeconds")) {
-            r2 = read_int(s, &period, err);
-        } else if (KRC_JSCAN_EQ(&k, "timeoutSeconds")) {
-            r2 = read_int(s, &timeout, err);
-        } else if (KRC_JSCAN_EQ(&k, "failureThreshold")) {
-            r2 = read_int(s, &failures, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    if (rc < 0) {
-        return KRC_EPARSE;
     }
     snprintf(value, sizeof(value),
              "%s\x1e"
@@ -625,8 +618,8 @@ static int read_probe(struct krc_jscan *s, const char *which, struct krc_facts *
              "period %llds\x1e"
              "timeout %llds\x1e"
              "failures %lld",
-             handler[0] ? handler : "no handler", (long long)delay, (long long)period,
-             (long long)timeout, (long long)failures);
+             p.handler[0] ? p.handler : "no handler", (long long)p.delay, (long long)p.period,
+             (long long)p.timeout, (long long)p.failures);
     return krc_facts_add(cf, KRC_FACT_PROBE, "", 0, which, strlen(which), value, strlen(value));
 }
 
@@ -666,64 +659,83 @@ size_t krc_digest_image_split(const char *image, size_t n)
     return cut;
 }
 
-/* One container: its facts with the container's name. */
-static int read_container(struct krc_jscan *s, int init, struct krc_facts *cf, struct krc_facts *f,
-                          struct krc_error *err)
+/* One container being read: its facts (without the container's name) in cf. */
+struct container {
+    int init;
+    struct krc_facts *cf;
+    char cname[320];
+};
+
+static int container_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char name[300];
-    char cname[320] = "";
+    struct container *c = ctx;
     char tmp[VAL_TMP_MAX];
     size_t n;
-    int rc = begin_object(s, err);
+    int rc;
 
+    if (KRC_JSCAN_EQ(k, "name")) {
+        char name[300] = "";
+        rc = read_str(s, name, sizeof(name), &n, err);
+        snprintf(c->cname, sizeof(c->cname), "%s%s", c->init ? "init:" : "", name);
+        return rc;
+    }
+    if (KRC_JSCAN_EQ(k, "image")) {
+        rc = read_str(s, tmp, sizeof(tmp), &n, err);
+        return rc == 0 ? add_image(c->cf, tmp, n) : rc;
+    }
+    if (KRC_JSCAN_EQ(k, "command") || KRC_JSCAN_EQ(k, "args")) {
+        char type = KRC_JSCAN_EQ(k, "command") ? KRC_FACT_COMMAND : KRC_FACT_ARGS;
+        rc = read_str_array(s, tmp, sizeof(tmp), &n, err);
+        return rc == 0 ? krc_facts_add(c->cf, type, "", 0, "", 0, tmp, n) : rc;
+    }
+    if (KRC_JSCAN_EQ(k, "env")) {
+        return krc_jscan_each_item(s, env_item, c->cf, err);
+    }
+    if (KRC_JSCAN_EQ(k, "envFrom")) {
+        return krc_jscan_each_item(s, env_from_item, c->cf, err);
+    }
+    if (KRC_JSCAN_EQ(k, "resources")) {
+        return krc_jscan_each_key(s, resources_key, c->cf, err);
+    }
+    if (KRC_JSCAN_EQ(k, "livenessProbe")) {
+        return read_probe(s, "liveness", c->cf, err);
+    }
+    if (KRC_JSCAN_EQ(k, "readinessProbe")) {
+        return read_probe(s, "readiness", c->cf, err);
+    }
+    if (KRC_JSCAN_EQ(k, "startupProbe")) {
+        return read_probe(s, "startup", c->cf, err);
+    }
+    return skip(s, err);
+}
+
+/* The containers (or init containers) of a pod: cf, scratch for each. */
+struct containers {
+    int init;
+    struct krc_facts cf;
+    struct krc_facts *f;
+};
+
+/* One container: its facts with the container's name. */
+static int container_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct containers *cs = ctx;
+    struct container c = {cs->init, &cs->cf, ""};
+    int rc;
+
+    krc_facts_reset(&cs->cf);
+    rc = krc_jscan_each_key(s, container_key, &c, err);
     if (rc <= 0) {
         return rc;
     }
-    krc_facts_reset(cf);
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2 = 0;
-        if (KRC_JSCAN_EQ(&k, "name")) {
-            r2 = read_str(s, name, sizeof(name), &n, err);
-            snprintf(cname, sizeof(cname), "%s%s", init ? "init:" : "", name);
-        } else if (KRC_JSCAN_EQ(&k, "image")) {
-            if ((r2 = read_str(s, tmp, sizeof(tmp), &n, err)) == 0) {
-                r2 = add_image(cf, tmp, n);
-            }
-        } else if (KRC_JSCAN_EQ(&k, "command") || KRC_JSCAN_EQ(&k, "args")) {
-            char type = KRC_JSCAN_EQ(&k, "command") ? KRC_FACT_COMMAND : KRC_FACT_ARGS;
-            if ((r2 = read_str_array(s, tmp, sizeof(tmp), &n, err)) == 0) {
-                r2 = krc_facts_add(cf, type, "", 0, "", 0, tmp, n);
-            }
-        } else if (KRC_JSCAN_EQ(&k, "env")) {
-            r2 = read_env(s, cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "envFrom")) {
-            r2 = read_env_from(s, cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "resources")) {
-            r2 = read_resources(s, cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "livenessProbe")) {
-            r2 = read_probe(s, "liveness", cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "readinessProbe")) {
-            r2 = read_probe(s, "readiness", cf, err);
-        } else if (KRC_JSCAN_EQ(&k, "startupProbe")) {
-            r2 = read_probe(s, "startup", cf, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    if (rc < 0) {
-        return KRC_EPARSE;
-    }
     /* the container's facts, now that its name is known */
-    for (size_t i = 0; i < cf->n; i++) {
-        const char *fact = krc_facts_get(cf, i);
+    for (size_t i = 0; i < cs->cf.n; i++) {
+        const char *fact = krc_facts_get(&cs->cf, i);
         const char *sub = fact + 2; /* type, "" container, separator */
         const char *val = strchr(sub, KRC_FACT_SEP);
-        if (krc_facts_add(f, fact[0], cname, strlen(cname), sub, (size_t)(val - sub), val + 1,
-                          strlen(val + 1)) < 0) {
+        if (krc_facts_add(cs->f, fact[0], c.cname, strlen(c.cname), sub, (size_t)(val - sub),
+                          val + 1, strlen(val + 1)) < 0) {
             return KRC_ENOMEM;
         }
     }
@@ -733,352 +745,324 @@ static int read_container(struct krc_jscan *s, int init, struct krc_facts *cf, s
 static int read_containers(struct krc_jscan *s, int init, struct krc_facts *f,
                            struct krc_error *err)
 {
-    struct krc_facts cf;
-    int rc = begin_array(s, err);
+    struct containers cs = {.init = init, .f = f};
+    int rc;
 
-    if (rc <= 0) {
-        return rc;
-    }
-    krc_facts_init(&cf);
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        int r2 = read_container(s, init, &cf, f, err);
-        if (r2 < 0) {
-            krc_facts_cleanup(&cf);
-            return r2;
-        }
-    }
-    krc_facts_cleanup(&cf);
-    return rc < 0 ? KRC_EPARSE : 0;
+    krc_facts_init(&cs.cf);
+    rc = krc_jscan_each_item(s, container_item, &cs, err);
+    krc_facts_cleanup(&cs.cf);
+    return rc;
 }
 
 /* ---- pod-level ----------------------------------------------------------- */
 
-/* projected.sources[]: "configMap a, secret b". */
-static int read_projected(struct krc_jscan *s, char *out, size_t outsz, struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    size_t len = 0;
-    int rc = begin_object(s, err);
+/* projected.sources[]: "configMap a, secret b" (out, outsz, len so far). */
+struct sources {
+    char *out;
+    size_t outsz, len;
+};
 
-    out[0] = '\0';
-    if (rc <= 0) {
-        return rc;
+static int source_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                      struct krc_error *err)
+{
+    struct sources *src = ctx;
+    char name[520];
+    int cm = KRC_JSCAN_EQ(k, "configMap");
+    int w;
+
+    if (!cm && !KRC_JSCAN_EQ(k, "secret")) {
+        return skip(s, err);
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        if (!KRC_JSCAN_EQ(&k, "sources")) {
-            if (skip(s, err) < 0) {
-                return KRC_EPARSE;
-            }
-            continue;
-        }
-        int r2 = begin_array(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
-        while (r2 == 1 && (r2 = krc_jscan_array_next(s, err)) == 1) {
-            struct krc_jscan_str k2;
-            int r3 = begin_object(s, err);
-            if (r3 < 0) {
-                return r3;
-            }
-            while (r3 == 1 && (r3 = krc_jscan_object_next(s, &k2, err)) == 1) {
-                char name[520];
-                if (KRC_JSCAN_EQ(&k2, "configMap") || KRC_JSCAN_EQ(&k2, "secret")) {
-                    int cm = KRC_JSCAN_EQ(&k2, "configMap");
-                    if (read_ref(s, "name", name, sizeof(name), err) < 0) {
-                        return KRC_EPARSE;
-                    }
-                    int w = snprintf(out + len, outsz - len, "%s%s %s", len ? ", " : "",
-                                     cm ? "configMap" : "secret", name);
-                    if (w > 0 && (size_t)w < outsz - len) {
-                        len += (size_t)w;
-                    }
-                } else if (skip(s, err) < 0) {
-                    return KRC_EPARSE;
-                }
-                r3 = 1;
-            }
-            if (r3 < 0) {
-                return KRC_EPARSE;
-            }
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
+    if (read_ref(s, "name", name, sizeof(name), err) < 0) {
+        return KRC_EPARSE;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    w = snprintf(src->out + src->len, src->outsz - src->len, "%s%s %s", src->len ? ", " : "",
+                 cm ? "configMap" : "secret", name);
+    if (w > 0 && (size_t)w < src->outsz - src->len) {
+        src->len += (size_t)w;
+    }
+    return 0;
 }
 
-static int read_volumes(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
+static int source_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
 {
-    int rc = begin_array(s, err);
-
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char name[256] = "";
-        char value[1024] = "";
-        size_t n;
-        int r2 = begin_object(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            char ref[520];
-            if (KRC_JSCAN_EQ(&k, "name")) {
-                r2 = read_str(s, name, sizeof(name), &n, err);
-            } else if (KRC_JSCAN_EQ(&k, "configMap")) {
-                r2 = read_ref(s, "name", ref, sizeof(ref), err);
-                snprintf(value, sizeof(value), "configMap %s", ref);
-            } else if (KRC_JSCAN_EQ(&k, "secret")) {
-                r2 = read_ref(s, "secretName", ref, sizeof(ref), err);
-                snprintf(value, sizeof(value), "secret %s", ref);
-            } else if (KRC_JSCAN_EQ(&k, "projected")) {
-                r2 = read_projected(s, value, sizeof(value), err);
-            } else {
-                r2 = skip(s, err);
-            }
-            if (r2 < 0) {
-                return r2;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        if (name[0] != '\0' && value[0] != '\0' &&
-            krc_facts_add(f, KRC_FACT_VOLUME, "", 0, name, strlen(name), value, strlen(value)) <
-                0) {
-            return KRC_ENOMEM;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_key(s, source_key, ctx, err);
 }
 
-static int read_node_selector(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
+static int projected_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
+    if (!KRC_JSCAN_EQ(k, "sources")) {
+        return skip(s, err);
+    }
+    return krc_jscan_each_item(s, source_item, ctx, err);
+}
 
-    if (rc <= 0) {
+/* One volumes[] item. */
+struct volume {
+    char name[256];
+    char value[1024];
+};
+
+static int volume_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                      struct krc_error *err)
+{
+    struct volume *v = ctx;
+    char ref[520];
+    size_t n;
+    int rc;
+
+    if (KRC_JSCAN_EQ(k, "name")) {
+        return read_str(s, v->name, sizeof(v->name), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "configMap")) {
+        rc = read_ref(s, "name", ref, sizeof(ref), err);
+        snprintf(v->value, sizeof(v->value), "configMap %s", ref);
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        char key[320] = "";
-        char val[320] = "";
-        size_t kn = krc_digest_copy(&k, key, sizeof(key));
-        size_t vn = 0;
-        if (read_str(s, val, sizeof(val), &vn, err) < 0) {
-            return KRC_EPARSE;
-        }
-        if (krc_facts_add(f, KRC_FACT_NODE_SELECTOR, "", 0, key, kn, val, vn) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (KRC_JSCAN_EQ(k, "secret")) {
+        rc = read_ref(s, "secretName", ref, sizeof(ref), err);
+        snprintf(v->value, sizeof(v->value), "secret %s", ref);
+        return rc;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    if (KRC_JSCAN_EQ(k, "projected")) {
+        struct sources src = {v->value, sizeof(v->value), 0};
+        v->value[0] = '\0';
+        return krc_jscan_each_key(s, projected_key, &src, err);
+    }
+    return skip(s, err);
+}
+
+static int volume_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct krc_facts *f = ctx;
+    struct volume v = {"", ""};
+    int rc = krc_jscan_each_key(s, volume_key, &v, err);
+
+    if (rc < 0) {
+        return rc;
+    }
+    if (v.name[0] != '\0' && v.value[0] != '\0' &&
+        krc_facts_add(f, KRC_FACT_VOLUME, "", 0, v.name, strlen(v.name), v.value, strlen(v.value)) <
+            0) {
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
+/* A string map's entries as facts of one type (nodeSelector; a node's
+ * driver labels with `labels`). */
+static int string_map_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                          struct krc_error *err)
+{
+    struct typed *m = ctx;
+    char key[320] = "";
+    char val[320] = "";
+    size_t kn = krc_digest_copy(k, key, sizeof(key));
+    size_t vn = 0;
+
+    if (m->type == KRC_FACT_LABEL && !krc_digest_is_driver_label(key, kn)) {
+        return skip(s, err);
+    }
+    if (read_str(s, val, sizeof(val), &vn, err) < 0) {
+        return KRC_EPARSE;
+    }
+    if (krc_facts_add(m->f, m->type, "", 0, key, kn, val, vn) < 0) {
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
+/* One toleration or taint. */
+struct toleration {
+    char key[320];
+    char op[32];
+    char value[320];
+    char effect[64];
+    int64_t secs;
+};
+
+static int toleration_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                          struct krc_error *err)
+{
+    struct toleration *t = ctx;
+    size_t n;
+
+    if (KRC_JSCAN_EQ(k, "key")) {
+        return read_str(s, t->key, sizeof(t->key), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "operator")) {
+        return read_str(s, t->op, sizeof(t->op), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "value")) {
+        return read_str(s, t->value, sizeof(t->value), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "effect")) {
+        return read_str(s, t->effect, sizeof(t->effect), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "tolerationSeconds")) {
+        return read_int(s, &t->secs, err);
+    }
+    return skip(s, err);
 }
 
 /* tolerations[] and taints[]: key, operator, value, effect,
  * tolerationSeconds -> "key=value:effect" ("key:effect" for Exists, "*"
- * for an empty key). */
-static int read_toleration(struct krc_jscan *s, char *out, size_t outsz, char *value,
-                           size_t valuesz, struct krc_error *err)
+ * for an empty key). A toleration is its own key; so is a taint (ctx: the
+ * facts and their type). */
+static int toleration_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    char key[320] = "";
-    char op[32] = "";
-    char effect[64] = "";
-    int64_t secs = -1;
+    struct typed *tf = ctx;
+    struct toleration t = {"", "", "", "", -1};
+    char text[800];
     size_t n;
-    int rc = begin_object(s, err);
+    int rc = krc_jscan_each_key(s, toleration_key, &t, err);
 
-    out[0] = '\0';
-    value[0] = '\0';
     if (rc <= 0) {
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "key")) {
-            r2 = read_str(s, key, sizeof(key), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "operator")) {
-            r2 = read_str(s, op, sizeof(op), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "value")) {
-            r2 = read_str(s, value, valuesz, &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "effect")) {
-            r2 = read_str(s, effect, sizeof(effect), &n, err);
-        } else if (KRC_JSCAN_EQ(&k, "tolerationSeconds")) {
-            r2 = read_int(s, &secs, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
+    if (strcmp(t.op, "Exists") == 0) {
+        t.value[0] = '\0';
     }
-    if (rc < 0) {
-        return KRC_EPARSE;
+    n = (size_t)snprintf(text, sizeof(text), "%s%s%s%s%s", t.key[0] ? t.key : "*",
+                         t.value[0] ? "=" : "", t.value, t.effect[0] ? ":" : "", t.effect);
+    if (t.secs >= 0 && n < sizeof(text)) {
+        snprintf(text + n, sizeof(text) - n, " for %llds", (long long)t.secs);
     }
-    if (strcmp(op, "Exists") == 0) {
-        value[0] = '\0';
+    if (krc_facts_add(tf->f, tf->type, "", 0, text, strlen(text), "", 0) < 0) {
+        return KRC_ENOMEM;
     }
-    n = (size_t)snprintf(out, outsz, "%s%s%s%s%s", key[0] ? key : "*", value[0] ? "=" : "", value,
-                         effect[0] ? ":" : "", effect);
-    if (secs >= 0 && n < outsz) {
-        snprintf(out + n, outsz - n, " for %llds", (long long)secs);
-    }
-    return 1;
+    return 0;
 }
 
-static int read_tolerations(struct krc_jscan *s, char type, struct krc_facts *f,
-                            struct krc_error *err)
+static int pod_spec_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                        struct krc_error *err)
 {
-    int rc = begin_array(s, err);
+    struct krc_facts *f = ctx;
+    struct typed selector = {KRC_FACT_NODE_SELECTOR, f};
+    struct typed tolerations = {KRC_FACT_TOLERATION, f};
+    char sa[320];
+    size_t n;
+    int rc;
 
-    if (rc <= 0) {
+    if (KRC_JSCAN_EQ(k, "containers")) {
+        return read_containers(s, 0, f, err);
+    }
+    if (KRC_JSCAN_EQ(k, "initContainers")) {
+        return read_containers(s, 1, f, err);
+    }
+    if (KRC_JSCAN_EQ(k, "volumes")) {
+        return krc_jscan_each_item(s, volume_item, f, err);
+    }
+    if (KRC_JSCAN_EQ(k, "serviceAccountName")) {
+        if ((rc = read_str(s, sa, sizeof(sa), &n, err)) == 0 && n > 0) {
+            rc = krc_facts_add(f, KRC_FACT_SERVICE_ACCOUNT, "", 0, "", 0, sa, n);
+        }
         return rc;
     }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        char text[800];
-        char value[320];
-        int r2 = read_toleration(s, text, sizeof(text), value, sizeof(value), err);
-        if (r2 < 0) {
-            return r2;
-        }
-        /* a toleration is its own key; a taint's key is key:effect, its
-         * value the taint's value */
-        if (r2 == 1 && type == KRC_FACT_TOLERATION &&
-            krc_facts_add(f, type, "", 0, text, strlen(text), "", 0) < 0) {
-            return KRC_ENOMEM;
-        }
-        if (r2 == 1 && type == KRC_FACT_TAINT &&
-            krc_facts_add(f, type, "", 0, text, strlen(text), "", 0) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (KRC_JSCAN_EQ(k, "nodeSelector")) {
+        return krc_jscan_each_key(s, string_map_key, &selector, err);
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    if (KRC_JSCAN_EQ(k, "tolerations")) {
+        return krc_jscan_each_item(s, toleration_item, &tolerations, err);
+    }
+    return skip(s, err);
+}
+
+/* 0 for any walk that did not fail (1: a container, 0: another value). */
+static int walked(int rc)
+{
+    return rc < 0 ? rc : 0;
 }
 
 int krc_digest_pod_spec(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
-
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        size_t n;
-        if (KRC_JSCAN_EQ(&k, "containers")) {
-            r2 = read_containers(s, 0, f, err);
-        } else if (KRC_JSCAN_EQ(&k, "initContainers")) {
-            r2 = read_containers(s, 1, f, err);
-        } else if (KRC_JSCAN_EQ(&k, "volumes")) {
-            r2 = read_volumes(s, f, err);
-        } else if (KRC_JSCAN_EQ(&k, "serviceAccountName")) {
-            char sa[320];
-            if ((r2 = read_str(s, sa, sizeof(sa), &n, err)) == 0 && n > 0) {
-                r2 = krc_facts_add(f, KRC_FACT_SERVICE_ACCOUNT, "", 0, "", 0, sa, n);
-            }
-        } else if (KRC_JSCAN_EQ(&k, "nodeSelector")) {
-            r2 = read_node_selector(s, f, err);
-        } else if (KRC_JSCAN_EQ(&k, "tolerations")) {
-            r2 = read_tolerations(s, KRC_FACT_TOLERATION, f, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return walked(krc_jscan_each_key(s, pod_spec_key, f, err));
 }
 
 /* ---- nodes ---------------------------------------------------------------- */
 
 int krc_digest_node_taints(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
 {
-    return read_tolerations(s, KRC_FACT_TAINT, f, err);
+    struct typed taints = {KRC_FACT_TAINT, f};
+
+    return walked(krc_jscan_each_item(s, toleration_item, &taints, err));
+}
+
+static int node_info_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
+{
+    struct krc_facts *f = ctx;
+    char type = 0;
+    char val[320];
+    size_t n;
+
+    if (KRC_JSCAN_EQ(k, "kubeletVersion")) {
+        type = KRC_FACT_KUBELET;
+    } else if (KRC_JSCAN_EQ(k, "containerRuntimeVersion")) {
+        type = KRC_FACT_RUNTIME;
+    } else if (KRC_JSCAN_EQ(k, "kernelVersion")) {
+        type = KRC_FACT_KERNEL;
+    } else if (KRC_JSCAN_EQ(k, "osImage")) {
+        type = KRC_FACT_OS;
+    }
+    if (type == 0) {
+        return skip(s, err);
+    }
+    if (read_str(s, val, sizeof(val), &n, err) < 0) {
+        return KRC_EPARSE;
+    }
+    if (n > 0 && krc_facts_add(f, type, "", 0, "", 0, val, n) < 0) {
+        return KRC_ENOMEM;
+    }
+    return 0;
 }
 
 int krc_digest_node_info(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
+    return walked(krc_jscan_each_key(s, node_info_key, f, err));
+}
 
-    if (rc <= 0) {
+/* One conditions[] item. */
+struct condition {
+    char type[128];
+    char status[32];
+};
+
+static int condition_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
+{
+    struct condition *c = ctx;
+    size_t n;
+
+    if (KRC_JSCAN_EQ(k, "type")) {
+        return read_str(s, c->type, sizeof(c->type), &n, err);
+    }
+    if (KRC_JSCAN_EQ(k, "status")) {
+        return read_str(s, c->status, sizeof(c->status), &n, err);
+    }
+    return skip(s, err); /* heartbeat times change all the time */
+}
+
+static int condition_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct krc_facts *f = ctx;
+    struct condition c = {"", ""};
+    int rc = krc_jscan_each_key(s, condition_key, &c, err);
+
+    if (rc < 0) {
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        char type = 0;
-        char val[320];
-        size_t n;
-        if (KRC_JSCAN_EQ(&k, "kubeletVersion")) {
-            type = KRC_FACT_KUBELET;
-        } else if (KRC_JSCAN_EQ(&k, "containerRuntimeVersion")) {
-            type = KRC_FACT_RUNTIME;
-        } else if (KRC_JSCAN_EQ(&k, "kernelVersion")) {
-            type = KRC_FACT_KERNEL;
-        } else if (KRC_JSCAN_EQ(&k, "osImage")) {
-            type = KRC_FACT_OS;
-        }
-        if (type == 0) {
-            if (skip(s, err) < 0) {
-                return KRC_EPARSE;
-            }
-            continue;
-        }
-        if (read_str(s, val, sizeof(val), &n, err) < 0) {
-            return KRC_EPARSE;
-        }
-        if (n > 0 && krc_facts_add(f, type, "", 0, "", 0, val, n) < 0) {
-            return KRC_ENOMEM;
-        }
+    if (c.type[0] != '\0' && krc_facts_add(f, KRC_FACT_CONDITION, "", 0, c.type, strlen(c.type),
+                                           c.status, strlen(c.status)) < 0) {
+        return KRC_ENOMEM;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return 0;
 }
 
 int krc_digest_node_conditions(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
 {
-    int rc = begin_array(s, err);
-
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char type[128] = "";
-        char status[32] = "";
-        size_t n;
-        int r2 = begin_object(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            if (KRC_JSCAN_EQ(&k, "type")) {
-                r2 = read_str(s, type, sizeof(type), &n, err);
-            } else if (KRC_JSCAN_EQ(&k, "status")) {
-                r2 = read_str(s, status, sizeof(status), &n, err);
-            } else {
-                r2 = skip(s, err); /* heartbeat times change all the time */
-            }
-            if (r2 < 0) {
-                return r2;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        if (type[0] != '\0' && krc_facts_add(f, KRC_FACT_CONDITION, "", 0, type, strlen(type),
-                                             status, strlen(status)) < 0) {
-            return KRC_ENOMEM;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return walked(krc_jscan_each_item(s, condition_item, f, err));
 }
 
 /* Labels an accelerator's device plugin, operator or cloud sets to name its
@@ -1117,29 +1101,7 @@ int krc_digest_is_driver_label(const char *key, size_t len)
 
 int krc_digest_node_labels(struct krc_jscan *s, struct krc_facts *f, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = begin_object(s, err);
+    struct typed labels = {KRC_FACT_LABEL, f};
 
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        char key[320];
-        char val[320];
-        size_t kn = krc_digest_copy(&k, key, sizeof(key));
-        size_t vn;
-        if (!krc_digest_is_driver_label(key, kn)) {
-            if (skip(s, err) < 0) {
-                return KRC_EPARSE;
-            }
-            continue;
-        }
-        if (read_str(s, val, sizeof(val), &vn, err) < 0) {
-            return KRC_EPARSE;
-        }
-        if (krc_facts_add(f, KRC_FACT_LABEL, "", 0, key, kn, val, vn) < 0) {
-            return KRC_ENOMEM;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return walked(krc_jscan_each_key(s, string_map_key, &labels, err));
 }

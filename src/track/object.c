@@ -82,17 +82,11 @@ static int time_into(struct krc_jscan *s, int64_t *out, struct krc_error *err)
     return 0;
 }
 
-/* Enter an object value: 1 inside, 0 it was another type (skipped). */
-static int enter(struct krc_jscan *s, struct krc_error *err)
+/* -v in unsigned arithmetic: INT64_MIN (a generation no API server sends)
+ * stays itself, as before, without the undefined signed negation. */
+static int64_t negate(int64_t v)
 {
-    int t = krc_jscan_peek(s, err);
-    if (t < 0) {
-        return KRC_EPARSE;
-    }
-    if (t != KRC_JSON_OBJECT) {
-        return skip(s, err);
-    }
-    return krc_jscan_object_begin(s, err) < 0 ? KRC_EPARSE : 1;
+    return (int64_t)(0 - (uint64_t)v);
 }
 
 /* ---- managedFields ------------------------------------------------------ */
@@ -107,31 +101,37 @@ static int key_in(const struct krc_jscan_str *k, const char *const *set)
     return 0;
 }
 
+struct touch_walk {
+    const char *const *level1, *const *level2;
+    int *ret;
+};
+
+static int fields_touch(struct krc_jscan *s, const char *const *level1, const char *const *level2,
+                        int *ret, struct krc_error *err);
+
+static int touch_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                     struct krc_error *err)
+{
+    struct touch_walk *w = ctx;
+
+    if (!key_in(k, w->level1)) {
+        return skip(s, err);
+    }
+    if (w->level2 == NULL) {
+        *w->ret = 1;
+        return skip(s, err);
+    }
+    return fields_touch(s, w->level2, NULL, w->ret, err);
+}
+
 /* Does a fieldsV1 object touch one of level1 (at its top), or, with level2,
  * one of level2 inside one of level1? */
 static int fields_touch(struct krc_jscan *s, const char *const *level1, const char *const *level2,
                         int *ret, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = enter(s, err);
+    struct touch_walk w = {level1, level2, ret};
 
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        if (!key_in(&k, level1)) {
-            rc = skip(s, err);
-        } else if (level2 == NULL) {
-            *ret = 1;
-            rc = skip(s, err);
-        } else {
-            rc = fields_touch(s, level2, NULL, ret, err);
-        }
-        if (rc < 0) {
-            return KRC_EPARSE;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_key(s, touch_key, &w, err);
 }
 
 static const char *const SPEC[] = {"f:spec", NULL};
@@ -139,287 +139,296 @@ static const char *const TEMPLATE[] = {"f:template", NULL};
 static const char *const JOB_TEMPLATE[] = {"f:jobTemplate", NULL};
 static const char *const DATA[] = {"f:data", "f:binaryData", "f:stringData", NULL};
 
+struct managed {
+    enum krc_track_touch touch;
+    struct krc_track_obj *o;
+};
+
+/* One managedFields entry. */
+struct manager_entry {
+    enum krc_track_touch touch;
+    char manager[sizeof(((struct krc_track_obj *)0)->manager)];
+    int64_t at;
+    int touched;
+};
+
+static int manager_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                       struct krc_error *err)
+{
+    struct manager_entry *m = ctx;
+
+    if (KRC_JSCAN_EQ(k, "manager")) {
+        return str_into(s, m->manager, sizeof(m->manager), err);
+    }
+    if (KRC_JSCAN_EQ(k, "time")) {
+        return time_into(s, &m->at, err);
+    }
+    if (KRC_JSCAN_EQ(k, "fieldsV1")) {
+        if (m->touch == KRC_TRACK_TOUCH_DATA) {
+            return fields_touch(s, DATA, NULL, &m->touched, err);
+        }
+        return fields_touch(s, SPEC, m->touch == KRC_TRACK_TOUCH_TEMPLATE ? TEMPLATE : JOB_TEMPLATE,
+                            &m->touched, err);
+    }
+    return skip(s, err);
+}
+
+static int managed_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct managed *mf = ctx;
+    struct manager_entry m = {.touch = mf->touch};
+    int rc = krc_jscan_each_key(s, manager_key, &m, err);
+
+    if (rc < 0) {
+        return KRC_EPARSE;
+    }
+    /* the latest entry that touched it (ties: the later listed) */
+    if (m.touched && m.at >= mf->o->manager_at) {
+        mf->o->manager_at = m.at;
+        snprintf(mf->o->manager, sizeof(mf->o->manager), "%s", m.manager);
+    }
+    return 0;
+}
+
 static int managed_fields(struct krc_jscan *s, enum krc_track_touch touch, struct krc_track_obj *o,
                           struct krc_error *err)
 {
-    int t = krc_jscan_peek(s, err);
-    int rc;
+    struct managed mf = {touch, o};
 
-    if (t < 0) {
-        return KRC_EPARSE;
-    }
-    if (t != KRC_JSON_ARRAY || touch == KRC_TRACK_TOUCH_NONE) {
+    if (touch == KRC_TRACK_TOUCH_NONE) {
         return skip(s, err);
     }
-    if (krc_jscan_array_begin(s, err) < 0) {
-        return KRC_EPARSE;
-    }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char manager[sizeof(o->manager)] = "";
-        int64_t at = 0;
-        int touched = 0;
-        int r2 = enter(s, err);
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            if (KRC_JSCAN_EQ(&k, "manager")) {
-                r2 = str_into(s, manager, sizeof(manager), err);
-            } else if (KRC_JSCAN_EQ(&k, "time")) {
-                r2 = time_into(s, &at, err);
-            } else if (KRC_JSCAN_EQ(&k, "fieldsV1")) {
-                if (touch == KRC_TRACK_TOUCH_DATA) {
-                    r2 = fields_touch(s, DATA, NULL, &touched, err);
-                } else {
-                    r2 = fields_touch(s, SPEC,
-                                      touch == KRC_TRACK_TOUCH_TEMPLATE ? TEMPLATE : JOB_TEMPLATE,
-                                      &touched, err);
-                }
-            } else {
-                r2 = skip(s, err);
-            }
-            if (r2 < 0) {
-                return KRC_EPARSE;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        /* the latest entry that touched it (ties: the later listed) */
-        if (touched && at >= o->manager_at) {
-            o->manager_at = at;
-            snprintf(o->manager, sizeof(o->manager), "%s", manager);
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_item(s, managed_item, &mf, err);
 }
 
 /* ---- metadata ----------------------------------------------------------- */
 
-static int labels(struct krc_jscan *s, struct krc_track_obj *o, int node, struct krc_error *err)
+static int label_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                     struct krc_error *err)
 {
-    struct krc_jscan_str k;
+    struct krc_track_obj *o = ctx;
     char other[64];
     int rc;
 
+    if (KRC_JSCAN_EQ(k, "pod-template-hash")) {
+        return str_into(s, o->hash, sizeof(o->hash), err);
+    }
+    if (KRC_JSCAN_EQ(k, "controller-revision-hash") && o->hash[0] == '\0') {
+        rc = str_into(s, other, sizeof(other), err);
+        memcpy(o->hash, other, sizeof(o->hash));
+        return rc;
+    }
+    return skip(s, err);
+}
+
+static int labels(struct krc_jscan *s, struct krc_track_obj *o, int node, struct krc_error *err)
+{
     if (node) {
         return krc_digest_node_labels(s, &o->facts, err);
     }
-    rc = enter(s, err);
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        if (KRC_JSCAN_EQ(&k, "pod-template-hash")) {
-            rc = str_into(s, o->hash, sizeof(o->hash), err);
-        } else if (KRC_JSCAN_EQ(&k, "controller-revision-hash") && o->hash[0] == '\0') {
-            rc = str_into(s, other, sizeof(other), err);
-            memcpy(o->hash, other, sizeof(o->hash));
-        } else {
-            rc = skip(s, err);
-        }
-        if (rc < 0) {
-            return KRC_EPARSE;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_key(s, label_key, o, err);
 }
 
-static int annotations(struct krc_jscan *s, struct krc_track_obj *o, struct krc_error *err)
+static int annotation_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                          struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = enter(s, err);
+    struct krc_track_obj *o = ctx;
+    char v[32];
+    char *end = NULL;
+    long long n;
 
-    if (rc <= 0) {
-        return rc;
-    }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        if (KRC_JSCAN_EQ(&k, "deployment.kubernetes.io/revision")) {
-            char v[32];
-            char *end = NULL;
-            long long n;
-            if (str_into(s, v, sizeof(v), err) < 0) {
-                return KRC_EPARSE;
-            }
-            n = strtoll(v, &end, 10);
-            if (end != v && *end == '\0' && n > 0) {
-                o->revision = n;
-            }
-        } else if (skip(s, err) < 0) {
-            return KRC_EPARSE;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
-}
-
-static int owners(struct krc_jscan *s, struct krc_track_obj *o, struct krc_error *err)
-{
-    int t = krc_jscan_peek(s, err);
-    int have_controller = 0;
-    int rc;
-
-    if (t < 0) {
-        return KRC_EPARSE;
-    }
-    if (t != KRC_JSON_ARRAY) {
+    if (!KRC_JSCAN_EQ(k, "deployment.kubernetes.io/revision")) {
         return skip(s, err);
     }
-    if (krc_jscan_array_begin(s, err) < 0) {
+    if (str_into(s, v, sizeof(v), err) < 0) {
         return KRC_EPARSE;
     }
-    while ((rc = krc_jscan_array_next(s, err)) == 1) {
-        struct krc_jscan_str k;
-        char kind[sizeof(o->owner_kind)] = "";
-        char name[sizeof(o->owner_name)] = "";
-        int controller = 0;
-        int r2 = enter(s, err);
-        while (r2 == 1 && (r2 = krc_jscan_object_next(s, &k, err)) == 1) {
-            if (KRC_JSCAN_EQ(&k, "kind")) {
-                r2 = str_into(s, kind, sizeof(kind), err);
-            } else if (KRC_JSCAN_EQ(&k, "name")) {
-                r2 = str_into(s, name, sizeof(name), err);
-            } else if (KRC_JSCAN_EQ(&k, "controller") && krc_jscan_peek(s, err) == KRC_JSON_TRUE) {
-                controller = 1;
-                r2 = skip(s, err);
-            } else {
-                r2 = skip(s, err);
-            }
-            if (r2 < 0) {
-                return KRC_EPARSE;
-            }
-            r2 = 1;
-        }
-        if (r2 < 0) {
-            return KRC_EPARSE;
-        }
-        if (!have_controller && (controller || o->owner_kind[0] == '\0')) {
-            memcpy(o->owner_kind, kind, sizeof(kind));
-            memcpy(o->owner_name, name, sizeof(name));
-            have_controller = controller;
-        }
+    n = strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n > 0) {
+        o->revision = n;
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return 0;
 }
 
-static int metadata(struct krc_jscan *s, struct krc_track_obj *o, enum krc_track_touch touch,
-                    int node, struct krc_error *err)
-{
-    struct krc_jscan_str k;
-    int rc = enter(s, err);
+struct owners {
+    struct krc_track_obj *o;
+    int have_controller;
+};
 
-    if (rc <= 0) {
+/* One ownerReference. */
+struct owner {
+    char kind[sizeof(((struct krc_track_obj *)0)->owner_kind)];
+    char name[sizeof(((struct krc_track_obj *)0)->owner_name)];
+    int controller;
+};
+
+static int owner_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                     struct krc_error *err)
+{
+    struct owner *ow = ctx;
+
+    if (KRC_JSCAN_EQ(k, "kind")) {
+        return str_into(s, ow->kind, sizeof(ow->kind), err);
+    }
+    if (KRC_JSCAN_EQ(k, "name")) {
+        return str_into(s, ow->name, sizeof(ow->name), err);
+    }
+    if (KRC_JSCAN_EQ(k, "controller") && krc_jscan_peek(s, err) == KRC_JSON_TRUE) {
+        ow->controller = 1;
+    }
+    return skip(s, err);
+}
+
+static int owner_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct owners *os = ctx;
+    struct krc_track_obj *o = os->o;
+    struct owner ow = {"", "", 0};
+
+    if (krc_jscan_each_key(s, owner_key, &ow, err) < 0) {
+        return KRC_EPARSE;
+    }
+    if (!os->have_controller && (ow.controller || o->owner_kind[0] == '\0')) {
+        memcpy(o->owner_kind, ow.kind, sizeof(ow.kind));
+        memcpy(o->owner_name, ow.name, sizeof(ow.name));
+        os->have_controller = ow.controller;
+    }
+    return 0;
+}
+
+struct meta_walk {
+    struct krc_track_obj *o;
+    enum krc_track_touch touch;
+    int node;
+};
+
+static int metadata_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                        struct krc_error *err)
+{
+    struct meta_walk *m = ctx;
+    struct krc_track_obj *o = m->o;
+
+    if (KRC_JSCAN_EQ(k, "name")) {
+        return str_into(s, o->name, sizeof(o->name), err);
+    }
+    if (KRC_JSCAN_EQ(k, "namespace")) {
+        return str_into(s, o->namespace, sizeof(o->namespace), err);
+    }
+    if (KRC_JSCAN_EQ(k, "resourceVersion")) {
+        return str_into(s, o->resource_version, sizeof(o->resource_version), err);
+    }
+    if (KRC_JSCAN_EQ(k, "creationTimestamp")) {
+        return time_into(s, &o->created, err);
+    }
+    if (KRC_JSCAN_EQ(k, "generation")) {
+        int64_t g = 0;
+        int rc = int_into(s, &g, err);
+        if (o->revision == 0) {
+            o->revision = negate(g); /* kept apart until the end: an annotation wins */
+        }
         return rc;
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "name")) {
-            r2 = str_into(s, o->name, sizeof(o->name), err);
-        } else if (KRC_JSCAN_EQ(&k, "namespace")) {
-            r2 = str_into(s, o->namespace, sizeof(o->namespace), err);
-        } else if (KRC_JSCAN_EQ(&k, "resourceVersion")) {
-            r2 = str_into(s, o->resource_version, sizeof(o->resource_version), err);
-        } else if (KRC_JSCAN_EQ(&k, "creationTimestamp")) {
-            r2 = time_into(s, &o->created, err);
-        } else if (KRC_JSCAN_EQ(&k, "generation")) {
-            int64_t g = 0;
-            r2 = int_into(s, &g, err);
-            if (o->revision == 0) {
-                o->revision = -g; /* kept apart until the end: an annotation wins */
-            }
-        } else if (KRC_JSCAN_EQ(&k, "labels")) {
-            r2 = labels(s, o, node, err);
-        } else if (KRC_JSCAN_EQ(&k, "annotations")) {
-            r2 = annotations(s, o, err);
-        } else if (KRC_JSCAN_EQ(&k, "ownerReferences")) {
-            r2 = owners(s, o, err);
-        } else if (KRC_JSCAN_EQ(&k, "managedFields")) {
-            r2 = managed_fields(s, touch, o, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
+    if (KRC_JSCAN_EQ(k, "labels")) {
+        return labels(s, o, m->node, err);
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    if (KRC_JSCAN_EQ(k, "annotations")) {
+        return krc_jscan_each_key(s, annotation_key, o, err);
+    }
+    if (KRC_JSCAN_EQ(k, "ownerReferences")) {
+        struct owners os = {o, 0};
+        return krc_jscan_each_item(s, owner_item, &os, err);
+    }
+    if (KRC_JSCAN_EQ(k, "managedFields")) {
+        return managed_fields(s, m->touch, o, err);
+    }
+    return skip(s, err);
 }
 
 /* ---- spec, status -------------------------------------------------------- */
+
+struct path_walk {
+    const char *const *path;
+    struct krc_track_obj *o;
+};
+
+static int pod_spec_at(struct krc_jscan *s, const char *const *path, struct krc_track_obj *o,
+                       struct krc_error *err);
+
+static int path_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                    struct krc_error *err)
+{
+    struct path_walk *w = ctx;
+
+    if (krc_jscan_str_eq(k, w->path[0], strlen(w->path[0]))) {
+        return pod_spec_at(s, w->path + 1, w->o, err);
+    }
+    return skip(s, err);
+}
 
 /* Follow path (object keys) to a PodSpec and digest it. */
 static int pod_spec_at(struct krc_jscan *s, const char *const *path, struct krc_track_obj *o,
                        struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc;
+    struct path_walk w = {path, o};
 
     if (path[0] == NULL) {
         o->has_template = 1;
         return krc_digest_pod_spec(s, &o->facts, err);
     }
-    rc = enter(s, err);
-    if (rc <= 0) {
-        return rc;
+    return krc_jscan_each_key(s, path_key, &w, err);
+}
+
+struct node_walk {
+    int status;
+    struct krc_track_obj *o;
+};
+
+static int node_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                    struct krc_error *err)
+{
+    struct node_walk *w = ctx;
+
+    if (!w->status && KRC_JSCAN_EQ(k, "taints")) {
+        return krc_digest_node_taints(s, &w->o->facts, err);
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2 = krc_jscan_str_eq(&k, path[0], strlen(path[0])) ? pod_spec_at(s, path + 1, o, err)
-                                                                : skip(s, err);
-        if (r2 < 0) {
-            return r2;
-        }
+    if (w->status && KRC_JSCAN_EQ(k, "nodeInfo")) {
+        return krc_digest_node_info(s, &w->o->facts, err);
     }
-    return rc < 0 ? KRC_EPARSE : 0;
+    if (w->status && KRC_JSCAN_EQ(k, "conditions")) {
+        return krc_digest_node_conditions(s, &w->o->facts, err);
+    }
+    return skip(s, err);
 }
 
 static int node_part(struct krc_jscan *s, int status, struct krc_track_obj *o,
                      struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = enter(s, err);
+    struct node_walk w = {status, o};
 
-    if (rc <= 0) {
-        return rc;
+    return krc_jscan_each_key(s, node_key, &w, err);
+}
+
+static int rs_status_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
+{
+    struct krc_track_obj *o = ctx;
+    int64_t v = 0;
+    int rc;
+
+    if (!KRC_JSCAN_EQ(k, "readyReplicas")) {
+        return skip(s, err);
     }
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (!status && KRC_JSCAN_EQ(&k, "taints")) {
-            r2 = krc_digest_node_taints(s, &o->facts, err);
-        } else if (status && KRC_JSCAN_EQ(&k, "nodeInfo")) {
-            r2 = krc_digest_node_info(s, &o->facts, err);
-        } else if (status && KRC_JSCAN_EQ(&k, "conditions")) {
-            r2 = krc_digest_node_conditions(s, &o->facts, err);
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    rc = int_into(s, &v, err);
+    o->ready = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    return rc;
 }
 
 static int rs_status(struct krc_jscan *s, struct krc_track_obj *o, struct krc_error *err)
 {
-    struct krc_jscan_str k;
-    int rc = enter(s, err);
-
-    if (rc <= 0) {
-        return rc;
+    if (krc_jscan_peek(s, err) == KRC_JSON_OBJECT) {
+        o->ready = 0; /* omitted when zero */
     }
-    o->ready = 0; /* omitted when zero */
-    while ((rc = krc_jscan_object_next(s, &k, err)) == 1) {
-        int r2;
-        if (KRC_JSCAN_EQ(&k, "readyReplicas")) {
-            int64_t v = 0;
-            r2 = int_into(s, &v, err);
-            o->ready = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
-        } else {
-            r2 = skip(s, err);
-        }
-        if (r2 < 0) {
-            return r2;
-        }
-    }
-    return rc < 0 ? KRC_EPARSE : 0;
+    return krc_jscan_each_key(s, rs_status_key, o, err);
 }
 
 static const char *const RS_TEMPLATE[] = {"template", "spec", NULL};
@@ -440,13 +449,23 @@ static enum krc_track_touch touch_of(enum krc_track_resource r)
     }
 }
 
-static int top_member(struct krc_jscan *s, const struct krc_jscan_str *k, enum krc_track_resource r,
-                      enum krc_track_touch touch, struct krc_track_obj *o, struct krc_error *err)
+struct top_walk {
+    enum krc_track_resource r;
+    enum krc_track_touch touch;
+    struct krc_track_obj *o;
+};
+
+static int top_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                   struct krc_error *err)
 {
+    struct top_walk *w = ctx;
+    enum krc_track_resource r = w->r;
+    struct krc_track_obj *o = w->o;
     int node = r == KRC_TRACK_NODES;
 
     if (KRC_JSCAN_EQ(k, "metadata")) {
-        return metadata(s, o, touch, node, err);
+        struct meta_walk m = {o, w->touch, node};
+        return krc_jscan_each_key(s, metadata_key, &m, err);
     }
     if (KRC_JSCAN_EQ(k, "spec")) {
         if (r == KRC_TRACK_REPLICASETS) {
@@ -484,7 +503,7 @@ static int parse(struct krc_track_obj *o, enum krc_track_resource r, enum krc_tr
                  const char *json, size_t len, struct krc_error *err)
 {
     struct krc_jscan s;
-    struct krc_jscan_str k;
+    struct top_walk w = {r, touch, o};
     int rc;
 
     obj_reset(o);
@@ -492,20 +511,15 @@ static int parse(struct krc_track_obj *o, enum krc_track_resource r, enum krc_tr
     if (krc_jscan_peek(&s, err) != KRC_JSON_OBJECT) {
         return krc_jscan_fail(&s, err, "not an object");
     }
-    if (krc_jscan_object_begin(&s, err) < 0) {
-        return KRC_EPARSE;
+    rc = krc_jscan_each_key(&s, top_key, &w, err);
+    if (rc < 0) {
+        return rc;
     }
-    while ((rc = krc_jscan_object_next(&s, &k, err)) == 1) {
-        rc = top_member(&s, &k, r, touch, o, err);
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    if (rc < 0 || krc_jscan_end(&s, err) < 0) {
+    if (krc_jscan_end(&s, err) < 0) {
         return KRC_EPARSE;
     }
     if (o->revision < 0) {
-        o->revision = -o->revision; /* the generation: no better revision */
+        o->revision = negate(o->revision); /* the generation: no better revision */
     }
     krc_facts_finish(&o->facts);
     return 0;

@@ -495,6 +495,55 @@ int krc_jscan_array_next(struct krc_jscan *s, struct krc_error *err)
     return 1;
 }
 
+/* The next value when it is of `type`: its container begun (1); else skipped (0). */
+static int begin_or_skip(struct krc_jscan *s, int type, struct krc_error *err)
+{
+    int t = krc_jscan_peek(s, err);
+
+    if (t < 0) {
+        return t;
+    }
+    if (t != type) {
+        t = krc_jscan_skip(s, NULL, err);
+        return t < 0 ? t : 0;
+    }
+    t = open_container(s, type, err);
+    return t < 0 ? t : 1;
+}
+
+int krc_jscan_each_item(struct krc_jscan *s, krc_jscan_item_fn fn, void *ctx, struct krc_error *err)
+{
+    int rc = begin_or_skip(s, KRC_JSON_ARRAY, err);
+
+    if (rc <= 0) {
+        return rc;
+    }
+    while ((rc = krc_jscan_array_next(s, err)) == 1) {
+        rc = fn(s, ctx, err);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return rc < 0 ? rc : 1;
+}
+
+int krc_jscan_each_key(struct krc_jscan *s, krc_jscan_key_fn fn, void *ctx, struct krc_error *err)
+{
+    struct krc_jscan_str key;
+    int rc = begin_or_skip(s, KRC_JSON_OBJECT, err);
+
+    if (rc <= 0) {
+        return rc;
+    }
+    while ((rc = krc_jscan_object_next(s, &key, err)) == 1) {
+        rc = fn(s, &key, ctx, err);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return rc < 0 ? rc : 1;
+}
+
 int krc_jscan_string(struct krc_jscan *s, struct krc_jscan_str *ret, struct krc_error *err)
 {
     size_t p;

@@ -78,6 +78,20 @@ int krc_jscan_object_next(struct krc_jscan *s, struct krc_jscan_str *ret_key,
 int krc_jscan_array_begin(struct krc_jscan *s, struct krc_error *err);
 int krc_jscan_array_next(struct krc_jscan *s, struct krc_error *err);
 
+/* Walk an array (an object) with a callback per element (per key, the ':'
+ * consumed). The callback consumes that one value and returns 0 (any value
+ * >= 0) to go on, or a negative code, which ends the walk and is returned as
+ * it is. A value of another type, null included, is skipped (and validated)
+ * without a call: the caller reads what it expects and passes over the rest.
+ * Returns 1 after an array (an object), 0 after another value, KRC_EPARSE, or
+ * the callback's code. */
+typedef int (*krc_jscan_item_fn)(struct krc_jscan *s, void *ctx, struct krc_error *err);
+typedef int (*krc_jscan_key_fn)(struct krc_jscan *s, const struct krc_jscan_str *key, void *ctx,
+                                struct krc_error *err);
+int krc_jscan_each_item(struct krc_jscan *s, krc_jscan_item_fn fn, void *ctx,
+                        struct krc_error *err);
+int krc_jscan_each_key(struct krc_jscan *s, krc_jscan_key_fn fn, void *ctx, struct krc_error *err);
+
 /* Consume a string / an integer / a boolean / null. KRC_EPARSE when the next
  * value has another type (message names both types) or is malformed;
  * krc_jscan_int64 also rejects fractions, exponents and out-of-range values. */

@@ -342,6 +342,173 @@ static void test_pull_api_errors(void **state)
     assert_string_equal(err.msg, "list: expected a value, got 'x' at offset 1001");
 }
 
+/* What the each_item / each_key callbacks saw: the calls, the keys (joined
+ * by '|'), and at which call to stop with which code. */
+struct walk_log {
+    int calls;
+    char keys[128];
+    int stop_at;
+    int stop_code;
+};
+
+static int log_item(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct walk_log *w = ctx;
+
+    if (++w->calls == w->stop_at) {
+        return krc_error_set(err, w->stop_code, "stopped at item %d", w->calls);
+    }
+    return krc_jscan_skip(s, NULL, err); /* the value's type (> 0): the walk goes on */
+}
+
+static int log_key(struct krc_jscan *s, const struct krc_jscan_str *key, void *ctx,
+                   struct krc_error *err)
+{
+    struct walk_log *w = ctx;
+    char k[32];
+    size_t len = strlen(w->keys);
+
+    if (++w->calls == w->stop_at) {
+        return krc_error_set(err, w->stop_code, "stopped at key %d", w->calls);
+    }
+    assert_true(key->raw_len < sizeof(k));
+    k[krc_jscan_unescape(key, k)] = '\0';
+    snprintf(w->keys + len, sizeof(w->keys) - len, "%s%s", len ? "|" : "", k);
+    return krc_jscan_skip(s, NULL, err) < 0 ? KRC_EPARSE : 0;
+}
+
+/* Walk doc with each_item (keys 0) or each_key; returns the walk's code. */
+static int walk_doc(const char *doc, int keys, struct walk_log *w, struct krc_jscan *s,
+                    struct krc_error *err)
+{
+    krc_jscan_init(s, doc, strlen(doc), "t");
+    krc_error_clear(err);
+    return keys ? krc_jscan_each_key(s, log_key, w, err) : krc_jscan_each_item(s, log_item, w, err);
+}
+
+static void test_each_item_and_key(void **state)
+{
+    struct krc_jscan s;
+    struct krc_error err;
+    struct walk_log w;
+
+    (void)state;
+    /* every element, every key (unescaped) in order; the container consumed */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc(" [1, \"x\", {\"a\": [2]}, null] ", 0, &w, &s, &err), 1);
+    assert_int_equal(w.calls, 4);
+    assert_int_equal(krc_jscan_end(&s, &err), 0);
+    assert_int_equal(s.depth, 0);
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("{\"a\":1,\"b\\u0063\":[2,{}],\"d\":null}", 1, &w, &s, &err), 1);
+    assert_int_equal(w.calls, 3);
+    assert_string_equal(w.keys, "a|bc|d");
+    assert_int_equal(krc_jscan_end(&s, &err), 0);
+    /* empty containers: 1, no call */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("[ ]", 0, &w, &s, &err), 1);
+    assert_int_equal(walk_doc("{ }", 1, &w, &s, &err), 1);
+    assert_int_equal(w.calls, 0);
+    assert_int_equal(s.pos, 3);
+}
+
+static void test_each_null_and_other_types(void **state)
+{
+    static const char *const items_skipped[] = {"null", "{\"a\":[1,2]}", "\"[1]\"", "7", "true"};
+    static const char *const keys_skipped[] = {"null", "[{\"a\":1}]", "\"{}\"", "-1.5e3", "false"};
+    struct krc_jscan s;
+    struct krc_error err;
+    struct walk_log w;
+
+    (void)state;
+    /* null or another type: skipped whole, no call, 0 */
+    for (size_t i = 0; i < sizeof(items_skipped) / sizeof(items_skipped[0]); i++) {
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(walk_doc(items_skipped[i], 0, &w, &s, &err), 0);
+        assert_int_equal(w.calls, 0);
+        assert_int_equal(s.pos, strlen(items_skipped[i]));
+        assert_int_equal(s.depth, 0);
+    }
+    for (size_t i = 0; i < sizeof(keys_skipped) / sizeof(keys_skipped[0]); i++) {
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(walk_doc(keys_skipped[i], 1, &w, &s, &err), 0);
+        assert_int_equal(w.calls, 0);
+        assert_int_equal(s.pos, strlen(keys_skipped[i]));
+        assert_int_equal(s.depth, 0);
+    }
+    /* a skipped value is still validated */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("{\"a\":[1,]}", 0, &w, &s, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "t: expected a value, got ']' at offset 8");
+    assert_int_equal(walk_doc("nul", 1, &w, &s, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "t: unexpected end of input at offset 3");
+    assert_int_equal(w.calls, 0);
+}
+
+static void test_each_truncated(void **state)
+{
+    struct krc_jscan s;
+    struct krc_error err;
+    struct walk_log w;
+
+    (void)state;
+    /* cut inside: the elements before the cut were each seen once */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("[1,2", 0, &w, &s, &err), KRC_EPARSE);
+    assert_int_equal(w.calls, 2);
+    assert_string_equal(err.msg, "t: unexpected end of input at offset 4");
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("{\"a\":1,\"b\"", 1, &w, &s, &err), KRC_EPARSE);
+    assert_int_equal(w.calls, 1);
+    assert_string_equal(w.keys, "a");
+    assert_string_equal(err.msg, "t: unexpected end of input at offset 10");
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("[1 2]", 0, &w, &s, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "t: expected ',' or ']', got '2' at offset 3");
+    /* nothing at all */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("", 0, &w, &s, &err), KRC_EPARSE);
+    assert_int_equal(walk_doc("  ", 1, &w, &s, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "t: unexpected end of input at offset 2");
+    assert_int_equal(w.calls, 0);
+    /* every prefix of a document fails (none is a whole value) and never
+     * calls more often than the whole one does */
+    const char *doc = "{\"a\":[1,{\"b\":2}],\"c\":\"x\",\"d\":{}}";
+    for (size_t cut = 0; cut < strlen(doc); cut++) {
+        memset(&w, 0, sizeof(w));
+        krc_jscan_init(&s, doc, cut, "t");
+        assert_int_equal(krc_jscan_each_key(&s, log_key, &w, &err), KRC_EPARSE);
+        assert_true(w.calls <= 3);
+    }
+}
+
+static void test_each_callback_error(void **state)
+{
+    struct krc_jscan s;
+    struct krc_error err;
+    struct walk_log w;
+
+    (void)state;
+    /* the callback's code and message come back as they are; no call after */
+    memset(&w, 0, sizeof(w));
+    w.stop_at = 2;
+    w.stop_code = KRC_ENOMEM;
+    assert_int_equal(walk_doc("[1,2,3]", 0, &w, &s, &err), KRC_ENOMEM);
+    assert_int_equal(w.calls, 2);
+    assert_string_equal(err.msg, "stopped at item 2");
+    memset(&w, 0, sizeof(w));
+    w.stop_at = 3;
+    w.stop_code = KRC_ETOOBIG;
+    assert_int_equal(walk_doc("{\"a\":1,\"b\":2,\"c\":3,\"d\":4}", 1, &w, &s, &err), KRC_ETOOBIG);
+    assert_int_equal(w.calls, 3);
+    assert_string_equal(w.keys, "a|b");
+    assert_int_equal(err.code, KRC_ETOOBIG);
+    /* a scanner error inside the callback (a value that does not scan) */
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(walk_doc("{\"a\":[1,}", 1, &w, &s, &err), KRC_EPARSE);
+    assert_string_equal(err.msg, "t: expected a value, got '}' at offset 8");
+}
+
 static void test_int64(void **state)
 {
     static const struct {
@@ -481,6 +648,10 @@ int main(void)
         cmocka_unit_test(test_random_mutations_no_crash),
         cmocka_unit_test(test_pull_api),
         cmocka_unit_test(test_pull_api_errors),
+        cmocka_unit_test(test_each_item_and_key),
+        cmocka_unit_test(test_each_null_and_other_types),
+        cmocka_unit_test(test_each_truncated),
+        cmocka_unit_test(test_each_callback_error),
         cmocka_unit_test(test_int64),
         cmocka_unit_test(test_unescape),
         cmocka_unit_test(test_str_eq_escaped),
