@@ -622,15 +622,14 @@ static void test_forbidden_logged_once(void **state)
         "\"replicasets\"},\"code\":403}";
     struct rig r;
     const char *log;
+    int i;
     (void)state;
 
     rig_init(&r, "apis/apps/v1/replicasets", 0);
-    r.f.steps[0].status = 403;
-    r.f.steps[0].body = forbidden;
-    r.f.steps[1].status = 403;
-    r.f.steps[1].body = forbidden;
-    r.f.steps[2].status = 403;
-    r.f.steps[2].body = forbidden;
+    for (i = 0; i < 3; i++) { /* refused three times, then allowed */
+        r.f.steps[i].status = 403;
+        r.f.steps[i].body = forbidden;
+    }
     r.f.steps[3].body = LIST("ReplicaSetList", "90", "", RS("rs1", "88"));
     r.f.steps[4].body = "";
     r.f.n_steps = 5;
