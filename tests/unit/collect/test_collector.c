@@ -23,6 +23,7 @@
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 #include "api_fixture.h"
+#include "krc_test.h"
 
 #define POD_PATH "/api/v1/namespaces/shop/pods/web-1"
 #define LOG_PATH POD_PATH "/log"
@@ -174,16 +175,6 @@ static struct krc_kube_client *client(void)
     return krc_test_api_client(&api, 5000);
 }
 
-static int has_note(const struct krc_report *rep, const char *text)
-{
-    for (size_t i = 0; i < rep->n_notes; i++) {
-        if (strstr(rep->notes[i], text) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void test_collects_everything(void **state)
 {
     struct krc_kube_client *c = client();
@@ -241,9 +232,9 @@ static void test_failures_become_notes(void **state)
     answer(R_LOG, 400, NULL, 0);
     krc_collector_options_defaults(&o);
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "pod events unavailable"));
-    assert_true(has_note(rep, "node node-a no longer exists"));
-    assert_true(has_note(rep, "no previous log: "));
+    assert_true(krc_test_has_note(rep, "pod events unavailable"));
+    assert_true(krc_test_has_note(rep, "node node-a no longer exists"));
+    assert_true(krc_test_has_note(rep, "no previous log: "));
     assert_null(rep->log);
     krc_report_free(rep);
 
@@ -254,8 +245,8 @@ static void test_failures_become_notes(void **state)
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
     assert_int_equal(snap(R_LOG).hits, 0);
     assert_string_equal(rep->name, "web-1");
-    assert_true(has_note(rep, "the pod was deleted before it could be collected"));
-    assert_true(has_note(rep, "no previous log: the pod no longer exists"));
+    assert_true(krc_test_has_note(rep, "the pod was deleted before it could be collected"));
+    assert_true(krc_test_has_note(rep, "no previous log: the pod no longer exists"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }
@@ -294,9 +285,10 @@ static void test_claims(void **state)
     assert_false(rep->claim_statuses[1].fetched);
     assert_false(rep->claim_statuses[2].fetched);
     assert_false(rep->claim_statuses[3].fetched);
-    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 not readable (403: krc needs get on "
-                              "resourceclaims.resource.k8s.io): scripted 403"));
-    assert_true(has_note(rep, "ResourceClaim \"../x\" not read: the name "));
+    assert_true(krc_test_has_note(rep,
+                                  "ResourceClaim web-1-nic-b2 not readable (403: krc needs get on "
+                                  "resourceclaims.resource.k8s.io): scripted 403"));
+    assert_true(krc_test_has_note(rep, "ResourceClaim \"../x\" not read: the name "));
     assert_int_equal(rep->n_notes, 2);
     /* the rest of the collection as without claims */
     assert_int_equal(rep->n_events, 1);
@@ -311,15 +303,17 @@ static void test_claims(void **state)
     memset(big, ' ', sizeof(big));
     answer(R_CLAIM_A, 200, big, sizeof(big));
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 no longer exists"));
-    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 not read: larger than 1048576 bytes"));
+    assert_true(krc_test_has_note(rep, "ResourceClaim web-1-nic-b2 no longer exists"));
+    assert_true(
+        krc_test_has_note(rep, "ResourceClaim web-1-gpu-a1 not read: larger than 1048576 bytes"));
     assert_false(rep->claim_statuses[0].fetched);
     krc_report_free(rep);
     rep = krc_report_new();
     script("x\n");
     answer(R_CLAIM_A, 200, "{\"kind\":\"Pod\"}", 0);
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 unreadable: not a ResourceClaim"));
+    assert_true(
+        krc_test_has_note(rep, "ResourceClaim web-1-gpu-a1 unreadable: not a ResourceClaim"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }
@@ -354,7 +348,8 @@ static void test_claims_capped(void **state)
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
     assert_int_equal(snap(R_CLAIM_A).hits, 1);
     assert_int_equal(snap(R_CLAIM_B).hits, 0); /* the 7th: not read */
-    assert_true(has_note(rep, "3 more ResourceClaims of the pod not read (at most 4 are)"));
+    assert_true(
+        krc_test_has_note(rep, "3 more ResourceClaims of the pod not read (at most 4 are)"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }

@@ -23,6 +23,7 @@
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
 #include "api_fixture.h"
+#include "krc_test.h"
 
 #define T0 1796529120 /* 2026-12-06T03:52:00Z */
 
@@ -123,16 +124,6 @@ static struct krc_kube_client *client(void)
     return krc_test_api_client(&api, 5000);
 }
 
-static int has_note(const struct krc_report *rep, const char *text)
-{
-    for (size_t i = 0; i < rep->n_notes; i++) {
-        if (strstr(rep->notes[i], text) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* a tracker that can answer for Deployments (its ReplicaSets synced) */
 static struct krc_track *tracker(void)
 {
@@ -227,8 +218,9 @@ static void test_forbidden_is_one_note(void **state)
     report_of_pod(&rep);
     assert_int_equal(krc_collect_config_changes(c, t, pod_json, strlen(pod_json), &rep), 0);
     assert_int_equal(rep.n_notes, 1);
-    assert_true(has_note(&rep, "ConfigMap api-config not readable (403: trackConfigChanges needs "
-                               "get on configmaps and secrets)"));
+    assert_true(
+        krc_test_has_note(&rep, "ConfigMap api-config not readable (403: trackConfigChanges needs "
+                                "get on configmaps and secrets)"));
     krc_report_cleanup(&rep);
     krc_track_free(t);
     krc_kube_client_free(c);

@@ -234,6 +234,16 @@ size_t krc_test_case_names(const char *corpus, char ***ret)
     return n;
 }
 
+int krc_test_has_note(const struct krc_report *r, const char *text)
+{
+    for (size_t i = 0; i < r->n_notes; i++) {
+        if (strstr(r->notes[i], text) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 double krc_test_metric(struct krc_metrics *m, const char *series)
 {
     struct krc_buf buf;

@@ -58,6 +58,9 @@ const char *krc_test_file_text(FILE *f);
 int krc_test_http_init(void **state);
 int krc_test_http_cleanup(void **state);
 
+/* Whether one of r's notes contains text. */
+int krc_test_has_note(const struct krc_report *r, const char *text);
+
 /* The value of one sample of m as /metrics renders it: `series` is the name
  * and labels exactly as written, e.g. krc_x_total{reason="a"}; -1 when there
  * is no such line. A render error fails the test. */
