@@ -868,6 +868,23 @@ def _default_container_spec(c):
     return c
 
 
+def _default_pod_spec(spec, what, restart_policy):
+    """What the API server fills in a pod spec, of a pod or of a template (`what`, for the
+    error): the containers (one "app" container when there are none) and init containers,
+    restartPolicy, terminationGracePeriodSeconds and dnsPolicy."""
+    containers = spec.get("containers") or [{"name": "app"}]
+    if not isinstance(containers, list) or any(
+            not isinstance(c, dict) or not c.get("name") for c in containers):
+        raise ApiError(400, "BadRequest", "%s spec.containers must be a list of objects with "
+                       "a name" % what)
+    spec["containers"] = [_default_container_spec(c) for c in containers]
+    if spec.get("initContainers"):
+        spec["initContainers"] = [_default_container_spec(c) for c in spec["initContainers"]]
+    spec.setdefault("restartPolicy", restart_policy)
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+
+
 def default_pod(obj, ts=None):
     """Fills a partial pod the way the API server + scheduler + kubelet would have."""
     ts = ts or now_time()
@@ -881,17 +898,7 @@ def default_pod(obj, ts=None):
     md.setdefault("creationTimestamp", ts)
     md["resourceVersion"] = ""
     spec = dict(obj.get("spec") or {})
-    containers = spec.get("containers") or [{"name": "app"}]
-    if not isinstance(containers, list) or any(
-            not isinstance(c, dict) or not c.get("name") for c in containers):
-        raise ApiError(400, "BadRequest", "pod spec.containers must be a list of objects with "
-                       "a name")
-    spec["containers"] = [_default_container_spec(c) for c in containers]
-    if spec.get("initContainers"):
-        spec["initContainers"] = [_default_container_spec(c) for c in spec["initContainers"]]
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
+    _default_pod_spec(spec, "pod", "Always")
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("securityContext", {})
@@ -1445,17 +1452,7 @@ def default_pod_template(tmpl, restart_policy="Always"):
     md = t.setdefault("metadata", {})
     md.setdefault("creationTimestamp", None)
     spec = t.setdefault("spec", {})
-    containers = spec.get("containers") or [{"name": "app"}]
-    if not isinstance(containers, list) or any(
-            not isinstance(c, dict) or not c.get("name") for c in containers):
-        raise ApiError(400, "BadRequest", "template spec.containers must be a list of objects "
-                       "with a name")
-    spec["containers"] = [_default_container_spec(c) for c in containers]
-    if spec.get("initContainers"):
-        spec["initContainers"] = [_default_container_spec(c) for c in spec["initContainers"]]
-    spec.setdefault("restartPolicy", restart_policy)
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
+    _default_pod_spec(spec, "template", restart_policy)
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
     return t
@@ -3641,10 +3638,21 @@ class AdminHandler(HandlerBase):
         return any(c.get("type") == "Ready" and c.get("status") == "True"
                    for c in (pod.get("status") or {}).get("conditions") or [])
 
+    def _stored(self, resource, obj):
+        """The stored version of obj (None once it is deleted)."""
+        return self.store.objects[resource].get(obj_key(resource, obj))
+
+    def _write_status(self, resource, cur, st, ts):
+        """kube-controller-manager writes status st of cur (not when it is already st)."""
+        if cur.get("status") == st:
+            return cur
+        new = copy.deepcopy(cur)
+        new["status"] = st
+        return self.write(resource, cur, new, "kube-controller-manager", ts, "status")
+
     def _replicaset_status(self, rs, ts):
         """status of a ReplicaSet from its pods (minReadySeconds 0: available = ready)."""
-        store = self.store
-        cur = store.objects["replicasets"].get(obj_key("replicasets", rs))
+        cur = self._stored("replicasets", rs)
         if cur is None:
             return None
         pods = [p for p in self._owned("pods", cur["metadata"]["namespace"],
@@ -3658,11 +3666,7 @@ class AdminHandler(HandlerBase):
             st["readyReplicas"] = ready
             st["availableReplicas"] = ready
         st["observedGeneration"] = int(cur["metadata"].get("generation", 1))
-        if cur.get("status") == st:
-            return cur
-        new = copy.deepcopy(cur)
-        new["status"] = st
-        return self.write("replicasets", cur, new, "kube-controller-manager", ts, "status")
+        return self._write_status("replicasets", cur, st, ts)
 
     def _condition(self, old_conds, ctype, status, reason, message, ts):
         prev = next((c for c in old_conds or [] if c.get("type") == ctype), None)
@@ -3677,8 +3681,7 @@ class AdminHandler(HandlerBase):
         return c
 
     def _deployment_status(self, dep, ts):
-        store = self.store
-        cur = store.objects["deployments"].get(obj_key("deployments", dep))
+        cur = self._stored("deployments", dep)
         if cur is None:
             return None
         md = cur["metadata"]
@@ -3720,11 +3723,7 @@ class AdminHandler(HandlerBase):
             prog = self._condition(old_conds, "Progressing", "True", "ReplicaSetUpdated",
                                    'ReplicaSet "%s" is progressing.' % rs_name, ts)
         st["conditions"] = [avail, prog]
-        if cur.get("status") == st:
-            return cur
-        new = copy.deepcopy(cur)
-        new["status"] = st
-        return self.write("deployments", cur, new, "kube-controller-manager", ts, "status")
+        return self._write_status("deployments", cur, st, ts)
 
     def _set_revision(self, dep, revision, ts):
         cur = self.store.objects["deployments"][obj_key("deployments", dep)]
@@ -3814,6 +3813,23 @@ class AdminHandler(HandlerBase):
         return ApiHandler.full("pods", new)
 
     @staticmethod
+    def _count_arg(b, key, default, null_ok=False):
+        """b[key] (default when absent): a non-negative integer (or null, if null_ok)."""
+        v = b.get(key, default)
+        if (v is not None or not null_ok) and (
+                not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise AdminError(400, "\"%s\" must be a non-negative integer" % key)
+        return v
+
+    @staticmethod
+    def _containers_patch_arg(b):
+        patch = b.get("containers_patch") or {}
+        if not isinstance(patch, dict) or any(not isinstance(v, dict) for v in patch.values()):
+            raise AdminError(400, "\"containers_patch\" must map container names to merge "
+                             "patches")
+        return patch
+
+    @staticmethod
     def _containers_arg(containers):
         if not isinstance(containers, list) or not containers or any(
                 not isinstance(c, dict) or not c.get("name") for c in containers):
@@ -3827,28 +3843,12 @@ class AdminHandler(HandlerBase):
         created it, then what the controllers write: its ReplicaSet (revision 1), `replicas`
         pods, the ReplicaSet's and the Deployment's status."""
         containers = self._containers_arg(b.get("containers"))
-        replicas = b.get("replicas", 3)
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise AdminError(400, "\"replicas\" must be a non-negative integer")
-        manager = b.get("manager") or "kubectl-client-side-apply"
-        labels = b.get("labels") or {"app": name}
+        replicas = self._count_arg(b, "replicas", 3)
         node = b.get("node", "fake-node-1")
-        ts = self.time_arg(b.get("time"))
         store = self.store
         with store.cond:
-            if store.objects["deployments"].get("%s/%s" % (ns, name)) is not None:
-                raise AdminError(409, "deployment %s/%s exists; use rollout" % (ns, name))
-            applied = {"apiVersion": "apps/v1", "kind": "Deployment",
-                       "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
-                       "spec": {"replicas": replicas,
-                                "selector": {"matchLabels": dict(labels)},
-                                "template": {"metadata": {"labels": dict(labels)},
-                                             "spec": dict(copy.deepcopy(
-                                                 b.get("template_spec") or {}),
-                                                 containers=containers)}}}
-            dep = default_workload("deployments")(copy.deepcopy(applied), ts)
-            self._apply_annotation(dep, manager, applied)
-            self.write("deployments", None, dep, manager, ts)
+            dep, ts = self._workload_create("deployments", ns, name, b, containers,
+                                            {"replicas": replicas})
             rs = self._replicaset_for(dep, replicas, 1, ts)
             if replicas:
                 self.controller_event("deployments", dep, "ScalingReplicaSet",
@@ -3869,52 +3869,17 @@ class AdminHandler(HandlerBase):
         controller makes a ReplicaSet for it (revision = the highest + 1; an old template's
         ReplicaSet is re-used, as for a rollback), starts new_pods pods of it and, with
         old_ready, scales the previous ReplicaSet to old_ready pods (deleting the others)."""
-        patch = b.get("containers_patch") or {}
-        if not isinstance(patch, dict) or any(not isinstance(v, dict) for v in patch.values()):
-            raise AdminError(400, "\"containers_patch\" must map container names to merge "
-                             "patches")
-        new_pods = b.get("new_pods", 1)
-        old_ready = b.get("old_ready")
-        for k, v in (("new_pods", new_pods), ("old_ready", old_ready)):
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-                raise AdminError(400, "\"%s\" must be a non-negative integer" % k)
-        manager = b.get("manager") or "kubectl-client-side-apply"
+        patch = self._containers_patch_arg(b)
+        new_pods = self._count_arg(b, "new_pods", 1, null_ok=True)
+        old_ready = self._count_arg(b, "old_ready", None, null_ok=True)
         node = b.get("node", "fake-node-1")
-        ts = self.time_arg(b.get("time"))
         store = self.store
         with store.cond:
-            cur = store.objects["deployments"].get("%s/%s" % (ns, name))
-            if cur is None:
-                raise AdminError(404, "deployment %s/%s not found" % (ns, name))
-            new = copy.deepcopy(cur)
-            spec = new["spec"]["template"]["spec"]
-            names = [c["name"] for c in spec["containers"]]
-            for cname, cpatch in patch.items():
-                if cname not in names:
-                    raise AdminError(400, "deployment %s/%s has no container %s (has %s)"
-                                     % (ns, name, cname, ", ".join(names)))
-                i = names.index(cname)
-                spec["containers"][i] = _default_container_spec(
-                    merge_patch(spec["containers"][i], cpatch))
-            if b.get("template_spec"):
-                new["spec"]["template"]["spec"] = merge_patch(spec, b["template_spec"])
-            if new["spec"]["template"] == cur["spec"]["template"]:
-                raise AdminError(400, "rollout of %s/%s changes nothing in the pod template"
-                                 % (ns, name))
-            new["metadata"]["generation"] = int(cur["metadata"].get("generation", 1)) + 1
-            if manager == "kubectl-client-side-apply":
-                applied = {"apiVersion": "apps/v1", "kind": "Deployment",
-                           "metadata": {"name": name, "namespace": ns,
-                                        "labels": new["metadata"].get("labels") or {}},
-                           "spec": {"replicas": new["spec"]["replicas"],
-                                    "selector": new["spec"]["selector"],
-                                    "template": new["spec"]["template"]}}
-                self._apply_annotation(new, manager, applied)
+            cur, dep, ts = self._workload_template_change("deployments", ns, name, b, patch)
             old_rev = self._revision(cur)
             rss = self._owned("replicasets", ns, cur["metadata"]["uid"])
             old_rs = next((r for r in rss if self._revision(r) == old_rev), None)
             revision = max([self._revision(r) for r in rss] + [0]) + 1
-            dep = self.write("deployments", cur, new, manager, ts)
             before = store.objects["replicasets"].get("%s/%s-%s" % (
                 ns, name, pod_template_hash(dep["spec"]["template"])))
             rs = self._replicaset_for(dep, new_pods, revision, ts)
@@ -4000,10 +3965,9 @@ class AdminHandler(HandlerBase):
         tmpl.pop("$patch", None)
         return tmpl
 
-    def _workload_create(self, resource, ns, name, b, spec_extra):
+    def _workload_create(self, resource, ns, name, b, containers, spec_extra):
         """The object as `manager` created it (generation 1; client-side apply keeps its
-        annotation)."""
-        containers = self._containers_arg(b.get("containers"))
+        annotation); returns (it, ts)."""
         manager = b.get("manager") or "kubectl-client-side-apply"
         labels = b.get("labels") or {"app": name}
         ts = self.time_arg(b.get("time"))
@@ -4022,13 +3986,9 @@ class AdminHandler(HandlerBase):
         self._apply_annotation(obj, manager, applied)
         return self.write(resource, None, obj, manager, ts), ts
 
-    def _workload_template_change(self, resource, ns, name, b):
-        """`manager` changes the pod template of a StatefulSet or DaemonSet (as for
-        deployment_rollout); returns (old, new, ts)."""
-        patch = b.get("containers_patch") or {}
-        if not isinstance(patch, dict) or any(not isinstance(v, dict) for v in patch.values()):
-            raise AdminError(400, "\"containers_patch\" must map container names to merge "
-                             "patches")
+    def _workload_template_change(self, resource, ns, name, b, patch):
+        """`manager` changes the pod template of a Deployment, StatefulSet or DaemonSet
+        (containers_patch, template_spec); returns (old, new, ts)."""
         manager = b.get("manager") or "kubectl-client-side-apply"
         ts = self.time_arg(b.get("time"))
         cur = self.store.objects[resource].get("%s/%s" % (ns, name))
@@ -4072,8 +4032,7 @@ class AdminHandler(HandlerBase):
             spec_extra={"hostname": pname, "subdomain": sts["spec"].get("serviceName", "")})
 
     def _statefulset_status(self, sts, ts):
-        store = self.store
-        cur = store.objects["statefulsets"].get(obj_key("statefulsets", sts))
+        cur = self._stored("statefulsets", sts)
         if cur is None:
             return None
         md = cur["metadata"]
@@ -4097,11 +4056,7 @@ class AdminHandler(HandlerBase):
                 st[k] = v
         st.update(currentRevision=current, updateRevision=update, collisionCount=0,
                   availableReplicas=ready)
-        if cur.get("status") == st:
-            return cur
-        new = copy.deepcopy(cur)
-        new["status"] = st
-        return self.write("statefulsets", cur, new, "kube-controller-manager", ts, "status")
+        return self._write_status("statefulsets", cur, st, ts)
 
     def statefulset_create(self, ns, name, b):
         """{"containers", "replicas"?: 1, "service_name"?, "manager"?, "ready"?, "node"?,
@@ -4109,12 +4064,11 @@ class AdminHandler(HandlerBase):
         (revision 1), pods <name>-0.. (label controller-revision-hash = the revision's name,
         statefulset.kubernetes.io/pod-name, apps.kubernetes.io/pod-index) and its status
         (currentRevision = updateRevision)."""
-        replicas = b.get("replicas", 1)
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise AdminError(400, "\"replicas\" must be a non-negative integer")
+        replicas = self._count_arg(b, "replicas", 1)
+        containers = self._containers_arg(b.get("containers"))
         store = self.store
         with store.cond:
-            sts, ts = self._workload_create("statefulsets", ns, name, b, {
+            sts, ts = self._workload_create("statefulsets", ns, name, b, containers, {
                 "replicas": replicas, "serviceName": b.get("service_name") or name})
             cr = self._controller_revision("statefulsets", sts, ts)
             pods = [self._sts_pod(sts, cr, i, b.get("node", "fake-node-1"),
@@ -4129,12 +4083,11 @@ class AdminHandler(HandlerBase):
         "node"?, "time"?}: a new ControllerRevision (updateRevision); the RollingUpdate
         replaces new_pods pods from the highest ordinal down (same name, new uid, the new
         revision's template and label)."""
-        new_pods = b.get("new_pods", 1)
-        if not isinstance(new_pods, int) or isinstance(new_pods, bool) or new_pods < 0:
-            raise AdminError(400, "\"new_pods\" must be a non-negative integer")
+        new_pods = self._count_arg(b, "new_pods", 1)
+        patch = self._containers_patch_arg(b)
         store = self.store
         with store.cond:
-            _, sts, ts = self._workload_template_change("statefulsets", ns, name, b)
+            _, sts, ts = self._workload_template_change("statefulsets", ns, name, b, patch)
             cr = self._controller_revision("statefulsets", sts, ts)
             replicas = int(sts["spec"].get("replicas", 1))
             pods = []
@@ -4178,8 +4131,7 @@ class AdminHandler(HandlerBase):
                                       "values": [node]}]}]}}}})
 
     def _daemonset_status(self, ds, ts):
-        store = self.store
-        cur = store.objects["daemonsets"].get(obj_key("daemonsets", ds))
+        cur = self._stored("daemonsets", ds)
         if cur is None:
             return None
         md = cur["metadata"]
@@ -4198,11 +4150,7 @@ class AdminHandler(HandlerBase):
                      ("numberUnavailable", max(0, desired - ready))):
             if v:
                 st[k] = v
-        if cur.get("status") == st:
-            return cur
-        new = copy.deepcopy(cur)
-        new["status"] = st
-        return self.write("daemonsets", cur, new, "kube-controller-manager", ts, "status")
+        return self._write_status("daemonsets", cur, st, ts)
 
     def daemonset_create(self, ns, name, b):
         """{"containers", "nodes"?: ["fake-node-1"], "manager"?, "ready"?, "labels"?,
@@ -4212,9 +4160,10 @@ class AdminHandler(HandlerBase):
         nodes = b.get("nodes") or ["fake-node-1"]
         if not isinstance(nodes, list) or any(not isinstance(n, str) or not n for n in nodes):
             raise AdminError(400, "\"nodes\" must be a list of node names")
+        containers = self._containers_arg(b.get("containers"))
         store = self.store
         with store.cond:
-            ds, ts = self._workload_create("daemonsets", ns, name, b, {})
+            ds, ts = self._workload_create("daemonsets", ns, name, b, containers, {})
             cr = self._controller_revision("daemonsets", ds, ts)
             pods = [self._ds_pod(ds, cr, n, b.get("ready", True), ts) for n in nodes]
             ds = self._daemonset_status(ds, ts)
@@ -4226,12 +4175,11 @@ class AdminHandler(HandlerBase):
         """{"containers_patch", "template_spec"?, "manager"?, "new_pods"?: 1, "ready"?,
         "time"?}: a new ControllerRevision; the RollingUpdate replaces the pods of new_pods
         nodes (the old pod deleted, a new one on the same node)."""
-        new_pods = b.get("new_pods", 1)
-        if not isinstance(new_pods, int) or isinstance(new_pods, bool) or new_pods < 0:
-            raise AdminError(400, "\"new_pods\" must be a non-negative integer")
+        new_pods = self._count_arg(b, "new_pods", 1)
+        patch = self._containers_patch_arg(b)
         store = self.store
         with store.cond:
-            _, ds, ts = self._workload_template_change("daemonsets", ns, name, b)
+            _, ds, ts = self._workload_template_change("daemonsets", ns, name, b, patch)
             cr = self._controller_revision("daemonsets", ds, ts)
             olds = sorted(self._owned("pods", ns, ds["metadata"]["uid"]),
                           key=lambda p: p["spec"].get("nodeName") or "")
@@ -4246,8 +4194,7 @@ class AdminHandler(HandlerBase):
                     "pods": [ApiHandler.full("pods", p) for p in pods]}
 
     def _job_status(self, job, ts):
-        store = self.store
-        cur = store.objects["jobs"].get(obj_key("jobs", job))
+        cur = self._stored("jobs", job)
         if cur is None:
             return None
         md = cur["metadata"]
@@ -4262,16 +4209,10 @@ class AdminHandler(HandlerBase):
             if old.get(k) is not None:
                 st[k] = old[k]
         st.update(terminating=0, uncountedTerminatedPods={}, ready=ready)
-        if old == st:
-            return cur
-        new = copy.deepcopy(cur)
-        new["status"] = st
-        return self.write("jobs", cur, new, "kube-controller-manager", ts, "status")
+        return self._write_status("jobs", cur, st, ts)
 
     def _job_with_pods(self, job, manager, b, ts):
-        n = b.get("pods", 1)
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise AdminError(400, "\"pods\" must be a non-negative integer")
+        n = self._count_arg(b, "pods", 1)
         job = self.write("jobs", None, job, manager, ts)
         md = job["metadata"]
         pods = [self._controller_pod("jobs", job, job["spec"]["template"],

@@ -251,16 +251,6 @@ static void analysed(struct krc_analysis *a)
     krc_report_cleanup(a->report);
 }
 
-static int has_note(const struct krc_report *r, const char *text)
-{
-    for (size_t i = 0; i < r->n_notes; i++) {
-        if (strstr(r->notes[i], text) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* explain_pod's way: the pod it read, parsed here; the container with the
  * most restarts, on a tie the first in status order (not spec order), a
  * container before an init container; the rest collected around it. */
@@ -280,8 +270,8 @@ static void test_pod_pick_and_collection(void **state)
     assert_int_equal(a.restart_count, 2);
     assert_string_equal(d.container, "a");
     assert_string_equal(r.name, "web-1");
-    assert_true(has_note(&r, "pod events unavailable"));
-    assert_true(has_note(&r, "previous log unavailable"));
+    assert_true(krc_test_has_note(&r, "pod events unavailable"));
+    assert_true(krc_test_has_note(&r, "previous log unavailable"));
     assert_non_null(a.json);
     analysed(&a);
 

@@ -9,11 +9,9 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "krc/cli/db_target.h"
 #include "krc/cli/history.h"
@@ -66,8 +64,7 @@ static int setup(void **state)
     int64_t now = krc_clock_now();
 
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-history-clusters-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    krc_test_tmpdir(tmpdir, sizeof(tmpdir), "history-clusters");
     snprintf(db_two, sizeof(db_two), "%s/two.db", tmpdir);
     snprintf(db_plain, sizeof(db_plain), "%s/plain.db", tmpdir);
     record(db_two, "east", "uid-e1", "shop", "web-1", 1, "oom_killed", now - 60);
@@ -80,10 +77,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char cmd[300];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    assert_int_equal(system(cmd), 0);
+    krc_test_rmtree(tmpdir);
     return 0;
 }
 
@@ -95,12 +90,7 @@ static int history(char **out, ...)
 {
     char *argv[16];
     int argc = 0;
-    char path[300];
     va_list ap;
-    int saved;
-    int fd;
-    int rc;
-    size_t len;
 
     argv[argc++] = (char *)"history";
     va_start(ap, out);
@@ -109,20 +99,7 @@ static int history(char **out, ...)
     }
     va_end(ap);
     argv[argc] = NULL;
-    snprintf(path, sizeof(path), "%s/stdout", tmpdir);
-    fflush(stdout);
-    saved = dup(STDOUT_FILENO);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && fd >= 0);
-    assert_true(dup2(fd, STDOUT_FILENO) >= 0);
-    close(fd);
-    rc = krc_history_main(argc, argv);
-    fflush(stdout);
-    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
-    close(saved);
-    *out = krc_test_read_file(path, &len);
-    assert_non_null(*out);
-    return rc;
+    return krc_test_stdout_of(tmpdir, krc_history_main, argc, argv, out);
 }
 
 /* The clusters of a `--format json` list, in order, joined by ",". */

@@ -10,11 +10,9 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "incident_seed.h"
 #include "krc/cli/history.h"
@@ -22,26 +20,19 @@
 #include "krc/util/clock.h"
 #include "krc_test.h"
 
-static char tmpdir[256];
-static char db[512];
-static struct krc_test_incidents ids;
+static struct krc_test_incident_db hist;
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-history-incidents-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
-    snprintf(db, sizeof(db), "%s/krc.db", tmpdir);
-    assert_int_equal(krc_test_seed_incidents(db, krc_clock_now(), &ids), 0);
+    krc_test_incident_db_make(&hist, "history-incidents");
     return 0;
 }
 
 static int teardown(void **state)
 {
-    char cmd[300];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    assert_int_equal(system(cmd), 0);
+    krc_test_incident_db_remove(&hist);
     return 0;
 }
 
@@ -51,12 +42,7 @@ static int history(char **out, ...)
 {
     char *argv[20];
     int argc = 0;
-    char path[300];
     va_list ap;
-    int saved;
-    int fd;
-    int rc;
-    size_t len;
 
     argv[argc++] = (char *)"history";
     va_start(ap, out);
@@ -65,22 +51,9 @@ static int history(char **out, ...)
     }
     va_end(ap);
     argv[argc++] = (char *)"--db";
-    argv[argc++] = db;
+    argv[argc++] = hist.db;
     argv[argc] = NULL;
-    snprintf(path, sizeof(path), "%s/stdout", tmpdir);
-    fflush(stdout);
-    saved = dup(STDOUT_FILENO);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && fd >= 0);
-    assert_true(dup2(fd, STDOUT_FILENO) >= 0);
-    close(fd);
-    rc = krc_history_main(argc, argv);
-    fflush(stdout);
-    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
-    close(saved);
-    *out = krc_test_read_file(path, &len);
-    assert_non_null(*out);
-    return rc;
+    return krc_test_stdout_of(hist.dir, krc_history_main, argc, argv, out);
 }
 
 /* The ids of a JSON list of incidents, joined by ",". */
@@ -135,18 +108,18 @@ static void test_incidents_json(void **state)
     const cJSON *api;
     (void)state;
 
-    snprintf(want, sizeof(want), "%lld,%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.dns,
-             (long long)ids.canary, (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld,%lld", (long long)hist.ids.trainer,
+             (long long)hist.ids.dns, (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_list(want, NULL);
-    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)ids.dns, (long long)ids.canary,
-             (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)hist.ids.dns,
+             (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_list(want, "--open", NULL);
     expect_list(want, "--since", "30m", NULL);
-    snprintf(want, sizeof(want), "%lld,%lld", (long long)ids.canary, (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld,%lld", (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_list(want, "--namespace", "shop", NULL);
-    snprintf(want, sizeof(want), "%lld", (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld", (long long)hist.ids.api);
     expect_list(want, "--workload", "Deployment/api", NULL);
-    snprintf(want, sizeof(want), "%lld", (long long)ids.trainer);
+    snprintf(want, sizeof(want), "%lld", (long long)hist.ids.trainer);
     expect_list(want, "--limit", "1", NULL);
 
     /* the keys the issue names, RFC 3339 UTC times, ended_at null while open */
@@ -199,7 +172,7 @@ static void test_incident_text(void **state)
     char *out = NULL;
     (void)state;
 
-    snprintf(id, sizeof(id), "%lld", (long long)ids.api);
+    snprintf(id, sizeof(id), "%lld", (long long)hist.ids.api);
     assert_int_equal(history(&out, "incident", id, NULL), 0);
     assert_non_null(strstr(out, "Deployment shop/api, container app"));
     assert_non_null(strstr(out, "still open"));
@@ -229,15 +202,16 @@ static void test_incident_json(void **state)
     const cJSON *v;
     (void)state;
 
-    snprintf(id, sizeof(id), "%lld", (long long)ids.api);
+    snprintf(id, sizeof(id), "%lld", (long long)hist.ids.api);
     assert_int_equal(history(&out, "incident", id, "--format", "json", NULL), 0);
     o = cJSON_Parse(out);
     assert_non_null(o);
     v = cJSON_GetObjectItemCaseSensitive(o, "incident");
-    assert_int_equal((long long)cJSON_GetObjectItemCaseSensitive(v, "id")->valuedouble, ids.api);
+    assert_int_equal((long long)cJSON_GetObjectItemCaseSensitive(v, "id")->valuedouble,
+                     hist.ids.api);
     v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "first"), "restart");
     assert_int_equal((long long)cJSON_GetObjectItemCaseSensitive(v, "id")->valuedouble,
-                     ids.api_first);
+                     hist.ids.api_first);
     v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "latest"), "report");
     assert_non_null(
         strstr(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(v, "log"), "text")
@@ -293,7 +267,7 @@ static void test_terminal_safe(void **state)
     (void)state;
 
     krc_error_clear(&err);
-    assert_int_equal(krc_store_open(db, 0, &s, &err), 0);
+    assert_int_equal(krc_store_open(hist.db, 0, &s, &err), 0);
     memset(&c, 0, sizeof(c));
     c.namespace = "shop";
     c.kind = "Deployment";

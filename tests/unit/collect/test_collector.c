@@ -22,6 +22,8 @@
 #include "krc/serve/http_server.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "api_fixture.h"
+#include "krc_test.h"
 
 #define POD_PATH "/api/v1/namespaces/shop/pods/web-1"
 #define LOG_PATH POD_PATH "/log"
@@ -84,17 +86,7 @@ static struct resource res[R_COUNT] = {
     {.path = NODE_EVENTS_PATH}, {.path = CLAIM_A_PATH}, {.path = CLAIM_B_PATH},
 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct krc_http_server *srv;
-static struct krc_kube_auth_config auth;
-static struct krc_token_source *tokens;
-static char server_url[64];
-
-static void copy_query(const struct krc_http_server_request *req, const char *key, char *out,
-                       size_t size)
-{
-    const char *v = krc_http_server_request_query(req, key);
-    snprintf(out, size, "%s", v != NULL ? v : "-");
-}
+static struct krc_test_api api;
 
 static int handle(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
                   void *userdata)
@@ -104,10 +96,10 @@ static int handle(const struct krc_http_server_request *req, struct krc_http_ser
 
     pthread_mutex_lock(&lock);
     r->hits++;
-    copy_query(req, "previous", r->previous, sizeof(r->previous));
-    copy_query(req, "tailLines", r->tail_lines, sizeof(r->tail_lines));
-    copy_query(req, "limitBytes", r->limit_bytes, sizeof(r->limit_bytes));
-    copy_query(req, "timestamps", r->timestamps, sizeof(r->timestamps));
+    krc_test_api_query(req, "previous", "-", r->previous, sizeof(r->previous));
+    krc_test_api_query(req, "tailLines", "-", r->tail_lines, sizeof(r->tail_lines));
+    krc_test_api_query(req, "limitBytes", "-", r->limit_bytes, sizeof(r->limit_bytes));
+    krc_test_api_query(req, "timestamps", "-", r->timestamps, sizeof(r->timestamps));
     resp->status = r->status;
     if (r->body != NULL) {
         rc = krc_buf_append(&resp->body, r->body, r->body_len ? r->body_len : strlen(r->body));
@@ -180,20 +172,7 @@ static struct krc_restart restart(void)
 
 static struct krc_kube_client *client(void)
 {
-    struct krc_kube_client *c = krc_kube_client_new(&auth, tokens, NULL);
-    assert_non_null(c);
-    krc_kube_client_set_timeout(c, 5000);
-    return c;
-}
-
-static int has_note(const struct krc_report *rep, const char *text)
-{
-    for (size_t i = 0; i < rep->n_notes; i++) {
-        if (strstr(rep->notes[i], text) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
+    return krc_test_api_client(&api, 5000);
 }
 
 static void test_collects_everything(void **state)
@@ -253,9 +232,9 @@ static void test_failures_become_notes(void **state)
     answer(R_LOG, 400, NULL, 0);
     krc_collector_options_defaults(&o);
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "pod events unavailable"));
-    assert_true(has_note(rep, "node node-a no longer exists"));
-    assert_true(has_note(rep, "no previous log: "));
+    assert_true(krc_test_has_note(rep, "pod events unavailable"));
+    assert_true(krc_test_has_note(rep, "node node-a no longer exists"));
+    assert_true(krc_test_has_note(rep, "no previous log: "));
     assert_null(rep->log);
     krc_report_free(rep);
 
@@ -266,8 +245,8 @@ static void test_failures_become_notes(void **state)
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
     assert_int_equal(snap(R_LOG).hits, 0);
     assert_string_equal(rep->name, "web-1");
-    assert_true(has_note(rep, "the pod was deleted before it could be collected"));
-    assert_true(has_note(rep, "no previous log: the pod no longer exists"));
+    assert_true(krc_test_has_note(rep, "the pod was deleted before it could be collected"));
+    assert_true(krc_test_has_note(rep, "no previous log: the pod no longer exists"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }
@@ -306,9 +285,10 @@ static void test_claims(void **state)
     assert_false(rep->claim_statuses[1].fetched);
     assert_false(rep->claim_statuses[2].fetched);
     assert_false(rep->claim_statuses[3].fetched);
-    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 not readable (403: krc needs get on "
-                              "resourceclaims.resource.k8s.io): scripted 403"));
-    assert_true(has_note(rep, "ResourceClaim \"../x\" not read: the name "));
+    assert_true(krc_test_has_note(rep,
+                                  "ResourceClaim web-1-nic-b2 not readable (403: krc needs get on "
+                                  "resourceclaims.resource.k8s.io): scripted 403"));
+    assert_true(krc_test_has_note(rep, "ResourceClaim \"../x\" not read: the name "));
     assert_int_equal(rep->n_notes, 2);
     /* the rest of the collection as without claims */
     assert_int_equal(rep->n_events, 1);
@@ -323,15 +303,17 @@ static void test_claims(void **state)
     memset(big, ' ', sizeof(big));
     answer(R_CLAIM_A, 200, big, sizeof(big));
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "ResourceClaim web-1-nic-b2 no longer exists"));
-    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 not read: larger than 1048576 bytes"));
+    assert_true(krc_test_has_note(rep, "ResourceClaim web-1-nic-b2 no longer exists"));
+    assert_true(
+        krc_test_has_note(rep, "ResourceClaim web-1-gpu-a1 not read: larger than 1048576 bytes"));
     assert_false(rep->claim_statuses[0].fetched);
     krc_report_free(rep);
     rep = krc_report_new();
     script("x\n");
     answer(R_CLAIM_A, 200, "{\"kind\":\"Pod\"}", 0);
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
-    assert_true(has_note(rep, "ResourceClaim web-1-gpu-a1 unreadable: not a ResourceClaim"));
+    assert_true(
+        krc_test_has_note(rep, "ResourceClaim web-1-gpu-a1 unreadable: not a ResourceClaim"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }
@@ -366,7 +348,8 @@ static void test_claims_capped(void **state)
     assert_int_equal(krc_collect(c, &r, &o, rep, NULL), 0);
     assert_int_equal(snap(R_CLAIM_A).hits, 1);
     assert_int_equal(snap(R_CLAIM_B).hits, 0); /* the 7th: not read */
-    assert_true(has_note(rep, "3 more ResourceClaims of the pod not read (at most 4 are)"));
+    assert_true(
+        krc_test_has_note(rep, "3 more ResourceClaims of the pod not read (at most 4 are)"));
     krc_report_free(rep);
     krc_kube_client_free(c);
 }
@@ -498,38 +481,20 @@ static void test_alloc_sweep(void **state)
 
 static int setup(void **state)
 {
-    struct krc_http_server_config hc;
     (void)state;
-
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
-    memset(&hc, 0, sizeof(hc));
-    hc.listen = "127.0.0.1:0";
-    if (krc_http_server_new(&hc, &srv, NULL) < 0) {
-        return -1;
-    }
+    krc_test_api_new(&api);
     for (int i = 0; i < R_COUNT; i++) {
-        if (krc_http_server_route(srv, res[i].path, KRC_HTTP_METHOD_GET, 0, 8u * 1024u * 1024u,
-                                  handle, &res[i], NULL) < 0) {
-            return -1;
-        }
+        krc_test_api_get(&api, res[i].path, 8u * 1024u * 1024u, handle, &res[i]);
     }
-    if (krc_http_server_start(srv, NULL) < 0) {
-        return -1;
-    }
-    snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", krc_http_server_port(srv));
-    memset(&auth, 0, sizeof(auth));
-    auth.server = server_url;
-    auth.source = (char *)"test";
-    tokens = krc_token_source_new("test-token", NULL, 60);
-    return tokens != NULL ? 0 : -1;
+    krc_test_api_start(&api, "test-token");
+    return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    krc_http_server_stop(srv);
-    krc_http_server_free(srv);
-    krc_token_source_free(tokens);
+    krc_test_api_free(&api);
     return 0;
 }
 

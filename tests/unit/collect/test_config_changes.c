@@ -22,6 +22,8 @@
 #include "krc/track/track.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "api_fixture.h"
+#include "krc_test.h"
 
 #define T0 1796529120 /* 2026-12-06T03:52:00Z */
 
@@ -67,10 +69,7 @@ static struct resource res[R_COUNT] = {
     {.path = "/api/v1/namespaces/shop/configmaps/gone"},
 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct krc_http_server *srv;
-static struct krc_kube_auth_config auth;
-static struct krc_token_source *tokens;
-static char server_url[64];
+static struct krc_test_api api;
 
 static int handle(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
                   void *userdata)
@@ -122,20 +121,7 @@ static struct resource snap(int i)
 
 static struct krc_kube_client *client(void)
 {
-    struct krc_kube_client *c = krc_kube_client_new(&auth, tokens, NULL);
-    assert_non_null(c);
-    krc_kube_client_set_timeout(c, 5000);
-    return c;
-}
-
-static int has_note(const struct krc_report *rep, const char *text)
-{
-    for (size_t i = 0; i < rep->n_notes; i++) {
-        if (strstr(rep->notes[i], text) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
+    return krc_test_api_client(&api, 5000);
 }
 
 /* a tracker that can answer for Deployments (its ReplicaSets synced) */
@@ -232,8 +218,9 @@ static void test_forbidden_is_one_note(void **state)
     report_of_pod(&rep);
     assert_int_equal(krc_collect_config_changes(c, t, pod_json, strlen(pod_json), &rep), 0);
     assert_int_equal(rep.n_notes, 1);
-    assert_true(has_note(&rep, "ConfigMap api-config not readable (403: trackConfigChanges needs "
-                               "get on configmaps and secrets)"));
+    assert_true(
+        krc_test_has_note(&rep, "ConfigMap api-config not readable (403: trackConfigChanges needs "
+                                "get on configmaps and secrets)"));
     krc_report_cleanup(&rep);
     krc_track_free(t);
     krc_kube_client_free(c);
@@ -280,38 +267,20 @@ static void test_off_asks_nothing(void **state)
 
 static int setup(void **state)
 {
-    struct krc_http_server_config hc;
     (void)state;
-
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
-    memset(&hc, 0, sizeof(hc));
-    hc.listen = "127.0.0.1:0";
-    if (krc_http_server_new(&hc, &srv, NULL) < 0) {
-        return -1;
-    }
+    krc_test_api_new(&api);
     for (int i = 0; i < R_COUNT; i++) {
-        if (krc_http_server_route(srv, res[i].path, KRC_HTTP_METHOD_GET, 0, 1024u * 1024u, handle,
-                                  &res[i], NULL) < 0) {
-            return -1;
-        }
+        krc_test_api_get(&api, res[i].path, 1024u * 1024u, handle, &res[i]);
     }
-    if (krc_http_server_start(srv, NULL) < 0) {
-        return -1;
-    }
-    snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", krc_http_server_port(srv));
-    memset(&auth, 0, sizeof(auth));
-    auth.server = server_url;
-    auth.source = (char *)"test";
-    tokens = krc_token_source_new("test-token", NULL, 60);
-    return tokens != NULL ? 0 : -1;
+    krc_test_api_start(&api, "test-token");
+    return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    krc_http_server_stop(srv);
-    krc_http_server_free(srv);
-    krc_token_source_free(tokens);
+    krc_test_api_free(&api);
     return 0;
 }
 

@@ -15,19 +15,7 @@
 #include "krc/util/http.h"
 #include "krc/kube/kube_client.h"
 #include "krc/util/mem.h"
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return krc_http_global_init(NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    krc_http_global_cleanup();
-    return 0;
-}
+#include "krc_test.h"
 
 static void assert_contains(const char *haystack, const char *needle)
 {
@@ -439,5 +427,5 @@ int main(void)
         cmocka_unit_test(test_fixed_status_message_newlines_not_folded),
     };
     select_bug_tests();
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, krc_test_http_init, krc_test_http_cleanup);
 }

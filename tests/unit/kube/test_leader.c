@@ -20,6 +20,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/http.h"
 #include "krc/util/mem.h"
+#include "krc_test.h"
 
 static void test_microtime(void **state)
 {
@@ -392,19 +393,6 @@ static void test_fence_token_after_acquisitions(void **state)
     pthread_mutex_destroy(&s.lock);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return krc_http_global_init(NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    krc_http_global_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,5 +404,5 @@ int main(void)
         cmocka_unit_test(test_new_needs_names),
         cmocka_unit_test(test_fence_token_after_acquisitions),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, krc_test_http_init, krc_test_http_cleanup);
 }

@@ -24,6 +24,8 @@
 #include "krc/kube/kube_client.h"
 #include "krc/kube/watch.h"
 #include "krc/util/log.h"
+#include "api_fixture.h"
+#include "krc_test.h"
 
 #define POD(n)                                                                                     \
     "{\"metadata\":{\"name\":\"p" #n "\",\"namespace\":\"ns\",\"uid\":\"u" #n "\","                \
@@ -108,16 +110,12 @@ static void test_expired_continue_falls_back_to_full_list(void **state)
 {
     struct fake f;
     struct seen s;
-    struct krc_http_server_config sc;
-    struct krc_http_server *srv = NULL;
-    struct krc_kube_auth_config ac;
-    struct krc_token_source *ts;
+    struct krc_test_api api;
     struct krc_kube_client *client;
     struct krc_watch_options o;
     struct krc_watch_handler h = {on_sync_begin, on_pod, on_sync_end, &s, NULL};
     struct krc_watch_stats stats;
     struct krc_error e;
-    char server[64];
     (void)state;
 
     memset(&f, 0, sizeof(f));
@@ -125,24 +123,10 @@ static void test_expired_continue_falls_back_to_full_list(void **state)
     memset(&s, 0, sizeof(s));
     memset(&stats, 0, sizeof(stats));
     f.cancel = &s.cancel;
-    memset(&sc, 0, sizeof(sc));
-    sc.listen = "127.0.0.1:0";
-    krc_error_clear(&e);
-    assert_int_equal(krc_http_server_new(&sc, &srv, &e), 0);
-    assert_int_equal(
-        krc_http_server_route(srv, "/api/v1/pods", KRC_HTTP_METHOD_GET, 0, 0, pods_handler, &f, &e),
-        0);
-    assert_int_equal(krc_http_server_start(srv, &e), 0);
-    snprintf(server, sizeof(server), "http://127.0.0.1:%d", krc_http_server_port(srv));
-
-    memset(&ac, 0, sizeof(ac));
-    ac.server = server;
-    ac.token = (char *)"t";
-    ac.source = (char *)"test";
-    ts = krc_token_source_new("t", NULL, 0);
-    assert_non_null(ts);
-    client = krc_kube_client_new(&ac, ts, &e);
-    assert_non_null(client);
+    krc_test_api_new(&api);
+    krc_test_api_get(&api, "/api/v1/pods", 0, pods_handler, &f);
+    krc_test_api_start(&api, "t");
+    client = krc_test_api_client(&api, 0);
 
     krc_watch_options_defaults(&o);
     o.streaming_list = 0;
@@ -151,6 +135,7 @@ static void test_expired_continue_falls_back_to_full_list(void **state)
     o.stats = &stats;
     o.backoff_initial_ms = 10;
     o.backoff_max_ms = 20;
+    krc_error_clear(&e);
     assert_int_equal(krc_watch_run(client, &o, &h, &e), 0);
 
     /* page 1, its continuation expired, then one full list: synced once */
@@ -164,9 +149,7 @@ static void test_expired_continue_falls_back_to_full_list(void **state)
     assert_string_equal(s.uids[5], "u4");
 
     krc_kube_client_free(client);
-    krc_token_source_free(ts);
-    krc_http_server_stop(srv);
-    krc_http_server_free(srv);
+    krc_test_api_free(&api);
     pthread_mutex_destroy(&f.lock);
 }
 
@@ -292,8 +275,7 @@ static char *event_line(const char *type, const char *name, const char *rv, size
 }
 
 struct run_env {
-    struct krc_http_server *srv;
-    struct krc_token_source *ts;
+    struct krc_test_api api;
     struct krc_kube_client *client;
     FILE *log;
 };
@@ -301,33 +283,17 @@ struct run_env {
 static void run_script(struct script *f, struct events *s, struct krc_watch_stats *stats,
                        int streaming, struct run_env *env)
 {
-    struct krc_http_server_config sc;
-    struct krc_kube_auth_config ac;
     struct krc_watch_options o;
     struct krc_watch_handler h = {ev_sync_begin, ev_pod, ev_sync_end, s, NULL};
     struct krc_error e;
-    char server[64];
 
     memset(env, 0, sizeof(*env));
     f->cancel = &s->cancel;
     s->stats = stats;
-    memset(&sc, 0, sizeof(sc));
-    sc.listen = "127.0.0.1:0";
-    krc_error_clear(&e);
-    assert_int_equal(krc_http_server_new(&sc, &env->srv, &e), 0);
-    assert_int_equal(krc_http_server_route(env->srv, "/api/v1/pods", KRC_HTTP_METHOD_GET, 0, 0,
-                                           script_handler, f, &e),
-                     0);
-    assert_int_equal(krc_http_server_start(env->srv, &e), 0);
-    snprintf(server, sizeof(server), "http://127.0.0.1:%d", krc_http_server_port(env->srv));
-    memset(&ac, 0, sizeof(ac));
-    ac.server = server;
-    ac.token = (char *)"t";
-    ac.source = (char *)"test";
-    env->ts = krc_token_source_new("t", NULL, 0);
-    assert_non_null(env->ts);
-    env->client = krc_kube_client_new(&ac, env->ts, &e);
-    assert_non_null(env->client);
+    krc_test_api_new(&env->api);
+    krc_test_api_get(&env->api, "/api/v1/pods", 0, script_handler, f);
+    krc_test_api_start(&env->api, "t");
+    env->client = krc_test_api_client(&env->api, 0);
     /* the warnings go to a file the test reads */
     env->log = tmpfile();
     assert_non_null(env->log);
@@ -340,28 +306,22 @@ static void run_script(struct script *f, struct events *s, struct krc_watch_stat
     o.stats = stats;
     o.backoff_initial_ms = 10;
     o.backoff_max_ms = 20;
+    krc_error_clear(&e);
     assert_int_equal(krc_watch_run(env->client, &o, &h, &e), 0);
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
 }
 
 /* The warnings logged during the run. */
-static char *run_log(struct run_env *env)
+static const char *run_log(struct run_env *env)
 {
-    static char text[16384];
-    size_t n;
-    rewind(env->log);
-    n = fread(text, 1, sizeof(text) - 1, env->log);
-    text[n] = '\0';
-    return text;
+    return krc_test_file_text(env->log);
 }
 
 static void run_env_free(struct run_env *env)
 {
     fclose(env->log);
     krc_kube_client_free(env->client);
-    krc_token_source_free(env->ts);
-    krc_http_server_stop(env->srv);
-    krc_http_server_free(env->srv);
+    krc_test_api_free(&env->api);
 }
 
 /* A LIST with a pod over the line limit and one that is no pod (no uid):
@@ -539,19 +499,6 @@ static void test_skipped_lines_are_not_deliveries(void **state)
     free(w);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return krc_http_global_init(NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    krc_http_global_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,5 +507,5 @@ int main(void)
         cmocka_unit_test(test_watch_skips_bad_lines_and_goes_on),
         cmocka_unit_test(test_skipped_lines_are_not_deliveries),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, krc_test_http_init, krc_test_http_cleanup);
 }

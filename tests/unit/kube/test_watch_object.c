@@ -26,6 +26,8 @@
 #include "krc/kube/kube_client.h"
 #include "krc/kube/watch.h"
 #include "krc/util/log.h"
+#include "api_fixture.h"
+#include "krc_test.h"
 
 #define MAX_STEPS 12
 #define MAX_LINE 4096
@@ -63,13 +65,6 @@ struct fake {
     atomic_int *cancel; /* set when the script is done */
 };
 
-static void copy_q(const struct krc_http_server_request *req, const char *key, char *out,
-                   size_t size)
-{
-    const char *v = krc_http_server_request_query(req, key);
-    snprintf(out, size, "%s", v != NULL ? v : "");
-}
-
 static int handler(const struct krc_http_server_request *req, struct krc_http_server_response *resp,
                    void *ud)
 {
@@ -86,11 +81,11 @@ static int handler(const struct krc_http_server_request *req, struct krc_http_se
         snprintf(a->path, sizeof(a->path), "%s", req->path);
         snprintf(a->accept, sizeof(a->accept), "%s", accept != NULL ? accept : "");
         a->watch = krc_http_server_request_query(req, "watch") != NULL;
-        copy_q(req, "resourceVersion", a->rv, sizeof(a->rv));
-        copy_q(req, "limit", a->limit, sizeof(a->limit));
-        copy_q(req, "continue", a->cont, sizeof(a->cont));
-        copy_q(req, "resourceVersionMatch", a->rv_match, sizeof(a->rv_match));
-        copy_q(req, "sendInitialEvents", tmp, sizeof(tmp));
+        krc_test_api_query(req, "resourceVersion", "", a->rv, sizeof(a->rv));
+        krc_test_api_query(req, "limit", "", a->limit, sizeof(a->limit));
+        krc_test_api_query(req, "continue", "", a->cont, sizeof(a->cont));
+        krc_test_api_query(req, "resourceVersionMatch", "", a->rv_match, sizeof(a->rv_match));
+        krc_test_api_query(req, "sendInitialEvents", "", tmp, sizeof(tmp));
         a->send_initial = strcmp(tmp, "true") == 0;
         v = krc_http_server_request_query(req, "allowWatchBookmarks");
         a->bookmarks = v != NULL && strcmp(v, "true") == 0;
@@ -185,48 +180,17 @@ static void seen_free(struct seen *s)
 
 /* ---- running the loop ------------------------------------------------------ */
 
-struct env {
-    struct krc_http_server *srv;
-    struct krc_token_source *ts;
+/* One run of the loop against a script: the scripted server, what the
+ * handler saw, the loop's options, stats and log. */
+struct rig {
+    struct fake f;
+    struct seen s;
+    struct krc_watch_options o;
+    struct krc_watch_stats stats;
+    struct krc_test_api api;
     struct krc_kube_client *client;
     FILE *log;
-    char server[64];
 };
-
-/* A server routing `paths` (NULL-terminated) to the script, and a client. */
-static void env_start(struct env *env, struct fake *f, struct seen *s, const char *const *paths)
-{
-    struct krc_http_server_config sc;
-    struct krc_kube_auth_config ac;
-    struct krc_error e;
-
-    memset(env, 0, sizeof(*env));
-    pthread_mutex_init(&f->lock, NULL);
-    f->cancel = &s->cancel;
-    memset(&sc, 0, sizeof(sc));
-    sc.listen = "127.0.0.1:0";
-    krc_error_clear(&e);
-    assert_int_equal(krc_http_server_new(&sc, &env->srv, &e), 0);
-    for (; *paths != NULL; paths++) {
-        assert_int_equal(krc_http_server_route(env->srv, *paths, KRC_HTTP_METHOD_GET, 0,
-                                               1024 * 1024, handler, f, &e),
-                         0);
-    }
-    assert_int_equal(krc_http_server_start(env->srv, &e), 0);
-    snprintf(env->server, sizeof(env->server), "http://127.0.0.1:%d",
-             krc_http_server_port(env->srv));
-    memset(&ac, 0, sizeof(ac));
-    ac.server = env->server;
-    ac.token = (char *)"t";
-    ac.source = (char *)"test";
-    env->ts = krc_token_source_new("t", NULL, 0);
-    assert_non_null(env->ts);
-    env->client = krc_kube_client_new(&ac, env->ts, &e);
-    assert_non_null(env->client);
-    /* the loop's messages go to a file the test reads */
-    env->log = tmpfile();
-    assert_non_null(env->log);
-}
 
 static void options(struct krc_watch_options *o, struct seen *s, struct krc_watch_stats *stats,
                     const char *resource, int streaming)
@@ -239,6 +203,16 @@ static void options(struct krc_watch_options *o, struct seen *s, struct krc_watc
     o->stats = stats;
     o->backoff_initial_ms = 5;
     o->backoff_max_ms = 10;
+}
+
+/* Options to watch `resource`; the test then writes the script (r->f.steps,
+ * r->f.n_steps) and may change the options. */
+static void rig_init(struct rig *r, const char *resource, int streaming)
+{
+    memset(r, 0, sizeof(*r));
+    pthread_mutex_init(&r->f.lock, NULL);
+    r->f.cancel = &r->s.cancel;
+    options(&r->o, &r->s, &r->stats, resource, streaming);
 }
 
 /* A loop that never reaches the end of its script (it asks for a path the
@@ -262,43 +236,44 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
-static void run(struct env *env, const struct krc_watch_options *o, struct seen *s,
-                enum krc_log_level level)
+/* Serve the script at `path` and run the loop until the script is done; its
+ * messages at `level` and above go to a file the test reads (rig_log). */
+static void rig_run(struct rig *r, const char *path, enum krc_log_level level)
 {
-    struct krc_watch_handler h = {on_sync_begin, on_pod, on_sync_end, s, on_object};
+    struct krc_watch_handler h = {on_sync_begin, on_pod, on_sync_end, &r->s, on_object};
     struct krc_error e;
     struct watchdog wd;
     pthread_t t;
 
-    wd.cancel = &s->cancel;
+    krc_test_api_new(&r->api);
+    krc_test_api_get(&r->api, path, 1024 * 1024, handler, &r->f);
+    krc_test_api_start(&r->api, "t");
+    r->client = krc_test_api_client(&r->api, 0);
+    r->log = tmpfile();
+    assert_non_null(r->log);
+    wd.cancel = &r->s.cancel;
     atomic_init(&wd.done, 0);
     assert_int_equal(pthread_create(&t, NULL, watchdog_main, &wd), 0);
     krc_error_clear(&e);
-    krc_log_setup(level, KRC_LOG_TEXT, fileno(env->log));
-    assert_int_equal(krc_watch_run(env->client, o, &h, &e), 0);
+    krc_log_setup(level, KRC_LOG_TEXT, fileno(r->log));
+    assert_int_equal(krc_watch_run(r->client, &r->o, &h, &e), 0);
     krc_log_setup(KRC_LOG_ERROR, KRC_LOG_TEXT, -1);
     atomic_store(&wd.done, 1);
     pthread_join(t, NULL);
 }
 
-static const char *env_log(struct env *env)
+static const char *rig_log(struct rig *r)
 {
-    static char text[32768];
-    size_t n;
-    rewind(env->log);
-    n = fread(text, 1, sizeof(text) - 1, env->log);
-    text[n] = '\0';
-    return text;
+    return krc_test_file_text(r->log);
 }
 
-static void env_free(struct env *env, struct fake *f)
+static void rig_free(struct rig *r)
 {
-    fclose(env->log);
-    krc_kube_client_free(env->client);
-    krc_token_source_free(env->ts);
-    krc_http_server_stop(env->srv);
-    krc_http_server_free(env->srv);
-    pthread_mutex_destroy(&f->lock);
+    fclose(r->log);
+    krc_kube_client_free(r->client);
+    krc_test_api_free(&r->api);
+    pthread_mutex_destroy(&r->f.lock);
+    seen_free(&r->s);
 }
 
 /* The request i, read under the lock (the server's threads wrote it). */
@@ -382,62 +357,52 @@ static int count(const char *hay, const char *needle)
  * never used. */
 static void test_streaming_list_and_bookmarks(void **state)
 {
-    static const char *const paths[] = {"/apis/apps/v1/replicasets", NULL};
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     struct asked a;
     (void)state;
 
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
+    rig_init(&r, "apis/apps/v1/replicasets", 1);
     /* the initial burst is not ordered by resourceVersion: only the marker's counts */
-    f.steps[0].body = EV("ADDED", RS("rs1", "9")) EV("ADDED", RS("rs2", "7")) BOOKMARK_END("10");
-    f.steps[1].body = EV("MODIFIED", RS("rs1", "11")) BOOKMARK("15");
-    f.steps[2].body = "{\"object\":" RS("rs2", "16") ",\"type\":\"DELETED\"}\n";
-    f.steps[3].body = "";
-    f.n_steps = 4;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "apis/apps/v1/replicasets", 1);
-    run(&env, &o, &s, KRC_LOG_INFO);
+    r.f.steps[0].body = EV("ADDED", RS("rs1", "9")) EV("ADDED", RS("rs2", "7")) BOOKMARK_END("10");
+    r.f.steps[1].body = EV("MODIFIED", RS("rs1", "11")) BOOKMARK("15");
+    r.f.steps[2].body = "{\"object\":" RS("rs2", "16") ",\"type\":\"DELETED\"}\n";
+    r.f.steps[3].body = "";
+    r.f.n_steps = 4;
+    rig_run(&r, "/apis/apps/v1/replicasets", KRC_LOG_INFO);
 
-    assert_int_equal(n_asked(&f), 4);
-    a = asked(&f, 0);
+    assert_int_equal(n_asked(&r.f), 4);
+    a = asked(&r.f, 0);
     assert_string_equal(a.path, "/apis/apps/v1/replicasets");
     assert_true(a.watch);
     assert_true(a.send_initial);
     assert_true(a.bookmarks);
     assert_string_equal(a.rv_match, "NotOlderThan");
     assert_string_equal(a.accept, ACCEPT_JSON);
-    a = asked(&f, 1);
+    a = asked(&r.f, 1);
     assert_string_equal(a.path, "/apis/apps/v1/replicasets");
     assert_false(a.send_initial);
     assert_true(a.bookmarks);
-    assert_string_equal(a.rv, "10");            /* the end marker's */
-    assert_string_equal(asked(&f, 2).rv, "15"); /* the ordinary bookmark's */
-    assert_string_equal(asked(&f, 3).rv, "16"); /* the deleted object's */
+    assert_string_equal(a.rv, "10");              /* the end marker's */
+    assert_string_equal(asked(&r.f, 2).rv, "15"); /* the ordinary bookmark's */
+    assert_string_equal(asked(&r.f, 3).rv, "16"); /* the deleted object's */
 
-    assert_int_equal(s.sync_begins, 1);
-    assert_int_equal(s.sync_ends, 1);
-    assert_int_equal(s.pods, 0);
-    assert_string_equal(s.order, "A:rs1 A:rs2 M:rs1 D:rs2 ");
-    assert_int_equal(s.n_texts, 4);
-    assert_string_equal(s.texts[0], RS("rs1", "9"));
-    assert_string_equal(s.texts[2], RS("rs1", "11"));
-    assert_string_equal(s.texts[3], RS("rs2", "16"));
-    assert_int_equal(atomic_load(&stats.events_added), 2);
-    assert_int_equal(atomic_load(&stats.events_modified), 1);
-    assert_int_equal(atomic_load(&stats.events_deleted), 1);
-    assert_int_equal(atomic_load(&stats.events_bookmark), 2);
-    assert_int_equal(atomic_load(&stats.synced), 1);
-    assert_true(atomic_load(&stats.last_ok_mono_ms) > 0);
-    assert_non_null(strstr(env_log(&env), "apps/v1 replicasets sync complete (streaming list, "
-                                          "all namespaces) at resourceVersion 10"));
-    env_free(&env, &f);
-    seen_free(&s);
+    assert_int_equal(r.s.sync_begins, 1);
+    assert_int_equal(r.s.sync_ends, 1);
+    assert_int_equal(r.s.pods, 0);
+    assert_string_equal(r.s.order, "A:rs1 A:rs2 M:rs1 D:rs2 ");
+    assert_int_equal(r.s.n_texts, 4);
+    assert_string_equal(r.s.texts[0], RS("rs1", "9"));
+    assert_string_equal(r.s.texts[2], RS("rs1", "11"));
+    assert_string_equal(r.s.texts[3], RS("rs2", "16"));
+    assert_int_equal(atomic_load(&r.stats.events_added), 2);
+    assert_int_equal(atomic_load(&r.stats.events_modified), 1);
+    assert_int_equal(atomic_load(&r.stats.events_deleted), 1);
+    assert_int_equal(atomic_load(&r.stats.events_bookmark), 2);
+    assert_int_equal(atomic_load(&r.stats.synced), 1);
+    assert_true(atomic_load(&r.stats.last_ok_mono_ms) > 0);
+    assert_non_null(strstr(rig_log(&r), "apps/v1 replicasets sync complete (streaming list, "
+                                        "all namespaces) at resourceVersion 10"));
+    rig_free(&r);
 }
 
 /* A paginated LIST in one namespace (the scope path
@@ -445,60 +410,50 @@ static void test_streaming_list_and_bookmarks(void **state)
  * list's resourceVersion and from a bookmark's. */
 static void test_paginated_list_in_a_namespace(void **state)
 {
-    static const char *const paths[] = {"/apis/apps/v1/namespaces/shop/replicasets", NULL};
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     struct asked a;
     int i;
     (void)state;
 
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].body =
+    rig_init(&r, "apis/apps/v1/replicasets", 0);
+    r.f.steps[0].body =
         LIST("ReplicaSetList", "39", ",\"continue\":\"tok1\"", RS("rs1", "31") "," RS("rs2", "32"));
-    f.steps[1].body = LIST("ReplicaSetList", "40", "", RS("rs3", "33"));
-    f.steps[2].body = EV("ADDED", RS("rs4", "41")) BOOKMARK("45");
-    f.steps[3].body = "";
-    f.n_steps = 4;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "apis/apps/v1/replicasets", 0);
-    o.namespace = "shop";
-    o.page_size = 2;
-    run(&env, &o, &s, KRC_LOG_INFO);
+    r.f.steps[1].body = LIST("ReplicaSetList", "40", "", RS("rs3", "33"));
+    r.f.steps[2].body = EV("ADDED", RS("rs4", "41")) BOOKMARK("45");
+    r.f.steps[3].body = "";
+    r.f.n_steps = 4;
+    r.o.namespace = "shop";
+    r.o.page_size = 2;
+    rig_run(&r, "/apis/apps/v1/namespaces/shop/replicasets", KRC_LOG_INFO);
 
-    assert_int_equal(n_asked(&f), 4);
+    assert_int_equal(n_asked(&r.f), 4);
     for (i = 0; i < 4; i++) {
-        a = asked(&f, i);
+        a = asked(&r.f, i);
         assert_string_equal(a.path, "/apis/apps/v1/namespaces/shop/replicasets");
         assert_string_equal(a.accept, ACCEPT_JSON);
     }
-    a = asked(&f, 0);
+    a = asked(&r.f, 0);
     assert_false(a.watch);
     assert_string_equal(a.limit, "2");
     assert_string_equal(a.cont, "");
-    a = asked(&f, 1);
+    a = asked(&r.f, 1);
     assert_false(a.watch);
     assert_string_equal(a.limit, "2");
     assert_string_equal(a.cont, "tok1");
-    a = asked(&f, 2);
+    a = asked(&r.f, 2);
     assert_true(a.watch);
     assert_string_equal(a.rv, "40"); /* the last page's */
-    assert_string_equal(asked(&f, 3).rv, "45");
+    assert_string_equal(asked(&r.f, 3).rv, "45");
 
-    assert_int_equal(s.sync_begins, 1);
-    assert_int_equal(s.sync_ends, 1);
-    assert_int_equal(s.pods, 0);
-    assert_string_equal(s.order, "A:rs1 A:rs2 A:rs3 A:rs4 ");
-    assert_string_equal(s.texts[1], RS("rs2", "32"));
-    assert_string_equal(s.texts[3], RS("rs4", "41"));
-    assert_non_null(strstr(env_log(&env), "apps/v1 replicasets sync complete (list, shop): 3 "
-                                          "objects in 2 pages, resourceVersion 40"));
-    env_free(&env, &f);
-    seen_free(&s);
+    assert_int_equal(r.s.sync_begins, 1);
+    assert_int_equal(r.s.sync_ends, 1);
+    assert_int_equal(r.s.pods, 0);
+    assert_string_equal(r.s.order, "A:rs1 A:rs2 A:rs3 A:rs4 ");
+    assert_string_equal(r.s.texts[1], RS("rs2", "32"));
+    assert_string_equal(r.s.texts[3], RS("rs4", "41"));
+    assert_non_null(strstr(rig_log(&r), "apps/v1 replicasets sync complete (list, shop): 3 "
+                                        "objects in 2 pages, resourceVersion 40"));
+    rig_free(&r);
 }
 
 /* metadata_only: the LIST asks for a PartialObjectMetadataList, the watch
@@ -506,67 +461,52 @@ static void test_paginated_list_in_a_namespace(void **state)
  * over as they came. */
 static void test_metadata_only_accept(void **state)
 {
-    static const char *const paths[] = {"/api/v1/namespaces/shop/configmaps", NULL};
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     struct asked a;
     (void)state;
 
     /* LIST, then watch */
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].body = LIST("PartialObjectMetadataList", "50", "", META("cm1", "48"));
-    f.steps[1].body = EV("MODIFIED", META("cm1", "51"));
-    f.steps[2].body = "";
-    f.n_steps = 3;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "api/v1/configmaps", 0);
-    o.namespace = "shop";
-    o.metadata_only = 1;
-    run(&env, &o, &s, KRC_LOG_WARN);
-    assert_int_equal(n_asked(&f), 3);
-    a = asked(&f, 0);
+    rig_init(&r, "api/v1/configmaps", 0);
+    r.f.steps[0].body = LIST("PartialObjectMetadataList", "50", "", META("cm1", "48"));
+    r.f.steps[1].body = EV("MODIFIED", META("cm1", "51"));
+    r.f.steps[2].body = "";
+    r.f.n_steps = 3;
+    r.o.namespace = "shop";
+    r.o.metadata_only = 1;
+    rig_run(&r, "/api/v1/namespaces/shop/configmaps", KRC_LOG_WARN);
+    assert_int_equal(n_asked(&r.f), 3);
+    a = asked(&r.f, 0);
     assert_false(a.watch);
     assert_string_equal(a.path, "/api/v1/namespaces/shop/configmaps");
     assert_string_equal(a.accept, ACCEPT_META_LIST);
-    a = asked(&f, 1);
+    a = asked(&r.f, 1);
     assert_true(a.watch);
     assert_string_equal(a.rv, "50");
     assert_string_equal(a.accept, ACCEPT_META);
-    assert_string_equal(asked(&f, 2).rv, "51");
-    assert_string_equal(s.order, "A:cm1 M:cm1 ");
-    assert_string_equal(s.texts[0], META("cm1", "48"));
-    assert_string_equal(s.texts[1], META("cm1", "51"));
-    env_free(&env, &f);
-    seen_free(&s);
+    assert_string_equal(asked(&r.f, 2).rv, "51");
+    assert_string_equal(r.s.order, "A:cm1 M:cm1 ");
+    assert_string_equal(r.s.texts[0], META("cm1", "48"));
+    assert_string_equal(r.s.texts[1], META("cm1", "51"));
+    rig_free(&r);
 
     /* the streaming list is a watch: PartialObjectMetadata */
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].body = EV("ADDED", META("cm2", "60")) BOOKMARK_END("61");
-    f.steps[1].body = "";
-    f.n_steps = 2;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "api/v1/configmaps", 1);
-    o.namespace = "shop";
-    o.metadata_only = 1;
-    run(&env, &o, &s, KRC_LOG_WARN);
-    assert_int_equal(n_asked(&f), 2);
-    a = asked(&f, 0);
+    rig_init(&r, "api/v1/configmaps", 1);
+    r.f.steps[0].body = EV("ADDED", META("cm2", "60")) BOOKMARK_END("61");
+    r.f.steps[1].body = "";
+    r.f.n_steps = 2;
+    r.o.namespace = "shop";
+    r.o.metadata_only = 1;
+    rig_run(&r, "/api/v1/namespaces/shop/configmaps", KRC_LOG_WARN);
+    assert_int_equal(n_asked(&r.f), 2);
+    a = asked(&r.f, 0);
     assert_true(a.send_initial);
     assert_string_equal(a.accept, ACCEPT_META);
-    a = asked(&f, 1);
+    a = asked(&r.f, 1);
     assert_string_equal(a.rv, "61");
     assert_string_equal(a.accept, ACCEPT_META);
-    assert_string_equal(s.order, "A:cm2 ");
-    assert_int_equal(s.sync_ends, 1);
-    env_free(&env, &f);
-    seen_free(&s);
+    assert_string_equal(r.s.order, "A:cm2 ");
+    assert_int_equal(r.s.sync_ends, 1);
+    rig_free(&r);
 }
 
 /* Nodes (cluster-scoped): a 410 ERROR event in the watch and a 410 answer
@@ -574,48 +514,38 @@ static void test_metadata_only_accept(void **state)
  * new list's resourceVersion. */
 static void test_expired_relists(void **state)
 {
-    static const char *const paths[] = {"/api/v1/nodes", NULL};
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     (void)state;
 
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].body = LIST("NodeList", "60", "", NODE("node-a", "55"));
-    f.steps[1].body = EV("MODIFIED", NODE("node-a", "62")) EV("ERROR", EXPIRED);
-    f.steps[2].body = LIST("NodeList", "70", "", NODE("node-a", "62") "," NODE("node-b", "66"));
-    f.steps[3].status = 410;
-    f.steps[3].body = EXPIRED;
-    f.steps[4].body = LIST("NodeList", "80", "", NODE("node-b", "66"));
-    f.steps[5].body = "";
-    f.n_steps = 6;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "api/v1/nodes", 0);
-    run(&env, &o, &s, KRC_LOG_INFO);
+    rig_init(&r, "api/v1/nodes", 0);
+    r.f.steps[0].body = LIST("NodeList", "60", "", NODE("node-a", "55"));
+    r.f.steps[1].body = EV("MODIFIED", NODE("node-a", "62")) EV("ERROR", EXPIRED);
+    r.f.steps[2].body = LIST("NodeList", "70", "", NODE("node-a", "62") "," NODE("node-b", "66"));
+    r.f.steps[3].status = 410;
+    r.f.steps[3].body = EXPIRED;
+    r.f.steps[4].body = LIST("NodeList", "80", "", NODE("node-b", "66"));
+    r.f.steps[5].body = "";
+    r.f.n_steps = 6;
+    rig_run(&r, "/api/v1/nodes", KRC_LOG_INFO);
 
-    assert_int_equal(n_asked(&f), 6);
-    assert_string_equal(asked(&f, 0).path, "/api/v1/nodes");
-    assert_false(asked(&f, 0).watch);
-    assert_string_equal(asked(&f, 1).rv, "60");
-    assert_false(asked(&f, 2).watch); /* the relist */
-    assert_string_equal(asked(&f, 3).rv, "70");
-    assert_false(asked(&f, 4).watch); /* the relist */
-    assert_string_equal(asked(&f, 5).rv, "80");
-    assert_string_equal(asked(&f, 5).path, "/api/v1/nodes");
-    assert_int_equal(s.sync_begins, 3);
-    assert_int_equal(s.sync_ends, 3);
-    assert_string_equal(s.order, "A:node-a M:node-a A:node-a A:node-b A:node-b ");
-    assert_int_equal(atomic_load(&stats.expired), 2);
-    assert_int_equal(atomic_load(&stats.relists), 2);
-    assert_int_equal(atomic_load(&stats.events_error), 1);
-    assert_non_null(strstr(env_log(&env), "v1 nodes watch (all namespaces): watch expired: too "
-                                          "old resource version: 60 (65); relisting"));
-    env_free(&env, &f);
-    seen_free(&s);
+    assert_int_equal(n_asked(&r.f), 6);
+    assert_string_equal(asked(&r.f, 0).path, "/api/v1/nodes");
+    assert_false(asked(&r.f, 0).watch);
+    assert_string_equal(asked(&r.f, 1).rv, "60");
+    assert_false(asked(&r.f, 2).watch); /* the relist */
+    assert_string_equal(asked(&r.f, 3).rv, "70");
+    assert_false(asked(&r.f, 4).watch); /* the relist */
+    assert_string_equal(asked(&r.f, 5).rv, "80");
+    assert_string_equal(asked(&r.f, 5).path, "/api/v1/nodes");
+    assert_int_equal(r.s.sync_begins, 3);
+    assert_int_equal(r.s.sync_ends, 3);
+    assert_string_equal(r.s.order, "A:node-a M:node-a A:node-a A:node-b A:node-b ");
+    assert_int_equal(atomic_load(&r.stats.expired), 2);
+    assert_int_equal(atomic_load(&r.stats.relists), 2);
+    assert_int_equal(atomic_load(&r.stats.events_error), 1);
+    assert_non_null(strstr(rig_log(&r), "v1 nodes watch (all namespaces): watch expired: too "
+                                        "old resource version: 60 (65); relisting"));
+    rig_free(&r);
 }
 
 /* Objects that do not decode (no metadata.name, not an object, bad JSON)
@@ -624,14 +554,9 @@ static void test_expired_relists(void **state)
  * oversized event, not past an undecodable one. */
 static void test_undecodable_objects_skipped(void **state)
 {
-    static const char *const paths[] = {"/apis/apps/v1/replicasets", NULL};
     static char big[3 * MAX_LINE];
     static char watch[6 * MAX_LINE];
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     const char *log;
     (void)state;
 
@@ -648,29 +573,25 @@ static void test_undecodable_objects_skipped(void **state)
              "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"bad\",\"namespace\":"
              "\"shop\",\"resourceVersion\":\"38\"},\"spec\":[1,]}}\n",
              EV("MODIFIED", RS("rs1", "34")), EV("MODIFIED", RS("rs3", "35")), big);
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].body =
+    rig_init(&r, "apis/apps/v1/replicasets", 0);
+    r.f.steps[0].body =
         LIST("ReplicaSetList", "30", "",
              RS("rs1", "21") ",{\"metadata\":{\"namespace\":\"shop\"}}," RS("rs3", "23"));
-    f.steps[1].body = watch;
-    f.steps[2].body = "";
-    f.n_steps = 3;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "apis/apps/v1/replicasets", 0);
-    run(&env, &o, &s, KRC_LOG_WARN);
+    r.f.steps[1].body = watch;
+    r.f.steps[2].body = "";
+    r.f.n_steps = 3;
+    rig_run(&r, "/apis/apps/v1/replicasets", KRC_LOG_WARN);
 
-    assert_int_equal(n_asked(&f), 3);
-    assert_string_equal(s.order, "A:rs1 A:rs3 M:rs1 M:rs3 ");
-    assert_int_equal(s.sync_ends, 1);
-    assert_int_equal(atomic_load(&stats.skipped_undecodable), 4);
-    assert_int_equal(atomic_load(&stats.skipped_oversized), 1);
-    assert_int_equal(atomic_load(&stats.malformed_lists), 0);
-    assert_string_equal(asked(&f, 1).rv, "30");
+    assert_int_equal(n_asked(&r.f), 3);
+    assert_string_equal(r.s.order, "A:rs1 A:rs3 M:rs1 M:rs3 ");
+    assert_int_equal(r.s.sync_ends, 1);
+    assert_int_equal(atomic_load(&r.stats.skipped_undecodable), 4);
+    assert_int_equal(atomic_load(&r.stats.skipped_oversized), 1);
+    assert_int_equal(atomic_load(&r.stats.malformed_lists), 0);
+    assert_string_equal(asked(&r.f, 1).rv, "30");
     /* past the complete oversized event (36), not past the undecodable ones */
-    assert_string_equal(asked(&f, 2).rv, "36");
-    log = env_log(&env);
+    assert_string_equal(asked(&r.f, 2).rv, "36");
+    log = rig_log(&r);
     assert_non_null(strstr(log, "apps/v1 replicasets list (all namespaces): skipped items[1], "
                                 "an unknown object (no metadata.name in its first bytes): "
                                 "undecodable ("));
@@ -686,56 +607,44 @@ static void test_undecodable_objects_skipped(void **state)
                                 "uid-giant, resourceVersion 36): "));
     assert_non_null(strstr(log, "krc does not know this object's state until a version of it "
                                 "within the limit arrives"));
-    env_free(&env, &f);
-    seen_free(&s);
+    rig_free(&r);
 }
 
 /* A 403 is logged once as a warning, the retries that follow only at
  * debug level; the watch goes on when the permission comes. */
 static void test_forbidden_logged_once(void **state)
 {
-    static const char *const paths[] = {"/apis/apps/v1/replicasets", NULL};
     static const char forbidden[] =
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
         "\"message\":\"replicasets.apps is forbidden: User \\\"system:serviceaccount:krc:krc\\\" "
         "cannot list resource \\\"replicasets\\\" in API group \\\"apps\\\" at the cluster "
         "scope\",\"reason\":\"Forbidden\",\"details\":{\"group\":\"apps\",\"kind\":"
         "\"replicasets\"},\"code\":403}";
-    struct fake f;
-    struct seen s;
-    struct env env;
-    struct krc_watch_options o;
-    struct krc_watch_stats stats;
+    struct rig r;
     const char *log;
+    int i;
     (void)state;
 
-    memset(&f, 0, sizeof(f));
-    memset(&s, 0, sizeof(s));
-    memset(&stats, 0, sizeof(stats));
-    f.steps[0].status = 403;
-    f.steps[0].body = forbidden;
-    f.steps[1].status = 403;
-    f.steps[1].body = forbidden;
-    f.steps[2].status = 403;
-    f.steps[2].body = forbidden;
-    f.steps[3].body = LIST("ReplicaSetList", "90", "", RS("rs1", "88"));
-    f.steps[4].body = "";
-    f.n_steps = 5;
-    env_start(&env, &f, &s, paths);
-    options(&o, &s, &stats, "apis/apps/v1/replicasets", 0);
-    run(&env, &o, &s, KRC_LOG_INFO);
+    rig_init(&r, "apis/apps/v1/replicasets", 0);
+    for (i = 0; i < 3; i++) { /* refused three times, then allowed */
+        r.f.steps[i].status = 403;
+        r.f.steps[i].body = forbidden;
+    }
+    r.f.steps[3].body = LIST("ReplicaSetList", "90", "", RS("rs1", "88"));
+    r.f.steps[4].body = "";
+    r.f.n_steps = 5;
+    rig_run(&r, "/apis/apps/v1/replicasets", KRC_LOG_INFO);
 
-    assert_int_equal(n_asked(&f), 5);
-    assert_string_equal(asked(&f, 4).rv, "90");
-    assert_int_equal(s.sync_ends, 1);
-    assert_int_equal(atomic_load(&stats.request_errors), 3);
-    log = env_log(&env);
+    assert_int_equal(n_asked(&r.f), 5);
+    assert_string_equal(asked(&r.f, 4).rv, "90");
+    assert_int_equal(r.s.sync_ends, 1);
+    assert_int_equal(atomic_load(&r.stats.request_errors), 3);
+    log = rig_log(&r);
     assert_int_equal(count(log, " failed: "), 1);
     assert_int_equal(count(log, "cannot list replicasets at cluster scope"), 1);
     assert_non_null(strstr(log, " warn  apps/v1 replicasets list (all namespaces) failed: "));
     assert_null(strstr(log, " error "));
-    env_free(&env, &f);
-    seen_free(&s);
+    rig_free(&r);
 }
 
 /* Options the loop cannot work with end it at once, named. */
@@ -796,19 +705,6 @@ static void test_bad_options(void **state)
     krc_token_source_free(ts);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return krc_http_global_init(NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    krc_http_global_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -820,5 +716,5 @@ int main(void)
         cmocka_unit_test(test_forbidden_logged_once),
         cmocka_unit_test(test_bad_options),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, krc_test_http_init, krc_test_http_cleanup);
 }

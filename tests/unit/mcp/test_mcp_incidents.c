@@ -17,9 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
@@ -28,118 +26,24 @@
 #include "krc/mcp/mcp.h"
 #include "krc/mcp/mcp_tools.h"
 #include "krc/util/buf.h"
-#include "krc/util/clock.h"
 #include "krc/util/mem.h"
 #include "krc_test.h"
+#include "mcp_fixture.h"
 
-static char tmpdir[256];
-static char db[512];
-static struct krc_test_incidents ids;
+static struct krc_test_incident_db hist;
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-mcp-incidents-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
-    snprintf(db, sizeof(db), "%s/krc.db", tmpdir);
-    assert_int_equal(krc_test_seed_incidents(db, krc_clock_now(), &ids), 0);
+    krc_test_incident_db_make(&hist, "mcp-incidents");
     return 0;
 }
 
 static int teardown(void **state)
 {
-    char cmd[300];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    assert_int_equal(system(cmd), 0);
+    krc_test_incident_db_remove(&hist);
     return 0;
-}
-
-struct fx {
-    struct krc_mcp_tools *tools;
-    struct krc_mcp *m;
-    struct krc_buf out;
-    cJSON *doc;
-};
-
-static void open_tools(struct fx *f, const struct krc_mcp_scope_config *sc, long chunk, long budget)
-{
-    struct krc_mcp_tools_config tc;
-    struct krc_error err;
-
-    memset(f, 0, sizeof(*f));
-    memset(&tc, 0, sizeof(tc));
-    tc.db_path = db;
-    tc.scope = sc;
-    tc.scan_chunk = chunk;
-    tc.scan_budget = budget;
-    krc_error_clear(&err);
-    if (krc_mcp_tools_new(&tc, &f->tools, &err) != 0) {
-        fail_msg("krc_mcp_tools_new: %s", err.msg);
-    }
-    assert_int_equal(krc_mcp_tools_server(f->tools, &f->m, NULL), 0);
-    krc_buf_init(&f->out, 1 << 22);
-}
-
-static void close_tools(struct fx *f)
-{
-    cJSON_Delete(f->doc);
-    krc_mcp_free(f->m);
-    krc_mcp_tools_free(f->tools);
-    krc_buf_cleanup(&f->out);
-}
-
-static const cJSON *call(struct fx *f, const char *name, const char *args)
-{
-    char req[2048];
-    int status = 0;
-
-    snprintf(req, sizeof(req),
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-             "\"arguments\":%s}}",
-             name, args);
-    krc_buf_reset(&f->out);
-    assert_int_equal(krc_mcp_handle(f->m, NULL, req, strlen(req), NULL, &f->out, &status, NULL), 0);
-    cJSON_Delete(f->doc);
-    f->doc = cJSON_Parse(krc_buf_str(&f->out));
-    assert_non_null(f->doc);
-    if (cJSON_GetObjectItemCaseSensitive(f->doc, "result") == NULL) {
-        fail_msg("%s %s: %s", name, args, krc_buf_str(&f->out));
-    }
-    return cJSON_GetObjectItemCaseSensitive(f->doc, "result");
-}
-
-static int is_error(const cJSON *res)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"));
-}
-
-static const char *text_of(const cJSON *res)
-{
-    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "content"), 0);
-    return cJSON_GetObjectItemCaseSensitive(c, "text")->valuestring;
-}
-
-static const cJSON *sc_of(const cJSON *res)
-{
-    if (is_error(res)) {
-        fail_msg("tool error: %s", text_of(res));
-    }
-    return cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
-}
-
-static void refused(struct fx *f, const char *name, const char *args, const char *needle,
-                    const char *needle2)
-{
-    const cJSON *res = call(f, name, args);
-    if (!is_error(res)) {
-        fail_msg("%s %s answered: %s", name, args, krc_buf_str(&f->out));
-    }
-    if (strstr(text_of(res), needle) == NULL ||
-        (needle2 != NULL && strstr(text_of(res), needle2) == NULL)) {
-        fail_msg("%s %s: '%s' without '%s' / '%s'", name, args, text_of(res), needle,
-                 needle2 != NULL ? needle2 : "");
-    }
 }
 
 static const char *str(const cJSON *o, const char *k)
@@ -161,12 +65,13 @@ static int64_t num(const cJSON *o, const char *k)
 }
 
 /* "id,id,..." of structuredContent.incidents; the answer in *sc. */
-static void incident_ids(struct fx *f, const char *args, char *out, size_t outsz, const cJSON **sc)
+static void incident_ids(struct krc_test_mcp *f, const char *args, char *out, size_t outsz,
+                         const cJSON **sc)
 {
     const cJSON *it;
     size_t n = 0;
 
-    *sc = sc_of(call(f, "list_incidents", args));
+    *sc = krc_test_mcp_sc(krc_test_mcp_call(f, "list_incidents", args));
     out[0] = '\0';
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(*sc, "incidents"))
     {
@@ -175,7 +80,7 @@ static void incident_ids(struct fx *f, const char *args, char *out, size_t outsz
     }
 }
 
-static void expect_ids(struct fx *f, const char *args, const char *want)
+static void expect_ids(struct krc_test_mcp *f, const char *args, const char *want)
 {
     char got[256];
     const cJSON *sc;
@@ -214,7 +119,7 @@ static int has_pointer(const cJSON *sc, const char *ptr)
 
 static void test_list_incidents(void **state)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     char want[128];
     char args[128];
     char page1[128];
@@ -223,20 +128,20 @@ static void test_list_incidents(void **state)
     const cJSON *first;
     (void)state;
 
-    open_tools(&f, NULL, 0, 0);
-    snprintf(want, sizeof(want), "%lld,%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.dns,
-             (long long)ids.canary, (long long)ids.api);
+    krc_test_mcp_open(&f, hist.db, NULL, 0, 0);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld,%lld", (long long)hist.ids.trainer,
+             (long long)hist.ids.dns, (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_ids(&f, "{}", want); /* newest first: by id */
-    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)ids.dns, (long long)ids.canary,
-             (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)hist.ids.dns,
+             (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_ids(&f, "{\"open\":true}", want);
     /* ended after since, or open: trainer ended at T-6000 */
     expect_ids(&f, "{\"since\":\"30m\"}", want);
-    snprintf(want, sizeof(want), "%lld,%lld", (long long)ids.canary, (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld,%lld", (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_ids(&f, "{\"namespace\":\"shop\"}", want);
-    snprintf(want, sizeof(want), "%lld", (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld", (long long)hist.ids.api);
     expect_ids(&f, "{\"workload\":\"Deployment/api\"}", want);
-    snprintf(want, sizeof(want), "%lld", (long long)ids.trainer);
+    snprintf(want, sizeof(want), "%lld", (long long)hist.ids.trainer);
     expect_ids(&f, "{\"workload\":\"Pod/trainer-0\"}", want);
 
     /* the row: the keys, ids to cite, ended_at null while open */
@@ -249,8 +154,8 @@ static void test_list_incidents(void **state)
     assert_int_equal(num(first, "restarts"), 3);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(first, "ended_at")));
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "open")));
-    assert_int_equal(num(first, "first_restart_id"), ids.api_first);
-    assert_int_equal(num(first, "latest_restart_id"), ids.api_latest);
+    assert_int_equal(num(first, "first_restart_id"), hist.ids.api_first);
+    assert_int_equal(num(first, "latest_restart_id"), hist.ids.api_latest);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "untrusted_fields")),
                      0);
     assert_null(cJSON_GetObjectItemCaseSensitive(sc, "next_cursor"));
@@ -260,24 +165,28 @@ static void test_list_incidents(void **state)
     snprintf(args, sizeof(args), "{\"limit\":3,\"cursor\":\"%s\"}", str(sc, "next_cursor"));
     incident_ids(&f, args, page2, sizeof(page2), &sc);
     assert_null(cJSON_GetObjectItemCaseSensitive(sc, "next_cursor"));
-    snprintf(want, sizeof(want), "%lld", (long long)ids.api);
+    snprintf(want, sizeof(want), "%lld", (long long)hist.ids.api);
     assert_string_equal(page2, want);
 
     /* a shared database: one cluster's (the seed's is unnamed) */
     expect_ids(&f, "{\"cluster\":\"east\"}", "");
-    refused(&f, "list_incidents", "{\"workload\":\"api\"}", "workload 'api'", "Kind/name");
-    refused(&f, "list_incidents", "{\"workload\":\"deployment/api\"}", "upper-case", NULL);
-    refused(&f, "list_incidents", "{\"workload\":\"Deployment/API\"}", "DNS subdomain", NULL);
-    refused(&f, "list_incidents", "{\"cursor\":\"x\"}", "cursor 'x'", NULL);
-    refused(&f, "list_incidents", "{\"open\":\"yes\"}", "'open' must be true or false", NULL);
-    refused(&f, "list_incidents", "{\"limit\":201}", "'limit'", NULL);
-    refused(&f, "list_incidents", "{\"namespace\":\"..\"}", "namespace '..'", NULL);
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"workload\":\"api\"}", "workload 'api'",
+                         "Kind/name");
+    krc_test_mcp_refused(&f, "list_incidents", "{\"workload\":\"deployment/api\"}", "upper-case",
+                         NULL);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"workload\":\"Deployment/API\"}", "DNS subdomain",
+                         NULL);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"cursor\":\"x\"}", "cursor 'x'", NULL);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"open\":\"yes\"}", "'open' must be true or false",
+                         NULL);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"limit\":201}", "'limit'", NULL);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"namespace\":\"..\"}", "namespace '..'", NULL);
+    krc_test_mcp_close(&f);
 }
 
 static void test_get_incident(void **state)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     char args[128];
     char got[512];
     const cJSON *sc;
@@ -286,13 +195,14 @@ static void test_get_incident(void **state)
     const cJSON *items;
     (void)state;
 
-    open_tools(&f, NULL, 0, 0);
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.api);
-    sc = sc_of(call(&f, "get_incident", args));
+    krc_test_mcp_open(&f, hist.db, NULL, 0, 0);
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.api);
+    sc = krc_test_mcp_sc(krc_test_mcp_call(&f, "get_incident", args));
     assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(sc, "incident"), "restarts"), 3);
     /* the first failure's evidence is kept beside the latest one's */
     ev = cJSON_GetObjectItemCaseSensitive(sc, "first");
-    assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "id"), ids.api_first);
+    assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "id"),
+                     hist.ids.api_first);
     assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "pod"), "api-7d9f-1");
     assert_non_null(strstr(
         str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "report"), "log"),
@@ -303,7 +213,8 @@ static void test_get_incident(void **state)
                                "summary"),
                            "rolled out revision 12"));
     ev = cJSON_GetObjectItemCaseSensitive(sc, "latest");
-    assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "id"), ids.api_latest);
+    assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "id"),
+                     hist.ids.api_latest);
     assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(ev, "restart"), "node"), "node-b");
     assert_non_null(strstr(
         str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "report"), "log"),
@@ -347,8 +258,8 @@ static void test_get_incident(void **state)
     assert_false(has_pointer(sc, "/incident/workload"));
 
     /* the log tails are bounded */
-    snprintf(args, sizeof(args), "{\"id\":%lld,\"log_bytes\":10}", (long long)ids.api);
-    sc = sc_of(call(&f, "get_incident", args));
+    snprintf(args, sizeof(args), "{\"id\":%lld,\"log_bytes\":10}", (long long)hist.ids.api);
+    sc = krc_test_mcp_sc(krc_test_mcp_call(&f, "get_incident", args));
     ev = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc, "first"), "report"),
         "log");
@@ -356,35 +267,36 @@ static void test_get_incident(void **state)
     assert_true(num(ev, "omitted_bytes") > 0);
 
     /* one restart: latest is null (the first is it) */
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.canary);
-    sc = sc_of(call(&f, "get_incident", args));
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.canary);
+    sc = krc_test_mcp_sc(krc_test_mcp_call(&f, "get_incident", args));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sc, "latest")));
     /* an ended one */
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.trainer);
-    sc = sc_of(call(&f, "get_incident", args));
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.trainer);
+    sc = krc_test_mcp_sc(krc_test_mcp_call(&f, "get_incident", args));
     assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(sc, "incident"), "open")));
     assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(sc, "incident"), "workload"),
                         "Pod/trainer-0");
 
-    refused(&f, "get_incident", "{\"id\":999999}", "no incident with id 999999", NULL);
-    refused(&f, "get_incident", "{}", "'id' is required", NULL);
-    refused(&f, "get_incident", "{\"id\":0}", "'id'", NULL);
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "get_incident", "{\"id\":999999}", "no incident with id 999999", NULL);
+    krc_test_mcp_refused(&f, "get_incident", "{}", "'id' is required", NULL);
+    krc_test_mcp_refused(&f, "get_incident", "{\"id\":0}", "'id'", NULL);
+    krc_test_mcp_close(&f);
 }
 
 static void test_what_changed(void **state)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     char got[512];
     const cJSON *sc;
     (void)state;
 
-    open_tools(&f, NULL, 0, 0);
+    krc_test_mcp_open(&f, hist.db, NULL, 0, 0);
     /* a workload: its changes and those of the nodes its pods ran on (node-a, node-b), newest
      * first; since 3d reaches revision 11 */
-    sc = sc_of(call(&f, "what_changed",
-                    "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\"}"));
+    sc = krc_test_mcp_sc(krc_test_mcp_call(
+        &f, "what_changed",
+        "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\"}"));
     change_list(sc, got, sizeof(got));
     assert_string_equal(got, "Deployment api 13,Deployment api 12,Node node-a 9001,"
                              "Deployment api 11");
@@ -396,41 +308,45 @@ static void test_what_changed(void **state)
         "node-b");
     assert_true(has_pointer(sc, "/changes/0/items"));
     assert_true(has_pointer(sc, "/changes/0/summary"));
-    sc = sc_of(call(&f, "what_changed",
-                    "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\","
-                    "\"cluster\":\"east\"}"));
+    sc = krc_test_mcp_sc(krc_test_mcp_call(
+        &f, "what_changed",
+        "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\",\"since\":\"3d\","
+        "\"cluster\":\"east\"}"));
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "changes")), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "nodes")), 0);
     assert_string_equal(str(sc, "cluster"), "east");
     /* the default: the last 24 h */
-    sc =
-        sc_of(call(&f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\"}"));
+    sc = krc_test_mcp_sc(krc_test_mcp_call(
+        &f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\"}"));
     change_list(sc, got, sizeof(got));
     assert_string_equal(got, "Deployment api 13,Deployment api 12,Node node-a 9001");
     /* a pod: its workload from its newest recorded restart */
-    sc = sc_of(call(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\"}"));
+    sc = krc_test_mcp_sc(
+        krc_test_mcp_call(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\"}"));
     assert_string_equal(str(sc, "workload"), "Deployment/api");
     assert_string_equal(str(sc, "pod"), "api-7d9f-1");
     change_list(sc, got, sizeof(got));
     assert_string_equal(got, "Deployment api 13,Deployment api 12,Node node-a 9001");
     /* a bare pod: no workload changes, its node's */
-    sc = sc_of(call(&f, "what_changed", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}"));
+    sc = krc_test_mcp_sc(
+        krc_test_mcp_call(&f, "what_changed", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}"));
     assert_string_equal(str(sc, "workload"), "Pod/trainer-0");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "changes")), 0);
 
-    refused(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"nope-1\"}",
-            "no restart of pod nope-1 in namespace shop is recorded", "Kind/name");
-    refused(&f, "what_changed", "{\"namespace\":\"shop\"}", "either workload", NULL);
-    refused(&f, "what_changed",
-            "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\",\"workload\":\"Deployment/api\"}",
-            "either workload", NULL);
-    refused(&f, "what_changed", "{\"workload\":\"Deployment/api\"}", "'namespace' is required",
-            NULL);
-    refused(&f, "what_changed",
-            "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\","
-            "\"since\":\"soon\"}",
-            "since 'soon'", NULL);
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"nope-1\"}",
+                         "no restart of pod nope-1 in namespace shop is recorded", "Kind/name");
+    krc_test_mcp_refused(&f, "what_changed", "{\"namespace\":\"shop\"}", "either workload", NULL);
+    krc_test_mcp_refused(
+        &f, "what_changed",
+        "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\",\"workload\":\"Deployment/api\"}",
+        "either workload", NULL);
+    krc_test_mcp_refused(&f, "what_changed", "{\"workload\":\"Deployment/api\"}",
+                         "'namespace' is required", NULL);
+    krc_test_mcp_refused(&f, "what_changed",
+                         "{\"namespace\":\"shop\",\"workload\":\"Deployment/api\","
+                         "\"since\":\"soon\"}",
+                         "since 'soon'", NULL);
+    krc_test_mcp_close(&f);
 }
 
 /* A token limited to namespaces never sees others: refused by name before any query, left out
@@ -441,67 +357,69 @@ static void test_scope(void **state)
     struct krc_mcp_scope_config canary = {NULL, NULL, NULL, "web-canary", NULL, NULL};
     struct krc_mcp_scope_config first_pod = {NULL, NULL, NULL, "api-7d9f-1", NULL, NULL};
     struct krc_mcp_scope_config latest_pod = {NULL, NULL, NULL, "api-7d9f-3", NULL, NULL};
-    struct fx f;
+    struct krc_test_mcp f;
     char want[128];
     char args[128];
     const cJSON *res;
     (void)state;
 
-    open_tools(&f, &narrow, 0, 0);
-    snprintf(want, sizeof(want), "%lld,%lld", (long long)ids.canary, (long long)ids.api);
+    krc_test_mcp_open(&f, hist.db, &narrow, 0, 0);
+    snprintf(want, sizeof(want), "%lld,%lld", (long long)hist.ids.canary, (long long)hist.ids.api);
     expect_ids(&f, "{}", want);
     expect_ids(&f, "{\"open\":true}", want);
-    refused(&f, "list_incidents", "{\"namespace\":\"kube-system\"}", "namespace kube-system",
-            "not in mcpNamespaces");
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.dns);
-    res = call(&f, "get_incident", args);
-    assert_true(is_error(res));
-    assert_non_null(strstr(text_of(res), "is outside what this MCP server answers about"));
-    assert_null(strstr(text_of(res), "kube-system"));
-    assert_null(strstr(text_of(res), "coredns"));
-    refused(&f, "what_changed", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}", "namespace ml",
-            "mcpNamespaces");
-    refused(&f, "what_changed",
-            "{\"namespace\":\"kube-system\",\"workload\":\"Deployment/coredns\"}",
-            "namespace kube-system", "mcpNamespaces");
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "list_incidents", "{\"namespace\":\"kube-system\"}",
+                         "namespace kube-system", "not in mcpNamespaces");
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.dns);
+    res = krc_test_mcp_call(&f, "get_incident", args);
+    assert_true(krc_test_mcp_is_error(res));
+    assert_non_null(
+        strstr(krc_test_mcp_text(res), "is outside what this MCP server answers about"));
+    assert_null(strstr(krc_test_mcp_text(res), "kube-system"));
+    assert_null(strstr(krc_test_mcp_text(res), "coredns"));
+    krc_test_mcp_refused(&f, "what_changed", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}",
+                         "namespace ml", "mcpNamespaces");
+    krc_test_mcp_refused(&f, "what_changed",
+                         "{\"namespace\":\"kube-system\",\"workload\":\"Deployment/coredns\"}",
+                         "namespace kube-system", "mcpNamespaces");
+    krc_test_mcp_close(&f);
 
     /* pod name settings: the canary's incident is left out (its pods are), and the workload
      * named like its pods is refused */
-    open_tools(&f, &canary, 0, 0);
-    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.dns,
-             (long long)ids.api);
+    krc_test_mcp_open(&f, hist.db, &canary, 0, 0);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)hist.ids.trainer,
+             (long long)hist.ids.dns, (long long)hist.ids.api);
     expect_ids(&f, "{}", want);
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.canary);
-    refused(&f, "get_incident", args, "is outside what this MCP server answers about",
-            "ignoredPodNamePrefixes");
-    refused(&f, "what_changed", "{\"namespace\":\"shop\",\"workload\":\"Deployment/web-canary\"}",
-            "workload Deployment/web-canary", "ignoredPodNamePrefixes");
-    refused(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"web-canary-1\"}",
-            "pod web-canary-1", "ignoredPodNamePrefixes");
-    close_tools(&f);
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.canary);
+    krc_test_mcp_refused(&f, "get_incident", args, "is outside what this MCP server answers about",
+                         "ignoredPodNamePrefixes");
+    krc_test_mcp_refused(&f, "what_changed",
+                         "{\"namespace\":\"shop\",\"workload\":\"Deployment/web-canary\"}",
+                         "workload Deployment/web-canary", "ignoredPodNamePrefixes");
+    krc_test_mcp_refused(&f, "what_changed", "{\"namespace\":\"shop\",\"pod\":\"web-canary-1\"}",
+                         "pod web-canary-1", "ignoredPodNamePrefixes");
+    krc_test_mcp_close(&f);
 
     /* the api incident's first pod only is left out: so is the incident */
-    open_tools(&f, &first_pod, 0, 0);
-    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.dns,
-             (long long)ids.canary);
+    krc_test_mcp_open(&f, hist.db, &first_pod, 0, 0);
+    snprintf(want, sizeof(want), "%lld,%lld,%lld", (long long)hist.ids.trainer,
+             (long long)hist.ids.dns, (long long)hist.ids.canary);
     expect_ids(&f, "{}", want);
-    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)ids.api);
-    refused(&f, "get_incident", args, "is outside what this MCP server answers about",
-            "ignoredPodNamePrefixes");
-    close_tools(&f);
+    snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)hist.ids.api);
+    krc_test_mcp_refused(&f, "get_incident", args, "is outside what this MCP server answers about",
+                         "ignoredPodNamePrefixes");
+    krc_test_mcp_close(&f);
     /* and its latest one only */
-    open_tools(&f, &latest_pod, 0, 0);
+    krc_test_mcp_open(&f, hist.db, &latest_pod, 0, 0);
     expect_ids(&f, "{}", want);
-    refused(&f, "get_incident", args, "is outside", "ignoredPodNamePrefixes");
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "get_incident", args, "is outside", "ignoredPodNamePrefixes");
+    krc_test_mcp_close(&f);
 }
 
 /* Pages stay exact when the scope leaves incidents out and every query reads one row. */
 static void test_pages_with_a_scope(void **state)
 {
     struct krc_mcp_scope_config narrow = {NULL, "kube-system", NULL, NULL, NULL, NULL};
-    struct fx f;
+    struct krc_test_mcp f;
     char got[256];
     char all[256];
     char args[128];
@@ -509,7 +427,7 @@ static void test_pages_with_a_scope(void **state)
     size_t n = 0;
     (void)state;
 
-    open_tools(&f, &narrow, 1, 2);
+    krc_test_mcp_open(&f, hist.db, &narrow, 1, 2);
     all[0] = '\0';
     snprintf(args, sizeof(args), "{\"limit\":1}");
     for (int i = 0; i < 10; i++) {
@@ -522,14 +440,14 @@ static void test_pages_with_a_scope(void **state)
         }
         snprintf(args, sizeof(args), "{\"limit\":1,\"cursor\":\"%s\"}", str(sc, "next_cursor"));
     }
-    snprintf(got, sizeof(got), "%lld,%lld,%lld", (long long)ids.trainer, (long long)ids.canary,
-             (long long)ids.api);
+    snprintf(got, sizeof(got), "%lld,%lld,%lld", (long long)hist.ids.trainer,
+             (long long)hist.ids.canary, (long long)hist.ids.api);
     assert_string_equal(all, got);
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 }
 
 struct sweep {
-    struct fx f;
+    struct krc_test_mcp f;
     const char *name;
     char args[256];
 };
@@ -566,19 +484,20 @@ static void test_out_of_memory_is_clean(void **state)
     (void)state;
 
     memset(&sw, 0, sizeof(sw));
-    open_tools(&sw.f, &pods, 0, 0); /* a scope with pod rules: the incidents' pods are read */
-    sc_of(call(&sw.f, "list_incidents", "{}")); /* the database opened */
+    krc_test_mcp_open(&sw.f, hist.db, &pods, 0,
+                      0); /* a scope with pod rules: the incidents' pods are read */
+    krc_test_mcp_sc(krc_test_mcp_call(&sw.f, "list_incidents", "{}")); /* the database opened */
     sw.name = "list_incidents";
     snprintf(sw.args, sizeof(sw.args), "{\"limit\":2}");
     assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 10);
     sw.name = "get_incident";
-    snprintf(sw.args, sizeof(sw.args), "{\"id\":%lld}", (long long)ids.api);
+    snprintf(sw.args, sizeof(sw.args), "{\"id\":%lld}", (long long)hist.ids.api);
     assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 10);
     sw.name = "what_changed";
     snprintf(sw.args, sizeof(sw.args),
              "{\"namespace\":\"shop\",\"pod\":\"api-7d9f-1\",\"since\":\"3d\"}");
     assert_true(krc_test_alloc_sweep(sweep_run, &sw) > 5);
-    close_tools(&sw.f);
+    krc_test_mcp_close(&sw.f);
 }
 
 int main(void)

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
@@ -27,6 +26,7 @@
 #include "krc/util/buf.h"
 #include "krc/util/clock.h"
 #include "krc_test.h"
+#include "mcp_fixture.h"
 
 static char tmpdir[256];
 static char db[512];
@@ -94,8 +94,7 @@ static int setup(void **state)
 {
     (void)state;
     now = krc_clock_now();
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/krc-test-mcp-tools-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    krc_test_tmpdir(tmpdir, sizeof(tmpdir), "mcp-tools");
     snprintf(db, sizeof(db), "%s/krc.db", tmpdir);
     id_web = record("u-web", "shop", "web-1", 1, now - 100, report);
     record("u-web", "shop", "web-1", 2, now - 90, NULL);
@@ -109,108 +108,21 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char cmd[300];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    assert_int_equal(system(cmd), 0);
+    krc_test_rmtree(tmpdir);
     return 0;
 }
 
-struct fx {
-    struct krc_mcp_tools *tools;
-    struct krc_mcp *m;
-    struct krc_buf out;
-    cJSON *doc;
-};
-
-static void open_tools(struct fx *f, const struct krc_mcp_scope_config *sc, long chunk, long budget)
-{
-    struct krc_mcp_tools_config tc;
-    struct krc_error err;
-
-    memset(f, 0, sizeof(*f));
-    memset(&tc, 0, sizeof(tc));
-    tc.db_path = db;
-    tc.scope = sc;
-    tc.scan_chunk = chunk;
-    tc.scan_budget = budget;
-    krc_error_clear(&err);
-    if (krc_mcp_tools_new(&tc, &f->tools, &err) != 0) {
-        fail_msg("krc_mcp_tools_new: %s", err.msg);
-    }
-    assert_int_equal(krc_mcp_tools_server(f->tools, &f->m, NULL), 0);
-    krc_buf_init(&f->out, 1 << 22);
-}
-
-static void close_tools(struct fx *f)
-{
-    cJSON_Delete(f->doc);
-    krc_mcp_free(f->m);
-    krc_mcp_tools_free(f->tools);
-    krc_buf_cleanup(&f->out);
-}
-
-/* tools/call NAME with ARGS (JSON text): its result (owned by f). */
-static const cJSON *call(struct fx *f, const char *name, const char *args)
-{
-    char req[2048];
-    int status = 0;
-
-    snprintf(req, sizeof(req),
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-             "\"arguments\":%s}}",
-             name, args);
-    krc_buf_reset(&f->out);
-    assert_int_equal(krc_mcp_handle(f->m, NULL, req, strlen(req), NULL, &f->out, &status, NULL), 0);
-    cJSON_Delete(f->doc);
-    f->doc = cJSON_Parse(krc_buf_str(&f->out));
-    assert_non_null(f->doc);
-    assert_non_null(cJSON_GetObjectItemCaseSensitive(f->doc, "result"));
-    return cJSON_GetObjectItemCaseSensitive(f->doc, "result");
-}
-
-static int is_error(const cJSON *res)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"));
-}
-
-static const char *text_of(const cJSON *res)
-{
-    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "content"), 0);
-    return cJSON_GetObjectItemCaseSensitive(c, "text")->valuestring;
-}
-
-static const cJSON *sc_of(const cJSON *res)
-{
-    if (is_error(res)) {
-        fail_msg("tool error: %s", text_of(res));
-    }
-    return cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
-}
-
-/* A tool error whose text has both needles (the second may be NULL). */
-static void refused(struct fx *f, const char *name, const char *args, const char *needle,
-                    const char *needle2)
-{
-    const cJSON *res = call(f, name, args);
-    if (!is_error(res)) {
-        fail_msg("%s %s answered: %s", name, args, krc_buf_str(&f->out));
-    }
-    if (strstr(text_of(res), needle) == NULL ||
-        (needle2 != NULL && strstr(text_of(res), needle2) == NULL)) {
-        fail_msg("%s %s: '%s' without '%s' / '%s'", name, args, text_of(res), needle,
-                 needle2 != NULL ? needle2 : "");
-    }
-}
-
 /* "ns/pod,ns/pod,..." of structuredContent.restarts, newest first. */
-static void rows(struct fx *f, const char *name, const char *args, char *out, size_t outsz)
+static void rows(struct krc_test_mcp *f, const char *name, const char *args, char *out,
+                 size_t outsz)
 {
     const cJSON *it;
     size_t n = 0;
 
     out[0] = '\0';
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sc_of(call(f, name, args)), "restarts"))
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(
+                               krc_test_mcp_sc(krc_test_mcp_call(f, name, args)), "restarts"))
     {
         n += (size_t)snprintf(out + n, outsz - n, "%s%s/%s", n ? "," : "",
                               cJSON_GetObjectItemCaseSensitive(it, "namespace")->valuestring,
@@ -231,32 +143,35 @@ static double number(const cJSON *o, const char *key)
 static void test_watched_namespaces(void **state)
 {
     struct krc_mcp_scope_config sc = {"shop,ml", NULL, NULL, NULL, NULL, NULL};
-    struct fx f;
+    struct krc_test_mcp f;
     char got[1024];
     char args[128];
     const cJSON *res;
     (void)state;
 
-    open_tools(&f, &sc, 0, 0);
-    refused(&f, "list_restarts", "{\"namespace\":\"kube-system\"}", "namespace kube-system",
-            "not in watchedNamespaces");
-    refused(&f, "pod_restart_timeline", "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
-            "namespace kube-system", "watchedNamespaces");
-    refused(&f, "pod_restart_timeline",
-            "{\"namespace\":\"kube-system\",\"workload\":\"coredns-1\"}", "watchedNamespaces",
-            NULL);
+    krc_test_mcp_open(&f, db, &sc, 0, 0);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"kube-system\"}",
+                         "namespace kube-system", "not in watchedNamespaces");
+    krc_test_mcp_refused(&f, "pod_restart_timeline",
+                         "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
+                         "namespace kube-system", "watchedNamespaces");
+    krc_test_mcp_refused(&f, "pod_restart_timeline",
+                         "{\"namespace\":\"kube-system\",\"workload\":\"coredns-1\"}",
+                         "watchedNamespaces", NULL);
     /* refused before the Kubernetes API is even needed (there is none here) */
-    refused(&f, "explain_pod", "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
-            "namespace kube-system", "watchedNamespaces");
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
+                         "namespace kube-system", "watchedNamespaces");
     /* a stored restart of another namespace, asked for by its id: refused without its names */
     snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)id_dns);
-    refused(&f, "get_restart_report", args, "is outside what this MCP server answers about",
-            "watchedNamespaces");
-    assert_null(strstr(text_of(call(&f, "get_restart_report", args)), "kube-system"));
-    assert_null(strstr(text_of(call(&f, "get_restart_report", args)), "coredns"));
+    krc_test_mcp_refused(&f, "get_restart_report", args,
+                         "is outside what this MCP server answers about", "watchedNamespaces");
+    assert_null(strstr(krc_test_mcp_text(krc_test_mcp_call(&f, "get_restart_report", args)),
+                       "kube-system"));
+    assert_null(
+        strstr(krc_test_mcp_text(krc_test_mcp_call(&f, "get_restart_report", args)), "coredns"));
     /* in scope: answered */
     snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)id_web);
-    assert_false(is_error(call(&f, "get_restart_report", args)));
+    assert_false(krc_test_mcp_is_error(krc_test_mcp_call(&f, "get_restart_report", args)));
     rows(&f, "list_restarts", "{}", got, sizeof(got));
     assert_string_equal(got, "shop/web-canary-1,ml/trainer-0,shop/api-0,shop/web-1,shop/web-1");
     rows(&f, "list_restarts", "{\"namespace\":\"ml\"}", got, sizeof(got));
@@ -264,22 +179,27 @@ static void test_watched_namespaces(void **state)
     rows(&f, "pod_restart_timeline", "{\"namespace\":\"shop\",\"pod\":\"web-1\"}", got,
          sizeof(got));
     assert_string_equal(got, "shop/web-1,shop/web-1");
-    res = sc_of(call(&f, "restart_summary", "{}"));
+    res = krc_test_mcp_sc(krc_test_mcp_call(&f, "restart_summary", "{}"));
     assert_int_equal((int)number(res, "restarts"), 5);
     assert_int_equal((int)number(res, "intentional"), 1); /* coredns-1's is out of scope */
     assert_int_equal((int)number(res, "accelerator_seconds_lost"), 240); /* so is its GPU time */
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "workloads")), 4);
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 
     /* without a scope every namespace is answered about, as before */
-    open_tools(&f, NULL, 0, 0);
+    krc_test_mcp_open(&f, db, NULL, 0, 0);
     rows(&f, "list_restarts", "{\"namespace\":\"kube-system\"}", got, sizeof(got));
     assert_string_equal(got, "kube-system/coredns-1");
-    assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "restarts"), 7);
-    assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "intentional"), 2);
     assert_int_equal(
-        (int)number(sc_of(call(&f, "restart_summary", "{}")), "accelerator_seconds_lost"), 247);
-    close_tools(&f);
+        (int)number(krc_test_mcp_sc(krc_test_mcp_call(&f, "restart_summary", "{}")), "restarts"),
+        7);
+    assert_int_equal(
+        (int)number(krc_test_mcp_sc(krc_test_mcp_call(&f, "restart_summary", "{}")), "intentional"),
+        2);
+    assert_int_equal((int)number(krc_test_mcp_sc(krc_test_mcp_call(&f, "restart_summary", "{}")),
+                                 "accelerator_seconds_lost"),
+                     247);
+    krc_test_mcp_close(&f);
 }
 
 static void test_ignored_and_mcp_namespaces(void **state)
@@ -288,92 +208,104 @@ static void test_ignored_and_mcp_namespaces(void **state)
     struct krc_mcp_scope_config narrow = {"", "", "", "", " shop , ", NULL};
     struct krc_mcp_scope_config both = {"^(shop|ml|team-.*)$", "team-secret", NULL, NULL,
                                         "ml,^team-",           NULL};
-    struct fx f;
+    struct krc_test_mcp f;
     char got[1024];
     char args[128];
     (void)state;
 
-    open_tools(&f, &ignored, 0, 0);
-    refused(&f, "list_restarts", "{\"namespace\":\"team-secret\"}", "namespace team-secret",
-            "listed in ignoredNamespaces");
+    krc_test_mcp_open(&f, db, &ignored, 0, 0);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"team-secret\"}",
+                         "namespace team-secret", "listed in ignoredNamespaces");
     snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)id_secret);
-    refused(&f, "get_restart_report", args, "ignoredNamespaces", NULL);
+    krc_test_mcp_refused(&f, "get_restart_report", args, "ignoredNamespaces", NULL);
     rows(&f, "list_restarts", "{}", got, sizeof(got));
     assert_string_equal(got, "shop/web-canary-1,ml/trainer-0,shop/api-0,shop/web-1,shop/web-1");
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 
     /* mcpNamespaces narrows what the filters let through */
-    open_tools(&f, &narrow, 0, 0);
-    refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "namespace ml", "not in mcpNamespaces");
-    refused(&f, "explain_pod", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}", "mcpNamespaces",
-            NULL);
+    krc_test_mcp_open(&f, db, &narrow, 0, 0);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "namespace ml",
+                         "not in mcpNamespaces");
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}",
+                         "mcpNamespaces", NULL);
     rows(&f, "list_restarts", "{}", got, sizeof(got));
     assert_string_equal(got, "shop/web-canary-1,shop/api-0,shop/web-1,shop/web-1");
-    assert_int_equal((int)number(sc_of(call(&f, "restart_summary", "{}")), "restarts"), 4);
-    close_tools(&f);
+    assert_int_equal(
+        (int)number(krc_test_mcp_sc(krc_test_mcp_call(&f, "restart_summary", "{}")), "restarts"),
+        4);
+    krc_test_mcp_close(&f);
 
     /* it never widens them: team-secret stays ignored, shop is not in it */
-    open_tools(&f, &both, 0, 0);
-    refused(&f, "list_restarts", "{\"namespace\":\"team-secret\"}", "ignoredNamespaces", NULL);
-    refused(&f, "list_restarts", "{\"namespace\":\"shop\"}", "mcpNamespaces", NULL);
-    refused(&f, "list_restarts", "{\"namespace\":\"kube-system\"}", "watchedNamespaces", NULL);
+    krc_test_mcp_open(&f, db, &both, 0, 0);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"team-secret\"}",
+                         "ignoredNamespaces", NULL);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"shop\"}", "mcpNamespaces", NULL);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"kube-system\"}",
+                         "watchedNamespaces", NULL);
     rows(&f, "list_restarts", "{}", got, sizeof(got));
     assert_string_equal(got, "ml/trainer-0");
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 }
 
 static void test_pod_filters(void **state)
 {
     struct krc_mcp_scope_config sc = {NULL, NULL, "web,api,trainer", "web-canary", NULL, NULL};
-    struct fx f;
+    struct krc_test_mcp f;
     char got[1024];
     (void)state;
 
-    open_tools(&f, &sc, 0, 0);
-    refused(&f, "pod_restart_timeline", "{\"namespace\":\"shop\",\"pod\":\"web-canary-1\"}",
-            "pod web-canary-1 in namespace shop", "matched by ignoredPodNamePrefixes");
-    refused(&f, "explain_pod", "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
-            "pod coredns-1", "not matched by watchedPodNamePrefixes");
+    krc_test_mcp_open(&f, db, &sc, 0, 0);
+    krc_test_mcp_refused(&f, "pod_restart_timeline",
+                         "{\"namespace\":\"shop\",\"pod\":\"web-canary-1\"}",
+                         "pod web-canary-1 in namespace shop", "matched by ignoredPodNamePrefixes");
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"kube-system\",\"pod\":\"coredns-1\"}",
+                         "pod coredns-1", "not matched by watchedPodNamePrefixes");
     rows(&f, "list_restarts", "{\"pod\":\"web\"}", got, sizeof(got));
     assert_string_equal(got, "shop/web-1,shop/web-1");
     rows(&f, "list_restarts", "{}", got, sizeof(got));
     assert_string_equal(got, "ml/trainer-0,shop/api-0,shop/web-1,shop/web-1");
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 }
 
 /* Names are Kubernetes names before anything else happens: "." and ".."
  * (which turned explain_pod's GET into GET /api/v1/) and the rest. */
 static void test_names_are_checked(void **state)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     (void)state;
 
-    open_tools(&f, NULL, 0, 0);
-    refused(&f, "explain_pod", "{\"namespace\":\"..\",\"pod\":\"..\"}", "namespace '..'",
-            "namespaces are RFC 1123 DNS labels");
-    refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"..\"}", "pod '..'",
-            "pod names are RFC 1123 DNS subdomains");
-    refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\".\"}", "pod '.'", NULL);
-    refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"a/../b\"}", "pod 'a/../b'", NULL);
-    refused(&f, "explain_pod", "{\"namespace\":\"\",\"pod\":\"web-1\"}", "namespace ''",
-            "is empty");
-    refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"web-1\",\"container\":\"A\"}",
-            "container 'A'", "container names are RFC 1123 DNS labels");
+    krc_test_mcp_open(&f, db, NULL, 0, 0);
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"..\",\"pod\":\"..\"}",
+                         "namespace '..'", "namespaces are RFC 1123 DNS labels");
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"..\"}", "pod '..'",
+                         "pod names are RFC 1123 DNS subdomains");
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\".\"}", "pod '.'",
+                         NULL);
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"a/../b\"}",
+                         "pod 'a/../b'", NULL);
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"\",\"pod\":\"web-1\"}",
+                         "namespace ''", "is empty");
+    krc_test_mcp_refused(&f, "explain_pod",
+                         "{\"namespace\":\"shop\",\"pod\":\"web-1\",\"container\":\"A\"}",
+                         "container 'A'", "container names are RFC 1123 DNS labels");
     /* valid names, no cluster: the tool says so (not a name error) */
-    refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"web-1.x\"}", "--kubeconfig",
-            NULL);
-    refused(&f, "list_restarts", "{\"namespace\":\"Shop\"}", "namespace 'Shop'", NULL);
-    refused(&f, "list_restarts", "{\"pod\":\"web%\"}", "pod 'web%'", "prefix");
-    refused(&f, "list_restarts", "{\"workload\":\"../web\"}", "workload '../web'", NULL);
-    refused(&f, "pod_restart_timeline", "{\"namespace\":\"\",\"pod\":\"web-1\"}", "is empty", NULL);
-    refused(&f, "pod_restart_timeline", "{\"namespace\":\"shop\",\"pod\":\"..\"}", "pod '..'",
-            NULL);
+    krc_test_mcp_refused(&f, "explain_pod", "{\"namespace\":\"shop\",\"pod\":\"web-1.x\"}",
+                         "--kubeconfig", NULL);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"Shop\"}", "namespace 'Shop'", NULL);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"pod\":\"web%\"}", "pod 'web%'", "prefix");
+    krc_test_mcp_refused(&f, "list_restarts", "{\"workload\":\"../web\"}", "workload '../web'",
+                         NULL);
+    krc_test_mcp_refused(&f, "pod_restart_timeline", "{\"namespace\":\"\",\"pod\":\"web-1\"}",
+                         "is empty", NULL);
+    krc_test_mcp_refused(&f, "pod_restart_timeline", "{\"namespace\":\"shop\",\"pod\":\"..\"}",
+                         "pod '..'", NULL);
     /* "" of an optional filter is no filter, as before */
-    assert_int_equal(
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-            sc_of(call(&f, "list_restarts", "{\"namespace\":\"\",\"pod\":\"\"}")), "restarts")),
-        7);
-    close_tools(&f);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+                         krc_test_mcp_sc(krc_test_mcp_call(&f, "list_restarts",
+                                                           "{\"namespace\":\"\",\"pod\":\"\"}")),
+                         "restarts")),
+                     7);
+    krc_test_mcp_close(&f);
 }
 
 /* Pages through a history most of which is outside the scope: small chunks
@@ -383,21 +315,21 @@ static void test_names_are_checked(void **state)
 static void page_through(const struct krc_mcp_scope_config *sc, long chunk, long budget, int limit,
                          const char *want)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     char got[4096] = "";
     char args[256];
     char cursor[64] = "";
     size_t n = 0;
     int pages = 0;
 
-    open_tools(&f, sc, chunk, budget);
+    krc_test_mcp_open(&f, db, sc, chunk, budget);
     for (;;) {
         const cJSON *sco;
         const cJSON *it;
         const cJSON *next;
         snprintf(args, sizeof(args), "{\"limit\":%d%s%s%s}", limit,
                  cursor[0] ? ",\"cursor\":\"" : "", cursor, cursor[0] ? "\"" : "");
-        sco = sc_of(call(&f, "list_restarts", args));
+        sco = krc_test_mcp_sc(krc_test_mcp_call(&f, "list_restarts", args));
         assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sco, "restarts")) <= limit);
         cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sco, "restarts"))
         {
@@ -412,7 +344,7 @@ static void page_through(const struct krc_mcp_scope_config *sc, long chunk, long
         snprintf(cursor, sizeof(cursor), "%s", next->valuestring);
     }
     assert_string_equal(got, want);
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 }
 
 static void test_pages_leave_out_what_is_outside(void **state)
@@ -457,7 +389,7 @@ static const cJSON *resolve(const cJSON *doc, const char *ptr)
  * that is not empty. */
 static void untrusted(const cJSON *res, char *out, size_t outsz)
 {
-    const cJSON *sc = sc_of(res);
+    const cJSON *sc = krc_test_mcp_sc(res);
     const cJSON *it;
     size_t n = 0;
 
@@ -476,14 +408,14 @@ static void untrusted(const cJSON *res, char *out, size_t outsz)
 
 static void test_untrusted_fields(void **state)
 {
-    struct fx f;
+    struct krc_test_mcp f;
     char got[2048];
     char args[128];
     (void)state;
 
-    open_tools(&f, NULL, 0, 0);
+    krc_test_mcp_open(&f, db, NULL, 0, 0);
     snprintf(args, sizeof(args), "{\"id\":%lld}", (long long)id_web);
-    untrusted(call(&f, "get_restart_report", args), got, sizeof(got));
+    untrusted(krc_test_mcp_call(&f, "get_restart_report", args), got, sizeof(got));
     assert_string_equal(got, "/restart/summary /report/pod/annotations "
                              "/report/containers/0/state_message "
                              "/report/containers/0/last/message /report/events/0/message "
@@ -491,18 +423,19 @@ static void test_untrusted_fields(void **state)
                              "/report/diagnosis/summary /report/diagnosis/evidence "
                              "/report/log/text");
     /* the text item is the same JSON: the model reads the list too */
-    assert_non_null(strstr(text_of(call(&f, "get_restart_report", args)),
+    assert_non_null(strstr(krc_test_mcp_text(krc_test_mcp_call(&f, "get_restart_report", args)),
                            "\"untrusted_fields\":[\"/restart/summary\""));
-    untrusted(call(&f, "list_restarts", "{\"limit\":3}"), got, sizeof(got));
+    untrusted(krc_test_mcp_call(&f, "list_restarts", "{\"limit\":3}"), got, sizeof(got));
     assert_string_equal(got, "/restarts/0/summary /restarts/1/summary /restarts/2/summary");
-    untrusted(call(&f, "pod_restart_timeline", "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}"), got,
-              sizeof(got));
+    untrusted(krc_test_mcp_call(&f, "pod_restart_timeline",
+                                "{\"namespace\":\"ml\",\"pod\":\"trainer-0\"}"),
+              got, sizeof(got));
     assert_string_equal(got, "/restarts/0/summary");
-    untrusted(call(&f, "list_restarts", "{\"namespace\":\"none\"}"), got, sizeof(got));
+    untrusted(krc_test_mcp_call(&f, "list_restarts", "{\"namespace\":\"none\"}"), got, sizeof(got));
     assert_string_equal(got, "");
-    untrusted(call(&f, "restart_summary", "{}"), got, sizeof(got));
+    untrusted(krc_test_mcp_call(&f, "restart_summary", "{}"), got, sizeof(got));
     assert_string_equal(got, "");
-    close_tools(&f);
+    krc_test_mcp_close(&f);
 }
 
 /* SIGHUP's new filters: the next call answers by them; a bad one keeps the
@@ -513,21 +446,21 @@ static void test_reload_replaces_the_scope(void **state)
     struct krc_mcp_scope_config second = {NULL, "ml", NULL, NULL, NULL, NULL};
     struct krc_mcp_scope_config bad = {NULL, NULL, NULL, NULL, "ml,team-[", NULL};
     struct krc_error err;
-    struct fx f;
+    struct krc_test_mcp f;
     char got[1024];
     (void)state;
 
-    open_tools(&f, &first, 0, 0);
+    krc_test_mcp_open(&f, db, &first, 0, 0);
     rows(&f, "list_restarts", "{\"namespace\":\"ml\"}", got, sizeof(got));
     assert_string_equal(got, "ml/trainer-0");
     krc_error_clear(&err);
     assert_int_equal(krc_mcp_tools_set_scope(f.tools, &second, &err), 0);
-    refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "ignoredNamespaces", NULL);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "ignoredNamespaces", NULL);
     assert_int_equal(krc_mcp_tools_set_scope(f.tools, &bad, &err), KRC_EINVAL);
     assert_non_null(strstr(err.msg, "mcpNamespaces"));
     assert_non_null(strstr(err.msg, "team-["));
-    refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "ignoredNamespaces", NULL);
-    close_tools(&f);
+    krc_test_mcp_refused(&f, "list_restarts", "{\"namespace\":\"ml\"}", "ignoredNamespaces", NULL);
+    krc_test_mcp_close(&f);
     /* and a bad one at the start is an error too */
     {
         struct krc_mcp_tools_config tc;

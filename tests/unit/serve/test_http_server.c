@@ -1295,19 +1295,6 @@ static void test_shutdown_finishes_in_flight(void **state)
     stop_fixture(&f);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return krc_http_global_init(NULL) == 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    krc_http_global_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1331,5 +1318,5 @@ int main(void)
         cmocka_unit_test(test_shutdown_finishes_in_flight),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, krc_test_http_init, krc_test_http_cleanup);
 }

@@ -1,10 +1,17 @@
 /* A history with incidents and recorded changes (incident_seed.h). */
 #include "incident_seed.h"
 
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include <stdio.h>
 #include <string.h>
 
 #include "krc/store/store.h"
+#include "krc/util/clock.h"
+#include "krc_test.h"
 
 #define H 3600
 
@@ -240,4 +247,16 @@ int krc_test_seed_incidents(const char *db, int64_t now, struct krc_test_inciden
     rc = api_incident(&sd, ret) < 0 || other_incidents(&sd, ret) < 0 || changes(&sd) < 0 ? -1 : 0;
     krc_store_close(sd.s);
     return rc;
+}
+
+void krc_test_incident_db_make(struct krc_test_incident_db *h, const char *name)
+{
+    krc_test_tmpdir(h->dir, sizeof(h->dir), name);
+    snprintf(h->db, sizeof(h->db), "%s/krc.db", h->dir);
+    assert_int_equal(krc_test_seed_incidents(h->db, krc_clock_now(), &h->ids), 0);
+}
+
+void krc_test_incident_db_remove(struct krc_test_incident_db *h)
+{
+    krc_test_rmtree(h->dir);
 }

@@ -41,4 +41,16 @@ struct krc_test_incidents {
  * (created when missing). 0, or -1 after printing why to stderr. */
 int krc_test_seed_incidents(const char *db, int64_t now, struct krc_test_incidents *ret);
 
+/* The group fixture of the unit tests on that history: a new temporary
+ * directory (krc_test_tmpdir with NAME) holding it in krc.db, written at the
+ * current time; a failure fails the test. krc_test_incident_db_remove removes
+ * the directory. */
+struct krc_test_incident_db {
+    char dir[256];
+    char db[512]; /* DIR/krc.db */
+    struct krc_test_incidents ids;
+};
+void krc_test_incident_db_make(struct krc_test_incident_db *h, const char *name);
+void krc_test_incident_db_remove(struct krc_test_incident_db *h);
+
 #endif

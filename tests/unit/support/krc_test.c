@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "krc/serve/metrics.h"
 #include "krc/util/buf.h"
 #include "krc/util/error.h"
+#include "krc/util/http.h"
 
 long krc_test_alloc_sweep(long (*run)(void *ud, long n), void *ud)
 {
@@ -83,6 +85,69 @@ char *krc_test_read_file(const char *path, size_t *len)
     fclose(f);
     *len = (size_t)n;
     return data;
+}
+
+void krc_test_tmpdir(char *dir, size_t size, const char *name)
+{
+    assert_true((size_t)snprintf(dir, size, "/tmp/krc-test-%s-XXXXXX", name) < size);
+    assert_non_null(mkdtemp(dir));
+}
+
+void krc_test_rmtree(const char *dir)
+{
+    char cmd[600];
+
+    assert_true((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) < sizeof(cmd));
+    assert_int_equal(system(cmd), 0);
+}
+
+int krc_test_stdout_of(const char *dir, int (*main_fn)(int, char **), int argc, char **argv,
+                       char **out)
+{
+    char path[600];
+    int saved;
+    int fd;
+    int rc;
+    size_t len;
+
+    snprintf(path, sizeof(path), "%s/stdout", dir);
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+    close(fd);
+    rc = main_fn(argc, argv);
+    fflush(stdout);
+    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    *out = krc_test_read_file(path, &len);
+    assert_non_null(*out);
+    return rc;
+}
+
+const char *krc_test_file_text(FILE *f)
+{
+    static char text[32768];
+    size_t n;
+
+    rewind(f);
+    n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    return text;
+}
+
+int krc_test_http_init(void **state)
+{
+    (void)state;
+    return krc_http_global_init(NULL) == 0 ? 0 : -1;
+}
+
+int krc_test_http_cleanup(void **state)
+{
+    (void)state;
+    krc_http_global_cleanup();
+    return 0;
 }
 
 typedef int (*parse_fn)(const char *, size_t, struct krc_report *, struct krc_error *);
@@ -167,6 +232,16 @@ size_t krc_test_case_names(const char *corpus, char ***ret)
     qsort(names, n, sizeof(*names), cmp_str);
     *ret = names;
     return n;
+}
+
+int krc_test_has_note(const struct krc_report *r, const char *text)
+{
+    for (size_t i = 0; i < r->n_notes; i++) {
+        if (strstr(r->notes[i], text) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 double krc_test_metric(struct krc_metrics *m, const char *series)

@@ -5,6 +5,7 @@
 #define KRC_TEST_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "krc/alert/policy.h"
 #include "krc/alert/sender.h"
@@ -36,6 +37,29 @@ void krc_test_remove_db(const char *path);
 /* The whole file at path, NUL-terminated, its size in *len (free() it);
  * NULL if it cannot be opened. A read error fails the test. */
 char *krc_test_read_file(const char *path, size_t *len);
+
+/* A new directory /tmp/krc-test-NAME-XXXXXX, its path in dir; krc_test_rmtree
+ * removes it with all it holds. A failure fails the test. */
+void krc_test_tmpdir(char *dir, size_t size, const char *name);
+void krc_test_rmtree(const char *dir);
+
+/* Run main_fn(argc, argv) (a command's main, argv NULL-terminated) with its
+ * stdout going to DIR/stdout: what it wrote as an owned string in *out
+ * (free()); its exit status returned. */
+int krc_test_stdout_of(const char *dir, int (*main_fn)(int, char **), int argc, char **argv,
+                       char **out);
+
+/* The text written to f so far (from its start, e.g. a tmpfile() the log goes
+ * to), in a static buffer of 32 KiB: what does not fit is left out. */
+const char *krc_test_file_text(FILE *f);
+
+/* The group setup and teardown of the tests that make HTTP requests (libcurl's
+ * global state: krc_http_global_init and krc_http_global_cleanup). */
+int krc_test_http_init(void **state);
+int krc_test_http_cleanup(void **state);
+
+/* Whether one of r's notes contains text. */
+int krc_test_has_note(const struct krc_report *r, const char *text);
 
 /* The value of one sample of m as /metrics renders it: `series` is the name
  * and labels exactly as written, e.g. krc_x_total{reason="a"}; -1 when there
