@@ -62,12 +62,14 @@ void krc_sender_abort_transfers(struct krc_sender *n);
 /* Monotonic ms of the sender loop's last iteration (liveness). */
 int64_t krc_sender_heartbeat(const struct krc_sender *n);
 
-/* Recovery from what the watch sees (no-ops unless Web API mode with
- * recovered_after_s): the watch thread reports each detected restart
- * (before the event's state) and every pod event, DELETED ones included. */
+/* Recovery from what the watch sees (alert/recovery.h: the end of incidents): the watch
+ * thread reports each detected restart (before the event's state) and every pod event,
+ * DELETED ones included. An event of a pod nothing waits for takes no lock. */
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
                              const char *name, const char *container, int restart_count);
 void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted);
+/* Containers the recovery tracker holds (tests). */
+size_t krc_sender_awaited(const struct krc_sender *n);
 
 /* A shared outbox (krc_store_shared, PostgreSQL) with leader election: from
  * now on, every message with an outbox row is claimed with `token` (the
