@@ -94,7 +94,6 @@ static int format_resolved(struct krc_sender *n, const struct ending *en, struct
     rec.pod = x->first_pod[0] ? x->first_pod : x->latest_pod;
     rec.container = x->container;
     rec.ready_seconds = en->ready_seconds;
-    rec.restart_count = (int)x->restarts;
     rec.last_pod = x->latest_pod;
     rec.incident_id = x->id;
     rec.workload_kind = x->workload_kind;

@@ -4,7 +4,7 @@
  * rows through pending -> delivered / failed / withdrawn / superseded
  * (exactly once, with the delivery journal when the database refuses the
  * mark). It also resumes the outbox at start-up or take-over, posts the
- * storm summaries and the "recovered" replies, and calls on_posted and
+ * storm summaries and the incidents' "resolved" messages, and calls on_posted and
  * on_delivered (alert/sender.h). */
 #ifndef KRC_DELIVER_H
 #define KRC_DELIVER_H
@@ -50,10 +50,10 @@ int krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
                              int (*was_handled)(const struct krc_store_row *row, void *ud),
                              void *ud);
 
-/* The sender loop: posts queued alerts, storm summaries and recovered
- * replies until krc_sender_abort(). Once *options.cancel is set, owed
- * storm summaries are posted at once; the caller waits for
- * krc_sender_pending() to reach 0 (bounded), then aborts. */
+/* The sender loop: posts queued alerts, storm summaries and resolved
+ * messages (it ends the incidents that are over) until krc_sender_abort(). Once *options.cancel is
+ * set, owed storm summaries are posted at once; the caller waits for krc_sender_pending() to reach
+ * 0 (bounded), then aborts. */
 void krc_sender_run(struct krc_sender *n);
 void krc_sender_abort(struct krc_sender *n);
 /* Stop at once: also abort the request in flight (a hung Slack). After
