@@ -55,7 +55,6 @@ struct krc_sink_limits {
     size_t max_payload;   /* largest body the destination takes, bytes */
     int threads;          /* replies can go under an earlier message (its ts) */
     int files;            /* krc_sink_upload works */
-    int resolves;         /* takes "recovered" messages without threads (PagerDuty resolve) */
 };
 
 /* One message: a body made by this sink's format functions. */

@@ -306,7 +306,6 @@ static struct krc_sink *sw_create(const struct krc_sink_options *o, const char *
     w->base.ops = &krc_sink_webhook;
     w->base.limits.min_interval_ms = o->min_interval_ms;
     w->base.limits.max_payload = WEBHOOK_MAX_PAYLOAD;
-    w->base.limits.resolves = 1; /* "recovered" events too */
     w->url = url;
     w->secret = d->secret;
     krc_log_add_secret(d->secret);
@@ -387,5 +386,4 @@ const struct krc_dest_kind krc_dest_webhook = {
     .schema = {"webhook", "the report as signed JSON (HMAC-SHA256)", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_webhook,
-    .resolves = 1,
 };

@@ -62,7 +62,7 @@ static struct krc_route_plan last_plan;
 /* The route stage's decision for r (its plan in last_plan). */
 static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r)
 {
-    enum krc_policy_decision d = krc_route_restart(n, r, &last_plan);
+    enum krc_policy_decision d = krc_route_restart_in(n, r, NULL, &last_plan);
     assert_int_equal(last_plan.decision, d);
     return d;
 }
