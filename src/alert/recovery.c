@@ -230,9 +230,10 @@ static struct entry *take_slot(struct krc_recovery *t)
     if (t->used < t->cap) {
         return &t->v[t->used++];
     }
-    e = NULL; /* full: every slot is live */
-    for (size_t i = 0; i < t->used; i++) {
-        if (t->v[i].live && (e == NULL || t->v[i].awaited_s < e->awaited_s)) {
+    /* full: no free slot below `used`, so every slot is live; the oldest goes */
+    e = &t->v[0];
+    for (size_t i = 1; i < t->used; i++) {
+        if (t->v[i].awaited_s < e->awaited_s) {
             e = &t->v[i];
         }
     }
