@@ -45,40 +45,50 @@ struct krc_recovery {
     struct entry *v;
 };
 
-/* 64-bit hash of s after h: 8 bytes a step, its length, then murmur3's finaliser. */
-static uint64_t hash_str(uint64_t h, const char *s)
+#define K1 0x9e3779b97f4a7c15ULL
+#define K2 0xff51afd7ed558ccdULL
+
+/* s's bytes into h, 8 a step (the last step takes the last 8 bytes, overlapping the one
+ * before: a short tail costs no call), then its length. Every event hashes its UID and
+ * namespace/name: this is most of what an event of a pod nothing waits for costs. */
+static uint64_t mix_str(uint64_t h, const char *s)
 {
     size_t len = s != NULL ? strlen(s) : 0;
-    uint64_t w;
+    uint64_t w = 0;
 
-    for (size_t i = 0; i + 8 <= len; i += 8) {
+    for (size_t i = 0; i + 8 < len; i += 8) {
         memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 32;
+        h = (h ^ w) * K1;
     }
-    if (len % 8 != 0) {
-        w = 0;
-        memcpy(&w, s + len - len % 8, len % 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 32;
+    if (len >= 8) {
+        memcpy(&w, s + len - 8, 8);
+    } else {
+        for (size_t k = 0; k < len; k++) {
+            w |= (uint64_t)(unsigned char)s[k] << (8 * k);
+        }
     }
-    h ^= (uint64_t)len;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
+    return ((h ^ w) * K1) ^ (uint64_t)len;
+}
+
+/* Every bit of h into the low and the high half (the filter's two slots, the buckets). */
+static uint64_t finish(uint64_t h)
+{
+    h ^= h >> 32;
+    h *= K2;
+    h ^= h >> 29;
+    h *= K1;
+    h ^= h >> 32;
     return h;
 }
 
 static uint64_t hash_uid(const char *uid)
 {
-    return hash_str(0x6b72632d75696431ULL, uid);
+    return finish(mix_str(0x6b72632d75696431ULL, uid));
 }
 
 static uint64_t hash_name(const char *ns, const char *name)
 {
-    return hash_str(hash_str(0x6b72632d6e616d65ULL, ns), name);
+    return finish(mix_str(mix_str(0x6b72632d6e616d65ULL, ns) * K2, name));
 }
 
 static const char *str(const char *s)
