@@ -13,10 +13,13 @@
  *     fewer than two idle cores this mostly measures the scheduler;
  *   - awaited: CPU ns per event of an awaited pod itself (running and ready, restart count
  *     unchanged: the update of its entry).
+ * First, what a sender with an empty tracker holds: the growth of glibc's mallinfo2() bytes in
+ * use (uordblks + hblkhd) and of the resident set (/proc/self/statm) across krc_sender_new.
  * Only the public sender API is used, so the same file measures any build of it.
  *
  * Usage: bench_recovery [-r rounds]   (rounds of 10,000 events, default 21). Build in Release,
  * without sanitizers. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +108,52 @@ static void pods_free(struct pods *p)
     free(p->names);
     free(p->info);
     free(p->c);
+}
+
+/* Resident bytes of this process (0: unknown). */
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0;
+    unsigned long resident = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
+        resident = 0;
+    }
+    fclose(f);
+    return (size_t)resident * 4096;
+}
+
+static int idle_memory(void)
+{
+    struct krc_sender_options o;
+    struct krc_sender *n;
+    struct mallinfo2 m0;
+    struct mallinfo2 m1;
+    size_t r0;
+    size_t r1;
+
+    memset(&o, 0, sizeof(o));
+    o.recovered_after_s = 600;
+    m0 = mallinfo2();
+    r0 = rss_bytes();
+    n = krc_sender_new(&o, NULL);
+    if (n == NULL) {
+        fprintf(stderr, "bench_recovery: no sender\n");
+        return 1;
+    }
+    m1 = mallinfo2();
+    r1 = rss_bytes();
+    printf("idle sender: malloc in use %+.1f KiB (uordblks %+.1f, hblkhd %+.1f), resident %+.1f "
+           "KiB\n",
+           ((double)(m1.uordblks - m0.uordblks) + (double)(m1.hblkhd - m0.hblkhd)) / 1024.0,
+           (double)(m1.uordblks - m0.uordblks) / 1024.0, (double)(m1.hblkhd - m0.hblkhd) / 1024.0,
+           ((double)r1 - (double)r0) / 1024.0);
+    krc_sender_free(n);
+    return 0;
 }
 
 static double median(double *v, int n)
@@ -237,6 +286,9 @@ int main(int argc, char **argv)
         return 2;
     }
     krc_log_set_level(KRC_LOG_WARN);
+    if (idle_memory() != 0) {
+        return 1;
+    }
     if (pods_make(&events, PODS, 0x5eed, "web-7d9c8b6f5", 0) < 0 ||
         pods_make(&waits, 1024, 0xa11ce, "api-5c7f9d8b4", 1) < 0) {
         fprintf(stderr, "out of memory\n");

@@ -96,6 +96,9 @@ static const char *str(const char *s)
     return s != NULL ? s : "";
 }
 
+/* Capacities above this are refused (krc_recovery_new): the slots are 32-bit indexes. */
+#define KRC_RECOVERY_MAX_CAP ((size_t)1 << 20)
+
 static size_t pow2_at_least(size_t v)
 {
     size_t p = 1;
@@ -107,10 +110,15 @@ static size_t pow2_at_least(size_t v)
 
 struct krc_recovery *krc_recovery_new(size_t cap)
 {
-    struct krc_recovery *t = krc_calloc(1, sizeof(*t));
+    struct krc_recovery *t;
     size_t buckets;
     size_t filter;
+    char *block;
 
+    if (cap > KRC_RECOVERY_MAX_CAP) {
+        return NULL;
+    }
+    t = krc_calloc(1, sizeof(*t));
     if (t == NULL) {
         return NULL;
     }
@@ -118,16 +126,17 @@ struct krc_recovery *krc_recovery_new(size_t cap)
     t->cap = cap > 0 ? cap : 1;
     buckets = pow2_at_least(t->cap * 2);
     filter = pow2_at_least(t->cap * 32);
-    /* zeroed memory is the empty state of each part: nothing is touched before it is used
-     * (the entries' large allocation is mapped lazily) */
-    t->v = krc_calloc(t->cap, sizeof(*t->v));
-    t->uid_head = krc_calloc(buckets, sizeof(*t->uid_head));
-    t->name_head = krc_calloc(buckets, sizeof(*t->name_head));
-    t->filter = krc_calloc(filter, sizeof(*t->filter));
-    if (t->v == NULL || t->uid_head == NULL || t->name_head == NULL || t->filter == NULL) {
+    /* one zeroed block, zero being the empty state of every part: the daemon's (1024
+     * entries, about 1 MiB) is mapped by malloc, so none of it is resident before it is used */
+    block = krc_calloc(1, t->cap * sizeof(*t->v) + 2 * buckets * sizeof(uint32_t) + filter);
+    if (block == NULL) {
         krc_recovery_free(t);
         return NULL;
     }
+    t->v = (struct entry *)(void *)block;
+    t->uid_head = (uint32_t *)(void *)(block + t->cap * sizeof(*t->v));
+    t->name_head = t->uid_head + buckets;
+    t->filter = (atomic_uchar *)(void *)(t->name_head + buckets);
     t->bucket_mask = buckets - 1;
     t->filter_mask = filter - 1;
     return t;
@@ -140,9 +149,6 @@ void krc_recovery_free(struct krc_recovery *t)
     }
     pthread_mutex_destroy(&t->lock);
     krc_free(t->v);
-    krc_free(t->uid_head);
-    krc_free(t->name_head);
-    krc_free((void *)t->filter);
     krc_free(t);
 }
 
