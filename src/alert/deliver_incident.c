@@ -29,8 +29,9 @@ struct ending {
     uint64_t awaited; /* the tracker's entry of its latest pod, as asked (0: none) */
 };
 
-/* Is x over at now? 1 with *ready_s (how long it has run ready) and *moved_on. Caller
- * holds the lock. */
+/* Is x over at now? 1 with *ready_s (how long it has run ready), *moved_on and *awaited
+ * (krc_recovery_ready's generation of its latest pod's entry, for its end). Caller holds
+ * the lock. */
 static int is_over(struct krc_sender *n, const struct krc_incident *x, int64_t now,
                    int64_t *ready_s, int *moved_on, uint64_t *awaited)
 {
