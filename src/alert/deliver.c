@@ -515,7 +515,6 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     struct krc_sink_message m;
     struct krc_sink_result res;
     struct krc_error e;
-    char *owned = NULL;
     char parent_ts[64] = "";
     char parent_channel[64] = "";
     int rc;
@@ -529,16 +528,6 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     memset(&m, 0, sizeof(m));
     m.body = it->body;
     m.fallback = it->fallback;
-    if (it->kind == ITEM_RECOVERED && m.body == NULL) {
-        struct krc_alert_options fo;
-        krc_render_format_options(n, it->dest, &fo);
-        if (it->dest->ops->format_recovered(&it->recovered, &fo, &owned, &e) < 0) {
-            krc_log(KRC_LOG_ERROR, "cannot format the %s: %s", it->what, e.msg);
-            atomic_fetch_add(&n->stats.failed, 1);
-            return GIVEN_UP;
-        }
-        m.body = owned;
-    }
     if ((it->kind == ITEM_REPLY || it->kind == ITEM_RECOVERED) && l->sink->limits.threads) {
         thread_parent(n, l->store, it->pod_key, parent_ts, sizeof(parent_ts), parent_channel,
                       sizeof(parent_channel));
@@ -548,16 +537,13 @@ static enum send_result send_one(struct krc_sender *n, struct lane *l, struct it
     if (strlen(m.body) > l->sink->limits.max_payload) {
         rc = krc_error_set(&e, KRC_EHTTP, "%s: %zu bytes, more than the %zu the destination takes",
                            l->sink->ops->name, strlen(m.body), l->sink->limits.max_payload);
-        krc_free(owned);
         res.http_status = 413; /* krc's own refusal: what a service would answer */
         return send_failed(n, l, it, rc, &res, &e);
     }
     if (!krc_deliver_claimed(n, l, it)) {
-        krc_free(owned);
         return DROPPED;
     }
     rc = l->sink->ops->send(l->sink, &m, &res, &e);
-    krc_free(owned);
     atomic_fetch_add(&n->stats.rate_limited, res.rate_limited);
     if (rc == KRC_ECANCELED) {
         return RETRY_LATER; /* shutdown: it stays pending in the outbox */
@@ -631,17 +617,36 @@ static struct dest *due_summary(struct krc_sender *n, const struct lane *l, int6
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
                              const char *name, const char *container, int restart_count)
 {
-    if (n != NULL && n->recovery != NULL) {
+    if (n != NULL) {
         krc_recovery_await(n->recovery, uid, ns, name, container, restart_count, krc_clock_now());
     }
 }
 
 void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted)
 {
-    /* nothing awaited (the common case): no clock read either */
-    if (n != NULL && krc_recovery_awaiting(n->recovery)) {
-        krc_recovery_observe(n->recovery, pod, deleted, krc_clock_now());
+    struct krc_recovery_probe p;
+
+    /* an event of a pod nothing waits for (the common case): no lock, no clock read */
+    if (n != NULL && krc_recovery_wants(n->recovery, pod, deleted, &p)) {
+        krc_recovery_apply(n->recovery, pod, deleted, &p, krc_clock_now());
     }
+}
+
+size_t krc_sender_awaited(const struct krc_sender *n)
+{
+    return krc_recovery_count(n->recovery);
+}
+
+void krc_deliver_recovery_release(struct krc_sender *n, const char *uid, const char *container,
+                                  uint64_t gen)
+{
+    for (size_t i = 0; i < n->incidents.n; i++) {
+        const struct krc_incident *x = &n->incidents.v[i];
+        if (strcmp(x->latest_uid, uid) == 0 && strcmp(x->container, container) == 0) {
+            return; /* another open incident (another cause) still waits for it */
+        }
+    }
+    krc_recovery_forget(n->recovery, uid, container, gen);
 }
 
 int64_t krc_sender_heartbeat(const struct krc_sender *n)
@@ -868,7 +873,7 @@ void krc_sender_run(struct krc_sender *n)
         if (n->store != NULL) {
             krc_deliver_retry_unmarked(n, 0);
         }
-        if (!stopping && n->recovery != NULL && now_ms - last_recovery_check >= 1000) {
+        if (!stopping && now_ms - last_recovery_check >= 1000) {
             last_recovery_check = now_ms;
             krc_deliver_incidents_check(n); /* their resolved messages */
         }

@@ -26,16 +26,19 @@ struct ending {
     struct krc_incident x;
     int64_t ready_seconds;
     int moved_on;
+    uint64_t awaited; /* the tracker's entry of its latest pod, as asked (0: none) */
 };
 
-/* Is x over at now? 1 with *ready_s (how long it has run ready) and *moved_on. Caller
- * holds the lock. */
+/* Is x over at now? 1 with *ready_s (how long it has run ready), *moved_on and *awaited
+ * (krc_recovery_ready's generation of its latest pod's entry, for its end). Caller holds
+ * the lock. */
 static int is_over(struct krc_sender *n, const struct krc_incident *x, int64_t now,
-                   int64_t *ready_s, int *moved_on)
+                   int64_t *ready_s, int *moved_on, uint64_t *awaited)
 {
     int64_t settle = n->o.recovered_after_s;
     int64_t since = 0;
-    int tracked = krc_recovery_ready(n->recovery, x->latest_uid, x->container, now, &since);
+    int tracked =
+        krc_recovery_ready(n->recovery, x->latest_uid, x->container, now, &since, awaited);
 
     *ready_s = 0;
     *moved_on = 0;
@@ -67,7 +70,7 @@ static size_t take_over(struct krc_sender *n, int64_t now, struct ending *out, s
             continue; /* its first record is still being written, or its first alert is
                        * still on its way: the resolved message comes after it */
         }
-        if (is_over(n, x, now, &out[k].ready_seconds, &out[k].moved_on)) {
+        if (is_over(n, x, now, &out[k].ready_seconds, &out[k].moved_on, &out[k].awaited)) {
             x->ending = 1;
             out[k].x = *x;
             k++;
@@ -92,7 +95,6 @@ static int format_resolved(struct krc_sender *n, const struct ending *en, struct
     rec.pod = x->first_pod[0] ? x->first_pod : x->latest_pod;
     rec.container = x->container;
     rec.ready_seconds = en->ready_seconds;
-    rec.restart_count = (int)x->restarts;
     rec.last_pod = x->latest_pod;
     rec.incident_id = x->id;
     rec.workload_kind = x->workload_kind;
@@ -186,7 +188,6 @@ static void end_one(struct krc_sender *n, const struct ending *en)
         bodies[i] = NULL;
         it->outbox_id = ids[i];
         it->restart_id = x->latest_restart_id;
-        it->incident_id = x->id;
         if (ids[i] > 0) {
             krc_deliver_note_own_outbox(n, ids[i]);
         }
@@ -205,6 +206,8 @@ static void end_one(struct krc_sender *n, const struct ending *en)
         if (still != NULL) {
             krc_incident_remove(&n->incidents, still);
         }
+        /* its latest pod's entry in the tracker goes with it */
+        krc_deliver_recovery_release(n, x->latest_uid, x->container, en->awaited);
     }
     pthread_mutex_unlock(&n->lock);
 }
@@ -237,9 +240,6 @@ void krc_deliver_incidents_check(struct krc_sender *n)
     struct ending due[ENDS_PER_CHECK];
     size_t k;
 
-    if (n->recovery == NULL) {
-        return;
-    }
     k = take_over(n, krc_clock_now(), due, ENDS_PER_CHECK);
     krc_recovery_expire(n->recovery, krc_clock_now());
     for (size_t i = 0; i < k; i++) {

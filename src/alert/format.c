@@ -376,29 +376,24 @@ void krc_alert_resolved_line(const struct krc_alert_recovered *rec, char *out, s
     if (rec->incident_id > 0) {
         snprintf(id, sizeof(id), " #%lld", (long long)rec->incident_id);
     }
-    if (rec->workload_kind == NULL) {
-        snprintf(out, size, "Recovered: %s/%s container %s has run ready for %s.",
-                 rec->namespace ? rec->namespace : "", rec->pod ? rec->pod : "",
-                 rec->container ? rec->container : "", ready);
-        return;
-    }
     hhmm(rec->first_at, from, sizeof(from));
     hhmm(rec->last_at, to, sizeof(to));
     if (rec->moved_on) {
         snprintf(out, size,
                  "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s "
                  "to %s UTC; its last pod%s%s went away and no restart followed.",
-                 id, rec->workload_kind, rec->namespace ? rec->namespace : "",
-                 rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
-                 rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
-                 from, to, rec->last_pod != NULL && rec->last_pod[0] ? " " : "",
+                 id, rec->workload_kind ? rec->workload_kind : "",
+                 rec->namespace ? rec->namespace : "", rec->workload_name ? rec->workload_name : "",
+                 rec->container ? rec->container : "", rec->cause ? rec->cause : "unknown",
+                 rec->restarts, rec->restarts == 1 ? "" : "s", from, to,
+                 rec->last_pod != NULL && rec->last_pod[0] ? " " : "",
                  rec->last_pod != NULL ? rec->last_pod : "");
         return;
     }
     snprintf(out, size,
              "Resolved: incident%s of %s %s/%s container %s (%s), %ld restart%s from %s to "
              "%s UTC; the container has run ready for %s%s%s.",
-             id, rec->workload_kind, rec->namespace ? rec->namespace : "",
+             id, rec->workload_kind ? rec->workload_kind : "", rec->namespace ? rec->namespace : "",
              rec->workload_name ? rec->workload_name : "", rec->container ? rec->container : "",
              rec->cause ? rec->cause : "unknown", rec->restarts, rec->restarts == 1 ? "" : "s",
              from, to, ready, rec->last_pod != NULL && rec->last_pod[0] ? " in pod " : "",

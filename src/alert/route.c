@@ -274,12 +274,11 @@ static enum krc_policy_decision pace_repeat(struct krc_sender *n, struct krc_inc
     for (size_t i = 0; i < plan->n_dests; i++) {
         struct krc_plan_dest *pd = &plan->dests[i];
         const struct dest *d = pd->dest;
-        int pager = d->named != NULL && krc_dest_is(d->named, "pagerduty");
         if (pd->reply) {
             pd->held = !reply_due;
             replied |= reply_due;
         } else {
-            pd->held = pager || !update_due;
+            pd->held = !update_due || krc_dest_no_incident_updates(d->named);
             updated |= !pd->held;
         }
         pd->storming = 0; /* a repeat is no storm arrival: its destinations' storms are not
@@ -331,12 +330,6 @@ static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_re
                          * known not to be posted: krc_route_incident_settle) */
     }
     return KRC_POLICY_ALERT;
-}
-
-enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
-                                           struct krc_route_plan *plan)
-{
-    return krc_route_restart_in(n, r, NULL, plan);
 }
 
 enum krc_policy_decision krc_route_restart_in(struct krc_sender *n, const struct krc_restart *r,

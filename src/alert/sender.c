@@ -143,11 +143,9 @@ struct krc_sender *krc_sender_new(const struct krc_sender_options *o, struct krc
     n->n_fixed = o->n_destinations;
     /* incidents end from what the watch saw of their latest pod, whatever the
      * destinations (recoveredAfter 0 too: then when it is first seen ready) */
-    n->track_recovery = 1;
     n->recovery = krc_recovery_new(MAX_RECOVERY);
     krc_incidents_init(&n->incidents, MAX_INCIDENTS);
-    if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 ||
-        (n->track_recovery && n->recovery == NULL)) {
+    if (krc_policy_mutes_init(&n->mutes, MAX_MUTES) < 0 || n->recovery == NULL) {
         krc_error_set(err, KRC_ENOMEM, "out of memory");
         krc_sender_free(n);
         return NULL;

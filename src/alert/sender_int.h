@@ -87,12 +87,7 @@ struct item {
     struct krc_diagnosis *diag;
     char *full_log;
     size_t full_log_len;
-    struct krc_alert_recovered recovered; /* strings point into the item's rec_* */
-    int64_t incident_id;                  /* a resolved message: its incident's (0: none) */
     uint64_t incident; /* an incident's first alert: its handle (settled: the end may come) */
-    char rec_ns[256];
-    char rec_pod[256];
-    char rec_container[256];
     struct item *next;
 };
 
@@ -209,9 +204,8 @@ struct krc_sender {
     struct krc_incidents incidents; /* the open incidents (under lock) */
     struct sandbox_mark sandbox[MAX_SANDBOX_MARKS]; /* under lock */
     size_t n_sandbox;
-    struct krc_recovery *recovery; /* Web API with recoveredAfter: what the watch saw */
+    struct krc_recovery *recovery; /* what the watch saw of awaited pods: incidents end from it */
     int threads;                   /* env's kind posts threads (krc_dest_threads) */
-    int track_recovery;            /* a recovery tracker is kept (always: incidents end from it) */
     /* the named destinations krc started with: a reload changes the routes (and the
      * indices they hold into its own list) but not the destinations, which keep their
      * lanes and settings until krc is restarted */
@@ -279,6 +273,11 @@ struct lane *krc_deliver_lane_get(struct krc_sender *n, const struct krc_dest_ta
                                   const struct krc_destination *named);
 /* Queue it on its destination's lane (takes the lock). */
 void krc_deliver_queue(struct krc_sender *n, struct item *it);
+/* An incident whose latest pod is uid/container ended (it is out of the table): the
+ * tracker's entry goes, unless another open incident waits for the same container or a
+ * restart of it was awaited since krc_recovery_ready gave `gen`. Caller holds the lock. */
+void krc_deliver_recovery_release(struct krc_sender *n, const char *uid, const char *container,
+                                  uint64_t gen);
 
 /* --- deliver_incident.c ---------------------------------------------------- */
 

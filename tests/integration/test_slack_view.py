@@ -5,9 +5,9 @@
 
 tests/tools/slack_view_page (built next to the unit tests, in BUILD/tests/; or the environment
 variable KRC_SLACK_VIEW_PAGE) renders every case of tests/fixtures/corpus through the Slack
-webhook sink's formatter, a storm summary, a "recovered" reply and hostile raw bodies (script
-tags, quotes, invalid UTF-8, terminal escape sequences, a bad link and colour, an unknown block,
-a body that is not JSON) to a page, and dumps the bodies. The test then checks:
+webhook sink's formatter, a storm summary, an incident's "resolved" reply and hostile raw
+bodies (script tags, quotes, invalid UTF-8, terminal escape sequences, a bad link and colour,
+an unknown block, a body that is not JSON) to a page, and dumps the bodies. The test then checks:
 
 - Python's html.parser: only the elements and attributes the renderer writes, no script, links
   only http(s)/mailto, style attributes only a validated colour bar; every message's header text

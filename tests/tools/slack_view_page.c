@@ -8,8 +8,8 @@
  * --corpus DIR: every case folder of DIR (tests/fixtures/corpus layout) is
  * parsed, diagnosed and formatted by the Slack webhook sink's own format
  * function (cluster "prod-eu", the time 2m30s after the restart), followed by
- * a storm summary and a "recovered" reply; each BODY.json file is added as a
- * raw POST body, unchanged. The page is written with krc_demo_html_write;
+ * a storm summary and an incident's "resolved" reply; each BODY.json file is
+ * added as a raw POST body, unchanged. The page is written with krc_demo_html_write;
  * --term prints every message's terminal view (plain; --term-colour: ANSI)
  * to stdout, separated by a line "----"; --dump writes every body to
  * DIR/NNN.json (001 first) for the test to compare the page with. Exit 0, or
@@ -171,7 +171,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A storm summary and a "recovered" reply, as the sender would have them formatted. */
+/* A storm summary and an incident's "resolved" reply, as the sender would have them formatted. */
 static int storm_and_recovery(struct page *p, double at)
 {
     struct krc_alert_group causes[] = {{"dependency_unreachable", 9, NULL},
@@ -183,11 +183,19 @@ static int storm_and_recovery(struct page *p, double at)
         {"shop", "cart-6d5f9-x2k4p", "app", "dependency_unreachable", "gke-prod-pool-2-7f3a", 3},
         {"shop", "web-7d9c-q8z1m", "app", "oom_killed", "gke-prod-pool-2-7f3a", 1},
     };
+    /* an incident's end, as deliver_incident.c fills it */
     struct krc_alert_recovered rec = {.namespace = "payments",
                                       .pod = "checkout-5f7d9c8b6d-w9j4h",
                                       .container = "checkout",
                                       .ready_seconds = 600,
-                                      .restart_count = 4};
+                                      .incident_id = 41,
+                                      .workload_kind = "Deployment",
+                                      .workload_name = "checkout",
+                                      .cause = "liveness_probe_failed",
+                                      .restarts = 4,
+                                      .first_at = 1764773400, /* 2025-12-03T14:50:00Z */
+                                      .last_at = 1764774000,
+                                      .last_pod = "checkout-5f7d9c8b6d-w9j4h"};
     struct krc_alert_summary s;
     struct krc_alert_options o;
     char *json = NULL;

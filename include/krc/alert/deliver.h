@@ -4,7 +4,7 @@
  * rows through pending -> delivered / failed / withdrawn / superseded
  * (exactly once, with the delivery journal when the database refuses the
  * mark). It also resumes the outbox at start-up or take-over, posts the
- * storm summaries and the "recovered" replies, and calls on_posted and
+ * storm summaries and the incidents' "resolved" messages, and calls on_posted and
  * on_delivered (alert/sender.h). */
 #ifndef KRC_DELIVER_H
 #define KRC_DELIVER_H
@@ -50,10 +50,10 @@ int krc_sender_resume_outbox(struct krc_sender *n, struct krc_store *store,
                              int (*was_handled)(const struct krc_store_row *row, void *ud),
                              void *ud);
 
-/* The sender loop: posts queued alerts, storm summaries and recovered
- * replies until krc_sender_abort(). Once *options.cancel is set, owed
- * storm summaries are posted at once; the caller waits for
- * krc_sender_pending() to reach 0 (bounded), then aborts. */
+/* The sender loop: posts queued alerts, storm summaries and resolved
+ * messages (it ends the incidents that are over) until krc_sender_abort(). Once *options.cancel is
+ * set, owed storm summaries are posted at once; the caller waits for krc_sender_pending() to reach
+ * 0 (bounded), then aborts. */
 void krc_sender_run(struct krc_sender *n);
 void krc_sender_abort(struct krc_sender *n);
 /* Stop at once: also abort the request in flight (a hung Slack). After
@@ -62,12 +62,14 @@ void krc_sender_abort_transfers(struct krc_sender *n);
 /* Monotonic ms of the sender loop's last iteration (liveness). */
 int64_t krc_sender_heartbeat(const struct krc_sender *n);
 
-/* Recovery from what the watch sees (no-ops unless Web API mode with
- * recovered_after_s): the watch thread reports each detected restart
- * (before the event's state) and every pod event, DELETED ones included. */
+/* Recovery from what the watch sees (alert/recovery.h: the end of incidents): the watch
+ * thread reports each detected restart (before the event's state) and every pod event,
+ * DELETED ones included. An event of a pod nothing waits for takes no lock. */
 void krc_sender_restart_seen(struct krc_sender *n, const char *uid, const char *ns,
                              const char *name, const char *container, int restart_count);
 void krc_sender_pod_event(struct krc_sender *n, const struct krc_pod_info *pod, int deleted);
+/* Containers the recovery tracker holds (tests). */
+size_t krc_sender_awaited(const struct krc_sender *n);
 
 /* A shared outbox (krc_store_shared, PostgreSQL) with leader election: from
  * now on, every message with an outbox row is claimed with `token` (the

@@ -4,7 +4,8 @@
  *     key, how the value is given, flags, default, check), which the
  *     configuration loader reads every destination of the kind with;
  *   - its sink (struct krc_sink_ops, alert/sink.h): the format of a
- *     restart, a storm summary and a "recovered" message, and the delivery;
+ *     restart, a storm summary and an incident's "resolved" message, and the
+ *     delivery;
  * and one line in src/alert/dest/registry.c lists it. docs/HACKING.md, "How
  * to add a destination", has the steps. */
 #ifndef KRC_ALERT_DEST_H
@@ -37,9 +38,10 @@ struct krc_dest_route {
 struct krc_dest_kind {
     struct krc_dest_schema schema; /* name, help, settings: what the loader reads */
     const struct krc_sink_ops *ops;
-    /* its sink takes "recovered" messages without threads (a resolve, a
-     * thread of its own): the sender tracks recoveries for it */
-    int resolves;
+    /* 1: a repeat of an incident sends it no update (incidentUpdateInterval): what it
+     * shows of the incident stays as the first alert left it until the resolved message
+     * (PagerDuty: the incident stays triggered) */
+    int no_incident_updates;
     /* --- what the kind says about a destination (NULL: the default of
      * krc_dest_target_of, krc_dest_target_of_key, nothing); target and
      * target_of_key are asked for an implicit destination only (config/
@@ -58,9 +60,9 @@ struct krc_dest_kind {
     /* d's settings into the options its sink is made with. */
     void (*sink_options)(const struct krc_destination *d, struct krc_sink_options *so);
     /* 1: the kind posts threads (a restart within the mute window is a reply
-     * to its pod's thread) and takes the previous log as a file, and tracks
-     * recoveries; only the implicit destination asks it (a declared one posts
-     * each restart on its own, as it always did) */
+     * to its pod's thread) and takes the previous log as a file; only the
+     * implicit destination asks it (a declared one posts each restart on its
+     * own, as it always did) */
     int threads;
 };
 
@@ -99,5 +101,7 @@ int krc_dest_target_of_key(const struct krc_destination *d, const char *key, con
 void krc_dest_sink_options(const struct krc_destination *d, struct krc_sink_options *so);
 /* 1 when d's kind posts threads (struct krc_dest_kind.threads). */
 int krc_dest_threads(const struct krc_destination *d);
+/* 1 when d's kind takes no incident updates (struct krc_dest_kind.no_incident_updates). */
+int krc_dest_no_incident_updates(const struct krc_destination *d);
 
 #endif

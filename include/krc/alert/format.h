@@ -157,15 +157,13 @@ int krc_alert_summary_names(const struct krc_diagnosis *d, const char *name);
 
 /* ---- recovery ------------------------------------------------------------ */
 
+/* The end of an incident (alert/incident.h): one "resolved" message per destination its
+ * first alert went to (the per-pod "recovered" message it replaced is no longer sent). */
 struct krc_alert_recovered {
     const char *namespace;
-    const char *pod; /* an incident's: its first alert's pod (PagerDuty's dedup_key) */
+    const char *pod; /* its first alert's pod (PagerDuty's dedup_key, Google Chat's thread) */
     const char *container;
-    int64_t ready_seconds; /* has run ready this long */
-    int restart_count;
-    /* The end of an incident (alert/incident.h): one "resolved" message per destination its
-     * first alert went to. workload_kind NULL: a pod's "recovered" message (the fields
-     * below unset). */
+    int64_t ready_seconds;     /* has run ready this long */
     int64_t incident_id;       /* its store id, 0: not recorded */
     const char *workload_kind; /* "Deployment"; "Pod" for a bare pod */
     const char *workload_name;
@@ -179,9 +177,8 @@ struct krc_alert_recovered {
 
 /* The resolved message's line, for every destination's format: "Resolved: incident #12 of
  * Deployment shop/api container app (oom_killed), 20 restarts from 03:56 to 04:40 UTC; the
- * container has run ready for 10m." (or "... the pod went away and no restart followed
- * within the settle time."). A pod's recovered message (workload_kind NULL): "Recovered:
- * shop/web-1 container app has run ready for 10m." */
+ * container has run ready for 10m0s in pod api-7d9c-x2k4p." (or "...; its last pod
+ * api-7d9c-x2k4p went away and no restart followed."). */
 void krc_alert_resolved_line(const struct krc_alert_recovered *rec, char *out, size_t size);
 
 #endif

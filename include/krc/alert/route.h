@@ -1,7 +1,7 @@
 /* The route stage of the alert pipeline: what happens to one restart,
  * asked once per restart, before anything is collected.
  *
- * krc_route_restart() answers, from the alert policy (alert/policy.h) and
+ * krc_route_restart_in() answers, from the alert policy (alert/policy.h) and
  * the sender's memory of it (the mute per pod, the storm guard per
  * destination): the destinations of the restart, the decision (alert,
  * thread reply, muted, grouped into a storm, silenced, no destination),
@@ -65,7 +65,7 @@ struct krc_route_plan {
     const struct krc_pattern *log_ignore;
     size_t n_log_ignore;
     /* pageIntentionalRestarts: render pages a restart whose diagnosis is
-     * intentional like any other. 0 (as krc_route_restart leaves it): render
+     * intentional like any other. 0 (as krc_route_restart_in leaves it): render
      * holds it back (KRC_POLICY_INTENTIONAL); the caller sets it. */
     int page_intentional;
     /* The restart's incident (alert/incident.h): its handle (0: none), whether the restart
@@ -88,20 +88,17 @@ struct krc_route_incident {
     enum krc_cause cause;
 };
 
-/* Route one restart: fills *plan and returns its decision. Counts muted
- * and silenced restarts, starts storms (and withdraws the queued alerts of
- * a destination whose storm this restart starts). Thread-safe. */
-enum krc_policy_decision krc_route_restart(struct krc_sender *n, const struct krc_restart *r,
-                                           struct krc_route_plan *plan);
-
-/* The same with the restart's incident: the first restart of an incident (none open for
- * its namespace, workload, container and cause) opens it and is routed as an alert; a
+/* Route one restart: fills *plan and returns its decision. Counts muted and silenced
+ * restarts, starts storms (and withdraws the queued alerts of a destination whose storm this
+ * restart starts). With the restart's incident: the first restart of an incident (none open
+ * for its namespace, workload, container and cause) opens it and is routed as an alert; a
  * repeat is counted into it and, with muteSeconds > 0, is muted except for the
  * destinations a message is due to (one reply per incidentReplyInterval in the thread of a
- * destination with threads, one update per incidentUpdateInterval to one without, none to
- * PagerDuty): decision KRC_POLICY_THREAD with the others held, or KRC_POLICY_MUTED. A repeat
- * is never a storm arrival. inc NULL: the restart's pod is its workload, its cause unknown
- * (what krc_route_restart does). Thread-safe. */
+ * destination with threads, one update per incidentUpdateInterval to one without, none to a
+ * kind that takes no incident updates, PagerDuty: struct krc_dest_kind.no_incident_updates):
+ * decision KRC_POLICY_THREAD with the others held, or KRC_POLICY_MUTED. A repeat is never a
+ * storm arrival. inc NULL: the restart's pod is its workload, its cause unknown.
+ * Thread-safe. */
 enum krc_policy_decision krc_route_restart_in(struct krc_sender *n, const struct krc_restart *r,
                                               const struct krc_route_incident *inc,
                                               struct krc_route_plan *plan);
@@ -150,7 +147,7 @@ int64_t krc_route_incident_id(struct krc_sender *n, uint64_t incident);
 
 /* Route the amendment of a restart already alerted (its device reported
  * Unhealthy after it, detect/dev_health.h): the restart's destinations, as
- * krc_route_restart finds them, decision KRC_POLICY_THREAD where the Slack
+ * krc_route_restart_in finds them, decision KRC_POLICY_THREAD where the Slack
  * target has threads (a reply under the pod's alert), else
  * KRC_POLICY_ALERT (a message of its own), KRC_POLICY_SILENCED when a
  * silence matches. Neither marks the mute nor counts a storm arrival: the

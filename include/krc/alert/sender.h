@@ -8,13 +8,13 @@
  *                             (the destinations' formats, alert/sink.h)
  *   deliver (alert/deliver.h) the recorded messages -> the per-destination
  *                             lanes, the outbox state machine, retries,
- *                             resume, storm summaries, "recovered" replies
+ *                             resume, storm summaries, incidents' ends
  *
  * Restarts are routed before any collection, so a storm or a muted pod
  * costs no log fetch; nothing held back is lost: it is counted, logged and
  * recorded by the store with its decision.
  *
- * Threads: pipeline workers call krc_route_restart(), krc_render_restart()
+ * Threads: pipeline workers call krc_route_restart_in(), krc_render_restart()
  * and krc_deliver_restart(); the watch threads krc_sender_restart_seen()
  * and krc_sender_pod_event(); one thread runs krc_sender_run(), which runs
  * one delivery thread per destination (alert/sink.h). */
@@ -57,8 +57,8 @@ struct krc_sender_options {
     int storm_threshold; /* more restarts than this within storm_window_s start a storm */
     long storm_window_s;
     long storm_delay_s; /* first summary this long after a storm starts */
-    /* Web API: "recovered" reply after the container ran ready this long, as
-     * the watch saw it (krc_sender_pod_event); 0: off */
+    /* an incident ends once its latest pod has run ready this long, as the watch saw it
+     * (krc_sender_pod_event), with a resolved message; 0: when first seen ready, without */
     long recovered_after_s;
     /* incidents (alert/incident.h): with mute_seconds > 0, a repeat gets at most one reply
      * per incident_reply_interval_s in the thread (destinations with threads) and one

@@ -1,5 +1,5 @@
 /* Sinks: where alerts go. A sink formats what the alert layer has to say (a
- * restart, a storm summary, a "recovered" reply) in its destination's format
+ * restart, a storm summary, an incident's "resolved" message) in its destination's format
  * and delivers one message at a time, blocking, with its own pacing and
  * retries; it says what it can do (limits) and what a success gave back (a
  * Slack message ts that later replies are threaded under).
@@ -55,7 +55,6 @@ struct krc_sink_limits {
     size_t max_payload;   /* largest body the destination takes, bytes */
     int threads;          /* replies can go under an earlier message (its ts) */
     int files;            /* krc_sink_upload works */
-    int resolves;         /* takes "recovered" messages without threads (PagerDuty resolve) */
 };
 
 /* One message: a body made by this sink's format functions. */

@@ -1,5 +1,5 @@
 /* The formats of the destinations other than Slack: pure functions from a
- * restart report and its diagnosis (or a storm summary, or a recovery) to
+ * restart report and its diagnosis (or a storm summary, or an incident's end) to
  * the body a service takes, within that service's limits. Each is the
  * format_* of one sink (alert/sink.h); none puts a secret in a body (the
  * bodies are stored in the outbox): a routing key or a signature is added at
@@ -34,9 +34,9 @@ int krc_format_json_finish(struct cJSON *o, char **ret_body, struct krc_error *e
 
 #define KRC_WEBHOOK_SCHEMA_VERSION 1
 
-/* {"schema_version": 1, "kind": "restart" | "storm_summary" | "recovered",
+/* {"schema_version": 1, "kind": "restart" | "storm_summary" | "resolved",
  *  "sent_at", "cluster", and "report" (model/report_json.h) | "summary" |
- *  "recovered"}. */
+ *  "resolved"}. */
 int krc_webhook_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
                                const struct krc_alert_options *fo, char **ret_body,
                                char **ret_fallback, struct krc_error *err);
@@ -72,7 +72,7 @@ int krc_pagerduty_format_restart(const struct krc_report *rep, const struct krc_
 int krc_pagerduty_format_summary(const struct krc_alert_summary *sum,
                                  const struct krc_alert_options *fo, char **ret_body,
                                  struct krc_error *err);
-/* resolve with the restart's dedup_key. */
+/* resolve with the dedup_key of the incident's first alert. */
 int krc_pagerduty_format_recovered(const struct krc_alert_recovered *rec,
                                    const struct krc_alert_options *fo, char **ret_body,
                                    struct krc_error *err);

@@ -83,7 +83,6 @@ struct krc_sink *krc_chat_sink_create(const struct krc_sink_options *o, const ch
     s->base.ops = ops;
     s->base.limits.min_interval_ms = o->min_interval_ms;
     s->base.limits.max_payload = max_payload;
-    s->base.limits.resolves = gchat; /* "recovered" goes into the pod's thread */
     s->what = what;
     krc_log_add_secret(url);
     krc_log_add_secret(s->url);

@@ -279,8 +279,7 @@ int krc_gchat_format_recovered(const struct krc_alert_recovered *rec,
     *ret_body = NULL;
     krc_gchat_thread_key(fo->cluster, rec->namespace, rec->pod, key, sizeof(key));
     krc_alert_resolved_line(rec, line, sizeof(line)); /* an incident's end */
-    m = message(line, "recovered", rec->workload_kind != NULL ? "Resolved" : "Recovered",
-                fo->cluster, key, &sections);
+    m = message(line, "recovered", "Resolved", fo->cluster, key, &sections);
     if (m != NULL && ((w = section(sections, NULL)) == NULL || paragraph(w, NULL, line) < 0)) {
         cJSON_Delete(m);
         m = NULL;
@@ -367,5 +366,4 @@ const struct krc_dest_kind krc_dest_google_chat = {
     .schema = {"google-chat", "a Google Chat incoming webhook", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_google_chat,
-    .resolves = 1,
 };

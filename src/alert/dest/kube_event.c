@@ -649,5 +649,4 @@ static const struct krc_sink_ops krc_sink_kube_event = {
 const struct krc_dest_kind krc_dest_kube_event = {
     .schema = {"kubernetes-event", "an Event on the pod (events.k8s.io/v1)", NULL, 0},
     .ops = &krc_sink_kube_event,
-    .resolves = 0,
 };

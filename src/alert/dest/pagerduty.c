@@ -331,8 +331,8 @@ char *krc_pagerduty_with_key(const char *body, const char *routing_key, struct k
 
 /* --- the sink ---
  * The PagerDuty sink: Events API v2 (POST /v2/enqueue, 202 Accepted). The
- * routing key is added to each stored event when it is sent; "recovered"
- * messages are resolve events (limits.resolves). 429 is PagerDuty's rate
+ * routing key is added to each stored event when it is sent; an incident's
+ * "resolved" message is a resolve event. 429 is PagerDuty's rate
  * limit (retried after Retry-After, else 1 s), 5xx and transport errors are
  * retried with backoff, 400 (an invalid event) is final. */
 struct pd_sink {
@@ -407,7 +407,6 @@ static struct krc_sink *pd_create(const struct krc_sink_options *o, const char *
     p->base.ops = &krc_sink_pagerduty;
     p->base.limits.min_interval_ms = o->min_interval_ms;
     p->base.limits.max_payload = KRC_PD_MAX_PAYLOAD;
-    p->base.limits.resolves = 1;
     p->url = url;
     p->routing_key = d->secret;
     krc_log_add_secret(d->secret);
@@ -492,5 +491,6 @@ const struct krc_dest_kind krc_dest_pagerduty = {
     .schema = {"pagerduty", "PagerDuty Events API v2", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_pagerduty,
-    .resolves = 1,
+    /* its incident stays triggered until the resolve: a repeat sends no update */
+    .no_incident_updates = 1,
 };

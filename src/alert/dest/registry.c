@@ -159,3 +159,10 @@ int krc_dest_threads(const struct krc_destination *d)
 
     return k != NULL && k->threads;
 }
+
+int krc_dest_no_incident_updates(const struct krc_destination *d)
+{
+    const struct krc_dest_kind *k = d != NULL ? krc_dest_kind_of(d) : NULL;
+
+    return k != NULL && k->no_incident_updates;
+}

@@ -399,7 +399,6 @@ const struct krc_dest_kind krc_dest_slack_api = {
     .schema = {"slack-api", "the Slack Web API (a bot token and a channel)", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_slack_api,
-    .resolves = 0,
     .target = krc_slack_env_api_target,
     .target_of_key = krc_slack_env_api_target_of_key,
     .sink_options = krc_slack_api_sink_options,

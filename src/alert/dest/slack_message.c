@@ -980,7 +980,7 @@ int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc
     return krc_slack_finish(&f, root, ret_json, err);
 }
 
-/* ---- recovered --------------------------------------------------------------------------- */
+/* ---- an incident's end ("resolved") ------------------------------------------------------ */
 
 int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
                                const struct krc_alert_options *o, char **ret_json,
@@ -988,12 +988,11 @@ int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
 {
     struct fmt f;
     struct krc_buf text;
-    char dur[32];
+    char line[1024];
     cJSON *root;
 
     krc_slack_fmt_init(&f, o);
     krc_buf_init(&text, BYTES_FOR(KRC_SLACK_TEXT_MAX));
-    krc_diagnose_format_duration(rc->ready_seconds, dur, sizeof(dur));
     root = krc_slack_new_obj(&f);
     krc_slack_envelope(&f, root);
     krc_slack_lit(&f, &text, ":large_green_circle: ");
@@ -1002,26 +1001,8 @@ int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
         krc_slack_put(&f, &text, o->cluster, 60);
         krc_slack_lit(&f, &text, "] ");
     }
-    if (rc->workload_kind != NULL) {
-        /* an incident's end (alert/incident.h) */
-        char line[1024];
-        krc_alert_resolved_line(rc, line, sizeof(line));
-        krc_slack_put(&f, &text, line, KRC_SLACK_TEXT_MAX / 2);
-        krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
-        krc_buf_cleanup(&text);
-        return krc_slack_finish(&f, root, ret_json, err);
-    }
-    if (rc->container != NULL) {
-        krc_slack_lit(&f, &text, "container `");
-        krc_slack_put(&f, &text, rc->container, NAME_MAX_UNITS);
-        krc_slack_lit(&f, &text, "` of ");
-    }
-    krc_slack_lit(&f, &text, "`");
-    krc_slack_put(&f, &text, rc->namespace, NAME_MAX_UNITS);
-    krc_slack_lit(&f, &text, "/");
-    krc_slack_put(&f, &text, rc->pod, NAME_MAX_UNITS);
-    krc_slack_litf(&f, &text, "` has run ready for %s after %d restart%s", dur, rc->restart_count,
-                   rc->restart_count == 1 ? "" : "s");
+    krc_alert_resolved_line(rc, line, sizeof(line));
+    krc_slack_put(&f, &text, line, KRC_SLACK_TEXT_MAX / 2);
     krc_slack_set_str(&f, root, "text", krc_buf_str(&text));
     krc_buf_cleanup(&text);
     return krc_slack_finish(&f, root, ret_json, err);

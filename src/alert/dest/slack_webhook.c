@@ -193,7 +193,6 @@ const struct krc_dest_kind krc_dest_slack_webhook = {
     .schema = {"slack-webhook", "a Slack incoming webhook", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_slack_webhook,
-    .resolves = 0,
     .target = krc_slack_env_webhook_target,
     .target_of_key = krc_slack_env_webhook_target_of_key,
 };

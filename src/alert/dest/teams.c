@@ -333,5 +333,4 @@ const struct krc_dest_kind krc_dest_teams = {
     .schema = {"teams", "a Microsoft Teams Workflows webhook", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_teams,
-    .resolves = 0,
 };

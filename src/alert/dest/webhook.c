@@ -125,10 +125,11 @@ int krc_webhook_format_summary(const struct krc_alert_summary *sum,
     return krc_format_json_finish(o, ret_body, err);
 }
 
-/* An incident's end: kind "resolved" (docs/report-schema.json). */
-static int format_resolved(const struct krc_alert_recovered *rec,
-                           const struct krc_alert_options *fo, char **ret_body,
-                           struct krc_error *err)
+/* An incident's end: kind "resolved" (docs/report-schema.json). Kind "recovered", a pod's,
+ * is no longer sent: the schema keeps it for the receivers written before incidents. */
+int krc_webhook_format_recovered(const struct krc_alert_recovered *rec,
+                                 const struct krc_alert_options *fo, char **ret_body,
+                                 struct krc_error *err)
 {
     cJSON *o = envelope("resolved", fo);
     cJSON *r = o != NULL ? cJSON_AddObjectToObject(o, "resolved") : NULL;
@@ -136,7 +137,7 @@ static int format_resolved(const struct krc_alert_recovered *rec,
     char line[1024];
 
     *ret_body = NULL;
-    snprintf(workload, sizeof(workload), "%s/%s", rec->workload_kind,
+    snprintf(workload, sizeof(workload), "%s/%s", rec->workload_kind ? rec->workload_kind : "",
              rec->workload_name != NULL ? rec->workload_name : "");
     krc_alert_resolved_line(rec, line, sizeof(line));
     if (r == NULL ||
@@ -153,30 +154,6 @@ static int format_resolved(const struct krc_alert_recovered *rec,
         cJSON_AddBoolToObject(r, "moved_on", rec->moved_on) == NULL ||
         cJSON_AddStringToObject(r, "pod", rec->pod != NULL ? rec->pod : "") == NULL ||
         cJSON_AddStringToObject(r, "summary", line) == NULL) {
-        cJSON_Delete(o);
-        return krc_error_set(err, KRC_ENOMEM, "out of memory");
-    }
-    return krc_format_json_finish(o, ret_body, err);
-}
-
-int krc_webhook_format_recovered(const struct krc_alert_recovered *rec,
-                                 const struct krc_alert_options *fo, char **ret_body,
-                                 struct krc_error *err)
-{
-    cJSON *o;
-
-    if (rec->workload_kind != NULL) {
-        return format_resolved(rec, fo, ret_body, err);
-    }
-    o = envelope("recovered", fo);
-    cJSON *r = o != NULL ? cJSON_AddObjectToObject(o, "recovered") : NULL;
-
-    *ret_body = NULL;
-    if (r == NULL || cJSON_AddStringToObject(r, "namespace", rec->namespace) == NULL ||
-        cJSON_AddStringToObject(r, "pod", rec->pod) == NULL ||
-        cJSON_AddStringToObject(r, "container", rec->container) == NULL ||
-        cJSON_AddNumberToObject(r, "ready_seconds", (double)rec->ready_seconds) == NULL ||
-        cJSON_AddNumberToObject(r, "restart_count", rec->restart_count) == NULL) {
         cJSON_Delete(o);
         return krc_error_set(err, KRC_ENOMEM, "out of memory");
     }
@@ -329,7 +306,6 @@ static struct krc_sink *sw_create(const struct krc_sink_options *o, const char *
     w->base.ops = &krc_sink_webhook;
     w->base.limits.min_interval_ms = o->min_interval_ms;
     w->base.limits.max_payload = WEBHOOK_MAX_PAYLOAD;
-    w->base.limits.resolves = 1; /* "recovered" events too */
     w->url = url;
     w->secret = d->secret;
     krc_log_add_secret(d->secret);
@@ -410,5 +386,4 @@ const struct krc_dest_kind krc_dest_webhook = {
     .schema = {"webhook", "the report as signed JSON (HMAC-SHA256)", settings,
                sizeof(settings) / sizeof(settings[0])},
     .ops = &krc_sink_webhook,
-    .resolves = 1,
 };

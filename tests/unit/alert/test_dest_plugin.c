@@ -174,7 +174,15 @@ static const struct krc_dest_kind ticket_kind = {
     .schema = {"ticket", "a ticket per restart", ticket_settings,
                sizeof(ticket_settings) / sizeof(ticket_settings[0])},
     .ops = &ticket_ops,
-    .resolves = 1,
+};
+
+/* A paging service whose incident stays open until the resolve, like PagerDuty: the kind says
+ * so (no_incident_updates), the route stage asks the kind, never its name. */
+static const struct krc_dest_kind page_kind = {
+    .schema = {"page", "a page per incident", ticket_settings,
+               sizeof(ticket_settings) / sizeof(ticket_settings[0])},
+    .ops = &ticket_ops,
+    .no_incident_updates = 1,
 };
 
 /* --- the registry line: the test build's extra table ---------------------------------------- */
@@ -335,9 +343,9 @@ static void test_route_render_deliver(void **state)
     r.ident.restart_count = 3;
     other = r;
     other.namespace = (char *)"billing";
-    assert_int_equal(krc_route_restart(n, &other, &other_plan), KRC_POLICY_NO_DESTINATION);
+    assert_int_equal(krc_route_restart_in(n, &other, NULL, &other_plan), KRC_POLICY_NO_DESTINATION);
     assert_int_equal(other_plan.n_dests, 0);
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_ALERT);
     assert_int_equal(plan.n_dests, 1);
     assert_string_equal(plan.dests[0].store_key, "dest:tickets");
 
@@ -378,10 +386,62 @@ static void test_route_render_deliver(void **state)
     krc_config_cleanup(&cfg);
 }
 
+/* A repeat of an incident past incidentUpdateInterval: an update to the ticket destination,
+ * none to the kind that takes no incident updates. */
+static void test_kind_without_incident_updates(void **state)
+{
+    static const struct krc_dest_kind *const with_page[] = {&ticket_kind, &page_kind};
+    static const struct krc_route_incident inc = {"Deployment", "web", KRC_CAUSE_OOM_KILLED};
+    struct krc_sender_options o = krc_test_sender_options(NULL);
+    struct krc_destination d[2];
+    struct krc_route_plan plan;
+    struct krc_sender *n;
+    struct krc_restart r;
+    int64_t t0 = krc_clock_now();
+    (void)state;
+
+    assert_int_equal(krc_dest_registry_init(with_page, 2), 0);
+    memset(d, 0, sizeof(d));
+    d[0].name = (char *)"tickets";
+    d[0].kind = &ticket_kind.schema;
+    d[1].name = (char *)"pager";
+    d[1].kind = &page_kind.schema;
+    for (int i = 0; i < 2; i++) {
+        d[i].url = (char *)"http://127.0.0.1:9/tickets";
+        d[i].secret = (char *)"tk-0123456789";
+        d[i].is_default = 1;
+    }
+    o.destinations = d;
+    o.n_destinations = 2;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    memset(&r, 0, sizeof(r));
+    r.namespace = (char *)"shop";
+    r.pod = (char *)"web-1";
+    (void)krc_restart_ident_set(&r.ident, "uid-1", "app", 1, 0, NULL);
+    krc_clock_set_fake_now(t0);
+    assert_int_equal(krc_route_restart_in(n, &r, &inc, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(plan.n_dests, 2);
+    r.ident.restart_count = 2;
+    krc_clock_set_fake_now(t0 + o.incident_update_interval_s - 1);
+    assert_int_equal(krc_route_restart_in(n, &r, &inc, &plan), KRC_POLICY_MUTED);
+    r.ident.restart_count = 3;
+    krc_clock_set_fake_now(t0 + o.incident_update_interval_s);
+    assert_int_equal(krc_route_restart_in(n, &r, &inc, &plan), KRC_POLICY_THREAD);
+    assert_int_equal(plan.n_dests, 2);
+    for (size_t k = 0; k < plan.n_dests; k++) {
+        assert_int_equal(plan.dests[k].reply, 0);
+        assert_int_equal(plan.dests[k].held, strcmp(plan.dests[k].store_key, "dest:pager") == 0);
+    }
+    krc_clock_set_fake_now(0);
+    krc_sender_free(n);
+    assert_int_equal(krc_dest_registry_init(test_kinds, 1), 0);
+}
+
 static void test_registry_refuses_a_taken_name(void **state)
 {
-    static const struct krc_dest_kind again = {
-        .schema = {"teams", "not Teams", NULL, 0}, .ops = &ticket_ops, .resolves = 0};
+    static const struct krc_dest_kind again = {.schema = {"teams", "not Teams", NULL, 0},
+                                               .ops = &ticket_ops};
     static const struct krc_dest_kind *const clash[] = {&again};
     (void)state;
 
@@ -397,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_settings_from_the_table),
         cmocka_unit_test(test_mistakes_named),
         cmocka_unit_test(test_route_render_deliver),
+        cmocka_unit_test(test_kind_without_incident_updates),
         cmocka_unit_test(test_registry_refuses_a_taken_name),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

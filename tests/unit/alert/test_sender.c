@@ -62,7 +62,7 @@ static struct krc_route_plan last_plan;
 /* The route stage's decision for r (its plan in last_plan). */
 static enum krc_policy_decision decide(struct krc_sender *n, const struct krc_restart *r)
 {
-    enum krc_policy_decision d = krc_route_restart(n, r, &last_plan);
+    enum krc_policy_decision d = krc_route_restart_in(n, r, NULL, &last_plan);
     assert_int_equal(last_plan.decision, d);
     return d;
 }
@@ -776,6 +776,101 @@ static void test_a_held_destination_does_not_hold_another(void **state)
     routes_cleanup(&rs);
 }
 
+/* A restart of ns/pod (uid) in its incident (inc: NULL, or its cause), rendered and settled
+ * as the pipeline does; delivered, or (deliver 0) its first alert left on its way. */
+static void incident_restart(struct krc_sender *n, const char *ns, const char *pod, const char *uid,
+                             const struct krc_route_incident *inc, int deliver)
+{
+    struct krc_restart r = mk(ns, pod);
+    struct krc_report *rep = krc_report_new();
+    struct krc_diagnosis *dg = krc_calloc(1, sizeof(*dg));
+    struct krc_sender_message msg;
+    enum krc_policy_decision d;
+
+    assert_non_null(rep);
+    assert_non_null(dg);
+    krc_diagnosis_init(dg);
+    (void)krc_restart_ident_set(&r.ident, uid, "app", 1, 0, NULL);
+    krc_sender_restart_seen(n, uid, ns, pod, "app", 1); /* the watch, as it detects it */
+    assert_int_equal(krc_route_restart_in(n, &r, inc, &last_plan), KRC_POLICY_ALERT);
+    d = krc_render_restart(&last_plan, &r, rep, dg, krc_clock_now(), &msg);
+    assert_int_equal(d, KRC_POLICY_ALERT);
+    krc_route_incident_settle(n, &last_plan, &r, rep, dg, d, &msg);
+    if (deliver) {
+        krc_deliver_restart(n, &last_plan, &r, &msg, NULL, 1, rep, dg, NULL, 0);
+        return;
+    }
+    krc_sender_message_cleanup(&msg);
+    krc_report_free(rep);
+    krc_diagnosis_cleanup(dg);
+    krc_free(dg);
+}
+
+/* The watch shows ns/pod (uid) with its container running and ready. */
+static void ready_event(struct krc_sender *n, const char *ns, const char *pod, const char *uid)
+{
+    struct krc_container_info c;
+    struct krc_pod_info p;
+
+    memset(&c, 0, sizeof(c));
+    c.name = "app";
+    c.restart_count = 1;
+    c.state_running = 1;
+    c.ready = 1;
+    memset(&p, 0, sizeof(p));
+    p.uid = uid;
+    p.namespace = ns;
+    p.name = pod;
+    p.containers = &c;
+    p.n_containers = 1;
+    krc_sender_pod_event(n, &p, 0);
+}
+
+/* An incident's end takes its latest pod's entry out of the recovery tracker (that pod's
+ * events no longer take its lock); another pod's entry stays, and so does the entry of a
+ * container another open incident (another cause) still waits for. */
+static void test_incident_end_forgets_its_pod(void **state)
+{
+    static const struct krc_route_incident oom = {NULL, NULL, KRC_CAUSE_OOM_KILLED};
+    struct krc_sender_options o;
+    struct routes rs;
+    struct krc_sender *n;
+    pthread_t th;
+    int64_t deadline;
+    (void)state;
+
+    fk_reset();
+    routes_init(&rs);
+    memset(&o, 0, sizeof(o));
+    o.routes = rs.r;
+    o.n_routes = 4;
+    o.sink_ops = &fake_ops;
+    o.recovered_after_s = 1;
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    incident_restart(n, "fast", "b-0", "uid-b", NULL, 1);
+    /* d-0: two incidents of its container (two causes); the second's alert is not sent */
+    incident_restart(n, "fast", "d-0", "uid-d", NULL, 1);
+    incident_restart(n, "fast", "d-0", "uid-d", &oom, 0);
+    krc_sender_restart_seen(n, "uid-c", "fast", "c-0", "app", 1); /* no incident */
+    ready_event(n, "fast", "b-0", "uid-b");
+    ready_event(n, "fast", "d-0", "uid-d");
+    assert_int_equal(krc_sender_incidents_open(n), 3);
+    assert_int_equal(krc_sender_awaited(n), 3);
+    assert_int_equal(pthread_create(&th, NULL, run_thread, n), 0);
+    deadline = krc_clock_mono_ms() + 10000;
+    while (krc_sender_incidents_open(n) > 1 && krc_clock_mono_ms() < deadline) {
+        krc_clock_sleep_ms(20, NULL);
+    }
+    assert_int_equal(krc_sender_incidents_open(n), 1);
+    /* b-0's entry went with its incident; c-0's, and d-0's for its other incident, stay */
+    assert_int_equal(krc_sender_awaited(n), 2);
+    krc_sender_abort(n);
+    pthread_join(th, NULL);
+    krc_sender_free(n);
+    routes_cleanup(&rs);
+}
+
 struct pending_rows {
     int n;
     int64_t id[8];
@@ -1329,6 +1424,7 @@ int main(void)
         cmocka_unit_test(test_resume_superseded),
         cmocka_unit_test(test_resume_earlier_keys),
         cmocka_unit_test(test_a_held_destination_does_not_hold_another),
+        cmocka_unit_test(test_incident_end_forgets_its_pod),
         cmocka_unit_test(test_outbox_marked_once_retry_and_final_failure),
         cmocka_unit_test(test_claim_action),
         cmocka_unit_test(test_fence_token_on_sqlite_changes_nothing),

@@ -116,7 +116,7 @@ static void test_plan_render_deliver(void **state)
     o.kubernetes_events = 1;
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_ALERT);
     assert_int_equal(plan.decision, KRC_POLICY_ALERT);
     assert_true(plan.collect);
     assert_false(plan.wants_full_log); /* an incoming webhook has no thread for a file */
@@ -145,7 +145,7 @@ static void test_plan_render_deliver(void **state)
     assert_int_equal(krc_sender_pending(n), 0);
 
     /* a second restart (the mute per pod makes it muted: nothing rendered) */
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_MUTED);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_MUTED);
     assert_false(plan.collect);
     collected(NULL, &rep, &dg);
     assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m1), KRC_POLICY_MUTED);
@@ -156,7 +156,7 @@ static void test_plan_render_deliver(void **state)
 
     /* another pod: both messages queued, one per destination's lane */
     r = mk("web-2");
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_ALERT);
     collected("panic: boom\n", &rep, &dg);
     assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m1), KRC_POLICY_ALERT);
     krc_deliver_restart(n, &plan, &r, &m1, NULL, 1, rep, dg, NULL, 0);
@@ -181,7 +181,7 @@ static void test_intentional_held_back_by_render(void **state)
 
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_ALERT);
     assert_false(plan.page_intentional); /* held back unless the caller says otherwise */
     collected("panic: boom\n", &rep, &dg);
     dg->intentional = 1;
@@ -227,7 +227,7 @@ static void test_log_ignore_counted_by_deliver(void **state)
     o.n_log_ignore = 1;
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
-    assert_int_equal(krc_route_restart(n, &r, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &r, NULL, &plan), KRC_POLICY_ALERT);
     collected("x\nan expected shutdown\n", &rep, &dg);
     assert_int_equal(krc_render_restart(&plan, &r, rep, dg, 1800000000, &m), KRC_POLICY_SILENCED);
     assert_null(m.body);
@@ -261,11 +261,11 @@ static void test_storm_begun_after_routing(void **state)
     o.storm_threshold = 3;
     n = krc_sender_new(&o, NULL);
     assert_non_null(n);
-    assert_int_equal(krc_route_restart(n, &a, &plan), KRC_POLICY_ALERT);
-    assert_int_equal(krc_route_restart(n, &others[0], &other_plan), KRC_POLICY_ALERT);
-    assert_int_equal(krc_route_restart(n, &others[1], &other_plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &a, NULL, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &others[0], NULL, &other_plan), KRC_POLICY_ALERT);
+    assert_int_equal(krc_route_restart_in(n, &others[1], NULL, &other_plan), KRC_POLICY_ALERT);
     /* the fourth arrival within the window starts the storm */
-    assert_int_equal(krc_route_restart(n, &others[2], &other_plan), KRC_POLICY_GROUPED);
+    assert_int_equal(krc_route_restart_in(n, &others[2], NULL, &other_plan), KRC_POLICY_GROUPED);
     assert_int_equal(krc_sender_stats(n)->grouped, 0); /* nothing was queued to withdraw */
     collected("panic: boom\n", &rep, &dg);
     assert_int_equal(krc_render_restart(&plan, &a, rep, dg, 1800000000, &m), KRC_POLICY_ALERT);

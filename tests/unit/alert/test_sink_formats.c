@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "krc/alert/dest.h"
 #include "krc/alert/sink_formats.h"
 #include "krc/detect/accel_time.h"
 #include "krc/diagnose/diagnose.h"
@@ -213,14 +214,40 @@ static void test_pagerduty_limits_hold_on_huge_input(void **state)
     krc_report_cleanup(&r);
 }
 
+/* An incident's end as deliver_incident.c fills it: #12 of Deployment shop/api container app
+ * (oom_killed), 20 restarts from 03:56 to 04:40 UTC, its first alert's pod `pod`, its latest
+ * pod api-7d9c-x2k4p; ready for 10 minutes, or (moved_on) that pod went away. */
+static struct krc_alert_recovered resolved_of(const char *pod, int moved_on)
+{
+    struct krc_alert_recovered rec;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.namespace = "shop";
+    rec.pod = pod;
+    rec.container = "app";
+    rec.ready_seconds = moved_on ? 0 : 600;
+    rec.incident_id = 12;
+    rec.workload_kind = "Deployment";
+    rec.workload_name = "api";
+    rec.cause = "oom_killed";
+    rec.restarts = 20;
+    rec.first_at = 1785383760; /* 2026-07-30T03:56:00Z */
+    rec.last_at = 1785386400;  /* 04:40 */
+    rec.moved_on = moved_on;
+    rec.last_pod = "api-7d9c-x2k4p";
+    return rec;
+}
+
+#define RESOLVED_HEAD                                                                              \
+    "Resolved: incident #12 of Deployment shop/api container app (oom_killed), 20 restarts "       \
+    "from 03:56 to 04:40 UTC; "
+#define RESOLVED_READY RESOLVED_HEAD "the container has run ready for 10m0s in pod api-7d9c-x2k4p."
+#define RESOLVED_GONE RESOLVED_HEAD "its last pod api-7d9c-x2k4p went away and no restart followed."
+
 static void test_pagerduty_dedup_key_and_resolve(void **state)
 {
     struct krc_alert_options fo;
-    struct krc_alert_recovered rec = {.namespace = "shop",
-                                      .pod = "api-0",
-                                      .container = "app",
-                                      .ready_seconds = 600,
-                                      .restart_count = 3};
+    struct krc_alert_recovered rec = resolved_of("api-0", 0);
     struct krc_error e;
     char key[256];
     char long_pod[400];
@@ -237,6 +264,12 @@ static void test_pagerduty_dedup_key_and_resolve(void **state)
     krc_pagerduty_dedup_key("prod-eu", "shop", long_pod, "app", key, sizeof(key));
     assert_int_equal(strlen(key), 255);
 
+    /* the resolve of the first alert's trigger (its pod's key), whichever form */
+    assert_int_equal(krc_pagerduty_format_recovered(&rec, &fo, &body, &e), 0);
+    assert_string_equal(body, "{\"event_action\":\"resolve\",\"dedup_key\":\"krc/prod-eu/shop/"
+                              "api-0/app\"}");
+    krc_free(body);
+    rec = resolved_of("api-0", 1);
     assert_int_equal(krc_pagerduty_format_recovered(&rec, &fo, &body, &e), 0);
     assert_string_equal(body, "{\"event_action\":\"resolve\",\"dedup_key\":\"krc/prod-eu/shop/"
                               "api-0/app\"}");
@@ -251,6 +284,97 @@ static void test_pagerduty_dedup_key_and_resolve(void **state)
     assert_null(krc_pagerduty_with_key("not json", "k", &e));
     assert_int_equal(e.code, KRC_EPARSE);
     krc_free(body);
+}
+
+/* The resolved message each destination sends, in both forms (the container has run ready;
+ * its last pod went away): the signed webhook's "resolved" event, Teams' and Google Chat's
+ * line (the card's title "Resolved"); a Kubernetes Event has none. PagerDuty's resolve and
+ * Slack's reply are checked in test_pagerduty_dedup_key_and_resolve and test_slack_format. */
+static void test_resolved_every_destination(void **state)
+{
+    struct krc_alert_options fo;
+    struct krc_error e;
+    (void)state;
+
+    opts(&fo);
+    for (int gone = 0; gone <= 1; gone++) {
+        struct krc_alert_recovered rec = resolved_of("api-0", gone);
+        const char *line = gone ? RESOLVED_GONE : RESOLVED_READY;
+        char *body = NULL;
+        cJSON *o;
+        cJSON *r;
+        cJSON *x;
+
+        /* the signed webhook: kind "resolved" (docs/report-schema.json) */
+        assert_int_equal(krc_webhook_format_recovered(&rec, &fo, &body, &e), 0);
+        o = cJSON_Parse(body);
+        assert_non_null(o);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kind")),
+                            "resolved");
+        assert_null(cJSON_GetObjectItemCaseSensitive(o, "recovered"));
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "cluster")),
+                            "prod-eu");
+        r = cJSON_GetObjectItemCaseSensitive(o, "resolved");
+        assert_non_null(r);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "summary")),
+                            line);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "workload")),
+                            "Deployment/api");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "pod")),
+                            "api-0");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "first_at")),
+                            "2026-07-30T03:56:00Z");
+        assert_int_equal(
+            (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "incident_id")), 12);
+        assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "restarts")),
+                         20);
+        assert_int_equal(
+            (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "ready_seconds")),
+            gone ? 0 : 600);
+        x = cJSON_GetObjectItemCaseSensitive(r, "moved_on");
+        assert_true(gone ? cJSON_IsTrue(x) : cJSON_IsFalse(x));
+        cJSON_Delete(o);
+        krc_free(body);
+        /* Teams: the line as the card's text */
+        assert_int_equal(krc_teams_format_recovered(&rec, &fo, &body, &e), 0);
+        o = cJSON_Parse(body);
+        assert_non_null(o);
+        x = cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "attachments"), 0),
+                    "content"),
+                "body"),
+            0);
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(x, "inlines"), 0), "text")),
+            line);
+        cJSON_Delete(o);
+        krc_free(body);
+        /* Google Chat: "Resolved", the line, in the first alert's pod's thread */
+        assert_int_equal(krc_gchat_format_recovered(&rec, &fo, &body, &e), 0);
+        o = cJSON_Parse(body);
+        assert_non_null(o);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text")),
+                            line);
+        x = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "cardsV2"), 0), "card"),
+            "header");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "title")),
+                            "Resolved");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(o, "thread"), "threadKey")),
+                            "krc/prod-eu/shop/api-0");
+        cJSON_Delete(o);
+        krc_free(body);
+        /* a Kubernetes Event: none */
+        assert_int_equal(
+            krc_dest_kind_find("kubernetes-event")->ops->format_recovered(&rec, &fo, &body, &e),
+            KRC_EUNSUPPORTED);
+        assert_null(body);
+    }
 }
 
 static void test_summaries(void **state)
@@ -357,11 +481,7 @@ static void test_gchat_card_escaped_within_limit(void **state)
     struct krc_report r;
     struct krc_diagnosis d;
     struct krc_alert_options fo;
-    struct krc_alert_recovered rec = {.namespace = "shop",
-                                      .pod = "api-0",
-                                      .container = "app",
-                                      .ready_seconds = 600,
-                                      .restart_count = 3};
+    struct krc_alert_recovered rec = resolved_of("api-0", 0);
     struct krc_error e;
     char *body = NULL;
     cJSON *o;
@@ -393,6 +513,8 @@ static void test_gchat_card_escaped_within_limit(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
                             cJSON_GetObjectItemCaseSensitive(o, "thread"), "threadKey")),
                         "krc/prod-eu/shop/api-0");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "text")),
+                        RESOLVED_READY);
     cJSON_Delete(o);
     krc_free(body);
     krc_diagnosis_cleanup(&d);
@@ -487,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_pagerduty_every_corpus_case),
         cmocka_unit_test(test_pagerduty_limits_hold_on_huge_input),
         cmocka_unit_test(test_pagerduty_dedup_key_and_resolve),
+        cmocka_unit_test(test_resolved_every_destination),
         cmocka_unit_test(test_summaries),
         cmocka_unit_test(test_webhook_signature_matches_python_hmac),
         cmocka_unit_test(test_teams_card_within_28kb_on_huge_input),

@@ -1,8 +1,8 @@
 /* slack_view: krc's own Slack messages (every corpus case through the
  * webhook sink's format function, with and without the colour bar, a storm
- * summary, a "recovered" reply) rendered to the HTML page and the terminal;
- * hostile payloads (script tags, quotes, invalid UTF-8, terminal escape
- * sequences, bad links and colours) escaped; unknown blocks, invalid JSON and
+ * summary, an incident's "resolved" reply) rendered to the HTML page and the
+ * terminal; hostile payloads (script tags, quotes, invalid UTF-8, terminal
+ * escape sequences, bad links and colours) escaped; unknown blocks, invalid JSON and
  * huge bodies shown as notes; the page written atomically. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -352,16 +352,24 @@ static void test_liveness_details(void **state)
     krc_free(body);
 }
 
-static void test_summary_and_recovered(void **state)
+static void test_summary_and_resolved(void **state)
 {
     struct krc_alert_group causes[] = {{"dependency_unreachable", 9, NULL},
                                        {"oom_killed", 2, NULL}};
     struct krc_alert_group nodes[] = {{"node-1", 11, NULL}};
+    /* an incident's end, as deliver_incident.c fills it */
     struct krc_alert_recovered rec = {.namespace = "shop",
                                       .pod = "web-1",
                                       .container = "app",
                                       .ready_seconds = 600,
-                                      .restart_count = 5};
+                                      .incident_id = 7,
+                                      .workload_kind = "StatefulSet",
+                                      .workload_name = "web",
+                                      .cause = "oom_killed",
+                                      .restarts = 5,
+                                      .first_at = 1764773400, /* 2025-12-03T14:50:00Z */
+                                      .last_at = 1764774000,
+                                      .last_pod = "web-1"};
     struct krc_alert_summary s;
     struct krc_alert_options o;
     struct krc_demo_msg m[2] = {{NULL, 0, NULL}};
@@ -402,17 +410,21 @@ static void test_summary_and_recovered(void **state)
         strstr(page, "<b>By cause</b>\n\xe2\x80\xa2 <code>dependency_unreachable</code> 9"));
     assert_non_null(strstr(page, "<div class=\"msg reply\" id=\"m2\">"));
     assert_non_null(strstr(page, "reply in a thread"));
-    assert_non_null(strstr(page, "\xf0\x9f\x9f\xa2</span> [prod-eu] container <code>app</code> of "
-                                 "<code>shop/web-1</code> has run ready for 10m"));
+    assert_non_null(strstr(page, "\xf0\x9f\x9f\xa2</span> [prod-eu] Resolved: incident #7 of "
+                                 "StatefulSet shop/web container app (oom_killed), 5 restarts "
+                                 "from 14:50 to 15:00 UTC; the container has run ready for 10m0s "
+                                 "in pod web-1."));
     assert_non_null(strstr(page, "2 messages"));
     assert_non_null(strstr(page, "<time datetime=\"2025-12-03T15:10:00Z\""));
     plain = krc_demo_term_render(sum, 0);
     assert_non_null(strstr(plain, "By cause: \xe2\x80\xa2 dependency_unreachable 9\n"));
     krc_free(plain);
     plain = krc_demo_term_render(recov, 0);
-    assert_string_equal(
-        plain, "\xe2\x86\xb3 reply in a thread\n\xf0\x9f\x9f\xa2 [prod-eu] container app of "
-               "shop/web-1 has run ready for 10m0s after 5 restarts\n");
+    assert_string_equal(plain,
+                        "\xe2\x86\xb3 reply in a thread\n\xf0\x9f\x9f\xa2 [prod-eu] Resolved: "
+                        "incident #7 of StatefulSet shop/web container app (oom_killed), 5 "
+                        "restarts from 14:50 to 15:00 UTC; the container has run ready for "
+                        "10m0s in pod web-1.\n");
     krc_free(plain);
     krc_free(page);
     krc_free(sum);
@@ -753,7 +765,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_liveness_details),
-        cmocka_unit_test(test_summary_and_recovered),
+        cmocka_unit_test(test_summary_and_resolved),
         cmocka_unit_test(test_mrkdwn),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_terminal_escapes),

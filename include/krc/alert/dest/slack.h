@@ -85,10 +85,11 @@ int krc_slack_format_text_only(const struct krc_report *r, const struct krc_diag
 int krc_slack_format_summary(const struct krc_alert_summary *s, const struct krc_alert_options *o,
                              char **ret_json, struct krc_error *err);
 
-/* ---- recovery ------------------------------------------------------------ */
+/* ---- an incident's end ----------------------------------------------------- */
 
-/* "container app of shop/web-1 has run ready for 10m0s after 5 restarts", a
- * short text message meant as a thread reply (options.thread_ts). */
+/* ":large_green_circle: [cluster] Resolved: incident #12 of Deployment shop/api ..."
+ * (krc_alert_resolved_line), a short text message meant as a reply in the incident's
+ * thread (options.thread_ts). */
 int krc_slack_format_recovered(const struct krc_alert_recovered *rc,
                                const struct krc_alert_options *o, char **ret_json,
                                struct krc_error *err);

@@ -458,29 +458,55 @@ static void test_summary(void **state)
     krc_free(json);
 }
 
-static void test_recovered(void **state)
+/* An incident's end, as deliver_incident.c fills it: the reply in its thread, both forms
+ * (the container has run ready; its last pod went away). */
+static void test_resolved(void **state)
 {
-    struct krc_alert_recovered rc = {.namespace = "shop",
-                                     .pod = "web-1",
-                                     .container = "app",
-                                     .ready_seconds = 600,
-                                     .restart_count = 5};
+    struct krc_alert_recovered rc;
     struct krc_alert_options o;
     char *json = NULL;
     cJSON *root;
 
     (void)state;
+    memset(&rc, 0, sizeof(rc));
+    rc.namespace = "shop";
+    rc.pod = "web-7d9c-q8z1m";
+    rc.container = "app";
+    rc.ready_seconds = 600;
+    rc.incident_id = 12;
+    rc.workload_kind = "Deployment";
+    rc.workload_name = "web";
+    rc.cause = "oom_killed";
+    rc.restarts = 5;
+    rc.first_at = 1785383760; /* 2026-07-30T03:56:00Z */
+    rc.last_at = 1785386400;  /* 04:40 */
+    rc.last_pod = "web-7d9c-x2k4p";
     krc_alert_options_init(&o);
+    o.cluster = "prod-eu";
     o.thread_ts = "1722325372.001200";
     assert_int_equal(krc_slack_format_recovered(&rc, &o, &json, NULL), 0);
     root = cJSON_Parse(json);
     assert_null(check_message(root));
-    assert_non_null(strstr(get_str(root, "text"),
-                           "container `app` of `shop/web-1` has run ready for 10m0s after 5 "
-                           "restarts"));
+    assert_string_equal(get_str(root, "text"),
+                        ":large_green_circle: [prod-eu] Resolved: incident #12 of Deployment "
+                        "shop/web container app (oom_killed), 5 restarts from 03:56 to 04:40 UTC; "
+                        "the container has run ready for 10m0s in pod web-7d9c-x2k4p.");
     assert_string_equal(get_str(root, "thread_ts"), "1722325372.001200");
     cJSON_Delete(root);
-    compare_golden("recovered", json);
+    compare_golden("resolved", json);
+    krc_free(json);
+    rc.moved_on = 1;
+    rc.ready_seconds = 0;
+    rc.restarts = 1;
+    rc.incident_id = 0; /* not recorded (no history) */
+    assert_int_equal(krc_slack_format_recovered(&rc, &o, &json, NULL), 0);
+    root = cJSON_Parse(json);
+    assert_null(check_message(root));
+    assert_string_equal(get_str(root, "text"),
+                        ":large_green_circle: [prod-eu] Resolved: incident of Deployment "
+                        "shop/web container app (oom_killed), 1 restart from 03:56 to 04:40 UTC; "
+                        "its last pod web-7d9c-x2k4p went away and no restart followed.");
+    cJSON_Delete(root);
     krc_free(json);
 }
 
@@ -1141,7 +1167,7 @@ int main(void)
         cmocka_unit_test(test_next_step_and_commands),
         cmocka_unit_test(test_next_step_budget),
         cmocka_unit_test(test_summary),
-        cmocka_unit_test(test_recovered),
+        cmocka_unit_test(test_resolved),
         cmocka_unit_test(test_one_megabyte_line),
         cmocka_unit_test(test_ten_thousand_lines),
         cmocka_unit_test(test_hostile_log_and_events),
