@@ -49,7 +49,7 @@ static const struct krc_config_option options[] = {
      31536000, NULL,
      "Incidents: repeats of an open incident (a workload's container, one cause) are not alerted "
      "each but paced by incidentReplyInterval/incidentUpdateInterval (0: every restart is "
-     "alerted)"},
+     "alerted; any other value paces, its size is not used)"},
     {"pageIntentionalRestarts", "KRC_PAGE_INTENTIONAL_RESTARTS", "page-intentional-restarts",
      KRC_CONFIG_BOOL, OFF(page_intentional_restarts), "false", 0, 0, NULL,
      "Alert restarts that a field of the pod proves intended (a restart rule, the stop signal; "
@@ -85,7 +85,7 @@ static const struct krc_config_option options[] = {
      OFF(history_max_rows), "50000", 100, 100000000, NULL,
      "At most this many restarts are kept (about 16 KB each)"},
     {"slackBotToken", "SLACK_BOT_TOKEN", NULL, KRC_CONFIG_SECRET, OFF(slack_bot_token), "", 0, 0,
-     NULL, "Slack bot token (xoxb-...): Web API mode with threads, log files, recovered replies"},
+     NULL, "Slack bot token (xoxb-...): Web API mode with threads, log files, incident replies"},
     {"slackApiUrl", "KRC_SLACK_API_URL", "slack-api-url", KRC_CONFIG_STRING, OFF(slack_api_url),
      "https://slack.com/api", 0, 0, NULL, "Slack Web API base URL"},
     {"slackAllowInsecureHttp", "KRC_SLACK_ALLOW_INSECURE_HTTP", "slack-allow-insecure-http",
