@@ -558,17 +558,6 @@ static void print_show_text(const struct krc_store_entry *e)
     cJSON_Delete(rep);
 }
 
-/* Parsed JSON text, or the text itself when it is not JSON. */
-static cJSON *json_doc(const char *text)
-{
-    cJSON *v;
-    if (text == NULL) {
-        return cJSON_CreateNull();
-    }
-    v = cJSON_Parse(text);
-    return v != NULL ? v : cJSON_CreateString(text);
-}
-
 static int print_show_json(const struct krc_store_entry *e)
 {
     cJSON *o = krc_store_row_json(&e->row, KRC_ROW_JSON_FULL);
@@ -576,7 +565,7 @@ static int print_show_json(const struct krc_store_entry *e)
     int ok = o != NULL;
 
     ok = ok && krc_report_json_put(o, "message", krc_report_json_str(e->message));
-    ok = ok && krc_report_json_put(o, "report", json_doc(e->report_json));
+    ok = ok && krc_report_json_put(o, "report", krc_report_json_doc(e->report_json));
     msgs = ok ? cJSON_CreateArray() : NULL;
     ok = ok && krc_report_json_put(o, "notifications", msgs);
     for (size_t i = 0; ok && i < e->n_messages; i++) {
@@ -601,8 +590,8 @@ static int print_show_json(const struct krc_store_entry *e)
         ok = ok && krc_report_json_put(n, "updated_at", krc_report_json_time(m->updated_at));
         ok = ok && krc_report_json_put(n, "delivered_at", krc_report_json_time(m->delivered_at));
         ok = ok && krc_report_json_put(n, "slack_ts", krc_report_json_str(m->message_ref));
-        ok = ok && krc_report_json_put(n, "body", json_doc(m->body));
-        ok = ok && krc_report_json_put(n, "fallback", json_doc(m->fallback));
+        ok = ok && krc_report_json_put(n, "body", krc_report_json_doc(m->body));
+        ok = ok && krc_report_json_put(n, "fallback", krc_report_json_doc(m->fallback));
     }
     ok = ok && krc_history_print_json(o) == 0;
     cJSON_Delete(o);

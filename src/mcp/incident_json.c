@@ -111,17 +111,6 @@ cJSON *krc_change_json(const struct krc_store_change *c)
     return o;
 }
 
-/* Parsed JSON text, or the text itself when it is not JSON; null for NULL. */
-static cJSON *json_doc(const char *text)
-{
-    cJSON *v;
-    if (text == NULL) {
-        return cJSON_CreateNull();
-    }
-    v = cJSON_Parse(text);
-    return v != NULL ? v : cJSON_CreateString(text);
-}
-
 /* What a person read of a message body: Slack's and Google Chat's "text",
  * PagerDuty's payload.summary, a webhook restart event's diagnosis summary;
  * NULL for others (Teams' cards, storm summaries of webhooks). */
@@ -193,7 +182,8 @@ cJSON *krc_incident_message_json(const struct krc_store_message *m, size_t text_
     ok = ok && PUT(o, "last_error", STR(m->last_error));
     ok = ok && PUT(o, "text", body_text(m->body, text_max));
     if (ok && bodies) {
-        ok = PUT(o, "body", json_doc(m->body)) && PUT(o, "fallback", json_doc(m->fallback));
+        ok = PUT(o, "body", krc_report_json_doc(m->body)) &&
+             PUT(o, "fallback", krc_report_json_doc(m->fallback));
     }
     if (!ok) {
         cJSON_Delete(o);

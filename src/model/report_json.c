@@ -682,3 +682,14 @@ cJSON *krc_report_json_time(int64_t t)
     krc_clock_format_rfc3339(t, ts, sizeof(ts));
     return cJSON_CreateString(ts);
 }
+
+cJSON *krc_report_json_doc(const char *text)
+{
+    cJSON *v;
+
+    if (text == NULL) {
+        return cJSON_CreateNull();
+    }
+    v = cJSON_Parse(text);
+    return v != NULL ? v : cJSON_CreateString(text);
+}

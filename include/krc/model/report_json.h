@@ -87,9 +87,11 @@ int krc_report_json_sanitize(struct krc_buf *out, const void *data, size_t len, 
 /* cJSON building blocks shared by `krc history` and the MCP tools. put adds
  * item to o under k: 1, or 0 when o or item is NULL or the add failed (item
  * released). str is a string, or null for NULL; time is RFC 3339 UTC, or
- * null for t <= 0. */
+ * null for t <= 0; doc is the parsed JSON text, or the text itself as a
+ * string when it is not JSON, or null for NULL (a stored body or report). */
 int krc_report_json_put(cJSON *o, const char *k, cJSON *item);
 cJSON *krc_report_json_str(const char *v);
 cJSON *krc_report_json_time(int64_t t);
+cJSON *krc_report_json_doc(const char *text);
 
 #endif
