@@ -10,6 +10,7 @@
 
 #include "krc/alert/policy.h"
 #include "krc/alert/sender.h"
+#include "krc/model/report.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "sender_int.h"
@@ -218,14 +219,8 @@ static void plan_dest(const struct krc_sender *n, struct dest *d, struct krc_pla
 static void incident_key(const struct krc_restart *r, const struct krc_route_incident *inc,
                          const char **kind, const char **name)
 {
-    if (inc != NULL && inc->workload_kind != NULL && inc->workload_name != NULL &&
-        inc->workload_kind[0] != '\0' && inc->workload_name[0] != '\0') {
-        *kind = inc->workload_kind;
-        *name = inc->workload_name;
-    } else {
-        *kind = "Pod";
-        *name = r->pod;
-    }
+    krc_workload_or_pod(inc != NULL ? inc->workload_kind : NULL,
+                        inc != NULL ? inc->workload_name : NULL, r->pod, kind, name);
 }
 
 /* Count r into its open incident, or open one. Caller holds the lock. NULL: out of memory

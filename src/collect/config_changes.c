@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "krc/model/report.h"
 #include "krc/util/buf.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
@@ -52,8 +53,9 @@ static int read_one(struct krc_kube_client *c, struct krc_track *t,
     }
     wipe(&b);
     if (rc == 0) {
-        const char *kind = rep->workload_kind != NULL ? rep->workload_kind : "Pod";
-        const char *name = rep->workload_name != NULL ? rep->workload_name : rep->name;
+        const char *kind;
+        const char *name;
+        krc_workload_or_pod(rep->workload_kind, rep->workload_name, rep->name, &kind, &name);
         rc = krc_track_note_config(t, rep->namespace, kind, name, ref, &meta);
         return rc < 0 ? rc : 1;
     }

@@ -9,6 +9,7 @@
 #include "krc/analyse/analyse.h"
 #include "krc/collect/config_changes.h"
 #include "krc/diagnose/diagnose.h"
+#include "krc/model/report.h"
 #include "krc/model/report_json.h"
 #include "krc/track/track.h"
 #include "krc/util/buf.h"
@@ -562,10 +563,7 @@ static void carry_repeat(const struct krc_pipeline_deps *p, struct job *j)
         strcmp(j->dg->container, r->ident.container) != 0) {
         return;
     }
-    if (kind == NULL || name == NULL) {
-        kind = "Pod";
-        name = r->pod;
-    }
+    krc_workload_or_pod(kind, name, r->pod, &kind, &name);
     if (krc_route_incident_first(p->sender, r->namespace, kind, name, r->ident.container, &first) !=
         1) {
         return;
@@ -849,8 +847,8 @@ static void what_changed(const struct krc_pipeline_deps *p, struct job *j)
     }
     memset(&q, 0, sizeof(q));
     q.namespace = r->namespace;
-    q.workload_kind = j->rep->workload_kind != NULL ? j->rep->workload_kind : "Pod";
-    q.workload_name = j->rep->workload_name != NULL ? j->rep->workload_name : r->pod;
+    krc_workload_or_pod(j->rep->workload_kind, j->rep->workload_name, r->pod, &q.workload_kind,
+                        &q.workload_name);
     q.pod_template_hash = krc_kv_list_get(&j->rep->labels, "pod-template-hash");
     q.controller_revision_hash = krc_kv_list_get(&j->rep->labels, "controller-revision-hash");
     q.node = j->rep->node_name != NULL ? j->rep->node_name : r->node;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "krc/kube/kube_name.h"
+#include "krc/model/report.h"
 #include "krc/model/report_json.h"
 #include "krc/util/mem.h"
 #include "krc/util/text.h"
@@ -218,10 +219,10 @@ static void add_node(struct krc_change_target *t, const char *node)
 static int resolve_row(const struct krc_store_row *r, void *ud)
 {
     struct resolve *rs = ud;
-    const char *kind = r->workload_kind != NULL ? r->workload_kind : "Pod";
-    const char *name =
-        r->workload_kind != NULL && r->workload_name != NULL ? r->workload_name : r->pod;
+    const char *kind;
+    const char *name;
 
+    krc_workload_or_pod(r->workload_kind, r->workload_name, r->pod, &kind, &name);
     if (rs->keep != NULL && !rs->keep(r, rs->ud)) {
         return 0;
     }

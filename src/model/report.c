@@ -322,6 +322,18 @@ void krc_report_clear_notes(struct krc_report *r)
     r->n_notes = 0;
 }
 
+void krc_workload_or_pod(const char *kind, const char *name, const char *pod, const char **ret_kind,
+                         const char **ret_name)
+{
+    if (kind != NULL && name != NULL && kind[0] != '\0' && name[0] != '\0') {
+        *ret_kind = kind;
+        *ret_name = name;
+    } else {
+        *ret_kind = "Pod";
+        *ret_name = pod;
+    }
+}
+
 int krc_report_resolve_workload(struct krc_report *r)
 {
     const char *kind = r->owner_kind;

@@ -5,6 +5,7 @@
  * recorded once per revision and listed for a workload and its nodes. */
 #include <string.h>
 
+#include "krc/model/report.h"
 #include "krc/store/driver.h"
 #include "krc/store/incident.h"
 #include "krc/util/buf.h"
@@ -53,13 +54,14 @@ static void bind_count(struct krc_store *s, struct krc_sql_stmt *st,
 static void bind_key(struct krc_store *s, struct krc_sql_stmt *st,
                      const struct krc_store_restart *rec)
 {
-    int nokind = !nonempty(rec->workload_kind) || !nonempty(rec->workload_name);
+    const char *kind;
+    const char *name;
 
+    krc_workload_or_pod(rec->workload_kind, rec->workload_name, rec->pod, &kind, &name);
     ST_TEXT(s, st, 1, s->cluster);
     ST_TEXT(s, st, 6, rec->namespace);
-    /* a bare pod is its own workload */
-    ST_TEXT(s, st, 7, nokind ? "Pod" : rec->workload_kind);
-    ST_TEXT(s, st, 8, nokind ? rec->pod : rec->workload_name);
+    ST_TEXT(s, st, 7, kind);
+    ST_TEXT(s, st, 8, name);
     ST_TEXT(s, st, 9, rec->container);
     ST_TEXT(s, st, 10, krc_cause_name(rec->cause));
     ST_TEXT(s, st, 11, rec->incident->thread_key);

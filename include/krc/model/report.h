@@ -414,6 +414,12 @@ void krc_report_clear_notes(struct krc_report *r);
  * pod-template-hash label (called by the pod parser). */
 int krc_report_resolve_workload(struct krc_report *r);
 
+/* The workload a restart counts under (incidents, changes, summaries): kind
+ * and name when both are given and not empty, else the pod itself ("Pod",
+ * pod): a bare pod is its own workload. */
+void krc_workload_or_pod(const char *kind, const char *name, const char *pod, const char **ret_kind,
+                         const char **ret_name);
+
 /* Append an empty container / event and return it (borrowed, valid until
  * the next append); NULL on allocation failure. */
 struct krc_report_container *krc_report_add_container(struct krc_report *r);
