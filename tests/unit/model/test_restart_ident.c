@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "krc/model/report.h"
 #include "krc/model/restart_ident.h"
 
 static void test_set_copies_every_field(void **state)
@@ -73,10 +74,39 @@ static void test_too_long_is_cut_and_said(void **state)
     assert_string_equal(id.container_id, cid);
 }
 
+/* A restart counts under its workload when both its kind and name are known, else under its
+ * pod (a bare pod; an owner not resolved): never a mix of the two. */
+static void test_workload_or_pod(void **state)
+{
+    const char *kind = NULL;
+    const char *name = NULL;
+
+    (void)state;
+    krc_workload_or_pod("Deployment", "api", "api-7d9-x", &kind, &name);
+    assert_string_equal(kind, "Deployment");
+    assert_string_equal(name, "api");
+    krc_workload_or_pod(NULL, NULL, "solo", &kind, &name);
+    assert_string_equal(kind, "Pod");
+    assert_string_equal(name, "solo");
+    krc_workload_or_pod("ReplicaSet", NULL, "rs-x", &kind, &name);
+    assert_string_equal(kind, "Pod");
+    assert_string_equal(name, "rs-x");
+    krc_workload_or_pod(NULL, "api", "api-y", &kind, &name);
+    assert_string_equal(kind, "Pod");
+    assert_string_equal(name, "api-y");
+    krc_workload_or_pod("", "api", "api-z", &kind, &name);
+    assert_string_equal(kind, "Pod");
+    assert_string_equal(name, "api-z");
+    krc_workload_or_pod("Job", "", "job-1", &kind, &name);
+    assert_string_equal(kind, "Pod");
+    assert_string_equal(name, "job-1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_set_copies_every_field),
+        cmocka_unit_test(test_workload_or_pod),
         cmocka_unit_test(test_no_container_id_is_none),
         cmocka_unit_test(test_unknown_without_uid_or_container),
         cmocka_unit_test(test_too_long_is_cut_and_said),
