@@ -165,11 +165,9 @@ void krc_incident_told(struct krc_incident *inc, int reply, int64_t now_s)
 {
     if (reply) {
         inc->last_reply_at = now_s;
-        inc->prev_told_reply = inc->told_reply;
         inc->told_reply = inc->restarts;
     } else {
         inc->last_update_at = now_s;
-        inc->prev_told_update = inc->told_update;
         inc->told_update = inc->restarts;
     }
 }

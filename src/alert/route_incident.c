@@ -72,9 +72,9 @@ void krc_route_incident_headlines(struct krc_sender *n, const struct krc_route_p
                                  rep != NULL ? rep->log_len : 0, line, sizeof(line));
         krc_incident_first_facts(x, &first);
         krc_incident_differs(&first, &now, line, differs, sizeof(differs));
-        /* the counts as told just now (krc_incident_told): since the message before */
-        krc_incident_headline(x, x->restarts - x->prev_told_reply, differs, reply, size);
-        krc_incident_headline(x, x->restarts - x->prev_told_update, differs, update, size);
+        /* the counts since the message before, as the route took them (pace_repeat) */
+        krc_incident_headline(x, plan->since_last_reply, differs, reply, size);
+        krc_incident_headline(x, plan->since_last_update, differs, update, size);
     }
     pthread_mutex_unlock(&n->lock);
 }

@@ -57,8 +57,6 @@ struct krc_incident {
     int64_t last_update_at;    /* the last message to destinations without threads */
     long told_reply;           /* restarts counted in the messages so far: threads */
     long told_update;          /* ... and destinations without threads */
-    long prev_told_reply;      /* the same before the last krc_incident_told */
-    long prev_told_update;
     /* the first failure, the one source of it: its restart's id (0 until recorded), cause,
      * confidence, termination, reason and whether its log was collected, for a repeat to
      * carry (krc_diagnosis_carry) and a paced message to compare with
