@@ -7,6 +7,7 @@
  * Another leader that ended it first (KRC_STORE_EXISTS) means nothing is sent here.
  * Loading (krc_sender_load_incidents) brings the open incidents of the store back into the
  * table at start-up and at a take-over. */
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -273,35 +274,39 @@ static struct dest *dest_of_key(struct krc_sender *n, const struct krc_store_mes
     return d;
 }
 
-/* x's first failure (for a repeat to carry), its facts and log, from its first restart's
- * record. */
+/* x's first failure (for a repeat to carry and a paced message to compare with) from its
+ * first restart's record: the row's termination, cause and confidence, and from its stored
+ * report (store/report_json's document) the log's tail and whether it was collected. A
+ * report that is missing or does not parse leaves no log: "" and not collected. */
 static void first_from(struct krc_incident *x, const struct krc_store_entry *first)
 {
     const struct krc_store_row *row = &first->row;
     enum krc_cause cause;
+    cJSON *doc = first->report_json != NULL ? cJSON_Parse(first->report_json) : NULL;
+    const cJSON *log = cJSON_GetObjectItemCaseSensitive(doc, "log");
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(log, "text");
 
-    x->first_restart_id = row->id;
-    memset(&x->first_hist, 0, sizeof(x->first_hist));
-    x->first_hist.id = row->id;
-    x->first_hist.cause = krc_cause_parse(row->cause, &cause) == 0 ? cause : x->cause;
-    x->first_hist.confidence = KRC_CONFIDENCE_LOW;
+    memset(&x->first, 0, sizeof(x->first));
+    x->first.id = row->id;
+    x->first.cause = krc_cause_parse(row->cause, &cause) == 0 ? cause : x->cause;
+    x->first.confidence = KRC_CONFIDENCE_LOW;
     if (row->confidence != NULL) {
-        (void)krc_confidence_parse(row->confidence, &x->first_hist.confidence);
+        (void)krc_confidence_parse(row->confidence, &x->first.confidence);
     }
-    x->first_hist.has_exit_code = row->has_exit_code;
-    x->first_hist.exit_code = row->exit_code;
-    x->first_hist.signal = row->signal;
-    x->first_hist.has_reason = row->reason != NULL;
-    snprintf(x->first_hist.reason, sizeof(x->first_hist.reason), "%s",
-             row->reason != NULL ? row->reason : "");
-    x->has_first_hist = 1;
     x->first.has_exit_code = row->has_exit_code;
     x->first.exit_code = row->exit_code;
     x->first.signal = row->signal;
+    x->first.has_reason = row->reason != NULL;
     snprintf(x->first.reason, sizeof(x->first.reason), "%s", row->reason ? row->reason : "");
-    snprintf(x->first.node, sizeof(x->first.node), "%s", row->node ? row->node : "");
-    x->first.has_confidence = 1;
-    x->first.confidence = x->first_hist.confidence;
+    x->first_diagnosed = 1;
+    snprintf(x->first_node, sizeof(x->first_node), "%s", row->node ? row->node : "");
+    x->first_log[0] = '\0';
+    if (cJSON_IsString(text) && text->valuestring != NULL) {
+        krc_incident_keep_log(text->valuestring, strlen(text->valuestring), x->first_log,
+                              sizeof(x->first_log));
+        x->first.log_collected = text->valuestring[0] != '\0';
+    }
+    cJSON_Delete(doc);
     snprintf(x->first_pod, sizeof(x->first_pod), "%s", row->pod ? row->pod : "");
 }
 

@@ -165,11 +165,9 @@ void krc_incident_told(struct krc_incident *inc, int reply, int64_t now_s)
 {
     if (reply) {
         inc->last_reply_at = now_s;
-        inc->prev_told_reply = inc->told_reply;
         inc->told_reply = inc->restarts;
     } else {
         inc->last_update_at = now_s;
-        inc->prev_told_update = inc->told_update;
         inc->told_update = inc->restarts;
     }
 }
@@ -194,6 +192,41 @@ static int has_line(const char *hay, const char *line, size_t len)
         p = e + 1;
     }
     return 0;
+}
+
+void krc_incident_first_facts(const struct krc_incident *inc, struct krc_incident_facts *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->has_exit_code = inc->first.has_exit_code;
+    ret->exit_code = inc->first.exit_code;
+    ret->signal = inc->first.signal;
+    snprintf(ret->reason, sizeof(ret->reason), "%.*s", (int)sizeof(ret->reason) - 1,
+             inc->first.reason);
+    snprintf(ret->node, sizeof(ret->node), "%s", inc->first_node);
+    ret->has_confidence = inc->first_diagnosed;
+    ret->confidence = inc->first.confidence;
+}
+
+void krc_incident_keep_log(const char *log, size_t len, char *out, size_t size)
+{
+    size_t from = 0;
+
+    if (size == 0) {
+        return;
+    }
+    out[0] = '\0';
+    if (log == NULL || len == 0) {
+        return;
+    }
+    if (len >= size) {
+        const char *nl;
+        from = len - (size - 1);
+        nl = memchr(log + from, '\n', len - from);
+        from = nl != NULL ? (size_t)(nl - log) + 1 : from;
+    }
+    memcpy(out, log + from, len - from);
+    out[len - from] = '\0';
+    /* a NUL inside the log ends the kept text early: fine for a comparison of lines */
 }
 
 void krc_incident_log_differs(const char *first_log, const char *log, size_t len, char *out,

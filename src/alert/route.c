@@ -279,6 +279,12 @@ static enum krc_policy_decision pace_repeat(struct krc_sender *n, struct krc_inc
         pd->storming = 0; /* a repeat is no storm arrival: its destinations' storms are not
                            * asked; a storm that is on withdraws the message (deliver) */
     }
+    /* the counts as told before this message: taken now, under the lock, before another
+     * repeat's message is told */
+    plan->replied = replied;
+    plan->updated = updated;
+    plan->since_last_reply = x->restarts - x->told_reply;
+    plan->since_last_update = x->restarts - x->told_update;
     if (replied) {
         krc_incident_told(x, 1, now);
     }
@@ -365,11 +371,7 @@ enum krc_policy_decision krc_route_restart_in(struct krc_sender *n, const struct
     plan->wants_full_log = n->threads && (d == KRC_POLICY_ALERT || d == KRC_POLICY_THREAD);
     if (d == KRC_POLICY_THREAD && plan->repeat) {
         /* a paced repeat: the log file goes into the thread only with a reply */
-        int replies = 0;
-        for (size_t i = 0; i < plan->n_dests; i++) {
-            replies |= plan->dests[i].reply && !plan->dests[i].held;
-        }
-        plan->wants_full_log = plan->wants_full_log && replies;
+        plan->wants_full_log = plan->wants_full_log && plan->replied;
     }
     plan->log_ignore = n->o.log_ignore;
     plan->n_log_ignore = n->o.n_log_ignore;

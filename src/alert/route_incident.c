@@ -20,8 +20,8 @@ int krc_route_incident_first(struct krc_sender *n, const char *ns, const char *k
 
     pthread_mutex_lock(&n->lock);
     x = krc_incident_latest(&n->incidents, ns, kind, name, container);
-    if (x != NULL && x->has_first_hist) {
-        *ret = x->first_hist;
+    if (x != NULL && x->first_diagnosed) {
+        *ret = x->first;
         found = 1;
     }
     pthread_mutex_unlock(&n->lock);
@@ -58,7 +58,7 @@ void krc_route_incident_headlines(struct krc_sender *n, const struct krc_route_p
                                   const struct krc_diagnosis *dg, char *reply, char *update,
                                   size_t size)
 {
-    struct krc_incident_facts now;
+    struct krc_incident_facts now, first;
     struct krc_incident *x;
     char line[200];
     char differs[1024];
@@ -70,34 +70,40 @@ void krc_route_incident_headlines(struct krc_sender *n, const struct krc_route_p
     if (x != NULL) {
         krc_incident_log_differs(x->first_log, rep != NULL ? (const char *)rep->log : NULL,
                                  rep != NULL ? rep->log_len : 0, line, sizeof(line));
-        krc_incident_differs(&x->first, &now, line, differs, sizeof(differs));
-        /* the counts as told just now (krc_incident_told): since the message before */
-        krc_incident_headline(x, x->restarts - x->prev_told_reply, differs, reply, size);
-        krc_incident_headline(x, x->restarts - x->prev_told_update, differs, update, size);
+        krc_incident_first_facts(x, &first);
+        krc_incident_differs(&first, &now, line, differs, sizeof(differs));
+        /* the counts since the message before, as the route took them (pace_repeat) */
+        krc_incident_headline(x, plan->since_last_reply, differs, reply, size);
+        krc_incident_headline(x, plan->since_last_update, differs, update, size);
     }
     pthread_mutex_unlock(&n->lock);
 }
 
-/* The last 2 KiB of a log, from a line's start ("" none). */
-static void keep_log(const struct krc_report *rep, char *out, size_t size)
+/* x's first failure from its first alert's restart, report and diagnosis (dg NULL: its
+ * termination, reason and node only). Keeps its restart's id when known. */
+static void first_of(struct krc_incident *x, const struct krc_restart *r,
+                     const struct krc_report *rep, const struct krc_diagnosis *dg)
 {
-    const char *log = rep != NULL ? (const char *)rep->log : NULL;
-    size_t len = rep != NULL ? rep->log_len : 0;
-    size_t from = 0;
+    struct krc_incident_facts f;
+    int64_t id = x->first.id;
 
-    out[0] = '\0';
-    if (log == NULL || len == 0 || size == 0) {
-        return;
+    facts_of(r, rep, dg, &f);
+    memset(&x->first, 0, sizeof(x->first));
+    x->first.id = id;
+    x->first.has_exit_code = f.has_exit_code;
+    x->first.exit_code = f.exit_code;
+    x->first.signal = f.signal;
+    x->first.has_reason = f.reason[0] != '\0';
+    snprintf(x->first.reason, sizeof(x->first.reason), "%s", f.reason);
+    x->first.log_collected = rep != NULL && rep->log != NULL && rep->log_len > 0;
+    snprintf(x->first_node, sizeof(x->first_node), "%s", f.node);
+    krc_incident_keep_log(rep != NULL ? (const char *)rep->log : NULL,
+                          rep != NULL ? rep->log_len : 0, x->first_log, sizeof(x->first_log));
+    x->first_diagnosed = dg != NULL;
+    if (dg != NULL) {
+        x->first.cause = dg->cause;
+        x->first.confidence = dg->confidence;
     }
-    if (len >= size) {
-        const char *nl;
-        from = len - (size - 1);
-        nl = memchr(log + from, '\n', len - from);
-        from = nl != NULL ? (size_t)(nl - log) + 1 : from;
-    }
-    memcpy(out, log + from, len - from);
-    out[len - from] = '\0';
-    /* a NUL inside the log ends the kept text early: fine for a comparison of lines */
 }
 
 void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan *plan,
@@ -118,21 +124,7 @@ void krc_route_incident_settle(struct krc_sender *n, const struct krc_route_plan
         if (dg != NULL) {
             x->cause = dg->cause; /* the incident's: its first alert's full diagnosis */
         }
-        facts_of(r, rep, dg, &x->first);
-        keep_log(rep, x->first_log, sizeof(x->first_log));
-        memset(&x->first_hist, 0, sizeof(x->first_hist));
-        if (dg != NULL) {
-            x->first_hist.cause = dg->cause;
-            x->first_hist.confidence = dg->confidence;
-            x->first_hist.has_exit_code = dg->has_termination;
-            x->first_hist.exit_code = dg->exit_code;
-            x->first_hist.signal = dg->signal;
-            x->first_hist.has_reason = dg->reason != NULL;
-            snprintf(x->first_hist.reason, sizeof(x->first_hist.reason), "%s",
-                     dg->reason != NULL ? dg->reason : "");
-            x->first_hist.log_collected = rep != NULL && rep->log_len > 0;
-            x->has_first_hist = 1;
-        }
+        first_of(x, r, rep, dg);
         snprintf(x->first_pod, sizeof(x->first_pod), "%s", r->pod);
         x->alerted = posted;
         x->n_dests = 0;
@@ -174,8 +166,7 @@ int krc_route_incident_recorded(struct krc_sender *n, uint64_t incident, int64_t
         if (restart_id > 0) {
             x->latest_restart_id = restart_id;
             if (!x->recorded) {
-                x->first_restart_id = restart_id;
-                x->first_hist.id = restart_id;
+                x->first.id = restart_id;
             }
         }
         x->recorded = 1;

@@ -932,17 +932,9 @@ static void incident_ref(const struct krc_pipeline_deps *p, const struct job *j,
     }
     if (j->plan.repeat && j->decision == KRC_POLICY_THREAD && msg->body != NULL) {
         ref->update_at = krc_clock_now();
-        for (size_t i = 0; i < j->plan.n_dests; i++) {
-            const struct krc_plan_dest *pd = &j->plan.dests[i];
-            if (!pd->held && pd->reply) {
-                ref->thread_reply = 1;
-            } else if (!pd->held) {
-                ref->and_update = 1;
-            }
-        }
-        if (!ref->thread_reply) {
-            ref->and_update = 0; /* an update only: last_update_at */
-        }
+        /* what the route decided (pace_repeat); an update only: last_update_at */
+        ref->thread_reply = j->plan.replied;
+        ref->and_update = j->plan.replied && j->plan.updated;
     }
 }
 

@@ -57,18 +57,19 @@ struct krc_incident {
     int64_t last_update_at;    /* the last message to destinations without threads */
     long told_reply;           /* restarts counted in the messages so far: threads */
     long told_update;          /* ... and destinations without threads */
-    long prev_told_reply;      /* the same before the last krc_incident_told */
-    long prev_told_update;
-    /* the first alert's termination and cause, for a repeat to carry
-     * (krc_diagnosis_carry); has_first_hist 0 until its diagnosis is known */
-    struct krc_diagnosis_history first_hist;
-    int has_first_hist;
-    struct krc_incident_facts first;
+    /* the first failure, the one source of it: its restart's id (0 until recorded), cause,
+     * confidence, termination, reason and whether its log was collected, for a repeat to
+     * carry (krc_diagnosis_carry) and a paced message to compare with
+     * (krc_incident_first_facts); filled by the first alert's settle from its diagnosis or by
+     * a load from its stored record. first_diagnosed 0 until its diagnosis is known. */
+    struct krc_diagnosis_history first;
+    int first_diagnosed;
+    char first_node[254];                 /* "" unknown */
     char first_log[KRC_INCIDENT_LOG_MAX]; /* the first failure's log tail, "" none */
     /* the pod awaited: the incident's latest restart's */
     char latest_uid[64];
     char latest_pod[254];
-    int64_t first_restart_id, latest_restart_id;
+    int64_t latest_restart_id;
     /* the destinations its first alert went to: the sender's (opaque here)
      * and their outbox keys, for the resolved messages */
     void *dests[KRC_INCIDENT_MAX_DESTS];
@@ -124,6 +125,12 @@ void krc_incident_told(struct krc_incident *inc, int reply, int64_t now_s);
 
 /* Forget inc (ended, or given up); pointers into the table move. */
 void krc_incident_remove(struct krc_incidents *t, struct krc_incident *inc);
+
+/* The first failure of inc as a paced message compares it. Pure. */
+void krc_incident_first_facts(const struct krc_incident *inc, struct krc_incident_facts *ret);
+
+/* The end of log (len bytes) that fits out[size], from a line's start ("" none). Pure. */
+void krc_incident_keep_log(const char *log, size_t len, char *out, size_t size);
 
 /* The first log line of `log` (len bytes) that the first failure's log
  * does not have, cut to fit out[size] ("" when every line is there, or a

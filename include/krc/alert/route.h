@@ -76,6 +76,14 @@ struct krc_route_plan {
     uint64_t incident;
     int repeat;
     char thread_key[320];
+    /* a paced repeat (KRC_POLICY_THREAD): what the route decided under the sender's lock, the
+     * one answer the later stages read: a reply goes into the thread (replied) and an update
+     * to a destination without threads (updated), and the restarts since the incident's last
+     * reply / update before this one, which its headlines count */
+    int replied;
+    int updated;
+    long since_last_reply;
+    long since_last_update;
     const char *headline_reply;  /* for replies in the thread */
     const char *headline_update; /* for updates to destinations without threads */
 };

@@ -29,7 +29,9 @@
 #include <cmocka.h>
 
 #include "../../../src/alert/sender_int.h"
+#include "krc/alert/route.h"
 #include "krc/alert/sender.h"
+#include "krc/model/report_json.h"
 #include "krc/store/store.h"
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
@@ -195,6 +197,9 @@ static struct krc_restart mk(const char *pod, int count)
     return r;
 }
 
+/* The first alert's previous log. */
+#define FIRST_LOG "starting\nconnecting to db\nkilled\n"
+
 /* The incident's first alert, as the pipeline makes it: the watch awaits the pod, the restart
  * is routed (a new incident) and rendered, recorded with its outbox rows into a new stored
  * incident (unless record is 0) and queued; its messages are not settled yet. Returns the
@@ -212,12 +217,15 @@ static uint64_t first_alert(struct env *v, const char *pod, int record, int64_t 
     int64_t oids[4] = {0};
     int64_t rid = 0;
     size_t k = 0;
+    char *report_json = NULL;
 
     assert_non_null(rep);
     assert_non_null(dg);
     krc_diagnosis_init(dg);
     rep->namespace = krc_strdup("shop");
     rep->name = krc_strdup(pod);
+    rep->log = (unsigned char *)krc_strdup(FIRST_LOG);
+    rep->log_len = strlen(FIRST_LOG);
     dg->container = krc_strdup("app");
     dg->cause = KRC_CAUSE_OOM_KILLED;
     dg->summary = krc_strdup("Container app was OOM-killed");
@@ -245,6 +253,8 @@ static uint64_t first_alert(struct env *v, const char *pod, int record, int64_t 
         rec.reason = "OOMKilled";
         rec.detected_at = krc_clock_now();
         rec.decision = "alert";
+        assert_int_equal(krc_report_json_build(rep, dg, NULL, &report_json, NULL), 0);
+        rec.report_json = report_json;
         memset(&ref, 0, sizeof(ref));
         ref.thread_key = msg.thread_key;
         rec.incident = &ref;
@@ -261,6 +271,7 @@ static uint64_t first_alert(struct env *v, const char *pod, int record, int64_t 
         assert_int_equal(
             krc_route_incident_recorded(v->n, plan.incident, ref.ret_id, ref.ret_restarts, rid), 1);
         *ret_id = ref.ret_id;
+        krc_free(report_json);
     }
     krc_deliver_restart(v->n, &plan, &r, &msg, oids, 1, rep, dg, NULL, 0);
     return plan.incident;
@@ -624,6 +635,53 @@ static void test_loaded_incident_ends(void **state)
     env_cleanup(&v);
 }
 
+/* An incident loaded from the history keeps its first failure as the first alert's record
+ * has it: a repeat carries a cause diagnosed with its log (it was collected), and a paced
+ * message names the repeat's first log line the first failure's log does not have. */
+static void test_loaded_incident_keeps_the_first_log(void **state)
+{
+    struct env v;
+    struct krc_sender *old;
+    struct krc_diagnosis_history h;
+    struct krc_restart r = mk("api-1", 2);
+    struct krc_report *rep = krc_report_new();
+    struct krc_route_plan plan;
+    char reply[2048], update[2048];
+    int64_t id = 0;
+    static const char log[] = "starting\nconnecting to db\npanic: heap exhausted\n";
+    (void)state;
+
+    assert_non_null(rep);
+    env_init(&v, SETTLE, 0);
+    (void)first_alert(&v, "api-1", 1, &id);
+    old = v.n;
+    old->store = NULL;
+    v.n = krc_sender_new(&v.o, NULL);
+    assert_non_null(v.n);
+    v.n->store = v.s;
+    krc_sender_free(old);
+    assert_int_equal(krc_sender_load_incidents(v.n, v.s), 1);
+
+    memset(&h, 0, sizeof(h));
+    assert_int_equal(krc_route_incident_first(v.n, "shop", "Deployment", "api", "app", &h), 1);
+    assert_int_equal(h.cause, KRC_CAUSE_OOM_KILLED);
+    assert_true(h.log_collected);
+    assert_int_equal(h.exit_code, 137);
+    assert_true(h.id > 0);
+
+    krc_sender_restart_seen(v.n, r.ident.uid, "shop", "api-1", "app", 2);
+    (void)krc_route_restart_in(v.n, &r, &API_OOM, &plan);
+    assert_int_equal(plan.repeat, 1);
+    rep->log = (unsigned char *)krc_strdup(log);
+    rep->log_len = strlen(log);
+    krc_route_incident_headlines(v.n, &plan, &r, rep, NULL, reply, update, sizeof(reply));
+    assert_non_null(strstr(reply, "panic: heap exhausted"));
+    assert_null(strstr(reply, "connecting to db"));
+    assert_non_null(strstr(update, "panic: heap exhausted"));
+    krc_report_free(rep);
+    env_cleanup(&v);
+}
+
 /* A repeat of the incident at now (routed: muted), recorded into stored incident `id` as the
  * pipeline records it (ref.id: the incident's id); the store's answer goes to the incident.
  * Returns the stored incident it went into. */
@@ -772,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_ended_by_another_leader_sends_nothing),
         cmocka_unit_test(test_not_sent_destination_gets_no_resolved_message),
         cmocka_unit_test(test_loaded_incident_ends),
+        cmocka_unit_test(test_loaded_incident_keeps_the_first_log),
         cmocka_unit_test(test_the_count_is_the_stored_incidents),
         cmocka_unit_test(test_recovered_after_zero_ends_without_a_message),
     };

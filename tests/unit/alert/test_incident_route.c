@@ -132,6 +132,50 @@ static void test_web_api_replies_paced_in_the_first_thread(void **state)
     krc_sender_free(n);
 }
 
+/* Two paced repeats routed before the first one's message is rendered (two workers): each
+ * message counts the restarts since the message before it, as the route decided it. */
+static void test_paced_repeats_keep_their_own_count(void **state)
+{
+    struct krc_sender_options o = krc_test_sender_options(NULL);
+    struct krc_route_plan plan, a, b;
+    struct krc_sender_message msg;
+    struct krc_restart first = mk("api-1", 1);
+    struct krc_restart again = mk("api-2", 1);
+    struct krc_sender *n;
+    char reply[1024], update[1024];
+    (void)state;
+
+    o.bot_token = "xoxb-incidents";
+    o.channel = "#alerts";
+    o.api_url = "https://slack.example.test/api";
+    n = krc_sender_new(&o, NULL);
+    assert_non_null(n);
+    krc_clock_set_fake_now(T0);
+    assert_int_equal(krc_route_restart_in(n, &first, &API_OOM, &plan), KRC_POLICY_ALERT);
+    assert_int_equal(render(n, &plan, &first, &msg), KRC_POLICY_ALERT);
+    krc_sender_message_cleanup(&msg);
+    krc_clock_set_fake_now(T0 + 1);
+    assert_int_equal(krc_route_restart_in(n, &again, &API_OOM, &plan), KRC_POLICY_MUTED);
+    /* a: a reply 10 minutes on (2 restarts since the first alert); b: the next reply,
+     * routed by another worker before a's message is rendered (1 since a's) */
+    krc_clock_set_fake_now(T0 + 600);
+    again.ident.restart_count = 2;
+    assert_int_equal(krc_route_restart_in(n, &again, &API_OOM, &a), KRC_POLICY_THREAD);
+    assert_int_equal(a.replied, 1);
+    assert_int_equal(a.since_last_reply, 2);
+    krc_clock_set_fake_now(T0 + 1200);
+    again.ident.restart_count = 3;
+    assert_int_equal(krc_route_restart_in(n, &again, &API_OOM, &b), KRC_POLICY_THREAD);
+    assert_int_equal(b.replied, 1);
+    assert_int_equal(b.since_last_reply, 1);
+    krc_route_incident_headlines(n, &a, &again, NULL, NULL, reply, update, sizeof(reply));
+    assert_non_null(strstr(reply, "): 2 more restarts since the last message"));
+    krc_route_incident_headlines(n, &b, &again, NULL, NULL, reply, update, sizeof(reply));
+    assert_non_null(strstr(reply, "): 1 more restart since the last message"));
+    krc_clock_set_fake_now(0);
+    krc_sender_free(n);
+}
+
 static void test_pagerduty_gets_no_update(void **state)
 {
     struct krc_sender_options o = krc_test_sender_options(HOOK);
@@ -310,6 +354,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_web_api_replies_paced_in_the_first_thread),
+        cmocka_unit_test(test_paced_repeats_keep_their_own_count),
         cmocka_unit_test(test_pagerduty_gets_no_update),
         cmocka_unit_test(test_storm_counts_incidents),
         cmocka_unit_test(test_other_cause_container_or_workload_is_another_incident),
