@@ -332,13 +332,30 @@ def mem_sample(pid):
 TRACKED_RESOURCES = 8  # the watches of krc's change tracking (src/track/track.c)
 
 
+_TRACKS = {}
+
+
+def knows_tracking(krc):
+    """Whether this krc binary has change tracking (a build before issue 27 has no
+    --track-changes: it is compared as it is, without tracking)."""
+    if krc not in _TRACKS:
+        out = subprocess.run([krc, "config", "keys"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        _TRACKS[krc] = "`trackChanges`" in out
+    return _TRACKS[krc]
+
+
 def start_krc(krc, server, outdir, tag, track=False):
     """krc without change tracking (the figures of the issues before 27), or with it
     (track: the server must serve the tracked resources, benchserver --replicasets)."""
     argv = [krc, "run", "--kubeconfig", server.kubeconfig, "--log-format", "json",
             "--ignore-restart-count", "1000000000", "--listen", "127.0.0.1:0",
-            "--db", os.path.join(outdir, "krc-%s.db" % tag),
-            "--track-changes", "true" if track else "false"]
+            "--db", os.path.join(outdir, "krc-%s.db" % tag)]
+    if knows_tracking(krc):
+        argv += ["--track-changes", "true" if track else "false"]
+    elif track:
+        raise BenchError("%s has no change tracking (--track-changes): a build before issue 27"
+                         % krc)
     return Consumer(argv, "stderr", os.path.join(outdir, "krc-%s.log" % tag), classify_krc)
 
 
