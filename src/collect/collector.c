@@ -47,6 +47,15 @@ static int fill_identity(const struct krc_restart *r, struct krc_report *rep)
     rep->uid = krc_strdup(r->ident.uid);
     rep->node_name = r->node != NULL ? krc_strdup(r->node) : NULL;
     rep->slack_channel = r->slack_channel != NULL ? krc_strdup(r->slack_channel) : NULL;
+    /* the workload, from what the watch kept of the pod (detect/restart.h) */
+    if (r->owner_kind != NULL && r->owner_name != NULL &&
+        ((rep->owner_kind = krc_strdup(r->owner_kind)) == NULL ||
+         (rep->owner_name = krc_strdup(r->owner_name)) == NULL ||
+         (r->template_hash != NULL &&
+          krc_kv_list_put(&rep->labels, "pod-template-hash", r->template_hash) < 0) ||
+         krc_report_resolve_workload(rep) < 0)) {
+        return KRC_ENOMEM;
+    }
     c = krc_report_add_container(rep);
     if (rep->namespace == NULL || rep->name == NULL || rep->uid == NULL || c == NULL ||
         (r->node != NULL && rep->node_name == NULL) ||

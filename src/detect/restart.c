@@ -119,6 +119,137 @@ static char *copy_pod_json(const char *json, size_t len, size_t *ret_len)
     return out;
 }
 
+/* metadata.ownerReferences (the controller, else the first: as the pod
+ * parser picks it) and metadata.labels["pod-template-hash"] of a pod's JSON. */
+struct owner_scan {
+    struct krc_jscan_str kind, name, hash;
+    int have, controller;
+};
+
+static int owner_ref_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                         struct krc_error *err)
+{
+    struct owner_scan *o = ctx;
+    struct krc_jscan_str *into = NULL;
+    struct krc_jscan_str v;
+
+    if (KRC_JSCAN_EQ(k, "kind")) {
+        into = &o->kind;
+    } else if (KRC_JSCAN_EQ(k, "name")) {
+        into = &o->name;
+    } else if (KRC_JSCAN_EQ(k, "controller") && krc_jscan_peek(s, err) == KRC_JSON_TRUE) {
+        o->controller = 1;
+    }
+    if (into == NULL || krc_jscan_peek(s, err) != KRC_JSON_STRING) {
+        return krc_jscan_skip(s, NULL, err);
+    }
+    if (krc_jscan_string(s, &v, err) < 0) {
+        return KRC_EPARSE;
+    }
+    *into = v;
+    return 0;
+}
+
+static int owner_ref(struct krc_jscan *s, void *ctx, struct krc_error *err)
+{
+    struct owner_scan *o = ctx;
+    struct owner_scan one;
+    int rc;
+
+    memset(&one, 0, sizeof(one));
+    rc = krc_jscan_each_key(s, owner_ref_key, &one, err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (one.kind.raw != NULL && one.name.raw != NULL && (!o->have || one.controller) &&
+        !o->controller) {
+        o->kind = one.kind;
+        o->name = one.name;
+        o->have = 1;
+        o->controller = one.controller;
+    }
+    return 0;
+}
+
+static int label_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                     struct krc_error *err)
+{
+    struct owner_scan *o = ctx;
+
+    if (KRC_JSCAN_EQ(k, "pod-template-hash") && krc_jscan_peek(s, err) == KRC_JSON_STRING) {
+        return krc_jscan_string(s, &o->hash, err) < 0 ? KRC_EPARSE : 0;
+    }
+    return krc_jscan_skip(s, NULL, err);
+}
+
+static int meta_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                    struct krc_error *err)
+{
+    if (KRC_JSCAN_EQ(k, "ownerReferences")) {
+        return krc_jscan_each_item(s, owner_ref, ctx, err);
+    }
+    if (KRC_JSCAN_EQ(k, "labels")) {
+        return krc_jscan_each_key(s, label_key, ctx, err);
+    }
+    return krc_jscan_skip(s, NULL, err);
+}
+
+static int pod_key(struct krc_jscan *s, const struct krc_jscan_str *k, void *ctx,
+                   struct krc_error *err)
+{
+    if (KRC_JSCAN_EQ(k, "metadata")) {
+        int rc = krc_jscan_each_key(s, meta_key, ctx, err);
+        /* nothing after metadata is needed: stop the walk (1 is not an error) */
+        return rc < 0 ? rc : KRC_ECANCELED;
+    }
+    return krc_jscan_skip(s, NULL, err);
+}
+
+static char *dup_scanned(const struct krc_jscan_str *v)
+{
+    char *out;
+    size_t n;
+
+    if (v->raw == NULL) {
+        return NULL;
+    }
+    out = krc_malloc(v->raw_len + 1);
+    if (out != NULL) {
+        n = krc_jscan_unescape(v, out);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+/* The owner and template hash of a pod's JSON into r (0; KRC_ENOMEM). A
+ * pod the scanner cannot read leaves them NULL: the restart then counts
+ * under its pod, as before. */
+static int keep_owner(struct krc_restart *r, const char *json, size_t len)
+{
+    struct owner_scan o;
+    struct krc_jscan s;
+    struct krc_error err;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    krc_jscan_init(&s, json, len, "pod");
+    rc = krc_jscan_each_key(&s, pod_key, &o, &err);
+    if (rc < 0 && rc != KRC_ECANCELED) {
+        return 0;
+    }
+    if (o.have) {
+        r->owner_kind = dup_scanned(&o.kind);
+        r->owner_name = dup_scanned(&o.name);
+        if (r->owner_kind == NULL || r->owner_name == NULL) {
+            return KRC_ENOMEM;
+        }
+    }
+    if (o.hash.raw != NULL && (r->template_hash = dup_scanned(&o.hash)) == NULL) {
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
 struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, int copy_pod)
 {
     const struct krc_pod_info *p = d->pod;
@@ -141,6 +272,9 @@ struct krc_restart *krc_restart_from_delta(const struct krc_restart_delta *d, in
             krc_restart_free(r);
             return NULL;
         }
+    } else if (p->raw != NULL && p->raw_len > 0 && keep_owner(r, p->raw, p->raw_len) < 0) {
+        krc_restart_free(r);
+        return NULL;
     }
     /* an API server's values fit (model/restart_ident.h); a longer one is cut */
     (void)krc_restart_ident_set(&r->ident, p->uid, c->name, c->restart_count, c->last_finished_at,
@@ -170,5 +304,8 @@ void krc_restart_free(struct krc_restart *r)
     krc_free(r->reason);
     krc_free(r->slack_channel);
     krc_free(r->pod_json);
+    krc_free(r->owner_kind);
+    krc_free(r->owner_name);
+    krc_free(r->template_hash);
     krc_free(r);
 }

@@ -31,6 +31,13 @@ struct krc_restart {
     char *pod_json; /* the pod object as the watch delivered it minus
                      * metadata.managedFields, or NULL */
     size_t pod_json_len;
+    /* Without pod_json (past the queue's pod budget): the pod's controller
+     * owner and its pod-template-hash label, so that a restart that is not
+     * collected still counts under its workload (collect/collector.c); NULL
+     * when the pod has none, or with pod_json. */
+    char *owner_kind;
+    char *owner_name;
+    char *template_hash;
     int64_t detected_at; /* unix seconds */
     int64_t detected_mono_ms;
     /* the accelerators the container holds and the time it has spent not

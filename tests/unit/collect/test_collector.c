@@ -431,6 +431,49 @@ static void test_log_file(void **state)
 
 /* Every allocation of one collection fails from the Nth on: a report or
  * KRC_ENOMEM, never a leak (ASan) or a crash. */
+/* The minimal report of a restart queued without its pod (past the queue's pod
+ * budget): the workload from the owner and template hash the watch kept (a
+ * Deployment's ReplicaSet names its Deployment), else none (the pod itself). */
+static void test_minimal_without_pod_names_the_workload(void **state)
+{
+    struct krc_restart r;
+    struct krc_report *rep;
+    struct krc_error e;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.namespace = "shop";
+    r.pod = "web-7d9c8b6f5-x7k2p";
+    (void)krc_restart_ident_set(&r.ident, "uid-1", "app", 4, 0, NULL);
+    r.owner_kind = "ReplicaSet";
+    r.owner_name = "web-7d9c8b6f5";
+    r.template_hash = "7d9c8b6f5";
+    rep = krc_report_new();
+    assert_non_null(rep);
+    assert_int_equal(krc_collect_minimal(&r, rep, &e), 0);
+    assert_string_equal(rep->workload_kind, "Deployment");
+    assert_string_equal(rep->workload_name, "web");
+    assert_string_equal(rep->owner_kind, "ReplicaSet");
+    krc_report_free(rep);
+
+    r.owner_kind = "StatefulSet"; /* no hash: the owner itself */
+    r.owner_name = "db";
+    r.template_hash = NULL;
+    rep = krc_report_new();
+    assert_int_equal(krc_collect_minimal(&r, rep, &e), 0);
+    assert_string_equal(rep->workload_kind, "StatefulSet");
+    assert_string_equal(rep->workload_name, "db");
+    krc_report_free(rep);
+
+    r.owner_kind = NULL;
+    r.owner_name = NULL;
+    rep = krc_report_new();
+    assert_int_equal(krc_collect_minimal(&r, rep, &e), 0);
+    assert_null(rep->workload_kind);
+    assert_null(rep->workload_name);
+    krc_report_free(rep);
+}
+
 static void test_alloc_sweep(void **state)
 {
     struct krc_kube_client *c = client();
@@ -501,10 +544,14 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_collects_everything), cmocka_unit_test(test_failures_become_notes),
-        cmocka_unit_test(test_around_pod),          cmocka_unit_test(test_log_file),
-        cmocka_unit_test(test_alloc_sweep),         cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_collects_everything),
+        cmocka_unit_test(test_failures_become_notes),
+        cmocka_unit_test(test_around_pod),
+        cmocka_unit_test(test_log_file),
+        cmocka_unit_test(test_alloc_sweep),
+        cmocka_unit_test(test_claims),
         cmocka_unit_test(test_claims_capped),
+        cmocka_unit_test(test_minimal_without_pod_names_the_workload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -136,6 +136,58 @@ static void test_without_pod_copy(void **state)
     krc_restart_free(r);
 }
 
+/* Without a pod copy the restart keeps the pod's controller owner and its
+ * pod-template-hash (the workload a restart that is not collected counts
+ * under); with a copy it does not need them; a pod without them, or one the
+ * scanner cannot read, leaves them NULL. */
+static void test_owner_kept_without_pod_copy(void **state)
+{
+    struct krc_restart *r;
+    (void)state;
+    r = restart_with_raw(
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-7d9c8b6f5-x7k2p\",\"labels\":{\"app\":"
+        "\"web\",\"pod-template-hash\":\"7d9c8b6f5\"},\"ownerReferences\":[{\"apiVersion\":"
+        "\"v1\",\"kind\":\"Node\",\"name\":\"n1\"},{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"ReplicaSet\",\"name\":\"web-7d9c8b6f5\",\"controller\":true,\"blockOwnerDeletion\":"
+        "true}]},\"spec\":{\"containers\":[]}}",
+        0);
+    assert_non_null(r);
+    assert_null(r->pod_json);
+    assert_string_equal(r->owner_kind, "ReplicaSet");
+    assert_string_equal(r->owner_name, "web-7d9c8b6f5");
+    assert_string_equal(r->template_hash, "7d9c8b6f5");
+    krc_restart_free(r);
+
+    /* no controller: the first owner, as the pod parser picks it; escapes decoded */
+    r = restart_with_raw("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Job\",\"name\":"
+                         "\"batch\\u002d1\"},{\"kind\":\"X\",\"name\":\"y\"}]}}",
+                         0);
+    assert_non_null(r);
+    assert_string_equal(r->owner_kind, "Job");
+    assert_string_equal(r->owner_name, "batch-1");
+    assert_null(r->template_hash);
+    krc_restart_free(r);
+
+    r = restart_with_raw("{\"metadata\":{\"name\":\"solo\"}}", 0);
+    assert_non_null(r);
+    assert_null(r->owner_kind);
+    assert_null(r->owner_name);
+    krc_restart_free(r);
+
+    r = restart_with_raw("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"ReplicaSet\"", 0);
+    assert_non_null(r);
+    assert_null(r->owner_kind);
+    krc_restart_free(r);
+
+    r = restart_with_raw("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":"
+                         "\"web-1\",\"controller\":true}]}}",
+                         1);
+    assert_non_null(r);
+    assert_non_null(r->pod_json);
+    assert_null(r->owner_kind);
+    krc_restart_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_kept_when_absent_elsewhere_or_malformed),
         cmocka_unit_test(test_no_raw_json),
         cmocka_unit_test(test_without_pod_copy),
+        cmocka_unit_test(test_owner_kept_without_pod_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
