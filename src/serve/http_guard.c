@@ -94,9 +94,19 @@ static void address_key(const struct sockaddr *sa, socklen_t len, unsigned char 
     }
 }
 
-/* Bytes the kernel has received on a TCP socket (Linux >= 4.1); -1 when it
- * cannot tell. */
-static int rx_bytes(int fd, uint64_t *ret)
+/* tcpi_state values (the kernel's include/net/tcp_states.h, reported as is
+ * by TCP_INFO) in which the peer may still send: established, or our side
+ * closing while theirs is open. In every other state its FIN or a reset has
+ * arrived. */
+#define TCP_STATE_ESTABLISHED 1
+#define TCP_STATE_SYN_RECV 3
+#define TCP_STATE_FIN_WAIT1 4
+#define TCP_STATE_FIN_WAIT2 5
+
+/* Bytes the kernel has received on a TCP socket (Linux >= 4.1), and whether
+ * the peer can still send; -1 when it cannot tell. The count includes one
+ * for the peer's FIN (it advances the receive sequence like a byte). */
+static int rx_bytes(int fd, uint64_t *ret, int *peer_open)
 {
     struct tcp_info ti;
     socklen_t len = sizeof(ti);
@@ -108,6 +118,11 @@ static int rx_bytes(int fd, uint64_t *ret)
         return -1;
     }
     *ret = ti.tcpi_bytes_received;
+    if (peer_open != NULL) {
+        *peer_open = ti.tcpi_state == TCP_STATE_ESTABLISHED ||
+                     ti.tcpi_state == TCP_STATE_SYN_RECV || ti.tcpi_state == TCP_STATE_FIN_WAIT1 ||
+                     ti.tcpi_state == TCP_STATE_FIN_WAIT2;
+    }
     return 0;
 }
 
@@ -262,8 +277,12 @@ static int64_t check_conn(struct krc_http_guard *g, struct krc_http_guard_conn *
     }
     if (c->phase == KRC_HTTP_GUARD_HEAD) {
         uint64_t rx;
+        int peer_open;
 
-        if (c->rx_mark != RX_UNKNOWN && rx_bytes(c->fd, &rx) == 0 && rx <= c->rx_mark) {
+        /* Quiet, or closed by the peer (its FIN counts as a byte): no slow
+         * head. The server closes the latter when it reads the end. */
+        if (c->rx_mark != RX_UNKNOWN && rx_bytes(c->fd, &rx, &peer_open) == 0 &&
+            (rx <= c->rx_mark || !peer_open)) {
             c->deadline_ms = now + QUIET_RECHECK_MS;
             return c->deadline_ms;
         }
@@ -466,7 +485,7 @@ void krc_http_guard_phase(struct krc_http_guard *g, struct krc_http_guard_conn *
     pthread_mutex_lock(&g->lock);
     if (c->used && !c->cut) {
         c->phase = phase;
-        if (phase == KRC_HTTP_GUARD_HEAD && rx_bytes(c->fd, &c->rx_mark) < 0) {
+        if (phase == KRC_HTTP_GUARD_HEAD && rx_bytes(c->fd, &c->rx_mark, NULL) < 0) {
             c->rx_mark = RX_UNKNOWN;
         }
         arm(g, c, krc_clock_mono_ms());

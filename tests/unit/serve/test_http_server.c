@@ -906,8 +906,11 @@ static void test_head_deadline(void **state)
         fail_msg("silent connection closed %lld ms after the start, want the idle timeout",
                  (long long)(krc_clock_mono_ms() - t0));
     }
-    assert_true(rejected(&f, "head_timeout") == 1);
-    assert_true(rejected(&f, "idle_timeout") == 0);
+    /* the quiet client's close can meet the reaper's look: not a slow head */
+    if (rejected(&f, "head_timeout") != 1 || rejected(&f, "idle_timeout") != 0) {
+        fail_msg("head_timeout %g, idle_timeout %g, want 1 and 0", rejected(&f, "head_timeout"),
+                 rejected(&f, "idle_timeout"));
+    }
     stop_fixture(&f);
 }
 
