@@ -396,8 +396,12 @@ class OneBadObjectTest(WatchBase):
         self.assertGreaterEqual(self.skipped(port), 3)
         self.assert_ready(port)
         # one stream throughout: no bad line ended it (a bookmark-fed watch is not renewed
-        # within the test's minute: timeoutSeconds is at least 300)
-        self.assertEqual(len(self.watch_requests()), 1, self.watch_requests())
+        # within the test's minute: timeoutSeconds is at least 300). A fake stalled past the
+        # silence limit (seen once on an overloaded machine) renews it, and says so.
+        silent = self.krc.logs(contains="pod watch (all namespaces): ")
+        silent = [m for m in silent if "no event or bookmark, reconnecting" in m["msg"]]
+        self.assertEqual(len(self.watch_requests()), 1 + len(silent),
+                         (self.watch_requests(), silent))
         self.assert_exactly([("shop", "web-0", "app", 1), ("shop", "web-1", "app", 1),
                              ("shop", "web-0", "app", 2)], settle=1)
         self.assertEqual(len(self.slack.messages()), 3)
