@@ -387,8 +387,8 @@ void krc_pod_info_cleanup(struct krc_pod_info *p)
     memset(p, 0, sizeof(*p));
 }
 
-int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
-                       struct krc_error *err)
+int krc_pod_parse_top(const char *json, size_t len, struct krc_pod_info *ret, const char *what,
+                      int (*parse)(struct pctx *c), struct krc_error *err)
 {
     struct krc_jscan s;
     struct pctx c;
@@ -399,9 +399,9 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
     if (rc < 0) {
         return rc;
     }
-    krc_jscan_init(&s, json, len, "pod");
-    krc_pod_ctx_init(&c, &s, ret, "pod", err);
-    rc = krc_pod_parse_object(&c, 0);
+    krc_jscan_init(&s, json, len, what);
+    krc_pod_ctx_init(&c, &s, ret, what, err);
+    rc = parse(&c);
     if (rc == 0) {
         rc = krc_jscan_end(&s, err);
     }
@@ -409,6 +409,17 @@ int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
         krc_pod_reset(ret);
     }
     return rc;
+}
+
+static int parse_pod(struct pctx *c)
+{
+    return krc_pod_parse_object(c, 0);
+}
+
+int krc_pod_info_parse(const char *json, size_t len, struct krc_pod_info *ret,
+                       struct krc_error *err)
+{
+    return krc_pod_parse_top(json, len, ret, "pod", parse_pod, err);
 }
 
 /* Status object at the scanner position into ev->status (strings in the pod

@@ -293,6 +293,10 @@ int krc_pod_arena_reserve(struct krc_pod_info *p, size_t len, struct krc_error *
 void krc_pod_reset(struct krc_pod_info *p);
 void krc_pod_ctx_init(struct pctx *c, struct krc_jscan *s, struct krc_pod_info *p, const char *what,
                       struct krc_error *err);
+/* A whole document (`what` names it in errors) parsed by `parse` into *ret:
+ * the arena reserved, the end checked, *ret forgotten on failure. */
+int krc_pod_parse_top(const char *json, size_t len, struct krc_pod_info *ret, const char *what,
+                      int (*parse)(struct pctx *c), struct krc_error *err);
 /* kube_pod_status.c: the status object at the scanner position. */
 int krc_pod_parse_status(struct pctx *c);
 /* The pod object at the scanner position (meta_only: metadata only, nothing

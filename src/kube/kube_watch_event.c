@@ -211,23 +211,5 @@ int krc_watch_event_parse_object(const char *json, size_t len, struct krc_watch_
 int krc_kube_object_meta_parse(const char *json, size_t len, struct krc_pod_info *ret,
                                struct krc_error *err)
 {
-    struct krc_jscan s;
-    struct pctx c;
-    int rc;
-
-    krc_pod_reset(ret);
-    rc = krc_pod_arena_reserve(ret, len, err);
-    if (rc < 0) {
-        return rc;
-    }
-    krc_jscan_init(&s, json, len, "object");
-    krc_pod_ctx_init(&c, &s, ret, "object", err);
-    rc = parse_meta_object(&c);
-    if (rc == 0) {
-        rc = krc_jscan_end(&s, err);
-    }
-    if (rc < 0) {
-        krc_pod_reset(ret);
-    }
-    return rc;
+    return krc_pod_parse_top(json, len, ret, "object", parse_meta_object, err);
 }
