@@ -36,6 +36,7 @@
 #include "krc/util/clock.h"
 #include "krc/util/log.h"
 #include "krc/util/mem.h"
+#include "fake_sink.h"
 #include "krc_test.h"
 
 #define HOOK "https://hooks.example.test/services/T1/B1/incident-end"
@@ -72,30 +73,6 @@ static struct krc_sink *fk_create(const struct krc_sink_options *o, const char *
     return s;
 }
 
-static int fk_format_restart(const struct krc_report *rep, const struct krc_diagnosis *diag,
-                             const struct krc_alert_options *fo, char **ret_body,
-                             char **ret_fallback, struct krc_error *err)
-{
-    (void)rep;
-    (void)diag;
-    (void)fo;
-    (void)err;
-    *ret_body = krc_strdup("{\"text\":\"a restart\"}");
-    *ret_fallback = NULL;
-    return *ret_body != NULL ? 0 : KRC_ENOMEM;
-}
-
-static int fk_format_summary(const struct krc_alert_summary *sum,
-                             const struct krc_alert_options *fo, char **ret_body,
-                             struct krc_error *err)
-{
-    (void)sum;
-    (void)fo;
-    (void)err;
-    *ret_body = krc_strdup("{\"text\":\"a storm\"}");
-    return *ret_body != NULL ? 0 : KRC_ENOMEM;
-}
-
 static int fk_format_recovered(const struct krc_alert_recovered *rec,
                                const struct krc_alert_options *fo, char **ret_body,
                                struct krc_error *err)
@@ -130,8 +107,8 @@ static void fk_free(struct krc_sink *s)
 static const struct krc_sink_ops fake_ops = {
     .name = "fake",
     .create = fk_create,
-    .format_restart = fk_format_restart,
-    .format_summary = fk_format_summary,
+    .format_restart = krc_test_sink_format_restart,
+    .format_summary = krc_test_sink_format_summary,
     .format_recovered = fk_format_recovered,
     .send = fk_send,
     .upload = NULL,
