@@ -158,6 +158,27 @@ def wait_until(predicate, timeout=20.0, interval=0.05, what="condition"):
         time.sleep(interval)
 
 
+def message_texts(obj):
+    """Every human-visible string of a message body (text objects, fields, attachments)."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, str) and k in ("text", "fallback", "pretext", "title", "value",
+                                            "footer", "alt_text"):
+                out.append(v)
+            elif isinstance(v, (dict, list)):
+                out += message_texts(v)
+    elif isinstance(obj, list):
+        for x in obj:
+            out += message_texts(x)
+    return out
+
+
+def message_text(msg):
+    """A posted message's texts (message_texts of its body), one a line."""
+    return "\n".join(message_texts(msg["body"]))
+
+
 def http_get(port, path, timeout=5):
     """(status, body) of GET http://127.0.0.1:PORT/PATH; 4xx/5xx are answers, not errors."""
     import urllib.error  # noqa: PLC0415

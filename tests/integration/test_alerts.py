@@ -51,24 +51,7 @@ def utcnow():
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-def texts(obj):
-    """Every human-visible string of a message body (text objects, fields, attachments)."""
-    out = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if isinstance(v, str) and k in ("text", "fallback", "pretext", "title", "value",
-                                            "footer", "alt_text"):
-                out.append(v)
-            elif isinstance(v, (dict, list)):
-                out += texts(v)
-    elif isinstance(obj, list):
-        for x in obj:
-            out += texts(x)
-    return out
-
-
-def full_text(msg):
-    return "\n".join(texts(msg["body"]))
+texts, full_text = h.message_texts, h.message_text  # what a message says
 
 
 def blocks(msg):

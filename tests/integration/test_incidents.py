@@ -45,22 +45,7 @@ ARROW = "\u2192"
 LEASE_NS, LEASE_NAME = "krc", "krc"
 
 
-def texts(obj):
-    out = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if isinstance(v, str) and k in ("text", "fallback", "title", "value", "alt_text"):
-                out.append(v)
-            elif isinstance(v, (dict, list)):
-                out += texts(v)
-    elif isinstance(obj, list):
-        for x in obj:
-            out += texts(x)
-    return out
-
-
-def full_text(msg):
-    return "\n".join(texts(msg["body"]))
+texts, full_text = h.message_texts, h.message_text  # what a message says
 
 
 def iso(t):
