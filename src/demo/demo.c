@@ -26,6 +26,7 @@
 
 #define STEP_MS 1500         /* between two crashes */
 #define SYNC_WAIT_MS 15000   /* for krc's pod watch to open */
+#define TRACK_WAIT_MS 3000   /* then for change tracking's lists (they come with it) */
 #define QUIET_MS 4500        /* no message for this long after the last step: done */
 #define STORM_SETTLE_MS 6000 /* the storm summary comes stormSummaryDelay after the storm */
 #define FINISH_MS 45000      /* at most this long after the last step */
@@ -406,6 +407,7 @@ static void *scenario_main(void *arg)
     /* change tracking's lists (nodes, the workload controllers) come with the
      * pod watch: the first crash waits for them, so that its alert can say
      * what changed before it */
+    deadline = krc_clock_mono_ms() + TRACK_WAIT_MS;
     while (krc_demo_sim_listed_resources(d->sim) < KRC_DEMO_RES_N - 1 &&
            krc_clock_mono_ms() < deadline) {
         if (sleep_ms(d, 20)) {
@@ -416,7 +418,7 @@ static void *scenario_main(void *arg)
         krc_log(KRC_LOG_WARN,
                 "demo: krc listed %d of the %d resources change tracking watches in %d s; its "
                 "alerts may say nothing about what changed",
-                krc_demo_sim_listed_resources(d->sim), KRC_DEMO_RES_N - 1, SYNC_WAIT_MS / 1000);
+                krc_demo_sim_listed_resources(d->sim), KRC_DEMO_RES_N - 1, TRACK_WAIT_MS / 1000);
     }
     if (n_cases > MAX_CASES) {
         krc_log(KRC_LOG_ERROR, "demo: the scenario has %zu cases, at most %d are played", n_cases,
