@@ -26,6 +26,7 @@
 
 #define STEP_MS 1500         /* between two crashes */
 #define SYNC_WAIT_MS 15000   /* for krc's pod watch to open */
+#define TRACK_WAIT_MS 3000   /* then for change tracking's lists (they come with it) */
 #define QUIET_MS 4500        /* no message for this long after the last step: done */
 #define STORM_SETTLE_MS 6000 /* the storm summary comes stormSummaryDelay after the storm */
 #define FINISH_MS 45000      /* at most this long after the last step */
@@ -48,6 +49,7 @@ struct demo {
     atomic_int stop;      /* the scenario is over: the daemon stops */
     atomic_int cancel;    /* the daemon stopped: the scenario ends */
     int64_t t0;           /* wall clock at start */
+    int64_t began;        /* unix s: the simulated cluster was populated (pods' times) */
     int seq;              /* event names */
     int failed;           /* the scenario could not build its objects */
     int fields_announced; /* the field demonstrations' header was printed */
@@ -144,6 +146,27 @@ static int put(struct demo *d, int rc)
     return rc;
 }
 
+/* The Deployment and ReplicaSets of a case whose pod a ReplicaSet owns
+ * (change tracking reads them); nothing for another owner. */
+static int put_workload(struct demo *d, const struct krc_demo_case *c)
+{
+    char name[254];
+
+    if (krc_demo_deployment_name(c, name, sizeof(name)) < 0) {
+        return 0;
+    }
+    if (put(d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_DEPLOYMENTS,
+                                       krc_demo_deployment_json(c, d->began))) < 0 ||
+        (c->rollout != NULL &&
+         put(d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_REPLICASETS,
+                                        krc_demo_replicaset_json(c, 1, d->began))) < 0) ||
+        put(d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_REPLICASETS,
+                                       krc_demo_replicaset_json(c, 0, d->began))) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 /* The starting cluster: every node ready, every pod running. */
 static int populate(struct demo *d)
 {
@@ -153,6 +176,7 @@ static int populate(struct demo *d)
     const struct krc_demo_node *nodes = krc_demo_nodes(&n_nodes);
     int64_t now = krc_clock_now();
 
+    d->began = now;
     for (size_t i = 0; i < n_nodes; i++) {
         if (put(d, krc_demo_sim_put_node(d->sim, krc_demo_node_json(&nodes[i], 1, now - 86400 * 30,
                                                                     now - 86400))) < 0) {
@@ -160,9 +184,14 @@ static int populate(struct demo *d)
         }
     }
     for (size_t i = 0; i < n_cases; i++) {
+        if (put_workload(d, &cases[i]) < 0) {
+            return -1;
+        }
         for (int r = 0; r < cases[i].replicas; r++) {
             if (put(d, krc_demo_sim_put_pod(d->sim,
-                                            krc_demo_pod_json(&cases[i], r, 0, now - 3600, 0, 0),
+                                            krc_demo_pod_json(&cases[i], r, 0,
+                                                              krc_demo_pod_created(&cases[i], now),
+                                                              0, 0),
                                             NULL, 0)) < 0) {
                 return -1;
             }
@@ -198,9 +227,11 @@ static int crash(struct demo *d, size_t ci, const struct krc_demo_case *c, int64
         }
     }
     for (int r = 0; r < c->replicas; r++) {
-        if (put(d, krc_demo_sim_put_pod(
-                       d->sim, krc_demo_pod_json(c, r, n, krc_clock_now() - 3600, ran_from, ended),
-                       c->log, ended)) < 0) {
+        if (put(d,
+                krc_demo_sim_put_pod(
+                    d->sim,
+                    krc_demo_pod_json(c, r, n, krc_demo_pod_created(c, d->began), ran_from, ended),
+                    c->log, ended)) < 0) {
             return -1;
         }
     }
@@ -373,6 +404,22 @@ static void *scenario_main(void *arg)
         atomic_store(&d->stop, 1);
         return NULL;
     }
+    /* change tracking's lists (nodes, the workload controllers) come with the
+     * pod watch: the first crash waits for them, so that its alert can say
+     * what changed before it */
+    deadline = krc_clock_mono_ms() + TRACK_WAIT_MS;
+    while (krc_demo_sim_listed_resources(d->sim) < KRC_DEMO_RES_N - 1 &&
+           krc_clock_mono_ms() < deadline) {
+        if (sleep_ms(d, 20)) {
+            return NULL;
+        }
+    }
+    if (krc_demo_sim_listed_resources(d->sim) < KRC_DEMO_RES_N - 1) {
+        krc_log(KRC_LOG_WARN,
+                "demo: krc listed %d of the %d resources change tracking watches in %d s; its "
+                "alerts may say nothing about what changed",
+                krc_demo_sim_listed_resources(d->sim), KRC_DEMO_RES_N - 1, TRACK_WAIT_MS / 1000);
+    }
     if (n_cases > MAX_CASES) {
         krc_log(KRC_LOG_ERROR, "demo: the scenario has %zu cases, at most %d are played", n_cases,
                 MAX_CASES);
@@ -457,9 +504,7 @@ static int write_config(const char *path, int port, const char *db, struct krc_e
         "stormThreshold: " STORM_THRESHOLD "\n"
         "stormSummaryDelay: " STORM_SUMMARY_DELAY "\n"
         "muteSeconds: " MUTE_SECONDS "\n"
-        "# the simulated API server serves pods, events and nodes, not the workload\n"
-        "# controllers change tracking watches\n"
-        "trackChanges: false\n"
+        "trackChanges: true\n"
         "routes:\n"
         "  - namespace: \"^(argo|llm)$\"\n"
         "    webhookUrl: http://127.0.0.1:%d/services/TDEMO/BPLATFORM/demo\n"

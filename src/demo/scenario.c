@@ -133,6 +133,22 @@ static const struct krc_demo_event EV_ARGS_NOT_FOUND[] = {
     "/proc/self/fd/6), flags: 0x5001, data: context=\"system_u:object_r:data_t:s0:c923,c1020\": "  \
     "no such file or directory: unknown"
 
+/* The simulation's own rollout before the missing-binary crash (the case
+ * does not say what changed before it; docs/demo.md), consistent with the
+ * case: the image (lightspeed-stack at 8e24e8b, 2025-07-08) starts with CMD
+ * ["python3.12", "src/lightspeed_stack.py"] (its Containerfile until PR 227
+ * made it the ENTRYPOINT), and Kubernetes args replace the CMD. The previous
+ * revision's args were that command itself (the application started, with
+ * its default configuration file); the new one passes only the case's
+ * "-c /app-config/lightspeed-stack.yaml", so runc execs "-c". The hash, the
+ * time (4 min before the demo) and the manager are the demo's. */
+static const struct krc_demo_rollout ROLLOUT_LIGHTSPEED = {
+    .prev_hash = "5c8f7b9d64",
+    .prev_args_json = "[\"python3.12\",\"src/lightspeed_stack.py\"]",
+    .before_s = 240,
+    .manager = "kubectl-client-side-apply",
+};
+
 /* The storm: the node controller's texts when a node stops posting status. */
 static const struct krc_demo_event EV_NODE_NOT_READY[] = {
     {"Warning", "NodeNotReady", "Node is not ready", "node-controller", 1, -6, -6},
@@ -278,7 +294,10 @@ static const struct krc_demo_case CASES[] = {
      .owner_api = "apps/v1",
      .owner_kind = "ReplicaSet",
      .owner_name = "lightspeed-core-85b57d9576",
-     .expect = "command_not_found"},
+     .expect = "command_not_found",
+     /* the case's pod.yaml */
+     .args_json = "[\"-c\",\"/app-config/lightspeed-stack.yaml\"]",
+     .rollout = &ROLLOUT_LIGHTSPEED},
     {.key = "start-failure",
      .what = "runc cannot mount a ConfigMap subPath that is being replaced (StartError)",
      .source = "https://github.com/kubernetes/kubernetes/issues/124308",
@@ -638,6 +657,7 @@ static cJSON *pod_spec(const struct krc_demo_case *c)
     cJSON *cs = cJSON_AddArrayToObject(s, "containers");
     cJSON *mine = container_spec(c->container, c->image, c->resources, c->liveness);
 
+    add_raw_json(mine, "args", c->args_json);
     merge_raw_json(mine, c->container_spec_json);
     cJSON_AddItemToArray(cs, mine);
     for (size_t k = 0; c->others != NULL && c->others[k] != NULL; k++) {
@@ -1032,4 +1052,238 @@ cJSON *krc_demo_node_event_json(const char *node, const char *type, const char *
     add_time(o, "lastTimestamp", t);
     cJSON_AddNumberToObject(o, "count", 1);
     return o;
+}
+
+/* --- the Deployments of the ReplicaSet cases (change tracking) ----------------- */
+
+#define DAY_S 86400
+#define CREATED_DAYS 30 /* a workload without a rollout: made this long ago */
+
+int64_t krc_demo_pod_created(const struct krc_demo_case *c, int64_t t0)
+{
+    return c->rollout != NULL ? t0 - c->rollout->before_s + 5 : t0 - 3600;
+}
+
+int krc_demo_deployment_name(const struct krc_demo_case *c, char *out, size_t outsz)
+{
+    const char *dash = c->owner_name != NULL ? strrchr(c->owner_name, '-') : NULL;
+
+    if (c->owner_kind == NULL || strcmp(c->owner_kind, "ReplicaSet") != 0 || dash == NULL ||
+        dash == c->owner_name || (size_t)(dash - c->owner_name) >= outsz) {
+        return -1;
+    }
+    snprintf(out, outsz, "%.*s", (int)(dash - c->owner_name), c->owner_name);
+    return 0;
+}
+
+/* A managedFields entry: manager, operation Update, time, fieldsV1 (JSON). */
+static void managed_entry(cJSON *list, const char *manager, const char *api, int64_t t,
+                          const char *subresource, const char *fields)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(e, "manager", manager);
+    cJSON_AddStringToObject(e, "operation", "Update");
+    cJSON_AddStringToObject(e, "apiVersion", api);
+    add_time(e, "time", t);
+    cJSON_AddStringToObject(e, "fieldsType", "FieldsV1");
+    add_raw_json(e, "fieldsV1", fields);
+    if (subresource != NULL) {
+        cJSON_AddStringToObject(e, "subresource", subresource);
+    }
+    cJSON_AddItemToArray(list, e);
+}
+
+/* The pod template: the pod's labels (hash: with pod-template-hash) and its
+ * spec without what the scheduler adds; prev_args: the rollout's previous
+ * container args. */
+static cJSON *pod_template(const struct krc_demo_case *c, const char *hash, const char *prev_args)
+{
+    cJSON *t = cJSON_CreateObject();
+    cJSON *labels = cJSON_AddObjectToObject(cJSON_AddObjectToObject(t, "metadata"), "labels");
+    cJSON *spec = pod_spec(c);
+
+    cJSON_AddStringToObject(labels, "app", c->key);
+    cJSON_AddStringToObject(labels, "krc-demo", "true");
+    if (hash != NULL) {
+        cJSON_AddStringToObject(labels, "pod-template-hash", hash);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+    if (prev_args != NULL) {
+        cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(spec, "containers"), 0);
+        cJSON_DeleteItemFromObjectCaseSensitive(k, "args");
+        add_raw_json(k, "args", prev_args);
+    }
+    cJSON_AddItemToObject(t, "spec", spec);
+    return t;
+}
+
+static cJSON *selector(const struct krc_demo_case *c, const char *hash)
+{
+    cJSON *sel = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(sel, "matchLabels");
+
+    cJSON_AddStringToObject(m, "app", c->key);
+    cJSON_AddStringToObject(m, "krc-demo", "true");
+    if (hash != NULL) {
+        cJSON_AddStringToObject(m, "pod-template-hash", hash);
+    }
+    return sel;
+}
+
+static const char TEMPLATE_FIELDS[] =
+    "{\"f:spec\":{\"f:replicas\":{},\"f:selector\":{},\"f:strategy\":{\"f:type\":{}},"
+    "\"f:template\":{\"f:metadata\":{\"f:labels\":{}},\"f:spec\":{\"f:containers\":{}}}}}";
+
+cJSON *krc_demo_deployment_json(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *d;
+    cJSON *m;
+    cJSON *spec;
+    cJSON *st;
+    cJSON *mf;
+    char name[254];
+    char uid[37];
+    char rev[16];
+    int64_t created = t0 - (int64_t)CREATED_DAYS * DAY_S;
+    int64_t changed = c->rollout != NULL ? t0 - c->rollout->before_s : created;
+    int revision = c->rollout != NULL ? 2 : 1;
+
+    if (krc_demo_deployment_name(c, name, sizeof(name)) < 0 || (d = cJSON_CreateObject()) == NULL) {
+        return NULL;
+    }
+    krc_demo_uid(c->ns, name, uid);
+    snprintf(rev, sizeof(rev), "%d", revision);
+    cJSON_AddStringToObject(d, "kind", "Deployment");
+    cJSON_AddStringToObject(d, "apiVersion", "apps/v1");
+    m = cJSON_AddObjectToObject(d, "metadata");
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(m, "namespace", c->ns);
+    cJSON_AddStringToObject(m, "uid", uid);
+    cJSON_AddStringToObject(m, "resourceVersion", "0"); /* the server sets it */
+    cJSON_AddNumberToObject(m, "generation", revision);
+    add_time(m, "creationTimestamp", created);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "labels"), "app", c->key);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "annotations"),
+                            "deployment.kubernetes.io/revision", rev);
+    mf = cJSON_AddArrayToObject(m, "managedFields");
+    managed_entry(mf, c->rollout != NULL ? c->rollout->manager : "kubectl-client-side-apply",
+                  "apps/v1", changed, NULL, TEMPLATE_FIELDS);
+    managed_entry(mf, "kube-controller-manager", "apps/v1", changed, NULL,
+                  "{\"f:metadata\":{\"f:annotations\":{\"f:deployment.kubernetes.io/"
+                  "revision\":{}}}}");
+    managed_entry(mf, "kube-controller-manager", "apps/v1", changed, "status",
+                  "{\"f:status\":{\"f:observedGeneration\":{},\"f:replicas\":{}}}");
+    spec = cJSON_AddObjectToObject(d, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", c->replicas);
+    cJSON_AddItemToObject(spec, "selector", selector(c, NULL));
+    cJSON_AddItemToObject(spec, "template", pod_template(c, NULL, NULL));
+    /* Recreate: the previous revision's pods were stopped before the new one's began */
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(spec, "strategy"), "type",
+                            c->rollout != NULL ? "Recreate" : "RollingUpdate");
+    cJSON_AddNumberToObject(spec, "revisionHistoryLimit", 10);
+    cJSON_AddNumberToObject(spec, "progressDeadlineSeconds", 600);
+    st = cJSON_AddObjectToObject(d, "status");
+    cJSON_AddNumberToObject(st, "observedGeneration", revision);
+    cJSON_AddNumberToObject(st, "replicas", c->replicas);
+    cJSON_AddNumberToObject(st, "updatedReplicas", c->replicas);
+    /* cJSON's adders fail silently on ENOMEM: check the result as a whole */
+    if (cJSON_GetObjectItem(st, "updatedReplicas") == NULL ||
+        cJSON_GetObjectItem(spec, "template") == NULL || cJSON_GetArraySize(mf) != 3) {
+        cJSON_Delete(d);
+        return NULL;
+    }
+    return d;
+}
+
+cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int64_t t0)
+{
+    cJSON *r;
+    cJSON *m;
+    cJSON *o;
+    cJSON *spec;
+    cJSON *st;
+    char deployment[254];
+    char name[300];
+    char uid[37];
+    char duid[37];
+    const char *hash;
+    int64_t created = t0 - (int64_t)CREATED_DAYS * DAY_S;
+    int revision = 1;
+    int replicas = c->replicas;
+
+    if (krc_demo_deployment_name(c, deployment, sizeof(deployment)) < 0 ||
+        (previous && c->rollout == NULL)) {
+        return NULL;
+    }
+    hash = c->owner_name + strlen(deployment) + 1;
+    if (previous) {
+        hash = c->rollout->prev_hash;
+        replicas = 0; /* scaled down by the rollout */
+    } else if (c->rollout != NULL) {
+        created = t0 - c->rollout->before_s;
+        revision = 2;
+    }
+    if ((r = cJSON_CreateObject()) == NULL) {
+        return NULL;
+    }
+    snprintf(name, sizeof(name), "%s-%s", deployment, hash);
+    krc_demo_uid(c->ns, name, uid);
+    krc_demo_uid(c->ns, deployment, duid);
+    cJSON_AddStringToObject(r, "kind", "ReplicaSet");
+    cJSON_AddStringToObject(r, "apiVersion", "apps/v1");
+    m = cJSON_AddObjectToObject(r, "metadata");
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(m, "namespace", c->ns);
+    cJSON_AddStringToObject(m, "uid", uid);
+    cJSON_AddStringToObject(m, "resourceVersion", "0"); /* the server sets it */
+    cJSON_AddNumberToObject(m, "generation", previous ? 2 : 1);
+    add_time(m, "creationTimestamp", created);
+    {
+        cJSON *labels = cJSON_AddObjectToObject(m, "labels");
+        cJSON *ann = cJSON_AddObjectToObject(m, "annotations");
+        char num[16];
+        cJSON_AddStringToObject(labels, "app", c->key);
+        cJSON_AddStringToObject(labels, "krc-demo", "true");
+        cJSON_AddStringToObject(labels, "pod-template-hash", hash);
+        snprintf(num, sizeof(num), "%d", c->replicas);
+        cJSON_AddStringToObject(ann, "deployment.kubernetes.io/desired-replicas", num);
+        snprintf(num, sizeof(num), "%d", c->replicas + (c->rollout != NULL ? 0 : 1));
+        cJSON_AddStringToObject(ann, "deployment.kubernetes.io/max-replicas", num);
+        snprintf(num, sizeof(num), "%d", revision);
+        cJSON_AddStringToObject(ann, "deployment.kubernetes.io/revision", num);
+    }
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(o, "kind", "Deployment");
+    cJSON_AddStringToObject(o, "name", deployment);
+    cJSON_AddStringToObject(o, "uid", duid);
+    cJSON_AddBoolToObject(o, "controller", 1);
+    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    managed_entry(cJSON_AddArrayToObject(m, "managedFields"), "kube-controller-manager", "apps/v1",
+                  created, NULL,
+                  "{\"f:metadata\":{\"f:annotations\":{},\"f:labels\":{},\"f:ownerReferences\":{}},"
+                  "\"f:spec\":{\"f:replicas\":{},\"f:selector\":{},\"f:template\":{}}}");
+    spec = cJSON_AddObjectToObject(r, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", replicas);
+    cJSON_AddItemToObject(spec, "selector", selector(c, hash));
+    cJSON_AddItemToObject(spec, "template",
+                          pod_template(c, hash, previous ? c->rollout->prev_args_json : NULL));
+    st = cJSON_AddObjectToObject(r, "status");
+    cJSON_AddNumberToObject(st, "replicas", replicas);
+    cJSON_AddNumberToObject(st, "fullyLabeledReplicas", replicas);
+    if (!previous) {
+        /* its pods run until the scenario's crash */
+        cJSON_AddNumberToObject(st, "readyReplicas", replicas);
+        cJSON_AddNumberToObject(st, "availableReplicas", replicas);
+    }
+    cJSON_AddNumberToObject(st, "observedGeneration", previous ? 2 : 1);
+    if (cJSON_GetObjectItem(st, "observedGeneration") == NULL ||
+        cJSON_GetObjectItem(spec, "template") == NULL ||
+        cJSON_GetArrayItem(cJSON_GetObjectItem(m, "ownerReferences"), 0) == NULL) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
 }

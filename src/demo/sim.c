@@ -36,10 +36,20 @@ struct sim_pod {
     int64_t log_ended;
 };
 
+/* An object of a resource other than pods and nodes (change tracking's). */
+struct sim_obj {
+    enum krc_demo_resource res;
+    char *ns; /* "" for a cluster-scoped one */
+    char *name;
+    char *json; /* with its resourceVersion */
+};
+
 struct sim_change {
     long rv;
+    enum krc_demo_resource res; /* NONE: a pod */
     char *ns;
-    char *line; /* {"type":...,"object":...}\n */
+    char *line;      /* {"type":...,"object":...}\n */
+    char *meta_line; /* the same with the object's PartialObjectMetadata (not pods) */
 };
 
 struct krc_demo_sim {
@@ -64,6 +74,9 @@ struct krc_demo_sim {
     size_t n_events;
     cJSON **kube_events; /* created events.k8s.io/v1 Events (under msg_lock) */
     size_t n_kube_events;
+    struct sim_obj *objs;
+    size_t n_objs;
+    atomic_int listed; /* bit res: a whole list of res was served */
     struct sim_change *changes;
     size_t n_changes;
     pthread_mutex_t msg_lock;
@@ -173,10 +186,12 @@ static char *stamp(cJSON *obj, long rv)
     return cJSON_PrintUnformatted(obj);
 }
 
-static int add_change(struct krc_demo_sim *s, const char *type, const char *ns, const char *json)
+static int add_change(struct krc_demo_sim *s, enum krc_demo_resource res, const char *type,
+                      const char *ns, const char *json)
 {
     struct krc_buf b;
     struct sim_change *grown;
+    char *meta = NULL;
 
     if (s->n_changes >= MAX_OBJECTS) {
         return KRC_ETOOBIG;
@@ -192,12 +207,21 @@ static int add_change(struct krc_demo_sim *s, const char *type, const char *ns, 
         return KRC_ENOMEM;
     }
     grown[s->n_changes].rv = s->rv;
+    grown[s->n_changes].res = res;
     grown[s->n_changes].ns = krc_strdup(ns);
     grown[s->n_changes].line = krc_buf_take(&b);
+    grown[s->n_changes].meta_line = NULL;
+    if (res != KRC_DEMO_RES_NONE && (meta = krc_demo_partial_metadata(json)) != NULL &&
+        krc_buf_printf(&b, "{\"type\":\"%s\",\"object\":%s}\n", type, meta) == 0) {
+        grown[s->n_changes].meta_line = krc_buf_take(&b);
+    }
+    cJSON_free(meta);
     krc_buf_cleanup(&b);
-    if (grown[s->n_changes].ns == NULL || grown[s->n_changes].line == NULL) {
+    if (grown[s->n_changes].ns == NULL || grown[s->n_changes].line == NULL ||
+        (res != KRC_DEMO_RES_NONE && grown[s->n_changes].meta_line == NULL)) {
         krc_free(grown[s->n_changes].ns);
         krc_free(grown[s->n_changes].line);
+        krc_free(grown[s->n_changes].meta_line);
         return KRC_ENOMEM;
     }
     s->n_changes++;
@@ -246,7 +270,7 @@ static int put_pod_locked(struct krc_demo_sim *s, cJSON *pod, const char *log, i
         return KRC_ENOMEM;
     }
     s->rv++;
-    if (add_change(s, added ? "ADDED" : "MODIFIED", ns, json) < 0) {
+    if (add_change(s, KRC_DEMO_RES_NONE, added ? "ADDED" : "MODIFIED", ns, json) < 0) {
         krc_free(json);
         krc_free(log_copy);
         return KRC_ENOMEM;
@@ -281,12 +305,14 @@ static int put_node_locked(struct krc_demo_sim *s, cJSON *node)
         cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name"));
     char *json;
     size_t i;
+    int added;
 
     if (name == NULL) {
         return KRC_EINVAL;
     }
     for (i = 0; i < s->n_nodes && strcmp(s->node_names[i], name) != 0; i++) {
     }
+    added = i == s->n_nodes;
     if (i == s->n_nodes) {
         char **a = krc_realloc(s->nodes, (i + 1) * sizeof(*a));
         char **b = a != NULL ? krc_realloc(s->node_names, (i + 1) * sizeof(*b)) : NULL;
@@ -309,6 +335,10 @@ static int put_node_locked(struct krc_demo_sim *s, cJSON *node)
         return KRC_ENOMEM;
     }
     s->rv++;
+    if (add_change(s, KRC_DEMO_RES_NODES, added ? "ADDED" : "MODIFIED", "", json) < 0) {
+        krc_free(json);
+        return KRC_ENOMEM;
+    }
     krc_free(s->nodes[i]);
     s->nodes[i] = json;
     return 0;
@@ -323,8 +353,87 @@ int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node)
     }
     pthread_mutex_lock(&s->lock);
     rc = put_node_locked(s, node);
+    pthread_cond_broadcast(&s->changed);
     pthread_mutex_unlock(&s->lock);
     cJSON_Delete(node);
+    return rc;
+}
+
+static struct sim_obj *find_obj(struct krc_demo_sim *s, enum krc_demo_resource res, const char *ns,
+                                const char *name)
+{
+    for (size_t i = 0; i < s->n_objs; i++) {
+        if (s->objs[i].res == res && strcmp(s->objs[i].ns, ns) == 0 &&
+            strcmp(s->objs[i].name, name) == 0) {
+            return &s->objs[i];
+        }
+    }
+    return NULL;
+}
+
+static int put_object_locked(struct krc_demo_sim *s, enum krc_demo_resource res, cJSON *obj)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "namespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
+    const struct krc_demo_resource_info *ri = krc_demo_resource_info(res);
+    struct sim_obj *o;
+    char *json;
+    int added = 0;
+
+    if (ri == NULL || res == KRC_DEMO_RES_NODES || name == NULL || (ri->namespaced && ns == NULL)) {
+        return KRC_EINVAL;
+    }
+    o = find_obj(s, res, ns != NULL ? ns : "", name);
+    if (o == NULL) {
+        struct sim_obj *grown;
+        if (s->n_objs >= MAX_OBJECTS) {
+            return KRC_ETOOBIG;
+        }
+        grown = krc_realloc(s->objs, (s->n_objs + 1) * sizeof(*grown));
+        if (grown == NULL) {
+            return KRC_ENOMEM;
+        }
+        s->objs = grown;
+        o = &grown[s->n_objs];
+        memset(o, 0, sizeof(*o));
+        o->res = res;
+        o->ns = krc_strdup(ns != NULL ? ns : "");
+        o->name = krc_strdup(name);
+        if (o->ns == NULL || o->name == NULL) {
+            krc_free(o->ns);
+            krc_free(o->name);
+            return KRC_ENOMEM;
+        }
+        s->n_objs++;
+        added = 1;
+    }
+    json = stamp(obj, s->rv + 1);
+    if (json == NULL) {
+        return KRC_ENOMEM;
+    }
+    s->rv++;
+    if (add_change(s, res, added ? "ADDED" : "MODIFIED", o->ns, json) < 0) {
+        krc_free(json);
+        return KRC_ENOMEM;
+    }
+    krc_free(o->json);
+    o->json = json;
+    return 0;
+}
+
+int krc_demo_sim_put_object(struct krc_demo_sim *s, enum krc_demo_resource res, cJSON *obj)
+{
+    int rc;
+
+    if (obj == NULL) {
+        return KRC_ENOMEM;
+    }
+    pthread_mutex_lock(&s->lock);
+    rc = put_object_locked(s, res, obj);
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    cJSON_Delete(obj);
     return rc;
 }
 
@@ -395,6 +504,24 @@ int krc_demo_sim_watchers(struct krc_demo_sim *s)
     return atomic_load(&s->watchers);
 }
 
+int krc_demo_sim_listed_resources(struct krc_demo_sim *s)
+{
+    unsigned bits = (unsigned)atomic_load(&s->listed);
+    int n = 0;
+
+    for (; bits != 0; bits &= bits - 1) {
+        n++;
+    }
+    return n;
+}
+
+static void mark_listed(struct krc_demo_sim *s, enum krc_demo_resource res)
+{
+    if (res != KRC_DEMO_RES_NONE) {
+        atomic_fetch_or(&s->listed, 1 << res);
+    }
+}
+
 size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono_ms)
 {
     size_t n;
@@ -414,10 +541,28 @@ const struct krc_demo_msg *krc_demo_sim_messages(const struct krc_demo_sim *s, s
     return s->msgs;
 }
 
+/* --- the resources of change tracking ------------------------------------------- */
+
+/* What the Accept header asks of a LIST or OBJECT route (krc_demo_accept_meta);
+ * the pod routes serve whole objects. */
+static int accept_meta(struct MHD_Connection *conn, const struct krc_demo_route *r)
+{
+    if (r->kind != KRC_DEMO_ROUTE_LIST && r->kind != KRC_DEMO_ROUTE_OBJECT) {
+        return 0;
+    }
+    return krc_demo_accept_meta(
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+}
+
+static enum MHD_Result not_acceptable(struct MHD_Connection *conn, const struct krc_demo_route *r,
+                                      int list);
+
 /* --- watch streams ------------------------------------------------------------ */
 
 struct watch {
     struct krc_demo_sim *s;
+    enum krc_demo_resource res; /* NONE: pods */
+    int meta;                   /* objects as PartialObjectMetadata */
     char ns[254];
     long rv;          /* events after this one */
     size_t next;      /* the next change to look at */
@@ -427,23 +572,63 @@ struct watch {
     size_t off;
 };
 
-static int watch_bookmark(struct watch *w, long rv, int initial_end)
+/* The kind and apiVersion of a watch's objects (bookmarks included). */
+static void watch_kind(const struct watch *w, const char **kind, const char **api)
 {
-    return krc_buf_printf(
-        &w->out,
-        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":"
-        "\"v1\",\"metadata\":{\"resourceVersion\":\"%ld\"%s}}}\n",
-        rv, initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+    const struct krc_demo_resource_info *ri = krc_demo_resource_info(w->res);
+
+    *kind = w->meta ? "PartialObjectMetadata" : ri != NULL ? ri->kind : "Pod";
+    *api = w->meta ? "meta.k8s.io/v1" : ri != NULL ? ri->api_version : "v1";
 }
 
-/* Under the lock: the initial ADDED events of every pod in scope. */
+static int watch_bookmark(struct watch *w, long rv, int initial_end)
+{
+    const char *kind;
+    const char *api;
+
+    watch_kind(w, &kind, &api);
+    return krc_buf_printf(&w->out,
+                          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":"
+                          "\"%s\",\"metadata\":{\"resourceVersion\":\"%ld\"%s}}}\n",
+                          kind, api, rv,
+                          initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
+                                      : "");
+}
+
+/* One initial ADDED event of the object text json (converted for a metadata
+ * watch). */
+static int watch_added(struct watch *w, const char *json)
+{
+    char *meta = w->meta ? krc_demo_partial_metadata(json) : NULL;
+    int rc;
+
+    if (w->meta && meta == NULL) {
+        return KRC_ENOMEM;
+    }
+    rc = krc_buf_printf(&w->out, "{\"type\":\"ADDED\",\"object\":%s}\n", w->meta ? meta : json);
+    cJSON_free(meta);
+    return rc;
+}
+
+/* Under the lock: the initial ADDED events of every object in scope. */
 static int watch_initial(struct watch *w)
 {
     struct krc_demo_sim *s = w->s;
 
-    for (size_t i = 0; i < s->n_pods; i++) {
+    for (size_t i = 0; w->res == KRC_DEMO_RES_NONE && i < s->n_pods; i++) {
         if ((w->ns[0] == '\0' || strcmp(w->ns, s->pods[i].ns) == 0) &&
-            krc_buf_printf(&w->out, "{\"type\":\"ADDED\",\"object\":%s}\n", s->pods[i].json) < 0) {
+            watch_added(w, s->pods[i].json) < 0) {
+            return KRC_ENOMEM;
+        }
+    }
+    for (size_t i = 0; w->res == KRC_DEMO_RES_NODES && i < s->n_nodes; i++) {
+        if (watch_added(w, s->nodes[i]) < 0) {
+            return KRC_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < s->n_objs; i++) {
+        if (s->objs[i].res == w->res && (w->ns[0] == '\0' || strcmp(w->ns, s->objs[i].ns) == 0) &&
+            watch_added(w, s->objs[i].json) < 0) {
             return KRC_ENOMEM;
         }
     }
@@ -459,10 +644,10 @@ static int watch_collect(struct watch *w)
 
     for (; w->next < s->n_changes; w->next++) {
         const struct sim_change *c = &s->changes[w->next];
-        if (c->rv <= w->rv || (w->ns[0] != '\0' && strcmp(w->ns, c->ns) != 0)) {
+        if (c->rv <= w->rv || c->res != w->res || (w->ns[0] != '\0' && strcmp(w->ns, c->ns) != 0)) {
             continue;
         }
-        if (krc_buf_append_str(&w->out, c->line) < 0) {
+        if (krc_buf_append_str(&w->out, w->meta ? c->meta_line : c->line) < 0) {
             return KRC_ENOMEM;
         }
         w->rv = c->rv;
@@ -524,7 +709,9 @@ static void watch_free(void *cls)
 {
     struct watch *w = cls;
 
-    atomic_fetch_sub(&w->s->watchers, 1);
+    if (w->res == KRC_DEMO_RES_NONE) {
+        atomic_fetch_sub(&w->s->watchers, 1);
+    }
     krc_buf_cleanup(&w->out);
     krc_free(w);
 }
@@ -535,6 +722,7 @@ static enum MHD_Result serve_watch(struct krc_demo_sim *s, struct MHD_Connection
     const char *rv = arg(conn, "resourceVersion");
     long timeout = arg_long(conn, "timeoutSeconds");
     int initial = arg_true(conn, "sendInitialEvents");
+    int meta = accept_meta(conn, r);
     struct watch *w;
     struct MHD_Response *resp;
     enum MHD_Result ret;
@@ -552,21 +740,31 @@ static enum MHD_Result serve_watch(struct krc_demo_sim *s, struct MHD_Connection
                            "sendInitialEvents requires allowWatchBookmarks=true and "
                            "resourceVersionMatch=NotOlderThan");
     }
+    if (meta == 2 || meta == KRC_EINVAL) {
+        return not_acceptable(conn, r, 0);
+    }
     w = krc_calloc(1, sizeof(*w));
     if (w == NULL) {
         return MHD_NO;
     }
     w->s = s;
+    w->res = r->kind == KRC_DEMO_ROUTE_LIST ? r->res : KRC_DEMO_RES_NONE;
+    w->meta = meta == 1;
     snprintf(w->ns, sizeof(w->ns), "%s", r->ns);
     krc_buf_init(&w->out, (size_t)256 << 20);
     w->deadline = krc_clock_mono_ms() + (timeout > 0 ? timeout : 1800) * 1000;
     w->last_sent = krc_clock_mono_ms();
-    atomic_fetch_add(&s->watchers, 1);
+    if (w->res == KRC_DEMO_RES_NONE) {
+        atomic_fetch_add(&s->watchers, 1);
+    }
     pthread_mutex_lock(&s->lock);
     if (initial || rv == NULL || strcmp(rv, "") == 0 || strcmp(rv, "0") == 0) {
         rc = watch_initial(w);
         if (rc == 0 && initial) {
             rc = watch_bookmark(w, w->rv, 1);
+        }
+        if (rc == 0 && initial) {
+            mark_listed(s, w->res);
         }
     } else {
         char *end;
@@ -592,6 +790,160 @@ static enum MHD_Result serve_watch(struct krc_demo_sim *s, struct MHD_Connection
 }
 
 /* --- GET handlers ------------------------------------------------------------- */
+
+/* 406 as the API server words a conversion it cannot do for this request. */
+static enum MHD_Result not_acceptable(struct MHD_Connection *conn, const struct krc_demo_route *r,
+                                      int list)
+{
+    const struct krc_demo_resource_info *ri = krc_demo_resource_info(r->res);
+
+    return status_fail(conn, 406, "NotAcceptable",
+                       "only the object, or its metadata as=PartialObjectMetadata%s;g=meta.k8s.io;"
+                       "v=v1 (application/json), is served for %s %s",
+                       list ? "List" : "", ri != NULL ? ri->api_version : "v1",
+                       ri != NULL ? ri->plural : "pods");
+}
+
+/* A label or field selector on a resource of change tracking: krc's
+ * tracking asks for none, and this server filters none (400 rather than
+ * an unfiltered answer). */
+static int selector_refused(struct MHD_Connection *conn, const struct krc_demo_route *r,
+                            enum MHD_Result *ret)
+{
+    static const char *const keys[] = {"labelSelector", "fieldSelector"};
+
+    for (size_t k = 0; k < 2; k++) {
+        const char *v = arg(conn, keys[k]);
+        if (v != NULL && v[0] != '\0') {
+            *ret = status_fail(conn, 400, "BadRequest",
+                               "the krc demo server does not filter %s by %s (\"%s\")",
+                               krc_demo_resource_info(r->res)->plural, keys[k], v);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The index i of the objects of resource res in scope (nodes: the node
+ * texts), its text in *json; 0 when there is none. */
+static int nth_in_scope(const struct krc_demo_sim *s, const struct krc_demo_route *r, size_t i,
+                        const char **json)
+{
+    if (r->res == KRC_DEMO_RES_NODES) {
+        if (i >= s->n_nodes) {
+            return 0;
+        }
+        *json = s->nodes[i];
+        return 1;
+    }
+    if (i >= s->n_objs) {
+        return 0;
+    }
+    *json = s->objs[i].res == r->res && (r->ns[0] == '\0' || strcmp(r->ns, s->objs[i].ns) == 0)
+                ? s->objs[i].json
+                : NULL;
+    return 1;
+}
+
+/* LIST of a resource of change tracking (limit/continue as the pods'). */
+static enum MHD_Result serve_list(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                  const struct krc_demo_route *r)
+{
+    const struct krc_demo_resource_info *ri = krc_demo_resource_info(r->res);
+    int meta = accept_meta(conn, r);
+    long limit = arg_long(conn, "limit");
+    const char *cont = arg(conn, "continue");
+    long from = 0;
+    long count = 0;
+    struct krc_buf items;
+    struct krc_buf b;
+    enum MHD_Result ret = MHD_NO;
+    const char *json;
+    int rc = 0;
+    int more = 0;
+    size_t i;
+
+    if (meta == 1 || meta == KRC_EINVAL) {
+        return not_acceptable(conn, r, 1);
+    }
+    if (limit == -2 || (cont != NULL && (from = strtol(cont, NULL, 10)) <= 0)) {
+        return status_fail(conn, 400, "BadRequest", "invalid limit or continue token");
+    }
+    krc_buf_init(&items, (size_t)256 << 20);
+    krc_buf_init(&b, (size_t)256 << 20);
+    pthread_mutex_lock(&s->lock);
+    for (i = (size_t)from; rc == 0 && nth_in_scope(s, r, i, &json); i++) {
+        char *m;
+        if (json == NULL) {
+            continue;
+        }
+        if (limit > 0 && count == limit) {
+            more = 1;
+            break;
+        }
+        m = meta == 2 ? krc_demo_partial_metadata(json) : NULL;
+        rc = meta == 2 && m == NULL
+                 ? KRC_ENOMEM
+                 : krc_buf_printf(&items, "%s%s", count == 0 ? "" : ",", m != NULL ? m : json);
+        cJSON_free(m);
+        count++;
+    }
+    if (rc == 0) {
+        rc = krc_buf_printf(&b,
+                            "{\"kind\":\"%s%s\",\"apiVersion\":\"%s\",\"metadata\":"
+                            "{\"resourceVersion\":\"%ld\"",
+                            meta == 2 ? "PartialObjectMetadata" : ri->kind, "List",
+                            meta == 2 ? "meta.k8s.io/v1" : ri->api_version, s->rv);
+    }
+    if (rc == 0 && more) {
+        rc = krc_buf_printf(&b, ",\"continue\":\"%zu\"", i);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0 && !more) {
+        mark_listed(s, r->res);
+    }
+    if (rc == 0 && krc_buf_printf(&b, "},\"items\":[%s]}", krc_buf_str(&items)) == 0) {
+        ret = respond_json(conn, 200, krc_buf_str(&b));
+    }
+    krc_buf_cleanup(&items);
+    krc_buf_cleanup(&b);
+    return ret;
+}
+
+/* GET of one object of a resource of change tracking. */
+static enum MHD_Result serve_object(struct krc_demo_sim *s, struct MHD_Connection *conn,
+                                    const struct krc_demo_route *r)
+{
+    const struct krc_demo_resource_info *ri = krc_demo_resource_info(r->res);
+    int meta = accept_meta(conn, r);
+    const struct sim_obj *o;
+    char *text = NULL;
+    enum MHD_Result ret;
+
+    if (meta == 2 || meta == KRC_EINVAL) {
+        return not_acceptable(conn, r, 0);
+    }
+    pthread_mutex_lock(&s->lock);
+    o = find_obj(s, r->res, r->ns, r->name);
+    if (o != NULL) {
+        text = meta == 1 ? krc_demo_partial_metadata(o->json) : krc_strdup(o->json);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (o == NULL) {
+        return status_fail(conn, 404, "NotFound", "%s.%.*s \"%s\" not found", ri->plural,
+                           (int)strcspn(ri->api_version, "/"), ri->api_version, r->name);
+    }
+    if (text == NULL) {
+        return MHD_NO;
+    }
+    ret = respond_json(conn, 200, text);
+    if (meta == 1) {
+        cJSON_free(text);
+    } else {
+        krc_free(text);
+    }
+    return ret;
+}
 
 static enum MHD_Result serve_pod_list(struct krc_demo_sim *s, struct MHD_Connection *conn,
                                       const struct krc_demo_route *r)
@@ -966,6 +1318,15 @@ static enum MHD_Result dispatch(struct krc_demo_sim *s, struct MHD_Connection *c
         return serve_events(s, conn, &r);
     case KRC_DEMO_ROUTE_NODE:
         return serve_node(s, conn, r.name);
+    case KRC_DEMO_ROUTE_LIST: {
+        enum MHD_Result ret;
+        if (selector_refused(conn, &r, &ret)) {
+            return ret;
+        }
+        return arg_true(conn, "watch") ? serve_watch(s, conn, &r) : serve_list(s, conn, &r);
+    }
+    case KRC_DEMO_ROUTE_OBJECT:
+        return serve_object(s, conn, &r);
     default:
         return status_fail(conn, 404, "NotFound",
                            "the server could not find the requested resource");
@@ -1132,9 +1493,16 @@ void krc_demo_sim_free(struct krc_demo_sim *s)
         cJSON_Delete(s->kube_events[i]);
     }
     krc_free(s->kube_events);
+    for (size_t i = 0; i < s->n_objs; i++) {
+        krc_free(s->objs[i].ns);
+        krc_free(s->objs[i].name);
+        krc_free(s->objs[i].json);
+    }
+    krc_free(s->objs);
     for (size_t i = 0; i < s->n_changes; i++) {
         krc_free(s->changes[i].ns);
         krc_free(s->changes[i].line);
+        krc_free(s->changes[i].meta_line);
     }
     for (size_t i = 0; i < s->n_msgs; i++) {
         /* clang-tidy: the cast only drops const (-Wcast-qual) of a body this file allocated */

@@ -20,6 +20,65 @@ static int copy_seg(char *dst, size_t dsz, const char *s, size_t len)
     return 0;
 }
 
+static const struct krc_demo_resource_info RESOURCES[KRC_DEMO_RES_N] = {
+    [KRC_DEMO_RES_NODES] = {"nodes", "v1", "Node", 0},
+    [KRC_DEMO_RES_DEPLOYMENTS] = {"deployments", "apps/v1", "Deployment", 1},
+    [KRC_DEMO_RES_REPLICASETS] = {"replicasets", "apps/v1", "ReplicaSet", 1},
+    [KRC_DEMO_RES_STATEFULSETS] = {"statefulsets", "apps/v1", "StatefulSet", 1},
+    [KRC_DEMO_RES_DAEMONSETS] = {"daemonsets", "apps/v1", "DaemonSet", 1},
+    [KRC_DEMO_RES_CONTROLLERREVISIONS] = {"controllerrevisions", "apps/v1", "ControllerRevision",
+                                          1},
+    [KRC_DEMO_RES_JOBS] = {"jobs", "batch/v1", "Job", 1},
+    [KRC_DEMO_RES_CRONJOBS] = {"cronjobs", "batch/v1", "CronJob", 1},
+};
+
+const struct krc_demo_resource_info *krc_demo_resource_info(enum krc_demo_resource res)
+{
+    return res > KRC_DEMO_RES_NONE && res < KRC_DEMO_RES_N ? &RESOURCES[res] : NULL;
+}
+
+/* The resource of group/version `gv` named by the segment (len bytes). */
+static enum krc_demo_resource resource_named(const char *gv, const char *seg, size_t len)
+{
+    for (int i = KRC_DEMO_RES_NODES; i < KRC_DEMO_RES_N; i++) {
+        if (strcmp(RESOURCES[i].api_version, gv) == 0 && strlen(RESOURCES[i].plural) == len &&
+            strncmp(RESOURCES[i].plural, seg, len) == 0) {
+            return (enum krc_demo_resource)i;
+        }
+    }
+    return KRC_DEMO_RES_NONE;
+}
+
+/* /apis/GROUP/v1/RES, /apis/GROUP/v1/namespaces/NS/RES[/NAME] (seg[0..n):
+ * "apis", GROUP, "v1", ...) */
+static int route_group(const char *const *seg, const size_t *len, size_t n,
+                       struct krc_demo_route *r)
+{
+    char gv[64];
+    enum krc_demo_resource res;
+    int namespaced;
+
+    if (n < 4 || len[1] + 3 >= sizeof(gv) || len[2] != 2 || strncmp(seg[2], "v1", 2) != 0) {
+        return 0;
+    }
+    snprintf(gv, sizeof(gv), "%.*s/v1", (int)len[1], seg[1]);
+    namespaced = n >= 6 && len[3] == 10 && strncmp(seg[3], "namespaces", 10) == 0;
+    res = resource_named(gv, seg[namespaced ? 5 : 3], len[namespaced ? 5 : 3]);
+    if (res == KRC_DEMO_RES_NONE || (namespaced ? n > 7 : n > 4)) {
+        return 0;
+    }
+    if (namespaced && copy_seg(r->ns, sizeof(r->ns), seg[4], len[4]) < 0) {
+        return KRC_EINVAL;
+    }
+    r->res = res;
+    r->kind = KRC_DEMO_ROUTE_LIST;
+    if (namespaced && n == 7) {
+        r->kind = KRC_DEMO_ROUTE_OBJECT;
+        return copy_seg(r->name, sizeof(r->name), seg[6], len[6]);
+    }
+    return 0;
+}
+
 int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
 {
     const char *seg[8];
@@ -54,6 +113,13 @@ int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
         n++;
         p = e != NULL ? e : p + 1 + len[n - 1];
     }
+    if (*p == '\0' && len[0] == 4 && strncmp(seg[0], "apis", 4) == 0) {
+        int rc = route_group(seg, len, n, r);
+        if (rc < 0 || r->kind == KRC_DEMO_ROUTE_NONE) {
+            memset(r, 0, sizeof(*r));
+        }
+        return rc;
+    }
     if (*p != '\0' || n < 3 || len[0] != 3 || strncmp(seg[0], "api", 3) != 0 || len[1] != 2 ||
         strncmp(seg[1], "v1", 2) != 0) {
         return 0;
@@ -63,6 +129,9 @@ int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
         r->kind = KRC_DEMO_ROUTE_PODS;
     } else if (n == 3 && SEG_IS(2, "events")) {
         r->kind = KRC_DEMO_ROUTE_EVENTS;
+    } else if (n == 3 && SEG_IS(2, "nodes")) {
+        r->kind = KRC_DEMO_ROUTE_LIST;
+        r->res = KRC_DEMO_RES_NODES;
     } else if (n == 4 && SEG_IS(2, "nodes")) {
         r->kind = KRC_DEMO_ROUTE_NODE;
         return copy_seg(r->name, sizeof(r->name), seg[3], len[3]);
@@ -88,6 +157,91 @@ int krc_demo_route_parse(const char *path, struct krc_demo_route *r)
     }
 #undef SEG_IS
     return 0;
+}
+
+int krc_demo_accept_meta(const char *accept)
+{
+    const char *p = accept != NULL ? accept : "";
+
+    while (*p != '\0') {
+        size_t clen = strcspn(p, ",");
+        char clause[512];
+        char *save = NULL;
+        char *f;
+        const char *as = NULL;
+        const char *g = NULL;
+        const char *v = NULL;
+        int json = 0;
+
+        if (clen < sizeof(clause)) {
+            memcpy(clause, p, clen);
+            clause[clen] = '\0';
+            for (f = strtok_r(clause, ";", &save); f != NULL; f = strtok_r(NULL, ";", &save)) {
+                char *eq;
+                while (*f == ' ') {
+                    f++;
+                }
+                eq = strchr(f, '=');
+                if (eq == NULL) {
+                    /* the media type (the first field) */
+                    json = strcmp(f, "application/json") == 0 || strcmp(f, "*/*") == 0 ||
+                           strcmp(f, "application/*") == 0;
+                    continue;
+                }
+                *eq = '\0';
+                if (strcmp(f, "as") == 0) {
+                    as = eq + 1;
+                } else if (strcmp(f, "g") == 0) {
+                    g = eq + 1;
+                } else if (strcmp(f, "v") == 0) {
+                    v = eq + 1;
+                }
+            }
+            if (json) {
+                int meta =
+                    g != NULL && v != NULL && strcmp(g, "meta.k8s.io") == 0 && strcmp(v, "v1") == 0;
+                if (as == NULL || strcmp(as, "Table") == 0) {
+                    return 0; /* plain JSON (a Table falls back to it, as kubectl accepts) */
+                }
+                if (meta && strcmp(as, "PartialObjectMetadata") == 0) {
+                    return 1;
+                }
+                if (meta && strcmp(as, "PartialObjectMetadataList") == 0) {
+                    return 2;
+                }
+                /* another conversion: the negotiation tries the next clause */
+            }
+        }
+        p += clen + (p[clen] == ',');
+        while (*p == ' ') {
+            p++;
+        }
+    }
+    return accept != NULL && strstr(accept, "as=") != NULL ? KRC_EINVAL : 0;
+}
+
+char *krc_demo_partial_metadata(const char *json)
+{
+    cJSON *obj = cJSON_Parse(json);
+    cJSON *meta = cJSON_DetachItemFromObjectCaseSensitive(obj, "metadata");
+    cJSON *out = cJSON_CreateObject();
+    char *text = NULL;
+
+    if (cJSON_IsObject(obj) && out != NULL &&
+        cJSON_AddStringToObject(out, "kind", "PartialObjectMetadata") != NULL &&
+        cJSON_AddStringToObject(out, "apiVersion", "meta.k8s.io/v1") != NULL) {
+        if (meta == NULL) {
+            meta = cJSON_CreateObject();
+        }
+        if (meta != NULL && cJSON_AddItemToObject(out, "metadata", meta)) {
+            meta = NULL;
+            text = cJSON_PrintUnformatted(out);
+        }
+    }
+    cJSON_Delete(meta);
+    cJSON_Delete(out);
+    cJSON_Delete(obj);
+    return text;
 }
 
 static int field_supported(const char *f)

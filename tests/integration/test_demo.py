@@ -80,6 +80,35 @@ FIELD_PROOF = {
     "inference/infer-0": "restart_policy_rules",
     "ml-serving/vllm-0": "allocated_resources_status",
 }
+# Change tracking (issue 27; docs/demo.md "What changed"): the first alert of each alerted pod
+# says what changed before its first crash. The missing-binary case's Deployment rolled out
+# revision 2 (the simulation's own rollout: its previous revision's args named the image's
+# command) 4 min before; the storm's node went NotReady; the other tracked workloads (the
+# StatefulSets, the Jobs and the other two Deployments, whose one revision is 30 days old) did
+# not change; a ReplicationController's or an Argo Workflow's pod is not tracked: no line.
+NO_CHANGE = "No change to the workload or its node in the 24 h before the first crash."
+WHAT_CHANGED = {
+    "llm/lightspeed-core-85b57d9576-bdz6c":
+        r"Deployment llm/lightspeed-core rolled out revision 2 at \d\d:\d\d, 4 min before the "
+        r"first crash: args python3\.12 src/lightspeed_stack\.py → -c "
+        r"/app-config/lightspeed-stack\.yaml",
+    "cache/memcached-0":
+        r"Node small-1gb-3 changed at \d\d:\d\d, \d+ s before the first crash: "
+        r"condition DiskPressure False → Unknown; condition MemoryPressure False → Unknown; "
+        r"condition PIDPressure False → Unknown; condition Ready True → Unknown",
+    "event-streams/es-zookeeper-0": re.escape(NO_CHANGE),
+    "astronomer/airflow-worker-0": re.escape(NO_CHANGE),
+    "ml-training/llama-ft-sweep-lr3e5-7xkq2": re.escape(NO_CHANGE),
+    "backstage/backstage-backend-6d9c7b8f5-x2lqp": re.escape(NO_CHANGE),
+    "inference/infer-0": re.escape(NO_CHANGE),
+    "ml-serving/vllm-0": re.escape(NO_CHANGE),
+    "analytics/report-builder-7c9d5f6b8-m4tqz": re.escape(NO_CHANGE),
+    "test/liveness-rc-rlchs": None,
+    "argo/my-py-workflow-4181571205": None,
+}
+# what change tracking lists and watches (src/track/track.c), all synced against the simulation
+TRACKED = ["deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions",
+           "jobs", "cronjobs", "nodes"]
 KEPT = {"history.db", "history.db-wal", "history.db-shm", "alerts.html"}
 
 
@@ -196,7 +225,7 @@ def setUpModule():
     # a proxy in the environment (port 9: nothing listens) must not carry the
     # requests to the simulated cluster on loopback
     env = dict(os.environ, http_proxy="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
-               no_proxy="example.com")
+               no_proxy="example.com", KRC_LOG_LEVEL="info")
     p = subprocess.run([KRC, "demo", "--out", out], capture_output=True, text=True,
                        timeout=RUN_LIMIT_S * 2, env=env)
     RUN.update(out=out, proc=p, elapsed=time.monotonic() - t0,
@@ -288,6 +317,64 @@ class DemoRunTest(unittest.TestCase):
         self.assertEqual(sum(len(v) for v in pods.values()),
                          len(EXPECTED) + len(STORM) + FIELD_RESTARTS
                          + sum(n - 1 for n in CRASH_LOOPS.values()))
+
+    def alert_texts(self):
+        """pod -> the text of each alert printed for it (its header line to the "krc" line)."""
+        out = {}
+        for m in re.finditer(r"^\[krc-demo\] [^\n]*: ([a-z0-9-]+/[a-z0-9-]+)(?: \(|\n)(.*?)^krc$",
+                             self.p.stdout, re.M | re.S):
+            out.setdefault(m.group(1), []).append(m.group(0))
+        return out
+
+    def test_what_changed(self):
+        """Change tracking on (trackChanges: true): the first alert of each alerted pod carries
+        what changed before its first crash, in the printed alert (Slack's "What changed" field)
+        and in its report in the history: the missing-binary case's rollout with the exact
+        previous and new args, the storm node's conditions, "no change" for the tracked
+        workloads that did not change, and nothing for a pod no tracked kind owns."""
+        alerts = self.alert_texts()
+        pods = self.by_pod()
+        self.assertEqual(set(WHAT_CHANGED) - set(alerts), set(), "pods without a printed alert")
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            for pod, want in WHAT_CHANGED.items():
+                first = alerts[pod][0]
+                line = re.search(r"^What changed: (.*)$", first, re.M)
+                report = json.loads(db.execute("SELECT report_json FROM reports WHERE restart_id"
+                                               " = ?", (pods[pod][0]["id"],)).fetchone()[0])
+                if want is None:
+                    self.assertIsNone(line, "%s: %s" % (pod, first))
+                    self.assertNotIn("what_changed", report, pod)
+                    continue
+                self.assertIsNotNone(line, "%s: no what-changed line in %s" % (pod, first))
+                self.assertRegex(line.group(1), "^%s$" % want, pod)
+                self.assertEqual(report["what_changed"]["summary"], line.group(1), pod)
+        # the rollout, as the report's change object has it: who, which revisions, what
+        with sqlite3.connect("file:%s?mode=ro" % RUN["db"], uri=True) as db:
+            pod = "llm/lightspeed-core-85b57d9576-bdz6c"
+            report = json.loads(db.execute("SELECT report_json FROM reports WHERE restart_id = ?",
+                                           (pods[pod][0]["id"],)).fetchone()[0])
+        [change] = report["what_changed"]["changes"]
+        self.assertEqual({k: change[k] for k in ("kind", "namespace", "name", "revision",
+                                                 "previous_revision", "manager", "items")},
+                         {"kind": "Deployment", "namespace": "llm", "name": "lightspeed-core",
+                          "revision": "2", "previous_revision": "1",
+                          "manager": "kubectl-client-side-apply",
+                          "items": ["args python3.12 src/lightspeed_stack.py → -c "
+                                    "/app-config/lightspeed-stack.yaml"]})
+
+    def test_change_tracking_synced(self):
+        """Every watch of change tracking reached sync against the simulated cluster (krc's
+        info log: "change tracking: R (all namespaces) synced"), none was left out and nothing
+        it asked for was refused or missing (no 404, 403 or 406)."""
+        err = self.p.stderr
+        tail = err[-1500:]
+        self.assertTrue("change tracking: 8 of 8 watches started" in err, tail)
+        for r in TRACKED:
+            self.assertTrue("change tracking: %s (all namespaces) synced" % r in err, (r, tail))
+        for bad in ("not started", "change tracking off", "stopped:", "demo: krc listed"):
+            self.assertFalse(bad in err, (bad, tail))
+        self.assertIsNone(re.search(r"\b(404|403|406)\b|NotFound|Forbidden|NotAcceptable", err),
+                          tail)
 
     def test_summary_shows_the_crash_loop_and_its_gpus(self):
         """restart_summary names the crash-looping workloads (from the pods' ownerReferences)
@@ -644,16 +731,19 @@ class DemoSimProtocolTest(unittest.TestCase):
         if cls.rc != 0:
             raise AssertionError("krc demo failed: %s" % err.decode()[-2000:])
 
-    def get(self, path, token=True, timeout=10):
+    def get(self, path, token=True, timeout=10, accept=None):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request("GET", path, headers={"Authorization": "Bearer " + self.token} if token else {})
+        headers = {"Authorization": "Bearer " + self.token} if token else {}
+        if accept is not None:
+            headers["Accept"] = accept
+        c.request("GET", path, headers=headers)
         r = c.getresponse()
         body = r.read()
         c.close()
         return r.status, r.getheader("Content-Type"), body
 
-    def get_json(self, path, status=200):
-        st, ctype, body = self.get(path)
+    def get_json(self, path, status=200, accept=None):
+        st, ctype, body = self.get(path, accept=accept)
         self.assertEqual(st, status, body[:500])
         self.assertEqual(ctype, "application/json")
         doc = json.loads(body)
@@ -661,10 +751,13 @@ class DemoSimProtocolTest(unittest.TestCase):
             self.assertEqual((doc["kind"], doc["code"]), ("Status", status))
         return doc
 
-    def watch(self, query, seconds):
+    def watch(self, query, seconds, path="/api/v1/pods", accept=None):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=seconds + 10)
-        c.request("GET", "/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d&%s"
-                  % (seconds, query), headers={"Authorization": "Bearer " + self.token})
+        headers = {"Authorization": "Bearer " + self.token}
+        if accept is not None:
+            headers["Accept"] = accept
+        c.request("GET", "%s?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d&%s"
+                  % (path, seconds, query), headers=headers)
         r = c.getresponse()
         self.assertEqual(r.status, 200)
         self.assertEqual(r.getheader("Transfer-Encoding"), "chunked")
@@ -752,6 +845,103 @@ class DemoSimProtocolTest(unittest.TestCase):
         st = modified[0]["object"]["status"]["containerStatuses"][0]
         self.assertEqual(st["restartCount"], 1)
         self.assertIn("terminated", st["lastState"])
+
+    META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+    META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+    def test_tracked_kinds_list(self):
+        """What change tracking lists: the ReplicaSet cases' Deployments and ReplicaSets (the
+        rollout's two), empty lists of the kinds the simulation has none of, the nodes; with
+        the metadata client's Accept header, PartialObjectMetadataList with managedFields."""
+        rs = self.get_json("/apis/apps/v1/replicasets")
+        self.assertEqual((rs["kind"], rs["apiVersion"]), ("ReplicaSetList", "apps/v1"))
+        by_name = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in rs["items"]}
+        self.assertEqual(set(by_name), {("llm", "lightspeed-core-85b57d9576"),
+                                        ("llm", "lightspeed-core-5c8f7b9d64"),
+                                        ("backstage", "backstage-backend-6d9c7b8f5"),
+                                        ("analytics", "report-builder-7c9d5f6b8")})
+        cur, prev = by_name[("llm", "lightspeed-core-85b57d9576")], \
+            by_name[("llm", "lightspeed-core-5c8f7b9d64")]
+        for o, rev, h in ((cur, "2", "85b57d9576"), (prev, "1", "5c8f7b9d64")):
+            md = o["metadata"]
+            self.assertEqual(md["annotations"]["deployment.kubernetes.io/revision"], rev)
+            self.assertEqual(md["labels"]["pod-template-hash"], h)
+            self.assertEqual([(r["kind"], r["name"]) for r in md["ownerReferences"]],
+                             [("Deployment", "lightspeed-core")])
+        self.assertLess(prev["metadata"]["creationTimestamp"], cur["metadata"]["creationTimestamp"])
+        self.assertEqual(
+            [c["args"] for c in cur["spec"]["template"]["spec"]["containers"]],
+            [["-c", "/app-config/lightspeed-stack.yaml"]])
+        self.assertEqual(
+            [c["args"] for c in prev["spec"]["template"]["spec"]["containers"]],
+            [["python3.12", "src/lightspeed_stack.py"]])
+        ns = self.get_json("/apis/apps/v1/namespaces/backstage/replicasets")["items"]
+        self.assertEqual([o["metadata"]["name"] for o in ns], ["backstage-backend-6d9c7b8f5"])
+        meta = self.get_json("/apis/apps/v1/deployments", accept=self.META_LIST)
+        self.assertEqual((meta["kind"], meta["apiVersion"]),
+                         ("PartialObjectMetadataList", "meta.k8s.io/v1"))
+        self.assertEqual(sorted(o["metadata"]["name"] for o in meta["items"]),
+                         ["backstage-backend", "lightspeed-core", "report-builder"])
+        for o in meta["items"]:
+            self.assertEqual(set(o), {"kind", "apiVersion", "metadata"})
+            self.assertEqual(o["kind"], "PartialObjectMetadata")
+        lc = [o for o in meta["items"] if o["metadata"]["name"] == "lightspeed-core"][0]
+        self.assertEqual(lc["metadata"]["managedFields"][0]["manager"],
+                         "kubectl-client-side-apply")
+        self.assertIn("f:template", lc["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
+        for path in ("/apis/apps/v1/statefulsets", "/apis/apps/v1/daemonsets",
+                     "/apis/apps/v1/controllerrevisions", "/apis/batch/v1/jobs",
+                     "/apis/batch/v1/cronjobs"):
+            doc = self.get_json(path)
+            self.assertEqual(doc["items"], [], path)
+            self.assertGreater(int(doc["metadata"]["resourceVersion"]), 0)
+        nodes = self.get_json("/api/v1/nodes")
+        self.assertEqual(nodes["kind"], "NodeList")
+        self.assertIn(STORM_NODE, [n["metadata"]["name"] for n in nodes["items"]])
+        # pages, as the pods'
+        page = self.get_json("/apis/apps/v1/replicasets?limit=3")
+        self.assertEqual(len(page["items"]), 3)
+        rest = self.get_json("/apis/apps/v1/replicasets?limit=3&continue="
+                             + page["metadata"]["continue"])
+        self.assertEqual(len(rest["items"]), 1)
+        self.assertNotIn("continue", rest["metadata"])
+        # one object, and the errors
+        d = self.get_json("/apis/apps/v1/namespaces/llm/deployments/lightspeed-core")
+        self.assertEqual(d["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "2")
+        self.get_json("/apis/apps/v1/namespaces/llm/deployments/nope", status=404)
+        self.get_json("/apis/apps/v1/deployments", accept=self.META, status=406)
+        self.get_json("/apis/apps/v1/deployments",
+                      accept="application/json;as=Foo;g=meta.k8s.io;v=v1", status=406)
+        self.get_json("/apis/apps/v1/replicasets?labelSelector=app%3Dx", status=400)
+
+    def test_tracked_kinds_watch(self):
+        """Change tracking's watches: a streaming list of each kind (metadata only where it
+        asks for it) ends with the initial-events-end bookmark; a kind with no objects is
+        an empty list, then a quiet watch with BOOKMARKs, not a 404."""
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 1,
+                            path="/apis/apps/v1/deployments", accept=self.META)
+        self.assertEqual([e["type"] for e in events], ["ADDED"] * 3 + ["BOOKMARK"])
+        self.assertEqual({e["object"]["kind"] for e in events}, {"PartialObjectMetadata"})
+        self.assertEqual(events[-1]["object"]["metadata"]["annotations"],
+                         {"k8s.io/initial-events-end": "true"})
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 1,
+                            path="/apis/apps/v1/replicasets")
+        self.assertEqual([e["type"] for e in events], ["ADDED"] * 4 + ["BOOKMARK"])
+        self.assertEqual(events[0]["object"]["kind"], "ReplicaSet")
+        # empty: the end marker at once, then a bookmark when idle (every 5 s)
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 6,
+                            path="/apis/apps/v1/controllerrevisions")
+        self.assertGreaterEqual(len(events), 2, events)
+        self.assertEqual({e["type"] for e in events}, {"BOOKMARK"})
+        self.assertEqual(events[0]["object"]["metadata"]["annotations"],
+                         {"k8s.io/initial-events-end": "true"})
+        self.assertEqual(events[0]["object"]["kind"], "ControllerRevision")
+        self.assertNotIn("annotations", events[1]["object"]["metadata"])
+        # nodes: the storm's node goes NotReady during the run, a MODIFIED event
+        nodes = self.get_json("/api/v1/nodes")
+        later = self.watch("resourceVersion=%s" % nodes["metadata"]["resourceVersion"], 1,
+                           path="/api/v1/nodes")
+        self.assertEqual({e["type"] for e in later} - {"MODIFIED", "BOOKMARK"}, set())
 
     def test_streaming_list_needs_its_parameters(self):
         self.get_json("/api/v1/pods?watch=true&sendInitialEvents=true", status=422)

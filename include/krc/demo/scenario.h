@@ -25,6 +25,16 @@ struct krc_demo_event {
     int last_offset_s;
 };
 
+/* The simulation's own rollout before a case's crash, shown by change
+ * tracking (docs/demo.md): the Deployment's previous revision, whose pod
+ * template differed from the crashing pod's. Not a fact of the case. */
+struct krc_demo_rollout {
+    const char *prev_hash;      /* the previous ReplicaSet's pod-template-hash */
+    const char *prev_args_json; /* the previous template's container args (JSON array) */
+    int before_s;               /* the new revision: this long before the demo began */
+    const char *manager;        /* the field manager that changed the template */
+};
+
 struct krc_demo_case {
     const char *key;     /* short name, also the step's name in the terminal */
     const char *what;    /* one line for the terminal: what happens */
@@ -50,6 +60,10 @@ struct krc_demo_case {
     const char *owner_kind; /* NULL: no owner */
     const char *owner_name; /* a ReplicaSet's NAME-HASH gets the pod-template-hash label */
     const char *expect;     /* the cause code krc must name */
+    const char *args_json;  /* the container's args as the case posted them (JSON array) */
+    /* a ReplicaSet's case: the simulation's rollout before the crash; NULL:
+     * its Deployment's one revision is 30 days old */
+    const struct krc_demo_rollout *rollout;
     /* A field demonstration (issue 26), not a public crash case: a pod shaped
      * after the Kubernetes API reference to show a field of a recent release
      * that krc reads. `field` names it for the terminal ("restartPolicyRules,
@@ -105,6 +119,22 @@ int krc_demo_backoff_s(int restarts);
  * lastTimestamp grow (`count` times, first at `first`, last at `last`). */
 cJSON *krc_demo_backoff_event_json(const struct krc_demo_case *c, int i, int count, int64_t first,
                                    int64_t last);
+
+/* When replica pods of a case were created, for a demo that began at t0:
+ * an hour before, or with a rollout 5 s after its new revision. */
+int64_t krc_demo_pod_created(const struct krc_demo_case *c, int64_t t0);
+
+/* The Deployment of a case whose pod a ReplicaSet NAME-HASH owns: its name
+ * NAME in out (0), or -1 for another owner. */
+int krc_demo_deployment_name(const struct krc_demo_case *c, char *out, size_t outsz);
+
+/* apps/v1 Deployment of such a case and its ReplicaSet (previous: the one
+ * before the rollout, with the rollout's template; NULL without a rollout),
+ * with the revision annotation, pod-template-hash, owner reference, creation
+ * time and managedFields the controllers write, for a demo that began at t0.
+ * NULL on ENOMEM or for another owner. */
+cJSON *krc_demo_deployment_json(const struct krc_demo_case *c, int64_t t0);
+cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int64_t t0);
 
 /* v1 Node; ready: 1 Ready=True, 0 Ready=Unknown (NodeStatusUnknown, as the
  * node lifecycle controller writes it when the kubelet stops posting). */

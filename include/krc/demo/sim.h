@@ -15,6 +15,13 @@
  *       (container, previous, tailLines, limitBytes, timestamps)
  *   GET /api/v1/events, /api/v1/namespaces/NS/events    EventList (fieldSelector)
  *   GET /api/v1/nodes/NAME                              Node
+ *   GET /api/v1/nodes, /apis/apps/v1/{deployments,replicasets,statefulsets,
+ *       daemonsets,controllerrevisions}, /apis/batch/v1/{jobs,cronjobs} (and
+ *       .../namespaces/NS/...)                          LIST (limit/continue) and WATCH as
+ *       for pods, for change tracking (trackChanges); the Accept header's
+ *       as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1 gives metadata only; a kind
+ *       with no objects answers an empty list and a quiet watch (BOOKMARKs)
+ *   GET /apis/GROUP/v1/namespaces/NS/RESOURCE/NAME      one of those objects
  *   POST /services/...                                  a Slack incoming webhook: "ok"
  *   POST /apis/events.k8s.io/v1/namespaces/NS/events    krc's Kubernetes Event: checked
  *       as the API server does (krc_demo_kube_event_check), 201, 409 for a name that exists
@@ -41,10 +48,38 @@ enum krc_demo_route_kind {
     KRC_DEMO_ROUTE_NODE,
     KRC_DEMO_ROUTE_WEBHOOK,
     KRC_DEMO_ROUTE_KUBE_EVENTS, /* events.k8s.io/v1 events of namespace ns (POST) */
+    KRC_DEMO_ROUTE_LIST,        /* list or watch of resource res; ns "" = all namespaces */
+    KRC_DEMO_ROUTE_OBJECT,      /* one object of resource res (ns, name) */
 };
+
+/* The resources served besides pods: what change tracking lists and watches
+ * (src/track/track.c), nodes included. */
+enum krc_demo_resource {
+    KRC_DEMO_RES_NONE = 0,
+    KRC_DEMO_RES_NODES,
+    KRC_DEMO_RES_DEPLOYMENTS,
+    KRC_DEMO_RES_REPLICASETS,
+    KRC_DEMO_RES_STATEFULSETS,
+    KRC_DEMO_RES_DAEMONSETS,
+    KRC_DEMO_RES_CONTROLLERREVISIONS,
+    KRC_DEMO_RES_JOBS,
+    KRC_DEMO_RES_CRONJOBS,
+    KRC_DEMO_RES_N
+};
+
+struct krc_demo_resource_info {
+    const char *plural;      /* "replicasets" */
+    const char *api_version; /* "apps/v1" */
+    const char *kind;        /* "ReplicaSet" */
+    int namespaced;
+};
+
+/* The resource's names (NONE: NULL). */
+const struct krc_demo_resource_info *krc_demo_resource_info(enum krc_demo_resource res);
 
 struct krc_demo_route {
     enum krc_demo_route_kind kind;
+    enum krc_demo_resource res; /* LIST, OBJECT */
     char ns[254];
     char name[254];
 };
@@ -53,6 +88,18 @@ struct krc_demo_route {
  * (kind NONE for an unknown path); KRC_EINVAL for a segment that is empty or
  * too long. */
 int krc_demo_route_parse(const char *path, struct krc_demo_route *r);
+
+/* What the Accept header asks for: 0 the objects (no conversion, or none
+ * asked), 1 as=PartialObjectMetadata, 2 as=PartialObjectMetadataList (with
+ * g=meta.k8s.io and v=v1), as the API server negotiates JSON: the first
+ * application/json (or * / *) clause decides; KRC_EINVAL for any other
+ * conversion (the server answers 406 NotAcceptable). */
+int krc_demo_accept_meta(const char *accept);
+
+/* The PartialObjectMetadata (meta.k8s.io/v1) of the object text `json`: its
+ * whole metadata, nothing else. Caller frees with cJSON_free; NULL when json
+ * is no object or on ENOMEM. */
+char *krc_demo_partial_metadata(const char *json);
 
 /* Whether `obj` matches a Kubernetes field selector ("a.b=v,c!=w", "==" as
  * "="; an empty selector matches everything) over the fields an Event
@@ -111,10 +158,17 @@ int krc_demo_sim_put_pod(struct krc_demo_sim *s, cJSON *pod, const char *previou
  * namespace and name (as the event recorder updates count and
  * lastTimestamp). Take the object. */
 int krc_demo_sim_put_node(struct krc_demo_sim *s, cJSON *node);
+/* Create or replace an object of resource res (not nodes: put_node) by
+ * namespace and name; a watch sees ADDED or MODIFIED. Takes the object. */
+int krc_demo_sim_put_object(struct krc_demo_sim *s, enum krc_demo_resource res, cJSON *obj);
 int krc_demo_sim_add_event(struct krc_demo_sim *s, cJSON *event);
 
 /* Pod watch streams open now. */
 int krc_demo_sim_watchers(struct krc_demo_sim *s);
+/* How many of the resources other than pods (nodes and the tracked kinds)
+ * have had a whole list served: a LIST's last page or a streaming list's
+ * initial events. */
+int krc_demo_sim_listed_resources(struct krc_demo_sim *s);
 /* Webhook messages received so far, and the monotonic ms of the last one (0: none). */
 size_t krc_demo_sim_message_count(struct krc_demo_sim *s, int64_t *ret_last_mono_ms);
 /* Every message received (borrowed; valid until krc_demo_sim_free). Only

@@ -19,6 +19,7 @@
 #include "krc/model/cause.h"
 #include "krc/model/diagnosis.h"
 #include "krc/model/report.h"
+#include "krc/util/clock.h"
 #include "krc/util/mem.h"
 #include "krc_test.h"
 
@@ -132,6 +133,22 @@ static void check_facts(const struct krc_demo_case *c, const char *dir)
     }
     if (c->t_message != NULL && strstr(all, c->t_message) == NULL) {
         fail_msg("%s: termination message not in %s", c->key, dir);
+    }
+    if (c->args_json != NULL) {
+        /* each posted argument, as a YAML list item ("- ARG") */
+        cJSON *args = cJSON_Parse(c->args_json);
+        const cJSON *a;
+        assert_true(cJSON_IsArray(args));
+        assert_true(cJSON_GetArraySize(args) > 0);
+        cJSON_ArrayForEach(a, args)
+        {
+            char item[512];
+            snprintf(item, sizeof(item), "- %s\n", cJSON_GetStringValue(a));
+            if (strstr(all, item) == NULL) {
+                fail_msg("%s: argument not in %s: %s", c->key, dir, cJSON_GetStringValue(a));
+            }
+        }
+        cJSON_Delete(args);
     }
     if (strcmp(c->t_reason, "Error") != 0 && strstr(all, c->t_reason) == NULL) {
         fail_msg("%s: reason %s not in %s", c->key, c->t_reason, dir);
@@ -524,6 +541,168 @@ static void test_node_states(void **state)
     cJSON_Delete(lost);
 }
 
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, a);
+    return cJSON_GetStringValue(b != NULL ? cJSON_GetObjectItem(v, b) : v);
+}
+
+static int64_t time_at(const cJSON *o, const char *key)
+{
+    const char *v = str_at(cJSON_GetObjectItem(o, "metadata"), key, NULL);
+    int64_t t = 0;
+
+    assert_non_null(v);
+    assert_int_equal(krc_parse_rfc3339(v, strlen(v), &t), 0);
+    return t;
+}
+
+/* The container args of a pod spec or a template ("" when none), joined. */
+static void args_of(const cJSON *spec, char *out, size_t outsz)
+{
+    const cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 0);
+    const cJSON *a;
+    size_t n = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(a, cJSON_GetObjectItem(k, "args"))
+    {
+        n += (size_t)snprintf(out + n, outsz - n, "%s%s", n ? " " : "", cJSON_GetStringValue(a));
+    }
+}
+
+/* The ReplicaSet cases' Deployments and ReplicaSets (change tracking): names,
+ * the revision annotation, pod-template-hash, the owner reference, times
+ * and managedFields; the pod's template is its ReplicaSet's; a rollout's
+ * previous ReplicaSet differs in its args only and is older than the pod;
+ * without a rollout the one revision is older than the 24 h krc looks back.
+ * Other owners get none. */
+static void test_deployments(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    const int64_t t0 = 1700000000;
+    int rollouts = 0;
+    int deployments = 0;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        char name[254];
+        cJSON *d;
+        cJSON *rs;
+        cJSON *prev;
+        cJSON *pod;
+        char want[64];
+        char a[512];
+        char b[512];
+        const cJSON *owner;
+        if (krc_demo_deployment_name(c, name, sizeof(name)) < 0) {
+            assert_null(krc_demo_deployment_json(c, t0));
+            assert_null(krc_demo_replicaset_json(c, 0, t0));
+            assert_null(c->rollout);
+            continue;
+        }
+        deployments++;
+        d = krc_demo_deployment_json(c, t0);
+        rs = krc_demo_replicaset_json(c, 0, t0);
+        prev = krc_demo_replicaset_json(c, 1, t0);
+        pod = krc_demo_pod_json(c, 0, 0, krc_demo_pod_created(c, t0), 0, 0);
+        assert_non_null(d);
+        assert_non_null(rs);
+        assert_non_null(pod);
+        assert_string_equal(str_at(d, "kind", NULL), "Deployment");
+        assert_string_equal(str_at(d, "metadata", "name"), name);
+        assert_string_equal(str_at(d, "metadata", "namespace"), c->ns);
+        assert_string_equal(str_at(rs, "metadata", "name"), c->owner_name);
+        snprintf(want, sizeof(want), "%d", c->rollout != NULL ? 2 : 1);
+        assert_string_equal(str_at(cJSON_GetObjectItem(rs, "metadata"), "annotations",
+                                   "deployment.kubernetes.io/revision"),
+                            want);
+        assert_string_equal(str_at(cJSON_GetObjectItem(d, "metadata"), "annotations",
+                                   "deployment.kubernetes.io/revision"),
+                            want);
+        assert_string_equal(
+            str_at(cJSON_GetObjectItem(rs, "metadata"), "labels", "pod-template-hash"),
+            strrchr(c->owner_name, '-') + 1);
+        owner = cJSON_GetArrayItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "metadata"), "ownerReferences"), 0);
+        assert_string_equal(str_at(owner, "kind", NULL), "Deployment");
+        assert_string_equal(str_at(owner, "name", NULL), name);
+        assert_string_equal(str_at(owner, "uid", NULL), str_at(d, "metadata", "uid"));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(owner, "controller")));
+        /* the template's manager and when it wrote it */
+        assert_string_equal(
+            str_at(cJSON_GetArrayItem(
+                       cJSON_GetObjectItem(cJSON_GetObjectItem(d, "metadata"), "managedFields"), 0),
+                   "manager", NULL),
+            c->rollout != NULL ? c->rollout->manager : "kubectl-client-side-apply");
+        /* the pod is the current template's: its args and labels */
+        args_of(cJSON_GetObjectItem(pod, "spec"), a, sizeof(a));
+        args_of(cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "spec"), "template"), "spec"),
+                b, sizeof(b));
+        assert_string_equal(a, b);
+        assert_null(cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "spec"), "template"),
+                                "spec"),
+            "nodeName"));
+        assert_true(time_at(rs, "creationTimestamp") <= time_at(pod, "creationTimestamp"));
+        if (c->rollout == NULL) {
+            assert_null(prev);
+            assert_true(time_at(rs, "creationTimestamp") < t0 - 86400);
+        } else {
+            char pa[512];
+            cJSON *pt;
+            cJSON *ct;
+            rollouts++;
+            assert_non_null(prev);
+            assert_string_equal(str_at(cJSON_GetObjectItem(prev, "metadata"), "annotations",
+                                       "deployment.kubernetes.io/revision"),
+                                "1");
+            assert_string_equal(
+                str_at(cJSON_GetObjectItem(prev, "metadata"), "labels", "pod-template-hash"),
+                c->rollout->prev_hash);
+            assert_true(time_at(prev, "creationTimestamp") < time_at(rs, "creationTimestamp"));
+            assert_int_equal(time_at(rs, "creationTimestamp"), t0 - c->rollout->before_s);
+            /* within the lookback, before the pod */
+            assert_true(c->rollout->before_s > 0 && c->rollout->before_s < 86400);
+            pt = cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(prev, "spec"), "template"),
+                                 1);
+            ct = cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "spec"), "template"),
+                                 1);
+            args_of(cJSON_GetObjectItem(pt, "spec"), pa, sizeof(pa));
+            assert_string_not_equal(pa, b);
+            /* nothing else differs: the hash label, then the args */
+            cJSON_DeleteItemFromObject(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(pt, "metadata"), "labels"),
+                "pod-template-hash");
+            cJSON_DeleteItemFromObject(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(ct, "metadata"), "labels"),
+                "pod-template-hash");
+            assert_false(cJSON_Compare(pt, ct, 1));
+            cJSON_DeleteItemFromObject(
+                cJSON_GetArrayItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(pt, "spec"), "containers"), 0),
+                "args");
+            cJSON_DeleteItemFromObject(
+                cJSON_GetArrayItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(ct, "spec"), "containers"), 0),
+                "args");
+            assert_true(cJSON_Compare(pt, ct, 1));
+            cJSON_Delete(pt);
+            cJSON_Delete(ct);
+        }
+        cJSON_Delete(d);
+        cJSON_Delete(rs);
+        cJSON_Delete(prev);
+        cJSON_Delete(pod);
+    }
+    /* lightspeed-core, backstage-backend, report-builder; one rollout */
+    assert_int_equal(deployments, 3);
+    assert_int_equal(rollouts, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_crash_loops),
         cmocka_unit_test(test_field_demonstrations),
         cmocka_unit_test(test_node_states),
+        cmocka_unit_test(test_deployments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,6 @@ static void test_routes(void **state)
     expect_route("/apis/events.k8s.io/v1/namespaces/shop/events/x", KRC_DEMO_ROUTE_NONE, "", "");
     expect_route("/apis/events.k8s.io/v1/events", KRC_DEMO_ROUTE_NONE, "", "");
     /* what the server does not serve */
-    expect_route("/api/v1/nodes", KRC_DEMO_ROUTE_NONE, "", "");
     expect_route("/api/v1/namespaces/shop/pods/web-1/exec", KRC_DEMO_ROUTE_NONE, "", "");
     expect_route("/api/v1/namespaces/shop/secrets/x", KRC_DEMO_ROUTE_NONE, "", "");
     expect_route("/apis/coordination.k8s.io/v1/namespaces/x/leases", KRC_DEMO_ROUTE_NONE, "", "");
@@ -59,6 +58,138 @@ static void test_routes(void **state)
 }
 
 /* The sim checks krc's Event as the API server does. */
+static void expect_list(const char *path, enum krc_demo_route_kind kind, enum krc_demo_resource res,
+                        const char *ns, const char *name)
+{
+    struct krc_demo_route r;
+
+    assert_int_equal(krc_demo_route_parse(path, &r), 0);
+    assert_int_equal(r.kind, kind);
+    assert_int_equal(r.res, res);
+    assert_string_equal(r.ns, ns);
+    assert_string_equal(r.name, name);
+}
+
+/* The resources of change tracking (src/track/track.c's paths), cluster-wide
+ * and per namespace, and one object; nothing else of their groups. */
+static void test_tracking_routes(void **state)
+{
+    struct krc_demo_route r;
+    static const struct {
+        const char *gv;
+        const char *plural;
+        enum krc_demo_resource res;
+        const char *kind;
+    } all[] = {
+        {"apps/v1", "deployments", KRC_DEMO_RES_DEPLOYMENTS, "Deployment"},
+        {"apps/v1", "replicasets", KRC_DEMO_RES_REPLICASETS, "ReplicaSet"},
+        {"apps/v1", "statefulsets", KRC_DEMO_RES_STATEFULSETS, "StatefulSet"},
+        {"apps/v1", "daemonsets", KRC_DEMO_RES_DAEMONSETS, "DaemonSet"},
+        {"apps/v1", "controllerrevisions", KRC_DEMO_RES_CONTROLLERREVISIONS, "ControllerRevision"},
+        {"batch/v1", "jobs", KRC_DEMO_RES_JOBS, "Job"},
+        {"batch/v1", "cronjobs", KRC_DEMO_RES_CRONJOBS, "CronJob"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        char path[256];
+        const struct krc_demo_resource_info *ri = krc_demo_resource_info(all[i].res);
+        assert_non_null(ri);
+        assert_string_equal(ri->plural, all[i].plural);
+        assert_string_equal(ri->api_version, all[i].gv);
+        assert_string_equal(ri->kind, all[i].kind);
+        assert_true(ri->namespaced);
+        snprintf(path, sizeof(path), "/apis/%s/%s", all[i].gv, all[i].plural);
+        expect_list(path, KRC_DEMO_ROUTE_LIST, all[i].res, "", "");
+        snprintf(path, sizeof(path), "/apis/%s/namespaces/llm/%s", all[i].gv, all[i].plural);
+        expect_list(path, KRC_DEMO_ROUTE_LIST, all[i].res, "llm", "");
+        snprintf(path, sizeof(path), "/apis/%s/namespaces/llm/%s/x-1", all[i].gv, all[i].plural);
+        expect_list(path, KRC_DEMO_ROUTE_OBJECT, all[i].res, "llm", "x-1");
+        /* a subresource, the cluster-wide name of a namespaced object */
+        snprintf(path, sizeof(path), "/apis/%s/namespaces/llm/%s/x-1/status", all[i].gv,
+                 all[i].plural);
+        expect_list(path, KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+        snprintf(path, sizeof(path), "/apis/%s/%s/x-1", all[i].gv, all[i].plural);
+        expect_list(path, KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    }
+    expect_list("/api/v1/nodes", KRC_DEMO_ROUTE_LIST, KRC_DEMO_RES_NODES, "", "");
+    assert_false(krc_demo_resource_info(KRC_DEMO_RES_NODES)->namespaced);
+    assert_null(krc_demo_resource_info(KRC_DEMO_RES_NONE));
+    assert_null(krc_demo_resource_info(KRC_DEMO_RES_N));
+    /* the group decides: no apps/v1 jobs, no batch/v1 deployments, no v1beta1 */
+    expect_list("/apis/apps/v1/jobs", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    expect_list("/apis/batch/v1/deployments", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    expect_list("/apis/apps/v1beta1/deployments", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    expect_list("/apis/apps/v1/namespaces/llm/nodes", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "",
+                "");
+    expect_list("/apis/apps/v1", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    expect_list("/apis/apps/v1/namespaces/llm", KRC_DEMO_ROUTE_NONE, KRC_DEMO_RES_NONE, "", "");
+    assert_int_equal(krc_demo_route_parse("/apis/apps/v1/namespaces//replicasets", &r), KRC_EINVAL);
+    assert_int_equal(krc_demo_route_parse("/apis/apps/v1/replicasets/", &r), KRC_EINVAL);
+}
+
+/* The Accept header's metadata-only conversion, as krc's watch asks for it
+ * (src/kube/watch.c) and as the API server negotiates it. */
+static void test_accept_meta(void **state)
+{
+    (void)state;
+    assert_int_equal(krc_demo_accept_meta(NULL), 0);
+    assert_int_equal(krc_demo_accept_meta(""), 0);
+    assert_int_equal(krc_demo_accept_meta("application/json"), 0);
+    assert_int_equal(krc_demo_accept_meta("application/json, */*"), 0);
+    assert_int_equal(
+        krc_demo_accept_meta("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+        2);
+    assert_int_equal(
+        krc_demo_accept_meta("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"), 1);
+    assert_int_equal(
+        krc_demo_accept_meta("application/json; as=PartialObjectMetadata; v=v1; g=meta.k8s.io"), 1);
+    /* the first JSON clause decides; other media types are skipped */
+    assert_int_equal(krc_demo_accept_meta("application/vnd.kubernetes.protobuf;as="
+                                          "PartialObjectMetadata;g=meta.k8s.io;v=v1,application/"
+                                          "json"),
+                     0);
+    assert_int_equal(krc_demo_accept_meta("application/json;as=Table;g=meta.k8s.io;v=v1"), 0);
+    /* an unknown conversion, group or version: the next clause, else 406 */
+    assert_int_equal(
+        krc_demo_accept_meta("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2"),
+        KRC_EINVAL);
+    assert_int_equal(krc_demo_accept_meta("application/json;as=Foo;g=meta.k8s.io;v=v1"),
+                     KRC_EINVAL);
+    assert_int_equal(krc_demo_accept_meta("application/json;as=Foo;g=meta.k8s.io;v=v1,application/"
+                                          "json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"),
+                     1);
+}
+
+static void test_partial_metadata(void **state)
+{
+    char *t;
+    cJSON *o;
+
+    (void)state;
+    t = krc_demo_partial_metadata(
+        "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"api\","
+        "\"managedFields\":[{\"manager\":\"helm\"}]},\"spec\":{\"replicas\":1},\"status\":{}}");
+    assert_non_null(t);
+    o = cJSON_Parse(t);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind")),
+                        "PartialObjectMetadata");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "apiVersion")),
+                        "meta.k8s.io/v1");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "name")),
+        "api");
+    /* the whole metadata, managedFields included; nothing else */
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "managedFields"));
+    assert_null(cJSON_GetObjectItem(o, "spec"));
+    assert_null(cJSON_GetObjectItem(o, "status"));
+    assert_int_equal(cJSON_GetArraySize(o), 3);
+    cJSON_Delete(o);
+    cJSON_free(t);
+    assert_null(krc_demo_partial_metadata("not json"));
+    assert_null(krc_demo_partial_metadata("[1]"));
+}
+
 static void test_kube_event_check(void **state)
 {
     static const char good[] =
@@ -221,6 +352,8 @@ int main(void)
         cmocka_unit_test(test_routes),           cmocka_unit_test(test_route_segment_too_long),
         cmocka_unit_test(test_kube_event_check), cmocka_unit_test(test_field_selectors),
         cmocka_unit_test(test_log_window),       cmocka_unit_test(test_log_window_out_of_memory),
+        cmocka_unit_test(test_tracking_routes),  cmocka_unit_test(test_accept_meta),
+        cmocka_unit_test(test_partial_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
