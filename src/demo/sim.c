@@ -228,6 +228,39 @@ static int add_change(struct krc_demo_sim *s, enum krc_demo_resource res, const 
     return 0;
 }
 
+/* arr (n elements of size bytes) with room for one more, zeroed, at the
+ * end; NULL with *rc KRC_ETOOBIG past MAX_OBJECTS or KRC_ENOMEM (arr kept). */
+static void *grow(void *arr, size_t n, size_t size, int *rc)
+{
+    char *grown;
+
+    if (n >= MAX_OBJECTS) {
+        *rc = KRC_ETOOBIG;
+        return NULL;
+    }
+    grown = krc_realloc(arr, (n + 1) * size);
+    if (grown == NULL) {
+        *rc = KRC_ENOMEM;
+        return NULL;
+    }
+    memset(grown + n * size, 0, size);
+    return grown;
+}
+
+/* Copies of an object's namespace and name; KRC_ENOMEM keeps neither. */
+static int copy_names(char **ns_out, char **name_out, const char *ns, const char *name)
+{
+    *ns_out = krc_strdup(ns);
+    *name_out = krc_strdup(name);
+    if (*ns_out == NULL || *name_out == NULL) {
+        krc_free(*ns_out);
+        krc_free(*name_out);
+        *ns_out = *name_out = NULL;
+        return KRC_ENOMEM;
+    }
+    return 0;
+}
+
 static int put_pod_locked(struct krc_demo_sim *s, cJSON *pod, const char *log, int64_t ended)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
@@ -243,22 +276,15 @@ static int put_pod_locked(struct krc_demo_sim *s, cJSON *pod, const char *log, i
     }
     p = find_pod(s, ns, name);
     if (p == NULL) {
-        struct sim_pod *grown;
-        if (s->n_pods >= MAX_OBJECTS) {
-            return KRC_ETOOBIG;
-        }
-        grown = krc_realloc(s->pods, (s->n_pods + 1) * sizeof(*grown));
+        int rc = 0;
+        struct sim_pod *grown = grow(s->pods, s->n_pods, sizeof(*grown), &rc);
+
         if (grown == NULL) {
-            return KRC_ENOMEM;
+            return rc;
         }
         s->pods = grown;
         p = &grown[s->n_pods];
-        memset(p, 0, sizeof(*p));
-        p->ns = krc_strdup(ns);
-        p->name = krc_strdup(name);
-        if (p->ns == NULL || p->name == NULL) {
-            krc_free(p->ns);
-            krc_free(p->name);
+        if (copy_names(&p->ns, &p->name, ns, name) < 0) {
             return KRC_ENOMEM;
         }
         s->n_pods++;
@@ -386,23 +412,16 @@ static int put_object_locked(struct krc_demo_sim *s, enum krc_demo_resource res,
     }
     o = find_obj(s, res, ns != NULL ? ns : "", name);
     if (o == NULL) {
-        struct sim_obj *grown;
-        if (s->n_objs >= MAX_OBJECTS) {
-            return KRC_ETOOBIG;
-        }
-        grown = krc_realloc(s->objs, (s->n_objs + 1) * sizeof(*grown));
+        int rc = 0;
+        struct sim_obj *grown = grow(s->objs, s->n_objs, sizeof(*grown), &rc);
+
         if (grown == NULL) {
-            return KRC_ENOMEM;
+            return rc;
         }
         s->objs = grown;
         o = &grown[s->n_objs];
-        memset(o, 0, sizeof(*o));
         o->res = res;
-        o->ns = krc_strdup(ns != NULL ? ns : "");
-        o->name = krc_strdup(name);
-        if (o->ns == NULL || o->name == NULL) {
-            krc_free(o->ns);
-            krc_free(o->name);
+        if (copy_names(&o->ns, &o->name, ns != NULL ? ns : "", name) < 0) {
             return KRC_ENOMEM;
         }
         s->n_objs++;
