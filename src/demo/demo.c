@@ -146,12 +146,26 @@ static int put(struct demo *d, int rc)
     return rc;
 }
 
-/* The Deployment and ReplicaSets of a case whose pod a ReplicaSet owns
- * (change tracking reads them); nothing for another owner. */
+/* The pod's controllers (change tracking reads them): a ReplicaSet's
+ * Deployment and ReplicaSets, a StatefulSet and its ControllerRevision, a
+ * Job; nothing for another owner. */
 static int put_workload(struct demo *d, const struct krc_demo_case *c)
 {
     char name[254];
 
+    if (c->owner_kind != NULL && strcmp(c->owner_kind, "StatefulSet") == 0) {
+        if (put(d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_STATEFULSETS,
+                                           krc_demo_statefulset_json(c, d->began))) < 0 ||
+            put(d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_CONTROLLERREVISIONS,
+                                           krc_demo_controllerrevision_json(c, d->began))) < 0) {
+            return -1;
+        }
+        return 0;
+    }
+    if (c->owner_kind != NULL && strcmp(c->owner_kind, "Job") == 0) {
+        return put(
+            d, krc_demo_sim_put_object(d->sim, KRC_DEMO_RES_JOBS, krc_demo_job_json(c, d->began)));
+    }
     if (krc_demo_deployment_name(c, name, sizeof(name)) < 0) {
         return 0;
     }

@@ -270,7 +270,8 @@ static const struct krc_demo_case CASES[] = {
      .replicas = 1,
      /* the case's pod crashed the same way again (restartCount 2, BackOff x3) */
      .restarts = 3,
-     /* the case's pod.json: owned by its Job */
+     /* the case's pod.json: owned by its Job, restartPolicy OnFailure */
+     .restart_policy = "OnFailure",
      .owner_api = "batch/v1",
      .owner_kind = "Job",
      .owner_name = "llama-ft-sweep-lr3e5",
@@ -580,8 +581,11 @@ static void merge_raw_json(cJSON *o, const char *json)
     cJSON_Delete(v);
 }
 
+static void job_labels(cJSON *labels, const struct krc_demo_case *c);
+
 /* metadata.ownerReferences: the controller that made the pod; a
- * ReplicaSet's pods carry its hash as the pod-template-hash label. */
+ * ReplicaSet's pods carry its hash as the pod-template-hash label, a Job's
+ * the Job's uid and name. */
 static void add_owner(cJSON *m, cJSON *labels, const struct krc_demo_case *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -598,6 +602,24 @@ static void add_owner(cJSON *m, cJSON *labels, const struct krc_demo_case *c)
     cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
     if (strcmp(c->owner_kind, "ReplicaSet") == 0 && dash != NULL) {
         cJSON_AddStringToObject(labels, "pod-template-hash", dash + 1);
+    } else if (strcmp(c->owner_kind, "Job") == 0) {
+        job_labels(labels, c);
+    }
+}
+
+/* The labels the StatefulSet controller gives its pod NAME-ORDINAL: the
+ * revision it was made from, its name and ordinal (1.28+). */
+static void statefulset_pod_labels(cJSON *labels, const struct krc_demo_case *c, const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    char hash[300];
+
+    if (krc_demo_revision_name(c, hash, sizeof(hash)) == 0) {
+        cJSON_AddStringToObject(labels, "controller-revision-hash", hash);
+    }
+    cJSON_AddStringToObject(labels, "statefulset.kubernetes.io/pod-name", name);
+    if (dash != NULL) {
+        cJSON_AddStringToObject(labels, "apps.kubernetes.io/pod-index", dash + 1);
     }
 }
 
@@ -617,6 +639,9 @@ static cJSON *pod_metadata(const struct krc_demo_case *c, const char *name, int6
     cJSON_AddStringToObject(labels, "krc-demo", "true");
     if (c->owner_kind != NULL) {
         add_owner(m, labels, c);
+        if (strcmp(c->owner_kind, "StatefulSet") == 0) {
+            statefulset_pod_labels(labels, c, name);
+        }
     }
     return m;
 }
@@ -666,7 +691,8 @@ static cJSON *pod_spec(const struct krc_demo_case *c)
         cJSON_AddItemToArray(cs, container_spec(c->others[k], image, NULL, NULL));
     }
     cJSON_AddStringToObject(s, "nodeName", c->node);
-    cJSON_AddStringToObject(s, "restartPolicy", "Always");
+    cJSON_AddStringToObject(s, "restartPolicy",
+                            c->restart_policy != NULL ? c->restart_policy : "Always");
     cJSON_AddNumberToObject(s, "terminationGracePeriodSeconds", 30);
     cJSON_AddStringToObject(s, "schedulerName", "default-scheduler");
     merge_raw_json(s, c->pod_spec_json);
@@ -871,7 +897,10 @@ cJSON *krc_demo_pod_json(const struct krc_demo_case *c, int i, int restarts, int
                           pod_status(c, name, uid, restarts, started, ran_from, ended));
     /* cJSON's adders fail silently on ENOMEM: check the result as a whole */
     if (cJSON_GetObjectItem(p, "status") == NULL ||
-        cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "uid") == NULL) {
+        cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "uid") == NULL ||
+        (c->owner_kind != NULL && strcmp(c->owner_kind, "StatefulSet") == 0 &&
+         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "labels"),
+                             "controller-revision-hash") == NULL)) {
         cJSON_Delete(p);
         return NULL;
     }
@@ -1286,4 +1315,285 @@ cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int
         return NULL;
     }
     return r;
+}
+
+/* --- the StatefulSets and Jobs of the other cases (change tracking) ------------ */
+
+static int owned_by(const struct krc_demo_case *c, const char *kind)
+{
+    return c->owner_kind != NULL && strcmp(c->owner_kind, kind) == 0;
+}
+
+/* The labels the Job's API defaults put on its template (so on its pods)
+ * and select by, the Job's uid and name, as on the CUDA case's pod. */
+static void job_labels(cJSON *labels, const struct krc_demo_case *c)
+{
+    char uid[37];
+
+    krc_demo_uid(c->ns, c->owner_name, uid);
+    cJSON_AddStringToObject(labels, "batch.kubernetes.io/controller-uid", uid);
+    cJSON_AddStringToObject(labels, "batch.kubernetes.io/job-name", c->owner_name);
+    cJSON_AddStringToObject(labels, "controller-uid", uid);
+    cJSON_AddStringToObject(labels, "job-name", c->owner_name);
+}
+
+/* The pod template of a StatefulSet or Job case as its owner holds it: the
+ * pod's labels but those its controller adds to each pod, and its spec
+ * without the node. NULL on ENOMEM. */
+static cJSON *owner_template(const struct krc_demo_case *c)
+{
+    cJSON *t = pod_template(c, NULL, NULL);
+    cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "metadata"), "labels");
+
+    if (labels != NULL && owned_by(c, "Job")) {
+        job_labels(labels, c);
+    }
+    if (labels == NULL || cJSON_GetObjectItem(t, "spec") == NULL ||
+        (owned_by(c, "Job") && cJSON_GetObjectItem(labels, "job-name") == NULL)) {
+        cJSON_Delete(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A ControllerRevision's data as the StatefulSet controller stores it: a
+ * strategic merge patch that replaces the template. */
+static cJSON *revision_data(const struct krc_demo_case *c)
+{
+    cJSON *data = cJSON_CreateObject();
+    cJSON *t = owner_template(c);
+    cJSON *spec = cJSON_AddObjectToObject(data, "spec");
+
+    if (t == NULL || spec == NULL || !cJSON_AddItemToObject(spec, "template", t)) {
+        cJSON_Delete(t);
+        cJSON_Delete(data);
+        return NULL;
+    }
+    if (cJSON_AddStringToObject(t, "$patch", "replace") == NULL) {
+        cJSON_Delete(data);
+        return NULL;
+    }
+    return data;
+}
+
+/* k8s.io/apimachinery's rand.SafeEncodeString alphabet (no vowels, no 0, 1, 3) */
+static const char SAFE_ALPHABET[] = "bcdfghjklmnpqrstvwxz2456789";
+
+int krc_demo_revision_name(const struct krc_demo_case *c, char *out, size_t outsz)
+{
+    cJSON *data;
+    char *raw;
+    uint32_t h = 2166136261u;
+    char dec[16];
+    size_t n;
+    size_t len;
+
+    if (!owned_by(c, "StatefulSet") || (data = revision_data(c)) == NULL) {
+        return -1;
+    }
+    raw = cJSON_PrintUnformatted(data);
+    cJSON_Delete(data);
+    if (raw == NULL) {
+        return -1;
+    }
+    /* FNV-1 (32 bits) of the data, as history.HashControllerRevision */
+    for (const char *p = raw; *p != '\0'; p++) {
+        h = (h * 16777619u) ^ (unsigned char)*p;
+    }
+    cJSON_free(raw);
+    snprintf(dec, sizeof(dec), "%u", (unsigned)h);
+    n = strlen(c->owner_name);
+    len = strlen(dec);
+    if (n + 1 + len >= outsz) {
+        return -1;
+    }
+    memcpy(out, c->owner_name, n);
+    out[n] = '-';
+    for (size_t k = 0; k < len; k++) {
+        out[n + 1 + k] = SAFE_ALPHABET[(unsigned char)dec[k] % (sizeof(SAFE_ALPHABET) - 1)];
+    }
+    out[n + 1 + len] = '\0';
+    return 0;
+}
+
+int64_t krc_demo_owner_created(const struct krc_demo_case *c, int64_t t0)
+{
+    /* a Job's pod follows its Job within seconds (the CUDA case posted its
+     * pod's time, not its Job's); the others' one revision is 30 days old */
+    return owned_by(c, "Job") ? krc_demo_pod_created(c, t0) - 2
+                              : t0 - (int64_t)CREATED_DAYS * DAY_S;
+}
+
+/* kind, apiVersion and the metadata of an object of the case's namespace. */
+static cJSON *object_head(cJSON *o, const char *kind, const char *api,
+                          const struct krc_demo_case *c, const char *name, int64_t created)
+{
+    cJSON *m;
+    char uid[37];
+
+    krc_demo_uid(c->ns, name, uid);
+    cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddStringToObject(o, "apiVersion", api);
+    m = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON_AddStringToObject(m, "namespace", c->ns);
+    cJSON_AddStringToObject(m, "uid", uid);
+    cJSON_AddStringToObject(m, "resourceVersion", "0"); /* the server sets it */
+    add_time(m, "creationTimestamp", created);
+    return m;
+}
+
+cJSON *krc_demo_statefulset_json(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *s;
+    cJSON *m;
+    cJSON *spec;
+    cJSON *st;
+    cJSON *mf;
+    cJSON *u;
+    char rev[300];
+    int64_t created = krc_demo_owner_created(c, t0);
+
+    if (krc_demo_revision_name(c, rev, sizeof(rev)) < 0 || (s = cJSON_CreateObject()) == NULL) {
+        return NULL;
+    }
+    m = object_head(s, "StatefulSet", "apps/v1", c, c->owner_name, created);
+    cJSON_AddNumberToObject(m, "generation", 1);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "labels"), "app", c->key);
+    mf = cJSON_AddArrayToObject(m, "managedFields");
+    managed_entry(mf, "kubectl-client-side-apply", "apps/v1", created, NULL,
+                  "{\"f:spec\":{\"f:replicas\":{},\"f:selector\":{},\"f:serviceName\":{},"
+                  "\"f:template\":{\"f:metadata\":{\"f:labels\":{}},\"f:spec\":{\"f:containers\":"
+                  "{}}}}}");
+    managed_entry(mf, "kube-controller-manager", "apps/v1", created, "status",
+                  "{\"f:status\":{\"f:availableReplicas\":{},\"f:collisionCount\":{},"
+                  "\"f:currentReplicas\":{},\"f:currentRevision\":{},\"f:observedGeneration\":{},"
+                  "\"f:readyReplicas\":{},\"f:replicas\":{},\"f:updateRevision\":{},"
+                  "\"f:updatedReplicas\":{}}}");
+    spec = cJSON_AddObjectToObject(s, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", c->replicas);
+    cJSON_AddItemToObject(spec, "selector", selector(c, NULL));
+    cJSON_AddStringToObject(spec, "serviceName", c->owner_name);
+    cJSON_AddItemToObject(spec, "template", owner_template(c));
+    cJSON_AddStringToObject(spec, "podManagementPolicy", "OrderedReady");
+    u = cJSON_AddObjectToObject(spec, "updateStrategy");
+    cJSON_AddStringToObject(u, "type", "RollingUpdate");
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "rollingUpdate"), "partition", 0);
+    cJSON_AddNumberToObject(spec, "revisionHistoryLimit", 10);
+    st = cJSON_AddObjectToObject(s, "status");
+    cJSON_AddNumberToObject(st, "observedGeneration", 1);
+    cJSON_AddNumberToObject(st, "replicas", c->replicas);
+    cJSON_AddNumberToObject(st, "readyReplicas", c->replicas);
+    cJSON_AddNumberToObject(st, "currentReplicas", c->replicas);
+    cJSON_AddNumberToObject(st, "updatedReplicas", c->replicas);
+    cJSON_AddNumberToObject(st, "availableReplicas", c->replicas);
+    cJSON_AddStringToObject(st, "currentRevision", rev);
+    cJSON_AddStringToObject(st, "updateRevision", rev);
+    cJSON_AddNumberToObject(st, "collisionCount", 0);
+    /* cJSON's adders fail silently on ENOMEM: check the result as a whole */
+    if (cJSON_GetObjectItem(st, "collisionCount") == NULL ||
+        cJSON_GetObjectItem(spec, "template") == NULL || cJSON_GetArraySize(mf) != 2) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return s;
+}
+
+cJSON *krc_demo_controllerrevision_json(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *r;
+    cJSON *m;
+    cJSON *o;
+    cJSON *data;
+    cJSON *labels;
+    char name[300];
+    char uid[37];
+    int64_t created = krc_demo_owner_created(c, t0);
+
+    if (krc_demo_revision_name(c, name, sizeof(name)) < 0 || (r = cJSON_CreateObject()) == NULL) {
+        return NULL;
+    }
+    m = object_head(r, "ControllerRevision", "apps/v1", c, name, created);
+    /* the template's labels and the hash, as the controller labels it */
+    labels = cJSON_AddObjectToObject(m, "labels");
+    cJSON_AddStringToObject(labels, "app", c->key);
+    cJSON_AddStringToObject(labels, "krc-demo", "true");
+    cJSON_AddStringToObject(labels, "controller.kubernetes.io/hash",
+                            name + strlen(c->owner_name) + 1);
+    krc_demo_uid(c->ns, c->owner_name, uid);
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(o, "kind", "StatefulSet");
+    cJSON_AddStringToObject(o, "name", c->owner_name);
+    cJSON_AddStringToObject(o, "uid", uid);
+    cJSON_AddBoolToObject(o, "controller", 1);
+    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    managed_entry(cJSON_AddArrayToObject(m, "managedFields"), "kube-controller-manager", "apps/v1",
+                  created, NULL,
+                  "{\"f:data\":{},\"f:metadata\":{\"f:labels\":{},\"f:ownerReferences\":{}},"
+                  "\"f:revision\":{}}");
+    data = revision_data(c);
+    if (data != NULL && !cJSON_AddItemToObject(r, "data", data)) {
+        cJSON_Delete(data);
+    }
+    cJSON_AddNumberToObject(r, "revision", 1);
+    if (cJSON_GetObjectItem(r, "revision") == NULL || cJSON_GetObjectItem(r, "data") == NULL ||
+        cJSON_GetArrayItem(cJSON_GetObjectItem(m, "ownerReferences"), 0) == NULL) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
+}
+
+cJSON *krc_demo_job_json(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *j;
+    cJSON *m;
+    cJSON *spec;
+    cJSON *st;
+    cJSON *mf;
+    cJSON *sel;
+    char uid[37];
+    int64_t created = krc_demo_owner_created(c, t0);
+
+    if (!owned_by(c, "Job") || (j = cJSON_CreateObject()) == NULL) {
+        return NULL;
+    }
+    m = object_head(j, "Job", "batch/v1", c, c->owner_name, created);
+    cJSON_AddNumberToObject(m, "generation", 1);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "labels"), "app", c->key);
+    mf = cJSON_AddArrayToObject(m, "managedFields");
+    managed_entry(mf, "kubectl-client-side-apply", "batch/v1", created, NULL,
+                  "{\"f:spec\":{\"f:backoffLimit\":{},\"f:completions\":{},\"f:parallelism\":{},"
+                  "\"f:template\":{\"f:metadata\":{\"f:labels\":{}},\"f:spec\":{\"f:containers\":"
+                  "{},\"f:restartPolicy\":{}}}}}");
+    managed_entry(mf, "kube-controller-manager", "batch/v1", created + 1, "status",
+                  "{\"f:status\":{\"f:active\":{},\"f:ready\":{},\"f:startTime\":{},"
+                  "\"f:uncountedTerminatedPods\":{}}}");
+    spec = cJSON_AddObjectToObject(j, "spec");
+    cJSON_AddNumberToObject(spec, "parallelism", 1);
+    cJSON_AddNumberToObject(spec, "completions", 1);
+    cJSON_AddNumberToObject(spec, "backoffLimit", 6);
+    cJSON_AddStringToObject(spec, "completionMode", "NonIndexed");
+    cJSON_AddBoolToObject(spec, "suspend", 0);
+    cJSON_AddStringToObject(spec, "podReplacementPolicy", "TerminatingOrFailed");
+    /* the generated selector: the Job's uid */
+    krc_demo_uid(c->ns, c->owner_name, uid);
+    sel = cJSON_AddObjectToObject(spec, "selector");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(sel, "matchLabels"),
+                            "batch.kubernetes.io/controller-uid", uid);
+    cJSON_AddItemToObject(spec, "template", owner_template(c));
+    st = cJSON_AddObjectToObject(j, "status");
+    add_time(st, "startTime", created + 1);
+    cJSON_AddNumberToObject(st, "active", 1);
+    cJSON_AddNumberToObject(st, "ready", 1);
+    cJSON_AddNumberToObject(st, "terminating", 0);
+    cJSON_AddObjectToObject(st, "uncountedTerminatedPods");
+    if (cJSON_GetObjectItem(st, "uncountedTerminatedPods") == NULL ||
+        cJSON_GetObjectItem(spec, "template") == NULL || cJSON_GetArraySize(mf) != 2) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
 }

@@ -19,6 +19,7 @@
 - bad options: exit 2; an output directory that cannot be made: exit 1 naming it.
 """
 import argparse
+import calendar
 import html.parser
 import http.client
 import json
@@ -83,9 +84,10 @@ FIELD_PROOF = {
 # Change tracking (issue 27; docs/demo.md "What changed"): the first alert of each alerted pod
 # says what changed before its first crash. The missing-binary case's Deployment rolled out
 # revision 2 (the simulation's own rollout: its previous revision's args named the image's
-# command) 4 min before; the storm's node went NotReady; the other tracked workloads (the
-# StatefulSets, the Jobs and the other two Deployments, whose one revision is 30 days old) did
-# not change; a ReplicationController's or an Argo Workflow's pod is not tracked: no line.
+# command) 4 min before; the storm's node went NotReady; the other tracked workloads, served
+# by the simulated cluster, did not change (the StatefulSets' one ControllerRevision and the
+# other two Deployments' one ReplicaSet are 30 days old; a Job's template cannot change); a
+# ReplicationController's or an Argo Workflow's pod is not tracked: no line.
 NO_CHANGE = "No change to the workload or its node in the 24 h before the first crash."
 WHAT_CHANGED = {
     "llm/lightspeed-core-85b57d9576-bdz6c":
@@ -106,6 +108,13 @@ WHAT_CHANGED = {
     "test/liveness-rc-rlchs": None,
     "argo/my-py-workflow-4181571205": None,
 }
+# the StatefulSets and Jobs the simulated cluster serves, the owners of the cases' pods
+STATEFULSETS = {("event-streams", "es-zookeeper"), ("astronomer", "airflow-worker"),
+                ("cache", "memcached"), ("inference", "infer"), ("ml-serving", "vllm")}
+JOBS = {("ml-training", "llama-ft-sweep-lr3e5"), ("batch", "etl-shard-3")}
+# labels the StatefulSet controller adds to each of its pods (not in the template)
+STS_POD_LABELS = {"controller-revision-hash", "statefulset.kubernetes.io/pod-name",
+                  "apps.kubernetes.io/pod-index"}
 # what change tracking lists and watches (src/track/track.c), all synced against the simulation
 TRACKED = ["deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions",
            "jobs", "cronjobs", "nodes"]
@@ -851,8 +860,10 @@ class DemoSimProtocolTest(unittest.TestCase):
 
     def test_tracked_kinds_list(self):
         """What change tracking lists: the ReplicaSet cases' Deployments and ReplicaSets (the
-        rollout's two), empty lists of the kinds the simulation has none of, the nodes; with
-        the metadata client's Accept header, PartialObjectMetadataList with managedFields."""
+        rollout's two), the StatefulSet cases' StatefulSets and ControllerRevisions, the Job
+        cases' Jobs, each the owner of its pods, empty lists of the kinds the simulation has
+        none of, the nodes; with the metadata client's Accept header,
+        PartialObjectMetadataList with managedFields."""
         rs = self.get_json("/apis/apps/v1/replicasets")
         self.assertEqual((rs["kind"], rs["apiVersion"]), ("ReplicaSetList", "apps/v1"))
         by_name = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in rs["items"]}
@@ -889,9 +900,9 @@ class DemoSimProtocolTest(unittest.TestCase):
         self.assertEqual(lc["metadata"]["managedFields"][0]["manager"],
                          "kubectl-client-side-apply")
         self.assertIn("f:template", lc["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
-        for path in ("/apis/apps/v1/statefulsets", "/apis/apps/v1/daemonsets",
-                     "/apis/apps/v1/controllerrevisions", "/apis/batch/v1/jobs",
-                     "/apis/batch/v1/cronjobs"):
+        self.check_statefulsets()
+        self.check_jobs()
+        for path in ("/apis/apps/v1/daemonsets", "/apis/batch/v1/cronjobs"):
             doc = self.get_json(path)
             self.assertEqual(doc["items"], [], path)
             self.assertGreater(int(doc["metadata"]["resourceVersion"]), 0)
@@ -914,6 +925,92 @@ class DemoSimProtocolTest(unittest.TestCase):
                       accept="application/json;as=Foo;g=meta.k8s.io;v=v1", status=406)
         self.get_json("/apis/apps/v1/replicasets?labelSelector=app%3Dx", status=400)
 
+    def pods_of(self, ns, kind, name):
+        pods = self.get_json("/api/v1/namespaces/%s/pods" % ns)["items"]
+        return [p for p in pods
+                if [(o["kind"], o["name"]) for o in p["metadata"]["ownerReferences"]]
+                == [(kind, name)]]
+
+    def assert_pod_of_template(self, pod, template, added=()):
+        """The pod is its owner's template: its spec but the node, its labels but those the
+        controller adds to each pod."""
+        spec = dict(pod["spec"])
+        self.assertIn("nodeName", spec)
+        del spec["nodeName"]
+        self.assertEqual(spec, template["spec"], pod["metadata"]["name"])
+        labels = {k: v for k, v in pod["metadata"]["labels"].items() if k not in added}
+        self.assertEqual(labels, template["metadata"]["labels"], pod["metadata"]["name"])
+
+    def check_statefulsets(self):
+        """The StatefulSet cases' owners: each StatefulSet's current and update revision is its
+        one ControllerRevision NAME-HASH (revision 1, owned by it, made with it 30 days ago,
+        its data the template as a patch replacing it), and its pods carry that hash."""
+        day = 86400
+        sts = self.get_json("/apis/apps/v1/statefulsets")
+        self.assertEqual((sts["kind"], sts["apiVersion"]), ("StatefulSetList", "apps/v1"))
+        by_name = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in sts["items"]}
+        self.assertEqual(set(by_name), STATEFULSETS)
+        crs = self.get_json("/apis/apps/v1/controllerrevisions")
+        self.assertEqual(crs["kind"], "ControllerRevisionList")
+        revs = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in crs["items"]}
+        self.assertEqual(len(revs), len(STATEFULSETS))
+        now = time.time()
+        for (ns, name), o in sorted(by_name.items()):
+            st = o["status"]
+            rev = st["currentRevision"]
+            self.assertEqual(st["updateRevision"], rev)
+            self.assertRegex(rev, r"^%s-[bcdfghjklmnpqrstvwxz2456789]+$" % re.escape(name))
+            cr = revs[(ns, rev)]
+            self.assertEqual(cr["revision"], 1)
+            self.assertEqual([(r["kind"], r["name"], r["uid"], r["controller"])
+                              for r in cr["metadata"]["ownerReferences"]],
+                             [("StatefulSet", name, o["metadata"]["uid"], True)])
+            self.assertEqual(cr["metadata"]["creationTimestamp"],
+                             o["metadata"]["creationTimestamp"])
+            created = calendar.timegm(time.strptime(cr["metadata"]["creationTimestamp"],
+                                                    "%Y-%m-%dT%H:%M:%SZ"))
+            self.assertLess(created, now - day, rev)  # older than krc's 24 h lookback
+            template = dict(cr["data"]["spec"]["template"])
+            self.assertEqual(template.pop("$patch"), "replace")
+            self.assertEqual(template, o["spec"]["template"], rev)
+            pods = self.pods_of(ns, "StatefulSet", name)
+            self.assertEqual(len(pods), o["spec"]["replicas"], name)
+            for p in pods:
+                self.assertEqual(p["metadata"]["ownerReferences"][0]["uid"],
+                                 o["metadata"]["uid"])
+                self.assertEqual(p["metadata"]["labels"]["controller-revision-hash"], rev)
+                self.assertEqual(p["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"],
+                                 p["metadata"]["name"])
+                self.assert_pod_of_template(p, o["spec"]["template"], STS_POD_LABELS)
+                self.assertLess(o["metadata"]["creationTimestamp"],
+                                p["metadata"]["creationTimestamp"])
+
+    def check_jobs(self):
+        """The Job cases' owners: each Job's template is its pod's (restartPolicy OnFailure or
+        Never, the controller-uid and job-name labels), its selector its uid, its pod not older
+        than it."""
+        jobs = self.get_json("/apis/batch/v1/jobs")
+        self.assertEqual((jobs["kind"], jobs["apiVersion"]), ("JobList", "batch/v1"))
+        by_name = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in jobs["items"]}
+        self.assertEqual(set(by_name), JOBS)
+        for (ns, name), o in sorted(by_name.items()):
+            uid = o["metadata"]["uid"]
+            self.assertEqual(o["spec"]["selector"],
+                             {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+            self.assertIn(o["spec"]["template"]["spec"]["restartPolicy"], ("OnFailure", "Never"))
+            [p] = self.pods_of(ns, "Job", name)
+            self.assertEqual(p["metadata"]["ownerReferences"][0]["uid"], uid)
+            self.assertEqual({k: p["metadata"]["labels"].get(k) for k in
+                              ("controller-uid", "batch.kubernetes.io/controller-uid",
+                               "job-name", "batch.kubernetes.io/job-name")},
+                             {"controller-uid": uid, "batch.kubernetes.io/controller-uid": uid,
+                              "job-name": name, "batch.kubernetes.io/job-name": name})
+            self.assert_pod_of_template(p, o["spec"]["template"])
+            self.assertLessEqual(o["metadata"]["creationTimestamp"],
+                                 p["metadata"]["creationTimestamp"])
+        self.assertEqual(by_name[("ml-training", "llama-ft-sweep-lr3e5")]["spec"]["template"]
+                         ["spec"]["restartPolicy"], "OnFailure")  # the case's pod.json
+
     def test_tracked_kinds_watch(self):
         """Change tracking's watches: a streaming list of each kind (metadata only where it
         asks for it) ends with the initial-events-end bookmark; a kind with no objects is
@@ -928,14 +1025,19 @@ class DemoSimProtocolTest(unittest.TestCase):
                             path="/apis/apps/v1/replicasets")
         self.assertEqual([e["type"] for e in events], ["ADDED"] * 4 + ["BOOKMARK"])
         self.assertEqual(events[0]["object"]["kind"], "ReplicaSet")
+        events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 1,
+                            path="/apis/apps/v1/controllerrevisions")
+        self.assertEqual([e["type"] for e in events],
+                         ["ADDED"] * len(STATEFULSETS) + ["BOOKMARK"])
+        self.assertEqual(events[0]["object"]["kind"], "ControllerRevision")
         # empty: the end marker at once, then a bookmark when idle (every 5 s)
         events = self.watch("sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 6,
-                            path="/apis/apps/v1/controllerrevisions")
+                            path="/apis/apps/v1/daemonsets")
         self.assertGreaterEqual(len(events), 2, events)
         self.assertEqual({e["type"] for e in events}, {"BOOKMARK"})
         self.assertEqual(events[0]["object"]["metadata"]["annotations"],
                          {"k8s.io/initial-events-end": "true"})
-        self.assertEqual(events[0]["object"]["kind"], "ControllerRevision")
+        self.assertEqual(events[0]["object"]["kind"], "DaemonSet")
         self.assertNotIn("annotations", events[1]["object"]["metadata"])
         # nodes: the storm's node goes NotReady during the run, a MODIFIED event
         nodes = self.get_json("/api/v1/nodes")

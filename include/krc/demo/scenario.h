@@ -61,6 +61,8 @@ struct krc_demo_case {
     const char *owner_name; /* a ReplicaSet's NAME-HASH gets the pod-template-hash label */
     const char *expect;     /* the cause code krc must name */
     const char *args_json;  /* the container's args as the case posted them (JSON array) */
+    /* the pod's restartPolicy as the case posted it; NULL: Always */
+    const char *restart_policy;
     /* a ReplicaSet's case: the simulation's rollout before the crash; NULL:
      * its Deployment's one revision is 30 days old */
     const struct krc_demo_rollout *rollout;
@@ -135,6 +137,24 @@ int krc_demo_deployment_name(const struct krc_demo_case *c, char *out, size_t ou
  * NULL on ENOMEM or for another owner. */
 cJSON *krc_demo_deployment_json(const struct krc_demo_case *c, int64_t t0);
 cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int64_t t0);
+
+/* The objects of a case whose pod a StatefulSet or a Job owns, for a demo
+ * that began at t0 (change tracking reads them; a real cluster has them).
+ * revision_name: the StatefulSet's ControllerRevision NAME-HASH in out (0;
+ * HASH: FNV-1 32 of the revision's data in SafeEncodeString's alphabet, as
+ * the StatefulSet controller names it), the pods' controller-revision-hash
+ * label; -1 for another owner or on ENOMEM. owner_created: when the owner
+ * was made (a StatefulSet: 30 days before t0; a Job: 2 s before its pod).
+ * The StatefulSet (its template the pod's, status currentRevision and
+ * updateRevision NAME-HASH), its ControllerRevision (revision 1, data the
+ * template as a patch replacing it, owned by the StatefulSet, made with
+ * it), the Job (its template the pod's, with the controller-uid and
+ * job-name labels it selects by): NULL on ENOMEM or for another owner. */
+int krc_demo_revision_name(const struct krc_demo_case *c, char *out, size_t outsz);
+int64_t krc_demo_owner_created(const struct krc_demo_case *c, int64_t t0);
+cJSON *krc_demo_statefulset_json(const struct krc_demo_case *c, int64_t t0);
+cJSON *krc_demo_controllerrevision_json(const struct krc_demo_case *c, int64_t t0);
+cJSON *krc_demo_job_json(const struct krc_demo_case *c, int64_t t0);
 
 /* v1 Node; ready: 1 Ready=True, 0 Ready=Unknown (NodeStatusUnknown, as the
  * node lifecycle controller writes it when the kubelet stops posting). */

@@ -150,6 +150,15 @@ static void check_facts(const struct krc_demo_case *c, const char *dir)
         }
         cJSON_Delete(args);
     }
+    if (c->restart_policy != NULL) {
+        char json[128];
+        char yaml[128];
+        snprintf(json, sizeof(json), "\"restartPolicy\": \"%s\"", c->restart_policy);
+        snprintf(yaml, sizeof(yaml), "restartPolicy: %s", c->restart_policy);
+        if (strstr(all, json) == NULL && strstr(all, yaml) == NULL) {
+            fail_msg("%s: restartPolicy %s not in %s", c->key, c->restart_policy, dir);
+        }
+    }
     if (strcmp(c->t_reason, "Error") != 0 && strstr(all, c->t_reason) == NULL) {
         fail_msg("%s: reason %s not in %s", c->key, c->t_reason, dir);
     }
@@ -703,6 +712,241 @@ static void test_deployments(void **state)
     assert_int_equal(rollouts, 1);
 }
 
+/* The pod is its owner's template: its spec but the node, its labels but
+ * those the controller adds to each pod (`added`, NULL-terminated). */
+static void check_pod_of_template(const cJSON *pod, const cJSON *tmpl, const char *const *added)
+{
+    cJSON *spec = cJSON_Duplicate(cJSON_GetObjectItem(pod, "spec"), 1);
+    cJSON *labels =
+        cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "labels"), 1);
+
+    assert_non_null(tmpl);
+    assert_non_null(cJSON_GetObjectItem(spec, "nodeName"));
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+    assert_true(cJSON_Compare(spec, cJSON_GetObjectItem(tmpl, "spec"), 1));
+    for (size_t k = 0; added != NULL && added[k] != NULL; k++) {
+        assert_non_null(cJSON_GetObjectItem(labels, added[k]));
+        cJSON_DeleteItemFromObjectCaseSensitive(labels, added[k]);
+    }
+    assert_true(cJSON_Compare(
+        labels, cJSON_GetObjectItem(cJSON_GetObjectItem(tmpl, "metadata"), "labels"), 1));
+    cJSON_Delete(spec);
+    cJSON_Delete(labels);
+}
+
+/* Each matchLabels of the selector is a label of the pod. */
+static void check_selects(const cJSON *selector, const cJSON *pod)
+{
+    const cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "labels");
+    const cJSON *l;
+    int n = 0;
+
+    cJSON_ArrayForEach(l, cJSON_GetObjectItem(selector, "matchLabels"))
+    {
+        assert_string_equal(str_at(labels, l->string, NULL), cJSON_GetStringValue(l));
+        n++;
+    }
+    assert_true(n > 0);
+}
+
+static const char *owner_uid(const cJSON *pod)
+{
+    return str_at(
+        cJSON_GetArrayItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "ownerReferences"), 0),
+        "uid", NULL);
+}
+
+static const char *const STS_POD_LABELS[] = {"controller-revision-hash",
+                                             "statefulset.kubernetes.io/pod-name",
+                                             "apps.kubernetes.io/pod-index", NULL};
+
+static void check_statefulset(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *sts = krc_demo_statefulset_json(c, t0);
+    cJSON *cr = krc_demo_controllerrevision_json(c, t0);
+    const cJSON *tmpl = cJSON_GetObjectItem(cJSON_GetObjectItem(sts, "spec"), "template");
+    const cJSON *owner;
+    cJSON *data;
+    char rev[300];
+    char again[300];
+    size_t n = strlen(c->owner_name);
+
+    assert_non_null(sts);
+    assert_non_null(cr);
+    assert_int_equal(krc_demo_revision_name(c, rev, sizeof(rev)), 0);
+    assert_int_equal(krc_demo_revision_name(c, again, sizeof(again)), 0);
+    assert_string_equal(rev, again);
+    /* NAME-HASH, HASH in SafeEncodeString's alphabet */
+    assert_true(strncmp(rev, c->owner_name, n) == 0 && rev[n] == '-' && rev[n + 1] != '\0');
+    assert_int_equal(strspn(rev + n + 1, "bcdfghjklmnpqrstvwxz2456789"), strlen(rev + n + 1));
+    assert_string_equal(str_at(sts, "kind", NULL), "StatefulSet");
+    assert_string_equal(str_at(sts, "apiVersion", NULL), "apps/v1");
+    assert_string_equal(str_at(sts, "metadata", "name"), c->owner_name);
+    assert_string_equal(str_at(sts, "metadata", "namespace"), c->ns);
+    assert_int_equal((int)cJSON_GetNumberValue(
+                         cJSON_GetObjectItem(cJSON_GetObjectItem(sts, "spec"), "replicas")),
+                     c->replicas);
+    assert_string_equal(str_at(sts, "status", "currentRevision"), rev);
+    assert_string_equal(str_at(sts, "status", "updateRevision"), rev);
+    /* the ControllerRevision: revision 1, owned by the StatefulSet, made with it */
+    assert_string_equal(str_at(cr, "kind", NULL), "ControllerRevision");
+    assert_string_equal(str_at(cr, "metadata", "name"), rev);
+    assert_string_equal(str_at(cr, "metadata", "namespace"), c->ns);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(cr, "revision")), 1);
+    owner = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cr, "metadata"), "ownerReferences"), 0);
+    assert_string_equal(str_at(owner, "kind", NULL), "StatefulSet");
+    assert_string_equal(str_at(owner, "name", NULL), c->owner_name);
+    assert_string_equal(str_at(owner, "uid", NULL), str_at(sts, "metadata", "uid"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(owner, "controller")));
+    assert_int_equal(time_at(cr, "creationTimestamp"), time_at(sts, "creationTimestamp"));
+    /* one revision, older than the 24 h krc looks back */
+    assert_true(time_at(cr, "creationTimestamp") < t0 - 86400);
+    /* its data: the StatefulSet's template, as a patch that replaces it */
+    data = cJSON_Duplicate(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cr, "data"), "spec"),
+                            "template"),
+        1);
+    assert_non_null(data);
+    assert_string_equal(str_at(data, "$patch", NULL), "replace");
+    cJSON_DeleteItemFromObjectCaseSensitive(data, "$patch");
+    assert_true(cJSON_Compare(data, tmpl, 1));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cr, "data")), 1);
+    for (int r = 0; r < c->replicas; r++) {
+        for (int restarts = 0; restarts <= 1; restarts++) {
+            cJSON *pod =
+                krc_demo_pod_json(c, r, restarts, krc_demo_pod_created(c, t0), t0 - 60, t0 - 10);
+            char name[256];
+            char index[16];
+            const cJSON *labels =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "labels");
+            assert_non_null(pod);
+            krc_demo_pod_name(c, r, name, sizeof(name));
+            /* NAME-ORDINAL, labelled with the revision, its name and ordinal */
+            snprintf(index, sizeof(index), "%d", r);
+            assert_true(strncmp(name, c->owner_name, n) == 0 && name[n] == '-');
+            assert_string_equal(name + n + 1, index);
+            assert_string_equal(str_at(labels, "controller-revision-hash", NULL), rev);
+            assert_string_equal(str_at(labels, "statefulset.kubernetes.io/pod-name", NULL), name);
+            assert_string_equal(str_at(labels, "apps.kubernetes.io/pod-index", NULL), index);
+            assert_string_equal(owner_uid(pod), str_at(sts, "metadata", "uid"));
+            check_pod_of_template(pod, tmpl, STS_POD_LABELS);
+            check_selects(cJSON_GetObjectItem(cJSON_GetObjectItem(sts, "spec"), "selector"), pod);
+            assert_true(time_at(sts, "creationTimestamp") < time_at(pod, "creationTimestamp"));
+            cJSON_Delete(pod);
+        }
+    }
+    cJSON_Delete(data);
+    cJSON_Delete(sts);
+    cJSON_Delete(cr);
+}
+
+static void check_job(const struct krc_demo_case *c, int64_t t0)
+{
+    cJSON *job = krc_demo_job_json(c, t0);
+    const cJSON *spec = cJSON_GetObjectItem(job, "spec");
+    const cJSON *tmpl = cJSON_GetObjectItem(spec, "template");
+    const char *policy = str_at(cJSON_GetObjectItem(tmpl, "spec"), "restartPolicy", NULL);
+    const char *uid = str_at(job, "metadata", "uid");
+    const cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(tmpl, "metadata"), "labels");
+    const char *start = str_at(job, "status", "startTime");
+    int64_t started = 0;
+
+    assert_non_null(job);
+    assert_string_equal(str_at(job, "kind", NULL), "Job");
+    assert_string_equal(str_at(job, "apiVersion", NULL), "batch/v1");
+    assert_string_equal(str_at(job, "metadata", "name"), c->owner_name);
+    assert_string_equal(str_at(job, "metadata", "namespace"), c->ns);
+    /* a Job's pods restart OnFailure or Never, never Always */
+    assert_non_null(policy);
+    assert_true(strcmp(policy, "OnFailure") == 0 || strcmp(policy, "Never") == 0);
+    /* the labels the API server adds and the selector it generates: its uid */
+    assert_string_equal(str_at(labels, "batch.kubernetes.io/controller-uid", NULL), uid);
+    assert_string_equal(str_at(labels, "controller-uid", NULL), uid);
+    assert_string_equal(str_at(labels, "batch.kubernetes.io/job-name", NULL), c->owner_name);
+    assert_string_equal(str_at(labels, "job-name", NULL), c->owner_name);
+    assert_string_equal(str_at(cJSON_GetObjectItem(spec, "selector"), "matchLabels",
+                               "batch.kubernetes.io/controller-uid"),
+                        uid);
+    assert_non_null(start);
+    assert_int_equal(krc_parse_rfc3339(start, strlen(start), &started), 0);
+    for (int restarts = 0; restarts <= 1; restarts++) {
+        cJSON *pod =
+            krc_demo_pod_json(c, 0, restarts, krc_demo_pod_created(c, t0), t0 - 60, t0 - 10);
+        assert_non_null(pod);
+        assert_string_equal(owner_uid(pod), uid);
+        check_pod_of_template(pod, tmpl, NULL);
+        check_selects(cJSON_GetObjectItem(spec, "selector"), pod);
+        /* a Job's pod is not older than its Job, nor than its start */
+        assert_true(time_at(job, "creationTimestamp") <= started);
+        assert_true(started <= time_at(pod, "creationTimestamp"));
+        cJSON_Delete(pod);
+    }
+    cJSON_Delete(job);
+}
+
+/* The StatefulSet cases' StatefulSets and ControllerRevisions and the Job
+ * cases' Jobs (change tracking): each pod is its owner's template, the
+ * ControllerRevision's data is that template, names, uids and labels link
+ * them as the controllers do, and the times are consistent. Other owners
+ * get none. */
+static void test_statefulsets_and_jobs(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    const int64_t t0 = 1700000000;
+    int statefulsets = 0;
+    int jobs = 0;
+    char rev[300];
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        const struct krc_demo_case *c = &cases[i];
+        if (c->owner_kind != NULL && strcmp(c->owner_kind, "StatefulSet") == 0) {
+            statefulsets++;
+            check_statefulset(c, t0);
+        } else {
+            assert_int_equal(krc_demo_revision_name(c, rev, sizeof(rev)), -1);
+            assert_null(krc_demo_statefulset_json(c, t0));
+            assert_null(krc_demo_controllerrevision_json(c, t0));
+        }
+        if (c->owner_kind != NULL && strcmp(c->owner_kind, "Job") == 0) {
+            jobs++;
+            check_job(c, t0);
+        } else {
+            assert_null(krc_demo_job_json(c, t0));
+        }
+    }
+    /* es-zookeeper, airflow-worker, memcached, infer, vllm; the CUDA case's
+     * Job and the restart rule's */
+    assert_int_equal(statefulsets, 5);
+    assert_int_equal(jobs, 2);
+}
+
+/* The revision's hash is of its data: another template, another name. */
+static void test_revision_hash_follows_the_template(void **state)
+{
+    size_t n;
+    const struct krc_demo_case *cases = krc_demo_cases(&n);
+    char a[300];
+    char b[300];
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        struct krc_demo_case other = cases[i];
+        if (other.owner_kind == NULL || strcmp(other.owner_kind, "StatefulSet") != 0) {
+            continue;
+        }
+        assert_int_equal(krc_demo_revision_name(&cases[i], a, sizeof(a)), 0);
+        other.image = "registry.local/another:1";
+        assert_int_equal(krc_demo_revision_name(&other, b, sizeof(b)), 0);
+        assert_string_not_equal(a, b);
+        /* too small a buffer: no name */
+        assert_int_equal(krc_demo_revision_name(&cases[i], b, strlen(a)), -1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +956,8 @@ int main(void)
         cmocka_unit_test(test_field_demonstrations),
         cmocka_unit_test(test_node_states),
         cmocka_unit_test(test_deployments),
+        cmocka_unit_test(test_statefulsets_and_jobs),
+        cmocka_unit_test(test_revision_hash_follows_the_template),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
