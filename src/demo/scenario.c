@@ -583,23 +583,32 @@ static void merge_raw_json(cJSON *o, const char *json)
 
 static void job_labels(cJSON *labels, const struct krc_demo_case *c);
 
+/* metadata.ownerReferences of m: the one controller NS/NAME of kind (api),
+ * its uid as krc_demo_uid gives it. */
+static void add_controller_ref(cJSON *m, const char *api, const char *kind, const char *ns,
+                               const char *name)
+{
+    cJSON *o = cJSON_CreateObject();
+    char uid[37];
+
+    krc_demo_uid(ns, name, uid);
+    cJSON_AddStringToObject(o, "apiVersion", api);
+    cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "uid", uid);
+    cJSON_AddBoolToObject(o, "controller", 1);
+    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+}
+
 /* metadata.ownerReferences: the controller that made the pod; a
  * ReplicaSet's pods carry its hash as the pod-template-hash label, a Job's
  * the Job's uid and name. */
 static void add_owner(cJSON *m, cJSON *labels, const struct krc_demo_case *c)
 {
-    cJSON *o = cJSON_CreateObject();
     const char *dash = strrchr(c->owner_name, '-');
-    char uid[37];
 
-    krc_demo_uid(c->ns, c->owner_name, uid);
-    cJSON_AddStringToObject(o, "apiVersion", c->owner_api);
-    cJSON_AddStringToObject(o, "kind", c->owner_kind);
-    cJSON_AddStringToObject(o, "name", c->owner_name);
-    cJSON_AddStringToObject(o, "uid", uid);
-    cJSON_AddBoolToObject(o, "controller", 1);
-    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    add_controller_ref(m, c->owner_api, c->owner_kind, c->ns, c->owner_name);
     if (strcmp(c->owner_kind, "ReplicaSet") == 0 && dash != NULL) {
         cJSON_AddStringToObject(labels, "pod-template-hash", dash + 1);
     } else if (strcmp(c->owner_kind, "Job") == 0) {
@@ -1229,13 +1238,11 @@ cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int
 {
     cJSON *r;
     cJSON *m;
-    cJSON *o;
     cJSON *spec;
     cJSON *st;
     char deployment[254];
     char name[300];
     char uid[37];
-    char duid[37];
     const char *hash;
     int64_t created = t0 - (int64_t)CREATED_DAYS * DAY_S;
     int revision = 1;
@@ -1258,7 +1265,6 @@ cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int
     }
     snprintf(name, sizeof(name), "%s-%s", deployment, hash);
     krc_demo_uid(c->ns, name, uid);
-    krc_demo_uid(c->ns, deployment, duid);
     cJSON_AddStringToObject(r, "kind", "ReplicaSet");
     cJSON_AddStringToObject(r, "apiVersion", "apps/v1");
     m = cJSON_AddObjectToObject(r, "metadata");
@@ -1282,14 +1288,7 @@ cJSON *krc_demo_replicaset_json(const struct krc_demo_case *c, int previous, int
         snprintf(num, sizeof(num), "%d", revision);
         cJSON_AddStringToObject(ann, "deployment.kubernetes.io/revision", num);
     }
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
-    cJSON_AddStringToObject(o, "kind", "Deployment");
-    cJSON_AddStringToObject(o, "name", deployment);
-    cJSON_AddStringToObject(o, "uid", duid);
-    cJSON_AddBoolToObject(o, "controller", 1);
-    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    add_controller_ref(m, "apps/v1", "Deployment", c->ns, deployment);
     managed_entry(cJSON_AddArrayToObject(m, "managedFields"), "kube-controller-manager", "apps/v1",
                   created, NULL,
                   "{\"f:metadata\":{\"f:annotations\":{},\"f:labels\":{},\"f:ownerReferences\":{}},"
@@ -1503,11 +1502,9 @@ cJSON *krc_demo_controllerrevision_json(const struct krc_demo_case *c, int64_t t
 {
     cJSON *r;
     cJSON *m;
-    cJSON *o;
     cJSON *data;
     cJSON *labels;
     char name[300];
-    char uid[37];
     int64_t created = krc_demo_owner_created(c, t0);
 
     if (krc_demo_revision_name(c, name, sizeof(name)) < 0 || (r = cJSON_CreateObject()) == NULL) {
@@ -1520,15 +1517,7 @@ cJSON *krc_demo_controllerrevision_json(const struct krc_demo_case *c, int64_t t
     cJSON_AddStringToObject(labels, "krc-demo", "true");
     cJSON_AddStringToObject(labels, "controller.kubernetes.io/hash",
                             name + strlen(c->owner_name) + 1);
-    krc_demo_uid(c->ns, c->owner_name, uid);
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
-    cJSON_AddStringToObject(o, "kind", "StatefulSet");
-    cJSON_AddStringToObject(o, "name", c->owner_name);
-    cJSON_AddStringToObject(o, "uid", uid);
-    cJSON_AddBoolToObject(o, "controller", 1);
-    cJSON_AddBoolToObject(o, "blockOwnerDeletion", 1);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "ownerReferences"), o);
+    add_controller_ref(m, "apps/v1", "StatefulSet", c->ns, c->owner_name);
     managed_entry(cJSON_AddArrayToObject(m, "managedFields"), "kube-controller-manager", "apps/v1",
                   created, NULL,
                   "{\"f:data\":{},\"f:metadata\":{\"f:labels\":{},\"f:ownerReferences\":{}},"
