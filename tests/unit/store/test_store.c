@@ -3149,13 +3149,46 @@ static void test_default_path(void **state)
 
 /* Several connections (threads) on one file record the same restarts at
  * once: each identity is stored exactly once, no write is lost to "database
- * is locked". */
+ * is locked".
+ * A write that waited out the whole lock timeout (KRC_STORE_BUSY_MS) is not
+ * a locking fault but a starved machine: under qemu, niced beside a loaded
+ * CI run, one thread can hold the lock for seconds while it is not
+ * scheduled. The pipeline keeps such a record and writes it again
+ * (test_pipeline); here it is counted apart and written again. Any other
+ * failure, a lock refused before its wait was over (a deferred transaction
+ * upgraded to a write, a missing busy timeout) among them, fails the test. */
 struct writer {
     const char *path;
     int inserted;
     int existed;
     int failed;
+    int starved;
+    char error[256]; /* the first failure's message */
 };
+
+/* Record r until it is written or found, again after a lock wait that took the whole
+ * timeout; a negative code for any other failure (w->error says which). */
+static int record_waiting_out(struct krc_store *s, struct writer *w,
+                              const struct krc_store_restart *r, const struct krc_store_outbox *m)
+{
+    for (;;) {
+        struct krc_error e;
+        int64_t t0 = krc_clock_mono_ms();
+        int rc;
+        krc_error_clear(&e);
+        rc = krc_store_record(s, r, m, NULL, NULL, &e);
+        if (rc == KRC_ETIMEOUT && krc_clock_mono_ms() - t0 >= KRC_STORE_BUSY_MS &&
+            w->starved < 100) {
+            w->starved++;
+            continue;
+        }
+        if (rc < 0 && w->error[0] == '\0') {
+            snprintf(w->error, sizeof(w->error), "%s (after %lld ms)", e.msg,
+                     (long long)(krc_clock_mono_ms() - t0));
+        }
+        return rc;
+    }
+}
 
 static void *writer_main(void *arg)
 {
@@ -3173,7 +3206,7 @@ static void *writer_main(void *arg)
         int rc;
         snprintf(uid, sizeof(uid), "uid-%d", i);
         r = mkrec(uid, "ns", "pod", 1, NOW);
-        rc = krc_store_record(s, &r, &m, NULL, NULL, NULL);
+        rc = record_waiting_out(s, w, &r, &m);
         w->inserted += rc == 0;
         w->existed += rc == KRC_STORE_EXISTS;
         w->failed += rc < 0;
@@ -3200,6 +3233,15 @@ static void test_concurrent_writers(void **state)
     }
     for (int i = 0; i < 4; i++) {
         assert_int_equal(pthread_join(th[i], NULL), 0);
+        if (w[i].starved > 0) {
+            print_message("writer %d: %d write(s) waited out the %d ms lock timeout (a starved "
+                          "machine) and were written again\n",
+                          i, w[i].starved, KRC_STORE_BUSY_MS);
+        }
+        if (w[i].failed != 0) {
+            print_error("writer %d: %d write(s) failed, the first: %s\n", i, w[i].failed,
+                        w[i].error);
+        }
         assert_int_equal(w[i].failed, 0);
         assert_int_equal(w[i].inserted + w[i].existed, 150);
         inserted += w[i].inserted;
