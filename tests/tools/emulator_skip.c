@@ -102,7 +102,9 @@ int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
     }
     for (size_t i = 0; i < num_tests; i++) {
         if (listed(list, program, tests[i].name)) {
-            printf("[ SKIPPED  ] %s (KRC_EMULATOR_SKIP: not emulated by qemu)\n", tests[i].name);
+            printf("[ SKIPPED  ] %s (KRC_EMULATOR_SKIP: left out under the emulator; scripts/test "
+                   "says why)\n",
+                   tests[i].name);
         } else {
             kept[n++] = tests[i];
         }
