@@ -24,6 +24,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "fakeslack.py")
+# Started as an imported module, not as a script, as fakekube is (tests/fakekube/admin.py):
+# an imported module's bytecode comes from the cache instead of a compilation at every start.
+LAUNCH = ("import sys; sys.path.insert(0, %r); import fakeslack; sys.exit(fakeslack.main())" % HERE)
 
 
 class FakeSlackError(RuntimeError):
@@ -76,7 +79,7 @@ class FakeSlack:
         return self.base_url + "/api"
 
     def start(self):
-        cmd = [sys.executable, SERVER, "--state-dir", self.state_dir]
+        cmd = [sys.executable, "-c", LAUNCH, "--state-dir", self.state_dir]
         if self.tls:
             cmd.append("--tls")
         if self._token:
