@@ -582,9 +582,11 @@ static int full_log(struct krc_kube_client *c, const struct krc_restart *r, size
     krc_http_data_cb cb = log_on_data;
     void *ud = &sink;
     const char *path_ptr;
+    struct krc_error ret_err; /* the request's detail: get_many takes an array, never NULL */
     int ret_rc = 0;
     int rc;
 
+    krc_error_clear(&ret_err);
     cap = sink_init(&sink, keep, cap);
     snprintf(num, sizeof(num), "%ld", cap + 1);
     krc_http_response_init(&resp);
@@ -596,11 +598,15 @@ static int full_log(struct krc_kube_client *c, const struct krc_restart *r, size
         goto out;
     }
     path_ptr = krc_buf_str(&path);
-    if (krc_kube_get_many_stream(c, &path_ptr, 1, JSON_MAX, &cb, &ud, &resp, &ret_rc, err) < 0) {
+    if (krc_kube_get_many_stream(c, &path_ptr, 1, JSON_MAX, &cb, &ud, &resp, &ret_rc, &ret_err) <
+        0) {
         rc = krc_error_set(err, KRC_ENOMEM, "out of memory");
         goto out;
     }
     rc = ret_rc;
+    if (rc < 0 && err != NULL) {
+        *err = ret_err;
+    }
     if (sink.nomem) {
         /* log_on_data stopped the transfer: not a cancel, and not the cap */
         rc = krc_error_set(err, KRC_ENOMEM, "out of memory reading the previous log");

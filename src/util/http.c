@@ -448,13 +448,6 @@ int krc_http_do(struct krc_http *h, const struct krc_http_request *req,
     return finish_easy(&slot, curl_easy_perform(h->curl), err);
 }
 
-/* errs[i], or NULL when the caller takes no details (&errs[i] on a NULL errs is undefined
- * behaviour even for i = 0). */
-static struct krc_error *err_at(struct krc_error *errs, size_t i)
-{
-    return errs != NULL ? &errs[i] : NULL;
-}
-
 int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, size_t n,
                      struct krc_http_response *resps, int *rets, struct krc_error *errs)
 {
@@ -476,11 +469,11 @@ int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, si
         if (h->pool[i] == NULL) {
             h->pool[i] = curl_easy_init();
             if (h->pool[i] == NULL) {
-                rets[i] = krc_error_set(err_at(errs, i), KRC_ENOMEM, "curl_easy_init failed");
+                rets[i] = krc_error_set(&errs[i], KRC_ENOMEM, "curl_easy_init failed");
                 continue;
             }
         }
-        rets[i] = setup_easy(h, h->pool[i], &reqs[i], &resps[i], &slots[i], err_at(errs, i));
+        rets[i] = setup_easy(h, h->pool[i], &reqs[i], &resps[i], &slots[i], &errs[i]);
         if (rets[i] < 0) {
             krc_buf_cleanup(&slots[i].x.body);
             continue;
@@ -511,7 +504,7 @@ int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, si
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&slot);
             i = (size_t)(slot - slots);
             curl_multi_remove_handle(h->multi, msg->easy_handle);
-            rets[i] = finish_easy(slot, msg->data.result, err_at(errs, i));
+            rets[i] = finish_easy(slot, msg->data.result, &errs[i]);
             started--;
         }
         if (started > 0 && running > 0) {
@@ -522,7 +515,7 @@ int krc_http_do_many(struct krc_http *h, const struct krc_http_request *reqs, si
     for (size_t i = 0; i < n; i++) {
         if (rets[i] == 1) {
             curl_multi_remove_handle(h->multi, h->pool[i]);
-            rets[i] = finish_easy(&slots[i], CURLE_SEND_ERROR, err_at(errs, i));
+            rets[i] = finish_easy(&slots[i], CURLE_SEND_ERROR, &errs[i]);
         }
     }
     return 0;

@@ -41,7 +41,7 @@ int krc_kube_get(struct krc_kube_client *c, const char *path, size_t max_body, c
 /* Several GETs at once (n <= KRC_HTTP_MAX_PARALLEL), with the status and
  * body of any 2xx/4xx handed back instead of translated (for callers that
  * interpret specific statuses, such as the log endpoint's 400; transport
- * errors and 401 are still errors): rets[i]/errs[i] per request (errs
+ * errors and 401 are still errors): rets[i]/errs[i] per request (errs an array of n, never NULL,
  * cleared by the caller), statuses and bodies in resps[i]. The 2xx body of
  * request i goes to on_data[i] (with userdata[i]) piece by piece instead of
  * being collected, when on_data and on_data[i] are not NULL (a callback that
