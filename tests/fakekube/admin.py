@@ -28,7 +28,6 @@ import uuid
 from datetime import datetime, timezone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SERVER = os.path.join(HERE, "fakekube.py")
 # The server started as an imported module, not as a script: Python compiles a script at
 # every start (fakekube.py: 4,700 lines, 77 ms of CPU) but takes an imported module's
 # bytecode from its cache (ctest's PYTHONPYCACHEPREFIX, in the build tree). Its arguments

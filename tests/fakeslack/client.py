@@ -23,7 +23,6 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SERVER = os.path.join(HERE, "fakeslack.py")
 # Started as an imported module, not as a script, as fakekube is (tests/fakekube/admin.py):
 # an imported module's bytecode comes from the cache instead of a compilation at every start.
 LAUNCH = ("import sys; sys.path.insert(0, %r); import fakeslack; sys.exit(fakeslack.main())" % HERE)
